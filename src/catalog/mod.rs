@@ -1,0 +1,362 @@
+//! The catalog: array, disk and server models and the default failure rates and repair times, each with
+//! its source. The files in `models/` are compiled into the binary so an installed `natsplan` needs nothing
+//! beside it; `--models DIR` reads the same files from elsewhere.
+
+use crate::units::{parse_duration, parse_size};
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+const ARRAYS: &str = include_str!("../../models/arrays.yaml");
+const DISKS: &str = include_str!("../../models/disks.yaml");
+const SERVERS: &str = include_str!("../../models/servers.yaml");
+const FAILURES: &str = include_str!("../../models/failure_rates.yaml");
+
+/// What kind of medium a disk is; wear headroom applies to SSDs only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DiskKind {
+    Nvme,
+    SasSsd,
+    NlSas,
+    Virtual,
+}
+
+impl DiskKind {
+    pub fn is_ssd(self) -> bool {
+        matches!(self, DiskKind::Nvme | DiskKind::SasSsd)
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ArrayModel {
+    pub name: String,
+    pub class: String,
+    pub drive_slots: u32,
+    pub controllers: u32,
+    pub read_bw_bytes_per_s: f64,
+    pub write_bw_bytes_per_s: f64,
+    pub read_iops: f64,
+    pub write_iops: f64,
+    pub mirrored_write_cache: bool,
+    pub supports: Vec<String>,
+    pub source: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct DiskModel {
+    pub name: String,
+    pub kind: DiskKind,
+    pub capacity_bytes: u64,
+    pub read_iops: f64,
+    pub write_iops: f64,
+    pub read_bw_bytes_per_s: f64,
+    pub write_bw_bytes_per_s: f64,
+    pub write_latency_us: f64,
+    pub afr: f64,
+    pub endurance_dwpd: Option<f64>,
+    pub source: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ServerModel {
+    pub name: String,
+    pub cores: u32,
+    pub memory_bytes: u64,
+    pub nic_bits_per_s: f64,
+    pub source: String,
+}
+
+/// A number with the document it came from.
+#[derive(Debug, Clone, Serialize)]
+pub struct Sourced<T> {
+    pub value: T,
+    pub source: String,
+}
+
+/// Default failure rates (events per year per unit) with sources.
+#[derive(Debug, Clone, Serialize)]
+pub struct FailureDefaults {
+    pub rates: BTreeMap<String, Sourced<f64>>,
+    /// Repair and recovery times in seconds, plus `rebuild_rate` in bytes/s.
+    pub repair: BTreeMap<String, Sourced<f64>>,
+    /// Planned maintenance: events per year, and `restart_stall` in seconds.
+    pub maintenance: BTreeMap<String, Sourced<f64>>,
+    pub dirty_expire_s: Sourced<f64>,
+}
+
+impl FailureDefaults {
+    pub fn rate(&self, key: &str) -> f64 {
+        self.rates.get(key).map(|s| s.value).unwrap_or(0.0)
+    }
+    pub fn repair_s(&self, key: &str) -> f64 {
+        self.repair.get(key).map(|s| s.value).unwrap_or(0.0)
+    }
+    pub fn maintenance(&self, key: &str) -> f64 {
+        self.maintenance.get(key).map(|s| s.value).unwrap_or(0.0)
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Catalog {
+    pub arrays: Vec<ArrayModel>,
+    pub disks: Vec<DiskModel>,
+    pub servers: Vec<ServerModel>,
+    pub default_server: String,
+    pub failures: FailureDefaults,
+}
+
+impl Catalog {
+    /// The catalog compiled into the binary.
+    pub fn builtin() -> Catalog {
+        Catalog::from_texts(ARRAYS, DISKS, SERVERS, FAILURES).expect("built-in catalog is valid (tested)")
+    }
+
+    /// Read `arrays.yaml`, `disks.yaml`, `servers.yaml` and `failure_rates.yaml` from DIR; a file that is
+    /// absent falls back to the built-in one.
+    pub fn from_dir(dir: &Path) -> Result<Catalog> {
+        let read = |name: &str, builtin: &str| -> Result<String> {
+            let p = dir.join(name);
+            if p.exists() {
+                std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))
+            } else {
+                Ok(builtin.to_string())
+            }
+        };
+        Catalog::from_texts(
+            &read("arrays.yaml", ARRAYS)?,
+            &read("disks.yaml", DISKS)?,
+            &read("servers.yaml", SERVERS)?,
+            &read("failure_rates.yaml", FAILURES)?,
+        )
+        .with_context(|| format!("in the models folder {}", dir.display()))
+    }
+
+    pub fn from_texts(arrays: &str, disks: &str, servers: &str, failures: &str) -> Result<Catalog> {
+        let a: RawArrays = serde_yaml::from_str(arrays).context("arrays.yaml")?;
+        let d: RawDisks = serde_yaml::from_str(disks).context("disks.yaml")?;
+        let s: RawServers = serde_yaml::from_str(servers).context("servers.yaml")?;
+        let f: RawFailures = serde_yaml::from_str(failures).context("failure_rates.yaml")?;
+        let size = |field: &str, v: &str| parse_size(v).map_err(|e| anyhow::anyhow!("{field}: {e}"));
+        let mut out = Catalog {
+            arrays: Vec::new(),
+            disks: Vec::new(),
+            servers: Vec::new(),
+            default_server: s.default_server,
+            failures: FailureDefaults {
+                rates: f
+                    .failure_rates
+                    .into_iter()
+                    .map(|(k, v)| {
+                        (
+                            k,
+                            Sourced {
+                                value: v.value,
+                                source: v.source,
+                            },
+                        )
+                    })
+                    .collect(),
+                repair: BTreeMap::new(),
+                maintenance: BTreeMap::new(),
+                dirty_expire_s: Sourced {
+                    value: parse_duration(&f.dirty_expire.value)
+                        .map_err(anyhow::Error::msg)?
+                        .as_secs_f64(),
+                    source: f.dirty_expire.source,
+                },
+            },
+        };
+        for (k, v) in f.repair_times {
+            let value = if k == "rebuild_rate" {
+                size(&k, &v.value)? as f64
+            } else {
+                parse_duration(&v.value)
+                    .map_err(|e| anyhow::anyhow!("repair_times.{k}: {e}"))?
+                    .as_secs_f64()
+            };
+            out.failures.repair.insert(
+                k,
+                Sourced {
+                    value,
+                    source: v.source,
+                },
+            );
+        }
+        for (k, v) in f.maintenance {
+            let value = match v.value {
+                serde_yaml::Value::Number(n) => n.as_f64().unwrap_or(0.0),
+                serde_yaml::Value::String(s) => parse_duration(&s)
+                    .map_err(|e| anyhow::anyhow!("maintenance.{k}: {e}"))?
+                    .as_secs_f64(),
+                other => bail!("maintenance.{k}: expected a number or a duration, got {other:?}"),
+            };
+            out.failures.maintenance.insert(
+                k,
+                Sourced {
+                    value,
+                    source: v.source,
+                },
+            );
+        }
+        for r in a.arrays {
+            out.arrays.push(ArrayModel {
+                read_bw_bytes_per_s: size("read_bw", &r.read_bw)? as f64,
+                write_bw_bytes_per_s: size("write_bw", &r.write_bw)? as f64,
+                name: r.name,
+                class: r.class,
+                drive_slots: r.drive_slots,
+                controllers: r.controllers,
+                read_iops: r.read_iops,
+                write_iops: r.write_iops,
+                mirrored_write_cache: r.mirrored_write_cache,
+                supports: r.supports,
+                source: r.source,
+            });
+        }
+        for r in d.disks {
+            let lat =
+                parse_duration(&r.write_latency).map_err(|e| anyhow::anyhow!("{}: write_latency: {e}", r.name))?;
+            out.disks.push(DiskModel {
+                capacity_bytes: size("capacity", &r.capacity)?,
+                read_bw_bytes_per_s: size("read_bw", &r.read_bw)? as f64,
+                write_bw_bytes_per_s: size("write_bw", &r.write_bw)? as f64,
+                write_latency_us: lat.as_secs_f64() * 1e6,
+                name: r.name,
+                kind: r.kind,
+                read_iops: r.read_iops,
+                write_iops: r.write_iops,
+                afr: r.afr,
+                endurance_dwpd: r.endurance_dwpd,
+                source: r.source,
+            });
+        }
+        for r in s.servers {
+            out.servers.push(ServerModel {
+                memory_bytes: size("memory", &r.memory)?,
+                name: r.name,
+                cores: r.cores,
+                nic_bits_per_s: r.nic_bps,
+                source: r.source,
+            });
+        }
+        if out.server(&out.default_server).is_none() {
+            bail!("servers.yaml: default_server '{}' is not listed", out.default_server);
+        }
+        Ok(out)
+    }
+
+    pub fn array(&self, name: &str) -> Option<&ArrayModel> {
+        self.arrays.iter().find(|m| m.name.eq_ignore_ascii_case(name))
+    }
+    pub fn disk(&self, name: &str) -> Option<&DiskModel> {
+        self.disks.iter().find(|m| m.name.eq_ignore_ascii_case(name))
+    }
+    pub fn server(&self, name: &str) -> Option<&ServerModel> {
+        self.servers.iter().find(|m| m.name.eq_ignore_ascii_case(name))
+    }
+    pub fn array_names(&self) -> Vec<&str> {
+        self.arrays.iter().map(|m| m.name.as_str()).collect()
+    }
+    pub fn disk_names(&self) -> Vec<&str> {
+        self.disks.iter().map(|m| m.name.as_str()).collect()
+    }
+    pub fn server_names(&self) -> Vec<&str> {
+        self.servers.iter().map(|m| m.name.as_str()).collect()
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawArrays {
+    arrays: Vec<RawArray>,
+}
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawArray {
+    name: String,
+    class: String,
+    drive_slots: u32,
+    controllers: u32,
+    read_bw: String,
+    write_bw: String,
+    read_iops: f64,
+    write_iops: f64,
+    mirrored_write_cache: bool,
+    supports: Vec<String>,
+    source: String,
+}
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDisks {
+    disks: Vec<RawDisk>,
+}
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDisk {
+    name: String,
+    kind: DiskKind,
+    capacity: String,
+    read_iops: f64,
+    write_iops: f64,
+    read_bw: String,
+    write_bw: String,
+    write_latency: String,
+    afr: f64,
+    #[serde(default)]
+    endurance_dwpd: Option<f64>,
+    source: String,
+}
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawServers {
+    servers: Vec<RawServer>,
+    default_server: String,
+}
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawServer {
+    name: String,
+    cores: u32,
+    memory: String,
+    nic_bps: f64,
+    source: String,
+}
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSourced<T> {
+    value: T,
+    source: String,
+}
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFailures {
+    failure_rates: BTreeMap<String, RawSourced<f64>>,
+    repair_times: BTreeMap<String, RawSourced<String>>,
+    maintenance: BTreeMap<String, RawSourced<serde_yaml::Value>>,
+    dirty_expire: RawSourced<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_catalog_parses_and_has_the_required_models() {
+        let c = Catalog::builtin();
+        for a in ["EF600", "EF300", "E5700", "E4000"] {
+            assert!(c.array(a).is_some(), "{a}");
+        }
+        let d = c.disk("nvme-3.84t").unwrap();
+        assert_eq!(d.capacity_bytes, 3_840_000_000_000);
+        assert!(d.kind.is_ssd());
+        assert!(!c.disk("nl-sas-8t").unwrap().kind.is_ssd());
+        assert_eq!(c.failures.repair_s("raid0_new_group"), 30.0);
+        assert!(c.failures.rate("disk_afr") > 0.0);
+        assert_eq!(c.failures.dirty_expire_s.value, 30.0);
+        for (k, v) in &c.failures.rates {
+            assert!(!v.source.is_empty(), "{k} has no source");
+        }
+    }
+}

@@ -1,0 +1,78 @@
+//! One file per command: its arguments and the glue from arguments to modules to a report on stdout.
+
+pub mod bench;
+pub mod calibrate;
+pub mod completions;
+pub mod design;
+pub mod emit;
+pub mod lab;
+pub mod predict;
+pub mod simulate;
+pub mod verify;
+pub mod whatif;
+
+use crate::catalog::Catalog;
+use crate::cli::{Cli, Command, Format, Global};
+use crate::error::{bad_input, Failure, Outcome};
+use std::io::{IsTerminal, Write};
+
+pub fn dispatch(cli: Cli) -> Result<Outcome, Failure> {
+    let g = cli.global;
+    match cli.command {
+        Command::Design(a) => design::run(&g, a),
+        Command::Whatif(a) => whatif::run(&g, a),
+        Command::Simulate(a) => simulate::run(&g, a),
+        Command::Predict(a) => predict::run(&g, a),
+        Command::Emit(a) => emit::run(&g, a),
+        Command::Lab(a) => lab::run(&g, a),
+        Command::Bench(a) => bench::run(&g, a),
+        Command::Verify(a) => verify::run(&g, a),
+        Command::Calibrate(a) => calibrate::run(&g, a),
+        Command::Completions(a) => completions::run(&g, a),
+    }
+}
+
+/// The catalog the user asked for: built in, or `--models DIR`.
+pub fn catalog(g: &Global) -> Result<Catalog, Failure> {
+    match &g.models {
+        Some(dir) => Catalog::from_dir(dir).map_err(bad_input),
+        None => Ok(Catalog::builtin()),
+    }
+}
+
+/// The report format: the flag, else table.
+pub fn format(g: &Global) -> Format {
+    g.format.unwrap_or(Format::Table)
+}
+
+/// Table width: the flag, else the terminal's, else 120.
+pub fn width(g: &Global) -> u16 {
+    if let Some(w) = g.width {
+        return w.max(40);
+    }
+    if std::io::stdout().is_terminal() {
+        if let Some(cols) = std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()) {
+            return cols;
+        }
+    }
+    120
+}
+
+/// Write a finished report to stdout. A closed pipe (`| head`) is not an error.
+pub fn emit_stdout(bytes: &[u8]) -> Result<(), Failure> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|_| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(crate::error::cannot_run(e)),
+    }
+}
+
+/// Reject a format the command cannot produce, naming the ones it can.
+pub fn unsupported_format(cmd: &str, f: Format, supported: &[&str]) -> Failure {
+    bad_input(anyhow::anyhow!(
+        "--format {:?} is not available for `{cmd}`; use one of: {}",
+        f,
+        supported.join(", ")
+    ))
+}

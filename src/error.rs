@@ -1,0 +1,58 @@
+//! How a command ends, mapped to exit codes: 0 success, 1 a failed check (a verify row out of band, a
+//! `--fail-on` condition met), 2 bad input or usage, 3 could not run (cluster unreachable, nats-server
+//! missing).
+
+use std::fmt;
+
+/// A command that ran to the end.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    Ok,
+    /// The report was produced but a check the user asked for failed (exit 1).
+    CheckFailed(String),
+}
+
+/// A command that could not produce its report.
+#[derive(Debug)]
+pub enum Failure {
+    /// The input is wrong: a site file, a flag, a layout id (exit 2).
+    BadInput(anyhow::Error),
+    /// The environment is wrong: a server unreachable, a binary missing (exit 3).
+    CannotRun(anyhow::Error),
+}
+
+impl Failure {
+    pub fn code(&self) -> u8 {
+        match self {
+            Failure::BadInput(_) => 2,
+            Failure::CannotRun(_) => 3,
+        }
+    }
+    pub fn render(&self) -> String {
+        let e = match self {
+            Failure::BadInput(e) | Failure::CannotRun(e) => e,
+        };
+        // The whole chain: the outer context names the place, the inner the cause.
+        let mut s = e.to_string();
+        for cause in e.chain().skip(1) {
+            s.push_str(&format!("\n  caused by: {cause}"));
+        }
+        s
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.render())
+    }
+}
+
+/// Shorthand: wrap an error as bad input.
+pub fn bad_input(e: impl Into<anyhow::Error>) -> Failure {
+    Failure::BadInput(e.into())
+}
+
+/// Shorthand: wrap an error as "could not run".
+pub fn cannot_run(e: impl Into<anyhow::Error>) -> Failure {
+    Failure::CannotRun(e.into())
+}

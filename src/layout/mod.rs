@@ -1,0 +1,247 @@
+//! Layouts: the planner's choices for a site — which servers run JetStream, their volume groups and
+//! LUNs, hot spares kept, the default replica count, and where every stream's replicas may go under the
+//! configuration natsplan will emit. `enumerate` builds every sensible candidate; evaluation lives in
+//! `survival` (what it tolerates), `perf` (how fast) and `plan` (capacity, verdict, rank).
+
+mod enumerate;
+pub mod placement;
+
+pub use enumerate::enumerate;
+
+use crate::site::{ArrayIdx, Pattern, ServerIdx, Site};
+use serde::Serialize;
+
+/// RAID level of a volume group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Raid {
+    Raid0,
+    Raid1,
+    Raid10,
+    Raid6,
+    DdpRaid1,
+}
+
+impl Raid {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Raid::Raid0 => "raid0",
+            Raid::Raid1 => "raid1",
+            Raid::Raid10 => "raid10",
+            Raid::Raid6 => "raid6",
+            Raid::DdpRaid1 => "ddp-raid1",
+        }
+    }
+
+    /// Fraction of raw capacity that holds data, for a group of `disks` disks. DDP also keeps reserve
+    /// capacity instead of hot spares (see `ddp_reserve_disks`).
+    pub fn efficiency(self, disks: u32) -> f64 {
+        let n = disks.max(1) as f64;
+        match self {
+            Raid::Raid0 => 1.0,
+            Raid::Raid1 | Raid::Raid10 => 0.5,
+            Raid::Raid6 => ((n - 2.0) / n).max(0.0),
+            Raid::DdpRaid1 => 0.5 * ((n - ddp_reserve_disks(disks) as f64) / n).max(0.0),
+        }
+    }
+
+    /// The fewest simultaneous disk failures in the group that can destroy its volumes (worst case:
+    /// both halves of one mirror pair; three disks of a RAID 6; two pieces of a DDP RAID 1 volume).
+    pub fn disks_to_destroy(self) -> u32 {
+        match self {
+            Raid::Raid0 => 1,
+            Raid::Raid1 | Raid::Raid10 | Raid::DdpRaid1 => 2,
+            Raid::Raid6 => 3,
+        }
+    }
+
+    /// Minimum disks in a group, and whether the count must be even.
+    pub fn disk_rule(self) -> (u32, bool) {
+        match self {
+            Raid::Raid0 => (1, false),
+            Raid::Raid1 => (2, false),
+            Raid::Raid10 => (4, true),
+            Raid::Raid6 => (5, false),
+            Raid::DdpRaid1 => (11, false),
+        }
+    }
+}
+
+/// Reserve capacity (in drives) a DDP pool keeps for reconstruction: E-Series defaults grow with the
+/// pool (2 drives up to 30, then more); used instead of hot spares.
+pub fn ddp_reserve_disks(disks: u32) -> u32 {
+    match disks {
+        0..=10 => 0,
+        11..=30 => 2,
+        31..=60 => 3,
+        _ => 4 + (disks - 61) / 60,
+    }
+}
+
+/// A volume group (E-Series' name for a RAID group) or DDP pool.
+#[derive(Debug, Clone, Serialize)]
+pub struct VolumeGroup {
+    /// e.g. `A1-vg1`.
+    pub name: String,
+    pub array: ArrayIdx,
+    pub raid: Raid,
+    /// Disk numbers in the array, from 1 (as `disk:A1/N` selectors count them).
+    pub disks: Vec<u32>,
+    /// Capacity the group can present as LUNs: data disks × disk size × RAID efficiency × (1 − wear
+    /// headroom on SSDs).
+    pub usable_bytes: u64,
+}
+
+/// One LUN presented to one JetStream server.
+#[derive(Debug, Clone, Serialize)]
+pub struct Lun {
+    /// Index into `Layout::groups`.
+    pub group: usize,
+    pub server: ServerIdx,
+    pub size_bytes: u64,
+}
+
+/// How the emitted configuration steers NATS's replica placement.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "rule")]
+pub enum PlacementRule {
+    /// `jetstream.unique_tag: "rack:"`: every replica of a stream on a different rack.
+    UniqueTag { prefix: String },
+    /// Servers tagged `set:NAME`; each stream placed on one set with `placement.tags`.
+    Pinned { sets: Vec<ReplicaSet> },
+    /// No constraint: NATS may put replicas anywhere (worst case assumed).
+    Free,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ReplicaSet {
+    /// Tag value, e.g. `r5-1` (emitted as `set:r5-1`).
+    pub name: String,
+    pub servers: Vec<ServerIdx>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AssetKind {
+    Stream,
+    Kv,
+    ObjectStore,
+    Consumer,
+}
+
+impl AssetKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AssetKind::Stream => "stream",
+            AssetKind::Kv => "kv",
+            AssetKind::ObjectStore => "object_store",
+            AssetKind::Consumer => "consumer",
+        }
+    }
+}
+
+/// A RAFT group the plan creates (stream, KV bucket, object store, durable consumer) and the servers its
+/// replicas may land on under the emitted configuration.
+#[derive(Debug, Clone, Serialize)]
+pub struct Asset {
+    pub name: String,
+    pub kind: AssetKind,
+    pub replicas: u8,
+    /// Servers NATS may choose from (all JetStream servers, or a pinned set).
+    pub candidates: Vec<ServerIdx>,
+    /// Replicas must be on distinct racks (`unique_tag: "rack:"`).
+    pub unique_rack: bool,
+    /// The pinned set's name, when pinned.
+    pub set: Option<String>,
+    /// For a consumer: the stream it belongs to (it lives on a subset of that stream's peers).
+    pub parent: Option<String>,
+    /// Bytes one replica stores at the end of the planning horizon (with growth, RAFT log).
+    pub bytes_per_replica: f64,
+    /// The servers the emulated meta leader picks (balanced, deterministic); survivability does not
+    /// rely on it, capacity does.
+    pub expected: Vec<ServerIdx>,
+}
+
+impl Asset {
+    pub fn quorum(&self) -> u32 {
+        quorum(self.replicas as u32)
+    }
+}
+
+/// RAFT quorum of a group of `n` voters: ⌊n/2⌋ + 1.
+pub fn quorum(n: u32) -> u32 {
+    n / 2 + 1
+}
+
+/// A structural problem or remark found while building a layout.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Problem {
+    pub severity: Severity,
+    pub text: String,
+}
+
+/// How much a reason weighs in the verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    /// Worth knowing; does not lower the verdict below `recommended`.
+    Info,
+    /// Lowers the verdict to `acceptable`.
+    Note,
+    /// Lowers the verdict to `risky`.
+    Risk,
+    /// The layout cannot be used.
+    Reject,
+}
+
+/// One candidate layout.
+#[derive(Debug, Clone, Serialize)]
+pub struct Layout {
+    /// Content-derived id, e.g. `p1-raid1-r3-A2.B2.C1-3f9a`.
+    pub id: String,
+    pub pattern: Pattern,
+    pub raid: Raid,
+    /// Default replica count for assets that do not pin their own.
+    pub replicas: u8,
+    /// JetStream servers, in site order.
+    pub servers: Vec<ServerIdx>,
+    pub groups: Vec<VolumeGroup>,
+    /// One LUN per JetStream server, in the order of `servers`.
+    pub luns: Vec<Lun>,
+    /// Hot spares kept per array the layout uses.
+    pub spares: Vec<(ArrayIdx, u32)>,
+    pub placement: PlacementRule,
+    pub assets: Vec<Asset>,
+    pub problems: Vec<Problem>,
+}
+
+impl Layout {
+    /// The LUN of a JetStream server.
+    pub fn lun_of(&self, server: ServerIdx) -> Option<&Lun> {
+        self.luns.iter().find(|l| l.server == server)
+    }
+    /// The array a JetStream server's volume lives on.
+    pub fn array_of(&self, server: ServerIdx) -> Option<ArrayIdx> {
+        self.lun_of(server).map(|l| self.groups[l.group].array)
+    }
+    pub fn hot_spares_total(&self) -> u32 {
+        self.spares.iter().map(|(_, n)| n).sum()
+    }
+    /// Disks the layout uses (in groups) plus spares kept for it.
+    pub fn disks_used(&self) -> u32 {
+        self.groups.iter().map(|g| g.disks.len() as u32).sum::<u32>() + self.hot_spares_total()
+    }
+    pub fn arrays_used(&self) -> u32 {
+        let mut a: Vec<ArrayIdx> = self.groups.iter().map(|g| g.array).collect();
+        a.sort_unstable();
+        a.dedup();
+        a.len() as u32
+    }
+    /// Racks that hold at least one JetStream server.
+    pub fn racks_used(&self, site: &Site) -> Vec<usize> {
+        let mut r: Vec<usize> = self.servers.iter().map(|&s| site.servers[s].rack).collect();
+        r.sort_unstable();
+        r.dedup();
+        r
+    }
+}

@@ -1,0 +1,50 @@
+//! natsplan: plan where NATS JetStream servers, volumes and stream replicas go across racks, arrays and
+//! disks; predict what each layout survives and how fast it runs; emit its configuration; and check the
+//! predictions against a real cluster.
+//!
+//! Data flows one way (see DESIGN.md): `site` + `catalog` → `layout` → `survival`, `perf` → `plan::Plan`
+//! → `report` / `emit` → `lab` → `bench` → `verify` → `calibrate`. Models never print; reports never
+//! compute.
+
+pub mod catalog;
+pub mod cli;
+pub mod commands;
+pub mod error;
+pub mod layout;
+pub mod perf;
+pub mod plan;
+pub mod report;
+pub mod site;
+pub mod survival;
+pub mod units;
+
+pub mod bench;
+pub mod calibrate;
+pub mod emit;
+pub mod lab;
+pub mod verify;
+
+use std::process::ExitCode;
+
+pub use error::{Failure, Outcome};
+
+/// Run a parsed command line; the report goes to stdout, diagnostics to stderr.
+pub fn run(cli: cli::Cli) -> Result<Outcome, Failure> {
+    commands::dispatch(cli)
+}
+
+/// Run and turn the outcome into the documented exit codes (0 ok, 1 failed check, 2 bad input,
+/// 3 could not run), printing any error to stderr.
+pub fn main_with(cli: cli::Cli) -> ExitCode {
+    match run(cli) {
+        Ok(Outcome::Ok) => ExitCode::from(0),
+        Ok(Outcome::CheckFailed(why)) => {
+            eprintln!("natsplan: check failed: {why}");
+            ExitCode::from(1)
+        }
+        Err(f) => {
+            eprintln!("natsplan: {}", f.render());
+            ExitCode::from(f.code())
+        }
+    }
+}

@@ -1,0 +1,264 @@
+//! The validated site: what the user has (racks, servers, arrays, disks), what they want (replica
+//! candidates, sync mode, workload, policy) and how often things break. Everything here is an input; the
+//! planner's choices (which servers run JetStream, volume groups, LUNs) live in `layout`.
+
+use crate::units::SyncMode;
+use serde::Serialize;
+
+/// Index of a rack in `Site::racks`.
+pub type RackIdx = usize;
+/// Index of a server in `Site::servers`.
+pub type ServerIdx = usize;
+/// Index of an array in `Site::arrays`.
+pub type ArrayIdx = usize;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Site {
+    pub name: String,
+    pub nats: NatsSettings,
+    pub racks: Vec<Rack>,
+    /// All servers, in input order; each names its rack.
+    pub servers: Vec<Server>,
+    /// All arrays (shared arrays and servers' internal disks), in input order; each names its rack.
+    pub arrays: Vec<Array>,
+    pub workload: Workload,
+    pub policy: Policy,
+    /// Failure-rate and repair-time overrides, keyed as in `models/failure_rates.yaml`.
+    pub failure_rates: Vec<(String, f64)>,
+    /// Repair-time overrides in seconds (rebuild_rate in bytes/s).
+    pub repair_times: Vec<(String, f64)>,
+    /// Planned-maintenance overrides (events per year; restart_stall in seconds).
+    pub maintenance: Vec<(String, f64)>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct NatsSettings {
+    /// Candidate default replica counts the planner compares (R1 only when listed).
+    pub replicas: Vec<u8>,
+    pub sync: SyncMode,
+    pub compression: Compression,
+    /// Stored bytes are divided by this (1.0 = none; s2 on typical JSON ≈ 1.5–3).
+    pub compression_ratio: f64,
+    pub cluster_name: String,
+    /// Optional cap on HA assets per server (`jetstream.limits.max_ha_assets`).
+    pub max_ha_assets: Option<u32>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Compression {
+    None,
+    S2,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Rack {
+    pub name: String,
+    /// Power feeds (A/B). One feed means a PDU or feed failure is a rack power event.
+    pub power_feeds: u32,
+    /// L3 uplinks; redundancy only, never bandwidth.
+    pub uplinks: u32,
+    pub pdus: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Server {
+    pub name: String,
+    pub rack: RackIdx,
+    /// Shared hypervisor host (several NATS VMs/containers on one machine share its failures).
+    pub host: Option<String>,
+    /// PDU feeding the server, when the site lists PDUs.
+    pub pdu: Option<String>,
+    /// Server model name from the catalog (default from `models/servers.yaml`).
+    pub model: String,
+    /// Index of this server's internal-disk array in `Site::arrays`, if it has internal disks.
+    pub internal: Option<ArrayIdx>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Array {
+    pub name: String,
+    pub rack: RackIdx,
+    pub model: String,
+    pub disk_model: String,
+    pub disks: u32,
+    /// Capacity per disk override (virtual disks); otherwise the disk model's.
+    pub disk_size_bytes: Option<u64>,
+    pub hot_spares: u32,
+    /// Whether volumes get the controller's mirrored write cache (seed 000 Appendix C ran without).
+    pub write_cache: bool,
+    /// Set when these are one server's internal disks (they fail with that server).
+    pub owner: Option<ServerIdx>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Workload {
+    pub streams: Vec<StreamSpec>,
+    pub kv: Vec<KvSpec>,
+    pub object_stores: Vec<ObjectStoreSpec>,
+    pub core: Option<CoreSpec>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct StreamSpec {
+    pub name: String,
+    pub msgs_per_s: f64,
+    pub msg_size_bytes: u64,
+    /// Average subject length in bytes (stored with every message).
+    pub subject_bytes: u64,
+    pub retention_s: f64,
+    /// Pinned replica count; None = the layout's default.
+    pub replicas: Option<u8>,
+    /// Durable consumers (each an HA asset with the stream's replicas).
+    pub consumers: u32,
+    /// Optional cap (max_bytes); stored bytes never exceed it.
+    pub max_bytes: Option<u64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct KvSpec {
+    pub name: String,
+    pub puts_per_s: f64,
+    pub value_size_bytes: u64,
+    pub key_bytes: u64,
+    pub keys: u64,
+    pub history: u32,
+    pub replicas: Option<u8>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ObjectStoreSpec {
+    pub name: String,
+    pub puts_per_s: f64,
+    pub gets_per_s: f64,
+    pub object_size_bytes: u64,
+    /// None = kept until deleted; then `objects` must say how many are kept.
+    pub retention_s: Option<f64>,
+    pub objects: Option<u64>,
+    pub replicas: Option<u8>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CoreSpec {
+    pub msgs_per_s: f64,
+    pub msg_size_bytes: u64,
+}
+
+/// A layout pattern (seed 000 "RAID 1 (10) or RAID 0") or one of the two baselines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum Pattern {
+    /// Own RAID 1/10 group per server, one full-size LUN.
+    #[serde(rename = "1")]
+    P1,
+    /// Own RAID 0 group per server (one disk or a stripe).
+    #[serde(rename = "2")]
+    P2,
+    /// One RAID 0 stripe over shared disks, one LUN per server on it.
+    #[serde(rename = "3")]
+    P3,
+    /// Like 1 with LUNs smaller than the group; the rest is left for other services.
+    #[serde(rename = "4")]
+    P4,
+    /// RAID 1 volumes on a DDP pool.
+    #[serde(rename = "ddp-raid1")]
+    DdpRaid1,
+    /// One large RAID 6 group on one array.
+    #[serde(rename = "raid6")]
+    Raid6,
+}
+
+impl Pattern {
+    pub const ALL: [Pattern; 6] = [
+        Pattern::P1,
+        Pattern::P2,
+        Pattern::P3,
+        Pattern::P4,
+        Pattern::DdpRaid1,
+        Pattern::Raid6,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Pattern::P1 => "1",
+            Pattern::P2 => "2",
+            Pattern::P3 => "3",
+            Pattern::P4 => "4",
+            Pattern::DdpRaid1 => "ddp-raid1",
+            Pattern::Raid6 => "raid6",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Pattern> {
+        Pattern::ALL
+            .into_iter()
+            .find(|p| p.as_str().eq_ignore_ascii_case(s.trim()))
+    }
+
+    /// Short form used in layout ids.
+    pub fn id_tag(self) -> &'static str {
+        match self {
+            Pattern::P1 => "p1",
+            Pattern::P2 => "p2",
+            Pattern::P3 => "p3",
+            Pattern::P4 => "p4",
+            Pattern::DdpRaid1 => "ddp",
+            Pattern::Raid6 => "r6",
+        }
+    }
+}
+
+/// Failure tolerance, per domain kind; used both as a requirement and as a result.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Tolerance {
+    pub racks: u32,
+    pub arrays: u32,
+    pub servers: u32,
+    pub disks: u32,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Policy {
+    pub patterns: Vec<Pattern>,
+    /// Fraction of SSD capacity left empty for wear levelling (0.15 by default).
+    pub wear_headroom: f64,
+    pub hot_spares_per_array: u32,
+    pub min_tolerated: Tolerance,
+    /// Yearly growth of the workload's stored bytes (0.3 = 30 %/yr).
+    pub growth: f64,
+    pub horizon_s: f64,
+    /// Filesystem reserve and metadata (fraction of the LUN).
+    pub fs_reserve: f64,
+    /// Fraction of max_file_store to keep free (never fill a store to the brim).
+    pub store_headroom: f64,
+    /// Also evaluate the DDP-RAID1 and single-RAID6 baselines.
+    pub baselines: bool,
+}
+
+impl Site {
+    pub fn rack_servers(&self, rack: RackIdx) -> impl Iterator<Item = ServerIdx> + '_ {
+        self.servers
+            .iter()
+            .enumerate()
+            .filter(move |(_, s)| s.rack == rack)
+            .map(|(i, _)| i)
+    }
+    /// Shared arrays of a rack (not servers' internal disks).
+    pub fn rack_arrays(&self, rack: RackIdx) -> impl Iterator<Item = ArrayIdx> + '_ {
+        self.arrays
+            .iter()
+            .enumerate()
+            .filter(move |(_, a)| a.rack == rack && a.owner.is_none())
+            .map(|(i, _)| i)
+    }
+    /// Highest replica count any asset can ask for under this site (pinned or candidate defaults).
+    pub fn max_replicas(&self) -> u8 {
+        let pinned = self
+            .workload
+            .streams
+            .iter()
+            .filter_map(|s| s.replicas)
+            .chain(self.workload.kv.iter().filter_map(|s| s.replicas))
+            .chain(self.workload.object_stores.iter().filter_map(|s| s.replicas));
+        pinned.chain(self.nats.replicas.iter().copied()).max().unwrap_or(3)
+    }
+}

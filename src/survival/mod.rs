@@ -1,0 +1,8 @@
+//! Survival: what a layout survives. Failure domains and their effects, stream and meta-group status per
+//! scenario on the placement NATS will really produce, `tolerates`, and (later) yearly probabilities.
+
+use serde::Serialize;
+
+/// Yearly availability and durability figures for a layout (filled by the probability model).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Yearly {}
