@@ -298,7 +298,6 @@ fn collect_status(st: &LabState) -> StatusReport {
     let probe = Duration::from_secs(2);
     let mut servers = Vec::new();
     let mut leader = None;
-    let mut all_streams: Vec<(String, monitor::StreamPlacement)> = Vec::new();
     for n in &st.nodes {
         let running = lab::state::is_lab_process(n.pid, &n.conf);
         let mut row = StatusServer {
@@ -319,28 +318,20 @@ fn collect_status(st: &LabState) -> StatusReport {
                 }
                 Err(e) => row.error = Some(format!("{e:#}")),
             }
-            if let Ok(j) = monitor::jsz(&n.monitor_url(), "accounts=true&streams=true&config=true", probe) {
-                if leader.is_none() {
-                    leader = monitor::meta_leader(&j);
-                }
-                for s in monitor::streams(&j) {
-                    all_streams.push((n.name.clone(), s));
-                }
+            if leader.is_none() {
+                leader = monitor::jsz(&n.monitor_url(), "", probe)
+                    .ok()
+                    .and_then(|j| monitor::meta_leader(&j));
             }
         }
         servers.push(row);
     }
-    // A stream's replica list is authoritative from its leader; take that server's view where there is one.
-    let mut streams: Vec<monitor::StreamPlacement> = Vec::new();
-    for (reporter, s) in &all_streams {
-        let from_leader = s.leader.as_deref() == Some(reporter.as_str());
-        match streams.iter_mut().find(|x| x.account == s.account && x.name == s.name) {
-            Some(existing) if from_leader => *existing = s.clone(),
-            Some(_) => {}
-            None => streams.push(s.clone()),
-        }
-    }
-    streams.sort_by(|a, b| (&a.account, &a.name).cmp(&(&b.account, &b.name)));
+    let live: Vec<(String, String)> = servers
+        .iter()
+        .filter(|s| s.running)
+        .map(|s| (s.name.clone(), s.monitor_url.clone()))
+        .collect();
+    let streams = monitor::cluster_streams(&live, probe);
     StatusReport {
         dir: st.dir.clone(),
         cluster_name: st.cluster_name.clone(),

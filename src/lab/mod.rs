@@ -576,6 +576,30 @@ impl Lab {
             .ok_or_else(|| anyhow!("no lab server named '{name}'"))
     }
 
+    /// Every stream with its leader and peers, as the running servers report it (`/jsz`).
+    pub fn streams(&self) -> Vec<monitor::StreamPlacement> {
+        let live: Vec<(String, String)> = self
+            .nodes
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| self.children.get(*i).is_some_and(Option::is_some))
+            .map(|(_, n)| (n.name.clone(), n.monitor_url()))
+            .collect();
+        monitor::cluster_streams(&live, Duration::from_secs(2))
+    }
+
+    /// Each running server's tags as it reports them (`/varz`), by server name.
+    pub fn live_tags(&self) -> Result<Vec<(String, Vec<String>)>> {
+        let mut v = Vec::new();
+        for (i, n) in self.nodes.iter().enumerate() {
+            if self.children.get(i).is_some_and(Option::is_some) {
+                let varz = monitor::varz(&n.monitor_url(), Duration::from_secs(2))?;
+                v.push((n.name.clone(), monitor::tags(&varz)));
+            }
+        }
+        Ok(v)
+    }
+
     /// The current meta leader, asked of the first server that answers.
     pub fn meta_leader(&self) -> Result<String> {
         let mut last = anyhow!("no server is running");
@@ -842,7 +866,7 @@ impl TestCluster {
         Ok(TestCluster { lab, _dir: dir })
     }
 
-    /// Client URLs joined with commas (what async-nats' `connect` takes).
+    /// Client URLs joined with commas (the `NATS_URL` / `nats --server` form).
     pub fn url(&self) -> String {
         self.lab.client_urls().join(",")
     }
