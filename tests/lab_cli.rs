@@ -190,3 +190,61 @@ fn ctrl_c_during_start_up_leaves_nothing_running() {
     assert!(p.iter().all(|&x| !alive(x)), "servers left running after Ctrl-C");
     assert!(!dir.exists(), "lab files left after Ctrl-C");
 }
+
+#[test]
+fn up_runs_a_planned_layout_with_its_tags() {
+    let _s = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let site = format!("{}/tests/data/four-racks-r3.yaml", env!("CARGO_MANIFEST_DIR"));
+    let design = natsplan()
+        .args(["design", &site, "--format", "json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let design: serde_json::Value = serde_json::from_slice(&design).unwrap();
+    let layout = design["layouts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["unique_tag"] == "rack:")
+        .unwrap()
+        .clone();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("lab");
+    natsplan()
+        .args([
+            "lab",
+            "up",
+            &site,
+            "--layout",
+            layout["id"].as_str().unwrap(),
+            "--sync",
+            "always",
+            "--dir",
+        ])
+        .arg(&dir)
+        .assert()
+        .success();
+    let st = natsplan()
+        .args(["lab", "status", "--format", "json", "--dir"])
+        .arg(&dir)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    natsplan().args(["lab", "down", "--dir"]).arg(&dir).assert().success();
+    let st: serde_json::Value = serde_json::from_slice(&st).unwrap();
+    let planned = layout["servers"].as_array().unwrap();
+    let live = st["servers"].as_array().unwrap();
+    assert_eq!(live.len(), planned.len());
+    for (p, l) in planned.iter().zip(live) {
+        assert_eq!(p["name"], l["name"]);
+        assert!(l["running"].as_bool().unwrap());
+        assert_eq!(
+            p["tags"], l["tags"],
+            "tags as the server reports them (/varz) must be the planned ones"
+        );
+    }
+}

@@ -582,3 +582,111 @@ pub fn write_atomically(out: &Path, files: &[(PathBuf, String)], force: bool) ->
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn four_racks() -> Plan {
+        let cat = crate::catalog::Catalog::builtin();
+        let text = include_str!("../../tests/data/four-racks-r3.yaml");
+        let site = crate::site::parse_str(text, "four-racks-r3.yaml", &cat).unwrap();
+        crate::plan::build(&site, &cat)
+    }
+
+    fn unique_layout(plan: &Plan) -> &PlannedLayout {
+        plan.layouts
+            .iter()
+            .find(|l| l.unique_tag.is_some() && l.servers.len() == 6)
+            .unwrap()
+    }
+
+    fn file<'f>(files: &'f [(PathBuf, String)], p: &str) -> &'f str {
+        &files.iter().find(|(f, _)| f == Path::new(p)).unwrap().1
+    }
+
+    #[test]
+    fn one_config_per_server_and_one_definition_per_asset() {
+        let plan = four_racks();
+        let l = unique_layout(&plan);
+        let files = render(&plan, &l.id, &EmitOptions::default()).unwrap();
+        let confs = files.iter().filter(|(p, _)| p.ends_with("nats-server.conf")).count();
+        assert_eq!(confs, l.servers.len());
+        for s in &l.servers {
+            let t = file(&files, &format!("{}/nats-server.conf", s.name));
+            assert!(t.contains("unique_tag: \"rack:\""));
+            assert!(t.contains(&format!("max_file_store: {}", s.store_bytes)));
+            assert!(t.contains("store_dir: \"/var/lib/nats\""));
+        }
+        let orders: Value = serde_json::from_str(file(&files, "streams/orders.json")).unwrap();
+        let planned = l
+            .assets
+            .iter()
+            .find(|a| a.name == "orders" && a.kind == "stream")
+            .unwrap();
+        assert_eq!(orders["num_replicas"], planned.replicas);
+        assert_eq!(orders["max_bytes"], planned.bytes_per_replica);
+        assert_eq!(orders["placement"]["cluster"], plan.input.nats.cluster_name);
+        // Deterministic: the same plan renders the same bytes.
+        assert_eq!(files, render(&plan, &l.id, &EmitOptions::default()).unwrap());
+    }
+
+    #[test]
+    fn short_retention_shortens_the_duplicate_window_and_the_cap_wins_over_the_plan() {
+        let mut plan = four_racks();
+        plan.input.workload.streams[0].retention_s = 30.0;
+        plan.input.workload.streams[0].max_bytes = Some(12345);
+        let id = unique_layout(&plan).id.clone();
+        let files = render(&plan, &id, &EmitOptions::default()).unwrap();
+        let orders: Value = serde_json::from_str(file(&files, "streams/orders.json")).unwrap();
+        assert_eq!(orders["duplicate_window"], 30_000_000_000i64);
+        assert_eq!(orders["max_age"], 30_000_000_000i64);
+        assert_eq!(orders["max_bytes"], 12345);
+    }
+
+    #[test]
+    fn names_nats_cannot_take_are_refused_with_the_fix() {
+        let mut plan = four_racks();
+        plan.input.workload.streams[0].name = "orders.eu".into();
+        let id = unique_layout(&plan).id.clone();
+        // The plan's asset keeps the old name, so rename it too: the name check must fire first.
+        let idx = plan.layouts.iter().position(|l| l.id == id).unwrap();
+        for a in plan.layouts[idx].assets.iter_mut().filter(|a| a.name == "orders") {
+            a.name = "orders.eu".into();
+        }
+        let e = render(&plan, &id, &EmitOptions::default()).unwrap_err().to_string();
+        assert!(e.contains("orders.eu") && e.contains("site file"), "{e}");
+        assert!(render(&plan, "nope", &EmitOptions::default()).is_err());
+    }
+
+    #[test]
+    fn writes_are_all_or_nothing() {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("o");
+        let files = vec![
+            (PathBuf::from("a/x.conf"), "x".to_string()),
+            (PathBuf::from("README.md"), "r".to_string()),
+        ];
+        // An existing empty folder is fine.
+        std::fs::create_dir(&out).unwrap();
+        write_atomically(&out, &files, false).unwrap();
+        assert_eq!(std::fs::read_to_string(out.join("a/x.conf")).unwrap(), "x");
+        // Non-empty now: refused without force, replaced whole with it.
+        assert!(write_atomically(&out, &files[1..], false)
+            .unwrap_err()
+            .to_string()
+            .contains("--force"));
+        write_atomically(&out, &files[1..], true).unwrap();
+        assert!(!out.join("a").exists());
+        // A path escaping the folder is refused and nothing is left behind.
+        let bad = vec![(PathBuf::from("../evil"), String::new())];
+        let out2 = tmp.path().join("o2");
+        assert!(write_atomically(&out2, &bad, false).is_err());
+        assert!(!out2.exists());
+        let names: Vec<String> = std::fs::read_dir(tmp.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, vec!["o"]);
+    }
+}
