@@ -243,6 +243,8 @@ struct Obj<'n> {
     path: String,
     pos: Pos,
     entries: Vec<(String, &'n Node, &'n Node)>,
+    /// Unknown keys (already reported), so a misspelt required key is not reported twice.
+    unknown: Vec<String>,
 }
 
 impl<'n> Obj<'n> {
@@ -334,6 +336,7 @@ impl<'c> Validator<'c> {
             path: path.to_string(),
             pos: node.pos,
             entries: Vec::new(),
+            unknown: Vec::new(),
         };
         for (k, v) in entries {
             let key = match &k.val {
@@ -360,6 +363,7 @@ impl<'c> Validator<'c> {
             }
             if !keys.contains(&key.as_str()) {
                 self.unknown_key(k.pos, path, &key, keys);
+                obj.unknown.push(key.clone());
             }
             obj.entries.push((key, k, v));
         }
@@ -395,7 +399,9 @@ impl<'c> Validator<'c> {
     /// A required key's value; reports it missing (at the mapping) with an example.
     fn req<'n>(&mut self, o: &Obj<'n>, key: &str, example: &str) -> Option<&'n Node> {
         let v = o.get(key);
-        if v.is_none() {
+        // `disk_modle: x` already got "did you mean 'disk_model'?"; "missing disk_model" would be noise.
+        let misspelt = o.unknown.iter().any(|u| nearest(u, [key]).is_some());
+        if v.is_none() && !misspelt {
             let (at, msg) = match o.key_pos(key) {
                 Some(p) => (p, format!("'{key}' has no value")),
                 None => (o.pos, format!("missing key '{key}'")),
@@ -606,7 +612,7 @@ impl<'c> Validator<'c> {
         match r {
             Ok(b) => Some(b),
             Err(e) => {
-                self.err(Some(node.pos), path, e, FIX);
+                self.err(Some(node.pos), path, first_clause(&e), FIX);
                 None
             }
         }
@@ -643,7 +649,7 @@ impl<'c> Validator<'c> {
             Typed::Str(t) => match parse_duration(t) {
                 Ok(d) => Some(d.as_secs_f64()),
                 Err(e) => {
-                    self.err(Some(node.pos), path, e, FIX);
+                    self.err(Some(node.pos), path, first_clause(&e), FIX);
                     None
                 }
             },
@@ -866,7 +872,7 @@ impl<'c> Validator<'c> {
                             Err(e) => self.err(
                                 Some(n.pos),
                                 "nats.sync_interval",
-                                e,
+                                first_clause(&e),
                                 "write always (fsync every write) or an interval such as 10s or 2m (the default)",
                             ),
                         }
@@ -1904,6 +1910,15 @@ fn raid_fix(r: RaidChoice, data: u32, hot_spares: u32) -> String {
             plural(11 - data)
         ),
     }
+}
+
+/// The problem part of a units.rs message ("x is not a size; write e.g. …"): the fix line says the rest.
+fn first_clause(msg: &str) -> String {
+    ["; write", "; use"]
+        .iter()
+        .filter_map(|sep| msg.find(sep))
+        .min()
+        .map_or_else(|| msg.to_string(), |i| msg[..i].to_string())
 }
 
 fn plural(n: u32) -> &'static str {

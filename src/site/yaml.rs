@@ -347,6 +347,16 @@ fn count_nodes(n: &Node) -> usize {
 fn syntax_error(text: &str, line: usize, col0: usize, info: &str) -> YamlError {
     let src_line = text.lines().nth(line.saturating_sub(1)).unwrap_or("");
     let near_tab = src_line.contains('\t') || info.contains("tab");
+    // The scanner may notice a tab only after the token before it; point at the tab itself.
+    let (line, col0) = if near_tab {
+        text.lines()
+            .enumerate()
+            .skip(line.saturating_sub(1))
+            .find_map(|(i, l)| l.find('\t').map(|c| (i + 1, l[..c].chars().count())))
+            .unwrap_or((line, col0))
+    } else {
+        (line, col0)
+    };
     let fix = if near_tab {
         "YAML does not allow tabs for indentation; indent with spaces".to_string()
     } else if info.contains("mapping values are not allowed") {
