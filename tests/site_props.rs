@@ -77,6 +77,11 @@ fn every_example_parses_to_a_valid_site() {
             Ok(site) => assert_valid(file, &site),
             Err(e) => panic!("{e}"),
         }
+        // Files edited on Windows (CRLF) read the same.
+        let crlf = text.replace('\n', "\r\n");
+        let a = serde_json::to_string(&parse_str(text, file, catalog()).unwrap()).unwrap();
+        let b = serde_json::to_string(&parse_str(&crlf, file, catalog()).unwrap()).unwrap();
+        assert_eq!(a, b, "{file} with CRLF line ends");
     }
 }
 
@@ -242,7 +247,11 @@ fn check(file: &str, text: &str) -> Result<(), TestCaseError> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+    // 2000 cases by default; PROPTEST_CASES=100000 for a longer campaign.
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(2000),
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn mutated_site_files_never_panic(file in 0usize..64, muts in prop::collection::vec(mutation(), 1..5)) {
