@@ -826,3 +826,16 @@ fn load_reports_an_unreadable_file() {
     assert_eq!(e.errors.len(), 1);
     assert!(e.to_string().contains("cannot read the file"), "{e}");
 }
+
+#[test]
+fn duplicate_server_objects_point_at_the_name() {
+    let t = with_line(9, "    servers: [{ name: A2, host: hv9 }]");
+    let errs = problems(&t);
+    let e = at_path(&errs, "racks[1].servers[0].name");
+    assert_at(e, &t, 9, "A2");
+    assert_says(
+        e,
+        "duplicate server name 'A2' (first on line 5, another rack)",
+        "compared without case",
+    );
+}

@@ -1105,9 +1105,22 @@ impl<'c> Validator<'c> {
                         }
                     }
                 }
-                self.unique(&mut server_names, "server", &server.name, name_node, &sp, Some(ri));
+                let name_path = if matches!(sn.val, Val::Map(_)) {
+                    format!("{sp}.name")
+                } else {
+                    sp.clone()
+                };
+                self.unique(
+                    &mut server_names,
+                    "server",
+                    &server.name,
+                    name_node,
+                    &name_path,
+                    Some(ri),
+                );
                 if let Some(a) = internal {
-                    if let Some(nn) = a.name_node {
+                    // A nameless server is already reported; its "-internal" array is no second problem.
+                    if let Some(nn) = a.name_node.filter(|_| !server.name.is_empty()) {
                         self.unique(&mut array_names, "array", &a.name, nn, &a.path, Some(ri));
                     }
                     server.internal = Some(arrays.len());
