@@ -142,10 +142,9 @@ struct Demand {
     consumers: u32,
 }
 
-fn demands(site: &Site, layout: &Layout, asset_name: &str, kind: AssetKind) -> Vec<Demand> {
+fn demands(site: &Site, asset_name: &str, kind: AssetKind) -> Vec<Demand> {
     let bare = |n: &str| n.trim_start_matches("KV_").trim_start_matches("OBJ_").to_string();
     let want = bare(asset_name);
-    let _ = layout;
     let mut out = Vec::new();
     match kind {
         AssetKind::Stream => {
@@ -271,7 +270,7 @@ pub fn predict_layout(site: &Site, layout: &Layout, catalog: &Catalog, cal: &Cal
             }
         }
         let Some(&leader) = members.first() else { continue };
-        for d in demands(site, layout, &a.name, a.kind) {
+        for d in demands(site, &a.name, a.kind) {
             let Some(volume) = volume_of(site, layout, catalog, leader) else {
                 out.notes
                     .push(format!("{}: its leader's server has no volume in this layout", d.name));
@@ -290,6 +289,7 @@ pub fn predict_layout(site: &Site, layout: &Layout, catalog: &Catalog, cal: &Cal
                 volume,
                 server: server_model(site, catalog, leader),
                 rate: Some(d.rate),
+                batch: 1,
             };
             let p = predict_shape(terms, catalog, &shape);
             let headroom = if d.rate > 0.0 {

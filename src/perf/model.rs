@@ -132,6 +132,17 @@ impl VolumeSpec {
         }
     }
 
+    /// Disks an fsync's bytes spread over: the data disks, or with the mirrored write cache on, the whole
+    /// group (the cache acknowledges at once and destages full stripes later, hiding the mirror's second
+    /// copy as it hides its latency).
+    pub fn sync_disks(&self) -> f64 {
+        if self.cache_on() {
+            self.disks.max(1) as f64
+        } else {
+            self.data_disks()
+        }
+    }
+
     fn cache_on(&self) -> bool {
         self.write_cache && self.array.mirrored_write_cache
     }
@@ -714,6 +725,9 @@ pub struct Shape {
     pub server: ServerModel,
     /// A required rate (ops/s) for CPU and utilisation figures.
     pub rate: Option<f64>,
+    /// JetStream publishes in flight per worker before it waits for acks (1 = synchronous; `nats bench js
+    /// pub --batch`).
+    pub batch: u32,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, PartialEq)]
@@ -814,7 +828,7 @@ pub fn predict_shape(terms: &Terms, catalog: &Catalog, sh: &Shape) -> Prediction
     let mut width = fit_w;
     // Per-byte fsync term scaled from the reference disk to this one.
     let sync_byte = o.sync_byte_s * ref_disk_bw / sh.volume.disk.write_bw_bytes_per_s.max(1.0);
-    let dd = sh.volume.data_disks();
+    let dd = sh.volume.sync_disks();
     let cf = consumer_factor(o, sh.consumers, sh.servers, sh.consumers_spread);
 
     // (ops/s, label) ceilings; the lowest binds.
@@ -899,11 +913,20 @@ pub fn predict_shape(terms: &Terms, catalog: &Catalog, sh: &Shape) -> Prediction
                 ser = sync_byte * s / dd;
             }
             par *= cf;
-            let x = usl(par, ser, w, o.sigma);
             // The leader's per-message time scales with its followers: each adds half the base work
             // (append entries out, acks in); seed 004 measured R3.
             let rep_scale = (1.0 + 0.5 * (r as f64 - 1.0)) / 2.0;
-            let leader = 1.0 / ((terms.js.leader_op_s + terms.js.leader_byte_s * s) * rep_scale);
+            // Under `always` the leader's own fsync transfer is part of its per-message time (one WAL).
+            let leader_s = (terms.js.leader_op_s + terms.js.leader_byte_s * s) * rep_scale + ser;
+            let leader = 1.0 / leader_s;
+            // With B publishes in flight a worker pays one round trip per B messages; the rest pipeline at
+            // the leader's pace.
+            let b = sh.batch.max(1) as f64;
+            let x = if b > 1.0 {
+                usl((par + (b - 1.0) * leader_s) / b, ser, w, o.sigma)
+            } else {
+                usl(par, ser, w, o.sigma)
+            };
             ceilings.push((leader, "stream leader (one leader per stream)".into()));
             ceilings.push((
                 group_bw / (s * amp * replicas_on_group),
@@ -966,7 +989,8 @@ pub fn predict_shape(terms: &Terms, catalog: &Catalog, sh: &Shape) -> Prediction
                 );
             }
             // Aggregate as bench reports it: published plus received.
-            (p * (1.0 + m), 1.0, s, per_pub, b)
+            // Latency: half the calibrated round trip plus the server's time for the message.
+            (p * (1.0 + m), 1.0, s, c.ping_avg_s / 2.0 + per_pub, b)
         }
         Kind::Ping => {
             let c = &terms.core;
