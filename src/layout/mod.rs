@@ -5,8 +5,9 @@
 
 mod enumerate;
 pub mod placement;
+pub mod sizing;
 
-pub use enumerate::enumerate;
+pub use enumerate::{enumerate, group_usable_bytes, layout_id, store_bytes};
 
 use crate::site::{ArrayIdx, Pattern, ServerIdx, Site};
 use serde::Serialize;

@@ -6,3 +6,8 @@ use serde::Serialize;
 /// Yearly availability and durability figures for a layout (filled by the probability model).
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Yearly {}
+
+/// Placeholder until the survival core lands: tolerates nothing.
+pub fn tolerates(_site: &crate::site::Site, _layout: &crate::layout::Layout) -> crate::site::Tolerance {
+    crate::site::Tolerance::default()
+}
