@@ -158,3 +158,26 @@ fn restart_catch_up_memory_cpu_and_rack_traffic() {
     let v = serde_json::to_value(&p).unwrap();
     assert!(v["streams"][0]["band"]["low"].is_number() && v["headroom"].is_number());
 }
+
+#[test]
+fn every_enumerated_layout_gets_predictions() {
+    let cat = Catalog::builtin();
+    let cal = Calibration::builtin();
+    let s = site("always", 10.0);
+    let layouts = natsplan::layout::enumerate(&s, &cat);
+    assert!(!layouts.is_empty());
+    for l in &layouts {
+        let p = predict_layout(&s, l, &cat, &cal);
+        if l.servers.is_empty() || l.assets.is_empty() {
+            // A rejected baseline (e.g. DDP on three disks) places nothing; the prediction says so.
+            assert!(p.streams.is_empty() && !p.notes.is_empty(), "{}", l.id);
+            continue;
+        }
+        assert_eq!(p.streams.len(), 4, "{}: {:?}", l.id, p.notes);
+        assert!(p.headroom.is_finite() && p.headroom > 0.0, "{}", l.id);
+        assert_eq!(p.servers.len(), l.servers.len());
+        for a in &p.streams {
+            assert!(a.ops_per_s.is_finite() && a.ops_per_s > 0.0, "{} {}", l.id, a.name);
+        }
+    }
+}
