@@ -146,6 +146,11 @@ fn restart_catch_up_memory_cpu_and_rack_traffic() {
         );
         assert!(sp.restart_clean_s < sp.restart_unclean_s / 10.0);
         assert!(sp.catch_up_s >= sp.restart_unclean_s * 0.9);
+        assert_eq!(
+            sp.reattach_s,
+            Some(sp.restart_unclean_s),
+            "a shared array allows re-attach"
+        );
         assert!(sp.memory_bytes > sp.gomemlimit_bytes / 1.5);
         assert!(sp.cpu_cores > 0.0);
     }

@@ -21,14 +21,31 @@ fn leave_one_out_errors_stay_below_the_measured_figures() {
     );
     let loo = leave_one_out(rows);
     let mut errs: Vec<f64> = Vec::new();
-    for (label, pred, meas) in &loo {
-        let e = (pred / meas - 1.0).abs();
+    let mut inside = 0;
+    for r in &loo {
+        let e = (r.predicted / r.measured - 1.0).abs();
+        let hit = r.band.low <= r.measured && r.measured <= r.band.high;
+        inside += hit as usize;
         println!(
-            "{label:<36} predicted {pred:>8.2}  measured {meas:>8.2}  error {:>5.1} %",
-            e * 100.0
+            "{:<36} predicted {:>8.2}  measured {:>8.2}  error {:>5.1} %  band {:.1}-{:.1}{}",
+            r.label,
+            r.predicted,
+            r.measured,
+            e * 100.0,
+            r.band.low,
+            r.band.high,
+            if hit { "" } else { "  (outside)" }
         );
         errs.push(e);
     }
+    let coverage = inside as f64 / loo.len() as f64;
+    println!(
+        "measured inside the predicted band: {inside} of {} ({:.0} %)",
+        loo.len(),
+        coverage * 100.0
+    );
+    // The band claims ~90 %; held-out rows must fall inside it at least 80 % of the time.
+    assert!(coverage >= 0.8, "band coverage {coverage}");
     errs.sort_by(f64::total_cmp);
     let median = (errs[errs.len() / 2 - 1] + errs[errs.len() / 2]) / 2.0;
     let worst = *errs.last().unwrap();

@@ -160,3 +160,48 @@ fn calibration_file_overrides_the_builtin_rows_of_its_kinds() {
         .code(2)
         .stderr(predicate::str::contains("bad.yaml").and(predicate::str::contains("kvv")));
 }
+
+#[test]
+fn seed004_ladder_rows_through_predict() {
+    // The terms are fitted from these rows, so this checks the CLI reaches them (what verify relies on),
+    // not the model's accuracy (that is the leave-one-out test's job).
+    let near = |v: &Value, key: &str, want: f64, tol: f64| {
+        let got = if key == "p50" {
+            v["latency_us"]["p50"].as_f64().unwrap()
+        } else {
+            v[key].as_f64().unwrap()
+        };
+        assert!((got / want - 1.0).abs() < tol, "{key}: {got} vs {want} in {v}");
+    };
+    let core = |w: &str, size: &str| predict(&["--kind", "core", "--workers", w, "--subscribers", w, "--size", size]);
+    near(&core("1", "128B"), "ops_per_s", 1.20e6, 0.03);
+    near(&core("8", "128B"), "ops_per_s", 2.01e6, 0.03);
+    near(&core("4", "1KiB"), "ops_per_s", 630e3, 0.03);
+    // JetStream rows: publish mode unknown; as async batches they are leader-bound.
+    for w in ["1", "4"] {
+        near(
+            &predict(&["--kind", "js", "--workers", w, "--batch", "500", "--size", "128B"]),
+            "ops_per_s",
+            16e3,
+            0.03,
+        );
+    }
+    near(
+        &predict(&["--kind", "js", "--workers", "4", "--batch", "500", "--size", "1KiB"]),
+        "ops_per_s",
+        13.5e3,
+        0.03,
+    );
+    near(
+        &predict(&["--kind", "ping", "--workers", "1", "--size", "128B"]),
+        "p50",
+        307.0,
+        0.03,
+    );
+    near(
+        &predict(&["--kind", "flood", "--workers", "8", "--size", "128B"]),
+        "p50",
+        454e3,
+        0.03,
+    );
+}

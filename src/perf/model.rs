@@ -206,6 +206,13 @@ pub struct ObjTerms {
 impl ObjTerms {
     const N: usize = 10;
 
+    /// Half-width of a ~90 % error band in log units: the fit's residual spread inflated for the ten
+    /// parameters it spent (the leave-one-out test checks how often measured rows fall inside).
+    pub fn band_log_width(&self) -> f64 {
+        let n = self.rows.max(Self::N + 1) as f64;
+        1.645 * self.rms_log * (n / (n - Self::N as f64)).sqrt()
+    }
+
     fn from_vec(p: &[f64], source: &str) -> ObjTerms {
         let e: Vec<f64> = p.iter().map(|x| x.exp()).collect();
         ObjTerms {
@@ -505,8 +512,17 @@ pub fn fit_obj(rows: &[ObjRow], source: &str) -> ObjTerms {
     t
 }
 
-/// Leave-one-out: predict each row from a fit to all the others. Returns (label, predicted, measured).
-pub fn leave_one_out(rows: &[ObjRow]) -> Vec<(String, f64, f64)> {
+/// One leave-one-out result: the row predicted by a fit to all the others, with that fit's band.
+#[derive(Debug, Clone, Serialize)]
+pub struct LooRow {
+    pub label: String,
+    pub predicted: f64,
+    pub measured: f64,
+    pub band: Band,
+}
+
+/// Leave-one-out: predict each row from a fit to all the others.
+pub fn leave_one_out(rows: &[ObjRow]) -> Vec<LooRow> {
     (0..rows.len())
         .map(|i| {
             let rest: Vec<ObjRow> = rows
@@ -516,7 +532,13 @@ pub fn leave_one_out(rows: &[ObjRow]) -> Vec<(String, f64, f64)> {
                 .map(|(_, r)| r.clone())
                 .collect();
             let t = fit_obj(&rest, "loo");
-            (rows[i].label.clone(), obj_row_rate(&t, &rows[i]), rows[i].put_obj_per_s)
+            let x = obj_row_rate(&t, &rows[i]);
+            LooRow {
+                label: rows[i].label.clone(),
+                predicted: x,
+                measured: rows[i].put_obj_per_s,
+                band: band(x, t.band_log_width()),
+            }
         })
         .collect()
 }
@@ -821,10 +843,7 @@ pub fn predict_shape(terms: &Terms, catalog: &Catalog, sh: &Shape) -> Prediction
     let mut sources: Vec<String> = Vec::new();
     // Width of the error band in log units: the fit's residual spread, inflated for the parameters it used
     // and widened (×2) whenever anything is carried over from other hardware or kinds.
-    let fit_w = {
-        let n = o.rows.max(ObjTerms::N + 1) as f64;
-        1.645 * o.rms_log * (n / (n - ObjTerms::N as f64)).sqrt()
-    };
+    let fit_w = o.band_log_width();
     let mut width = fit_w;
     // Per-byte fsync term scaled from the reference disk to this one.
     let sync_byte = o.sync_byte_s * ref_disk_bw / sh.volume.disk.write_bw_bytes_per_s.max(1.0);
