@@ -25,6 +25,7 @@ fn shape(kind: Kind, servers: u32, r: u8, sync: Sync, size: u64, workers: u32, r
         server: c.server(&c.default_server).unwrap().clone(),
         rate: None,
         batch: 1,
+        nats_version: None,
     }
 }
 
@@ -157,6 +158,13 @@ fn uncalibrated_hardware_is_scaled_and_says_so_with_a_wider_band() {
         "NL-SAS RAID 6 without cache: {}",
         hdd.ops_per_s
     );
+    // Another nats-server version than the calibration's is scaled too.
+    let mut v = shape(Kind::ObjPut, 3, 3, Sync::Always, KIB8, 3, Raid::Raid1, false);
+    v.nats_version = Some("2.15.1".into());
+    let other = run(&v);
+    assert!(other.scaled && w(&other) > w(&cal) && other.notes.iter().any(|n| n.contains("2.15.1")));
+    v.nats_version = Some("2.12.11".into());
+    assert!(!run(&v).scaled);
     // Gets have no calibration at all (seed 000's Get column is derived).
     let get = run(&shape(Kind::ObjGet, 3, 3, Sync::Delayed, KIB8, 3, Raid::Raid1, false));
     assert!(get.scaled && w(&get) > w(&cal));

@@ -70,6 +70,9 @@ pub struct PredictArgs {
     /// `nats bench js pub`).
     #[arg(long, default_value = "1", value_name = "N")]
     pub batch: String,
+    /// nats-server version to predict for (default: as calibrated); another version widens the band.
+    #[arg(long, value_name = "VERSION")]
+    pub nats_version: Option<String>,
     /// Server model from the catalog (cores, memory, NIC).
     #[arg(long, value_name = "MODEL")]
     pub server_model: Option<String>,
@@ -238,6 +241,7 @@ pub fn shape(a: &PredictArgs, catalog: &Catalog) -> Result<Shape, Failure> {
         server,
         rate,
         batch,
+        nats_version: a.nats_version.clone(),
     })
 }
 

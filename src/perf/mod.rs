@@ -294,6 +294,7 @@ pub fn predict_layout(site: &Site, layout: &Layout, catalog: &Catalog, cal: &Cal
                 server: server_model(site, catalog, leader),
                 rate: Some(d.rate),
                 batch: 1,
+                nats_version: None,
             };
             let p = predict_shape(terms, catalog, &shape);
             let headroom = if d.rate > 0.0 {

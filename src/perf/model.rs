@@ -309,6 +309,8 @@ pub struct Terms {
     pub store: StoreTerms,
     /// Object-put rows used for the fit (for leave-one-out and reports).
     pub obj_rows: Vec<ObjRow>,
+    /// nats-server version the object-put rows were measured on.
+    pub obj_nats_version: String,
 }
 
 fn val(f: &CalibrationSet, kind: &str, label: &str, key: &str) -> Option<(f64, String)> {
@@ -379,7 +381,13 @@ impl Terms {
         };
         let core = core_terms(set)?;
         let store = store_terms(set)?;
+        let obj_nats_version = set
+            .rows_of("obj-put")
+            .map(|(f, _)| f.nats_version.clone())
+            .next()
+            .unwrap_or_else(|| "unknown".into());
         Ok(Terms {
+            obj_nats_version,
             fio,
             obj,
             js,
@@ -750,6 +758,10 @@ pub struct Shape {
     /// JetStream publishes in flight per worker before it waits for acks (1 = synchronous; `nats bench js
     /// pub --batch`).
     pub batch: u32,
+    /// The nats-server version to predict for; None = as calibrated. Another version is scaled (wider
+    /// band): seed 000 ran 2.12.11, before the 2.12.14/2.14.4 disk-concurrency fix and 2.15's relaxed
+    /// fsync for replicated streams.
+    pub nats_version: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, PartialEq)]
@@ -1033,6 +1045,22 @@ pub fn predict_shape(terms: &Terms, catalog: &Catalog, sh: &Shape) -> Prediction
             (drain, 1.0, s, delay, "server queue drain")
         }
     };
+    if sh.kind.is_jetstream_write() {
+        // Cores: the leader's CPU per message (see `cpu_cores`) must fit the server.
+        let units = 1.0 + 0.5 * (r as f64 - 1.0);
+        let per_op = msgs_per_op * units * (CPU_S_PER_MSG + CPU_S_PER_BYTE * msg_bytes);
+        ceilings.push((sh.server.cores as f64 / per_op, "leader CPU (server cores)".into()));
+    }
+    if let Some(v) = &sh.nats_version {
+        let calibrated = &terms.obj_nats_version;
+        if v.trim() != calibrated.as_str() && sh.kind != Kind::Core && sh.kind != Kind::Ping && sh.kind != Kind::Flood {
+            scaled = true;
+            width *= 1.5;
+            notes.push(format!(
+                "nats-server {v} has no calibration of its own (object and fsync terms: {calibrated}); known changes since: disk I/O concurrency limit lifted in 2.12.14/2.14.4, replicated streams fsync only the RAFT log under `always` from 2.15"
+            ));
+        }
+    }
     if sh.kind.is_jetstream_write() || sh.kind == Kind::ObjGet {
         if always && !lat_measured {
             scaled = true;
