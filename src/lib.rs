@@ -11,6 +11,7 @@ pub mod cli;
 pub mod commands;
 pub mod error;
 pub mod layout;
+pub mod monitor;
 pub mod perf;
 pub mod plan;
 pub mod report;
