@@ -105,6 +105,12 @@ pub struct BenchSpec {
     pub monitor: Vec<String>,
     /// Leave created streams, buckets and object stores in place.
     pub keep: bool,
+    /// Core subscribers pause this long after each message (nats bench's `--subsleep`): a deliberately
+    /// slow consumer.
+    pub sub_sleep: Option<Duration>,
+    /// Messages the client library buffers per subscription before it drops (default: enough for the run,
+    /// capped at 1 Mi).
+    pub sub_buffer: Option<usize>,
     /// Draw progress bars on stderr (callers pass false when stderr is not a terminal).
     pub progress: bool,
 }

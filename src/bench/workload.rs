@@ -377,7 +377,10 @@ async fn core(env: &Arc<Env>, pubs: usize, subs: usize, flood: bool) -> Result<B
     let mut counters = Vec::new();
     for i in 0..subs {
         // Deep enough that the library does not drop a burst the task is about to read.
-        let cap = (spec.msgs as usize).clamp(1024, 1 << 20);
+        let cap = spec
+            .sub_buffer
+            .unwrap_or((spec.msgs as usize).clamp(1024, 1 << 20))
+            .max(1);
         let c = env
             .conn
             .connect_sub(i, cap, env.slow_events.clone())
@@ -632,6 +635,9 @@ async fn core_sub(
                 last = Instant::now();
             }
             counter.store(count, Ordering::Relaxed);
+            if let Some(d) = env.spec.sub_sleep {
+                tokio::time::sleep(d).await;
+            }
             if count & 4095 == 0 {
                 env.done.fetch_add(4096, Ordering::Relaxed);
             }

@@ -109,6 +109,12 @@ pub struct Common {
     /// Monitoring URLs (http://host:8222, comma separated) to read /varz slow_consumers from.
     #[arg(long, value_delimiter = ',', value_name = "URLS")]
     pub monitor: Vec<String>,
+    /// Core subscribers sleep this long after each message (a deliberately slow consumer).
+    #[arg(long, value_parser = parse_dur, value_name = "DURATION")]
+    pub sub_sleep: Option<Duration>,
+    /// Messages buffered per subscription in the client before it drops them.
+    #[arg(long, value_name = "N")]
+    pub sub_buffer: Option<usize>,
     /// Also write nats bench's CSV to FILE.
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
@@ -204,6 +210,8 @@ pub fn run(g: &Global, a: BenchArgs) -> Result<Outcome, Failure> {
         timeout: common.timeout,
         monitor: common.monitor.clone(),
         keep: common.keep,
+        sub_sleep: common.sub_sleep,
+        sub_buffer: common.sub_buffer,
         progress: !common.no_progress && std::io::stderr().is_terminal(),
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
