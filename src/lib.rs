@@ -16,6 +16,7 @@ pub mod perf;
 pub mod plan;
 pub mod report;
 pub mod site;
+pub mod sitegen;
 pub mod survival;
 pub mod units;
 
