@@ -495,7 +495,14 @@ fn assets_readme(plan: &Plan, layout: &PlannedLayout, kind: &str, names: &[Strin
     for n in names {
         if let Some(a) = layout.assets.iter().find(|a| a.kind == kind && &a.name == n) {
             let place = match (&a.set, &layout.unique_tag) {
-                (Some(set), _) => format!("tag `set:{}` ({})", set.to_lowercase(), a.eligible.join(", ")),
+                (Some(set), _) => {
+                    let members = layout
+                        .replica_sets
+                        .iter()
+                        .find(|(n, _)| n == set)
+                        .map(|(_, m)| m.join(", "));
+                    format!("tag `set:{}` ({})", set.to_lowercase(), members.unwrap_or_default())
+                }
                 (None, Some(u)) => format!("`unique_tag: \"{u}\"` spreads it"),
                 (None, None) => "anywhere (NATS chooses)".into(),
             };
