@@ -864,6 +864,7 @@ pub fn predict_shape(terms: &Terms, catalog: &Catalog, sh: &Shape) -> Prediction
 
     // (ops/s, label) ceilings; the lowest binds.
     let mut ceilings: Vec<(f64, String)> = Vec::new();
+    // Full duplex: the leader's outbound carries (R−1) copies of each payload, its inbound one.
     let nic_bytes = sh.server.nic_bits_per_s / 8.0;
     let group_bw = sh.volume.group_write_bytes_per_s();
     let group_iops = sh.volume.group_write_iops();
@@ -912,7 +913,7 @@ pub fn predict_shape(terms: &Terms, catalog: &Catalog, sh: &Shape) -> Prediction
                 ));
                 if r > 1 {
                     ceilings.push((
-                        nic_bytes / (s * r as f64),
+                        nic_bytes / (s * (r as f64 - 1.0).max(1.0)),
                         "NIC (replication fan-out at the leader)".into(),
                     ));
                 }
@@ -974,7 +975,7 @@ pub fn predict_shape(terms: &Terms, catalog: &Catalog, sh: &Shape) -> Prediction
             ));
             if r > 1 {
                 ceilings.push((
-                    nic_bytes / (s * r as f64),
+                    nic_bytes / (s * (r as f64 - 1.0).max(1.0)),
                     "NIC (replication fan-out at the leader)".into(),
                 ));
             }
