@@ -10,12 +10,13 @@ use super::model::*;
 use super::yaml::{self, clip, Node, Pos, Typed, Val};
 use crate::catalog::Catalog;
 use crate::units::{parse_duration, parse_size, SyncMode, YEAR_S};
+use serde::Serialize;
 use std::collections::HashMap;
 use std::fmt;
 use std::path::Path;
 
-/// One problem in a site file.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One problem in a site file. Serialisable so a command can report problems as JSON too.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SiteError {
     /// Field path such as `racks[1].arrays[0].disk_model`.
     pub path: String,
@@ -28,7 +29,7 @@ pub struct SiteError {
 }
 
 /// Every problem found in one site file, in file order.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize)]
 pub struct SiteErrors {
     pub file: String,
     pub errors: Vec<SiteError>,
