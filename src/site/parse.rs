@@ -774,10 +774,9 @@ impl<'c> Validator<'c> {
                 .find(|(k, _)| matches!(&k.val, Val::Scalar(s) if s.text == key))
                 .map(|(_, v)| v.pos)
         };
-        let shared_arrays = arrays.iter().filter(|a| a.owner.is_none()).count();
         for (key, want, have, what) in [
             ("racks", mt.racks, racks.len(), "racks"),
-            ("arrays", mt.arrays, shared_arrays, "shared arrays"),
+            ("arrays", mt.arrays, arrays.len(), "arrays"),
             ("servers", mt.servers, servers.len(), "servers"),
         ] {
             if want > 0 && have > 0 && want as usize >= have {
