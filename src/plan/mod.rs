@@ -94,10 +94,10 @@ pub struct PlannedAsset {
     pub name: String,
     pub kind: String,
     pub replicas: u8,
-    /// Where it may land (all JetStream servers, or its pinned set).
-    pub eligible: Vec<String>,
     /// Where the emulated meta leader puts it (balanced; NATS breaks ties at random).
     pub expected: Vec<String>,
+    /// The pinned replica set it is placed on; None = any JetStream server (distinct racks when the
+    /// layout has a `unique_tag`).
     pub set: Option<String>,
     pub bytes_per_replica: u64,
 }
@@ -240,7 +240,6 @@ pub fn plan_layout(site: &Site, catalog: &Catalog, layout: Layout) -> PlannedLay
             name: a.name.clone(),
             kind: a.kind.as_str().to_string(),
             replicas: a.replicas,
-            eligible: names(&a.candidates),
             expected: names(&a.expected),
             set: a.set.clone(),
             bytes_per_replica: a.bytes_per_replica.ceil() as u64,

@@ -226,6 +226,11 @@ pub fn detail_text(l: &PlannedLayout, width: u16) -> String {
             fmt_bytes(c.left_for_others_bytes as f64)
         ));
     }
+    let anywhere = if l.unique_tag.is_some() {
+        "any, distinct racks"
+    } else {
+        "any JetStream server"
+    };
     let shown: Vec<_> = l.assets.iter().filter(|a| a.kind != "consumer").collect();
     if !shown.is_empty() {
         let mut t = table(
@@ -241,8 +246,7 @@ pub fn detail_text(l: &PlannedLayout, width: u16) -> String {
                 a.expected.join(", "),
                 match &a.set {
                     Some(set) => format!("set:{set}"),
-                    None if a.eligible.len() == l.servers.len() => "any JetStream server".into(),
-                    None => a.eligible.join(", "),
+                    None => anywhere.into(),
                 },
             ]);
         }
