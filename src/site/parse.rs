@@ -52,12 +52,12 @@ impl fmt::Display for SiteErrors {
                 (Some(l), None) => format!("{}:{l}", self.file),
                 _ => self.file.clone(),
             };
-            write!(
-                f,
-                "  {place}: {}: {}",
-                if e.path.is_empty() { "(top)" } else { &e.path },
-                e.message
-            )?;
+            // Problems of the file as a whole (unreadable, YAML syntax) have no field path.
+            if e.path.is_empty() {
+                write!(f, "  {place}: {}", e.message)?;
+            } else {
+                write!(f, "  {place}: {}: {}", e.path, e.message)?;
+            }
             if let Some(fix) = &e.fix {
                 write!(f, "\n      fix: {fix}")?;
             }
