@@ -107,6 +107,13 @@ fn every_asset_gets_a_prediction_and_headroom_is_the_worst() {
         p2.headroom
     );
     assert_eq!(p2.headroom_limited_by, "blobs");
+    assert!(
+        p.cannot_carry().is_none() && p.at_risk().is_none(),
+        "{:?}",
+        p.cannot_carry()
+    );
+    let why = p2.cannot_carry().expect("400 puts/s cannot be carried");
+    assert!(why.contains("blobs") && why.contains("400"), "{why}");
 }
 
 #[test]

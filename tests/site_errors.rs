@@ -839,3 +839,18 @@ fn duplicate_server_objects_point_at_the_name() {
         "compared without case",
     );
 }
+
+#[test]
+fn a_syntax_error_is_shown_without_a_field_path() {
+    let t = with_line(5, "\tservers: [a1, a2]");
+    let shown = parse(&t).unwrap_err().to_string();
+    // The parser's own wording may change between saphyr versions; the shape may not.
+    assert!(
+        shown.starts_with("site.yaml has 1 problem:\n  site.yaml:5:1: YAML syntax: "),
+        "{shown}"
+    );
+    assert!(
+        shown.ends_with("\n      fix: YAML does not allow tabs for indentation; indent with spaces\n"),
+        "{shown}"
+    );
+}

@@ -500,9 +500,8 @@ fn assets_readme(plan: &Plan, layout: &PlannedLayout, kind: &str, names: &[Strin
                         .replica_sets
                         .iter()
                         .find(|(n, _)| n == set)
-                        .map(|(_, v)| v.join(", "))
-                        .unwrap_or_default();
-                    format!("tag `set:{}` ({members})", set.to_lowercase())
+                        .map(|(_, m)| m.join(", "));
+                    format!("tag `set:{}` ({})", set.to_lowercase(), members.unwrap_or_default())
                 }
                 (None, Some(u)) => format!("`unique_tag: \"{u}\"` spreads it"),
                 (None, None) => "anywhere (NATS chooses)".into(),

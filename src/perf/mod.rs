@@ -123,6 +123,42 @@ pub struct Predicted {
     pub notes: Vec<String>,
 }
 
+impl Predicted {
+    /// Why the layout cannot carry the workload: some asset's required rate is above even the high end of
+    /// its predicted band, or a volume group's disks cannot absorb the writes. None when it can.
+    pub fn cannot_carry(&self) -> Option<String> {
+        for a in &self.streams {
+            if a.required_per_s > a.band.high {
+                return Some(format!(
+                    "{} needs {:.0}/s but is predicted to carry {:.0}/s ({:.0}–{:.0}), bound by {}",
+                    a.name, a.required_per_s, a.ops_per_s, a.band.low, a.band.high, a.bottleneck
+                ));
+            }
+        }
+        if self.headroom < 1.0 && self.headroom_limited_by.starts_with("volume group") {
+            return Some(format!(
+                "{} is loaded to {:.0} % of its write bandwidth",
+                self.headroom_limited_by,
+                100.0 / self.headroom
+            ));
+        }
+        None
+    }
+
+    /// Carried only if the prediction errs high: the required rate is inside the band, above its middle.
+    pub fn at_risk(&self) -> Option<String> {
+        self.streams
+            .iter()
+            .find(|a| a.required_per_s > a.ops_per_s && a.required_per_s <= a.band.high)
+            .map(|a| {
+                format!(
+                    "{} needs {:.0}/s, above the predicted {:.0}/s but inside its band ({:.0}–{:.0})",
+                    a.name, a.required_per_s, a.ops_per_s, a.band.low, a.band.high
+                )
+            })
+    }
+}
+
 /// Clients assumed for an asset's capacity: enough that the USL limit (the leader) binds.
 const CAPACITY_WORKERS: u32 = 1024;
 /// Recent data consumers are assumed to re-read from the page cache (seconds of writes kept hot).

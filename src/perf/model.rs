@@ -864,6 +864,7 @@ pub fn predict_shape(terms: &Terms, catalog: &Catalog, sh: &Shape) -> Prediction
 
     // (ops/s, label) ceilings; the lowest binds.
     let mut ceilings: Vec<(f64, String)> = Vec::new();
+    // Full duplex: the leader's outbound carries (R−1) copies of each payload, its inbound one.
     let nic_bytes = sh.server.nic_bits_per_s / 8.0;
     let group_bw = sh.volume.group_write_bytes_per_s();
     let group_iops = sh.volume.group_write_iops();
@@ -912,7 +913,7 @@ pub fn predict_shape(terms: &Terms, catalog: &Catalog, sh: &Shape) -> Prediction
                 ));
                 if r > 1 {
                     ceilings.push((
-                        nic_bytes / (s * r as f64),
+                        nic_bytes / (s * (r as f64 - 1.0).max(1.0)),
                         "NIC (replication fan-out at the leader)".into(),
                     ));
                 }
@@ -974,7 +975,7 @@ pub fn predict_shape(terms: &Terms, catalog: &Catalog, sh: &Shape) -> Prediction
             ));
             if r > 1 {
                 ceilings.push((
-                    nic_bytes / (s * r as f64),
+                    nic_bytes / (s * (r as f64 - 1.0).max(1.0)),
                     "NIC (replication fan-out at the leader)".into(),
                 ));
             }
@@ -1116,5 +1117,77 @@ pub fn predict_shape(terms: &Terms, catalog: &Catalog, sh: &Shape) -> Prediction
         source: sources.join("; "),
         scaled,
         notes,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::perf::Calibration;
+
+    fn vol(raid: Raid, cache: bool) -> VolumeSpec {
+        let mut v = VolumeSpec::seed000(&Catalog::builtin(), raid, 3);
+        v.write_cache = cache;
+        v
+    }
+
+    #[test]
+    fn seed000_volumes_get_their_fio_latencies_and_the_cache_evens_them_out() {
+        let t = Calibration::builtin().terms;
+        let ref_us = Catalog::builtin().disk(REF_DISK).unwrap().write_latency_us;
+        let (l0, c0) = volume_write_latency_s(&t, &vol(Raid::Raid0, false), ref_us);
+        let (l1, c1) = volume_write_latency_s(&t, &vol(Raid::Raid1, false), ref_us);
+        assert!((l0 - 0.16e-3).abs() < 1e-9 && (l1 - 0.30e-3).abs() < 1e-9, "{l0} {l1}");
+        assert!(c0 && c1);
+        let (w0, k0) = volume_write_latency_s(&t, &vol(Raid::Raid0, true), ref_us);
+        let (w1, _) = volume_write_latency_s(&t, &vol(Raid::Raid1, true), ref_us);
+        assert_eq!(w0, w1);
+        assert!(!k0, "write cache on was never measured");
+        let mut hdd = vol(Raid::Raid6, false);
+        hdd.disk = Catalog::builtin().disk("nl-sas-8t").unwrap().clone();
+        assert!(volume_write_latency_s(&t, &hdd, ref_us).0 > 10e-3);
+    }
+
+    #[test]
+    fn raid_penalties_and_array_caps_shape_group_bandwidth() {
+        let r0 = vol(Raid::Raid0, false);
+        let r1 = vol(Raid::Raid1, false);
+        assert_eq!(r0.group_write_bytes_per_s(), 2.0 * r0.disk.write_bw_bytes_per_s);
+        assert_eq!(r1.group_write_bytes_per_s(), r1.disk.write_bw_bytes_per_s);
+        let mut big = vol(Raid::Raid0, false);
+        big.disks = 24;
+        assert_eq!(big.group_write_bytes_per_s(), big.array.write_bw_bytes_per_s);
+        let mut r6 = vol(Raid::Raid6, false);
+        r6.disks = 8;
+        assert_eq!(r6.write_penalty(), 6.0);
+        let mut r6c = r6.clone();
+        r6c.write_cache = true;
+        assert!(r6c.group_write_bytes_per_s() > r6.group_write_bytes_per_s());
+    }
+
+    #[test]
+    fn core_terms_reproduce_the_rows_they_come_from() {
+        let c = Calibration::builtin().terms.core;
+        let agg = |m: f64, s: f64| (1.0 + m) / (c.per_msg_s + c.per_sub_s * m + c.per_byte_s * s * (1.0 + m));
+        assert!((agg(1.0, 128.0) / 1.2e6 - 1.0).abs() < 1e-6);
+        assert!((agg(8.0, 128.0) / 2.01e6 - 1.0).abs() < 1e-6);
+        assert!((agg(4.0, 1024.0) / 630e3 - 1.0).abs() < 1e-6);
+        assert_eq!(c.client_max_per_s, 7_671_570.0);
+    }
+
+    #[test]
+    fn solve3_solves() {
+        let x = solve3([[2.0, 1.0, 0.0], [1.0, 3.0, 1.0], [0.0, 1.0, 4.0]], [3.0, 5.0, 5.0]).unwrap();
+        for (a, b) in x.iter().zip([1.0, 1.0, 1.0]) {
+            assert!((a - b).abs() < 1e-12);
+        }
+        assert!(solve3([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [0.0, 0.0, 1.0]], [1.0, 2.0, 3.0]).is_none());
+    }
+
+    #[test]
+    fn write_amplification_comes_from_the_dstat_observations() {
+        let a = Calibration::builtin().terms.store.write_amplification;
+        // 170 MiB/s over ~68.9 MiB/s of R1 payload, 450 MiB/s over 3 x 56.22 MiB/s: about 2.5.
+        assert!((2.3..2.8).contains(&a), "{a}");
     }
 }

@@ -10,12 +10,13 @@ use super::model::*;
 use super::yaml::{self, clip, Node, Pos, Typed, Val};
 use crate::catalog::Catalog;
 use crate::units::{parse_duration, parse_size, SyncMode, YEAR_S};
+use serde::Serialize;
 use std::collections::HashMap;
 use std::fmt;
 use std::path::Path;
 
-/// One problem in a site file.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One problem in a site file. Serialisable so a command can report problems as JSON too.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SiteError {
     /// Field path such as `racks[1].arrays[0].disk_model`.
     pub path: String,
@@ -28,7 +29,7 @@ pub struct SiteError {
 }
 
 /// Every problem found in one site file, in file order.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize)]
 pub struct SiteErrors {
     pub file: String,
     pub errors: Vec<SiteError>,
@@ -51,12 +52,12 @@ impl fmt::Display for SiteErrors {
                 (Some(l), None) => format!("{}:{l}", self.file),
                 _ => self.file.clone(),
             };
-            write!(
-                f,
-                "  {place}: {}: {}",
-                if e.path.is_empty() { "(top)" } else { &e.path },
-                e.message
-            )?;
+            // Problems of the file as a whole (unreadable, YAML syntax) have no field path.
+            if e.path.is_empty() {
+                write!(f, "  {place}: {}", e.message)?;
+            } else {
+                write!(f, "  {place}: {}: {}", e.path, e.message)?;
+            }
             if let Some(fix) = &e.fix {
                 write!(f, "\n      fix: {fix}")?;
             }
@@ -773,10 +774,9 @@ impl<'c> Validator<'c> {
                 .find(|(k, _)| matches!(&k.val, Val::Scalar(s) if s.text == key))
                 .map(|(_, v)| v.pos)
         };
-        let shared_arrays = arrays.iter().filter(|a| a.owner.is_none()).count();
         for (key, want, have, what) in [
             ("racks", mt.racks, racks.len(), "racks"),
-            ("arrays", mt.arrays, shared_arrays, "shared arrays"),
+            ("arrays", mt.arrays, arrays.len(), "arrays"),
             ("servers", mt.servers, servers.len(), "servers"),
         ] {
             if want > 0 && have > 0 && want as usize >= have {
