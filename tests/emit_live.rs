@@ -64,7 +64,12 @@ fn placements(c: &TestCluster, want: &BTreeMap<String, u64>) -> BTreeMap<String,
 
 async fn connect(c: &TestCluster) -> async_nats::Client {
     let addrs: Vec<async_nats::ServerAddr> = c.client_urls().iter().map(|u| u.parse().unwrap()).collect();
-    async_nats::connect(addrs).await.unwrap()
+    // Clustered creates answer once the group has a leader; allow for a split vote on a busy machine.
+    async_nats::ConnectOptions::new()
+        .request_timeout(Some(Duration::from_secs(30)))
+        .connect(addrs)
+        .await
+        .unwrap()
 }
 
 fn tags_by_server(c: &TestCluster) -> BTreeMap<String, Vec<String>> {

@@ -234,7 +234,11 @@ fn up_runs_a_planned_layout_with_its_tags() {
         .build()
         .unwrap();
     let created: serde_json::Value = rt.block_on(async {
-        let nc = async_nats::connect(url).await.unwrap();
+        let nc = async_nats::ConnectOptions::new()
+            .request_timeout(Some(std::time::Duration::from_secs(30)))
+            .connect(url)
+            .await
+            .unwrap();
         let cfg = serde_json::json!({"name": "app", "subjects": ["app.>"], "num_replicas": 3, "storage": "file"});
         let r = nc
             .request("$JS.API.STREAM.CREATE.app", cfg.to_string().into())

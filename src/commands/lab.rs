@@ -247,8 +247,11 @@ fn create_streams(urls: &[String], defs: &[(String, Value)]) -> Vec<CreatedStrea
     };
     rt.block_on(async {
         let addrs: Result<Vec<async_nats::ServerAddr>, _> = urls.iter().map(|u| u.parse()).collect();
+        // A clustered create is answered once the new group has elected its leader; on a busy machine a
+        // split vote costs an election timeout (4-9 s), so allow more than the client's default 10 s.
+        let opts = async_nats::ConnectOptions::new().request_timeout(Some(Duration::from_secs(30)));
         let nc = match addrs {
-            Ok(a) => async_nats::connect(a).await,
+            Ok(a) => opts.connect(a).await,
             Err(e) => return all_failed(defs, &format!("bad lab URL: {e}")),
         };
         let nc = match nc {
