@@ -372,11 +372,17 @@ impl Lab {
         for i in 0..n {
             let text = self.render_conf(i);
             let info = &self.nodes[i];
+            if info.store_dir.is_dir() {
+                std::fs::remove_dir_all(&info.store_dir)
+                    .with_context(|| format!("cannot empty {}", info.store_dir.display()))
+                    .map_err(StartError::Other)?;
+            }
             std::fs::create_dir_all(&info.store_dir)
                 .and_then(|_| std::fs::write(&info.conf, text))
                 .with_context(|| format!("cannot write {}", info.conf.display()))
                 .map_err(StartError::Other)?;
-            // A fresh log per start, so a bind error from an earlier attempt is not read again.
+            // A fresh log per start, so a bind error from an earlier attempt is not read again, and an
+            // empty store, so no meta state from an earlier attempt or lab is replayed.
             let _ = std::fs::remove_file(&info.log);
         }
         let t0 = Instant::now();
