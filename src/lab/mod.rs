@@ -329,6 +329,18 @@ impl Lab {
             .canonicalize()
             .with_context(|| format!("cannot resolve lab dir {}", spec.dir.display()))?;
         let spec = LabSpec { dir, ..spec };
+        // Each server's folder is the lab's to overwrite and, on `lab down`, to delete: never take over one
+        // that already holds something.
+        for node in &spec.nodes {
+            let folder = spec.dir.join(&node.name);
+            if std::fs::read_dir(&folder).is_ok_and(|mut it| it.next().is_some()) {
+                bail!(
+                    "{} already exists and is not empty; the lab would overwrite it (use another --dir, or                      `natsplan lab down --dir {}` if an earlier lab left it)",
+                    folder.display(),
+                    spec.dir.display()
+                );
+            }
+        }
         let mut last_err = None;
         for attempt in 0..BIND_ATTEMPTS {
             let mut lab = Lab {
