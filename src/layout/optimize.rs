@@ -192,8 +192,8 @@ fn solve(inp: &Inputs, d: u32, t: u32, store: f64) -> Option<Choice> {
         let need_servers = (inp.need_bytes / store).ceil();
         model = model.with(constraint!(total.clone() >= need_servers));
         if t >= 1 {
-            for i in 0..k {
-                model = model.with(constraint!(total.clone() - n[i] >= need_servers));
+            for &ni in &n {
+                model = model.with(constraint!(total.clone() - ni >= need_servers));
             }
         }
     } else if inp.need_bytes > 0.0 {
