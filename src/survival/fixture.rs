@@ -327,3 +327,17 @@ pub fn large(
     let layout = b.build();
     (site, layout)
 }
+
+/// Add a stream of `msgs_per_s` 1 KiB messages kept a day to the site's workload (for rate-based figures).
+pub fn add_stream(site: &mut Site, name: &str, msgs_per_s: f64) {
+    site.workload.streams.push(crate::site::StreamSpec {
+        name: name.into(),
+        msgs_per_s,
+        msg_size_bytes: 1024,
+        subject_bytes: 32,
+        retention_s: 86_400.0,
+        replicas: None,
+        consumers: 0,
+        max_bytes: None,
+    });
+}

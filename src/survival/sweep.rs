@@ -87,16 +87,18 @@ enum Effect {
     Disk(Option<usize>),
 }
 
-struct Prepared<'m, 'a> {
+pub(crate) struct Prepared<'m, 'a> {
     model: &'m Model<'a>,
     classes: Vec<Class>,
+    /// Per asset: its class (class 0 is the meta group).
+    pub(crate) asset_class: Vec<usize>,
     effects: Vec<Effect>,
     rack_of: Vec<usize>,
     sync_always: bool,
 }
 
 impl<'m, 'a> Prepared<'m, 'a> {
-    fn new(model: &'m Model<'a>, domains: &[Domain]) -> Prepared<'m, 'a> {
+    pub(crate) fn new(model: &'m Model<'a>, domains: &[Domain]) -> Prepared<'m, 'a> {
         let site = model.site;
         let layout = model.layout;
         let n = site.servers.len();
@@ -112,18 +114,22 @@ impl<'m, 'a> Prepared<'m, 'a> {
             r: layout.servers.len() as u32,
             unique_rack: false,
         }];
-        let mut seen: HashMap<(Vec<ServerIdx>, u8, bool), ()> = HashMap::new();
+        let mut seen: HashMap<(Vec<ServerIdx>, u8, bool), usize> = HashMap::new();
+        let mut asset_class = Vec::with_capacity(layout.assets.len());
         for (i, a) in layout.assets.iter().enumerate() {
             let (c, u) = model.placement(i);
             let mut key = c.to_vec();
             key.sort_unstable();
-            if seen.insert((key, a.replicas, u), ()).is_none() {
+            let next = classes.len();
+            let k = *seen.entry((key, a.replicas, u)).or_insert(next);
+            if k == next {
                 classes.push(Class {
                     member: member_of(c),
                     r: a.replicas as u32,
                     unique_rack: u,
                 });
             }
+            asset_class.push(k);
         }
         let effects = domains
             .iter()
@@ -147,14 +153,21 @@ impl<'m, 'a> Prepared<'m, 'a> {
         Prepared {
             model,
             classes,
+            asset_class,
             effects,
             rack_of: site.servers.iter().map(|s| s.rack).collect(),
             sync_always: site.nats.sync == SyncMode::Always,
         }
     }
 
-    /// The signature of a combination (see the module doc); `hit` is scratch space.
-    fn signature(
+    /// Number of placement classes (class 0 is the meta group).
+    pub(crate) fn class_count(&self) -> usize {
+        self.classes.len()
+    }
+
+    /// The signature of a combination (see the module doc): per class, its status and its acked-loss flag;
+    /// `hit` and `disks` are scratch space.
+    pub(crate) fn signature(
         &self,
         combo: &[usize],
         hit: &mut Vec<(ServerIdx, ServerEffect)>,
