@@ -261,7 +261,20 @@ impl<'a> LayoutBuilder<'a> {
         set: Option<String>,
         parent: Option<String>,
     ) {
-        let expected = candidates.iter().copied().take(replicas as usize).collect();
+        // Like the emulated meta leader: the first eligible servers, on distinct racks when required.
+        let mut expected: Vec<ServerIdx> = Vec::new();
+        for &c in &candidates {
+            if expected.len() == replicas as usize {
+                break;
+            }
+            if !unique_rack
+                || expected
+                    .iter()
+                    .all(|&e| self.site.servers[e].rack != self.site.servers[c].rack)
+            {
+                expected.push(c);
+            }
+        }
         self.layout.assets.push(Asset {
             name: name.into(),
             kind,

@@ -24,4 +24,6 @@ pub use whatif::{
     report_scenarios, report_sweep, scenario_report, ScenarioReport, StreamLine, SweepSummary, WhatifReport,
 };
 
-pub use yearly::{exact, monte_carlo, rate_per_year, yearly, Ci95, Component, Reliability, Yearly, YearlyAsset};
+pub use yearly::{
+    chain_states, exact, monte_carlo, rate_per_year, yearly, Ci95, Component, Reliability, Yearly, YearlyAsset,
+};

@@ -671,3 +671,14 @@ proptest! {
             "acked exact {} vs mc {}", ex.acked_msgs_lost_per_year, mc.acked_msgs_lost_per_year);
     }
 }
+
+#[test]
+fn chain_size_and_design_fallback() {
+    assert_eq!(chain_states(4, 2), 1 + 4 + 6);
+    assert_eq!(chain_states(3, 5), 8);
+    // A large site is beyond the exact chain: design gets a Monte Carlo estimate.
+    let (s, l) = fixture::large(12, 4, 2, 12, 10);
+    let y = yearly(&s, &l, &crate::catalog::Catalog::builtin());
+    assert_eq!(y.method, "monte_carlo");
+    assert_eq!(y.assets.len(), l.assets.len());
+}

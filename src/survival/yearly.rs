@@ -114,6 +114,8 @@ pub struct Reliability<'m, 'a> {
     /// Outcome of the empty state and of each single component (the common cases).
     empty: Vec<u8>,
     single: Vec<Vec<u8>>,
+    /// The same with flags: id 0 is the empty state, id 1 + c the single component c.
+    base: Vec<SigInfo>,
 }
 
 /// A failure rate per year: the site's override, else the catalog's.
@@ -298,7 +300,7 @@ impl<'m, 'a> Reliability<'m, 'a> {
             );
         }
         let domains: Vec<Domain> = comps.iter().map(|c| c.domain.clone()).collect();
-        let prep = Prepared::new(model, &domains);
+        let prep = Prepared::new(model, &domains, true);
         let nclass = prep.class_count();
         let asset_msgs_per_s: Vec<f64> = layout
             .assets
@@ -330,8 +332,12 @@ impl<'m, 'a> Reliability<'m, 'a> {
         let mut hit = Vec::new();
         let mut disks = Vec::new();
         let empty = prep.signature(&[], &mut hit, &mut disks);
-        let single = (0..comps.len())
+        let single: Vec<Vec<u8>> = (0..comps.len())
             .map(|c| prep.signature(&[c], &mut hit, &mut disks))
+            .collect();
+        let base = std::iter::once(&empty)
+            .chain(single.iter())
+            .map(|s| SigInfo::new(s.clone()))
             .collect();
         Reliability {
             components: comps,
@@ -344,6 +350,7 @@ impl<'m, 'a> Reliability<'m, 'a> {
             planned_stall_s,
             empty,
             single,
+            base,
         }
     }
 
@@ -431,7 +438,9 @@ impl<'m, 'a> Reliability<'m, 'a> {
 
     fn assumptions(&self) -> Vec<String> {
         vec![
-            "statuses on the worst eligible placement NATS could produce".into(),
+            "each asset on the servers the emulated placement gives it (a placement stays put over years); \
+             `whatif` and `tolerates` use the worst eligible placement instead"
+                .into(),
             "components fail independently at catalog rates (site overrides win); repairs exponential with the \
              catalog's mean times"
                 .into(),
@@ -672,6 +681,59 @@ fn exp_sample(rng: &mut ChaCha8Rng, mean: f64) -> f64 {
     -mean * (1.0 - u).ln()
 }
 
+/// An outcome signature with flags that let the simulation skip per-class work in the common cases.
+#[derive(Debug, Clone)]
+struct SigInfo {
+    sig: Vec<u8>,
+    any_unav: bool,
+    any_dl: bool,
+    any_risk: bool,
+}
+
+impl SigInfo {
+    fn new(sig: Vec<u8>) -> SigInfo {
+        SigInfo {
+            any_unav: sig.chunks(2).any(|c| c[0] >= UNAV),
+            any_dl: sig.chunks(2).any(|c| c[0] == DL),
+            any_risk: sig.chunks(2).any(|c| c[1] != 0),
+            sig,
+        }
+    }
+}
+
+fn info<'x>(base: &'x [SigInfo], extra: &'x [SigInfo], id: u32) -> &'x SigInfo {
+    let id = id as usize;
+    if id < base.len() {
+        &base[id]
+    } else {
+        &extra[id - base.len()]
+    }
+}
+
+/// The interned outcome id of a sorted set of failed components.
+fn intern(
+    rel: &Reliability,
+    extra: &mut Vec<SigInfo>,
+    cache: &mut HashMap<Vec<usize>, u32>,
+    set: &[usize],
+    hit: &mut Vec<(ServerIdx, super::evaluate::ServerEffect)>,
+    disks: &mut Vec<(usize, u32)>,
+) -> u32 {
+    match set.len() {
+        0 => 0,
+        1 => 1 + set[0] as u32,
+        _ => {
+            if let Some(&id) = cache.get(set) {
+                return id;
+            }
+            let id = (rel.base.len() + extra.len()) as u32;
+            extra.push(SigInfo::new(rel.prep.signature(set, hit, disks)));
+            cache.insert(set.to_vec(), id);
+            id
+        }
+    }
+}
+
 /// Trials per work unit: fixed, so results do not depend on the number of threads.
 const CHUNK: u64 = 256;
 
@@ -700,14 +762,19 @@ pub fn monte_carlo(rel: &Reliability, trials: u64, years_per_trial: u64, seed: u
         .into_par_iter()
         .map(|ch| {
             let mut tally = Tally::new(nc);
-            let mut cache: HashMap<Vec<usize>, Vec<u8>> = HashMap::new();
+            // Outcomes interned: ids below `base.len()` are the empty state and single components; others
+            // are this chunk's multi-failure states.
+            let mut extra: Vec<SigInfo> = Vec::new();
+            let mut cache: HashMap<Vec<usize>, u32> = HashMap::new();
             let mut hit = Vec::new();
             let mut disks = Vec::new();
             let mut active: Vec<(usize, f64)> = Vec::new();
             let mut ids: Vec<usize> = Vec::new();
+            let mut newly: Vec<usize> = Vec::new();
             let mut un = vec![0.0; nc];
             let mut dl = vec![0.0; nc];
             let mut rk = vec![0.0; nc];
+            let mut last_dl_year = vec![u64::MAX; nc];
             for trial in ch * CHUNK..((ch + 1) * CHUNK).min(years) {
                 let mut rng = ChaCha8Rng::seed_from_u64(seed);
                 rng.set_stream(trial);
@@ -715,10 +782,10 @@ pub fn monte_carlo(rel: &Reliability, trials: u64, years_per_trial: u64, seed: u
                 un.iter_mut().for_each(|x| *x = 0.0);
                 dl.iter_mut().for_each(|x| *x = 0.0);
                 rk.iter_mut().for_each(|x| *x = 0.0);
-                let mut last_dl_year = vec![u64::MAX; nc];
+                last_dl_year.iter_mut().for_each(|x| *x = u64::MAX);
                 let mut last_any_year = u64::MAX;
                 let mut t = 0.0;
-                let mut cur = rel.empty.clone();
+                let mut cur: u32 = 0;
                 let mut next_fail = if total_rate > 0.0 {
                     exp_sample(&mut rng, 1.0 / total_rate)
                 } else {
@@ -732,9 +799,10 @@ pub fn monte_carlo(rel: &Reliability, trials: u64, years_per_trial: u64, seed: u
                         .fold((usize::MAX, f64::INFINITY), |b, x| if x.1 < b.1 { x } else { b });
                     let next = next_fail.min(next_rep);
                     let end = next.min(horizon);
-                    if !active.is_empty() {
+                    let ci = info(&rel.base, &extra, cur);
+                    if ci.any_unav {
                         for k in 0..nc {
-                            if cur[2 * k] >= UNAV {
+                            if ci.sig[2 * k] >= UNAV {
                                 un[k] += end - t;
                             }
                         }
@@ -753,7 +821,8 @@ pub fn monte_carlo(rel: &Reliability, trials: u64, years_per_trial: u64, seed: u
                         if active.iter().any(|a| a.0 == c) {
                             continue; // already failed: no transition (the chain's rate is zero there)
                         }
-                        let mut newly = vec![c];
+                        newly.clear();
+                        newly.push(c);
                         for &tr in &rel.components[c].triggers {
                             if !active.iter().any(|a| a.0 == tr) && rng.random::<f64>() < rel.p_not_return {
                                 newly.push(tr);
@@ -763,19 +832,13 @@ pub fn monte_carlo(rel: &Reliability, trials: u64, years_per_trial: u64, seed: u
                             continue;
                         }
                         newly.sort_unstable();
-                        let ev = match newly.len() {
-                            1 => &rel.single[newly[0]],
-                            _ => {
-                                if !cache.contains_key(&newly) {
-                                    let s = rel.outcome(&newly, &mut hit, &mut disks);
-                                    cache.insert(newly.clone(), s);
+                        let ev = intern(rel, &mut extra, &mut cache, &newly, &mut hit, &mut disks);
+                        let ei = info(&rel.base, &extra, ev);
+                        if ei.any_risk {
+                            for k in 0..nc {
+                                if st(&ei.sig, k).1 {
+                                    rk[k] += 1.0;
                                 }
-                                &cache[&newly]
-                            }
-                        };
-                        for k in 0..nc {
-                            if st(ev, k).1 {
-                                rk[k] += 1.0;
                             }
                         }
                         for &x in &newly {
@@ -786,34 +849,25 @@ pub fn monte_carlo(rel: &Reliability, trials: u64, years_per_trial: u64, seed: u
                     ids.clear();
                     ids.extend(active.iter().map(|a| a.0));
                     ids.sort_unstable();
-                    let next_sig = match ids.len() {
-                        0 => rel.empty.clone(),
-                        1 => rel.single[ids[0]].clone(),
-                        _ => match cache.get(&ids) {
-                            Some(s) => s.clone(),
-                            None => {
-                                let s = rel.outcome(&ids, &mut hit, &mut disks);
-                                cache.insert(ids.clone(), s.clone());
-                                s
-                            }
-                        },
-                    };
-                    let year = (t / YEAR_S) as u64;
-                    for k in 0..nc {
-                        let (a, b) = (st(&cur, k), st(&next_sig, k));
-                        if a.0 < DL && b.0 == DL {
-                            dl[k] += 1.0;
-                            if last_dl_year[k] != year {
-                                last_dl_year[k] = year;
-                                tally.dl_years[k] += 1;
+                    let next_id = intern(rel, &mut extra, &mut cache, &ids, &mut hit, &mut disks);
+                    let (a, b) = (info(&rel.base, &extra, cur), info(&rel.base, &extra, next_id));
+                    if b.any_dl {
+                        let year = (t / YEAR_S) as u64;
+                        for k in 0..nc {
+                            if st(&a.sig, k).0 < DL && st(&b.sig, k).0 == DL {
+                                dl[k] += 1.0;
+                                if last_dl_year[k] != year {
+                                    last_dl_year[k] = year;
+                                    tally.dl_years[k] += 1;
+                                }
                             }
                         }
+                        if !a.any_dl && last_any_year != year {
+                            last_any_year = year;
+                            tally.any_dl_years += 1;
+                        }
                     }
-                    if !any_dl(&cur) && any_dl(&next_sig) && last_any_year != year {
-                        last_any_year = year;
-                        tally.any_dl_years += 1;
-                    }
-                    cur = next_sig;
+                    cur = next_id;
                 }
                 // Per-year figures of this trial.
                 let pf = per as f64;
@@ -904,10 +958,21 @@ pub fn monte_carlo(rel: &Reliability, trials: u64, years_per_trial: u64, seed: u
     y
 }
 
-/// The yearly figures `design` shows: exact when the chain is small enough (at most 3 concurrent failures,
-/// 200,000 states), else a 4,000-year Monte Carlo with seed 1.
+/// States of the chain truncated at `cap` concurrent failures of `n` components (an upper bound: power
+/// events may add several at once, but never more than `cap`).
+pub fn chain_states(n: usize, cap: usize) -> u64 {
+    1 + super::sweep::combinations(n, cap)
+}
+
+/// The yearly figures `design` shows: exact when the chain is small enough (at most 3, else 2, concurrent
+/// failures within 60,000 states), else a 4,000-year Monte Carlo with seed 1.
 pub fn yearly(site: &Site, layout: &crate::layout::Layout, catalog: &Catalog) -> Yearly {
     let model = Model::new(site, layout);
     let rel = Reliability::new(&model, catalog);
-    exact(&rel, 3, 200_000).unwrap_or_else(|| monte_carlo(&rel, 4_000, 1, 1, None))
+    let n = rel.components.len();
+    [3, 2]
+        .into_iter()
+        .filter(|&cap| n <= 128 && chain_states(n, cap) <= 60_000)
+        .find_map(|cap| exact(&rel, cap, 60_000))
+        .unwrap_or_else(|| monte_carlo(&rel, 4_000, 1, 1, None))
 }
