@@ -44,7 +44,7 @@ pub enum Command {
     /// Seeded Monte Carlo of failures and repairs over years.
     Simulate(crate::commands::simulate::SimulateArgs),
     /// One-off performance prediction for a cluster shape.
-    Predict(crate::commands::predict::PredictArgs),
+    Predict(Box<crate::commands::predict::PredictArgs>),
     /// Write nats-server.conf per server and stream/KV/object-store definitions for a layout.
     Emit(crate::commands::emit::EmitArgs),
     /// Run a plan's cluster locally with real nats-server processes on loopback.

@@ -11,10 +11,12 @@ pub mod cli;
 pub mod commands;
 pub mod error;
 pub mod layout;
+pub mod monitor;
 pub mod perf;
 pub mod plan;
 pub mod report;
 pub mod site;
+pub mod sitegen;
 pub mod survival;
 pub mod units;
 

@@ -1,1 +1,127 @@
-//! See DESIGN.md: module `bench`.
+//! `natsplan bench`: one benchmark run against a live cluster, `nats bench`-style, on async-nats.
+//!
+//! Layout: `conn` resolves how to connect (flags, `NATS_URL`, nats CLI contexts); `workload` runs the
+//! work (core pub/sub, flood, ping, JetStream publish, KV put, object put/get) and returns a `result::
+//! BenchResult`; `export` turns a result into text, JSON or CSV bytes. Every task records latency in its
+//! own hdrhistogram; they are merged at the end (no shared lock on the hot path). Everything a run
+//! creates on the server is named `natsplan-*` and deleted afterwards unless `keep` is set.
+
+pub mod conn;
+pub mod export;
+pub mod result;
+mod varz;
+mod workload;
+
+use std::time::Duration;
+
+pub use conn::{ConnArgs, ConnSpec};
+pub use result::BenchResult;
+pub use workload::run;
+
+/// JetStream storage for streams, KV buckets and object stores the run creates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+pub enum Storage {
+    File,
+    Memory,
+}
+
+/// How JetStream publishers wait for acks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+pub enum PublishMode {
+    /// Keep up to `window` publishes in flight, collect acks as they come.
+    Async,
+    /// Wait for each ack before the next publish.
+    Sync,
+}
+
+/// Object store direction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+pub enum ObjOp {
+    Put,
+    Get,
+}
+
+/// What to run.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Workload {
+    Core {
+        pubs: usize,
+        subs: usize,
+    },
+    Flood {
+        pubs: usize,
+    },
+    Ping,
+    Js {
+        pubs: usize,
+        replicas: usize,
+        storage: Storage,
+        publish: PublishMode,
+        window: usize,
+    },
+    Kv {
+        clients: usize,
+        replicas: usize,
+        storage: Storage,
+    },
+    Obj {
+        op: ObjOp,
+        clients: usize,
+        replicas: usize,
+        storage: Storage,
+    },
+}
+
+impl Workload {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Workload::Core { .. } => "core",
+            Workload::Flood { .. } => "flood",
+            Workload::Ping => "ping",
+            Workload::Js { .. } => "js",
+            Workload::Kv { .. } => "kv",
+            Workload::Obj { op: ObjOp::Put, .. } => "obj-put",
+            Workload::Obj { op: ObjOp::Get, .. } => "obj-get",
+        }
+    }
+}
+
+/// One run's full description (everything but the connection).
+#[derive(Debug, Clone)]
+pub struct BenchSpec {
+    pub workload: Workload,
+    /// Messages (core, flood, js, kv, ping) or objects (obj), split over publishers/clients.
+    pub msgs: u64,
+    /// Payload or object size in bytes.
+    pub size: u64,
+    /// Open-loop aggregate rate in messages per second; latency is then measured from the intended send time.
+    pub rate_per_s: Option<f64>,
+    /// A `--rate` run stops as not sustained once it is this far behind its schedule.
+    pub backlog_cutoff: Duration,
+    /// Subscribers give up when no message arrived for this long after the publishers finished; also the
+    /// JetStream ack and request timeout.
+    pub timeout: Duration,
+    /// Monitoring URLs (`http://host:8222`) whose `/varz slow_consumers` is read before and after.
+    pub monitor: Vec<String>,
+    /// Leave created streams, buckets and object stores in place.
+    pub keep: bool,
+    /// Core subscribers pause this long after each message (nats bench's `--subsleep`): a deliberately
+    /// slow consumer.
+    pub sub_sleep: Option<Duration>,
+    /// Messages the client library buffers per subscription before it drops (default: enough for the run,
+    /// capped at 1 Mi).
+    pub sub_buffer: Option<usize>,
+    /// Draw progress bars on stderr (callers pass false when stderr is not a terminal).
+    pub progress: bool,
+}
+
+/// Why a run could not produce a result.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    /// The request itself is wrong (exit 2).
+    #[error("{0}")]
+    BadInput(anyhow::Error),
+    /// The cluster could not be reached or refused the work (exit 3).
+    #[error("{0}")]
+    CannotRun(anyhow::Error),
+}

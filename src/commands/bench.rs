@@ -1,17 +1,237 @@
-//! `natsplan bench`: not built yet (see the open issue for it).
+//! `natsplan bench core|js|kv|obj|ping|flood`: one benchmark run against a live cluster, with the flags
+//! NATS users know from `nats bench`. Parses flags into a `bench::BenchSpec`, runs it on a tokio runtime,
+//! prints the result through one of `bench::export`'s pure exporters.
 
-use crate::cli::Global;
-use crate::error::{Failure, Outcome};
+use crate::bench::{self, export, BenchError, BenchSpec, ConnArgs, ConnSpec, ObjOp, PublishMode, Storage, Workload};
+use crate::cli::{Format, Global};
+use crate::error::{bad_input, cannot_run, Failure, Outcome};
+use clap::{Args, Subcommand};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::time::Duration;
 
-#[derive(Debug, clap::Args)]
+#[derive(Debug, Args)]
 pub struct BenchArgs {
-    /// Arguments not defined yet.
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
-    pub rest: Vec<String>,
+    #[command(subcommand)]
+    pub what: Box<BenchCmd>,
 }
 
-pub fn run(_g: &Global, _a: BenchArgs) -> Result<Outcome, Failure> {
-    Err(crate::error::cannot_run(anyhow::anyhow!(
-        "`natsplan bench` is not available in this build yet"
-    )))
+#[derive(Debug, Subcommand)]
+pub enum BenchCmd {
+    /// Core NATS publish/subscribe throughput (fire and forget).
+    Core {
+        /// Publishers (messages are split over them).
+        #[arg(long, default_value_t = 1)]
+        pubs: usize,
+        /// Subscribers (each expects every message).
+        #[arg(long, default_value_t = 1)]
+        subs: usize,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// JetStream publishing to a `natsplan-js-*` stream.
+    Js {
+        #[arg(long, default_value_t = 1)]
+        pubs: usize,
+        #[arg(long, default_value_t = 1)]
+        replicas: usize,
+        #[arg(long, value_enum, default_value_t = Storage::File)]
+        storage: Storage,
+        /// async: keep up to --window publishes in flight; sync: wait for each ack.
+        #[arg(long, value_enum, default_value_t = PublishMode::Async)]
+        publish: PublishMode,
+        /// Unacknowledged publishes in flight per publisher (async).
+        #[arg(long, default_value_t = 500)]
+        window: usize,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Key-value puts to a `natsplan-kv-*` bucket (--msgs puts; rates in operations per second).
+    Kv {
+        #[arg(long, default_value_t = 1)]
+        clients: usize,
+        #[arg(long, default_value_t = 1)]
+        replicas: usize,
+        #[arg(long, value_enum, default_value_t = Storage::File)]
+        storage: Storage,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Object store put or get of whole objects in a `natsplan-obj-*` bucket (--size is the object size).
+    Obj {
+        #[arg(value_enum)]
+        op: ObjOp,
+        #[arg(long, default_value_t = 1)]
+        clients: usize,
+        /// Objects to put or get (split over clients).
+        #[arg(long, default_value_t = 100)]
+        objects: u64,
+        #[arg(long, default_value_t = 1)]
+        replicas: usize,
+        #[arg(long, value_enum, default_value_t = Storage::File)]
+        storage: Storage,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Sequential request/reply round trips (the requester and responder on different servers when
+    /// several are given).
+    Ping {
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Burst queueing delay: publishers send everything at once, one subscriber measures send→receive.
+    Flood {
+        #[arg(long, default_value_t = 8)]
+        pubs: usize,
+        #[command(flatten)]
+        common: Common,
+    },
+}
+
+/// Flags every bench subcommand takes.
+#[derive(Debug, Args)]
+pub struct Common {
+    /// Messages (or operations) in total.
+    #[arg(long, default_value_t = 100_000)]
+    pub msgs: u64,
+    /// Payload size (128, 1KiB, 1MiB, ...).
+    #[arg(long, default_value = "128", value_parser = parse_size)]
+    pub size: u64,
+    /// Open loop: send at R messages per second in aggregate and measure latency from the intended send time.
+    #[arg(long, value_name = "R")]
+    pub rate: Option<f64>,
+    /// With --rate: stop as "not sustained" once this far behind schedule.
+    #[arg(long, default_value = "1s", value_parser = parse_dur)]
+    pub backlog_cutoff: Duration,
+    /// Give up on messages that stopped arriving, acks and requests after this long.
+    #[arg(long, default_value = "5s", value_parser = parse_dur)]
+    pub timeout: Duration,
+    /// Monitoring URLs (http://host:8222, comma separated) to read /varz slow_consumers from.
+    #[arg(long, value_delimiter = ',', value_name = "URLS")]
+    pub monitor: Vec<String>,
+    /// Core subscribers sleep this long after each message (a deliberately slow consumer).
+    #[arg(long, value_parser = parse_dur, value_name = "DURATION")]
+    pub sub_sleep: Option<Duration>,
+    /// Messages buffered per subscription in the client before it drops them.
+    #[arg(long, value_name = "N")]
+    pub sub_buffer: Option<usize>,
+    /// Also write nats bench's CSV to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// Keep the streams, buckets and object stores the run created.
+    #[arg(long)]
+    pub keep: bool,
+    /// No progress bar even on a terminal.
+    #[arg(long)]
+    pub no_progress: bool,
+    #[command(flatten)]
+    pub conn: ConnArgs,
+}
+
+fn parse_size(s: &str) -> Result<u64, String> {
+    crate::units::parse_size(s)
+}
+
+fn parse_dur(s: &str) -> Result<Duration, String> {
+    crate::units::parse_duration(s)
+}
+
+/// Flags → (workload, objects-or-msgs, common flags).
+fn workload(cmd: BenchCmd) -> (Workload, Option<u64>, Common) {
+    match cmd {
+        BenchCmd::Core { pubs, subs, common } => (Workload::Core { pubs, subs }, None, common),
+        BenchCmd::Js {
+            pubs,
+            replicas,
+            storage,
+            publish,
+            window,
+            common,
+        } => (
+            Workload::Js {
+                pubs,
+                replicas,
+                storage,
+                publish,
+                window,
+            },
+            None,
+            common,
+        ),
+        BenchCmd::Kv {
+            clients,
+            replicas,
+            storage,
+            common,
+        } => (
+            Workload::Kv {
+                clients,
+                replicas,
+                storage,
+            },
+            None,
+            common,
+        ),
+        BenchCmd::Obj {
+            op,
+            clients,
+            objects,
+            replicas,
+            storage,
+            common,
+        } => (
+            Workload::Obj {
+                op,
+                clients,
+                replicas,
+                storage,
+            },
+            Some(objects),
+            common,
+        ),
+        BenchCmd::Ping { common } => (Workload::Ping, None, common),
+        BenchCmd::Flood { pubs, common } => (Workload::Flood { pubs }, None, common),
+    }
+}
+
+pub fn run(g: &Global, a: BenchArgs) -> Result<Outcome, Failure> {
+    let format = g.format.unwrap_or(Format::Table);
+    if !matches!(format, Format::Table | Format::Json) {
+        return Err(super::unsupported_format("bench", format, &["table", "json"]));
+    }
+    let (workload, objects, common) = workload(*a.what);
+    let conn = ConnSpec::resolve(&common.conn).map_err(bad_input)?;
+    let spec = BenchSpec {
+        workload,
+        msgs: objects.unwrap_or(common.msgs),
+        size: common.size,
+        rate_per_s: common.rate,
+        backlog_cutoff: common.backlog_cutoff,
+        timeout: common.timeout,
+        monitor: common.monitor.clone(),
+        keep: common.keep,
+        sub_sleep: common.sub_sleep,
+        sub_buffer: common.sub_buffer,
+        progress: !common.no_progress && std::io::stderr().is_terminal(),
+    };
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(cannot_run)?;
+    let result = rt.block_on(bench::run(&conn, &spec)).map_err(|e| match e {
+        BenchError::BadInput(e) => bad_input(e),
+        BenchError::CannotRun(e) => cannot_run(e),
+    })?;
+    // Dropping the runtime would wait for background tasks of the clients; they hold nothing we need.
+    rt.shutdown_timeout(Duration::from_millis(100));
+    if let Some(path) = &common.csv {
+        std::fs::write(path, export::csv(&result))
+            .map_err(|e| cannot_run(anyhow::anyhow!("--csv {}: cannot write: {e}", path.display())))?;
+    }
+    let bytes = match format {
+        Format::Json => export::json(&result),
+        _ => export::text(&result),
+    };
+    super::emit_stdout(&bytes)?;
+    Ok(Outcome::Ok)
 }

@@ -1,17 +1,437 @@
-//! `natsplan lab`: not built yet (see the open issue for it).
+//! `natsplan lab up|status|down`: run a plan's cluster (or N plain servers) locally with real nats-server
+//! processes on loopback, show it, and remove it.
 
-use crate::cli::Global;
-use crate::error::{Failure, Outcome};
+use crate::cli::{Format, Global};
+use crate::error::{bad_input, cannot_run, Failure, Outcome};
+use crate::lab::{self, InterruptGuard, Lab, LabSpec, LabState, NodeSpec, StartHooks, StartOptions};
+use crate::monitor;
+use crate::units::SyncMode;
+use anyhow::{anyhow, Context};
+use clap::{Args, Subcommand};
+use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
+use serde::Serialize;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
-#[derive(Debug, clap::Args)]
+#[derive(Debug, Args)]
 pub struct LabArgs {
-    /// Arguments not defined yet.
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
-    pub rest: Vec<String>,
+    #[command(subcommand)]
+    pub action: LabAction,
 }
 
-pub fn run(_g: &Global, _a: LabArgs) -> Result<Outcome, Failure> {
-    Err(crate::error::cannot_run(anyhow::anyhow!(
-        "`natsplan lab` is not available in this build yet"
-    )))
+#[derive(Debug, Subcommand)]
+pub enum LabAction {
+    /// Start the cluster, wait for a meta leader, print its URLs and return (servers keep running).
+    Up(UpArgs),
+    /// Show the lab's servers, the meta leader, and the streams with their replicas.
+    Status(DirArgs),
+    /// Stop the lab's servers and remove what `lab up` made (also after a crash).
+    Down(DirArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct UpArgs {
+    /// Site file whose planned layout to run (with --layout).
+    #[arg(value_name = "SITE.yaml", requires = "layout", conflicts_with = "nodes")]
+    pub site: Option<PathBuf>,
+    /// Layout id from `natsplan design` (with SITE.yaml).
+    #[arg(long, value_name = "ID", requires = "site")]
+    pub layout: Option<String>,
+    /// Run N plain servers n1..nN (tagged rack:r1..rN) instead of a plan.
+    #[arg(long, value_name = "N")]
+    pub nodes: Option<usize>,
+    /// `always` (fsync every write) or `delayed` (the plan's interval, else 2m); default: the plan's.
+    #[arg(long, value_name = "always|delayed")]
+    pub sync: Option<String>,
+    /// Folder for configurations, stores, logs and lab.json.
+    #[arg(long, value_name = "DIR", default_value = "natsplan-lab")]
+    pub dir: PathBuf,
+    /// nats-server binary (default: $NATS_SERVER_BIN, .tools/bin/nats-server, then PATH).
+    #[arg(long, value_name = "PATH")]
+    pub nats_server: Option<PathBuf>,
+    /// Give up when the cluster has no meta leader after this long.
+    #[arg(long, value_name = "DURATION", default_value = "60s")]
+    pub timeout: String,
+}
+
+#[derive(Debug, Args)]
+pub struct DirArgs {
+    /// The folder given to `lab up`.
+    #[arg(long, value_name = "DIR", default_value = "natsplan-lab")]
+    pub dir: PathBuf,
+}
+
+pub fn run(g: &Global, a: LabArgs) -> Result<Outcome, Failure> {
+    match a.action {
+        LabAction::Up(u) => up(g, u),
+        LabAction::Status(d) => status(g, d),
+        LabAction::Down(d) => down(g, d),
+    }
+}
+
+/// The spec `lab up` starts, from the flags (a plan's layout or N plain servers).
+fn spec_from_args(g: &Global, u: &UpArgs, dir: &Path) -> Result<LabSpec, Failure> {
+    let sync_flag = |plan_sync: SyncMode| -> Result<SyncMode, Failure> {
+        match u.sync.as_deref().map(|s| s.trim().to_ascii_lowercase()) {
+            None => Ok(plan_sync),
+            Some(s) if s == "always" => Ok(SyncMode::Always),
+            Some(s) if s == "delayed" => Ok(match plan_sync {
+                SyncMode::Always => SyncMode::Interval(120),
+                d => d,
+            }),
+            Some(other) => Err(bad_input(anyhow!(
+                "--sync '{other}' is not understood; use --sync always or --sync delayed"
+            ))),
+        }
+    };
+    match (&u.site, u.nodes) {
+        (Some(site), _) => {
+            let layout = u.layout.as_deref().unwrap_or_default();
+            let plan = crate::emit::plan_for(g, site)?;
+            let pl = crate::emit::find_layout(&plan, layout)?;
+            let sync = sync_flag(plan.input.nats.sync)?;
+            Ok(crate::emit::lab_spec(&plan, pl, sync, dir.to_path_buf()))
+        }
+        (None, Some(n)) => {
+            if n == 0 || n > 15 {
+                return Err(bad_input(anyhow!(
+                    "--nodes {n} is out of range; a lab runs 1 to 15 servers"
+                )));
+            }
+            let sync = sync_flag(SyncMode::Interval(120))?;
+            let mut spec = LabSpec::plain(n, dir);
+            for (i, node) in spec.nodes.iter_mut().enumerate() {
+                *node = NodeSpec::new(format!("n{}", i + 1), &[&format!("rack:r{}", i + 1)]);
+            }
+            spec.sync = sync;
+            Ok(spec)
+        }
+        (None, None) => Err(bad_input(anyhow!(
+            "lab up needs either SITE.yaml --layout ID (a planned layout) or --nodes N (plain servers)"
+        ))),
+    }
+}
+
+fn up(g: &Global, u: UpArgs) -> Result<Outcome, Failure> {
+    let fmt = super::format(g);
+    if !matches!(fmt, Format::Table | Format::Json) {
+        return Err(super::unsupported_format("lab up", fmt, &["table", "json"]));
+    }
+    let timeout = crate::units::parse_duration(&u.timeout).map_err(|e| bad_input(anyhow!("--timeout: {e}")))?;
+    let mut created_dir = !u.dir.exists();
+    let spec = spec_from_args(g, &u, &u.dir)?;
+    let bin = lab::find_nats_server(u.nats_server.as_deref()).map_err(cannot_run)?;
+    std::fs::create_dir_all(&u.dir)
+        .with_context(|| format!("--dir: cannot create {}", u.dir.display()))
+        .map_err(cannot_run)?;
+    // A lab left behind (natsplan or the machine crashed, or `lab down` was never run): clean it first.
+    if let Some(old) = LabState::load(&u.dir).map_err(bad_input)? {
+        created_dir |= old.created_dir;
+        let stopped = old.teardown(Duration::from_secs(5)).map_err(cannot_run)?;
+        if !stopped.is_empty() {
+            eprintln!(
+                "natsplan: stopped {} server(s) of the earlier lab in {}: {}",
+                stopped.len(),
+                u.dir.display(),
+                stopped.join(", ")
+            );
+        }
+        std::fs::create_dir_all(&u.dir).map_err(cannot_run)?;
+    }
+    let guard = InterruptGuard::install();
+    let opts = StartOptions {
+        detached: true,
+        timeout,
+        ..StartOptions::default()
+    };
+    // Record the pids as soon as the processes exist, so a natsplan killed mid-start leaves a record that
+    // `lab down` and the next `lab up` clean up.
+    let record = |st: &LabState| -> anyhow::Result<()> {
+        LabState {
+            created_dir,
+            ..st.clone()
+        }
+        .save()
+    };
+    let hooks = StartHooks {
+        cancel: Some(guard.flag()),
+        on_spawned: Some(&record),
+    };
+    let started = Lab::start_with(spec, &bin, &opts, &hooks);
+    let lab = match started {
+        Ok(l) => l,
+        Err(e) => {
+            // Whatever started was killed when the failed Lab dropped; remove the files too.
+            if let Ok(Some(st)) = LabState::load(&u.dir) {
+                let _ = st.teardown(Duration::from_secs(2));
+            }
+            return Err(cannot_run(e));
+        }
+    };
+    let leader = lab.meta_leader().ok();
+    let startup_s = lab.startup().as_secs_f64();
+    let st = LabState {
+        created_dir,
+        ..lab.detach()
+    };
+    st.save().map_err(cannot_run)?;
+    drop(guard);
+    let report = UpReport {
+        dir: st.dir.clone(),
+        cluster_name: st.cluster_name.clone(),
+        meta_leader: leader,
+        startup_s,
+        client_urls: st.nodes.iter().map(|n| n.client_url()).collect(),
+        monitor_urls: st.nodes.iter().map(|n| n.monitor_url()).collect(),
+        servers: st.nodes.iter().map(ServerRow::from_node).collect(),
+    };
+    let bytes = match fmt {
+        Format::Json => json_bytes(&report),
+        _ => render_up_table(&report),
+    };
+    super::emit_stdout(&bytes)?;
+    Ok(Outcome::Ok)
+}
+
+#[derive(Debug, Serialize)]
+struct ServerRow {
+    name: String,
+    pid: u32,
+    client_url: String,
+    monitor_url: String,
+    tags: Vec<String>,
+}
+
+impl ServerRow {
+    fn from_node(n: &lab::NodeInfo) -> ServerRow {
+        ServerRow {
+            name: n.name.clone(),
+            pid: n.pid,
+            client_url: n.client_url(),
+            monitor_url: n.monitor_url(),
+            tags: n.tags.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+struct UpReport {
+    dir: PathBuf,
+    cluster_name: String,
+    meta_leader: Option<String>,
+    startup_s: f64,
+    client_urls: Vec<String>,
+    monitor_urls: Vec<String>,
+    servers: Vec<ServerRow>,
+}
+
+fn json_bytes<T: Serialize>(v: &T) -> Vec<u8> {
+    let mut b = serde_json::to_vec_pretty(v).expect("report serialises");
+    b.push(b'\n');
+    b
+}
+
+fn render_up_table(r: &UpReport) -> Vec<u8> {
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED)
+        .set_header(vec!["server", "pid", "client URL", "monitor URL", "tags"]);
+    for s in &r.servers {
+        t.add_row(vec![
+            s.name.clone(),
+            s.pid.to_string(),
+            s.client_url.clone(),
+            s.monitor_url.clone(),
+            s.tags.join(" "),
+        ]);
+    }
+    let mut out = format!(
+        "lab cluster '{}' up in {:.1} s, meta leader {} (dir {})\n",
+        r.cluster_name,
+        r.startup_s,
+        r.meta_leader.as_deref().unwrap_or("?"),
+        r.dir.display()
+    );
+    out.push_str(&t.to_string());
+    out.push_str(&format!(
+        "\nNATS_URL={}\nstop with: natsplan lab down --dir {}\n",
+        r.client_urls.join(","),
+        r.dir.display()
+    ));
+    out.into_bytes()
+}
+
+fn load_state(dir: &Path) -> Result<LabState, Failure> {
+    LabState::load(dir).map_err(bad_input)?.ok_or_else(|| {
+        bad_input(anyhow!(
+            "--dir {}: no lab there (no lab.json); start one with `natsplan lab up --dir {}`",
+            dir.display(),
+            dir.display()
+        ))
+    })
+}
+
+#[derive(Debug, Serialize)]
+struct StatusServer {
+    name: String,
+    pid: u32,
+    running: bool,
+    client_url: String,
+    monitor_url: String,
+    /// Tags the server reports (`/varz`), or the recorded ones when it does not answer.
+    tags: Vec<String>,
+    version: Option<String>,
+    error: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct StatusReport {
+    dir: PathBuf,
+    cluster_name: String,
+    meta_leader: Option<String>,
+    servers: Vec<StatusServer>,
+    streams: Vec<monitor::StreamPlacement>,
+}
+
+/// Ask every server of a lab for its view and merge it.
+fn collect_status(st: &LabState) -> StatusReport {
+    let probe = Duration::from_secs(2);
+    let mut servers = Vec::new();
+    let mut leader = None;
+    for n in &st.nodes {
+        let running = lab::state::is_lab_process(n.pid, &n.conf);
+        let mut row = StatusServer {
+            name: n.name.clone(),
+            pid: n.pid,
+            running,
+            client_url: n.client_url(),
+            monitor_url: n.monitor_url(),
+            tags: n.tags.clone(),
+            version: None,
+            error: None,
+        };
+        if running {
+            match monitor::varz(&n.monitor_url(), probe) {
+                Ok(v) => {
+                    row.tags = monitor::tags(&v);
+                    row.version = v.get("version").and_then(Value::as_str).map(str::to_string);
+                }
+                Err(e) => row.error = Some(format!("{e:#}")),
+            }
+            if leader.is_none() {
+                leader = monitor::jsz(&n.monitor_url(), "", probe)
+                    .ok()
+                    .and_then(|j| monitor::meta_leader(&j));
+            }
+        }
+        servers.push(row);
+    }
+    let live: Vec<(String, String)> = servers
+        .iter()
+        .filter(|s| s.running)
+        .map(|s| (s.name.clone(), s.monitor_url.clone()))
+        .collect();
+    let streams = monitor::cluster_streams(&live, probe);
+    StatusReport {
+        dir: st.dir.clone(),
+        cluster_name: st.cluster_name.clone(),
+        meta_leader: leader,
+        servers,
+        streams,
+    }
+}
+
+fn status(g: &Global, d: DirArgs) -> Result<Outcome, Failure> {
+    let fmt = super::format(g);
+    if !matches!(fmt, Format::Table | Format::Json) {
+        return Err(super::unsupported_format("lab status", fmt, &["table", "json"]));
+    }
+    let st = load_state(&d.dir)?;
+    let r = collect_status(&st);
+    let bytes = match fmt {
+        Format::Json => json_bytes(&r),
+        _ => render_status_table(&r),
+    };
+    super::emit_stdout(&bytes)?;
+    Ok(Outcome::Ok)
+}
+
+fn render_status_table(r: &StatusReport) -> Vec<u8> {
+    let running = r.servers.iter().filter(|s| s.running).count();
+    let mut out = format!(
+        "lab cluster '{}' in {}: {running} of {} servers running, meta leader {}\n",
+        r.cluster_name,
+        r.dir.display(),
+        r.servers.len(),
+        r.meta_leader.as_deref().unwrap_or("none")
+    );
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED)
+        .set_header(vec!["server", "state", "pid", "client URL", "monitor URL", "tags"]);
+    for s in &r.servers {
+        let state = match (s.running, &s.error) {
+            (false, _) => "stopped".to_string(),
+            (true, Some(_)) => "not answering".to_string(),
+            (true, None) => format!("running {}", s.version.as_deref().unwrap_or("")),
+        };
+        t.add_row(vec![
+            s.name.clone(),
+            state,
+            s.pid.to_string(),
+            s.client_url.clone(),
+            s.monitor_url.clone(),
+            s.tags.join(" "),
+        ]);
+    }
+    out.push_str(&t.to_string());
+    out.push('\n');
+    if r.streams.is_empty() {
+        out.push_str("no streams\n");
+    } else {
+        let mut t = Table::new();
+        t.load_preset(UTF8_FULL_CONDENSED)
+            .set_header(vec!["stream", "account", "replicas", "leader", "peers"]);
+        for s in &r.streams {
+            t.add_row(vec![
+                s.name.clone(),
+                s.account.clone(),
+                s.replicas.to_string(),
+                s.leader.clone().unwrap_or_else(|| "none".into()),
+                s.peers.join(" "),
+            ]);
+        }
+        out.push_str(&t.to_string());
+        out.push('\n');
+    }
+    out.into_bytes()
+}
+
+fn down(g: &Global, d: DirArgs) -> Result<Outcome, Failure> {
+    let fmt = super::format(g);
+    let Some(st) = LabState::load(&d.dir).map_err(bad_input)? else {
+        let msg = format!("no lab in {} (no lab.json); nothing to stop\n", d.dir.display());
+        let bytes = match fmt {
+            Format::Json => json_bytes(&serde_json::json!({"dir": d.dir, "stopped": [], "removed": false})),
+            _ => msg.into_bytes(),
+        };
+        super::emit_stdout(&bytes)?;
+        return Ok(Outcome::Ok);
+    };
+    let stopped = st.teardown(Duration::from_secs(5)).map_err(cannot_run)?;
+    let bytes = match fmt {
+        Format::Json => json_bytes(&serde_json::json!({"dir": st.dir, "stopped": stopped, "removed": true})),
+        _ => format!(
+            "stopped {} server(s) ({}) and removed the lab in {}\n",
+            stopped.len(),
+            if stopped.is_empty() {
+                "none were running".to_string()
+            } else {
+                stopped.join(", ")
+            },
+            st.dir.display()
+        )
+        .into_bytes(),
+    };
+    super::emit_stdout(&bytes)?;
+    Ok(Outcome::Ok)
 }

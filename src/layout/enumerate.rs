@@ -7,7 +7,7 @@
 use super::placement::{choose_rule, emulate};
 use super::*;
 use crate::catalog::Catalog;
-use crate::site::{ArrayIdx, Pattern, RackIdx, ServerIdx, Site};
+use crate::site::{ArrayIdx, Pattern, RackIdx, RaidChoice, ServerIdx, Site};
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 /// Every sensible layout for the site (patterns × replica counts × server selections), including those
@@ -66,7 +66,7 @@ fn storage_of(site: &Site, s: ServerIdx, pattern: Pattern) -> Option<Storage> {
             return Some(Storage::Internal(a));
         }
     }
-    if site.rack_arrays(srv.rack).next().is_some() {
+    if arrays_for(site, srv.rack, pattern).next().is_some() {
         Some(Storage::Shared)
     } else {
         None
@@ -96,7 +96,7 @@ fn selections(site: &Site, catalog: &Catalog, pattern: Pattern, r: u8) -> Vec<Ve
         // The RAID 6 baseline: one large group on one array, serving the servers of its rack.
         let mut best: Option<(u32, ArrayIdx)> = None;
         for &rk in &racks {
-            for a in by_name(site.rack_arrays(rk).map(|a| (a, &site.arrays[a])), |a| &a.name) {
+            for a in by_name(arrays_for(site, rk, pattern).map(|a| (a, &site.arrays[a])), |a| &a.name) {
                 let data = site.arrays[a].disks.saturating_sub(site.arrays[a].hot_spares);
                 if best.is_none_or(|(d, _)| data > d) {
                     best = Some((data, a));
@@ -171,13 +171,31 @@ fn selections(site: &Site, catalog: &Catalog, pattern: Pattern, r: u8) -> Vec<Ve
     out
 }
 
+/// Whether an array whose RAID the user already fixed (`arrays[].raid`) can serve a pattern.
+fn compatible(arr: &crate::site::Array, pattern: Pattern) -> bool {
+    match arr.raid {
+        None => true,
+        Some(RaidChoice::Raid0) => matches!(pattern, Pattern::P2 | Pattern::P3),
+        Some(RaidChoice::Raid1) | Some(RaidChoice::Raid10) => matches!(pattern, Pattern::P1 | Pattern::P4),
+        Some(RaidChoice::Raid6) => pattern == Pattern::Raid6,
+        Some(RaidChoice::Ddp) => pattern == Pattern::DdpRaid1,
+    }
+}
+
+/// A rack's shared arrays that can serve a pattern.
+fn arrays_for(site: &Site, rack: RackIdx, pattern: Pattern) -> impl Iterator<Item = ArrayIdx> + '_ {
+    site.rack_arrays(rack)
+        .filter(move |&a| compatible(&site.arrays[a], pattern))
+}
+
 /// How many servers a rack's shared arrays can give a volume to under a pattern.
 fn shared_capacity(site: &Site, rack: RackIdx, pattern: Pattern) -> usize {
-    site.rack_arrays(rack)
+    arrays_for(site, rack, pattern)
         .map(|a| {
             let arr = &site.arrays[a];
             let data = arr.disks.saturating_sub(arr.hot_spares);
             match pattern {
+                Pattern::P1 | Pattern::P4 if arr.raid == Some(RaidChoice::Raid10) => (data / 4) as usize,
                 Pattern::P1 | Pattern::P4 => (data / 2) as usize,
                 Pattern::P2 => data as usize,
                 // Shared groups: any number of LUNs; one per server of the rack.
@@ -241,7 +259,9 @@ fn build(site: &Site, catalog: &Catalog, pattern: Pattern, r: u8, selection: &[S
             }
             Some(_) => {
                 let rack = site.servers[s].rack;
-                let arrays = by_name(site.rack_arrays(rack).map(|a| (a, &site.arrays[a])), |a| &a.name);
+                let arrays = by_name(arrays_for(site, rack, pattern).map(|a| (a, &site.arrays[a])), |a| {
+                    &a.name
+                });
                 if arrays.is_empty() {
                     problems.push(reject(format!(
                         "server {} has no array in rack {} and no internal disks",
@@ -291,6 +311,7 @@ fn build(site: &Site, catalog: &Catalog, pattern: Pattern, r: u8, selection: &[S
             for (i, &s) in on.iter().enumerate() {
                 let (min, even) = match pattern {
                     Pattern::P2 | Pattern::P3 => (1, false),
+                    _ if arr.raid == Some(RaidChoice::Raid10) => (4, true),
                     _ => (2, true),
                 };
                 let mut max = share;

@@ -155,7 +155,11 @@ pub fn emulate(
     mut assets: Vec<Asset>,
 ) -> (Vec<Asset>, Vec<Problem>) {
     let mut problems = Vec::new();
-    let idx: BTreeMap<ServerIdx, usize> = servers.iter().enumerate().map(|(i, &s)| (s, i)).collect();
+    // Position of each site server in `servers` (a Vec, not a map: it sits inside sort comparators).
+    let mut idx = vec![usize::MAX; servers.iter().max().map_or(0, |m| m + 1)];
+    for (i, &s) in servers.iter().enumerate() {
+        idx[s] = i;
+    }
     let mut reserved = vec![0.0f64; servers.len()];
     let mut ha = vec![0usize; servers.len()];
     let mut streams_on = vec![0usize; servers.len()];
@@ -164,6 +168,13 @@ pub fn emulate(
     // Sets are assigned to assets of their replica count round-robin by bytes (largest to least loaded).
     let mut set_load: BTreeMap<String, f64> = BTreeMap::new();
     let racks_available = distinct_racks(site, servers);
+    // Canonical (name) order of servers, computed once: comparators run millions of times on big sites.
+    let mut by_name: Vec<ServerIdx> = servers.to_vec();
+    by_name.sort_by_cached_key(|&s| site.servers[s].name.to_ascii_lowercase());
+    let mut name_rank = vec![0usize; servers.iter().max().map_or(0, |m| m + 1)];
+    for (i, &s) in by_name.iter().enumerate() {
+        name_rank[s] = i;
+    }
 
     for a in assets.iter_mut() {
         if a.kind == AssetKind::Consumer {
@@ -177,7 +188,7 @@ pub fn emulate(
             a.expected = parent_expected.get(&parent).cloned().unwrap_or_default();
             for s in &a.expected {
                 if a.replicas > 1 {
-                    ha[idx[s]] += 1;
+                    ha[idx[*s]] += 1;
                 }
             }
             continue;
@@ -231,7 +242,7 @@ pub fn emulate(
         // stable sort by fewest HA assets on top. Ties beyond that are random in NATS; here, by name.
         let mut order: Vec<ServerIdx> = a.candidates.clone();
         order.sort_by(|&x, &y| {
-            let (ix, iy) = (idx[&x], idx[&y]);
+            let (ix, iy) = (idx[x], idx[y]);
             let avail_x = stores[ix] - reserved[ix];
             let avail_y = stores[iy] - reserved[iy];
             avail_y
@@ -245,7 +256,7 @@ pub fn emulate(
                 )
         });
         if r > 1 {
-            order.sort_by_key(|&x| ha[idx[&x]]);
+            order.sort_by_key(|&x| ha[idx[x]]);
         }
         let mut chosen: Vec<ServerIdx> = Vec::new();
         for s in order {
@@ -258,14 +269,14 @@ pub fn emulate(
             chosen.push(s);
         }
         for &s in &chosen {
-            let i = idx[&s];
+            let i = idx[s];
             reserved[i] += a.bytes_per_replica;
             streams_on[i] += 1;
             if r > 1 {
                 ha[i] += 1;
             }
         }
-        chosen.sort_by_key(|&s| site.servers[s].name.to_ascii_lowercase());
+        chosen.sort_by_key(|&s| name_rank[s]);
         a.expected = chosen.clone();
         parent_expected.insert(a.name.clone(), chosen);
         parent_candidates.insert(a.name.clone(), (a.candidates.clone(), a.unique_rack, a.set.clone()));

@@ -8,10 +8,14 @@ use crate::site::{ServerIdx, Site, Tolerance};
 
 /// Bytes each JetStream server (in `layout.servers` order) must hold under the expected placement.
 pub fn needs(layout: &Layout) -> Vec<f64> {
+    let mut slot = vec![usize::MAX; layout.servers.iter().max().map_or(0, |m| m + 1)];
+    for (i, &s) in layout.servers.iter().enumerate() {
+        slot[s] = i;
+    }
     let mut need = vec![0.0; layout.servers.len()];
     for a in &layout.assets {
-        for s in &a.expected {
-            if let Some(i) = layout.servers.iter().position(|x| x == s) {
+        for &s in &a.expected {
+            if let Some(&i) = slot.get(s).filter(|&&i| i != usize::MAX) {
                 need[i] += a.bytes_per_replica;
             }
         }
@@ -81,7 +85,12 @@ fn fullest(
 /// least-full eligible survivor (distinct rack under unique_tag; inside the pinned set otherwise), or
 /// stays missing when no survivor is eligible (NATS then reports the stream under-replicated).
 pub fn needs_after(site: &Site, layout: &Layout, stores: &[f64], failed: &[ServerIdx]) -> Vec<f64> {
-    let pos = |s: ServerIdx| layout.servers.iter().position(|&x| x == s);
+    // Position of each site server in `layout.servers`, O(1) (this runs for every failure scenario).
+    let mut slot = vec![usize::MAX; layout.servers.iter().max().map_or(0, |m| m + 1)];
+    for (i, &s) in layout.servers.iter().enumerate() {
+        slot[s] = i;
+    }
+    let pos = |s: ServerIdx| slot.get(s).copied().filter(|&i| i != usize::MAX);
     let mut need = needs(layout);
     let dead: Vec<bool> = layout.servers.iter().map(|s| failed.contains(s)).collect();
     for (i, d) in dead.iter().enumerate() {

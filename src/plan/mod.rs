@@ -94,10 +94,10 @@ pub struct PlannedAsset {
     pub name: String,
     pub kind: String,
     pub replicas: u8,
-    /// Where it may land (all JetStream servers, or its pinned set).
-    pub eligible: Vec<String>,
     /// Where the emulated meta leader puts it (balanced; NATS breaks ties at random).
     pub expected: Vec<String>,
+    /// The pinned replica set it is placed on; None = any JetStream server (distinct racks when the
+    /// layout has a `unique_tag`).
     pub set: Option<String>,
     pub bytes_per_replica: u64,
 }
@@ -154,8 +154,14 @@ impl Plan {
     }
 }
 
-/// Evaluate and rank every candidate layout of a site. Pure: no printing, no I/O.
+/// Evaluate and rank every candidate layout of a site with the built-in calibration. Pure: no printing,
+/// no I/O.
 pub fn build(site: &Site, catalog: &Catalog) -> Plan {
+    build_with(site, catalog, &crate::perf::Calibration::builtin())
+}
+
+/// As `build`, with a given calibration (`--calibration FILE`).
+pub fn build_with(site: &Site, catalog: &Catalog, cal: &crate::perf::Calibration) -> Plan {
     let layouts = crate::layout::enumerate(site, catalog);
     let evaluated = layouts.len();
     let mut notes = Vec::new();
@@ -177,7 +183,10 @@ pub fn build(site: &Site, catalog: &Catalog) -> Plan {
             notes.push(note);
         }
     }
-    let mut planned: Vec<PlannedLayout> = layouts.into_iter().map(|l| plan_layout(site, catalog, l)).collect();
+    let mut planned: Vec<PlannedLayout> = layouts
+        .into_iter()
+        .map(|l| plan_layout(site, catalog, cal, l))
+        .collect();
     rank(&mut planned);
     if planned.is_empty() {
         notes.push("no layout could be built: no server has storage (an array in its rack or its own disks)".into());
@@ -202,10 +211,11 @@ pub fn build(site: &Site, catalog: &Catalog) -> Plan {
 }
 
 /// Evaluate one layout: tolerance, capacity, reasons, verdict (rank is set by `rank`).
-pub fn plan_layout(site: &Site, catalog: &Catalog, layout: Layout) -> PlannedLayout {
+pub fn plan_layout(site: &Site, catalog: &Catalog, cal: &crate::perf::Calibration, layout: Layout) -> PlannedLayout {
     let tolerates = crate::survival::tolerates(site, &layout);
     let capacity = capacity::evaluate(site, &layout, &tolerates);
-    let problems = reasons(site, catalog, &layout, &tolerates, &capacity);
+    let predicted = (!layout.servers.is_empty()).then(|| crate::perf::predict_layout(site, &layout, catalog, cal));
+    let problems = reasons(site, catalog, &layout, &tolerates, &capacity, predicted.as_ref());
     let verdict = Verdict::from_severity(problems.iter().map(|p| p.severity).max());
     let stores = stores(site, &layout);
     let servers = layout
@@ -240,7 +250,6 @@ pub fn plan_layout(site: &Site, catalog: &Catalog, layout: Layout) -> PlannedLay
             name: a.name.clone(),
             kind: a.kind.as_str().to_string(),
             replicas: a.replicas,
-            eligible: names(&a.candidates),
             expected: names(&a.expected),
             set: a.set.clone(),
             bytes_per_replica: a.bytes_per_replica.ceil() as u64,
@@ -265,7 +274,7 @@ pub fn plan_layout(site: &Site, catalog: &Catalog, layout: Layout) -> PlannedLay
         replica_sets,
         assets,
         yearly: None,
-        predicted: None,
+        predicted,
         layout,
     }
 }

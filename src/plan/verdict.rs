@@ -16,8 +16,23 @@ fn p(severity: Severity, text: impl Into<String>) -> Problem {
 }
 
 /// Every reason for a layout's verdict, worst first.
-pub fn reasons(site: &Site, catalog: &Catalog, l: &Layout, tol: &Tolerance, cap: &Capacity) -> Vec<Problem> {
+pub fn reasons(
+    site: &Site,
+    catalog: &Catalog,
+    l: &Layout,
+    tol: &Tolerance,
+    cap: &Capacity,
+    predicted: Option<&crate::perf::Predicted>,
+) -> Vec<Problem> {
     let mut out: Vec<Problem> = l.problems.clone();
+    // Performance against the workload (perf): beyond the band is a rejection, inside it a risk.
+    if let Some(pr) = predicted {
+        if let Some(why) = pr.cannot_carry() {
+            out.push(p(Severity::Reject, format!("performance: {why}")));
+        } else if let Some(why) = pr.at_risk() {
+            out.push(p(Severity::Risk, format!("performance: {why}")));
+        }
+    }
     let n = l.servers.len();
     let racks = l.racks_used(site).len();
 
@@ -133,6 +148,27 @@ pub fn reasons(site: &Site, catalog: &Catalog, l: &Layout, tol: &Tolerance, cap:
         ));
     }
 
+    // Shared hypervisor hosts: several JetStream servers that fail together.
+    let mut hosts: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    for &s in &l.servers {
+        if let Some(h) = &site.servers[s].host {
+            *hosts.entry(h.as_str()).or_default() += 1;
+        }
+    }
+    for (h, k) in hosts {
+        if k as u32 > n as u32 - crate::layout::quorum(n as u32) {
+            out.push(p(
+                Severity::Risk,
+                format!("host {h} runs {k} of {n} JetStream servers: one host failure stops the meta group and every stream"),
+            ));
+        } else if k > 1 {
+            out.push(p(
+                Severity::Note,
+                format!("host {h} runs {k} JetStream servers: they fail together"),
+            ));
+        }
+    }
+
     // Replica counts.
     let r = l.replicas;
     match r {
@@ -206,7 +242,8 @@ pub fn reasons(site: &Site, catalog: &Catalog, l: &Layout, tol: &Tolerance, cap:
 }
 
 /// Rank: hard requirements (not rejected) first, then tolerates (racks, arrays, servers, disks), then
-/// cost (disks, then arrays used), then spare capacity, then id for determinism.
+/// predicted performance headroom by order of magnitude (so cost still decides between near-equals),
+/// then cost (disks, then arrays used), then spare capacity, then id for determinism.
 pub fn rank(layouts: &mut [PlannedLayout]) {
     layouts.sort_by(compare);
     for (i, l) in layouts.iter_mut().enumerate() {
@@ -222,8 +259,22 @@ fn compare(a: &PlannedLayout, b: &PlannedLayout) -> Ordering {
         .then(b.tolerates.arrays.cmp(&a.tolerates.arrays))
         .then(b.tolerates.servers.cmp(&a.tolerates.servers))
         .then(b.tolerates.disks.cmp(&a.tolerates.disks))
+        .then(perf_bucket(b).cmp(&perf_bucket(a)))
         .then(a.disks_used.cmp(&b.disks_used))
         .then(a.arrays_used.cmp(&b.arrays_used))
         .then(b.capacity.headroom.total_cmp(&a.capacity.headroom))
         .then(a.id.cmp(&b.id))
+}
+
+/// Performance headroom (predicted capacity ÷ required rate) in coarse steps: short (0), under 2× (1),
+/// 2–4× (2), 4× or more (3). No prediction counts as ample: the workload is empty.
+pub fn perf_bucket(l: &PlannedLayout) -> u8 {
+    match l.predicted.as_ref().map(|p| p.headroom) {
+        None => 3,
+        Some(h) if !h.is_finite() => 3,
+        Some(h) if h < 1.0 => 0,
+        Some(h) if h < 2.0 => 1,
+        Some(h) if h < 4.0 => 2,
+        Some(_) => 3,
+    }
 }

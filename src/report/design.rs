@@ -37,22 +37,6 @@ pub fn json(plan: &Plan, sel: &Selection) -> Vec<u8> {
     out
 }
 
-fn per_rack(l: &PlannedLayout) -> String {
-    let mut racks: Vec<(String, usize)> = Vec::new();
-    for s in &l.servers {
-        match racks.iter_mut().find(|(r, _)| r == &s.rack) {
-            Some((_, n)) => *n += 1,
-            None => racks.push((s.rack.clone(), 1)),
-        }
-    }
-    racks.sort();
-    racks
-        .iter()
-        .map(|(r, n)| format!("{r}:{n}"))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 fn tol(l: &PlannedLayout) -> String {
     format!(
         "{}/{}/{}/{}",
@@ -76,33 +60,38 @@ fn summary_rows(layouts: &[&PlannedLayout]) -> Vec<Vec<String>> {
                 l.rank.to_string(),
                 l.id.clone(),
                 l.verdict.as_str().to_string(),
-                l.pattern.clone(),
-                format!("R{}", l.replicas),
-                per_rack(l),
                 tol(l),
                 l.disks_used.to_string(),
-                fmt_bytes(l.capacity.usable_bytes as f64),
                 fmt_bytes(l.capacity.needed_bytes as f64),
+                fmt_bytes(l.capacity.usable_bytes as f64),
                 pct(l.capacity.headroom),
                 after(l),
+                perf(l),
             ]
         })
         .collect()
 }
 
-const SUMMARY: [&str; 12] = [
+/// Predicted capacity ÷ required rate for the worst asset, e.g. `3.2×`.
+fn perf(l: &PlannedLayout) -> String {
+    match l.predicted.as_ref().map(|p| p.headroom) {
+        Some(h) if h.is_finite() => format!("{h:.1}×"),
+        _ => "—".into(),
+    }
+}
+
+/// Pattern, RAID, default replicas and servers per rack are in the id (`p1-raid1-r3-A1.B1.C1-fdce`).
+const SUMMARY: [&str; 10] = [
     "#",
     "layout",
     "verdict",
-    "pattern",
-    "R",
-    "servers",
-    "tolerates r/a/s/d",
+    "tolerates",
     "disks",
-    "usable",
     "needed",
+    "usable",
     "free",
-    "free after",
+    "after",
+    "perf",
 ];
 
 /// The terminal report.
@@ -120,9 +109,19 @@ pub fn table_report(plan: &Plan, sel: &Selection, width: u16) -> String {
     for r in summary_rows(&layouts) {
         t.add_row(r);
     }
+    // Ids are copied into `--layout ID`: never wrap them.
+    if let Some(c) = t.column_mut(1) {
+        c.set_constraint(comfy_table::ColumnConstraint::ContentWidth);
+    }
     s.push_str(&t.to_string());
-    s.push_str("\ntolerates r/a/s/d: any that many simultaneous rack / array / server / disk failures keep every stream writable\n");
-    s.push_str("free: store left free on the fullest server; free after: the same after the worst tolerated failure and peer-remove\n");
+    s.push_str("\nlayout: pattern-raid-R<replicas>-<servers per rack>-<hash>; tolerates: any that many simultaneous rack/array/server/disk\n");
+    s.push_str(
+        "failures keep every stream writable; free: store left free on the fullest server; after: the same after the\n",
+    );
+    s.push_str("worst tolerated failure and peer-remove\n");
+    s.push_str(
+        "perf: predicted capacity ÷ required rate for the busiest asset (see the detail block for bottlenecks)\n",
+    );
     for n in &plan.notes {
         s.push_str(&format!("note: {n}\n"));
     }
@@ -226,6 +225,11 @@ pub fn detail_text(l: &PlannedLayout, width: u16) -> String {
             fmt_bytes(c.left_for_others_bytes as f64)
         ));
     }
+    let anywhere = if l.unique_tag.is_some() {
+        "any, distinct racks"
+    } else {
+        "any JetStream server"
+    };
     let shown: Vec<_> = l.assets.iter().filter(|a| a.kind != "consumer").collect();
     if !shown.is_empty() {
         let mut t = table(
@@ -241,8 +245,7 @@ pub fn detail_text(l: &PlannedLayout, width: u16) -> String {
                 a.expected.join(", "),
                 match &a.set {
                     Some(set) => format!("set:{set}"),
-                    None if a.eligible.len() == l.servers.len() => "any JetStream server".into(),
-                    None => a.eligible.join(", "),
+                    None => anywhere.into(),
                 },
             ]);
         }
@@ -254,6 +257,9 @@ pub fn detail_text(l: &PlannedLayout, width: u16) -> String {
                 shown.len() - 20
             ));
         }
+    }
+    if let Some(pr) = &l.predicted {
+        s.push_str(&predicted_text(pr, width));
     }
     if !l.reasons.is_empty() {
         s.push_str("reasons:\n");
@@ -281,7 +287,7 @@ pub fn markdown(plan: &Plan, sel: &Selection) -> String {
         plan.evaluated, plan.sync_interval
     ));
     s.push_str(&md_table(&SUMMARY, &summary_rows(&layouts)));
-    s.push_str("\n*tolerates r/a/s/d*: any that many simultaneous rack / array / server / disk failures keep every stream writable.\n");
+    s.push_str("\n*layout*: pattern-raid-R(replicas)-(servers per rack)-hash. *tolerates*: any that many simultaneous rack/array/server/disk failures keep every stream writable. *free*: store left free on the fullest server; *after*: the same after the worst tolerated failure and peer-remove. *perf*: predicted capacity ÷ required rate for the busiest asset.\n");
     for n in &plan.notes {
         s.push_str(&format!("\n> {n}\n"));
     }
@@ -333,5 +339,39 @@ pub fn markdown(plan: &Plan, sel: &Selection) -> String {
             }
         }
     }
+    s
+}
+
+/// The performance block: each asset's required and predicted rate with its bottleneck, then restart,
+/// recovery, burst, memory and inter-rack figures.
+fn predicted_text(pr: &crate::perf::Predicted, width: u16) -> String {
+    let mut s = String::new();
+    if !pr.streams.is_empty() {
+        let mut t = table(
+            width,
+            &["asset", "required/s", "predicted/s", "band", "bottleneck", "source"],
+        );
+        for a in pr.streams.iter().take(20) {
+            t.add_row(vec![
+                a.name.clone(),
+                format!("{:.0}", a.required_per_s),
+                format!("{:.0}", a.ops_per_s),
+                format!("{:.0}–{:.0}", a.band.low, a.band.high),
+                a.bottleneck.clone(),
+                format!("{}{}", a.source, if a.scaled { " (scaled)" } else { "" }),
+            ]);
+        }
+        s.push_str(&t.to_string());
+        s.push('\n');
+    }
+    s.push_str(&format!(
+        "restart: {} clean, {} unclean (every block re-read); replica catch-up after a replacement {}; largest write burst {}; memory up to {} per server; {}/s between racks\n",
+        crate::units::fmt_secs(pr.restart_clean_s),
+        crate::units::fmt_secs(pr.restart_unclean_s),
+        crate::units::fmt_secs(pr.catch_up_s),
+        fmt_bytes(pr.burst_bytes_max),
+        fmt_bytes(pr.memory_bytes_max),
+        fmt_bytes(pr.inter_rack_bytes_per_s)
+    ));
     s
 }

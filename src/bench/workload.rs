@@ -1,0 +1,1359 @@
+//! The work itself: connect, create `natsplan-*` assets, run publishers/subscribers/clients as tokio tasks
+//! each with its own histogram, stop cleanly (subscribers never wait forever for dropped messages, `--rate`
+//! runs stop when they fall behind), clean up, and assemble a `BenchResult`.
+
+use super::conn::ConnectFailure;
+use super::result::{merge_hists, new_hist, BenchResult, ClientSample, Group, LatencySummary, Losses, RateOutcome};
+use super::{varz, BenchError, BenchSpec, ConnSpec, ObjOp, PublishMode, Storage, Workload};
+use anyhow::anyhow;
+use async_nats::jetstream;
+use bytes::{Bytes, BytesMut};
+use futures::StreamExt;
+use hdrhistogram::Histogram;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::watch;
+
+/// Closed-loop core runs stamp one message in this many with its send time (latency sampling that costs
+/// no allocation for the others); open-loop and flood runs stamp every message.
+const STAMP_EVERY: u64 = 64;
+
+/// Shared run context: the clock anchor all samples are relative to, counters, the connection spec.
+struct Env {
+    conn: ConnSpec,
+    anchor: Instant,
+    slow_events: Arc<AtomicU64>,
+    done: Arc<AtomicU64>,
+    spec: BenchSpec,
+    run_id: String,
+}
+
+impl Env {
+    fn secs(&self, t: Instant) -> f64 {
+        t.saturating_duration_since(self.anchor).as_secs_f64()
+    }
+    fn ns(&self, t: Instant) -> u64 {
+        t.saturating_duration_since(self.anchor).as_nanos() as u64
+    }
+    async fn connect(&self, i: usize, role: &str) -> Result<async_nats::Client, BenchError> {
+        self.conn
+            .connect(i, role, Some(self.slow_events.clone()))
+            .await
+            .map_err(connect_err)
+    }
+}
+
+fn connect_err(e: ConnectFailure) -> BenchError {
+    match e {
+        ConnectFailure::Setup(e) => BenchError::BadInput(e),
+        ConnectFailure::Unreachable(e) => BenchError::CannotRun(e),
+    }
+}
+
+fn cannot(e: impl std::fmt::Display, what: &str) -> BenchError {
+    BenchError::CannotRun(anyhow!("{what}: {e}"))
+}
+
+/// Split `n` over `k` workers, the remainder going to the first ones (nats-bench's MsgsPerClient).
+pub fn split(n: u64, k: usize) -> Vec<u64> {
+    let k = k.max(1) as u64;
+    (0..k).map(|i| n / k + u64::from(i < n % k)).collect()
+}
+
+/// Open-loop pacing: message `i` is due at `start + i / rate`. Latency is measured from that intended
+/// time, so a stalled server shows up as latency instead of silently slowing the sender (no coordinated
+/// omission). Falling further behind than the cut-off ends the run as not sustained.
+struct Pacer {
+    start: Instant,
+    per_msg_s: f64,
+    cutoff: Duration,
+    max_lag: Duration,
+}
+
+impl Pacer {
+    fn new(start: Instant, rate_per_s: f64, cutoff: Duration) -> Pacer {
+        Pacer {
+            start,
+            per_msg_s: 1.0 / rate_per_s,
+            cutoff,
+            max_lag: Duration::ZERO,
+        }
+    }
+    /// Wait until message `i` is due; Err when the schedule is lost.
+    async fn due(&mut self, i: u64) -> Result<Instant, ()> {
+        let intended = self.start + Duration::from_secs_f64(i as f64 * self.per_msg_s);
+        let now = Instant::now();
+        if intended > now {
+            tokio::time::sleep_until(intended.into()).await;
+        } else {
+            let lag = now - intended;
+            self.max_lag = self.max_lag.max(lag);
+            if lag > self.cutoff {
+                return Err(());
+            }
+        }
+        Ok(intended)
+    }
+}
+
+/// What one publishing/requesting/putting task reports.
+struct TaskOut {
+    sample: ClientSample,
+    hist: Histogram<u64>,
+    errors: u64,
+    first_error: Option<String>,
+    behind: bool,
+    max_lag: Duration,
+}
+
+fn proto(c: &async_nats::Client) -> (u64, u64) {
+    let s = c.statistics();
+    (
+        s.in_messages.load(Ordering::Relaxed) + s.out_messages.load(Ordering::Relaxed),
+        s.in_bytes.load(Ordering::Relaxed) + s.out_bytes.load(Ordering::Relaxed),
+    )
+}
+
+fn stamped(template: &Bytes, t_ns: u64) -> Bytes {
+    let mut b = BytesMut::with_capacity(template.len());
+    // +1 so that a stamp is never zero: zero marks an unstamped message.
+    b.extend_from_slice(&(t_ns + 1).to_le_bytes());
+    b.extend_from_slice(&template[8..]);
+    b.freeze()
+}
+
+fn read_stamp(p: &[u8]) -> Option<u64> {
+    let s = u64::from_le_bytes(p.get(..8)?.try_into().ok()?);
+    (s != 0).then(|| s - 1)
+}
+
+/// Draws a progress bar from the shared counter while the run goes on (stderr, terminals only).
+fn progress_task(
+    env: &Arc<Env>,
+    total: u64,
+    what: &'static str,
+) -> Option<(tokio::task::JoinHandle<()>, Arc<AtomicBool>)> {
+    if !env.spec.progress || total == 0 {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::new(total);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{spinner} {msg} [{bar:40}] {pos}/{len} ({per_sec}, eta {eta})")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    bar.set_message(what);
+    let stop = Arc::new(AtomicBool::new(false));
+    let (env, stop2) = (env.clone(), stop.clone());
+    let h = tokio::spawn(async move {
+        while !stop2.load(Ordering::Relaxed) {
+            bar.set_position(env.done.load(Ordering::Relaxed).min(total));
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        bar.finish_and_clear();
+    });
+    Some((h, stop))
+}
+
+async fn stop_progress(p: Option<(tokio::task::JoinHandle<()>, Arc<AtomicBool>)>) {
+    if let Some((h, stop)) = p {
+        stop.store(true, Ordering::Relaxed);
+        let _ = h.await;
+    }
+}
+
+/// Run one benchmark. Errors: bad input (exit 2) or cannot run (exit 3); everything else is a result
+/// with warnings.
+pub async fn run(conn: &ConnSpec, spec: &BenchSpec) -> Result<BenchResult, BenchError> {
+    validate(spec)?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let run_id = format!("{:x}{:04x}", now.as_secs(), std::process::id() & 0xffff);
+    let env = Arc::new(Env {
+        conn: conn.clone(),
+        anchor: Instant::now(),
+        slow_events: Arc::new(AtomicU64::new(0)),
+        done: Arc::new(AtomicU64::new(0)),
+        spec: spec.clone(),
+        run_id,
+    });
+    match spec.workload.clone() {
+        Workload::Core { pubs, subs } => core(&env, pubs, subs, false).await,
+        Workload::Flood { pubs } => core(&env, pubs, 1, true).await,
+        Workload::Ping => ping(&env).await,
+        Workload::Js {
+            pubs,
+            replicas,
+            storage,
+            publish,
+            window,
+        } => js(&env, pubs, replicas, storage, publish, window).await,
+        Workload::Kv {
+            clients,
+            replicas,
+            storage,
+        } => kv(&env, clients, replicas, storage).await,
+        Workload::Obj {
+            op,
+            clients,
+            replicas,
+            storage,
+        } => obj(&env, op, clients, replicas, storage).await,
+    }
+}
+
+fn validate(spec: &BenchSpec) -> Result<(), BenchError> {
+    let bad = |m: String| Err(BenchError::BadInput(anyhow!(m)));
+    if spec.msgs == 0 {
+        return bad("--msgs must be at least 1".into());
+    }
+    if let Some(r) = spec.rate_per_s {
+        if !(r.is_finite() && r > 0.0) {
+            return bad(format!("--rate {r}: give a positive messages-per-second rate"));
+        }
+        match spec.workload {
+            Workload::Core { .. } | Workload::Js { .. } | Workload::Kv { .. } => {}
+            _ => {
+                return bad(format!(
+                    "--rate applies to core, js and kv; `{}` does not take it",
+                    spec.workload.kind()
+                ))
+            }
+        }
+    }
+    let workers = match spec.workload {
+        Workload::Core { pubs, subs } => {
+            if pubs == 0 && subs == 0 {
+                return bad("--pubs and --subs are both 0: nothing to run".into());
+            }
+            pubs
+        }
+        Workload::Flood { pubs } | Workload::Js { pubs, .. } => pubs,
+        Workload::Kv { clients, .. } | Workload::Obj { clients, .. } => clients,
+        Workload::Ping => 1,
+    };
+    if workers == 0 {
+        return bad("the number of publishers/clients must be at least 1 (--pubs / --clients)".into());
+    }
+    let needs_stamp = spec.rate_per_s.is_some() || matches!(spec.workload, Workload::Flood { .. });
+    if needs_stamp && matches!(spec.workload, Workload::Core { .. } | Workload::Flood { .. }) && spec.size < 8 {
+        return bad(format!(
+            "--size {}: latency runs (flood, --rate) carry an 8-byte send time; use --size 8 or more",
+            spec.size
+        ));
+    }
+    let (replicas, window) = match spec.workload {
+        Workload::Js { replicas, window, .. } => (replicas, window),
+        Workload::Kv { replicas, .. } | Workload::Obj { replicas, .. } => (replicas, 1),
+        _ => (1, 1),
+    };
+    if !(1..=5).contains(&replicas) {
+        return bad(format!("--replicas {replicas}: JetStream allows 1 to 5 replicas"));
+    }
+    if window == 0 {
+        return bad("--window must be at least 1".into());
+    }
+    Ok(())
+}
+
+fn params(env: &Env, extra: &[(&str, String)]) -> BTreeMap<String, String> {
+    let mut m = BTreeMap::new();
+    m.insert("msgs".into(), env.spec.msgs.to_string());
+    m.insert("msgsize".into(), env.spec.size.to_string());
+    m.insert("servers".into(), env.conn.servers.len().to_string());
+    if let Some(r) = env.spec.rate_per_s {
+        m.insert("rate".into(), format!("{r}"));
+    }
+    for (k, v) in extra {
+        m.insert((*k).into(), v.clone());
+    }
+    m
+}
+
+fn blank_result(env: &Env, kind: &str, label: &str, params: BTreeMap<String, String>) -> BenchResult {
+    BenchResult {
+        kind: kind.into(),
+        label: label.into(),
+        params,
+        msgs: env.spec.msgs,
+        size: env.spec.size,
+        publishers: Group::default(),
+        subscribers: Group::default(),
+        latency_us: None,
+        rate: None,
+        losses: None,
+        warnings: vec![],
+        ops: false,
+        run_id: env.run_id.clone(),
+    }
+}
+
+/// Collect task outputs into a group, the merged histogram, errors and the rate verdict.
+fn absorb(
+    env: &Env,
+    r: &mut BenchResult,
+    outs: Vec<TaskOut>,
+    into_subs: bool,
+    hists: &mut Vec<Histogram<u64>>,
+) -> (bool, Duration) {
+    let mut behind = false;
+    let mut lag = Duration::ZERO;
+    let mut errors = 0;
+    let mut first = None;
+    for o in outs {
+        behind |= o.behind;
+        lag = lag.max(o.max_lag);
+        errors += o.errors;
+        if first.is_none() {
+            first = o.first_error.clone();
+        }
+        hists.push(o.hist);
+        if into_subs {
+            r.subscribers.clients.push(o.sample);
+        } else {
+            r.publishers.clients.push(o.sample);
+        }
+    }
+    if errors > 0 {
+        r.warnings.push(format!(
+            "{errors} operations failed (first: {})",
+            first.unwrap_or_default()
+        ));
+    }
+    let _ = env;
+    (behind, lag)
+}
+
+fn rate_outcome(env: &Env, r: &BenchResult, behind: bool, lag: Duration) -> Option<RateOutcome> {
+    let target = env.spec.rate_per_s?;
+    let g = &r.publishers;
+    Some(RateOutcome {
+        target_per_s: target,
+        achieved_per_s: g.msgs_per_s(),
+        sustained: !behind,
+        max_lag_ms: lag.as_secs_f64() * 1e3,
+        cutoff_ms: env.spec.backlog_cutoff.as_secs_f64() * 1e3,
+    })
+}
+
+// ---------------------------------------------------------------------------------------------- core
+
+struct SubOut {
+    sample: ClientSample,
+    hist: Histogram<u64>,
+}
+
+async fn core(env: &Arc<Env>, pubs: usize, subs: usize, flood: bool) -> Result<BenchResult, BenchError> {
+    let spec = &env.spec;
+    let subject = format!("natsplan.bench.{}", env.run_id);
+    let stamp_every = if flood || spec.rate_per_s.is_some() {
+        1
+    } else {
+        STAMP_EVERY
+    };
+    let per_pub = split(spec.msgs, pubs);
+    let label = if flood {
+        "Flood"
+    } else if subs > 0 && pubs > 0 {
+        "Pub/Sub"
+    } else if pubs > 0 {
+        "Pub"
+    } else {
+        "Sub"
+    };
+    let mut r = blank_result(
+        env,
+        if flood { "flood" } else { "core" },
+        label,
+        params(env, &[("pubs", pubs.to_string()), ("subs", subs.to_string())]),
+    );
+
+    // Subscribers first, each on its own connection, spread over the servers.
+    let expected = Arc::new(AtomicU64::new(spec.msgs));
+    let (cancel_tx, cancel_rx) = watch::channel(false);
+    let mut sub_clients = Vec::new();
+    let mut counters = Vec::new();
+    for i in 0..subs {
+        // Deep enough that the library does not drop a burst the task is about to read.
+        let cap = spec
+            .sub_buffer
+            .unwrap_or((spec.msgs as usize).clamp(1024, 1 << 20))
+            .max(1);
+        let c = env
+            .conn
+            .connect_sub(i, cap, env.slow_events.clone())
+            .await
+            .map_err(connect_err)?;
+        let sub = c.subscribe(subject.clone()).await.map_err(|e| cannot(e, "subscribe"))?;
+        // A probe subject per subscriber, subscribed after the main one: once a publisher's server sees
+        // the probe's interest it has seen the main subject's too (route interest is ordered).
+        let probe = c
+            .subscribe(format!("{subject}.probe.{i}"))
+            .await
+            .map_err(|e| cannot(e, "subscribe"))?;
+        c.flush().await.map_err(|e| cannot(e, "flush"))?;
+        let pc = c.clone();
+        tokio::spawn(async move {
+            let mut probe = probe;
+            while let Some(m) = probe.next().await {
+                if let Some(reply) = m.reply {
+                    let _ = pc.publish(reply, Bytes::new()).await;
+                }
+            }
+        });
+        counters.push(Arc::new(AtomicU64::new(0)));
+        sub_clients.push((c, sub));
+    }
+    let mut pub_clients = Vec::new();
+    for i in 0..pubs {
+        // Publishers start after the subscribers in the server rotation so 1 pub / 1 sub crosses servers.
+        pub_clients.push(env.connect(i + subs, "pub").await?);
+    }
+    if let Some(c) = pub_clients.first() {
+        for i in 0..subs {
+            wait_for_interest(c, &format!("{subject}.probe.{i}"), spec.timeout).await?;
+        }
+    }
+    let slow_before = varz::total_slow_consumers(&spec.monitor).await;
+    let progress = progress_task(env, spec.msgs * (1 + subs as u64), "messages");
+
+    let mut sub_tasks = Vec::new();
+    for (i, (c, sub)) in sub_clients.into_iter().enumerate() {
+        let (env, expected, counter, cancel) = (env.clone(), expected.clone(), counters[i].clone(), cancel_rx.clone());
+        sub_tasks.push(tokio::spawn(async move {
+            core_sub(&env, i, c, sub, expected, counter, cancel).await
+        }));
+    }
+    let template = Bytes::from(vec![0u8; spec.size as usize]);
+    let start = Instant::now();
+    let mut pub_tasks = Vec::new();
+    for (i, c) in pub_clients.into_iter().enumerate() {
+        let (env, subject, template, n) = (
+            env.clone(),
+            async_nats::Subject::from(subject.as_str()),
+            template.clone(),
+            per_pub[i],
+        );
+        let rate = spec.rate_per_s.map(|r| r / pubs as f64);
+        pub_tasks.push(tokio::spawn(async move {
+            core_pub(&env, i, c, subject, template, n, stamp_every, rate, start).await
+        }));
+    }
+    let mut outs = Vec::new();
+    for t in pub_tasks {
+        outs.push(t.await.map_err(|e| cannot(e, "publisher task"))?);
+    }
+    let published: u64 = outs.iter().map(|o| o.sample.msgs).sum();
+    expected.store(published, Ordering::Relaxed);
+
+    // Watchdog: subscribers are done when each has everything published; if messages stop arriving for
+    // `timeout` (dropped by a slow-consumer cut-off) they are told to stop and the loss is reported.
+    let mut timed_out = false;
+    if subs > 0 {
+        let mut last_total = u64::MAX;
+        let mut last_change = Instant::now();
+        loop {
+            let counts: Vec<u64> = counters.iter().map(|c| c.load(Ordering::Relaxed)).collect();
+            if counts.iter().all(|&n| n >= published) {
+                break;
+            }
+            let total: u64 = counts.iter().sum();
+            if total != last_total {
+                last_total = total;
+                last_change = Instant::now();
+            } else if last_change.elapsed() > spec.timeout {
+                timed_out = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let _ = cancel_tx.send(true);
+    }
+    let mut sub_outs = Vec::new();
+    for t in sub_tasks {
+        sub_outs.push(t.await.map_err(|e| cannot(e, "subscriber task"))?);
+    }
+    stop_progress(progress).await;
+
+    let mut hists = Vec::new();
+    let (behind, lag) = absorb(env, &mut r, outs, false, &mut hists);
+    for s in sub_outs {
+        hists.push(s.hist);
+        r.subscribers.clients.push(s.sample);
+    }
+    r.latency_us = LatencySummary::from_hist_ns(&merge_hists(&hists));
+    r.rate = rate_outcome(env, &r, behind, lag);
+    if subs > 0 {
+        let dropped: u64 = r
+            .subscribers
+            .clients
+            .iter()
+            .map(|c| published.saturating_sub(c.msgs))
+            .sum();
+        let slow_after = varz::total_slow_consumers(&spec.monitor).await;
+        let client_slow = env.slow_events.load(Ordering::Relaxed);
+        if dropped > 0 || client_slow > 0 || timed_out {
+            r.warnings.push(format!(
+                "subscribers received {} of {} messages each at least; {dropped} dropped (slow consumer cut-off or loss)",
+                r.subscribers.clients.iter().map(|c| c.msgs).min().unwrap_or(0),
+                published
+            ));
+        }
+        r.losses = Some(Losses {
+            expected_per_sub: published,
+            dropped,
+            client_slow_events: client_slow,
+            server_slow_consumers: match (slow_before, slow_after) {
+                (Some(a), Some(b)) => Some(b.saturating_sub(a)),
+                _ => None,
+            },
+            timed_out,
+        });
+    }
+    if behind {
+        r.warnings.push("the requested rate was not sustained".into());
+    }
+    Ok(r)
+}
+
+async fn wait_for_interest(c: &async_nats::Client, probe: &str, timeout: Duration) -> Result<(), BenchError> {
+    let deadline = Instant::now() + timeout.max(Duration::from_secs(2));
+    loop {
+        match tokio::time::timeout(Duration::from_millis(250), c.request(probe.to_string(), Bytes::new())).await {
+            Ok(Ok(_)) => return Ok(()),
+            _ if Instant::now() > deadline => {
+                return Err(BenchError::CannotRun(anyhow!(
+                    "subscriber interest did not reach the publisher's server within {:?}; is the cluster routed?",
+                    timeout
+                )))
+            }
+            _ => tokio::time::sleep(Duration::from_millis(20)).await,
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn core_pub(
+    env: &Env,
+    i: usize,
+    c: async_nats::Client,
+    subject: async_nats::Subject,
+    template: Bytes,
+    n: u64,
+    stamp_every: u64,
+    rate: Option<f64>,
+    start: Instant,
+) -> TaskOut {
+    let mut pacer = rate.map(|r| Pacer::new(start, r, env.spec.backlog_cutoff));
+    let can_stamp = template.len() >= 8;
+    let mut errors = 0u64;
+    let mut first_error = None;
+    let mut sent = 0u64;
+    let mut behind = false;
+    let t0 = Instant::now();
+    for j in 0..n {
+        let payload = if let Some(p) = pacer.as_mut() {
+            match p.due(j).await {
+                Ok(intended) => stamped(&template, env.ns(intended)),
+                Err(()) => {
+                    behind = true;
+                    break;
+                }
+            }
+        } else if can_stamp && j % stamp_every == 0 {
+            stamped(&template, env.ns(Instant::now()))
+        } else {
+            template.clone()
+        };
+        if let Err(e) = c.publish(subject.clone(), payload).await {
+            errors += 1;
+            first_error.get_or_insert_with(|| e.to_string());
+            break;
+        }
+        sent += 1;
+        if sent & 4095 == 0 {
+            env.done.fetch_add(4096, Ordering::Relaxed);
+        }
+    }
+    if let Err(e) = c.flush().await {
+        errors += 1;
+        first_error.get_or_insert_with(|| e.to_string());
+    }
+    let t1 = Instant::now();
+    env.done.fetch_add(sent & 4095, Ordering::Relaxed);
+    let (pm, pb) = proto(&c);
+    TaskOut {
+        sample: ClientSample {
+            id: format!("P{}", i + 1),
+            msgs: sent,
+            bytes: sent * template.len() as u64,
+            proto_msgs: pm,
+            proto_bytes: pb,
+            start_s: env.secs(t0),
+            end_s: env.secs(t1),
+            latency_us: None,
+        },
+        hist: new_hist(),
+        errors,
+        first_error,
+        behind,
+        max_lag: pacer.map(|p| p.max_lag).unwrap_or_default(),
+    }
+}
+
+async fn core_sub(
+    env: &Env,
+    i: usize,
+    c: async_nats::Client,
+    sub: async_nats::Subscriber,
+    expected: Arc<AtomicU64>,
+    counter: Arc<AtomicU64>,
+    mut cancel: watch::Receiver<bool>,
+) -> SubOut {
+    let mut hist = new_hist();
+    let mut count = 0u64;
+    let mut first = None;
+    let mut last = Instant::now();
+    let size = env.spec.size;
+    {
+        let stop = async move {
+            let _ = cancel.wait_for(|v| *v).await;
+        };
+        let mut s = sub.take_until(Box::pin(stop));
+        while let Some(m) = s.next().await {
+            count += 1;
+            if count == 1 {
+                first = Some(Instant::now());
+            }
+            if let Some(t_ns) = read_stamp(&m.payload) {
+                let now = Instant::now();
+                let _ = hist.record(env.ns(now).saturating_sub(t_ns).max(1));
+                last = now;
+            } else if count & 63 == 0 {
+                last = Instant::now();
+            }
+            counter.store(count, Ordering::Relaxed);
+            if let Some(d) = env.spec.sub_sleep {
+                tokio::time::sleep(d).await;
+            }
+            if count & 4095 == 0 {
+                env.done.fetch_add(4096, Ordering::Relaxed);
+            }
+            if count >= expected.load(Ordering::Relaxed) {
+                last = Instant::now();
+                break;
+            }
+        }
+    }
+    env.done.fetch_add(count & 4095, Ordering::Relaxed);
+    let (pm, pb) = proto(&c);
+    let first = first.unwrap_or(last);
+    SubOut {
+        sample: ClientSample {
+            id: format!("S{}", i + 1),
+            msgs: count,
+            bytes: count * size,
+            proto_msgs: pm,
+            proto_bytes: pb,
+            start_s: env.secs(first),
+            end_s: env.secs(last.max(first)),
+            latency_us: LatencySummary::from_hist_ns(&hist),
+        },
+        hist,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------- ping
+
+async fn ping(env: &Arc<Env>) -> Result<BenchResult, BenchError> {
+    let spec = &env.spec;
+    let subject = format!("natsplan.ping.{}", env.run_id);
+    let responder = env.connect(1, "responder").await?;
+    let requester = env.connect(0, "requester").await?;
+    let mut sub = responder
+        .subscribe(subject.clone())
+        .await
+        .map_err(|e| cannot(e, "subscribe"))?;
+    responder.flush().await.map_err(|e| cannot(e, "flush"))?;
+    let rc = responder.clone();
+    let echo = tokio::spawn(async move {
+        while let Some(m) = sub.next().await {
+            if let Some(reply) = m.reply {
+                let _ = rc.publish(reply, m.payload).await;
+            }
+        }
+    });
+    wait_for_interest(&requester, &subject, spec.timeout).await?;
+    let progress = progress_task(env, spec.msgs, "requests");
+    let payload = Bytes::from(vec![0u8; spec.size as usize]);
+    let mut hist = new_hist();
+    let (mut ok, mut errors, mut first_error) = (0u64, 0u64, None);
+    let t0 = Instant::now();
+    for _ in 0..spec.msgs {
+        let a = Instant::now();
+        match tokio::time::timeout(spec.timeout, requester.request(subject.clone(), payload.clone())).await {
+            Ok(Ok(_)) => {
+                let _ = hist.record((a.elapsed().as_nanos() as u64).max(1));
+                ok += 1;
+            }
+            Ok(Err(e)) => {
+                errors += 1;
+                first_error.get_or_insert_with(|| e.to_string());
+            }
+            Err(_) => {
+                errors += 1;
+                first_error.get_or_insert_with(|| "request timed out".to_string());
+            }
+        }
+        env.done.fetch_add(1, Ordering::Relaxed);
+        if errors > 10 && ok == 0 {
+            break;
+        }
+    }
+    let t1 = Instant::now();
+    stop_progress(progress).await;
+    echo.abort();
+    let (pm, pb) = proto(&requester);
+    let mut r = blank_result(env, "ping", "service requester", params(env, &[]));
+    let out = TaskOut {
+        sample: ClientSample {
+            id: "P1".into(),
+            msgs: ok,
+            bytes: ok * spec.size * 2,
+            proto_msgs: pm,
+            proto_bytes: pb,
+            start_s: env.secs(t0),
+            end_s: env.secs(t1),
+            latency_us: LatencySummary::from_hist_ns(&hist),
+        },
+        hist,
+        errors,
+        first_error,
+        behind: false,
+        max_lag: Duration::ZERO,
+    };
+    let mut hists = Vec::new();
+    absorb(env, &mut r, vec![out], false, &mut hists);
+    r.latency_us = LatencySummary::from_hist_ns(&merge_hists(&hists));
+    if ok == 0 {
+        return Err(BenchError::CannotRun(anyhow!(
+            "no request was answered: {}",
+            r.warnings.join("; ")
+        )));
+    }
+    Ok(r)
+}
+
+// ---------------------------------------------------------------------------------------------- JetStream
+
+fn storage_type(s: Storage) -> jetstream::stream::StorageType {
+    match s {
+        Storage::File => jetstream::stream::StorageType::File,
+        Storage::Memory => jetstream::stream::StorageType::Memory,
+    }
+}
+
+/// JetStream asset creation retried briefly: right after a cluster starts the meta leader may not be
+/// elected yet.
+async fn retry<T, E: std::fmt::Display, F, Fut>(what: &str, timeout: Duration, mut f: F) -> Result<T, BenchError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, E>>,
+{
+    let deadline = Instant::now() + timeout.max(Duration::from_secs(5));
+    loop {
+        match f().await {
+            Ok(v) => return Ok(v),
+            Err(e) if Instant::now() > deadline => return Err(cannot(e, what)),
+            Err(_) => tokio::time::sleep(Duration::from_millis(250)).await,
+        }
+    }
+}
+
+fn js_context(c: async_nats::Client, env: &Env, window: usize) -> jetstream::Context {
+    jetstream::context::ContextBuilder::new()
+        .timeout(env.spec.timeout)
+        .ack_timeout(env.spec.timeout)
+        .max_ack_inflight(window.max(1))
+        .backpressure_on_inflight(true)
+        .build(c)
+}
+
+async fn js(
+    env: &Arc<Env>,
+    pubs: usize,
+    replicas: usize,
+    storage: Storage,
+    mode: PublishMode,
+    window: usize,
+) -> Result<BenchResult, BenchError> {
+    let spec = &env.spec;
+    let stream = format!("natsplan-js-{}", env.run_id);
+    let subject = format!("natsplan.js.{}", env.run_id);
+    let admin = env.connect(0, "admin").await?;
+    let actx = js_context(admin.clone(), env, 1);
+    let cfg = jetstream::stream::Config {
+        name: stream.clone(),
+        subjects: vec![subject.clone()],
+        num_replicas: replicas,
+        storage: storage_type(storage),
+        ..Default::default()
+    };
+    retry("create stream", spec.timeout, || actx.create_stream(cfg.clone())).await?;
+    let result = js_run(env, pubs, &subject, mode, window).await;
+    if !spec.keep {
+        let _ = actx.delete_stream(&stream).await;
+    }
+    let mut r = result?;
+    r.label = match mode {
+        PublishMode::Async => "JetStream asynchronous publisher",
+        PublishMode::Sync => "JetStream synchronous publisher",
+    }
+    .into();
+    r.params.insert("replicas".into(), replicas.to_string());
+    r.params.insert("storage".into(), format!("{storage:?}").to_lowercase());
+    r.params.insert("stream".into(), stream);
+    if mode == PublishMode::Async {
+        r.params.insert("window".into(), window.to_string());
+    }
+    Ok(r)
+}
+
+async fn js_run(
+    env: &Arc<Env>,
+    pubs: usize,
+    subject: &str,
+    mode: PublishMode,
+    window: usize,
+) -> Result<BenchResult, BenchError> {
+    let spec = &env.spec;
+    let mut clients = Vec::new();
+    for i in 0..pubs {
+        clients.push(env.connect(i, "pub").await?);
+    }
+    let per_pub = split(spec.msgs, pubs);
+    let payload = Bytes::from(vec![0u8; spec.size as usize]);
+    let progress = progress_task(env, spec.msgs, "acked");
+    let start = Instant::now();
+    let mut tasks = Vec::new();
+    for (i, c) in clients.into_iter().enumerate() {
+        let (env, subject, payload, n) = (
+            env.clone(),
+            async_nats::Subject::from(subject),
+            payload.clone(),
+            per_pub[i],
+        );
+        let rate = spec.rate_per_s.map(|r| r / pubs as f64);
+        tasks.push(tokio::spawn(async move {
+            let ctx = js_context(c.clone(), &env, if mode == PublishMode::Async { window } else { 1 });
+            let pacer = rate.map(|r| Pacer::new(start, r, env.spec.backlog_cutoff));
+            let mut out = match mode {
+                PublishMode::Async => js_pub_async(&env, &ctx, subject, payload, n, window, pacer).await,
+                PublishMode::Sync => js_pub_sync(&env, &ctx, subject, payload, n, pacer).await,
+            };
+            out.sample.id = format!("P{}", i + 1);
+            let (pm, pb) = proto(&c);
+            out.sample.proto_msgs = pm;
+            out.sample.proto_bytes = pb;
+            out
+        }));
+    }
+    let mut outs = Vec::new();
+    for t in tasks {
+        outs.push(t.await.map_err(|e| cannot(e, "publisher task"))?);
+    }
+    stop_progress(progress).await;
+    let mut r = blank_result(
+        env,
+        "js",
+        "JetStream publisher",
+        params(env, &[("pubs", pubs.to_string())]),
+    );
+    let mut hists = Vec::new();
+    let (behind, lag) = absorb(env, &mut r, outs, false, &mut hists);
+    r.latency_us = LatencySummary::from_hist_ns(&merge_hists(&hists));
+    r.rate = rate_outcome(env, &r, behind, lag);
+    if behind {
+        r.warnings.push("the requested rate was not sustained".into());
+    }
+    if r.published() == 0 {
+        return Err(BenchError::CannotRun(anyhow!(
+            "no publish was acknowledged: {}",
+            r.warnings.join("; ")
+        )));
+    }
+    Ok(r)
+}
+
+type AckFut = std::pin::Pin<
+    Box<
+        dyn std::future::Future<Output = Result<jetstream::publish::PublishAck, jetstream::context::PublishError>>
+            + Send,
+    >,
+>;
+
+async fn js_pub_async(
+    env: &Arc<Env>,
+    ctx: &jetstream::Context,
+    subject: async_nats::Subject,
+    payload: Bytes,
+    n: u64,
+    window: usize,
+    mut pacer: Option<Pacer>,
+) -> TaskOut {
+    // Acks are awaited by a second task, in publish order, so the publisher never stops to wait unless
+    // the in-flight window is full (the context's backpressure).
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<(u64, AckFut)>(window.max(1));
+    let acker_env = env.clone();
+    let acker = tokio::spawn(async move {
+        let env = acker_env;
+        let mut hist = new_hist();
+        let (mut ok, mut errors, mut first_error) = (0u64, 0u64, None::<String>);
+        let mut last = Instant::now();
+        while let Some((t_ns, fut)) = rx.recv().await {
+            match fut.await {
+                Ok(_) => {
+                    last = Instant::now();
+                    let _ = hist.record(env.ns(last).saturating_sub(t_ns).max(1));
+                    ok += 1;
+                    env.done.fetch_add(1, Ordering::Relaxed);
+                }
+                Err(e) => {
+                    errors += 1;
+                    first_error.get_or_insert_with(|| e.to_string());
+                }
+            }
+        }
+        (hist, ok, errors, first_error, last)
+    });
+    let t0 = Instant::now();
+    let mut pub_errors = 0u64;
+    let mut pub_first = None;
+    let mut behind = false;
+    for j in 0..n {
+        let t_ns = match pacer.as_mut() {
+            Some(p) => match p.due(j).await {
+                Ok(intended) => env.ns(intended),
+                Err(()) => {
+                    behind = true;
+                    break;
+                }
+            },
+            None => env.ns(Instant::now()),
+        };
+        match ctx.publish(subject.clone(), payload.clone()).await {
+            Ok(f) => {
+                if tx.send((t_ns, std::future::IntoFuture::into_future(f))).await.is_err() {
+                    break;
+                }
+            }
+            Err(e) => {
+                pub_errors += 1;
+                pub_first.get_or_insert_with(|| e.to_string());
+                if pub_errors > 100 {
+                    break;
+                }
+            }
+        }
+    }
+    drop(tx);
+    let (hist, ok, errors, first_error, last) = acker
+        .await
+        .unwrap_or_else(|e| (new_hist(), 0, 1, Some(e.to_string()), Instant::now()));
+    TaskOut {
+        sample: ClientSample {
+            id: String::new(),
+            msgs: ok,
+            bytes: ok * payload.len() as u64,
+            proto_msgs: 0,
+            proto_bytes: 0,
+            start_s: env.secs(t0),
+            end_s: env.secs(last.max(t0)),
+            latency_us: LatencySummary::from_hist_ns(&hist),
+        },
+        hist,
+        errors: errors + pub_errors,
+        first_error: pub_first.or(first_error),
+        behind,
+        max_lag: pacer.map(|p| p.max_lag).unwrap_or_default(),
+    }
+}
+
+async fn js_pub_sync(
+    env: &Env,
+    ctx: &jetstream::Context,
+    subject: async_nats::Subject,
+    payload: Bytes,
+    n: u64,
+    mut pacer: Option<Pacer>,
+) -> TaskOut {
+    let mut hist = new_hist();
+    let (mut ok, mut errors, mut first_error) = (0u64, 0u64, None::<String>);
+    let mut behind = false;
+    let t0 = Instant::now();
+    for j in 0..n {
+        let t = match pacer.as_mut() {
+            Some(p) => match p.due(j).await {
+                Ok(intended) => intended,
+                Err(()) => {
+                    behind = true;
+                    break;
+                }
+            },
+            None => Instant::now(),
+        };
+        let res = match ctx.publish(subject.clone(), payload.clone()).await {
+            Ok(f) => f.await,
+            Err(e) => Err(e),
+        };
+        match res {
+            Ok(_) => {
+                let _ = hist.record((t.elapsed().as_nanos() as u64).max(1));
+                ok += 1;
+                env.done.fetch_add(1, Ordering::Relaxed);
+            }
+            Err(e) => {
+                errors += 1;
+                first_error.get_or_insert_with(|| e.to_string());
+                if errors > 100 && ok == 0 {
+                    break;
+                }
+            }
+        }
+    }
+    let t1 = Instant::now();
+    TaskOut {
+        sample: ClientSample {
+            id: String::new(),
+            msgs: ok,
+            bytes: ok * payload.len() as u64,
+            proto_msgs: 0,
+            proto_bytes: 0,
+            start_s: env.secs(t0),
+            end_s: env.secs(t1),
+            latency_us: LatencySummary::from_hist_ns(&hist),
+        },
+        hist,
+        errors,
+        first_error,
+        behind,
+        max_lag: pacer.map(|p| p.max_lag).unwrap_or_default(),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------- KV
+
+async fn kv(env: &Arc<Env>, clients: usize, replicas: usize, storage: Storage) -> Result<BenchResult, BenchError> {
+    let spec = &env.spec;
+    let bucket = format!("natsplan-kv-{}", env.run_id);
+    let admin = env.connect(0, "admin").await?;
+    let actx = js_context(admin, env, 1);
+    let cfg = jetstream::kv::Config {
+        bucket: bucket.clone(),
+        history: 1,
+        num_replicas: replicas,
+        storage: storage_type(storage),
+        ..Default::default()
+    };
+    retry("create KV bucket", spec.timeout, || actx.create_key_value(cfg.clone())).await?;
+    let per = split(spec.msgs, clients);
+    let payload = Bytes::from(vec![0u8; spec.size as usize]);
+    let mut conns = Vec::new();
+    for i in 0..clients {
+        let c = env.connect(i, "kv").await?;
+        let store = js_context(c.clone(), env, 1)
+            .get_key_value(&bucket)
+            .await
+            .map_err(|e| cannot(e, "open KV bucket"));
+        conns.push((c, store));
+    }
+    let progress = progress_task(env, spec.msgs, "puts");
+    let start = Instant::now();
+    let mut tasks = Vec::new();
+    for (i, (c, store)) in conns.into_iter().enumerate() {
+        let store = match store {
+            Ok(s) => s,
+            Err(e) => {
+                if !spec.keep {
+                    let _ = actx.delete_key_value(&bucket).await;
+                }
+                return Err(e);
+            }
+        };
+        let (env, payload, n) = (env.clone(), payload.clone(), per[i]);
+        let rate = spec.rate_per_s.map(|r| r / clients as f64);
+        tasks.push(tokio::spawn(async move {
+            let mut pacer = rate.map(|r| Pacer::new(start, r, env.spec.backlog_cutoff));
+            let mut hist = new_hist();
+            let (mut ok, mut errors, mut first_error, mut behind) = (0u64, 0u64, None::<String>, false);
+            let t0 = Instant::now();
+            for j in 0..n {
+                let t = match pacer.as_mut() {
+                    Some(p) => match p.due(j).await {
+                        Ok(x) => x,
+                        Err(()) => {
+                            behind = true;
+                            break;
+                        }
+                    },
+                    None => Instant::now(),
+                };
+                match store.put(format!("c{i}.k{j}"), payload.clone()).await {
+                    Ok(_) => {
+                        let _ = hist.record((t.elapsed().as_nanos() as u64).max(1));
+                        ok += 1;
+                        env.done.fetch_add(1, Ordering::Relaxed);
+                    }
+                    Err(e) => {
+                        errors += 1;
+                        first_error.get_or_insert_with(|| e.to_string());
+                        if errors > 100 && ok == 0 {
+                            break;
+                        }
+                    }
+                }
+            }
+            let t1 = Instant::now();
+            let (pm, pb) = proto(&c);
+            TaskOut {
+                sample: ClientSample {
+                    id: format!("P{}", i + 1),
+                    msgs: ok,
+                    bytes: ok * payload.len() as u64,
+                    proto_msgs: pm,
+                    proto_bytes: pb,
+                    start_s: env.secs(t0),
+                    end_s: env.secs(t1),
+                    latency_us: LatencySummary::from_hist_ns(&hist),
+                },
+                hist,
+                errors,
+                first_error,
+                behind,
+                max_lag: pacer.map(|p| p.max_lag).unwrap_or_default(),
+            }
+        }));
+    }
+    let mut outs = Vec::new();
+    for t in tasks {
+        match t.await {
+            Ok(o) => outs.push(o),
+            Err(e) => {
+                if !spec.keep {
+                    let _ = actx.delete_key_value(&bucket).await;
+                }
+                return Err(cannot(e, "KV task"));
+            }
+        }
+    }
+    stop_progress(progress).await;
+    if !spec.keep {
+        let _ = actx.delete_key_value(&bucket).await;
+    }
+    let mut r = blank_result(
+        env,
+        "kv",
+        "JetStream KV putter",
+        params(
+            env,
+            &[
+                ("clients", clients.to_string()),
+                ("replicas", replicas.to_string()),
+                ("bucket", bucket),
+            ],
+        ),
+    );
+    r.ops = true;
+    let mut hists = Vec::new();
+    let (behind, lag) = absorb(env, &mut r, outs, false, &mut hists);
+    r.latency_us = LatencySummary::from_hist_ns(&merge_hists(&hists));
+    r.rate = rate_outcome(env, &r, behind, lag);
+    if behind {
+        r.warnings.push("the requested rate was not sustained".into());
+    }
+    if r.published() == 0 {
+        return Err(BenchError::CannotRun(anyhow!(
+            "no KV put succeeded: {}",
+            r.warnings.join("; ")
+        )));
+    }
+    Ok(r)
+}
+
+// ---------------------------------------------------------------------------------------------- objects
+
+async fn obj(
+    env: &Arc<Env>,
+    op: ObjOp,
+    clients: usize,
+    replicas: usize,
+    storage: Storage,
+) -> Result<BenchResult, BenchError> {
+    let spec = &env.spec;
+    let bucket = format!("natsplan-obj-{}", env.run_id);
+    let admin = env.connect(0, "admin").await?;
+    let actx = js_context(admin, env, 1);
+    let cfg = jetstream::object_store::Config {
+        bucket: bucket.clone(),
+        num_replicas: replicas,
+        storage: storage_type(storage),
+        ..Default::default()
+    };
+    let admin_store = retry("create object store", spec.timeout, || {
+        actx.create_object_store(cfg.clone())
+    })
+    .await?;
+    let res = obj_run(env, op, clients, &bucket, &admin_store).await;
+    if !spec.keep {
+        let _ = actx.delete_object_store(&bucket).await;
+    }
+    let mut r = res?;
+    r.params.insert("replicas".into(), replicas.to_string());
+    r.params.insert("bucket".into(), bucket);
+    Ok(r)
+}
+
+async fn obj_run(
+    env: &Arc<Env>,
+    op: ObjOp,
+    clients: usize,
+    bucket: &str,
+    admin_store: &jetstream::object_store::ObjectStore,
+) -> Result<BenchResult, BenchError> {
+    let spec = &env.spec;
+    let data = Bytes::from(vec![0x5au8; spec.size as usize]);
+    let per = split(spec.msgs, clients);
+    if op == ObjOp::Get {
+        // The objects to read, written before the clock starts.
+        for i in 0..spec.msgs {
+            let mut rd: &[u8] = &data;
+            admin_store
+                .put(format!("o{i}").as_str(), &mut rd)
+                .await
+                .map_err(|e| cannot(e, "put object for the get run"))?;
+        }
+    }
+    let mut stores = Vec::new();
+    for i in 0..clients {
+        let c = env.connect(i, "obj").await?;
+        let s = js_context(c.clone(), env, 1)
+            .get_object_store(bucket)
+            .await
+            .map_err(|e| cannot(e, "open object store"))?;
+        stores.push((c, s));
+    }
+    let progress = progress_task(env, spec.msgs, "objects");
+    let mut tasks = Vec::new();
+    let mut offset = 0u64;
+    for (i, (c, store)) in stores.into_iter().enumerate() {
+        let (env, data, n, first) = (env.clone(), data.clone(), per[i], offset);
+        offset += n;
+        tasks.push(tokio::spawn(async move {
+            let mut hist = new_hist();
+            let (mut ok, mut errors, mut first_error) = (0u64, 0u64, None::<String>);
+            let t0 = Instant::now();
+            for j in first..first + n {
+                let a = Instant::now();
+                let res: Result<(), String> = match op {
+                    ObjOp::Put => {
+                        let mut rd: &[u8] = &data;
+                        store
+                            .put(format!("o{j}").as_str(), &mut rd)
+                            .await
+                            .map(|_| ())
+                            .map_err(|e| e.to_string())
+                    }
+                    ObjOp::Get => match store.get(format!("o{j}")).await {
+                        Ok(mut o) => {
+                            let mut buf = Vec::with_capacity(data.len());
+                            match tokio::io::AsyncReadExt::read_to_end(&mut o, &mut buf).await {
+                                Ok(_) if buf.len() == data.len() => Ok(()),
+                                Ok(_) => Err(format!(
+                                    "object o{j}: read {} bytes, expected {}",
+                                    buf.len(),
+                                    data.len()
+                                )),
+                                Err(e) => Err(e.to_string()),
+                            }
+                        }
+                        Err(e) => Err(e.to_string()),
+                    },
+                };
+                match res {
+                    Ok(()) => {
+                        let _ = hist.record((a.elapsed().as_nanos() as u64).max(1));
+                        ok += 1;
+                        env.done.fetch_add(1, Ordering::Relaxed);
+                    }
+                    Err(e) => {
+                        errors += 1;
+                        first_error.get_or_insert(e);
+                    }
+                }
+            }
+            let t1 = Instant::now();
+            let (pm, pb) = proto(&c);
+            TaskOut {
+                sample: ClientSample {
+                    id: format!("{}{}", if op == ObjOp::Put { "P" } else { "S" }, i + 1),
+                    msgs: ok,
+                    bytes: ok * data.len() as u64,
+                    proto_msgs: pm,
+                    proto_bytes: pb,
+                    start_s: env.secs(t0),
+                    end_s: env.secs(t1),
+                    latency_us: LatencySummary::from_hist_ns(&hist),
+                },
+                hist,
+                errors,
+                first_error,
+                behind: false,
+                max_lag: Duration::ZERO,
+            }
+        }));
+    }
+    let mut outs = Vec::new();
+    for t in tasks {
+        outs.push(t.await.map_err(|e| cannot(e, "object task"))?);
+    }
+    stop_progress(progress).await;
+    let (kind, label) = match op {
+        ObjOp::Put => ("obj-put", "JetStream object putter"),
+        ObjOp::Get => ("obj-get", "JetStream object getter"),
+    };
+    let mut r = blank_result(env, kind, label, params(env, &[("clients", clients.to_string())]));
+    r.ops = true;
+    let mut hists = Vec::new();
+    absorb(env, &mut r, outs, op == ObjOp::Get, &mut hists);
+    r.latency_us = LatencySummary::from_hist_ns(&merge_hists(&hists));
+    if r.published() + r.received() == 0 {
+        return Err(BenchError::CannotRun(anyhow!(
+            "no object operation succeeded: {}",
+            r.warnings.join("; ")
+        )));
+    }
+    Ok(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_spreads_the_remainder_over_the_first_workers() {
+        assert_eq!(split(10, 3), vec![4, 3, 3]);
+        assert_eq!(split(2, 4), vec![1, 1, 0, 0]);
+        assert_eq!(split(7, 1), vec![7]);
+    }
+
+    #[test]
+    fn stamps_round_trip_and_zero_means_unstamped() {
+        let t = Bytes::from(vec![0u8; 16]);
+        assert_eq!(read_stamp(&stamped(&t, 0)), Some(0));
+        assert_eq!(read_stamp(&stamped(&t, 123_456)), Some(123_456));
+        assert_eq!(read_stamp(&t), None);
+        assert_eq!(read_stamp(&[1, 2, 3]), None);
+    }
+}

@@ -1,0 +1,271 @@
+//! A tiny HTTP client for nats-server's monitoring endpoints (`/varz`, `/jsz`, `/healthz`, `/routez`).
+//!
+//! Hand-rolled HTTP/1.0 GET over a `TcpStream`: the monitor port speaks plain HTTP, the answers are small
+//! JSON documents, and HTTP/1.0 makes Go's server close the connection after a body without chunked
+//! encoding, so "read to end" is the whole protocol. No TLS (monitor ports in a lab or behind a firewall are
+//! plain; put a proxy in front otherwise). Blocking on purpose: callers in async code use `spawn_blocking`.
+
+use anyhow::{anyhow, bail, Context, Result};
+use serde_json::Value;
+use std::io::{Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
+use std::time::Duration;
+
+/// One HTTP answer: status code and body.
+#[derive(Debug, Clone)]
+pub struct Response {
+    pub status: u16,
+    pub body: String,
+}
+
+impl Response {
+    pub fn json(&self) -> Result<Value> {
+        serde_json::from_str(&self.body).with_context(|| {
+            let head: String = self.body.chars().take(120).collect();
+            format!("monitor answer is not JSON: {head}")
+        })
+    }
+}
+
+/// Split `http://host:port[/prefix]` into (host:port, prefix).
+fn split_url(base: &str) -> Result<(String, String)> {
+    let rest = base
+        .strip_prefix("http://")
+        .ok_or_else(|| anyhow!("monitor URL '{base}' must start with http:// (TLS monitor ports are not supported)"))?;
+    let (authority, prefix) = match rest.find('/') {
+        Some(i) => (&rest[..i], rest[i..].trim_end_matches('/')),
+        None => (rest, ""),
+    };
+    if authority.is_empty() {
+        bail!("monitor URL '{base}' has no host; write e.g. http://127.0.0.1:8222");
+    }
+    let authority = if authority.contains(':') && !authority.ends_with(']') {
+        authority.to_string()
+    } else {
+        format!("{authority}:80")
+    };
+    Ok((authority, prefix.to_string()))
+}
+
+/// GET `base` + `path` (path with its query, e.g. `/jsz?streams=1`), whatever the status code.
+pub fn get(base: &str, path: &str, timeout: Duration) -> Result<Response> {
+    let (authority, prefix) = split_url(base)?;
+    let addr = authority
+        .to_socket_addrs()
+        .with_context(|| format!("cannot resolve monitor address {authority}"))?
+        .next()
+        .ok_or_else(|| anyhow!("monitor address {authority} resolves to nothing"))?;
+    let mut s =
+        TcpStream::connect_timeout(&addr, timeout).with_context(|| format!("cannot connect to monitor {base}"))?;
+    s.set_read_timeout(Some(timeout))?;
+    s.set_write_timeout(Some(timeout))?;
+    let req = format!("GET {prefix}{path} HTTP/1.0\r\nHost: {authority}\r\nAccept: application/json\r\n\r\n");
+    s.write_all(req.as_bytes())
+        .with_context(|| format!("cannot send request to monitor {base}"))?;
+    let mut raw = Vec::with_capacity(4096);
+    s.read_to_end(&mut raw)
+        .with_context(|| format!("reading {path} from monitor {base}"))?;
+    parse_response(&raw).with_context(|| format!("bad HTTP answer to {path} from {base}"))
+}
+
+fn parse_response(raw: &[u8]) -> Result<Response> {
+    let split = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .ok_or_else(|| anyhow!("no end of headers in {} bytes", raw.len()))?;
+    let head = std::str::from_utf8(&raw[..split]).context("headers are not UTF-8")?;
+    let status_line = head.lines().next().unwrap_or_default();
+    let status: u16 = status_line
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .ok_or_else(|| anyhow!("bad status line '{status_line}'"))?;
+    let body = String::from_utf8_lossy(&raw[split + 4..]).into_owned();
+    Ok(Response { status, body })
+}
+
+/// GET and parse JSON; a non-2xx status is an error carrying the body.
+pub fn get_json(base: &str, path: &str, timeout: Duration) -> Result<Value> {
+    let r = get(base, path, timeout)?;
+    if !(200..300).contains(&r.status) {
+        bail!("{base}{path} answered HTTP {}: {}", r.status, r.body.trim());
+    }
+    r.json()
+}
+
+/// `/varz`: identity, tags, JetStream config.
+pub fn varz(base: &str, timeout: Duration) -> Result<Value> {
+    get_json(base, "/varz", timeout)
+}
+
+/// `/jsz` with the given query (e.g. `streams=1&config=1`), empty for the summary.
+pub fn jsz(base: &str, query: &str, timeout: Duration) -> Result<Value> {
+    let path = if query.is_empty() {
+        "/jsz".to_string()
+    } else {
+        format!("/jsz?{query}")
+    };
+    get_json(base, &path, timeout)
+}
+
+/// `/healthz` with the given query; `Ok(true)` when the server answers 200 `{"status":"ok"}`.
+pub fn healthz(base: &str, query: &str, timeout: Duration) -> Result<bool> {
+    let path = if query.is_empty() {
+        "/healthz".to_string()
+    } else {
+        format!("/healthz?{query}")
+    };
+    let r = get(base, &path, timeout)?;
+    Ok(r.status == 200)
+}
+
+/// The meta group's leader as this server sees it (`/jsz` `meta_cluster.leader`), if any.
+pub fn meta_leader(jsz: &Value) -> Option<String> {
+    jsz.pointer("/meta_cluster/leader")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+}
+
+/// The server's tags from `/varz`.
+pub fn tags(varz: &Value) -> Vec<String> {
+    varz.get("tags")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
+        .unwrap_or_default()
+}
+
+/// One stream as `/jsz?accounts=1&streams=1&config=1` reports it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct StreamPlacement {
+    pub account: String,
+    pub name: String,
+    pub leader: Option<String>,
+    /// The leader and every follower, by server name.
+    pub peers: Vec<String>,
+    pub replicas: u64,
+}
+
+/// The streams (with leader and followers) in a `/jsz?accounts=1&streams=1&config=1` answer.
+pub fn streams(jsz: &Value) -> Vec<StreamPlacement> {
+    let mut out = Vec::new();
+    for acc in jsz
+        .get("account_details")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let account = acc.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
+        for st in acc.get("stream_detail").and_then(Value::as_array).into_iter().flatten() {
+            let name = st.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
+            let cluster = st.get("cluster");
+            let leader = cluster
+                .and_then(|c| c.get("leader"))
+                .and_then(Value::as_str)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string);
+            let mut peers: Vec<String> = leader.iter().cloned().collect();
+            for r in cluster
+                .and_then(|c| c.get("replicas"))
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                if let Some(n) = r.get("name").and_then(Value::as_str) {
+                    peers.push(n.to_string());
+                }
+            }
+            peers.sort();
+            peers.dedup();
+            let replicas = st
+                .pointer("/config/num_replicas")
+                .and_then(Value::as_u64)
+                .unwrap_or(peers.len() as u64);
+            out.push(StreamPlacement {
+                account: account.clone(),
+                name,
+                leader,
+                peers,
+                replicas,
+            });
+        }
+    }
+    out.sort_by(|a, b| (&a.account, &a.name).cmp(&(&b.account, &b.name)));
+    out
+}
+
+/// Every stream of a cluster with its leader and peers, asking each `(server_name, monitor_url)` (servers
+/// that do not answer are skipped). A stream's replica list is authoritative from its leader, so that
+/// server's view wins where there is one.
+pub fn cluster_streams(servers: &[(String, String)], timeout: Duration) -> Vec<StreamPlacement> {
+    let mut seen: Vec<(String, StreamPlacement)> = Vec::new();
+    for (name, url) in servers {
+        let Ok(j) = jsz(url, "accounts=true&streams=true&config=true", timeout) else {
+            continue;
+        };
+        for s in streams(&j) {
+            seen.push((name.clone(), s));
+        }
+    }
+    merge_streams(seen)
+}
+
+fn merge_streams(seen: Vec<(String, StreamPlacement)>) -> Vec<StreamPlacement> {
+    let mut out: Vec<StreamPlacement> = Vec::new();
+    for (reporter, s) in seen {
+        let from_leader = s.leader.as_deref() == Some(reporter.as_str());
+        match out.iter_mut().find(|x| x.account == s.account && x.name == s.name) {
+            Some(existing) if from_leader => *existing = s,
+            Some(_) => {}
+            None => out.push(s),
+        }
+    }
+    out.sort_by(|a, b| (&a.account, &a.name).cmp(&(&b.account, &b.name)));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_split_into_authority_and_prefix() {
+        assert_eq!(
+            split_url("http://127.0.0.1:8222").unwrap(),
+            ("127.0.0.1:8222".into(), "".into())
+        );
+        assert_eq!(
+            split_url("http://localhost/nats/").unwrap(),
+            ("localhost:80".into(), "/nats".into())
+        );
+        assert!(split_url("https://x:1").unwrap_err().to_string().contains("http://"));
+    }
+
+    #[test]
+    fn responses_parse_status_and_body() {
+        let r =
+            parse_response(b"HTTP/1.0 503 Service Unavailable\r\nContent-Type: x\r\n\r\n{\"status\":\"unavailable\"}")
+                .unwrap();
+        assert_eq!(r.status, 503);
+        assert_eq!(r.json().unwrap()["status"], "unavailable");
+        assert!(parse_response(b"garbage").is_err());
+    }
+
+    #[test]
+    fn streams_are_read_from_jsz() {
+        let jsz: Value = serde_json::json!({
+            "meta_cluster": {"leader": "n2"},
+            "account_details": [{"name": "$G", "stream_detail": [
+                {"name": "B", "config": {"num_replicas": 3},
+                 "cluster": {"leader": "n3", "replicas": [{"name": "n1"}, {"name": "n2"}]}},
+                {"name": "A", "cluster": {"leader": "n1"}}
+            ]}]
+        });
+        assert_eq!(meta_leader(&jsz).as_deref(), Some("n2"));
+        let s = streams(&jsz);
+        assert_eq!(s[0].name, "A");
+        assert_eq!(s[0].replicas, 1);
+        assert_eq!(s[1].peers, vec!["n1", "n2", "n3"]);
+        assert_eq!(s[1].leader.as_deref(), Some("n3"));
+    }
+}

@@ -1,0 +1,250 @@
+//! `natsplan lab up|status|down` end to end: the servers outlive `lab up`, are recorded in lab.json,
+//! shown by `status`, and removed by `down`; a later `up` cleans up after a crash.
+
+use assert_cmd::Command;
+use predicates::str::contains;
+use std::sync::Mutex;
+
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn natsplan() -> Command {
+    Command::cargo_bin("natsplan").unwrap()
+}
+
+fn pids(dir: &std::path::Path) -> Vec<u32> {
+    let st: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("lab.json")).unwrap()).unwrap();
+    st["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["pid"].as_u64().unwrap() as u32)
+        .collect()
+}
+
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| !s.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'))
+        .unwrap_or(false)
+}
+
+#[test]
+fn up_status_down() {
+    let _s = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("lab");
+    let out = natsplan()
+        .args(["lab", "up", "--nodes", "3", "--format", "json", "--dir"])
+        .arg(&dir)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let up: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(up["client_urls"].as_array().unwrap().len(), 3);
+    assert!(up["meta_leader"].is_string());
+    let p = pids(&dir);
+    assert!(p.iter().all(|&x| alive(x)), "servers must outlive `lab up`");
+
+    let st = natsplan()
+        .args(["lab", "status", "--format", "json", "--dir"])
+        .arg(&dir)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let st: serde_json::Value = serde_json::from_slice(&st).unwrap();
+    assert_eq!(
+        st["servers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| s["running"] == true)
+            .count(),
+        3
+    );
+    assert_eq!(st["servers"][1]["tags"][0], "rack:r2");
+    assert!(st["meta_leader"].is_string());
+
+    // A second `up` on the same DIR (as after a crash) stops the old servers first.
+    natsplan()
+        .args(["lab", "up", "--nodes", "3", "--dir"])
+        .arg(&dir)
+        .assert()
+        .success()
+        .stderr(contains("stopped 3 server(s) of the earlier lab"));
+    assert!(p.iter().all(|&x| !alive(x)), "old servers still running");
+    let p2 = pids(&dir);
+
+    natsplan()
+        .args(["lab", "down", "--dir"])
+        .arg(&dir)
+        .assert()
+        .success()
+        .stdout(contains("stopped 3 server(s)"));
+    assert!(p2.iter().all(|&x| !alive(x)));
+    assert!(!dir.exists(), "lab down removes the folder it created");
+    natsplan()
+        .args(["lab", "down", "--dir"])
+        .arg(&dir)
+        .assert()
+        .success()
+        .stdout(contains("nothing to stop"));
+}
+
+#[test]
+fn down_removes_only_what_the_lab_made() {
+    let _s = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("mine.txt"), "keep me").unwrap();
+    natsplan()
+        .args(["lab", "up", "--nodes", "1", "--dir"])
+        .arg(tmp.path())
+        .assert()
+        .success();
+    natsplan()
+        .args(["lab", "down", "--dir"])
+        .arg(tmp.path())
+        .assert()
+        .success();
+    let left: Vec<String> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, vec!["mine.txt"]);
+}
+
+#[test]
+fn bad_flags_and_a_missing_binary_are_clear_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    natsplan()
+        .args(["lab", "up", "--dir"])
+        .arg(tmp.path())
+        .assert()
+        .code(2)
+        .stderr(contains("--nodes N"));
+    natsplan()
+        .args(["lab", "up", "--nodes", "3", "--sync", "sometimes", "--dir"])
+        .arg(tmp.path())
+        .assert()
+        .code(2)
+        .stderr(contains("--sync"));
+    natsplan()
+        .args([
+            "lab",
+            "up",
+            "--nodes",
+            "3",
+            "--nats-server",
+            "/nonexistent/nats-server",
+            "--dir",
+        ])
+        .arg(tmp.path())
+        .assert()
+        .code(3)
+        .stderr(contains("scripts/install-nats-server"));
+    natsplan()
+        .args(["lab", "status", "--dir"])
+        .arg(tmp.path().join("nothing"))
+        .assert()
+        .code(2)
+        .stderr(contains("no lab there"));
+}
+
+#[test]
+fn ctrl_c_during_start_up_leaves_nothing_running() {
+    let _s = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let tmp = tempfile::tempdir().unwrap();
+    // A "nats-server" that passes the version check and then never becomes healthy, so start-up waits.
+    let fake = tmp.path().join("nats-server");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'nats-server: v2.15.1'; exit 0; fi\nexec sleep 300\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let dir = tmp.path().join("lab");
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("natsplan"))
+        .args(["lab", "up", "--nodes", "3", "--timeout", "60s", "--nats-server"])
+        .arg(&fake)
+        .arg("--dir")
+        .arg(&dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    while !dir.join("lab.json").exists() {
+        assert!(t0.elapsed().as_secs() < 20, "lab.json was never written");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let p = pids(&dir);
+    assert!(p.iter().all(|&x| alive(x)));
+    // SAFETY: SIGINT to the natsplan process this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("interrupted"));
+    assert!(p.iter().all(|&x| !alive(x)), "servers left running after Ctrl-C");
+    assert!(!dir.exists(), "lab files left after Ctrl-C");
+}
+
+#[test]
+fn up_runs_a_planned_layout_with_its_tags() {
+    let _s = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let site = format!("{}/tests/data/four-racks-r3.yaml", env!("CARGO_MANIFEST_DIR"));
+    let design = natsplan()
+        .args(["design", &site, "--format", "json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let design: serde_json::Value = serde_json::from_slice(&design).unwrap();
+    let layout = design["layouts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["unique_tag"] == "rack:")
+        .unwrap()
+        .clone();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("lab");
+    natsplan()
+        .args([
+            "lab",
+            "up",
+            &site,
+            "--layout",
+            layout["id"].as_str().unwrap(),
+            "--sync",
+            "always",
+            "--dir",
+        ])
+        .arg(&dir)
+        .assert()
+        .success();
+    let st = natsplan()
+        .args(["lab", "status", "--format", "json", "--dir"])
+        .arg(&dir)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    natsplan().args(["lab", "down", "--dir"]).arg(&dir).assert().success();
+    let st: serde_json::Value = serde_json::from_slice(&st).unwrap();
+    let planned = layout["servers"].as_array().unwrap();
+    let live = st["servers"].as_array().unwrap();
+    assert_eq!(live.len(), planned.len());
+    for (p, l) in planned.iter().zip(live) {
+        assert_eq!(p["name"], l["name"]);
+        assert!(l["running"].as_bool().unwrap());
+        assert_eq!(
+            p["tags"], l["tags"],
+            "tags as the server reports them (/varz) must be the planned ones"
+        );
+    }
+}
