@@ -8,6 +8,7 @@
 
 pub mod conn;
 pub mod export;
+pub mod raw;
 pub mod result;
 mod varz;
 mod workload;
