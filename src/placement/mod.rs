@@ -401,6 +401,35 @@ pub fn problem_from_site(site: &Site, catalog: &Catalog, raid: Raid, group_disks
     }
 }
 
+/// The optimal selection for a site as concrete (server, array) pairs: each rack's servers in name order
+/// are given to its arrays in site order, as many as the solution puts on each. `None` when no selection
+/// can hold the workload. This is the hook for `layout::enumerate` to build a layout from.
+pub fn best_selection(
+    site: &Site,
+    catalog: &Catalog,
+    raid: Raid,
+    group_disks: u32,
+    r: u8,
+) -> Option<(Vec<(crate::site::ServerIdx, crate::site::ArrayIdx)>, Evaluation)> {
+    let p = problem_from_site(site, catalog, raid, group_disks, r);
+    let (choice, eval) = solve(&p)?;
+    let mut pairs = Vec::new();
+    for (ri, counts) in choice.servers_per_array.iter().enumerate() {
+        let mut servers: Vec<usize> = site
+            .rack_servers(ri)
+            .filter(|&s| site.servers[s].internal.is_none())
+            .collect();
+        servers.sort_by_key(|&s| site.servers[s].name.to_ascii_lowercase());
+        let mut next = servers.into_iter();
+        for (a, &m) in site.rack_arrays(ri).zip(counts) {
+            for _ in 0..m {
+                pairs.push((next.next()?, a));
+            }
+        }
+    }
+    Some((pairs, eval))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -535,6 +564,21 @@ mod tests {
         let (c, e) = solve(&p).unwrap();
         assert_eq!(c.servers_per_array, vec![vec![2], vec![2], vec![1]]);
         assert_eq!(e.tolerated_racks, 1);
+        let (pairs, _) = best_selection(&site, &cat, Raid::Raid0, 1, 5).unwrap();
+        let names: Vec<(&str, &str)> = pairs
+            .iter()
+            .map(|&(s, a)| (site.servers[s].name.as_str(), site.arrays[a].name.as_str()))
+            .collect();
+        assert_eq!(
+            names,
+            vec![
+                ("alpha", "A1"),
+                ("bravo", "A1"),
+                ("charlie", "B1"),
+                ("delta", "B1"),
+                ("echo", "C1")
+            ]
+        );
     }
 
     fn small_problem() -> impl Strategy<Value = Problem> {
