@@ -255,13 +255,16 @@ fn solve(inp: &Inputs, d: u32, t: u32, store: f64) -> Option<Choice> {
 
 /// The cheapest way (fewest disks incl. spares, then fewest arrays) to give `n` servers of rack `i` d
 /// disks each: every subset of the rack's arrays is tried (a rack has few arrays).
-fn best_arrays(inp: &Inputs, i: usize, n: u32, d: u32) -> Option<(u32, u32, Vec<(ArrayIdx, u32)>)> {
+/// Disks (with spares), arrays, and servers per array.
+type ArrayUse = (u32, u32, Vec<(ArrayIdx, u32)>);
+
+fn best_arrays(inp: &Inputs, i: usize, n: u32, d: u32) -> Option<ArrayUse> {
     if n == 0 {
         return Some((0, 0, Vec::new()));
     }
     let arrs = &inp.arrays[i];
     let m = arrs.len().min(16);
-    let mut best: Option<(u32, u32, Vec<(ArrayIdx, u32)>)> = None;
+    let mut best: Option<ArrayUse> = None;
     for mask in 1u32..(1 << m) {
         let chosen: Vec<&(ArrayIdx, u32, u32)> = (0..m).filter(|j| mask & (1 << j) != 0).map(|j| &arrs[j]).collect();
         let cap: u32 = chosen.iter().map(|&&(_, data, _)| data / d).sum();
