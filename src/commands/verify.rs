@@ -1,6 +1,7 @@
 //! `natsplan verify`: flags → `verify::VerifyOptions`, run the ladder, write `DIR/<utc>/` (results.json,
 //! BENCH.md, results.csv) and print the report. Exit 1 when a row is outside its band by more than
-//! `--tolerance` (or failed), 2 on bad flags or a refused `--max-bytes`, 3 when the cluster is unreachable.
+//! `--tolerance` (or failed) or the cluster drifted from the layout (never for --dry-run), 2 on bad flags or
+//! a refused `--max-bytes`, 3 when the cluster is unreachable.
 
 use crate::bench::{ConnArgs, ConnSpec};
 use crate::cli::{Format, Global};
@@ -69,7 +70,11 @@ fn parse_f64(flag: &str, v: &str, range: std::ops::RangeInclusive<f64>, fix: &st
 pub fn run(g: &Global, a: VerifyArgs) -> Result<Outcome, Failure> {
     let format = super::format(g);
     if format == Format::Html {
-        return Err(super::unsupported_format("verify", format, &["table", "json", "markdown"]));
+        return Err(super::unsupported_format(
+            "verify",
+            format,
+            &["table", "json", "markdown"],
+        ));
     }
     let tolerance = parse_f64("tolerance", &a.tolerance, 0.0..=100.0, "e.g. --tolerance 0.1 for 10 %")?;
     let row_seconds = match &a.row_seconds {
@@ -80,9 +85,9 @@ pub fn run(g: &Global, a: VerifyArgs) -> Result<Outcome, Failure> {
         },
     };
     let max_bytes = match &a.max_bytes {
-        Some(v) => Some(
-            crate::units::parse_size(v).map_err(|e| bad_input(anyhow!("--max-bytes '{v}': {e}; e.g. 1GiB")))?,
-        ),
+        Some(v) => {
+            Some(crate::units::parse_size(v).map_err(|e| bad_input(anyhow!("--max-bytes '{v}': {e}; e.g. 1GiB")))?)
+        }
         None => None,
     };
     for m in &a.monitor {
@@ -142,6 +147,21 @@ pub fn run(g: &Global, a: VerifyArgs) -> Result<Outcome, Failure> {
         _ => report::table(&rep, super::width(g)),
     };
     super::emit_stdout(&bytes)?;
+    if a.dry_run {
+        return Ok(Outcome::Ok);
+    }
+    let drift_items = rep.drift.as_ref().map(|d| d.items.len()).unwrap_or(0);
+    if drift_items > 0 {
+        return Ok(Outcome::CheckFailed(format!(
+            "{drift_items} drift item(s) between the cluster and layout {}{}",
+            a.layout.as_deref().unwrap_or_default(),
+            if rep.failed_rows > 0 {
+                format!("; {} row(s) outside their band", rep.failed_rows)
+            } else {
+                String::new()
+            }
+        )));
+    }
     if rep.failed_rows > 0 {
         return Ok(Outcome::CheckFailed(format!(
             "{} row(s) outside their band by more than --tolerance {tolerance}",

@@ -80,9 +80,17 @@ pub fn server_facts(monitor_url: &str, varz: &Value) -> ServerFacts {
         .filter(|_| host_is_loopback)
         .and_then(|d| fs_type_of(Path::new(d)));
     ServerFacts {
-        name: varz.get("server_name").and_then(Value::as_str).unwrap_or_default().to_string(),
+        name: varz
+            .get("server_name")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string(),
         monitor_url: monitor_url.to_string(),
-        version: varz.get("version").and_then(Value::as_str).unwrap_or_default().to_string(),
+        version: varz
+            .get("version")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string(),
         tags: monitor::tags(varz),
         cluster: varz
             .pointer("/cluster/name")
@@ -181,7 +189,10 @@ pub fn summarise(
             ("always".to_string(), true)
         } else if always == 0 {
             let i = js[0].sync_interval_s.unwrap_or(120.0);
-            (humantime::format_duration(Duration::from_secs_f64(i)).to_string(), false)
+            (
+                humantime::format_duration(Duration::from_secs_f64(i)).to_string(),
+                false,
+            )
         } else {
             notes.push(format!(
                 "sync mode differs between servers: {always} of {} fsync always",
@@ -260,10 +271,7 @@ pub fn cpu_percent(monitors: &[String]) -> Vec<(String, f64)> {
         .iter()
         .filter_map(|m| {
             let v = monitor::varz(m, Duration::from_secs(1)).ok()?;
-            Some((
-                v.get("server_name")?.as_str()?.to_string(),
-                v.get("cpu")?.as_f64()?,
-            ))
+            Some((v.get("server_name")?.as_str()?.to_string(), v.get("cpu")?.as_f64()?))
         })
         .collect()
 }

@@ -41,7 +41,12 @@ pub struct LiveStream {
 /// Stream configs from a `/jsz?accounts=true&streams=true&config=true` answer, by name.
 pub fn stream_configs(jsz: &Value) -> BTreeMap<String, Value> {
     let mut out = BTreeMap::new();
-    for acc in jsz.get("account_details").and_then(Value::as_array).into_iter().flatten() {
+    for acc in jsz
+        .get("account_details")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         for st in acc.get("stream_detail").and_then(Value::as_array).into_iter().flatten() {
             if let (Some(n), Some(c)) = (st.get("name").and_then(Value::as_str), st.get("config")) {
                 out.insert(n.to_string(), c.clone());
@@ -152,7 +157,11 @@ pub fn check(
             continue;
         };
         let want_r = cfg.get("num_replicas").and_then(Value::as_u64).unwrap_or(1);
-        let got_r = s.config.get("num_replicas").and_then(Value::as_u64).unwrap_or(s.placement.replicas);
+        let got_r = s
+            .config
+            .get("num_replicas")
+            .and_then(Value::as_u64)
+            .unwrap_or(s.placement.replicas);
         if want_r != got_r {
             items.push(item("replicas", name, want_r.to_string(), got_r.to_string()));
         }
@@ -160,7 +169,12 @@ pub fn check(
             let (w, g) = (cfg.get(key), s.config.get(key));
             if let (Some(w), Some(g)) = (w, g) {
                 if w != g {
-                    items.push(item("stream_limit", &format!("{name}.{key}"), w.to_string(), g.to_string()));
+                    items.push(item(
+                        "stream_limit",
+                        &format!("{name}.{key}"),
+                        w.to_string(),
+                        g.to_string(),
+                    ));
                 }
             }
         }
@@ -207,6 +221,125 @@ pub fn check(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use crate::verify::cluster::{summarise, ServerFacts};
+
+    fn plan() -> Plan {
+        let cat = crate::catalog::Catalog::builtin();
+        let text = include_str!("../../examples/three-racks-raid1.yaml");
+        let site = crate::site::parse_str(text, "three-racks-raid1.yaml", &cat).unwrap();
+        crate::plan::build(&site, &cat)
+    }
+
+    fn live_of(l: &PlannedLayout) -> Vec<ServerFacts> {
+        l.servers
+            .iter()
+            .map(|s| ServerFacts {
+                name: s.name.clone(),
+                monitor_url: "http://127.0.0.1:1".into(),
+                version: "2.15.1".into(),
+                tags: s.tags.clone(),
+                cluster: None,
+                cores: None,
+                jetstream: true,
+                max_storage_bytes: Some(s.store_bytes),
+                max_memory_bytes: None,
+                store_dir: None,
+                sync_always: false,
+                sync_interval_s: Some(120.0),
+                unique_tag: l.unique_tag.clone(),
+                store_fs: None,
+            })
+            .collect()
+    }
+
+    fn emitted(p: &Plan, id: &str) -> BTreeMap<String, Value> {
+        crate::emit::render(p, id, &crate::emit::EmitOptions::default())
+            .unwrap()
+            .into_iter()
+            .filter(|(f, _)| f.extension().is_some_and(|e| e == "json"))
+            .map(|(_, t)| serde_json::from_str::<Value>(&t).unwrap())
+            .map(|v| (v["name"].as_str().unwrap().to_string(), v))
+            .collect()
+    }
+
+    fn streams_as_planned(l: &PlannedLayout, em: &BTreeMap<String, Value>) -> Vec<LiveStream> {
+        let peers: Vec<String> = l.servers.iter().map(|s| s.name.clone()).collect();
+        em.iter()
+            .map(|(n, cfg)| {
+                let r = cfg["num_replicas"].as_u64().unwrap();
+                LiveStream {
+                    placement: StreamPlacement {
+                        account: "$G".into(),
+                        name: n.clone(),
+                        leader: Some(peers[0].clone()),
+                        peers: peers.iter().take(r as usize).cloned().collect(),
+                        replicas: r,
+                    },
+                    config: cfg.clone(),
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_cluster_as_planned_has_no_drift_and_each_difference_is_named() {
+        let p = plan();
+        let l = &p.layouts[0];
+        assert_eq!(l.unique_tag.as_deref(), Some("rack:"), "the example spreads over racks");
+        let em = emitted(&p, &l.id);
+        let live = streams_as_planned(l, &em);
+        let facts = summarise(live_of(l), vec![], Some(3), None);
+        let d = check(&p, l, &em, &facts, &live);
+        assert!(d.items.is_empty(), "{:#?}", d.items);
+        assert!(d.notes.is_empty(), "{:?}", d.notes);
+
+        let mut servers = live_of(l);
+        servers[0].tags = vec!["rack:z".into()];
+        servers[1].unique_tag = None;
+        servers[2].sync_always = true;
+        servers[2].max_storage_bytes = Some(1);
+        let facts = summarise(servers, vec![], Some(3), None);
+        let mut live = streams_as_planned(l, &em);
+        live[0].config["max_bytes"] = serde_json::json!(5);
+        live[1].config["num_replicas"] = serde_json::json!(1);
+        let d = check(&p, l, &em, &facts, &live[..live.len() - 1]);
+        let what: Vec<(&str, &str)> = d.items.iter().map(|i| (i.what.as_str(), i.subject.as_str())).collect();
+        let s0 = l.servers[0].name.as_str();
+        let s1 = l.servers[1].name.as_str();
+        let s2 = l.servers[2].name.as_str();
+        for want in [
+            ("tags", s0),
+            ("unique_tag", s1),
+            ("sync", s2),
+            ("store_limit", s2),
+            ("replicas", live[1].placement.name.as_str()),
+        ] {
+            assert!(what.contains(&want), "{want:?} missing from {what:?}");
+        }
+        assert!(
+            what.iter()
+                .any(|(w, s)| *w == "stream_limit" && s.ends_with(".max_bytes")),
+            "{what:?}"
+        );
+        // n0 now carries rack:z, but the others keep distinct racks: replicas still on distinct values.
+        assert!(!what.iter().any(|(w, _)| *w == "placement"), "{what:?}");
+        assert!(d.notes[0].contains("not created yet"), "{:?}", d.notes);
+
+        // Two replicas in one rack break unique_tag spreading.
+        let mut servers = live_of(l);
+        servers[1].tags = servers[0].tags.clone();
+        let facts = summarise(servers, vec![], Some(3), None);
+        let d = check(&p, l, &em, &facts, &streams_as_planned(l, &em));
+        assert!(d.items.iter().any(|i| i.what == "placement"), "{:#?}", d.items);
+        // Missing and extra servers.
+        let mut servers = live_of(l);
+        servers[0].name = "stranger".into();
+        let facts = summarise(servers, vec![], Some(3), None);
+        let d = check(&p, l, &em, &facts, &[]);
+        let servers_items: Vec<_> = d.items.iter().filter(|i| i.what == "servers").collect();
+        assert_eq!(servers_items.len(), 2, "{:#?}", d.items);
+    }
 
     #[test]
     fn stream_configs_are_read_by_name() {

@@ -51,7 +51,9 @@ impl RowSpec {
     /// Bytes the row stores in JetStream before replication (object gets put their objects first).
     pub fn write_bytes(&self) -> u64 {
         match self.workload {
-            Workload::Js { .. } | Workload::Kv { .. } | Workload::Obj { .. } => self.msgs.saturating_mul(self.size_bytes),
+            Workload::Js { .. } | Workload::Kv { .. } | Workload::Obj { .. } => {
+                self.msgs.saturating_mul(self.size_bytes)
+            }
             _ => 0,
         }
     }
@@ -350,10 +352,7 @@ mod tests {
             latency_us: Latency { p50: 1.0, p99: 2.0 },
             cpu_per_server: 0.1,
             bottleneck: "x".into(),
-            band: Band {
-                low,
-                high: low * 4.0,
-            },
+            band: Band { low, high: low * 4.0 },
             source: "test".into(),
             scaled: false,
             notes: vec![],

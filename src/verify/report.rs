@@ -239,7 +239,10 @@ fn drift_lines(r: &VerifyReport) -> Vec<String> {
     } else {
         v.push(format!("drift against layout {}: {} item(s)", d.layout, d.items.len()));
         for i in &d.items {
-            v.push(format!("  {} {}: planned {}, live {}", i.what, i.subject, i.planned, i.live));
+            v.push(format!(
+                "  {} {}: planned {}, live {}",
+                i.what, i.subject, i.planned, i.live
+            ));
         }
     }
     for n in &d.notes {
@@ -393,7 +396,7 @@ mod tests {
     #[test]
     fn csv_fields_with_commas_are_quoted() {
         assert_eq!(csv_field("a,b"), "\"a,b\"");
-        assert_eq!(csv_field("say \"x\""), "say \"x\"");
+        assert_eq!(csv_field("say \"x\""), "\"say \"\"x\"\"\"");
         assert_eq!(csv_field("x\"y,"), "\"x\"\"y,\"");
     }
 }
