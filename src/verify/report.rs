@@ -164,11 +164,16 @@ fn cells(r: &RowResult) -> Vec<String> {
         }
         (None, _) => "-".into(),
     };
-    let cpu = m
+    // Busiest server's /varz CPU over the run, beside the predicted CPU of the busiest server.
+    let measured_cpu = m
         .map(|m| m.cpu_percent.iter().map(|c| c.1).fold(0.0f64, f64::max))
         .filter(|c| *c > 0.0)
         .map(|c| format!("{c:.0}%"))
         .unwrap_or_else(|| "-".into());
+    let cpu = match p {
+        Some(p) if r.status != Status::Skipped => format!("{measured_cpu} / {:.0}%", p.cpu_per_server * 100.0),
+        _ => measured_cpu,
+    };
     let p99 = m
         .and_then(|m| m.latency_us.as_ref())
         .map(|l| format!("{:.0}", l.p99))
@@ -200,7 +205,7 @@ const HEADER: [&str; 10] = [
     "error",
     "status",
     "p99 µs",
-    "max cpu",
+    "cpu meas/pred",
     "bottleneck / reason",
 ];
 
