@@ -13,6 +13,7 @@ pub mod error;
 pub mod layout;
 pub mod monitor;
 pub mod perf;
+pub mod placement;
 pub mod plan;
 pub mod report;
 pub mod site;

@@ -44,7 +44,8 @@ fn bad(m: impl Into<String>) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, m.into())
 }
 
-fn num(b: &[u8]) -> io::Result<u64> {
+/// A decimal number from protocol bytes.
+pub fn parse_num(b: &[u8]) -> io::Result<u64> {
     if b.is_empty() {
         return Err(bad("empty number in protocol line"));
     }
@@ -75,8 +76,8 @@ pub fn parse(buf: &[u8]) -> io::Result<Option<(Frame<'_>, usize)>> {
             return Err(bad("short MSG line"));
         };
         let (reply, len) = match b {
-            Some(len) => (a, num(len)? as usize),
-            None => (&a[..0], num(a)? as usize),
+            Some(len) => (a, parse_num(len)? as usize),
+            None => (&a[..0], parse_num(a)? as usize),
         };
         let start = nl + 1;
         if buf.len() < start + len + 2 {
@@ -84,7 +85,7 @@ pub fn parse(buf: &[u8]) -> io::Result<Option<(Frame<'_>, usize)>> {
         }
         let frame = Frame::Msg {
             subject,
-            sid: num(sid)?,
+            sid: parse_num(sid)?,
             reply,
             payload: &buf[start..start + len],
         };

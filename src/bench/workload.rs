@@ -5,7 +5,7 @@
 use super::conn::ConnectFailure;
 use super::raw::{self, RawConn, RawTarget};
 use super::result::{merge_hists, new_hist, BenchResult, ClientSample, Group, LatencySummary, Losses, RateOutcome};
-use super::{varz, BenchError, BenchSpec, ConnSpec, ObjOp, PublishMode, Storage, Workload};
+use super::{varz, BenchError, BenchSpec, ClientChoice, ConnSpec, ObjOp, PublishMode, Storage, Workload};
 use anyhow::anyhow;
 use async_nats::jetstream;
 use bytes::{Bytes, BytesMut};
@@ -365,6 +365,19 @@ enum PubConn {
     Raw(RawConn),
 }
 
+/// Whether this run takes the raw path (`fits`: the run needs nothing only async-nats does).
+fn use_raw(env: &Env, fits: bool) -> Result<bool, BenchError> {
+    let possible = env.conn.raw_target(0).is_some() && fits;
+    match env.spec.client {
+        ClientChoice::Auto => Ok(possible),
+        ClientChoice::AsyncNats => Ok(false),
+        ClientChoice::Raw if possible => Ok(true),
+        ClientChoice::Raw => Err(BenchError::BadInput(anyhow!(
+            "--client raw: this run needs async-nats (TLS, --creds, --nkey, --sub-buffer or --sub-sleep); use --client auto"
+        ))),
+    }
+}
+
 async fn raw_connect(t: &RawTarget, name: &str) -> Result<RawConn, BenchError> {
     let url = &t.display;
     match tokio::time::timeout(Duration::from_secs(5), RawConn::connect(t, name)).await {
@@ -588,7 +601,7 @@ async fn core(env: &Arc<Env>, pubs: usize, subs: usize, flood: bool) -> Result<B
 
     // The raw protocol path unless the run needs what only async-nats does (TLS, creds, nkey, a bounded
     // client-side buffer, a sleeping subscriber).
-    let raw = env.conn.raw_target(0).is_some() && spec.sub_buffer.is_none() && spec.sub_sleep.is_none();
+    let raw = use_raw(env, spec.sub_buffer.is_none() && spec.sub_sleep.is_none())?;
     r.params
         .insert("client".into(), if raw { "raw" } else { "async-nats" }.into());
 
@@ -1076,35 +1089,44 @@ async fn js_run(
     window: usize,
 ) -> Result<BenchResult, BenchError> {
     let spec = &env.spec;
-    let mut clients = Vec::new();
+    let raw = use_raw(env, true)?;
+    let mut conns = Vec::new();
     for i in 0..pubs {
-        clients.push(env.connect(i, "pub").await?);
+        if raw {
+            let t = env.conn.raw_target(i).expect("raw checked above");
+            let c = raw_connect(&t, &format!("natsplan-bench-pub{i}")).await?;
+            conns.push(PubConn::Raw(c));
+        } else {
+            conns.push(PubConn::Nats(env.connect(i, "pub").await?));
+        }
     }
     let per_pub = split(spec.msgs, pubs);
     let payload = Bytes::from(vec![0u8; spec.size as usize]);
     let progress = progress_task(env, spec.msgs, "acked");
     let start = Instant::now();
     let mut tasks = Vec::new();
-    for (i, c) in clients.into_iter().enumerate() {
-        let (env, subject, payload, n) = (
-            env.clone(),
-            async_nats::Subject::from(subject),
-            payload.clone(),
-            per_pub[i],
-        );
+    for (i, pc) in conns.into_iter().enumerate() {
+        let (env, subject, payload, n) = (env.clone(), subject.to_string(), payload.clone(), per_pub[i]);
         let rate = spec.rate_per_s.map(|r| r / pubs as f64);
+        let window = if mode == PublishMode::Async { window } else { 1 };
         tasks.push(tokio::spawn(async move {
-            let ctx = js_context(c.clone(), &env, if mode == PublishMode::Async { window } else { 1 });
             let pacer = rate.map(|r| Pacer::new(start, r, env.spec.backlog_cutoff));
-            let mut out = match mode {
-                PublishMode::Async => js_pub_async(&env, &ctx, subject, payload, n, window, pacer).await,
-                PublishMode::Sync => js_pub_sync(&env, &ctx, subject, payload, n, pacer).await,
-            };
-            out.sample.id = format!("P{}", i + 1);
-            let (pm, pb) = proto(&c);
-            out.sample.proto_msgs = pm;
-            out.sample.proto_bytes = pb;
-            out
+            match pc {
+                PubConn::Raw(c) => js_pub_raw(&env, i, c, &subject, &payload, n, window, pacer).await,
+                PubConn::Nats(c) => {
+                    let ctx = js_context(c.clone(), &env, window);
+                    let subject = async_nats::Subject::from(subject.as_str());
+                    let mut out = match mode {
+                        PublishMode::Async => js_pub_async(&env, &ctx, subject, payload, n, window, pacer).await,
+                        PublishMode::Sync => js_pub_sync(&env, &ctx, subject, payload, n, pacer).await,
+                    };
+                    out.sample.id = format!("P{}", i + 1);
+                    let (pm, pb) = proto(&c);
+                    out.sample.proto_msgs = pm;
+                    out.sample.proto_bytes = pb;
+                    out
+                }
+            }
         }));
     }
     let mut outs = Vec::new();
@@ -1132,6 +1154,164 @@ async fn js_run(
         )));
     }
     Ok(r)
+}
+
+/// JetStream publishing on the raw path: each message carries its own reply subject (`<inbox><seq>`), up
+/// to `window` are in flight (1 = synchronous), acks are matched by sequence and timed from the send (or
+/// intended) time. A single task writes batches and reads acks, as nats.go's PublishAsync does in effect.
+#[allow(clippy::too_many_arguments)]
+async fn js_pub_raw(
+    env: &Env,
+    i: usize,
+    mut c: RawConn,
+    subject: &str,
+    payload: &Bytes,
+    n: u64,
+    window: usize,
+    mut pacer: Option<Pacer>,
+) -> TaskOut {
+    const BATCH: usize = 64 * 1024;
+    let window = window.max(1) as u64;
+    let inbox = format!("_INBOX.natsplan{}p{}.", env.run_id, i);
+    let prefix = format!("PUB {subject} {inbox}").into_bytes();
+    let len_suffix = format!(" {}\r\n", payload.len()).into_bytes();
+    let mut sent_ns = vec![0u64; window as usize];
+    let mut hist = new_hist();
+    let (mut sent, mut resolved, mut ok, mut errors) = (0u64, 0u64, 0u64, 0u64);
+    let (mut fatal, mut ack_error, mut behind) = (None::<String>, None::<String>, false);
+    c.out.extend_from_slice(format!("SUB {inbox}* 1\r\n").as_bytes());
+    if let Err(e) = c.round_trip().await {
+        fatal = Some(format!("subscribe to acks: {e}"));
+    }
+    let t0 = Instant::now();
+    let mut last = t0;
+    let mut last_progress = Instant::now();
+    while fatal.is_none() {
+        // Send while the window has room (and, open loop, while messages are due).
+        let mut wake_at = None;
+        while sent < n && !behind && sent - resolved < window {
+            let t = match pacer.as_mut() {
+                Some(p) => {
+                    if p.would_wait(sent) && sent > resolved {
+                        // Not due yet and acks are outstanding: read them until it is.
+                        wake_at = Some(p.intended(sent));
+                        break;
+                    }
+                    if p.would_wait(sent) {
+                        if let Err(e) = c.flush_out().await {
+                            fatal = Some(e.to_string());
+                            break;
+                        }
+                    }
+                    match p.due(sent).await {
+                        Ok(intended) => env.ns(intended),
+                        Err(()) => {
+                            behind = true;
+                            break;
+                        }
+                    }
+                }
+                None => env.ns(Instant::now()),
+            };
+            sent_ns[(sent % window) as usize] = t;
+            c.out.extend_from_slice(&prefix);
+            raw::push_num(&mut c.out, sent);
+            c.out.extend_from_slice(&len_suffix);
+            c.out.extend_from_slice(payload);
+            c.out.extend_from_slice(b"\r\n");
+            sent += 1;
+            if c.out.len() >= BATCH {
+                if let Err(e) = c.flush_out().await {
+                    fatal = Some(e.to_string());
+                    break;
+                }
+            }
+        }
+        if fatal.is_some() {
+            break;
+        }
+        if let Err(e) = c.flush_out().await {
+            fatal = Some(e.to_string());
+            break;
+        }
+        if resolved == sent && (sent == n || behind) {
+            break;
+        }
+        let deadline = wake_at.unwrap_or(last_progress + env.spec.timeout);
+        let res = tokio::select! {
+            r = c.fill() => r.map(Some),
+            _ = tokio::time::sleep_until(deadline.into()) => Ok(None),
+        };
+        match res {
+            Err(e) => {
+                fatal = Some(e.to_string());
+                break;
+            }
+            Ok(None) => {
+                if wake_at.is_none() && last_progress.elapsed() >= env.spec.timeout {
+                    errors += sent - resolved;
+                    fatal = Some(format!(
+                        "{} acks did not arrive within {:?}",
+                        sent - resolved,
+                        env.spec.timeout
+                    ));
+                    break;
+                }
+                continue;
+            }
+            Ok(Some(_)) => {}
+        }
+        let before = resolved;
+        let now_ns = env.ns(Instant::now());
+        let drained = c.drain(|f, _| {
+            if let raw::Frame::Msg { subject, payload, .. } = f {
+                let Some(seq) = subject.get(inbox.len()..).and_then(|d| raw::parse_num(d).ok()) else {
+                    return;
+                };
+                if seq >= sent || seq < resolved.saturating_sub(window) {
+                    return;
+                }
+                resolved += 1;
+                if payload.windows(7).any(|w| w == b"\"error\"") {
+                    errors += 1;
+                    ack_error.get_or_insert_with(|| String::from_utf8_lossy(payload).into_owned());
+                } else {
+                    ok += 1;
+                    let _ = hist.record(now_ns.saturating_sub(sent_ns[(seq % window) as usize]).max(1));
+                }
+            }
+        });
+        if let Err(e) = drained {
+            fatal = Some(e.to_string());
+            break;
+        }
+        if resolved > before {
+            last = Instant::now();
+            last_progress = last;
+            env.done.fetch_add(resolved - before, Ordering::Relaxed);
+        }
+        // An error ack is data, not the end of the run: keep going unless nothing ever succeeds.
+        if errors > 100 && ok == 0 {
+            break;
+        }
+    }
+    TaskOut {
+        sample: ClientSample {
+            id: format!("P{}", i + 1),
+            msgs: ok,
+            bytes: ok * payload.len() as u64,
+            proto_msgs: sent + c.msgs_in,
+            proto_bytes: c.bytes_in + c.bytes_out,
+            start_s: env.secs(t0),
+            end_s: env.secs(last.max(t0)),
+            latency_us: LatencySummary::from_hist_ns(&hist),
+        },
+        hist,
+        errors,
+        first_error: fatal.or(ack_error),
+        behind,
+        max_lag: pacer.map(|p| p.max_lag).unwrap_or_default(),
+    }
 }
 
 type AckFut = std::pin::Pin<
