@@ -87,7 +87,11 @@ mod tests {
     #[test]
     fn the_man_page_is_roff_with_the_commands() {
         let m = String::from_utf8(man_page()).unwrap();
-        assert!(m.starts_with(".ie") || m.contains(".TH natsplan"), "{}", &m[..80.min(m.len())]);
+        assert!(
+            m.starts_with(".ie") || m.contains(".TH natsplan"),
+            "{}",
+            &m[..80.min(m.len())]
+        );
         assert!(m.contains("design"));
     }
 }

@@ -47,7 +47,11 @@ fn import_workload(site: &mut crate::site::Site, a: &DesignArgs) -> Result<(), F
         imports.push(imp);
     }
     for imp in imports {
-        for n in imp.notes.iter().chain(crate::import::merge(&mut site.workload, &imp).iter()) {
+        for n in imp
+            .notes
+            .iter()
+            .chain(crate::import::merge(&mut site.workload, &imp).iter())
+        {
             eprintln!("natsplan: {n}");
         }
     }
@@ -100,7 +104,8 @@ pub fn run(g: &Global, a: DesignArgs) -> Result<Outcome, Failure> {
         Format::Json => json(&plan, &sel),
         Format::Markdown => markdown(&plan, &sel).into_bytes(),
         Format::Html => {
-            let curves = crate::report::svg_perf::PerfCurves::build(&plan, &sel, &cat, &crate::perf::Calibration::builtin());
+            let curves =
+                crate::report::svg_perf::PerfCurves::build(&plan, &sel, &cat, &crate::perf::Calibration::builtin());
             crate::report::html::design(&plan, &sel, Some(&curves)).into_bytes()
         }
     };

@@ -38,7 +38,12 @@ pub struct Sample {
 /// The streams of one `/jsz?accounts=true&streams=true&config=true` answer.
 pub fn samples(jsz: &Value) -> Vec<Sample> {
     let mut out = Vec::new();
-    for acc in jsz.get("account_details").and_then(Value::as_array).into_iter().flatten() {
+    for acc in jsz
+        .get("account_details")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
         let account = acc.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
         for st in acc.get("stream_detail").and_then(Value::as_array).into_iter().flatten() {
             let u = |p: &str| st.pointer(p).and_then(Value::as_u64).unwrap_or(0);
@@ -260,7 +265,12 @@ mod tests {
 
     #[test]
     fn client_urls_are_refused_with_the_fix() {
-        let e = measure(&["nats://127.0.0.1:4222".into()], Duration::ZERO, Duration::from_millis(10)).unwrap_err();
+        let e = measure(
+            &["nats://127.0.0.1:4222".into()],
+            Duration::ZERO,
+            Duration::from_millis(10),
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("monitoring URL"));
     }
 }

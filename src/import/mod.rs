@@ -22,7 +22,10 @@ pub fn merge(workload: &mut Workload, imported: &Imported) -> Vec<String> {
         match workload.streams.iter_mut().find(|x| x.name == s.name) {
             Some(existing) => {
                 *existing = s.clone();
-                notes.push(format!("stream {} of the site file replaced by the imported one", s.name));
+                notes.push(format!(
+                    "stream {} of the site file replaced by the imported one",
+                    s.name
+                ));
             }
             None => workload.streams.push(s.clone()),
         }
@@ -34,7 +37,13 @@ pub fn merge(workload: &mut Workload, imported: &Imported) -> Vec<String> {
 pub fn stream_name(raw: &str) -> String {
     let s: String = raw
         .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
         .collect();
     if s.is_empty() {
         "_".into()

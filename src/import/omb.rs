@@ -16,16 +16,25 @@ use std::path::Path;
 /// Keys OMB workloads have that do not change storage or placement (said so in the notes).
 const IGNORED: [(&str, &str); 12] = [
     ("name", "the workload's title"),
-    ("partitionsPerTopic", "the NATS driver ignores partitions (one stream per topic)"),
+    (
+        "partitionsPerTopic",
+        "the NATS driver ignores partitions (one stream per topic)",
+    ),
     ("producersPerTopic", "clients, not storage: the rate is what counts"),
-    ("consumerPerSubscription", "members of one durable's deliver group, not extra consumers"),
+    (
+        "consumerPerSubscription",
+        "members of one durable's deliver group, not extra consumers",
+    ),
     ("keyDistributor", "keys do not exist in the NATS driver"),
     ("payloadFile", "only its size (messageSize) matters"),
     ("useRandomizedPayloads", "payload content"),
     ("randomBytesRatio", "payload content"),
     ("randomizedPayloadPoolSize", "payload content"),
     ("consumerBacklogSizeGB", "a backlog test phase, not steady state"),
-    ("testDurationMinutes", "the run's length; retention decides what is stored"),
+    (
+        "testDurationMinutes",
+        "the run's length; retention decides what is stored",
+    ),
     ("warmupDurationMinutes", "the run's warm-up"),
 ];
 
@@ -79,7 +88,8 @@ pub fn parse(text: &str, retention: Option<&str>) -> Result<Imported> {
     if size == 0 {
         bail!("messageSize: must be at least 1 byte");
     }
-    let rate = num(&v, "producerRate")?.ok_or_else(|| anyhow!("producerRate: missing (messages/s of the whole workload)"))?;
+    let rate =
+        num(&v, "producerRate")?.ok_or_else(|| anyhow!("producerRate: missing (messages/s of the whole workload)"))?;
     if rate <= 0.0 {
         bail!(
             "producerRate: {rate} means 'publish as fast as possible' in OMB, which cannot be planned for; set the \
@@ -88,7 +98,10 @@ pub fn parse(text: &str, retention: Option<&str>) -> Result<Imported> {
     }
     let mut notes = Vec::new();
     let (retention_s, from) = match v.get("retention") {
-        Some(Value::String(s)) => (parse_secs(s).map_err(|e| anyhow!("retention: {e}"))?, "the file's retention"),
+        Some(Value::String(s)) => (
+            parse_secs(s).map_err(|e| anyhow!("retention: {e}"))?,
+            "the file's retention",
+        ),
         Some(x) if !x.is_null() => bail!("retention: expected a duration such as 24h, got {}", show(x)),
         _ => match retention {
             Some(r) => (
@@ -205,7 +218,11 @@ testDurationMinutes: 15
 
     #[test]
     fn the_file_retention_wins_and_unknown_keys_are_named() {
-        let imp = parse("topics: 1\nmessageSize: 10\nproducerRate: 5\nretention: 1h\nfoo: 1\n", Some("24h")).unwrap();
+        let imp = parse(
+            "topics: 1\nmessageSize: 10\nproducerRate: 5\nretention: 1h\nfoo: 1\n",
+            Some("24h"),
+        )
+        .unwrap();
         assert_eq!(imp.streams[0].retention_s, 3600.0);
         assert!(imp.notes.iter().any(|n| n.contains("unknown keys ignored: foo")));
     }
@@ -217,7 +234,10 @@ testDurationMinutes: 15
         assert!(e("topics: 1\nmessageSize: 1\nproducerRate: 0").contains("as fast as possible"));
         assert!(e("topics: x\nmessageSize: 1\nproducerRate: 1").contains("topics: expected a whole number"));
         assert!(e("- a\n- b").contains("mapping"));
-        let no_ret = format!("{:#}", parse("topics: 1\nmessageSize: 1\nproducerRate: 1", None).unwrap_err());
+        let no_ret = format!(
+            "{:#}",
+            parse("topics: 1\nmessageSize: 1\nproducerRate: 1", None).unwrap_err()
+        );
         assert!(no_ret.contains("--omb-retention"), "{no_ret}");
     }
 }

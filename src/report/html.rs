@@ -123,7 +123,11 @@ impl Page {
 
     /// An inline SVG (from `svg::Svg::finish` or a chart) with a caption.
     pub fn figure(&mut self, svg: &str, caption: &str) {
-        let _ = writeln!(self.body, "<figure>{svg}<figcaption>{}</figcaption></figure>", esc(caption));
+        let _ = writeln!(
+            self.body,
+            "<figure>{svg}<figcaption>{}</figcaption></figure>",
+            esc(caption)
+        );
     }
 
     /// The whole document.
@@ -142,7 +146,9 @@ impl Page {
 fn looks_numeric(s: &str) -> bool {
     let t = s.trim();
     !t.is_empty()
-        && t.chars().next().is_some_and(|c| c.is_ascii_digit() || c == '-' || c == '−')
+        && t.chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_digit() || c == '-' || c == '−')
         && t.chars().filter(|c| c.is_ascii_digit()).count() * 2 >= t.chars().filter(|c| c.is_alphanumeric()).count()
 }
 
@@ -156,7 +162,10 @@ fn verdict_colour(v: Verdict) -> &'static str {
 }
 
 fn badge(text: &str, colour: &str) -> String {
-    format!("<span class=\"badge\" style=\"background:{colour}\">{}</span>", esc(text))
+    format!(
+        "<span class=\"badge\" style=\"background:{colour}\">{}</span>",
+        esc(text)
+    )
 }
 
 fn tolerates(l: &PlannedLayout) -> String {
@@ -301,7 +310,15 @@ fn layout_section(page: &mut Page, site: &Site, l: &PlannedLayout) {
         })
         .collect();
     page.table(
-        &["server", "rack", "array", "volume group", "LUN", "max_file_store", "tags"],
+        &[
+            "server",
+            "rack",
+            "array",
+            "volume group",
+            "LUN",
+            "max_file_store",
+            "tags",
+        ],
         &rows,
     );
     let c = &l.capacity;
@@ -339,7 +356,10 @@ fn layout_section(page: &mut Page, site: &Site, l: &PlannedLayout) {
                 a.replicas.to_string(),
                 fmt_bytes(a.bytes_per_replica as f64),
                 a.expected.join(", "),
-                a.set.as_ref().map(|s| format!("set:{s}")).unwrap_or_else(|| "any".into()),
+                a.set
+                    .as_ref()
+                    .map(|s| format!("set:{s}"))
+                    .unwrap_or_else(|| "any".into()),
             ]
         })
         .collect();
@@ -369,7 +389,15 @@ fn layout_section(page: &mut Page, site: &Site, l: &PlannedLayout) {
                 })
                 .collect();
             page.table(
-                &["asset", "kind", "required/s", "predicted/s", "band", "bottleneck", "source"],
+                &[
+                    "asset",
+                    "kind",
+                    "required/s",
+                    "predicted/s",
+                    "band",
+                    "bottleneck",
+                    "source",
+                ],
                 &rows,
             );
         }
@@ -473,7 +501,9 @@ fn scenario_section(page: &mut Page, site: &Site, planned: &PlannedLayout, sc: &
             badge(sc.worst.as_str(), status_colour(sc.worst)),
             badge(sc.meta.as_str(), status_colour(sc.meta)),
             esc(&tally(sc)),
-            sc.count.map(|c| format!(" · {c} combinations like this")).unwrap_or_default(),
+            sc.count
+                .map(|c| format!(" · {c} combinations like this"))
+                .unwrap_or_default(),
             esc(&fmt_secs(sc.recovery_s))
         ),
     );

@@ -41,7 +41,9 @@ impl Overlay {
             ..Overlay::default()
         };
         for sel in &sc.failed {
-            let Some((kind, name)) = sel.split_once(':') else { continue };
+            let Some((kind, name)) = sel.split_once(':') else {
+                continue;
+            };
             match kind {
                 "rack" | "power" | "net" => o.racks.push(name.to_string()),
                 "array" => o.arrays.push(name.to_string()),
@@ -145,7 +147,14 @@ fn group_lines(site: &Site, pl: &PlannedLayout, a: ArrayIdx) -> Vec<(usize, Stri
         ));
         out.push((
             usize::MAX,
-            format!("LUN → {}", if luns.is_empty() { "none".into() } else { luns.join(", ") }),
+            format!(
+                "LUN → {}",
+                if luns.is_empty() {
+                    "none".into()
+                } else {
+                    luns.join(", ")
+                }
+            ),
         ));
     }
     out
@@ -182,7 +191,8 @@ pub fn layout_drawing(site: &Site, pl: &PlannedLayout, overlay: Option<&Overlay>
             servers: &a.expected,
         })
         .collect();
-    let chips_of = |name: &str| -> Vec<&AssetMark> { assets.iter().filter(|a| a.servers.iter().any(|s| s == name)).collect() };
+    let chips_of =
+        |name: &str| -> Vec<&AssetMark> { assets.iter().filter(|a| a.servers.iter().any(|s| s == name)).collect() };
 
     // Column widths: wide enough for the widest array, at least COL_MIN_W.
     let widths: Vec<f64> = (0..site.racks.len())
@@ -244,7 +254,18 @@ pub fn layout_drawing(site: &Site, pl: &PlannedLayout, overlay: Option<&Overlay>
         let mut y = top + 30.0;
         for &s in &servers {
             let sh = server_height(chips_of(&site.servers[s].name).len(), w);
-            draw_server(&mut svg, site, pl, s, col_x + PAD / 2.0, y, w, sh, &chips_of(&site.servers[s].name), overlay);
+            draw_server(
+                &mut svg,
+                site,
+                pl,
+                s,
+                col_x + PAD / 2.0,
+                y,
+                w,
+                sh,
+                &chips_of(&site.servers[s].name),
+                overlay,
+            );
             if l.servers.contains(&s) {
                 boxes.insert(s, (col_x + PAD / 2.0, y, w, sh));
             }
@@ -287,7 +308,14 @@ pub fn layout_drawing(site: &Site, pl: &PlannedLayout, overlay: Option<&Overlay>
         );
         y += 18.0;
     }
-    svg.text(PAD, y, 12.0, "start", "font-weight=\"bold\"", "streams, KV buckets and object stores (replicas where the plan expects them)");
+    svg.text(
+        PAD,
+        y,
+        12.0,
+        "start",
+        "font-weight=\"bold\"",
+        "streams, KV buckets and object stores (replicas where the plan expects them)",
+    );
     y += 16.0;
     let col_w = 420.0;
     let cols = ((svg.width() - PAD) / col_w).floor().max(1.0) as usize;
@@ -300,14 +328,25 @@ pub fn layout_drawing(site: &Site, pl: &PlannedLayout, overlay: Option<&Overlay>
         };
         svg.open(&attr("data-asset", a.name), None);
         svg.rect(cx, cy - 11.0, CHIP_W, CHIP_H - 1.0, fill, "none", "rx=\"3\"");
-        svg.text(cx + CHIP_W / 2.0, cy, 9.5, "middle", "fill=\"#ffffff\"", &a.number.to_string());
+        svg.text(
+            cx + CHIP_W / 2.0,
+            cy,
+            9.5,
+            "middle",
+            "fill=\"#ffffff\"",
+            &a.number.to_string(),
+        );
         let text = format!(
             "{} ({} R{}){}: {}",
             a.name,
             a.kind,
             a.replicas,
             st.map(|s| format!(" {}", s.as_str())).unwrap_or_default(),
-            if a.servers.is_empty() { "not placed".into() } else { a.servers.join(", ") }
+            if a.servers.is_empty() {
+                "not placed".into()
+            } else {
+                a.servers.join(", ")
+            }
         );
         svg.text(cx + CHIP_W + 6.0, cy, 10.5, "start", "", &clip(&text, 66));
         svg.close();
@@ -344,7 +383,12 @@ fn key(svg: &mut Svg, y: f64, whatif: bool) {
             v.push((status_colour(Status::Unavailable), "none", "", "unavailable"));
             v.push((status_colour(Status::DataLost), "none", "", "data lost"));
         } else {
-            v.push((colour(1), "none", "", "numbered chip: a stream's replica on that server"));
+            v.push((
+                colour(1),
+                "none",
+                "",
+                "numbered chip: a stream's replica on that server",
+            ));
         }
         v
     };
@@ -394,7 +438,11 @@ fn draw_server(
         h,
         fill,
         stroke,
-        if destroyed { "rx=\"4\" stroke-width=\"2\"" } else { "rx=\"4\"" },
+        if destroyed {
+            "rx=\"4\" stroke-width=\"2\""
+        } else {
+            "rx=\"4\""
+        },
     );
     let mut name = srv.name.clone();
     if let Some(host) = &srv.host {
@@ -411,7 +459,14 @@ fn draw_server(
         state.push("STORE FULL");
     }
     if !state.is_empty() {
-        svg.text(x + w - 8.0, y + 15.0, 10.5, "end", "fill=\"#b00000\" font-weight=\"bold\"", &state.join(", "));
+        svg.text(
+            x + w - 8.0,
+            y + 15.0,
+            10.5,
+            "end",
+            "fill=\"#b00000\" font-weight=\"bold\"",
+            &state.join(", "),
+        );
     }
     let sub = if js {
         let lun = pl.layout.lun_of(s);
@@ -444,16 +499,39 @@ fn draw_server(
             srv.name,
             st.map(|s| format!(": {}", s.as_str())).unwrap_or_default()
         );
-        svg.open(&format!("{} class=\"replica\"", attr("data-replica", a.name)), Some(&tip));
-        svg.rect(cx, cy, CHIP_W, CHIP_H, fill, "none", "rx=\"3\"");
-        svg.text(cx + CHIP_W / 2.0, cy + 11.0, 9.5, "middle", "fill=\"#ffffff\"", &a.number.to_string());
+        svg.open(
+            &format!("{} class=\"replica\"", attr("data-replica", a.name)),
+            Some(&tip),
+        );
+        // A replica on a server that is down or destroyed is out: faded, still in its stream's colour.
+        let faded = if down || destroyed {
+            "rx=\"3\" fill-opacity=\"0.4\""
+        } else {
+            "rx=\"3\""
+        };
+        svg.rect(cx, cy, CHIP_W, CHIP_H, fill, "none", faded);
+        svg.text(
+            cx + CHIP_W / 2.0,
+            cy + 11.0,
+            9.5,
+            "middle",
+            "fill=\"#ffffff\"",
+            &a.number.to_string(),
+        );
         svg.close();
     }
     if chips.len() > CHIPS_MAX {
         let i = CHIPS_MAX;
         let cx = x + PAD + (i % per_row) as f64 * (CHIP_W + 3.0);
         let cy = y + 38.0 + (i / per_row) as f64 * (CHIP_H + 3.0);
-        svg.text(cx, cy + 11.0, 10.0, "start", "", &format!("+{}", chips.len() - CHIPS_MAX));
+        svg.text(
+            cx,
+            cy + 11.0,
+            10.0,
+            "start",
+            "",
+            &format!("+{}", chips.len() - CHIPS_MAX),
+        );
     }
     svg.close();
 }
@@ -472,7 +550,9 @@ fn draw_array(
 ) {
     let l = &pl.layout;
     let arr = &site.arrays[a];
-    let failed = overlay.is_some_and(|o| o.arrays.iter().any(|n| n == &arr.name));
+    // An array in a failed rack is out with it (power or network), so it is greyed too.
+    let rack = &site.racks[arr.rack].name;
+    let failed = overlay.is_some_and(|o| o.arrays.iter().any(|n| n == &arr.name) || o.racks.iter().any(|n| n == rack));
     let h = array_height(site, pl, a);
     svg.open(&attr("data-array", &arr.name), None);
     svg.rect(
@@ -496,12 +576,7 @@ fn draw_array(
         "font-weight=\"bold\"",
         &if failed { format!("{who} — FAILED") } else { who },
     );
-    let spares = l
-        .spares
-        .iter()
-        .find(|(ai, _)| *ai == a)
-        .map(|(_, n)| *n)
-        .unwrap_or(0);
+    let spares = l.spares.iter().find(|(ai, _)| *ai == a).map(|(_, n)| *n).unwrap_or(0);
     svg.text(
         x + 8.0,
         y + 28.0,
@@ -512,7 +587,11 @@ fn draw_array(
             "{} × {}{}",
             arr.disks,
             arr.disk_model,
-            if spares > 0 { format!(", {spares} hot spare{}", if spares == 1 { "" } else { "s" }) } else { String::new() }
+            if spares > 0 {
+                format!(", {spares} hot spare{}", if spares == 1 { "" } else { "s" })
+            } else {
+                String::new()
+            }
         ),
     );
     // Which group each disk is in; spares are the last `spares` disks (the planner takes groups from disk 1).
@@ -535,11 +614,19 @@ fn draw_array(
                 format!("in {} ({})", l.groups[gi].name, l.groups[gi].raid.as_str()),
             )
         } else if is_spare(d) {
-            ("#ffffff", "#555555", "stroke-dasharray=\"3 2\"", "hot spare".to_string())
+            (
+                "#ffffff",
+                "#555555",
+                "stroke-dasharray=\"3 2\"",
+                "hot spare".to_string(),
+            )
         } else {
             ("#eeeeee", "#bbbbbb", "", "not used by this layout".to_string())
         };
-        svg.open(&format!("{} class=\"disk\"", attr("data-disk", &format!("{}/{d}", arr.name))), None);
+        svg.open(
+            &format!("{} class=\"disk\"", attr("data-disk", &format!("{}/{d}", arr.name))),
+            None,
+        );
         svg.rect_titled(
             dx,
             dy,
@@ -551,11 +638,32 @@ fn draw_array(
             &format!("disk {}/{d}: {what}", arr.name),
         );
         if dead {
-            svg.text(dx + DISK_W / 2.0, dy + DISK_H / 2.0 + 4.0, 11.0, "middle", "fill=\"#ffffff\"", "✕");
+            svg.text(
+                dx + DISK_W / 2.0,
+                dy + DISK_H / 2.0 + 4.0,
+                11.0,
+                "middle",
+                "fill=\"#ffffff\"",
+                "✕",
+            );
         } else if is_spare(d) {
-            svg.text(dx + DISK_W / 2.0, dy + DISK_H / 2.0 + 4.0, 10.0, "middle", "font-weight=\"bold\"", "S");
+            svg.text(
+                dx + DISK_W / 2.0,
+                dy + DISK_H / 2.0 + 4.0,
+                10.0,
+                "middle",
+                "font-weight=\"bold\"",
+                "S",
+            );
         }
-        svg.text(dx + DISK_W / 2.0, dy + DISK_H - 3.0, 7.5, "middle", "fill=\"#666666\"", &d.to_string());
+        svg.text(
+            dx + DISK_W / 2.0,
+            dy + DISK_H - 3.0,
+            7.5,
+            "middle",
+            "fill=\"#666666\"",
+            &d.to_string(),
+        );
         svg.close();
     }
     // Group bars and LUN bars under each row the group's disks are in.
@@ -579,7 +687,11 @@ fn draw_array(
             svg.open(&format!("{} class=\"group\"", attr("data-group", &g.name)), Some(&tip));
             svg.rect(*x0, by, x1 - x0, BAR_H - 2.0, colour(gi), "none", "rx=\"2\"");
             let label = format!("{short} {}", g.raid.as_str());
-            let label = if (x1 - x0) > label.len() as f64 * 5.5 { label } else { short.clone() };
+            let label = if (x1 - x0) > label.len() as f64 * 5.5 {
+                label
+            } else {
+                short.clone()
+            };
             if (x1 - x0) > label.len() as f64 * 5.5 {
                 svg.text((x0 + x1) / 2.0, by + 10.0, 9.5, "middle", "fill=\"#ffffff\"", &label);
             }
@@ -632,13 +744,27 @@ fn draw_array(
     let mut ty = y + 34.0 + rows * row_h + 6.0;
     let lines = group_lines(site, pl, a);
     if lines.is_empty() {
-        svg.text(x + 8.0, ty, 10.0, "start", "fill=\"#777777\"", "not used by this layout");
+        svg.text(
+            x + 8.0,
+            ty,
+            10.0,
+            "start",
+            "fill=\"#777777\"",
+            "not used by this layout",
+        );
     }
     for (gi, text) in lines {
         if gi != usize::MAX {
             svg.rect(x + 8.0, ty - 8.0, 8.0, 8.0, colour(gi), "none", "");
         }
-        svg.text(x + 20.0, ty, 10.0, "start", "", &clip(&text, ((w - 24.0) / 5.2) as usize));
+        svg.text(
+            x + 20.0,
+            ty,
+            10.0,
+            "start",
+            "",
+            &clip(&text, ((w - 24.0) / 5.2) as usize),
+        );
         ty += 13.0;
     }
     svg.close();

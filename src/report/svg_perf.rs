@@ -149,7 +149,9 @@ impl PerfCurves {
         };
         let site = &plan.input;
         for l in selected(plan, sel).into_iter().take(3) {
-            let Some(&first) = l.layout.servers.first() else { continue };
+            let Some(&first) = l.layout.servers.first() else {
+                continue;
+            };
             let Some(volume) = crate::perf::volume_of(site, &l.layout, catalog, first) else {
                 continue;
             };
@@ -197,7 +199,11 @@ pub fn perf_chart(c: &PerfCurves) -> String {
         // Same colour for a layout's two sync modes; solid = always, dashed = delayed.
         let mut names: Vec<String> = Vec::new();
         for cv in &p.curves {
-            let base = cv.label.rsplit_once(' ').map(|(a, _)| a.to_string()).unwrap_or_default();
+            let base = cv
+                .label
+                .rsplit_once(' ')
+                .map(|(a, _)| a.to_string())
+                .unwrap_or_default();
             let i = match names.iter().position(|n| n == &base) {
                 Some(i) => i,
                 None => {
@@ -222,7 +228,12 @@ pub fn perf_chart(c: &PerfCurves) -> String {
                     (
                         s.size_bytes,
                         s.put_obj_per_s,
-                        format!("seed 000 {} {}: {:.0} puts/s", s.label, fmt_bytes(s.size_bytes), s.put_obj_per_s),
+                        format!(
+                            "seed 000 {} {}: {:.0} puts/s",
+                            s.label,
+                            fmt_bytes(s.size_bytes),
+                            s.put_obj_per_s
+                        ),
                     )
                 })
                 .collect();
