@@ -52,7 +52,12 @@ fn omb_topics_become_streams_and_ignored_keys_are_named() {
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let err = String::from_utf8_lossy(&out.stderr);
-    for k in ["partitionsPerTopic", "producersPerTopic", "testDurationMinutes", "payloadFile"] {
+    for k in [
+        "partitionsPerTopic",
+        "producersPerTopic",
+        "testDurationMinutes",
+        "payloadFile",
+    ] {
         assert!(err.contains(k), "stderr does not say {k} was ignored: {err}");
     }
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -62,20 +67,23 @@ fn omb_topics_become_streams_and_ignored_keys_are_named() {
         .filter(|a| a["kind"] == "stream")
         .map(|a| a["name"].as_str().unwrap())
         .collect();
-    assert!(names.contains(&"Nats-benchmark-0000000") && names.contains(&"Nats-benchmark-0000001"), "{names:?}");
+    assert!(
+        names.contains(&"Nats-benchmark-0000000") && names.contains(&"Nats-benchmark-0000001"),
+        "{names:?}"
+    );
     assert!(names.contains(&"orders"), "the site's own stream stays: {names:?}");
     // 10,000 msgs/s of 1 KiB for 6 h per stream: bytes per replica are about 10k × (1024 + 22 + 30) × 21,600.
-    let per = assets
-        .iter()
-        .find(|a| a["name"] == "Nats-benchmark-0000000")
-        .unwrap()["bytes_per_replica"]
+    let per = assets.iter().find(|a| a["name"] == "Nats-benchmark-0000000").unwrap()["bytes_per_replica"]
         .as_f64()
         .unwrap();
     let want = 10_000.0 * (1024.0 + 22.0 + 30.0) * 21_600.0;
     assert!(per > want * 0.9 && per < want * 1.6, "{per} vs ~{want}");
     // The predicted rates are for the imported streams too.
     let pred = v["layouts"][0]["predicted"]["streams"].as_array().unwrap();
-    let p = pred.iter().find(|p| p["name"] == "Nats-benchmark-0000001").expect("prediction");
+    let p = pred
+        .iter()
+        .find(|p| p["name"] == "Nats-benchmark-0000001")
+        .expect("prediction");
     assert_eq!(p["required_per_s"].as_f64().unwrap(), 10_000.0);
 }
 

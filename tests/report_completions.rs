@@ -16,13 +16,20 @@ fn completions_for_each_shell() {
         ("fish", "complete -c natsplan"),
     ] {
         let out = natsplan().args(["completions", shell]).output().unwrap();
-        assert!(out.status.success(), "{shell}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{shell}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let text = String::from_utf8(out.stdout).unwrap();
         assert!(text.contains(marker), "{shell}: no '{marker}'");
         for sub in ["design", "whatif", "emit", "verify"] {
             assert!(text.contains(sub), "{shell}: subcommand {sub} missing");
         }
-        assert!(text.contains("from-cluster"), "{shell}: design's --from-cluster missing");
+        assert!(
+            text.contains("from-cluster"),
+            "{shell}: design's --from-cluster missing"
+        );
     }
 }
 
