@@ -93,6 +93,58 @@ fn core_pub_sub_counts_exactly_across_servers() {
 }
 
 #[test]
+fn the_async_nats_client_path_gives_the_same_counts() {
+    let _s = serial();
+    let c = TestCluster::start(1).expect("lab starts");
+    let url = c.url();
+    let (code, v, all) = bench(&[
+        "core",
+        "-s",
+        &url,
+        "--client",
+        "async-nats",
+        "--msgs",
+        "5000",
+        "--subs",
+        "2",
+    ]);
+    assert_eq!(code, 0, "{all}");
+    sane(&v, "core", 5000, 128);
+    assert_eq!(v["params"]["client"], "async-nats");
+    assert_eq!(u(&v, "received"), 10000);
+    for mode in ["async", "sync"] {
+        let (code, v, all) = bench(&[
+            "js",
+            "-s",
+            &url,
+            "--client",
+            "async-nats",
+            "--publish",
+            mode,
+            "--msgs",
+            "500",
+            "--pubs",
+            "2",
+        ]);
+        assert_eq!(code, 0, "{all}");
+        sane(&v, "js", 500, 128);
+        assert_eq!(u(&v, "published"), 500);
+    }
+    let (code, _, all) = bench(&[
+        "core",
+        "-s",
+        &url,
+        "--client",
+        "raw",
+        "--sub-sleep",
+        "1ms",
+        "--msgs",
+        "10",
+    ]);
+    assert_eq!(code, 2, "{all}");
+}
+
+#[test]
 fn text_and_csv_outputs_have_the_nats_bench_shape() {
     let _s = serial();
     let c = TestCluster::start(1).expect("lab starts");
@@ -120,7 +172,7 @@ fn text_and_csv_outputs_have_the_nats_bench_shape() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}");
     assert!(
-        text.starts_with("Starting Pub/Sub benchmark [msgs=5000, msgsize=128"),
+        text.starts_with("Starting Pub/Sub benchmark [") && text.contains("msgs=5000, msgsize=128"),
         "{text}"
     );
     assert!(

@@ -12,8 +12,14 @@ fn natsplan() -> Command {
     Command::cargo_bin("natsplan").unwrap()
 }
 
+/// A site file: `examples/` for the seed's, `tests/data/` for the ones written for these tests.
 fn data(file: &str) -> String {
-    format!("{}/tests/data/{file}", env!("CARGO_MANIFEST_DIR"))
+    let dir = if file.starts_with("seed-") {
+        "examples"
+    } else {
+        "tests/data"
+    };
+    format!("{}/{dir}/{file}", env!("CARGO_MANIFEST_DIR"))
 }
 
 fn layouts(site: &str) -> Vec<Value> {

@@ -14,8 +14,9 @@ use std::time::{Duration, Instant};
 
 static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
+/// A site file by path from the crate root (`examples/...` or `tests/data/...`).
 fn plan(file: &str) -> Plan {
-    let path = format!("{}/tests/data/{file}", env!("CARGO_MANIFEST_DIR"));
+    let path = format!("{}/{file}", env!("CARGO_MANIFEST_DIR"));
     let text = std::fs::read_to_string(&path).unwrap();
     let cat = Catalog::builtin();
     let site = natsplan::site::parse_str(&text, &path, &cat).unwrap_or_else(|e| panic!("{e}"));
@@ -73,7 +74,7 @@ fn tags_by_server(c: &TestCluster) -> BTreeMap<String, Vec<String>> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn seed_five_servers_r5_lands_one_replica_per_server_and_pinned_sets_hold() {
     let _s = ONE_AT_A_TIME.lock().await;
-    let plan = plan("seed-five-servers-raid0.yaml");
+    let plan = plan("examples/seed-five-servers-raid0.yaml");
     // The seed's RF5 plan: five servers over three racks, default R5. R5 cannot use unique_tag on three
     // racks, so the plan pins replica sets.
     let layout = plan
@@ -149,7 +150,7 @@ async fn seed_five_servers_r5_lands_one_replica_per_server_and_pinned_sets_hold(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unique_rack_tag_spreads_every_r3_stream_even_unplanned_ones() {
     let _s = ONE_AT_A_TIME.lock().await;
-    let plan = plan("four-racks-r3.yaml");
+    let plan = plan("tests/data/four-racks-r3.yaml");
     let layout = plan
         .layouts
         .iter()

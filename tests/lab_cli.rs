@@ -226,6 +226,56 @@ fn up_runs_a_planned_layout_with_its_tags() {
         .arg(&dir)
         .assert()
         .success();
+    // An R3 stream created as an application would; status must show it on three servers.
+    let lab: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("lab.json")).unwrap()).unwrap();
+    let url = format!("nats://127.0.0.1:{}", lab["nodes"][0]["client_port"]);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let created: serde_json::Value = rt.block_on(async {
+        let nc = async_nats::connect(url).await.unwrap();
+        let cfg = serde_json::json!({"name": "app", "subjects": ["app.>"], "num_replicas": 3, "storage": "file"});
+        let r = nc
+            .request("$JS.API.STREAM.CREATE.app", cfg.to_string().into())
+            .await
+            .unwrap();
+        serde_json::from_slice(&r.payload).unwrap()
+    });
+    assert!(created.get("error").is_none(), "{created}");
+    let mut st = serde_json::Value::Null;
+    for _ in 0..100 {
+        let out = natsplan()
+            .args(["lab", "status", "--format", "json", "--dir"])
+            .arg(&dir)
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        st = serde_json::from_slice(&out).unwrap();
+        if st["streams"][0]["peers"].as_array().is_some_and(|p| p.len() == 3) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert_eq!(st["streams"][0]["name"], "app", "{st}");
+    assert_eq!(st["streams"][0]["replicas"], 3);
+    let racks: std::collections::BTreeSet<String> = st["streams"][0]["peers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let s = st["servers"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|s| s["name"] == *p)
+                .unwrap();
+            s["tags"][0].as_str().unwrap().to_string()
+        })
+        .collect();
+    assert_eq!(racks.len(), 3, "unique_tag rack: spreads it: {st}");
     let st = natsplan()
         .args(["lab", "status", "--format", "json", "--dir"])
         .arg(&dir)

@@ -274,6 +274,46 @@ impl ConnSpec {
         Ok(o)
     }
 
+    /// The raw fast path's target for worker `i`: plain TCP with user/password or token only (no TLS, creds
+    /// or nkey), else None and the run uses async-nats.
+    pub fn raw_target(&self, i: usize) -> Option<crate::bench::raw::RawTarget> {
+        if self.tls_ca.is_some() || self.tls_cert.is_some() || self.creds.is_some() || self.nkey_seed.is_some() {
+            return None;
+        }
+        let url = self.server_for(i);
+        let rest = match url.split_once("://") {
+            Some(("nats", r)) => r,
+            Some(_) => return None,
+            None => url,
+        };
+        let rest = rest.trim_end_matches('/');
+        let (userinfo, hostport) = match rest.rsplit_once('@') {
+            Some((u, h)) => (Some(u), h),
+            None => (None, rest),
+        };
+        let addr = if hostport.rsplit_once(':').is_some_and(|(_, p)| p.parse::<u16>().is_ok()) {
+            hostport.to_string()
+        } else {
+            format!("{hostport}:4222")
+        };
+        let (mut user, mut pass, mut token) = (self.user.clone(), self.password.clone(), self.token.clone());
+        match userinfo.map(|u| u.split_once(':')) {
+            Some(Some((u, p))) => {
+                user = Some(u.to_string());
+                pass = Some(p.to_string());
+            }
+            Some(None) => token = userinfo.map(str::to_string),
+            None => {}
+        }
+        Some(crate::bench::raw::RawTarget {
+            addr,
+            display: redact_url(url),
+            user,
+            pass,
+            token,
+        })
+    }
+
     /// Connect worker `i` (to `server_for(i)`), counting client-side slow-consumer events.
     pub async fn connect(
         &self,
@@ -356,6 +396,27 @@ mod tests {
         assert!(!d.contains("hunter2"), "{d}");
         assert_eq!(s.server_for(0), "nats://u:hunter2@127.0.0.1:4222");
         assert_eq!(s.server_for(3), "nats://127.0.0.1:4223");
+    }
+
+    #[test]
+    fn raw_targets_take_credentials_from_the_url_and_skip_tls() {
+        let s = ConnSpec::resolve(&ConnArgs {
+            server: vec!["nats://u:p@127.0.0.1:5000".into(), "127.0.0.1".into()],
+            ..Default::default()
+        })
+        .unwrap();
+        let t = s.raw_target(0).unwrap();
+        assert_eq!(
+            (t.addr.as_str(), t.user.as_deref(), t.pass.as_deref()),
+            ("127.0.0.1:5000", Some("u"), Some("p"))
+        );
+        assert_eq!(s.raw_target(1).unwrap().addr, "127.0.0.1:4222");
+        let s = ConnSpec::resolve(&ConnArgs {
+            server: vec!["tls://127.0.0.1:5000".into()],
+            ..Default::default()
+        })
+        .unwrap();
+        assert!(s.raw_target(0).is_none());
     }
 
     #[test]

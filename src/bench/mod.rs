@@ -8,6 +8,7 @@
 
 pub mod conn;
 pub mod export;
+pub mod raw;
 pub mod result;
 mod varz;
 mod workload;
@@ -32,6 +33,17 @@ pub enum PublishMode {
     Async,
     /// Wait for each ack before the next publish.
     Sync,
+}
+
+/// Which client carries the core and JetStream publish/subscribe hot paths.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+pub enum ClientChoice {
+    /// The raw protocol path when the connection allows it (no TLS, creds or nkey), else async-nats.
+    Auto,
+    /// Always the raw protocol path (an error when the connection needs TLS, creds or an nkey).
+    Raw,
+    /// Always async-nats (the official Rust client).
+    AsyncNats,
 }
 
 /// Object store direction.
@@ -111,6 +123,8 @@ pub struct BenchSpec {
     /// Messages the client library buffers per subscription before it drops (default: enough for the run,
     /// capped at 1 Mi).
     pub sub_buffer: Option<usize>,
+    /// Client for the hot paths.
+    pub client: ClientChoice,
     /// Draw progress bars on stderr (callers pass false when stderr is not a terminal).
     pub progress: bool,
 }

@@ -3,8 +3,9 @@
 //! runs stop when they fall behind), clean up, and assemble a `BenchResult`.
 
 use super::conn::ConnectFailure;
+use super::raw::{self, RawConn, RawTarget};
 use super::result::{merge_hists, new_hist, BenchResult, ClientSample, Group, LatencySummary, Losses, RateOutcome};
-use super::{varz, BenchError, BenchSpec, ConnSpec, ObjOp, PublishMode, Storage, Workload};
+use super::{varz, BenchError, BenchSpec, ClientChoice, ConnSpec, ObjOp, PublishMode, Storage, Workload};
 use anyhow::anyhow;
 use async_nats::jetstream;
 use bytes::{Bytes, BytesMut};
@@ -81,9 +82,16 @@ impl Pacer {
             max_lag: Duration::ZERO,
         }
     }
+    fn intended(&self, i: u64) -> Instant {
+        self.start + Duration::from_secs_f64(i as f64 * self.per_msg_s)
+    }
+    /// Whether message `i` is not due yet (the caller flushes before `due` sleeps).
+    fn would_wait(&self, i: u64) -> bool {
+        self.intended(i) > Instant::now()
+    }
     /// Wait until message `i` is due; Err when the schedule is lost.
     async fn due(&mut self, i: u64) -> Result<Instant, ()> {
-        let intended = self.start + Duration::from_secs_f64(i as f64 * self.per_msg_s);
+        let intended = self.intended(i);
         let now = Instant::now();
         if intended > now {
             tokio::time::sleep_until(intended.into()).await;
@@ -343,6 +351,227 @@ fn rate_outcome(env: &Env, r: &BenchResult, behind: bool, lag: Duration) -> Opti
 struct SubOut {
     sample: ClientSample,
     hist: Histogram<u64>,
+    /// Why the subscription ended early (the server closed a slow consumer, ...).
+    error: Option<String>,
+}
+
+enum SubConn {
+    Nats(async_nats::Client, async_nats::Subscriber),
+    Raw(RawConn),
+}
+
+enum PubConn {
+    Nats(async_nats::Client),
+    Raw(RawConn),
+}
+
+/// Whether this run takes the raw path (`fits`: the run needs nothing only async-nats does).
+fn use_raw(env: &Env, fits: bool) -> Result<bool, BenchError> {
+    let possible = env.conn.raw_target(0).is_some() && fits;
+    match env.spec.client {
+        ClientChoice::Auto => Ok(possible),
+        ClientChoice::AsyncNats => Ok(false),
+        ClientChoice::Raw if possible => Ok(true),
+        ClientChoice::Raw => Err(BenchError::BadInput(anyhow!(
+            "--client raw: this run needs async-nats (TLS, --creds, --nkey, --sub-buffer or --sub-sleep); use --client auto"
+        ))),
+    }
+}
+
+async fn raw_connect(t: &RawTarget, name: &str) -> Result<RawConn, BenchError> {
+    let url = &t.display;
+    match tokio::time::timeout(Duration::from_secs(5), RawConn::connect(t, name)).await {
+        Ok(Ok(c)) => Ok(c),
+        Ok(Err(e)) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            Err(BenchError::CannotRun(anyhow!("{url}: {e}")))
+        }
+        Ok(Err(e)) => Err(BenchError::CannotRun(anyhow!("cannot connect to {url}: {e}"))),
+        Err(_) => Err(BenchError::CannotRun(anyhow!("cannot connect to {url}: timed out"))),
+    }
+}
+
+/// Closed-loop and open-loop core publishing on the raw path: one buffer, a precomputed `PUB` header,
+/// one write per 64 KiB; flushed before every pacing sleep so open-loop messages leave on time.
+#[allow(clippy::too_many_arguments)]
+async fn core_pub_raw(
+    env: &Env,
+    i: usize,
+    mut c: RawConn,
+    subject: &str,
+    template: &Bytes,
+    n: u64,
+    stamp_every: u64,
+    rate: Option<f64>,
+    start: Instant,
+) -> TaskOut {
+    const BATCH: usize = 64 * 1024;
+    let header = format!("PUB {subject} {}\r\n", template.len()).into_bytes();
+    let mut pacer = rate.map(|r| Pacer::new(start, r, env.spec.backlog_cutoff));
+    let can_stamp = template.len() >= 8;
+    let (mut sent, mut behind, mut error) = (0u64, false, None::<String>);
+    let (mut until_stamp, mut reported) = (0u64, 0u64);
+    let t0 = Instant::now();
+    for j in 0..n {
+        let mut stamp = None;
+        if let Some(p) = pacer.as_mut() {
+            if !c.out.is_empty() && p.would_wait(j) {
+                if let Err(e) = c.flush_out().await {
+                    error = Some(e.to_string());
+                    break;
+                }
+            }
+            match p.due(j).await {
+                Ok(intended) => stamp = Some(env.ns(intended)),
+                Err(()) => {
+                    behind = true;
+                    break;
+                }
+            }
+        } else if can_stamp {
+            if until_stamp == 0 {
+                stamp = Some(env.ns(Instant::now()));
+                until_stamp = stamp_every;
+            }
+            until_stamp -= 1;
+        }
+        c.out.extend_from_slice(&header);
+        match stamp {
+            Some(t) => {
+                c.out.extend_from_slice(&(t + 1).to_le_bytes());
+                c.out.extend_from_slice(&template[8..]);
+            }
+            None => c.out.extend_from_slice(template),
+        }
+        c.out.extend_from_slice(b"\r\n");
+        sent += 1;
+        if c.out.len() >= BATCH {
+            let res = async {
+                c.flush_out().await?;
+                // Answer server PINGs on long runs without ever waiting for input.
+                if c.try_fill()? > 0 {
+                    c.drain(|_, _| {})?;
+                }
+                std::io::Result::Ok(())
+            }
+            .await;
+            if let Err(e) = res {
+                error = Some(e.to_string());
+                break;
+            }
+            env.done.fetch_add(sent - reported, Ordering::Relaxed);
+            reported = sent;
+        }
+    }
+    // nats-bench's end of publishing: everything written and a PING answered (the server has it all).
+    if error.is_none() {
+        if let Err(e) = c.round_trip().await {
+            error = Some(e.to_string());
+        }
+    }
+    let t1 = Instant::now();
+    env.done.fetch_add(sent - reported, Ordering::Relaxed);
+    c.msgs_out += sent;
+    TaskOut {
+        sample: ClientSample {
+            id: format!("P{}", i + 1),
+            msgs: sent,
+            bytes: sent * template.len() as u64,
+            proto_msgs: c.msgs_out + c.msgs_in,
+            proto_bytes: c.bytes_out + c.bytes_in,
+            start_s: env.secs(t0),
+            end_s: env.secs(t1),
+            latency_us: None,
+        },
+        hist: new_hist(),
+        errors: u64::from(error.is_some()),
+        first_error: error,
+        behind,
+        max_lag: pacer.map(|p| p.max_lag).unwrap_or_default(),
+    }
+}
+
+async fn core_sub_raw(
+    env: &Env,
+    i: usize,
+    mut c: RawConn,
+    expected: Arc<AtomicU64>,
+    counter: Arc<AtomicU64>,
+    mut cancel: watch::Receiver<bool>,
+) -> SubOut {
+    let mut hist = new_hist();
+    let (mut count, mut first, mut last, mut error) = (0u64, None, Instant::now(), None::<String>);
+    let mut reported = 0u64;
+    loop {
+        let res = tokio::select! {
+            biased;
+            _ = cancel.wait_for(|v| *v) => break,
+            r = c.fill() => r,
+        };
+        if let Err(e) = res {
+            error = Some(e.to_string());
+            break;
+        }
+        let exp = expected.load(Ordering::Relaxed);
+        let mut done = false;
+        let drained = c.drain(|f, out| {
+            if let raw::Frame::Msg {
+                sid, reply, payload, ..
+            } = f
+            {
+                if sid == 1 {
+                    count += 1;
+                    if count == 1 {
+                        first = Some(Instant::now());
+                    }
+                    if let Some(t_ns) = read_stamp(payload) {
+                        let now = Instant::now();
+                        let _ = hist.record(env.ns(now).saturating_sub(t_ns).max(1));
+                        last = now;
+                    }
+                    if count >= exp {
+                        last = Instant::now();
+                        done = true;
+                    }
+                } else if !reply.is_empty() {
+                    out.extend_from_slice(b"PUB ");
+                    out.extend_from_slice(reply);
+                    out.extend_from_slice(b" 0\r\n\r\n");
+                }
+            }
+        });
+        if let Err(e) = drained {
+            error = Some(e.to_string());
+            break;
+        }
+        if !done {
+            last = Instant::now();
+        }
+        counter.store(count, Ordering::Relaxed);
+        env.done.fetch_add(count - reported, Ordering::Relaxed);
+        reported = count;
+        if let Err(e) = c.flush_out().await {
+            error = Some(e.to_string());
+            break;
+        }
+        if done {
+            break;
+        }
+    }
+    let first = first.unwrap_or(last);
+    SubOut {
+        sample: ClientSample {
+            id: format!("S{}", i + 1),
+            msgs: count,
+            bytes: count * env.spec.size,
+            proto_msgs: c.msgs_in + c.msgs_out,
+            proto_bytes: c.bytes_in + c.bytes_out,
+            start_s: env.secs(first),
+            end_s: env.secs(last.max(first)),
+            latency_us: LatencySummary::from_hist_ns(&hist),
+        },
+        hist,
+        error,
+    }
 }
 
 async fn core(env: &Arc<Env>, pubs: usize, subs: usize, flood: bool) -> Result<BenchResult, BenchError> {
@@ -370,75 +599,102 @@ async fn core(env: &Arc<Env>, pubs: usize, subs: usize, flood: bool) -> Result<B
         params(env, &[("pubs", pubs.to_string()), ("subs", subs.to_string())]),
     );
 
+    // The raw protocol path unless the run needs what only async-nats does (TLS, creds, nkey, a bounded
+    // client-side buffer, a sleeping subscriber).
+    let raw = use_raw(env, spec.sub_buffer.is_none() && spec.sub_sleep.is_none())?;
+    r.params
+        .insert("client".into(), if raw { "raw" } else { "async-nats" }.into());
+
     // Subscribers first, each on its own connection, spread over the servers.
     let expected = Arc::new(AtomicU64::new(spec.msgs));
     let (cancel_tx, cancel_rx) = watch::channel(false);
-    let mut sub_clients = Vec::new();
+    let mut sub_conns = Vec::new();
     let mut counters = Vec::new();
     for i in 0..subs {
-        // Deep enough that the library does not drop a burst the task is about to read.
-        let cap = spec
-            .sub_buffer
-            .unwrap_or((spec.msgs as usize).clamp(1024, 1 << 20))
-            .max(1);
-        let c = env
-            .conn
-            .connect_sub(i, cap, env.slow_events.clone())
-            .await
-            .map_err(connect_err)?;
-        let sub = c.subscribe(subject.clone()).await.map_err(|e| cannot(e, "subscribe"))?;
         // A probe subject per subscriber, subscribed after the main one: once a publisher's server sees
         // the probe's interest it has seen the main subject's too (route interest is ordered).
-        let probe = c
-            .subscribe(format!("{subject}.probe.{i}"))
-            .await
-            .map_err(|e| cannot(e, "subscribe"))?;
-        c.flush().await.map_err(|e| cannot(e, "flush"))?;
-        let pc = c.clone();
-        tokio::spawn(async move {
-            let mut probe = probe;
-            while let Some(m) = probe.next().await {
-                if let Some(reply) = m.reply {
-                    let _ = pc.publish(reply, Bytes::new()).await;
+        let probe_subject = format!("{subject}.probe.{i}");
+        if raw {
+            let t = env.conn.raw_target(i).expect("raw checked above");
+            let mut c = raw_connect(&t, &format!("natsplan-bench-sub{i}")).await?;
+            c.out
+                .extend_from_slice(format!("SUB {subject} 1\r\nSUB {probe_subject} 2\r\n").as_bytes());
+            c.round_trip().await.map_err(|e| cannot(e, "subscribe"))?;
+            sub_conns.push(SubConn::Raw(c));
+        } else {
+            // Deep enough that the library does not drop a burst the task is about to read.
+            let cap = spec
+                .sub_buffer
+                .unwrap_or((spec.msgs as usize).clamp(1024, 1 << 20))
+                .max(1);
+            let c = env
+                .conn
+                .connect_sub(i, cap, env.slow_events.clone())
+                .await
+                .map_err(connect_err)?;
+            let sub = c.subscribe(subject.clone()).await.map_err(|e| cannot(e, "subscribe"))?;
+            let probe = c.subscribe(probe_subject).await.map_err(|e| cannot(e, "subscribe"))?;
+            c.flush().await.map_err(|e| cannot(e, "flush"))?;
+            let pc = c.clone();
+            tokio::spawn(async move {
+                let mut probe = probe;
+                while let Some(m) = probe.next().await {
+                    if let Some(reply) = m.reply {
+                        let _ = pc.publish(reply, Bytes::new()).await;
+                    }
                 }
-            }
-        });
+            });
+            sub_conns.push(SubConn::Nats(c, sub));
+        }
         counters.push(Arc::new(AtomicU64::new(0)));
-        sub_clients.push((c, sub));
     }
-    let mut pub_clients = Vec::new();
+    let mut pub_conns = Vec::new();
     for i in 0..pubs {
         // Publishers start after the subscribers in the server rotation so 1 pub / 1 sub crosses servers.
-        pub_clients.push(env.connect(i + subs, "pub").await?);
+        if raw {
+            let t = env.conn.raw_target(i + subs).expect("raw checked above");
+            pub_conns.push(PubConn::Raw(raw_connect(&t, &format!("natsplan-bench-pub{i}")).await?));
+        } else {
+            pub_conns.push(PubConn::Nats(env.connect(i + subs, "pub").await?));
+        }
     }
-    if let Some(c) = pub_clients.first() {
-        for i in 0..subs {
-            wait_for_interest(c, &format!("{subject}.probe.{i}"), spec.timeout).await?;
+    // Subscriber tasks run from here on: on the raw path they also answer the interest probes.
+    let mut sub_tasks = Vec::new();
+    for (i, sc) in sub_conns.into_iter().enumerate() {
+        let (env, expected, counter, cancel) = (env.clone(), expected.clone(), counters[i].clone(), cancel_rx.clone());
+        sub_tasks.push(tokio::spawn(async move {
+            match sc {
+                SubConn::Nats(c, sub) => core_sub(&env, i, c, sub, expected, counter, cancel).await,
+                SubConn::Raw(c) => core_sub_raw(&env, i, c, expected, counter, cancel).await,
+            }
+        }));
+    }
+    // Every server a publisher uses must know every subscriber's interest before the clock starts.
+    if subs > 0 {
+        for k in 0..pubs.min(env.conn.servers.len()) {
+            let probe_client = env.connect(k + subs, "probe").await?;
+            for i in 0..subs {
+                wait_for_interest(&probe_client, &format!("{subject}.probe.{i}"), spec.timeout).await?;
+            }
         }
     }
     let slow_before = varz::total_slow_consumers(&spec.monitor).await;
     let progress = progress_task(env, spec.msgs * (1 + subs as u64), "messages");
 
-    let mut sub_tasks = Vec::new();
-    for (i, (c, sub)) in sub_clients.into_iter().enumerate() {
-        let (env, expected, counter, cancel) = (env.clone(), expected.clone(), counters[i].clone(), cancel_rx.clone());
-        sub_tasks.push(tokio::spawn(async move {
-            core_sub(&env, i, c, sub, expected, counter, cancel).await
-        }));
-    }
     let template = Bytes::from(vec![0u8; spec.size as usize]);
     let start = Instant::now();
     let mut pub_tasks = Vec::new();
-    for (i, c) in pub_clients.into_iter().enumerate() {
-        let (env, subject, template, n) = (
-            env.clone(),
-            async_nats::Subject::from(subject.as_str()),
-            template.clone(),
-            per_pub[i],
-        );
+    for (i, pc) in pub_conns.into_iter().enumerate() {
+        let (env, subject, template, n) = (env.clone(), subject.clone(), template.clone(), per_pub[i]);
         let rate = spec.rate_per_s.map(|r| r / pubs as f64);
         pub_tasks.push(tokio::spawn(async move {
-            core_pub(&env, i, c, subject, template, n, stamp_every, rate, start).await
+            match pc {
+                PubConn::Nats(c) => {
+                    let subject = async_nats::Subject::from(subject.as_str());
+                    core_pub(&env, i, c, subject, template, n, stamp_every, rate, start).await
+                }
+                PubConn::Raw(c) => core_pub_raw(&env, i, c, &subject, &template, n, stamp_every, rate, start).await,
+            }
         }));
     }
     let mut outs = Vec::new();
@@ -480,6 +736,9 @@ async fn core(env: &Arc<Env>, pubs: usize, subs: usize, flood: bool) -> Result<B
     let mut hists = Vec::new();
     let (behind, lag) = absorb(env, &mut r, outs, false, &mut hists);
     for s in sub_outs {
+        if let Some(e) = s.error {
+            r.warnings.push(format!("subscriber {}: {e}", s.sample.id));
+        }
         hists.push(s.hist);
         r.subscribers.clients.push(s.sample);
     }
@@ -662,6 +921,7 @@ async fn core_sub(
             latency_us: LatencySummary::from_hist_ns(&hist),
         },
         hist,
+        error: None,
     }
 }
 
@@ -829,35 +1089,44 @@ async fn js_run(
     window: usize,
 ) -> Result<BenchResult, BenchError> {
     let spec = &env.spec;
-    let mut clients = Vec::new();
+    let raw = use_raw(env, true)?;
+    let mut conns = Vec::new();
     for i in 0..pubs {
-        clients.push(env.connect(i, "pub").await?);
+        if raw {
+            let t = env.conn.raw_target(i).expect("raw checked above");
+            let c = raw_connect(&t, &format!("natsplan-bench-pub{i}")).await?;
+            conns.push(PubConn::Raw(c));
+        } else {
+            conns.push(PubConn::Nats(env.connect(i, "pub").await?));
+        }
     }
     let per_pub = split(spec.msgs, pubs);
     let payload = Bytes::from(vec![0u8; spec.size as usize]);
     let progress = progress_task(env, spec.msgs, "acked");
     let start = Instant::now();
     let mut tasks = Vec::new();
-    for (i, c) in clients.into_iter().enumerate() {
-        let (env, subject, payload, n) = (
-            env.clone(),
-            async_nats::Subject::from(subject),
-            payload.clone(),
-            per_pub[i],
-        );
+    for (i, pc) in conns.into_iter().enumerate() {
+        let (env, subject, payload, n) = (env.clone(), subject.to_string(), payload.clone(), per_pub[i]);
         let rate = spec.rate_per_s.map(|r| r / pubs as f64);
+        let window = if mode == PublishMode::Async { window } else { 1 };
         tasks.push(tokio::spawn(async move {
-            let ctx = js_context(c.clone(), &env, if mode == PublishMode::Async { window } else { 1 });
             let pacer = rate.map(|r| Pacer::new(start, r, env.spec.backlog_cutoff));
-            let mut out = match mode {
-                PublishMode::Async => js_pub_async(&env, &ctx, subject, payload, n, window, pacer).await,
-                PublishMode::Sync => js_pub_sync(&env, &ctx, subject, payload, n, pacer).await,
-            };
-            out.sample.id = format!("P{}", i + 1);
-            let (pm, pb) = proto(&c);
-            out.sample.proto_msgs = pm;
-            out.sample.proto_bytes = pb;
-            out
+            match pc {
+                PubConn::Raw(c) => js_pub_raw(&env, i, c, &subject, &payload, n, window, pacer).await,
+                PubConn::Nats(c) => {
+                    let ctx = js_context(c.clone(), &env, window);
+                    let subject = async_nats::Subject::from(subject.as_str());
+                    let mut out = match mode {
+                        PublishMode::Async => js_pub_async(&env, &ctx, subject, payload, n, window, pacer).await,
+                        PublishMode::Sync => js_pub_sync(&env, &ctx, subject, payload, n, pacer).await,
+                    };
+                    out.sample.id = format!("P{}", i + 1);
+                    let (pm, pb) = proto(&c);
+                    out.sample.proto_msgs = pm;
+                    out.sample.proto_bytes = pb;
+                    out
+                }
+            }
         }));
     }
     let mut outs = Vec::new();
@@ -885,6 +1154,164 @@ async fn js_run(
         )));
     }
     Ok(r)
+}
+
+/// JetStream publishing on the raw path: each message carries its own reply subject (`<inbox><seq>`), up
+/// to `window` are in flight (1 = synchronous), acks are matched by sequence and timed from the send (or
+/// intended) time. A single task writes batches and reads acks, as nats.go's PublishAsync does in effect.
+#[allow(clippy::too_many_arguments)]
+async fn js_pub_raw(
+    env: &Env,
+    i: usize,
+    mut c: RawConn,
+    subject: &str,
+    payload: &Bytes,
+    n: u64,
+    window: usize,
+    mut pacer: Option<Pacer>,
+) -> TaskOut {
+    const BATCH: usize = 64 * 1024;
+    let window = window.max(1) as u64;
+    let inbox = format!("_INBOX.natsplan{}p{}.", env.run_id, i);
+    let prefix = format!("PUB {subject} {inbox}").into_bytes();
+    let len_suffix = format!(" {}\r\n", payload.len()).into_bytes();
+    let mut sent_ns = vec![0u64; window as usize];
+    let mut hist = new_hist();
+    let (mut sent, mut resolved, mut ok, mut errors) = (0u64, 0u64, 0u64, 0u64);
+    let (mut fatal, mut ack_error, mut behind) = (None::<String>, None::<String>, false);
+    c.out.extend_from_slice(format!("SUB {inbox}* 1\r\n").as_bytes());
+    if let Err(e) = c.round_trip().await {
+        fatal = Some(format!("subscribe to acks: {e}"));
+    }
+    let t0 = Instant::now();
+    let mut last = t0;
+    let mut last_progress = Instant::now();
+    while fatal.is_none() {
+        // Send while the window has room (and, open loop, while messages are due).
+        let mut wake_at = None;
+        while sent < n && !behind && sent - resolved < window {
+            let t = match pacer.as_mut() {
+                Some(p) => {
+                    if p.would_wait(sent) && sent > resolved {
+                        // Not due yet and acks are outstanding: read them until it is.
+                        wake_at = Some(p.intended(sent));
+                        break;
+                    }
+                    if p.would_wait(sent) {
+                        if let Err(e) = c.flush_out().await {
+                            fatal = Some(e.to_string());
+                            break;
+                        }
+                    }
+                    match p.due(sent).await {
+                        Ok(intended) => env.ns(intended),
+                        Err(()) => {
+                            behind = true;
+                            break;
+                        }
+                    }
+                }
+                None => env.ns(Instant::now()),
+            };
+            sent_ns[(sent % window) as usize] = t;
+            c.out.extend_from_slice(&prefix);
+            raw::push_num(&mut c.out, sent);
+            c.out.extend_from_slice(&len_suffix);
+            c.out.extend_from_slice(payload);
+            c.out.extend_from_slice(b"\r\n");
+            sent += 1;
+            if c.out.len() >= BATCH {
+                if let Err(e) = c.flush_out().await {
+                    fatal = Some(e.to_string());
+                    break;
+                }
+            }
+        }
+        if fatal.is_some() {
+            break;
+        }
+        if let Err(e) = c.flush_out().await {
+            fatal = Some(e.to_string());
+            break;
+        }
+        if resolved == sent && (sent == n || behind) {
+            break;
+        }
+        let deadline = wake_at.unwrap_or(last_progress + env.spec.timeout);
+        let res = tokio::select! {
+            r = c.fill() => r.map(Some),
+            _ = tokio::time::sleep_until(deadline.into()) => Ok(None),
+        };
+        match res {
+            Err(e) => {
+                fatal = Some(e.to_string());
+                break;
+            }
+            Ok(None) => {
+                if wake_at.is_none() && last_progress.elapsed() >= env.spec.timeout {
+                    errors += sent - resolved;
+                    fatal = Some(format!(
+                        "{} acks did not arrive within {:?}",
+                        sent - resolved,
+                        env.spec.timeout
+                    ));
+                    break;
+                }
+                continue;
+            }
+            Ok(Some(_)) => {}
+        }
+        let before = resolved;
+        let now_ns = env.ns(Instant::now());
+        let drained = c.drain(|f, _| {
+            if let raw::Frame::Msg { subject, payload, .. } = f {
+                let Some(seq) = subject.get(inbox.len()..).and_then(|d| raw::parse_num(d).ok()) else {
+                    return;
+                };
+                if seq >= sent || seq < resolved.saturating_sub(window) {
+                    return;
+                }
+                resolved += 1;
+                if payload.windows(7).any(|w| w == b"\"error\"") {
+                    errors += 1;
+                    ack_error.get_or_insert_with(|| String::from_utf8_lossy(payload).into_owned());
+                } else {
+                    ok += 1;
+                    let _ = hist.record(now_ns.saturating_sub(sent_ns[(seq % window) as usize]).max(1));
+                }
+            }
+        });
+        if let Err(e) = drained {
+            fatal = Some(e.to_string());
+            break;
+        }
+        if resolved > before {
+            last = Instant::now();
+            last_progress = last;
+            env.done.fetch_add(resolved - before, Ordering::Relaxed);
+        }
+        // An error ack is data, not the end of the run: keep going unless nothing ever succeeds.
+        if errors > 100 && ok == 0 {
+            break;
+        }
+    }
+    TaskOut {
+        sample: ClientSample {
+            id: format!("P{}", i + 1),
+            msgs: ok,
+            bytes: ok * payload.len() as u64,
+            proto_msgs: sent + c.msgs_in,
+            proto_bytes: c.bytes_in + c.bytes_out,
+            start_s: env.secs(t0),
+            end_s: env.secs(last.max(t0)),
+            latency_us: LatencySummary::from_hist_ns(&hist),
+        },
+        hist,
+        errors,
+        first_error: fatal.or(ack_error),
+        behind,
+        max_lag: pacer.map(|p| p.max_lag).unwrap_or_default(),
+    }
 }
 
 type AckFut = std::pin::Pin<

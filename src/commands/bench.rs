@@ -2,7 +2,9 @@
 //! NATS users know from `nats bench`. Parses flags into a `bench::BenchSpec`, runs it on a tokio runtime,
 //! prints the result through one of `bench::export`'s pure exporters.
 
-use crate::bench::{self, export, BenchError, BenchSpec, ConnArgs, ConnSpec, ObjOp, PublishMode, Storage, Workload};
+use crate::bench::{
+    self, export, BenchError, BenchSpec, ClientChoice, ConnArgs, ConnSpec, ObjOp, PublishMode, Storage, Workload,
+};
 use crate::cli::{Format, Global};
 use crate::error::{bad_input, cannot_run, Failure, Outcome};
 use clap::{Args, Subcommand};
@@ -121,6 +123,10 @@ pub struct Common {
     /// Keep the streams, buckets and object stores the run created.
     #[arg(long)]
     pub keep: bool,
+    /// Client for the hot paths: auto (raw protocol when the connection allows, else async-nats), raw, or
+    /// async-nats.
+    #[arg(long, value_enum, default_value_t = ClientChoice::Auto)]
+    pub client: ClientChoice,
     /// No progress bar even on a terminal.
     #[arg(long)]
     pub no_progress: bool,
@@ -211,6 +217,7 @@ pub fn run(g: &Global, a: BenchArgs) -> Result<Outcome, Failure> {
         monitor: common.monitor.clone(),
         keep: common.keep,
         sub_sleep: common.sub_sleep,
+        client: common.client,
         sub_buffer: common.sub_buffer,
         progress: !common.no_progress && std::io::stderr().is_terminal(),
     };

@@ -25,8 +25,16 @@ pub fn enumerate(site: &Site, catalog: &Catalog) -> Vec<Layout> {
     let mut seen = HashSet::new();
     for &pattern in &patterns {
         for &r in &site.nats.replicas {
-            for selection in selections(site, catalog, pattern, r) {
-                let layout = build(site, catalog, pattern, r, &selection);
+            for selection in selections(site, pattern, r) {
+                let layout = build(site, catalog, pattern, r, &selection, None);
+                if seen.insert(layout.id.clone()) {
+                    out.push(layout);
+                }
+            }
+            // The optimiser's selection (most tolerated racks, then fewest disks and arrays).
+            if let Some(choice) = super::optimize::optimise(site, catalog, pattern, r) {
+                let selection = optimised_servers(site, &choice.per_rack);
+                let layout = build(site, catalog, pattern, r, &selection, Some(choice.disks_per_server));
                 if seen.insert(layout.id.clone()) {
                     out.push(layout);
                 }
@@ -88,7 +96,7 @@ fn max_asset_replicas(site: &Site, r: u8) -> u8 {
 
 /// Candidate JetStream server sets for a pattern and replica count: all servers that can get storage,
 /// the smallest rack-balanced set that can hold the largest replica count, and one per rack.
-fn selections(site: &Site, catalog: &Catalog, pattern: Pattern, r: u8) -> Vec<Vec<ServerIdx>> {
+fn selections(site: &Site, pattern: Pattern, r: u8) -> Vec<Vec<ServerIdx>> {
     let need = max_asset_replicas(site, r) as usize;
     let racks = by_name(site.racks.iter().enumerate(), |r| &r.name);
     let mut out: Vec<Vec<ServerIdx>> = Vec::new();
@@ -165,7 +173,6 @@ fn selections(site: &Site, catalog: &Catalog, pattern: Pattern, r: u8) -> Vec<Ve
             out.push(v);
         }
     }
-    let _ = catalog;
     out.sort();
     out.dedup();
     out
@@ -186,6 +193,22 @@ fn compatible(arr: &crate::site::Array, pattern: Pattern) -> bool {
 fn arrays_for(site: &Site, rack: RackIdx, pattern: Pattern) -> impl Iterator<Item = ArrayIdx> + '_ {
     site.rack_arrays(rack)
         .filter(move |&a| compatible(&site.arrays[a], pattern))
+}
+
+/// The servers behind an optimiser choice: in each rack, the first ones by name that use shared arrays.
+fn optimised_servers(site: &Site, per_rack: &[u32]) -> Vec<ServerIdx> {
+    let mut v = Vec::new();
+    for (rk, &n) in per_rack.iter().enumerate() {
+        let names = by_name(site.rack_servers(rk).map(|s| (s, &site.servers[s])), |s| &s.name);
+        v.extend(
+            names
+                .into_iter()
+                .filter(|&s| site.servers[s].internal.is_none())
+                .take(n as usize),
+        );
+    }
+    v.sort_by_key(|&s| site.servers[s].name.to_ascii_lowercase());
+    v
 }
 
 /// How many servers a rack's shared arrays can give a volume to under a pattern.
@@ -233,7 +256,16 @@ fn lun_target_bytes(site: &Site, replica_bytes_total: f64, largest_replica: f64,
 }
 
 /// Build one layout for a pattern, default replica count and server selection.
-fn build(site: &Site, catalog: &Catalog, pattern: Pattern, r: u8, selection: &[ServerIdx]) -> Layout {
+/// Build one layout. `disks_hint` is the optimiser's disks per server for own-group patterns (the
+/// fewest that hold the capacity target are used otherwise).
+fn build(
+    site: &Site,
+    catalog: &Catalog,
+    pattern: Pattern,
+    r: u8,
+    selection: &[ServerIdx],
+    disks_hint: Option<u32>,
+) -> Layout {
     let mut problems: Vec<Problem> = Vec::new();
     let assets_bare = super::placement::assets(site, r);
     let total: f64 = assets_bare
@@ -333,7 +365,7 @@ fn build(site: &Site, catalog: &Catalog, pattern: Pattern, r: u8, selection: &[S
                     continue;
                 }
                 let step = if even { 2 } else { 1 };
-                let mut d = min;
+                let mut d = disks_hint.filter(|&h| h >= min && h <= max).unwrap_or(min);
                 let fits = |d: u32| {
                     group_usable_bytes(site, catalog, a, own_raid(pattern, d), d) as f64 >= target
                         || pattern == Pattern::P4

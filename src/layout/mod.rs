@@ -4,6 +4,7 @@
 //! `survival` (what it tolerates), `perf` (how fast) and `plan` (capacity, verdict, rank).
 
 mod enumerate;
+pub mod optimize;
 pub mod placement;
 pub mod sizing;
 

@@ -161,6 +161,8 @@ impl Predicted {
 
 /// Clients assumed for an asset's capacity: enough that the USL limit (the leader) binds.
 const CAPACITY_WORKERS: u32 = 1024;
+/// Publishes in flight per asynchronous publisher when sizing a stream's capacity.
+const ASYNC_WINDOW: u32 = 256;
 /// Recent data consumers are assumed to re-read from the page cache (seconds of writes kept hot).
 const HOT_WINDOW_S: f64 = 60.0;
 /// nats-server heap: a base plus a little per HA asset (assumptions; the NATS docs' minimum is 256 MiB).
@@ -329,7 +331,10 @@ pub fn predict_layout(site: &Site, layout: &Layout, catalog: &Catalog, cal: &Cal
                 volume,
                 server: server_model(site, catalog, leader),
                 rate: Some(d.rate),
-                batch: 1,
+                // Capacity means what the servers can carry: a stream's publishers at such rates publish
+                // asynchronously (nats bench's default window), so the leader sets the pace, not one round
+                // trip per message. KV puts and object chunks stay one round trip each, as clients do them.
+                batch: if d.kind == Kind::Js { ASYNC_WINDOW } else { 1 },
                 nats_version: None,
             };
             let p = predict_shape(terms, catalog, &shape);

@@ -262,7 +262,20 @@ impl<'a> LayoutBuilder<'a> {
         set: Option<String>,
         parent: Option<String>,
     ) {
-        let expected = candidates.iter().copied().take(replicas as usize).collect();
+        // Like the emulated meta leader: the first eligible servers, on distinct racks when required.
+        let mut expected: Vec<ServerIdx> = Vec::new();
+        for &c in &candidates {
+            if expected.len() == replicas as usize {
+                break;
+            }
+            if !unique_rack
+                || expected
+                    .iter()
+                    .all(|&e| self.site.servers[e].rack != self.site.servers[c].rack)
+            {
+                expected.push(c);
+            }
+        }
         self.layout.assets.push(Asset {
             name: name.into(),
             kind,
@@ -327,4 +340,18 @@ pub fn large(
     }
     let layout = b.build();
     (site, layout)
+}
+
+/// Add a stream of `msgs_per_s` 1 KiB messages kept a day to the site's workload (for rate-based figures).
+pub fn add_stream(site: &mut Site, name: &str, msgs_per_s: f64) {
+    site.workload.streams.push(crate::site::StreamSpec {
+        name: name.into(),
+        msgs_per_s,
+        msg_size_bytes: 1024,
+        subject_bytes: 32,
+        retention_s: 86_400.0,
+        replicas: None,
+        consumers: 0,
+        max_bytes: None,
+    });
 }

@@ -10,6 +10,7 @@ mod recovery;
 mod sweep;
 mod tolerates;
 mod whatif;
+mod yearly;
 
 #[cfg(test)]
 mod tests;
@@ -23,8 +24,6 @@ pub use whatif::{
     report_scenarios, report_sweep, scenario_report, ScenarioReport, StreamLine, SweepSummary, WhatifReport,
 };
 
-use serde::Serialize;
-
-/// Yearly availability and durability figures for a layout (filled by the probability model).
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct Yearly {}
+pub use yearly::{
+    chain_states, exact, monte_carlo, rate_per_year, yearly, Ci95, Component, Reliability, Yearly, YearlyAsset,
+};

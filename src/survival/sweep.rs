@@ -13,7 +13,7 @@
 use super::domain::{Domain, DomainKind, Target};
 use super::evaluate::{Model, Scenario, ServerEffect, Status};
 use super::tolerates::for_each_subset;
-use crate::layout::quorum;
+use crate::layout::{quorum, AssetKind};
 use crate::site::ServerIdx;
 use crate::units::SyncMode;
 use rayon::prelude::*;
@@ -87,16 +87,22 @@ enum Effect {
     Disk(Option<usize>),
 }
 
-struct Prepared<'m, 'a> {
+pub(crate) struct Prepared<'m, 'a> {
     model: &'m Model<'a>,
     classes: Vec<Class>,
+    /// Per asset: its class (class 0 is the meta group).
+    pub(crate) asset_class: Vec<usize>,
     effects: Vec<Effect>,
     rack_of: Vec<usize>,
     sync_always: bool,
 }
 
 impl<'m, 'a> Prepared<'m, 'a> {
-    fn new(model: &'m Model<'a>, domains: &[Domain]) -> Prepared<'m, 'a> {
+    /// With `fixed`, an asset's class is the fixed set of servers the emulated placement puts it on
+    /// (`Asset::expected`, a consumer's from its stream when it has none) instead of its eligible servers
+    /// under the worst placement: over years a placement stays put, so the worst placement per failure
+    /// state would count every pair of servers anywhere against an R3 stream.
+    pub(crate) fn new(model: &'m Model<'a>, domains: &[Domain], fixed: bool) -> Prepared<'m, 'a> {
         let site = model.site;
         let layout = model.layout;
         let n = site.servers.len();
@@ -112,18 +118,39 @@ impl<'m, 'a> Prepared<'m, 'a> {
             r: layout.servers.len() as u32,
             unique_rack: false,
         }];
-        let mut seen: HashMap<(Vec<ServerIdx>, u8, bool), ()> = HashMap::new();
+        let mut seen: HashMap<(Vec<ServerIdx>, u8, bool), usize> = HashMap::new();
+        let mut asset_class = Vec::with_capacity(layout.assets.len());
         for (i, a) in layout.assets.iter().enumerate() {
-            let (c, u) = model.placement(i);
+            let (mut c, mut u) = model.placement(i);
+            if fixed {
+                let parent = a.parent.as_ref().and_then(|p| {
+                    layout
+                        .assets
+                        .iter()
+                        .find(|x| &x.name == p && x.kind != AssetKind::Consumer)
+                });
+                let expected = if a.expected.is_empty() {
+                    parent.map(|p| p.expected.as_slice()).unwrap_or(&[])
+                } else {
+                    a.expected.as_slice()
+                };
+                if expected.len() == a.replicas as usize {
+                    c = expected;
+                    u = false;
+                }
+            }
             let mut key = c.to_vec();
             key.sort_unstable();
-            if seen.insert((key, a.replicas, u), ()).is_none() {
+            let next = classes.len();
+            let k = *seen.entry((key, a.replicas, u)).or_insert(next);
+            if k == next {
                 classes.push(Class {
                     member: member_of(c),
                     r: a.replicas as u32,
                     unique_rack: u,
                 });
             }
+            asset_class.push(k);
         }
         let effects = domains
             .iter()
@@ -147,14 +174,21 @@ impl<'m, 'a> Prepared<'m, 'a> {
         Prepared {
             model,
             classes,
+            asset_class,
             effects,
             rack_of: site.servers.iter().map(|s| s.rack).collect(),
             sync_always: site.nats.sync == SyncMode::Always,
         }
     }
 
-    /// The signature of a combination (see the module doc); `hit` is scratch space.
-    fn signature(
+    /// Number of placement classes (class 0 is the meta group).
+    pub(crate) fn class_count(&self) -> usize {
+        self.classes.len()
+    }
+
+    /// The signature of a combination (see the module doc): per class, its status and its acked-loss flag;
+    /// `hit` and `disks` are scratch space.
+    pub(crate) fn signature(
         &self,
         combo: &[usize],
         hit: &mut Vec<(ServerIdx, ServerEffect)>,
@@ -259,7 +293,7 @@ pub fn sweep(model: &Model, kinds: &[DomainKind], k: usize) -> Sweep {
         .iter()
         .flat_map(|&kind| Domain::universe(kind, model.site, model.layout))
         .collect();
-    let prep = Prepared::new(model, &domains);
+    let prep = Prepared::new(model, &domains, false);
     let n = domains.len();
     let k = k.min(n);
     // Work split by the first domain of each combination; merged in index order, so the example kept for

@@ -1,0 +1,350 @@
+//! A minimal NATS protocol connection for the hot paths (core publish/subscribe, async JetStream
+//! publishing), so that the load generator is never the bottleneck: publishes are appended to one
+//! buffer with a precomputed `PUB` header (no per-message allocation, no channel hop, one write per
+//! batch), and incoming `MSG` frames are parsed in place from a large read buffer.
+//!
+//! It speaks plain TCP with user/password or token auth only; runs that need TLS, a creds file or an
+//! nkey go through async-nats instead (`ConnSpec::raw_target`). Server PINGs are answered so that long
+//! runs stay connected.
+
+use serde_json::json;
+use std::io;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::net::TcpStream;
+
+/// Where and how to connect on the raw path.
+#[derive(Debug, Clone)]
+pub struct RawTarget {
+    pub addr: String,
+    /// The URL as it may be shown (credentials stripped).
+    pub display: String,
+    pub user: Option<String>,
+    pub pass: Option<String>,
+    pub token: Option<String>,
+}
+
+/// One frame from the server, borrowed from the read buffer.
+#[derive(Debug, PartialEq)]
+pub enum Frame<'a> {
+    Msg {
+        subject: &'a [u8],
+        sid: u64,
+        reply: &'a [u8],
+        payload: &'a [u8],
+    },
+    Ping,
+    Pong,
+    Ok,
+    Err(&'a str),
+    Info,
+}
+
+fn bad(m: impl Into<String>) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, m.into())
+}
+
+/// A decimal number from protocol bytes.
+pub fn parse_num(b: &[u8]) -> io::Result<u64> {
+    if b.is_empty() {
+        return Err(bad("empty number in protocol line"));
+    }
+    let mut n = 0u64;
+    for &c in b {
+        if !c.is_ascii_digit() {
+            return Err(bad("bad number in protocol line"));
+        }
+        n = n * 10 + u64::from(c - b'0');
+    }
+    Ok(n)
+}
+
+/// Parse one frame from the front of `buf`: Ok(None) when more bytes are needed.
+pub fn parse(buf: &[u8]) -> io::Result<Option<(Frame<'_>, usize)>> {
+    let Some(nl) = buf.iter().position(|&b| b == b'\n') else {
+        if buf.len() > 64 * 1024 {
+            return Err(bad("protocol line longer than 64 KiB"));
+        }
+        return Ok(None);
+    };
+    let line = buf[..nl].strip_suffix(b"\r").unwrap_or(&buf[..nl]);
+    if let Some(rest) = line.strip_prefix(b"MSG ") {
+        let mut it = rest.split(|&b| b == b' ').filter(|t| !t.is_empty());
+        let (subject, sid) = (it.next(), it.next());
+        let (a, b) = (it.next(), it.next());
+        let (Some(subject), Some(sid), Some(a)) = (subject, sid, a) else {
+            return Err(bad("short MSG line"));
+        };
+        let (reply, len) = match b {
+            Some(len) => (a, parse_num(len)? as usize),
+            None => (&a[..0], parse_num(a)? as usize),
+        };
+        let start = nl + 1;
+        if buf.len() < start + len + 2 {
+            return Ok(None);
+        }
+        let frame = Frame::Msg {
+            subject,
+            sid: parse_num(sid)?,
+            reply,
+            payload: &buf[start..start + len],
+        };
+        return Ok(Some((frame, start + len + 2)));
+    }
+    let frame = if line.starts_with(b"PING") {
+        Frame::Ping
+    } else if line.starts_with(b"PONG") {
+        Frame::Pong
+    } else if line.starts_with(b"+OK") {
+        Frame::Ok
+    } else if line.starts_with(b"-ERR") {
+        Frame::Err(std::str::from_utf8(&line[4..]).unwrap_or("?").trim())
+    } else if line.starts_with(b"INFO") {
+        Frame::Info
+    } else {
+        return Err(bad(format!(
+            "unexpected protocol line {:?}",
+            String::from_utf8_lossy(&line[..line.len().min(80)])
+        )));
+    };
+    Ok(Some((frame, nl + 1)))
+}
+
+/// Append a decimal number without going through `fmt`.
+pub fn push_num(out: &mut Vec<u8>, mut n: u64) {
+    let mut tmp = [0u8; 20];
+    let mut i = tmp.len();
+    loop {
+        i -= 1;
+        tmp[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&tmp[i..]);
+}
+
+pub struct RawConn {
+    rd: OwnedReadHalf,
+    wr: OwnedWriteHalf,
+    rbuf: Vec<u8>,
+    rstart: usize,
+    rend: usize,
+    /// Bytes to send at the next `flush_out`.
+    pub out: Vec<u8>,
+    pub msgs_in: u64,
+    pub bytes_in: u64,
+    pub msgs_out: u64,
+    pub bytes_out: u64,
+}
+
+impl RawConn {
+    /// Connect, read INFO, send CONNECT and wait for the PONG that proves the server accepted it.
+    pub async fn connect(t: &RawTarget, name: &str) -> io::Result<RawConn> {
+        let s = TcpStream::connect(&t.addr).await?;
+        s.set_nodelay(true)?;
+        let (rd, wr) = s.into_split();
+        let mut c = RawConn {
+            rd,
+            wr,
+            rbuf: vec![0; 1 << 20],
+            rstart: 0,
+            rend: 0,
+            out: Vec::with_capacity(1 << 17),
+            msgs_in: 0,
+            bytes_in: 0,
+            msgs_out: 0,
+            bytes_out: 0,
+        };
+        // INFO comes first; its JSON says whether TLS is required.
+        loop {
+            if let Some(nl) = c.rbuf[c.rstart..c.rend].iter().position(|&b| b == b'\n') {
+                let line = String::from_utf8_lossy(&c.rbuf[c.rstart..c.rstart + nl]).to_string();
+                c.rstart += nl + 1;
+                let info: serde_json::Value = serde_json::from_str(line.trim_start_matches("INFO").trim())
+                    .map_err(|e| bad(format!("bad INFO: {e}")))?;
+                if info.get("tls_required").and_then(|v| v.as_bool()) == Some(true) {
+                    return Err(io::Error::new(
+                        io::ErrorKind::Unsupported,
+                        "the server requires TLS; give --tls-ca",
+                    ));
+                }
+                break;
+            }
+            c.fill().await?;
+        }
+        let mut connect = json!({
+            "verbose": false, "pedantic": false, "tls_required": false, "name": name, "lang": "rust-natsplan",
+            "version": env!("CARGO_PKG_VERSION"), "protocol": 1, "echo": true, "headers": false, "no_responders": false,
+        });
+        if let (Some(u), Some(m)) = (&t.user, connect.as_object_mut()) {
+            m.insert("user".into(), json!(u));
+            m.insert("pass".into(), json!(t.pass.clone().unwrap_or_default()));
+        }
+        if let (Some(tok), Some(m)) = (&t.token, connect.as_object_mut()) {
+            m.insert("auth_token".into(), json!(tok));
+        }
+        c.out.extend_from_slice(b"CONNECT ");
+        c.out.extend_from_slice(connect.to_string().as_bytes());
+        c.out.extend_from_slice(b"\r\nPING\r\n");
+        c.flush_out().await?;
+        c.wait_pong().await?;
+        Ok(c)
+    }
+
+    /// Send everything in `out`.
+    pub async fn flush_out(&mut self) -> io::Result<()> {
+        if !self.out.is_empty() {
+            self.wr.write_all(&self.out).await?;
+            self.bytes_out += self.out.len() as u64;
+            self.out.clear();
+        }
+        Ok(())
+    }
+
+    /// PING and wait for the PONG: everything sent before has been processed by the server.
+    pub async fn round_trip(&mut self) -> io::Result<()> {
+        self.out.extend_from_slice(b"PING\r\n");
+        self.flush_out().await?;
+        self.wait_pong().await
+    }
+
+    async fn wait_pong(&mut self) -> io::Result<()> {
+        loop {
+            let mut got = false;
+            let mut err = None;
+            self.drain(|f, _| match f {
+                Frame::Pong => got = true,
+                Frame::Err(e) => err = Some(e.to_string()),
+                _ => {}
+            })?;
+            if let Some(e) = err {
+                return Err(io::Error::new(
+                    io::ErrorKind::PermissionDenied,
+                    format!("server said: {e}"),
+                ));
+            }
+            if got {
+                return self.flush_out().await;
+            }
+            self.fill().await?;
+        }
+    }
+
+    /// Read whatever is available (waits for at least one byte). Cancel-safe: the only await is the read.
+    pub async fn fill(&mut self) -> io::Result<usize> {
+        if self.rstart == self.rend {
+            self.rstart = 0;
+            self.rend = 0;
+        } else if self.rend == self.rbuf.len() {
+            // Move the partial frame to the front; grow if one frame fills the buffer.
+            self.rbuf.copy_within(self.rstart..self.rend, 0);
+            self.rend -= self.rstart;
+            self.rstart = 0;
+            if self.rend == self.rbuf.len() {
+                self.rbuf.resize(self.rbuf.len() * 2, 0);
+            }
+        }
+        let n = self.rd.read(&mut self.rbuf[self.rend..]).await?;
+        if n == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "the server closed the connection",
+            ));
+        }
+        self.rend += n;
+        self.bytes_in += n as u64;
+        Ok(n)
+    }
+
+    /// Read without waiting (to answer PINGs from a publisher that never waits for input).
+    pub fn try_fill(&mut self) -> io::Result<usize> {
+        if self.rstart == self.rend {
+            self.rstart = 0;
+            self.rend = 0;
+        }
+        if self.rend == self.rbuf.len() {
+            return Ok(0);
+        }
+        match self.rd.try_read(&mut self.rbuf[self.rend..]) {
+            Ok(0) => Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "the server closed the connection",
+            )),
+            Ok(n) => {
+                self.rend += n;
+                self.bytes_in += n as u64;
+                Ok(n)
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(0),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Parse every complete frame buffered, answering PINGs; `f` gets each frame and the output buffer.
+    pub fn drain(&mut self, mut f: impl FnMut(Frame<'_>, &mut Vec<u8>)) -> io::Result<()> {
+        loop {
+            let Some((frame, used)) = parse(&self.rbuf[self.rstart..self.rend])? else {
+                return Ok(());
+            };
+            match frame {
+                Frame::Ping => self.out.extend_from_slice(b"PONG\r\n"),
+                Frame::Msg { .. } => {
+                    self.msgs_in += 1;
+                    f(frame, &mut self.out)
+                }
+                other => f(other, &mut self.out),
+            }
+            self.rstart += used;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_msgs_with_and_without_reply_and_waits_for_the_payload() {
+        let b = b"MSG a.b 1 5\r\nhello\r\nMSG x 22 _INBOX.1 2\r\nhi\r\nPING\r\n";
+        let (f, n) = parse(b).unwrap().unwrap();
+        assert_eq!(
+            f,
+            Frame::Msg {
+                subject: b"a.b",
+                sid: 1,
+                reply: b"",
+                payload: b"hello"
+            }
+        );
+        let (f, m) = parse(&b[n..]).unwrap().unwrap();
+        assert_eq!(
+            f,
+            Frame::Msg {
+                subject: b"x",
+                sid: 22,
+                reply: b"_INBOX.1",
+                payload: b"hi"
+            }
+        );
+        assert_eq!(parse(&b[n + m..]).unwrap().unwrap().0, Frame::Ping);
+        assert!(parse(b"MSG a 1 5\r\nhel").unwrap().is_none());
+        assert!(parse(b"MSG a 1").unwrap().is_none());
+        assert!(parse(b"WHAT\r\n").is_err());
+        assert_eq!(
+            parse(b"-ERR 'Authorization Violation'\r\n").unwrap().unwrap().0,
+            Frame::Err("'Authorization Violation'")
+        );
+    }
+
+    #[test]
+    fn numbers_append_in_decimal() {
+        let mut v = Vec::new();
+        for n in [0u64, 7, 10, 123456789, u64::MAX] {
+            v.clear();
+            push_num(&mut v, n);
+            assert_eq!(v, n.to_string().as_bytes());
+        }
+    }
+}
