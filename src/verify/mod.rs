@@ -438,6 +438,7 @@ fn run_on(rt: &tokio::runtime::Runtime, opts: &VerifyOptions, log: &dyn Fn(&str)
             sub_sleep: None,
             sub_buffer: None,
             progress: false,
+            client: bench::ClientChoice::Auto,
         };
         let sampler = CpuSampler::start(monitors.clone());
         let out = rt.block_on(bench::run(&opts.conn, &spec));
