@@ -121,7 +121,8 @@ fn table_and_markdown_render() {
         .assert()
         .success()
         .stdout(
-            predicate::str::starts_with("# natsplan design: east-dc").and(predicate::str::contains("| # | layout | verdict |")),
+            predicate::str::starts_with("# natsplan design: east-dc")
+                .and(predicate::str::contains("| # | layout | verdict |")),
         );
 }
 
