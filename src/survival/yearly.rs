@@ -58,6 +58,26 @@ pub struct Yearly {
     pub assumptions: Vec<String>,
 }
 
+impl Yearly {
+    /// Orders of magnitude for ranking (lower is better), compared after `tolerates` so that cost and spare
+    /// capacity still decide between near-equals: P(any data_lost)/yr, acked messages lost/yr, worst
+    /// unavailable minutes/yr, each as ⌊log10⌋ (zero ranks below any positive figure).
+    pub fn rank_key(&self) -> (i32, i32, i32) {
+        let mag = |x: f64| {
+            if x > 0.0 && x.is_finite() {
+                x.log10().floor() as i32
+            } else {
+                i32::MIN
+            }
+        };
+        (
+            mag(self.p_any_data_lost_per_year),
+            mag(self.acked_msgs_lost_per_year),
+            mag(self.worst_unavailable_min_per_year),
+        )
+    }
+}
+
 /// Figures for one asset (or the meta group).
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct YearlyAsset {
