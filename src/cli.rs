@@ -44,7 +44,7 @@ pub enum Command {
     /// Seeded Monte Carlo of failures and repairs over years.
     Simulate(crate::commands::simulate::SimulateArgs),
     /// One-off performance prediction for a cluster shape.
-    Predict(crate::commands::predict::PredictArgs),
+    Predict(Box<crate::commands::predict::PredictArgs>),
     /// Write nats-server.conf per server and stream/KV/object-store definitions for a layout.
     Emit(crate::commands::emit::EmitArgs),
     /// Run a plan's cluster locally with real nats-server processes on loopback.
@@ -52,9 +52,12 @@ pub enum Command {
     /// One benchmark run against a live cluster, `nats bench`-style.
     Bench(crate::commands::bench::BenchArgs),
     /// Benchmark ladder and drift check on a live cluster, compared with the prediction.
-    Verify(crate::commands::verify::VerifyArgs),
+    Verify(Box<crate::commands::verify::VerifyArgs>),
     /// Measure a cluster and write a calibration file the predictor uses.
     Calibrate(crate::commands::calibrate::CalibrateArgs),
     /// Print shell completions.
     Completions(crate::commands::completions::CompletionsArgs),
+    /// Print the man page (or write one per command with --out DIR); for packagers.
+    #[command(hide = true)]
+    Man(crate::commands::completions::ManArgs),
 }

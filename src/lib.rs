@@ -10,12 +10,15 @@ pub mod catalog;
 pub mod cli;
 pub mod commands;
 pub mod error;
+pub mod import;
 pub mod layout;
 pub mod monitor;
 pub mod perf;
+pub mod placement;
 pub mod plan;
 pub mod report;
 pub mod site;
+pub mod sitegen;
 pub mod survival;
 pub mod units;
 

@@ -194,6 +194,36 @@ pub fn streams(jsz: &Value) -> Vec<StreamPlacement> {
     out
 }
 
+/// Every stream of a cluster with its leader and peers, asking each `(server_name, monitor_url)` (servers
+/// that do not answer are skipped). A stream's replica list is authoritative from its leader, so that
+/// server's view wins where there is one.
+pub fn cluster_streams(servers: &[(String, String)], timeout: Duration) -> Vec<StreamPlacement> {
+    let mut seen: Vec<(String, StreamPlacement)> = Vec::new();
+    for (name, url) in servers {
+        let Ok(j) = jsz(url, "accounts=true&streams=true&config=true", timeout) else {
+            continue;
+        };
+        for s in streams(&j) {
+            seen.push((name.clone(), s));
+        }
+    }
+    merge_streams(seen)
+}
+
+fn merge_streams(seen: Vec<(String, StreamPlacement)>) -> Vec<StreamPlacement> {
+    let mut out: Vec<StreamPlacement> = Vec::new();
+    for (reporter, s) in seen {
+        let from_leader = s.leader.as_deref() == Some(reporter.as_str());
+        match out.iter_mut().find(|x| x.account == s.account && x.name == s.name) {
+            Some(existing) if from_leader => *existing = s,
+            Some(_) => {}
+            None => out.push(s),
+        }
+    }
+    out.sort_by(|a, b| (&a.account, &a.name).cmp(&(&b.account, &b.name)));
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -190,3 +190,176 @@ fn ctrl_c_during_start_up_leaves_nothing_running() {
     assert!(p.iter().all(|&x| !alive(x)), "servers left running after Ctrl-C");
     assert!(!dir.exists(), "lab files left after Ctrl-C");
 }
+
+#[test]
+fn up_runs_a_planned_layout_with_its_tags() {
+    let _s = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let site = format!("{}/tests/data/four-racks-r3.yaml", env!("CARGO_MANIFEST_DIR"));
+    let design = natsplan()
+        .args(["design", &site, "--format", "json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let design: serde_json::Value = serde_json::from_slice(&design).unwrap();
+    let layout = design["layouts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["unique_tag"] == "rack:")
+        .unwrap()
+        .clone();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("lab");
+    natsplan()
+        .args([
+            "lab",
+            "up",
+            &site,
+            "--layout",
+            layout["id"].as_str().unwrap(),
+            "--sync",
+            "always",
+            "--dir",
+        ])
+        .arg(&dir)
+        .assert()
+        .success();
+    // An R3 stream created as an application would; status must show it on three servers.
+    let lab: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("lab.json")).unwrap()).unwrap();
+    let url = format!("nats://127.0.0.1:{}", lab["nodes"][0]["client_port"]);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let created: serde_json::Value = rt.block_on(async {
+        let nc = async_nats::ConnectOptions::new()
+            .request_timeout(Some(std::time::Duration::from_secs(30)))
+            .connect(url)
+            .await
+            .unwrap();
+        let cfg = serde_json::json!({"name": "app", "subjects": ["app.>"], "num_replicas": 3, "storage": "file"});
+        let r = nc
+            .request("$JS.API.STREAM.CREATE.app", cfg.to_string().into())
+            .await
+            .unwrap();
+        serde_json::from_slice(&r.payload).unwrap()
+    });
+    assert!(created.get("error").is_none(), "{created}");
+    let mut st = serde_json::Value::Null;
+    for _ in 0..100 {
+        let out = natsplan()
+            .args(["lab", "status", "--format", "json", "--dir"])
+            .arg(&dir)
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        st = serde_json::from_slice(&out).unwrap();
+        if st["streams"][0]["peers"].as_array().is_some_and(|p| p.len() == 3) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert_eq!(st["streams"][0]["name"], "app", "{st}");
+    assert_eq!(st["streams"][0]["replicas"], 3);
+    let racks: std::collections::BTreeSet<String> = st["streams"][0]["peers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let s = st["servers"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|s| s["name"] == *p)
+                .unwrap();
+            s["tags"][0].as_str().unwrap().to_string()
+        })
+        .collect();
+    assert_eq!(racks.len(), 3, "unique_tag rack: spreads it: {st}");
+    let st = natsplan()
+        .args(["lab", "status", "--format", "json", "--dir"])
+        .arg(&dir)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    natsplan().args(["lab", "down", "--dir"]).arg(&dir).assert().success();
+    let st: serde_json::Value = serde_json::from_slice(&st).unwrap();
+    let planned = layout["servers"].as_array().unwrap();
+    let live = st["servers"].as_array().unwrap();
+    assert_eq!(live.len(), planned.len());
+    for (p, l) in planned.iter().zip(live) {
+        assert_eq!(p["name"], l["name"]);
+        assert!(l["running"].as_bool().unwrap());
+        assert_eq!(
+            p["tags"], l["tags"],
+            "tags as the server reports them (/varz) must be the planned ones"
+        );
+    }
+}
+
+#[test]
+fn up_with_streams_creates_the_plan_and_reports_what_cannot_place() {
+    let _s = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let site = format!("{}/examples/seed-five-servers-raid0.yaml", env!("CARGO_MANIFEST_DIR"));
+    let design = natsplan()
+        .args(["design", &site, "--format", "json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let design: serde_json::Value = serde_json::from_slice(&design).unwrap();
+    let layouts = design["layouts"].as_array().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("lab");
+
+    // The seed's RF5 layout: every planned stream is created.
+    let good = layouts
+        .iter()
+        .find(|l| l["servers"].as_array().unwrap().len() == 5 && l["replicas"] == 5)
+        .unwrap();
+    let out = natsplan()
+        .args([
+            "lab",
+            "up",
+            &site,
+            "--layout",
+            good["id"].as_str().unwrap(),
+            "--streams",
+            "--format",
+            "json",
+        ])
+        .arg("--dir")
+        .arg(&dir)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let up: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let created = up["streams"].as_array().unwrap();
+    assert_eq!(created.len(), 4);
+    assert!(created.iter().all(|c| c["error"].is_null()), "{up}");
+
+    // A layout of two servers: NATS refuses the R3 streams, as the plan said it would (exit 1, lab up).
+    let bad = layouts
+        .iter()
+        .find(|l| l["servers"].as_array().unwrap().len() == 2)
+        .expect("a two-server layout");
+    natsplan()
+        .args(["lab", "up", &site, "--layout", bad["id"].as_str().unwrap(), "--streams"])
+        .arg("--dir")
+        .arg(&dir)
+        .assert()
+        .code(1)
+        .stdout(contains("COULD NOT CREATE"))
+        .stderr(contains("no suitable peers"));
+    assert!(dir.join("lab.json").exists(), "the lab stays up for a look");
+    natsplan().args(["lab", "down", "--dir"]).arg(&dir).assert().success();
+}

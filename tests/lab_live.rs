@@ -109,19 +109,136 @@ fn kill_stop_and_restart_a_server() {
 fn a_server_that_cannot_start_is_reported_with_its_log() {
     let _s = serial();
     let dir = tempfile::tempdir().unwrap();
-    let bin = lab::find_nats_server(None).unwrap();
-    let mut spec = LabSpec::plain(1, dir.path());
-    // A tag list nats-server rejects is not possible through the renderer, so break the store instead:
-    // a file where the store directory must be.
-    std::fs::create_dir_all(dir.path().join("n1")).unwrap();
-    std::fs::write(dir.path().join("n1/store"), "not a dir").unwrap();
-    spec.cluster_name = "x".into();
-    let e = match lab::Lab::start(spec, &bin) {
-        Ok(_) => panic!("started on a broken store"),
+    // A "nats-server" that passes the version check, then fails the way a bad configuration does.
+    let fake = dir.path().join("nats-server");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'nats-server: v2.15.1'; exit 0; fi\n\
+         echo '[FTL] something is wrong with this configuration' >&2; exit 1\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let e = match lab::Lab::start(LabSpec::plain(3, dir.path().join("lab")), &fake) {
+        Ok(_) => panic!("started with a server that exits"),
         Err(e) => format!("{e:#}"),
     };
     assert!(
-        e.contains("n1") && (e.contains("exited") || e.contains("cannot write")),
+        e.contains("exited during start-up") && e.contains("something is wrong"),
         "{e}"
     );
+}
+
+#[test]
+fn a_lab_never_takes_over_a_folder_that_holds_something() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("n2")).unwrap();
+    std::fs::write(dir.path().join("n2/notes.txt"), "mine").unwrap();
+    let bin = lab::find_nats_server(None).unwrap();
+    let e = match lab::Lab::start(LabSpec::plain(3, dir.path()), &bin) {
+        Ok(_) => panic!("took over n2/"),
+        Err(e) => format!("{e:#}"),
+    };
+    assert!(e.contains("n2") && e.contains("not empty"), "{e}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("n2/notes.txt")).unwrap(),
+        "mine"
+    );
+    assert!(!dir.path().join("n1").exists(), "nothing was started or written");
+}
+
+/// Run only as a child of `servers_die_when_the_test_process_is_killed`: start a cluster, record its pids
+/// in the file `LAB_CHILD_PIDS` names, then wait to be killed.
+#[test]
+#[ignore = "helper process for servers_die_when_the_test_process_is_killed"]
+fn child_mode_holds_a_cluster() {
+    let Some(out) = std::env::var_os("LAB_CHILD_PIDS") else {
+        return;
+    };
+    let c = TestCluster::start(3).unwrap();
+    let pids: Vec<String> = c.nodes().iter().map(|n| n.pid.to_string()).collect();
+    std::fs::write(&out, pids.join(" ")).unwrap();
+    std::thread::sleep(Duration::from_secs(60));
+}
+
+#[test]
+fn servers_die_when_the_test_process_is_killed() {
+    let _s = serial();
+    let tmp = tempfile::tempdir().unwrap();
+    let pid_file = tmp.path().join("pids");
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "child_mode_holds_a_cluster", "--ignored", "--nocapture"])
+        .env("LAB_CHILD_PIDS", &pid_file)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    let pids: Vec<u32> = loop {
+        if let Ok(t) = std::fs::read_to_string(&pid_file) {
+            if !t.is_empty() {
+                break t.split_whitespace().map(|p| p.parse().unwrap()).collect();
+            }
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "child never started its cluster"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(pids.len(), 3);
+    assert!(pids.iter().all(|&p| pid_alive(p)));
+    child.kill().unwrap(); // SIGKILL: no destructor runs, only PR_SET_PDEATHSIG can clean up
+    child.wait().unwrap();
+    let t0 = Instant::now();
+    while pids.iter().any(|&p| pid_alive(p)) {
+        assert!(
+            t0.elapsed() < Duration::from_secs(5),
+            "servers outlived a SIGKILLed test process"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // The child's temporary lab dir survives a SIGKILL (no destructor ran); remove it.
+    if let Some(dir) = std::fs::read_dir(std::env::temp_dir()).ok().and_then(|it| {
+        it.filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .find(|p| p.join("n1/nats-server.conf").exists() && pids_in(p, &pids))
+    }) {
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
+/// Whether a lab dir's n1 log names one of `pids` (it was the child's).
+fn pids_in(dir: &std::path::Path, pids: &[u32]) -> bool {
+    std::fs::read_to_string(dir.join("n1/nats-server.log"))
+        .map(|l| pids.iter().any(|p| l.contains(&format!("[{p}]"))))
+        .unwrap_or(false)
+}
+
+#[test]
+fn a_port_taken_between_choosing_and_binding_is_retried_on_fresh_ports() {
+    let _s = serial();
+    let tmp = tempfile::tempdir().unwrap();
+    let real = lab::find_nats_server(None).unwrap();
+    // A wrapper that, the first time it starts a server, fails exactly as nats-server does when its port
+    // was taken in the meantime; afterwards it runs the real binary.
+    let marker = tmp.path().join("failed-once");
+    let wrapper = tmp.path().join("nats-server");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\nif [ \"$1\" = -c ] && [ ! -e '{m}' ]; then touch '{m}'; \
+             echo '[FTL] Error listening on port: 127.0.0.1:4222, \"listen tcp 127.0.0.1:4222: bind: address already in use\"' >&2; \
+             exit 1; fi\nexec '{r}' \"$@\"\n",
+            m = marker.display(),
+            r = real.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let dir = tmp.path().join("lab");
+    let c = lab::Lab::start(LabSpec::plain(3, &dir), &wrapper).expect("retried after the bind failure");
+    assert!(marker.exists(), "the wrapper's failure path never ran");
+    assert!(c.meta_leader().is_ok());
 }

@@ -1,17 +1,88 @@
-//! `natsplan emit`: not built yet (see the open issue for it).
+//! `natsplan emit SITE.yaml --layout ID --out DIR`: write a planned layout's nats-server configurations
+//! and stream, KV and object-store definitions (see `emit`).
 
-use crate::cli::Global;
-use crate::error::{Failure, Outcome};
+use crate::cli::{Format, Global};
+use crate::emit::{self, EmitOptions};
+use crate::error::{bad_input, cannot_run, Failure, Outcome};
+use crate::plan::Verdict;
+use anyhow::anyhow;
+use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
 pub struct EmitArgs {
-    /// Arguments not defined yet.
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
-    pub rest: Vec<String>,
+    /// The site file.
+    #[arg(value_name = "SITE.yaml")]
+    pub site: PathBuf,
+    /// Layout id from `natsplan design`.
+    #[arg(long, value_name = "ID")]
+    pub layout: String,
+    /// Output folder (created; must be empty unless --force).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// Replace a non-empty output folder.
+    #[arg(long)]
+    pub force: bool,
+    /// Emit even a layout the plan rejects (its reasons are written into the README).
+    #[arg(long)]
+    pub allow_rejected: bool,
+    /// Where each host mounts its LUN (jetstream.store_dir).
+    #[arg(long, value_name = "PATH", default_value = "/var/lib/nats")]
+    pub store_dir: String,
 }
 
-pub fn run(_g: &Global, _a: EmitArgs) -> Result<Outcome, Failure> {
-    Err(crate::error::cannot_run(anyhow::anyhow!(
-        "`natsplan emit` is not available in this build yet"
-    )))
+pub fn run(g: &Global, a: EmitArgs) -> Result<Outcome, Failure> {
+    let fmt = super::format(g);
+    if !matches!(fmt, Format::Table | Format::Json) {
+        return Err(super::unsupported_format("emit", fmt, &["table", "json"]));
+    }
+    if !a.store_dir.starts_with('/') {
+        return Err(bad_input(anyhow!(
+            "--store-dir '{}' must be an absolute path, e.g. /var/lib/nats",
+            a.store_dir
+        )));
+    }
+    let plan = emit::plan_for(g, &a.site)?;
+    let layout = emit::find_layout(&plan, &a.layout)?;
+    if layout.verdict == Verdict::Rejected && !a.allow_rejected {
+        return Err(bad_input(anyhow!(
+            "--layout {}: the plan rejects this layout ({}); choose another from `natsplan design`, or pass \
+             --allow-rejected to emit it anyway",
+            layout.id,
+            layout.reasons.join("; ")
+        )));
+    }
+    let opts = EmitOptions {
+        store_dir: a.store_dir.clone(),
+        ..EmitOptions::default()
+    };
+    let files = emit::render(&plan, &layout.id, &opts).map_err(bad_input)?;
+    emit::write_atomically(&a.out, &files, a.force).map_err(|e| {
+        if e.to_string().starts_with("--out") {
+            bad_input(e)
+        } else {
+            cannot_run(e)
+        }
+    })?;
+    let list: Vec<String> = files.iter().map(|(p, _)| p.display().to_string()).collect();
+    let bytes = match fmt {
+        Format::Json => {
+            let mut b = serde_json::to_vec_pretty(&serde_json::json!({
+                "out": a.out, "layout": layout.id, "files": list,
+            }))
+            .expect("serialises");
+            b.push(b'\n');
+            b
+        }
+        _ => format!(
+            "wrote {} files for layout {} to {} ({} servers); start with {}/README.md\n",
+            list.len(),
+            layout.id,
+            a.out.display(),
+            layout.servers.len(),
+            a.out.display()
+        )
+        .into_bytes(),
+    };
+    super::emit_stdout(&bytes)?;
+    Ok(Outcome::Ok)
 }

@@ -1,17 +1,385 @@
-//! `natsplan predict`: not built yet (see the open issue for it).
+//! `natsplan predict`: a one-off performance prediction for a cluster shape (servers, replicas, sync mode,
+//! size, workers, kind of load, and the volume under each server), with its bottleneck, error band and
+//! calibration source. The defaults describe seed 000's lab volume (EF600, 2-disk group, write cache off)
+//! so a seed row can be predicted by giving only what varies.
 
-use crate::cli::Global;
-use crate::error::{Failure, Outcome};
+use crate::catalog::Catalog;
+use crate::cli::{Format, Global};
+use crate::error::{bad_input, Failure, Outcome};
+use crate::layout::Raid;
+use crate::perf::{predict_shape, Calibration, Kind, Prediction, Shape, Sync, VolumeSpec};
+use crate::units::{fmt_bytes, parse_size, SyncMode};
+use anyhow::anyhow;
+use serde::Serialize;
+use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
 pub struct PredictArgs {
-    /// Arguments not defined yet.
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
-    pub rest: Vec<String>,
+    /// Calibration file to use besides the built-in seed calibrations (its rows replace theirs by kind).
+    #[arg(long, value_name = "FILE")]
+    pub calibration: Option<PathBuf>,
+    /// NATS servers in the cluster.
+    #[arg(long, default_value = "3", value_name = "N")]
+    pub servers: String,
+    /// Stream replicas (1..5).
+    #[arg(long, default_value = "3", value_name = "R")]
+    pub replicas: String,
+    /// `always` (fsync before every ack) or `delayed` (or an interval such as 2m, which is delayed).
+    #[arg(long, default_value = "delayed", value_name = "MODE")]
+    pub sync: String,
+    /// Message, value or object size (8KiB, 1MiB, 128B).
+    #[arg(long, default_value = "8KiB", value_name = "SIZE")]
+    pub size: String,
+    /// Concurrent clients (publishers, putters, getters), spread across the servers.
+    #[arg(long, default_value = "1", value_name = "W")]
+    pub workers: String,
+    /// core, js, kv, obj-put, obj-get, ping or flood.
+    #[arg(long, value_name = "KIND")]
+    pub kind: String,
+    /// A required rate (ops/s) for the CPU figure; the prediction says if it exceeds capacity.
+    #[arg(long, value_name = "R")]
+    pub rate: Option<String>,
+    /// Core: subscribers, each receiving every message (default: as many as workers).
+    #[arg(long, value_name = "M")]
+    pub subscribers: Option<String>,
+    /// JetStream consumers reading while publishers write (seed 000 ran 20).
+    #[arg(long, default_value = "0", value_name = "C")]
+    pub consumers: String,
+    /// `spread` consumers over the servers, or keep them all on the `first` server.
+    #[arg(long, default_value = "spread", value_name = "WHERE")]
+    pub consumers_on: String,
+    /// Array model from the catalog.
+    #[arg(long, default_value = "EF600", value_name = "MODEL")]
+    pub array: String,
+    /// Disk model from the catalog.
+    #[arg(long, default_value = "nvme-3.84t", value_name = "MODEL")]
+    pub disk: String,
+    /// RAID level of each server's volume group: raid0, raid1, raid10, raid6, ddp-raid1.
+    #[arg(long, default_value = "raid1", value_name = "LEVEL")]
+    pub raid: String,
+    /// Disks in the volume group.
+    #[arg(long, default_value = "2", value_name = "N")]
+    pub disks: String,
+    /// Array write cache for the volumes: on or off (seed 000 ran with it off).
+    #[arg(long, default_value = "off", value_name = "ON|OFF")]
+    pub write_cache: String,
+    /// Servers' LUNs sharing one volume group (seed 000: 3; pattern 1: 1).
+    #[arg(long, default_value = "1", value_name = "N")]
+    pub luns_per_group: String,
+    /// js/kv: publishes in flight per worker before waiting for acks (1 = synchronous, as `--batch` of
+    /// `nats bench js pub`).
+    #[arg(long, default_value = "1", value_name = "N")]
+    pub batch: String,
+    /// nats-server version to predict for (default: as calibrated); another version widens the band.
+    #[arg(long, value_name = "VERSION")]
+    pub nats_version: Option<String>,
+    /// Server model from the catalog (cores, memory, NIC).
+    #[arg(long, value_name = "MODEL")]
+    pub server_model: Option<String>,
 }
 
-pub fn run(_g: &Global, _a: PredictArgs) -> Result<Outcome, Failure> {
-    Err(crate::error::cannot_run(anyhow::anyhow!(
-        "`natsplan predict` is not available in this build yet"
-    )))
+fn num<T: std::str::FromStr>(flag: &str, v: &str, fix: &str) -> Result<T, Failure> {
+    v.trim()
+        .replace('_', "")
+        .parse::<T>()
+        .map_err(|_| bad_input(anyhow!("--{flag} '{v}' is not valid; {fix}")))
+}
+
+/// Turn the flags into a shape, naming the flag and the fix on any error.
+pub fn shape(a: &PredictArgs, catalog: &Catalog) -> Result<Shape, Failure> {
+    let kind = Kind::parse(&a.kind).ok_or_else(|| {
+        bad_input(anyhow!(
+            "--kind '{}' is unknown; use one of: {}",
+            a.kind,
+            Kind::ALL.map(|k| k.as_str()).join(", ")
+        ))
+    })?;
+    let servers: u32 = num(
+        "servers",
+        &a.servers,
+        "give a whole number of servers, e.g. --servers 3",
+    )?;
+    if !(1..=64).contains(&servers) {
+        return Err(bad_input(anyhow!("--servers {servers} is out of range; use 1..64")));
+    }
+    let replicas: u8 = num("replicas", &a.replicas, "use 1..5, e.g. --replicas 3")?;
+    if !(1..=5).contains(&replicas) {
+        return Err(bad_input(anyhow!(
+            "--replicas {replicas} is out of range; NATS allows 1..5"
+        )));
+    }
+    if replicas as u32 > servers && !matches!(kind, Kind::Core | Kind::Ping | Kind::Flood) {
+        return Err(bad_input(anyhow!(
+            "--replicas {replicas} needs at least {replicas} servers but --servers is {servers}; raise --servers or lower --replicas"
+        )));
+    }
+    let sync = if a.sync.eq_ignore_ascii_case("delayed") {
+        Sync::Delayed
+    } else {
+        match SyncMode::parse(&a.sync) {
+            Ok(SyncMode::Always) => Sync::Always,
+            Ok(SyncMode::Interval(_)) => Sync::Delayed,
+            Err(e) => return Err(bad_input(anyhow!("--sync '{}': {e}; or write delayed", a.sync))),
+        }
+    };
+    let size_bytes = parse_size(&a.size).map_err(|e| bad_input(anyhow!("--size: {e}")))?;
+    if size_bytes == 0 || size_bytes > 1 << 40 {
+        return Err(bad_input(anyhow!("--size {} is out of range; use 1B..1TiB", a.size)));
+    }
+    let workers: u32 = num(
+        "workers",
+        &a.workers,
+        "give a whole number of clients, e.g. --workers 3",
+    )?;
+    if !(1..=100_000).contains(&workers) {
+        return Err(bad_input(anyhow!("--workers {workers} is out of range; use 1..100000")));
+    }
+    let rate = match &a.rate {
+        Some(r) => {
+            let v: f64 = num("rate", r, "give operations per second, e.g. --rate 500")?;
+            if !v.is_finite() || v <= 0.0 {
+                return Err(bad_input(anyhow!(
+                    "--rate {r} must be a positive number of operations per second"
+                )));
+            }
+            Some(v)
+        }
+        None => None,
+    };
+    let subscribers: u32 = match &a.subscribers {
+        Some(s) => num("subscribers", s, "give a whole number, e.g. --subscribers 5")?,
+        None if kind == Kind::Core => workers,
+        None => 0,
+    };
+    let consumers: u32 = num("consumers", &a.consumers, "give a whole number, e.g. --consumers 20")?;
+    let consumers_spread = match a.consumers_on.to_ascii_lowercase().as_str() {
+        "spread" => true,
+        "first" => false,
+        other => {
+            return Err(bad_input(anyhow!(
+                "--consumers-on '{other}' is unknown; use spread or first"
+            )))
+        }
+    };
+    let array = catalog.array(&a.array).cloned().ok_or_else(|| {
+        bad_input(anyhow!(
+            "--array '{}' is not in the catalog; use one of: {}",
+            a.array,
+            catalog.array_names().join(", ")
+        ))
+    })?;
+    let disk = catalog.disk(&a.disk).cloned().ok_or_else(|| {
+        bad_input(anyhow!(
+            "--disk '{}' is not in the catalog; use one of: {}",
+            a.disk,
+            catalog.disk_names().join(", ")
+        ))
+    })?;
+    let raid = match a.raid.to_ascii_lowercase().as_str() {
+        "raid0" => Raid::Raid0,
+        "raid1" => Raid::Raid1,
+        "raid10" => Raid::Raid10,
+        "raid6" => Raid::Raid6,
+        "ddp-raid1" => Raid::DdpRaid1,
+        other => {
+            return Err(bad_input(anyhow!(
+                "--raid '{other}' is unknown; use raid0, raid1, raid10, raid6 or ddp-raid1"
+            )))
+        }
+    };
+    let disks: u32 = num("disks", &a.disks, "give the disks in the volume group, e.g. --disks 2")?;
+    let (min, even) = raid.disk_rule();
+    if disks < min.max(1) || (even && disks % 2 != 0) || disks > 1024 {
+        return Err(bad_input(anyhow!(
+            "--disks {disks} does not fit {}: it needs at least {min}{}",
+            raid.as_str(),
+            if even { ", an even number" } else { "" }
+        )));
+    }
+    let write_cache = match a.write_cache.to_ascii_lowercase().as_str() {
+        "on" | "true" | "yes" => true,
+        "off" | "false" | "no" => false,
+        other => return Err(bad_input(anyhow!("--write-cache '{other}' is not on or off"))),
+    };
+    let luns_on_group: u32 = num("luns-per-group", &a.luns_per_group, "give a whole number, e.g. 1 or 3")?;
+    if luns_on_group == 0 {
+        return Err(bad_input(anyhow!("--luns-per-group must be at least 1")));
+    }
+    let batch: u32 = num(
+        "batch",
+        &a.batch,
+        "give publishes in flight per worker, e.g. --batch 500 (1 = sync)",
+    )?;
+    if !(1..=1_000_000).contains(&batch) {
+        return Err(bad_input(anyhow!("--batch {batch} is out of range; use 1..1000000")));
+    }
+    let server_name = a.server_model.clone().unwrap_or_else(|| catalog.default_server.clone());
+    let server = catalog.server(&server_name).cloned().ok_or_else(|| {
+        bad_input(anyhow!(
+            "--server-model '{server_name}' is not in the catalog; use one of: {}",
+            catalog.server_names().join(", ")
+        ))
+    })?;
+    Ok(Shape {
+        kind,
+        servers,
+        replicas,
+        sync,
+        size_bytes,
+        workers,
+        subscribers,
+        consumers,
+        consumers_spread,
+        volume: VolumeSpec {
+            array,
+            disk,
+            raid,
+            disks,
+            write_cache,
+            luns_on_group,
+        },
+        server,
+        rate,
+        batch,
+        nats_version: a.nats_version.clone(),
+    })
+}
+
+/// The JSON document `predict --format json` prints.
+#[derive(Debug, Serialize)]
+pub struct PredictReport {
+    #[serde(flatten)]
+    pub prediction: Prediction,
+    pub shape: ShapeEcho,
+}
+
+/// The shape as understood, so a JSON reader can tell what was predicted.
+#[derive(Debug, Serialize)]
+pub struct ShapeEcho {
+    pub servers: u32,
+    pub replicas: u8,
+    pub sync: Sync,
+    pub size_bytes: u64,
+    pub workers: u32,
+    pub subscribers: u32,
+    pub consumers: u32,
+    pub array: String,
+    pub disk: String,
+    pub raid: String,
+    pub disks: u32,
+    pub write_cache: bool,
+    pub luns_per_group: u32,
+    pub server_model: String,
+}
+
+pub fn run(g: &Global, a: PredictArgs) -> Result<Outcome, Failure> {
+    let catalog = super::catalog(g)?;
+    let sh = shape(&a, &catalog)?;
+    let cal = match &a.calibration {
+        Some(p) => Calibration::with_file(p).map_err(bad_input)?,
+        None => Calibration::builtin(),
+    };
+    let p = predict_shape(&cal.terms, &catalog, &sh);
+    let report = PredictReport {
+        prediction: p,
+        shape: ShapeEcho {
+            servers: sh.servers,
+            replicas: sh.replicas,
+            sync: sh.sync,
+            size_bytes: sh.size_bytes,
+            workers: sh.workers,
+            subscribers: sh.subscribers,
+            consumers: sh.consumers,
+            array: sh.volume.array.name.clone(),
+            disk: sh.volume.disk.name.clone(),
+            raid: sh.volume.raid.as_str().into(),
+            disks: sh.volume.disks,
+            write_cache: sh.volume.write_cache,
+            luns_per_group: sh.volume.luns_on_group,
+            server_model: sh.server.name.clone(),
+        },
+    };
+    let bytes = match super::format(g) {
+        Format::Json => {
+            let mut s = serde_json::to_string_pretty(&report).map_err(crate::error::cannot_run)?;
+            s.push('\n');
+            s.into_bytes()
+        }
+        Format::Table => render_table(&report, super::width(g)).into_bytes(),
+        Format::Markdown => render_markdown(&report).into_bytes(),
+        f => return Err(super::unsupported_format("predict", f, &["table", "json", "markdown"])),
+    };
+    super::emit_stdout(&bytes)?;
+    Ok(Outcome::Ok)
+}
+
+fn rows(r: &PredictReport) -> Vec<(String, String)> {
+    let p = &r.prediction;
+    let s = &r.shape;
+    let mut v = vec![
+        (
+            "shape".to_string(),
+            format!(
+                "{} · {} servers · R{} · sync {} · {} · {} workers",
+                p.kind.as_str(),
+                s.servers,
+                s.replicas,
+                match s.sync {
+                    Sync::Always => "always",
+                    Sync::Delayed => "delayed",
+                },
+                fmt_bytes(s.size_bytes as f64),
+                s.workers
+            ),
+        ),
+        (
+            "volume".into(),
+            format!(
+                "{} · {} × {} {} · write cache {} · {} LUN(s) per group",
+                s.array,
+                s.disks,
+                s.disk,
+                s.raid,
+                if s.write_cache { "on" } else { "off" },
+                s.luns_per_group
+            ),
+        ),
+        ("ops/s".into(), format!("{:.1}", p.ops_per_s)),
+        ("band".into(), format!("{:.1} – {:.1}", p.band.low, p.band.high)),
+        ("bytes/s".into(), format!("{}/s", fmt_bytes(p.bytes_per_s))),
+        (
+            "latency".into(),
+            format!("p50 {:.0} µs · p99 {:.0} µs", p.latency_us.p50, p.latency_us.p99),
+        ),
+        ("cpu per server".into(), format!("{:.2} cores", p.cpu_per_server)),
+        ("bottleneck".into(), p.bottleneck.clone()),
+        (
+            "source".into(),
+            format!("{}{}", p.source, if p.scaled { " (scaled: wider band)" } else { "" }),
+        ),
+    ];
+    for n in &p.notes {
+        v.push(("note".into(), n.clone()));
+    }
+    v
+}
+
+fn render_table(r: &PredictReport, width: u16) -> String {
+    let mut t = comfy_table::Table::new();
+    t.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED)
+        .set_content_arrangement(comfy_table::ContentArrangement::Dynamic)
+        .set_width(width)
+        .set_header(vec!["prediction", "value"]);
+    for (k, v) in rows(r) {
+        t.add_row(vec![k, v]);
+    }
+    format!("{t}\n")
+}
+
+fn render_markdown(r: &PredictReport) -> String {
+    let mut s = String::from("| prediction | value |\n|---|---|\n");
+    for (k, v) in rows(r) {
+        s.push_str(&format!("| {k} | {} |\n", v.replace('|', "\\|")));
+    }
+    s
 }

@@ -1,44 +1,61 @@
-//! emit: the configuration that makes a plan real — one nats-server.conf per JetStream server and the
-//! stream, KV and object-store definitions as JetStream API JSON.
+//! emit: the configuration that makes a plan real — one `nats-server.conf` per JetStream server and the
+//! stream, KV and object-store definitions as JetStream API JSON (what `nats stream add --config FILE`
+//! takes), with a README in every folder saying which host gets which file and LUN, and what streams that
+//! applications create later will and will not get.
+//!
+//! `render` is a pure function from a plan to files; `write_atomically` puts them on disk so that either
+//! the whole output exists or none of it does.
 
 pub mod conf;
 
 use crate::cli::Global;
-use crate::error::{bad_input, Failure};
+use crate::error::Failure;
 use crate::lab::{LabSpec, NodeSpec};
-use crate::plan::{Plan, PlannedLayout};
-use crate::units::SyncMode;
-use anyhow::anyhow;
+use crate::layout::PlacementRule;
+use crate::plan::{Plan, PlannedAsset, PlannedLayout};
+use crate::units::{fmt_bytes, SyncMode};
+use anyhow::{anyhow, bail, Context, Result};
+use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
+
+/// nats-server's default duplicate window (2 minutes); shortened to `max_age` when that is shorter,
+/// because the server rejects a window longer than the age limit.
+const DUPLICATE_WINDOW_S: f64 = 120.0;
+
+/// Where the emitted servers listen and store; defaults are nats-server's usual ports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EmitOptions {
+    /// Mount point of each server's LUN, written as `jetstream.store_dir`.
+    pub store_dir: String,
+    pub client_port: u16,
+    pub cluster_port: u16,
+    pub monitor_port: u16,
+}
+
+impl Default for EmitOptions {
+    fn default() -> Self {
+        EmitOptions {
+            store_dir: "/var/lib/nats".into(),
+            client_port: 4222,
+            cluster_port: 6222,
+            monitor_port: 8222,
+        }
+    }
+}
 
 /// Load a site and plan it (the same plan `design` shows).
 pub fn plan_for(g: &Global, site: &Path) -> Result<Plan, Failure> {
-    let catalog = crate::commands::catalog(g)?;
-    let _site = crate::site::load(site, &catalog).map_err(|e| bad_input(anyhow!("{e}")))?;
-    // Planning (`plan::build`) lands on main with the design command; until it is merged here a site
-    // cannot be turned into layouts.
-    Err(crate::error::cannot_run(anyhow!(
-        "planning a site is not in this build yet; use `lab up --nodes N`"
-    )))
+    let (site, cat) = crate::commands::design::load_site(g, site)?;
+    Ok(crate::plan::build(&site, &cat))
 }
 
-/// The layout `--layout ID` names, or an error listing the ids there are.
+/// The layout `--layout ID` names, or an error suggesting the ids there are.
 pub fn find_layout<'p>(plan: &'p Plan, id: &str) -> Result<&'p PlannedLayout, Failure> {
-    plan.layout(id).ok_or_else(|| {
-        let ids: Vec<&str> = plan.layouts.iter().take(10).map(|l| l.id.as_str()).collect();
-        bad_input(anyhow!(
-            "--layout {id}: no such layout for site '{}'; `natsplan design` lists them (first: {})",
-            plan.site,
-            if ids.is_empty() {
-                "none".to_string()
-            } else {
-                ids.join(", ")
-            }
-        ))
-    })
+    crate::commands::design::check_layout_id(plan, id)?;
+    Ok(plan.layout(id).expect("checked above"))
 }
 
-/// The lab that runs a planned layout: its servers with their emitted tags and store sizes.
+/// The lab that runs a planned layout: its servers with their emitted tags, store sizes, `unique_tag`.
 pub fn lab_spec(plan: &Plan, layout: &PlannedLayout, sync: SyncMode, dir: PathBuf) -> LabSpec {
     LabSpec {
         nodes: layout
@@ -54,5 +71,629 @@ pub fn lab_spec(plan: &Plan, layout: &PlannedLayout, sync: SyncMode, dir: PathBu
         sync,
         unique_tag: layout.unique_tag.clone(),
         dir,
+    }
+}
+
+/// A JetStream name as the API accepts it (no spaces, dots, wildcards or path separators).
+fn check_name(kind: &str, name: &str) -> Result<()> {
+    let ok = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if !ok {
+        bail!(
+            "{kind} name '{name}' cannot be a JetStream name; use letters, digits, '-' and '_' only \
+             (rename it in the site file's workload)"
+        );
+    }
+    Ok(())
+}
+
+fn ns(seconds: f64) -> i64 {
+    (seconds * 1e9).round() as i64
+}
+
+fn duplicate_window_ns(max_age_s: f64) -> i64 {
+    if max_age_s > 0.0 && max_age_s < DUPLICATE_WINDOW_S {
+        ns(max_age_s)
+    } else {
+        ns(DUPLICATE_WINDOW_S)
+    }
+}
+
+/// `placement` for an asset: the cluster, and its set's tag when pinned.
+fn placement(plan: &Plan, a: &PlannedAsset) -> Value {
+    let mut p = json!({ "cluster": plan.input.nats.cluster_name });
+    if let Some(set) = &a.set {
+        p["tags"] = json!([format!("set:{}", set.to_lowercase())]);
+    }
+    p
+}
+
+fn compression(plan: &Plan) -> &'static str {
+    match plan.input.nats.compression {
+        crate::site::Compression::S2 => "s2",
+        crate::site::Compression::None => "none",
+    }
+}
+
+/// The planned asset of a kind and name (the plan has one per stream, bucket and object store).
+fn asset<'l>(layout: &'l PlannedLayout, kind: &str, name: &str) -> Result<&'l PlannedAsset> {
+    layout
+        .assets
+        .iter()
+        .find(|a| a.kind == kind && a.name == name)
+        .ok_or_else(|| anyhow!("layout {} has no planned {kind} '{name}'", layout.id))
+}
+
+/// The JetStream API stream configuration of a planned stream.
+fn stream_json(plan: &Plan, layout: &PlannedLayout, s: &crate::site::StreamSpec) -> Result<Value> {
+    check_name("stream", &s.name)?;
+    let a = asset(layout, "stream", &s.name)?;
+    let max_bytes = s.max_bytes.unwrap_or(a.bytes_per_replica).max(1);
+    Ok(json!({
+        "name": s.name,
+        "subjects": [format!("{}.>", s.name.to_lowercase())],
+        "retention": "limits",
+        "storage": "file",
+        "num_replicas": a.replicas,
+        "max_consumers": -1,
+        "max_msgs": -1,
+        "max_msgs_per_subject": -1,
+        "max_bytes": max_bytes,
+        "max_age": ns(s.retention_s),
+        "max_msg_size": -1,
+        "discard": "old",
+        "duplicate_window": duplicate_window_ns(s.retention_s),
+        "compression": compression(plan),
+        "allow_direct": true,
+        "placement": placement(plan, a),
+    }))
+}
+
+/// A KV bucket as its backing stream `KV_<bucket>`, configured as the NATS clients create it.
+fn kv_json(plan: &Plan, layout: &PlannedLayout, k: &crate::site::KvSpec) -> Result<Value> {
+    check_name("KV bucket", &k.name)?;
+    let a = asset(layout, "kv", &k.name)?;
+    Ok(json!({
+        "name": format!("KV_{}", k.name),
+        "subjects": [format!("$KV.{}.>", k.name)],
+        "retention": "limits",
+        "storage": "file",
+        "num_replicas": a.replicas,
+        "max_consumers": -1,
+        "max_msgs": -1,
+        "max_msgs_per_subject": k.history.max(1),
+        "max_bytes": a.bytes_per_replica.max(1),
+        "max_age": 0,
+        "max_msg_size": -1,
+        "discard": "new",
+        "duplicate_window": ns(DUPLICATE_WINDOW_S),
+        "allow_rollup_hdrs": true,
+        "deny_delete": true,
+        "allow_direct": true,
+        "compression": compression(plan),
+        "placement": placement(plan, a),
+    }))
+}
+
+/// An object store as its backing stream `OBJ_<bucket>`, configured as the NATS clients create it.
+fn object_store_json(plan: &Plan, layout: &PlannedLayout, o: &crate::site::ObjectStoreSpec) -> Result<Value> {
+    check_name("object store", &o.name)?;
+    let a = asset(layout, "object_store", &o.name)?;
+    let age = o.retention_s.unwrap_or(0.0);
+    Ok(json!({
+        "name": format!("OBJ_{}", o.name),
+        "subjects": [format!("$O.{}.C.>", o.name), format!("$O.{}.M.>", o.name)],
+        "retention": "limits",
+        "storage": "file",
+        "num_replicas": a.replicas,
+        "max_consumers": -1,
+        "max_msgs": -1,
+        "max_msgs_per_subject": -1,
+        "max_bytes": a.bytes_per_replica.max(1),
+        "max_age": ns(age),
+        "max_msg_size": -1,
+        "discard": "new",
+        "duplicate_window": duplicate_window_ns(age),
+        "allow_rollup_hdrs": true,
+        "allow_direct": true,
+        "compression": compression(plan),
+        "placement": placement(plan, a),
+    }))
+}
+
+fn pretty(v: &Value) -> String {
+    serde_json::to_string_pretty(v).expect("json values serialise") + "\n"
+}
+
+/// Every file of the emitted output, relative to the output folder, in a stable order.
+pub fn render(plan: &Plan, layout_id: &str, opts: &EmitOptions) -> Result<Vec<(PathBuf, String)>> {
+    let layout = plan.layout(layout_id).ok_or_else(|| {
+        anyhow!(
+            "--layout {layout_id}: no such layout in the plan for site '{}'",
+            plan.site
+        )
+    })?;
+    if layout.servers.is_empty() {
+        bail!("layout {layout_id} has no JetStream servers; nothing to emit");
+    }
+    let site = &plan.input;
+    let mut files: Vec<(PathBuf, String)> = Vec::new();
+    let version = env!("CARGO_PKG_VERSION");
+
+    // One folder per server: its configuration and a README for whoever sets up that host.
+    for s in &layout.servers {
+        check_server_name(&s.name)?;
+        let routes: Vec<String> = layout
+            .servers
+            .iter()
+            .filter(|o| o.name != s.name)
+            .map(|o| format!("nats-route://{}:{}", o.name, opts.cluster_port))
+            .collect();
+        let header = vec![
+            format!(
+                "nats-server configuration for {} (rack {}), written by natsplan {version}",
+                s.name, s.rack
+            ),
+            format!("site {}, layout {}", plan.site, layout.id),
+            format!(
+                "store_dir is the mount point of its LUN: {} on {} ({}); max_file_store leaves headroom",
+                fmt_bytes(s.lun_bytes as f64),
+                s.volume_group.as_deref().unwrap_or("local disk"),
+                s.array.as_deref().unwrap_or("internal disks"),
+            ),
+            "routes name the other servers by server name: replace them with their addresses if DNS differs".into(),
+        ];
+        let text = conf::render(&conf::ServerConf {
+            server_name: s.name.clone(),
+            client_listen: format!("0.0.0.0:{}", opts.client_port),
+            monitor_listen: Some(format!("0.0.0.0:{}", opts.monitor_port)),
+            tags: s.tags.iter().map(|t| t.to_lowercase()).collect(),
+            store_dir: opts.store_dir.clone(),
+            max_file_store_bytes: Some(s.store_bytes),
+            max_memory_store_bytes: None,
+            unique_tag: layout.unique_tag.clone(),
+            sync: site.nats.sync,
+            max_ha_assets: site.nats.max_ha_assets,
+            cluster_name: site.nats.cluster_name.clone(),
+            cluster_listen: format!("0.0.0.0:{}", opts.cluster_port),
+            routes,
+            header,
+        });
+        files.push((PathBuf::from(&s.name).join("nats-server.conf"), text));
+        files.push((
+            PathBuf::from(&s.name).join("README.md"),
+            server_readme(plan, layout, s, opts),
+        ));
+    }
+
+    let mut streams = Vec::new();
+    for s in &site.workload.streams {
+        let v = stream_json(plan, layout, s)?;
+        streams.push(s.name.clone());
+        files.push((PathBuf::from("streams").join(format!("{}.json", s.name)), pretty(&v)));
+    }
+    let mut kvs = Vec::new();
+    for k in &site.workload.kv {
+        let v = kv_json(plan, layout, k)?;
+        kvs.push(k.name.clone());
+        files.push((PathBuf::from("kv").join(format!("{}.json", k.name)), pretty(&v)));
+    }
+    let mut objs = Vec::new();
+    for o in &site.workload.object_stores {
+        let v = object_store_json(plan, layout, o)?;
+        objs.push(o.name.clone());
+        files.push((
+            PathBuf::from("object_stores").join(format!("{}.json", o.name)),
+            pretty(&v),
+        ));
+    }
+    if !streams.is_empty() {
+        files.push((
+            PathBuf::from("streams/README.md"),
+            assets_readme(plan, layout, "stream", &streams),
+        ));
+    }
+    if !kvs.is_empty() {
+        files.push((PathBuf::from("kv/README.md"), assets_readme(plan, layout, "kv", &kvs)));
+    }
+    if !objs.is_empty() {
+        files.push((
+            PathBuf::from("object_stores/README.md"),
+            assets_readme(plan, layout, "object_store", &objs),
+        ));
+    }
+    files.push((PathBuf::from("README.md"), top_readme(plan, layout, opts)));
+    files.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(files)
+}
+
+fn check_server_name(name: &str) -> Result<()> {
+    let ok = !name.is_empty()
+        && !name.starts_with('.')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.');
+    if !ok {
+        bail!("server name '{name}' cannot be an output folder; use letters, digits, '-', '_' or '.'");
+    }
+    Ok(())
+}
+
+/// What applications get for streams, buckets and stores they create themselves.
+fn later_assets_text(plan: &Plan, layout: &PlannedLayout) -> String {
+    let mut o = String::new();
+    let racks = layout
+        .servers
+        .iter()
+        .map(|s| s.rack.as_str())
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
+    match &layout.layout.placement {
+        PlacementRule::UniqueTag { prefix } => {
+            o.push_str(&format!(
+                "- Placement: every server has `unique_tag: \"{prefix}\"`, so NATS puts every replica of *any* \
+                 stream, KV bucket or object store on a different `{prefix}` value ({racks} in this layout), \
+                 including ones applications create later. The flip side: nothing with more than {racks} \
+                 replicas can be created (`no suitable peers for placement`).\n"
+            ));
+        }
+        PlacementRule::Pinned { sets } => {
+            o.push_str(
+                "- Placement: `unique_tag` could not be used (some planned stream has more replicas than there \
+                 are racks), so the planned streams are pinned to replica sets with placement tags:\n",
+            );
+            for s in sets {
+                let names: Vec<String> = layout
+                    .replica_sets
+                    .iter()
+                    .find(|(n, _)| *n == s.name)
+                    .map(|(_, v)| v.clone())
+                    .unwrap_or_default();
+                o.push_str(&format!("  - `set:{}`: {}\n", s.name.to_lowercase(), names.join(", ")));
+            }
+            o.push_str(
+                "  A stream an application creates *without* `placement.tags` is not confined to a set: NATS \
+                 may put all its replicas in one rack. Create it with e.g. `nats stream add --tag set:NAME` (or \
+                 `placement: {tags: [\"set:NAME\"]}` in code) using a set of the right size.\n",
+            );
+        }
+        PlacementRule::Free => {
+            o.push_str(
+                "- Placement: no tag steers replicas; NATS may put all replicas of a stream in one rack. \
+                 Survivability in the plan assumes that worst case.\n",
+            );
+        }
+    }
+    o.push_str(&format!(
+        "- Replicas: NATS does not apply the plan's replica count ({}) to streams it does not know. An \
+         application's stream gets what it asks for (default 1). KV buckets and object stores created by \
+         applications default to **R1** (`nats kv add`, `nats object add` and the client libraries all use \
+         replicas 1 unless told otherwise): pass `--replicas {}` (or `Replicas`/`num_replicas` in code).\n",
+        layout.replicas, layout.replicas
+    ));
+    o.push_str(&format!(
+        "- Limits: streams created later have no `max_bytes` unless they set one; they share each server's \
+         `max_file_store` with the planned ones. Sync: `sync_interval: {}` applies to every stream on these \
+         servers.{}\n",
+        plan.input.nats.sync,
+        if plan.input.nats.sync.is_delayed() {
+            " Acknowledged writes can sit in the page cache until the next sync; a power event that takes a \
+             quorum of a stream's replicas can lose them."
+        } else {
+            ""
+        }
+    ));
+    o
+}
+
+fn top_readme(plan: &Plan, layout: &PlannedLayout, opts: &EmitOptions) -> String {
+    let mut o = format!(
+        "# NATS configuration for site `{}`, layout `{}`\n\nWritten by natsplan {} — pattern {}, {}, default \
+         R{}, verdict **{}**.\n\n",
+        plan.site,
+        layout.id,
+        env!("CARGO_PKG_VERSION"),
+        layout.pattern,
+        layout.raid,
+        layout.replicas,
+        layout.verdict.as_str()
+    );
+    if !layout.reasons.is_empty() {
+        o.push_str("Reasons from the plan:\n\n");
+        for r in &layout.reasons {
+            o.push_str(&format!("- {r}\n"));
+        }
+        o.push('\n');
+    }
+    o.push_str(
+        "## Which host gets what\n\n| host (server_name) | rack | file | LUN | volume group / array | \
+         max_file_store | tags |\n|---|---|---|---|---|---|---|\n",
+    );
+    for s in &layout.servers {
+        o.push_str(&format!(
+            "| {} | {} | `{}/nats-server.conf` | {} mounted at `{}` | {} / {} | {} | {} |\n",
+            s.name,
+            s.rack,
+            s.name,
+            fmt_bytes(s.lun_bytes as f64),
+            opts.store_dir,
+            s.volume_group.as_deref().unwrap_or("-"),
+            s.array.as_deref().unwrap_or("internal"),
+            fmt_bytes(s.store_bytes as f64),
+            s.tags.join(" ")
+        ));
+    }
+    o.push_str(&format!(
+        "\nStart each server with `nats-server -c nats-server.conf` (check first with `nats-server -t -c \
+         nats-server.conf`). Ports: clients {}, routes {}, monitoring {}.\n\n",
+        opts.client_port, opts.cluster_port, opts.monitor_port
+    ));
+    o.push_str(
+        "## Streams, KV buckets and object stores\n\nThe folders `streams/`, `kv/` and `object_stores/` hold \
+         JetStream API stream configurations; create each with `nats stream add --config FILE` once the \
+         cluster is up (KV buckets and object stores are the streams `KV_<bucket>` and `OBJ_<store>` the \
+         clients use). See the README in each folder.\n\n## What streams created later will and will not \
+         get\n\n",
+    );
+    o.push_str(&later_assets_text(plan, layout));
+    o
+}
+
+fn server_readme(plan: &Plan, layout: &PlannedLayout, s: &crate::plan::PlannedServer, opts: &EmitOptions) -> String {
+    let mut o = format!(
+        "# {}\n\nHost `{}` in rack {} (site `{}`, layout `{}`).\n\n",
+        s.name, s.name, s.rack, plan.site, layout.id
+    );
+    o.push_str(&format!(
+        "- Give this host the LUN of {} on volume group {} of array {}; put a filesystem on it and mount it \
+         at `{}` before starting nats-server (each server must have its own store; never share it).\n",
+        fmt_bytes(s.lun_bytes as f64),
+        s.volume_group.as_deref().unwrap_or("-"),
+        s.array.as_deref().unwrap_or("(internal disks)"),
+        opts.store_dir
+    ));
+    o.push_str(&format!(
+        "- Copy `nats-server.conf` to the host and run `nats-server -c nats-server.conf`. `max_file_store` is \
+         {} ({} bytes): the LUN less filesystem reserve and headroom.\n",
+        fmt_bytes(s.store_bytes as f64),
+        s.store_bytes
+    ));
+    o.push_str(&format!(
+        "- Tags: {}. They are lower case on purpose (tag matching is case-sensitive before nats-server \
+         2.12).\n",
+        s.tags.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(", ")
+    ));
+    o.push_str(&format!(
+        "- Routes point at the other servers by name on port {}; replace the names with addresses if DNS \
+         does not resolve them.\n",
+        opts.cluster_port
+    ));
+    o
+}
+
+fn assets_readme(plan: &Plan, layout: &PlannedLayout, kind: &str, names: &[String]) -> String {
+    let (title, note) = match kind {
+        "stream" => (
+            "Streams",
+            "`subjects` is a placeholder (`<name>.>`): set the subjects your applications publish to before \
+             creating the stream. `max_bytes` is the stream's planned size at the end of the planning horizon \
+             (or the site's cap); with `discard: old` the oldest messages go first when it is reached.",
+        ),
+        "kv" => (
+            "KV buckets",
+            "Each file is the stream `KV_<bucket>` exactly as `nats kv add` would create it, with the plan's \
+             replicas, placement and `max_bytes`; `max_msgs_per_subject` is the bucket's history.",
+        ),
+        _ => (
+            "Object stores",
+            "Each file is the stream `OBJ_<store>` exactly as `nats object add` would create it (chunks under \
+             `$O.<store>.C.>`, metadata under `$O.<store>.M.>`), with the plan's replicas, placement and size.",
+        ),
+    };
+    let mut o = format!("# {title} (site `{}`, layout `{}`)\n\n", plan.site, layout.id);
+    o.push_str("Create each once the cluster is up: `nats stream add --config FILE`.\n\n");
+    o.push_str("| file | replicas | placement | expected servers |\n|---|---|---|---|\n");
+    for n in names {
+        if let Some(a) = layout.assets.iter().find(|a| a.kind == kind && &a.name == n) {
+            let place = match (&a.set, &layout.unique_tag) {
+                (Some(set), _) => {
+                    let members = layout
+                        .replica_sets
+                        .iter()
+                        .find(|(n, _)| n == set)
+                        .map(|(_, m)| m.join(", "));
+                    format!("tag `set:{}` ({})", set.to_lowercase(), members.unwrap_or_default())
+                }
+                (None, Some(u)) => format!("`unique_tag: \"{u}\"` spreads it"),
+                (None, None) => "anywhere (NATS chooses)".into(),
+            };
+            o.push_str(&format!(
+                "| `{n}.json` | {} | {place} | {} |\n",
+                a.replicas,
+                a.expected.join(", ")
+            ));
+        }
+    }
+    o.push_str(&format!(
+        "\n{note}\n\n\"Expected servers\" is where natsplan's emulation of the meta leader puts the replicas; \
+         NATS breaks ties at random, so the exact servers may differ within the placement constraint.\n\n\
+         ## Created later by applications\n\n{}",
+        later_assets_text(plan, layout)
+    ));
+    o
+}
+
+/// Write `files` into `out`: into a temporary folder beside it, then renamed into place, so a failure
+/// leaves nothing half-written. A non-empty `out` is refused unless `force` (then it is replaced whole).
+pub fn write_atomically(out: &Path, files: &[(PathBuf, String)], force: bool) -> Result<()> {
+    let non_empty = match std::fs::read_dir(out) {
+        Ok(mut it) => it.next().is_some(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+        Err(e) => return Err(e).with_context(|| format!("--out {}: cannot read it", out.display())),
+    };
+    if out.exists() && !out.is_dir() {
+        bail!("--out {} is a file, not a folder; choose a folder", out.display());
+    }
+    if non_empty && !force {
+        bail!(
+            "--out {} is not empty; choose an empty or new folder, or pass --force to replace it",
+            out.display()
+        );
+    }
+    let parent = match out.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&parent).with_context(|| format!("--out: cannot create {}", parent.display()))?;
+    let tmp = tempfile::Builder::new()
+        .prefix(".natsplan-emit-")
+        .tempdir_in(&parent)
+        .with_context(|| format!("--out: cannot create a temporary folder in {}", parent.display()))?;
+    for (rel, text) in files {
+        if rel.is_absolute() || rel.components().any(|c| matches!(c, std::path::Component::ParentDir)) {
+            bail!("internal: emitted path {} escapes the output folder", rel.display());
+        }
+        let p = tmp.path().join(rel);
+        if let Some(d) = p.parent() {
+            std::fs::create_dir_all(d).with_context(|| format!("cannot create {}", d.display()))?;
+        }
+        std::fs::write(&p, text).with_context(|| format!("cannot write {}", p.display()))?;
+    }
+    let staged = tmp.keep();
+    let result = if non_empty {
+        // Replace: move the old folder aside, move the new one in, then delete the old one.
+        let old = parent.join(format!(
+            ".natsplan-emit-old-{}",
+            out.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        ));
+        let _ = std::fs::remove_dir_all(&old);
+        std::fs::rename(out, &old)
+            .and_then(|_| match std::fs::rename(&staged, out) {
+                Ok(()) => Ok(()),
+                Err(e) => {
+                    let _ = std::fs::rename(&old, out);
+                    Err(e)
+                }
+            })
+            .map(|_| {
+                let _ = std::fs::remove_dir_all(&old);
+            })
+    } else {
+        // rename(2) replaces an empty folder.
+        std::fs::rename(&staged, out)
+    };
+    if let Err(e) = result {
+        let _ = std::fs::remove_dir_all(&staged);
+        return Err(e).with_context(|| format!("cannot move the output into {}", out.display()));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn four_racks() -> Plan {
+        let cat = crate::catalog::Catalog::builtin();
+        let text = include_str!("../../tests/data/four-racks-r3.yaml");
+        let site = crate::site::parse_str(text, "four-racks-r3.yaml", &cat).unwrap();
+        crate::plan::build(&site, &cat)
+    }
+
+    fn unique_layout(plan: &Plan) -> &PlannedLayout {
+        plan.layouts
+            .iter()
+            .find(|l| l.unique_tag.is_some() && l.servers.len() == 6)
+            .unwrap()
+    }
+
+    fn file<'f>(files: &'f [(PathBuf, String)], p: &str) -> &'f str {
+        &files.iter().find(|(f, _)| f == Path::new(p)).unwrap().1
+    }
+
+    #[test]
+    fn one_config_per_server_and_one_definition_per_asset() {
+        let plan = four_racks();
+        let l = unique_layout(&plan);
+        let files = render(&plan, &l.id, &EmitOptions::default()).unwrap();
+        let confs = files.iter().filter(|(p, _)| p.ends_with("nats-server.conf")).count();
+        assert_eq!(confs, l.servers.len());
+        for s in &l.servers {
+            let t = file(&files, &format!("{}/nats-server.conf", s.name));
+            assert!(t.contains("unique_tag: \"rack:\""));
+            assert!(t.contains(&format!("max_file_store: {}", s.store_bytes)));
+            assert!(t.contains("store_dir: \"/var/lib/nats\""));
+        }
+        let orders: Value = serde_json::from_str(file(&files, "streams/orders.json")).unwrap();
+        let planned = l
+            .assets
+            .iter()
+            .find(|a| a.name == "orders" && a.kind == "stream")
+            .unwrap();
+        assert_eq!(orders["num_replicas"], planned.replicas);
+        assert_eq!(orders["max_bytes"], planned.bytes_per_replica);
+        assert_eq!(orders["placement"]["cluster"], plan.input.nats.cluster_name);
+        // Deterministic: the same plan renders the same bytes.
+        assert_eq!(files, render(&plan, &l.id, &EmitOptions::default()).unwrap());
+    }
+
+    #[test]
+    fn short_retention_shortens_the_duplicate_window_and_the_cap_wins_over_the_plan() {
+        let mut plan = four_racks();
+        plan.input.workload.streams[0].retention_s = 30.0;
+        plan.input.workload.streams[0].max_bytes = Some(12345);
+        let id = unique_layout(&plan).id.clone();
+        let files = render(&plan, &id, &EmitOptions::default()).unwrap();
+        let orders: Value = serde_json::from_str(file(&files, "streams/orders.json")).unwrap();
+        assert_eq!(orders["duplicate_window"], 30_000_000_000i64);
+        assert_eq!(orders["max_age"], 30_000_000_000i64);
+        assert_eq!(orders["max_bytes"], 12345);
+    }
+
+    #[test]
+    fn names_nats_cannot_take_are_refused_with_the_fix() {
+        let mut plan = four_racks();
+        plan.input.workload.streams[0].name = "orders.eu".into();
+        let id = unique_layout(&plan).id.clone();
+        // The plan's asset keeps the old name, so rename it too: the name check must fire first.
+        let idx = plan.layouts.iter().position(|l| l.id == id).unwrap();
+        for a in plan.layouts[idx].assets.iter_mut().filter(|a| a.name == "orders") {
+            a.name = "orders.eu".into();
+        }
+        let e = render(&plan, &id, &EmitOptions::default()).unwrap_err().to_string();
+        assert!(e.contains("orders.eu") && e.contains("site file"), "{e}");
+        assert!(render(&plan, "nope", &EmitOptions::default()).is_err());
+    }
+
+    #[test]
+    fn writes_are_all_or_nothing() {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("o");
+        let files = vec![
+            (PathBuf::from("a/x.conf"), "x".to_string()),
+            (PathBuf::from("README.md"), "r".to_string()),
+        ];
+        // An existing empty folder is fine.
+        std::fs::create_dir(&out).unwrap();
+        write_atomically(&out, &files, false).unwrap();
+        assert_eq!(std::fs::read_to_string(out.join("a/x.conf")).unwrap(), "x");
+        // Non-empty now: refused without force, replaced whole with it.
+        assert!(write_atomically(&out, &files[1..], false)
+            .unwrap_err()
+            .to_string()
+            .contains("--force"));
+        write_atomically(&out, &files[1..], true).unwrap();
+        assert!(!out.join("a").exists());
+        // A path escaping the folder is refused and nothing is left behind.
+        let bad = vec![(PathBuf::from("../evil"), String::new())];
+        let out2 = tmp.path().join("o2");
+        assert!(write_atomically(&out2, &bad, false).is_err());
+        assert!(!out2.exists());
+        let names: Vec<String> = std::fs::read_dir(tmp.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, vec!["o"]);
     }
 }

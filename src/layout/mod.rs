@@ -4,9 +4,11 @@
 //! `survival` (what it tolerates), `perf` (how fast) and `plan` (capacity, verdict, rank).
 
 mod enumerate;
+pub mod optimize;
 pub mod placement;
+pub mod sizing;
 
-pub use enumerate::enumerate;
+pub use enumerate::{enumerate, group_usable_bytes, layout_id, store_bytes};
 
 use crate::site::{ArrayIdx, Pattern, ServerIdx, Site};
 use serde::Serialize;

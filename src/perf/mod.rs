@@ -1,7 +1,505 @@
-//! Performance model: throughput, latency, capacity and recovery predictions from calibration curves.
+//! Performance model: throughput, latency, CPU, memory, restart and recovery predictions for a layout
+//! and its workload, from calibration curves (`calibration/`, compiled in) and the catalog's hardware
+//! figures. Every figure says what bounds it (its bottleneck), which calibration it comes from, and how
+//! wide its error band is; hardware without its own calibration is scaled through the catalog and says so.
+//!
+//! `calibration` reads the files, `fit` is the minimiser, `model` holds the terms and predicts one shape;
+//! this file applies the model to a layout (`predict_layout`).
 
+pub mod calibration;
+pub mod fit;
+pub mod model;
+
+pub use calibration::{CalibrationFile, CalibrationSet};
+pub use model::{predict_shape, Band, Kind, Latency, Prediction, Shape, Sync, Terms, VolumeSpec};
+
+use crate::catalog::{Catalog, ServerModel};
+use crate::layout::{AssetKind, Layout};
+use crate::site::{ServerIdx, Site};
+use crate::units::SyncMode;
 use serde::Serialize;
+use std::path::Path;
+use std::sync::OnceLock;
 
-/// Predictions for a layout's workload (filled by the performance model).
+/// Calibration files plus the terms fitted from them.
+#[derive(Debug, Clone)]
+pub struct Calibration {
+    pub set: CalibrationSet,
+    pub terms: Terms,
+}
+
+impl Calibration {
+    /// The seed calibrations compiled into the binary (fitted once per process).
+    pub fn builtin() -> Calibration {
+        static BUILTIN: OnceLock<Calibration> = OnceLock::new();
+        BUILTIN
+            .get_or_init(|| {
+                Calibration::from_set(CalibrationSet::builtin()).expect("built-in calibration fits (tested)")
+            })
+            .clone()
+    }
+
+    pub fn from_set(set: CalibrationSet) -> anyhow::Result<Calibration> {
+        let terms = Terms::fit(&set)?;
+        Ok(Calibration { set, terms })
+    }
+
+    /// The built-in files with FILE added: its rows replace the built-in rows of the kinds it has.
+    pub fn with_file(path: &Path) -> anyhow::Result<Calibration> {
+        let f = CalibrationSet::from_path(path)?;
+        Calibration::from_set(CalibrationSet::builtin().with_file(f))
+            .map_err(|e| e.context(format!("fitting the model with --calibration {}", path.display())))
+    }
+}
+
+/// The prediction for one asset (stream, KV bucket, object store) at its leader.
+#[derive(Debug, Clone, Serialize)]
+pub struct AssetPrediction {
+    pub name: String,
+    pub kind: Kind,
+    /// What the workload asks for (ops/s).
+    pub required_per_s: f64,
+    /// What the layout can carry for this asset with enough concurrent clients (ops/s).
+    pub ops_per_s: f64,
+    pub bottleneck: String,
+    pub band: Band,
+    /// ops_per_s ÷ required_per_s.
+    pub headroom: f64,
+    pub source: String,
+    pub scaled: bool,
+}
+
+/// Per JetStream server: load, resources and times.
+#[derive(Debug, Clone, Serialize)]
+pub struct ServerPrediction {
+    pub name: String,
+    /// Bytes written to its volume per second (payload × replicas here × write amplification).
+    pub write_bytes_per_s: f64,
+    /// Largest write burst its volume sees under delayed sync (rate × writeback interval); 0 with `always`.
+    pub burst_bytes: f64,
+    pub cpu_cores: f64,
+    /// Page cache for hot and dirty data plus nats-server heap.
+    pub memory_bytes: f64,
+    /// Suggested GOMEMLIMIT (heap with room; page cache is not the Go heap).
+    pub gomemlimit_bytes: f64,
+    pub stored_bytes: f64,
+    /// Restart after a clean stop (index files, last blocks) and after an unclean one (every block re-read).
+    pub restart_clean_s: f64,
+    pub restart_unclean_s: f64,
+    /// Replica catch-up if this server's store is replaced (peer-remove, rejoin, copy from peers).
+    pub catch_up_s: f64,
+    /// Instead: a standby host mounts this server's LUN from the shared array and starts as the same
+    /// server, re-reading every block as after an unclean stop (seed 003 shows the gap for Kafka: 10 min
+    /// rebuild versus 3 min re-attach for 110 GB). None for a server's internal disks.
+    pub reattach_s: Option<f64>,
+}
+
+/// Replication traffic between racks.
+#[derive(Debug, Clone, Serialize)]
+pub struct RackTraffic {
+    pub rack: String,
+    /// Bytes/s leaving the rack to followers elsewhere.
+    pub out_bytes_per_s: f64,
+    pub in_bytes_per_s: f64,
+}
+
+/// Predictions for a layout's workload.
 #[derive(Debug, Clone, Default, Serialize)]
-pub struct Predicted {}
+pub struct Predicted {
+    pub streams: Vec<AssetPrediction>,
+    /// Worst predicted capacity ÷ required rate over assets and volume groups (∞ with no workload).
+    pub headroom: f64,
+    /// What sets `headroom`: an asset name or `volume group NAME`.
+    pub headroom_limited_by: String,
+    pub servers: Vec<ServerPrediction>,
+    pub restart_clean_s: f64,
+    pub restart_unclean_s: f64,
+    pub catch_up_s: f64,
+    pub burst_bytes_max: f64,
+    pub cpu_cores_max: f64,
+    pub memory_bytes_max: f64,
+    pub inter_rack_bytes_per_s: f64,
+    pub racks: Vec<RackTraffic>,
+    pub notes: Vec<String>,
+}
+
+impl Predicted {
+    /// Why the layout cannot carry the workload: some asset's required rate is above even the high end of
+    /// its predicted band, or a volume group's disks cannot absorb the writes. None when it can.
+    pub fn cannot_carry(&self) -> Option<String> {
+        for a in &self.streams {
+            if a.required_per_s > a.band.high {
+                return Some(format!(
+                    "{} needs {:.0}/s but is predicted to carry {:.0}/s ({:.0}–{:.0}), bound by {}",
+                    a.name, a.required_per_s, a.ops_per_s, a.band.low, a.band.high, a.bottleneck
+                ));
+            }
+        }
+        if self.headroom < 1.0 && self.headroom_limited_by.starts_with("volume group") {
+            return Some(format!(
+                "{} is loaded to {:.0} % of its write bandwidth",
+                self.headroom_limited_by,
+                100.0 / self.headroom
+            ));
+        }
+        None
+    }
+
+    /// Carried only if the prediction errs high: the required rate is inside the band, above its middle.
+    pub fn at_risk(&self) -> Option<String> {
+        self.streams
+            .iter()
+            .find(|a| a.required_per_s > a.ops_per_s && a.required_per_s <= a.band.high)
+            .map(|a| {
+                format!(
+                    "{} needs {:.0}/s, above the predicted {:.0}/s but inside its band ({:.0}–{:.0})",
+                    a.name, a.required_per_s, a.ops_per_s, a.band.low, a.band.high
+                )
+            })
+    }
+}
+
+/// Clients assumed for an asset's capacity: enough that the USL limit (the leader) binds.
+const CAPACITY_WORKERS: u32 = 1024;
+/// Publishes in flight per asynchronous publisher when sizing a stream's capacity.
+const ASYNC_WINDOW: u32 = 256;
+/// Recent data consumers are assumed to re-read from the page cache (seconds of writes kept hot).
+const HOT_WINDOW_S: f64 = 60.0;
+/// nats-server heap: a base plus a little per HA asset (assumptions; the NATS docs' minimum is 256 MiB).
+const HEAP_BASE_BYTES: f64 = 256.0 * 1024.0 * 1024.0;
+const HEAP_PER_ASSET_BYTES: f64 = 2.0 * 1024.0 * 1024.0;
+/// A clean restart reads the stream index and the last block of every stream (8 MiB blocks at most).
+const CLEAN_RESTART_BLOCK_BYTES: f64 = 8.0 * 1024.0 * 1024.0;
+const CLEAN_RESTART_FIXED_S: f64 = 2.0;
+/// Share of a NIC catch-up may use while the cluster keeps serving: an assumption.
+const CATCH_UP_NIC_SHARE: f64 = 0.5;
+
+struct Demand {
+    name: String,
+    kind: Kind,
+    rate: f64,
+    size: u64,
+    /// Bytes stored per operation (payload plus record overhead, chunks plus meta for objects).
+    stored_per_op: f64,
+    consumers: u32,
+}
+
+fn demands(site: &Site, asset_name: &str, kind: AssetKind) -> Vec<Demand> {
+    let bare = |n: &str| n.trim_start_matches("KV_").trim_start_matches("OBJ_").to_string();
+    let want = bare(asset_name);
+    let mut out = Vec::new();
+    match kind {
+        AssetKind::Stream => {
+            if let Some(s) = site
+                .workload
+                .streams
+                .iter()
+                .find(|s| s.name == asset_name || s.name == want)
+            {
+                out.push(Demand {
+                    name: s.name.clone(),
+                    kind: Kind::Js,
+                    rate: s.msgs_per_s,
+                    size: s.msg_size_bytes,
+                    stored_per_op: (s.msg_size_bytes + s.subject_bytes + 30) as f64,
+                    consumers: s.consumers,
+                });
+            }
+        }
+        AssetKind::Kv => {
+            if let Some(s) = site.workload.kv.iter().find(|s| s.name == asset_name || s.name == want) {
+                out.push(Demand {
+                    name: s.name.clone(),
+                    kind: Kind::Kv,
+                    rate: s.puts_per_s,
+                    size: s.value_size_bytes,
+                    stored_per_op: (s.value_size_bytes + s.key_bytes + 30) as f64,
+                    consumers: 0,
+                });
+            }
+        }
+        AssetKind::ObjectStore => {
+            if let Some(s) = site
+                .workload
+                .object_stores
+                .iter()
+                .find(|s| s.name == asset_name || s.name == want)
+            {
+                let chunks = s.object_size_bytes.div_ceil(model::CHUNK_BYTES).max(1);
+                let stored = s.object_size_bytes as f64 + (chunks + 1) as f64 * 100.0 + 256.0;
+                out.push(Demand {
+                    name: s.name.clone(),
+                    kind: Kind::ObjPut,
+                    rate: s.puts_per_s,
+                    size: s.object_size_bytes,
+                    stored_per_op: stored,
+                    consumers: 0,
+                });
+                if s.gets_per_s > 0.0 {
+                    out.push(Demand {
+                        name: format!("{} (get)", s.name),
+                        kind: Kind::ObjGet,
+                        rate: s.gets_per_s,
+                        size: s.object_size_bytes,
+                        stored_per_op: 0.0,
+                        consumers: 0,
+                    });
+                }
+            }
+        }
+        AssetKind::Consumer => {}
+    }
+    out
+}
+
+fn server_model(site: &Site, catalog: &Catalog, s: ServerIdx) -> ServerModel {
+    catalog
+        .server(&site.servers[s].model)
+        .or_else(|| catalog.server(&catalog.default_server))
+        .cloned()
+        .unwrap_or_else(|| catalog.servers[0].clone())
+}
+
+/// The volume under a JetStream server's store, from the layout and the catalog.
+pub fn volume_of(site: &Site, layout: &Layout, catalog: &Catalog, server: ServerIdx) -> Option<VolumeSpec> {
+    let lun = layout.lun_of(server)?;
+    let g = layout.groups.get(lun.group)?;
+    let a = site.arrays.get(g.array)?;
+    let array = catalog.array(&a.model).cloned()?;
+    let disk = catalog.disk(&a.disk_model).cloned()?;
+    Some(VolumeSpec {
+        array,
+        disk,
+        raid: g.raid,
+        disks: g.disks.len().max(1) as u32,
+        write_cache: a.write_cache,
+        luns_on_group: layout.luns.iter().filter(|l| l.group == lun.group).count().max(1) as u32,
+    })
+}
+
+/// Predict how a layout carries the site's workload.
+pub fn predict_layout(site: &Site, layout: &Layout, catalog: &Catalog, cal: &Calibration) -> Predicted {
+    let terms = &cal.terms;
+    let sync = match site.nats.sync {
+        SyncMode::Always => Sync::Always,
+        SyncMode::Interval(_) => Sync::Delayed,
+    };
+    let mut out = Predicted {
+        headroom: f64::INFINITY,
+        ..Predicted::default()
+    };
+    let n_servers = layout.servers.len() as u32;
+    let idx_of = |s: ServerIdx| layout.servers.iter().position(|&x| x == s);
+    let k = layout.servers.len();
+    let mut write_bps = vec![0.0f64; k];
+    let mut stored = vec![0.0f64; k];
+    let mut cpu = vec![model_idle(); k];
+    let mut assets_on = vec![0usize; k];
+    let mut rack_out = vec![0.0f64; site.racks.len()];
+    let mut rack_in = vec![0.0f64; site.racks.len()];
+    let amp = terms.store.write_amplification;
+
+    for a in &layout.assets {
+        let members: Vec<ServerIdx> = if a.expected.is_empty() {
+            a.candidates.iter().take(a.replicas as usize).copied().collect()
+        } else {
+            a.expected.clone()
+        };
+        for &m in &members {
+            if let Some(i) = idx_of(m) {
+                stored[i] += a.bytes_per_replica;
+                assets_on[i] += 1;
+            }
+        }
+        let Some(&leader) = members.first() else { continue };
+        for d in demands(site, &a.name, a.kind) {
+            let Some(volume) = volume_of(site, layout, catalog, leader) else {
+                out.notes
+                    .push(format!("{}: its leader's server has no volume in this layout", d.name));
+                continue;
+            };
+            let shape = Shape {
+                kind: d.kind,
+                servers: n_servers.max(1),
+                replicas: a.replicas,
+                sync,
+                size_bytes: d.size.max(1),
+                workers: CAPACITY_WORKERS,
+                subscribers: 0,
+                consumers: d.consumers,
+                consumers_spread: true,
+                volume,
+                server: server_model(site, catalog, leader),
+                rate: Some(d.rate),
+                // Capacity means what the servers can carry: a stream's publishers at such rates publish
+                // asynchronously (nats bench's default window), so the leader sets the pace, not one round
+                // trip per message. KV puts and object chunks stay one round trip each, as clients do them.
+                batch: if d.kind == Kind::Js { ASYNC_WINDOW } else { 1 },
+                nats_version: None,
+            };
+            let p = predict_shape(terms, catalog, &shape);
+            let headroom = if d.rate > 0.0 {
+                p.ops_per_s / d.rate
+            } else {
+                f64::INFINITY
+            };
+            if headroom < out.headroom {
+                out.headroom = headroom;
+                out.headroom_limited_by = d.name.clone();
+            }
+            // Load on every member's volume and CPU, and replication between racks.
+            if d.kind != Kind::ObjGet {
+                let payload_bps = d.rate * d.stored_per_op;
+                let msgs_per_op = match d.kind {
+                    Kind::ObjPut => d.size.div_ceil(model::CHUNK_BYTES).max(1) as f64 + 1.0,
+                    _ => 1.0,
+                };
+                let msg_bytes = d.size as f64 / msgs_per_op.max(1.0);
+                for (j, &m) in members.iter().enumerate() {
+                    if let Some(i) = idx_of(m) {
+                        write_bps[i] += payload_bps * amp;
+                        let units = if j == 0 {
+                            1.0 + 0.5 * (members.len() as f64 - 1.0)
+                        } else {
+                            1.0
+                        };
+                        cpu[i] += model_cpu(d.rate * msgs_per_op, msg_bytes, units);
+                    }
+                    if j > 0 {
+                        let (lr, fr) = (site.servers[leader].rack, site.servers[m].rack);
+                        if lr != fr {
+                            rack_out[lr] += payload_bps;
+                            rack_in[fr] += payload_bps;
+                        }
+                    }
+                }
+            } else if let Some(i) = idx_of(leader) {
+                cpu[i] += model_cpu(
+                    d.rate * (d.size.div_ceil(model::CHUNK_BYTES).max(1) + 1) as f64,
+                    0.0,
+                    1.0,
+                );
+            }
+            out.streams.push(AssetPrediction {
+                name: d.name,
+                kind: d.kind,
+                required_per_s: d.rate,
+                ops_per_s: p.ops_per_s,
+                bottleneck: p.bottleneck,
+                band: p.band,
+                headroom,
+                source: p.source,
+                scaled: p.scaled,
+            });
+        }
+    }
+
+    // Volume groups: all LUNs on a group share its disks.
+    for (gi, g) in layout.groups.iter().enumerate() {
+        let load: f64 = layout
+            .luns
+            .iter()
+            .filter(|l| l.group == gi)
+            .filter_map(|l| idx_of(l.server))
+            .map(|i| write_bps[i])
+            .sum();
+        if load <= 0.0 {
+            continue;
+        }
+        if let Some(v) = layout
+            .luns
+            .iter()
+            .find(|l| l.group == gi)
+            .and_then(|l| volume_of(site, layout, catalog, l.server))
+        {
+            let h = v.group_write_bytes_per_s() / load;
+            if h < out.headroom {
+                out.headroom = h;
+                out.headroom_limited_by = format!("volume group {} (disk bandwidth)", g.name);
+            }
+        }
+    }
+
+    let interval_s = match site.nats.sync {
+        SyncMode::Always => 0.0,
+        // Bursts follow kernel writeback (seed 000 saw flushes every 10–20 s), never the 2 min sync_interval
+        // unless that is shorter.
+        SyncMode::Interval(s) => (s as f64)
+            .min(terms.store.flush_interval_high_s)
+            .min(catalog.failures.dirty_expire_s.value),
+    };
+    for (i, &s) in layout.servers.iter().enumerate() {
+        let sm = server_model(site, catalog, s);
+        let vol = volume_of(site, layout, catalog, s);
+        let read_bw = vol
+            .as_ref()
+            .map(|v| {
+                let n = v.disks as f64;
+                (n * v.disk.read_bw_bytes_per_s).min(v.array.read_bw_bytes_per_s) / v.luns_on_group.max(1) as f64
+            })
+            .unwrap_or(f64::INFINITY);
+        let reread = terms.store.restart_read_bytes_per_s.min(read_bw);
+        let write_bw = vol
+            .as_ref()
+            .map(|v| v.group_write_bytes_per_s() / v.luns_on_group.max(1) as f64)
+            .unwrap_or(f64::INFINITY);
+        let catch_rate = (sm.nic_bits_per_s / 8.0 * CATCH_UP_NIC_SHARE)
+            .min(write_bw)
+            .min(terms.store.restart_read_bytes_per_s);
+        let dirty_s = interval_s.max(if sync == Sync::Always { 0.0 } else { 1.0 });
+        let heap = HEAP_BASE_BYTES + HEAP_PER_ASSET_BYTES * assets_on[i] as f64;
+        let page_cache = write_bps[i] / amp.max(1.0) * (HOT_WINDOW_S + dirty_s);
+        let sp = ServerPrediction {
+            name: site.servers[s].name.clone(),
+            write_bytes_per_s: write_bps[i],
+            burst_bytes: write_bps[i] * interval_s,
+            cpu_cores: cpu[i],
+            memory_bytes: heap + page_cache,
+            gomemlimit_bytes: heap * 1.5,
+            stored_bytes: stored[i],
+            restart_clean_s: CLEAN_RESTART_FIXED_S + assets_on[i] as f64 * CLEAN_RESTART_BLOCK_BYTES / reread,
+            restart_unclean_s: CLEAN_RESTART_FIXED_S + stored[i] / reread,
+            catch_up_s: stored[i] / catch_rate,
+            reattach_s: vol
+                .as_ref()
+                .filter(|_| layout.array_of(s).is_some_and(|a| site.arrays[a].owner.is_none()))
+                .map(|_| CLEAN_RESTART_FIXED_S + stored[i] / reread),
+        };
+        if sp.cpu_cores > sm.cores as f64 {
+            out.notes.push(format!(
+                "{}: predicted {:.1} cores busy, the server model has {}",
+                sp.name, sp.cpu_cores, sm.cores
+            ));
+        }
+        out.restart_clean_s = out.restart_clean_s.max(sp.restart_clean_s);
+        out.restart_unclean_s = out.restart_unclean_s.max(sp.restart_unclean_s);
+        out.catch_up_s = out.catch_up_s.max(sp.catch_up_s);
+        out.burst_bytes_max = out.burst_bytes_max.max(sp.burst_bytes);
+        out.cpu_cores_max = out.cpu_cores_max.max(sp.cpu_cores);
+        out.memory_bytes_max = out.memory_bytes_max.max(sp.memory_bytes);
+        out.servers.push(sp);
+    }
+    for (ri, r) in site.racks.iter().enumerate() {
+        if rack_out[ri] > 0.0 || rack_in[ri] > 0.0 {
+            out.racks.push(RackTraffic {
+                rack: r.name.clone(),
+                out_bytes_per_s: rack_out[ri],
+                in_bytes_per_s: rack_in[ri],
+            });
+        }
+    }
+    out.inter_rack_bytes_per_s = rack_out.iter().sum();
+    if out.streams.is_empty() {
+        out.notes
+            .push("the workload names no stream, KV bucket or object store this layout places".into());
+    }
+    out
+}
+
+fn model_idle() -> f64 {
+    model::cpu_cores(0.0, 0.0, 0.0)
+}
+
+fn model_cpu(msgs_per_s: f64, msg_bytes: f64, units: f64) -> f64 {
+    model::cpu_cores(msgs_per_s, msg_bytes, units) - model_idle()
+}

@@ -3,6 +3,7 @@
 
 mod model;
 mod parse;
+mod yaml;
 
 pub use model::*;
 pub use parse::{load, parse_str, SiteError, SiteErrors};

@@ -89,6 +89,91 @@ pub struct Array {
     pub write_cache: bool,
     /// Set when these are one server's internal disks (they fail with that server).
     pub owner: Option<ServerIdx>,
+    /// The RAID level the user has already chosen for this array (`arrays[].raid`); None = the planner
+    /// chooses per pattern. Validated against the data disks (disks − hot spares).
+    pub raid: Option<RaidChoice>,
+}
+
+/// A RAID level a user can fix for an array in the site file. Names as E-Series SANtricity uses them;
+/// `ddp` is a Dynamic Disk Pool (its volumes are RAID 1 or RAID 6 inside the pool).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RaidChoice {
+    Raid0,
+    Raid1,
+    Raid10,
+    Raid6,
+    Ddp,
+}
+
+impl RaidChoice {
+    pub const ALL: [RaidChoice; 5] = [
+        RaidChoice::Raid0,
+        RaidChoice::Raid1,
+        RaidChoice::Raid10,
+        RaidChoice::Raid6,
+        RaidChoice::Ddp,
+    ];
+
+    /// The site-file spelling, also the catalog's `supports` spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RaidChoice::Raid0 => "raid0",
+            RaidChoice::Raid1 => "raid1",
+            RaidChoice::Raid10 => "raid10",
+            RaidChoice::Raid6 => "raid6",
+            RaidChoice::Ddp => "ddp",
+        }
+    }
+
+    /// Accepts `raid10`, `RAID 10`, `raid-10`, `DDP` (case, spaces, `-` and `_` ignored).
+    pub fn parse(s: &str) -> Option<RaidChoice> {
+        let norm: String = s
+            .chars()
+            .filter(|c| !matches!(c, ' ' | '-' | '_'))
+            .collect::<String>()
+            .to_ascii_lowercase();
+        RaidChoice::ALL.into_iter().find(|r| r.as_str() == norm)
+    }
+
+    /// Fewest data disks (disks − hot spares) the level can be built on.
+    pub fn min_data_disks(self) -> u32 {
+        match self {
+            RaidChoice::Raid0 => 1,
+            RaidChoice::Raid1 => 2,
+            RaidChoice::Raid10 => 4,
+            RaidChoice::Raid6 => 5,
+            RaidChoice::Ddp => 11,
+        }
+    }
+
+    /// Whether `data_disks` disks can form this level; the error says why not. The rules: RAID 1 is a
+    /// mirrored pair (more disks make it RAID 10), RAID 10 an even count of at least 4, RAID 6 at least 5
+    /// (E-Series minimum: 3 data + 2 parity), DDP at least 11.
+    pub fn check_data_disks(self, data_disks: u32) -> Result<(), String> {
+        let ok = match self {
+            RaidChoice::Raid0 => data_disks >= 1,
+            RaidChoice::Raid1 => data_disks == 2,
+            RaidChoice::Raid10 => data_disks >= 4 && data_disks % 2 == 0,
+            RaidChoice::Raid6 => data_disks >= 5,
+            RaidChoice::Ddp => data_disks >= 11,
+        };
+        if ok {
+            return Ok(());
+        }
+        let disks = if data_disks == 1 { "disk" } else { "disks" };
+        Err(match self {
+            RaidChoice::Raid0 => "RAID 0 needs at least 1 data disk".to_string(),
+            RaidChoice::Raid1 => {
+                format!("RAID 1 is exactly 2 mirrored disks; this array has {data_disks} data {disks}")
+            }
+            RaidChoice::Raid10 => {
+                format!("RAID 10 needs an even number of data disks, at least 4; this array has {data_disks}")
+            }
+            RaidChoice::Raid6 => format!("RAID 6 needs at least 5 data disks; this array has {data_disks}"),
+            RaidChoice::Ddp => format!("a DDP pool needs at least 11 disks; this array has {data_disks}"),
+        })
+    }
 }
 
 #[derive(Debug, Clone, Default, Serialize)]

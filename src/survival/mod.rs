@@ -1,8 +1,29 @@
 //! Survival: what a layout survives. Failure domains and their effects, stream and meta-group status per
-//! scenario on the placement NATS will really produce, `tolerates`, and (later) yearly probabilities.
+//! scenario on the placement NATS will really produce, `tolerates`, whatif sweeps with recovery steps and
+//! survivor load, and yearly probabilities.
 
-use serde::Serialize;
+mod domain;
+mod evaluate;
+#[doc(hidden)]
+pub mod fixture;
+mod recovery;
+mod sweep;
+mod tolerates;
+mod whatif;
+mod yearly;
 
-/// Yearly availability and durability figures for a layout (filled by the probability model).
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct Yearly {}
+#[cfg(test)]
+mod tests;
+
+pub use domain::{Domain, DomainKind, Target};
+pub use evaluate::{evaluate, AssetOutcome, GroupEffect, Model, Scenario, ServerEffect, Status, ELECTION_STALL_S};
+pub use recovery::{asset_in_bytes_per_s, recovery, repair_s, survivor_load, Recovery, Step, SurvivorLoad};
+pub use sweep::{combinations, sweep, sweep_exhaustive, OutcomeClass, Sweep};
+pub use tolerates::{brute_force, brute_force_kind, for_each_subset, min_breaking_cost, tolerates, TOLERANCE_KINDS};
+pub use whatif::{
+    report_scenarios, report_sweep, scenario_report, ScenarioReport, StreamLine, SweepSummary, WhatifReport,
+};
+
+pub use yearly::{
+    chain_states, exact, monte_carlo, rate_per_year, yearly, Ci95, Component, Reliability, Yearly, YearlyAsset,
+};

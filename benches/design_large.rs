@@ -1,0 +1,43 @@
+//! Bench (not a test): `design` on the large generated site (24 racks, 120 servers, 48 arrays of 12
+//! disks, 500 streams with consumers). Prints wall time per run (min/median/max of 5) and the process's
+//! peak resident memory. Target: < 2 s and < 300 MiB in release on a 2-core machine.
+//! Run: `cargo bench --bench design_large`.
+
+use std::time::Instant;
+
+fn peak_rss_kib() -> Option<u64> {
+    let s = std::fs::read_to_string("/proc/self/status").ok()?;
+    s.lines()
+        .find(|l| l.starts_with("VmHWM:"))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+fn main() {
+    let yaml = natsplan::sitegen::large().to_yaml(false);
+    let catalog = natsplan::catalog::Catalog::builtin();
+    let mut times = Vec::new();
+    let mut layouts = 0;
+    for _ in 0..5 {
+        let t = Instant::now();
+        let site = natsplan::site::parse_str(&yaml, "large.yaml", &catalog).expect("generated site is valid");
+        let plan = natsplan::plan::build(&site, &catalog);
+        let json = natsplan::report::design::json(&plan, &Default::default());
+        times.push(t.elapsed().as_secs_f64());
+        layouts = plan.layouts.len();
+        std::hint::black_box(json);
+    }
+    times.sort_by(f64::total_cmp);
+    println!(
+        "design large site: {} layouts; wall min {:.3} s, median {:.3} s, max {:.3} s; peak RSS {} MiB",
+        layouts,
+        times[0],
+        times[times.len() / 2],
+        times[times.len() - 1],
+        peak_rss_kib()
+            .map(|k| (k / 1024).to_string())
+            .unwrap_or_else(|| "?".into())
+    );
+}

@@ -1,0 +1,443 @@
+//! Server selection as an optimisation (good_lp, pure-Rust microlp): for a pattern with one volume group
+//! per server (1, 2, 4) and a default replica count, choose how many JetStream servers each rack gets and
+//! how many disks each server's group takes so that the layout tolerates as many simultaneous rack
+//! failures as it can, then uses as few disks and arrays as possible — subject to capacity (also on the
+//! survivors of any tolerated rack failure), the replica counts' placement needs, the policy's
+//! `min_tolerated.racks` and what each rack's arrays can hold.
+//!
+//! The model (per disks-per-server value d and rack-failure target t):
+//! - integers n_r ∈ [0, avail_r(d)] (servers in rack r), binaries y_r (rack used), integer h = ⌊N/2⌋
+//!   with N = Σ n_r (2h ≤ N ≤ 2h + 1), integers a_r (arrays touched in rack r);
+//! - N ≥ R_max; with R_max ≤ racks used (unique_tag), Σ y_r ≥ R_max;
+//! - meta quorum survives any t racks: Σ_{r∈S} n_r ≤ N − h − 1 for every set S of t racks;
+//! - capacity: store(d)·N ≥ need, and store(d)·(N − n_r) ≥ need for every rack when t ≥ 1;
+//! - a_r·cap_r ≥ d·n_r (arrays needed for the disks);
+//! - minimise Σ d·n_r + (spares + 1)·a_r (disks, then arrays).
+//!
+//! t is tried from the most any replica count allows down to the policy minimum; the first feasible t
+//! wins. `check` re-verifies a choice against the same rules independently of the solver, and
+//! `brute_force` finds the optimum by enumeration on small sites; property tests compare the three.
+
+use super::{enumerate::group_usable_bytes, placement, quorum, store_bytes, Raid};
+use crate::catalog::Catalog;
+use crate::site::{ArrayIdx, Pattern, RackIdx, Site};
+use good_lp::{constraint, microlp, variable, variables, Expression, Solution, SolverModel, Variable};
+
+/// A server selection the optimiser chose.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Choice {
+    /// JetStream servers per rack (indexed like `Site::racks`).
+    pub per_rack: Vec<u32>,
+    /// Servers per shared array (arrays not listed are not used).
+    pub per_array: Vec<(ArrayIdx, u32)>,
+    pub disks_per_server: u32,
+    /// Simultaneous rack failures the meta group and every replicated asset survive.
+    pub tolerated_racks: u32,
+    /// Disks in groups plus hot spares of the arrays touched.
+    pub disks: u32,
+    pub arrays: u32,
+}
+
+/// Inputs of the model, precomputed from the site.
+struct Inputs {
+    racks: Vec<RackIdx>,
+    names: Vec<String>,
+    /// Servers in each rack that could get a volume from a shared array (by count).
+    servers: Vec<u32>,
+    /// Data disks (after hot spares) of each shared array in each rack.
+    arrays: Vec<Vec<(ArrayIdx, u32, u32)>>,
+    r_max: u32,
+    /// Most rack failures any layout could tolerate: the smallest R − quorum(R) over assets (one replica
+    /// per rack at best).
+    t_cap: u32,
+    t_min: u32,
+    need_bytes: f64,
+}
+
+fn inputs(site: &Site, pattern: Pattern, r: u8) -> Inputs {
+    let assets = placement::assets(site, r);
+    let r_max = assets
+        .iter()
+        .map(|a| a.replicas as u32)
+        .max()
+        .unwrap_or(r as u32)
+        .max(r as u32);
+    let r_min = assets
+        .iter()
+        .map(|a| a.replicas as u32)
+        .min()
+        .unwrap_or(r as u32)
+        .min(r as u32);
+    let racks: Vec<RackIdx> = (0..site.racks.len()).collect();
+    let servers = racks
+        .iter()
+        .map(|&rk| {
+            site.rack_servers(rk)
+                .filter(|&s| site.servers[s].internal.is_none())
+                .count() as u32
+        })
+        .collect();
+    let arrays: Vec<Vec<(ArrayIdx, u32, u32)>> = racks
+        .iter()
+        .map(|&rk| {
+            site.rack_arrays(rk)
+                .filter(|&a| {
+                    site.arrays[a].raid.is_none() || matches!(pattern, Pattern::P1 | Pattern::P4 | Pattern::P2)
+                })
+                .map(|a| {
+                    let arr = &site.arrays[a];
+                    (a, arr.disks.saturating_sub(arr.hot_spares), arr.hot_spares)
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    // Arrays in name order: the solver's variables and brute force's subsets never follow input order.
+    let mut arrays = arrays;
+    for v in arrays.iter_mut() {
+        v.sort_by_key(|&(a, _, _)| site.arrays[a].name.to_ascii_lowercase());
+    }
+    Inputs {
+        names: racks.iter().map(|&r| site.racks[r].name.clone()).collect(),
+        racks,
+        servers,
+        arrays,
+        r_max,
+        t_cap: r_min - quorum(r_min),
+        t_min: site.policy.min_tolerated.racks,
+        need_bytes: assets.iter().map(|a| a.bytes_per_replica * a.replicas as f64).sum(),
+    }
+}
+
+fn raid_for(pattern: Pattern, d: u32) -> Raid {
+    match pattern {
+        Pattern::P2 => Raid::Raid0,
+        _ if d >= 4 => Raid::Raid10,
+        _ => Raid::Raid1,
+    }
+}
+
+/// Disks-per-server values worth trying.
+fn disk_options(pattern: Pattern, max: u32) -> Vec<u32> {
+    match pattern {
+        Pattern::P2 => (1..=max.min(8)).collect(),
+        Pattern::P1 | Pattern::P4 => (1..=max.min(16) / 2).map(|k| k * 2).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The smallest store a server gets with d disks (over the site's arrays), after reserves.
+fn store_for(site: &Site, catalog: &Catalog, inp: &Inputs, pattern: Pattern, d: u32) -> f64 {
+    inp.arrays
+        .iter()
+        .flatten()
+        .map(|&(a, _, _)| store_bytes(site, group_usable_bytes(site, catalog, a, raid_for(pattern, d), d)) as f64)
+        .fold(f64::INFINITY, f64::min)
+}
+
+/// How many servers rack i can give d disks each, and the largest array's data-disk count there.
+fn capacity(inp: &Inputs, i: usize, d: u32) -> (u32, u32) {
+    let fit: u32 = inp.arrays[i].iter().map(|&(_, data, _)| data / d).sum();
+    let biggest = inp.arrays[i].iter().map(|&(_, data, _)| data).max().unwrap_or(0);
+    (fit.min(inp.servers[i]), biggest)
+}
+
+/// All subsets of `k` elements of 0..n (k ≤ 3 in practice).
+fn subsets(n: usize, k: usize) -> Vec<Vec<usize>> {
+    fn go(start: usize, n: usize, k: usize, cur: &mut Vec<usize>, out: &mut Vec<Vec<usize>>) {
+        if cur.len() == k {
+            out.push(cur.clone());
+            return;
+        }
+        for i in start..n {
+            cur.push(i);
+            go(i + 1, n, k, cur, out);
+            cur.pop();
+        }
+    }
+    let mut out = Vec::new();
+    go(0, n, k, &mut Vec::new(), &mut out);
+    out
+}
+
+/// Solve for one (d, t); None when infeasible. Per array: servers n_a ∈ [0, ⌊data_a/d⌋] and z_a
+/// (array used); a rack's count is the sum over its arrays.
+fn solve(inp: &Inputs, d: u32, t: u32, store: f64) -> Option<Choice> {
+    let k = inp.racks.len();
+    let n_arrays: usize = inp.arrays.iter().map(|v| v.len()).sum();
+    // Objective weights: disks count 1 each; an array used costs its spares plus w < 1/arrays, so all
+    // array counts together weigh less than one disk; ties go to racks earlier by name with a weight
+    // below w. Variables are created in rack-name order: the answer never depends on input order.
+    let w = 1.0 / (n_arrays as f64 + 1.0);
+    let servers_total: u32 = inp.servers.iter().sum::<u32>().max(1);
+    let mut by_name: Vec<usize> = (0..k).collect();
+    by_name.sort_by_key(|&i| inp.names[i].to_ascii_lowercase());
+    let mut vars = variables!();
+    let mut n_a: Vec<Vec<Variable>> = vec![Vec::new(); k];
+    let mut z_a: Vec<Vec<Variable>> = vec![Vec::new(); k];
+    let mut y: Vec<Option<Variable>> = vec![None; k];
+    let mut objective = Expression::from(0.0);
+    for (rank, &i) in by_name.iter().enumerate() {
+        let tie = 0.1 * w * rank as f64 / (k.max(1) as f64 * servers_total as f64);
+        let m = inp.arrays[i].len() as f64 + 1.0;
+        for (pos, &(_, data, spares)) in inp.arrays[i].iter().enumerate() {
+            let nv = vars.add(variable().integer().min(0).max((data / d) as f64));
+            let zv = vars.add(variable().binary());
+            let array_tie = 0.01 * w * pos as f64 / m;
+            objective += (d as f64 + tie) * nv + (spares as f64 + w + array_tie) * zv;
+            n_a[i].push(nv);
+            z_a[i].push(zv);
+        }
+        y[i] = Some(vars.add(variable().binary()));
+    }
+    let y: Vec<Variable> = y.into_iter().map(|v| v.expect("every rack has a variable")).collect();
+    let h = vars.add(variable().integer().min(0));
+    let n: Vec<Expression> = n_a
+        .iter()
+        .map(|v| v.iter().map(|&x| Expression::from(x)).sum())
+        .collect();
+    let total: Expression = n.iter().cloned().sum();
+    let mut model = vars.minimise(objective).using(microlp);
+    model = model.with(constraint!(total.clone() >= inp.r_max as f64));
+    model = model.with(constraint!(2 * h <= total.clone()));
+    model = model.with(constraint!(total.clone() <= 2 * h + 1));
+    for i in 0..k {
+        for (j, &(_, data, _)) in inp.arrays[i].iter().enumerate() {
+            model = model.with(constraint!(n_a[i][j] <= (data / d) as f64 * z_a[i][j]));
+        }
+        model = model.with(constraint!(n[i].clone() <= inp.servers[i] as f64 * y[i]));
+        model = model.with(constraint!(y[i] <= n[i].clone()));
+    }
+    let racks_used: Expression = y.iter().map(|&v| Expression::from(v)).sum();
+    if inp.r_max as usize <= k && inp.r_max > 1 {
+        model = model.with(constraint!(racks_used >= inp.r_max as f64));
+    }
+    if store.is_finite() && store > 0.0 {
+        let need_servers = (inp.need_bytes / store).ceil();
+        model = model.with(constraint!(total.clone() >= need_servers));
+        if t >= 1 {
+            for ni in &n {
+                model = model.with(constraint!(total.clone() - ni.clone() >= need_servers));
+            }
+        }
+    } else if inp.need_bytes > 0.0 {
+        return None;
+    }
+    if t >= 1 {
+        for sub in subsets(k, t as usize) {
+            let failed: Expression = sub.iter().map(|&i| n[i].clone()).sum();
+            model = model.with(constraint!(failed <= total.clone() - h - 1));
+        }
+    }
+    let sol = model.solve().ok()?;
+    let mut per_array = Vec::new();
+    let mut per_rack = vec![0u32; k];
+    let (mut disks, mut arrays) = (0, 0);
+    for i in 0..k {
+        for (j, &(a, _, spares)) in inp.arrays[i].iter().enumerate() {
+            let cnt = sol.value(n_a[i][j]).round().max(0.0) as u32;
+            if cnt > 0 {
+                per_array.push((a, cnt));
+                per_rack[i] += cnt;
+                disks += cnt * d + spares;
+                arrays += 1;
+            }
+        }
+    }
+    Some(Choice {
+        per_rack,
+        per_array,
+        disks_per_server: d,
+        tolerated_racks: t,
+        disks,
+        arrays,
+    })
+}
+
+/// The cheapest way (fewest disks incl. spares, then fewest arrays) to give `n` servers of rack `i` d
+/// disks each: every subset of the rack's arrays is tried (a rack has few arrays).
+/// Disks (with spares), arrays, and servers per array.
+type ArrayUse = (u32, u32, Vec<(ArrayIdx, u32)>);
+
+fn best_arrays(inp: &Inputs, i: usize, n: u32, d: u32) -> Option<ArrayUse> {
+    if n == 0 {
+        return Some((0, 0, Vec::new()));
+    }
+    let arrs = &inp.arrays[i];
+    let m = arrs.len().min(16);
+    let mut best: Option<ArrayUse> = None;
+    for mask in 1u32..(1 << m) {
+        let chosen: Vec<&(ArrayIdx, u32, u32)> = (0..m).filter(|j| mask & (1 << j) != 0).map(|j| &arrs[j]).collect();
+        let cap: u32 = chosen.iter().map(|&&(_, data, _)| data / d).sum();
+        if cap < n || chosen.iter().any(|&&(_, data, _)| data / d == 0) {
+            continue;
+        }
+        let spares: u32 = chosen.iter().map(|&&(_, _, s)| s).sum();
+        let cost = (n * d + spares, chosen.len() as u32);
+        if best.as_ref().is_none_or(|b| cost < (b.0, b.1)) {
+            // Fill the chosen arrays, largest first, so each keeps at least one server.
+            let mut left = n - chosen.len() as u32;
+            let mut fill: Vec<(ArrayIdx, u32)> = chosen.iter().map(|&&(a, _, _)| (a, 1)).collect();
+            for (f, &&(_, data, _)) in fill.iter_mut().zip(chosen.iter()) {
+                let more = (data / d - 1).min(left);
+                f.1 += more;
+                left -= more;
+            }
+            best = Some((cost.0, cost.1, fill));
+        }
+    }
+    best
+}
+
+/// A choice from servers per rack with the cheapest array use in each rack (for brute force).
+fn finish(inp: &Inputs, per_rack: Vec<u32>, d: u32, t: u32) -> Option<Choice> {
+    let (mut disks, mut arrays, mut per_array) = (0, 0, Vec::new());
+    for (i, &cnt) in per_rack.iter().enumerate() {
+        let (dk, ar, fill) = best_arrays(inp, i, cnt, d)?;
+        disks += dk;
+        arrays += ar;
+        per_array.extend(fill);
+    }
+    Some(Choice {
+        per_rack,
+        per_array,
+        disks_per_server: d,
+        tolerated_racks: t,
+        disks,
+        arrays,
+    })
+}
+
+/// Is this choice within the model's rules for target t? Independent of the solver.
+pub fn check(site: &Site, catalog: &Catalog, pattern: Pattern, r: u8, c: &Choice) -> Result<(), String> {
+    let inp = inputs(site, pattern, r);
+    let d = c.disks_per_server;
+    let n: u32 = c.per_rack.iter().sum();
+    // The per-array assignment must add up, fit each array and cost what the choice says.
+    let (mut disks, mut arrays) = (0, 0);
+    let mut sums = vec![0u32; c.per_rack.len()];
+    for &(a, cnt) in &c.per_array {
+        let arr = &site.arrays[a];
+        let data = arr.disks.saturating_sub(arr.hot_spares);
+        if cnt * d > data {
+            return Err(format!("{} cannot hold {cnt} groups of {d} disks", arr.name));
+        }
+        sums[arr.rack] += cnt;
+        disks += cnt * d + arr.hot_spares;
+        arrays += 1;
+    }
+    if sums != c.per_rack {
+        return Err(format!(
+            "arrays hold {sums:?} servers per rack, the choice says {:?}",
+            c.per_rack
+        ));
+    }
+    if (disks, arrays) != (c.disks, c.arrays) {
+        return Err(format!(
+            "the arrays cost {disks} disks in {arrays} arrays, the choice says {} in {}",
+            c.disks, c.arrays
+        ));
+    }
+    if n < inp.r_max {
+        return Err(format!("{n} servers cannot hold R{}", inp.r_max));
+    }
+    for (i, &cnt) in c.per_rack.iter().enumerate() {
+        if cnt > capacity(&inp, i, d).0 {
+            return Err(format!(
+                "rack {} cannot give {cnt} servers {d} disks each",
+                site.racks[i].name
+            ));
+        }
+    }
+    let used = c.per_rack.iter().filter(|&&x| x > 0).count() as u32;
+    if inp.r_max as usize <= inp.racks.len() && inp.r_max > 1 && used < inp.r_max {
+        return Err(format!(
+            "R{} needs {} racks for unique_tag; {used} used",
+            inp.r_max, inp.r_max
+        ));
+    }
+    let store = store_for(site, catalog, &inp, pattern, d);
+    if inp.need_bytes > 0.0 && (store * n as f64) < inp.need_bytes {
+        return Err("capacity: the stores cannot hold every replica".into());
+    }
+    let mut sorted = c.per_rack.clone();
+    sorted.sort_unstable_by(|a, b| b.cmp(a));
+    let worst: u32 = sorted.iter().take(c.tolerated_racks as usize).sum();
+    if c.tolerated_racks > 0 {
+        if worst > n - quorum(n) {
+            return Err(format!(
+                "losing the {} fullest racks ({worst} servers) breaks the meta quorum of {n}",
+                c.tolerated_racks
+            ));
+        }
+        if inp.need_bytes > 0.0 && store * f64::from(n - sorted[0]) < inp.need_bytes {
+            return Err("capacity after a rack failure: the survivors cannot hold every replica".into());
+        }
+    }
+    Ok(())
+}
+
+/// Lexicographic optimum: most tolerated racks, then fewest disks, then fewest arrays.
+fn better(a: &Choice, b: &Choice) -> bool {
+    (std::cmp::Reverse(a.tolerated_racks), a.disks, a.arrays)
+        < (std::cmp::Reverse(b.tolerated_racks), b.disks, b.arrays)
+}
+
+/// The optimiser's choice for a pattern with per-server groups and default replica count r.
+pub fn optimise(site: &Site, catalog: &Catalog, pattern: Pattern, r: u8) -> Option<Choice> {
+    if !matches!(pattern, Pattern::P1 | Pattern::P2 | Pattern::P4) {
+        return None;
+    }
+    let inp = inputs(site, pattern, r);
+    let max_data = inp.arrays.iter().flatten().map(|&(_, data, _)| data).max().unwrap_or(0);
+    let t_top = inp.t_cap.min(inp.racks.len().saturating_sub(1) as u32).min(3);
+    let mut best: Option<Choice> = None;
+    for t in (inp.t_min..=t_top).rev() {
+        for d in disk_options(pattern, max_data) {
+            let store = store_for(site, catalog, &inp, pattern, d);
+            if let Some(c) = solve(&inp, d, t, store) {
+                if check(site, catalog, pattern, r, &c).is_ok() && best.as_ref().is_none_or(|b| better(&c, b)) {
+                    best = Some(c);
+                }
+            }
+        }
+        if best.is_some() {
+            break;
+        }
+    }
+    best
+}
+
+/// The same optimum by enumerating every servers-per-rack vector (small sites only; for tests).
+pub fn brute_force(site: &Site, catalog: &Catalog, pattern: Pattern, r: u8) -> Option<Choice> {
+    let inp = inputs(site, pattern, r);
+    let max_data = inp.arrays.iter().flatten().map(|&(_, data, _)| data).max().unwrap_or(0);
+    let t_top = inp.t_cap.min(inp.racks.len().saturating_sub(1) as u32).min(3);
+    let mut best: Option<Choice> = None;
+    for t in (inp.t_min..=t_top).rev() {
+        for d in disk_options(pattern, max_data) {
+            let caps: Vec<u32> = (0..inp.racks.len()).map(|i| capacity(&inp, i, d).0).collect();
+            let mut v = vec![0u32; caps.len()];
+            loop {
+                if let Some(c) = finish(&inp, v.clone(), d, t) {
+                    if check(site, catalog, pattern, r, &c).is_ok() && best.as_ref().is_none_or(|b| better(&c, b)) {
+                        best = Some(c);
+                    }
+                }
+                // Next vector (odometer).
+                let mut i = 0;
+                while i < v.len() && v[i] == caps[i] {
+                    v[i] = 0;
+                    i += 1;
+                }
+                if i == v.len() {
+                    break;
+                }
+                v[i] += 1;
+            }
+        }
+        if best.is_some() {
+            break;
+        }
+    }
+    best
+}

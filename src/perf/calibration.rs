@@ -1,0 +1,352 @@
+//! Calibration files: published or measured benchmark figures with their provenance, in the schema
+//! `natsplan-calibration/1` (docs/calibration-format.md). The seed transcriptions in `calibration/` are
+//! compiled into the binary; `--calibration FILE` adds a file whose rows replace the built-in rows of the
+//! same kinds. Files hold observations only: the model's terms are fitted from them when loaded (`fit`), so
+//! `natsplan calibrate` only ever has to write what it measured.
+
+use crate::units::parse_size;
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The schema tag every calibration file carries.
+pub const SCHEMA: &str = "natsplan-calibration/1";
+
+/// The built-in files: (file name, text).
+pub const BUILTIN_FILES: [(&str, &str); 6] = [
+    (
+        "seed000-ef600-objstore.yaml",
+        include_str!("../../calibration/seed000-ef600-objstore.yaml"),
+    ),
+    (
+        "seed000-fio-raid.yaml",
+        include_str!("../../calibration/seed000-fio-raid.yaml"),
+    ),
+    (
+        "nats-docs-kv-putter.yaml",
+        include_str!("../../calibration/nats-docs-kv-putter.yaml"),
+    ),
+    (
+        "seed004-lxc-ladder.yaml",
+        include_str!("../../calibration/seed004-lxc-ladder.yaml"),
+    ),
+    (
+        "seed002-nats-bench.yaml",
+        include_str!("../../calibration/seed002-nats-bench.yaml"),
+    ),
+    (
+        "seed003-kafka-ontap.yaml",
+        include_str!("../../calibration/seed003-kafka-ontap.yaml"),
+    ),
+];
+
+/// Row kinds the schema knows; anything else is a typo.
+pub const KINDS: [&str; 15] = [
+    "obj-put",
+    "obj-get",
+    "js",
+    "kv",
+    "core",
+    "ping",
+    "flood",
+    "fio",
+    "restart",
+    "writeback",
+    "disk-write",
+    "repair",
+    "cpu",
+    "recovery",
+    "efficiency",
+];
+
+/// Where the figures come from.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Source {
+    /// The document (and section) the figures were transcribed from, or the run folder that measured them.
+    pub document: String,
+    /// blog, vendor-docs, project-readme, natsplan-calibrate, ...
+    pub kind: String,
+    /// When it was published or measured; `unknown` when not stated.
+    pub date: String,
+}
+
+/// One table (or one measured ladder) with the conditions all its rows share.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Series {
+    pub name: String,
+    /// The table's caption or where in the document it is.
+    pub table: String,
+    #[serde(default)]
+    pub conditions: BTreeMap<String, serde_yaml::Value>,
+    pub rows: Vec<Row>,
+}
+
+/// One published row. Shape fields are optional because the kinds differ; `values` holds the figures
+/// exactly as published, keyed with their unit.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Row {
+    pub label: String,
+    pub kind: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub servers: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replicas: Option<u8>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raid: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_cache: Option<bool>,
+    /// `always`, `delayed` or `unknown`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sync: Option<String>,
+    /// Message or object size as written (`8KiB`, `128B`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workers: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workers_placement: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub publishers: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub publishers_low: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subscribers: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consumers: Option<u32>,
+    /// `first-server` (all on one server) or `spread`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consumers_placement: Option<String>,
+    /// `sync`, `async` or `unknown`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub publish_mode: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storage: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub msgs: Option<u64>,
+    pub values: BTreeMap<String, f64>,
+    /// Values computed from others (never measurements; never fitted).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub derived: Vec<String>,
+    /// Quirks, e.g. `duplicate_label`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flags: Vec<String>,
+    /// Whether the row may calibrate the model (false for flagged or derived rows).
+    #[serde(default = "yes")]
+    pub fit: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl Row {
+    /// A measured (not derived) value.
+    pub fn measured(&self, key: &str) -> Option<f64> {
+        if self.derived.iter().any(|d| d == key) {
+            return None;
+        }
+        self.values.get(key).copied()
+    }
+    pub fn size_bytes(&self) -> Option<u64> {
+        self.size.as_deref().and_then(|s| parse_size(s).ok())
+    }
+    /// True for `sync: always`; false for `delayed`; None when unknown.
+    pub fn sync_always(&self) -> Option<bool> {
+        match self.sync.as_deref() {
+            Some("always") => Some(true),
+            Some("delayed") => Some(false),
+            _ => None,
+        }
+    }
+}
+
+/// One calibration file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CalibrationFile {
+    pub schema: String,
+    /// Short unique name; predictions cite it as their source.
+    pub id: String,
+    pub title: String,
+    pub source: Source,
+    /// nats-server version, `unknown`, or `n/a (...)` for non-NATS figures.
+    pub nats_version: String,
+    /// Tool, flags and repetitions.
+    pub method: String,
+    /// What it ran on; must name at least `array`, `disk_kind` and `host` (`unknown` is an answer).
+    pub hardware: BTreeMap<String, serde_yaml::Value>,
+    #[serde(default)]
+    pub conditions: BTreeMap<String, serde_yaml::Value>,
+    pub series: Vec<Series>,
+}
+
+impl CalibrationFile {
+    /// Parse and check a file; errors name the file, the series and the row.
+    pub fn parse(text: &str, origin: &str) -> Result<CalibrationFile> {
+        let f: CalibrationFile = serde_yaml::from_str(text).with_context(|| {
+            format!("{origin}: not a calibration file (see docs/calibration-format.md for the schema)")
+        })?;
+        f.check(origin)?;
+        Ok(f)
+    }
+
+    fn check(&self, origin: &str) -> Result<()> {
+        if self.schema != SCHEMA {
+            bail!(
+                "{origin}: schema: '{}' is not supported; write `schema: {SCHEMA}`",
+                self.schema
+            );
+        }
+        if self.id.trim().is_empty() {
+            bail!("{origin}: id: empty; give the file a short unique name");
+        }
+        for key in ["array", "disk_kind", "host"] {
+            if !self.hardware.contains_key(key) {
+                bail!("{origin}: hardware.{key}: missing; write `unknown` when it is not known");
+            }
+        }
+        for (si, s) in self.series.iter().enumerate() {
+            for (ri, r) in s.rows.iter().enumerate() {
+                let at = format!("{origin}: series[{si}] ({}) rows[{ri}] ({})", s.name, r.label);
+                if !KINDS.contains(&r.kind.as_str()) {
+                    bail!("{at}: kind: '{}' is unknown; use one of {}", r.kind, KINDS.join(", "));
+                }
+                if let Some(sz) = &r.size {
+                    parse_size(sz).map_err(|e| anyhow::anyhow!("{at}: size: {e}"))?;
+                }
+                if let Some(sy) = &r.sync {
+                    if !["always", "delayed", "unknown"].contains(&sy.as_str()) {
+                        bail!("{at}: sync: '{sy}' must be always, delayed or unknown");
+                    }
+                }
+                if let Some(rep) = r.replicas {
+                    if !(1..=5).contains(&rep) {
+                        bail!("{at}: replicas: {rep} must be 1..5");
+                    }
+                }
+                if r.values.is_empty() {
+                    bail!("{at}: values: empty; a row must publish at least one figure");
+                }
+                for (k, v) in &r.values {
+                    if !v.is_finite() || *v < 0.0 {
+                        bail!("{at}: values.{k}: {v} must be a finite, non-negative number");
+                    }
+                }
+                for d in &r.derived {
+                    if !r.values.contains_key(d) {
+                        bail!("{at}: derived: '{d}' names no value of this row");
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub fn rows(&self) -> impl Iterator<Item = &Row> {
+        self.series.iter().flat_map(|s| s.rows.iter())
+    }
+}
+
+/// All calibration files in use, in load order (built-in first, then `--calibration`).
+#[derive(Debug, Clone)]
+pub struct CalibrationSet {
+    pub files: Vec<CalibrationFile>,
+}
+
+impl CalibrationSet {
+    pub fn builtin() -> CalibrationSet {
+        let files = BUILTIN_FILES
+            .iter()
+            .map(|(name, text)| {
+                CalibrationFile::parse(text, &format!("calibration/{name}"))
+                    .expect("built-in calibration is valid (tested)")
+            })
+            .collect();
+        CalibrationSet { files }
+    }
+
+    /// Add a user file. Its rows replace every built-in row of the kinds it has (so a measured `obj-put`
+    /// ladder replaces seed 000's), and a file with the same id replaces that file outright.
+    pub fn with_file(mut self, f: CalibrationFile) -> CalibrationSet {
+        let kinds: Vec<String> = f.rows().map(|r| r.kind.clone()).collect();
+        self.files.retain(|g| g.id != f.id);
+        for g in &mut self.files {
+            for s in &mut g.series {
+                s.rows.retain(|r| !kinds.contains(&r.kind));
+            }
+        }
+        self.files.push(f);
+        self
+    }
+
+    pub fn from_path(path: &Path) -> Result<CalibrationFile> {
+        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        CalibrationFile::parse(&text, &path.display().to_string())
+    }
+
+    /// Rows of one kind with the id of the file they come from.
+    pub fn rows_of<'a>(&'a self, kind: &'a str) -> impl Iterator<Item = (&'a CalibrationFile, &'a Row)> + 'a {
+        self.files
+            .iter()
+            .flat_map(|f| f.rows().map(move |r| (f, r)))
+            .filter(move |(_, r)| r.kind == kind)
+    }
+
+    pub fn file(&self, id: &str) -> Option<&CalibrationFile> {
+        self.files.iter().find(|f| f.id == id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_files_parse() {
+        let s = CalibrationSet::builtin();
+        assert_eq!(s.files.len(), BUILTIN_FILES.len());
+    }
+
+    #[test]
+    fn bad_kind_and_sync_are_named_with_their_place() {
+        let text = BUILTIN_FILES[2].1.replace("kind: kv,", "kind: kvv,");
+        let e = CalibrationFile::parse(&text, "x.yaml").unwrap_err().to_string();
+        assert!(e.contains("rows[0]") && e.contains("kvv"), "{e}");
+        let text = BUILTIN_FILES[2]
+            .1
+            .replace("sync: delayed, size", "sync: sometimes, size");
+        let e = CalibrationFile::parse(&text, "x.yaml").unwrap_err().to_string();
+        assert!(e.contains("sync") && e.contains("sometimes"), "{e}");
+        let text = BUILTIN_FILES[2].1.replace(SCHEMA, "natsplan-calibration/9");
+        assert!(CalibrationFile::parse(&text, "x.yaml").is_err());
+    }
+
+    #[test]
+    fn derived_values_are_not_measured() {
+        let s = CalibrationSet::builtin();
+        let (_, r) = s.rows_of("obj-put").next().unwrap();
+        assert!(r.measured("get_obj_per_s").is_none());
+        assert_eq!(r.measured("put_obj_per_s"), Some(337.79));
+    }
+
+    #[test]
+    fn a_user_file_replaces_rows_of_its_kinds() {
+        let user = CalibrationFile::parse(
+            &BUILTIN_FILES[2].1.replace("id: nats-docs-kv-putter", "id: my-lab"),
+            "mine.yaml",
+        )
+        .unwrap();
+        let s = CalibrationSet::builtin().with_file(user);
+        let kv: Vec<_> = s.rows_of("kv").map(|(f, _)| f.id.clone()).collect();
+        assert_eq!(kv, vec!["my-lab".to_string()]);
+        assert!(s.rows_of("obj-put").count() > 0);
+    }
+}

@@ -1,0 +1,181 @@
+//! Capacity of a layout against the workload: per server from the emulated placement, in total, and
+//! after the worst tolerated failure once the failed peers are removed and their replicas rebuilt on
+//! the survivors that the placement rules allow.
+
+use super::{AfterFailure, Capacity, ServerCapacity};
+use crate::layout::{store_bytes, Layout};
+use crate::site::{ServerIdx, Site, Tolerance};
+
+/// Bytes each JetStream server (in `layout.servers` order) must hold under the expected placement.
+pub fn needs(layout: &Layout) -> Vec<f64> {
+    let mut slot = vec![usize::MAX; layout.servers.iter().max().map_or(0, |m| m + 1)];
+    for (i, &s) in layout.servers.iter().enumerate() {
+        slot[s] = i;
+    }
+    let mut need = vec![0.0; layout.servers.len()];
+    for a in &layout.assets {
+        for &s in &a.expected {
+            if let Some(&i) = slot.get(s).filter(|&&i| i != usize::MAX) {
+                need[i] += a.bytes_per_replica;
+            }
+        }
+    }
+    need
+}
+
+/// `max_file_store` of each JetStream server.
+pub fn stores(site: &Site, layout: &Layout) -> Vec<f64> {
+    layout
+        .servers
+        .iter()
+        .map(|&s| {
+            layout
+                .lun_of(s)
+                .map(|l| store_bytes(site, l.size_bytes) as f64)
+                .unwrap_or(0.0)
+        })
+        .collect()
+}
+
+/// Fraction of a store left free (negative when short). A zero-size store with no need is full, not free.
+fn headroom_of(usable: f64, need: f64) -> f64 {
+    if usable <= 0.0 {
+        if need <= 0.0 {
+            0.0
+        } else {
+            -1.0
+        }
+    } else {
+        1.0 - need / usable
+    }
+}
+
+/// The fullest server (lowest headroom) among those alive.
+fn fullest(
+    site: &Site,
+    layout: &Layout,
+    stores: &[f64],
+    need: &[f64],
+    alive: &[bool],
+) -> (Option<ServerCapacity>, f64) {
+    let mut best: Option<(f64, usize)> = None;
+    for i in 0..layout.servers.len() {
+        if !alive[i] {
+            continue;
+        }
+        let h = headroom_of(stores[i], need[i]);
+        if best.is_none_or(|(bh, _)| h < bh) {
+            best = Some((h, i));
+        }
+    }
+    match best {
+        None => (None, 0.0),
+        Some((h, i)) => (
+            Some(ServerCapacity {
+                name: site.servers[layout.servers[i]].name.clone(),
+                usable_bytes: stores[i] as u64,
+                needed_bytes: need[i].ceil() as u64,
+            }),
+            h,
+        ),
+    }
+}
+
+/// Per-server needs after `failed` servers are peer-removed: each replica they held is rebuilt on the
+/// least-full eligible survivor (distinct rack under unique_tag; inside the pinned set otherwise), or
+/// stays missing when no survivor is eligible (NATS then reports the stream under-replicated).
+pub fn needs_after(site: &Site, layout: &Layout, stores: &[f64], failed: &[ServerIdx]) -> Vec<f64> {
+    // Position of each site server in `layout.servers`, O(1) (this runs for every failure scenario).
+    let mut slot = vec![usize::MAX; layout.servers.iter().max().map_or(0, |m| m + 1)];
+    for (i, &s) in layout.servers.iter().enumerate() {
+        slot[s] = i;
+    }
+    let pos = |s: ServerIdx| slot.get(s).copied().filter(|&i| i != usize::MAX);
+    let mut need = needs(layout);
+    let dead: Vec<bool> = layout.servers.iter().map(|s| failed.contains(s)).collect();
+    for (i, d) in dead.iter().enumerate() {
+        if *d {
+            need[i] = 0.0;
+        }
+    }
+    for a in &layout.assets {
+        let lost = a.expected.iter().filter(|s| failed.contains(s)).count();
+        if lost == 0 {
+            continue;
+        }
+        let mut holders: Vec<ServerIdx> = a.expected.iter().copied().filter(|s| !failed.contains(s)).collect();
+        for _ in 0..lost {
+            let pick = a
+                .candidates
+                .iter()
+                .copied()
+                .filter(|s| !failed.contains(s) && !holders.contains(s))
+                .filter(|&s| !a.unique_rack || holders.iter().all(|&h| site.servers[h].rack != site.servers[s].rack))
+                .filter_map(|s| pos(s).map(|i| (s, i)))
+                .min_by(|&(_, i), &(_, j)| {
+                    (need[i] / stores[i].max(1.0))
+                        .total_cmp(&(need[j] / stores[j].max(1.0)))
+                        .then(i.cmp(&j))
+                });
+            if let Some((s, i)) = pick {
+                need[i] += a.bytes_per_replica;
+                holders.push(s);
+            }
+        }
+    }
+    need
+}
+
+/// Capacity figures; `tolerates` decides which failures the after-failure check covers (every rack when
+/// one rack is tolerated, every server when one server is).
+pub fn evaluate(site: &Site, layout: &Layout, tolerates: &Tolerance) -> Capacity {
+    let stores = stores(site, layout);
+    let need = needs(layout);
+    let alive = vec![true; layout.servers.len()];
+    let (fullest_server, headroom) = fullest(site, layout, &stores, &need, &alive);
+    let left: u64 = layout
+        .luns
+        .iter()
+        .map(|l| layout.groups[l.group].usable_bytes.saturating_sub(l.size_bytes))
+        .sum::<u64>()
+        * u64::from(layout.pattern == crate::site::Pattern::P4);
+    let mut cap = Capacity {
+        usable_bytes: stores.iter().sum::<f64>() as u64,
+        needed_bytes: need.iter().sum::<f64>().ceil() as u64,
+        headroom,
+        fullest_server,
+        after_failure: None,
+        left_for_others_bytes: left,
+    };
+    // Candidate failures: whole racks if one is tolerated, and single servers if one is.
+    let mut scenarios: Vec<(String, Vec<ServerIdx>)> = Vec::new();
+    if tolerates.racks >= 1 {
+        for r in layout.racks_used(site) {
+            let on: Vec<ServerIdx> = layout
+                .servers
+                .iter()
+                .copied()
+                .filter(|&s| site.servers[s].rack == r)
+                .collect();
+            scenarios.push((format!("rack:{}", site.racks[r].name), on));
+        }
+    }
+    if tolerates.servers >= 1 {
+        for &s in &layout.servers {
+            scenarios.push((format!("server:{}", site.servers[s].name), vec![s]));
+        }
+    }
+    for (name, failed) in scenarios {
+        let need = needs_after(site, layout, &stores, &failed);
+        let alive: Vec<bool> = layout.servers.iter().map(|s| !failed.contains(s)).collect();
+        let (f, h) = fullest(site, layout, &stores, &need, &alive);
+        if cap.after_failure.as_ref().is_none_or(|a| h < a.headroom) {
+            cap.after_failure = Some(AfterFailure {
+                failed: vec![name],
+                fullest_server: f,
+                headroom: h,
+            });
+        }
+    }
+    cap
+}

@@ -1,0 +1,298 @@
+//! The Plan: one serialisable value carrying the site's ranked layouts with every evaluation. Commands
+//! build it once; reports, emit and verify read it.
+
+mod capacity;
+mod verdict;
+
+pub use capacity::{needs, needs_after, stores};
+pub use verdict::{perf_bucket, rank, reasons};
+
+use crate::catalog::Catalog;
+use crate::layout::{Layout, PlacementRule, Severity};
+use crate::site::{Site, Tolerance};
+use serde::Serialize;
+
+/// A layout's verdict, worst reason first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Recommended,
+    Acceptable,
+    Risky,
+    Rejected,
+}
+
+impl Verdict {
+    pub fn from_severity(s: Option<Severity>) -> Verdict {
+        match s {
+            None | Some(Severity::Info) => Verdict::Recommended,
+            Some(Severity::Note) => Verdict::Acceptable,
+            Some(Severity::Risk) => Verdict::Risky,
+            Some(Severity::Reject) => Verdict::Rejected,
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Recommended => "recommended",
+            Verdict::Acceptable => "acceptable",
+            Verdict::Risky => "risky",
+            Verdict::Rejected => "rejected",
+        }
+    }
+}
+
+/// Capacity of a layout against the workload at the end of the planning horizon.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Capacity {
+    /// Sum of the JetStream store sizes (`max_file_store`) of all servers.
+    pub usable_bytes: u64,
+    /// Sum of all replicas' bytes (with growth, RAFT logs).
+    pub needed_bytes: u64,
+    /// Fraction of usable left free on the fullest server (the binding one); negative means short.
+    pub headroom: f64,
+    /// The fullest server and its figures.
+    pub fullest_server: Option<ServerCapacity>,
+    /// The same after the worst tolerated failure, once the failed peers are removed and their replicas
+    /// rebuilt on the survivors (NATS moves nothing before a peer-remove).
+    pub after_failure: Option<AfterFailure>,
+    /// Bytes of each volume group left for other services (pattern 4), total.
+    pub left_for_others_bytes: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ServerCapacity {
+    pub name: String,
+    pub usable_bytes: u64,
+    pub needed_bytes: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct AfterFailure {
+    /// The failure, as whatif selectors (e.g. `rack:A`).
+    pub failed: Vec<String>,
+    pub fullest_server: Option<ServerCapacity>,
+    pub headroom: f64,
+}
+
+/// One JetStream server of a layout as the JSON contract shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct PlannedServer {
+    pub name: String,
+    pub rack: String,
+    pub array: Option<String>,
+    pub volume_group: Option<String>,
+    pub lun_bytes: u64,
+    /// `max_file_store` natsplan will emit for it.
+    pub store_bytes: u64,
+    /// The server's tags as emitted (lower case).
+    pub tags: Vec<String>,
+}
+
+/// Where one asset's replicas go.
+#[derive(Debug, Clone, Serialize)]
+pub struct PlannedAsset {
+    pub name: String,
+    pub kind: String,
+    pub replicas: u8,
+    /// Where the emulated meta leader puts it (balanced; NATS breaks ties at random).
+    pub expected: Vec<String>,
+    /// The pinned replica set it is placed on; None = any JetStream server (distinct racks when the
+    /// layout has a `unique_tag`).
+    pub set: Option<String>,
+    pub bytes_per_replica: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PlannedLayout {
+    pub id: String,
+    pub rank: usize,
+    pub pattern: String,
+    pub raid: String,
+    pub replicas: u8,
+    pub servers: Vec<PlannedServer>,
+    pub hot_spares: u32,
+    pub verdict: Verdict,
+    pub reasons: Vec<String>,
+    pub tolerates: Tolerance,
+    pub capacity: Capacity,
+    pub disks_used: u32,
+    pub arrays_used: u32,
+    pub racks_used: u32,
+    /// `unique_tag` to emit, when that is how placement is steered.
+    pub unique_tag: Option<String>,
+    pub replica_sets: Vec<(String, Vec<String>)>,
+    pub assets: Vec<PlannedAsset>,
+    /// Yearly availability and durability figures (survival), when computed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub yearly: Option<crate::survival::Yearly>,
+    /// Performance predictions for the site's workload (perf), when computed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub predicted: Option<crate::perf::Predicted>,
+    /// The layout itself, for emit, whatif and verify.
+    #[serde(skip)]
+    pub layout: Layout,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Plan {
+    pub site: String,
+    pub generator: String,
+    pub sync_interval: String,
+    /// Ranked, best first.
+    pub layouts: Vec<PlannedLayout>,
+    /// Layouts evaluated in all (the report may show only the top ones).
+    pub evaluated: usize,
+    /// Remarks about the site as a whole.
+    pub notes: Vec<String>,
+    #[serde(skip)]
+    pub input: Site,
+}
+
+impl Plan {
+    pub fn layout(&self, id: &str) -> Option<&PlannedLayout> {
+        self.layouts.iter().find(|l| l.id == id)
+    }
+}
+
+/// Evaluate and rank every candidate layout of a site with the built-in calibration. Pure: no printing,
+/// no I/O.
+pub fn build(site: &Site, catalog: &Catalog) -> Plan {
+    build_with(site, catalog, &crate::perf::Calibration::builtin())
+}
+
+/// As `build`, with a given calibration (`--calibration FILE`).
+pub fn build_with(site: &Site, catalog: &Catalog, cal: &crate::perf::Calibration) -> Plan {
+    let layouts = crate::layout::enumerate(site, catalog);
+    let evaluated = layouts.len();
+    let mut notes = Vec::new();
+    // A candidate with no JetStream server at all is not a layout; say once why the pattern does not fit.
+    let (empty, layouts): (Vec<Layout>, Vec<Layout>) = layouts.into_iter().partition(|l| l.servers.is_empty());
+    for l in empty {
+        let why: Vec<&str> = l
+            .problems
+            .iter()
+            .filter(|p| !p.text.starts_with("no suitable peers") && !p.text.starts_with("DDP on "))
+            .map(|p| p.text.as_str())
+            .collect();
+        let note = format!(
+            "pattern {} does not fit this site: {}",
+            l.pattern.as_str(),
+            why.join("; ")
+        );
+        if !notes.contains(&note) {
+            notes.push(note);
+        }
+    }
+    let mut planned: Vec<PlannedLayout> = layouts
+        .into_iter()
+        .map(|l| plan_layout(site, catalog, cal, l))
+        .collect();
+    rank(&mut planned);
+    if planned.is_empty() {
+        notes.push("no layout could be built: no server has storage (an array in its rack or its own disks)".into());
+    }
+    if site.nats.sync.is_delayed() {
+        notes.push(format!(
+            "sync_interval {}: acknowledged writes can sit in the page cache for up to {:.0} s; a power event \
+             that takes a quorum of a stream's replicas can lose them (Jepsen NATS 2.12.1, nats-server #7564)",
+            site.nats.sync,
+            site.nats.sync.loss_window_s(catalog.failures.dirty_expire_s.value)
+        ));
+    }
+    Plan {
+        site: site.name.clone(),
+        generator: format!("natsplan {}", env!("CARGO_PKG_VERSION")),
+        sync_interval: site.nats.sync.config_value(),
+        layouts: planned,
+        evaluated,
+        notes,
+        input: site.clone(),
+    }
+}
+
+/// Evaluate one layout: tolerance, capacity, reasons, verdict (rank is set by `rank`).
+pub fn plan_layout(site: &Site, catalog: &Catalog, cal: &crate::perf::Calibration, layout: Layout) -> PlannedLayout {
+    let tolerates = crate::survival::tolerates(site, &layout);
+    let capacity = capacity::evaluate(site, &layout, &tolerates);
+    let predicted = (!layout.servers.is_empty()).then(|| crate::perf::predict_layout(site, &layout, catalog, cal));
+    let problems = reasons(site, catalog, &layout, &tolerates, &capacity, predicted.as_ref());
+    let verdict = Verdict::from_severity(problems.iter().map(|p| p.severity).max());
+    let stores = stores(site, &layout);
+    let servers = layout
+        .servers
+        .iter()
+        .enumerate()
+        .map(|(i, &s)| {
+            let srv = &site.servers[s];
+            let lun = layout.lun_of(s);
+            let group = lun.map(|l| &layout.groups[l.group]);
+            PlannedServer {
+                name: srv.name.clone(),
+                rack: site.racks[srv.rack].name.clone(),
+                array: group.map(|g| site.arrays[g.array].name.clone()),
+                volume_group: group.map(|g| g.name.clone()),
+                lun_bytes: lun.map(|l| l.size_bytes).unwrap_or(0),
+                store_bytes: stores[i] as u64,
+                tags: server_tags(site, &layout, s),
+            }
+        })
+        .collect();
+    let names = |v: &[usize]| v.iter().map(|&s| site.servers[s].name.clone()).collect::<Vec<_>>();
+    let (unique_tag, replica_sets) = match &layout.placement {
+        PlacementRule::UniqueTag { prefix } => (Some(prefix.clone()), Vec::new()),
+        PlacementRule::Pinned { sets } => (None, sets.iter().map(|s| (s.name.clone(), names(&s.servers))).collect()),
+        PlacementRule::Free => (None, Vec::new()),
+    };
+    let assets = layout
+        .assets
+        .iter()
+        .map(|a| PlannedAsset {
+            name: a.name.clone(),
+            kind: a.kind.as_str().to_string(),
+            replicas: a.replicas,
+            expected: names(&a.expected),
+            set: a.set.clone(),
+            bytes_per_replica: a.bytes_per_replica.ceil() as u64,
+        })
+        .collect();
+    PlannedLayout {
+        id: layout.id.clone(),
+        rank: 0,
+        pattern: layout.pattern.as_str().to_string(),
+        raid: layout.raid.as_str().to_string(),
+        replicas: layout.replicas,
+        servers,
+        hot_spares: layout.hot_spares_total(),
+        verdict,
+        reasons: problems.into_iter().map(|p| p.text).collect(),
+        tolerates,
+        capacity,
+        disks_used: layout.disks_used(),
+        arrays_used: layout.arrays_used(),
+        racks_used: layout.racks_used(site).len() as u32,
+        unique_tag,
+        replica_sets,
+        assets,
+        yearly: None,
+        predicted,
+        layout,
+    }
+}
+
+/// The lower-case tags a JetStream server gets: its rack, its array, and every replica set it is in.
+pub fn server_tags(site: &Site, layout: &Layout, server: usize) -> Vec<String> {
+    let srv = &site.servers[server];
+    let mut tags = vec![format!("rack:{}", site.racks[srv.rack].name.to_ascii_lowercase())];
+    if let Some(a) = layout.array_of(server) {
+        tags.push(format!("array:{}", site.arrays[a].name.to_ascii_lowercase()));
+    }
+    if let Some(h) = &srv.host {
+        tags.push(format!("host:{}", h.to_ascii_lowercase()));
+    }
+    if let PlacementRule::Pinned { sets } = &layout.placement {
+        for s in sets.iter().filter(|s| s.servers.contains(&server)) {
+            tags.push(format!("set:{}", s.name.to_ascii_lowercase()));
+        }
+    }
+    tags
+}

@@ -1,0 +1,280 @@
+//! Reasons a storage engineer would accept, the verdict they add up to, and the ranking — one function
+//! each, so later evaluations (yearly figures, performance headroom) extend them in one place.
+
+use super::{Capacity, PlannedLayout, Verdict};
+use crate::catalog::Catalog;
+use crate::layout::{Layout, PlacementRule, Problem, Raid, Severity};
+use crate::site::{Pattern, Site, Tolerance};
+use crate::units::fmt_bytes;
+use std::cmp::Ordering;
+
+fn p(severity: Severity, text: impl Into<String>) -> Problem {
+    Problem {
+        severity,
+        text: text.into(),
+    }
+}
+
+/// Every reason for a layout's verdict, worst first.
+pub fn reasons(
+    site: &Site,
+    catalog: &Catalog,
+    l: &Layout,
+    tol: &Tolerance,
+    cap: &Capacity,
+    predicted: Option<&crate::perf::Predicted>,
+) -> Vec<Problem> {
+    let mut out: Vec<Problem> = l.problems.clone();
+    // Performance against the workload (perf): beyond the band is a rejection, inside it a risk.
+    if let Some(pr) = predicted {
+        if let Some(why) = pr.cannot_carry() {
+            out.push(p(Severity::Reject, format!("performance: {why}")));
+        } else if let Some(why) = pr.at_risk() {
+            out.push(p(Severity::Risk, format!("performance: {why}")));
+        }
+    }
+    let n = l.servers.len();
+    let racks = l.racks_used(site).len();
+
+    // Capacity, now and after the worst tolerated failure.
+    if let Some(f) = &cap.fullest_server {
+        if cap.headroom < 0.0 {
+            out.push(p(
+                Severity::Reject,
+                format!(
+                    "capacity: {} needs {} but its store holds {} ({:.0} % short)",
+                    f.name,
+                    fmt_bytes(f.needed_bytes as f64),
+                    fmt_bytes(f.usable_bytes as f64),
+                    -cap.headroom * 100.0
+                ),
+            ));
+        }
+    }
+    if let Some(a) = &cap.after_failure {
+        if a.headroom < 0.0 && cap.headroom >= 0.0 {
+            if let Some(f) = &a.fullest_server {
+                out.push(p(
+                    Severity::Reject,
+                    format!(
+                        "capacity after {} and peer-remove: {} would need {} of {}",
+                        a.failed.join(" + "),
+                        f.name,
+                        fmt_bytes(f.needed_bytes as f64),
+                        fmt_bytes(f.usable_bytes as f64)
+                    ),
+                ));
+            }
+        }
+    }
+
+    // Policy minimums.
+    let m = &site.policy.min_tolerated;
+    for (kind, need, got) in [
+        ("rack", m.racks, tol.racks),
+        ("array", m.arrays, tol.arrays),
+        ("server", m.servers, tol.servers),
+        ("disk", m.disks, tol.disks),
+    ] {
+        if got < need {
+            out.push(p(
+                Severity::Reject,
+                format!(
+                    "policy needs {need} {kind} failure{} tolerated; this layout tolerates {got}",
+                    if need == 1 { "" } else { "s" }
+                ),
+            ));
+        }
+    }
+
+    // Patterns.
+    match l.pattern {
+        Pattern::P3 => {
+            for (gi, g) in l.groups.iter().enumerate() {
+                let on = l.luns.iter().filter(|x| x.group == gi).count();
+                if on > 0 {
+                    out.push(p(
+                        if site.workload.streams.is_empty() && site.workload.kv.is_empty() && site.workload.object_stores.is_empty() {
+                            Severity::Note
+                        } else {
+                            Severity::Risk
+                        },
+                        format!(
+                            "pattern 3: one disk failure destroys all {on} server{}' volumes on {} (a shared RAID 0 stripe); only for ephemeral caches",
+                            if on == 1 { "" } else { "s" },
+                            site.arrays[g.array].name
+                        ),
+                    ));
+                }
+            }
+        }
+        Pattern::P2 => {
+            out.push(p(
+                Severity::Note,
+                "RAID 0 per server: a disk failure destroys that server's volume; recovery is a new group on a spare (≈30 s), a filesystem, peer-remove, a rejoin under a new server_name and replica catch-up",
+            ));
+            let spare_less: Vec<&str> = l
+                .groups
+                .iter()
+                .map(|g| g.array)
+                .filter(|a| site.arrays[*a].owner.is_none() && !l.spares.iter().any(|(x, n)| x == a && *n > 0))
+                .map(|a| site.arrays[a].name.as_str())
+                .collect();
+            if !spare_less.is_empty() {
+                let mut v = spare_less;
+                v.dedup();
+                out.push(p(Severity::Note, format!("no hot spare in {}: a failed RAID 0 disk waits for a replacement", v.join(", "))));
+            }
+        }
+        Pattern::Raid6 => out.push(p(
+            Severity::Note,
+            "single RAID 6 group on one array in one rack: the array or the rack is a single point of failure for every stream",
+        )),
+        Pattern::DdpRaid1 => out.push(p(Severity::Info, "RAID 1 volumes on a DDP pool: simple to run; a 2-disk failure in the pool can touch every volume")),
+        Pattern::P4 if cap.left_for_others_bytes > 0 => out.push(p(
+            Severity::Info,
+            format!("pattern 4: {} of the volume groups left for other services", fmt_bytes(cap.left_for_others_bytes as f64)),
+        )),
+        _ => {}
+    }
+
+    // Racks.
+    if n > 0 && racks == 1 {
+        out.push(p(Severity::Risk, "single rack: one rack outage stops every stream"));
+    } else if n > 0 && tol.racks == 0 {
+        out.push(p(
+            Severity::Risk,
+            "one rack outage can stop a stream or the meta group (too many replicas share a rack)",
+        ));
+    }
+
+    // Shared hypervisor hosts: several JetStream servers that fail together.
+    let mut hosts: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+    for &s in &l.servers {
+        if let Some(h) = &site.servers[s].host {
+            *hosts.entry(h.as_str()).or_default() += 1;
+        }
+    }
+    for (h, k) in hosts {
+        if k as u32 > n as u32 - crate::layout::quorum(n as u32) {
+            out.push(p(
+                Severity::Risk,
+                format!("host {h} runs {k} of {n} JetStream servers: one host failure stops the meta group and every stream"),
+            ));
+        } else if k > 1 {
+            out.push(p(
+                Severity::Note,
+                format!("host {h} runs {k} JetStream servers: they fail together"),
+            ));
+        }
+    }
+
+    // Replica counts.
+    let r = l.replicas;
+    match r {
+        1 => out.push(p(
+            Severity::Risk,
+            "R1: no redundancy; losing one server or its volume loses the stream",
+        )),
+        2 => out.push(p(Severity::Risk, "R2 tolerates no server failure (quorum is 2 of 2)")),
+        4 => out.push(p(
+            Severity::Note,
+            "R4 tolerates what R3 does (one server) for a third more resources",
+        )),
+        _ => {}
+    }
+    if n > 0 && n % 2 == 0 {
+        out.push(p(
+            Severity::Info,
+            format!(
+                "{n} JetStream servers: the meta group's quorum is {}, so it tolerates no more than {} would",
+                n / 2 + 1,
+                n - 1
+            ),
+        ));
+    }
+    if let PlacementRule::Pinned { sets } = &l.placement {
+        if !sets.is_empty() && n > 1 {
+            out.push(p(
+                Severity::Info,
+                format!(
+                    "replica sets pinned with set: tags ({} set{}) because unique_tag on rack cannot place R{} over {racks} rack{}; a peer-removed set member is not replaced until the set is re-tagged",
+                    sets.len(),
+                    if sets.len() == 1 { "" } else { "s" },
+                    l.assets.iter().map(|a| a.replicas).max().unwrap_or(r),
+                    if racks == 1 { "" } else { "s" }
+                ),
+            ));
+        }
+    }
+
+    // Acknowledged-write loss with delayed sync when a power event can take a quorum.
+    if site.nats.sync.is_delayed() && n > 0 && tol.racks == 0 {
+        out.push(p(
+            Severity::Risk,
+            format!(
+                "sync_interval {} with a quorum in one rack: one power event can lose acknowledged writes (up to {:.0} s of them)",
+                site.nats.sync,
+                site.nats.sync.loss_window_s(catalog.failures.dirty_expire_s.value)
+            ),
+        ));
+    }
+
+    // Write cache disabled on RAID 1 volumes (seed 000 Appendix C).
+    let mut no_cache: Vec<&str> = l
+        .groups
+        .iter()
+        .filter(|g| matches!(g.raid, Raid::Raid1 | Raid::Raid10 | Raid::Raid6 | Raid::DdpRaid1))
+        .map(|g| &site.arrays[g.array])
+        .filter(|a| !a.write_cache && a.owner.is_none())
+        .map(|a| a.name.as_str())
+        .collect();
+    no_cache.dedup();
+    if !no_cache.is_empty() {
+        out.push(p(
+            Severity::Info,
+            format!("write cache disabled on {}: mirrored writes wait for both disks (seed 000 saw 2.2× RAID 0's p50 write latency)", no_cache.join(", ")),
+        ));
+    }
+    out.sort_by_key(|p| std::cmp::Reverse(p.severity));
+    out.dedup();
+    out
+}
+
+/// Rank: hard requirements (not rejected) first, then tolerates (racks, arrays, servers, disks), then
+/// predicted performance headroom by order of magnitude (so cost still decides between near-equals),
+/// then cost (disks, then arrays used), then spare capacity, then id for determinism.
+pub fn rank(layouts: &mut [PlannedLayout]) {
+    layouts.sort_by(compare);
+    for (i, l) in layouts.iter_mut().enumerate() {
+        l.rank = i + 1;
+    }
+}
+
+fn compare(a: &PlannedLayout, b: &PlannedLayout) -> Ordering {
+    let rejected = |l: &PlannedLayout| l.verdict == Verdict::Rejected;
+    rejected(a)
+        .cmp(&rejected(b))
+        .then(b.tolerates.racks.cmp(&a.tolerates.racks))
+        .then(b.tolerates.arrays.cmp(&a.tolerates.arrays))
+        .then(b.tolerates.servers.cmp(&a.tolerates.servers))
+        .then(b.tolerates.disks.cmp(&a.tolerates.disks))
+        .then(perf_bucket(b).cmp(&perf_bucket(a)))
+        .then(a.disks_used.cmp(&b.disks_used))
+        .then(a.arrays_used.cmp(&b.arrays_used))
+        .then(b.capacity.headroom.total_cmp(&a.capacity.headroom))
+        .then(a.id.cmp(&b.id))
+}
+
+/// Performance headroom (predicted capacity ÷ required rate) in coarse steps: short (0), under 2× (1),
+/// 2–4× (2), 4× or more (3). No prediction counts as ample: the workload is empty.
+pub fn perf_bucket(l: &PlannedLayout) -> u8 {
+    match l.predicted.as_ref().map(|p| p.headroom) {
+        None => 3,
+        Some(h) if !h.is_finite() => 3,
+        Some(h) if h < 1.0 => 0,
+        Some(h) if h < 2.0 => 1,
+        Some(h) if h < 4.0 => 2,
+        Some(_) => 3,
+    }
+}

@@ -1,0 +1,539 @@
+//! One scenario: a set of failed domains, what it does to each JetStream server (down, data destroyed,
+//! page cache lost), and the resulting status of every asset and of the meta group on the WORST replica
+//! placement NATS could produce under the emitted configuration (DESIGN.md "Placement that NATS will
+//! really produce").
+
+use super::domain::{Domain, DomainKind, Target};
+use crate::layout::{quorum, AssetKind, Layout};
+use crate::site::{ArrayIdx, ServerIdx, Site};
+use crate::units::SyncMode;
+use serde::Serialize;
+
+/// Upper bound of one RAFT election: 1 s heartbeat + 4–9 s randomised timeout (nats-server raft.go).
+pub const ELECTION_STALL_S: f64 = 10.0;
+
+/// Stream (or meta-group) status in a scenario, ordered best to worst.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// All replicas up.
+    Ok,
+    /// Quorum holds; writes go on (after an election if the leader was hit).
+    Degraded,
+    /// Quorum lost, nothing destroyed beyond what survivors hold: writes wait.
+    Unavailable,
+    /// Replicas holding committed data destroyed beyond what the survivors hold.
+    DataLost,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Degraded => "degraded",
+            Status::Unavailable => "unavailable",
+            Status::DataLost => "data_lost",
+        }
+    }
+    /// Writes still go on (possibly after one election).
+    pub fn writable(self) -> bool {
+        self <= Status::Degraded
+    }
+}
+
+/// What a scenario does to one asset (or the meta group).
+#[derive(Debug, Clone, Serialize)]
+pub struct AssetOutcome {
+    pub name: String,
+    /// `stream`, `kv`, `object_store`, `consumer` or `meta`.
+    pub kind: &'static str,
+    pub status: Status,
+    /// Upper bound of the write stall in seconds; None when writes wait for `stall_until`.
+    pub stall_s: Option<f64>,
+    /// The failed domains that must return (or be peer-removed) before writes resume.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stall_until: Vec<String>,
+    pub acked_loss_risk: bool,
+    pub replicas: u32,
+    /// Worst-case replicas down / destroyed / with their page cache lost, over eligible placements.
+    pub replicas_down: u32,
+    pub replicas_destroyed: u32,
+    pub replicas_cache_lost: u32,
+}
+
+/// The effect of failed domains on one JetStream server.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ServerEffect {
+    /// Not serving (crashed, paused, unreachable, store full or gone).
+    pub down: bool,
+    /// Its store is gone (volume destroyed or wiped): peer-remove and rejoin under a new name.
+    pub destroyed: bool,
+    /// Unsynced writes in its page cache are lost (OS crash, power, array outage).
+    pub cache_lost: bool,
+}
+
+/// A volume group's state in a scenario.
+#[derive(Debug, Clone, Serialize)]
+pub struct GroupEffect {
+    pub group: String,
+    pub failed_disks: Vec<u32>,
+    /// Enough disks failed to destroy its volumes (worst case for mirrored levels).
+    pub destroyed: bool,
+}
+
+/// The outcome of one scenario.
+#[derive(Debug, Clone, Serialize)]
+pub struct Scenario {
+    pub failed: Vec<Domain>,
+    pub meta: AssetOutcome,
+    /// One per `layout.assets`, in that order.
+    pub assets: Vec<AssetOutcome>,
+    /// JetStream servers down / destroyed / with page cache lost (site indices).
+    pub down: Vec<ServerIdx>,
+    pub destroyed: Vec<ServerIdx>,
+    pub cache_lost: Vec<ServerIdx>,
+    /// Volume groups with failed disks.
+    pub groups: Vec<GroupEffect>,
+    /// What the operator must do, in order.
+    pub actions: Vec<String>,
+}
+
+impl Scenario {
+    /// The worst status of any asset or the meta group.
+    pub fn worst(&self) -> Status {
+        self.assets.iter().map(|a| a.status).fold(self.meta.status, Status::max)
+    }
+    pub fn any_acked_loss_risk(&self) -> bool {
+        self.meta.acked_loss_risk || self.assets.iter().any(|a| a.acked_loss_risk)
+    }
+}
+
+/// A layout prepared for many evaluations: who sits where, which LUN is on which group.
+pub struct Model<'a> {
+    pub site: &'a Site,
+    pub layout: &'a Layout,
+    /// Per site server: index into `layout.groups` of its LUN, if it runs JetStream.
+    group_of: Vec<Option<usize>>,
+    /// Per volume group: the servers with a LUN on it.
+    group_servers: Vec<Vec<ServerIdx>>,
+    /// Per site array: the volume groups on it.
+    array_groups: Vec<Vec<usize>>,
+    /// Per asset: candidates and rack uniqueness after resolving consumers to their parent stream.
+    placement: Vec<(Vec<ServerIdx>, bool)>,
+    /// Per site server: whether it runs JetStream in this layout.
+    in_layout: Vec<bool>,
+}
+
+impl<'a> Model<'a> {
+    pub fn new(site: &'a Site, layout: &'a Layout) -> Model<'a> {
+        let mut group_of = vec![None; site.servers.len()];
+        let mut group_servers = vec![Vec::new(); layout.groups.len()];
+        for l in &layout.luns {
+            if l.server < group_of.len() && l.group < layout.groups.len() {
+                group_of[l.server] = Some(l.group);
+                group_servers[l.group].push(l.server);
+            }
+        }
+        let mut array_groups = vec![Vec::new(); site.arrays.len()];
+        for (gi, g) in layout.groups.iter().enumerate() {
+            if g.array < array_groups.len() {
+                array_groups[g.array].push(gi);
+            }
+        }
+        let mut in_layout = vec![false; site.servers.len()];
+        for &s in &layout.servers {
+            in_layout[s] = true;
+        }
+        let placement = layout
+            .assets
+            .iter()
+            .map(|a| {
+                // A durable consumer lives on a subset of its stream's peers: its eligible servers are the
+                // stream's.
+                if a.kind == AssetKind::Consumer {
+                    if let Some(p) = a.parent.as_ref().and_then(|p| {
+                        layout
+                            .assets
+                            .iter()
+                            .find(|s| &s.name == p && s.kind != AssetKind::Consumer)
+                    }) {
+                        return (p.candidates.clone(), p.unique_rack);
+                    }
+                }
+                (a.candidates.clone(), a.unique_rack)
+            })
+            .collect();
+        Model {
+            site,
+            layout,
+            group_of,
+            group_servers,
+            array_groups,
+            placement,
+            in_layout,
+        }
+    }
+
+    /// Candidates and rack uniqueness of asset `i` (consumers resolved to their stream).
+    pub fn placement(&self, i: usize) -> (&[ServerIdx], bool) {
+        let (c, u) = &self.placement[i];
+        (c, *u)
+    }
+
+    /// The volume group index of a server's LUN.
+    pub fn group_of(&self, s: ServerIdx) -> Option<usize> {
+        self.group_of.get(s).copied().flatten()
+    }
+    pub fn group_servers(&self, g: usize) -> &[ServerIdx] {
+        &self.group_servers[g]
+    }
+    pub fn array_of(&self, s: ServerIdx) -> Option<ArrayIdx> {
+        self.group_of(s).map(|g| self.layout.groups[g].array)
+    }
+
+    /// Disk failures in one group that destroy its volumes (worst case), never more than it has.
+    pub fn disks_to_destroy(&self, g: usize) -> u32 {
+        let grp = &self.layout.groups[g];
+        grp.raid.disks_to_destroy().min(grp.disks.len().max(1) as u32)
+    }
+
+    /// Per-server effects of the failed domains, and which failed domains (by index) hit each server.
+    pub fn effects(&self, failed: &[Domain]) -> (Vec<ServerEffect>, Vec<Vec<usize>>, Vec<GroupEffect>) {
+        let site = self.site;
+        let n = site.servers.len();
+        let mut eff = vec![ServerEffect::default(); n];
+        let mut cause: Vec<Vec<usize>> = vec![Vec::new(); n];
+        let mut array_down: Vec<Option<usize>> = vec![None; site.arrays.len()];
+        let mut array_full: Vec<Option<usize>> = vec![None; site.arrays.len()];
+        let mut failed_slots: Vec<Vec<(u32, usize)>> = vec![Vec::new(); site.arrays.len()];
+        let hit = |eff: &mut Vec<ServerEffect>, cause: &mut Vec<Vec<usize>>, s: ServerIdx, di: usize, cache: bool| {
+            eff[s].down = true;
+            eff[s].cache_lost |= cache;
+            if !cause[s].contains(&di) {
+                cause[s].push(di);
+            }
+        };
+        let power_rack = |eff: &mut Vec<ServerEffect>,
+                          cause: &mut Vec<Vec<usize>>,
+                          array_down: &mut Vec<Option<usize>>,
+                          r: usize,
+                          di: usize| {
+            for s in site.rack_servers(r) {
+                hit(eff, cause, s, di, true);
+            }
+            for (a, arr) in site.arrays.iter().enumerate() {
+                if arr.rack == r && array_down[a].is_none() {
+                    array_down[a] = Some(di);
+                }
+            }
+        };
+        for (di, d) in failed.iter().enumerate() {
+            match (&d.kind, &d.target) {
+                (DomainKind::Process | DomainKind::Pause, Target::Server(s)) => {
+                    hit(&mut eff, &mut cause, *s, di, false)
+                }
+                (DomainKind::Server, Target::Server(s)) => hit(&mut eff, &mut cause, *s, di, true),
+                (DomainKind::Wipe, Target::Server(s)) => {
+                    hit(&mut eff, &mut cause, *s, di, false);
+                    eff[*s].destroyed = true;
+                }
+                (DomainKind::Full, Target::Server(s)) => hit(&mut eff, &mut cause, *s, di, false),
+                (DomainKind::Full, Target::Array(a)) => {
+                    array_full[*a].get_or_insert(di);
+                }
+                (DomainKind::Array, Target::Array(a)) => {
+                    array_down[*a].get_or_insert(di);
+                }
+                (DomainKind::Disk, Target::Disk(a, slot)) => failed_slots[*a].push((*slot, di)),
+                (DomainKind::Power, Target::Rack(r)) => power_rack(&mut eff, &mut cause, &mut array_down, *r, di),
+                (DomainKind::Net, Target::Rack(r)) => {
+                    // The uplinks carry NATS traffic; storage paths (SAN/FC) are assumed not to run through
+                    // them, so arrays in the rack stay reachable from other racks.
+                    for s in site.rack_servers(*r) {
+                        hit(&mut eff, &mut cause, s, di, false);
+                    }
+                }
+                (DomainKind::Rack, Target::Rack(r)) => power_rack(&mut eff, &mut cause, &mut array_down, *r, di),
+                (DomainKind::Host, Target::Host(h)) => {
+                    for (s, srv) in site.servers.iter().enumerate() {
+                        if srv.host.as_deref() == Some(h.as_str()) {
+                            hit(&mut eff, &mut cause, s, di, true);
+                        }
+                    }
+                }
+                (DomainKind::Pdu, Target::Pdu(p)) => {
+                    for (s, srv) in site.servers.iter().enumerate() {
+                        if srv.pdu.as_deref() == Some(p.as_str()) {
+                            hit(&mut eff, &mut cause, s, di, true);
+                        }
+                    }
+                    // One feed: the PDU is the rack's power.
+                    for (r, rack) in site.racks.iter().enumerate() {
+                        if rack.power_feeds <= 1 && rack.pdus.iter().any(|x| x == p) {
+                            power_rack(&mut eff, &mut cause, &mut array_down, r, di);
+                        }
+                    }
+                }
+                // `parse` never builds other combinations; a hand-built one harms nothing.
+                _ => {}
+            }
+        }
+        // An unreachable array: I/O on its LUNs queues and then fails; unsynced page-cache writes of the
+        // servers using it are lost if the outage outlasts multipath queueing (DESIGN.md).
+        for (a, di) in array_down.iter().enumerate() {
+            if let Some(di) = *di {
+                for &g in &self.array_groups[a] {
+                    for &s in &self.group_servers[g] {
+                        hit(&mut eff, &mut cause, s, di, true);
+                    }
+                }
+            }
+        }
+        for (a, di) in array_full.iter().enumerate() {
+            if let Some(di) = *di {
+                for &g in &self.array_groups[a] {
+                    for &s in &self.group_servers[g] {
+                        hit(&mut eff, &mut cause, s, di, false);
+                    }
+                }
+            }
+        }
+        let mut groups = Vec::new();
+        for (a, slots) in failed_slots.iter().enumerate() {
+            if slots.is_empty() {
+                continue;
+            }
+            for &g in &self.array_groups[a] {
+                let grp = &self.layout.groups[g];
+                let mut in_group: Vec<(u32, usize)> =
+                    slots.iter().copied().filter(|(n, _)| grp.disks.contains(n)).collect();
+                in_group.sort_unstable();
+                in_group.dedup_by_key(|x| x.0);
+                if in_group.is_empty() {
+                    continue;
+                }
+                let destroyed = in_group.len() as u32 >= self.disks_to_destroy(g);
+                if destroyed {
+                    for &s in &self.group_servers[g] {
+                        for &(_, di) in &in_group {
+                            hit(&mut eff, &mut cause, s, di, false);
+                        }
+                        eff[s].destroyed = true;
+                    }
+                }
+                groups.push(GroupEffect {
+                    group: grp.name.clone(),
+                    failed_disks: in_group.iter().map(|x| x.0).collect(),
+                    destroyed,
+                });
+            }
+        }
+        // A destroyed store has no page cache to lose separately, but it counts toward losing the latest
+        // acknowledged entries (the survivors may never have had them).
+        for e in eff.iter_mut() {
+            if e.destroyed {
+                e.cache_lost = true;
+            }
+        }
+        // Only JetStream servers matter.
+        for (s, e) in eff.iter_mut().enumerate() {
+            if !self.in_layout[s] {
+                *e = ServerEffect::default();
+                cause[s].clear();
+            }
+        }
+        (eff, cause, groups)
+    }
+
+    /// Worst case over eligible placements: how many of R replicas can sit on servers with `pred`.
+    fn worst_count(&self, cands: &[ServerIdx], r: u32, unique_rack: bool, pred: impl Fn(ServerIdx) -> bool) -> u32 {
+        if unique_rack {
+            let mut racks: Vec<usize> = cands
+                .iter()
+                .filter(|&&s| pred(s))
+                .map(|&s| self.site.servers[s].rack)
+                .collect();
+            racks.sort_unstable();
+            racks.dedup();
+            (racks.len() as u32).min(r)
+        } else {
+            (cands.iter().filter(|&&s| pred(s)).count() as u32).min(r)
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn outcome(
+        &self,
+        name: &str,
+        kind: &'static str,
+        cands: &[ServerIdx],
+        r: u32,
+        unique_rack: bool,
+        eff: &[ServerEffect],
+        cause: &[Vec<usize>],
+        failed: &[Domain],
+    ) -> AssetOutcome {
+        let q = quorum(r);
+        let down = self.worst_count(cands, r, unique_rack, |s| eff[s].down);
+        let destroyed = self.worst_count(cands, r, unique_rack, |s| eff[s].destroyed);
+        let cache = self.worst_count(cands, r, unique_rack, |s| eff[s].cache_lost);
+        let status = if destroyed >= q || (r == 1 && destroyed >= 1) {
+            Status::DataLost
+        } else if down > r - q {
+            Status::Unavailable
+        } else if down > 0 {
+            Status::Degraded
+        } else {
+            Status::Ok
+        };
+        let (stall_s, stall_until) = match status {
+            Status::Ok => (Some(0.0), Vec::new()),
+            Status::Degraded => (Some(ELECTION_STALL_S), Vec::new()),
+            Status::Unavailable | Status::DataLost => {
+                let mut idx: Vec<usize> = cands.iter().flat_map(|&s| cause[s].iter().copied()).collect();
+                idx.sort_unstable();
+                idx.dedup();
+                (None, idx.into_iter().map(|i| failed[i].to_string()).collect())
+            }
+        };
+        let acked_loss_risk = self.site.nats.sync != SyncMode::Always && cache >= q;
+        AssetOutcome {
+            name: name.to_string(),
+            kind,
+            status,
+            stall_s,
+            stall_until,
+            acked_loss_risk,
+            replicas: r,
+            replicas_down: down,
+            replicas_destroyed: destroyed,
+            replicas_cache_lost: cache,
+        }
+    }
+
+    /// Evaluate one scenario.
+    pub fn evaluate(&self, failed: &[Domain]) -> Scenario {
+        let (eff, cause, groups) = self.effects(failed);
+        let layout = self.layout;
+        let n = layout.servers.len() as u32;
+        let meta = self.outcome("meta", "meta", &layout.servers, n, false, &eff, &cause, failed);
+        let assets: Vec<AssetOutcome> = layout
+            .assets
+            .iter()
+            .enumerate()
+            .map(|(i, a)| {
+                let (c, u) = self.placement(i);
+                self.outcome(&a.name, a.kind.as_str(), c, a.replicas as u32, u, &eff, &cause, failed)
+            })
+            .collect();
+        let pick = |f: fn(&ServerEffect) -> bool| -> Vec<ServerIdx> {
+            layout.servers.iter().copied().filter(|&s| f(&eff[s])).collect()
+        };
+        let down = pick(|e| e.down);
+        let destroyed = pick(|e| e.destroyed);
+        let cache_lost = pick(|e| e.cache_lost && !e.destroyed);
+        let mut sc = Scenario {
+            failed: failed.to_vec(),
+            meta,
+            assets,
+            down,
+            destroyed,
+            cache_lost,
+            groups,
+            actions: Vec::new(),
+        };
+        sc.actions = self.actions(&sc, &eff);
+        sc
+    }
+
+    /// What the operator must do, in order: bring domains back, replace destroyed volumes and re-home their
+    /// peers, restore lost assets.
+    fn actions(&self, sc: &Scenario, eff: &[ServerEffect]) -> Vec<String> {
+        let site = self.site;
+        let mut out = Vec::new();
+        for d in &sc.failed {
+            let what = match d.kind {
+                DomainKind::Disk => continue,
+                DomainKind::Wipe => continue,
+                DomainKind::Process => format!("wait for {d}: nats-server restarts (systemd) and catches up"),
+                DomainKind::Pause => format!("wait for {d} to resume; it steps down if it was leader and catches up"),
+                DomainKind::Server => format!(
+                    "wait for {d} to reboot; after an OS crash with delayed sync, prefer to peer-remove it and \
+                     rejoin it wiped under a new server_name (NATS docs, Jepsen #7564)"
+                ),
+                DomainKind::Full => {
+                    format!("free space for {d} (raise max_file_store or purge), then restart JetStream on the server")
+                }
+                DomainKind::Array => format!("wait for {d}: controllers repaired; hosts re-scan their LUNs"),
+                DomainKind::Power => format!("wait for {d}: power restored, servers boot and catch up"),
+                DomainKind::Net => format!("wait for {d}: uplinks restored; servers reconnect and catch up"),
+                DomainKind::Rack => format!("wait for {d}: power and uplinks restored"),
+                DomainKind::Host => format!("wait for {d}: the shared host reboots with its NATS VMs"),
+                DomainKind::Pdu => format!("wait for {d}: power restored to the servers it feeds"),
+            };
+            out.push(what);
+        }
+        for g in &sc.groups {
+            let disks: Vec<String> = g.failed_disks.iter().map(|n| n.to_string()).collect();
+            if g.destroyed {
+                out.push(format!(
+                    "volume group {} is destroyed (disks {} failed): build a new group on spare disks, new LUN and \
+                     filesystem",
+                    g.group,
+                    disks.join(", ")
+                ));
+            } else {
+                out.push(format!(
+                    "volume group {} degraded (disks {} failed): rebuild onto a hot spare while serving; replace the \
+                     disks",
+                    g.group,
+                    disks.join(", ")
+                ));
+            }
+        }
+        for &s in &sc.destroyed {
+            let _ = eff;
+            out.push(format!(
+                "`nats server cluster peer-remove {}`, then start it on a fresh store under a new server_name; its \
+                 replicas catch up from peers",
+                site.servers[s].name
+            ));
+        }
+        let lost: Vec<&str> = sc
+            .assets
+            .iter()
+            .filter(|a| a.status == Status::DataLost)
+            .map(|a| a.name.as_str())
+            .collect();
+        if sc.meta.status == Status::DataLost {
+            out.push(
+                "the meta group lost its quorum's state: restore stream and consumer definitions from backup".into(),
+            );
+        }
+        if !lost.is_empty() {
+            out.push(format!("restore from backup: {}", lead_list(&lost)));
+        }
+        if sc.any_acked_loss_risk() {
+            out.push(
+                "acknowledged writes of the last sync window may be gone: reconcile producers; sync_interval: always \
+                 closes this window"
+                    .into(),
+            );
+        }
+        out
+    }
+}
+
+/// A short list of names: up to 8, then a count.
+fn lead_list(names: &[&str]) -> String {
+    if names.len() <= 8 {
+        names.join(", ")
+    } else {
+        format!("{} and {} more", names[..8].join(", "), names.len() - 8)
+    }
+}
+
+/// Evaluate `failed` on `layout` (see `Model::evaluate`).
+pub fn evaluate(site: &Site, layout: &Layout, failed: &[Domain]) -> Scenario {
+    Model::new(site, layout).evaluate(failed)
+}

@@ -1,0 +1,428 @@
+//! `whatif --all K`: every combination of up to K failures over chosen domain kinds, aggregated by outcome.
+//!
+//! Evaluating every combination in full is too slow on large sites (a thousand domains, a thousand assets),
+//! so each combination is reduced to its *signature*: for every distinct placement class (assets with the
+//! same candidates, replica count and rack rule behave identically) and for the meta group, the worst-case
+//! numbers of replicas down, destroyed and with their page cache lost. Statuses are a function of the
+//! signature alone, so combinations with one signature are interchangeable under the plan. Effects of
+//! domains are unions of per-domain server effects, except disks, which destroy a group only together;
+//! both are computed sparsely from precomputed per-domain effects. Only one example per signature is then
+//! evaluated in full. `sweep_exhaustive` evaluates every combination in full, for the tests that check the
+//! two agree.
+
+use super::domain::{Domain, DomainKind, Target};
+use super::evaluate::{Model, Scenario, ServerEffect, Status};
+use super::tolerates::for_each_subset;
+use crate::layout::{quorum, AssetKind};
+use crate::site::ServerIdx;
+use crate::units::SyncMode;
+use rayon::prelude::*;
+use std::collections::HashMap;
+
+/// Scenarios with the same outcome (every asset's status and `acked_loss_risk`, and the meta group's).
+#[derive(Debug, Clone)]
+pub struct OutcomeClass {
+    /// How many combinations give this outcome.
+    pub count: u64,
+    /// One of them (the fewest failures, then first in domain order), evaluated in full.
+    pub example: Scenario,
+}
+
+/// The result of a sweep.
+#[derive(Debug, Clone)]
+pub struct Sweep {
+    pub kinds: Vec<DomainKind>,
+    pub max_failures: usize,
+    /// Domains swept.
+    pub domains: usize,
+    /// Combinations evaluated (all sizes 1..=K).
+    pub combinations: u64,
+    /// Distinct signatures found (how far the equivalence classes reduced the work).
+    pub signatures: usize,
+    /// Worst first.
+    pub classes: Vec<OutcomeClass>,
+}
+
+/// The outcome key classes are aggregated by.
+fn outcome_key(sc: &Scenario) -> Vec<u8> {
+    let mut k = Vec::with_capacity(2 + 2 * sc.assets.len());
+    k.push(sc.meta.status as u8);
+    k.push(sc.meta.acked_loss_risk as u8);
+    for a in &sc.assets {
+        k.push(a.status as u8);
+        k.push(a.acked_loss_risk as u8);
+    }
+    k
+}
+
+/// Order classes worst first: worst status, then how many assets reach it, then acked-loss risk, then
+/// how often it happens.
+fn sort_classes(classes: &mut [OutcomeClass]) {
+    let rank = |c: &OutcomeClass| {
+        let w = c.example.worst();
+        let n = c.example.assets.iter().filter(|a| a.status == w).count() + (c.example.meta.status == w) as usize;
+        let risk =
+            c.example.assets.iter().filter(|a| a.acked_loss_risk).count() + c.example.meta.acked_loss_risk as usize;
+        (w, n, risk, c.count)
+    };
+    classes.sort_by(|a, b| {
+        rank(b)
+            .cmp(&rank(a))
+            .then_with(|| a.example.failed.len().cmp(&b.example.failed.len()))
+            .then_with(|| a.example.failed.cmp(&b.example.failed))
+    });
+}
+
+/// A placement class: the servers assets of the class may land on, R, and the rack rule.
+struct Class {
+    member: Vec<bool>,
+    r: u32,
+    unique_rack: bool,
+}
+
+/// One domain's precomputed effect: the servers it hits (with flags) or the disk slot it fails.
+enum Effect {
+    Servers(Vec<(ServerIdx, ServerEffect)>),
+    /// Index of the volume group the failed slot belongs to (None: a spare or unused slot).
+    Disk(Option<usize>),
+}
+
+pub(crate) struct Prepared<'m, 'a> {
+    model: &'m Model<'a>,
+    classes: Vec<Class>,
+    /// Per asset: its class (class 0 is the meta group).
+    pub(crate) asset_class: Vec<usize>,
+    effects: Vec<Effect>,
+    rack_of: Vec<usize>,
+    sync_always: bool,
+}
+
+impl<'m, 'a> Prepared<'m, 'a> {
+    /// With `fixed`, an asset's class is the fixed set of servers the emulated placement puts it on
+    /// (`Asset::expected`, a consumer's from its stream when it has none) instead of its eligible servers
+    /// under the worst placement: over years a placement stays put, so the worst placement per failure
+    /// state would count every pair of servers anywhere against an R3 stream.
+    pub(crate) fn new(model: &'m Model<'a>, domains: &[Domain], fixed: bool) -> Prepared<'m, 'a> {
+        let site = model.site;
+        let layout = model.layout;
+        let n = site.servers.len();
+        let member_of = |v: &[ServerIdx]| {
+            let mut m = vec![false; n];
+            for &s in v {
+                m[s] = true;
+            }
+            m
+        };
+        let mut classes = vec![Class {
+            member: member_of(&layout.servers),
+            r: layout.servers.len() as u32,
+            unique_rack: false,
+        }];
+        let mut seen: HashMap<(Vec<ServerIdx>, u8, bool), usize> = HashMap::new();
+        let mut asset_class = Vec::with_capacity(layout.assets.len());
+        for (i, a) in layout.assets.iter().enumerate() {
+            let (mut c, mut u) = model.placement(i);
+            if fixed {
+                let parent = a.parent.as_ref().and_then(|p| {
+                    layout
+                        .assets
+                        .iter()
+                        .find(|x| &x.name == p && x.kind != AssetKind::Consumer)
+                });
+                let expected = if a.expected.is_empty() {
+                    parent.map(|p| p.expected.as_slice()).unwrap_or(&[])
+                } else {
+                    a.expected.as_slice()
+                };
+                if expected.len() == a.replicas as usize {
+                    c = expected;
+                    u = false;
+                }
+            }
+            let mut key = c.to_vec();
+            key.sort_unstable();
+            let next = classes.len();
+            let k = *seen.entry((key, a.replicas, u)).or_insert(next);
+            if k == next {
+                classes.push(Class {
+                    member: member_of(c),
+                    r: a.replicas as u32,
+                    unique_rack: u,
+                });
+            }
+            asset_class.push(k);
+        }
+        let effects = domains
+            .iter()
+            .map(|d| match d.target {
+                Target::Disk(a, slot) => Effect::Disk(
+                    (0..layout.groups.len())
+                        .find(|&g| layout.groups[g].array == a && layout.groups[g].disks.contains(&slot)),
+                ),
+                _ => {
+                    let (eff, _, _) = model.effects(std::slice::from_ref(d));
+                    Effect::Servers(
+                        eff.iter()
+                            .enumerate()
+                            .filter(|(_, e)| e.down || e.destroyed || e.cache_lost)
+                            .map(|(s, e)| (s, *e))
+                            .collect(),
+                    )
+                }
+            })
+            .collect();
+        Prepared {
+            model,
+            classes,
+            asset_class,
+            effects,
+            rack_of: site.servers.iter().map(|s| s.rack).collect(),
+            sync_always: site.nats.sync == SyncMode::Always,
+        }
+    }
+
+    /// Number of placement classes (class 0 is the meta group).
+    pub(crate) fn class_count(&self) -> usize {
+        self.classes.len()
+    }
+
+    /// The signature of a combination (see the module doc): per class, its status and its acked-loss flag;
+    /// `hit` and `disks` are scratch space.
+    pub(crate) fn signature(
+        &self,
+        combo: &[usize],
+        hit: &mut Vec<(ServerIdx, ServerEffect)>,
+        disks: &mut Vec<(usize, u32)>,
+    ) -> Vec<u8> {
+        hit.clear();
+        disks.clear();
+        for &d in combo {
+            match &self.effects[d] {
+                Effect::Servers(v) => hit.extend_from_slice(v),
+                Effect::Disk(Some(g)) => match disks.iter_mut().find(|(x, _)| x == g) {
+                    Some((_, n)) => *n += 1,
+                    None => disks.push((*g, 1)),
+                },
+                Effect::Disk(None) => {}
+            }
+        }
+        for &(g, n) in disks.iter() {
+            if n >= self.model.disks_to_destroy(g) {
+                for &s in self.model.group_servers(g) {
+                    hit.push((
+                        s,
+                        ServerEffect {
+                            down: true,
+                            destroyed: true,
+                            cache_lost: true,
+                        },
+                    ));
+                }
+            }
+        }
+        // Merge duplicates: flags OR together.
+        hit.sort_unstable_by_key(|x| x.0);
+        let mut merged: Vec<(ServerIdx, ServerEffect)> = Vec::with_capacity(hit.len());
+        for &(s, e) in hit.iter() {
+            match merged.last_mut() {
+                Some((t, f)) if *t == s => {
+                    f.down |= e.down;
+                    f.destroyed |= e.destroyed;
+                    f.cache_lost |= e.cache_lost || e.destroyed;
+                }
+                _ => merged.push((
+                    s,
+                    ServerEffect {
+                        cache_lost: e.cache_lost || e.destroyed,
+                        ..e
+                    },
+                )),
+            }
+        }
+        let mut sig = Vec::with_capacity(self.classes.len() * 2);
+        let mut racks_seen = [Vec::new(), Vec::new(), Vec::new()];
+        for c in &self.classes {
+            let mut counts = [0u32; 3];
+            if c.unique_rack {
+                for r in racks_seen.iter_mut() {
+                    r.clear();
+                }
+                for &(s, e) in &merged {
+                    if c.member[s] {
+                        for (i, f) in [e.down, e.destroyed, e.cache_lost].into_iter().enumerate() {
+                            if f && !racks_seen[i].contains(&self.rack_of[s]) {
+                                racks_seen[i].push(self.rack_of[s]);
+                            }
+                        }
+                    }
+                }
+                for i in 0..3 {
+                    counts[i] = racks_seen[i].len() as u32;
+                }
+            } else {
+                for &(s, e) in &merged {
+                    if c.member[s] {
+                        counts[0] += e.down as u32;
+                        counts[1] += e.destroyed as u32;
+                        counts[2] += e.cache_lost as u32;
+                    }
+                }
+            }
+            // The status and the acked-loss flag are all an outcome keeps of these counts.
+            let (r, q) = (c.r, quorum(c.r));
+            let (down, destroyed) = (counts[0].min(r), counts[1].min(r));
+            let status = if destroyed >= q || (r == 1 && destroyed >= 1) {
+                Status::DataLost
+            } else if down > r - q {
+                Status::Unavailable
+            } else if down > 0 {
+                Status::Degraded
+            } else {
+                Status::Ok
+            };
+            sig.push(status as u8);
+            sig.push((!self.sync_always && counts[2].min(r) >= q) as u8);
+        }
+        sig
+    }
+}
+
+/// Sweep every combination of 1..=`k` domains of the given kinds.
+pub fn sweep(model: &Model, kinds: &[DomainKind], k: usize) -> Sweep {
+    let domains: Vec<Domain> = kinds
+        .iter()
+        .flat_map(|&kind| Domain::universe(kind, model.site, model.layout))
+        .collect();
+    let prep = Prepared::new(model, &domains, false);
+    let n = domains.len();
+    let k = k.min(n);
+    // Work split by the first domain of each combination; merged in index order, so the example kept for
+    // a signature (the lexicographically first combination of the fewest failures) and every count are
+    // the same whatever the number of threads.
+    type Acc = HashMap<Vec<u8>, (u64, Vec<usize>)>;
+    let keep = |acc: &mut Acc, sig: Vec<u8>, combo: &[usize]| {
+        let e = acc.entry(sig).or_insert_with(|| (0, combo.to_vec()));
+        e.0 += 1;
+        if (combo.len(), combo) < (e.1.len(), e.1.as_slice()) {
+            e.1 = combo.to_vec();
+        }
+    };
+    let parts: Vec<(Acc, u64)> = (0..n)
+        .into_par_iter()
+        .map(|first| {
+            let mut acc: Acc = HashMap::new();
+            let mut total = 0u64;
+            let mut hit = Vec::new();
+            let mut disks = Vec::new();
+            let mut combo = Vec::with_capacity(k);
+            for size in 1..=k {
+                // Combinations whose smallest index is `first`: first + (size-1)-subsets of the rest.
+                let rest = n - first - 1;
+                for_each_subset(rest, size - 1, &mut |idx| {
+                    combo.clear();
+                    combo.push(first);
+                    combo.extend(idx.iter().map(|&i| first + 1 + i));
+                    let sig = prep.signature(&combo, &mut hit, &mut disks);
+                    keep(&mut acc, sig, &combo);
+                    total += 1;
+                    true
+                });
+            }
+            (acc, total)
+        })
+        .collect();
+    let mut all: Acc = HashMap::new();
+    let mut combinations = 0;
+    for (acc, total) in parts {
+        combinations += total;
+        for (sig, (count, ex)) in acc {
+            let e = all.entry(sig).or_insert_with(|| (0, ex.clone()));
+            e.0 += count;
+            if (ex.len(), ex.as_slice()) < (e.1.len(), e.1.as_slice()) {
+                e.1 = ex;
+            }
+        }
+    }
+    let signatures = all.len();
+    let mut sigs: Vec<(u64, Vec<usize>)> = all.into_values().collect();
+    sigs.sort_by(|a, b| (a.1.len(), &a.1).cmp(&(b.1.len(), &b.1)));
+    let evaluated: Vec<(u64, Scenario)> = sigs
+        .into_par_iter()
+        .map(|(count, ex)| {
+            let failed: Vec<Domain> = ex.iter().map(|&i| domains[i].clone()).collect();
+            (count, model.evaluate(&failed))
+        })
+        .collect();
+    let classes = aggregate(evaluated);
+    Sweep {
+        kinds: kinds.to_vec(),
+        max_failures: k,
+        domains: n,
+        combinations,
+        signatures,
+        classes,
+    }
+}
+
+/// Group evaluated scenarios (with their counts) by outcome; examples in input order win ties.
+fn aggregate(evaluated: Vec<(u64, Scenario)>) -> Vec<OutcomeClass> {
+    let mut index: HashMap<Vec<u8>, usize> = HashMap::new();
+    let mut classes: Vec<OutcomeClass> = Vec::new();
+    for (count, sc) in evaluated {
+        let key = outcome_key(&sc);
+        match index.get(&key) {
+            Some(&i) => {
+                classes[i].count += count;
+                let ex = &classes[i].example;
+                if (sc.failed.len(), &sc.failed) < (ex.failed.len(), &ex.failed) {
+                    classes[i].example = sc;
+                }
+            }
+            None => {
+                index.insert(key, classes.len());
+                classes.push(OutcomeClass { count, example: sc });
+            }
+        }
+    }
+    sort_classes(&mut classes);
+    classes
+}
+
+/// The same sweep by evaluating every combination in full (slow; the reference the tests compare with).
+pub fn sweep_exhaustive(model: &Model, kinds: &[DomainKind], k: usize) -> Sweep {
+    let domains: Vec<Domain> = kinds
+        .iter()
+        .flat_map(|&kind| Domain::universe(kind, model.site, model.layout))
+        .collect();
+    let n = domains.len();
+    let k = k.min(n);
+    let mut evaluated = Vec::new();
+    for size in 1..=k {
+        for_each_subset(n, size, &mut |idx| {
+            let failed: Vec<Domain> = idx.iter().map(|&i| domains[i].clone()).collect();
+            evaluated.push((1, model.evaluate(&failed)));
+            true
+        });
+    }
+    let combinations = evaluated.len() as u64;
+    let signatures = evaluated.len();
+    Sweep {
+        kinds: kinds.to_vec(),
+        max_failures: k,
+        domains: n,
+        combinations,
+        signatures,
+        classes: aggregate(evaluated),
+    }
+}
+
+/// Number of combinations of 1..=k out of n (saturating), to refuse sweeps that would not finish.
+pub fn combinations(n: usize, k: usize) -> u64 {
+    let mut total: u64 = 0;
+    let mut c: u128 = 1;
+    for i in 1..=k.min(n) {
+        c = c * (n - i + 1) as u128 / i as u128;
+        total = total.saturating_add(c.min(u64::MAX as u128) as u64);
+    }
+    total
+}

@@ -1,0 +1,171 @@
+//! The whatif result as one serialisable value (the JSON contract of `natsplan whatif`): per scenario the
+//! failed selectors, the meta group's and every asset's status, recovery steps and time, actions, and
+//! the load the survivors inherit. Reports render it; nothing here prints.
+
+use super::evaluate::{AssetOutcome, Model, Scenario, Status};
+use super::recovery::{recovery, survivor_load, Step, SurvivorLoad};
+use super::sweep::Sweep;
+use crate::catalog::Catalog;
+use serde::Serialize;
+
+/// Survivors listed per scenario (the most loaded ones).
+const SURVIVORS_SHOWN: usize = 5;
+
+/// One asset's line in a scenario (`streams` in the JSON covers streams, KV, object stores, consumers).
+#[derive(Debug, Clone, Serialize)]
+pub struct StreamLine {
+    pub name: String,
+    pub kind: &'static str,
+    pub status: Status,
+    pub stall_s: Option<f64>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stall_until: Vec<String>,
+    pub acked_loss_risk: bool,
+}
+
+impl From<&AssetOutcome> for StreamLine {
+    fn from(a: &AssetOutcome) -> StreamLine {
+        StreamLine {
+            name: a.name.clone(),
+            kind: a.kind,
+            status: a.status,
+            stall_s: a.stall_s,
+            stall_until: a.stall_until.clone(),
+            acked_loss_risk: a.acked_loss_risk,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ScenarioReport {
+    /// The failed domains as selectors (for `--all`, one example of the class).
+    pub failed: Vec<String>,
+    /// For `--all`: how many combinations give this same outcome.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub count: Option<u64>,
+    /// The worst status of any asset or the meta group.
+    pub worst: Status,
+    /// The meta group's status.
+    pub meta: Status,
+    pub meta_detail: StreamLine,
+    pub streams: Vec<StreamLine>,
+    pub recovery_s: f64,
+    pub recovery: Vec<Step>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub alternatives: Vec<Step>,
+    pub actions: Vec<String>,
+    /// JetStream servers down / with their store destroyed.
+    pub down: Vec<String>,
+    pub destroyed: Vec<String>,
+    /// The most loaded survivors (expected placement).
+    pub survivors: Vec<SurvivorLoad>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct WhatifReport {
+    pub site: String,
+    pub layout: String,
+    pub sync_interval: String,
+    /// How placement was judged.
+    pub placement: String,
+    /// For `--all`: kinds swept, K, domains, combinations, distinct signatures evaluated in full.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sweep: Option<SweepSummary>,
+    pub scenarios: Vec<ScenarioReport>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SweepSummary {
+    pub kinds: Vec<String>,
+    pub max_failures: usize,
+    pub domains: usize,
+    pub combinations: u64,
+    pub signatures: usize,
+}
+
+fn placement_note(model: &Model) -> String {
+    use crate::layout::PlacementRule;
+    match &model.layout.placement {
+        PlacementRule::UniqueTag { prefix } => format!(
+            "unique_tag \"{prefix}\": replicas on distinct racks; which racks is NATS's choice, so statuses assume \
+             the worst eligible placement"
+        ),
+        PlacementRule::Pinned { .. } => "streams pinned to replica sets by placement tags".into(),
+        PlacementRule::Free => "no placement constraint: NATS may put replicas anywhere, so statuses assume the worst \
+                                eligible placement"
+            .into(),
+    }
+}
+
+/// Report one evaluated scenario.
+pub fn scenario_report(model: &Model, catalog: &Catalog, sc: &Scenario, count: Option<u64>) -> ScenarioReport {
+    let rec = recovery(model, catalog, sc);
+    let mut survivors = survivor_load(model, catalog, sc);
+    survivors.truncate(SURVIVORS_SHOWN);
+    let name = |s: &usize| model.site.servers[*s].name.clone();
+    ScenarioReport {
+        failed: sc.failed.iter().map(|d| d.to_string()).collect(),
+        count,
+        worst: sc.worst(),
+        meta: sc.meta.status,
+        meta_detail: StreamLine::from(&sc.meta),
+        streams: sc.assets.iter().map(StreamLine::from).collect(),
+        recovery_s: rec.total_s,
+        recovery: rec.steps,
+        alternatives: rec.alternatives,
+        actions: sc.actions.clone(),
+        down: sc.down.iter().map(name).collect(),
+        destroyed: sc.destroyed.iter().map(name).collect(),
+        survivors,
+    }
+}
+
+/// The report for explicit scenarios.
+pub fn report_scenarios(model: &Model, catalog: &Catalog, scenarios: &[Scenario]) -> WhatifReport {
+    WhatifReport {
+        site: model.site.name.clone(),
+        layout: model.layout.id.clone(),
+        sync_interval: model.site.nats.sync.config_value(),
+        placement: placement_note(model),
+        sweep: None,
+        scenarios: scenarios
+            .iter()
+            .map(|s| scenario_report(model, catalog, s, None))
+            .collect(),
+    }
+}
+
+/// The report for a sweep: one scenario per outcome class, worst first.
+pub fn report_sweep(model: &Model, catalog: &Catalog, sweep: &Sweep) -> WhatifReport {
+    WhatifReport {
+        site: model.site.name.clone(),
+        layout: model.layout.id.clone(),
+        sync_interval: model.site.nats.sync.config_value(),
+        placement: placement_note(model),
+        sweep: Some(SweepSummary {
+            kinds: sweep.kinds.iter().map(|k| k.as_str().to_string()).collect(),
+            max_failures: sweep.max_failures,
+            domains: sweep.domains,
+            combinations: sweep.combinations,
+            signatures: sweep.signatures,
+        }),
+        scenarios: sweep
+            .classes
+            .iter()
+            .map(|c| scenario_report(model, catalog, &c.example, Some(c.count)))
+            .collect(),
+    }
+}
+
+impl WhatifReport {
+    /// Whether any scenario's worst status reaches `level`.
+    pub fn reaches(&self, level: Status) -> bool {
+        self.scenarios.iter().any(|s| s.worst >= level)
+    }
+    /// Whether any scenario carries an acknowledged-write loss risk.
+    pub fn any_acked_loss_risk(&self) -> bool {
+        self.scenarios
+            .iter()
+            .any(|s| s.meta_detail.acked_loss_risk || s.streams.iter().any(|a| a.acked_loss_risk))
+    }
+}
