@@ -545,3 +545,110 @@ fn scenario_section(page: &mut Page, site: &Site, planned: &PlannedLayout, sc: &
         page.list(&sc.actions);
     }
 }
+
+/// The simulate report: the yearly figures (Monte Carlo with 95 % intervals beside the exact chain when
+/// there is one) as a table and a chart of unavailable minutes per year, and the layout drawing.
+pub fn simulate(
+    site: &Site,
+    planned: &PlannedLayout,
+    header: &str,
+    mc: &crate::survival::Yearly,
+    exact: Option<&crate::survival::Yearly>,
+) -> String {
+    use super::svg::{bar_chart, colour, Bar};
+    let mut page = Page::new(&format!("natsplan simulate: {} / {}", site.name, planned.id));
+    page.h1(&format!("natsplan simulate: {}", site.name));
+    page.p_html("meta", &esc(header));
+    page.p(&mc.method_detail);
+    if let Some(e) = exact {
+        page.p(&format!("Exact: {}", e.method_detail));
+    }
+    page.p(&format!(
+        "P(any data_lost) per year {}; acknowledged messages lost per year {}; least available: {} ({:.3} min/yr).",
+        sci(mc.p_any_data_lost_per_year),
+        sci(mc.acked_msgs_lost_per_year),
+        mc.worst_unavailable,
+        mc.worst_unavailable_min_per_year
+    ));
+    let all: Vec<(usize, &crate::survival::YearlyAsset)> =
+        std::iter::once(&mc.meta).chain(mc.assets.iter()).enumerate().collect();
+    let exact_of = |i: usize| -> Option<&crate::survival::YearlyAsset> {
+        exact.and_then(|e| if i == 0 { Some(&e.meta) } else { e.assets.get(i - 1) })
+    };
+    let bars: Vec<Bar> = all
+        .iter()
+        .map(|(i, a)| Bar {
+            label: a.name.clone(),
+            value: a.unavailable_min_per_year,
+            interval: a.ci95.as_ref().map(|c| c.unavailable_min_per_year),
+            marker: exact_of(*i).map(|e| e.unavailable_min_per_year),
+            colour: if *i == 0 {
+                "#555555".into()
+            } else {
+                colour(*i - 1).into()
+            },
+        })
+        .collect();
+    page.figure(
+        &bar_chart(
+            "expected unavailable minutes per year (Monte Carlo, 95 % interval)",
+            "minutes per year",
+            &bars,
+            if exact.is_some() { "exact (Markov chain)" } else { "" },
+        ),
+        "Bars: Monte Carlo mean; whiskers: its 95 % confidence interval; diamonds: the exact chain's figure.",
+    );
+    let rows: Vec<Vec<String>> = all
+        .iter()
+        .map(|(i, a)| {
+            let e = exact_of(*i);
+            let ci = a.ci95.as_ref();
+            vec![
+                a.name.clone(),
+                a.kind.clone(),
+                format!("{:.4}", a.unavailable_min_per_year),
+                ci.map(|c| {
+                    format!(
+                        "{:.4}–{:.4}",
+                        c.unavailable_min_per_year.0, c.unavailable_min_per_year.1
+                    )
+                })
+                .unwrap_or_else(|| "—".into()),
+                e.map(|e| format!("{:.4}", e.unavailable_min_per_year))
+                    .unwrap_or_else(|| "—".into()),
+                sci(a.p_data_lost_per_year),
+                e.map(|e| sci(e.p_data_lost_per_year)).unwrap_or_else(|| "—".into()),
+                sci(a.acked_msgs_lost_per_year),
+            ]
+        })
+        .collect();
+    page.table(
+        &[
+            "asset",
+            "kind",
+            "unavailable min/yr",
+            "95 % CI",
+            "exact",
+            "P(data_lost)/yr",
+            "exact",
+            "acked msgs lost/yr",
+        ],
+        &rows,
+    );
+    page.h2("Layout", Some("layout"));
+    page.figure(&layout_drawing(site, planned, None), "The layout simulated.");
+    page.h3("Assumptions");
+    page.list(&mc.assumptions);
+    page.finish(&format!("natsplan {}", env!("CARGO_PKG_VERSION")))
+}
+
+/// A probability or rate: scientific notation when small.
+fn sci(x: f64) -> String {
+    if x == 0.0 {
+        "0".into()
+    } else if x >= 0.01 {
+        format!("{x:.3}")
+    } else {
+        format!("{x:.2e}")
+    }
+}
