@@ -652,3 +652,188 @@ fn sci(x: f64) -> String {
         format!("{x:.2e}")
     }
 }
+
+fn verify_status_colour(s: crate::verify::report::Status) -> &'static str {
+    use crate::verify::report::Status as S;
+    match s {
+        S::Inside => "#2ca02c",
+        S::Near => "#e6a100",
+        S::Outside | S::Error => "#d62728",
+        S::Skipped | S::Planned => "#9e9e9e",
+    }
+}
+
+/// The verify report: predicted versus measured per ladder row (bar: measured; whiskers: the predicted
+/// band; diamond: the prediction), latency percentile curves, CPU against rate, the rows and the drift.
+pub fn verify(r: &crate::verify::report::VerifyReport) -> String {
+    use super::svg::{bar_chart, colour, line_chart, short_num, Bar, Chart, Marks, Series};
+    let mut page = Page::new("natsplan verify");
+    page.h1("natsplan verify");
+    let c = &r.config;
+    page.p_html(
+        "meta",
+        &esc(&format!(
+            "generated {} UTC · ladder {} · {} rows · tolerance {:.0} % · calibration {} · {} JetStream servers, sync {}{}",
+            r.generated_at,
+            c.ladder,
+            r.rows.len(),
+            c.tolerance * 100.0,
+            c.calibration,
+            r.cluster.jetstream_servers,
+            r.cluster.sync,
+            r.cluster
+                .version
+                .as_ref()
+                .map(|v| format!(", nats-server {v}"))
+                .unwrap_or_default()
+        )),
+    );
+    for n in &r.notes {
+        page.note(n);
+    }
+    page.p(&format!(
+        "{} row(s) outside their band (beyond tolerance) or failed.",
+        r.failed_rows
+    ));
+    let bars: Vec<Bar> = r
+        .rows
+        .iter()
+        .filter(|row| row.measured.is_some() || row.predicted.is_some())
+        .map(|row| Bar {
+            label: row.spec.id.clone(),
+            value: row.measured.as_ref().map(|m| m.ops_per_s).unwrap_or(0.0),
+            interval: row.predicted.as_ref().map(|p| (p.low, p.high)),
+            marker: row.predicted.as_ref().map(|p| p.ops_per_s),
+            colour: verify_status_colour(row.status).into(),
+        })
+        .collect();
+    page.h2("Predicted versus measured", Some("rows"));
+    page.figure(
+        &bar_chart("ops/s per ladder row", "ops/s", &bars, "predicted"),
+        "Bars: measured (green inside the band, amber near it, red outside or failed, grey not run); whiskers: \
+         the predicted band; diamonds: the prediction.",
+    );
+    let rows: Vec<Vec<String>> = r
+        .rows
+        .iter()
+        .map(|row| {
+            let p = row.predicted.as_ref();
+            let m = row.measured.as_ref();
+            vec![
+                row.spec.id.clone(),
+                row.spec.label.clone(),
+                p.map(|p| format!("{:.0}", p.ops_per_s)).unwrap_or_else(|| "—".into()),
+                p.map(|p| format!("{}–{}", short_num(p.low), short_num(p.high)))
+                    .unwrap_or_else(|| "—".into()),
+                m.map(|m| format!("{:.0}", m.ops_per_s)).unwrap_or_else(|| "—".into()),
+                row.status.as_str().to_string(),
+                m.and_then(|m| m.latency_us.as_ref())
+                    .map(|l| format!("{:.0} / {:.0}", l.p50, l.p99))
+                    .unwrap_or_else(|| "—".into()),
+                p.map(|p| p.bottleneck.clone()).unwrap_or_default(),
+                row.reason.clone().unwrap_or_default(),
+            ]
+        })
+        .collect();
+    page.table(
+        &[
+            "row",
+            "label",
+            "predicted/s",
+            "band",
+            "measured/s",
+            "status",
+            "p50/p99 µs",
+            "bottleneck",
+            "reason",
+        ],
+        &rows,
+    );
+    // Latency percentiles on a "nines" axis: p50, p90, p99, p99.9, max.
+    let nines = [0.301, 1.0, 2.0, 3.0, 4.0];
+    let mut lat = Chart::new("latency percentiles per row", "percentile", "µs");
+    lat.y_log = true;
+    lat.x_ticks = ["p50", "p90", "p99", "p99.9", "max"]
+        .iter()
+        .zip(nines)
+        .map(|(l, x)| (x, l.to_string()))
+        .collect();
+    for (i, row) in r.rows.iter().enumerate() {
+        if let Some(l) = row.measured.as_ref().and_then(|m| m.latency_us.as_ref()) {
+            lat.series.push(Series {
+                name: row.spec.id.clone(),
+                colour: colour(i).into(),
+                dashed: false,
+                points: nines
+                    .iter()
+                    .copied()
+                    .zip([l.p50, l.p90, l.p99, l.p999, l.max])
+                    .collect(),
+                band: Vec::new(),
+            });
+        }
+    }
+    if !lat.series.is_empty() {
+        page.h2("Latency", Some("latency"));
+        page.figure(
+            &line_chart(&lat),
+            "Measured latency percentiles (hdrhistogram), one line per row.",
+        );
+    }
+    // CPU: the busiest server's measured percent against the measured rate, and the prediction.
+    let mut cpu = Chart::new("CPU of the busiest server versus rate", "ops/s", "% of one core");
+    cpu.x_log = true;
+    let mut measured = Vec::new();
+    let mut predicted = Vec::new();
+    for row in &r.rows {
+        if let (Some(m), Some(p)) = (row.measured.as_ref(), row.predicted.as_ref()) {
+            let busiest = m.cpu_percent.iter().map(|c| c.1).fold(0.0f64, f64::max);
+            if m.ops_per_s > 0.0 && !m.cpu_percent.is_empty() {
+                measured.push((
+                    m.ops_per_s,
+                    busiest,
+                    format!("{}: {busiest:.0} % measured", row.spec.id),
+                ));
+                predicted.push((
+                    m.ops_per_s,
+                    p.cpu_per_server * 100.0,
+                    format!("{}: {:.0} % predicted", row.spec.id, p.cpu_per_server * 100.0),
+                ));
+            }
+        }
+    }
+    if !measured.is_empty() {
+        cpu.marks.push(Marks {
+            name: "measured (busiest server)".into(),
+            colour: colour(0).into(),
+            filled: true,
+            points: measured,
+        });
+        cpu.marks.push(Marks {
+            name: "predicted".into(),
+            colour: colour(1).into(),
+            filled: false,
+            points: predicted,
+        });
+        page.h2("CPU", Some("cpu"));
+        page.figure(
+            &line_chart(&cpu),
+            "Per row: the busiest server's CPU (from /varz) and the prediction.",
+        );
+    }
+    if let Some(d) = &r.drift {
+        page.h2(&format!("Drift against layout {}", d.layout), Some("drift"));
+        if d.items.is_empty() {
+            page.p("No drift: the cluster matches the plan.");
+        } else {
+            let rows: Vec<Vec<String>> = d
+                .items
+                .iter()
+                .map(|i| vec![i.what.clone(), i.subject.clone(), i.planned.clone(), i.live.clone()])
+                .collect();
+            page.table(&["what", "subject", "planned", "live"], &rows);
+        }
+        page.list(&d.notes);
+    }
+    page.finish(&format!("natsplan {}", env!("CARGO_PKG_VERSION")))
+}

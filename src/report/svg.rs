@@ -277,7 +277,9 @@ pub fn nice_ticks(lo: f64, hi: f64, target: usize) -> Vec<f64> {
 /// Short number for axis labels: 1.2k, 35, 0.5, 2M.
 pub fn short_num(x: f64) -> String {
     let a = x.abs();
-    if a >= 1e6 {
+    if a >= 1e9 || (a > 0.0 && a < 1e-2) {
+        format!("{x:.0e}")
+    } else if a >= 1e6 {
         format!("{}M", trim(x / 1e6))
     } else if a >= 1e3 {
         format!("{}k", trim(x / 1e3))
@@ -363,13 +365,14 @@ pub fn line_chart(c: &Chart) -> String {
     let ticks = |lo: f64, hi: f64, log: bool| -> Vec<f64> {
         if log {
             let mut v = Vec::new();
+            let step = ((hi - lo) / 8.0).ceil().max(1.0);
             let mut e = lo.floor();
             while e <= hi.ceil() {
                 let t = 10f64.powf(e);
                 if e >= lo && e <= hi {
                     v.push(t);
                 }
-                e += 1.0;
+                e += step;
             }
             if v.len() < 2 {
                 // Less than a decade: 1-2-5 ticks inside it.
@@ -542,7 +545,9 @@ pub fn bar_chart(title: &str, x_label: &str, bars: &[Bar], marker_name: &str) ->
         }
     };
     let ticks: Vec<f64> = if log {
-        (l0 as i32..=l1 as i32).map(|e| 10f64.powi(e)).collect()
+        // At most about eight labelled decades, however wide the range.
+        let step = (((l1 - l0) / 8.0).ceil() as usize).max(1);
+        (l0 as i32..=l1 as i32).step_by(step).map(|e| 10f64.powi(e)).collect()
     } else {
         nice_ticks(0.0, l1, 5)
     };
