@@ -52,9 +52,12 @@ pub enum Command {
     /// One benchmark run against a live cluster, `nats bench`-style.
     Bench(crate::commands::bench::BenchArgs),
     /// Benchmark ladder and drift check on a live cluster, compared with the prediction.
-    Verify(crate::commands::verify::VerifyArgs),
+    Verify(Box<crate::commands::verify::VerifyArgs>),
     /// Measure a cluster and write a calibration file the predictor uses.
     Calibrate(crate::commands::calibrate::CalibrateArgs),
     /// Print shell completions.
     Completions(crate::commands::completions::CompletionsArgs),
+    /// Print the man page (or write one per command with --out DIR); for packagers.
+    #[command(hide = true)]
+    Man(crate::commands::completions::ManArgs),
 }

@@ -26,9 +26,10 @@ pub fn dispatch(cli: Cli) -> Result<Outcome, Failure> {
         Command::Emit(a) => emit::run(&g, a),
         Command::Lab(a) => lab::run(&g, a),
         Command::Bench(a) => bench::run(&g, a),
-        Command::Verify(a) => verify::run(&g, a),
+        Command::Verify(a) => verify::run(&g, *a),
         Command::Calibrate(a) => calibrate::run(&g, a),
         Command::Completions(a) => completions::run(&g, a),
+        Command::Man(a) => completions::run_man(&g, a),
     }
 }
 

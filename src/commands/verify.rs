@@ -1,17 +1,166 @@
-//! `natsplan verify`: not built yet (see the open issue for it).
+//! `natsplan verify`: flags → `verify::VerifyOptions`, run the ladder, write `DIR/<utc>/` (results.json,
+//! BENCH.md, results.csv) and print the report. Exit 1 when a row is outside its band by more than
+//! `--tolerance` (or failed) or the cluster drifted from the layout (never for --dry-run), 2 on bad flags or
+//! a refused `--max-bytes`, 3 when the cluster is unreachable.
 
-use crate::cli::Global;
-use crate::error::{Failure, Outcome};
+use crate::bench::{ConnArgs, ConnSpec};
+use crate::cli::{Format, Global};
+use crate::error::{bad_input, cannot_run, Failure, Outcome};
+use crate::perf::Calibration;
+use crate::verify::{self, ladder::Ladder, report, Target, VerifyError, VerifyOptions};
+use anyhow::anyhow;
+use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
 pub struct VerifyArgs {
-    /// Arguments not defined yet.
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
-    pub rest: Vec<String>,
+    #[command(flatten)]
+    pub conn: ConnArgs,
+    /// Monitoring URLs (http://host:8222), comma separated; default: port 8222 on each server's host.
+    #[arg(long, value_delimiter = ',', value_name = "URLS")]
+    pub monitor: Vec<String>,
+    /// Site file of the plan to compare with (with --layout): drift, and the volume and server model the
+    /// predictions use.
+    #[arg(long, value_name = "SITE.yaml", requires = "layout")]
+    pub site: Option<PathBuf>,
+    /// Layout id from `natsplan design` (with --site).
+    #[arg(long, value_name = "ID", requires = "site")]
+    pub layout: Option<String>,
+    /// Calibration file to predict with besides the built-in ones (its rows replace theirs by kind).
+    #[arg(long, value_name = "FILE")]
+    pub calibration: Option<PathBuf>,
+    /// quick: a subset that runs in about a minute; full: seed 004's rows, KV, every object size both
+    /// ways and the fixed-rate ladder.
+    #[arg(long, value_enum, default_value_t = Ladder::Quick)]
+    pub ladder: Ladder,
+    /// Results go to DIR/<utc-timestamp>/.
+    #[arg(long, value_name = "DIR", default_value = "natsplan-verify")]
+    pub out: PathBuf,
+    /// A row fails when it is outside its band by more than this fraction of the band's edge.
+    #[arg(long, value_name = "F", default_value = "0.1")]
+    pub tolerance: String,
+    /// Refuse to run when the ladder would write more than N bytes over all replicas (1GiB, 500MB...).
+    #[arg(long, value_name = "N")]
+    pub max_bytes: Option<String>,
+    /// Time budget per row in seconds: counts are scaled so each row takes about this long.
+    #[arg(long, value_name = "S")]
+    pub row_seconds: Option<String>,
+    /// Print the rows that would run (with predictions and bytes) and exit 0.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Keep the natsplan-* streams, buckets and object stores the rows create.
+    #[arg(long)]
+    pub keep: bool,
 }
 
-pub fn run(_g: &Global, _a: VerifyArgs) -> Result<Outcome, Failure> {
-    Err(crate::error::cannot_run(anyhow::anyhow!(
-        "`natsplan verify` is not available in this build yet"
-    )))
+fn parse_f64(flag: &str, v: &str, range: std::ops::RangeInclusive<f64>, fix: &str) -> Result<f64, Failure> {
+    let x: f64 = v
+        .trim()
+        .parse()
+        .map_err(|_| bad_input(anyhow!("--{flag} '{v}' is not a number; {fix}")))?;
+    if !x.is_finite() || !range.contains(&x) {
+        return Err(bad_input(anyhow!(
+            "--{flag} {v} is out of range {}..{}; {fix}",
+            range.start(),
+            range.end()
+        )));
+    }
+    Ok(x)
+}
+
+pub fn run(g: &Global, a: VerifyArgs) -> Result<Outcome, Failure> {
+    let format = super::format(g);
+    let tolerance = parse_f64("tolerance", &a.tolerance, 0.0..=100.0, "e.g. --tolerance 0.1 for 10 %")?;
+    let row_seconds = match &a.row_seconds {
+        Some(v) => parse_f64("row-seconds", v, 0.05..=3600.0, "e.g. --row-seconds 5")?,
+        None => match a.ladder {
+            Ladder::Quick => 4.0,
+            Ladder::Full => 15.0,
+        },
+    };
+    let max_bytes = match &a.max_bytes {
+        Some(v) => {
+            Some(crate::units::parse_size(v).map_err(|e| bad_input(anyhow!("--max-bytes '{v}': {e}; e.g. 1GiB")))?)
+        }
+        None => None,
+    };
+    for m in &a.monitor {
+        if !m.starts_with("http://") {
+            return Err(bad_input(anyhow!(
+                "--monitor '{m}': give an http:// URL of a server's monitoring port, e.g. http://127.0.0.1:8222"
+            )));
+        }
+    }
+    let conn = ConnSpec::resolve(&a.conn).map_err(bad_input)?;
+    let catalog = super::catalog(g)?;
+    let (calibration, calibration_label) = match &a.calibration {
+        Some(p) => (
+            Calibration::with_file(p).map_err(|e| bad_input(anyhow!("--calibration {}: {e:#}", p.display())))?,
+            format!("built-in + {}", p.display()),
+        ),
+        None => (Calibration::builtin(), "built-in".to_string()),
+    };
+    let target = match (&a.site, &a.layout) {
+        (Some(site), Some(id)) => {
+            let plan = crate::emit::plan_for(g, site)?;
+            crate::emit::find_layout(&plan, id)?;
+            Some(Target {
+                plan,
+                layout_id: id.clone(),
+                site: site.display().to_string(),
+            })
+        }
+        _ => None,
+    };
+    let opts = VerifyOptions {
+        conn,
+        monitors: a.monitor.clone(),
+        ladder: a.ladder,
+        tolerance,
+        row_seconds,
+        max_bytes,
+        dry_run: a.dry_run,
+        keep: a.keep,
+        calibration,
+        calibration_label,
+        catalog,
+        target,
+    };
+    let log = |s: &str| eprintln!("{s}");
+    let rep = verify::run(&opts, &log).map_err(|e| match e {
+        VerifyError::BadInput(e) => bad_input(e),
+        VerifyError::CannotRun(e) => cannot_run(e),
+    })?;
+    if !a.dry_run {
+        let dir = verify::write_results(&a.out, &rep).map_err(cannot_run)?;
+        eprintln!("verify: results in {}", dir.display());
+    }
+    let bytes = match format {
+        Format::Json => report::json(&rep),
+        Format::Markdown => report::markdown(&rep),
+        Format::Html => crate::report::html::verify(&rep).into_bytes(),
+        _ => report::table(&rep, super::width(g)),
+    };
+    super::emit_stdout(&bytes)?;
+    if a.dry_run {
+        return Ok(Outcome::Ok);
+    }
+    let drift_items = rep.drift.as_ref().map(|d| d.items.len()).unwrap_or(0);
+    if drift_items > 0 {
+        return Ok(Outcome::CheckFailed(format!(
+            "{drift_items} drift item(s) between the cluster and layout {}{}",
+            a.layout.as_deref().unwrap_or_default(),
+            if rep.failed_rows > 0 {
+                format!("; {} row(s) outside their band", rep.failed_rows)
+            } else {
+                String::new()
+            }
+        )));
+    }
+    if rep.failed_rows > 0 {
+        return Ok(Outcome::CheckFailed(format!(
+            "{} row(s) outside their band by more than --tolerance {tolerance}",
+            rep.failed_rows
+        )));
+    }
+    Ok(Outcome::Ok)
 }

@@ -1,1 +1,602 @@
-//! See DESIGN.md: module `verify`.
+//! `natsplan verify`: run a ladder of benchmarks on a live cluster and put every measured row beside the
+//! prediction for the same shape (perf's `predict_shape`), with the error and whether it falls inside the
+//! prediction's band; with a planned layout, also report drift between plan and cluster.
+//!
+//! Layout: `cluster` detects what is running (and known version hazards), `ladder` builds and scales the
+//! rows, `drift` compares a plan with the cluster, `report` holds the result value and its exporters. This
+//! file runs the steps in order. Safety: the only things created are bench's `natsplan-*` streams, buckets
+//! and object stores, removed after each row unless `keep`; the bytes to be written are announced (through
+//! the caller's logger) before anything is written, and a run that would exceed `max_bytes` is refused.
+
+pub mod cluster;
+pub mod drift;
+pub mod ladder;
+pub mod report;
+
+use crate::bench::{self, BenchError, BenchResult, BenchSpec, ConnSpec};
+use crate::catalog::{Catalog, ServerModel};
+use crate::layout::Raid;
+use crate::perf::{predict_shape, Calibration, Kind, Prediction, Shape, Sync, VolumeSpec};
+use crate::plan::Plan;
+use anyhow::anyhow;
+use cluster::ClusterFacts;
+use ladder::{Ladder, RowSpec};
+use report::{ConfigEcho, RowMeasured, RowPrediction, RowResult, Status, VerifyReport};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A planned layout to check drift against and to take the volume and server model from.
+pub struct Target {
+    pub plan: Plan,
+    pub layout_id: String,
+    pub site: String,
+}
+
+/// Everything a verify run needs.
+pub struct VerifyOptions {
+    pub conn: ConnSpec,
+    /// Monitoring URLs; empty = `http://HOST:8222` for each server's host.
+    pub monitors: Vec<String>,
+    pub ladder: Ladder,
+    /// Relative distance beyond a band's edge that still passes.
+    pub tolerance: f64,
+    /// Time budget per row in seconds (counts are scaled to it).
+    pub row_seconds: f64,
+    pub max_bytes: Option<u64>,
+    pub dry_run: bool,
+    pub keep: bool,
+    pub calibration: Calibration,
+    /// How the calibration was chosen (built-in, or the file).
+    pub calibration_label: String,
+    pub catalog: Catalog,
+    pub target: Option<Target>,
+}
+
+/// Why verify could not produce a report.
+#[derive(Debug, thiserror::Error)]
+pub enum VerifyError {
+    /// A flag or the request is wrong (exit 2): e.g. the ladder would write more than `--max-bytes`.
+    #[error("{0:#}")]
+    BadInput(anyhow::Error),
+    /// The cluster could not be reached (exit 3).
+    #[error("{0:#}")]
+    CannotRun(anyhow::Error),
+}
+
+/// `http://HOST:8222` for each server URL's host (the nats-server default monitoring port).
+pub fn default_monitors(servers: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for s in servers {
+        let rest = s.split("://").nth(1).unwrap_or(s);
+        let rest = rest.rsplit('@').next().unwrap_or(rest);
+        let host = match rest.rfind(':') {
+            Some(i) if !rest.ends_with(']') => &rest[..i],
+            _ => rest,
+        };
+        let host = host.trim_end_matches('/');
+        let m = format!("http://{host}:8222");
+        if !host.is_empty() && !out.contains(&m) {
+            out.push(m);
+        }
+    }
+    out
+}
+
+/// The prediction inputs that do not vary by row.
+struct PredictCtx {
+    servers: u32,
+    sync: Sync,
+    volume: VolumeSpec,
+    server: ServerModel,
+    nats_version: Option<String>,
+    volume_label: String,
+}
+
+fn predict_ctx(opts: &VerifyOptions, facts: &ClusterFacts) -> Result<PredictCtx, VerifyError> {
+    let cat = &opts.catalog;
+    // tmpfs makes `always` free: predict what the disk will really do.
+    let sync = if facts.sync_always && !facts.store_on_tmpfs {
+        Sync::Always
+    } else {
+        Sync::Delayed
+    };
+    let default_server = || {
+        cat.server(&cat.default_server)
+            .cloned()
+            .unwrap_or_else(|| cat.servers[0].clone())
+    };
+    let (volume, server, volume_label) = match &opts.target {
+        Some(t) => {
+            let pl = t
+                .plan
+                .layout(&t.layout_id)
+                .ok_or_else(|| VerifyError::BadInput(anyhow!("--layout {}: not in the plan", t.layout_id)))?;
+            let site = &t.plan.input;
+            let first = pl.layout.servers.first().copied();
+            let volume = first.and_then(|s| crate::perf::volume_of(site, &pl.layout, cat, s));
+            let server = first
+                .and_then(|s| cat.server(&site.servers[s].model).cloned())
+                .unwrap_or_else(default_server);
+            match volume {
+                Some(v) => {
+                    let label = format!(
+                        "{} / {} / {} ×{} (layout {})",
+                        v.array.name,
+                        v.disk.name,
+                        v.raid.as_str(),
+                        v.disks,
+                        t.layout_id
+                    );
+                    (v, server, label)
+                }
+                None => (
+                    VolumeSpec::seed000(cat, Raid::Raid1, 1),
+                    server,
+                    "seed 000's EF600 RAID 1 (the layout's servers have no volume)".into(),
+                ),
+            }
+        }
+        None => (
+            VolumeSpec::seed000(cat, Raid::Raid1, 1),
+            default_server(),
+            "seed 000's EF600 2-disk RAID 1, one LUN per group (no --site/--layout given)".into(),
+        ),
+    };
+    Ok(PredictCtx {
+        servers: facts.jetstream_servers.max(1),
+        sync,
+        volume,
+        server,
+        nats_version: facts.version.clone(),
+        volume_label,
+    })
+}
+
+fn predict_row(opts: &VerifyOptions, ctx: &PredictCtx, r: &RowSpec) -> Prediction {
+    let shape = Shape {
+        kind: r.kind,
+        servers: ctx.servers,
+        replicas: r.replicas,
+        sync: ctx.sync,
+        size_bytes: r.size_bytes,
+        workers: r.workers,
+        subscribers: r.subscribers,
+        consumers: 0,
+        consumers_spread: true,
+        volume: ctx.volume.clone(),
+        server: ctx.server.clone(),
+        rate: r.rate_per_s,
+        batch: r.batch,
+        nats_version: ctx.nats_version.clone(),
+    };
+    let mut p = predict_shape(&opts.calibration.terms, &opts.catalog, &shape);
+    if let Some(target) = r.rate_per_s {
+        // A fixed-rate row achieves its target when the cluster can carry it, else its capacity.
+        p.ops_per_s = p.ops_per_s.min(target);
+        p.band.low = p.band.low.min(target);
+        p.band.high = p.band.high.min(target);
+    }
+    p
+}
+
+fn row_prediction(p: &Prediction) -> RowPrediction {
+    RowPrediction {
+        ops_per_s: p.ops_per_s,
+        low: p.band.low,
+        high: p.band.high,
+        bottleneck: p.bottleneck.clone(),
+        latency_p50_us: p.latency_us.p50,
+        cpu_per_server: p.cpu_per_server,
+        source: p.source.clone(),
+        scaled: p.scaled,
+    }
+}
+
+/// The figure a row compares with its prediction.
+fn measured_ops(r: &RowSpec, b: &BenchResult) -> f64 {
+    if let Some(rate) = &b.rate {
+        return rate.achieved_per_s;
+    }
+    match r.kind {
+        Kind::Core => b.aggregate_msgs_per_s(),
+        Kind::Flood if !b.subscribers.clients.is_empty() => b.subscribers.msgs_per_s(),
+        _ => b.msgs_per_s(),
+    }
+}
+
+/// Samples `/varz cpu` of every monitored server while a row runs; averages per server.
+struct CpuSampler {
+    stop: Arc<AtomicBool>,
+    handle: std::thread::JoinHandle<Vec<(String, f64)>>,
+}
+
+impl CpuSampler {
+    fn start(monitors: Vec<String>) -> CpuSampler {
+        let stop = Arc::new(AtomicBool::new(false));
+        let s2 = stop.clone();
+        let handle = std::thread::spawn(move || {
+            let mut sums: BTreeMap<String, (f64, u32)> = BTreeMap::new();
+            // The first reading covers the idle time before the row: skip it.
+            let mut first = true;
+            'outer: loop {
+                // Sample every 500 ms, but notice the end of the row within 50 ms.
+                for _ in 0..10 {
+                    if s2.load(Ordering::Relaxed) {
+                        break 'outer;
+                    }
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                let now = cluster::cpu_percent(&monitors);
+                if first {
+                    first = false;
+                    continue;
+                }
+                for (name, c) in now {
+                    let e = sums.entry(name).or_default();
+                    e.0 += c;
+                    e.1 += 1;
+                }
+            }
+            sums.into_iter().map(|(n, (s, k))| (n, s / k.max(1) as f64)).collect()
+        });
+        CpuSampler { stop, handle }
+    }
+    fn finish(self) -> Vec<(String, f64)> {
+        self.stop.store(true, Ordering::Relaxed);
+        self.handle.join().unwrap_or_default()
+    }
+}
+
+/// `YYYY-MM-DDTHH:MM:SSZ` and the folder-safe `YYYYMMDDTHHMMSSZ` for now (UTC).
+pub fn utc_now() -> (String, String) {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    utc(secs)
+}
+
+fn utc(secs: u64) -> (String, String) {
+    let days = (secs / 86_400) as i64;
+    let sod = secs % 86_400;
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    let (hh, mm, ss) = (sod / 3600, sod % 3600 / 60, sod % 60);
+    (
+        format!("{y:04}-{m:02}-{d:02}T{hh:02}:{mm:02}:{ss:02}Z"),
+        format!("{y:04}{m:02}{d:02}T{hh:02}{mm:02}{ss:02}Z"),
+    )
+}
+
+/// Connect once to learn which server answers and its version; None with the error when unreachable.
+async fn probe(conn: &ConnSpec) -> Result<(String, String, bool), anyhow::Error> {
+    let c = tokio::time::timeout(Duration::from_secs(5), conn.connect(0, "verify", None))
+        .await
+        .map_err(|_| anyhow!("cannot connect to {}: timed out after 5 s", conn.describe()))?
+        .map_err(|e| match e {
+            bench::conn::ConnectFailure::Setup(e) | bench::conn::ConnectFailure::Unreachable(e) => e,
+        })?;
+    let info = c.server_info();
+    let out = (info.server_name.clone(), info.version.clone(), info.jetstream);
+    drop(c);
+    Ok(out)
+}
+
+/// Run verify: detect, plan the rows, announce the bytes, run (unless dry run), compare, check drift.
+/// `log` receives progress lines (the command sends them to stderr).
+pub fn run(opts: &VerifyOptions, log: &dyn Fn(&str)) -> Result<VerifyReport, VerifyError> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| VerifyError::CannotRun(e.into()))?;
+    let result = run_on(&rt, opts, log);
+    rt.shutdown_timeout(Duration::from_millis(100));
+    result
+}
+
+fn run_on(rt: &tokio::runtime::Runtime, opts: &VerifyOptions, log: &dyn Fn(&str)) -> Result<VerifyReport, VerifyError> {
+    let mut notes = Vec::new();
+    let (generated_at, _) = utc_now();
+    let connected = match rt.block_on(probe(&opts.conn)) {
+        Ok(c) => Some(c),
+        Err(e) if opts.dry_run => {
+            notes.push(format!(
+                "cluster not reached ({e:#}); the row plan assumes one server per --server URL"
+            ));
+            None
+        }
+        Err(e) => return Err(VerifyError::CannotRun(e)),
+    };
+    let monitors = if opts.monitors.is_empty() {
+        default_monitors(&opts.conn.servers)
+    } else {
+        opts.monitors.clone()
+    };
+    let mut facts = cluster::detect(&monitors, connected.as_ref().map(|c| (c.0.clone(), c.1.clone())));
+    if connected.is_none() {
+        facts.jetstream_servers = facts.jetstream_servers.max(opts.conn.servers.len() as u32).max(1);
+        facts.max_replicas = facts.jetstream_servers.min(5) as u8;
+    }
+    let js_enabled = connected.as_ref().is_none_or(|c| c.2) || facts.servers.iter().any(|s| s.jetstream);
+    if facts.servers.is_empty() && js_enabled {
+        // Without /varz the meta group's size is unknown: assume one per listed server.
+        facts.jetstream_servers = facts.jetstream_servers.max(opts.conn.servers.len() as u32).max(1);
+        facts.max_replicas = facts.jetstream_servers.min(5) as u8;
+    }
+    let ctx = predict_ctx(opts, &facts)?;
+    let mut rows = ladder::build(opts.ladder, facts.jetstream_servers.max(1), facts.max_replicas.max(1));
+    if !js_enabled {
+        for r in rows
+            .iter_mut()
+            .filter(|r| !matches!(r.kind, Kind::Core | Kind::Ping | Kind::Flood))
+        {
+            r.skip = Some("JetStream is not enabled on the server".into());
+        }
+    }
+    let preds: Vec<Prediction> = rows.iter().map(|r| predict_row(opts, &ctx, r)).collect();
+    for (r, p) in rows.iter_mut().zip(&preds) {
+        ladder::scale(r, p, opts.row_seconds, 1.0);
+    }
+    let runnable = |r: &RowSpec| r.skip.is_none();
+    let write_bytes: u64 = rows.iter().filter(|r| runnable(r)).map(|r| r.write_bytes()).sum();
+    let write_rep: u64 = rows
+        .iter()
+        .filter(|r| runnable(r))
+        .map(|r| r.write_bytes_replicated())
+        .sum();
+    log(&format!(
+        "verify will write at most {} to JetStream ({} over all replicas), in natsplan-* streams{}",
+        crate::units::fmt_bytes(write_bytes as f64),
+        crate::units::fmt_bytes(write_rep as f64),
+        if opts.keep {
+            " kept afterwards (--keep)"
+        } else {
+            " removed after each row"
+        }
+    ));
+    if let Some(max) = opts.max_bytes {
+        if write_rep > max && !opts.dry_run {
+            return Err(VerifyError::BadInput(anyhow!(
+                "the {} ladder would write {write_rep} bytes over all replicas, more than --max-bytes {max}; \
+                 lower --row-seconds, use --ladder quick, or raise --max-bytes",
+                match opts.ladder {
+                    Ladder::Quick => "quick",
+                    Ladder::Full => "full",
+                }
+            )));
+        }
+    }
+    let config = ConfigEcho {
+        servers: opts.conn.servers.iter().map(|s| bench::conn::redact_url(s)).collect(),
+        monitors: monitors.clone(),
+        ladder: format!("{:?}", opts.ladder).to_lowercase(),
+        tolerance: opts.tolerance,
+        row_seconds: opts.row_seconds,
+        max_bytes: opts.max_bytes,
+        calibration: opts.calibration_label.clone(),
+        site: opts.target.as_ref().map(|t| t.site.clone()),
+        layout: opts.target.as_ref().map(|t| t.layout_id.clone()),
+        volume: ctx.volume_label.clone(),
+        dry_run: opts.dry_run,
+        keep: opts.keep,
+    };
+    let mut results = Vec::new();
+    // Measured ÷ predicted-low of earlier fsync-bound writing rows, when below 1: later writing rows shrink
+    // with it, so `sync_interval: always` on a slow disk still finishes in its budget.
+    let mut slowdown = 1.0f64;
+    for (mut r, p) in rows.into_iter().zip(preds) {
+        let predicted = Some(row_prediction(&p));
+        let kind = r.kind_str().to_string();
+        if let Some(why) = r.skip.clone() {
+            results.push(RowResult {
+                spec: r,
+                kind,
+                status: Status::Skipped,
+                reason: Some(why),
+                predicted,
+                measured: None,
+                error: None,
+            });
+            continue;
+        }
+        if opts.dry_run {
+            results.push(RowResult {
+                spec: r,
+                kind,
+                status: Status::Planned,
+                reason: None,
+                predicted,
+                measured: None,
+                error: None,
+            });
+            continue;
+        }
+        if r.writes() && slowdown < 1.0 {
+            ladder::scale(&mut r, &p, opts.row_seconds, slowdown);
+        }
+        log(&format!("verify: {} ({} × {} B)...", r.label, r.msgs, r.size_bytes));
+        let spec = BenchSpec {
+            workload: r.workload.clone(),
+            msgs: r.msgs,
+            size: r.size_bytes,
+            rate_per_s: r.rate_per_s,
+            backlog_cutoff: Duration::from_secs(1),
+            timeout: Duration::from_secs(5),
+            monitor: monitors.clone(),
+            keep: opts.keep,
+            sub_sleep: None,
+            sub_buffer: None,
+            progress: false,
+            client: bench::ClientChoice::Auto,
+        };
+        let sampler = CpuSampler::start(monitors.clone());
+        let out = rt.block_on(bench::run(&opts.conn, &spec));
+        let cpu = sampler.finish();
+        match out {
+            Ok(b) => {
+                let m = measured_ops(&r, &b);
+                let error = (p.ops_per_s > 0.0).then(|| m / p.ops_per_s - 1.0);
+                let status = report::judge(m, p.band.low, p.band.high, opts.tolerance);
+                // Only fsync-bound writing (sync always) is expected to run slower than the prediction's
+                // hardware for a reason that carries over to later rows: a slow disk.
+                let fsync_bound = ctx.sync == Sync::Always;
+                if fsync_bound && r.writes() && r.rate_per_s.is_none() && p.band.low > 0.0 && m < p.band.low {
+                    slowdown = slowdown.min(m / p.band.low);
+                }
+                log(&format!(
+                    "verify: {} measured {:.0}/s, predicted {:.0}/s ({})",
+                    r.id,
+                    m,
+                    p.ops_per_s,
+                    status.as_str()
+                ));
+                let measured = RowMeasured {
+                    ops_per_s: m,
+                    bytes_per_s: b.bytes_per_s(),
+                    window_s: b.window_s(),
+                    latency_us: b.latency_us,
+                    rate: b.rate.clone(),
+                    losses: b.losses.clone(),
+                    cpu_percent: cpu,
+                    warnings: b.warnings.clone(),
+                };
+                results.push(RowResult {
+                    spec: r,
+                    kind,
+                    status,
+                    reason: None,
+                    predicted,
+                    measured: Some(measured),
+                    error,
+                });
+            }
+            Err(e) => {
+                let msg = match e {
+                    BenchError::BadInput(e) | BenchError::CannotRun(e) => format!("{e:#}"),
+                };
+                log(&format!("verify: {} failed: {msg}", r.id));
+                results.push(RowResult {
+                    spec: r,
+                    kind,
+                    status: Status::Error,
+                    reason: Some(msg),
+                    predicted,
+                    measured: None,
+                    error: None,
+                });
+            }
+        }
+    }
+    let drift = match &opts.target {
+        Some(t) => Some(check_drift(t, &facts, &monitors)?),
+        None => None,
+    };
+    let failed_rows = results.iter().filter(|r| r.status.fails()).count();
+    Ok(VerifyReport {
+        generated_at,
+        config,
+        cluster: facts,
+        rows: results,
+        drift,
+        write_bytes,
+        write_bytes_replicated: write_rep,
+        failed_rows,
+        notes,
+    })
+}
+
+/// Drift against the target layout: the emitted stream definitions against `/jsz`.
+fn check_drift(t: &Target, facts: &ClusterFacts, monitors: &[String]) -> Result<drift::Drift, VerifyError> {
+    let pl = t
+        .plan
+        .layout(&t.layout_id)
+        .ok_or_else(|| VerifyError::BadInput(anyhow!("--layout {}: not in the plan", t.layout_id)))?;
+    let files = crate::emit::render(&t.plan, &t.layout_id, &crate::emit::EmitOptions::default())
+        .map_err(VerifyError::BadInput)?;
+    let emitted: BTreeMap<String, serde_json::Value> = files
+        .into_iter()
+        .filter(|(p, _)| p.extension().is_some_and(|e| e == "json"))
+        .filter_map(|(_, text)| serde_json::from_str::<serde_json::Value>(&text).ok())
+        .filter_map(|v| Some((v.get("name")?.as_str()?.to_string(), v)))
+        .collect();
+    let named: Vec<(String, String)> = facts
+        .servers
+        .iter()
+        .map(|s| (s.name.clone(), s.monitor_url.clone()))
+        .collect();
+    let placements = crate::monitor::cluster_streams(&named, Duration::from_secs(3));
+    let mut configs = BTreeMap::new();
+    for m in monitors {
+        if let Ok(j) = crate::monitor::jsz(m, "accounts=true&streams=true&config=true", Duration::from_secs(3)) {
+            for (k, v) in drift::stream_configs(&j) {
+                configs.entry(k).or_insert(v);
+            }
+        }
+    }
+    let live: Vec<drift::LiveStream> = placements
+        .into_iter()
+        .map(|p| drift::LiveStream {
+            config: configs.get(&p.name).cloned().unwrap_or(serde_json::Value::Null),
+            placement: p,
+        })
+        .collect();
+    Ok(drift::check(&t.plan, pl, &emitted, facts, &live))
+}
+
+/// Write results.json, BENCH.md and results.csv into `dir/<utc-timestamp>/`; returns that folder.
+pub fn write_results(dir: &Path, r: &VerifyReport) -> anyhow::Result<PathBuf> {
+    let stamp = r.generated_at.replace(['-', ':'], "");
+    let mut out = dir.join(&stamp);
+    let mut n = 1;
+    while out.exists() {
+        n += 1;
+        out = dir.join(format!("{stamp}-{n}"));
+    }
+    std::fs::create_dir_all(&out).map_err(|e| anyhow!("--out {}: cannot create: {e}", out.display()))?;
+    for (name, bytes) in [
+        ("results.json", report::json(r)),
+        ("BENCH.md", report::markdown(r)),
+        ("results.csv", report::csv(r)),
+    ] {
+        let p = out.join(name);
+        std::fs::write(&p, bytes).map_err(|e| anyhow!("{}: cannot write: {e}", p.display()))?;
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn monitor_urls_default_to_port_8222_on_each_host() {
+        let s = vec![
+            "nats://127.0.0.1:4222".to_string(),
+            "nats://u:p@10.0.0.2:4223".to_string(),
+            "127.0.0.1:5555".to_string(),
+            "tls://host-a".to_string(),
+        ];
+        assert_eq!(
+            default_monitors(&s),
+            vec!["http://127.0.0.1:8222", "http://10.0.0.2:8222", "http://host-a:8222"]
+        );
+    }
+
+    #[test]
+    fn utc_dates_are_civil() {
+        assert_eq!(utc(0).0, "1970-01-01T00:00:00Z");
+        assert_eq!(utc(951_782_400).0, "2000-02-29T00:00:00Z");
+        assert_eq!(utc(1_798_608_000 + 3_661).1, "20261230T062101Z");
+    }
+}

@@ -1,0 +1,429 @@
+//! The rows verify runs: seed 004's table, the KV putter, seed 000's object sizes and a fixed-rate ladder
+//! (`full`), or a subset that runs in about a minute (`quick`). Each row carries both the bench workload
+//! it runs and the cluster shape the predictor needs, so prediction and measurement describe the same
+//! work. Counts start at the seeds' figures and are scaled down to a time budget from the prediction's
+//! low edge, so a slow `sync_interval: always` disk still finishes.
+
+use crate::bench::{ObjOp, PublishMode, Storage, Workload};
+use crate::perf::{Kind, Prediction};
+use serde::Serialize;
+
+/// Which ladder to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Ladder {
+    Quick,
+    Full,
+}
+
+/// Unacknowledged JetStream publishes in flight per publisher (bench's async default).
+pub const JS_WINDOW: usize = 500;
+
+/// One row of the ladder before it runs.
+#[derive(Debug, Clone, Serialize)]
+pub struct RowSpec {
+    /// Stable identifier, e.g. `core-1p1s-128B`.
+    pub id: String,
+    /// As the seeds name it, e.g. `Core 1p1s 50k×128 B`.
+    pub label: String,
+    #[serde(skip)]
+    pub workload: Workload,
+    /// The seeds' count (messages, puts or objects).
+    pub nominal_msgs: u64,
+    /// The count that will run after scaling to the time budget.
+    pub msgs: u64,
+    pub size_bytes: u64,
+    /// Open-loop target (fixed-rate rows).
+    pub rate_per_s: Option<f64>,
+    pub replicas: u8,
+    #[serde(skip)]
+    pub kind: Kind,
+    /// Publishers, putters or getters.
+    pub workers: u32,
+    pub subscribers: u32,
+    /// Publishes in flight per worker (1 = synchronous).
+    pub batch: u32,
+    /// Why the row will not run on this cluster.
+    pub skip: Option<String>,
+}
+
+impl RowSpec {
+    /// Bytes the row stores in JetStream before replication (object gets put their objects first).
+    pub fn write_bytes(&self) -> u64 {
+        match self.workload {
+            Workload::Js { .. } | Workload::Kv { .. } | Workload::Obj { .. } => {
+                self.msgs.saturating_mul(self.size_bytes)
+            }
+            _ => 0,
+        }
+    }
+    /// Bytes on disk over all replicas.
+    pub fn write_bytes_replicated(&self) -> u64 {
+        self.write_bytes().saturating_mul(self.replicas.max(1) as u64)
+    }
+    pub fn writes(&self) -> bool {
+        self.write_bytes() > 0
+    }
+    pub fn kind_str(&self) -> &'static str {
+        self.kind.as_str()
+    }
+    /// The smallest count worth measuring: enough work for every worker.
+    fn min_msgs(&self) -> u64 {
+        let w = self.workers.max(1) as u64;
+        match self.kind {
+            Kind::ObjPut | Kind::ObjGet => 2 * w,
+            Kind::Ping => 50,
+            _ => 200 * w,
+        }
+    }
+}
+
+fn size_label(b: u64) -> String {
+    if b >= 1024 && b % 1024 == 0 {
+        format!("{} KiB", b / 1024)
+    } else {
+        format!("{b} B")
+    }
+}
+
+fn count_label(n: u64) -> String {
+    if n >= 1000 && n % 1000 == 0 {
+        format!("{}k", n / 1000)
+    } else {
+        n.to_string()
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn row(
+    id: String,
+    label: String,
+    workload: Workload,
+    kind: Kind,
+    msgs: u64,
+    size: u64,
+    replicas: u8,
+    workers: u32,
+    subscribers: u32,
+    batch: u32,
+) -> RowSpec {
+    RowSpec {
+        id,
+        label,
+        workload,
+        nominal_msgs: msgs,
+        msgs,
+        size_bytes: size,
+        rate_per_s: None,
+        replicas,
+        kind,
+        workers,
+        subscribers,
+        batch,
+        skip: None,
+    }
+}
+
+fn core(pubs: usize, subs: usize, msgs: u64, size: u64) -> RowSpec {
+    row(
+        format!("core-{pubs}p{subs}s-{size}B"),
+        format!("Core {pubs}p{subs}s {}×{}", count_label(msgs), size_label(size)),
+        Workload::Core { pubs, subs },
+        Kind::Core,
+        msgs,
+        size,
+        1,
+        pubs as u32,
+        subs as u32,
+        1,
+    )
+}
+
+fn js(pubs: usize, msgs: u64, size: u64) -> RowSpec {
+    row(
+        format!("js-r3-{pubs}p-{size}B"),
+        format!("JetStream R3 file {pubs}p {}×{}", count_label(msgs), size_label(size)),
+        Workload::Js {
+            pubs,
+            replicas: 3,
+            storage: Storage::File,
+            publish: PublishMode::Async,
+            window: JS_WINDOW,
+        },
+        Kind::Js,
+        msgs,
+        size,
+        3,
+        pubs as u32,
+        0,
+        JS_WINDOW as u32,
+    )
+}
+
+fn ping() -> RowSpec {
+    row(
+        "ping-128B".into(),
+        "Ping 1k×128 B".into(),
+        Workload::Ping,
+        Kind::Ping,
+        1000,
+        128,
+        1,
+        1,
+        0,
+        1,
+    )
+}
+
+fn flood() -> RowSpec {
+    row(
+        "flood-8p-128B".into(),
+        "Flood 8p 20k×128 B".into(),
+        Workload::Flood { pubs: 8 },
+        Kind::Flood,
+        20_000,
+        128,
+        1,
+        8,
+        1,
+        1,
+    )
+}
+
+fn kv() -> RowSpec {
+    // The KV putter of NATS's documentation: one client, R1, synchronous puts.
+    row(
+        "kv-1c-128B".into(),
+        "KV putter 1c 100k×128 B".into(),
+        Workload::Kv {
+            clients: 1,
+            replicas: 1,
+            storage: Storage::File,
+        },
+        Kind::Kv,
+        100_000,
+        128,
+        1,
+        1,
+        0,
+        1,
+    )
+}
+
+fn obj(op: ObjOp, kib: u64, workers: usize, replicas: u8) -> RowSpec {
+    let size = kib * 1024;
+    // Seed 000 put 4,000 objects per run; large objects get fewer so the row stays in its budget.
+    let objects = if kib >= 1024 { 200 } else { 2000 };
+    let (name, kind) = match op {
+        ObjOp::Put => ("put", Kind::ObjPut),
+        ObjOp::Get => ("get", Kind::ObjGet),
+    };
+    row(
+        format!("obj-{name}-{kib}KiB-r{replicas}"),
+        format!(
+            "Object {name} R{replicas} {workers}w {}×{}",
+            count_label(objects),
+            size_label(size)
+        ),
+        Workload::Obj {
+            op,
+            clients: workers,
+            replicas: replicas as usize,
+            storage: Storage::File,
+        },
+        kind,
+        objects,
+        size,
+        replicas,
+        workers as u32,
+        0,
+        1,
+    )
+}
+
+fn fixed_rate(rate: u64) -> RowSpec {
+    let mut r = row(
+        format!("rate-{}k-r3-128B", rate / 1000),
+        format!("Fixed rate {}k/s JetStream R3 128 B", rate / 1000),
+        Workload::Js {
+            pubs: 1,
+            replicas: 3,
+            storage: Storage::File,
+            publish: PublishMode::Async,
+            window: JS_WINDOW,
+        },
+        Kind::Js,
+        rate,
+        128,
+        3,
+        1,
+        0,
+        JS_WINDOW as u32,
+    );
+    r.rate_per_s = Some(rate as f64);
+    r
+}
+
+/// The rows of a ladder for a cluster of `servers` JetStream servers (`max_replicas` possible).
+/// Object workers are spread over the servers (one per server); rows needing more replicas than the
+/// cluster has are kept, marked skipped with the reason.
+pub fn build(ladder: Ladder, servers: u32, max_replicas: u8) -> Vec<RowSpec> {
+    let obj_r = if max_replicas >= 3 { 3 } else { 1 };
+    let obj_w = servers.clamp(1, 8) as usize;
+    let mut rows = Vec::new();
+    match ladder {
+        Ladder::Quick => {
+            rows.push(core(1, 1, 50_000, 128));
+            rows.push(js(1, 50_000, 128));
+            rows.push(kv());
+            rows.push(obj(ObjOp::Put, 64, obj_w, obj_r));
+            rows.push(obj(ObjOp::Get, 64, obj_w, obj_r));
+            rows.push(ping());
+            rows.push(flood());
+            rows.push(fixed_rate(10_000));
+        }
+        Ladder::Full => {
+            rows.push(core(1, 1, 50_000, 128));
+            rows.push(core(8, 8, 200_000, 128));
+            rows.push(core(4, 4, 50_000, 1024));
+            for p in 1..=4 {
+                rows.push(js(p, 50_000, 128));
+            }
+            rows.push(js(4, 50_000, 1024));
+            rows.push(ping());
+            rows.push(flood());
+            rows.push(kv());
+            for kib in [1, 4, 8, 16, 32, 64, 1024] {
+                rows.push(obj(ObjOp::Put, kib, obj_w, obj_r));
+                rows.push(obj(ObjOp::Get, kib, obj_w, obj_r));
+            }
+            for rate in [10_000, 40_000, 80_000, 100_000] {
+                rows.push(fixed_rate(rate));
+            }
+        }
+    }
+    for r in &mut rows {
+        if r.replicas > max_replicas {
+            r.skip = Some(format!(
+                "R{} needs {} JetStream servers; this cluster has {servers}",
+                r.replicas, r.replicas
+            ));
+        }
+    }
+    rows
+}
+
+/// Scale a row's count to `budget_s` seconds at the low edge of its prediction (and `slowdown`, the
+/// measured/predicted ratio of earlier writing rows when they ran slower than predicted), never above
+/// the seeds' count nor below a minimum that still gives every worker work. Fixed-rate rows run for the
+/// budget at their target rate.
+pub fn scale(r: &mut RowSpec, p: &Prediction, budget_s: f64, slowdown: f64) {
+    if let Some(rate) = r.rate_per_s {
+        r.msgs = ((rate * budget_s).round() as u64).max(r.min_msgs());
+        return;
+    }
+    // Core predictions are published plus received; the count is of published messages.
+    let per_pub = match r.kind {
+        Kind::Core => 1.0 + r.subscribers as f64,
+        _ => 1.0,
+    };
+    let low_per_s = (p.band.low / per_pub) * if r.writes() { slowdown.min(1.0) } else { 1.0 };
+    let affordable = if low_per_s.is_finite() && low_per_s > 0.0 {
+        (low_per_s * budget_s).floor() as u64
+    } else {
+        0
+    };
+    let w = r.workers.max(1) as u64;
+    let n = affordable.min(r.nominal_msgs).max(r.min_msgs());
+    // Whole multiples of the workers, so every worker does the same share.
+    r.msgs = n.div_ceil(w) * w;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::perf::{Band, Latency};
+
+    fn pred(low: f64) -> Prediction {
+        Prediction {
+            kind: Kind::Js,
+            ops_per_s: low * 2.0,
+            bytes_per_s: 0.0,
+            latency_us: Latency { p50: 1.0, p99: 2.0 },
+            cpu_per_server: 0.1,
+            bottleneck: "x".into(),
+            band: Band { low, high: low * 4.0 },
+            source: "test".into(),
+            scaled: false,
+            notes: vec![],
+        }
+    }
+
+    #[test]
+    fn full_ladder_has_the_seed_rows_and_every_object_size_both_ways() {
+        let rows = build(Ladder::Full, 3, 3);
+        let ids: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
+        for id in [
+            "core-1p1s-128B",
+            "core-8p8s-128B",
+            "core-4p4s-1024B",
+            "js-r3-1p-128B",
+            "js-r3-4p-128B",
+            "js-r3-4p-1024B",
+            "ping-128B",
+            "flood-8p-128B",
+            "kv-1c-128B",
+            "obj-put-1024KiB-r3",
+            "obj-get-1KiB-r3",
+            "rate-100k-r3-128B",
+        ] {
+            assert!(ids.contains(&id), "{id} missing from {ids:?}");
+        }
+        assert_eq!(rows.iter().filter(|r| r.kind == Kind::ObjPut).count(), 7);
+        assert_eq!(rows.iter().filter(|r| r.rate_per_s.is_some()).count(), 4);
+        assert!(rows.iter().all(|r| r.skip.is_none()));
+        // Ids are unique: results are keyed by them.
+        let mut u = ids.clone();
+        u.sort_unstable();
+        u.dedup();
+        assert_eq!(u.len(), ids.len());
+    }
+
+    #[test]
+    fn r3_rows_are_skipped_on_one_server_with_the_reason() {
+        let rows = build(Ladder::Quick, 1, 1);
+        let js = rows.iter().find(|r| r.id == "js-r3-1p-128B").unwrap();
+        assert!(js.skip.as_deref().unwrap().contains("R3 needs 3"));
+        // Objects fall back to R1 instead of being skipped.
+        assert!(rows.iter().any(|r| r.id == "obj-put-64KiB-r1" && r.skip.is_none()));
+        assert!(build(Ladder::Quick, 3, 3).len() < build(Ladder::Full, 3, 3).len());
+    }
+
+    #[test]
+    fn counts_shrink_to_the_budget_but_not_below_the_minimum_nor_above_the_seed() {
+        let mut r = build(Ladder::Quick, 3, 3).remove(1); // js R3 1p, 50k nominal
+        scale(&mut r, &pred(1000.0), 2.0, 1.0);
+        assert_eq!(r.msgs, 2000);
+        scale(&mut r, &pred(1e9), 2.0, 1.0);
+        assert_eq!(r.msgs, 50_000);
+        scale(&mut r, &pred(1e-9), 2.0, 1.0);
+        assert_eq!(r.msgs, 200);
+        // A slower-than-predicted disk seen on earlier rows shrinks later writing rows.
+        scale(&mut r, &pred(1000.0), 2.0, 0.25);
+        assert_eq!(r.msgs, 500);
+        assert_eq!(r.write_bytes_replicated(), 500 * 128 * 3);
+    }
+
+    #[test]
+    fn fixed_rate_rows_run_for_the_budget_and_core_counts_published_messages() {
+        let mut rows = build(Ladder::Quick, 3, 3);
+        let rate = rows.iter_mut().find(|r| r.rate_per_s.is_some()).unwrap();
+        scale(rate, &pred(1.0), 3.0, 1.0);
+        assert_eq!(rate.msgs, 30_000);
+        let core = rows.iter_mut().find(|r| r.id == "core-1p1s-128B").unwrap();
+        scale(core, &pred(10_000.0), 1.0, 0.1);
+        // Aggregate 10k/s with one subscriber is 5k/s published; core writes nothing, so no slowdown.
+        assert_eq!(core.msgs, 5000);
+        assert_eq!(core.write_bytes(), 0);
+    }
+}

@@ -1,0 +1,407 @@
+//! The verify result value and its exporters (pure functions to bytes): the terminal table, Markdown
+//! (BENCH.md), JSON (results.json) and CSV, hyperfine-style.
+
+use super::cluster::ClusterFacts;
+use super::drift::Drift;
+use super::ladder::RowSpec;
+use crate::bench::result::{LatencySummary, Losses, RateOutcome};
+use comfy_table::{presets, ContentArrangement, Table};
+use serde::Serialize;
+
+/// Where a measured row lands against its prediction's band.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Inside the band.
+    Inside,
+    /// Outside the band but within `--tolerance` of its edge.
+    Near,
+    /// Outside the band by more than `--tolerance`: the check fails.
+    Outside,
+    /// Not run on this cluster (the reason says why).
+    Skipped,
+    /// The run failed (the reason says why); counts as a failed check.
+    Error,
+    /// Planned only (`--dry-run`).
+    Planned,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Inside => "inside",
+            Status::Near => "near",
+            Status::Outside => "OUTSIDE",
+            Status::Skipped => "skipped",
+            Status::Error => "ERROR",
+            Status::Planned => "planned",
+        }
+    }
+    pub fn fails(self) -> bool {
+        matches!(self, Status::Outside | Status::Error)
+    }
+}
+
+/// The prediction for a row, as recorded.
+#[derive(Debug, Clone, Serialize)]
+pub struct RowPrediction {
+    pub ops_per_s: f64,
+    pub low: f64,
+    pub high: f64,
+    pub bottleneck: String,
+    pub latency_p50_us: f64,
+    pub cpu_per_server: f64,
+    pub source: String,
+    pub scaled: bool,
+}
+
+/// What a row measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct RowMeasured {
+    /// The figure compared with the prediction (ops/s; core: published plus received; flood: received).
+    pub ops_per_s: f64,
+    pub bytes_per_s: f64,
+    pub window_s: f64,
+    pub latency_us: Option<LatencySummary>,
+    pub rate: Option<RateOutcome>,
+    pub losses: Option<Losses>,
+    /// Average `/varz cpu` (percent of one core) per server over the run.
+    pub cpu_percent: Vec<(String, f64)>,
+    pub warnings: Vec<String>,
+}
+
+/// One row of the report.
+#[derive(Debug, Clone, Serialize)]
+pub struct RowResult {
+    #[serde(flatten)]
+    pub spec: RowSpec,
+    pub kind: String,
+    pub status: Status,
+    pub reason: Option<String>,
+    pub predicted: Option<RowPrediction>,
+    pub measured: Option<RowMeasured>,
+    /// measured ÷ predicted − 1.
+    pub error: Option<f64>,
+}
+
+/// Everything a verify run produced.
+#[derive(Debug, Clone, Serialize)]
+pub struct VerifyReport {
+    pub generated_at: String,
+    pub config: ConfigEcho,
+    pub cluster: ClusterFacts,
+    pub rows: Vec<RowResult>,
+    pub drift: Option<Drift>,
+    /// Bytes the ladder writes before replication, and over all replicas.
+    pub write_bytes: u64,
+    pub write_bytes_replicated: u64,
+    pub failed_rows: usize,
+    pub notes: Vec<String>,
+}
+
+/// The run's configuration (no secrets: servers are shown redacted).
+#[derive(Debug, Clone, Serialize)]
+pub struct ConfigEcho {
+    pub servers: Vec<String>,
+    pub monitors: Vec<String>,
+    pub ladder: String,
+    pub tolerance: f64,
+    pub row_seconds: f64,
+    pub max_bytes: Option<u64>,
+    pub calibration: String,
+    pub site: Option<String>,
+    pub layout: Option<String>,
+    pub volume: String,
+    pub dry_run: bool,
+    pub keep: bool,
+}
+
+/// Judge a measured figure against a band with a relative tolerance beyond its edges.
+pub fn judge(measured: f64, low: f64, high: f64, tolerance: f64) -> Status {
+    if measured >= low && measured <= high {
+        Status::Inside
+    } else if measured >= low * (1.0 - tolerance) && measured <= high * (1.0 + tolerance) {
+        Status::Near
+    } else {
+        Status::Outside
+    }
+}
+
+fn si(x: f64) -> String {
+    let a = x.abs();
+    if !x.is_finite() {
+        "-".into()
+    } else if a >= 1e9 {
+        format!("{:.2}G", x / 1e9)
+    } else if a >= 1e6 {
+        format!("{:.2}M", x / 1e6)
+    } else if a >= 1e3 {
+        format!("{:.1}k", x / 1e3)
+    } else if a >= 10.0 {
+        format!("{x:.0}")
+    } else {
+        format!("{x:.2}")
+    }
+}
+
+fn pct(e: Option<f64>) -> String {
+    e.map(|e| format!("{:+.0}%", e * 100.0)).unwrap_or_else(|| "-".into())
+}
+
+/// The table's cells for one row.
+fn cells(r: &RowResult) -> Vec<String> {
+    let p = r.predicted.as_ref();
+    let m = r.measured.as_ref();
+    let measured = match (m, r.status) {
+        (Some(m), _) => {
+            let mut s = si(m.ops_per_s);
+            if let Some(rate) = &m.rate {
+                if !rate.sustained {
+                    s.push_str(" (not sustained)");
+                }
+            }
+            s
+        }
+        (None, _) => "-".into(),
+    };
+    // Busiest server's /varz CPU over the run, beside the predicted CPU of the busiest server.
+    let measured_cpu = m
+        .map(|m| m.cpu_percent.iter().map(|c| c.1).fold(0.0f64, f64::max))
+        .filter(|c| *c > 0.0)
+        .map(|c| format!("{c:.0}%"))
+        .unwrap_or_else(|| "-".into());
+    let cpu = match p {
+        Some(p) if r.status != Status::Skipped => format!("{measured_cpu} / {:.0}%", p.cpu_per_server * 100.0),
+        _ => measured_cpu,
+    };
+    let p99 = m
+        .and_then(|m| m.latency_us.as_ref())
+        .map(|l| format!("{:.0}", l.p99))
+        .unwrap_or_else(|| "-".into());
+    vec![
+        r.spec.id.clone(),
+        r.spec.msgs.to_string(),
+        p.map(|p| si(p.ops_per_s)).unwrap_or_else(|| "-".into()),
+        p.map(|p| format!("{}–{}", si(p.low), si(p.high)))
+            .unwrap_or_else(|| "-".into()),
+        measured,
+        pct(r.error),
+        r.status.as_str().to_string(),
+        p99,
+        cpu,
+        r.reason
+            .clone()
+            .or_else(|| p.map(|p| p.bottleneck.clone()))
+            .unwrap_or_default(),
+    ]
+}
+
+const HEADER: [&str; 10] = [
+    "row",
+    "count",
+    "predicted/s",
+    "band",
+    "measured/s",
+    "error",
+    "status",
+    "p99 µs",
+    "cpu meas/pred",
+    "bottleneck / reason",
+];
+
+fn facts_lines(r: &VerifyReport) -> Vec<String> {
+    let c = &r.cluster;
+    let mut v = vec![format!(
+        "cluster: {} JetStream server(s) ({}), nats-server {}, sync {}{}, max replicas R{}",
+        c.jetstream_servers,
+        c.servers.iter().map(|s| s.name.as_str()).collect::<Vec<_>>().join(", "),
+        c.version.as_deref().unwrap_or("unknown"),
+        c.sync,
+        if c.store_on_tmpfs { " (store on tmpfs)" } else { "" },
+        c.max_replicas
+    )];
+    v.push(format!(
+        "writes: {} before replication, {} over all replicas; calibration: {}; volume: {}",
+        crate::units::fmt_bytes(r.write_bytes as f64),
+        crate::units::fmt_bytes(r.write_bytes_replicated as f64),
+        r.config.calibration,
+        r.config.volume
+    ));
+    for h in &c.hazards {
+        v.push(format!("hazard (nats-server {}): {}", h.version, h.text));
+    }
+    for n in c.notes.iter().chain(&r.notes) {
+        v.push(format!("note: {n}"));
+    }
+    v
+}
+
+fn drift_lines(r: &VerifyReport) -> Vec<String> {
+    let Some(d) = &r.drift else { return vec![] };
+    let mut v = Vec::new();
+    if d.items.is_empty() {
+        v.push(format!("drift against layout {}: none", d.layout));
+    } else {
+        v.push(format!("drift against layout {}: {} item(s)", d.layout, d.items.len()));
+        for i in &d.items {
+            v.push(format!(
+                "  {} {}: planned {}, live {}",
+                i.what, i.subject, i.planned, i.live
+            ));
+        }
+    }
+    for n in &d.notes {
+        v.push(format!("  note: {n}"));
+    }
+    v
+}
+
+fn summary_line(r: &VerifyReport) -> String {
+    let ran = r
+        .rows
+        .iter()
+        .filter(|x| !matches!(x.status, Status::Skipped | Status::Planned))
+        .count();
+    if r.config.dry_run {
+        format!("dry run: {} row(s) planned, nothing written", r.rows.len())
+    } else {
+        format!(
+            "{ran} row(s) ran, {} outside their band by more than {:.0}%",
+            r.failed_rows,
+            r.config.tolerance * 100.0
+        )
+    }
+}
+
+/// The terminal table.
+pub fn table(r: &VerifyReport, width: u16) -> Vec<u8> {
+    let mut t = Table::new();
+    t.load_preset(presets::UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_width(width)
+        .set_header(HEADER.to_vec());
+    for row in &r.rows {
+        t.add_row(cells(row));
+    }
+    let mut out = String::new();
+    for l in facts_lines(r) {
+        out.push_str(&l);
+        out.push('\n');
+    }
+    out.push_str(&t.to_string());
+    out.push('\n');
+    for l in drift_lines(r) {
+        out.push_str(&l);
+        out.push('\n');
+    }
+    out.push_str(&summary_line(r));
+    out.push('\n');
+    out.into_bytes()
+}
+
+fn md_escape(s: &str) -> String {
+    s.replace('|', "\\|")
+}
+
+/// BENCH.md.
+pub fn markdown(r: &VerifyReport) -> Vec<u8> {
+    let mut o = String::from("# natsplan verify\n\n");
+    o.push_str(&format!("Generated {} UTC.\n\n", r.generated_at));
+    for l in facts_lines(r) {
+        o.push_str(&format!("- {}\n", md_escape(&l)));
+    }
+    o.push('\n');
+    o.push_str(&format!("| {} |\n", HEADER.join(" | ")));
+    o.push_str(&format!("|{}\n", "---|".repeat(HEADER.len())));
+    for row in &r.rows {
+        let c: Vec<String> = cells(row).iter().map(|c| md_escape(c)).collect();
+        o.push_str(&format!("| {} |\n", c.join(" | ")));
+    }
+    o.push('\n');
+    let d = drift_lines(r);
+    if !d.is_empty() {
+        o.push_str("## Drift\n\n");
+        for l in d {
+            o.push_str(&format!("- {}\n", md_escape(l.trim())));
+        }
+        o.push('\n');
+    }
+    o.push_str(&summary_line(r));
+    o.push('\n');
+    o.into_bytes()
+}
+
+/// results.json.
+pub fn json(r: &VerifyReport) -> Vec<u8> {
+    let mut v = serde_json::to_vec_pretty(r).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}").into_bytes());
+    v.push(b'\n');
+    v
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// One CSV line per row.
+pub fn csv(r: &VerifyReport) -> Vec<u8> {
+    let mut o = String::from(
+        "row,kind,label,msgs,size_bytes,replicas,workers,rate_per_s,predicted_per_s,band_low,band_high,measured_per_s,error,status,p50_us,p99_us,max_cpu_percent,reason\n",
+    );
+    let f = |x: Option<f64>| x.map(|v| format!("{v:.3}")).unwrap_or_default();
+    for row in &r.rows {
+        let p = row.predicted.as_ref();
+        let m = row.measured.as_ref();
+        let lat = m.and_then(|m| m.latency_us);
+        let cols = [
+            row.spec.id.clone(),
+            row.kind.clone(),
+            row.spec.label.clone(),
+            row.spec.msgs.to_string(),
+            row.spec.size_bytes.to_string(),
+            row.spec.replicas.to_string(),
+            row.spec.workers.to_string(),
+            f(row.spec.rate_per_s),
+            f(p.map(|p| p.ops_per_s)),
+            f(p.map(|p| p.low)),
+            f(p.map(|p| p.high)),
+            f(m.map(|m| m.ops_per_s)),
+            f(row.error),
+            row.status.as_str().to_string(),
+            f(lat.map(|l| l.p50)),
+            f(lat.map(|l| l.p99)),
+            f(m.map(|m| m.cpu_percent.iter().map(|c| c.1).fold(0.0f64, f64::max))),
+            row.reason.clone().unwrap_or_default(),
+        ];
+        let line: Vec<String> = cols.iter().map(|c| csv_field(c)).collect();
+        o.push_str(&line.join(","));
+        o.push('\n');
+    }
+    o.into_bytes()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn judging_uses_the_band_then_the_tolerance() {
+        assert_eq!(judge(100.0, 50.0, 200.0, 0.1), Status::Inside);
+        assert_eq!(judge(46.0, 50.0, 200.0, 0.1), Status::Near);
+        assert_eq!(judge(44.0, 50.0, 200.0, 0.1), Status::Outside);
+        assert_eq!(judge(219.0, 50.0, 200.0, 0.1), Status::Near);
+        assert_eq!(judge(221.0, 50.0, 200.0, 0.1), Status::Outside);
+        assert_eq!(judge(0.0, 50.0, 200.0, 0.5), Status::Outside);
+        assert!(Status::Outside.fails() && Status::Error.fails() && !Status::Near.fails());
+    }
+
+    #[test]
+    fn csv_fields_with_commas_are_quoted() {
+        assert_eq!(csv_field("a,b"), "\"a,b\"");
+        assert_eq!(csv_field("say \"x\""), "\"say \"\"x\"\"\"");
+        assert_eq!(csv_field("x\"y,"), "\"x\"\"y,\"");
+    }
+}

@@ -1,0 +1,96 @@
+//! `natsplan verify` without a cluster: flag errors name the flag (exit 2), an unreachable server exits 3,
+//! and a dry run still prints its row plan (exit 0) when nothing answers.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::time::Duration;
+
+/// A loopback port with nothing listening (bound, then released).
+fn dead_url() -> String {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    drop(l);
+    format!("nats://127.0.0.1:{port}")
+}
+
+fn run(args: &[&str]) -> (i32, String, String) {
+    let out = Command::cargo_bin("natsplan")
+        .unwrap()
+        .env_remove("NATS_URL")
+        .args(args)
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    )
+}
+
+#[test]
+fn an_unreachable_server_exits_3_and_names_it() {
+    let url = dead_url();
+    let out = tempfile::tempdir().unwrap();
+    let (code, _, err) = run(&["verify", "--server", &url, "--out", out.path().to_str().unwrap()]);
+    assert_eq!(code, 3, "{err}");
+    assert!(err.contains("127.0.0.1"), "{err}");
+    assert!(std::fs::read_dir(out.path()).unwrap().next().is_none());
+}
+
+#[test]
+fn a_dry_run_plans_rows_even_when_nothing_answers() {
+    let url = dead_url();
+    let (code, stdout, err) = run(&["--format", "json", "verify", "--server", &url, "--dry-run"]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["rows"].as_array().unwrap().len(), 8);
+    assert!(v["notes"][0].as_str().unwrap().contains("not reached"), "{v:#}");
+    // One URL: one assumed server, so the R3 rows are skipped with the reason.
+    let js = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == "js-r3-1p-128B")
+        .unwrap();
+    assert_eq!(js["status"], "skipped");
+}
+
+#[test]
+fn bad_flags_exit_2_naming_the_flag() {
+    let url = dead_url();
+    for (args, needle) in [
+        (vec!["--tolerance", "lots"], "--tolerance"),
+        (vec!["--tolerance=-1"], "--tolerance"),
+        (vec!["--row-seconds", "0"], "--row-seconds"),
+        (vec!["--max-bytes", "12 parsecs"], "--max-bytes"),
+        (vec!["--monitor", "127.0.0.1:8222"], "--monitor"),
+        (vec!["--calibration", "/nonexistent/cal.yaml"], "--calibration"),
+        (vec!["--site", "examples/three-racks-raid1.yaml"], "--layout"),
+        (vec!["--ladder", "medium"], "--ladder"),
+    ] {
+        let mut a = vec!["verify", "--server", url.as_str(), "--dry-run"];
+        a.extend(args.iter().copied());
+        let (code, _, err) = run(&a);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn an_unknown_layout_is_bad_input() {
+    let url = dead_url();
+    let site = format!("{}/examples/three-racks-raid1.yaml", env!("CARGO_MANIFEST_DIR"));
+    let (code, _, err) = run(&[
+        "verify",
+        "--server",
+        &url,
+        "--site",
+        &site,
+        "--layout",
+        "nope",
+        "--dry-run",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--layout"), "{err}");
+}

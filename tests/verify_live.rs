@@ -1,0 +1,295 @@
+//! Live tests of `natsplan verify` against lab clusters (loopback, temp dirs, one cluster at a time, small
+//! counts): the quick ladder end to end with fixture calibrations that make the outcome deterministic (every
+//! band huge → exit 0; an impossible core band → exit 1), the results folder, `--dry-run`, `--max-bytes`
+//! refusal before anything is written, R3 rows skipped on one server, and drift against an emitted plan.
+
+use assert_cmd::Command;
+use natsplan::catalog::Catalog;
+use natsplan::emit;
+use natsplan::lab::TestCluster;
+use natsplan::plan::Plan;
+use serde_json::Value;
+use std::sync::Mutex;
+use std::time::Duration;
+
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn data(f: &str) -> String {
+    format!("{}/tests/data/{f}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Run verify with `--format json`; returns (exit code, JSON on stdout, stderr).
+fn verify(c: &TestCluster, args: &[&str]) -> (i32, Value, String) {
+    let out = Command::cargo_bin("natsplan")
+        .unwrap()
+        .env_remove("NATS_URL")
+        .args(["--format", "json", "verify", "--server", &c.url()])
+        .args(["--monitor", &c.monitor_urls().join(",")])
+        .args(args)
+        .timeout(Duration::from_secs(240))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    let v = serde_json::from_str(&stdout).unwrap_or(Value::Null);
+    (out.status.code().unwrap_or(-1), v, stderr)
+}
+
+fn rows(v: &Value) -> &Vec<Value> {
+    v["rows"].as_array().expect("rows")
+}
+
+fn row<'a>(v: &'a Value, id: &str) -> &'a Value {
+    rows(v)
+        .iter()
+        .find(|r| r["id"] == id)
+        .unwrap_or_else(|| panic!("no row {id}"))
+}
+
+/// Streams on the cluster whose name starts with `natsplan-` (KV and object stores: KV_/OBJ_natsplan-).
+fn natsplan_streams(c: &TestCluster) -> Vec<String> {
+    c.streams()
+        .into_iter()
+        .map(|s| s.name)
+        .filter(|n| n.contains("natsplan-"))
+        .collect()
+}
+
+#[test]
+fn quick_ladder_with_huge_bands_passes_and_writes_its_results() {
+    let _s = serial();
+    let c = TestCluster::start(3).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let (code, v, err) = verify(
+        &c,
+        &[
+            "--calibration",
+            &data("verify-cal-huge-bands.yaml"),
+            "--row-seconds",
+            "0.3",
+            "--out",
+            out.path().to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 0, "{err}\n{v:#}");
+    assert!(err.contains("will write at most"), "bytes announced first: {err}");
+    assert_eq!(v["cluster"]["jetstream_servers"], 3);
+    assert_eq!(v["cluster"]["max_replicas"], 3);
+    assert_eq!(v["cluster"]["version"].as_str().unwrap().split('.').next(), Some("2"));
+    assert_eq!(rows(&v).len(), 8);
+    for r in rows(&v) {
+        assert_eq!(r["status"], "inside", "{r:#}");
+        let p = &r["predicted"];
+        let m = r["measured"]["ops_per_s"].as_f64().unwrap();
+        assert!(m > 0.0, "{r:#}");
+        assert!(p["low"].as_f64().unwrap() <= m && m <= p["high"].as_f64().unwrap());
+        let e = r["error"].as_f64().unwrap();
+        assert!((e - (m / p["ops_per_s"].as_f64().unwrap() - 1.0)).abs() < 1e-6);
+    }
+    let rate = row(&v, "rate-10k-r3-128B");
+    assert!(rate["measured"]["rate"]["target_per_s"].as_f64().unwrap() == 10_000.0);
+    assert!(row(&v, "core-1p1s-128B")["measured"]["latency_us"]["p50"]
+        .as_f64()
+        .is_some());
+    // Everything verify created is gone.
+    assert!(natsplan_streams(&c).is_empty(), "{:?}", natsplan_streams(&c));
+    // DIR/<utc-timestamp>/ with the three files.
+    let dirs: Vec<_> = std::fs::read_dir(out.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(dirs.len(), 1);
+    let d = &dirs[0];
+    let name = d.file_name().unwrap().to_string_lossy().to_string();
+    assert!(name.len() == 16 && name.ends_with('Z') && name.contains('T'), "{name}");
+    let j: Value = serde_json::from_str(&std::fs::read_to_string(d.join("results.json")).unwrap()).unwrap();
+    assert_eq!(j["rows"].as_array().unwrap().len(), 8);
+    let md = std::fs::read_to_string(d.join("BENCH.md")).unwrap();
+    assert!(md.contains("| core-1p1s-128B |") && md.contains("predicted/s"), "{md}");
+    let csv = std::fs::read_to_string(d.join("results.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 9, "{csv}");
+}
+
+#[test]
+fn an_impossible_band_fails_with_exit_1_and_says_which_row() {
+    let _s = serial();
+    let c = TestCluster::start(3).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let (code, v, err) = verify(
+        &c,
+        &[
+            "--calibration",
+            &data("verify-cal-impossible.yaml"),
+            "--row-seconds",
+            "0.3",
+            "--out",
+            out.path().to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 1, "{err}\n{v:#}");
+    let core = row(&v, "core-1p1s-128B");
+    assert_eq!(core["status"], "outside", "{core:#}");
+    assert!(core["error"].as_f64().unwrap() < -0.5);
+    assert!(v["failed_rows"].as_u64().unwrap() >= 1);
+    assert!(err.contains("outside their band"), "{err}");
+    assert!(natsplan_streams(&c).is_empty());
+}
+
+#[test]
+fn dry_run_and_max_bytes_write_nothing() {
+    let _s = serial();
+    let c = TestCluster::start(3).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let o = out.path().to_str().unwrap();
+    let (code, v, err) = verify(&c, &["--dry-run", "--ladder", "full", "--out", o]);
+    assert_eq!(code, 0, "{err}");
+    assert!(rows(&v).iter().all(|r| r["status"] == "planned"), "{v:#}");
+    assert!(rows(&v).len() > 20);
+    assert!(v["write_bytes_replicated"].as_u64().unwrap() >= 3 * v["write_bytes"].as_u64().unwrap() / 2);
+    assert!(
+        std::fs::read_dir(out.path()).unwrap().next().is_none(),
+        "dry run writes no results"
+    );
+
+    let (code, _, err) = verify(&c, &["--max-bytes", "64KiB", "--out", o]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--max-bytes") && err.contains("will write at most"),
+        "{err}"
+    );
+    assert!(c.streams().is_empty(), "nothing created: {:?}", c.streams());
+    assert!(std::fs::read_dir(out.path()).unwrap().next().is_none());
+}
+
+#[test]
+fn r3_rows_are_skipped_on_a_single_server() {
+    let _s = serial();
+    let c = TestCluster::start(1).unwrap();
+    let (code, v, err) = verify(&c, &["--dry-run"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(v["cluster"]["max_replicas"], 1);
+    let js = row(&v, "js-r3-1p-128B");
+    assert_eq!(js["status"], "skipped");
+    assert!(js["reason"].as_str().unwrap().contains("R3 needs 3"), "{js:#}");
+    assert_eq!(row(&v, "obj-put-64KiB-r1")["status"], "planned");
+}
+
+/// Create the streams `emit` writes for a layout, unchanged, and wait until each has all its replicas.
+fn create_emitted_streams(c: &TestCluster, plan: &Plan, layout: &str) {
+    let defs: Vec<Value> = emit::render(plan, layout, &emit::EmitOptions::default())
+        .unwrap()
+        .into_iter()
+        .filter(|(p, _)| p.extension().is_some_and(|e| e == "json"))
+        .map(|(_, t)| serde_json::from_str(&t).unwrap())
+        .collect();
+    assert!(!defs.is_empty());
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let nc = async_nats::connect(c.client_urls()[0].as_str()).await.unwrap();
+        for cfg in &defs {
+            let name = cfg["name"].as_str().unwrap();
+            let resp = nc
+                .request(format!("$JS.API.STREAM.CREATE.{name}"), cfg.to_string().into())
+                .await
+                .unwrap();
+            let r: Value = serde_json::from_slice(&resp.payload).unwrap();
+            assert!(r.get("error").is_none(), "{name}: {r}");
+        }
+    });
+    let t0 = std::time::Instant::now();
+    loop {
+        let s = c.streams();
+        if s.len() == defs.len()
+            && s.iter()
+                .all(|s| s.leader.is_some() && s.peers.len() as u64 == s.replicas)
+        {
+            return;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(30), "streams not placed: {s:?}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+fn plan(file: &str) -> Plan {
+    let path = format!("{}/{file}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap();
+    let cat = Catalog::builtin();
+    let site = natsplan::site::parse_str(&text, &path, &cat).unwrap_or_else(|e| panic!("{e}"));
+    natsplan::plan::build(&site, &cat)
+}
+
+#[test]
+fn drift_against_the_plan_the_lab_runs_is_none_and_another_layout_drifts() {
+    let _s = serial();
+    let site = "examples/three-racks-raid1.yaml";
+    let plan = plan(site);
+    let lay = plan.layouts[0].clone();
+    // Another layout of the same site that differs from this one in what verify can see.
+    let other = plan
+        .layouts
+        .iter()
+        .find(|l| {
+            l.unique_tag != lay.unique_tag
+                || l.servers.len() != lay.servers.len()
+                || l.servers
+                    .iter()
+                    .zip(&lay.servers)
+                    .any(|(a, b)| a.name != b.name || a.tags != b.tags || a.store_bytes != b.store_bytes)
+        })
+        .expect("the example has a second, different layout")
+        .id
+        .clone();
+    let p2 = plan.clone();
+    let l2 = lay.clone();
+    let c = TestCluster::start_spec(move |dir| emit::lab_spec(&p2, &l2, p2.input.nats.sync, dir)).unwrap();
+    create_emitted_streams(&c, &plan, &lay.id);
+    let site_path = format!("{}/{site}", env!("CARGO_MANIFEST_DIR"));
+    let out = tempfile::tempdir().unwrap();
+    let o = out.path().to_str().unwrap();
+    let base = [
+        "--calibration",
+        &data("verify-cal-huge-bands.yaml"),
+        "--row-seconds",
+        "0.2",
+        "--out",
+        o,
+        "--site",
+        &site_path,
+    ];
+    let mut args: Vec<&str> = base.to_vec();
+    args.extend(["--layout", &lay.id]);
+    let (code, v, err) = verify(&c, &args);
+    assert_eq!(code, 0, "{err}\n{:#}", v["drift"]);
+    assert_eq!(v["drift"]["items"].as_array().unwrap().len(), 0, "{:#}", v["drift"]);
+    assert!(v["config"]["volume"].as_str().unwrap().contains(&lay.id));
+    // The planned streams exist now, so placement and limits were compared, not just noted as absent.
+    assert!(
+        !v["drift"]["notes"].to_string().contains("not created yet"),
+        "{:#}",
+        v["drift"]
+    );
+
+    let mut args: Vec<&str> = base.to_vec();
+    args.extend(["--layout", &other]);
+    let (code, v, err) = verify(&c, &args);
+    assert_eq!(code, 1, "drift is a failed check: {err}");
+    assert!(err.contains("drift"), "{err}");
+    let items = v["drift"]["items"].as_array().unwrap();
+    assert!(!items.is_empty(), "{:#}", v["drift"]);
+    assert!(
+        rows(&v).iter().all(|r| r["status"] == "inside"),
+        "only drift fails here"
+    );
+
+    args.push("--dry-run");
+    let (code, v, err) = verify(&c, &args);
+    assert_eq!(code, 0, "a dry run exits 0 even with drift: {err}");
+    assert!(!v["drift"]["items"].as_array().unwrap().is_empty());
+}
