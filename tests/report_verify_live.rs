@@ -45,6 +45,14 @@ fn verify_html_charts_every_row() {
     let bars = attr("data-bar");
     assert_eq!(bars.len(), 8, "one bar per quick-ladder row: {bars:?}");
     assert!(bars.contains("core-1p1s-128B"), "{bars:?}");
+    // The results folder carries the same page.
+    let dirs: Vec<_> = std::fs::read_dir(out_dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(dirs.len(), 1);
+    let saved = std::fs::read_to_string(dirs[0].join("report.html")).expect("report.html in the results folder");
+    assert!(saved.contains("data-bar=\"core-1p1s-128B\""));
     let series = attr("data-series");
     assert!(
         series.contains("core-1p1s-128B"),

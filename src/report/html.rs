@@ -152,6 +152,11 @@ fn looks_numeric(s: &str) -> bool {
         && t.chars().filter(|c| c.is_ascii_digit()).count() * 2 >= t.chars().filter(|c| c.is_alphanumeric()).count()
 }
 
+/// `1 rack`, `3 racks`.
+fn count(n: usize, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
+}
+
 fn verdict_colour(v: Verdict) -> &'static str {
     match v {
         Verdict::Recommended => "#2ca02c",
@@ -260,17 +265,16 @@ fn layout_section(page: &mut Page, site: &Site, l: &PlannedLayout) {
     page.p_html(
         "",
         &format!(
-            "{} pattern {} ({}), default R{}, {} JetStream servers in {} racks, {} disks incl. {} hot spares, {} \
-             arrays; tolerates r/a/s/d {}.",
+            "{} pattern {} ({}), default R{}, {} in {}, {} incl. {}, {}; tolerates r/a/s/d {}.",
             badge(l.verdict.as_str(), verdict_colour(l.verdict)),
             esc(&l.pattern),
             esc(&l.raid),
             l.replicas,
-            l.servers.len(),
-            l.racks_used,
-            l.disks_used,
-            l.hot_spares,
-            l.arrays_used,
+            count(l.servers.len(), "JetStream server"),
+            count(l.racks_used as usize, "rack"),
+            count(l.disks_used as usize, "disk"),
+            count(l.hot_spares as usize, "hot spare"),
+            count(l.arrays_used as usize, "array"),
             esc(&tolerates(l))
         ),
     );
