@@ -437,6 +437,7 @@ fn run_on(rt: &tokio::runtime::Runtime, opts: &VerifyOptions, log: &dyn Fn(&str)
             keep: opts.keep,
             sub_sleep: None,
             sub_buffer: None,
+            client: bench::ClientChoice::Auto,
             progress: false,
         };
         let sampler = CpuSampler::start(monitors.clone());
