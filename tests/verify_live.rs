@@ -293,3 +293,35 @@ fn drift_against_the_plan_the_lab_runs_is_none_and_another_layout_drifts() {
     assert_eq!(code, 0, "a dry run exits 0 even with drift: {err}");
     assert!(!v["drift"]["items"].as_array().unwrap().is_empty());
 }
+
+#[test]
+fn sync_always_is_detected_and_the_disk_is_probed_before_the_rows() {
+    let _s = serial();
+    let c = TestCluster::start_spec(|dir| {
+        let mut spec = natsplan::lab::LabSpec::plain(1, dir);
+        spec.sync = natsplan::units::SyncMode::Always;
+        spec
+    })
+    .unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let (code, v, err) = verify(
+        &c,
+        &[
+            "--calibration",
+            &data("verify-cal-huge-bands.yaml"),
+            "--row-seconds",
+            "0.2",
+            "--out",
+            out.path().to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 0, "{err}\n{v:#}");
+    assert_eq!(v["cluster"]["sync"], "always");
+    assert_eq!(v["cluster"]["sync_always"], true);
+    let notes = v["notes"].to_string();
+    assert!(notes.contains("probe of 100 synchronous R1 publishes"), "{notes}");
+    // On one server the R3 rows are skipped, the rest ran inside their (huge) bands.
+    assert_eq!(row(&v, "js-r3-1p-128B")["status"], "skipped");
+    assert_eq!(row(&v, "kv-1c-128B")["status"], "inside");
+    assert!(natsplan_streams(&c).is_empty(), "{:?}", natsplan_streams(&c));
+}
