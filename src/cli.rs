@@ -57,4 +57,7 @@ pub enum Command {
     Calibrate(crate::commands::calibrate::CalibrateArgs),
     /// Print shell completions.
     Completions(crate::commands::completions::CompletionsArgs),
+    /// Print the man page (or write one per command with --out DIR); for packagers.
+    #[command(hide = true)]
+    Man(crate::commands::completions::ManArgs),
 }

@@ -10,6 +10,7 @@ pub mod catalog;
 pub mod cli;
 pub mod commands;
 pub mod error;
+pub mod import;
 pub mod layout;
 pub mod monitor;
 pub mod perf;

@@ -64,7 +64,12 @@ fn placements(c: &TestCluster, want: &BTreeMap<String, u64>) -> BTreeMap<String,
 
 async fn connect(c: &TestCluster) -> async_nats::Client {
     let addrs: Vec<async_nats::ServerAddr> = c.client_urls().iter().map(|u| u.parse().unwrap()).collect();
-    async_nats::connect(addrs).await.unwrap()
+    // Clustered creates answer once the group has a leader; allow for a split vote on a busy machine.
+    async_nats::ConnectOptions::new()
+        .request_timeout(Some(Duration::from_secs(30)))
+        .connect(addrs)
+        .await
+        .unwrap()
 }
 
 fn tags_by_server(c: &TestCluster) -> BTreeMap<String, Vec<String>> {
@@ -132,6 +137,18 @@ async fn seed_five_servers_r5_lands_one_replica_per_server_and_pinned_sets_hold(
             }
         }
     }
+    // The emitted KV and object-store streams are real buckets to a client.
+    let js = async_nats::jetstream::new(nc.clone());
+    let kv = js.get_key_value("sessions").await.unwrap();
+    kv.put("k1", "v1".into()).await.unwrap();
+    assert_eq!(kv.get("k1").await.unwrap().as_deref(), Some(&b"v1"[..]));
+    let obj = js.get_object_store("blobs").await.unwrap();
+    let mut data: &[u8] = &[7u8; 300 * 1024];
+    obj.put("o1", &mut data).await.unwrap();
+    let mut back = Vec::new();
+    use tokio::io::AsyncReadExt;
+    obj.get("o1").await.unwrap().read_to_end(&mut back).await.unwrap();
+    assert_eq!(back.len(), 300 * 1024);
     // audit is R3 on a three-server set; that set spans three racks, so its replicas do too.
     let audit = &got["audit"];
     let racks: BTreeSet<String> = audit

@@ -234,7 +234,11 @@ fn up_runs_a_planned_layout_with_its_tags() {
         .build()
         .unwrap();
     let created: serde_json::Value = rt.block_on(async {
-        let nc = async_nats::connect(url).await.unwrap();
+        let nc = async_nats::ConnectOptions::new()
+            .request_timeout(Some(std::time::Duration::from_secs(30)))
+            .connect(url)
+            .await
+            .unwrap();
         let cfg = serde_json::json!({"name": "app", "subjects": ["app.>"], "num_replicas": 3, "storage": "file"});
         let r = nc
             .request("$JS.API.STREAM.CREATE.app", cfg.to_string().into())
@@ -297,4 +301,65 @@ fn up_runs_a_planned_layout_with_its_tags() {
             "tags as the server reports them (/varz) must be the planned ones"
         );
     }
+}
+
+#[test]
+fn up_with_streams_creates_the_plan_and_reports_what_cannot_place() {
+    let _s = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let site = format!("{}/examples/seed-five-servers-raid0.yaml", env!("CARGO_MANIFEST_DIR"));
+    let design = natsplan()
+        .args(["design", &site, "--format", "json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let design: serde_json::Value = serde_json::from_slice(&design).unwrap();
+    let layouts = design["layouts"].as_array().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("lab");
+
+    // The seed's RF5 layout: every planned stream is created.
+    let good = layouts
+        .iter()
+        .find(|l| l["servers"].as_array().unwrap().len() == 5 && l["replicas"] == 5)
+        .unwrap();
+    let out = natsplan()
+        .args([
+            "lab",
+            "up",
+            &site,
+            "--layout",
+            good["id"].as_str().unwrap(),
+            "--streams",
+            "--format",
+            "json",
+        ])
+        .arg("--dir")
+        .arg(&dir)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let up: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let created = up["streams"].as_array().unwrap();
+    assert_eq!(created.len(), 4);
+    assert!(created.iter().all(|c| c["error"].is_null()), "{up}");
+
+    // A layout of two servers: NATS refuses the R3 streams, as the plan said it would (exit 1, lab up).
+    let bad = layouts
+        .iter()
+        .find(|l| l["servers"].as_array().unwrap().len() == 2)
+        .expect("a two-server layout");
+    natsplan()
+        .args(["lab", "up", &site, "--layout", bad["id"].as_str().unwrap(), "--streams"])
+        .arg("--dir")
+        .arg(&dir)
+        .assert()
+        .code(1)
+        .stdout(contains("COULD NOT CREATE"))
+        .stderr(contains("no suitable peers"));
+    assert!(dir.join("lab.json").exists(), "the lab stays up for a look");
+    natsplan().args(["lab", "down", "--dir"]).arg(&dir).assert().success();
 }

@@ -109,21 +109,42 @@ fn kill_stop_and_restart_a_server() {
 fn a_server_that_cannot_start_is_reported_with_its_log() {
     let _s = serial();
     let dir = tempfile::tempdir().unwrap();
-    let bin = lab::find_nats_server(None).unwrap();
-    let mut spec = LabSpec::plain(1, dir.path());
-    // A tag list nats-server rejects is not possible through the renderer, so break the store instead:
-    // a file where the store directory must be.
-    std::fs::create_dir_all(dir.path().join("n1")).unwrap();
-    std::fs::write(dir.path().join("n1/store"), "not a dir").unwrap();
-    spec.cluster_name = "x".into();
-    let e = match lab::Lab::start(spec, &bin) {
-        Ok(_) => panic!("started on a broken store"),
+    // A "nats-server" that passes the version check, then fails the way a bad configuration does.
+    let fake = dir.path().join("nats-server");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'nats-server: v2.15.1'; exit 0; fi\n\
+         echo '[FTL] something is wrong with this configuration' >&2; exit 1\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let e = match lab::Lab::start(LabSpec::plain(3, dir.path().join("lab")), &fake) {
+        Ok(_) => panic!("started with a server that exits"),
         Err(e) => format!("{e:#}"),
     };
     assert!(
-        e.contains("n1") && (e.contains("exited") || e.contains("cannot write")),
+        e.contains("exited during start-up") && e.contains("something is wrong"),
         "{e}"
     );
+}
+
+#[test]
+fn a_lab_never_takes_over_a_folder_that_holds_something() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("n2")).unwrap();
+    std::fs::write(dir.path().join("n2/notes.txt"), "mine").unwrap();
+    let bin = lab::find_nats_server(None).unwrap();
+    let e = match lab::Lab::start(LabSpec::plain(3, dir.path()), &bin) {
+        Ok(_) => panic!("took over n2/"),
+        Err(e) => format!("{e:#}"),
+    };
+    assert!(e.contains("n2") && e.contains("not empty"), "{e}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("n2/notes.txt")).unwrap(),
+        "mine"
+    );
+    assert!(!dir.path().join("n1").exists(), "nothing was started or written");
 }
 
 /// Run only as a child of `servers_die_when_the_test_process_is_killed`: start a cluster, record its pids

@@ -1,7 +1,17 @@
-//! `natsplan completions SHELL`: shell completions generated from the clap definitions.
+//! `natsplan completions SHELL` and `natsplan man`: shell completions and man pages generated from the
+//! clap definitions, so they never drift from the real flags.
+//!
+//! The man pages come from a hidden `man` subcommand rather than build.rs or an xtask: the command tree
+//! lives in the library (`cli.rs` plus each command's args in `commands/*.rs`), which a build script cannot
+//! import without moving it into a separate crate, and an xtask would be a second crate to keep. A hidden
+//! subcommand uses the exact `Cli` the binary parses and ships with every installed binary (packagers run
+//! `natsplan man --out DIR`).
 
-use crate::cli::Global;
-use crate::error::{Failure, Outcome};
+use crate::cli::{Cli, Global};
+use crate::error::{bad_input, cannot_run, Failure, Outcome};
+use clap::CommandFactory;
+use clap_complete::Shell;
+use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
 pub struct CompletionsArgs {
@@ -9,9 +19,79 @@ pub struct CompletionsArgs {
     pub shell: String,
 }
 
+/// The completion script for `shell` (a name as clap_complete spells it, any case).
+pub fn script(shell: &str) -> Result<Vec<u8>, Failure> {
+    let sh: Shell = shell.parse().map_err(|_| {
+        bad_input(anyhow::anyhow!(
+            "completions: unknown shell '{shell}'; use one of bash, zsh, fish, elvish, powershell"
+        ))
+    })?;
+    let mut cmd = Cli::command();
+    let mut out = Vec::new();
+    clap_complete::generate(sh, &mut cmd, "natsplan", &mut out);
+    Ok(out)
+}
+
 pub fn run(_g: &Global, a: CompletionsArgs) -> Result<Outcome, Failure> {
-    Err(crate::error::cannot_run(anyhow::anyhow!(
-        "completions for '{}' are not available in this build yet",
-        a.shell
-    )))
+    let bytes = script(&a.shell.to_ascii_lowercase())?;
+    super::emit_stdout(&bytes)?;
+    Ok(Outcome::Ok)
+}
+
+#[derive(Debug, clap::Args)]
+pub struct ManArgs {
+    /// Write natsplan.1 and one natsplan-COMMAND.1 per command into DIR (default: print natsplan.1).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+/// The man page of the top-level command (roff).
+pub fn man_page() -> Vec<u8> {
+    let mut out = Vec::new();
+    clap_mangen::Man::new(Cli::command())
+        .render(&mut out)
+        .expect("rendering into memory cannot fail");
+    out
+}
+
+pub fn run_man(_g: &Global, a: ManArgs) -> Result<Outcome, Failure> {
+    match a.out {
+        None => {
+            super::emit_stdout(&man_page())?;
+        }
+        Some(dir) => {
+            std::fs::create_dir_all(&dir)
+                .map_err(|e| cannot_run(anyhow::anyhow!("--out {}: cannot create: {e}", dir.display())))?;
+            clap_mangen::generate_to(Cli::command(), &dir)
+                .map_err(|e| cannot_run(anyhow::anyhow!("--out {}: cannot write man pages: {e}", dir.display())))?;
+            eprintln!("natsplan: man pages written to {}", dir.display());
+        }
+    }
+    Ok(Outcome::Ok)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_shell_gets_a_script_naming_the_commands() {
+        for sh in ["bash", "zsh", "fish", "elvish", "powershell"] {
+            let s = String::from_utf8(script(sh).unwrap()).unwrap();
+            assert!(s.contains("natsplan"), "{sh}");
+            assert!(s.contains("design") && s.contains("whatif"), "{sh}");
+        }
+        assert!(script("tcsh").is_err());
+    }
+
+    #[test]
+    fn the_man_page_is_roff_with_the_commands() {
+        let m = String::from_utf8(man_page()).unwrap();
+        assert!(
+            m.starts_with(".ie") || m.contains(".TH natsplan"),
+            "{}",
+            &m[..80.min(m.len())]
+        );
+        assert!(m.contains("design"));
+    }
 }

@@ -1,7 +1,7 @@
 //! `natsplan design SITE.yaml`: enumerate, check and rank layouts; print the ranked summary and the
 //! best layout's details (or the Plan as JSON / Markdown).
 
-use super::{catalog, emit_stdout, format, unsupported_format, width};
+use super::{catalog, emit_stdout, format, width};
 use crate::cli::{Format, Global};
 use crate::error::{bad_input, Failure, Outcome};
 use crate::report::design::{json, markdown, table_report, Selection};
@@ -17,6 +17,45 @@ pub struct DesignArgs {
     /// Show only this layout (ids come from content, so they survive re-ranking).
     #[arg(long, value_name = "ID")]
     pub layout: Option<String>,
+    /// Take the streams from an OpenMessaging Benchmark workload file (one stream per topic, as OMB's NATS
+    /// driver creates them); they replace same-named streams of the site file and add to the rest.
+    #[arg(long, value_name = "FILE")]
+    pub omb: Option<PathBuf>,
+    /// How long OMB streams keep messages when the workload file does not say (`retention: 24h`).
+    #[arg(long, value_name = "DURATION", requires = "omb")]
+    pub omb_retention: Option<String>,
+    /// Take the streams from a live cluster: its monitor URLs (comma-separated, every server's for full
+    /// coverage), read twice --interval apart for the rates.
+    #[arg(long, value_name = "URL", value_delimiter = ',')]
+    pub from_cluster: Vec<String>,
+    /// How long to measure a --from-cluster cluster's message rates.
+    #[arg(long, value_name = "DURATION", default_value = "10s", requires = "from_cluster")]
+    pub interval: String,
+}
+
+/// Replace or extend the site's streams with imported ones (`--omb`, `--from-cluster`); notes to stderr.
+fn import_workload(site: &mut crate::site::Site, a: &DesignArgs) -> Result<(), Failure> {
+    let mut imports = Vec::new();
+    if let Some(path) = &a.omb {
+        imports.push(crate::import::omb::load(path, a.omb_retention.as_deref()).map_err(bad_input)?);
+    }
+    if !a.from_cluster.is_empty() {
+        let interval = crate::units::parse_duration(&a.interval)
+            .map_err(|e| bad_input(anyhow::anyhow!("--interval {}: {e}", a.interval)))?;
+        let imp = crate::import::cluster::measure(&a.from_cluster, interval, std::time::Duration::from_secs(5))
+            .map_err(crate::error::cannot_run)?;
+        imports.push(imp);
+    }
+    for imp in imports {
+        for n in imp
+            .notes
+            .iter()
+            .chain(crate::import::merge(&mut site.workload, &imp).iter())
+        {
+            eprintln!("natsplan: {n}");
+        }
+    }
+    Ok(())
 }
 
 /// Load a site file with the chosen catalog; site problems are bad input (exit 2).
@@ -47,7 +86,8 @@ pub fn check_layout_id(plan: &crate::plan::Plan, id: &str) -> Result<(), Failure
 }
 
 pub fn run(g: &Global, a: DesignArgs) -> Result<Outcome, Failure> {
-    let (site, cat) = load_site(g, &a.site)?;
+    let (mut site, cat) = load_site(g, &a.site)?;
+    import_workload(&mut site, &a)?;
     if a.top == Some(0) {
         return Err(bad_input(anyhow::anyhow!("--top 0 shows nothing; use --top 1 or more")));
     }
@@ -63,7 +103,11 @@ pub fn run(g: &Global, a: DesignArgs) -> Result<Outcome, Failure> {
         Format::Table => table_report(&plan, &sel, width(g)).into_bytes(),
         Format::Json => json(&plan, &sel),
         Format::Markdown => markdown(&plan, &sel).into_bytes(),
-        f => return Err(unsupported_format("design", f, &["table", "json", "markdown"])),
+        Format::Html => {
+            let curves =
+                crate::report::svg_perf::PerfCurves::build(&plan, &sel, &cat, &crate::perf::Calibration::builtin());
+            crate::report::html::design(&plan, &sel, Some(&curves)).into_bytes()
+        }
     };
     emit_stdout(&bytes)?;
     Ok(Outcome::Ok)

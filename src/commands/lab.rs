@@ -50,6 +50,10 @@ pub struct UpArgs {
     /// nats-server binary (default: $NATS_SERVER_BIN, .tools/bin/nats-server, then PATH).
     #[arg(long, value_name = "PATH")]
     pub nats_server: Option<PathBuf>,
+    /// Also create the plan's streams, KV buckets and object stores (the JSON `emit` writes) and report any
+    /// that NATS cannot place (exit 1; the lab stays up for a look with `lab status`).
+    #[arg(long, requires = "site")]
+    pub streams: bool,
     /// Give up when the cluster has no meta leader after this long.
     #[arg(long, value_name = "DURATION", default_value = "60s")]
     pub timeout: String,
@@ -71,7 +75,10 @@ pub fn run(g: &Global, a: LabArgs) -> Result<Outcome, Failure> {
 }
 
 /// The spec `lab up` starts, from the flags (a plan's layout or N plain servers).
-fn spec_from_args(g: &Global, u: &UpArgs, dir: &Path) -> Result<LabSpec, Failure> {
+/// The stream definitions of a planned layout, as `emit` writes them: (file, JSON).
+type StreamDefs = Vec<(String, Value)>;
+
+fn spec_from_args(g: &Global, u: &UpArgs, dir: &Path) -> Result<(LabSpec, StreamDefs), Failure> {
     let sync_flag = |plan_sync: SyncMode| -> Result<SyncMode, Failure> {
         match u.sync.as_deref().map(|s| s.trim().to_ascii_lowercase()) {
             None => Ok(plan_sync),
@@ -91,7 +98,18 @@ fn spec_from_args(g: &Global, u: &UpArgs, dir: &Path) -> Result<LabSpec, Failure
             let plan = crate::emit::plan_for(g, site)?;
             let pl = crate::emit::find_layout(&plan, layout)?;
             let sync = sync_flag(plan.input.nats.sync)?;
-            Ok(crate::emit::lab_spec(&plan, pl, sync, dir.to_path_buf()))
+            let mut defs = Vec::new();
+            if u.streams {
+                let files =
+                    crate::emit::render(&plan, &pl.id, &crate::emit::EmitOptions::default()).map_err(bad_input)?;
+                for (path, text) in files {
+                    if path.extension().is_some_and(|e| e == "json") {
+                        let v: Value = serde_json::from_str(&text).map_err(|e| cannot_run(anyhow!(e)))?;
+                        defs.push((path.display().to_string(), v));
+                    }
+                }
+            }
+            Ok((crate::emit::lab_spec(&plan, pl, sync, dir.to_path_buf()), defs))
         }
         (None, Some(n)) => {
             if n == 0 || n > 15 {
@@ -105,7 +123,7 @@ fn spec_from_args(g: &Global, u: &UpArgs, dir: &Path) -> Result<LabSpec, Failure
                 *node = NodeSpec::new(format!("n{}", i + 1), &[&format!("rack:r{}", i + 1)]);
             }
             spec.sync = sync;
-            Ok(spec)
+            Ok((spec, Vec::new()))
         }
         (None, None) => Err(bad_input(anyhow!(
             "lab up needs either SITE.yaml --layout ID (a planned layout) or --nodes N (plain servers)"
@@ -120,7 +138,7 @@ fn up(g: &Global, u: UpArgs) -> Result<Outcome, Failure> {
     }
     let timeout = crate::units::parse_duration(&u.timeout).map_err(|e| bad_input(anyhow!("--timeout: {e}")))?;
     let mut created_dir = !u.dir.exists();
-    let spec = spec_from_args(g, &u, &u.dir)?;
+    let (spec, defs) = spec_from_args(g, &u, &u.dir)?;
     let bin = lab::find_nats_server(u.nats_server.as_deref()).map_err(cannot_run)?;
     std::fs::create_dir_all(&u.dir)
         .with_context(|| format!("--dir: cannot create {}", u.dir.display()))
@@ -170,6 +188,11 @@ fn up(g: &Global, u: UpArgs) -> Result<Outcome, Failure> {
         }
     };
     let leader = lab.meta_leader().ok();
+    let created = if defs.is_empty() {
+        Vec::new()
+    } else {
+        create_streams(&lab.client_urls(), &defs)
+    };
     let startup_s = lab.startup().as_secs_f64();
     let st = LabState {
         created_dir,
@@ -185,13 +208,93 @@ fn up(g: &Global, u: UpArgs) -> Result<Outcome, Failure> {
         client_urls: st.nodes.iter().map(|n| n.client_url()).collect(),
         monitor_urls: st.nodes.iter().map(|n| n.monitor_url()).collect(),
         servers: st.nodes.iter().map(ServerRow::from_node).collect(),
+        streams: created,
     };
     let bytes = match fmt {
         Format::Json => json_bytes(&report),
         _ => render_up_table(&report),
     };
     super::emit_stdout(&bytes)?;
+    let failed: Vec<String> = report
+        .streams
+        .iter()
+        .filter_map(|s| s.error.as_ref().map(|e| format!("{}: {e}", s.name)))
+        .collect();
+    if !failed.is_empty() {
+        return Ok(Outcome::CheckFailed(format!(
+            "the lab is up but NATS could not create {} of the plan's streams: {}",
+            failed.len(),
+            failed.join("; ")
+        )));
+    }
     Ok(Outcome::Ok)
+}
+
+/// One planned stream created on the lab (or why not).
+#[derive(Debug, Serialize)]
+struct CreatedStream {
+    file: String,
+    name: String,
+    replicas: u64,
+    error: Option<String>,
+}
+
+/// Send each definition unchanged to `$JS.API.STREAM.CREATE.<name>`, as `nats stream add --config` does.
+fn create_streams(urls: &[String], defs: &[(String, Value)]) -> Vec<CreatedStream> {
+    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => return all_failed(defs, &format!("cannot start a runtime: {e}")),
+    };
+    rt.block_on(async {
+        let addrs: Result<Vec<async_nats::ServerAddr>, _> = urls.iter().map(|u| u.parse()).collect();
+        // A clustered create is answered once the new group has elected its leader; on a busy machine a
+        // split vote costs an election timeout (4-9 s), so allow more than the client's default 10 s.
+        let opts = async_nats::ConnectOptions::new().request_timeout(Some(Duration::from_secs(30)));
+        let nc = match addrs {
+            Ok(a) => opts.connect(a).await,
+            Err(e) => return all_failed(defs, &format!("bad lab URL: {e}")),
+        };
+        let nc = match nc {
+            Ok(nc) => nc,
+            Err(e) => return all_failed(defs, &format!("cannot connect to the lab: {e}")),
+        };
+        let mut out = Vec::new();
+        for (file, cfg) in defs {
+            let name = cfg["name"].as_str().unwrap_or_default().to_string();
+            let subject = format!("$JS.API.STREAM.CREATE.{name}");
+            let error = match nc.request(subject, cfg.to_string().into()).await {
+                Ok(m) => match serde_json::from_slice::<Value>(&m.payload) {
+                    Ok(v) => v.get("error").map(|e| {
+                        format!(
+                            "{} (error {})",
+                            e["description"].as_str().unwrap_or("unknown error"),
+                            e["err_code"]
+                        )
+                    }),
+                    Err(e) => Some(format!("unreadable answer: {e}")),
+                },
+                Err(e) => Some(format!("no answer from JetStream: {e}")),
+            };
+            out.push(CreatedStream {
+                file: file.clone(),
+                name,
+                replicas: cfg["num_replicas"].as_u64().unwrap_or(1),
+                error,
+            });
+        }
+        out
+    })
+}
+
+fn all_failed(defs: &[(String, Value)], why: &str) -> Vec<CreatedStream> {
+    defs.iter()
+        .map(|(file, cfg)| CreatedStream {
+            file: file.clone(),
+            name: cfg["name"].as_str().unwrap_or_default().to_string(),
+            replicas: cfg["num_replicas"].as_u64().unwrap_or(1),
+            error: Some(why.to_string()),
+        })
+        .collect()
 }
 
 #[derive(Debug, Serialize)]
@@ -224,6 +327,8 @@ struct UpReport {
     client_urls: Vec<String>,
     monitor_urls: Vec<String>,
     servers: Vec<ServerRow>,
+    /// Planned streams created with `--streams`.
+    streams: Vec<CreatedStream>,
 }
 
 fn json_bytes<T: Serialize>(v: &T) -> Vec<u8> {
@@ -253,6 +358,21 @@ fn render_up_table(r: &UpReport) -> Vec<u8> {
         r.dir.display()
     );
     out.push_str(&t.to_string());
+    for c in &r.streams {
+        match &c.error {
+            None => out.push_str(&format!("\ncreated {} (R{}) from {}", c.name, c.replicas, c.file)),
+            Some(e) => out.push_str(&format!(
+                "\nCOULD NOT CREATE {} (R{}) from {}: {e}",
+                c.name, c.replicas, c.file
+            )),
+        }
+    }
+    if !r.streams.is_empty() {
+        out.push_str(&format!(
+            "\nwhere the replicas landed: natsplan lab status --dir {}\n",
+            r.dir.display()
+        ));
+    }
     out.push_str(&format!(
         "\nNATS_URL={}\nstop with: natsplan lab down --dir {}\n",
         r.client_urls.join(","),

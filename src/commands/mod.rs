@@ -29,6 +29,7 @@ pub fn dispatch(cli: Cli) -> Result<Outcome, Failure> {
         Command::Verify(a) => verify::run(&g, *a),
         Command::Calibrate(a) => calibrate::run(&g, a),
         Command::Completions(a) => completions::run(&g, a),
+        Command::Man(a) => completions::run_man(&g, a),
     }
 }
 

@@ -46,8 +46,12 @@ pub enum FailOn {
 
 pub fn run(g: &Global, a: WhatifArgs) -> Result<Outcome, Failure> {
     let fmt = format(g);
-    if !matches!(fmt, Format::Table | Format::Json | Format::Markdown) {
-        return Err(unsupported_format("whatif", fmt, &["table", "json", "markdown"]));
+    if !matches!(fmt, Format::Table | Format::Json | Format::Markdown | Format::Html) {
+        return Err(unsupported_format(
+            "whatif",
+            fmt,
+            &["table", "json", "markdown", "html"],
+        ));
     }
     if a.fail.is_empty() && a.all.is_none() {
         return Err(bad_input(anyhow::anyhow!(
@@ -129,6 +133,7 @@ pub fn run(g: &Global, a: WhatifArgs) -> Result<Outcome, Failure> {
             v
         }
         Format::Markdown => markdown(&report).into_bytes(),
+        Format::Html => crate::report::html::whatif(&report, &site, planned).into_bytes(),
         _ => table_report(&report, width(g)).into_bytes(),
     };
     emit_stdout(&bytes)?;

@@ -329,6 +329,18 @@ impl Lab {
             .canonicalize()
             .with_context(|| format!("cannot resolve lab dir {}", spec.dir.display()))?;
         let spec = LabSpec { dir, ..spec };
+        // Each server's folder is the lab's to overwrite and, on `lab down`, to delete: never take over one
+        // that already holds something.
+        for node in &spec.nodes {
+            let folder = spec.dir.join(&node.name);
+            if std::fs::read_dir(&folder).is_ok_and(|mut it| it.next().is_some()) {
+                bail!(
+                    "{} already exists and is not empty; the lab would overwrite it (use another --dir, or                      `natsplan lab down --dir {}` if an earlier lab left it)",
+                    folder.display(),
+                    spec.dir.display()
+                );
+            }
+        }
         let mut last_err = None;
         for attempt in 0..BIND_ATTEMPTS {
             let mut lab = Lab {
@@ -372,11 +384,17 @@ impl Lab {
         for i in 0..n {
             let text = self.render_conf(i);
             let info = &self.nodes[i];
+            if info.store_dir.is_dir() {
+                std::fs::remove_dir_all(&info.store_dir)
+                    .with_context(|| format!("cannot empty {}", info.store_dir.display()))
+                    .map_err(StartError::Other)?;
+            }
             std::fs::create_dir_all(&info.store_dir)
                 .and_then(|_| std::fs::write(&info.conf, text))
                 .with_context(|| format!("cannot write {}", info.conf.display()))
                 .map_err(StartError::Other)?;
-            // A fresh log per start, so a bind error from an earlier attempt is not read again.
+            // A fresh log per start, so a bind error from an earlier attempt is not read again, and an
+            // empty store, so no meta state from an earlier attempt or lab is replayed.
             let _ = std::fs::remove_file(&info.log);
         }
         let t0 = Instant::now();
@@ -506,15 +524,18 @@ impl Lab {
 
     fn ready_check(&self, probe: Duration) -> Result<()> {
         let n = self.nodes.len();
-        let mut leader: Option<String> = None;
-        for node in &self.nodes {
+        if n == 1 {
+            // Standalone: no meta group to wait for.
+            let node = &self.nodes[0];
             if !monitor::healthz(&node.monitor_url(), "", probe)? {
                 bail!("{} is not healthy yet", node.name);
             }
-            if n == 1 {
-                // Standalone: no meta group to wait for.
-                return Ok(());
-            }
+            return Ok(());
+        }
+        // The meta leader first (/jsz is silent), /healthz last: every failed health check is a warning
+        // in the server's log, and polling it from the start fills the logs.
+        let mut leader: Option<String> = None;
+        for node in &self.nodes {
             let jsz = monitor::jsz(&node.monitor_url(), "", probe)?;
             let l = monitor::meta_leader(&jsz).ok_or_else(|| anyhow!("{} sees no meta leader yet", node.name))?;
             match &leader {
@@ -523,24 +544,27 @@ impl Lab {
             }
         }
         let leader = leader.ok_or_else(|| anyhow!("no servers"))?;
-        if n > 1 {
-            let node = self
-                .nodes
-                .iter()
-                .find(|x| x.name == leader)
-                .ok_or_else(|| anyhow!("meta leader {leader} is not a lab server"))?;
-            let jsz = monitor::jsz(&node.monitor_url(), "", probe)?;
-            let current = jsz
-                .pointer("/meta_cluster/replicas")
-                .and_then(|r| r.as_array())
-                .map(|r| {
-                    r.iter()
-                        .filter(|p| p.get("current").and_then(|c| c.as_bool()) == Some(true))
-                        .count()
-                })
-                .unwrap_or(0);
-            if current + 1 < n {
-                bail!("meta leader {leader} sees {} of {} peers current", current + 1, n);
+        let node = self
+            .nodes
+            .iter()
+            .find(|x| x.name == leader)
+            .ok_or_else(|| anyhow!("meta leader {leader} is not a lab server"))?;
+        let jsz = monitor::jsz(&node.monitor_url(), "", probe)?;
+        let current = jsz
+            .pointer("/meta_cluster/replicas")
+            .and_then(|r| r.as_array())
+            .map(|r| {
+                r.iter()
+                    .filter(|p| p.get("current").and_then(|c| c.as_bool()) == Some(true))
+                    .count()
+            })
+            .unwrap_or(0);
+        if current + 1 < n {
+            bail!("meta leader {leader} sees {} of {} peers current", current + 1, n);
+        }
+        for node in &self.nodes {
+            if !monitor::healthz(&node.monitor_url(), "", probe)? {
+                bail!("{} is not healthy yet", node.name);
             }
         }
         Ok(())
@@ -652,14 +676,33 @@ impl Lab {
         Ok(())
     }
 
-    /// SIGSTOP server `i` (a stall: GC pause, VM freeze).
+    /// SIGSTOP server `i` (a stall: GC pause, VM freeze). Returns once the kernel reports it stopped:
+    /// signal delivery is asynchronous, and a thread already running could otherwise answer one more request.
     pub fn sigstop(&mut self, i: usize) -> Result<()> {
-        self.signal(i, libc::SIGSTOP)
+        self.signal(i, libc::SIGSTOP)?;
+        self.wait_state(i, |st| st == 'T' || st == 't')
     }
 
-    /// SIGCONT server `i`.
+    /// SIGCONT server `i`; returns once it runs again.
     pub fn sigcont(&mut self, i: usize) -> Result<()> {
-        self.signal(i, libc::SIGCONT)
+        self.signal(i, libc::SIGCONT)?;
+        self.wait_state(i, |st| st != 'T' && st != 't')
+    }
+
+    fn wait_state(&self, i: usize, ok: impl Fn(char) -> bool) -> Result<()> {
+        let pid = self.nodes[i].pid;
+        let t0 = Instant::now();
+        loop {
+            match proc_state(pid) {
+                Some(st) if ok(st) => return Ok(()),
+                Some(_) => {}
+                None => bail!("lab server {} exited", self.nodes[i].name),
+            }
+            if t0.elapsed() > Duration::from_secs(5) {
+                bail!("lab server {} did not change state after a signal", self.nodes[i].name);
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
     }
 
     /// Kill server `i` if it runs, then start it again on the same ports and store.
@@ -763,6 +806,26 @@ impl StartError {
             StartError::BindRace(e) | StartError::Other(e) => e,
         }
     }
+}
+
+/// A process's state letter (R, S, T, Z, ...), `None` when it is gone. For a stop, every thread counts:
+/// the process reads as stopped (`T`) only once all its threads are.
+fn proc_state(pid: u32) -> Option<char> {
+    let letter = |path: String| -> Option<char> {
+        let stat = std::fs::read_to_string(path).ok()?;
+        stat.rsplit(')').next()?.split_whitespace().next()?.chars().next()
+    };
+    let main = letter(format!("/proc/{pid}/stat"))?;
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+    for t in tasks.flatten() {
+        if let Some(st) = letter(format!("{}/stat", t.path().display())) {
+            if st != 'T' && st != 't' {
+                // Some thread still runs (or has resumed): report that.
+                return Some(if main == 'T' || main == 't' { st } else { main });
+            }
+        }
+    }
+    Some(main)
 }
 
 /// `n` distinct free TCP ports on 127.0.0.1. All listeners are held until every port is chosen, so the

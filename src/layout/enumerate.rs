@@ -34,7 +34,14 @@ pub fn enumerate(site: &Site, catalog: &Catalog) -> Vec<Layout> {
             // The optimiser's selection (most tolerated racks, then fewest disks and arrays).
             if let Some(choice) = super::optimize::optimise(site, catalog, pattern, r) {
                 let selection = optimised_servers(site, &choice.per_rack);
-                let layout = build(site, catalog, pattern, r, &selection, Some(choice.disks_per_server));
+                let layout = build(
+                    site,
+                    catalog,
+                    pattern,
+                    r,
+                    &selection,
+                    Some((choice.disks_per_server, &choice.per_array)),
+                );
                 if seen.insert(layout.id.clone()) {
                     out.push(layout);
                 }
@@ -173,7 +180,13 @@ fn selections(site: &Site, pattern: Pattern, r: u8) -> Vec<Vec<ServerIdx>> {
             out.push(v);
         }
     }
-    out.sort();
+    // Canonical order (by server names), so which selection is built first never follows input order.
+    let key = |v: &Vec<ServerIdx>| {
+        v.iter()
+            .map(|&s| site.servers[s].name.to_ascii_lowercase())
+            .collect::<Vec<_>>()
+    };
+    out.sort_by_key(key);
     out.dedup();
     out
 }
@@ -256,16 +269,18 @@ fn lun_target_bytes(site: &Site, replica_bytes_total: f64, largest_replica: f64,
 }
 
 /// Build one layout for a pattern, default replica count and server selection.
-/// Build one layout. `disks_hint` is the optimiser's disks per server for own-group patterns (the
-/// fewest that hold the capacity target are used otherwise).
+/// Build one layout. `hint` is the optimiser's disks per server and servers per array for own-group
+/// patterns (otherwise the fewest disks that hold the capacity target, on the emptiest array).
 fn build(
     site: &Site,
     catalog: &Catalog,
     pattern: Pattern,
     r: u8,
     selection: &[ServerIdx],
-    disks_hint: Option<u32>,
+    hint: Option<(u32, &[(ArrayIdx, u32)])>,
 ) -> Layout {
+    let disks_hint = hint.map(|h| h.0);
+    let mut hinted: BTreeMap<ArrayIdx, u32> = hint.map(|h| h.1.iter().copied().collect()).unwrap_or_default();
     let mut problems: Vec<Problem> = Vec::new();
     let assets_bare = super::placement::assets(site, r);
     let total: f64 = assets_bare
@@ -284,6 +299,13 @@ fn build(
     // Assign servers to arrays: internal disks first, else the rack's arrays round-robin (by name).
     let mut by_array: BTreeMap<ArrayIdx, Vec<ServerIdx>> = BTreeMap::new();
     let mut rack_next: BTreeMap<RackIdx, usize> = BTreeMap::new();
+    let mut free_disks: BTreeMap<ArrayIdx, u32> = site
+        .arrays
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| a.owner.is_none())
+        .map(|(i, a)| (i, a.disks.saturating_sub(a.hot_spares)))
+        .collect();
     for &s in &servers {
         match storage_of(site, s, pattern) {
             Some(Storage::Internal(a)) if pattern != Pattern::Raid6 && pattern != Pattern::DdpRaid1 => {
@@ -295,19 +317,48 @@ fn build(
                     &a.name
                 });
                 if arrays.is_empty() {
-                    problems.push(reject(format!(
+                    problems.push(dropped(format!(
                         "server {} has no array in rack {} and no internal disks",
                         site.servers[s].name, site.racks[rack].name
                     )));
                     continue;
                 }
-                // Prefer an array with room for another own group; else round-robin.
-                let k = rack_next.entry(rack).or_insert(0);
-                let a = arrays[*k % arrays.len()];
-                *k += 1;
+                // Own groups: the array with the most data disks still free that can take another
+                // group (ties by name). Shared groups: round-robin over the rack's arrays.
+                let from_hint = arrays.iter().copied().find(|a| hinted.get(a).is_some_and(|&c| c > 0));
+                if let Some(a) = from_hint {
+                    *hinted.get_mut(&a).expect("hinted array") -= 1;
+                }
+                let a = if from_hint.is_some() {
+                    from_hint
+                } else if uses_own_group(pattern) {
+                    let min = match pattern {
+                        Pattern::P2 => 1,
+                        _ => 2,
+                    };
+                    arrays
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, a)| free_disks.get(a).copied().unwrap_or(0) >= min)
+                        .max_by_key(|(pos, a)| (free_disks.get(a).copied().unwrap_or(0), std::cmp::Reverse(*pos)))
+                        .map(|(_, a)| *a)
+                        .inspect(|a| {
+                            if let Some(f) = free_disks.get_mut(a) {
+                                *f -= min;
+                            }
+                        })
+                } else {
+                    None
+                };
+                let a = a.unwrap_or_else(|| {
+                    let k = rack_next.entry(rack).or_insert(0);
+                    let a = arrays[*k % arrays.len()];
+                    *k += 1;
+                    a
+                });
                 by_array.entry(a).or_default().push(s);
             }
-            None => problems.push(reject(format!(
+            None => problems.push(dropped(format!(
                 "server {} has no storage: rack {} has no array and the server lists no disks",
                 site.servers[s].name, site.racks[site.servers[s].rack].name
             ))),
@@ -351,7 +402,7 @@ fn build(
                     max -= 1;
                 }
                 if max < min {
-                    problems.push(reject(format!(
+                    problems.push(dropped(format!(
                         "{} has {} data disk{} after {} hot spare{}: {} servers need {} each for {}",
                         arr.name,
                         data,
@@ -416,7 +467,7 @@ fn build(
                     Raid::DdpRaid1 => format!("DDP needs at least 11 disks; {} has {}", arr.name, arr.disks),
                     _ => format!("{} has no data disks after hot spares", arr.name),
                 };
-                problems.push(reject(what));
+                problems.push(dropped(what));
                 continue;
             }
             if raid == Raid::DdpRaid1 && arr.hot_spares > 0 {
@@ -506,9 +557,11 @@ fn plural(n: u32) -> &'static str {
     }
 }
 
-fn reject(text: String) -> Problem {
+/// A server of the selection that could not get a volume: the layout is the servers that did (its own
+/// checks judge it); if none did, the plan says why the pattern does not fit the site.
+fn dropped(text: String) -> Problem {
     Problem {
-        severity: Severity::Reject,
+        severity: Severity::Info,
         text,
     }
 }

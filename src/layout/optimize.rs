@@ -28,6 +28,8 @@ use good_lp::{constraint, microlp, variable, variables, Expression, Solution, So
 pub struct Choice {
     /// JetStream servers per rack (indexed like `Site::racks`).
     pub per_rack: Vec<u32>,
+    /// Servers per shared array (arrays not listed are not used).
+    pub per_array: Vec<(ArrayIdx, u32)>,
     pub disks_per_server: u32,
     /// Simultaneous rack failures the meta group and every replicated asset survive.
     pub tolerated_racks: u32,
@@ -39,6 +41,7 @@ pub struct Choice {
 /// Inputs of the model, precomputed from the site.
 struct Inputs {
     racks: Vec<RackIdx>,
+    names: Vec<String>,
     /// Servers in each rack that could get a volume from a shared array (by count).
     servers: Vec<u32>,
     /// Data disks (after hot spares) of each shared array in each rack.
@@ -74,7 +77,7 @@ fn inputs(site: &Site, pattern: Pattern, r: u8) -> Inputs {
                 .count() as u32
         })
         .collect();
-    let arrays = racks
+    let arrays: Vec<Vec<(ArrayIdx, u32, u32)>> = racks
         .iter()
         .map(|&rk| {
             site.rack_arrays(rk)
@@ -85,10 +88,16 @@ fn inputs(site: &Site, pattern: Pattern, r: u8) -> Inputs {
                     let arr = &site.arrays[a];
                     (a, arr.disks.saturating_sub(arr.hot_spares), arr.hot_spares)
                 })
-                .collect()
+                .collect::<Vec<_>>()
         })
         .collect();
+    // Arrays in name order: the solver's variables and brute force's subsets never follow input order.
+    let mut arrays = arrays;
+    for v in arrays.iter_mut() {
+        v.sort_by_key(|&(a, _, _)| site.arrays[a].name.to_ascii_lowercase());
+    }
     Inputs {
+        names: racks.iter().map(|&r| site.racks[r].name.clone()).collect(),
         racks,
         servers,
         arrays,
@@ -132,10 +141,6 @@ fn capacity(inp: &Inputs, i: usize, d: u32) -> (u32, u32) {
     (fit.min(inp.servers[i]), biggest)
 }
 
-fn spares_in(inp: &Inputs, i: usize) -> u32 {
-    inp.arrays[i].iter().map(|&(_, _, s)| s).max().unwrap_or(0)
-}
-
 /// All subsets of `k` elements of 0..n (k ≤ 3 in practice).
 fn subsets(n: usize, k: usize) -> Vec<Vec<usize>> {
     fn go(start: usize, n: usize, k: usize, cur: &mut Vec<usize>, out: &mut Vec<Vec<usize>>) {
@@ -154,35 +159,53 @@ fn subsets(n: usize, k: usize) -> Vec<Vec<usize>> {
     out
 }
 
-/// Solve for one (d, t); None when infeasible.
+/// Solve for one (d, t); None when infeasible. Per array: servers n_a ∈ [0, ⌊data_a/d⌋] and z_a
+/// (array used); a rack's count is the sum over its arrays.
 fn solve(inp: &Inputs, d: u32, t: u32, store: f64) -> Option<Choice> {
     let k = inp.racks.len();
+    let n_arrays: usize = inp.arrays.iter().map(|v| v.len()).sum();
+    // Objective weights: disks count 1 each; an array used costs its spares plus w < 1/arrays, so all
+    // array counts together weigh less than one disk; ties go to racks earlier by name with a weight
+    // below w. Variables are created in rack-name order: the answer never depends on input order.
+    let w = 1.0 / (n_arrays as f64 + 1.0);
+    let servers_total: u32 = inp.servers.iter().sum::<u32>().max(1);
+    let mut by_name: Vec<usize> = (0..k).collect();
+    by_name.sort_by_key(|&i| inp.names[i].to_ascii_lowercase());
     let mut vars = variables!();
-    let mut n: Vec<Variable> = Vec::new();
-    let mut y: Vec<Variable> = Vec::new();
-    let mut a: Vec<Variable> = Vec::new();
-    let mut caps = Vec::new();
-    for i in 0..k {
-        let (avail, biggest) = capacity(inp, i, d);
-        caps.push((avail, biggest));
-        n.push(vars.add(variable().integer().min(0).max(avail as f64)));
-        y.push(vars.add(variable().binary()));
-        a.push(vars.add(variable().integer().min(0).max(inp.arrays[i].len() as f64)));
+    let mut n_a: Vec<Vec<Variable>> = vec![Vec::new(); k];
+    let mut z_a: Vec<Vec<Variable>> = vec![Vec::new(); k];
+    let mut y: Vec<Option<Variable>> = vec![None; k];
+    let mut objective = Expression::from(0.0);
+    for (rank, &i) in by_name.iter().enumerate() {
+        let tie = 0.1 * w * rank as f64 / (k.max(1) as f64 * servers_total as f64);
+        let m = inp.arrays[i].len() as f64 + 1.0;
+        for (pos, &(_, data, spares)) in inp.arrays[i].iter().enumerate() {
+            let nv = vars.add(variable().integer().min(0).max((data / d) as f64));
+            let zv = vars.add(variable().binary());
+            let array_tie = 0.01 * w * pos as f64 / m;
+            objective += (d as f64 + tie) * nv + (spares as f64 + w + array_tie) * zv;
+            n_a[i].push(nv);
+            z_a[i].push(zv);
+        }
+        y[i] = Some(vars.add(variable().binary()));
     }
+    let y: Vec<Variable> = y.into_iter().map(|v| v.expect("every rack has a variable")).collect();
     let h = vars.add(variable().integer().min(0));
-    let total: Expression = n.iter().map(|&v| Expression::from(v)).sum();
-    let objective: Expression = (0..k)
-        .map(|i| d as f64 * n[i] + (spares_in(inp, i) as f64 + 0.5) * a[i])
-        .sum();
+    let n: Vec<Expression> = n_a
+        .iter()
+        .map(|v| v.iter().map(|&x| Expression::from(x)).sum())
+        .collect();
+    let total: Expression = n.iter().cloned().sum();
     let mut model = vars.minimise(objective).using(microlp);
     model = model.with(constraint!(total.clone() >= inp.r_max as f64));
     model = model.with(constraint!(2 * h <= total.clone()));
     model = model.with(constraint!(total.clone() <= 2 * h + 1));
     for i in 0..k {
-        let (avail, biggest) = caps[i];
-        model = model.with(constraint!(n[i] <= avail as f64 * y[i]));
-        model = model.with(constraint!(y[i] <= n[i]));
-        model = model.with(constraint!(biggest.max(1) as f64 * a[i] >= d as f64 * n[i]));
+        for (j, &(_, data, _)) in inp.arrays[i].iter().enumerate() {
+            model = model.with(constraint!(n_a[i][j] <= (data / d) as f64 * z_a[i][j]));
+        }
+        model = model.with(constraint!(n[i].clone() <= inp.servers[i] as f64 * y[i]));
+        model = model.with(constraint!(y[i] <= n[i].clone()));
     }
     let racks_used: Expression = y.iter().map(|&v| Expression::from(v)).sum();
     if inp.r_max as usize <= k && inp.r_max > 1 {
@@ -192,50 +215,96 @@ fn solve(inp: &Inputs, d: u32, t: u32, store: f64) -> Option<Choice> {
         let need_servers = (inp.need_bytes / store).ceil();
         model = model.with(constraint!(total.clone() >= need_servers));
         if t >= 1 {
-            for &ni in &n {
-                model = model.with(constraint!(total.clone() - ni >= need_servers));
+            for ni in &n {
+                model = model.with(constraint!(total.clone() - ni.clone() >= need_servers));
             }
         }
     } else if inp.need_bytes > 0.0 {
         return None;
     }
     if t >= 1 {
-        for s in subsets(k, t as usize) {
-            let failed: Expression = s.iter().map(|&i| Expression::from(n[i])).sum();
+        for sub in subsets(k, t as usize) {
+            let failed: Expression = sub.iter().map(|&i| n[i].clone()).sum();
             model = model.with(constraint!(failed <= total.clone() - h - 1));
         }
     }
     let sol = model.solve().ok()?;
-    let per_rack: Vec<u32> = n.iter().map(|&v| sol.value(v).round().max(0.0) as u32).collect();
-    let arrays: u32 = a.iter().map(|&v| sol.value(v).round().max(0.0) as u32).sum();
-    Some(finish(inp, per_rack, d, t, arrays))
-}
-
-fn finish(inp: &Inputs, per_rack: Vec<u32>, d: u32, t: u32, _arrays: u32) -> Choice {
-    // Count arrays and spares the way the layout builder will use them: servers fill arrays in turn.
-    let mut disks = 0;
-    let mut arrays = 0;
-    for (i, &cnt) in per_rack.iter().enumerate() {
-        let mut left = cnt;
-        for &(_, data, spares) in &inp.arrays[i] {
-            if left == 0 {
-                break;
-            }
-            let here = (data / d).min(left);
-            if here > 0 {
+    let mut per_array = Vec::new();
+    let mut per_rack = vec![0u32; k];
+    let (mut disks, mut arrays) = (0, 0);
+    for i in 0..k {
+        for (j, &(a, _, spares)) in inp.arrays[i].iter().enumerate() {
+            let cnt = sol.value(n_a[i][j]).round().max(0.0) as u32;
+            if cnt > 0 {
+                per_array.push((a, cnt));
+                per_rack[i] += cnt;
+                disks += cnt * d + spares;
                 arrays += 1;
-                disks += here * d + spares;
-                left -= here;
             }
         }
     }
-    Choice {
+    Some(Choice {
         per_rack,
+        per_array,
         disks_per_server: d,
         tolerated_racks: t,
         disks,
         arrays,
+    })
+}
+
+/// The cheapest way (fewest disks incl. spares, then fewest arrays) to give `n` servers of rack `i` d
+/// disks each: every subset of the rack's arrays is tried (a rack has few arrays).
+/// Disks (with spares), arrays, and servers per array.
+type ArrayUse = (u32, u32, Vec<(ArrayIdx, u32)>);
+
+fn best_arrays(inp: &Inputs, i: usize, n: u32, d: u32) -> Option<ArrayUse> {
+    if n == 0 {
+        return Some((0, 0, Vec::new()));
     }
+    let arrs = &inp.arrays[i];
+    let m = arrs.len().min(16);
+    let mut best: Option<ArrayUse> = None;
+    for mask in 1u32..(1 << m) {
+        let chosen: Vec<&(ArrayIdx, u32, u32)> = (0..m).filter(|j| mask & (1 << j) != 0).map(|j| &arrs[j]).collect();
+        let cap: u32 = chosen.iter().map(|&&(_, data, _)| data / d).sum();
+        if cap < n || chosen.iter().any(|&&(_, data, _)| data / d == 0) {
+            continue;
+        }
+        let spares: u32 = chosen.iter().map(|&&(_, _, s)| s).sum();
+        let cost = (n * d + spares, chosen.len() as u32);
+        if best.as_ref().is_none_or(|b| cost < (b.0, b.1)) {
+            // Fill the chosen arrays, largest first, so each keeps at least one server.
+            let mut left = n - chosen.len() as u32;
+            let mut fill: Vec<(ArrayIdx, u32)> = chosen.iter().map(|&&(a, _, _)| (a, 1)).collect();
+            for (f, &&(_, data, _)) in fill.iter_mut().zip(chosen.iter()) {
+                let more = (data / d - 1).min(left);
+                f.1 += more;
+                left -= more;
+            }
+            best = Some((cost.0, cost.1, fill));
+        }
+    }
+    best
+}
+
+/// A choice from servers per rack with the cheapest array use in each rack (for brute force).
+fn finish(inp: &Inputs, per_rack: Vec<u32>, d: u32, t: u32) -> Option<Choice> {
+    let (mut disks, mut arrays, mut per_array) = (0, 0, Vec::new());
+    for (i, &cnt) in per_rack.iter().enumerate() {
+        let (dk, ar, fill) = best_arrays(inp, i, cnt, d)?;
+        disks += dk;
+        arrays += ar;
+        per_array.extend(fill);
+    }
+    Some(Choice {
+        per_rack,
+        per_array,
+        disks_per_server: d,
+        tolerated_racks: t,
+        disks,
+        arrays,
+    })
 }
 
 /// Is this choice within the model's rules for target t? Independent of the solver.
@@ -243,6 +312,31 @@ pub fn check(site: &Site, catalog: &Catalog, pattern: Pattern, r: u8, c: &Choice
     let inp = inputs(site, pattern, r);
     let d = c.disks_per_server;
     let n: u32 = c.per_rack.iter().sum();
+    // The per-array assignment must add up, fit each array and cost what the choice says.
+    let (mut disks, mut arrays) = (0, 0);
+    let mut sums = vec![0u32; c.per_rack.len()];
+    for &(a, cnt) in &c.per_array {
+        let arr = &site.arrays[a];
+        let data = arr.disks.saturating_sub(arr.hot_spares);
+        if cnt * d > data {
+            return Err(format!("{} cannot hold {cnt} groups of {d} disks", arr.name));
+        }
+        sums[arr.rack] += cnt;
+        disks += cnt * d + arr.hot_spares;
+        arrays += 1;
+    }
+    if sums != c.per_rack {
+        return Err(format!(
+            "arrays hold {sums:?} servers per rack, the choice says {:?}",
+            c.per_rack
+        ));
+    }
+    if (disks, arrays) != (c.disks, c.arrays) {
+        return Err(format!(
+            "the arrays cost {disks} disks in {arrays} arrays, the choice says {} in {}",
+            c.disks, c.arrays
+        ));
+    }
     if n < inp.r_max {
         return Err(format!("{n} servers cannot hold R{}", inp.r_max));
     }
@@ -324,9 +418,10 @@ pub fn brute_force(site: &Site, catalog: &Catalog, pattern: Pattern, r: u8) -> O
             let caps: Vec<u32> = (0..inp.racks.len()).map(|i| capacity(&inp, i, d).0).collect();
             let mut v = vec![0u32; caps.len()];
             loop {
-                let c = finish(&inp, v.clone(), d, t, 0);
-                if check(site, catalog, pattern, r, &c).is_ok() && best.as_ref().is_none_or(|b| better(&c, b)) {
-                    best = Some(c);
+                if let Some(c) = finish(&inp, v.clone(), d, t) {
+                    if check(site, catalog, pattern, r, &c).is_ok() && best.as_ref().is_none_or(|b| better(&c, b)) {
+                        best = Some(c);
+                    }
                 }
                 // Next vector (odometer).
                 let mut i = 0;

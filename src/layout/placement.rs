@@ -31,7 +31,15 @@ pub fn assets(site: &Site, r: u8) -> Vec<Asset> {
             expected: Vec::new(),
         })
     };
-    for s in &site.workload.streams {
+    // Canonical order (by name within each kind), so the emulated placement — and so capacity and
+    // ranking — does not depend on the order of the site file. emit lists the streams in this order.
+    let mut streams: Vec<_> = site.workload.streams.iter().collect();
+    streams.sort_by_key(|s| s.name.to_ascii_lowercase());
+    let mut kvs: Vec<_> = site.workload.kv.iter().collect();
+    kvs.sort_by_key(|k| k.name.to_ascii_lowercase());
+    let mut objs: Vec<_> = site.workload.object_stores.iter().collect();
+    objs.sort_by_key(|o| o.name.to_ascii_lowercase());
+    for s in streams {
         let rr = s.replicas.unwrap_or(r);
         push(&s.name, AssetKind::Stream, rr, sizing::stream_bytes(site, s, rr), None);
         for c in 0..s.consumers {
@@ -44,11 +52,11 @@ pub fn assets(site: &Site, r: u8) -> Vec<Asset> {
             );
         }
     }
-    for k in &site.workload.kv {
+    for k in kvs {
         let rr = k.replicas.unwrap_or(r);
         push(&k.name, AssetKind::Kv, rr, sizing::kv_bytes(site, k, rr), None);
     }
-    for o in &site.workload.object_stores {
+    for o in objs {
         let rr = o.replicas.unwrap_or(r);
         push(
             &o.name,

@@ -5,7 +5,7 @@ mod capacity;
 mod verdict;
 
 pub use capacity::{needs, needs_after, stores};
-pub use verdict::{rank, reasons};
+pub use verdict::{perf_bucket, rank, reasons};
 
 use crate::catalog::Catalog;
 use crate::layout::{Layout, PlacementRule, Severity};
@@ -171,7 +171,7 @@ pub fn build_with(site: &Site, catalog: &Catalog, cal: &crate::perf::Calibration
         let why: Vec<&str> = l
             .problems
             .iter()
-            .filter(|p| p.severity == Severity::Reject && !p.text.starts_with("no suitable peers"))
+            .filter(|p| !p.text.starts_with("no suitable peers") && !p.text.starts_with("DDP on "))
             .map(|p| p.text.as_str())
             .collect();
         let note = format!(

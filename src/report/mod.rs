@@ -2,6 +2,10 @@
 //! report shows is already in the value it is given.
 
 pub mod design;
+pub mod html;
+pub mod svg;
+pub mod svg_layout;
+pub mod svg_perf;
 
 use comfy_table::{presets, ContentArrangement, Table};
 

@@ -1,0 +1,771 @@
+//! The layout drawing (seed 000's picture, generalised): racks as columns; in each rack its servers
+//! (JetStream or not, each with a chip per stream replica the plan expects on it) and its arrays, with
+//! every disk a vertical rectangle (hot spares dashed and marked S), volume groups and the LUNs cut from
+//! them as horizontal bars under their disks, each LUN naming (and linked to) the server it serves.
+//!
+//! With an `Overlay` (whatif) the failed domains are greyed — racks, arrays, disks, servers down or with
+//! their store destroyed — and every replica chip takes its stream's status colour.
+
+use super::svg::{attr, colour, tint, Svg};
+use crate::plan::PlannedLayout;
+use crate::site::{ArrayIdx, ServerIdx, Site};
+use crate::survival::{ScenarioReport, Status};
+use crate::units::fmt_bytes;
+use std::collections::BTreeMap;
+
+/// What a whatif scenario failed, by name, and each asset's status in it.
+#[derive(Debug, Clone, Default)]
+pub struct Overlay {
+    /// The scenario as selectors, e.g. `rack:A + disk:B1/2`.
+    pub caption: String,
+    pub racks: Vec<String>,
+    pub arrays: Vec<String>,
+    /// (array, disk number from 1).
+    pub disks: Vec<(String, u32)>,
+    pub down: Vec<String>,
+    pub destroyed: Vec<String>,
+    pub full: Vec<String>,
+    pub status: BTreeMap<String, Status>,
+    pub meta: Option<Status>,
+}
+
+impl Overlay {
+    /// Read the failed domains of a scenario from its selectors (`rack:A`, `power:A`, `net:A`,
+    /// `array:A1`, `disk:A1/2`, `full:n1`, …) and its lists of servers down and destroyed.
+    pub fn from_scenario(sc: &ScenarioReport) -> Overlay {
+        let mut o = Overlay {
+            caption: sc.failed.join(" + "),
+            down: sc.down.clone(),
+            destroyed: sc.destroyed.clone(),
+            meta: Some(sc.meta),
+            ..Overlay::default()
+        };
+        for sel in &sc.failed {
+            let Some((kind, name)) = sel.split_once(':') else {
+                continue;
+            };
+            match kind {
+                "rack" | "power" | "net" => o.racks.push(name.to_string()),
+                "array" => o.arrays.push(name.to_string()),
+                "disk" => {
+                    if let Some((a, d)) = name.rsplit_once('/') {
+                        if let Ok(d) = d.parse() {
+                            o.disks.push((a.to_string(), d));
+                        }
+                    }
+                }
+                "full" => o.full.push(name.to_string()),
+                _ => {}
+            }
+        }
+        for a in &sc.streams {
+            // Consumers share their stream's name space in the report; the stream's own status wins.
+            if a.kind != "consumer" {
+                o.status.insert(a.name.clone(), a.status);
+            }
+        }
+        o
+    }
+}
+
+/// Fill colour of a status (colour-blind-safe enough with the text beside it).
+pub fn status_colour(s: Status) -> &'static str {
+    match s {
+        Status::Ok => "#2ca02c",
+        Status::Degraded => "#e6a100",
+        Status::Unavailable => "#d62728",
+        Status::DataLost => "#111111",
+    }
+}
+
+const PAD: f64 = 10.0;
+const DISK_W: f64 = 16.0;
+const DISK_GAP: f64 = 4.0;
+const DISK_H: f64 = 44.0;
+const DISKS_PER_ROW: u32 = 24;
+const BAR_H: f64 = 15.0;
+const CHIP_W: f64 = 22.0;
+const CHIP_H: f64 = 15.0;
+const CHIPS_MAX: usize = 240;
+const COL_MIN_W: f64 = 250.0;
+const GREY: &str = "#c8c8c8";
+
+/// One asset as the drawing shows it.
+struct AssetMark<'a> {
+    number: usize,
+    name: &'a str,
+    kind: &'a str,
+    replicas: u8,
+    servers: &'a [String],
+}
+
+/// Where each JetStream server's box is, to link LUN bars to it.
+type Boxes = BTreeMap<ServerIdx, (f64, f64, f64, f64)>;
+
+fn array_width(disks: u32) -> f64 {
+    let per_row = disks.clamp(1, DISKS_PER_ROW) as f64;
+    (per_row * (DISK_W + DISK_GAP) - DISK_GAP + 2.0 * PAD).max(COL_MIN_W)
+}
+
+/// The arrays drawn in a rack: its shared arrays, then the internal disks of its servers.
+fn rack_arrays(site: &Site, rack: usize) -> Vec<ArrayIdx> {
+    let mut v: Vec<ArrayIdx> = site.rack_arrays(rack).collect();
+    for s in site.rack_servers(rack) {
+        if let Some(a) = site.servers[s].internal {
+            v.push(a);
+        }
+    }
+    v
+}
+
+/// Lines of text under an array (two per volume group: the group, then its LUNs), computed once for
+/// height and drawing.
+fn group_lines(site: &Site, pl: &PlannedLayout, a: ArrayIdx) -> Vec<(usize, String)> {
+    let l = &pl.layout;
+    let mut out = Vec::new();
+    for (gi, g) in l.groups.iter().enumerate().filter(|(_, g)| g.array == a) {
+        let luns: Vec<String> = l
+            .luns
+            .iter()
+            .filter(|x| x.group == gi)
+            .map(|x| format!("{} {}", site.servers[x.server].name, fmt_bytes(x.size_bytes as f64)))
+            .collect();
+        let disks = match (g.disks.first(), g.disks.last()) {
+            (Some(f), Some(last)) if f != last => format!("disks {f}–{last}"),
+            (Some(f), _) => format!("disk {f}"),
+            _ => "no disks".into(),
+        };
+        out.push((
+            gi,
+            format!(
+                "{} {} · {} · {} usable",
+                g.name,
+                g.raid.as_str(),
+                disks,
+                fmt_bytes(g.usable_bytes as f64)
+            ),
+        ));
+        out.push((
+            usize::MAX,
+            format!(
+                "LUN → {}",
+                if luns.is_empty() {
+                    "none".into()
+                } else {
+                    luns.join(", ")
+                }
+            ),
+        ));
+    }
+    out
+}
+
+fn array_height(site: &Site, pl: &PlannedLayout, a: ArrayIdx) -> f64 {
+    let rows = site.arrays[a].disks.div_ceil(DISKS_PER_ROW).max(1) as f64;
+    let lines = group_lines(site, pl, a).len().max(1) as f64;
+    34.0 + rows * (DISK_H + 2.0 * BAR_H + 12.0) + lines * 13.0 + 6.0
+}
+
+fn chips_per_row(w: f64) -> usize {
+    (((w - 2.0 * PAD) / (CHIP_W + 3.0)).floor() as usize).max(1)
+}
+
+fn server_height(chips: usize, w: f64) -> f64 {
+    let rows = chips.min(CHIPS_MAX + 1).div_ceil(chips_per_row(w)) as f64;
+    38.0 + rows * (CHIP_H + 3.0) + 4.0
+}
+
+/// The drawing of one layout, optionally with a whatif overlay.
+pub fn layout_drawing(site: &Site, pl: &PlannedLayout, overlay: Option<&Overlay>) -> String {
+    let l = &pl.layout;
+    let assets: Vec<AssetMark> = pl
+        .assets
+        .iter()
+        .filter(|a| a.kind != "consumer")
+        .enumerate()
+        .map(|(i, a)| AssetMark {
+            number: i + 1,
+            name: &a.name,
+            kind: &a.kind,
+            replicas: a.replicas,
+            servers: &a.expected,
+        })
+        .collect();
+    let chips_of =
+        |name: &str| -> Vec<&AssetMark> { assets.iter().filter(|a| a.servers.iter().any(|s| s == name)).collect() };
+
+    // Column widths: wide enough for the widest array, at least COL_MIN_W.
+    let widths: Vec<f64> = (0..site.racks.len())
+        .map(|r| {
+            rack_arrays(site, r)
+                .iter()
+                .map(|&a| array_width(site.arrays[a].disks))
+                .fold(COL_MIN_W, f64::max)
+        })
+        .collect();
+    let total_w = widths.iter().map(|w| w + 2.0 * PAD).sum::<f64>() + PAD;
+    let top = 74.0;
+    let mut svg = Svg::new(total_w.max(640.0), 100.0, &format!("layout {}", pl.id));
+    let title = match overlay {
+        Some(o) => format!("layout {} — failed: {}", pl.id, o.caption),
+        None => format!(
+            "layout {} — pattern {} ({}), R{}",
+            pl.id, pl.pattern, pl.raid, pl.replicas
+        ),
+    };
+    svg.text(PAD, 18.0, 14.0, "start", "font-weight=\"bold\"", &title);
+    key(&mut svg, 30.0, overlay.is_some());
+
+    let mut boxes: Boxes = BTreeMap::new();
+    let mut links: Vec<(f64, f64, ServerIdx, String)> = Vec::new();
+    let mut x = PAD;
+    let mut bottom: f64 = top;
+    for (r, rack) in site.racks.iter().enumerate() {
+        let w = widths[r];
+        let failed = overlay.is_some_and(|o| o.racks.iter().any(|n| n == &rack.name));
+        // Height first (the column background goes under everything).
+        let servers: Vec<ServerIdx> = site.rack_servers(r).collect();
+        let arrays = rack_arrays(site, r);
+        let mut h = 30.0;
+        for &s in &servers {
+            h += server_height(chips_of(&site.servers[s].name).len(), w) + 6.0;
+        }
+        h += 8.0;
+        for &a in &arrays {
+            h += array_height(site, pl, a) + 6.0;
+        }
+        let col_x = x;
+        svg.open(&attr("data-rack", &rack.name), None);
+        svg.rect(
+            col_x,
+            top,
+            w + PAD,
+            h,
+            if failed { "#d0d0d0" } else { "#f7f7fa" },
+            if failed { "#7a7a7a" } else { "#b8b8c8" },
+            "rx=\"6\"",
+        );
+        let label = if failed {
+            format!("rack {} — FAILED", rack.name)
+        } else {
+            format!("rack {}", rack.name)
+        };
+        svg.text(col_x + PAD, top + 19.0, 13.0, "start", "font-weight=\"bold\"", &label);
+        let mut y = top + 30.0;
+        for &s in &servers {
+            let sh = server_height(chips_of(&site.servers[s].name).len(), w);
+            draw_server(
+                &mut svg,
+                site,
+                pl,
+                s,
+                col_x + PAD / 2.0,
+                y,
+                w,
+                sh,
+                &chips_of(&site.servers[s].name),
+                overlay,
+            );
+            if l.servers.contains(&s) {
+                boxes.insert(s, (col_x + PAD / 2.0, y, w, sh));
+            }
+            y += sh + 6.0;
+        }
+        y += 8.0;
+        for &a in &arrays {
+            let ah = array_height(site, pl, a);
+            draw_array(&mut svg, site, pl, a, col_x + PAD / 2.0, y, w, overlay, &mut links);
+            y += ah + 6.0;
+        }
+        svg.close();
+        bottom = bottom.max(top + h);
+        x += w + 2.0 * PAD;
+    }
+    // LUN → server links, drawn over the columns, faint.
+    for (lx, ly, s, tip) in &links {
+        if let Some((bx, by, bw, bh)) = boxes.get(s) {
+            let (tx, ty) = (bx + bw / 2.0, by + bh);
+            svg.open("class=\"link\"", Some(tip));
+            svg.polyline(
+                &[(*lx, *ly), (*lx, ly - 6.0), (tx, ty + 6.0), (tx, ty)],
+                "#555555",
+                "stroke-width=\"1\" stroke-opacity=\"0.45\" stroke-dasharray=\"3 3\"",
+            );
+            svg.close();
+        }
+    }
+    let mut y = bottom + 22.0;
+    // The asset legend: number, name, kind, replicas, where the plan expects them (and status).
+    let meta = overlay.and_then(|o| o.meta);
+    if let Some(m) = meta {
+        svg.text(
+            PAD,
+            y,
+            11.5,
+            "start",
+            &format!("fill=\"{}\" font-weight=\"bold\"", status_colour(m)),
+            &format!("meta group (all JetStream servers): {}", m.as_str()),
+        );
+        y += 18.0;
+    }
+    svg.text(
+        PAD,
+        y,
+        12.0,
+        "start",
+        "font-weight=\"bold\"",
+        "streams, KV buckets and object stores (replicas where the plan expects them)",
+    );
+    y += 16.0;
+    let col_w = 420.0;
+    let cols = ((svg.width() - PAD) / col_w).floor().max(1.0) as usize;
+    for (i, a) in assets.iter().enumerate() {
+        let (cx, cy) = (PAD + (i % cols) as f64 * col_w, y + (i / cols) as f64 * 17.0);
+        let st = overlay.and_then(|o| o.status.get(a.name).copied());
+        let fill = match st {
+            Some(s) => status_colour(s),
+            None => colour(a.number - 1),
+        };
+        svg.open(&attr("data-asset", a.name), None);
+        svg.rect(cx, cy - 11.0, CHIP_W, CHIP_H - 1.0, fill, "none", "rx=\"3\"");
+        svg.text(
+            cx + CHIP_W / 2.0,
+            cy,
+            9.5,
+            "middle",
+            "fill=\"#ffffff\"",
+            &a.number.to_string(),
+        );
+        let text = format!(
+            "{} ({} R{}){}: {}",
+            a.name,
+            a.kind,
+            a.replicas,
+            st.map(|s| format!(" {}", s.as_str())).unwrap_or_default(),
+            if a.servers.is_empty() {
+                "not placed".into()
+            } else {
+                a.servers.join(", ")
+            }
+        );
+        svg.text(cx + CHIP_W + 6.0, cy, 10.5, "start", "", &clip(&text, 66));
+        svg.close();
+    }
+    let rows = assets.len().div_ceil(cols) as f64;
+    svg.set_height(y + rows * 17.0 + 10.0);
+    svg.finish()
+}
+
+/// Cut a label to `n` characters with an ellipsis (the full text is in the tables and tooltips).
+fn clip(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(n - 1).collect();
+        t.push('…');
+        t
+    }
+}
+
+/// The symbol key under the title.
+fn key(svg: &mut Svg, y: f64, whatif: bool) {
+    let mut x = PAD;
+    let items: Vec<(&str, &str, &str, &str)> = {
+        let mut v = vec![
+            (tint(0), colour(0), "", "disk in a volume group"),
+            ("#ffffff", "#555555", "stroke-dasharray=\"3 2\"", "hot spare (S)"),
+            ("#eeeeee", "#bbbbbb", "", "unused disk"),
+        ];
+        if whatif {
+            v.push(("#555555", "#333333", "", "failed disk / domain (grey)"));
+            v.push((status_colour(Status::Ok), "none", "", "ok"));
+            v.push((status_colour(Status::Degraded), "none", "", "degraded"));
+            v.push((status_colour(Status::Unavailable), "none", "", "unavailable"));
+            v.push((status_colour(Status::DataLost), "none", "", "data lost"));
+        } else {
+            v.push((
+                colour(1),
+                "none",
+                "",
+                "numbered chip: a stream's replica on that server",
+            ));
+        }
+        v
+    };
+    for (fill, stroke, style, text) in items {
+        svg.rect(x, y, 9.0, 16.0, fill, stroke, style);
+        svg.text(x + 14.0, y + 12.0, 10.5, "start", "", text);
+        x += 24.0 + text.len() as f64 * 5.6;
+    }
+    svg.text(
+        PAD,
+        y + 34.0,
+        10.5,
+        "start",
+        "fill=\"#555555\"",
+        "bars under the disks: volume group (upper), LUNs cut from it (lower, named by the server each serves; dashed line to it)",
+    );
+}
+
+#[allow(clippy::too_many_arguments)]
+fn draw_server(
+    svg: &mut Svg,
+    site: &Site,
+    pl: &PlannedLayout,
+    s: ServerIdx,
+    x: f64,
+    y: f64,
+    w: f64,
+    h: f64,
+    chips: &[&AssetMark],
+    overlay: Option<&Overlay>,
+) {
+    let srv = &site.servers[s];
+    let js = pl.layout.servers.contains(&s);
+    let down = overlay.is_some_and(|o| o.down.contains(&srv.name));
+    let destroyed = overlay.is_some_and(|o| o.destroyed.contains(&srv.name));
+    let full = overlay.is_some_and(|o| o.full.contains(&srv.name));
+    svg.open(&attr("data-server", &srv.name), None);
+    let (fill, stroke) = match (js, down || destroyed) {
+        (_, true) => (GREY, if destroyed { "#b00000" } else { "#666666" }),
+        (true, false) => ("#ffffff", "#333333"),
+        (false, false) => ("#f0f0f0", "#c0c0c0"),
+    };
+    svg.rect(
+        x,
+        y,
+        w,
+        h,
+        fill,
+        stroke,
+        if destroyed {
+            "rx=\"4\" stroke-width=\"2\""
+        } else {
+            "rx=\"4\""
+        },
+    );
+    let mut name = srv.name.clone();
+    if let Some(host) = &srv.host {
+        name.push_str(&format!(" (host {host})"));
+    }
+    svg.text(x + 8.0, y + 15.0, 12.0, "start", "font-weight=\"bold\"", &name);
+    let mut state = Vec::new();
+    if destroyed {
+        state.push("STORE DESTROYED");
+    } else if down {
+        state.push("DOWN");
+    }
+    if full {
+        state.push("STORE FULL");
+    }
+    if !state.is_empty() {
+        svg.text(
+            x + w - 8.0,
+            y + 15.0,
+            10.5,
+            "end",
+            "fill=\"#b00000\" font-weight=\"bold\"",
+            &state.join(", "),
+        );
+    }
+    let sub = if js {
+        let lun = pl.layout.lun_of(s);
+        match lun {
+            Some(l) => format!(
+                "JetStream · LUN {} on {}",
+                fmt_bytes(l.size_bytes as f64),
+                pl.layout.groups[l.group].name
+            ),
+            None => "JetStream".into(),
+        }
+    } else {
+        "not a JetStream server in this layout".into()
+    };
+    svg.text(x + 8.0, y + 30.0, 10.0, "start", "fill=\"#555555\"", &sub);
+    let per_row = chips_per_row(w);
+    for (i, a) in chips.iter().take(CHIPS_MAX).enumerate() {
+        let cx = x + PAD + (i % per_row) as f64 * (CHIP_W + 3.0);
+        let cy = y + 38.0 + (i / per_row) as f64 * (CHIP_H + 3.0);
+        let st = overlay.and_then(|o| o.status.get(a.name).copied());
+        let fill = match st {
+            Some(st) => status_colour(st),
+            None => colour(a.number - 1),
+        };
+        let tip = format!(
+            "{} ({} R{}) replica on {}{}",
+            a.name,
+            a.kind,
+            a.replicas,
+            srv.name,
+            st.map(|s| format!(": {}", s.as_str())).unwrap_or_default()
+        );
+        svg.open(
+            &format!("{} class=\"replica\"", attr("data-replica", a.name)),
+            Some(&tip),
+        );
+        // A replica on a server that is down or destroyed is out: faded, still in its stream's colour.
+        let faded = if down || destroyed {
+            "rx=\"3\" fill-opacity=\"0.4\""
+        } else {
+            "rx=\"3\""
+        };
+        svg.rect(cx, cy, CHIP_W, CHIP_H, fill, "none", faded);
+        svg.text(
+            cx + CHIP_W / 2.0,
+            cy + 11.0,
+            9.5,
+            "middle",
+            "fill=\"#ffffff\"",
+            &a.number.to_string(),
+        );
+        svg.close();
+    }
+    if chips.len() > CHIPS_MAX {
+        let i = CHIPS_MAX;
+        let cx = x + PAD + (i % per_row) as f64 * (CHIP_W + 3.0);
+        let cy = y + 38.0 + (i / per_row) as f64 * (CHIP_H + 3.0);
+        svg.text(
+            cx,
+            cy + 11.0,
+            10.0,
+            "start",
+            "",
+            &format!("+{}", chips.len() - CHIPS_MAX),
+        );
+    }
+    svg.close();
+}
+
+#[allow(clippy::too_many_arguments)]
+fn draw_array(
+    svg: &mut Svg,
+    site: &Site,
+    pl: &PlannedLayout,
+    a: ArrayIdx,
+    x: f64,
+    y: f64,
+    w: f64,
+    overlay: Option<&Overlay>,
+    links: &mut Vec<(f64, f64, ServerIdx, String)>,
+) {
+    let l = &pl.layout;
+    let arr = &site.arrays[a];
+    // An array in a failed rack is out with it (power or network), so it is greyed too.
+    let rack = &site.racks[arr.rack].name;
+    let failed = overlay.is_some_and(|o| o.arrays.iter().any(|n| n == &arr.name) || o.racks.iter().any(|n| n == rack));
+    let h = array_height(site, pl, a);
+    svg.open(&attr("data-array", &arr.name), None);
+    svg.rect(
+        x,
+        y,
+        w,
+        h,
+        if failed { GREY } else { "#ffffff" },
+        if failed { "#666666" } else { "#6b6b80" },
+        "rx=\"4\"",
+    );
+    let who = match arr.owner {
+        Some(o) => format!("{} — internal disks of {}", arr.name, site.servers[o].name),
+        None => format!("array {} ({})", arr.name, arr.model),
+    };
+    svg.text(
+        x + 8.0,
+        y + 15.0,
+        12.0,
+        "start",
+        "font-weight=\"bold\"",
+        &if failed { format!("{who} — FAILED") } else { who },
+    );
+    let spares = l.spares.iter().find(|(ai, _)| *ai == a).map(|(_, n)| *n).unwrap_or(0);
+    svg.text(
+        x + 8.0,
+        y + 28.0,
+        10.0,
+        "start",
+        "fill=\"#555555\"",
+        &format!(
+            "{} × {}{}",
+            arr.disks,
+            arr.disk_model,
+            if spares > 0 {
+                format!(", {spares} hot spare{}", if spares == 1 { "" } else { "s" })
+            } else {
+                String::new()
+            }
+        ),
+    );
+    // Which group each disk is in; spares are the last `spares` disks (the planner takes groups from disk 1).
+    let group_of = |d: u32| l.groups.iter().position(|g| g.array == a && g.disks.contains(&d));
+    let is_spare = |d: u32| group_of(d).is_none() && d > arr.disks.saturating_sub(spares);
+    let row_h = DISK_H + 2.0 * BAR_H + 12.0;
+    let disk_x = |d: u32| x + PAD + ((d - 1) % DISKS_PER_ROW) as f64 * (DISK_W + DISK_GAP);
+    let row_y = |d: u32| y + 34.0 + ((d - 1) / DISKS_PER_ROW) as f64 * row_h;
+    for d in 1..=arr.disks {
+        let (dx, dy) = (disk_x(d), row_y(d));
+        let dead = overlay.is_some_and(|o| o.disks.iter().any(|(an, n)| an == &arr.name && *n == d));
+        let g = group_of(d);
+        let (fill, stroke, style, what) = if dead {
+            ("#555555", "#222222", "", "FAILED".to_string())
+        } else if let Some(gi) = g {
+            (
+                tint(gi),
+                colour(gi),
+                "",
+                format!("in {} ({})", l.groups[gi].name, l.groups[gi].raid.as_str()),
+            )
+        } else if is_spare(d) {
+            (
+                "#ffffff",
+                "#555555",
+                "stroke-dasharray=\"3 2\"",
+                "hot spare".to_string(),
+            )
+        } else {
+            ("#eeeeee", "#bbbbbb", "", "not used by this layout".to_string())
+        };
+        svg.open(
+            &format!("{} class=\"disk\"", attr("data-disk", &format!("{}/{d}", arr.name))),
+            None,
+        );
+        svg.rect_titled(
+            dx,
+            dy,
+            DISK_W,
+            DISK_H,
+            fill,
+            stroke,
+            &format!("rx=\"2\" {style}"),
+            &format!("disk {}/{d}: {what}", arr.name),
+        );
+        if dead {
+            svg.text(
+                dx + DISK_W / 2.0,
+                dy + DISK_H / 2.0 + 4.0,
+                11.0,
+                "middle",
+                "fill=\"#ffffff\"",
+                "✕",
+            );
+        } else if is_spare(d) {
+            svg.text(
+                dx + DISK_W / 2.0,
+                dy + DISK_H / 2.0 + 4.0,
+                10.0,
+                "middle",
+                "font-weight=\"bold\"",
+                "S",
+            );
+        }
+        svg.text(
+            dx + DISK_W / 2.0,
+            dy + DISK_H - 3.0,
+            7.5,
+            "middle",
+            "fill=\"#666666\"",
+            &d.to_string(),
+        );
+        svg.close();
+    }
+    // Group bars and LUN bars under each row the group's disks are in.
+    for (gi, g) in l.groups.iter().enumerate().filter(|(_, g)| g.array == a) {
+        let mut rows: BTreeMap<u32, (f64, f64)> = BTreeMap::new();
+        for &d in g.disks.iter().filter(|&&d| d >= 1 && d <= arr.disks) {
+            let e = rows.entry((d - 1) / DISKS_PER_ROW).or_insert((f64::INFINITY, 0.0));
+            e.0 = e.0.min(disk_x(d));
+            e.1 = e.1.max(disk_x(d) + DISK_W);
+        }
+        let tip = format!(
+            "volume group {}: {}, {} disks, {} usable",
+            g.name,
+            g.raid.as_str(),
+            g.disks.len(),
+            fmt_bytes(g.usable_bytes as f64)
+        );
+        let short = g.name.rsplit('-').next().unwrap_or(&g.name).to_string();
+        for (i, (row, (x0, x1))) in rows.iter().enumerate() {
+            let by = y + 34.0 + *row as f64 * row_h + DISK_H + 4.0;
+            svg.open(&format!("{} class=\"group\"", attr("data-group", &g.name)), Some(&tip));
+            svg.rect(*x0, by, x1 - x0, BAR_H - 2.0, colour(gi), "none", "rx=\"2\"");
+            let label = format!("{short} {}", g.raid.as_str());
+            let label = if (x1 - x0) > label.len() as f64 * 5.5 {
+                label
+            } else {
+                short.clone()
+            };
+            if (x1 - x0) > label.len() as f64 * 5.5 {
+                svg.text((x0 + x1) / 2.0, by + 10.0, 9.5, "middle", "fill=\"#ffffff\"", &label);
+            }
+            svg.close();
+            if i > 0 {
+                continue;
+            }
+            // LUNs: proportional slices of the first row's span; what is left serves others (pattern 4).
+            let ly = by + BAR_H;
+            let mut lx = *x0;
+            let span = x1 - x0;
+            for lun in l.luns.iter().filter(|x| x.group == gi) {
+                let frac = if g.usable_bytes > 0 {
+                    (lun.size_bytes as f64 / g.usable_bytes as f64).clamp(0.0, 1.0)
+                } else {
+                    0.0
+                };
+                let lw = (span * frac).max(3.0);
+                let server = &site.servers[lun.server].name;
+                let tip = format!(
+                    "LUN {} on {} → server {}",
+                    fmt_bytes(lun.size_bytes as f64),
+                    g.name,
+                    server
+                );
+                svg.open(&format!("{} class=\"lun\"", attr("data-lun", server)), Some(&tip));
+                svg.rect(lx, ly, lw - 1.0, BAR_H - 2.0, tint(gi), colour(gi), "rx=\"2\"");
+                if lw > server.len() as f64 * 5.6 + 4.0 {
+                    svg.text(lx + lw / 2.0, ly + 10.0, 9.0, "middle", "", server);
+                }
+                svg.close();
+                links.push((lx + lw / 2.0, ly + BAR_H - 2.0, lun.server, tip));
+                lx += lw;
+            }
+            if x0 + span - lx > 2.0 {
+                svg.rect_titled(
+                    lx,
+                    ly,
+                    x0 + span - lx - 1.0,
+                    BAR_H - 2.0,
+                    "#f4f4f4",
+                    "#bbbbbb",
+                    "rx=\"2\" stroke-dasharray=\"2 2\"",
+                    &format!("{}: capacity left for other services", g.name),
+                );
+            }
+        }
+    }
+    let rows = arr.disks.div_ceil(DISKS_PER_ROW).max(1) as f64;
+    let mut ty = y + 34.0 + rows * row_h + 6.0;
+    let lines = group_lines(site, pl, a);
+    if lines.is_empty() {
+        svg.text(
+            x + 8.0,
+            ty,
+            10.0,
+            "start",
+            "fill=\"#777777\"",
+            "not used by this layout",
+        );
+    }
+    for (gi, text) in lines {
+        if gi != usize::MAX {
+            svg.rect(x + 8.0, ty - 8.0, 8.0, 8.0, colour(gi), "none", "");
+        }
+        svg.text(
+            x + 20.0,
+            ty,
+            10.0,
+            "start",
+            "",
+            &clip(&text, ((w - 24.0) / 5.2) as usize),
+        );
+        ty += 13.0;
+    }
+    svg.close();
+}
