@@ -13,6 +13,9 @@ use std::path::PathBuf;
 /// Combinations beyond this are refused: the sweep would not finish in reasonable time.
 const MAX_COMBINATIONS: u64 = 200_000_000;
 
+/// Asset rows a single-scenario table shows before summarising the rest.
+const TABLE_ROWS: usize = 40;
+
 #[derive(Debug, clap::Args)]
 pub struct WhatifArgs {
     /// The site file.
@@ -26,8 +29,8 @@ pub struct WhatifArgs {
     /// Every combination of 1..=K simultaneous failures over the chosen kinds, aggregated by outcome.
     #[arg(long, value_name = "K")]
     pub all: Option<usize>,
-    /// Domain kinds for --all (comma-separated): rack,array,server,disk,power,net,process,pause,wipe,full,
-    /// host,pdu. Default: all.
+    /// Domain kinds for --all, comma-separated (default: all): rack, array, server, disk, power, net,
+    /// process, pause, wipe, full, host, pdu.
     #[arg(long, value_delimiter = ',', value_name = "KINDS")]
     pub kinds: Vec<String>,
     /// Exit 1 when any scenario reaches this outcome.
@@ -243,7 +246,13 @@ pub fn table_report(r: &WhatifReport, width: u16) -> String {
             fmt_secs(sc.recovery_s)
         ));
         let mut t = table(width, &["asset", "kind", "status", "write stall", "acked loss risk"]);
-        for a in std::iter::once(&sc.meta_detail).chain(sc.streams.iter()) {
+        // Large plans: the meta group and the hit assets (worst first), then a count of the rest.
+        let mut shown: Vec<&survival::StreamLine> = sc.streams.iter().collect();
+        if shown.len() > TABLE_ROWS {
+            shown.sort_by_key(|a| std::cmp::Reverse((a.status, a.acked_loss_risk)));
+            shown.truncate(TABLE_ROWS);
+        }
+        for a in std::iter::once(&sc.meta_detail).chain(shown.iter().copied()) {
             t.add_row(vec![
                 a.name.clone(),
                 a.kind.to_string(),
@@ -254,6 +263,13 @@ pub fn table_report(r: &WhatifReport, width: u16) -> String {
         }
         s.push_str(&t.to_string());
         s.push('\n');
+        if sc.streams.len() > shown.len() {
+            s.push_str(&format!(
+                "… {} more assets ({}); --format json lists them all\n",
+                sc.streams.len() - shown.len(),
+                tally(sc)
+            ));
+        }
         if !sc.recovery.is_empty() {
             s.push_str("recovery (chains run in parallel):\n");
             for st in &sc.recovery {
