@@ -50,6 +50,22 @@ fn row<'a>(v: &'a Value, id: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no row {id}"))
 }
 
+/// Everything verify created is gone: deletions reach every server's `/jsz` within a few seconds.
+fn assert_cleaned(c: &TestCluster) {
+    let t0 = std::time::Instant::now();
+    loop {
+        let left = natsplan_streams(c);
+        if left.is_empty() {
+            return;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "natsplan-* streams left behind: {left:?}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
 /// Streams on the cluster whose name starts with `natsplan-` (KV and object stores: KV_/OBJ_natsplan-).
 fn natsplan_streams(c: &TestCluster) -> Vec<String> {
     c.streams()
@@ -96,7 +112,7 @@ fn quick_ladder_with_huge_bands_passes_and_writes_its_results() {
         .as_f64()
         .is_some());
     // Everything verify created is gone.
-    assert!(natsplan_streams(&c).is_empty(), "{:?}", natsplan_streams(&c));
+    assert_cleaned(&c);
     // DIR/<utc-timestamp>/ with the three files.
     let dirs: Vec<_> = std::fs::read_dir(out.path())
         .unwrap()
@@ -136,7 +152,7 @@ fn an_impossible_band_fails_with_exit_1_and_says_which_row() {
     assert!(core["error"].as_f64().unwrap() < -0.5);
     assert!(v["failed_rows"].as_u64().unwrap() >= 1);
     assert!(err.contains("outside their band"), "{err}");
-    assert!(natsplan_streams(&c).is_empty());
+    assert_cleaned(&c);
 }
 
 #[test]
@@ -266,7 +282,7 @@ fn drift_against_the_plan_the_lab_runs_is_none_and_another_layout_drifts() {
     let mut args: Vec<&str> = base.to_vec();
     args.extend(["--layout", &lay.id]);
     let (code, v, err) = verify(&c, &args);
-    assert_eq!(code, 0, "{err}\n{:#}", v["drift"]);
+    assert_eq!(code, 0, "{err}\n{:#}\n{:#}", v["drift"], v["rows"]);
     assert_eq!(v["drift"]["items"].as_array().unwrap().len(), 0, "{:#}", v["drift"]);
     assert!(v["config"]["volume"].as_str().unwrap().contains(&lay.id));
     // The planned streams exist now, so placement and limits were compared, not just noted as absent.
@@ -292,4 +308,36 @@ fn drift_against_the_plan_the_lab_runs_is_none_and_another_layout_drifts() {
     let (code, v, err) = verify(&c, &args);
     assert_eq!(code, 0, "a dry run exits 0 even with drift: {err}");
     assert!(!v["drift"]["items"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn sync_always_is_detected_and_the_disk_is_probed_before_the_rows() {
+    let _s = serial();
+    let c = TestCluster::start_spec(|dir| {
+        let mut spec = natsplan::lab::LabSpec::plain(1, dir);
+        spec.sync = natsplan::units::SyncMode::Always;
+        spec
+    })
+    .unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let (code, v, err) = verify(
+        &c,
+        &[
+            "--calibration",
+            &data("verify-cal-huge-bands.yaml"),
+            "--row-seconds",
+            "0.2",
+            "--out",
+            out.path().to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 0, "{err}\n{v:#}");
+    assert_eq!(v["cluster"]["sync"], "always");
+    assert_eq!(v["cluster"]["sync_always"], true);
+    let notes = v["notes"].to_string();
+    assert!(notes.contains("probe of 100 synchronous R1 publishes"), "{notes}");
+    // On one server the R3 rows are skipped, the rest ran inside their (huge) bands.
+    assert_eq!(row(&v, "js-r3-1p-128B")["status"], "skipped");
+    assert_eq!(row(&v, "kv-1c-128B")["status"], "inside");
+    assert_cleaned(&c);
 }

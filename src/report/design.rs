@@ -332,6 +332,68 @@ pub fn markdown(plan: &Plan, sel: &Selection) -> String {
             s.push_str(&v.join("; "));
             s.push_str(".\n");
         }
+        let c = &l.capacity;
+        s.push_str(&format!(
+            "\nCapacity: {} usable, {} needed; fullest server {}{}.\n",
+            fmt_bytes(c.usable_bytes as f64),
+            fmt_bytes(c.needed_bytes as f64),
+            c.fullest_server
+                .as_ref()
+                .map(|f| format!("{} ({} free)", f.name, pct(c.headroom)))
+                .unwrap_or_else(|| "—".into()),
+            c.after_failure
+                .as_ref()
+                .map(|a| format!(
+                    "; after {} and peer-remove {} free",
+                    a.failed.join(" + "),
+                    pct(a.headroom)
+                ))
+                .unwrap_or_default()
+        ));
+        let assets: Vec<Vec<String>> = l
+            .assets
+            .iter()
+            .filter(|a| a.kind != "consumer")
+            .map(|a| {
+                vec![
+                    format!("`{}`", a.name),
+                    a.kind.clone(),
+                    a.replicas.to_string(),
+                    fmt_bytes(a.bytes_per_replica as f64),
+                    a.set.as_ref().map(|x| format!("`set:{x}`")).unwrap_or_default(),
+                    a.expected.join(", "),
+                ]
+            })
+            .collect();
+        if !assets.is_empty() {
+            s.push('\n');
+            s.push_str(&md_table(
+                &["asset", "kind", "R", "per replica", "set", "expected servers"],
+                &assets,
+            ));
+        }
+        if let Some(pr) = &l.predicted {
+            let rows: Vec<Vec<String>> = pr
+                .streams
+                .iter()
+                .map(|a| {
+                    vec![
+                        format!("`{}`", a.name),
+                        format!("{:.0}", a.required_per_s),
+                        format!("{:.0}", a.ops_per_s),
+                        format!("{:.0}–{:.0}", a.band.low, a.band.high),
+                        a.bottleneck.clone(),
+                    ]
+                })
+                .collect();
+            if !rows.is_empty() {
+                s.push('\n');
+                s.push_str(&md_table(
+                    &["asset", "required/s", "predicted/s", "band", "bottleneck"],
+                    &rows,
+                ));
+            }
+        }
         if !l.reasons.is_empty() {
             s.push_str("\nReasons:\n\n");
             for r in &l.reasons {

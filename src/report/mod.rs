@@ -21,14 +21,46 @@ pub fn table(width: u16, header: &[&str]) -> Table {
 
 /// Escape a cell for a Markdown table.
 pub fn md_cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
+    let s = s.replace('\n', " ");
+    if s.is_empty() {
+        return "—".into();
+    }
+    // Code spans are literal; everything else escapes what renderers would turn into markup.
+    if s.len() > 1 && s.starts_with('`') && s.ends_with('`') {
+        return s.replace('|', "\\|");
+    }
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if matches!(c, '|' | '_' | '*' | '<' | '>' | '[' | ']') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
 }
 
-/// A Markdown table from a header and rows.
+/// A Markdown table from a header and rows; columns whose cells are all numbers are right-aligned.
 pub fn md_table(header: &[&str], rows: &[Vec<String>]) -> String {
+    let numeric = |i: usize| {
+        rows.iter()
+            .any(|r| r.get(i).is_some_and(|c| c.starts_with(|ch: char| ch.is_ascii_digit())))
+            && rows.iter().all(|r| {
+                r.get(i).is_none_or(|c| {
+                    let t = c.trim_start_matches(['-', '+', '≤', '~']);
+                    t.is_empty() || t.starts_with(|ch: char| ch.is_ascii_digit()) || t == "—"
+                })
+            })
+    };
     let mut s = String::new();
-    s.push_str(&format!("| {} |\n", header.join(" | ")));
-    s.push_str(&format!("|{}\n", header.iter().map(|_| "---|").collect::<String>()));
+    s.push_str(&format!(
+        "| {} |\n",
+        header.iter().map(|h| md_cell(h)).collect::<Vec<_>>().join(" | ")
+    ));
+    s.push('|');
+    for i in 0..header.len() {
+        s.push_str(if numeric(i) { "---:|" } else { "---|" });
+    }
+    s.push('\n');
     for r in rows {
         s.push_str(&format!(
             "| {} |\n",

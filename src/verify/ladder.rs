@@ -264,6 +264,28 @@ fn fixed_rate(rate: u64) -> RowSpec {
     r
 }
 
+/// The disk probe verify runs first under `sync_interval: always`: 100 synchronous 128 B publishes.
+pub fn probe_row(replicas: u8) -> RowSpec {
+    row(
+        format!("probe-r{replicas}-sync-128B"),
+        format!("Probe R{replicas} sync 100×128 B"),
+        Workload::Js {
+            pubs: 1,
+            replicas: replicas as usize,
+            storage: Storage::File,
+            publish: PublishMode::Sync,
+            window: 1,
+        },
+        Kind::Js,
+        100,
+        128,
+        replicas,
+        1,
+        0,
+        1,
+    )
+}
+
 /// The rows of a ladder for a cluster of `servers` JetStream servers (`max_replicas` possible).
 /// Object workers are spread over the servers (one per server); rows needing more replicas than the
 /// cluster has are kept, marked skipped with the reason.
