@@ -146,11 +146,12 @@ pub fn text(r: &BenchResult) -> Vec<u8> {
     if let Some(l) = &r.losses {
         let _ = writeln!(
             out,
-            " received {} of {} published; dropped {} (expected {} per subscriber), client slow-consumer events {}, server slow_consumers {}{}",
-            commas(r.received() as f64),
+            " delivery: {} published, {} subscriber(s) expecting {} each, {} received; dropped {}; client slow-consumer events {}; server slow_consumers {}{}",
             commas(r.published() as f64),
-            commas(l.dropped as f64),
+            r.subscribers.clients.len(),
             commas(l.expected_per_sub as f64),
+            commas(r.received() as f64),
+            commas(l.dropped as f64),
             l.client_slow_events,
             l.server_slow_consumers.map(|n| n.to_string()).unwrap_or_else(|| "n/a (no --monitor)".into()),
             if l.timed_out { "; subscribers timed out waiting" } else { "" }

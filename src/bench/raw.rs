@@ -54,7 +54,10 @@ pub fn parse_num(b: &[u8]) -> io::Result<u64> {
         if !c.is_ascii_digit() {
             return Err(bad("bad number in protocol line"));
         }
-        n = n * 10 + u64::from(c - b'0');
+        n = n
+            .checked_mul(10)
+            .and_then(|n| n.checked_add(u64::from(c - b'0')))
+            .ok_or_else(|| bad("number too large"))?;
     }
     Ok(n)
 }
@@ -80,6 +83,9 @@ pub fn parse(buf: &[u8]) -> io::Result<Option<(Frame<'_>, usize)>> {
             None => (&a[..0], parse_num(a)? as usize),
         };
         let start = nl + 1;
+        if len > 1 << 30 {
+            return Err(bad("MSG payload larger than 1 GiB"));
+        }
         if buf.len() < start + len + 2 {
             return Ok(None);
         }
@@ -332,10 +338,24 @@ mod tests {
         assert!(parse(b"MSG a 1 5\r\nhel").unwrap().is_none());
         assert!(parse(b"MSG a 1").unwrap().is_none());
         assert!(parse(b"WHAT\r\n").is_err());
+        assert!(parse(b"MSG a 1 99999999999999999999999\r\n").is_err());
         assert_eq!(
             parse(b"-ERR 'Authorization Violation'\r\n").unwrap().unwrap().0,
             Frame::Err("'Authorization Violation'")
         );
+    }
+
+    proptest::proptest! {
+        /// Whatever the bytes, parsing returns a frame within the buffer, asks for more, or errs: never panics.
+        #[test]
+        fn parse_never_panics_and_never_overruns(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..200),
+                                                 prefix in proptest::sample::select(vec!["", "MSG a 1 ", "MSG a 1 r ", "PING", "+OK", "-ERR x"])) {
+            let mut b = prefix.as_bytes().to_vec();
+            b.extend_from_slice(&bytes);
+            if let Ok(Some((_, used))) = parse(&b) {
+                proptest::prop_assert!(used <= b.len());
+            }
+        }
     }
 
     #[test]

@@ -1921,6 +1921,21 @@ mod tests {
         assert_eq!(split(7, 1), vec![7]);
     }
 
+    #[tokio::test]
+    async fn the_pacer_schedules_from_the_start_and_gives_up_past_the_cutoff() {
+        let now = Instant::now();
+        let mut p = Pacer::new(now, 1000.0, Duration::from_millis(100));
+        assert_eq!(p.intended(500) - now, Duration::from_millis(500));
+        assert!(p.would_wait(500) && !p.would_wait(0));
+        assert!(p.due(0).await.is_ok());
+        let mut late = Pacer::new(now - Duration::from_secs(2), 1000.0, Duration::from_millis(100));
+        assert!(
+            late.due(0).await.is_err(),
+            "two seconds behind a 100 ms cut-off is not sustained"
+        );
+        assert!(late.max_lag >= Duration::from_secs(2));
+    }
+
     #[test]
     fn stamps_round_trip_and_zero_means_unstamped() {
         let t = Bytes::from(vec![0u8; 16]);
