@@ -1,0 +1,44 @@
+//! Live fault verification on a real 3-node lab (one cluster at a time): kill -9 a follower and the
+//! stream leader while publishing; no acknowledged write may be lost and the outcome must agree with the
+//! survival model's prediction.
+
+use natsplan::faults::{run, table, FaultOptions, Kind};
+use std::sync::Mutex;
+
+/// Live tests in this file run one lab at a time.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn run_scenario(k: Kind) {
+    let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let mut opts = FaultOptions::quick(3, &[k]);
+    let findings = tempfile::tempdir().unwrap();
+    opts.findings_dir = Some(findings.path().to_path_buf());
+    let r = run(&opts, &|m| eprintln!("{m}")).expect("the fault run starts and stops its lab");
+    let text = String::from_utf8(table(&r)).unwrap();
+    eprintln!("{text}");
+    assert_eq!(r.scenarios.len(), 1);
+    let s = &r.scenarios[0];
+    assert!(s.skipped.is_none(), "{text}");
+    assert!(s.acked > 100, "the publisher must have written during the run:\n{text}");
+    assert_eq!(s.acked_lost, 0, "acknowledged writes lost:\n{text}\n{:?}", s.check);
+    assert_eq!(s.check.unexpected + s.check.duplicates, 0, "{:?}", s.check);
+    assert_eq!(s.predicted, "degraded", "{text}");
+    assert!(s.agree, "prediction and outcome disagree:\n{text}");
+    assert_eq!(
+        s.replicas.len(),
+        3,
+        "every replica reports the stream: {:?}",
+        s.replicas
+    );
+    assert!(!r.failed());
+}
+
+#[test]
+fn killing_a_follower_loses_nothing_and_writes_continue() {
+    run_scenario(Kind::FollowerKill);
+}
+
+#[test]
+fn killing_the_leader_loses_nothing_and_writes_resume_after_one_election() {
+    run_scenario(Kind::LeaderKill);
+}
