@@ -42,3 +42,26 @@ fn killing_a_follower_loses_nothing_and_writes_continue() {
 fn killing_the_leader_loses_nothing_and_writes_resume_after_one_election() {
     run_scenario(Kind::LeaderKill);
 }
+
+/// The whole ladder on a 3-node lab, printing the agreement table (about 3 minutes; run with
+/// `cargo test --release --test faults_live -- --ignored --nocapture`).
+#[test]
+#[ignore]
+fn full_ladder_on_three_nodes() {
+    let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let nodes: usize = std::env::var("FAULTS_NODES").ok().and_then(|v| v.parse().ok()).unwrap_or(3);
+    let mut opts = FaultOptions::full(nodes);
+    let findings = tempfile::tempdir().unwrap();
+    opts.findings_dir = Some(findings.path().to_path_buf());
+    let r = run(&opts, &|m| eprintln!("{m}")).expect("the fault run starts and stops its lab");
+    let text = String::from_utf8(table(&r)).unwrap();
+    println!("{text}");
+    for s in &r.scenarios {
+        assert_eq!(s.acked_lost, 0, "{text}");
+    }
+    assert!(!r.failed(), "{text}");
+    if findings.path().read_dir().unwrap().next().is_some() {
+        let kept = findings.keep();
+        panic!("findings kept in {}", kept.display());
+    }
+}

@@ -340,6 +340,8 @@ fn run_one(
     let name = format!("natsplan-faults-{}-{idx}", k.name());
     let subject = format!("natsplan.faults.{idx}");
     let urls = lab.client_urls();
+    // The JetStream context spawns its acker task on creation: it must be made inside the runtime.
+    let _rt_guard = rt.enter();
     let client = rt.block_on(connect(&urls))?;
     let js = jetstream::new(client.clone());
     rt.block_on(create_stream(&js, &name, &subject))?;
@@ -634,6 +636,7 @@ async fn delete_stream(js: &jetstream::Context, name: &str) {
 
 /// Publish `prefix-NNNNNNN` at `rate` until `stop`; each id retried under the same `Nats-Msg-Id` until it is
 /// acknowledged (or the run stops), so every id ends ok / failed / unknown exactly once.
+#[allow(clippy::too_many_arguments)]
 async fn publisher(
     js: jetstream::Context,
     subject: String,
