@@ -49,7 +49,10 @@ fn killing_the_leader_loses_nothing_and_writes_resume_after_one_election() {
 #[ignore]
 fn full_ladder_on_three_nodes() {
     let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let nodes: usize = std::env::var("FAULTS_NODES").ok().and_then(|v| v.parse().ok()).unwrap_or(3);
+    let nodes: usize = std::env::var("FAULTS_NODES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3);
     let mut opts = FaultOptions::full(nodes);
     let findings = tempfile::tempdir().unwrap();
     opts.findings_dir = Some(findings.path().to_path_buf());

@@ -20,6 +20,10 @@ pub enum Outcome {
 pub struct Attempt {
     pub id: String,
     pub outcome: Outcome,
+    /// Tries that were refused before reaching a stream (no responders, not connected).
+    pub tries_refused: u32,
+    /// Tries that timed out or failed after sending (maybe stored; retried under the same id).
+    pub tries_unknown: u32,
 }
 
 /// Compare the attempts with the `(sequence, id)` pairs read back from the stream.
@@ -40,6 +44,8 @@ pub fn check(attempts: &[Attempt], read: &[(u64, String)]) -> Check {
         }
     };
     for a in attempts {
+        c.tries_refused += u64::from(a.tries_refused);
+        c.tries_unknown += u64::from(a.tries_unknown);
         let got = seen.get(a.id.as_str());
         match a.outcome {
             Outcome::Ok { seq, .. } => {
@@ -109,6 +115,8 @@ mod tests {
         Attempt {
             id: id.into(),
             outcome: Outcome::Ok { seq, at_s },
+            tries_refused: 0,
+            tries_unknown: 0,
         }
     }
 
@@ -127,10 +135,14 @@ mod tests {
             Attempt {
                 id: "c".into(),
                 outcome: Outcome::Unknown,
+                tries_refused: 0,
+                tries_unknown: 2,
             },
             Attempt {
                 id: "d".into(),
                 outcome: Outcome::Failed,
+                tries_refused: 1,
+                tries_unknown: 0,
             },
         ];
         let read = vec![(1, "a".into()), (3, "c".into()), (4, "x".into()), (5, "a".into())];
@@ -139,6 +151,7 @@ mod tests {
         assert_eq!(c.unexpected, 1);
         assert_eq!(c.duplicates, 1);
         assert_eq!((c.unknown, c.unknown_recovered, c.failed), (1, 1, 1));
+        assert_eq!((c.tries_refused, c.tries_unknown), (1, 2));
         assert!(c.examples.iter().any(|e| e.contains("acked but missing: b")));
     }
 

@@ -368,8 +368,8 @@ fn run_one(
             (s.iter().map(|x| vec![x.clone()]).collect(), s)
         }
         Kind::PowerLoss => {
-            let rack = &site.racks[site.servers[leader].rack].name;
-            let s = vec![format!("power:{rack}")];
+            // The whole site at once: the case where unsynced acknowledged writes are at risk.
+            let s: Vec<String> = site.racks.iter().map(|r| format!("power:{}", r.name)).collect();
             (vec![s.clone()], s)
         }
     };
@@ -380,8 +380,8 @@ fn run_one(
     res.predicted_stall_s = pred.stall_s;
     res.predicted_acked_loss_risk = pred.acked_loss_risk;
     if k == Kind::PowerLoss {
-        let why = "power loss drops writes not yet synced to disk; killing processes keeps the page cache, so \
-                   this machine cannot produce it (needs a VM or a machine whose power can be cut)";
+        let why = "power loss (unsynced writes dropped) cannot be produced by killing processes: the page \
+                   cache survives; needs VMs or machines whose power can be cut";
         res.skipped = Some(why.into());
         res.detail = why.into();
         rt.block_on(delete_stream(&js, &name));
@@ -543,13 +543,15 @@ fn judge(
         res.agree = continued && lost_ok && replicas_agree(&res.replicas);
         res.detail = format!(
             "longest write gap {gap:.1} s (bound {bound:.1} s = stall {:.0} s + publish timeout {timeout_s:.0} s + 5 s); \
-             {} acked, {} lost, {} unknown ({} found), {} failed",
+             {} acked, {} lost, {} unknown ({} found), {} failed; {} tries retried after a timeout, {} after a refusal",
             pred.stall_s.unwrap_or(0.0),
             chk.acked,
             chk.acked_lost,
             chk.unknown,
             chk.unknown_recovered,
-            chk.failed
+            chk.failed,
+            chk.tries_unknown,
+            chk.tries_refused
         );
     } else {
         let resumed = resumed_after_s <= resume_bound_s;
@@ -565,7 +567,8 @@ fn judge(
         res.agree = stalled && resumed && lost_ok && replicas_agree(&res.replicas);
         res.detail = format!(
             "{during} acks while quorum was lost; writes resumed {} after healing (bound {resume_bound_s:.0} s); \
-             longest gap {gap:.1} s; {} acked, {} lost, {} unknown ({} found), {} failed",
+             longest gap {gap:.1} s; {} acked, {} lost, {} unknown ({} found), {} failed; {} tries retried after a \
+             timeout, {} after a refusal",
             if resumed_after_s.is_finite() {
                 format!("{resumed_after_s:.1} s")
             } else {
@@ -575,7 +578,9 @@ fn judge(
             chk.acked_lost,
             chk.unknown,
             chk.unknown_recovered,
-            chk.failed
+            chk.failed,
+            chk.tries_unknown,
+            chk.tries_refused
         );
     }
     if chk.unexpected + chk.duplicates > 0 {
@@ -655,6 +660,7 @@ async fn publisher(
         i += 1;
         let id = format!("{prefix}-{i:07}");
         let mut maybe_stored = false;
+        let (mut tries_refused, mut tries_unknown) = (0u32, 0u32);
         let outcome = loop {
             let msg = Publish::build().payload(id.clone().into()).message_id(&id);
             let r = tokio::time::timeout(timeout, async {
@@ -678,9 +684,15 @@ async fn publisher(
                     use async_nats::jetstream::context::PublishErrorKind as K;
                     if sent && !matches!(kind, K::StreamNotFound) {
                         maybe_stored = true;
+                        tries_unknown += 1;
+                    } else {
+                        tries_refused += 1;
                     }
                 }
-                Err(_) => maybe_stored = true,
+                Err(_) => {
+                    maybe_stored = true;
+                    tries_unknown += 1;
+                }
             }
             if stop.load(Ordering::SeqCst) {
                 break if maybe_stored {
@@ -691,7 +703,12 @@ async fn publisher(
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         };
-        out.push(Attempt { id, outcome });
+        out.push(Attempt {
+            id,
+            outcome,
+            tries_refused,
+            tries_unknown,
+        });
         next += period;
         let now = tokio::time::Instant::now();
         if next > now {
@@ -836,6 +853,10 @@ mod tests {
         assert!(rolling.status.writable());
         assert!(!p(3, &[&["process:n1"]]).acked_loss_risk);
         assert!(p(5, &[&["process:n4"]]).status.writable());
+        // Whole-site power loss with interval sync: the one case where acknowledged writes are at risk.
+        let power = p(3, &[&["power:r1", "power:r2", "power:r3"]]);
+        assert!(power.acked_loss_risk, "{power:?}");
+        assert!(!p(3, &[&["process:n1", "process:n2", "process:n3"]]).acked_loss_risk);
     }
 
     #[test]

@@ -28,6 +28,10 @@ pub struct Check {
     pub unknown_recovered: u64,
     /// Acknowledged but missing on read-back.
     pub acked_lost: u64,
+    /// Individual tries refused before reaching a stream (then retried under the same id).
+    pub tries_refused: u64,
+    /// Individual tries that timed out or failed after sending (then retried under the same id).
+    pub tries_unknown: u64,
     /// Read back but never attempted.
     pub unexpected: u64,
     /// Ids read back more than once (the dedupe window should prevent these).
