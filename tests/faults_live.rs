@@ -68,3 +68,16 @@ fn full_ladder_on_three_nodes() {
         panic!("findings kept in {}", kept.display());
     }
 }
+
+/// The ladder's named scenarios on a 3-node lab (comma separated in FAULTS_SCENARIOS), printing the table.
+#[test]
+#[ignore]
+fn chosen_scenarios_on_three_nodes() {
+    let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let names = std::env::var("FAULTS_SCENARIOS").unwrap_or_else(|_| "follower-wipe".into());
+    let kinds: Vec<Kind> = names.split(',').map(|n| Kind::parse(n.trim()).unwrap()).collect();
+    let r = run(&FaultOptions::quick(3, &kinds), &|m| eprintln!("{m}")).unwrap();
+    let text = String::from_utf8(table(&r)).unwrap();
+    println!("{text}");
+    assert!(!r.failed(), "{text}");
+}

@@ -41,18 +41,23 @@ pub enum Kind {
     AllKill,
     /// Restart every server in turn, waiting for health in between.
     RollingRestart,
-    /// Power loss of the leader's rack: not producible by killing processes.
+    /// kill -9 a follower, empty its store, restart it under a new server name and peer-remove the old
+    /// one from the stream (DESIGN.md's recovery for a destroyed store). Last live scenario: the meta group
+    /// keeps the old name as an offline peer afterwards.
+    Wipe,
+    /// Power loss of the whole site: not producible by killing processes.
     PowerLoss,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 7] = [
+    pub const ALL: [Kind; 8] = [
         Kind::FollowerKill,
         Kind::LeaderKill,
         Kind::LeaderPause,
         Kind::MajorityKill,
         Kind::AllKill,
         Kind::RollingRestart,
+        Kind::Wipe,
         Kind::PowerLoss,
     ];
     pub fn name(self) -> &'static str {
@@ -63,6 +68,7 @@ impl Kind {
             Kind::MajorityKill => "majority-kill",
             Kind::AllKill => "all-kill",
             Kind::RollingRestart => "rolling-restart",
+            Kind::Wipe => "follower-wipe",
             Kind::PowerLoss => "power-loss",
         }
     }
@@ -303,12 +309,16 @@ fn stream_roles(lab: &Lab, name: &str) -> Result<(usize, Vec<usize>)> {
     loop {
         if let Some(s) = lab.streams().into_iter().find(|s| s.name == name) {
             if let (Some(l), 3) = (s.leader.as_deref(), s.peers.len()) {
-                let li = lab.node(l)?;
+                let idx = |p: &str| {
+                    lab.node(p)
+                        .or_else(|e| lab.node(p.strip_suffix(WIPED_SUFFIX).ok_or(e)?))
+                };
+                let li = idx(l)?;
                 let f = s
                     .peers
                     .iter()
                     .filter(|p| p.as_str() != l)
-                    .map(|p| lab.node(p))
+                    .map(|p| idx(p))
                     .collect::<Result<Vec<_>>>()?;
                 return Ok((li, f));
             }
@@ -337,6 +347,19 @@ fn run_one(
     opts: &FaultOptions,
     log: &dyn Fn(&str),
 ) -> Result<ScenarioResult> {
+    if k == Kind::PowerLoss {
+        // The whole site at once: the case where unsynced acknowledged writes are at risk.
+        let sels: Vec<String> = site.racks.iter().map(|r| format!("power:{}", r.name)).collect();
+        let pred = predict(site, layout, std::slice::from_ref(&sels))?;
+        let why = "power loss (unsynced writes dropped) cannot be produced by killing processes: the page \
+                   cache survives; needs VMs or machines whose power can be cut";
+        let mut res = not_run(k, why.into());
+        res.selectors = sels;
+        res.predicted = pred.status.as_str().into();
+        res.predicted_stall_s = pred.stall_s;
+        res.predicted_acked_loss_risk = pred.acked_loss_risk;
+        return Ok(res);
+    }
     let name = format!("natsplan-faults-{}-{idx}", k.name());
     let subject = format!("natsplan.faults.{idx}");
     let urls = lab.client_urls();
@@ -367,11 +390,8 @@ fn run_one(
             let s: Vec<String> = (0..n).map(|i| sel(i, "process")).collect();
             (s.iter().map(|x| vec![x.clone()]).collect(), s)
         }
-        Kind::PowerLoss => {
-            // The whole site at once: the case where unsynced acknowledged writes are at risk.
-            let s: Vec<String> = site.racks.iter().map(|r| format!("power:{}", r.name)).collect();
-            (vec![s.clone()], s)
-        }
+        Kind::Wipe => (vec![vec![sel(followers[0], "wipe")]], vec![sel(followers[0], "wipe")]),
+        Kind::PowerLoss => unreachable!("handled above"),
     };
     let pred = predict(site, layout, &steps)?;
     let mut res = not_run(k, String::new());
@@ -379,14 +399,6 @@ fn run_one(
     res.predicted = pred.status.as_str().into();
     res.predicted_stall_s = pred.stall_s;
     res.predicted_acked_loss_risk = pred.acked_loss_risk;
-    if k == Kind::PowerLoss {
-        let why = "power loss (unsynced writes dropped) cannot be produced by killing processes: the page \
-                   cache survives; needs VMs or machines whose power can be cut";
-        res.skipped = Some(why.into());
-        res.detail = why.into();
-        rt.block_on(delete_stream(&js, &name));
-        return Ok(res);
-    }
     res.skipped = None;
 
     // Publisher.
@@ -406,7 +418,16 @@ fn run_one(
     std::thread::sleep(opts.warmup);
     let inject_s = t0.elapsed().as_secs_f64();
     let election_hold = Duration::from_secs_f64(ELECTION_STALL_S + 2.0);
-    let heal_result = inject_and_heal(lab, k, leader, &followers, opts.hold, election_hold, log);
+    let heal_result = inject_and_heal(
+        lab,
+        k,
+        leader,
+        &followers,
+        opts.hold,
+        election_hold,
+        Some((rt, &js, &name)),
+        log,
+    );
     let heal_s = t0.elapsed().as_secs_f64();
     // Writes must resume within this bound after healing, or the stall did not end: keep writing until
     // an ack after healing shows (or the bound passes), then for `after` more.
@@ -441,6 +462,45 @@ fn run_one(
     Ok(res)
 }
 
+/// Suffix of a wiped server's new name.
+const WIPED_SUFFIX: &str = "-w";
+
+/// The configuration text with `server_name` changed from `old` to `new`, or None if it has no such line.
+fn rename_server(conf: &str, old: &str, new: &str) -> Option<String> {
+    let mut found = false;
+    let out: Vec<String> = conf
+        .lines()
+        .map(|l| {
+            let t = l.trim_start();
+            if t.starts_with("server_name") && t.contains(old) && !found {
+                found = true;
+                l.replacen(old, new, 1)
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    found.then(|| out.join("\n") + "\n")
+}
+
+/// Remove the wiped server's old name from the stream's peers, so it places a new replica (retried while
+/// the cluster settles).
+async fn peer_remove(js: &jetstream::Context, stream: &str, peer: &str) -> Result<()> {
+    let subject = format!("STREAM.PEER.REMOVE.{stream}");
+    let body = serde_json::json!({ "peer": peer });
+    let mut last = String::new();
+    for _ in 0..30 {
+        match js.request::<_, _, serde_json::Value>(subject.clone(), &body).await {
+            Ok(v) if v.get("success").and_then(|x| x.as_bool()) == Some(true) => return Ok(()),
+            Ok(v) => last = v.to_string(),
+            Err(e) => last = e.to_string(),
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    bail!("peer-remove of {peer} from {stream} failed: {last}")
+}
+
+#[allow(clippy::too_many_arguments)]
 fn inject_and_heal(
     lab: &mut Lab,
     k: Kind,
@@ -448,6 +508,7 @@ fn inject_and_heal(
     followers: &[usize],
     hold: Duration,
     election_hold: Duration,
+    wipe_ctx: Option<(&tokio::runtime::Runtime, &jetstream::Context, &str)>,
     log: &dyn Fn(&str),
 ) -> Result<()> {
     let n = lab.nodes().len();
@@ -497,7 +558,27 @@ fn inject_and_heal(
                 lab.wait_healthy(Duration::from_secs(60))?;
             }
         }
-        Kind::PowerLoss => {}
+        Kind::Wipe => {
+            let v = followers[0];
+            let old = lab.nodes()[v].name.clone();
+            log(&format!(
+                "  kill -9 {old}, empty its store, rejoin as {old}{WIPED_SUFFIX}"
+            ));
+            lab.kill(v)?;
+            let store = lab.nodes()[v].store_dir.clone();
+            std::fs::remove_dir_all(&store).with_context(|| format!("cannot empty {}", store.display()))?;
+            std::fs::create_dir_all(&store)?;
+            let conf = lab.nodes()[v].conf.clone();
+            let text = std::fs::read_to_string(&conf)?;
+            let renamed = rename_server(&text, &old, &format!("{old}{WIPED_SUFFIX}"))
+                .ok_or_else(|| anyhow!("{}: no server_name line to rename", conf.display()))?;
+            std::fs::write(&conf, renamed)?;
+            std::thread::sleep(hold);
+            lab.restart(v)?;
+            let (rt, js, stream) = wipe_ctx.ok_or_else(|| anyhow!("wipe needs the stream's client"))?;
+            rt.block_on(peer_remove(js, stream, &old))?;
+        }
+        Kind::PowerLoss => bail!("power loss cannot be injected by process control"),
     }
     Ok(())
 }
@@ -583,6 +664,12 @@ fn judge(
             chk.tries_refused
         );
     }
+    let states: Vec<String> = res
+        .replicas
+        .iter()
+        .map(|r| format!("{} {}@{}..{}", r.server, r.messages, r.first_seq, r.last_seq))
+        .collect();
+    res.detail.push_str(&format!("; replicas: {}", states.join(", ")));
     if chk.unexpected + chk.duplicates > 0 {
         res.agree = false;
         res.detail.push_str(&format!(
@@ -592,9 +679,11 @@ fn judge(
     }
 }
 
+/// All three replicas report the stream, with the same messages and first/last sequence.
 fn replicas_agree(r: &[ReplicaState]) -> bool {
-    r.windows(2)
-        .all(|w| (w[0].messages, w[0].first_seq, w[0].last_seq) == (w[1].messages, w[1].first_seq, w[1].last_seq))
+    r.len() == 3
+        && r.windows(2)
+            .all(|w| (w[0].messages, w[0].first_seq, w[0].last_seq) == (w[1].messages, w[1].first_seq, w[1].last_seq))
 }
 
 async fn connect(urls: &[String]) -> Result<async_nats::Client> {
@@ -857,6 +946,18 @@ mod tests {
         let power = p(3, &[&["power:r1", "power:r2", "power:r3"]]);
         assert!(power.acked_loss_risk, "{power:?}");
         assert!(!p(3, &[&["process:n1", "process:n2", "process:n3"]]).acked_loss_risk);
+        let wipe = p(3, &[&["wipe:n2"]]);
+        assert!(wipe.status.writable() && !wipe.acked_loss_risk, "{wipe:?}");
+    }
+
+    #[test]
+    fn a_wiped_server_gets_a_new_name_in_its_conf() {
+        let c = "# x\nserver_name: n2\nlisten: 127.0.0.1:1\n";
+        assert_eq!(
+            rename_server(c, "n2", "n2-w").unwrap(),
+            "# x\nserver_name: n2-w\nlisten: 127.0.0.1:1\n"
+        );
+        assert!(rename_server("listen: 1\n", "n2", "n2-w").is_none());
     }
 
     #[test]

@@ -121,7 +121,7 @@ pub fn table(r: &FaultReport) -> Vec<u8> {
             None => format!("{} (until healed)", s.predicted),
         };
         let (obs, agree) = match &s.skipped {
-            Some(why) => (format!("skipped: {why}"), "-".to_string()),
+            Some(_) => ("skipped (see below)".to_string(), "-".to_string()),
             None => (s.observed.clone(), if s.agree { "yes" } else { "NO" }.to_string()),
         };
         t.add_row(vec![
@@ -139,8 +139,11 @@ pub fn table(r: &FaultReport) -> Vec<u8> {
         "fault verification: {}-node lab, nats-server {}, {} msg/s, publish timeout {:.0} s\n\n{t}\n",
         r.nodes, r.nats_server_version, r.publish_rate_per_s, r.publish_timeout_s
     );
-    for s in r.scenarios.iter().filter(|s| s.skipped.is_none()) {
-        out.push_str(&format!("- {}: {}\n", s.name, s.detail));
+    for s in &r.scenarios {
+        match &s.skipped {
+            Some(why) => out.push_str(&format!("- {}: skipped: {why}\n", s.name)),
+            None => out.push_str(&format!("- {}: {}\n", s.name, s.detail)),
+        }
         if let Some(f) = &s.finding {
             out.push_str(&format!("  FINDING saved in {f}\n"));
         }
