@@ -891,7 +891,24 @@ fn replica_states(lab: &Lab, name: &str, last: u64) -> Vec<ReplicaState> {
     }
 }
 
-/// Save every server's log tail and `/jsz` for a loss or divergence; returns the folder.
+/// Copy a folder tree (a server's store, for a finding's archive); files that vanish meanwhile are skipped.
+fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for e in std::fs::read_dir(from)? {
+        let e = e?;
+        let dest = to.join(e.file_name());
+        if e.file_type()?.is_dir() {
+            copy_tree(&e.path(), &dest)?;
+        } else if let Err(err) = std::fs::copy(e.path(), &dest) {
+            if err.kind() != std::io::ErrorKind::NotFound {
+                return Err(err);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Save every server's log tail, `/jsz` and a copy of its store for a loss or divergence; returns the folder.
 fn save_finding(lab: &Lab, dir: Option<&Path>, name: &str, res: &ScenarioResult) -> Result<String> {
     let dir = dir.ok_or_else(|| anyhow!("no findings folder"))?.join(name);
     std::fs::create_dir_all(&dir)?;
@@ -948,6 +965,87 @@ mod tests {
         assert!(!p(3, &[&["process:n1", "process:n2", "process:n3"]]).acked_loss_risk);
         let wipe = p(3, &[&["wipe:n2"]]);
         assert!(wipe.status.writable() && !wipe.acked_loss_risk, "{wipe:?}");
+    }
+
+    fn acked_every(times: &[f64]) -> Vec<Attempt> {
+        times
+            .iter()
+            .enumerate()
+            .map(|(i, t)| Attempt {
+                id: format!("m{i}"),
+                outcome: Outcome::Ok {
+                    seq: i as u64 + 1,
+                    at_s: *t,
+                },
+                tries_refused: 0,
+                tries_unknown: 0,
+            })
+            .collect()
+    }
+
+    fn judged(pred: Status, stall_s: Option<f64>, times: &[f64], inject_s: f64, heal_s: f64) -> ScenarioResult {
+        let a = acked_every(times);
+        let read: Vec<(u64, String)> = a
+            .iter()
+            .enumerate()
+            .map(|(i, x)| (i as u64 + 1, x.id.clone()))
+            .collect();
+        let chk = check(&a, &read);
+        let mut r = not_run(Kind::LeaderKill, String::new());
+        r.skipped = None;
+        r.replicas = ["n1", "n2", "n3"]
+            .iter()
+            .map(|s| ReplicaState {
+                server: s.to_string(),
+                messages: a.len() as u64,
+                first_seq: 1,
+                last_seq: a.len() as u64,
+            })
+            .collect();
+        r.unavailable_s = longest_gap_s(&a, 0.0);
+        let p = Prediction {
+            status: pred,
+            stall_s,
+            acked_loss_risk: false,
+        };
+        let opts = FaultOptions::full(3);
+        judge(&mut r, &p, &a, &chk, &Timeline { inject_s, heal_s }, &opts, 17.0);
+        r
+    }
+
+    #[test]
+    fn judging_compares_gaps_and_stalls_with_the_prediction() {
+        // Degraded, one 6 s election gap: agrees. A 30 s gap does not.
+        let ok = judged(
+            Status::Degraded,
+            Some(10.0),
+            &[0.5, 1.0, 7.0, 8.0, 20.0, 21.0],
+            1.0,
+            12.0,
+        );
+        assert!(ok.agree && ok.observed == "writes_continued", "{ok:?}");
+        let slow = judged(Status::Degraded, Some(10.0), &[0.5, 1.0, 31.0, 32.0], 1.0, 12.0);
+        assert!(!slow.agree && slow.observed == "stalled_too_long", "{slow:?}");
+        // Unavailable: no acks between inject + timeout and heal, resumed soon after: agrees.
+        let st = judged(Status::Unavailable, None, &[0.5, 1.0, 1.5, 15.0, 16.0], 1.0, 10.0);
+        assert!(st.agree && st.observed == "stalled_until_healed", "{st:?}");
+        // Acks while quorum was supposedly lost: disagrees.
+        let w = judged(Status::Unavailable, None, &[0.5, 1.0, 5.0, 15.0], 1.0, 10.0);
+        assert!(!w.agree && w.observed == "writes_without_quorum", "{w:?}");
+        // Never resumed after healing: disagrees.
+        let never = judged(Status::Unavailable, None, &[0.5, 1.0], 1.0, 10.0);
+        assert!(!never.agree, "{never:?}");
+    }
+
+    #[test]
+    fn store_archives_copy_the_whole_tree() {
+        let src = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(src.path().join("jetstream/$G/streams/s")).unwrap();
+        std::fs::write(src.path().join("jetstream/$G/streams/s/1.blk"), b"abc").unwrap();
+        let dst = tempfile::tempdir().unwrap();
+        copy_tree(src.path(), &dst.path().join("n1-store")).unwrap();
+        let got = std::fs::read(dst.path().join("n1-store/jetstream/$G/streams/s/1.blk")).unwrap();
+        assert_eq!(got, b"abc");
     }
 
     #[test]

@@ -115,11 +115,14 @@ pub fn table(r: &FaultReport) -> Vec<u8> {
         "unavailable_s",
     ]);
     for s in &r.scenarios {
-        let pred = match s.predicted_stall_s {
+        let mut pred = match s.predicted_stall_s {
             Some(x) if x > 0.0 => format!("{} (stall ≤ {x:.0} s)", s.predicted),
             Some(_) => s.predicted.clone(),
             None => format!("{} (until healed)", s.predicted),
         };
+        if s.predicted_acked_loss_risk {
+            pred.push_str(", acked loss risk");
+        }
         let (obs, agree) = match &s.skipped {
             Some(_) => ("skipped (see below)".to_string(), "-".to_string()),
             None => (s.observed.clone(), if s.agree { "yes" } else { "NO" }.to_string()),
@@ -229,5 +232,6 @@ mod tests {
         assert!(!report(vec![row("a", false, 0, true, Some("power loss"))]).failed());
         let t = String::from_utf8(table(&report(vec![row("p", false, 0, true, Some("no power"))]))).unwrap();
         assert!(t.contains("skipped: no power"), "{t}");
+        assert!(t.contains("acked loss risk"), "{t}");
     }
 }
