@@ -925,6 +925,10 @@ fn save_finding(lab: &Lab, dir: Option<&Path>, name: &str, res: &ScenarioResult)
             )?;
         }
     }
+    for n in lab.nodes() {
+        copy_tree(&n.store_dir, &dir.join(format!("{}-store", n.name)))
+            .with_context(|| format!("cannot archive the store of {}", n.name))?;
+    }
     std::fs::write(
         dir.join("scenario.json"),
         serde_json::to_vec_pretty(res).unwrap_or_default(),
