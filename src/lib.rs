@@ -14,7 +14,6 @@ pub mod import;
 pub mod layout;
 pub mod monitor;
 pub mod perf;
-pub mod placement;
 pub mod plan;
 pub mod report;
 pub mod site;

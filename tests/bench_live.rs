@@ -130,6 +130,10 @@ fn the_async_nats_client_path_gives_the_same_counts() {
         sane(&v, "js", 500, 128);
         assert_eq!(u(&v, "published"), 500);
     }
+    let (code, v, all) = bench(&["ping", "-s", &url, "--client", "async-nats", "--msgs", "50"]);
+    assert_eq!(code, 0, "{all}");
+    sane(&v, "ping", 50, 128);
+    assert_eq!(u(&v, "published"), 50);
     let (code, _, all) = bench(&[
         "core",
         "-s",

@@ -127,14 +127,15 @@ fn table_and_markdown_render() {
 }
 
 #[test]
-fn html_is_not_offered_for_design_yet() {
+fn html_is_offered_for_design() {
     let f = site_file(SITE);
     natsplan()
         .arg("design")
         .arg(f.path())
         .args(["--format", "html"])
         .assert()
-        .code(2);
+        .success()
+        .stdout(predicate::str::starts_with("<!DOCTYPE html>"));
 }
 
 #[test]

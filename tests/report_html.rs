@@ -289,3 +289,25 @@ fn cli_whatif_greys_failed_domains_and_colours_streams_by_status() {
         );
     }
 }
+
+#[test]
+fn cli_simulate_writes_html_with_the_chart_and_drawing() {
+    let f = site_file(SITE);
+    let out = Command::cargo_bin("natsplan")
+        .unwrap()
+        .arg("simulate")
+        .arg(f.path())
+        .args(["--trials", "500", "--format", "html"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let doc = parse(&text);
+    assert_self_contained(&text, &doc);
+    let bars = data(doc.root(), "data-bar");
+    assert!(bars.contains("meta"), "{bars:?}");
+    for name in ["orders", "audit-log", "sessions", "blobs"] {
+        assert!(bars.contains(name), "{name} has no bar: {bars:?}");
+    }
+    assert!(!data(doc.root(), "data-rack").is_empty(), "the layout is drawn");
+}

@@ -404,7 +404,7 @@ async fn core_pub_raw(
     rate: Option<f64>,
     start: Instant,
 ) -> TaskOut {
-    const BATCH: usize = 64 * 1024;
+    const BATCH: usize = 32 * 1024;
     let header = format!("PUB {subject} {}\r\n", template.len()).into_bytes();
     let mut pacer = rate.map(|r| Pacer::new(start, r, env.spec.backlog_cutoff));
     let can_stamp = template.len() >= 8;
@@ -701,7 +701,12 @@ async fn core(env: &Arc<Env>, pubs: usize, subs: usize, flood: bool) -> Result<B
     for t in pub_tasks {
         outs.push(t.await.map_err(|e| cannot(e, "publisher task"))?);
     }
-    let published: u64 = outs.iter().map(|o| o.sample.msgs).sum();
+    // With no publishers of our own, subscribers wait for --msgs from someone else's (until --timeout idle).
+    let published: u64 = if pubs == 0 {
+        spec.msgs
+    } else {
+        outs.iter().map(|o| o.sample.msgs).sum()
+    };
     expected.store(published, Ordering::Relaxed);
 
     // Watchdog: subscribers are done when each has everything published; if messages stop arriving for
@@ -930,6 +935,158 @@ async fn core_sub(
 async fn ping(env: &Arc<Env>) -> Result<BenchResult, BenchError> {
     let spec = &env.spec;
     let subject = format!("natsplan.ping.{}", env.run_id);
+    let raw = use_raw(env, true)?;
+    let out = if raw {
+        ping_raw(env, &subject).await?
+    } else {
+        ping_nats(env, &subject).await?
+    };
+    let mut r = blank_result(env, "ping", "service requester", params(env, &[]));
+    r.params
+        .insert("client".into(), if raw { "raw" } else { "async-nats" }.into());
+    let ok = out.sample.msgs;
+    let mut hists = Vec::new();
+    absorb(env, &mut r, vec![out], false, &mut hists);
+    r.latency_us = LatencySummary::from_hist_ns(&merge_hists(&hists));
+    if ok == 0 {
+        return Err(BenchError::CannotRun(anyhow!(
+            "no request was answered: {}",
+            r.warnings.join("; ")
+        )));
+    }
+    let _ = spec;
+    Ok(r)
+}
+
+/// Sequential request/reply on the raw path: the responder echoes on its own connection (the second
+/// server when there are several), the requester waits for each reply on its inbox before the next.
+async fn ping_raw(env: &Arc<Env>, subject: &str) -> Result<TaskOut, BenchError> {
+    let spec = &env.spec;
+    let mut responder = raw_connect(
+        &env.conn.raw_target(1).expect("raw checked"),
+        "natsplan-bench-responder",
+    )
+    .await?;
+    responder
+        .out
+        .extend_from_slice(format!("SUB {subject} 1\r\n").as_bytes());
+    responder.round_trip().await.map_err(|e| cannot(e, "subscribe"))?;
+    let echo = tokio::spawn(async move {
+        while responder.fill().await.is_ok() {
+            let drained = responder.drain(|f, out| {
+                if let raw::Frame::Msg { reply, payload, .. } = f {
+                    if !reply.is_empty() {
+                        out.extend_from_slice(b"PUB ");
+                        out.extend_from_slice(reply);
+                        out.push(b' ');
+                        raw::push_num(out, payload.len() as u64);
+                        out.extend_from_slice(b"\r\n");
+                        out.extend_from_slice(payload);
+                        out.extend_from_slice(b"\r\n");
+                    }
+                }
+            });
+            if drained.is_err() || responder.flush_out().await.is_err() {
+                break;
+            }
+        }
+    });
+    let probe = env.connect(0, "probe").await?;
+    wait_for_interest(&probe, subject, spec.timeout).await?;
+    let mut c = raw_connect(
+        &env.conn.raw_target(0).expect("raw checked"),
+        "natsplan-bench-requester",
+    )
+    .await?;
+    let inbox = format!("_INBOX.natsplan{}r.", env.run_id);
+    c.out.extend_from_slice(format!("SUB {inbox}* 1\r\n").as_bytes());
+    c.round_trip().await.map_err(|e| cannot(e, "subscribe"))?;
+    let progress = progress_task(env, spec.msgs, "requests");
+    let payload = vec![0u8; spec.size as usize];
+    let mut hist = new_hist();
+    let (mut ok, mut errors, mut first_error) = (0u64, 0u64, None::<String>);
+    let t0 = Instant::now();
+    'requests: for j in 0..spec.msgs {
+        let a = Instant::now();
+        c.out.extend_from_slice(b"PUB ");
+        c.out.extend_from_slice(subject.as_bytes());
+        c.out.push(b' ');
+        c.out.extend_from_slice(inbox.as_bytes());
+        raw::push_num(&mut c.out, j);
+        c.out.push(b' ');
+        raw::push_num(&mut c.out, payload.len() as u64);
+        c.out.extend_from_slice(b"\r\n");
+        c.out.extend_from_slice(&payload);
+        c.out.extend_from_slice(b"\r\n");
+        if let Err(e) = c.flush_out().await {
+            first_error = Some(e.to_string());
+            errors += 1;
+            break;
+        }
+        let deadline = a + spec.timeout;
+        loop {
+            let mut answered = false;
+            let drained = c.drain(|f, _| {
+                if let raw::Frame::Msg { subject, .. } = f {
+                    if subject.get(inbox.len()..).and_then(|d| raw::parse_num(d).ok()) == Some(j) {
+                        answered = true;
+                    }
+                }
+            });
+            if let Err(e) = drained {
+                first_error = Some(e.to_string());
+                errors += 1;
+                break 'requests;
+            }
+            if answered {
+                let _ = hist.record((a.elapsed().as_nanos() as u64).max(1));
+                ok += 1;
+                break;
+            }
+            match tokio::time::timeout_at(deadline.into(), c.fill()).await {
+                Ok(Ok(_)) => {}
+                Ok(Err(e)) => {
+                    first_error = Some(e.to_string());
+                    errors += 1;
+                    break 'requests;
+                }
+                Err(_) => {
+                    errors += 1;
+                    first_error.get_or_insert_with(|| format!("request timed out after {:?}", spec.timeout));
+                    break;
+                }
+            }
+        }
+        env.done.fetch_add(1, Ordering::Relaxed);
+        if errors > 10 && ok == 0 {
+            break;
+        }
+    }
+    let t1 = Instant::now();
+    stop_progress(progress).await;
+    echo.abort();
+    Ok(TaskOut {
+        sample: ClientSample {
+            id: "P1".into(),
+            msgs: ok,
+            bytes: ok * spec.size * 2,
+            proto_msgs: c.msgs_in + ok + errors,
+            proto_bytes: c.bytes_in + c.bytes_out,
+            start_s: env.secs(t0),
+            end_s: env.secs(t1),
+            latency_us: LatencySummary::from_hist_ns(&hist),
+        },
+        hist,
+        errors,
+        first_error,
+        behind: false,
+        max_lag: Duration::ZERO,
+    })
+}
+
+async fn ping_nats(env: &Arc<Env>, subject: &str) -> Result<TaskOut, BenchError> {
+    let spec = &env.spec;
+    let subject = subject.to_string();
     let responder = env.connect(1, "responder").await?;
     let requester = env.connect(0, "requester").await?;
     let mut sub = responder
@@ -976,8 +1133,7 @@ async fn ping(env: &Arc<Env>) -> Result<BenchResult, BenchError> {
     stop_progress(progress).await;
     echo.abort();
     let (pm, pb) = proto(&requester);
-    let mut r = blank_result(env, "ping", "service requester", params(env, &[]));
-    let out = TaskOut {
+    Ok(TaskOut {
         sample: ClientSample {
             id: "P1".into(),
             msgs: ok,
@@ -993,17 +1149,7 @@ async fn ping(env: &Arc<Env>) -> Result<BenchResult, BenchError> {
         first_error,
         behind: false,
         max_lag: Duration::ZERO,
-    };
-    let mut hists = Vec::new();
-    absorb(env, &mut r, vec![out], false, &mut hists);
-    r.latency_us = LatencySummary::from_hist_ns(&merge_hists(&hists));
-    if ok == 0 {
-        return Err(BenchError::CannotRun(anyhow!(
-            "no request was answered: {}",
-            r.warnings.join("; ")
-        )));
-    }
-    Ok(r)
+    })
 }
 
 // ---------------------------------------------------------------------------------------------- JetStream

@@ -50,8 +50,12 @@ pub struct SimulateReport {
 
 pub fn run(g: &Global, a: SimulateArgs) -> Result<Outcome, Failure> {
     let fmt = format(g);
-    if !matches!(fmt, Format::Table | Format::Json | Format::Markdown) {
-        return Err(unsupported_format("simulate", fmt, &["table", "json", "markdown"]));
+    if !matches!(fmt, Format::Table | Format::Json | Format::Markdown | Format::Html) {
+        return Err(unsupported_format(
+            "simulate",
+            fmt,
+            &["table", "json", "markdown", "html"],
+        ));
     }
     if a.years == 0 || a.trials == 0 {
         return Err(bad_input(anyhow::anyhow!(
@@ -100,6 +104,17 @@ pub fn run(g: &Global, a: SimulateArgs) -> Result<Outcome, Failure> {
             v
         }
         Format::Markdown => markdown(&report).into_bytes(),
+        Format::Html => crate::report::html::simulate(
+            &site,
+            planned,
+            &format!(
+                "layout {} · sync_interval {} · {} site-years · seed {}",
+                report.layout, report.sync_interval, report.site_years, report.seed
+            ),
+            &report.monte_carlo,
+            report.exact.as_ref(),
+        )
+        .into_bytes(),
         _ => table_report(&report, width(g)).into_bytes(),
     };
     emit_stdout(&bytes)?;

@@ -69,13 +69,6 @@ fn parse_f64(flag: &str, v: &str, range: std::ops::RangeInclusive<f64>, fix: &st
 
 pub fn run(g: &Global, a: VerifyArgs) -> Result<Outcome, Failure> {
     let format = super::format(g);
-    if format == Format::Html {
-        return Err(super::unsupported_format(
-            "verify",
-            format,
-            &["table", "json", "markdown"],
-        ));
-    }
     let tolerance = parse_f64("tolerance", &a.tolerance, 0.0..=100.0, "e.g. --tolerance 0.1 for 10 %")?;
     let row_seconds = match &a.row_seconds {
         Some(v) => parse_f64("row-seconds", v, 0.05..=3600.0, "e.g. --row-seconds 5")?,
@@ -144,6 +137,7 @@ pub fn run(g: &Global, a: VerifyArgs) -> Result<Outcome, Failure> {
     let bytes = match format {
         Format::Json => report::json(&rep),
         Format::Markdown => report::markdown(&rep),
+        Format::Html => crate::report::html::verify(&rep).into_bytes(),
         _ => report::table(&rep, super::width(g)),
     };
     super::emit_stdout(&bytes)?;

@@ -152,6 +152,11 @@ fn looks_numeric(s: &str) -> bool {
         && t.chars().filter(|c| c.is_ascii_digit()).count() * 2 >= t.chars().filter(|c| c.is_alphanumeric()).count()
 }
 
+/// `1 rack`, `3 racks`.
+fn count(n: usize, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
+}
+
 fn verdict_colour(v: Verdict) -> &'static str {
     match v {
         Verdict::Recommended => "#2ca02c",
@@ -260,17 +265,16 @@ fn layout_section(page: &mut Page, site: &Site, l: &PlannedLayout) {
     page.p_html(
         "",
         &format!(
-            "{} pattern {} ({}), default R{}, {} JetStream servers in {} racks, {} disks incl. {} hot spares, {} \
-             arrays; tolerates r/a/s/d {}.",
+            "{} pattern {} ({}), default R{}, {} in {}, {} incl. {}, {}; tolerates r/a/s/d {}.",
             badge(l.verdict.as_str(), verdict_colour(l.verdict)),
             esc(&l.pattern),
             esc(&l.raid),
             l.replicas,
-            l.servers.len(),
-            l.racks_used,
-            l.disks_used,
-            l.hot_spares,
-            l.arrays_used,
+            count(l.servers.len(), "JetStream server"),
+            count(l.racks_used as usize, "rack"),
+            count(l.disks_used as usize, "disk"),
+            count(l.hot_spares as usize, "hot spare"),
+            count(l.arrays_used as usize, "array"),
             esc(&tolerates(l))
         ),
     );
@@ -544,4 +548,296 @@ fn scenario_section(page: &mut Page, site: &Site, planned: &PlannedLayout, sc: &
         page.h3("Actions");
         page.list(&sc.actions);
     }
+}
+
+/// The simulate report: the yearly figures (Monte Carlo with 95 % intervals beside the exact chain when
+/// there is one) as a table and a chart of unavailable minutes per year, and the layout drawing.
+pub fn simulate(
+    site: &Site,
+    planned: &PlannedLayout,
+    header: &str,
+    mc: &crate::survival::Yearly,
+    exact: Option<&crate::survival::Yearly>,
+) -> String {
+    use super::svg::{bar_chart, colour, Bar};
+    let mut page = Page::new(&format!("natsplan simulate: {} / {}", site.name, planned.id));
+    page.h1(&format!("natsplan simulate: {}", site.name));
+    page.p_html("meta", &esc(header));
+    page.p(&mc.method_detail);
+    if let Some(e) = exact {
+        page.p(&format!("Exact: {}", e.method_detail));
+    }
+    page.p(&format!(
+        "P(any data_lost) per year {}; acknowledged messages lost per year {}; least available: {} ({:.3} min/yr).",
+        sci(mc.p_any_data_lost_per_year),
+        sci(mc.acked_msgs_lost_per_year),
+        mc.worst_unavailable,
+        mc.worst_unavailable_min_per_year
+    ));
+    let all: Vec<(usize, &crate::survival::YearlyAsset)> =
+        std::iter::once(&mc.meta).chain(mc.assets.iter()).enumerate().collect();
+    let exact_of = |i: usize| -> Option<&crate::survival::YearlyAsset> {
+        exact.and_then(|e| if i == 0 { Some(&e.meta) } else { e.assets.get(i - 1) })
+    };
+    let bars: Vec<Bar> = all
+        .iter()
+        .map(|(i, a)| Bar {
+            label: a.name.clone(),
+            value: a.unavailable_min_per_year,
+            interval: a.ci95.as_ref().map(|c| c.unavailable_min_per_year),
+            marker: exact_of(*i).map(|e| e.unavailable_min_per_year),
+            colour: if *i == 0 {
+                "#555555".into()
+            } else {
+                colour(*i - 1).into()
+            },
+        })
+        .collect();
+    page.figure(
+        &bar_chart(
+            "expected unavailable minutes per year (Monte Carlo, 95 % interval)",
+            "minutes per year",
+            &bars,
+            if exact.is_some() { "exact (Markov chain)" } else { "" },
+        ),
+        "Bars: Monte Carlo mean; whiskers: its 95 % confidence interval; diamonds: the exact chain's figure.",
+    );
+    let rows: Vec<Vec<String>> = all
+        .iter()
+        .map(|(i, a)| {
+            let e = exact_of(*i);
+            let ci = a.ci95.as_ref();
+            vec![
+                a.name.clone(),
+                a.kind.clone(),
+                format!("{:.4}", a.unavailable_min_per_year),
+                ci.map(|c| {
+                    format!(
+                        "{:.4}–{:.4}",
+                        c.unavailable_min_per_year.0, c.unavailable_min_per_year.1
+                    )
+                })
+                .unwrap_or_else(|| "—".into()),
+                e.map(|e| format!("{:.4}", e.unavailable_min_per_year))
+                    .unwrap_or_else(|| "—".into()),
+                sci(a.p_data_lost_per_year),
+                e.map(|e| sci(e.p_data_lost_per_year)).unwrap_or_else(|| "—".into()),
+                sci(a.acked_msgs_lost_per_year),
+            ]
+        })
+        .collect();
+    page.table(
+        &[
+            "asset",
+            "kind",
+            "unavailable min/yr",
+            "95 % CI",
+            "exact",
+            "P(data_lost)/yr",
+            "exact",
+            "acked msgs lost/yr",
+        ],
+        &rows,
+    );
+    page.h2("Layout", Some("layout"));
+    page.figure(&layout_drawing(site, planned, None), "The layout simulated.");
+    page.h3("Assumptions");
+    page.list(&mc.assumptions);
+    page.finish(&format!("natsplan {}", env!("CARGO_PKG_VERSION")))
+}
+
+/// A probability or rate: scientific notation when small.
+fn sci(x: f64) -> String {
+    if x == 0.0 {
+        "0".into()
+    } else if x >= 0.01 {
+        format!("{x:.3}")
+    } else {
+        format!("{x:.2e}")
+    }
+}
+
+fn verify_status_colour(s: crate::verify::report::Status) -> &'static str {
+    use crate::verify::report::Status as S;
+    match s {
+        S::Inside => "#2ca02c",
+        S::Near => "#e6a100",
+        S::Outside | S::Error => "#d62728",
+        S::Skipped | S::Planned => "#9e9e9e",
+    }
+}
+
+/// The verify report: predicted versus measured per ladder row (bar: measured; whiskers: the predicted
+/// band; diamond: the prediction), latency percentile curves, CPU against rate, the rows and the drift.
+pub fn verify(r: &crate::verify::report::VerifyReport) -> String {
+    use super::svg::{bar_chart, colour, line_chart, short_num, Bar, Chart, Marks, Series};
+    let mut page = Page::new("natsplan verify");
+    page.h1("natsplan verify");
+    let c = &r.config;
+    page.p_html(
+        "meta",
+        &esc(&format!(
+            "generated {} UTC · ladder {} · {} rows · tolerance {:.0} % · calibration {} · {} JetStream servers, sync {}{}",
+            r.generated_at,
+            c.ladder,
+            r.rows.len(),
+            c.tolerance * 100.0,
+            c.calibration,
+            r.cluster.jetstream_servers,
+            r.cluster.sync,
+            r.cluster
+                .version
+                .as_ref()
+                .map(|v| format!(", nats-server {v}"))
+                .unwrap_or_default()
+        )),
+    );
+    for n in &r.notes {
+        page.note(n);
+    }
+    page.p(&format!(
+        "{} row(s) outside their band (beyond tolerance) or failed.",
+        r.failed_rows
+    ));
+    let bars: Vec<Bar> = r
+        .rows
+        .iter()
+        .filter(|row| row.measured.is_some() || row.predicted.is_some())
+        .map(|row| Bar {
+            label: row.spec.id.clone(),
+            value: row.measured.as_ref().map(|m| m.ops_per_s).unwrap_or(0.0),
+            interval: row.predicted.as_ref().map(|p| (p.low, p.high)),
+            marker: row.predicted.as_ref().map(|p| p.ops_per_s),
+            colour: verify_status_colour(row.status).into(),
+        })
+        .collect();
+    page.h2("Predicted versus measured", Some("rows"));
+    page.figure(
+        &bar_chart("ops/s per ladder row", "ops/s", &bars, "predicted"),
+        "Bars: measured (green inside the band, amber near it, red outside or failed, grey not run); whiskers: \
+         the predicted band; diamonds: the prediction.",
+    );
+    let rows: Vec<Vec<String>> = r
+        .rows
+        .iter()
+        .map(|row| {
+            let p = row.predicted.as_ref();
+            let m = row.measured.as_ref();
+            vec![
+                row.spec.id.clone(),
+                row.spec.label.clone(),
+                p.map(|p| format!("{:.0}", p.ops_per_s)).unwrap_or_else(|| "—".into()),
+                p.map(|p| format!("{}–{}", short_num(p.low), short_num(p.high)))
+                    .unwrap_or_else(|| "—".into()),
+                m.map(|m| format!("{:.0}", m.ops_per_s)).unwrap_or_else(|| "—".into()),
+                row.status.as_str().to_string(),
+                m.and_then(|m| m.latency_us.as_ref())
+                    .map(|l| format!("{:.0} / {:.0}", l.p50, l.p99))
+                    .unwrap_or_else(|| "—".into()),
+                p.map(|p| p.bottleneck.clone()).unwrap_or_default(),
+                row.reason.clone().unwrap_or_default(),
+            ]
+        })
+        .collect();
+    page.table(
+        &[
+            "row",
+            "label",
+            "predicted/s",
+            "band",
+            "measured/s",
+            "status",
+            "p50/p99 µs",
+            "bottleneck",
+            "reason",
+        ],
+        &rows,
+    );
+    // Latency percentiles on a "nines" axis: p50, p90, p99, p99.9, max.
+    let nines = [0.301, 1.0, 2.0, 3.0, 4.0];
+    let mut lat = Chart::new("latency percentiles per row", "percentile", "µs");
+    lat.y_log = true;
+    lat.x_ticks = ["p50", "p90", "p99", "p99.9", "max"]
+        .iter()
+        .zip(nines)
+        .map(|(l, x)| (x, l.to_string()))
+        .collect();
+    for (i, row) in r.rows.iter().enumerate() {
+        if let Some(l) = row.measured.as_ref().and_then(|m| m.latency_us.as_ref()) {
+            lat.series.push(Series {
+                name: row.spec.id.clone(),
+                colour: colour(i).into(),
+                dashed: false,
+                points: nines
+                    .iter()
+                    .copied()
+                    .zip([l.p50, l.p90, l.p99, l.p999, l.max])
+                    .collect(),
+                band: Vec::new(),
+            });
+        }
+    }
+    if !lat.series.is_empty() {
+        page.h2("Latency", Some("latency"));
+        page.figure(
+            &line_chart(&lat),
+            "Measured latency percentiles (hdrhistogram), one line per row.",
+        );
+    }
+    // CPU: the busiest server's measured percent against the measured rate, and the prediction.
+    let mut cpu = Chart::new("CPU of the busiest server versus rate", "ops/s", "% of one core");
+    cpu.x_log = true;
+    let mut measured = Vec::new();
+    let mut predicted = Vec::new();
+    for row in &r.rows {
+        if let (Some(m), Some(p)) = (row.measured.as_ref(), row.predicted.as_ref()) {
+            let busiest = m.cpu_percent.iter().map(|c| c.1).fold(0.0f64, f64::max);
+            if m.ops_per_s > 0.0 && !m.cpu_percent.is_empty() {
+                measured.push((
+                    m.ops_per_s,
+                    busiest,
+                    format!("{}: {busiest:.0} % measured", row.spec.id),
+                ));
+                predicted.push((
+                    m.ops_per_s,
+                    p.cpu_per_server * 100.0,
+                    format!("{}: {:.0} % predicted", row.spec.id, p.cpu_per_server * 100.0),
+                ));
+            }
+        }
+    }
+    if !measured.is_empty() {
+        cpu.marks.push(Marks {
+            name: "measured (busiest server)".into(),
+            colour: colour(0).into(),
+            filled: true,
+            points: measured,
+        });
+        cpu.marks.push(Marks {
+            name: "predicted".into(),
+            colour: colour(1).into(),
+            filled: false,
+            points: predicted,
+        });
+        page.h2("CPU", Some("cpu"));
+        page.figure(
+            &line_chart(&cpu),
+            "Per row: the busiest server's CPU (from /varz) and the prediction.",
+        );
+    }
+    if let Some(d) = &r.drift {
+        page.h2(&format!("Drift against layout {}", d.layout), Some("drift"));
+        if d.items.is_empty() {
+            page.p("No drift: the cluster matches the plan.");
+        } else {
+            let rows: Vec<Vec<String>> = d
+                .items
+                .iter()
+                .map(|i| vec![i.what.clone(), i.subject.clone(), i.planned.clone(), i.live.clone()])
+                .collect();
+            page.table(&["what", "subject", "planned", "live"], &rows);
+        }
+        page.list(&d.notes);
+    }
+    page.finish(&format!("natsplan {}", env!("CARGO_PKG_VERSION")))
 }

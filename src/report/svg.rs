@@ -277,7 +277,9 @@ pub fn nice_ticks(lo: f64, hi: f64, target: usize) -> Vec<f64> {
 /// Short number for axis labels: 1.2k, 35, 0.5, 2M.
 pub fn short_num(x: f64) -> String {
     let a = x.abs();
-    if a >= 1e6 {
+    if a >= 1e9 || (a > 0.0 && a < 1e-2) {
+        format!("{x:.0e}")
+    } else if a >= 1e6 {
         format!("{}M", trim(x / 1e6))
     } else if a >= 1e3 {
         format!("{}k", trim(x / 1e3))
@@ -363,13 +365,14 @@ pub fn line_chart(c: &Chart) -> String {
     let ticks = |lo: f64, hi: f64, log: bool| -> Vec<f64> {
         if log {
             let mut v = Vec::new();
+            let step = ((hi - lo) / 8.0).ceil().max(1.0);
             let mut e = lo.floor();
             while e <= hi.ceil() {
                 let t = 10f64.powf(e);
                 if e >= lo && e <= hi {
                     v.push(t);
                 }
-                e += 1.0;
+                e += step;
             }
             if v.len() < 2 {
                 // Less than a decade: 1-2-5 ticks inside it.
@@ -485,6 +488,125 @@ pub fn line_chart(c: &Chart) -> String {
     svg.finish()
 }
 
+/// One bar of a horizontal bar chart: a value with an optional interval (whiskers) and a second value
+/// drawn as a diamond (e.g. Monte Carlo with its 95 % interval, and the exact figure).
+#[derive(Debug, Clone)]
+pub struct Bar {
+    pub label: String,
+    pub value: f64,
+    pub interval: Option<(f64, f64)>,
+    pub marker: Option<f64>,
+    pub colour: String,
+}
+
+/// A horizontal bar chart, one row per bar; a log axis when the values span more than two decades.
+pub fn bar_chart(title: &str, x_label: &str, bars: &[Bar], marker_name: &str) -> String {
+    let row_h = 20.0;
+    let (ml, mr, mt) = (190.0, 30.0, 30.0);
+    let width = 760.0;
+    let h = mt + bars.len() as f64 * row_h + 56.0;
+    let mut svg = Svg::new(width, h, title);
+    svg.text(width / 2.0, 16.0, 13.0, "middle", "font-weight=\"bold\"", title);
+    let vals: Vec<f64> = bars
+        .iter()
+        .flat_map(|b| {
+            let mut v = vec![b.value];
+            if let Some((lo, hi)) = b.interval {
+                v.extend([lo, hi]);
+            }
+            v.extend(b.marker);
+            v
+        })
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .collect();
+    let pw = width - ml - mr;
+    let ph = bars.len() as f64 * row_h;
+    svg.rect(ml, mt, pw, ph, "#ffffff", "#999999", "");
+    if vals.is_empty() {
+        svg.text(ml + pw / 2.0, mt + ph / 2.0 + 4.0, 11.0, "middle", "", "all zero");
+    }
+    let hi = vals.iter().copied().fold(0.0, f64::max);
+    let lo = vals.iter().copied().fold(f64::INFINITY, f64::min);
+    let log = hi > 0.0 && lo.is_finite() && hi / lo > 100.0;
+    let (l0, l1) = if log {
+        (lo.log10().floor(), hi.log10().ceil())
+    } else {
+        (0.0, if hi > 0.0 { hi * 1.05 } else { 1.0 })
+    };
+    let px = |v: f64| -> f64 {
+        if log {
+            if v <= 0.0 {
+                ml
+            } else {
+                ml + ((v.log10() - l0) / (l1 - l0)).clamp(0.0, 1.0) * pw
+            }
+        } else {
+            ml + (v / l1).clamp(0.0, 1.0) * pw
+        }
+    };
+    let ticks: Vec<f64> = if log {
+        // At most about eight labelled decades, however wide the range.
+        let step = (((l1 - l0) / 8.0).ceil() as usize).max(1);
+        (l0 as i32..=l1 as i32).step_by(step).map(|e| 10f64.powi(e)).collect()
+    } else {
+        nice_ticks(0.0, l1, 5)
+    };
+    for t in ticks {
+        let x = px(t);
+        svg.line(x, mt, x, mt + ph, "#e4e4e4", "");
+        svg.text(x, mt + ph + 13.0, 10.0, "middle", "", &short_num(t));
+    }
+    svg.text(
+        ml + pw / 2.0,
+        mt + ph + 28.0,
+        11.0,
+        "middle",
+        "",
+        &format!("{x_label}{}", if log { " (log scale)" } else { "" }),
+    );
+    for (i, b) in bars.iter().enumerate() {
+        let y = mt + i as f64 * row_h;
+        svg.open(&attr("data-bar", &b.label), None);
+        svg.text(ml - 6.0, y + 14.0, 10.5, "end", "", &b.label);
+        let x1 = px(b.value);
+        svg.rect_titled(
+            ml,
+            y + 4.0,
+            (x1 - ml).max(0.0),
+            row_h - 8.0,
+            &b.colour,
+            "none",
+            "",
+            &format!("{}: {}", b.label, short_num(b.value)),
+        );
+        if let Some((lo, hi)) = b.interval {
+            let (a, c) = (px(lo), px(hi));
+            svg.line(a, y + row_h / 2.0, c, y + row_h / 2.0, "#333333", "");
+            svg.line(a, y + 6.0, a, y + row_h - 6.0, "#333333", "");
+            svg.line(c, y + 6.0, c, y + row_h - 6.0, "#333333", "");
+        }
+        if let Some(m) = b.marker {
+            let (cx, cy) = (px(m), y + row_h / 2.0);
+            svg.polygon(
+                &[(cx, cy - 5.0), (cx + 5.0, cy), (cx, cy + 5.0), (cx - 5.0, cy)],
+                "#111111",
+                "",
+            );
+        }
+        svg.close();
+    }
+    if !marker_name.is_empty() {
+        let y = mt + ph + 44.0;
+        svg.polygon(
+            &[(ml, y - 9.0), (ml + 5.0, y - 4.0), (ml, y + 1.0), (ml - 5.0, y - 4.0)],
+            "#111111",
+            "",
+        );
+        svg.text(ml + 10.0, y, 10.5, "start", "", marker_name);
+    }
+    svg.finish()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -540,6 +662,23 @@ mod tests {
         assert!(!out.contains("<title>bad</title>"));
         assert!(out.contains("<polygon"));
         assert!(!out.contains("NaN") && !out.contains("inf"));
+    }
+
+    #[test]
+    fn bar_charts_switch_to_log_for_wide_ranges() {
+        let bar = |v: f64| Bar {
+            label: format!("b{v}"),
+            value: v,
+            interval: Some((v * 0.5, v * 2.0)),
+            marker: Some(v),
+            colour: colour(0).into(),
+        };
+        let out = bar_chart("t", "min/yr", &[bar(0.01), bar(100.0)], "exact");
+        assert!(out.contains("(log scale)"));
+        assert!(out.contains("data-bar=\"b0.01\"") && out.contains("data-bar=\"b100\""));
+        let out = bar_chart("t", "min/yr", &[bar(1.0), bar(5.0)], "");
+        assert!(!out.contains("(log scale)"));
+        assert!(!out.contains("NaN"));
     }
 
     #[test]

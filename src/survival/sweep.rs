@@ -92,6 +92,8 @@ pub(crate) struct Prepared<'m, 'a> {
     classes: Vec<Class>,
     /// Per asset: its class (class 0 is the meta group).
     pub(crate) asset_class: Vec<usize>,
+    /// Per site server: the classes it is a member of.
+    server_classes: Vec<Vec<usize>>,
     effects: Vec<Effect>,
     rack_of: Vec<usize>,
     sync_always: bool,
@@ -171,10 +173,19 @@ impl<'m, 'a> Prepared<'m, 'a> {
                 }
             })
             .collect();
+        let mut server_classes = vec![Vec::new(); n];
+        for (k, c) in classes.iter().enumerate() {
+            for (s, &m) in c.member.iter().enumerate() {
+                if m {
+                    server_classes[s].push(k);
+                }
+            }
+        }
         Prepared {
             model,
             classes,
             asset_class,
+            server_classes,
             effects,
             rack_of: site.servers.iter().map(|s| s.rack).collect(),
             sync_always: site.nats.sync == SyncMode::Always,
@@ -239,9 +250,17 @@ impl<'m, 'a> Prepared<'m, 'a> {
                 )),
             }
         }
-        let mut sig = Vec::with_capacity(self.classes.len() * 2);
+        // Classes no hit server belongs to stay ok; only the touched ones are counted.
+        let mut sig = [Status::Ok as u8, 0u8].repeat(self.classes.len());
+        let mut touched: Vec<usize> = merged
+            .iter()
+            .flat_map(|&(s, _)| self.server_classes[s].iter().copied())
+            .collect();
+        touched.sort_unstable();
+        touched.dedup();
         let mut racks_seen = [Vec::new(), Vec::new(), Vec::new()];
-        for c in &self.classes {
+        for k in touched {
+            let c = &self.classes[k];
             let mut counts = [0u32; 3];
             if c.unique_rack {
                 for r in racks_seen.iter_mut() {
@@ -280,8 +299,8 @@ impl<'m, 'a> Prepared<'m, 'a> {
             } else {
                 Status::Ok
             };
-            sig.push(status as u8);
-            sig.push((!self.sync_always && counts[2].min(r) >= q) as u8);
+            sig[2 * k] = status as u8;
+            sig[2 * k + 1] = (!self.sync_always && counts[2].min(r) >= q) as u8;
         }
         sig
     }

@@ -682,3 +682,22 @@ fn chain_size_and_design_fallback() {
     assert_eq!(y.method, "monte_carlo");
     assert_eq!(y.assets.len(), l.assets.len());
 }
+
+#[test]
+fn rank_key_compares_orders_of_magnitude() {
+    let mut a = Yearly {
+        p_any_data_lost_per_year: 3e-6,
+        acked_msgs_lost_per_year: 0.0,
+        worst_unavailable_min_per_year: 12.0,
+        ..Yearly::default()
+    };
+    let b = Yearly {
+        p_any_data_lost_per_year: 7e-6,
+        acked_msgs_lost_per_year: 0.0,
+        worst_unavailable_min_per_year: 19.0,
+        ..Yearly::default()
+    };
+    assert_eq!(a.rank_key(), b.rank_key());
+    a.p_any_data_lost_per_year = 0.0;
+    assert!(a.rank_key() < b.rank_key());
+}

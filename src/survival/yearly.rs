@@ -58,6 +58,26 @@ pub struct Yearly {
     pub assumptions: Vec<String>,
 }
 
+impl Yearly {
+    /// Orders of magnitude for ranking (lower is better), compared after `tolerates` so that cost and spare
+    /// capacity still decide between near-equals: P(any data_lost)/yr, acked messages lost/yr, worst
+    /// unavailable minutes/yr, each as ⌊log10⌋ (zero ranks below any positive figure).
+    pub fn rank_key(&self) -> (i32, i32, i32) {
+        let mag = |x: f64| {
+            if x > 0.0 && x.is_finite() {
+                x.log10().floor() as i32
+            } else {
+                i32::MIN
+            }
+        };
+        (
+            mag(self.p_any_data_lost_per_year),
+            mag(self.acked_msgs_lost_per_year),
+            mag(self.worst_unavailable_min_per_year),
+        )
+    }
+}
+
 /// Figures for one asset (or the meta group).
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct YearlyAsset {
@@ -633,7 +653,13 @@ pub fn exact(rel: &Reliability, cap: usize, max_states: usize) -> Option<Yearly>
     }
     let detail =
         format!("continuous-time Markov chain over {n} components, {ns} states (at most {cap} concurrent failures)");
-    Some(rel.figures("exact", detail, &unavail, &dl, &risk, any, -(-any).exp_m1(), None))
+    let mut y = rel.figures("exact", detail, &unavail, &dl, &risk, any, -(-any).exp_m1(), None);
+    y.assumptions.push(format!(
+        "exact chain truncated at {cap} concurrent failed components: losses that need more (e.g. both disks of \
+         several mirrors at once) count as 0; their odds are of the order (rate × repair time)^{}",
+        cap + 1
+    ));
+    Some(y)
 }
 
 /// Per-trial tallies of the Monte Carlo, per class.
@@ -735,7 +761,7 @@ fn intern(
 }
 
 /// Trials per work unit: fixed, so results do not depend on the number of threads.
-const CHUNK: u64 = 256;
+const CHUNK: u64 = 2048;
 
 /// Simulate `trials` independent runs of `years_per_trial` years each of the chain (optionally truncated at
 /// `cap` concurrent failures, as the exact chain is), starting with everything up. Means and intervals
@@ -775,14 +801,22 @@ pub fn monte_carlo(rel: &Reliability, trials: u64, years_per_trial: u64, seed: u
             let mut dl = vec![0.0; nc];
             let mut rk = vec![0.0; nc];
             let mut last_dl_year = vec![u64::MAX; nc];
+            // Classes this trial touched: per-trial work stays proportional to what happened, not to the
+            // number of classes (hundreds on large sites).
+            let mut touched: Vec<usize> = Vec::new();
+            let mut is_touched = vec![false; nc];
             for trial in ch * CHUNK..((ch + 1) * CHUNK).min(years) {
                 let mut rng = ChaCha8Rng::seed_from_u64(seed);
                 rng.set_stream(trial);
                 active.clear();
-                un.iter_mut().for_each(|x| *x = 0.0);
-                dl.iter_mut().for_each(|x| *x = 0.0);
-                rk.iter_mut().for_each(|x| *x = 0.0);
-                last_dl_year.iter_mut().for_each(|x| *x = u64::MAX);
+                for &k in &touched {
+                    un[k] = 0.0;
+                    dl[k] = 0.0;
+                    rk[k] = 0.0;
+                    last_dl_year[k] = u64::MAX;
+                    is_touched[k] = false;
+                }
+                touched.clear();
                 let mut last_any_year = u64::MAX;
                 let mut t = 0.0;
                 let mut cur: u32 = 0;
@@ -804,6 +838,10 @@ pub fn monte_carlo(rel: &Reliability, trials: u64, years_per_trial: u64, seed: u
                         for k in 0..nc {
                             if ci.sig[2 * k] >= UNAV {
                                 un[k] += end - t;
+                                if !is_touched[k] {
+                                    is_touched[k] = true;
+                                    touched.push(k);
+                                }
                             }
                         }
                     }
@@ -838,6 +876,10 @@ pub fn monte_carlo(rel: &Reliability, trials: u64, years_per_trial: u64, seed: u
                             for k in 0..nc {
                                 if st(&ei.sig, k).1 {
                                     rk[k] += 1.0;
+                                    if !is_touched[k] {
+                                        is_touched[k] = true;
+                                        touched.push(k);
+                                    }
                                 }
                             }
                         }
@@ -856,6 +898,10 @@ pub fn monte_carlo(rel: &Reliability, trials: u64, years_per_trial: u64, seed: u
                         for k in 0..nc {
                             if st(&a.sig, k).0 < DL && st(&b.sig, k).0 == DL {
                                 dl[k] += 1.0;
+                                if !is_touched[k] {
+                                    is_touched[k] = true;
+                                    touched.push(k);
+                                }
                                 if last_dl_year[k] != year {
                                     last_dl_year[k] = year;
                                     tally.dl_years[k] += 1;
@@ -871,7 +917,9 @@ pub fn monte_carlo(rel: &Reliability, trials: u64, years_per_trial: u64, seed: u
                 }
                 // Per-year figures of this trial.
                 let pf = per as f64;
-                for k in 0..nc {
+                // Untouched classes add zero to both sums; sorted so float sums keep a fixed order.
+                touched.sort_unstable();
+                for &k in &touched {
                     let (u, d, r) = (un[k] / pf, dl[k] / pf, rk[k] / pf);
                     tally.unavail_s[k].0 += u;
                     tally.unavail_s[k].1 += u * u;

@@ -568,6 +568,8 @@ pub fn write_results(dir: &Path, r: &VerifyReport) -> anyhow::Result<PathBuf> {
         ("results.json", report::json(r)),
         ("BENCH.md", report::markdown(r)),
         ("results.csv", report::csv(r)),
+        // The charts (predicted band vs measured, latency percentiles, CPU vs rate), self-contained.
+        ("report.html", crate::report::html::verify(r).into_bytes()),
     ] {
         let p = out.join(name);
         std::fs::write(&p, bytes).map_err(|e| anyhow!("{}: cannot write: {e}", p.display()))?;

@@ -93,11 +93,21 @@ func core(urls []string, n, size int) {
 	}
 	pc.Flush()
 	pubEnd := time.Now()
+	// Stop waiting once messages stop arriving (a slow-consumer cut-off drops the rest).
 	var end time.Time
-	select {
-	case end = <-done:
-	case <-time.After(30 * time.Second):
-		die("subscriber got %d of %d", atomic.LoadInt64(&received), n)
+	last := int64(-1)
+wait:
+	for {
+		select {
+		case end = <-done:
+			break wait
+		case <-time.After(5 * time.Second):
+			now := atomic.LoadInt64(&received)
+			if now == last {
+				die("subscriber got %d of %d (slow consumer cut-off)", now, n)
+			}
+			last = now
+		}
 	}
 	_ = firstRecv
 	window := end.Sub(start).Seconds()
