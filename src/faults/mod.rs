@@ -262,14 +262,24 @@ pub fn run(opts: &FaultOptions, log: &dyn Fn(&str)) -> Result<FaultReport> {
 pub fn run_cli(opts: &FaultOptions, json_out: bool, out: Option<&Path>) -> Result<(Vec<u8>, bool)> {
     let log = |m: &str| eprintln!("{m}");
     let mut o = opts.clone();
+    // One folder per run, as verify's: DIR/<utc>-faults/ with the report and any findings.
+    let folder = out.map(|d| {
+        let stamp = format!("{}-faults", crate::verify::utc_now().1);
+        let mut f = d.join(&stamp);
+        let mut n = 1;
+        while f.exists() {
+            n += 1;
+            f = d.join(format!("{stamp}-{n}"));
+        }
+        f
+    });
     if o.findings_dir.is_none() {
-        o.findings_dir = out.map(|d| d.join("findings"));
+        o.findings_dir = folder.as_ref().map(|f| f.join("findings"));
     }
     let r = run(&o, &log)?;
-    if let Some(dir) = out {
-        let stamp = crate::verify::utc_now().1;
-        let p = write_results(dir, &stamp, &r)?;
-        eprintln!("results in {}", p.display());
+    if let Some(f) = &folder {
+        write_results(f, &r)?;
+        eprintln!("results in {}", f.display());
     }
     Ok((if json_out { json(&r) } else { table(&r) }, r.failed()))
 }

@@ -2,7 +2,7 @@
 //! functions to bytes: JSON for machines, a table for people, results folder writer).
 
 use serde::Serialize;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// One replica's copy of the stream as its server's `/jsz` reports it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -154,20 +154,14 @@ pub fn table(r: &FaultReport) -> Vec<u8> {
     out.into_bytes()
 }
 
-/// Write `faults.json` and `FAULTS.md` into `dir/<stamp>/` (verify's layout); returns that folder.
-pub fn write_results(dir: &Path, stamp: &str, r: &FaultReport) -> anyhow::Result<PathBuf> {
-    let mut out = dir.join(stamp);
-    let mut n = 1;
-    while out.exists() {
-        n += 1;
-        out = dir.join(format!("{stamp}-{n}"));
-    }
-    std::fs::create_dir_all(&out).map_err(|e| anyhow::anyhow!("--out {}: cannot create: {e}", out.display()))?;
+/// Write `faults.json` and `FAULTS.md` into the run's folder `dir` (created if needed).
+pub fn write_results(dir: &Path, r: &FaultReport) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("--out {}: cannot create: {e}", dir.display()))?;
     for (name, bytes) in [("faults.json", json(r)), ("FAULTS.md", table(r))] {
-        let p = out.join(name);
+        let p = dir.join(name);
         std::fs::write(&p, bytes).map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", p.display()))?;
     }
-    Ok(out)
+    Ok(())
 }
 
 #[cfg(test)]
@@ -222,6 +216,16 @@ mod tests {
             assert!(s.get(k).is_some(), "missing {k}");
         }
         assert!(s["skipped"].is_null());
+    }
+
+    #[test]
+    fn results_folder_holds_json_and_table() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("20261130T070000Z-faults");
+        write_results(&f, &report(vec![row("a", true, 0, false, None)])).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&std::fs::read(f.join("faults.json")).unwrap()).unwrap();
+        assert_eq!(v["scenarios"][0]["name"], "a");
+        assert!(std::fs::read_to_string(f.join("FAULTS.md")).unwrap().contains("| a "));
     }
 
     #[test]
