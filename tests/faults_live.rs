@@ -81,3 +81,25 @@ fn chosen_scenarios_on_three_nodes() {
     println!("{text}");
     assert!(!r.failed(), "{text}");
 }
+
+/// The CLI entry writes one results folder with the JSON contract and prints the chosen format.
+#[test]
+fn run_cli_writes_a_results_folder() {
+    let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let out = tempfile::tempdir().unwrap();
+    let opts = FaultOptions::quick(3, &[Kind::FollowerKill]);
+    let (bytes, failed) = natsplan::faults::run_cli(&opts, true, Some(out.path())).unwrap();
+    let printed: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    assert!(!failed, "{printed:#}");
+    let folders: Vec<_> = std::fs::read_dir(out.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(folders.len(), 1, "{folders:?}");
+    let saved: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(folders[0].join("faults.json")).unwrap()).unwrap();
+    assert_eq!(saved["scenarios"][0]["name"], "follower-kill");
+    assert_eq!(saved["scenarios"][0]["agree"], true, "{saved:#}");
+    assert_eq!(saved["scenarios"][0]["acked_lost"], 0);
+    assert!(folders[0].join("FAULTS.md").exists());
+}
