@@ -24,6 +24,7 @@ pub mod units;
 pub mod bench;
 pub mod calibrate;
 pub mod emit;
+pub mod faults;
 pub mod lab;
 pub mod verify;
 
