@@ -50,6 +50,13 @@ pub struct VerifyArgs {
     /// Keep the natsplan-* streams, buckets and object stores the rows create.
     #[arg(long)]
     pub keep: bool,
+    /// Inject real failures (kill -9, SIGSTOP, restarts, a wiped store) into a lab of its own and check
+    /// the whatif predictions; --ladder full runs the longer holds.
+    #[arg(long)]
+    pub faults: bool,
+    /// Lab size for --faults (at least 3).
+    #[arg(long, value_name = "N", default_value_t = 3, requires = "faults")]
+    pub nodes: usize,
 }
 
 fn parse_f64(flag: &str, v: &str, range: std::ops::RangeInclusive<f64>, fix: &str) -> Result<f64, Failure> {
@@ -69,6 +76,26 @@ fn parse_f64(flag: &str, v: &str, range: std::ops::RangeInclusive<f64>, fix: &st
 
 pub fn run(g: &Global, a: VerifyArgs) -> Result<Outcome, Failure> {
     let format = super::format(g);
+    if a.faults {
+        use crate::faults::{run_cli, FaultOptions, Kind};
+        if a.nodes < 3 {
+            return Err(bad_input(anyhow!(
+                "--nodes {}: --faults needs at least 3 servers for an R3 stream",
+                a.nodes
+            )));
+        }
+        let opts = match a.ladder {
+            Ladder::Full => FaultOptions::full(a.nodes),
+            Ladder::Quick => FaultOptions::quick(a.nodes, &Kind::ALL),
+        };
+        let (bytes, failed) = run_cli(&opts, format == Format::Json, Some(&a.out)).map_err(cannot_run)?;
+        super::emit_stdout(&bytes)?;
+        return Ok(if failed {
+            Outcome::CheckFailed("fault verification: a prediction disagreed or an acknowledged write was lost".into())
+        } else {
+            Outcome::Ok
+        });
+    }
     let tolerance = parse_f64("tolerance", &a.tolerance, 0.0..=100.0, "e.g. --tolerance 0.1 for 10 %")?;
     let row_seconds = match &a.row_seconds {
         Some(v) => parse_f64("row-seconds", v, 0.05..=3600.0, "e.g. --row-seconds 5")?,
