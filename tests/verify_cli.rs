@@ -94,3 +94,13 @@ fn an_unknown_layout_is_bad_input() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--layout"), "{err}");
 }
+
+#[test]
+fn faults_needs_three_nodes() {
+    assert_cmd::Command::cargo_bin("natsplan")
+        .unwrap()
+        .args(["verify", "--faults", "--nodes", "2"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("at least 3 servers"));
+}

@@ -217,6 +217,8 @@ pub fn plan_layout(site: &Site, catalog: &Catalog, cal: &crate::perf::Calibratio
     let predicted = (!layout.servers.is_empty()).then(|| crate::perf::predict_layout(site, &layout, catalog, cal));
     let problems = reasons(site, catalog, &layout, &tolerates, &capacity, predicted.as_ref());
     let verdict = Verdict::from_severity(problems.iter().map(|p| p.severity).max());
+    // Yearly odds for every layout that can be used (a rejected one ranks last whatever its odds).
+    let yearly = (verdict != Verdict::Rejected).then(|| crate::survival::yearly(site, &layout, catalog));
     let stores = stores(site, &layout);
     let servers = layout
         .servers
@@ -273,7 +275,7 @@ pub fn plan_layout(site: &Site, catalog: &Catalog, cal: &crate::perf::Calibratio
         unique_tag,
         replica_sets,
         assets,
-        yearly: None,
+        yearly,
         predicted,
         layout,
     }

@@ -242,7 +242,8 @@ pub fn reasons(
 }
 
 /// Rank: hard requirements (not rejected) first, then tolerates (racks, arrays, servers, disks), then
-/// predicted performance headroom by order of magnitude (so cost still decides between near-equals),
+/// the yearly figures by order of magnitude (P(data_lost), acked messages lost, unavailable minutes),
+/// then predicted performance headroom by order of magnitude (so cost still decides between near-equals),
 /// then cost (disks, then arrays used), then spare capacity, then id for determinism.
 pub fn rank(layouts: &mut [PlannedLayout]) {
     layouts.sort_by(compare);
@@ -259,6 +260,7 @@ fn compare(a: &PlannedLayout, b: &PlannedLayout) -> Ordering {
         .then(b.tolerates.arrays.cmp(&a.tolerates.arrays))
         .then(b.tolerates.servers.cmp(&a.tolerates.servers))
         .then(b.tolerates.disks.cmp(&a.tolerates.disks))
+        .then(yearly_key(a).cmp(&yearly_key(b)))
         .then(perf_bucket(b).cmp(&perf_bucket(a)))
         .then(a.disks_used.cmp(&b.disks_used))
         .then(a.arrays_used.cmp(&b.arrays_used))
@@ -277,4 +279,12 @@ pub fn perf_bucket(l: &PlannedLayout) -> u8 {
         Some(h) if h < 4.0 => 2,
         Some(_) => 3,
     }
+}
+
+/// The yearly figures' ranking key (lower is better); a layout without them sorts after those with.
+fn yearly_key(l: &PlannedLayout) -> (i32, i32, i32) {
+    l.yearly
+        .as_ref()
+        .map(|y| y.rank_key())
+        .unwrap_or((i32::MAX, i32::MAX, i32::MAX))
 }

@@ -44,14 +44,6 @@ fn tol(l: &PlannedLayout) -> String {
     )
 }
 
-fn after(l: &PlannedLayout) -> String {
-    l.capacity
-        .after_failure
-        .as_ref()
-        .map(|a| pct(a.headroom))
-        .unwrap_or_else(|| "—".into())
-}
-
 fn summary_rows(layouts: &[&PlannedLayout]) -> Vec<Vec<String>> {
     layouts
         .iter()
@@ -65,11 +57,21 @@ fn summary_rows(layouts: &[&PlannedLayout]) -> Vec<Vec<String>> {
                 fmt_bytes(l.capacity.needed_bytes as f64),
                 fmt_bytes(l.capacity.usable_bytes as f64),
                 pct(l.capacity.headroom),
-                after(l),
+                down(l),
                 perf(l),
             ]
         })
         .collect()
+}
+
+/// Expected unavailable minutes per year of the worst asset (or the meta group).
+fn down(l: &PlannedLayout) -> String {
+    match &l.yearly {
+        Some(y) if y.worst_unavailable_min_per_year >= 100.0 => format!("{:.0} min", y.worst_unavailable_min_per_year),
+        Some(y) if y.worst_unavailable_min_per_year >= 1.0 => format!("{:.1} min", y.worst_unavailable_min_per_year),
+        Some(y) => format!("{:.2} min", y.worst_unavailable_min_per_year),
+        None => "—".into(),
+    }
 }
 
 /// Predicted capacity ÷ required rate for the worst asset, e.g. `3.2×`.
@@ -90,7 +92,7 @@ const SUMMARY: [&str; 10] = [
     "needed",
     "usable",
     "free",
-    "after",
+    "down/yr",
     "perf",
 ];
 
@@ -115,10 +117,8 @@ pub fn table_report(plan: &Plan, sel: &Selection, width: u16) -> String {
     }
     s.push_str(&t.to_string());
     s.push_str("\nlayout: pattern-raid-R<replicas>-<servers per rack>-<hash>; tolerates: any that many simultaneous rack/array/server/disk\n");
-    s.push_str(
-        "failures keep every stream writable; free: store left free on the fullest server; after: the same after the\n",
-    );
-    s.push_str("worst tolerated failure and peer-remove\n");
+    s.push_str("failures keep every stream writable; free: store left free on the fullest server; down/yr: expected\n");
+    s.push_str("unavailable minutes per year of the worst asset (failures, repairs, planned maintenance)\n");
     s.push_str(
         "perf: predicted capacity ÷ required rate for the busiest asset (see the detail block for bottlenecks)\n",
     );
@@ -258,6 +258,12 @@ pub fn detail_text(l: &PlannedLayout, width: u16) -> String {
             ));
         }
     }
+    if let Some(y) = &l.yearly {
+        s.push_str(&format!(
+            "yearly ({}): worst {:.3} min/yr unavailable ({}), P(any data_lost) {:.1e}/yr, {:.0} acknowledged messages lost/yr\n",
+            y.method, y.worst_unavailable_min_per_year, y.worst_unavailable, y.p_any_data_lost_per_year, y.acked_msgs_lost_per_year
+        ));
+    }
     if let Some(pr) = &l.predicted {
         s.push_str(&predicted_text(pr, width));
     }
@@ -287,7 +293,7 @@ pub fn markdown(plan: &Plan, sel: &Selection) -> String {
         plan.evaluated, plan.sync_interval
     ));
     s.push_str(&md_table(&SUMMARY, &summary_rows(&layouts)));
-    s.push_str("\n*layout*: pattern-raid-R(replicas)-(servers per rack)-hash. *tolerates*: any that many simultaneous rack/array/server/disk failures keep every stream writable. *free*: store left free on the fullest server; *after*: the same after the worst tolerated failure and peer-remove. *perf*: predicted capacity ÷ required rate for the busiest asset.\n");
+    s.push_str("\n*layout*: pattern-raid-R(replicas)-(servers per rack)-hash. *tolerates*: any that many simultaneous rack/array/server/disk failures keep every stream writable. *free*: store left free on the fullest server. *down/yr*: expected unavailable minutes per year of the worst asset (failures, repairs and planned maintenance). *perf*: predicted capacity ÷ required rate for the busiest asset.\n");
     for n in &plan.notes {
         s.push_str(&format!("\n> {n}\n"));
     }
