@@ -187,6 +187,15 @@ pub fn build_with(site: &Site, catalog: &Catalog, cal: &crate::perf::Calibration
         .into_iter()
         .map(|l| plan_layout(site, catalog, cal, l))
         .collect();
+    if planned
+        .iter()
+        .any(|l| l.yearly.is_none() && l.verdict != Verdict::Rejected)
+    {
+        notes.push(format!(
+            "yearly figures are computed for layouts of up to {YEARLY_MAX_SERVERS} servers and {YEARLY_MAX_DISKS} disks; \
+             for larger ones run `natsplan simulate SITE --layout ID`"
+        ));
+    }
     rank(&mut planned);
     if planned.is_empty() {
         notes.push("no layout could be built: no server has storage (an array in its rack or its own disks)".into());
@@ -210,6 +219,10 @@ pub fn build_with(site: &Site, catalog: &Catalog, cal: &crate::perf::Calibration
     }
 }
 
+/// Layouts up to this size get yearly figures in `design`; larger ones say to run `simulate`.
+pub const YEARLY_MAX_SERVERS: usize = 12;
+pub const YEARLY_MAX_DISKS: u32 = 96;
+
 /// Evaluate one layout: tolerance, capacity, reasons, verdict (rank is set by `rank`).
 pub fn plan_layout(site: &Site, catalog: &Catalog, cal: &crate::perf::Calibration, layout: Layout) -> PlannedLayout {
     let tolerates = crate::survival::tolerates(site, &layout);
@@ -218,7 +231,10 @@ pub fn plan_layout(site: &Site, catalog: &Catalog, cal: &crate::perf::Calibratio
     let problems = reasons(site, catalog, &layout, &tolerates, &capacity, predicted.as_ref());
     let verdict = Verdict::from_severity(problems.iter().map(|p| p.severity).max());
     // Yearly odds for every layout that can be used (a rejected one ranks last whatever its odds).
-    let yearly = (verdict != Verdict::Rejected).then(|| crate::survival::yearly(site, &layout, catalog));
+    // Large layouts are left to `natsplan simulate` (the chain or the Monte Carlo grows with them and design
+    // must stay interactive).
+    let small = layout.servers.len() <= YEARLY_MAX_SERVERS && layout.disks_used() <= YEARLY_MAX_DISKS;
+    let yearly = (verdict != Verdict::Rejected && small).then(|| crate::survival::yearly(site, &layout, catalog));
     let stores = stores(site, &layout);
     let servers = layout
         .servers
