@@ -8,10 +8,10 @@
 //! commands (simulate, verify) add theirs the same way.
 
 use super::design::{selected, Selection};
-use super::pct;
 use super::svg::esc;
 use super::svg_layout::{layout_drawing, status_colour, Overlay};
 use super::svg_perf::{perf_chart, PerfCurves};
+use super::{detail, pct};
 use crate::plan::{Plan, PlannedLayout, Verdict};
 use crate::site::Site;
 use crate::survival::{ScenarioReport, Status, WhatifReport};
@@ -153,10 +153,6 @@ fn looks_numeric(s: &str) -> bool {
 }
 
 /// `1 rack`, `3 racks`.
-fn count(n: usize, what: &str) -> String {
-    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
-}
-
 fn verdict_colour(v: Verdict) -> &'static str {
     match v {
         Verdict::Recommended => "#2ca02c",
@@ -265,31 +261,13 @@ fn layout_section(page: &mut Page, site: &Site, l: &PlannedLayout) {
     page.p_html(
         "",
         &format!(
-            "{} pattern {} ({}), default R{}, {} in {}, {} incl. {}, {}; tolerates r/a/s/d {}.",
+            "{} {}; tolerates r/a/s/d {}.",
             badge(l.verdict.as_str(), verdict_colour(l.verdict)),
-            esc(&l.pattern),
-            esc(&l.raid),
-            l.replicas,
-            count(l.servers.len(), "JetStream server"),
-            count(l.racks_used as usize, "rack"),
-            count(l.disks_used as usize, "disk"),
-            count(l.hot_spares as usize, "hot spare"),
-            count(l.arrays_used as usize, "array"),
+            esc(&detail::overview(l)),
             esc(&tolerates(l))
         ),
     );
-    match (&l.unique_tag, l.replica_sets.is_empty()) {
-        (Some(t), _) => page.p(&format!("Placement: unique_tag \"{t}\" (replicas on distinct racks).")),
-        (None, false) => {
-            let sets: Vec<String> = l
-                .replica_sets
-                .iter()
-                .map(|(n, v)| format!("set:{n} = {}", v.join(", ")))
-                .collect();
-            page.p(&format!("Placement: pinned replica sets {}.", sets.join("; ")));
-        }
-        (None, true) => page.p("Placement: free (NATS chooses; the worst eligible placement is assumed)."),
-    }
+    page.p(&detail::placement(l));
     page.figure(
         &layout_drawing(site, l, None),
         "Racks as columns. Each disk is a vertical rectangle (hot spares dashed, S); under the disks, the volume \
@@ -298,123 +276,23 @@ fn layout_section(page: &mut Page, site: &Site, l: &PlannedLayout) {
          is free.",
     );
     page.h3("Servers");
-    let rows: Vec<Vec<String>> = l
-        .servers
-        .iter()
-        .map(|sv| {
-            vec![
-                sv.name.clone(),
-                sv.rack.clone(),
-                sv.array.clone().unwrap_or_default(),
-                sv.volume_group.clone().unwrap_or_default(),
-                fmt_bytes(sv.lun_bytes as f64),
-                fmt_bytes(sv.store_bytes as f64),
-                sv.tags.join(" "),
-            ]
-        })
-        .collect();
-    page.table(
-        &[
-            "server",
-            "rack",
-            "array",
-            "volume group",
-            "LUN",
-            "max_file_store",
-            "tags",
-        ],
-        &rows,
-    );
-    let c = &l.capacity;
-    page.p(&format!(
-        "Capacity: {} usable, {} needed (all replicas, growth, RAFT logs); fullest server {}.{}",
-        fmt_bytes(c.usable_bytes as f64),
-        fmt_bytes(c.needed_bytes as f64),
-        c.fullest_server
-            .as_ref()
-            .map(|f| format!(
-                "{} {} of {} ({} free)",
-                f.name,
-                fmt_bytes(f.needed_bytes as f64),
-                fmt_bytes(f.usable_bytes as f64),
-                pct(c.headroom)
-            ))
-            .unwrap_or_else(|| "—".into()),
-        c.after_failure
-            .as_ref()
-            .map(|a| format!(
-                " After {} and peer-remove: {} free on the fullest server.",
-                a.failed.join(" + "),
-                pct(a.headroom)
-            ))
-            .unwrap_or_default()
-    ));
-    let assets: Vec<Vec<String>> = l
-        .assets
-        .iter()
-        .filter(|a| a.kind != "consumer")
-        .map(|a| {
-            vec![
-                a.name.clone(),
-                a.kind.clone(),
-                a.replicas.to_string(),
-                fmt_bytes(a.bytes_per_replica as f64),
-                a.expected.join(", "),
-                a.set
-                    .as_ref()
-                    .map(|s| format!("set:{s}"))
-                    .unwrap_or_else(|| "any".into()),
-            ]
-        })
-        .collect();
+    page.table(&detail::SERVER_HEADER, &detail::server_rows(l));
+    page.p(&detail::capacity(&l.capacity).join(" "));
+    if let Some(y) = detail::yearly(l) {
+        page.p(&y);
+    }
+    let assets = detail::asset_rows(l);
     if !assets.is_empty() {
         page.h3("Streams, KV buckets and object stores");
-        page.table(
-            &["asset", "kind", "R", "per replica", "expected servers", "eligible"],
-            &assets,
-        );
+        page.table(&detail::ASSET_HEADER, &assets);
     }
     if let Some(pr) = &l.predicted {
-        if !pr.streams.is_empty() {
+        let rows = detail::prediction_rows(pr);
+        if !rows.is_empty() {
             page.h3("Predicted performance");
-            let rows: Vec<Vec<String>> = pr
-                .streams
-                .iter()
-                .map(|a| {
-                    vec![
-                        a.name.clone(),
-                        a.kind.as_str().to_string(),
-                        format!("{:.0}", a.required_per_s),
-                        format!("{:.0}", a.ops_per_s),
-                        format!("{:.0}–{:.0}", a.band.low, a.band.high),
-                        a.bottleneck.clone(),
-                        format!("{}{}", a.source, if a.scaled { " (scaled)" } else { "" }),
-                    ]
-                })
-                .collect();
-            page.table(
-                &[
-                    "asset",
-                    "kind",
-                    "required/s",
-                    "predicted/s",
-                    "band",
-                    "bottleneck",
-                    "source",
-                ],
-                &rows,
-            );
+            page.table(&detail::PREDICTION_HEADER, &rows);
         }
-        page.p(&format!(
-            "Restart {} clean, {} unclean; replica catch-up after a replacement {}; largest write burst {}; memory up \
-             to {} per server; {}/s between racks.",
-            fmt_secs(pr.restart_clean_s),
-            fmt_secs(pr.restart_unclean_s),
-            fmt_secs(pr.catch_up_s),
-            fmt_bytes(pr.burst_bytes_max),
-            fmt_bytes(pr.memory_bytes_max),
-            fmt_bytes(pr.inter_rack_bytes_per_s)
-        ));
+        page.p(&detail::recovery(pr));
     }
     if !l.reasons.is_empty() {
         page.h3("Reasons");

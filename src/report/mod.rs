@@ -2,6 +2,7 @@
 //! report shows is already in the value it is given.
 
 pub mod design;
+pub mod detail;
 pub mod html;
 pub mod svg;
 pub mod svg_layout;
