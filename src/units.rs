@@ -159,6 +159,17 @@ pub fn fnv1a64(bytes: &[u8]) -> u64 {
     h
 }
 
+/// A probability or yearly rate: three decimals, or scientific notation when small; exactly 0 stays "0".
+pub fn fmt_sci(x: f64) -> String {
+    if x == 0.0 {
+        "0".into()
+    } else if x >= 0.01 {
+        format!("{x:.3}")
+    } else {
+        format!("{x:.2e}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -191,5 +202,12 @@ mod tests {
         assert_eq!(parse_duration("24h").unwrap().as_secs(), 86_400);
         assert!(parse_duration("1y").unwrap().as_secs() > 365 * 86_400);
         assert!(parse_duration("soon").is_err());
+    }
+
+    #[test]
+    fn sci_keeps_zero_and_switches_to_exponent_below_a_hundredth() {
+        assert_eq!(fmt_sci(0.0), "0");
+        assert_eq!(fmt_sci(0.25), "0.250");
+        assert_eq!(fmt_sci(0.0012), "1.20e-3");
     }
 }

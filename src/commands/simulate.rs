@@ -2,12 +2,13 @@
 //! over years for one layout (default: the top-ranked), beside the exact Markov-chain figures when the
 //! chain is small enough; and the rendering of that report (pure: value → bytes).
 
-use super::design::{check_layout_id, load_site};
+use super::design::{chosen_layout, load_site};
 use super::{emit_stdout, format, unsupported_format, width};
 use crate::cli::{Format, Global};
 use crate::error::{bad_input, Failure, Outcome};
 use crate::report::{md_table, table};
 use crate::survival::{self, Model, Reliability, Yearly, YearlyAsset};
+use crate::units::fmt_sci;
 use serde::Serialize;
 use std::path::PathBuf;
 
@@ -68,18 +69,7 @@ pub fn run(g: &Global, a: SimulateArgs) -> Result<Outcome, Failure> {
         .ok_or_else(|| bad_input(anyhow::anyhow!("--years × --trials overflows; use fewer site-years")))?;
     let (site, cat) = load_site(g, &a.site)?;
     let plan = crate::plan::build(&site, &cat);
-    let planned = match &a.layout {
-        Some(id) => {
-            check_layout_id(&plan, id)?;
-            plan.layout(id).expect("checked above")
-        }
-        None => plan.layouts.first().ok_or_else(|| {
-            bad_input(anyhow::anyhow!(
-                "{}: no layout could be built for this site; run `natsplan design` to see why",
-                a.site.display()
-            ))
-        })?,
-    };
+    let planned = chosen_layout(&plan, a.layout.as_deref(), &a.site)?;
     let model = Model::new(&site, &planned.layout);
     let rel = Reliability::new(&model, &cat);
     let mc = survival::monte_carlo(&rel, a.trials, a.years, a.seed, None);
@@ -121,17 +111,6 @@ pub fn run(g: &Global, a: SimulateArgs) -> Result<Outcome, Failure> {
     Ok(Outcome::Ok)
 }
 
-/// A probability or rate in scientific notation when small.
-fn sci(x: f64) -> String {
-    if x == 0.0 {
-        "0".into()
-    } else if x >= 0.01 {
-        format!("{x:.3}")
-    } else {
-        format!("{x:.2e}")
-    }
-}
-
 fn range(lo: f64, hi: f64, f: fn(f64) -> String) -> String {
     format!("[{} – {}]", f(lo), f(hi))
 }
@@ -142,7 +121,7 @@ fn minutes(x: f64) -> String {
     } else if x >= 1.0 {
         format!("{x:.2}")
     } else {
-        sci(x)
+        fmt_sci(x)
     }
 }
 
@@ -181,10 +160,10 @@ fn rows(r: &SimulateReport) -> (Vec<Vec<String>>, usize) {
                 .unwrap_or_else(|| "—".into()),
             format!(
                 "{} {}",
-                sci(a.p_data_lost_per_year),
-                range(ci.p_data_lost_per_year.0, ci.p_data_lost_per_year.1, sci)
+                fmt_sci(a.p_data_lost_per_year),
+                range(ci.p_data_lost_per_year.0, ci.p_data_lost_per_year.1, fmt_sci)
             ),
-            e.map(|e| sci(e.p_data_lost_per_year)).unwrap_or_else(|| "—".into()),
+            e.map(|e| fmt_sci(e.p_data_lost_per_year)).unwrap_or_else(|| "—".into()),
             format!(
                 "{} {}",
                 minutes(a.acked_msgs_lost_per_year),
@@ -222,7 +201,7 @@ fn summary(r: &SimulateReport) -> String {
     }
     s.push_str(&format!(
         "P(any data_lost)/yr {}; acked messages lost/yr {}; least available: {} ({} min/yr)\n",
-        sci(mc.p_any_data_lost_per_year),
+        fmt_sci(mc.p_any_data_lost_per_year),
         minutes(mc.acked_msgs_lost_per_year),
         mc.worst_unavailable,
         minutes(mc.worst_unavailable_min_per_year)

@@ -1,7 +1,7 @@
 //! `natsplan whatif SITE.yaml --fail rack:A ...` / `--all K`: what a layout survives, scenario by scenario
 //! or over every combination of up to K failures; the rendering of the whatif report (pure: value → bytes).
 
-use super::design::{check_layout_id, load_site};
+use super::design::{chosen_layout, load_site};
 use super::{emit_stdout, format, unsupported_format, width};
 use crate::cli::{Format, Global};
 use crate::error::{bad_input, Failure, Outcome};
@@ -85,18 +85,7 @@ pub fn run(g: &Global, a: WhatifArgs) -> Result<Outcome, Failure> {
     };
     let (site, cat) = load_site(g, &a.site)?;
     let plan = crate::plan::build(&site, &cat);
-    let planned = match &a.layout {
-        Some(id) => {
-            check_layout_id(&plan, id)?;
-            plan.layout(id).expect("checked above")
-        }
-        None => plan.layouts.first().ok_or_else(|| {
-            bad_input(anyhow::anyhow!(
-                "{}: no layout could be built for this site; run `natsplan design` to see why",
-                a.site.display()
-            ))
-        })?,
-    };
+    let planned = chosen_layout(&plan, a.layout.as_deref(), &a.site)?;
     let layout = &planned.layout;
     let model = Model::new(&site, layout);
     let report = if let Some(k) = a.all {
@@ -161,22 +150,6 @@ fn stall(s: &survival::StreamLine) -> String {
     }
 }
 
-/// Counts of assets per status, e.g. `3 unavailable, 12 degraded`.
-fn tally(sc: &ScenarioReport) -> String {
-    let mut parts = Vec::new();
-    for st in [Status::DataLost, Status::Unavailable, Status::Degraded] {
-        let n = sc.streams.iter().filter(|a| a.status == st).count();
-        if n > 0 {
-            parts.push(format!("{n} {}", st.as_str()));
-        }
-    }
-    if parts.is_empty() {
-        "all ok".into()
-    } else {
-        parts.join(", ")
-    }
-}
-
 fn risk_count(sc: &ScenarioReport) -> usize {
     sc.streams.iter().filter(|a| a.acked_loss_risk).count() + sc.meta_detail.acked_loss_risk as usize
 }
@@ -224,7 +197,7 @@ pub fn table_report(r: &WhatifReport, width: u16) -> String {
                 sc.count.unwrap_or(1).to_string(),
                 sc.worst.as_str().to_string(),
                 sc.meta.as_str().to_string(),
-                tally(sc),
+                sc.tally(),
                 match risk_count(sc) {
                     0 => "no".to_string(),
                     n => format!("yes ({n})"),
@@ -267,7 +240,7 @@ pub fn table_report(r: &WhatifReport, width: u16) -> String {
             s.push_str(&format!(
                 "… {} more assets ({}); --format json lists them all\n",
                 sc.streams.len() - shown.len(),
-                tally(sc)
+                sc.tally()
             ));
         }
         if !sc.recovery.is_empty() {
@@ -326,7 +299,7 @@ pub fn markdown(r: &WhatifReport) -> String {
                     sc.count.unwrap_or(1).to_string(),
                     sc.worst.as_str().into(),
                     sc.meta.as_str().into(),
-                    tally(sc),
+                    sc.tally(),
                     risk_count(sc).to_string(),
                     fmt_secs(sc.recovery_s),
                     format!("`{}`", sc.failed.join(" + ")),

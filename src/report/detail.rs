@@ -3,7 +3,7 @@
 
 use crate::perf::Predicted;
 use crate::plan::{Capacity, PlannedLayout, ServerCapacity};
-use crate::units::{fmt_bytes, fmt_secs};
+use crate::units::{fmt_bytes, fmt_sci, fmt_secs};
 
 use super::pct;
 
@@ -195,11 +195,7 @@ pub fn yearly(l: &PlannedLayout) -> Option<String> {
             y.method,
             y.worst_unavailable_min_per_year,
             y.worst_unavailable,
-            if y.p_any_data_lost_per_year == 0.0 {
-                "0".to_string()
-            } else {
-                format!("{:.1e}", y.p_any_data_lost_per_year)
-            },
+            fmt_sci(y.p_any_data_lost_per_year),
             y.acked_msgs_lost_per_year
         )
     })

@@ -14,8 +14,8 @@ use super::svg_perf::{perf_chart, PerfCurves};
 use super::{detail, pct};
 use crate::plan::{Plan, PlannedLayout, Verdict};
 use crate::site::Site;
-use crate::survival::{ScenarioReport, Status, WhatifReport};
-use crate::units::{fmt_bytes, fmt_secs};
+use crate::survival::{ScenarioReport, WhatifReport};
+use crate::units::{fmt_bytes, fmt_sci, fmt_secs};
 use std::fmt::Write as _;
 
 const STYLE: &str = "
@@ -334,7 +334,7 @@ pub fn whatif(r: &WhatifReport, site: &Site, planned: &PlannedLayout) -> String 
                     sc.failed.join(" + "),
                     sc.worst.as_str().to_string(),
                     sc.meta.as_str().to_string(),
-                    tally(sc),
+                    sc.tally(),
                     fmt_secs(sc.recovery_s),
                 ]
             })
@@ -358,21 +358,6 @@ pub fn whatif(r: &WhatifReport, site: &Site, planned: &PlannedLayout) -> String 
     page.finish(&format!("natsplan {}", env!("CARGO_PKG_VERSION")))
 }
 
-fn tally(sc: &ScenarioReport) -> String {
-    let mut parts = Vec::new();
-    for st in [Status::DataLost, Status::Unavailable, Status::Degraded] {
-        let n = sc.streams.iter().filter(|a| a.status == st).count();
-        if n > 0 {
-            parts.push(format!("{n} {}", st.as_str()));
-        }
-    }
-    if parts.is_empty() {
-        "all ok".into()
-    } else {
-        parts.join(", ")
-    }
-}
-
 fn scenario_section(page: &mut Page, site: &Site, planned: &PlannedLayout, sc: &ScenarioReport, i: usize) {
     let title = format!("Scenario {}: {}", i + 1, sc.failed.join(" + "));
     page.h2(&title, Some(&format!("scenario-{}", i + 1)));
@@ -382,7 +367,7 @@ fn scenario_section(page: &mut Page, site: &Site, planned: &PlannedLayout, sc: &
             "worst {} · meta group {} · {}{} · recovery {}",
             badge(sc.worst.as_str(), status_colour(sc.worst)),
             badge(sc.meta.as_str(), status_colour(sc.meta)),
-            esc(&tally(sc)),
+            esc(&sc.tally()),
             sc.count
                 .map(|c| format!(" · {c} combinations like this"))
                 .unwrap_or_default(),
@@ -447,8 +432,8 @@ pub fn simulate(
     }
     page.p(&format!(
         "P(any data_lost) per year {}; acknowledged messages lost per year {}; least available: {} ({:.3} min/yr).",
-        sci(mc.p_any_data_lost_per_year),
-        sci(mc.acked_msgs_lost_per_year),
+        fmt_sci(mc.p_any_data_lost_per_year),
+        fmt_sci(mc.acked_msgs_lost_per_year),
         mc.worst_unavailable,
         mc.worst_unavailable_min_per_year
     ));
@@ -498,9 +483,9 @@ pub fn simulate(
                 .unwrap_or_else(|| "—".into()),
                 e.map(|e| format!("{:.4}", e.unavailable_min_per_year))
                     .unwrap_or_else(|| "—".into()),
-                sci(a.p_data_lost_per_year),
-                e.map(|e| sci(e.p_data_lost_per_year)).unwrap_or_else(|| "—".into()),
-                sci(a.acked_msgs_lost_per_year),
+                fmt_sci(a.p_data_lost_per_year),
+                e.map(|e| fmt_sci(e.p_data_lost_per_year)).unwrap_or_else(|| "—".into()),
+                fmt_sci(a.acked_msgs_lost_per_year),
             ]
         })
         .collect();
@@ -522,17 +507,6 @@ pub fn simulate(
     page.h3("Assumptions");
     page.list(&mc.assumptions);
     page.finish(&format!("natsplan {}", env!("CARGO_PKG_VERSION")))
-}
-
-/// A probability or rate: scientific notation when small.
-fn sci(x: f64) -> String {
-    if x == 0.0 {
-        "0".into()
-    } else if x >= 0.01 {
-        format!("{x:.3}")
-    } else {
-        format!("{x:.2e}")
-    }
 }
 
 fn verify_status_colour(s: crate::verify::report::Status) -> &'static str {
