@@ -171,6 +171,7 @@ const STREAM_KEYS: &[&str] = &[
     "consumers",
     "subject_size",
     "max_bytes",
+    "subjects",
 ];
 const KV_KEYS: &[&str] = &[
     "name",
@@ -452,6 +453,47 @@ impl<'c> Validator<'c> {
                 None
             }
         }
+    }
+
+    /// A stream's subjects: one subject or a list, each a valid NATS subject filter.
+    fn subjects(&mut self, node: &Node, path: &str) -> Vec<(String, Pos, String)> {
+        let items: Vec<(String, &Node)> = match &node.val {
+            Val::Seq(items) => items
+                .iter()
+                .enumerate()
+                .filter_map(|(i, n)| self.text(n, &format!("{path}[{i}]"), "orders.>").map(|t| (t, n)))
+                .collect(),
+            _ => self
+                .text(node, path, "[orders.>]")
+                .map(|t| vec![(t, node)])
+                .unwrap_or_default(),
+        };
+        let mut out: Vec<(String, Pos, String)> = Vec::new();
+        for (i, (subj, n)) in items.into_iter().enumerate() {
+            let at = if matches!(node.val, Val::Seq(_)) {
+                format!("{path}[{i}]")
+            } else {
+                path.to_string()
+            };
+            if let Err(why) = crate::units::check_subject(&subj) {
+                self.err(
+                    Some(n.pos),
+                    at,
+                    format!("subject '{}' is not valid: {why}", clip(&subj)),
+                    "write tokens separated by '.', with '*' for one token and '>' only last, e.g. orders.*.created or orders.>",
+                );
+            } else if let Some((prev, _, _)) = out.iter().find(|(p, _, _)| crate::units::subjects_overlap(p, &subj)) {
+                self.err(
+                    Some(n.pos),
+                    at,
+                    format!("subject '{subj}' overlaps '{prev}' of the same stream"),
+                    "keep the wider one (nats-server refuses overlapping subjects in one stream)",
+                );
+            } else {
+                out.push((subj, n.pos, at));
+            }
+        }
+        out
     }
 
     /// A name used as an identifier in ids, selectors (`rack:A`, `disk:A1/2`) and nats-server config.
@@ -1417,6 +1459,8 @@ impl<'c> Validator<'c> {
         };
         // Streams, KV buckets and object stores are all streams inside nats-server: one namespace.
         let mut names: HashMap<String, Seen> = HashMap::new();
+        // Every stream's subjects so far, with its name and place: nats-server refuses overlapping ones.
+        let mut subject_owners: Vec<(String, String, String)> = Vec::new();
         for (i, n) in self
             .list(
                 w.get("streams"),
@@ -1446,6 +1490,29 @@ impl<'c> Validator<'c> {
             let consumers = o
                 .get("consumers")
                 .and_then(|n| self.count_u32(n, &o.p("consumers"), "durable consumers", "2"));
+            let subjects = o
+                .get("subjects")
+                .map(|n| self.subjects(n, &o.p("subjects")))
+                .unwrap_or_default();
+            for (subj, pos, at) in &subjects {
+                if let Some((other, theirs_at, theirs)) = subject_owners
+                    .iter()
+                    .find(|(_, _, theirs)| crate::units::subjects_overlap(subj, theirs))
+                {
+                    self.err(
+                        Some(*pos),
+                        at.clone(),
+                        format!(
+                            "subject '{subj}' overlaps '{theirs}' of stream {other} ({theirs_at}); nats-server \
+                             refuses streams whose subjects overlap"
+                        ),
+                        "give each stream its own subjects (e.g. orders.> and payments.>)",
+                    );
+                } else {
+                    subject_owners.push((name.clone(), at.clone(), subj.clone()));
+                }
+            }
+            let subjects: Vec<String> = subjects.into_iter().map(|(s, _, _)| s).collect();
             out.streams.push(StreamSpec {
                 name,
                 msgs_per_s: msgs_per_s.unwrap_or(0.0),
@@ -1455,6 +1522,7 @@ impl<'c> Validator<'c> {
                 replicas,
                 consumers: consumers.unwrap_or(0),
                 max_bytes,
+                subjects,
             });
         }
         for (i, n) in self
