@@ -4,9 +4,11 @@
 pub mod design;
 pub mod detail;
 pub mod html;
+pub mod simulate;
 pub mod svg;
 pub mod svg_layout;
 pub mod svg_perf;
+pub mod whatif;
 
 use comfy_table::{presets, ContentArrangement, Table};
 
