@@ -124,8 +124,12 @@ pub fn run(g: &Global, a: DesignArgs) -> Result<Outcome, Failure> {
         Format::Json => json(&plan, &sel),
         Format::Markdown => markdown(&plan, &sel).into_bytes(),
         Format::Html => {
+            let shown: Vec<(&str, &crate::layout::Layout)> = crate::report::design::selected(&plan, &sel)
+                .into_iter()
+                .map(|l| (l.id.as_str(), &l.layout))
+                .collect();
             let curves =
-                crate::report::svg_perf::PerfCurves::build(&plan, &sel, &cat, &crate::perf::Calibration::builtin());
+                crate::perf::curves::PerfCurves::build(&plan.input, &shown, &cat, &crate::perf::Calibration::builtin());
             crate::report::html::design(&plan, &sel, Some(&curves)).into_bytes()
         }
     };
