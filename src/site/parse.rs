@@ -1848,111 +1848,101 @@ impl<'c> Validator<'c> {
         out
     }
 
-    fn failure_rates(&mut self, node: Option<&Node>) -> Vec<(String, f64)> {
-        let mut out = Vec::new();
-        let keys: Vec<&str> = self.catalog.failures.rates.keys().map(|s| s.as_str()).collect();
-        let Some(o) = node.and_then(|n| self.obj(n, "failure_rates", "failure-rate overrides", &keys)) else {
-            return out;
+    /// A mapping of overrides keyed by the catalog's names (`failure_rates`, `repair_times`,
+    /// `maintenance`): unknown keys are reported with suggestions, each value is read by `value`.
+    fn overrides(
+        &mut self,
+        node: Option<&Node>,
+        path: &str,
+        what: &str,
+        keys: Vec<String>,
+        value: impl Fn(&mut Self, &str, &Node, &str) -> Option<f64>,
+    ) -> Vec<(String, f64)> {
+        let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+        let Some(o) = node.and_then(|n| self.obj(n, path, what, &keys)) else {
+            return Vec::new();
         };
+        let mut out = Vec::new();
         for (k, _, v) in &o.entries {
             if !keys.contains(&k.as_str()) || v.is_null() {
                 continue;
             }
-            let p = o.p(k);
-            if let Some(x) = self.number(v, &p, "events per year (or a fraction)", "0.01") {
-                if x < 0.0 {
-                    self.err(
-                        Some(v.pos),
-                        &p,
-                        format!("must be >= 0, got {}", fmt_num(x)),
-                        "a rate is events per year per unit: write 0 or more",
-                    );
-                } else if (k.ends_with("afr") || k == "not_return_after_power") && x > 1.0 {
-                    self.err(
-                        Some(v.pos),
-                        &p,
-                        format!(
-                            "{k} is a fraction per year; {} means {} %",
-                            fmt_num(x),
-                            fmt_num(x * 100.0)
-                        ),
-                        format!("for {} % write {}", fmt_num(x), fmt_num(x / 100.0)),
-                    );
-                } else {
-                    out.push((k.clone(), x));
-                }
-            }
-        }
-        out
-    }
-
-    fn repair_times(&mut self, node: Option<&Node>) -> Vec<(String, f64)> {
-        let mut out = Vec::new();
-        let keys: Vec<&str> = self.catalog.failures.repair.keys().map(|s| s.as_str()).collect();
-        let Some(o) = node.and_then(|n| self.obj(n, "repair_times", "repair-time overrides", &keys)) else {
-            return out;
-        };
-        for (k, _, v) in &o.entries {
-            if !keys.contains(&k.as_str()) || v.is_null() {
-                continue;
-            }
-            let p = o.p(k);
-            if k == "rebuild_rate" {
-                // A rate: bytes per second, written as a size (`200MB` or `200MB/s`).
-                let stripped = match &v.val {
-                    Val::Scalar(s) if s.text.ends_with("/s") => Some(Node {
-                        val: Val::Scalar(yaml::Scalar {
-                            text: s.text.trim_end_matches("/s").to_string(),
-                            plain: true,
-                        }),
-                        pos: v.pos,
-                    }),
-                    _ => None,
-                };
-                if let Some(b) = self.size_nonzero(stripped.as_ref().unwrap_or(v), &p, "rebuild_rate") {
-                    out.push((k.clone(), b as f64));
-                }
-            } else if let Some(s) = self.duration_s(v, &p) {
-                out.push((k.clone(), s));
-            }
-        }
-        out
-    }
-
-    fn maintenance(&mut self, node: Option<&Node>) -> Vec<(String, f64)> {
-        let mut out = Vec::new();
-        let keys: Vec<&str> = self.catalog.failures.maintenance.keys().map(|s| s.as_str()).collect();
-        let Some(o) = node.and_then(|n| self.obj(n, "maintenance", "planned-maintenance overrides", &keys)) else {
-            return out;
-        };
-        for (k, _, v) in &o.entries {
-            if !keys.contains(&k.as_str()) || v.is_null() {
-                continue;
-            }
-            let p = o.p(k);
-            // `restart_stall` is a duration; the others are events per year.
-            let x = if k == "restart_stall" {
-                self.duration_s(v, &p)
-            } else {
-                self.number(v, &p, "events per year", "12").and_then(|x| {
-                    if x < 0.0 {
-                        self.err(
-                            Some(v.pos),
-                            &p,
-                            format!("must be >= 0, got {}", fmt_num(x)),
-                            "write how many times a year, 0 or more",
-                        );
-                        None
-                    } else {
-                        Some(x)
-                    }
-                })
-            };
-            if let Some(x) = x {
+            if let Some(x) = value(self, k, v, &o.p(k)) {
                 out.push((k.clone(), x));
             }
         }
         out
+    }
+
+    /// `x` when it is 0 or more; otherwise a problem at `node` with `fix`.
+    fn non_negative(&mut self, x: f64, node: &Node, path: &str, fix: &str) -> Option<f64> {
+        if x < 0.0 {
+            self.err(Some(node.pos), path, format!("must be >= 0, got {}", fmt_num(x)), fix);
+            return None;
+        }
+        Some(x)
+    }
+
+    fn failure_rates(&mut self, node: Option<&Node>) -> Vec<(String, f64)> {
+        let keys = self.catalog.failures.rates.keys().cloned().collect();
+        self.overrides(node, "failure_rates", "failure-rate overrides", keys, |me, k, v, p| {
+            let x = me.number(v, p, "events per year (or a fraction)", "0.01")?;
+            let x = me.non_negative(x, v, p, "a rate is events per year per unit: write 0 or more")?;
+            if (k.ends_with("afr") || k == "not_return_after_power") && x > 1.0 {
+                me.err(
+                    Some(v.pos),
+                    p,
+                    format!(
+                        "{k} is a fraction per year; {} means {} %",
+                        fmt_num(x),
+                        fmt_num(x * 100.0)
+                    ),
+                    format!("for {} % write {}", fmt_num(x), fmt_num(x / 100.0)),
+                );
+                return None;
+            }
+            Some(x)
+        })
+    }
+
+    fn repair_times(&mut self, node: Option<&Node>) -> Vec<(String, f64)> {
+        let keys = self.catalog.failures.repair.keys().cloned().collect();
+        self.overrides(node, "repair_times", "repair-time overrides", keys, |me, k, v, p| {
+            if k != "rebuild_rate" {
+                return me.duration_s(v, p);
+            }
+            // A rate: bytes per second, written as a size (`200MB` or `200MB/s`).
+            let stripped = match &v.val {
+                Val::Scalar(s) if s.text.ends_with("/s") => Some(Node {
+                    val: Val::Scalar(yaml::Scalar {
+                        text: s.text.trim_end_matches("/s").to_string(),
+                        plain: true,
+                    }),
+                    pos: v.pos,
+                }),
+                _ => None,
+            };
+            me.size_nonzero(stripped.as_ref().unwrap_or(v), p, "rebuild_rate")
+                .map(|b| b as f64)
+        })
+    }
+
+    fn maintenance(&mut self, node: Option<&Node>) -> Vec<(String, f64)> {
+        let keys = self.catalog.failures.maintenance.keys().cloned().collect();
+        self.overrides(
+            node,
+            "maintenance",
+            "planned-maintenance overrides",
+            keys,
+            |me, k, v, p| {
+                // `restart_stall` is a duration; the others are events per year.
+                if k == "restart_stall" {
+                    return me.duration_s(v, p);
+                }
+                let x = me.number(v, p, "events per year", "12")?;
+                me.non_negative(x, v, p, "write how many times a year, 0 or more")
+            },
+        )
     }
 }
 
