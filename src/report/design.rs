@@ -1,9 +1,8 @@
 //! The design report: a ranked summary of layouts and a detail block for the best (or chosen) one, as a
 //! terminal table, Markdown for a change ticket, or the Plan as JSON.
 
-use super::{detail, md_table, pct, table};
+use super::{detail, md_table, table};
 use crate::plan::{Plan, PlannedLayout};
-use crate::units::fmt_bytes;
 
 /// Which layouts a report shows.
 #[derive(Debug, Clone, Default)]
@@ -37,65 +36,6 @@ pub fn json(plan: &Plan, sel: &Selection) -> Vec<u8> {
     out
 }
 
-fn tol(l: &PlannedLayout) -> String {
-    format!(
-        "{}/{}/{}/{}",
-        l.tolerates.racks, l.tolerates.arrays, l.tolerates.servers, l.tolerates.disks
-    )
-}
-
-fn summary_rows(layouts: &[&PlannedLayout]) -> Vec<Vec<String>> {
-    layouts
-        .iter()
-        .map(|l| {
-            vec![
-                l.rank.to_string(),
-                l.id.clone(),
-                l.verdict.as_str().to_string(),
-                tol(l),
-                l.disks_used.to_string(),
-                fmt_bytes(l.capacity.needed_bytes as f64),
-                fmt_bytes(l.capacity.usable_bytes as f64),
-                pct(l.capacity.headroom),
-                down(l),
-                perf(l),
-            ]
-        })
-        .collect()
-}
-
-/// Expected unavailable minutes per year of the worst asset (or the meta group).
-fn down(l: &PlannedLayout) -> String {
-    match &l.yearly {
-        Some(y) if y.worst_unavailable_min_per_year >= 100.0 => format!("{:.0} min", y.worst_unavailable_min_per_year),
-        Some(y) if y.worst_unavailable_min_per_year >= 1.0 => format!("{:.1} min", y.worst_unavailable_min_per_year),
-        Some(y) => format!("{:.2} min", y.worst_unavailable_min_per_year),
-        None => "—".into(),
-    }
-}
-
-/// Predicted capacity ÷ required rate for the worst asset, e.g. `3.2×`.
-fn perf(l: &PlannedLayout) -> String {
-    match l.predicted.as_ref().map(|p| p.headroom) {
-        Some(h) if h.is_finite() => format!("{h:.1}×"),
-        _ => "—".into(),
-    }
-}
-
-/// Pattern, RAID, default replicas and servers per rack are in the id (`p1-raid1-r3-A1.B1.C1-fdce`).
-const SUMMARY: [&str; 10] = [
-    "#",
-    "layout",
-    "verdict",
-    "tolerates",
-    "disks",
-    "needed",
-    "usable",
-    "free",
-    "down/yr",
-    "perf",
-];
-
 /// The terminal report.
 pub fn table_report(plan: &Plan, sel: &Selection, width: u16) -> String {
     let layouts = selected(plan, sel);
@@ -107,21 +47,25 @@ pub fn table_report(plan: &Plan, sel: &Selection, width: u16) -> String {
         s.push_str("no layout to show\n");
         return s;
     }
-    let mut t = table(width, &SUMMARY);
-    for r in summary_rows(&layouts) {
+    let mut t = table(width, &detail::SUMMARY_HEADER);
+    for r in detail::summary_rows(&layouts) {
         t.add_row(r);
     }
     // Ids are copied into `--layout ID`: never wrap them.
-    if let Some(c) = t.column_mut(1) {
-        c.set_constraint(comfy_table::ColumnConstraint::ContentWidth);
+    // The id and verdict are looked up and copied: never wrapped (the other columns give way).
+    for i in [1, 2, 3] {
+        if let Some(c) = t.column_mut(i) {
+            c.set_constraint(comfy_table::ColumnConstraint::ContentWidth);
+        }
     }
     s.push_str(&t.to_string());
-    s.push_str("\nlayout: pattern-raid-R<replicas>-<servers per rack>-<hash>; tolerates: any that many simultaneous rack/array/server/disk\n");
-    s.push_str("failures keep every stream writable; free: store left free on the fullest server; down/yr: expected\n");
-    s.push_str("unavailable minutes per year of the worst asset (failures, repairs, planned maintenance)\n");
-    s.push_str(
-        "perf: predicted capacity ÷ required rate for the busiest asset (see the detail block for bottlenecks)\n",
-    );
+    s.push_str(concat!(
+        "\nlayout: pattern-raid-R<replicas>-<servers per rack>-<hash>; r/a/s/d: how many racks/arrays/servers/disks\n",
+        "may fail at once with every stream still writable; free: store left free on the fullest server; after: the\n",
+        "same after the worst tolerated failure and peer-remove; down/yr: expected unavailable minutes per year of\n",
+        "the worst asset (failures, repairs, planned maintenance); perf: predicted capacity ÷ required rate for the\n",
+        "busiest asset (the detail block names the bottleneck)\n",
+    ));
     for n in &plan.notes {
         s.push_str(&format!("note: {n}\n"));
     }
@@ -199,8 +143,8 @@ pub fn markdown(plan: &Plan, sel: &Selection) -> String {
         "{} layouts evaluated; `sync_interval: {}`.\n\n",
         plan.evaluated, plan.sync_interval
     ));
-    s.push_str(&md_table(&SUMMARY, &summary_rows(&layouts)));
-    s.push_str("\n*layout*: pattern-raid-R(replicas)-(servers per rack)-hash. *tolerates*: any that many simultaneous rack/array/server/disk failures keep every stream writable. *free*: store left free on the fullest server. *down/yr*: expected unavailable minutes per year of the worst asset (failures, repairs and planned maintenance). *perf*: predicted capacity ÷ required rate for the busiest asset.\n");
+    s.push_str(&md_table(&detail::SUMMARY_HEADER, &detail::summary_rows(&layouts)));
+    s.push_str("\n*layout*: pattern-raid-R(replicas)-(servers per rack)-hash. *r/a/s/d*: how many racks/arrays/servers/disks may fail at once with every stream still writable. *free*: store left free on the fullest server; *after*: the same after the worst tolerated failure and peer-remove. *down/yr*: expected unavailable minutes per year of the worst asset (failures, repairs and planned maintenance). *perf*: predicted capacity ÷ required rate for the busiest asset.\n");
     for n in &plan.notes {
         s.push_str(&format!("\n> {n}\n"));
     }

@@ -20,6 +20,63 @@ pub fn count(n: usize, what: &str) -> String {
     format!("{n} {what}{}", plural(n))
 }
 
+/// Pattern, RAID, default replicas and servers per rack are in the id (`p1-raid1-r3-A1.B1.C1-fdce`).
+pub const SUMMARY_HEADER: [&str; 11] = [
+    "#", "layout", "verdict", "r/a/s/d", "disks", "needed", "usable", "free", "after", "down/yr", "perf",
+];
+
+/// One row per layout for the ranked summary.
+pub fn summary_rows(layouts: &[&PlannedLayout]) -> Vec<Vec<String>> {
+    layouts
+        .iter()
+        .map(|l| {
+            vec![
+                l.rank.to_string(),
+                l.id.clone(),
+                l.verdict.as_str().to_string(),
+                tolerates(l),
+                l.disks_used.to_string(),
+                fmt_bytes(l.capacity.needed_bytes as f64),
+                fmt_bytes(l.capacity.usable_bytes as f64),
+                pct(l.capacity.headroom),
+                l.capacity
+                    .after_failure
+                    .as_ref()
+                    .map(|a| pct(a.headroom))
+                    .unwrap_or_else(|| "—".into()),
+                down_per_year(l),
+                perf_headroom(l),
+            ]
+        })
+        .collect()
+}
+
+/// Racks/arrays/servers/disks that may fail at once with every stream still writable, e.g. `1/1/1/2`.
+pub fn tolerates(l: &PlannedLayout) -> String {
+    format!(
+        "{}/{}/{}/{}",
+        l.tolerates.racks, l.tolerates.arrays, l.tolerates.servers, l.tolerates.disks
+    )
+}
+
+/// Expected unavailable minutes per year of the worst asset (or the meta group).
+pub fn down_per_year(l: &PlannedLayout) -> String {
+    match &l.yearly {
+        Some(y) if y.worst_unavailable_min_per_year >= 100.0 => format!("{:.0}", y.worst_unavailable_min_per_year),
+        Some(y) if y.worst_unavailable_min_per_year >= 1.0 => format!("{:.1}", y.worst_unavailable_min_per_year),
+        Some(y) => format!("{:.2}", y.worst_unavailable_min_per_year),
+        None => "—".into(),
+    }
+}
+
+/// Predicted capacity ÷ required rate for the busiest asset, e.g. `3.2×`.
+pub fn perf_headroom(l: &PlannedLayout) -> String {
+    match l.predicted.as_ref().map(|p| p.headroom) {
+        Some(h) if h.is_finite() => format!("{h:.1}×"),
+        _ => "—".into(),
+    }
+}
+
 /// The layout in one sentence: pattern, RAID, default R and what it uses.
 pub fn overview(l: &PlannedLayout) -> String {
     format!(

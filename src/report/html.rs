@@ -8,14 +8,14 @@
 //! commands (simulate, verify) add theirs the same way.
 
 use super::design::{selected, Selection};
+use super::detail;
 use super::svg::esc;
 use super::svg_layout::{layout_drawing, status_colour, Overlay};
 use super::svg_perf::{perf_chart, PerfCurves};
-use super::{detail, pct};
 use crate::plan::{Plan, PlannedLayout, Verdict};
 use crate::site::Site;
 use crate::survival::{ScenarioReport, WhatifReport};
-use crate::units::{fmt_bytes, fmt_sci, fmt_secs};
+use crate::units::{fmt_sci, fmt_secs};
 use std::fmt::Write as _;
 
 const STYLE: &str = "
@@ -169,20 +169,6 @@ fn badge(text: &str, colour: &str) -> String {
     )
 }
 
-fn tolerates(l: &PlannedLayout) -> String {
-    format!(
-        "{}/{}/{}/{}",
-        l.tolerates.racks, l.tolerates.arrays, l.tolerates.servers, l.tolerates.disks
-    )
-}
-
-fn perf_headroom(l: &PlannedLayout) -> String {
-    match l.predicted.as_ref().map(|p| p.headroom) {
-        Some(h) if h.is_finite() => format!("{h:.1}×"),
-        _ => "—".into(),
-    }
-}
-
 /// The design report: summary, notes, then per selected layout (up to three, or the chosen one) its
 /// drawing, servers, assets, predictions and reasons; the perf chart when given.
 pub fn design(plan: &Plan, sel: &Selection, curves: Option<&PerfCurves>) -> String {
@@ -203,50 +189,16 @@ pub fn design(plan: &Plan, sel: &Selection, curves: Option<&PerfCurves>) -> Stri
         page.p("No layout to show.");
         return page.finish(&plan.generator);
     }
-    let rows: Vec<Vec<String>> = layouts
-        .iter()
-        .map(|l| {
-            vec![
-                l.rank.to_string(),
-                l.id.clone(),
-                l.verdict.as_str().to_string(),
-                tolerates(l),
-                l.disks_used.to_string(),
-                fmt_bytes(l.capacity.needed_bytes as f64),
-                fmt_bytes(l.capacity.usable_bytes as f64),
-                pct(l.capacity.headroom),
-                l.capacity
-                    .after_failure
-                    .as_ref()
-                    .map(|a| pct(a.headroom))
-                    .unwrap_or_else(|| "—".into()),
-                perf_headroom(l),
-            ]
-        })
-        .collect();
     page.h2("Ranked layouts", Some("summary"));
-    page.table(
-        &[
-            "#",
-            "layout",
-            "verdict",
-            "tolerates r/a/s/d",
-            "disks",
-            "needed",
-            "usable",
-            "free",
-            "after",
-            "perf",
-        ],
-        &rows,
-    );
+    page.table(&detail::SUMMARY_HEADER, &detail::summary_rows(&layouts));
     page.p(
-        "tolerates: simultaneous rack/array/server/disk failures that keep every stream writable. free: store left \
-         free on the fullest server; after: the same after the worst tolerated failure and peer-remove. perf: \
-         predicted capacity ÷ required rate for the busiest asset.",
+        "r/a/s/d: how many racks/arrays/servers/disks may fail at once with every stream still writable. free: store left \
+         free on the fullest server; after: the same after the worst tolerated failure and peer-remove. down/yr: \
+         expected unavailable minutes per year of the worst asset. perf: predicted capacity ÷ required rate for the \
+         busiest asset.",
     );
-    let detail = if sel.layout.is_some() { 1 } else { 3 };
-    for l in layouts.iter().take(detail) {
+    let shown = if sel.layout.is_some() { 1 } else { 3 };
+    for l in layouts.iter().take(shown) {
         layout_section(&mut page, &plan.input, l);
     }
     if let Some(c) = curves {
@@ -264,7 +216,7 @@ fn layout_section(page: &mut Page, site: &Site, l: &PlannedLayout) {
             "{} {}; tolerates r/a/s/d {}.",
             badge(l.verdict.as_str(), verdict_colour(l.verdict)),
             esc(&detail::overview(l)),
-            esc(&tolerates(l))
+            esc(&detail::tolerates(l))
         ),
     );
     page.p(&detail::placement(l));
