@@ -22,6 +22,7 @@ use super::{enumerate::group_usable_bytes, placement, quorum, store_bytes, Raid}
 use crate::catalog::Catalog;
 use crate::site::{ArrayIdx, Pattern, RackIdx, Site};
 use microlp::{ComparisonOp, OptimizationDirection, Problem, SolveOptions, Variable};
+use rayon::prelude::*;
 
 /// Branch-and-bound nodes one solve may use (deterministic, unlike a time limit).
 const NODE_LIMIT: u64 = 20_000;
@@ -445,12 +446,17 @@ pub fn optimise(site: &Site, catalog: &Catalog, pattern: Pattern, r: u8) -> Opti
     let t_top = inp.t_cap.min(inp.racks.len().saturating_sub(1) as u32).min(3);
     let mut best: Option<Choice> = None;
     for t in (inp.t_min..=t_top).rev() {
-        for d in disk_options(pattern, max_data) {
-            let store = store_for(site, catalog, &inp, pattern, d);
-            if let Some(c) = solve(&inp, d, t, store) {
-                if check(site, catalog, pattern, r, &c).is_ok() && best.as_ref().is_none_or(|b| better(&c, b)) {
-                    best = Some(c);
-                }
+        // Each disks-per-server value is its own model: solve them in parallel, pick in a fixed order.
+        let found: Vec<Option<Choice>> = disk_options(pattern, max_data)
+            .into_par_iter()
+            .map(|d| {
+                let store = store_for(site, catalog, &inp, pattern, d);
+                solve(&inp, d, t, store).filter(|c| check(site, catalog, pattern, r, c).is_ok())
+            })
+            .collect();
+        for c in found.into_iter().flatten() {
+            if best.as_ref().is_none_or(|b| better(&c, b)) {
+                best = Some(c);
             }
         }
         if best.is_some() {
