@@ -39,7 +39,8 @@ impl AgentsOptions {
         AgentsOptions {
             count,
             discover_timeout: Duration::from_secs(5),
-            lost_after: Duration::from_secs(3),
+            // 20 missed heartbeats: a loaded client host (2 cores, a busy run) still gets its beats out.
+            lost_after: Duration::from_secs(5),
             heartbeat: Duration::from_millis(250),
             setup_timeout: Duration::from_secs(30),
             clock_probes: 8,

@@ -437,6 +437,13 @@ mod tests {
     }
 
     #[test]
+    fn an_incomplete_row_fails_the_check() {
+        assert!(Status::Incomplete.fails());
+        assert_eq!(Status::Incomplete.as_str(), "INCOMPLETE");
+        assert_eq!(serde_json::to_value(Status::Incomplete).unwrap(), "incomplete");
+    }
+
+    #[test]
     fn csv_fields_with_commas_are_quoted() {
         assert_eq!(csv_field("a,b"), "\"a,b\"");
         assert_eq!(csv_field("say \"x\""), "\"say \"\"x\"\"\"");
