@@ -29,10 +29,16 @@ struct Agent {
 
 impl Agent {
     fn start(urls: &str, name: &str) -> Agent {
+        Agent::start_with(&["--server", urls, "--name", name], &[])
+    }
+
+    fn start_with(args: &[&str], env: &[(&str, &str)]) -> Agent {
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("agent.log");
         let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("natsplan"));
-        cmd.args(["agent", "--server", urls, "--name", name])
+        cmd.arg("agent")
+            .args(args)
+            .envs(env.iter().copied())
             .env_remove("NATS_URL")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -252,4 +258,42 @@ fn an_agent_killed_mid_row_makes_the_run_incomplete() {
         .iter()
         .any(|w| w.as_str().unwrap().contains("INCOMPLETE")));
     assert_eq!(v["params"]["agents"], "3");
+}
+
+#[test]
+fn agents_and_coordinator_take_bench_connection_options() {
+    // A nats CLI context (as bench reads it) is the only place the servers are named: the agent's
+    // control and data connections and the coordinator's both come from it.
+    let _s = serial();
+    let c = TestCluster::start(3).unwrap();
+    let cfg = tempfile::tempdir().unwrap();
+    let ctx_dir = cfg.path().join("nats").join("context");
+    std::fs::create_dir_all(&ctx_dir).unwrap();
+    std::fs::write(ctx_dir.join("lab.json"), format!(r#"{{"url":"{}"}}"#, c.url())).unwrap();
+    let xdg = cfg.path().to_str().unwrap();
+    let _a = Agent::start_with(&["--context", "lab", "--name", "ctx"], &[("XDG_CONFIG_HOME", xdg)]);
+    let out = natsplan()
+        .env("XDG_CONFIG_HOME", xdg)
+        .args([
+            "--format",
+            "json",
+            "bench",
+            "kv",
+            "--clients",
+            "2",
+            "--msgs",
+            "200",
+            "--agents",
+            "1",
+        ])
+        .args(["--context", "lab", "--no-progress"])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    assert_eq!(out.status.code(), Some(0), "{err}\n{v:#}");
+    assert_eq!(v["published"].as_u64(), Some(200));
+    assert_eq!(v["agents"]["agents"][0]["name"], "ctx");
+    assert_eq!(v["agents_used"]["agents"][0]["servers"].as_array().unwrap().len(), 3);
 }
