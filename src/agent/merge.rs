@@ -59,6 +59,10 @@ pub fn merge(spec: &BenchSpec, run_id: &str, parts: &[Part]) -> (BenchResult, Hi
     if params.contains_key("subs") {
         params.insert("subs".into(), subs.to_string());
     }
+    if subs > 0 && parts.len() > 1 {
+        // Say so where the figures are: other hosts' stamps are counted, never timed.
+        params.insert("latency".into(), "same-host publisher-subscriber pairs only".into());
+    }
     let mut r = BenchResult {
         kind: first
             .map(|r| r.kind.clone())
@@ -256,5 +260,6 @@ mod tests {
         assert_eq!(r.warnings, vec!["agent a: w", "agent b: w"]);
         assert_eq!(r.params["agents"], "2");
         assert_eq!(r.params["pubs"], "2");
+        assert_eq!(r.params["latency"], "same-host publisher-subscriber pairs only");
     }
 }
