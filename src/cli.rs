@@ -55,6 +55,9 @@ pub enum Command {
     Verify(Box<crate::commands::verify::VerifyArgs>),
     /// Measure a cluster and write a calibration file the predictor uses.
     Calibrate(crate::commands::calibrate::CalibrateArgs),
+    /// A load-generating worker on a client host, coordinated over NATS by `bench --agents` and
+    /// `verify --agents`.
+    Agent(crate::commands::agent::AgentArgs),
     /// Print shell completions.
     Completions(crate::commands::completions::CompletionsArgs),
     /// Print the man page (or write one per command with --out DIR); for packagers.

@@ -21,6 +21,7 @@ pub mod sitegen;
 pub mod survival;
 pub mod units;
 
+pub mod agent;
 pub mod bench;
 pub mod calibrate;
 pub mod emit;

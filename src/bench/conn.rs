@@ -331,6 +331,29 @@ impl ConnSpec {
             .map_err(|e| ConnectFailure::Unreachable(anyhow!("cannot connect to {}: {e}", redact_url(&url))))
     }
 
+    /// The control connection of an agent or coordinator (`natsplan agent`, `--agents`): same credentials
+    /// and TLS as the data connections, every listed server to fail over to, request inboxes under
+    /// `inbox_prefix` (so control traffic stays on its own subjects), and for a long-running agent
+    /// (`reconnect_forever`) no limit on reconnecting.
+    pub async fn connect_control(
+        &self,
+        name: &str,
+        inbox_prefix: &str,
+        reconnect_forever: bool,
+    ) -> Result<async_nats::Client, ConnectFailure> {
+        let mut o = self
+            .options(name.to_string(), None)
+            .await
+            .map_err(ConnectFailure::Setup)?
+            .custom_inbox_prefix(inbox_prefix);
+        if reconnect_forever {
+            o = o.max_reconnects(None);
+        }
+        o.connect(self.servers.clone())
+            .await
+            .map_err(|e| ConnectFailure::Unreachable(anyhow!("cannot connect to {}: {e}", self.describe())))
+    }
+
     /// Same, tuned for a subscriber expecting `capacity` buffered messages.
     pub async fn connect_sub(
         &self,

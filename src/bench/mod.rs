@@ -10,24 +10,24 @@ pub mod conn;
 pub mod export;
 pub mod raw;
 pub mod result;
-mod varz;
+pub mod varz;
 mod workload;
 
 use std::time::Duration;
 
 pub use conn::{ConnArgs, ConnSpec};
 pub use result::BenchResult;
-pub use workload::run;
+pub use workload::{check, cleanup_shared, new_run_id, prepare_shared, run, run_share, Gate, Share, ShareOutput, Slot};
 
 /// JetStream storage for streams, KV buckets and object stores the run creates.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
 pub enum Storage {
     File,
     Memory,
 }
 
 /// How JetStream publishers wait for acks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
 pub enum PublishMode {
     /// Keep up to `window` publishes in flight, collect acks as they come.
     Async,
@@ -36,7 +36,7 @@ pub enum PublishMode {
 }
 
 /// Which client carries the core and JetStream publish/subscribe hot paths.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
 pub enum ClientChoice {
     /// The raw protocol path when the connection allows it (no TLS, creds or nkey), else async-nats.
     Auto,
@@ -47,14 +47,14 @@ pub enum ClientChoice {
 }
 
 /// Object store direction.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
 pub enum ObjOp {
     Put,
     Get,
 }
 
 /// What to run.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Workload {
     Core {
         pubs: usize,

@@ -3,11 +3,11 @@
 //! Pure data: no I/O here, so exporters and verify can work from it alone.
 
 use hdrhistogram::Histogram;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// One client's share of the work, timed on the run's own clock (seconds since the run's anchor).
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct ClientSample {
     /// `P1`, `S2`, ... as nats bench's CSV names them.
     pub id: String,
@@ -40,7 +40,7 @@ impl ClientSample {
 
 /// A set of clients reported together (publishers, subscribers): rate over the group window, as
 /// nats-bench's `SampleGroup` computes it.
-#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct Group {
     pub clients: Vec<ClientSample>,
 }
@@ -85,7 +85,7 @@ fn rate(n: f64, window_s: f64) -> f64 {
 }
 
 /// min | avg | max | stddev (population), as nats-bench prints for client rates.
-#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
 pub struct Spread {
     pub min: f64,
     pub avg: f64,
@@ -111,7 +111,7 @@ impl Spread {
 }
 
 /// Latency percentiles in microseconds, read from an hdrhistogram recorded in nanoseconds.
-#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
 pub struct LatencySummary {
     pub count: u64,
     pub min: f64,
@@ -162,7 +162,7 @@ pub fn merge_hists<'a>(hs: impl IntoIterator<Item = &'a Histogram<u64>>) -> Hist
 }
 
 /// Outcome of an open-loop `--rate` run.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct RateOutcome {
     pub target_per_s: f64,
     pub achieved_per_s: f64,
@@ -174,7 +174,7 @@ pub struct RateOutcome {
 }
 
 /// What happened to messages that did not arrive.
-#[derive(Debug, Clone, Serialize, PartialEq, Default)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct Losses {
     /// Messages each subscriber should have received.
     pub expected_per_sub: u64,
@@ -190,7 +190,7 @@ pub struct Losses {
 }
 
 /// One benchmark run. Exporters turn this into text, JSON or CSV.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct BenchResult {
     /// core | js | kv | obj-put | obj-get | ping | flood
     pub kind: String,

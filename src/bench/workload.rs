@@ -29,9 +29,143 @@ struct Env {
     done: Arc<AtomicU64>,
     spec: BenchSpec,
     run_id: String,
+    /// This process's part of a run spread over agents (None: the whole run is here).
+    share: Option<Share>,
+    /// Held until the run's setup is done; then the coordinator says when the clock starts.
+    gate: std::sync::Mutex<Option<Gate>>,
+    /// When this process's clock started (the agreed start on agents).
+    started: std::sync::OnceLock<Instant>,
+    /// The run's merged latency histogram, kept for agents to send whole.
+    hist: std::sync::Mutex<Option<Histogram<u64>>>,
+}
+
+/// One process's part of a run coordinated over agents (`natsplan agent`): which of the run's workers it
+/// runs (global indices, so connections spread over the servers and subjects, inboxes and keys never
+/// collide between agents), the run id every agent shares (so they use the same stream, bucket and
+/// subject, created beforehand by the coordinator), and a stamp origin so latency is only ever computed
+/// from a send time taken on this host's clock.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Share {
+    pub run_id: String,
+    /// Marks this process's latency stamps (1..); 0 is a whole run in one process.
+    pub origin: u16,
+    /// Publishers, putters or getters run here, in local order.
+    pub workers: Vec<Slot>,
+    /// Global indices of the subscribers run here (core and flood).
+    pub subs: Vec<usize>,
+    /// Workers and subscribers of the whole run, over every agent.
+    pub total_workers: usize,
+    pub total_subs: usize,
+    /// Messages of the whole run (what each core subscriber expects).
+    pub total_msgs: u64,
+}
+
+/// One worker of a shared run.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Slot {
+    /// Index of the worker in the whole run (server `index % servers`, `P{index+1}`).
+    pub index: usize,
+    /// Messages, operations or objects it does.
+    pub msgs: u64,
+    /// Global index of its first item (object names, KV keys).
+    pub first: u64,
+}
+
+/// How a run on an agent waits for its start: `ready` fires once its connections, subscriptions and
+/// interest checks are done; `start` brings the local instant all agents start at.
+pub struct Gate {
+    pub ready: tokio::sync::oneshot::Sender<()>,
+    pub start: tokio::sync::oneshot::Receiver<Instant>,
+}
+
+/// What a run on an agent hands back besides its result: the merged histogram (nanoseconds) and when
+/// its clock started, in seconds after the anchor its samples are timed from.
+pub struct ShareOutput {
+    pub result: BenchResult,
+    pub hist: Histogram<u64>,
+    pub start_s: f64,
+    /// How late the local start was against the agreed instant, in seconds.
+    pub late_s: f64,
 }
 
 impl Env {
+    fn new(conn: &ConnSpec, spec: &BenchSpec, run_id: String, share: Option<Share>, gate: Option<Gate>) -> Env {
+        Env {
+            conn: conn.clone(),
+            anchor: Instant::now(),
+            slow_events: Arc::new(AtomicU64::new(0)),
+            done: Arc::new(AtomicU64::new(0)),
+            spec: spec.clone(),
+            run_id,
+            share,
+            gate: std::sync::Mutex::new(gate),
+            started: std::sync::OnceLock::new(),
+            hist: std::sync::Mutex::new(None),
+        }
+    }
+    /// The clock's start: now, or on an agent, once setup is done, the instant the coordinator agreed.
+    async fn start_clock(&self) -> Result<Instant, BenchError> {
+        let gate = self.gate.lock().map(|mut g| g.take()).unwrap_or(None);
+        let start = match gate {
+            None => Instant::now(),
+            Some(g) => {
+                let _ = g.ready.send(());
+                let at = g
+                    .start
+                    .await
+                    .map_err(|_| BenchError::CannotRun(anyhow!("the coordinator did not start the run")))?;
+                tokio::time::sleep_until(at.into()).await;
+                at
+            }
+        };
+        let _ = self.started.set(start);
+        Ok(start)
+    }
+    /// Stamp origin of this process (0 for a whole run).
+    fn origin(&self) -> u16 {
+        self.share.as_ref().map(|s| s.origin).unwrap_or(0)
+    }
+    /// Messages per local worker.
+    fn per_worker(&self, n: usize) -> Vec<u64> {
+        match &self.share {
+            Some(s) => s.workers.iter().map(|w| w.msgs).collect(),
+            None => split(self.spec.msgs, n),
+        }
+    }
+    /// Global index of local worker `i`.
+    fn worker(&self, i: usize) -> usize {
+        self.share
+            .as_ref()
+            .and_then(|s| s.workers.get(i))
+            .map(|w| w.index)
+            .unwrap_or(i)
+    }
+    /// Global index of local subscriber `i`.
+    fn sub(&self, i: usize) -> usize {
+        self.share.as_ref().and_then(|s| s.subs.get(i)).copied().unwrap_or(i)
+    }
+    /// Subscribers in the whole run.
+    fn total_subs(&self, local: usize) -> usize {
+        self.share.as_ref().map(|s| s.total_subs).unwrap_or(local)
+    }
+    /// Open-loop rate of one worker: the aggregate rate over every worker of the run.
+    fn worker_rate(&self, local: usize) -> Option<f64> {
+        let n = self.share.as_ref().map(|s| s.total_workers).unwrap_or(local).max(1);
+        self.spec.rate_per_s.map(|r| r / n as f64)
+    }
+    /// Streams, buckets and object stores are created and removed by this process (not on agents).
+    fn owns_assets(&self) -> bool {
+        self.share.is_none()
+    }
+    /// Summarise the merged histogram and keep it.
+    fn summary(&self, hists: &[Histogram<u64>]) -> Option<LatencySummary> {
+        let h = merge_hists(hists);
+        let s = LatencySummary::from_hist_ns(&h);
+        if let Ok(mut k) = self.hist.lock() {
+            *k = Some(h);
+        }
+        s
+    }
     fn secs(&self, t: Instant) -> f64 {
         t.saturating_duration_since(self.anchor).as_secs_f64()
     }
@@ -124,17 +258,28 @@ fn proto(c: &async_nats::Client) -> (u64, u64) {
     )
 }
 
-fn stamped(template: &Bytes, t_ns: u64) -> Bytes {
+/// Bits of a stamp that carry the time; the 16 above carry the origin (which process stamped it).
+const STAMP_TIME_BITS: u32 = 48;
+
+/// The 8-byte stamp: send time + 1 (so a stamp is never zero: zero marks an unstamped message) in the
+/// low 48 bits (78 hours of nanoseconds), the stamping process's origin above.
+fn stamp_word(origin: u16, t_ns: u64) -> u64 {
+    ((origin as u64) << STAMP_TIME_BITS) | ((t_ns + 1) & ((1u64 << STAMP_TIME_BITS) - 1))
+}
+
+fn stamped(template: &Bytes, origin: u16, t_ns: u64) -> Bytes {
     let mut b = BytesMut::with_capacity(template.len());
-    // +1 so that a stamp is never zero: zero marks an unstamped message.
-    b.extend_from_slice(&(t_ns + 1).to_le_bytes());
+    b.extend_from_slice(&stamp_word(origin, t_ns).to_le_bytes());
     b.extend_from_slice(&template[8..]);
     b.freeze()
 }
 
-fn read_stamp(p: &[u8]) -> Option<u64> {
+/// The send time of a stamped message, when it was stamped by `origin` (another host's clock means
+/// nothing here: latency is measured per host, never across clocks).
+fn read_stamp(p: &[u8], origin: u16) -> Option<u64> {
     let s = u64::from_le_bytes(p.get(..8)?.try_into().ok()?);
-    (s != 0).then(|| s - 1)
+    let t = s & ((1u64 << STAMP_TIME_BITS) - 1);
+    (t != 0 && (s >> STAMP_TIME_BITS) as u16 == origin).then(|| t - 1)
 }
 
 /// Draws a progress bar from the shared counter while the run goes on (stderr, terminals only).
@@ -175,40 +320,98 @@ async fn stop_progress(p: Option<(tokio::task::JoinHandle<()>, Arc<AtomicBool>)>
 /// with warnings.
 pub async fn run(conn: &ConnSpec, spec: &BenchSpec) -> Result<BenchResult, BenchError> {
     validate(spec)?;
+    let env = Arc::new(Env::new(conn, spec, new_run_id(), None, None));
+    dispatch(&env).await
+}
+
+/// A fresh run id: seconds since the epoch and the pid, so runs from different processes do not collide.
+pub fn new_run_id() -> String {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();
-    let run_id = format!("{:x}{:04x}", now.as_secs(), std::process::id() & 0xffff);
-    let env = Arc::new(Env {
-        conn: conn.clone(),
-        anchor: Instant::now(),
-        slow_events: Arc::new(AtomicU64::new(0)),
-        done: Arc::new(AtomicU64::new(0)),
-        spec: spec.clone(),
-        run_id,
-    });
+    format!(
+        "{:x}{:04x}{:02x}",
+        now.as_secs(),
+        std::process::id() & 0xffff,
+        now.subsec_nanos() & 0xff
+    )
+}
+
+/// Check a whole run's spec (the coordinator does, before splitting it over agents).
+pub fn check(spec: &BenchSpec) -> Result<(), BenchError> {
+    validate(spec)
+}
+
+/// Run this process's share of a run spread over agents: `spec` holds the local worker counts and the
+/// share's messages; the streams, buckets and object stores exist already (`prepare_shared`). The clock
+/// starts when `gate` says so. `progress` counts completed operations as they happen.
+pub async fn run_share(
+    conn: &ConnSpec,
+    spec: &BenchSpec,
+    share: Share,
+    gate: Gate,
+    progress: Arc<AtomicU64>,
+) -> Result<ShareOutput, BenchError> {
+    let mut env = Env::new(conn, spec, share.run_id.clone(), Some(share), Some(gate));
+    env.done = progress;
+    let env = Arc::new(env);
+    let mut result = dispatch(&env).await?;
+    // Name clients by their index in the whole run, so the merged report lists P1..Pn once each.
+    let renumber = |c: &mut crate::bench::result::ClientSample, n: usize| {
+        let prefix: String = c.id.chars().take_while(|ch| ch.is_ascii_alphabetic()).collect();
+        c.id = format!("{prefix}{}", n + 1);
+    };
+    for (k, c) in result.publishers.clients.iter_mut().enumerate() {
+        renumber(c, env.worker(k));
+    }
+    let subs_are_workers = result.kind == "obj-get";
+    for (k, c) in result.subscribers.clients.iter_mut().enumerate() {
+        renumber(c, if subs_are_workers { env.worker(k) } else { env.sub(k) });
+    }
+    let hist = env.hist.lock().ok().and_then(|mut h| h.take()).unwrap_or_else(new_hist);
+    let start = env.started.get().copied().unwrap_or(env.anchor);
+    let first_start = result
+        .publishers
+        .start_s()
+        .into_iter()
+        .chain(result.subscribers.start_s())
+        .reduce(f64::min);
+    let start_s = env.secs(start);
+    Ok(ShareOutput {
+        result,
+        hist,
+        start_s,
+        late_s: first_start.map(|f| (f - start_s).max(0.0)).unwrap_or(0.0),
+    })
+}
+
+async fn dispatch(env: &Arc<Env>) -> Result<BenchResult, BenchError> {
+    let spec = &env.spec;
     match spec.workload.clone() {
-        Workload::Core { pubs, subs } => core(&env, pubs, subs, false).await,
-        Workload::Flood { pubs } => core(&env, pubs, 1, true).await,
-        Workload::Ping => ping(&env).await,
+        Workload::Core { pubs, subs } => core(env, pubs, subs, false).await,
+        Workload::Flood { pubs } => {
+            let subs = env.share.as_ref().map(|s| s.subs.len()).unwrap_or(1);
+            core(env, pubs, subs, true).await
+        }
+        Workload::Ping => ping(env).await,
         Workload::Js {
             pubs,
             replicas,
             storage,
             publish,
             window,
-        } => js(&env, pubs, replicas, storage, publish, window).await,
+        } => js(env, pubs, replicas, storage, publish, window).await,
         Workload::Kv {
             clients,
             replicas,
             storage,
-        } => kv(&env, clients, replicas, storage).await,
+        } => kv(env, clients, replicas, storage).await,
         Workload::Obj {
             op,
             clients,
             replicas,
             storage,
-        } => obj(&env, op, clients, replicas, storage).await,
+        } => obj(env, op, clients, replicas, storage).await,
     }
 }
 
@@ -437,7 +640,7 @@ async fn core_pub_raw(
         c.out.extend_from_slice(&header);
         match stamp {
             Some(t) => {
-                c.out.extend_from_slice(&(t + 1).to_le_bytes());
+                c.out.extend_from_slice(&stamp_word(env.origin(), t).to_le_bytes());
                 c.out.extend_from_slice(&template[8..]);
             }
             None => c.out.extend_from_slice(template),
@@ -501,6 +704,7 @@ async fn core_sub_raw(
     let mut hist = new_hist();
     let (mut count, mut first, mut last, mut error) = (0u64, None, Instant::now(), None::<String>);
     let mut reported = 0u64;
+    let origin = env.origin();
     loop {
         let res = tokio::select! {
             biased;
@@ -523,7 +727,7 @@ async fn core_sub_raw(
                     if count == 1 {
                         first = Some(Instant::now());
                     }
-                    if let Some(t_ns) = read_stamp(payload) {
+                    if let Some(t_ns) = read_stamp(payload, origin) {
                         let now = Instant::now();
                         let _ = hist.record(env.ns(now).saturating_sub(t_ns).max(1));
                         last = now;
@@ -582,7 +786,8 @@ async fn core(env: &Arc<Env>, pubs: usize, subs: usize, flood: bool) -> Result<B
     } else {
         STAMP_EVERY
     };
-    let per_pub = split(spec.msgs, pubs);
+    let per_pub = env.per_worker(pubs);
+    let total_subs = env.total_subs(subs);
     let label = if flood {
         "Flood"
     } else if subs > 0 && pubs > 0 {
@@ -606,16 +811,19 @@ async fn core(env: &Arc<Env>, pubs: usize, subs: usize, flood: bool) -> Result<B
         .insert("client".into(), if raw { "raw" } else { "async-nats" }.into());
 
     // Subscribers first, each on its own connection, spread over the servers.
-    let expected = Arc::new(AtomicU64::new(spec.msgs));
+    // On agents every subscriber expects the whole run's messages, not this agent's share of them.
+    let expected = Arc::new(AtomicU64::new(
+        env.share.as_ref().map(|s| s.total_msgs).unwrap_or(spec.msgs),
+    ));
     let (cancel_tx, cancel_rx) = watch::channel(false);
     let mut sub_conns = Vec::new();
     let mut counters = Vec::new();
     for i in 0..subs {
         // A probe subject per subscriber, subscribed after the main one: once a publisher's server sees
         // the probe's interest it has seen the main subject's too (route interest is ordered).
-        let probe_subject = format!("{subject}.probe.{i}");
+        let probe_subject = format!("{subject}.probe.{}", env.sub(i));
         if raw {
-            let t = env.conn.raw_target(i).expect("raw checked above");
+            let t = env.conn.raw_target(env.sub(i)).expect("raw checked above");
             let mut c = raw_connect(&t, &format!("natsplan-bench-sub{i}")).await?;
             c.out
                 .extend_from_slice(format!("SUB {subject} 1\r\nSUB {probe_subject} 2\r\n").as_bytes());
@@ -629,7 +837,7 @@ async fn core(env: &Arc<Env>, pubs: usize, subs: usize, flood: bool) -> Result<B
                 .max(1);
             let c = env
                 .conn
-                .connect_sub(i, cap, env.slow_events.clone())
+                .connect_sub(env.sub(i), cap, env.slow_events.clone())
                 .await
                 .map_err(connect_err)?;
             let sub = c.subscribe(subject.clone()).await.map_err(|e| cannot(e, "subscribe"))?;
@@ -652,10 +860,13 @@ async fn core(env: &Arc<Env>, pubs: usize, subs: usize, flood: bool) -> Result<B
     for i in 0..pubs {
         // Publishers start after the subscribers in the server rotation so 1 pub / 1 sub crosses servers.
         if raw {
-            let t = env.conn.raw_target(i + subs).expect("raw checked above");
+            let t = env
+                .conn
+                .raw_target(env.worker(i) + total_subs)
+                .expect("raw checked above");
             pub_conns.push(PubConn::Raw(raw_connect(&t, &format!("natsplan-bench-pub{i}")).await?));
         } else {
-            pub_conns.push(PubConn::Nats(env.connect(i + subs, "pub").await?));
+            pub_conns.push(PubConn::Nats(env.connect(env.worker(i) + total_subs, "pub").await?));
         }
     }
     // Subscriber tasks run from here on: on the raw path they also answer the interest probes.
@@ -670,10 +881,11 @@ async fn core(env: &Arc<Env>, pubs: usize, subs: usize, flood: bool) -> Result<B
         }));
     }
     // Every server a publisher uses must know every subscriber's interest before the clock starts.
-    if subs > 0 {
+    // (On agents: every subscriber of the whole run, wherever it runs.)
+    if total_subs > 0 {
         for k in 0..pubs.min(env.conn.servers.len()) {
-            let probe_client = env.connect(k + subs, "probe").await?;
-            for i in 0..subs {
+            let probe_client = env.connect(env.worker(k) + total_subs, "probe").await?;
+            for i in 0..total_subs {
                 wait_for_interest(&probe_client, &format!("{subject}.probe.{i}"), spec.timeout).await?;
             }
         }
@@ -682,11 +894,17 @@ async fn core(env: &Arc<Env>, pubs: usize, subs: usize, flood: bool) -> Result<B
     let progress = progress_task(env, spec.msgs * (1 + subs as u64), "messages");
 
     let template = Bytes::from(vec![0u8; spec.size as usize]);
-    let start = Instant::now();
+    let start = match env.start_clock().await {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = cancel_tx.send(true);
+            return Err(e);
+        }
+    };
     let mut pub_tasks = Vec::new();
     for (i, pc) in pub_conns.into_iter().enumerate() {
         let (env, subject, template, n) = (env.clone(), subject.clone(), template.clone(), per_pub[i]);
-        let rate = spec.rate_per_s.map(|r| r / pubs as f64);
+        let rate = env.worker_rate(pubs);
         pub_tasks.push(tokio::spawn(async move {
             match pc {
                 PubConn::Nats(c) => {
@@ -702,7 +920,10 @@ async fn core(env: &Arc<Env>, pubs: usize, subs: usize, flood: bool) -> Result<B
         outs.push(t.await.map_err(|e| cannot(e, "publisher task"))?);
     }
     // With no publishers of our own, subscribers wait for --msgs from someone else's (until --timeout idle).
-    let published: u64 = if pubs == 0 {
+    let published: u64 = if let Some(share) = &env.share {
+        // Publishers on other agents count too: each subscriber expects the whole run's messages.
+        share.total_msgs
+    } else if pubs == 0 {
         spec.msgs
     } else {
         outs.iter().map(|o| o.sample.msgs).sum()
@@ -747,7 +968,7 @@ async fn core(env: &Arc<Env>, pubs: usize, subs: usize, flood: bool) -> Result<B
         hists.push(s.hist);
         r.subscribers.clients.push(s.sample);
     }
-    r.latency_us = LatencySummary::from_hist_ns(&merge_hists(&hists));
+    r.latency_us = env.summary(&hists);
     r.rate = rate_outcome(env, &r, behind, lag);
     if subs > 0 {
         let dropped: u64 = r
@@ -820,14 +1041,14 @@ async fn core_pub(
     for j in 0..n {
         let payload = if let Some(p) = pacer.as_mut() {
             match p.due(j).await {
-                Ok(intended) => stamped(&template, env.ns(intended)),
+                Ok(intended) => stamped(&template, env.origin(), env.ns(intended)),
                 Err(()) => {
                     behind = true;
                     break;
                 }
             }
         } else if can_stamp && j % stamp_every == 0 {
-            stamped(&template, env.ns(Instant::now()))
+            stamped(&template, env.origin(), env.ns(Instant::now()))
         } else {
             template.clone()
         };
@@ -891,7 +1112,7 @@ async fn core_sub(
             if count == 1 {
                 first = Some(Instant::now());
             }
-            if let Some(t_ns) = read_stamp(&m.payload) {
+            if let Some(t_ns) = read_stamp(&m.payload, env.origin()) {
                 let now = Instant::now();
                 let _ = hist.record(env.ns(now).saturating_sub(t_ns).max(1));
                 last = now;
@@ -947,7 +1168,7 @@ async fn ping(env: &Arc<Env>) -> Result<BenchResult, BenchError> {
     let ok = out.sample.msgs;
     let mut hists = Vec::new();
     absorb(env, &mut r, vec![out], false, &mut hists);
-    r.latency_us = LatencySummary::from_hist_ns(&merge_hists(&hists));
+    r.latency_us = env.summary(&hists);
     if ok == 0 {
         return Err(BenchError::CannotRun(anyhow!(
             "no request was answered: {}",
@@ -1005,6 +1226,10 @@ async fn ping_raw(env: &Arc<Env>, subject: &str) -> Result<TaskOut, BenchError> 
     let payload = vec![0u8; spec.size as usize];
     let mut hist = new_hist();
     let (mut ok, mut errors, mut first_error) = (0u64, 0u64, None::<String>);
+    if let Err(e) = env.start_clock().await {
+        echo.abort();
+        return Err(e);
+    }
     let t0 = Instant::now();
     'requests: for j in 0..spec.msgs {
         let a = Instant::now();
@@ -1107,6 +1332,10 @@ async fn ping_nats(env: &Arc<Env>, subject: &str) -> Result<TaskOut, BenchError>
     let payload = Bytes::from(vec![0u8; spec.size as usize]);
     let mut hist = new_hist();
     let (mut ok, mut errors, mut first_error) = (0u64, 0u64, None);
+    if let Err(e) = env.start_clock().await {
+        echo.abort();
+        return Err(e);
+    }
     let t0 = Instant::now();
     for _ in 0..spec.msgs {
         let a = Instant::now();
@@ -1198,19 +1427,12 @@ async fn js(
     let spec = &env.spec;
     let stream = format!("natsplan-js-{}", env.run_id);
     let subject = format!("natsplan.js.{}", env.run_id);
-    let admin = env.connect(0, "admin").await?;
-    let actx = js_context(admin.clone(), env, 1);
-    let cfg = jetstream::stream::Config {
-        name: stream.clone(),
-        subjects: vec![subject.clone()],
-        num_replicas: replicas,
-        storage: storage_type(storage),
-        ..Default::default()
-    };
-    retry("create stream", spec.timeout, || actx.create_stream(cfg.clone())).await?;
+    if env.owns_assets() {
+        create_assets(env).await?;
+    }
     let result = js_run(env, pubs, &subject, mode, window).await;
-    if !spec.keep {
-        let _ = actx.delete_stream(&stream).await;
+    if env.owns_assets() && !spec.keep {
+        delete_assets(env).await;
     }
     let mut r = result?;
     r.label = match mode {
@@ -1239,26 +1461,28 @@ async fn js_run(
     let mut conns = Vec::new();
     for i in 0..pubs {
         if raw {
-            let t = env.conn.raw_target(i).expect("raw checked above");
+            let t = env.conn.raw_target(env.worker(i)).expect("raw checked above");
             let c = raw_connect(&t, &format!("natsplan-bench-pub{i}")).await?;
             conns.push(PubConn::Raw(c));
         } else {
-            conns.push(PubConn::Nats(env.connect(i, "pub").await?));
+            conns.push(PubConn::Nats(env.connect(env.worker(i), "pub").await?));
         }
     }
-    let per_pub = split(spec.msgs, pubs);
+    let per_pub = env.per_worker(pubs);
     let payload = Bytes::from(vec![0u8; spec.size as usize]);
     let progress = progress_task(env, spec.msgs, "acked");
-    let start = Instant::now();
+    let start = env.start_clock().await?;
     let mut tasks = Vec::new();
     for (i, pc) in conns.into_iter().enumerate() {
         let (env, subject, payload, n) = (env.clone(), subject.to_string(), payload.clone(), per_pub[i]);
-        let rate = spec.rate_per_s.map(|r| r / pubs as f64);
+        let rate = env.worker_rate(pubs);
         let window = if mode == PublishMode::Async { window } else { 1 };
+        // The global index names the raw path's ack inbox: agents sharing a run never share an inbox.
+        let gi = env.worker(i);
         tasks.push(tokio::spawn(async move {
             let pacer = rate.map(|r| Pacer::new(start, r, env.spec.backlog_cutoff));
             match pc {
-                PubConn::Raw(c) => js_pub_raw(&env, i, c, &subject, &payload, n, window, pacer).await,
+                PubConn::Raw(c) => js_pub_raw(&env, gi, c, &subject, &payload, n, window, pacer).await,
                 PubConn::Nats(c) => {
                     let ctx = js_context(c.clone(), &env, window);
                     let subject = async_nats::Subject::from(subject.as_str());
@@ -1288,7 +1512,7 @@ async fn js_run(
     );
     let mut hists = Vec::new();
     let (behind, lag) = absorb(env, &mut r, outs, false, &mut hists);
-    r.latency_us = LatencySummary::from_hist_ns(&merge_hists(&hists));
+    r.latency_us = env.summary(&hists);
     r.rate = rate_outcome(env, &r, behind, lag);
     if behind {
         r.warnings.push("the requested rate was not sustained".into());
@@ -1616,26 +1840,116 @@ async fn js_pub_sync(
     }
 }
 
+/// Create what a run writes to: the stream (js), bucket (kv) or object store (obj, and for gets the
+/// objects to read, written before any clock starts). Retried while a new cluster elects its leaders.
+async fn create_assets(env: &Env) -> Result<(), BenchError> {
+    let spec = &env.spec;
+    let admin = env.connect(0, "admin").await?;
+    let actx = js_context(admin, env, 1);
+    match spec.workload {
+        Workload::Js { replicas, storage, .. } => {
+            let cfg = jetstream::stream::Config {
+                name: format!("natsplan-js-{}", env.run_id),
+                subjects: vec![format!("natsplan.js.{}", env.run_id)],
+                num_replicas: replicas,
+                storage: storage_type(storage),
+                ..Default::default()
+            };
+            retry("create stream", spec.timeout, || actx.create_stream(cfg.clone())).await?;
+        }
+        Workload::Kv { replicas, storage, .. } => {
+            let cfg = jetstream::kv::Config {
+                bucket: format!("natsplan-kv-{}", env.run_id),
+                history: 1,
+                num_replicas: replicas,
+                storage: storage_type(storage),
+                ..Default::default()
+            };
+            retry("create KV bucket", spec.timeout, || actx.create_key_value(cfg.clone())).await?;
+        }
+        Workload::Obj {
+            op, replicas, storage, ..
+        } => {
+            let cfg = jetstream::object_store::Config {
+                bucket: format!("natsplan-obj-{}", env.run_id),
+                num_replicas: replicas,
+                storage: storage_type(storage),
+                ..Default::default()
+            };
+            let store = retry("create object store", spec.timeout, || {
+                actx.create_object_store(cfg.clone())
+            })
+            .await?;
+            if op == ObjOp::Get {
+                let data = vec![0x5au8; spec.size as usize];
+                let total = env.share.as_ref().map(|s| s.total_msgs).unwrap_or(spec.msgs);
+                for i in 0..total {
+                    let mut rd: &[u8] = &data;
+                    if let Err(e) = store.put(format!("o{i}").as_str(), &mut rd).await {
+                        let _ = actx.delete_object_store(&cfg.bucket).await;
+                        return Err(cannot(e, "put object for the get run"));
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Remove what `create_assets` made (best effort: a failure leaves a `natsplan-*` asset to delete by hand).
+async fn delete_assets(env: &Env) {
+    let Ok(admin) = env.connect(0, "admin").await else {
+        return;
+    };
+    let actx = js_context(admin, env, 1);
+    match env.spec.workload {
+        Workload::Js { .. } => {
+            let _ = actx.delete_stream(format!("natsplan-js-{}", env.run_id)).await;
+        }
+        Workload::Kv { .. } => {
+            let _ = actx.delete_key_value(format!("natsplan-kv-{}", env.run_id)).await;
+        }
+        Workload::Obj { .. } => {
+            let _ = actx.delete_object_store(format!("natsplan-obj-{}", env.run_id)).await;
+        }
+        _ => {}
+    }
+}
+
+/// The coordinator's side of a run spread over agents: create the run's stream, bucket or object store
+/// (`spec` is the whole run) under `run_id`, which every agent's share then uses.
+pub async fn prepare_shared(conn: &ConnSpec, spec: &BenchSpec, run_id: &str) -> Result<(), BenchError> {
+    let env = Env::new(conn, spec, run_id.to_string(), None, None);
+    create_assets(&env).await
+}
+
+/// Remove what `prepare_shared` created (unless `spec.keep`).
+pub async fn cleanup_shared(conn: &ConnSpec, spec: &BenchSpec, run_id: &str) {
+    if !spec.keep {
+        let env = Env::new(conn, spec, run_id.to_string(), None, None);
+        delete_assets(&env).await;
+    }
+}
+
 // ---------------------------------------------------------------------------------------------- KV
 
 async fn kv(env: &Arc<Env>, clients: usize, replicas: usize, storage: Storage) -> Result<BenchResult, BenchError> {
     let spec = &env.spec;
+    // Created by `create_assets` from the spec (here or, on agents, by the coordinator).
+    let _ = storage;
     let bucket = format!("natsplan-kv-{}", env.run_id);
     let admin = env.connect(0, "admin").await?;
     let actx = js_context(admin, env, 1);
-    let cfg = jetstream::kv::Config {
-        bucket: bucket.clone(),
-        history: 1,
-        num_replicas: replicas,
-        storage: storage_type(storage),
-        ..Default::default()
-    };
-    retry("create KV bucket", spec.timeout, || actx.create_key_value(cfg.clone())).await?;
-    let per = split(spec.msgs, clients);
+    let owns = env.owns_assets();
+    if owns {
+        create_assets(env).await?;
+    }
+    let per = env.per_worker(clients);
     let payload = Bytes::from(vec![0u8; spec.size as usize]);
     let mut conns = Vec::new();
     for i in 0..clients {
-        let c = env.connect(i, "kv").await?;
+        let c = env.connect(env.worker(i), "kv").await?;
         let store = js_context(c.clone(), env, 1)
             .get_key_value(&bucket)
             .await
@@ -1643,20 +1957,30 @@ async fn kv(env: &Arc<Env>, clients: usize, replicas: usize, storage: Storage) -
         conns.push((c, store));
     }
     let progress = progress_task(env, spec.msgs, "puts");
-    let start = Instant::now();
+    let start = match env.start_clock().await {
+        Ok(s) => s,
+        Err(e) => {
+            if owns && !spec.keep {
+                let _ = actx.delete_key_value(&bucket).await;
+            }
+            return Err(e);
+        }
+    };
     let mut tasks = Vec::new();
     for (i, (c, store)) in conns.into_iter().enumerate() {
         let store = match store {
             Ok(s) => s,
             Err(e) => {
-                if !spec.keep {
+                if owns && !spec.keep {
                     let _ = actx.delete_key_value(&bucket).await;
                 }
                 return Err(e);
             }
         };
         let (env, payload, n) = (env.clone(), payload.clone(), per[i]);
-        let rate = spec.rate_per_s.map(|r| r / clients as f64);
+        let rate = env.worker_rate(clients);
+        // Keys carry the global worker index: agents sharing a bucket never write each other's keys.
+        let i = env.worker(i);
         tasks.push(tokio::spawn(async move {
             let mut pacer = rate.map(|r| Pacer::new(start, r, env.spec.backlog_cutoff));
             let mut hist = new_hist();
@@ -1714,7 +2038,7 @@ async fn kv(env: &Arc<Env>, clients: usize, replicas: usize, storage: Storage) -
         match t.await {
             Ok(o) => outs.push(o),
             Err(e) => {
-                if !spec.keep {
+                if owns && !spec.keep {
                     let _ = actx.delete_key_value(&bucket).await;
                 }
                 return Err(cannot(e, "KV task"));
@@ -1722,7 +2046,7 @@ async fn kv(env: &Arc<Env>, clients: usize, replicas: usize, storage: Storage) -
         }
     }
     stop_progress(progress).await;
-    if !spec.keep {
+    if owns && !spec.keep {
         let _ = actx.delete_key_value(&bucket).await;
     }
     let mut r = blank_result(
@@ -1741,7 +2065,7 @@ async fn kv(env: &Arc<Env>, clients: usize, replicas: usize, storage: Storage) -
     r.ops = true;
     let mut hists = Vec::new();
     let (behind, lag) = absorb(env, &mut r, outs, false, &mut hists);
-    r.latency_us = LatencySummary::from_hist_ns(&merge_hists(&hists));
+    r.latency_us = env.summary(&hists);
     r.rate = rate_outcome(env, &r, behind, lag);
     if behind {
         r.warnings.push("the requested rate was not sustained".into());
@@ -1766,21 +2090,17 @@ async fn obj(
 ) -> Result<BenchResult, BenchError> {
     let spec = &env.spec;
     let bucket = format!("natsplan-obj-{}", env.run_id);
-    let admin = env.connect(0, "admin").await?;
-    let actx = js_context(admin, env, 1);
-    let cfg = jetstream::object_store::Config {
-        bucket: bucket.clone(),
-        num_replicas: replicas,
-        storage: storage_type(storage),
-        ..Default::default()
+    let _ = storage;
+    let res = if env.owns_assets() {
+        match create_assets(env).await {
+            Ok(()) => obj_run(env, op, clients, &bucket).await,
+            Err(e) => Err(e),
+        }
+    } else {
+        obj_run(env, op, clients, &bucket).await
     };
-    let admin_store = retry("create object store", spec.timeout, || {
-        actx.create_object_store(cfg.clone())
-    })
-    .await?;
-    let res = obj_run(env, op, clients, &bucket, &admin_store).await;
-    if !spec.keep {
-        let _ = actx.delete_object_store(&bucket).await;
+    if env.owns_assets() && !spec.keep {
+        delete_assets(env).await;
     }
     let mut r = res?;
     r.params.insert("replicas".into(), replicas.to_string());
@@ -1788,29 +2108,13 @@ async fn obj(
     Ok(r)
 }
 
-async fn obj_run(
-    env: &Arc<Env>,
-    op: ObjOp,
-    clients: usize,
-    bucket: &str,
-    admin_store: &jetstream::object_store::ObjectStore,
-) -> Result<BenchResult, BenchError> {
+async fn obj_run(env: &Arc<Env>, op: ObjOp, clients: usize, bucket: &str) -> Result<BenchResult, BenchError> {
     let spec = &env.spec;
     let data = Bytes::from(vec![0x5au8; spec.size as usize]);
-    let per = split(spec.msgs, clients);
-    if op == ObjOp::Get {
-        // The objects to read, written before the clock starts.
-        for i in 0..spec.msgs {
-            let mut rd: &[u8] = &data;
-            admin_store
-                .put(format!("o{i}").as_str(), &mut rd)
-                .await
-                .map_err(|e| cannot(e, "put object for the get run"))?;
-        }
-    }
+    let per = env.per_worker(clients);
     let mut stores = Vec::new();
     for i in 0..clients {
-        let c = env.connect(i, "obj").await?;
+        let c = env.connect(env.worker(i), "obj").await?;
         let s = js_context(c.clone(), env, 1)
             .get_object_store(bucket)
             .await
@@ -1818,10 +2122,18 @@ async fn obj_run(
         stores.push((c, s));
     }
     let progress = progress_task(env, spec.msgs, "objects");
+    env.start_clock().await?;
     let mut tasks = Vec::new();
     let mut offset = 0u64;
     for (i, (c, store)) in stores.into_iter().enumerate() {
-        let (env, data, n, first) = (env.clone(), data.clone(), per[i], offset);
+        // On agents the first object of each worker is its place in the whole run.
+        let first = env
+            .share
+            .as_ref()
+            .and_then(|s| s.workers.get(i))
+            .map(|w| w.first)
+            .unwrap_or(offset);
+        let (env, data, n) = (env.clone(), data.clone(), per[i]);
         offset += n;
         tasks.push(tokio::spawn(async move {
             let mut hist = new_hist();
@@ -1900,7 +2212,7 @@ async fn obj_run(
     r.ops = true;
     let mut hists = Vec::new();
     absorb(env, &mut r, outs, op == ObjOp::Get, &mut hists);
-    r.latency_us = LatencySummary::from_hist_ns(&merge_hists(&hists));
+    r.latency_us = env.summary(&hists);
     if r.published() + r.received() == 0 {
         return Err(BenchError::CannotRun(anyhow!(
             "no object operation succeeded: {}",
@@ -1939,9 +2251,20 @@ mod tests {
     #[test]
     fn stamps_round_trip_and_zero_means_unstamped() {
         let t = Bytes::from(vec![0u8; 16]);
-        assert_eq!(read_stamp(&stamped(&t, 0)), Some(0));
-        assert_eq!(read_stamp(&stamped(&t, 123_456)), Some(123_456));
-        assert_eq!(read_stamp(&t), None);
-        assert_eq!(read_stamp(&[1, 2, 3]), None);
+        assert_eq!(read_stamp(&stamped(&t, 0, 0), 0), Some(0));
+        assert_eq!(read_stamp(&stamped(&t, 0, 123_456), 0), Some(123_456));
+        assert_eq!(read_stamp(&t, 0), None);
+        assert_eq!(read_stamp(&[1, 2, 3], 0), None);
+    }
+
+    #[test]
+    fn stamps_from_another_host_are_not_read_as_send_times() {
+        let t = Bytes::from(vec![0u8; 16]);
+        let from_agent_2 = stamped(&t, 2, 987_654_321);
+        assert_eq!(read_stamp(&from_agent_2, 2), Some(987_654_321));
+        assert_eq!(read_stamp(&from_agent_2, 1), None, "agent 1's clock is not agent 2's");
+        assert_eq!(read_stamp(&from_agent_2, 0), None);
+        // A whole run (origin 0) writes exactly what it wrote before origins existed.
+        assert_eq!(stamp_word(0, 41), 42);
     }
 }

@@ -130,6 +130,13 @@ pub struct Common {
     /// No progress bar even on a terminal.
     #[arg(long)]
     pub no_progress: bool,
+    /// Run the workers on N `natsplan agent` processes (other client hosts) instead of here; the report
+    /// merges their counts and histograms. An incomplete run (an agent lost) exits 1.
+    #[arg(long, value_name = "N", value_parser = parse_agents)]
+    pub agents: Option<usize>,
+    /// With --agents: how long to wait for N idle agents to answer.
+    #[arg(long, default_value = "5s", value_parser = parse_dur, value_name = "DURATION", requires = "agents")]
+    pub agents_timeout: Duration,
     #[command(flatten)]
     pub conn: ConnArgs,
 }
@@ -140,6 +147,15 @@ fn parse_size(s: &str) -> Result<u64, String> {
 
 fn parse_dur(s: &str) -> Result<Duration, String> {
     crate::units::parse_duration(s)
+}
+
+/// `--agents N`: a whole number from 1 to 1000.
+pub fn parse_agents(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(n) if (1..=1000).contains(&n) => Ok(n),
+        Ok(_) => Err(format!("{s}: give the number of agents to use, from 1 to 1000")),
+        Err(_) => Err(format!("'{s}' is not a number of agents; e.g. --agents 3")),
+    }
 }
 
 /// Flags → (workload, objects-or-msgs, common flags).
@@ -225,6 +241,19 @@ pub fn run(g: &Global, a: BenchArgs) -> Result<Outcome, Failure> {
         .enable_all()
         .build()
         .map_err(cannot_run)?;
+    if let Some(n) = common.agents {
+        let out = run_on_agents(
+            &rt,
+            &conn,
+            &spec,
+            n,
+            common.agents_timeout,
+            format,
+            common.csv.as_deref(),
+        );
+        rt.shutdown_timeout(Duration::from_millis(100));
+        return out;
+    }
     let result = rt.block_on(bench::run(&conn, &spec)).map_err(|e| match e {
         BenchError::BadInput(e) => bad_input(e),
         BenchError::CannotRun(e) => cannot_run(e),
@@ -240,5 +269,74 @@ pub fn run(g: &Global, a: BenchArgs) -> Result<Outcome, Failure> {
         _ => export::text(&result),
     };
     super::emit_stdout(&bytes)?;
+    Ok(Outcome::Ok)
+}
+
+/// `--agents N`: discover, run the spec spread over the agents, print the merged result and each agent's
+/// part. Exit 1 when the run is incomplete.
+fn run_on_agents(
+    rt: &tokio::runtime::Runtime,
+    conn: &ConnSpec,
+    spec: &BenchSpec,
+    n: usize,
+    timeout: Duration,
+    format: Format,
+    csv: Option<&std::path::Path>,
+) -> Result<Outcome, Failure> {
+    use crate::agent::{report, AgentsOptions, Coordinator};
+    let map = |e: BenchError| match e {
+        BenchError::BadInput(e) => bad_input(e),
+        BenchError::CannotRun(e) => cannot_run(e),
+    };
+    bench::check(spec).map_err(map)?;
+    let mut opts = AgentsOptions::new(n);
+    opts.discover_timeout = timeout;
+    let out = rt.block_on(async {
+        let mut c = Coordinator::connect(conn, opts).await?;
+        for l in report::summary_lines(&c.summary) {
+            eprintln!("{l}");
+        }
+        let d = c.run(spec).await?;
+        Ok::<_, BenchError>((c.summary.clone(), d))
+    });
+    let (summary, d) = out.map_err(map)?;
+    if let Some(path) = csv {
+        std::fs::write(path, export::csv(&d.result))
+            .map_err(|e| cannot_run(anyhow::anyhow!("--csv {}: cannot write: {e}", path.display())))?;
+    }
+    let bytes = match format {
+        Format::Json => {
+            let mut v = export::json_value(&d.result);
+            v["agents"] = serde_json::to_value(&d.agents).unwrap_or_default();
+            v["agents_used"] = serde_json::to_value(&summary).unwrap_or_default();
+            let mut b = serde_json::to_vec_pretty(&v).unwrap_or_default();
+            b.push(b'\n');
+            b
+        }
+        _ => {
+            let mut b = export::text(&d.result);
+            let mut lines = report::summary_lines(&summary);
+            lines.extend(report::row_lines(&d.agents));
+            for l in lines {
+                b.extend_from_slice(l.as_bytes());
+                b.push(b'\n');
+            }
+            b
+        }
+    };
+    super::emit_stdout(&bytes)?;
+    if !d.agents.complete {
+        let lost: Vec<String> = d
+            .agents
+            .agents
+            .iter()
+            .filter(|a| a.status != crate::agent::ShareStatus::Completed)
+            .map(|a| a.name.clone())
+            .collect();
+        return Ok(Outcome::CheckFailed(format!(
+            "the run is incomplete: agent(s) {} did not finish their share",
+            lost.join(", ")
+        )));
+    }
     Ok(Outcome::Ok)
 }

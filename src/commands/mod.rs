@@ -1,5 +1,6 @@
 //! One file per command: its arguments and the glue from arguments to modules to a report on stdout.
 
+pub mod agent;
 pub mod bench;
 pub mod calibrate;
 pub mod completions;
@@ -28,6 +29,7 @@ pub fn dispatch(cli: Cli) -> Result<Outcome, Failure> {
         Command::Bench(a) => bench::run(&g, a),
         Command::Verify(a) => verify::run(&g, *a),
         Command::Calibrate(a) => calibrate::run(&g, a),
+        Command::Agent(a) => agent::run(&g, a),
         Command::Completions(a) => completions::run(&g, a),
         Command::Man(a) => completions::run_man(&g, a),
     }

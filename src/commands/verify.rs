@@ -1,7 +1,8 @@
 //! `natsplan verify`: flags → `verify::VerifyOptions`, run the ladder, write `DIR/<utc>/` (results.json,
 //! BENCH.md, results.csv) and print the report. Exit 1 when a row is outside its band by more than
 //! `--tolerance` (or failed) or the cluster drifted from the layout (never for --dry-run), 2 on bad flags or
-//! a refused `--max-bytes`, 3 when the cluster is unreachable.
+//! a refused `--max-bytes`, 3 when the cluster is unreachable. With `--agents N` the load comes from `natsplan
+//! agent` processes; a row an agent did not finish is INCOMPLETE and exits 1 too.
 
 use crate::bench::{ConnArgs, ConnSpec};
 use crate::cli::{Format, Global};
@@ -54,9 +55,20 @@ pub struct VerifyArgs {
     /// the whatif predictions; --ladder full runs the longer holds.
     #[arg(long)]
     pub faults: bool,
+    /// Generate every row's load on N `natsplan agent` processes (other client hosts) instead of here;
+    /// a row an agent did not finish is INCOMPLETE and fails the check (exit 1).
+    #[arg(long, value_name = "N", value_parser = super::bench::parse_agents, conflicts_with = "faults")]
+    pub agents: Option<usize>,
+    /// With --agents: how long to wait for N idle agents to answer.
+    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = parse_dur, requires = "agents")]
+    pub agents_timeout: std::time::Duration,
     /// Lab size for --faults (at least 3).
     #[arg(long, value_name = "N", default_value_t = 3, requires = "faults")]
     pub nodes: usize,
+}
+
+fn parse_dur(s: &str) -> Result<std::time::Duration, String> {
+    crate::units::parse_duration(s)
 }
 
 fn parse_f64(flag: &str, v: &str, range: std::ops::RangeInclusive<f64>, fix: &str) -> Result<f64, Failure> {
@@ -153,7 +165,15 @@ pub fn run(g: &Global, a: VerifyArgs) -> Result<Outcome, Failure> {
         target,
     };
     let log = |s: &str| eprintln!("{s}");
-    let rep = verify::run(&opts, &log).map_err(|e| match e {
+    let rep = match a.agents {
+        Some(n) => {
+            let mut ao = crate::agent::AgentsOptions::new(n);
+            ao.discover_timeout = a.agents_timeout;
+            verify::run_with_agents(&opts, &ao, &log)
+        }
+        None => verify::run(&opts, &log),
+    }
+    .map_err(|e| match e {
         VerifyError::BadInput(e) => bad_input(e),
         VerifyError::CannotRun(e) => cannot_run(e),
     })?;
@@ -181,6 +201,16 @@ pub fn run(g: &Global, a: VerifyArgs) -> Result<Outcome, Failure> {
             } else {
                 String::new()
             }
+        )));
+    }
+    let incomplete = rep
+        .rows
+        .iter()
+        .filter(|r| r.status == report::Status::Incomplete)
+        .count();
+    if incomplete > 0 {
+        return Ok(Outcome::CheckFailed(format!(
+            "{incomplete} row(s) INCOMPLETE: an agent did not finish its share (see each row's agents)"
         )));
     }
     if rep.failed_rows > 0 {

@@ -24,6 +24,9 @@ pub enum Status {
     Error,
     /// Planned only (`--dry-run`).
     Planned,
+    /// Run on agents, one of which did not finish its share (`--agents`): the figures cover only what
+    /// was reported; counts as a failed check.
+    Incomplete,
 }
 
 impl Status {
@@ -35,10 +38,11 @@ impl Status {
             Status::Skipped => "skipped",
             Status::Error => "ERROR",
             Status::Planned => "planned",
+            Status::Incomplete => "INCOMPLETE",
         }
     }
     pub fn fails(self) -> bool {
-        matches!(self, Status::Outside | Status::Error)
+        matches!(self, Status::Outside | Status::Error | Status::Incomplete)
     }
 }
 
@@ -82,6 +86,9 @@ pub struct RowResult {
     pub measured: Option<RowMeasured>,
     /// measured ÷ predicted − 1.
     pub error: Option<f64>,
+    /// With `--agents`: each agent's share of the row and what it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agents: Option<crate::agent::AgentsRun>,
 }
 
 /// Everything a verify run produced.
@@ -97,6 +104,9 @@ pub struct VerifyReport {
     pub write_bytes_replicated: u64,
     pub failed_rows: usize,
     pub notes: Vec<String>,
+    /// With `--agents`: the agents used, with their clock offsets.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agents: Option<crate::agent::AgentsSummary>,
 }
 
 /// The run's configuration (no secrets: servers are shown redacted).
@@ -233,6 +243,25 @@ fn facts_lines(r: &VerifyReport) -> Vec<String> {
     for n in c.notes.iter().chain(&r.notes) {
         v.push(format!("note: {n}"));
     }
+    if let Some(a) = &r.agents {
+        v.extend(crate::agent::report::summary_lines(a));
+    }
+    v
+}
+
+/// Rows run on agents that did not complete: each agent's part.
+fn incomplete_lines(r: &VerifyReport) -> Vec<String> {
+    let mut v = Vec::new();
+    for row in r.rows.iter().filter(|x| x.status == Status::Incomplete) {
+        if let Some(a) = &row.agents {
+            v.push(format!("row {} is INCOMPLETE:", row.spec.id));
+            v.extend(
+                crate::agent::report::row_lines(a)
+                    .into_iter()
+                    .filter(|l| l.starts_with("  ")),
+            );
+        }
+    }
     v
 }
 
@@ -265,10 +294,16 @@ fn summary_line(r: &VerifyReport) -> String {
     if r.config.dry_run {
         format!("dry run: {} row(s) planned, nothing written", r.rows.len())
     } else {
+        let incomplete = r.rows.iter().filter(|x| x.status == Status::Incomplete).count();
         format!(
-            "{ran} row(s) ran, {} outside their band by more than {:.0}%",
-            r.failed_rows,
-            r.config.tolerance * 100.0
+            "{ran} row(s) ran, {} outside their band by more than {:.0}%{}",
+            r.failed_rows.saturating_sub(incomplete),
+            r.config.tolerance * 100.0,
+            if incomplete > 0 {
+                format!(", {incomplete} INCOMPLETE (an agent did not finish its share)")
+            } else {
+                String::new()
+            }
         )
     }
 }
@@ -290,8 +325,8 @@ pub fn table(r: &VerifyReport, width: u16) -> Vec<u8> {
     }
     out.push_str(&t.to_string());
     out.push('\n');
-    for l in drift_lines(r) {
-        out.push_str(&l);
+    for l in incomplete_lines(r).iter().chain(&drift_lines(r)) {
+        out.push_str(l);
         out.push('\n');
     }
     out.push_str(&summary_line(r));
@@ -318,6 +353,9 @@ pub fn markdown(r: &VerifyReport) -> Vec<u8> {
         o.push_str(&format!("| {} |\n", c.join(" | ")));
     }
     o.push('\n');
+    for l in incomplete_lines(r) {
+        o.push_str(&format!("- {}\n", md_escape(l.trim())));
+    }
     let d = drift_lines(r);
     if !d.is_empty() {
         o.push_str("## Drift\n\n");
@@ -396,6 +434,13 @@ mod tests {
         assert_eq!(judge(221.0, 50.0, 200.0, 0.1), Status::Outside);
         assert_eq!(judge(0.0, 50.0, 200.0, 0.5), Status::Outside);
         assert!(Status::Outside.fails() && Status::Error.fails() && !Status::Near.fails());
+    }
+
+    #[test]
+    fn an_incomplete_row_fails_the_check() {
+        assert!(Status::Incomplete.fails());
+        assert_eq!(Status::Incomplete.as_str(), "INCOMPLETE");
+        assert_eq!(serde_json::to_value(Status::Incomplete).unwrap(), "incomplete");
     }
 
     #[test]

@@ -1,0 +1,299 @@
+//! Live tests of distributed load generation: a lab cluster and three `natsplan agent` processes on
+//! loopback (children killed when the test ends, even if it is killed), one cluster at a time, small counts.
+//! `verify --agents 3 --ladder quick`: every row's counts are the sum of the agents' and its merged
+//! percentiles are those of one histogram holding every agent's samples; an agent killed mid-row makes
+//! the run incomplete (exit 1) with what each agent did; too few agents is a clear error (exit 3).
+
+use assert_cmd::Command;
+use natsplan::agent::protocol::hist_from_v2;
+use natsplan::bench::result::{merge_hists, LatencySummary};
+use natsplan::lab::TestCluster;
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::{Child, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A `natsplan agent` child: dies with the test process (PR_SET_PDEATHSIG), killed and reaped on drop.
+struct Agent {
+    child: Child,
+    log: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Agent {
+    fn start(urls: &str, name: &str) -> Agent {
+        Agent::start_with(&["--server", urls, "--name", name], &[])
+    }
+
+    fn start_with(args: &[&str], env: &[(&str, &str)]) -> Agent {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("agent.log");
+        let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("natsplan"));
+        cmd.arg("agent")
+            .args(args)
+            .envs(env.iter().copied())
+            .env_remove("NATS_URL")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap());
+        // SAFETY: prctl in the child before exec, async-signal-safe.
+        unsafe {
+            use std::os::unix::process::CommandExt;
+            cmd.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
+        let child = cmd.spawn().unwrap();
+        let a = Agent { child, log, _dir: dir };
+        a.wait_log("ready on", Duration::from_secs(20));
+        a
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    fn wait_log(&self, what: &str, timeout: Duration) {
+        let t0 = Instant::now();
+        while !self.log().contains(what) {
+            assert!(t0.elapsed() < timeout, "agent log never said {what:?}: {}", self.log());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+fn natsplan() -> Command {
+    let mut c = Command::cargo_bin("natsplan").unwrap();
+    c.env_remove("NATS_URL");
+    c
+}
+
+fn data(f: &str) -> String {
+    format!("{}/tests/data/{f}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The latency summary of every agent's histogram of a row, merged here from their V2 encodings.
+fn merged_from_agents(agents: &Value) -> Option<LatencySummary> {
+    let hists: Vec<_> = agents["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|a| a["latency_hist_v2"].as_str())
+        .map(|s| hist_from_v2(s).unwrap())
+        .collect();
+    LatencySummary::from_hist_ns(&merge_hists(&hists))
+}
+
+#[test]
+fn verify_quick_on_three_agents_adds_up_to_one_large_client() {
+    let _s = serial();
+    let c = TestCluster::start(3).unwrap();
+    // No agent yet: a clear error naming how many answered (exit 3).
+    let out = natsplan()
+        .args([
+            "bench",
+            "ping",
+            "--msgs",
+            "10",
+            "--agents",
+            "2",
+            "--agents-timeout",
+            "1s",
+        ])
+        .args(["--server", &c.url()])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(err.contains("--agents 2: 0 idle agent(s) answered"), "{err}");
+
+    let agents: Vec<Agent> = (1..=3).map(|i| Agent::start(&c.url(), &format!("a{i}"))).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let out = natsplan()
+        .args(["--format", "json", "verify", "--agents", "3", "--ladder", "quick"])
+        .args(["--server", &c.url(), "--monitor", &c.monitor_urls().join(",")])
+        .args([
+            "--calibration",
+            &data("verify-cal-huge-bands.yaml"),
+            "--row-seconds",
+            "0.3",
+        ])
+        .args(["--out", dir.path().to_str().unwrap()])
+        .timeout(Duration::from_secs(240))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    assert_eq!(out.status.code(), Some(0), "{err}\n{v:#}");
+    let used = v["agents"]["agents"].as_array().expect("agents in the report");
+    assert_eq!(used.len(), 3);
+    for a in used {
+        assert!(a["clock"]["rtt_ms"].as_f64().unwrap() >= 0.0);
+        assert!(
+            a["clock"]["offset_ms"].as_f64().unwrap().abs() < 100.0,
+            "same host: {a}"
+        );
+    }
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 8);
+    let mut spread = 0;
+    for r in rows {
+        let id = r["id"].as_str().unwrap();
+        assert_eq!(r["status"], "inside", "{r:#}");
+        let a = &r["agents"];
+        assert_eq!(a["complete"], true, "{id}");
+        let parts = a["agents"].as_array().unwrap();
+        if parts.len() > 1 {
+            spread += 1;
+        }
+        let sum = |k: &str| parts.iter().map(|p| p[k].as_u64().unwrap()).sum::<u64>();
+        assert_eq!(a["published"].as_u64(), Some(sum("published")), "{id}");
+        assert_eq!(a["received"].as_u64(), Some(sum("received")), "{id}");
+        let msgs = r["msgs"].as_u64().unwrap();
+        let subs = r["subscribers"].as_u64().unwrap();
+        if id.starts_with("obj-get") {
+            assert_eq!(sum("received"), msgs, "{id}: every object read once");
+        } else {
+            assert_eq!(
+                sum("published"),
+                msgs,
+                "{id}: the row's count is the sum of the agents'"
+            );
+        }
+        if id.starts_with("core") {
+            assert_eq!(sum("received"), msgs * subs, "{id}");
+        }
+        assert_eq!(sum("assigned_msgs"), msgs, "{id}: every message assigned once");
+        // The report's percentiles are those of one histogram holding every agent's samples.
+        let merged = merged_from_agents(a);
+        let measured = &r["measured"]["latency_us"];
+        match merged {
+            Some(m) => {
+                for (k, x) in [
+                    ("count", m.count as f64),
+                    ("p50", m.p50),
+                    ("p99", m.p99),
+                    ("max", m.max),
+                ] {
+                    assert!(
+                        (measured[k].as_f64().unwrap() - x).abs() < 1e-6,
+                        "{id} {k}: {measured} vs {m:?}"
+                    );
+                }
+            }
+            None => assert!(measured.is_null(), "{id}"),
+        }
+    }
+    assert!(spread >= 3, "object rows and the flood run on several agents");
+    // The agents logged their rows and are still serving.
+    for a in &agents {
+        assert!(a.log().contains("done ("), "{}", a.log());
+    }
+}
+
+#[test]
+fn an_agent_killed_mid_row_makes_the_run_incomplete() {
+    let _s = serial();
+    let c = TestCluster::start(3).unwrap();
+    let mut agents: Vec<Agent> = (1..=3).map(|i| Agent::start(&c.url(), &format!("k{i}"))).collect();
+    // Three paced publishers, 4 s of work; k2 is killed once its share has run for a while.
+    let cmd = std::thread::spawn({
+        let url = c.url();
+        move || {
+            natsplan()
+                .args([
+                    "--format", "json", "bench", "js", "--pubs", "3", "--msgs", "12000", "--rate", "3000",
+                ])
+                .args(["--replicas", "1", "--agents", "3", "--server", &url, "--no-progress"])
+                .timeout(Duration::from_secs(120))
+                .output()
+                .unwrap()
+        }
+    });
+    agents[1].wait_log(": row ", Duration::from_secs(30));
+    std::thread::sleep(Duration::from_millis(1500));
+    agents[1].kill();
+    let out = cmd.join().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    assert_eq!(out.status.code(), Some(1), "incomplete is a failed check: {err}\n{v:#}");
+    assert!(err.contains("incomplete"), "{err}");
+    let a = &v["agents"];
+    assert_eq!(a["complete"], false, "{v:#}");
+    let parts = a["agents"].as_array().unwrap();
+    let lost: Vec<&Value> = parts.iter().filter(|p| p["status"] == "lost").collect();
+    assert_eq!(lost.len(), 1, "{a:#}");
+    assert_eq!(lost[0]["name"], "k2");
+    let done = lost[0]["done_at_last_heartbeat"].as_u64().unwrap();
+    assert!(
+        done > 0 && done < 4000,
+        "what the lost agent did before it vanished: {done}"
+    );
+    assert_eq!(parts.iter().filter(|p| p["status"] == "completed").count(), 2);
+    // The figures are the two survivors', never presented as the whole run.
+    assert_eq!(v["published"].as_u64(), Some(8000), "{v:#}");
+    assert!(v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w.as_str().unwrap().contains("INCOMPLETE")));
+    assert_eq!(v["params"]["agents"], "3");
+}
+
+#[test]
+fn agents_and_coordinator_take_bench_connection_options() {
+    // A nats CLI context (as bench reads it) is the only place the servers are named: the agent's
+    // control and data connections and the coordinator's both come from it.
+    let _s = serial();
+    let c = TestCluster::start(3).unwrap();
+    let cfg = tempfile::tempdir().unwrap();
+    let ctx_dir = cfg.path().join("nats").join("context");
+    std::fs::create_dir_all(&ctx_dir).unwrap();
+    std::fs::write(ctx_dir.join("lab.json"), format!(r#"{{"url":"{}"}}"#, c.url())).unwrap();
+    let xdg = cfg.path().to_str().unwrap();
+    let _a = Agent::start_with(&["--context", "lab", "--name", "ctx"], &[("XDG_CONFIG_HOME", xdg)]);
+    let out = natsplan()
+        .env("XDG_CONFIG_HOME", xdg)
+        .args([
+            "--format",
+            "json",
+            "bench",
+            "kv",
+            "--clients",
+            "2",
+            "--msgs",
+            "200",
+            "--agents",
+            "1",
+        ])
+        .args(["--context", "lab", "--no-progress"])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    assert_eq!(out.status.code(), Some(0), "{err}\n{v:#}");
+    assert_eq!(v["published"].as_u64(), Some(200));
+    assert_eq!(v["agents"]["agents"][0]["name"], "ctx");
+    assert_eq!(v["agents_used"]["agents"][0]["servers"].as_array().unwrap().len(), 3);
+}
