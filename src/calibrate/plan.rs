@@ -166,7 +166,8 @@ pub fn all_points(max_replicas: u8) -> Vec<Point> {
     // Held out: shapes that vary two factors at once, inside the measured ranges.
     v.push(pt(Kind::ObjPut, "obj", 24 * k, rb, 3, 0, "combined", true, false));
     v.push(pt(Kind::ObjPut, "obj", 96 * k, 1, 1, 0, "combined", true, true));
-    // Object gets (each run puts its objects first, off the clock): sizes as the puts, one worker lever.
+    // Object gets (each run puts its objects first, off the clock): sizes as the puts; 1, 2 and 4 getters
+    // at 12 KiB for the getters' own contention.
     for (size, optional) in [
         (2 * k, false),
         (12 * k, false),
@@ -176,7 +177,8 @@ pub fn all_points(max_replicas: u8) -> Vec<Point> {
     ] {
         v.push(pt(Kind::ObjGet, "get", size, rb, 2, 0, "size", false, optional));
     }
-    v.push(pt(Kind::ObjGet, "get", 12 * k, rb, 4, 0, "workers", false, true));
+    v.push(pt(Kind::ObjGet, "get", 12 * k, rb, 1, 0, "workers", false, false));
+    v.push(pt(Kind::ObjGet, "get", 12 * k, rb, 4, 0, "workers", false, false));
     v.push(pt(Kind::ObjGet, "get", 24 * k, rb, 3, 0, "combined", true, true));
     // JetStream async publishes (window 500, 2 publishers) at R{rb}: the leader's per-message and per-byte
     // time. Sizes ×8 from 64 B.

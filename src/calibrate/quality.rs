@@ -77,6 +77,10 @@ pub fn term_values(t: &Terms) -> Vec<(&'static str, f64)> {
         ),
         ("get.chunk_s", t.obj_get.as_ref().map_or(f64::NAN, |g| g.chunk_s)),
         ("get.byte_s", t.obj_get.as_ref().map_or(f64::NAN, |g| g.byte_s)),
+        (
+            "get.sigma",
+            t.obj_get.as_ref().and_then(|g| g.sigma).unwrap_or(f64::NAN),
+        ),
     ]
 }
 
@@ -213,6 +217,30 @@ pub fn assess(
         }
     }
     let ident_obj = obj_identified(&full.terms);
+    // Terms one kind of point fixes (KV putter, ping, flood) have no jackknife: their uncertainty is the
+    // standard error of the mean over the point's repeats, carried through the term's formula.
+    let sem = |kind: Kind, key: &str| -> Option<(f64, f64)> {
+        let xs: Vec<f64> = ms
+            .iter()
+            .filter(|m| points.iter().any(|p| p.id == m.point && p.kind == kind))
+            .filter_map(|m| m.values.get(key).copied())
+            .collect();
+        if xs.len() < 2 {
+            return None;
+        }
+        let m = mean(&xs);
+        let sd = (xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (xs.len() as f64 - 1.0)).sqrt();
+        Some((m, sd / (xs.len() as f64).sqrt()))
+    };
+    let from_repeats = |name: &str, value: f64| -> Option<Option<f64>> {
+        match name {
+            // op_s = 1 ÷ rate (less a constant): relative error of the rate.
+            "js.op_s" => Some(sem(Kind::Kv, "ops_per_s").map(|(m, e)| value * e / m)),
+            "core.ping_avg_s" => Some(sem(Kind::Ping, "rtt_avg_ms").map(|(_, e)| e / 1e3)),
+            "core.flood_drain_per_s" => Some(sem(Kind::Flood, "drain_msgs_per_s").map(|(_, e)| e)),
+            _ => None,
+        }
+    };
     let terms = base
         .iter()
         .enumerate()
@@ -228,6 +256,7 @@ pub fn assess(
                 None
             };
             let identified = if i < 10 { ident_obj[i] } else { true };
+            let se = from_repeats(name, *value).unwrap_or(se);
             TermFit {
                 name: name.to_string(),
                 value: *value,
@@ -274,7 +303,7 @@ pub fn assess(
         .collect();
     if !unidentified.is_empty() {
         notes.push(format!(
-            "not identified by these points (values are the fit's starting point): {}",
+            "not identified: doubling these moves no row's prediction by 1 % (no point exercises them, or they fitted to about zero): {}",
             unidentified.join(", ")
         ));
     }
@@ -314,6 +343,7 @@ mod tests {
             obj_fixed_s: 0.3e-3,
             chunk_s: 0.15e-3,
             byte_s: 1.5e-9,
+            sigma: Some(0.3),
             rms_log: 0.0,
             rows: 0,
             source: String::new(),
@@ -466,6 +496,7 @@ mod tests {
         assert!(rel(g.obj_fixed_s, kg.obj_fixed_s) < 0.15, "{}", g.obj_fixed_s);
         assert!(rel(g.chunk_s, kg.chunk_s) < 0.15, "{}", g.chunk_s);
         assert!(rel(g.byte_s, kg.byte_s) < 0.15, "{}", g.byte_s);
+        assert!(rel(g.sigma.unwrap(), 0.3) < 0.15, "{:?}", g.sigma);
         assert!(rel(c.terms.js.op_s, 1.0 / 2500.0) < 0.02);
         // Delayed rows cannot move the fsync terms, and no row has consumers: reported as not identified.
         let id = obj_identified(&c.terms);

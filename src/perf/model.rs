@@ -316,12 +316,15 @@ pub struct Terms {
 }
 
 /// Fitted object-get terms: per object, per chunk and per byte (a get reads, it neither replicates nor
-/// fsyncs); workers contend with the put fit's σ spread over the replicas that can serve (allow_direct).
+/// fsyncs), and the contention between getters: fitted when the rows have two worker counts or more, else
+/// the put fit's σ spread over the replicas that can serve (allow_direct).
 #[derive(Debug, Clone, Serialize)]
 pub struct GetTerms {
     pub obj_fixed_s: f64,
     pub chunk_s: f64,
     pub byte_s: f64,
+    /// USL σ of getters at the replicas (already divided by the replicas when taken from the put fit).
+    pub sigma: Option<f64>,
     /// Root-mean-square of log(predicted ÷ measured) over the fitted rows, and how many rows.
     pub rms_log: f64,
     pub rows: usize,
@@ -332,7 +335,8 @@ pub struct GetTerms {
 pub fn get_rate(g: &GetTerms, sigma: f64, size: u64, replicas: u8, workers: u32) -> f64 {
     let chunks = size.div_ceil(CHUNK_BYTES).max(1) as f64;
     let par = g.obj_fixed_s + chunks * g.chunk_s + size as f64 * g.byte_s;
-    usl(par, 0.0, workers.max(1) as f64, sigma / replicas.max(1) as f64)
+    let s = g.sigma.unwrap_or(sigma / replicas.max(1) as f64);
+    usl(par, 0.0, workers.max(1) as f64, s)
 }
 
 /// Fit the get terms to measured `obj-get` rows (`get_obj_per_s`, not derived); None with fewer than four.
@@ -353,10 +357,16 @@ fn fit_get(set: &CalibrationSet, sigma: f64) -> Option<GetTerms> {
     if rows.len() < 4 {
         return None;
     }
+    // σ only when the rows vary the number of getters; otherwise it cannot be told from the fixed time.
+    let mut ws: Vec<u32> = rows.iter().map(|r| r.2).collect();
+    ws.sort_unstable();
+    ws.dedup();
+    let own_sigma = ws.len() >= 2;
     let make = |p: &[f64]| GetTerms {
         obj_fixed_s: p[0].exp(),
         chunk_s: p[1].exp(),
         byte_s: p[2].exp(),
+        sigma: own_sigma.then(|| p[3].exp().min(1.0)),
         rms_log: 0.0,
         rows: 0,
         source: String::new(),
@@ -367,7 +377,10 @@ fn fit_get(set: &CalibrationSet, sigma: f64) -> Option<GetTerms> {
             .map(|r| (get_rate(&g, sigma, r.0, r.1, r.2).ln() - r.3.ln()).powi(2))
             .sum::<f64>()
     };
-    let start: Vec<f64> = [0.5e-3f64, 0.2e-3, 2e-9].iter().map(|v| v.ln()).collect();
+    let mut start: Vec<f64> = [0.5e-3f64, 0.2e-3, 2e-9].iter().map(|v| v.ln()).collect();
+    if own_sigma {
+        start.push(0.1f64.ln());
+    }
     let (p, v) = minimise(&loss, &start, 0.7, 3000, 5);
     let mut ids: Vec<String> = rows.iter().map(|r| r.4.clone()).collect();
     ids.dedup();
@@ -385,14 +398,24 @@ fn val(f: &CalibrationSet, kind: &str, label: &str, key: &str) -> Option<(f64, S
         .and_then(|(file, r)| r.measured(key).map(|v| (v, file.id.clone())))
 }
 
-/// `val`, else the first fittable row of the kind with the key: a measured file (`natsplan calibrate`) names
-/// its rows after what it ran, not after the seed rows.
+/// `val`, else the mean over the fittable rows of the kind with the key (from the first file that has
+/// them): a measured file (`natsplan calibrate`) names its rows after what it ran, not after the seed rows,
+/// and repeats a point several times.
 fn val_or_any(f: &CalibrationSet, kind: &str, label: &str, key: &str) -> Option<(f64, String)> {
-    val(f, kind, label, key).or_else(|| {
-        f.rows_of(kind)
-            .filter(|(_, r)| r.fit)
-            .find_map(|(file, r)| r.measured(key).map(|v| (v, file.id.clone())))
-    })
+    val(f, kind, label, key).or_else(|| mean_of(f, kind, key))
+}
+
+fn mean_of(f: &CalibrationSet, kind: &str, key: &str) -> Option<(f64, String)> {
+    let first = f
+        .rows_of(kind)
+        .find(|(_, r)| r.fit && r.measured(key).is_some())
+        .map(|(file, _)| file.id.clone())?;
+    let xs: Vec<f64> = f
+        .rows_of(kind)
+        .filter(|(file, r)| file.id == first && r.fit)
+        .filter_map(|(_, r)| r.measured(key))
+        .collect();
+    Some((xs.iter().sum::<f64>() / xs.len() as f64, first))
 }
 
 fn need(v: Option<(f64, String)>, what: &str) -> anyhow::Result<(f64, String)> {
@@ -449,7 +472,7 @@ impl Terms {
         // from the object terms: take it out of the per-operation time (at least a tenth remains).
         let kv_row = set
             .rows_of("kv")
-            .find(|(_, r)| r.measured("ops_per_s") == Some(kv_rate))
+            .find(|(f, r)| f.id == kv_src && r.fit && r.measured("ops_per_s").is_some())
             .map(|(_, r)| r.clone());
         let kv_fsync_s = match &kv_row {
             Some(r) if r.sync_always() == Some(true) => {
@@ -744,9 +767,8 @@ fn core_terms(set: &CalibrationSet) -> anyhow::Result<CoreTerms> {
     let burst = flood_row.as_ref().and_then(|r| r.msgs).unwrap_or(20_000) as f64;
     // A burst of Q messages drained at D per second waits Q ÷ 2D on average (uniform queue position). A
     // measured drain rate (the subscriber's, from `natsplan calibrate`) is used as it is.
-    let drain = flood_row
-        .as_ref()
-        .and_then(|r| r.measured("drain_msgs_per_s"))
+    let drain = mean_of(set, "flood", "drain_msgs_per_s")
+        .map(|(d, _)| d)
         .filter(|d| *d > 0.0)
         .unwrap_or(pubs * burst / (2.0 * flood_ms / 1e3));
     Ok(CoreTerms {
@@ -1008,8 +1030,9 @@ pub fn predict_shape(terms: &Terms, catalog: &Catalog, sh: &Shape) -> Prediction
                 // (derived), so nothing calibrates this: the put terms are carried over and the band is wide.
                 if let Some(g) = &terms.obj_get {
                     // Measured gets: their own terms, the band from their own residuals.
-                    let n = g.rows.max(4) as f64;
-                    width = width.max(1.645 * g.rms_log * (n / (n - 3.0)).sqrt());
+                    let k = if g.sigma.is_some() { 4.0 } else { 3.0 };
+                    let n = (g.rows as f64).max(k + 1.0);
+                    width = width.max(1.645 * g.rms_log * (n / (n - k)).sqrt());
                     sources.push(format!("{} (get terms)", g.source));
                     get_rate(g, o.sigma, sh.size_bytes, r, sh.workers) / cf
                 } else {
