@@ -1,1 +1,391 @@
-//! See DESIGN.md: module `calibrate`.
+//! `natsplan calibrate`: measure a live cluster at well-chosen points, and write what was measured as a
+//! calibration file (`natsplan-calibration/1`) that `predict`, `verify` and `design` load with
+//! `--calibration FILE`. The file holds observations only (perf fits the terms whenever it loads a file);
+//! calibrate adds where they were measured (provenance) and how well the model fitted them (fit quality,
+//! with cross-validation on points held out of the fit).
+//!
+//! Layout: `plan` chooses the points and fits them into the budget (pure), `runner` measures them with
+//! bench, `write` turns measurements into the file and writes it atomically, `quality` fits, cross-validates
+//! and estimates each term's uncertainty. This file runs the steps in order.
+
+pub mod plan;
+pub mod quality;
+pub mod runner;
+pub mod write;
+
+use crate::bench::{self, ConnSpec};
+use crate::catalog::Catalog;
+use crate::perf::calibration::{CalibrationFile, FitQuality};
+use crate::perf::Sync;
+use crate::verify::cluster::{self, ClusterFacts};
+use anyhow::anyhow;
+use serde::Serialize;
+use serde_yaml::Value;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Everything a calibrate run needs.
+pub struct CalibrateOptions {
+    pub conn: ConnSpec,
+    /// Monitoring URLs; empty = `http://HOST:8222` for each server's host.
+    pub monitors: Vec<String>,
+    pub budget_s: f64,
+    /// Free text describing the machines (`3 x 2-core VM, loopback, ext4 on virtio`).
+    pub hardware: Option<String>,
+    pub out: PathBuf,
+    /// The file's id (default: from the out file's name).
+    pub id: Option<String>,
+    /// The sync mode, when /varz cannot tell (no monitoring port reachable).
+    pub sync: Option<Sync>,
+    pub catalog: Catalog,
+}
+
+/// Why calibrate could not produce a file.
+#[derive(Debug, thiserror::Error)]
+pub enum CalibrateError {
+    /// A flag is wrong (exit 2): budget too small, --out not writable, sync mode unknown.
+    #[error("{0:#}")]
+    BadInput(anyhow::Error),
+    /// The cluster could not be reached or measured (exit 3).
+    #[error("{0:#}")]
+    CannotRun(anyhow::Error),
+}
+
+/// What calibrate did, as the command prints it.
+#[derive(Debug, Clone, Serialize)]
+pub struct CalibrateReport {
+    pub out: String,
+    pub id: String,
+    pub plan: plan::Plan,
+    pub runs: usize,
+    pub failures: Vec<(String, String)>,
+    pub skipped: Vec<String>,
+    pub elapsed_s: f64,
+    pub sync: String,
+    pub nats_version: String,
+    pub fit_quality: FitQuality,
+    pub notes: Vec<String>,
+}
+
+/// The id a file gets from its path: the file stem, lower case, other characters as `-`.
+pub fn id_from_path(p: &std::path::Path) -> String {
+    let stem = p
+        .file_stem()
+        .map(|s| s.to_string_lossy().to_string())
+        .unwrap_or_default();
+    let id: String = stem
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    if id.trim_matches('-').is_empty() {
+        "natsplan-calibrate".into()
+    } else {
+        id
+    }
+}
+
+fn load_average() -> Option<String> {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+}
+
+async fn probe(conn: &ConnSpec) -> anyhow::Result<(String, String, bool)> {
+    let c = tokio::time::timeout(Duration::from_secs(5), conn.connect(0, "calibrate", None))
+        .await
+        .map_err(|_| anyhow!("cannot connect to {}: timed out after 5 s", conn.describe()))?
+        .map_err(|e| match e {
+            bench::conn::ConnectFailure::Setup(e) | bench::conn::ConnectFailure::Unreachable(e) => e,
+        })?;
+    let info = c.server_info();
+    Ok((info.server_name.clone(), info.version.clone(), info.jetstream))
+}
+
+fn v(s: impl Into<String>) -> Value {
+    Value::String(s.into())
+}
+
+/// Provenance from the cluster facts.
+fn provenance(facts: &ClusterFacts, opts: &CalibrateOptions, monitors: &[String]) -> BTreeMap<String, Value> {
+    let mut p = BTreeMap::new();
+    let names: Vec<Value> = facts.servers.iter().map(|s| v(s.name.clone())).collect();
+    p.insert("servers_seen".into(), Value::Sequence(names));
+    p.insert("jetstream_servers".into(), Value::from(facts.jetstream_servers as u64));
+    p.insert(
+        "connected_server".into(),
+        v(facts.connected_server.clone().unwrap_or_else(|| "unknown".into())),
+    );
+    if let Some(c) = facts.servers.iter().find_map(|s| s.cluster.clone()) {
+        p.insert("cluster_name".into(), v(c));
+    }
+    p.insert("sync_observed".into(), v(facts.sync.clone()));
+    let fs: Vec<String> = facts.servers.iter().filter_map(|s| s.store_fs.clone()).collect();
+    p.insert(
+        "store_filesystem".into(),
+        v(if fs.is_empty() {
+            "unknown".to_string()
+        } else {
+            let mut f = fs.clone();
+            f.dedup();
+            f.join(",")
+        }),
+    );
+    let cores: Vec<Value> = facts.servers.iter().filter_map(|s| s.cores.map(Value::from)).collect();
+    if !cores.is_empty() {
+        p.insert("cores_per_server".into(), Value::Sequence(cores));
+    }
+    p.insert(
+        "monitors".into(),
+        Value::Sequence(monitors.iter().map(|m| v(m.clone())).collect()),
+    );
+    if !facts.unreachable_monitors.is_empty() {
+        p.insert(
+            "monitors_unreachable".into(),
+            Value::Sequence(facts.unreachable_monitors.iter().map(|(m, _)| v(m.clone())).collect()),
+        );
+    }
+    p.insert(
+        "client_servers".into(),
+        Value::Sequence(
+            opts.conn
+                .servers
+                .iter()
+                .map(|s| v(bench::conn::redact_url(s)))
+                .collect(),
+        ),
+    );
+    if let Some(l) = load_average() {
+        p.insert("load_average_at_start".into(), v(l));
+    }
+    p.insert("natsplan_version".into(), v(env!("CARGO_PKG_VERSION")));
+    p
+}
+
+/// Run calibrate: check the output, connect, detect, plan, measure, fit, write.
+pub fn run(opts: &CalibrateOptions, log: &dyn Fn(&str)) -> Result<CalibrateReport, CalibrateError> {
+    write::check_writable(&opts.out).map_err(CalibrateError::BadInput)?;
+    // A budget too small for anything is refused before touching the cluster.
+    plan::plan(opts.budget_s, 3)
+        .and(plan::plan(opts.budget_s, 1))
+        .map_err(|e| CalibrateError::BadInput(anyhow!(e)))?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CalibrateError::CannotRun(e.into()))?;
+    let r = run_on(&rt, opts, log);
+    rt.shutdown_timeout(Duration::from_millis(100));
+    r
+}
+
+fn run_on(
+    rt: &tokio::runtime::Runtime,
+    opts: &CalibrateOptions,
+    log: &dyn Fn(&str),
+) -> Result<CalibrateReport, CalibrateError> {
+    let mut notes = Vec::new();
+    let (server_name, version, js) = rt.block_on(probe(&opts.conn)).map_err(CalibrateError::CannotRun)?;
+    if !js {
+        return Err(CalibrateError::CannotRun(anyhow!(
+            "{} ({server_name}) has JetStream disabled; calibrate measures JetStream and needs it on",
+            opts.conn.describe()
+        )));
+    }
+    let monitors = if opts.monitors.is_empty() {
+        crate::verify::default_monitors(&opts.conn.servers)
+    } else {
+        opts.monitors.clone()
+    };
+    let mut facts = cluster::detect(&monitors, Some((server_name.clone(), version.clone())));
+    if facts.servers.is_empty() {
+        facts.jetstream_servers = facts.jetstream_servers.max(opts.conn.servers.len() as u32).max(1);
+        facts.max_replicas = facts.jetstream_servers.min(5) as u8;
+        notes.push(format!(
+            "no monitoring port answered ({}): cluster size assumed from --server, sync mode from --sync",
+            monitors.join(", ")
+        ));
+    }
+    // The sync mode as the model reads it: `always` on tmpfs costs nothing, so it measures as delayed.
+    let observed = (!facts.servers.is_empty()).then_some(if facts.sync_always && !facts.store_on_tmpfs {
+        Sync::Always
+    } else {
+        Sync::Delayed
+    });
+    let sync = match (observed, opts.sync) {
+        (Some(o), Some(f)) if o != f => {
+            return Err(CalibrateError::BadInput(anyhow!(
+                "--sync {}: the servers' /varz says {} (sync_interval {}); drop --sync or fix it",
+                sync_str(f),
+                sync_str(o),
+                facts.sync
+            )))
+        }
+        (Some(o), _) => o,
+        (None, Some(f)) => f,
+        (None, None) => {
+            return Err(CalibrateError::BadInput(anyhow!(
+                "the sync mode is unknown: no monitoring port answered ({}); give --monitor http://HOST:PORT or --sync always|delayed",
+                monitors.join(", ")
+            )))
+        }
+    };
+    let plan =
+        plan::plan(opts.budget_s, facts.max_replicas.max(1)).map_err(|e| CalibrateError::BadInput(anyhow!(e)))?;
+    log(&format!(
+        "calibrate: {} points × {} repeats, {:.1} s per run, about {:.0} s of {:.0} s budget; sync {}, {} JetStream server(s), nats-server {version}",
+        plan.points.len(),
+        plan.repeats,
+        plan.run_s,
+        plan.estimated_s,
+        plan.budget_s,
+        sync_str(sync),
+        facts.jetstream_servers
+    ));
+    for d in &plan.dropped {
+        log(&format!("calibrate: budget: dropped {d}"));
+    }
+    let (date, _) = crate::verify::utc_now();
+    let mut prov = provenance(&facts, opts, &monitors);
+    let runlog = runner::run(rt, &opts.conn, &monitors, &plan, log);
+    prov.insert("measured_at".into(), v(date.clone()));
+    prov.insert("budget_s".into(), Value::from(opts.budget_s));
+    prov.insert(
+        "elapsed_s".into(),
+        Value::from((runlog.elapsed_s * 10.0).round() / 10.0),
+    );
+    if let Some(l) = load_average() {
+        prov.insert("load_average_at_end".into(), v(l));
+    }
+    if !plan.dropped.is_empty() || !runlog.skipped.is_empty() {
+        let mut d: Vec<Value> = plan.dropped.iter().map(|s| v(s.clone())).collect();
+        d.extend(runlog.skipped.iter().map(|s| v(format!("run {s} (budget spent)"))));
+        prov.insert("dropped".into(), Value::Sequence(d));
+    }
+    if !runlog.failures.is_empty() {
+        prov.insert(
+            "failed_runs".into(),
+            Value::Sequence(runlog.failures.iter().map(|(p, e)| v(format!("{p}: {e}"))).collect()),
+        );
+    }
+    if runlog.measurements.is_empty() {
+        return Err(CalibrateError::CannotRun(anyhow!(
+            "no run succeeded: {}",
+            runlog
+                .failures
+                .first()
+                .map(|(p, e)| format!("{p}: {e}"))
+                .unwrap_or_else(|| "the budget was spent before the first run".into())
+        )));
+    }
+    let mut hardware = BTreeMap::new();
+    hardware.insert("array".into(), v("none"));
+    hardware.insert("disk_kind".into(), v("unknown"));
+    hardware.insert(
+        "host".into(),
+        v(opts.hardware.clone().unwrap_or_else(|| "unknown".into())),
+    );
+    if let Some(fs) = prov.get("store_filesystem").cloned() {
+        hardware.insert("store_filesystem".into(), fs);
+    }
+    if let Some(c) = facts.servers.iter().find_map(|s| s.cores) {
+        hardware.insert("cores".into(), Value::from(c));
+    }
+    let mut conditions = BTreeMap::new();
+    conditions.insert("storage".into(), v("file"));
+    conditions.insert("sync".into(), v(sync_str(sync)));
+    conditions.insert("chunk_size".into(), v("128KiB"));
+    conditions.insert(
+        "raid_key".into(),
+        v(format!(
+            "rows say raid: {} to key them to the model's reference volume (what verify and predict use without a layout); the store is not a RAID volume",
+            write::REFERENCE_RAID
+        )),
+    );
+    let id = opts.id.clone().unwrap_or_else(|| id_from_path(&opts.out));
+    let header = write::Header {
+        id: id.clone(),
+        title: format!(
+            "natsplan calibrate on {} ({} JetStream server(s), sync {}){}",
+            server_name,
+            facts.jetstream_servers,
+            sync_str(sync),
+            opts.hardware.as_ref().map(|h| format!(": {h}")).unwrap_or_default()
+        ),
+        document: format!("natsplan calibrate --out {}", opts.out.display()),
+        date: date[..10].to_string(),
+        nats_version: version.clone(),
+        method: format!(
+            "natsplan calibrate {}: bench workloads (raw protocol or async-nats), {} points x {} interleaved repeats, \
+             ~{:.1} s per run; every repeat is its own row; fit by perf on load",
+            env!("CARGO_PKG_VERSION"),
+            plan.points.len(),
+            plan.repeats,
+            plan.run_s
+        ),
+        hardware,
+        conditions,
+        provenance: prov,
+    };
+    let ctx = write::RowContext {
+        servers: facts.jetstream_servers.max(1),
+        sync: sync_str(sync).into(),
+    };
+    let mut file = write::build(&header, &plan.points, &runlog.measurements, &ctx);
+    let quality = quality::assess(
+        &file,
+        &plan.points,
+        &runlog.measurements,
+        &opts.catalog,
+        facts.jetstream_servers.max(1),
+        sync,
+    )
+    .map_err(|e| {
+        CalibrateError::CannotRun(anyhow!(
+            "the measurements do not fit the model ({e:#}); {} of {} runs measured, {} skipped for the budget, {} failed",
+            runlog.measurements.len(),
+            plan.runs(),
+            runlog.skipped.len(),
+            runlog.failures.len()
+        ))
+    })?;
+    file.fit_quality = Some(quality.clone());
+    let text = write::to_yaml(
+        &file,
+        &format!(
+            "Measured by `natsplan calibrate` on {date}. It describes THIS cluster and machine only ({}).\n\
+             Rows are observations; natsplan fits the model's terms from them whenever it loads the file.",
+            opts.hardware.as_deref().unwrap_or("hardware not stated")
+        ),
+    )
+    .map_err(CalibrateError::CannotRun)?;
+    // The file must load as --calibration will load it before it replaces anything.
+    CalibrationFile::parse(&text, &opts.out.display().to_string()).map_err(CalibrateError::CannotRun)?;
+    write::write_atomic(&opts.out, &text).map_err(CalibrateError::BadInput)?;
+    notes.extend(quality.notes.iter().cloned());
+    Ok(CalibrateReport {
+        out: opts.out.display().to_string(),
+        id,
+        runs: runlog.measurements.len(),
+        failures: runlog.failures,
+        skipped: runlog.skipped,
+        elapsed_s: runlog.elapsed_s,
+        plan,
+        sync: sync_str(sync).into(),
+        nats_version: version,
+        fit_quality: quality,
+        notes,
+    })
+}
+
+pub fn sync_str(s: Sync) -> &'static str {
+    match s {
+        Sync::Always => "always",
+        Sync::Delayed => "delayed",
+    }
+}

@@ -186,6 +186,60 @@ pub struct CalibrationFile {
     #[serde(default)]
     pub conditions: BTreeMap<String, serde_yaml::Value>,
     pub series: Vec<Series>,
+    /// Where a measured file was measured: cluster facts (servers, version, JetStream cluster size, sync
+    /// mode, store filesystem), the load on the measuring host, the budget. Free-form; `natsplan calibrate`
+    /// writes it. Published transcriptions leave it out.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub provenance: BTreeMap<String, serde_yaml::Value>,
+    /// How well the model's terms fitted these rows when the file was written (informative: the terms are
+    /// refitted whenever the file is loaded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fit_quality: Option<FitQuality>,
+}
+
+/// One fitted term with its uncertainty (jackknife standard error over the measurement points).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct TermFit {
+    /// `obj.chunk_s`, `js.leader_op_s`, ...
+    pub name: String,
+    pub value: f64,
+    /// Jackknife standard error; None when the points cannot give one (too few of the term's kind).
+    pub uncertainty: Option<f64>,
+    /// False when the points cannot separate the term from another one (its value then follows the fit's
+    /// starting point and the uncertainty says so).
+    pub identified: bool,
+}
+
+/// One row's residual: what the fitted model predicts for the row's shape against what was measured.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Residual {
+    pub label: String,
+    pub measured: f64,
+    pub predicted: f64,
+    /// measured ÷ predicted − 1.
+    pub error: f64,
+    /// True for rows held out of the fit (cross-validation), false for fitted rows.
+    pub held_out: bool,
+}
+
+/// Fit quality recorded by `natsplan calibrate`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct FitQuality {
+    pub terms: Vec<TermFit>,
+    pub residuals: Vec<Residual>,
+    /// Median and worst |error| of the held-out rows, predicted by a fit without them.
+    pub holdout_median_abs_error: Option<f64>,
+    pub holdout_worst_abs_error: Option<f64>,
+    /// Median relative spread ((max − min) ÷ mean) of the repeated points: the measurement noise.
+    pub repeat_spread_median: Option<f64>,
+    /// Highest sustained rate of the fixed-rate sweep and the first rate it could not hold (msgs/s).
+    pub knee_sustained_per_s: Option<f64>,
+    pub knee_failed_per_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 impl CalibrationFile {

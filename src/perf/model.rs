@@ -311,12 +311,111 @@ pub struct Terms {
     pub obj_rows: Vec<ObjRow>,
     /// nats-server version the object-put rows were measured on.
     pub obj_nats_version: String,
+    /// Object-get terms, when some file measured gets (`natsplan calibrate`); None keeps the put terms.
+    pub obj_get: Option<GetTerms>,
+}
+
+/// Fitted object-get terms: per object, per chunk and per byte (a get reads, it neither replicates nor
+/// fsyncs), and the contention between getters: fitted when the rows have two worker counts or more, else
+/// the put fit's σ spread over the replicas that can serve (allow_direct).
+#[derive(Debug, Clone, Serialize)]
+pub struct GetTerms {
+    pub obj_fixed_s: f64,
+    pub chunk_s: f64,
+    pub byte_s: f64,
+    /// USL σ of getters at the replicas (already divided by the replicas when taken from the put fit).
+    pub sigma: Option<f64>,
+    /// Root-mean-square of log(predicted ÷ measured) over the fitted rows, and how many rows.
+    pub rms_log: f64,
+    pub rows: usize,
+    pub source: String,
+}
+
+/// Gets/s of `workers` workers on objects of `size` bytes at R`replicas`.
+pub fn get_rate(g: &GetTerms, sigma: f64, size: u64, replicas: u8, workers: u32) -> f64 {
+    let chunks = size.div_ceil(CHUNK_BYTES).max(1) as f64;
+    let par = g.obj_fixed_s + chunks * g.chunk_s + size as f64 * g.byte_s;
+    let s = g.sigma.unwrap_or(sigma / replicas.max(1) as f64);
+    usl(par, 0.0, workers.max(1) as f64, s)
+}
+
+/// Fit the get terms to measured `obj-get` rows (`get_obj_per_s`, not derived); None with fewer than four.
+fn fit_get(set: &CalibrationSet, sigma: f64) -> Option<GetTerms> {
+    let rows: Vec<(u64, u8, u32, f64, String)> = set
+        .rows_of("obj-get")
+        .filter(|(_, r)| r.fit)
+        .filter_map(|(f, r)| {
+            Some((
+                r.size_bytes()?,
+                r.replicas.unwrap_or(1),
+                r.workers.unwrap_or(1),
+                r.measured("get_obj_per_s")?,
+                f.id.clone(),
+            ))
+        })
+        .collect();
+    if rows.len() < 4 {
+        return None;
+    }
+    // σ only when the rows vary the number of getters; otherwise it cannot be told from the fixed time.
+    let mut ws: Vec<u32> = rows.iter().map(|r| r.2).collect();
+    ws.sort_unstable();
+    ws.dedup();
+    let own_sigma = ws.len() >= 2;
+    let make = |p: &[f64]| GetTerms {
+        obj_fixed_s: p[0].exp(),
+        chunk_s: p[1].exp(),
+        byte_s: p[2].exp(),
+        sigma: own_sigma.then(|| p[3].exp().min(1.0)),
+        rms_log: 0.0,
+        rows: 0,
+        source: String::new(),
+    };
+    let loss = |p: &[f64]| -> f64 {
+        let g = make(p);
+        rows.iter()
+            .map(|r| (get_rate(&g, sigma, r.0, r.1, r.2).ln() - r.3.ln()).powi(2))
+            .sum::<f64>()
+    };
+    let mut start: Vec<f64> = [0.5e-3f64, 0.2e-3, 2e-9].iter().map(|v| v.ln()).collect();
+    if own_sigma {
+        start.push(0.1f64.ln());
+    }
+    let (p, v) = minimise(&loss, &start, 0.7, 3000, 5);
+    let mut ids: Vec<String> = rows.iter().map(|r| r.4.clone()).collect();
+    ids.dedup();
+    Some(GetTerms {
+        rms_log: (v / rows.len() as f64).sqrt(),
+        rows: rows.len(),
+        source: ids.join("+"),
+        ..make(&p)
+    })
 }
 
 fn val(f: &CalibrationSet, kind: &str, label: &str, key: &str) -> Option<(f64, String)> {
     f.rows_of(kind)
         .find(|(_, r)| r.label == label)
         .and_then(|(file, r)| r.measured(key).map(|v| (v, file.id.clone())))
+}
+
+/// `val`, else the mean over the fittable rows of the kind with the key (from the first file that has
+/// them): a measured file (`natsplan calibrate`) names its rows after what it ran, not after the seed rows,
+/// and repeats a point several times.
+fn val_or_any(f: &CalibrationSet, kind: &str, label: &str, key: &str) -> Option<(f64, String)> {
+    val(f, kind, label, key).or_else(|| mean_of(f, kind, key))
+}
+
+fn mean_of(f: &CalibrationSet, kind: &str, key: &str) -> Option<(f64, String)> {
+    let first = f
+        .rows_of(kind)
+        .find(|(_, r)| r.fit && r.measured(key).is_some())
+        .map(|(file, _)| file.id.clone())?;
+    let xs: Vec<f64> = f
+        .rows_of(kind)
+        .filter(|(file, r)| file.id == first && r.fit)
+        .filter_map(|(_, r)| r.measured(key))
+        .collect();
+    Some((xs.iter().sum::<f64>() / xs.len() as f64, first))
 }
 
 fn need(v: Option<(f64, String)>, what: &str) -> anyhow::Result<(f64, String)> {
@@ -365,7 +464,32 @@ impl Terms {
         };
         let obj = fit_obj(&obj_rows, &src);
 
-        let (kv_rate, kv_src) = need(val(set, "kv", "kv-put-1-client", "ops_per_s"), "the KV putter rate")?;
+        let (kv_rate, kv_src) = need(
+            val_or_any(set, "kv", "kv-put-1-client", "ops_per_s"),
+            "the KV putter rate",
+        )?;
+        // A putter measured under `sync_interval: always` already paid its fsync, which predictions add
+        // from the object terms: take it out of the per-operation time (at least a tenth remains).
+        let kv_row = set
+            .rows_of("kv")
+            .find(|(f, r)| f.id == kv_src && r.fit && r.measured("ops_per_s").is_some())
+            .map(|(_, r)| r.clone());
+        let kv_fsync_s = match &kv_row {
+            Some(r) if r.sync_always() == Some(true) => {
+                let lat = if r.raid.as_deref() == Some("raid0") {
+                    fio.raid0_write_s
+                } else {
+                    fio.raid1_write_s
+                };
+                let f = if r.replicas.unwrap_or(1) > 1 {
+                    obj.fsync_lat_rn
+                } else {
+                    obj.fsync_lat_r1
+                };
+                f * lat
+            }
+            _ => 0.0,
+        };
         let js_rows: Vec<(f64, f64, String)> = set
             .rows_of("js")
             .filter(|(_, r)| r.fit)
@@ -373,7 +497,7 @@ impl Terms {
             .collect();
         let (leader_op_s, leader_byte_s, leader_source) = leader_law(&js_rows)?;
         let js = JsTerms {
-            op_s: 1.0 / kv_rate,
+            op_s: (1.0 / kv_rate - kv_fsync_s).max(0.1 / kv_rate),
             op_source: kv_src,
             leader_op_s,
             leader_byte_s,
@@ -386,8 +510,10 @@ impl Terms {
             .map(|(f, _)| f.nats_version.clone())
             .next()
             .unwrap_or_else(|| "unknown".into());
+        let obj_get = fit_get(set, obj.sigma);
         Ok(Terms {
             obj_nats_version,
+            obj_get,
             fio,
             obj,
             js,
@@ -560,12 +686,14 @@ fn leader_law(rows: &[(f64, f64, String)]) -> anyhow::Result<(f64, f64, String)>
     if rows.len() == 1 {
         return Ok((1.0 / rows[0].1, 0.0, src));
     }
-    // Ordinary least squares of time on size.
-    let n = rows.len() as f64;
-    let mx = rows.iter().map(|r| r.0).sum::<f64>() / n;
-    let my = rows.iter().map(|r| 1.0 / r.1).sum::<f64>() / n;
-    let sxx: f64 = rows.iter().map(|r| (r.0 - mx).powi(2)).sum();
-    let sxy: f64 = rows.iter().map(|r| (r.0 - mx) * (1.0 / r.1 - my)).sum();
+    // Least squares of time on size, weighted by 1 ÷ time² so every row counts by its relative error (a
+    // measured ladder spans sizes whose times differ tenfold; with two sizes the line is the same).
+    let w = |r: &(f64, f64, String)| r.1 * r.1;
+    let n: f64 = rows.iter().map(w).sum();
+    let mx = rows.iter().map(|r| w(r) * r.0).sum::<f64>() / n;
+    let my = rows.iter().map(|r| w(r) / r.1).sum::<f64>() / n;
+    let sxx: f64 = rows.iter().map(|r| w(r) * (r.0 - mx).powi(2)).sum();
+    let sxy: f64 = rows.iter().map(|r| w(r) * (r.0 - mx) * (1.0 / r.1 - my)).sum();
     let b = if sxx > 0.0 { (sxy / sxx).max(0.0) } else { 0.0 };
     let a = (my - b * mx).max(1e-9);
     Ok((a, b, src))
@@ -622,17 +750,27 @@ fn core_terms(set: &CalibrationSet) -> anyhow::Result<CoreTerms> {
                 .flatten()
         })
         .fold(0.0f64, f64::max);
-    let (ping_avg, ping_src) = need(val(set, "ping", "Ping 1k×128 B", "rtt_avg_ms"), "ping rtt_avg_ms")?;
-    let (ping_p99, _) = need(val(set, "ping", "Ping 1k×128 B", "rtt_p99_ms"), "ping rtt_p99_ms")?;
+    let (ping_avg, ping_src) = need(
+        val_or_any(set, "ping", "Ping 1k×128 B", "rtt_avg_ms"),
+        "ping rtt_avg_ms",
+    )?;
+    let (ping_p99, _) = need(
+        val_or_any(set, "ping", "Ping 1k×128 B", "rtt_p99_ms"),
+        "ping rtt_p99_ms",
+    )?;
     let (flood_ms, _) = need(
-        val(set, "flood", "Flood 8p 20k×128 B", "delay_avg_ms"),
+        val_or_any(set, "flood", "Flood 8p 20k×128 B", "delay_avg_ms"),
         "flood delay_avg_ms",
     )?;
     let flood_row = set.rows_of("flood").next().map(|(_, r)| r.clone());
     let pubs = flood_row.as_ref().and_then(|r| r.publishers).unwrap_or(8) as f64;
     let burst = flood_row.as_ref().and_then(|r| r.msgs).unwrap_or(20_000) as f64;
-    // A burst of Q messages drained at D per second waits Q ÷ 2D on average (uniform queue position).
-    let drain = pubs * burst / (2.0 * flood_ms / 1e3);
+    // A burst of Q messages drained at D per second waits Q ÷ 2D on average (uniform queue position). A
+    // measured drain rate (the subscriber's, from `natsplan calibrate`) is used as it is.
+    let drain = mean_of(set, "flood", "drain_msgs_per_s")
+        .map(|(d, _)| d)
+        .filter(|d| *d > 0.0)
+        .unwrap_or(pubs * burst / (2.0 * flood_ms / 1e3));
     Ok(CoreTerms {
         per_msg_s: a,
         per_sub_s: b,
@@ -890,13 +1028,23 @@ pub fn predict_shape(terms: &Terms, catalog: &Catalog, sh: &Shape) -> Prediction
                 // Gets: no replication, no fsync; served from the page cache by any replica (allow_direct),
                 // so workers spread over the replicas contend less. Seed 000's Get column is 0.400 × Put
                 // (derived), so nothing calibrates this: the put terms are carried over and the band is wide.
-                let par = (o.obj_fixed_s + chunks * o.chunk_s + s * o.byte_s) * cf;
-                scaled = true;
-                width = width.max(0.7);
-                notes
-                    .push("gets are uncalibrated: seed 000's Get column is derived (0.400 × Put), not measured".into());
-                sources.push(format!("{} (put terms, no get calibration)", o.source));
-                usl(par, 0.0, w, o.sigma / r as f64)
+                if let Some(g) = &terms.obj_get {
+                    // Measured gets: their own terms, the band from their own residuals.
+                    let k = if g.sigma.is_some() { 4.0 } else { 3.0 };
+                    let n = (g.rows as f64).max(k + 1.0);
+                    width = width.max(1.645 * g.rms_log * (n / (n - k)).sqrt());
+                    sources.push(format!("{} (get terms)", g.source));
+                    get_rate(g, o.sigma, sh.size_bytes, r, sh.workers) / cf
+                } else {
+                    let par = (o.obj_fixed_s + chunks * o.chunk_s + s * o.byte_s) * cf;
+                    scaled = true;
+                    width = width.max(0.7);
+                    notes.push(
+                        "gets are uncalibrated: seed 000's Get column is derived (0.400 × Put), not measured".into(),
+                    );
+                    sources.push(format!("{} (put terms, no get calibration)", o.source));
+                    usl(par, 0.0, w, o.sigma / r as f64)
+                }
             };
             if put {
                 // Per object: (chunks + meta) × (payload share) on every replica's volume.

@@ -1,0 +1,403 @@
+//! Which points `calibrate` measures, and how many times, within a time budget.
+//!
+//! The points are chosen to separate the performance model's terms (perf::model), avoiding the regression
+//! traps Cruise Control documents (narrow sample bands, collinear inputs):
+//! - object puts vary ONE factor at a time around a base (R3 when the cluster allows, 2 workers): object
+//!   size in ×4 log steps across the 128 KiB chunk boundary (fixed vs per-chunk vs per-byte time), replicas
+//!   (R1 vs R3 at a small and a large size: replication round vs per-follower bytes), workers (1, 2, 4 at a
+//!   small and a large size: USL σ vs the serial fsync transfer);
+//! - JetStream async publishes vary the message size in log steps (the stream leader's `a + b·bytes`);
+//! - core pub/sub varies subscribers and size independently (`a + b·subs + c·bytes·(1+subs)`);
+//! - a fixed-rate sweep in ×3 steps finds the knee of the leader's capacity;
+//! - one KV putter, one ping and one flood row feed the terms that need them.
+//!
+//! Every point runs `repeats` times (interleaved: all points once, then again) so the noise can be told
+//! from the model's error. A few points are held out of the fit and predicted from the others
+//! (cross-validation). Sizes are deliberately off verify's ladder (1, 4, 8, 16, 32, 64, 1024 KiB; 128 B
+//! and 1 KiB messages) so verify's rows test the calibration on shapes it has not seen.
+//!
+//! The plan is pure: it only says what to run. A budget too small for the minimum is an error that says
+//! what the minimum is; a budget between the minimum and the full plan shortens runs, then repeats, then
+//! drops optional points, and lists what it dropped.
+
+use crate::perf::Kind;
+use serde::Serialize;
+
+/// Seconds of setup and teardown per run (connect, create and delete the stream or store): an estimate
+/// the runner corrects from the runs it has done.
+pub const RUN_OVERHEAD_S: f64 = 0.6;
+/// Run length bounds (seconds of measured work per run).
+pub const MIN_RUN_S: f64 = 0.4;
+pub const MAX_RUN_S: f64 = 4.0;
+/// Fit rows the object model needs (perf: ten terms, at least twelve rows).
+pub const MIN_OBJ_FIT_ROWS: usize = 12;
+
+/// One measurement point.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Point {
+    /// Stable id, e.g. `obj-r3-w2-12KiB`.
+    pub id: String,
+    /// The model kind it calibrates (`js` for the fixed-rate sweep too).
+    #[serde(skip)]
+    pub kind: Kind,
+    pub size_bytes: u64,
+    pub replicas: u8,
+    /// Publishers, putters or clients.
+    pub workers: u32,
+    pub subscribers: u32,
+    /// Open-loop target for the fixed-rate sweep.
+    pub rate_per_s: Option<f64>,
+    /// Held out of the fit and predicted from the rest.
+    pub holdout: bool,
+    /// Optional points are dropped first when the budget is short.
+    pub optional: bool,
+    /// Which factor this point varies from the base (`size`, `replicas`, `workers`, `subscribers`, `rate`,
+    /// `base`, `combined` for held-out points that vary two at once).
+    pub varies: String,
+}
+
+impl Point {
+    /// The shape key verify's rows are compared with (kind, size, replicas, workers, subscribers, rate).
+    pub fn key(&self) -> (Kind, u64, u8, u32, u32, Option<u64>) {
+        (
+            self.kind,
+            self.size_bytes,
+            self.replicas,
+            self.workers,
+            self.subscribers,
+            self.rate_per_s.map(|r| r as u64),
+        )
+    }
+}
+
+/// The plan: points, repeats, run length, and what the budget made it drop.
+#[derive(Debug, Clone, Serialize)]
+pub struct Plan {
+    pub points: Vec<Point>,
+    /// Runs per point (interleaved passes).
+    pub repeats: u32,
+    /// Measured seconds per run.
+    pub run_s: f64,
+    pub budget_s: f64,
+    /// Estimated wall time of the whole plan.
+    pub estimated_s: f64,
+    /// What the budget made the plan leave out, in words.
+    pub dropped: Vec<String>,
+}
+
+impl Plan {
+    pub fn runs(&self) -> usize {
+        self.points.len() * self.repeats as usize
+    }
+}
+
+fn size_label(b: u64) -> String {
+    if b >= 1024 && b % 1024 == 0 {
+        format!("{}KiB", b / 1024)
+    } else {
+        format!("{b}B")
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn pt(
+    kind: Kind,
+    prefix: &str,
+    size: u64,
+    replicas: u8,
+    workers: u32,
+    subs: u32,
+    varies: &str,
+    holdout: bool,
+    optional: bool,
+) -> Point {
+    let id = match kind {
+        Kind::ObjPut | Kind::ObjGet => format!("{prefix}-r{replicas}-w{workers}-{}", size_label(size)),
+        Kind::Js | Kind::Kv => format!("{prefix}-r{replicas}-{workers}p-{}", size_label(size)),
+        Kind::Core => format!("{prefix}-{workers}p{subs}s-{}", size_label(size)),
+        _ => format!("{prefix}-{workers}p-{}", size_label(size)),
+    };
+    Point {
+        id,
+        kind,
+        size_bytes: size,
+        replicas,
+        workers,
+        subscribers: subs,
+        rate_per_s: None,
+        holdout,
+        optional,
+        varies: varies.into(),
+    }
+}
+
+/// Every point for a cluster whose streams can have up to `max_replicas` replicas.
+pub fn all_points(max_replicas: u8) -> Vec<Point> {
+    let rb = if max_replicas >= 3 { 3 } else { 1 };
+    let k = 1024u64;
+    let mut v = Vec::new();
+    // Object puts: base R{rb}, 2 workers; sizes ×4 from 512 B to 768 KiB (across the 128 KiB chunk).
+    for (size, optional) in [
+        (512, false),
+        (2 * k, false),
+        (12 * k, false),
+        (48 * k, false),
+        (192 * k, false),
+        (768 * k, false),
+    ] {
+        let varies = if size == 12 * k { "base" } else { "size" };
+        v.push(pt(Kind::ObjPut, "obj", size, rb, 2, 0, varies, false, optional));
+    }
+    // Replicas: R1 at a small and a large size (only when R3 is the base).
+    if rb == 3 {
+        v.push(pt(Kind::ObjPut, "obj", 2 * k, 1, 2, 0, "replicas", false, false));
+        v.push(pt(Kind::ObjPut, "obj", 192 * k, 1, 2, 0, "replicas", false, false));
+    }
+    // Workers: 1 and 4 at the base size, 1 at a large size (the serial part shows when workers grow).
+    v.push(pt(Kind::ObjPut, "obj", 12 * k, rb, 1, 0, "workers", false, false));
+    v.push(pt(Kind::ObjPut, "obj", 12 * k, rb, 4, 0, "workers", false, false));
+    v.push(pt(Kind::ObjPut, "obj", 192 * k, rb, 1, 0, "workers", false, false));
+    v.push(pt(Kind::ObjPut, "obj", 192 * k, rb, 4, 0, "workers", false, false));
+    if rb == 1 {
+        // No replica lever on one server: two more worker points keep twelve fit rows.
+        v.push(pt(Kind::ObjPut, "obj", 2 * k, rb, 4, 0, "workers", false, false));
+        v.push(pt(Kind::ObjPut, "obj", 768 * k, rb, 1, 0, "workers", false, false));
+    }
+    // Held out: shapes that vary two factors at once, inside the measured ranges.
+    v.push(pt(Kind::ObjPut, "obj", 24 * k, rb, 3, 0, "combined", true, false));
+    v.push(pt(Kind::ObjPut, "obj", 96 * k, 1, 1, 0, "combined", true, true));
+    // Object gets (each run puts its objects first, off the clock): sizes as the puts; 1, 2 and 4 getters
+    // at 12 KiB for the getters' own contention.
+    for (size, optional) in [
+        (2 * k, false),
+        (12 * k, false),
+        (48 * k, true),
+        (192 * k, false),
+        (768 * k, false),
+    ] {
+        v.push(pt(Kind::ObjGet, "get", size, rb, 2, 0, "size", false, optional));
+    }
+    v.push(pt(Kind::ObjGet, "get", 12 * k, rb, 1, 0, "workers", false, false));
+    v.push(pt(Kind::ObjGet, "get", 12 * k, rb, 4, 0, "workers", false, false));
+    v.push(pt(Kind::ObjGet, "get", 24 * k, rb, 3, 0, "combined", true, true));
+    // JetStream async publishes (window 500, 2 publishers) at R{rb}: the leader's per-message and per-byte
+    // time. Sizes ×8 from 64 B.
+    for (size, optional, holdout) in [
+        (64, false, false),
+        (512, false, false),
+        (4 * k, false, false),
+        (16 * k, true, false),
+    ] {
+        v.push(pt(Kind::Js, "js", size, rb, 2, 0, "size", holdout, optional));
+    }
+    v.push(pt(Kind::Js, "js", 2 * k, rb, 3, 0, "combined", true, true));
+    // The KV putter: one client, R1, synchronous puts.
+    v.push(pt(Kind::Kv, "kv", 512, 1, 1, 0, "base", false, false));
+    // Core: subscribers 1, 3, 6 at 64 B and 2 KiB with two publishers; one publisher alone for its ceiling.
+    v.push(pt(Kind::Core, "core", 64, 1, 2, 1, "base", false, false));
+    v.push(pt(Kind::Core, "core", 64, 1, 2, 6, "subscribers", false, false));
+    v.push(pt(Kind::Core, "core", 2 * k, 1, 2, 1, "size", false, false));
+    v.push(pt(Kind::Core, "core", 2 * k, 1, 2, 3, "subscribers", false, true));
+    v.push(pt(Kind::Core, "core", 64, 1, 1, 0, "subscribers", false, false));
+    v.push(pt(Kind::Core, "core", 256, 1, 3, 3, "combined", true, true));
+    v.push(pt(Kind::Ping, "ping", 128, 1, 1, 0, "base", false, false));
+    v.push(pt(Kind::Flood, "flood", 128, 1, 4, 1, "base", false, false));
+    // Fixed-rate sweep at R{rb}, 128 B, one publisher: ×3 steps to find the knee.
+    for (i, rate) in [6_000.0, 18_000.0, 54_000.0, 160_000.0].into_iter().enumerate() {
+        let mut p = pt(Kind::Js, "rate", 128, rb, 1, 0, "rate", false, i == 0);
+        p.id = format!("rate-{}k-r{rb}-128B", rate as u64 / 1000);
+        p.rate_per_s = Some(rate);
+        v.push(p);
+    }
+    v
+}
+
+/// Wall time of `points` run `repeats` times at `run_s` seconds each.
+pub fn estimate_s(points: usize, repeats: u32, run_s: f64) -> f64 {
+    points as f64 * repeats as f64 * (run_s + RUN_OVERHEAD_S)
+}
+
+/// Fit the points into `budget_s`: shorten runs (down to `MIN_RUN_S`), then cut repeats (3 → 2 → 1),
+/// then drop the optional points (the required ones alone keep twelve object-put fit points, so the file
+/// always loads). Errors when even the required points once at the shortest run length do not fit.
+pub fn plan(budget_s: f64, max_replicas: u8) -> Result<Plan, String> {
+    let all = all_points(max_replicas);
+    let required: Vec<Point> = all.iter().filter(|p| !p.optional).cloned().collect();
+    let min_s = estimate_s(required.len(), 1, MIN_RUN_S);
+    if !(budget_s.is_finite() && budget_s >= min_s) {
+        return Err(format!(
+            "--budget {budget_s:.0}s is too small to measure anything worth fitting: the {} required points need \
+             at least {:.0}s (one run each of {MIN_RUN_S} s plus about {RUN_OVERHEAD_S} s of setup); give --budget {}s or more",
+            required.len(),
+            min_s,
+            min_s.ceil()
+        ));
+    }
+    let mut dropped = Vec::new();
+    // Try the richest plan that fits: all points or the required ones, 3, 2 or 1 repeats, longest run.
+    for (points, label) in [(&all, "all"), (&required, "required")] {
+        for repeats in [3u32, 2, 1] {
+            let per_run = budget_s / (points.len() as f64 * repeats as f64) - RUN_OVERHEAD_S;
+            if per_run >= MIN_RUN_S {
+                let run_s = per_run.min(MAX_RUN_S);
+                if label == "required" {
+                    let names: Vec<String> = all.iter().filter(|p| p.optional).map(|p| p.id.clone()).collect();
+                    dropped.push(format!("optional points {}", names.join(", ")));
+                }
+                if repeats < 3 {
+                    dropped.push(format!(
+                        "repeats cut to {repeats} (3 wanted){}",
+                        if repeats == 1 {
+                            ": no noise estimate from repeats"
+                        } else {
+                            ""
+                        }
+                    ));
+                }
+                let points = points.clone();
+                let estimated_s = estimate_s(points.len(), repeats, run_s);
+                return Ok(Plan {
+                    points,
+                    repeats,
+                    run_s,
+                    budget_s,
+                    estimated_s,
+                    dropped,
+                });
+            }
+        }
+    }
+    Err(format!(
+        "--budget {budget_s:.0}s: no plan fits; give --budget {}s or more",
+        min_s.ceil()
+    ))
+}
+
+/// Indices of pairs of factors that move together over the object-put fit points (|correlation| > 0.9
+/// between log size, replicas and log workers): the property the plan must not have.
+pub fn collinear_factors(points: &[Point]) -> Vec<(&'static str, &'static str, f64)> {
+    let obj: Vec<&Point> = points.iter().filter(|p| p.kind == Kind::ObjPut && !p.holdout).collect();
+    let cols: [(&str, Vec<f64>); 3] = [
+        ("size", obj.iter().map(|p| (p.size_bytes as f64).ln()).collect()),
+        ("replicas", obj.iter().map(|p| p.replicas as f64).collect()),
+        ("workers", obj.iter().map(|p| (p.workers as f64).ln()).collect()),
+    ];
+    let mut out = Vec::new();
+    for i in 0..cols.len() {
+        for j in i + 1..cols.len() {
+            if let Some(r) = correlation(&cols[i].1, &cols[j].1) {
+                if r.abs() > 0.9 {
+                    out.push((cols[i].0, cols[j].0, r));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Pearson correlation; None when a column is constant.
+pub fn correlation(x: &[f64], y: &[f64]) -> Option<f64> {
+    let n = x.len().min(y.len()) as f64;
+    if n < 2.0 {
+        return None;
+    }
+    let mx = x.iter().sum::<f64>() / n;
+    let my = y.iter().sum::<f64>() / n;
+    let sxy: f64 = x.iter().zip(y).map(|(a, b)| (a - mx) * (b - my)).sum();
+    let sxx: f64 = x.iter().map(|a| (a - mx).powi(2)).sum();
+    let syy: f64 = y.iter().map(|b| (b - my).powi(2)).sum();
+    (sxx > 0.0 && syy > 0.0).then(|| sxy / (sxx * syy).sqrt())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn the_full_plan_separates_the_object_terms() {
+        let pts = all_points(3);
+        assert!(collinear_factors(&pts).is_empty(), "{:?}", collinear_factors(&pts));
+        let obj: Vec<&Point> = pts.iter().filter(|p| p.kind == Kind::ObjPut && !p.holdout).collect();
+        // Sizes on both sides of the chunk boundary, both replica counts, at least three worker counts.
+        assert!(obj.iter().any(|p| p.size_bytes < 128 * 1024) && obj.iter().any(|p| p.size_bytes > 256 * 1024));
+        let mut w: Vec<u32> = obj.iter().map(|p| p.workers).collect();
+        w.sort_unstable();
+        w.dedup();
+        assert!(w.len() >= 3, "{w:?}");
+        assert!(obj.iter().any(|p| p.replicas == 1) && obj.iter().any(|p| p.replicas == 3));
+        // Sizes are log-spread: each step at least ×2.
+        let mut sizes: Vec<u64> = obj.iter().map(|p| p.size_bytes).collect();
+        sizes.sort_unstable();
+        sizes.dedup();
+        assert!(sizes.windows(2).all(|w| w[1] >= 2 * w[0]), "{sizes:?}");
+        // Core points do not tie subscribers to size.
+        let core: Vec<&Point> = pts
+            .iter()
+            .filter(|p| p.kind == Kind::Core && p.subscribers > 0)
+            .collect();
+        let r = correlation(
+            &core.iter().map(|p| p.subscribers as f64).collect::<Vec<_>>(),
+            &core.iter().map(|p| (p.size_bytes as f64).ln()).collect::<Vec<_>>(),
+        )
+        .unwrap();
+        assert!(r.abs() < 0.9, "{r}");
+        // Holdouts exist for cross-validation and ids are unique.
+        assert!(pts.iter().filter(|p| p.holdout).count() >= 2);
+        let mut ids: Vec<&str> = pts.iter().map(|p| p.id.as_str()).collect();
+        ids.sort_unstable();
+        let n = ids.len();
+        ids.dedup();
+        assert_eq!(ids.len(), n);
+    }
+
+    #[test]
+    fn a_single_server_plan_stays_at_r1() {
+        let pts = all_points(1);
+        assert!(pts.iter().all(|p| p.replicas == 1));
+        let fit_obj = pts
+            .iter()
+            .filter(|p| p.kind == Kind::ObjPut && !p.optional && !p.holdout)
+            .count();
+        assert!(fit_obj >= MIN_OBJ_FIT_ROWS, "{fit_obj}");
+    }
+
+    #[test]
+    fn a_tiny_budget_is_refused_with_the_minimum() {
+        let e = plan(5.0, 3).unwrap_err();
+        assert!(e.contains("--budget") && e.contains("at least"), "{e}");
+    }
+
+    #[test]
+    fn a_short_budget_drops_optional_points_and_says_so() {
+        let min = estimate_s(all_points(3).iter().filter(|p| !p.optional).count(), 1, MIN_RUN_S);
+        let p = plan(min + 1.0, 3).unwrap();
+        assert!(p.points.iter().all(|p| !p.optional));
+        assert_eq!(p.repeats, 1);
+        assert!(p.dropped.iter().any(|d| d.contains("optional")), "{:?}", p.dropped);
+        let big = plan(600.0, 3).unwrap();
+        assert_eq!(big.repeats, 3);
+        assert!(big.dropped.is_empty());
+        assert!(big.points.iter().any(|p| p.optional));
+    }
+
+    proptest! {
+        #[test]
+        fn plans_respect_the_budget_and_keep_the_object_model_fittable(budget in 1.0f64..2000.0, r in 1u8..=5) {
+            match plan(budget, r) {
+                Ok(p) => {
+                    prop_assert!(p.estimated_s <= budget * 1.0001, "{} > {budget}", p.estimated_s);
+                    prop_assert!(p.run_s >= MIN_RUN_S && p.run_s <= MAX_RUN_S);
+                    let obj_fit = p.points.iter().filter(|q| q.kind == Kind::ObjPut && !q.holdout).count();
+                    // The object model needs twelve fit rows: points × repeats, or the file will not load.
+                    prop_assert!(obj_fit >= MIN_OBJ_FIT_ROWS, "{obj_fit} object fit points");
+                    prop_assert!(collinear_factors(&p.points).is_empty());
+                    if budget >= 200.0 {
+                        prop_assert!(p.repeats >= 2, "repeats {}", p.repeats);
+                    }
+                }
+                Err(e) => prop_assert!(e.contains("at least")),
+            }
+        }
+    }
+}

@@ -1,0 +1,339 @@
+//! Runs a calibration plan with bench's workloads: interleaved passes over the points (all points once,
+//! then again), each run sized to the plan's run length from the rates already measured, inside the time
+//! budget (a pass that would overrun it is cut short, and the report says so).
+
+use super::plan::{Plan, Point, RUN_OVERHEAD_S};
+use crate::bench::{self, BenchResult, BenchSpec, ClientChoice, ConnSpec, ObjOp, PublishMode, Storage, Workload};
+use crate::perf::Kind;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+/// Async publishes in flight per JetStream publisher (verify's ladder uses the same window).
+pub const JS_WINDOW: usize = 500;
+
+/// One run of one point.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Measurement {
+    pub point: String,
+    /// 1-based pass number.
+    pub repeat: u32,
+    /// Messages, puts or objects the run did.
+    pub msgs: u64,
+    /// The figure the model is fitted to and verify compares (objects/s, publishes/s, ...).
+    pub ops_per_s: f64,
+    /// Every figure written to the calibration row, keyed with its unit.
+    pub values: BTreeMap<String, f64>,
+    pub warnings: Vec<String>,
+}
+
+/// What the runner did.
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct RunLog {
+    pub measurements: Vec<Measurement>,
+    /// Runs that failed, with the error.
+    pub failures: Vec<(String, String)>,
+    /// Runs the budget did not leave time for.
+    pub skipped: Vec<String>,
+    pub elapsed_s: f64,
+}
+
+/// The bench workload for a point.
+pub fn workload(p: &Point) -> Workload {
+    match p.kind {
+        Kind::ObjPut | Kind::ObjGet => Workload::Obj {
+            op: if p.kind == Kind::ObjPut { ObjOp::Put } else { ObjOp::Get },
+            clients: p.workers as usize,
+            replicas: p.replicas as usize,
+            storage: Storage::File,
+        },
+        Kind::Js => Workload::Js {
+            pubs: p.workers as usize,
+            replicas: p.replicas as usize,
+            storage: Storage::File,
+            publish: PublishMode::Async,
+            window: JS_WINDOW,
+        },
+        Kind::Kv => Workload::Kv {
+            clients: p.workers as usize,
+            replicas: p.replicas as usize,
+            storage: Storage::File,
+        },
+        Kind::Core => Workload::Core {
+            pubs: p.workers as usize,
+            subs: p.subscribers as usize,
+        },
+        Kind::Ping => Workload::Ping,
+        Kind::Flood => Workload::Flood {
+            pubs: p.workers as usize,
+        },
+    }
+}
+
+/// A first guess of a point's rate on a loopback machine, before anything of its kind ran (the first run
+/// of each kind is short and later runs are sized from it).
+fn pilot_rate(p: &Point) -> f64 {
+    match p.kind {
+        Kind::ObjPut | Kind::ObjGet => 200.0 * 16_384.0 / (p.size_bytes as f64 + 16_384.0),
+        Kind::Js => 10_000.0,
+        Kind::Kv => 1_000.0,
+        Kind::Core => 100_000.0,
+        Kind::Ping => 2_000.0,
+        Kind::Flood => 50_000.0,
+    }
+}
+
+/// Size (bytes) at which a kind's per-byte time equals its fixed time, roughly: used only to carry a
+/// measured rate over to the next size when sizing runs.
+fn half_size(kind: Kind) -> f64 {
+    match kind {
+        Kind::ObjPut | Kind::ObjGet => 32_768.0,
+        Kind::Js | Kind::Kv => 4_096.0,
+        _ => 2_048.0,
+    }
+}
+
+/// Estimated count rate (the run's count unit per second) of `p` from measured points of the same kind (the nearest size), else a pilot guess.
+pub fn estimate_rate(p: &Point, done: &[(Point, f64)]) -> f64 {
+    if let Some((_, r)) = done.iter().find(|(q, _)| q.id == p.id).map(|(q, r)| (q.clone(), *r)) {
+        return r;
+    }
+    let same: Vec<&(Point, f64)> = done
+        .iter()
+        .filter(|(q, _)| q.kind == p.kind && q.rate_per_s.is_none())
+        .collect();
+    let nearest = same.iter().min_by(|a, b| {
+        let d = |q: &Point| ((q.size_bytes as f64).ln() - (p.size_bytes as f64).ln()).abs();
+        d(&a.0).total_cmp(&d(&b.0))
+    });
+    match nearest {
+        Some((q, r)) => {
+            let h = half_size(p.kind);
+            let size = (q.size_bytes as f64 + h) / (p.size_bytes as f64 + h);
+            let workers = (p.workers.max(1) as f64 / q.workers.max(1) as f64).sqrt();
+            // Every subscriber receives every message: the publishers slow down with the fan-out.
+            let fan_out = (1.0 + q.subscribers as f64) / (1.0 + p.subscribers as f64);
+            r * size * workers * fan_out
+        }
+        None => pilot_rate(p),
+    }
+}
+
+/// How many messages a run of `p` does in about `run_s` seconds.
+pub fn count_for(p: &Point, rate_per_s: f64, run_s: f64) -> u64 {
+    if let Some(target) = p.rate_per_s {
+        return ((target * run_s) as u64).max(100);
+    }
+    let w = p.workers.max(1) as u64;
+    let min = match p.kind {
+        Kind::ObjPut | Kind::ObjGet => 3 * w,
+        Kind::Ping => 50,
+        _ => 200 * w,
+    };
+    let n = ((rate_per_s * run_s) as u64).clamp(min, 5_000_000);
+    n.div_ceil(w) * w
+}
+
+/// The figures one bench result gives for a point.
+pub fn figures(p: &Point, b: &BenchResult) -> (f64, BTreeMap<String, f64>) {
+    let mut v = BTreeMap::new();
+    let lat = b.latency_us;
+    let ops = match (p.kind, p.rate_per_s) {
+        (_, Some(target)) => {
+            let (achieved, sustained) = b
+                .rate
+                .as_ref()
+                .map(|r| (r.achieved_per_s, r.sustained))
+                .unwrap_or((b.msgs_per_s(), false));
+            v.insert("target_msgs_per_s".into(), target);
+            v.insert("achieved_msgs_per_s".into(), achieved);
+            // Bench calls a run sustained while its backlog stays under the cut-off, which a short run at an
+            // impossible rate can do: the target must also be reached (within 5 %).
+            let held = sustained && achieved >= 0.95 * target;
+            v.insert("sustained".into(), if held { 1.0 } else { 0.0 });
+            achieved
+        }
+        (Kind::ObjPut, _) => {
+            v.insert("put_obj_per_s".into(), b.msgs_per_s());
+            b.msgs_per_s()
+        }
+        (Kind::ObjGet, _) => {
+            v.insert("get_obj_per_s".into(), b.msgs_per_s());
+            b.msgs_per_s()
+        }
+        (Kind::Js, _) => {
+            v.insert("durable_pubs_per_s".into(), b.msgs_per_s());
+            b.msgs_per_s()
+        }
+        (Kind::Kv, _) => {
+            v.insert("ops_per_s".into(), b.msgs_per_s());
+            b.msgs_per_s()
+        }
+        (Kind::Core, _) => {
+            v.insert("pub_msgs_per_s".into(), b.publishers.msgs_per_s());
+            if p.subscribers > 0 {
+                v.insert("aggregate_msgs_per_s".into(), b.aggregate_msgs_per_s());
+                b.aggregate_msgs_per_s()
+            } else {
+                b.publishers.msgs_per_s()
+            }
+        }
+        (Kind::Ping, _) => {
+            if let Some(l) = lat {
+                v.insert("rtt_avg_ms".into(), l.avg / 1e3);
+                v.insert("rtt_p99_ms".into(), l.p99 / 1e3);
+            }
+            b.msgs_per_s()
+        }
+        (Kind::Flood, _) => {
+            if let Some(l) = lat {
+                v.insert("delay_avg_ms".into(), l.avg / 1e3);
+            }
+            let drain = b.subscribers.msgs_per_s();
+            v.insert("drain_msgs_per_s".into(), drain);
+            drain
+        }
+    };
+    if p.kind != Kind::Ping && p.kind != Kind::Flood {
+        if let Some(l) = lat {
+            v.insert("lat_p50_ms".into(), l.p50 / 1e3);
+            v.insert("lat_p99_ms".into(), l.p99 / 1e3);
+        }
+    }
+    v.retain(|_, x| x.is_finite() && *x >= 0.0);
+    (ops, v)
+}
+
+fn spec(p: &Point, msgs: u64, monitors: &[String]) -> BenchSpec {
+    BenchSpec {
+        workload: workload(p),
+        msgs,
+        size: p.size_bytes,
+        rate_per_s: p.rate_per_s,
+        backlog_cutoff: Duration::from_secs(1),
+        timeout: Duration::from_secs(5),
+        monitor: monitors.to_vec(),
+        keep: false,
+        sub_sleep: None,
+        sub_buffer: None,
+        client: ClientChoice::Auto,
+        progress: false,
+    }
+}
+
+/// Run every point `plan.repeats` times, interleaved, stopping when the budget is spent.
+pub fn run(
+    rt: &tokio::runtime::Runtime,
+    conn: &ConnSpec,
+    monitors: &[String],
+    plan: &Plan,
+    log: &dyn Fn(&str),
+) -> RunLog {
+    let start = Instant::now();
+    let mut out = RunLog::default();
+    // Within a pass: kind by kind, sizes ascending, so each run is sized from its neighbour's rate.
+    let mut order: Vec<&Point> = plan.points.iter().collect();
+    // Object puts first: the object model needs the most rows, so a budget cut short spares them.
+    let rank = |k: Kind| match k {
+        Kind::ObjPut => 0,
+        Kind::Js => 1,
+        Kind::Kv => 2,
+        Kind::Ping => 3,
+        Kind::Flood => 4,
+        Kind::Core => 5,
+        Kind::ObjGet => 6,
+    };
+    order.sort_by_key(|p| {
+        (
+            p.rate_per_s.is_some(),
+            rank(p.kind),
+            p.size_bytes,
+            p.workers,
+            p.replicas,
+        )
+    });
+    let mut done: Vec<(Point, f64)> = Vec::new();
+    let mut overhead_s = RUN_OVERHEAD_S;
+    let total_runs = plan.runs();
+    let mut run_no = 0usize;
+    for pass in 1..=plan.repeats {
+        for p in &order {
+            run_no += 1;
+            let elapsed = start.elapsed().as_secs_f64();
+            let left = plan.budget_s - elapsed;
+            let remaining_runs = (total_runs - run_no + 1) as f64;
+            // Spread what is left over the runs still to do, within the plan's run length.
+            let run_s = (left / remaining_runs - overhead_s).min(plan.run_s);
+            // Short of time: optional points go first, then anything that cannot get half the shortest run.
+            let short = run_s < super::plan::MIN_RUN_S;
+            if (short && p.optional) || run_s < super::plan::MIN_RUN_S * 0.5 || left < overhead_s {
+                out.skipped.push(format!("{} pass {pass}", p.id));
+                continue;
+            }
+            let rate = estimate_rate(p, &done);
+            let msgs = count_for(p, rate, run_s);
+            log(&format!(
+                "calibrate: [{run_no}/{total_runs}] {} pass {pass}: {msgs} × {} B",
+                p.id, p.size_bytes
+            ));
+            let t0 = Instant::now();
+            let r = rt.block_on(bench::run(conn, &spec(p, msgs, monitors)));
+            let took = t0.elapsed().as_secs_f64();
+            match r {
+                Ok(b) => {
+                    let (ops, values) = figures(p, &b);
+                    let window = b.window_s();
+                    // What the run cost beyond its measured window: setup, stream creation and deletion.
+                    overhead_s = 0.7 * overhead_s + 0.3 * (took - window).max(0.05);
+                    // Runs are sized in their own count unit (published messages, puts, objects) per second.
+                    let count_rate = b.msgs as f64 / window.max(1e-3);
+                    if count_rate > 0.0 && p.rate_per_s.is_none() {
+                        done.retain(|(q, _)| q.id != p.id);
+                        done.push(((*p).clone(), count_rate));
+                    }
+                    out.measurements.push(Measurement {
+                        point: p.id.clone(),
+                        repeat: pass,
+                        msgs,
+                        ops_per_s: ops,
+                        values,
+                        warnings: b.warnings.clone(),
+                    });
+                }
+                Err(e) => {
+                    let msg = match e {
+                        bench::BenchError::BadInput(e) | bench::BenchError::CannotRun(e) => format!("{e:#}"),
+                    };
+                    log(&format!("calibrate: {} failed: {msg}", p.id));
+                    out.failures.push((p.id.clone(), msg));
+                }
+            }
+        }
+    }
+    out.elapsed_s = start.elapsed().as_secs_f64();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::calibrate::plan::all_points;
+
+    #[test]
+    fn runs_are_sized_from_the_nearest_measured_size() {
+        let pts = all_points(3);
+        let a = pts.iter().find(|p| p.id == "obj-r3-w2-12KiB").unwrap().clone();
+        let b = pts.iter().find(|p| p.id == "obj-r3-w2-768KiB").unwrap().clone();
+        let guess = estimate_rate(&b, &[]);
+        assert!(guess > 0.0);
+        let from_a = estimate_rate(&b, &[(a.clone(), 500.0)]);
+        assert!(from_a < 500.0 / 10.0, "{from_a}");
+        // Its own earlier pass wins.
+        assert_eq!(estimate_rate(&b, &[(a, 500.0), (b.clone(), 7.0)]), 7.0);
+        // Counts are whole multiples of the workers and never below the minimum.
+        assert_eq!(count_for(&b, 0.1, 1.0), 6);
+        assert_eq!(count_for(&b, 101.0, 1.0) % 2, 0);
+        let rate = pts.iter().find(|p| p.rate_per_s.is_some()).unwrap();
+        assert_eq!(count_for(rate, 1.0, 2.0), (rate.rate_per_s.unwrap() * 2.0) as u64);
+    }
+}
