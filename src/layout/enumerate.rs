@@ -24,15 +24,26 @@ pub fn enumerate(site: &Site, catalog: &Catalog) -> Vec<Layout> {
     }
     // The optimiser's selections (most tolerated racks, then fewest disks and arrays) are the costly part:
     // solve them in parallel up front, then assemble in the fixed pattern × R order.
+    // Patterns 1 and 4 pose the optimiser the same model (4 differs only in LUN size), so it is solved once.
+    let model_of = |p: Pattern| if p == Pattern::P4 { Pattern::P1 } else { p };
     let pairs: Vec<(Pattern, u8)> = patterns
         .iter()
         .flat_map(|&p| site.nats.replicas.iter().map(move |&r| (p, r)))
         .collect();
-    let mut choices: Vec<Option<super::optimize::Choice>> = pairs
+    let mut models: Vec<(Pattern, u8)> = pairs.iter().map(|&(p, r)| (model_of(p), r)).collect();
+    models.sort_unstable();
+    models.dedup();
+    let solved: Vec<Option<super::optimize::Choice>> = models
         .par_iter()
         .map(|&(p, r)| super::optimize::optimise(site, catalog, p, r))
         .collect();
-    let mut choices = choices.drain(..);
+    let mut choices = pairs.iter().map(|&(p, r)| {
+        let i = models
+            .iter()
+            .position(|&m| m == (model_of(p), r))
+            .expect("every pair has a model");
+        solved[i].clone()
+    });
     let mut out = Vec::new();
     let mut seen = HashSet::new();
     for &pattern in &patterns {
