@@ -1,4 +1,4 @@
-//! Server selection as an optimisation (good_lp, pure-Rust microlp): for a pattern with one volume group
+//! Server selection as an optimisation (the pure-Rust MILP solver microlp): for a pattern with one volume group
 //! per server (1, 2, 4) and a default replica count, choose how many JetStream servers each rack gets and
 //! how many disks each server's group takes so that the layout tolerates as many simultaneous rack
 //! failures as it can, then uses as few disks and arrays as possible — subject to capacity (also on the
