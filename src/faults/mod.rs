@@ -1906,6 +1906,48 @@ mod tests {
     }
 
     #[test]
+    fn max_file_store_is_set_in_the_jetstream_block() {
+        let c = "jetstream {\n  store_dir: \"/x\"\n  sync_interval: \"2m\"\n}\n";
+        let got = set_max_file_store(c, 1024).unwrap();
+        assert_eq!(
+            got,
+            "jetstream {\n  store_dir: \"/x\"\n  max_file_store: 1024\n  sync_interval: \"2m\"\n}\n"
+        );
+        // An existing limit is replaced, not doubled.
+        let again = set_max_file_store(&got, 7).unwrap();
+        assert_eq!(again.matches("max_file_store").count(), 1, "{again}");
+        assert!(again.contains("max_file_store: 7"));
+        assert!(set_max_file_store("listen: 1\n", 5).is_none());
+    }
+
+    #[test]
+    fn predictions_follow_where_the_stream_was_placed() {
+        let (site, layout) = model_of_lab(5, SyncMode::Interval(120));
+        let peers: Vec<String> = ["n1", "n2", "n3"].iter().map(|s| s.to_string()).collect();
+        let pinned = pin_test_stream(&site, &layout, &peers).unwrap();
+        let st = |l: &Layout, sel: &[&str]| {
+            let steps = vec![sel.iter().map(|s| s.to_string()).collect::<Vec<_>>()];
+            predict(&site, l, &steps).unwrap().status
+        };
+        // Two servers that hold no replica: the pinned stream is untouched; the free one might have been.
+        assert_eq!(st(&pinned, &["process:n4", "process:n5"]), Status::Ok);
+        assert_eq!(st(&layout, &["process:n4", "process:n5"]), Status::Unavailable);
+        // A partitioned replica holder: degraded (an election if it led); two of them: unavailable.
+        assert_eq!(st(&pinned, &["net:r1"]), Status::Degraded);
+        assert_eq!(st(&pinned, &["net:r1", "net:r2"]), Status::Unavailable);
+        // A full store is that replica out of service.
+        assert_eq!(st(&pinned, &["full:n3"]), Status::Degraded);
+        assert!(pin_test_stream(&site, &layout, &["x9".to_string()]).is_err());
+    }
+
+    #[test]
+    fn rack_scenarios_run_only_with_a_plan_or_when_asked() {
+        assert!(!Kind::LADDER.iter().any(|k| k.per_rack()));
+        assert!(Kind::ALL.iter().filter(|k| k.per_rack()).count() == 2);
+        assert!(Kind::LADDER.iter().filter(|k| k.needs_net()).count() == 1);
+    }
+
+    #[test]
     fn a_wiped_server_gets_a_new_name_in_its_conf() {
         let c = "# x\nserver_name: n2\nlisten: 127.0.0.1:1\n";
         assert_eq!(

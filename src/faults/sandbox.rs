@@ -346,4 +346,48 @@ mod tests {
         assert_eq!(owner_pid("other", NS_PREFIX), None);
         assert_eq!(owner_pid("npfx", NS_PREFIX), None);
     }
+
+    /// A pid that no process has now.
+    fn dead_pid() -> u32 {
+        (4_000_000..4_100_000).find(|p| !pid_alive(*p)).unwrap()
+    }
+
+    #[test]
+    fn stale_namespaces_of_dead_runs_are_swept_and_live_ones_kept() {
+        if netns_unavailable().is_some() {
+            eprintln!("skipped: no network namespaces here");
+            return;
+        }
+        let stale = format!("{NS_PREFIX}{}h", dead_pid());
+        ip(&["netns", "add", &stale]).unwrap();
+        let net = Netns::create(&[0, 1]).unwrap();
+        let removed = sweep_stale();
+        assert!(removed.iter().any(|r| r.contains(&stale)), "{removed:?}");
+        assert!(
+            !namespaces_of(std::process::id()).is_empty(),
+            "our own live namespaces stay"
+        );
+        drop(net);
+        assert!(namespaces_of(std::process::id()).is_empty());
+    }
+
+    #[test]
+    fn a_tmpfs_is_unmounted_when_its_guard_drops() {
+        let d = tempfile::Builder::new()
+            .prefix(&format!("{DIR_PREFIX}{}-", std::process::id()))
+            .tempdir()
+            .unwrap();
+        let point = d.path().join("store");
+        let Ok(m) = Tmpfs::mount(&point, 1 << 20) else {
+            eprintln!("skipped: mounting a tmpfs is not permitted here");
+            return;
+        };
+        let here = point.to_string_lossy().into_owned();
+        assert!(our_mounts().contains(&here));
+        // Full at its size: the filesystem refuses more.
+        let big = vec![0u8; 2 << 20];
+        assert!(std::fs::write(point.join("f"), big).is_err());
+        drop(m);
+        assert!(!our_mounts().contains(&here));
+    }
 }
