@@ -850,8 +850,9 @@ fn fill_disk(dir: &Path) -> Result<(PathBuf, u64)> {
 }
 
 /// Lines of a server's log that tell what a full store did (JetStream's own words).
-fn full_log_lines(log: &Path) -> Vec<String> {
+fn full_log_lines(log: &Path, lab_dir: &Path) -> Vec<String> {
     let tail = lab::log_tail(log, 1 << 20);
+    let dir = format!("{}/", lab_dir.display());
     let mut v: Vec<String> = tail
         .lines()
         .filter(|l| {
@@ -865,12 +866,14 @@ fn full_log_lines(log: &Path) -> Vec<String> {
         })
         // "[pid] 2026/11/30 08:40:45.172 [ERR] text" → "[ERR] text"
         .map(|l| match l.trim().splitn(4, ' ').collect::<Vec<_>>().as_slice() {
-            [pid, _, _, rest] if pid.starts_with('[') => rest.to_string(),
-            _ => l.trim().to_string(),
+            [pid, _, _, rest] if pid.starts_with('[') => rest.replace(&dir, ""),
+            _ => l.trim().replace(&dir, ""),
         })
+        // The RAFT layer repeats the file store's write error: keep one of each message.
+        .filter(|l| !l.contains("RAFT ["))
         .collect();
     v.dedup();
-    v.truncate(3);
+    v.truncate(4);
     v
 }
 
@@ -915,18 +918,35 @@ async fn fill_with_stream(js: &jetstream::Context, name: &str, node: &str, max_b
     let payload = bytes::Bytes::from(vec![b'x'; 256 << 10]);
     let mut accepted = 0u64;
     let cap = max_bytes * 2 / (256 << 10) + 16;
-    for _ in 0..cap {
+    // A new stream's subject takes a moment to be known everywhere ("no stream found", timeouts): retry
+    // those for a while; the refusal that ends the fill must be JetStream's own storage limit.
+    let mut transient = 0;
+    let mut sent = 0;
+    while sent < cap {
         let r = tokio::time::timeout(Duration::from_secs(5), async {
             js.publish(subject.clone(), payload.clone()).await?.await
         })
         .await;
-        match r {
-            Ok(Ok(_)) => accepted += payload.len() as u64,
-            Ok(Err(e)) => return Ok((accepted, e.to_string())),
-            Err(_) => return Ok((accepted, "no acknowledgement within 5 s".into())),
+        let err = match r {
+            Ok(Ok(_)) => {
+                accepted += payload.len() as u64;
+                sent += 1;
+                transient = 0;
+                continue;
+            }
+            Ok(Err(e)) => e.to_string(),
+            Err(_) => "no acknowledgement within 5 s".to_string(),
+        };
+        if err.contains("insufficient") || err.contains("resources") || err.contains("storage") {
+            return Ok((accepted, err));
         }
+        transient += 1;
+        if transient > 20 {
+            bail!("the filler stream on {node} never filled its store: {err} ({accepted} bytes accepted)");
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
     }
-    Ok((accepted, format!("never refused ({accepted} bytes accepted)")))
+    bail!("{node} never refused the filler stream ({accepted} bytes accepted, max_file_store {max_bytes})")
 }
 
 /// Purge the filler, show that it takes writes again, delete it; returns what happened.
@@ -1348,7 +1368,7 @@ fn inject_and_heal(
             opts.pause(hold)?;
             let after = rt.block_on(purge_and_retry(js, &filler));
             notes.push(format!("{after}; JetStream on {node} {}", js_state(lab, v)));
-            let lines = full_log_lines(&lab.nodes()[v].log);
+            let lines = full_log_lines(&lab.nodes()[v].log, lab.dir());
             if !lines.is_empty() {
                 notes.push(format!("{node} logged: {}", lines.join(" | ")));
             }
@@ -1373,7 +1393,7 @@ fn inject_and_heal(
             let state = js_state(lab, v);
             std::fs::remove_file(&ballast)?;
             fs.ballast = None;
-            let lines = full_log_lines(&lab.nodes()[v].log);
+            let lines = full_log_lines(&lab.nodes()[v].log, lab.dir());
             notes.push(format!("with the disk full, JetStream on {node} {state}"));
             if !lines.is_empty() {
                 notes.push(format!("{node} logged: {}", lines.join(" | ")));
