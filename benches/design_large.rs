@@ -16,11 +16,18 @@ fn peak_rss_kib() -> Option<u64> {
 }
 
 fn main() {
-    let yaml = natsplan::sitegen::large().to_yaml(false);
+    // `cargo bench` passes --bench; `cargo test --all-targets` runs this binary without it, unoptimised,
+    // where the large site would take minutes and prove nothing: there, one small site checks it still runs.
+    let measuring = std::env::args().any(|a| a == "--bench");
+    let (yaml, runs) = if measuring {
+        (natsplan::sitegen::large().to_yaml(false), 5)
+    } else {
+        (natsplan::sitegen::small(1).to_yaml(false), 1)
+    };
     let catalog = natsplan::catalog::Catalog::builtin();
     let mut times = Vec::new();
     let mut layouts = 0;
-    for _ in 0..5 {
+    for _ in 0..runs {
         let t = Instant::now();
         let site = natsplan::site::parse_str(&yaml, "large.yaml", &catalog).expect("generated site is valid");
         let plan = natsplan::plan::build(&site, &catalog);
@@ -31,7 +38,12 @@ fn main() {
     }
     times.sort_by(f64::total_cmp);
     println!(
-        "design large site: {} layouts; wall min {:.3} s, median {:.3} s, max {:.3} s; peak RSS {} MiB",
+        "design {} site: {} layouts; wall min {:.3} s, median {:.3} s, max {:.3} s; peak RSS {} MiB",
+        if measuring {
+            "large"
+        } else {
+            "small (smoke run; `cargo bench` measures the large one)"
+        },
         layouts,
         times[0],
         times[times.len() / 2],

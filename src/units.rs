@@ -159,6 +159,56 @@ pub fn fnv1a64(bytes: &[u8]) -> u64 {
     h
 }
 
+/// A probability or yearly rate: three decimals, or scientific notation when small; exactly 0 stays "0".
+pub fn fmt_sci(x: f64) -> String {
+    if x == 0.0 {
+        "0".into()
+    } else if x >= 0.01 {
+        format!("{x:.3}")
+    } else {
+        format!("{x:.2e}")
+    }
+}
+
+/// Whether `s` is a valid NATS subject filter: non-empty tokens separated by '.', no white space,
+/// `*` only as a whole token and `>` only as the whole last token.
+pub fn check_subject(s: &str) -> Result<(), String> {
+    if s.is_empty() {
+        return Err("it is empty".into());
+    }
+    if s.chars().any(char::is_whitespace) {
+        return Err("it contains white space".into());
+    }
+    let tokens: Vec<&str> = s.split('.').collect();
+    for (i, t) in tokens.iter().enumerate() {
+        if t.is_empty() {
+            return Err("it has an empty token (two dots, or a dot at an end)".into());
+        }
+        if t.contains('>') && (*t != ">" || i + 1 != tokens.len()) {
+            return Err("'>' may only stand alone as the last token".into());
+        }
+        if t.contains('*') && *t != "*" {
+            return Err("'*' must be a whole token".into());
+        }
+    }
+    Ok(())
+}
+
+/// Whether two subject filters can match a common subject (nats-server refuses streams that overlap).
+pub fn subjects_overlap(a: &str, b: &str) -> bool {
+    let (a, b): (Vec<&str>, Vec<&str>) = (a.split('.').collect(), b.split('.').collect());
+    let mut i = 0;
+    loop {
+        match (a.get(i), b.get(i)) {
+            (Some(&">"), Some(_)) | (Some(_), Some(&">")) => return true,
+            (None, None) => return true,
+            (None, _) | (_, None) => return false,
+            (Some(x), Some(y)) if x == y || *x == "*" || *y == "*" => i += 1,
+            _ => return false,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -191,5 +241,28 @@ mod tests {
         assert_eq!(parse_duration("24h").unwrap().as_secs(), 86_400);
         assert!(parse_duration("1y").unwrap().as_secs() > 365 * 86_400);
         assert!(parse_duration("soon").is_err());
+    }
+
+    #[test]
+    fn sci_keeps_zero_and_switches_to_exponent_below_a_hundredth() {
+        assert_eq!(fmt_sci(0.0), "0");
+        assert_eq!(fmt_sci(0.25), "0.250");
+        assert_eq!(fmt_sci(0.0012), "1.20e-3");
+    }
+
+    #[test]
+    fn subjects_are_checked_and_overlaps_found() {
+        for ok in ["orders", "orders.>", "a.*.c", "*", ">"] {
+            assert!(check_subject(ok).is_ok(), "{ok}");
+        }
+        for bad in ["", "a..b", ".a", "a.", "a.>.b", "a>", "a*.b", "a b"] {
+            assert!(check_subject(bad).is_err(), "{bad}");
+        }
+        assert!(subjects_overlap("orders.>", "orders.eu.created"));
+        assert!(subjects_overlap("orders.*.created", "orders.eu.*"));
+        assert!(subjects_overlap(">", "x"));
+        assert!(!subjects_overlap("orders.>", "orders"));
+        assert!(!subjects_overlap("orders.*", "orders.eu.created"));
+        assert!(!subjects_overlap("orders.>", "payments.>"));
     }
 }

@@ -113,7 +113,7 @@ fn table_and_markdown_render() {
         .args(["--width", "140"])
         .assert()
         .success()
-        .stdout(predicate::str::contains("tolerates").and(predicate::str::contains("Layout ")));
+        .stdout(predicate::str::contains("r/a/s/d").and(predicate::str::contains("Layout ")));
     natsplan()
         .arg("design")
         .arg(f.path())

@@ -217,6 +217,9 @@ fn stream_definitions_carry_the_plan() {
     assert_eq!(orders["num_replicas"], 3);
     assert_eq!(orders["max_age"].as_i64().unwrap(), 24 * 3600 * 1_000_000_000);
     assert_eq!(orders["discard"], "old");
+    // The site's subjects are kept; a stream without any gets `<name>.>`.
+    assert_eq!(orders["subjects"], serde_json::json!(["orders.>", "returns.*.created"]));
+    assert_eq!(read("streams/events.json")["subjects"], serde_json::json!(["events.>"]));
     assert!(orders["max_bytes"].as_i64().unwrap() > 0);
     assert!(orders["duplicate_window"].as_i64().unwrap() <= orders["max_age"].as_i64().unwrap());
     let kv = read("kv/sessions.json");

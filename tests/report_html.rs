@@ -187,8 +187,12 @@ fn the_perf_chart_has_a_curve_per_layout_and_sync_mode_and_the_seed_points() {
         layout: None,
     };
     let cat = Catalog::builtin();
+    let shown: Vec<(&str, &natsplan::layout::Layout)> = natsplan::report::design::selected(&plan, &sel)
+        .into_iter()
+        .map(|l| (l.id.as_str(), &l.layout))
+        .collect();
     let curves =
-        natsplan::report::svg_perf::PerfCurves::build(&plan, &sel, &cat, &natsplan::perf::Calibration::builtin());
+        natsplan::perf::curves::PerfCurves::build(&plan.input, &shown, &cat, &natsplan::perf::Calibration::builtin());
     let out = html::design(&plan, &sel, Some(&curves));
     let doc = parse(&out);
     assert_self_contained(&out, &doc);

@@ -854,3 +854,47 @@ fn a_syntax_error_is_shown_without_a_field_path() {
         "{shown}"
     );
 }
+
+// ---- stream subjects ----
+
+#[test]
+fn subjects_are_kept_as_written() {
+    let t = with_line(
+        14,
+        "    - { name: orders, msgs_per_s: 1000, msg_size: 1KiB, retention: 24h, subjects: [orders.>, returns.*.new] }",
+    );
+    let s = parse(&t).unwrap();
+    assert_eq!(s.workload.streams[0].subjects, ["orders.>", "returns.*.new"]);
+    let one = with_line(
+        14,
+        "    - { name: orders, msgs_per_s: 1000, msg_size: 1KiB, retention: 24h, subjects: orders.eu }",
+    );
+    assert_eq!(parse(&one).unwrap().workload.streams[0].subjects, ["orders.eu"]);
+}
+
+#[test]
+fn an_invalid_subject_is_placed_and_explained() {
+    let t = with_line(
+        14,
+        "    - { name: orders, msgs_per_s: 1000, msg_size: 1KiB, retention: 24h, subjects: [orders.>.eu] }",
+    );
+    let e = problems(&t);
+    let p = at_path(&e, "workload.streams[0].subjects[0]");
+    assert_at(p, &t, 14, "orders.>.eu");
+    assert_says(p, "'>' may only stand alone as the last token", "orders.>");
+}
+
+#[test]
+fn overlapping_subjects_between_streams_are_refused() {
+    let t = format!(
+        "{}    - {{ name: returns, msgs_per_s: 10, msg_size: 1KiB, retention: 24h, subjects: [orders.*] }}\n",
+        with_line(
+            14,
+            "    - { name: orders, msgs_per_s: 1000, msg_size: 1KiB, retention: 24h, subjects: [orders.>] }"
+        )
+    );
+    let e = problems(&t);
+    let p = at_path(&e, "workload.streams[1].subjects[0]");
+    assert_at(p, &t, 15, "orders.*");
+    assert_says(p, "overlaps 'orders.>' of stream orders", "its own subjects");
+}

@@ -85,6 +85,26 @@ pub fn check_layout_id(plan: &crate::plan::Plan, id: &str) -> Result<(), Failure
     )))
 }
 
+/// The layout `--layout ID` names, else the plan's best; an error when the plan has none.
+pub fn chosen_layout<'p>(
+    plan: &'p crate::plan::Plan,
+    id: Option<&str>,
+    site: &std::path::Path,
+) -> Result<&'p crate::plan::PlannedLayout, Failure> {
+    match id {
+        Some(id) => {
+            check_layout_id(plan, id)?;
+            Ok(plan.layout(id).expect("checked above"))
+        }
+        None => plan.layouts.first().ok_or_else(|| {
+            bad_input(anyhow::anyhow!(
+                "{}: no layout could be built for this site; run `natsplan design` to see why",
+                site.display()
+            ))
+        }),
+    }
+}
+
 pub fn run(g: &Global, a: DesignArgs) -> Result<Outcome, Failure> {
     let (mut site, cat) = load_site(g, &a.site)?;
     import_workload(&mut site, &a)?;
@@ -104,8 +124,12 @@ pub fn run(g: &Global, a: DesignArgs) -> Result<Outcome, Failure> {
         Format::Json => json(&plan, &sel),
         Format::Markdown => markdown(&plan, &sel).into_bytes(),
         Format::Html => {
+            let shown: Vec<(&str, &crate::layout::Layout)> = crate::report::design::selected(&plan, &sel)
+                .into_iter()
+                .map(|l| (l.id.as_str(), &l.layout))
+                .collect();
             let curves =
-                crate::report::svg_perf::PerfCurves::build(&plan, &sel, &cat, &crate::perf::Calibration::builtin());
+                crate::perf::curves::PerfCurves::build(&plan.input, &shown, &cat, &crate::perf::Calibration::builtin());
             crate::report::html::design(&plan, &sel, Some(&curves)).into_bytes()
         }
     };

@@ -1,18 +1,13 @@
 //! `natsplan simulate SITE.yaml --years N --trials M --seed S`: a seeded Monte Carlo of failures and repairs
 //! over years for one layout (default: the top-ranked), beside the exact Markov-chain figures when the
-//! chain is small enough; and the rendering of that report (pure: value → bytes).
+//! chain is small enough. The report is rendered by `report::simulate`.
 
-use super::design::{check_layout_id, load_site};
+use super::design::{chosen_layout, load_site};
 use super::{emit_stdout, format, unsupported_format, width};
 use crate::cli::{Format, Global};
 use crate::error::{bad_input, Failure, Outcome};
-use crate::report::{md_table, table};
-use crate::survival::{self, Model, Reliability, Yearly, YearlyAsset};
-use serde::Serialize;
+use crate::survival::{self, Model, Reliability};
 use std::path::PathBuf;
-
-/// Rows the terminal table shows besides the meta group (the least available assets).
-const ROWS_SHOWN: usize = 15;
 
 #[derive(Debug, clap::Args)]
 pub struct SimulateArgs {
@@ -35,19 +30,6 @@ pub struct SimulateArgs {
     pub no_exact: bool,
 }
 
-#[derive(Debug, Clone, Serialize)]
-pub struct SimulateReport {
-    pub site: String,
-    pub layout: String,
-    pub sync_interval: String,
-    pub site_years: u64,
-    pub seed: u64,
-    pub monte_carlo: Yearly,
-    /// The exact chain (at most 3 concurrent failures), when small enough.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub exact: Option<Yearly>,
-}
-
 pub fn run(g: &Global, a: SimulateArgs) -> Result<Outcome, Failure> {
     let fmt = format(g);
     if !matches!(fmt, Format::Table | Format::Json | Format::Markdown | Format::Html) {
@@ -68,18 +50,7 @@ pub fn run(g: &Global, a: SimulateArgs) -> Result<Outcome, Failure> {
         .ok_or_else(|| bad_input(anyhow::anyhow!("--years × --trials overflows; use fewer site-years")))?;
     let (site, cat) = load_site(g, &a.site)?;
     let plan = crate::plan::build(&site, &cat);
-    let planned = match &a.layout {
-        Some(id) => {
-            check_layout_id(&plan, id)?;
-            plan.layout(id).expect("checked above")
-        }
-        None => plan.layouts.first().ok_or_else(|| {
-            bad_input(anyhow::anyhow!(
-                "{}: no layout could be built for this site; run `natsplan design` to see why",
-                a.site.display()
-            ))
-        })?,
-    };
+    let planned = chosen_layout(&plan, a.layout.as_deref(), &a.site)?;
     let model = Model::new(&site, &planned.layout);
     let rel = Reliability::new(&model, &cat);
     let mc = survival::monte_carlo(&rel, a.trials, a.years, a.seed, None);
@@ -88,7 +59,7 @@ pub fn run(g: &Global, a: SimulateArgs) -> Result<Outcome, Failure> {
     } else {
         survival::exact(&rel, 3, 200_000)
     };
-    let report = SimulateReport {
+    let report = survival::SimulateReport {
         site: site.name.clone(),
         layout: planned.id.clone(),
         sync_interval: site.nats.sync.config_value(),
@@ -103,7 +74,7 @@ pub fn run(g: &Global, a: SimulateArgs) -> Result<Outcome, Failure> {
             v.push(b'\n');
             v
         }
-        Format::Markdown => markdown(&report).into_bytes(),
+        Format::Markdown => crate::report::simulate::markdown(&report).into_bytes(),
         Format::Html => crate::report::html::simulate(
             &site,
             planned,
@@ -115,153 +86,8 @@ pub fn run(g: &Global, a: SimulateArgs) -> Result<Outcome, Failure> {
             report.exact.as_ref(),
         )
         .into_bytes(),
-        _ => table_report(&report, width(g)).into_bytes(),
+        _ => crate::report::simulate::table_report(&report, width(g)).into_bytes(),
     };
     emit_stdout(&bytes)?;
     Ok(Outcome::Ok)
-}
-
-/// A probability or rate in scientific notation when small.
-fn sci(x: f64) -> String {
-    if x == 0.0 {
-        "0".into()
-    } else if x >= 0.01 {
-        format!("{x:.3}")
-    } else {
-        format!("{x:.2e}")
-    }
-}
-
-fn range(lo: f64, hi: f64, f: fn(f64) -> String) -> String {
-    format!("[{} – {}]", f(lo), f(hi))
-}
-
-fn minutes(x: f64) -> String {
-    if x >= 100.0 {
-        format!("{x:.0}")
-    } else if x >= 1.0 {
-        format!("{x:.2}")
-    } else {
-        sci(x)
-    }
-}
-
-fn mttdl(a: &YearlyAsset) -> String {
-    match a.mttdl_years {
-        Some(y) if y >= 1e6 => format!("{y:.1e} y"),
-        Some(y) => format!("{y:.0} y"),
-        None => "—".into(),
-    }
-}
-
-/// Rows: meta first, then the least available assets.
-fn rows(r: &SimulateReport) -> (Vec<Vec<String>>, usize) {
-    let mc = &r.monte_carlo;
-    let ex = r.exact.as_ref();
-    let mut idx: Vec<usize> = (0..mc.assets.len()).collect();
-    idx.sort_by(|&i, &j| {
-        mc.assets[j]
-            .unavailable_min_per_year
-            .total_cmp(&mc.assets[i].unavailable_min_per_year)
-            .then(i.cmp(&j))
-    });
-    let hidden = idx.len().saturating_sub(ROWS_SHOWN);
-    idx.truncate(ROWS_SHOWN);
-    let line = |a: &YearlyAsset, e: Option<&YearlyAsset>| {
-        let ci = a.ci95.clone().unwrap_or_default();
-        vec![
-            a.name.clone(),
-            a.kind.clone(),
-            format!(
-                "{} {}",
-                minutes(a.unavailable_min_per_year),
-                range(ci.unavailable_min_per_year.0, ci.unavailable_min_per_year.1, minutes)
-            ),
-            e.map(|e| minutes(e.unavailable_min_per_year))
-                .unwrap_or_else(|| "—".into()),
-            format!(
-                "{} {}",
-                sci(a.p_data_lost_per_year),
-                range(ci.p_data_lost_per_year.0, ci.p_data_lost_per_year.1, sci)
-            ),
-            e.map(|e| sci(e.p_data_lost_per_year)).unwrap_or_else(|| "—".into()),
-            format!(
-                "{} {}",
-                minutes(a.acked_msgs_lost_per_year),
-                range(ci.acked_msgs_lost_per_year.0, ci.acked_msgs_lost_per_year.1, minutes)
-            ),
-            e.map(mttdl).unwrap_or_else(|| mttdl(a)),
-        ]
-    };
-    let mut out = vec![line(&mc.meta, ex.map(|e| &e.meta))];
-    for i in idx {
-        out.push(line(&mc.assets[i], ex.map(|e| &e.assets[i])));
-    }
-    (out, hidden)
-}
-
-const HEADER: [&str; 8] = [
-    "asset",
-    "kind",
-    "unavailable min/yr [95 % CI]",
-    "exact",
-    "P(data_lost)/yr [95 % CI]",
-    "exact",
-    "acked msgs lost/yr [95 % CI]",
-    "MTTDL (ref.)",
-];
-
-fn summary(r: &SimulateReport) -> String {
-    let mc = &r.monte_carlo;
-    let mut s = format!(
-        "natsplan simulate — site {} — layout {} — sync_interval {}\n{}\n",
-        r.site, r.layout, r.sync_interval, mc.method_detail
-    );
-    if let Some(e) = &r.exact {
-        s.push_str(&format!("exact: {}\n", e.method_detail));
-    }
-    s.push_str(&format!(
-        "P(any data_lost)/yr {}; acked messages lost/yr {}; least available: {} ({} min/yr)\n",
-        sci(mc.p_any_data_lost_per_year),
-        minutes(mc.acked_msgs_lost_per_year),
-        mc.worst_unavailable,
-        minutes(mc.worst_unavailable_min_per_year)
-    ));
-    s
-}
-
-pub fn table_report(r: &SimulateReport, width: u16) -> String {
-    let mut s = summary(r);
-    let (rows, hidden) = rows(r);
-    let mut t = table(width, &HEADER);
-    for row in rows {
-        t.add_row(row);
-    }
-    s.push_str(&t.to_string());
-    s.push('\n');
-    if hidden > 0 {
-        s.push_str(&format!("… {hidden} more assets (--format json lists them all)\n"));
-    }
-    s.push_str("assumptions:\n");
-    for a in &r.monte_carlo.assumptions {
-        s.push_str(&format!("  - {a}\n"));
-    }
-    s
-}
-
-pub fn markdown(r: &SimulateReport) -> String {
-    let mut s = format!("## natsplan simulate — {}\n\n", r.layout);
-    for line in summary(r).lines().skip(1) {
-        s.push_str(&format!("{line}\n\n"));
-    }
-    let (rows, hidden) = rows(r);
-    s.push_str(&md_table(&HEADER, &rows));
-    if hidden > 0 {
-        s.push_str(&format!("\n… {hidden} more assets (--format json lists them all)\n"));
-    }
-    s.push_str("\nAssumptions:\n\n");
-    for a in &r.monte_carlo.assumptions {
-        s.push_str(&format!("- {a}\n"));
-    }
-    s
 }

@@ -130,7 +130,7 @@ fn stream_json(plan: &Plan, layout: &PlannedLayout, s: &crate::site::StreamSpec)
     let max_bytes = s.max_bytes.unwrap_or(a.bytes_per_replica).max(1);
     Ok(json!({
         "name": s.name,
-        "subjects": [format!("{}.>", s.name.to_lowercase())],
+        "subjects": if s.subjects.is_empty() { vec![format!("{}.>", s.name.to_lowercase())] } else { s.subjects.clone() },
         "retention": "limits",
         "storage": "file",
         "num_replicas": a.replicas,
@@ -474,8 +474,8 @@ fn assets_readme(plan: &Plan, layout: &PlannedLayout, kind: &str, names: &[Strin
     let (title, note) = match kind {
         "stream" => (
             "Streams",
-            "`subjects` is a placeholder (`<name>.>`): set the subjects your applications publish to before \
-             creating the stream. `max_bytes` is the stream's planned size at the end of the planning horizon \
+            "`subjects` are the site's `subjects:`; where a stream gives none, `<name>.>` stands in: set the \
+             subjects your applications publish to before creating it. `max_bytes` is the stream's planned size at the end of the planning horizon \
              (or the site's cap); with `discard: old` the oldest messages go first when it is reached.",
         ),
         "kv" => (

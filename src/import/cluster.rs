@@ -33,6 +33,8 @@ pub struct Sample {
     /// `max_bytes`; None = unlimited.
     pub max_bytes: Option<u64>,
     pub subject_bytes: u64,
+    /// The stream's configured subjects (carried into the site so `emit` recreates them).
+    pub subjects: Vec<String>,
 }
 
 /// The streams of one `/jsz?accounts=true&streams=true&config=true` answer.
@@ -55,6 +57,11 @@ pub fn samples(jsz: &Value) -> Vec<Sample> {
                 .and_then(Value::as_str)
                 .map(|s| s.len() as u64)
                 .unwrap_or(name.len() as u64);
+            let subjects: Vec<String> = st
+                .pointer("/config/subjects")
+                .and_then(Value::as_array)
+                .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
+                .unwrap_or_default();
             let max_bytes = st
                 .pointer("/config/max_bytes")
                 .and_then(Value::as_i64)
@@ -75,6 +82,7 @@ pub fn samples(jsz: &Value) -> Vec<Sample> {
                     .unwrap_or(0.0),
                 max_bytes,
                 subject_bytes,
+                subjects,
             });
         }
     }
@@ -147,6 +155,7 @@ pub fn from_samples(first: Vec<Sample>, second: Vec<Sample>, interval_s: f64) ->
             replicas: Some(s.replicas),
             consumers: s.consumers,
             max_bytes: s.max_bytes,
+            subjects: s.subjects.clone(),
         });
     }
     notes.push(format!(

@@ -66,6 +66,7 @@ mod tests {
             replicas: None,
             consumers: 0,
             max_bytes: None,
+            subjects: Vec::new(),
         }
     }
 

@@ -157,6 +157,7 @@ pub fn parse(text: &str, retention: Option<&str>) -> Result<Imported> {
                 replicas: None,
                 consumers: subs.min(u32::MAX as u64) as u32,
                 max_bytes: None,
+                subjects: Vec::new(),
             }
         })
         .collect();

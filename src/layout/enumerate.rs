@@ -8,6 +8,7 @@ use super::placement::{choose_rule, emulate};
 use super::*;
 use crate::catalog::Catalog;
 use crate::site::{ArrayIdx, Pattern, RackIdx, RaidChoice, ServerIdx, Site};
+use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 /// Every sensible layout for the site (patterns × replica counts × server selections), including those
@@ -21,6 +22,17 @@ pub fn enumerate(site: &Site, catalog: &Catalog) -> Vec<Layout> {
             }
         }
     }
+    // The optimiser's selections (most tolerated racks, then fewest disks and arrays) are the costly part:
+    // solve them in parallel up front, then assemble in the fixed pattern × R order.
+    let pairs: Vec<(Pattern, u8)> = patterns
+        .iter()
+        .flat_map(|&p| site.nats.replicas.iter().map(move |&r| (p, r)))
+        .collect();
+    let mut choices: Vec<Option<super::optimize::Choice>> = pairs
+        .par_iter()
+        .map(|&(p, r)| super::optimize::optimise(site, catalog, p, r))
+        .collect();
+    let mut choices = choices.drain(..);
     let mut out = Vec::new();
     let mut seen = HashSet::new();
     for &pattern in &patterns {
@@ -31,8 +43,7 @@ pub fn enumerate(site: &Site, catalog: &Catalog) -> Vec<Layout> {
                     out.push(layout);
                 }
             }
-            // The optimiser's selection (most tolerated racks, then fewest disks and arrays).
-            if let Some(choice) = super::optimize::optimise(site, catalog, pattern, r) {
+            if let Some(choice) = choices.next().flatten() {
                 let selection = optimised_servers(site, &choice.per_rack);
                 let layout = build(
                     site,

@@ -21,7 +21,11 @@
 use super::{enumerate::group_usable_bytes, placement, quorum, store_bytes, Raid};
 use crate::catalog::Catalog;
 use crate::site::{ArrayIdx, Pattern, RackIdx, Site};
-use good_lp::{constraint, microlp, variable, variables, Expression, Solution, SolverModel, Variable};
+use microlp::{ComparisonOp, OptimizationDirection, Problem, SolveOptions, Variable};
+use rayon::prelude::*;
+
+/// Branch-and-bound nodes one solve may use (deterministic, unlike a time limit).
+const NODE_LIMIT: u64 = 20_000;
 
 /// A server selection the optimiser chose.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -171,70 +175,120 @@ fn solve(inp: &Inputs, d: u32, t: u32, store: f64) -> Option<Choice> {
     let servers_total: u32 = inp.servers.iter().sum::<u32>().max(1);
     let mut by_name: Vec<usize> = (0..k).collect();
     by_name.sort_by_key(|&i| inp.names[i].to_ascii_lowercase());
-    let mut vars = variables!();
+    let mut lp = Problem::new(OptimizationDirection::Minimize);
     let mut n_a: Vec<Vec<Variable>> = vec![Vec::new(); k];
     let mut z_a: Vec<Vec<Variable>> = vec![Vec::new(); k];
     let mut y: Vec<Option<Variable>> = vec![None; k];
-    let mut objective = Expression::from(0.0);
     for (rank, &i) in by_name.iter().enumerate() {
         let tie = 0.1 * w * rank as f64 / (k.max(1) as f64 * servers_total as f64);
         let m = inp.arrays[i].len() as f64 + 1.0;
         for (pos, &(_, data, spares)) in inp.arrays[i].iter().enumerate() {
-            let nv = vars.add(variable().integer().min(0).max((data / d) as f64));
-            let zv = vars.add(variable().binary());
+            let nv = lp.add_integer_var(d as f64 + tie, (0, (data / d) as i32));
             let array_tie = 0.01 * w * pos as f64 / m;
-            objective += (d as f64 + tie) * nv + (spares as f64 + w + array_tie) * zv;
+            let zv = lp.add_binary_var(spares as f64 + w + array_tie);
             n_a[i].push(nv);
             z_a[i].push(zv);
         }
-        y[i] = Some(vars.add(variable().binary()));
+        y[i] = Some(lp.add_binary_var(0.0));
     }
     let y: Vec<Variable> = y.into_iter().map(|v| v.expect("every rack has a variable")).collect();
-    let h = vars.add(variable().integer().min(0));
-    let n: Vec<Expression> = n_a
-        .iter()
-        .map(|v| v.iter().map(|&x| Expression::from(x)).sum())
-        .collect();
-    let total: Expression = n.iter().cloned().sum();
-    let mut model = vars.minimise(objective).using(microlp);
-    model = model.with(constraint!(total.clone() >= inp.r_max as f64));
-    model = model.with(constraint!(2 * h <= total.clone()));
-    model = model.with(constraint!(total.clone() <= 2 * h + 1));
+    let h = lp.add_integer_var(0.0, (0, i32::MAX));
+    // Σ over a set of racks of their server counts, as (variable, coefficient) terms.
+    let servers_of = |racks: &mut dyn Iterator<Item = usize>, coeff: f64| -> Vec<(Variable, f64)> {
+        racks.flat_map(|i| n_a[i].iter().map(move |&v| (v, coeff))).collect()
+    };
+    let total = servers_of(&mut (0..k), 1.0);
+    lp.add_constraint(total.clone(), ComparisonOp::Ge, inp.r_max as f64);
+    // 2h ≤ N ≤ 2h + 1.
+    let mut c = servers_of(&mut (0..k), -1.0);
+    c.push((h, 2.0));
+    lp.add_constraint(c, ComparisonOp::Le, 0.0);
+    let mut c = total.clone();
+    c.push((h, -2.0));
+    lp.add_constraint(c, ComparisonOp::Le, 1.0);
     for i in 0..k {
         for (j, &(_, data, _)) in inp.arrays[i].iter().enumerate() {
-            model = model.with(constraint!(n_a[i][j] <= (data / d) as f64 * z_a[i][j]));
+            lp.add_constraint(
+                [(n_a[i][j], 1.0), (z_a[i][j], -((data / d) as f64))],
+                ComparisonOp::Le,
+                0.0,
+            );
         }
-        model = model.with(constraint!(n[i].clone() <= inp.servers[i] as f64 * y[i]));
-        model = model.with(constraint!(y[i] <= n[i].clone()));
+        let mut c = servers_of(&mut std::iter::once(i), 1.0);
+        c.push((y[i], -(inp.servers[i] as f64)));
+        lp.add_constraint(c, ComparisonOp::Le, 0.0);
+        let mut c = servers_of(&mut std::iter::once(i), -1.0);
+        c.push((y[i], 1.0));
+        lp.add_constraint(c, ComparisonOp::Le, 0.0);
     }
-    let racks_used: Expression = y.iter().map(|&v| Expression::from(v)).sum();
+    // Symmetry breaking: alike racks (same server count, same arrays) in name order hold non-increasing
+    // server counts, and alike arrays within a rack likewise. Any answer can be permuted into this order
+    // at the same cost (and the name tie-break prefers it), so nothing is lost, but branch and bound no
+    // longer explores every permutation of the same answer — minutes on a site of 24 alike racks.
+    let shape = |i: usize| {
+        let mut a: Vec<(u32, u32)> = inp.arrays[i].iter().map(|&(_, data, spares)| (data, spares)).collect();
+        a.sort_unstable();
+        (inp.servers[i], a)
+    };
+    for (x, &i) in by_name.iter().enumerate() {
+        if let Some(&j) = by_name[x + 1..].iter().find(|&&j| shape(j) == shape(i)) {
+            let mut c = servers_of(&mut std::iter::once(i), 1.0);
+            c.extend(servers_of(&mut std::iter::once(j), -1.0));
+            lp.add_constraint(c, ComparisonOp::Ge, 0.0);
+        }
+        for a in 0..inp.arrays[i].len() {
+            let alike = (a + 1..inp.arrays[i].len())
+                .find(|&b| (inp.arrays[i][b].1, inp.arrays[i][b].2) == (inp.arrays[i][a].1, inp.arrays[i][a].2));
+            if let Some(b) = alike {
+                lp.add_constraint([(n_a[i][a], 1.0), (n_a[i][b], -1.0)], ComparisonOp::Ge, 0.0);
+                lp.add_constraint([(z_a[i][a], 1.0), (z_a[i][b], -1.0)], ComparisonOp::Ge, 0.0);
+            }
+        }
+    }
     if inp.r_max as usize <= k && inp.r_max > 1 {
-        model = model.with(constraint!(racks_used >= inp.r_max as f64));
+        let racks_used: Vec<(Variable, f64)> = y.iter().map(|&v| (v, 1.0)).collect();
+        lp.add_constraint(racks_used, ComparisonOp::Ge, inp.r_max as f64);
     }
     if store.is_finite() && store > 0.0 {
         let need_servers = (inp.need_bytes / store).ceil();
-        model = model.with(constraint!(total.clone() >= need_servers));
+        lp.add_constraint(total.clone(), ComparisonOp::Ge, need_servers);
         if t >= 1 {
-            for ni in &n {
-                model = model.with(constraint!(total.clone() - ni.clone() >= need_servers));
+            for i in 0..k {
+                let others = servers_of(&mut (0..k).filter(|&j| j != i), 1.0);
+                lp.add_constraint(others, ComparisonOp::Ge, need_servers);
             }
         }
     } else if inp.need_bytes > 0.0 {
         return None;
     }
     if t >= 1 {
+        // Σ_{r∈S} n_r ≤ N − h − 1  ⇔  Σ_{r∉S} n_r − h ≥ 1.
         for sub in subsets(k, t as usize) {
-            let failed: Expression = sub.iter().map(|&i| n[i].clone()).sum();
-            model = model.with(constraint!(failed <= total.clone() - h - 1));
+            let mut c = servers_of(&mut (0..k).filter(|j| !sub.contains(j)), 1.0);
+            c.push((h, -1.0));
+            lp.add_constraint(c, ComparisonOp::Ge, 1.0);
         }
     }
-    let sol = model.solve().ok()?;
+    // Sites with many alike racks have many equally good answers that branch and bound would otherwise
+    // spend minutes proving apart. Stop once no answer can beat the incumbent by half an array's weight
+    // (so disks and arrays are optimal; only the name tie-break may not be), or after a node budget:
+    // both are deterministic, so the same site always gets the same choice on any machine.
+    let upper_bound: f64 = inp
+        .arrays
+        .iter()
+        .flatten()
+        .map(|&(_, data, spares)| (data + spares) as f64 + 1.0)
+        .sum();
+    let mut opts = SolveOptions::default();
+    opts.mip_gap = 0.5 * w / upper_bound.max(1.0);
+    opts.node_limit = Some(NODE_LIMIT);
+    let sol = lp.solve_with(opts).ok()?.into_solution().ok()?;
     let mut per_array = Vec::new();
     let mut per_rack = vec![0u32; k];
     let (mut disks, mut arrays) = (0, 0);
     for i in 0..k {
         for (j, &(a, _, spares)) in inp.arrays[i].iter().enumerate() {
-            let cnt = sol.value(n_a[i][j]).round().max(0.0) as u32;
+            let cnt = sol.var_value(n_a[i][j]).round().max(0.0) as u32;
             if cnt > 0 {
                 per_array.push((a, cnt));
                 per_rack[i] += cnt;
@@ -392,12 +446,17 @@ pub fn optimise(site: &Site, catalog: &Catalog, pattern: Pattern, r: u8) -> Opti
     let t_top = inp.t_cap.min(inp.racks.len().saturating_sub(1) as u32).min(3);
     let mut best: Option<Choice> = None;
     for t in (inp.t_min..=t_top).rev() {
-        for d in disk_options(pattern, max_data) {
-            let store = store_for(site, catalog, &inp, pattern, d);
-            if let Some(c) = solve(&inp, d, t, store) {
-                if check(site, catalog, pattern, r, &c).is_ok() && best.as_ref().is_none_or(|b| better(&c, b)) {
-                    best = Some(c);
-                }
+        // Each disks-per-server value is its own model: solve them in parallel, pick in a fixed order.
+        let found: Vec<Option<Choice>> = disk_options(pattern, max_data)
+            .into_par_iter()
+            .map(|d| {
+                let store = store_for(site, catalog, &inp, pattern, d);
+                solve(&inp, d, t, store).filter(|c| check(site, catalog, pattern, r, c).is_ok())
+            })
+            .collect();
+        for c in found.into_iter().flatten() {
+            if best.as_ref().is_none_or(|b| better(&c, b)) {
+                best = Some(c);
             }
         }
         if best.is_some() {

@@ -202,10 +202,12 @@ pub fn build_with(site: &Site, catalog: &Catalog, cal: &crate::perf::Calibration
     }
     if site.nats.sync.is_delayed() {
         notes.push(format!(
-            "sync_interval {}: acknowledged writes can sit in the page cache for up to {:.0} s; a power event \
-             that takes a quorum of a stream's replicas can lose them (Jepsen NATS 2.12.1, nats-server #7564)",
+            "sync_interval {}: acknowledged writes can sit in the page cache for up to {:.0} s (the sooner of \
+             the next sync and the kernel's {:.0} s dirty-page write-back); a power event that takes a quorum of a \
+             stream's replicas can lose them (Jepsen NATS 2.12.1, nats-server #7564)",
             site.nats.sync,
-            site.nats.sync.loss_window_s(catalog.failures.dirty_expire_s.value)
+            site.nats.sync.loss_window_s(catalog.failures.dirty_expire_s.value),
+            catalog.failures.dirty_expire_s.value
         ));
     }
     Plan {

@@ -8,14 +8,14 @@
 //! commands (simulate, verify) add theirs the same way.
 
 use super::design::{selected, Selection};
-use super::pct;
+use super::detail;
 use super::svg::esc;
 use super::svg_layout::{layout_drawing, status_colour, Overlay};
 use super::svg_perf::{perf_chart, PerfCurves};
 use crate::plan::{Plan, PlannedLayout, Verdict};
 use crate::site::Site;
-use crate::survival::{ScenarioReport, Status, WhatifReport};
-use crate::units::{fmt_bytes, fmt_secs};
+use crate::survival::{ScenarioReport, WhatifReport};
+use crate::units::{fmt_sci, fmt_secs};
 use std::fmt::Write as _;
 
 const STYLE: &str = "
@@ -153,10 +153,6 @@ fn looks_numeric(s: &str) -> bool {
 }
 
 /// `1 rack`, `3 racks`.
-fn count(n: usize, what: &str) -> String {
-    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
-}
-
 fn verdict_colour(v: Verdict) -> &'static str {
     match v {
         Verdict::Recommended => "#2ca02c",
@@ -171,20 +167,6 @@ fn badge(text: &str, colour: &str) -> String {
         "<span class=\"badge\" style=\"background:{colour}\">{}</span>",
         esc(text)
     )
-}
-
-fn tolerates(l: &PlannedLayout) -> String {
-    format!(
-        "{}/{}/{}/{}",
-        l.tolerates.racks, l.tolerates.arrays, l.tolerates.servers, l.tolerates.disks
-    )
-}
-
-fn perf_headroom(l: &PlannedLayout) -> String {
-    match l.predicted.as_ref().map(|p| p.headroom) {
-        Some(h) if h.is_finite() => format!("{h:.1}×"),
-        _ => "—".into(),
-    }
 }
 
 /// The design report: summary, notes, then per selected layout (up to three, or the chosen one) its
@@ -207,50 +189,16 @@ pub fn design(plan: &Plan, sel: &Selection, curves: Option<&PerfCurves>) -> Stri
         page.p("No layout to show.");
         return page.finish(&plan.generator);
     }
-    let rows: Vec<Vec<String>> = layouts
-        .iter()
-        .map(|l| {
-            vec![
-                l.rank.to_string(),
-                l.id.clone(),
-                l.verdict.as_str().to_string(),
-                tolerates(l),
-                l.disks_used.to_string(),
-                fmt_bytes(l.capacity.needed_bytes as f64),
-                fmt_bytes(l.capacity.usable_bytes as f64),
-                pct(l.capacity.headroom),
-                l.capacity
-                    .after_failure
-                    .as_ref()
-                    .map(|a| pct(a.headroom))
-                    .unwrap_or_else(|| "—".into()),
-                perf_headroom(l),
-            ]
-        })
-        .collect();
     page.h2("Ranked layouts", Some("summary"));
-    page.table(
-        &[
-            "#",
-            "layout",
-            "verdict",
-            "tolerates r/a/s/d",
-            "disks",
-            "needed",
-            "usable",
-            "free",
-            "after",
-            "perf",
-        ],
-        &rows,
-    );
+    page.table(&detail::SUMMARY_HEADER, &detail::summary_rows(&layouts));
     page.p(
-        "tolerates: simultaneous rack/array/server/disk failures that keep every stream writable. free: store left \
-         free on the fullest server; after: the same after the worst tolerated failure and peer-remove. perf: \
-         predicted capacity ÷ required rate for the busiest asset.",
+        "r/a/s/d: how many racks/arrays/servers/disks may fail at once with every stream still writable. free: store left \
+         free on the fullest server; after: the same after the worst tolerated failure and peer-remove. down/yr: \
+         expected unavailable minutes per year of the worst asset. perf: predicted capacity ÷ required rate for the \
+         busiest asset.",
     );
-    let detail = if sel.layout.is_some() { 1 } else { 3 };
-    for l in layouts.iter().take(detail) {
+    let shown = if sel.layout.is_some() { 1 } else { 3 };
+    for l in layouts.iter().take(shown) {
         layout_section(&mut page, &plan.input, l);
     }
     if let Some(c) = curves {
@@ -265,31 +213,13 @@ fn layout_section(page: &mut Page, site: &Site, l: &PlannedLayout) {
     page.p_html(
         "",
         &format!(
-            "{} pattern {} ({}), default R{}, {} in {}, {} incl. {}, {}; tolerates r/a/s/d {}.",
+            "{} {}; tolerates r/a/s/d {}.",
             badge(l.verdict.as_str(), verdict_colour(l.verdict)),
-            esc(&l.pattern),
-            esc(&l.raid),
-            l.replicas,
-            count(l.servers.len(), "JetStream server"),
-            count(l.racks_used as usize, "rack"),
-            count(l.disks_used as usize, "disk"),
-            count(l.hot_spares as usize, "hot spare"),
-            count(l.arrays_used as usize, "array"),
-            esc(&tolerates(l))
+            esc(&detail::overview(l)),
+            esc(&detail::tolerates(l))
         ),
     );
-    match (&l.unique_tag, l.replica_sets.is_empty()) {
-        (Some(t), _) => page.p(&format!("Placement: unique_tag \"{t}\" (replicas on distinct racks).")),
-        (None, false) => {
-            let sets: Vec<String> = l
-                .replica_sets
-                .iter()
-                .map(|(n, v)| format!("set:{n} = {}", v.join(", ")))
-                .collect();
-            page.p(&format!("Placement: pinned replica sets {}.", sets.join("; ")));
-        }
-        (None, true) => page.p("Placement: free (NATS chooses; the worst eligible placement is assumed)."),
-    }
+    page.p(&detail::placement(l));
     page.figure(
         &layout_drawing(site, l, None),
         "Racks as columns. Each disk is a vertical rectangle (hot spares dashed, S); under the disks, the volume \
@@ -298,123 +228,23 @@ fn layout_section(page: &mut Page, site: &Site, l: &PlannedLayout) {
          is free.",
     );
     page.h3("Servers");
-    let rows: Vec<Vec<String>> = l
-        .servers
-        .iter()
-        .map(|sv| {
-            vec![
-                sv.name.clone(),
-                sv.rack.clone(),
-                sv.array.clone().unwrap_or_default(),
-                sv.volume_group.clone().unwrap_or_default(),
-                fmt_bytes(sv.lun_bytes as f64),
-                fmt_bytes(sv.store_bytes as f64),
-                sv.tags.join(" "),
-            ]
-        })
-        .collect();
-    page.table(
-        &[
-            "server",
-            "rack",
-            "array",
-            "volume group",
-            "LUN",
-            "max_file_store",
-            "tags",
-        ],
-        &rows,
-    );
-    let c = &l.capacity;
-    page.p(&format!(
-        "Capacity: {} usable, {} needed (all replicas, growth, RAFT logs); fullest server {}.{}",
-        fmt_bytes(c.usable_bytes as f64),
-        fmt_bytes(c.needed_bytes as f64),
-        c.fullest_server
-            .as_ref()
-            .map(|f| format!(
-                "{} {} of {} ({} free)",
-                f.name,
-                fmt_bytes(f.needed_bytes as f64),
-                fmt_bytes(f.usable_bytes as f64),
-                pct(c.headroom)
-            ))
-            .unwrap_or_else(|| "—".into()),
-        c.after_failure
-            .as_ref()
-            .map(|a| format!(
-                " After {} and peer-remove: {} free on the fullest server.",
-                a.failed.join(" + "),
-                pct(a.headroom)
-            ))
-            .unwrap_or_default()
-    ));
-    let assets: Vec<Vec<String>> = l
-        .assets
-        .iter()
-        .filter(|a| a.kind != "consumer")
-        .map(|a| {
-            vec![
-                a.name.clone(),
-                a.kind.clone(),
-                a.replicas.to_string(),
-                fmt_bytes(a.bytes_per_replica as f64),
-                a.expected.join(", "),
-                a.set
-                    .as_ref()
-                    .map(|s| format!("set:{s}"))
-                    .unwrap_or_else(|| "any".into()),
-            ]
-        })
-        .collect();
+    page.table(&detail::SERVER_HEADER, &detail::server_rows(l));
+    page.p(&detail::capacity(&l.capacity).join(" "));
+    if let Some(y) = detail::yearly(l) {
+        page.p(&y);
+    }
+    let assets = detail::asset_rows(l);
     if !assets.is_empty() {
         page.h3("Streams, KV buckets and object stores");
-        page.table(
-            &["asset", "kind", "R", "per replica", "expected servers", "eligible"],
-            &assets,
-        );
+        page.table(&detail::ASSET_HEADER, &assets);
     }
     if let Some(pr) = &l.predicted {
-        if !pr.streams.is_empty() {
+        let rows = detail::prediction_rows(pr);
+        if !rows.is_empty() {
             page.h3("Predicted performance");
-            let rows: Vec<Vec<String>> = pr
-                .streams
-                .iter()
-                .map(|a| {
-                    vec![
-                        a.name.clone(),
-                        a.kind.as_str().to_string(),
-                        format!("{:.0}", a.required_per_s),
-                        format!("{:.0}", a.ops_per_s),
-                        format!("{:.0}–{:.0}", a.band.low, a.band.high),
-                        a.bottleneck.clone(),
-                        format!("{}{}", a.source, if a.scaled { " (scaled)" } else { "" }),
-                    ]
-                })
-                .collect();
-            page.table(
-                &[
-                    "asset",
-                    "kind",
-                    "required/s",
-                    "predicted/s",
-                    "band",
-                    "bottleneck",
-                    "source",
-                ],
-                &rows,
-            );
+            page.table(&detail::PREDICTION_HEADER, &rows);
         }
-        page.p(&format!(
-            "Restart {} clean, {} unclean; replica catch-up after a replacement {}; largest write burst {}; memory up \
-             to {} per server; {}/s between racks.",
-            fmt_secs(pr.restart_clean_s),
-            fmt_secs(pr.restart_unclean_s),
-            fmt_secs(pr.catch_up_s),
-            fmt_bytes(pr.burst_bytes_max),
-            fmt_bytes(pr.memory_bytes_max),
-            fmt_bytes(pr.inter_rack_bytes_per_s)
-        ));
+        page.p(&detail::recovery(pr));
     }
     if !l.reasons.is_empty() {
         page.h3("Reasons");
@@ -456,7 +286,7 @@ pub fn whatif(r: &WhatifReport, site: &Site, planned: &PlannedLayout) -> String 
                     sc.failed.join(" + "),
                     sc.worst.as_str().to_string(),
                     sc.meta.as_str().to_string(),
-                    tally(sc),
+                    sc.tally(),
                     fmt_secs(sc.recovery_s),
                 ]
             })
@@ -480,21 +310,6 @@ pub fn whatif(r: &WhatifReport, site: &Site, planned: &PlannedLayout) -> String 
     page.finish(&format!("natsplan {}", env!("CARGO_PKG_VERSION")))
 }
 
-fn tally(sc: &ScenarioReport) -> String {
-    let mut parts = Vec::new();
-    for st in [Status::DataLost, Status::Unavailable, Status::Degraded] {
-        let n = sc.streams.iter().filter(|a| a.status == st).count();
-        if n > 0 {
-            parts.push(format!("{n} {}", st.as_str()));
-        }
-    }
-    if parts.is_empty() {
-        "all ok".into()
-    } else {
-        parts.join(", ")
-    }
-}
-
 fn scenario_section(page: &mut Page, site: &Site, planned: &PlannedLayout, sc: &ScenarioReport, i: usize) {
     let title = format!("Scenario {}: {}", i + 1, sc.failed.join(" + "));
     page.h2(&title, Some(&format!("scenario-{}", i + 1)));
@@ -504,7 +319,7 @@ fn scenario_section(page: &mut Page, site: &Site, planned: &PlannedLayout, sc: &
             "worst {} · meta group {} · {}{} · recovery {}",
             badge(sc.worst.as_str(), status_colour(sc.worst)),
             badge(sc.meta.as_str(), status_colour(sc.meta)),
-            esc(&tally(sc)),
+            esc(&sc.tally()),
             sc.count
                 .map(|c| format!(" · {c} combinations like this"))
                 .unwrap_or_default(),
@@ -569,8 +384,8 @@ pub fn simulate(
     }
     page.p(&format!(
         "P(any data_lost) per year {}; acknowledged messages lost per year {}; least available: {} ({:.3} min/yr).",
-        sci(mc.p_any_data_lost_per_year),
-        sci(mc.acked_msgs_lost_per_year),
+        fmt_sci(mc.p_any_data_lost_per_year),
+        fmt_sci(mc.acked_msgs_lost_per_year),
         mc.worst_unavailable,
         mc.worst_unavailable_min_per_year
     ));
@@ -620,9 +435,9 @@ pub fn simulate(
                 .unwrap_or_else(|| "—".into()),
                 e.map(|e| format!("{:.4}", e.unavailable_min_per_year))
                     .unwrap_or_else(|| "—".into()),
-                sci(a.p_data_lost_per_year),
-                e.map(|e| sci(e.p_data_lost_per_year)).unwrap_or_else(|| "—".into()),
-                sci(a.acked_msgs_lost_per_year),
+                fmt_sci(a.p_data_lost_per_year),
+                e.map(|e| fmt_sci(e.p_data_lost_per_year)).unwrap_or_else(|| "—".into()),
+                fmt_sci(a.acked_msgs_lost_per_year),
             ]
         })
         .collect();
@@ -644,17 +459,6 @@ pub fn simulate(
     page.h3("Assumptions");
     page.list(&mc.assumptions);
     page.finish(&format!("natsplan {}", env!("CARGO_PKG_VERSION")))
-}
-
-/// A probability or rate: scientific notation when small.
-fn sci(x: f64) -> String {
-    if x == 0.0 {
-        "0".into()
-    } else if x >= 0.01 {
-        format!("{x:.3}")
-    } else {
-        format!("{x:.2e}")
-    }
 }
 
 fn verify_status_colour(s: crate::verify::report::Status) -> &'static str {

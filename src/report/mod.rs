@@ -2,10 +2,13 @@
 //! report shows is already in the value it is given.
 
 pub mod design;
+pub mod detail;
 pub mod html;
+pub mod simulate;
 pub mod svg;
 pub mod svg_layout;
 pub mod svg_perf;
+pub mod whatif;
 
 use comfy_table::{presets, ContentArrangement, Table};
 

@@ -198,6 +198,8 @@ pub struct StreamSpec {
     pub consumers: u32,
     /// Optional cap (max_bytes); stored bytes never exceed it.
     pub max_bytes: Option<u64>,
+    /// The subjects the stream captures, as written; empty = not given (emit writes `<name>.>`).
+    pub subjects: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]

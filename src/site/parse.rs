@@ -171,6 +171,7 @@ const STREAM_KEYS: &[&str] = &[
     "consumers",
     "subject_size",
     "max_bytes",
+    "subjects",
 ];
 const KV_KEYS: &[&str] = &[
     "name",
@@ -452,6 +453,47 @@ impl<'c> Validator<'c> {
                 None
             }
         }
+    }
+
+    /// A stream's subjects: one subject or a list, each a valid NATS subject filter.
+    fn subjects(&mut self, node: &Node, path: &str) -> Vec<(String, Pos, String)> {
+        let items: Vec<(String, &Node)> = match &node.val {
+            Val::Seq(items) => items
+                .iter()
+                .enumerate()
+                .filter_map(|(i, n)| self.text(n, &format!("{path}[{i}]"), "orders.>").map(|t| (t, n)))
+                .collect(),
+            _ => self
+                .text(node, path, "[orders.>]")
+                .map(|t| vec![(t, node)])
+                .unwrap_or_default(),
+        };
+        let mut out: Vec<(String, Pos, String)> = Vec::new();
+        for (i, (subj, n)) in items.into_iter().enumerate() {
+            let at = if matches!(node.val, Val::Seq(_)) {
+                format!("{path}[{i}]")
+            } else {
+                path.to_string()
+            };
+            if let Err(why) = crate::units::check_subject(&subj) {
+                self.err(
+                    Some(n.pos),
+                    at,
+                    format!("subject '{}' is not valid: {why}", clip(&subj)),
+                    "write tokens separated by '.', with '*' for one token and '>' only last, e.g. orders.*.created or orders.>",
+                );
+            } else if let Some((prev, _, _)) = out.iter().find(|(p, _, _)| crate::units::subjects_overlap(p, &subj)) {
+                self.err(
+                    Some(n.pos),
+                    at,
+                    format!("subject '{subj}' overlaps '{prev}' of the same stream"),
+                    "keep the wider one (nats-server refuses overlapping subjects in one stream)",
+                );
+            } else {
+                out.push((subj, n.pos, at));
+            }
+        }
+        out
     }
 
     /// A name used as an identifier in ids, selectors (`rack:A`, `disk:A1/2`) and nats-server config.
@@ -1417,6 +1459,8 @@ impl<'c> Validator<'c> {
         };
         // Streams, KV buckets and object stores are all streams inside nats-server: one namespace.
         let mut names: HashMap<String, Seen> = HashMap::new();
+        // Every stream's subjects so far, with its name and place: nats-server refuses overlapping ones.
+        let mut subject_owners: Vec<(String, String, String)> = Vec::new();
         for (i, n) in self
             .list(
                 w.get("streams"),
@@ -1446,6 +1490,29 @@ impl<'c> Validator<'c> {
             let consumers = o
                 .get("consumers")
                 .and_then(|n| self.count_u32(n, &o.p("consumers"), "durable consumers", "2"));
+            let subjects = o
+                .get("subjects")
+                .map(|n| self.subjects(n, &o.p("subjects")))
+                .unwrap_or_default();
+            for (subj, pos, at) in &subjects {
+                if let Some((other, theirs_at, theirs)) = subject_owners
+                    .iter()
+                    .find(|(_, _, theirs)| crate::units::subjects_overlap(subj, theirs))
+                {
+                    self.err(
+                        Some(*pos),
+                        at.clone(),
+                        format!(
+                            "subject '{subj}' overlaps '{theirs}' of stream {other} ({theirs_at}); nats-server \
+                             refuses streams whose subjects overlap"
+                        ),
+                        "give each stream its own subjects (e.g. orders.> and payments.>)",
+                    );
+                } else {
+                    subject_owners.push((name.clone(), at.clone(), subj.clone()));
+                }
+            }
+            let subjects: Vec<String> = subjects.into_iter().map(|(s, _, _)| s).collect();
             out.streams.push(StreamSpec {
                 name,
                 msgs_per_s: msgs_per_s.unwrap_or(0.0),
@@ -1455,6 +1522,7 @@ impl<'c> Validator<'c> {
                 replicas,
                 consumers: consumers.unwrap_or(0),
                 max_bytes,
+                subjects,
             });
         }
         for (i, n) in self
@@ -1780,111 +1848,101 @@ impl<'c> Validator<'c> {
         out
     }
 
-    fn failure_rates(&mut self, node: Option<&Node>) -> Vec<(String, f64)> {
-        let mut out = Vec::new();
-        let keys: Vec<&str> = self.catalog.failures.rates.keys().map(|s| s.as_str()).collect();
-        let Some(o) = node.and_then(|n| self.obj(n, "failure_rates", "failure-rate overrides", &keys)) else {
-            return out;
+    /// A mapping of overrides keyed by the catalog's names (`failure_rates`, `repair_times`,
+    /// `maintenance`): unknown keys are reported with suggestions, each value is read by `value`.
+    fn overrides(
+        &mut self,
+        node: Option<&Node>,
+        path: &str,
+        what: &str,
+        keys: Vec<String>,
+        value: impl Fn(&mut Self, &str, &Node, &str) -> Option<f64>,
+    ) -> Vec<(String, f64)> {
+        let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+        let Some(o) = node.and_then(|n| self.obj(n, path, what, &keys)) else {
+            return Vec::new();
         };
+        let mut out = Vec::new();
         for (k, _, v) in &o.entries {
             if !keys.contains(&k.as_str()) || v.is_null() {
                 continue;
             }
-            let p = o.p(k);
-            if let Some(x) = self.number(v, &p, "events per year (or a fraction)", "0.01") {
-                if x < 0.0 {
-                    self.err(
-                        Some(v.pos),
-                        &p,
-                        format!("must be >= 0, got {}", fmt_num(x)),
-                        "a rate is events per year per unit: write 0 or more",
-                    );
-                } else if (k.ends_with("afr") || k == "not_return_after_power") && x > 1.0 {
-                    self.err(
-                        Some(v.pos),
-                        &p,
-                        format!(
-                            "{k} is a fraction per year; {} means {} %",
-                            fmt_num(x),
-                            fmt_num(x * 100.0)
-                        ),
-                        format!("for {} % write {}", fmt_num(x), fmt_num(x / 100.0)),
-                    );
-                } else {
-                    out.push((k.clone(), x));
-                }
-            }
-        }
-        out
-    }
-
-    fn repair_times(&mut self, node: Option<&Node>) -> Vec<(String, f64)> {
-        let mut out = Vec::new();
-        let keys: Vec<&str> = self.catalog.failures.repair.keys().map(|s| s.as_str()).collect();
-        let Some(o) = node.and_then(|n| self.obj(n, "repair_times", "repair-time overrides", &keys)) else {
-            return out;
-        };
-        for (k, _, v) in &o.entries {
-            if !keys.contains(&k.as_str()) || v.is_null() {
-                continue;
-            }
-            let p = o.p(k);
-            if k == "rebuild_rate" {
-                // A rate: bytes per second, written as a size (`200MB` or `200MB/s`).
-                let stripped = match &v.val {
-                    Val::Scalar(s) if s.text.ends_with("/s") => Some(Node {
-                        val: Val::Scalar(yaml::Scalar {
-                            text: s.text.trim_end_matches("/s").to_string(),
-                            plain: true,
-                        }),
-                        pos: v.pos,
-                    }),
-                    _ => None,
-                };
-                if let Some(b) = self.size_nonzero(stripped.as_ref().unwrap_or(v), &p, "rebuild_rate") {
-                    out.push((k.clone(), b as f64));
-                }
-            } else if let Some(s) = self.duration_s(v, &p) {
-                out.push((k.clone(), s));
-            }
-        }
-        out
-    }
-
-    fn maintenance(&mut self, node: Option<&Node>) -> Vec<(String, f64)> {
-        let mut out = Vec::new();
-        let keys: Vec<&str> = self.catalog.failures.maintenance.keys().map(|s| s.as_str()).collect();
-        let Some(o) = node.and_then(|n| self.obj(n, "maintenance", "planned-maintenance overrides", &keys)) else {
-            return out;
-        };
-        for (k, _, v) in &o.entries {
-            if !keys.contains(&k.as_str()) || v.is_null() {
-                continue;
-            }
-            let p = o.p(k);
-            // `restart_stall` is a duration; the others are events per year.
-            let x = if k == "restart_stall" {
-                self.duration_s(v, &p)
-            } else {
-                self.number(v, &p, "events per year", "12").and_then(|x| {
-                    if x < 0.0 {
-                        self.err(
-                            Some(v.pos),
-                            &p,
-                            format!("must be >= 0, got {}", fmt_num(x)),
-                            "write how many times a year, 0 or more",
-                        );
-                        None
-                    } else {
-                        Some(x)
-                    }
-                })
-            };
-            if let Some(x) = x {
+            if let Some(x) = value(self, k, v, &o.p(k)) {
                 out.push((k.clone(), x));
             }
         }
         out
+    }
+
+    /// `x` when it is 0 or more; otherwise a problem at `node` with `fix`.
+    fn non_negative(&mut self, x: f64, node: &Node, path: &str, fix: &str) -> Option<f64> {
+        if x < 0.0 {
+            self.err(Some(node.pos), path, format!("must be >= 0, got {}", fmt_num(x)), fix);
+            return None;
+        }
+        Some(x)
+    }
+
+    fn failure_rates(&mut self, node: Option<&Node>) -> Vec<(String, f64)> {
+        let keys = self.catalog.failures.rates.keys().cloned().collect();
+        self.overrides(node, "failure_rates", "failure-rate overrides", keys, |me, k, v, p| {
+            let x = me.number(v, p, "events per year (or a fraction)", "0.01")?;
+            let x = me.non_negative(x, v, p, "a rate is events per year per unit: write 0 or more")?;
+            if (k.ends_with("afr") || k == "not_return_after_power") && x > 1.0 {
+                me.err(
+                    Some(v.pos),
+                    p,
+                    format!(
+                        "{k} is a fraction per year; {} means {} %",
+                        fmt_num(x),
+                        fmt_num(x * 100.0)
+                    ),
+                    format!("for {} % write {}", fmt_num(x), fmt_num(x / 100.0)),
+                );
+                return None;
+            }
+            Some(x)
+        })
+    }
+
+    fn repair_times(&mut self, node: Option<&Node>) -> Vec<(String, f64)> {
+        let keys = self.catalog.failures.repair.keys().cloned().collect();
+        self.overrides(node, "repair_times", "repair-time overrides", keys, |me, k, v, p| {
+            if k != "rebuild_rate" {
+                return me.duration_s(v, p);
+            }
+            // A rate: bytes per second, written as a size (`200MB` or `200MB/s`).
+            let stripped = match &v.val {
+                Val::Scalar(s) if s.text.ends_with("/s") => Some(Node {
+                    val: Val::Scalar(yaml::Scalar {
+                        text: s.text.trim_end_matches("/s").to_string(),
+                        plain: true,
+                    }),
+                    pos: v.pos,
+                }),
+                _ => None,
+            };
+            me.size_nonzero(stripped.as_ref().unwrap_or(v), p, "rebuild_rate")
+                .map(|b| b as f64)
+        })
+    }
+
+    fn maintenance(&mut self, node: Option<&Node>) -> Vec<(String, f64)> {
+        let keys = self.catalog.failures.maintenance.keys().cloned().collect();
+        self.overrides(
+            node,
+            "maintenance",
+            "planned-maintenance overrides",
+            keys,
+            |me, k, v, p| {
+                // `restart_stall` is a duration; the others are events per year.
+                if k == "restart_stall" {
+                    return me.duration_s(v, p);
+                }
+                let x = me.number(v, p, "events per year", "12")?;
+                me.non_negative(x, v, p, "write how many times a year, 0 or more")
+            },
+        )
     }
 }
 

@@ -353,5 +353,6 @@ pub fn add_stream(site: &mut Site, name: &str, msgs_per_s: f64) {
         replicas: None,
         consumers: 0,
         max_bytes: None,
+        subjects: Vec::new(),
     });
 }

@@ -25,5 +25,6 @@ pub use whatif::{
 };
 
 pub use yearly::{
-    chain_states, exact, monte_carlo, rate_per_year, yearly, Ci95, Component, Reliability, Yearly, YearlyAsset,
+    chain_states, exact, monte_carlo, rate_per_year, yearly, Ci95, Component, Reliability, SimulateReport, Yearly,
+    YearlyAsset,
 };

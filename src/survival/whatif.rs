@@ -61,6 +61,24 @@ pub struct ScenarioReport {
     pub survivors: Vec<SurvivorLoad>,
 }
 
+impl ScenarioReport {
+    /// Counts of assets per status, worst first, e.g. `3 unavailable, 12 degraded`, or `all ok`.
+    pub fn tally(&self) -> String {
+        let parts: Vec<String> = [Status::DataLost, Status::Unavailable, Status::Degraded]
+            .into_iter()
+            .filter_map(|st| {
+                let n = self.streams.iter().filter(|a| a.status == st).count();
+                (n > 0).then(|| format!("{n} {}", st.as_str()))
+            })
+            .collect();
+        if parts.is_empty() {
+            "all ok".into()
+        } else {
+            parts.join(", ")
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize)]
 pub struct WhatifReport {
     pub site: String,

@@ -1084,3 +1084,17 @@ mod alias_tests {
         }
     }
 }
+
+/// What `natsplan simulate` reports: the Monte Carlo figures for one layout, beside the exact chain's.
+#[derive(Debug, Clone, Serialize)]
+pub struct SimulateReport {
+    pub site: String,
+    pub layout: String,
+    pub sync_interval: String,
+    pub site_years: u64,
+    pub seed: u64,
+    pub monte_carlo: Yearly,
+    /// The exact chain (at most 3 concurrent failures), when small enough.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exact: Option<Yearly>,
+}

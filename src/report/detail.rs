@@ -1,0 +1,259 @@
+//! One layout's detail as sentences and table rows, shared by the text, Markdown and HTML reports so the
+//! three say the same thing in the same words; each format only decides how to set them out.
+
+use crate::perf::Predicted;
+use crate::plan::{Capacity, PlannedLayout, ServerCapacity};
+use crate::units::{fmt_bytes, fmt_sci, fmt_secs};
+
+use super::pct;
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+/// "3 disks", "1 rack".
+pub fn count(n: usize, what: &str) -> String {
+    format!("{n} {what}{}", plural(n))
+}
+
+/// Pattern, RAID, default replicas and servers per rack are in the id (`p1-raid1-r3-A1.B1.C1-fdce`).
+pub const SUMMARY_HEADER: [&str; 11] = [
+    "#", "layout", "verdict", "r/a/s/d", "disks", "needed", "usable", "free", "after", "down/yr", "perf",
+];
+
+/// One row per layout for the ranked summary.
+pub fn summary_rows(layouts: &[&PlannedLayout]) -> Vec<Vec<String>> {
+    layouts
+        .iter()
+        .map(|l| {
+            vec![
+                l.rank.to_string(),
+                l.id.clone(),
+                l.verdict.as_str().to_string(),
+                tolerates(l),
+                l.disks_used.to_string(),
+                fmt_bytes(l.capacity.needed_bytes as f64),
+                fmt_bytes(l.capacity.usable_bytes as f64),
+                pct(l.capacity.headroom),
+                l.capacity
+                    .after_failure
+                    .as_ref()
+                    .map(|a| pct(a.headroom))
+                    .unwrap_or_else(|| "—".into()),
+                down_per_year(l),
+                perf_headroom(l),
+            ]
+        })
+        .collect()
+}
+
+/// Racks/arrays/servers/disks that may fail at once with every stream still writable, e.g. `1/1/1/2`.
+pub fn tolerates(l: &PlannedLayout) -> String {
+    format!(
+        "{}/{}/{}/{}",
+        l.tolerates.racks, l.tolerates.arrays, l.tolerates.servers, l.tolerates.disks
+    )
+}
+
+/// Expected unavailable minutes per year of the worst asset (or the meta group).
+pub fn down_per_year(l: &PlannedLayout) -> String {
+    match &l.yearly {
+        Some(y) if y.worst_unavailable_min_per_year >= 100.0 => format!("{:.0}", y.worst_unavailable_min_per_year),
+        Some(y) if y.worst_unavailable_min_per_year >= 1.0 => format!("{:.1}", y.worst_unavailable_min_per_year),
+        Some(y) => format!("{:.2}", y.worst_unavailable_min_per_year),
+        None => "—".into(),
+    }
+}
+
+/// Predicted capacity ÷ required rate for the busiest asset, e.g. `3.2×`.
+pub fn perf_headroom(l: &PlannedLayout) -> String {
+    match l.predicted.as_ref().map(|p| p.headroom) {
+        Some(h) if h.is_finite() => format!("{h:.1}×"),
+        _ => "—".into(),
+    }
+}
+
+/// The layout in one sentence: pattern, RAID, default R and what it uses.
+pub fn overview(l: &PlannedLayout) -> String {
+    format!(
+        "pattern {} ({}), default R{}, {} in {}, {} incl. {}, {}",
+        l.pattern,
+        l.raid,
+        l.replicas,
+        count(l.servers.len(), "JetStream server"),
+        count(l.racks_used as usize, "rack"),
+        count(l.disks_used as usize, "disk"),
+        count(l.hot_spares as usize, "hot spare"),
+        count(l.arrays_used as usize, "array"),
+    )
+}
+
+/// How replicas are placed.
+pub fn placement(l: &PlannedLayout) -> String {
+    match (&l.unique_tag, l.replica_sets.is_empty()) {
+        (Some(t), _) => format!("Placement: unique_tag \"{t}\" (replicas on distinct racks)."),
+        (None, false) => {
+            let sets: Vec<String> = l
+                .replica_sets
+                .iter()
+                .map(|(n, v)| format!("set:{n} = {}", v.join(", ")))
+                .collect();
+            format!("Placement: pinned replica sets {}.", sets.join("; "))
+        }
+        (None, true) => "Placement: free (NATS chooses; the worst eligible placement is assumed).".into(),
+    }
+}
+
+pub const SERVER_HEADER: [&str; 7] = [
+    "server",
+    "rack",
+    "array",
+    "volume group",
+    "LUN",
+    "max_file_store",
+    "tags",
+];
+
+pub fn server_rows(l: &PlannedLayout) -> Vec<Vec<String>> {
+    l.servers
+        .iter()
+        .map(|sv| {
+            vec![
+                sv.name.clone(),
+                sv.rack.clone(),
+                sv.array.clone().unwrap_or_default(),
+                sv.volume_group.clone().unwrap_or_default(),
+                fmt_bytes(sv.lun_bytes as f64),
+                fmt_bytes(sv.store_bytes as f64),
+                sv.tags.join(" "),
+            ]
+        })
+        .collect()
+}
+
+fn fullest(f: &ServerCapacity) -> String {
+    format!(
+        "{} {} of {}",
+        f.name,
+        fmt_bytes(f.needed_bytes as f64),
+        fmt_bytes(f.usable_bytes as f64)
+    )
+}
+
+/// Capacity now, after the worst tolerated failure, and what pattern 4 leaves for other services.
+pub fn capacity(c: &Capacity) -> Vec<String> {
+    let mut out = vec![format!(
+        "Capacity: {} usable, {} needed (all replicas, growth, RAFT logs); fullest server {}.",
+        fmt_bytes(c.usable_bytes as f64),
+        fmt_bytes(c.needed_bytes as f64),
+        c.fullest_server
+            .as_ref()
+            .map(|f| format!("{} ({} free)", fullest(f), pct(c.headroom)))
+            .unwrap_or_else(|| "—".into()),
+    )];
+    if let Some(a) = &c.after_failure {
+        out.push(format!(
+            "After {} and peer-remove: fullest server {}.",
+            a.failed.join(" + "),
+            match &a.fullest_server {
+                Some(f) => format!("{} ({} free)", fullest(f), pct(a.headroom)),
+                None => format!("{} free", pct(a.headroom)),
+            }
+        ));
+    }
+    if c.left_for_others_bytes > 0 {
+        out.push(format!(
+            "Left for other services: {}.",
+            fmt_bytes(c.left_for_others_bytes as f64)
+        ));
+    }
+    out
+}
+
+pub const ASSET_HEADER: [&str; 6] = ["asset", "kind", "R", "per replica", "expected servers", "eligible"];
+
+/// Streams, KV buckets and object stores (consumers follow their stream and are left out).
+pub fn asset_rows(l: &PlannedLayout) -> Vec<Vec<String>> {
+    let anywhere = if l.unique_tag.is_some() {
+        "any, distinct racks"
+    } else {
+        "any JetStream server"
+    };
+    l.assets
+        .iter()
+        .filter(|a| a.kind != "consumer")
+        .map(|a| {
+            vec![
+                a.name.clone(),
+                a.kind.clone(),
+                a.replicas.to_string(),
+                fmt_bytes(a.bytes_per_replica as f64),
+                a.expected.join(", "),
+                match &a.set {
+                    Some(set) => format!("set:{set}"),
+                    None => anywhere.into(),
+                },
+            ]
+        })
+        .collect()
+}
+
+pub const PREDICTION_HEADER: [&str; 7] = [
+    "asset",
+    "kind",
+    "required/s",
+    "predicted/s",
+    "band",
+    "bottleneck",
+    "source",
+];
+
+pub fn prediction_rows(pr: &Predicted) -> Vec<Vec<String>> {
+    pr.streams
+        .iter()
+        .map(|a| {
+            vec![
+                a.name.clone(),
+                a.kind.as_str().to_string(),
+                format!("{:.0}", a.required_per_s),
+                format!("{:.0}", a.ops_per_s),
+                format!("{:.0}–{:.0}", a.band.low, a.band.high),
+                a.bottleneck.clone(),
+                format!("{}{}", a.source, if a.scaled { " (scaled)" } else { "" }),
+            ]
+        })
+        .collect()
+}
+
+/// Restart, recovery, burst, memory and inter-rack figures.
+pub fn recovery(pr: &Predicted) -> String {
+    format!(
+        "Restart {} clean, {} unclean (every block re-read); replica catch-up after a replacement {}; largest \
+         write burst {}; memory up to {} per server; {}/s between racks.",
+        fmt_secs(pr.restart_clean_s),
+        fmt_secs(pr.restart_unclean_s),
+        fmt_secs(pr.catch_up_s),
+        fmt_bytes(pr.burst_bytes_max),
+        fmt_bytes(pr.memory_bytes_max),
+        fmt_bytes(pr.inter_rack_bytes_per_s)
+    )
+}
+
+/// The yearly figures in one sentence, when design computed them.
+pub fn yearly(l: &PlannedLayout) -> Option<String> {
+    l.yearly.as_ref().map(|y| {
+        format!(
+            "Yearly ({}): worst {:.3} min/yr unavailable ({}), P(any data_lost) {}/yr, {:.0} acknowledged \
+             messages lost/yr.",
+            y.method,
+            y.worst_unavailable_min_per_year,
+            y.worst_unavailable,
+            fmt_sci(y.p_any_data_lost_per_year),
+            y.acked_msgs_lost_per_year
+        )
+    })
+}
