@@ -1,53 +1,178 @@
-//! Live fault verification on a real 3-node lab (one cluster at a time): kill -9 a follower and the
-//! stream leader while publishing; no acknowledged write may be lost and the outcome must agree with the
-//! survival model's prediction.
+//! Live fault verification on real 3- and 5-node labs (one cluster at a time): every scenario of the
+//! ladder, short, while publishing; no acknowledged write may be lost and every outcome must agree with
+//! the survival model's prediction. Partitions run the lab in network namespaces and full stores on a
+//! small tmpfs: both need root (CAP_SYS_ADMIN); without it those scenarios report themselves skipped with
+//! the reason, which these tests accept only then.
 
-use natsplan::faults::{run, table, FaultOptions, Kind};
+use natsplan::faults::{run, sandbox, table, FaultOptions, FaultReport, Kind};
 use std::sync::Mutex;
 
 /// Live tests in this file run one lab at a time.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
-fn run_scenario(k: Kind) {
+fn run_group(nodes: usize, kinds: &[Kind]) -> FaultReport {
     let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let mut opts = FaultOptions::quick(3, &[k]);
+    let mut opts = FaultOptions::quick(nodes, kinds);
     let findings = tempfile::tempdir().unwrap();
     opts.findings_dir = Some(findings.path().to_path_buf());
     let r = run(&opts, &|m| eprintln!("{m}")).expect("the fault run starts and stops its lab");
     let text = String::from_utf8(table(&r)).unwrap();
     eprintln!("{text}");
-    assert_eq!(r.scenarios.len(), 1);
-    let s = &r.scenarios[0];
-    assert!(s.skipped.is_none(), "{text}");
-    assert!(s.acked > 100, "the publisher must have written during the run:\n{text}");
-    assert_eq!(s.acked_lost, 0, "acknowledged writes lost:\n{text}\n{:?}", s.check);
-    assert_eq!(s.check.unexpected + s.check.duplicates, 0, "{:?}", s.check);
-    assert_eq!(s.predicted, "degraded", "{text}");
-    assert!(s.agree, "prediction and outcome disagree:\n{text}");
-    assert_eq!(
-        s.replicas.len(),
-        3,
-        "every replica reports the stream: {:?}",
-        s.replicas
-    );
-    assert!(!r.failed());
+    assert_eq!(r.scenarios.len(), kinds.len(), "{text}");
+    let root = nix_root();
+    for s in &r.scenarios {
+        if let Some(why) = &s.skipped {
+            // Only power loss (always) and, without root, namespaces and mounts may be skipped.
+            let may = s.name == "power-loss" || (!root && (s.name.contains("partition") || s.name.starts_with("full")));
+            assert!(may, "{} skipped: {why}\n{text}", s.name);
+            assert!(!s.agree, "a skipped scenario never counts as agreement");
+            continue;
+        }
+        assert!(
+            s.acked > 100,
+            "the publisher must have written during {}:\n{text}",
+            s.name
+        );
+        if s.observed == "replica_stuck" && s.name == "full-disk" {
+            // nats-server 2.15.1 sometimes leaves the replica that hit ENOSPC stuck ("expected sequence does
+            // not match store") after space returns and it restarts. That is its finding to report (and
+            // verify --faults exits 1 on it), with the evidence saved; nothing acknowledged may be lost.
+            assert_eq!(s.acked_lost, 0, "{text}");
+            assert!(
+                !s.agree && s.finding.is_some() && s.detail.contains("FINDING"),
+                "{text}"
+            );
+            eprintln!(
+                "nats-server finding in full-disk (replica stuck after ENOSPC), reported:\n{}",
+                s.detail
+            );
+            continue;
+        }
+        assert_eq!(
+            s.acked_lost, 0,
+            "acknowledged writes lost in {}:\n{text}\n{:?}",
+            s.name, s.check
+        );
+        assert_eq!(s.check.unexpected + s.check.duplicates, 0, "{:?}", s.check);
+        assert!(s.agree, "prediction and outcome disagree in {}:\n{text}", s.name);
+        assert_eq!(
+            s.replicas.len(),
+            3,
+            "every replica reports the stream: {:?}",
+            s.replicas
+        );
+    }
+    let stuck = r.scenarios.iter().any(|s| s.observed == "replica_stuck");
+    assert!(stuck || !r.failed(), "{text}");
+    // Nothing of ours is left behind: no namespaces, no mounts.
+    assert!(sandbox::namespaces_of(std::process::id()).is_empty());
+    assert!(sandbox::our_mounts()
+        .iter()
+        .all(|m| !m.contains(&format!("-{}-", std::process::id()))));
+    r
+}
+
+fn nix_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+fn status_of<'a>(r: &'a FaultReport, name: &str) -> &'a str {
+    &r.scenarios.iter().find(|s| s.name == name).unwrap().predicted
 }
 
 #[test]
 fn killing_a_follower_loses_nothing_and_writes_continue() {
-    run_scenario(Kind::FollowerKill);
+    let r = run_group(3, &[Kind::FollowerKill]);
+    assert_eq!(status_of(&r, "follower-kill"), "degraded");
 }
 
 #[test]
 fn killing_the_leader_loses_nothing_and_writes_resume_after_one_election() {
-    run_scenario(Kind::LeaderKill);
+    let r = run_group(3, &[Kind::LeaderKill]);
+    assert_eq!(status_of(&r, "leader-kill"), "degraded");
 }
 
-/// The whole ladder on a 3-node lab, printing the agreement table (about 3 minutes; run with
-/// `cargo test --release --test faults_live -- --ignored --nocapture`).
 #[test]
-#[ignore]
-fn full_ladder_on_three_nodes() {
+fn three_nodes_pause_and_power_loss() {
+    let r = run_group(3, &[Kind::LeaderPause, Kind::PowerLoss]);
+    let p = r.scenarios.iter().find(|s| s.name == "power-loss").unwrap();
+    assert!(p
+        .skipped
+        .as_deref()
+        .unwrap()
+        .contains("cannot be produced by killing processes"));
+    assert!(
+        p.predicted_acked_loss_risk,
+        "whole-site power loss with interval sync risks acked writes"
+    );
+}
+
+#[test]
+fn three_nodes_majority_and_all_killed_stall_until_healed() {
+    let r = run_group(3, &[Kind::MajorityKill, Kind::AllKill]);
+    assert_eq!(status_of(&r, "majority-kill"), "unavailable");
+    assert_eq!(status_of(&r, "all-kill"), "unavailable");
+}
+
+#[test]
+fn three_nodes_rolling_restart_and_wipe() {
+    run_group(3, &[Kind::RollingRestart, Kind::Wipe]);
+}
+
+#[test]
+fn three_nodes_leader_partition() {
+    run_group(3, &[Kind::LeaderPartition]);
+}
+
+#[test]
+fn three_nodes_full_store_at_the_limit_and_on_a_full_disk() {
+    let r = run_group(3, &[Kind::FullLimit, Kind::FullDisk]);
+    if nix_root() {
+        let lim = &r.scenarios[0].detail;
+        assert!(
+            lim.contains("insufficient") && lim.contains("takes writes again"),
+            "{lim}"
+        );
+    }
+}
+
+#[test]
+fn five_nodes_follower_and_leader_killed() {
+    run_group(5, &[Kind::FollowerKill, Kind::LeaderKill]);
+}
+
+#[test]
+fn five_nodes_pause_and_power_loss() {
+    run_group(5, &[Kind::LeaderPause, Kind::PowerLoss]);
+}
+
+#[test]
+fn five_nodes_majority_and_all_killed() {
+    let r = run_group(5, &[Kind::MajorityKill, Kind::AllKill]);
+    assert_eq!(status_of(&r, "majority-kill"), "unavailable");
+}
+
+#[test]
+fn five_nodes_rolling_restart_and_wipe() {
+    run_group(5, &[Kind::RollingRestart, Kind::Wipe]);
+}
+
+#[test]
+fn five_nodes_leader_partition() {
+    run_group(5, &[Kind::LeaderPartition]);
+}
+
+#[test]
+fn five_nodes_full_store_at_the_limit_and_on_a_full_disk() {
+    run_group(5, &[Kind::FullLimit, Kind::FullDisk]);
+}
+
+/// The whole ladder with the full holds, printing the agreement table (several minutes; run with
+/// `FAULTS_NODES=3|5 cargo test --release --test faults_live -- --ignored --nocapture full_ladder`).
+#[test]
+#[ignore = "the full ladder takes several minutes; `verify --faults --ladder full` runs the same"]
+fn full_ladder() {
     let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let nodes: usize = std::env::var("FAULTS_NODES")
         .ok()
@@ -69,14 +194,20 @@ fn full_ladder_on_three_nodes() {
     }
 }
 
-/// The ladder's named scenarios on a 3-node lab (comma separated in FAULTS_SCENARIOS), printing the table.
+/// Named scenarios (comma separated in FAULTS_SCENARIOS) on FAULTS_NODES servers, printing the table.
 #[test]
-#[ignore]
-fn chosen_scenarios_on_three_nodes() {
+#[ignore = "a manual tool: runs the scenarios named in $FAULTS_SCENARIOS"]
+fn chosen_scenarios() {
     let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let names = std::env::var("FAULTS_SCENARIOS").unwrap_or_else(|_| "follower-wipe".into());
     let kinds: Vec<Kind> = names.split(',').map(|n| Kind::parse(n.trim()).unwrap()).collect();
-    let r = run(&FaultOptions::quick(3, &kinds), &|m| eprintln!("{m}")).unwrap();
+    let nodes: usize = std::env::var("FAULTS_NODES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3);
+    let mut opts = FaultOptions::quick(nodes, &kinds);
+    opts.findings_dir = std::env::var_os("FAULTS_FINDINGS").map(Into::into);
+    let r = run(&opts, &|m| eprintln!("{m}")).unwrap();
     let text = String::from_utf8(table(&r)).unwrap();
     println!("{text}");
     assert!(!r.failed(), "{text}");
@@ -98,8 +229,12 @@ fn run_cli_writes_a_results_folder() {
     assert_eq!(folders.len(), 1, "{folders:?}");
     let saved: serde_json::Value =
         serde_json::from_slice(&std::fs::read(folders[0].join("faults.json")).unwrap()).unwrap();
-    assert_eq!(saved["scenarios"][0]["name"], "follower-kill");
-    assert_eq!(saved["scenarios"][0]["agree"], true, "{saved:#}");
-    assert_eq!(saved["scenarios"][0]["acked_lost"], 0);
+    let s = &saved["scenarios"][0];
+    assert_eq!(s["name"], "follower-kill");
+    assert_eq!(s["agree"], true, "{saved:#}");
+    assert_eq!(s["acked_lost"], 0);
+    for k in ["predicted", "observed", "acked", "unavailable_s", "skipped"] {
+        assert!(s.get(k).is_some(), "JSON contract: {k} missing in {s:#}");
+    }
     assert!(folders[0].join("FAULTS.md").exists());
 }

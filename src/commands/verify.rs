@@ -51,8 +51,9 @@ pub struct VerifyArgs {
     /// Keep the natsplan-* streams, buckets and object stores the rows create.
     #[arg(long)]
     pub keep: bool,
-    /// Inject real failures (kill -9, SIGSTOP, restarts, a wiped store) into a lab of its own and check
-    /// the whatif predictions; --ladder full runs the longer holds.
+    /// Inject real failures (kill -9, SIGSTOP, restarts, a wiped store, a full store, network partitions)
+    /// into a lab of its own and check the whatif predictions; with --site/--layout the lab runs that
+    /// layout's servers and whole racks fail; --ladder full runs the longer holds.
     #[arg(long)]
     pub faults: bool,
     /// Generate every row's load on N `natsplan agent` processes (other client hosts) instead of here;
@@ -62,7 +63,15 @@ pub struct VerifyArgs {
     /// With --agents: how long to wait for N idle agents to answer.
     #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = parse_dur, requires = "agents")]
     pub agents_timeout: std::time::Duration,
-    /// Lab size for --faults (at least 3).
+    /// Only these --faults scenarios, comma separated (follower-kill, leader-kill, leader-pause,
+    /// majority-kill, all-kill, rolling-restart, leader-partition, full-limit, full-disk, rack-power,
+    /// rack-net, follower-wipe, power-loss); default: all of the ladder.
+    #[arg(long, value_delimiter = ',', value_name = "NAMES", requires = "faults")]
+    pub scenarios: Vec<String>,
+    /// With --faults on a planned layout: whole-rack scenarios only for these racks (comma separated).
+    #[arg(long, value_delimiter = ',', value_name = "RACKS", requires = "faults")]
+    pub racks: Vec<String>,
+    /// Lab size for --faults (at least 3; with --site/--layout the layout's servers are the lab).
     #[arg(long, value_name = "N", default_value_t = 3, requires = "faults")]
     pub nodes: usize,
 }
@@ -96,10 +105,26 @@ pub fn run(g: &Global, a: VerifyArgs) -> Result<Outcome, Failure> {
                 a.nodes
             )));
         }
-        let opts = match a.ladder {
+        let mut opts = match a.ladder {
             Ladder::Full => FaultOptions::full(a.nodes),
-            Ladder::Quick => FaultOptions::quick(a.nodes, &Kind::ALL),
+            Ladder::Quick => FaultOptions::quick(a.nodes, &Kind::LADDER),
         };
+        // A planned layout: the lab runs its servers and the scenarios add whole-rack failures.
+        if let (Some(site), Some(id)) = (&a.site, &a.layout) {
+            let plan = crate::emit::plan_for(g, site)?;
+            crate::emit::find_layout(&plan, id)?;
+            let target =
+                crate::faults::PlanTarget::from_plan(&plan, id, &site.display().to_string()).map_err(bad_input)?;
+            opts = opts.on_plan(target);
+        }
+        opts.racks = a.racks.clone();
+        if !a.scenarios.is_empty() {
+            opts.scenarios = a
+                .scenarios
+                .iter()
+                .map(|n| Kind::parse(n.trim()).map_err(|e| bad_input(anyhow!("--scenarios: {e}"))))
+                .collect::<Result<_, _>>()?;
+        }
         let (bytes, failed) = run_cli(&opts, format == Format::Json, Some(&a.out)).map_err(cannot_run)?;
         super::emit_stdout(&bytes)?;
         return Ok(if failed {

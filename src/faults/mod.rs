@@ -1,16 +1,19 @@
 //! Fault verification (`verify --faults`, issue 8): start a lab cluster of our own, inject real failures
-//! (kill -9, SIGSTOP, restarts) while a throttled publisher writes uniquely-identified messages, heal, read
-//! everything back and check it as Jepsen does, then compare the outcome with what `survival::evaluate`
-//! predicts for the same failure-domain selectors on a layout shaped like the lab.
+//! (kill -9, SIGSTOP, restarts, a wiped store, a full store on a small tmpfs, network partitions between
+//! per-server network namespaces) while a throttled publisher writes uniquely-identified messages, heal,
+//! read everything back and check it as Jepsen does, then compare the outcome with what
+//! `survival::evaluate` predicts for the same failure-domain selectors — on a layout shaped like the lab,
+//! or on a planned layout whose servers the lab runs (`--site --layout`), with whole racks failed.
 
 mod check;
 mod report;
+pub mod sandbox;
 
 pub use check::{check, longest_gap_s, Attempt, Outcome};
 pub use report::{json, table, write_results, Check, FaultReport, ReplicaState, ScenarioResult};
 
-use crate::lab::{self, Lab, LabSpec};
-use crate::layout::{Layout, Raid};
+use crate::lab::{self, Lab, LabSpec, NodeSpec, StartHooks, StartOptions};
+use crate::layout::{Asset, AssetKind, Layout, Raid};
 use crate::monitor;
 use crate::site::{Pattern, Site};
 use crate::survival::fixture::{self, LayoutBuilder, RackSpec};
@@ -18,6 +21,7 @@ use crate::survival::{evaluate, Domain, ELECTION_STALL_S};
 use crate::units::SyncMode;
 use anyhow::{anyhow, bail, Context, Result};
 use async_nats::jetstream::{self, message::PublishMessage as Publish, stream};
+use sandbox::{Netns, Tmpfs};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -41,6 +45,20 @@ pub enum Kind {
     AllKill,
     /// Restart every server in turn, waiting for health in between.
     RollingRestart,
+    /// Cut the network of the stream leader's rack (`net:`; in a lab without a plan every server is its
+    /// own rack, so this isolates the leader alone), heal after the hold.
+    LeaderPartition,
+    /// A follower's store on a small tmpfs with `max_file_store` below its size, filled by a stream
+    /// placed on it: JetStream refuses writes there; purging makes room again.
+    FullLimit,
+    /// A follower's store on a small tmpfs with `max_file_store` above its size, filled by a file beside
+    /// the store: the disk fills under NATS (ENOSPC).
+    FullDisk,
+    /// Every server of one rack killed together (`power:RACK`; one scenario per rack of the plan). The
+    /// page cache survives a process kill, so only the availability half of a power loss is tested.
+    RackPower,
+    /// One rack's uplink cut (`net:RACK`; one scenario per rack of the plan).
+    RackNet,
     /// kill -9 a follower, empty its store, restart it under a new server name and peer-remove the old
     /// one from the stream (DESIGN.md's recovery for a destroyed store). Last live scenario: the meta group
     /// keeps the old name as an offline peer afterwards.
@@ -50,13 +68,32 @@ pub enum Kind {
 }
 
 impl Kind {
-    pub const ALL: [Kind; 8] = [
+    pub const ALL: [Kind; 13] = [
         Kind::FollowerKill,
         Kind::LeaderKill,
         Kind::LeaderPause,
         Kind::MajorityKill,
         Kind::AllKill,
         Kind::RollingRestart,
+        Kind::LeaderPartition,
+        Kind::FullLimit,
+        Kind::FullDisk,
+        Kind::RackPower,
+        Kind::RackNet,
+        Kind::Wipe,
+        Kind::PowerLoss,
+    ];
+    /// The scenarios of a lab without a plan (every server its own rack: no whole-rack scenarios).
+    pub const LADDER: [Kind; 11] = [
+        Kind::FollowerKill,
+        Kind::LeaderKill,
+        Kind::LeaderPause,
+        Kind::MajorityKill,
+        Kind::AllKill,
+        Kind::RollingRestart,
+        Kind::LeaderPartition,
+        Kind::FullLimit,
+        Kind::FullDisk,
         Kind::Wipe,
         Kind::PowerLoss,
     ];
@@ -68,6 +105,11 @@ impl Kind {
             Kind::MajorityKill => "majority-kill",
             Kind::AllKill => "all-kill",
             Kind::RollingRestart => "rolling-restart",
+            Kind::LeaderPartition => "leader-partition",
+            Kind::FullLimit => "full-limit",
+            Kind::FullDisk => "full-disk",
+            Kind::RackPower => "rack-power",
+            Kind::RackNet => "rack-net",
             Kind::Wipe => "follower-wipe",
             Kind::PowerLoss => "power-loss",
         }
@@ -78,14 +120,84 @@ impl Kind {
             anyhow!("unknown fault scenario '{s}'; choose from {}", names.join(", "))
         })
     }
+    /// Needs the lab in network namespaces.
+    fn needs_net(self) -> bool {
+        matches!(self, Kind::LeaderPartition | Kind::RackNet)
+    }
+    /// Runs once per rack.
+    fn per_rack(self) -> bool {
+        matches!(self, Kind::RackPower | Kind::RackNet)
+    }
+}
+
+/// A planned layout to run the faults on (`verify --faults --site SITE --layout ID`): the lab runs its
+/// servers with their tags, racks map to network segments, and predictions come from its own model.
+#[derive(Debug, Clone)]
+pub struct PlanTarget {
+    /// `SITE.yaml layout ID`, for the report.
+    pub label: String,
+    pub site: Site,
+    pub layout: Layout,
+    /// The lab's servers (the layout's, with their emitted tags).
+    pub nodes: Vec<NodeSpec>,
+    pub cluster_name: String,
+    pub unique_tag: Option<String>,
+    pub sync: SyncMode,
+    /// Replicas of the test stream (the layout's replica count).
+    pub replicas: u8,
+    /// Placement tag of the test stream when the layout pins streams to replica sets (`set:NAME`).
+    pub placement_tag: Option<String>,
+}
+
+/// The most lab servers a plan may bring (2 cores run them all).
+pub const MAX_PLAN_SERVERS: usize = 9;
+
+impl PlanTarget {
+    /// The target for layout `id` of `plan`; an error when the lab could not run it.
+    pub fn from_plan(plan: &crate::plan::Plan, id: &str, site_label: &str) -> Result<PlanTarget> {
+        let pl = plan
+            .layout(id)
+            .ok_or_else(|| anyhow!("--layout {id}: no such layout in the plan"))?;
+        if pl.servers.len() > MAX_PLAN_SERVERS {
+            bail!(
+                "--layout {id} has {} servers; --faults runs at most {MAX_PLAN_SERVERS} lab servers on one machine \
+                 (choose a smaller layout or use --nodes N)",
+                pl.servers.len()
+            );
+        }
+        if pl.replicas < 3 {
+            bail!(
+                "--layout {id} uses R{}; --faults checks replicated streams (R3 or R5)",
+                pl.replicas
+            );
+        }
+        let sync = SyncMode::parse(&plan.sync_interval).unwrap_or(SyncMode::Interval(120));
+        let spec = crate::emit::lab_spec(plan, pl, sync, PathBuf::new());
+        let placement_tag = pl.replica_sets.first().map(|(name, _)| format!("set:{name}"));
+        let replicas = match &placement_tag {
+            Some(_) => pl.replica_sets[0].1.len() as u8,
+            None => pl.replicas,
+        };
+        Ok(PlanTarget {
+            label: format!("{site_label} layout {id}"),
+            site: plan.input.clone(),
+            layout: pl.layout.clone(),
+            nodes: spec.nodes,
+            cluster_name: spec.cluster_name,
+            unique_tag: spec.unique_tag,
+            sync,
+            replicas,
+            placement_tag,
+        })
+    }
 }
 
 /// What to run.
 #[derive(Debug, Clone)]
 pub struct FaultOptions {
-    /// Lab size (3 or more; the stream is R3).
+    /// Lab size (3 or more; the stream is R3). Ignored with a `target`.
     pub nodes: usize,
-    /// The scenarios, in order.
+    /// The scenarios, in order (`RackPower`/`RackNet` run once per rack).
     pub scenarios: Vec<Kind>,
     /// nats-server binary; None: `$NATS_SERVER_BIN`, the crate's `.tools/bin`, PATH.
     pub nats_server: Option<PathBuf>,
@@ -101,6 +213,12 @@ pub struct FaultOptions {
     pub after: Duration,
     /// Where findings (logs, `/jsz`) are saved; None: not saved.
     pub findings_dir: Option<PathBuf>,
+    /// A planned layout to run on instead of a plain lab.
+    pub target: Option<PlanTarget>,
+    /// Set (by a Ctrl-C handler) to stop: the lab, mounts and namespaces are removed and the run fails.
+    pub interrupt: Option<&'static AtomicBool>,
+    /// Whole-rack scenarios only for these racks (site names); empty: every rack of the lab.
+    pub racks: Vec<String>,
 }
 
 impl FaultOptions {
@@ -108,7 +226,7 @@ impl FaultOptions {
     pub fn full(nodes: usize) -> FaultOptions {
         FaultOptions {
             nodes,
-            scenarios: Kind::ALL.to_vec(),
+            scenarios: Kind::LADDER.to_vec(),
             nats_server: None,
             publish_rate_per_s: 200,
             publish_timeout: Duration::from_secs(2),
@@ -116,6 +234,9 @@ impl FaultOptions {
             hold: Duration::from_secs(8),
             after: Duration::from_secs(4),
             findings_dir: None,
+            target: None,
+            interrupt: None,
+            racks: Vec::new(),
         }
     }
     /// A short run of the given scenarios (for the test suite).
@@ -128,10 +249,44 @@ impl FaultOptions {
             ..FaultOptions::full(nodes)
         }
     }
+    /// Run on a planned layout: its servers, its racks, and the whole-rack scenarios added.
+    pub fn on_plan(mut self, target: PlanTarget) -> FaultOptions {
+        for k in [Kind::RackPower, Kind::RackNet] {
+            if !self.scenarios.contains(&k) {
+                let at = self
+                    .scenarios
+                    .iter()
+                    .position(|x| *x == Kind::Wipe || *x == Kind::PowerLoss)
+                    .unwrap_or(self.scenarios.len());
+                self.scenarios.insert(at, k);
+            }
+        }
+        self.nodes = target.nodes.len();
+        self.target = Some(target);
+        self
+    }
+    fn interrupted(&self) -> bool {
+        self.interrupt.is_some_and(|f| f.load(Ordering::SeqCst))
+    }
+    /// Sleep `d`, returning early with an error when interrupted.
+    fn pause(&self, d: Duration) -> Result<()> {
+        let end = Instant::now() + d;
+        loop {
+            if self.interrupted() {
+                bail!("interrupted");
+            }
+            let now = Instant::now();
+            if now >= end {
+                return Ok(());
+            }
+            std::thread::sleep((end - now).min(Duration::from_millis(100)));
+        }
+    }
 }
 
-/// The site and layout the predictions are made on: one rack per lab server (so `power:` of one rack
-/// is one server), each server with its own RAID 1 group, one free-placed R3 stream, the lab's sync mode.
+/// The site and layout the predictions are made on: one rack per lab server (so `power:` or `net:` of one
+/// rack is one server), each server with its own RAID 1 group, one free-placed R3 stream, the lab's sync
+/// mode.
 pub fn model_of_lab(nodes: usize, sync: SyncMode) -> (Site, Layout) {
     let names: Vec<String> = (1..=nodes).map(|i| format!("n{i}")).collect();
     let racks: Vec<String> = (1..=nodes).map(|i| format!("r{i}")).collect();
@@ -149,6 +304,34 @@ pub fn model_of_lab(nodes: usize, sync: SyncMode) -> (Site, Layout) {
         .stream(ASSET, 3, false)
         .build();
     (site, layout)
+}
+
+/// `layout` with the test stream pinned where NATS placed it (`peers`, site server names), so the
+/// prediction is for the placement the lab has, not the worst eligible one. Adds the asset if missing.
+pub fn pin_test_stream(site: &Site, layout: &Layout, peers: &[String]) -> Result<Layout> {
+    let idx = peers
+        .iter()
+        .map(|p| {
+            site.servers
+                .iter()
+                .position(|s| s.name == *p)
+                .ok_or_else(|| anyhow!("stream peer {p} is not a server of the site"))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let mut l = layout.clone();
+    l.assets.retain(|a| a.name != ASSET);
+    l.assets.push(Asset {
+        name: ASSET.into(),
+        kind: AssetKind::Stream,
+        replicas: idx.len() as u8,
+        candidates: idx.clone(),
+        unique_rack: false,
+        set: None,
+        parent: None,
+        bytes_per_replica: 0.0,
+        expected: idx,
+    });
+    Ok(l)
 }
 
 /// The model's word on one scenario.
@@ -194,74 +377,263 @@ pub fn predict(site: &Site, layout: &Layout, steps: &[Vec<String>]) -> Result<Pr
     worst.ok_or_else(|| anyhow!("a scenario needs at least one step"))
 }
 
-/// Run the scenarios on a lab of our own (started here, stopped and removed before returning).
+/// One scenario to run: its kind and, for whole-rack kinds, the rack (site index).
+#[derive(Debug, Clone, Copy)]
+struct Planned {
+    kind: Kind,
+    rack: Option<usize>,
+}
+
+/// Run the scenarios on a lab of our own (started here, stopped and removed before returning, with any
+/// tmpfs mounts and network namespaces it needed — also on error, panic or interruption).
 pub fn run(opts: &FaultOptions, log: &dyn Fn(&str)) -> Result<FaultReport> {
-    if opts.nodes < 3 {
-        bail!(
-            "--nodes {}: fault verification needs at least 3 servers for an R3 stream",
-            opts.nodes
-        );
+    let nodes = opts.target.as_ref().map(|t| t.nodes.len()).unwrap_or(opts.nodes);
+    if nodes < 3 {
+        bail!("--nodes {nodes}: fault verification needs at least 3 servers for an R3 stream");
     }
     if opts.publish_rate_per_s == 0 {
         bail!("the publish rate must be at least 1 message per second");
     }
+    for s in sandbox::sweep_stale() {
+        log(&format!("removed a stale {s} left by an earlier run"));
+    }
     let bin = lab::find_nats_server(opts.nats_server.as_deref())?;
     let (a, b, c) = lab::nats_server_version(&bin)?;
+    // Racks of the lab's servers (site indices): the plan's, or one per server.
+    let (site, layout, names) = match &opts.target {
+        Some(t) => (
+            t.site.clone(),
+            t.layout.clone(),
+            t.nodes.iter().map(|n| n.name.clone()).collect::<Vec<_>>(),
+        ),
+        None => {
+            let (s, l) = model_of_lab(nodes, SyncMode::Interval(120));
+            (s, l, (1..=nodes).map(|i| format!("n{i}")).collect())
+        }
+    };
+    let rack_of = names
+        .iter()
+        .map(|n| {
+            site.servers
+                .iter()
+                .find(|s| s.name == *n)
+                .map(|s| s.rack)
+                .ok_or_else(|| anyhow!("lab server {n} is not a server of the site"))
+        })
+        .collect::<Result<Vec<usize>>>()?;
+    let mut planned = Vec::new();
+    for &k in &opts.scenarios {
+        if k.per_rack() {
+            let mut racks: Vec<usize> = rack_of
+                .iter()
+                .copied()
+                .filter(|&r| opts.racks.is_empty() || opts.racks.iter().any(|n| *n == site.racks[r].name))
+                .collect();
+            racks.sort_unstable();
+            racks.dedup();
+            planned.extend(racks.into_iter().map(|r| Planned { kind: k, rack: Some(r) }));
+        } else {
+            planned.push(Planned { kind: k, rack: None });
+        }
+    }
+    for n in &opts.racks {
+        if !site.racks.iter().any(|r| r.name == *n) {
+            bail!("rack {n} is not a rack of the site");
+        }
+    }
+    let need_net = planned.iter().any(|p| p.kind.needs_net());
+    let net_skip = if need_net { sandbox::netns_unavailable() } else { None };
+    let netns = match (need_net, &net_skip) {
+        (true, None) => Some(Netns::create(&rack_of)?),
+        _ => None,
+    };
+    if let Some(n) = &netns {
+        log(&format!(
+            "lab network: one namespace per server, racks bridged in {} (10.213.0.0/24, inside the namespaces only)",
+            n.hub()
+        ));
+    }
+    let hub = netns.as_ref().map(|n| n.hub().to_string());
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    let ctx_parts = (&site, &layout, &rack_of, &bin);
+    let result = std::thread::scope(|sc| {
+        let netns = netns.as_ref();
+        let net_skip = net_skip.as_deref();
+        let planned = &planned;
+        let h = sc.spawn(move || -> Result<Vec<ScenarioResult>> {
+            let tlog = |m: &str| {
+                let _ = tx.send(m.to_string());
+            };
+            // Our connections to the servers come from the hub namespace when the lab runs in namespaces;
+            // threads started from here (the async runtime's, the lab's spawner) inherit it.
+            if let Some(h) = &hub {
+                sandbox::enter_netns(h)?;
+            }
+            let (site, layout, rack_of, bin) = ctx_parts;
+            run_in_lab(opts, site, layout, rack_of, bin, planned, netns, net_skip, &tlog)
+        });
+        for m in rx {
+            log(&m);
+        }
+        match h.join() {
+            Ok(r) => r,
+            Err(p) => std::panic::resume_unwind(p),
+        }
+    });
+    drop(netns);
+    Ok(FaultReport {
+        nodes,
+        nats_server_version: format!("{a}.{b}.{c}"),
+        publish_rate_per_s: opts.publish_rate_per_s,
+        publish_timeout_s: opts.publish_timeout.as_secs_f64(),
+        target: opts.target.as_ref().map(|t| t.label.clone()),
+        scenarios: result?,
+    })
+}
+
+/// Everything the scenarios share.
+struct Ctx<'a> {
+    rt: &'a tokio::runtime::Runtime,
+    site: &'a Site,
+    layout: &'a Layout,
+    opts: &'a FaultOptions,
+    rack_of: &'a [usize],
+    netns: Option<&'a Netns>,
+    net_skip: Option<&'a str>,
+    replicas: usize,
+    placement_tag: Option<String>,
+    log: &'a dyn Fn(&str),
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_in_lab(
+    opts: &FaultOptions,
+    site: &Site,
+    layout: &Layout,
+    rack_of: &[usize],
+    bin: &Path,
+    planned: &[Planned],
+    netns: Option<&Netns>,
+    net_skip: Option<&str>,
+    log: &dyn Fn(&str),
+) -> Result<Vec<ScenarioResult>> {
     let tmp = tempfile::Builder::new()
-        .prefix("natsplan-faults-")
+        .prefix(&format!("{}{}-", sandbox::DIR_PREFIX, std::process::id()))
         .tempdir()
         .context("cannot create a temporary lab folder")?;
-    let spec = LabSpec::plain(opts.nodes, tmp.path());
-    let sync = spec.sync;
+    let mut spec = match &opts.target {
+        Some(t) => LabSpec {
+            nodes: t.nodes.clone(),
+            cluster_name: t.cluster_name.clone(),
+            sync: t.sync,
+            unique_tag: t.unique_tag.clone(),
+            dir: tmp.path().to_path_buf(),
+        },
+        None => LabSpec::plain(opts.nodes, tmp.path()),
+    };
+    // `node:NAME` lets a scenario place a stream on one chosen server (the full: filler).
+    for n in &mut spec.nodes {
+        n.tags.push(format!("node:{}", n.name));
+    }
     log(&format!(
-        "starting a {}-node lab in {}",
-        opts.nodes,
-        tmp.path().display()
+        "starting a {}-node lab in {}{}",
+        spec.nodes.len(),
+        tmp.path().display(),
+        opts.target
+            .as_ref()
+            .map(|t| format!(" for {}", t.label))
+            .unwrap_or_default()
     ));
-    let mut lab = Lab::start(spec, &bin)?;
-    let (site, layout) = model_of_lab(opts.nodes, sync);
+    let start = StartOptions {
+        net: netns.map(Netns::node_nets),
+        ..StartOptions::default()
+    };
+    let hooks = StartHooks {
+        cancel: opts.interrupt,
+        on_spawned: None,
+    };
+    let mut lab = Lab::start_with(spec, bin, &start, &hooks)?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
+    let ctx = Ctx {
+        rt: &rt,
+        site,
+        layout,
+        opts,
+        rack_of,
+        netns,
+        net_skip,
+        replicas: opts.target.as_ref().map(|t| t.replicas as usize).unwrap_or(3),
+        placement_tag: opts.target.as_ref().and_then(|t| t.placement_tag.clone()),
+        log,
+    };
     let mut scenarios = Vec::new();
-    for (i, k) in opts.scenarios.iter().enumerate() {
-        log(&format!("scenario {}: {}", i + 1, k.name()));
-        let r = run_one(&rt, &mut lab, &site, &layout, *k, i, opts, log);
-        match r {
+    for (i, p) in planned.iter().enumerate() {
+        if opts.interrupted() {
+            bail!("interrupted");
+        }
+        let label = scenario_name(site, *p);
+        log(&format!("scenario {}: {label}", i + 1));
+        match run_one(&ctx, &mut lab, *p, i) {
             Ok(s) => {
-                log(&format!(
-                    "  predicted {} / observed {} / agree {} ({})",
-                    s.predicted, s.observed, s.agree, s.detail
-                ));
+                match &s.skipped {
+                    Some(why) => log(&format!("  skipped: {why}")),
+                    None => log(&format!(
+                        "  predicted {} / observed {} / agree {} ({})",
+                        s.predicted, s.observed, s.agree, s.detail
+                    )),
+                }
                 scenarios.push(s);
             }
+            Err(e) if opts.interrupted() => return Err(e.context("interrupted")),
             Err(e) => {
                 // A harness failure (lab would not heal, stream not created): report it, never as agreement.
                 log(&format!("  could not run: {e:#}"));
-                scenarios.push(not_run(*k, format!("the harness failed: {e:#}")));
+                let mut r = not_run(p.kind, format!("the harness failed: {e:#}"));
+                r.name = label;
+                r.skipped = None;
+                r.observed = "harness_failed".into();
+                // Evidence of why, as for a loss: logs, /jsz, stores.
+                r.finding = save_finding(&lab, opts.findings_dir.as_deref(), &format!("{}-harness", r.name), &r).ok();
+                scenarios.push(r);
+                if let Some(n) = netns {
+                    let _ = n.heal();
+                }
                 let _ = lab_heal_all(&mut lab);
+                // The scenario's stream may be what keeps a server unhealthy: remove it.
+                let name = format!("natsplan-faults-{}-{i}", p.kind.name());
+                let _g = rt.enter();
+                if let Ok(c) = rt.block_on(connect(&lab.client_urls())) {
+                    rt.block_on(delete_stream(&jetstream::new(c.clone()), &name));
+                    rt.block_on(c.drain()).ok();
+                }
             }
         }
     }
     let _ = lab.stop();
     drop(lab);
     drop(tmp);
-    Ok(FaultReport {
-        nodes: opts.nodes,
-        nats_server_version: format!("{a}.{b}.{c}"),
-        publish_rate_per_s: opts.publish_rate_per_s,
-        publish_timeout_s: opts.publish_timeout.as_secs_f64(),
-        scenarios,
-    })
+    Ok(scenarios)
+}
+
+fn scenario_name(site: &Site, p: Planned) -> String {
+    match p.rack {
+        Some(r) => format!("{}:{}", p.kind.name(), site.racks[r].name),
+        None => p.kind.name().into(),
+    }
 }
 
 /// The CLI entry: run, print the table (or JSON), write the results folder when `out` is given.
-/// Returns whether the run failed (exit 1).
+/// Returns whether the run failed (exit 1). Ctrl-C (SIGINT, SIGTERM, SIGHUP) stops the run and removes the
+/// lab, its mounts and namespaces before returning an error.
 pub fn run_cli(opts: &FaultOptions, json_out: bool, out: Option<&Path>) -> Result<(Vec<u8>, bool)> {
     let log = |m: &str| eprintln!("{m}");
+    let guard = lab::InterruptGuard::install();
     let mut o = opts.clone();
+    o.interrupt = Some(guard.flag());
     // One folder per run, as verify's: DIR/<utc>-faults/ with the report and any findings.
     let folder = out.map(|d| {
         let stamp = format!("{}-faults", crate::verify::utc_now().1);
@@ -276,7 +648,14 @@ pub fn run_cli(opts: &FaultOptions, json_out: bool, out: Option<&Path>) -> Resul
     if o.findings_dir.is_none() {
         o.findings_dir = folder.as_ref().map(|f| f.join("findings"));
     }
-    let r = run(&o, &log)?;
+    let r = run(&o, &log);
+    let r = match r {
+        Err(e) if o.interrupted() => {
+            bail!("interrupted: the lab, its mounts and network namespaces were removed ({e:#})")
+        }
+        r => r?,
+    };
+    drop(guard);
     if let Some(f) = &folder {
         write_results(f, &r)?;
         eprintln!("results in {}", f.display());
@@ -310,31 +689,50 @@ fn lab_heal_all(lab: &mut Lab) -> Result<()> {
             lab.restart(i)?;
         }
     }
-    lab.wait_healthy(Duration::from_secs(60))
+    wait_healthy(lab, Duration::from_secs(120))
 }
 
-/// The stream's leader and followers by lab index, asked until a leader shows.
-fn stream_roles(lab: &Lab, name: &str) -> Result<(usize, Vec<usize>)> {
+/// `lab.wait_healthy`, with every server's `/healthz` answer in the error (why it is not healthy).
+fn wait_healthy(lab: &mut Lab, timeout: Duration) -> Result<()> {
+    lab.wait_healthy(timeout).map_err(|e| {
+        let why: Vec<String> = lab
+            .nodes()
+            .iter()
+            .map(
+                |n| match monitor::get(&n.monitor_url(), "/healthz", Duration::from_secs(2)) {
+                    Ok(r) => format!("{}: {} {}", n.name, r.status, r.body.trim()),
+                    Err(e) => format!("{}: {e:#}", n.name),
+                },
+            )
+            .collect();
+        e.context(format!("/healthz: {}", why.join("; ")))
+    })
+}
+
+/// The lab index of a stream peer (a wiped server reports under its new name).
+fn peer_index(lab: &Lab, p: &str) -> Result<usize> {
+    lab.node(p)
+        .or_else(|e| lab.node(p.strip_suffix(WIPED_SUFFIX).ok_or(e)?))
+}
+
+/// The stream's leader and followers by lab index, asked until a leader with all `replicas` peers shows.
+fn stream_roles(lab: &Lab, name: &str, replicas: usize) -> Result<(usize, Vec<usize>)> {
     let t0 = Instant::now();
     loop {
         if let Some(s) = lab.streams().into_iter().find(|s| s.name == name) {
-            if let (Some(l), 3) = (s.leader.as_deref(), s.peers.len()) {
-                let idx = |p: &str| {
-                    lab.node(p)
-                        .or_else(|e| lab.node(p.strip_suffix(WIPED_SUFFIX).ok_or(e)?))
-                };
-                let li = idx(l)?;
+            if let Some(l) = s.leader.as_deref().filter(|_| s.peers.len() == replicas) {
+                let li = peer_index(lab, l)?;
                 let f = s
                     .peers
                     .iter()
                     .filter(|p| p.as_str() != l)
-                    .map(|p| idx(p))
+                    .map(|p| peer_index(lab, p))
                     .collect::<Result<Vec<_>>>()?;
                 return Ok((li, f));
             }
         }
         if t0.elapsed() > Duration::from_secs(20) {
-            bail!("stream {name} shows no leader with 3 peers after 20 s");
+            bail!("stream {name} shows no leader with {replicas} peers after 20 s");
         }
         std::thread::sleep(Duration::from_millis(200));
     }
@@ -346,21 +744,244 @@ struct Timeline {
     heal_s: f64,
 }
 
-#[allow(clippy::too_many_arguments)]
-fn run_one(
-    rt: &tokio::runtime::Runtime,
-    lab: &mut Lab,
-    site: &Site,
-    layout: &Layout,
-    k: Kind,
-    idx: usize,
-    opts: &FaultOptions,
-    log: &dyn Fn(&str),
-) -> Result<ScenarioResult> {
+/// A follower's store moved onto a small tmpfs (for `full:`); `restore` puts it back on the lab's disk.
+struct FullStore {
+    server: usize,
+    mount: Tmpfs,
+    conf_text: String,
+    /// The file that fills the tmpfs (`FullDisk`).
+    ballast: Option<PathBuf>,
+}
+
+/// tmpfs sizes and `max_file_store` for the two `full:` scenarios: below (JetStream's own limit is hit
+/// first) and above (the file system fills first).
+const FULL_LIMIT_TMPFS_BYTES: u64 = 64 << 20;
+const FULL_LIMIT_MAX_FILE_STORE_BYTES: u64 = 16 << 20;
+const FULL_DISK_TMPFS_BYTES: u64 = 32 << 20;
+const FULL_DISK_MAX_FILE_STORE_BYTES: u64 = 1 << 30;
+
+/// The configuration text with `max_file_store` set (replaced, or added after `store_dir`).
+fn set_max_file_store(conf: &str, bytes: u64) -> Option<String> {
+    let mut out = Vec::new();
+    let mut done = false;
+    for l in conf.lines() {
+        let t = l.trim_start();
+        if t.starts_with("max_file_store") {
+            if !done {
+                out.push(format!("  max_file_store: {bytes}"));
+                done = true;
+            }
+            continue;
+        }
+        out.push(l.to_string());
+        if t.starts_with("store_dir") && !done {
+            out.push(format!("  max_file_store: {bytes}"));
+            done = true;
+        }
+    }
+    done.then(|| out.join("\n") + "\n")
+}
+
+impl FullStore {
+    /// Kill server `v`, mount a tmpfs over its store (contents carried over), set `max_file_store`,
+    /// restart it and wait for the cluster to be healthy.
+    fn setup(lab: &mut Lab, v: usize, tmpfs_bytes: u64, max_file_store: u64) -> Result<FullStore> {
+        let (store, conf) = (lab.nodes()[v].store_dir.clone(), lab.nodes()[v].conf.clone());
+        let save = lab.dir().join(format!("{}-store-save", lab.nodes()[v].name));
+        let conf_text = std::fs::read_to_string(&conf)?;
+        let limited = set_max_file_store(&conf_text, max_file_store)
+            .ok_or_else(|| anyhow!("{}: no store_dir line", conf.display()))?;
+        lab.kill(v)?;
+        let _ = std::fs::remove_dir_all(&save);
+        copy_tree(&store, &save)?;
+        let mount = Tmpfs::mount(&store, tmpfs_bytes)?;
+        copy_tree(&save, &store)?;
+        std::fs::remove_dir_all(&save)?;
+        std::fs::write(&conf, limited)?;
+        let fs = FullStore {
+            server: v,
+            mount,
+            conf_text,
+            ballast: None,
+        };
+        lab.restart(v)?;
+        wait_healthy(lab, Duration::from_secs(120))?;
+        Ok(fs)
+    }
+
+    /// Back on the lab's disk with its old configuration: kill, copy out, unmount, copy back, restart.
+    fn restore(mut self, lab: &mut Lab) -> Result<()> {
+        let v = self.server;
+        let (store, conf) = (lab.nodes()[v].store_dir.clone(), lab.nodes()[v].conf.clone());
+        let save = lab.dir().join(format!("{}-store-save", lab.nodes()[v].name));
+        if lab.is_running(v) {
+            lab.kill(v)?;
+        }
+        if let Some(b) = self.ballast.take() {
+            let _ = std::fs::remove_file(b);
+        }
+        let _ = std::fs::remove_dir_all(&save);
+        copy_tree(&store, &save)?;
+        self.mount.unmount()?;
+        std::fs::remove_dir_all(&store)?;
+        std::fs::rename(&save, &store)?;
+        std::fs::write(&conf, &self.conf_text)?;
+        lab.restart(v)?;
+        wait_healthy(lab, Duration::from_secs(120))
+    }
+}
+
+/// Fill the file system under `dir` with a file until it is full; returns the file and its size.
+fn fill_disk(dir: &Path) -> Result<(PathBuf, u64)> {
+    use std::io::Write;
+    let p = dir.join("natsplan-ballast");
+    let mut f = std::fs::File::create(&p).with_context(|| format!("cannot create {}", p.display()))?;
+    let chunk = vec![0u8; 256 << 10];
+    let mut n = 0u64;
+    loop {
+        match f.write(&chunk) {
+            Ok(0) => break,
+            Ok(k) => n += k as u64,
+            Err(e) if e.raw_os_error() == Some(libc::ENOSPC) => break,
+            Err(e) => return Err(e).with_context(|| format!("filling {}", p.display())),
+        }
+    }
+    Ok((p, n))
+}
+
+/// Lines of a server's log that tell what a full store did (JetStream's own words).
+fn full_log_lines(log: &Path, lab_dir: &Path) -> Vec<String> {
+    let tail = lab::log_tail(log, 1 << 20);
+    let dir = format!("{}/", lab_dir.display());
+    let mut v: Vec<String> = tail
+        .lines()
+        .filter(|l| {
+            let x = l.to_lowercase();
+            x.contains("out of space")
+                || x.contains("out of resources")
+                || x.contains("disabled")
+                || x.contains("insufficient")
+                || x.contains("no space left")
+                || x.contains("write error")
+        })
+        // "[pid] 2026/11/30 08:40:45.172 [ERR] text" → "[ERR] text"
+        .map(|l| match l.trim().splitn(4, ' ').collect::<Vec<_>>().as_slice() {
+            [pid, _, _, rest] if pid.starts_with('[') => rest.replace(&dir, ""),
+            _ => l.trim().replace(&dir, ""),
+        })
+        // The RAFT layer repeats the file store's write error: keep one of each message.
+        .filter(|l| !l.contains("RAFT ["))
+        .collect();
+    v.dedup();
+    v.truncate(4);
+    v
+}
+
+/// Whether JetStream runs on the server behind `monitor_url` (`/jsz` answers and is not disabled).
+fn jetstream_enabled(monitor_url: &str) -> bool {
+    match monitor::jsz(monitor_url, "", Duration::from_secs(2)) {
+        Ok(j) => j.get("disabled").and_then(|d| d.as_bool()) != Some(true),
+        Err(_) => false,
+    }
+}
+
+/// Publish 256 KiB messages to a one-replica stream placed on server `node` until the server refuses;
+/// returns (bytes accepted, the refusal).
+async fn fill_with_stream(js: &jetstream::Context, name: &str, node: &str, max_bytes: u64) -> Result<(u64, String)> {
+    let subject = format!("natsplan.filler.{name}");
+    let cfg = stream::Config {
+        name: name.into(),
+        subjects: vec![subject.clone()],
+        num_replicas: 1,
+        storage: stream::StorageType::File,
+        placement: Some(stream::Placement {
+            cluster: None,
+            tags: vec![format!("node:{node}")],
+        }),
+        ..Default::default()
+    };
+    let mut last = String::new();
+    let mut created = false;
+    for _ in 0..20 {
+        match js.get_or_create_stream(cfg.clone()).await {
+            Ok(_) => {
+                created = true;
+                break;
+            }
+            Err(e) => last = e.to_string(),
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    if !created {
+        bail!("cannot create the filler stream {name} on {node}: {last}");
+    }
+    let payload = bytes::Bytes::from(vec![b'x'; 256 << 10]);
+    let mut accepted = 0u64;
+    let cap = max_bytes * 2 / (256 << 10) + 16;
+    // A new stream's subject takes a moment to be known everywhere ("no stream found", timeouts): retry
+    // those for a while; the refusal that ends the fill must be JetStream's own storage limit.
+    let mut transient = 0;
+    let mut sent = 0;
+    while sent < cap {
+        let r = tokio::time::timeout(Duration::from_secs(5), async {
+            js.publish(subject.clone(), payload.clone()).await?.await
+        })
+        .await;
+        let err = match r {
+            Ok(Ok(_)) => {
+                accepted += payload.len() as u64;
+                sent += 1;
+                transient = 0;
+                continue;
+            }
+            Ok(Err(e)) => e.to_string(),
+            Err(_) => "no acknowledgement within 5 s".to_string(),
+        };
+        if err.contains("insufficient") || err.contains("resources") || err.contains("storage") {
+            return Ok((accepted, err));
+        }
+        transient += 1;
+        if transient > 20 {
+            bail!("the filler stream on {node} never filled its store: {err} ({accepted} bytes accepted)");
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    bail!("{node} never refused the filler stream ({accepted} bytes accepted, max_file_store {max_bytes})")
+}
+
+/// Purge the filler, show that it takes writes again, delete it; returns what happened.
+async fn purge_and_retry(js: &jetstream::Context, name: &str) -> String {
+    let subject = format!("natsplan.filler.{name}");
+    let purged = match js.get_stream(name).await {
+        Ok(s) => s.purge().await.map(|_| ()).map_err(|e| e.to_string()),
+        Err(e) => Err(e.to_string()),
+    };
+    let retry = tokio::time::timeout(Duration::from_secs(5), async {
+        js.publish(subject.clone(), bytes::Bytes::from_static(b"after purge"))
+            .await?
+            .await
+    })
+    .await;
+    let _ = js.delete_stream(name).await;
+    match (purged, retry) {
+        (Err(e), _) => format!("purge failed: {e}"),
+        (Ok(()), Ok(Ok(_))) => "after a purge it takes writes again".into(),
+        (Ok(()), Ok(Err(e))) => format!("after a purge it still refuses: {e}"),
+        (Ok(()), Err(_)) => "after a purge a write got no acknowledgement within 5 s".into(),
+    }
+}
+
+fn run_one(ctx: &Ctx, lab: &mut Lab, p: Planned, idx: usize) -> Result<ScenarioResult> {
+    let (rt, site, opts, log) = (ctx.rt, ctx.site, ctx.opts, ctx.log);
+    let k = p.kind;
+    let rack_name = |r: usize| site.racks[r].name.clone();
     if k == Kind::PowerLoss {
         // The whole site at once: the case where unsynced acknowledged writes are at risk.
         let sels: Vec<String> = site.racks.iter().map(|r| format!("power:{}", r.name)).collect();
-        let pred = predict(site, layout, std::slice::from_ref(&sels))?;
+        // No stream was placed: any R of the lab's servers (every rack loses power, so placement is moot).
+        let names: Vec<String> = lab.nodes().iter().take(ctx.replicas).map(|n| n.name.clone()).collect();
+        let layout = pin_test_stream(site, ctx.layout, &names)?;
+        let pred = predict(site, &layout, std::slice::from_ref(&sels))?;
         let why = "power loss (unsynced writes dropped) cannot be produced by killing processes: the page \
                    cache survives; needs VMs or machines whose power can be cut";
         let mut res = not_run(k, why.into());
@@ -370,6 +991,27 @@ fn run_one(
         res.predicted_acked_loss_risk = pred.acked_loss_risk;
         return Ok(res);
     }
+    let skip = |why: String| {
+        let mut r = not_run(k, why);
+        r.name = scenario_name(site, p);
+        Ok(r)
+    };
+    if k.needs_net() {
+        if let Some(why) = ctx.net_skip {
+            return skip(why.to_string());
+        }
+    }
+    if matches!(k, Kind::FullLimit | Kind::FullDisk) {
+        // Probe before touching the lab: a refused mount skips the scenario with the reason.
+        let probe = lab.dir().join("tmpfs-probe");
+        match Tmpfs::mount(&probe, 1 << 20) {
+            Ok(mut m) => {
+                m.unmount()?;
+                let _ = std::fs::remove_dir(&probe);
+            }
+            Err(e) => return skip(format!("{e:#}")),
+        }
+    }
     let name = format!("natsplan-faults-{}-{idx}", k.name());
     let subject = format!("natsplan.faults.{idx}");
     let urls = lab.client_urls();
@@ -377,10 +1019,25 @@ fn run_one(
     let _rt_guard = rt.enter();
     let client = rt.block_on(connect(&urls))?;
     let js = jetstream::new(client.clone());
-    rt.block_on(create_stream(&js, &name, &subject))?;
-    let (leader, followers) = stream_roles(lab, &name)?;
-    let sel = |i: usize, kind: &str| format!("{kind}:{}", lab.nodes()[i].name);
+    rt.block_on(create_stream(
+        &js,
+        &name,
+        &subject,
+        ctx.replicas,
+        ctx.placement_tag.as_deref(),
+    ))?;
+    let (leader, followers) = stream_roles(lab, &name, ctx.replicas)?;
+    let nm = |i: usize| lab.nodes()[i].name.clone();
+    let mut peers: Vec<String> = followers.iter().map(|&f| nm(f)).collect();
+    peers.push(nm(leader));
+    let layout = pin_test_stream(site, ctx.layout, &peers)?;
+    let sel = |i: usize, kind: &str| format!("{kind}:{}", nm(i));
     let n = lab.nodes().len();
+    let quorum = ctx.replicas / 2 + 1;
+    let majority: Vec<usize> = std::iter::once(leader)
+        .chain(followers.iter().copied())
+        .take(quorum)
+        .collect();
     let (steps, selectors): (Vec<Vec<String>>, Vec<String>) = match k {
         Kind::FollowerKill => (
             vec![vec![sel(followers[0], "process")]],
@@ -389,7 +1046,7 @@ fn run_one(
         Kind::LeaderKill => (vec![vec![sel(leader, "process")]], vec![sel(leader, "process")]),
         Kind::LeaderPause => (vec![vec![sel(leader, "pause")]], vec![sel(leader, "pause")]),
         Kind::MajorityKill => {
-            let s = vec![sel(leader, "process"), sel(followers[0], "process")];
+            let s: Vec<String> = majority.iter().map(|&i| sel(i, "process")).collect();
             (vec![s.clone()], s)
         }
         Kind::AllKill => {
@@ -400,76 +1057,171 @@ fn run_one(
             let s: Vec<String> = (0..n).map(|i| sel(i, "process")).collect();
             (s.iter().map(|x| vec![x.clone()]).collect(), s)
         }
+        Kind::LeaderPartition => {
+            let s = vec![format!("net:{}", rack_name(ctx.rack_of[leader]))];
+            (vec![s.clone()], s)
+        }
+        Kind::FullLimit | Kind::FullDisk => (vec![vec![sel(followers[0], "full")]], vec![sel(followers[0], "full")]),
+        Kind::RackPower | Kind::RackNet => {
+            let r = p.rack.ok_or_else(|| anyhow!("a rack scenario needs its rack"))?;
+            let kind = if k == Kind::RackPower { "power" } else { "net" };
+            let s = vec![format!("{kind}:{}", rack_name(r))];
+            (vec![s.clone()], s)
+        }
         Kind::Wipe => (vec![vec![sel(followers[0], "wipe")]], vec![sel(followers[0], "wipe")]),
         Kind::PowerLoss => unreachable!("handled above"),
     };
-    let pred = predict(site, layout, &steps)?;
+    let pred = predict(site, &layout, &steps)?;
     let mut res = not_run(k, String::new());
+    res.name = scenario_name(site, p);
     res.selectors = selectors;
     res.predicted = pred.status.as_str().into();
     res.predicted_stall_s = pred.stall_s;
     res.predicted_acked_loss_risk = pred.acked_loss_risk;
     res.skipped = None;
 
-    // Publisher.
-    let stop = Arc::new(AtomicBool::new(false));
-    let last_ack_ms = Arc::new(AtomicU64::new(0));
-    let t0 = Instant::now();
-    let pub_handle = rt.spawn(publisher(
-        js.clone(),
-        subject.clone(),
-        format!("{}-{idx}", k.name()),
-        opts.publish_rate_per_s,
-        opts.publish_timeout,
-        stop.clone(),
-        last_ack_ms.clone(),
-        t0,
-    ));
-    std::thread::sleep(opts.warmup);
-    let inject_s = t0.elapsed().as_secs_f64();
-    let election_hold = Duration::from_secs_f64(ELECTION_STALL_S + 2.0);
-    let heal_result = inject_and_heal(
-        lab,
-        k,
-        leader,
-        &followers,
-        opts.hold,
-        election_hold,
-        Some((rt, &js, &name)),
-        log,
-    );
-    let heal_s = t0.elapsed().as_secs_f64();
-    // Writes must resume within this bound after healing, or the stall did not end: keep writing until
-    // an ack after healing shows (or the bound passes), then for `after` more.
-    let resume_bound_s = ELECTION_STALL_S + opts.publish_timeout.as_secs_f64() + 5.0;
-    let deadline = Instant::now() + Duration::from_secs_f64(resume_bound_s);
-    while Instant::now() < deadline && (last_ack_ms.load(Ordering::SeqCst) as f64 / 1000.0) < heal_s {
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    std::thread::sleep(opts.after);
-    stop.store(true, Ordering::SeqCst);
-    let attempts = rt.block_on(pub_handle).context("the publisher task failed")?;
-    heal_result?;
-    let tl = Timeline { inject_s, heal_s };
-    lab.wait_healthy(Duration::from_secs(60))?;
+    // A full: scenario first moves the follower's store onto its tmpfs (before the workload starts).
+    let mut full = match k {
+        Kind::FullLimit => Some(FullStore::setup(
+            lab,
+            followers[0],
+            FULL_LIMIT_TMPFS_BYTES,
+            FULL_LIMIT_MAX_FILE_STORE_BYTES,
+        )?),
+        Kind::FullDisk => Some(FullStore::setup(
+            lab,
+            followers[0],
+            FULL_DISK_TMPFS_BYTES,
+            FULL_DISK_MAX_FILE_STORE_BYTES,
+        )?),
+        _ => None,
+    };
 
-    // Read back and check.
-    let read = rt.block_on(read_all(&js, &name))?;
-    let chk = check(&attempts, &read);
-    res.replicas = replica_states(lab, &name, read.last().map(|r| r.0).unwrap_or(0));
-    res.acked = chk.acked;
-    res.acked_lost = chk.acked_lost;
-    res.unavailable_s = longest_gap_s(&attempts, 0.0);
-    judge(&mut res, &pred, &attempts, &chk, &tl, opts, resume_bound_s);
-    let problem =
-        chk.acked_lost + chk.unexpected + chk.duplicates + chk.seq_mismatch > 0 || !replicas_agree(&res.replicas);
-    if problem {
-        res.finding = save_finding(lab, opts.findings_dir.as_deref(), &name, &res).ok();
+    // The workload, fault and check; the full store goes back to disk whatever happens in there.
+    let outcome = (|| -> Result<ScenarioResult> {
+        // Publisher.
+        let stop = Arc::new(AtomicBool::new(false));
+        let last_ack_ms = Arc::new(AtomicU64::new(0));
+        let t0 = Instant::now();
+        let pub_handle = rt.spawn(publisher(
+            js.clone(),
+            subject.clone(),
+            format!("{}-{idx}", k.name()),
+            opts.publish_rate_per_s,
+            opts.publish_timeout,
+            stop.clone(),
+            last_ack_ms.clone(),
+            t0,
+        ));
+        opts.pause(opts.warmup)?;
+        let inject_s = t0.elapsed().as_secs_f64();
+        let election_hold = Duration::from_secs_f64(ELECTION_STALL_S + 2.0);
+        let mut notes = Vec::new();
+        let heal_result = inject_and_heal(
+            ctx,
+            lab,
+            p,
+            leader,
+            &followers,
+            &majority,
+            election_hold,
+            &js,
+            &name,
+            full.as_mut(),
+            &mut notes,
+        );
+        let heal_s = t0.elapsed().as_secs_f64();
+        // Writes must resume within this bound after healing, or the stall did not end: keep writing until
+        // an ack after healing shows (or the bound passes), then for `after` more.
+        let resume_bound_s = ELECTION_STALL_S + opts.publish_timeout.as_secs_f64() + 5.0;
+        let deadline = Instant::now() + Duration::from_secs_f64(resume_bound_s);
+        while Instant::now() < deadline && (last_ack_ms.load(Ordering::SeqCst) as f64 / 1000.0) < heal_s {
+            opts.pause(Duration::from_millis(100))?;
+        }
+        opts.pause(opts.after)?;
+        stop.store(true, Ordering::SeqCst);
+        let attempts = rt.block_on(pub_handle).context("the publisher task failed")?;
+        heal_result?;
+        let tl = Timeline { inject_s, heal_s };
+        // A replica that never catches up after healing is an outcome (nats-server's), not a harness
+        // failure: record it, check what the stream holds, save the evidence.
+        let healthy = wait_healthy(lab, Duration::from_secs(90));
+        if let Err(e) = &healthy {
+            log(&format!("  not healthy after healing: {e:#}"));
+        }
+
+        // The final phase, as Jepsen's: everything healed, the replicas converged on at least every
+        // acknowledged sequence (each server's own `/jsz`), then read back through the stream leader.
+        let max_acked = attempts
+            .iter()
+            .filter_map(|a| match a.outcome {
+                Outcome::Ok { seq, .. } => Some(seq),
+                _ => None,
+            })
+            .max()
+            .unwrap_or(0);
+        res.replicas = replica_states(lab, &name, max_acked, ctx.replicas);
+        let (read, not_found) = rt.block_on(read_all(&js, &name))?;
+        let chk = check(&attempts, &read);
+        if not_found > 0 {
+            notes.push(format!(
+                "the read-back got \"not found\" for {not_found} sequences between the stream's first and last"
+            ));
+        }
+        res.acked = chk.acked;
+        res.acked_lost = chk.acked_lost;
+        res.unavailable_s = longest_gap_s(&attempts, 0.0);
+        judge(
+            &mut res,
+            &pred,
+            &attempts,
+            &chk,
+            &tl,
+            opts,
+            resume_bound_s,
+            ctx.replicas,
+        );
+        if k == Kind::RackPower && pred.acked_loss_risk {
+            notes.push(
+                "the model's acknowledged-loss risk (unsynced writes) is not tested: a process kill keeps the page cache"
+                    .into(),
+            );
+        }
+        if let Err(e) = &healthy {
+            res.agree = false;
+            if res.acked_lost == 0 {
+                res.observed = "replica_stuck".into();
+            }
+            notes.push(format!(
+                "FINDING: the cluster was not healthy 90 s after healing: {e:#}"
+            ));
+        }
+        if !notes.is_empty() {
+            res.detail.push_str(&format!("; {}", notes.join("; ")));
+        }
+        let problem = chk.acked_lost + chk.unexpected + chk.duplicates + chk.seq_mismatch > 0
+            || !replicas_agree(&res.replicas, ctx.replicas)
+            || healthy.is_err();
+        res.check = chk.clone();
+        if problem {
+            res.finding = save_finding(lab, opts.findings_dir.as_deref(), &name, &res).ok();
+        }
+        rt.block_on(delete_stream(&js, &name));
+        rt.block_on(client.drain()).ok();
+        if healthy.is_err() {
+            // With the stuck stream gone the server should be healthy again for the next scenario.
+            wait_healthy(lab, Duration::from_secs(60)).context("still not healthy after deleting the stuck stream")?;
+        }
+        Ok(res)
+    })();
+    // Interrupted: leave it to the drops (lazy unmount, then the lab's kill) to be quick.
+    if let Some(f) = full.take().filter(|_| !opts.interrupted()) {
+        let restored = f.restore(lab).context("cannot move the full store back to disk");
+        if outcome.is_ok() {
+            restored?;
+        }
     }
-    res.check = chk;
-    rt.block_on(delete_stream(&js, &name));
-    rt.block_on(client.drain()).ok();
-    Ok(res)
+    outcome
 }
 
 /// Suffix of a wiped server's new name.
@@ -512,65 +1264,169 @@ async fn peer_remove(js: &jetstream::Context, stream: &str, peer: &str) -> Resul
 
 #[allow(clippy::too_many_arguments)]
 fn inject_and_heal(
+    ctx: &Ctx,
     lab: &mut Lab,
-    k: Kind,
+    p: Planned,
     leader: usize,
     followers: &[usize],
-    hold: Duration,
+    majority: &[usize],
     election_hold: Duration,
-    wipe_ctx: Option<(&tokio::runtime::Runtime, &jetstream::Context, &str)>,
-    log: &dyn Fn(&str),
+    js: &jetstream::Context,
+    stream: &str,
+    full: Option<&mut FullStore>,
+    notes: &mut Vec<String>,
 ) -> Result<()> {
+    let (opts, log, rt) = (ctx.opts, ctx.log, ctx.rt);
+    let hold = opts.hold;
     let n = lab.nodes().len();
-    match k {
+    let nm = |lab: &Lab, i: usize| lab.nodes()[i].name.clone();
+    match p.kind {
         Kind::FollowerKill | Kind::LeaderKill => {
-            let v = if k == Kind::LeaderKill { leader } else { followers[0] };
-            log(&format!("  kill -9 {}", lab.nodes()[v].name));
+            let v = if p.kind == Kind::LeaderKill {
+                leader
+            } else {
+                followers[0]
+            };
+            log(&format!("  kill -9 {}", nm(lab, v)));
             lab.kill(v)?;
-            std::thread::sleep(hold);
+            opts.pause(hold)?;
             lab.restart(v)?;
         }
         Kind::LeaderPause => {
             log(&format!(
                 "  SIGSTOP {} for {:.0} s",
-                lab.nodes()[leader].name,
-                election_hold.as_secs_f64()
+                nm(lab, leader),
+                election_hold.max(hold).as_secs_f64()
             ));
             lab.sigstop(leader)?;
-            std::thread::sleep(election_hold.max(hold));
+            let r = opts.pause(election_hold.max(hold));
             lab.sigcont(leader)?;
+            r?;
         }
         Kind::MajorityKill => {
-            for v in [leader, followers[0]] {
-                log(&format!("  kill -9 {}", lab.nodes()[v].name));
+            for &v in majority {
+                log(&format!("  kill -9 {}", nm(lab, v)));
                 lab.kill(v)?;
             }
-            std::thread::sleep(hold);
-            lab.restart(leader)?;
-            lab.restart(followers[0])?;
+            opts.pause(hold)?;
+            for &v in majority {
+                lab.restart(v)?;
+            }
         }
         Kind::AllKill => {
             log("  kill -9 every server");
             for v in 0..n {
                 lab.kill(v)?;
             }
-            std::thread::sleep(hold);
+            opts.pause(hold)?;
             for v in 0..n {
                 lab.restart(v)?;
             }
         }
         Kind::RollingRestart => {
             for v in 0..n {
-                log(&format!("  restart {}", lab.nodes()[v].name));
+                log(&format!("  restart {}", nm(lab, v)));
                 lab.kill(v)?;
-                std::thread::sleep(Duration::from_secs(1));
+                opts.pause(Duration::from_secs(1))?;
                 lab.restart(v)?;
-                lab.wait_healthy(Duration::from_secs(60))?;
+                wait_healthy(lab, Duration::from_secs(120))?;
+            }
+        }
+        Kind::LeaderPartition | Kind::RackNet => {
+            let net = ctx
+                .netns
+                .ok_or_else(|| anyhow!("the lab runs without network namespaces"))?;
+            let r = match p.rack {
+                Some(r) => r,
+                None => ctx.rack_of[leader],
+            };
+            let who: Vec<String> = (0..n).filter(|&i| ctx.rack_of[i] == r).map(|i| nm(lab, i)).collect();
+            // An isolated leader keeps its title until it misses a quorum for ~10 s; hold past that.
+            let h = hold.max(election_hold);
+            log(&format!(
+                "  cut the uplink of rack {} ({}) for {:.0} s",
+                ctx.site.racks[r].name,
+                who.join(", "),
+                h.as_secs_f64()
+            ));
+            net.set_rack(r, false)?;
+            let res = opts.pause(h);
+            net.set_rack(r, true)?;
+            res?;
+        }
+        Kind::RackPower => {
+            let r = p.rack.ok_or_else(|| anyhow!("a rack scenario needs its rack"))?;
+            let vs: Vec<usize> = (0..n).filter(|&i| ctx.rack_of[i] == r).collect();
+            for &v in &vs {
+                log(&format!("  kill -9 {} (rack {})", nm(lab, v), ctx.site.racks[r].name));
+                lab.kill(v)?;
+            }
+            opts.pause(hold)?;
+            for &v in &vs {
+                lab.restart(v)?;
+            }
+        }
+        Kind::FullLimit => {
+            let fs = full.ok_or_else(|| anyhow!("full-limit needs its tmpfs store"))?;
+            let v = fs.server;
+            let node = nm(lab, v);
+            let filler = format!("natsplan-faults-filler-{v}");
+            log(&format!(
+                "  fill {node}'s store (tmpfs {} MiB, max_file_store {} MiB) with a stream placed on it",
+                FULL_LIMIT_TMPFS_BYTES >> 20,
+                FULL_LIMIT_MAX_FILE_STORE_BYTES >> 20
+            ));
+            let (bytes, refusal) =
+                rt.block_on(fill_with_stream(js, &filler, &node, FULL_LIMIT_MAX_FILE_STORE_BYTES))?;
+            notes.push(format!(
+                "{node} at max_file_store: a stream on it took {:.1} MiB, then: {refusal}",
+                bytes as f64 / (1u64 << 20) as f64
+            ));
+            opts.pause(hold)?;
+            let after = rt.block_on(purge_and_retry(js, &filler));
+            notes.push(format!("{after}; JetStream on {node} {}", js_state(lab, v)));
+            let lines = full_log_lines(&lab.nodes()[v].log, lab.dir());
+            if !lines.is_empty() {
+                notes.push(format!("{node} logged: {}", lines.join(" | ")));
+            }
+            if !jetstream_enabled(&lab.nodes()[v].monitor_url()) {
+                log(&format!("  JetStream is off on {node}: restart it"));
+                lab.restart(v)?;
+            }
+        }
+        Kind::FullDisk => {
+            let fs = full.ok_or_else(|| anyhow!("full-disk needs its tmpfs store"))?;
+            let v = fs.server;
+            let node = nm(lab, v);
+            let (ballast, bytes) = fill_disk(fs.mount.path())?;
+            fs.ballast = Some(ballast.clone());
+            log(&format!(
+                "  filled {node}'s {} MiB tmpfs with {:.1} MiB beside its store (max_file_store {} MiB above it)",
+                FULL_DISK_TMPFS_BYTES >> 20,
+                bytes as f64 / (1u64 << 20) as f64,
+                FULL_DISK_MAX_FILE_STORE_BYTES >> 20
+            ));
+            opts.pause(hold)?;
+            let state = js_state(lab, v);
+            std::fs::remove_file(&ballast)?;
+            fs.ballast = None;
+            let lines = full_log_lines(&lab.nodes()[v].log, lab.dir());
+            notes.push(format!("with the disk full, JetStream on {node} {state}"));
+            if !lines.is_empty() {
+                notes.push(format!("{node} logged: {}", lines.join(" | ")));
+            }
+            // JetStream disables itself on a real ENOSPC; it comes back with a restart once there is space.
+            if !jetstream_enabled(&lab.nodes()[v].monitor_url()) {
+                log(&format!("  space freed; JetStream is off on {node}: restart it"));
+                notes.push(format!("{node} restarted after the space was freed"));
+                lab.restart(v)?;
+            } else {
+                notes.push(format!("space freed; {node} carried on without a restart"));
             }
         }
         Kind::Wipe => {
             let v = followers[0];
-            let old = lab.nodes()[v].name.clone();
+            let old = nm(lab, v);
             log(&format!(
                 "  kill -9 {old}, empty its store, rejoin as {old}{WIPED_SUFFIX}"
             ));
@@ -583,9 +1439,8 @@ fn inject_and_heal(
             let renamed = rename_server(&text, &old, &format!("{old}{WIPED_SUFFIX}"))
                 .ok_or_else(|| anyhow!("{}: no server_name line to rename", conf.display()))?;
             std::fs::write(&conf, renamed)?;
-            std::thread::sleep(hold);
+            opts.pause(hold)?;
             lab.restart(v)?;
-            let (rt, js, stream) = wipe_ctx.ok_or_else(|| anyhow!("wipe needs the stream's client"))?;
             rt.block_on(peer_remove(js, stream, &old))?;
         }
         Kind::PowerLoss => bail!("power loss cannot be injected by process control"),
@@ -593,7 +1448,18 @@ fn inject_and_heal(
     Ok(())
 }
 
-/// Set `observed`, `detail` and `agree` from the prediction and the measurements.
+/// "is on" / "is off (disabled)" / "does not answer", from the server's `/jsz`.
+fn js_state(lab: &Lab, v: usize) -> &'static str {
+    match monitor::jsz(&lab.nodes()[v].monitor_url(), "", Duration::from_secs(2)) {
+        Ok(j) if j.get("disabled").and_then(|d| d.as_bool()) == Some(true) => "is off (disabled)",
+        Ok(_) => "is on",
+        Err(_) => "does not answer on /jsz",
+    }
+}
+
+/// Set `observed`, `detail` and `agree` from the prediction and the measurements (`want`: replicas that
+/// must all report the same stream state).
+#[allow(clippy::too_many_arguments)]
 fn judge(
     res: &mut ScenarioResult,
     pred: &Prediction,
@@ -602,6 +1468,7 @@ fn judge(
     tl: &Timeline,
     opts: &FaultOptions,
     resume_bound_s: f64,
+    want: usize,
 ) {
     let timeout_s = opts.publish_timeout.as_secs_f64();
     let gap = res.unavailable_s;
@@ -616,14 +1483,14 @@ fn judge(
     let lost = chk.acked_lost + chk.seq_mismatch;
     if lost > 0 {
         res.observed = "acked_lost".into();
-    } else if !replicas_agree(&res.replicas) {
+    } else if !replicas_agree(&res.replicas, want) {
         res.observed = "replicas_diverged".into();
     }
     let lost_ok = lost == 0 || pred.acked_loss_risk;
     if pred.status.writable() {
         let bound = pred.stall_s.unwrap_or(0.0) + timeout_s + 5.0;
         let continued = gap <= bound && first_after_heal.is_finite();
-        if lost == 0 && replicas_agree(&res.replicas) {
+        if lost == 0 && replicas_agree(&res.replicas, want) {
             res.observed = if continued {
                 "writes_continued"
             } else {
@@ -631,7 +1498,7 @@ fn judge(
             }
             .into();
         }
-        res.agree = continued && lost_ok && replicas_agree(&res.replicas);
+        res.agree = continued && lost_ok && replicas_agree(&res.replicas, want);
         res.detail = format!(
             "longest write gap {gap:.1} s (bound {bound:.1} s = stall {:.0} s + publish timeout {timeout_s:.0} s + 5 s); \
              {} acked, {} lost, {} unknown ({} found), {} failed; {} tries retried after a timeout, {} after a refusal",
@@ -647,7 +1514,7 @@ fn judge(
     } else {
         let resumed = resumed_after_s <= resume_bound_s;
         let stalled = during == 0;
-        if lost == 0 && replicas_agree(&res.replicas) {
+        if lost == 0 && replicas_agree(&res.replicas, want) {
             res.observed = match (stalled, resumed) {
                 (false, _) => "writes_without_quorum",
                 (true, true) => "stalled_until_healed",
@@ -655,7 +1522,7 @@ fn judge(
             }
             .into();
         }
-        res.agree = stalled && resumed && lost_ok && replicas_agree(&res.replicas);
+        res.agree = stalled && resumed && lost_ok && replicas_agree(&res.replicas, want);
         res.detail = format!(
             "{during} acks while quorum was lost; writes resumed {} after healing (bound {resume_bound_s:.0} s); \
              longest gap {gap:.1} s; {} acked, {} lost, {} unknown ({} found), {} failed; {} tries retried after a \
@@ -689,9 +1556,9 @@ fn judge(
     }
 }
 
-/// All three replicas report the stream, with the same messages and first/last sequence.
-fn replicas_agree(r: &[ReplicaState]) -> bool {
-    r.len() == 3
+/// All `want` replicas report the stream, with the same messages and first/last sequence.
+fn replicas_agree(r: &[ReplicaState], want: usize) -> bool {
+    r.len() == want
         && r.windows(2)
             .all(|w| (w[0].messages, w[0].first_seq, w[0].last_seq) == (w[1].messages, w[1].first_seq, w[1].last_seq))
 }
@@ -705,17 +1572,30 @@ async fn connect(urls: &[String]) -> Result<async_nats::Client> {
     async_nats::ConnectOptions::new()
         .name("natsplan-faults")
         .connection_timeout(Duration::from_secs(5))
+        // A server cut off by a partition answers nothing: notice within a few seconds and reconnect to
+        // one that can reach the stream, rather than after the default 2 minutes of missed pings.
+        .ping_interval(Duration::from_secs(2))
         .retry_on_initial_connect()
         .connect(addrs)
         .await
         .context("cannot connect to the lab")
 }
 
-async fn create_stream(js: &jetstream::Context, name: &str, subject: &str) -> Result<()> {
+async fn create_stream(
+    js: &jetstream::Context,
+    name: &str,
+    subject: &str,
+    replicas: usize,
+    placement_tag: Option<&str>,
+) -> Result<()> {
     let cfg = stream::Config {
         name: name.into(),
         subjects: vec![subject.into()],
-        num_replicas: 3,
+        num_replicas: replicas,
+        placement: placement_tag.map(|t| stream::Placement {
+            cluster: None,
+            tags: vec![t.to_string()],
+        }),
         storage: stream::StorageType::File,
         duplicate_window: Duration::from_secs(120),
         ..Default::default()
@@ -820,7 +1700,8 @@ async fn publisher(
 }
 
 /// Every message of the stream as `(sequence, id)`.
-async fn read_all(js: &jetstream::Context, name: &str) -> Result<Vec<(u64, String)>> {
+/// Also returns how many sequences between the first and the last were answered "not found".
+async fn read_all(js: &jetstream::Context, name: &str) -> Result<(Vec<(u64, String)>, u64)> {
     let mut s = None;
     for _ in 0..40 {
         match js.get_stream(name).await {
@@ -835,8 +1716,9 @@ async fn read_all(js: &jetstream::Context, name: &str) -> Result<Vec<(u64, Strin
     let info = s.info().await.context("stream info")?;
     let (first, last) = (info.state.first_sequence, info.state.last_sequence);
     let mut out = Vec::new();
+    let mut not_found = 0u64;
     if info.state.messages == 0 {
-        return Ok(out);
+        return Ok((out, 0));
     }
     for seq in first..=last {
         let mut tries = 0;
@@ -846,7 +1728,10 @@ async fn read_all(js: &jetstream::Context, name: &str) -> Result<Vec<(u64, Strin
                     out.push((seq, String::from_utf8_lossy(&m.payload).into_owned()));
                     break;
                 }
-                Err(e) if e.to_string().contains("no message found") || e.to_string().contains("not found") => break,
+                Err(e) if e.to_string().contains("no message found") || e.to_string().contains("not found") => {
+                    not_found += 1;
+                    break;
+                }
                 Err(e) => {
                     tries += 1;
                     if tries > 20 {
@@ -857,11 +1742,11 @@ async fn read_all(js: &jetstream::Context, name: &str) -> Result<Vec<(u64, Strin
             }
         }
     }
-    Ok(out)
+    Ok((out, not_found))
 }
 
-/// Every replica's stream state from its own `/jsz`, waiting (20 s at most) for them to converge on `last`.
-fn replica_states(lab: &Lab, name: &str, last: u64) -> Vec<ReplicaState> {
+/// Every replica's stream state from its own `/jsz`, waiting (60 s at most) for them to converge on `last`.
+fn replica_states(lab: &Lab, name: &str, last: u64, want: usize) -> Vec<ReplicaState> {
     let t0 = Instant::now();
     loop {
         let mut v = Vec::new();
@@ -893,8 +1778,8 @@ fn replica_states(lab: &Lab, name: &str, last: u64) -> Vec<ReplicaState> {
                 }
             }
         }
-        let done = v.len() == 3 && replicas_agree(&v) && v[0].last_seq >= last;
-        if done || t0.elapsed() > Duration::from_secs(20) {
+        let done = v.len() == want && replicas_agree(&v, want) && v[0].last_seq >= last;
+        if done || t0.elapsed() > Duration::from_secs(60) {
             return v;
         }
         std::thread::sleep(Duration::from_millis(500));
@@ -1023,7 +1908,7 @@ mod tests {
             acked_loss_risk: false,
         };
         let opts = FaultOptions::full(3);
-        judge(&mut r, &p, &a, &chk, &Timeline { inject_s, heal_s }, &opts, 17.0);
+        judge(&mut r, &p, &a, &chk, &Timeline { inject_s, heal_s }, &opts, 17.0, 3);
         r
     }
 
@@ -1060,6 +1945,48 @@ mod tests {
         copy_tree(src.path(), &dst.path().join("n1-store")).unwrap();
         let got = std::fs::read(dst.path().join("n1-store/jetstream/$G/streams/s/1.blk")).unwrap();
         assert_eq!(got, b"abc");
+    }
+
+    #[test]
+    fn max_file_store_is_set_in_the_jetstream_block() {
+        let c = "jetstream {\n  store_dir: \"/x\"\n  sync_interval: \"2m\"\n}\n";
+        let got = set_max_file_store(c, 1024).unwrap();
+        assert_eq!(
+            got,
+            "jetstream {\n  store_dir: \"/x\"\n  max_file_store: 1024\n  sync_interval: \"2m\"\n}\n"
+        );
+        // An existing limit is replaced, not doubled.
+        let again = set_max_file_store(&got, 7).unwrap();
+        assert_eq!(again.matches("max_file_store").count(), 1, "{again}");
+        assert!(again.contains("max_file_store: 7"));
+        assert!(set_max_file_store("listen: 1\n", 5).is_none());
+    }
+
+    #[test]
+    fn predictions_follow_where_the_stream_was_placed() {
+        let (site, layout) = model_of_lab(5, SyncMode::Interval(120));
+        let peers: Vec<String> = ["n1", "n2", "n3"].iter().map(|s| s.to_string()).collect();
+        let pinned = pin_test_stream(&site, &layout, &peers).unwrap();
+        let st = |l: &Layout, sel: &[&str]| {
+            let steps = vec![sel.iter().map(|s| s.to_string()).collect::<Vec<_>>()];
+            predict(&site, l, &steps).unwrap().status
+        };
+        // Two servers that hold no replica: the pinned stream is untouched; the free one might have been.
+        assert_eq!(st(&pinned, &["process:n4", "process:n5"]), Status::Ok);
+        assert_eq!(st(&layout, &["process:n4", "process:n5"]), Status::Unavailable);
+        // A partitioned replica holder: degraded (an election if it led); two of them: unavailable.
+        assert_eq!(st(&pinned, &["net:r1"]), Status::Degraded);
+        assert_eq!(st(&pinned, &["net:r1", "net:r2"]), Status::Unavailable);
+        // A full store is that replica out of service.
+        assert_eq!(st(&pinned, &["full:n3"]), Status::Degraded);
+        assert!(pin_test_stream(&site, &layout, &["x9".to_string()]).is_err());
+    }
+
+    #[test]
+    fn rack_scenarios_run_only_with_a_plan_or_when_asked() {
+        assert!(!Kind::LADDER.iter().any(|k| k.per_rack()));
+        assert!(Kind::ALL.iter().filter(|k| k.per_rack()).count() == 2);
+        assert!(Kind::LADDER.iter().filter(|k| k.needs_net()).count() == 1);
     }
 
     #[test]

@@ -81,6 +81,8 @@ pub struct FaultReport {
     pub nats_server_version: String,
     pub publish_rate_per_s: u32,
     pub publish_timeout_s: f64,
+    /// The planned layout the lab ran (`SITE layout ID`), or None for a plain lab.
+    pub target: Option<String>,
     pub scenarios: Vec<ScenarioResult>,
 }
 
@@ -139,8 +141,12 @@ pub fn table(r: &FaultReport) -> Vec<u8> {
         ]);
     }
     let mut out = format!(
-        "fault verification: {}-node lab, nats-server {}, {} msg/s, publish timeout {:.0} s\n\n{t}\n",
-        r.nodes, r.nats_server_version, r.publish_rate_per_s, r.publish_timeout_s
+        "fault verification: {}-node lab{}, nats-server {}, {} msg/s, publish timeout {:.0} s\n\n{t}\n",
+        r.nodes,
+        r.target.as_ref().map(|t| format!(" running {t}")).unwrap_or_default(),
+        r.nats_server_version,
+        r.publish_rate_per_s,
+        r.publish_timeout_s
     );
     for s in &r.scenarios {
         match &s.skipped {
@@ -194,6 +200,7 @@ mod tests {
             nats_server_version: "2.15.1".into(),
             publish_rate_per_s: 200,
             publish_timeout_s: 2.0,
+            target: None,
             scenarios: rows,
         }
     }

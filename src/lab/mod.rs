@@ -206,6 +206,18 @@ pub struct StartOptions {
     /// Write a configuration with this `max_memory_store` (keeps many lab servers from each claiming
     /// 75 % of RAM); `None` leaves nats-server's default.
     pub max_memory_store_bytes: Option<u64>,
+    /// One network namespace per server (fault injection's `net:` partitions): server `i` starts inside
+    /// `net[i].netns` and listens on `net[i].host`. `None`: every server on 127.0.0.1 in our namespace.
+    pub net: Option<Vec<NodeNet>>,
+}
+
+/// Where one server lives on the network when the lab runs in network namespaces.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeNet {
+    /// Name under /var/run/netns (as `ip netns` shows it).
+    pub netns: String,
+    /// The server's address inside it (a private test range the caller set up).
+    pub host: String,
 }
 
 impl Default for StartOptions {
@@ -214,6 +226,7 @@ impl Default for StartOptions {
             detached: false,
             timeout: Duration::from_secs(60),
             max_memory_store_bytes: Some(256 << 20),
+            net: None,
         }
     }
 }
@@ -232,6 +245,9 @@ pub struct StartHooks<'a> {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NodeInfo {
     pub name: String,
+    /// Address the server listens on: 127.0.0.1, or its network namespace's address.
+    #[serde(default = "loopback")]
+    pub host: String,
     pub tags: Vec<String>,
     pub client_port: u16,
     pub cluster_port: u16,
@@ -243,12 +259,16 @@ pub struct NodeInfo {
     pub pid: u32,
 }
 
+fn loopback() -> String {
+    "127.0.0.1".into()
+}
+
 impl NodeInfo {
     pub fn client_url(&self) -> String {
-        format!("nats://127.0.0.1:{}", self.client_port)
+        format!("nats://{}:{}", self.host, self.client_port)
     }
     pub fn monitor_url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.monitor_port)
+        format!("http://{}:{}", self.host, self.monitor_port)
     }
 }
 
@@ -369,8 +389,16 @@ impl Lab {
         let ports = free_ports(3 * n).map_err(StartError::Other)?;
         for (i, node) in self.spec.nodes.iter().enumerate() {
             let base = self.spec.dir.join(&node.name);
+            let host = match &self.opts.net {
+                Some(net) => net
+                    .get(i)
+                    .map(|x| x.host.clone())
+                    .ok_or_else(|| StartError::Other(anyhow!("no network namespace for server {}", node.name)))?,
+                None => loopback(),
+            };
             self.nodes.push(NodeInfo {
                 name: node.name.clone(),
+                host,
                 tags: node.tags.iter().map(|t| t.trim().to_lowercase()).collect(),
                 client_port: ports[3 * i],
                 cluster_port: ports[3 * i + 1],
@@ -417,12 +445,12 @@ impl Lab {
             .nodes
             .iter()
             .filter(|o| o.name != info.name)
-            .map(|o| format!("nats-route://127.0.0.1:{}", o.cluster_port))
+            .map(|o| format!("nats-route://{}:{}", o.host, o.cluster_port))
             .collect();
         conf::render(&ServerConf {
             server_name: info.name.clone(),
-            client_listen: format!("127.0.0.1:{}", info.client_port),
-            monitor_listen: Some(format!("127.0.0.1:{}", info.monitor_port)),
+            client_listen: format!("{}:{}", info.host, info.client_port),
+            monitor_listen: Some(format!("{}:{}", info.host, info.monitor_port)),
             tags: info.tags.clone(),
             store_dir: info.store_dir.to_string_lossy().into_owned(),
             max_file_store_bytes: spec.max_file_store_bytes,
@@ -431,7 +459,7 @@ impl Lab {
             sync: self.spec.sync,
             max_ha_assets: None,
             cluster_name: self.spec.cluster_name.clone(),
-            cluster_listen: format!("127.0.0.1:{}", info.cluster_port),
+            cluster_listen: format!("{}:{}", info.host, info.cluster_port),
             routes,
             header: vec![format!("natsplan lab server {} (loopback only)", info.name)],
         })
@@ -452,8 +480,16 @@ impl Lab {
             .stdout(Stdio::from(log))
             .stderr(Stdio::from(log2));
         let detached = self.opts.detached;
+        // The namespace path, made before the fork: the child only opens it.
+        let netns = match self.opts.net.as_ref().and_then(|n| n.get(i)) {
+            Some(n) => Some(
+                std::ffi::CString::new(format!("/var/run/netns/{}", n.netns))
+                    .map_err(|_| anyhow!("bad network namespace name {:?}", n.netns))?,
+            ),
+            None => None,
+        };
         // SAFETY: the closure runs in the forked child before exec and only calls async-signal-safe
-        // functions (setsid, prctl, getppid).
+        // functions (setsid, prctl, getppid, open, setns, close).
         unsafe {
             use std::os::unix::process::CommandExt;
             cmd.pre_exec(move || {
@@ -467,6 +503,17 @@ impl Lab {
                     // The parent may have died between fork and prctl.
                     if libc::getppid() == 1 {
                         return Err(std::io::Error::other("parent exited during spawn"));
+                    }
+                }
+                if let Some(path) = &netns {
+                    let fd = libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
+                    if fd < 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    let r = libc::setns(fd, libc::CLONE_NEWNET);
+                    libc::close(fd);
+                    if r != 0 {
+                        return Err(std::io::Error::last_os_error());
                     }
                 }
                 Ok(())
