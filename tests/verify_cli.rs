@@ -104,3 +104,42 @@ fn faults_needs_three_nodes() {
         .code(2)
         .stderr(predicates::str::contains("at least 3 servers"));
 }
+
+#[test]
+fn an_unknown_rack_for_faults_is_bad_input_naming_the_racks() {
+    let out = tempfile::tempdir().unwrap();
+    let (code, _, err) = run(&[
+        "verify",
+        "--faults",
+        "--nodes",
+        "3",
+        "--racks",
+        "r9",
+        "--out",
+        out.path().to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--racks r9") && err.contains("r1, r2, r3"), "{err}");
+    let site = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/four-racks-r3.yaml");
+    let plan = Command::cargo_bin("natsplan")
+        .unwrap()
+        .args(["--format", "json", "design", site, "--top", "1"])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&plan.stdout).unwrap();
+    let id = v["layouts"][0]["id"].as_str().unwrap().to_string();
+    let (code, _, err) = run(&[
+        "verify",
+        "--faults",
+        "--site",
+        site,
+        "--layout",
+        &id,
+        "--racks",
+        "Z",
+        "--out",
+        out.path().to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--racks Z") && err.contains("A, B, C, D"), "{err}");
+}

@@ -117,6 +117,24 @@ pub fn run(g: &Global, a: VerifyArgs) -> Result<Outcome, Failure> {
                 crate::faults::PlanTarget::from_plan(&plan, id, &site.display().to_string()).map_err(bad_input)?;
             opts = opts.on_plan(target);
         }
+        // Rack names are checked here so a typo is bad input (exit 2), not a run that could not start.
+        let known: Vec<String> = match &opts.target {
+            Some(t) => t.site.racks.iter().map(|r| r.name.clone()).collect(),
+            None => (1..=a.nodes).map(|i| format!("r{i}")).collect(),
+        };
+        for n in &a.racks {
+            if !known.contains(n) {
+                return Err(bad_input(anyhow!(
+                    "--racks {n}: no such rack {}; the racks are {}",
+                    if opts.target.is_some() {
+                        "in the site"
+                    } else {
+                        "in a plain lab (one per server)"
+                    },
+                    known.join(", ")
+                )));
+            }
+        }
         opts.racks = a.racks.clone();
         if !a.scenarios.is_empty() {
             opts.scenarios = a
