@@ -297,3 +297,59 @@ fn agents_and_coordinator_take_bench_connection_options() {
     assert_eq!(v["agents"]["agents"][0]["name"], "ctx");
     assert_eq!(v["agents_used"]["agents"][0]["servers"].as_array().unwrap().len(), 3);
 }
+
+#[test]
+fn an_agent_gone_between_verify_rows_leaves_the_later_rows_incomplete() {
+    let _s = serial();
+    let c = TestCluster::start(3).unwrap();
+    let mut agents: Vec<Agent> = (1..=2).map(|i| Agent::start(&c.url(), &format!("g{i}"))).collect();
+    let dir = tempfile::tempdir().unwrap();
+    let cmd = std::thread::spawn({
+        let (url, monitors, out) = (c.url(), c.monitor_urls().join(","), dir.path().to_path_buf());
+        move || {
+            natsplan()
+                .args(["--format", "json", "verify", "--agents", "2", "--ladder", "quick"])
+                .args(["--server", &url, "--monitor", &monitors])
+                .args([
+                    "--calibration",
+                    &data("verify-cal-huge-bands.yaml"),
+                    "--row-seconds",
+                    "0.3",
+                ])
+                .arg("--out")
+                .arg(out)
+                .timeout(Duration::from_secs(240))
+                .output()
+                .unwrap()
+        }
+    });
+    // g2 finishes its share of the first row, then goes away.
+    agents[1].wait_log("done (", Duration::from_secs(60));
+    agents[1].kill();
+    let out = cmd.join().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "an incomplete row fails the check: {err}\n{v:#}"
+    );
+    let rows = v["rows"].as_array().expect("rows");
+    assert_eq!(rows.len(), 8, "{v:#}");
+    let status: Vec<String> = rows
+        .iter()
+        .map(|r| r["status"].as_str().unwrap().to_ascii_uppercase())
+        .collect();
+    assert!(
+        !status.iter().any(|s| s == "ERROR"),
+        "a vanished agent is not a cluster error: {status:?}"
+    );
+    let first = status
+        .iter()
+        .position(|s| s == "INCOMPLETE")
+        .unwrap_or_else(|| panic!("{status:?}"));
+    assert!(first >= 1, "the first row ran on both agents: {status:?}");
+    assert!(status[first..].iter().all(|s| s == "INCOMPLETE"), "{status:?}");
+    let last = rows.last().unwrap()["reason"].as_str().unwrap_or_default();
+    assert!(last.contains("g2"), "the reason names the agent: {last}");
+}

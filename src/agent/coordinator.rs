@@ -136,10 +136,22 @@ pub struct Coordinator {
     opts: AgentsOptions,
     pub summary: AgentsSummary,
     rows: usize,
+    /// Agents lost in an earlier row: later rows fail fast as incomplete instead of waiting on them.
+    gone: Vec<String>,
 }
 
 fn cannot(e: impl std::fmt::Display) -> BenchError {
     BenchError::CannotRun(anyhow!("{e}"))
+}
+
+/// A row could not start because one of the agents found earlier did not take or set up its share (it
+/// went away between rows, say): the row is incomplete, not a cluster error.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct AgentUnavailable(pub String);
+
+fn agent_unavailable(e: impl std::fmt::Display) -> BenchError {
+    BenchError::CannotRun(anyhow::Error::new(AgentUnavailable(e.to_string())))
 }
 
 impl Coordinator {
@@ -180,12 +192,20 @@ impl Coordinator {
             },
             opts,
             rows: 0,
+            gone: Vec::new(),
         })
     }
 
     /// Run one row (`spec` is the whole row) on the agents and merge their results.
     pub async fn run(&mut self, spec: &BenchSpec) -> Result<Distributed, BenchError> {
         bench::check(spec)?;
+        if !self.gone.is_empty() {
+            return Err(agent_unavailable(format!(
+                "agent(s) {} went away in an earlier row; the row cannot be spread over {} agents as asked",
+                self.gone.join(", "),
+                self.summary.agents.len()
+            )));
+        }
         let rotate = self.rows;
         self.rows += 1;
         let row = bench::new_run_id();
@@ -240,9 +260,10 @@ impl Coordinator {
                 Err(_) => Some("no answer within 5 s".into()),
             };
             if let Some(why) = refusal {
+                self.gone.push(info.name.clone());
                 self.abort(&states, &row, "another agent refused the row").await;
                 bench::cleanup_shared(&self.conn, spec, &row).await;
-                return Err(cannot(format!(
+                return Err(agent_unavailable(format!(
                     "agent {} ({}) did not take its share of the row: {why}",
                     info.name, info.id
                 )));
@@ -286,9 +307,12 @@ impl Coordinator {
             };
             let name = self.summary.agents[s.k].name.clone();
             let id = id.clone();
+            if s.lost {
+                self.gone.push(name.clone());
+            }
             self.abort(&states, &row, "another agent failed to set up").await;
             bench::cleanup_shared(&self.conn, spec, &row).await;
-            return Err(cannot(format!(
+            return Err(agent_unavailable(format!(
                 "agent {name} ({id}) could not set up its share of the row: {why}"
             )));
         }
@@ -331,7 +355,12 @@ impl Coordinator {
         }
         let slow_after = bench::varz::total_slow_consumers(&spec.monitor).await;
         bench::cleanup_shared(&self.conn, spec, &row).await;
-        self.finish(spec, &row, &states, slow_before.zip(slow_after))
+        let out = self.finish(spec, &row, &states, slow_before.zip(slow_after));
+        if let Ok(d) = &out {
+            let lost = d.agents.agents.iter().filter(|a| a.status == ShareStatus::Lost);
+            self.gone.extend(lost.map(|a| a.name.clone()));
+        }
+        out
     }
 
     /// Tell every agent of a row to stop it.

@@ -15,4 +15,6 @@ pub mod report;
 pub mod split;
 pub mod worker;
 
-pub use coordinator::{AgentsOptions, AgentsRun, AgentsSummary, Coordinator, Distributed, ShareStatus};
+pub use coordinator::{
+    AgentUnavailable, AgentsOptions, AgentsRun, AgentsSummary, Coordinator, Distributed, ShareStatus,
+};

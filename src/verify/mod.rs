@@ -586,14 +586,19 @@ fn run_on(
                 });
             }
             Err(e) => {
-                let msg = match e {
-                    BenchError::BadInput(e) | BenchError::CannotRun(e) => format!("{e:#}"),
+                // An agent that went away before the row could start leaves the row incomplete (it
+                // measured nothing), which is not the cluster's error.
+                let (status, msg) = match e {
+                    BenchError::CannotRun(e) if e.downcast_ref::<crate::agent::AgentUnavailable>().is_some() => {
+                        (Status::Incomplete, format!("incomplete: {e:#}"))
+                    }
+                    BenchError::BadInput(e) | BenchError::CannotRun(e) => (Status::Error, format!("{e:#}")),
                 };
                 log(&format!("verify: {} failed: {msg}", r.id));
                 results.push(RowResult {
                     spec: r,
                     kind,
-                    status: Status::Error,
+                    status,
                     reason: Some(msg),
                     predicted,
                     measured: None,
