@@ -1526,6 +1526,43 @@ async fn js_run(
     Ok(r)
 }
 
+/// Wait until the stream leader's server knows the ack inbox. A new subscription reaches the other servers
+/// over the routes asynchronously; an ack the leader sends before that is dropped, and the publish looks
+/// lost. The stream leader answers `STREAM.INFO` in a cluster, so an answer on the inbox proves its server
+/// routes acks to us. Asked again every 250 ms, up to `timeout`; after that (an account that may not read
+/// stream info, say) publishing goes ahead as before and a lost ack is reported as such.
+async fn leader_sees_inbox(c: &mut RawConn, stream: &str, inbox: &str, timeout: Duration) -> Result<(), String> {
+    let probe = format!("{inbox}info");
+    let deadline = Instant::now() + timeout.max(Duration::from_secs(2));
+    loop {
+        c.out
+            .extend_from_slice(format!("PUB $JS.API.STREAM.INFO.{stream} {probe} 0\r\n\r\n").as_bytes());
+        c.flush_out().await.map_err(|e| format!("stream info probe: {e}"))?;
+        let asked = Instant::now();
+        while asked.elapsed() < Duration::from_millis(250) {
+            let wait = Duration::from_millis(250).saturating_sub(asked.elapsed());
+            match tokio::time::timeout(wait, c.fill()).await {
+                Ok(Ok(_)) => {}
+                Ok(Err(e)) => return Err(format!("stream info probe: {e}")),
+                Err(_) => break,
+            }
+            let mut answered = false;
+            c.drain(|f, _| {
+                if let raw::Frame::Msg { subject, .. } = f {
+                    answered |= subject == probe.as_bytes();
+                }
+            })
+            .map_err(|e| format!("stream info probe: {e}"))?;
+            if answered {
+                return Ok(());
+            }
+        }
+        if Instant::now() > deadline {
+            return Ok(());
+        }
+    }
+}
+
 /// JetStream publishing on the raw path: each message carries its own reply subject (`<inbox><seq>`), up
 /// to `window` are in flight (1 = synchronous), acks are matched by sequence and timed from the send (or
 /// intended) time. A single task writes batches and reads acks, as nats.go's PublishAsync does in effect.
@@ -1552,6 +1589,12 @@ async fn js_pub_raw(
     c.out.extend_from_slice(format!("SUB {inbox}* 1\r\n").as_bytes());
     if let Err(e) = c.round_trip().await {
         fatal = Some(format!("subscribe to acks: {e}"));
+    }
+    if fatal.is_none() {
+        let stream = format!("natsplan-js-{}", env.run_id);
+        if let Err(e) = leader_sees_inbox(&mut c, &stream, &inbox, env.spec.timeout).await {
+            fatal = Some(e);
+        }
     }
     let t0 = Instant::now();
     let mut last = t0;
