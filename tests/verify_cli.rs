@@ -3,30 +3,9 @@
 
 use assert_cmd::Command;
 use serde_json::Value;
-use std::time::Duration;
 
-/// A loopback port with nothing listening (bound, then released).
-fn dead_url() -> String {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = l.local_addr().unwrap().port();
-    drop(l);
-    format!("nats://127.0.0.1:{port}")
-}
-
-fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::cargo_bin("natsplan")
-        .unwrap()
-        .env_remove("NATS_URL")
-        .args(args)
-        .timeout(Duration::from_secs(60))
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).to_string(),
-        String::from_utf8_lossy(&out.stderr).to_string(),
-    )
-}
+mod common;
+use common::{dead_url, run};
 
 #[test]
 fn an_unreachable_server_exits_3_and_names_it() {
