@@ -249,9 +249,23 @@ fn an_agent_killed_mid_row_makes_the_run_incomplete() {
         done > 0 && done < 4000,
         "what the lost agent did before it vanished: {done}"
     );
-    assert_eq!(parts.iter().filter(|p| p["status"] == "completed").count(), 2);
-    // The figures are the two survivors', never presented as the whole run.
-    assert_eq!(v["published"].as_u64(), Some(8000), "{v:#}");
+    let survivors: Vec<&Value> = parts.iter().filter(|p| p["status"] == "completed").collect();
+    assert_eq!(survivors.len(), 2);
+    // The figures are the two survivors', never presented as the whole run: every one of their 8,000
+    // publishes is either acknowledged (published) or counted as failed (an ack that never came is
+    // data, which a loaded machine does produce), and none of the lost agent's are counted.
+    for p in &survivors {
+        let (done, failed) = (p["published"].as_u64().unwrap(), p["failed"].as_u64().unwrap());
+        assert_eq!(done + failed, 4000, "{p:#}");
+    }
+    let (published, failed) = (v["published"].as_u64().unwrap(), v["failed"].as_u64().unwrap());
+    assert_eq!(published + failed, 8000, "{v:#}");
+    assert_eq!(a["published"].as_u64(), Some(published));
+    assert_eq!(a["failed"].as_u64(), Some(failed));
+    assert!(
+        published >= 7000,
+        "most of the survivors' publishes are acknowledged: {v:#}"
+    );
     assert!(v["warnings"]
         .as_array()
         .unwrap()

@@ -96,6 +96,8 @@ pub struct AgentShareReport {
     /// What it reported: published (or done) and received.
     pub published: u64,
     pub received: u64,
+    /// Operations that failed on it (never counted in published or received).
+    pub failed: u64,
     /// Operations it had counted at its last heartbeat (what a lost agent is known to have done).
     pub done_at_last_heartbeat: u64,
     /// Seconds after the agreed start of its last heartbeat.
@@ -119,6 +121,7 @@ pub struct AgentsRun {
     /// Sums over the agents that reported.
     pub published: u64,
     pub received: u64,
+    pub failed: u64,
     pub agents: Vec<AgentShareReport>,
 }
 
@@ -436,6 +439,7 @@ impl Coordinator {
                 assigned_msgs: s.assignment.msgs(),
                 published: 0,
                 received: 0,
+                failed: 0,
                 done_at_last_heartbeat: s.last_progress.map(|x| x.0).unwrap_or(0),
                 last_heartbeat_s: s.last_progress.and_then(|x| x.1),
                 start_late_ms: None,
@@ -457,6 +461,7 @@ impl Coordinator {
                         rep.status = ShareStatus::Completed;
                         rep.published = b.published();
                         rep.received = b.received();
+                        rep.failed = b.failed;
                         rep.start_late_ms = Some(r.late_s * 1e3);
                         rep.latency_us = LatencySummary::from_hist_ns(&h);
                         rep.latency_hist_v2 = r.hist_v2.clone();
@@ -516,6 +521,7 @@ impl Coordinator {
             complete,
             published: reports.iter().map(|r| r.published).sum(),
             received: reports.iter().map(|r| r.received).sum(),
+            failed: reports.iter().map(|r| r.failed).sum(),
             agents: reports,
         };
         Ok(Distributed { result, agents })

@@ -80,6 +80,7 @@ pub fn merge(spec: &BenchSpec, run_id: &str, parts: &[Part]) -> (BenchResult, Hi
             .iter()
             .flat_map(|p| p.result.warnings.iter().map(move |w| format!("agent {}: {w}", p.name)))
             .collect(),
+        failed: parts.iter().map(|p| p.result.failed).sum(),
         ops: first.map(|r| r.ops).unwrap_or(false),
         run_id: run_id.to_string(),
     };
@@ -173,6 +174,7 @@ mod tests {
             rate: None,
             losses: None,
             warnings: vec!["w".into()],
+            failed: 0,
             ops: false,
             run_id: "x".into(),
         }
@@ -233,7 +235,8 @@ mod tests {
         // Agent A started its clock 2 s after its anchor, agent B 10 s after its own: on the agreed
         // timeline both publishers ran from 0 to 1 s.
         let a = result(vec![client("P1", 600, 2.0, 3.0)], vec![client("S1", 1000, 2.0, 3.5)]);
-        let b = result(vec![client("P2", 400, 10.0, 11.0)], vec![]);
+        let mut b = result(vec![client("P2", 400, 10.0, 11.0)], vec![]);
+        b.failed = 3;
         let (ha, hb) = (new_hist(), new_hist());
         let parts = [
             Part {
@@ -258,6 +261,7 @@ mod tests {
         let l = r.losses.unwrap();
         assert_eq!((l.expected_per_sub, l.dropped), (1000, 0));
         assert_eq!(r.warnings, vec!["agent a: w", "agent b: w"]);
+        assert_eq!(r.failed, 3, "failures add up and stay out of the counts");
         assert_eq!(r.params["agents"], "2");
         assert_eq!(r.params["pubs"], "2");
         assert_eq!(r.params["latency"], "same-host publisher-subscriber pairs only");

@@ -44,6 +44,9 @@ pub fn row_lines(r: &AgentsRun) -> Vec<String> {
             "  agent {} {status}: {} worker(s), {} subscriber(s), {} assigned; published {}, received {}",
             a.name, a.workers, a.subscribers, a.assigned_msgs, a.published, a.received
         );
+        if a.failed > 0 {
+            line.push_str(&format!(", failed {}", a.failed));
+        }
         if let Some(l) = &a.latency_us {
             line.push_str(&format!("; own p50 {:.1} µs, p99 {:.1} µs", l.p50, l.p99));
         }

@@ -195,6 +195,7 @@ pub fn json_value(r: &BenchResult) -> Value {
         "size": r.size,
         "published": r.published(),
         "received": r.received(),
+        "failed": r.failed,
         "window_s": r.window_s(),
         "msgs_per_s": r.msgs_per_s(),
         "bytes_per_s": r.bytes_per_s(),
@@ -297,6 +298,7 @@ mod tests {
             rate: None,
             losses: None,
             warnings: vec![],
+            failed: 0,
             ops: false,
             run_id: "abc".into(),
         }

@@ -210,6 +210,10 @@ pub struct BenchResult {
     pub losses: Option<Losses>,
     /// Warnings printed before the results (timeouts, errors counted, cut-offs).
     pub warnings: Vec<String>,
+    /// Operations that failed (error acks, acks that never came, failed puts and gets): never counted
+    /// in the figures above. Results written before this field existed read as 0.
+    #[serde(default)]
+    pub failed: u64,
     /// Whether the run counts operations (kv puts, whole objects) rather than messages.
     pub ops: bool,
     /// Identifies the run in CSV rows.
@@ -311,6 +315,7 @@ mod tests {
             rate: None,
             losses: None,
             warnings: vec![],
+            failed: 0,
             ops: false,
             run_id: "x".into(),
         };

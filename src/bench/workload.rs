@@ -496,6 +496,7 @@ fn blank_result(env: &Env, kind: &str, label: &str, params: BTreeMap<String, Str
         rate: None,
         losses: None,
         warnings: vec![],
+        failed: 0,
         ops: false,
         run_id: env.run_id.clone(),
     }
@@ -527,6 +528,7 @@ fn absorb(
             r.publishers.clients.push(o.sample);
         }
     }
+    r.failed += errors;
     if errors > 0 {
         r.warnings.push(format!(
             "{errors} operations failed (first: {})",

@@ -965,12 +965,18 @@ impl TestCluster {
         TestCluster::start_spec(|dir| LabSpec::plain(nodes, dir))
     }
 
-    /// A cluster from a spec built for the temporary directory it is given.
+    /// A cluster from a spec built for the temporary directory it is given. With
+    /// `NATSPLAN_KEEP_TEST_LABS` set, the directory (configurations, stores, server logs) is left behind
+    /// for a look after a failed test; its path goes to stderr.
     pub fn start_spec(make: impl FnOnce(PathBuf) -> LabSpec) -> Result<TestCluster> {
-        let dir = tempfile::Builder::new()
+        let mut dir = tempfile::Builder::new()
             .prefix("natsplan-lab-")
             .tempdir()
             .context("cannot create a temporary lab dir")?;
+        if std::env::var_os("NATSPLAN_KEEP_TEST_LABS").is_some() {
+            dir.disable_cleanup(true);
+            eprintln!("test lab kept in {}", dir.path().display());
+        }
         let bin = find_nats_server(None)?;
         let lab = Lab::start(make(dir.path().to_path_buf()), &bin)?;
         Ok(TestCluster { lab, _dir: dir })
