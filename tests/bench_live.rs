@@ -353,3 +353,51 @@ fn unreachable_server_exits_3_and_bad_flags_exit_2() {
     let (code, _, all) = bench(&["core", "--size", "lots"]);
     assert_eq!(code, 2, "{all}");
 }
+
+#[test]
+fn the_path_probe_reaches_the_stream_from_every_server_and_stores_nothing() {
+    // Before a raw JetStream publisher starts its clock it checks that its publishes reach the stream and
+    // the acks come back; the probe is answered by the stream's leader with an error ack, stored nowhere.
+    use natsplan::bench::raw::{stream_answers_publish, RawConn, RawTarget};
+    let _s = serial();
+    let c = TestCluster::start(3).expect("lab starts");
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let nc = async_nats::connect(c.client_urls()[0].as_str()).await.unwrap();
+        let js = async_nats::jetstream::new(nc);
+        let mut stream = js
+            .create_stream(async_nats::jetstream::stream::Config {
+                name: "probe-test".into(),
+                subjects: vec!["probe.test".into()],
+                num_replicas: 1,
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        for (i, url) in c.client_urls().iter().enumerate() {
+            let t = RawTarget {
+                addr: url.trim_start_matches("nats://").to_string(),
+                display: url.clone(),
+                user: None,
+                pass: None,
+                token: None,
+            };
+            let mut rc = RawConn::connect(&t, "probe").await.unwrap();
+            let inbox = format!("_INBOX.probetest{i}.");
+            rc.out.extend_from_slice(format!("SUB {inbox}* 1\r\n").as_bytes());
+            rc.round_trip().await.unwrap();
+            stream_answers_publish(&mut rc, "probe.test", &inbox, Duration::from_secs(10))
+                .await
+                .unwrap_or_else(|e| panic!("server {}: {e}", i + 1));
+            // No stream behind a subject: a clear error once the time is up, not a hang.
+            let t0 = Instant::now();
+            let e = stream_answers_publish(&mut rc, "probe.nothing", &inbox, Duration::from_secs(2))
+                .await
+                .unwrap_err();
+            assert!(e.contains("no ack for a probe publish on probe.nothing"), "{e}");
+            assert!(t0.elapsed() >= Duration::from_secs(2));
+        }
+        let info = stream.info().await.unwrap();
+        assert_eq!(info.state.messages, 0, "the probes stored nothing");
+    });
+}

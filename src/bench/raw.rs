@@ -9,6 +9,7 @@
 
 use serde_json::json;
 use std::io;
+use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::TcpStream;
@@ -71,6 +72,30 @@ pub fn parse(buf: &[u8]) -> io::Result<Option<(Frame<'_>, usize)>> {
         return Ok(None);
     };
     let line = buf[..nl].strip_suffix(b"\r").unwrap_or(&buf[..nl]);
+    if let Some(rest) = line.strip_prefix(b"HMSG ") {
+        // `HMSG subject sid [reply] hdr_len total_len`: the payload given is the body after the headers.
+        let t: Vec<&[u8]> = rest.split(|&b| b == b' ').filter(|t| !t.is_empty()).collect();
+        let (subject, sid, reply, hdr, total) = match t.as_slice() {
+            [s, i, h, n] => (*s, *i, &s[..0], *h, *n),
+            [s, i, r, h, n] => (*s, *i, *r, *h, *n),
+            _ => return Err(bad("bad HMSG line")),
+        };
+        let (hdr, total) = (parse_num(hdr)? as usize, parse_num(total)? as usize);
+        if hdr > total || total > 1 << 30 {
+            return Err(bad("bad HMSG sizes"));
+        }
+        let start = nl + 1;
+        if buf.len() < start + total + 2 {
+            return Ok(None);
+        }
+        let frame = Frame::Msg {
+            subject,
+            sid: parse_num(sid)?,
+            reply,
+            payload: &buf[start + hdr..start + total],
+        };
+        return Ok(Some((frame, start + total + 2)));
+    }
     if let Some(rest) = line.strip_prefix(b"MSG ") {
         let mut it = rest.split(|&b| b == b' ').filter(|t| !t.is_empty());
         let (subject, sid) = (it.next(), it.next());
@@ -182,7 +207,7 @@ impl RawConn {
         }
         let mut connect = json!({
             "verbose": false, "pedantic": false, "tls_required": false, "name": name, "lang": "rust-natsplan",
-            "version": env!("CARGO_PKG_VERSION"), "protocol": 1, "echo": true, "headers": false, "no_responders": false,
+            "version": env!("CARGO_PKG_VERSION"), "protocol": 1, "echo": true, "headers": true, "no_responders": false,
         });
         if let (Some(u), Some(m)) = (&t.user, connect.as_object_mut()) {
             m.insert("user".into(), json!(u));
@@ -307,6 +332,57 @@ impl RawConn {
     }
 }
 
+/// Wait until a publish on `subject` reaches the stream and its ack comes back to `inbox`, without storing
+/// anything. Subscriptions and a new stream's subject reach the other servers over the routes
+/// asynchronously: until the publisher's server knows the stream's subject, its publishes are dropped
+/// there; until the stream leader's server knows the inbox, acks are. Either looks like lost messages
+/// (seen on a 3-server loopback cluster: a publisher's first 270 ms, or its whole run), so the clock must
+/// not start before the path works both ways. The probe is a real publish carrying
+/// `Nats-Expected-Stream` with a name no stream has: the leader answers it with an error ack and stores
+/// nothing. Sent again every 250 ms until answered or `timeout` passes, which is an error.
+pub async fn stream_answers_publish(
+    c: &mut RawConn,
+    subject: &str,
+    inbox: &str,
+    timeout: Duration,
+) -> Result<(), String> {
+    const HDR: &str = "NATS/1.0\r\nNats-Expected-Stream: natsplan-path-probe-no-such-stream\r\n\r\n";
+    let probe = format!("{inbox}probe");
+    let t0 = Instant::now();
+    let deadline = t0 + timeout;
+    loop {
+        c.out
+            .extend_from_slice(format!("HPUB {subject} {probe} {} {}\r\n{HDR}\r\n", HDR.len(), HDR.len()).as_bytes());
+        c.flush_out().await.map_err(|e| format!("probe publish: {e}"))?;
+        let asked = Instant::now();
+        while asked.elapsed() < Duration::from_millis(250) {
+            let wait = Duration::from_millis(250).saturating_sub(asked.elapsed());
+            match tokio::time::timeout(wait, c.fill()).await {
+                Ok(Ok(_)) => {}
+                Ok(Err(e)) => return Err(format!("probe publish: {e}")),
+                Err(_) => break,
+            }
+            let mut answered = false;
+            c.drain(|f, _| {
+                if let Frame::Msg { subject, .. } = f {
+                    answered |= subject == probe.as_bytes();
+                }
+            })
+            .map_err(|e| format!("probe publish: {e}"))?;
+            if answered {
+                return Ok(());
+            }
+        }
+        if Instant::now() > deadline {
+            return Err(format!(
+                "no ack for a probe publish on {subject} within {:.1} s: the servers do not route this \
+                 publisher's messages to the stream, or its acks back (check the cluster's routes)",
+                t0.elapsed().as_secs_f64()
+            ));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -335,6 +411,30 @@ mod tests {
             }
         );
         assert_eq!(parse(&b[n + m..]).unwrap().unwrap().0, Frame::Ping);
+        // With headers: the body after them.
+        let h = b"HMSG a 3 _INBOX.2 12 14\r\nNATS/1.0\r\n\r\nok\r\nHMSG b 4 12 12\r\nNATS/1.0\r\n\r\n\r\n";
+        let (f, n) = parse(h).unwrap().unwrap();
+        assert_eq!(
+            f,
+            Frame::Msg {
+                subject: b"a",
+                sid: 3,
+                reply: b"_INBOX.2",
+                payload: b"ok"
+            }
+        );
+        let (f, _) = parse(&h[n..]).unwrap().unwrap();
+        assert_eq!(
+            f,
+            Frame::Msg {
+                subject: b"b",
+                sid: 4,
+                reply: b"",
+                payload: b""
+            }
+        );
+        assert!(parse(b"HMSG a 1 12 14\r\nNATS/1.0\r\n").unwrap().is_none());
+        assert!(parse(b"HMSG a 1 20 14\r\n").is_err());
         assert!(parse(b"MSG a 1 5\r\nhel").unwrap().is_none());
         assert!(parse(b"MSG a 1").unwrap().is_none());
         assert!(parse(b"WHAT\r\n").is_err());
@@ -349,7 +449,7 @@ mod tests {
         /// Whatever the bytes, parsing returns a frame within the buffer, asks for more, or errs: never panics.
         #[test]
         fn parse_never_panics_and_never_overruns(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..200),
-                                                 prefix in proptest::sample::select(vec!["", "MSG a 1 ", "MSG a 1 r ", "PING", "+OK", "-ERR x"])) {
+                                                 prefix in proptest::sample::select(vec!["", "MSG a 1 ", "MSG a 1 r ", "HMSG a 1 ", "HMSG a 1 r 4 ", "PING", "+OK", "-ERR x"])) {
             let mut b = prefix.as_bytes().to_vec();
             b.extend_from_slice(&bytes);
             if let Ok(Some((_, used))) = parse(&b) {

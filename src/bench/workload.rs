@@ -1461,13 +1461,24 @@ async fn js_run(
     let spec = &env.spec;
     let raw = use_raw(env, true)?;
     let mut conns = Vec::new();
+    // Before the clock starts, every publisher's path to the stream and back is proven (see
+    // `raw::stream_answers_publish`): a publish or ack dropped while interest crosses the routes would
+    // otherwise be counted as a failure, or delay the start inside the measured window.
     for i in 0..pubs {
         if raw {
             let t = env.conn.raw_target(env.worker(i)).expect("raw checked above");
-            let c = raw_connect(&t, &format!("natsplan-bench-pub{i}")).await?;
+            let mut c = raw_connect(&t, &format!("natsplan-bench-pub{i}")).await?;
+            let inbox = ack_inbox(env, env.worker(i));
+            c.out.extend_from_slice(format!("SUB {inbox}* 1\r\n").as_bytes());
+            c.round_trip().await.map_err(|e| cannot(e, "subscribe to acks"))?;
+            raw::stream_answers_publish(&mut c, subject, &inbox, probe_timeout(spec))
+                .await
+                .map_err(|e| BenchError::CannotRun(anyhow!(e)))?;
             conns.push(PubConn::Raw(c));
         } else {
-            conns.push(PubConn::Nats(env.connect(env.worker(i), "pub").await?));
+            let c = env.connect(env.worker(i), "pub").await?;
+            stream_answers_request(&c, subject, probe_timeout(spec)).await?;
+            conns.push(PubConn::Nats(c));
         }
     }
     let per_pub = env.per_worker(pubs);
@@ -1528,39 +1539,38 @@ async fn js_run(
     Ok(r)
 }
 
-/// Wait until the stream leader's server knows the ack inbox. A new subscription reaches the other servers
-/// over the routes asynchronously; an ack the leader sends before that is dropped, and the publish looks
-/// lost. The stream leader answers `STREAM.INFO` in a cluster, so an answer on the inbox proves its server
-/// routes acks to us. Asked again every 250 ms, up to `timeout`; after that (an account that may not read
-/// stream info, say) publishing goes ahead as before and a lost ack is reported as such.
-async fn leader_sees_inbox(c: &mut RawConn, stream: &str, inbox: &str, timeout: Duration) -> Result<(), String> {
-    let probe = format!("{inbox}info");
-    let deadline = Instant::now() + timeout.max(Duration::from_secs(2));
+/// The raw path's ack inbox of global worker `i` (a prefix: each publish's reply adds its sequence).
+fn ack_inbox(env: &Env, i: usize) -> String {
+    format!("_INBOX.natsplan{}p{}.", env.run_id, i)
+}
+
+/// How long a publisher waits for its path to the stream before the run cannot start: routes carry
+/// interest within milliseconds on a healthy cluster, and seconds on a loaded one.
+fn probe_timeout(spec: &BenchSpec) -> Duration {
+    spec.timeout.max(Duration::from_secs(10))
+}
+
+/// `raw::stream_answers_publish` for an async-nats client: a request on `subject` carrying a stream name
+/// no stream has is answered by the stream's leader with an error and stores nothing; the answer proves
+/// the client's inbox is known where acks come from. Retried every 250 ms until `timeout`.
+async fn stream_answers_request(c: &async_nats::Client, subject: &str, timeout: Duration) -> Result<(), BenchError> {
+    let t0 = Instant::now();
+    let mut headers = async_nats::HeaderMap::new();
+    headers.insert("Nats-Expected-Stream", "natsplan-path-probe-no-such-stream");
     loop {
-        c.out
-            .extend_from_slice(format!("PUB $JS.API.STREAM.INFO.{stream} {probe} 0\r\n\r\n").as_bytes());
-        c.flush_out().await.map_err(|e| format!("stream info probe: {e}"))?;
-        let asked = Instant::now();
-        while asked.elapsed() < Duration::from_millis(250) {
-            let wait = Duration::from_millis(250).saturating_sub(asked.elapsed());
-            match tokio::time::timeout(wait, c.fill()).await {
-                Ok(Ok(_)) => {}
-                Ok(Err(e)) => return Err(format!("stream info probe: {e}")),
-                Err(_) => break,
-            }
-            let mut answered = false;
-            c.drain(|f, _| {
-                if let raw::Frame::Msg { subject, .. } = f {
-                    answered |= subject == probe.as_bytes();
-                }
-            })
-            .map_err(|e| format!("stream info probe: {e}"))?;
-            if answered {
-                return Ok(());
-            }
+        let ask = c.request_with_headers(subject.to_string(), headers.clone(), Bytes::new());
+        match tokio::time::timeout(Duration::from_millis(250), ask).await {
+            Ok(Ok(_)) => return Ok(()),
+            // No responders yet (the stream's subject has not reached this server): wait a little.
+            Ok(Err(_)) => tokio::time::sleep(Duration::from_millis(50)).await,
+            Err(_) => {}
         }
-        if Instant::now() > deadline {
-            return Ok(());
+        if t0.elapsed() > timeout {
+            return Err(BenchError::CannotRun(anyhow!(
+                "no answer to a probe publish on {subject} within {:.1} s: the servers do not route this \
+                 client's messages to the stream, or its replies back (check the cluster's routes)",
+                t0.elapsed().as_secs_f64()
+            )));
         }
     }
 }
@@ -1581,23 +1591,13 @@ async fn js_pub_raw(
 ) -> TaskOut {
     const BATCH: usize = 64 * 1024;
     let window = window.max(1) as u64;
-    let inbox = format!("_INBOX.natsplan{}p{}.", env.run_id, i);
+    let inbox = ack_inbox(env, i);
     let prefix = format!("PUB {subject} {inbox}").into_bytes();
     let len_suffix = format!(" {}\r\n", payload.len()).into_bytes();
     let mut sent_ns = vec![0u64; window as usize];
     let mut hist = new_hist();
     let (mut sent, mut resolved, mut ok, mut errors) = (0u64, 0u64, 0u64, 0u64);
     let (mut fatal, mut ack_error, mut behind) = (None::<String>, None::<String>, false);
-    c.out.extend_from_slice(format!("SUB {inbox}* 1\r\n").as_bytes());
-    if let Err(e) = c.round_trip().await {
-        fatal = Some(format!("subscribe to acks: {e}"));
-    }
-    if fatal.is_none() {
-        let stream = format!("natsplan-js-{}", env.run_id);
-        if let Err(e) = leader_sees_inbox(&mut c, &stream, &inbox, env.spec.timeout).await {
-            fatal = Some(e);
-        }
-    }
     let t0 = Instant::now();
     let mut last = t0;
     let mut last_progress = Instant::now();
@@ -1999,6 +1999,16 @@ async fn kv(env: &Arc<Env>, clients: usize, replicas: usize, storage: Storage) -
             .get_key_value(&bucket)
             .await
             .map_err(|e| cannot(e, "open KV bucket"));
+        if store.is_ok() {
+            if let Err(e) =
+                stream_answers_request(&c, &format!("$KV.{bucket}.natsplan-probe"), probe_timeout(spec)).await
+            {
+                if owns && !spec.keep {
+                    let _ = actx.delete_key_value(&bucket).await;
+                }
+                return Err(e);
+            }
+        }
         conns.push((c, store));
     }
     let progress = progress_task(env, spec.msgs, "puts");
@@ -2164,6 +2174,9 @@ async fn obj_run(env: &Arc<Env>, op: ObjOp, clients: usize, bucket: &str) -> Res
             .get_object_store(bucket)
             .await
             .map_err(|e| cannot(e, "open object store"))?;
+        if op == ObjOp::Put {
+            stream_answers_request(&c, &format!("$O.{bucket}.C.natsplan-probe"), probe_timeout(spec)).await?;
+        }
         stores.push((c, s));
     }
     let progress = progress_task(env, spec.msgs, "objects");
