@@ -214,3 +214,46 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn core_with_no_subscriber_is_priced_from_the_publisher_only_rows_not_the_fan_out_fit() {
+    // The loopback calibration measured one publisher with nobody subscribed at 3.4-4.1 M msgs/s (64 B).
+    // The fan-out fit alone (rows with subscribers) predicted 0.83 M; the publisher-only rows are the
+    // measurement of that path, so the band must hold them.
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("calibration/lab-loopback-always.yaml");
+    let cal = Calibration::with_file(&path).unwrap();
+    let set = natsplan::perf::calibration::CalibrationSet::builtin()
+        .with_file(natsplan::perf::calibration::CalibrationSet::from_path(&path).unwrap());
+    let measured: Vec<f64> = set
+        .rows_of("core")
+        .filter(|(_, r)| r.subscribers == Some(0) && r.publishers == Some(1))
+        .filter_map(|(_, r)| r.measured("pub_msgs_per_s"))
+        .collect();
+    assert!(measured.len() >= 3, "{measured:?}");
+    let mut s = shape(Kind::Core, 3, 1, Sync::Delayed, 64, 1, Raid::Raid1, false);
+    s.subscribers = 0;
+    let p = predict_shape(&cal.terms, &Catalog::builtin(), &s);
+    for m in &measured {
+        assert!(
+            p.band.low <= *m && *m <= p.band.high,
+            "{m} outside {:?} ({})",
+            p.band,
+            p.ops_per_s
+        );
+    }
+    assert_ne!(p.bottleneck, "server routing (message fan-out)");
+    // With subscribers the fan-out fit still decides, and every subscriber costs.
+    let mut one = s.clone();
+    one.subscribers = 1;
+    let mut four = s.clone();
+    four.subscribers = 4;
+    let (p1, p4) = (
+        predict_shape(&cal.terms, &Catalog::builtin(), &one),
+        predict_shape(&cal.terms, &Catalog::builtin(), &four),
+    );
+    assert!(p1.ops_per_s < p.ops_per_s * 2.0);
+    assert!(
+        p4.ops_per_s / 5.0 < p1.ops_per_s / 2.0,
+        "per-publish rate falls with fan-out"
+    );
+}

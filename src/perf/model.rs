@@ -1151,12 +1151,31 @@ pub fn predict_shape(terms: &Terms, catalog: &Catalog, sh: &Shape) -> Prediction
             let c = &terms.core;
             let m = sh.subscribers as f64;
             let per_pub = c.per_msg_s + c.per_sub_s * m + c.per_byte_s * s * (1.0 + m);
-            let server_pub = 1.0 / per_pub;
             let client_pub = w * c.client_max_per_s * 128.0 / s.max(128.0);
-            let (p, b) = if client_pub < server_pub {
+            let (server_pub, server_why) = if sh.subscribers == 0 {
+                // Nobody subscribed: the server parses and drops, with no fan-out to price. The fan-out
+                // fit's intercept would say 4-5x too little (lab: 0.83M predicted, 3.4-4.1M measured at
+                // 64 B), so the calibrated publisher-only rate is taken as what one server parses;
+                // publishers beyond one per server share servers, which no row measured.
+                if w > sh.servers as f64 {
+                    width = width.max(0.5);
+                    notes.push(format!(
+                        "core with no subscribers: {w} publishers on {} servers share servers; \
+                         the calibrated publisher-only rate is per server",
+                        sh.servers
+                    ));
+                }
+                (
+                    (sh.servers as f64) * c.client_max_per_s * 128.0 / s.max(128.0),
+                    "server parsing (no subscribers)",
+                )
+            } else {
+                (1.0 / per_pub, "server routing (message fan-out)")
+            };
+            let (p, b) = if client_pub <= server_pub {
                 (client_pub, "publisher clients")
             } else {
-                (server_pub, "server routing (message fan-out)")
+                (server_pub, server_why)
             };
             ceilings.push((nic_bytes / (s * (1.0 + m)) * (1.0 + m), "NIC".into()));
             sources.push(c.source.clone());
