@@ -47,6 +47,8 @@ fn bad_flags_exit_2_naming_the_flag() {
         (vec!["--calibration", "/nonexistent/cal.yaml"], "--calibration"),
         (vec!["--site", "examples/three-racks-raid1.yaml"], "--layout"),
         (vec!["--ladder", "medium"], "--ladder"),
+        (vec!["--repeat", "0"], "--repeat"),
+        (vec!["--repeat", "many"], "--repeat"),
     ] {
         let mut a = vec!["verify", "--server", url.as_str(), "--dry-run"];
         a.extend(args.iter().copied());
@@ -121,4 +123,25 @@ fn an_unknown_rack_for_faults_is_bad_input_naming_the_racks() {
     ]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--racks Z") && err.contains("A, B, C, D"), "{err}");
+}
+
+#[test]
+fn repeat_multiplies_the_write_budget() {
+    let url = dead_url();
+    let bytes = |extra: &[&str]| {
+        let mut a = vec!["--format", "json", "verify", "--server", url.as_str(), "--dry-run"];
+        a.extend(extra);
+        let (code, stdout, err) = run(&a);
+        assert_eq!(code, 0, "{err}");
+        let v: Value = serde_json::from_str(&stdout).unwrap();
+        (
+            v["write_bytes_replicated"].as_u64().unwrap(),
+            v["config"]["repeat"].as_u64().unwrap(),
+        )
+    };
+    let (one, r1) = bytes(&[]);
+    let (three, r3) = bytes(&["--repeat", "3"]);
+    assert_eq!((r1, r3), (1, 3));
+    assert!(one > 0);
+    assert_eq!(three, 3 * one, "no disk probe without sync always: exactly three times");
 }

@@ -179,6 +179,15 @@ fn dry_run_and_max_bytes_write_nothing() {
     );
     assert!(c.streams().is_empty(), "nothing created: {:?}", c.streams());
     assert!(std::fs::read_dir(out.path()).unwrap().next().is_none());
+
+    // A budget one run of each row fits and three runs do not: refused, naming --repeat as a way out.
+    let (_, quick, _) = verify(&c, &["--dry-run", "--out", o]);
+    let one = quick["write_bytes_replicated"].as_u64().unwrap();
+    let max = (2 * one).to_string();
+    let (code, _, err) = verify(&c, &["--max-bytes", &max, "--repeat", "3", "--out", o]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--max-bytes") && err.contains("--repeat"), "{err}");
+    assert!(c.streams().is_empty(), "nothing created: {:?}", c.streams());
 }
 
 #[test]
@@ -340,4 +349,51 @@ fn sync_always_is_detected_and_the_disk_is_probed_before_the_rows() {
     assert_eq!(row(&v, "js-r3-1p-128B")["status"], "skipped");
     assert_eq!(row(&v, "kv-1c-128B")["status"], "inside");
     assert_cleaned(&c);
+}
+
+#[test]
+fn repeated_rows_judge_the_median_and_report_every_run() {
+    let _s = serial();
+    let c = TestCluster::start(3).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let (code, v, err) = verify(
+        &c,
+        &[
+            "--calibration",
+            &data("verify-cal-huge-bands.yaml"),
+            "--row-seconds",
+            "0.2",
+            "--repeat",
+            "3",
+            "--out",
+            out.path().to_str().unwrap(),
+        ],
+    );
+    assert_eq!(code, 0, "{err}\n{v:#}");
+    assert_eq!(v["config"]["repeat"], 3);
+    for r in rows(&v) {
+        let m = &r["measured"];
+        let runs: Vec<f64> = m["runs_ops_per_s"]
+            .as_array()
+            .unwrap_or_else(|| panic!("every run listed: {r:#}"))
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect();
+        assert_eq!(runs.len(), 3, "{r:#}");
+        let mut sorted = runs.clone();
+        sorted.sort_by(f64::total_cmp);
+        let median = sorted[1];
+        assert_eq!(m["ops_per_s"].as_f64().unwrap(), median, "the median is judged: {r:#}");
+        let spread = (sorted[2] - sorted[0]) / median;
+        assert!((m["spread"].as_f64().unwrap() - spread).abs() < 1e-9, "{r:#}");
+        assert!(
+            err.contains(&format!("verify: {} run 3 of 3", r["id"].as_str().unwrap())),
+            "{err}"
+        );
+    }
+    assert_cleaned(&c);
+    let d = std::fs::read_dir(out.path()).unwrap().next().unwrap().unwrap().path();
+    let csv = std::fs::read_to_string(d.join("results.csv")).unwrap();
+    assert!(csv.lines().next().unwrap().ends_with(",runs,spread"), "{csv}");
+    assert!(csv.lines().skip(1).all(|l| l.contains(",3,")), "{csv}");
 }

@@ -45,6 +45,10 @@ pub struct VerifyArgs {
     /// Time budget per row in seconds: counts are scaled so each row takes about this long.
     #[arg(long, value_name = "S")]
     pub row_seconds: Option<String>,
+    /// Run every row N times back to back: the median rate is judged against the band and the runs'
+    /// spread ((max − min) ÷ median) is reported beside it.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=20), conflicts_with = "faults")]
+    pub repeat: u32,
     /// Print the rows that would run (with predictions and bytes) and exit 0.
     #[arg(long)]
     pub dry_run: bool,
@@ -199,6 +203,7 @@ pub fn run(g: &Global, a: VerifyArgs) -> Result<Outcome, Failure> {
         ladder: a.ladder,
         tolerance,
         row_seconds,
+        repeat: a.repeat,
         max_bytes,
         dry_run: a.dry_run,
         keep: a.keep,

@@ -48,6 +48,8 @@ pub struct VerifyOptions {
     pub tolerance: f64,
     /// Time budget per row in seconds (counts are scaled to it).
     pub row_seconds: f64,
+    /// Runs per row (1..): the median is judged, the runs' spread reported beside it.
+    pub repeat: u32,
     pub max_bytes: Option<u64>,
     pub dry_run: bool,
     pub keep: bool,
@@ -402,18 +404,19 @@ fn run_on(
     // Under `always`, a disk probe runs first (see below); its bytes count too.
     let probe = (ctx.sync == Sync::Always && rows.iter().any(|r| runnable(r) && r.writes()))
         .then(|| ladder::probe_row(facts.max_replicas.clamp(1, 3)));
+    let repeat = u64::from(opts.repeat.max(1));
     let write_bytes: u64 = rows
         .iter()
-        .chain(probe.iter())
         .filter(|r| runnable(r))
-        .map(|r| r.write_bytes())
-        .sum();
+        .map(|r| r.write_bytes() * repeat)
+        .sum::<u64>()
+        + probe.iter().map(|r| r.write_bytes()).sum::<u64>();
     let write_rep: u64 = rows
         .iter()
-        .chain(probe.iter())
         .filter(|r| runnable(r))
-        .map(|r| r.write_bytes_replicated())
-        .sum();
+        .map(|r| r.write_bytes_replicated() * repeat)
+        .sum::<u64>()
+        + probe.iter().map(|r| r.write_bytes_replicated()).sum::<u64>();
     log(&format!(
         "verify will write at most {} to JetStream ({} over all replicas), in natsplan-* streams{}",
         crate::units::fmt_bytes(write_bytes as f64),
@@ -428,7 +431,7 @@ fn run_on(
         if write_rep > max && !opts.dry_run {
             return Err(VerifyError::BadInput(anyhow!(
                 "the {} ladder would write {write_rep} bytes over all replicas, more than --max-bytes {max}; \
-                 lower --row-seconds, use --ladder quick, or raise --max-bytes",
+                 lower --row-seconds or --repeat, use --ladder quick, or raise --max-bytes",
                 match opts.ladder {
                     Ladder::Quick => "quick",
                     Ladder::Full => "full",
@@ -442,6 +445,7 @@ fn run_on(
         ladder: format!("{:?}", opts.ladder).to_lowercase(),
         tolerance: opts.tolerance,
         row_seconds: opts.row_seconds,
+        repeat: opts.repeat.max(1),
         max_bytes: opts.max_bytes,
         calibration: opts.calibration_label.clone(),
         site: opts.target.as_ref().map(|t| t.site.clone()),
@@ -525,15 +529,53 @@ fn run_on(
         }
         log(&format!("verify: {} ({} × {} B)...", r.label, r.msgs, r.size_bytes));
         let spec = bench_spec(&r, &monitors, opts.keep);
-        let sampler = CpuSampler::start(monitors.clone());
-        let out = match coordinator.as_mut() {
-            Some(c) => rt.block_on(c.run(&spec)).map(|d| (d.result, Some(d.agents))),
-            None => rt.block_on(bench::run(&opts.conn, &spec)).map(|b| (b, None)),
+        // Each run of the row, back to back; the first error or incomplete run ends the row.
+        let mut runs: Vec<Run> = Vec::new();
+        let mut out = Ok(());
+        for k in 0..repeat {
+            if k > 0 {
+                log(&format!("verify: {} run {} of {repeat}...", r.id, k + 1));
+            }
+            let sampler = CpuSampler::start(monitors.clone());
+            let res = match coordinator.as_mut() {
+                Some(c) => rt.block_on(c.run(&spec)).map(|d| (d.result, Some(d.agents))),
+                None => rt.block_on(bench::run(&opts.conn, &spec)).map(|b| (b, None)),
+            };
+            let cpu = sampler.finish();
+            match res {
+                Ok((b, agents)) => {
+                    let incomplete = agents.as_ref().is_some_and(|a| !a.complete);
+                    runs.push(Run {
+                        ops: measured_ops(&r, &b),
+                        bench: b,
+                        agents,
+                        cpu,
+                    });
+                    if incomplete {
+                        break;
+                    }
+                }
+                Err(e) => {
+                    out = Err(e);
+                    break;
+                }
+            }
+        }
+        let all_ops: Vec<f64> = runs.iter().map(|x| x.ops).collect();
+        let picked = match out {
+            Ok(()) => Ok(pick_median(runs)),
+            Err(e) => Err(e),
         };
-        let cpu = sampler.finish();
-        match out {
-            Ok((b, row_agents)) => {
-                let m = measured_ops(&r, &b);
+        match picked {
+            Ok((
+                Run {
+                    bench: b,
+                    agents: row_agents,
+                    cpu,
+                    ..
+                },
+                m,
+            )) => {
                 let error = (p.ops_per_s > 0.0).then(|| m / p.ops_per_s - 1.0);
                 // A row an agent did not finish measured less than the row: never judged as if complete.
                 let incomplete = row_agents.as_ref().is_some_and(|a| !a.complete);
@@ -564,6 +606,8 @@ fn run_on(
                     losses: b.losses.clone(),
                     cpu_percent: cpu,
                     warnings: b.warnings.clone(),
+                    spread: if incomplete { None } else { spread_of(&all_ops) },
+                    runs_ops_per_s: if all_ops.len() > 1 { all_ops.clone() } else { vec![] },
                 };
                 let reason = row_agents.as_ref().filter(|a| !a.complete).map(|a| {
                     let lost: Vec<String> = a
@@ -625,6 +669,50 @@ fn run_on(
         notes,
         agents: coordinator.map(|c| c.summary),
     })
+}
+
+/// One run of a row.
+struct Run {
+    ops: f64,
+    bench: BenchResult,
+    agents: Option<crate::agent::AgentsRun>,
+    cpu: Vec<(String, f64)>,
+}
+
+/// The run whose rate is the median (for an even count, the lower of the middle two) and the median rate
+/// itself (for an even count, the mean of the middle two). An incomplete run, always the last, is the
+/// row's result as it is: it is never judged.
+fn pick_median(mut runs: Vec<Run>) -> (Run, f64) {
+    if runs.last().and_then(|r| r.agents.as_ref()).is_some_and(|a| !a.complete) {
+        let last = runs.pop().expect("an incomplete run is there");
+        let ops = last.ops;
+        return (last, ops);
+    }
+    runs.sort_by(|a, b| a.ops.total_cmp(&b.ops));
+    let n = runs.len();
+    let median = if n % 2 == 1 {
+        runs[n / 2].ops
+    } else {
+        (runs[n / 2 - 1].ops + runs[n / 2].ops) / 2.0
+    };
+    let keep = (n - 1) / 2;
+    (runs.swap_remove(keep), median)
+}
+
+/// (max − min) ÷ median of the runs' rates; None for a single run.
+fn spread_of(ops: &[f64]) -> Option<f64> {
+    if ops.len() < 2 {
+        return None;
+    }
+    let mut v = ops.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    let median = if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    };
+    (median > 0.0).then(|| (v[n - 1] - v[0]) / median)
 }
 
 /// Drift against the target layout: the emitted stream definitions against `/jsz`.
@@ -704,6 +792,43 @@ mod tests {
             default_monitors(&s),
             vec!["http://127.0.0.1:8222", "http://10.0.0.2:8222", "http://host-a:8222"]
         );
+    }
+
+    #[test]
+    fn repeated_rows_judge_the_median_run_and_report_the_spread() {
+        let run = |ops: f64| Run {
+            ops,
+            bench: serde_json::from_value(serde_json::json!({
+                "kind": "js", "label": "x", "params": {}, "msgs": 1, "size": 1,
+                "publishers": {"clients": []}, "subscribers": {"clients": []},
+                "latency_us": null, "rate": null, "losses": null, "warnings": [], "ops": false,
+                "run_id": format!("{ops}")
+            }))
+            .unwrap(),
+            agents: None,
+            cpu: vec![],
+        };
+        let (r, m) = pick_median(vec![run(30.0), run(10.0), run(20.0)]);
+        assert_eq!((r.ops, m, r.bench.run_id.as_str()), (20.0, 20.0, "20"));
+        let (r, m) = pick_median(vec![run(40.0), run(10.0), run(30.0), run(20.0)]);
+        assert_eq!((r.ops, m), (20.0, 25.0));
+        let (r, m) = pick_median(vec![run(7.0)]);
+        assert_eq!((r.ops, m), (7.0, 7.0));
+        assert_eq!(spread_of(&[7.0]), None);
+        assert!((spread_of(&[30.0, 10.0, 20.0]).unwrap() - 1.0).abs() < 1e-12);
+        assert!((spread_of(&[40.0, 10.0, 30.0, 20.0]).unwrap() - 30.0 / 25.0).abs() < 1e-12);
+        assert_eq!(spread_of(&[0.0, 0.0]), None);
+        // An incomplete run ends the row and is its result, never a median.
+        let mut last = run(1.0);
+        last.agents = Some(crate::agent::AgentsRun {
+            complete: false,
+            published: 0,
+            received: 0,
+            failed: 0,
+            agents: vec![],
+        });
+        let (r, m) = pick_median(vec![run(50.0), run(60.0), last]);
+        assert_eq!((r.ops, m), (1.0, 1.0));
     }
 
     #[test]

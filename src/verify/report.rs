@@ -72,6 +72,13 @@ pub struct RowMeasured {
     /// Average `/varz cpu` (percent of one core) per server over the run.
     pub cpu_percent: Vec<(String, f64)>,
     pub warnings: Vec<String>,
+    /// With `--repeat`: (max − min) ÷ median of the runs' rates; `ops_per_s` is the median and the
+    /// other figures are those of the median run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spread: Option<f64>,
+    /// With `--repeat`: every run's rate, in the order they ran.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub runs_ops_per_s: Vec<f64>,
 }
 
 /// One row of the report.
@@ -117,6 +124,8 @@ pub struct ConfigEcho {
     pub ladder: String,
     pub tolerance: f64,
     pub row_seconds: f64,
+    /// Runs per row (the median is judged).
+    pub repeat: u32,
     pub max_bytes: Option<u64>,
     pub calibration: String,
     pub site: Option<String>,
@@ -165,6 +174,13 @@ fn cells(r: &RowResult) -> Vec<String> {
     let measured = match (m, r.status) {
         (Some(m), _) => {
             let mut s = si(m.ops_per_s);
+            if let Some(sp) = m.spread {
+                s.push_str(&format!(
+                    " (median of {}, spread {:.0}%)",
+                    m.runs_ops_per_s.len(),
+                    sp * 100.0
+                ));
+            }
             if let Some(rate) = &m.rate {
                 if !rate.sustained {
                     s.push_str(" (not sustained)");
@@ -387,7 +403,7 @@ fn csv_field(s: &str) -> String {
 /// One CSV line per row.
 pub fn csv(r: &VerifyReport) -> Vec<u8> {
     let mut o = String::from(
-        "row,kind,label,msgs,size_bytes,replicas,workers,rate_per_s,predicted_per_s,band_low,band_high,measured_per_s,error,status,p50_us,p99_us,max_cpu_percent,reason\n",
+        "row,kind,label,msgs,size_bytes,replicas,workers,rate_per_s,predicted_per_s,band_low,band_high,measured_per_s,error,status,p50_us,p99_us,max_cpu_percent,reason,runs,spread\n",
     );
     let f = |x: Option<f64>| x.map(|v| format!("{v:.3}")).unwrap_or_default();
     for row in &r.rows {
@@ -413,6 +429,8 @@ pub fn csv(r: &VerifyReport) -> Vec<u8> {
             f(lat.map(|l| l.p99)),
             f(m.map(|m| m.cpu_percent.iter().map(|c| c.1).fold(0.0f64, f64::max))),
             row.reason.clone().unwrap_or_default(),
+            m.map(|m| m.runs_ops_per_s.len().max(1).to_string()).unwrap_or_default(),
+            f(m.and_then(|m| m.spread)),
         ];
         let line: Vec<String> = cols.iter().map(|c| csv_field(c)).collect();
         o.push_str(&line.join(","));
