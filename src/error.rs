@@ -47,6 +47,29 @@ impl fmt::Display for Failure {
     }
 }
 
+/// Why an operation against a cluster (bench, verify, calibrate, agents) could not produce its result.
+/// Its two cases are `Failure`'s: the request is wrong (exit 2) or the cluster could not be reached or
+/// refused the work (exit 3). The modules name it for what failed (`BenchError`, `VerifyError`,
+/// `CalibrateError`).
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The request itself is wrong (exit 2).
+    #[error("{0:#}")]
+    BadInput(anyhow::Error),
+    /// The cluster could not be reached or measured, or refused the work (exit 3).
+    #[error("{0:#}")]
+    CannotRun(anyhow::Error),
+}
+
+impl From<RunError> for Failure {
+    fn from(e: RunError) -> Failure {
+        match e {
+            RunError::BadInput(e) => Failure::BadInput(e),
+            RunError::CannotRun(e) => Failure::CannotRun(e),
+        }
+    }
+}
+
 /// Shorthand: wrap an error as bad input.
 pub fn bad_input(e: impl Into<anyhow::Error>) -> Failure {
     Failure::BadInput(e.into())

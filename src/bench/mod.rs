@@ -130,12 +130,4 @@ pub struct BenchSpec {
 }
 
 /// Why a run could not produce a result.
-#[derive(Debug, thiserror::Error)]
-pub enum BenchError {
-    /// The request itself is wrong (exit 2).
-    #[error("{0}")]
-    BadInput(anyhow::Error),
-    /// The cluster could not be reached or refused the work (exit 3).
-    #[error("{0}")]
-    CannotRun(anyhow::Error),
-}
+pub type BenchError = crate::error::RunError;

@@ -42,15 +42,7 @@ pub struct CalibrateOptions {
 }
 
 /// Why calibrate could not produce a file.
-#[derive(Debug, thiserror::Error)]
-pub enum CalibrateError {
-    /// A flag is wrong (exit 2): budget too small, --out not writable, sync mode unknown.
-    #[error("{0:#}")]
-    BadInput(anyhow::Error),
-    /// The cluster could not be reached or measured (exit 3).
-    #[error("{0:#}")]
-    CannotRun(anyhow::Error),
-}
+pub type CalibrateError = crate::error::RunError;
 
 /// What calibrate did, as the command prints it.
 #[derive(Debug, Clone, Serialize)]

@@ -3,9 +3,9 @@
 //! at start exits 3 (afterwards it reconnects for as long as it runs).
 
 use crate::agent::worker::{self, AgentOptions};
-use crate::bench::{BenchError, ConnArgs, ConnSpec};
+use crate::bench::{ConnArgs, ConnSpec};
 use crate::cli::Global;
-use crate::error::{bad_input, cannot_run, Failure, Outcome};
+use crate::error::{bad_input, Failure, Outcome};
 
 #[derive(Debug, clap::Args)]
 pub struct AgentArgs {
@@ -22,9 +22,6 @@ pub fn run(_g: &Global, a: AgentArgs) -> Result<Outcome, Failure> {
         conn,
         name: a.name.unwrap_or_else(worker::default_name),
     };
-    worker::run(opts).map_err(|e| match e {
-        BenchError::BadInput(e) => bad_input(e),
-        BenchError::CannotRun(e) => cannot_run(e),
-    })?;
+    worker::run(opts)?;
     Ok(Outcome::Ok)
 }

@@ -254,10 +254,7 @@ pub fn run(g: &Global, a: BenchArgs) -> Result<Outcome, Failure> {
         rt.shutdown_timeout(Duration::from_millis(100));
         return out;
     }
-    let result = rt.block_on(bench::run(&conn, &spec)).map_err(|e| match e {
-        BenchError::BadInput(e) => bad_input(e),
-        BenchError::CannotRun(e) => cannot_run(e),
-    })?;
+    let result = rt.block_on(bench::run(&conn, &spec))?;
     // Dropping the runtime would wait for background tasks of the clients; they hold nothing we need.
     rt.shutdown_timeout(Duration::from_millis(100));
     if let Some(path) = &common.csv {
@@ -284,10 +281,7 @@ fn run_on_agents(
     csv: Option<&std::path::Path>,
 ) -> Result<Outcome, Failure> {
     use crate::agent::{report, AgentsOptions, Coordinator};
-    let map = |e: BenchError| match e {
-        BenchError::BadInput(e) => bad_input(e),
-        BenchError::CannotRun(e) => cannot_run(e),
-    };
+    let map = Failure::from;
     bench::check(spec).map_err(map)?;
     let mut opts = AgentsOptions::new(n);
     opts.discover_timeout = timeout;

@@ -3,7 +3,7 @@
 //! an unwritable --out, an unknown sync mode), 3 when the cluster cannot be reached or measured.
 
 use crate::bench::{ConnArgs, ConnSpec};
-use crate::calibrate::{self, CalibrateError, CalibrateOptions, CalibrateReport};
+use crate::calibrate::{self, CalibrateOptions, CalibrateReport};
 use crate::cli::{Format, Global};
 use crate::error::{bad_input, cannot_run, Failure, Outcome};
 use crate::perf::Sync;
@@ -190,10 +190,7 @@ pub fn run(g: &Global, a: CalibrateArgs) -> Result<Outcome, Failure> {
         catalog: super::catalog(g)?,
     };
     let log = |s: &str| eprintln!("{s}");
-    let rep = calibrate::run(&opts, &log).map_err(|e| match e {
-        CalibrateError::BadInput(e) => bad_input(e),
-        CalibrateError::CannotRun(e) => cannot_run(e),
-    })?;
+    let rep = calibrate::run(&opts, &log)?;
     let bytes = match format {
         Format::Json => {
             let mut b = serde_json::to_vec_pretty(&rep).map_err(|e| cannot_run(anyhow!(e)))?;

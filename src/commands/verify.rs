@@ -8,7 +8,7 @@ use crate::bench::{ConnArgs, ConnSpec};
 use crate::cli::{Format, Global};
 use crate::error::{bad_input, cannot_run, Failure, Outcome};
 use crate::perf::Calibration;
-use crate::verify::{self, ladder::Ladder, report, Target, VerifyError, VerifyOptions};
+use crate::verify::{self, ladder::Ladder, report, Target, VerifyOptions};
 use anyhow::anyhow;
 use std::path::PathBuf;
 
@@ -221,10 +221,7 @@ pub fn run(g: &Global, a: VerifyArgs) -> Result<Outcome, Failure> {
         }
         None => verify::run(&opts, &log),
     }
-    .map_err(|e| match e {
-        VerifyError::BadInput(e) => bad_input(e),
-        VerifyError::CannotRun(e) => cannot_run(e),
-    })?;
+    .map_err(Failure::from)?;
     if !a.dry_run {
         let dir = verify::write_results(&a.out, &rep).map_err(cannot_run)?;
         eprintln!("verify: results in {}", dir.display());

@@ -61,15 +61,7 @@ pub struct VerifyOptions {
 }
 
 /// Why verify could not produce a report.
-#[derive(Debug, thiserror::Error)]
-pub enum VerifyError {
-    /// A flag or the request is wrong (exit 2): e.g. the ladder would write more than `--max-bytes`.
-    #[error("{0:#}")]
-    BadInput(anyhow::Error),
-    /// The cluster could not be reached (exit 3).
-    #[error("{0:#}")]
-    CannotRun(anyhow::Error),
-}
+pub type VerifyError = crate::error::RunError;
 
 /// `http://HOST:8222` for each server URL's host (the nats-server default monitoring port).
 pub fn default_monitors(servers: &[String]) -> Vec<String> {
@@ -457,12 +449,7 @@ fn run_on(
     // Agents are found (and their clocks measured) before anything is written.
     let mut coordinator = match agents.filter(|_| !opts.dry_run) {
         Some(a) => {
-            let c = rt
-                .block_on(crate::agent::Coordinator::connect(&opts.conn, a.clone()))
-                .map_err(|e| match e {
-                    BenchError::BadInput(e) => VerifyError::BadInput(e),
-                    BenchError::CannotRun(e) => VerifyError::CannotRun(e),
-                })?;
+            let c = rt.block_on(crate::agent::Coordinator::connect(&opts.conn, a.clone()))?;
             for l in crate::agent::report::summary_lines(&c.summary) {
                 log(&format!("verify: {l}"));
             }
