@@ -111,7 +111,7 @@ pub fn run(g: &Global, a: VerifyArgs) -> Result<Outcome, Failure> {
         }
         let mut opts = match a.ladder {
             Ladder::Full => FaultOptions::full(a.nodes),
-            Ladder::Quick => FaultOptions::quick(a.nodes, &Kind::LADDER),
+            Ladder::Quick => FaultOptions::quick(a.nodes, &Kind::ladder()),
         };
         // A planned layout: the lab runs its servers and the scenarios add whole-rack failures.
         if let (Some(site), Some(id)) = (&a.site, &a.layout) {

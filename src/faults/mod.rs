@@ -84,19 +84,9 @@ impl Kind {
         Kind::PowerLoss,
     ];
     /// The scenarios of a lab without a plan (every server its own rack: no whole-rack scenarios).
-    pub const LADDER: [Kind; 11] = [
-        Kind::FollowerKill,
-        Kind::LeaderKill,
-        Kind::LeaderPause,
-        Kind::MajorityKill,
-        Kind::AllKill,
-        Kind::RollingRestart,
-        Kind::LeaderPartition,
-        Kind::FullLimit,
-        Kind::FullDisk,
-        Kind::Wipe,
-        Kind::PowerLoss,
-    ];
+    pub fn ladder() -> Vec<Kind> {
+        Kind::ALL.into_iter().filter(|k| !k.per_rack()).collect()
+    }
     pub fn name(self) -> &'static str {
         match self {
             Kind::FollowerKill => "follower-kill",
@@ -226,7 +216,7 @@ impl FaultOptions {
     pub fn full(nodes: usize) -> FaultOptions {
         FaultOptions {
             nodes,
-            scenarios: Kind::LADDER.to_vec(),
+            scenarios: Kind::ladder(),
             nats_server: None,
             publish_rate_per_s: 200,
             publish_timeout: Duration::from_secs(2),
@@ -1984,9 +1974,10 @@ mod tests {
 
     #[test]
     fn rack_scenarios_run_only_with_a_plan_or_when_asked() {
-        assert!(!Kind::LADDER.iter().any(|k| k.per_rack()));
+        assert!(!Kind::ladder().iter().any(|k| k.per_rack()));
+        assert_eq!(Kind::ladder().len(), 11);
         assert!(Kind::ALL.iter().filter(|k| k.per_rack()).count() == 2);
-        assert!(Kind::LADDER.iter().filter(|k| k.needs_net()).count() == 1);
+        assert!(Kind::ladder().iter().filter(|k| k.needs_net()).count() == 1);
     }
 
     #[test]
