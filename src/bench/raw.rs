@@ -72,55 +72,46 @@ pub fn parse(buf: &[u8]) -> io::Result<Option<(Frame<'_>, usize)>> {
         return Ok(None);
     };
     let line = buf[..nl].strip_suffix(b"\r").unwrap_or(&buf[..nl]);
-    if let Some(rest) = line.strip_prefix(b"HMSG ") {
-        // `HMSG subject sid [reply] hdr_len total_len`: the payload given is the body after the headers.
-        let t: Vec<&[u8]> = rest.split(|&b| b == b' ').filter(|t| !t.is_empty()).collect();
-        let (subject, sid, reply, hdr, total) = match t.as_slice() {
-            [s, i, h, n] => (*s, *i, &s[..0], *h, *n),
-            [s, i, r, h, n] => (*s, *i, *r, *h, *n),
-            _ => return Err(bad("bad HMSG line")),
-        };
-        let (hdr, total) = (parse_num(hdr)? as usize, parse_num(total)? as usize);
+    let msg = match (line.strip_prefix(b"MSG "), line.strip_prefix(b"HMSG ")) {
+        (Some(rest), _) => Some((rest, false)),
+        (_, Some(rest)) => Some((rest, true)),
+        _ => None,
+    };
+    if let Some((rest, headers)) = msg {
+        // `MSG subject sid [reply] len` or `HMSG subject sid [reply] hdr_len total_len`; the payload given
+        // is the body after any headers. Fields go to a fixed array: no allocation on the hot path.
+        let mut t: [&[u8]; 5] = [&[]; 5];
+        let mut n = 0;
+        for tok in rest.split(|&b| b == b' ').filter(|t| !t.is_empty()) {
+            if n == t.len() {
+                return Err(bad("too many fields in a MSG line"));
+            }
+            t[n] = tok;
+            n += 1;
+        }
+        let sizes = if headers { 2 } else { 1 };
+        if n != 2 + sizes && n != 3 + sizes {
+            return Err(bad("short MSG line"));
+        }
+        let reply = if n == 3 + sizes { t[2] } else { &t[0][..0] };
+        let total = parse_num(t[n - 1])? as usize;
+        let hdr = if headers { parse_num(t[n - 2])? as usize } else { 0 };
         if hdr > total || total > 1 << 30 {
-            return Err(bad("bad HMSG sizes"));
+            return Err(bad(
+                "MSG sizes out of range (headers beyond the message, or over 1 GiB)",
+            ));
         }
         let start = nl + 1;
         if buf.len() < start + total + 2 {
             return Ok(None);
         }
         let frame = Frame::Msg {
-            subject,
-            sid: parse_num(sid)?,
+            subject: t[0],
+            sid: parse_num(t[1])?,
             reply,
             payload: &buf[start + hdr..start + total],
         };
         return Ok(Some((frame, start + total + 2)));
-    }
-    if let Some(rest) = line.strip_prefix(b"MSG ") {
-        let mut it = rest.split(|&b| b == b' ').filter(|t| !t.is_empty());
-        let (subject, sid) = (it.next(), it.next());
-        let (a, b) = (it.next(), it.next());
-        let (Some(subject), Some(sid), Some(a)) = (subject, sid, a) else {
-            return Err(bad("short MSG line"));
-        };
-        let (reply, len) = match b {
-            Some(len) => (a, parse_num(len)? as usize),
-            None => (&a[..0], parse_num(a)? as usize),
-        };
-        let start = nl + 1;
-        if len > 1 << 30 {
-            return Err(bad("MSG payload larger than 1 GiB"));
-        }
-        if buf.len() < start + len + 2 {
-            return Ok(None);
-        }
-        let frame = Frame::Msg {
-            subject,
-            sid: parse_num(sid)?,
-            reply,
-            payload: &buf[start..start + len],
-        };
-        return Ok(Some((frame, start + len + 2)));
     }
     let frame = if line.starts_with(b"PING") {
         Frame::Ping
