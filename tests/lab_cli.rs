@@ -11,6 +11,12 @@ fn natsplan() -> Command {
     Command::cargo_bin("natsplan").unwrap()
 }
 
+/// Run a command that must succeed and return its JSON on stdout.
+fn ok_json(c: &mut Command) -> serde_json::Value {
+    let out = c.assert().success().get_output().stdout.clone();
+    serde_json::from_slice(&out).unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out)))
+}
+
 fn pids(dir: &std::path::Path) -> Vec<u32> {
     let st: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("lab.json")).unwrap()).unwrap();
     st["nodes"]
@@ -32,29 +38,21 @@ fn up_status_down() {
     let _s = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("lab");
-    let out = natsplan()
-        .args(["lab", "up", "--nodes", "3", "--format", "json", "--dir"])
-        .arg(&dir)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let up: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let up = ok_json(
+        natsplan()
+            .args(["lab", "up", "--nodes", "3", "--format", "json", "--dir"])
+            .arg(&dir),
+    );
     assert_eq!(up["client_urls"].as_array().unwrap().len(), 3);
     assert!(up["meta_leader"].is_string());
     let p = pids(&dir);
     assert!(p.iter().all(|&x| alive(x)), "servers must outlive `lab up`");
 
-    let st = natsplan()
-        .args(["lab", "status", "--format", "json", "--dir"])
-        .arg(&dir)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let st: serde_json::Value = serde_json::from_slice(&st).unwrap();
+    let st = ok_json(
+        natsplan()
+            .args(["lab", "status", "--format", "json", "--dir"])
+            .arg(&dir),
+    );
     assert_eq!(
         st["servers"]
             .as_array()
@@ -195,14 +193,7 @@ fn ctrl_c_during_start_up_leaves_nothing_running() {
 fn up_runs_a_planned_layout_with_its_tags() {
     let _s = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let site = format!("{}/tests/data/four-racks-r3.yaml", env!("CARGO_MANIFEST_DIR"));
-    let design = natsplan()
-        .args(["design", &site, "--format", "json"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let design: serde_json::Value = serde_json::from_slice(&design).unwrap();
+    let design = ok_json(natsplan().args(["design", &site, "--format", "json"]));
     let layout = design["layouts"]
         .as_array()
         .unwrap()
@@ -307,14 +298,7 @@ fn up_runs_a_planned_layout_with_its_tags() {
 fn up_with_streams_creates_the_plan_and_reports_what_cannot_place() {
     let _s = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
     let site = format!("{}/examples/seed-five-servers-raid0.yaml", env!("CARGO_MANIFEST_DIR"));
-    let design = natsplan()
-        .args(["design", &site, "--format", "json"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let design: serde_json::Value = serde_json::from_slice(&design).unwrap();
+    let design = ok_json(natsplan().args(["design", &site, "--format", "json"]));
     let layouts = design["layouts"].as_array().unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("lab");
