@@ -1392,19 +1392,31 @@ fn storage_type(s: Storage) -> jetstream::stream::StorageType {
     }
 }
 
-/// JetStream asset creation retried briefly: right after a cluster starts the meta leader may not be
-/// elected yet.
+/// JetStream asset creation retried: right after a cluster starts the meta leader may not be elected
+/// yet, and a request can go unanswered (seen on a fresh 3-server loopback cluster: "create stream:
+/// jetstream request timed out"). Each attempt waits `timeout`; attempts go on for three of them (at least
+/// 15 s). An answer that refuses the asset (no room for its replicas, say) is retried for 5 s only, since
+/// it is usually final. Creating with the same configuration again is harmless: the server answers with
+/// what exists.
 async fn retry<T, E: std::fmt::Display, F, Fut>(what: &str, timeout: Duration, mut f: F) -> Result<T, BenchError>
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<T, E>>,
 {
-    let deadline = Instant::now() + timeout.max(Duration::from_secs(5));
+    let t0 = tokio::time::Instant::now();
+    let unanswered = (timeout * 3).max(Duration::from_secs(15));
+    let refused = timeout.max(Duration::from_secs(5));
     loop {
         match f().await {
             Ok(v) => return Ok(v),
-            Err(e) if Instant::now() > deadline => return Err(cannot(e, what)),
-            Err(_) => tokio::time::sleep(Duration::from_millis(250)).await,
+            Err(e) => {
+                let text = e.to_string().to_lowercase();
+                let transient = text.contains("timed out") || text.contains("no responders");
+                if t0.elapsed() > if transient { unanswered } else { refused } {
+                    return Err(cannot(e, what));
+                }
+                tokio::time::sleep(Duration::from_millis(250)).await;
+            }
         }
     }
 }
@@ -2283,6 +2295,42 @@ async fn obj_run(env: &Arc<Env>, op: ObjOp, clients: usize, bucket: &str) -> Res
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn asset_creation_retries_unanswered_requests_longer_than_refusals() {
+        // Attempts until success or the deadline, on a paused clock (time moves only while sleeping).
+        async fn attempts(error: &'static str, succeed_at: u32) -> (u32, Result<(), String>) {
+            let n = std::sync::atomic::AtomicU32::new(0);
+            let t = Duration::from_secs(5);
+            let r = retry("create stream", t, || {
+                let k = n.fetch_add(1, Ordering::SeqCst) + 1;
+                async move {
+                    // Each unanswered attempt costs its timeout.
+                    if error.contains("timed out") {
+                        tokio::time::sleep(t).await;
+                    }
+                    if k == succeed_at {
+                        Ok(())
+                    } else {
+                        Err(error)
+                    }
+                }
+            })
+            .await;
+            (n.load(Ordering::SeqCst), r.map_err(|e| e.to_string()))
+        }
+        // Unanswered twice (10 s), then created: within the 15 s allowed for unanswered requests.
+        let (n, r) = attempts("jetstream request timed out", 3).await;
+        assert_eq!((n, r), (3, Ok(())));
+        // Never answered: gives up after 15 s, naming what it was doing.
+        let (n, r) = attempts("jetstream request timed out", 0).await;
+        assert_eq!(n, 3, "5 s per attempt and 250 ms between: the third ends past 15 s");
+        assert!(r.unwrap_err().contains("create stream: jetstream request timed out"));
+        // Refused at once (no room for the replicas): retried for 5 s only.
+        let (n, r) = attempts("insufficient resources", 0).await;
+        assert!((19..=22).contains(&n), "{n} attempts 250 ms apart");
+        assert!(r.unwrap_err().contains("insufficient resources"));
+    }
 
     #[test]
     fn split_spreads_the_remainder_over_the_first_workers() {
