@@ -354,9 +354,10 @@ fn an_agent_gone_between_verify_rows_leaves_the_later_rows_incomplete() {
         .iter()
         .map(|r| r["status"].as_str().unwrap().to_ascii_uppercase())
         .collect();
+    let reasons: Vec<&str> = rows.iter().map(|r| r["reason"].as_str().unwrap_or("-")).collect();
     assert!(
         !status.iter().any(|s| s == "ERROR"),
-        "a vanished agent is not a cluster error: {status:?}"
+        "a vanished agent is not a cluster error: {status:?}\n{reasons:#?}\n{err}"
     );
     let first = status
         .iter()
