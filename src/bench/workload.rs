@@ -2007,10 +2007,8 @@ async fn kv(env: &Arc<Env>, clients: usize, replicas: usize, storage: Storage) -
     let mut conns = Vec::new();
     for i in 0..clients {
         let c = env.connect(env.worker(i), "kv").await?;
-        let store = js_context(c.clone(), env, 1)
-            .get_key_value(&bucket)
-            .await
-            .map_err(|e| cannot(e, "open KV bucket"));
+        let kctx = js_context(c.clone(), env, 1);
+        let store = retry("open KV bucket", spec.timeout, || kctx.get_key_value(&bucket)).await;
         if store.is_ok() {
             if let Err(e) =
                 stream_answers_request(&c, &format!("$KV.{bucket}.natsplan-probe"), probe_timeout(spec)).await
@@ -2182,10 +2180,8 @@ async fn obj_run(env: &Arc<Env>, op: ObjOp, clients: usize, bucket: &str) -> Res
     let mut stores = Vec::new();
     for i in 0..clients {
         let c = env.connect(env.worker(i), "obj").await?;
-        let s = js_context(c.clone(), env, 1)
-            .get_object_store(bucket)
-            .await
-            .map_err(|e| cannot(e, "open object store"))?;
+        let octx = js_context(c.clone(), env, 1);
+        let s = retry("open object store", spec.timeout, || octx.get_object_store(bucket)).await?;
         if op == ObjOp::Put {
             stream_answers_request(&c, &format!("$O.{bucket}.C.natsplan-probe"), probe_timeout(spec)).await?;
         }
