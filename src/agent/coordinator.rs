@@ -396,6 +396,7 @@ impl Coordinator {
             "ready" if p::decode::<Ready>("ready", &m.payload).is_ok() => s.ready = true,
             "progress" => {
                 if let Ok(pr) = p::decode::<Progress>("progress", &m.payload) {
+                    s.ready |= pr.ready;
                     let at = start.map(|t| Instant::now().saturating_duration_since(t).as_secs_f64());
                     s.last_progress = Some((pr.done, at));
                 }

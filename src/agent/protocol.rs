@@ -192,6 +192,10 @@ pub struct Progress {
     pub done: u64,
     /// Seconds since the agreed start (negative while setting up).
     pub elapsed_s: f64,
+    /// The share is set up (what `Ready` said): repeated in every heartbeat, so a `Ready` lost while the
+    /// coordinator's new row subscription crossed the routes costs one heartbeat, not the row.
+    #[serde(default)]
+    pub ready: bool,
 }
 
 /// An agent's result for one row.
@@ -350,10 +354,14 @@ mod tests {
             reason: "x".into(),
         });
         roundtrip(Progress {
+            ready: true,
             done: 9,
             elapsed_s: -0.25,
         });
         roundtrip(Bye { id: "a".into() });
+        // A heartbeat from an agent that predates `ready` reads as not ready (its `Ready` still counts).
+        let old: Progress = serde_json::from_str(r#"{"done":3,"elapsed_s":-1.0}"#).unwrap();
+        assert!(!old.ready);
         roundtrip(AgentResult {
             id: "a".into(),
             row: "r".into(),

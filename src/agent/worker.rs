@@ -235,8 +235,10 @@ async fn run_row(
     let subject = |what: &str| p::report_subject(&req.report_to, &id, what);
     let done = Arc::new(AtomicU64::new(0));
     let started_at: Arc<Mutex<Option<Instant>>> = Arc::new(Mutex::new(None));
+    let is_ready = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let _beat = {
         let (client, done, started_at, s) = (client.clone(), done.clone(), started_at.clone(), subject("progress"));
+        let is_ready = is_ready.clone();
         let every = Duration::from_millis(req.heartbeat_ms.max(20));
         AbortOnDrop(tokio::spawn(async move {
             loop {
@@ -248,6 +250,7 @@ async fn run_row(
                 let pr = Progress {
                     done: done.load(Ordering::Relaxed),
                     elapsed_s,
+                    ready: is_ready.load(Ordering::Relaxed),
                 };
                 let _ = client.publish(s.clone(), p::encode(&pr)).await;
                 let _ = client.flush().await;
@@ -280,6 +283,7 @@ async fn run_row(
         if ready_rx.await.is_err() {
             return; // the engine ended before its setup was done: its error is the result
         }
+        is_ready.store(true, Ordering::Relaxed);
         let _ = client
             .publish(
                 subject("ready"),
