@@ -248,8 +248,9 @@ fn create_streams(urls: &[String], defs: &[(String, Value)]) -> Vec<CreatedStrea
     rt.block_on(async {
         let addrs: Result<Vec<async_nats::ServerAddr>, _> = urls.iter().map(|u| u.parse()).collect();
         // A clustered create is answered once the new group has elected its leader; on a busy machine a
-        // split vote costs an election timeout (4-9 s), so allow more than the client's default 10 s.
-        let opts = async_nats::ConnectOptions::new().request_timeout(Some(Duration::from_secs(30)));
+        // split vote costs an election timeout (4-9 s), so each attempt allows 15 s. An unanswered request
+        // (seen on a fresh cluster) is sent once more: creating the same definition again is harmless.
+        let opts = async_nats::ConnectOptions::new().request_timeout(Some(Duration::from_secs(15)));
         let nc = match addrs {
             Ok(a) => opts.connect(a).await,
             Err(e) => return all_failed(defs, &format!("bad lab URL: {e}")),
@@ -262,7 +263,12 @@ fn create_streams(urls: &[String], defs: &[(String, Value)]) -> Vec<CreatedStrea
         for (file, cfg) in defs {
             let name = cfg["name"].as_str().unwrap_or_default().to_string();
             let subject = format!("$JS.API.STREAM.CREATE.{name}");
-            let error = match nc.request(subject, cfg.to_string().into()).await {
+            let mut answer = nc.request(subject.clone(), cfg.to_string().into()).await;
+            if answer.is_err() {
+                tokio::time::sleep(Duration::from_millis(250)).await;
+                answer = nc.request(subject, cfg.to_string().into()).await;
+            }
+            let error = match answer {
                 Ok(m) => match serde_json::from_slice::<Value>(&m.payload) {
                     Ok(v) => v.get("error").map(|e| {
                         format!(
