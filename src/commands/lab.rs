@@ -22,7 +22,8 @@ pub struct LabArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum LabAction {
-    /// Start the cluster, wait for a meta leader, print its URLs and return (servers keep running).
+    /// Start the cluster, wait for a meta leader and a settled route mesh, print its URLs and return
+    /// (servers keep running).
     Up(UpArgs),
     /// Show the lab's servers, the meta leader, and the streams with their replicas.
     Status(DirArgs),
