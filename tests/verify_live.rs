@@ -39,6 +39,14 @@ fn verify(c: &TestCluster, args: &[&str]) -> (i32, Value, String) {
     (out.status.code().unwrap_or(-1), v, stderr)
 }
 
+/// The quick ladder against bands no measurement misses, results into `out`.
+fn huge_bands(c: &TestCluster, out: &tempfile::TempDir, extra: &[&str]) -> (i32, Value, String) {
+    let cal = data("verify-cal-huge-bands.yaml");
+    let mut args = vec!["--calibration", cal.as_str(), "--out", out.path().to_str().unwrap()];
+    args.extend_from_slice(extra);
+    verify(c, &args)
+}
+
 fn rows(v: &Value) -> &Vec<Value> {
     v["rows"].as_array().expect("rows")
 }
@@ -80,17 +88,7 @@ fn quick_ladder_with_huge_bands_passes_and_writes_its_results() {
     let _s = serial();
     let c = TestCluster::start(3).unwrap();
     let out = tempfile::tempdir().unwrap();
-    let (code, v, err) = verify(
-        &c,
-        &[
-            "--calibration",
-            &data("verify-cal-huge-bands.yaml"),
-            "--row-seconds",
-            "0.3",
-            "--out",
-            out.path().to_str().unwrap(),
-        ],
-    );
+    let (code, v, err) = huge_bands(&c, &out, &["--row-seconds", "0.3"]);
     assert_eq!(code, 0, "{err}\n{v:#}");
     assert!(err.contains("will write at most"), "bytes announced first: {err}");
     assert_eq!(v["cluster"]["jetstream_servers"], 3);
@@ -356,19 +354,7 @@ fn repeated_rows_judge_the_median_and_report_every_run() {
     let _s = serial();
     let c = TestCluster::start(3).unwrap();
     let out = tempfile::tempdir().unwrap();
-    let (code, v, err) = verify(
-        &c,
-        &[
-            "--calibration",
-            &data("verify-cal-huge-bands.yaml"),
-            "--row-seconds",
-            "0.2",
-            "--repeat",
-            "3",
-            "--out",
-            out.path().to_str().unwrap(),
-        ],
-    );
+    let (code, v, err) = huge_bands(&c, &out, &["--row-seconds", "0.2", "--repeat", "3"]);
     assert_eq!(code, 0, "{err}\n{v:#}");
     assert_eq!(v["config"]["repeat"], 3);
     for r in rows(&v) {
