@@ -213,20 +213,21 @@ fn chosen_scenarios() {
     assert!(!r.failed(), "{text}");
 }
 
-/// The CLI entry writes one results folder with the JSON contract and prints the chosen format.
+/// A saved run writes one results folder with the JSON contract and says where.
 #[test]
-fn run_cli_writes_a_results_folder() {
+fn run_saved_writes_a_results_folder() {
     let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let out = tempfile::tempdir().unwrap();
     let opts = FaultOptions::quick(3, &[Kind::FollowerKill]);
-    let (bytes, failed) = natsplan::faults::run_cli(&opts, true, Some(out.path())).unwrap();
-    let printed: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
-    assert!(!failed, "{printed:#}");
+    let (r, folder) = natsplan::faults::run_saved(&opts, Some(out.path()), &|m| eprintln!("{m}")).unwrap();
+    let printed: serde_json::Value = serde_json::from_slice(&natsplan::faults::json(&r)).unwrap();
+    assert!(!r.failed(), "{printed:#}");
     let folders: Vec<_> = std::fs::read_dir(out.path())
         .unwrap()
         .map(|e| e.unwrap().path())
         .collect();
     assert_eq!(folders.len(), 1, "{folders:?}");
+    assert_eq!(folder.as_deref(), Some(folders[0].as_path()));
     let saved: serde_json::Value =
         serde_json::from_slice(&std::fs::read(folders[0].join("faults.json")).unwrap()).unwrap();
     let s = &saved["scenarios"][0];

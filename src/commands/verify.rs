@@ -102,7 +102,7 @@ fn parse_f64(flag: &str, v: &str, range: std::ops::RangeInclusive<f64>, fix: &st
 pub fn run(g: &Global, a: VerifyArgs) -> Result<Outcome, Failure> {
     let format = super::format(g);
     if a.faults {
-        use crate::faults::{run_cli, FaultOptions, Kind};
+        use crate::faults::{run_saved, FaultOptions, Kind};
         if a.nodes < 3 {
             return Err(bad_input(anyhow!(
                 "--nodes {}: --faults needs at least 3 servers for an R3 stream",
@@ -147,7 +147,15 @@ pub fn run(g: &Global, a: VerifyArgs) -> Result<Outcome, Failure> {
                 .map(|n| Kind::parse(n.trim()).map_err(|e| bad_input(anyhow!("--scenarios: {e}"))))
                 .collect::<Result<_, _>>()?;
         }
-        let (bytes, failed) = run_cli(&opts, format == Format::Json, Some(&a.out)).map_err(cannot_run)?;
+        let (report, folder) = run_saved(&opts, Some(&a.out), &|m| eprintln!("{m}")).map_err(cannot_run)?;
+        if let Some(f) = folder {
+            eprintln!("results in {}", f.display());
+        }
+        let bytes = match format {
+            Format::Json => crate::faults::json(&report),
+            _ => crate::faults::table(&report),
+        };
+        let failed = report.failed();
         super::emit_stdout(&bytes)?;
         return Ok(if failed {
             Outcome::CheckFailed("fault verification: a prediction disagreed or an acknowledged write was lost".into())

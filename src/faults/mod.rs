@@ -616,15 +616,18 @@ fn scenario_name(site: &Site, p: Planned) -> String {
     }
 }
 
-/// The CLI entry: run, print the table (or JSON), write the results folder when `out` is given.
-/// Returns whether the run failed (exit 1). Ctrl-C (SIGINT, SIGTERM, SIGHUP) stops the run and removes the
-/// lab, its mounts and namespaces before returning an error.
-pub fn run_cli(opts: &FaultOptions, json_out: bool, out: Option<&Path>) -> Result<(Vec<u8>, bool)> {
-    let log = |m: &str| eprintln!("{m}");
+/// Run with Ctrl-C handling (SIGINT, SIGTERM, SIGHUP stop the run and remove the lab, its mounts and
+/// namespaces before returning an error) and, when `out` is given, write one results folder
+/// `OUT/<utc>-faults/` (the report and any findings). Returns the report and the folder it wrote.
+pub fn run_saved(
+    opts: &FaultOptions,
+    out: Option<&Path>,
+    log: &dyn Fn(&str),
+) -> Result<(FaultReport, Option<PathBuf>)> {
     let guard = lab::InterruptGuard::install();
     let mut o = opts.clone();
     o.interrupt = Some(guard.flag());
-    // One folder per run, as verify's: DIR/<utc>-faults/ with the report and any findings.
+    // One folder per run, as verify's.
     let folder = out.map(|d| {
         let stamp = format!("{}-faults", crate::verify::utc_now().1);
         let mut f = d.join(&stamp);
@@ -638,8 +641,7 @@ pub fn run_cli(opts: &FaultOptions, json_out: bool, out: Option<&Path>) -> Resul
     if o.findings_dir.is_none() {
         o.findings_dir = folder.as_ref().map(|f| f.join("findings"));
     }
-    let r = run(&o, &log);
-    let r = match r {
+    let r = match run(&o, log) {
         Err(e) if o.interrupted() => {
             bail!("interrupted: the lab, its mounts and network namespaces were removed ({e:#})")
         }
@@ -648,9 +650,8 @@ pub fn run_cli(opts: &FaultOptions, json_out: bool, out: Option<&Path>) -> Resul
     drop(guard);
     if let Some(f) = &folder {
         write_results(f, &r)?;
-        eprintln!("results in {}", f.display());
     }
-    Ok((if json_out { json(&r) } else { table(&r) }, r.failed()))
+    Ok((r, folder))
 }
 
 fn not_run(k: Kind, why: String) -> ScenarioResult {
