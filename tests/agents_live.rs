@@ -368,3 +368,73 @@ fn an_agent_gone_between_verify_rows_leaves_the_later_rows_incomplete() {
     let last = rows.last().unwrap()["reason"].as_str().unwrap_or_default();
     assert!(last.contains("g2"), "the reason names the agent: {last}");
 }
+
+/// A throwaway CA and a server certificate for 127.0.0.1 (PEM files in `dir`): (ca, cert, key).
+fn tls_files(dir: &std::path::Path) -> (PathBuf, PathBuf, PathBuf) {
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    ca_params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, "natsplan test CA");
+    let ca = ca_params.self_signed(&ca_key).unwrap();
+    let key = rcgen::KeyPair::generate().unwrap();
+    let params = rcgen::CertificateParams::new(vec!["127.0.0.1".to_string(), "localhost".to_string()]).unwrap();
+    let cert = params.signed_by(&key, &ca, &ca_key).unwrap();
+    let paths = (dir.join("ca.pem"), dir.join("server.pem"), dir.join("server-key.pem"));
+    std::fs::write(&paths.0, ca.pem()).unwrap();
+    std::fs::write(&paths.1, cert.pem()).unwrap();
+    std::fs::write(&paths.2, key.serialize_pem()).unwrap();
+    (paths.0, paths.1, paths.2)
+}
+
+#[test]
+fn agents_and_coordinator_work_over_tls() {
+    // Every server requires TLS on its client port: the agent's control and data connections and the
+    // coordinator's all need --tls-ca, and a client without it is refused.
+    let _s = serial();
+    let certs = tempfile::tempdir().unwrap();
+    let (ca, cert, key) = tls_files(certs.path());
+    let c = TestCluster::start_spec(|dir| natsplan::lab::LabSpec {
+        client_tls: Some(natsplan::emit::conf::ClientTls {
+            cert_file: cert.to_string_lossy().into_owned(),
+            key_file: key.to_string_lossy().into_owned(),
+        }),
+        ..natsplan::lab::LabSpec::plain(3, dir)
+    })
+    .unwrap();
+    let ca = ca.to_str().unwrap();
+    let out = natsplan()
+        .args([
+            "--format",
+            "json",
+            "bench",
+            "js",
+            "--msgs",
+            "10",
+            "--server",
+            &c.url(),
+            "--no-progress",
+        ])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
+    let _a = Agent::start_with(&["--server", &c.url(), "--tls-ca", ca, "--name", "secure"], &[]);
+    for (kind, extra) in [("js", ["--pubs", "2"]), ("kv", ["--clients", "2"])] {
+        let out = natsplan()
+            .args(["--format", "json", "bench", kind, "--msgs", "300", "--agents", "1"])
+            .args(extra)
+            .args(["--server", &c.url(), "--tls-ca", ca, "--no-progress"])
+            .timeout(Duration::from_secs(120))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).to_string();
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+        assert_eq!(out.status.code(), Some(0), "{kind}: {err}\n{v:#}");
+        assert_eq!(v["published"].as_u64(), Some(300), "{kind}: {v:#}");
+        assert_eq!(v["failed"].as_u64(), Some(0), "{kind}: {v:#}");
+        assert_eq!(v["agents"]["agents"][0]["name"], "secure", "{kind}");
+        assert_eq!(v["agents"]["complete"], true, "{kind}");
+    }
+}

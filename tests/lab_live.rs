@@ -59,6 +59,7 @@ fn tags_unique_tag_store_size_and_sync_reach_the_servers() {
         sync: natsplan::units::SyncMode::Always,
         unique_tag: Some("rack:".into()),
         dir,
+        client_tls: None,
     })
     .unwrap();
     let v = monitor::varz(&c.nodes()[0].monitor_url(), Duration::from_secs(2)).unwrap();

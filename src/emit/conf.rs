@@ -32,6 +32,15 @@ pub struct ServerConf {
     pub routes: Vec<String>,
     /// Comment lines written at the top (without `#`).
     pub header: Vec<String>,
+    /// TLS on the client port: clients must connect with TLS and trust the certificate's issuer.
+    pub client_tls: Option<ClientTls>,
+}
+
+/// The server's certificate and key for client connections (PEM files).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientTls {
+    pub cert_file: String,
+    pub key_file: String,
 }
 
 /// A string as nats-server's config parser reads it (double-quoted, JSON escapes).
@@ -56,6 +65,13 @@ pub fn render(c: &ServerConf) -> String {
     if !c.tags.is_empty() {
         let tags: Vec<String> = c.tags.iter().map(|t| q(&t.trim().to_lowercase())).collect();
         o.push_str(&format!("server_tags: [{}]\n", tags.join(", ")));
+    }
+    if let Some(t) = &c.client_tls {
+        o.push_str(&format!(
+            "\ntls {{\n  cert_file: {}\n  key_file: {}\n}}\n",
+            q(&t.cert_file),
+            q(&t.key_file)
+        ));
     }
     o.push_str("\njetstream {\n");
     o.push_str(&format!("  store_dir: {}\n", q(&c.store_dir)));
@@ -109,8 +125,20 @@ mod tests {
             cluster_listen: "0.0.0.0:6222".into(),
             routes: vec!["nats-route://nats-b1:6222".into()],
             header: vec!["hello".into()],
+            client_tls: None,
         };
         let t = render(&c);
+        assert!(!t.contains("tls {"));
+        let tls = render(&ServerConf {
+            client_tls: Some(ClientTls {
+                cert_file: "/etc/nats/server.pem".into(),
+                key_file: "/etc/nats/server-key.pem".into(),
+            }),
+            ..c.clone()
+        });
+        assert!(
+            tls.contains("tls {\n  cert_file: \"/etc/nats/server.pem\"\n  key_file: \"/etc/nats/server-key.pem\"\n}")
+        );
         assert!(t.starts_with("# hello\n"));
         assert!(t.contains(r#"server_tags: ["rack:a", "array:a1"]"#));
         assert!(t.contains("max_file_store: 1000000"));

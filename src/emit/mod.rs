@@ -71,6 +71,7 @@ pub fn lab_spec(plan: &Plan, layout: &PlannedLayout, sync: SyncMode, dir: PathBu
         sync,
         unique_tag: layout.unique_tag.clone(),
         dir,
+        client_tls: None,
     }
 }
 
@@ -257,6 +258,7 @@ pub fn render(plan: &Plan, layout_id: &str, opts: &EmitOptions) -> Result<Vec<(P
             cluster_listen: format!("0.0.0.0:{}", opts.cluster_port),
             routes,
             header,
+            client_tls: None,
         });
         files.push((PathBuf::from(&s.name).join("nats-server.conf"), text));
         files.push((

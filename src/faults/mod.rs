@@ -518,6 +518,7 @@ fn run_in_lab(
             sync: t.sync,
             unique_tag: t.unique_tag.clone(),
             dir: tmp.path().to_path_buf(),
+            client_tls: None,
         },
         None => LabSpec::plain(opts.nodes, tmp.path()),
     };

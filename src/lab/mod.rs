@@ -154,6 +154,8 @@ pub struct LabSpec {
     pub unique_tag: Option<String>,
     /// Configurations, stores and logs go under `dir/<server>/`.
     pub dir: PathBuf,
+    /// TLS on every server's client port (the live TLS tests).
+    pub client_tls: Option<crate::emit::conf::ClientTls>,
 }
 
 impl LabSpec {
@@ -165,6 +167,7 @@ impl LabSpec {
             sync: SyncMode::Interval(120),
             unique_tag: None,
             dir: dir.into(),
+            client_tls: None,
         }
     }
 
@@ -476,6 +479,7 @@ impl Lab {
             cluster_listen: format!("{}:{}", info.host, info.cluster_port),
             routes,
             header: vec![format!("natsplan lab server {} (loopback only)", info.name)],
+            client_tls: self.spec.client_tls.clone(),
         })
     }
 
