@@ -438,3 +438,33 @@ fn agents_and_coordinator_work_over_tls() {
         assert_eq!(v["agents"]["complete"], true, "{kind}");
     }
 }
+
+#[test]
+fn an_agent_stops_on_sigterm_even_when_its_servers_are_gone() {
+    // The goodbye is bounded: with no server left the client would wait for a reconnect forever.
+    let _s = serial();
+    let c = TestCluster::start(3).unwrap();
+    let mut a = Agent::start(&c.url(), "orphan");
+    drop(c);
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: SIGTERM to the agent this test started.
+    unsafe { libc::kill(a.child.id() as i32, libc::SIGTERM) };
+    let t0 = Instant::now();
+    let status = loop {
+        if let Some(s) = a.child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "the agent did not stop: {}",
+            a.log()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(
+        status.success(),
+        "a requested stop is a clean exit: {status:?}\n{}",
+        a.log()
+    );
+    assert!(a.log().contains("stopped ("), "{}", a.log());
+}

@@ -194,13 +194,26 @@ pub async fn serve(opts: AgentOptions, log: Arc<dyn Fn(&str) + Send + Sync>) -> 
             else => break "the connection closed",
         }
     };
-    // Leave cleanly: a running share is abandoned and said so; then goodbye.
+    // Leave cleanly: a running share is abandoned and said so; then goodbye. All of it bounded: with the
+    // servers gone the client would wait for a reconnect forever, and a stop must stop.
+    let farewell = async {
+        leave(&client, &current, &id, stop_reason).await;
+    };
+    if tokio::time::timeout(Duration::from_secs(3), farewell).await.is_err() {
+        log(&format!("agent {id}: no server took the goodbye within 3 s"));
+    }
+    log(&format!("agent {id}: stopped ({stop_reason})"));
+    Ok(())
+}
+
+/// The goodbye of a stopping agent: its running share reported as abandoned, `Bye`, the connection drained.
+async fn leave(client: &async_nats::Client, current: &Mutex<Option<Current>>, id: &str, stop_reason: &str) {
     let cur = current.lock().ok().and_then(|mut c| c.take());
     if let Some(c) = cur {
         if !c.task.is_finished() {
             c.task.abort();
             let r = AgentResult {
-                id: id.clone(),
+                id: id.to_string(),
                 row: c.row.clone(),
                 result: None,
                 hist_v2: None,
@@ -209,17 +222,15 @@ pub async fn serve(opts: AgentOptions, log: Arc<dyn Fn(&str) + Send + Sync>) -> 
                 error: Some(format!("the agent was stopped ({stop_reason}) during the row")),
             };
             let _ = client
-                .publish(p::report_subject(&c.report_to, &id, "result"), p::encode(&r))
+                .publish(p::report_subject(&c.report_to, id, "result"), p::encode(&r))
                 .await;
         }
     }
     let _ = client
-        .publish(p::agent_subject(&id, "bye"), p::encode(&p::Bye { id: id.clone() }))
+        .publish(p::agent_subject(id, "bye"), p::encode(&p::Bye { id: id.to_string() }))
         .await;
     let _ = client.flush().await;
-    let _ = tokio::time::timeout(Duration::from_secs(2), client.drain()).await;
-    log(&format!("agent {id}: stopped ({stop_reason})"));
-    Ok(())
+    let _ = client.drain().await;
 }
 
 /// One row share: heartbeats from the start, the engine behind a gate, `Ready` once set up, the local
