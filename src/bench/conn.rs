@@ -371,6 +371,19 @@ impl ConnSpec {
             .await
             .map_err(|e| ConnectFailure::Unreachable(anyhow!("cannot connect to {}: {e}", redact_url(&url))))
     }
+
+    /// Connect once (to the first server, within 5 s) to learn which server answers: its name, its
+    /// version and whether JetStream is enabled. What verify and calibrate detect before anything else.
+    pub async fn server_facts(&self, role: &str) -> anyhow::Result<(String, String, bool)> {
+        let c = tokio::time::timeout(Duration::from_secs(5), self.connect(0, role, None))
+            .await
+            .map_err(|_| anyhow!("cannot connect to {}: timed out after 5 s", self.describe()))?
+            .map_err(|e| match e {
+                ConnectFailure::Setup(e) | ConnectFailure::Unreachable(e) => e,
+            })?;
+        let info = c.server_info();
+        Ok((info.server_name.clone(), info.version.clone(), info.jetstream))
+    }
 }
 
 /// Why a connection could not be made: the setup was wrong (bad input) or the server is not there.

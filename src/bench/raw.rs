@@ -323,6 +323,10 @@ impl RawConn {
     }
 }
 
+/// The stream name a path probe expects (`Nats-Expected-Stream`): no stream has it, so the stream's
+/// leader answers the probe with an error and stores nothing.
+pub const PROBE_EXPECTED_STREAM: &str = "natsplan-path-probe-no-such-stream";
+
 /// Wait until a publish on `subject` reaches the stream and its ack comes back to `inbox`, without storing
 /// anything. Subscriptions and a new stream's subject reach the other servers over the routes
 /// asynchronously: until the publisher's server knows the stream's subject, its publishes are dropped
@@ -337,13 +341,13 @@ pub async fn stream_answers_publish(
     inbox: &str,
     timeout: Duration,
 ) -> Result<(), String> {
-    const HDR: &str = "NATS/1.0\r\nNats-Expected-Stream: natsplan-path-probe-no-such-stream\r\n\r\n";
+    let hdr = format!("NATS/1.0\r\nNats-Expected-Stream: {PROBE_EXPECTED_STREAM}\r\n\r\n");
     let probe = format!("{inbox}probe");
     let t0 = Instant::now();
     let deadline = t0 + timeout;
     loop {
         c.out
-            .extend_from_slice(format!("HPUB {subject} {probe} {} {}\r\n{HDR}\r\n", HDR.len(), HDR.len()).as_bytes());
+            .extend_from_slice(format!("HPUB {subject} {probe} {} {}\r\n{hdr}\r\n", hdr.len(), hdr.len()).as_bytes());
         c.flush_out().await.map_err(|e| format!("probe publish: {e}"))?;
         let asked = Instant::now();
         while asked.elapsed() < Duration::from_millis(250) {

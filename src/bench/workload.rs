@@ -1568,7 +1568,7 @@ fn probe_timeout(spec: &BenchSpec) -> Duration {
 async fn stream_answers_request(c: &async_nats::Client, subject: &str, timeout: Duration) -> Result<(), BenchError> {
     let t0 = Instant::now();
     let mut headers = async_nats::HeaderMap::new();
-    headers.insert("Nats-Expected-Stream", "natsplan-path-probe-no-such-stream");
+    headers.insert("Nats-Expected-Stream", raw::PROBE_EXPECTED_STREAM);
     loop {
         let ask = c.request_with_headers(subject.to_string(), headers.clone(), Bytes::new());
         match tokio::time::timeout(Duration::from_millis(250), ask).await {
@@ -1590,6 +1590,7 @@ async fn stream_answers_request(c: &async_nats::Client, subject: &str, timeout: 
 /// JetStream publishing on the raw path: each message carries its own reply subject (`<inbox><seq>`), up
 /// to `window` are in flight (1 = synchronous), acks are matched by sequence and timed from the send (or
 /// intended) time. A single task writes batches and reads acks, as nats.go's PublishAsync does in effect.
+/// `c` is already subscribed to the ack inbox of global worker `i` and its path proven (`js_run`).
 #[allow(clippy::too_many_arguments)]
 async fn js_pub_raw(
     env: &Env,

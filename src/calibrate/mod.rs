@@ -89,17 +89,6 @@ fn load_average() -> Option<String> {
         .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
 }
 
-async fn probe(conn: &ConnSpec) -> anyhow::Result<(String, String, bool)> {
-    let c = tokio::time::timeout(Duration::from_secs(5), conn.connect(0, "calibrate", None))
-        .await
-        .map_err(|_| anyhow!("cannot connect to {}: timed out after 5 s", conn.describe()))?
-        .map_err(|e| match e {
-            bench::conn::ConnectFailure::Setup(e) | bench::conn::ConnectFailure::Unreachable(e) => e,
-        })?;
-    let info = c.server_info();
-    Ok((info.server_name.clone(), info.version.clone(), info.jetstream))
-}
-
 fn v(s: impl Into<String>) -> Value {
     Value::String(s.into())
 }
@@ -182,7 +171,9 @@ fn run_on(
     log: &dyn Fn(&str),
 ) -> Result<CalibrateReport, CalibrateError> {
     let mut notes = Vec::new();
-    let (server_name, version, js) = rt.block_on(probe(&opts.conn)).map_err(CalibrateError::CannotRun)?;
+    let (server_name, version, js) = rt
+        .block_on(opts.conn.server_facts("calibrate"))
+        .map_err(CalibrateError::CannotRun)?;
     if !js {
         return Err(CalibrateError::CannotRun(anyhow!(
             "{} ({server_name}) has JetStream disabled; calibrate measures JetStream and needs it on",

@@ -99,15 +99,7 @@ pub fn text(r: &CalibrateReport, markdown: bool, width: u16) -> String {
             .unwrap_or("-".into()),
         q.knee_failed_per_s.map(|x| format!("{x:.0}/s")).unwrap_or("-".into()),
     ));
-    let mut t = Table::new();
-    t.load_preset(if markdown {
-        presets::ASCII_MARKDOWN
-    } else {
-        presets::UTF8_FULL_CONDENSED
-    })
-    .set_content_arrangement(ContentArrangement::Dynamic)
-    .set_width(width)
-    .set_header(vec!["term", "value", "± (jackknife)", "identified"]);
+    let mut t = table(markdown, width, vec!["term", "value", "± (jackknife)", "identified"]);
     for term in &q.terms {
         t.add_row(vec![
             term.name.clone(),
@@ -120,15 +112,11 @@ pub fn text(r: &CalibrateReport, markdown: bool, width: u16) -> String {
     }
     out.push_str(&t.to_string());
     out.push_str("\n\n");
-    let mut t = Table::new();
-    t.load_preset(if markdown {
-        presets::ASCII_MARKDOWN
-    } else {
-        presets::UTF8_FULL_CONDENSED
-    })
-    .set_content_arrangement(ContentArrangement::Dynamic)
-    .set_width(width)
-    .set_header(vec!["point", "measured", "predicted", "error", "held out"]);
+    let mut t = table(
+        markdown,
+        width,
+        vec!["point", "measured", "predicted", "error", "held out"],
+    );
     for res in &q.residuals {
         t.add_row(vec![
             res.label.clone(),
@@ -202,4 +190,18 @@ pub fn run(g: &Global, a: CalibrateArgs) -> Result<Outcome, Failure> {
     };
     super::emit_stdout(&bytes)?;
     Ok(Outcome::Ok)
+}
+
+/// A table for the terminal or for Markdown, `width` wide, with `header`.
+fn table(markdown: bool, width: u16, header: Vec<&str>) -> Table {
+    let mut t = Table::new();
+    t.load_preset(if markdown {
+        presets::ASCII_MARKDOWN
+    } else {
+        presets::UTF8_FULL_CONDENSED
+    })
+    .set_content_arrangement(ContentArrangement::Dynamic)
+    .set_width(width)
+    .set_header(header);
+    t
 }

@@ -299,20 +299,6 @@ fn utc(secs: u64) -> (String, String) {
     )
 }
 
-/// Connect once to learn which server answers and its version; None with the error when unreachable.
-async fn probe(conn: &ConnSpec) -> Result<(String, String, bool), anyhow::Error> {
-    let c = tokio::time::timeout(Duration::from_secs(5), conn.connect(0, "verify", None))
-        .await
-        .map_err(|_| anyhow!("cannot connect to {}: timed out after 5 s", conn.describe()))?
-        .map_err(|e| match e {
-            bench::conn::ConnectFailure::Setup(e) | bench::conn::ConnectFailure::Unreachable(e) => e,
-        })?;
-    let info = c.server_info();
-    let out = (info.server_name.clone(), info.version.clone(), info.jetstream);
-    drop(c);
-    Ok(out)
-}
-
 /// Run verify: detect, plan the rows, announce the bytes, run (unless dry run), compare, check drift.
 /// `log` receives progress lines (the command sends them to stderr).
 pub fn run(opts: &VerifyOptions, log: &dyn Fn(&str)) -> Result<VerifyReport, VerifyError> {
@@ -352,7 +338,7 @@ fn run_on(
 ) -> Result<VerifyReport, VerifyError> {
     let mut notes = Vec::new();
     let (generated_at, _) = utc_now();
-    let connected = match rt.block_on(probe(&opts.conn)) {
+    let connected = match rt.block_on(opts.conn.server_facts("verify")) {
         Ok(c) => Some(c),
         Err(e) if opts.dry_run => {
             notes.push(format!(
