@@ -64,3 +64,48 @@ pub enum Command {
     #[command(hide = true)]
     Man(crate::commands::completions::ManArgs),
 }
+
+/// The inputs of a plan, the same for every command that plans (design, whatif, simulate, emit, lab up,
+/// verify): `plan::inputs::Inputs` loads them.
+#[derive(Debug, Clone, Default, Args)]
+pub struct PlanArgs {
+    /// Calibration file to predict with besides the built-in seed calibrations (its rows replace theirs
+    /// by kind).
+    #[arg(long, value_name = "FILE")]
+    pub calibration: Option<PathBuf>,
+    /// Take the streams from an OpenMessaging Benchmark workload file (one stream per topic, as OMB's NATS
+    /// driver creates them); they replace same-named streams of the site file and add to the rest.
+    #[arg(long, value_name = "FILE")]
+    pub omb: Option<PathBuf>,
+    /// How long OMB streams keep messages when the workload file does not say (`retention: 24h`).
+    #[arg(long, value_name = "DURATION", requires = "omb")]
+    pub omb_retention: Option<String>,
+    /// Take the streams from a live cluster: its monitor URLs (comma-separated, every server's for full
+    /// coverage), read twice --interval apart for the rates.
+    #[arg(long, value_name = "URL", value_delimiter = ',')]
+    pub from_cluster: Vec<String>,
+    /// How long to measure a --from-cluster cluster's message rates.
+    #[arg(long, value_name = "DURATION", default_value = "10s", requires = "from_cluster")]
+    pub interval: String,
+    /// A plan saved by `natsplan design SITE --save FILE`, in place of SITE.yaml: its site, models,
+    /// calibration and imported streams are used as saved (refused if from another natsplan version, or
+    /// if a SITE.yaml, --models or --calibration given beside it differs from what it was built from).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["omb", "from_cluster"])]
+    pub plan: Option<PathBuf>,
+}
+
+impl PlanArgs {
+    /// Where the loader reads from: these flags, the site file and `--models`.
+    pub fn sources(&self, g: &Global, site: Option<&std::path::Path>) -> crate::plan::inputs::Sources {
+        crate::plan::inputs::Sources {
+            site: site.map(|p| p.to_path_buf()),
+            models: g.models.clone(),
+            calibration: self.calibration.clone(),
+            omb: self.omb.clone(),
+            omb_retention: self.omb_retention.clone(),
+            from_cluster: self.from_cluster.clone(),
+            interval: self.interval.clone(),
+            plan: self.plan.clone(),
+        }
+    }
+}

@@ -90,8 +90,10 @@ async fn seed_five_servers_r5_lands_one_replica_per_server_and_pinned_sets_hold(
     assert!(layout.unique_tag.is_none());
     let spec_plan = plan.clone();
     let lay = layout.clone();
-    let c =
-        TestCluster::start_spec(move |dir| emit::lab_spec(&spec_plan, &lay, spec_plan.input.nats.sync, dir)).unwrap();
+    let c = TestCluster::start_spec(move |dir| {
+        natsplan::lab::spec::for_layout(&spec_plan, &lay, spec_plan.input.nats.sync, dir)
+    })
+    .unwrap();
     let nc = connect(&c).await;
     let defs = emitted_streams(&plan, layout);
     assert_eq!(
@@ -175,8 +177,10 @@ async fn unique_rack_tag_spreads_every_r3_stream_even_unplanned_ones() {
         .expect("the four-rack plan has a six-server layout with unique_tag rack:");
     let spec_plan = plan.clone();
     let lay = layout.clone();
-    let c =
-        TestCluster::start_spec(move |dir| emit::lab_spec(&spec_plan, &lay, spec_plan.input.nats.sync, dir)).unwrap();
+    let c = TestCluster::start_spec(move |dir| {
+        natsplan::lab::spec::for_layout(&spec_plan, &lay, spec_plan.input.nats.sync, dir)
+    })
+    .unwrap();
     let tags = tags_by_server(&c);
     let rack_of = |s: &str| tags[s].iter().find(|t| t.starts_with("rack:")).unwrap().clone();
     // Two racks hold two servers each, so a rack-blind placement could double up in a rack.

@@ -115,9 +115,15 @@ fn simulate_reports() {
 fn predict_reports() {
     let shapes: [(&str, &[&str]); 5] = [
         ("js", &["--kind", "js"]),
-        ("js-always-r5", &["--kind", "js", "--sync", "always", "--replicas", "5", "--servers", "5"]),
+        (
+            "js-always-r5",
+            &["--kind", "js", "--sync", "always", "--replicas", "5", "--servers", "5"],
+        ),
         ("kv-batch", &["--kind", "kv", "--workers", "4", "--batch", "32"]),
-        ("obj-put-1mib", &["--kind", "obj-put", "--size", "1MiB", "--raid", "raid0", "--disks", "1"]),
+        (
+            "obj-put-1mib",
+            &["--kind", "obj-put", "--size", "1MiB", "--raid", "raid0", "--disks", "1"],
+        ),
         ("core", &["--kind", "core", "--workers", "2", "--size", "128B"]),
     ];
     settings().bind(|| {

@@ -271,7 +271,8 @@ fn drift_against_the_plan_the_lab_runs_is_none_and_another_layout_drifts() {
         .clone();
     let p2 = plan.clone();
     let l2 = lay.clone();
-    let c = TestCluster::start_spec(move |dir| emit::lab_spec(&p2, &l2, p2.input.nats.sync, dir)).unwrap();
+    let c =
+        TestCluster::start_spec(move |dir| natsplan::lab::spec::for_layout(&p2, &l2, p2.input.nats.sync, dir)).unwrap();
     create_emitted_streams(&c, &plan, &lay.id);
     let site_path = format!("{}/{site}", env!("CARGO_MANIFEST_DIR"));
     let out = tempfile::tempdir().unwrap();

@@ -1,7 +1,7 @@
 //! `natsplan emit SITE.yaml --layout ID --out DIR`: write a planned layout's nats-server configurations
 //! and stream, KV and object-store definitions (see `emit`).
 
-use crate::cli::{Format, Global};
+use crate::cli::{Format, Global, PlanArgs};
 use crate::emit::{self, EmitOptions};
 use crate::error::{bad_input, cannot_run, Failure, Outcome};
 use crate::plan::Verdict;
@@ -10,12 +10,14 @@ use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
 pub struct EmitArgs {
-    /// The site file.
-    #[arg(value_name = "SITE.yaml")]
-    pub site: PathBuf,
-    /// Layout id from `natsplan design`.
+    /// The site file; optional with --plan.
+    #[arg(value_name = "SITE.yaml", required_unless_present = "plan")]
+    pub site: Option<PathBuf>,
+    #[command(flatten)]
+    pub inputs: PlanArgs,
+    /// Layout id from `natsplan design` (with --plan, default: the layout the plan was saved with).
     #[arg(long, value_name = "ID")]
-    pub layout: String,
+    pub layout: Option<String>,
     /// Output folder (created; must be empty unless --force).
     #[arg(long, value_name = "DIR")]
     pub out: PathBuf,
@@ -41,8 +43,13 @@ pub fn run(g: &Global, a: EmitArgs) -> Result<Outcome, Failure> {
             a.store_dir
         )));
     }
-    let plan = emit::plan_for(g, &a.site)?;
-    let layout = emit::find_layout(&plan, &a.layout)?;
+    let (inputs, plan) = super::load_plan(g, &a.inputs, a.site.as_deref())?;
+    if a.layout.is_none() && inputs.chosen_layout.is_none() {
+        return Err(bad_input(anyhow!(
+            "emit needs --layout ID (an id from `natsplan design`), or a --plan saved with `design --layout ID --save`"
+        )));
+    }
+    let layout = inputs.layout(&plan, a.layout.as_deref())?;
     if layout.verdict == Verdict::Rejected && !a.allow_rejected {
         return Err(bad_input(anyhow!(
             "--layout {}: the plan rejects this layout ({}); choose another from `natsplan design`, or pass \

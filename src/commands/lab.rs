@@ -1,7 +1,7 @@
 //! `natsplan lab up|status|down`: run a plan's cluster (or N plain servers) locally with real nats-server
 //! processes on loopback, show it, and remove it.
 
-use crate::cli::{Format, Global};
+use crate::cli::{Format, Global, PlanArgs};
 use crate::error::{bad_input, cannot_run, Failure, Outcome};
 use crate::lab::{self, InterruptGuard, Lab, LabSpec, LabState, NodeSpec, StartHooks, StartOptions};
 use crate::monitor;
@@ -34,10 +34,13 @@ pub enum LabAction {
 #[derive(Debug, Args)]
 pub struct UpArgs {
     /// Site file whose planned layout to run (with --layout).
-    #[arg(value_name = "SITE.yaml", requires = "layout", conflicts_with = "nodes")]
+    #[arg(value_name = "SITE.yaml", conflicts_with = "nodes")]
     pub site: Option<PathBuf>,
-    /// Layout id from `natsplan design` (with SITE.yaml).
-    #[arg(long, value_name = "ID", requires = "site")]
+    #[command(flatten)]
+    pub inputs: PlanArgs,
+    /// Layout id from `natsplan design` (with SITE.yaml or --plan; with --plan, default: the layout the
+    /// plan was saved with).
+    #[arg(long, value_name = "ID", conflicts_with = "nodes")]
     pub layout: Option<String>,
     /// Run N plain servers n1..nN (tagged rack:r1..rN) instead of a plan.
     #[arg(long, value_name = "N")]
@@ -53,7 +56,7 @@ pub struct UpArgs {
     pub nats_server: Option<PathBuf>,
     /// Also create the plan's streams, KV buckets and object stores (the JSON `emit` writes) and report any
     /// that NATS cannot place (exit 1; the lab stays up for a look with `lab status`).
-    #[arg(long, requires = "site")]
+    #[arg(long, conflicts_with = "nodes")]
     pub streams: bool,
     /// Give up when the cluster has no meta leader after this long.
     #[arg(long, value_name = "DURATION", default_value = "60s")]
@@ -93,11 +96,22 @@ fn spec_from_args(g: &Global, u: &UpArgs, dir: &Path) -> Result<(LabSpec, Stream
             ))),
         }
     };
-    match (&u.site, u.nodes) {
-        (Some(site), _) => {
-            let layout = u.layout.as_deref().unwrap_or_default();
-            let plan = crate::emit::plan_for(g, site)?;
-            let pl = crate::emit::find_layout(&plan, layout)?;
+    let planned = u.site.is_some() || u.inputs.plan.is_some();
+    if planned && u.nodes.is_some() {
+        return Err(bad_input(anyhow!(
+            "--nodes runs plain servers; it cannot be combined with a plan (SITE.yaml or --plan)"
+        )));
+    }
+    match (planned, u.nodes) {
+        (true, _) => {
+            let (inputs, plan) = super::load_plan(g, &u.inputs, u.site.as_deref())?;
+            if u.layout.is_none() && inputs.chosen_layout.is_none() {
+                return Err(bad_input(anyhow!(
+                    "lab up with a plan needs --layout ID (an id from `natsplan design`), or a --plan saved with \
+                     `design --layout ID --save`"
+                )));
+            }
+            let pl = inputs.layout(&plan, u.layout.as_deref())?;
             let sync = sync_flag(plan.input.nats.sync)?;
             let mut defs = Vec::new();
             if u.streams {
@@ -110,9 +124,9 @@ fn spec_from_args(g: &Global, u: &UpArgs, dir: &Path) -> Result<(LabSpec, Stream
                     }
                 }
             }
-            Ok((crate::emit::lab_spec(&plan, pl, sync, dir.to_path_buf()), defs))
+            Ok((lab::spec::for_layout(&plan, pl, sync, dir.to_path_buf()), defs))
         }
-        (None, Some(n)) => {
+        (false, Some(n)) => {
             if n == 0 || n > 15 {
                 return Err(bad_input(anyhow!(
                     "--nodes {n} is out of range; a lab runs 1 to 15 servers"
@@ -126,8 +140,8 @@ fn spec_from_args(g: &Global, u: &UpArgs, dir: &Path) -> Result<(LabSpec, Stream
             spec.sync = sync;
             Ok((spec, Vec::new()))
         }
-        (None, None) => Err(bad_input(anyhow!(
-            "lab up needs either SITE.yaml --layout ID (a planned layout) or --nodes N (plain servers)"
+        (false, None) => Err(bad_input(anyhow!(
+            "lab up needs either SITE.yaml --layout ID (a planned layout), --plan FILE, or --nodes N (plain servers)"
         ))),
     }
 }

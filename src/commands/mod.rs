@@ -13,9 +13,12 @@ pub mod verify;
 pub mod whatif;
 
 use crate::catalog::Catalog;
-use crate::cli::{Cli, Command, Format, Global};
+use crate::cli::{Cli, Command, Format, Global, PlanArgs};
 use crate::error::{bad_input, Failure, Outcome};
+use crate::plan::inputs::Inputs;
+use crate::plan::Plan;
 use std::io::{IsTerminal, Write};
+use std::path::Path;
 
 pub fn dispatch(cli: Cli) -> Result<Outcome, Failure> {
     let g = cli.global;
@@ -37,10 +40,18 @@ pub fn dispatch(cli: Cli) -> Result<Outcome, Failure> {
 
 /// The catalog the user asked for: built in, or `--models DIR`.
 pub fn catalog(g: &Global) -> Result<Catalog, Failure> {
-    match &g.models {
-        Some(dir) => Catalog::from_dir(dir).map_err(bad_input),
-        None => Ok(Catalog::builtin()),
+    crate::plan::inputs::load_catalog(g.models.as_deref())
+}
+
+/// The one way a command gets its plan: the inputs the flags name (or a saved `--plan`), loaded by
+/// `plan::inputs`, then planned. What an importer assumed goes to stderr.
+pub fn load_plan(g: &Global, p: &PlanArgs, site: Option<&Path>) -> Result<(Inputs, Plan), Failure> {
+    let inputs = Inputs::load(&p.sources(g, site))?;
+    for n in &inputs.notes {
+        eprintln!("natsplan: {n}");
     }
+    let plan = inputs.plan()?;
+    Ok((inputs, plan))
 }
 
 /// The report format: the flag, else table.

@@ -7,7 +7,7 @@ use crate::catalog::Catalog;
 use crate::cli::{Format, Global};
 use crate::error::{bad_input, Failure, Outcome};
 use crate::layout::Raid;
-use crate::perf::{predict_shape, Calibration, Kind, Prediction, Shape, Sync, VolumeSpec};
+use crate::perf::{predict_shape, Kind, Prediction, Shape, Sync, VolumeSpec};
 use crate::units::{fmt_bytes, parse_size, SyncMode};
 use anyhow::anyhow;
 use serde::Serialize;
@@ -275,10 +275,7 @@ pub struct ShapeEcho {
 pub fn run(g: &Global, a: PredictArgs) -> Result<Outcome, Failure> {
     let catalog = super::catalog(g)?;
     let sh = shape(&a, &catalog)?;
-    let cal = match &a.calibration {
-        Some(p) => Calibration::with_file(p).map_err(bad_input)?,
-        None => Calibration::builtin(),
-    };
+    let (cal, _) = crate::plan::inputs::load_calibration(a.calibration.as_deref())?;
     let p = predict_shape(&cal.terms, &catalog, &sh);
     let report = PredictReport {
         prediction: p,

@@ -2,17 +2,19 @@
 //! over years for one layout (default: the top-ranked), beside the exact Markov-chain figures when the
 //! chain is small enough. The report is rendered by `report::simulate`.
 
-use super::design::{chosen_layout, load_site};
-use super::{emit_stdout, format, unsupported_format, width};
-use crate::cli::{Format, Global};
+use super::{emit_stdout, format, load_plan, unsupported_format, width};
+use crate::cli::{Format, Global, PlanArgs};
 use crate::error::{bad_input, Failure, Outcome};
 use crate::survival::{self, Model, Reliability};
 use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
 pub struct SimulateArgs {
-    /// The site file.
-    pub site: PathBuf,
+    /// The site file; optional with --plan.
+    #[arg(required_unless_present = "plan")]
+    pub site: Option<PathBuf>,
+    #[command(flatten)]
+    pub inputs: PlanArgs,
     /// The layout to simulate (an id from `natsplan design`); default: the top-ranked one.
     #[arg(long, value_name = "ID")]
     pub layout: Option<String>,
@@ -48,11 +50,11 @@ pub fn run(g: &Global, a: SimulateArgs) -> Result<Outcome, Failure> {
         .years
         .checked_mul(a.trials)
         .ok_or_else(|| bad_input(anyhow::anyhow!("--years × --trials overflows; use fewer site-years")))?;
-    let (site, cat) = load_site(g, &a.site)?;
-    let plan = crate::plan::build(&site, &cat);
-    let planned = chosen_layout(&plan, a.layout.as_deref(), &a.site)?;
-    let model = Model::new(&site, &planned.layout);
-    let rel = Reliability::new(&model, &cat);
+    let (inputs, plan) = load_plan(g, &a.inputs, a.site.as_deref())?;
+    let (site, cat) = (&inputs.site, &inputs.catalog);
+    let planned = inputs.layout(&plan, a.layout.as_deref())?;
+    let model = Model::new(site, &planned.layout);
+    let rel = Reliability::new(&model, cat);
     let mc = survival::monte_carlo(&rel, a.trials, a.years, a.seed, None);
     let exact = if a.no_exact {
         None
@@ -76,7 +78,7 @@ pub fn run(g: &Global, a: SimulateArgs) -> Result<Outcome, Failure> {
         }
         Format::Markdown => crate::report::simulate::markdown(&report).into_bytes(),
         Format::Html => crate::report::html::simulate(
-            &site,
+            site,
             planned,
             &format!(
                 "layout {} · sync_interval {} · {} site-years · seed {}",

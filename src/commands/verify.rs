@@ -5,9 +5,10 @@
 //! agent` processes; a row an agent did not finish is INCOMPLETE and exits 1 too.
 
 use crate::bench::{ConnArgs, ConnSpec};
-use crate::cli::{Format, Global};
+use crate::cli::{Format, Global, PlanArgs};
 use crate::error::{bad_input, cannot_run, Failure, Outcome};
-use crate::perf::Calibration;
+use crate::plan::inputs::{load_calibration, Inputs};
+use crate::plan::Plan;
 use crate::verify::{self, ladder::Ladder, report, Target, VerifyOptions};
 use anyhow::anyhow;
 use std::path::PathBuf;
@@ -21,14 +22,14 @@ pub struct VerifyArgs {
     pub monitor: Vec<String>,
     /// Site file of the plan to compare with (with --layout): drift, and the volume and server model the
     /// predictions use.
-    #[arg(long, value_name = "SITE.yaml", requires = "layout")]
+    #[arg(long, value_name = "SITE.yaml")]
     pub site: Option<PathBuf>,
-    /// Layout id from `natsplan design` (with --site).
-    #[arg(long, value_name = "ID", requires = "site")]
+    /// Layout id from `natsplan design` (with --site or --plan; with --plan, default: the layout the plan
+    /// was saved with).
+    #[arg(long, value_name = "ID")]
     pub layout: Option<String>,
-    /// Calibration file to predict with besides the built-in ones (its rows replace theirs by kind).
-    #[arg(long, value_name = "FILE")]
-    pub calibration: Option<PathBuf>,
+    #[command(flatten)]
+    pub inputs: PlanArgs,
     /// quick: a subset that runs in about a minute; full: seed 004's rows, KV, every object size both
     /// ways and the fixed-rate ladder.
     #[arg(long, value_enum, default_value_t = Ladder::Quick)]
@@ -99,6 +100,31 @@ fn parse_f64(flag: &str, v: &str, range: std::ops::RangeInclusive<f64>, fix: &st
     Ok(x)
 }
 
+/// The plan and layout to compare with, when `--site` or `--plan` names one (`--layout` or the saved
+/// plan's choice picks the layout).
+fn planned(g: &Global, a: &VerifyArgs) -> Result<Option<(Inputs, Plan, String)>, Failure> {
+    if a.site.is_none() && a.inputs.plan.is_none() {
+        if a.layout.is_some() {
+            return Err(bad_input(anyhow!(
+                "--layout needs the plan it comes from: --site SITE.yaml or --plan FILE"
+            )));
+        }
+        return Ok(None);
+    }
+    let (inputs, plan) = super::load_plan(g, &a.inputs, a.site.as_deref())?;
+    let id = match a.layout.clone().or_else(|| inputs.chosen_layout.clone()) {
+        Some(id) => id,
+        None => {
+            return Err(bad_input(anyhow!(
+                "--site needs --layout ID (an id from `natsplan design`), or a --plan saved with `design --layout \
+                 ID --save`"
+            )))
+        }
+    };
+    inputs.layout(&plan, Some(&id))?;
+    Ok(Some((inputs, plan, id)))
+}
+
 pub fn run(g: &Global, a: VerifyArgs) -> Result<Outcome, Failure> {
     let format = super::format(g);
     if a.faults {
@@ -114,11 +140,9 @@ pub fn run(g: &Global, a: VerifyArgs) -> Result<Outcome, Failure> {
             Ladder::Quick => FaultOptions::quick(a.nodes, &Kind::ladder()),
         };
         // A planned layout: the lab runs its servers and the scenarios add whole-rack failures.
-        if let (Some(site), Some(id)) = (&a.site, &a.layout) {
-            let plan = crate::emit::plan_for(g, site)?;
-            crate::emit::find_layout(&plan, id)?;
-            let target =
-                crate::faults::PlanTarget::from_plan(&plan, id, &site.display().to_string()).map_err(bad_input)?;
+        if let Some((inputs, plan, id)) = planned(g, &a)? {
+            let target = crate::faults::PlanTarget::from_plan(&plan, &id, &inputs.site_path.display().to_string())
+                .map_err(bad_input)?;
             opts = opts.on_plan(target);
         }
         // Rack names are checked here so a typo is bad input (exit 2), not a run that could not start.
@@ -185,25 +209,21 @@ pub fn run(g: &Global, a: VerifyArgs) -> Result<Outcome, Failure> {
         }
     }
     let conn = ConnSpec::resolve(&a.conn).map_err(bad_input)?;
-    let catalog = super::catalog(g)?;
-    let (calibration, calibration_label) = match &a.calibration {
-        Some(p) => (
-            Calibration::with_file(p).map_err(|e| bad_input(anyhow!("--calibration {}: {e:#}", p.display())))?,
-            format!("built-in + {}", p.display()),
-        ),
-        None => (Calibration::builtin(), "built-in".to_string()),
-    };
-    let target = match (&a.site, &a.layout) {
-        (Some(site), Some(id)) => {
-            let plan = crate::emit::plan_for(g, site)?;
-            crate::emit::find_layout(&plan, id)?;
+    let (catalog, calibration, calibration_label, target) = match planned(g, &a)? {
+        Some((inputs, plan, id)) => (
+            inputs.catalog,
+            inputs.calibration,
+            inputs.calibration_label,
             Some(Target {
                 plan,
-                layout_id: id.clone(),
-                site: site.display().to_string(),
-            })
+                layout_id: id,
+                site: inputs.site_path.display().to_string(),
+            }),
+        ),
+        None => {
+            let (cal, label) = load_calibration(a.inputs.calibration.as_deref())?;
+            (super::catalog(g)?, cal, label, None)
         }
-        _ => None,
     };
     let opts = VerifyOptions {
         conn,

@@ -1,9 +1,8 @@
 //! `natsplan whatif SITE.yaml --fail rack:A ...` / `--all K`: what a layout survives, scenario by scenario
 //! or over every combination of up to K failures. The report is rendered by `report::whatif`.
 
-use super::design::{chosen_layout, load_site};
-use super::{emit_stdout, format, unsupported_format, width};
-use crate::cli::{Format, Global};
+use super::{emit_stdout, format, load_plan, unsupported_format, width};
+use crate::cli::{Format, Global, PlanArgs};
 use crate::error::{bad_input, Failure, Outcome};
 use crate::survival::{self, Domain, DomainKind, Model, Status};
 use std::path::PathBuf;
@@ -13,8 +12,11 @@ const MAX_COMBINATIONS: u64 = 200_000_000;
 
 #[derive(Debug, clap::Args)]
 pub struct WhatifArgs {
-    /// The site file.
-    pub site: PathBuf,
+    /// The site file; optional with --plan.
+    #[arg(required_unless_present = "plan")]
+    pub site: Option<PathBuf>,
+    #[command(flatten)]
+    pub inputs: PlanArgs,
     /// The layout to test (an id from `natsplan design`); default: the top-ranked one.
     #[arg(long, value_name = "ID")]
     pub layout: Option<String>,
@@ -78,13 +80,13 @@ pub fn run(g: &Global, a: WhatifArgs) -> Result<Outcome, Failure> {
         }
         v
     };
-    let (site, cat) = load_site(g, &a.site)?;
-    let plan = crate::plan::build(&site, &cat);
-    let planned = chosen_layout(&plan, a.layout.as_deref(), &a.site)?;
+    let (inputs, plan) = load_plan(g, &a.inputs, a.site.as_deref())?;
+    let (site, cat) = (&inputs.site, &inputs.catalog);
+    let planned = inputs.layout(&plan, a.layout.as_deref())?;
     let layout = &planned.layout;
-    let model = Model::new(&site, layout);
+    let model = Model::new(site, layout);
     let report = if let Some(k) = a.all {
-        let n: usize = kinds.iter().map(|&kd| Domain::universe(kd, &site, layout).len()).sum();
+        let n: usize = kinds.iter().map(|&kd| Domain::universe(kd, site, layout).len()).sum();
         let c = survival::combinations(n, k);
         if c > MAX_COMBINATIONS {
             return Err(bad_input(anyhow::anyhow!(
@@ -93,12 +95,12 @@ pub fn run(g: &Global, a: WhatifArgs) -> Result<Outcome, Failure> {
             )));
         }
         let sw = survival::sweep(&model, &kinds, k);
-        survival::report_sweep(&model, &cat, &sw)
+        survival::report_sweep(&model, cat, &sw)
     } else {
         let mut failed = Vec::new();
         let mut errors = Vec::new();
         for sel in &a.fail {
-            match Domain::parse(sel, &site) {
+            match Domain::parse(sel, site) {
                 Ok(d) => {
                     if !failed.contains(&d) {
                         failed.push(d)
@@ -111,7 +113,7 @@ pub fn run(g: &Global, a: WhatifArgs) -> Result<Outcome, Failure> {
             return Err(bad_input(anyhow::anyhow!(errors.join("\n"))));
         }
         let sc = model.evaluate(&failed);
-        survival::report_scenarios(&model, &cat, &[sc])
+        survival::report_scenarios(&model, cat, &[sc])
     };
     let bytes = match fmt {
         Format::Json => {
@@ -120,7 +122,7 @@ pub fn run(g: &Global, a: WhatifArgs) -> Result<Outcome, Failure> {
             v
         }
         Format::Markdown => crate::report::whatif::markdown(&report).into_bytes(),
-        Format::Html => crate::report::html::whatif(&report, &site, planned).into_bytes(),
+        Format::Html => crate::report::html::whatif(&report, site, planned).into_bytes(),
         _ => crate::report::whatif::table_report(&report, width(g)).into_bytes(),
     };
     emit_stdout(&bytes)?;

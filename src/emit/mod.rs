@@ -8,12 +8,9 @@
 
 pub mod conf;
 
-use crate::cli::Global;
-use crate::error::Failure;
-use crate::lab::{LabSpec, NodeSpec};
 use crate::layout::PlacementRule;
 use crate::plan::{Plan, PlannedAsset, PlannedLayout};
-use crate::units::{fmt_bytes, SyncMode};
+use crate::units::fmt_bytes;
 use anyhow::{anyhow, bail, Context, Result};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -40,38 +37,6 @@ impl Default for EmitOptions {
             cluster_port: 6222,
             monitor_port: 8222,
         }
-    }
-}
-
-/// Load a site and plan it (the same plan `design` shows).
-pub fn plan_for(g: &Global, site: &Path) -> Result<Plan, Failure> {
-    let (site, cat) = crate::commands::design::load_site(g, site)?;
-    Ok(crate::plan::build(&site, &cat))
-}
-
-/// The layout `--layout ID` names, or an error suggesting the ids there are.
-pub fn find_layout<'p>(plan: &'p Plan, id: &str) -> Result<&'p PlannedLayout, Failure> {
-    crate::commands::design::check_layout_id(plan, id)?;
-    Ok(plan.layout(id).expect("checked above"))
-}
-
-/// The lab that runs a planned layout: its servers with their emitted tags, store sizes, `unique_tag`.
-pub fn lab_spec(plan: &Plan, layout: &PlannedLayout, sync: SyncMode, dir: PathBuf) -> LabSpec {
-    LabSpec {
-        nodes: layout
-            .servers
-            .iter()
-            .map(|s| NodeSpec {
-                name: s.name.clone(),
-                tags: s.tags.iter().map(|t| t.to_lowercase()).collect(),
-                max_file_store_bytes: Some(s.store_bytes),
-            })
-            .collect(),
-        cluster_name: plan.input.nats.cluster_name.clone(),
-        sync,
-        unique_tag: layout.unique_tag.clone(),
-        dir,
-        client_tls: None,
     }
 }
 

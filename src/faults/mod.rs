@@ -162,7 +162,7 @@ impl PlanTarget {
             );
         }
         let sync = SyncMode::parse(&plan.sync_interval).unwrap_or(SyncMode::Interval(120));
-        let spec = crate::emit::lab_spec(plan, pl, sync, PathBuf::new());
+        let spec = crate::lab::spec::for_layout(plan, pl, sync, PathBuf::new());
         let placement_tag = pl.replica_sets.first().map(|(name, _)| format!("set:{name}"));
         let replicas = match &placement_tag {
             Some(_) => pl.replica_sets[0].1.len() as u8,

@@ -9,6 +9,7 @@
 //! (or the next `lab up`) can clean up after a crash. Process control (`kill`, `sigstop`, `sigcont`,
 //! `restart`) is here for fault injection.
 
+pub mod spec;
 pub mod state;
 
 use crate::emit::conf::{self, ServerConf};

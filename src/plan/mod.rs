@@ -2,6 +2,7 @@
 //! build it once; reports, emit and verify read it.
 
 mod capacity;
+pub mod inputs;
 mod verdict;
 
 pub use capacity::{needs, needs_after, stores};

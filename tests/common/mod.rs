@@ -1,19 +1,20 @@
-//! Helpers shared by the CLI tests that run the binary against no cluster.
+//! The harness every CLI and live test shares: the binary as a command, a runner that returns (exit
+//! code, stdout, stderr), a guard that runs live tests one at a time within a test binary, and a
+//! loopback URL with nothing behind it. (Each test binary compiles this module; not every one uses all.)
+#![allow(dead_code)]
 
 use assert_cmd::Command;
+use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
-/// A loopback port with nothing listening (bound, then released).
-pub fn dead_url() -> String {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = l.local_addr().unwrap().port();
-    drop(l);
-    format!("nats://127.0.0.1:{port}")
+/// The natsplan binary built for the tests.
+pub fn natsplan() -> Command {
+    Command::cargo_bin("natsplan").expect("binary built")
 }
 
+/// Run natsplan with `args` (no NATS_URL from the environment, a 60 s limit): (exit code, stdout, stderr).
 pub fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::cargo_bin("natsplan")
-        .unwrap()
+    let out = natsplan()
         .env_remove("NATS_URL")
         .args(args)
         .timeout(Duration::from_secs(60))
@@ -24,4 +25,25 @@ pub fn run(args: &[&str]) -> (i32, String, String) {
         String::from_utf8_lossy(&out.stdout).to_string(),
         String::from_utf8_lossy(&out.stderr).to_string(),
     )
+}
+
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// One live cluster at a time in this test binary (2 cores): hold the guard for the test's length. A
+/// test that panicked while holding it does not poison the others.
+pub fn serial() -> MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A loopback port with nothing listening (bound, then released).
+pub fn dead_url() -> String {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    drop(l);
+    format!("nats://127.0.0.1:{port}")
+}
+
+/// A file of the repository, by its path from the crate root.
+pub fn repo_file(rel: &str) -> String {
+    format!("{}/{rel}", env!("CARGO_MANIFEST_DIR"))
 }

@@ -1,0 +1,623 @@
+//! One loader for every command that plans: the site file, the catalog (`--models`), the calibrations
+//! (`--calibration`) and imported workloads (`--omb`, `--from-cluster`) become one `Inputs`, and from it
+//! one `Plan` — so design, whatif, simulate, emit, lab and verify can never disagree about what was
+//! planned. Or the same from a plan saved by `design --save plan.json` (`--plan plan.json`).
+//!
+//! A saved plan holds the inputs themselves (the site text, the models folder's files, the calibration
+//! file, the imported streams as measured), their SHA-256 hashes, the natsplan version and the plan as
+//! JSON with its hash. Loading it rebuilds the plan from those frozen inputs (planning is deterministic)
+//! and refuses it, as bad input, when it comes from another natsplan version, when a SITE, `--models`
+//! or `--calibration` given beside it differs from what it was built from, or when the rebuilt plan's
+//! hash is not the saved one (the file was edited). So `--from-cluster` rates measured once stay the
+//! same, and no site file, models folder or calibration file is needed beside the plan.
+//!
+//! I/O lives here (reading files, measuring a cluster); `plan::build_with` stays pure. Notes (what an
+//! importer assumed) are returned for the command to print.
+
+use super::{Plan, PlannedLayout};
+use crate::catalog::Catalog;
+use crate::error::{bad_input, cannot_run, Failure};
+use crate::import::Imported;
+use crate::perf::calibration::{CalibrationFile, CalibrationSet};
+use crate::perf::Calibration;
+use crate::site::{Site, StreamSpec};
+use anyhow::{anyhow, Context};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// What the flags name: where each input comes from.
+#[derive(Debug, Clone, Default)]
+pub struct Sources {
+    /// The site file (SITE.yaml); optional when `plan` is given.
+    pub site: Option<PathBuf>,
+    /// `--models DIR`; None = the built-in catalog.
+    pub models: Option<PathBuf>,
+    /// `--calibration FILE`, added to the built-in calibrations.
+    pub calibration: Option<PathBuf>,
+    /// `--omb FILE` and `--omb-retention DURATION`.
+    pub omb: Option<PathBuf>,
+    pub omb_retention: Option<String>,
+    /// `--from-cluster URL,...` measured over `--interval`.
+    pub from_cluster: Vec<String>,
+    pub interval: String,
+    /// `--plan FILE`: a plan saved by `design --save`.
+    pub plan: Option<PathBuf>,
+}
+
+/// The loaded inputs of a plan.
+#[derive(Debug, Clone)]
+pub struct Inputs {
+    /// The site with any imported streams merged in.
+    pub site: Site,
+    pub catalog: Catalog,
+    pub calibration: Calibration,
+    /// `built-in`, or `built-in + FILE`.
+    pub calibration_label: String,
+    /// The site file's path as given (or as recorded in the saved plan), for messages.
+    pub site_path: PathBuf,
+    /// What importers assumed or replaced, for the command to print (empty for a saved plan).
+    pub notes: Vec<String>,
+    /// The layout `design --save --layout ID` chose, when loaded from such a plan.
+    pub chosen_layout: Option<String>,
+    frozen: Frozen,
+    /// The saved plan's hash, when loaded from one (the rebuilt plan must match it).
+    saved_plan_sha256: Option<String>,
+    saved_from: Option<PathBuf>,
+}
+
+/// The inputs as a saved plan holds them.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Frozen {
+    site: FrozenFile,
+    /// The `--models` folder's files that exist (absent ones fall back to the built-in catalog); None =
+    /// the built-in catalog.
+    models: Option<FrozenModels>,
+    calibration: Option<FrozenFile>,
+    /// Streams imported with `--omb` / `--from-cluster`, as they were read, in merge order.
+    imported_streams: Vec<FrozenStream>,
+    /// Where the imported streams came from (`omb FILE`, `cluster URL,...`).
+    import_sources: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct FrozenFile {
+    path: String,
+    text: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct FrozenModels {
+    dir: String,
+    files: BTreeMap<String, String>,
+}
+
+/// A `site::StreamSpec` as the saved plan writes it (same fields).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct FrozenStream {
+    name: String,
+    msgs_per_s: f64,
+    msg_size_bytes: u64,
+    subject_bytes: u64,
+    retention_s: f64,
+    replicas: Option<u8>,
+    consumers: u32,
+    max_bytes: Option<u64>,
+    subjects: Vec<String>,
+}
+
+impl From<&StreamSpec> for FrozenStream {
+    fn from(s: &StreamSpec) -> Self {
+        FrozenStream {
+            name: s.name.clone(),
+            msgs_per_s: s.msgs_per_s,
+            msg_size_bytes: s.msg_size_bytes,
+            subject_bytes: s.subject_bytes,
+            retention_s: s.retention_s,
+            replicas: s.replicas,
+            consumers: s.consumers,
+            max_bytes: s.max_bytes,
+            subjects: s.subjects.clone(),
+        }
+    }
+}
+
+impl From<&FrozenStream> for StreamSpec {
+    fn from(s: &FrozenStream) -> Self {
+        StreamSpec {
+            name: s.name.clone(),
+            msgs_per_s: s.msgs_per_s,
+            msg_size_bytes: s.msg_size_bytes,
+            subject_bytes: s.subject_bytes,
+            retention_s: s.retention_s,
+            replicas: s.replicas,
+            consumers: s.consumers,
+            max_bytes: s.max_bytes,
+            subjects: s.subjects.clone(),
+        }
+    }
+}
+
+/// The file `design --save` writes.
+#[derive(Debug, Serialize, Deserialize)]
+struct SavedPlan {
+    /// Always `natsplan-plan/1`.
+    format: String,
+    natsplan_version: String,
+    hashes: Hashes,
+    /// The layout `design --layout ID` chose when the plan was saved.
+    layout: Option<String>,
+    inputs: Frozen,
+    /// The plan as `design --format json` prints it (every layout), for reading; natsplan rebuilds it
+    /// from `inputs` and checks `hashes.plan`.
+    plan: serde_json::Value,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Hashes {
+    site: String,
+    catalog: String,
+    calibration: Option<String>,
+    plan: String,
+}
+
+const FORMAT: &str = "natsplan-plan/1";
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+fn sha256(bytes: &[u8]) -> String {
+    let d = Sha256::digest(bytes);
+    let mut s = String::from("sha256:");
+    for b in d {
+        s.push_str(&format!("{b:02x}"));
+    }
+    s
+}
+
+/// The hash of a catalog's content (what the models say, whichever files they came from).
+fn catalog_hash(c: &Catalog) -> String {
+    sha256(&serde_json::to_vec(c).expect("a catalog serialises"))
+}
+
+/// The hash of a plan's JSON.
+fn plan_hash(p: &Plan) -> String {
+    sha256(&serde_json::to_vec(p).expect("a plan serialises"))
+}
+
+/// The catalog files `Catalog::from_dir` reads.
+const MODEL_FILES: [&str; 4] = ["arrays.yaml", "disks.yaml", "servers.yaml", "failure_rates.yaml"];
+
+/// The catalog the user asked for: built in, or `--models DIR`.
+pub fn load_catalog(models: Option<&Path>) -> Result<Catalog, Failure> {
+    match models {
+        Some(dir) => Catalog::from_dir(dir).map_err(bad_input),
+        None => Ok(Catalog::builtin()),
+    }
+}
+
+/// The built-in calibrations, plus `--calibration FILE` (its rows replace theirs by kind), with a label
+/// saying which.
+pub fn load_calibration(file: Option<&Path>) -> Result<(Calibration, String), Failure> {
+    match file {
+        Some(p) => Ok((
+            Calibration::with_file(p).map_err(|e| bad_input(anyhow!("--calibration {}: {e:#}", p.display())))?,
+            format!("built-in + {}", p.display()),
+        )),
+        None => Ok((Calibration::builtin(), "built-in".to_string())),
+    }
+}
+
+fn read_text(path: &Path, flag: &str) -> Result<String, Failure> {
+    std::fs::read_to_string(path).map_err(|e| bad_input(anyhow!("{flag}{}: cannot read it: {e}", path.display())))
+}
+
+impl Inputs {
+    /// Load what `src` names: a saved plan, or the site and the rest.
+    pub fn load(src: &Sources) -> Result<Inputs, Failure> {
+        match &src.plan {
+            Some(p) => Inputs::from_saved(p, src),
+            None => Inputs::from_files(src),
+        }
+    }
+
+    fn from_files(src: &Sources) -> Result<Inputs, Failure> {
+        let site_path = src.site.clone().ok_or_else(|| {
+            bad_input(anyhow!(
+                "no site: give SITE.yaml (see examples/) or --plan FILE (a plan saved by `natsplan design SITE \
+                 --save FILE`)"
+            ))
+        })?;
+        let catalog = load_catalog(src.models.as_deref())?;
+        let site_text = match std::fs::read_to_string(&site_path) {
+            Ok(t) => t,
+            // The site module says why, in its own words and with its fix.
+            Err(_) => {
+                return Err(bad_input(
+                    crate::site::load(&site_path, &catalog).expect_err("an unreadable file does not parse"),
+                ))
+            }
+        };
+        let mut site =
+            crate::site::parse_str(&site_text, &site_path.display().to_string(), &catalog).map_err(bad_input)?;
+        let (calibration, calibration_label) = load_calibration(src.calibration.as_deref())?;
+        let mut notes = Vec::new();
+        let mut imported_streams = Vec::new();
+        let mut import_sources = Vec::new();
+        for (label, imp) in import(src)? {
+            notes.extend(imp.notes.iter().cloned());
+            notes.extend(crate::import::merge(&mut site.workload, &imp));
+            imported_streams.extend(imp.streams.iter().map(FrozenStream::from));
+            import_sources.push(label);
+        }
+        let models = match &src.models {
+            None => None,
+            Some(dir) => {
+                let mut files = BTreeMap::new();
+                for name in MODEL_FILES {
+                    let p = dir.join(name);
+                    if p.exists() {
+                        files.insert(name.to_string(), read_text(&p, "--models ")?);
+                    }
+                }
+                Some(FrozenModels {
+                    dir: dir.display().to_string(),
+                    files,
+                })
+            }
+        };
+        let calibration_file = match &src.calibration {
+            None => None,
+            Some(p) => Some(FrozenFile {
+                path: p.display().to_string(),
+                text: read_text(p, "--calibration ")?,
+            }),
+        };
+        Ok(Inputs {
+            site,
+            catalog,
+            calibration,
+            calibration_label,
+            site_path: site_path.clone(),
+            notes,
+            chosen_layout: None,
+            frozen: Frozen {
+                site: FrozenFile {
+                    path: site_path.display().to_string(),
+                    text: site_text,
+                },
+                models,
+                calibration: calibration_file,
+                imported_streams,
+                import_sources,
+            },
+            saved_plan_sha256: None,
+            saved_from: None,
+        })
+    }
+
+    fn from_saved(path: &Path, src: &Sources) -> Result<Inputs, Failure> {
+        let refuse = |why: String| bad_input(anyhow!("--plan {}: {why}", path.display()));
+        let text = read_text(path, "--plan ")?;
+        let saved: SavedPlan = serde_json::from_str(&text).map_err(|e| {
+            refuse(format!(
+                "not a plan saved by `natsplan design SITE --save FILE` ({e}); save one with that command"
+            ))
+        })?;
+        if saved.format != FORMAT {
+            return Err(refuse(format!(
+                "format '{}' is not understood (this natsplan reads {FORMAT}); save the plan again with \
+                 `natsplan design SITE --save FILE`",
+                saved.format
+            )));
+        }
+        if saved.natsplan_version != VERSION {
+            return Err(refuse(format!(
+                "saved by natsplan {}, this is natsplan {VERSION}: plans are only reproducible by the version \
+                 that made them; save it again with `natsplan design {} --save {}`",
+                saved.natsplan_version,
+                saved.inputs.site.path,
+                path.display()
+            )));
+        }
+        if !src.omb.is_none() || !src.from_cluster.is_empty() {
+            return Err(refuse(
+                "--omb and --from-cluster cannot change a saved plan (its imported streams are in it); give \
+                 them to `natsplan design SITE --save FILE` instead"
+                    .into(),
+            ));
+        }
+        let f = &saved.inputs;
+        // What is given beside the plan must be what it was built from.
+        if let Some(site) = &src.site {
+            let bytes =
+                std::fs::read(site).map_err(|e| bad_input(anyhow!("{}: cannot read it: {e}", site.display())))?;
+            if sha256(&bytes) != saved.hashes.site {
+                return Err(refuse(format!(
+                    "{} is not the site file this plan was built from ({}; the content differs): drop SITE.yaml \
+                     to use the saved plan, or save a new plan from this site",
+                    site.display(),
+                    f.site.path
+                )));
+            }
+        }
+        if sha256(f.site.text.as_bytes()) != saved.hashes.site {
+            return Err(refuse(
+                "its site text does not match its site hash (the file was edited)".into(),
+            ));
+        }
+        let catalog = match &f.models {
+            None => Catalog::builtin(),
+            Some(m) => {
+                let dir = tempfile::tempdir().map_err(|e| cannot_run(anyhow!(e)))?;
+                for (name, text) in &m.files {
+                    if !MODEL_FILES.contains(&name.as_str()) {
+                        return Err(refuse(format!("models file '{name}' is not a catalog file")));
+                    }
+                    std::fs::write(dir.path().join(name), text).map_err(|e| cannot_run(anyhow!(e)))?;
+                }
+                Catalog::from_dir(dir.path())
+                    .with_context(|| format!("the saved models of {}", m.dir))
+                    .map_err(bad_input)?
+            }
+        };
+        if catalog_hash(&catalog) != saved.hashes.catalog {
+            return Err(refuse("its catalog does not match its catalog hash".into()));
+        }
+        if let Some(dir) = &src.models {
+            if catalog_hash(&load_catalog(Some(dir))?) != saved.hashes.catalog {
+                return Err(refuse(format!(
+                    "--models {} is not the catalog this plan was built from; drop --models to use the saved \
+                     one, or save a new plan with it",
+                    dir.display()
+                )));
+            }
+        }
+        let (calibration, calibration_label) = match &f.calibration {
+            None => (Calibration::builtin(), "built-in".to_string()),
+            Some(c) => {
+                if saved.hashes.calibration.as_deref() != Some(sha256(c.text.as_bytes()).as_str()) {
+                    return Err(refuse("its calibration does not match its calibration hash".into()));
+                }
+                let file = CalibrationFile::parse(&c.text, &c.path).map_err(bad_input)?;
+                let cal = Calibration::from_set(CalibrationSet::builtin().with_file(file))
+                    .map_err(|e| bad_input(e.context(format!("fitting the model with --calibration {}", c.path))))?;
+                (cal, format!("built-in + {}", c.path))
+            }
+        };
+        if let Some(p) = &src.calibration {
+            let bytes = std::fs::read(p)
+                .map_err(|e| bad_input(anyhow!("--calibration {}: cannot read it: {e}", p.display())))?;
+            if saved.hashes.calibration.as_deref() != Some(sha256(&bytes).as_str()) {
+                return Err(refuse(format!(
+                    "--calibration {} is not the calibration this plan was built from; drop --calibration to \
+                     use the saved one, or save a new plan with it",
+                    p.display()
+                )));
+            }
+        }
+        let mut site = crate::site::parse_str(&f.site.text, &f.site.path, &catalog).map_err(bad_input)?;
+        let imported = Imported {
+            streams: f.imported_streams.iter().map(StreamSpec::from).collect(),
+            notes: Vec::new(),
+        };
+        crate::import::merge(&mut site.workload, &imported);
+        Ok(Inputs {
+            site,
+            catalog,
+            calibration,
+            calibration_label,
+            site_path: PathBuf::from(&f.site.path),
+            notes: Vec::new(),
+            chosen_layout: saved.layout.clone(),
+            frozen: saved.inputs,
+            saved_plan_sha256: Some(saved.hashes.plan),
+            saved_from: Some(path.to_path_buf()),
+        })
+    }
+
+    /// Evaluate and rank the layouts (pure); for a saved plan, check it is the plan that was saved.
+    pub fn plan(&self) -> Result<Plan, Failure> {
+        let plan = super::build_with(&self.site, &self.catalog, &self.calibration);
+        if let (Some(want), Some(from)) = (&self.saved_plan_sha256, &self.saved_from) {
+            if &plan_hash(&plan) != want {
+                return Err(bad_input(anyhow!(
+                    "--plan {}: rebuilt from its inputs, the plan differs from the one saved (the file was edited); \
+                     save it again with `natsplan design SITE --save FILE`",
+                    from.display()
+                )));
+            }
+        }
+        Ok(plan)
+    }
+
+    /// The saved-plan file for `plan` (built from these inputs), with the layout `design --layout` chose.
+    pub fn saved_plan_json(&self, plan: &Plan, layout: Option<&str>) -> Vec<u8> {
+        let saved = SavedPlan {
+            format: FORMAT.into(),
+            natsplan_version: VERSION.into(),
+            hashes: Hashes {
+                site: sha256(self.frozen.site.text.as_bytes()),
+                catalog: catalog_hash(&self.catalog),
+                calibration: self.frozen.calibration.as_ref().map(|c| sha256(c.text.as_bytes())),
+                plan: plan_hash(plan),
+            },
+            layout: layout.map(str::to_string).or_else(|| self.chosen_layout.clone()),
+            inputs: self.frozen.clone(),
+            plan: serde_json::to_value(plan).expect("a plan serialises"),
+        };
+        let mut v = serde_json::to_vec_pretty(&saved).expect("a saved plan serialises");
+        v.push(b'\n');
+        v
+    }
+}
+
+/// The layout `--layout ID` names, or an error suggesting the ids there are.
+pub fn find_layout<'p>(plan: &'p Plan, id: &str) -> Result<&'p PlannedLayout, Failure> {
+    if let Some(l) = plan.layout(id) {
+        return Ok(l);
+    }
+    let mut ids: Vec<&str> = plan.layouts.iter().map(|l| l.id.as_str()).collect();
+    let prefix: Vec<&str> = ids.iter().copied().filter(|x| x.starts_with(id)).collect();
+    if prefix.len() == 1 {
+        return Err(bad_input(anyhow!(
+            "--layout {id}: no such layout; did you mean {}?",
+            prefix[0]
+        )));
+    }
+    ids.truncate(8);
+    Err(bad_input(anyhow!(
+        "--layout {id}: no such layout in this plan; run `natsplan design` to list them (e.g. {})",
+        ids.join(", ")
+    )))
+}
+
+impl Inputs {
+    /// The layout `--layout ID` names, else the one the saved plan chose, else the plan's best; an error
+    /// when the plan has none.
+    pub fn layout<'p>(&self, plan: &'p Plan, id: Option<&str>) -> Result<&'p PlannedLayout, Failure> {
+        match id.or(self.chosen_layout.as_deref()) {
+            Some(id) => find_layout(plan, id),
+            None => plan.layouts.first().ok_or_else(|| {
+                bad_input(anyhow!(
+                    "{}: no layout could be built for this site; run `natsplan design` to see why",
+                    self.site_path.display()
+                ))
+            }),
+        }
+    }
+}
+
+/// The workloads `--omb` and `--from-cluster` name, each with a label of where it came from.
+fn import(src: &Sources) -> Result<Vec<(String, Imported)>, Failure> {
+    let mut imports = Vec::new();
+    if let Some(path) = &src.omb {
+        imports.push((
+            format!("omb {}", path.display()),
+            crate::import::omb::load(path, src.omb_retention.as_deref()).map_err(bad_input)?,
+        ));
+    }
+    if !src.from_cluster.is_empty() {
+        let interval = crate::units::parse_duration(&src.interval)
+            .map_err(|e| bad_input(anyhow!("--interval {}: {e}", src.interval)))?;
+        let imp =
+            crate::import::cluster::measure(&src.from_cluster, interval, Duration::from_secs(5)).map_err(cannot_run)?;
+        imports.push((format!("cluster {}", src.from_cluster.join(",")), imp));
+    }
+    Ok(imports)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sources(site: &str) -> Sources {
+        Sources {
+            site: Some(PathBuf::from(format!("{}/{site}", env!("CARGO_MANIFEST_DIR")))),
+            interval: "10s".into(),
+            ..Sources::default()
+        }
+    }
+
+    fn save(src: &Sources, dir: &Path) -> PathBuf {
+        let inputs = Inputs::load(src).unwrap();
+        let plan = inputs.plan().unwrap();
+        let p = dir.join("plan.json");
+        std::fs::write(&p, inputs.saved_plan_json(&plan, None)).unwrap();
+        p
+    }
+
+    #[test]
+    fn a_saved_plan_loads_to_the_same_plan_without_its_site_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let site = tmp.path().join("site.yaml");
+        std::fs::copy(
+            format!("{}/examples/three-racks-raid1.yaml", env!("CARGO_MANIFEST_DIR")),
+            &site,
+        )
+        .unwrap();
+        let src = Sources {
+            site: Some(site.clone()),
+            ..sources("")
+        };
+        let p = save(&src, tmp.path());
+        let direct = Inputs::load(&src).unwrap().plan().unwrap();
+        std::fs::remove_file(&site).unwrap();
+        let loaded = Inputs::load(&Sources {
+            plan: Some(p),
+            ..Sources::default()
+        })
+        .unwrap();
+        let plan = loaded.plan().unwrap();
+        assert_eq!(plan_hash(&plan), plan_hash(&direct));
+        assert_eq!(loaded.site_path, site);
+    }
+
+    #[test]
+    fn another_version_another_site_or_an_edit_is_refused_with_the_reason() {
+        let tmp = tempfile::tempdir().unwrap();
+        let src = sources("examples/three-racks-raid1.yaml");
+        let p = save(&src, tmp.path());
+        let text = std::fs::read_to_string(&p).unwrap();
+        let load = |text: &str, site: Option<&str>| {
+            std::fs::write(&p, text).unwrap();
+            let mut s = Sources {
+                plan: Some(p.clone()),
+                ..Sources::default()
+            };
+            if let Some(site) = site {
+                s.site = sources(site).site;
+            }
+            Inputs::load(&s).and_then(|i| i.plan()).map(|_| ())
+        };
+        // The same site beside it is fine.
+        load(&text, Some("examples/three-racks-raid1.yaml")).unwrap();
+        let e = load(&text, Some("examples/one-rack-raid10.yaml")).unwrap_err();
+        assert_eq!(e.code(), 2);
+        assert!(
+            e.render().contains("not the site file this plan was built from"),
+            "{}",
+            e.render()
+        );
+        let old = text.replace(
+            &format!("\"natsplan_version\": \"{VERSION}\""),
+            "\"natsplan_version\": \"0.0.1\"",
+        );
+        let e = load(&old, None).unwrap_err();
+        assert!(e.render().contains("saved by natsplan 0.0.1"), "{}", e.render());
+        let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+        v["hashes"]["plan"] = "sha256:00".into();
+        let e = load(&v.to_string(), None).unwrap_err();
+        assert!(e.render().contains("differs from the one saved"), "{}", e.render());
+        let e = load("{}", None).unwrap_err();
+        assert!(e.render().contains("not a plan saved by"), "{}", e.render());
+    }
+
+    #[test]
+    fn imported_streams_and_the_calibration_travel_in_the_saved_plan() {
+        let tmp = tempfile::tempdir().unwrap();
+        let omb = tmp.path().join("w.yaml");
+        std::fs::write(
+            &omb,
+            "name: w\ntopics: 2\npartitionsPerTopic: 1\nmessageSize: 1024\nproducerRate: 500\n\
+             producersPerTopic: 1\nconsumerPerSubscription: 1\nsubscriptionsPerTopic: 1\n",
+        )
+        .unwrap();
+        let mut src = sources("examples/three-racks-raid1.yaml");
+        src.omb = Some(omb.clone());
+        src.omb_retention = Some("1h".into());
+        src.calibration = sources("tests/data/verify-cal-huge-bands.yaml").site;
+        let direct = Inputs::load(&src).unwrap();
+        let n = direct.site.workload.streams.len();
+        let p = save(&src, tmp.path());
+        std::fs::remove_file(&omb).unwrap();
+        let loaded = Inputs::load(&Sources {
+            plan: Some(p),
+            ..Sources::default()
+        })
+        .unwrap();
+        assert_eq!(loaded.site.workload.streams.len(), n);
+        assert!(loaded.calibration_label.ends_with("verify-cal-huge-bands.yaml"));
+        assert_eq!(plan_hash(&loaded.plan().unwrap()), plan_hash(&direct.plan().unwrap()));
+    }
+}
