@@ -8,6 +8,7 @@
 
 pub mod catalog;
 pub mod cli;
+pub mod clock;
 pub mod commands;
 pub mod error;
 pub mod import;

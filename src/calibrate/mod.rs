@@ -15,9 +15,9 @@ pub mod write;
 
 use crate::bench::{self, ConnSpec};
 use crate::catalog::Catalog;
+use crate::monitor::probe::{self as cluster, ClusterFacts};
 use crate::perf::calibration::{CalibrationFile, FitQuality};
 use crate::perf::Sync;
-use crate::verify::cluster::{self, ClusterFacts};
 use anyhow::anyhow;
 use serde::Serialize;
 use serde_yaml::Value;

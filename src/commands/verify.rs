@@ -11,7 +11,7 @@ use crate::plan::inputs::{load_calibration, Inputs};
 use crate::plan::Plan;
 use crate::verify::{self, ladder::Ladder, report, Target, VerifyOptions};
 use anyhow::anyhow;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, clap::Args)]
 pub struct VerifyArgs {
@@ -251,7 +251,7 @@ pub fn run(g: &Global, a: VerifyArgs) -> Result<Outcome, Failure> {
     }
     .map_err(Failure::from)?;
     if !a.dry_run {
-        let dir = verify::write_results(&a.out, &rep).map_err(cannot_run)?;
+        let dir = write_results(&a.out, &rep).map_err(cannot_run)?;
         eprintln!("verify: results in {}", dir.display());
     }
     let bytes = match format {
@@ -293,4 +293,27 @@ pub fn run(g: &Global, a: VerifyArgs) -> Result<Outcome, Failure> {
         )));
     }
     Ok(Outcome::Ok)
+}
+
+/// Write results.json, BENCH.md, results.csv and report.html into `dir/<utc-timestamp>/`; returns that folder.
+fn write_results(dir: &Path, r: &report::VerifyReport) -> anyhow::Result<PathBuf> {
+    let stamp = r.generated_at.replace(['-', ':'], "");
+    let mut out = dir.join(&stamp);
+    let mut n = 1;
+    while out.exists() {
+        n += 1;
+        out = dir.join(format!("{stamp}-{n}"));
+    }
+    std::fs::create_dir_all(&out).map_err(|e| anyhow!("--out {}: cannot create: {e}", out.display()))?;
+    for (name, bytes) in [
+        ("results.json", report::json(r)),
+        ("BENCH.md", report::markdown(r)),
+        ("results.csv", report::csv(r)),
+        // The charts (predicted band vs measured, latency percentiles, CPU vs rate), self-contained.
+        ("report.html", crate::report::html::verify(r).into_bytes()),
+    ] {
+        let p = out.join(name);
+        std::fs::write(&p, bytes).map_err(|e| anyhow!("{}: cannot write: {e}", p.display()))?;
+    }
+    Ok(out)
 }

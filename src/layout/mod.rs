@@ -3,12 +3,16 @@
 //! configuration natsplan will emit. `enumerate` builds every sensible candidate; evaluation lives in
 //! `survival` (what it tolerates), `perf` (how fast) and `plan` (capacity, verdict, rank).
 
+mod build;
 mod enumerate;
 pub mod optimize;
 pub mod placement;
 pub mod sizing;
+mod volumes;
 
-pub use enumerate::{enumerate, group_usable_bytes, layout_id, store_bytes};
+pub use build::layout_id;
+pub use enumerate::enumerate;
+pub use volumes::{group_usable_bytes, store_bytes};
 
 use crate::site::{ArrayIdx, Pattern, ServerIdx, Site};
 use serde::Serialize;

@@ -18,7 +18,8 @@
 //! wins. `check` re-verifies a choice against the same rules independently of the solver, and
 //! `brute_force` finds the optimum by enumeration on small sites; property tests compare the three.
 
-use super::{enumerate::group_usable_bytes, placement, quorum, store_bytes, Raid};
+use super::volumes::{group_usable_bytes, store_bytes};
+use super::{placement, quorum, Raid};
 use crate::catalog::Catalog;
 use crate::site::{ArrayIdx, Pattern, RackIdx, Site};
 use microlp::{ComparisonOp, OptimizationDirection, Problem, SolveOptions, Variable};

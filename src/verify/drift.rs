@@ -3,7 +3,7 @@
 //! `/jsz`, compared with exactly the stream definitions `emit` writes for the layout. Planned streams
 //! not created yet are noted, not counted as drift (a fresh cluster has none).
 
-use super::cluster::ClusterFacts;
+use crate::monitor::probe::ClusterFacts;
 use crate::monitor::StreamPlacement;
 use crate::plan::{Plan, PlannedLayout};
 use crate::units::SyncMode;
@@ -84,7 +84,7 @@ pub fn check(
 ) -> Drift {
     let mut items = Vec::new();
     let mut notes = Vec::new();
-    let live: BTreeMap<&str, &super::cluster::ServerFacts> =
+    let live: BTreeMap<&str, &crate::monitor::probe::ServerFacts> =
         facts.servers.iter().map(|s| (s.name.as_str(), s)).collect();
     let planned_names: BTreeSet<String> = layout.servers.iter().map(|s| s.name.clone()).collect();
     let live_names: BTreeSet<String> = live.keys().map(|s| s.to_string()).collect();
@@ -222,7 +222,7 @@ pub fn check(
 mod tests {
     use super::*;
 
-    use crate::verify::cluster::{summarise, ServerFacts};
+    use crate::monitor::probe::{summarise, ServerFacts};
 
     fn plan() -> Plan {
         let cat = crate::catalog::Catalog::builtin();

@@ -8,14 +8,18 @@
 //! and object stores, removed after each row unless `keep`; the bytes to be written are announced (through
 //! the caller's logger) before anything is written, and a run that would exceed `max_bytes` is refused.
 
-pub mod cluster;
 pub mod drift;
 pub mod ladder;
 pub mod report;
 
 use crate::bench::{self, BenchError, BenchResult, BenchSpec, ConnSpec};
 use crate::catalog::{Catalog, ServerModel};
+/// The clock and the monitor-URL default live in the floor modules `clock` and `monitor`; these names stay
+/// for calibrate and faults until they call those directly.
+pub use crate::clock::utc_now;
 use crate::layout::Raid;
+pub use crate::monitor::default_monitors;
+use crate::monitor::probe as cluster;
 use crate::perf::{predict_shape, Calibration, Kind, Prediction, Shape, Sync, VolumeSpec};
 use crate::plan::Plan;
 use anyhow::anyhow;
@@ -23,7 +27,6 @@ use cluster::ClusterFacts;
 use ladder::{Ladder, RowSpec};
 use report::{ConfigEcho, RowMeasured, RowPrediction, RowResult, Status, VerifyReport};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -62,25 +65,6 @@ pub struct VerifyOptions {
 
 /// Why verify could not produce a report.
 pub type VerifyError = crate::error::RunError;
-
-/// `http://HOST:8222` for each server URL's host (the nats-server default monitoring port).
-pub fn default_monitors(servers: &[String]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for s in servers {
-        let rest = s.split("://").nth(1).unwrap_or(s);
-        let rest = rest.rsplit('@').next().unwrap_or(rest);
-        let host = match rest.rfind(':') {
-            Some(i) if !rest.ends_with(']') => &rest[..i],
-            _ => rest,
-        };
-        let host = host.trim_end_matches('/');
-        let m = format!("http://{host}:8222");
-        if !host.is_empty() && !out.contains(&m) {
-            out.push(m);
-        }
-    }
-    out
-}
 
 /// The prediction inputs that do not vary by row.
 struct PredictCtx {
@@ -268,35 +252,6 @@ impl CpuSampler {
         self.stop.store(true, Ordering::Relaxed);
         self.handle.join().unwrap_or_default()
     }
-}
-
-/// `YYYY-MM-DDTHH:MM:SSZ` and the folder-safe `YYYYMMDDTHHMMSSZ` for now (UTC).
-pub fn utc_now() -> (String, String) {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    utc(secs)
-}
-
-fn utc(secs: u64) -> (String, String) {
-    let days = (secs / 86_400) as i64;
-    let sod = secs % 86_400;
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    let (hh, mm, ss) = (sod / 3600, sod % 3600 / 60, sod % 60);
-    (
-        format!("{y:04}-{m:02}-{d:02}T{hh:02}:{mm:02}:{ss:02}Z"),
-        format!("{y:04}{m:02}{d:02}T{hh:02}{mm:02}{ss:02}Z"),
-    )
 }
 
 /// Run verify: detect, plan the rows, announce the bytes, run (unless dry run), compare, check drift.
@@ -726,46 +681,9 @@ fn check_drift(t: &Target, facts: &ClusterFacts, monitors: &[String]) -> Result<
     Ok(drift::check(&t.plan, pl, &emitted, facts, &live))
 }
 
-/// Write results.json, BENCH.md and results.csv into `dir/<utc-timestamp>/`; returns that folder.
-pub fn write_results(dir: &Path, r: &VerifyReport) -> anyhow::Result<PathBuf> {
-    let stamp = r.generated_at.replace(['-', ':'], "");
-    let mut out = dir.join(&stamp);
-    let mut n = 1;
-    while out.exists() {
-        n += 1;
-        out = dir.join(format!("{stamp}-{n}"));
-    }
-    std::fs::create_dir_all(&out).map_err(|e| anyhow!("--out {}: cannot create: {e}", out.display()))?;
-    for (name, bytes) in [
-        ("results.json", report::json(r)),
-        ("BENCH.md", report::markdown(r)),
-        ("results.csv", report::csv(r)),
-        // The charts (predicted band vs measured, latency percentiles, CPU vs rate), self-contained.
-        ("report.html", crate::report::html::verify(r).into_bytes()),
-    ] {
-        let p = out.join(name);
-        std::fs::write(&p, bytes).map_err(|e| anyhow!("{}: cannot write: {e}", p.display()))?;
-    }
-    Ok(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn monitor_urls_default_to_port_8222_on_each_host() {
-        let s = vec![
-            "nats://127.0.0.1:4222".to_string(),
-            "nats://u:p@10.0.0.2:4223".to_string(),
-            "127.0.0.1:5555".to_string(),
-            "tls://host-a".to_string(),
-        ];
-        assert_eq!(
-            default_monitors(&s),
-            vec!["http://127.0.0.1:8222", "http://10.0.0.2:8222", "http://host-a:8222"]
-        );
-    }
 
     #[test]
     fn repeated_rows_judge_the_median_run_and_report_the_spread() {
@@ -802,12 +720,5 @@ mod tests {
         });
         let (r, m) = pick_median(vec![run(50.0), run(60.0), last]);
         assert_eq!((r.ops, m), (1.0, 1.0));
-    }
-
-    #[test]
-    fn utc_dates_are_civil() {
-        assert_eq!(utc(0).0, "1970-01-01T00:00:00Z");
-        assert_eq!(utc(951_782_400).0, "2000-02-29T00:00:00Z");
-        assert_eq!(utc(1_798_608_000 + 3_661).1, "20261230T062101Z");
     }
 }

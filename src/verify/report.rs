@@ -1,10 +1,10 @@
 //! The verify result value and its exporters (pure functions to bytes): the terminal table, Markdown
 //! (BENCH.md), JSON (results.json) and CSV, hyperfine-style.
 
-use super::cluster::ClusterFacts;
 use super::drift::Drift;
 use super::ladder::RowSpec;
 use crate::bench::result::{LatencySummary, Losses, RateOutcome};
+use crate::monitor::probe::ClusterFacts;
 use comfy_table::{presets, ContentArrangement, Table};
 use serde::Serialize;
 

@@ -1,4 +1,5 @@
-//! What verify learns about the live cluster before it runs anything: each server's name, version, tags
+//! The cluster probe verify and calibrate share (a floor under both): what they learn about the live
+//! cluster before they run anything: each server's name, version, tags
 //! and JetStream configuration from `/varz`, the JetStream cluster size from `/jsz`, the store's
 //! filesystem where it is visible from here (a loopback server's store dir in `/proc/mounts`: tmpfs makes
 //! `sync_interval: always` free), and the NATS versions with known hazards.

@@ -5,11 +5,32 @@
 //! encoding, so "read to end" is the whole protocol. No TLS (monitor ports in a lab or behind a firewall are
 //! plain; put a proxy in front otherwise). Blocking on purpose: callers in async code use `spawn_blocking`.
 
+pub mod probe;
+
 use anyhow::{anyhow, bail, Context, Result};
 use serde_json::Value;
 use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::time::Duration;
+
+/// `http://HOST:8222` for each server URL's host (the nats-server default monitoring port).
+pub fn default_monitors(servers: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for s in servers {
+        let rest = s.split("://").nth(1).unwrap_or(s);
+        let rest = rest.rsplit('@').next().unwrap_or(rest);
+        let host = match rest.rfind(':') {
+            Some(i) if !rest.ends_with(']') => &rest[..i],
+            _ => rest,
+        };
+        let host = host.trim_end_matches('/');
+        let m = format!("http://{host}:8222");
+        if !host.is_empty() && !out.contains(&m) {
+            out.push(m);
+        }
+    }
+    out
+}
 
 /// One HTTP answer: status code and body.
 #[derive(Debug, Clone)]
@@ -227,6 +248,20 @@ fn merge_streams(seen: Vec<(String, StreamPlacement)>) -> Vec<StreamPlacement> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn monitor_urls_default_to_port_8222_on_each_host() {
+        let s = vec![
+            "nats://127.0.0.1:4222".to_string(),
+            "nats://u:p@10.0.0.2:4223".to_string(),
+            "127.0.0.1:5555".to_string(),
+            "tls://host-a".to_string(),
+        ];
+        assert_eq!(
+            default_monitors(&s),
+            vec!["http://127.0.0.1:8222", "http://10.0.0.2:8222", "http://host-a:8222"]
+        );
+    }
 
     #[test]
     fn urls_split_into_authority_and_prefix() {
