@@ -39,54 +39,27 @@ pub struct Sample {
 
 /// The streams of one `/jsz?accounts=true&streams=true&config=true` answer.
 pub fn samples(jsz: &Value) -> Vec<Sample> {
-    let mut out = Vec::new();
-    for acc in jsz
-        .get("account_details")
-        .and_then(Value::as_array)
+    crate::monitor::jsz::streams(jsz)
         .into_iter()
-        .flatten()
-    {
-        let account = acc.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
-        for st in acc.get("stream_detail").and_then(Value::as_array).into_iter().flatten() {
-            let u = |p: &str| st.pointer(p).and_then(Value::as_u64).unwrap_or(0);
-            let name = st.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
-            let subject_bytes = st
-                .pointer("/config/subjects")
-                .and_then(Value::as_array)
-                .and_then(|a| a.first())
-                .and_then(Value::as_str)
-                .map(|s| s.len() as u64)
-                .unwrap_or(name.len() as u64);
-            let subjects: Vec<String> = st
-                .pointer("/config/subjects")
-                .and_then(Value::as_array)
-                .map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect())
-                .unwrap_or_default();
-            let max_bytes = st
-                .pointer("/config/max_bytes")
-                .and_then(Value::as_i64)
-                .filter(|b| *b > 0)
-                .map(|b| b as u64);
-            out.push(Sample {
-                account: account.clone(),
-                name,
-                replicas: u("/config/num_replicas").clamp(1, 5) as u8,
-                messages: u("/state/messages"),
-                bytes: u("/state/bytes"),
-                last_seq: u("/state/last_seq"),
-                consumers: u("/state/consumer_count").min(u32::MAX as u64) as u32,
-                max_age_s: st
-                    .pointer("/config/max_age")
-                    .and_then(Value::as_f64)
-                    .map(|ns| ns / 1e9)
-                    .unwrap_or(0.0),
-                max_bytes,
+        .map(|st| {
+            let name = st.name_or_empty().to_string();
+            let subjects = st.subjects().unwrap_or_default();
+            let subject_bytes = subjects.first().map(|s| s.len() as u64).unwrap_or(name.len() as u64);
+            Sample {
+                account: st.account.clone(),
+                replicas: st.config_u64("num_replicas").unwrap_or(0).clamp(1, 5) as u8,
+                messages: st.messages,
+                bytes: st.bytes,
+                last_seq: st.last_seq,
+                consumers: st.consumer_count.min(u32::MAX as u64) as u32,
+                max_age_s: st.config_f64("max_age").map(|ns| ns / 1e9).unwrap_or(0.0),
+                max_bytes: st.config_i64("max_bytes").filter(|b| *b > 0).map(|b| b as u64),
                 subject_bytes,
                 subjects,
-            });
-        }
-    }
-    out
+                name,
+            }
+        })
+        .collect()
 }
 
 /// The freshest view of each stream over several servers' samples.

@@ -5,6 +5,7 @@
 //! encoding, so "read to end" is the whole protocol. No TLS (monitor ports in a lab or behind a firewall are
 //! plain; put a proxy in front otherwise). Blocking on purpose: callers in async code use `spawn_blocking`.
 
+pub mod jsz;
 pub mod probe;
 
 use anyhow::{anyhow, bail, Context, Result};
@@ -169,48 +170,23 @@ pub struct StreamPlacement {
 
 /// The streams (with leader and followers) in a `/jsz?accounts=1&streams=1&config=1` answer.
 pub fn streams(jsz: &Value) -> Vec<StreamPlacement> {
-    let mut out = Vec::new();
-    for acc in jsz
-        .get("account_details")
-        .and_then(Value::as_array)
+    let mut out: Vec<StreamPlacement> = jsz::streams(jsz)
         .into_iter()
-        .flatten()
-    {
-        let account = acc.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
-        for st in acc.get("stream_detail").and_then(Value::as_array).into_iter().flatten() {
-            let name = st.get("name").and_then(Value::as_str).unwrap_or_default().to_string();
-            let cluster = st.get("cluster");
-            let leader = cluster
-                .and_then(|c| c.get("leader"))
-                .and_then(Value::as_str)
-                .filter(|s| !s.is_empty())
-                .map(str::to_string);
-            let mut peers: Vec<String> = leader.iter().cloned().collect();
-            for r in cluster
-                .and_then(|c| c.get("replicas"))
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                if let Some(n) = r.get("name").and_then(Value::as_str) {
-                    peers.push(n.to_string());
-                }
-            }
+        .map(|st| {
+            let mut peers: Vec<String> = st.leader.iter().cloned().collect();
+            peers.extend(st.followers.iter().cloned());
             peers.sort();
             peers.dedup();
-            let replicas = st
-                .pointer("/config/num_replicas")
-                .and_then(Value::as_u64)
-                .unwrap_or(peers.len() as u64);
-            out.push(StreamPlacement {
-                account: account.clone(),
-                name,
-                leader,
+            let replicas = st.config_u64("num_replicas").unwrap_or(peers.len() as u64);
+            StreamPlacement {
+                account: st.account.clone(),
+                name: st.name_or_empty().to_string(),
+                leader: st.leader.clone(),
                 peers,
                 replicas,
-            });
-        }
-    }
+            }
+        })
+        .collect();
     out.sort_by(|a, b| (&a.account, &a.name).cmp(&(&b.account, &b.name)));
     out
 }

@@ -41,16 +41,9 @@ pub struct LiveStream {
 /// Stream configs from a `/jsz?accounts=true&streams=true&config=true` answer, by name.
 pub fn stream_configs(jsz: &Value) -> BTreeMap<String, Value> {
     let mut out = BTreeMap::new();
-    for acc in jsz
-        .get("account_details")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        for st in acc.get("stream_detail").and_then(Value::as_array).into_iter().flatten() {
-            if let (Some(n), Some(c)) = (st.get("name").and_then(Value::as_str), st.get("config")) {
-                out.insert(n.to_string(), c.clone());
-            }
+    for st in crate::monitor::jsz::streams(jsz) {
+        if let (Some(n), Some(c)) = (st.name, st.config) {
+            out.insert(n, c);
         }
     }
     out
