@@ -4,11 +4,9 @@
 use crate::cli::{Format, Global, PlanArgs};
 use crate::error::{bad_input, cannot_run, Failure, Outcome};
 use crate::lab::{self, InterruptGuard, Lab, LabSpec, LabState, NodeSpec, StartHooks, StartOptions};
-use crate::monitor;
 use crate::units::SyncMode;
 use anyhow::{anyhow, Context};
 use clap::{Args, Subcommand};
-use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
 use serde::Serialize;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -206,7 +204,7 @@ fn up(g: &Global, u: UpArgs) -> Result<Outcome, Failure> {
     let created = if defs.is_empty() {
         Vec::new()
     } else {
-        create_streams(&lab.client_urls(), &defs)
+        lab::status::create_streams(&lab.client_urls(), &defs)
     };
     let startup_s = lab.startup().as_secs_f64();
     let st = LabState {
@@ -215,19 +213,19 @@ fn up(g: &Global, u: UpArgs) -> Result<Outcome, Failure> {
     };
     st.save().map_err(cannot_run)?;
     drop(guard);
-    let report = UpReport {
+    let report = lab::status::UpReport {
         dir: st.dir.clone(),
         cluster_name: st.cluster_name.clone(),
         meta_leader: leader,
         startup_s,
         client_urls: st.nodes.iter().map(|n| n.client_url()).collect(),
         monitor_urls: st.nodes.iter().map(|n| n.monitor_url()).collect(),
-        servers: st.nodes.iter().map(ServerRow::from_node).collect(),
+        servers: st.nodes.iter().map(lab::status::ServerRow::from_node).collect(),
         streams: created,
     };
     let bytes = match fmt {
         Format::Json => json_bytes(&report),
-        _ => render_up_table(&report),
+        _ => crate::report::lab::up_table(&report),
     };
     super::emit_stdout(&bytes)?;
     let failed: Vec<String> = report
@@ -245,161 +243,10 @@ fn up(g: &Global, u: UpArgs) -> Result<Outcome, Failure> {
     Ok(Outcome::Ok)
 }
 
-/// One planned stream created on the lab (or why not).
-#[derive(Debug, Serialize)]
-struct CreatedStream {
-    file: String,
-    name: String,
-    replicas: u64,
-    error: Option<String>,
-}
-
-/// Send each definition unchanged to `$JS.API.STREAM.CREATE.<name>`, as `nats stream add --config` does.
-fn create_streams(urls: &[String], defs: &[(String, Value)]) -> Vec<CreatedStream> {
-    let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
-        Ok(rt) => rt,
-        Err(e) => return all_failed(defs, &format!("cannot start a runtime: {e}")),
-    };
-    rt.block_on(async {
-        let addrs: Result<Vec<async_nats::ServerAddr>, _> = urls.iter().map(|u| u.parse()).collect();
-        // A clustered create is answered once the new group has elected its leader; on a busy machine a
-        // split vote costs an election timeout (4-9 s), so each attempt allows 15 s. An unanswered request
-        // (seen on a fresh cluster) is sent once more: creating the same definition again is harmless.
-        let opts = async_nats::ConnectOptions::new().request_timeout(Some(Duration::from_secs(15)));
-        let nc = match addrs {
-            Ok(a) => opts.connect(a).await,
-            Err(e) => return all_failed(defs, &format!("bad lab URL: {e}")),
-        };
-        let nc = match nc {
-            Ok(nc) => nc,
-            Err(e) => return all_failed(defs, &format!("cannot connect to the lab: {e}")),
-        };
-        let mut out = Vec::new();
-        for (file, cfg) in defs {
-            let name = cfg["name"].as_str().unwrap_or_default().to_string();
-            let subject = format!("$JS.API.STREAM.CREATE.{name}");
-            let mut answer = nc.request(subject.clone(), cfg.to_string().into()).await;
-            if answer.is_err() {
-                tokio::time::sleep(Duration::from_millis(250)).await;
-                answer = nc.request(subject, cfg.to_string().into()).await;
-            }
-            let error = match answer {
-                Ok(m) => match serde_json::from_slice::<Value>(&m.payload) {
-                    Ok(v) => v.get("error").map(|e| {
-                        format!(
-                            "{} (error {})",
-                            e["description"].as_str().unwrap_or("unknown error"),
-                            e["err_code"]
-                        )
-                    }),
-                    Err(e) => Some(format!("unreadable answer: {e}")),
-                },
-                Err(e) => Some(format!("no answer from JetStream: {e}")),
-            };
-            out.push(CreatedStream {
-                file: file.clone(),
-                name,
-                replicas: cfg["num_replicas"].as_u64().unwrap_or(1),
-                error,
-            });
-        }
-        out
-    })
-}
-
-fn all_failed(defs: &[(String, Value)], why: &str) -> Vec<CreatedStream> {
-    defs.iter()
-        .map(|(file, cfg)| CreatedStream {
-            file: file.clone(),
-            name: cfg["name"].as_str().unwrap_or_default().to_string(),
-            replicas: cfg["num_replicas"].as_u64().unwrap_or(1),
-            error: Some(why.to_string()),
-        })
-        .collect()
-}
-
-#[derive(Debug, Serialize)]
-struct ServerRow {
-    name: String,
-    pid: u32,
-    client_url: String,
-    monitor_url: String,
-    tags: Vec<String>,
-}
-
-impl ServerRow {
-    fn from_node(n: &lab::NodeInfo) -> ServerRow {
-        ServerRow {
-            name: n.name.clone(),
-            pid: n.pid,
-            client_url: n.client_url(),
-            monitor_url: n.monitor_url(),
-            tags: n.tags.clone(),
-        }
-    }
-}
-
-#[derive(Debug, Serialize)]
-struct UpReport {
-    dir: PathBuf,
-    cluster_name: String,
-    meta_leader: Option<String>,
-    startup_s: f64,
-    client_urls: Vec<String>,
-    monitor_urls: Vec<String>,
-    servers: Vec<ServerRow>,
-    /// Planned streams created with `--streams`.
-    streams: Vec<CreatedStream>,
-}
-
 fn json_bytes<T: Serialize>(v: &T) -> Vec<u8> {
     let mut b = serde_json::to_vec_pretty(v).expect("report serialises");
     b.push(b'\n');
     b
-}
-
-fn render_up_table(r: &UpReport) -> Vec<u8> {
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED)
-        .set_header(vec!["server", "pid", "client URL", "monitor URL", "tags"]);
-    for s in &r.servers {
-        t.add_row(vec![
-            s.name.clone(),
-            s.pid.to_string(),
-            s.client_url.clone(),
-            s.monitor_url.clone(),
-            s.tags.join(" "),
-        ]);
-    }
-    let mut out = format!(
-        "lab cluster '{}' up in {:.1} s, meta leader {} (dir {})\n",
-        r.cluster_name,
-        r.startup_s,
-        r.meta_leader.as_deref().unwrap_or("?"),
-        r.dir.display()
-    );
-    out.push_str(&t.to_string());
-    for c in &r.streams {
-        match &c.error {
-            None => out.push_str(&format!("\ncreated {} (R{}) from {}", c.name, c.replicas, c.file)),
-            Some(e) => out.push_str(&format!(
-                "\nCOULD NOT CREATE {} (R{}) from {}: {e}",
-                c.name, c.replicas, c.file
-            )),
-        }
-    }
-    if !r.streams.is_empty() {
-        out.push_str(&format!(
-            "\nwhere the replicas landed: natsplan lab status --dir {}\n",
-            r.dir.display()
-        ));
-    }
-    out.push_str(&format!(
-        "\nNATS_URL={}\nstop with: natsplan lab down --dir {}\n",
-        r.client_urls.join(","),
-        r.dir.display()
-    ));
-    out.into_bytes()
 }
 
 fn load_state(dir: &Path) -> Result<LabState, Failure> {
@@ -412,139 +259,19 @@ fn load_state(dir: &Path) -> Result<LabState, Failure> {
     })
 }
 
-#[derive(Debug, Serialize)]
-struct StatusServer {
-    name: String,
-    pid: u32,
-    running: bool,
-    client_url: String,
-    monitor_url: String,
-    /// Tags the server reports (`/varz`), or the recorded ones when it does not answer.
-    tags: Vec<String>,
-    version: Option<String>,
-    error: Option<String>,
-}
-
-#[derive(Debug, Serialize)]
-struct StatusReport {
-    dir: PathBuf,
-    cluster_name: String,
-    meta_leader: Option<String>,
-    servers: Vec<StatusServer>,
-    streams: Vec<monitor::StreamPlacement>,
-}
-
-/// Ask every server of a lab for its view and merge it.
-fn collect_status(st: &LabState) -> StatusReport {
-    let probe = Duration::from_secs(2);
-    let mut servers = Vec::new();
-    let mut leader = None;
-    for n in &st.nodes {
-        let running = lab::state::is_lab_process(n.pid, &n.conf);
-        let mut row = StatusServer {
-            name: n.name.clone(),
-            pid: n.pid,
-            running,
-            client_url: n.client_url(),
-            monitor_url: n.monitor_url(),
-            tags: n.tags.clone(),
-            version: None,
-            error: None,
-        };
-        if running {
-            match monitor::varz(&n.monitor_url(), probe) {
-                Ok(v) => {
-                    row.tags = monitor::tags(&v);
-                    row.version = v.get("version").and_then(Value::as_str).map(str::to_string);
-                }
-                Err(e) => row.error = Some(format!("{e:#}")),
-            }
-            if leader.is_none() {
-                leader = monitor::jsz(&n.monitor_url(), "", probe)
-                    .ok()
-                    .and_then(|j| monitor::meta_leader(&j));
-            }
-        }
-        servers.push(row);
-    }
-    let live: Vec<(String, String)> = servers
-        .iter()
-        .filter(|s| s.running)
-        .map(|s| (s.name.clone(), s.monitor_url.clone()))
-        .collect();
-    let streams = monitor::cluster_streams(&live, probe);
-    StatusReport {
-        dir: st.dir.clone(),
-        cluster_name: st.cluster_name.clone(),
-        meta_leader: leader,
-        servers,
-        streams,
-    }
-}
-
 fn status(g: &Global, d: DirArgs) -> Result<Outcome, Failure> {
     let fmt = super::format(g);
     if !matches!(fmt, Format::Table | Format::Json) {
         return Err(super::unsupported_format("lab status", fmt, &["table", "json"]));
     }
     let st = load_state(&d.dir)?;
-    let r = collect_status(&st);
+    let r = lab::status::collect_status(&st);
     let bytes = match fmt {
         Format::Json => json_bytes(&r),
-        _ => render_status_table(&r),
+        _ => crate::report::lab::status_table(&r),
     };
     super::emit_stdout(&bytes)?;
     Ok(Outcome::Ok)
-}
-
-fn render_status_table(r: &StatusReport) -> Vec<u8> {
-    let running = r.servers.iter().filter(|s| s.running).count();
-    let mut out = format!(
-        "lab cluster '{}' in {}: {running} of {} servers running, meta leader {}\n",
-        r.cluster_name,
-        r.dir.display(),
-        r.servers.len(),
-        r.meta_leader.as_deref().unwrap_or("none")
-    );
-    let mut t = Table::new();
-    t.load_preset(UTF8_FULL_CONDENSED)
-        .set_header(vec!["server", "state", "pid", "client URL", "monitor URL", "tags"]);
-    for s in &r.servers {
-        let state = match (s.running, &s.error) {
-            (false, _) => "stopped".to_string(),
-            (true, Some(_)) => "not answering".to_string(),
-            (true, None) => format!("running {}", s.version.as_deref().unwrap_or("")),
-        };
-        t.add_row(vec![
-            s.name.clone(),
-            state,
-            s.pid.to_string(),
-            s.client_url.clone(),
-            s.monitor_url.clone(),
-            s.tags.join(" "),
-        ]);
-    }
-    out.push_str(&t.to_string());
-    out.push('\n');
-    if r.streams.is_empty() {
-        out.push_str("no streams\n");
-    } else {
-        let mut t = Table::new();
-        t.load_preset(UTF8_FULL_CONDENSED)
-            .set_header(vec!["stream", "account", "replicas", "leader", "peers"]);
-        for s in &r.streams {
-            t.add_row(vec![
-                s.name.clone(),
-                s.account.clone(),
-                s.replicas.to_string(),
-                s.leader.clone().unwrap_or_else(|| "none".into()),
-                s.peers.join(" "),
-            ]);
-        }
-        out.push_str(&t.to_string());
-        out.push('\n');
-    }
-    out.into_bytes()
 }
 
 fn down(g: &Global, d: DirArgs) -> Result<Outcome, Failure> {

@@ -7,10 +7,10 @@ use crate::catalog::Catalog;
 use crate::cli::{Format, Global};
 use crate::error::{bad_input, Failure, Outcome};
 use crate::layout::Raid;
-use crate::perf::{predict_shape, Kind, Prediction, Shape, Sync, VolumeSpec};
-use crate::units::{fmt_bytes, parse_size, SyncMode};
+use crate::perf::{predict_shape, Kind, Shape, Sync, VolumeSpec};
+use crate::report::predict::{PredictReport, ShapeEcho};
+use crate::units::{parse_size, SyncMode};
 use anyhow::anyhow;
-use serde::Serialize;
 use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
@@ -83,6 +83,62 @@ fn num<T: std::str::FromStr>(flag: &str, v: &str, fix: &str) -> Result<T, Failur
         .replace('_', "")
         .parse::<T>()
         .map_err(|_| bad_input(anyhow!("--{flag} '{v}' is not valid; {fix}")))
+}
+
+/// The volume under each server, from the array, disk, RAID and cache flags.
+fn volume(a: &PredictArgs, catalog: &Catalog) -> Result<VolumeSpec, Failure> {
+    let array = catalog.array(&a.array).cloned().ok_or_else(|| {
+        bad_input(anyhow!(
+            "--array '{}' is not in the catalog; use one of: {}",
+            a.array,
+            catalog.array_names().join(", ")
+        ))
+    })?;
+    let disk = catalog.disk(&a.disk).cloned().ok_or_else(|| {
+        bad_input(anyhow!(
+            "--disk '{}' is not in the catalog; use one of: {}",
+            a.disk,
+            catalog.disk_names().join(", ")
+        ))
+    })?;
+    let raid = match a.raid.to_ascii_lowercase().as_str() {
+        "raid0" => Raid::Raid0,
+        "raid1" => Raid::Raid1,
+        "raid10" => Raid::Raid10,
+        "raid6" => Raid::Raid6,
+        "ddp-raid1" => Raid::DdpRaid1,
+        other => {
+            return Err(bad_input(anyhow!(
+                "--raid '{other}' is unknown; use raid0, raid1, raid10, raid6 or ddp-raid1"
+            )))
+        }
+    };
+    let disks: u32 = num("disks", &a.disks, "give the disks in the volume group, e.g. --disks 2")?;
+    let (min, even) = raid.disk_rule();
+    if disks < min.max(1) || (even && disks % 2 != 0) || disks > 1024 {
+        return Err(bad_input(anyhow!(
+            "--disks {disks} does not fit {}: it needs at least {min}{}",
+            raid.as_str(),
+            if even { ", an even number" } else { "" }
+        )));
+    }
+    let write_cache = match a.write_cache.to_ascii_lowercase().as_str() {
+        "on" | "true" | "yes" => true,
+        "off" | "false" | "no" => false,
+        other => return Err(bad_input(anyhow!("--write-cache '{other}' is not on or off"))),
+    };
+    let luns_on_group: u32 = num("luns-per-group", &a.luns_per_group, "give a whole number, e.g. 1 or 3")?;
+    if luns_on_group == 0 {
+        return Err(bad_input(anyhow!("--luns-per-group must be at least 1")));
+    }
+    Ok(VolumeSpec {
+        array,
+        disk,
+        raid,
+        disks,
+        write_cache,
+        luns_on_group,
+    })
 }
 
 /// Turn the flags into a shape, naming the flag and the fix on any error.
@@ -161,50 +217,7 @@ pub fn shape(a: &PredictArgs, catalog: &Catalog) -> Result<Shape, Failure> {
             )))
         }
     };
-    let array = catalog.array(&a.array).cloned().ok_or_else(|| {
-        bad_input(anyhow!(
-            "--array '{}' is not in the catalog; use one of: {}",
-            a.array,
-            catalog.array_names().join(", ")
-        ))
-    })?;
-    let disk = catalog.disk(&a.disk).cloned().ok_or_else(|| {
-        bad_input(anyhow!(
-            "--disk '{}' is not in the catalog; use one of: {}",
-            a.disk,
-            catalog.disk_names().join(", ")
-        ))
-    })?;
-    let raid = match a.raid.to_ascii_lowercase().as_str() {
-        "raid0" => Raid::Raid0,
-        "raid1" => Raid::Raid1,
-        "raid10" => Raid::Raid10,
-        "raid6" => Raid::Raid6,
-        "ddp-raid1" => Raid::DdpRaid1,
-        other => {
-            return Err(bad_input(anyhow!(
-                "--raid '{other}' is unknown; use raid0, raid1, raid10, raid6 or ddp-raid1"
-            )))
-        }
-    };
-    let disks: u32 = num("disks", &a.disks, "give the disks in the volume group, e.g. --disks 2")?;
-    let (min, even) = raid.disk_rule();
-    if disks < min.max(1) || (even && disks % 2 != 0) || disks > 1024 {
-        return Err(bad_input(anyhow!(
-            "--disks {disks} does not fit {}: it needs at least {min}{}",
-            raid.as_str(),
-            if even { ", an even number" } else { "" }
-        )));
-    }
-    let write_cache = match a.write_cache.to_ascii_lowercase().as_str() {
-        "on" | "true" | "yes" => true,
-        "off" | "false" | "no" => false,
-        other => return Err(bad_input(anyhow!("--write-cache '{other}' is not on or off"))),
-    };
-    let luns_on_group: u32 = num("luns-per-group", &a.luns_per_group, "give a whole number, e.g. 1 or 3")?;
-    if luns_on_group == 0 {
-        return Err(bad_input(anyhow!("--luns-per-group must be at least 1")));
-    }
+    let volume = volume(a, catalog)?;
     let batch: u32 = num(
         "batch",
         &a.batch,
@@ -230,46 +243,12 @@ pub fn shape(a: &PredictArgs, catalog: &Catalog) -> Result<Shape, Failure> {
         subscribers,
         consumers,
         consumers_spread,
-        volume: VolumeSpec {
-            array,
-            disk,
-            raid,
-            disks,
-            write_cache,
-            luns_on_group,
-        },
+        volume,
         server,
         rate,
         batch,
         nats_version: a.nats_version.clone(),
     })
-}
-
-/// The JSON document `predict --format json` prints.
-#[derive(Debug, Serialize)]
-pub struct PredictReport {
-    #[serde(flatten)]
-    pub prediction: Prediction,
-    pub shape: ShapeEcho,
-}
-
-/// The shape as understood, so a JSON reader can tell what was predicted.
-#[derive(Debug, Serialize)]
-pub struct ShapeEcho {
-    pub servers: u32,
-    pub replicas: u8,
-    pub sync: Sync,
-    pub size_bytes: u64,
-    pub workers: u32,
-    pub subscribers: u32,
-    pub consumers: u32,
-    pub array: String,
-    pub disk: String,
-    pub raid: String,
-    pub disks: u32,
-    pub write_cache: bool,
-    pub luns_per_group: u32,
-    pub server_model: String,
 }
 
 pub fn run(g: &Global, a: PredictArgs) -> Result<Outcome, Failure> {
@@ -302,81 +281,10 @@ pub fn run(g: &Global, a: PredictArgs) -> Result<Outcome, Failure> {
             s.push('\n');
             s.into_bytes()
         }
-        Format::Table => render_table(&report, super::width(g)).into_bytes(),
-        Format::Markdown => render_markdown(&report).into_bytes(),
+        Format::Table => crate::report::predict::table(&report, super::width(g)).into_bytes(),
+        Format::Markdown => crate::report::predict::markdown(&report).into_bytes(),
         f => return Err(super::unsupported_format("predict", f, &["table", "json", "markdown"])),
     };
     super::emit_stdout(&bytes)?;
     Ok(Outcome::Ok)
-}
-
-fn rows(r: &PredictReport) -> Vec<(String, String)> {
-    let p = &r.prediction;
-    let s = &r.shape;
-    let mut v = vec![
-        (
-            "shape".to_string(),
-            format!(
-                "{} · {} servers · R{} · sync {} · {} · {} workers",
-                p.kind.as_str(),
-                s.servers,
-                s.replicas,
-                match s.sync {
-                    Sync::Always => "always",
-                    Sync::Delayed => "delayed",
-                },
-                fmt_bytes(s.size_bytes as f64),
-                s.workers
-            ),
-        ),
-        (
-            "volume".into(),
-            format!(
-                "{} · {} × {} {} · write cache {} · {} LUN(s) per group",
-                s.array,
-                s.disks,
-                s.disk,
-                s.raid,
-                if s.write_cache { "on" } else { "off" },
-                s.luns_per_group
-            ),
-        ),
-        ("ops/s".into(), format!("{:.1}", p.ops_per_s)),
-        ("band".into(), format!("{:.1} – {:.1}", p.band.low, p.band.high)),
-        ("bytes/s".into(), format!("{}/s", fmt_bytes(p.bytes_per_s))),
-        (
-            "latency".into(),
-            format!("p50 {:.0} µs · p99 {:.0} µs", p.latency_us.p50, p.latency_us.p99),
-        ),
-        ("cpu per server".into(), format!("{:.2} cores", p.cpu_per_server)),
-        ("bottleneck".into(), p.bottleneck.clone()),
-        (
-            "source".into(),
-            format!("{}{}", p.source, if p.scaled { " (scaled: wider band)" } else { "" }),
-        ),
-    ];
-    for n in &p.notes {
-        v.push(("note".into(), n.clone()));
-    }
-    v
-}
-
-fn render_table(r: &PredictReport, width: u16) -> String {
-    let mut t = comfy_table::Table::new();
-    t.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED)
-        .set_content_arrangement(comfy_table::ContentArrangement::Dynamic)
-        .set_width(width)
-        .set_header(vec!["prediction", "value"]);
-    for (k, v) in rows(r) {
-        t.add_row(vec![k, v]);
-    }
-    format!("{t}\n")
-}
-
-fn render_markdown(r: &PredictReport) -> String {
-    let mut s = String::from("| prediction | value |\n|---|---|\n");
-    for (k, v) in rows(r) {
-        s.push_str(&format!("| {k} | {} |\n", v.replace('|', "\\|")));
-    }
-    s
 }

@@ -125,67 +125,72 @@ fn planned(g: &Global, a: &VerifyArgs) -> Result<Option<(Inputs, Plan, String)>,
     Ok(Some((inputs, plan, id)))
 }
 
+/// `verify --faults`: inject real failures into a lab of its own and check the whatif predictions.
+fn run_faults(g: &Global, a: &VerifyArgs, format: Format) -> Result<Outcome, Failure> {
+    use crate::faults::{run_saved, FaultOptions, Kind};
+    if a.nodes < 3 {
+        return Err(bad_input(anyhow!(
+            "--nodes {}: --faults needs at least 3 servers for an R3 stream",
+            a.nodes
+        )));
+    }
+    let mut opts = match a.ladder {
+        Ladder::Full => FaultOptions::full(a.nodes),
+        Ladder::Quick => FaultOptions::quick(a.nodes, &Kind::ladder()),
+    };
+    // A planned layout: the lab runs its servers and the scenarios add whole-rack failures.
+    if let Some((inputs, plan, id)) = planned(g, a)? {
+        let target = crate::faults::PlanTarget::from_plan(&plan, &id, &inputs.site_path.display().to_string())
+            .map_err(bad_input)?;
+        opts = opts.on_plan(target);
+    }
+    // Rack names are checked here so a typo is bad input (exit 2), not a run that could not start.
+    let known: Vec<String> = match &opts.target {
+        Some(t) => t.site.racks.iter().map(|r| r.name.clone()).collect(),
+        None => (1..=a.nodes).map(|i| format!("r{i}")).collect(),
+    };
+    for n in &a.racks {
+        if !known.contains(n) {
+            return Err(bad_input(anyhow!(
+                "--racks {n}: no such rack {}; the racks are {}",
+                if opts.target.is_some() {
+                    "in the site"
+                } else {
+                    "in a plain lab (one per server)"
+                },
+                known.join(", ")
+            )));
+        }
+    }
+    opts.racks = a.racks.clone();
+    if !a.scenarios.is_empty() {
+        opts.scenarios = a
+            .scenarios
+            .iter()
+            .map(|n| Kind::parse(n.trim()).map_err(|e| bad_input(anyhow!("--scenarios: {e}"))))
+            .collect::<Result<_, _>>()?;
+    }
+    let (report, folder) = run_saved(&opts, Some(&a.out), &|m| eprintln!("{m}")).map_err(cannot_run)?;
+    if let Some(f) = folder {
+        eprintln!("results in {}", f.display());
+    }
+    let bytes = match format {
+        Format::Json => crate::faults::json(&report),
+        _ => crate::faults::table(&report),
+    };
+    let failed = report.failed();
+    super::emit_stdout(&bytes)?;
+    Ok(if failed {
+        Outcome::CheckFailed("fault verification: a prediction disagreed or an acknowledged write was lost".into())
+    } else {
+        Outcome::Ok
+    })
+}
+
 pub fn run(g: &Global, a: VerifyArgs) -> Result<Outcome, Failure> {
     let format = super::format(g);
     if a.faults {
-        use crate::faults::{run_saved, FaultOptions, Kind};
-        if a.nodes < 3 {
-            return Err(bad_input(anyhow!(
-                "--nodes {}: --faults needs at least 3 servers for an R3 stream",
-                a.nodes
-            )));
-        }
-        let mut opts = match a.ladder {
-            Ladder::Full => FaultOptions::full(a.nodes),
-            Ladder::Quick => FaultOptions::quick(a.nodes, &Kind::ladder()),
-        };
-        // A planned layout: the lab runs its servers and the scenarios add whole-rack failures.
-        if let Some((inputs, plan, id)) = planned(g, &a)? {
-            let target = crate::faults::PlanTarget::from_plan(&plan, &id, &inputs.site_path.display().to_string())
-                .map_err(bad_input)?;
-            opts = opts.on_plan(target);
-        }
-        // Rack names are checked here so a typo is bad input (exit 2), not a run that could not start.
-        let known: Vec<String> = match &opts.target {
-            Some(t) => t.site.racks.iter().map(|r| r.name.clone()).collect(),
-            None => (1..=a.nodes).map(|i| format!("r{i}")).collect(),
-        };
-        for n in &a.racks {
-            if !known.contains(n) {
-                return Err(bad_input(anyhow!(
-                    "--racks {n}: no such rack {}; the racks are {}",
-                    if opts.target.is_some() {
-                        "in the site"
-                    } else {
-                        "in a plain lab (one per server)"
-                    },
-                    known.join(", ")
-                )));
-            }
-        }
-        opts.racks = a.racks.clone();
-        if !a.scenarios.is_empty() {
-            opts.scenarios = a
-                .scenarios
-                .iter()
-                .map(|n| Kind::parse(n.trim()).map_err(|e| bad_input(anyhow!("--scenarios: {e}"))))
-                .collect::<Result<_, _>>()?;
-        }
-        let (report, folder) = run_saved(&opts, Some(&a.out), &|m| eprintln!("{m}")).map_err(cannot_run)?;
-        if let Some(f) = folder {
-            eprintln!("results in {}", f.display());
-        }
-        let bytes = match format {
-            Format::Json => crate::faults::json(&report),
-            _ => crate::faults::table(&report),
-        };
-        let failed = report.failed();
-        super::emit_stdout(&bytes)?;
-        return Ok(if failed {
-            Outcome::CheckFailed("fault verification: a prediction disagreed or an acknowledged write was lost".into())
-        } else {
-            Outcome::Ok
-        });
+        return run_faults(g, &a, format);
     }
     let tolerance = parse_f64("tolerance", &a.tolerance, 0.0..=100.0, "e.g. --tolerance 0.1 for 10 %")?;
     let row_seconds = match &a.row_seconds {

@@ -11,6 +11,7 @@
 
 pub mod spec;
 pub mod state;
+pub mod status;
 
 use crate::emit::conf::{self, ServerConf};
 use crate::monitor;

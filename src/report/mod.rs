@@ -1,9 +1,12 @@
 //! Reports: pure functions from a Plan (or another result) to bytes. Nothing here computes; anything a
 //! report shows is already in the value it is given.
 
+pub mod calibrate;
 pub mod design;
 pub mod detail;
 pub mod html;
+pub mod lab;
+pub mod predict;
 pub mod simulate;
 pub mod svg;
 pub mod svg_layout;

@@ -1,0 +1,100 @@
+//! Renderers of `lab up`, `lab status` reports (JSON is the value itself).
+
+use crate::lab::status::{StatusReport, UpReport};
+use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
+
+/// `lab up`'s terminal report.
+pub fn up_table(r: &UpReport) -> Vec<u8> {
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED)
+        .set_header(vec!["server", "pid", "client URL", "monitor URL", "tags"]);
+    for s in &r.servers {
+        t.add_row(vec![
+            s.name.clone(),
+            s.pid.to_string(),
+            s.client_url.clone(),
+            s.monitor_url.clone(),
+            s.tags.join(" "),
+        ]);
+    }
+    let mut out = format!(
+        "lab cluster '{}' up in {:.1} s, meta leader {} (dir {})\n",
+        r.cluster_name,
+        r.startup_s,
+        r.meta_leader.as_deref().unwrap_or("?"),
+        r.dir.display()
+    );
+    out.push_str(&t.to_string());
+    for c in &r.streams {
+        match &c.error {
+            None => out.push_str(&format!("\ncreated {} (R{}) from {}", c.name, c.replicas, c.file)),
+            Some(e) => out.push_str(&format!(
+                "\nCOULD NOT CREATE {} (R{}) from {}: {e}",
+                c.name, c.replicas, c.file
+            )),
+        }
+    }
+    if !r.streams.is_empty() {
+        out.push_str(&format!(
+            "\nwhere the replicas landed: natsplan lab status --dir {}\n",
+            r.dir.display()
+        ));
+    }
+    out.push_str(&format!(
+        "\nNATS_URL={}\nstop with: natsplan lab down --dir {}\n",
+        r.client_urls.join(","),
+        r.dir.display()
+    ));
+    out.into_bytes()
+}
+
+/// `lab status`'s terminal report.
+pub fn status_table(r: &StatusReport) -> Vec<u8> {
+    let running = r.servers.iter().filter(|s| s.running).count();
+    let mut out = format!(
+        "lab cluster '{}' in {}: {running} of {} servers running, meta leader {}\n",
+        r.cluster_name,
+        r.dir.display(),
+        r.servers.len(),
+        r.meta_leader.as_deref().unwrap_or("none")
+    );
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED)
+        .set_header(vec!["server", "state", "pid", "client URL", "monitor URL", "tags"]);
+    for s in &r.servers {
+        let state = match (s.running, &s.error) {
+            (false, _) => "stopped".to_string(),
+            (true, Some(_)) => "not answering".to_string(),
+            (true, None) => format!("running {}", s.version.as_deref().unwrap_or("")),
+        };
+        t.add_row(vec![
+            s.name.clone(),
+            state,
+            s.pid.to_string(),
+            s.client_url.clone(),
+            s.monitor_url.clone(),
+            s.tags.join(" "),
+        ]);
+    }
+    out.push_str(&t.to_string());
+    out.push('\n');
+    if r.streams.is_empty() {
+        out.push_str("no streams\n");
+    } else {
+        let mut t = Table::new();
+        t.load_preset(UTF8_FULL_CONDENSED)
+            .set_header(vec!["stream", "account", "replicas", "leader", "peers"]);
+        for s in &r.streams {
+            t.add_row(vec![
+                s.name.clone(),
+                s.account.clone(),
+                s.replicas.to_string(),
+                s.leader.clone().unwrap_or_else(|| "none".into()),
+                s.peers.join(" "),
+            ]);
+        }
+        out.push_str(&t.to_string());
+        out.push('\n');
+    }
+    out.into_bytes()
+}

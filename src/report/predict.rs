@@ -1,0 +1,106 @@
+//! `natsplan predict`'s report: the prediction with the shape as understood, and its table and Markdown
+//! renderers (JSON is the value itself).
+
+use crate::perf::{Prediction, Sync};
+use crate::units::fmt_bytes;
+use serde::Serialize;
+
+/// The JSON document `predict --format json` prints.
+#[derive(Debug, Serialize)]
+pub struct PredictReport {
+    #[serde(flatten)]
+    pub prediction: Prediction,
+    pub shape: ShapeEcho,
+}
+
+/// The shape as understood, so a JSON reader can tell what was predicted.
+#[derive(Debug, Serialize)]
+pub struct ShapeEcho {
+    pub servers: u32,
+    pub replicas: u8,
+    pub sync: Sync,
+    pub size_bytes: u64,
+    pub workers: u32,
+    pub subscribers: u32,
+    pub consumers: u32,
+    pub array: String,
+    pub disk: String,
+    pub raid: String,
+    pub disks: u32,
+    pub write_cache: bool,
+    pub luns_per_group: u32,
+    pub server_model: String,
+}
+
+fn rows(r: &PredictReport) -> Vec<(String, String)> {
+    let p = &r.prediction;
+    let s = &r.shape;
+    let mut v = vec![
+        (
+            "shape".to_string(),
+            format!(
+                "{} · {} servers · R{} · sync {} · {} · {} workers",
+                p.kind.as_str(),
+                s.servers,
+                s.replicas,
+                match s.sync {
+                    Sync::Always => "always",
+                    Sync::Delayed => "delayed",
+                },
+                fmt_bytes(s.size_bytes as f64),
+                s.workers
+            ),
+        ),
+        (
+            "volume".into(),
+            format!(
+                "{} · {} × {} {} · write cache {} · {} LUN(s) per group",
+                s.array,
+                s.disks,
+                s.disk,
+                s.raid,
+                if s.write_cache { "on" } else { "off" },
+                s.luns_per_group
+            ),
+        ),
+        ("ops/s".into(), format!("{:.1}", p.ops_per_s)),
+        ("band".into(), format!("{:.1} – {:.1}", p.band.low, p.band.high)),
+        ("bytes/s".into(), format!("{}/s", fmt_bytes(p.bytes_per_s))),
+        (
+            "latency".into(),
+            format!("p50 {:.0} µs · p99 {:.0} µs", p.latency_us.p50, p.latency_us.p99),
+        ),
+        ("cpu per server".into(), format!("{:.2} cores", p.cpu_per_server)),
+        ("bottleneck".into(), p.bottleneck.clone()),
+        (
+            "source".into(),
+            format!("{}{}", p.source, if p.scaled { " (scaled: wider band)" } else { "" }),
+        ),
+    ];
+    for n in &p.notes {
+        v.push(("note".into(), n.clone()));
+    }
+    v
+}
+
+/// The terminal table.
+pub fn table(r: &PredictReport, width: u16) -> String {
+    let mut t = comfy_table::Table::new();
+    t.load_preset(comfy_table::presets::UTF8_FULL_CONDENSED)
+        .set_content_arrangement(comfy_table::ContentArrangement::Dynamic)
+        .set_width(width)
+        .set_header(vec!["prediction", "value"]);
+    for (k, v) in rows(r) {
+        t.add_row(vec![k, v]);
+    }
+    format!("{t}\n")
+}
+
+/// A Markdown table.
+pub fn markdown(r: &PredictReport) -> String {
+    let mut s = String::from("| prediction | value |\n|---|---|\n");
+    for (k, v) in rows(r) {
+        s.push_str(&format!("| {k} | {} |\n", v.replace('|', "\\|")));
+    }
+    s
+}
