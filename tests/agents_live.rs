@@ -4,21 +4,17 @@
 //! percentiles are those of one histogram holding every agent's samples; an agent killed mid-row makes
 //! the run incomplete (exit 1) with what each agent did; too few agents is a clear error (exit 3).
 
+mod common;
+
 use assert_cmd::Command;
+use common::serial;
 use natsplan::agent::protocol::hist_from_v2;
 use natsplan::bench::result::{merge_hists, LatencySummary};
 use natsplan::lab::TestCluster;
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::{Child, Stdio};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
-
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 /// A `natsplan agent` child: dies with the test process (PR_SET_PDEATHSIG), killed and reaped on drop.
 struct Agent {

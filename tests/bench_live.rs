@@ -3,17 +3,13 @@
 //! sustains below capacity and reports "not sustained" far above it without hanging, a slow consumer is
 //! reported rather than waited for, and an unreachable server exits 3.
 
+mod common;
+
 use assert_cmd::Command;
+use common::serial;
 use natsplan::lab::TestCluster;
 use serde_json::Value;
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
-
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 fn bench(args: &[&str]) -> (i32, Value, String) {
     let out = Command::cargo_bin("natsplan")

@@ -2,20 +2,16 @@
 //! a file that loads, names its provenance, and that `predict --calibration` and `verify --calibration`
 //! accept. It checks structure only, never this machine's speed.
 
+mod common;
+
 use assert_cmd::Command;
+use common::serial;
 use natsplan::lab::TestCluster;
 use natsplan::perf::CalibrationSet;
 use serde_json::Value;
-use std::sync::Mutex;
 use std::time::Duration;
 
 /// One cluster at a time (2 cores).
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 fn natsplan(args: &[&str], timeout_s: u64) -> (i32, String, String) {
     let out = Command::cargo_bin("natsplan")
         .unwrap()

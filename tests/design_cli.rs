@@ -1,12 +1,10 @@
 //! CLI tests for `natsplan design`: formats, the JSON contract, selection flags, exit codes and errors.
 
-use assert_cmd::Command;
+mod common;
+
+use common::natsplan;
 use predicates::prelude::*;
 use std::io::Write;
-
-fn natsplan() -> Command {
-    Command::cargo_bin("natsplan").expect("binary built")
-}
 
 const SITE: &str = r#"
 site: east-dc

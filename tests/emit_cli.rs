@@ -2,15 +2,13 @@
 //! `nats-server -t`, that output is all-or-nothing and never overwrites without --force, and that a layout
 //! the plan rejects is refused unless asked for.
 
-use assert_cmd::Command;
+mod common;
+
+use common::natsplan;
 use predicates::prelude::*;
 use predicates::str::contains;
 use serde_json::Value;
 use std::path::Path;
-
-fn natsplan() -> Command {
-    Command::cargo_bin("natsplan").unwrap()
-}
 
 /// A site file: `examples/` for the seed's, `tests/data/` for the ones written for these tests.
 fn data(file: &str) -> String {

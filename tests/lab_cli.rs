@@ -1,15 +1,11 @@
 //! `natsplan lab up|status|down` end to end: the servers outlive `lab up`, are recorded in lab.json,
 //! shown by `status`, and removed by `down`; a later `up` cleans up after a crash.
 
+mod common;
+
 use assert_cmd::Command;
+use common::{natsplan, serial};
 use predicates::str::contains;
-use std::sync::Mutex;
-
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
-fn natsplan() -> Command {
-    Command::cargo_bin("natsplan").unwrap()
-}
 
 /// Run a command that must succeed and return its JSON on stdout.
 fn ok_json(c: &mut Command) -> serde_json::Value {
@@ -35,7 +31,7 @@ fn alive(pid: u32) -> bool {
 
 #[test]
 fn up_status_down() {
-    let _s = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _s = serial();
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("lab");
     let up = ok_json(
@@ -93,7 +89,7 @@ fn up_status_down() {
 
 #[test]
 fn down_removes_only_what_the_lab_made() {
-    let _s = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _s = serial();
     let tmp = tempfile::tempdir().unwrap();
     std::fs::write(tmp.path().join("mine.txt"), "keep me").unwrap();
     natsplan()
@@ -152,7 +148,7 @@ fn bad_flags_and_a_missing_binary_are_clear_errors() {
 
 #[test]
 fn ctrl_c_during_start_up_leaves_nothing_running() {
-    let _s = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _s = serial();
     let tmp = tempfile::tempdir().unwrap();
     // A "nats-server" that passes the version check and then never becomes healthy, so start-up waits.
     let fake = tmp.path().join("nats-server");
@@ -191,7 +187,7 @@ fn ctrl_c_during_start_up_leaves_nothing_running() {
 
 #[test]
 fn up_runs_a_planned_layout_with_its_tags() {
-    let _s = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _s = serial();
     let site = format!("{}/tests/data/four-racks-r3.yaml", env!("CARGO_MANIFEST_DIR"));
     let design = ok_json(natsplan().args(["design", &site, "--format", "json"]));
     let layout = design["layouts"]
@@ -296,7 +292,7 @@ fn up_runs_a_planned_layout_with_its_tags() {
 
 #[test]
 fn up_with_streams_creates_the_plan_and_reports_what_cannot_place() {
-    let _s = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let _s = serial();
     let site = format!("{}/examples/seed-five-servers-raid0.yaml", env!("CARGO_MANIFEST_DIR"));
     let design = ok_json(natsplan().args(["design", &site, "--format", "json"]));
     let layouts = design["layouts"].as_array().unwrap();

@@ -1,18 +1,14 @@
 //! Live tests of the lab against real nats-server processes on loopback: start-up, meta leader, tags as
 //! configured, process control, and that nothing outlives the guard. One cluster at a time (2 cores).
 
+mod common;
+
+use common::serial;
 use natsplan::lab::{self, LabSpec, NodeSpec, TestCluster};
 use natsplan::monitor;
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// Live tests in this file run one cluster at a time.
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 fn pid_alive(pid: u32) -> bool {
     // A zombie still has /proc/PID; Drop reaps, so absent means gone.
     std::path::Path::new(&format!("/proc/{pid}")).exists()

@@ -1,11 +1,9 @@
 //! `natsplan completions SHELL` prints a script for each shell; `natsplan man` prints a roff man page or
 //! writes one per command.
 
-use assert_cmd::Command;
+mod common;
 
-fn natsplan() -> Command {
-    Command::cargo_bin("natsplan").expect("binary built")
-}
+use common::natsplan;
 
 #[test]
 fn completions_for_each_shell() {

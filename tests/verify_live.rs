@@ -3,20 +3,16 @@
 //! band huge → exit 0; an impossible core band → exit 1), the results folder, `--dry-run`, `--max-bytes`
 //! refusal before anything is written, R3 rows skipped on one server, and drift against an emitted plan.
 
+mod common;
+
 use assert_cmd::Command;
+use common::serial;
 use natsplan::catalog::Catalog;
 use natsplan::emit;
 use natsplan::lab::TestCluster;
 use natsplan::plan::Plan;
 use serde_json::Value;
-use std::sync::Mutex;
 use std::time::Duration;
-
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 fn data(f: &str) -> String {
     format!("{}/tests/data/{f}", env!("CARGO_MANIFEST_DIR"))

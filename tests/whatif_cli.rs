@@ -1,6 +1,8 @@
 //! `natsplan whatif` end to end: exit codes, JSON keys, error messages, the seed claims through the CLI.
 
-use assert_cmd::Command;
+mod common;
+
+use common::natsplan;
 use std::io::Write;
 
 fn site_file(yaml: &str) -> tempfile::NamedTempFile {
@@ -35,10 +37,6 @@ workload:
     - {{ name: orders, msgs_per_s: 1000, msg_size: 1KiB, retention: 1d }}
 "#
     )
-}
-
-fn natsplan() -> Command {
-    Command::cargo_bin("natsplan").unwrap()
 }
 
 fn json(args: &[&str]) -> serde_json::Value {

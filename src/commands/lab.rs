@@ -22,7 +22,7 @@ pub struct LabArgs {
 pub enum LabAction {
     /// Start the cluster, wait for a meta leader and a settled route mesh, print its URLs and return
     /// (servers keep running).
-    Up(UpArgs),
+    Up(Box<UpArgs>),
     /// Show the lab's servers, the meta leader, and the streams with their replicas.
     Status(DirArgs),
     /// Stop the lab's servers and remove what `lab up` made (also after a crash).
@@ -70,7 +70,7 @@ pub struct DirArgs {
 
 pub fn run(g: &Global, a: LabArgs) -> Result<Outcome, Failure> {
     match a.action {
-        LabAction::Up(u) => up(g, u),
+        LabAction::Up(u) => up(g, *u),
         LabAction::Status(d) => status(g, d),
         LabAction::Down(d) => down(g, d),
     }

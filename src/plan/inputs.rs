@@ -320,7 +320,7 @@ impl Inputs {
                 path.display()
             )));
         }
-        if !src.omb.is_none() || !src.from_cluster.is_empty() {
+        if src.omb.is_some() || !src.from_cluster.is_empty() {
             return Err(refuse(
                 "--omb and --from-cluster cannot change a saved plan (its imported streams are in it); give \
                  them to `natsplan design SITE --save FILE` instead"
