@@ -243,6 +243,19 @@ fn design_layout_save_chooses_the_layout_for_the_others() {
     let out = tmp.path().join("out").display().to_string();
     let e = json(&ok(&["--format", "json", "emit", "--plan", &p, "--out", &out]));
     assert_eq!(e["layout"], id.as_str());
+    // verify compares with the same layout (a dry run needs no cluster).
+    let v = json(&ok(&[
+        "--format",
+        "json",
+        "verify",
+        "--server",
+        &common::dead_url(),
+        "--plan",
+        &p,
+        "--dry-run",
+    ]));
+    assert_eq!(v["config"]["layout"], id.as_str(), "{v}");
+    assert_eq!(v["config"]["site"], s.as_str());
 }
 
 #[test]

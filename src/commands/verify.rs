@@ -116,8 +116,8 @@ fn planned(g: &Global, a: &VerifyArgs) -> Result<Option<(Inputs, Plan, String)>,
         Some(id) => id,
         None => {
             return Err(bad_input(anyhow!(
-                "--site needs --layout ID (an id from `natsplan design`), or a --plan saved with `design --layout \
-                 ID --save`"
+                "verify against a plan needs --layout ID (an id from `natsplan design`), or a --plan saved with \
+                 `design --layout ID --save`"
             )))
         }
     };
