@@ -258,22 +258,7 @@ pub fn run(g: &Global, a: PredictArgs) -> Result<Outcome, Failure> {
     let p = predict_shape(&cal.terms, &catalog, &sh);
     let report = PredictReport {
         prediction: p,
-        shape: ShapeEcho {
-            servers: sh.servers,
-            replicas: sh.replicas,
-            sync: sh.sync,
-            size_bytes: sh.size_bytes,
-            workers: sh.workers,
-            subscribers: sh.subscribers,
-            consumers: sh.consumers,
-            array: sh.volume.array.name.clone(),
-            disk: sh.volume.disk.name.clone(),
-            raid: sh.volume.raid.as_str().into(),
-            disks: sh.volume.disks,
-            write_cache: sh.volume.write_cache,
-            luns_per_group: sh.volume.luns_on_group,
-            server_model: sh.server.name.clone(),
-        },
+        shape: ShapeEcho::from(&sh),
     };
     let bytes = match super::format(g) {
         Format::Json => {

@@ -1,7 +1,7 @@
 //! `natsplan predict`'s report: the prediction with the shape as understood, and its table and Markdown
 //! renderers (JSON is the value itself).
 
-use crate::perf::{Prediction, Sync};
+use crate::perf::{Prediction, Shape, Sync};
 use crate::units::fmt_bytes;
 use serde::Serialize;
 
@@ -30,6 +30,28 @@ pub struct ShapeEcho {
     pub write_cache: bool,
     pub luns_per_group: u32,
     pub server_model: String,
+}
+
+impl From<&Shape> for ShapeEcho {
+    /// The shape's figures, and its models by name.
+    fn from(sh: &Shape) -> ShapeEcho {
+        ShapeEcho {
+            servers: sh.servers,
+            replicas: sh.replicas,
+            sync: sh.sync,
+            size_bytes: sh.size_bytes,
+            workers: sh.workers,
+            subscribers: sh.subscribers,
+            consumers: sh.consumers,
+            array: sh.volume.array.name.clone(),
+            disk: sh.volume.disk.name.clone(),
+            raid: sh.volume.raid.as_str().into(),
+            disks: sh.volume.disks,
+            write_cache: sh.volume.write_cache,
+            luns_per_group: sh.volume.luns_on_group,
+            server_model: sh.server.name.clone(),
+        }
+    }
 }
 
 fn rows(r: &PredictReport) -> Vec<(String, String)> {

@@ -66,6 +66,9 @@ fn set_str(v: &BTreeSet<String>) -> String {
     }
 }
 
+/// The live servers by name.
+type LiveServers<'f> = BTreeMap<&'f str, &'f crate::monitor::probe::ServerFacts>;
+
 /// Compare a planned layout with the live cluster. `emitted` are the stream definitions emit writes
 /// (name → JetStream config), `streams` the live ones.
 pub fn check(
@@ -77,8 +80,43 @@ pub fn check(
 ) -> Drift {
     let mut items = Vec::new();
     let mut notes = Vec::new();
-    let live: BTreeMap<&str, &crate::monitor::probe::ServerFacts> =
-        facts.servers.iter().map(|s| (s.name.as_str(), s)).collect();
+    let live: LiveServers = facts.servers.iter().map(|s| (s.name.as_str(), s)).collect();
+    server_set(layout, facts, &live, &mut items, &mut notes);
+    for s in &layout.servers {
+        if let Some(l) = live.get(s.name.as_str()) {
+            server_config(plan, layout, s, l, &mut items);
+        }
+    }
+    let by_name: BTreeMap<&str, &LiveStream> = streams.iter().map(|s| (s.placement.name.as_str(), s)).collect();
+    let mut absent = Vec::new();
+    for (name, cfg) in emitted {
+        match by_name.get(name.as_str()) {
+            Some(s) => stream(layout, &live, name, cfg, s, &mut items),
+            None => absent.push(name.clone()),
+        }
+    }
+    if !absent.is_empty() {
+        notes.push(format!(
+            "planned streams not created yet (not drift): {}",
+            absent.join(", ")
+        ));
+    }
+    Drift {
+        layout: layout.id.clone(),
+        items,
+        notes,
+    }
+}
+
+/// Planned servers missing from the cluster (a note when some monitors did not answer) and live servers
+/// the plan does not have.
+fn server_set(
+    layout: &PlannedLayout,
+    facts: &ClusterFacts,
+    live: &LiveServers,
+    items: &mut Vec<DriftItem>,
+    notes: &mut Vec<String>,
+) {
     let planned_names: BTreeSet<String> = layout.servers.iter().map(|s| s.name.clone()).collect();
     let live_names: BTreeSet<String> = live.keys().map(|s| s.to_string()).collect();
     let missing: BTreeSet<String> = planned_names.difference(&live_names).cloned().collect();
@@ -96,46 +134,64 @@ pub fn check(
     if !extra.is_empty() {
         items.push(item("servers", "cluster", "not planned", set_str(&extra)));
     }
-    for s in &layout.servers {
-        let Some(l) = live.get(s.name.as_str()) else { continue };
-        let want: BTreeSet<String> = s.tags.iter().map(|t| t.to_lowercase()).collect();
-        let got: BTreeSet<String> = l.tags.iter().map(|t| t.to_lowercase()).collect();
-        if want != got {
-            items.push(item("tags", &s.name, set_str(&want), set_str(&got)));
-        }
-        let want_ut = layout.unique_tag.clone().unwrap_or_default().to_lowercase();
-        let got_ut = l.unique_tag.clone().unwrap_or_default().to_lowercase();
-        if want_ut.trim_end_matches(':') != got_ut.trim_end_matches(':') {
-            items.push(item(
-                "unique_tag",
-                &s.name,
-                if want_ut.is_empty() { "(none)".into() } else { want_ut },
-                if got_ut.is_empty() { "(none)".into() } else { got_ut },
-            ));
-        }
-        let (want_sync, live_sync) = match plan.input.nats.sync {
-            SyncMode::Always => ("always".to_string(), l.sync_always),
-            SyncMode::Interval(sec) => (format!("{sec}s"), !l.sync_always),
+}
+
+/// One server's tags, `unique_tag`, sync mode and store limit against the plan.
+fn server_config(
+    plan: &Plan,
+    layout: &PlannedLayout,
+    s: &crate::plan::PlannedServer,
+    l: &crate::monitor::probe::ServerFacts,
+    items: &mut Vec<DriftItem>,
+) {
+    let want: BTreeSet<String> = s.tags.iter().map(|t| t.to_lowercase()).collect();
+    let got: BTreeSet<String> = l.tags.iter().map(|t| t.to_lowercase()).collect();
+    if want != got {
+        items.push(item("tags", &s.name, set_str(&want), set_str(&got)));
+    }
+    let want_ut = layout.unique_tag.clone().unwrap_or_default().to_lowercase();
+    let got_ut = l.unique_tag.clone().unwrap_or_default().to_lowercase();
+    if want_ut.trim_end_matches(':') != got_ut.trim_end_matches(':') {
+        items.push(item(
+            "unique_tag",
+            &s.name,
+            if want_ut.is_empty() { "(none)".into() } else { want_ut },
+            if got_ut.is_empty() { "(none)".into() } else { got_ut },
+        ));
+    }
+    let (want_sync, live_sync) = match plan.input.nats.sync {
+        SyncMode::Always => ("always".to_string(), l.sync_always),
+        SyncMode::Interval(sec) => (format!("{sec}s"), !l.sync_always),
+    };
+    let interval_ok = match plan.input.nats.sync {
+        SyncMode::Interval(sec) => l.sync_interval_s.is_none_or(|i| (i - sec as f64).abs() < 0.5),
+        SyncMode::Always => true,
+    };
+    if !live_sync || !interval_ok {
+        let got = if l.sync_always {
+            "always".to_string()
+        } else {
+            format!("{}s", l.sync_interval_s.unwrap_or(120.0))
         };
-        let interval_ok = match plan.input.nats.sync {
-            SyncMode::Interval(sec) => l.sync_interval_s.is_none_or(|i| (i - sec as f64).abs() < 0.5),
-            SyncMode::Always => true,
-        };
-        if !live_sync || !interval_ok {
-            let got = if l.sync_always {
-                "always".to_string()
-            } else {
-                format!("{}s", l.sync_interval_s.unwrap_or(120.0))
-            };
-            items.push(item("sync", &s.name, want_sync, got));
-        }
-        if let Some(max) = l.max_storage_bytes {
-            if max != s.store_bytes {
-                items.push(item("store_limit", &s.name, s.store_bytes.to_string(), max.to_string()));
-            }
+        items.push(item("sync", &s.name, want_sync, got));
+    }
+    if let Some(max) = l.max_storage_bytes {
+        if max != s.store_bytes {
+            items.push(item("store_limit", &s.name, s.store_bytes.to_string(), max.to_string()));
         }
     }
-    let by_name: BTreeMap<&str, &LiveStream> = streams.iter().map(|s| (s.placement.name.as_str(), s)).collect();
+}
+
+/// One planned stream against its live configuration: replicas, limits, and placement (inside the
+/// pinned set, on distinct `unique_tag` values).
+fn stream(
+    layout: &PlannedLayout,
+    live: &LiveServers,
+    name: &str,
+    cfg: &Value,
+    s: &LiveStream,
+    items: &mut Vec<DriftItem>,
+) {
     let tag_of = |server: &str, key: &str| -> Option<String> {
         live.get(server)?
             .tags
@@ -143,71 +199,53 @@ pub fn check(
             .find(|t| t.to_lowercase().starts_with(key))
             .map(|t| t.to_lowercase())
     };
-    let mut absent = Vec::new();
-    for (name, cfg) in emitted {
-        let Some(s) = by_name.get(name.as_str()) else {
-            absent.push(name.clone());
-            continue;
-        };
-        let want_r = cfg.get("num_replicas").and_then(Value::as_u64).unwrap_or(1);
-        let got_r = s
-            .config
-            .get("num_replicas")
-            .and_then(Value::as_u64)
-            .unwrap_or(s.placement.replicas);
-        if want_r != got_r {
-            items.push(item("replicas", name, want_r.to_string(), got_r.to_string()));
-        }
-        for key in ["max_bytes", "max_age", "max_msgs_per_subject", "storage"] {
-            let (w, g) = (cfg.get(key), s.config.get(key));
-            if let (Some(w), Some(g)) = (w, g) {
-                if w != g {
-                    items.push(item(
-                        "stream_limit",
-                        &format!("{name}.{key}"),
-                        w.to_string(),
-                        g.to_string(),
-                    ));
-                }
-            }
-        }
-        // Placement: inside the pinned set, and on distinct unique_tag values.
-        let peers: BTreeSet<String> = s.placement.peers.iter().cloned().collect();
-        if let Some(tag) = cfg.pointer("/placement/tags/0").and_then(Value::as_str) {
-            let set_servers: BTreeSet<String> = layout
-                .servers
-                .iter()
-                .filter(|sv| sv.tags.iter().any(|t| t.eq_ignore_ascii_case(tag)))
-                .map(|sv| sv.name.clone())
-                .collect();
-            if !peers.is_subset(&set_servers) {
-                items.push(item("placement", name, set_str(&set_servers), set_str(&peers)));
-            }
-        }
-        if let Some(ut) = &layout.unique_tag {
-            let key = ut.to_lowercase();
-            let vals: Vec<Option<String>> = peers.iter().map(|p| tag_of(p, &key)).collect();
-            let distinct: BTreeSet<&Option<String>> = vals.iter().collect();
-            if distinct.len() != vals.len() {
+    let want_r = cfg.get("num_replicas").and_then(Value::as_u64).unwrap_or(1);
+    let got_r = s
+        .config
+        .get("num_replicas")
+        .and_then(Value::as_u64)
+        .unwrap_or(s.placement.replicas);
+    if want_r != got_r {
+        items.push(item("replicas", name, want_r.to_string(), got_r.to_string()));
+    }
+    for key in ["max_bytes", "max_age", "max_msgs_per_subject", "storage"] {
+        let (w, g) = (cfg.get(key), s.config.get(key));
+        if let (Some(w), Some(g)) = (w, g) {
+            if w != g {
                 items.push(item(
-                    "placement",
-                    name,
-                    format!("replicas on distinct '{ut}' values"),
-                    set_str(&peers),
+                    "stream_limit",
+                    &format!("{name}.{key}"),
+                    w.to_string(),
+                    g.to_string(),
                 ));
             }
         }
     }
-    if !absent.is_empty() {
-        notes.push(format!(
-            "planned streams not created yet (not drift): {}",
-            absent.join(", ")
-        ));
+    // Placement: inside the pinned set, and on distinct unique_tag values.
+    let peers: BTreeSet<String> = s.placement.peers.iter().cloned().collect();
+    if let Some(tag) = cfg.pointer("/placement/tags/0").and_then(Value::as_str) {
+        let set_servers: BTreeSet<String> = layout
+            .servers
+            .iter()
+            .filter(|sv| sv.tags.iter().any(|t| t.eq_ignore_ascii_case(tag)))
+            .map(|sv| sv.name.clone())
+            .collect();
+        if !peers.is_subset(&set_servers) {
+            items.push(item("placement", name, set_str(&set_servers), set_str(&peers)));
+        }
     }
-    Drift {
-        layout: layout.id.clone(),
-        items,
-        notes,
+    if let Some(ut) = &layout.unique_tag {
+        let key = ut.to_lowercase();
+        let vals: Vec<Option<String>> = peers.iter().map(|p| tag_of(p, &key)).collect();
+        let distinct: BTreeSet<&Option<String>> = vals.iter().collect();
+        if distinct.len() != vals.len() {
+            items.push(item(
+                "placement",
+                name,
+                format!("replicas on distinct '{ut}' values"),
+                set_str(&peers),
+            ));
+        }
     }
 }
 
