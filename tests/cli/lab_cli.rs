@@ -1,0 +1,343 @@
+//! `natsplan lab up|status|down` end to end: the servers outlive `lab up`, are recorded in lab.json,
+//! shown by `status`, and removed by `down`; a later `up` cleans up after a crash.
+
+use crate::common::{natsplan, serial};
+use assert_cmd::Command;
+use predicates::str::contains;
+
+/// Run a command that must succeed and return its JSON on stdout.
+fn ok_json(c: &mut Command) -> serde_json::Value {
+    let out = c.assert().success().get_output().stdout.clone();
+    serde_json::from_slice(&out).unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out)))
+}
+
+fn pids(dir: &std::path::Path) -> Vec<u32> {
+    let st: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("lab.json")).unwrap()).unwrap();
+    st["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["pid"].as_u64().unwrap() as u32)
+        .collect()
+}
+
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| !s.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'))
+        .unwrap_or(false)
+}
+
+#[test]
+fn up_status_down() {
+    let _s = serial();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("lab");
+    let up = ok_json(
+        natsplan()
+            .args(["lab", "up", "--nodes", "3", "--format", "json", "--dir"])
+            .arg(&dir),
+    );
+    assert_eq!(up["client_urls"].as_array().unwrap().len(), 3);
+    assert!(up["meta_leader"].is_string());
+    let p = pids(&dir);
+    assert!(p.iter().all(|&x| alive(x)), "servers must outlive `lab up`");
+
+    let st = ok_json(
+        natsplan()
+            .args(["lab", "status", "--format", "json", "--dir"])
+            .arg(&dir),
+    );
+    assert_eq!(
+        st["servers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| s["running"] == true)
+            .count(),
+        3
+    );
+    assert_eq!(st["servers"][1]["tags"][0], "rack:r2");
+    assert!(st["meta_leader"].is_string());
+
+    // A second `up` on the same DIR (as after a crash) stops the old servers first.
+    natsplan()
+        .args(["lab", "up", "--nodes", "3", "--dir"])
+        .arg(&dir)
+        .assert()
+        .success()
+        .stderr(contains("stopped 3 server(s) of the earlier lab"));
+    assert!(p.iter().all(|&x| !alive(x)), "old servers still running");
+    let p2 = pids(&dir);
+
+    natsplan()
+        .args(["lab", "down", "--dir"])
+        .arg(&dir)
+        .assert()
+        .success()
+        .stdout(contains("stopped 3 server(s)"));
+    assert!(p2.iter().all(|&x| !alive(x)));
+    assert!(!dir.exists(), "lab down removes the folder it created");
+    natsplan()
+        .args(["lab", "down", "--dir"])
+        .arg(&dir)
+        .assert()
+        .success()
+        .stdout(contains("nothing to stop"));
+}
+
+#[test]
+fn down_removes_only_what_the_lab_made() {
+    let _s = serial();
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("mine.txt"), "keep me").unwrap();
+    natsplan()
+        .args(["lab", "up", "--nodes", "1", "--dir"])
+        .arg(tmp.path())
+        .assert()
+        .success();
+    natsplan()
+        .args(["lab", "down", "--dir"])
+        .arg(tmp.path())
+        .assert()
+        .success();
+    let left: Vec<String> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, vec!["mine.txt"]);
+}
+
+#[test]
+fn bad_flags_and_a_missing_binary_are_clear_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    natsplan()
+        .args(["lab", "up", "--dir"])
+        .arg(tmp.path())
+        .assert()
+        .code(2)
+        .stderr(contains("--nodes N"));
+    natsplan()
+        .args(["lab", "up", "--nodes", "3", "--sync", "sometimes", "--dir"])
+        .arg(tmp.path())
+        .assert()
+        .code(2)
+        .stderr(contains("--sync"));
+    natsplan()
+        .args([
+            "lab",
+            "up",
+            "--nodes",
+            "3",
+            "--nats-server",
+            "/nonexistent/nats-server",
+            "--dir",
+        ])
+        .arg(tmp.path())
+        .assert()
+        .code(3)
+        .stderr(contains("scripts/install-nats-server"));
+    natsplan()
+        .args(["lab", "status", "--dir"])
+        .arg(tmp.path().join("nothing"))
+        .assert()
+        .code(2)
+        .stderr(contains("no lab there"));
+}
+
+#[test]
+fn ctrl_c_during_start_up_leaves_nothing_running() {
+    let _s = serial();
+    let tmp = tempfile::tempdir().unwrap();
+    // A "nats-server" that passes the version check and then never becomes healthy, so start-up waits.
+    let fake = tmp.path().join("nats-server");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'nats-server: v2.15.1'; exit 0; fi\nexec sleep 300\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let dir = tmp.path().join("lab");
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("natsplan"))
+        .args(["lab", "up", "--nodes", "3", "--timeout", "60s", "--nats-server"])
+        .arg(&fake)
+        .arg("--dir")
+        .arg(&dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    while !dir.join("lab.json").exists() {
+        assert!(t0.elapsed().as_secs() < 20, "lab.json was never written");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let p = pids(&dir);
+    assert!(p.iter().all(|&x| alive(x)));
+    // SAFETY: SIGINT to the natsplan process this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("interrupted"));
+    assert!(p.iter().all(|&x| !alive(x)), "servers left running after Ctrl-C");
+    assert!(!dir.exists(), "lab files left after Ctrl-C");
+}
+
+#[test]
+fn up_runs_a_planned_layout_with_its_tags() {
+    let _s = serial();
+    let site = format!("{}/tests/data/four-racks-r3.yaml", env!("CARGO_MANIFEST_DIR"));
+    let design = ok_json(natsplan().args(["design", &site, "--format", "json"]));
+    let layout = design["layouts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["unique_tag"] == "rack:")
+        .unwrap()
+        .clone();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("lab");
+    natsplan()
+        .args([
+            "lab",
+            "up",
+            &site,
+            "--layout",
+            layout["id"].as_str().unwrap(),
+            "--sync",
+            "always",
+            "--dir",
+        ])
+        .arg(&dir)
+        .assert()
+        .success();
+    // An R3 stream created as an application would; status must show it on three servers.
+    let lab: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("lab.json")).unwrap()).unwrap();
+    let url = format!("nats://127.0.0.1:{}", lab["nodes"][0]["client_port"]);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let created: serde_json::Value = rt.block_on(async {
+        let nc = async_nats::ConnectOptions::new()
+            .request_timeout(Some(std::time::Duration::from_secs(30)))
+            .connect(url)
+            .await
+            .unwrap();
+        let cfg = serde_json::json!({"name": "app", "subjects": ["app.>"], "num_replicas": 3, "storage": "file"});
+        let r = nc
+            .request("$JS.API.STREAM.CREATE.app", cfg.to_string().into())
+            .await
+            .unwrap();
+        serde_json::from_slice(&r.payload).unwrap()
+    });
+    assert!(created.get("error").is_none(), "{created}");
+    let mut st = serde_json::Value::Null;
+    for _ in 0..100 {
+        let out = natsplan()
+            .args(["lab", "status", "--format", "json", "--dir"])
+            .arg(&dir)
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        st = serde_json::from_slice(&out).unwrap();
+        if st["streams"][0]["peers"].as_array().is_some_and(|p| p.len() == 3) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert_eq!(st["streams"][0]["name"], "app", "{st}");
+    assert_eq!(st["streams"][0]["replicas"], 3);
+    let racks: std::collections::BTreeSet<String> = st["streams"][0]["peers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let s = st["servers"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|s| s["name"] == *p)
+                .unwrap();
+            s["tags"][0].as_str().unwrap().to_string()
+        })
+        .collect();
+    assert_eq!(racks.len(), 3, "unique_tag rack: spreads it: {st}");
+    let st = natsplan()
+        .args(["lab", "status", "--format", "json", "--dir"])
+        .arg(&dir)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    natsplan().args(["lab", "down", "--dir"]).arg(&dir).assert().success();
+    let st: serde_json::Value = serde_json::from_slice(&st).unwrap();
+    let planned = layout["servers"].as_array().unwrap();
+    let live = st["servers"].as_array().unwrap();
+    assert_eq!(live.len(), planned.len());
+    for (p, l) in planned.iter().zip(live) {
+        assert_eq!(p["name"], l["name"]);
+        assert!(l["running"].as_bool().unwrap());
+        assert_eq!(
+            p["tags"], l["tags"],
+            "tags as the server reports them (/varz) must be the planned ones"
+        );
+    }
+}
+
+#[test]
+fn up_with_streams_creates_the_plan_and_reports_what_cannot_place() {
+    let _s = serial();
+    let site = format!("{}/examples/seed-five-servers-raid0.yaml", env!("CARGO_MANIFEST_DIR"));
+    let design = ok_json(natsplan().args(["design", &site, "--format", "json"]));
+    let layouts = design["layouts"].as_array().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("lab");
+
+    // The seed's RF5 layout: every planned stream is created.
+    let good = layouts
+        .iter()
+        .find(|l| l["servers"].as_array().unwrap().len() == 5 && l["replicas"] == 5)
+        .unwrap();
+    let out = natsplan()
+        .args([
+            "lab",
+            "up",
+            &site,
+            "--layout",
+            good["id"].as_str().unwrap(),
+            "--streams",
+            "--format",
+            "json",
+        ])
+        .arg("--dir")
+        .arg(&dir)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let up: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let created = up["streams"].as_array().unwrap();
+    assert_eq!(created.len(), 4);
+    assert!(created.iter().all(|c| c["error"].is_null()), "{up}");
+
+    // A layout of two servers: NATS refuses the R3 streams, as the plan said it would (exit 1, lab up).
+    let bad = layouts
+        .iter()
+        .find(|l| l["servers"].as_array().unwrap().len() == 2)
+        .expect("a two-server layout");
+    natsplan()
+        .args(["lab", "up", &site, "--layout", bad["id"].as_str().unwrap(), "--streams"])
+        .arg("--dir")
+        .arg(&dir)
+        .assert()
+        .code(1)
+        .stdout(contains("COULD NOT CREATE"))
+        .stderr(contains("no suitable peers"));
+    assert!(dir.join("lab.json").exists(), "the lab stays up for a look");
+    natsplan().args(["lab", "down", "--dir"]).arg(&dir).assert().success();
+}

@@ -1,0 +1,21 @@
+//! The CLI tests, one binary (each links the whole crate, so fewer binaries build and link faster): every
+//! command run as a user runs it, with no cluster or with a lab of its own. One module per area; the
+//! harness is `tests/common`.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod agents_cli;
+mod calibrate_cli;
+mod design_cli;
+mod emit_cli;
+mod import_omb;
+mod lab_cli;
+mod plan_inputs;
+mod predict_cli;
+mod report_completions;
+mod site_cli;
+mod snapshots;
+mod survival_simulate_cli;
+mod verify_cli;
+mod whatif_cli;

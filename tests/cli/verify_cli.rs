@@ -1,0 +1,146 @@
+//! `natsplan verify` without a cluster: flag errors name the flag (exit 2), an unreachable server exits 3,
+//! and a dry run still prints its row plan (exit 0) when nothing answers.
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+use crate::common::{dead_url, run};
+
+#[test]
+fn an_unreachable_server_exits_3_and_names_it() {
+    let url = dead_url();
+    let out = tempfile::tempdir().unwrap();
+    let (code, _, err) = run(&["verify", "--server", &url, "--out", out.path().to_str().unwrap()]);
+    assert_eq!(code, 3, "{err}");
+    assert!(err.contains("127.0.0.1"), "{err}");
+    assert!(std::fs::read_dir(out.path()).unwrap().next().is_none());
+}
+
+#[test]
+fn a_dry_run_plans_rows_even_when_nothing_answers() {
+    let url = dead_url();
+    let (code, stdout, err) = run(&["--format", "json", "verify", "--server", &url, "--dry-run"]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["rows"].as_array().unwrap().len(), 8);
+    assert!(v["notes"][0].as_str().unwrap().contains("not reached"), "{v:#}");
+    // One URL: one assumed server, so the R3 rows are skipped with the reason.
+    let js = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == "js-r3-1p-128B")
+        .unwrap();
+    assert_eq!(js["status"], "skipped");
+}
+
+#[test]
+fn bad_flags_exit_2_naming_the_flag() {
+    let url = dead_url();
+    for (args, needle) in [
+        (vec!["--tolerance", "lots"], "--tolerance"),
+        (vec!["--tolerance=-1"], "--tolerance"),
+        (vec!["--row-seconds", "0"], "--row-seconds"),
+        (vec!["--max-bytes", "12 parsecs"], "--max-bytes"),
+        (vec!["--monitor", "127.0.0.1:8222"], "--monitor"),
+        (vec!["--calibration", "/nonexistent/cal.yaml"], "--calibration"),
+        (vec!["--site", "examples/three-racks-raid1.yaml"], "--layout"),
+        (vec!["--ladder", "medium"], "--ladder"),
+        (vec!["--repeat", "0"], "--repeat"),
+        (vec!["--repeat", "many"], "--repeat"),
+    ] {
+        let mut a = vec!["verify", "--server", url.as_str(), "--dry-run"];
+        a.extend(args.iter().copied());
+        let (code, _, err) = run(&a);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn an_unknown_layout_is_bad_input() {
+    let url = dead_url();
+    let site = format!("{}/examples/three-racks-raid1.yaml", env!("CARGO_MANIFEST_DIR"));
+    let (code, _, err) = run(&[
+        "verify",
+        "--server",
+        &url,
+        "--site",
+        &site,
+        "--layout",
+        "nope",
+        "--dry-run",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--layout"), "{err}");
+}
+
+#[test]
+fn faults_needs_three_nodes() {
+    assert_cmd::Command::cargo_bin("natsplan")
+        .unwrap()
+        .args(["verify", "--faults", "--nodes", "2"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("at least 3 servers"));
+}
+
+#[test]
+fn an_unknown_rack_for_faults_is_bad_input_naming_the_racks() {
+    let out = tempfile::tempdir().unwrap();
+    let (code, _, err) = run(&[
+        "verify",
+        "--faults",
+        "--nodes",
+        "3",
+        "--racks",
+        "r9",
+        "--out",
+        out.path().to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--racks r9") && err.contains("r1, r2, r3"), "{err}");
+    let site = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/four-racks-r3.yaml");
+    let plan = Command::cargo_bin("natsplan")
+        .unwrap()
+        .args(["--format", "json", "design", site, "--top", "1"])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&plan.stdout).unwrap();
+    let id = v["layouts"][0]["id"].as_str().unwrap().to_string();
+    let (code, _, err) = run(&[
+        "verify",
+        "--faults",
+        "--site",
+        site,
+        "--layout",
+        &id,
+        "--racks",
+        "Z",
+        "--out",
+        out.path().to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--racks Z") && err.contains("A, B, C, D"), "{err}");
+}
+
+#[test]
+fn repeat_multiplies_the_write_budget() {
+    let url = dead_url();
+    let bytes = |extra: &[&str]| {
+        let mut a = vec!["--format", "json", "verify", "--server", url.as_str(), "--dry-run"];
+        a.extend(extra);
+        let (code, stdout, err) = run(&a);
+        assert_eq!(code, 0, "{err}");
+        let v: Value = serde_json::from_str(&stdout).unwrap();
+        (
+            v["write_bytes_replicated"].as_u64().unwrap(),
+            v["config"]["repeat"].as_u64().unwrap(),
+        )
+    };
+    let (one, r1) = bytes(&[]);
+    let (three, r3) = bytes(&["--repeat", "3"]);
+    assert_eq!((r1, r3), (1, 3));
+    assert!(one > 0);
+    assert_eq!(three, 3 * one, "no disk probe without sync always: exactly three times");
+}

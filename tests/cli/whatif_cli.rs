@@ -1,0 +1,171 @@
+//! `natsplan whatif` end to end: exit codes, JSON keys, error messages, the seed claims through the CLI.
+
+use crate::common::natsplan;
+use std::io::Write;
+
+fn site_file(yaml: &str) -> tempfile::NamedTempFile {
+    let mut f = tempfile::Builder::new().suffix(".yaml").tempfile().unwrap();
+    f.write_all(yaml.as_bytes()).unwrap();
+    f
+}
+
+const THREE_RACKS: &str = r#"
+site: three-racks
+nats: { replicas: [3], sync_interval: 2m }
+racks:
+  - { name: A, servers: [n1], arrays: [{ name: A1, model: EF600, disk_model: nvme-3.84t, disks: 12 }] }
+  - { name: B, servers: [n2], arrays: [{ name: B1, model: EF600, disk_model: nvme-3.84t, disks: 12 }] }
+  - { name: C, servers: [n3], arrays: [{ name: C1, model: EF600, disk_model: nvme-3.84t, disks: 12 }] }
+workload:
+  streams:
+    - { name: orders, msgs_per_s: 1000, msg_size: 1KiB, retention: 1d, consumers: 1 }
+"#;
+
+fn one_rack(sync: &str) -> String {
+    format!(
+        r#"
+site: one-rack
+nats: {{ replicas: [3], sync_interval: {sync} }}
+racks:
+  - name: A
+    servers: [n1, n2, n3]
+    arrays: [{{ name: A1, model: EF600, disk_model: nvme-3.84t, disks: 12 }}]
+workload:
+  streams:
+    - {{ name: orders, msgs_per_s: 1000, msg_size: 1KiB, retention: 1d }}
+"#
+    )
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let out = natsplan().args(args).args(["--format", "json"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn one_rack_failure_keeps_three_racks_writable_two_stall_without_loss() {
+    let f = site_file(THREE_RACKS);
+    let p = f.path().to_str().unwrap();
+    let v = json(&["whatif", p, "--fail", "rack:A"]);
+    assert!(v["layout"].is_string());
+    let sc = &v["scenarios"][0];
+    assert_eq!(sc["failed"], serde_json::json!(["rack:A"]));
+    assert_eq!(sc["meta"], "degraded");
+    for s in sc["streams"].as_array().unwrap() {
+        assert_eq!(s["status"], "degraded", "{s}");
+        for key in ["name", "kind", "stall_s", "acked_loss_risk"] {
+            assert!(s.get(key).is_some(), "{key} missing in {s}");
+        }
+    }
+    assert!(sc["recovery_s"].as_f64().unwrap() > 0.0);
+    assert!(sc["actions"].is_array());
+    let v = json(&["whatif", p, "--fail", "rack:A", "--fail", "rack:B"]);
+    let sc = &v["scenarios"][0];
+    for s in sc["streams"].as_array().unwrap() {
+        assert_eq!(s["status"], "unavailable", "{s}");
+        assert!(s["stall_s"].is_null());
+    }
+}
+
+#[test]
+fn single_rack_power_event_is_total_outage_with_acked_loss_risk_only_under_delayed_sync() {
+    for (sync, risk) in [("2m", true), ("always", false)] {
+        let f = site_file(&one_rack(sync));
+        let p = f.path().to_str().unwrap();
+        let v = json(&["whatif", p, "--fail", "power:A"]);
+        let sc = &v["scenarios"][0];
+        assert_eq!(sc["meta"], "unavailable");
+        assert_eq!(sc["streams"][0]["status"], "unavailable");
+        assert_eq!(sc["streams"][0]["acked_loss_risk"], risk, "sync {sync}");
+        // --fail-on acked_loss_risk turns that into exit 1.
+        let code = natsplan()
+            .args(["whatif", p, "--fail", "power:A", "--fail-on", "acked_loss_risk"])
+            .output()
+            .unwrap()
+            .status
+            .code();
+        assert_eq!(code, Some(if risk { 1 } else { 0 }), "sync {sync}");
+    }
+}
+
+#[test]
+fn all_k_aggregates_and_fail_on_sets_the_exit_code() {
+    let f = site_file(THREE_RACKS);
+    let p = f.path().to_str().unwrap();
+    let v = json(&["whatif", p, "--all", "2", "--kinds", "rack,server"]);
+    let sw = &v["sweep"];
+    assert_eq!(sw["domains"], 6);
+    assert_eq!(sw["combinations"], 6 + 15);
+    let total: u64 = v["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["count"].as_u64().unwrap())
+        .sum();
+    assert_eq!(total, 21);
+    assert_eq!(v["scenarios"][0]["worst"], "unavailable");
+    natsplan()
+        .args(["whatif", p, "--all", "1", "--kinds", "rack", "--fail-on", "unavailable"])
+        .assert()
+        .code(0);
+    natsplan()
+        .args(["whatif", p, "--all", "2", "--kinds", "rack", "--fail-on", "unavailable"])
+        .assert()
+        .code(1);
+    natsplan()
+        .args(["whatif", p, "--all", "2", "--kinds", "net", "--fail-on", "data_lost"])
+        .assert()
+        .code(0);
+}
+
+#[test]
+fn bad_input_names_the_flag_and_the_fix() {
+    let f = site_file(THREE_RACKS);
+    let p = f.path().to_str().unwrap();
+    let out = natsplan().args(["whatif", p, "--fail", "rack:Q"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--fail") && err.contains("rack:A"), "{err}");
+    let out = natsplan().args(["whatif", p]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--all K"));
+    let out = natsplan()
+        .args(["whatif", p, "--all", "1", "--kinds", "meteor"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("rack, array"));
+    let out = natsplan()
+        .args(["whatif", p, "--fail", "rack:A", "--layout", "nope"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn table_and_markdown_render() {
+    let f = site_file(THREE_RACKS);
+    let p = f.path().to_str().unwrap();
+    let out = natsplan()
+        .args([
+            "whatif",
+            p,
+            "--fail",
+            "process:n1",
+            "--format",
+            "table",
+            "--width",
+            "100",
+        ])
+        .output()
+        .unwrap();
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(s.contains("≤10 s") && s.contains("degraded"), "{s}");
+    let out = natsplan()
+        .args(["whatif", p, "--all", "1", "--format", "markdown"])
+        .output()
+        .unwrap();
+    let s = String::from_utf8_lossy(&out.stdout);
+    assert!(s.contains("| # | count |"), "{s}");
+}
