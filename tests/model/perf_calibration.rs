@@ -305,7 +305,7 @@ fn seed003_kafka_figures_are_a_shape() {
 
 #[test]
 fn the_documented_example_parses() {
-    let doc = include_str!("../docs/calibration-format.md");
+    let doc = include_str!("../../docs/calibration-format.md");
     let start = doc.find("```yaml\n").expect("an example") + "```yaml\n".len();
     let end = start + doc[start..].find("```").unwrap();
     let f = natsplan::perf::CalibrationFile::parse(&doc[start..end], "docs example").unwrap();

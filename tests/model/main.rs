@@ -1,0 +1,16 @@
+//! The model tests, one binary (each links the whole crate, so fewer binaries build and link faster):
+//! site parsing and its errors, layouts and the optimiser, survival, performance and calibration, and the
+//! HTML reports, through the library's public API (property tests with fixed seeds). One module per area.
+
+mod design_props;
+mod design_seeds;
+mod optimize_props;
+mod perf_calibration;
+mod perf_layout;
+mod perf_loo;
+mod perf_model;
+mod report_html;
+mod report_render;
+mod site_errors;
+mod site_props;
+mod whatif_tolerates;
