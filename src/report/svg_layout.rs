@@ -594,12 +594,61 @@ fn draw_array(
             }
         ),
     );
+    draw_disks(svg, arr, l, a, (x, y), spares, overlay);
+    draw_groups(svg, site, l, a, (x, y), links);
+    let rows = arr.disks.div_ceil(DISKS_PER_ROW).max(1) as f64;
+    let mut ty = y + 34.0 + rows * ROW_H + 6.0;
+    let lines = group_lines(site, pl, a);
+    if lines.is_empty() {
+        svg.text(
+            x + 8.0,
+            ty,
+            10.0,
+            "start",
+            "fill=\"#777777\"",
+            "not used by this layout",
+        );
+    }
+    for (gi, text) in lines {
+        if gi != usize::MAX {
+            svg.rect(x + 8.0, ty - 8.0, 8.0, 8.0, colour(gi), "none", "");
+        }
+        svg.text(
+            x + 20.0,
+            ty,
+            10.0,
+            "start",
+            "",
+            &clip(&text, ((w - 24.0) / 5.2) as usize),
+        );
+        ty += 13.0;
+    }
+    svg.close();
+}
+
+/// Height of one row of disks with its group and LUN bars.
+const ROW_H: f64 = DISK_H + 2.0 * BAR_H + 12.0;
+
+/// Left edge of disk `d` (from 1) in an array drawn at `x`.
+fn disk_x(x: f64, d: u32) -> f64 {
+    x + PAD + ((d - 1) % DISKS_PER_ROW) as f64 * (DISK_W + DISK_GAP)
+}
+
+/// The array's disks, coloured by group, spares dashed, failed ones crossed out.
+fn draw_disks(
+    svg: &mut Svg,
+    arr: &crate::site::Array,
+    l: &crate::layout::Layout,
+    a: ArrayIdx,
+    (x, y): (f64, f64),
+    spares: u32,
+    overlay: Option<&Overlay>,
+) {
     // Which group each disk is in; spares are the last `spares` disks (the planner takes groups from disk 1).
     let group_of = |d: u32| l.groups.iter().position(|g| g.array == a && g.disks.contains(&d));
     let is_spare = |d: u32| group_of(d).is_none() && d > arr.disks.saturating_sub(spares);
-    let row_h = DISK_H + 2.0 * BAR_H + 12.0;
-    let disk_x = |d: u32| x + PAD + ((d - 1) % DISKS_PER_ROW) as f64 * (DISK_W + DISK_GAP);
-    let row_y = |d: u32| y + 34.0 + ((d - 1) / DISKS_PER_ROW) as f64 * row_h;
+    let disk_x = |d: u32| disk_x(x, d);
+    let row_y = |d: u32| y + 34.0 + ((d - 1) / DISKS_PER_ROW) as f64 * ROW_H;
     for d in 1..=arr.disks {
         let (dx, dy) = (disk_x(d), row_y(d));
         let dead = overlay.is_some_and(|o| o.disks.iter().any(|(an, n)| an == &arr.name && *n == d));
@@ -666,13 +715,25 @@ fn draw_array(
         );
         svg.close();
     }
-    // Group bars and LUN bars under each row the group's disks are in.
+}
+
+/// Group bars and LUN bars under each row the group's disks are in; `links` gets each LUN's anchor for
+/// the line to its server.
+fn draw_groups(
+    svg: &mut Svg,
+    site: &Site,
+    l: &crate::layout::Layout,
+    a: ArrayIdx,
+    (x, y): (f64, f64),
+    links: &mut Vec<(f64, f64, ServerIdx, String)>,
+) {
+    let arr = &site.arrays[a];
     for (gi, g) in l.groups.iter().enumerate().filter(|(_, g)| g.array == a) {
         let mut rows: BTreeMap<u32, (f64, f64)> = BTreeMap::new();
         for &d in g.disks.iter().filter(|&&d| d >= 1 && d <= arr.disks) {
             let e = rows.entry((d - 1) / DISKS_PER_ROW).or_insert((f64::INFINITY, 0.0));
-            e.0 = e.0.min(disk_x(d));
-            e.1 = e.1.max(disk_x(d) + DISK_W);
+            e.0 = e.0.min(disk_x(x, d));
+            e.1 = e.1.max(disk_x(x, d) + DISK_W);
         }
         let tip = format!(
             "volume group {}: {}, {} disks, {} usable",
@@ -683,7 +744,7 @@ fn draw_array(
         );
         let short = g.name.rsplit('-').next().unwrap_or(&g.name).to_string();
         for (i, (row, (x0, x1))) in rows.iter().enumerate() {
-            let by = y + 34.0 + *row as f64 * row_h + DISK_H + 4.0;
+            let by = y + 34.0 + *row as f64 * ROW_H + DISK_H + 4.0;
             svg.open(&format!("{} class=\"group\"", attr("data-group", &g.name)), Some(&tip));
             svg.rect(*x0, by, x1 - x0, BAR_H - 2.0, colour(gi), "none", "rx=\"2\"");
             let label = format!("{short} {}", g.raid.as_str());
@@ -740,32 +801,4 @@ fn draw_array(
             }
         }
     }
-    let rows = arr.disks.div_ceil(DISKS_PER_ROW).max(1) as f64;
-    let mut ty = y + 34.0 + rows * row_h + 6.0;
-    let lines = group_lines(site, pl, a);
-    if lines.is_empty() {
-        svg.text(
-            x + 8.0,
-            ty,
-            10.0,
-            "start",
-            "fill=\"#777777\"",
-            "not used by this layout",
-        );
-    }
-    for (gi, text) in lines {
-        if gi != usize::MAX {
-            svg.rect(x + 8.0, ty - 8.0, 8.0, 8.0, colour(gi), "none", "");
-        }
-        svg.text(
-            x + 20.0,
-            ty,
-            10.0,
-            "start",
-            "",
-            &clip(&text, ((w - 24.0) / 5.2) as usize),
-        );
-        ty += 13.0;
-    }
-    svg.close();
 }
