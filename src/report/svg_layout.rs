@@ -281,78 +281,8 @@ pub fn layout_drawing(site: &Site, pl: &PlannedLayout, overlay: Option<&Overlay>
         bottom = bottom.max(top + h);
         x += w + 2.0 * PAD;
     }
-    // LUN → server links, drawn over the columns, faint.
-    for (lx, ly, s, tip) in &links {
-        if let Some((bx, by, bw, bh)) = boxes.get(s) {
-            let (tx, ty) = (bx + bw / 2.0, by + bh);
-            svg.open("class=\"link\"", Some(tip));
-            svg.polyline(
-                &[(*lx, *ly), (*lx, ly - 6.0), (tx, ty + 6.0), (tx, ty)],
-                "#555555",
-                "stroke-width=\"1\" stroke-opacity=\"0.45\" stroke-dasharray=\"3 3\"",
-            );
-            svg.close();
-        }
-    }
-    let mut y = bottom + 22.0;
-    // The asset legend: number, name, kind, replicas, where the plan expects them (and status).
-    let meta = overlay.and_then(|o| o.meta);
-    if let Some(m) = meta {
-        svg.text(
-            PAD,
-            y,
-            11.5,
-            "start",
-            &format!("fill=\"{}\" font-weight=\"bold\"", status_colour(m)),
-            &format!("meta group (all JetStream servers): {}", m.as_str()),
-        );
-        y += 18.0;
-    }
-    svg.text(
-        PAD,
-        y,
-        12.0,
-        "start",
-        "font-weight=\"bold\"",
-        "streams, KV buckets and object stores (replicas where the plan expects them)",
-    );
-    y += 16.0;
-    let col_w = 420.0;
-    let cols = ((svg.width() - PAD) / col_w).floor().max(1.0) as usize;
-    for (i, a) in assets.iter().enumerate() {
-        let (cx, cy) = (PAD + (i % cols) as f64 * col_w, y + (i / cols) as f64 * 17.0);
-        let st = overlay.and_then(|o| o.status.get(a.name).copied());
-        let fill = match st {
-            Some(s) => status_colour(s),
-            None => colour(a.number - 1),
-        };
-        svg.open(&attr("data-asset", a.name), None);
-        svg.rect(cx, cy - 11.0, CHIP_W, CHIP_H - 1.0, fill, "none", "rx=\"3\"");
-        svg.text(
-            cx + CHIP_W / 2.0,
-            cy,
-            9.5,
-            "middle",
-            "fill=\"#ffffff\"",
-            &a.number.to_string(),
-        );
-        let text = format!(
-            "{} ({} R{}){}: {}",
-            a.name,
-            a.kind,
-            a.replicas,
-            st.map(|s| format!(" {}", s.as_str())).unwrap_or_default(),
-            if a.servers.is_empty() {
-                "not placed".into()
-            } else {
-                a.servers.join(", ")
-            }
-        );
-        svg.text(cx + CHIP_W + 6.0, cy, 10.5, "start", "", &clip(&text, 66));
-        svg.close();
-    }
-    let rows = assets.len().div_ceil(cols) as f64;
-    svg.set_height(y + rows * 17.0 + 10.0);
+    draw_links(&mut svg, &links, &boxes);
+    draw_legend(&mut svg, &assets, overlay, bottom);
     svg.finish()
 }
 
@@ -801,4 +731,83 @@ fn draw_groups(
             }
         }
     }
+}
+
+/// LUN → server links, drawn over the columns, faint.
+fn draw_links(svg: &mut Svg, links: &[(f64, f64, ServerIdx, String)], boxes: &Boxes) {
+    for (lx, ly, s, tip) in links {
+        if let Some((bx, by, bw, bh)) = boxes.get(s) {
+            let (tx, ty) = (bx + bw / 2.0, by + bh);
+            svg.open("class=\"link\"", Some(tip));
+            svg.polyline(
+                &[(*lx, *ly), (*lx, ly - 6.0), (tx, ty + 6.0), (tx, ty)],
+                "#555555",
+                "stroke-width=\"1\" stroke-opacity=\"0.45\" stroke-dasharray=\"3 3\"",
+            );
+            svg.close();
+        }
+    }
+}
+
+/// The asset legend under the columns (which end at `bottom`): number, name, kind, replicas, where the
+/// plan expects them (and their status under a failure); sets the drawing's height.
+fn draw_legend(svg: &mut Svg, assets: &[AssetMark], overlay: Option<&Overlay>, bottom: f64) {
+    let mut y = bottom + 22.0;
+    let meta = overlay.and_then(|o| o.meta);
+    if let Some(m) = meta {
+        svg.text(
+            PAD,
+            y,
+            11.5,
+            "start",
+            &format!("fill=\"{}\" font-weight=\"bold\"", status_colour(m)),
+            &format!("meta group (all JetStream servers): {}", m.as_str()),
+        );
+        y += 18.0;
+    }
+    svg.text(
+        PAD,
+        y,
+        12.0,
+        "start",
+        "font-weight=\"bold\"",
+        "streams, KV buckets and object stores (replicas where the plan expects them)",
+    );
+    y += 16.0;
+    let col_w = 420.0;
+    let cols = ((svg.width() - PAD) / col_w).floor().max(1.0) as usize;
+    for (i, a) in assets.iter().enumerate() {
+        let (cx, cy) = (PAD + (i % cols) as f64 * col_w, y + (i / cols) as f64 * 17.0);
+        let st = overlay.and_then(|o| o.status.get(a.name).copied());
+        let fill = match st {
+            Some(s) => status_colour(s),
+            None => colour(a.number - 1),
+        };
+        svg.open(&attr("data-asset", a.name), None);
+        svg.rect(cx, cy - 11.0, CHIP_W, CHIP_H - 1.0, fill, "none", "rx=\"3\"");
+        svg.text(
+            cx + CHIP_W / 2.0,
+            cy,
+            9.5,
+            "middle",
+            "fill=\"#ffffff\"",
+            &a.number.to_string(),
+        );
+        let text = format!(
+            "{} ({} R{}){}: {}",
+            a.name,
+            a.kind,
+            a.replicas,
+            st.map(|s| format!(" {}", s.as_str())).unwrap_or_default(),
+            if a.servers.is_empty() {
+                "not placed".into()
+            } else {
+                a.servers.join(", ")
+            }
+        );
+        svg.text(cx + CHIP_W + 6.0, cy, 10.5, "start", "", &clip(&text, 66));
+        svg.close();
+    }
+    let rows = assets.len().div_ceil(cols) as f64;
+    svg.set_height(y + rows * 17.0 + 10.0);
 }
