@@ -306,33 +306,7 @@ fn trim(x: f64) -> String {
 /// Render a chart. Points that cannot be shown on a log axis (≤ 0, not finite) are left out.
 pub fn line_chart(c: &Chart) -> String {
     let ok = |x: f64, log: bool| x.is_finite() && (!log || x > 0.0);
-    let mut xs: Vec<f64> = Vec::new();
-    let mut ys: Vec<f64> = Vec::new();
-    for s in &c.series {
-        for &(x, y) in &s.points {
-            if ok(x, c.x_log) && ok(y, c.y_log) {
-                xs.push(x);
-                ys.push(y);
-            }
-        }
-        for &(x, lo, hi) in &s.band {
-            if ok(x, c.x_log) {
-                for y in [lo, hi] {
-                    if ok(y, c.y_log) {
-                        ys.push(y);
-                    }
-                }
-            }
-        }
-    }
-    for m in &c.marks {
-        for (x, y, _) in &m.points {
-            if ok(*x, c.x_log) && ok(*y, c.y_log) {
-                xs.push(*x);
-                ys.push(*y);
-            }
-        }
-    }
+    let (xs, ys) = extent(c);
     let legend_rows = (c.series.len() + c.marks.len()).div_ceil(2);
     let (ml, mr, mt, mb) = (64.0, 16.0, 28.0, 44.0 + 16.0 * legend_rows as f64);
     let mut svg = Svg::new(c.width, c.height + 16.0 * legend_rows as f64, &c.title);
@@ -361,31 +335,11 @@ pub fn line_chart(c: &Chart) -> String {
     }
     let px = |x: f64| ml + (f(x, c.x_log) - x0) / (x1 - x0) * pw;
     let py = |y: f64| mt + ph - (f(y, c.y_log) - y0) / (y1 - y0) * ph;
-    // Axes and grid.
-    let ticks = |lo: f64, hi: f64, log: bool| -> Vec<f64> {
-        if log {
-            let mut v = Vec::new();
-            let step = ((hi - lo) / 8.0).ceil().max(1.0);
-            let mut e = lo.floor();
-            while e <= hi.ceil() {
-                let t = 10f64.powf(e);
-                if e >= lo && e <= hi {
-                    v.push(t);
-                }
-                e += step;
-            }
-            if v.len() < 2 {
-                // Less than a decade: 1-2-5 ticks inside it.
-                let (a, b) = (10f64.powf(lo), 10f64.powf(hi));
-                v = nice_ticks(a, b, 4).into_iter().filter(|t| *t > 0.0).collect();
-            }
-            v
-        } else {
-            nice_ticks(lo, hi, 6)
-        }
-    };
     let xt: Vec<(f64, String)> = if c.x_ticks.is_empty() {
-        ticks(x0, x1, c.x_log).into_iter().map(|t| (t, short_num(t))).collect()
+        axis_ticks(x0, x1, c.x_log)
+            .into_iter()
+            .map(|t| (t, short_num(t)))
+            .collect()
     } else {
         c.x_ticks
             .iter()
@@ -401,7 +355,7 @@ pub fn line_chart(c: &Chart) -> String {
         svg.line(x, mt, x, mt + ph, "#e4e4e4", "");
         svg.text(x, mt + ph + 14.0, 10.0, "middle", "", label);
     }
-    for t in ticks(y0, y1, c.y_log) {
+    for t in axis_ticks(y0, y1, c.y_log) {
         let y = py(t);
         svg.line(ml, y, ml + pw, y, "#e4e4e4", "");
         svg.text(ml - 4.0, y + 3.0, 10.0, "end", "", &short_num(t));
@@ -457,9 +411,71 @@ pub fn line_chart(c: &Chart) -> String {
         }
         svg.close();
     }
-    // Legend: two columns under the plot.
-    let ly = mt + ph + 44.0;
-    let col_w = pw / 2.0;
+    // Axes and grid above; the legend in two columns under the plot.
+    chart_legend(&mut svg, c, ml, mt + ph + 44.0, pw / 2.0);
+    svg.finish()
+}
+
+/// The points a chart shows (both coordinates), bands and marks included, for its axes' extent.
+fn extent(c: &Chart) -> (Vec<f64>, Vec<f64>) {
+    let ok = |x: f64, log: bool| x.is_finite() && (!log || x > 0.0);
+    let mut xs: Vec<f64> = Vec::new();
+    let mut ys: Vec<f64> = Vec::new();
+    for s in &c.series {
+        for &(x, y) in &s.points {
+            if ok(x, c.x_log) && ok(y, c.y_log) {
+                xs.push(x);
+                ys.push(y);
+            }
+        }
+        for &(x, lo, hi) in &s.band {
+            if ok(x, c.x_log) {
+                for y in [lo, hi] {
+                    if ok(y, c.y_log) {
+                        ys.push(y);
+                    }
+                }
+            }
+        }
+    }
+    for m in &c.marks {
+        for (x, y, _) in &m.points {
+            if ok(*x, c.x_log) && ok(*y, c.y_log) {
+                xs.push(*x);
+                ys.push(*y);
+            }
+        }
+    }
+    (xs, ys)
+}
+
+/// Tick positions between `lo` and `hi` (log10 units on a log axis): decades, or 1-2-5 inside less
+/// than one.
+fn axis_ticks(lo: f64, hi: f64, log: bool) -> Vec<f64> {
+    if log {
+        let mut v = Vec::new();
+        let step = ((hi - lo) / 8.0).ceil().max(1.0);
+        let mut e = lo.floor();
+        while e <= hi.ceil() {
+            let t = 10f64.powf(e);
+            if e >= lo && e <= hi {
+                v.push(t);
+            }
+            e += step;
+        }
+        if v.len() < 2 {
+            // Less than a decade: 1-2-5 ticks inside it.
+            let (a, b) = (10f64.powf(lo), 10f64.powf(hi));
+            v = nice_ticks(a, b, 4).into_iter().filter(|t| *t > 0.0).collect();
+        }
+        v
+    } else {
+        nice_ticks(lo, hi, 6)
+    }
+}
+
+/// The legend: two columns of `col_w` under the plot, from `ml`, `ly`.
+fn chart_legend(svg: &mut Svg, c: &Chart, ml: f64, ly: f64, col_w: f64) {
     let mut i = 0usize;
     for s in &c.series {
         let (lx, yy) = (ml + (i % 2) as f64 * col_w, ly + (i / 2) as f64 * 16.0);
@@ -485,7 +501,6 @@ pub fn line_chart(c: &Chart) -> String {
         svg.text(lx + 28.0, yy, 10.5, "start", "", &m.name);
         i += 1;
     }
-    svg.finish()
 }
 
 /// One bar of a horizontal bar chart: a value with an optional interval (whiskers) and a second value
