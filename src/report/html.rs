@@ -474,7 +474,7 @@ fn verify_status_colour(s: crate::verify::report::Status) -> &'static str {
 /// The verify report: predicted versus measured per ladder row (bar: measured; whiskers: the predicted
 /// band; diamond: the prediction), latency percentile curves, CPU against rate, the rows and the drift.
 pub fn verify(r: &crate::verify::report::VerifyReport) -> String {
-    use super::svg::{bar_chart, colour, line_chart, short_num, Bar, Chart, Marks, Series};
+    use super::svg::{bar_chart, short_num, Bar};
     let mut page = Page::new("natsplan verify");
     page.h1("natsplan verify");
     let c = &r.config;
@@ -557,7 +557,28 @@ pub fn verify(r: &crate::verify::report::VerifyReport) -> String {
         ],
         &rows,
     );
-    // Latency percentiles on a "nines" axis: p50, p90, p99, p99.9, max.
+    verify_latency(&mut page, r);
+    verify_cpu(&mut page, r);
+    if let Some(d) = &r.drift {
+        page.h2(&format!("Drift against layout {}", d.layout), Some("drift"));
+        if d.items.is_empty() {
+            page.p("No drift: the cluster matches the plan.");
+        } else {
+            let rows: Vec<Vec<String>> = d
+                .items
+                .iter()
+                .map(|i| vec![i.what.clone(), i.subject.clone(), i.planned.clone(), i.live.clone()])
+                .collect();
+            page.table(&["what", "subject", "planned", "live"], &rows);
+        }
+        page.list(&d.notes);
+    }
+    page.finish(&format!("natsplan {}", env!("CARGO_PKG_VERSION")))
+}
+
+/// Verify's latency percentiles on a "nines" axis (p50, p90, p99, p99.9, max), one line per row.
+fn verify_latency(page: &mut Page, r: &crate::verify::report::VerifyReport) {
+    use super::svg::{colour, line_chart, Chart, Series};
     let nines = [0.301, 1.0, 2.0, 3.0, 4.0];
     let mut lat = Chart::new("latency percentiles per row", "percentile", "µs");
     lat.y_log = true;
@@ -588,7 +609,12 @@ pub fn verify(r: &crate::verify::report::VerifyReport) -> String {
             "Measured latency percentiles (hdrhistogram), one line per row.",
         );
     }
-    // CPU: the busiest server's measured percent against the measured rate, and the prediction.
+}
+
+/// Verify's CPU chart: the busiest server's measured percent against the measured rate, and the
+/// prediction.
+fn verify_cpu(page: &mut Page, r: &crate::verify::report::VerifyReport) {
+    use super::svg::{colour, line_chart, Chart, Marks};
     let mut cpu = Chart::new("CPU of the busiest server versus rate", "ops/s", "% of one core");
     cpu.x_log = true;
     let mut measured = Vec::new();
@@ -629,19 +655,4 @@ pub fn verify(r: &crate::verify::report::VerifyReport) -> String {
             "Per row: the busiest server's CPU (from /varz) and the prediction.",
         );
     }
-    if let Some(d) = &r.drift {
-        page.h2(&format!("Drift against layout {}", d.layout), Some("drift"));
-        if d.items.is_empty() {
-            page.p("No drift: the cluster matches the plan.");
-        } else {
-            let rows: Vec<Vec<String>> = d
-                .items
-                .iter()
-                .map(|i| vec![i.what.clone(), i.subject.clone(), i.planned.clone(), i.live.clone()])
-                .collect();
-            page.table(&["what", "subject", "planned", "live"], &rows);
-        }
-        page.list(&d.notes);
-    }
-    page.finish(&format!("natsplan {}", env!("CARGO_PKG_VERSION")))
 }
