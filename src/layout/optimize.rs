@@ -194,14 +194,10 @@ fn solve(inp: &Inputs, d: u32, t: u32, store: f64) -> Option<Choice> {
     }
     let y: Vec<Variable> = y.into_iter().map(|v| v.expect("every rack has a variable")).collect();
     let h = lp.add_integer_var(0.0, (0, i32::MAX));
-    // Σ over a set of racks of their server counts, as (variable, coefficient) terms.
-    let servers_of = |racks: &mut dyn Iterator<Item = usize>, coeff: f64| -> Vec<(Variable, f64)> {
-        racks.flat_map(|i| n_a[i].iter().map(move |&v| (v, coeff))).collect()
-    };
-    let total = servers_of(&mut (0..k), 1.0);
+    let total = servers_of(&n_a, &mut (0..k), 1.0);
     lp.add_constraint(total.clone(), ComparisonOp::Ge, inp.r_max as f64);
     // 2h ≤ N ≤ 2h + 1.
-    let mut c = servers_of(&mut (0..k), -1.0);
+    let mut c = servers_of(&n_a, &mut (0..k), -1.0);
     c.push((h, 2.0));
     lp.add_constraint(c, ComparisonOp::Le, 0.0);
     let mut c = total.clone();
@@ -215,37 +211,14 @@ fn solve(inp: &Inputs, d: u32, t: u32, store: f64) -> Option<Choice> {
                 0.0,
             );
         }
-        let mut c = servers_of(&mut std::iter::once(i), 1.0);
+        let mut c = servers_of(&n_a, &mut std::iter::once(i), 1.0);
         c.push((y[i], -(inp.servers[i] as f64)));
         lp.add_constraint(c, ComparisonOp::Le, 0.0);
-        let mut c = servers_of(&mut std::iter::once(i), -1.0);
+        let mut c = servers_of(&n_a, &mut std::iter::once(i), -1.0);
         c.push((y[i], 1.0));
         lp.add_constraint(c, ComparisonOp::Le, 0.0);
     }
-    // Symmetry breaking: alike racks (same server count, same arrays) in name order hold non-increasing
-    // server counts, and alike arrays within a rack likewise. Any answer can be permuted into this order
-    // at the same cost (and the name tie-break prefers it), so nothing is lost, but branch and bound no
-    // longer explores every permutation of the same answer — minutes on a site of 24 alike racks.
-    let shape = |i: usize| {
-        let mut a: Vec<(u32, u32)> = inp.arrays[i].iter().map(|&(_, data, spares)| (data, spares)).collect();
-        a.sort_unstable();
-        (inp.servers[i], a)
-    };
-    for (x, &i) in by_name.iter().enumerate() {
-        if let Some(&j) = by_name[x + 1..].iter().find(|&&j| shape(j) == shape(i)) {
-            let mut c = servers_of(&mut std::iter::once(i), 1.0);
-            c.extend(servers_of(&mut std::iter::once(j), -1.0));
-            lp.add_constraint(c, ComparisonOp::Ge, 0.0);
-        }
-        for a in 0..inp.arrays[i].len() {
-            let alike = (a + 1..inp.arrays[i].len())
-                .find(|&b| (inp.arrays[i][b].1, inp.arrays[i][b].2) == (inp.arrays[i][a].1, inp.arrays[i][a].2));
-            if let Some(b) = alike {
-                lp.add_constraint([(n_a[i][a], 1.0), (n_a[i][b], -1.0)], ComparisonOp::Ge, 0.0);
-                lp.add_constraint([(z_a[i][a], 1.0), (z_a[i][b], -1.0)], ComparisonOp::Ge, 0.0);
-            }
-        }
-    }
+    break_symmetry(&mut lp, inp, &by_name, &n_a, &z_a);
     if inp.r_max as usize <= k && inp.r_max > 1 {
         let racks_used: Vec<(Variable, f64)> = y.iter().map(|&v| (v, 1.0)).collect();
         lp.add_constraint(racks_used, ComparisonOp::Ge, inp.r_max as f64);
@@ -255,7 +228,7 @@ fn solve(inp: &Inputs, d: u32, t: u32, store: f64) -> Option<Choice> {
         lp.add_constraint(total.clone(), ComparisonOp::Ge, need_servers);
         if t >= 1 {
             for i in 0..k {
-                let others = servers_of(&mut (0..k).filter(|&j| j != i), 1.0);
+                let others = servers_of(&n_a, &mut (0..k).filter(|&j| j != i), 1.0);
                 lp.add_constraint(others, ComparisonOp::Ge, need_servers);
             }
         }
@@ -265,7 +238,7 @@ fn solve(inp: &Inputs, d: u32, t: u32, store: f64) -> Option<Choice> {
     if t >= 1 {
         // Σ_{r∈S} n_r ≤ N − h − 1  ⇔  Σ_{r∉S} n_r − h ≥ 1.
         for sub in subsets(k, t as usize) {
-            let mut c = servers_of(&mut (0..k).filter(|j| !sub.contains(j)), 1.0);
+            let mut c = servers_of(&n_a, &mut (0..k).filter(|j| !sub.contains(j)), 1.0);
             c.push((h, -1.0));
             lp.add_constraint(c, ComparisonOp::Ge, 1.0);
         }
@@ -284,6 +257,45 @@ fn solve(inp: &Inputs, d: u32, t: u32, store: f64) -> Option<Choice> {
     opts.mip_gap = 0.5 * w / upper_bound.max(1.0);
     opts.node_limit = Some(NODE_LIMIT);
     let sol = lp.solve_with(opts).ok()?.into_solution().ok()?;
+    Some(choice_of(inp, &sol, &n_a, d, t))
+}
+
+/// Σ over a set of racks of their server counts, as (variable, coefficient) terms.
+fn servers_of(n_a: &[Vec<Variable>], racks: &mut dyn Iterator<Item = usize>, coeff: f64) -> Vec<(Variable, f64)> {
+    racks.flat_map(|i| n_a[i].iter().map(move |&v| (v, coeff))).collect()
+}
+
+/// Constraints that keep branch and bound from exploring permutations of one answer.
+fn break_symmetry(lp: &mut Problem, inp: &Inputs, by_name: &[usize], n_a: &[Vec<Variable>], z_a: &[Vec<Variable>]) {
+    // Symmetry breaking: alike racks (same server count, same arrays) in name order hold non-increasing
+    // server counts, and alike arrays within a rack likewise. Any answer can be permuted into this order
+    // at the same cost (and the name tie-break prefers it), so nothing is lost, but branch and bound no
+    // longer explores every permutation of the same answer — minutes on a site of 24 alike racks.
+    let shape = |i: usize| {
+        let mut a: Vec<(u32, u32)> = inp.arrays[i].iter().map(|&(_, data, spares)| (data, spares)).collect();
+        a.sort_unstable();
+        (inp.servers[i], a)
+    };
+    for (x, &i) in by_name.iter().enumerate() {
+        if let Some(&j) = by_name[x + 1..].iter().find(|&&j| shape(j) == shape(i)) {
+            let mut c = servers_of(n_a, &mut std::iter::once(i), 1.0);
+            c.extend(servers_of(n_a, &mut std::iter::once(j), -1.0));
+            lp.add_constraint(c, ComparisonOp::Ge, 0.0);
+        }
+        for a in 0..inp.arrays[i].len() {
+            let alike = (a + 1..inp.arrays[i].len())
+                .find(|&b| (inp.arrays[i][b].1, inp.arrays[i][b].2) == (inp.arrays[i][a].1, inp.arrays[i][a].2));
+            if let Some(b) = alike {
+                lp.add_constraint([(n_a[i][a], 1.0), (n_a[i][b], -1.0)], ComparisonOp::Ge, 0.0);
+                lp.add_constraint([(z_a[i][a], 1.0), (z_a[i][b], -1.0)], ComparisonOp::Ge, 0.0);
+            }
+        }
+    }
+}
+
+/// The servers per array and rack a solution gives, with its disks and arrays.
+fn choice_of(inp: &Inputs, sol: &microlp::Solution, n_a: &[Vec<Variable>], d: u32, t: u32) -> Choice {
+    let k = inp.racks.len();
     let mut per_array = Vec::new();
     let mut per_rack = vec![0u32; k];
     let (mut disks, mut arrays) = (0, 0);
@@ -298,14 +310,14 @@ fn solve(inp: &Inputs, d: u32, t: u32, store: f64) -> Option<Choice> {
             }
         }
     }
-    Some(Choice {
+    Choice {
         per_rack,
         per_array,
         disks_per_server: d,
         tolerated_racks: t,
         disks,
         arrays,
-    })
+    }
 }
 
 /// The cheapest way (fewest disks incl. spares, then fewest arrays) to give `n` servers of rack `i` d
