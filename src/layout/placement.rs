@@ -201,48 +201,10 @@ pub fn emulate(
             }
             continue;
         }
-        match rule {
-            PlacementRule::UniqueTag { .. } => {
-                a.candidates = servers.to_vec();
-                a.unique_rack = true;
-            }
-            PlacementRule::Free => a.candidates = servers.to_vec(),
-            PlacementRule::Pinned { sets } => {
-                let fam: Vec<&ReplicaSet> = sets.iter().filter(|s| s.servers.len() == a.replicas as usize).collect();
-                if let Some(set) = fam.iter().min_by(|x, y| {
-                    let lx = set_load.get(&x.name).copied().unwrap_or(0.0);
-                    let ly = set_load.get(&y.name).copied().unwrap_or(0.0);
-                    lx.total_cmp(&ly).then(x.name.cmp(&y.name))
-                }) {
-                    *set_load.entry(set.name.clone()).or_default() += a.bytes_per_replica;
-                    a.candidates = set.servers.clone();
-                    a.set = Some(set.name.clone());
-                } else {
-                    a.candidates = servers.to_vec();
-                }
-            }
-        }
+        eligible(a, rule, servers, &mut set_load);
         let r = a.replicas as usize;
         if a.candidates.len() < r || (a.unique_rack && racks_available < r) {
-            problems.push(Problem {
-                severity: Severity::Reject,
-                text: if a.unique_rack {
-                    format!(
-                        "no suitable peers for placement: {} {} needs {r} replicas on distinct racks; JetStream servers span {racks_available} rack{}",
-                        a.kind.as_str(),
-                        a.name,
-                        if racks_available == 1 { "" } else { "s" }
-                    )
-                } else {
-                    format!(
-                        "no suitable peers for placement: {} {} needs {r} replicas; {} JetStream server{} eligible",
-                        a.kind.as_str(),
-                        a.name,
-                        a.candidates.len(),
-                        if a.candidates.len() == 1 { " is" } else { "s are" }
-                    )
-                },
-            });
+            problems.push(no_peers(a, racks_available));
             parent_candidates.insert(a.name.clone(), (a.candidates.clone(), a.unique_rack, a.set.clone()));
             continue;
         }
@@ -290,4 +252,54 @@ pub fn emulate(
         parent_candidates.insert(a.name.clone(), (a.candidates.clone(), a.unique_rack, a.set.clone()));
     }
     (assets, problems)
+}
+
+/// The servers an asset may go on under the placement rule; a pinned asset takes the least-loaded set
+/// of its replica count (by bytes, ties by name), which `set_load` tracks.
+fn eligible(a: &mut Asset, rule: &PlacementRule, servers: &[ServerIdx], set_load: &mut BTreeMap<String, f64>) {
+    match rule {
+        PlacementRule::UniqueTag { .. } => {
+            a.candidates = servers.to_vec();
+            a.unique_rack = true;
+        }
+        PlacementRule::Free => a.candidates = servers.to_vec(),
+        PlacementRule::Pinned { sets } => {
+            let fam: Vec<&ReplicaSet> = sets.iter().filter(|s| s.servers.len() == a.replicas as usize).collect();
+            if let Some(set) = fam.iter().min_by(|x, y| {
+                let lx = set_load.get(&x.name).copied().unwrap_or(0.0);
+                let ly = set_load.get(&y.name).copied().unwrap_or(0.0);
+                lx.total_cmp(&ly).then(x.name.cmp(&y.name))
+            }) {
+                *set_load.entry(set.name.clone()).or_default() += a.bytes_per_replica;
+                a.candidates = set.servers.clone();
+                a.set = Some(set.name.clone());
+            } else {
+                a.candidates = servers.to_vec();
+            }
+        }
+    }
+}
+
+/// "no suitable peers": the asset has fewer eligible servers (or racks, under `unique_tag`) than replicas.
+fn no_peers(a: &Asset, racks_available: usize) -> Problem {
+    let r = a.replicas as usize;
+    Problem {
+        severity: Severity::Reject,
+        text: if a.unique_rack {
+            format!(
+                "no suitable peers for placement: {} {} needs {r} replicas on distinct racks; JetStream servers span {racks_available} rack{}",
+                a.kind.as_str(),
+                a.name,
+                if racks_available == 1 { "" } else { "s" }
+            )
+        } else {
+            format!(
+                "no suitable peers for placement: {} {} needs {r} replicas; {} JetStream server{} eligible",
+                a.kind.as_str(),
+                a.name,
+                a.candidates.len(),
+                if a.candidates.len() == 1 { " is" } else { "s are" }
+            )
+        },
+    }
 }
