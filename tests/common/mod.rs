@@ -4,8 +4,8 @@
 #![allow(dead_code)]
 
 use assert_cmd::Command;
-use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
+use tokio::sync::{Mutex, MutexGuard};
 
 /// The natsplan binary built for the tests.
 pub fn natsplan() -> Command {
@@ -27,12 +27,19 @@ pub fn run(args: &[&str]) -> (i32, String, String) {
     )
 }
 
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+/// One lock for every test of a binary that starts a cluster; a tokio mutex so async tests can hold it
+/// across `.await` too, and one that a panicking test does not poison.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::const_new(());
 
-/// One live cluster at a time in this test binary (2 cores): hold the guard for the test's length. A
-/// test that panicked while holding it does not poison the others.
+/// One live cluster at a time in this test binary (2 cores): hold the guard for the test's length. For
+/// plain `#[test]`s (it blocks; inside an async test use `serial_async`).
 pub fn serial() -> MutexGuard<'static, ()> {
-    ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner())
+    ONE_AT_A_TIME.blocking_lock()
+}
+
+/// `serial` for `#[tokio::test]`s.
+pub async fn serial_async() -> MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().await
 }
 
 /// A loopback port with nothing listening (bound, then released).

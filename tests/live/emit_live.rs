@@ -12,8 +12,6 @@ use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
-static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-
 /// A site file by path from the crate root (`examples/...` or `tests/data/...`).
 fn plan(file: &str) -> Plan {
     let path = format!("{}/{file}", env!("CARGO_MANIFEST_DIR"));
@@ -78,7 +76,7 @@ fn tags_by_server(c: &TestCluster) -> BTreeMap<String, Vec<String>> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn seed_five_servers_r5_lands_one_replica_per_server_and_pinned_sets_hold() {
-    let _s = ONE_AT_A_TIME.lock().await;
+    let _s = crate::common::serial_async().await;
     let plan = plan("examples/seed-five-servers-raid0.yaml");
     // The seed's RF5 plan: five servers over three racks, default R5. R5 cannot use unique_tag on three
     // racks, so the plan pins replica sets.
@@ -168,7 +166,7 @@ async fn seed_five_servers_r5_lands_one_replica_per_server_and_pinned_sets_hold(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unique_rack_tag_spreads_every_r3_stream_even_unplanned_ones() {
-    let _s = ONE_AT_A_TIME.lock().await;
+    let _s = crate::common::serial_async().await;
     let plan = plan("tests/data/four-racks-r3.yaml");
     let layout = plan
         .layouts

@@ -4,10 +4,8 @@
 //! percentiles are those of one histogram holding every agent's samples; an agent killed mid-row makes
 //! the run incomplete (exit 1) with what each agent did; too few agents is a clear error (exit 3).
 
-mod common;
-
+use crate::common::serial;
 use assert_cmd::Command;
-use common::serial;
 use natsplan::agent::protocol::hist_from_v2;
 use natsplan::bench::result::{merge_hists, LatencySummary};
 use natsplan::lab::TestCluster;

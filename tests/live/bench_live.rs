@@ -3,10 +3,8 @@
 //! sustains below capacity and reports "not sustained" far above it without hanging, a slow consumer is
 //! reported rather than waited for, and an unreachable server exits 3.
 
-mod common;
-
+use crate::common::serial;
 use assert_cmd::Command;
-use common::serial;
 use natsplan::lab::TestCluster;
 use serde_json::Value;
 use std::time::{Duration, Instant};

@@ -3,10 +3,8 @@
 //! band huge → exit 0; an impossible core band → exit 1), the results folder, `--dry-run`, `--max-bytes`
 //! refusal before anything is written, R3 rows skipped on one server, and drift against an emitted plan.
 
-mod common;
-
+use crate::common::serial;
 use assert_cmd::Command;
-use common::serial;
 use natsplan::catalog::Catalog;
 use natsplan::emit;
 use natsplan::lab::TestCluster;

@@ -5,13 +5,10 @@
 //! the reason, which these tests accept only then.
 
 use natsplan::faults::{run, sandbox, table, FaultOptions, FaultReport, Kind};
-use std::sync::Mutex;
 
 /// Live tests in this file run one lab at a time.
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
 fn run_group(nodes: usize, kinds: &[Kind]) -> FaultReport {
-    let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _g = crate::common::serial();
     let mut opts = FaultOptions::quick(nodes, kinds);
     let findings = tempfile::tempdir().unwrap();
     opts.findings_dir = Some(findings.path().to_path_buf());
@@ -173,7 +170,7 @@ fn five_nodes_full_store_at_the_limit_and_on_a_full_disk() {
 #[test]
 #[ignore = "the full ladder takes several minutes; `verify --faults --ladder full` runs the same"]
 fn full_ladder() {
-    let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _g = crate::common::serial();
     let nodes: usize = std::env::var("FAULTS_NODES")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -198,7 +195,7 @@ fn full_ladder() {
 #[test]
 #[ignore = "a manual tool: runs the scenarios named in $FAULTS_SCENARIOS"]
 fn chosen_scenarios() {
-    let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _g = crate::common::serial();
     let names = std::env::var("FAULTS_SCENARIOS").unwrap_or_else(|_| "follower-wipe".into());
     let kinds: Vec<Kind> = names.split(',').map(|n| Kind::parse(n.trim()).unwrap()).collect();
     let nodes: usize = std::env::var("FAULTS_NODES")
@@ -216,7 +213,7 @@ fn chosen_scenarios() {
 /// A saved run writes one results folder with the JSON contract and says where.
 #[test]
 fn run_saved_writes_a_results_folder() {
-    let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _g = crate::common::serial();
     let out = tempfile::tempdir().unwrap();
     let opts = FaultOptions::quick(3, &[Kind::FollowerKill]);
     let (r, folder) = natsplan::faults::run_saved(&opts, Some(out.path()), &|m| eprintln!("{m}")).unwrap();

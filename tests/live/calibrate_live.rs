@@ -2,10 +2,8 @@
 //! a file that loads, names its provenance, and that `predict --calibration` and `verify --calibration`
 //! accept. It checks structure only, never this machine's speed.
 
-mod common;
-
+use crate::common::serial;
 use assert_cmd::Command;
-use common::serial;
 use natsplan::lab::TestCluster;
 use natsplan::perf::CalibrationSet;
 use serde_json::Value;

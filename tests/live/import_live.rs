@@ -33,6 +33,7 @@ async fn publish(js: async_nats::jetstream::Context, per_s: u32, stop: Arc<Atomi
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_live_cluster_becomes_the_workload() {
+    let _s = crate::common::serial_async().await;
     let c = TestCluster::start(3).expect("lab starts (scripts/install-nats-server)");
     let addrs: Vec<async_nats::ServerAddr> = c.client_urls().iter().map(|u| u.parse().unwrap()).collect();
     let nc = async_nats::connect(addrs).await.unwrap();

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 #[test]
 fn verify_html_charts_every_row() {
+    let _s = crate::common::serial();
     let c = TestCluster::start(3).expect("lab starts (scripts/install-nats-server)");
     let out_dir = tempfile::tempdir().unwrap();
     let cal = format!("{}/tests/data/verify-cal-huge-bands.yaml", env!("CARGO_MANIFEST_DIR"));

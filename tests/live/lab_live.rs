@@ -1,9 +1,7 @@
 //! Live tests of the lab against real nats-server processes on loopback: start-up, meta leader, tags as
 //! configured, process control, and that nothing outlives the guard. One cluster at a time (2 cores).
 
-mod common;
-
-use common::serial;
+use crate::common::serial;
 use natsplan::lab::{self, LabSpec, NodeSpec, TestCluster};
 use natsplan::monitor;
 use std::time::{Duration, Instant};
@@ -164,7 +162,8 @@ fn servers_die_when_the_test_process_is_killed() {
     let tmp = tempfile::tempdir().unwrap();
     let pid_file = tmp.path().join("pids");
     let mut child = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "child_mode_holds_a_cluster", "--ignored", "--nocapture"])
+        // The test's name in this binary: its module path less the crate's name.
+        .args(["--exact", &child_test_name(), "--ignored", "--nocapture"])
         .env("LAB_CHILD_PIDS", &pid_file)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -202,6 +201,16 @@ fn servers_die_when_the_test_process_is_killed() {
             .find(|p| p.join("n1/nats-server.conf").exists() && pids_in(p, &pids))
     }) {
         let _ = std::fs::remove_dir_all(dir);
+    }
+}
+
+/// `child_mode_holds_a_cluster` as the test harness names it (`module::test`).
+fn child_test_name() -> String {
+    let module = module_path!().split_once("::").map_or("", |(_, m)| m);
+    if module.is_empty() {
+        "child_mode_holds_a_cluster".into()
+    } else {
+        format!("{module}::child_mode_holds_a_cluster")
     }
 }
 

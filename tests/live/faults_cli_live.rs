@@ -5,10 +5,7 @@
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
-
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 fn natsplan() -> Command {
     Command::new(assert_cmd::cargo::cargo_bin("natsplan"))
@@ -30,7 +27,7 @@ fn processes_with(needle: &str) -> Vec<String> {
 
 #[test]
 fn ctrl_c_during_a_fault_leaves_nothing_behind() {
-    let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _g = crate::common::serial();
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
         eprintln!("skipped: mounts and network namespaces need root");
@@ -129,7 +126,7 @@ fn ctrl_c_during_a_fault_leaves_nothing_behind() {
 /// power (process kill) agree with whatif on that layout, nothing acknowledged is lost.
 #[test]
 fn a_planned_layout_loses_whole_racks() {
-    let _g = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _g = crate::common::serial();
     let site = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/four-racks-r3.yaml");
     let design = natsplan().args(["design", site, "--format", "json"]).output().unwrap();
     assert!(design.status.success(), "{}", String::from_utf8_lossy(&design.stderr));

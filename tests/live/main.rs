@@ -1,0 +1,18 @@
+//! The live tests, one binary (each links the whole crate, so fewer binaries build and link faster):
+//! real nats-server clusters on loopback (lab, bench, verify, calibrate, agents, emit, import, faults). They
+//! take `common::serial` (or `serial_async`), so one cluster runs at a time across all of them. Need
+//! nats-server: `scripts/install-nats-server` (CI's `scripts/test` installs it and fails without it).
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod agents_live;
+mod bench_live;
+mod calibrate_live;
+mod emit_live;
+mod faults_cli_live;
+mod faults_live;
+mod import_live;
+mod lab_live;
+mod report_verify_live;
+mod verify_live;
