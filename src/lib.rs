@@ -11,6 +11,7 @@ pub mod cli;
 pub mod commands;
 pub mod error;
 pub mod import;
+pub mod input;
 pub mod layout;
 pub mod monitor;
 pub mod perf;

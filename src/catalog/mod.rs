@@ -116,15 +116,21 @@ impl Catalog {
     /// Read `arrays.yaml`, `disks.yaml`, `servers.yaml` and `failure_rates.yaml` from DIR; a file that is
     /// absent falls back to the built-in one.
     pub fn from_dir(dir: &Path) -> Result<Catalog> {
+        // A mistyped folder must not quietly mean "the built-in catalog".
+        crate::input::check_models_dir(
+            dir,
+            &["arrays.yaml", "disks.yaml", "servers.yaml", "failure_rates.yaml"],
+        )?;
         let read = |name: &str, builtin: &str| -> Result<String> {
             let p = dir.join(name);
             if p.exists() {
-                std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))
+                Ok(crate::input::read_text(&p, "models file")?)
             } else {
                 Ok(builtin.to_string())
             }
         };
-        Catalog::from_texts(
+        Catalog::from_labelled_texts(
+            &format!("{}/", dir.display()),
             &read("arrays.yaml", ARRAYS)?,
             &read("disks.yaml", DISKS)?,
             &read("servers.yaml", SERVERS)?,
@@ -134,10 +140,16 @@ impl Catalog {
     }
 
     pub fn from_texts(arrays: &str, disks: &str, servers: &str, failures: &str) -> Result<Catalog> {
-        let a: RawArrays = serde_yaml::from_str(arrays).context("arrays.yaml")?;
-        let d: RawDisks = serde_yaml::from_str(disks).context("disks.yaml")?;
-        let s: RawServers = serde_yaml::from_str(servers).context("servers.yaml")?;
-        let f: RawFailures = serde_yaml::from_str(failures).context("failure_rates.yaml")?;
+        Catalog::from_labelled_texts("", arrays, disks, servers, failures)
+    }
+
+    /// `from_texts` with each file named `{prefix}arrays.yaml` ... in messages (read with `site::from_yaml`:
+    /// every problem at once, each with file:line:col and its field path).
+    fn from_labelled_texts(prefix: &str, arrays: &str, disks: &str, servers: &str, failures: &str) -> Result<Catalog> {
+        let a: RawArrays = crate::site::from_yaml(arrays, &format!("{prefix}arrays.yaml"))?;
+        let d: RawDisks = crate::site::from_yaml(disks, &format!("{prefix}disks.yaml"))?;
+        let s: RawServers = crate::site::from_yaml(servers, &format!("{prefix}servers.yaml"))?;
+        let f: RawFailures = crate::site::from_yaml(failures, &format!("{prefix}failure_rates.yaml"))?;
         let size = |field: &str, v: &str| parse_size(v).map_err(|e| anyhow::anyhow!("{field}: {e}"));
         let mut out = Catalog {
             arrays: Vec::new(),

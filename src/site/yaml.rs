@@ -357,7 +357,14 @@ fn syntax_error(text: &str, line: usize, col0: usize, info: &str) -> YamlError {
     } else {
         (line, col0)
     };
-    let fix = if near_tab {
+    let fix = if info.contains("recursion limit") {
+        // saphyr's own nesting limit, met before ours when brackets open faster than values close.
+        return YamlError {
+            pos: (line > 0).then_some(Pos { line, col: col0 + 1 }),
+            message: "values are nested too deeply (YAML syntax: recursion limit exceeded)".into(),
+            fix: "a site file needs about six levels; check the indentation and brackets".into(),
+        };
+    } else if near_tab {
         "YAML does not allow tabs for indentation; indent with spaces".to_string()
     } else if info.contains("mapping values are not allowed") {
         "a value containing ': ' must be quoted, or the line is indented too far".to_string()
@@ -457,5 +464,9 @@ mod tests {
     fn depth_is_bounded() {
         let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
         assert!(parse(&deep).unwrap_err().message.contains("nested"));
+        let deeper = format!("a: {}{}", "[".repeat(100_000), "]".repeat(100_000));
+        assert!(parse(&deeper).unwrap_err().message.contains("nested"));
+        let maps = format!("a: {}{}", "{b: ".repeat(100_000), "}".repeat(100_000));
+        assert!(parse(&maps).unwrap_err().message.contains("nested"));
     }
 }

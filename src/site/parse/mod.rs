@@ -15,6 +15,7 @@ mod workload;
 use super::model::*;
 use super::yaml;
 use crate::catalog::Catalog;
+pub(crate) use keys::nearest;
 use read::Validator;
 use serde::Serialize;
 use std::fmt;
@@ -77,15 +78,14 @@ impl std::error::Error for SiteErrors {}
 /// Read and validate a site file.
 pub fn load(path: &Path, catalog: &Catalog) -> Result<Site, SiteErrors> {
     let file = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| SiteErrors {
-        file: file.clone(),
-        errors: vec![SiteError {
-            path: String::new(),
-            line: None,
-            column: None,
-            message: format!("cannot read the file: {e}"),
-            fix: Some("check the path; `natsplan design examples/three-racks-raid1.yaml` shows a working one".into()),
-        }],
+    let text = crate::input::read_text(path, "site file").map_err(|mut e| {
+        for x in &mut e.errors {
+            x.fix = x
+                .fix
+                .take()
+                .map(|f| format!("{f}; `natsplan design examples/three-racks-raid1.yaml` shows a working one"));
+        }
+        e
     })?;
     parse_str(&text, &file, catalog)
 }

@@ -3,10 +3,12 @@
 
 use super::keys::*;
 use crate::catalog::Catalog;
+use crate::site::limits::MAX_NAME_BYTES;
 use crate::site::model::*;
 use crate::site::yaml::{clip, Node, Pos, Typed, Val};
 use crate::site::SiteError;
 use crate::units::{parse_duration, parse_size};
+use std::collections::HashMap;
 
 /// A mapping being read: its entries by key (first occurrence), where it is and its path.
 pub(super) struct Obj<'n> {
@@ -95,6 +97,7 @@ impl<'c> Validator<'c> {
             entries: Vec::new(),
             unknown: Vec::new(),
         };
+        let mut first_line: HashMap<&str, usize> = HashMap::new();
         for (k, v) in entries {
             let key = match &k.val {
                 Val::Scalar(s) if !k.is_null() => s.text.clone(),
@@ -108,8 +111,9 @@ impl<'c> Validator<'c> {
                     continue;
                 }
             };
-            if let Some((_, first, _)) = obj.entries.iter().find(|(n, _, _)| *n == key) {
-                let line = first.pos.line;
+            // A map from key to its first line keeps this linear (a scan of the entries so far made a
+            // 200,000-key mapping take minutes).
+            if let Some(&line) = first_line.get(key.as_str()) {
                 self.err(
                     Some(k.pos),
                     join(path, &key),
@@ -117,6 +121,9 @@ impl<'c> Validator<'c> {
                     "keep one of them",
                 );
                 continue;
+            }
+            if let Val::Scalar(s) = &k.val {
+                first_line.insert(s.text.as_str(), k.pos.line);
             }
             if !keys.contains(&key.as_str()) {
                 self.unknown_key(k.pos, path, &key, keys);
@@ -262,7 +269,25 @@ impl<'c> Validator<'c> {
     ) -> Option<String> {
         let n = self.text(node, path, example)?;
         let ok_char = |c: char| c.is_ascii_alphanumeric() || c == '-' || c == '_' || (allow_dot && c == '.');
-        if n.is_empty() || !n.chars().all(ok_char) {
+        if n.len() > MAX_NAME_BYTES {
+            self.err(
+                Some(node.pos),
+                path,
+                format!(
+                    "{kind} name is {} bytes long; at most {MAX_NAME_BYTES} (it becomes a folder name in emit and lab)",
+                    n.len()
+                ),
+                format!("shorten it, e.g. {example}"),
+            );
+        } else if n.starts_with('.') {
+            // `.` and `..` name the folder itself or its parent when used as a folder name (emit, lab).
+            self.err(
+                Some(node.pos),
+                path,
+                format!("{kind} name '{}' starts with '.'", clip(&n)),
+                format!("start it with a letter or digit, e.g. {example} (names become folder names in emit and lab)"),
+            );
+        } else if n.is_empty() || !n.chars().all(ok_char) {
             let allowed = if allow_dot {
                 "letters, digits, '-', '_' and '.'"
             } else {

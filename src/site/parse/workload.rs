@@ -2,6 +2,7 @@
 
 use super::keys::*;
 use super::read::*;
+use crate::site::limits::{MAX_ASSETS, MAX_ASSET_NAME_BYTES, MAX_CONSUMERS_PER_STREAM};
 use crate::site::model::*;
 use crate::site::yaml::{clip, Node};
 use std::collections::HashMap;
@@ -63,6 +64,20 @@ impl Validator<'_> {
                 });
             }
         }
+        let assets = out.streams.len() as u64
+            + out.kv.len() as u64
+            + out.object_stores.len() as u64
+            + out.streams.iter().map(|s| s.consumers as u64).sum::<u64>();
+        if assets > MAX_ASSETS {
+            self.err(
+                w.key_pos("streams").or(Some(w.pos)),
+                "workload",
+                format!(
+                    "{assets} streams, buckets, object stores and durable consumers; at most {MAX_ASSETS} are planned"
+                ),
+                "split the site, or plan a representative share of the streams",
+            );
+        }
         out
     }
 
@@ -94,7 +109,17 @@ impl Validator<'_> {
         let replicas = o.get("replicas").and_then(|n| self.replicas(n, &o.p("replicas")));
         let consumers = o
             .get("consumers")
-            .and_then(|n| self.count_u32(n, &o.p("consumers"), "durable consumers", "2"));
+            .and_then(|n| {
+                self.whole(
+                    n,
+                    &o.p("consumers"),
+                    "durable consumers",
+                    0,
+                    MAX_CONSUMERS_PER_STREAM as i64,
+                    "2 (each durable consumer of a replicated stream is its own RAFT group)",
+                )
+            })
+            .map(|x| x as u32);
         let subjects = o
             .get("subjects")
             .map(|n| self.subjects(n, &o.p("subjects")))
@@ -244,7 +269,28 @@ impl Validator<'_> {
             return String::new();
         };
         // nats-server rejects these in stream names (subjects and file paths are built from them).
-        if name.is_empty() || name.chars().any(|c| c.is_whitespace() || ".*>/\\".contains(c)) {
+        if name.len() > MAX_ASSET_NAME_BYTES {
+            self.err(
+                Some(n.pos),
+                o.p("name"),
+                format!(
+                    "name is {} bytes long; at most {MAX_ASSET_NAME_BYTES} (nats-server's limit is 255 bytes and the \
+                     emitted <name>.json must fit a file name)",
+                    name.len()
+                ),
+                format!("shorten it, e.g. {example}"),
+            );
+        } else if name.chars().any(char::is_control) {
+            self.err(
+                Some(n.pos),
+                o.p("name"),
+                format!(
+                    "'{}' holds a control character (such as NUL)",
+                    clip(&name.escape_debug().to_string())
+                ),
+                format!("use letters, digits, '-' and '_', e.g. {example}"),
+            );
+        } else if name.is_empty() || name.chars().any(|c| c.is_whitespace() || ".*>/\\".contains(c)) {
             self.err(
                 Some(n.pos),
                 o.p("name"),
