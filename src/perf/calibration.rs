@@ -247,16 +247,17 @@ impl CalibrationFile {
     /// (the located reading is `site::Doc`, shared with the site and models files).
     pub fn parse(text: &str, origin: &str) -> Result<CalibrationFile> {
         let doc = crate::site::Doc::parse(text, origin)?;
-        let f: CalibrationFile = doc.deserialize()?;
-        let problems = f.check();
-        if !problems.is_empty() {
-            let errors = problems
-                .into_iter()
-                .map(|(path, msg, fix)| doc.error(&path, msg, fix))
-                .collect();
-            return Err(doc.errors(errors).into());
+        let (f, read_errors) = doc.read::<CalibrationFile>();
+        let checks = f.as_ref().map(|f| f.check()).unwrap_or_default();
+        let checks = checks
+            .into_iter()
+            .map(|(path, msg, fix)| doc.error(&path, msg, fix))
+            .collect();
+        let errors = doc.merge(read_errors, checks);
+        match f {
+            Some(f) if errors.is_empty() => Ok(f),
+            _ => Err(doc.errors(errors).into()),
         }
-        Ok(f)
     }
 
     /// The checks serde cannot make, as (field path, problem, fix).

@@ -99,17 +99,30 @@ impl Doc {
 
     /// Read the document into `T`, reporting every problem found.
     pub fn deserialize<T: DeserializeOwned>(&self) -> Result<T, SiteErrors> {
+        match self.read() {
+            (Some(v), e) if e.is_empty() => Ok(v),
+            (_, e) => Err(self.errors(e)),
+        }
+    }
+
+    /// Read the document into `T` as far as it goes: the value (with placeholders where values were bad
+    /// or missing, so semantic checks can still run on the rest) and every problem found.
+    pub fn read<T: DeserializeOwned>(&self) -> (Option<T>, Vec<SiteError>) {
         let Some(root) = &self.root else {
-            return Err(self.errors(vec![SiteError {
-                path: String::new(),
-                line: Some(1),
-                column: Some(1),
-                message: "the file is empty (no YAML document)".into(),
-                fix: Some("see the format's documentation in docs/ for an example".into()),
-            }]));
+            return (
+                None,
+                vec![SiteError {
+                    path: String::new(),
+                    line: Some(1),
+                    column: Some(1),
+                    message: "the file is empty (no YAML document)".into(),
+                    fix: Some("see the format's documentation in docs/ for an example".into()),
+                }],
+            );
         };
         let ctx = Ctx::default();
         let mut last: Vec<SiteError> = Vec::new();
+        let mut value = None;
         for _ in 0..MAX_PASSES {
             ctx.errors.borrow_mut().clear();
             let before = ctx.holes.borrow().values().map(HashSet::len).sum::<usize>();
@@ -121,15 +134,17 @@ impl Doc {
             last = std::mem::take(&mut *ctx.errors.borrow_mut());
             let after = ctx.holes.borrow().values().map(HashSet::len).sum::<usize>();
             match got {
-                Ok(v) if last.is_empty() && ctx.missing.borrow().is_empty() => return Ok(v),
-                Ok(_) => break,
+                Ok(v) => {
+                    value = Some(v);
+                    break;
+                }
                 Err(_) if after > before => continue,
                 Err(_) => break,
             }
         }
         let mut all = std::mem::take(&mut *ctx.missing.borrow_mut());
         all.extend(last);
-        if all.is_empty() {
+        if all.is_empty() && value.is_none() {
             // Cannot happen (every failure records a problem), but never report a failure without one.
             all.push(SiteError {
                 path: String::new(),
@@ -139,7 +154,24 @@ impl Doc {
                 fix: Some("check it against the format's documentation in docs/".into()),
             });
         }
-        Err(self.errors(all))
+        (value, all)
+    }
+
+    /// Keep only problems on paths no earlier problem covers (a semantic check on a placeholder repeats
+    /// what the reading already said).
+    pub fn merge(&self, mut first: Vec<SiteError>, more: Vec<SiteError>) -> Vec<SiteError> {
+        let covered =
+            |p: &str, by: &str| p == by || p.starts_with(&format!("{by}.")) || p.starts_with(&format!("{by}["));
+        let extra: Vec<SiteError> = more
+            .into_iter()
+            .filter(|m| {
+                !first
+                    .iter()
+                    .any(|f| covered(&m.path, &f.path) || covered(&f.path, &m.path))
+            })
+            .collect();
+        first.extend(extra);
+        first
     }
 }
 

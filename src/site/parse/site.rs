@@ -2,6 +2,7 @@
 
 use super::keys::*;
 use super::read::*;
+use crate::site::limits::MAX_NAME_BYTES;
 use crate::site::model::*;
 use crate::site::yaml::{self, clip, Node, Pos, Typed, Val};
 use crate::units::{SyncMode, YEAR_S};
@@ -12,7 +13,22 @@ impl Validator<'_> {
             return empty_site();
         };
         let name = match self.req(&top, "site", "east-dc") {
-            Some(n) => self.text(n, "site", "east-dc").unwrap_or_default(),
+            Some(n) => {
+                let name = self.text(n, "site", "east-dc").unwrap_or_default();
+                if name.len() > MAX_NAME_BYTES || name.chars().any(char::is_control) {
+                    self.err(
+                        Some(n.pos),
+                        "site",
+                        format!(
+                            "the site name is {} bytes long or holds control characters; at most {MAX_NAME_BYTES} \
+                             bytes of text (it heads every report)",
+                            name.len()
+                        ),
+                        "shorten it, e.g. east-dc",
+                    );
+                }
+                name
+            }
             None => String::new(),
         };
         let nats = self.nats(top.get("nats"));
