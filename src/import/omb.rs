@@ -232,7 +232,7 @@ fn producer_rate(doc: &Doc, errs: &mut Vec<SiteError>, n: &Node) -> Option<f64> 
     };
     match x {
         Some(r) if r.is_finite() && r > 0.0 => Some(r),
-        Some(r) if r == 0.0 => {
+        Some(0.0) => {
             push(
                 "0 means 'publish as fast as possible' in OMB, which cannot be planned for".into(),
                 "set the target rate (messages/s of the whole workload)",
