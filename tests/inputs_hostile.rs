@@ -211,3 +211,21 @@ fn names_nats_server_or_the_file_system_would_refuse_are_refused() {
     let site = site_with("name: orders,", "name: \"ord\\0ers\",");
     refused(&["design", p(&site)], &["control character"]);
 }
+
+#[test]
+fn models_unit_problems_are_located() {
+    // Found by scripts/fuzz-inputs: a size the catalog parses after reading named its field only.
+    let site = file(SITE, ".yaml");
+    let models = tempfile::tempdir().unwrap();
+    let arrays = include_str!("../models/arrays.yaml");
+    let i = arrays.find("read_bw: ").unwrap();
+    let end = i + arrays[i..].find('\n').unwrap();
+    let bad = format!("{}read_bw: -.inf{}", &arrays[..i], &arrays[end..]);
+    std::fs::write(models.path().join("arrays.yaml"), bad).unwrap();
+    let line = arrays[..i].lines().count();
+    refused(
+        &["design", p(&site), "--models", models.path().to_str().unwrap()],
+        &[&format!("arrays.yaml:{line}:"), "arrays[0].read_bw", "fix:"],
+    );
+}
+

@@ -111,8 +111,17 @@ fn parse_named(text: &str, file: &str, retention: Option<&str>) -> Result<Import
             missing(&mut errs, "messageSize", "payload bytes, e.g. messageSize: 1024");
             None
         }
-        // nats-server's max_payload cannot be set above 64 MiB (server/opts.go MAX_PAYLOAD_MAX_SIZE).
-        Some(n) => whole(&doc, &mut errs, n, "messageSize", 1, 64 << 20, "messageSize: 1024"),
+        // A message cannot exceed max_payload, which nats-server refuses above 2³¹−1 bytes (an int32,
+        // server/opts.go "max_payload value is too big"; it warns above 8 MiB, server/const.go).
+        Some(n) => whole(
+            &doc,
+            &mut errs,
+            n,
+            "messageSize",
+            1,
+            i32::MAX as u64,
+            "messageSize: 1024",
+        ),
     };
     let rate = match get("producerRate") {
         None => {

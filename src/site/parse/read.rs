@@ -259,6 +259,8 @@ impl<'c> Validator<'c> {
     }
 
     /// A name used as an identifier in ids, selectors (`rack:A`, `disk:A1/2`) and nats-server config.
+    /// nats-server itself only refuses spaces in `server_name` (server/server.go `validateOptions`); the
+    /// narrower set here is what layout ids, selectors, tags and folder names (emit, lab) can carry.
     pub(super) fn name(
         &mut self,
         node: &Node,

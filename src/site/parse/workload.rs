@@ -268,7 +268,10 @@ impl Validator<'_> {
         let Some(name) = self.text(n, &o.p("name"), example) else {
             return String::new();
         };
-        // nats-server rejects these in stream names (subjects and file paths are built from them).
+        // nats-server rejects these in stream names (subjects and file paths are built from them):
+        // `isValidAssetName` (server/jetstream.go) refuses whitespace and `.*>\/`, and `JSMaxNameLen`
+        // (server/jetstream_api.go) names over 255 bytes. Control characters pass nats-server but not
+        // the file names emit writes.
         if name.len() > MAX_ASSET_NAME_BYTES {
             self.err(
                 Some(n.pos),
