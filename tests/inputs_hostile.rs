@@ -228,4 +228,3 @@ fn models_unit_problems_are_located() {
         &[&format!("arrays.yaml:{line}:"), "arrays[0].read_bw", "fix:"],
     );
 }
-

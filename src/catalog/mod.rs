@@ -262,6 +262,7 @@ impl Catalog {
                 source: r.source,
             });
         }
+        check_name_lengths(&out, [&da, &dd, &ds])?;
         if out.server(&out.default_server).is_none() {
             let e = format!("'{}' is not listed", out.default_server);
             let fix = "name one of the servers listed in this file";
@@ -288,6 +289,25 @@ impl Catalog {
     pub fn server_names(&self) -> Vec<&str> {
         self.servers.iter().map(|m| m.name.as_str()).collect()
     }
+}
+
+/// Model names reach report tables and messages: bounded as site names are (`site::limits`).
+fn check_name_lengths(out: &Catalog, docs: [&crate::site::Doc; 3]) -> Result<()> {
+    let long = crate::site::limits::MAX_NAME_BYTES;
+    let lens: [(&str, Vec<usize>); 3] = [
+        ("arrays", out.arrays.iter().map(|m| m.name.len()).collect()),
+        ("disks", out.disks.iter().map(|m| m.name.len()).collect()),
+        ("servers", out.servers.iter().map(|m| m.name.len()).collect()),
+    ];
+    for (doc, (list, lens)) in docs.into_iter().zip(lens) {
+        if let Some(i) = lens.iter().position(|l| *l > long) {
+            let e = format!("the name is {} bytes long; at most {long}", lens[i]);
+            return Err(doc
+                .errors(vec![doc.error(&format!("{list}[{i}].name"), e, "shorten it")])
+                .into());
+        }
+    }
+    Ok(())
 }
 
 #[derive(Deserialize)]

@@ -81,6 +81,22 @@ fn parse_named(text: &str, file: &str, retention: Option<&str>) -> Result<Import
             return Err(doc.errors(vec![e]).into());
         }
     };
+    let mut first: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for (k, _) in entries {
+        if let Val::Scalar(s) = &k.val {
+            if let Some(&line) = first.get(s.text.as_str()) {
+                let mut e = doc.error(
+                    &s.text,
+                    format!("key '{}' is given twice (first on line {line})", clip(&s.text)),
+                    "keep one of them",
+                );
+                (e.line, e.column) = (Some(k.pos.line), Some(k.pos.col));
+                errs.push(e);
+            } else {
+                first.insert(s.text.as_str(), k.pos.line);
+            }
+        }
+    }
     let get = |k: &str| {
         entries
             .iter()
@@ -504,6 +520,14 @@ testDurationMinutes: 15
         ] {
             assert!(e.contains(want), "{want} not in {e}");
         }
+        let twice = format!(
+            "{:#}",
+            parse("topics: 1\nmessageSize: 1\nproducerRate: 1\ntopics: 2\n", None).unwrap_err()
+        );
+        assert!(
+            twice.contains(":4:1: topics: key 'topics' is given twice (first on line 1)"),
+            "{twice}"
+        );
         let deep = format!("topics: {}{}\n", "[".repeat(100_000), "]".repeat(100_000));
         assert!(format!("{:#}", parse(&deep, None).unwrap_err()).contains("nested"));
     }

@@ -236,28 +236,7 @@ pub fn parse(text: &str) -> Result<Option<Node>, YamlError> {
                 }
                 Some((node, 1))
             }
-            Event::Alias(id) => match anchors.get(&id) {
-                Some((node, count)) => {
-                    nodes += count;
-                    if nodes > MAX_NODES {
-                        return Err(YamlError {
-                            pos: Some(pos),
-                            message: format!("the aliases expand the file to more than {MAX_NODES} values"),
-                            fix: "write the values out instead of nesting aliases of aliases".into(),
-                        });
-                    }
-                    let mut n = node.clone();
-                    n.pos = pos;
-                    Some((n, *count))
-                }
-                None => {
-                    return Err(YamlError {
-                        pos: Some(pos),
-                        message: "an alias (*name) refers to an anchor (&name) that is not defined before it".into(),
-                        fix: "define the anchor first, or write the value out".into(),
-                    })
-                }
-            },
+            Event::Alias(id) => Some(alias(&anchors, id, pos, &mut nodes)?),
             Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
                 if stack.len() >= MAX_DEPTH {
                     return Err(YamlError {
@@ -328,6 +307,35 @@ pub fn parse(text: &str) -> Result<Option<Node>, YamlError> {
         }
     }
     Ok(root)
+}
+
+/// An alias: a copy of its anchor's node (placed at the alias), its nodes counted against the limit.
+fn alias(
+    anchors: &HashMap<usize, (Node, usize)>,
+    id: usize,
+    pos: Pos,
+    nodes: &mut usize,
+) -> Result<(Node, usize), YamlError> {
+    match anchors.get(&id) {
+        Some((node, count)) => {
+            *nodes += count;
+            if *nodes > MAX_NODES {
+                return Err(YamlError {
+                    pos: Some(pos),
+                    message: format!("the aliases expand the file to more than {MAX_NODES} values"),
+                    fix: "write the values out instead of nesting aliases of aliases".into(),
+                });
+            }
+            let mut n = node.clone();
+            n.pos = pos;
+            Ok((n, *count))
+        }
+        None => Err(YamlError {
+            pos: Some(pos),
+            message: "an alias (*name) refers to an anchor (&name) that is not defined before it".into(),
+            fix: "define the anchor first, or write the value out".into(),
+        }),
+    }
 }
 
 fn count_nodes(n: &Node) -> usize {
