@@ -228,3 +228,17 @@ fn models_unit_problems_are_located() {
         &[&format!("arrays.yaml:{line}:"), "arrays[0].read_bw", "fix:"],
     );
 }
+
+#[test]
+fn tables_shorten_huge_cells() {
+    // A 70,000-character name took 74 s to lay out; tables now show at most MAX_CELL_CHARS of a cell.
+    let mut t = natsplan::report::table(100, &["name", "value"]);
+    t.add_row(vec!["n".repeat(70_000), "1".into()]);
+    let s = t.to_string();
+    assert!(s.contains('…'), "{}", &s[..200.min(s.len())]);
+    let ns = s.chars().filter(|c| *c == 'n').count();
+    assert!(
+        ns <= natsplan::report::MAX_CELL_CHARS + 10,
+        "{ns} characters of the name shown"
+    );
+}
