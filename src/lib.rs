@@ -12,6 +12,7 @@ pub mod clock;
 pub mod commands;
 pub mod error;
 pub mod import;
+pub mod input;
 pub mod layout;
 pub mod monitor;
 pub mod perf;

@@ -63,6 +63,10 @@ pub const YEAR_S: f64 = 365.25 * 86_400.0;
 
 /// Format bytes with binary prefixes, 3 significant digits (`1.50 TiB`).
 pub fn fmt_bytes(bytes: f64) -> String {
+    // 2⁶⁴ B is where u64 sums saturate: a figure there is an overflow, not 16384 PiB.
+    if !bytes.is_finite() || bytes.abs() >= u64::MAX as f64 {
+        return "overflowed (≥ 16 EiB)".into();
+    }
     let units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
     let mut v = bytes;
     let mut i = 0;
@@ -83,6 +87,9 @@ pub fn fmt_bytes(bytes: f64) -> String {
 
 /// Format a duration compactly (`45 s`, `12 min`, `3.2 h`).
 pub fn fmt_secs(secs: f64) -> String {
+    if !secs.is_finite() {
+        return "overflowed".into();
+    }
     if secs < 120.0 {
         format!("{secs:.0} s")
     } else if secs < 7200.0 {
@@ -264,5 +271,15 @@ mod tests {
         assert!(!subjects_overlap("orders.>", "orders"));
         assert!(!subjects_overlap("orders.*", "orders.eu.created"));
         assert!(!subjects_overlap("orders.>", "payments.>"));
+    }
+
+    #[test]
+    fn saturated_figures_say_they_overflowed() {
+        assert_eq!(fmt_bytes(u64::MAX as f64), "overflowed (≥ 16 EiB)");
+        assert_eq!(fmt_bytes(f64::INFINITY), "overflowed (≥ 16 EiB)");
+        assert_eq!(fmt_bytes(1.5 * 1024f64.powi(4)), "1.50 TiB");
+        assert_eq!(fmt_bytes(2.0 * 1024f64.powi(5)), "2.00 PiB");
+        assert_eq!(fmt_secs(f64::INFINITY), "overflowed");
+        assert_eq!(fmt_secs(45.0), "45 s");
     }
 }

@@ -3,7 +3,7 @@
 //! beside it; `--models DIR` reads the same files from elsewhere.
 
 use crate::units::{parse_duration, parse_size};
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -116,15 +116,21 @@ impl Catalog {
     /// Read `arrays.yaml`, `disks.yaml`, `servers.yaml` and `failure_rates.yaml` from DIR; a file that is
     /// absent falls back to the built-in one.
     pub fn from_dir(dir: &Path) -> Result<Catalog> {
+        // A mistyped folder must not quietly mean "the built-in catalog".
+        crate::input::check_models_dir(
+            dir,
+            &["arrays.yaml", "disks.yaml", "servers.yaml", "failure_rates.yaml"],
+        )?;
         let read = |name: &str, builtin: &str| -> Result<String> {
             let p = dir.join(name);
             if p.exists() {
-                std::fs::read_to_string(&p).with_context(|| format!("reading {}", p.display()))
+                Ok(crate::input::read_text(&p, "models file")?)
             } else {
                 Ok(builtin.to_string())
             }
         };
-        Catalog::from_texts(
+        Catalog::from_labelled_texts(
+            &format!("{}/", dir.display()),
             &read("arrays.yaml", ARRAYS)?,
             &read("disks.yaml", DISKS)?,
             &read("servers.yaml", SERVERS)?,
@@ -134,11 +140,30 @@ impl Catalog {
     }
 
     pub fn from_texts(arrays: &str, disks: &str, servers: &str, failures: &str) -> Result<Catalog> {
-        let a: RawArrays = serde_yaml::from_str(arrays).context("arrays.yaml")?;
-        let d: RawDisks = serde_yaml::from_str(disks).context("disks.yaml")?;
-        let s: RawServers = serde_yaml::from_str(servers).context("servers.yaml")?;
-        let f: RawFailures = serde_yaml::from_str(failures).context("failure_rates.yaml")?;
-        let size = |field: &str, v: &str| parse_size(v).map_err(|e| anyhow::anyhow!("{field}: {e}"));
+        Catalog::from_labelled_texts("", arrays, disks, servers, failures)
+    }
+
+    /// `from_texts` with each file named `{prefix}arrays.yaml` ... in messages (read with `site::from_yaml`:
+    /// every problem at once, each with file:line:col and its field path).
+    fn from_labelled_texts(prefix: &str, arrays: &str, disks: &str, servers: &str, failures: &str) -> Result<Catalog> {
+        use crate::site::Doc;
+        let (da, dd) = (
+            Doc::parse(arrays, &format!("{prefix}arrays.yaml"))?,
+            Doc::parse(disks, &format!("{prefix}disks.yaml"))?,
+        );
+        let (ds, df) = (
+            Doc::parse(servers, &format!("{prefix}servers.yaml"))?,
+            Doc::parse(failures, &format!("{prefix}failure_rates.yaml"))?,
+        );
+        let (a, d): (RawArrays, RawDisks) = (da.deserialize()?, dd.deserialize()?);
+        let (s, f): (RawServers, RawFailures) = (ds.deserialize()?, df.deserialize()?);
+        // Unit problems placed at their value (file:line:col and field path), as the reading's own.
+        let at = |doc: &Doc, path: String, e: String| -> anyhow::Error {
+            let fix = "write a size such as 12GB or 3.84TB, or a duration such as 2ms or 30s";
+            doc.errors(vec![doc.error(&path, e, fix)]).into()
+        };
+        let size = |doc: &Doc, path: String, v: &str| parse_size(v).map_err(|e| at(doc, path, e));
+        let dur = |doc: &Doc, path: String, v: &str| parse_duration(v).map_err(|e| at(doc, path, e));
         let mut out = Catalog {
             arrays: Vec::new(),
             disks: Vec::new(),
@@ -161,20 +186,16 @@ impl Catalog {
                 repair: BTreeMap::new(),
                 maintenance: BTreeMap::new(),
                 dirty_expire_s: Sourced {
-                    value: parse_duration(&f.dirty_expire.value)
-                        .map_err(anyhow::Error::msg)?
-                        .as_secs_f64(),
+                    value: dur(&df, "dirty_expire.value".into(), &f.dirty_expire.value)?.as_secs_f64(),
                     source: f.dirty_expire.source,
                 },
             },
         };
         for (k, v) in f.repair_times {
             let value = if k == "rebuild_rate" {
-                size(&k, &v.value)? as f64
+                size(&df, format!("repair_times.{k}.value"), &v.value)? as f64
             } else {
-                parse_duration(&v.value)
-                    .map_err(|e| anyhow::anyhow!("repair_times.{k}: {e}"))?
-                    .as_secs_f64()
+                dur(&df, format!("repair_times.{k}.value"), &v.value)?.as_secs_f64()
             };
             out.failures.repair.insert(
                 k,
@@ -187,10 +208,11 @@ impl Catalog {
         for (k, v) in f.maintenance {
             let value = match v.value {
                 serde_yaml::Value::Number(n) => n.as_f64().unwrap_or(0.0),
-                serde_yaml::Value::String(s) => parse_duration(&s)
-                    .map_err(|e| anyhow::anyhow!("maintenance.{k}: {e}"))?
-                    .as_secs_f64(),
-                other => bail!("maintenance.{k}: expected a number or a duration, got {other:?}"),
+                serde_yaml::Value::String(s) => dur(&df, format!("maintenance.{k}.value"), &s)?.as_secs_f64(),
+                other => {
+                    let e = format!("expected a number or a duration, got {other:?}");
+                    return Err(at(&df, format!("maintenance.{k}.value"), e));
+                }
             };
             out.failures.maintenance.insert(
                 k,
@@ -200,10 +222,10 @@ impl Catalog {
                 },
             );
         }
-        for r in a.arrays {
+        for (i, r) in a.arrays.into_iter().enumerate() {
             out.arrays.push(ArrayModel {
-                read_bw_bytes_per_s: size("read_bw", &r.read_bw)? as f64,
-                write_bw_bytes_per_s: size("write_bw", &r.write_bw)? as f64,
+                read_bw_bytes_per_s: size(&da, format!("arrays[{i}].read_bw"), &r.read_bw)? as f64,
+                write_bw_bytes_per_s: size(&da, format!("arrays[{i}].write_bw"), &r.write_bw)? as f64,
                 name: r.name,
                 class: r.class,
                 drive_slots: r.drive_slots,
@@ -215,13 +237,12 @@ impl Catalog {
                 source: r.source,
             });
         }
-        for r in d.disks {
-            let lat =
-                parse_duration(&r.write_latency).map_err(|e| anyhow::anyhow!("{}: write_latency: {e}", r.name))?;
+        for (i, r) in d.disks.into_iter().enumerate() {
+            let lat = dur(&dd, format!("disks[{i}].write_latency"), &r.write_latency)?;
             out.disks.push(DiskModel {
-                capacity_bytes: size("capacity", &r.capacity)?,
-                read_bw_bytes_per_s: size("read_bw", &r.read_bw)? as f64,
-                write_bw_bytes_per_s: size("write_bw", &r.write_bw)? as f64,
+                capacity_bytes: size(&dd, format!("disks[{i}].capacity"), &r.capacity)?,
+                read_bw_bytes_per_s: size(&dd, format!("disks[{i}].read_bw"), &r.read_bw)? as f64,
+                write_bw_bytes_per_s: size(&dd, format!("disks[{i}].write_bw"), &r.write_bw)? as f64,
                 write_latency_us: lat.as_secs_f64() * 1e6,
                 name: r.name,
                 kind: r.kind,
@@ -232,17 +253,20 @@ impl Catalog {
                 source: r.source,
             });
         }
-        for r in s.servers {
+        for (i, r) in s.servers.into_iter().enumerate() {
             out.servers.push(ServerModel {
-                memory_bytes: size("memory", &r.memory)?,
+                memory_bytes: size(&ds, format!("servers[{i}].memory"), &r.memory)?,
                 name: r.name,
                 cores: r.cores,
                 nic_bits_per_s: r.nic_bps,
                 source: r.source,
             });
         }
+        check_name_lengths(&out, [&da, &dd, &ds])?;
         if out.server(&out.default_server).is_none() {
-            bail!("servers.yaml: default_server '{}' is not listed", out.default_server);
+            let e = format!("'{}' is not listed", out.default_server);
+            let fix = "name one of the servers listed in this file";
+            return Err(ds.errors(vec![ds.error("default_server", e, fix)]).into());
         }
         Ok(out)
     }
@@ -265,6 +289,25 @@ impl Catalog {
     pub fn server_names(&self) -> Vec<&str> {
         self.servers.iter().map(|m| m.name.as_str()).collect()
     }
+}
+
+/// Model names reach report tables and messages: bounded as site names are (`site::limits`).
+fn check_name_lengths(out: &Catalog, docs: [&crate::site::Doc; 3]) -> Result<()> {
+    let long = crate::site::limits::MAX_NAME_BYTES;
+    let lens: [(&str, Vec<usize>); 3] = [
+        ("arrays", out.arrays.iter().map(|m| m.name.len()).collect()),
+        ("disks", out.disks.iter().map(|m| m.name.len()).collect()),
+        ("servers", out.servers.iter().map(|m| m.name.len()).collect()),
+    ];
+    for (doc, (list, lens)) in docs.into_iter().zip(lens) {
+        if let Some(i) = lens.iter().position(|l| *l > long) {
+            let e = format!("the name is {} bytes long; at most {long}", lens[i]);
+            return Err(doc
+                .errors(vec![doc.error(&format!("{list}[{i}].name"), e, "shorten it")])
+                .into());
+        }
+    }
+    Ok(())
 }
 
 #[derive(Deserialize)]

@@ -8,9 +8,11 @@
 //! `retention` key (not an OMB key; added for natsplan) or `--omb-retention`.
 
 use super::{stream_name, Imported};
+use crate::site::limits::{MAX_ASSETS, MAX_CONSUMERS_PER_STREAM, MAX_OMB_TOPICS};
+use crate::site::yaml::{clip, Node, Pos, Typed, Val};
 use crate::site::StreamSpec;
-use anyhow::{anyhow, bail, Context, Result};
-use serde_yaml::Value;
+use crate::site::{Doc, SiteError};
+use anyhow::{Context, Result};
 use std::path::Path;
 
 /// Keys OMB workloads have that do not change storage or placement (said so in the notes).
@@ -41,80 +43,308 @@ const IGNORED: [(&str, &str); 12] = [
 /// OMB's topic names (`getTopicNamePrefix()` of the NATS driver, then a number).
 const TOPIC_PREFIX: &str = "Nats-benchmark";
 
-fn int(v: &Value, key: &str) -> Result<Option<u64>> {
-    match v.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(x) => x
-            .as_u64()
-            .or_else(|| x.as_f64().filter(|f| *f >= 0.0 && f.fract() == 0.0).map(|f| f as u64))
-            .map(Some)
-            .ok_or_else(|| anyhow!("{key}: expected a whole number ≥ 0, got {}", show(x))),
-    }
-}
-
-fn num(v: &Value, key: &str) -> Result<Option<f64>> {
-    match v.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(x) => x
-            .as_f64()
-            .filter(|f| f.is_finite() && *f >= 0.0)
-            .map(Some)
-            .ok_or_else(|| anyhow!("{key}: expected a number ≥ 0, got {}", show(x))),
-    }
-}
-
-fn show(v: &Value) -> String {
-    serde_yaml::to_string(v).unwrap_or_default().trim().to_string()
-}
-
 /// Read an OMB workload file. `retention` (a duration such as `24h`) applies when the file has none.
 pub fn load(path: &Path, retention: Option<&str>) -> Result<Imported> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("--omb {}: cannot read", path.display()))?;
-    parse(&text, retention).with_context(|| format!("--omb {}", path.display()))
+    let text = crate::input::read_text(path, "--omb workload file")?;
+    parse_named(&text, &path.display().to_string(), retention).with_context(|| format!("--omb {}", path.display()))
 }
 
 /// Parse OMB workload text (see `load`).
 pub fn parse(text: &str, retention: Option<&str>) -> Result<Imported> {
-    let v: Value = serde_yaml::from_str(text).context("not YAML")?;
-    if !v.is_mapping() {
-        bail!("an OMB workload is a mapping of keys (topics, messageSize, producerRate, ...)");
-    }
-    let topics = int(&v, "topics")?.ok_or_else(|| anyhow!("topics: missing (how many topics, e.g. topics: 1)"))?;
-    if topics == 0 {
-        bail!("topics: 0 topics is no workload; use 1 or more");
-    }
-    let size = int(&v, "messageSize")?
-        .ok_or_else(|| anyhow!("messageSize: missing (payload bytes, e.g. messageSize: 1024)"))?;
-    if size == 0 {
-        bail!("messageSize: must be at least 1 byte");
-    }
-    let rate =
-        num(&v, "producerRate")?.ok_or_else(|| anyhow!("producerRate: missing (messages/s of the whole workload)"))?;
-    if rate <= 0.0 {
-        bail!(
-            "producerRate: {rate} means 'publish as fast as possible' in OMB, which cannot be planned for; set the \
-             target rate (messages/s of the whole workload)"
-        );
-    }
-    let mut notes = Vec::new();
-    let (retention_s, from) = match v.get("retention") {
-        Some(Value::String(s)) => (
-            parse_secs(s).map_err(|e| anyhow!("retention: {e}"))?,
-            "the file's retention",
-        ),
-        Some(x) if !x.is_null() => bail!("retention: expected a duration such as 24h, got {}", show(x)),
-        _ => match retention {
-            Some(r) => (
-                parse_secs(r).map_err(|e| anyhow!("--omb-retention {r}: {e}"))?,
-                "--omb-retention",
-            ),
-            None => bail!(
-                "no retention: OMB's NATS driver creates streams without limits, so say how long messages are kept \
-                 with --omb-retention DURATION (e.g. 24h) or `retention: 24h` in the file"
-            ),
-        },
+    parse_named(text, "OMB workload", retention)
+}
+
+/// The workload's figures as read, before they are turned into streams.
+struct Omb {
+    topics: u64,
+    size: u64,
+    rate: f64,
+    subs: u64,
+    retention_s: f64,
+    from: &'static str,
+}
+
+/// Every problem of the file at once, each with file:line:col, its key and a fix (as site files).
+fn parse_named(text: &str, file: &str, retention: Option<&str>) -> Result<Imported> {
+    let doc = Doc::parse(text, file)?;
+    let mut errs: Vec<SiteError> = Vec::new();
+    let entries: &[(Node, Node)] = match doc.root().map(|n| (&n.val, n.pos)) {
+        Some((Val::Map(e), _)) => e,
+        other => {
+            let at = other.map(|(_, p)| p).unwrap_or(Pos { line: 1, col: 1 });
+            let mut e = doc.error(
+                "",
+                "an OMB workload is a mapping of keys (topics, messageSize, producerRate, ...)",
+                "write `key: value` lines, as OMB's workloads/*.yaml",
+            );
+            (e.line, e.column) = (Some(at.line), Some(at.col));
+            return Err(doc.errors(vec![e]).into());
+        }
     };
-    let subs = int(&v, "subscriptionsPerTopic")?.unwrap_or(1);
+    let mut first: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for (k, _) in entries {
+        if let Val::Scalar(s) = &k.val {
+            if let Some(&line) = first.get(s.text.as_str()) {
+                let mut e = doc.error(
+                    &s.text,
+                    format!("key '{}' is given twice (first on line {line})", clip(&s.text)),
+                    "keep one of them",
+                );
+                (e.line, e.column) = (Some(k.pos.line), Some(k.pos.col));
+                errs.push(e);
+            } else {
+                first.insert(s.text.as_str(), k.pos.line);
+            }
+        }
+    }
+    let get = |k: &str| {
+        entries
+            .iter()
+            .find(|(key, _)| key_is(key, k))
+            .map(|(_, v)| v)
+            .filter(|v| !v.is_null())
+    };
+    let missing = |errs: &mut Vec<SiteError>, k: &str, what: &str| {
+        errs.push(doc.error(k, format!("missing ({what})"), format!("add `{k}: ...` ({what})")));
+    };
+    let topics = match get("topics") {
+        None => {
+            missing(&mut errs, "topics", "how many topics, e.g. topics: 1");
+            None
+        }
+        Some(n) => whole(
+            &doc,
+            &mut errs,
+            n,
+            "topics",
+            1,
+            MAX_OMB_TOPICS,
+            "topics: 1 (each topic is one stream)",
+        ),
+    };
+    let size = match get("messageSize") {
+        None => {
+            missing(&mut errs, "messageSize", "payload bytes, e.g. messageSize: 1024");
+            None
+        }
+        // A message cannot exceed max_payload, which nats-server refuses above 2³¹−1 bytes (an int32,
+        // server/opts.go "max_payload value is too big"; it warns above 8 MiB, server/const.go).
+        Some(n) => whole(
+            &doc,
+            &mut errs,
+            n,
+            "messageSize",
+            1,
+            i32::MAX as u64,
+            "messageSize: 1024",
+        ),
+    };
+    let rate = match get("producerRate") {
+        None => {
+            missing(&mut errs, "producerRate", "messages/s of the whole workload");
+            None
+        }
+        Some(n) => producer_rate(&doc, &mut errs, n),
+    };
+    let subs = match get("subscriptionsPerTopic") {
+        None => Some(1),
+        Some(n) => whole(
+            &doc,
+            &mut errs,
+            n,
+            "subscriptionsPerTopic",
+            0,
+            MAX_CONSUMERS_PER_STREAM as u64,
+            "subscriptionsPerTopic: 1 (each is one durable consumer)",
+        ),
+    };
+    let ret = omb_retention(&doc, &mut errs, get("retention"), retention);
+    if let (Some(t), Some(s)) = (topics, subs) {
+        let assets = t.saturating_mul(1 + s);
+        if assets > MAX_ASSETS {
+            errs.push(doc.error(
+                "subscriptionsPerTopic",
+                format!("{t} topics × (1 stream + {s} consumers) = {assets} assets; at most {MAX_ASSETS} are planned"),
+                "lower topics or subscriptionsPerTopic",
+            ));
+        }
+    }
+    match (topics, size, rate, subs, ret) {
+        (Some(topics), Some(size), Some(rate), Some(subs), Some((retention_s, from))) if errs.is_empty() => Ok(build(
+            &Omb {
+                topics,
+                size,
+                rate,
+                subs,
+                retention_s,
+                from,
+            },
+            entries,
+        )),
+        _ => Err(doc.errors(errs).into()),
+    }
+}
+
+fn key_is(key: &Node, k: &str) -> bool {
+    matches!(&key.val, Val::Scalar(s) if s.text == k)
+}
+
+/// A whole number in `lo..=hi` (a float with no fraction, as `1e3`, counts), or a problem.
+fn whole(doc: &Doc, errs: &mut Vec<SiteError>, n: &Node, key: &str, lo: u64, hi: u64, example: &str) -> Option<u64> {
+    let got = match &n.val {
+        Val::Scalar(s) => match s.typed() {
+            Typed::Int(i) => Some(i as f64),
+            Typed::Float(f) if f.is_finite() && f.fract() == 0.0 => Some(f),
+            Typed::BigInt => Some(f64::INFINITY),
+            _ => None,
+        },
+        _ => None,
+    };
+    let at = |mut e: SiteError| {
+        (e.line, e.column) = (Some(n.pos.line), Some(n.pos.col));
+        e
+    };
+    match got {
+        Some(x) if x >= lo as f64 && x <= hi as f64 => Some(x as u64),
+        Some(x) if x < lo as f64 => {
+            let msg = if key == "topics" && x == 0.0 {
+                "0 topics is no workload".to_string()
+            } else {
+                format!("must be at least {lo}, got {}", clip(&describe_num(n)))
+            };
+            errs.push(at(doc.error(key, msg, format!("write e.g. {example}"))));
+            None
+        }
+        Some(_) => {
+            errs.push(at(doc.error(
+                key,
+                format!("{} is more than the {hi} natsplan plans", clip(&describe_num(n))),
+                format!("write at most {hi}, e.g. {example}"),
+            )));
+            None
+        }
+        None => {
+            errs.push(at(doc.error(
+                key,
+                format!("expected a whole number ≥ {lo}, got {}", n.describe()),
+                format!("write e.g. {example}"),
+            )));
+            None
+        }
+    }
+}
+
+fn describe_num(n: &Node) -> String {
+    match &n.val {
+        Val::Scalar(s) => s.text.clone(),
+        _ => n.describe(),
+    }
+}
+
+fn producer_rate(doc: &Doc, errs: &mut Vec<SiteError>, n: &Node) -> Option<f64> {
+    let x = match &n.val {
+        Val::Scalar(s) => match s.typed() {
+            Typed::Int(i) => Some(i as f64),
+            Typed::Float(f) => Some(f),
+            _ => None,
+        },
+        _ => None,
+    };
+    let mut push = |msg: String, fix: &str| {
+        let mut e = doc.error("producerRate", msg, fix);
+        (e.line, e.column) = (Some(n.pos.line), Some(n.pos.col));
+        errs.push(e);
+    };
+    match x {
+        Some(r) if r.is_finite() && r > 0.0 => Some(r),
+        Some(0.0) => {
+            push(
+                "0 means 'publish as fast as possible' in OMB, which cannot be planned for".into(),
+                "set the target rate (messages/s of the whole workload)",
+            );
+            None
+        }
+        _ => {
+            push(
+                format!("expected a finite number of messages/s above 0, got {}", n.describe()),
+                "write e.g. producerRate: 50000",
+            );
+            None
+        }
+    }
+}
+
+/// The file's `retention` (not an OMB key; added for natsplan), else `--omb-retention`.
+fn omb_retention(
+    doc: &Doc,
+    errs: &mut Vec<SiteError>,
+    n: Option<&Node>,
+    flag: Option<&str>,
+) -> Option<(f64, &'static str)> {
+    const FIX: &str = "write a duration such as 24h or 7d";
+    match n {
+        Some(n) => {
+            let text = match &n.val {
+                Val::Scalar(s) if matches!(s.typed(), Typed::Str(_)) => Some(s.text.as_str()),
+                _ => None,
+            };
+            let r = match text {
+                Some(t) => parse_secs(t),
+                None => Err(format!("expected a duration, got {}", n.describe())),
+            };
+            match r {
+                Ok(s) => Some((s, "the file's retention")),
+                Err(e) => {
+                    let mut x = doc.error("retention", e, FIX);
+                    (x.line, x.column) = (Some(n.pos.line), Some(n.pos.col));
+                    errs.push(x);
+                    None
+                }
+            }
+        }
+        None => match flag {
+            Some(r) => match parse_secs(r) {
+                Ok(s) => Some((s, "--omb-retention")),
+                Err(e) => {
+                    errs.push(SiteError {
+                        path: "--omb-retention".into(),
+                        line: None,
+                        column: None,
+                        message: format!("{r}: {e}"),
+                        fix: Some(FIX.into()),
+                    });
+                    None
+                }
+            },
+            None => {
+                errs.push(SiteError {
+                    path: "retention".into(),
+                    line: None,
+                    column: None,
+                    message: "no retention: OMB's NATS driver creates streams without limits".into(),
+                    fix: Some(
+                        "say how long messages are kept with --omb-retention DURATION (e.g. 24h) or `retention: 24h` \
+                         in the file"
+                            .into(),
+                    ),
+                });
+                None
+            }
+        },
+    }
+}
+
+/// One stream per topic, and notes on what was assumed or ignored.
+fn build(o: &Omb, entries: &[(Node, Node)]) -> Imported {
+    let Omb {
+        topics,
+        size,
+        rate,
+        subs,
+        retention_s,
+        from,
+    } = *o;
+    let mut notes = Vec::new();
     let per_topic = rate / topics as f64;
     notes.push(format!(
         "OMB: {topics} topic{} → {topics} stream{} ({TOPIC_PREFIX}-0000000…), {per_topic:.1} msgs/s each (producerRate \
@@ -127,24 +357,32 @@ pub fn parse(text: &str, retention: Option<&str>) -> Result<Imported> {
     ));
     let mut ignored = Vec::new();
     let mut unknown = Vec::new();
-    if let Some(m) = v.as_mapping() {
-        for k in m.keys().filter_map(|k| k.as_str()) {
-            if let Some((_, why)) = IGNORED.iter().find(|(n, _)| *n == k) {
-                ignored.push(format!("{k} ({why})"));
-            } else if !matches!(
-                k,
-                "topics" | "messageSize" | "producerRate" | "subscriptionsPerTopic" | "retention"
-            ) {
-                unknown.push(k.to_string());
-            }
+    for k in entries.iter().filter_map(|(k, _)| match &k.val {
+        Val::Scalar(s) => Some(s.text.as_str()),
+        _ => None,
+    }) {
+        if let Some((_, why)) = IGNORED.iter().find(|(n, _)| *n == k) {
+            ignored.push(format!("{k} ({why})"));
+        } else if !matches!(
+            k,
+            "topics" | "messageSize" | "producerRate" | "subscriptionsPerTopic" | "retention"
+        ) {
+            unknown.push(clip(k));
         }
     }
     if !ignored.is_empty() {
         notes.push(format!("OMB keys ignored: {}", ignored.join("; ")));
     }
     if !unknown.is_empty() {
-        notes.push(format!("unknown keys ignored: {}", unknown.join(", ")));
+        let shown = unknown.len().min(20);
+        let more = if unknown.len() > shown {
+            format!(" and {} more", unknown.len() - shown)
+        } else {
+            String::new()
+        };
+        notes.push(format!("unknown keys ignored: {}{more}", unknown[..shown].join(", ")));
     }
+    // `topics` is bounded by MAX_OMB_TOPICS, so this is at most that many streams.
     let streams = (0..topics)
         .map(|i| {
             let name = stream_name(&format!("{TOPIC_PREFIX}-{i:07}"));
@@ -155,13 +393,13 @@ pub fn parse(text: &str, retention: Option<&str>) -> Result<Imported> {
                 msg_size_bytes: size,
                 retention_s,
                 replicas: None,
-                consumers: subs.min(u32::MAX as u64) as u32,
+                consumers: subs as u32,
                 max_bytes: None,
                 subjects: Vec::new(),
             }
         })
         .collect();
-    Ok(Imported { streams, notes })
+    Imported { streams, notes }
 }
 
 fn parse_secs(s: &str) -> Result<f64, String> {
@@ -240,5 +478,57 @@ testDurationMinutes: 15
             parse("topics: 1\nmessageSize: 1\nproducerRate: 1", None).unwrap_err()
         );
         assert!(no_ret.contains("--omb-retention"), "{no_ret}");
+    }
+
+    #[test]
+    fn counts_are_bounded_before_anything_is_built() {
+        let e = |t: &str| format!("{:#}", parse(t, Some("1h")).unwrap_err());
+        // Once a panic (capacity overflow) and out-of-memory aborts.
+        let huge = e("topics: 18446744073709551615\nmessageSize: 1\nproducerRate: 1\n");
+        assert!(
+            huge.contains(":1:9: topics:") && huge.contains("more than the 1000000"),
+            "{huge}"
+        );
+        assert!(e("topics: 1e15\nmessageSize: 1\nproducerRate: 1\n").contains("more than the"));
+        let subs = e("topics: 1\nmessageSize: 1\nproducerRate: 1\nsubscriptionsPerTopic: 4294967295\n");
+        assert!(
+            subs.contains("subscriptionsPerTopic") && subs.contains("10000"),
+            "{subs}"
+        );
+        let many = e("topics: 200000\nmessageSize: 1\nproducerRate: 1\nsubscriptionsPerTopic: 9\n");
+        assert!(many.contains("2000000 assets"), "{many}");
+        // The largest real workloads are read.
+        let big = parse("topics: 100000\nmessageSize: 1024\nproducerRate: 1000000\n", Some("1h")).unwrap();
+        assert_eq!(big.streams.len(), 100_000);
+    }
+
+    #[test]
+    fn every_problem_is_reported_with_its_place() {
+        let e = format!(
+            "{:#}",
+            parse(
+                "topics: x\nmessageSize: 0\nproducerRate: .nan\nretention: forever\n",
+                None
+            )
+            .unwrap_err()
+        );
+        for want in [
+            ":1:9: topics:",
+            ":2:14: messageSize:",
+            ":3:15: producerRate:",
+            ":4:12: retention:",
+        ] {
+            assert!(e.contains(want), "{want} not in {e}");
+        }
+        let twice = format!(
+            "{:#}",
+            parse("topics: 1\nmessageSize: 1\nproducerRate: 1\ntopics: 2\n", None).unwrap_err()
+        );
+        assert!(
+            twice.contains(":4:1: topics: key 'topics' is given twice (first on line 1)"),
+            "{twice}"
+        );
+        let deep = format!("topics: {}{}\n", "[".repeat(100_000), "]".repeat(100_000));
+        assert!(format!("{:#}", parse(&deep, None).unwrap_err()).contains("nested"));
     }
 }

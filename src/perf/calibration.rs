@@ -5,7 +5,7 @@
 //! `natsplan calibrate` only ever has to write what it measured.
 
 use crate::units::parse_size;
-use anyhow::{bail, Context, Result};
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -243,65 +243,99 @@ pub struct FitQuality {
 }
 
 impl CalibrationFile {
-    /// Parse and check a file; errors name the file, the series and the row.
+    /// Parse and check a file: every problem at once, each with `file:line:col`, its field path and a fix
+    /// (the located reading is `site::Doc`, shared with the site and models files).
     pub fn parse(text: &str, origin: &str) -> Result<CalibrationFile> {
-        let f: CalibrationFile = serde_yaml::from_str(text).with_context(|| {
-            format!("{origin}: not a calibration file (see docs/calibration-format.md for the schema)")
-        })?;
-        f.check(origin)?;
-        Ok(f)
+        let doc = crate::site::Doc::parse(text, origin)?;
+        let (f, read_errors) = doc.read::<CalibrationFile>();
+        let checks = f.as_ref().map(|f| f.check()).unwrap_or_default();
+        let checks = checks
+            .into_iter()
+            .map(|(path, msg, fix)| doc.error(&path, msg, fix))
+            .collect();
+        let errors = doc.merge(read_errors, checks);
+        match f {
+            Some(f) if errors.is_empty() => Ok(f),
+            _ => Err(doc.errors(errors).into()),
+        }
     }
 
-    fn check(&self, origin: &str) -> Result<()> {
+    /// The checks serde cannot make, as (field path, problem, fix).
+    fn check(&self) -> Vec<(String, String, String)> {
+        let mut out: Vec<(String, String, String)> = Vec::new();
+        let mut bad = |path: String, msg: String, fix: &str| out.push((path, msg, fix.to_string()));
         if self.schema != SCHEMA {
-            bail!(
-                "{origin}: schema: '{}' is not supported; write `schema: {SCHEMA}`",
-                self.schema
+            bad(
+                "schema".into(),
+                format!("'{}' is not supported", self.schema),
+                &format!("write `schema: {SCHEMA}`"),
             );
         }
         if self.id.trim().is_empty() {
-            bail!("{origin}: id: empty; give the file a short unique name");
+            bad("id".into(), "empty".into(), "give the file a short unique name");
         }
         for key in ["array", "disk_kind", "host"] {
             if !self.hardware.contains_key(key) {
-                bail!("{origin}: hardware.{key}: missing; write `unknown` when it is not known");
+                bad(
+                    format!("hardware.{key}"),
+                    format!("missing key '{key}'"),
+                    "write `unknown` when it is not known",
+                );
             }
         }
         for (si, s) in self.series.iter().enumerate() {
             for (ri, r) in s.rows.iter().enumerate() {
-                let at = format!("{origin}: series[{si}] ({}) rows[{ri}] ({})", s.name, r.label);
+                let at = |k: &str| format!("series[{si}].rows[{ri}].{k}");
                 if !KINDS.contains(&r.kind.as_str()) {
-                    bail!("{at}: kind: '{}' is unknown; use one of {}", r.kind, KINDS.join(", "));
+                    bad(
+                        at("kind"),
+                        format!("'{}' is unknown", r.kind),
+                        &format!("use one of {}", KINDS.join(", ")),
+                    );
                 }
                 if let Some(sz) = &r.size {
-                    parse_size(sz).map_err(|e| anyhow::anyhow!("{at}: size: {e}"))?;
+                    if let Err(e) = parse_size(sz) {
+                        bad(at("size"), e, "write a size such as 128B, 8KiB or 1MiB");
+                    }
                 }
                 if let Some(sy) = &r.sync {
                     if !["always", "delayed", "unknown"].contains(&sy.as_str()) {
-                        bail!("{at}: sync: '{sy}' must be always, delayed or unknown");
+                        bad(
+                            at("sync"),
+                            format!("'{sy}' is not a sync mode"),
+                            "write always, delayed or unknown",
+                        );
                     }
                 }
                 if let Some(rep) = r.replicas {
                     if !(1..=5).contains(&rep) {
-                        bail!("{at}: replicas: {rep} must be 1..5");
+                        bad(at("replicas"), format!("{rep} must be 1..5"), "write 1, 3 or 5");
                     }
                 }
                 if r.values.is_empty() {
-                    bail!("{at}: values: empty; a row must publish at least one figure");
+                    bad(at("values"), "empty".into(), "a row must publish at least one figure");
                 }
                 for (k, v) in &r.values {
                     if !v.is_finite() || *v < 0.0 {
-                        bail!("{at}: values.{k}: {v} must be a finite, non-negative number");
+                        bad(
+                            at(&format!("values.{k}")),
+                            format!("{v} must be a finite, non-negative number"),
+                            "write the figure as published, 0 or more",
+                        );
                     }
                 }
                 for d in &r.derived {
                     if !r.values.contains_key(d) {
-                        bail!("{at}: derived: '{d}' names no value of this row");
+                        bad(
+                            at("derived"),
+                            format!("'{d}' names no value of this row"),
+                            "name a key of values",
+                        );
                     }
                 }
             }
         }
-        Ok(())
+        out
     }
 
     pub fn rows(&self) -> impl Iterator<Item = &Row> {
@@ -342,7 +376,7 @@ impl CalibrationSet {
     }
 
     pub fn from_path(path: &Path) -> Result<CalibrationFile> {
-        let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let text = crate::input::read_text(path, "calibration file")?;
         CalibrationFile::parse(&text, &path.display().to_string())
     }
 

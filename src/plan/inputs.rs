@@ -208,8 +208,9 @@ pub fn load_calibration(file: Option<&Path>) -> Result<(Calibration, String), Fa
     }
 }
 
+/// Read an input file through the one bounded reader (regular files only, size cap, UTF-8 placed).
 fn read_text(path: &Path, flag: &str) -> Result<String, Failure> {
-    std::fs::read_to_string(path).map_err(|e| bad_input(anyhow!("{flag}{}: cannot read it: {e}", path.display())))
+    crate::input::read_text(path, flag.trim()).map_err(|e| bad_input(anyhow!("{flag}{e}")))
 }
 
 impl Inputs {
@@ -229,15 +230,8 @@ impl Inputs {
             ))
         })?;
         let catalog = load_catalog(src.models.as_deref())?;
-        let site_text = match std::fs::read_to_string(&site_path) {
-            Ok(t) => t,
-            // The site module says why, in its own words and with its fix.
-            Err(_) => {
-                return Err(bad_input(
-                    crate::site::load(&site_path, &catalog).expect_err("an unreadable file does not parse"),
-                ))
-            }
-        };
+        // The one bounded reader says why a file cannot be read, with its place and fix.
+        let site_text = crate::input::read_text(&site_path, "site file").map_err(bad_input)?;
         let mut site =
             crate::site::parse_str(&site_text, &site_path.display().to_string(), &catalog).map_err(bad_input)?;
         let (calibration, calibration_label) = load_calibration(src.calibration.as_deref())?;
@@ -330,8 +324,7 @@ impl Inputs {
         let f = &saved.inputs;
         // What is given beside the plan must be what it was built from.
         if let Some(site) = &src.site {
-            let bytes =
-                std::fs::read(site).map_err(|e| bad_input(anyhow!("{}: cannot read it: {e}", site.display())))?;
+            let bytes = read_text(site, "")?.into_bytes();
             if sha256(&bytes) != saved.hashes.site {
                 return Err(refuse(format!(
                     "{} is not the site file this plan was built from ({}; the content differs): drop SITE.yaml \
@@ -386,8 +379,7 @@ impl Inputs {
             }
         };
         if let Some(p) = &src.calibration {
-            let bytes = std::fs::read(p)
-                .map_err(|e| bad_input(anyhow!("--calibration {}: cannot read it: {e}", p.display())))?;
+            let bytes = read_text(p, "--calibration ")?.into_bytes();
             if saved.hashes.calibration.as_deref() != Some(sha256(&bytes).as_str()) {
                 return Err(refuse(format!(
                     "--calibration {} is not the calibration this plan was built from; drop --calibration to \

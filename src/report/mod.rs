@@ -16,13 +16,56 @@ pub mod whatif;
 use comfy_table::{presets, ContentArrangement, Table};
 
 /// A comfy-table with natsplan's look, at a fixed width so output is stable in tests and pipes.
-pub fn table(width: u16, header: &[&str]) -> Table {
+pub fn table(width: u16, header: &[&str]) -> Clipped {
     let mut t = Table::new();
     t.load_preset(presets::UTF8_FULL_CONDENSED)
         .set_content_arrangement(ContentArrangement::Dynamic)
         .set_width(width)
         .set_header(header.iter().copied());
-    t
+    Clipped(t)
+}
+
+/// Longest cell a table shows (characters): comfy-table's wrapping takes time that grows faster than the
+/// text (a 70,000-character name took 74 s), and nothing that long is read in a table. Layout ids, which
+/// are copied from tables, stay far below it.
+pub const MAX_CELL_CHARS: usize = 1024;
+
+/// A table whose `add_row` shortens over-long cells (ending them with `…`); everything else is the
+/// comfy-table underneath.
+pub struct Clipped(pub Table);
+
+impl Clipped {
+    pub fn add_row(&mut self, cells: Vec<String>) -> &mut Self {
+        self.0
+            .add_row(cells.into_iter().map(|c| clip_cell(&c)).collect::<Vec<_>>());
+        self
+    }
+}
+
+impl std::ops::Deref for Clipped {
+    type Target = Table;
+    fn deref(&self) -> &Table {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Clipped {
+    fn deref_mut(&mut self) -> &mut Table {
+        &mut self.0
+    }
+}
+
+impl std::fmt::Display for Clipped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+fn clip_cell(s: &str) -> String {
+    match s.char_indices().nth(MAX_CELL_CHARS) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_string(),
+    }
 }
 
 /// Escape a cell for a Markdown table.

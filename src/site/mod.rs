@@ -1,9 +1,12 @@
 //! Site files: parse, validate (every problem at once, each with its place and a fix) and build the
 //! `Site` the planner works on.
 
+pub mod de;
+pub mod limits;
 mod model;
 mod parse;
-mod yaml;
+pub mod yaml;
 
+pub use de::{from_yaml, Doc};
 pub use model::*;
 pub use parse::{load, parse_str, SiteError, SiteErrors};

@@ -236,28 +236,7 @@ pub fn parse(text: &str) -> Result<Option<Node>, YamlError> {
                 }
                 Some((node, 1))
             }
-            Event::Alias(id) => match anchors.get(&id) {
-                Some((node, count)) => {
-                    nodes += count;
-                    if nodes > MAX_NODES {
-                        return Err(YamlError {
-                            pos: Some(pos),
-                            message: format!("the aliases expand the file to more than {MAX_NODES} values"),
-                            fix: "write the values out instead of nesting aliases of aliases".into(),
-                        });
-                    }
-                    let mut n = node.clone();
-                    n.pos = pos;
-                    Some((n, *count))
-                }
-                None => {
-                    return Err(YamlError {
-                        pos: Some(pos),
-                        message: "an alias (*name) refers to an anchor (&name) that is not defined before it".into(),
-                        fix: "define the anchor first, or write the value out".into(),
-                    })
-                }
-            },
+            Event::Alias(id) => Some(alias(&anchors, id, pos, &mut nodes)?),
             Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
                 if stack.len() >= MAX_DEPTH {
                     return Err(YamlError {
@@ -330,6 +309,35 @@ pub fn parse(text: &str) -> Result<Option<Node>, YamlError> {
     Ok(root)
 }
 
+/// An alias: a copy of its anchor's node (placed at the alias), its nodes counted against the limit.
+fn alias(
+    anchors: &HashMap<usize, (Node, usize)>,
+    id: usize,
+    pos: Pos,
+    nodes: &mut usize,
+) -> Result<(Node, usize), YamlError> {
+    match anchors.get(&id) {
+        Some((node, count)) => {
+            *nodes += count;
+            if *nodes > MAX_NODES {
+                return Err(YamlError {
+                    pos: Some(pos),
+                    message: format!("the aliases expand the file to more than {MAX_NODES} values"),
+                    fix: "write the values out instead of nesting aliases of aliases".into(),
+                });
+            }
+            let mut n = node.clone();
+            n.pos = pos;
+            Ok((n, *count))
+        }
+        None => Err(YamlError {
+            pos: Some(pos),
+            message: "an alias (*name) refers to an anchor (&name) that is not defined before it".into(),
+            fix: "define the anchor first, or write the value out".into(),
+        }),
+    }
+}
+
 fn count_nodes(n: &Node) -> usize {
     match &n.val {
         Val::Scalar(_) => 1,
@@ -357,7 +365,14 @@ fn syntax_error(text: &str, line: usize, col0: usize, info: &str) -> YamlError {
     } else {
         (line, col0)
     };
-    let fix = if near_tab {
+    let fix = if info.contains("recursion limit") {
+        // saphyr's own nesting limit, met before ours when brackets open faster than values close.
+        return YamlError {
+            pos: (line > 0).then_some(Pos { line, col: col0 + 1 }),
+            message: "values are nested too deeply (YAML syntax: recursion limit exceeded)".into(),
+            fix: "a site file needs about six levels; check the indentation and brackets".into(),
+        };
+    } else if near_tab {
         "YAML does not allow tabs for indentation; indent with spaces".to_string()
     } else if info.contains("mapping values are not allowed") {
         "a value containing ': ' must be quoted, or the line is indented too far".to_string()
@@ -457,5 +472,9 @@ mod tests {
     fn depth_is_bounded() {
         let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
         assert!(parse(&deep).unwrap_err().message.contains("nested"));
+        let deeper = format!("a: {}{}", "[".repeat(100_000), "]".repeat(100_000));
+        assert!(parse(&deeper).unwrap_err().message.contains("nested"));
+        let maps = format!("a: {}{}", "{b: ".repeat(100_000), "}".repeat(100_000));
+        assert!(parse(&maps).unwrap_err().message.contains("nested"));
     }
 }

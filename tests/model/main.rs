@@ -4,6 +4,7 @@
 
 mod design_props;
 mod design_seeds;
+mod inputs_fuzz;
 mod optimize_props;
 mod perf_calibration;
 mod perf_layout;

@@ -1,0 +1,593 @@
+//! Racks, their servers (with internal disks) and arrays, and the RAID and catalog checks on each array.
+
+use super::keys::*;
+use super::read::*;
+use crate::catalog::ArrayModel;
+use crate::site::model::*;
+use crate::site::yaml::{clip, Node, Pos, Val};
+use std::collections::HashMap;
+
+/// An array (shared, or a server's internal disks) as read, before the checks that need the catalog.
+pub(super) struct ArrayIn<'n> {
+    path: String,
+    pos: Pos,
+    name: String,
+    name_node: Option<&'n Node>,
+    /// None for internal disks (always the catalog's `internal` model).
+    model: Option<(String, &'n Node)>,
+    disk_model: Option<(String, &'n Node)>,
+    /// Key the disk count was given under (`disks` for arrays, `count` for internal disks).
+    disks_key: &'static str,
+    disks: Option<(u32, &'n Node)>,
+    hot_spares: Option<(u32, &'n Node)>,
+    disk_size_bytes: Option<(u64, &'n Node)>,
+    write_cache: Option<bool>,
+    raid: Option<(RaidChoice, &'n Node)>,
+    internal: bool,
+}
+
+/// What the racks section builds, in file order.
+#[derive(Default)]
+struct Built {
+    racks: Vec<Rack>,
+    servers: Vec<Server>,
+    arrays: Vec<Array>,
+}
+
+/// Names seen so far, for "duplicate" messages (case-insensitive).
+#[derive(Default)]
+struct Names {
+    racks: HashMap<String, Seen>,
+    servers: HashMap<String, Seen>,
+    arrays: HashMap<String, Seen>,
+    pdus: HashMap<String, Seen>,
+    /// host → (rack, first server on it)
+    hosts: HashMap<String, (RackIdx, String)>,
+}
+
+impl Validator<'_> {
+    pub(super) fn racks(&mut self, top: &Obj<'_>, default_spares: u32) -> (Vec<Rack>, Vec<Server>, Vec<Array>) {
+        let mut b = Built::default();
+        let racks_node = top.get("racks");
+        let rack_nodes = self.list(racks_node, "racks", "[{ name: A, servers: [alpha], arrays: [...] }]");
+        if rack_nodes.is_empty() && !matches!(racks_node.map(|n| &n.val), Some(Val::Scalar(_) | Val::Map(_))) {
+            self.err(
+                racks_node.map(|n| n.pos).or(top.key_pos("racks")).or(Some(top.pos)),
+                "racks",
+                "the site has no racks",
+                "add at least one rack with servers and storage under `racks:`",
+            );
+        }
+        let mut names = Names::default();
+        let mut had_rack_error = false;
+        for (ri, rn) in rack_nodes.iter().enumerate() {
+            let rp = format!("racks[{ri}]");
+            let Some(o) = self.obj(rn, &rp, "a rack", RACK_KEYS) else {
+                // Keep indices aligned with the file.
+                b.racks.push(Rack {
+                    name: format!("rack{ri}"),
+                    power_feeds: 2,
+                    uplinks: 2,
+                    pdus: Vec::new(),
+                });
+                had_rack_error = true;
+                continue;
+            };
+            let rack = self.rack_head(&o, ri, &mut names);
+            b.racks.push(rack);
+
+            for (si, sn) in self
+                .list(o.get("servers"), &o.p("servers"), "[alpha, bravo]")
+                .iter()
+                .enumerate()
+            {
+                self.server(sn, &format!("{rp}.servers[{si}]"), ri, &mut b, &mut names);
+            }
+
+            for (ai, an) in self
+                .list(
+                    o.get("arrays"),
+                    &o.p("arrays"),
+                    "[{ name: A1, model: EF300, disk_model: nvme-3.84t, disks: 3 }]",
+                )
+                .iter()
+                .enumerate()
+            {
+                let ap = format!("{rp}.arrays[{ai}]");
+                let Some(a) = self.array_in(an, &ap) else { continue };
+                if let Some(nn) = a.name_node {
+                    self.unique(&mut names.arrays, "array", &a.name, nn, &format!("{ap}.name"), Some(ri));
+                }
+                let arr = self.finish_array(a, ri, None, default_spares);
+                b.arrays.push(arr);
+            }
+        }
+        if b.servers.is_empty() && !rack_nodes.is_empty() && !had_rack_error {
+            self.err(
+                top.key_pos("racks"),
+                "racks",
+                "the site has no servers",
+                "list the NATS hosts under racks[].servers, e.g. `servers: [alpha, bravo]`",
+            );
+        } else if !b.servers.is_empty() && b.arrays.is_empty() {
+            self.err(
+                top.key_pos("racks"),
+                "racks",
+                "the site has no storage: no arrays and no servers with internal disks",
+                "add arrays under racks[].arrays, or internal disks under a server's `disks:`",
+            );
+        }
+        (b.racks, b.servers, b.arrays)
+    }
+
+    /// A rack's own keys: name, power feeds, uplinks and PDUs.
+    fn rack_head(&mut self, o: &Obj<'_>, ri: RackIdx, names: &mut Names) -> Rack {
+        let name = match self.req(o, "name", "A") {
+            Some(n) => {
+                let name = self.name(n, &o.p("name"), "rack", "A", false).unwrap_or_default();
+                self.unique(&mut names.racks, "rack", &name, n, &o.p("name"), None);
+                name
+            }
+            None => String::new(),
+        };
+        let power_feeds = match o.get("power_feeds") {
+            Some(n) => self
+                .whole(n, &o.p("power_feeds"), "power feeds", 1, 16, "2")
+                .map_or(2, |x| x as u32),
+            None => 2,
+        };
+        let uplinks = match o.get("uplinks") {
+            Some(n) => self
+                .whole(n, &o.p("uplinks"), "uplinks", 1, 64, "2")
+                .map_or(2, |x| x as u32),
+            None => 2,
+        };
+        let mut pdus = Vec::new();
+        for (i, pn) in self
+            .list(o.get("pdus"), &o.p("pdus"), "[A-pdu1, A-pdu2]")
+            .iter()
+            .enumerate()
+        {
+            let pp = format!("{}[{i}]", o.p("pdus"));
+            if let Some(p) = self.name(pn, &pp, "PDU", "A-pdu1", true) {
+                // `pdu:NAME` is a site-wide failure selector, so PDU names are unique across racks.
+                self.unique(&mut names.pdus, "PDU", &p, pn, &pp, Some(ri));
+                pdus.push(p);
+            }
+        }
+        Rack {
+            name,
+            power_feeds,
+            uplinks,
+            pdus,
+        }
+    }
+
+    /// `racks[ri].servers[si]`: a name, or an object with host, PDU, model and internal disks.
+    fn server(&mut self, sn: &Node, sp: &str, ri: RackIdx, b: &mut Built, names: &mut Names) {
+        let idx = b.servers.len();
+        let mut server = Server {
+            name: String::new(),
+            rack: ri,
+            host: None,
+            pdu: None,
+            model: self.catalog.default_server.clone(),
+            internal: None,
+        };
+        let mut name_node = sn;
+        let mut internal: Option<ArrayIn> = None;
+        match &sn.val {
+            Val::Scalar(_) => {
+                server.name = self.name(sn, sp, "server", "alpha", true).unwrap_or_default();
+            }
+            Val::Seq(_) => {
+                self.err(
+                    Some(sn.pos),
+                    sp,
+                    format!("expected a server name or object, got {}", sn.describe()),
+                    "write a name (`- alpha`) or an object (`- { name: alpha, host: ns1 }`)",
+                );
+                return;
+            }
+            Val::Map(_) => {
+                let Some(so) = self.obj(sn, sp, "a server", SERVER_KEYS) else {
+                    return;
+                };
+                if let Some(n) = self.req(&so, "name", "alpha") {
+                    name_node = n;
+                    server.name = self.name(n, &so.p("name"), "server", "alpha", true).unwrap_or_default();
+                }
+                if let Some(n) = so.get("host") {
+                    server.host = self.name(n, &so.p("host"), "host", "ns1", true);
+                    if let Some(h) = &server.host {
+                        self.host_rack(h, n, &so.p("host"), ri, &server.name, &b.racks, names);
+                    }
+                }
+                if let Some(n) = so.get("pdu") {
+                    server.pdu = self.server_pdu(n, &so.p("pdu"), &b.racks[ri]);
+                }
+                if let Some(n) = so.get("model") {
+                    if let Some(m) = self.text(n, &so.p("model"), "generic-16c") {
+                        let known = self.catalog.server_names();
+                        self.model_check(n, &so.p("model"), "server model", &m, &known);
+                        server.model = m;
+                    }
+                }
+                if let Some(n) = so.get("disks") {
+                    internal = self.internal_disks(n, &so.p("disks"), &server.name);
+                }
+            }
+        }
+        let name_path = if matches!(sn.val, Val::Map(_)) {
+            format!("{sp}.name")
+        } else {
+            sp.to_string()
+        };
+        self.unique(
+            &mut names.servers,
+            "server",
+            &server.name,
+            name_node,
+            &name_path,
+            Some(ri),
+        );
+        if let Some(a) = internal {
+            // A nameless server is already reported; its "-internal" array is no second problem.
+            if let Some(nn) = a.name_node.filter(|_| !server.name.is_empty()) {
+                self.unique(&mut names.arrays, "array", &a.name, nn, &a.path, Some(ri));
+            }
+            server.internal = Some(b.arrays.len());
+            let arr = self.finish_array(a, ri, Some(idx), 0);
+            b.arrays.push(arr);
+        }
+        b.servers.push(server);
+    }
+
+    /// One machine cannot stand in two racks: a host's servers must all be in one.
+    #[allow(clippy::too_many_arguments)]
+    fn host_rack(
+        &mut self,
+        h: &str,
+        n: &Node,
+        path: &str,
+        ri: RackIdx,
+        server: &str,
+        racks: &[Rack],
+        names: &mut Names,
+    ) {
+        match names.hosts.get(&h.to_ascii_lowercase()) {
+            Some((hr, first)) if *hr != ri => {
+                let other = racks.get(*hr).map(|r: &Rack| r.name.clone()).unwrap_or_default();
+                self.err(
+                    Some(n.pos),
+                    path,
+                    format!("host '{h}' also carries server '{first}' in rack {other}; one machine cannot stand in two racks"),
+                    format!("put every server on host '{h}' in one rack, or give the hosts different names"),
+                );
+            }
+            Some(_) => {}
+            None => {
+                names.hosts.insert(h.to_ascii_lowercase(), (ri, server.to_string()));
+            }
+        }
+    }
+
+    /// A server's `pdu:`, which must be one of its rack's PDUs.
+    fn server_pdu(&mut self, n: &Node, path: &str, rack: &Rack) -> Option<String> {
+        let p = self.text(n, path, "A-pdu1")?;
+        let (pdus, name) = (&rack.pdus, &rack.name);
+        if !pdus.iter().any(|x| x.eq_ignore_ascii_case(&p)) {
+            let fix = match nearest(&p, pdus.iter().map(|s| s.as_str())) {
+                Some(near) => {
+                    format!("did you mean '{near}'? Or add '{p}' to the rack's pdus list")
+                }
+                None if pdus.is_empty() => {
+                    format!("list the rack's PDUs first: `pdus: [{p}]` under rack {name}")
+                }
+                None => format!(
+                    "use one of the rack's PDUs ({}), or add '{p}' to its pdus list",
+                    pdus.join(", ")
+                ),
+            };
+            self.err(
+                Some(n.pos),
+                path,
+                format!("PDU '{}' is not listed in rack {name}'s pdus", clip(&p)),
+                fix,
+            );
+        }
+        Some(p)
+    }
+
+    /// Report a name seen before (case-insensitive: selectors and tags are case-insensitive).
+    pub(super) fn unique(
+        &mut self,
+        seen: &mut HashMap<String, Seen>,
+        kind: &str,
+        name: &str,
+        node: &Node,
+        path: &str,
+        rack: Option<RackIdx>,
+    ) {
+        if name.is_empty() {
+            return;
+        }
+        match seen.get(&name.to_ascii_lowercase()) {
+            Some(first) => {
+                let where_ = match (first.rack, rack) {
+                    (Some(a), Some(b)) if a != b => format!("line {}, another rack", first.line),
+                    _ => format!("line {}", first.line),
+                };
+                self.err(
+                    Some(node.pos),
+                    path,
+                    format!("duplicate {kind} name '{name}' (first on {where_})"),
+                    format!("give every {kind} a unique name (names are compared without case)"),
+                );
+            }
+            None => {
+                seen.insert(
+                    name.to_ascii_lowercase(),
+                    Seen {
+                        line: node.pos.line,
+                        rack,
+                    },
+                );
+            }
+        }
+    }
+
+    pub(super) fn raid(&mut self, node: &Node, path: &str) -> Option<RaidChoice> {
+        let t = self.text(node, path, "raid10")?;
+        let r = RaidChoice::parse(&t);
+        if r.is_none() {
+            let names: Vec<&str> = RaidChoice::ALL.iter().map(|r| r.as_str()).collect();
+            let hint = if t.to_ascii_lowercase().contains('5') {
+                " (RAID 5 is not offered: one failure during a rebuild loses the group; use raid6)"
+            } else {
+                ""
+            };
+            self.err(
+                Some(node.pos),
+                path,
+                format!("unknown RAID level '{}'{hint}", clip(&t)),
+                format!("use one of: {}", list_of(&names)),
+            );
+        }
+        r
+    }
+
+    /// `racks[].arrays[]`.
+    pub(super) fn array_in<'n>(&mut self, node: &'n Node, ap: &str) -> Option<ArrayIn<'n>> {
+        let o = self.obj(node, ap, "an array", ARRAY_KEYS)?;
+        let name_node = self.req(&o, "name", "A1");
+        let name = name_node
+            .and_then(|n| self.name(n, &o.p("name"), "array", "A1", true))
+            .unwrap_or_default();
+        let model = match self.req(&o, "model", "EF300") {
+            Some(n) => self.text(n, &o.p("model"), "EF300").map(|m| (m, n)),
+            None => None,
+        };
+        Some(self.array_common(&o, name, name_node, model, false))
+    }
+
+    /// `racks[].servers[].disks`: a server's own disks, an array that fails with the server.
+    pub(super) fn internal_disks<'n>(&mut self, node: &'n Node, dp: &str, server: &str) -> Option<ArrayIn<'n>> {
+        let o = self.obj(node, dp, "the server's internal disks", INTERNAL_KEYS)?;
+        let a = self.array_common(&o, format!("{server}-internal"), Some(node), None, true);
+        Some(a)
+    }
+
+    pub(super) fn array_common<'n>(
+        &mut self,
+        o: &Obj<'n>,
+        name: String,
+        name_node: Option<&'n Node>,
+        model: Option<(String, &'n Node)>,
+        internal: bool,
+    ) -> ArrayIn<'n> {
+        // Internal disks give their number as `count` (a server's `disks:` is the whole block).
+        let disks_key = if internal { "count" } else { "disks" };
+        let disk_model = match self.req(o, "disk_model", "nvme-3.84t") {
+            Some(n) => self.text(n, &o.p("disk_model"), "nvme-3.84t").map(|m| (m, n)),
+            None => None,
+        };
+        let disks = match self.req(o, disks_key, "3") {
+            Some(n) => self.count_u32(n, &o.p(disks_key), "a disk count", "3").map(|x| (x, n)),
+            None => None,
+        };
+        let hot_spares = o
+            .get("hot_spares")
+            .and_then(|n| self.count_u32(n, &o.p("hot_spares"), "hot spares", "1").map(|x| (x, n)));
+        let disk_size_bytes = o
+            .get("disk_size")
+            .and_then(|n| self.size_nonzero(n, &o.p("disk_size"), "disk_size").map(|x| (x, n)));
+        let write_cache = o.get("write_cache").and_then(|n| self.boolean(n, &o.p("write_cache")));
+        let raid = o.get("raid").and_then(|n| self.raid(n, &o.p("raid")).map(|r| (r, n)));
+        ArrayIn {
+            path: o.path.clone(),
+            pos: o.pos,
+            name,
+            name_node,
+            model,
+            disk_model,
+            disks_key,
+            disks,
+            hot_spares,
+            disk_size_bytes,
+            write_cache,
+            raid,
+            internal,
+        }
+    }
+
+    /// Catalog and RAID checks on an array as read.
+    pub(super) fn finish_array(
+        &mut self,
+        a: ArrayIn<'_>,
+        rack: RackIdx,
+        owner: Option<ServerIdx>,
+        default_spares: u32,
+    ) -> Array {
+        let ap = a.path.as_str();
+        let model = match (&a.model, a.internal) {
+            (_, true) => "internal".to_string(),
+            (Some((m, n)), false) => {
+                let known: Vec<&str> = self.catalog.array_names();
+                let known: Vec<&str> = known.into_iter().filter(|k| *k != "internal").collect();
+                self.model_check(n, &join(ap, "model"), "array model", m, &known);
+                m.clone()
+            }
+            (None, false) => String::new(),
+        };
+        let am = self.catalog.array(&model).cloned();
+        if let Some((dm, n)) = &a.disk_model {
+            let known = self.catalog.disk_names();
+            self.model_check(n, &join(ap, "disk_model"), "disk model", dm, &known);
+        }
+        let disks_path = join(ap, a.disks_key);
+        let disks = a.disks.map_or(0, |(d, _)| d);
+        let disks_pos = a.disks.map(|(_, n)| n.pos).or(Some(a.pos));
+        if a.disks.is_some() && disks == 0 {
+            self.err(
+                disks_pos,
+                &disks_path,
+                if a.internal {
+                    "a server's internal disks need a count of at least one".to_string()
+                } else {
+                    "an array needs at least one disk".to_string()
+                },
+                if a.internal {
+                    "give the number of disks, or remove `disks:` from the server"
+                } else {
+                    "give the number of disks in the array, or remove the array"
+                },
+            );
+        }
+        if let Some(m) = &am {
+            if disks > m.drive_slots {
+                self.err(
+                    disks_pos,
+                    &disks_path,
+                    format!(
+                        "{disks} disks do not fit the {}'s {} drive slots",
+                        m.name, m.drive_slots
+                    ),
+                    "add an expansion shelf as another array, or use fewer disks",
+                );
+            }
+        }
+        let is_ddp = matches!(a.raid, Some((RaidChoice::Ddp, _)));
+        // DDP spreads reserve capacity over all its disks instead of keeping idle hot spares.
+        let hot_spares = match a.hot_spares {
+            Some((h, n)) if is_ddp && h > 0 => {
+                self.err(
+                    Some(n.pos),
+                    join(ap, "hot_spares"),
+                    format!("a DDP pool keeps reserve capacity instead of hot spares, but hot_spares is {h}"),
+                    "remove hot_spares (or set it to 0); DDP reserves rebuild space across all its disks",
+                );
+                0
+            }
+            Some((h, _)) => h,
+            None if is_ddp || a.internal => 0,
+            None => default_spares,
+        };
+        if hot_spares >= disks && disks > 0 {
+            let at = a.hot_spares.map(|(_, n)| n.pos).or(disks_pos);
+            let given = if a.hot_spares.is_some() {
+                ""
+            } else {
+                " (policy.hot_spares_per_array)"
+            };
+            self.err(
+                at,
+                join(ap, "hot_spares"),
+                format!(
+                    "{hot_spares} hot spare{}{given} leave no data disks out of {disks}",
+                    plural(hot_spares)
+                ),
+                format!("use fewer hot spares than disks (at most {}), or add disks", disks - 1),
+            );
+        }
+        if let Some((r, n)) = a.raid {
+            self.raid_checks(r, n, ap, am.as_ref(), disks, hot_spares);
+        }
+        Array {
+            name: a.name,
+            rack,
+            model,
+            disk_model: a.disk_model.map(|(m, _)| m).unwrap_or_default(),
+            disks,
+            disk_size_bytes: a.disk_size_bytes.map(|(b, _)| b),
+            hot_spares: hot_spares.min(disks),
+            write_cache: a.write_cache.unwrap_or(!a.internal),
+            owner,
+            raid: a.raid.map(|(r, _)| r),
+        }
+    }
+
+    /// A RAID level the array model offers, with enough data disks once the hot spares are set aside.
+    fn raid_checks(&mut self, r: RaidChoice, n: &Node, ap: &str, am: Option<&ArrayModel>, disks: u32, hot_spares: u32) {
+        let raid_path = join(ap, "raid");
+        if let Some(m) = &am {
+            if !m.supports.iter().any(|s| s == r.as_str()) {
+                self.err(
+                    Some(n.pos),
+                    &raid_path,
+                    format!("the {} does not offer {}", m.name, r.as_str()),
+                    format!("use one of: {}", m.supports.join(", ")),
+                );
+            }
+        }
+        if disks > 0 && hot_spares < disks {
+            let data = disks - hot_spares;
+            if let Err(why) = r.check_data_disks(data) {
+                let spares_note = if hot_spares > 0 {
+                    format!(" ({disks} disks − {hot_spares} hot spare{})", plural(hot_spares))
+                } else {
+                    String::new()
+                };
+                let fix = raid_fix(r, data, hot_spares);
+                self.err(Some(n.pos), &raid_path, format!("{why}{spares_note}"), fix);
+            }
+        }
+    }
+}
+
+/// How to meet a RAID level's disk-count rule from `data` data disks.
+fn raid_fix(r: RaidChoice, data: u32, hot_spares: u32) -> String {
+    let spares = if hot_spares > 0 {
+        format!(" (plus {hot_spares} hot spare{})", plural(hot_spares))
+    } else {
+        String::new()
+    };
+    match r {
+        RaidChoice::Raid0 => "add a data disk".into(),
+        RaidChoice::Raid1 if data >= 4 && data % 2 == 0 => {
+            format!("use raid: raid10 for {data} disks (RAID 1 with more than 2 disks is RAID 10)")
+        }
+        RaidChoice::Raid1 if data > 2 => format!(
+            "use raid10 with {} data disks, or raid1 with 2{spares}",
+            if data >= 4 { data - 1 } else { 4 }
+        ),
+        RaidChoice::Raid1 => format!("use 2 data disks{spares}"),
+        RaidChoice::Raid10 if data == 2 => "use raid: raid1 for a mirrored pair".into(),
+        RaidChoice::Raid10 if data >= 4 => format!(
+            "use {} or {} data disks{spares}: RAID 10 mirrors pairs",
+            data - 1,
+            data + 1
+        ),
+        RaidChoice::Raid10 => format!("use 4 data disks{spares}, or raid1 with 2"),
+        RaidChoice::Raid6 => format!(
+            "add {} disk{}, or use raid10 / raid1 for small groups",
+            5 - data,
+            plural(5 - data)
+        ),
+        RaidChoice::Ddp => format!(
+            "add {} disk{}, or use raid6 (5 or more) or raid10 for fewer disks",
+            11 - data,
+            plural(11 - data)
+        ),
+    }
+}

@@ -1,0 +1,342 @@
+//! The workload section: streams, KV buckets, object stores and core traffic, one namespace of names.
+
+use super::keys::*;
+use super::read::*;
+use crate::site::limits::{MAX_ASSETS, MAX_ASSET_NAME_BYTES, MAX_CONSUMERS_PER_STREAM};
+use crate::site::model::*;
+use crate::site::yaml::{clip, Node};
+use std::collections::HashMap;
+
+impl Validator<'_> {
+    pub(super) fn workload(&mut self, node: Option<&Node>) -> Workload {
+        let mut out = Workload::default();
+        let Some(w) = node.and_then(|n| self.obj(n, "workload", "the workload", WORKLOAD_KEYS)) else {
+            return out;
+        };
+        // Streams, KV buckets and object stores are all streams inside nats-server: one namespace.
+        let mut names: HashMap<String, Seen> = HashMap::new();
+        // Every stream's subjects so far, with its name and place: nats-server refuses overlapping ones.
+        let mut subject_owners: Vec<(String, String, String)> = Vec::new();
+        for (i, n) in self
+            .list(
+                w.get("streams"),
+                "workload.streams",
+                "[{ name: orders, msgs_per_s: 20000, ... }]",
+            )
+            .iter()
+            .enumerate()
+        {
+            self.stream(n, i, &mut names, &mut subject_owners, &mut out);
+        }
+        for (i, n) in self
+            .list(
+                w.get("kv"),
+                "workload.kv",
+                "[{ name: sessions, puts_per_s: 3000, ... }]",
+            )
+            .iter()
+            .enumerate()
+        {
+            self.kv(n, i, &mut names, &mut out);
+        }
+        for (i, n) in self
+            .list(
+                w.get("object_stores"),
+                "workload.object_stores",
+                "[{ name: blobs, puts_per_s: 50, ... }]",
+            )
+            .iter()
+            .enumerate()
+        {
+            self.object_store(n, i, &mut names, &mut out);
+        }
+        if let Some(c) = w.get("core") {
+            if let Some(o) = self.obj(c, "workload.core", "core NATS traffic", CORE_KEYS) {
+                let msgs_per_s = self
+                    .req(&o, "msgs_per_s", "500000")
+                    .and_then(|n| self.rate(n, &o.p("msgs_per_s"), "messages per second"));
+                let msg_size_bytes = self
+                    .req(&o, "msg_size", "128B")
+                    .and_then(|n| self.size(n, &o.p("msg_size")));
+                out.core = Some(CoreSpec {
+                    msgs_per_s: msgs_per_s.unwrap_or(0.0),
+                    msg_size_bytes: msg_size_bytes.unwrap_or(0),
+                });
+            }
+        }
+        let assets = out.streams.len() as u64
+            + out.kv.len() as u64
+            + out.object_stores.len() as u64
+            + out.streams.iter().map(|s| s.consumers as u64).sum::<u64>();
+        if assets > MAX_ASSETS {
+            self.err(
+                w.key_pos("streams").or(Some(w.pos)),
+                "workload",
+                format!(
+                    "{assets} streams, buckets, object stores and durable consumers; at most {MAX_ASSETS} are planned"
+                ),
+                "split the site, or plan a representative share of the streams",
+            );
+        }
+        out
+    }
+
+    /// `workload.streams[i]`.
+    fn stream(
+        &mut self,
+        n: &Node,
+        i: usize,
+        names: &mut HashMap<String, Seen>,
+        subject_owners: &mut Vec<(String, String, String)>,
+        out: &mut Workload,
+    ) {
+        let p = format!("workload.streams[{i}]");
+        let Some(o) = self.obj(n, &p, "a stream", STREAM_KEYS) else {
+            return;
+        };
+        let name = self.asset_name(&o, names, "orders");
+        let msgs_per_s = self
+            .req(&o, "msgs_per_s", "20000")
+            .and_then(|n| self.rate(n, &o.p("msgs_per_s"), "messages per second"));
+        let msg_size_bytes = self
+            .req(&o, "msg_size", "1KiB")
+            .and_then(|n| self.size(n, &o.p("msg_size")));
+        let retention_s = self.retention(&o, true);
+        let subject_bytes = o.get("subject_size").and_then(|n| self.size(n, &o.p("subject_size")));
+        let max_bytes = o
+            .get("max_bytes")
+            .and_then(|n| self.size_nonzero(n, &o.p("max_bytes"), "max_bytes"));
+        let replicas = o.get("replicas").and_then(|n| self.replicas(n, &o.p("replicas")));
+        let consumers = o
+            .get("consumers")
+            .and_then(|n| {
+                self.whole(
+                    n,
+                    &o.p("consumers"),
+                    "durable consumers",
+                    0,
+                    MAX_CONSUMERS_PER_STREAM as i64,
+                    "2 (each durable consumer of a replicated stream is its own RAFT group)",
+                )
+            })
+            .map(|x| x as u32);
+        let subjects = o
+            .get("subjects")
+            .map(|n| self.subjects(n, &o.p("subjects")))
+            .unwrap_or_default();
+        for (subj, pos, at) in &subjects {
+            if let Some((other, theirs_at, theirs)) = subject_owners
+                .iter()
+                .find(|(_, _, theirs)| crate::units::subjects_overlap(subj, theirs))
+            {
+                self.err(
+                    Some(*pos),
+                    at.clone(),
+                    format!(
+                        "subject '{subj}' overlaps '{theirs}' of stream {other} ({theirs_at}); nats-server \
+                         refuses streams whose subjects overlap"
+                    ),
+                    "give each stream its own subjects (e.g. orders.> and payments.>)",
+                );
+            } else {
+                subject_owners.push((name.clone(), at.clone(), subj.clone()));
+            }
+        }
+        let subjects: Vec<String> = subjects.into_iter().map(|(s, _, _)| s).collect();
+        out.streams.push(StreamSpec {
+            name,
+            msgs_per_s: msgs_per_s.unwrap_or(0.0),
+            msg_size_bytes: msg_size_bytes.unwrap_or(0),
+            subject_bytes: subject_bytes.unwrap_or(32),
+            retention_s: retention_s.unwrap_or(0.0),
+            replicas,
+            consumers: consumers.unwrap_or(0),
+            max_bytes,
+            subjects,
+        });
+    }
+
+    /// `workload.kv[i]`.
+    fn kv(&mut self, n: &Node, i: usize, names: &mut HashMap<String, Seen>, out: &mut Workload) {
+        let p = format!("workload.kv[{i}]");
+        let Some(o) = self.obj(n, &p, "a KV bucket", KV_KEYS) else {
+            return;
+        };
+        let name = self.asset_name(&o, names, "sessions");
+        let puts_per_s = self
+            .req(&o, "puts_per_s", "3000")
+            .and_then(|n| self.rate(n, &o.p("puts_per_s"), "puts per second"));
+        let value_size_bytes = self
+            .req(&o, "value_size", "512B")
+            .and_then(|n| self.size(n, &o.p("value_size")));
+        let key_bytes = o.get("key_size").and_then(|n| self.size(n, &o.p("key_size")));
+        let keys = self.req(&o, "keys", "1000000").and_then(|n| {
+            let k = self.count_u64(n, &o.p("keys"), "a key count", "1000000")?;
+            if k == 0 {
+                self.err(
+                    Some(n.pos),
+                    o.p("keys"),
+                    "a bucket needs at least one key",
+                    "give how many distinct keys the bucket holds",
+                );
+            }
+            Some(k)
+        });
+        let history = o
+            .get("history")
+            .and_then(|n| {
+                let h = self.whole(n, &o.p("history"), "history", i64::MIN, i64::MAX, "1")?;
+                if !(1..=64).contains(&h) {
+                    self.err(
+                        Some(n.pos),
+                        o.p("history"),
+                        format!("history must be 1..64 (nats-server's limit), got {h}"),
+                        "use 1 (latest value only) up to 64 values per key",
+                    );
+                    return None;
+                }
+                Some(h as u32)
+            })
+            .unwrap_or(1);
+        let replicas = o.get("replicas").and_then(|n| self.replicas(n, &o.p("replicas")));
+        out.kv.push(KvSpec {
+            name,
+            puts_per_s: puts_per_s.unwrap_or(0.0),
+            value_size_bytes: value_size_bytes.unwrap_or(0),
+            key_bytes: key_bytes.unwrap_or(32),
+            keys: keys.unwrap_or(0),
+            history,
+            replicas,
+        });
+    }
+
+    /// `workload.object_stores[i]`.
+    fn object_store(&mut self, n: &Node, i: usize, names: &mut HashMap<String, Seen>, out: &mut Workload) {
+        let p = format!("workload.object_stores[{i}]");
+        let Some(o) = self.obj(n, &p, "an object store", OBJ_KEYS) else {
+            return;
+        };
+        let name = self.asset_name(&o, names, "blobs");
+        let puts_per_s = self
+            .req(&o, "puts_per_s", "50")
+            .and_then(|n| self.rate(n, &o.p("puts_per_s"), "puts per second"));
+        let gets_per_s = o.get("gets_per_s").and_then(|n| {
+            let x = self.number(n, &o.p("gets_per_s"), "gets per second", "20")?;
+            if x < 0.0 {
+                self.err(
+                    Some(n.pos),
+                    o.p("gets_per_s"),
+                    format!("gets per second cannot be negative, got {}", fmt_num(x)),
+                    "write 0 or more",
+                );
+                return None;
+            }
+            Some(x)
+        });
+        let object_size_bytes = self
+            .req(&o, "object_size", "1MiB")
+            .and_then(|n| self.size_nonzero(n, &o.p("object_size"), "object_size"));
+        let retention_s = self.retention(&o, false);
+        let objects = o
+            .get("objects")
+            .and_then(|n| self.count_u64(n, &o.p("objects"), "an object count", "10000"));
+        if !o.has("retention") && !o.has("objects") {
+            self.err(
+                Some(o.pos),
+                &p,
+                "an object store needs retention or objects",
+                "add retention: 7d, or objects: N (how many are kept)",
+            );
+        }
+        let replicas = o.get("replicas").and_then(|n| self.replicas(n, &o.p("replicas")));
+        out.object_stores.push(ObjectStoreSpec {
+            name,
+            puts_per_s: puts_per_s.unwrap_or(0.0),
+            gets_per_s: gets_per_s.unwrap_or(0.0),
+            object_size_bytes: object_size_bytes.unwrap_or(0),
+            retention_s,
+            objects,
+            replicas,
+        });
+    }
+
+    /// A stream, bucket or object store name: required, usable by nats-server, unique among all three.
+    pub(super) fn asset_name(&mut self, o: &Obj<'_>, names: &mut HashMap<String, Seen>, example: &str) -> String {
+        let Some(n) = self.req(o, "name", example) else {
+            return String::new();
+        };
+        let Some(name) = self.text(n, &o.p("name"), example) else {
+            return String::new();
+        };
+        // nats-server rejects these in stream names (subjects and file paths are built from them):
+        // `isValidAssetName` (server/jetstream.go) refuses whitespace and `.*>\/`, and `JSMaxNameLen`
+        // (server/jetstream_api.go) names over 255 bytes. Control characters pass nats-server but not
+        // the file names emit writes.
+        if name.len() > MAX_ASSET_NAME_BYTES {
+            self.err(
+                Some(n.pos),
+                o.p("name"),
+                format!(
+                    "name is {} bytes long; at most {MAX_ASSET_NAME_BYTES} (nats-server's limit is 255 bytes and the \
+                     emitted <name>.json must fit a file name)",
+                    name.len()
+                ),
+                format!("shorten it, e.g. {example}"),
+            );
+        } else if name.chars().any(char::is_control) {
+            self.err(
+                Some(n.pos),
+                o.p("name"),
+                format!(
+                    "'{}' holds a control character (such as NUL)",
+                    clip(&name.escape_debug().to_string())
+                ),
+                format!("use letters, digits, '-' and '_', e.g. {example}"),
+            );
+        } else if name.is_empty() || name.chars().any(|c| c.is_whitespace() || ".*>/\\".contains(c)) {
+            self.err(
+                Some(n.pos),
+                o.p("name"),
+                format!("'{}' is not a valid name for nats-server", clip(&name)),
+                format!("use letters, digits, '-' and '_' (no spaces, '.', '*', '>', '/' or '\\'), e.g. {example}"),
+            );
+        }
+        match names.get(&name) {
+            Some(first) => self.err(
+                Some(n.pos),
+                o.p("name"),
+                format!("duplicate asset name '{name}' (first on line {})", first.line),
+                "streams, KV buckets and object stores need unique names (they are all streams in nats-server)",
+            ),
+            None => {
+                names.insert(
+                    name.clone(),
+                    Seen {
+                        line: n.pos.line,
+                        rack: None,
+                    },
+                );
+            }
+        }
+        name
+    }
+
+    pub(super) fn retention(&mut self, o: &Obj<'_>, required: bool) -> Option<f64> {
+        let n = if required {
+            self.req(o, "retention", "24h")?
+        } else {
+            o.get("retention")?
+        };
+        let s = self.duration_s(n, &o.p("retention"))?;
+        if s <= 0.0 {
+            self.err(
+                Some(n.pos),
+                o.p("retention"),
+                "retention cannot be zero",
+                "write how long messages are kept, e.g. 24h or 7d",
+            );
+            return None;
+        }
+        Some(s)
+    }
+}
