@@ -70,6 +70,13 @@ pub struct PredictArgs {
     /// `nats bench js pub`).
     #[arg(long, default_value = "1", value_name = "N")]
     pub batch: String,
+    /// js/kv: `sync` (each publisher waits for its ack) or `async` (a window of publishes in flight:
+    /// --window, else --batch when above 1, else 256). Default: sync with --batch 1, else async.
+    #[arg(long, value_name = "sync|async")]
+    pub publish: Option<String>,
+    /// js/kv: publishes in flight per async publisher (the same as --batch; with --publish async).
+    #[arg(long, value_name = "N")]
+    pub window: Option<String>,
     /// nats-server version to predict for (default: as calibrated); another version widens the band.
     #[arg(long, value_name = "VERSION")]
     pub nats_version: Option<String>,
@@ -213,6 +220,7 @@ pub fn shape(a: &PredictArgs, catalog: &Catalog) -> Result<Shape, Failure> {
     if !(1..=1_000_000).contains(&batch) {
         return Err(bad_input(anyhow!("--batch {batch} is out of range; use 1..1000000")));
     }
+    let batch = publish_window(a, batch)?;
     let server_name = a.server_model.clone().unwrap_or_else(|| catalog.default_server.clone());
     let server = catalog.server(&server_name).cloned().ok_or_else(|| {
         bad_input(anyhow!(
@@ -245,6 +253,34 @@ pub fn shape(a: &PredictArgs, catalog: &Catalog) -> Result<Shape, Failure> {
     })
 }
 
+/// The window the publish flags ask for: `--publish sync` is 1, `--publish async` takes `--window`, else
+/// `--batch` when above 1, else 256 (the planner's default window).
+fn publish_window(a: &PredictArgs, batch: u32) -> Result<u32, Failure> {
+    let window = match &a.window {
+        Some(w) => {
+            let v: u32 = num("window", w, "give publishes in flight per publisher, e.g. --window 256")?;
+            if !(1..=1_000_000).contains(&v) {
+                return Err(bad_input(anyhow!("--window {v} is out of range; use 1..1000000")));
+            }
+            Some(v)
+        }
+        None => None,
+    };
+    match a.publish.as_deref().map(|p| p.to_ascii_lowercase()) {
+        None => Ok(window.unwrap_or(batch)),
+        Some(p) if p == "sync" => {
+            if window.is_some_and(|w| w > 1) || batch > 1 {
+                return Err(bad_input(anyhow!(
+                    "--publish sync waits for each ack, so it takes no --window/--batch above 1; drop them or use --publish async"
+                )));
+            }
+            Ok(1)
+        }
+        Some(p) if p == "async" => Ok(window.unwrap_or(if batch > 1 { batch } else { 256 })),
+        Some(p) => Err(bad_input(anyhow!("--publish '{p}' is unknown; use sync or async"))),
+    }
+}
+
 /// The JSON document `predict --format json` prints.
 #[derive(Debug, Serialize)]
 pub struct PredictReport {
@@ -270,6 +306,8 @@ pub struct ShapeEcho {
     pub write_cache: bool,
     pub luns_per_group: u32,
     pub server_model: String,
+    /// js/kv: publishes in flight per worker (1 = synchronous publish).
+    pub window: u32,
 }
 
 pub fn run(g: &Global, a: PredictArgs) -> Result<Outcome, Failure> {
@@ -297,6 +335,7 @@ pub fn run(g: &Global, a: PredictArgs) -> Result<Outcome, Failure> {
             write_cache: sh.volume.write_cache,
             luns_per_group: sh.volume.luns_on_group,
             server_model: sh.server.name.clone(),
+            window: sh.batch,
         },
     };
     let bytes = match super::format(g) {
@@ -357,7 +396,31 @@ fn rows(r: &PredictReport) -> Vec<(String, String)> {
             "source".into(),
             format!("{}{}", p.source, if p.scaled { " (scaled: wider band)" } else { "" }),
         ),
+        (
+            "calibration".into(),
+            if p.extrapolation_distance > 0.0 {
+                format!(
+                    "{} (extrapolated to {}: distance {:.2}; `natsplan calibrate` on this hardware narrows it)",
+                    p.calibration, s.server_model, p.extrapolation_distance
+                )
+            } else {
+                p.calibration.clone()
+            },
+        ),
     ];
+    if matches!(p.kind, crate::perf::Kind::Js | crate::perf::Kind::Kv) {
+        v.insert(
+            1,
+            (
+                "publish".into(),
+                if s.window <= 1 {
+                    format!("sync · {} publishers", s.workers)
+                } else {
+                    format!("async · window {} · {} publishers", s.window, s.workers)
+                },
+            ),
+        );
+    }
     for n in &p.notes {
         v.push(("note".into(), n.clone()));
     }

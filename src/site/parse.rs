@@ -172,6 +172,9 @@ const STREAM_KEYS: &[&str] = &[
     "subject_size",
     "max_bytes",
     "subjects",
+    "publishers",
+    "publish",
+    "window",
 ];
 const KV_KEYS: &[&str] = &[
     "name",
@@ -181,6 +184,9 @@ const KV_KEYS: &[&str] = &[
     "keys",
     "history",
     "replicas",
+    "publishers",
+    "publish",
+    "window",
 ];
 const OBJ_KEYS: &[&str] = &[
     "name",
@@ -453,6 +459,49 @@ impl<'c> Validator<'c> {
                 None
             }
         }
+    }
+
+    /// `publishers`, `publish: sync|async` and `window` of a stream or bucket (issue 14); None when none given.
+    fn publish_spec(&mut self, o: &Obj) -> Option<PublishSpec> {
+        let publishers = o
+            .get("publishers")
+            .and_then(|n| self.whole(n, &o.p("publishers"), "publishers", 1, 1_000_000, "12"))
+            .map(|v| v as u32);
+        let window = o
+            .get("window")
+            .and_then(|n| self.whole(n, &o.p("window"), "publishes in flight", 1, 1_000_000, "256"))
+            .map(|v| v as u32);
+        let sync = o.get("publish").and_then(|n| {
+            let t = self.text(n, &o.p("publish"), "async")?;
+            match t.to_ascii_lowercase().as_str() {
+                "sync" => Some(true),
+                "async" => Some(false),
+                other => {
+                    self.err(
+                        Some(n.pos),
+                        o.p("publish"),
+                        format!("publish '{other}' is unknown"),
+                        "write publish: sync (each publisher waits for its ack) or publish: async (with a window)",
+                    );
+                    None
+                }
+            }
+        });
+        if sync == Some(true) && window.is_some_and(|w| w > 1) {
+            if let Some(n) = o.get("window") {
+                self.err(
+                    Some(n.pos),
+                    o.p("window"),
+                    "a window of publishes in flight needs publish: async",
+                    "drop window, or write publish: async",
+                );
+            }
+        }
+        (publishers.is_some() || sync.is_some() || window.is_some()).then_some(PublishSpec {
+            publishers,
+            sync,
+            window,
+        })
     }
 
     /// A stream's subjects: one subject or a list, each a valid NATS subject filter.
@@ -1513,6 +1562,9 @@ impl<'c> Validator<'c> {
                 }
             }
             let subjects: Vec<String> = subjects.into_iter().map(|(s, _, _)| s).collect();
+            if let Some(ps) = self.publish_spec(&o) {
+                out.publish.insert(name.clone(), ps);
+            }
             out.streams.push(StreamSpec {
                 name,
                 msgs_per_s: msgs_per_s.unwrap_or(0.0),
@@ -1575,6 +1627,9 @@ impl<'c> Validator<'c> {
                 })
                 .unwrap_or(1);
             let replicas = o.get("replicas").and_then(|n| self.replicas(n, &o.p("replicas")));
+            if let Some(ps) = self.publish_spec(&o) {
+                out.publish.insert(name.clone(), ps);
+            }
             out.kv.push(KvSpec {
                 name,
                 puts_per_s: puts_per_s.unwrap_or(0.0),
