@@ -399,6 +399,8 @@ pub struct StreamInput {
     pub fsync_s: f64,
     /// The fsync chain of one commit (leader then a follower) when measured on the host; None = 2 × fsync.
     pub commit_s: Option<f64>,
+    /// Seconds per byte an fsync spends writing the message out (1 ÷ the volume's write bandwidth).
+    pub fsync_byte_s: f64,
     /// One small store write: reference-core seconds.
     pub write_s: f64,
     /// Unloaded round trip of one synchronous publish at delayed sync: seconds.
@@ -501,10 +503,12 @@ pub fn stream_rate(t_l: f64, inp: &StreamInput) -> StreamRate {
         };
     }
     let f = inp.fsync_s;
+    // Each message's bytes go through an fsync once per replica on its way to the ack.
+    let t_l = t_l + (inp.bytes + AE_MSG_OVERHEAD) * inp.fsync_byte_s;
     if inp.replicas <= 1 {
         // R1: an fsync per stored message, in the publisher's read loop.
         let leader = 1.0 / (t_l + f);
-        let window = n / (tau + f);
+        let window = n / (tau + f + (inp.bytes + AE_MSG_OVERHEAD) * inp.fsync_byte_s);
         let (x, b) = if window < leader {
             (window, client)
         } else {
@@ -579,6 +583,7 @@ mod tests {
             publish: Publish { publishers, window },
             fsync_s: 0.4e-3,
             commit_s: None,
+            fsync_byte_s: 0.0,
             write_s: 3e-6,
             round_trip_s: 0.2e-3,
         }
