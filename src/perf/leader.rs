@@ -134,6 +134,8 @@ pub struct LeaderClass {
     /// rows (R1 always flushes in place) when it has them, else the probe's bare write, else 5 µs.
     pub write_s: f64,
     pub write_source: String,
+    /// True when the class measured R1 publishes (the cap "R>1 never above R1" then rests on data).
+    pub r1_measured: bool,
     /// Unloaded round trip of one synchronous publish, per replica count, from the class's sync rows.
     pub sync_round_trip_s: Vec<(u8, f64)>,
     pub probe: Option<StoreProbe>,
@@ -333,6 +335,7 @@ pub fn fit_classes(set: &CalibrationSet, catalog: &Catalog) -> Vec<LeaderClass> 
             unit_s: a,
             unit_byte_s: b,
             write_s: w,
+            r1_measured: write_source.ends_with("(R1 rows)"),
             write_source,
             sync_round_trip_s: rtt.into_iter().map(|(k, v)| (k, median(v))).collect(),
             probe,
@@ -637,6 +640,7 @@ mod tests {
                 unit_byte_s: 0.0,
                 write_s: 3e-6,
                 write_source: String::new(),
+                r1_measured: false,
                 sync_round_trip_s: vec![],
                 probe: None,
                 rms_log: 0.0,
@@ -665,6 +669,7 @@ mod tests {
             unit_byte_s: 0.0,
             write_s: 3e-6,
             write_source: String::new(),
+            r1_measured: false,
             sync_round_trip_s: vec![],
             probe: None,
             rms_log: 0.0,

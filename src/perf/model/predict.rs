@@ -232,16 +232,17 @@ fn js(c: &mut Ctx) -> Law {
         round_trip_s: round_trip,
     };
     // No row measured a replicated leader faster than an R1 one on the same host (lab: R1 150k, R3 121k
-    // msgs/s at 128 B): R>1 is never priced above R1 (the R1 path pays a store write per message, which
-    // the replicated store's async flush avoids, but the replicated leader does more per message).
-    let t_l = leader::leader_time_s(class, &host, &inp).max(leader::leader_time_s(
-        class,
-        &host,
-        &StreamInput {
+    // msgs/s at 128 B): where the class measured R1, R>1 is never priced above it (the R1 path pays a
+    // store write per message, which the replicated store's async flush avoids, but the replicated leader
+    // does more per message).
+    let mut t_l = leader::leader_time_s(class, &host, &inp);
+    if class.r1_measured && r > 1 {
+        let r1 = StreamInput {
             replicas: 1,
             ..inp.clone()
-        },
-    ));
+        };
+        t_l = t_l.max(leader::leader_time_s(class, &host, &r1));
+    }
     let rate = leader::stream_rate(t_l, &inp);
     let fsyncs = match (c.always, r > 1) {
         (false, _) => 0.0,
@@ -422,18 +423,18 @@ fn finish(mut c: Ctx, law: Law) -> Prediction {
             ));
         }
     }
-    if (sh.kind.is_jetstream_write() || sh.kind == Kind::ObjGet) && sh.kind != Kind::Js && sh.kind != Kind::Kv {
-        if c.always && !c.lat_measured {
-            c.scaled = true;
-            c.width = c.width.max(c.fit_w * 2.0).max(0.3);
-            c.notes.push(format!(
-                "fsync latency scaled through the catalog ({} / {} / {}{}): no fio calibration for this volume",
-                sh.volume.array.name,
-                sh.volume.disk.name,
-                sh.volume.raid.as_str(),
-                if sh.volume.write_cache { ", write cache on" } else { "" }
-            ));
-        }
+    // JetStream publishes and KV puts say how their fsync was priced in `js`.
+    let obj = matches!(sh.kind, Kind::ObjPut | Kind::ObjGet);
+    if obj && c.always && !c.lat_measured {
+        c.scaled = true;
+        c.width = c.width.max(c.fit_w * 2.0).max(0.3);
+        c.notes.push(format!(
+            "fsync latency scaled through the catalog ({} / {} / {}{}): no fio calibration for this volume",
+            sh.volume.array.name,
+            sh.volume.disk.name,
+            sh.volume.raid.as_str(),
+            if sh.volume.write_cache { ", write cache on" } else { "" }
+        ));
     }
     if sh.kind.is_jetstream_write() && r > 1 && sh.servers < r as u32 {
         c.notes
