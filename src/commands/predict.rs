@@ -93,7 +93,17 @@ fn num<T: std::str::FromStr>(flag: &str, v: &str, fix: &str) -> Result<T, Failur
 }
 
 /// Turn the flags into a shape, naming the flag and the fix on any error.
-pub fn shape(a: &PredictArgs, catalog: &Catalog) -> Result<Shape, Failure> {
+/// A calibration's own host as a server model (`--server-model ID` with `--calibration FILE`): predict for
+/// the machine the file measured, with its probe and round trips.
+fn calibrated_host(cal: &Calibration, name: &str) -> Option<crate::catalog::ServerModel> {
+    cal.terms
+        .leaders
+        .iter()
+        .find(|c| c.host.server_model.eq_ignore_ascii_case(name))
+        .map(|c| c.server_model())
+}
+
+pub fn shape(a: &PredictArgs, catalog: &Catalog, cal: &Calibration) -> Result<Shape, Failure> {
     let kind = Kind::parse(&a.kind).ok_or_else(|| {
         bad_input(anyhow!(
             "--kind '{}' is unknown; use one of: {}",
@@ -222,12 +232,20 @@ pub fn shape(a: &PredictArgs, catalog: &Catalog) -> Result<Shape, Failure> {
     }
     let batch = publish_window(a, batch)?;
     let server_name = a.server_model.clone().unwrap_or_else(|| catalog.default_server.clone());
-    let server = catalog.server(&server_name).cloned().ok_or_else(|| {
-        bad_input(anyhow!(
-            "--server-model '{server_name}' is not in the catalog; use one of: {}",
-            catalog.server_names().join(", ")
-        ))
-    })?;
+    let server = match catalog.server(&server_name) {
+        Some(m) => m.clone(),
+        None => calibrated_host(cal, &server_name).ok_or_else(|| {
+            bad_input(anyhow!(
+                "--server-model '{server_name}' is neither in the catalog nor a calibrated host; use one of: {}{}",
+                catalog.server_names().join(", "),
+                cal.terms
+                    .leaders
+                    .iter()
+                    .map(|c| format!(", {}", c.host.server_model))
+                    .collect::<String>()
+            ))
+        })?,
+    };
     Ok(Shape {
         kind,
         servers,
@@ -312,11 +330,11 @@ pub struct ShapeEcho {
 
 pub fn run(g: &Global, a: PredictArgs) -> Result<Outcome, Failure> {
     let catalog = super::catalog(g)?;
-    let sh = shape(&a, &catalog)?;
     let cal = match &a.calibration {
         Some(p) => Calibration::with_file(p).map_err(bad_input)?,
         None => Calibration::builtin(),
     };
+    let sh = shape(&a, &catalog, &cal)?;
     let p = predict_shape(&cal.terms, &catalog, &sh);
     let report = PredictReport {
         prediction: p,

@@ -175,6 +175,22 @@ impl LeaderClass {
     }
 }
 
+impl LeaderClass {
+    /// The class's own host as a catalog server model (to predict for the machine a file measured).
+    pub fn server_model(&self) -> ServerModel {
+        ServerModel {
+            name: self.host.server_model.clone(),
+            cores: self.host.cores.round().max(1.0) as u32,
+            memory_bytes: 8 << 30,
+            nic_bits_per_s: 10e9,
+            source: format!("the host calibration {} measured", self.id),
+            cpu_speed: self.host.cpu_speed,
+            co_located: self.host.co_located,
+            perf_source: format!("the host calibration {} measured", self.id),
+        }
+    }
+}
+
 /// One JetStream row reduced to what the class fit needs.
 struct JsRow {
     always: bool,
@@ -249,12 +265,13 @@ fn host_of(f: &CalibrationFile, catalog: &Catalog) -> (HostClass, bool) {
         .unwrap_or(3) as u32;
     (
         HostClass {
-            server_model: format!("{} host", f.id),
+            // Named after the file: `predict --calibration FILE --server-model ID` predicts for this host.
+            server_model: f.id.clone(),
             cores,
             cpu_speed: 1.0,
             co_located: if loopback { servers + 1 } else { 1 },
         },
-        true,
+        stated_cores.is_none(),
     )
 }
 

@@ -464,41 +464,13 @@ pub fn predict_layout(site: &Site, layout: &Layout, catalog: &Catalog, cal: &Cal
     };
     for (i, &s) in layout.servers.iter().enumerate() {
         let sm = server_model(site, catalog, s);
-        let vol = volume_of(site, layout, catalog, s);
-        let read_bw = vol
-            .as_ref()
-            .map(|v| {
-                let n = v.disks as f64;
-                (n * v.disk.read_bw_bytes_per_s).min(v.array.read_bw_bytes_per_s) / v.luns_on_group.max(1) as f64
-            })
-            .unwrap_or(f64::INFINITY);
-        let reread = terms.store.restart_read_bytes_per_s.min(read_bw);
-        let write_bw = vol
-            .as_ref()
-            .map(|v| v.group_write_bytes_per_s() / v.luns_on_group.max(1) as f64)
-            .unwrap_or(f64::INFINITY);
-        let catch_rate = (sm.nic_bits_per_s / 8.0 * CATCH_UP_NIC_SHARE)
-            .min(write_bw)
-            .min(terms.store.restart_read_bytes_per_s);
-        let dirty_s = interval_s.max(if sync == Sync::Always { 0.0 } else { 1.0 });
-        let heap = HEAP_BASE_BYTES + HEAP_PER_ASSET_BYTES * assets_on[i] as f64;
-        let page_cache = write_bps[i] / amp.max(1.0) * (HOT_WINDOW_S + dirty_s);
-        let sp = ServerPrediction {
-            name: site.servers[s].name.clone(),
-            write_bytes_per_s: write_bps[i],
-            burst_bytes: write_bps[i] * interval_s,
-            cpu_cores: cpu[i],
-            memory_bytes: heap + page_cache,
-            gomemlimit_bytes: heap * 1.5,
-            stored_bytes: stored[i],
-            restart_clean_s: CLEAN_RESTART_FIXED_S + assets_on[i] as f64 * CLEAN_RESTART_BLOCK_BYTES / reread,
-            restart_unclean_s: CLEAN_RESTART_FIXED_S + stored[i] / reread,
-            catch_up_s: stored[i] / catch_rate,
-            reattach_s: vol
-                .as_ref()
-                .filter(|_| layout.array_of(s).is_some_and(|a| site.arrays[a].owner.is_none()))
-                .map(|_| CLEAN_RESTART_FIXED_S + stored[i] / reread),
+        let load = ServerLoad {
+            write_bps: write_bps[i],
+            stored: stored[i],
+            cpu: cpu[i],
+            assets: assets_on[i],
         };
+        let sp = server_prediction(site, layout, catalog, terms, s, &sm, &load, interval_s, sync);
         if sp.cpu_cores > sm.cores as f64 {
             out.notes.push(format!(
                 "{}: predicted {:.1} cores busy, the server model has {}",
@@ -583,6 +555,65 @@ fn reach(rate: f64, f: &model::StreamFacts, ps: &crate::site::PublishSpec, serve
         f.ack_s * 1e3,
         if pubs == 1.0 { "" } else { "s" }
     ))
+}
+
+/// What one server carries, summed over the assets it holds.
+struct ServerLoad {
+    write_bps: f64,
+    stored: f64,
+    cpu: f64,
+    assets: usize,
+}
+
+/// One JetStream server's resources and times from its load and its volume.
+#[allow(clippy::too_many_arguments)]
+fn server_prediction(
+    site: &Site,
+    layout: &Layout,
+    catalog: &Catalog,
+    terms: &Terms,
+    s: ServerIdx,
+    sm: &ServerModel,
+    load: &ServerLoad,
+    interval_s: f64,
+    sync: Sync,
+) -> ServerPrediction {
+    let amp = terms.store.write_amplification;
+    let vol = volume_of(site, layout, catalog, s);
+    let read_bw = vol
+        .as_ref()
+        .map(|v| {
+            let n = v.disks as f64;
+            (n * v.disk.read_bw_bytes_per_s).min(v.array.read_bw_bytes_per_s) / v.luns_on_group.max(1) as f64
+        })
+        .unwrap_or(f64::INFINITY);
+    let reread = terms.store.restart_read_bytes_per_s.min(read_bw);
+    let write_bw = vol
+        .as_ref()
+        .map(|v| v.group_write_bytes_per_s() / v.luns_on_group.max(1) as f64)
+        .unwrap_or(f64::INFINITY);
+    let catch_rate = (sm.nic_bits_per_s / 8.0 * CATCH_UP_NIC_SHARE)
+        .min(write_bw)
+        .min(terms.store.restart_read_bytes_per_s);
+    let dirty_s = interval_s.max(if sync == Sync::Always { 0.0 } else { 1.0 });
+    let heap = HEAP_BASE_BYTES + HEAP_PER_ASSET_BYTES * load.assets as f64;
+    let page_cache = load.write_bps / amp.max(1.0) * (HOT_WINDOW_S + dirty_s);
+    ServerPrediction {
+        name: site.servers[s].name.clone(),
+        write_bytes_per_s: load.write_bps,
+        burst_bytes: load.write_bps * interval_s,
+        cpu_cores: load.cpu,
+        memory_bytes: heap + page_cache,
+        gomemlimit_bytes: heap * 1.5,
+        stored_bytes: load.stored,
+        restart_clean_s: CLEAN_RESTART_FIXED_S + load.assets as f64 * CLEAN_RESTART_BLOCK_BYTES / reread,
+        restart_unclean_s: CLEAN_RESTART_FIXED_S + load.stored / reread,
+        catch_up_s: load.stored / catch_rate,
+        reattach_s: vol
+            .as_ref()
+            .filter(|_| layout.array_of(s).is_some_and(|a| site.arrays[a].owner.is_none()))
+            .map(|_| CLEAN_RESTART_FIXED_S + load.stored / reread),
+    }
 }
 
 fn model_idle() -> f64 {
