@@ -138,6 +138,8 @@ pub struct LeaderClass {
     pub r1_measured: bool,
     /// Unloaded round trip of one synchronous publish, per replica count, from the class's sync rows.
     pub sync_round_trip_s: Vec<(u8, f64)>,
+    /// Contention (USL σ) between synchronous publishers, from sync rows at two publisher counts or more.
+    pub sync_contention: Option<f64>,
     pub probe: Option<StoreProbe>,
     /// Root-mean-square of log(predicted ÷ measured) over the rows the law was fitted to, and how many.
     pub rms_log: f64,
@@ -291,10 +293,9 @@ pub fn fit_classes(set: &CalibrationSet, catalog: &Catalog) -> Vec<LeaderClass> 
         }
         let (host, assumed) = host_of(f, catalog);
         let probe = probe_of(f);
-        let w = probe
-            .as_ref()
-            .map(|p| p.write_s * host.cpu_speed)
-            .unwrap_or(DEFAULT_WRITE_S);
+        // The in-place write nats-server pays is more than a bare `write` (the lab's R1 rows: 3.3 µs against
+        // the probe's 0.7 µs): without R1 rows the assumed 5 µs, never the probe's bare write.
+        let w = DEFAULT_WRITE_S;
         // Each leader-bound row gives the per-message work (delayed sync rows only: `always` is priced).
         let pts: Vec<(f64, f64)> = async_rows
             .iter()
@@ -315,14 +316,7 @@ pub fn fit_classes(set: &CalibrationSet, catalog: &Catalog) -> Vec<LeaderClass> 
             .map(|r| host.cpu_speed * stream_parallelism(1) / r.rate - (a + b * r.size))
             .collect();
         let (w, write_source) = if r1.is_empty() {
-            (
-                w,
-                if probe.is_some() {
-                    format!("{} (store probe: a bare write, a lower bound)", f.id)
-                } else {
-                    "assumed 5 µs".to_string()
-                },
-            )
+            (w, "assumed 5 µs (no R1 rows)".to_string())
         } else {
             (median(r1).max(1e-8), format!("{} (R1 rows)", f.id))
         };
@@ -337,6 +331,7 @@ pub fn fit_classes(set: &CalibrationSet, catalog: &Catalog) -> Vec<LeaderClass> 
             .filter(|r| r.sync_publish)
             .map(|r| r.publishers)
             .fold(f64::INFINITY, f64::min);
+        let sync_contention = sync_sigma(&rows, fewest);
         let mut rtt: Vec<(u8, Vec<f64>)> = Vec::new();
         for r in rows.iter().filter(|r| r.sync_publish && r.publishers == fewest) {
             let t = r.publishers / r.rate;
@@ -355,12 +350,35 @@ pub fn fit_classes(set: &CalibrationSet, catalog: &Catalog) -> Vec<LeaderClass> 
             r1_measured: write_source.ends_with("(R1 rows)"),
             write_source,
             sync_round_trip_s: rtt.into_iter().map(|(k, v)| (k, median(v))).collect(),
+            sync_contention,
             probe,
             rms_log: rms,
             rows: pts.len(),
         });
     }
     out
+}
+
+/// σ between synchronous publishers: rows with more publishers than the fewest, at the same replicas,
+/// against the fewest's round trip: rate = P ÷ (τ·(1 + σ·(P − 1))). None without such pairs.
+fn sync_sigma(rows: &[JsRow], fewest: f64) -> Option<f64> {
+    let base = |r: u8| {
+        let v: Vec<f64> = rows
+            .iter()
+            .filter(|x| x.sync_publish && x.replicas == r && x.publishers == fewest)
+            .map(|x| x.publishers / x.rate)
+            .collect();
+        (!v.is_empty()).then(|| median(v))
+    };
+    let sig: Vec<f64> = rows
+        .iter()
+        .filter(|r| r.sync_publish && r.publishers > fewest)
+        .filter_map(|r| {
+            let tau = base(r.replicas)?;
+            Some(((r.publishers / (r.rate * tau) - 1.0) / (r.publishers - 1.0)).clamp(0.0, 1.0))
+        })
+        .collect();
+    (!sig.is_empty()).then(|| median(sig))
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -406,6 +424,9 @@ pub struct Publish {
     pub publishers: f64,
     /// Publishes in flight per publisher (1 = synchronous).
     pub window: f64,
+    /// Contention between publishers for the host (USL σ): each publisher's round trip stretches by
+    /// 1 + σ·(publishers − 1).
+    pub contention: f64,
 }
 
 /// What one stream's leader, publish mode and sync mode allow.
@@ -502,7 +523,8 @@ pub fn leader_time_s(class: &LeaderClass, host: &HostClass, inp: &StreamInput) -
 /// leader's time per message, and under `always` the fsync cycle of the leader loop.
 pub fn stream_rate(t_l: f64, inp: &StreamInput) -> StreamRate {
     let n = (inp.publish.publishers * inp.publish.window).max(1.0);
-    let tau = inp.round_trip_s.max(1e-6);
+    let p = inp.publish.publishers.max(1.0);
+    let tau = inp.round_trip_s.max(1e-6) * (1.0 + inp.publish.contention.clamp(0.0, 1.0) * (p - 1.0));
     let sync_pub = inp.publish.window <= 1.0;
     let client = if sync_pub {
         Binding::SyncRoundTrips
@@ -600,7 +622,11 @@ mod tests {
             replicas: r,
             bytes: 128.0,
             always,
-            publish: Publish { publishers, window },
+            publish: Publish {
+                publishers,
+                window,
+                contention: 0.0,
+            },
             fsync_s: 0.4e-3,
             commit_s: None,
             fsync_byte_s: 0.0,
@@ -659,6 +685,7 @@ mod tests {
                 write_source: String::new(),
                 r1_measured: false,
                 sync_round_trip_s: vec![],
+                sync_contention: None,
                 probe: None,
                 rms_log: 0.0,
                 rows: 1,
@@ -688,6 +715,7 @@ mod tests {
             write_source: String::new(),
             r1_measured: false,
             sync_round_trip_s: vec![],
+            sync_contention: None,
             probe: None,
             rms_log: 0.0,
             rows: 3,

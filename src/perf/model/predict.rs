@@ -197,13 +197,15 @@ fn js(c: &mut Ctx) -> Law {
     // The class's own server model: its probe and its measured round trips apply as they are.
     let own_host = class.host.server_model.eq_ignore_ascii_case(&host.server_model);
     // One synchronous publish at delayed sync: the class's own sync rows on its own host, else the KV
-    // putter's per-operation time plus seed 000's replication round (the sum the old model used).
+    // putter's per-operation time plus the object fit's replication round (the sum the old model used).
     let measured_rtt = class
         .sync_round_trip_s
         .iter()
         .find(|(k, _)| *k == r)
         .map(|(_, t)| *t)
-        .filter(|_| own_host);
+        // A KV put is heavier than a bare publish (subject mapping, headers): the sync-publish rows price
+        // JetStream publishes only (the held-out KV shape came out 3x too fast with them).
+        .filter(|_| own_host && sh.kind == Kind::Js);
     let mut round_trip = terms.js.op_s + s * o.byte_s;
     if r > 1 {
         round_trip += o.rep_round_s + o.rep_byte_s * (r as f64 - 1.0) * s;
@@ -224,6 +226,9 @@ fn js(c: &mut Ctx) -> Law {
         publish: Publish {
             publishers: c.w,
             window,
+            // Synchronous clients contend for the host: the class's own σ when its sync rows vary the
+            // publishers, else the object fit's σ between concurrent clients (what the old model used).
+            contention: class.sync_contention.filter(|_| own_host).unwrap_or(o.sigma),
         },
         fsync_s,
         commit_s: probe.and_then(|p| p.commit_s),
