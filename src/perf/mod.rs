@@ -176,8 +176,13 @@ impl Predicted {
             .find(|a| a.required_per_s > a.ops_per_s && a.required_per_s <= a.band.high)
             .map(|a| {
                 format!(
-                    "{} needs {:.0}/s, above the predicted {:.0}/s but inside its band ({:.0}–{:.0})",
-                    a.name, a.required_per_s, a.ops_per_s, a.band.low, a.band.high
+                    "{} needs {:.0}/s, above the predicted {:.0}/s but inside its band ({:.0}–{:.0}){}",
+                    a.name,
+                    a.required_per_s,
+                    a.ops_per_s,
+                    a.band.low,
+                    a.band.high,
+                    a.reach.as_ref().map(|r| format!("; {r}")).unwrap_or_default()
                 )
             })
     }
