@@ -9,6 +9,7 @@
 //! and estimates each term's uncertainty. This file runs the steps in order.
 
 pub mod plan;
+pub mod probe;
 pub mod quality;
 pub mod runner;
 pub mod write;
@@ -320,6 +321,7 @@ fn run_on(
         sync: sync_str(sync).into(),
     };
     let mut file = write::build(&header, &plan.points, &runlog.measurements, &ctx);
+    store_probe(&mut file, opts, log, &mut notes);
     let quality = quality::assess(
         &file,
         &plan.points,
@@ -364,6 +366,42 @@ fn run_on(
         fit_quality: quality,
         notes,
     })
+}
+
+/// Probe the store's write and fsync latency when the cluster runs on this machine (every server on
+/// loopback), so the file can price `sync_interval: always` (perf::leader); elsewhere say how to get one.
+fn store_probe(file: &mut CalibrationFile, opts: &CalibrateOptions, log: &dyn Fn(&str), notes: &mut Vec<String>) {
+    let local = !opts.conn.servers.is_empty()
+        && opts
+            .conn
+            .servers
+            .iter()
+            .all(|s| s.contains("127.0.0.1") || s.contains("localhost") || s.contains("[::1]"));
+    if !local {
+        notes.push(
+            "no store probe: the servers are not on this machine; `always` will be priced through the catalog's volume latency".into(),
+        );
+        return;
+    }
+    let dir = std::env::temp_dir();
+    let fs = file
+        .hardware
+        .get("store_filesystem")
+        .and_then(|v| v.as_str())
+        .unwrap_or("unknown")
+        .to_string();
+    match probe::run(&dir) {
+        Ok(p) => {
+            log(&format!(
+                "calibrate: store probe in {}: write {:.1} µs, fsync {:.3} ms",
+                dir.display(),
+                p.write_s * 1e6,
+                p.fsync_s * 1e3
+            ));
+            file.series.push(probe::series(&p, &dir, &fs));
+        }
+        Err(e) => notes.push(format!("store probe in {} failed: {e}", dir.display())),
+    }
 }
 
 pub fn sync_str(s: Sync) -> &'static str {

@@ -57,6 +57,12 @@ pub struct Point {
 }
 
 impl Point {
+    /// A JetStream point published synchronously (one publish in flight per publisher): its rate is the
+    /// round trip of one publish, which prices sync publishing and KV puts at R>1 (perf::leader).
+    pub fn sync_publish(&self) -> bool {
+        self.kind == Kind::Js && self.id.starts_with("jssync-")
+    }
+
     /// The shape key verify's rows are compared with (kind, size, replicas, workers, subscribers, rate).
     pub fn key(&self) -> (Kind, u64, u8, u32, u32, Option<u64>) {
         (
@@ -191,6 +197,14 @@ pub fn all_points(max_replicas: u8) -> Vec<Point> {
         v.push(pt(Kind::Js, "js", size, rb, 2, 0, "size", holdout, optional));
     }
     v.push(pt(Kind::Js, "js", 2 * k, rb, 3, 0, "combined", true, true));
+    // One synchronous publisher at R{rb}: the unloaded round trip of one publish (issue 14: without it the
+    // round trip came from the KV putter plus the object fit's replication round, 2.5x too long).
+    v.push(pt(Kind::Js, "jssync", 128, rb, 1, 0, "base", false, true));
+    // One async publisher at R1: R1 writes every message in place (stream.go: no async flush below R2),
+    // which prices the in-place write `always` adds to every replica at R>1 (perf::leader).
+    if rb > 1 {
+        v.push(pt(Kind::Js, "js", 128, 1, 1, 0, "replicas", false, true));
+    }
     // The KV putter: one client, R1, synchronous puts.
     v.push(pt(Kind::Kv, "kv", 512, 1, 1, 0, "base", false, false));
     // Core: subscribers 1, 3, 6 at 64 B and 2 KiB with two publishers; one publisher alone for its ceiling.

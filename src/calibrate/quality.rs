@@ -21,10 +21,15 @@ pub fn fit(file: &CalibrationFile) -> anyhow::Result<Calibration> {
 /// Predict a point's shape as verify predicts its rows with no layout given: seed 000's RAID 1 volume
 /// (the measured rows are keyed to it, see `write::REFERENCE_RAID`) and the catalog's default server.
 pub fn predict_point(terms: &Terms, cat: &Catalog, p: &Point, servers: u32, sync: Sync) -> Prediction {
-    let server = cat
-        .server(&cat.default_server)
-        .cloned()
-        .unwrap_or_else(|| cat.servers[0].clone());
+    // The measured file's own host when it priced the stream leader (its js rows replace the built-in
+    // ones, so its class is the only one), else the catalog's default server.
+    let server = match terms.leaders.as_slice() {
+        [only] => only.server_model(),
+        _ => cat
+            .server(&cat.default_server)
+            .cloned()
+            .unwrap_or_else(|| cat.servers[0].clone()),
+    };
     let shape = Shape {
         kind: p.kind,
         servers,
@@ -38,7 +43,11 @@ pub fn predict_point(terms: &Terms, cat: &Catalog, p: &Point, servers: u32, sync
         volume: VolumeSpec::seed000(cat, Raid::Raid1, 1),
         server,
         rate: p.rate_per_s,
-        batch: if p.kind == Kind::Js { JS_WINDOW as u32 } else { 1 },
+        batch: if p.kind == Kind::Js && !p.sync_publish() {
+            JS_WINDOW as u32
+        } else {
+            1
+        },
         nats_version: None,
     };
     let mut pr = predict_shape(terms, cat, &shape);

@@ -51,8 +51,12 @@ pub fn workload(p: &Point) -> Workload {
             pubs: p.workers as usize,
             replicas: p.replicas as usize,
             storage: Storage::File,
-            publish: PublishMode::Async,
-            window: JS_WINDOW,
+            publish: if p.sync_publish() {
+                PublishMode::Sync
+            } else {
+                PublishMode::Async
+            },
+            window: if p.sync_publish() { 1 } else { JS_WINDOW },
         },
         Kind::Kv => Workload::Kv {
             clients: p.workers as usize,

@@ -60,6 +60,7 @@ pub fn row(p: &Point, m: &Measurement, ctx: &RowContext) -> Row {
         consumers: matches!(p.kind, Kind::ObjPut).then_some(0),
         consumers_placement: None,
         publish_mode: match p.kind {
+            Kind::Js if p.sync_publish() => Some("sync".into()),
             Kind::Js => Some("async".into()),
             Kind::Kv | Kind::ObjPut => Some("sync".into()),
             _ => None,
@@ -79,6 +80,7 @@ pub fn row(p: &Point, m: &Measurement, ctx: &RowContext) -> Row {
                 p.workers,
                 p.replicas
             )),
+            (false, Kind::Js) if p.sync_publish() => Some("synchronous publishes: one in flight per publisher".into()),
             (false, Kind::Js) => Some(format!("{JS_WINDOW} async publishes in flight per publisher")),
             _ => None,
         },

@@ -66,6 +66,14 @@ pub struct ServerModel {
     pub memory_bytes: u64,
     pub nic_bits_per_s: f64,
     pub source: String,
+    /// Single-thread speed relative to the reference core (1.0 = the loopback lab's AMD EPYC vCPU, where
+    /// `calibration/lab-loopback-js.yaml` was measured); the stream leader's per-message work scales by it.
+    pub cpu_speed: f64,
+    /// Busy processes sharing these cores under load: 1 for a dedicated server; the loopback lab runs three
+    /// servers and the load generator on its two cores (4).
+    pub co_located: u32,
+    /// Where the speed and sharing figures come from (an assumption says so).
+    pub perf_source: String,
 }
 
 /// A number with the document it came from.
@@ -260,6 +268,11 @@ impl Catalog {
                 cores: r.cores,
                 nic_bits_per_s: r.nic_bps,
                 source: r.source,
+                cpu_speed: r.cpu_speed.unwrap_or(1.0),
+                co_located: r.co_located.unwrap_or(1).max(1),
+                perf_source: r
+                    .perf_source
+                    .unwrap_or_else(|| "cpu_speed 1.0 and a dedicated host assumed (not given)".into()),
             });
         }
         check_name_lengths(&out, [&da, &dd, &ds])?;
@@ -365,6 +378,12 @@ struct RawServer {
     memory: String,
     nic_bps: f64,
     source: String,
+    #[serde(default)]
+    cpu_speed: Option<f64>,
+    #[serde(default)]
+    co_located: Option<u32>,
+    #[serde(default)]
+    perf_source: Option<String>,
 }
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]

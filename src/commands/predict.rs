@@ -7,7 +7,7 @@ use crate::catalog::Catalog;
 use crate::cli::{Format, Global};
 use crate::error::{bad_input, Failure, Outcome};
 use crate::layout::Raid;
-use crate::perf::{predict_shape, Kind, Shape, Sync, VolumeSpec};
+use crate::perf::{predict_shape, Calibration, Kind, Shape, Sync, VolumeSpec};
 use crate::report::predict::{PredictReport, ShapeEcho};
 use crate::units::{parse_size, SyncMode};
 use anyhow::anyhow;
@@ -70,6 +70,13 @@ pub struct PredictArgs {
     /// `nats bench js pub`).
     #[arg(long, default_value = "1", value_name = "N")]
     pub batch: String,
+    /// js/kv: `sync` (each publisher waits for its ack) or `async` (a window of publishes in flight:
+    /// --window, else --batch when above 1, else 256). Default: sync with --batch 1, else async.
+    #[arg(long, value_name = "sync|async")]
+    pub publish: Option<String>,
+    /// js/kv: publishes in flight per async publisher (the same as --batch; with --publish async).
+    #[arg(long, value_name = "N")]
+    pub window: Option<String>,
     /// nats-server version to predict for (default: as calibrated); another version widens the band.
     #[arg(long, value_name = "VERSION")]
     pub nats_version: Option<String>,
@@ -142,7 +149,17 @@ fn volume(a: &PredictArgs, catalog: &Catalog) -> Result<VolumeSpec, Failure> {
 }
 
 /// Turn the flags into a shape, naming the flag and the fix on any error.
-pub fn shape(a: &PredictArgs, catalog: &Catalog) -> Result<Shape, Failure> {
+/// A calibration's own host as a server model (`--server-model ID` with `--calibration FILE`): predict for
+/// the machine the file measured, with its probe and round trips.
+fn calibrated_host(cal: &Calibration, name: &str) -> Option<crate::catalog::ServerModel> {
+    cal.terms
+        .leaders
+        .iter()
+        .find(|c| c.host.server_model.eq_ignore_ascii_case(name))
+        .map(|c| c.server_model())
+}
+
+pub fn shape(a: &PredictArgs, catalog: &Catalog, cal: &Calibration) -> Result<Shape, Failure> {
     let kind = Kind::parse(&a.kind).ok_or_else(|| {
         bad_input(anyhow!(
             "--kind '{}' is unknown; use one of: {}",
@@ -226,13 +243,22 @@ pub fn shape(a: &PredictArgs, catalog: &Catalog) -> Result<Shape, Failure> {
     if !(1..=1_000_000).contains(&batch) {
         return Err(bad_input(anyhow!("--batch {batch} is out of range; use 1..1000000")));
     }
+    let batch = publish_window(a, batch)?;
     let server_name = a.server_model.clone().unwrap_or_else(|| catalog.default_server.clone());
-    let server = catalog.server(&server_name).cloned().ok_or_else(|| {
-        bad_input(anyhow!(
-            "--server-model '{server_name}' is not in the catalog; use one of: {}",
-            catalog.server_names().join(", ")
-        ))
-    })?;
+    let server = match catalog.server(&server_name) {
+        Some(m) => m.clone(),
+        None => calibrated_host(cal, &server_name).ok_or_else(|| {
+            bad_input(anyhow!(
+                "--server-model '{server_name}' is neither in the catalog nor a calibrated host; use one of: {}{}",
+                catalog.server_names().join(", "),
+                cal.terms
+                    .leaders
+                    .iter()
+                    .map(|c| format!(", {}", c.host.server_model))
+                    .collect::<String>()
+            ))
+        })?,
+    };
     Ok(Shape {
         kind,
         servers,
@@ -251,10 +277,38 @@ pub fn shape(a: &PredictArgs, catalog: &Catalog) -> Result<Shape, Failure> {
     })
 }
 
+/// The window the publish flags ask for: `--publish sync` is 1, `--publish async` takes `--window`, else
+/// `--batch` when above 1, else 256 (the planner's default window).
+fn publish_window(a: &PredictArgs, batch: u32) -> Result<u32, Failure> {
+    let window = match &a.window {
+        Some(w) => {
+            let v: u32 = num("window", w, "give publishes in flight per publisher, e.g. --window 256")?;
+            if !(1..=1_000_000).contains(&v) {
+                return Err(bad_input(anyhow!("--window {v} is out of range; use 1..1000000")));
+            }
+            Some(v)
+        }
+        None => None,
+    };
+    match a.publish.as_deref().map(|p| p.to_ascii_lowercase()) {
+        None => Ok(window.unwrap_or(batch)),
+        Some(p) if p == "sync" => {
+            if window.is_some_and(|w| w > 1) || batch > 1 {
+                return Err(bad_input(anyhow!(
+                    "--publish sync waits for each ack, so it takes no --window/--batch above 1; drop them or use --publish async"
+                )));
+            }
+            Ok(1)
+        }
+        Some(p) if p == "async" => Ok(window.unwrap_or(if batch > 1 { batch } else { 256 })),
+        Some(p) => Err(bad_input(anyhow!("--publish '{p}' is unknown; use sync or async"))),
+    }
+}
+
 pub fn run(g: &Global, a: PredictArgs) -> Result<Outcome, Failure> {
     let catalog = super::catalog(g)?;
-    let sh = shape(&a, &catalog)?;
     let (cal, _) = crate::plan::inputs::load_calibration(a.calibration.as_deref())?;
+    let sh = shape(&a, &catalog, &cal)?;
     let p = predict_shape(&cal.terms, &catalog, &sh);
     let report = PredictReport {
         prediction: p,

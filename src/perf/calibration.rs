@@ -14,7 +14,7 @@ use std::path::Path;
 pub const SCHEMA: &str = "natsplan-calibration/1";
 
 /// The built-in files: (file name, text).
-pub const BUILTIN_FILES: [(&str, &str); 6] = [
+pub const BUILTIN_FILES: [(&str, &str); 8] = [
     (
         "seed000-ef600-objstore.yaml",
         include_str!("../../calibration/seed000-ef600-objstore.yaml"),
@@ -39,10 +39,19 @@ pub const BUILTIN_FILES: [(&str, &str); 6] = [
         "seed003-kafka-ontap.yaml",
         include_str!("../../calibration/seed003-kafka-ontap.yaml"),
     ),
+    (
+        "nats-docs-bench.yaml",
+        include_str!("../../calibration/nats-docs-bench.yaml"),
+    ),
+    (
+        "lab-loopback-js.yaml",
+        include_str!("../../calibration/lab-loopback-js.yaml"),
+    ),
 ];
 
 /// Row kinds the schema knows; anything else is a typo.
-pub const KINDS: [&str; 15] = [
+pub const KINDS: [&str; 16] = [
+    "store-probe",
     "obj-put",
     "obj-get",
     "js",
@@ -361,10 +370,12 @@ impl CalibrationSet {
         CalibrationSet { files }
     }
 
-    /// Add a user file. Its rows replace every built-in row of the kinds it has (so a measured `obj-put`
+    /// Add a user file. Its fittable rows replace every built-in row of the kinds they have (so a measured `obj-put`
     /// ladder replaces seed 000's), and a file with the same id replaces that file outright.
     pub fn with_file(mut self, f: CalibrationFile) -> CalibrationSet {
-        let kinds: Vec<String> = f.rows().map(|r| r.kind.clone()).collect();
+        // Only kinds the file can calibrate replace: rows kept out of every fit (`fit: false`, e.g. the NATS
+        // docs' figures the tests check against) leave the built-in rows of their kind in place.
+        let kinds: Vec<String> = f.rows().filter(|r| r.fit).map(|r| r.kind.clone()).collect();
         self.files.retain(|g| g.id != f.id);
         for g in &mut self.files {
             for s in &mut g.series {

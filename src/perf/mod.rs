@@ -9,6 +9,7 @@
 pub mod calibration;
 pub mod curves;
 pub mod fit;
+pub mod leader;
 pub mod model;
 
 pub use calibration::{CalibrationFile, CalibrationSet};
@@ -68,6 +69,18 @@ pub struct AssetPrediction {
     pub headroom: f64,
     pub source: String,
     pub scaled: bool,
+    /// The calibration file (id) that priced this prediction (for streams: the stream leader's host class).
+    pub calibration: String,
+    /// Distance from that calibration's hardware to this layout's (0 = its own host class); a verdict on a
+    /// prediction with distance > 0 rests on an extrapolation, and the report suggests `natsplan calibrate`.
+    pub extrapolation_distance: f64,
+    /// The publish mode priced (streams and KV): from the site, or the assumption (async, window 256, as
+    /// many publishers as the rate needs) when the site gives none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub publish: Option<String>,
+    /// What reaches the required rate with this leader: publishers or window (streams and KV).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reach: Option<String>,
 }
 
 /// Per JetStream server: load, resources and times.
@@ -130,10 +143,20 @@ impl Predicted {
     pub fn cannot_carry(&self) -> Option<String> {
         for a in &self.streams {
             if a.required_per_s > a.band.high {
-                return Some(format!(
-                    "{} needs {:.0}/s but is predicted to carry {:.0}/s ({:.0}–{:.0}), bound by {}",
-                    a.name, a.required_per_s, a.ops_per_s, a.band.low, a.band.high, a.bottleneck
-                ));
+                let mut why = format!(
+                    "{} needs {:.0}/s but is predicted to carry {:.0}/s ({:.0}–{:.0}), bound by {} (priced by {})",
+                    a.name, a.required_per_s, a.ops_per_s, a.band.low, a.band.high, a.bottleneck, a.calibration
+                );
+                if let Some(r) = &a.reach {
+                    why.push_str(&format!("; {r}"));
+                }
+                if a.extrapolation_distance > 0.0 {
+                    why.push_str(&format!(
+                        "; this rests on a prediction extrapolated from {} (distance {:.2}): run `natsplan calibrate` on this hardware and pass --calibration",
+                        a.calibration, a.extrapolation_distance
+                    ));
+                }
+                return Some(why);
             }
         }
         if self.headroom < 1.0 && self.headroom_limited_by.starts_with("volume group") {
@@ -153,8 +176,13 @@ impl Predicted {
             .find(|a| a.required_per_s > a.ops_per_s && a.required_per_s <= a.band.high)
             .map(|a| {
                 format!(
-                    "{} needs {:.0}/s, above the predicted {:.0}/s but inside its band ({:.0}–{:.0})",
-                    a.name, a.required_per_s, a.ops_per_s, a.band.low, a.band.high
+                    "{} needs {:.0}/s, above the predicted {:.0}/s but inside its band ({:.0}–{:.0}){}",
+                    a.name,
+                    a.required_per_s,
+                    a.ops_per_s,
+                    a.band.low,
+                    a.band.high,
+                    a.reach.as_ref().map(|r| format!("; {r}")).unwrap_or_default()
                 )
             })
     }
@@ -162,7 +190,8 @@ impl Predicted {
 
 /// Clients assumed for an asset's capacity: enough that the USL limit (the leader) binds.
 const CAPACITY_WORKERS: u32 = 1024;
-/// Publishes in flight per asynchronous publisher when sizing a stream's capacity.
+/// Publishes in flight per asynchronous publisher when the site gives no publish mode (the issue-14
+/// default; nats bench's own is 500).
 const ASYNC_WINDOW: u32 = 256;
 /// Recent data consumers are assumed to re-read from the page cache (seconds of writes kept hot).
 const HOT_WINDOW_S: f64 = 60.0;
@@ -319,23 +348,24 @@ pub fn predict_layout(site: &Site, layout: &Layout, catalog: &Catalog, cal: &Cal
                     .push(format!("{}: its leader's server has no volume in this layout", d.name));
                 continue;
             };
+            let ps = site.workload.publish.get(&d.name).copied().unwrap_or_default();
+            let (workers, batch, publish) = publish_mode(d.kind, &ps);
             let shape = Shape {
                 kind: d.kind,
                 servers: n_servers.max(1),
                 replicas: a.replicas,
                 sync,
                 size_bytes: d.size.max(1),
-                workers: CAPACITY_WORKERS,
+                workers,
                 subscribers: 0,
                 consumers: d.consumers,
                 consumers_spread: true,
                 volume,
                 server: server_model(site, catalog, leader),
                 rate: Some(d.rate),
-                // Capacity means what the servers can carry: a stream's publishers at such rates publish
-                // asynchronously (nats bench's default window), so the leader sets the pace, not one round
-                // trip per message. KV puts and object chunks stay one round trip each, as clients do them.
-                batch: if d.kind == Kind::Js { ASYNC_WINDOW } else { 1 },
+                // Capacity means what the servers can carry with the site's publish mode, or without one
+                // with enough asynchronous publishers that the leader sets the pace (`publish_mode`).
+                batch,
                 nats_version: None,
             };
             let p = predict_shape(terms, catalog, &shape);
@@ -381,6 +411,10 @@ pub fn predict_layout(site: &Site, layout: &Layout, catalog: &Catalog, cal: &Cal
                     1.0,
                 );
             }
+            let reach = p
+                .stream
+                .as_ref()
+                .and_then(|f| reach(d.rate, f, &ps, &site.servers[leader].model));
             out.streams.push(AssetPrediction {
                 name: d.name,
                 kind: d.kind,
@@ -391,6 +425,10 @@ pub fn predict_layout(site: &Site, layout: &Layout, catalog: &Catalog, cal: &Cal
                 headroom,
                 source: p.source,
                 scaled: p.scaled,
+                calibration: p.calibration,
+                extrapolation_distance: p.extrapolation_distance,
+                publish,
+                reach,
             });
         }
     }
@@ -431,41 +469,13 @@ pub fn predict_layout(site: &Site, layout: &Layout, catalog: &Catalog, cal: &Cal
     };
     for (i, &s) in layout.servers.iter().enumerate() {
         let sm = server_model(site, catalog, s);
-        let vol = volume_of(site, layout, catalog, s);
-        let read_bw = vol
-            .as_ref()
-            .map(|v| {
-                let n = v.disks as f64;
-                (n * v.disk.read_bw_bytes_per_s).min(v.array.read_bw_bytes_per_s) / v.luns_on_group.max(1) as f64
-            })
-            .unwrap_or(f64::INFINITY);
-        let reread = terms.store.restart_read_bytes_per_s.min(read_bw);
-        let write_bw = vol
-            .as_ref()
-            .map(|v| v.group_write_bytes_per_s() / v.luns_on_group.max(1) as f64)
-            .unwrap_or(f64::INFINITY);
-        let catch_rate = (sm.nic_bits_per_s / 8.0 * CATCH_UP_NIC_SHARE)
-            .min(write_bw)
-            .min(terms.store.restart_read_bytes_per_s);
-        let dirty_s = interval_s.max(if sync == Sync::Always { 0.0 } else { 1.0 });
-        let heap = HEAP_BASE_BYTES + HEAP_PER_ASSET_BYTES * assets_on[i] as f64;
-        let page_cache = write_bps[i] / amp.max(1.0) * (HOT_WINDOW_S + dirty_s);
-        let sp = ServerPrediction {
-            name: site.servers[s].name.clone(),
-            write_bytes_per_s: write_bps[i],
-            burst_bytes: write_bps[i] * interval_s,
-            cpu_cores: cpu[i],
-            memory_bytes: heap + page_cache,
-            gomemlimit_bytes: heap * 1.5,
-            stored_bytes: stored[i],
-            restart_clean_s: CLEAN_RESTART_FIXED_S + assets_on[i] as f64 * CLEAN_RESTART_BLOCK_BYTES / reread,
-            restart_unclean_s: CLEAN_RESTART_FIXED_S + stored[i] / reread,
-            catch_up_s: stored[i] / catch_rate,
-            reattach_s: vol
-                .as_ref()
-                .filter(|_| layout.array_of(s).is_some_and(|a| site.arrays[a].owner.is_none()))
-                .map(|_| CLEAN_RESTART_FIXED_S + stored[i] / reread),
+        let load = ServerLoad {
+            write_bps: write_bps[i],
+            stored: stored[i],
+            cpu: cpu[i],
+            assets: assets_on[i],
         };
+        let sp = server_prediction(site, layout, catalog, terms, s, &sm, &load, interval_s, sync);
         if sp.cpu_cores > sm.cores as f64 {
             out.notes.push(format!(
                 "{}: predicted {:.1} cores busy, the server model has {}",
@@ -495,6 +505,120 @@ pub fn predict_layout(site: &Site, layout: &Layout, catalog: &Catalog, cal: &Cal
             .push("the workload names no stream, KV bucket or object store this layout places".into());
     }
     out
+}
+
+/// Publishers, window and the description of the publish mode priced for a demand. Streams without a
+/// site publish mode: async, window 256, as many publishers as the rate needs (the leader sets the pace).
+/// KV puts are one round trip each unless the site says otherwise; object stores are not publish-priced.
+fn publish_mode(kind: Kind, ps: &crate::site::PublishSpec) -> (u32, u32, Option<String>) {
+    let default_sync = kind == Kind::Kv;
+    let sync = ps.sync.unwrap_or(default_sync);
+    let window = if sync { 1 } else { ps.window.unwrap_or(ASYNC_WINDOW) };
+    let workers = ps.publishers.unwrap_or(CAPACITY_WORKERS);
+    let described = match kind {
+        Kind::Js | Kind::Kv => Some(format!(
+            "{} publish{}, {}{}",
+            if sync { "sync" } else { "async" },
+            if sync {
+                String::new()
+            } else {
+                format!(" with a window of {window}")
+            },
+            match ps.publishers {
+                Some(p) => format!("{p} publishers"),
+                None => "as many publishers as the rate needs".into(),
+            },
+            if *ps == crate::site::PublishSpec::default() {
+                " (assumed: the site gives no publish mode)"
+            } else {
+                ""
+            }
+        )),
+        _ => None,
+    };
+    (workers, window, described)
+}
+
+/// What reaches `rate` on this stream: enough publishers or a wider window when the leader allows it,
+/// otherwise faster servers or splitting the stream (a stream does not scale past its leader).
+fn reach(rate: f64, f: &model::StreamFacts, ps: &crate::site::PublishSpec, server_model: &str) -> Option<String> {
+    if rate <= 0.0 {
+        return None;
+    }
+    if rate > f.leader_per_s {
+        let parts = (rate / f.leader_per_s).ceil();
+        return Some(format!(
+            "one stream leader on {server_model} servers carries about {:.0}/s: use faster servers, or split the stream into {parts:.0} streams by subject",
+            f.leader_per_s
+        ));
+    }
+    let sync_p = f.sync_publishers_for(rate);
+    let pubs = ps.publishers.map(|p| p as f64).unwrap_or(1.0);
+    let window = f.window_for(rate, pubs);
+    Some(format!(
+        "sync publish needs ≥ {sync_p:.0} concurrent publishers at this latency ({:.2} ms to the ack), or async with a window ≥ {window:.0} per publisher ({pubs:.0} publisher{})",
+        f.ack_s * 1e3,
+        if pubs == 1.0 { "" } else { "s" }
+    ))
+}
+
+/// What one server carries, summed over the assets it holds.
+struct ServerLoad {
+    write_bps: f64,
+    stored: f64,
+    cpu: f64,
+    assets: usize,
+}
+
+/// One JetStream server's resources and times from its load and its volume.
+#[allow(clippy::too_many_arguments)]
+fn server_prediction(
+    site: &Site,
+    layout: &Layout,
+    catalog: &Catalog,
+    terms: &Terms,
+    s: ServerIdx,
+    sm: &ServerModel,
+    load: &ServerLoad,
+    interval_s: f64,
+    sync: Sync,
+) -> ServerPrediction {
+    let amp = terms.store.write_amplification;
+    let vol = volume_of(site, layout, catalog, s);
+    let read_bw = vol
+        .as_ref()
+        .map(|v| {
+            let n = v.disks as f64;
+            (n * v.disk.read_bw_bytes_per_s).min(v.array.read_bw_bytes_per_s) / v.luns_on_group.max(1) as f64
+        })
+        .unwrap_or(f64::INFINITY);
+    let reread = terms.store.restart_read_bytes_per_s.min(read_bw);
+    let write_bw = vol
+        .as_ref()
+        .map(|v| v.group_write_bytes_per_s() / v.luns_on_group.max(1) as f64)
+        .unwrap_or(f64::INFINITY);
+    let catch_rate = (sm.nic_bits_per_s / 8.0 * CATCH_UP_NIC_SHARE)
+        .min(write_bw)
+        .min(terms.store.restart_read_bytes_per_s);
+    let dirty_s = interval_s.max(if sync == Sync::Always { 0.0 } else { 1.0 });
+    let heap = HEAP_BASE_BYTES + HEAP_PER_ASSET_BYTES * load.assets as f64;
+    let page_cache = load.write_bps / amp.max(1.0) * (HOT_WINDOW_S + dirty_s);
+    ServerPrediction {
+        name: site.servers[s].name.clone(),
+        write_bytes_per_s: load.write_bps,
+        burst_bytes: load.write_bps * interval_s,
+        cpu_cores: load.cpu,
+        memory_bytes: heap + page_cache,
+        gomemlimit_bytes: heap * 1.5,
+        stored_bytes: load.stored,
+        restart_clean_s: CLEAN_RESTART_FIXED_S + load.assets as f64 * CLEAN_RESTART_BLOCK_BYTES / reread,
+        restart_unclean_s: CLEAN_RESTART_FIXED_S + load.stored / reread,
+        catch_up_s: load.stored / catch_rate,
+        reattach_s: vol
+            .as_ref()
+            .filter(|_| layout.array_of(s).is_some_and(|a| site.arrays[a].owner.is_none()))
+            .map(|_| CLEAN_RESTART_FIXED_S + load.stored / reread),
+    }
 }
 
 fn model_idle() -> f64 {

@@ -223,7 +223,15 @@ pub fn prediction_rows(pr: &Predicted) -> Vec<Vec<String>> {
                 format!("{:.0}", a.ops_per_s),
                 format!("{:.0}–{:.0}", a.band.low, a.band.high),
                 a.bottleneck.clone(),
-                format!("{}{}", a.source, if a.scaled { " (scaled)" } else { "" }),
+                format!(
+                    "{}{}{}",
+                    a.source,
+                    if a.scaled { " (scaled)" } else { "" },
+                    a.publish
+                        .as_ref()
+                        .map(|p| format!("; publish: {p}"))
+                        .unwrap_or_default()
+                ),
             ]
         })
         .collect()

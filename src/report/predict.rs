@@ -30,6 +30,8 @@ pub struct ShapeEcho {
     pub write_cache: bool,
     pub luns_per_group: u32,
     pub server_model: String,
+    /// js/kv: publishes in flight per worker (1 = synchronous publish).
+    pub window: u32,
 }
 
 impl From<&Shape> for ShapeEcho {
@@ -50,6 +52,7 @@ impl From<&Shape> for ShapeEcho {
             write_cache: sh.volume.write_cache,
             luns_per_group: sh.volume.luns_on_group,
             server_model: sh.server.name.clone(),
+            window: sh.batch,
         }
     }
 }
@@ -98,7 +101,31 @@ fn rows(r: &PredictReport) -> Vec<(String, String)> {
             "source".into(),
             format!("{}{}", p.source, if p.scaled { " (scaled: wider band)" } else { "" }),
         ),
+        (
+            "calibration".into(),
+            if p.extrapolation_distance > 0.0 {
+                format!(
+                    "{} (extrapolated to {}: distance {:.2}; `natsplan calibrate` on this hardware narrows it)",
+                    p.calibration, s.server_model, p.extrapolation_distance
+                )
+            } else {
+                p.calibration.clone()
+            },
+        ),
     ];
+    if matches!(p.kind, crate::perf::Kind::Js | crate::perf::Kind::Kv) {
+        v.insert(
+            1,
+            (
+                "publish".into(),
+                if s.window <= 1 {
+                    format!("sync · {} publishers", s.workers)
+                } else {
+                    format!("async · window {} · {} publishers", s.window, s.workers)
+                },
+            ),
+        );
+    }
     for n in &p.notes {
         v.push(("note".into(), n.clone()));
     }

@@ -182,6 +182,19 @@ pub struct Workload {
     pub kv: Vec<KvSpec>,
     pub object_stores: Vec<ObjectStoreSpec>,
     pub core: Option<CoreSpec>,
+    /// How clients publish to a stream or KV bucket (`publishers`, `publish`, `window`), by its name; a
+    /// name not listed publishes as perf assumes (async, window 256, as many publishers as the rate needs).
+    pub publish: std::collections::BTreeMap<String, PublishSpec>,
+}
+
+/// A stream's or bucket's publish mode as the site gives it (perf::leader prices it).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct PublishSpec {
+    pub publishers: Option<u32>,
+    /// True for `publish: sync` (each publisher waits for its ack), false for `async`.
+    pub sync: Option<bool>,
+    /// Publishes in flight per async publisher.
+    pub window: Option<u32>,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -377,6 +377,9 @@ mod tests {
             band: Band { low, high: low * 4.0 },
             source: "test".into(),
             scaled: false,
+            calibration: "test".into(),
+            extrapolation_distance: 0.0,
+            stream: None,
             notes: vec![],
         }
     }

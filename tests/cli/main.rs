@@ -12,6 +12,7 @@ mod emit_cli;
 mod import_omb;
 mod inputs_hostile;
 mod lab_cli;
+mod perf_design_site;
 mod plan_inputs;
 mod predict_cli;
 mod report_completions;

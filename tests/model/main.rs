@@ -8,6 +8,7 @@ mod inputs_fuzz;
 mod optimize_props;
 mod perf_calibration;
 mod perf_layout;
+mod perf_leader;
 mod perf_loo;
 mod perf_model;
 mod report_html;

@@ -132,12 +132,15 @@ fn a_stream_never_exceeds_its_leader() {
     batched.batch = 500;
     let batched = run(&batched);
     assert!(many.ops_per_s >= few.ops_per_s);
-    // Seed 004's leader-bound rows: ~16k at 128 B, R3 (publish mode unknown; read as leader-bound).
-    assert!(
-        batched.ops_per_s <= 16_000.0 * 1.01 && batched.ops_per_s > 12_000.0,
-        "{batched:?}"
-    );
     assert!(batched.bottleneck.contains("leader"), "{}", batched.bottleneck);
+    // Seed 004's leader-bound rows: ~16k at 128 B, R3 (publish mode unknown; read as leader-bound). Since
+    // issue 14 that ceiling holds for seed 004's own servers (lxc-guest), not for every server model.
+    let mut lxc = shape(Kind::Js, 3, 3, Sync::Delayed, 128, 4, Raid::Raid1, false);
+    lxc.batch = 500;
+    lxc.server = Catalog::builtin().server("lxc-guest").unwrap().clone();
+    let lxc = run(&lxc);
+    assert!(lxc.ops_per_s <= 16_000.0 * 1.01 && lxc.ops_per_s > 12_000.0, "{lxc:?}");
+    assert!(lxc.bottleneck.contains("leader"), "{}", lxc.bottleneck);
 }
 
 #[test]
@@ -201,7 +204,11 @@ proptest! {
     ) {
         let sync = if always { Sync::Always } else { Sync::Delayed };
         let mut last = f64::INFINITY;
-        for r in 1..=5u8 {
+        // Under `always`, nats-server 2.15 fsyncs every R1 message but only every RAFT append entry at R>1
+        // (perf::leader; the loopback lab measured 1.7k msgs/s at R1 against 59k at R3): for JetStream
+        // publishes and KV puts the comparison starts at R2 there (changed with issue 14).
+        let first = if always && kind != Kind::ObjPut { 2 } else { 1 };
+        for r in first..=5u8 {
             let mut s = shape(kind, servers, r, sync, size, workers, raid, cache);
             if raid == Raid::Raid10 || raid == Raid::Raid6 { s.volume.disks = 6; }
             s.volume.luns_on_group = luns;

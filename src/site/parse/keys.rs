@@ -42,6 +42,9 @@ pub(super) const STREAM_KEYS: &[&str] = &[
     "subject_size",
     "max_bytes",
     "subjects",
+    "publishers",
+    "publish",
+    "window",
 ];
 pub(super) const KV_KEYS: &[&str] = &[
     "name",
@@ -51,6 +54,9 @@ pub(super) const KV_KEYS: &[&str] = &[
     "keys",
     "history",
     "replicas",
+    "publishers",
+    "publish",
+    "window",
 ];
 pub(super) const OBJ_KEYS: &[&str] = &[
     "name",

@@ -143,6 +143,9 @@ impl Validator<'_> {
             }
         }
         let subjects: Vec<String> = subjects.into_iter().map(|(s, _, _)| s).collect();
+        if let Some(ps) = self.publish_spec(&o) {
+            out.publish.insert(name.clone(), ps);
+        }
         out.streams.push(StreamSpec {
             name,
             msgs_per_s: msgs_per_s.unwrap_or(0.0),
@@ -154,6 +157,49 @@ impl Validator<'_> {
             max_bytes,
             subjects,
         });
+    }
+
+    /// `publishers`, `publish: sync|async` and `window` of a stream or bucket (issue 14); None when none given.
+    fn publish_spec(&mut self, o: &Obj) -> Option<PublishSpec> {
+        let publishers = o
+            .get("publishers")
+            .and_then(|n| self.whole(n, &o.p("publishers"), "publishers", 1, 1_000_000, "12"))
+            .map(|v| v as u32);
+        let window = o
+            .get("window")
+            .and_then(|n| self.whole(n, &o.p("window"), "publishes in flight", 1, 1_000_000, "256"))
+            .map(|v| v as u32);
+        let sync = o.get("publish").and_then(|n| {
+            let t = self.text(n, &o.p("publish"), "async")?;
+            match t.to_ascii_lowercase().as_str() {
+                "sync" => Some(true),
+                "async" => Some(false),
+                other => {
+                    self.err(
+                        Some(n.pos),
+                        o.p("publish"),
+                        format!("publish '{other}' is unknown"),
+                        "write publish: sync (each publisher waits for its ack) or publish: async (with a window)",
+                    );
+                    None
+                }
+            }
+        });
+        if sync == Some(true) && window.is_some_and(|w| w > 1) {
+            if let Some(n) = o.get("window") {
+                self.err(
+                    Some(n.pos),
+                    o.p("window"),
+                    "a window of publishes in flight needs publish: async",
+                    "drop window, or write publish: async",
+                );
+            }
+        }
+        (publishers.is_some() || sync.is_some() || window.is_some()).then_some(PublishSpec {
+            publishers,
+            sync,
+            window,
+        })
     }
 
     /// `workload.kv[i]`.
@@ -199,6 +245,9 @@ impl Validator<'_> {
             })
             .unwrap_or(1);
         let replicas = o.get("replicas").and_then(|n| self.replicas(n, &o.p("replicas")));
+        if let Some(ps) = self.publish_spec(&o) {
+            out.publish.insert(name.clone(), ps);
+        }
         out.kv.push(KvSpec {
             name,
             puts_per_s: puts_per_s.unwrap_or(0.0),

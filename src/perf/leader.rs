@@ -1,0 +1,734 @@
+//! The stream leader. A stream has one leader, so its publish rate is bounded by what the leader's host does
+//! per message (CPU, scaled from the nearest calibrated host class), by what the clients keep in flight
+//! (sync publishes or an async window), and under `sync_interval: always` by the fsyncs in the commit path.
+//!
+//! What `always` costs, read from nats-server 2.15 (main, 2026-08-21):
+//! - R>1: the RAFT WAL is a filestore with `AsyncFlush: false, SyncAlways: <opt>` (jetstream_cluster.go,
+//!   the WAL's `FileStoreConfig` in `createRaftGroup`), so every append entry stored by `storeToWAL`
+//!   (raft.go; the leader in `sendAppendEntryLocked` before it sends, each follower in
+//!   `processAppendEntry` before it acks) ends in `flushPendingMsgsLocked` → `mb.mfd.Sync()`
+//!   (filestore.go): one fsync per append entry on the leader, then one on the follower, in series. The
+//!   leader loop (`runAsLeader`) batches every queued proposal into one entry, up to 256 KiB or 4096
+//!   entries (`maxBatch`, `maxEntries`), so a busy leader pays one fsync for many messages.
+//! - R>1: the stream's own store relaxes `SyncAlways` to `SyncOnFlush` (stream.go, the store setup in
+//!   `addStreamWithAssignment`; filestore.go `updateDurabilitySettingsLocked`, #8447) and fsyncs only
+//!   around snapshots, but it loses the async flush (`AsyncFlush = !SyncAlways && Replicas > 1`), so each
+//!   applied message is written with its own `write` (filestore.go `writeMsgRecordLocked`: `flush &&
+//!   fip` → `flushPendingMsgsLocked`) on every replica: a per-message cost (`write_s` of the store probe).
+//! - R1: the stream store keeps `SyncAlways`: every stored message is fsynced (`flushPendingMsgsLocked`
+//!   → `mb.mfd.Sync()`) before the ack.
+//!
+//! Host classes: each calibration file with JetStream rows describes one host class (its
+//! `hardware.server_model`, else its cores). A prediction uses the class nearest to the target server model
+//! and scales the per-message work by single-thread speed and by the cores the leader can use; the band
+//! widens with that distance (`distance`).
+
+use crate::catalog::{Catalog, ServerModel};
+use crate::perf::calibration::{CalibrationFile, CalibrationSet};
+use serde::Serialize;
+
+/// RAFT append-entry caps in the leader loop (raft.go `runAsLeader`: `maxBatch`, `maxEntries`).
+const AE_MAX_BYTES: f64 = 256.0 * 1024.0;
+const AE_MAX_ENTRIES: f64 = 4096.0;
+/// Bytes of RAFT and stream framing per message in an append entry (subject, headers, entry header): an
+/// assumption of the order of filestore.go's record overhead.
+const AE_MSG_OVERHEAD: f64 = 64.0;
+/// A store `write` per message when no probe measured one: 5 µs of a reference core (an assumption; the
+/// loopback lab's probe measured 2–7 µs for a small write into the page cache).
+const DEFAULT_WRITE_S: f64 = 5e-6;
+/// Half-width (log units) every leader prediction carries for the model's form (what it leaves out), on
+/// top of the class's own fit residuals: an assumption.
+const FORM_WIDTH: f64 = 0.15;
+/// Extra half-width per unit of distance from the calibrated class: an assumption.
+const WIDTH_PER_DISTANCE: f64 = 0.25;
+
+/// Work units per message on the leader: its own store plus half a unit per follower (append entries out,
+/// acks in); the CPU model of `cpu_cores` uses the same units.
+pub fn leader_units(r: u8) -> f64 {
+    1.0 + 0.5 * (r.max(1) as f64 - 1.0)
+}
+
+/// Work units per message on one host running the whole cluster and the publisher (the loopback lab).
+fn box_units(r: u8) -> f64 {
+    leader_units(r) + (r.max(1) as f64 - 1.0) + 1.0
+}
+
+/// Pipeline stages one stream's leader work spreads over: R1 runs inline in the publisher's read loop
+/// (stream.go `processJetStreamMsg` under the stream lock); R>1 splits it between the proposing read loop,
+/// the RAFT leader loop and the apply loop, unevenly (2 is an assumption).
+pub fn stream_parallelism(r: u8) -> f64 {
+    if r > 1 {
+        2.0
+    } else {
+        1.0
+    }
+}
+
+/// The hardware a stream leader runs on, as the model sees it.
+#[derive(Debug, Clone, Serialize)]
+pub struct HostClass {
+    pub server_model: String,
+    pub cores: f64,
+    pub cpu_speed: f64,
+    pub co_located: u32,
+}
+
+impl HostClass {
+    pub fn of(m: &ServerModel) -> HostClass {
+        HostClass {
+            server_model: m.name.clone(),
+            cores: m.cores.max(1) as f64,
+            cpu_speed: m.cpu_speed.max(0.05),
+            co_located: m.co_located.max(1),
+        }
+    }
+
+    /// Messages/s per unit of per-message work (1 ÷ speed-1 core-seconds): the lower of the host's cores
+    /// over all the work on it and the stream's parallel stages over the leader's work.
+    fn capacity(&self, r: u8) -> f64 {
+        let (host_units, own) = self.units(r);
+        self.cpu_speed * (self.cores / host_units).min(stream_parallelism(r) / own)
+    }
+
+    /// Work units per message on the whole host, and on the leader.
+    fn units(&self, r: u8) -> (f64, f64) {
+        let host = if self.co_located > 1 {
+            box_units(r)
+        } else {
+            leader_units(r)
+        };
+        (host, leader_units(r))
+    }
+
+    /// Reference-core equivalents the leader gets (for the distance between classes).
+    fn leader_cores(&self, r: u8) -> f64 {
+        self.capacity(r) * leader_units(r)
+    }
+}
+
+/// Store write and fsync latency measured on a class's host (`store-probe` rows, `natsplan calibrate`).
+#[derive(Debug, Clone, Serialize)]
+pub struct StoreProbe {
+    /// One small `write` into the page cache (seconds).
+    pub write_s: f64,
+    /// One small write followed by `fsync` (seconds): the leader's WAL fsync per append entry.
+    pub fsync_s: f64,
+    /// One RAFT commit's fsync chain with the whole cluster on the host (leader, then two followers at
+    /// once), when the probe measured it (seconds).
+    pub commit_s: Option<f64>,
+    pub source: String,
+}
+
+/// One calibrated host class: the per-message work law fitted from its delayed-sync JetStream rows.
+#[derive(Debug, Clone, Serialize)]
+pub struct LeaderClass {
+    /// The calibration file (id) that measured it; predictions name it.
+    pub id: String,
+    pub host: HostClass,
+    /// True when the host's figures were not stated by the file (taken from the catalog or assumed).
+    pub host_assumed: bool,
+    /// Per-message work in reference-core seconds: `unit_s + unit_byte_s × bytes`.
+    pub unit_s: f64,
+    pub unit_byte_s: f64,
+    /// The stream store's in-place write per message (reference-core seconds): fitted from the class's R1
+    /// rows (R1 always flushes in place) when it has them, else the probe's bare write, else 5 µs.
+    pub write_s: f64,
+    pub write_source: String,
+    /// True when the class measured R1 publishes (the cap "R>1 never above R1" then rests on data).
+    pub r1_measured: bool,
+    /// Unloaded round trip of one synchronous publish, per replica count, from the class's sync rows.
+    pub sync_round_trip_s: Vec<(u8, f64)>,
+    /// Contention (USL σ) between synchronous publishers, from sync rows at two publisher counts or more.
+    pub sync_contention: Option<f64>,
+    pub probe: Option<StoreProbe>,
+    /// Root-mean-square of log(predicted ÷ measured) over the rows the law was fitted to, and how many.
+    pub rms_log: f64,
+    pub rows: usize,
+}
+
+impl LeaderClass {
+    /// Per-message work (reference-core seconds) for `bytes`.
+    pub fn unit(&self, bytes: f64) -> f64 {
+        self.unit_s + self.unit_byte_s * bytes
+    }
+
+    /// Distance from this class to a target host. The class's own server model is distance 0 (0.1 when the
+    /// file did not state the host's cores itself); any other host adds 0.1 for being another machine, the
+    /// log speed ratio, half the log ratio of the cores the leader gets, 0.3 when one shares its cores with
+    /// the whole cluster and the other does not, and 0.2 when the class's host was not stated.
+    pub fn distance(&self, to: &HostClass, r: u8) -> f64 {
+        let assumed = if self.host_assumed { 0.2 } else { 0.0 };
+        if to.server_model.eq_ignore_ascii_case(&self.host.server_model) {
+            return assumed / 2.0;
+        }
+        let speed = (to.cpu_speed / self.host.cpu_speed).ln().abs();
+        let cores = 0.5 * (to.leader_cores(r) / self.host.leader_cores(r)).ln().abs();
+        let shared = if (to.co_located > 1) != (self.host.co_located > 1) {
+            0.3
+        } else {
+            0.0
+        };
+        0.1 + speed + cores + shared + assumed
+    }
+
+    fn fit_width(&self) -> f64 {
+        let n = self.rows.max(3) as f64;
+        1.645 * self.rms_log * (n / (n - 2.0)).sqrt()
+    }
+}
+
+impl LeaderClass {
+    /// The class's own host as a catalog server model (to predict for the machine a file measured).
+    pub fn server_model(&self) -> ServerModel {
+        ServerModel {
+            name: self.host.server_model.clone(),
+            cores: self.host.cores.round().max(1.0) as u32,
+            memory_bytes: 8 << 30,
+            nic_bits_per_s: 10e9,
+            source: format!("the host calibration {} measured", self.id),
+            cpu_speed: self.host.cpu_speed,
+            co_located: self.host.co_located,
+            perf_source: format!("the host calibration {} measured", self.id),
+        }
+    }
+}
+
+/// One JetStream row reduced to what the class fit needs.
+struct JsRow {
+    always: bool,
+    size: f64,
+    replicas: u8,
+    rate: f64,
+    sync_publish: bool,
+    publishers: f64,
+}
+
+fn js_rows(f: &CalibrationFile) -> Vec<JsRow> {
+    f.series
+        .iter()
+        .flat_map(|s| &s.rows)
+        .filter(|r| r.kind == "js" && r.fit && r.mode.is_none())
+        .filter_map(|r| {
+            Some(JsRow {
+                always: r.sync_always() == Some(true),
+                size: r.size_bytes()? as f64,
+                replicas: r.replicas.unwrap_or(1),
+                rate: r.measured("durable_pubs_per_s")?,
+                sync_publish: r.publish_mode.as_deref() == Some("sync"),
+                publishers: r.publishers.or(r.workers).unwrap_or(1) as f64,
+            })
+        })
+        .collect()
+}
+
+fn probe_of(f: &CalibrationFile) -> Option<StoreProbe> {
+    let r = f
+        .series
+        .iter()
+        .flat_map(|s| &s.rows)
+        .find(|r| r.kind == "store-probe")?;
+    Some(StoreProbe {
+        write_s: r.measured("write_us")? / 1e6,
+        fsync_s: r.measured("fsync_ms")? / 1e3,
+        commit_s: r.measured("commit_ms").map(|v| v / 1e3),
+        source: format!("{} ({})", f.id, r.label),
+    })
+}
+
+/// The host class a file describes: `hardware.server_model` from the catalog, else its stated cores (and
+/// `co_located` when the provenance says every server was on loopback), speed 1.0 assumed.
+fn host_of(f: &CalibrationFile, catalog: &Catalog) -> (HostClass, bool) {
+    let named = f
+        .hardware
+        .get("server_model")
+        .and_then(|v| v.as_str())
+        .and_then(|n| catalog.server(n));
+    let stated_cores = f.hardware.get("cores").and_then(|v| v.as_f64());
+    if let Some(m) = named {
+        // Named: the catalog's model, stated when the file gives the cores too (seed 004 does not).
+        return (HostClass::of(m), stated_cores.is_none());
+    }
+    let cores = stated_cores.unwrap_or(2.0);
+    let loopback = f
+        .provenance
+        .get("client_servers")
+        .and_then(|v| v.as_sequence())
+        .is_some_and(|s| {
+            !s.is_empty()
+                && s.iter().all(|u| {
+                    u.as_str()
+                        .is_some_and(|u| u.contains("127.0.0.1") || u.contains("localhost"))
+                })
+        });
+    let servers = f
+        .provenance
+        .get("jetstream_servers")
+        .and_then(|v| v.as_u64())
+        .unwrap_or(3) as u32;
+    (
+        HostClass {
+            // Named after the file: `predict --calibration FILE --server-model ID` predicts for this host.
+            server_model: f.id.clone(),
+            cores,
+            cpu_speed: 1.0,
+            co_located: if loopback { servers + 1 } else { 1 },
+        },
+        stated_cores.is_none(),
+    )
+}
+
+/// Fit one class per calibration file that has delayed-sync JetStream rows.
+pub fn fit_classes(set: &CalibrationSet, catalog: &Catalog) -> Vec<LeaderClass> {
+    let mut out = Vec::new();
+    for f in &set.files {
+        // Delayed-sync rows price the leader; `always` is priced through the probe. A file measured only
+        // under `always` (lab-loopback-always.yaml) fits from its always rows, inverting the CPU bounds
+        // with their store writes (the fsync cycle left in: the work comes out a little high).
+        let all = js_rows(f);
+        let any_delayed = all.iter().any(|r| !r.always);
+        let rows: Vec<JsRow> = all.into_iter().filter(|r| r.always != any_delayed).collect();
+        let async_rows: Vec<&JsRow> = rows.iter().filter(|r| !r.sync_publish).collect();
+        if async_rows.is_empty() {
+            continue;
+        }
+        let (host, assumed) = host_of(f, catalog);
+        let probe = probe_of(f);
+        // The in-place write nats-server pays is more than a bare `write` (the lab's R1 rows: 3.3 µs against
+        // the probe's 0.7 µs): without R1 rows the assumed 5 µs, never the probe's bare write.
+        let w = DEFAULT_WRITE_S;
+        // Each leader-bound row gives the per-message work (delayed sync rows only: `always` is priced).
+        let pts: Vec<(f64, f64)> = async_rows
+            .iter()
+            .map(|r| (r.size, unit_for(&host, r.replicas, r.always, w, r.rate)))
+            .collect();
+        // The line from the replicated rows (no in-place writes under delayed sync); R1 rows then give the
+        // in-place write as what their serial stage spends beyond the per-message work.
+        let rep: Vec<(f64, f64)> = async_rows
+            .iter()
+            .zip(&pts)
+            .filter(|(r, _)| r.replicas > 1)
+            .map(|(_, p)| *p)
+            .collect();
+        let (a, b) = weighted_line(if rep.is_empty() { &pts } else { &rep });
+        let r1: Vec<f64> = async_rows
+            .iter()
+            .filter(|r| r.replicas <= 1 && !r.always && !rep.is_empty())
+            .map(|r| host.cpu_speed * stream_parallelism(1) / r.rate - (a + b * r.size))
+            .collect();
+        let (w, write_source) = if r1.is_empty() {
+            (w, "assumed 5 µs (no R1 rows)".to_string())
+        } else {
+            (median(r1).max(1e-8), format!("{} (R1 rows)", f.id))
+        };
+        let pts: Vec<(f64, f64)> = async_rows
+            .iter()
+            .map(|r| (r.size, unit_for(&host, r.replicas, r.always, w, r.rate)))
+            .collect();
+        let rms = (pts.iter().map(|(s, u)| ((a + b * s) / u).ln().powi(2)).sum::<f64>() / pts.len() as f64).sqrt();
+        // The unloaded round trip: rows with the fewest sync publishers (more contend for the host).
+        let fewest = rows
+            .iter()
+            .filter(|r| r.sync_publish)
+            .map(|r| r.publishers)
+            .fold(f64::INFINITY, f64::min);
+        let sync_contention = sync_sigma(&rows, fewest);
+        let mut rtt: Vec<(u8, Vec<f64>)> = Vec::new();
+        for r in rows.iter().filter(|r| r.sync_publish && r.publishers == fewest) {
+            let t = r.publishers / r.rate;
+            match rtt.iter_mut().find(|(k, _)| *k == r.replicas) {
+                Some((_, v)) => v.push(t),
+                None => rtt.push((r.replicas, vec![t])),
+            }
+        }
+        out.push(LeaderClass {
+            id: f.id.clone(),
+            host,
+            host_assumed: assumed,
+            unit_s: a,
+            unit_byte_s: b,
+            write_s: w,
+            r1_measured: write_source.ends_with("(R1 rows)"),
+            write_source,
+            sync_round_trip_s: rtt.into_iter().map(|(k, v)| (k, median(v))).collect(),
+            sync_contention,
+            probe,
+            rms_log: rms,
+            rows: pts.len(),
+        });
+    }
+    out
+}
+
+/// σ between synchronous publishers: rows with more publishers than the fewest, at the same replicas,
+/// against the fewest's round trip: rate = P ÷ (τ·(1 + σ·(P − 1))). None without such pairs.
+fn sync_sigma(rows: &[JsRow], fewest: f64) -> Option<f64> {
+    let base = |r: u8| {
+        let v: Vec<f64> = rows
+            .iter()
+            .filter(|x| x.sync_publish && x.replicas == r && x.publishers == fewest)
+            .map(|x| x.publishers / x.rate)
+            .collect();
+        (!v.is_empty()).then(|| median(v))
+    };
+    let sig: Vec<f64> = rows
+        .iter()
+        .filter(|r| r.sync_publish && r.publishers > fewest)
+        .filter_map(|r| {
+            let tau = base(r.replicas)?;
+            Some(((r.publishers / (r.rate * tau) - 1.0) / (r.publishers - 1.0)).clamp(0.0, 1.0))
+        })
+        .collect();
+    (!sig.is_empty()).then(|| median(sig))
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n == 0 {
+        return 0.0;
+    }
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        0.5 * (v[n / 2 - 1] + v[n / 2])
+    }
+}
+
+/// Least squares of work on size, weighted by 1 ÷ work² (every row counts by its relative error).
+pub fn weighted_line(pts: &[(f64, f64)]) -> (f64, f64) {
+    if pts.len() == 1 {
+        return (pts[0].1, 0.0);
+    }
+    let w = |p: &(f64, f64)| 1.0 / (p.1 * p.1);
+    let n: f64 = pts.iter().map(w).sum();
+    let mx = pts.iter().map(|p| w(p) * p.0).sum::<f64>() / n;
+    let my = pts.iter().map(|p| w(p) * p.1).sum::<f64>() / n;
+    let sxx: f64 = pts.iter().map(|p| w(p) * (p.0 - mx).powi(2)).sum();
+    let sxy: f64 = pts.iter().map(|p| w(p) * (p.0 - mx) * (p.1 - my)).sum();
+    let b = if sxx > 0.0 { (sxy / sxx).max(0.0) } else { 0.0 };
+    ((my - b * mx).max(1e-9), b)
+}
+
+/// The class nearest to a target host, and its distance; None without any class.
+pub fn nearest<'a>(classes: &'a [LeaderClass], to: &HostClass, r: u8) -> Option<(&'a LeaderClass, f64)> {
+    classes
+        .iter()
+        .map(|c| (c, c.distance(to, r)))
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+}
+
+/// How clients publish to the stream.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Publish {
+    /// Publishers (connections) publishing to the stream.
+    pub publishers: f64,
+    /// Publishes in flight per publisher (1 = synchronous).
+    pub window: f64,
+    /// Contention between publishers for the host (USL σ): each publisher's round trip stretches by
+    /// 1 + σ·(publishers − 1).
+    pub contention: f64,
+}
+
+/// What one stream's leader, publish mode and sync mode allow.
+#[derive(Debug, Clone, Serialize)]
+pub struct StreamInput {
+    pub replicas: u8,
+    pub bytes: f64,
+    pub always: bool,
+    pub publish: Publish,
+    /// One fsync of the leader's (and each follower's) store: seconds.
+    pub fsync_s: f64,
+    /// The fsync chain of one commit (leader then a follower) when measured on the host; None = 2 × fsync.
+    pub commit_s: Option<f64>,
+    /// Seconds per byte an fsync spends writing the message out (1 ÷ the volume's write bandwidth).
+    pub fsync_byte_s: f64,
+    /// One small store write: reference-core seconds.
+    pub write_s: f64,
+    /// Unloaded round trip of one synchronous publish at delayed sync: seconds.
+    pub round_trip_s: f64,
+}
+
+/// What binds a stream's rate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Binding {
+    LeaderCpu,
+    SyncRoundTrips,
+    AsyncWindow,
+    Fsync,
+}
+
+impl Binding {
+    pub fn label(self) -> &'static str {
+        match self {
+            Binding::LeaderCpu => "stream leader CPU (one leader per stream)",
+            Binding::SyncRoundTrips => "client round trips (sync publish)",
+            Binding::AsyncWindow => "async publish window (publishes in flight)",
+            Binding::Fsync => "fsync latency (sync always: WAL fsync per append entry)",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct StreamRate {
+    pub per_s: f64,
+    pub binding: Binding,
+    /// Mean time from publish to ack at that rate (seconds).
+    pub latency_s: f64,
+    /// The leader's own ceiling (CPU, and the fsync cycle under `always`) with unlimited clients.
+    pub leader_per_s: f64,
+}
+
+/// Whether the stream store writes every message with its own `write` ("flush in place"): stream.go sets
+/// `AsyncFlush = !SyncAlways && Replicas > 1`, and filestore.go's `writeMsgRecordLocked` flushes in place
+/// when `fip = !AsyncFlush`; so R1 always does, and R>1 only under `always`.
+pub fn flushes_in_place(replicas: u8, always: bool) -> bool {
+    replicas <= 1 || always
+}
+
+/// The two CPU bounds on a host for per-message work `u` (reference-core seconds), with `write_s` per
+/// in-place store write: (the host's cores over all its work, the stream's stages over the leader's work),
+/// each as (numerator, units of u, writes) so a rate is `speed × numerator ÷ (units·u + writes·write_s)`.
+fn bounds(host: &HostClass, r: u8, always: bool) -> [(f64, f64, f64); 2] {
+    let (host_units, own) = host.units(r);
+    let fip = flushes_in_place(r, always);
+    let w_own = if fip { 1.0 } else { 0.0 };
+    let w_host = if fip && host.co_located > 1 { r as f64 } else { w_own };
+    [(host.cores, host_units, w_host), (stream_parallelism(r), own, w_own)]
+}
+
+/// Per-message work (reference-core seconds) that makes `host` carry `rate` (the fit's inverse of
+/// `leader_time_s`): the smaller of the two bounds' solutions.
+fn unit_for(host: &HostClass, r: u8, always: bool, write_s: f64, rate: f64) -> f64 {
+    bounds(host, r, always)
+        .iter()
+        .map(|(num, units, writes)| ((host.cpu_speed * num / rate) - writes * write_s) / units)
+        .fold(f64::INFINITY, f64::min)
+        .max(1e-9)
+}
+
+/// Seconds of leader time per message on `host` (the reciprocal of its CPU ceiling): the per-message work
+/// plus, where the store flushes in place, a store write per message on every replica (a host running the
+/// whole cluster pays all of them, a dedicated leader its own).
+pub fn leader_time_s(class: &LeaderClass, host: &HostClass, inp: &StreamInput) -> f64 {
+    let u = class.unit(inp.bytes);
+    let x = bounds(host, inp.replicas, inp.always)
+        .iter()
+        .map(|(num, units, writes)| host.cpu_speed * num / (units * u + writes * inp.write_s))
+        .fold(f64::INFINITY, f64::min);
+    1.0 / x
+}
+
+/// The rate one stream sustains: closed loop of `publishers × window` messages in flight against the
+/// leader's time per message, and under `always` the fsync cycle of the leader loop.
+pub fn stream_rate(t_l: f64, inp: &StreamInput) -> StreamRate {
+    let n = (inp.publish.publishers * inp.publish.window).max(1.0);
+    let p = inp.publish.publishers.max(1.0);
+    let tau = inp.round_trip_s.max(1e-6) * (1.0 + inp.publish.contention.clamp(0.0, 1.0) * (p - 1.0));
+    let sync_pub = inp.publish.window <= 1.0;
+    let client = if sync_pub {
+        Binding::SyncRoundTrips
+    } else {
+        Binding::AsyncWindow
+    };
+    if !inp.always {
+        let (x, b) = if n / tau < 1.0 / t_l {
+            (n / tau, client)
+        } else {
+            (1.0 / t_l, Binding::LeaderCpu)
+        };
+        return StreamRate {
+            per_s: x,
+            binding: b,
+            latency_s: n / x,
+            leader_per_s: 1.0 / t_l,
+        };
+    }
+    let f = inp.fsync_s;
+    // Each message's bytes go through an fsync once per replica on its way to the ack.
+    let t_l = t_l + (inp.bytes + AE_MSG_OVERHEAD) * inp.fsync_byte_s;
+    if inp.replicas <= 1 {
+        // R1: an fsync per stored message, in the publisher's read loop.
+        let leader = 1.0 / (t_l + f);
+        let window = n / (tau + f + (inp.bytes + AE_MSG_OVERHEAD) * inp.fsync_byte_s);
+        let (x, b) = if window < leader {
+            (window, client)
+        } else {
+            (leader, Binding::Fsync)
+        };
+        return StreamRate {
+            per_s: x,
+            binding: b,
+            latency_s: n / x,
+            leader_per_s: leader,
+        };
+    }
+    // R>1: the leader loop's cycle T = f + B·t_l takes the B messages that arrived during the previous one
+    // (B = x·T, so T = f ÷ (1 − x·t_l)); a message waits in the queue (T − f), then for the fsync chain
+    // (the leader's WAL fsync, then a follower's: 2f, or the probe's measured chain) before the ack:
+    // L = τ + chain + (T − f). Closed loop: x = n ÷ L(x), solved by bisection on (0, 1 ÷ t_l).
+    let bmax = (AE_MAX_BYTES / (inp.bytes + AE_MSG_OVERHEAD)).clamp(1.0, AE_MAX_ENTRIES);
+    let leader = bmax / (f + bmax * t_l);
+    let chain = inp.commit_s.unwrap_or(2.0 * f);
+    let latency = |x: f64| tau + chain + f * x * t_l / (1.0 - x * t_l).max(1e-9);
+    let (mut lo, mut hi) = (0.0, (1.0 / t_l).min(leader));
+    for _ in 0..100 {
+        let mid = 0.5 * (lo + hi);
+        if n / latency(mid) > mid {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let x = lo;
+    // Name what binds: the fsync cycle when removing it would raise the rate by more than a quarter.
+    let without = (n / tau).min(1.0 / t_l);
+    let b = if x < 0.75 * without {
+        Binding::Fsync
+    } else if n / tau < 1.0 / t_l {
+        client
+    } else {
+        Binding::LeaderCpu
+    };
+    StreamRate {
+        per_s: x,
+        binding: b,
+        latency_s: latency(x),
+        leader_per_s: leader.min(1.0 / t_l),
+    }
+}
+
+/// Band half-width (log units) for a prediction from `class` at `distance`.
+pub fn width(class: &LeaderClass, distance: f64) -> f64 {
+    class.fit_width() + FORM_WIDTH + WIDTH_PER_DISTANCE * distance
+}
+
+/// The store's in-place write per message (reference-core seconds) the class measured or assumed.
+pub fn write_s(class: &LeaderClass) -> f64 {
+    class.write_s
+}
+
+/// Publishers needed to reach `rate` with `window` in flight each, given the leader allows it.
+pub fn publishers_needed(rate: f64, window: f64, latency_s: f64) -> f64 {
+    (rate * latency_s / window.max(1.0)).ceil().max(1.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inp(r: u8, always: bool, publishers: f64, window: f64) -> StreamInput {
+        StreamInput {
+            replicas: r,
+            bytes: 128.0,
+            always,
+            publish: Publish {
+                publishers,
+                window,
+                contention: 0.0,
+            },
+            fsync_s: 0.4e-3,
+            commit_s: None,
+            fsync_byte_s: 0.0,
+            write_s: 3e-6,
+            round_trip_s: 0.2e-3,
+        }
+    }
+
+    #[test]
+    fn delayed_sync_is_the_lower_of_the_leader_and_the_clients_in_flight() {
+        let t_l = 10e-6;
+        let big = stream_rate(t_l, &inp(3, false, 2.0, 500.0));
+        assert_eq!(big.binding, Binding::LeaderCpu);
+        assert!((big.per_s - 1.0 / t_l).abs() < 1e-6);
+        let one = stream_rate(t_l, &inp(3, false, 1.0, 1.0));
+        assert_eq!(one.binding, Binding::SyncRoundTrips);
+        assert!((one.per_s - 1.0 / 0.2e-3).abs() < 1e-6);
+        let small = stream_rate(t_l, &inp(3, false, 1.0, 4.0));
+        assert_eq!(small.binding, Binding::AsyncWindow);
+    }
+
+    #[test]
+    fn always_puts_two_fsyncs_in_series_for_one_sync_publisher_and_amortises_them_in_batches() {
+        let t_l = 10e-6;
+        let one = stream_rate(t_l, &inp(3, true, 1.0, 1.0));
+        // τ + leader WAL fsync + follower WAL fsync, give or take one message of leader time.
+        let want = 1.0 / (0.2e-3 + 2.0 * 0.4e-3);
+        assert!((one.per_s / want - 1.0).abs() < 0.02, "{} vs {want}", one.per_s);
+        assert_eq!(one.binding, Binding::Fsync);
+        // Many in flight: one fsync per append entry, so the rate stays near the leader's.
+        let many = stream_rate(t_l, &inp(3, true, 2.0, 500.0));
+        assert!(many.per_s > 0.6 / t_l && many.per_s < 1.0 / t_l, "{}", many.per_s);
+        // R1 fsyncs every message.
+        let r1 = stream_rate(t_l, &inp(1, true, 2.0, 500.0));
+        assert!((r1.per_s - 1.0 / (t_l + 0.4e-3)).abs() < 1e-6);
+        assert_eq!(r1.binding, Binding::Fsync);
+    }
+
+    #[test]
+    fn a_class_reproduces_the_rates_it_was_fitted_from_on_its_own_host() {
+        let host = HostClass {
+            server_model: "lab".into(),
+            cores: 2.0,
+            cpu_speed: 1.0,
+            co_located: 4,
+        };
+        for (r, rate) in [(3u8, 120_000.0), (1, 150_000.0)] {
+            let u = unit_for(&host, r, false, 3e-6, rate);
+            let class = LeaderClass {
+                id: "t".into(),
+                host: host.clone(),
+                host_assumed: false,
+                unit_s: u,
+                unit_byte_s: 0.0,
+                write_s: 3e-6,
+                write_source: String::new(),
+                r1_measured: false,
+                sync_round_trip_s: vec![],
+                sync_contention: None,
+                probe: None,
+                rms_log: 0.0,
+                rows: 1,
+            };
+            let mut i = inp(r, false, 2.0, 500.0);
+            i.write_s = 3e-6;
+            let t = leader_time_s(&class, &host, &i);
+            assert!((1.0 / t / rate - 1.0).abs() < 1e-9, "R{r}: {}", 1.0 / t);
+        }
+    }
+
+    #[test]
+    fn distance_is_zero_only_on_the_named_host_and_grows_with_speed_and_cores() {
+        let lab = HostClass {
+            server_model: "lab".into(),
+            cores: 2.0,
+            cpu_speed: 1.0,
+            co_located: 4,
+        };
+        let class = LeaderClass {
+            id: "t".into(),
+            host: lab.clone(),
+            host_assumed: false,
+            unit_s: 4e-6,
+            unit_byte_s: 0.0,
+            write_s: 3e-6,
+            write_source: String::new(),
+            r1_measured: false,
+            sync_round_trip_s: vec![],
+            sync_contention: None,
+            probe: None,
+            rms_log: 0.0,
+            rows: 3,
+        };
+        assert_eq!(class.distance(&lab, 3), 0.0);
+        let mut big = lab.clone();
+        big.server_model = "big".into();
+        big.cores = 16.0;
+        big.co_located = 1;
+        let mut fast = big.clone();
+        fast.cpu_speed = 2.0;
+        assert!(class.distance(&big, 3) > 0.3);
+        assert!(class.distance(&fast, 3) > class.distance(&big, 3));
+        assert!(width(&class, class.distance(&fast, 3)) > width(&class, 0.0));
+    }
+}
