@@ -345,7 +345,7 @@ fn probe_api(ctx: &Ctx, js: &jetstream::Context, stream: &str, hold: Duration) -
     let mut rounds = 0;
     while rounds < 3 || Instant::now() < end {
         rounds += 1;
-        for (k, (what, subject, body)) in asks.iter().enumerate() {
+        for (k, (_, subject, body)) in asks.iter().enumerate() {
             let answer = rt.block_on(api_request(js, subject, body.clone()));
             if k < 2 && answer == "ok" {
                 created = true;

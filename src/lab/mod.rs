@@ -106,13 +106,38 @@ fn check_binary(p: &Path, source: &str) -> Result<PathBuf> {
     Ok(p.to_path_buf())
 }
 
-/// The version `nats-server --version` prints (`nats-server: v2.15.1`).
+/// How long `nats-server --version` may take: it answers in milliseconds; a binary that does not within
+/// this is not a usable nats-server (a wrapper waiting for input, a hung mount).
+pub const VERSION_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The version `nats-server --version` prints (`nats-server: v2.15.1`), asked within `VERSION_TIMEOUT`.
 pub fn nats_server_version(p: &Path) -> Result<(u32, u32, u32)> {
-    let out = Command::new(p)
+    nats_server_version_within(p, VERSION_TIMEOUT)
+}
+
+/// `nats_server_version` with its own bound: the binary is killed (and reaped) once `limit` passes.
+pub fn nats_server_version_within(p: &Path, limit: Duration) -> Result<(u32, u32, u32)> {
+    let mut child = Command::new(p)
         .arg("--version")
         .stdin(Stdio::null())
-        .output()
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
         .with_context(|| format!("cannot run {} --version", p.display()))?;
+    let t0 = Instant::now();
+    while child.try_wait()?.is_none() {
+        if t0.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            bail!(
+                "{} --version did not answer within {:.0} s; is it a nats-server binary?",
+                p.display(),
+                limit.as_secs_f64()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let out = child.wait_with_output()?;
     let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     parse_version(&text).ok_or_else(|| anyhow!("cannot read a version from `{}`", text.trim()))
 }
@@ -234,7 +259,7 @@ impl Default for StartOptions {
     }
 }
 
-/// Called with the lab's record as soon as its processes exist.
+/// Called with the lab's record before its processes are started (pids 0) and after each one is.
 pub type OnSpawned<'a> = dyn Fn(&LabState) -> Result<()> + 'a;
 
 /// Callbacks into a start: see `Lab::start_with`.
@@ -343,7 +368,8 @@ impl Lab {
     }
 
     /// Start with options. `hooks.cancel` (set from a Ctrl-C handler) aborts the wait, killing what
-    /// started; `hooks.on_spawned` sees the record of every attempt as soon as its processes exist.
+    /// started; `hooks.on_spawned` sees the record of every attempt before its processes start and after
+    /// each one has.
     pub fn start_with(spec: LabSpec, nats_server: &Path, opts: &StartOptions, hooks: &StartHooks) -> Result<Lab> {
         spec.validate()?;
         std::fs::create_dir_all(&spec.dir).with_context(|| format!("cannot create lab dir {}", spec.dir.display()))?;
@@ -429,11 +455,17 @@ impl Lab {
             let _ = std::fs::remove_file(&info.log);
         }
         let t0 = Instant::now();
-        for i in 0..n {
-            self.spawn(i).map_err(StartError::Other)?;
-        }
+        // The record exists before any process can outlive it: first with every server's configuration
+        // (pid 0; `lab down` finds a server by its configuration path), then again after each spawn with
+        // its pid. A natsplan killed between a fork and the next record leaves nothing `lab down` misses.
         if let Some(f) = hooks.on_spawned {
             f(&self.state()).map_err(StartError::Other)?;
+        }
+        for i in 0..n {
+            self.spawn(i).map_err(StartError::Other)?;
+            if let Some(f) = hooks.on_spawned {
+                f(&self.state()).map_err(StartError::Other)?;
+            }
         }
         self.wait_ready(t0, hooks.cancel)?;
         // Servers start together, so their first route dials to peers not yet listening are refused and
