@@ -50,79 +50,14 @@ pub(super) async fn core(env: &Arc<Env>, pubs: usize, subs: usize, flood: bool) 
         env.share.as_ref().map(|s| s.total_msgs).unwrap_or(spec.msgs),
     ));
     let (cancel_tx, cancel_rx) = watch::channel(false);
-    let mut sub_conns = Vec::new();
-    let mut counters = Vec::new();
-    for i in 0..subs {
-        // A probe subject per subscriber, subscribed after the main one: once a publisher's server sees
-        // the probe's interest it has seen the main subject's too (route interest is ordered).
-        let probe_subject = format!("{subject}.probe.{}", env.sub(i));
-        if raw {
-            let t = env.conn.raw_target(env.sub(i)).expect("raw checked above");
-            let mut c = raw_connect(&t, &format!("natsplan-bench-sub{i}")).await?;
-            c.out
-                .extend_from_slice(format!("SUB {subject} 1\r\nSUB {probe_subject} 2\r\n").as_bytes());
-            c.round_trip().await.map_err(|e| cannot(e, "subscribe"))?;
-            sub_conns.push(SubConn::Raw(c));
-        } else {
-            // Deep enough that the library does not drop a burst the task is about to read.
-            let cap = spec
-                .sub_buffer
-                .unwrap_or((spec.msgs as usize).clamp(1024, 1 << 20))
-                .max(1);
-            let c = env
-                .conn
-                .connect_sub(env.sub(i), cap, env.slow_events.clone())
-                .await
-                .map_err(connect_err)?;
-            let sub = c.subscribe(subject.clone()).await.map_err(|e| cannot(e, "subscribe"))?;
-            let probe = c.subscribe(probe_subject).await.map_err(|e| cannot(e, "subscribe"))?;
-            c.flush().await.map_err(|e| cannot(e, "flush"))?;
-            let pc = c.clone();
-            tokio::spawn(async move {
-                let mut probe = probe;
-                while let Some(m) = probe.next().await {
-                    if let Some(reply) = m.reply {
-                        let _ = pc.publish(reply, Bytes::new()).await;
-                    }
-                }
-            });
-            sub_conns.push(SubConn::Nats(c, sub));
-        }
-        counters.push(Arc::new(AtomicU64::new(0)));
-    }
-    let mut pub_conns = Vec::new();
-    for i in 0..pubs {
-        // Publishers start after the subscribers in the server rotation so 1 pub / 1 sub crosses servers.
-        if raw {
-            let t = env
-                .conn
-                .raw_target(env.worker(i) + total_subs)
-                .expect("raw checked above");
-            pub_conns.push(PubConn::Raw(raw_connect(&t, &format!("natsplan-bench-pub{i}")).await?));
-        } else {
-            pub_conns.push(PubConn::Nats(env.connect(env.worker(i) + total_subs, "pub").await?));
-        }
-    }
+    let (sub_conns, counters) = connect_subs(env, subs, raw, &subject).await?;
+    let pub_conns = connect_pubs(env, pubs, raw, total_subs).await?;
     // Subscriber tasks run from here on: on the raw path they also answer the interest probes.
-    let mut sub_tasks = Vec::new();
-    for (i, sc) in sub_conns.into_iter().enumerate() {
-        let (env, expected, counter, cancel) = (env.clone(), expected.clone(), counters[i].clone(), cancel_rx.clone());
-        sub_tasks.push(tokio::spawn(async move {
-            match sc {
-                SubConn::Nats(c, sub) => core_sub(&env, i, c, sub, expected, counter, cancel).await,
-                SubConn::Raw(c) => core_sub_raw(&env, i, c, expected, counter, cancel).await,
-            }
-        }));
-    }
+    let sub_tasks = spawn_subs(env, sub_conns, &expected, &counters, &cancel_rx);
     // Every server a publisher uses must know every subscriber's interest before the clock starts.
     // (On agents: every subscriber of the whole run, wherever it runs.)
     if total_subs > 0 {
-        for k in 0..pubs.min(env.conn.servers.len()) {
-            let probe_client = env.connect(env.worker(k) + total_subs, "probe").await?;
-            for i in 0..total_subs {
-                wait_for_interest(&probe_client, &format!("{subject}.probe.{i}"), spec.timeout).await?;
-            }
-        }
+        prove_interest(env, pubs, total_subs, &subject).await?;
     }
     let slow_before = varz::total_slow_consumers(&spec.monitor).await;
     let progress = progress_task(env, spec.msgs * (1 + subs as u64), "messages");
@@ -164,27 +99,9 @@ pub(super) async fn core(env: &Arc<Env>, pubs: usize, subs: usize, flood: bool) 
     };
     expected.store(published, Ordering::Relaxed);
 
-    // Watchdog: subscribers are done when each has everything published; if messages stop arriving for
-    // `timeout` (dropped by a slow-consumer cut-off) they are told to stop and the loss is reported.
-    let mut timed_out = false;
+    // Subscribers are done when each has everything published, or told to stop when nothing arrives.
+    let timed_out = subs > 0 && watch_subs(env, &counters, published).await;
     if subs > 0 {
-        let mut last_total = u64::MAX;
-        let mut last_change = Instant::now();
-        loop {
-            let counts: Vec<u64> = counters.iter().map(|c| c.load(Ordering::Relaxed)).collect();
-            if counts.iter().all(|&n| n >= published) || env.cancel.is_cancelled() {
-                break;
-            }
-            let total: u64 = counts.iter().sum();
-            if total != last_total {
-                last_total = total;
-                last_change = Instant::now();
-            } else if last_change.elapsed() > spec.timeout {
-                timed_out = true;
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
         let _ = cancel_tx.send(true);
     }
     let mut sub_outs = Vec::new();
@@ -205,31 +122,7 @@ pub(super) async fn core(env: &Arc<Env>, pubs: usize, subs: usize, flood: bool) 
     r.latency_us = env.summary(&hists);
     r.rate = rate_outcome(env, &r, behind, lag);
     if subs > 0 {
-        let dropped: u64 = r
-            .subscribers
-            .clients
-            .iter()
-            .map(|c| published.saturating_sub(c.msgs))
-            .sum();
-        let slow_after = varz::total_slow_consumers(&spec.monitor).await;
-        let client_slow = env.slow_events.load(Ordering::Relaxed);
-        if dropped > 0 || client_slow > 0 || timed_out {
-            r.warnings.push(format!(
-                "subscribers received {} of {} messages each at least; {dropped} dropped (slow consumer cut-off or loss)",
-                r.subscribers.clients.iter().map(|c| c.msgs).min().unwrap_or(0),
-                published
-            ));
-        }
-        r.losses = Some(Losses {
-            expected_per_sub: published,
-            dropped,
-            client_slow_events: client_slow,
-            server_slow_consumers: match (slow_before, slow_after) {
-                (Some(a), Some(b)) => Some(b.saturating_sub(a)),
-                _ => None,
-            },
-            timed_out,
-        });
+        record_losses(env, &mut r, published, timed_out, slow_before).await;
     }
     if behind {
         r.warnings.push("the requested rate was not sustained".into());
@@ -240,6 +133,163 @@ pub(super) async fn core(env: &Arc<Env>, pubs: usize, subs: usize, flood: bool) 
     }
     finish(env, &mut r);
     Ok(r)
+}
+
+/// Subscriber connections, each subscribed to the run's subject and its own interest probe (subscribed
+/// after the main one: once a publisher's server sees the probe's interest it has seen the main
+/// subject's too, as route interest is ordered). Returns them with their received-message counters.
+async fn connect_subs(
+    env: &Arc<Env>,
+    subs: usize,
+    raw: bool,
+    subject: &str,
+) -> Result<(Vec<SubConn>, Vec<Arc<AtomicU64>>), BenchError> {
+    let spec = &env.spec;
+    let subject = subject.to_string();
+    let mut sub_conns = Vec::new();
+    let mut counters = Vec::new();
+    for i in 0..subs {
+        // A probe subject per subscriber, subscribed after the main one: once a publisher's server sees
+        // the probe's interest it has seen the main subject's too (route interest is ordered).
+        let probe_subject = format!("{subject}.probe.{}", env.sub(i));
+        if raw {
+            let t = env.conn.raw_target(env.sub(i)).expect("raw checked above");
+            let mut c = raw_connect(&t, &format!("natsplan-bench-sub{i}")).await?;
+            c.out
+                .extend_from_slice(format!("SUB {subject} 1\r\nSUB {probe_subject} 2\r\n").as_bytes());
+            c.round_trip().await.map_err(|e| cannot(e, "subscribe"))?;
+            sub_conns.push(SubConn::Raw(c));
+        } else {
+            // Deep enough that the library does not drop a burst the task is about to read.
+            let cap = spec
+                .sub_buffer
+                .unwrap_or((spec.msgs as usize).clamp(1024, 1 << 20))
+                .max(1);
+            let c = env
+                .conn
+                .connect_sub(env.sub(i), cap, env.slow_events.clone())
+                .await
+                .map_err(connect_err)?;
+            let sub = c.subscribe(subject.clone()).await.map_err(|e| cannot(e, "subscribe"))?;
+            let probe = c.subscribe(probe_subject).await.map_err(|e| cannot(e, "subscribe"))?;
+            c.flush().await.map_err(|e| cannot(e, "flush"))?;
+            let pc = c.clone();
+            tokio::spawn(async move {
+                let mut probe = probe;
+                while let Some(m) = probe.next().await {
+                    if let Some(reply) = m.reply {
+                        let _ = pc.publish(reply, Bytes::new()).await;
+                    }
+                }
+            });
+            sub_conns.push(SubConn::Nats(c, sub));
+        }
+        counters.push(Arc::new(AtomicU64::new(0)));
+    }
+    Ok((sub_conns, counters))
+}
+
+/// Publisher connections; they start after the subscribers in the server rotation so 1 pub / 1 sub
+/// crosses servers.
+async fn connect_pubs(env: &Arc<Env>, pubs: usize, raw: bool, total_subs: usize) -> Result<Vec<PubConn>, BenchError> {
+    let mut pub_conns = Vec::new();
+    for i in 0..pubs {
+        // Publishers start after the subscribers in the server rotation so 1 pub / 1 sub crosses servers.
+        if raw {
+            let t = env
+                .conn
+                .raw_target(env.worker(i) + total_subs)
+                .expect("raw checked above");
+            pub_conns.push(PubConn::Raw(raw_connect(&t, &format!("natsplan-bench-pub{i}")).await?));
+        } else {
+            pub_conns.push(PubConn::Nats(env.connect(env.worker(i) + total_subs, "pub").await?));
+        }
+    }
+    Ok(pub_conns)
+}
+
+type SubTask = tokio::task::JoinHandle<SubOut>;
+
+fn spawn_subs(
+    env: &Arc<Env>,
+    sub_conns: Vec<SubConn>,
+    expected: &Arc<AtomicU64>,
+    counters: &[Arc<AtomicU64>],
+    cancel_rx: &watch::Receiver<bool>,
+) -> Vec<SubTask> {
+    let mut sub_tasks = Vec::new();
+    for (i, sc) in sub_conns.into_iter().enumerate() {
+        let (env, expected, counter, cancel) = (env.clone(), expected.clone(), counters[i].clone(), cancel_rx.clone());
+        sub_tasks.push(tokio::spawn(async move {
+            match sc {
+                SubConn::Nats(c, sub) => core_sub(&env, i, c, sub, expected, counter, cancel).await,
+                SubConn::Raw(c) => core_sub_raw(&env, i, c, expected, counter, cancel).await,
+            }
+        }));
+    }
+    sub_tasks
+}
+
+/// Every server a publisher uses knows every subscriber's interest (its probe answers).
+async fn prove_interest(env: &Arc<Env>, pubs: usize, total_subs: usize, subject: &str) -> Result<(), BenchError> {
+    for k in 0..pubs.min(env.conn.servers.len()) {
+        let probe_client = env.connect(env.worker(k) + total_subs, "probe").await?;
+        for i in 0..total_subs {
+            wait_for_interest(&probe_client, &format!("{subject}.probe.{i}"), env.spec.timeout).await?;
+        }
+    }
+    Ok(())
+}
+
+/// Watchdog: true when messages stopped arriving for `timeout` (dropped by a slow-consumer cut-off)
+/// before every subscriber had all `published`; also ends when the run's token trips.
+async fn watch_subs(env: &Env, counters: &[Arc<AtomicU64>], published: u64) -> bool {
+    let mut last_total = u64::MAX;
+    let mut last_change = Instant::now();
+    loop {
+        let counts: Vec<u64> = counters.iter().map(|c| c.load(Ordering::Relaxed)).collect();
+        if counts.iter().all(|&n| n >= published) || env.cancel.is_cancelled() {
+            return false;
+        }
+        let total: u64 = counts.iter().sum();
+        if total != last_total {
+            last_total = total;
+            last_change = Instant::now();
+        } else if last_change.elapsed() > env.spec.timeout {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// What subscribers missed, client- and server-side slow-consumer events, and a warning when any.
+async fn record_losses(env: &Env, r: &mut BenchResult, published: u64, timed_out: bool, slow_before: Option<u64>) {
+    let spec = &env.spec;
+    let dropped: u64 = r
+        .subscribers
+        .clients
+        .iter()
+        .map(|c| published.saturating_sub(c.msgs))
+        .sum();
+    let slow_after = varz::total_slow_consumers(&spec.monitor).await;
+    let client_slow = env.slow_events.load(Ordering::Relaxed);
+    if dropped > 0 || client_slow > 0 || timed_out {
+        r.warnings.push(format!(
+            "subscribers received {} of {} messages each at least; {dropped} dropped (slow consumer cut-off or loss)",
+            r.subscribers.clients.iter().map(|c| c.msgs).min().unwrap_or(0),
+            published
+        ));
+    }
+    r.losses = Some(Losses {
+        expected_per_sub: published,
+        dropped,
+        client_slow_events: client_slow,
+        server_slow_consumers: match (slow_before, slow_after) {
+            (Some(a), Some(b)) => Some(b.saturating_sub(a)),
+            _ => None,
+        },
+        timed_out,
+    });
 }
 
 pub(super) async fn wait_for_interest(
