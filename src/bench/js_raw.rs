@@ -7,30 +7,130 @@ use bytes::Bytes;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
+/// One raw-path publisher's state: the connection, what is in flight (send times by sequence modulo the
+/// window), counts and the histogram.
+struct RawPub<'a> {
+    c: RawConn,
+    payload: &'a Bytes,
+    inbox: String,
+    prefix: Vec<u8>,
+    len_suffix: Vec<u8>,
+    window: u64,
+    sent_ns: Vec<u64>,
+    hist: hdrhistogram::Histogram<u64>,
+    sent: u64,
+    resolved: u64,
+    ok: u64,
+    errors: u64,
+    ack_error: Option<String>,
+    behind: bool,
+}
+
+impl RawPub<'_> {
+    /// Send while the window has room (and, open loop, while messages are due). Returns when to wake
+    /// for the next due message if acks are outstanding meanwhile; Err when the connection broke.
+    async fn send(&mut self, env: &Env, n: u64, pacer: &mut Option<Pacer>) -> Result<Option<Instant>, String> {
+        const BATCH: usize = 64 * 1024;
+        while self.sent < n && !self.behind && self.sent - self.resolved < self.window {
+            let t = match pacer.as_mut() {
+                Some(p) => {
+                    if p.would_wait(self.sent) && self.sent > self.resolved {
+                        // Not due yet and acks are outstanding: read them until it is.
+                        return Ok(Some(p.intended(self.sent)));
+                    }
+                    if p.would_wait(self.sent) {
+                        self.c.flush_out().await.map_err(|e| e.to_string())?;
+                    }
+                    match p.due(self.sent).await {
+                        Ok(intended) => env.ns(intended),
+                        Err(()) => {
+                            self.behind = true;
+                            break;
+                        }
+                    }
+                }
+                None => env.ns(Instant::now()),
+            };
+            self.sent_ns[(self.sent % self.window) as usize] = t;
+            let out = &mut self.c.out;
+            out.extend_from_slice(&self.prefix);
+            raw::push_num(out, self.sent);
+            out.extend_from_slice(&self.len_suffix);
+            out.extend_from_slice(self.payload);
+            out.extend_from_slice(b"\r\n");
+            self.sent += 1;
+            if self.c.out.len() >= BATCH {
+                self.c.flush_out().await.map_err(|e| e.to_string())?;
+            }
+        }
+        Ok(None)
+    }
+
+    /// Match the acks read so far to their publishes (by the sequence in the reply subject).
+    fn read_acks(&mut self, env: &Env) -> Result<(), String> {
+        let now_ns = env.ns(Instant::now());
+        let (inbox, window, sent) = (&self.inbox, self.window, self.sent);
+        let (resolved, ok, errors) = (&mut self.resolved, &mut self.ok, &mut self.errors);
+        let (hist, sent_ns, ack_error) = (&mut self.hist, &self.sent_ns, &mut self.ack_error);
+        self.c
+            .drain(|f, _| {
+                if let raw::Frame::Msg { subject, payload, .. } = f {
+                    let Some(seq) = subject.get(inbox.len()..).and_then(|d| raw::parse_num(d).ok()) else {
+                        return;
+                    };
+                    if seq >= sent || seq < resolved.saturating_sub(window) {
+                        return;
+                    }
+                    *resolved += 1;
+                    if payload.windows(7).any(|w| w == b"\"error\"") {
+                        *errors += 1;
+                        ack_error.get_or_insert_with(|| String::from_utf8_lossy(payload).into_owned());
+                    } else {
+                        *ok += 1;
+                        let _ = hist.record(now_ns.saturating_sub(sent_ns[(seq % window) as usize]).max(1));
+                    }
+                }
+            })
+            .map_err(|e| e.to_string())
+    }
+}
+
 /// JetStream publishing on the raw path: each message carries its own reply subject (`<inbox><seq>`), up
 /// to `window` are in flight (1 = synchronous), acks are matched by sequence and timed from the send (or
 /// intended) time. A single task writes batches and reads acks, as nats.go's PublishAsync does in effect.
-/// `c` is already subscribed to the ack inbox of global worker `i` and its path proven (`js_run`).
+/// `c` is already subscribed to the ack inbox of global worker `i` and its path proven (`js_run`). Ends
+/// when everything is acknowledged, the connection breaks, nothing answered for `--timeout`, or the run's
+/// token trips; what is in flight then is unacknowledged.
 #[allow(clippy::too_many_arguments)]
 pub(super) async fn js_pub_raw(
     env: &Env,
     i: usize,
-    mut c: RawConn,
+    c: RawConn,
     subject: &str,
     payload: &Bytes,
     n: u64,
     window: usize,
     mut pacer: Option<Pacer>,
 ) -> TaskOut {
-    const BATCH: usize = 64 * 1024;
     let window = window.max(1) as u64;
     let inbox = ack_inbox(env, i);
-    let prefix = format!("PUB {subject} {inbox}").into_bytes();
-    let len_suffix = format!(" {}\r\n", payload.len()).into_bytes();
-    let mut sent_ns = vec![0u64; window as usize];
-    let mut hist = new_hist();
-    let (mut sent, mut resolved, mut ok, mut errors) = (0u64, 0u64, 0u64, 0u64);
-    let (mut fatal, mut ack_error, mut behind) = (None::<String>, None::<String>, false);
+    let mut p = RawPub {
+        c,
+        payload,
+        prefix: format!("PUB {subject} {inbox}").into_bytes(),
+        inbox,
+        len_suffix: format!(" {}\r\n", payload.len()).into_bytes(),
+        window,
+        sent_ns: vec![0u64; window as usize],
+        hist: new_hist(),
+        sent: 0,
+        resolved: 0,
+        ok: 0,
+        errors: 0,
+        ack_error: None,
+        behind: false,
+    };
+    let mut fatal = None::<String>;
     let mut unacked = 0u64;
     let t0 = Instant::now();
     let mut last = t0;
@@ -41,59 +141,23 @@ pub(super) async fn js_pub_raw(
             cancelled = true;
             break;
         }
-        // Send while the window has room (and, open loop, while messages are due).
-        let mut wake_at = None;
-        while sent < n && !behind && sent - resolved < window {
-            let t = match pacer.as_mut() {
-                Some(p) => {
-                    if p.would_wait(sent) && sent > resolved {
-                        // Not due yet and acks are outstanding: read them until it is.
-                        wake_at = Some(p.intended(sent));
-                        break;
-                    }
-                    if p.would_wait(sent) {
-                        if let Err(e) = c.flush_out().await {
-                            fatal = Some(e.to_string());
-                            break;
-                        }
-                    }
-                    match p.due(sent).await {
-                        Ok(intended) => env.ns(intended),
-                        Err(()) => {
-                            behind = true;
-                            break;
-                        }
-                    }
-                }
-                None => env.ns(Instant::now()),
-            };
-            sent_ns[(sent % window) as usize] = t;
-            c.out.extend_from_slice(&prefix);
-            raw::push_num(&mut c.out, sent);
-            c.out.extend_from_slice(&len_suffix);
-            c.out.extend_from_slice(payload);
-            c.out.extend_from_slice(b"\r\n");
-            sent += 1;
-            if c.out.len() >= BATCH {
-                if let Err(e) = c.flush_out().await {
-                    fatal = Some(e.to_string());
-                    break;
-                }
+        let wake_at = match p.send(env, n, &mut pacer).await {
+            Ok(w) => w,
+            Err(e) => {
+                fatal = Some(e);
+                break;
             }
-        }
-        if fatal.is_some() {
-            break;
-        }
-        if let Err(e) = c.flush_out().await {
+        };
+        if let Err(e) = p.c.flush_out().await {
             fatal = Some(e.to_string());
             break;
         }
-        if resolved == sent && (sent == n || behind) {
+        if p.resolved == p.sent && (p.sent == n || p.behind) {
             break;
         }
         let deadline = wake_at.unwrap_or(last_progress + env.spec.timeout);
         let res = tokio::select! {
-            r = c.fill() => r.map(Some),
+            r = p.c.fill() => r.map(Some),
             _ = tokio::time::sleep_until(deadline.into()) => Ok(None),
             _ = env.cancel.cancelled() => {
                 cancelled = true;
@@ -107,58 +171,35 @@ pub(super) async fn js_pub_raw(
             }
             Ok(None) => {
                 if wake_at.is_none() && last_progress.elapsed() >= env.spec.timeout {
-                    errors += sent - resolved;
-                    unacked = sent - resolved;
-                    fatal = Some(format!(
-                        "{} acks did not arrive within {:?}",
-                        sent - resolved,
-                        env.spec.timeout
-                    ));
+                    unacked = p.sent - p.resolved;
+                    p.errors += unacked;
+                    fatal = Some(format!("{unacked} acks did not arrive within {:?}", env.spec.timeout));
                     break;
                 }
                 continue;
             }
             Ok(Some(_)) => {}
         }
-        let before = resolved;
-        let now_ns = env.ns(Instant::now());
-        let drained = c.drain(|f, _| {
-            if let raw::Frame::Msg { subject, payload, .. } = f {
-                let Some(seq) = subject.get(inbox.len()..).and_then(|d| raw::parse_num(d).ok()) else {
-                    return;
-                };
-                if seq >= sent || seq < resolved.saturating_sub(window) {
-                    return;
-                }
-                resolved += 1;
-                if payload.windows(7).any(|w| w == b"\"error\"") {
-                    errors += 1;
-                    ack_error.get_or_insert_with(|| String::from_utf8_lossy(payload).into_owned());
-                } else {
-                    ok += 1;
-                    let _ = hist.record(now_ns.saturating_sub(sent_ns[(seq % window) as usize]).max(1));
-                }
-            }
-        });
-        if let Err(e) = drained {
-            fatal = Some(e.to_string());
+        let before = p.resolved;
+        if let Err(e) = p.read_acks(env) {
+            fatal = Some(e);
             break;
         }
-        if resolved > before {
+        if p.resolved > before {
             last = Instant::now();
             last_progress = last;
-            env.done.fetch_add(resolved - before, Ordering::Relaxed);
+            env.done.fetch_add(p.resolved - before, Ordering::Relaxed);
         }
         // An error ack is data, not the end of the run: keep going unless nothing ever succeeds.
-        if errors > 100 && ok == 0 {
+        if p.errors > 100 && p.ok == 0 {
             break;
         }
     }
     // The connection broke or the run was stopped with publishes in flight: their acks never came.
     // (The timeout above has counted its own already.)
-    if unacked == 0 && sent > resolved {
-        unacked = sent - resolved;
-        errors += unacked;
+    if unacked == 0 && p.sent > p.resolved {
+        unacked = p.sent - p.resolved;
+        p.errors += unacked;
     }
     TaskOut {
         stopped: fatal.clone(),
@@ -166,18 +207,18 @@ pub(super) async fn js_pub_raw(
         cancelled,
         sample: ClientSample {
             id: format!("P{}", i + 1),
-            msgs: ok,
-            bytes: ok * payload.len() as u64,
-            proto_msgs: sent + c.msgs_in,
-            proto_bytes: c.bytes_in + c.bytes_out,
+            msgs: p.ok,
+            bytes: p.ok * payload.len() as u64,
+            proto_msgs: p.sent + p.c.msgs_in,
+            proto_bytes: p.c.bytes_in + p.c.bytes_out,
             start_s: env.secs(t0),
             end_s: env.secs(last.max(t0)),
-            latency_us: LatencySummary::from_hist_ns(&hist),
+            latency_us: LatencySummary::from_hist_ns(&p.hist),
         },
-        hist,
-        errors,
-        first_error: fatal.or(ack_error),
-        behind,
+        hist: p.hist,
+        errors: p.errors,
+        first_error: fatal.or(p.ack_error),
+        behind: p.behind,
         max_lag: pacer.map(|p| p.max_lag).unwrap_or_default(),
     }
 }

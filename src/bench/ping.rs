@@ -38,10 +38,9 @@ pub(super) async fn ping(env: &Arc<Env>) -> Result<BenchResult, BenchError> {
     Ok(r)
 }
 
-/// Sequential request/reply on the raw path: the responder echoes on its own connection (the second
-/// server when there are several), the requester waits for each reply on its inbox before the next.
-pub(super) async fn ping_raw(env: &Arc<Env>, subject: &str) -> Result<TaskOut, BenchError> {
-    let spec = &env.spec;
+/// The raw path's responder: subscribed on the second server (when there are several), echoing every
+/// request's payload to its reply subject until aborted.
+async fn raw_echo(env: &Arc<Env>, subject: &str) -> Result<tokio::task::JoinHandle<()>, BenchError> {
     let mut responder = raw_connect(
         &env.conn.raw_target(1).expect("raw checked"),
         "natsplan-bench-responder",
@@ -71,6 +70,14 @@ pub(super) async fn ping_raw(env: &Arc<Env>, subject: &str) -> Result<TaskOut, B
             }
         }
     });
+    Ok(echo)
+}
+
+/// Sequential request/reply on the raw path: the responder echoes on its own connection (the second
+/// server when there are several), the requester waits for each reply on its inbox before the next.
+pub(super) async fn ping_raw(env: &Arc<Env>, subject: &str) -> Result<TaskOut, BenchError> {
+    let spec = &env.spec;
+    let echo = raw_echo(env, subject).await?;
     let probe = env.connect(0, "probe").await?;
     wait_for_interest(&probe, subject, spec.timeout).await?;
     let mut c = raw_connect(

@@ -120,7 +120,7 @@ pub(super) fn inject_and_heal(
     notes: &mut Vec<String>,
 ) -> Result<Option<ApiProbe>> {
     let (leader, followers, majority) = (roles.leader, &roles.followers[..], &roles.majority[..]);
-    let (opts, log, rt) = (ctx.opts, ctx.log, ctx.rt);
+    let (opts, log) = (ctx.opts, ctx.log);
     let hold = opts.hold;
     let n = lab.nodes().len();
     let nm = |lab: &Lab, i: usize| lab.nodes()[i].name.clone();
@@ -192,28 +192,7 @@ pub(super) fn inject_and_heal(
                 wait_healthy(lab, Duration::from_secs(120))?;
             }
         }
-        Kind::LeaderPartition | Kind::RackNet => {
-            let net = ctx
-                .netns
-                .ok_or_else(|| anyhow!("the lab runs without network namespaces"))?;
-            let r = match p.rack {
-                Some(r) => r,
-                None => ctx.rack_of[leader],
-            };
-            let who: Vec<String> = (0..n).filter(|&i| ctx.rack_of[i] == r).map(|i| nm(lab, i)).collect();
-            // An isolated leader keeps its title until it misses a quorum for ~10 s; hold past that.
-            let h = hold.max(election_hold);
-            log(&format!(
-                "  cut the uplink of rack {} ({}) for {:.0} s",
-                ctx.site.racks[r].name,
-                who.join(", "),
-                h.as_secs_f64()
-            ));
-            net.set_rack(r, false)?;
-            let res = opts.pause(h);
-            net.set_rack(r, true)?;
-            res?;
-        }
+        Kind::LeaderPartition | Kind::RackNet => partition(ctx, lab, p, leader, election_hold)?,
         Kind::RackPower => {
             let r = p.rack.ok_or_else(|| anyhow!("a rack scenario needs its rack"))?;
             let vs: Vec<usize> = (0..n).filter(|&i| ctx.rack_of[i] == r).collect();
@@ -226,86 +205,140 @@ pub(super) fn inject_and_heal(
                 lab.restart(v)?;
             }
         }
-        Kind::FullLimit => {
-            let fs = full.ok_or_else(|| anyhow!("full-limit needs its tmpfs store"))?;
-            let v = fs.server;
-            let node = nm(lab, v);
-            let filler = format!("natsplan-faults-filler-{v}");
-            log(&format!(
-                "  fill {node}'s store (tmpfs {} MiB, max_file_store {} MiB) with a stream placed on it",
-                FULL_LIMIT_TMPFS_BYTES >> 20,
-                FULL_LIMIT_MAX_FILE_STORE_BYTES >> 20
-            ));
-            let (bytes, refusal) =
-                rt.block_on(fill_with_stream(js, &filler, &node, FULL_LIMIT_MAX_FILE_STORE_BYTES))?;
-            notes.push(format!(
-                "{node} at max_file_store: a stream on it took {:.1} MiB, then: {refusal}",
-                bytes as f64 / (1u64 << 20) as f64
-            ));
-            opts.pause(hold)?;
-            let after = rt.block_on(purge_and_retry(js, &filler));
-            notes.push(format!("{after}; JetStream on {node} {}", js_state(lab, v)));
-            let lines = full_log_lines(&lab.nodes()[v].log, lab.dir());
-            if !lines.is_empty() {
-                notes.push(format!("{node} logged: {}", lines.join(" | ")));
-            }
-            if !jetstream_enabled(&lab.nodes()[v].monitor_url()) {
-                log(&format!("  JetStream is off on {node}: restart it"));
-                lab.restart(v)?;
-            }
-        }
-        Kind::FullDisk => {
-            let fs = full.ok_or_else(|| anyhow!("full-disk needs its tmpfs store"))?;
-            let v = fs.server;
-            let node = nm(lab, v);
-            let (ballast, bytes) = fill_disk(fs.mount.path())?;
-            fs.ballast = Some(ballast.clone());
-            log(&format!(
-                "  filled {node}'s {} MiB tmpfs with {:.1} MiB beside its store (max_file_store {} MiB above it)",
-                FULL_DISK_TMPFS_BYTES >> 20,
-                bytes as f64 / (1u64 << 20) as f64,
-                FULL_DISK_MAX_FILE_STORE_BYTES >> 20
-            ));
-            opts.pause(hold)?;
-            let state = js_state(lab, v);
-            std::fs::remove_file(&ballast)?;
-            fs.ballast = None;
-            let lines = full_log_lines(&lab.nodes()[v].log, lab.dir());
-            notes.push(format!("with the disk full, JetStream on {node} {state}"));
-            if !lines.is_empty() {
-                notes.push(format!("{node} logged: {}", lines.join(" | ")));
-            }
-            // JetStream disables itself on a real ENOSPC; it comes back with a restart once there is space.
-            if !jetstream_enabled(&lab.nodes()[v].monitor_url()) {
-                log(&format!("  space freed; JetStream is off on {node}: restart it"));
-                notes.push(format!("{node} restarted after the space was freed"));
-                lab.restart(v)?;
-            } else {
-                notes.push(format!("space freed; {node} carried on without a restart"));
-            }
-        }
-        Kind::Wipe => {
-            let v = followers[0];
-            let old = nm(lab, v);
-            log(&format!(
-                "  kill -9 {old}, empty its store, rejoin as {old}{WIPED_SUFFIX}"
-            ));
-            lab.kill(v)?;
-            let store = lab.nodes()[v].store_dir.clone();
-            std::fs::remove_dir_all(&store).with_context(|| format!("cannot empty {}", store.display()))?;
-            std::fs::create_dir_all(&store)?;
-            let conf = lab.nodes()[v].conf.clone();
-            let text = std::fs::read_to_string(&conf)?;
-            let renamed = rename_server(&text, &old, &format!("{old}{WIPED_SUFFIX}"))
-                .ok_or_else(|| anyhow!("{}: no server_name line to rename", conf.display()))?;
-            std::fs::write(&conf, renamed)?;
-            opts.pause(hold)?;
-            lab.restart(v)?;
-            rt.block_on(peer_remove(js, stream, &old))?;
-        }
+        Kind::FullLimit => fill_to_limit(ctx, lab, js, full, notes)?,
+        Kind::FullDisk => fill_disk_under(ctx, lab, full, notes)?,
+        Kind::Wipe => wipe_follower(ctx, lab, followers[0], js, stream)?,
         Kind::PowerLoss => bail!("power loss cannot be injected by process control"),
     }
     Ok(None)
+}
+
+/// `full-limit`: fill the follower's store to its `max_file_store` with a stream placed on it, hold,
+/// purge, and note what the server said and did.
+fn fill_to_limit(
+    ctx: &Ctx,
+    lab: &mut Lab,
+    js: &jetstream::Context,
+    full: Option<&mut FullStore>,
+    notes: &mut Vec<String>,
+) -> Result<()> {
+    let (opts, log, rt, hold) = (ctx.opts, ctx.log, ctx.rt, ctx.opts.hold);
+    let nm = |lab: &Lab, i: usize| lab.nodes()[i].name.clone();
+    let fs = full.ok_or_else(|| anyhow!("full-limit needs its tmpfs store"))?;
+    let v = fs.server;
+    let node = nm(lab, v);
+    let filler = format!("natsplan-faults-filler-{v}");
+    log(&format!(
+        "  fill {node}'s store (tmpfs {} MiB, max_file_store {} MiB) with a stream placed on it",
+        FULL_LIMIT_TMPFS_BYTES >> 20,
+        FULL_LIMIT_MAX_FILE_STORE_BYTES >> 20
+    ));
+    let (bytes, refusal) = rt.block_on(fill_with_stream(js, &filler, &node, FULL_LIMIT_MAX_FILE_STORE_BYTES))?;
+    notes.push(format!(
+        "{node} at max_file_store: a stream on it took {:.1} MiB, then: {refusal}",
+        bytes as f64 / (1u64 << 20) as f64
+    ));
+    opts.pause(hold)?;
+    let after = rt.block_on(purge_and_retry(js, &filler));
+    notes.push(format!("{after}; JetStream on {node} {}", js_state(lab, v)));
+    let lines = full_log_lines(&lab.nodes()[v].log, lab.dir());
+    if !lines.is_empty() {
+        notes.push(format!("{node} logged: {}", lines.join(" | ")));
+    }
+    if !jetstream_enabled(&lab.nodes()[v].monitor_url()) {
+        log(&format!("  JetStream is off on {node}: restart it"));
+        lab.restart(v)?;
+    }
+    Ok(())
+}
+
+/// `full-disk`: fill the follower's tmpfs beside its store (ENOSPC under NATS), hold, free it, and
+/// restart JetStream there if it turned itself off.
+fn fill_disk_under(ctx: &Ctx, lab: &mut Lab, full: Option<&mut FullStore>, notes: &mut Vec<String>) -> Result<()> {
+    let (opts, log, hold) = (ctx.opts, ctx.log, ctx.opts.hold);
+    let nm = |lab: &Lab, i: usize| lab.nodes()[i].name.clone();
+    let fs = full.ok_or_else(|| anyhow!("full-disk needs its tmpfs store"))?;
+    let v = fs.server;
+    let node = nm(lab, v);
+    let (ballast, bytes) = fill_disk(fs.mount.path())?;
+    fs.ballast = Some(ballast.clone());
+    log(&format!(
+        "  filled {node}'s {} MiB tmpfs with {:.1} MiB beside its store (max_file_store {} MiB above it)",
+        FULL_DISK_TMPFS_BYTES >> 20,
+        bytes as f64 / (1u64 << 20) as f64,
+        FULL_DISK_MAX_FILE_STORE_BYTES >> 20
+    ));
+    opts.pause(hold)?;
+    let state = js_state(lab, v);
+    std::fs::remove_file(&ballast)?;
+    fs.ballast = None;
+    let lines = full_log_lines(&lab.nodes()[v].log, lab.dir());
+    notes.push(format!("with the disk full, JetStream on {node} {state}"));
+    if !lines.is_empty() {
+        notes.push(format!("{node} logged: {}", lines.join(" | ")));
+    }
+    // JetStream disables itself on a real ENOSPC; it comes back with a restart once there is space.
+    if !jetstream_enabled(&lab.nodes()[v].monitor_url()) {
+        log(&format!("  space freed; JetStream is off on {node}: restart it"));
+        notes.push(format!("{node} restarted after the space was freed"));
+        lab.restart(v)?;
+    } else {
+        notes.push(format!("space freed; {node} carried on without a restart"));
+    }
+    Ok(())
+}
+
+/// `follower-wipe`: kill the follower, empty its store, rename it, restart it and peer-remove the old
+/// name from the stream.
+fn wipe_follower(ctx: &Ctx, lab: &mut Lab, v: usize, js: &jetstream::Context, stream: &str) -> Result<()> {
+    let (opts, log, rt, hold) = (ctx.opts, ctx.log, ctx.rt, ctx.opts.hold);
+    let nm = |lab: &Lab, i: usize| lab.nodes()[i].name.clone();
+    let old = nm(lab, v);
+    log(&format!(
+        "  kill -9 {old}, empty its store, rejoin as {old}{WIPED_SUFFIX}"
+    ));
+    lab.kill(v)?;
+    let store = lab.nodes()[v].store_dir.clone();
+    std::fs::remove_dir_all(&store).with_context(|| format!("cannot empty {}", store.display()))?;
+    std::fs::create_dir_all(&store)?;
+    let conf = lab.nodes()[v].conf.clone();
+    let text = std::fs::read_to_string(&conf)?;
+    let renamed = rename_server(&text, &old, &format!("{old}{WIPED_SUFFIX}"))
+        .ok_or_else(|| anyhow!("{}: no server_name line to rename", conf.display()))?;
+    std::fs::write(&conf, renamed)?;
+    opts.pause(hold)?;
+    lab.restart(v)?;
+    rt.block_on(peer_remove(js, stream, &old))?;
+    Ok(())
+}
+
+/// `leader-partition` and `rack-net`: cut a rack's uplink (the leader's, or the scenario's rack) past an
+/// election, then restore it.
+fn partition(ctx: &Ctx, lab: &mut Lab, p: Planned, leader: usize, election_hold: Duration) -> Result<()> {
+    let (opts, log, hold) = (ctx.opts, ctx.log, ctx.opts.hold);
+    let n = lab.nodes().len();
+    let nm = |lab: &Lab, i: usize| lab.nodes()[i].name.clone();
+    let net = ctx
+        .netns
+        .ok_or_else(|| anyhow!("the lab runs without network namespaces"))?;
+    let r = match p.rack {
+        Some(r) => r,
+        None => ctx.rack_of[leader],
+    };
+    let who: Vec<String> = (0..n).filter(|&i| ctx.rack_of[i] == r).map(|i| nm(lab, i)).collect();
+    // An isolated leader keeps its title until it misses a quorum for ~10 s; hold past that.
+    let h = hold.max(election_hold);
+    log(&format!(
+        "  cut the uplink of rack {} ({}) for {:.0} s",
+        ctx.site.racks[r].name,
+        who.join(", "),
+        h.as_secs_f64()
+    ));
+    net.set_rack(r, false)?;
+    let res = opts.pause(h);
+    net.set_rack(r, true)?;
+    res?;
+    Ok(())
 }
 
 /// What the JetStream API answered while the meta group had lost its quorum.
