@@ -7,6 +7,9 @@ use bytes::Bytes;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
+/// How often a raw publisher waiting for acks looks at the run's token.
+const CANCEL_POLL: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// One raw-path publisher's state: the connection, what is in flight (send times by sequence modulo the
 /// window), counts and the histogram.
 struct RawPub<'a> {
@@ -155,14 +158,14 @@ pub(super) async fn js_pub_raw(
         if p.resolved == p.sent && (p.sent == n || p.behind) {
             break;
         }
-        let deadline = wake_at.unwrap_or(last_progress + env.spec.timeout);
+        // The run's token is checked at the top of the loop; waking at least every CANCEL_POLL keeps a
+        // silent connection from delaying that, without registering a waiter per read on the hot path.
+        let deadline = wake_at
+            .unwrap_or(last_progress + env.spec.timeout)
+            .min(Instant::now() + CANCEL_POLL);
         let res = tokio::select! {
             r = p.c.fill() => r.map(Some),
             _ = tokio::time::sleep_until(deadline.into()) => Ok(None),
-            _ = env.cancel.cancelled() => {
-                cancelled = true;
-                break;
-            }
         };
         match res {
             Err(e) => {
