@@ -10,6 +10,8 @@ pub enum Outcome {
     Ok,
     /// The report was produced but a check the user asked for failed (exit 1).
     CheckFailed(String),
+    /// A signal (SIGINT, SIGTERM) stopped the command; what was measured was reported (exit 130).
+    Interrupted(String),
 }
 
 /// A command that could not produce its report.

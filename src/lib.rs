@@ -49,6 +49,10 @@ pub fn main_with(cli: cli::Cli) -> ExitCode {
             eprintln!("natsplan: check failed: {why}");
             ExitCode::from(1)
         }
+        Ok(Outcome::Interrupted(why)) => {
+            eprintln!("natsplan: {why}");
+            ExitCode::from(130)
+        }
         Err(f) => {
             eprintln!("natsplan: {}", f.render());
             ExitCode::from(f.code())

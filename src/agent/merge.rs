@@ -83,7 +83,13 @@ pub fn merge(spec: &BenchSpec, run_id: &str, parts: &[Part]) -> (BenchResult, Hi
         failed: parts.iter().map(|p| p.result.failed).sum(),
         ops: first.map(|r| r.ops).unwrap_or(false),
         run_id: run_id.to_string(),
+        completion: Default::default(),
     };
+    // The whole row was asked; each share says what it did (a lost agent's share is simply not done).
+    for p in parts {
+        r.completion.add(&p.result.completion);
+    }
+    r.completion.asked = spec.msgs;
     if let Some(target) = spec.rate_per_s {
         let rates: Vec<&RateOutcome> = parts.iter().filter_map(|p| p.result.rate.as_ref()).collect();
         r.rate = Some(RateOutcome {
@@ -177,6 +183,7 @@ mod tests {
             failed: 0,
             ops: false,
             run_id: "x".into(),
+            completion: Default::default(),
         }
     }
 

@@ -203,6 +203,11 @@ pub fn json_value(r: &BenchResult) -> Value {
         "publishers": clients_json(&r.publishers),
         "subscribers": clients_json(&r.subscribers),
         "warnings": r.warnings,
+        "complete": r.completion.complete(),
+        "asked": r.completion.asked,
+        "done": r.completion.done,
+        "unacknowledged": r.completion.unacknowledged,
+        "interrupted": r.completion.interrupted,
     });
     let m = v.as_object_mut().expect("json! of an object literal is an object");
     if r.ops {
@@ -301,6 +306,7 @@ mod tests {
             failed: 0,
             ops: false,
             run_id: "abc".into(),
+            completion: Default::default(),
         }
     }
 

@@ -6,18 +6,33 @@
 //! own hdrhistogram; they are merged at the end (no shared lock on the hot path). Everything a run
 //! creates on the server is named `natsplan-*` and deleted afterwards unless `keep` is set.
 
+mod assets;
+pub mod cancel;
 pub mod conn;
+mod env;
+mod exec;
 pub mod export;
+mod js;
+mod js_raw;
+mod kv;
+mod obj;
+mod ping;
+mod pubsub;
+mod pubsub_raw;
 pub mod raw;
 pub mod result;
+mod stamp;
 pub mod varz;
 mod workload;
 
 use std::time::Duration;
 
+pub use assets::{cleanup_shared, prepare_shared};
+pub use cancel::Cancel;
 pub use conn::{ConnArgs, ConnSpec};
+pub use env::{Gate, Share, ShareOutput, Slot};
 pub use result::BenchResult;
-pub use workload::{check, cleanup_shared, new_run_id, prepare_shared, run, run_share, Gate, Share, ShareOutput, Slot};
+pub use workload::{check, new_run_id, run, run_share, run_with};
 
 /// JetStream storage for streams, KV buckets and object stores the run creates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]

@@ -218,6 +218,65 @@ pub struct BenchResult {
     pub ops: bool,
     /// Identifies the run in CSV rows.
     pub run_id: String,
+    /// Whether the run did all it was asked (results written before this field existed read as complete).
+    #[serde(default)]
+    pub completion: Completion,
+}
+
+/// What a run was asked to do and what it did. A run is complete when nothing interrupted it, no publish
+/// was left without its ack, and it did every operation asked, or stopped at `--rate`'s backlog cut-off
+/// (that stop is the open-loop run's own rule, reported as `rate.sustained: false`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct Completion {
+    /// Operations this run was asked for (messages, puts, objects, requests).
+    pub asked: u64,
+    /// Operations it did: acknowledged publishes, puts and gets, answered requests; for core runs the
+    /// messages published (or, with no publishers, the fewest any subscriber received).
+    pub done: u64,
+    /// Publishes sent whose ack never came (the connection died, or no answer within `--timeout`).
+    pub unacknowledged: u64,
+    /// A signal (SIGINT, SIGTERM) stopped the run.
+    pub interrupted: bool,
+    /// The run stopped at `--rate`'s backlog cut-off.
+    pub rate_cutoff: bool,
+    /// Why workers stopped early, when they did (the first reason).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
+}
+
+impl Completion {
+    pub fn complete(&self) -> bool {
+        !self.interrupted && self.unacknowledged == 0 && (self.done >= self.asked || self.rate_cutoff)
+    }
+    /// One line saying why the run is incomplete (None when it is complete).
+    pub fn shortfall(&self) -> Option<String> {
+        if self.complete() {
+            return None;
+        }
+        let mut s = if self.interrupted {
+            format!("interrupted: {} of {} operations done", self.done, self.asked)
+        } else {
+            format!("incomplete: {} of {} operations done", self.done, self.asked)
+        };
+        if self.unacknowledged > 0 {
+            s.push_str(&format!(", {} publishes left unacknowledged", self.unacknowledged));
+        }
+        if let Some(why) = &self.stopped {
+            s.push_str(&format!(" ({why})"));
+        }
+        Some(s)
+    }
+    /// Sum of parts (agents' shares): counts add, any interruption or cut-off marks the whole.
+    pub fn add(&mut self, o: &Completion) {
+        self.asked += o.asked;
+        self.done += o.done;
+        self.unacknowledged += o.unacknowledged;
+        self.interrupted |= o.interrupted;
+        self.rate_cutoff |= o.rate_cutoff;
+        if self.stopped.is_none() {
+            self.stopped = o.stopped.clone();
+        }
+    }
 }
 
 impl BenchResult {
@@ -318,9 +377,43 @@ mod tests {
             failed: 0,
             ops: false,
             run_id: "x".into(),
+            completion: Completion::default(),
         };
         assert!((r.aggregate_msgs_per_s() - 100.0).abs() < 1e-9);
         assert_eq!(r.msgs_per_s(), r.aggregate_msgs_per_s());
+    }
+
+    #[test]
+    fn a_run_is_complete_only_when_everything_asked_was_done_and_acknowledged() {
+        let c = |asked, done, unacknowledged, interrupted, rate_cutoff| Completion {
+            asked,
+            done,
+            unacknowledged,
+            interrupted,
+            rate_cutoff,
+            stopped: None,
+        };
+        assert!(c(400_000, 400_000, 0, false, false).complete());
+        // The killed-server run of issue 17: 96,632 of 400,000 and no ack missing is still incomplete.
+        let short = c(400_000, 96_632, 0, false, false);
+        assert!(!short.complete());
+        assert!(short.shortfall().unwrap().contains("96632 of 400000"));
+        assert!(!c(10, 10, 1, false, false).complete(), "an ack that never came");
+        assert!(!c(10, 10, 0, true, false).complete(), "interrupted");
+        assert!(
+            c(10, 3, 0, false, true).complete(),
+            "a --rate run ends at its cut-off by its own rule"
+        );
+        assert!(c(10, 10, 0, true, false)
+            .shortfall()
+            .unwrap()
+            .starts_with("interrupted"));
+        let mut sum = c(5, 5, 0, false, false);
+        sum.add(&c(5, 2, 1, false, false));
+        assert_eq!(
+            (sum.asked, sum.done, sum.unacknowledged, sum.complete()),
+            (10, 7, 1, false)
+        );
     }
 
     #[test]

@@ -182,7 +182,7 @@ fn run_on(
         )));
     }
     let monitors = if opts.monitors.is_empty() {
-        crate::verify::default_monitors(&opts.conn.servers)
+        crate::monitor::default_monitors(&opts.conn.servers)
     } else {
         opts.monitors.clone()
     };
@@ -234,7 +234,7 @@ fn run_on(
     for d in &plan.dropped {
         log(&format!("calibrate: budget: dropped {d}"));
     }
-    let (date, _) = crate::verify::utc_now();
+    let (date, _) = crate::clock::utc_now();
     let mut prov = provenance(&facts, opts, &monitors);
     let runlog = runner::run(rt, &opts.conn, &monitors, &plan, log);
     prov.insert("measured_at".into(), v(date.clone()));

@@ -254,7 +254,12 @@ pub fn run(g: &Global, a: BenchArgs) -> Result<Outcome, Failure> {
         rt.shutdown_timeout(Duration::from_millis(100));
         return out;
     }
-    let result = rt.block_on(bench::run(&conn, &spec))?;
+    let cancel = bench::Cancel::new();
+    let result = rt.block_on(async {
+        // SIGINT/SIGTERM stop the load; the run then reports what it measured and removes its assets.
+        let _signals = cancel.trip_on_signals().map_err(cannot_run)?;
+        bench::run_with(&conn, &spec, &cancel).await.map_err(Failure::from)
+    })?;
     // Dropping the runtime would wait for background tasks of the clients; they hold nothing we need.
     rt.shutdown_timeout(Duration::from_millis(100));
     if let Some(path) = &common.csv {
@@ -266,7 +271,16 @@ pub fn run(g: &Global, a: BenchArgs) -> Result<Outcome, Failure> {
         _ => export::text(&result),
     };
     super::emit_stdout(&bytes)?;
-    Ok(Outcome::Ok)
+    Ok(completion_outcome(&result.completion))
+}
+
+/// A run that did not do all it was asked is a failed check (exit 1); one a signal stopped exits 130.
+fn completion_outcome(c: &bench::result::Completion) -> Outcome {
+    match c.shortfall() {
+        None => Outcome::Ok,
+        Some(why) if c.interrupted => Outcome::Interrupted(why),
+        Some(why) => Outcome::CheckFailed(format!("the run is {why}")),
+    }
 }
 
 /// `--agents N`: discover, run the spec spread over the agents, print the merged result and each agent's
@@ -332,5 +346,5 @@ fn run_on_agents(
             lost.join(", ")
         )));
     }
-    Ok(Outcome::Ok)
+    Ok(completion_outcome(&d.result.completion))
 }

@@ -72,6 +72,12 @@ pub struct ScenarioResult {
     pub replicas: Vec<ReplicaState>,
     /// Where the logs and `/jsz` of a loss or divergence were saved.
     pub finding: Option<String>,
+    /// The meta group's predicted status, for scenarios that judge the JetStream API too
+    /// (`meta-majority-kill`); None elsewhere.
+    pub predicted_meta: Option<String>,
+    /// What the JetStream API did meanwhile: `api_refused` (stream and consumer create answered an error
+    /// or nothing) or `api_answered` (one was created); None where not judged.
+    pub observed_meta: Option<String>,
 }
 
 /// A whole `verify --faults` run.
@@ -191,6 +197,8 @@ mod tests {
             check: Check::default(),
             replicas: Vec::new(),
             finding: None,
+            predicted_meta: None,
+            observed_meta: None,
         }
     }
 

@@ -81,6 +81,34 @@ pub fn sweep_stale() -> Vec<String> {
             }
         }
     }
+    // The lab folders of dead runs (`$TMPDIR/natsplan-faults-<pid>-*`), once nothing is mounted in them.
+    removed.extend(sweep_stale_dirs(&std::env::temp_dir()));
+    removed
+}
+
+/// Remove `DIR_PREFIX<pid>-*` folders under `tmp` whose run (pid) is gone; a folder something is still
+/// mounted in is left alone (the mount sweep above goes first).
+fn sweep_stale_dirs(tmp: &Path) -> Vec<String> {
+    let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap_or_default();
+    let mut removed = Vec::new();
+    for e in std::fs::read_dir(tmp).into_iter().flatten().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(pid) = owner_pid(&name, DIR_PREFIX) else {
+            continue;
+        };
+        let path = e.path();
+        let mounted = mounts
+            .lines()
+            .filter_map(|l| l.split_whitespace().nth(1))
+            .any(|m| Path::new(m).starts_with(&path));
+        if !pid_alive(pid)
+            && !mounted
+            && e.file_type().is_ok_and(|t| t.is_dir())
+            && std::fs::remove_dir_all(&path).is_ok()
+        {
+            removed.push(format!("lab folder {}", path.display()));
+        }
+    }
     removed
 }
 
@@ -369,6 +397,22 @@ mod tests {
         );
         drop(net);
         assert!(namespaces_of(std::process::id()).is_empty());
+    }
+
+    #[test]
+    fn lab_folders_of_dead_runs_are_swept_and_live_ones_kept() {
+        let tmp = tempfile::tempdir().unwrap();
+        let stale = tmp.path().join(format!("{DIR_PREFIX}{}-abc", dead_pid()));
+        let live = tmp.path().join(format!("{DIR_PREFIX}{}-def", std::process::id()));
+        let other = tmp.path().join("natsplan-lab-xyz");
+        for d in [&stale, &live, &other] {
+            std::fs::create_dir_all(d.join("n1/store")).unwrap();
+            std::fs::write(d.join("n1/nats-server.log"), "x").unwrap();
+        }
+        let removed = sweep_stale_dirs(tmp.path());
+        assert_eq!(removed.len(), 1, "{removed:?}");
+        assert!(!stale.exists(), "the dead run's folder is removed");
+        assert!(live.exists() && other.exists(), "a live run's and other folders stay");
     }
 
     #[test]

@@ -56,16 +56,33 @@ impl LabState {
             .with_context(|| format!("cannot write {}", p.display()))
     }
 
-    /// Recorded servers whose process is still this lab's nats-server.
-    pub fn running(&self) -> Vec<&NodeInfo> {
-        self.nodes.iter().filter(|n| is_lab_process(n.pid, &n.conf)).collect()
+    /// Recorded servers whose process is still this lab's nats-server: by the recorded pid, or, for a
+    /// server recorded before its pid was (natsplan killed mid-start), by its configuration path.
+    pub fn running(&self) -> Vec<NodeInfo> {
+        let mut unknown = Vec::new();
+        let mut live: Vec<NodeInfo> = Vec::new();
+        for n in &self.nodes {
+            if is_lab_process(n.pid, &n.conf) {
+                live.push(n.clone());
+            } else {
+                unknown.push(n);
+            }
+        }
+        if !unknown.is_empty() {
+            for pid in proc_pids() {
+                if let Some(n) = unknown.iter().find(|n| is_lab_process(pid, &n.conf)) {
+                    live.push(NodeInfo { pid, ..(*n).clone() });
+                }
+            }
+        }
+        live
     }
 
     /// Kill every recorded server still running (SIGTERM, then SIGKILL after `grace`), then remove the
     /// files the lab made: each server's folder, `lab.json`, and DIR itself when natsplan created it.
     /// Returns the names of the servers that were still running.
     pub fn teardown(&self, grace: Duration) -> Result<Vec<String>> {
-        let live: Vec<&NodeInfo> = self.running();
+        let live: Vec<NodeInfo> = self.running();
         for n in &live {
             signal(n.pid, libc::SIGCONT);
             signal(n.pid, libc::SIGTERM);
@@ -126,6 +143,16 @@ fn signal(pid: u32, sig: libc::c_int) {
             libc::kill(pid as libc::pid_t, sig);
         }
     }
+}
+
+/// Every process id under /proc.
+fn proc_pids() -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .map(|d| {
+            d.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// True when `pid` is a live (not zombie) process started with this lab configuration file `conf`.

@@ -7,12 +7,15 @@
 mod common;
 
 mod agents_live;
+mod bench_integrity_live;
 mod bench_live;
 mod calibrate_live;
 mod emit_live;
 mod faults_cli_live;
 mod faults_live;
+mod faults_meta_live;
 mod import_live;
+mod lab_leftovers_live;
 mod lab_live;
 mod report_verify_live;
 mod verify_live;

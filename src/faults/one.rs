@@ -1,0 +1,354 @@
+//! One scenario from start to end: stream, prediction, workload, fault, heal, read-back, judgement.
+
+use super::*;
+use crate::lab::Lab;
+use crate::survival::ELECTION_STALL_S;
+use anyhow::{anyhow, Context, Result};
+use async_nats::jetstream::{self};
+use sandbox::Tmpfs;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+pub(super) fn not_run(k: Kind, why: String) -> ScenarioResult {
+    ScenarioResult {
+        name: k.name().into(),
+        selectors: Vec::new(),
+        predicted: String::new(),
+        predicted_stall_s: None,
+        predicted_acked_loss_risk: false,
+        observed: "not_run".into(),
+        detail: why.clone(),
+        agree: false,
+        acked: 0,
+        acked_lost: 0,
+        unavailable_s: 0.0,
+        skipped: Some(why),
+        check: Check::default(),
+        replicas: Vec::new(),
+        finding: None,
+        predicted_meta: None,
+        observed_meta: None,
+    }
+}
+
+/// The stream's roles in the lab (indices) and the servers a kill-several scenario kills.
+pub(super) struct Roles {
+    pub(super) leader: usize,
+    pub(super) followers: Vec<usize>,
+    /// The first quorum of the stream's peers, leader first (`majority-kill`).
+    pub(super) majority: Vec<usize>,
+    /// A meta-group majority that spares the stream's quorum and leader (`meta-majority-kill`): the
+    /// servers without a replica, then followers; empty when the lab cannot have one.
+    pub(super) meta_majority: Vec<usize>,
+}
+
+impl Roles {
+    fn new(n: usize, leader: usize, followers: Vec<usize>, replicas: usize) -> Roles {
+        let quorum = replicas / 2 + 1;
+        let majority = std::iter::once(leader)
+            .chain(followers.iter().copied())
+            .take(quorum)
+            .collect();
+        let meta_quorum = n / 2 + 1;
+        let spare_followers = replicas.saturating_sub(quorum);
+        let outside = (0..n).filter(|i| *i != leader && !followers.contains(i));
+        let mut meta: Vec<usize> = outside.chain(followers.iter().copied().take(spare_followers)).collect();
+        meta.truncate(meta_quorum);
+        if meta.len() < meta_quorum {
+            meta.clear();
+        }
+        Roles {
+            leader,
+            followers,
+            majority,
+            meta_majority: meta,
+        }
+    }
+}
+
+/// The scenario's steps (selector sets failed together) and the selectors it reports.
+fn plan_steps(ctx: &Ctx, lab: &Lab, p: Planned, roles: &Roles) -> Result<(Vec<Vec<String>>, Vec<String>)> {
+    let (k, site) = (p.kind, ctx.site);
+    let nm = |i: usize| lab.nodes()[i].name.clone();
+    let sel = |i: usize, kind: &str| format!("{kind}:{}", nm(i));
+    let rack_name = |r: usize| site.racks[r].name.clone();
+    let n = lab.nodes().len();
+    let (leader, f0) = (roles.leader, roles.followers[0]);
+    let together = |s: Vec<String>| (vec![s.clone()], s);
+    Ok(match k {
+        Kind::FollowerKill => together(vec![sel(f0, "process")]),
+        Kind::LeaderKill => together(vec![sel(leader, "process")]),
+        Kind::LeaderPause => together(vec![sel(leader, "pause")]),
+        Kind::MajorityKill => together(roles.majority.iter().map(|&i| sel(i, "process")).collect()),
+        Kind::MetaMajorityKill => together(roles.meta_majority.iter().map(|&i| sel(i, "process")).collect()),
+        Kind::AllKill => together((0..n).map(|i| sel(i, "process")).collect()),
+        Kind::RollingRestart => {
+            let s: Vec<String> = (0..n).map(|i| sel(i, "process")).collect();
+            (s.iter().map(|x| vec![x.clone()]).collect(), s)
+        }
+        Kind::LeaderPartition => together(vec![format!("net:{}", rack_name(ctx.rack_of[leader]))]),
+        Kind::FullLimit | Kind::FullDisk => together(vec![sel(f0, "full")]),
+        Kind::RackPower | Kind::RackNet => {
+            let r = p.rack.ok_or_else(|| anyhow!("a rack scenario needs its rack"))?;
+            let kind = if k == Kind::RackPower { "power" } else { "net" };
+            together(vec![format!("{kind}:{}", rack_name(r))])
+        }
+        Kind::Wipe => together(vec![sel(f0, "wipe")]),
+        Kind::PowerLoss => bail!("power loss is predicted, never run"),
+    })
+}
+
+/// Power loss of the whole site: predicted, never run (a process kill keeps the page cache).
+fn power_loss(ctx: &Ctx, lab: &Lab) -> Result<ScenarioResult> {
+    let site = ctx.site;
+    // The whole site at once: the case where unsynced acknowledged writes are at risk.
+    let sels: Vec<String> = site.racks.iter().map(|r| format!("power:{}", r.name)).collect();
+    // No stream was placed: any R of the lab's servers (every rack loses power, so placement is moot).
+    let names: Vec<String> = lab.nodes().iter().take(ctx.replicas).map(|n| n.name.clone()).collect();
+    let layout = pin_test_stream(site, ctx.layout, &names)?;
+    let pred = predict(site, &layout, std::slice::from_ref(&sels))?;
+    let why = "power loss (unsynced writes dropped) cannot be produced by killing processes: the page \
+               cache survives; needs VMs or machines whose power can be cut";
+    let mut res = not_run(Kind::PowerLoss, why.into());
+    res.selectors = sels;
+    res.predicted = pred.status.as_str().into();
+    res.predicted_stall_s = pred.stall_s;
+    res.predicted_acked_loss_risk = pred.acked_loss_risk;
+    Ok(res)
+}
+
+/// Why the scenario cannot run here (before the lab is touched), or None.
+fn cannot_run_here(ctx: &Ctx, lab: &Lab, k: Kind) -> Result<Option<String>> {
+    if k.needs_net() {
+        if let Some(why) = ctx.net_skip {
+            return Ok(Some(why.to_string()));
+        }
+    }
+    if k == Kind::MetaMajorityKill && lab.nodes().len() < 5 {
+        return Ok(Some(format!(
+            "a meta-group majority cannot fail without the R{} stream's quorum on {} servers: needs 5 or more",
+            ctx.replicas,
+            lab.nodes().len()
+        )));
+    }
+    if matches!(k, Kind::FullLimit | Kind::FullDisk) {
+        // Probe before touching the lab: a refused mount skips the scenario with the reason.
+        let probe = lab.dir().join("tmpfs-probe");
+        match Tmpfs::mount(&probe, 1 << 20) {
+            Ok(mut m) => {
+                m.unmount()?;
+                let _ = std::fs::remove_dir(&probe);
+            }
+            Err(e) => return Ok(Some(format!("{e:#}"))),
+        }
+    }
+    Ok(None)
+}
+
+pub(super) fn run_one(ctx: &Ctx, lab: &mut Lab, p: Planned, idx: usize) -> Result<ScenarioResult> {
+    let (rt, site) = (ctx.rt, ctx.site);
+    let k = p.kind;
+    if k == Kind::PowerLoss {
+        return power_loss(ctx, lab);
+    }
+    if let Some(why) = cannot_run_here(ctx, lab, k)? {
+        let mut r = not_run(k, why);
+        r.name = scenario_name(site, p);
+        return Ok(r);
+    }
+    let name = format!("natsplan-faults-{}-{idx}", k.name());
+    let subject = format!("natsplan.faults.{idx}");
+    let urls = lab.client_urls();
+    // The JetStream context spawns its acker task on creation: it must be made inside the runtime.
+    let _rt_guard = rt.enter();
+    let client = rt.block_on(connect(&urls))?;
+    let js = jetstream::new(client.clone());
+    rt.block_on(create_stream(
+        &js,
+        &name,
+        &subject,
+        ctx.replicas,
+        ctx.placement_tag.as_deref(),
+    ))?;
+    let (leader, followers) = stream_roles(lab, &name, ctx.replicas)?;
+    let roles = Roles::new(lab.nodes().len(), leader, followers, ctx.replicas);
+    let nm = |i: usize| lab.nodes()[i].name.clone();
+    let mut peers: Vec<String> = roles.followers.iter().map(|&f| nm(f)).collect();
+    peers.push(nm(leader));
+    let layout = pin_test_stream(site, ctx.layout, &peers)?;
+    if k == Kind::MetaMajorityKill && roles.meta_majority.is_empty() {
+        bail!("no meta-group majority spares the stream's quorum on this lab");
+    }
+    let (steps, selectors) = plan_steps(ctx, lab, p, &roles)?;
+    let pred = predict(site, &layout, &steps)?;
+    let mut res = not_run(k, String::new());
+    res.name = scenario_name(site, p);
+    res.selectors = selectors;
+    res.predicted = pred.status.as_str().into();
+    res.predicted_stall_s = pred.stall_s;
+    res.predicted_acked_loss_risk = pred.acked_loss_risk;
+    res.skipped = None;
+    if k == Kind::MetaMajorityKill {
+        res.predicted_meta = Some(pred.meta_status.as_str().into());
+    }
+
+    // A full: scenario first moves the follower's store onto its tmpfs (before the workload starts).
+    let f0 = roles.followers[0];
+    let mut full = match k {
+        Kind::FullLimit => Some(FullStore::setup(
+            lab,
+            f0,
+            FULL_LIMIT_TMPFS_BYTES,
+            FULL_LIMIT_MAX_FILE_STORE_BYTES,
+        )?),
+        Kind::FullDisk => Some(FullStore::setup(
+            lab,
+            f0,
+            FULL_DISK_TMPFS_BYTES,
+            FULL_DISK_MAX_FILE_STORE_BYTES,
+        )?),
+        _ => None,
+    };
+    // The workload, fault and check; the full store goes back to disk whatever happens in there.
+    let scenario = Scenario {
+        p,
+        idx,
+        roles: &roles,
+        js: &js,
+        client: &client,
+        name: &name,
+        subject: &subject,
+        pred: &pred,
+    };
+    let outcome = observe(ctx, lab, &scenario, res, full.as_mut());
+    // Interrupted: leave it to the drops (lazy unmount, then the lab's kill) to be quick.
+    if let Some(f) = full.take().filter(|_| !ctx.opts.interrupted()) {
+        let restored = f.restore(lab).context("cannot move the full store back to disk");
+        if outcome.is_ok() {
+            restored?;
+        }
+    }
+    outcome
+}
+
+/// What one running scenario works on.
+struct Scenario<'a> {
+    p: Planned,
+    idx: usize,
+    roles: &'a Roles,
+    js: &'a jetstream::Context,
+    client: &'a async_nats::Client,
+    name: &'a str,
+    subject: &'a str,
+    pred: &'a Prediction,
+}
+
+/// Publish, inject, heal, read everything back and judge.
+fn observe(
+    ctx: &Ctx,
+    lab: &mut Lab,
+    sc: &Scenario,
+    mut res: ScenarioResult,
+    full: Option<&mut FullStore>,
+) -> Result<ScenarioResult> {
+    let (rt, opts, log) = (ctx.rt, ctx.opts, ctx.log);
+    let (k, idx, js, name, pred) = (sc.p.kind, sc.idx, sc.js, sc.name, sc.pred);
+    let (client, subject) = (sc.client, sc.subject.to_string());
+    // Publisher.
+    let stop = Arc::new(AtomicBool::new(false));
+    let last_ack_ms = Arc::new(AtomicU64::new(0));
+    let t0 = Instant::now();
+    let pub_handle = rt.spawn(publisher(
+        js.clone(),
+        subject.clone(),
+        format!("{}-{idx}", k.name()),
+        opts.publish_rate_per_s,
+        opts.publish_timeout,
+        stop.clone(),
+        last_ack_ms.clone(),
+        t0,
+    ));
+    opts.pause(opts.warmup)?;
+    let inject_s = t0.elapsed().as_secs_f64();
+    let election_hold = Duration::from_secs_f64(ELECTION_STALL_S + 2.0);
+    let mut notes = Vec::new();
+    let heal_result = inject_and_heal(ctx, lab, sc.p, sc.roles, election_hold, js, name, full, &mut notes);
+    let heal_s = t0.elapsed().as_secs_f64();
+    // Writes must resume within this bound after healing, or the stall did not end: keep writing until
+    // an ack after healing shows (or the bound passes), then for `after` more.
+    let resume_bound_s = ELECTION_STALL_S + opts.publish_timeout.as_secs_f64() + 5.0;
+    let deadline = Instant::now() + Duration::from_secs_f64(resume_bound_s);
+    while Instant::now() < deadline && (last_ack_ms.load(Ordering::SeqCst) as f64 / 1000.0) < heal_s {
+        opts.pause(Duration::from_millis(100))?;
+    }
+    opts.pause(opts.after)?;
+    stop.store(true, Ordering::SeqCst);
+    let attempts = rt.block_on(pub_handle).context("the publisher task failed")?;
+    let api = heal_result?;
+    let tl = Timeline { inject_s, heal_s };
+    // A replica that never catches up after healing is an outcome (nats-server's), not a harness
+    // failure: record it, check what the stream holds, save the evidence.
+    let healthy = wait_healthy(lab, Duration::from_secs(90));
+    if let Err(e) = &healthy {
+        log(&format!("  not healthy after healing: {e:#}"));
+    }
+
+    // The final phase, as Jepsen's: everything healed, the replicas converged on at least every
+    // acknowledged sequence (each server's own `/jsz`), then read back through the stream leader.
+    let max_acked = attempts
+        .iter()
+        .filter_map(|a| match a.outcome {
+            Outcome::Ok { seq, .. } => Some(seq),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0);
+    res.replicas = replica_states(lab, name, max_acked, ctx.replicas);
+    let (read, not_found) = rt.block_on(read_all(js, name))?;
+    let chk = check(&attempts, &read);
+    if not_found > 0 {
+        notes.push(format!(
+            "the read-back got \"not found\" for {not_found} sequences between the stream's first and last"
+        ));
+    }
+    res.acked = chk.acked;
+    res.acked_lost = chk.acked_lost;
+    res.unavailable_s = longest_gap_s(&attempts, 0.0);
+    judge(&mut res, pred, &attempts, &chk, &tl, opts, resume_bound_s, ctx.replicas);
+    if k == Kind::MetaMajorityKill {
+        judge_meta(&mut res, api.as_ref());
+    }
+    if k == Kind::RackPower && pred.acked_loss_risk {
+        notes.push(
+            "the model's acknowledged-loss risk (unsynced writes) is not tested: a process kill keeps the page cache"
+                .into(),
+        );
+    }
+    if let Err(e) = &healthy {
+        res.agree = false;
+        if res.acked_lost == 0 {
+            res.observed = "replica_stuck".into();
+        }
+        notes.push(format!(
+            "FINDING: the cluster was not healthy 90 s after healing: {e:#}"
+        ));
+    }
+    if !notes.is_empty() {
+        res.detail.push_str(&format!("; {}", notes.join("; ")));
+    }
+    let problem = chk.acked_lost + chk.unexpected + chk.duplicates + chk.seq_mismatch > 0
+        || !replicas_agree(&res.replicas, ctx.replicas)
+        || healthy.is_err();
+    res.check = chk.clone();
+    if problem {
+        res.finding = save_finding(lab, opts.findings_dir.as_deref(), name, &res).ok();
+    }
+    rt.block_on(delete_stream(js, name));
+    rt.block_on(client.drain()).ok();
+    if healthy.is_err() {
+        // With the stuck stream gone the server should be healthy again for the next scenario.
+        wait_healthy(lab, Duration::from_secs(60)).context("still not healthy after deleting the stuck stream")?;
+    }
+    Ok(res)
+}

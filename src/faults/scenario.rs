@@ -1,0 +1,263 @@
+//! The fault scenarios the runner knows, what to run them on (a plain lab or a planned layout) and
+//! the run's options.
+
+use crate::lab::NodeSpec;
+use crate::layout::Layout;
+use crate::site::Site;
+use crate::units::SyncMode;
+use anyhow::{anyhow, bail, Result};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// A fault scenario the runner knows how to inject.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// kill -9 one follower of the stream, restart it after the hold.
+    FollowerKill,
+    /// kill -9 the stream leader, restart it after the hold.
+    LeaderKill,
+    /// SIGSTOP the stream leader past the election timeout, then SIGCONT.
+    LeaderPause,
+    /// kill -9 a majority of the stream's peers, restart them after the hold.
+    MajorityKill,
+    /// kill -9 every server, restart them all.
+    AllKill,
+    /// Restart every server in turn, waiting for health in between.
+    RollingRestart,
+    /// Cut the network of the stream leader's rack (`net:`; in a lab without a plan every server is its
+    /// own rack, so this isolates the leader alone), heal after the hold.
+    LeaderPartition,
+    /// A follower's store on a small tmpfs with `max_file_store` below its size, filled by a stream
+    /// placed on it: JetStream refuses writes there; purging makes room again.
+    FullLimit,
+    /// A follower's store on a small tmpfs with `max_file_store` above its size, filled by a file beside
+    /// the store: the disk fills under NATS (ENOSPC).
+    FullDisk,
+    /// Every server of one rack killed together (`power:RACK`; one scenario per rack of the plan). The
+    /// page cache survives a process kill, so only the availability half of a power loss is tested.
+    RackPower,
+    /// One rack's uplink cut (`net:RACK`; one scenario per rack of the plan).
+    RackNet,
+    /// kill -9 a follower, empty its store, restart it under a new server name and peer-remove the old
+    /// one from the stream (DESIGN.md's recovery for a destroyed store). Last live scenario: the meta group
+    /// keeps the old name as an offline peer afterwards.
+    Wipe,
+    /// kill -9 a majority of the meta group (every JetStream server) while the stream keeps its own
+    /// quorum: the servers without a replica and one follower (5 or more servers for R3). The stream
+    /// goes on taking writes; the JetStream API cannot create or change anything (nats-server 2.15.1 on
+    /// a lab: stream and consumer create answer 10008 "JetStream system temporarily unavailable", or
+    /// nothing in the first seconds; stream info of an existing stream is still answered).
+    MetaMajorityKill,
+    /// Power loss of the whole site: not producible by killing processes.
+    PowerLoss,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 14] = [
+        Kind::FollowerKill,
+        Kind::LeaderKill,
+        Kind::LeaderPause,
+        Kind::MajorityKill,
+        Kind::AllKill,
+        Kind::RollingRestart,
+        Kind::LeaderPartition,
+        Kind::FullLimit,
+        Kind::FullDisk,
+        Kind::RackPower,
+        Kind::RackNet,
+        Kind::MetaMajorityKill,
+        Kind::Wipe,
+        Kind::PowerLoss,
+    ];
+    /// The scenarios of a lab without a plan (every server its own rack: no whole-rack scenarios).
+    pub fn ladder() -> Vec<Kind> {
+        Kind::ALL.into_iter().filter(|k| !k.per_rack()).collect()
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::FollowerKill => "follower-kill",
+            Kind::LeaderKill => "leader-kill",
+            Kind::LeaderPause => "leader-pause",
+            Kind::MajorityKill => "majority-kill",
+            Kind::AllKill => "all-kill",
+            Kind::RollingRestart => "rolling-restart",
+            Kind::LeaderPartition => "leader-partition",
+            Kind::FullLimit => "full-limit",
+            Kind::FullDisk => "full-disk",
+            Kind::RackPower => "rack-power",
+            Kind::RackNet => "rack-net",
+            Kind::Wipe => "follower-wipe",
+            Kind::MetaMajorityKill => "meta-majority-kill",
+            Kind::PowerLoss => "power-loss",
+        }
+    }
+    pub fn parse(s: &str) -> Result<Kind> {
+        Kind::ALL.into_iter().find(|k| k.name() == s).ok_or_else(|| {
+            let names: Vec<&str> = Kind::ALL.iter().map(|k| k.name()).collect();
+            anyhow!("unknown fault scenario '{s}'; choose from {}", names.join(", "))
+        })
+    }
+    /// Needs the lab in network namespaces.
+    pub(super) fn needs_net(self) -> bool {
+        matches!(self, Kind::LeaderPartition | Kind::RackNet)
+    }
+    /// Runs once per rack.
+    pub(super) fn per_rack(self) -> bool {
+        matches!(self, Kind::RackPower | Kind::RackNet)
+    }
+}
+
+/// A planned layout to run the faults on (`verify --faults --site SITE --layout ID`): the lab runs its
+/// servers with their tags, racks map to network segments, and predictions come from its own model.
+#[derive(Debug, Clone)]
+pub struct PlanTarget {
+    /// `SITE.yaml layout ID`, for the report.
+    pub label: String,
+    pub site: Site,
+    pub layout: Layout,
+    /// The lab's servers (the layout's, with their emitted tags).
+    pub nodes: Vec<NodeSpec>,
+    pub cluster_name: String,
+    pub unique_tag: Option<String>,
+    pub sync: SyncMode,
+    /// Replicas of the test stream (the layout's replica count).
+    pub replicas: u8,
+    /// Placement tag of the test stream when the layout pins streams to replica sets (`set:NAME`).
+    pub placement_tag: Option<String>,
+}
+
+/// The most lab servers a plan may bring (2 cores run them all).
+pub const MAX_PLAN_SERVERS: usize = 9;
+
+impl PlanTarget {
+    /// The target for layout `id` of `plan`; an error when the lab could not run it.
+    pub fn from_plan(plan: &crate::plan::Plan, id: &str, site_label: &str) -> Result<PlanTarget> {
+        let pl = plan
+            .layout(id)
+            .ok_or_else(|| anyhow!("--layout {id}: no such layout in the plan"))?;
+        if pl.servers.len() > MAX_PLAN_SERVERS {
+            bail!(
+                "--layout {id} has {} servers; --faults runs at most {MAX_PLAN_SERVERS} lab servers on one machine \
+                 (choose a smaller layout or use --nodes N)",
+                pl.servers.len()
+            );
+        }
+        if pl.replicas < 3 {
+            bail!(
+                "--layout {id} uses R{}; --faults checks replicated streams (R3 or R5)",
+                pl.replicas
+            );
+        }
+        let sync = SyncMode::parse(&plan.sync_interval).unwrap_or(SyncMode::Interval(120));
+        let spec = crate::lab::spec::for_layout(plan, pl, sync, PathBuf::new());
+        let placement_tag = pl.replica_sets.first().map(|(name, _)| format!("set:{name}"));
+        let replicas = match &placement_tag {
+            Some(_) => pl.replica_sets[0].1.len() as u8,
+            None => pl.replicas,
+        };
+        Ok(PlanTarget {
+            label: format!("{site_label} layout {id}"),
+            site: plan.input.clone(),
+            layout: pl.layout.clone(),
+            nodes: spec.nodes,
+            cluster_name: spec.cluster_name,
+            unique_tag: spec.unique_tag,
+            sync,
+            replicas,
+            placement_tag,
+        })
+    }
+}
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct FaultOptions {
+    /// Lab size (3 or more; the stream is R3). Ignored with a `target`.
+    pub nodes: usize,
+    /// The scenarios, in order (`RackPower`/`RackNet` run once per rack).
+    pub scenarios: Vec<Kind>,
+    /// nats-server binary; None: `$NATS_SERVER_BIN`, the crate's `.tools/bin`, PATH.
+    pub nats_server: Option<PathBuf>,
+    /// Publisher rate; low enough that CPU starvation on a small machine does not cause elections.
+    pub publish_rate_per_s: u32,
+    /// Time to wait for one publish acknowledgement before calling it unknown and retrying.
+    pub publish_timeout: Duration,
+    /// Writes before the fault.
+    pub warmup: Duration,
+    /// How long a fault is held before healing (a pause is held past the election timeout regardless).
+    pub hold: Duration,
+    /// Writes after healing.
+    pub after: Duration,
+    /// Where findings (logs, `/jsz`) are saved; None: not saved.
+    pub findings_dir: Option<PathBuf>,
+    /// A planned layout to run on instead of a plain lab.
+    pub target: Option<PlanTarget>,
+    /// Set (by a Ctrl-C handler) to stop: the lab, mounts and namespaces are removed and the run fails.
+    pub interrupt: Option<&'static AtomicBool>,
+    /// Whole-rack scenarios only for these racks (site names); empty: every rack of the lab.
+    pub racks: Vec<String>,
+}
+
+impl FaultOptions {
+    /// The full ladder on `nodes` servers.
+    pub fn full(nodes: usize) -> FaultOptions {
+        FaultOptions {
+            nodes,
+            scenarios: Kind::ladder(),
+            nats_server: None,
+            publish_rate_per_s: 200,
+            publish_timeout: Duration::from_secs(2),
+            warmup: Duration::from_secs(2),
+            hold: Duration::from_secs(8),
+            after: Duration::from_secs(4),
+            findings_dir: None,
+            target: None,
+            interrupt: None,
+            racks: Vec::new(),
+        }
+    }
+    /// A short run of the given scenarios (for the test suite).
+    pub fn quick(nodes: usize, scenarios: &[Kind]) -> FaultOptions {
+        FaultOptions {
+            scenarios: scenarios.to_vec(),
+            warmup: Duration::from_secs(1),
+            hold: Duration::from_secs(4),
+            after: Duration::from_secs(3),
+            ..FaultOptions::full(nodes)
+        }
+    }
+    /// Run on a planned layout: its servers, its racks, and the whole-rack scenarios added.
+    pub fn on_plan(mut self, target: PlanTarget) -> FaultOptions {
+        for k in [Kind::RackPower, Kind::RackNet] {
+            if !self.scenarios.contains(&k) {
+                let at = self
+                    .scenarios
+                    .iter()
+                    .position(|x| *x == Kind::Wipe || *x == Kind::PowerLoss)
+                    .unwrap_or(self.scenarios.len());
+                self.scenarios.insert(at, k);
+            }
+        }
+        self.nodes = target.nodes.len();
+        self.target = Some(target);
+        self
+    }
+    pub(super) fn interrupted(&self) -> bool {
+        self.interrupt.is_some_and(|f| f.load(Ordering::SeqCst))
+    }
+    /// Sleep `d`, returning early with an error when interrupted.
+    pub(super) fn pause(&self, d: Duration) -> Result<()> {
+        let end = Instant::now() + d;
+        loop {
+            if self.interrupted() {
+                bail!("interrupted");
+            }
+            let now = Instant::now();
+            if now >= end {
+                return Ok(());
+            }
+            std::thread::sleep((end - now).min(Duration::from_millis(100)));
+        }
+    }
+}
