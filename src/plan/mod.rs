@@ -5,7 +5,7 @@ mod capacity;
 mod verdict;
 
 pub use capacity::{needs, needs_after, stores};
-pub use verdict::{perf_bucket, rank, reasons};
+pub use verdict::{perf_bucket, rank, reasons, Tolerances};
 
 use crate::catalog::Catalog;
 use crate::layout::{Layout, PlacementRule, Severity};
@@ -113,7 +113,12 @@ pub struct PlannedLayout {
     pub hot_spares: u32,
     pub verdict: Verdict,
     pub reasons: Vec<String>,
+    /// Failures per kind that every existing stream survives with its writes going on (the meta group
+    /// apart since issue 15: see `tolerates_meta`).
     pub tolerates: Tolerance,
+    /// Failures per kind the meta group survives: the JetStream API (create, update, delete, consumer
+    /// create, peer-remove) keeps working.
+    pub tolerates_meta: Tolerance,
     pub capacity: Capacity,
     pub disks_used: u32,
     pub arrays_used: u32,
@@ -228,9 +233,14 @@ pub const YEARLY_MAX_DISKS: u32 = 96;
 /// Evaluate one layout: tolerance, capacity, reasons, verdict (rank is set by `rank`).
 pub fn plan_layout(site: &Site, catalog: &Catalog, cal: &crate::perf::Calibration, layout: Layout) -> PlannedLayout {
     let tolerates = crate::survival::tolerates(site, &layout);
+    let tolerates_meta = crate::survival::tolerates_meta(site, &layout);
     let capacity = capacity::evaluate(site, &layout, &tolerates);
     let predicted = (!layout.servers.is_empty()).then(|| crate::perf::predict_layout(site, &layout, catalog, cal));
-    let problems = reasons(site, catalog, &layout, &tolerates, &capacity, predicted.as_ref());
+    let tol = verdict::Tolerances {
+        writes: &tolerates,
+        meta: &tolerates_meta,
+    };
+    let problems = reasons(site, catalog, &layout, tol, &capacity, predicted.as_ref());
     let verdict = Verdict::from_severity(problems.iter().map(|p| p.severity).max());
     // Yearly odds for every layout that can be used (a rejected one ranks last whatever its odds).
     // Large layouts are left to `natsplan simulate` (the chain or the Monte Carlo grows with them and design
@@ -286,6 +296,7 @@ pub fn plan_layout(site: &Site, catalog: &Catalog, cal: &crate::perf::Calibratio
         verdict,
         reasons: problems.into_iter().map(|p| p.text).collect(),
         tolerates,
+        tolerates_meta,
         capacity,
         disks_used: layout.disks_used(),
         arrays_used: layout.arrays_used(),

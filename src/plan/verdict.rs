@@ -15,15 +15,24 @@ fn p(severity: Severity, text: impl Into<String>) -> Problem {
     }
 }
 
+/// A layout's two tolerances: existing streams' writes, and the meta group (the JetStream API).
+#[derive(Debug, Clone, Copy)]
+pub struct Tolerances<'t> {
+    pub writes: &'t Tolerance,
+    pub meta: &'t Tolerance,
+}
+
 /// Every reason for a layout's verdict, worst first.
 pub fn reasons(
     site: &Site,
     catalog: &Catalog,
     l: &Layout,
-    tol: &Tolerance,
+    tols: Tolerances,
     cap: &Capacity,
     predicted: Option<&crate::perf::Predicted>,
 ) -> Vec<Problem> {
+    let tol = tols.writes;
+    let meta = tols.meta;
     let mut out: Vec<Problem> = l.problems.clone();
     // Performance against the workload (perf): beyond the band is a rejection, inside it a risk.
     if let Some(pr) = predicted {
@@ -68,20 +77,26 @@ pub fn reasons(
         }
     }
 
-    // Policy minimums.
+    // Policy minimums: judged on the streams' writes, and on the meta group too with `meta: true`.
     let m = &site.policy.min_tolerated;
-    for (kind, need, got) in [
-        ("rack", m.racks, tol.racks),
-        ("array", m.arrays, tol.arrays),
-        ("server", m.servers, tol.servers),
-        ("disk", m.disks, tol.disks),
+    for (kind, need, got, got_meta) in [
+        ("rack", m.racks, tol.racks, meta.racks),
+        ("array", m.arrays, tol.arrays, meta.arrays),
+        ("server", m.servers, tol.servers, meta.servers),
+        ("disk", m.disks, tol.disks, meta.disks),
     ] {
+        let plural = if need == 1 { "" } else { "s" };
         if got < need {
             out.push(p(
                 Severity::Reject,
+                format!("policy needs {need} {kind} failure{plural} tolerated; this layout tolerates {got}"),
+            ));
+        } else if site.policy.min_tolerated_meta && got_meta < need {
+            out.push(p(
+                Severity::Reject,
                 format!(
-                    "policy needs {need} {kind} failure{} tolerated; this layout tolerates {got}",
-                    if need == 1 { "" } else { "s" }
+                    "policy needs {need} {kind} failure{plural} tolerated by the meta group (min_tolerated.meta); \
+                     the JetStream API survives {got_meta}"
                 ),
             ));
         }
@@ -144,7 +159,14 @@ pub fn reasons(
     } else if n > 0 && tol.racks == 0 {
         out.push(p(
             Severity::Risk,
-            "one rack outage can stop a stream or the meta group (too many replicas share a rack)",
+            "one rack outage can stop a stream's writes (a quorum of its replicas shares a rack)",
+        ));
+    } else if n > 0 && meta.racks == 0 {
+        out.push(p(
+            Severity::Note,
+            "one rack outage stops the JetStream API (a majority of the meta group shares a rack): existing \
+             streams keep taking writes and direct gets work, but nothing can be created, changed or \
+             peer-removed and no new consumer (KV watch, object get, ordered consumer) starts until it returns",
         ));
     }
 

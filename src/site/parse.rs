@@ -203,7 +203,7 @@ const POLICY_KEYS: &[&str] = &[
     "store_headroom",
     "baselines",
 ];
-const TOLERANCE_KEYS: &[&str] = &["racks", "arrays", "servers", "disks"];
+const TOLERANCE_KEYS: &[&str] = &["racks", "arrays", "servers", "disks", "meta"];
 
 /// Where each fixed-schema key lives, to say "this key belongs under X" when one is put in the wrong place.
 const SECTIONS: &[(&str, &[&str])] = &[
@@ -1720,6 +1720,7 @@ impl<'c> Validator<'c> {
             wear_headroom: 0.15,
             hot_spares_per_array: 1,
             min_tolerated: Tolerance::default(),
+            min_tolerated_meta: false,
             growth: 0.0,
             horizon_s: YEAR_S,
             fs_reserve: 0.05,
@@ -1788,6 +1789,11 @@ impl<'c> Validator<'c> {
                         if let Some(x) = self.count_u32(v, &t.p(key), "a failure count", "1") {
                             *slot = x;
                         }
+                    }
+                }
+                if let Some(v) = t.get("meta") {
+                    if let Some(b) = self.boolean(v, &t.p("meta")) {
+                        out.min_tolerated_meta = b;
                     }
                 }
             }
@@ -2044,6 +2050,7 @@ fn empty_site() -> Site {
             wear_headroom: 0.15,
             hot_spares_per_array: 1,
             min_tolerated: Tolerance::default(),
+            min_tolerated_meta: false,
             growth: 0.0,
             horizon_s: YEAR_S,
             fs_reserve: 0.05,

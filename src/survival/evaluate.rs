@@ -4,7 +4,7 @@
 //! really produce").
 
 use super::domain::{Domain, DomainKind, Target};
-use crate::layout::{quorum, AssetKind, Layout};
+use crate::layout::{quorum, AssetKind, Layout, Raid};
 use crate::site::{ArrayIdx, ServerIdx, Site};
 use crate::units::SyncMode;
 use serde::Serialize;
@@ -77,8 +77,14 @@ pub struct ServerEffect {
 pub struct GroupEffect {
     pub group: String,
     pub failed_disks: Vec<u32>,
-    /// Enough disks failed to destroy its volumes (worst case for mirrored levels).
+    /// Enough disks failed to destroy its volumes (both disks of one pair for RAID 10).
     pub destroyed: bool,
+    /// RAID 10 (and RAID 1 over 4+ disks): its mirror pairs in the modelled order, (1,2), (3,4), ….
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pairs: Vec<[u32; 2]>,
+    /// The pairs that lost both disks.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lost_pairs: Vec<[u32; 2]>,
 }
 
 /// The outcome of one scenario.
@@ -102,6 +108,14 @@ impl Scenario {
     /// The worst status of any asset or the meta group.
     pub fn worst(&self) -> Status {
         self.assets.iter().map(|a| a.status).fold(self.meta.status, Status::max)
+    }
+    /// The worst status of any asset (the meta group apart: it is the API, not a stream's writes). Without
+    /// assets, the meta group's.
+    pub fn worst_asset(&self) -> Status {
+        if self.assets.is_empty() {
+            return self.meta.status;
+        }
+        self.assets.iter().map(|a| a.status).fold(Status::Ok, Status::max)
     }
     pub fn any_acked_loss_risk(&self) -> bool {
         self.meta.acked_loss_risk || self.assets.iter().any(|a| a.acked_loss_risk)
@@ -191,10 +205,52 @@ impl<'a> Model<'a> {
         self.group_of(s).map(|g| self.layout.groups[g].array)
     }
 
-    /// Disk failures in one group that destroy its volumes (worst case), never more than it has.
+    /// The fewest disk failures in one group that can destroy its volumes, never more than it has.
     pub fn disks_to_destroy(&self, g: usize) -> u32 {
         let grp = &self.layout.groups[g];
         grp.raid.disks_to_destroy().min(grp.disks.len().max(1) as u32)
+    }
+
+    /// Whether a group is made of mirror pairs: RAID 10, and RAID 1 over more than two disks (E-Series
+    /// builds RAID 1 over four or more drives as RAID 10). Pairs are the group's disks in order:
+    /// (1st, 2nd), (3rd, 4th), … (see `mirror_pairs`).
+    pub fn paired(&self, g: usize) -> bool {
+        let grp = &self.layout.groups[g];
+        matches!(grp.raid, Raid::Raid10) || (grp.raid == Raid::Raid1 && grp.disks.len() > 2)
+    }
+
+    /// The group's mirror pairs as disk slots, in the modelled order (empty when not `paired`). The
+    /// convention (DESIGN.md): data disks paired in the order the group lists them, (1,2), (3,4), … Software
+    /// RAID and internal controllers mirror adjacent members this way; SANtricity's own drive-order rule for
+    /// RAID 10 was not found in public documentation, so for E-Series it is an assumption: check the
+    /// array's pairing before relying on which two disks are a pair.
+    pub fn mirror_pairs(&self, g: usize) -> Vec<[u32; 2]> {
+        if !self.paired(g) {
+            return Vec::new();
+        }
+        self.layout.groups[g]
+            .disks
+            .chunks(2)
+            .filter(|c| c.len() == 2)
+            .map(|c| [c[0], c[1]])
+            .collect()
+    }
+
+    /// Whether failed slots (of this group) destroy it: both disks of one mirror pair for paired groups,
+    /// else `disks_to_destroy` of them.
+    pub fn group_destroyed(&self, g: usize, failed: &[u32]) -> bool {
+        if self.paired(g) {
+            return self
+                .mirror_pairs(g)
+                .iter()
+                .any(|p| failed.contains(&p[0]) && failed.contains(&p[1]));
+        }
+        failed.len() as u32 >= self.disks_to_destroy(g)
+    }
+
+    /// A disk's position in its group (from 0), for pair arithmetic: pair = position / 2.
+    pub fn position_in_group(&self, g: usize, slot: u32) -> Option<usize> {
+        self.layout.groups[g].disks.iter().position(|&d| d == slot)
     }
 
     /// Per-server effects of the failed domains, and which failed domains (by index) hit each server.
@@ -312,7 +368,8 @@ impl<'a> Model<'a> {
                 if in_group.is_empty() {
                     continue;
                 }
-                let destroyed = in_group.len() as u32 >= self.disks_to_destroy(g);
+                let slots: Vec<u32> = in_group.iter().map(|x| x.0).collect();
+                let destroyed = self.group_destroyed(g, &slots);
                 if destroyed {
                     for &s in &self.group_servers[g] {
                         for &(_, di) in &in_group {
@@ -321,10 +378,18 @@ impl<'a> Model<'a> {
                         eff[s].destroyed = true;
                     }
                 }
+                let pairs = self.mirror_pairs(g);
+                let lost_pairs = pairs
+                    .iter()
+                    .copied()
+                    .filter(|p| slots.contains(&p[0]) && slots.contains(&p[1]))
+                    .collect();
                 groups.push(GroupEffect {
                     group: grp.name.clone(),
-                    failed_disks: in_group.iter().map(|x| x.0).collect(),
+                    failed_disks: slots,
                     destroyed,
+                    pairs,
+                    lost_pairs,
                 });
             }
         }
@@ -475,17 +540,26 @@ impl<'a> Model<'a> {
         }
         for g in &sc.groups {
             let disks: Vec<String> = g.failed_disks.iter().map(|n| n.to_string()).collect();
+            let pairs = |v: &[[u32; 2]]| v.iter().map(|p| format!("({},{})", p[0], p[1])).collect::<Vec<_>>().join(", ");
+            let why = if g.lost_pairs.is_empty() {
+                String::new()
+            } else {
+                format!("; mirror pair {} lost both disks", pairs(&g.lost_pairs))
+            };
             if g.destroyed {
                 out.push(format!(
-                    "volume group {} is destroyed (disks {} failed): build a new group on spare disks, new LUN and \
-                     filesystem",
+                    "volume group {} is destroyed (disks {} failed{why}): build a new group, new LUN and filesystem",
                     g.group,
                     disks.join(", ")
                 ));
             } else {
+                let held = if g.pairs.is_empty() {
+                    String::new()
+                } else {
+                    format!("; every mirror pair of {} still has a disk", pairs(&g.pairs))
+                };
                 out.push(format!(
-                    "volume group {} degraded (disks {} failed): rebuild onto a hot spare while serving; replace the \
-                     disks",
+                    "volume group {} degraded (disks {} failed{held}): rebuild while serving; replace the disks",
                     g.group,
                     disks.join(", ")
                 ));

@@ -51,9 +51,14 @@ pub struct Yearly {
     pub p_any_data_lost_per_year: f64,
     /// Expected acknowledged messages lost per year, all assets.
     pub acked_msgs_lost_per_year: f64,
-    /// The highest expected unavailable minutes per year of any asset or the meta group, and which.
+    /// The highest expected unavailable minutes per year of any asset, and which (the meta group apart
+    /// since issue 15: its downtime is the API's, `api_unavailable_min_per_year`; a layout without assets
+    /// reports the meta group here).
     pub worst_unavailable_min_per_year: f64,
     pub worst_unavailable: String,
+    /// Expected minutes per year the JetStream API (the meta group) is down: no stream or consumer can be
+    /// created, changed or peer-removed; existing streams with their own quorum keep taking writes.
+    pub api_unavailable_min_per_year: f64,
     /// What the figures assume.
     pub assumptions: Vec<String>,
 }
@@ -383,7 +388,7 @@ impl<'m, 'a> Reliability<'m, 'a> {
         &self,
         active: &[usize],
         hit: &mut Vec<(ServerIdx, super::evaluate::ServerEffect)>,
-        disks: &mut Vec<(usize, u32)>,
+        disks: &mut Vec<super::sweep::GroupHits>,
     ) -> Vec<u8> {
         match active.len() {
             0 => self.empty.clone(),
@@ -438,8 +443,13 @@ impl<'m, 'a> Reliability<'m, 'a> {
                 mk(&a.name, a.kind.as_str(), k, msgs, ci)
             })
             .collect();
-        let (worst_unavailable, worst) = std::iter::once(&meta)
-            .chain(assets.iter())
+        let judged: Vec<&YearlyAsset> = if assets.is_empty() {
+            vec![&meta]
+        } else {
+            assets.iter().collect()
+        };
+        let (worst_unavailable, worst) = judged
+            .iter()
             .map(|a| (a.name.clone(), a.unavailable_min_per_year))
             .fold((String::new(), -1.0), |b, x| if x.1 > b.1 { x } else { b });
         let _ = any_dl_per_year;
@@ -450,6 +460,7 @@ impl<'m, 'a> Reliability<'m, 'a> {
             p_any_data_lost_per_year: p_any_dl,
             worst_unavailable_min_per_year: worst.max(0.0),
             worst_unavailable,
+            api_unavailable_min_per_year: meta.unavailable_min_per_year,
             meta,
             assets,
             assumptions: self.assumptions(),
@@ -743,7 +754,7 @@ fn intern(
     cache: &mut HashMap<Vec<usize>, u32>,
     set: &[usize],
     hit: &mut Vec<(ServerIdx, super::evaluate::ServerEffect)>,
-    disks: &mut Vec<(usize, u32)>,
+    disks: &mut Vec<super::sweep::GroupHits>,
 ) -> u32 {
     match set.len() {
         0 => 0,
