@@ -7,6 +7,7 @@ mod evaluate;
 #[doc(hidden)]
 pub mod fixture;
 mod recovery;
+mod solve;
 mod sweep;
 mod tolerates;
 mod whatif;
@@ -29,7 +30,8 @@ pub use whatif::{
     report_scenarios, report_sweep, scenario_report, ScenarioReport, StreamLine, SweepSummary, WhatifReport,
 };
 
+pub use solve::{exact, monte_carlo};
 pub use yearly::{
-    chain_states, exact, monte_carlo, rate_per_year, yearly, Ci95, Component, Reliability, SimulateReport, Yearly,
+    chain_states, rate_per_year, yearly, Ci95, Component, Reliability, SimulateReport, Yearly,
     YearlyAsset,
 };
