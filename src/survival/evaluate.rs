@@ -54,6 +54,11 @@ pub struct AssetOutcome {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub stall_until: Vec<String>,
     pub acked_loss_risk: bool,
+    /// For `data_lost`: `total` when no replica holding the data survives (restore from backup), `tail`
+    /// when a surviving replica holds it up to where it had caught up (the last acknowledged writes may be
+    /// gone).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loss: Option<&'static str>,
     pub replicas: u32,
     /// Worst-case replicas down / destroyed / with their page cache lost, over eligible placements.
     pub replicas_down: u32,
@@ -454,7 +459,9 @@ impl<'a> Model<'a> {
         let (stall_s, stall_until) = match status {
             Status::Ok => (Some(0.0), Vec::new()),
             Status::Degraded => (Some(ELECTION_STALL_S), Vec::new()),
-            Status::Unavailable | Status::DataLost => {
+            // Destroyed data never returns: nothing to wait for.
+            Status::DataLost => (None, Vec::new()),
+            Status::Unavailable => {
                 let mut idx: Vec<usize> = cands.iter().flat_map(|&s| cause[s].iter().copied()).collect();
                 idx.sort_unstable();
                 idx.dedup();
@@ -462,6 +469,7 @@ impl<'a> Model<'a> {
             }
         };
         let acked_loss_risk = self.site.nats.sync != SyncMode::Always && cache >= q;
+        let loss = (status == Status::DataLost).then_some(if destroyed >= r { "total" } else { "tail" });
         AssetOutcome {
             name: name.to_string(),
             kind,
@@ -469,6 +477,7 @@ impl<'a> Model<'a> {
             stall_s,
             stall_until,
             acked_loss_risk,
+            loss,
             replicas: r,
             replicas_down: down,
             replicas_destroyed: destroyed,
@@ -565,13 +574,21 @@ impl<'a> Model<'a> {
                 ));
             }
         }
+        let _ = eff;
+        let when = match sc.meta.status {
+            Status::Unavailable => "once the meta group has its quorum back (peer-remove answers 10008 without it), ",
+            Status::DataLost => "after a meta rescue (nats-server ≥ 2.15: $JS.API.META.RESCUE from the system account), ",
+            _ => "",
+        };
         for &s in &sc.destroyed {
-            let _ = eff;
             out.push(format!(
-                "`nats server cluster peer-remove {}`, then start it on a fresh store under a new server_name; its \
-                 replicas catch up from peers",
+                "{when}`nats server cluster peer-remove {}`, then start it on a fresh store under a new server_name; \
+                 replicas that survive elsewhere catch up",
                 site.servers[s].name
             ));
+        }
+        if !sc.meta.status.writable() {
+            out.push(API_DOWN.into());
         }
         let lost: Vec<&str> = sc
             .assets
@@ -581,7 +598,9 @@ impl<'a> Model<'a> {
             .collect();
         if sc.meta.status == Status::DataLost {
             out.push(
-                "the meta group lost its quorum's state: restore stream and consumer definitions from backup".into(),
+                "the meta group lost a quorum of its peers for good: rescue it (nats-server ≥ 2.15) or rebuild the \
+                 cluster and restore stream and consumer definitions from backup"
+                    .into(),
             );
         }
         if !lost.is_empty() {
@@ -597,6 +616,12 @@ impl<'a> Model<'a> {
         out
     }
 }
+
+/// What works while the meta group has no quorum (the JetStream API is down).
+pub const API_DOWN: &str = "the JetStream API is down (the meta group has no quorum): existing streams whose own \
+    group keeps its quorum go on taking writes and answer direct gets (KV get too); nothing can be created, \
+    updated, deleted or peer-removed, and anything that needs a new consumer fails — KV watch, object get, \
+    ordered consumers — because the meta leader assigns consumers";
 
 /// A short list of names: up to 8, then a count.
 fn lead_list(names: &[&str]) -> String {

@@ -20,7 +20,7 @@ mod tests;
 
 pub use domain::{Domain, DomainKind, Target};
 pub use evaluate::{evaluate, AssetOutcome, GroupEffect, Model, Scenario, ServerEffect, Status, ELECTION_STALL_S};
-pub use recovery::{asset_in_bytes_per_s, recovery, repair_s, survivor_load, Recovery, Step, SurvivorLoad};
+pub use recovery::{asset_in_bytes_per_s, recovery, repair_s, survivor_load, Recovery, Step, SurvivorLoad, Uses};
 pub use sweep::{combinations, sweep, sweep_exhaustive, OutcomeClass, Sweep};
 pub use tolerates::{
     brute_force, brute_force_kind, brute_force_kind_of, brute_force_meta, for_each_subset, min_breaking_cost,

@@ -100,3 +100,127 @@ fn raid10_loses_its_volumes_only_to_both_disks_of_one_pair() {
         .sum();
     assert_eq!(lost, 3 * 2, "two pairs per group, three groups");
 }
+
+fn with_spares(mut s: Site, l: &Layout, n: u32) -> (Site, Layout) {
+    for a in s.arrays.iter_mut() {
+        a.hot_spares = n;
+    }
+    let mut l = l.clone();
+    for sp in l.spares.iter_mut() {
+        sp.1 = n;
+    }
+    (s, l)
+}
+
+#[test]
+fn without_a_hot_spare_a_failed_disk_waits_for_its_replacement() {
+    let cat = crate::catalog::Catalog::builtin();
+    let (s, l) = raid10_three_racks();
+    let (s0, l0) = with_spares(s.clone(), &l, 0);
+    let y1 = yearly(&s, &l, &cat);
+    let y0 = yearly(&s0, &l0, &cat);
+    let (p1, p0) = (y1.assets[0].p_data_lost_per_year, y0.assets[0].p_data_lost_per_year);
+    // 24 h replacement + 5.3 h rebuild instead of 5.3 h: the exposure of the surviving half grows ~5.5×,
+    // and both halves of a pair wait, so the odds grow by more than that.
+    assert!(p0 > 5.0 * p1, "no spare {p0:e} vs one spare {p1:e}");
+    // The same in the Monte Carlo of the same chain.
+    let m = Model::new(&s0, &l0);
+    let rel = Reliability::new(&m, &cat);
+    let c = rel.components.iter().position(|c| c.what == "disk A1/1").unwrap();
+    assert!(rel.components[c].repair_no_spare_s > 5.0 * rel.components[c].repair_s);
+    // whatif: the first failed disk takes the one spare, the second waits for a replacement.
+    let m1 = Model::new(&s, &l);
+    let sc = m1.evaluate(&fail(&s, &["disk:A1/1", "disk:A1/3"]));
+    let rec = recovery(&m1, &cat, &sc);
+    let texts: Vec<&str> = rec.steps.iter().map(|x| x.what.as_str()).collect();
+    assert!(texts.iter().any(|t| t.contains("rebuild disk 1 onto a hot spare")), "{texts:?}");
+    assert!(texts.iter().any(|t| t.contains("no hot spare left in A1: replace disk 3")), "{texts:?}");
+    let sc0 = Model::new(&s0, &l0).evaluate(&fail(&s0, &["disk:A1/1"]));
+    let rec0 = recovery(&Model::new(&s0, &l0), &cat, &sc0);
+    assert!(rec0.steps.iter().all(|x| !x.what.contains("onto a hot spare")), "{:?}", rec0.steps);
+    assert!(rec0.total_s > 24.0 * 3600.0);
+}
+
+/// Pattern 2 (RAID 0 per server) on three racks, an R3 stream.
+fn raid0_three() -> (Site, Layout) {
+    let s = site(
+        &[
+            rack("A", &["n1"], &[("A1", 4)]),
+            rack("B", &["n2"], &[("B1", 4)]),
+            rack("C", &["n3"], &[("C1", 4)]),
+        ],
+        SyncMode::Interval(120),
+    );
+    let l = LayoutBuilder::new(&s, Pattern::P2, Raid::Raid0, 3, &[])
+        .own_groups(Raid::Raid0, 1)
+        .stream("orders", 3, true)
+        .build();
+    (s, l)
+}
+
+#[test]
+fn recovery_after_quorum_loss_uses_what_nats_offers() {
+    let cat = crate::catalog::Catalog::builtin();
+    let (s, l) = raid0_three();
+    let m = Model::new(&s, &l);
+    // Two of three RAID 0 volumes gone: one replica survives and may lag; the meta group is gone too.
+    let sc = m.evaluate(&fail(&s, &["disk:A1/1", "disk:B1/1"]));
+    assert_eq!(sc.assets[0].status, Status::DataLost);
+    assert_eq!(sc.assets[0].loss, Some("tail"));
+    assert!(sc.assets[0].stall_until.is_empty(), "destroyed data never returns: nothing to wait for");
+    let rec = recovery(&m, &cat, &sc);
+    assert!(rec.steps.iter().any(|x| x.what.contains("$JS.API.META.RESCUE")), "{:?}", rec.steps);
+    let first_peer_remove = rec.steps.iter().position(|x| x.what.contains("peer-remove n1")).unwrap();
+    let rescue_wait = rec.steps.iter().position(|x| x.what.contains("wait for the meta rescue")).unwrap();
+    assert!(rescue_wait < first_peer_remove);
+    assert!(rec.steps.iter().any(|x| x.what.contains("surviving replica holds the data")));
+    // All three gone: a total loss, restored from backup, nothing catches up.
+    let sc = m.evaluate(&fail(&s, &["disk:A1/1", "disk:B1/1", "disk:C1/1"]));
+    assert_eq!(sc.assets[0].loss, Some("total"));
+    let rec = recovery(&m, &cat, &sc);
+    assert!(rec.steps.iter().any(|x| x.what.contains("restore orders from backup")));
+    assert!(rec.steps.iter().all(|x| !x.what.contains("catch up from surviving peers")));
+    // A rack down: the meta group keeps its quorum; a wiped server's peer-remove needs no wait.
+    let sc = m.evaluate(&fail(&s, &["wipe:n1"]));
+    let rec = recovery(&m, &cat, &sc);
+    assert!(rec.steps.iter().all(|x| !x.what.contains("meta group's quorum")));
+}
+
+#[test]
+fn no_step_uses_a_server_or_array_inside_a_failed_domain() {
+    let cat = crate::catalog::Catalog::builtin();
+    // Seed 000's 2+2+1 racks; bravo (rack A) runs no JetStream, so it looks like a standby.
+    let s = site(
+        &[
+            rack("A", &["alpha", "bravo"], &[("A1", 4)]),
+            rack("B", &["charlie", "delta"], &[("B1", 4)]),
+            rack("C", &["echo"], &[("C1", 4)]),
+        ],
+        SyncMode::Interval(120),
+    );
+    let l = LayoutBuilder::new(&s, Pattern::P2, Raid::Raid0, 3, &["alpha", "charlie", "delta", "echo"])
+        .own_groups(Raid::Raid0, 1)
+        .stream("orders", 3, true)
+        .build();
+    let m = Model::new(&s, &l);
+    for sel in ["rack:A", "power:A", "server:alpha", "server:charlie"] {
+        let failed = fail(&s, &[sel]);
+        let sc = m.evaluate(&failed);
+        let rec = recovery(&m, &cat, &sc);
+        let (bad_s, bad_a): (Vec<&str>, Vec<&str>) = match sel {
+            "rack:A" | "power:A" => (vec!["alpha", "bravo"], vec!["A1"]),
+            "server:alpha" => (vec!["alpha"], vec![]),
+            _ => (vec!["charlie"], vec![]),
+        };
+        for alt in &rec.alternatives {
+            assert!(alt.uses.servers.iter().all(|x| !bad_s.contains(&x.as_str())), "{sel}: {alt:?}");
+            assert!(alt.uses.arrays.iter().all(|x| !bad_a.contains(&x.as_str())), "{sel}: {alt:?}");
+            assert!(!alt.what.contains("standby server bravo") || !sel.ends_with(":A"), "{sel}: {alt:?}");
+        }
+        if sel == "server:charlie" {
+            // A host crash in rack B: bravo is outside it and A1 is not B's array, so bravo can stand in
+            // only with charlie's array B1 reachable; it is.
+            assert!(rec.alternatives.iter().any(|a| a.uses.servers == ["bravo"] && a.uses.arrays == ["B1"]));
+        }
+    }
+}

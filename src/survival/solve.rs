@@ -35,7 +35,8 @@ fn transitions(rel: &Reliability, state: u128, cap: usize, out: &mut Vec<(u128, 
         let bit = 1u128 << c;
         let comp = &rel.components[c];
         if state & bit != 0 {
-            out.push((state & !bit, 1.0 / comp.repair_s));
+            let in_pool = comp.spare_pool.map_or(1, |p| (state & rel.pool_masks[p]).count_ones());
+            out.push((state & !bit, rel.repair_rate(c, in_pool)));
             continue;
         }
         if comp.rate_per_s <= 0.0 {
@@ -232,6 +233,21 @@ impl Tally {
     }
 }
 
+/// A disk that held a hot spare is whole again: the spare counts as back (see `Reliability::repair_rate`),
+/// so a disk of the same pool waiting for a replacement drive takes it and rebuilds from now on (the
+/// exponential's memorylessness lets its remaining time be drawn afresh). This keeps the simulation the
+/// same chain as the exact one.
+fn hand_on_spare(rel: &Reliability, active: &mut [(usize, f64, bool)], done: usize, t: f64, rng: &mut ChaCha8Rng) {
+    let pool = rel.components[done].spare_pool;
+    if let Some(w) = active
+        .iter_mut()
+        .find(|a| !a.2 && pool.is_some() && rel.components[a.0].spare_pool == pool)
+    {
+        w.2 = true;
+        w.1 = t + exp_sample(rng, rel.components[w.0].repair_s);
+    }
+}
+
 fn exp_sample(rng: &mut ChaCha8Rng, mean: f64) -> f64 {
     // 1 - u is in (0, 1], so the logarithm is finite.
     let u: f64 = rng.random();
@@ -364,7 +380,8 @@ pub fn monte_carlo(rel: &Reliability, trials: u64, years_per_trial: u64, seed: u
             let mut cache: HashMap<Vec<usize>, u32> = HashMap::new();
             let mut hit = Vec::new();
             let mut disks = Vec::new();
-            let mut active: Vec<(usize, f64)> = Vec::new();
+            // Failed components: (index, repair time, holds a hot spare).
+            let mut active: Vec<(usize, f64, bool)> = Vec::new();
             let mut ids: Vec<usize> = Vec::new();
             let mut newly: Vec<usize> = Vec::new();
             let mut un = vec![0.0; nc];
@@ -420,7 +437,10 @@ pub fn monte_carlo(rel: &Reliability, trials: u64, years_per_trial: u64, seed: u
                     }
                     t = next;
                     if next_rep <= next_fail {
-                        active.swap_remove(ri);
+                        let (x, _, held) = active.swap_remove(ri);
+                        if held {
+                            hand_on_spare(rel, &mut active, x, t, &mut rng);
+                        }
                     } else {
                         next_fail = t + exp_sample(&mut rng, 1.0 / total_rate);
                         // Which component: by its share of the total rate.
@@ -453,8 +473,20 @@ pub fn monte_carlo(rel: &Reliability, trials: u64, years_per_trial: u64, seed: u
                             }
                         }
                         for &x in &newly {
-                            let d = exp_sample(&mut rng, rel.components[x].repair_s);
-                            active.push((x, t + d));
+                            let comp = &rel.components[x];
+                            let held = comp.spare_pool.is_some_and(|p| {
+                                let taken = active
+                                    .iter()
+                                    .filter(|a| a.2 && rel.components[a.0].spare_pool == Some(p))
+                                    .count() as u32;
+                                taken < rel.spares[p]
+                            });
+                            let mean = if held || comp.spare_pool.is_none() {
+                                comp.repair_s
+                            } else {
+                                comp.repair_no_spare_s
+                            };
+                            active.push((x, t + exp_sample(&mut rng, mean), held));
                         }
                     }
                     ids.clear();

@@ -21,6 +21,9 @@ pub struct StreamLine {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub stall_until: Vec<String>,
     pub acked_loss_risk: bool,
+    /// For `data_lost`: `total` (no replica with the data survives) or `tail` (a survivor may lag).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loss: Option<&'static str>,
 }
 
 impl From<&AssetOutcome> for StreamLine {
@@ -32,6 +35,7 @@ impl From<&AssetOutcome> for StreamLine {
             stall_s: a.stall_s,
             stall_until: a.stall_until.clone(),
             acked_loss_risk: a.acked_loss_risk,
+            loss: a.loss,
         }
     }
 }

@@ -117,9 +117,14 @@ pub struct Component {
     pub what: String,
     pub domain: Domain,
     pub rate_per_s: f64,
+    /// Mean repair time (with a hot spare, for a disk).
     pub repair_s: f64,
     /// Components this one may take with it (servers that do not return after a power event).
     pub triggers: Vec<usize>,
+    /// A disk: the array whose hot spares its repair draws on (index into `Reliability::spares`), and its
+    /// repair when no spare is left (the drive replacement, `disk_replace`, first).
+    pub spare_pool: Option<usize>,
+    pub repair_no_spare_s: f64,
 }
 
 /// The failure model of a layout: components, classes, message rates, planned maintenance.
@@ -134,6 +139,11 @@ pub struct Reliability<'m, 'a> {
     /// Per class: planned unavailable seconds per year and planned stall seconds per year.
     pub(super) planned_unavail_s: Vec<f64>,
     pub(super) planned_stall_s: Vec<f64>,
+    /// Hot spares per spare pool (an array the layout uses), as `Component::spare_pool` indexes them.
+    pub(super) spares: Vec<u32>,
+    /// Per spare pool: its disks as a bit set over component indices (components past 128 are left out;
+    /// the exact chain refuses such sites anyway).
+    pub(super) pool_masks: Vec<u128>,
     /// Outcome of the empty state and of each single component (the common cases).
     pub(super) empty: Vec<u8>,
     pub(super) single: Vec<Vec<u8>>,
@@ -189,18 +199,12 @@ impl<'m, 'a> Reliability<'m, 'a> {
                 rate_per_s,
                 repair_s,
                 triggers: Vec::new(),
+                spare_pool: None,
+                repair_no_spare_s: repair_s,
             });
             comps.len() - 1
         }
         let mut not_return: HashMap<ServerIdx, usize> = HashMap::new();
-        let server_bytes = |s: ServerIdx| -> f64 {
-            layout
-                .assets
-                .iter()
-                .filter(|a| a.expected.contains(&s))
-                .map(|a| a.bytes_per_replica)
-                .sum()
-        };
         for &s in &layout.servers {
             let name = &site.servers[s].name;
             add(
@@ -249,39 +253,7 @@ impl<'m, 'a> Reliability<'m, 'a> {
                 );
             }
         }
-        let site_disk_afr = site
-            .failure_rates
-            .iter()
-            .find(|(k, _)| k == "disk_afr")
-            .map(|(_, v)| *v);
-        for (gi, g) in layout.groups.iter().enumerate() {
-            let arr = &site.arrays[g.array];
-            let dm = catalog.disk(&arr.disk_model);
-            let afr = site_disk_afr
-                .or(dm.map(|d| d.afr))
-                .unwrap_or_else(|| catalog.failures.rate("disk_afr"));
-            let disk_bytes = arr.disk_size_bytes.or(dm.map(|d| d.capacity_bytes)).unwrap_or(0) as f64;
-            let repair = if g.raid == Raid::Raid0 || model.disks_to_destroy(gi) <= 1 {
-                // The volume is gone: new group, filesystem, peer-remove, catch-up from peers.
-                let catch_up = model
-                    .group_servers(gi)
-                    .iter()
-                    .map(|&s| server_bytes(s) / 1.25e9)
-                    .fold(0.0, f64::max);
-                rep("operator_response") + rep("raid0_new_group") + rep("filesystem") + rep("peer_remove") + catch_up
-            } else {
-                disk_bytes / rep("rebuild_rate")
-            };
-            for &slot in &g.disks {
-                add(
-                    &mut comps,
-                    format!("disk {}/{slot}", arr.name),
-                    Domain::disk(site, g.array, slot),
-                    afr / YEAR_S,
-                    repair.max(1.0),
-                );
-            }
-        }
+        let spares = disk_components(model, catalog, &mut comps);
         for r in 0..site.racks.len() {
             let servers: Vec<ServerIdx> = site.rack_servers(r).filter(|s| not_return.contains_key(s)).collect();
             let arrays_here = arrays.iter().any(|&a| site.arrays[a].rack == r);
@@ -362,6 +334,15 @@ impl<'m, 'a> Reliability<'m, 'a> {
             .chain(single.iter())
             .map(|s| SigInfo::new(s.clone()))
             .collect();
+        let pool_masks = (0..spares.len())
+            .map(|p| {
+                comps
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, c)| *i < 128 && c.spare_pool == Some(p))
+                    .fold(0u128, |m, (i, _)| m | (1u128 << i))
+            })
+            .collect();
         Reliability {
             components: comps,
             prep,
@@ -371,6 +352,8 @@ impl<'m, 'a> Reliability<'m, 'a> {
             window_s: site.nats.sync.loss_window_s(catalog.failures.dirty_expire_s.value),
             planned_unavail_s,
             planned_stall_s,
+            pool_masks,
+            spares,
             empty,
             single,
             base,
@@ -465,6 +448,22 @@ impl<'m, 'a> Reliability<'m, 'a> {
         }
     }
 
+    /// The mean repair time of failed component `c` in a state where `failed_in_pool` disks of its spare
+    /// pool (itself included) are down: with k down and s spares, min(k, s) rebuild onto a spare and the
+    /// rest wait for a replacement drive; which ones is symmetric, so each gets the average rate
+    /// (min(k, s)/fast + (k − min(k, s))/slow) / k. The spare is taken back when the group is whole (the
+    /// replaced drive becomes the new spare): a simplification, since in reality it returns only once the
+    /// replacement arrives.
+    pub(super) fn repair_rate(&self, c: usize, failed_in_pool: u32) -> f64 {
+        let comp = &self.components[c];
+        let Some(pool) = comp.spare_pool else {
+            return 1.0 / comp.repair_s;
+        };
+        let k = failed_in_pool.max(1) as f64;
+        let with = (self.spares[pool] as f64).min(k);
+        (with / comp.repair_s + (k - with) / comp.repair_no_spare_s) / k
+    }
+
     fn assumptions(&self) -> Vec<String> {
         vec![
             "each asset on the servers the emulated placement gives it (a placement stays put over years); \
@@ -487,9 +486,75 @@ impl<'m, 'a> Reliability<'m, 'a> {
                  are neglected",
                 self.window_s
             ),
+            format!(
+                "hot spares as the site gives them ({} in all): a failed disk rebuilds at once while a spare is \
+                 left in its array, else waits for the drive replacement (disk_replace) first; a spare counts \
+                 as back once its group is whole again",
+                self.spares.iter().sum::<u32>()
+            ),
             "MTTDL assumes a constant loss rate: for reference only".into(),
         ]
     }
+}
+
+/// Add one component per disk of the layout's volume groups; returns the hot spares of each spare pool
+/// (one pool per array used). A disk's repair is the time until its group is whole again: with a hot spare,
+/// the rebuild onto it (a redundant group) or a new RAID 0 group on it, a filesystem, peer-remove and the
+/// replicas' catch-up (a destroyed volume); without one, the drive replacement (`disk_replace`) first.
+fn disk_components(model: &Model, catalog: &Catalog, comps: &mut Vec<Component>) -> Vec<u32> {
+    let site = model.site;
+    let layout = model.layout;
+    let rep = |k: &str| repair_s(site, catalog, k).max(1.0);
+    let site_disk_afr = site
+        .failure_rates
+        .iter()
+        .find(|(k, _)| k == "disk_afr")
+        .map(|(_, v)| *v);
+    let mut pools: Vec<(usize, u32)> = Vec::new();
+    for (gi, g) in layout.groups.iter().enumerate() {
+        let arr = &site.arrays[g.array];
+        let pool = match pools.iter().position(|(a, _)| *a == g.array) {
+            Some(p) => p,
+            None => {
+                let n = layout
+                    .spares
+                    .iter()
+                    .find(|(a, _)| *a == g.array)
+                    .map(|(_, n)| *n)
+                    .unwrap_or(0);
+                pools.push((g.array, n));
+                pools.len() - 1
+            }
+        };
+        let dm = catalog.disk(&arr.disk_model);
+        let afr = site_disk_afr
+            .or(dm.map(|d| d.afr))
+            .unwrap_or_else(|| catalog.failures.rate("disk_afr"));
+        let disk_bytes = arr.disk_size_bytes.or(dm.map(|d| d.capacity_bytes)).unwrap_or(0) as f64;
+        let repair = if g.raid == Raid::Raid0 || model.disks_to_destroy(gi) <= 1 {
+            // The volume is gone: new group, filesystem, peer-remove, catch-up from peers.
+            let catch_up = model
+                .group_servers(gi)
+                .iter()
+                .map(|&s| super::recovery::catch_up_s(model, catalog, s))
+                .fold(0.0, f64::max);
+            rep("operator_response") + rep("raid0_new_group") + rep("filesystem") + rep("peer_remove") + catch_up
+        } else {
+            disk_bytes / rep("rebuild_rate")
+        };
+        for &slot in &g.disks {
+            comps.push(Component {
+                what: format!("disk {}/{slot}", arr.name),
+                domain: Domain::disk(site, g.array, slot),
+                rate_per_s: afr / YEAR_S,
+                repair_s: repair.max(1.0),
+                triggers: Vec::new(),
+                spare_pool: Some(pool),
+                repair_no_spare_s: (rep("disk_replace") + repair).max(1.0),
+            });
+        }
+    }
+    pools.into_iter().map(|(_, n)| n).collect()
 }
 
 /// States of the chain truncated at `cap` concurrent failures of `n` components (an upper bound: power
