@@ -149,6 +149,8 @@ pub struct Plan {
     pub evaluated: usize,
     /// Remarks about the site as a whole.
     pub notes: Vec<String>,
+    /// Open NATS issues the figures do not cover (survival::known_hazards).
+    pub known_hazards: Vec<crate::survival::Hazard>,
     #[serde(skip)]
     pub input: Site,
 }
@@ -205,6 +207,7 @@ pub fn build_with(site: &Site, catalog: &Catalog, cal: &crate::perf::Calibration
     if planned.is_empty() {
         notes.push("no layout could be built: no server has storage (an array in its rack or its own disks)".into());
     }
+    notes.push(crate::survival::hazards_line());
     if site.nats.sync.is_delayed() {
         notes.push(format!(
             "sync_interval {}: acknowledged writes can sit in the page cache for up to {:.0} s (the sooner of \
@@ -222,6 +225,7 @@ pub fn build_with(site: &Site, catalog: &Catalog, cal: &crate::perf::Calibration
         layouts: planned,
         evaluated,
         notes,
+        known_hazards: crate::survival::known_hazards(),
         input: site.clone(),
     }
 }

@@ -54,6 +54,11 @@ pub struct AssetOutcome {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub stall_until: Vec<String>,
     pub acked_loss_risk: bool,
+    /// Why there is an acked-loss risk: `quorum_lost_page_cache` (a quorum of replicas lost unsynced
+    /// writes at once; Jepsen, #7564) or `crash_plus_pause` (one lost its page cache while others were
+    /// paused or cut off; Jepsen, #7567).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub acked_loss_cause: Option<&'static str>,
     /// For `data_lost`: `total` when no replica holding the data survives (restore from backup), `tail`
     /// when a surviving replica holds it up to where it had caught up (the last acknowledged writes may be
     /// gone).
@@ -75,6 +80,9 @@ pub struct ServerEffect {
     pub destroyed: bool,
     /// Unsynced writes in its page cache are lost (OS crash, power, array outage).
     pub cache_lost: bool,
+    /// Paused or cut off from its peers with its state intact (SIGSTOP, a VM freeze, its rack's uplinks):
+    /// with a crashed peer, the other half of Jepsen's crash + pause (nats-server #7567).
+    pub cut_off: bool,
 }
 
 /// A volume group's state in a scenario.
@@ -290,8 +298,10 @@ impl<'a> Model<'a> {
         };
         for (di, d) in failed.iter().enumerate() {
             match (&d.kind, &d.target) {
-                (DomainKind::Process | DomainKind::Pause, Target::Server(s)) => {
-                    hit(&mut eff, &mut cause, *s, di, false)
+                (DomainKind::Process, Target::Server(s)) => hit(&mut eff, &mut cause, *s, di, false),
+                (DomainKind::Pause, Target::Server(s)) => {
+                    hit(&mut eff, &mut cause, *s, di, false);
+                    eff[*s].cut_off = true;
                 }
                 (DomainKind::Server, Target::Server(s)) => hit(&mut eff, &mut cause, *s, di, true),
                 (DomainKind::Wipe, Target::Server(s)) => {
@@ -312,6 +322,7 @@ impl<'a> Model<'a> {
                     // them, so arrays in the rack stay reachable from other racks.
                     for s in site.rack_servers(*r) {
                         hit(&mut eff, &mut cause, s, di, false);
+                        eff[s].cut_off = true;
                     }
                 }
                 (DomainKind::Rack, Target::Rack(r)) => power_rack(&mut eff, &mut cause, &mut array_down, *r, di),
@@ -468,7 +479,20 @@ impl<'a> Model<'a> {
                 (None, idx.into_iter().map(|i| failed[i].to_string()).collect())
             }
         };
-        let acked_loss_risk = self.site.nats.sync != SyncMode::Always && cache >= q;
+        // With delayed sync: a quorum lost its page cache (Jepsen, #7564), or one replica did and enough
+        // others were paused or cut off meanwhile to make a quorum without the lost writes (#7567).
+        let cut = self.worst_count(cands, r, unique_rack, |s| eff[s].cache_lost || eff[s].cut_off);
+        let delayed = self.site.nats.sync != SyncMode::Always;
+        let acked_loss_cause = if !delayed {
+            None
+        } else if cache >= q {
+            Some("quorum_lost_page_cache")
+        } else if cache >= 1 && cut >= q {
+            Some("crash_plus_pause")
+        } else {
+            None
+        };
+        let acked_loss_risk = acked_loss_cause.is_some();
         let loss = (status == Status::DataLost).then_some(if destroyed >= r { "total" } else { "tail" });
         AssetOutcome {
             name: name.to_string(),
@@ -477,6 +501,7 @@ impl<'a> Model<'a> {
             stall_s,
             stall_until,
             acked_loss_risk,
+            acked_loss_cause,
             loss,
             replicas: r,
             replicas_down: down,

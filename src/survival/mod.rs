@@ -6,6 +6,7 @@ mod domain;
 mod evaluate;
 #[doc(hidden)]
 pub mod fixture;
+mod hazards;
 mod recovery;
 mod solve;
 mod sweep;
@@ -18,6 +19,7 @@ mod review_tests;
 #[cfg(test)]
 mod tests;
 
+pub use hazards::{hazards_line, known_hazards, Hazard};
 pub use domain::{Domain, DomainKind, Target};
 pub use evaluate::{evaluate, AssetOutcome, GroupEffect, Model, Scenario, ServerEffect, Status, ELECTION_STALL_S};
 pub use recovery::{asset_in_bytes_per_s, recovery, repair_s, survivor_load, Recovery, Step, SurvivorLoad, Uses};

@@ -224,3 +224,36 @@ fn no_step_uses_a_server_or_array_inside_a_failed_domain() {
         }
     }
 }
+
+#[test]
+fn one_crash_plus_a_pause_elsewhere_is_an_acked_loss_risk_under_delayed_sync() {
+    let (s, l) = a3_b1_c1();
+    let m = Model::new(&s, &l);
+    // Replicas on a rack each; the worst placement puts them on a1, b1, c1.
+    for pair in [["server:a1", "pause:b1"], ["server:a1", "net:B"], ["server:b1", "pause:c1"]] {
+        let sc = m.evaluate(&fail(&s, &pair));
+        assert!(sc.assets[0].acked_loss_risk, "{pair:?}");
+        assert_eq!(sc.assets[0].acked_loss_cause, Some("crash_plus_pause"), "{pair:?}");
+    }
+    // Neither alone, nor a process kill (the page cache survives), nor with sync always.
+    for one in [&["server:a1"][..], &["pause:b1"], &["process:a1", "pause:b1"]] {
+        assert!(!m.evaluate(&fail(&s, one)).assets[0].acked_loss_risk, "{one:?}");
+    }
+    let mut always = s.clone();
+    always.nats.sync = SyncMode::Always;
+    let ma = Model::new(&always, &l);
+    assert!(!ma.evaluate(&fail(&always, &["server:a1", "pause:b1"])).assets[0].acked_loss_risk);
+    // The sweep's signatures agree with the full evaluation.
+    let sw = sweep(&m, &[DomainKind::Server, DomainKind::Pause], 2);
+    for c in &sw.classes {
+        let full = m.evaluate(&c.example.failed);
+        assert_eq!(full.assets[0].acked_loss_risk, c.example.assets[0].acked_loss_risk);
+    }
+    let risky: u64 = sw.classes.iter().filter(|c| c.example.assets[0].acked_loss_risk).map(|c| c.count).sum();
+    assert!(risky > 0);
+    // And the hazards are listed in the whatif report.
+    let cat = crate::catalog::Catalog::builtin();
+    let rep = report_scenarios(&m, &cat, &[m.evaluate(&fail(&s, &["server:a1", "pause:b1"]))]);
+    assert!(rep.known_hazards.iter().any(|h| h.issue == "nats-server#7567"));
+    assert_eq!(rep.known_hazards.len(), 3);
+}

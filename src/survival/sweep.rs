@@ -256,6 +256,7 @@ impl<'m, 'a> Prepared<'m, 'a> {
                             down: true,
                             destroyed: true,
                             cache_lost: true,
+                            cut_off: false,
                         },
                     ));
                 }
@@ -270,6 +271,7 @@ impl<'m, 'a> Prepared<'m, 'a> {
                     f.down |= e.down;
                     f.destroyed |= e.destroyed;
                     f.cache_lost |= e.cache_lost || e.destroyed;
+                    f.cut_off |= e.cut_off;
                 }
                 _ => merged.push((
                     s,
@@ -288,24 +290,25 @@ impl<'m, 'a> Prepared<'m, 'a> {
             .collect();
         touched.sort_unstable();
         touched.dedup();
-        let mut racks_seen = [Vec::new(), Vec::new(), Vec::new()];
+        let mut racks_seen = [Vec::new(), Vec::new(), Vec::new(), Vec::new()];
         for k in touched {
             let c = &self.classes[k];
-            let mut counts = [0u32; 3];
+            let mut counts = [0u32; 4];
             if c.unique_rack {
                 for r in racks_seen.iter_mut() {
                     r.clear();
                 }
                 for &(s, e) in &merged {
                     if c.member[s] {
-                        for (i, f) in [e.down, e.destroyed, e.cache_lost].into_iter().enumerate() {
+                        let flags = [e.down, e.destroyed, e.cache_lost, e.cache_lost || e.cut_off];
+                        for (i, f) in flags.into_iter().enumerate() {
                             if f && !racks_seen[i].contains(&self.rack_of[s]) {
                                 racks_seen[i].push(self.rack_of[s]);
                             }
                         }
                     }
                 }
-                for i in 0..3 {
+                for i in 0..4 {
                     counts[i] = racks_seen[i].len() as u32;
                 }
             } else {
@@ -314,6 +317,7 @@ impl<'m, 'a> Prepared<'m, 'a> {
                         counts[0] += e.down as u32;
                         counts[1] += e.destroyed as u32;
                         counts[2] += e.cache_lost as u32;
+                        counts[3] += (e.cache_lost || e.cut_off) as u32;
                     }
                 }
             }
@@ -330,7 +334,9 @@ impl<'m, 'a> Prepared<'m, 'a> {
                 Status::Ok
             };
             sig[2 * k] = status as u8;
-            sig[2 * k + 1] = (!self.sync_always && counts[2].min(r) >= q) as u8;
+            // As `Model::outcome`: a quorum lost its page cache, or one did with enough others cut off (#7567).
+            let (cache, cut) = (counts[2].min(r), counts[3].min(r));
+            sig[2 * k + 1] = (!self.sync_always && (cache >= q || (cache >= 1 && cut >= q))) as u8;
         }
         sig
     }

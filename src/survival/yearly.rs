@@ -588,4 +588,6 @@ pub struct SimulateReport {
     /// The exact chain (at most 3 concurrent failures), when small enough.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exact: Option<Yearly>,
+    /// Open NATS issues these figures do not cover.
+    pub known_hazards: Vec<super::Hazard>,
 }
