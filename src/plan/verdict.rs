@@ -1,7 +1,7 @@
 //! Reasons a storage engineer would accept, the verdict they add up to, and the ranking — one function
 //! each, so later evaluations (yearly figures, performance headroom) extend them in one place.
 
-use super::{Capacity, PlannedLayout, Verdict};
+use super::{Capacity, PlannedLayout};
 use crate::catalog::Catalog;
 use crate::layout::{Layout, PlacementRule, Problem, Raid, Severity};
 use crate::site::{Pattern, Site, Tolerance};
@@ -263,7 +263,7 @@ pub fn reasons(
     out
 }
 
-/// Rank: hard requirements (not rejected) first, then tolerates (racks, arrays, servers, disks), then
+/// Rank: by verdict (recommended, acceptable, risky, rejected), then tolerates (racks, arrays, servers, disks), then
 /// the yearly figures by order of magnitude (P(data_lost), acked messages lost, unavailable minutes),
 /// then predicted performance headroom by order of magnitude (so cost still decides between near-equals),
 /// then cost (disks, then arrays used), then spare capacity, then id for determinism.
@@ -275,9 +275,9 @@ pub fn rank(layouts: &mut [PlannedLayout]) {
 }
 
 fn compare(a: &PlannedLayout, b: &PlannedLayout) -> Ordering {
-    let rejected = |l: &PlannedLayout| l.verdict == Verdict::Rejected;
-    rejected(a)
-        .cmp(&rejected(b))
+    // The verdict first: a risky layout never ranks above an acceptable one, whatever it tolerates.
+    a.verdict
+        .cmp(&b.verdict)
         .then(b.tolerates.racks.cmp(&a.tolerates.racks))
         .then(b.tolerates.arrays.cmp(&a.tolerates.arrays))
         .then(b.tolerates.servers.cmp(&a.tolerates.servers))

@@ -21,8 +21,8 @@ pub fn count(n: usize, what: &str) -> String {
 }
 
 /// Pattern, RAID, default replicas and servers per rack are in the id (`p1-raid1-r3-A1.B1.C1-fdce`).
-pub const SUMMARY_HEADER: [&str; 11] = [
-    "#", "layout", "verdict", "r/a/s/d", "disks", "needed", "usable", "free", "after", "down/yr", "perf",
+pub const SUMMARY_HEADER: [&str; 12] = [
+    "#", "layout", "verdict", "r/a/s/d", "api r/a/s/d", "disks", "needed", "usable", "free", "after", "down/yr", "perf",
 ];
 
 /// One row per layout for the ranked summary.
@@ -33,8 +33,9 @@ pub fn summary_rows(layouts: &[&PlannedLayout]) -> Vec<Vec<String>> {
             vec![
                 l.rank.to_string(),
                 l.id.clone(),
-                l.verdict.as_str().to_string(),
+                verdict_cell(l),
                 tolerates(l),
+                tolerates_meta(l),
                 l.disks_used.to_string(),
                 fmt_bytes(l.capacity.needed_bytes as f64),
                 fmt_bytes(l.capacity.usable_bytes as f64),
@@ -59,7 +60,21 @@ pub fn tolerates(l: &PlannedLayout) -> String {
     )
 }
 
-/// Expected unavailable minutes per year of the worst asset (or the meta group).
+/// The same for the meta group: the JetStream API keeps working.
+pub fn tolerates_meta(l: &PlannedLayout) -> String {
+    let t = &l.tolerates_meta;
+    format!("{}/{}/{}/{}", t.racks, t.arrays, t.servers, t.disks)
+}
+
+/// The verdict; a rejected row says why (its first reason), since its other figures mean little.
+pub fn verdict_cell(l: &PlannedLayout) -> String {
+    match (l.verdict, l.reasons.first()) {
+        (crate::plan::Verdict::Rejected, Some(r)) => format!("rejected: {r}"),
+        (v, _) => v.as_str().to_string(),
+    }
+}
+
+/// Expected unavailable minutes per year of the worst asset (the meta group's is the API's).
 pub fn down_per_year(l: &PlannedLayout) -> String {
     match &l.yearly {
         Some(y) if y.worst_unavailable_min_per_year >= 100.0 => format!("{:.0}", y.worst_unavailable_min_per_year),
