@@ -257,3 +257,39 @@ fn one_crash_plus_a_pause_elsewhere_is_an_acked_loss_risk_under_delayed_sync() {
     assert!(rep.known_hazards.iter().any(|h| h.issue == "nats-server#7567"));
     assert_eq!(rep.known_hazards.len(), 3);
 }
+
+#[test]
+fn lost_messages_count_data_loss_events_and_stalls_count_elections() {
+    let cat = crate::catalog::Catalog::builtin();
+    // Pattern 3: one shared RAID 0 stripe; a disk failure destroys every replica.
+    let mut s = site(&[rack("A", &["n1", "n2", "n3"], &[("A1", 6)])], SyncMode::Interval(120));
+    fixture::add_stream(&mut s, "orders", 1000.0);
+    let l = LayoutBuilder::new(&s, Pattern::P3, Raid::Raid0, 3, &[])
+        .shared_group("A1", Raid::Raid0, 4)
+        .stream("orders", 3, false)
+        .build();
+    let y = yearly(&s, &l, &cat);
+    let a = &y.assets[0];
+    let held = 1000.0 * 86_400.0;
+    assert!((a.data_lost_msgs_per_year - a.data_lost_events_per_year * held).abs() < 1e-6 * held);
+    assert!(a.data_lost_msgs_per_year > a.window_msgs_lost_per_year);
+    assert!((a.acked_msgs_lost_per_year - a.window_msgs_lost_per_year - a.data_lost_msgs_per_year).abs() < 1e-6);
+    // Three racks, R3: about 3 crashes a year per server (OS 2 + process 1) × 3 servers × 1/3 × 10 s.
+    let mut s3 = site(
+        &[
+            rack("A", &["n1"], &[("A1", 4)]),
+            rack("B", &["n2"], &[("B1", 4)]),
+            rack("C", &["n3"], &[("C1", 4)]),
+        ],
+        SyncMode::Interval(120),
+    );
+    fixture::add_stream(&mut s3, "orders", 1000.0);
+    let l3 = LayoutBuilder::new(&s3, Pattern::P1, Raid::Raid1, 3, &[])
+        .own_groups(Raid::Raid1, 2)
+        .stream("orders", 3, true)
+        .build();
+    let y3 = yearly(&s3, &l3, &cat);
+    let e = y3.assets[0].election_stall_s_per_year;
+    assert!((30.0..60.0).contains(&e), "{e}");
+    assert!(y3.meta.election_stall_s_per_year > 0.0);
+}

@@ -47,8 +47,11 @@ pub struct Yearly {
     pub assets: Vec<YearlyAsset>,
     /// Probability per year that any asset (or the meta group) reaches `data_lost`.
     pub p_any_data_lost_per_year: f64,
-    /// Expected acknowledged messages lost per year, all assets.
+    /// Expected acknowledged messages lost per year, all assets: window losses plus data-loss events.
     pub acked_msgs_lost_per_year: f64,
+    /// Of which in sync windows, and in data-loss events (see `YearlyAsset`).
+    pub window_msgs_lost_per_year: f64,
+    pub data_lost_msgs_per_year: f64,
     /// The highest expected unavailable minutes per year of any asset, and which (the meta group apart
     /// since issue 15: its downtime is the API's, `api_unavailable_min_per_year`; a layout without assets
     /// reports the meta group here).
@@ -95,7 +98,17 @@ pub struct YearlyAsset {
     pub p_data_lost_per_year: f64,
     /// Expected number of data_lost events per year (the rate behind the probability).
     pub data_lost_events_per_year: f64,
+    /// Expected acknowledged messages lost per year: `window_msgs_lost_per_year` +
+    /// `data_lost_msgs_per_year` (since issue 15; before, the window losses only).
     pub acked_msgs_lost_per_year: f64,
+    /// Of which lost in a sync window (a quorum lost unsynced writes at once).
+    pub window_msgs_lost_per_year: f64,
+    /// Of which lost in `data_lost` events: each loses the messages the asset holds (an upper bound: when a
+    /// lagging replica survives, only its missing tail is gone).
+    pub data_lost_msgs_per_year: f64,
+    /// Expected write stall per year from leader elections after unplanned failures that leave the quorum
+    /// standing (seconds; `ELECTION_STALL_S` each time the failed server held the leader, 1/R of the time).
+    pub election_stall_s_per_year: f64,
     /// Mean time to data loss in years (reference only; None when no modelled event loses data).
     pub mttdl_years: Option<f64>,
     /// 95 % confidence intervals (Monte Carlo only).
@@ -135,6 +148,10 @@ pub struct Reliability<'m, 'a> {
     pub(super) p_not_return: f64,
     /// Acked messages per second per class (summed over its assets) and per asset.
     pub(super) asset_msgs_per_s: Vec<f64>,
+    /// Messages each asset holds (what a data-loss event loses).
+    pub(super) asset_msgs_held: Vec<f64>,
+    /// Election stall seconds per year: the meta group first, then per asset.
+    pub(super) election_stall_s: Vec<f64>,
     pub(super) window_s: f64,
     /// Per class: planned unavailable seconds per year and planned stall seconds per year.
     pub(super) planned_unavail_s: Vec<f64>,
@@ -166,6 +183,59 @@ fn maintenance(site: &Site, catalog: &Catalog, key: &str) -> f64 {
         .find(|(k, _)| k == key)
         .map(|(_, v)| *v)
         .unwrap_or_else(|| catalog.failures.maintenance(key))
+}
+
+/// Messages (or KV revisions, or object chunks) an asset holds at its retention.
+fn msgs_held(site: &Site, name: &str, kind: AssetKind) -> f64 {
+    let w = &site.workload;
+    match kind {
+        AssetKind::Stream => w.streams.iter().find(|s| s.name == name).map(|s| {
+            let by_age = s.msgs_per_s * s.retention_s;
+            match s.max_bytes {
+                Some(b) => by_age.min(b as f64 / (s.msg_size_bytes + s.subject_bytes).max(1) as f64),
+                None => by_age,
+            }
+        }),
+        AssetKind::Kv => w.kv.iter().find(|k| k.name == name).map(|k| (k.keys * k.history.max(1) as u64) as f64),
+        AssetKind::ObjectStore => w.object_stores.iter().find(|o| o.name == name).map(|o| {
+            let chunks = (o.object_size_bytes as f64 / 131_072.0).ceil().max(1.0) + 1.0;
+            let objects = o
+                .objects
+                .map(|n| n as f64)
+                .or(o.retention_s.map(|r| o.puts_per_s * r))
+                .unwrap_or(0.0);
+            objects * chunks
+        }),
+        AssetKind::Consumer => None,
+    }
+    .unwrap_or(0.0)
+}
+
+/// Expected election stall seconds per year, the meta group first, then per asset: each single failure
+/// that leaves the group writable but takes k of its R replicas down costs one election k/R of the time
+/// (the leader sits on any replica alike).
+fn election_stalls(rel_comps: &[Component], model: &Model, prep: &Prepared, single: &[Vec<u8>]) -> Vec<f64> {
+    let layout = model.layout;
+    let mut out = vec![0.0; 1 + layout.assets.len()];
+    for (c, comp) in rel_comps.iter().enumerate() {
+        if comp.rate_per_s <= 0.0 {
+            continue;
+        }
+        let (eff, _, _) = model.effects(std::slice::from_ref(&comp.domain));
+        let per_year = comp.rate_per_s * YEAR_S * super::evaluate::ELECTION_STALL_S;
+        let degraded = |k: usize| single[c][2 * k] == super::evaluate::Status::Degraded as u8;
+        if degraded(0) {
+            let n = layout.servers.len().max(1);
+            out[0] += per_year * layout.servers.iter().filter(|&&s| eff[s].down).count() as f64 / n as f64;
+        }
+        for (i, a) in layout.assets.iter().enumerate() {
+            if degraded(prep.asset_class[i]) && !a.expected.is_empty() {
+                let k = a.expected.iter().filter(|&&s| eff[s].down).count();
+                out[1 + i] += per_year * k as f64 / a.expected.len() as f64;
+            }
+        }
+    }
+    out
 }
 
 /// Messages (or puts, or object chunks) per second an asset acknowledges.
@@ -330,6 +400,8 @@ impl<'m, 'a> Reliability<'m, 'a> {
         let single: Vec<Vec<u8>> = (0..comps.len())
             .map(|c| prep.signature(&[c], &mut hit, &mut disks))
             .collect();
+        let election_stall_s = election_stalls(&comps, model, &prep, &single);
+        let asset_msgs_held = layout.assets.iter().map(|a| msgs_held(site, &a.name, a.kind)).collect();
         let base = std::iter::once(&empty)
             .chain(single.iter())
             .map(|s| SigInfo::new(s.clone()))
@@ -349,6 +421,8 @@ impl<'m, 'a> Reliability<'m, 'a> {
             model,
             p_not_return: rate_per_year(site, catalog, "not_return_after_power").clamp(0.0, 1.0),
             asset_msgs_per_s,
+            asset_msgs_held,
+            election_stall_s,
             window_s: site.nats.sync.loss_window_s(catalog.failures.dirty_expire_s.value),
             planned_unavail_s,
             planned_stall_s,
@@ -392,8 +466,10 @@ impl<'m, 'a> Reliability<'m, 'a> {
         ci: Option<&[Ci95]>,
     ) -> Yearly {
         let layout = self.model.layout;
-        let mk = |name: &str, kind: &str, k: usize, msgs: f64, ci: Option<Ci95>| {
+        let mk = |name: &str, kind: &str, k: usize, (msgs, held, stall): (f64, f64, f64), ci: Option<Ci95>| {
             let planned = self.planned_unavail_s[k] / 60.0;
+            let window = risk_per_year[k] * self.window_s * msgs;
+            let data = dl_per_year[k] * held;
             YearlyAsset {
                 name: name.to_string(),
                 kind: kind.to_string(),
@@ -402,12 +478,15 @@ impl<'m, 'a> Reliability<'m, 'a> {
                 planned_stall_s_per_year: self.planned_stall_s[k],
                 p_data_lost_per_year: -(-dl_per_year[k]).exp_m1(),
                 data_lost_events_per_year: dl_per_year[k],
-                acked_msgs_lost_per_year: risk_per_year[k] * self.window_s * msgs,
+                acked_msgs_lost_per_year: window + data,
+                window_msgs_lost_per_year: window,
+                data_lost_msgs_per_year: data,
+                election_stall_s_per_year: stall,
                 mttdl_years: (dl_per_year[k] > 0.0).then(|| 1.0 / dl_per_year[k]),
                 ci95: ci,
             }
         };
-        let meta = mk("meta", "meta", 0, 0.0, ci.map(|c| c[0].clone()));
+        let meta = mk("meta", "meta", 0, (0.0, 0.0, self.election_stall_s[0]), ci.map(|c| c[0].clone()));
         let assets: Vec<YearlyAsset> = layout
             .assets
             .iter()
@@ -415,13 +494,17 @@ impl<'m, 'a> Reliability<'m, 'a> {
             .map(|(i, a)| {
                 let k = self.prep.asset_class[i];
                 let msgs = self.asset_msgs_per_s[i];
+                let held = self.asset_msgs_held[i];
                 let ci = ci.map(|c| {
                     let mut x = c[k].clone();
-                    x.acked_msgs_lost_per_year.0 *= self.window_s * msgs;
-                    x.acked_msgs_lost_per_year.1 *= self.window_s * msgs;
+                    // Window losses and data-loss events, each at its own bound.
+                    x.acked_msgs_lost_per_year.0 =
+                        x.acked_msgs_lost_per_year.0 * self.window_s * msgs + x.data_lost_events_per_year.0 * held;
+                    x.acked_msgs_lost_per_year.1 =
+                        x.acked_msgs_lost_per_year.1 * self.window_s * msgs + x.data_lost_events_per_year.1 * held;
                     x
                 });
-                mk(&a.name, a.kind.as_str(), k, msgs, ci)
+                mk(&a.name, a.kind.as_str(), k, (msgs, held, self.election_stall_s[1 + i]), ci)
             })
             .collect();
         let judged: Vec<&YearlyAsset> = if assets.is_empty() {
@@ -438,6 +521,8 @@ impl<'m, 'a> Reliability<'m, 'a> {
             method: method.into(),
             method_detail: detail,
             acked_msgs_lost_per_year: assets.iter().map(|a| a.acked_msgs_lost_per_year).sum(),
+            window_msgs_lost_per_year: assets.iter().map(|a| a.window_msgs_lost_per_year).sum(),
+            data_lost_msgs_per_year: assets.iter().map(|a| a.data_lost_msgs_per_year).sum(),
             p_any_data_lost_per_year: p_any_dl,
             worst_unavailable_min_per_year: worst.max(0.0),
             worst_unavailable,
@@ -479,6 +564,14 @@ impl<'m, 'a> Reliability<'m, 'a> {
             "planned rolling restarts and upgrades one server at a time: R1/R2 assets unavailable for each restart of \
              a replica's server, larger ones pay one leader hand-off; array firmware updates non-disruptive"
                 .into(),
+            "acknowledged messages lost = window losses + data-loss events; a data-loss event counts every \
+             message the asset holds (an upper bound when a lagging replica survives)"
+                .into(),
+            format!(
+                "election stalls: each single failure that leaves a group writable but takes its leader's server \
+                 costs one election of up to {:.0} s (the leader is on any of R replicas alike)",
+                super::evaluate::ELECTION_STALL_S
+            ),
             format!(
                 "acknowledged messages lost: each single event (a crash, power, array outage with what it takes \
                  along) that on its own makes a quorum of replicas lose unsynced writes loses {:.0} s of the asset's \
