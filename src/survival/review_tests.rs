@@ -293,3 +293,29 @@ fn lost_messages_count_data_loss_events_and_stalls_count_elections() {
     assert!((30.0..60.0).contains(&e), "{e}");
     assert!(y3.meta.election_stall_s_per_year > 0.0);
 }
+
+#[test]
+fn dual_feeds_and_redundant_uplinks_lower_rack_event_rates() {
+    let cat = crate::catalog::Catalog::builtin();
+    let mut s = site(&[rack("A", &["n1", "n2", "n3"], &[("A1", 8)])], SyncMode::Interval(120));
+    fixture::add_stream(&mut s, "orders", 1000.0);
+    let l = LayoutBuilder::new(&s, Pattern::P1, Raid::Raid1, 3, &[])
+        .own_groups(Raid::Raid1, 2)
+        .stream("orders", 3, false)
+        .build();
+    let rate_of = |s: &Site, what: &str| {
+        let m = Model::new(s, &l);
+        let rel = Reliability::new(&m, &cat);
+        rel.components.iter().find(|c| c.what == what).unwrap().rate_per_s * crate::units::YEAR_S
+    };
+    let mut single = s.clone();
+    single.racks[0].power_feeds = 1;
+    single.racks[0].uplinks = 1;
+    let (p2, p1) = (rate_of(&s, "rack A power"), rate_of(&single, "rack A power"));
+    let (n2, n1) = (rate_of(&s, "rack A uplinks"), rate_of(&single, "rack A uplinks"));
+    assert!(p1 > 1.5 * p2, "one feed {p1} vs two {p2}");
+    assert!(n1 > 1.5 * n2, "one uplink {n1} vs two {n2}");
+    let y2 = yearly(&s, &l, &cat).assets[0].unavailable_min_per_year;
+    let y1 = yearly(&single, &l, &cat).assets[0].unavailable_min_per_year;
+    assert!(y1 > 1.5 * y2, "{y1} vs {y2}");
+}

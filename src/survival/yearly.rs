@@ -185,6 +185,42 @@ fn maintenance(site: &Site, catalog: &Catalog, key: &str) -> f64 {
         .unwrap_or_else(|| catalog.failures.maintenance(key))
 }
 
+/// A rack's redundant paths: its power feeds or its uplinks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Path {
+    Power,
+    Net,
+}
+
+/// Events per year, beyond the catalog's rack rate (rack-wide causes that no redundancy helps, for a rack
+/// with the default two feeds and two uplinks), in which all of a rack's `n` feeds (or uplinks) are down
+/// at once: each path fails at `power_feed_per_year` (`uplink_per_year`) and is back after the rack's
+/// restore time, so all n are down together at about n·λ·(λ·t)^(n−1) per year: λ for one path (the feed
+/// failure is the rack's), next to nothing for two. A single-fed rack whose PDUs the site lists is left
+/// out here: its PDU components already take the rack down.
+fn redundant_paths_rate(site: &Site, catalog: &Catalog, r: usize, path: Path) -> f64 {
+    let rack = &site.racks[r];
+    let (n, lambda, restore) = match path {
+        Path::Power => {
+            if rack.power_feeds <= 1 && !rack.pdus.is_empty() {
+                return 0.0;
+            }
+            (
+                rack.power_feeds,
+                rate_per_year(site, catalog, "power_feed_per_year"),
+                repair_s(site, catalog, "rack_power_restore"),
+            )
+        }
+        Path::Net => (
+            rack.uplinks,
+            rate_per_year(site, catalog, "uplink_per_year"),
+            repair_s(site, catalog, "rack_net_restore"),
+        ),
+    };
+    let n = n.max(1);
+    n as f64 * lambda * (lambda * restore / YEAR_S).powi(n as i32 - 1)
+}
+
 /// Messages (or KV revisions, or object chunks) an asset holds at its retention.
 fn msgs_held(site: &Site, name: &str, kind: AssetKind) -> f64 {
     let w = &site.workload;
@@ -334,7 +370,7 @@ impl<'m, 'a> Reliability<'m, 'a> {
                 &mut comps,
                 format!("rack {} power", site.racks[r].name),
                 Domain::rack(DomainKind::Power, site, r),
-                rate("rack_power_per_year"),
+                rate("rack_power_per_year") + redundant_paths_rate(site, catalog, r, Path::Power) / YEAR_S,
                 rep("rack_power_restore") + rep("server_restart"),
             );
             comps[p].triggers = servers.iter().map(|s| not_return[s]).collect();
@@ -342,7 +378,7 @@ impl<'m, 'a> Reliability<'m, 'a> {
                 &mut comps,
                 format!("rack {} uplinks", site.racks[r].name),
                 Domain::rack(DomainKind::Net, site, r),
-                rate("rack_net_per_year"),
+                rate("rack_net_per_year") + redundant_paths_rate(site, catalog, r, Path::Net) / YEAR_S,
                 rep("rack_net_restore"),
             );
         }
