@@ -326,6 +326,17 @@ impl<'a> Model<'a> {
                     }
                 }
                 (DomainKind::Rack, Target::Rack(r)) => power_rack(&mut eff, &mut cause, &mut array_down, *r, di),
+                // A host's storage pool lost (yearly's host hardware loss): every guest on it pooled there
+                // (its own disks) loses its store.
+                (DomainKind::Wipe, Target::Host(h)) => {
+                    for (s, srv) in site.servers.iter().enumerate() {
+                        if srv.host.as_deref() == Some(h.as_str()) {
+                            hit(&mut eff, &mut cause, s, di, true);
+                            let own = self.array_of(s).is_some_and(|a| site.arrays[a].owner == Some(s));
+                            eff[s].destroyed |= own;
+                        }
+                    }
+                }
                 (DomainKind::Host, Target::Host(h)) => {
                     for (s, srv) in site.servers.iter().enumerate() {
                         if srv.host.as_deref() == Some(h.as_str()) {

@@ -319,3 +319,23 @@ fn dual_feeds_and_redundant_uplinks_lower_rack_event_rates() {
     let y1 = yearly(&single, &l, &cat).assets[0].unavailable_min_per_year;
     assert!(y1 > 1.5 * y2, "{y1} vs {y2}");
 }
+
+#[test]
+fn guests_on_one_host_share_its_storage_pool() {
+    let cat = crate::catalog::Catalog::builtin();
+    let site = crate::site::load(std::path::Path::new("examples/seed004-three-guests-one-host.yaml"), &cat).unwrap();
+    let plan = crate::plan::build(&site, &cat);
+    let l = plan.layouts.iter().find(|l| l.servers.len() == 3).expect("a three-guest layout");
+    let y = yearly(&site, &l.layout, &cat);
+    let p = y.p_any_data_lost_per_year;
+    // The host's hardware (server_afr 0.9 %/yr) takes all three stores: not 4e-6/yr of independent guests.
+    assert!(p > 0.005, "P(data_lost) {p:e}");
+    let m = Model::new(&site, &l.layout);
+    let pool = Domain {
+        kind: DomainKind::Wipe,
+        ..Domain::parse("host:ns1", &site).unwrap()
+    };
+    let sc = m.evaluate(&[pool]);
+    assert_eq!(sc.destroyed.len(), 3);
+    assert!(sc.assets.iter().all(|a| a.status == Status::DataLost));
+}

@@ -327,15 +327,18 @@ impl<'m, 'a> Reliability<'m, 'a> {
                 rate("process_crash_per_year"),
                 rep("process_restart"),
             );
-            // A server lost for good: its LUN on a shared array survives; its own disks do not.
+            // A server lost for good: its LUN on a shared array survives; its own disks do not. A guest is
+            // lost for good only with its host (below): its own disks are the host's pool.
             let internal = model.array_of(s).is_some_and(|a| site.arrays[a].owner == Some(s));
-            add(
-                &mut comps,
-                format!("{name} lost for good"),
-                Domain::server(if internal { DomainKind::Wipe } else { DomainKind::Server }, site, s),
-                rate("server_afr"),
-                rep("server_replace"),
-            );
+            if !(internal && site.servers[s].host.is_some()) {
+                add(
+                    &mut comps,
+                    format!("{name} lost for good"),
+                    Domain::server(if internal { DomainKind::Wipe } else { DomainKind::Server }, site, s),
+                    rate("server_afr"),
+                    rep("server_replace"),
+                );
+            }
             let nr = add(
                 &mut comps,
                 format!("{name} does not return after power loss"),
@@ -392,6 +395,24 @@ impl<'m, 'a> Reliability<'m, 'a> {
             );
         }
         for d in Domain::universe(DomainKind::Host, site, layout) {
+            // Guests whose stores are their own (virtual) disks share the host's storage pool unless the
+            // site gives them LUNs elsewhere: losing the host's hardware or pool destroys them all.
+            let pooled = layout.servers.iter().any(|&s| {
+                site.servers[s].host.as_deref() == Some(d.name.as_str())
+                    && model.array_of(s).is_some_and(|a| site.arrays[a].owner == Some(s))
+            });
+            if pooled {
+                add(
+                    &mut comps,
+                    format!("host {} lost for good with its storage pool (every guest's store)", d.name),
+                    Domain {
+                        kind: DomainKind::Wipe,
+                        ..d.clone()
+                    },
+                    rate("server_afr"),
+                    rep("server_replace"),
+                );
+            }
             add(
                 &mut comps,
                 format!("host {}", d.name),
