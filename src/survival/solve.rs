@@ -233,6 +233,35 @@ impl Tally {
     }
 }
 
+/// A 95 % interval for the mean of `n` non-negative per-trial totals with sum `s` and sum of squares `s2`,
+/// valid for rare, heavy-tailed contributions (a few outages of days among many of seconds), where the
+/// normal interval is far too narrow. The total is treated as a scaled Poisson count: its effective number
+/// of independent contributions is s²/s2 (for a compound Poisson sum, n/(1 + CV²) of its episodes), and the
+/// Garwood interval for that count — gamma quantiles at shape n_eff and n_eff + 1 — is scaled back. With
+/// nothing seen, the upper bound is the rule of three for one contribution of size `unseen`.
+/// Returns (mean, low, high).
+pub(crate) fn scaled_poisson_ci(s: f64, s2: f64, n: f64, unseen: f64) -> (f64, f64, f64) {
+    let m = s / n.max(1.0);
+    if s <= 0.0 || s2 <= 0.0 {
+        return (0.0, 0.0, 3.0 * unseen / n.max(1.0));
+    }
+    let n_eff = s * s / s2;
+    let scale = m / n_eff;
+    let lo = gamma_quantile(n_eff, -1.959_964) * scale;
+    let hi = gamma_quantile(n_eff + 1.0, 1.959_964) * scale;
+    (m, lo.max(0.0), hi)
+}
+
+/// The quantile of a unit-scale gamma distribution of `shape` at the standard normal quantile `z`, by the
+/// Wilson–Hilferty cube-root approximation of χ² with 2·shape degrees of freedom (within a few per cent for
+/// shape ≥ 0.5 at the 2.5 % and 97.5 % points; the lower end errs low, which only widens the interval).
+fn gamma_quantile(shape: f64, z: f64) -> f64 {
+    let k = 2.0 * shape;
+    let c = 2.0 / (9.0 * k);
+    let x = 1.0 - c + z * c.sqrt();
+    (k * x.max(0.0).powi(3)) / 2.0
+}
+
 /// A disk that held a hot spare is whole again: the spare counts as back (see `Reliability::repair_rate`),
 /// so a disk of the same pool waiting for a replacement drive takes it and rebuilds from now on (the
 /// exponential's memorylessness lets its remaining time be drawn afresh). This keeps the simulation the
@@ -540,11 +569,19 @@ pub fn monte_carlo(rel: &Reliability, trials: u64, years_per_trial: u64, seed: u
     }
     let nt = tally.trials.max(1) as f64;
     let site_years = (tally.trials * per).max(1) as f64;
-    let mean_ci = |(s, s2): (f64, f64)| {
+    // The longest mean repair: what one unseen outage could last (bounds the interval when none was seen).
+    let d_max = rel
+        .components
+        .iter()
+        .map(|c| c.repair_s.max(c.repair_no_spare_s))
+        .fold(0.0, f64::max);
+    let mean_ci = |(s, s2): (f64, f64), unseen: f64| scaled_poisson_ci(s, s2, nt, unseen);
+    // Unavailable time: episodes end with a repair (exponential, mean at most d_max), so a year's variance
+    // is at most 2·d_max·mean; the sample alone misses the long outages it did not happen to see.
+    let unavail_ci = |(s, s2): (f64, f64)| {
         let m = s / nt;
-        let var = (s2 / nt - m * m).max(0.0) * nt / (nt - 1.0).max(1.0);
-        let h = 1.96 * (var / nt).sqrt();
-        (m, (m - h).max(0.0), m + h)
+        let bound = 2.0 * d_max / per as f64 * m * nt;
+        scaled_poisson_ci(s, s2.max(bound), nt, d_max / per as f64)
     };
     // Wilson interval for a yearly probability; with no event, the rule of three bounds it.
     let prop_ci = |x: u64| {
@@ -565,9 +602,9 @@ pub fn monte_carlo(rel: &Reliability, trials: u64, years_per_trial: u64, seed: u
     let mut risk = vec![0.0; nc];
     let mut cis = Vec::with_capacity(nc);
     for k in 0..nc {
-        let (um, ulo, uhi) = mean_ci(tally.unavail_s[k]);
-        let (dm, dlo, dhi) = mean_ci(tally.dl[k]);
-        let (rm, rlo, rhi) = mean_ci(tally.risk[k]);
+        let (um, ulo, uhi) = unavail_ci(tally.unavail_s[k]);
+        let (dm, dlo, dhi) = mean_ci(tally.dl[k], 1.0 / per as f64);
+        let (rm, rlo, rhi) = mean_ci(tally.risk[k], 1.0 / per as f64);
         unavail[k] = um / YEAR_S;
         dl[k] = dm;
         risk[k] = rm;
