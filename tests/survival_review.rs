@@ -86,3 +86,26 @@ fn a_rejected_row_says_why() {
     let text = natsplan::report::design::table_report(&plan, &Default::default(), 400);
     assert!(text.contains("rejected: policy needs 1 rack failure tolerated by the meta group"), "{text}");
 }
+
+#[test]
+fn emit_lists_each_groups_drives_in_the_modelled_order() {
+    let cat = Catalog::builtin();
+    let site = natsplan::site::load(std::path::Path::new("examples/one-rack-raid10.yaml"), &cat).unwrap();
+    let plan = build(&site, &cat);
+    let l = plan
+        .layouts
+        .iter()
+        .find(|l| l.raid == "raid10")
+        .expect("a RAID 10 layout");
+    let s = &l.servers[0];
+    assert_eq!(s.raid.as_deref(), Some("raid10"));
+    assert!(s.drives.len() >= 4 && s.drives.len() % 2 == 0, "{:?}", s.drives);
+    let files = natsplan::emit::render(&plan, &l.id, &Default::default()).unwrap();
+    let readme = files
+        .iter()
+        .find(|(p, _)| p == &std::path::PathBuf::from(&s.name).join("README.md"))
+        .map(|(_, t)| t.as_str())
+        .unwrap();
+    let want = format!("({},{})", s.drives[0], s.drives[1]);
+    assert!(readme.contains("mirror pairs as") && readme.contains(&want), "{readme}");
+}

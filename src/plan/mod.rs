@@ -81,6 +81,12 @@ pub struct PlannedServer {
     pub rack: String,
     pub array: Option<String>,
     pub volume_group: Option<String>,
+    /// The volume group's RAID level and its drives (slots from 1) in the order survival models them: for
+    /// RAID 10 the mirror pairs are (1st, 2nd), (3rd, 4th), … of this list.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub raid: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub drives: Vec<u32>,
     pub lun_bytes: u64,
     /// `max_file_store` natsplan will emit for it.
     pub store_bytes: u64,
@@ -265,6 +271,8 @@ pub fn plan_layout(site: &Site, catalog: &Catalog, cal: &crate::perf::Calibratio
                 rack: site.racks[srv.rack].name.clone(),
                 array: group.map(|g| site.arrays[g.array].name.clone()),
                 volume_group: group.map(|g| g.name.clone()),
+                raid: group.map(|g| g.raid.as_str().to_string()),
+                drives: group.map(|g| g.disks.clone()).unwrap_or_default(),
                 lun_bytes: lun.map(|l| l.size_bytes).unwrap_or(0),
                 store_bytes: stores[i] as u64,
                 tags: server_tags(site, &layout, s),
