@@ -5,7 +5,7 @@ mod capacity;
 mod verdict;
 
 pub use capacity::{needs, needs_after, stores};
-pub use verdict::{perf_bucket, rank, reasons, Tolerances};
+pub use verdict::{perf_bucket, rank, reasons, wear as wear_check, Tolerances};
 
 use crate::catalog::Catalog;
 use crate::layout::{Layout, PlacementRule, Severity};
@@ -133,6 +133,8 @@ pub struct PlannedLayout {
     pub unique_tag: Option<String>,
     pub replica_sets: Vec<(String, Vec<String>)>,
     pub assets: Vec<PlannedAsset>,
+    /// SSD wear: predicted drive writes per day per group against the disks' rating (survival).
+    pub endurance: crate::survival::Endurance,
     /// Yearly availability and durability figures (survival), when computed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub yearly: Option<crate::survival::Yearly>,
@@ -246,11 +248,13 @@ pub fn plan_layout(site: &Site, catalog: &Catalog, cal: &crate::perf::Calibratio
     let tolerates_meta = crate::survival::tolerates_meta(site, &layout);
     let capacity = capacity::evaluate(site, &layout, &tolerates);
     let predicted = (!layout.servers.is_empty()).then(|| crate::perf::predict_layout(site, &layout, catalog, cal));
+    let endurance = crate::survival::endurance(&crate::survival::Model::new(site, &layout), catalog);
     let tol = verdict::Tolerances {
         writes: &tolerates,
         meta: &tolerates_meta,
     };
-    let problems = reasons(site, catalog, &layout, tol, &capacity, predicted.as_ref());
+    let mut problems = reasons(site, catalog, &layout, tol, &capacity, predicted.as_ref());
+    verdict::wear(site, &endurance, &mut problems);
     let verdict = Verdict::from_severity(problems.iter().map(|p| p.severity).max());
     // Yearly odds for every layout that can be used (a rejected one ranks last whatever its odds).
     // Large layouts are left to `natsplan simulate` (the chain or the Monte Carlo grows with them and design
@@ -317,6 +321,7 @@ pub fn plan_layout(site: &Site, catalog: &Catalog, cal: &crate::perf::Calibratio
         replica_sets,
         assets,
         yearly,
+        endurance,
         predicted,
         layout,
     }

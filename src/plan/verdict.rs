@@ -263,6 +263,35 @@ pub fn reasons(
     out
 }
 
+/// SSD wear within the planning horizon is a risk; worn out within the rating's years, a note.
+pub fn wear(site: &Site, e: &crate::survival::Endurance, out: &mut Vec<Problem>) {
+    let (Some(years), Some(group)) = (e.years_to_wear_out, &e.first_worn) else {
+        return;
+    };
+    let g = e.groups.iter().find(|g| &g.group == group);
+    let (dwpd, rated) = g.map(|g| (g.dwpd, g.rated_dwpd.unwrap_or(0.0))).unwrap_or((0.0, 0.0));
+    let horizon = site.policy.horizon_s / crate::units::YEAR_S;
+    if e.within_horizon {
+        out.push(p(
+            Severity::Risk,
+            format!(
+                "SSD wear: {group}'s disks take {dwpd:.2} drive writes/day (rated {rated}) and wear out in {years:.1} \
+                 years, within the {horizon:.1}-year planning horizon"
+            ),
+        ));
+    } else if years < crate::survival::RATING_YEARS {
+        out.push(p(
+            Severity::Note,
+            format!(
+                "SSD wear: {group}'s disks take {dwpd:.2} drive writes/day (rated {rated}): worn out in {years:.1} \
+                 years, before the rating's {:.0}",
+                crate::survival::RATING_YEARS
+            ),
+        ));
+    }
+    out.sort_by_key(|p| std::cmp::Reverse(p.severity));
+}
+
 /// Rank: by verdict (recommended, acceptable, risky, rejected), then tolerates (racks, arrays, servers, disks), then
 /// the yearly figures by order of magnitude (P(data_lost), acked messages lost, unavailable minutes),
 /// then predicted performance headroom by order of magnitude (so cost still decides between near-equals),

@@ -282,6 +282,23 @@ pub fn yearly(l: &PlannedLayout) -> Option<String> {
             y.acked_msgs_lost_per_year,
             y.window_msgs_lost_per_year,
             y.data_lost_msgs_per_year
-        )
+        ) + &spare_sentence(y)
     })
+}
+
+/// What the hot spares buy (or one would), from the yearly figures' comparison.
+fn spare_sentence(y: &crate::survival::Yearly) -> String {
+    match &y.spare_effect {
+        Some(e) if e.compared_with == "no_hot_spares" => format!(
+            " Without its hot spares: P(any data_lost) {}/yr, worst {:.3} min/yr.",
+            fmt_sci(e.p_any_data_lost_per_year),
+            e.worst_unavailable_min_per_year
+        ),
+        Some(e) => format!(
+            " With one hot spare per array: P(any data_lost) {}/yr, worst {:.3} min/yr.",
+            fmt_sci(e.p_any_data_lost_per_year),
+            e.worst_unavailable_min_per_year
+        ),
+        None => String::new(),
+    }
 }

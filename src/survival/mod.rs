@@ -3,6 +3,7 @@
 //! survivor load, and yearly probabilities.
 
 mod domain;
+mod endurance;
 mod evaluate;
 #[doc(hidden)]
 pub mod fixture;
@@ -19,6 +20,7 @@ mod review_tests;
 #[cfg(test)]
 mod tests;
 
+pub use endurance::{endurance, Endurance, GroupWear, KV_COMPACTION_REWRITE, RATING_YEARS};
 pub use hazards::{hazards_line, known_hazards, Hazard};
 pub use domain::{Domain, DomainKind, Target};
 pub use evaluate::{evaluate, AssetOutcome, GroupEffect, Model, Scenario, ServerEffect, Status, ELECTION_STALL_S};
@@ -34,6 +36,6 @@ pub use whatif::{
 
 pub use solve::{exact, monte_carlo};
 pub use yearly::{
-    chain_states, rate_per_year, yearly, Ci95, Component, Reliability, SimulateReport, Yearly,
+    chain_states, rate_per_year, yearly, Ci95, Component, Reliability, SimulateReport, SpareEffect, Yearly,
     YearlyAsset,
 };

@@ -123,6 +123,11 @@ fn without_a_hot_spare_a_failed_disk_waits_for_its_replacement() {
     // 24 h replacement + 5.3 h rebuild instead of 5.3 h: the exposure of the surviving half grows ~5.5×,
     // and both halves of a pair wait, so the odds grow by more than that.
     assert!(p0 > 5.0 * p1, "no spare {p0:e} vs one spare {p1:e}");
+    // design shows what the spares buy: the same figures without them.
+    let e = y1.spare_effect.as_ref().unwrap();
+    assert_eq!(e.compared_with, "no_hot_spares");
+    assert!((e.p_any_data_lost_per_year - y0.p_any_data_lost_per_year).abs() <= 1e-9 * p0);
+    assert_eq!(y0.spare_effect.as_ref().unwrap().compared_with, "one_hot_spare_per_array");
     // The same in the Monte Carlo of the same chain.
     let m = Model::new(&s0, &l0);
     let rel = Reliability::new(&m, &cat);
@@ -377,4 +382,41 @@ fn monte_carlo_interval_covers_the_exact_value_over_many_seeds() {
         })
         .count() as u64;
     assert!(covered * 10 >= seeds * 9, "covered {covered} of {seeds} (exact {truth})");
+}
+
+#[test]
+fn ssd_wear_follows_the_workload_raft_log_and_raid() {
+    let cat = crate::catalog::Catalog::builtin();
+    let (mut s, _) = raid0_three();
+    // The figure: 50 k msgs/s of 256 B (32 B subjects) into an R3 stream.
+    s.workload.streams.push(crate::site::StreamSpec {
+        name: "orders".into(),
+        msgs_per_s: 50_000.0,
+        msg_size_bytes: 256,
+        subject_bytes: 32,
+        retention_s: 86_400.0,
+        replicas: None,
+        consumers: 0,
+        max_bytes: None,
+        subjects: Vec::new(),
+    });
+    let l = LayoutBuilder::new(&s, Pattern::P1, Raid::Raid1, 3, &[])
+        .own_groups(Raid::Raid1, 2)
+        .stream("orders", 3, true)
+        .build();
+    let e = endurance(&Model::new(&s, &l), &cat);
+    let g = &e.groups[0];
+    // 50 000 × (256 + 32 + 30) B × 2 (RAFT WAL) × 2 (mirror) ÷ 2 disks ≈ 31.8 MB/s per disk.
+    assert!((g.disk_write_bytes_per_s - 31.8e6).abs() < 0.1e6, "{}", g.disk_write_bytes_per_s);
+    // ≈ 0.72 drive writes a day on 3.84 TB disks rated 1: the rating lasts ≈ 7 years.
+    assert!((g.dwpd - 0.715).abs() < 0.01, "{}", g.dwpd);
+    assert!(!e.within_horizon);
+    // Growing 30 %/yr over a 5-year horizon: the disks wear out within it.
+    s.policy.growth = 0.3;
+    s.policy.horizon_s = 5.0 * crate::units::YEAR_S;
+    let e = endurance(&Model::new(&s, &l), &cat);
+    assert!(e.within_horizon, "{:?}", e.years_to_wear_out);
+    let mut problems = Vec::new();
+    crate::plan::wear_check(&s, &e, &mut problems);
+    assert!(problems.iter().any(|p| p.text.contains("SSD wear") && p.severity == crate::layout::Severity::Risk));
 }

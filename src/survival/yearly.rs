@@ -62,6 +62,10 @@ pub struct Yearly {
     pub api_unavailable_min_per_year: f64,
     /// What the figures assume.
     pub assumptions: Vec<String>,
+    /// The same layout with its hot spares taken away (or one added per array when it has none), from
+    /// `yearly` (design); None from `simulate`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spare_effect: Option<SpareEffect>,
 }
 
 impl Yearly {
@@ -587,6 +591,7 @@ impl<'m, 'a> Reliability<'m, 'a> {
             meta,
             assets,
             assumptions: self.assumptions(),
+            spare_effect: None,
         }
     }
 
@@ -716,6 +721,28 @@ pub fn chain_states(n: usize, cap: usize) -> u64 {
 /// The yearly figures `design` shows: exact when the chain is small enough (at most 3, else 2, concurrent
 /// failures within 60,000 states), else a 4,000-year Monte Carlo with seed 1.
 pub fn yearly(site: &Site, layout: &crate::layout::Layout, catalog: &Catalog) -> Yearly {
+    let mut y = yearly_only(site, layout, catalog);
+    // What a hot spare buys: the same layout without its spares (or with one per array when it has none).
+    let has = layout.hot_spares_total() > 0;
+    let mut other = layout.clone();
+    let mut arrays: Vec<usize> = layout.groups.iter().map(|g| g.array).collect();
+    arrays.sort_unstable();
+    arrays.dedup();
+    other.spares = arrays.iter().map(|&a| (a, if has { 0 } else { 1 })).collect();
+    if !arrays.is_empty() {
+        let o = yearly_only(site, &other, catalog);
+        y.spare_effect = Some(SpareEffect {
+            compared_with: if has { "no_hot_spares" } else { "one_hot_spare_per_array" },
+            p_any_data_lost_per_year: o.p_any_data_lost_per_year,
+            acked_msgs_lost_per_year: o.acked_msgs_lost_per_year,
+            worst_unavailable_min_per_year: o.worst_unavailable_min_per_year,
+        });
+    }
+    y
+}
+
+/// `yearly` without the spare comparison.
+fn yearly_only(site: &Site, layout: &crate::layout::Layout, catalog: &Catalog) -> Yearly {
     let model = Model::new(site, layout);
     let rel = Reliability::new(&model, catalog);
     let n = rel.components.len();
@@ -724,6 +751,16 @@ pub fn yearly(site: &Site, layout: &crate::layout::Layout, catalog: &Catalog) ->
         .filter(|&cap| n <= 128 && chain_states(n, cap) <= 60_000)
         .find_map(|cap| exact(&rel, cap, 60_000))
         .unwrap_or_else(|| monte_carlo(&rel, 4_000, 1, 1, None))
+}
+
+/// The same figures for the layout with its hot spares changed: what a spare buys.
+#[derive(Debug, Clone, Serialize)]
+pub struct SpareEffect {
+    /// `no_hot_spares` (the layout keeps some) or `one_hot_spare_per_array` (it keeps none).
+    pub compared_with: &'static str,
+    pub p_any_data_lost_per_year: f64,
+    pub acked_msgs_lost_per_year: f64,
+    pub worst_unavailable_min_per_year: f64,
 }
 
 /// What `natsplan simulate` reports: the Monte Carlo figures for one layout, beside the exact chain's.
