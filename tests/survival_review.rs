@@ -33,13 +33,25 @@ fn five_server_layouts(p: &Plan) -> Vec<&natsplan::plan::PlannedLayout> {
 fn a_meta_majority_in_one_rack_is_judged_as_api_downtime_not_stream_downtime() {
     let plan = plan_text(&A3B1C1.replace("{META}", ""));
     let five = five_server_layouts(&plan);
-    assert!(!five.is_empty(), "{:?}", plan.layouts.iter().map(|l| &l.id).collect::<Vec<_>>());
+    assert!(
+        !five.is_empty(),
+        "{:?}",
+        plan.layouts.iter().map(|l| &l.id).collect::<Vec<_>>()
+    );
     for l in &five {
         assert_eq!(l.tolerates.racks, 1, "{}: the R3 stream survives any rack", l.id);
         assert_eq!(l.tolerates_meta.racks, 0, "{}: rack A holds 3 of 5 meta peers", l.id);
         assert_ne!(l.verdict, Verdict::Rejected, "{}: {:?}", l.id, l.reasons);
-        assert!(l.reasons.iter().any(|r| r.contains("stops the JetStream API")), "{:?}", l.reasons);
-        assert!(!l.reasons.iter().any(|r| r.contains("stop a stream")), "{:?}", l.reasons);
+        assert!(
+            l.reasons.iter().any(|r| r.contains("stops the JetStream API")),
+            "{:?}",
+            l.reasons
+        );
+        assert!(
+            !l.reasons.iter().any(|r| r.contains("stop a stream")),
+            "{:?}",
+            l.reasons
+        );
         let y = l.yearly.as_ref().expect("yearly figures");
         assert_eq!(y.worst_unavailable, "orders");
         assert!(y.api_unavailable_min_per_year > y.worst_unavailable_min_per_year);
@@ -48,7 +60,11 @@ fn a_meta_majority_in_one_rack_is_judged_as_api_downtime_not_stream_downtime() {
     let strict = plan_text(&A3B1C1.replace("{META}", ", meta: true"));
     for l in five_server_layouts(&strict) {
         assert_eq!(l.verdict, Verdict::Rejected, "{}", l.id);
-        assert!(l.reasons.iter().any(|r| r.contains("by the meta group")), "{:?}", l.reasons);
+        assert!(
+            l.reasons.iter().any(|r| r.contains("by the meta group")),
+            "{:?}",
+            l.reasons
+        );
     }
     let json = serde_json::to_value(&plan).unwrap();
     assert!(json["layouts"][0]["tolerates_meta"]["racks"].is_u64());
@@ -84,7 +100,10 @@ fn no_layout_ranks_above_one_with_a_better_verdict() {
 fn a_rejected_row_says_why() {
     let plan = plan_text(&A3B1C1.replace("{META}", ", meta: true"));
     let text = natsplan::report::design::table_report(&plan, &Default::default(), 400);
-    assert!(text.contains("rejected: policy needs 1 rack failure tolerated by the meta group"), "{text}");
+    assert!(
+        text.contains("rejected: policy needs 1 rack failure tolerated by the meta group"),
+        "{text}"
+    );
 }
 
 #[test]

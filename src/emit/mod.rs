@@ -443,16 +443,22 @@ fn top_readme(plan: &Plan, layout: &PlannedLayout, opts: &EmitOptions) -> String
 /// The volume group's drives in the order natsplan modelled them (survival's mirror pairs for RAID 10).
 fn drives_line(s: &crate::plan::PlannedServer) -> String {
     let list: Vec<String> = s.drives.iter().map(|d| d.to_string()).collect();
-    let pairs = if matches!(s.raid.as_deref(), Some("raid10")) || (s.raid.as_deref() == Some("raid1") && s.drives.len() > 2) {
-        let p: Vec<String> = s.drives.chunks(2).filter(|c| c.len() == 2).map(|c| format!("({},{})", c[0], c[1])).collect();
-        format!(
+    let pairs =
+        if matches!(s.raid.as_deref(), Some("raid10")) || (s.raid.as_deref() == Some("raid1") && s.drives.len() > 2) {
+            let p: Vec<String> = s
+                .drives
+                .chunks(2)
+                .filter(|c| c.len() == 2)
+                .map(|c| format!("({},{})", c[0], c[1]))
+                .collect();
+            format!(
             "; natsplan models the mirror pairs as {} (adjacent drives in this order): check that the array pairs them \
              so before relying on which two drives may fail together",
             p.join(", ")
         )
-    } else {
-        String::new()
-    };
+        } else {
+            String::new()
+        };
     format!(
         "- Volume group {} ({}): drives {} in this order{pairs}.\n",
         s.volume_group.as_deref().unwrap_or("-"),

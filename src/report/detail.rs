@@ -22,7 +22,18 @@ pub fn count(n: usize, what: &str) -> String {
 
 /// Pattern, RAID, default replicas and servers per rack are in the id (`p1-raid1-r3-A1.B1.C1-fdce`).
 pub const SUMMARY_HEADER: [&str; 12] = [
-    "#", "layout", "verdict", "r/a/s/d", "api r/a/s/d", "disks", "needed", "usable", "free", "after", "down/yr", "perf",
+    "#",
+    "layout",
+    "verdict",
+    "r/a/s/d",
+    "api r/a/s/d",
+    "disks",
+    "needed",
+    "usable",
+    "free",
+    "after",
+    "down/yr",
+    "perf",
 ];
 
 /// One row per layout for the ranked summary.

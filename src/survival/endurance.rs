@@ -67,7 +67,11 @@ fn server_write_bytes_per_s(model: &Model, s: usize) -> f64 {
         .filter(|a| a.expected.contains(&s) && a.kind != AssetKind::Consumer)
         .map(|a| {
             let raft = if a.replicas > 1 { 2.0 } else { 1.0 };
-            let compaction = if a.kind == AssetKind::Kv { 1.0 + KV_COMPACTION_REWRITE } else { 1.0 };
+            let compaction = if a.kind == AssetKind::Kv {
+                1.0 + KV_COMPACTION_REWRITE
+            } else {
+                1.0
+            };
             asset_in_bytes_per_s(site, &a.name, a.kind) * raft * compaction
         })
         .sum()
@@ -97,10 +101,18 @@ pub fn endurance(model: &Model, catalog: &Catalog) -> Endurance {
         if !dm.is_some_and(|d| d.kind.is_ssd()) || grp.disks.is_empty() {
             continue;
         }
-        let host: f64 = model.group_servers(g).iter().map(|&s| server_write_bytes_per_s(model, s)).sum();
+        let host: f64 = model
+            .group_servers(g)
+            .iter()
+            .map(|&s| server_write_bytes_per_s(model, s))
+            .sum();
         let per_disk = host * growth * raid_factor(grp.raid, grp.disks.len(), site.nats.sync) / grp.disks.len() as f64;
         let capacity = arr.disk_size_bytes.or(dm.map(|d| d.capacity_bytes)).unwrap_or(0) as f64;
-        let dwpd = if capacity > 0.0 { per_disk * 86_400.0 / capacity } else { 0.0 };
+        let dwpd = if capacity > 0.0 {
+            per_disk * 86_400.0 / capacity
+        } else {
+            0.0
+        };
         let rated = dm.and_then(|d| d.endurance_dwpd);
         let years = rated.filter(|_| dwpd > 0.0).map(|r| r * RATING_YEARS / dwpd);
         groups.push(GroupWear {

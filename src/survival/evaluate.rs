@@ -585,7 +585,12 @@ impl<'a> Model<'a> {
         }
         for g in &sc.groups {
             let disks: Vec<String> = g.failed_disks.iter().map(|n| n.to_string()).collect();
-            let pairs = |v: &[[u32; 2]]| v.iter().map(|p| format!("({},{})", p[0], p[1])).collect::<Vec<_>>().join(", ");
+            let pairs = |v: &[[u32; 2]]| {
+                v.iter()
+                    .map(|p| format!("({},{})", p[0], p[1]))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
             let why = if g.lost_pairs.is_empty() {
                 String::new()
             } else {
@@ -613,7 +618,9 @@ impl<'a> Model<'a> {
         let _ = eff;
         let when = match sc.meta.status {
             Status::Unavailable => "once the meta group has its quorum back (peer-remove answers 10008 without it), ",
-            Status::DataLost => "after a meta rescue (nats-server ≥ 2.15: $JS.API.META.RESCUE from the system account), ",
+            Status::DataLost => {
+                "after a meta rescue (nats-server ≥ 2.15: $JS.API.META.RESCUE from the system account), "
+            }
             _ => "",
         };
         for &s in &sc.destroyed {

@@ -20,10 +20,10 @@ mod review_tests;
 #[cfg(test)]
 mod tests;
 
-pub use endurance::{endurance, Endurance, GroupWear, KV_COMPACTION_REWRITE, RATING_YEARS};
-pub use hazards::{hazards_line, known_hazards, Hazard};
 pub use domain::{Domain, DomainKind, Target};
+pub use endurance::{endurance, Endurance, GroupWear, KV_COMPACTION_REWRITE, RATING_YEARS};
 pub use evaluate::{evaluate, AssetOutcome, GroupEffect, Model, Scenario, ServerEffect, Status, ELECTION_STALL_S};
+pub use hazards::{hazards_line, known_hazards, Hazard};
 pub use recovery::{asset_in_bytes_per_s, recovery, repair_s, survivor_load, Recovery, Step, SurvivorLoad, Uses};
 pub use sweep::{combinations, sweep, sweep_exhaustive, OutcomeClass, Sweep};
 pub use tolerates::{
@@ -36,6 +36,5 @@ pub use whatif::{
 
 pub use solve::{exact, monte_carlo};
 pub use yearly::{
-    chain_states, rate_per_year, yearly, Ci95, Component, Reliability, SimulateReport, SpareEffect, Yearly,
-    YearlyAsset,
+    chain_states, rate_per_year, yearly, Ci95, Component, Reliability, SimulateReport, SpareEffect, Yearly, YearlyAsset,
 };

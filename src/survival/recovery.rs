@@ -291,7 +291,10 @@ impl Builder<'_, '_> {
                 DomainKind::Pause => plan.push(("resumes when the stall ends (unknown length)".into(), 0.0)),
                 DomainKind::Server | DomainKind::Host => plan.push(("host reboots".into(), self.t("server_restart"))),
                 DomainKind::Full => {
-                    plan.push(("operator frees space or raises max_file_store".into(), self.t("operator_response")));
+                    plan.push((
+                        "operator frees space or raises max_file_store".into(),
+                        self.t("operator_response"),
+                    ));
                     plan.push(("restart nats-server".into(), self.t("process_restart")));
                 }
                 DomainKind::Array => plan.push(("controller replacement".into(), self.t("array_repair"))),
@@ -306,7 +309,10 @@ impl Builder<'_, '_> {
                     plan.push(("servers boot".into(), self.t("server_restart")));
                 }
             }
-            let rereads = !matches!(d.kind, DomainKind::Disk | DomainKind::Wipe | DomainKind::Pause | DomainKind::Net);
+            let rereads = !matches!(
+                d.kind,
+                DomainKind::Disk | DomainKind::Wipe | DomainKind::Pause | DomainKind::Net
+            );
             for (what, secs) in plan {
                 self.push(&chain, what, secs, on.clone());
             }
@@ -320,7 +326,10 @@ impl Builder<'_, '_> {
             );
             // Re-attaching the LUN elsewhere needs its array reachable and a standby outside the failure.
             if let (true, Some(sb), Some(s)) = (crash, standby, slowest) {
-                if let Some(a) = model.array_of(s).filter(|&a| !bad_arr[a] && site.arrays[a].owner.is_none()) {
+                if let Some(a) = model
+                    .array_of(s)
+                    .filter(|&a| !bad_arr[a] && site.arrays[a].owner.is_none())
+                {
                     self.alternatives.push(Step {
                         chain: chain.clone(),
                         what: format!(
@@ -353,7 +362,12 @@ impl Builder<'_, '_> {
             .fold(0.0, f64::max);
         if meta_gone {
             let survivors = sc.meta.replicas - sc.meta.replicas_down;
-            let all: Vec<ServerIdx> = layout.servers.iter().copied().filter(|s| !sc.down.contains(s)).collect();
+            let all: Vec<ServerIdx> = layout
+                .servers
+                .iter()
+                .copied()
+                .filter(|s| !sc.down.contains(s))
+                .collect();
             self.push(
                 "meta group",
                 format!(
@@ -375,7 +389,12 @@ impl Builder<'_, '_> {
             let wiped = sc.failed.iter().any(|d| d.kind == DomainKind::Wipe && d.name == name);
             let arr: Vec<usize> = model.array_of(s).into_iter().collect();
             let on = self.uses(&[s], &arr);
-            self.push(&chain, "operator responds".into(), self.t("operator_response"), on.clone());
+            self.push(
+                &chain,
+                "operator responds".into(),
+                self.t("operator_response"),
+                on.clone(),
+            );
             let g = model.group_of(s);
             if let (false, Some(g)) = (wiped, g) {
                 if !rebuilt.contains(&g) {
@@ -383,11 +402,22 @@ impl Builder<'_, '_> {
                     let a = layout.groups[g].array;
                     let aname = model.site.arrays[a].name.clone();
                     let (t_group, what) = if self.take_spare(a) {
-                        (self.t("raid0_new_group"), "new group and volume on a hot spare".to_string())
+                        (
+                            self.t("raid0_new_group"),
+                            "new group and volume on a hot spare".to_string(),
+                        )
                     } else {
                         let t = self.t("disk_replace");
-                        self.push(&chain, format!("no hot spare left in {aname}: replacement drive"), t, on.clone());
-                        (self.t("raid0_new_group"), "new group and volume on the replacement drive".to_string())
+                        self.push(
+                            &chain,
+                            format!("no hot spare left in {aname}: replacement drive"),
+                            t,
+                            on.clone(),
+                        );
+                        (
+                            self.t("raid0_new_group"),
+                            "new group and volume on the replacement drive".to_string(),
+                        )
                     };
                     self.push(&chain, what, t_group, on.clone());
                 }
@@ -402,9 +432,19 @@ impl Builder<'_, '_> {
                 );
             }
             if meta_gone {
-                self.push(&chain, "wait for the meta rescue (see the meta group chain)".into(), 0.0, on.clone());
+                self.push(
+                    &chain,
+                    "wait for the meta rescue (see the meta group chain)".into(),
+                    0.0,
+                    on.clone(),
+                );
             }
-            self.push(&chain, format!("`nats server cluster peer-remove {name}`"), self.t("peer_remove"), on.clone());
+            self.push(
+                &chain,
+                format!("`nats server cluster peer-remove {name}`"),
+                self.t("peer_remove"),
+                on.clone(),
+            );
             let what = if self.any_survivor_holds(s) {
                 "rejoin under a new server_name; its replicas catch up from surviving peers"
             } else {
@@ -445,11 +485,21 @@ impl Builder<'_, '_> {
             let chain = format!("group {}", g.group);
             for &d in &g.failed_disks {
                 if self.take_spare(a) {
-                    self.push(&chain, format!("rebuild disk {d} onto a hot spare while serving"), disk_bytes / rate, on.clone());
+                    self.push(
+                        &chain,
+                        format!("rebuild disk {d} onto a hot spare while serving"),
+                        disk_bytes / rate,
+                        on.clone(),
+                    );
                 } else {
                     let what = format!("no hot spare left in {}: replace disk {d}", arr.name);
                     self.push(&chain, what, self.t("disk_replace"), on.clone());
-                    self.push(&chain, format!("rebuild disk {d} onto the replacement while serving"), disk_bytes / rate, on.clone());
+                    self.push(
+                        &chain,
+                        format!("rebuild disk {d} onto the replacement while serving"),
+                        disk_bytes / rate,
+                        on.clone(),
+                    );
                 }
             }
         }
@@ -459,12 +509,25 @@ impl Builder<'_, '_> {
     /// survivors once the meta group can reassign it.
     fn lost_assets(&mut self) {
         let sc = self.sc;
-        let total: Vec<&str> = sc.assets.iter().filter(|a| a.loss == Some("total")).map(|a| a.name.as_str()).collect();
-        let tail: Vec<&str> = sc.assets.iter().filter(|a| a.loss == Some("tail")).map(|a| a.name.as_str()).collect();
+        let total: Vec<&str> = sc
+            .assets
+            .iter()
+            .filter(|a| a.loss == Some("total"))
+            .map(|a| a.name.as_str())
+            .collect();
+        let tail: Vec<&str> = sc
+            .assets
+            .iter()
+            .filter(|a| a.loss == Some("tail"))
+            .map(|a| a.name.as_str())
+            .collect();
         if !total.is_empty() {
             self.push(
                 "lost data",
-                format!("no replica survives: restore {} from backup (re-create, then replay)", short_list(&total)),
+                format!(
+                    "no replica survives: restore {} from backup (re-create, then replay)",
+                    short_list(&total)
+                ),
                 self.t("operator_response"),
                 Uses::default(),
             );

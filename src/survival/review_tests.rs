@@ -84,12 +84,18 @@ fn raid10_loses_its_volumes_only_to_both_disks_of_one_pair() {
     let m = Model::new(&s, &l);
     assert_eq!(m.mirror_pairs(0), vec![[1, 2], [3, 4]]);
     let across = m.evaluate(&fail(&s, &["disk:A1/1", "disk:A1/3"]));
-    assert!(across.destroyed.is_empty(), "one disk of each pair: degraded, not destroyed");
+    assert!(
+        across.destroyed.is_empty(),
+        "one disk of each pair: degraded, not destroyed"
+    );
     assert!(!across.groups[0].destroyed);
     let same = m.evaluate(&fail(&s, &["disk:A1/1", "disk:A1/2"]));
     assert_eq!(same.destroyed.len(), 1);
     assert_eq!(same.groups[0].lost_pairs, vec![[1, 2]]);
-    assert!(same.actions.iter().any(|a| a.contains("mirror pair (1,2) lost both disks")));
+    assert!(same
+        .actions
+        .iter()
+        .any(|a| a.contains("mirror pair (1,2) lost both disks")));
     // The sweep (signatures) agrees: of the 6 two-disk combinations in a group, 2 destroy it.
     let sw = sweep(&m, &[DomainKind::Disk], 2);
     let lost: u64 = sw
@@ -127,7 +133,10 @@ fn without_a_hot_spare_a_failed_disk_waits_for_its_replacement() {
     let e = y1.spare_effect.as_ref().unwrap();
     assert_eq!(e.compared_with, "no_hot_spares");
     assert!((e.p_any_data_lost_per_year - y0.p_any_data_lost_per_year).abs() <= 1e-9 * p0);
-    assert_eq!(y0.spare_effect.as_ref().unwrap().compared_with, "one_hot_spare_per_array");
+    assert_eq!(
+        y0.spare_effect.as_ref().unwrap().compared_with,
+        "one_hot_spare_per_array"
+    );
     // The same in the Monte Carlo of the same chain.
     let m = Model::new(&s0, &l0);
     let rel = Reliability::new(&m, &cat);
@@ -138,11 +147,23 @@ fn without_a_hot_spare_a_failed_disk_waits_for_its_replacement() {
     let sc = m1.evaluate(&fail(&s, &["disk:A1/1", "disk:A1/3"]));
     let rec = recovery(&m1, &cat, &sc);
     let texts: Vec<&str> = rec.steps.iter().map(|x| x.what.as_str()).collect();
-    assert!(texts.iter().any(|t| t.contains("rebuild disk 1 onto a hot spare")), "{texts:?}");
-    assert!(texts.iter().any(|t| t.contains("no hot spare left in A1: replace disk 3")), "{texts:?}");
+    assert!(
+        texts.iter().any(|t| t.contains("rebuild disk 1 onto a hot spare")),
+        "{texts:?}"
+    );
+    assert!(
+        texts
+            .iter()
+            .any(|t| t.contains("no hot spare left in A1: replace disk 3")),
+        "{texts:?}"
+    );
     let sc0 = Model::new(&s0, &l0).evaluate(&fail(&s0, &["disk:A1/1"]));
     let rec0 = recovery(&Model::new(&s0, &l0), &cat, &sc0);
-    assert!(rec0.steps.iter().all(|x| !x.what.contains("onto a hot spare")), "{:?}", rec0.steps);
+    assert!(
+        rec0.steps.iter().all(|x| !x.what.contains("onto a hot spare")),
+        "{:?}",
+        rec0.steps
+    );
     assert!(rec0.total_s > 24.0 * 3600.0);
 }
 
@@ -172,19 +193,40 @@ fn recovery_after_quorum_loss_uses_what_nats_offers() {
     let sc = m.evaluate(&fail(&s, &["disk:A1/1", "disk:B1/1"]));
     assert_eq!(sc.assets[0].status, Status::DataLost);
     assert_eq!(sc.assets[0].loss, Some("tail"));
-    assert!(sc.assets[0].stall_until.is_empty(), "destroyed data never returns: nothing to wait for");
+    assert!(
+        sc.assets[0].stall_until.is_empty(),
+        "destroyed data never returns: nothing to wait for"
+    );
     let rec = recovery(&m, &cat, &sc);
-    assert!(rec.steps.iter().any(|x| x.what.contains("$JS.API.META.RESCUE")), "{:?}", rec.steps);
-    let first_peer_remove = rec.steps.iter().position(|x| x.what.contains("peer-remove n1")).unwrap();
-    let rescue_wait = rec.steps.iter().position(|x| x.what.contains("wait for the meta rescue")).unwrap();
+    assert!(
+        rec.steps.iter().any(|x| x.what.contains("$JS.API.META.RESCUE")),
+        "{:?}",
+        rec.steps
+    );
+    let first_peer_remove = rec
+        .steps
+        .iter()
+        .position(|x| x.what.contains("peer-remove n1"))
+        .unwrap();
+    let rescue_wait = rec
+        .steps
+        .iter()
+        .position(|x| x.what.contains("wait for the meta rescue"))
+        .unwrap();
     assert!(rescue_wait < first_peer_remove);
-    assert!(rec.steps.iter().any(|x| x.what.contains("surviving replica holds the data")));
+    assert!(rec
+        .steps
+        .iter()
+        .any(|x| x.what.contains("surviving replica holds the data")));
     // All three gone: a total loss, restored from backup, nothing catches up.
     let sc = m.evaluate(&fail(&s, &["disk:A1/1", "disk:B1/1", "disk:C1/1"]));
     assert_eq!(sc.assets[0].loss, Some("total"));
     let rec = recovery(&m, &cat, &sc);
     assert!(rec.steps.iter().any(|x| x.what.contains("restore orders from backup")));
-    assert!(rec.steps.iter().all(|x| !x.what.contains("catch up from surviving peers")));
+    assert!(rec
+        .steps
+        .iter()
+        .all(|x| !x.what.contains("catch up from surviving peers")));
     // A rack down: the meta group keeps its quorum; a wiped server's peer-remove needs no wait.
     let sc = m.evaluate(&fail(&s, &["wipe:n1"]));
     let rec = recovery(&m, &cat, &sc);
@@ -218,14 +260,26 @@ fn no_step_uses_a_server_or_array_inside_a_failed_domain() {
             _ => (vec!["charlie"], vec![]),
         };
         for alt in &rec.alternatives {
-            assert!(alt.uses.servers.iter().all(|x| !bad_s.contains(&x.as_str())), "{sel}: {alt:?}");
-            assert!(alt.uses.arrays.iter().all(|x| !bad_a.contains(&x.as_str())), "{sel}: {alt:?}");
-            assert!(!alt.what.contains("standby server bravo") || !sel.ends_with(":A"), "{sel}: {alt:?}");
+            assert!(
+                alt.uses.servers.iter().all(|x| !bad_s.contains(&x.as_str())),
+                "{sel}: {alt:?}"
+            );
+            assert!(
+                alt.uses.arrays.iter().all(|x| !bad_a.contains(&x.as_str())),
+                "{sel}: {alt:?}"
+            );
+            assert!(
+                !alt.what.contains("standby server bravo") || !sel.ends_with(":A"),
+                "{sel}: {alt:?}"
+            );
         }
         if sel == "server:charlie" {
             // A host crash in rack B: bravo is outside it and A1 is not B's array, so bravo can stand in
             // only with charlie's array B1 reachable; it is.
-            assert!(rec.alternatives.iter().any(|a| a.uses.servers == ["bravo"] && a.uses.arrays == ["B1"]));
+            assert!(rec
+                .alternatives
+                .iter()
+                .any(|a| a.uses.servers == ["bravo"] && a.uses.arrays == ["B1"]));
         }
     }
 }
@@ -235,7 +289,11 @@ fn one_crash_plus_a_pause_elsewhere_is_an_acked_loss_risk_under_delayed_sync() {
     let (s, l) = a3_b1_c1();
     let m = Model::new(&s, &l);
     // Replicas on a rack each; the worst placement puts them on a1, b1, c1.
-    for pair in [["server:a1", "pause:b1"], ["server:a1", "net:B"], ["server:b1", "pause:c1"]] {
+    for pair in [
+        ["server:a1", "pause:b1"],
+        ["server:a1", "net:B"],
+        ["server:b1", "pause:c1"],
+    ] {
         let sc = m.evaluate(&fail(&s, &pair));
         assert!(sc.assets[0].acked_loss_risk, "{pair:?}");
         assert_eq!(sc.assets[0].acked_loss_cause, Some("crash_plus_pause"), "{pair:?}");
@@ -254,7 +312,12 @@ fn one_crash_plus_a_pause_elsewhere_is_an_acked_loss_risk_under_delayed_sync() {
         let full = m.evaluate(&c.example.failed);
         assert_eq!(full.assets[0].acked_loss_risk, c.example.assets[0].acked_loss_risk);
     }
-    let risky: u64 = sw.classes.iter().filter(|c| c.example.assets[0].acked_loss_risk).map(|c| c.count).sum();
+    let risky: u64 = sw
+        .classes
+        .iter()
+        .filter(|c| c.example.assets[0].acked_loss_risk)
+        .map(|c| c.count)
+        .sum();
     assert!(risky > 0);
     // And the hazards are listed in the whatif report.
     let cat = crate::catalog::Catalog::builtin();
@@ -328,9 +391,17 @@ fn dual_feeds_and_redundant_uplinks_lower_rack_event_rates() {
 #[test]
 fn guests_on_one_host_share_its_storage_pool() {
     let cat = crate::catalog::Catalog::builtin();
-    let site = crate::site::load(std::path::Path::new("examples/seed004-three-guests-one-host.yaml"), &cat).unwrap();
+    let site = crate::site::load(
+        std::path::Path::new("examples/seed004-three-guests-one-host.yaml"),
+        &cat,
+    )
+    .unwrap();
     let plan = crate::plan::build(&site, &cat);
-    let l = plan.layouts.iter().find(|l| l.servers.len() == 3).expect("a three-guest layout");
+    let l = plan
+        .layouts
+        .iter()
+        .find(|l| l.servers.len() == 3)
+        .expect("a three-guest layout");
     let y = yearly(&site, &l.layout, &cat);
     let p = y.p_any_data_lost_per_year;
     // The host's hardware (server_afr 0.9 %/yr) takes all three stores: not 4e-6/yr of independent guests.
@@ -381,7 +452,10 @@ fn monte_carlo_interval_covers_the_exact_value_over_many_seeds() {
             lo <= truth && truth <= hi
         })
         .count() as u64;
-    assert!(covered * 10 >= seeds * 9, "covered {covered} of {seeds} (exact {truth})");
+    assert!(
+        covered * 10 >= seeds * 9,
+        "covered {covered} of {seeds} (exact {truth})"
+    );
 }
 
 #[test]
@@ -407,7 +481,11 @@ fn ssd_wear_follows_the_workload_raft_log_and_raid() {
     let e = endurance(&Model::new(&s, &l), &cat);
     let g = &e.groups[0];
     // 50 000 × (256 + 32 + 30) B × 2 (RAFT WAL) × 2 (mirror) ÷ 2 disks ≈ 31.8 MB/s per disk.
-    assert!((g.disk_write_bytes_per_s - 31.8e6).abs() < 0.1e6, "{}", g.disk_write_bytes_per_s);
+    assert!(
+        (g.disk_write_bytes_per_s - 31.8e6).abs() < 0.1e6,
+        "{}",
+        g.disk_write_bytes_per_s
+    );
     // ≈ 0.72 drive writes a day on 3.84 TB disks rated 1: the rating lasts ≈ 7 years.
     assert!((g.dwpd - 0.715).abs() < 0.01, "{}", g.dwpd);
     assert!(!e.within_horizon);
@@ -418,5 +496,7 @@ fn ssd_wear_follows_the_workload_raft_log_and_raid() {
     assert!(e.within_horizon, "{:?}", e.years_to_wear_out);
     let mut problems = Vec::new();
     crate::plan::wear_check(&s, &e, &mut problems);
-    assert!(problems.iter().any(|p| p.text.contains("SSD wear") && p.severity == crate::layout::Severity::Risk));
+    assert!(problems
+        .iter()
+        .any(|p| p.text.contains("SSD wear") && p.severity == crate::layout::Severity::Risk));
 }

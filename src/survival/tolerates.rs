@@ -230,7 +230,11 @@ pub fn min_breaking_cost_of(model: &Model, kind: DomainKind, judge: Judge) -> Op
 
 /// What the layout tolerates with every existing asset writable, per kind (see the module doc).
 pub fn tolerates(site: &Site, layout: &Layout) -> Tolerance {
-    let judge = if layout.assets.is_empty() { Judge::Meta } else { Judge::Writes };
+    let judge = if layout.assets.is_empty() {
+        Judge::Meta
+    } else {
+        Judge::Writes
+    };
     tolerates_by(site, layout, judge)
 }
 
@@ -260,7 +264,11 @@ fn tolerates_by(site: &Site, layout: &Layout, judge: Judge) -> Tolerance {
 /// scenario) leaves every asset writable (or, without assets, the meta group). Exponential; for small
 /// sites and tests.
 pub fn brute_force_kind(model: &Model, kind: DomainKind) -> u32 {
-    let judge = if model.layout.assets.is_empty() { Judge::Meta } else { Judge::Writes };
+    let judge = if model.layout.assets.is_empty() {
+        Judge::Meta
+    } else {
+        Judge::Writes
+    };
     brute_force_kind_of(model, kind, judge)
 }
 
@@ -290,7 +298,11 @@ pub fn brute_force_kind_of(model: &Model, kind: DomainKind, judge: Judge) -> u32
 
 /// `tolerates` by enumeration (see `brute_force_kind`).
 pub fn brute_force(site: &Site, layout: &Layout) -> Tolerance {
-    let judge = if layout.assets.is_empty() { Judge::Meta } else { Judge::Writes };
+    let judge = if layout.assets.is_empty() {
+        Judge::Meta
+    } else {
+        Judge::Writes
+    };
     brute_force_by(site, layout, judge)
 }
 

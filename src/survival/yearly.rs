@@ -28,12 +28,12 @@
 use super::domain::{Domain, DomainKind};
 use super::evaluate::Model;
 use super::recovery::repair_s;
+use super::solve::{exact, monte_carlo, SigInfo};
 use super::sweep::Prepared;
 use crate::catalog::Catalog;
 use crate::layout::{quorum, AssetKind, Raid};
 use crate::site::{ServerIdx, Site};
 use crate::units::YEAR_S;
-use super::solve::{exact, monte_carlo, SigInfo};
 use serde::Serialize;
 use std::collections::HashMap;
 
@@ -236,7 +236,11 @@ fn msgs_held(site: &Site, name: &str, kind: AssetKind) -> f64 {
                 None => by_age,
             }
         }),
-        AssetKind::Kv => w.kv.iter().find(|k| k.name == name).map(|k| (k.keys * k.history.max(1) as u64) as f64),
+        AssetKind::Kv => {
+            w.kv.iter()
+                .find(|k| k.name == name)
+                .map(|k| (k.keys * k.history.max(1) as u64) as f64)
+        }
         AssetKind::ObjectStore => w.object_stores.iter().find(|o| o.name == name).map(|o| {
             let chunks = (o.object_size_bytes as f64 / 131_072.0).ceil().max(1.0) + 1.0;
             let objects = o
@@ -408,7 +412,10 @@ impl<'m, 'a> Reliability<'m, 'a> {
             if pooled {
                 add(
                     &mut comps,
-                    format!("host {} lost for good with its storage pool (every guest's store)", d.name),
+                    format!(
+                        "host {} lost for good with its storage pool (every guest's store)",
+                        d.name
+                    ),
                     Domain {
                         kind: DomainKind::Wipe,
                         ..d.clone()
@@ -547,7 +554,13 @@ impl<'m, 'a> Reliability<'m, 'a> {
                 ci95: ci,
             }
         };
-        let meta = mk("meta", "meta", 0, (0.0, 0.0, self.election_stall_s[0]), ci.map(|c| c[0].clone()));
+        let meta = mk(
+            "meta",
+            "meta",
+            0,
+            (0.0, 0.0, self.election_stall_s[0]),
+            ci.map(|c| c[0].clone()),
+        );
         let assets: Vec<YearlyAsset> = layout
             .assets
             .iter()
@@ -565,7 +578,13 @@ impl<'m, 'a> Reliability<'m, 'a> {
                         x.acked_msgs_lost_per_year.1 * self.window_s * msgs + x.data_lost_events_per_year.1 * held;
                     x
                 });
-                mk(&a.name, a.kind.as_str(), k, (msgs, held, self.election_stall_s[1 + i]), ci)
+                mk(
+                    &a.name,
+                    a.kind.as_str(),
+                    k,
+                    (msgs, held, self.election_stall_s[1 + i]),
+                    ci,
+                )
             })
             .collect();
         let judged: Vec<&YearlyAsset> = if assets.is_empty() {
@@ -732,7 +751,11 @@ pub fn yearly(site: &Site, layout: &crate::layout::Layout, catalog: &Catalog) ->
     if !arrays.is_empty() {
         let o = yearly_only(site, &other, catalog);
         y.spare_effect = Some(SpareEffect {
-            compared_with: if has { "no_hot_spares" } else { "one_hot_spare_per_array" },
+            compared_with: if has {
+                "no_hot_spares"
+            } else {
+                "one_hot_spare_per_array"
+            },
             p_any_data_lost_per_year: o.p_any_data_lost_per_year,
             acked_msgs_lost_per_year: o.acked_msgs_lost_per_year,
             worst_unavailable_min_per_year: o.worst_unavailable_min_per_year,
