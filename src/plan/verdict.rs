@@ -263,7 +263,8 @@ pub fn reasons(
     out
 }
 
-/// SSD wear within the planning horizon is a risk; worn out within the rating's years, a note.
+/// SSD wear within the planning horizon is a risk; worn out before the rating's years but after the
+/// horizon, worth knowing (it does not lower the verdict).
 pub fn wear(site: &Site, e: &crate::survival::Endurance, out: &mut Vec<Problem>) {
     let (Some(years), Some(group)) = (e.years_to_wear_out, &e.first_worn) else {
         return;
@@ -281,7 +282,7 @@ pub fn wear(site: &Site, e: &crate::survival::Endurance, out: &mut Vec<Problem>)
         ));
     } else if years < crate::survival::RATING_YEARS {
         out.push(p(
-            Severity::Note,
+            Severity::Info,
             format!(
                 "SSD wear: {group}'s disks take {dwpd:.2} drive writes/day (rated {rated}): worn out in {years:.1} \
                  years, before the rating's {:.0}",
