@@ -90,6 +90,7 @@ pub fn run(g: &Global, a: SimulateArgs) -> Result<Outcome, Failure> {
         seed: a.seed,
         monte_carlo: mc,
         exact,
+        known_hazards: survival::known_hazards(),
     };
     let bytes = match fmt {
         Format::Json => {

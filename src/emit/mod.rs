@@ -405,6 +405,33 @@ fn top_readme(plan: &Plan, layout: &PlannedLayout, opts: &EmitOptions) -> String
     o
 }
 
+/// The volume group's drives in the order natsplan modelled them (survival's mirror pairs for RAID 10).
+fn drives_line(s: &crate::plan::PlannedServer) -> String {
+    let list: Vec<String> = s.drives.iter().map(|d| d.to_string()).collect();
+    let pairs =
+        if matches!(s.raid.as_deref(), Some("raid10")) || (s.raid.as_deref() == Some("raid1") && s.drives.len() > 2) {
+            let p: Vec<String> = s
+                .drives
+                .chunks(2)
+                .filter(|c| c.len() == 2)
+                .map(|c| format!("({},{})", c[0], c[1]))
+                .collect();
+            format!(
+            "; natsplan models the mirror pairs as {} (adjacent drives in this order): check that the array pairs them \
+             so before relying on which two drives may fail together",
+            p.join(", ")
+        )
+        } else {
+            String::new()
+        };
+    format!(
+        "- Volume group {} ({}): drives {} in this order{pairs}.\n",
+        s.volume_group.as_deref().unwrap_or("-"),
+        s.raid.as_deref().unwrap_or("-"),
+        list.join(", ")
+    )
+}
+
 fn server_readme(plan: &Plan, layout: &PlannedLayout, s: &crate::plan::PlannedServer, opts: &EmitOptions) -> String {
     let mut o = format!(
         "# {}\n\nHost `{}` in rack {} (site `{}`, layout `{}`).\n\n",
@@ -418,6 +445,9 @@ fn server_readme(plan: &Plan, layout: &PlannedLayout, s: &crate::plan::PlannedSe
         s.array.as_deref().unwrap_or("(internal disks)"),
         opts.store_dir
     ));
+    if !s.drives.is_empty() {
+        o.push_str(&drives_line(s));
+    }
     o.push_str(&format!(
         "- Copy `nats-server.conf` to the host and run `nats-server -c nats-server.conf`. `max_file_store` is \
          {} ({} bytes): the LUN less filesystem reserve and headroom.\n",

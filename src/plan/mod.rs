@@ -6,7 +6,7 @@ pub mod inputs;
 mod verdict;
 
 pub use capacity::{needs, needs_after, stores};
-pub use verdict::{perf_bucket, rank, reasons};
+pub use verdict::{perf_bucket, rank, reasons, wear as wear_check, Tolerances};
 
 use crate::catalog::Catalog;
 use crate::layout::{Layout, PlacementRule, Severity};
@@ -82,6 +82,12 @@ pub struct PlannedServer {
     pub rack: String,
     pub array: Option<String>,
     pub volume_group: Option<String>,
+    /// The volume group's RAID level and its drives (slots from 1) in the order survival models them: for
+    /// RAID 10 the mirror pairs are (1st, 2nd), (3rd, 4th), … of this list.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub raid: Option<String>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub drives: Vec<u32>,
     pub lun_bytes: u64,
     /// `max_file_store` natsplan will emit for it.
     pub store_bytes: u64,
@@ -114,7 +120,12 @@ pub struct PlannedLayout {
     pub hot_spares: u32,
     pub verdict: Verdict,
     pub reasons: Vec<String>,
+    /// Failures per kind that every existing stream survives with its writes going on (the meta group
+    /// apart since issue 15: see `tolerates_meta`).
     pub tolerates: Tolerance,
+    /// Failures per kind the meta group survives: the JetStream API (create, update, delete, consumer
+    /// create, peer-remove) keeps working.
+    pub tolerates_meta: Tolerance,
     pub capacity: Capacity,
     pub disks_used: u32,
     pub arrays_used: u32,
@@ -123,6 +134,8 @@ pub struct PlannedLayout {
     pub unique_tag: Option<String>,
     pub replica_sets: Vec<(String, Vec<String>)>,
     pub assets: Vec<PlannedAsset>,
+    /// SSD wear: predicted drive writes per day per group against the disks' rating (survival).
+    pub endurance: crate::survival::Endurance,
     /// Yearly availability and durability figures (survival), when computed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub yearly: Option<crate::survival::Yearly>,
@@ -145,6 +158,8 @@ pub struct Plan {
     pub evaluated: usize,
     /// Remarks about the site as a whole.
     pub notes: Vec<String>,
+    /// Open NATS issues the figures do not cover (survival::known_hazards).
+    pub known_hazards: Vec<crate::survival::Hazard>,
     #[serde(skip)]
     pub input: Site,
 }
@@ -201,6 +216,7 @@ pub fn build_with(site: &Site, catalog: &Catalog, cal: &crate::perf::Calibration
     if planned.is_empty() {
         notes.push("no layout could be built: no server has storage (an array in its rack or its own disks)".into());
     }
+    notes.push(crate::survival::hazards_line());
     if site.nats.sync.is_delayed() {
         notes.push(format!(
             "sync_interval {}: acknowledged writes can sit in the page cache for up to {:.0} s (the sooner of \
@@ -218,6 +234,7 @@ pub fn build_with(site: &Site, catalog: &Catalog, cal: &crate::perf::Calibration
         layouts: planned,
         evaluated,
         notes,
+        known_hazards: crate::survival::known_hazards(),
         input: site.clone(),
     }
 }
@@ -229,9 +246,16 @@ pub const YEARLY_MAX_DISKS: u32 = 96;
 /// Evaluate one layout: tolerance, capacity, reasons, verdict (rank is set by `rank`).
 pub fn plan_layout(site: &Site, catalog: &Catalog, cal: &crate::perf::Calibration, layout: Layout) -> PlannedLayout {
     let tolerates = crate::survival::tolerates(site, &layout);
+    let tolerates_meta = crate::survival::tolerates_meta(site, &layout);
     let capacity = capacity::evaluate(site, &layout, &tolerates);
     let predicted = (!layout.servers.is_empty()).then(|| crate::perf::predict_layout(site, &layout, catalog, cal));
-    let problems = reasons(site, catalog, &layout, &tolerates, &capacity, predicted.as_ref());
+    let endurance = crate::survival::endurance(&crate::survival::Model::new(site, &layout), catalog);
+    let tol = verdict::Tolerances {
+        writes: &tolerates,
+        meta: &tolerates_meta,
+    };
+    let mut problems = reasons(site, catalog, &layout, tol, &capacity, predicted.as_ref());
+    verdict::wear(site, &endurance, &mut problems);
     let verdict = Verdict::from_severity(problems.iter().map(|p| p.severity).max());
     // Yearly odds for every layout that can be used (a rejected one ranks last whatever its odds).
     // Large layouts are left to `natsplan simulate` (the chain or the Monte Carlo grows with them and design
@@ -252,6 +276,8 @@ pub fn plan_layout(site: &Site, catalog: &Catalog, cal: &crate::perf::Calibratio
                 rack: site.racks[srv.rack].name.clone(),
                 array: group.map(|g| site.arrays[g.array].name.clone()),
                 volume_group: group.map(|g| g.name.clone()),
+                raid: group.map(|g| g.raid.as_str().to_string()),
+                drives: group.map(|g| g.disks.clone()).unwrap_or_default(),
                 lun_bytes: lun.map(|l| l.size_bytes).unwrap_or(0),
                 store_bytes: stores[i] as u64,
                 tags: server_tags(site, &layout, s),
@@ -287,6 +313,7 @@ pub fn plan_layout(site: &Site, catalog: &Catalog, cal: &crate::perf::Calibratio
         verdict,
         reasons: problems.into_iter().map(|p| p.text).collect(),
         tolerates,
+        tolerates_meta,
         capacity,
         disks_used: layout.disks_used(),
         arrays_used: layout.arrays_used(),
@@ -295,6 +322,7 @@ pub fn plan_layout(site: &Site, catalog: &Catalog, cal: &crate::perf::Calibratio
         replica_sets,
         assets,
         yearly,
+        endurance,
         predicted,
         layout,
     }

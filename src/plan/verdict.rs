@@ -1,7 +1,7 @@
 //! Reasons a storage engineer would accept, the verdict they add up to, and the ranking — one function
 //! each, so later evaluations (yearly figures, performance headroom) extend them in one place.
 
-use super::{Capacity, PlannedLayout, Verdict};
+use super::{Capacity, PlannedLayout};
 use crate::catalog::Catalog;
 use crate::layout::{Layout, PlacementRule, Problem, Raid, Severity};
 use crate::site::{Pattern, Site, Tolerance};
@@ -15,15 +15,24 @@ fn p(severity: Severity, text: impl Into<String>) -> Problem {
     }
 }
 
+/// A layout's two tolerances: existing streams' writes, and the meta group (the JetStream API).
+#[derive(Debug, Clone, Copy)]
+pub struct Tolerances<'t> {
+    pub writes: &'t Tolerance,
+    pub meta: &'t Tolerance,
+}
+
 /// Every reason for a layout's verdict, worst first.
 pub fn reasons(
     site: &Site,
     catalog: &Catalog,
     l: &Layout,
-    tol: &Tolerance,
+    tols: Tolerances,
     cap: &Capacity,
     predicted: Option<&crate::perf::Predicted>,
 ) -> Vec<Problem> {
+    let tol = tols.writes;
+    let meta = tols.meta;
     let mut out: Vec<Problem> = l.problems.clone();
     // Performance against the workload (perf): beyond the band is a rejection, inside it a risk.
     if let Some(pr) = predicted {
@@ -68,20 +77,26 @@ pub fn reasons(
         }
     }
 
-    // Policy minimums.
+    // Policy minimums: judged on the streams' writes, and on the meta group too with `meta: true`.
     let m = &site.policy.min_tolerated;
-    for (kind, need, got) in [
-        ("rack", m.racks, tol.racks),
-        ("array", m.arrays, tol.arrays),
-        ("server", m.servers, tol.servers),
-        ("disk", m.disks, tol.disks),
+    for (kind, need, got, got_meta) in [
+        ("rack", m.racks, tol.racks, meta.racks),
+        ("array", m.arrays, tol.arrays, meta.arrays),
+        ("server", m.servers, tol.servers, meta.servers),
+        ("disk", m.disks, tol.disks, meta.disks),
     ] {
+        let plural = if need == 1 { "" } else { "s" };
         if got < need {
             out.push(p(
                 Severity::Reject,
+                format!("policy needs {need} {kind} failure{plural} tolerated; this layout tolerates {got}"),
+            ));
+        } else if site.policy.min_tolerated_meta && got_meta < need {
+            out.push(p(
+                Severity::Reject,
                 format!(
-                    "policy needs {need} {kind} failure{} tolerated; this layout tolerates {got}",
-                    if need == 1 { "" } else { "s" }
+                    "policy needs {need} {kind} failure{plural} tolerated by the meta group (min_tolerated.meta); \
+                     the JetStream API survives {got_meta}"
                 ),
             ));
         }
@@ -144,7 +159,14 @@ pub fn reasons(
     } else if n > 0 && tol.racks == 0 {
         out.push(p(
             Severity::Risk,
-            "one rack outage can stop a stream or the meta group (too many replicas share a rack)",
+            "one rack outage can stop a stream's writes (a quorum of its replicas shares a rack)",
+        ));
+    } else if n > 0 && meta.racks == 0 {
+        out.push(p(
+            Severity::Note,
+            "one rack outage stops the JetStream API (a majority of the meta group shares a rack): existing \
+             streams keep taking writes and direct gets work, but nothing can be created, changed or \
+             peer-removed and no new consumer (KV watch, object get, ordered consumer) starts until it returns",
         ));
     }
 
@@ -241,7 +263,37 @@ pub fn reasons(
     out
 }
 
-/// Rank: hard requirements (not rejected) first, then tolerates (racks, arrays, servers, disks), then
+/// SSD wear within the planning horizon is a risk; worn out before the rating's years but after the
+/// horizon, worth knowing (it does not lower the verdict).
+pub fn wear(site: &Site, e: &crate::survival::Endurance, out: &mut Vec<Problem>) {
+    let (Some(years), Some(group)) = (e.years_to_wear_out, &e.first_worn) else {
+        return;
+    };
+    let g = e.groups.iter().find(|g| &g.group == group);
+    let (dwpd, rated) = g.map(|g| (g.dwpd, g.rated_dwpd.unwrap_or(0.0))).unwrap_or((0.0, 0.0));
+    let horizon = site.policy.horizon_s / crate::units::YEAR_S;
+    if e.within_horizon {
+        out.push(p(
+            Severity::Risk,
+            format!(
+                "SSD wear: {group}'s disks take {dwpd:.2} drive writes/day (rated {rated}) and wear out in {years:.1} \
+                 years, within the {horizon:.1}-year planning horizon"
+            ),
+        ));
+    } else if years < crate::survival::RATING_YEARS {
+        out.push(p(
+            Severity::Info,
+            format!(
+                "SSD wear: {group}'s disks take {dwpd:.2} drive writes/day (rated {rated}): worn out in {years:.1} \
+                 years, before the rating's {:.0}",
+                crate::survival::RATING_YEARS
+            ),
+        ));
+    }
+    out.sort_by_key(|p| std::cmp::Reverse(p.severity));
+}
+
+/// Rank: by verdict (recommended, acceptable, risky, rejected), then tolerates (racks, arrays, servers, disks), then
 /// the yearly figures by order of magnitude (P(data_lost), acked messages lost, unavailable minutes),
 /// then predicted performance headroom by order of magnitude (so cost still decides between near-equals),
 /// then cost (disks, then arrays used), then spare capacity, then id for determinism.
@@ -253,9 +305,9 @@ pub fn rank(layouts: &mut [PlannedLayout]) {
 }
 
 fn compare(a: &PlannedLayout, b: &PlannedLayout) -> Ordering {
-    let rejected = |l: &PlannedLayout| l.verdict == Verdict::Rejected;
-    rejected(a)
-        .cmp(&rejected(b))
+    // The verdict first: a risky layout never ranks above an acceptable one, whatever it tolerates.
+    a.verdict
+        .cmp(&b.verdict)
         .then(b.tolerates.racks.cmp(&a.tolerates.racks))
         .then(b.tolerates.arrays.cmp(&a.tolerates.arrays))
         .then(b.tolerates.servers.cmp(&a.tolerates.servers))

@@ -61,7 +61,8 @@ pub fn table_report(plan: &Plan, sel: &Selection, width: u16) -> String {
     s.push_str(&t.to_string());
     s.push_str(concat!(
         "\nlayout: pattern-raid-R<replicas>-<servers per rack>-<hash>; r/a/s/d: how many racks/arrays/servers/disks\n",
-        "may fail at once with every stream still writable; free: store left free on the fullest server; after: the\n",
+        "may fail at once with every stream still writable; api r/a/s/d: the same for the JetStream API (the meta\n",
+        "group); free: store left free on the fullest server; after: the\n",
         "same after the worst tolerated failure and peer-remove; down/yr: expected unavailable minutes per year of\n",
         "the worst asset (failures, repairs, planned maintenance); perf: predicted capacity ÷ required rate for the\n",
         "busiest asset (the detail block names the bottleneck)\n",
@@ -144,7 +145,7 @@ pub fn markdown(plan: &Plan, sel: &Selection) -> String {
         plan.evaluated, plan.sync_interval
     ));
     s.push_str(&md_table(&detail::SUMMARY_HEADER, &detail::summary_rows(&layouts)));
-    s.push_str("\n*layout*: pattern-raid-R(replicas)-(servers per rack)-hash. *r/a/s/d*: how many racks/arrays/servers/disks may fail at once with every stream still writable. *free*: store left free on the fullest server; *after*: the same after the worst tolerated failure and peer-remove. *down/yr*: expected unavailable minutes per year of the worst asset (failures, repairs and planned maintenance). *perf*: predicted capacity ÷ required rate for the busiest asset.\n");
+    s.push_str("\n*layout*: pattern-raid-R(replicas)-(servers per rack)-hash. *r/a/s/d*: how many racks/arrays/servers/disks may fail at once with every stream still writable. *api r/a/s/d*: the same for the JetStream API (the meta group). *free*: store left free on the fullest server; *after*: the same after the worst tolerated failure and peer-remove. *down/yr*: expected unavailable minutes per year of the worst asset (failures, repairs and planned maintenance). *perf*: predicted capacity ÷ required rate for the busiest asset.\n");
     for n in &plan.notes {
         s.push_str(&format!("\n> {n}\n"));
     }

@@ -21,8 +21,19 @@ pub fn count(n: usize, what: &str) -> String {
 }
 
 /// Pattern, RAID, default replicas and servers per rack are in the id (`p1-raid1-r3-A1.B1.C1-fdce`).
-pub const SUMMARY_HEADER: [&str; 11] = [
-    "#", "layout", "verdict", "r/a/s/d", "disks", "needed", "usable", "free", "after", "down/yr", "perf",
+pub const SUMMARY_HEADER: [&str; 12] = [
+    "#",
+    "layout",
+    "verdict",
+    "r/a/s/d",
+    "api r/a/s/d",
+    "disks",
+    "needed",
+    "usable",
+    "free",
+    "after",
+    "down/yr",
+    "perf",
 ];
 
 /// One row per layout for the ranked summary.
@@ -33,8 +44,9 @@ pub fn summary_rows(layouts: &[&PlannedLayout]) -> Vec<Vec<String>> {
             vec![
                 l.rank.to_string(),
                 l.id.clone(),
-                l.verdict.as_str().to_string(),
+                verdict_cell(l),
                 tolerates(l),
+                tolerates_meta(l),
                 l.disks_used.to_string(),
                 fmt_bytes(l.capacity.needed_bytes as f64),
                 fmt_bytes(l.capacity.usable_bytes as f64),
@@ -59,7 +71,21 @@ pub fn tolerates(l: &PlannedLayout) -> String {
     )
 }
 
-/// Expected unavailable minutes per year of the worst asset (or the meta group).
+/// The same for the meta group: the JetStream API keeps working.
+pub fn tolerates_meta(l: &PlannedLayout) -> String {
+    let t = &l.tolerates_meta;
+    format!("{}/{}/{}/{}", t.racks, t.arrays, t.servers, t.disks)
+}
+
+/// The verdict; a rejected row says why (its first reason), since its other figures mean little.
+pub fn verdict_cell(l: &PlannedLayout) -> String {
+    match (l.verdict, l.reasons.first()) {
+        (crate::plan::Verdict::Rejected, Some(r)) => format!("rejected: {r}"),
+        (v, _) => v.as_str().to_string(),
+    }
+}
+
+/// Expected unavailable minutes per year of the worst asset (the meta group's is the API's).
 pub fn down_per_year(l: &PlannedLayout) -> String {
     match &l.yearly {
         Some(y) if y.worst_unavailable_min_per_year >= 100.0 => format!("{:.0}", y.worst_unavailable_min_per_year),
@@ -254,14 +280,44 @@ pub fn recovery(pr: &Predicted) -> String {
 /// The yearly figures in one sentence, when design computed them.
 pub fn yearly(l: &PlannedLayout) -> Option<String> {
     l.yearly.as_ref().map(|y| {
+        let worst = y.assets.iter().find(|a| a.name == y.worst_unavailable);
+        let stalls = worst
+            .map(|a| {
+                format!(
+                    " (beside it {:.0} s/yr of election stalls and {:.0} s/yr of planned hand-offs)",
+                    a.election_stall_s_per_year, a.planned_stall_s_per_year
+                )
+            })
+            .unwrap_or_default();
         format!(
-            "Yearly ({}): worst {:.3} min/yr unavailable ({}), P(any data_lost) {}/yr, {:.0} acknowledged \
-             messages lost/yr.",
+            "Yearly ({}): worst {:.3} min/yr unavailable ({}){stalls}; JetStream API down {:.3} min/yr; \
+             P(any data_lost) {}/yr; {:.0} acknowledged messages lost/yr ({:.0} in sync windows, {:.0} in \
+             data-loss events).",
             y.method,
             y.worst_unavailable_min_per_year,
             y.worst_unavailable,
+            y.api_unavailable_min_per_year,
             fmt_sci(y.p_any_data_lost_per_year),
-            y.acked_msgs_lost_per_year
-        )
+            y.acked_msgs_lost_per_year,
+            y.window_msgs_lost_per_year,
+            y.data_lost_msgs_per_year
+        ) + &spare_sentence(y)
     })
+}
+
+/// What the hot spares buy (or one would), from the yearly figures' comparison.
+fn spare_sentence(y: &crate::survival::Yearly) -> String {
+    match &y.spare_effect {
+        Some(e) if e.compared_with == "no_hot_spares" => format!(
+            " Without its hot spares: P(any data_lost) {}/yr, worst {:.3} min/yr.",
+            fmt_sci(e.p_any_data_lost_per_year),
+            e.worst_unavailable_min_per_year
+        ),
+        Some(e) => format!(
+            " With one hot spare per array: P(any data_lost) {}/yr, worst {:.3} min/yr.",
+            fmt_sci(e.p_any_data_lost_per_year),
+            e.worst_unavailable_min_per_year
+        ),
+        None => String::new(),
+    }
 }

@@ -96,12 +96,16 @@ fn summary(r: &SimulateReport) -> String {
         s.push_str(&format!("exact: {}\n", e.method_detail));
     }
     s.push_str(&format!(
-        "P(any data_lost)/yr {}; acked messages lost/yr {}; least available: {} ({} min/yr)\n",
+        "P(any data_lost)/yr {}; acked messages lost/yr {}; least available: {} ({} min/yr); JetStream API \
+         (meta group) down {} min/yr\n",
         fmt_sci(mc.p_any_data_lost_per_year),
         minutes(mc.acked_msgs_lost_per_year),
         mc.worst_unavailable,
-        minutes(mc.worst_unavailable_min_per_year)
+        minutes(mc.worst_unavailable_min_per_year),
+        minutes(mc.api_unavailable_min_per_year)
     ));
+    s.push_str(&crate::survival::hazards_line());
+    s.push('\n');
     s
 }
 

@@ -11,8 +11,19 @@ fn stall(s: &survival::StreamLine) -> String {
     match s.stall_s {
         Some(0.0) => "0".into(),
         Some(x) => format!("≤{x:.0} s"),
+        None if s.loss == Some("total") => "never: no replica with the data survives".into(),
+        None if s.loss.is_some() => "until peers are removed; the tail may be lost".into(),
         None if s.stall_until.is_empty() => "until restored".into(),
         None => format!("until {}", s.stall_until.join(", ")),
+    }
+}
+
+/// The acked-loss column: `no`, `yes`, or `yes (crash + pause, #7567)`.
+fn risk(a: &survival::StreamLine) -> String {
+    match (a.acked_loss_risk, a.acked_loss_cause) {
+        (false, _) => "no".into(),
+        (true, Some("crash_plus_pause")) => "yes (crash + pause, #7567)".into(),
+        (true, _) => "yes".into(),
     }
 }
 
@@ -25,6 +36,8 @@ fn header(r: &WhatifReport) -> String {
         "natsplan whatif — site {} — layout {} — sync_interval {}\nplacement: {}\n",
         r.site, r.layout, r.sync_interval, r.placement
     );
+    s.push_str(&survival::hazards_line());
+    s.push('\n');
     if let Some(sw) = &r.sweep {
         s.push_str(&format!(
             "swept {} combinations of 1..={} failures over {} domains ({}); {} distinct signatures evaluated, {} \
@@ -78,10 +91,11 @@ pub fn table_report(r: &WhatifReport, width: u16) -> String {
     }
     for sc in &r.scenarios {
         s.push_str(&format!(
-            "\nfailed: {} — worst {}, meta {}, recovery {}\n",
+            "\nfailed: {} — worst {}, meta {} (JetStream API {}), recovery {}\n",
             sc.failed.join(" + "),
             sc.worst.as_str(),
             sc.meta.as_str(),
+            if sc.api_available { "up" } else { "down" },
             fmt_secs(sc.recovery_s)
         ));
         let mut t = table(width, &["asset", "kind", "status", "write stall", "acked loss risk"]);
@@ -97,7 +111,7 @@ pub fn table_report(r: &WhatifReport, width: u16) -> String {
                 a.kind.to_string(),
                 a.status.as_str().to_string(),
                 stall(a),
-                if a.acked_loss_risk { "yes" } else { "no" }.to_string(),
+                risk(a),
             ]);
         }
         s.push_str(&t.to_string());
@@ -203,7 +217,7 @@ pub fn markdown(r: &WhatifReport) -> String {
                     a.kind.into(),
                     a.status.as_str().into(),
                     stall(a),
-                    if a.acked_loss_risk { "yes" } else { "no" }.into(),
+                    risk(a),
                 ]
             })
             .collect();

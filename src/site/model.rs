@@ -323,6 +323,9 @@ pub struct Policy {
     pub wear_headroom: f64,
     pub hot_spares_per_array: u32,
     pub min_tolerated: Tolerance,
+    /// `policy.min_tolerated.meta: true`: `min_tolerated` also judges the meta group (the JetStream API),
+    /// not only the existing streams' writes (survival's `tolerates_meta`).
+    pub min_tolerated_meta: bool,
     /// Yearly growth of the workload's stored bytes (0.3 = 30 %/yr).
     pub growth: f64,
     pub horizon_s: f64,

@@ -4,7 +4,7 @@
 //! really produce").
 
 use super::domain::{Domain, DomainKind, Target};
-use crate::layout::{quorum, AssetKind, Layout};
+use crate::layout::{quorum, AssetKind, Layout, Raid};
 use crate::site::{ArrayIdx, ServerIdx, Site};
 use crate::units::SyncMode;
 use serde::Serialize;
@@ -54,6 +54,16 @@ pub struct AssetOutcome {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub stall_until: Vec<String>,
     pub acked_loss_risk: bool,
+    /// Why there is an acked-loss risk: `quorum_lost_page_cache` (a quorum of replicas lost unsynced
+    /// writes at once; Jepsen, #7564) or `crash_plus_pause` (one lost its page cache while others were
+    /// paused or cut off; Jepsen, #7567).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub acked_loss_cause: Option<&'static str>,
+    /// For `data_lost`: `total` when no replica holding the data survives (restore from backup), `tail`
+    /// when a surviving replica holds it up to where it had caught up (the last acknowledged writes may be
+    /// gone).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loss: Option<&'static str>,
     pub replicas: u32,
     /// Worst-case replicas down / destroyed / with their page cache lost, over eligible placements.
     pub replicas_down: u32,
@@ -70,6 +80,9 @@ pub struct ServerEffect {
     pub destroyed: bool,
     /// Unsynced writes in its page cache are lost (OS crash, power, array outage).
     pub cache_lost: bool,
+    /// Paused or cut off from its peers with its state intact (SIGSTOP, a VM freeze, its rack's uplinks):
+    /// with a crashed peer, the other half of Jepsen's crash + pause (nats-server #7567).
+    pub cut_off: bool,
 }
 
 /// A volume group's state in a scenario.
@@ -77,8 +90,14 @@ pub struct ServerEffect {
 pub struct GroupEffect {
     pub group: String,
     pub failed_disks: Vec<u32>,
-    /// Enough disks failed to destroy its volumes (worst case for mirrored levels).
+    /// Enough disks failed to destroy its volumes (both disks of one pair for RAID 10).
     pub destroyed: bool,
+    /// RAID 10 (and RAID 1 over 4+ disks): its mirror pairs in the modelled order, (1,2), (3,4), ….
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pairs: Vec<[u32; 2]>,
+    /// The pairs that lost both disks.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lost_pairs: Vec<[u32; 2]>,
 }
 
 /// The outcome of one scenario.
@@ -102,6 +121,14 @@ impl Scenario {
     /// The worst status of any asset or the meta group.
     pub fn worst(&self) -> Status {
         self.assets.iter().map(|a| a.status).fold(self.meta.status, Status::max)
+    }
+    /// The worst status of any asset (the meta group apart: it is the API, not a stream's writes). Without
+    /// assets, the meta group's.
+    pub fn worst_asset(&self) -> Status {
+        if self.assets.is_empty() {
+            return self.meta.status;
+        }
+        self.assets.iter().map(|a| a.status).fold(Status::Ok, Status::max)
     }
     pub fn any_acked_loss_risk(&self) -> bool {
         self.meta.acked_loss_risk || self.assets.iter().any(|a| a.acked_loss_risk)
@@ -191,10 +218,52 @@ impl<'a> Model<'a> {
         self.group_of(s).map(|g| self.layout.groups[g].array)
     }
 
-    /// Disk failures in one group that destroy its volumes (worst case), never more than it has.
+    /// The fewest disk failures in one group that can destroy its volumes, never more than it has.
     pub fn disks_to_destroy(&self, g: usize) -> u32 {
         let grp = &self.layout.groups[g];
         grp.raid.disks_to_destroy().min(grp.disks.len().max(1) as u32)
+    }
+
+    /// Whether a group is made of mirror pairs: RAID 10, and RAID 1 over more than two disks (E-Series
+    /// builds RAID 1 over four or more drives as RAID 10). Pairs are the group's disks in order:
+    /// (1st, 2nd), (3rd, 4th), … (see `mirror_pairs`).
+    pub fn paired(&self, g: usize) -> bool {
+        let grp = &self.layout.groups[g];
+        matches!(grp.raid, Raid::Raid10) || (grp.raid == Raid::Raid1 && grp.disks.len() > 2)
+    }
+
+    /// The group's mirror pairs as disk slots, in the modelled order (empty when not `paired`). The
+    /// convention (DESIGN.md): data disks paired in the order the group lists them, (1,2), (3,4), … Software
+    /// RAID and internal controllers mirror adjacent members this way; SANtricity's own drive-order rule for
+    /// RAID 10 was not found in public documentation, so for E-Series it is an assumption: check the
+    /// array's pairing before relying on which two disks are a pair.
+    pub fn mirror_pairs(&self, g: usize) -> Vec<[u32; 2]> {
+        if !self.paired(g) {
+            return Vec::new();
+        }
+        self.layout.groups[g]
+            .disks
+            .chunks(2)
+            .filter(|c| c.len() == 2)
+            .map(|c| [c[0], c[1]])
+            .collect()
+    }
+
+    /// Whether failed slots (of this group) destroy it: both disks of one mirror pair for paired groups,
+    /// else `disks_to_destroy` of them.
+    pub fn group_destroyed(&self, g: usize, failed: &[u32]) -> bool {
+        if self.paired(g) {
+            return self
+                .mirror_pairs(g)
+                .iter()
+                .any(|p| failed.contains(&p[0]) && failed.contains(&p[1]));
+        }
+        failed.len() as u32 >= self.disks_to_destroy(g)
+    }
+
+    /// A disk's position in its group (from 0), for pair arithmetic: pair = position / 2.
+    pub fn position_in_group(&self, g: usize, slot: u32) -> Option<usize> {
+        self.layout.groups[g].disks.iter().position(|&d| d == slot)
     }
 
     /// Per-server effects of the failed domains, and which failed domains (by index) hit each server.
@@ -229,8 +298,10 @@ impl<'a> Model<'a> {
         };
         for (di, d) in failed.iter().enumerate() {
             match (&d.kind, &d.target) {
-                (DomainKind::Process | DomainKind::Pause, Target::Server(s)) => {
-                    hit(&mut eff, &mut cause, *s, di, false)
+                (DomainKind::Process, Target::Server(s)) => hit(&mut eff, &mut cause, *s, di, false),
+                (DomainKind::Pause, Target::Server(s)) => {
+                    hit(&mut eff, &mut cause, *s, di, false);
+                    eff[*s].cut_off = true;
                 }
                 (DomainKind::Server, Target::Server(s)) => hit(&mut eff, &mut cause, *s, di, true),
                 (DomainKind::Wipe, Target::Server(s)) => {
@@ -251,9 +322,21 @@ impl<'a> Model<'a> {
                     // them, so arrays in the rack stay reachable from other racks.
                     for s in site.rack_servers(*r) {
                         hit(&mut eff, &mut cause, s, di, false);
+                        eff[s].cut_off = true;
                     }
                 }
                 (DomainKind::Rack, Target::Rack(r)) => power_rack(&mut eff, &mut cause, &mut array_down, *r, di),
+                // A host's storage pool lost (yearly's host hardware loss): every guest on it pooled there
+                // (its own disks) loses its store.
+                (DomainKind::Wipe, Target::Host(h)) => {
+                    for (s, srv) in site.servers.iter().enumerate() {
+                        if srv.host.as_deref() == Some(h.as_str()) {
+                            hit(&mut eff, &mut cause, s, di, true);
+                            let own = self.array_of(s).is_some_and(|a| site.arrays[a].owner == Some(s));
+                            eff[s].destroyed |= own;
+                        }
+                    }
+                }
                 (DomainKind::Host, Target::Host(h)) => {
                     for (s, srv) in site.servers.iter().enumerate() {
                         if srv.host.as_deref() == Some(h.as_str()) {
@@ -312,7 +395,8 @@ impl<'a> Model<'a> {
                 if in_group.is_empty() {
                     continue;
                 }
-                let destroyed = in_group.len() as u32 >= self.disks_to_destroy(g);
+                let slots: Vec<u32> = in_group.iter().map(|x| x.0).collect();
+                let destroyed = self.group_destroyed(g, &slots);
                 if destroyed {
                     for &s in &self.group_servers[g] {
                         for &(_, di) in &in_group {
@@ -321,10 +405,18 @@ impl<'a> Model<'a> {
                         eff[s].destroyed = true;
                     }
                 }
+                let pairs = self.mirror_pairs(g);
+                let lost_pairs = pairs
+                    .iter()
+                    .copied()
+                    .filter(|p| slots.contains(&p[0]) && slots.contains(&p[1]))
+                    .collect();
                 groups.push(GroupEffect {
                     group: grp.name.clone(),
-                    failed_disks: in_group.iter().map(|x| x.0).collect(),
+                    failed_disks: slots,
                     destroyed,
+                    pairs,
+                    lost_pairs,
                 });
             }
         }
@@ -389,14 +481,30 @@ impl<'a> Model<'a> {
         let (stall_s, stall_until) = match status {
             Status::Ok => (Some(0.0), Vec::new()),
             Status::Degraded => (Some(ELECTION_STALL_S), Vec::new()),
-            Status::Unavailable | Status::DataLost => {
+            // Destroyed data never returns: nothing to wait for.
+            Status::DataLost => (None, Vec::new()),
+            Status::Unavailable => {
                 let mut idx: Vec<usize> = cands.iter().flat_map(|&s| cause[s].iter().copied()).collect();
                 idx.sort_unstable();
                 idx.dedup();
                 (None, idx.into_iter().map(|i| failed[i].to_string()).collect())
             }
         };
-        let acked_loss_risk = self.site.nats.sync != SyncMode::Always && cache >= q;
+        // With delayed sync: a quorum lost its page cache (Jepsen, #7564), or one replica did and enough
+        // others were paused or cut off meanwhile to make a quorum without the lost writes (#7567).
+        let cut = self.worst_count(cands, r, unique_rack, |s| eff[s].cache_lost || eff[s].cut_off);
+        let delayed = self.site.nats.sync != SyncMode::Always;
+        let acked_loss_cause = if !delayed {
+            None
+        } else if cache >= q {
+            Some("quorum_lost_page_cache")
+        } else if cache >= 1 && cut >= q {
+            Some("crash_plus_pause")
+        } else {
+            None
+        };
+        let acked_loss_risk = acked_loss_cause.is_some();
+        let loss = (status == Status::DataLost).then_some(if destroyed >= r { "total" } else { "tail" });
         AssetOutcome {
             name: name.to_string(),
             kind,
@@ -404,6 +512,8 @@ impl<'a> Model<'a> {
             stall_s,
             stall_until,
             acked_loss_risk,
+            acked_loss_cause,
+            loss,
             replicas: r,
             replicas_down: down,
             replicas_destroyed: destroyed,
@@ -475,29 +585,53 @@ impl<'a> Model<'a> {
         }
         for g in &sc.groups {
             let disks: Vec<String> = g.failed_disks.iter().map(|n| n.to_string()).collect();
+            let pairs = |v: &[[u32; 2]]| {
+                v.iter()
+                    .map(|p| format!("({},{})", p[0], p[1]))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            let why = if g.lost_pairs.is_empty() {
+                String::new()
+            } else {
+                format!("; mirror pair {} lost both disks", pairs(&g.lost_pairs))
+            };
             if g.destroyed {
                 out.push(format!(
-                    "volume group {} is destroyed (disks {} failed): build a new group on spare disks, new LUN and \
-                     filesystem",
+                    "volume group {} is destroyed (disks {} failed{why}): build a new group, new LUN and filesystem",
                     g.group,
                     disks.join(", ")
                 ));
             } else {
+                let held = if g.pairs.is_empty() {
+                    String::new()
+                } else {
+                    format!("; every mirror pair of {} still has a disk", pairs(&g.pairs))
+                };
                 out.push(format!(
-                    "volume group {} degraded (disks {} failed): rebuild onto a hot spare while serving; replace the \
-                     disks",
+                    "volume group {} degraded (disks {} failed{held}): rebuild while serving; replace the disks",
                     g.group,
                     disks.join(", ")
                 ));
             }
         }
+        let _ = eff;
+        let when = match sc.meta.status {
+            Status::Unavailable => "once the meta group has its quorum back (peer-remove answers 10008 without it), ",
+            Status::DataLost => {
+                "after a meta rescue (nats-server ≥ 2.15: $JS.API.META.RESCUE from the system account), "
+            }
+            _ => "",
+        };
         for &s in &sc.destroyed {
-            let _ = eff;
             out.push(format!(
-                "`nats server cluster peer-remove {}`, then start it on a fresh store under a new server_name; its \
-                 replicas catch up from peers",
+                "{when}`nats server cluster peer-remove {}`, then start it on a fresh store under a new server_name; \
+                 replicas that survive elsewhere catch up",
                 site.servers[s].name
             ));
+        }
+        if !sc.meta.status.writable() {
+            out.push(API_DOWN.into());
         }
         let lost: Vec<&str> = sc
             .assets
@@ -507,7 +641,9 @@ impl<'a> Model<'a> {
             .collect();
         if sc.meta.status == Status::DataLost {
             out.push(
-                "the meta group lost its quorum's state: restore stream and consumer definitions from backup".into(),
+                "the meta group lost a quorum of its peers for good: rescue it (nats-server ≥ 2.15) or rebuild the \
+                 cluster and restore stream and consumer definitions from backup"
+                    .into(),
             );
         }
         if !lost.is_empty() {
@@ -523,6 +659,12 @@ impl<'a> Model<'a> {
         out
     }
 }
+
+/// What works while the meta group has no quorum (the JetStream API is down).
+pub const API_DOWN: &str = "the JetStream API is down (the meta group has no quorum): existing streams whose own \
+    group keeps its quorum go on taking writes and answer direct gets (KV get too); nothing can be created, \
+    updated, deleted or peer-removed, and anything that needs a new consumer fails — KV watch, object get, \
+    ordered consumers — because the meta leader assigns consumers";
 
 /// A short list of names: up to 8, then a count.
 fn lead_list(names: &[&str]) -> String {

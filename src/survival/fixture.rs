@@ -35,6 +35,7 @@ pub fn site(racks: &[RackSpec], sync: SyncMode) -> Site {
             wear_headroom: 0.15,
             hot_spares_per_array: 1,
             min_tolerated: Tolerance::default(),
+            min_tolerated_meta: false,
             growth: 0.0,
             horizon_s: YEAR_S,
             fs_reserve: 0.05,

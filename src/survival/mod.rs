@@ -3,28 +3,38 @@
 //! survivor load, and yearly probabilities.
 
 mod domain;
+mod endurance;
 mod evaluate;
 #[doc(hidden)]
 pub mod fixture;
+mod hazards;
 mod recovery;
+mod solve;
 mod sweep;
 mod tolerates;
 mod whatif;
 mod yearly;
 
 #[cfg(test)]
+mod review_tests;
+#[cfg(test)]
 mod tests;
 
 pub use domain::{Domain, DomainKind, Target};
+pub use endurance::{endurance, Endurance, GroupWear, KV_COMPACTION_REWRITE, RATING_YEARS};
 pub use evaluate::{evaluate, AssetOutcome, GroupEffect, Model, Scenario, ServerEffect, Status, ELECTION_STALL_S};
-pub use recovery::{asset_in_bytes_per_s, recovery, repair_s, survivor_load, Recovery, Step, SurvivorLoad};
+pub use hazards::{hazards_line, known_hazards, Hazard};
+pub use recovery::{asset_in_bytes_per_s, recovery, repair_s, survivor_load, Recovery, Step, SurvivorLoad, Uses};
 pub use sweep::{combinations, sweep, sweep_exhaustive, OutcomeClass, Sweep};
-pub use tolerates::{brute_force, brute_force_kind, for_each_subset, min_breaking_cost, tolerates, TOLERANCE_KINDS};
+pub use tolerates::{
+    brute_force, brute_force_kind, brute_force_kind_of, brute_force_meta, for_each_subset, min_breaking_cost,
+    min_breaking_cost_of, tolerates, tolerates_meta, Judge, TOLERANCE_KINDS,
+};
 pub use whatif::{
     report_scenarios, report_sweep, scenario_report, ScenarioReport, StreamLine, SweepSummary, WhatifReport,
 };
 
+pub use solve::{exact, monte_carlo};
 pub use yearly::{
-    chain_states, exact, monte_carlo, rate_per_year, yearly, Ci95, Component, Reliability, SimulateReport, Yearly,
-    YearlyAsset,
+    chain_states, rate_per_year, yearly, Ci95, Component, Reliability, SimulateReport, SpareEffect, Yearly, YearlyAsset,
 };

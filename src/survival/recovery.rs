@@ -3,9 +3,9 @@
 //! PotentialNwOutGoal sizes for the case where a server leads everything it holds).
 
 use super::domain::DomainKind;
-use super::evaluate::{Model, Scenario};
+use super::evaluate::{Model, Scenario, Status};
 use crate::catalog::Catalog;
-use crate::layout::{AssetKind, Raid};
+use crate::layout::AssetKind;
 use crate::site::{ServerIdx, Site};
 use serde::Serialize;
 
@@ -15,6 +15,14 @@ pub const RESTART_READ_BYTES_PER_S: f64 = 1024.0 * 1024.0 * 1024.0;
 /// Record overhead per stored message (DESIGN.md capacity formula).
 const RECORD_OVERHEAD_BYTES: f64 = 30.0;
 
+/// What a step needs: the servers and arrays it runs on, so a script can check that none is in a failed
+/// domain (natsplan never proposes one that is).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Uses {
+    pub servers: Vec<String>,
+    pub arrays: Vec<String>,
+}
+
 /// One recovery step.
 #[derive(Debug, Clone, Serialize)]
 pub struct Step {
@@ -23,6 +31,7 @@ pub struct Step {
     pub chain: String,
     pub what: String,
     pub seconds: f64,
+    pub uses: Uses,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -116,192 +125,434 @@ fn reread_s(model: &Model, catalog: &Catalog, s: ServerIdx) -> f64 {
     server_bytes(model, s) / RESTART_READ_BYTES_PER_S.min(read).max(1.0)
 }
 
-fn catch_up_s(model: &Model, catalog: &Catalog, s: ServerIdx) -> f64 {
+/// How long a rebuilt server's replicas take to catch up from their peers: its bytes at the slower of its NIC
+/// and its array's write rate. The one figure whatif's recovery and the yearly chain both use.
+pub(crate) fn catch_up_s(model: &Model, catalog: &Catalog, s: ServerIdx) -> f64 {
     let (_, write) = array_rates(model, catalog, s);
     let rate = nic_bytes_per_s(model.site, catalog, s).min(write).max(1.0);
     server_bytes(model, s) / rate
 }
 
+/// Servers and arrays inside the failed domains (any site server, not only JetStream ones): nothing in
+/// them may be proposed for a recovery step.
+fn unusable(model: &Model, failed: &[super::domain::Domain]) -> (Vec<bool>, Vec<bool>) {
+    use super::domain::Target;
+    let site = model.site;
+    let mut srv = vec![false; site.servers.len()];
+    let mut arr = vec![false; site.arrays.len()];
+    let rack_down = |r: usize, srv: &mut Vec<bool>, arr: &mut Vec<bool>, power: bool| {
+        for (i, s) in site.servers.iter().enumerate() {
+            srv[i] |= s.rack == r;
+        }
+        if power {
+            for (i, a) in site.arrays.iter().enumerate() {
+                arr[i] |= a.rack == r;
+            }
+        }
+    };
+    for d in failed {
+        match (&d.kind, &d.target) {
+            (_, Target::Server(s)) => srv[*s] = true,
+            (DomainKind::Array | DomainKind::Full, Target::Array(a)) => arr[*a] = true,
+            (DomainKind::Disk, _) => {}
+            (DomainKind::Net, Target::Rack(r)) => rack_down(*r, &mut srv, &mut arr, false),
+            (_, Target::Rack(r)) => rack_down(*r, &mut srv, &mut arr, true),
+            (_, Target::Host(h)) => {
+                for (i, s) in site.servers.iter().enumerate() {
+                    srv[i] |= s.host.as_deref() == Some(h.as_str());
+                }
+            }
+            (_, Target::Pdu(p)) => {
+                for (i, s) in site.servers.iter().enumerate() {
+                    let rack = &site.racks[s.rack];
+                    srv[i] |= s.pdu.as_deref() == Some(p.as_str())
+                        || (rack.power_feeds <= 1 && rack.pdus.iter().any(|x| x == p));
+                }
+            }
+            _ => {}
+        }
+    }
+    // A server whose own disks are its array is down with it.
+    for (i, a) in site.arrays.iter().enumerate() {
+        if let Some(o) = a.owner {
+            arr[i] |= srv[o];
+        }
+    }
+    (srv, arr)
+}
+
 /// Recovery steps for a scenario.
 pub fn recovery(model: &Model, catalog: &Catalog, sc: &Scenario) -> Recovery {
-    let site = model.site;
-    let layout = model.layout;
-    let t = |k: &str| repair_s(site, catalog, k);
-    let name = |s: ServerIdx| site.servers[s].name.clone();
-    let mut steps: Vec<Step> = Vec::new();
-    let mut alternatives = Vec::new();
-    fn push(steps: &mut Vec<Step>, chain: &str, what: String, seconds: f64) {
-        steps.push(Step {
+    let mut r = Builder {
+        model,
+        catalog,
+        sc,
+        steps: Vec::new(),
+        alternatives: Vec::new(),
+        spares: model.layout.spares.clone(),
+    };
+    r.domains();
+    r.destroyed();
+    r.degraded_groups();
+    r.lost_assets();
+    let total_s = r.chains().iter().map(|c| c.1).fold(0.0, f64::max);
+    Recovery {
+        steps: r.steps,
+        total_s,
+        alternatives: r.alternatives,
+    }
+}
+
+struct Builder<'b, 'a> {
+    model: &'b Model<'a>,
+    catalog: &'b Catalog,
+    sc: &'b Scenario,
+    steps: Vec<Step>,
+    alternatives: Vec<Step>,
+    /// Hot spares left per array: failures in the scenario consume them in order.
+    spares: Vec<(usize, u32)>,
+}
+
+impl Builder<'_, '_> {
+    fn t(&self, k: &str) -> f64 {
+        repair_s(self.model.site, self.catalog, k)
+    }
+    fn name(&self, s: ServerIdx) -> String {
+        self.model.site.servers[s].name.clone()
+    }
+    fn uses(&self, servers: &[ServerIdx], arrays: &[usize]) -> Uses {
+        Uses {
+            servers: servers.iter().map(|&s| self.name(s)).collect(),
+            arrays: arrays.iter().map(|&a| self.model.site.arrays[a].name.clone()).collect(),
+        }
+    }
+    fn push(&mut self, chain: &str, what: String, seconds: f64, uses: Uses) {
+        self.steps.push(Step {
             chain: chain.to_string(),
             what,
             seconds,
+            uses,
         })
     }
-    let (eff, _, _) = model.effects(&sc.failed);
-    // The slowest re-read among the servers a domain took down without destroying their store.
-    let reread_of = |di: usize| -> (f64, Option<ServerIdx>) {
-        let (eff1, _, _) = model.effects(std::slice::from_ref(&sc.failed[di]));
-        layout
-            .servers
-            .iter()
-            .copied()
-            .filter(|&s| eff1[s].down && !eff[s].destroyed)
-            .map(|s| (reread_s(model, catalog, s), Some(s)))
-            .fold((0.0, None), |a, b| if b.0 > a.0 { b } else { a })
-    };
-    let standby = site
-        .servers
-        .iter()
-        .enumerate()
-        .find(|(i, _)| !layout.servers.contains(i))
-        .map(|(_, s)| s.name.clone());
-    for (di, d) in sc.failed.iter().enumerate() {
-        let chain = d.to_string();
-        let (rr, slowest) = reread_of(di);
-        let reread = |steps: &mut Vec<Step>| {
-            if let Some(s) = slowest {
-                push(
-                    steps,
-                    &chain,
-                    format!("{} re-reads its store after the unclean stop (≈1 GiB/s)", name(s)),
-                    rr,
-                );
+    /// Take a hot spare of array `a` if one is left.
+    fn take_spare(&mut self, a: usize) -> bool {
+        match self.spares.iter_mut().find(|(x, n)| *x == a && *n > 0) {
+            Some((_, n)) => {
+                *n -= 1;
+                true
             }
-        };
-        match d.kind {
-            DomainKind::Disk | DomainKind::Wipe => {}
-            DomainKind::Process => {
-                push(
-                    &mut steps,
-                    &chain,
-                    "systemd restarts nats-server".into(),
-                    t("process_restart"),
-                );
-                reread(&mut steps);
-            }
-            DomainKind::Pause => push(
-                &mut steps,
-                &chain,
-                "resumes when the stall ends (unknown length)".into(),
-                0.0,
-            ),
-            DomainKind::Server | DomainKind::Host => {
-                push(&mut steps, &chain, "host reboots".into(), t("server_restart"));
-                reread(&mut steps);
-            }
-            DomainKind::Full => {
-                push(
-                    &mut steps,
-                    &chain,
-                    "operator frees space or raises max_file_store".into(),
-                    t("operator_response"),
-                );
-                push(&mut steps, &chain, "restart nats-server".into(), t("process_restart"));
-                reread(&mut steps);
-            }
-            DomainKind::Array => {
-                push(&mut steps, &chain, "controller replacement".into(), t("array_repair"));
-                reread(&mut steps);
-            }
-            DomainKind::Power | DomainKind::Pdu => {
-                push(&mut steps, &chain, "power restored".into(), t("rack_power_restore"));
-                push(&mut steps, &chain, "servers boot".into(), t("server_restart"));
-                reread(&mut steps);
-            }
-            DomainKind::Net => push(&mut steps, &chain, "uplinks restored".into(), t("rack_net_restore")),
-            DomainKind::Rack => {
-                push(
-                    &mut steps,
-                    &chain,
-                    "power and uplinks restored".into(),
-                    t("rack_power_restore").max(t("rack_net_restore")),
-                );
-                push(&mut steps, &chain, "servers boot".into(), t("server_restart"));
-                reread(&mut steps);
-            }
-        }
-        if matches!(
-            d.kind,
-            DomainKind::Server | DomainKind::Host | DomainKind::Power | DomainKind::Pdu | DomainKind::Rack
-        ) {
-            if let (Some(sb), Some(s)) = (&standby, slowest) {
-                alternatives.push(Step {
-                    chain: chain.clone(),
-                    what: format!(
-                        "re-attach {}'s LUN on standby server {sb} (same server_name), mount, re-read",
-                        name(s)
-                    ),
-                    seconds: t("operator_response") + t("filesystem") + rr,
-                });
-            }
+            None => false,
         }
     }
-    // Destroyed stores: new volume where the group died, then peer-remove and rejoin under a new name.
-    for &s in &sc.destroyed {
-        let chain = format!("rebuild {}", name(s));
-        let wiped = sc
-            .failed
-            .iter()
-            .any(|d| d.kind == DomainKind::Wipe && d.name == site.servers[s].name);
-        push(&mut steps, &chain, "operator responds".into(), t("operator_response"));
-        if !wiped {
-            let raid0 = model.group_of(s).is_some_and(|g| layout.groups[g].raid == Raid::Raid0);
-            push(
-                &mut steps,
-                &chain,
-                if raid0 {
-                    "new RAID 0 group and volume on a hot spare".into()
-                } else {
-                    "new group and volume on spare disks".into()
-                },
-                t("raid0_new_group"),
+    /// Per chain, its total time, in order of first appearance.
+    fn chains(&self) -> Vec<(String, f64)> {
+        let mut chains: Vec<(String, f64)> = Vec::new();
+        for s in &self.steps {
+            match chains.iter_mut().find(|(c, _)| c == &s.chain) {
+                Some((_, t)) => *t += s.seconds,
+                None => chains.push((s.chain.clone(), s.seconds)),
+            }
+        }
+        chains
+    }
+
+    /// Every failed domain's own return, and the standby alternative where one is usable.
+    fn domains(&mut self) {
+        let (model, catalog, sc) = (self.model, self.catalog, self.sc);
+        let site = model.site;
+        let layout = model.layout;
+        let (eff, _, _) = model.effects(&sc.failed);
+        let (bad_srv, bad_arr) = unusable(model, &sc.failed);
+        // A standby: a server outside the layout and outside every failed domain.
+        let standby = (0..site.servers.len()).find(|&i| !layout.servers.contains(&i) && !bad_srv[i]);
+        for d in &sc.failed {
+            let chain = d.to_string();
+            // The slowest re-read among the servers this domain took down without destroying their store.
+            let (eff1, _, _) = model.effects(std::slice::from_ref(d));
+            let (rr, slowest) = layout
+                .servers
+                .iter()
+                .copied()
+                .filter(|&s| eff1[s].down && !eff[s].destroyed)
+                .map(|s| (reread_s(model, catalog, s), Some(s)))
+                .fold((0.0, None), |a, b| if b.0 > a.0 { b } else { a });
+            let hit: Vec<ServerIdx> = layout.servers.iter().copied().filter(|&s| eff1[s].down).collect();
+            let arrays_of = |v: &[ServerIdx]| {
+                let mut a: Vec<usize> = v.iter().filter_map(|&s| model.array_of(s)).collect();
+                a.sort_unstable();
+                a.dedup();
+                a
+            };
+            let on = self.uses(&hit, &arrays_of(&hit));
+            let mut plan: Vec<(String, f64)> = Vec::new();
+            match d.kind {
+                DomainKind::Disk | DomainKind::Wipe => {}
+                DomainKind::Process => plan.push(("systemd restarts nats-server".into(), self.t("process_restart"))),
+                DomainKind::Pause => plan.push(("resumes when the stall ends (unknown length)".into(), 0.0)),
+                DomainKind::Server | DomainKind::Host => plan.push(("host reboots".into(), self.t("server_restart"))),
+                DomainKind::Full => {
+                    plan.push((
+                        "operator frees space or raises max_file_store".into(),
+                        self.t("operator_response"),
+                    ));
+                    plan.push(("restart nats-server".into(), self.t("process_restart")));
+                }
+                DomainKind::Array => plan.push(("controller replacement".into(), self.t("array_repair"))),
+                DomainKind::Power | DomainKind::Pdu => {
+                    plan.push(("power restored".into(), self.t("rack_power_restore")));
+                    plan.push(("servers boot".into(), self.t("server_restart")));
+                }
+                DomainKind::Net => plan.push(("uplinks restored".into(), self.t("rack_net_restore"))),
+                DomainKind::Rack => {
+                    let t = self.t("rack_power_restore").max(self.t("rack_net_restore"));
+                    plan.push(("power and uplinks restored".into(), t));
+                    plan.push(("servers boot".into(), self.t("server_restart")));
+                }
+            }
+            let rereads = !matches!(
+                d.kind,
+                DomainKind::Disk | DomainKind::Wipe | DomainKind::Pause | DomainKind::Net
             );
-            push(&mut steps, &chain, "filesystem and mount".into(), t("filesystem"));
+            for (what, secs) in plan {
+                self.push(&chain, what, secs, on.clone());
+            }
+            if let (true, Some(s)) = (rereads, slowest) {
+                let what = format!("{} re-reads its store after the unclean stop (≈1 GiB/s)", self.name(s));
+                self.push(&chain, what, rr, on.clone());
+            }
+            let crash = matches!(
+                d.kind,
+                DomainKind::Server | DomainKind::Host | DomainKind::Power | DomainKind::Pdu | DomainKind::Rack
+            );
+            // Re-attaching the LUN elsewhere needs its array reachable and a standby outside the failure.
+            if let (true, Some(sb), Some(s)) = (crash, standby, slowest) {
+                if let Some(a) = model
+                    .array_of(s)
+                    .filter(|&a| !bad_arr[a] && site.arrays[a].owner.is_none())
+                {
+                    self.alternatives.push(Step {
+                        chain: chain.clone(),
+                        what: format!(
+                            "re-attach {}'s LUN on standby server {} (same server_name), mount, re-read",
+                            self.name(s),
+                            self.name(sb)
+                        ),
+                        seconds: self.t("operator_response") + self.t("filesystem") + rr,
+                        uses: self.uses(&[sb], &[a]),
+                    });
+                }
+            }
         }
-        push(
-            &mut steps,
-            &chain,
-            format!("`nats server cluster peer-remove {}`", name(s)),
-            t("peer_remove"),
-        );
-        push(
-            &mut steps,
-            &chain,
-            "rejoin under a new server_name; replicas catch up over the network".into(),
-            catch_up_s(model, catalog, s),
-        );
     }
-    // Degraded groups rebuild onto a hot spare while serving.
-    for g in sc.groups.iter().filter(|g| !g.destroyed) {
-        let gi = layout.groups.iter().position(|x| x.name == g.group);
-        let disk_bytes = gi
-            .map(|gi| {
-                let a = &site.arrays[layout.groups[gi].array];
-                a.disk_size_bytes
-                    .or_else(|| catalog.disk(&a.disk_model).map(|d| d.capacity_bytes))
-                    .unwrap_or(0) as f64
-            })
-            .unwrap_or(0.0);
+
+    /// Destroyed stores: a new volume where the group died (on a spare if one is left, else after the drive
+    /// replacement), then peer-remove — which needs the meta group's quorum — and a rejoin under a new name.
+    fn destroyed(&mut self) {
+        let (model, catalog, sc) = (self.model, self.catalog, self.sc);
+        let layout = model.layout;
+        let meta_gone = sc.meta.status == Status::DataLost;
+        let meta_waits = sc.meta.status == Status::Unavailable;
+        // How long until the meta group has its quorum back by the failed domains returning.
+        let chains = self.chains();
+        let meta_back_s = sc
+            .meta
+            .stall_until
+            .iter()
+            .filter_map(|d| chains.iter().find(|c| &c.0 == d).map(|c| c.1))
+            .fold(0.0, f64::max);
+        if meta_gone {
+            let survivors = sc.meta.replicas - sc.meta.replicas_down;
+            let all: Vec<ServerIdx> = layout
+                .servers
+                .iter()
+                .copied()
+                .filter(|s| !sc.down.contains(s))
+                .collect();
+            self.push(
+                "meta group",
+                format!(
+                    "the meta group lost its quorum for good: on nats-server ≥ 2.15, from the system account, \
+                     `nats request '$JS.API.META.RESCUE' '{{\"quorum_needed\": {}}}'` on the surviving servers with \
+                     data lowers its quorum for 5 minutes (unsafe: meta changes only the lost peers held are gone) \
+                     so a leader is elected; peer-remove the lost peers within that window. Before 2.15 there is \
+                     no supported way: rebuild the cluster and restore from backups",
+                    survivors.max(1)
+                ),
+                self.t("operator_response"),
+                self.uses(&all, &[]),
+            );
+        }
+        let mut rebuilt: Vec<usize> = Vec::new();
+        for &s in &sc.destroyed {
+            let chain = format!("rebuild {}", self.name(s));
+            let name = self.name(s);
+            let wiped = sc.failed.iter().any(|d| d.kind == DomainKind::Wipe && d.name == name);
+            let arr: Vec<usize> = model.array_of(s).into_iter().collect();
+            let on = self.uses(&[s], &arr);
+            self.push(
+                &chain,
+                "operator responds".into(),
+                self.t("operator_response"),
+                on.clone(),
+            );
+            let g = model.group_of(s);
+            if let (false, Some(g)) = (wiped, g) {
+                if !rebuilt.contains(&g) {
+                    rebuilt.push(g);
+                    let a = layout.groups[g].array;
+                    let aname = model.site.arrays[a].name.clone();
+                    let (t_group, what) = if self.take_spare(a) {
+                        (
+                            self.t("raid0_new_group"),
+                            "new group and volume on a hot spare".to_string(),
+                        )
+                    } else {
+                        let t = self.t("disk_replace");
+                        self.push(
+                            &chain,
+                            format!("no hot spare left in {aname}: replacement drive"),
+                            t,
+                            on.clone(),
+                        );
+                        (
+                            self.t("raid0_new_group"),
+                            "new group and volume on the replacement drive".to_string(),
+                        )
+                    };
+                    self.push(&chain, what, t_group, on.clone());
+                }
+                self.push(&chain, "filesystem and mount".into(), self.t("filesystem"), on.clone());
+            }
+            if meta_waits {
+                self.push(
+                    &chain,
+                    "wait for the meta group's quorum: peer-remove needs it (the API answers 10008 without)".into(),
+                    meta_back_s,
+                    on.clone(),
+                );
+            }
+            if meta_gone {
+                self.push(
+                    &chain,
+                    "wait for the meta rescue (see the meta group chain)".into(),
+                    0.0,
+                    on.clone(),
+                );
+            }
+            self.push(
+                &chain,
+                format!("`nats server cluster peer-remove {name}`"),
+                self.t("peer_remove"),
+                on.clone(),
+            );
+            let what = if self.any_survivor_holds(s) {
+                "rejoin under a new server_name; its replicas catch up from surviving peers"
+            } else {
+                "rejoin under a new server_name (no surviving peer holds its data: nothing to catch up)"
+            };
+            self.push(&chain, what.into(), catch_up_s(model, catalog, s), on);
+        }
+    }
+
+    /// Whether some asset with a replica on `s` still has a live replica elsewhere to catch up from.
+    fn any_survivor_holds(&self, s: ServerIdx) -> bool {
+        let sc = self.sc;
+        self.model
+            .layout
+            .assets
+            .iter()
+            .zip(&sc.assets)
+            .any(|(a, o)| a.expected.contains(&s) && o.loss != Some("total") && o.replicas_down < o.replicas)
+    }
+
+    /// Degraded groups rebuild while serving, onto a hot spare while one is left, else after a replacement.
+    fn degraded_groups(&mut self) {
+        let (model, catalog, sc) = (self.model, self.catalog, self.sc);
+        let site = model.site;
+        let layout = model.layout;
         let rate = repair_s(site, catalog, "rebuild_rate").max(1.0);
-        push(
-            &mut steps,
-            &format!("group {}", g.group),
-            format!("rebuild {} disk(s) onto hot spares while serving", g.failed_disks.len()),
-            disk_bytes / rate,
-        );
-    }
-    let mut chains: Vec<(String, f64)> = Vec::new();
-    for s in &steps {
-        match chains.iter_mut().find(|(c, _)| c == &s.chain) {
-            Some((_, t)) => *t += s.seconds,
-            None => chains.push((s.chain.clone(), s.seconds)),
+        for g in sc.groups.iter().filter(|g| !g.destroyed) {
+            let Some(gi) = layout.groups.iter().position(|x| x.name == g.group) else {
+                continue;
+            };
+            let a = layout.groups[gi].array;
+            let arr = &site.arrays[a];
+            let disk_bytes = arr
+                .disk_size_bytes
+                .or_else(|| catalog.disk(&arr.disk_model).map(|d| d.capacity_bytes))
+                .unwrap_or(0) as f64;
+            let on = self.uses(model.group_servers(gi), &[a]);
+            let chain = format!("group {}", g.group);
+            for &d in &g.failed_disks {
+                if self.take_spare(a) {
+                    self.push(
+                        &chain,
+                        format!("rebuild disk {d} onto a hot spare while serving"),
+                        disk_bytes / rate,
+                        on.clone(),
+                    );
+                } else {
+                    let what = format!("no hot spare left in {}: replace disk {d}", arr.name);
+                    self.push(&chain, what, self.t("disk_replace"), on.clone());
+                    self.push(
+                        &chain,
+                        format!("rebuild disk {d} onto the replacement while serving"),
+                        disk_bytes / rate,
+                        on.clone(),
+                    );
+                }
+            }
         }
     }
-    let total_s = chains.iter().map(|c| c.1).fold(0.0, f64::max);
-    Recovery {
-        steps,
-        total_s,
-        alternatives,
+
+    /// Assets whose data is destroyed: a total loss is restored from backup; a lost tail re-forms on its
+    /// survivors once the meta group can reassign it.
+    fn lost_assets(&mut self) {
+        let sc = self.sc;
+        let total: Vec<&str> = sc
+            .assets
+            .iter()
+            .filter(|a| a.loss == Some("total"))
+            .map(|a| a.name.as_str())
+            .collect();
+        let tail: Vec<&str> = sc
+            .assets
+            .iter()
+            .filter(|a| a.loss == Some("tail"))
+            .map(|a| a.name.as_str())
+            .collect();
+        if !total.is_empty() {
+            self.push(
+                "lost data",
+                format!(
+                    "no replica survives: restore {} from backup (re-create, then replay)",
+                    short_list(&total)
+                ),
+                self.t("operator_response"),
+                Uses::default(),
+            );
+        }
+        if !tail.is_empty() {
+            self.push(
+                "lost data",
+                format!(
+                    "{}: a surviving replica holds the data up to where it had caught up; once the meta group has a \
+                     leader, `nats stream cluster peer-remove STREAM PEER` the destroyed peers so it re-forms on \
+                     the survivors; acknowledged writes only the lost replicas held are gone",
+                    short_list(&tail)
+                ),
+                self.t("operator_response"),
+                Uses::default(),
+            );
+        }
+    }
+}
+
+fn short_list(v: &[&str]) -> String {
+    if v.len() <= 6 {
+        v.join(", ")
+    } else {
+        format!("{} and {} more", v[..6].join(", "), v.len() - 6)
     }
 }
 

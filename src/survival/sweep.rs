@@ -83,8 +83,19 @@ struct Class {
 /// One domain's precomputed effect: the servers it hits (with flags) or the disk slot it fails.
 enum Effect {
     Servers(Vec<(ServerIdx, ServerEffect)>),
-    /// Index of the volume group the failed slot belongs to (None: a spare or unused slot).
-    Disk(Option<usize>),
+    /// The volume group the failed slot belongs to and its position in it (None: a spare or unused slot).
+    Disk(Option<(usize, usize)>),
+}
+
+/// The failed disks of one volume group in a combination: how many, and for mirror-pair groups (RAID 10)
+/// which pairs have lost a disk and whether one has lost both. Pairs past the 128th share bits (groups of
+/// more than 256 disks): that can only count a group destroyed too early, never too late.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct GroupHits {
+    group: usize,
+    count: u32,
+    half: u128,
+    pair_lost: bool,
 }
 
 pub(crate) struct Prepared<'m, 'a> {
@@ -159,7 +170,8 @@ impl<'m, 'a> Prepared<'m, 'a> {
             .map(|d| match d.target {
                 Target::Disk(a, slot) => Effect::Disk(
                     (0..layout.groups.len())
-                        .find(|&g| layout.groups[g].array == a && layout.groups[g].disks.contains(&slot)),
+                        .find(|&g| layout.groups[g].array == a && layout.groups[g].disks.contains(&slot))
+                        .and_then(|g| model.position_in_group(g, slot).map(|p| (g, p))),
                 ),
                 _ => {
                     let (eff, _, _) = model.effects(std::slice::from_ref(d));
@@ -203,22 +215,40 @@ impl<'m, 'a> Prepared<'m, 'a> {
         &self,
         combo: &[usize],
         hit: &mut Vec<(ServerIdx, ServerEffect)>,
-        disks: &mut Vec<(usize, u32)>,
+        disks: &mut Vec<GroupHits>,
     ) -> Vec<u8> {
         hit.clear();
         disks.clear();
         for &d in combo {
             match &self.effects[d] {
                 Effect::Servers(v) => hit.extend_from_slice(v),
-                Effect::Disk(Some(g)) => match disks.iter_mut().find(|(x, _)| x == g) {
-                    Some((_, n)) => *n += 1,
-                    None => disks.push((*g, 1)),
-                },
+                Effect::Disk(Some((g, pos))) => {
+                    let bit = 1u128 << ((pos / 2) % 128);
+                    match disks.iter_mut().find(|x| x.group == *g) {
+                        Some(h) => {
+                            h.count += 1;
+                            h.pair_lost |= h.half & bit != 0;
+                            h.half |= bit;
+                        }
+                        None => disks.push(GroupHits {
+                            group: *g,
+                            count: 1,
+                            half: bit,
+                            pair_lost: false,
+                        }),
+                    }
+                }
                 Effect::Disk(None) => {}
             }
         }
-        for &(g, n) in disks.iter() {
-            if n >= self.model.disks_to_destroy(g) {
+        for h in disks.iter() {
+            let g = h.group;
+            let gone = if self.model.paired(g) {
+                h.pair_lost
+            } else {
+                h.count >= self.model.disks_to_destroy(g)
+            };
+            if gone {
                 for &s in self.model.group_servers(g) {
                     hit.push((
                         s,
@@ -226,6 +256,7 @@ impl<'m, 'a> Prepared<'m, 'a> {
                             down: true,
                             destroyed: true,
                             cache_lost: true,
+                            cut_off: false,
                         },
                     ));
                 }
@@ -240,6 +271,7 @@ impl<'m, 'a> Prepared<'m, 'a> {
                     f.down |= e.down;
                     f.destroyed |= e.destroyed;
                     f.cache_lost |= e.cache_lost || e.destroyed;
+                    f.cut_off |= e.cut_off;
                 }
                 _ => merged.push((
                     s,
@@ -258,24 +290,25 @@ impl<'m, 'a> Prepared<'m, 'a> {
             .collect();
         touched.sort_unstable();
         touched.dedup();
-        let mut racks_seen = [Vec::new(), Vec::new(), Vec::new()];
+        let mut racks_seen = [Vec::new(), Vec::new(), Vec::new(), Vec::new()];
         for k in touched {
             let c = &self.classes[k];
-            let mut counts = [0u32; 3];
+            let mut counts = [0u32; 4];
             if c.unique_rack {
                 for r in racks_seen.iter_mut() {
                     r.clear();
                 }
                 for &(s, e) in &merged {
                     if c.member[s] {
-                        for (i, f) in [e.down, e.destroyed, e.cache_lost].into_iter().enumerate() {
+                        let flags = [e.down, e.destroyed, e.cache_lost, e.cache_lost || e.cut_off];
+                        for (i, f) in flags.into_iter().enumerate() {
                             if f && !racks_seen[i].contains(&self.rack_of[s]) {
                                 racks_seen[i].push(self.rack_of[s]);
                             }
                         }
                     }
                 }
-                for i in 0..3 {
+                for i in 0..4 {
                     counts[i] = racks_seen[i].len() as u32;
                 }
             } else {
@@ -284,6 +317,7 @@ impl<'m, 'a> Prepared<'m, 'a> {
                         counts[0] += e.down as u32;
                         counts[1] += e.destroyed as u32;
                         counts[2] += e.cache_lost as u32;
+                        counts[3] += (e.cache_lost || e.cut_off) as u32;
                     }
                 }
             }
@@ -300,7 +334,9 @@ impl<'m, 'a> Prepared<'m, 'a> {
                 Status::Ok
             };
             sig[2 * k] = status as u8;
-            sig[2 * k + 1] = (!self.sync_always && counts[2].min(r) >= q) as u8;
+            // As `Model::outcome`: a quorum lost its page cache, or one did with enough others cut off (#7567).
+            let (cache, cut) = (counts[2].min(r), counts[3].min(r));
+            sig[2 * k + 1] = (!self.sync_always && (cache >= q || (cache >= 1 && cut >= q))) as u8;
         }
         sig
     }

@@ -514,7 +514,7 @@ proptest! {
         let t = tolerates(&s, &l);
         for (name, kind) in TOLERANCE_KINDS {
             let sw = sweep(&m, &[kind], 1);
-            let all_writable = sw.classes.iter().all(|c| c.example.worst().writable());
+            let all_writable = sw.classes.iter().all(|c| c.example.worst_asset().writable());
             let tol = match name { "racks" => t.racks, "arrays" => t.arrays, "servers" => t.servers, _ => t.disks };
             if sw.domains == 0 {
                 continue;

@@ -1,5 +1,10 @@
 //! `tolerates`: per domain kind (racks, arrays, servers, disks), the largest k such that ANY k simultaneous
-//! failures of that kind keep every asset and the meta group writable.
+//! failures of that kind keep every existing asset writable; `tolerates_meta`: the same for the meta group
+//! (the JetStream API: create, update, delete, consumer create, peer-remove). The two are apart because an
+//! existing stream whose own group keeps its quorum goes on taking writes while the meta group has lost its
+//! quorum (confirmed on a lab: rack A's three of five servers killed, the R3 stream on a2, b1, c1 kept
+//! acknowledging; only the API answered 10008). A layout without assets falls back to the meta group's
+//! figure for `tolerates` (any stream created later needs the API).
 //!
 //! No subsets are enumerated. Each failure of a kind is a *unit* with a cost (a rack, array or server costs
 //! 1; a volume group costs the disks that destroy it) and the JetStream servers it takes down. An asset
@@ -163,9 +168,26 @@ fn min_cost_cover(costs: &[u32], cover: &[Vec<usize>], t: usize) -> Option<u32> 
     (best != u32::MAX).then_some(best)
 }
 
-/// The fewest domains of `kind` whose failure makes some asset or the meta group unwritable (None: not
-/// even all of them do).
+/// Which groups a tolerance is judged on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Judge {
+    /// Every existing asset keeps taking writes (`tolerates`).
+    Writes,
+    /// The meta group keeps its quorum: the JetStream API works (`tolerates_meta`).
+    Meta,
+}
+
+/// The fewest domains of `kind` whose failure makes some asset unwritable (None: not even all of them do).
+/// Without assets, the meta group's figure (see the module doc).
 pub fn min_breaking_cost(model: &Model, kind: DomainKind) -> Option<u32> {
+    if model.layout.assets.is_empty() {
+        return min_breaking_cost_of(model, kind, Judge::Meta);
+    }
+    min_breaking_cost_of(model, kind, Judge::Writes)
+}
+
+/// The fewest domains of `kind` whose failure breaks what `judge` names.
+pub fn min_breaking_cost_of(model: &Model, kind: DomainKind, judge: Judge) -> Option<u32> {
     let units = units(model, kind);
     let costs: Vec<u32> = units.iter().map(|u| u.cost).collect();
     let site = model.site;
@@ -191,7 +213,10 @@ pub fn min_breaking_cost(model: &Model, kind: DomainKind) -> Option<u32> {
             best = Some(best.map_or(c, |b| b.min(c)));
         }
     };
-    consider(&layout.servers, layout.servers.len() as u32, false);
+    if judge == Judge::Meta {
+        consider(&layout.servers, layout.servers.len() as u32, false);
+        return best;
+    }
     // Many assets share a placement; evaluate each distinct (candidates, R, unique) once.
     let mut seen = std::collections::HashSet::new();
     for (i, a) in layout.assets.iter().enumerate() {
@@ -203,12 +228,26 @@ pub fn min_breaking_cost(model: &Model, kind: DomainKind) -> Option<u32> {
     best
 }
 
-/// What the layout tolerates, per kind (see the module doc).
+/// What the layout tolerates with every existing asset writable, per kind (see the module doc).
 pub fn tolerates(site: &Site, layout: &Layout) -> Tolerance {
+    let judge = if layout.assets.is_empty() {
+        Judge::Meta
+    } else {
+        Judge::Writes
+    };
+    tolerates_by(site, layout, judge)
+}
+
+/// What the layout tolerates with the JetStream API (the meta group) working, per kind.
+pub fn tolerates_meta(site: &Site, layout: &Layout) -> Tolerance {
+    tolerates_by(site, layout, Judge::Meta)
+}
+
+fn tolerates_by(site: &Site, layout: &Layout, judge: Judge) -> Tolerance {
     let model = Model::new(site, layout);
     let k = |kind| {
         let total = Domain::universe(kind, site, layout).len() as u32;
-        match min_breaking_cost(&model, kind) {
+        match min_breaking_cost_of(&model, kind, judge) {
             Some(c) => (c - 1).min(total),
             None => total,
         }
@@ -222,14 +261,30 @@ pub fn tolerates(site: &Site, layout: &Layout) -> Tolerance {
 }
 
 /// Independent checker: the largest k such that every k-subset of the kind's domains (evaluated scenario by
-/// scenario) leaves every asset and the meta group writable. Exponential; for small sites and tests.
+/// scenario) leaves every asset writable (or, without assets, the meta group). Exponential; for small
+/// sites and tests.
 pub fn brute_force_kind(model: &Model, kind: DomainKind) -> u32 {
+    let judge = if model.layout.assets.is_empty() {
+        Judge::Meta
+    } else {
+        Judge::Writes
+    };
+    brute_force_kind_of(model, kind, judge)
+}
+
+/// `brute_force_kind` for what `judge` names.
+pub fn brute_force_kind_of(model: &Model, kind: DomainKind, judge: Judge) -> u32 {
     let all = Domain::universe(kind, model.site, model.layout);
     for k in 1..=all.len() {
         let mut broken = false;
         for_each_subset(all.len(), k, &mut |idx| {
             let failed: Vec<Domain> = idx.iter().map(|&i| all[i].clone()).collect();
-            if !model.evaluate(&failed).worst().writable() {
+            let sc = model.evaluate(&failed);
+            let ok = match judge {
+                Judge::Writes => sc.worst_asset().writable(),
+                Judge::Meta => sc.meta.status.writable(),
+            };
+            if !ok {
                 broken = true;
             }
             !broken
@@ -243,12 +298,26 @@ pub fn brute_force_kind(model: &Model, kind: DomainKind) -> u32 {
 
 /// `tolerates` by enumeration (see `brute_force_kind`).
 pub fn brute_force(site: &Site, layout: &Layout) -> Tolerance {
+    let judge = if layout.assets.is_empty() {
+        Judge::Meta
+    } else {
+        Judge::Writes
+    };
+    brute_force_by(site, layout, judge)
+}
+
+/// `tolerates_meta` by enumeration.
+pub fn brute_force_meta(site: &Site, layout: &Layout) -> Tolerance {
+    brute_force_by(site, layout, Judge::Meta)
+}
+
+fn brute_force_by(site: &Site, layout: &Layout, judge: Judge) -> Tolerance {
     let model = Model::new(site, layout);
     Tolerance {
-        racks: brute_force_kind(&model, DomainKind::Rack),
-        arrays: brute_force_kind(&model, DomainKind::Array),
-        servers: brute_force_kind(&model, DomainKind::Server),
-        disks: brute_force_kind(&model, DomainKind::Disk),
+        racks: brute_force_kind_of(&model, DomainKind::Rack, judge),
+        arrays: brute_force_kind_of(&model, DomainKind::Array, judge),
+        servers: brute_force_kind_of(&model, DomainKind::Server, judge),
+        disks: brute_force_kind_of(&model, DomainKind::Disk, judge),
     }
 }
 

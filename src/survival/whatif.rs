@@ -21,6 +21,12 @@ pub struct StreamLine {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub stall_until: Vec<String>,
     pub acked_loss_risk: bool,
+    /// `quorum_lost_page_cache` or `crash_plus_pause` (Jepsen, nats-server #7567) when at risk.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub acked_loss_cause: Option<&'static str>,
+    /// For `data_lost`: `total` (no replica with the data survives) or `tail` (a survivor may lag).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub loss: Option<&'static str>,
 }
 
 impl From<&AssetOutcome> for StreamLine {
@@ -32,6 +38,8 @@ impl From<&AssetOutcome> for StreamLine {
             stall_s: a.stall_s,
             stall_until: a.stall_until.clone(),
             acked_loss_risk: a.acked_loss_risk,
+            acked_loss_cause: a.acked_loss_cause,
+            loss: a.loss,
         }
     }
 }
@@ -47,6 +55,9 @@ pub struct ScenarioReport {
     pub worst: Status,
     /// The meta group's status.
     pub meta: Status,
+    /// Whether the JetStream API works (the meta group keeps its quorum); existing streams may take writes
+    /// without it (see `actions`).
+    pub api_available: bool,
     pub meta_detail: StreamLine,
     pub streams: Vec<StreamLine>,
     pub recovery_s: f64,
@@ -90,6 +101,8 @@ pub struct WhatifReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sweep: Option<SweepSummary>,
     pub scenarios: Vec<ScenarioReport>,
+    /// Open NATS issues these statuses do not cover (see `survival::known_hazards`).
+    pub known_hazards: Vec<super::Hazard>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -126,6 +139,7 @@ pub fn scenario_report(model: &Model, catalog: &Catalog, sc: &Scenario, count: O
         count,
         worst: sc.worst(),
         meta: sc.meta.status,
+        api_available: sc.meta.status.writable(),
         meta_detail: StreamLine::from(&sc.meta),
         streams: sc.assets.iter().map(StreamLine::from).collect(),
         recovery_s: rec.total_s,
@@ -150,6 +164,7 @@ pub fn report_scenarios(model: &Model, catalog: &Catalog, scenarios: &[Scenario]
             .iter()
             .map(|s| scenario_report(model, catalog, s, None))
             .collect(),
+        known_hazards: super::known_hazards(),
     }
 }
 
@@ -172,6 +187,7 @@ pub fn report_sweep(model: &Model, catalog: &Catalog, sweep: &Sweep) -> WhatifRe
             .iter()
             .map(|c| scenario_report(model, catalog, &c.example, Some(c.count)))
             .collect(),
+        known_hazards: super::known_hazards(),
     }
 }
 

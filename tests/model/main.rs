@@ -15,4 +15,5 @@ mod report_html;
 mod report_render;
 mod site_errors;
 mod site_props;
+mod survival_review;
 mod whatif_tolerates;

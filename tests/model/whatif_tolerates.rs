@@ -30,7 +30,7 @@ fn sweeps_of_up_to_two_failures_agree_with_tolerates_on_the_examples() {
                     if sw.domains < k {
                         continue;
                     }
-                    let all_writable = sw.classes.iter().all(|c| c.example.worst().writable());
+                    let all_writable = sw.classes.iter().all(|c| c.example.worst_asset().writable());
                     assert_eq!(
                         tol as usize >= k,
                         all_writable,

@@ -79,7 +79,7 @@ pub(super) const POLICY_KEYS: &[&str] = &[
     "store_headroom",
     "baselines",
 ];
-pub(super) const TOLERANCE_KEYS: &[&str] = &["racks", "arrays", "servers", "disks"];
+pub(super) const TOLERANCE_KEYS: &[&str] = &["racks", "arrays", "servers", "disks", "meta"];
 
 /// Where each fixed-schema key lives, to say "this key belongs under X" when one is put in the wrong place.
 pub(super) const SECTIONS: &[(&str, &[&str])] = &[

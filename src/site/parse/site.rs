@@ -181,6 +181,7 @@ impl Validator<'_> {
             wear_headroom: 0.15,
             hot_spares_per_array: 1,
             min_tolerated: Tolerance::default(),
+            min_tolerated_meta: false,
             growth: 0.0,
             horizon_s: YEAR_S,
             fs_reserve: 0.05,
@@ -218,6 +219,11 @@ impl Validator<'_> {
                         if let Some(x) = self.count_u32(v, &t.p(key), "a failure count", "1") {
                             *slot = x;
                         }
+                    }
+                }
+                if let Some(v) = t.get("meta") {
+                    if let Some(b) = self.boolean(v, &t.p("meta")) {
+                        out.min_tolerated_meta = b;
                     }
                 }
             }
@@ -471,6 +477,7 @@ fn empty_site() -> Site {
             wear_headroom: 0.15,
             hot_spares_per_array: 1,
             min_tolerated: Tolerance::default(),
+            min_tolerated_meta: false,
             growth: 0.0,
             horizon_s: YEAR_S,
             fs_reserve: 0.05,

@@ -1,0 +1,667 @@
+//! Solving the yearly chain built in `yearly`: exactly (a continuous-time Markov chain truncated at a
+//! number of concurrent failures, its stationary distribution by Gauss–Seidel) or by a seeded Monte Carlo
+//! of the same chain. Both return `Yearly` through `Reliability::figures`.
+
+// Per-class figures live in parallel vectors indexed by class; index loops read clearer than zips of four.
+#![allow(clippy::needless_range_loop)]
+
+use super::evaluate::Status;
+use super::yearly::{Ci95, Reliability, Yearly};
+use crate::site::ServerIdx;
+use crate::units::YEAR_S;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
+use std::collections::HashMap;
+
+/// Status and acked-loss flag of class `k` in an outcome signature.
+fn st(sig: &[u8], k: usize) -> (u8, bool) {
+    (sig[2 * k], sig[2 * k + 1] != 0)
+}
+
+const UNAV: u8 = Status::Unavailable as u8;
+const DL: u8 = Status::DataLost as u8;
+
+fn any_dl(sig: &[u8]) -> bool {
+    sig.chunks(2).any(|c| c[0] == DL)
+}
+
+/// Transitions out of one state of the truncated chain: (target state, rate per second).
+fn transitions(rel: &Reliability, state: u128, cap: usize, out: &mut Vec<(u128, f64)>) {
+    out.clear();
+    let n = rel.components.len();
+    let size = state.count_ones() as usize;
+    for c in 0..n {
+        let bit = 1u128 << c;
+        let comp = &rel.components[c];
+        if state & bit != 0 {
+            let in_pool = comp.spare_pool.map_or(1, |p| (state & rel.pool_masks[p]).count_ones());
+            out.push((state & !bit, rel.repair_rate(c, in_pool)));
+            continue;
+        }
+        if comp.rate_per_s <= 0.0 {
+            continue;
+        }
+        let free: Vec<usize> = comp
+            .triggers
+            .iter()
+            .copied()
+            .filter(|&t| state & (1u128 << t) == 0)
+            .collect();
+        if free.is_empty() || rel.p_not_return <= 0.0 {
+            if size < cap {
+                out.push((state | bit, comp.rate_per_s));
+            }
+            continue;
+        }
+        let p = rel.p_not_return;
+        for mask in 0u32..(1u32 << free.len()) {
+            let k = mask.count_ones() as usize;
+            if size + 1 + k > cap {
+                continue;
+            }
+            let mut target = state | bit;
+            for (i, &t) in free.iter().enumerate() {
+                if mask & (1 << i) != 0 {
+                    target |= 1u128 << t;
+                }
+            }
+            let prob = p.powi(k as i32) * (1.0 - p).powi((free.len() - k) as i32);
+            out.push((target, comp.rate_per_s * prob));
+        }
+    }
+}
+
+/// Exact figures from the chain truncated at `cap` concurrent failed components. None when the site has
+/// more components than the chain can index (128) or more than `max_states` states.
+pub fn exact(rel: &Reliability, cap: usize, max_states: usize) -> Option<Yearly> {
+    let n = rel.components.len();
+    if n > 128 {
+        return None;
+    }
+    // Reachable states by breadth-first search.
+    let mut index: HashMap<u128, usize> = HashMap::new();
+    let mut states: Vec<u128> = vec![0];
+    index.insert(0, 0);
+    let mut out = Vec::new();
+    let mut edges: Vec<Vec<(usize, f64)>> = Vec::new();
+    let mut i = 0;
+    while i < states.len() {
+        transitions(rel, states[i], cap, &mut out);
+        let mut e = Vec::with_capacity(out.len());
+        for &(t, r) in &out {
+            let j = match index.get(&t) {
+                Some(&j) => j,
+                None => {
+                    if states.len() >= max_states {
+                        return None;
+                    }
+                    states.push(t);
+                    index.insert(t, states.len() - 1);
+                    states.len() - 1
+                }
+            };
+            e.push((j, r));
+        }
+        edges.push(e);
+        i += 1;
+    }
+    let ns = states.len();
+    let mut hit = Vec::new();
+    let mut disks = Vec::new();
+    let sigs: Vec<Vec<u8>> = states
+        .iter()
+        .map(|&s| {
+            let active: Vec<usize> = (0..n).filter(|&c| s & (1u128 << c) != 0).collect();
+            rel.outcome(&active, &mut hit, &mut disks)
+        })
+        .collect();
+    // Stationary distribution by Gauss–Seidel on the balance equations π_j q_j = Σ_i π_i q_ij.
+    let out_rate: Vec<f64> = edges.iter().map(|e| e.iter().map(|x| x.1).sum()).collect();
+    let mut incoming: Vec<Vec<(usize, f64)>> = vec![Vec::new(); ns];
+    for (i, e) in edges.iter().enumerate() {
+        for &(j, r) in e {
+            incoming[j].push((i, r));
+        }
+    }
+    let mut pi = vec![0.0f64; ns];
+    pi[0] = 1.0;
+    for _ in 0..100_000 {
+        let mut change = 0.0f64;
+        for j in 1..ns {
+            let v: f64 = incoming[j].iter().map(|&(i, r)| pi[i] * r).sum::<f64>() / out_rate[j].max(f64::MIN_POSITIVE);
+            let d = (v - pi[j]).abs() / v.max(f64::MIN_POSITIVE);
+            if v > 0.0 && d > change {
+                change = d;
+            }
+            pi[j] = v;
+        }
+        // State 0 from its own balance, then renormalise.
+        pi[0] = incoming[0].iter().map(|&(i, r)| pi[i] * r).sum::<f64>() / out_rate[0].max(f64::MIN_POSITIVE);
+        let total: f64 = pi.iter().sum();
+        for p in pi.iter_mut() {
+            *p /= total;
+        }
+        if change < 1e-12 {
+            break;
+        }
+    }
+    let nc = rel.classes();
+    let mut unavail = vec![0.0; nc];
+    let mut dl = vec![0.0; nc];
+    let mut risk = vec![0.0; nc];
+    let mut any = 0.0;
+    let mut event_sigs: HashMap<u128, Vec<u8>> = HashMap::new();
+    for (i, e) in edges.iter().enumerate() {
+        for k in 0..nc {
+            if st(&sigs[i], k).0 >= UNAV {
+                unavail[k] += pi[i];
+            }
+        }
+        for &(j, r) in e {
+            let flow = pi[i] * r * YEAR_S;
+            for k in 0..nc {
+                if st(&sigs[i], k).0 < DL && st(&sigs[j], k).0 == DL {
+                    dl[k] += flow;
+                }
+            }
+            // A failure event: does it, on its own, make a quorum lose unsynced writes?
+            let newly = states[j] & !states[i];
+            if newly != 0 {
+                let ev = event_sigs.entry(newly).or_insert_with(|| {
+                    let active: Vec<usize> = (0..n).filter(|&c| newly & (1u128 << c) != 0).collect();
+                    rel.outcome(&active, &mut hit, &mut disks)
+                });
+                for k in 0..nc {
+                    if st(ev, k).1 {
+                        risk[k] += flow;
+                    }
+                }
+            }
+            if !any_dl(&sigs[i]) && any_dl(&sigs[j]) {
+                any += flow;
+            }
+        }
+    }
+    let detail =
+        format!("continuous-time Markov chain over {n} components, {ns} states (at most {cap} concurrent failures)");
+    let mut y = rel.figures("exact", detail, &unavail, &dl, &risk, any, -(-any).exp_m1(), None);
+    y.assumptions.push(format!(
+        "exact chain truncated at {cap} concurrent failed components: losses that need more (e.g. both disks of \
+         several mirrors at once) count as 0; their odds are of the order (rate × repair time)^{}",
+        cap + 1
+    ));
+    Some(y)
+}
+
+/// Per-trial tallies of the Monte Carlo, per class.
+#[derive(Debug, Clone)]
+struct Tally {
+    /// Sums and sums of squares over trials.
+    unavail_s: Vec<(f64, f64)>,
+    dl: Vec<(f64, f64)>,
+    risk: Vec<(f64, f64)>,
+    /// Trials with at least one data_lost entry, per class and for any asset.
+    dl_years: Vec<u64>,
+    any_dl_years: u64,
+    trials: u64,
+}
+
+impl Tally {
+    fn new(nc: usize) -> Tally {
+        Tally {
+            unavail_s: vec![(0.0, 0.0); nc],
+            dl: vec![(0.0, 0.0); nc],
+            risk: vec![(0.0, 0.0); nc],
+            dl_years: vec![0; nc],
+            any_dl_years: 0,
+            trials: 0,
+        }
+    }
+    fn merge(&mut self, o: &Tally) {
+        for k in 0..self.unavail_s.len() {
+            self.unavail_s[k].0 += o.unavail_s[k].0;
+            self.unavail_s[k].1 += o.unavail_s[k].1;
+            self.dl[k].0 += o.dl[k].0;
+            self.dl[k].1 += o.dl[k].1;
+            self.risk[k].0 += o.risk[k].0;
+            self.risk[k].1 += o.risk[k].1;
+            self.dl_years[k] += o.dl_years[k];
+        }
+        self.any_dl_years += o.any_dl_years;
+        self.trials += o.trials;
+    }
+}
+
+/// A 95 % interval for the mean of `n` non-negative per-trial totals with sum `s` and sum of squares `s2`,
+/// valid for rare, heavy-tailed contributions (a few outages of days among many of seconds), where the
+/// normal interval is far too narrow. The total is treated as a scaled Poisson count: its effective number
+/// of independent contributions is s²/s2 (for a compound Poisson sum, n/(1 + CV²) of its episodes), and the
+/// Garwood interval for that count — gamma quantiles at shape n_eff and n_eff + 1 — is scaled back. With
+/// nothing seen, the upper bound is the rule of three for one contribution of size `unseen`.
+/// Returns (mean, low, high).
+pub(crate) fn scaled_poisson_ci(s: f64, s2: f64, n: f64, unseen: f64) -> (f64, f64, f64) {
+    let m = s / n.max(1.0);
+    if s <= 0.0 || s2 <= 0.0 {
+        return (0.0, 0.0, 3.0 * unseen / n.max(1.0));
+    }
+    let n_eff = s * s / s2;
+    let scale = m / n_eff;
+    let lo = gamma_quantile(n_eff, -1.959_964) * scale;
+    let hi = gamma_quantile(n_eff + 1.0, 1.959_964) * scale;
+    (m, lo.max(0.0), hi)
+}
+
+/// The quantile of a unit-scale gamma distribution of `shape` at the standard normal quantile `z`, by the
+/// Wilson–Hilferty cube-root approximation of χ² with 2·shape degrees of freedom (within a few per cent for
+/// shape ≥ 0.5 at the 2.5 % and 97.5 % points; the lower end errs low, which only widens the interval).
+fn gamma_quantile(shape: f64, z: f64) -> f64 {
+    let k = 2.0 * shape;
+    let c = 2.0 / (9.0 * k);
+    let x = 1.0 - c + z * c.sqrt();
+    (k * x.max(0.0).powi(3)) / 2.0
+}
+
+/// A disk that held a hot spare is whole again: the spare counts as back (see `Reliability::repair_rate`),
+/// so a disk of the same pool waiting for a replacement drive takes it and rebuilds from now on (the
+/// exponential's memorylessness lets its remaining time be drawn afresh). This keeps the simulation the
+/// same chain as the exact one.
+fn hand_on_spare(rel: &Reliability, active: &mut [(usize, f64, bool)], done: usize, t: f64, rng: &mut ChaCha8Rng) {
+    let pool = rel.components[done].spare_pool;
+    if let Some(w) = active
+        .iter_mut()
+        .find(|a| !a.2 && pool.is_some() && rel.components[a.0].spare_pool == pool)
+    {
+        w.2 = true;
+        w.1 = t + exp_sample(rng, rel.components[w.0].repair_s);
+    }
+}
+
+fn exp_sample(rng: &mut ChaCha8Rng, mean: f64) -> f64 {
+    // 1 - u is in (0, 1], so the logarithm is finite.
+    let u: f64 = rng.random();
+    -mean * (1.0 - u).ln()
+}
+
+/// An outcome signature with flags that let the simulation skip per-class work in the common cases.
+#[derive(Debug, Clone)]
+pub(super) struct SigInfo {
+    sig: Vec<u8>,
+    any_unav: bool,
+    any_dl: bool,
+    any_risk: bool,
+}
+
+impl SigInfo {
+    pub(super) fn new(sig: Vec<u8>) -> SigInfo {
+        SigInfo {
+            any_unav: sig.chunks(2).any(|c| c[0] >= UNAV),
+            any_dl: sig.chunks(2).any(|c| c[0] == DL),
+            any_risk: sig.chunks(2).any(|c| c[1] != 0),
+            sig,
+        }
+    }
+}
+
+fn info<'x>(base: &'x [SigInfo], extra: &'x [SigInfo], id: u32) -> &'x SigInfo {
+    let id = id as usize;
+    if id < base.len() {
+        &base[id]
+    } else {
+        &extra[id - base.len()]
+    }
+}
+
+/// The interned outcome id of a sorted set of failed components.
+fn intern(
+    rel: &Reliability,
+    extra: &mut Vec<SigInfo>,
+    cache: &mut HashMap<Vec<usize>, u32>,
+    set: &[usize],
+    hit: &mut Vec<(ServerIdx, super::evaluate::ServerEffect)>,
+    disks: &mut Vec<super::sweep::GroupHits>,
+) -> u32 {
+    match set.len() {
+        0 => 0,
+        1 => 1 + set[0] as u32,
+        _ => {
+            if let Some(&id) = cache.get(set) {
+                return id;
+            }
+            let id = (rel.base.len() + extra.len()) as u32;
+            extra.push(SigInfo::new(rel.prep.signature(set, hit, disks)));
+            cache.insert(set.to_vec(), id);
+            id
+        }
+    }
+}
+
+/// Walker's alias table: picks index i with probability weight[i] / Σ weight from one uniform number in
+/// constant time (the Monte Carlo picks a failing component hundreds of times per simulated year).
+struct Alias {
+    prob: Vec<f64>,
+    alias: Vec<usize>,
+}
+
+impl Alias {
+    fn new(weights: &[f64]) -> Alias {
+        let n = weights.len().max(1);
+        let total: f64 = weights.iter().sum();
+        let mut prob: Vec<f64> = weights
+            .iter()
+            .map(|w| if total > 0.0 { w / total * n as f64 } else { 1.0 })
+            .collect();
+        prob.resize(n, 0.0);
+        let mut alias: Vec<usize> = (0..n).collect();
+        let (mut small, mut large): (Vec<usize>, Vec<usize>) = (0..n).partition(|&i| prob[i] < 1.0);
+        while let (Some(s), Some(&l)) = (small.pop(), large.last()) {
+            alias[s] = l;
+            prob[l] -= 1.0 - prob[s];
+            if prob[l] < 1.0 {
+                large.pop();
+                small.push(l);
+            }
+        }
+        // Leftovers are 1 up to rounding.
+        for i in large.into_iter().chain(small) {
+            prob[i] = 1.0;
+        }
+        Alias { prob, alias }
+    }
+
+    /// `u` uniform in [0, 1).
+    fn sample(&self, u: f64) -> usize {
+        let x = u * self.prob.len() as f64;
+        let i = (x as usize).min(self.prob.len() - 1);
+        if x - (i as f64) < self.prob[i] {
+            i
+        } else {
+            self.alias[i]
+        }
+    }
+}
+
+/// Trials per work unit: fixed, so results do not depend on the number of threads.
+const CHUNK: u64 = 2048;
+
+/// Simulate `trials` independent runs of `years_per_trial` years each of the chain (optionally truncated at
+/// `cap` concurrent failures, as the exact chain is), starting with everything up. Means and intervals
+/// are per year over trials; yearly probabilities are the fraction of simulated years with a loss. Same
+/// seed, same numbers, whatever the number of threads.
+pub fn monte_carlo(rel: &Reliability, trials: u64, years_per_trial: u64, seed: u64, cap: Option<usize>) -> Yearly {
+    let years = trials;
+    let per = years_per_trial.max(1);
+    let horizon = per as f64 * YEAR_S;
+    let nc = rel.classes();
+    let n = rel.components.len();
+    let rates: Vec<f64> = rel.components.iter().map(|c| c.rate_per_s).collect();
+    let total_rate: f64 = rates.iter().sum();
+    let alias = Alias::new(&rates);
+    let cap = cap.unwrap_or(usize::MAX);
+    let chunks = years.div_ceil(CHUNK);
+    let parts: Vec<Tally> = (0..chunks)
+        .into_par_iter()
+        .map(|ch| {
+            let mut tally = Tally::new(nc);
+            // Outcomes interned: ids below `base.len()` are the empty state and single components; others
+            // are this chunk's multi-failure states.
+            let mut extra: Vec<SigInfo> = Vec::new();
+            let mut cache: HashMap<Vec<usize>, u32> = HashMap::new();
+            let mut hit = Vec::new();
+            let mut disks = Vec::new();
+            // Failed components: (index, repair time, holds a hot spare).
+            let mut active: Vec<(usize, f64, bool)> = Vec::new();
+            let mut ids: Vec<usize> = Vec::new();
+            let mut newly: Vec<usize> = Vec::new();
+            let mut un = vec![0.0; nc];
+            let mut dl = vec![0.0; nc];
+            let mut rk = vec![0.0; nc];
+            let mut last_dl_year = vec![u64::MAX; nc];
+            // Classes this trial touched: per-trial work stays proportional to what happened, not to the
+            // number of classes (hundreds on large sites).
+            let mut touched: Vec<usize> = Vec::new();
+            let mut is_touched = vec![false; nc];
+            for trial in ch * CHUNK..((ch + 1) * CHUNK).min(years) {
+                let mut rng = ChaCha8Rng::seed_from_u64(seed);
+                rng.set_stream(trial);
+                active.clear();
+                for &k in &touched {
+                    un[k] = 0.0;
+                    dl[k] = 0.0;
+                    rk[k] = 0.0;
+                    last_dl_year[k] = u64::MAX;
+                    is_touched[k] = false;
+                }
+                touched.clear();
+                let mut last_any_year = u64::MAX;
+                let mut t = 0.0;
+                let mut cur: u32 = 0;
+                let mut next_fail = if total_rate > 0.0 {
+                    exp_sample(&mut rng, 1.0 / total_rate)
+                } else {
+                    f64::INFINITY
+                };
+                loop {
+                    let (ri, next_rep) = active
+                        .iter()
+                        .enumerate()
+                        .map(|(i, a)| (i, a.1))
+                        .fold((usize::MAX, f64::INFINITY), |b, x| if x.1 < b.1 { x } else { b });
+                    let next = next_fail.min(next_rep);
+                    let end = next.min(horizon);
+                    let ci = info(&rel.base, &extra, cur);
+                    if ci.any_unav {
+                        for k in 0..nc {
+                            if ci.sig[2 * k] >= UNAV {
+                                un[k] += end - t;
+                                if !is_touched[k] {
+                                    is_touched[k] = true;
+                                    touched.push(k);
+                                }
+                            }
+                        }
+                    }
+                    if next >= horizon {
+                        break;
+                    }
+                    t = next;
+                    if next_rep <= next_fail {
+                        let (x, _, held) = active.swap_remove(ri);
+                        if held {
+                            hand_on_spare(rel, &mut active, x, t, &mut rng);
+                        }
+                    } else {
+                        next_fail = t + exp_sample(&mut rng, 1.0 / total_rate);
+                        // Which component: by its share of the total rate.
+                        let c = alias.sample(rng.random::<f64>());
+                        if active.iter().any(|a| a.0 == c) {
+                            continue; // already failed: no transition (the chain's rate is zero there)
+                        }
+                        newly.clear();
+                        newly.push(c);
+                        for &tr in &rel.components[c].triggers {
+                            if !active.iter().any(|a| a.0 == tr) && rng.random::<f64>() < rel.p_not_return {
+                                newly.push(tr);
+                            }
+                        }
+                        if active.len() + newly.len() > cap {
+                            continue;
+                        }
+                        newly.sort_unstable();
+                        let ev = intern(rel, &mut extra, &mut cache, &newly, &mut hit, &mut disks);
+                        let ei = info(&rel.base, &extra, ev);
+                        if ei.any_risk {
+                            for k in 0..nc {
+                                if st(&ei.sig, k).1 {
+                                    rk[k] += 1.0;
+                                    if !is_touched[k] {
+                                        is_touched[k] = true;
+                                        touched.push(k);
+                                    }
+                                }
+                            }
+                        }
+                        for &x in &newly {
+                            let comp = &rel.components[x];
+                            let held = comp.spare_pool.is_some_and(|p| {
+                                let taken = active
+                                    .iter()
+                                    .filter(|a| a.2 && rel.components[a.0].spare_pool == Some(p))
+                                    .count() as u32;
+                                taken < rel.spares[p]
+                            });
+                            let mean = if held || comp.spare_pool.is_none() {
+                                comp.repair_s
+                            } else {
+                                comp.repair_no_spare_s
+                            };
+                            active.push((x, t + exp_sample(&mut rng, mean), held));
+                        }
+                    }
+                    ids.clear();
+                    ids.extend(active.iter().map(|a| a.0));
+                    ids.sort_unstable();
+                    let next_id = intern(rel, &mut extra, &mut cache, &ids, &mut hit, &mut disks);
+                    let (a, b) = (info(&rel.base, &extra, cur), info(&rel.base, &extra, next_id));
+                    if b.any_dl {
+                        let year = (t / YEAR_S) as u64;
+                        for k in 0..nc {
+                            if st(&a.sig, k).0 < DL && st(&b.sig, k).0 == DL {
+                                dl[k] += 1.0;
+                                if !is_touched[k] {
+                                    is_touched[k] = true;
+                                    touched.push(k);
+                                }
+                                if last_dl_year[k] != year {
+                                    last_dl_year[k] = year;
+                                    tally.dl_years[k] += 1;
+                                }
+                            }
+                        }
+                        if !a.any_dl && last_any_year != year {
+                            last_any_year = year;
+                            tally.any_dl_years += 1;
+                        }
+                    }
+                    cur = next_id;
+                }
+                // Per-year figures of this trial.
+                let pf = per as f64;
+                // Untouched classes add zero to both sums; sorted so float sums keep a fixed order.
+                touched.sort_unstable();
+                for &k in &touched {
+                    let (u, d, r) = (un[k] / pf, dl[k] / pf, rk[k] / pf);
+                    tally.unavail_s[k].0 += u;
+                    tally.unavail_s[k].1 += u * u;
+                    tally.dl[k].0 += d;
+                    tally.dl[k].1 += d * d;
+                    tally.risk[k].0 += r;
+                    tally.risk[k].1 += r * r;
+                }
+                tally.trials += 1;
+            }
+            tally
+        })
+        .collect();
+    let mut tally = Tally::new(nc);
+    for p in &parts {
+        tally.merge(p);
+    }
+    let nt = tally.trials.max(1) as f64;
+    let site_years = (tally.trials * per).max(1) as f64;
+    // The longest mean repair: what one unseen outage could last (bounds the interval when none was seen).
+    let d_max = rel
+        .components
+        .iter()
+        .map(|c| c.repair_s.max(c.repair_no_spare_s))
+        .fold(0.0, f64::max);
+    let mean_ci = |(s, s2): (f64, f64), unseen: f64| scaled_poisson_ci(s, s2, nt, unseen);
+    // Unavailable time: episodes end with a repair (exponential, mean at most d_max), so a year's variance
+    // is at most 2·d_max·mean; the sample alone misses the long outages it did not happen to see.
+    let unavail_ci = |(s, s2): (f64, f64)| {
+        let m = s / nt;
+        let bound = 2.0 * d_max / per as f64 * m * nt;
+        scaled_poisson_ci(s, s2.max(bound), nt, d_max / per as f64)
+    };
+    // Wilson interval for a yearly probability; with no event, the rule of three bounds it.
+    let prop_ci = |x: u64| {
+        let nt = site_years;
+        let p = x as f64 / nt;
+        let z = 1.96f64;
+        let denom = 1.0 + z * z / nt;
+        let centre = (p + z * z / (2.0 * nt)) / denom;
+        let half = z * ((p * (1.0 - p) / nt) + z * z / (4.0 * nt * nt)).sqrt() / denom;
+        if x == 0 {
+            (0.0, 3.0 / nt)
+        } else {
+            ((centre - half).max(0.0), (centre + half).min(1.0))
+        }
+    };
+    let mut unavail = vec![0.0; nc];
+    let mut dl = vec![0.0; nc];
+    let mut risk = vec![0.0; nc];
+    let mut cis = Vec::with_capacity(nc);
+    for k in 0..nc {
+        let (um, ulo, uhi) = unavail_ci(tally.unavail_s[k]);
+        let (dm, dlo, dhi) = mean_ci(tally.dl[k], 1.0 / per as f64);
+        let (rm, rlo, rhi) = mean_ci(tally.risk[k], 1.0 / per as f64);
+        unavail[k] = um / YEAR_S;
+        dl[k] = dm;
+        risk[k] = rm;
+        let planned = rel.planned_unavail_s[k] / 60.0;
+        cis.push(Ci95 {
+            unavailable_min_per_year: (ulo / 60.0 + planned, uhi / 60.0 + planned),
+            p_data_lost_per_year: prop_ci(tally.dl_years[k]),
+            data_lost_events_per_year: (dlo, dhi),
+            // Scaled to messages per asset in `figures`.
+            acked_msgs_lost_per_year: (rlo, rhi),
+        });
+    }
+    let detail = format!(
+        "Monte Carlo: {} trials × {per} year(s) over {n} components, seed {seed}{}",
+        tally.trials,
+        if cap == usize::MAX {
+            String::new()
+        } else {
+            format!(", at most {cap} concurrent failures")
+        }
+    );
+    let mut y = rel.figures(
+        "monte_carlo",
+        detail,
+        &unavail,
+        &dl,
+        &risk,
+        0.0,
+        tally.any_dl_years as f64 / site_years,
+        Some(&cis),
+    );
+    // The yearly probability is observed directly (fraction of years with a loss).
+    y.meta.p_data_lost_per_year = tally.dl_years[0] as f64 / site_years;
+    for (i, a) in y.assets.iter_mut().enumerate() {
+        a.p_data_lost_per_year = tally.dl_years[rel.prep.asset_class[i]] as f64 / site_years;
+    }
+    y
+}
+
+#[cfg(test)]
+mod alias_tests {
+    use super::Alias;
+
+    #[test]
+    fn alias_table_reproduces_the_weights() {
+        let w = [0.0, 1.0, 3.0, 0.5, 0.0, 5.5];
+        let a = Alias::new(&w);
+        let n = 200_000;
+        let mut counts = [0u32; 6];
+        for i in 0..n {
+            // A fine deterministic grid over [0, 1) exercises every column evenly.
+            counts[a.sample((i as f64 + 0.5) / n as f64)] += 1;
+        }
+        let total: f64 = w.iter().sum();
+        for (c, wi) in counts.iter().zip(w) {
+            let expect = wi / total;
+            assert!((*c as f64 / n as f64 - expect).abs() < 1e-3, "{counts:?}");
+        }
+    }
+}
