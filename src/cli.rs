@@ -63,4 +63,7 @@ pub enum Command {
     /// Print the man page (or write one per command with --out DIR); for packagers.
     #[command(hide = true)]
     Man(crate::commands::completions::ManArgs),
+    /// One power-loss layer (FUSE) over a server's store directory; the lab starts these.
+    #[command(hide = true)]
+    Powerfs(crate::commands::powerfs::PowerfsArgs),
 }
