@@ -419,11 +419,11 @@ impl Filesystem for PowerFuse {
         let inner = lock(&self.shared);
         match statvfs(inner.store.backing()) {
             Ok(s) => reply.statfs(
-                s.f_blocks as u64,
-                s.f_bfree as u64,
-                s.f_bavail as u64,
-                s.f_files as u64,
-                s.f_ffree as u64,
+                s.f_blocks,
+                s.f_bfree,
+                s.f_bavail,
+                s.f_files,
+                s.f_ffree,
                 s.f_bsize as u32,
                 s.f_namemax as u32,
                 s.f_frsize as u32,

@@ -18,6 +18,7 @@ pub struct ServeOptions {
     pub backing: PathBuf,
     pub mountpoint: PathBuf,
     pub expiry: Duration,
+    pub metadata: super::Metadata,
     pub report: Option<PathBuf>,
     pub die_with_parent: bool,
 }
@@ -50,7 +51,7 @@ pub fn serve(opts: &ServeOptions) -> io::Result<Option<LossReport>> {
         // SAFETY: prctl with PR_SET_PDEATHSIG and a signal number takes no pointers.
         unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM as libc::c_ulong, 0, 0, 0) };
     }
-    let m = Mounted::mount(&opts.backing, &opts.mountpoint, opts.expiry)?;
+    let m = Mounted::mount_with(&opts.backing, &opts.mountpoint, opts.expiry, opts.metadata)?;
     let mp = m.mountpoint().to_path_buf();
     let default_hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {

@@ -10,6 +10,12 @@
 //! file back to its synced length and pages — page-cache semantics as fsync(2) states them: a file's
 //! fsync makes its data durable, not its directory entry; a directory's fsync makes its entries durable.
 //!
+//! Directory entries follow one of two [`Metadata`] rules. `Strict` is what POSIX promises and no more:
+//! only a directory's own fsync makes its entries durable. `Journal` is what ext4 (data=ordered) and XFS
+//! do: an fsync of any file or directory commits the journal, which holds every namespace change made
+//! before it, and the journal is committed on its own every 5 s (ext4's `commit=` default,
+//! Documentation/filesystems/ext4.rst) — file data still needs its own fsync or the flusher.
+//!
 //! Like the kernel's flusher (`vm.dirty_expire_centisecs`, 3000 by default; checked every
 //! `vm.dirty_writeback_centisecs`, 500), [`Store::expire`] treats data and entries dirty for longer
 //! than the expiry as written back. Metadata other than sizes and entries (modes, times) passes through
@@ -36,6 +42,20 @@ pub enum Kind {
     Dir,
     Symlink,
 }
+
+/// When directory entries become durable (see the module doc).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Metadata {
+    /// Any fsync commits every earlier namespace change; a commit every 5 s too (ext4, XFS).
+    #[default]
+    Journal,
+    /// Only a directory's fsync (or the flusher's expiry) makes its entries durable.
+    Strict,
+}
+
+/// ext4's default journal commit interval (`commit=5`).
+pub const JOURNAL_COMMIT: Duration = Duration::from_secs(5);
 
 /// What a file looked like at its last fsync, kept while it is dirty.
 #[derive(Debug)]
@@ -81,6 +101,8 @@ pub struct LossReport {
     pub pages_restored: usize,
     /// Directories whose entries went back to their last fsync.
     pub dirs_rolled_back: usize,
+    /// Files that no durable entry names any more (created, or renamed, and never made durable).
+    pub files_dropped: usize,
 }
 
 /// The model and the backing directory it keeps. Not thread-safe by itself; the FUSE layer holds it
@@ -91,6 +113,7 @@ pub struct Store {
     nodes: HashMap<u64, Node>,
     next_ino: u64,
     expiry: Duration,
+    metadata: Metadata,
     lost: bool,
 }
 
@@ -101,7 +124,7 @@ fn enoent() -> io::Error {
 impl Store {
     /// Take over `backing` as it is now (all of it counts as durable). A stash left by a killed run is
     /// removed: its files were unlinked before that run ended.
-    pub fn open(backing: &Path, expiry: Duration) -> io::Result<Store> {
+    pub fn open(backing: &Path, expiry: Duration, metadata: Metadata) -> io::Result<Store> {
         let backing = backing.canonicalize()?;
         let stash = backing.join(STASH);
         if stash.exists() {
@@ -113,6 +136,7 @@ impl Store {
             nodes: HashMap::new(),
             next_ino: ROOT + 1,
             expiry,
+            metadata,
             lost: false,
         };
         s.nodes.insert(ROOT, Node::new(Kind::Dir, None));
@@ -365,7 +389,18 @@ impl Store {
         if node.undo.take().is_some() {
             file.sync_data()?;
         }
-        Ok(())
+        self.journal_commit()
+    }
+
+    /// Under `Journal`, an fsync commits every namespace change made so far.
+    fn journal_commit(&mut self) -> io::Result<()> {
+        if self.metadata != Metadata::Journal {
+            return Ok(());
+        }
+        for node in self.nodes.values_mut() {
+            node.durable_entries = None;
+        }
+        self.collect_stash()
     }
 
     /// fsync(2) on a directory: its entries as they are now are durable.
@@ -373,6 +408,7 @@ impl Store {
         self.check_alive()?;
         let node = self.nodes.get_mut(&ino).ok_or_else(enoent)?;
         node.durable_entries = None;
+        self.journal_commit()?;
         self.collect_stash()
     }
 
@@ -482,12 +518,20 @@ impl Store {
             return Ok(());
         }
         let expiry = self.expiry;
-        let old = |since: Instant| now.saturating_duration_since(since) >= expiry;
+        let entries_expiry = match self.metadata {
+            Metadata::Journal => JOURNAL_COMMIT.min(expiry),
+            Metadata::Strict => expiry,
+        };
+        let old = |since: Instant, after: Duration| now.saturating_duration_since(since) >= after;
         for node in self.nodes.values_mut() {
-            if node.undo.as_ref().is_some_and(|u| old(u.since)) {
+            if node.undo.as_ref().is_some_and(|u| old(u.since, expiry)) {
                 node.undo = None;
             }
-            if node.durable_entries.as_ref().is_some_and(|(_, since)| old(*since)) {
+            if node
+                .durable_entries
+                .as_ref()
+                .is_some_and(|(_, since)| old(*since, entries_expiry))
+            {
                 node.durable_entries = None;
             }
         }
@@ -525,6 +569,13 @@ impl Store {
             }
         }
         // 2. Rebuild the durable tree from the root down.
+        if std::env::var_os("NATSPLAN_POWERFS_DEBUG").is_some() {
+            for (ino, n) in &self.nodes {
+                if let Some((_, since)) = &n.durable_entries {
+                    eprintln!("dirty dir {ino} {:?} age {:?}", n.place, since.elapsed());
+                }
+            }
+        }
         report.dirs_rolled_back = self.nodes.values().filter(|n| n.durable_entries.is_some()).count();
         let mut todo = vec![ROOT];
         let mut placed = std::collections::HashSet::from([ROOT]);
@@ -556,8 +607,10 @@ impl Store {
                 self.nodes.get_mut(&ino).expect("exists").place = Some((dir, name));
             }
         }
-        fs::remove_dir_all(self.backing.join(STASH))?;
-        fs::create_dir(self.backing.join(STASH))?;
+        let stash = self.backing.join(STASH);
+        report.files_dropped = fs::read_dir(&stash)?.count();
+        fs::remove_dir_all(&stash)?;
+        fs::create_dir(&stash)?;
         Ok(report)
     }
 

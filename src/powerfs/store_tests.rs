@@ -10,7 +10,7 @@ fn os(s: &str) -> &OsStr {
 
 fn store(expiry: Duration) -> (tempfile::TempDir, Store) {
     let tmp = tempfile::tempdir().unwrap();
-    let s = Store::open(tmp.path(), expiry).unwrap();
+    let s = Store::open(tmp.path(), expiry, Metadata::Strict).unwrap();
     (tmp, s)
 }
 
@@ -187,7 +187,7 @@ fn what_was_there_at_open_is_durable() {
     let tmp = tempfile::tempdir().unwrap();
     std::fs::create_dir(tmp.path().join("d")).unwrap();
     std::fs::write(tmp.path().join("d/f"), b"before").unwrap();
-    let mut s = Store::open(tmp.path(), LONG).unwrap();
+    let mut s = Store::open(tmp.path(), LONG, Metadata::Strict).unwrap();
     let d = s.lookup(ROOT, os("d")).unwrap();
     let ino = s.lookup(d, os("f")).unwrap();
     let f = s.open_file(ino).unwrap();
@@ -234,6 +234,41 @@ fn the_stash_is_hidden_and_cannot_be_made() {
     // A stash left by a killed run is dropped at the next open.
     std::fs::write(tmp.path().join(STASH).join("99"), b"stale").unwrap();
     drop(s);
-    let _s = Store::open(tmp.path(), LONG).unwrap();
+    let _s = Store::open(tmp.path(), LONG, Metadata::Strict).unwrap();
     assert_eq!(std::fs::read_dir(tmp.path().join(STASH)).unwrap().count(), 0);
+}
+
+#[test]
+fn under_journal_rules_any_fsync_commits_earlier_entries_but_no_other_files_data() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut s = Store::open(tmp.path(), LONG, Metadata::Journal).unwrap();
+    let d = s.mkdir(ROOT, os("streams"), 0o755).unwrap();
+    let (other, g) = s.create(d, os("other"), 0o644).unwrap();
+    s.write(other, &g, 0, b"not synced").unwrap();
+    let (ino, f) = s.create(d, os("1.blk"), 0o644).unwrap();
+    s.write(ino, &f, 0, b"m1").unwrap();
+    s.fsync_file(ino, &f).unwrap();
+    s.rename(d, os("other"), d, os("later")).unwrap();
+    s.power_loss().unwrap();
+    assert_eq!(std::fs::read(tmp.path().join("streams/1.blk")).unwrap(), b"m1");
+    assert_eq!(
+        std::fs::read(tmp.path().join("streams/other")).unwrap(),
+        b"",
+        "entry yes, data no"
+    );
+    assert!(
+        !tmp.path().join("streams/later").exists(),
+        "after the fsync: not committed"
+    );
+}
+
+#[test]
+fn under_journal_rules_entries_commit_after_five_seconds_and_data_after_the_expiry() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut s = Store::open(tmp.path(), Duration::from_secs(30), Metadata::Journal).unwrap();
+    let (ino, f) = s.create(ROOT, os("f"), 0o644).unwrap();
+    s.write(ino, &f, 0, b"data").unwrap();
+    s.expire(Instant::now() + Duration::from_secs(6)).unwrap();
+    s.power_loss().unwrap();
+    assert_eq!(std::fs::read(tmp.path().join("f")).unwrap(), b"");
 }
