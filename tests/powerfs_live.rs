@@ -357,3 +357,32 @@ fn nats_server_on_the_layer_loses_acked_writes_with_delayed_sync_and_none_with_a
     assert_eq!(acked, 200);
     assert_eq!(kept, Some(acked as u64), "sync_interval always: acked messages lost");
 }
+
+#[test]
+fn a_labs_disks_cut_one_servers_power_and_remount_and_leave_no_mount() {
+    use natsplan::powerfs::disks::{clean_lab, DiskDirs, Disks};
+    let _s = serial();
+    need_fuse();
+    let tmp = tempfile::tempdir().unwrap();
+    let dirs: Vec<DiskDirs> = ["n1", "n2"]
+        .iter()
+        .map(|n| DiskDirs::beside(&tmp.path().join(n).join("store")))
+        .collect();
+    let mut disks = Disks::mount(dirs.clone(), DEFAULT_EXPIRY, Metadata::Journal).unwrap();
+    for d in &dirs {
+        fs::write(d.store.join("f"), b"unsynced").unwrap();
+    }
+    let r = disks.cut(0).unwrap();
+    assert_eq!(r.files_dropped + r.dirs_rolled_back, 2, "{r:?}");
+    assert!(!dirs[0].store.join("f").exists(), "server 1's power was cut");
+    assert_eq!(
+        fs::read(dirs[1].store.join("f")).unwrap(),
+        b"unsynced",
+        "server 2 kept its cache"
+    );
+    fs::write(dirs[0].store.join("g"), b"after the remount").unwrap();
+    assert_eq!(mounts::under(tmp.path()).unwrap().len(), 2);
+    drop(disks);
+    assert!(mounts::under(tmp.path()).unwrap().is_empty());
+    assert!(clean_lab(tmp.path()).unwrap().is_empty());
+}

@@ -210,8 +210,17 @@ impl Filesystem for PowerFuse {
         entry(&inner, ino, reply);
     }
 
-    fn getattr(&self, _req: &Request, ino: INodeNo, _fh: Option<FileHandle>, reply: ReplyAttr) {
-        match stat(&lock(&self.shared), ino.0) {
+    fn getattr(&self, _req: &Request, ino: INodeNo, fh: Option<FileHandle>, reply: ReplyAttr) {
+        let inner = lock(&self.shared);
+        // fstat through an open handle works for an unlinked file too (its stash copy may be gone).
+        let by_handle = fh
+            .and_then(|fh| handle(&inner, fh).ok())
+            .map(|(_, f)| -> io::Result<FileAttr> {
+                inner.store.check_alive()?;
+                let kind = inner.store.kind(ino.0)?;
+                Ok(attr(ino.0, kind, &f.metadata()?))
+            });
+        match by_handle.unwrap_or_else(|| stat(&inner, ino.0)) {
             Ok(a) => reply.attr(&TTL, &a),
             Err(e) => reply.error(Errno::from(e)),
         }

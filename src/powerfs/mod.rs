@@ -6,9 +6,11 @@
 //! (nats-server #7564, #7567; `shared/reference/reliability.md` §3). This module is natsplan's own:
 //! [`store::Store`] is the durability model (what an fsync, a directory fsync and the kernel's flusher
 //! make durable), [`fuse`] maps kernel requests onto it, and [`Mounted`] mounts it, runs the flusher
-//! and cuts the power. [`mounts`] finds and removes mounts a killed run left behind; [`serve`] is the
+//! and cuts the power. [`disks`] holds one layer per lab server and cuts a server's power; [`mounts`] finds and removes
+//! mounts a killed run left behind; [`serve`] is the
 //! hidden `natsplan powerfs` subcommand the lab runs one of per server, controlled by signals.
 
+pub mod disks;
 pub mod fuse;
 pub mod mounts;
 pub mod store;

@@ -569,13 +569,6 @@ impl Store {
             }
         }
         // 2. Rebuild the durable tree from the root down.
-        if std::env::var_os("NATSPLAN_POWERFS_DEBUG").is_some() {
-            for (ino, n) in &self.nodes {
-                if let Some((_, since)) = &n.durable_entries {
-                    eprintln!("dirty dir {ino} {:?} age {:?}", n.place, since.elapsed());
-                }
-            }
-        }
         report.dirs_rolled_back = self.nodes.values().filter(|n| n.durable_entries.is_some()).count();
         let mut todo = vec![ROOT];
         let mut placed = std::collections::HashSet::from([ROOT]);
