@@ -81,6 +81,21 @@ pub fn clean_under(dir: &Path) -> io::Result<Vec<PathBuf>> {
     Ok(found)
 }
 
+/// Detach every dead mount of this layer on the machine (its process was killed: any access fails
+/// with ENOTCONN, "Transport endpoint is not connected"); live mounts of other runs are left alone.
+/// Returns the ones removed.
+pub fn clean_dead() -> io::Result<Vec<PathBuf>> {
+    let mut gone = Vec::new();
+    for p in under(Path::new("/"))? {
+        let dead = std::fs::metadata(&p).err().and_then(|e| e.raw_os_error()) == Some(libc::ENOTCONN);
+        if dead {
+            detach(&p)?;
+            gone.push(p);
+        }
+    }
+    Ok(gone)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
