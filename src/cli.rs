@@ -63,6 +63,9 @@ pub enum Command {
     /// Print the man page (or write one per command with --out DIR); for packagers.
     #[command(hide = true)]
     Man(crate::commands::completions::ManArgs),
+    /// One power-loss layer (FUSE) over a server's store directory; the lab starts these.
+    #[command(hide = true)]
+    Powerfs(crate::commands::powerfs::PowerfsArgs),
 }
 
 /// The inputs of a plan, the same for every command that plans (design, whatif, simulate, emit, lab up,

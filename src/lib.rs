@@ -29,6 +29,7 @@ pub mod calibrate;
 pub mod emit;
 pub mod faults;
 pub mod lab;
+pub mod powerfs;
 pub mod verify;
 
 use std::process::ExitCode;

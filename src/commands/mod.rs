@@ -7,6 +7,7 @@ pub mod completions;
 pub mod design;
 pub mod emit;
 pub mod lab;
+pub mod powerfs;
 pub mod predict;
 pub mod simulate;
 pub mod verify;
@@ -35,6 +36,7 @@ pub fn dispatch(cli: Cli) -> Result<Outcome, Failure> {
         Command::Agent(a) => agent::run(&g, a),
         Command::Completions(a) => completions::run(&g, a),
         Command::Man(a) => completions::run_man(&g, a),
+        Command::Powerfs(a) => powerfs::run(&g, a),
     }
 }
 
