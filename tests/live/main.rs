@@ -17,5 +17,6 @@ mod faults_meta_live;
 mod import_live;
 mod lab_leftovers_live;
 mod lab_live;
+mod powerfs_live;
 mod report_verify_live;
 mod verify_live;

@@ -7,14 +7,10 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-/// One live test at a time: nats-server and the FUSE threads share 2 cores with other work.
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    static M: Mutex<()> = Mutex::new(());
-    M.lock().unwrap_or_else(|e| e.into_inner())
-}
+/// One live test at a time (the shared guard): nats-server and the FUSE threads share 2 cores.
+use crate::common::serial;
 
 /// The prefix of every temp folder these tests make, so a killed run's folders can be found.
 const PREFIX: &str = "natsplan-powerfs-test-";
