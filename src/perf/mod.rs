@@ -318,129 +318,186 @@ pub fn predict_layout(site: &Site, layout: &Layout, catalog: &Catalog, cal: &Cal
         headroom: f64::INFINITY,
         ..Predicted::default()
     };
-    let n_servers = layout.servers.len() as u32;
-    let idx_of = |s: ServerIdx| layout.servers.iter().position(|&x| x == s);
-    let k = layout.servers.len();
-    let mut write_bps = vec![0.0f64; k];
-    let mut stored = vec![0.0f64; k];
-    let mut cpu = vec![model_idle(); k];
-    let mut assets_on = vec![0usize; k];
-    let mut rack_out = vec![0.0f64; site.racks.len()];
-    let mut rack_in = vec![0.0f64; site.racks.len()];
-    let amp = terms.store.write_amplification;
-
+    let mut loads = Loads::new(layout.servers.len(), site.racks.len());
     for a in &layout.assets {
-        let members: Vec<ServerIdx> = if a.expected.is_empty() {
-            a.candidates.iter().take(a.replicas as usize).copied().collect()
-        } else {
-            a.expected.clone()
-        };
-        for &m in &members {
-            if let Some(i) = idx_of(m) {
-                stored[i] += a.bytes_per_replica;
-                assets_on[i] += 1;
-            }
+        price_asset(site, layout, catalog, terms, sync, a, &mut loads, &mut out);
+    }
+    group_headroom(site, layout, catalog, &loads, &mut out);
+    server_predictions(site, layout, catalog, terms, sync, &loads, &mut out);
+    for (ri, r) in site.racks.iter().enumerate() {
+        if loads.rack_out[ri] > 0.0 || loads.rack_in[ri] > 0.0 {
+            out.racks.push(RackTraffic {
+                rack: r.name.clone(),
+                out_bytes_per_s: loads.rack_out[ri],
+                in_bytes_per_s: loads.rack_in[ri],
+            });
         }
-        let Some(&leader) = members.first() else { continue };
-        for d in demands(site, &a.name, a.kind) {
-            let Some(volume) = volume_of(site, layout, catalog, leader) else {
-                out.notes
-                    .push(format!("{}: its leader's server has no volume in this layout", d.name));
-                continue;
-            };
-            let ps = site.workload.publish.get(&d.name).copied().unwrap_or_default();
-            let (workers, batch, publish) = publish_mode(d.kind, &ps);
-            let shape = Shape {
-                kind: d.kind,
-                servers: n_servers.max(1),
-                replicas: a.replicas,
-                sync,
-                size_bytes: d.size.max(1),
-                workers,
-                subscribers: 0,
-                consumers: d.consumers,
-                consumers_spread: true,
-                volume,
-                server: server_model(site, catalog, leader),
-                rate: Some(d.rate),
-                // Capacity means what the servers can carry with the site's publish mode, or without one
-                // with enough asynchronous publishers that the leader sets the pace (`publish_mode`).
-                batch,
-                nats_version: None,
-            };
-            let p = predict_shape(terms, catalog, &shape);
-            let headroom = if d.rate > 0.0 {
-                p.ops_per_s / d.rate
-            } else {
-                f64::INFINITY
-            };
-            if headroom < out.headroom {
-                out.headroom = headroom;
-                out.headroom_limited_by = d.name.clone();
-            }
-            // Load on every member's volume and CPU, and replication between racks.
-            if d.kind != Kind::ObjGet {
-                let payload_bps = d.rate * d.stored_per_op;
-                let msgs_per_op = match d.kind {
-                    Kind::ObjPut => d.size.div_ceil(model::CHUNK_BYTES).max(1) as f64 + 1.0,
-                    _ => 1.0,
-                };
-                let msg_bytes = d.size as f64 / msgs_per_op.max(1.0);
-                for (j, &m) in members.iter().enumerate() {
-                    if let Some(i) = idx_of(m) {
-                        write_bps[i] += payload_bps * amp;
-                        let units = if j == 0 {
-                            1.0 + 0.5 * (members.len() as f64 - 1.0)
-                        } else {
-                            1.0
-                        };
-                        cpu[i] += model_cpu(d.rate * msgs_per_op, msg_bytes, units);
-                    }
-                    if j > 0 {
-                        let (lr, fr) = (site.servers[leader].rack, site.servers[m].rack);
-                        if lr != fr {
-                            rack_out[lr] += payload_bps;
-                            rack_in[fr] += payload_bps;
-                        }
-                    }
-                }
-            } else if let Some(i) = idx_of(leader) {
-                cpu[i] += model_cpu(
+    }
+    out.inter_rack_bytes_per_s = loads.rack_out.iter().sum();
+    if out.streams.is_empty() {
+        out.notes
+            .push("the workload names no stream, KV bucket or object store this layout places".into());
+    }
+    out
+}
+
+/// What the layout's assets put on each JetStream server (by position in `layout.servers`) and rack.
+struct Loads {
+    write_bps: Vec<f64>,
+    stored: Vec<f64>,
+    cpu: Vec<f64>,
+    assets_on: Vec<usize>,
+    rack_out: Vec<f64>,
+    rack_in: Vec<f64>,
+}
+
+impl Loads {
+    fn new(servers: usize, racks: usize) -> Loads {
+        Loads {
+            write_bps: vec![0.0; servers],
+            stored: vec![0.0; servers],
+            cpu: vec![model_idle(); servers],
+            assets_on: vec![0; servers],
+            rack_out: vec![0.0; racks],
+            rack_in: vec![0.0; racks],
+        }
+    }
+
+    /// One demand's load on every member's volume and CPU, and its replication between racks.
+    fn add_demand(&mut self, site: &Site, layout: &Layout, amp: f64, d: &Demand, members: &[ServerIdx]) {
+        let idx_of = |s: ServerIdx| layout.servers.iter().position(|&x| x == s);
+        let leader = members[0];
+        if d.kind == Kind::ObjGet {
+            if let Some(i) = idx_of(leader) {
+                self.cpu[i] += model_cpu(
                     d.rate * (d.size.div_ceil(model::CHUNK_BYTES).max(1) + 1) as f64,
                     0.0,
                     1.0,
                 );
             }
-            let reach = p
-                .stream
-                .as_ref()
-                .and_then(|f| reach(d.rate, f, &ps, &site.servers[leader].model));
-            out.streams.push(AssetPrediction {
-                name: d.name,
-                kind: d.kind,
-                required_per_s: d.rate,
-                ops_per_s: p.ops_per_s,
-                bottleneck: p.bottleneck,
-                band: p.band,
-                headroom,
-                source: p.source,
-                scaled: p.scaled,
-                calibration: p.calibration,
-                extrapolation_distance: p.extrapolation_distance,
-                publish,
-                reach,
-            });
+            return;
+        }
+        let payload_bps = d.rate * d.stored_per_op;
+        let msgs_per_op = match d.kind {
+            Kind::ObjPut => d.size.div_ceil(model::CHUNK_BYTES).max(1) as f64 + 1.0,
+            _ => 1.0,
+        };
+        let msg_bytes = d.size as f64 / msgs_per_op.max(1.0);
+        for (j, &m) in members.iter().enumerate() {
+            if let Some(i) = idx_of(m) {
+                self.write_bps[i] += payload_bps * amp;
+                let units = if j == 0 {
+                    1.0 + 0.5 * (members.len() as f64 - 1.0)
+                } else {
+                    1.0
+                };
+                self.cpu[i] += model_cpu(d.rate * msgs_per_op, msg_bytes, units);
+            }
+            if j > 0 {
+                let (lr, fr) = (site.servers[leader].rack, site.servers[m].rack);
+                if lr != fr {
+                    self.rack_out[lr] += payload_bps;
+                    self.rack_in[fr] += payload_bps;
+                }
+            }
         }
     }
+}
 
-    // Volume groups: all LUNs on a group share its disks.
+/// Price every demand of one placed asset on its leader's hardware, and add its load.
+#[allow(clippy::too_many_arguments)]
+fn price_asset(
+    site: &Site,
+    layout: &Layout,
+    catalog: &Catalog,
+    terms: &Terms,
+    sync: Sync,
+    a: &crate::layout::Asset,
+    loads: &mut Loads,
+    out: &mut Predicted,
+) {
+    let idx_of = |s: ServerIdx| layout.servers.iter().position(|&x| x == s);
+    let members: Vec<ServerIdx> = if a.expected.is_empty() {
+        a.candidates.iter().take(a.replicas as usize).copied().collect()
+    } else {
+        a.expected.clone()
+    };
+    for &m in &members {
+        if let Some(i) = idx_of(m) {
+            loads.stored[i] += a.bytes_per_replica;
+            loads.assets_on[i] += 1;
+        }
+    }
+    let Some(&leader) = members.first() else { return };
+    for d in demands(site, &a.name, a.kind) {
+        let Some(volume) = volume_of(site, layout, catalog, leader) else {
+            out.notes
+                .push(format!("{}: its leader's server has no volume in this layout", d.name));
+            continue;
+        };
+        let ps = site.workload.publish.get(&d.name).copied().unwrap_or_default();
+        let (workers, batch, publish) = publish_mode(d.kind, &ps);
+        let shape = Shape {
+            kind: d.kind,
+            servers: (layout.servers.len() as u32).max(1),
+            replicas: a.replicas,
+            sync,
+            size_bytes: d.size.max(1),
+            workers,
+            subscribers: 0,
+            consumers: d.consumers,
+            consumers_spread: true,
+            volume,
+            server: server_model(site, catalog, leader),
+            rate: Some(d.rate),
+            // Capacity means what the servers can carry with the site's publish mode, or without one
+            // with enough asynchronous publishers that the leader sets the pace (`publish_mode`).
+            batch,
+            nats_version: None,
+        };
+        let p = predict_shape(terms, catalog, &shape);
+        let headroom = if d.rate > 0.0 {
+            p.ops_per_s / d.rate
+        } else {
+            f64::INFINITY
+        };
+        if headroom < out.headroom {
+            out.headroom = headroom;
+            out.headroom_limited_by = d.name.clone();
+        }
+        loads.add_demand(site, layout, terms.store.write_amplification, &d, &members);
+        let reach = p
+            .stream
+            .as_ref()
+            .and_then(|f| reach(d.rate, f, &ps, &site.servers[leader].model));
+        out.streams.push(AssetPrediction {
+            name: d.name,
+            kind: d.kind,
+            required_per_s: d.rate,
+            ops_per_s: p.ops_per_s,
+            bottleneck: p.bottleneck,
+            band: p.band,
+            headroom,
+            source: p.source,
+            scaled: p.scaled,
+            calibration: p.calibration,
+            extrapolation_distance: p.extrapolation_distance,
+            publish,
+            reach,
+        });
+    }
+}
+
+/// Volume groups: all LUNs on a group share its disks, so its bandwidth bounds their summed writes.
+fn group_headroom(site: &Site, layout: &Layout, catalog: &Catalog, loads: &Loads, out: &mut Predicted) {
+    let idx_of = |s: ServerIdx| layout.servers.iter().position(|&x| x == s);
     for (gi, g) in layout.groups.iter().enumerate() {
         let load: f64 = layout
             .luns
             .iter()
             .filter(|l| l.group == gi)
             .filter_map(|l| idx_of(l.server))
-            .map(|i| write_bps[i])
+            .map(|i| loads.write_bps[i])
             .sum();
         if load <= 0.0 {
             continue;
@@ -458,7 +515,18 @@ pub fn predict_layout(site: &Site, layout: &Layout, catalog: &Catalog, cal: &Cal
             }
         }
     }
+}
 
+/// Each JetStream server's CPU, memory, bursts, restart and catch-up, and the layout's worst of each.
+fn server_predictions(
+    site: &Site,
+    layout: &Layout,
+    catalog: &Catalog,
+    terms: &Terms,
+    sync: Sync,
+    loads: &Loads,
+    out: &mut Predicted,
+) {
     let interval_s = match site.nats.sync {
         SyncMode::Always => 0.0,
         // Bursts follow kernel writeback (seed 000 saw flushes every 10–20 s), never the 2 min sync_interval
@@ -470,10 +538,10 @@ pub fn predict_layout(site: &Site, layout: &Layout, catalog: &Catalog, cal: &Cal
     for (i, &s) in layout.servers.iter().enumerate() {
         let sm = server_model(site, catalog, s);
         let load = ServerLoad {
-            write_bps: write_bps[i],
-            stored: stored[i],
-            cpu: cpu[i],
-            assets: assets_on[i],
+            write_bps: loads.write_bps[i],
+            stored: loads.stored[i],
+            cpu: loads.cpu[i],
+            assets: loads.assets_on[i],
         };
         let sp = server_prediction(site, layout, catalog, terms, s, &sm, &load, interval_s, sync);
         if sp.cpu_cores > sm.cores as f64 {
@@ -490,21 +558,6 @@ pub fn predict_layout(site: &Site, layout: &Layout, catalog: &Catalog, cal: &Cal
         out.memory_bytes_max = out.memory_bytes_max.max(sp.memory_bytes);
         out.servers.push(sp);
     }
-    for (ri, r) in site.racks.iter().enumerate() {
-        if rack_out[ri] > 0.0 || rack_in[ri] > 0.0 {
-            out.racks.push(RackTraffic {
-                rack: r.name.clone(),
-                out_bytes_per_s: rack_out[ri],
-                in_bytes_per_s: rack_in[ri],
-            });
-        }
-    }
-    out.inter_rack_bytes_per_s = rack_out.iter().sum();
-    if out.streams.is_empty() {
-        out.notes
-            .push("the workload names no stream, KV bucket or object store this layout places".into());
-    }
-    out
 }
 
 /// Publishers, window and the description of the publish mode priced for a demand. Streams without a

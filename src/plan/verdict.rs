@@ -31,9 +31,19 @@ pub fn reasons(
     cap: &Capacity,
     predicted: Option<&crate::perf::Predicted>,
 ) -> Vec<Problem> {
-    let tol = tols.writes;
-    let meta = tols.meta;
     let mut out: Vec<Problem> = l.problems.clone();
+    performance_and_capacity(&mut out, cap, predicted);
+    policy_minimums(&mut out, site, tols);
+    pattern_notes(&mut out, site, l, cap);
+    domain_notes(&mut out, site, catalog, l, tols);
+    write_cache_notes(&mut out, site, l);
+    out.sort_by_key(|p| std::cmp::Reverse(p.severity));
+    out.dedup();
+    out
+}
+
+/// Performance against the workload and capacity, now and after the worst tolerated failure.
+fn performance_and_capacity(out: &mut Vec<Problem>, cap: &Capacity, predicted: Option<&crate::perf::Predicted>) {
     // Performance against the workload (perf): beyond the band is a rejection, inside it a risk.
     if let Some(pr) = predicted {
         if let Some(why) = pr.cannot_carry() {
@@ -42,9 +52,6 @@ pub fn reasons(
             out.push(p(Severity::Risk, format!("performance: {why}")));
         }
     }
-    let n = l.servers.len();
-    let racks = l.racks_used(site).len();
-
     // Capacity, now and after the worst tolerated failure.
     if let Some(f) = &cap.fullest_server {
         if cap.headroom < 0.0 {
@@ -76,7 +83,11 @@ pub fn reasons(
             }
         }
     }
+}
 
+/// `policy.min_tolerated`, judged on the streams' writes (and the meta group's with `meta: true`).
+fn policy_minimums(out: &mut Vec<Problem>, site: &Site, tols: Tolerances) {
+    let (tol, meta) = (tols.writes, tols.meta);
     // Policy minimums: judged on the streams' writes, and on the meta group too with `meta: true`.
     let m = &site.policy.min_tolerated;
     for (kind, need, got, got_meta) in [
@@ -101,7 +112,10 @@ pub fn reasons(
             ));
         }
     }
+}
 
+/// What each storage pattern implies.
+fn pattern_notes(out: &mut Vec<Problem>, site: &Site, l: &Layout, cap: &Capacity) {
     // Patterns.
     match l.pattern {
         Pattern::P3 => {
@@ -152,7 +166,13 @@ pub fn reasons(
         )),
         _ => {}
     }
+}
 
+/// Racks, shared hosts, replica counts, pinned sets and delayed sync: what fails together.
+fn domain_notes(out: &mut Vec<Problem>, site: &Site, catalog: &Catalog, l: &Layout, tols: Tolerances) {
+    let (tol, meta) = (tols.writes, tols.meta);
+    let n = l.servers.len();
+    let racks = l.racks_used(site).len();
     // Racks.
     if n > 0 && racks == 1 {
         out.push(p(Severity::Risk, "single rack: one rack outage stops every stream"));
@@ -241,7 +261,10 @@ pub fn reasons(
             ),
         ));
     }
+}
 
+/// Write cache disabled on mirrored volumes (seed 000 Appendix C).
+fn write_cache_notes(out: &mut Vec<Problem>, site: &Site, l: &Layout) {
     // Write cache disabled on RAID 1 volumes (seed 000 Appendix C).
     let mut no_cache: Vec<&str> = l
         .groups
@@ -258,9 +281,6 @@ pub fn reasons(
             format!("write cache disabled on {}: mirrored writes wait for both disks (seed 000 saw 2.2× RAID 0's p50 write latency)", no_cache.join(", ")),
         ));
     }
-    out.sort_by_key(|p| std::cmp::Reverse(p.severity));
-    out.dedup();
-    out
 }
 
 /// SSD wear within the planning horizon is a risk; worn out before the rating's years but after the
