@@ -66,7 +66,7 @@ pub fn merge(spec: &BenchSpec, run_id: &str, parts: &[Part]) -> (BenchResult, Hi
     let mut r = BenchResult {
         kind: first
             .map(|r| r.kind.clone())
-            .unwrap_or_else(|| spec.workload.kind().into()),
+            .unwrap_or_else(|| spec.workload.kind().as_str().into()),
         label: first.map(|r| r.label.clone()).unwrap_or_default(),
         params,
         msgs: spec.msgs,

@@ -100,15 +100,17 @@ pub enum Workload {
 }
 
 impl Workload {
-    pub fn kind(&self) -> &'static str {
+    /// The workload's kind in the one vocabulary perf, verify and calibrate share (`perf::Kind`).
+    pub fn kind(&self) -> crate::perf::Kind {
+        use crate::perf::Kind;
         match self {
-            Workload::Core { .. } => "core",
-            Workload::Flood { .. } => "flood",
-            Workload::Ping => "ping",
-            Workload::Js { .. } => "js",
-            Workload::Kv { .. } => "kv",
-            Workload::Obj { op: ObjOp::Put, .. } => "obj-put",
-            Workload::Obj { op: ObjOp::Get, .. } => "obj-get",
+            Workload::Core { .. } => Kind::Core,
+            Workload::Flood { .. } => Kind::Flood,
+            Workload::Ping => Kind::Ping,
+            Workload::Js { .. } => Kind::Js,
+            Workload::Kv { .. } => Kind::Kv,
+            Workload::Obj { op: ObjOp::Put, .. } => Kind::ObjPut,
+            Workload::Obj { op: ObjOp::Get, .. } => Kind::ObjGet,
         }
     }
 }

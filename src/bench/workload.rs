@@ -25,7 +25,7 @@ pub async fn run_with(conn: &ConnSpec, spec: &BenchSpec, cancel: &super::Cancel)
     let env = Arc::new(env);
     match dispatch(&env).await {
         Err(_) if cancel.is_cancelled() => {
-            let kind = spec.workload.kind();
+            let kind = spec.workload.kind().as_str();
             let mut r = blank_result(&env, kind, kind, params(&env, &[]));
             r.completion.interrupted = true;
             finish(&env, &mut r);
@@ -140,7 +140,7 @@ pub(super) fn validate(spec: &BenchSpec) -> Result<(), BenchError> {
             _ => {
                 return bad(format!(
                     "--rate applies to core, js and kv; `{}` does not take it",
-                    spec.workload.kind()
+                    spec.workload.kind().as_str()
                 ))
             }
         }

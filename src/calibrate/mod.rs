@@ -405,8 +405,5 @@ fn store_probe(file: &mut CalibrationFile, opts: &CalibrateOptions, log: &dyn Fn
 }
 
 pub fn sync_str(s: Sync) -> &'static str {
-    match s {
-        Sync::Always => "always",
-        Sync::Delayed => "delayed",
-    }
+    s.as_str()
 }

@@ -108,18 +108,12 @@ fn volume(a: &PredictArgs, catalog: &Catalog) -> Result<VolumeSpec, Failure> {
             catalog.disk_names().join(", ")
         ))
     })?;
-    let raid = match a.raid.to_ascii_lowercase().as_str() {
-        "raid0" => Raid::Raid0,
-        "raid1" => Raid::Raid1,
-        "raid10" => Raid::Raid10,
-        "raid6" => Raid::Raid6,
-        "ddp-raid1" => Raid::DdpRaid1,
-        other => {
-            return Err(bad_input(anyhow!(
-                "--raid '{other}' is unknown; use raid0, raid1, raid10, raid6 or ddp-raid1"
-            )))
-        }
-    };
+    let raid = Raid::parse(&a.raid).ok_or_else(|| {
+        bad_input(anyhow!(
+            "--raid '{}' is unknown; use raid0, raid1, raid10, raid6 or ddp-raid1",
+            a.raid
+        ))
+    })?;
     let disks: u32 = num("disks", &a.disks, "give the disks in the volume group, e.g. --disks 2")?;
     let (min, even) = raid.disk_rule();
     if disks < min.max(1) || (even && disks % 2 != 0) || disks > 1024 {
@@ -189,11 +183,9 @@ pub fn shape(a: &PredictArgs, catalog: &Catalog, cal: &Calibration) -> Result<Sh
     let sync = if a.sync.eq_ignore_ascii_case("delayed") {
         Sync::Delayed
     } else {
-        match SyncMode::parse(&a.sync) {
-            Ok(SyncMode::Always) => Sync::Always,
-            Ok(SyncMode::Interval(_)) => Sync::Delayed,
-            Err(e) => return Err(bad_input(anyhow!("--sync '{}': {e}; or write delayed", a.sync))),
-        }
+        SyncMode::parse(&a.sync)
+            .map(Sync::from)
+            .map_err(|e| bad_input(anyhow!("--sync '{}': {e}; or write delayed", a.sync)))?
     };
     let size_bytes = parse_size(&a.size).map_err(|e| bad_input(anyhow!("--size: {e}")))?;
     if size_bytes == 0 || size_bytes > 1 << 40 {

@@ -29,6 +29,21 @@ pub enum Raid {
 }
 
 impl Raid {
+    pub const ALL: [Raid; 5] = [Raid::Raid0, Raid::Raid1, Raid::Raid10, Raid::Raid6, Raid::DdpRaid1];
+
+    /// The one parser of a volume group's RAID level: `raid10`, `RAID 10`, `raid-10`, `ddp-raid1` (case,
+    /// spaces, `-` and `_` ignored). The site's array-level choice (`raid: ddp`) is `site::RaidChoice`.
+    pub fn parse(s: &str) -> Option<Raid> {
+        let norm = |t: &str| -> String {
+            t.chars()
+                .filter(|c| !matches!(c, ' ' | '-' | '_'))
+                .collect::<String>()
+                .to_ascii_lowercase()
+        };
+        let want = norm(s);
+        Raid::ALL.into_iter().find(|r| norm(r.as_str()) == want)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             Raid::Raid0 => "raid0",
@@ -249,5 +264,22 @@ impl Layout {
         r.sort_unstable();
         r.dedup();
         r
+    }
+}
+
+#[cfg(test)]
+mod raid_tests {
+    use super::Raid;
+
+    #[test]
+    fn every_level_parses_from_its_own_name_and_the_usual_spellings() {
+        for r in Raid::ALL {
+            assert_eq!(Raid::parse(r.as_str()), Some(r));
+            assert_eq!(Raid::parse(&r.as_str().to_uppercase()), Some(r));
+        }
+        assert_eq!(Raid::parse("RAID 10"), Some(Raid::Raid10));
+        assert_eq!(Raid::parse("ddp_raid1"), Some(Raid::DdpRaid1));
+        assert_eq!(Raid::parse("raid5"), None);
+        assert_eq!(Raid::parse(""), None);
     }
 }

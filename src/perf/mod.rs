@@ -310,10 +310,7 @@ pub fn volume_of(site: &Site, layout: &Layout, catalog: &Catalog, server: Server
 /// Predict how a layout carries the site's workload.
 pub fn predict_layout(site: &Site, layout: &Layout, catalog: &Catalog, cal: &Calibration) -> Predicted {
     let terms = &cal.terms;
-    let sync = match site.nats.sync {
-        SyncMode::Always => Sync::Always,
-        SyncMode::Interval(_) => Sync::Delayed,
-    };
+    let sync = Sync::from(site.nats.sync);
     let mut out = Predicted {
         headroom: f64::INFINITY,
         ..Predicted::default()

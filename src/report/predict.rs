@@ -68,10 +68,7 @@ fn rows(r: &PredictReport) -> Vec<(String, String)> {
                 p.kind.as_str(),
                 s.servers,
                 s.replicas,
-                match s.sync {
-                    Sync::Always => "always",
-                    Sync::Delayed => "delayed",
-                },
+                s.sync.as_str(),
                 fmt_bytes(s.size_bytes as f64),
                 s.workers
             ),

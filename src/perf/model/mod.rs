@@ -96,6 +96,27 @@ pub enum Sync {
     Delayed,
 }
 
+impl Sync {
+    /// `always` or `delayed`, as reports and calibration files spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Sync::Always => "always",
+            Sync::Delayed => "delayed",
+        }
+    }
+}
+
+/// What the model needs of a configured `sync_interval` (`units::SyncMode`): whether it fsyncs before
+/// every ack. Distinct types because the configuration carries the interval and the model does not.
+impl From<crate::units::SyncMode> for Sync {
+    fn from(m: crate::units::SyncMode) -> Sync {
+        match m {
+            crate::units::SyncMode::Always => Sync::Always,
+            crate::units::SyncMode::Interval(_) => Sync::Delayed,
+        }
+    }
+}
+
 /// One cluster shape to predict.
 #[derive(Debug, Clone)]
 pub struct Shape {

@@ -265,17 +265,6 @@ fn need(v: Option<(f64, String)>, what: &str) -> anyhow::Result<(f64, String)> {
     v.ok_or_else(|| anyhow::anyhow!("calibration: no row gives {what}; add it or keep the built-in file that has it"))
 }
 
-fn parse_raid(s: &str) -> Option<Raid> {
-    match s {
-        "raid0" => Some(Raid::Raid0),
-        "raid1" => Some(Raid::Raid1),
-        "raid10" => Some(Raid::Raid10),
-        "raid6" => Some(Raid::Raid6),
-        "ddp-raid1" => Some(Raid::DdpRaid1),
-        _ => None,
-    }
-}
-
 impl Terms {
     /// Fit every term from the calibration rows.
     pub fn fit(set: &CalibrationSet) -> anyhow::Result<Terms> {
@@ -391,7 +380,7 @@ fn obj_row(file: &CalibrationFile, r: &Row, fio: &FioRef) -> Option<ObjRow> {
     if !r.fit || r.flags.iter().any(|f| f == "duplicate_label") {
         return None;
     }
-    let raid = parse_raid(r.raid.as_deref()?)?;
+    let raid = Raid::parse(r.raid.as_deref()?)?;
     let disks = file
         .hardware
         .get("disks_per_group")
