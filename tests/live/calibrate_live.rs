@@ -43,13 +43,16 @@ fn calibrate_on_a_lab_writes_a_file_predict_and_verify_accept() {
             "--monitor",
             &monitors,
             "--budget",
-            "35s",
+            // The required points alone plan to about 35 s; on a loaded 2-core machine their setup costs
+            // more than planned and the core rows, measured last, were skipped (fit refused). 60 s leaves
+            // room for that without asserting any speed.
+            "60s",
             "--hardware",
             "test lab",
             "--out",
             out_s,
         ],
-        150,
+        240,
     );
     assert_eq!(code, 0, "{err}");
     let rep: Value = serde_json::from_str(&stdout).unwrap();
