@@ -322,7 +322,7 @@ impl Session<'_> {
                 self.judged(r, kind, &p, picked, &all_ops)
             }
             Err(_) if self.opts.cancel.is_cancelled() => {
-                (self.log)(&format!("verify: {} interrupted before it measured anything", r.id));
+                (self.log)(&format!("verify: {} interrupted", r.id));
                 unrun(
                     r,
                     Status::Interrupted,
@@ -474,7 +474,8 @@ fn run_on(
     // Agents are found (and their clocks measured) before anything is written.
     let coordinator = match agents.filter(|_| !opts.dry_run) {
         Some(a) => {
-            let c = rt.block_on(crate::agent::Coordinator::connect(&opts.conn, a.clone()))?;
+            let mut c = rt.block_on(crate::agent::Coordinator::connect(&opts.conn, a.clone()))?;
+            c.set_cancel(opts.cancel.clone());
             for l in crate::agent::report::summary_lines(&c.summary) {
                 log(&format!("verify: {l}"));
             }

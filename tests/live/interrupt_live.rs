@@ -208,3 +208,87 @@ fn sigint_mid_calibrate_writes_no_file_leaves_the_old_one_and_no_streams_and_exi
     assert_eq!(others, vec![out.clone()], "no temporary file left beside it");
     assert_no_test_streams(&c, &ctx);
 }
+
+/// A `natsplan agent` child logging to `log` (dies with the test process; killed on drop).
+struct Agent(Child, std::path::PathBuf);
+
+impl Agent {
+    fn start(url: &str, name: &str, dir: &std::path::Path) -> Agent {
+        let log = dir.join(format!("{name}.log"));
+        let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("natsplan"));
+        cmd.args(["agent", "--server", url, "--name", name])
+            .env_remove("NATS_URL")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap());
+        // SAFETY: prctl in the child before exec, async-signal-safe.
+        unsafe {
+            use std::os::unix::process::CommandExt;
+            cmd.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
+        let a = Agent(cmd.spawn().unwrap(), log);
+        a.wait_log("ready on", Duration::from_secs(20));
+        a
+    }
+    fn log(&self) -> String {
+        std::fs::read_to_string(&self.1).unwrap_or_default()
+    }
+    fn wait_log(&self, what: &str, limit: Duration) {
+        let t0 = Instant::now();
+        while !self.log().contains(what) {
+            assert!(t0.elapsed() < limit, "agent log never said {what:?}: {}", self.log());
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn sigint_of_bench_on_agents_aborts_their_rows_cleans_up_and_exits_130() {
+    let _s = serial();
+    let c = TestCluster::start(3).expect("lab starts");
+    let dir = tempfile::tempdir().unwrap();
+    let agents: Vec<Agent> = (1..=2)
+        .map(|i| Agent::start(&c.url(), &format!("i{i}"), dir.path()))
+        .collect();
+    let url = c.url();
+    // Paced: 100 s of work when nothing stops it.
+    let (child, rx) = spawn(&[
+        "--format",
+        "json",
+        "bench",
+        "js",
+        "--pubs",
+        "2",
+        "--msgs",
+        "200000",
+        "--rate",
+        "2000",
+        "--replicas",
+        "1",
+        "--agents",
+        "2",
+        "--server",
+        &url,
+        "--no-progress",
+    ]);
+    agents[0].wait_log(": row ", Duration::from_secs(60));
+    std::thread::sleep(Duration::from_millis(1500));
+    let (code, stdout, err) = interrupt(child, &rx, Duration::from_secs(60));
+    let ctx = format!("{err}\n{stdout}\n{}\n{}", agents[0].log(), agents[1].log());
+    assert_eq!(code, 130, "{ctx}");
+    assert!(err.contains("interrupted"), "{ctx}");
+    for a in &agents {
+        a.wait_log("aborted by the coordinator", Duration::from_secs(10));
+    }
+    assert_no_test_streams(&c, &ctx);
+}
