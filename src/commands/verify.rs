@@ -71,7 +71,7 @@ pub struct VerifyArgs {
     pub agents_timeout: std::time::Duration,
     /// Only these --faults scenarios, comma separated (follower-kill, leader-kill, leader-pause,
     /// majority-kill, all-kill, rolling-restart, leader-partition, full-limit, full-disk, rack-power,
-    /// rack-net, follower-wipe, power-loss); default: all of the ladder.
+    /// rack-net, meta-majority-kill, follower-wipe, power-loss); default: all of the ladder.
     #[arg(long, value_delimiter = ',', value_name = "NAMES", requires = "faults")]
     pub scenarios: Vec<String>,
     /// With --faults on a planned layout: whole-rack scenarios only for these racks (comma separated).
@@ -333,4 +333,29 @@ fn write_results(dir: &Path, r: &report::VerifyReport) -> anyhow::Result<PathBuf
         std::fs::write(&p, bytes).map_err(|e| anyhow!("{}: cannot write: {e}", p.display()))?;
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[derive(clap::Parser)]
+    struct Wrap {
+        #[command(flatten)]
+        a: VerifyArgs,
+    }
+
+    #[test]
+    fn the_scenarios_help_names_every_fault_scenario() {
+        let cmd = Wrap::command();
+        let arg = cmd
+            .get_arguments()
+            .find(|a| a.get_id() == "scenarios")
+            .expect("--scenarios");
+        let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
+        for k in crate::faults::Kind::ALL {
+            assert!(help.contains(k.name()), "--scenarios help lacks {}: {help}", k.name());
+        }
+    }
 }

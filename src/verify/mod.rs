@@ -16,11 +16,7 @@ mod run;
 
 use crate::bench::{BenchResult, ConnSpec};
 use crate::catalog::{Catalog, ServerModel};
-/// The clock and the monitor-URL default live in the floor modules `clock` and `monitor`; these names stay
-/// for calibrate and faults until they call those directly.
-pub use crate::clock::utc_now;
 use crate::layout::Raid;
-pub use crate::monitor::default_monitors;
 use crate::monitor::probe as cluster;
 use crate::perf::{predict_shape, Calibration, Kind, Prediction, Shape, Sync, VolumeSpec};
 use crate::plan::Plan;

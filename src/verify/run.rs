@@ -142,7 +142,7 @@ fn detect(
         Err(e) => return Err(VerifyError::CannotRun(e)),
     };
     let monitors = if opts.monitors.is_empty() {
-        default_monitors(&opts.conn.servers)
+        crate::monitor::default_monitors(&opts.conn.servers)
     } else {
         opts.monitors.clone()
     };
@@ -465,7 +465,7 @@ fn run_on(
     log: &dyn Fn(&str),
 ) -> Result<VerifyReport, VerifyError> {
     let mut notes = Vec::new();
-    let (generated_at, _) = utc_now();
+    let (generated_at, _) = crate::clock::utc_now();
     let d = detect(rt, opts, &mut notes)?;
     let ctx = predict_ctx(opts, &d.facts)?;
     let (rows, preds, probe) = plan_rows(opts, &ctx, &d);
