@@ -376,6 +376,13 @@ fn run_on(
     .map_err(CalibrateError::CannotRun)?;
     // The file must load as --calibration will load it before it replaces anything.
     CalibrationFile::parse(&text, &opts.out.display().to_string()).map_err(CalibrateError::CannotRun)?;
+    // A signal during the fit still writes nothing: the file is replaced only by a run nobody stopped.
+    if opts.cancel.is_cancelled() {
+        return Err(CalibrateError::CannotRun(anyhow::Error::new(Interrupted {
+            runs: runlog.measurements.len(),
+            out: opts.out.display().to_string(),
+        })));
+    }
     write::write_atomic(&opts.out, &text).map_err(CalibrateError::BadInput)?;
     notes.extend(quality.notes.iter().cloned());
     Ok(CalibrateReport {

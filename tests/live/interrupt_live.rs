@@ -126,7 +126,7 @@ fn sigint_mid_ladder_writes_the_finished_rows_marked_interrupted_cleans_up_and_e
         }
         measured && l.starts_with("verify: ") && l.ends_with("...")
     });
-    std::thread::sleep(Duration::from_millis(800));
+    std::thread::sleep(Duration::from_millis(150));
     let (code, stdout, err) = interrupt(child, &rx, Duration::from_secs(90));
     let ctx = format!("{}\n{err}\n{stdout}", seen.join("\n"));
     assert_eq!(code, 130, "{ctx}");
@@ -149,21 +149,69 @@ fn sigint_mid_ladder_writes_the_finished_rows_marked_interrupted_cleans_up_and_e
         .filter(|r| r["measured"].is_object() && status(r) != "interrupted")
         .count();
     assert!(finished >= 1, "the finished rows are written: {rows:#?}");
-    // The row the signal hit is interrupted (never passed), and nothing after it ran.
-    let hit = rows
+    // The finished rows, then (when the signal came during a row rather than between two) the row it
+    // hit, marked interrupted and never passed, then rows not run, each saying why.
+    let not_run = |r: &Value| status(r) == "skipped" && r["reason"] == "not run: interrupted";
+    let first_open = rows
         .iter()
-        .position(|r| status(r) == "interrupted")
-        .unwrap_or_else(|| panic!("no interrupted row: {rows:#?}"));
-    for r in &rows[hit + 1..] {
-        assert_eq!(status(r), "skipped", "{r}");
+        .position(|r| status(r) == "interrupted" || not_run(r))
+        .unwrap_or_else(|| panic!("no row interrupted or left unrun: {rows:#?}"));
+    let rest = if status(&rows[first_open]) == "interrupted" {
+        &rows[first_open + 1..]
+    } else {
+        &rows[first_open..]
+    };
+    assert!(!rest.is_empty(), "the signal came mid-ladder: {rows:#?}");
+    for r in rest {
         assert!(r["measured"].is_null(), "{r}");
+        assert!(r["skip"].is_string() || not_run(r), "{r}");
     }
-    for r in rows[hit + 1..].iter().filter(|r| r["skip"].is_null()) {
-        assert_eq!(
-            r["reason"], "not run: interrupted",
-            "later rows say why they did not run: {r}"
-        );
-    }
+    assert_no_test_streams(&c, &ctx);
+}
+
+#[test]
+fn a_row_the_signal_hits_is_interrupted_with_what_it_measured_never_judged() {
+    let _s = serial();
+    let c = TestCluster::start(3).expect("lab starts");
+    let out = tempfile::tempdir().unwrap();
+    let cal = format!("{}/tests/data/verify-cal-huge-bands.yaml", env!("CARGO_MANIFEST_DIR"));
+    let monitors = c.monitor_urls().join(",");
+    let url = c.url();
+    let (child, rx) = spawn(&[
+        "--format",
+        "json",
+        "verify",
+        "--server",
+        &url,
+        "--monitor",
+        &monitors,
+        "--calibration",
+        &cal,
+        "--row-seconds",
+        "5",
+        "--out",
+        out.path().to_str().unwrap(),
+    ]);
+    // The fixed-rate row paces itself (10,000/s for the row's budget): interrupt it while it runs.
+    let seen = wait_for(&rx, Duration::from_secs(180), |l| l.starts_with("verify: Fixed rate"));
+    std::thread::sleep(Duration::from_millis(1000));
+    let (code, stdout, err) = interrupt(child, &rx, Duration::from_secs(90));
+    let ctx = format!("{}\n{err}\n{stdout}", seen.join("\n"));
+    assert_eq!(code, 130, "{ctx}");
+    let v: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {ctx}"));
+    assert_eq!(v["interrupted"], true, "{ctx}");
+    let row = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"].as_str().unwrap_or_default().starts_with("rate-10k"))
+        .expect("the rate row");
+    assert_eq!(row["status"], "interrupted", "{row:#}");
+    assert!(
+        row["reason"].as_str().unwrap_or_default().contains("interrupted"),
+        "{row:#}"
+    );
+    assert!(row["measured"].is_object(), "what it measured is kept: {row:#}");
     assert_no_test_streams(&c, &ctx);
 }
 
