@@ -141,6 +141,9 @@ pub struct Coordinator {
     rows: usize,
     /// Agents lost in an earlier row: later rows fail fast as incomplete instead of waiting on them.
     gone: Vec<String>,
+    /// A tripped token (SIGINT/SIGTERM) stops the row: the agents are told to abort it, its shared
+    /// assets are removed and `run` returns an error saying it was interrupted.
+    cancel: bench::Cancel,
 }
 
 fn cannot(e: impl std::fmt::Display) -> BenchError {
@@ -196,10 +199,25 @@ impl Coordinator {
             opts,
             rows: 0,
             gone: Vec::new(),
+            cancel: bench::Cancel::new(),
         })
     }
 
-    /// Run one row (`spec` is the whole row) on the agents and merge their results.
+    /// Stop rows when `cancel` trips (the command's signal watcher).
+    pub fn set_cancel(&mut self, cancel: bench::Cancel) {
+        self.cancel = cancel;
+    }
+
+    /// Abort the row on every agent, remove its assets, and say it was interrupted.
+    async fn interrupted(&self, states: &BTreeMap<String, RowState>, spec: &BenchSpec, row: &str) -> BenchError {
+        self.abort(states, row, "interrupted by a signal on the coordinator")
+            .await;
+        bench::cleanup_shared(&self.conn, spec, row).await;
+        cannot("interrupted by a signal: the agents were told to stop the row and its assets were removed")
+    }
+
+    /// Run one row (`spec` is the whole row) on the agents and merge their results. A tripped cancel
+    /// token ends it with an error (after aborting the agents' shares and removing the row's assets).
     pub async fn run(&mut self, spec: &BenchSpec) -> Result<Distributed, BenchError> {
         bench::check(spec)?;
         if !self.gone.is_empty() {
@@ -287,6 +305,9 @@ impl Coordinator {
         // Setup: every agent ready (or failed), within the setup timeout.
         let setup_deadline = Instant::now() + self.opts.setup_timeout;
         while states.values().any(|s| !s.ready && s.result.is_none() && !s.lost) {
+            if self.cancel.is_cancelled() {
+                return Err(self.interrupted(&states, spec, &row).await);
+            }
             let msg = tokio::time::timeout(Duration::from_millis(100), inbox.next()).await;
             if let Ok(Some(m)) = msg {
                 self.absorb(&mut states, &m, None);
@@ -345,6 +366,9 @@ impl Coordinator {
         let _ = self.client.flush().await;
         // Run: results, or silence longer than lost_after.
         while states.values().any(|s| s.result.is_none() && !s.lost) {
+            if self.cancel.is_cancelled() {
+                return Err(self.interrupted(&states, spec, &row).await);
+            }
             let msg = tokio::time::timeout(Duration::from_millis(100), inbox.next()).await;
             if let Ok(Some(m)) = msg {
                 self.absorb(&mut states, &m, Some(start_instant));

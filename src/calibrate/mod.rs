@@ -40,6 +40,18 @@ pub struct CalibrateOptions {
     /// The sync mode, when /varz cannot tell (no monitoring port reachable).
     pub sync: Option<Sync>,
     pub catalog: Catalog,
+    /// Trips on the first SIGINT/SIGTERM (the run catches them): the run it hits stops and removes its
+    /// assets, and no calibration file is written (an existing one is left as it was).
+    pub cancel: bench::Cancel,
+}
+
+/// The error (inside `CalibrateError::CannotRun`) of a run a signal stopped: nothing was written. The
+/// command turns it into exit 130.
+#[derive(Debug, thiserror::Error)]
+#[error("interrupted by a signal after {runs} measured run(s); no calibration file written ({out} untouched)")]
+pub struct Interrupted {
+    pub runs: usize,
+    pub out: String,
 }
 
 /// Why calibrate could not produce a file.
@@ -161,6 +173,13 @@ pub fn run(opts: &CalibrateOptions, log: &dyn Fn(&str)) -> Result<CalibrateRepor
         .enable_all()
         .build()
         .map_err(|e| CalibrateError::CannotRun(e.into()))?;
+    // SIGINT/SIGTERM trip the token: the run in progress stops and removes its assets; nothing is written.
+    let _signals = {
+        let _in_rt = rt.enter();
+        opts.cancel
+            .trip_on_signals()
+            .map_err(|e| CalibrateError::CannotRun(e.into()))?
+    };
     let r = run_on(&rt, opts, log);
     rt.shutdown_timeout(Duration::from_millis(100));
     r
@@ -236,7 +255,13 @@ fn run_on(
     }
     let (date, _) = crate::clock::utc_now();
     let mut prov = provenance(&facts, opts, &monitors);
-    let runlog = runner::run(rt, &opts.conn, &monitors, &plan, log);
+    let runlog = runner::run(rt, &opts.conn, &monitors, &plan, &opts.cancel, log);
+    if runlog.interrupted || opts.cancel.is_cancelled() {
+        return Err(CalibrateError::CannotRun(anyhow::Error::new(Interrupted {
+            runs: runlog.measurements.len(),
+            out: opts.out.display().to_string(),
+        })));
+    }
     prov.insert("measured_at".into(), v(date.clone()));
     prov.insert("budget_s".into(), Value::from(opts.budget_s));
     prov.insert(
@@ -351,6 +376,13 @@ fn run_on(
     .map_err(CalibrateError::CannotRun)?;
     // The file must load as --calibration will load it before it replaces anything.
     CalibrationFile::parse(&text, &opts.out.display().to_string()).map_err(CalibrateError::CannotRun)?;
+    // A signal during the fit still writes nothing: the file is replaced only by a run nobody stopped.
+    if opts.cancel.is_cancelled() {
+        return Err(CalibrateError::CannotRun(anyhow::Error::new(Interrupted {
+            runs: runlog.measurements.len(),
+            out: opts.out.display().to_string(),
+        })));
+    }
     write::write_atomic(&opts.out, &text).map_err(CalibrateError::BadInput)?;
     notes.extend(quality.notes.iter().cloned());
     Ok(CalibrateReport {

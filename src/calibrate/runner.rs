@@ -36,6 +36,8 @@ pub struct RunLog {
     /// Runs the budget did not leave time for.
     pub skipped: Vec<String>,
     pub elapsed_s: f64,
+    /// A signal stopped the runs (the run it hit removed its assets; nothing after it ran).
+    pub interrupted: bool,
 }
 
 /// The bench workload for a point.
@@ -226,6 +228,7 @@ pub fn run(
     conn: &ConnSpec,
     monitors: &[String],
     plan: &Plan,
+    cancel: &bench::Cancel,
     log: &dyn Fn(&str),
 ) -> RunLog {
     let start = Instant::now();
@@ -257,6 +260,10 @@ pub fn run(
     let mut run_no = 0usize;
     for pass in 1..=plan.repeats {
         for p in &order {
+            if cancel.is_cancelled() {
+                out.interrupted = true;
+                break;
+            }
             run_no += 1;
             let elapsed = start.elapsed().as_secs_f64();
             let left = plan.budget_s - elapsed;
@@ -276,8 +283,14 @@ pub fn run(
                 p.id, p.size_bytes
             ));
             let t0 = Instant::now();
-            let r = rt.block_on(bench::run(conn, &spec(p, msgs, monitors)));
+            let r = rt.block_on(bench::run_with(conn, &spec(p, msgs, monitors), cancel));
             let took = t0.elapsed().as_secs_f64();
+            if cancel.is_cancelled() {
+                // A run a signal cut short measured part of a point: not a row of the file.
+                log(&format!("calibrate: {} interrupted", p.id));
+                out.interrupted = true;
+                break;
+            }
             match r {
                 Ok(b) => {
                     let (ops, values) = figures(p, &b);

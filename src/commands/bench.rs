@@ -299,15 +299,22 @@ fn run_on_agents(
     bench::check(spec).map_err(map)?;
     let mut opts = AgentsOptions::new(n);
     opts.discover_timeout = timeout;
+    let cancel = bench::Cancel::new();
     let out = rt.block_on(async {
+        // SIGINT/SIGTERM: the agents abort the row, its assets are removed, exit 130.
+        let _signals = cancel.trip_on_signals().map_err(|e| BenchError::CannotRun(e.into()))?;
         let mut c = Coordinator::connect(conn, opts).await?;
+        c.set_cancel(cancel.clone());
         for l in report::summary_lines(&c.summary) {
             eprintln!("{l}");
         }
         let d = c.run(spec).await?;
         Ok::<_, BenchError>((c.summary.clone(), d))
     });
-    let (summary, d) = out.map_err(map)?;
+    let (summary, d) = match out {
+        Err(e) if cancel.is_cancelled() => return Ok(Outcome::Interrupted(format!("bench --agents: {e}"))),
+        other => other.map_err(map)?,
+    };
     if let Some(path) = csv {
         std::fs::write(path, export::csv(&d.result))
             .map_err(|e| cannot_run(anyhow::anyhow!("--csv {}: cannot write: {e}", path.display())))?;

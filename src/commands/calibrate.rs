@@ -1,6 +1,7 @@
 //! `natsplan calibrate`: flags → `calibrate::CalibrateOptions`, measure, write the calibration file, print
 //! what was measured and how well it fitted. Exit 2 on bad flags (a budget too small to measure anything,
-//! an unwritable --out, an unknown sync mode), 3 when the cluster cannot be reached or measured.
+//! an unwritable --out, an unknown sync mode), 3 when the cluster cannot be reached or measured, 130 when
+//! SIGINT/SIGTERM stopped it (the run in progress removes its assets; no file is written).
 
 use crate::bench::{ConnArgs, ConnSpec};
 use crate::calibrate::{self, CalibrateOptions};
@@ -77,9 +78,16 @@ pub fn run(g: &Global, a: CalibrateArgs) -> Result<Outcome, Failure> {
         id: a.id.clone(),
         sync,
         catalog: super::catalog(g)?,
+        cancel: crate::bench::Cancel::new(),
     };
     let log = |s: &str| eprintln!("{s}");
-    let rep = calibrate::run(&opts, &log)?;
+    let rep = match calibrate::run(&opts, &log) {
+        Ok(rep) => rep,
+        Err(crate::error::RunError::CannotRun(e)) if e.downcast_ref::<calibrate::Interrupted>().is_some() => {
+            return Ok(Outcome::Interrupted(format!("calibrate: {e}")));
+        }
+        Err(e) => return Err(e.into()),
+    };
     let bytes = match format {
         Format::Json => {
             let mut b = serde_json::to_vec_pretty(&rep).map_err(|e| cannot_run(anyhow!(e)))?;

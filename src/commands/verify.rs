@@ -2,7 +2,8 @@
 //! BENCH.md, results.csv) and print the report. Exit 1 when a row is outside its band by more than
 //! `--tolerance` (or failed) or the cluster drifted from the layout (never for --dry-run), 2 on bad flags or
 //! a refused `--max-bytes`, 3 when the cluster is unreachable. With `--agents N` the load comes from `natsplan
-//! agent` processes; a row an agent did not finish is INCOMPLETE and exits 1 too.
+//! agent` processes; a row an agent did not finish is INCOMPLETE and exits 1 too. SIGINT/SIGTERM stop the
+//! row running (its assets removed), write the finished rows with the run marked `interrupted`, exit 130.
 
 use crate::bench::{ConnArgs, ConnSpec};
 use crate::cli::{Format, Global, PlanArgs};
@@ -70,7 +71,7 @@ pub struct VerifyArgs {
     pub agents_timeout: std::time::Duration,
     /// Only these --faults scenarios, comma separated (follower-kill, leader-kill, leader-pause,
     /// majority-kill, all-kill, rolling-restart, leader-partition, full-limit, full-disk, rack-power,
-    /// rack-net, follower-wipe, power-loss); default: all of the ladder.
+    /// rack-net, meta-majority-kill, follower-wipe, power-loss); default: all of the ladder.
     #[arg(long, value_delimiter = ',', value_name = "NAMES", requires = "faults")]
     pub scenarios: Vec<String>,
     /// With --faults on a planned layout: whole-rack scenarios only for these racks (comma separated).
@@ -244,6 +245,7 @@ pub fn run(g: &Global, a: VerifyArgs) -> Result<Outcome, Failure> {
         calibration_label,
         catalog,
         target,
+        cancel: crate::bench::Cancel::new(),
     };
     let log = |s: &str| eprintln!("{s}");
     let rep = match a.agents {
@@ -268,6 +270,16 @@ pub fn run(g: &Global, a: VerifyArgs) -> Result<Outcome, Failure> {
     super::emit_stdout(&bytes)?;
     if a.dry_run {
         return Ok(Outcome::Ok);
+    }
+    if rep.interrupted {
+        let done = rep
+            .rows
+            .iter()
+            .filter(|r| r.measured.is_some() && r.status != report::Status::Interrupted)
+            .count();
+        return Ok(Outcome::Interrupted(format!(
+            "verify was interrupted: {done} row(s) finished and written, the rest not run"
+        )));
     }
     let drift_items = rep.drift.as_ref().map(|d| d.items.len()).unwrap_or(0);
     if drift_items > 0 {
@@ -321,4 +333,29 @@ fn write_results(dir: &Path, r: &report::VerifyReport) -> anyhow::Result<PathBuf
         std::fs::write(&p, bytes).map_err(|e| anyhow!("{}: cannot write: {e}", p.display()))?;
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[derive(clap::Parser)]
+    struct Wrap {
+        #[command(flatten)]
+        a: VerifyArgs,
+    }
+
+    #[test]
+    fn the_scenarios_help_names_every_fault_scenario() {
+        let cmd = Wrap::command();
+        let arg = cmd
+            .get_arguments()
+            .find(|a| a.get_id() == "scenarios")
+            .expect("--scenarios");
+        let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
+        for k in crate::faults::Kind::ALL {
+            assert!(help.contains(k.name()), "--scenarios help lacks {}: {help}", k.name());
+        }
+    }
 }

@@ -131,27 +131,14 @@ pub(super) fn replica_states(lab: &Lab, name: &str, last: u64, want: usize) -> V
             let Ok(j) = monitor::jsz(&n.monitor_url(), "accounts=true&streams=true", Duration::from_secs(2)) else {
                 continue;
             };
-            for acc in j
-                .get("account_details")
-                .and_then(|a| a.as_array())
-                .into_iter()
-                .flatten()
-            {
-                for st in acc
-                    .get("stream_detail")
-                    .and_then(|a| a.as_array())
-                    .into_iter()
-                    .flatten()
-                {
-                    if st.get("name").and_then(|x| x.as_str()) == Some(name) {
-                        let g = |k: &str| st.pointer(&format!("/state/{k}")).and_then(|x| x.as_u64()).unwrap_or(0);
-                        v.push(ReplicaState {
-                            server: n.name.clone(),
-                            messages: g("messages"),
-                            first_seq: g("first_seq"),
-                            last_seq: g("last_seq"),
-                        });
-                    }
+            for st in monitor::jsz::streams(&j) {
+                if st.name.as_deref() == Some(name) {
+                    v.push(ReplicaState {
+                        server: n.name.clone(),
+                        messages: st.messages,
+                        first_seq: st.first_seq,
+                        last_seq: st.last_seq,
+                    });
                 }
             }
         }

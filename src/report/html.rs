@@ -466,7 +466,7 @@ fn verify_status_colour(s: crate::verify::report::Status) -> &'static str {
     match s {
         S::Inside => "#2ca02c",
         S::Near => "#e6a100",
-        S::Outside | S::Error | S::Incomplete => "#d62728",
+        S::Outside | S::Error | S::Incomplete | S::Interrupted => "#d62728",
         S::Skipped | S::Planned => "#9e9e9e",
     }
 }

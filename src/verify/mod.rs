@@ -16,11 +16,7 @@ mod run;
 
 use crate::bench::{BenchResult, ConnSpec};
 use crate::catalog::{Catalog, ServerModel};
-/// The clock and the monitor-URL default live in the floor modules `clock` and `monitor`; these names stay
-/// for calibrate and faults until they call those directly.
-pub use crate::clock::utc_now;
 use crate::layout::Raid;
-pub use crate::monitor::default_monitors;
 use crate::monitor::probe as cluster;
 use crate::perf::{predict_shape, Calibration, Kind, Prediction, Shape, Sync, VolumeSpec};
 use crate::plan::Plan;
@@ -62,6 +58,9 @@ pub struct VerifyOptions {
     pub calibration_label: String,
     pub catalog: Catalog,
     pub target: Option<Target>,
+    /// Trips on the first SIGINT/SIGTERM (the run catches them): the row running stops its load and
+    /// removes its assets, later rows are not run, and the report says `interrupted`.
+    pub cancel: crate::bench::Cancel,
 }
 
 /// Why verify could not produce a report.
@@ -191,10 +190,11 @@ struct Run {
 }
 
 /// The run whose rate is the median (for an even count, the lower of the middle two) and the median rate
-/// itself (for an even count, the mean of the middle two). An incomplete run, always the last, is the
+/// itself (for an even count, the mean of the middle two). An incomplete or interrupted run, always the last, is the
 /// row's result as it is: it is never judged.
 fn pick_median(mut runs: Vec<Run>) -> (Run, f64) {
-    if runs.last().and_then(|r| r.agents.as_ref()).is_some_and(|a| !a.complete) {
+    let unfinished = |r: &Run| r.agents.as_ref().is_some_and(|a| !a.complete) || r.bench.completion.interrupted;
+    if runs.last().is_some_and(unfinished) {
         let last = runs.pop().expect("an incomplete run is there");
         let ops = last.ops;
         return (last, ops);
@@ -303,5 +303,10 @@ mod tests {
         });
         let (r, m) = pick_median(vec![run(50.0), run(60.0), last]);
         assert_eq!((r.ops, m), (1.0, 1.0));
+        // So does a run a signal stopped.
+        let mut cut = run(2.0);
+        cut.bench.completion.interrupted = true;
+        let (r, m) = pick_median(vec![run(50.0), run(60.0), cut]);
+        assert_eq!((r.ops, m), (2.0, 2.0));
     }
 }

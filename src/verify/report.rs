@@ -27,6 +27,9 @@ pub enum Status {
     /// Run on agents, one of which did not finish its share (`--agents`): the figures cover only what
     /// was reported; counts as a failed check.
     Incomplete,
+    /// A signal (SIGINT, SIGTERM) stopped the row mid-run: the figures cover the part that ran and are
+    /// never judged against the band (the run exits 130).
+    Interrupted,
 }
 
 impl Status {
@@ -39,6 +42,7 @@ impl Status {
             Status::Error => "ERROR",
             Status::Planned => "planned",
             Status::Incomplete => "INCOMPLETE",
+            Status::Interrupted => "INTERRUPTED",
         }
     }
     pub fn fails(self) -> bool {
@@ -114,6 +118,9 @@ pub struct VerifyReport {
     /// With `--agents`: the agents used, with their clock offsets.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub agents: Option<crate::agent::AgentsSummary>,
+    /// A signal stopped the run: the rows before it are complete, the row it hit is `interrupted`, the
+    /// rows after it were not run (`skipped`, reason "not run: interrupted").
+    pub interrupted: bool,
 }
 
 /// The run's configuration (no secrets: servers are shown redacted).
@@ -309,6 +316,17 @@ fn summary_line(r: &VerifyReport) -> String {
         .count();
     if r.config.dry_run {
         format!("dry run: {} row(s) planned, nothing written", r.rows.len())
+    } else if r.interrupted {
+        let done = r
+            .rows
+            .iter()
+            .filter(|x| !matches!(x.status, Status::Skipped | Status::Planned | Status::Interrupted))
+            .count();
+        format!(
+            "INTERRUPTED by a signal: {done} row(s) finished, {} outside their band by more than {:.0}%; the row it hit is INTERRUPTED, later rows not run",
+            r.failed_rows,
+            r.config.tolerance * 100.0
+        )
     } else {
         let incomplete = r.rows.iter().filter(|x| x.status == Status::Incomplete).count();
         format!(

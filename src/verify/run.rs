@@ -106,6 +106,13 @@ fn run_maybe_agents(
         .enable_all()
         .build()
         .map_err(|e| VerifyError::CannotRun(e.into()))?;
+    // SIGINT/SIGTERM trip the token: the row stops, what was measured is reported, assets are removed.
+    let _signals = {
+        let _in_rt = rt.enter();
+        opts.cancel
+            .trip_on_signals()
+            .map_err(|e| VerifyError::CannotRun(e.into()))?
+    };
     let result = run_on(&rt, opts, agents, log);
     rt.shutdown_timeout(Duration::from_millis(100));
     result
@@ -135,7 +142,7 @@ fn detect(
         Err(e) => return Err(VerifyError::CannotRun(e)),
     };
     let monitors = if opts.monitors.is_empty() {
-        default_monitors(&opts.conn.servers)
+        crate::monitor::default_monitors(&opts.conn.servers)
     } else {
         opts.monitors.clone()
     };
@@ -260,7 +267,10 @@ impl Session<'_> {
     fn probe_disk(&mut self, probe: &RowSpec, notes: &mut Vec<String>) {
         let p = predict_row(self.opts, self.ctx, probe);
         let spec = bench_spec(probe, self.monitors, false);
-        match self.rt.block_on(bench::run(&self.opts.conn, &spec)) {
+        match self
+            .rt
+            .block_on(bench::run_with(&self.opts.conn, &spec, &self.opts.cancel))
+        {
             Ok(b) => {
                 let m = measured_ops(probe, &b);
                 if p.band.low > 0.0 && m < p.band.low {
@@ -294,6 +304,9 @@ impl Session<'_> {
         if let Some(why) = r.skip.clone() {
             return unrun(r, Status::Skipped, Some(why));
         }
+        if self.opts.cancel.is_cancelled() && !self.opts.dry_run {
+            return unrun(r, Status::Skipped, Some("not run: interrupted".into()));
+        }
         if self.opts.dry_run {
             return unrun(r, Status::Planned, None);
         }
@@ -307,6 +320,14 @@ impl Session<'_> {
             Ok(()) => {
                 let picked = pick_median(runs);
                 self.judged(r, kind, &p, picked, &all_ops)
+            }
+            Err(_) if self.opts.cancel.is_cancelled() => {
+                (self.log)(&format!("verify: {} interrupted", r.id));
+                unrun(
+                    r,
+                    Status::Interrupted,
+                    Some("interrupted by a signal before it measured".into()),
+                )
             }
             Err(e) => {
                 // An agent that went away before the row could start leaves the row incomplete (it
@@ -335,12 +356,15 @@ impl Session<'_> {
             let sampler = CpuSampler::start(self.monitors.to_vec());
             let res = match self.coordinator.as_mut() {
                 Some(c) => self.rt.block_on(c.run(&spec)).map(|d| (d.result, Some(d.agents))),
-                None => self.rt.block_on(bench::run(&self.opts.conn, &spec)).map(|b| (b, None)),
+                None => self
+                    .rt
+                    .block_on(bench::run_with(&self.opts.conn, &spec, &self.opts.cancel))
+                    .map(|b| (b, None)),
             };
             let cpu = sampler.finish();
             match res {
                 Ok((b, agents)) => {
-                    let incomplete = agents.as_ref().is_some_and(|a| !a.complete);
+                    let incomplete = agents.as_ref().is_some_and(|a| !a.complete) || b.completion.interrupted;
                     runs.push(Run {
                         ops: measured_ops(r, &b),
                         bench: b,
@@ -369,9 +393,13 @@ impl Session<'_> {
             m,
         ) = picked;
         let error = (p.ops_per_s > 0.0).then(|| m / p.ops_per_s - 1.0);
-        // A row an agent did not finish measured less than the row: never judged as if complete.
-        let incomplete = row_agents.as_ref().is_some_and(|a| !a.complete);
-        let status = if incomplete {
+        // A row an agent did not finish (or a signal stopped) measured less than the row: never judged
+        // as if complete.
+        let interrupted = b.completion.interrupted;
+        let incomplete = row_agents.as_ref().is_some_and(|a| !a.complete) || interrupted;
+        let status = if interrupted {
+            Status::Interrupted
+        } else if incomplete {
             Status::Incomplete
         } else {
             report::judge(m, p.band.low, p.band.high, self.opts.tolerance)
@@ -401,7 +429,7 @@ impl Session<'_> {
             spread: if incomplete { None } else { spread_of(all_ops) },
             runs_ops_per_s: if all_ops.len() > 1 { all_ops.to_vec() } else { vec![] },
         };
-        let reason = row_agents.as_ref().filter(|a| !a.complete).map(|a| {
+        let agents_reason = row_agents.as_ref().filter(|a| !a.complete).map(|a| {
             let lost: Vec<String> = a
                 .agents
                 .iter()
@@ -410,6 +438,11 @@ impl Session<'_> {
                 .collect();
             format!("incomplete: agent(s) {} did not finish their share", lost.join(", "))
         });
+        let reason = if interrupted {
+            Some("interrupted by a signal: the figures cover the part that ran, not judged".into())
+        } else {
+            agents_reason
+        };
         RowResult {
             spec: r,
             kind,
@@ -432,7 +465,7 @@ fn run_on(
     log: &dyn Fn(&str),
 ) -> Result<VerifyReport, VerifyError> {
     let mut notes = Vec::new();
-    let (generated_at, _) = utc_now();
+    let (generated_at, _) = crate::clock::utc_now();
     let d = detect(rt, opts, &mut notes)?;
     let ctx = predict_ctx(opts, &d.facts)?;
     let (rows, preds, probe) = plan_rows(opts, &ctx, &d);
@@ -441,7 +474,8 @@ fn run_on(
     // Agents are found (and their clocks measured) before anything is written.
     let coordinator = match agents.filter(|_| !opts.dry_run) {
         Some(a) => {
-            let c = rt.block_on(crate::agent::Coordinator::connect(&opts.conn, a.clone()))?;
+            let mut c = rt.block_on(crate::agent::Coordinator::connect(&opts.conn, a.clone()))?;
+            c.set_cancel(opts.cancel.clone());
             for l in crate::agent::report::summary_lines(&c.summary) {
                 log(&format!("verify: {l}"));
             }
@@ -463,7 +497,12 @@ fn run_on(
     }
     let results: Vec<RowResult> = rows.into_iter().zip(preds).map(|(r, p)| session.row(r, p)).collect();
     let coordinator = session.coordinator.take();
+    let interrupted = opts.cancel.is_cancelled();
     let drift = match &opts.target {
+        Some(_) if interrupted => {
+            notes.push("drift not checked: the run was interrupted".into());
+            None
+        }
         Some(t) => Some(check_drift(t, &d.facts, &d.monitors)?),
         None => None,
     };
@@ -479,5 +518,6 @@ fn run_on(
         failed_rows,
         notes,
         agents: coordinator.map(|c| c.summary),
+        interrupted,
     })
 }
