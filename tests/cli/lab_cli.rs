@@ -167,12 +167,26 @@ fn ctrl_c_during_start_up_leaves_nothing_running() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
+    // The record is written before any server starts (pid 0) and again after each spawn: wait until it
+    // names all three servers' processes.
     let t0 = std::time::Instant::now();
-    while !dir.join("lab.json").exists() {
-        assert!(t0.elapsed().as_secs() < 20, "lab.json was never written");
+    let spawned = |dir: &std::path::Path| {
+        let p = std::fs::read_to_string(dir.join("lab.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            .map(|_| pids(dir))?;
+        (p.len() == 3 && p.iter().all(|&x| x != 0)).then_some(p)
+    };
+    let p = loop {
+        if let Some(p) = spawned(&dir) {
+            break p;
+        }
+        assert!(
+            t0.elapsed().as_secs() < 20,
+            "lab.json never named three started servers"
+        );
         std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    let p = pids(&dir);
+    };
     assert!(p.iter().all(|&x| alive(x)));
     // SAFETY: SIGINT to the natsplan process this test started.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
