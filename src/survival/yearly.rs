@@ -299,169 +299,213 @@ fn msgs_per_s(site: &Site, name: &str, kind: AssetKind) -> f64 {
     .unwrap_or(0.0)
 }
 
+fn add(comps: &mut Vec<Component>, what: String, domain: Domain, rate_per_s: f64, repair_s: f64) -> usize {
+    comps.push(Component {
+        what,
+        domain,
+        rate_per_s,
+        repair_s,
+        triggers: Vec::new(),
+        spare_pool: None,
+        repair_no_spare_s: repair_s,
+    });
+    comps.len() - 1
+}
+
+/// Each JetStream server's crash, process crash, permanent loss and not-returning-after-power components;
+/// returns the not-returning component of each server (rack power events trigger them).
+fn server_components(model: &Model, catalog: &Catalog, comps: &mut Vec<Component>) -> HashMap<ServerIdx, usize> {
+    let site = model.site;
+    let layout = model.layout;
+    let rate = |k: &str| rate_per_year(site, catalog, k) / YEAR_S;
+    let rep = |k: &str| repair_s(site, catalog, k).max(1.0);
+    let mut not_return: HashMap<ServerIdx, usize> = HashMap::new();
+    for &s in &layout.servers {
+        let name = &site.servers[s].name;
+        add(
+            comps,
+            format!("{name} OS crash"),
+            Domain::server(DomainKind::Server, site, s),
+            rate("server_crash_per_year"),
+            rep("server_restart"),
+        );
+        add(
+            comps,
+            format!("{name} nats-server crash"),
+            Domain::server(DomainKind::Process, site, s),
+            rate("process_crash_per_year"),
+            rep("process_restart"),
+        );
+        // A server lost for good: its LUN on a shared array survives; its own disks do not. A guest is
+        // lost for good only with its host (below): its own disks are the host's pool.
+        let internal = model.array_of(s).is_some_and(|a| site.arrays[a].owner == Some(s));
+        if !(internal && site.servers[s].host.is_some()) {
+            add(
+                comps,
+                format!("{name} lost for good"),
+                Domain::server(if internal { DomainKind::Wipe } else { DomainKind::Server }, site, s),
+                rate("server_afr"),
+                rep("server_replace"),
+            );
+        }
+        let nr = add(
+            comps,
+            format!("{name} does not return after power loss"),
+            Domain::server(DomainKind::Server, site, s),
+            0.0,
+            rep("server_replace"),
+        );
+        not_return.insert(s, nr);
+    }
+    not_return
+}
+
+/// The shared arrays of the layout and one outage component each.
+fn array_components(model: &Model, catalog: &Catalog, comps: &mut Vec<Component>) -> Vec<usize> {
+    let site = model.site;
+    let layout = model.layout;
+    let rate = |k: &str| rate_per_year(site, catalog, k) / YEAR_S;
+    let rep = |k: &str| repair_s(site, catalog, k).max(1.0);
+    let mut arrays: Vec<usize> = layout.groups.iter().map(|g| g.array).collect();
+    arrays.sort_unstable();
+    arrays.dedup();
+    for &a in &arrays {
+        if site.arrays[a].owner.is_none() {
+            add(
+                comps,
+                format!("array {} outage", site.arrays[a].name),
+                Domain::array(DomainKind::Array, site, a),
+                rate("array_outage_per_year"),
+                rep("array_repair"),
+            );
+        }
+    }
+    arrays
+}
+
+/// Rack power and uplinks, PDUs and hypervisor hosts.
+fn shared_components(
+    model: &Model,
+    catalog: &Catalog,
+    comps: &mut Vec<Component>,
+    arrays: &[usize],
+    not_return: &HashMap<ServerIdx, usize>,
+) {
+    let site = model.site;
+    let layout = model.layout;
+    let rate = |k: &str| rate_per_year(site, catalog, k) / YEAR_S;
+    let rep = |k: &str| repair_s(site, catalog, k).max(1.0);
+    for r in 0..site.racks.len() {
+        let servers: Vec<ServerIdx> = site.rack_servers(r).filter(|s| not_return.contains_key(s)).collect();
+        let arrays_here = arrays.iter().any(|&a| site.arrays[a].rack == r);
+        if servers.is_empty() && !arrays_here {
+            continue;
+        }
+        let p = add(
+            comps,
+            format!("rack {} power", site.racks[r].name),
+            Domain::rack(DomainKind::Power, site, r),
+            rate("rack_power_per_year") + redundant_paths_rate(site, catalog, r, Path::Power) / YEAR_S,
+            rep("rack_power_restore") + rep("server_restart"),
+        );
+        comps[p].triggers = servers.iter().map(|s| not_return[s]).collect();
+        add(
+            comps,
+            format!("rack {} uplinks", site.racks[r].name),
+            Domain::rack(DomainKind::Net, site, r),
+            rate("rack_net_per_year") + redundant_paths_rate(site, catalog, r, Path::Net) / YEAR_S,
+            rep("rack_net_restore"),
+        );
+    }
+    for d in Domain::universe(DomainKind::Pdu, site, layout) {
+        add(
+            comps,
+            format!("PDU {}", d.name),
+            d,
+            rate("pdu_per_year"),
+            rep("rack_power_restore"),
+        );
+    }
+    for d in Domain::universe(DomainKind::Host, site, layout) {
+        // Guests whose stores are their own (virtual) disks share the host's storage pool unless the
+        // site gives them LUNs elsewhere: losing the host's hardware or pool destroys them all.
+        let pooled = layout.servers.iter().any(|&s| {
+            site.servers[s].host.as_deref() == Some(d.name.as_str())
+                && model.array_of(s).is_some_and(|a| site.arrays[a].owner == Some(s))
+        });
+        if pooled {
+            add(
+                comps,
+                format!(
+                    "host {} lost for good with its storage pool (every guest's store)",
+                    d.name
+                ),
+                Domain {
+                    kind: DomainKind::Wipe,
+                    ..d.clone()
+                },
+                rate("server_afr"),
+                rep("server_replace"),
+            );
+        }
+        add(
+            comps,
+            format!("host {}", d.name),
+            d,
+            rate("host_per_year"),
+            rep("server_restart"),
+        );
+    }
+}
+
+/// Planned maintenance per outcome class, closed form (see the module doc): (unavailable s, stalled s).
+fn planned_maintenance(model: &Model, catalog: &Catalog, prep: &Prepared) -> (Vec<f64>, Vec<f64>) {
+    let site = model.site;
+    let layout = model.layout;
+    let nclass = prep.class_count();
+    let rep = |k: &str| repair_s(site, catalog, k).max(1.0);
+    // Planned maintenance, closed form (see the module doc).
+    let events =
+        maintenance(site, catalog, "rolling_restarts_per_year") + maintenance(site, catalog, "upgrades_per_year");
+    let restart = rep("process_restart");
+    let stall = maintenance(site, catalog, "restart_stall");
+    let mut planned_unavail_s = vec![0.0; nclass];
+    let mut planned_stall_s = vec![0.0; nclass];
+    let mut class_r = vec![layout.servers.len() as u32; nclass];
+    for (i, a) in layout.assets.iter().enumerate() {
+        class_r[prep.asset_class[i]] = a.replicas as u32;
+    }
+    for k in 0..nclass {
+        let r = class_r[k];
+        if r == 0 {
+            continue;
+        }
+        if r - quorum(r) == 0 {
+            planned_unavail_s[k] = events * r as f64 * restart;
+        } else {
+            planned_stall_s[k] = events * stall;
+        }
+    }
+    (planned_unavail_s, planned_stall_s)
+}
+
 impl<'m, 'a> Reliability<'m, 'a> {
     pub fn new(model: &'m Model<'a>, catalog: &Catalog) -> Reliability<'m, 'a> {
         let site = model.site;
         let layout = model.layout;
-        let rate = |k: &str| rate_per_year(site, catalog, k) / YEAR_S;
-        let rep = |k: &str| repair_s(site, catalog, k).max(1.0);
         let mut comps: Vec<Component> = Vec::new();
-        fn add(comps: &mut Vec<Component>, what: String, domain: Domain, rate_per_s: f64, repair_s: f64) -> usize {
-            comps.push(Component {
-                what,
-                domain,
-                rate_per_s,
-                repair_s,
-                triggers: Vec::new(),
-                spare_pool: None,
-                repair_no_spare_s: repair_s,
-            });
-            comps.len() - 1
-        }
-        let mut not_return: HashMap<ServerIdx, usize> = HashMap::new();
-        for &s in &layout.servers {
-            let name = &site.servers[s].name;
-            add(
-                &mut comps,
-                format!("{name} OS crash"),
-                Domain::server(DomainKind::Server, site, s),
-                rate("server_crash_per_year"),
-                rep("server_restart"),
-            );
-            add(
-                &mut comps,
-                format!("{name} nats-server crash"),
-                Domain::server(DomainKind::Process, site, s),
-                rate("process_crash_per_year"),
-                rep("process_restart"),
-            );
-            // A server lost for good: its LUN on a shared array survives; its own disks do not. A guest is
-            // lost for good only with its host (below): its own disks are the host's pool.
-            let internal = model.array_of(s).is_some_and(|a| site.arrays[a].owner == Some(s));
-            if !(internal && site.servers[s].host.is_some()) {
-                add(
-                    &mut comps,
-                    format!("{name} lost for good"),
-                    Domain::server(if internal { DomainKind::Wipe } else { DomainKind::Server }, site, s),
-                    rate("server_afr"),
-                    rep("server_replace"),
-                );
-            }
-            let nr = add(
-                &mut comps,
-                format!("{name} does not return after power loss"),
-                Domain::server(DomainKind::Server, site, s),
-                0.0,
-                rep("server_replace"),
-            );
-            not_return.insert(s, nr);
-        }
-        let mut arrays: Vec<usize> = layout.groups.iter().map(|g| g.array).collect();
-        arrays.sort_unstable();
-        arrays.dedup();
-        for &a in &arrays {
-            if site.arrays[a].owner.is_none() {
-                add(
-                    &mut comps,
-                    format!("array {} outage", site.arrays[a].name),
-                    Domain::array(DomainKind::Array, site, a),
-                    rate("array_outage_per_year"),
-                    rep("array_repair"),
-                );
-            }
-        }
+        let not_return = server_components(model, catalog, &mut comps);
+        let arrays = array_components(model, catalog, &mut comps);
         let spares = disk_components(model, catalog, &mut comps);
-        for r in 0..site.racks.len() {
-            let servers: Vec<ServerIdx> = site.rack_servers(r).filter(|s| not_return.contains_key(s)).collect();
-            let arrays_here = arrays.iter().any(|&a| site.arrays[a].rack == r);
-            if servers.is_empty() && !arrays_here {
-                continue;
-            }
-            let p = add(
-                &mut comps,
-                format!("rack {} power", site.racks[r].name),
-                Domain::rack(DomainKind::Power, site, r),
-                rate("rack_power_per_year") + redundant_paths_rate(site, catalog, r, Path::Power) / YEAR_S,
-                rep("rack_power_restore") + rep("server_restart"),
-            );
-            comps[p].triggers = servers.iter().map(|s| not_return[s]).collect();
-            add(
-                &mut comps,
-                format!("rack {} uplinks", site.racks[r].name),
-                Domain::rack(DomainKind::Net, site, r),
-                rate("rack_net_per_year") + redundant_paths_rate(site, catalog, r, Path::Net) / YEAR_S,
-                rep("rack_net_restore"),
-            );
-        }
-        for d in Domain::universe(DomainKind::Pdu, site, layout) {
-            add(
-                &mut comps,
-                format!("PDU {}", d.name),
-                d,
-                rate("pdu_per_year"),
-                rep("rack_power_restore"),
-            );
-        }
-        for d in Domain::universe(DomainKind::Host, site, layout) {
-            // Guests whose stores are their own (virtual) disks share the host's storage pool unless the
-            // site gives them LUNs elsewhere: losing the host's hardware or pool destroys them all.
-            let pooled = layout.servers.iter().any(|&s| {
-                site.servers[s].host.as_deref() == Some(d.name.as_str())
-                    && model.array_of(s).is_some_and(|a| site.arrays[a].owner == Some(s))
-            });
-            if pooled {
-                add(
-                    &mut comps,
-                    format!(
-                        "host {} lost for good with its storage pool (every guest's store)",
-                        d.name
-                    ),
-                    Domain {
-                        kind: DomainKind::Wipe,
-                        ..d.clone()
-                    },
-                    rate("server_afr"),
-                    rep("server_replace"),
-                );
-            }
-            add(
-                &mut comps,
-                format!("host {}", d.name),
-                d,
-                rate("host_per_year"),
-                rep("server_restart"),
-            );
-        }
+        shared_components(model, catalog, &mut comps, &arrays, &not_return);
         let domains: Vec<Domain> = comps.iter().map(|c| c.domain.clone()).collect();
         let prep = Prepared::new(model, &domains, true);
-        let nclass = prep.class_count();
         let asset_msgs_per_s: Vec<f64> = layout
             .assets
             .iter()
             .map(|a| msgs_per_s(site, &a.name, a.kind))
             .collect();
-        // Planned maintenance, closed form (see the module doc).
-        let events =
-            maintenance(site, catalog, "rolling_restarts_per_year") + maintenance(site, catalog, "upgrades_per_year");
-        let restart = rep("process_restart");
-        let stall = maintenance(site, catalog, "restart_stall");
-        let mut planned_unavail_s = vec![0.0; nclass];
-        let mut planned_stall_s = vec![0.0; nclass];
-        let mut class_r = vec![layout.servers.len() as u32; nclass];
-        for (i, a) in layout.assets.iter().enumerate() {
-            class_r[prep.asset_class[i]] = a.replicas as u32;
-        }
-        for k in 0..nclass {
-            let r = class_r[k];
-            if r == 0 {
-                continue;
-            }
-            if r - quorum(r) == 0 {
-                planned_unavail_s[k] = events * r as f64 * restart;
-            } else {
-                planned_stall_s[k] = events * stall;
-            }
-        }
+        let (planned_unavail_s, planned_stall_s) = planned_maintenance(model, catalog, &prep);
         let mut hit = Vec::new();
         let mut disks = Vec::new();
         let empty = prep.signature(&[], &mut hit, &mut disks);
