@@ -453,10 +453,7 @@ pub fn monte_carlo(rel: &Reliability, trials: u64, years_per_trial: u64, seed: u
                         for k in 0..nc {
                             if ci.sig[2 * k] >= UNAV {
                                 un[k] += end - t;
-                                if !is_touched[k] {
-                                    is_touched[k] = true;
-                                    touched.push(k);
-                                }
+                                touch(k, &mut is_touched, &mut touched);
                             }
                         }
                     }
@@ -493,10 +490,7 @@ pub fn monte_carlo(rel: &Reliability, trials: u64, years_per_trial: u64, seed: u
                             for k in 0..nc {
                                 if st(&ei.sig, k).1 {
                                     rk[k] += 1.0;
-                                    if !is_touched[k] {
-                                        is_touched[k] = true;
-                                        touched.push(k);
-                                    }
+                                    touch(k, &mut is_touched, &mut touched);
                                 }
                             }
                         }
@@ -512,10 +506,7 @@ pub fn monte_carlo(rel: &Reliability, trials: u64, years_per_trial: u64, seed: u
                         for k in 0..nc {
                             if st(&a.sig, k).0 < DL && st(&b.sig, k).0 == DL {
                                 dl[k] += 1.0;
-                                if !is_touched[k] {
-                                    is_touched[k] = true;
-                                    touched.push(k);
-                                }
+                                touch(k, &mut is_touched, &mut touched);
                                 if last_dl_year[k] != year {
                                     last_dl_year[k] = year;
                                     tally.dl_years[k] += 1;
@@ -535,6 +526,14 @@ pub fn monte_carlo(rel: &Reliability, trials: u64, years_per_trial: u64, seed: u
         })
         .collect();
     summarise(rel, &parts, per, seed, cap)
+}
+
+/// Mark class `k` as touched by this trial (once).
+fn touch(k: usize, is_touched: &mut [bool], touched: &mut Vec<usize>) {
+    if !is_touched[k] {
+        is_touched[k] = true;
+        touched.push(k);
+    }
 }
 
 /// Start the repair of each newly failed component: with a hot spare of its pool still free the spare
