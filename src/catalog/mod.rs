@@ -87,7 +87,7 @@ pub struct Sourced<T> {
 #[derive(Debug, Clone, Serialize)]
 pub struct FailureDefaults {
     pub rates: BTreeMap<String, Sourced<f64>>,
-    /// Repair and recovery times in seconds, plus `rebuild_rate` in bytes/s.
+    /// Repair and recovery times in seconds, plus the `*_rate` keys (`rebuild_rate`, `catch_up_rate`) in bytes/s.
     pub repair: BTreeMap<String, Sourced<f64>>,
     /// Planned maintenance: events per year, and `restart_stall` in seconds.
     pub maintenance: BTreeMap<String, Sourced<f64>>,
@@ -200,7 +200,7 @@ impl Catalog {
             },
         };
         for (k, v) in f.repair_times {
-            let value = if k == "rebuild_rate" {
+            let value = if k.ends_with("_rate") {
                 size(&df, format!("repair_times.{k}.value"), &v.value)? as f64
             } else {
                 dur(&df, format!("repair_times.{k}.value"), &v.value)?.as_secs_f64()

@@ -203,6 +203,8 @@ const CLEAN_RESTART_BLOCK_BYTES: f64 = 8.0 * 1024.0 * 1024.0;
 const CLEAN_RESTART_FIXED_S: f64 = 2.0;
 /// Share of a NIC catch-up may use while the cluster keeps serving: an assumption.
 const CATCH_UP_NIC_SHARE: f64 = 0.5;
+/// A server model the catalog does not know: a 10 Gb/s NIC (assumption, the survival model's old default).
+const DEFAULT_NIC_BYTES_PER_S: f64 = 1.25e9;
 
 struct Demand {
     name: String,
@@ -540,7 +542,7 @@ fn server_predictions(
             cpu: loads.cpu[i],
             assets: loads.assets_on[i],
         };
-        let sp = server_prediction(site, layout, catalog, terms, s, &sm, &load, interval_s, sync);
+        let sp = server_prediction(site, layout, catalog, terms, s, &load, interval_s, sync);
         if sp.cpu_cores > sm.cores as f64 {
             out.notes.push(format!(
                 "{}: predicted {:.1} cores busy, the server model has {}",
@@ -628,7 +630,6 @@ fn server_prediction(
     catalog: &Catalog,
     terms: &Terms,
     s: ServerIdx,
-    sm: &ServerModel,
     load: &ServerLoad,
     interval_s: f64,
     sync: Sync,
@@ -643,13 +644,7 @@ fn server_prediction(
         })
         .unwrap_or(f64::INFINITY);
     let reread = terms.store.restart_read_bytes_per_s.min(read_bw);
-    let write_bw = vol
-        .as_ref()
-        .map(|v| v.group_write_bytes_per_s() / v.luns_on_group.max(1) as f64)
-        .unwrap_or(f64::INFINITY);
-    let catch_rate = (sm.nic_bits_per_s / 8.0 * CATCH_UP_NIC_SHARE)
-        .min(write_bw)
-        .min(terms.store.restart_read_bytes_per_s);
+    let catch_rate = catch_up_bytes_per_s(site, layout, catalog, s);
     let dirty_s = interval_s.max(if sync == Sync::Always { 0.0 } else { 1.0 });
     let heap = HEAP_BASE_BYTES + HEAP_PER_ASSET_BYTES * load.assets as f64;
     let page_cache = load.write_bps / amp.max(1.0) * (HOT_WINDOW_S + dirty_s);
@@ -669,6 +664,33 @@ fn server_prediction(
             .filter(|_| layout.array_of(s).is_some_and(|a| site.arrays[a].owner.is_none()))
             .map(|_| CLEAN_RESTART_FIXED_S + load.stored / reread),
     }
+}
+
+/// nats-server's own RAFT catch-up rate for a wiped replica: the site's `repair_times.catch_up_rate`, else
+/// the catalog's (models/failure_rates.yaml, measured on the loopback lab with scripts/measure-catch-up,
+/// where the link is not the limit).
+pub fn raft_catch_up_bytes_per_s(site: &Site, catalog: &Catalog) -> f64 {
+    site.repair_times
+        .iter()
+        .find(|(k, _)| k == "catch_up_rate")
+        .map(|(_, v)| *v)
+        .unwrap_or_else(|| catalog.failures.repair_s("catch_up_rate"))
+}
+
+/// The rate a rebuilt server's replicas catch up from their peers at: the slowest of nats-server's RAFT
+/// catch-up rate, the share of its NIC catch-up may use while the cluster serves, and its volume's write
+/// rate. The one figure design's `catch_up_s`, whatif's recovery steps and the yearly repair chain use.
+pub fn catch_up_bytes_per_s(site: &Site, layout: &Layout, catalog: &Catalog, s: ServerIdx) -> f64 {
+    let nic = catalog
+        .server(&site.servers[s].model)
+        .map(|m| m.nic_bits_per_s / 8.0)
+        .unwrap_or(DEFAULT_NIC_BYTES_PER_S);
+    let write = volume_of(site, layout, catalog, s)
+        .map(|v| v.group_write_bytes_per_s() / v.luns_on_group.max(1) as f64)
+        .unwrap_or(f64::INFINITY);
+    let raft = raft_catch_up_bytes_per_s(site, catalog);
+    let raft = if raft > 0.0 { raft } else { f64::INFINITY };
+    (nic * CATCH_UP_NIC_SHARE).min(write).min(raft).max(1.0)
 }
 
 fn model_idle() -> f64 {

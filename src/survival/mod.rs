@@ -2,6 +2,7 @@
 //! scenario on the placement NATS will really produce, `tolerates`, whatif sweeps with recovery steps and
 //! survivor load, and yearly probabilities.
 
+mod components;
 mod domain;
 mod endurance;
 mod evaluate;

@@ -125,12 +125,10 @@ fn reread_s(model: &Model, catalog: &Catalog, s: ServerIdx) -> f64 {
     server_bytes(model, s) / RESTART_READ_BYTES_PER_S.min(read).max(1.0)
 }
 
-/// How long a rebuilt server's replicas take to catch up from their peers: its bytes at the slower of its NIC
-/// and its array's write rate. The one figure whatif's recovery and the yearly chain both use.
+/// How long a rebuilt server's replicas take to catch up from their peers: its bytes at perf's one catch-up
+/// rate (RAFT catch-up, NIC share, volume write rate), so whatif, the yearly chain and design agree.
 pub(crate) fn catch_up_s(model: &Model, catalog: &Catalog, s: ServerIdx) -> f64 {
-    let (_, write) = array_rates(model, catalog, s);
-    let rate = nic_bytes_per_s(model.site, catalog, s).min(write).max(1.0);
-    server_bytes(model, s) / rate
+    server_bytes(model, s) / crate::perf::catch_up_bytes_per_s(model.site, model.layout, catalog, s)
 }
 
 /// Servers and arrays inside the failed domains (any site server, not only JetStream ones): nothing in

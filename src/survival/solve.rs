@@ -393,7 +393,6 @@ pub fn monte_carlo(rel: &Reliability, trials: u64, years_per_trial: u64, seed: u
     let per = years_per_trial.max(1);
     let horizon = per as f64 * YEAR_S;
     let nc = rel.classes();
-    let n = rel.components.len();
     let rates: Vec<f64> = rel.components.iter().map(|c| c.rate_per_s).collect();
     let total_rate: f64 = rates.iter().sum();
     let alias = Alias::new(&rates);
@@ -454,10 +453,7 @@ pub fn monte_carlo(rel: &Reliability, trials: u64, years_per_trial: u64, seed: u
                         for k in 0..nc {
                             if ci.sig[2 * k] >= UNAV {
                                 un[k] += end - t;
-                                if !is_touched[k] {
-                                    is_touched[k] = true;
-                                    touched.push(k);
-                                }
+                                touch(k, &mut is_touched, &mut touched);
                             }
                         }
                     }
@@ -494,29 +490,11 @@ pub fn monte_carlo(rel: &Reliability, trials: u64, years_per_trial: u64, seed: u
                             for k in 0..nc {
                                 if st(&ei.sig, k).1 {
                                     rk[k] += 1.0;
-                                    if !is_touched[k] {
-                                        is_touched[k] = true;
-                                        touched.push(k);
-                                    }
+                                    touch(k, &mut is_touched, &mut touched);
                                 }
                             }
                         }
-                        for &x in &newly {
-                            let comp = &rel.components[x];
-                            let held = comp.spare_pool.is_some_and(|p| {
-                                let taken = active
-                                    .iter()
-                                    .filter(|a| a.2 && rel.components[a.0].spare_pool == Some(p))
-                                    .count() as u32;
-                                taken < rel.spares[p]
-                            });
-                            let mean = if held || comp.spare_pool.is_none() {
-                                comp.repair_s
-                            } else {
-                                comp.repair_no_spare_s
-                            };
-                            active.push((x, t + exp_sample(&mut rng, mean), held));
-                        }
+                        start_repairs(rel, &mut active, &newly, t, &mut rng);
                     }
                     ids.clear();
                     ids.extend(active.iter().map(|a| a.0));
@@ -528,10 +506,7 @@ pub fn monte_carlo(rel: &Reliability, trials: u64, years_per_trial: u64, seed: u
                         for k in 0..nc {
                             if st(&a.sig, k).0 < DL && st(&b.sig, k).0 == DL {
                                 dl[k] += 1.0;
-                                if !is_touched[k] {
-                                    is_touched[k] = true;
-                                    touched.push(k);
-                                }
+                                touch(k, &mut is_touched, &mut touched);
                                 if last_dl_year[k] != year {
                                     last_dl_year[k] = year;
                                     tally.dl_years[k] += 1;
@@ -545,26 +520,73 @@ pub fn monte_carlo(rel: &Reliability, trials: u64, years_per_trial: u64, seed: u
                     }
                     cur = next_id;
                 }
-                // Per-year figures of this trial.
-                let pf = per as f64;
-                // Untouched classes add zero to both sums; sorted so float sums keep a fixed order.
-                touched.sort_unstable();
-                for &k in &touched {
-                    let (u, d, r) = (un[k] / pf, dl[k] / pf, rk[k] / pf);
-                    tally.unavail_s[k].0 += u;
-                    tally.unavail_s[k].1 += u * u;
-                    tally.dl[k].0 += d;
-                    tally.dl[k].1 += d * d;
-                    tally.risk[k].0 += r;
-                    tally.risk[k].1 += r * r;
-                }
-                tally.trials += 1;
+                add_trial(&mut tally, &mut touched, &un, &dl, &rk, per);
             }
             tally
         })
         .collect();
+    summarise(rel, &parts, per, seed, cap)
+}
+
+/// Mark class `k` as touched by this trial (once).
+fn touch(k: usize, is_touched: &mut [bool], touched: &mut Vec<usize>) {
+    if !is_touched[k] {
+        is_touched[k] = true;
+        touched.push(k);
+    }
+}
+
+/// Start the repair of each newly failed component: with a hot spare of its pool still free the spare
+/// takes the failure (`repair_s`), else the drive replacement first (`repair_no_spare_s`).
+fn start_repairs(
+    rel: &Reliability,
+    active: &mut Vec<(usize, f64, bool)>,
+    newly: &[usize],
+    t: f64,
+    rng: &mut ChaCha8Rng,
+) {
+    for &x in newly {
+        let comp = &rel.components[x];
+        let held = comp.spare_pool.is_some_and(|p| {
+            let taken = active
+                .iter()
+                .filter(|a| a.2 && rel.components[a.0].spare_pool == Some(p))
+                .count() as u32;
+            taken < rel.spares[p]
+        });
+        let mean = if held || comp.spare_pool.is_none() {
+            comp.repair_s
+        } else {
+            comp.repair_no_spare_s
+        };
+        active.push((x, t + exp_sample(rng, mean), held));
+    }
+}
+
+/// Add one trial's per-year figures of the classes it touched to the tally.
+fn add_trial(tally: &mut Tally, touched: &mut [usize], un: &[f64], dl: &[f64], rk: &[f64], per: u64) {
+    // Per-year figures of this trial.
+    let pf = per as f64;
+    // Untouched classes add zero to both sums; sorted so float sums keep a fixed order.
+    touched.sort_unstable();
+    for &k in touched.iter() {
+        let (u, d, r) = (un[k] / pf, dl[k] / pf, rk[k] / pf);
+        tally.unavail_s[k].0 += u;
+        tally.unavail_s[k].1 += u * u;
+        tally.dl[k].0 += d;
+        tally.dl[k].1 += d * d;
+        tally.risk[k].0 += r;
+        tally.risk[k].1 += r * r;
+    }
+    tally.trials += 1;
+}
+
+/// The yearly figures and their intervals from the chunks' tallies.
+fn summarise(rel: &Reliability, parts: &[Tally], per: u64, seed: u64, cap: usize) -> Yearly {
+    let nc = rel.classes();
+    let n = rel.components.len();
     let mut tally = Tally::new(nc);
-    for p in &parts {
+    for p in parts {
         tally.merge(p);
     }
     let nt = tally.trials.max(1) as f64;

@@ -419,7 +419,7 @@ impl Validator<'_> {
     pub(super) fn repair_times(&mut self, node: Option<&Node>) -> Vec<(String, f64)> {
         let keys = self.catalog.failures.repair.keys().cloned().collect();
         self.overrides(node, "repair_times", "repair-time overrides", keys, |me, k, v, p| {
-            if k != "rebuild_rate" {
+            if !k.ends_with("_rate") {
                 return me.duration_s(v, p);
             }
             // A rate: bytes per second, written as a size (`200MB` or `200MB/s`).
@@ -433,8 +433,7 @@ impl Validator<'_> {
                 }),
                 _ => None,
             };
-            me.size_nonzero(stripped.as_ref().unwrap_or(v), p, "rebuild_rate")
-                .map(|b| b as f64)
+            me.size_nonzero(stripped.as_ref().unwrap_or(v), p, k).map(|b| b as f64)
         })
     }
 
