@@ -10,6 +10,7 @@ pub mod predict;
 pub mod simulate;
 pub mod svg;
 pub mod svg_layout;
+pub mod svg_overlay;
 pub mod svg_perf;
 pub mod whatif;
 
