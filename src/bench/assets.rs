@@ -47,6 +47,7 @@ where
 
 pub(super) fn js_context(c: async_nats::Client, env: &Env, window: usize) -> jetstream::Context {
     jetstream::context::ContextBuilder::new()
+        .api_prefix(env.conn.js_api_prefix())
         .timeout(env.spec.timeout)
         .ack_timeout(env.spec.timeout)
         .max_ack_inflight(window.max(1))

@@ -1,60 +1,109 @@
-//! How bench connects: the NATS ecosystem's conventions (`--server` comma list or `NATS_URL`, `--creds`,
-//! `--nkey`, `--user/--password`, `--tls-ca/--tls-cert/--tls-key`, `--context NAME` from the `nats` CLI's
-//! context files). Workers spread their connections round-robin over the listed servers. Secrets stay in
-//! this module: `describe()` and every error show servers with credentials stripped.
+//! How natsplan connects, with the nats CLI's conventions: the same flag names (`--server`/`-s`, `--user`,
+//! `--password`, `--token`, `--creds`, `--nkey`, `--tlscert`, `--tlskey`, `--tlsca`, `--tlsfirst`,
+//! `--js-domain`, `--context`; the older `--tls-*` spellings stay as aliases), the same environment variables
+//! and the same nats CLI context files (`context.rs`). Workers spread their connections round-robin over the
+//! listed servers. Secrets stay in this module: `describe()`, `Debug` and every error show servers with
+//! credentials stripped and name the kind of auth, never its value.
+//!
+//! Precedence, as the nats CLI has it: a flag, else its environment variable, else the context's field, else
+//! the default. natscli declares each flag with its variable (`nats/main.go`: `Flag("server")...Envar
+//! ("NATS_URL")`, and so on), so flag and variable arrive as one value; `cli/util.go` `loadContext` passes it
+//! to the context as an option, and jsm.go's `natscontext/registry.go` `Registry.Load` applies options after
+//! reading the file, each overriding only when non-empty (`natscontext/context.go`, `WithServerURL`). So
+//! `$NATS_URL` beats a context's `url` (before this module followed natscli, natsplan had it the other way
+//! round). Which auth is sent follows jsm.go's `Context.NATSOptions`: user/password, else creds, else nkey,
+//! else user_jwt/user_seed; a token is sent besides. A `--user` (or `$NATS_USER`) without a password is sent
+//! as a token (`loadContext`: `WithToken(opts.Username)`).
 
+use super::context::{self as natsctx, EnvLookup};
 use anyhow::{anyhow, Context as _};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Connection flags shared by bench subcommands (and verify later).
+/// Connection flags shared by every command that connects (bench, verify, calibrate, agent).
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct ConnArgs {
-    /// NATS server URLs, comma separated; workers spread over them (default: $NATS_URL, the context's,
+    /// NATS server URLs, comma separated; workers spread over them [env: NATS_URL] (default: the context's,
     /// else nats://127.0.0.1:4222).
     #[arg(long, short = 's', value_delimiter = ',', value_name = "URLS")]
     pub server: Vec<String>,
-    /// User credentials file (JWT + seed).
+    /// User name [env: NATS_USER]; without a password it is sent as a token, as the nats CLI does.
+    #[arg(long, value_name = "USER")]
+    pub user: Option<String>,
+    /// Password [env: NATS_PASSWORD] (prefer the variable or a context file: a flag shows in `ps`). Never
+    /// printed.
+    #[arg(long, value_name = "PASSWORD")]
+    pub password: Option<String>,
+    /// Authentication token [env: NATS_TOKEN]. Never printed.
+    #[arg(long, value_name = "TOKEN")]
+    pub token: Option<String>,
+    /// User credentials file (JWT and nkey seed, as `nsc` writes it) [env: NATS_CREDS].
     #[arg(long, value_name = "FILE")]
     pub creds: Option<PathBuf>,
-    /// NKey seed file.
+    /// File holding the user's nkey seed (a line starting with `SU`) [env: NATS_NKEY].
     #[arg(long, value_name = "FILE")]
     pub nkey: Option<PathBuf>,
-    /// User name.
-    #[arg(long)]
-    pub user: Option<String>,
-    /// Password (prefer a context file or $NATS_PASSWORD; it is never printed).
-    #[arg(long, env = "NATS_PASSWORD", hide_env_values = true)]
-    pub password: Option<String>,
-    /// CA certificate to verify the servers with.
-    #[arg(long, value_name = "FILE")]
-    pub tls_ca: Option<PathBuf>,
-    /// Client certificate (with --tls-key).
-    #[arg(long, value_name = "FILE")]
+    /// Client certificate for mutual TLS, with --tlskey [env: NATS_CERT].
+    #[arg(long = "tlscert", alias = "tls-cert", value_name = "FILE")]
     pub tls_cert: Option<PathBuf>,
-    /// Client key (with --tls-cert).
-    #[arg(long, value_name = "FILE")]
+    /// Client certificate's private key, with --tlscert [env: NATS_KEY].
+    #[arg(long = "tlskey", alias = "tls-key", value_name = "FILE")]
     pub tls_key: Option<PathBuf>,
-    /// Read connection settings from the nats CLI context NAME (~/.config/nats/context/NAME.json);
-    /// flags given here override it.
+    /// CA certificate to verify the servers with [env: NATS_CA].
+    #[arg(long = "tlsca", alias = "tls-ca", value_name = "FILE")]
+    pub tls_ca: Option<PathBuf>,
+    /// TLS handshake before the server's INFO (servers with `handshake_first` in their tls block).
+    #[arg(long = "tlsfirst", alias = "tls-first")]
+    pub tls_first: bool,
+    /// JetStream domain: the JetStream API is reached at `$JS.<DOMAIN>.API` (a leaf node's or hub's domain).
+    #[arg(long = "js-domain", value_name = "DOMAIN", conflicts_with = "js_api_prefix")]
+    pub js_domain: Option<String>,
+    /// JetStream API subject prefix (instead of `$JS.API`), for an account that imports another's JetStream.
+    #[arg(long = "js-api-prefix", value_name = "PREFIX")]
+    pub js_api_prefix: Option<String>,
+    /// nats CLI context to read settings from: NAME (~/.config/nats/context/NAME.json, honouring
+    /// $XDG_CONFIG_HOME) or a .json file [env: NATS_CONTEXT] (default: the one `nats context select` chose).
+    /// Flags and variables override its fields.
     #[arg(long, value_name = "NAME")]
     pub context: Option<String>,
+    /// Ignore nats CLI contexts, even a selected one.
+    #[arg(long, conflicts_with = "context")]
+    pub no_context: bool,
+}
+
+/// How a connection authenticates: at most one of these (jsm.go `Context.NATSOptions`' order), plus a
+/// token besides.
+#[derive(Clone, Default)]
+enum Auth {
+    #[default]
+    None,
+    UserPassword(String, String),
+    Creds(PathBuf),
+    NkeySeed(String),
+    /// A user JWT and its seed (a context's `user_jwt`/`user_seed`), sent as a creds file would be.
+    JwtSeed(String, String),
 }
 
 /// Resolved connection settings.
 #[derive(Clone, Default)]
 pub struct ConnSpec {
     pub servers: Vec<String>,
-    creds: Option<PathBuf>,
-    nkey_seed: Option<String>,
-    user: Option<String>,
-    password: Option<String>,
+    auth: Auth,
     token: Option<String>,
     tls_ca: Option<PathBuf>,
     tls_cert: Option<PathBuf>,
     tls_key: Option<PathBuf>,
+    tls_first: bool,
+    /// `$JS.API`, `$JS.<domain>.API` or a given prefix.
+    js_api_prefix: Option<String>,
+    inbox_prefix: Option<String>,
+    /// `$NATS_TIMEOUT` (the nats CLI's "time to wait on responses"), else 5 s: how long a connection
+    /// attempt and the first contact may take.
+    pub connect_timeout: Duration,
+    /// The context used, for `describe()`.
+    context: Option<String>,
 }
 
 // Hand-written so that a `{:?}` anywhere never shows a secret.
@@ -64,60 +113,11 @@ impl std::fmt::Debug for ConnSpec {
     }
 }
 
-/// The subset of a nats CLI context file bench uses.
-#[derive(Debug, Default, serde::Deserialize)]
-struct ContextFile {
-    #[serde(default)]
-    url: String,
-    #[serde(default)]
-    user: String,
-    #[serde(default)]
-    password: String,
-    #[serde(default)]
-    token: String,
-    #[serde(default)]
-    creds: String,
-    #[serde(default)]
-    nkey: String,
-    #[serde(default)]
-    cert: String,
-    #[serde(default)]
-    key: String,
-    #[serde(default)]
-    ca: String,
-}
-
-fn context_dir() -> Option<PathBuf> {
-    if let Some(x) = std::env::var_os("XDG_CONFIG_HOME").filter(|x| !x.is_empty()) {
-        return Some(PathBuf::from(x).join("nats").join("context"));
-    }
-    std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config").join("nats").join("context"))
-}
-
-fn opt(s: String) -> Option<String> {
-    Some(s).filter(|s| !s.is_empty())
-}
-
-fn load_context(name: &str) -> anyhow::Result<ContextFile> {
-    if name.is_empty() || name.contains('/') || name.contains("..") {
-        return Err(anyhow!(
-            "--context {name:?}: a context name is a plain name such as `prod`"
-        ));
-    }
-    let dir = context_dir().ok_or_else(|| anyhow!("--context {name}: neither $XDG_CONFIG_HOME nor $HOME is set"))?;
-    let path = dir.join(format!("{name}.json"));
-    let text = std::fs::read_to_string(&path).with_context(|| {
-        format!(
-            "--context {name}: cannot read {}; create it with `nats context add`",
-            path.display()
-        )
-    })?;
-    serde_json::from_str(&text)
-        .with_context(|| format!("--context {name}: {} is not a nats context file", path.display()))
-}
-
-/// Strip `user:pass@` from a URL for display.
+/// Strip `user:pass@` (or `token@`) from each URL of a comma list, for display.
 pub fn redact_url(url: &str) -> String {
+    if url.contains(',') {
+        return url.split(',').map(redact_url).collect::<Vec<_>>().join(",");
+    }
     let (scheme, rest) = match url.find("://") {
         Some(i) => (&url[..i + 3], &url[i + 3..]),
         None => ("", url),
@@ -128,32 +128,83 @@ pub fn redact_url(url: &str) -> String {
     }
 }
 
+fn split_urls(s: &str) -> Vec<String> {
+    s.split(',')
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+/// One setting's value and where it came from (`--creds`, `$NATS_CREDS`, `context prod (creds)`), so an
+/// error can say which to fix.
+struct Src<T> {
+    value: T,
+    from: String,
+}
+
+/// The flag, else the variable, else the context's field (natscli's precedence, see the module doc).
+fn pick(
+    flag: Option<String>,
+    flag_name: &str,
+    var: &str,
+    ctx: Option<(&str, &str)>,
+    env: EnvLookup,
+) -> Option<Src<String>> {
+    if let Some(v) = flag.filter(|v| !v.is_empty()) {
+        return Some(Src {
+            value: v,
+            from: flag_name.into(),
+        });
+    }
+    if let Some(v) = (!var.is_empty()).then(|| env(var)).flatten() {
+        return Some(Src {
+            value: v,
+            from: format!("${var}"),
+        });
+    }
+    let (field, v) = ctx?;
+    (!v.is_empty()).then(|| Src {
+        value: v.to_string(),
+        from: format!("the context's `{field}`"),
+    })
+}
+
+fn path_str(p: &Option<PathBuf>) -> Option<String> {
+    p.as_ref().map(|p| p.to_string_lossy().into_owned())
+}
+
+/// `NATS_TIMEOUT` as the nats CLI takes it (a Go duration such as `5s`, `500ms`, `1m`).
+fn parse_timeout(v: &str) -> anyhow::Result<Duration> {
+    let d = crate::units::parse_duration(v)
+        .or_else(|_| humantime::parse_duration(v).map_err(|e| e.to_string()))
+        .map_err(|e| anyhow!("$NATS_TIMEOUT {v:?}: {e}; give a duration such as 5s"))?;
+    if d.is_zero() {
+        return Err(anyhow!("$NATS_TIMEOUT {v:?}: give a duration above zero, such as 5s"));
+    }
+    Ok(d)
+}
+
 impl ConnSpec {
-    /// Flags, then the context, then `$NATS_URL`, then the default local server. Errors are bad input.
+    /// Resolve the flags with the process environment and the nats CLI's context files. Errors are bad
+    /// input and name the flag, variable or context field to fix.
     pub fn resolve(a: &ConnArgs) -> anyhow::Result<ConnSpec> {
-        let ctx = match &a.context {
-            Some(name) => load_context(name)?,
-            None => ContextFile::default(),
+        ConnSpec::resolve_with(a, &natsctx::process_env)
+    }
+
+    /// `resolve` with an explicit environment (tests).
+    pub fn resolve_with(a: &ConnArgs, env: EnvLookup) -> anyhow::Result<ConnSpec> {
+        let loaded = natsctx::load(a.context.as_deref(), a.no_context, env)?;
+        let c = loaded.as_ref().map(|l| l.file.clone()).unwrap_or_default();
+        let cname = loaded.as_ref().map(|l| l.name.clone());
+        let in_ctx = |e: anyhow::Error| match &loaded {
+            Some(l) => e.context(format!("context {} ({})", l.name, l.path.display())),
+            None => e,
         };
-        let mut servers: Vec<String> = a
-            .server
-            .iter()
-            .map(|s| s.trim().to_string())
-            .filter(|s| !s.is_empty())
-            .collect();
-        if servers.is_empty() {
-            let from = opt(ctx.url.clone())
-                .or_else(|| std::env::var("NATS_URL").ok())
-                .unwrap_or_default();
-            servers = from
-                .split(',')
-                .map(|s| s.trim().to_string())
-                .filter(|s| !s.is_empty())
-                .collect();
-        }
-        if servers.is_empty() {
-            servers.push("nats://127.0.0.1:4222".into());
-        }
+        let flag_servers = a.server.join(",");
+        let servers = pick(Some(flag_servers), "--server", "NATS_URL", Some(("url", &c.url)), env)
+            .map(|s| split_urls(&s.value))
+            .filter(|v| !v.is_empty())
+            .unwrap_or_else(|| vec!["nats://127.0.0.1:4222".into()]);
         for s in &servers {
             if s.contains(char::is_whitespace) {
                 return Err(anyhow!(
@@ -162,65 +213,147 @@ impl ConnSpec {
                 ));
             }
         }
-        let path = |flag: &Option<PathBuf>, c: String| flag.clone().or_else(|| opt(c).map(PathBuf::from));
-        let spec = ConnSpec {
-            servers,
-            creds: path(&a.creds, ctx.creds),
-            nkey_seed: match path(&a.nkey, ctx.nkey) {
-                Some(p) => Some(read_seed(&p)?),
-                None => None,
-            },
-            user: a.user.clone().or_else(|| opt(ctx.user)),
-            password: a.password.clone().or_else(|| opt(ctx.password)),
-            token: opt(ctx.token),
-            tls_ca: path(&a.tls_ca, ctx.ca),
-            tls_cert: path(&a.tls_cert, ctx.cert),
-            tls_key: path(&a.tls_key, ctx.key),
+        let ctx_secret = |field: &str, v: &str| -> anyhow::Result<String> {
+            natsctx::resolve_secret(v, &format!("the context's `{field}`"), env).map_err(in_ctx)
         };
-        if spec.tls_cert.is_some() != spec.tls_key.is_some() {
-            return Err(anyhow!("--tls-cert and --tls-key go together: give both or neither"));
+        // natscli: a user from the flag or $NATS_USER with no password from either is a token.
+        let flag_user = pick(a.user.clone(), "--user", "NATS_USER", None, env);
+        let flag_pass = pick(a.password.clone(), "--password", "NATS_PASSWORD", None, env);
+        let (mut user, mut password) = (opt(&c.user), opt(&c.password));
+        let mut token = pick(a.token.clone(), "--token", "NATS_TOKEN", None, env).map(|s| s.value);
+        if token.is_none() && !c.token.is_empty() {
+            token = Some(ctx_secret("token", &c.token)?);
         }
-        if spec.password.is_some() && spec.user.is_none() {
-            return Err(anyhow!("--password needs --user"));
-        }
-        for (flag, p) in [
-            ("--creds", &spec.creds),
-            ("--tls-ca", &spec.tls_ca),
-            ("--tls-cert", &spec.tls_cert),
-            ("--tls-key", &spec.tls_key),
-        ] {
-            if let Some(p) = p {
-                if !p.is_file() {
-                    return Err(anyhow!("{flag} {}: no such file", p.display()));
+        match (flag_user, flag_pass) {
+            (Some(u), None) => token = Some(u.value),
+            (u, p) => {
+                if let Some(u) = u {
+                    user = Some(u.value);
+                }
+                match p {
+                    Some(p) => password = Some(p.value),
+                    None => {
+                        if let Some(pw) = password.take() {
+                            password = Some(ctx_secret("password", &pw)?);
+                        }
+                    }
                 }
             }
         }
-        Ok(spec)
+        let file = |flag: &Option<PathBuf>, name: &str, var: &str, field: &str, v: &str| -> Option<Src<PathBuf>> {
+            pick(path_str(flag), name, var, Some((field, v)), env).map(|s| Src {
+                value: if s.from.starts_with("the context") {
+                    natsctx::resolve_path(&s.value, env)
+                } else {
+                    PathBuf::from(s.value)
+                },
+                from: s.from,
+            })
+        };
+        let creds = file(&a.creds, "--creds", "NATS_CREDS", "creds", &c.creds);
+        let nkey = file(&a.nkey, "--nkey", "NATS_NKEY", "nkey", &c.nkey);
+        let tls_cert = file(&a.tls_cert, "--tlscert", "NATS_CERT", "cert", &c.cert);
+        let tls_key = file(&a.tls_key, "--tlskey", "NATS_KEY", "key", &c.key);
+        let tls_ca = file(&a.tls_ca, "--tlsca", "NATS_CA", "ca", &c.ca);
+        for f in [&creds, &nkey, &tls_cert, &tls_key, &tls_ca].into_iter().flatten() {
+            if !f.value.is_file() {
+                let e = anyhow!("{} {}: no such file", f.from, f.value.display());
+                return Err(if f.from.starts_with("the context") {
+                    in_ctx(e)
+                } else {
+                    e
+                });
+            }
+        }
+        if tls_cert.is_some() != tls_key.is_some() {
+            return Err(anyhow!(
+                "--tlscert and --tlskey go together (or $NATS_CERT and $NATS_KEY, or a context's cert and key): \
+                 give both or neither"
+            ));
+        }
+        let auth = match (user, creds, nkey) {
+            (Some(u), _, _) => Auth::UserPassword(u, password.unwrap_or_default()),
+            (None, Some(cr), _) => Auth::Creds(cr.value),
+            (None, None, Some(nk)) => Auth::NkeySeed(read_seed(&nk.value, &nk.from)?),
+            (None, None, None) if !c.user_jwt.is_empty() => {
+                if c.user_seed.is_empty() {
+                    return Err(in_ctx(anyhow!(
+                        "`user_jwt` without `user_seed`: natsplan signs the server's nonce with the seed; add it"
+                    )));
+                }
+                Auth::JwtSeed(
+                    ctx_secret("user_jwt", &c.user_jwt)?,
+                    ctx_secret("user_seed", &c.user_seed)?,
+                )
+            }
+            _ => Auth::None,
+        };
+        let js_api_prefix = match (&a.js_domain, &a.js_api_prefix) {
+            (Some(d), _) => Some(js_domain_prefix(d, "--js-domain")?),
+            (None, Some(p)) => Some(p.clone()),
+            (None, None) if !c.jetstream_domain.is_empty() => {
+                Some(js_domain_prefix(&c.jetstream_domain, "the context's `jetstream_domain`").map_err(in_ctx)?)
+            }
+            (None, None) => opt(&c.jetstream_api_prefix),
+        };
+        let connect_timeout = match env("NATS_TIMEOUT") {
+            Some(v) => parse_timeout(&v)?,
+            None => Duration::from_secs(5),
+        };
+        Ok(ConnSpec {
+            servers,
+            auth,
+            token,
+            tls_ca: tls_ca.map(|s| s.value),
+            tls_cert: tls_cert.map(|s| s.value),
+            tls_key: tls_key.map(|s| s.value),
+            tls_first: a.tls_first || c.tls_first,
+            js_api_prefix,
+            inbox_prefix: opt(&c.inbox_prefix),
+            connect_timeout,
+            context: cname,
+        })
     }
 
-    /// For reports and errors: servers without credentials, and which auth is in use (not its value).
+    /// The JetStream API prefix every JetStream context of a run uses (`$JS.API` by default).
+    pub fn js_api_prefix(&self) -> String {
+        self.js_api_prefix.clone().unwrap_or_else(|| "$JS.API".into())
+    }
+
+    fn uses_tls(&self) -> bool {
+        self.tls_ca.is_some() || self.tls_cert.is_some() || self.tls_first
+    }
+
+    /// For reports and errors: servers without credentials, which auth is in use (not its value), TLS, the
+    /// JetStream prefix when it is not the default, and the context read.
     pub fn describe(&self) -> String {
         let servers: Vec<String> = self.servers.iter().map(|s| redact_url(s)).collect();
-        let auth = if self.creds.is_some() {
-            "creds"
-        } else if self.nkey_seed.is_some() {
-            "nkey"
-        } else if self.user.is_some() {
-            "user/password"
-        } else if self.token.is_some() {
-            "token"
-        } else {
-            "none"
-        };
-        format!(
-            "servers={} auth={auth}{}",
-            servers.join(","),
-            if self.tls_ca.is_some() || self.tls_cert.is_some() {
-                " tls"
+        let mut auth = match &self.auth {
+            Auth::None => "none",
+            Auth::UserPassword(..) => "user/password",
+            Auth::Creds(_) => "creds",
+            Auth::NkeySeed(_) => "nkey",
+            Auth::JwtSeed(..) => "user_jwt",
+        }
+        .to_string();
+        if self.token.is_some() {
+            auth = if auth == "none" {
+                "token".into()
             } else {
-                ""
-            }
-        )
+                format!("{auth}+token")
+            };
+        }
+        let mut out = format!("servers={} auth={auth}", servers.join(","));
+        if self.uses_tls() {
+            out.push_str(if self.tls_first { " tls(first)" } else { " tls" });
+        }
+        if let Some(p) = &self.js_api_prefix {
+            out.push_str(&format!(" js_api={p}"));
+        }
+        if let Some(c) = &self.context {
+            out.push_str(&format!(" context={c}"));
+        }
+        out
     }
 
     /// The server worker `i` uses: round-robin over the list.
@@ -235,23 +368,31 @@ impl ConnSpec {
     ) -> anyhow::Result<async_nats::ConnectOptions> {
         let mut o = async_nats::ConnectOptions::new()
             .name(name)
-            .connection_timeout(Duration::from_secs(5))
+            .connection_timeout(self.connect_timeout)
             // A bench run should fail fast, not reconnect forever behind the user's back.
             .max_reconnects(Some(3))
             .skip_subject_validation(true);
-        if let Some(p) = &self.creds {
-            o = o
-                .credentials_file(p)
-                .await
-                .with_context(|| format!("--creds {}: cannot read", p.display()))?;
-        }
-        if let Some(seed) = &self.nkey_seed {
-            o = o.nkey(seed.clone());
-        }
-        if let (Some(u), Some(p)) = (&self.user, &self.password) {
-            o = o.user_and_password(u.clone(), p.clone());
-        } else if let Some(u) = &self.user {
-            o = o.user_and_password(u.clone(), String::new());
+        match &self.auth {
+            Auth::None => {}
+            Auth::UserPassword(u, p) => o = o.user_and_password(u.clone(), p.clone()),
+            Auth::Creds(p) => {
+                // async-nats's message says what is wrong with the file, never its content.
+                o = o
+                    .credentials_file(p)
+                    .await
+                    .with_context(|| format!("creds {}: cannot use", p.display()))?;
+            }
+            Auth::NkeySeed(seed) => o = o.nkey(seed.clone()),
+            Auth::JwtSeed(jwt, seed) => {
+                // The layout of a creds file (what `nsc generate creds` writes), which async-nats parses.
+                let creds = format!(
+                    "-----BEGIN NATS USER JWT-----\n{jwt}\n------END NATS USER JWT------\n\n\
+                     -----BEGIN USER NKEY SEED-----\n{seed}\n------END USER NKEY SEED------\n"
+                );
+                o = o
+                    .credentials(&creds)
+                    .map_err(|_| anyhow!("the context's `user_jwt`/`user_seed` are not a valid JWT and seed"))?;
+            }
         }
         if let Some(t) = &self.token {
             o = o.token(t.clone());
@@ -261,6 +402,12 @@ impl ConnSpec {
         }
         if let (Some(c), Some(k)) = (&self.tls_cert, &self.tls_key) {
             o = o.add_client_certificate(c.clone(), k.clone()).require_tls(true);
+        }
+        if self.tls_first {
+            o = o.tls_first();
+        }
+        if let Some(p) = &self.inbox_prefix {
+            o = o.custom_inbox_prefix(p);
         }
         let counter = slow_events.clone();
         o = o.event_callback(move |ev| {
@@ -277,7 +424,7 @@ impl ConnSpec {
     /// The raw fast path's target for worker `i`: plain TCP with user/password or token only (no TLS, creds
     /// or nkey), else None and the run uses async-nats.
     pub fn raw_target(&self, i: usize) -> Option<crate::bench::raw::RawTarget> {
-        if self.tls_ca.is_some() || self.tls_cert.is_some() || self.creds.is_some() || self.nkey_seed.is_some() {
+        if self.uses_tls() || !matches!(self.auth, Auth::None | Auth::UserPassword(..)) {
             return None;
         }
         let url = self.server_for(i);
@@ -296,7 +443,11 @@ impl ConnSpec {
         } else {
             format!("{hostport}:4222")
         };
-        let (mut user, mut pass, mut token) = (self.user.clone(), self.password.clone(), self.token.clone());
+        let (mut user, mut pass) = match &self.auth {
+            Auth::UserPassword(u, p) => (Some(u.clone()), Some(p.clone())),
+            _ => (None, None),
+        };
+        let mut token = self.token.clone();
         match userinfo.map(|u| u.split_once(':')) {
             Some(Some((u, p))) => {
                 user = Some(u.to_string());
@@ -372,12 +523,18 @@ impl ConnSpec {
             .map_err(|e| ConnectFailure::Unreachable(anyhow!("cannot connect to {}: {e}", redact_url(&url))))
     }
 
-    /// Connect once (to the first server, within 5 s) to learn which server answers: its name, its
+    /// Connect once (to the first server, within `connect_timeout`) to learn which server answers: its name, its
     /// version and whether JetStream is enabled. What verify and calibrate detect before anything else.
     pub async fn server_facts(&self, role: &str) -> anyhow::Result<(String, String, bool)> {
-        let c = tokio::time::timeout(Duration::from_secs(5), self.connect(0, role, None))
+        let c = tokio::time::timeout(self.connect_timeout, self.connect(0, role, None))
             .await
-            .map_err(|_| anyhow!("cannot connect to {}: timed out after 5 s", self.describe()))?
+            .map_err(|_| {
+                anyhow!(
+                    "cannot connect to {}: timed out after {:?} ($NATS_TIMEOUT sets it)",
+                    self.describe(),
+                    self.connect_timeout
+                )
+            })?
             .map_err(|e| match e {
                 ConnectFailure::Setup(e) | ConnectFailure::Unreachable(e) => e,
             })?;
@@ -393,91 +550,34 @@ pub enum ConnectFailure {
     Unreachable(anyhow::Error),
 }
 
-fn read_seed(p: &Path) -> anyhow::Result<String> {
+fn opt(s: &str) -> Option<String> {
+    Some(s.to_string()).filter(|s| !s.is_empty())
+}
+
+/// `$JS.<domain>.API`, the prefix nats.go and async-nats derive from a JetStream domain.
+fn js_domain_prefix(domain: &str, from: &str) -> anyhow::Result<String> {
+    let d = domain.trim();
+    if d.is_empty() || d.contains(|c: char| c.is_whitespace() || matches!(c, '.' | '*' | '>')) {
+        return Err(anyhow!(
+            "{from} {domain:?}: a JetStream domain is one subject token (no spaces, `.`, `*` or `>`), e.g. hub"
+        ));
+    }
+    Ok(format!("$JS.{d}.API"))
+}
+
+/// The seed line of an nkey file. `from` names where the path came from (`--nkey`, `$NATS_NKEY`, ...).
+fn read_seed(p: &Path, from: &str) -> anyhow::Result<String> {
     let text =
-        std::fs::read_to_string(p).with_context(|| format!("--nkey {}: cannot read the seed file", p.display()))?;
+        std::fs::read_to_string(p).with_context(|| format!("{from} {}: cannot read the seed file", p.display()))?;
     let seed = text.lines().map(str::trim).find(|l| l.starts_with('S') && l.len() > 50);
     seed.map(str::to_string).ok_or_else(|| {
         anyhow!(
-            "--nkey {}: no nkey seed (a line starting with `S`) in the file",
+            "{from} {}: no nkey seed (a line starting with `S`) in the file",
             p.display()
         )
     })
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn urls_lose_their_credentials_for_display() {
-        assert_eq!(
-            redact_url("nats://bob:s3cret@10.0.0.1:4222"),
-            "nats://***@10.0.0.1:4222"
-        );
-        assert_eq!(redact_url("nats://127.0.0.1:4222"), "nats://127.0.0.1:4222");
-        assert_eq!(redact_url("tok@host:4222"), "***@host:4222");
-    }
-
-    #[test]
-    fn describe_never_shows_the_password() {
-        let a = ConnArgs {
-            server: vec!["nats://u:hunter2@127.0.0.1:4222".into(), "nats://127.0.0.1:4223".into()],
-            user: Some("u".into()),
-            password: Some("hunter2".into()),
-            ..Default::default()
-        };
-        let s = ConnSpec::resolve(&a).unwrap();
-        let d = format!("{} {:?}", s.describe(), s);
-        assert!(!d.contains("hunter2"), "{d}");
-        assert_eq!(s.server_for(0), "nats://u:hunter2@127.0.0.1:4222");
-        assert_eq!(s.server_for(3), "nats://127.0.0.1:4223");
-    }
-
-    #[test]
-    fn raw_targets_take_credentials_from_the_url_and_skip_tls() {
-        let s = ConnSpec::resolve(&ConnArgs {
-            server: vec!["nats://u:p@127.0.0.1:5000".into(), "127.0.0.1".into()],
-            ..Default::default()
-        })
-        .unwrap();
-        let t = s.raw_target(0).unwrap();
-        assert_eq!(
-            (t.addr.as_str(), t.user.as_deref(), t.pass.as_deref()),
-            ("127.0.0.1:5000", Some("u"), Some("p"))
-        );
-        assert_eq!(s.raw_target(1).unwrap().addr, "127.0.0.1:4222");
-        let s = ConnSpec::resolve(&ConnArgs {
-            server: vec!["tls://127.0.0.1:5000".into()],
-            ..Default::default()
-        })
-        .unwrap();
-        assert!(s.raw_target(0).is_none());
-    }
-
-    #[test]
-    fn half_a_tls_pair_is_bad_input() {
-        let a = ConnArgs {
-            tls_cert: Some("/etc/hostname".into()),
-            ..Default::default()
-        };
-        let e = ConnSpec::resolve(&a).unwrap_err().to_string();
-        assert!(e.contains("--tls-cert and --tls-key"), "{e}");
-    }
-
-    #[test]
-    fn context_file_supplies_url_and_user() {
-        let dir = tempfile::tempdir().unwrap();
-        let cdir = dir.path().join("nats").join("context");
-        std::fs::create_dir_all(&cdir).unwrap();
-        std::fs::write(
-            cdir.join("lab.json"),
-            r#"{"url":"nats://127.0.0.1:5000,nats://127.0.0.1:5001","user":"a","password":"pw"}"#,
-        )
-        .unwrap();
-        let ctx: ContextFile = serde_json::from_str(&std::fs::read_to_string(cdir.join("lab.json")).unwrap()).unwrap();
-        assert_eq!(ctx.url, "nats://127.0.0.1:5000,nats://127.0.0.1:5001");
-        assert_eq!(ctx.user, "a");
-        assert!(load_context("../x").is_err());
-    }
-}
+#[path = "conn_tests.rs"]
+mod tests;

@@ -9,6 +9,7 @@
 mod assets;
 pub mod cancel;
 pub mod conn;
+pub mod context;
 mod env;
 mod exec;
 pub mod export;
