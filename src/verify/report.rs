@@ -127,6 +127,9 @@ pub struct VerifyReport {
 #[derive(Debug, Clone, Serialize)]
 pub struct ConfigEcho {
     pub servers: Vec<String>,
+    /// How the run connected, without secrets: servers, the kind of auth (`user/password`, `creds`, `nkey`,
+    /// `token`...), `tls`, a JetStream API prefix other than `$JS.API`, and the nats CLI context read.
+    pub connection: String,
     pub monitors: Vec<String>,
     pub ladder: String,
     pub tolerance: f64,

@@ -232,6 +232,7 @@ fn announce_bytes(
 fn config_echo(opts: &VerifyOptions, monitors: &[String], ctx: &PredictCtx) -> ConfigEcho {
     ConfigEcho {
         servers: opts.conn.servers.iter().map(|s| bench::conn::redact_url(s)).collect(),
+        connection: opts.conn.describe(),
         monitors: monitors.to_vec(),
         ladder: format!("{:?}", opts.ladder).to_lowercase(),
         tolerance: opts.tolerance,

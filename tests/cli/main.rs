@@ -7,6 +7,7 @@ mod common;
 
 mod agents_cli;
 mod calibrate_cli;
+mod conn_context_cli;
 mod design_cli;
 mod emit_cli;
 mod import_omb;
