@@ -228,6 +228,11 @@ fn up(g: &Global, u: UpArgs) -> Result<Outcome, Failure> {
         _ => crate::report::lab::up_table(&report),
     };
     super::emit_stdout(&bytes)?;
+    eprintln!(
+        "natsplan: monitoring at {}; verify this lab with `natsplan verify --lab {}`",
+        report.monitor_urls.join(","),
+        st.dir.display()
+    );
     let failed: Vec<String> = report
         .streams
         .iter()

@@ -21,6 +21,10 @@ pub struct VerifyArgs {
     /// Monitoring URLs (http://host:8222), comma separated; default: port 8222 on each server's host.
     #[arg(long, value_delimiter = ',', value_name = "URLS")]
     pub monitor: Vec<String>,
+    /// Verify a lab from `natsplan lab up`: its folder (or its lab.json) gives the servers' client and
+    /// monitoring URLs. nats CLI contexts are not read unless --context names one.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["server", "monitor", "faults"])]
+    pub lab: Option<PathBuf>,
     /// Site file of the plan to compare with (with --layout): drift, and the volume and server model the
     /// predictions use.
     #[arg(long, value_name = "SITE.yaml")]
@@ -126,6 +130,38 @@ fn planned(g: &Global, a: &VerifyArgs) -> Result<Option<(Inputs, Plan, String)>,
     Ok(Some((inputs, plan, id)))
 }
 
+/// The servers to connect to and the monitors to read: from the flags (and the nats CLI's variables and
+/// contexts), or from a lab's `lab.json` with `--lab`.
+fn connection(a: &VerifyArgs) -> Result<(ConnSpec, Vec<String>), Failure> {
+    let Some(lab) = &a.lab else {
+        return Ok((ConnSpec::resolve(&a.conn).map_err(bad_input)?, a.monitor.clone()));
+    };
+    // `--lab DIR/lab.json` is the same as `--lab DIR`.
+    let dir = if lab.is_file() {
+        lab.parent().map(Path::to_path_buf).unwrap_or_default()
+    } else {
+        lab.clone()
+    };
+    let st = crate::lab::LabState::load(&dir)
+        .map_err(|e| bad_input(anyhow!("--lab {}: {e:#}", lab.display())))?
+        .ok_or_else(|| {
+            bad_input(anyhow!(
+                "--lab {}: no lab there (no lab.json); start one with `natsplan lab up --dir {}`",
+                lab.display(),
+                dir.display()
+            ))
+        })?;
+    if st.nodes.is_empty() {
+        return Err(bad_input(anyhow!("--lab {}: lab.json lists no servers", lab.display())));
+    }
+    let mut args = a.conn.clone();
+    // A selected context (or NATS_URL) is for the user's clusters, not for this loopback lab.
+    args.no_context = args.context.is_none();
+    let mut conn = ConnSpec::resolve(&args).map_err(bad_input)?;
+    conn.servers = st.nodes.iter().map(|n| n.client_url()).collect();
+    Ok((conn, st.nodes.iter().map(|n| n.monitor_url()).collect()))
+}
+
 /// `verify --faults`: inject real failures into a lab of its own and check the whatif predictions.
 fn run_faults(g: &Global, a: &VerifyArgs, format: Format) -> Result<Outcome, Failure> {
     use crate::faults::{run_saved, FaultOptions, Kind};
@@ -214,7 +250,7 @@ pub fn run(g: &Global, a: VerifyArgs) -> Result<Outcome, Failure> {
             )));
         }
     }
-    let conn = ConnSpec::resolve(&a.conn).map_err(bad_input)?;
+    let (conn, monitors) = connection(&a)?;
     let (catalog, calibration, calibration_label, target) = match planned(g, &a)? {
         Some((inputs, plan, id)) => (
             inputs.catalog,
@@ -233,7 +269,7 @@ pub fn run(g: &Global, a: VerifyArgs) -> Result<Outcome, Failure> {
     };
     let opts = VerifyOptions {
         conn,
-        monitors: a.monitor.clone(),
+        monitors,
         ladder: a.ladder,
         tolerance,
         row_seconds,

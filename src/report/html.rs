@@ -562,7 +562,7 @@ pub fn verify(r: &crate::verify::report::VerifyReport) -> String {
     if let Some(d) = &r.drift {
         page.h2(&format!("Drift against layout {}", d.layout), Some("drift"));
         if d.items.is_empty() {
-            page.p("No drift: the cluster matches the plan.");
+            page.p(&d.summary());
         } else {
             let rows: Vec<Vec<String>> = d
                 .items

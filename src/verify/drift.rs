@@ -2,6 +2,10 @@
 //! sync mode and `max_file_store` come from `/varz`; streams (their replicas, placement and limits) from
 //! `/jsz`, compared with exactly the stream definitions `emit` writes for the layout. Planned streams
 //! not created yet are noted, not counted as drift (a fresh cluster has none).
+//!
+//! What could not be looked at is never reported as matching: with no `/varz` answering, the drift is
+//! `unknown` (not "none"); with `/varz` but no `/jsz` answering, the streams are "not checked" rather than
+//! "not created yet"; with some monitors silent, "none" becomes `partial` (nothing found in what answered).
 
 use crate::monitor::probe::ClusterFacts;
 use crate::monitor::StreamPlacement;
@@ -26,9 +30,43 @@ pub struct DriftItem {
 #[derive(Debug, Clone, Serialize, Default)]
 pub struct Drift {
     pub layout: String,
+    /// `found` (items below), `none` (everything checked, nothing differs), `partial` (nothing differs in
+    /// what could be read, but some monitors did not answer or the streams could not be read) or `unknown`
+    /// (no monitoring endpoint answered: nothing could be compared).
+    pub status: DriftStatus,
     pub items: Vec<DriftItem>,
     /// Things checked that are not drift (streams not created yet, servers whose `/varz` did not answer).
     pub notes: Vec<String>,
+}
+
+/// How far the drift check got; see `Drift::status`.
+#[derive(Debug, Clone, Copy, Serialize, Default, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum DriftStatus {
+    Found,
+    None,
+    Partial,
+    #[default]
+    Unknown,
+}
+
+impl Drift {
+    /// One line for the reports: "none" only when everything was compared.
+    pub fn summary(&self) -> String {
+        match self.status {
+            DriftStatus::Found => format!("drift against layout {}: {} item(s)", self.layout, self.items.len()),
+            DriftStatus::None => format!("drift against layout {}: none", self.layout),
+            DriftStatus::Partial => format!(
+                "drift against layout {}: none found in what could be read (not everything answered; see the notes)",
+                self.layout
+            ),
+            DriftStatus::Unknown => format!(
+                "drift against layout {}: unknown, could not check (no monitoring endpoint answered; give \
+                 --monitor URLS, or --lab DIR for a lab)",
+                self.layout
+            ),
+        }
+    }
 }
 
 /// A live stream's configuration from `/jsz?config=true`.
@@ -70,16 +108,36 @@ fn set_str(v: &BTreeSet<String>) -> String {
 type LiveServers<'f> = BTreeMap<&'f str, &'f crate::monitor::probe::ServerFacts>;
 
 /// Compare a planned layout with the live cluster. `emitted` are the stream definitions emit writes
-/// (name → JetStream config), `streams` the live ones.
+/// (name → JetStream config), `streams` the live ones (None: no `/jsz` answered, so they are unknown).
 pub fn check(
     plan: &Plan,
     layout: &PlannedLayout,
     emitted: &BTreeMap<String, Value>,
     facts: &ClusterFacts,
-    streams: &[LiveStream],
+    streams: Option<&[LiveStream]>,
 ) -> Drift {
     let mut items = Vec::new();
     let mut notes = Vec::new();
+    if facts.servers.is_empty() {
+        let silent: Vec<&str> = facts.unreachable_monitors.iter().map(|(m, _)| m.as_str()).collect();
+        notes.push(if silent.is_empty() {
+            "no monitoring URL to read /varz and /jsz from: servers, tags, sync, placements and stream limits \
+             were not compared"
+                .to_string()
+        } else {
+            format!(
+                "no monitoring endpoint answered ({}): servers, tags, sync, placements and stream limits were not \
+                 compared",
+                silent.join(", ")
+            )
+        });
+        return Drift {
+            layout: layout.id.clone(),
+            status: DriftStatus::Unknown,
+            items,
+            notes,
+        };
+    }
     let live: LiveServers = facts.servers.iter().map(|s| (s.name.as_str(), s)).collect();
     server_set(layout, facts, &live, &mut items, &mut notes);
     for s in &layout.servers {
@@ -87,22 +145,41 @@ pub fn check(
             server_config(plan, layout, s, l, &mut items);
         }
     }
-    let by_name: BTreeMap<&str, &LiveStream> = streams.iter().map(|s| (s.placement.name.as_str(), s)).collect();
-    let mut absent = Vec::new();
-    for (name, cfg) in emitted {
-        match by_name.get(name.as_str()) {
-            Some(s) => stream(layout, &live, name, cfg, s, &mut items),
-            None => absent.push(name.clone()),
+    match streams {
+        Some(streams) => {
+            let by_name: BTreeMap<&str, &LiveStream> = streams.iter().map(|s| (s.placement.name.as_str(), s)).collect();
+            let mut absent = Vec::new();
+            for (name, cfg) in emitted {
+                match by_name.get(name.as_str()) {
+                    Some(s) => stream(layout, &live, name, cfg, s, &mut items),
+                    None => absent.push(name.clone()),
+                }
+            }
+            if !absent.is_empty() {
+                notes.push(format!(
+                    "planned streams not created yet (not drift): {}",
+                    absent.join(", ")
+                ));
+            }
         }
+        None if !emitted.is_empty() => notes.push(format!(
+            "streams not checked: no server's /jsz answered, so whether {} exist, and their placement and limits, \
+             is unknown",
+            emitted.keys().cloned().collect::<Vec<_>>().join(", ")
+        )),
+        None => {}
     }
-    if !absent.is_empty() {
-        notes.push(format!(
-            "planned streams not created yet (not drift): {}",
-            absent.join(", ")
-        ));
-    }
+    let complete = streams.is_some() && facts.unreachable_monitors.is_empty();
+    let status = if !items.is_empty() {
+        DriftStatus::Found
+    } else if complete {
+        DriftStatus::None
+    } else {
+        DriftStatus::Partial
+    };
     Drift {
         layout: layout.id.clone(),
+        status,
         items,
         notes,
     }
@@ -321,9 +398,10 @@ mod tests {
         let em = emitted(&p, &l.id);
         let live = streams_as_planned(l, &em);
         let facts = summarise(live_of(l), vec![], Some(3), None);
-        let d = check(&p, l, &em, &facts, &live);
+        let d = check(&p, l, &em, &facts, Some(&live));
         assert!(d.items.is_empty(), "{:#?}", d.items);
         assert!(d.notes.is_empty(), "{:?}", d.notes);
+        assert_eq!(d.status, DriftStatus::None);
 
         let mut servers = live_of(l);
         servers[0].tags = vec!["rack:z".into()];
@@ -334,7 +412,8 @@ mod tests {
         let mut live = streams_as_planned(l, &em);
         live[0].config["max_bytes"] = serde_json::json!(5);
         live[1].config["num_replicas"] = serde_json::json!(1);
-        let d = check(&p, l, &em, &facts, &live[..live.len() - 1]);
+        let d = check(&p, l, &em, &facts, Some(&live[..live.len() - 1]));
+        assert_eq!(d.status, DriftStatus::Found);
         let what: Vec<(&str, &str)> = d.items.iter().map(|i| (i.what.as_str(), i.subject.as_str())).collect();
         let s0 = l.servers[0].name.as_str();
         let s1 = l.servers[1].name.as_str();
@@ -361,15 +440,48 @@ mod tests {
         let mut servers = live_of(l);
         servers[1].tags = servers[0].tags.clone();
         let facts = summarise(servers, vec![], Some(3), None);
-        let d = check(&p, l, &em, &facts, &streams_as_planned(l, &em));
+        let d = check(&p, l, &em, &facts, Some(&streams_as_planned(l, &em)));
         assert!(d.items.iter().any(|i| i.what == "placement"), "{:#?}", d.items);
         // Missing and extra servers.
         let mut servers = live_of(l);
         servers[0].name = "stranger".into();
         let facts = summarise(servers, vec![], Some(3), None);
-        let d = check(&p, l, &em, &facts, &[]);
+        let d = check(&p, l, &em, &facts, Some(&[]));
         let servers_items: Vec<_> = d.items.iter().filter(|i| i.what == "servers").collect();
         assert_eq!(servers_items.len(), 2, "{:#?}", d.items);
+    }
+
+    #[test]
+    fn what_could_not_be_read_is_unknown_never_none_nor_not_created() {
+        let p = plan();
+        let l = &p.layouts[0];
+        let em = emitted(&p, &l.id);
+        // No monitor answered: nothing compared, and the report must not say "none".
+        let silent = vec![("http://127.0.0.1:8222".to_string(), "connection refused".to_string())];
+        let facts = summarise(vec![], silent.clone(), None, None);
+        let d = check(&p, l, &em, &facts, Some(&[]));
+        assert_eq!(d.status, DriftStatus::Unknown);
+        assert!(d.items.is_empty());
+        assert!(d.summary().contains("unknown, could not check"), "{}", d.summary());
+        assert!(!d.summary().contains(": none"), "{}", d.summary());
+        assert!(!d.notes.iter().any(|n| n.contains("not created yet")), "{:?}", d.notes);
+        assert!(d.notes[0].contains("127.0.0.1:8222"), "{:?}", d.notes);
+        // /varz answered but no /jsz: the streams are "not checked", and the result is partial.
+        let facts = summarise(live_of(l), vec![], Some(3), None);
+        let d = check(&p, l, &em, &facts, None);
+        assert_eq!(d.status, DriftStatus::Partial);
+        assert!(
+            d.notes.iter().any(|n| n.starts_with("streams not checked")),
+            "{:?}",
+            d.notes
+        );
+        assert!(!d.notes.iter().any(|n| n.contains("not created yet")), "{:?}", d.notes);
+        // One monitor silent, the rest as planned: partial, not none.
+        let mut servers = live_of(l);
+        servers.pop();
+        let facts = summarise(servers, silent, Some(3), None);
+        let d = check(&p, l, &em, &facts, Some(&streams_as_planned(l, &em)));
+        assert_eq!(d.status, DriftStatus::Partial, "{:#?}", d);
     }
 
     #[test]

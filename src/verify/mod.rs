@@ -247,8 +247,10 @@ fn check_drift(t: &Target, facts: &ClusterFacts, monitors: &[String]) -> Result<
         .collect();
     let placements = crate::monitor::cluster_streams(&named, Duration::from_secs(3));
     let mut configs = BTreeMap::new();
+    let mut jsz_answered = 0;
     for m in monitors {
         if let Ok(j) = crate::monitor::jsz(m, "accounts=true&streams=true&config=true", Duration::from_secs(3)) {
+            jsz_answered += 1;
             for (k, v) in drift::stream_configs(&j) {
                 configs.entry(k).or_insert(v);
             }
@@ -261,7 +263,9 @@ fn check_drift(t: &Target, facts: &ClusterFacts, monitors: &[String]) -> Result<
             placement: p,
         })
         .collect();
-    Ok(drift::check(&t.plan, pl, &emitted, facts, &live))
+    // Without a /jsz answer the streams are unknown, not absent.
+    let live = (jsz_answered > 0).then_some(live.as_slice());
+    Ok(drift::check(&t.plan, pl, &emitted, facts, live))
 }
 
 #[cfg(test)]

@@ -293,17 +293,12 @@ fn incomplete_lines(r: &VerifyReport) -> Vec<String> {
 
 fn drift_lines(r: &VerifyReport) -> Vec<String> {
     let Some(d) = &r.drift else { return vec![] };
-    let mut v = Vec::new();
-    if d.items.is_empty() {
-        v.push(format!("drift against layout {}: none", d.layout));
-    } else {
-        v.push(format!("drift against layout {}: {} item(s)", d.layout, d.items.len()));
-        for i in &d.items {
-            v.push(format!(
-                "  {} {}: planned {}, live {}",
-                i.what, i.subject, i.planned, i.live
-            ));
-        }
+    let mut v = vec![d.summary()];
+    for i in &d.items {
+        v.push(format!(
+            "  {} {}: planned {}, live {}",
+            i.what, i.subject, i.planned, i.live
+        ));
     }
     for n in &d.notes {
         v.push(format!("  note: {n}"));

@@ -20,4 +20,5 @@ mod lab_leftovers_live;
 mod lab_live;
 mod powerfs_live;
 mod report_verify_live;
+mod verify_lab_live;
 mod verify_live;
