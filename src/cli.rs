@@ -60,8 +60,7 @@ pub enum Command {
     Agent(crate::commands::agent::AgentArgs),
     /// Print shell completions.
     Completions(crate::commands::completions::CompletionsArgs),
-    /// Print the man page (or write one per command with --out DIR); for packagers.
-    #[command(hide = true)]
+    /// Print the man page (`natsplan man | man -l -`), or write one per command with --out DIR.
     Man(crate::commands::completions::ManArgs),
     /// One power-loss layer (FUSE) over a server's store directory; the lab starts these.
     #[command(hide = true)]

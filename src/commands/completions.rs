@@ -1,17 +1,21 @@
 //! `natsplan completions SHELL` and `natsplan man`: shell completions and man pages generated from the
 //! clap definitions, so they never drift from the real flags.
 //!
-//! The man pages come from a hidden `man` subcommand rather than build.rs or an xtask: the command tree
-//! lives in the library (`cli.rs` plus each command's args in `commands/*.rs`), which a build script cannot
-//! import without moving it into a separate crate, and an xtask would be a second crate to keep. A hidden
-//! subcommand uses the exact `Cli` the binary parses and ships with every installed binary (packagers run
-//! `natsplan man --out DIR`).
+//! The man pages come from the `man` subcommand rather than build.rs or an xtask: the command tree lives
+//! in the library (`cli.rs` plus each command's args in `commands/*.rs`), which a build script cannot
+//! import without moving it into a separate crate, and an xtask would be a second crate to keep. A
+//! subcommand uses the exact `Cli` the binary parses and ships with every installed binary (`natsplan man |
+//! man -l -` to read, `natsplan man --out DIR` for packagers). Each page adds EXAMPLES, EXIT STATUS and
+//! ENVIRONMENT to clap_mangen's sections (`man_sections.rs`).
 
 use crate::cli::{Cli, Global};
 use crate::error::{bad_input, cannot_run, Failure, Outcome};
 use clap::CommandFactory;
 use clap_complete::Shell;
 use std::path::PathBuf;
+
+#[path = "man_sections.rs"]
+mod man_sections;
 
 #[derive(Debug, clap::Args)]
 pub struct CompletionsArgs {
@@ -47,11 +51,12 @@ pub struct ManArgs {
 
 /// The man page of the top-level command (roff).
 pub fn man_page() -> Vec<u8> {
-    let mut out = Vec::new();
-    clap_mangen::Man::new(Cli::command())
-        .render(&mut out)
-        .expect("rendering into memory cannot fail");
-    out
+    man_pages().pop().map(|(_, bytes)| bytes).unwrap_or_default()
+}
+
+/// Every page: one per visible command and subcommand, `natsplan.1` last. (file name, roff)
+pub fn man_pages() -> Vec<(String, Vec<u8>)> {
+    man_sections::all_pages(Cli::command())
 }
 
 pub fn run_man(_g: &Global, a: ManArgs) -> Result<Outcome, Failure> {
@@ -62,9 +67,13 @@ pub fn run_man(_g: &Global, a: ManArgs) -> Result<Outcome, Failure> {
         Some(dir) => {
             std::fs::create_dir_all(&dir)
                 .map_err(|e| cannot_run(anyhow::anyhow!("--out {}: cannot create: {e}", dir.display())))?;
-            clap_mangen::generate_to(Cli::command(), &dir)
-                .map_err(|e| cannot_run(anyhow::anyhow!("--out {}: cannot write man pages: {e}", dir.display())))?;
-            eprintln!("natsplan: man pages written to {}", dir.display());
+            let pages = man_pages();
+            for (name, bytes) in &pages {
+                let p = dir.join(name);
+                std::fs::write(&p, bytes)
+                    .map_err(|e| cannot_run(anyhow::anyhow!("--out {}: cannot write: {e}", p.display())))?;
+            }
+            eprintln!("natsplan: {} man pages written to {}", pages.len(), dir.display());
         }
     }
     Ok(Outcome::Ok)
@@ -93,5 +102,43 @@ mod tests {
             &m[..80.min(m.len())]
         );
         assert!(m.contains("design"));
+    }
+
+    #[test]
+    fn every_page_has_examples_exit_status_and_environment() {
+        let pages = man_pages();
+        let names: Vec<&str> = pages.iter().map(|(n, _)| n.as_str()).collect();
+        for want in [
+            "natsplan.1",
+            "natsplan-bench-js.1",
+            "natsplan-verify.1",
+            "natsplan-man.1",
+            "natsplan-lab-up.1",
+        ] {
+            assert!(names.contains(&want), "{want} missing from {names:?}");
+        }
+        assert!(!names.contains(&"natsplan-powerfs.1"), "hidden commands get no page");
+        for (name, bytes) in &pages {
+            let m = String::from_utf8(bytes.clone()).unwrap();
+            assert!(m.contains(".SH \"EXIT STATUS\""), "{name}");
+            assert!(m.contains(".SH ENVIRONMENT"), "{name}");
+            assert!(m.contains("NATS_SERVER_BIN"), "{name}");
+        }
+        let page = |n: &str| String::from_utf8(pages.iter().find(|(x, _)| x == n).unwrap().1.clone()).unwrap();
+        let js = page("natsplan-bench-js.1");
+        assert!(
+            js.contains(".SH EXAMPLES") && js.contains("\\-\\-tlsfirst"),
+            "bench js examples"
+        );
+        assert!(
+            js.contains("NATS_CONTEXT") && js.contains("NATS_CREDS"),
+            "bench connects: the nats CLI's variables"
+        );
+        assert!(
+            !page("natsplan-design.1").contains("NATS_CREDS"),
+            "design does not connect"
+        );
+        let top = page("natsplan.1");
+        assert!(top.contains(".SH EXAMPLES") && top.contains("130"), "{top}");
     }
 }

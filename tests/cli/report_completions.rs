@@ -57,9 +57,23 @@ fn man_page_to_stdout_and_per_command_files() {
 }
 
 #[test]
-fn man_is_hidden_from_help() {
+fn man_is_listed_in_help_and_its_pages_have_examples_exit_status_and_environment() {
     let out = natsplan().arg("--help").output().unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("completions"));
-    assert!(!text.lines().any(|l| l.trim_start().starts_with("man ")), "{text}");
+    assert!(text.lines().any(|l| l.trim_start().starts_with("man ")), "{text}");
+    let readme = std::fs::read_to_string(crate::common::repo_file("README.md")).unwrap();
+    assert!(
+        readme.contains("| `natsplan man"),
+        "the README's command list names `natsplan man`"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let out = natsplan().args(["man", "--out"]).arg(dir.path()).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    for page in ["natsplan.1", "natsplan-verify.1", "natsplan-bench-core.1"] {
+        let body = std::fs::read_to_string(dir.path().join(page)).unwrap();
+        for section in [".SH EXAMPLES", ".SH \"EXIT STATUS\"", ".SH ENVIRONMENT", "NATS_URL"] {
+            assert!(body.contains(section), "{page} lacks {section}");
+        }
+    }
 }

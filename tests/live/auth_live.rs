@@ -224,8 +224,17 @@ fn user_password_and_nkey_users_connect_and_their_secrets_stay_hidden() {
         "{:#}",
         v["config"]
     );
-    assert!(!v["cluster"]["connected_server"].is_null(), "verify connected: {:#}", v["cluster"]);
-    let measured = v["rows"].as_array().unwrap().iter().filter(|r| !r["measured"].is_null()).count();
+    assert!(
+        !v["cluster"]["connected_server"].is_null(),
+        "verify connected: {:#}",
+        v["cluster"]
+    );
+    let measured = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| !r["measured"].is_null())
+        .count();
     assert!(measured > 0, "rows ran with the context's credentials: {err}");
     let files = all_files(results.path());
     assert!(files.contains("\"connection\""), "results.json was written");
