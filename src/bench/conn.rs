@@ -22,8 +22,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// Connection flags shared by every command that connects (bench, verify, calibrate, agent).
-#[derive(Debug, Clone, Default, clap::Args)]
+/// Connection flags shared by every command that connects (bench, verify, calibrate, agent). `Debug` is
+/// written by hand below so that no `{:?}` of a command's arguments shows the password or token.
+#[derive(Clone, Default, clap::Args)]
 pub struct ConnArgs {
     /// NATS server URLs, comma separated; workers spread over them [env: NATS_URL] (default: the context's,
     /// else nats://127.0.0.1:4222).
@@ -71,6 +72,28 @@ pub struct ConnArgs {
     /// Ignore nats CLI contexts, even a selected one.
     #[arg(long, conflicts_with = "context")]
     pub no_context: bool,
+}
+
+impl std::fmt::Debug for ConnArgs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let hidden = |o: &Option<String>| o.as_ref().map(|_| "***");
+        f.debug_struct("ConnArgs")
+            .field("server", &self.server.iter().map(|s| redact_url(s)).collect::<Vec<_>>())
+            .field("user", &self.user.as_ref().map(|_| "***"))
+            .field("password", &hidden(&self.password))
+            .field("token", &hidden(&self.token))
+            .field("creds", &self.creds)
+            .field("nkey", &self.nkey)
+            .field("tls_cert", &self.tls_cert)
+            .field("tls_key", &self.tls_key)
+            .field("tls_ca", &self.tls_ca)
+            .field("tls_first", &self.tls_first)
+            .field("js_domain", &self.js_domain)
+            .field("js_api_prefix", &self.js_api_prefix)
+            .field("context", &self.context)
+            .field("no_context", &self.no_context)
+            .finish()
+    }
 }
 
 /// How a connection authenticates: at most one of these (jsm.go `Context.NATSOptions`' order), plus a

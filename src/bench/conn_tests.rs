@@ -54,7 +54,7 @@ fn describe_never_shows_a_secret() {
         ..Default::default()
     };
     let s = resolve(&a).unwrap();
-    let d = format!("{} {:?}", s.describe(), s);
+    let d = format!("{} {:?} {a:?}", s.describe(), s);
     assert!(!d.contains("hunter2") && !d.contains("tok-s3cret"), "{d}");
     assert!(d.contains("auth=user/password+token"), "{d}");
     assert_eq!(s.server_for(0), "nats://u:hunter2@127.0.0.1:4222");
