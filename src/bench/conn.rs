@@ -196,6 +196,40 @@ fn path_str(p: &Option<PathBuf>) -> Option<String> {
     p.as_ref().map(|p| p.to_string_lossy().into_owned())
 }
 
+/// `--server`, else `$NATS_URL`, else the context's `url`, else the local default; no URL with spaces.
+fn servers_of(a: &ConnArgs, c: &natsctx::ContextFile, env: EnvLookup) -> anyhow::Result<Vec<String>> {
+    let servers = pick(
+        Some(a.server.join(",")),
+        "--server",
+        "NATS_URL",
+        Some(("url", &c.url)),
+        env,
+    )
+    .map(|s| split_urls(&s.value))
+    .filter(|v| !v.is_empty())
+    .unwrap_or_else(|| vec!["nats://127.0.0.1:4222".into()]);
+    if let Some(s) = servers.iter().find(|s| s.contains(char::is_whitespace)) {
+        return Err(anyhow!(
+            "--server {:?}: a server URL has no spaces (e.g. nats://host:4222)",
+            redact_url(s)
+        ));
+    }
+    Ok(servers)
+}
+
+/// The JetStream API prefix from `--js-domain`, `--js-api-prefix`, or the context's domain or prefix.
+fn js_prefix_of(a: &ConnArgs, c: &natsctx::ContextFile) -> anyhow::Result<Option<String>> {
+    Ok(match (&a.js_domain, &a.js_api_prefix) {
+        (Some(d), _) => Some(js_domain_prefix(d, "--js-domain")?),
+        (None, Some(p)) => Some(p.clone()),
+        (None, None) if !c.jetstream_domain.is_empty() => Some(js_domain_prefix(
+            &c.jetstream_domain,
+            "the context's `jetstream_domain`",
+        )?),
+        (None, None) => opt(&c.jetstream_api_prefix),
+    })
+}
+
 /// `NATS_TIMEOUT` as the nats CLI takes it (a Go duration such as `5s`, `500ms`, `1m`).
 fn parse_timeout(v: &str) -> anyhow::Result<Duration> {
     let d = crate::units::parse_duration(v)
@@ -223,19 +257,7 @@ impl ConnSpec {
             Some(l) => e.context(format!("context {} ({})", l.name, l.path.display())),
             None => e,
         };
-        let flag_servers = a.server.join(",");
-        let servers = pick(Some(flag_servers), "--server", "NATS_URL", Some(("url", &c.url)), env)
-            .map(|s| split_urls(&s.value))
-            .filter(|v| !v.is_empty())
-            .unwrap_or_else(|| vec!["nats://127.0.0.1:4222".into()]);
-        for s in &servers {
-            if s.contains(char::is_whitespace) {
-                return Err(anyhow!(
-                    "--server {:?}: a server URL has no spaces (e.g. nats://host:4222)",
-                    redact_url(s)
-                ));
-            }
-        }
+        let servers = servers_of(a, &c, env)?;
         let ctx_secret = |field: &str, v: &str| -> anyhow::Result<String> {
             natsctx::resolve_secret(v, &format!("the context's `{field}`"), env).map_err(in_ctx)
         };
@@ -311,14 +333,7 @@ impl ConnSpec {
             }
             _ => Auth::None,
         };
-        let js_api_prefix = match (&a.js_domain, &a.js_api_prefix) {
-            (Some(d), _) => Some(js_domain_prefix(d, "--js-domain")?),
-            (None, Some(p)) => Some(p.clone()),
-            (None, None) if !c.jetstream_domain.is_empty() => {
-                Some(js_domain_prefix(&c.jetstream_domain, "the context's `jetstream_domain`").map_err(in_ctx)?)
-            }
-            (None, None) => opt(&c.jetstream_api_prefix),
-        };
+        let js_api_prefix = js_prefix_of(a, &c).map_err(in_ctx)?;
         let connect_timeout = match env("NATS_TIMEOUT") {
             Some(v) => parse_timeout(&v)?,
             None => Duration::from_secs(5),
