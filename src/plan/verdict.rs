@@ -129,8 +129,8 @@ fn pattern_notes(out: &mut Vec<Problem>, site: &Site, l: &Layout, cap: &Capacity
                             Severity::Risk
                         },
                         format!(
-                            "pattern 3: one disk failure destroys all {on} server{}' volumes on {} (a shared RAID 0 stripe); only for ephemeral caches",
-                            if on == 1 { "" } else { "s" },
+                            "pattern 3: one disk failure destroys {} on {} (a shared RAID 0 stripe); only for ephemeral caches",
+                            if on == 1 { "the server's volume".to_string() } else { format!("all {on} servers' volumes") },
                             site.arrays[g.array].name
                         ),
                     ));
@@ -229,8 +229,10 @@ fn domain_notes(out: &mut Vec<Problem>, site: &Site, catalog: &Catalog, l: &Layo
         out.push(p(
             Severity::Info,
             format!(
-                "{n} JetStream servers: the meta group's quorum is {}, so it tolerates no more than {} would",
+                "{n} JetStream servers: the meta group's quorum is {}, so it tolerates {} lost server{}, as {} servers would",
                 n / 2 + 1,
+                n - (n / 2 + 1),
+                if n - (n / 2 + 1) == 1 { "" } else { "s" },
                 n - 1
             ),
         ));
