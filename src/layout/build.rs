@@ -477,9 +477,18 @@ mod tests {
 
     #[test]
     fn legacy_ids_drop_the_x_between_rack_and_count() {
-        assert_eq!(legacy_layout_id("p1-raid1-r3-Ax1.Bx1.Cx1-fdce"), "p1-raid1-r3-A1.B1.C1-fdce");
-        assert_eq!(legacy_layout_id("p1-raid1-r4-R0x2.R1x2.R2x1-1a2b"), "p1-raid1-r4-R02.R12.R21-1a2b");
-        assert_eq!(legacy_layout_id("ddp-ddp-raid1-r3-xx3-bb5c"), "ddp-ddp-raid1-r3-x3-bb5c");
+        assert_eq!(
+            legacy_layout_id("p1-raid1-r3-Ax1.Bx1.Cx1-fdce"),
+            "p1-raid1-r3-A1.B1.C1-fdce"
+        );
+        assert_eq!(
+            legacy_layout_id("p1-raid1-r4-R0x2.R1x2.R2x1-1a2b"),
+            "p1-raid1-r4-R02.R12.R21-1a2b"
+        );
+        assert_eq!(
+            legacy_layout_id("ddp-ddp-raid1-r3-xx3-bb5c"),
+            "ddp-ddp-raid1-r3-x3-bb5c"
+        );
         assert_eq!(legacy_layout_id("p1-raid1-r3-none-0000"), "p1-raid1-r3-none-0000");
     }
 }

@@ -71,7 +71,6 @@ pub fn unused_servers(site: &Site, layout: &Layout) -> Vec<UnusedServer> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::catalog::Catalog;
 
     #[test]
@@ -89,7 +88,11 @@ mod tests {
             .iter()
             .find(|l| l.servers.len() == 3)
             .expect("a three-server layout");
-        let roles: Vec<(&str, &str)> = l.unused_servers.iter().map(|u| (u.name.as_str(), u.role.as_str())).collect();
+        let roles: Vec<(&str, &str)> = l
+            .unused_servers
+            .iter()
+            .map(|u| (u.name.as_str(), u.role.as_str()))
+            .collect();
         // One JetStream server per rack A, B, C; the second servers of A and C share the arrays used.
         assert!(roles.contains(&("d1", "core-only")), "{roles:?}");
         assert_eq!(roles.len(), 3, "{roles:?}");

@@ -350,7 +350,11 @@ pub fn unused_servers(l: &PlannedLayout) -> Vec<String> {
         }
         let names: Vec<String> = these.iter().map(|u| u.name.clone()).collect();
         let one = these.len() == 1;
-        let (they, their, them) = if one { ("it", "its", "it") } else { ("they", "their", "them") };
+        let (they, their, them) = if one {
+            ("it", "its", "it")
+        } else {
+            ("they", "their", "them")
+        };
         let what = match role {
             UnusedRole::Standby => {
                 let mut arrays: Vec<&str> = these.iter().flat_map(|u| u.arrays.iter().map(|a| a.as_str())).collect();
@@ -375,7 +379,11 @@ pub fn unused_servers(l: &PlannedLayout) -> Vec<String> {
                  leave {them} out of the cluster"
             ),
         };
-        out.push(format!("Not in this layout: {} ({}): {what}.", names.join(", "), role.as_str()));
+        out.push(format!(
+            "Not in this layout: {} ({}): {what}.",
+            names.join(", "),
+            role.as_str()
+        ));
     }
     out
 }

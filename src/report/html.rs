@@ -191,12 +191,9 @@ pub fn design(plan: &Plan, sel: &Selection, curves: Option<&PerfCurves>) -> Stri
     }
     page.h2("Ranked layouts", Some("summary"));
     page.table(&detail::SUMMARY_HEADER, &detail::summary_rows(&layouts));
-    page.p(
-        "r/a/s/d: how many racks/arrays/servers/disks may fail at once with every stream still writable. free: store left \
-         free on the fullest server; after: the same after the worst tolerated failure and peer-remove. down/yr: \
-         expected unavailable minutes per year of the worst asset. perf: predicted capacity ÷ required rate for the \
-         busiest asset.",
-    );
+    page.table(&detail::CAPACITY_HEADER, &detail::capacity_rows(&layouts));
+    page.list(&detail::rejections(&layouts));
+    page.p(detail::SUMMARY_LEGEND);
     let shown = if sel.layout.is_some() { 1 } else { 3 };
     for l in layouts.iter().take(shown) {
         layout_section(&mut page, &plan.input, l);
@@ -220,6 +217,9 @@ fn layout_section(page: &mut Page, site: &Site, l: &PlannedLayout) {
         ),
     );
     page.p(&detail::placement(l));
+    for u in detail::unused_servers(l) {
+        page.p(&u);
+    }
     page.figure(
         &layout_drawing(site, l, None),
         "Racks as columns. Each disk is a vertical rectangle (hot spares dashed, S); under the disks, the volume \

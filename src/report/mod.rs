@@ -2,6 +2,7 @@
 //! report shows is already in the value it is given.
 
 pub mod calibrate;
+pub mod csv;
 pub mod design;
 pub mod detail;
 pub mod html;
@@ -251,7 +252,10 @@ mod tests {
     #[test]
     fn short_cells_never_wrap_long_ones_do() {
         let mut t = table(40, &["a long header name", "reason"]);
-        t.add_row(vec!["12.3 TiB".into(), "a reason long enough that it has to wrap somewhere".into()]);
+        t.add_row(vec![
+            "12.3 TiB".into(),
+            "a reason long enough that it has to wrap somewhere".into(),
+        ]);
         let text = t.to_string();
         assert!(text.contains("12.3 TiB"), "{text}");
         assert!(text.lines().all(|l| l.chars().count() <= 40), "{text}");

@@ -7,6 +7,7 @@ mod common;
 
 mod agents_cli;
 mod calibrate_cli;
+mod csv_cli;
 mod design_cli;
 mod emit_cli;
 mod import_omb;
@@ -16,6 +17,7 @@ mod perf_design_site;
 mod plan_inputs;
 mod predict_cli;
 mod report_completions;
+mod report_words_cli;
 mod site_cli;
 mod snapshots;
 mod survival_simulate_cli;
