@@ -229,11 +229,15 @@ fn domain_notes(out: &mut Vec<Problem>, site: &Site, catalog: &Catalog, l: &Layo
         out.push(p(
             Severity::Info,
             format!(
-                "{n} JetStream servers: the meta group's quorum is {}, so it tolerates {} lost server{}, as {} servers would",
+                "{n} JetStream servers: the meta group's quorum is {}, so it tolerates {}, the same as {} server{}",
                 n / 2 + 1,
-                n - (n / 2 + 1),
-                if n - (n / 2 + 1) == 1 { "" } else { "s" },
-                n - 1
+                match n - (n / 2 + 1) {
+                    0 => "no lost server".to_string(),
+                    1 => "1 lost server".to_string(),
+                    t => format!("{t} lost servers"),
+                },
+                n - 1,
+                if n - 1 == 1 { "" } else { "s" }
             ),
         ));
     }

@@ -187,7 +187,7 @@ fn sentences_are_whole() {
     let json = ok(&["--format", "json", "design", g.path().to_str().unwrap()]);
     assert!(!json.contains("no more than"), "{json}");
     assert!(
-        json.contains("so it tolerates 1 lost server, as 3 servers would"),
+        json.contains("so it tolerates 1 lost server, the same as 3 servers"),
         "{json}"
     );
     let predict = ok(&[
