@@ -409,18 +409,18 @@ pub fn yearly(l: &PlannedLayout) -> Option<String> {
         let stalls = worst
             .map(|a| {
                 format!(
-                    " (beside it {:.0} s/yr of election stalls and {:.0} s/yr of planned hand-offs)",
+                    ", beside {:.0} s/yr of election stalls and {:.0} s/yr of planned hand-offs",
                     a.election_stall_s_per_year, a.planned_stall_s_per_year
                 )
             })
             .unwrap_or_default();
         format!(
-            "Yearly ({}): worst {:.3} min/yr unavailable ({}){stalls}; JetStream API down {:.3} min/yr; \
+            "Yearly ({}): least available {}, {:.3} min/yr unavailable{stalls}; JetStream API down {:.3} min/yr; \
              P(any data_lost) {}/yr; {:.0} acknowledged messages lost/yr ({:.0} in sync windows, {:.0} in \
              data-loss events).",
             y.method,
-            y.worst_unavailable_min_per_year,
             y.worst_unavailable,
+            y.worst_unavailable_min_per_year,
             y.api_unavailable_min_per_year,
             fmt_sci(y.p_any_data_lost_per_year),
             y.acked_msgs_lost_per_year,

@@ -178,8 +178,11 @@ pub fn design(plan: &Plan, sel: &Selection, curves: Option<&PerfCurves>) -> Stri
     page.p_html(
         "meta",
         &esc(&format!(
-            "{} layouts evaluated · sync_interval {} · {}",
-            plan.evaluated, plan.sync_interval, plan.generator
+            "{} layout{} evaluated · sync_interval {} · {}",
+            plan.evaluated,
+            if plan.evaluated == 1 { "" } else { "s" },
+            plan.sync_interval,
+            plan.generator
         )),
     );
     for n in &plan.notes {
