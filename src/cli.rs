@@ -16,8 +16,8 @@ pub struct Cli {
 /// Options every command takes.
 #[derive(Debug, Clone, Args)]
 pub struct Global {
-    /// Report format (table by default). csv: design, whatif and simulate (docs/reports.md lists the
-    /// columns); html: design, whatif, simulate and verify.
+    /// Report format (table by default). csv: design, whatif, simulate and verify (docs/reports.md lists
+    /// the columns); html: design, whatif, simulate and verify.
     #[arg(long, global = true, value_enum)]
     pub format: Option<Format>,
     /// Read array, disk, server and failure-rate models from DIR instead of the built-in catalog.
