@@ -114,6 +114,18 @@ impl std::fmt::Display for Clipped {
                 w[i] += more;
                 left -= more;
             }
+            // Where even the short cells cannot all fit (a very narrow --width), comfy-table wraps as it
+            // would: a table wider than the terminal is worse than a wrapped figure.
+            let narrowest: usize = overhead
+                + fixed.iter().map(|&i| w[i]).sum::<usize>()
+                + (0..n)
+                    .filter(|i| !fixed.contains(i))
+                    .map(|i| match t.column(i).and_then(|c| c.constraint()) {
+                        Some(comfy_table::ColumnConstraint::ContentWidth) => cell(i).max(head(i)),
+                        _ => 8,
+                    })
+                    .sum::<usize>();
+            let fixed = if narrowest > width { Vec::new() } else { fixed };
             for &i in &fixed {
                 if let Some(c) = t.column_mut(i) {
                     // comfy-table's fixed widths include the cell's padding (one space each side).
@@ -259,5 +271,18 @@ mod tests {
         let text = t.to_string();
         assert!(text.contains("12.3 TiB"), "{text}");
         assert!(text.lines().all(|l| l.chars().count() <= 40), "{text}");
+    }
+
+    #[test]
+    fn a_very_narrow_table_still_fits_its_width() {
+        let mut t = table(30, &["a", "b", "c", "d"]);
+        t.add_row(vec![
+            "1234567890".into(),
+            "1234567890".into(),
+            "1234567890".into(),
+            "12".into(),
+        ]);
+        let text = t.to_string();
+        assert!(text.lines().all(|l| l.chars().count() <= 30), "{text}");
     }
 }
