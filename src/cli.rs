@@ -16,7 +16,8 @@ pub struct Cli {
 /// Options every command takes.
 #[derive(Debug, Clone, Args)]
 pub struct Global {
-    /// Report format (table on a terminal by default).
+    /// Report format (table by default). csv: design, whatif, simulate and verify (docs/reports.md lists
+    /// the columns); html: design, whatif, simulate and verify.
     #[arg(long, global = true, value_enum)]
     pub format: Option<Format>,
     /// Read array, disk, server and failure-rate models from DIR instead of the built-in catalog.
@@ -33,6 +34,8 @@ pub enum Format {
     Json,
     Markdown,
     Html,
+    /// Comma-separated values, one header row (RFC 4180).
+    Csv,
 }
 
 #[derive(Debug, Subcommand)]

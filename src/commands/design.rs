@@ -9,11 +9,12 @@ use crate::report::design::{json, markdown, table_report, Selection};
 use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
+#[command(after_help = crate::report::detail::VERDICTS)]
 pub struct DesignArgs {
     /// The site file (see docs/site-format.md and examples/); optional with --plan.
     #[arg(required_unless_present = "plan")]
     pub site: Option<PathBuf>,
-    /// Show only the N best layouts.
+    /// Show only the N best layouts [default: all of them].
     #[arg(long, value_name = "N")]
     pub top: Option<usize>,
     /// Show only this layout (ids come from content, so they survive re-ranking).
@@ -49,6 +50,7 @@ pub fn run(g: &Global, a: DesignArgs) -> Result<Outcome, Failure> {
         Format::Table => table_report(&plan, &sel, width(g)).into_bytes(),
         Format::Json => json(&plan, &sel),
         Format::Markdown => markdown(&plan, &sel).into_bytes(),
+        Format::Csv => crate::report::csv::design(&plan, &sel),
         Format::Html => {
             let shown: Vec<(&str, &crate::layout::Layout)> = crate::report::design::selected(&plan, &sel)
                 .into_iter()

@@ -58,11 +58,14 @@ fn check_bounds(years: u64, trials: u64) -> Result<u64, String> {
 
 pub fn run(g: &Global, a: SimulateArgs) -> Result<Outcome, Failure> {
     let fmt = format(g);
-    if !matches!(fmt, Format::Table | Format::Json | Format::Markdown | Format::Html) {
+    if !matches!(
+        fmt,
+        Format::Table | Format::Json | Format::Markdown | Format::Html | Format::Csv
+    ) {
         return Err(unsupported_format(
             "simulate",
             fmt,
-            &["table", "json", "markdown", "html"],
+            &["table", "json", "markdown", "html", "csv"],
         ));
     }
     if a.years == 0 || a.trials == 0 {
@@ -99,6 +102,7 @@ pub fn run(g: &Global, a: SimulateArgs) -> Result<Outcome, Failure> {
             v
         }
         Format::Markdown => crate::report::simulate::markdown(&report).into_bytes(),
+        Format::Csv => crate::report::csv::simulate(&report),
         Format::Html => crate::report::html::simulate(
             site,
             planned,

@@ -301,6 +301,7 @@ pub fn run(g: &Global, a: VerifyArgs) -> Result<Outcome, Failure> {
         Format::Json => report::json(&rep),
         Format::Markdown => report::markdown(&rep),
         Format::Html => crate::report::html::verify(&rep).into_bytes(),
+        Format::Csv => report::csv(&rep),
         _ => report::table(&rep, super::width(g)),
     };
     super::emit_stdout(&bytes)?;

@@ -46,11 +46,14 @@ pub enum FailOn {
 
 pub fn run(g: &Global, a: WhatifArgs) -> Result<Outcome, Failure> {
     let fmt = format(g);
-    if !matches!(fmt, Format::Table | Format::Json | Format::Markdown | Format::Html) {
+    if !matches!(
+        fmt,
+        Format::Table | Format::Json | Format::Markdown | Format::Html | Format::Csv
+    ) {
         return Err(unsupported_format(
             "whatif",
             fmt,
-            &["table", "json", "markdown", "html"],
+            &["table", "json", "markdown", "html", "csv"],
         ));
     }
     if a.fail.is_empty() && a.all.is_none() {
@@ -122,6 +125,7 @@ pub fn run(g: &Global, a: WhatifArgs) -> Result<Outcome, Failure> {
             v
         }
         Format::Markdown => crate::report::whatif::markdown(&report).into_bytes(),
+        Format::Csv => crate::report::csv::whatif(&report),
         Format::Html => crate::report::html::whatif(&report, site, planned).into_bytes(),
         _ => crate::report::whatif::table_report(&report, width(g)).into_bytes(),
     };

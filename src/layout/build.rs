@@ -372,8 +372,11 @@ fn info(text: String) -> Problem {
     }
 }
 
-/// `p1-raid1-r3-A2.B2.C1-3f9a`: pattern, RAID, default replicas, servers per rack, and a short hash of the
-/// exact servers, volumes and placement (names only, sorted, so input order does not matter).
+/// `p1-raid1-r3-Ax2.Bx2.Cx1-3f9a`: pattern, RAID, default replicas, servers per rack (`RACKxN`, racks by
+/// name, joined by `.`), and a short hash of the exact servers, volumes and placement (names only, sorted,
+/// so input order does not matter). The `x` keeps rack names that end in digits readable (rack R1 with 2
+/// servers is `R1x2`; it used to read `R12`): the count is the digits after a segment's last `x`. Every
+/// character is a letter, digit, `_`, `.` or `-`, so an id is safe in file names and unquoted in a shell.
 pub fn layout_id(site: &Site, l: &Layout) -> String {
     let mut per_rack: BTreeMap<String, usize> = BTreeMap::new();
     for &s in &l.servers {
@@ -381,7 +384,7 @@ pub fn layout_id(site: &Site, l: &Layout) -> String {
             .entry(clean(&site.racks[site.servers[s].rack].name))
             .or_default() += 1;
     }
-    let racks: Vec<String> = per_rack.iter().map(|(r, n)| format!("{r}{n}")).collect();
+    let racks: Vec<String> = per_rack.iter().map(|(r, n)| format!("{r}x{n}")).collect();
     let mut canon: Vec<String> = l
         .luns
         .iter()
@@ -433,6 +436,29 @@ pub fn layout_id(site: &Site, l: &Layout) -> String {
     )
 }
 
+/// The id a layout had before servers per rack were written `RACKxN` (`p1-raid1-r3-A1.B1.C1-fdce` for
+/// `p1-raid1-r3-Ax1.Bx1.Cx1-fdce`; the hash is unchanged), so `--layout OLD` can name the new id.
+pub fn legacy_layout_id(id: &str) -> String {
+    let parts: Vec<&str> = id.split('-').collect();
+    if parts.len() < 3 {
+        return id.to_string();
+    }
+    // The rack segment is the one before the hash (the last).
+    let i = parts.len() - 2;
+    let racks: Vec<String> = parts[i]
+        .split('.')
+        .map(|seg| match seg.rfind('x') {
+            Some(x) if x > 0 && x + 1 < seg.len() && seg[x + 1..].bytes().all(|b| b.is_ascii_digit()) => {
+                format!("{}{}", &seg[..x], &seg[x + 1..])
+            }
+            _ => seg.to_string(),
+        })
+        .collect();
+    let mut out: Vec<String> = parts.iter().map(|p| p.to_string()).collect();
+    out[i] = racks.join(".");
+    out.join("-")
+}
+
 fn clean(name: &str) -> String {
     let s: String = name
         .chars()
@@ -442,5 +468,27 @@ fn clean(name: &str) -> String {
         "x".into()
     } else {
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::legacy_layout_id;
+
+    #[test]
+    fn legacy_ids_drop_the_x_between_rack_and_count() {
+        assert_eq!(
+            legacy_layout_id("p1-raid1-r3-Ax1.Bx1.Cx1-fdce"),
+            "p1-raid1-r3-A1.B1.C1-fdce"
+        );
+        assert_eq!(
+            legacy_layout_id("p1-raid1-r4-R0x2.R1x2.R2x1-1a2b"),
+            "p1-raid1-r4-R02.R12.R21-1a2b"
+        );
+        assert_eq!(
+            legacy_layout_id("ddp-ddp-raid1-r3-xx3-bb5c"),
+            "ddp-ddp-raid1-r3-x3-bb5c"
+        );
+        assert_eq!(legacy_layout_id("p1-raid1-r3-none-0000"), "p1-raid1-r3-none-0000");
     }
 }

@@ -10,7 +10,7 @@ pub mod placement;
 pub mod sizing;
 mod volumes;
 
-pub use build::layout_id;
+pub use build::{layout_id, legacy_layout_id};
 pub use enumerate::enumerate;
 pub use volumes::{group_usable_bytes, store_bytes};
 
@@ -218,7 +218,7 @@ pub enum Severity {
 /// One candidate layout.
 #[derive(Debug, Clone, Serialize)]
 pub struct Layout {
-    /// Content-derived id, e.g. `p1-raid1-r3-A2.B2.C1-3f9a`.
+    /// Content-derived id, e.g. `p1-raid1-r3-Ax2.Bx2.Cx1-3f9a`.
     pub id: String,
     pub pattern: Pattern,
     pub raid: Raid,

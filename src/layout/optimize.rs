@@ -10,6 +10,8 @@
 //!   with N = Σ n_r (2h ≤ N ≤ 2h + 1), integers a_r (arrays touched in rack r);
 //! - N ≥ R_max; with R_max ≤ racks used (unique_tag), Σ y_r ≥ R_max;
 //! - meta quorum survives any t racks: Σ_{r∈S} n_r ≤ N − h − 1 for every set S of t racks;
+//! - every replica count R in use keeps its quorum when any t racks fail, under the placement emitted
+//!   (see `assets_tolerate`): for t = 1, Σ_r min(n_r, R − quorum(R)) ≥ R; for t ≥ 2, R racks used;
 //! - capacity: store(d)·N ≥ need, and store(d)·(N − n_r) ≥ need for every rack when t ≥ 1;
 //! - a_r·cap_r ≥ d·n_r (arrays needed for the disks);
 //! - minimise Σ d·n_r + (spares + 1)·a_r (disks, then arrays).
@@ -52,6 +54,8 @@ struct Inputs {
     /// Data disks (after hot spares) of each shared array in each rack.
     arrays: Vec<Vec<(ArrayIdx, u32, u32)>>,
     r_max: u32,
+    /// The replica counts in use (every asset's, and the default's), ascending.
+    counts: Vec<u32>,
     /// Most rack failures any layout could tolerate: the smallest R − quorum(R) over assets (one replica
     /// per rack at best).
     t_cap: u32,
@@ -73,6 +77,9 @@ fn inputs(site: &Site, pattern: Pattern, r: u8) -> Inputs {
         .min()
         .unwrap_or(r as u32)
         .min(r as u32);
+    let mut counts: Vec<u32> = assets.iter().map(|a| a.replicas as u32).chain([r as u32]).collect();
+    counts.sort_unstable();
+    counts.dedup();
     let racks: Vec<RackIdx> = (0..site.racks.len()).collect();
     let servers = racks
         .iter()
@@ -107,6 +114,7 @@ fn inputs(site: &Site, pattern: Pattern, r: u8) -> Inputs {
         servers,
         arrays,
         r_max,
+        counts,
         t_cap: r_min - quorum(r_min),
         t_min: site.policy.min_tolerated.racks,
         need_bytes: assets.iter().map(|a| a.bytes_per_replica * a.replicas as f64).sum(),
@@ -242,6 +250,9 @@ fn solve(inp: &Inputs, d: u32, t: u32, store: f64) -> Option<Choice> {
             c.push((h, -1.0));
             lp.add_constraint(c, ComparisonOp::Ge, 1.0);
         }
+        if !assets_tolerate(&mut lp, inp, &n_a, &y, t) {
+            return None;
+        }
     }
     // Sites with many alike racks have many equally good answers that branch and bound would otherwise
     // spend minutes proving apart. Stop once no answer can beat the incumbent by half an array's weight
@@ -258,6 +269,65 @@ fn solve(inp: &Inputs, d: u32, t: u32, store: f64) -> Option<Choice> {
     opts.node_limit = Some(NODE_LIMIT);
     let sol = lp.solve_with(opts).ok()?.into_solution().ok()?;
     Some(choice_of(inp, &sol, &n_a, d, t))
+}
+
+/// Every replica count in use keeps a quorum when any t racks fail (t ≥ 1), under the placement the
+/// layout will emit (`placement::choose_rule`): one replica per rack (`unique_tag`, or pinned sets when
+/// there are at least R racks), else sets spread as evenly as the racks' servers allow (water-filling:
+/// rack r holds min(n_r, L) replicas, L the lowest level that seats R). With f = R − quorum(R) replicas
+/// that may be lost (f ≤ 2 for R ≤ 5):
+/// - t = 1: the fullest rack holds at most f replicas ⇔ L ≤ f ⇔ Σ_r min(n_r, f) ≥ R. Linear with
+///   m_r ≤ n_r, m_r ≤ f, Σ m_r ≥ R.
+/// - t ≥ 2: without one replica per rack, some rack holds two and every used rack one, so t racks hold
+///   at least t + 1 > f replicas; so R racks must be used (Σ y_r ≥ R), and then t ≤ f.
+///
+/// Counting only the meta group's quorum here promised an R4 layout on 2+2+1 racks one rack, where its
+/// streams (two replicas in one rack) keep 2 of 4 replicas, below the quorum of 3. False when t is out of
+/// reach for some count (t > f, or more racks needed than the site has).
+fn assets_tolerate(lp: &mut Problem, inp: &Inputs, n_a: &[Vec<Variable>], y: &[Variable], t: u32) -> bool {
+    let k = inp.racks.len();
+    for &r in &inp.counts {
+        let f = r - quorum(r);
+        if t > f {
+            return false;
+        }
+        if t >= 2 {
+            if (r as usize) > k {
+                return false;
+            }
+            let used: Vec<(Variable, f64)> = y.iter().map(|&v| (v, 1.0)).collect();
+            lp.add_constraint(used, ComparisonOp::Ge, r as f64);
+            continue;
+        }
+        let mut seats = Vec::with_capacity(k);
+        for i in 0..k {
+            let m = lp.add_var(0.0, (0.0, f as f64));
+            let mut c = servers_of(n_a, &mut std::iter::once(i), -1.0);
+            c.push((m, 1.0));
+            lp.add_constraint(c, ComparisonOp::Le, 0.0);
+            seats.push((m, 1.0));
+        }
+        lp.add_constraint(seats, ComparisonOp::Ge, r as f64);
+    }
+    true
+}
+
+/// Replicas of an R-replica asset per rack when its sets are spread as evenly as the racks' servers
+/// allow (as `placement::spread_sets` picks members: the rack with the fewest in the set so far), fullest
+/// first. With R ≤ racks used this is one per rack.
+fn spread(per_rack: &[u32], r: u32) -> Vec<u32> {
+    let mut held = vec![0u32; per_rack.len()];
+    for _ in 0..r {
+        let next = (0..per_rack.len())
+            .filter(|&i| held[i] < per_rack[i])
+            .min_by_key(|&i| held[i]);
+        match next {
+            Some(i) => held[i] += 1,
+            None => break,
+        }
+    }
+    held.sort_unstable_by(|a, b| b.cmp(a));
+    held
 }
 
 /// Σ over a set of racks of their server counts, as (variable, coefficient) terms.
@@ -436,6 +506,18 @@ pub fn check(site: &Site, catalog: &Catalog, pattern: Pattern, r: u8, c: &Choice
                 c.tolerated_racks
             ));
         }
+        for &r in &inp.counts {
+            let lost: u32 = spread(&c.per_rack, r).iter().take(c.tolerated_racks as usize).sum();
+            if lost > r - quorum(r) {
+                return Err(format!(
+                    "losing the {} racks holding most of an R{r} asset's replicas ({lost}) leaves {} of {r}, \
+                     below its quorum of {}",
+                    c.tolerated_racks,
+                    r - lost.min(r),
+                    quorum(r)
+                ));
+            }
+        }
         if inp.need_bytes > 0.0 && store * f64::from(n - sorted[0]) < inp.need_bytes {
             return Err("capacity after a rack failure: the survivors cannot hold every replica".into());
         }
@@ -512,4 +594,58 @@ pub fn brute_force(site: &Site, catalog: &Catalog, pattern: Pattern, r: u8) -> O
         }
     }
     best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Racks with 2, 2 and 1 servers, one 12-disk array each, default replicas `r`.
+    fn site_221(r: u8) -> (Site, Catalog) {
+        let cat = Catalog::builtin();
+        let mut yaml = format!("site: t\nnats: {{ replicas: [{r}] }}\nracks:\n");
+        for (name, servers) in [("R0", "[s1, s2]"), ("R1", "[s3, s4]"), ("R2", "[s5]")] {
+            yaml.push_str(&format!(
+                "  - name: {name}\n    servers: {servers}\n    arrays:\n      - {{ name: {name}a0, model: EF300, \
+                 disk_model: nvme-1.92t, disks: 12, hot_spares: 1 }}\n"
+            ));
+        }
+        yaml.push_str("workload:\n  streams:\n    - { name: orders, msgs_per_s: 10, msg_size: 1KiB, retention: 1h }\n");
+        let site = crate::site::parse_str(&yaml, "t.yaml", &cat).expect("a valid site");
+        (site, cat)
+    }
+
+    #[test]
+    fn r4_over_three_racks_tolerates_no_rack() {
+        // 4 replicas over 3 racks put 2 in one rack: losing it leaves 2 of 4, below the quorum of 3 (the
+        // property test's counterexample, proptest seed 4154032069908730032). The meta group alone (5
+        // servers, 2+2+1) would survive a rack, which is what the solver used to promise.
+        let (site, cat) = site_221(4);
+        let c = optimise(&site, &cat, Pattern::P1, 4).expect("a layout");
+        assert_eq!(c.tolerated_racks, 0, "{c:?}");
+        let inp = inputs(&site, Pattern::P1, 4);
+        let promised = finish(&inp, vec![2, 2, 1], c.disks_per_server, 1).expect("2+2+1 fits the arrays");
+        let err = check(&site, &cat, Pattern::P1, 4, &promised).unwrap_err();
+        assert!(err.contains("below its quorum of 3"), "{err}");
+    }
+
+    #[test]
+    fn r5_over_three_racks_tolerates_one_rack_with_two_per_rack() {
+        // 5 replicas as 2+2+1: losing a rack of two leaves 3 of 5, the quorum.
+        let (site, cat) = site_221(5);
+        let c = optimise(&site, &cat, Pattern::P1, 5).expect("a layout");
+        assert_eq!(c.tolerated_racks, 1, "{c:?}");
+        assert_eq!(c.per_rack, vec![2, 2, 1]);
+        assert_eq!(
+            brute_force(&site, &cat, Pattern::P1, 5).map(|b| b.tolerated_racks),
+            Some(1)
+        );
+    }
+
+    #[test]
+    fn spread_fills_racks_evenly_within_their_servers() {
+        assert_eq!(spread(&[2, 2, 1], 4), vec![2, 1, 1]);
+        assert_eq!(spread(&[3, 1, 1], 5), vec![3, 1, 1]);
+        assert_eq!(spread(&[1, 1, 1, 1], 3), vec![1, 1, 1, 0]);
+    }
 }

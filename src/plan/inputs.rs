@@ -449,6 +449,17 @@ pub fn find_layout<'p>(plan: &'p Plan, id: &str) -> Result<&'p PlannedLayout, Fa
     if let Some(l) = plan.layout(id) {
         return Ok(l);
     }
+    // Ids before servers per rack were written `RACKxN` (`A1.B1.C1` is now `Ax1.Bx1.Cx1`).
+    if let Some(l) = plan
+        .layouts
+        .iter()
+        .find(|l| crate::layout::legacy_layout_id(&l.id) == id)
+    {
+        return Err(bad_input(anyhow!(
+            "--layout {id}: layout ids now write servers per rack as RACKxN (docs/reports.md); this layout is {}",
+            l.id
+        )));
+    }
     let mut ids: Vec<&str> = plan.layouts.iter().map(|l| l.id.as_str()).collect();
     let prefix: Vec<&str> = ids.iter().copied().filter(|x| x.starts_with(id)).collect();
     if prefix.len() == 1 {

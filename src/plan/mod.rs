@@ -3,9 +3,11 @@
 
 mod capacity;
 pub mod inputs;
+mod unused;
 mod verdict;
 
 pub use capacity::{needs, needs_after, stores};
+pub use unused::{unused_servers, UnusedRole, UnusedServer};
 pub use verdict::{perf_bucket, rank, reasons, wear as wear_check, Tolerances};
 
 use crate::catalog::Catalog;
@@ -117,6 +119,8 @@ pub struct PlannedLayout {
     pub raid: String,
     pub replicas: u8,
     pub servers: Vec<PlannedServer>,
+    /// The site's servers this layout leaves out of JetStream, each with what to do with it.
+    pub unused_servers: Vec<UnusedServer>,
     pub hot_spares: u32,
     pub verdict: Verdict,
     pub reasons: Vec<String>,
@@ -179,22 +183,17 @@ pub fn build(site: &Site, catalog: &Catalog) -> Plan {
 /// As `build`, with a given calibration (`--calibration FILE`).
 pub fn build_with(site: &Site, catalog: &Catalog, cal: &crate::perf::Calibration) -> Plan {
     let layouts = crate::layout::enumerate(site, catalog);
-    let evaluated = layouts.len();
     let mut notes = Vec::new();
     // A candidate with no JetStream server at all is not a layout; say once why the pattern does not fit.
     let (empty, layouts): (Vec<Layout>, Vec<Layout>) = layouts.into_iter().partition(|l| l.servers.is_empty());
     for l in empty {
-        let why: Vec<&str> = l
-            .problems
-            .iter()
-            .filter(|p| !p.text.starts_with("no suitable peers") && !p.text.starts_with("DDP on "))
-            .map(|p| p.text.as_str())
-            .collect();
-        let note = format!(
-            "pattern {} does not fit this site: {}",
-            l.pattern.as_str(),
-            why.join("; ")
+        let why = once_each(
+            l.problems
+                .iter()
+                .filter(|p| !p.text.starts_with("no suitable peers") && !p.text.starts_with("DDP on "))
+                .map(|p| p.text.as_str()),
         );
+        let note = format!("pattern {} does not fit this site: {why}", l.pattern.as_str());
         if !notes.contains(&note) {
             notes.push(note);
         }
@@ -213,6 +212,8 @@ pub fn build_with(site: &Site, catalog: &Catalog, cal: &crate::perf::Calibration
         ));
     }
     rank(&mut planned);
+    // What JSON lists (`layouts`): candidates with no JetStream server are not layouts (see the notes).
+    let evaluated = planned.len();
     if planned.is_empty() {
         notes.push("no layout could be built: no server has storage (an array in its rack or its own disks)".into());
     }
@@ -237,6 +238,30 @@ pub fn build_with(site: &Site, catalog: &Catalog, cal: &crate::perf::Calibration
         known_hazards: crate::survival::known_hazards(),
         input: site.clone(),
     }
+}
+
+/// Problems joined with "; ", a rule said once for all the arrays it hits: "DDP needs at least 11 disks;
+/// A1 has 3" and "…; B1 has 3" become "DDP needs at least 11 disks: A1 has 3, B1 has 3".
+fn once_each<'a>(texts: impl Iterator<Item = &'a str>) -> String {
+    let mut groups: Vec<(&str, Vec<&str>)> = Vec::new();
+    for t in texts {
+        let (rule, what) = match t.split_once("; ") {
+            Some((rule, what)) => (rule, Some(what)),
+            None => (t, None),
+        };
+        match groups.iter_mut().find(|(r, _)| *r == rule) {
+            Some((_, v)) => v.extend(what),
+            None => groups.push((rule, what.into_iter().collect())),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(rule, what)| match what.is_empty() {
+            true => rule.to_string(),
+            false => format!("{rule}: {}", what.join(", ")),
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// Layouts up to this size get yearly figures in `design`; larger ones say to run `simulate`.
@@ -309,6 +334,7 @@ pub fn plan_layout(site: &Site, catalog: &Catalog, cal: &crate::perf::Calibratio
         raid: layout.raid.as_str().to_string(),
         replicas: layout.replicas,
         servers,
+        unused_servers: unused_servers(site, &layout),
         hot_spares: layout.hot_spares_total(),
         verdict,
         reasons: problems.into_iter().map(|p| p.text).collect(),

@@ -129,8 +129,8 @@ fn pattern_notes(out: &mut Vec<Problem>, site: &Site, l: &Layout, cap: &Capacity
                             Severity::Risk
                         },
                         format!(
-                            "pattern 3: one disk failure destroys all {on} server{}' volumes on {} (a shared RAID 0 stripe); only for ephemeral caches",
-                            if on == 1 { "" } else { "s" },
+                            "pattern 3: one disk failure destroys {} on {} (a shared RAID 0 stripe); only for ephemeral caches",
+                            if on == 1 { "the server's volume".to_string() } else { format!("all {on} servers' volumes") },
                             site.arrays[g.array].name
                         ),
                     ));
@@ -229,9 +229,15 @@ fn domain_notes(out: &mut Vec<Problem>, site: &Site, catalog: &Catalog, l: &Layo
         out.push(p(
             Severity::Info,
             format!(
-                "{n} JetStream servers: the meta group's quorum is {}, so it tolerates no more than {} would",
+                "{n} JetStream servers: the meta group's quorum is {}, so it tolerates {}, the same as {} server{}",
                 n / 2 + 1,
-                n - 1
+                match n - (n / 2 + 1) {
+                    0 => "no lost server".to_string(),
+                    1 => "1 lost server".to_string(),
+                    t => format!("{t} lost servers"),
+                },
+                n - 1,
+                if n - 1 == 1 { "" } else { "s" }
             ),
         ));
     }

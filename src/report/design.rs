@@ -36,36 +36,55 @@ pub fn json(plan: &Plan, sel: &Selection) -> Vec<u8> {
     out
 }
 
+/// "10 layouts evaluated" or "10 layouts evaluated, 3 shown": the count is what `--format json` lists
+/// without `--top`/`--layout`.
+fn evaluated(plan: &Plan, shown: usize) -> String {
+    let n = plan.evaluated;
+    let mut s = format!("{n} layout{} evaluated", if n == 1 { "" } else { "s" });
+    if shown < n {
+        s.push_str(&format!(", {shown} shown"));
+    }
+    s
+}
+
 /// The terminal report.
 pub fn table_report(plan: &Plan, sel: &Selection, width: u16) -> String {
     let layouts = selected(plan, sel);
     let mut s = format!(
-        "natsplan design — site {} — {} layouts evaluated, sync_interval {}\n",
-        plan.site, plan.evaluated, plan.sync_interval
+        "natsplan design — site {} — {}, sync_interval {}\n",
+        plan.site,
+        evaluated(plan, layouts.len()),
+        plan.sync_interval
     );
     if layouts.is_empty() {
         s.push_str("no layout to show\n");
+        for n in &plan.notes {
+            s.push_str(&format!("note: {n}\n"));
+        }
         return s;
     }
-    let mut t = table(width, &detail::SUMMARY_HEADER);
-    for r in detail::summary_rows(&layouts) {
-        t.add_row(r);
-    }
-    // Ids are copied into `--layout ID`: never wrap them.
-    // The id and verdict are looked up and copied: never wrapped (the other columns give way).
-    for i in [1, 2, 3] {
-        if let Some(c) = t.column_mut(i) {
+    for (header, rows) in [
+        (&detail::SUMMARY_HEADER, detail::summary_rows(&layouts)),
+        (&detail::CAPACITY_HEADER, detail::capacity_rows(&layouts)),
+    ] {
+        let mut t = table(width, header);
+        for r in rows {
+            t.add_row(r);
+        }
+        // The id is looked up and copied into `--layout ID`: never wrapped (the other columns give way).
+        if let Some(c) = t.column_mut(1) {
             c.set_constraint(comfy_table::ColumnConstraint::ContentWidth);
         }
+        s.push_str(&t.to_string());
+        s.push('\n');
     }
-    s.push_str(&t.to_string());
-    s.push_str(concat!(
-        "\nlayout: pattern-raid-R<replicas>-<servers per rack>-<hash>; r/a/s/d: how many racks/arrays/servers/disks\n",
-        "may fail at once with every stream still writable; api r/a/s/d: the same for the JetStream API (the meta\n",
-        "group); free: store left free on the fullest server; after: the\n",
-        "same after the worst tolerated failure and peer-remove; down/yr: expected unavailable minutes per year of\n",
-        "the worst asset (failures, repairs, planned maintenance); perf: predicted capacity ÷ required rate for the\n",
-        "busiest asset (the detail block names the bottleneck)\n",
+    for r in detail::rejections(&layouts) {
+        s.push_str(&r);
+        s.push('\n');
+    }
+    s.push_str(&super::wrap(
+        &format!("{} Verdicts: see `natsplan design --help`.", detail::SUMMARY_LEGEND),
+        width,
     ));
     for n in &plan.notes {
         s.push_str(&format!("note: {n}\n"));
@@ -82,6 +101,10 @@ pub fn detail_text(l: &PlannedLayout, width: u16) -> String {
     s.push('\n');
     s.push_str(&detail::placement(l));
     s.push('\n');
+    for u in detail::unused_servers(l) {
+        s.push_str(&u);
+        s.push('\n');
+    }
     let mut t = table(width, &detail::SERVER_HEADER);
     for r in detail::server_rows(l) {
         t.add_row(r);
@@ -120,6 +143,11 @@ pub fn detail_text(l: &PlannedLayout, width: u16) -> String {
             }
             s.push_str(&t.to_string());
             s.push('\n');
+            for m in detail::publish_modes(pr) {
+                s.push_str(&m);
+                s.push('\n');
+            }
+            s.push_str(&super::wrap(detail::PREDICTION_LEGEND, width));
         }
         s.push_str(&detail::recovery(pr));
         s.push('\n');
@@ -141,11 +169,19 @@ pub fn markdown(plan: &Plan, sel: &Selection) -> String {
     let layouts = selected(plan, sel);
     let mut s = format!("# natsplan design: {}\n\n", plan.site);
     s.push_str(&format!(
-        "{} layouts evaluated; `sync_interval: {}`.\n\n",
-        plan.evaluated, plan.sync_interval
+        "{}; `sync_interval: {}`.\n\n",
+        evaluated(plan, layouts.len()),
+        plan.sync_interval
     ));
     s.push_str(&md_table(&detail::SUMMARY_HEADER, &detail::summary_rows(&layouts)));
-    s.push_str("\n*layout*: pattern-raid-R(replicas)-(servers per rack)-hash. *r/a/s/d*: how many racks/arrays/servers/disks may fail at once with every stream still writable. *api r/a/s/d*: the same for the JetStream API (the meta group). *free*: store left free on the fullest server; *after*: the same after the worst tolerated failure and peer-remove. *down/yr*: expected unavailable minutes per year of the worst asset (failures, repairs and planned maintenance). *perf*: predicted capacity ÷ required rate for the busiest asset.\n");
+    s.push('\n');
+    s.push_str(&md_table(&detail::CAPACITY_HEADER, &detail::capacity_rows(&layouts)));
+    s.push('\n');
+    for r in detail::rejections(&layouts) {
+        s.push_str(&format!("- {r}\n"));
+    }
+    s.push_str(&format!("\n{}\n", detail::SUMMARY_LEGEND));
+    s.push_str(&format!("\n```text\n{}\n```\n", detail::VERDICTS));
     for n in &plan.notes {
         s.push_str(&format!("\n> {n}\n"));
     }
@@ -156,6 +192,9 @@ pub fn markdown(plan: &Plan, sel: &Selection) -> String {
         s.push('\n');
         s.push_str(&detail::placement(l));
         s.push('\n');
+        for u in detail::unused_servers(l) {
+            s.push_str(&format!("\n{u}\n"));
+        }
         for line in detail::capacity(&l.capacity) {
             s.push('\n');
             s.push_str(&line);
@@ -174,6 +213,12 @@ pub fn markdown(plan: &Plan, sel: &Selection) -> String {
             if !rows.is_empty() {
                 s.push('\n');
                 s.push_str(&md_table(&detail::PREDICTION_HEADER, &rows));
+                s.push('\n');
+                for m in detail::publish_modes(pr) {
+                    s.push_str(&format!("{m}\n\n"));
+                }
+                s.push_str(detail::PREDICTION_LEGEND);
+                s.push('\n');
             }
             s.push_str(&format!("\n{}\n", detail::recovery(pr)));
         }

@@ -20,23 +20,44 @@ pub fn count(n: usize, what: &str) -> String {
     format!("{n} {what}{}", plural(n))
 }
 
-/// Pattern, RAID, default replicas and servers per rack are in the id (`p1-raid1-r3-A1.B1.C1-fdce`).
-pub const SUMMARY_HEADER: [&str; 12] = [
+/// What each verdict means (design's `--help`, the report's legend and docs/reports.md say the same).
+pub const VERDICTS: &str = "\
+Verdicts come from a layout's worst reason; layouts rank by verdict, then by failures tolerated,
+yearly downtime, performance headroom, disks and arrays used.
+  recommended  nothing lowers it (remarks at most)
+  acceptable   usable, with a note worth knowing (e.g. R4 costs a third more than R3 and
+               tolerates the same)
+  risky        usable, but a named risk can stop streams or lose acknowledged writes or data
+               (one rack, a quorum on one host, RAID 0 without spares, delayed sync with a quorum
+               in one rack, SSD wear within the horizon, a rate close to the required one)
+  rejected     cannot be used as planned: too few eligible servers for a stream's replicas,
+               capacity short now or after the worst tolerated failure, a predicted rate below
+               the required one, or fewer failures tolerated than policy.min_tolerated";
+
+/// The ranked summary, survival and performance: pattern, RAID, default replicas and servers per rack are
+/// in the id (`p1-raid1-r3-Ax1.Bx1.Cx1-fdce`).
+pub const SUMMARY_HEADER: [&str; 7] = [
     "#",
     "layout",
     "verdict",
-    "r/a/s/d",
-    "api r/a/s/d",
+    "writes survive r/a/s/d",
+    "API survives r/a/s/d",
+    "down min/yr",
+    "perf ×",
+];
+
+/// The ranked summary, capacity (a second table, so that no figure wraps at 100 columns).
+pub const CAPACITY_HEADER: [&str; 7] = [
+    "#",
+    "layout",
     "disks",
     "needed",
     "usable",
-    "free",
-    "after",
-    "down/yr",
-    "perf",
+    "free now",
+    "free after failure",
 ];
 
-/// One row per layout for the ranked summary.
+/// One row per layout for the ranked summary (survival and performance).
 pub fn summary_rows(layouts: &[&PlannedLayout]) -> Vec<Vec<String>> {
     layouts
         .iter()
@@ -44,9 +65,24 @@ pub fn summary_rows(layouts: &[&PlannedLayout]) -> Vec<Vec<String>> {
             vec![
                 l.rank.to_string(),
                 l.id.clone(),
-                verdict_cell(l),
+                l.verdict.as_str().to_string(),
                 tolerates(l),
                 tolerates_meta(l),
+                down_per_year(l),
+                perf_headroom(l),
+            ]
+        })
+        .collect()
+}
+
+/// One row per layout for the capacity table.
+pub fn capacity_rows(layouts: &[&PlannedLayout]) -> Vec<Vec<String>> {
+    layouts
+        .iter()
+        .map(|l| {
+            vec![
+                l.rank.to_string(),
+                l.id.clone(),
                 l.disks_used.to_string(),
                 fmt_bytes(l.capacity.needed_bytes as f64),
                 fmt_bytes(l.capacity.usable_bytes as f64),
@@ -56,9 +92,35 @@ pub fn summary_rows(layouts: &[&PlannedLayout]) -> Vec<Vec<String>> {
                     .as_ref()
                     .map(|a| pct(a.headroom))
                     .unwrap_or_else(|| "—".into()),
-                down_per_year(l),
-                perf_headroom(l),
             ]
+        })
+        .collect()
+}
+
+/// The legend under the summary tables (one paragraph; `report::wrap` fits it to the width).
+pub const SUMMARY_LEGEND: &str = "layout: pattern-RAID-r<default replicas>-<rack>x<servers>.…-<hash>. \
+writes survive r/a/s/d: racks/arrays/servers/disks that may fail at once with every stream still taking \
+writes; API survives: the same for the JetStream API (the meta group). down min/yr: expected minutes per \
+year the worst asset cannot take writes (failures, repairs, planned maintenance). perf ×: predicted \
+capacity ÷ required rate of the busiest asset. needed, usable: store for all replicas (with growth and RAFT \
+logs) and the JetStream stores; free now: left on the fullest server; free after failure: the same after \
+the worst tolerated failure and peer-remove.";
+
+/// Why each rejected layout is rejected (its first reason), ranks with the same reason together:
+/// `#1, #2: no suitable peers …`.
+pub fn rejections(layouts: &[&PlannedLayout]) -> Vec<String> {
+    let mut out: Vec<(String, Vec<usize>)> = Vec::new();
+    for l in layouts.iter().filter(|l| l.verdict == crate::plan::Verdict::Rejected) {
+        let why = l.reasons.first().cloned().unwrap_or_default();
+        match out.iter_mut().find(|(w, _)| *w == why) {
+            Some((_, ranks)) => ranks.push(l.rank),
+            None => out.push((why, vec![l.rank])),
+        }
+    }
+    out.into_iter()
+        .map(|(why, ranks)| {
+            let r: Vec<String> = ranks.iter().map(|r| format!("#{r}")).collect();
+            format!("{} rejected: {why}", r.join(", "))
         })
         .collect()
 }
@@ -75,14 +137,6 @@ pub fn tolerates(l: &PlannedLayout) -> String {
 pub fn tolerates_meta(l: &PlannedLayout) -> String {
     let t = &l.tolerates_meta;
     format!("{}/{}/{}/{}", t.racks, t.arrays, t.servers, t.disks)
-}
-
-/// The verdict; a rejected row says why (its first reason), since its other figures mean little.
-pub fn verdict_cell(l: &PlannedLayout) -> String {
-    match (l.verdict, l.reasons.first()) {
-        (crate::plan::Verdict::Rejected, Some(r)) => format!("rejected: {r}"),
-        (v, _) => v.as_str().to_string(),
-    }
 }
 
 /// Expected unavailable minutes per year of the worst asset (the meta group's is the API's).
@@ -202,16 +256,18 @@ pub fn capacity(c: &Capacity) -> Vec<String> {
 
 pub const ASSET_HEADER: [&str; 6] = ["asset", "kind", "R", "per replica", "expected servers", "eligible"];
 
-/// Streams, KV buckets and object stores (consumers follow their stream and are left out).
+/// Streams, KV buckets and object stores (consumers follow their stream and are left out), largest
+/// replica first, so the asset that decides capacity is never below the rows a terminal shows.
 pub fn asset_rows(l: &PlannedLayout) -> Vec<Vec<String>> {
     let anywhere = if l.unique_tag.is_some() {
         "any, distinct racks"
     } else {
         "any JetStream server"
     };
-    l.assets
-        .iter()
-        .filter(|a| a.kind != "consumer")
+    let mut assets: Vec<&crate::plan::PlannedAsset> = l.assets.iter().filter(|a| a.kind != "consumer").collect();
+    assets.sort_by(|a, b| b.bytes_per_replica.cmp(&a.bytes_per_replica).then(a.name.cmp(&b.name)));
+    assets
+        .into_iter()
         .map(|a| {
             vec![
                 a.name.clone(),
@@ -231,13 +287,15 @@ pub fn asset_rows(l: &PlannedLayout) -> Vec<Vec<String>> {
 pub const PREDICTION_HEADER: [&str; 7] = [
     "asset",
     "kind",
-    "required/s",
-    "predicted/s",
-    "band",
+    "required ops/s",
+    "predicted ops/s",
+    "band ops/s",
     "bottleneck",
-    "source",
+    "measured on",
 ];
 
+/// One row per predicted asset; the calibration in plain words (`report::calibration_words`; the file
+/// ids and each term's source are in JSON), the publish mode in `publish_modes` below the table.
 pub fn prediction_rows(pr: &Predicted) -> Vec<Vec<String>> {
     pr.streams
         .iter()
@@ -250,17 +308,84 @@ pub fn prediction_rows(pr: &Predicted) -> Vec<Vec<String>> {
                 format!("{:.0}–{:.0}", a.band.low, a.band.high),
                 a.bottleneck.clone(),
                 format!(
-                    "{}{}{}",
-                    a.source,
-                    if a.scaled { " (scaled)" } else { "" },
-                    a.publish
-                        .as_ref()
-                        .map(|p| format!("; publish: {p}"))
-                        .unwrap_or_default()
+                    "{}{}",
+                    super::calibration_words(&a.calibration),
+                    if a.scaled { " (scaled)" } else { "" }
                 ),
             ]
         })
         .collect()
+}
+
+/// The publish modes priced, each once with the assets it applies to:
+/// `Publish: orders, events: async publish with a window of 256, …`.
+pub fn publish_modes(pr: &Predicted) -> Vec<String> {
+    let mut modes: Vec<(&str, Vec<&str>)> = Vec::new();
+    for a in &pr.streams {
+        let Some(m) = a.publish.as_deref() else { continue };
+        match modes.iter_mut().find(|(x, _)| *x == m) {
+            Some((_, names)) => names.push(&a.name),
+            None => modes.push((m, vec![&a.name])),
+        }
+    }
+    modes
+        .into_iter()
+        .map(|(m, names)| format!("Publish ({}): {m}.", names.join(", ")))
+        .collect()
+}
+
+/// What the prediction table's last column means.
+pub const PREDICTION_LEGEND: &str = "measured on: the calibration the figures come from; (scaled): carried to \
+this hardware through the models' figures, with a wider band (--format json names the calibration files and \
+each term's source).";
+
+/// The servers a layout leaves out, one sentence per role with what to do with them.
+pub fn unused_servers(l: &PlannedLayout) -> Vec<String> {
+    use crate::plan::UnusedRole;
+    let mut out = Vec::new();
+    for role in [UnusedRole::Standby, UnusedRole::Spare, UnusedRole::CoreOnly] {
+        let these: Vec<&crate::plan::UnusedServer> = l.unused_servers.iter().filter(|u| u.role == role).collect();
+        if these.is_empty() {
+            continue;
+        }
+        let names: Vec<String> = these.iter().map(|u| u.name.clone()).collect();
+        let one = these.len() == 1;
+        let (they, their, them) = if one {
+            ("it", "its", "it")
+        } else {
+            ("they", "their", "them")
+        };
+        let what = match role {
+            UnusedRole::Standby => {
+                let mut arrays: Vec<&str> = these.iter().flat_map(|u| u.arrays.iter().map(|a| a.as_str())).collect();
+                arrays.sort_unstable();
+                arrays.dedup();
+                format!(
+                    "{they} {} {} {} with the JetStream servers; when a server fails, attach its LUN to {} and \
+                     start nats-server there under the failed server's server_name (no replica catch-up)",
+                    if one { "shares" } else { "share" },
+                    if arrays.len() == 1 { "array" } else { "arrays" },
+                    arrays.join(", "),
+                    if one { "it" } else { "one" }
+                )
+            }
+            UnusedRole::Spare => format!(
+                "{their} storage is not needed; keep {them} to replace a failed server (under a new server_name; \
+                 replicas catch up) or to add as JetStream server{} later",
+                if one { "" } else { "s" }
+            ),
+            UnusedRole::CoreOnly => format!(
+                "no storage; run nats-server without JetStream on {them} for client connections and routes, or \
+                 leave {them} out of the cluster"
+            ),
+        };
+        out.push(format!(
+            "Not in this layout: {} ({}): {what}.",
+            names.join(", "),
+            role.as_str()
+        ));
+    }
+    out
 }
 
 /// Restart, recovery, burst, memory and inter-rack figures.
@@ -284,18 +409,18 @@ pub fn yearly(l: &PlannedLayout) -> Option<String> {
         let stalls = worst
             .map(|a| {
                 format!(
-                    " (beside it {:.0} s/yr of election stalls and {:.0} s/yr of planned hand-offs)",
+                    ", beside {:.0} s/yr of election stalls and {:.0} s/yr of planned hand-offs",
                     a.election_stall_s_per_year, a.planned_stall_s_per_year
                 )
             })
             .unwrap_or_default();
         format!(
-            "Yearly ({}): worst {:.3} min/yr unavailable ({}){stalls}; JetStream API down {:.3} min/yr; \
+            "Yearly ({}): least available {}, {:.3} min/yr unavailable{stalls}; JetStream API down {:.3} min/yr; \
              P(any data_lost) {}/yr; {:.0} acknowledged messages lost/yr ({:.0} in sync windows, {:.0} in \
              data-loss events).",
             y.method,
-            y.worst_unavailable_min_per_year,
             y.worst_unavailable,
+            y.worst_unavailable_min_per_year,
             y.api_unavailable_min_per_year,
             fmt_sci(y.p_any_data_lost_per_year),
             y.acked_msgs_lost_per_year,

@@ -178,8 +178,11 @@ pub fn design(plan: &Plan, sel: &Selection, curves: Option<&PerfCurves>) -> Stri
     page.p_html(
         "meta",
         &esc(&format!(
-            "{} layouts evaluated · sync_interval {} · {}",
-            plan.evaluated, plan.sync_interval, plan.generator
+            "{} layout{} evaluated · sync_interval {} · {}",
+            plan.evaluated,
+            if plan.evaluated == 1 { "" } else { "s" },
+            plan.sync_interval,
+            plan.generator
         )),
     );
     for n in &plan.notes {
@@ -191,12 +194,9 @@ pub fn design(plan: &Plan, sel: &Selection, curves: Option<&PerfCurves>) -> Stri
     }
     page.h2("Ranked layouts", Some("summary"));
     page.table(&detail::SUMMARY_HEADER, &detail::summary_rows(&layouts));
-    page.p(
-        "r/a/s/d: how many racks/arrays/servers/disks may fail at once with every stream still writable. free: store left \
-         free on the fullest server; after: the same after the worst tolerated failure and peer-remove. down/yr: \
-         expected unavailable minutes per year of the worst asset. perf: predicted capacity ÷ required rate for the \
-         busiest asset.",
-    );
+    page.table(&detail::CAPACITY_HEADER, &detail::capacity_rows(&layouts));
+    page.list(&detail::rejections(&layouts));
+    page.p(detail::SUMMARY_LEGEND);
     let shown = if sel.layout.is_some() { 1 } else { 3 };
     for l in layouts.iter().take(shown) {
         layout_section(&mut page, &plan.input, l);
@@ -220,6 +220,9 @@ fn layout_section(page: &mut Page, site: &Site, l: &PlannedLayout) {
         ),
     );
     page.p(&detail::placement(l));
+    for u in detail::unused_servers(l) {
+        page.p(&u);
+    }
     page.figure(
         &layout_drawing(site, l, None),
         "Racks as columns. Each disk is a vertical rectangle (hot spares dashed, S); under the disks, the volume \

@@ -2,6 +2,7 @@
 //! report shows is already in the value it is given.
 
 pub mod calibrate;
+pub mod csv;
 pub mod design;
 pub mod detail;
 pub mod html;
@@ -23,22 +24,36 @@ pub fn table(width: u16, header: &[&str]) -> Clipped {
         .set_content_arrangement(ContentArrangement::Dynamic)
         .set_width(width)
         .set_header(header.iter().copied());
-    Clipped(t)
+    Clipped(t, vec![(0, true); header.len()])
 }
+
+/// Cells up to this many characters (figures with their unit, counts, short words) are never wrapped:
+/// their column keeps at least their width and the header wraps instead. Longer cells (reasons,
+/// bottlenecks) wrap as usual.
+pub const WHOLE_CELL_CHARS: usize = 16;
 
 /// Longest cell a table shows (characters): comfy-table's wrapping takes time that grows faster than the
 /// text (a 70,000-character name took 74 s), and nothing that long is read in a table. Layout ids, which
 /// are copied from tables, stay far below it.
 pub const MAX_CELL_CHARS: usize = 1024;
 
-/// A table whose `add_row` shortens over-long cells (ending them with `…`); everything else is the
-/// comfy-table underneath.
-pub struct Clipped(pub Table);
+/// A table whose `add_row` shortens over-long cells (ending them with `…`) and keeps short ones whole
+/// (`WHOLE_CELL_CHARS`); everything else is the comfy-table underneath. The second field is, per column,
+/// its widest cell so far and whether every cell is short.
+pub struct Clipped(pub Table, Vec<(usize, bool)>);
 
 impl Clipped {
     pub fn add_row(&mut self, cells: Vec<String>) -> &mut Self {
-        self.0
-            .add_row(cells.into_iter().map(|c| clip_cell(&c)).collect::<Vec<_>>());
+        let cells: Vec<String> = cells.into_iter().map(|c| clip_cell(&c)).collect();
+        for (i, c) in cells.iter().enumerate() {
+            let n = c.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+            if i >= self.1.len() {
+                self.1.resize(i + 1, (0, true));
+            }
+            let (w, short) = self.1[i];
+            self.1[i] = (w.max(n), short && n <= WHOLE_CELL_CHARS);
+        }
+        self.0.add_row(cells);
         self
     }
 }
@@ -57,8 +72,70 @@ impl std::ops::DerefMut for Clipped {
 }
 
 impl std::fmt::Display for Clipped {
+    /// Short cells stay whole: when the table at its natural widths (widest cell or header per column)
+    /// is wider than its width, each column of short cells gets exactly its widest cell (at least its
+    /// header's longest word, so headers wrap at spaces), then any room left goes back to those columns
+    /// when no text column wants it; text columns share the rest as comfy-table arranges them.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.0.fmt(f)
+        let mut t = self.0.clone();
+        let header: Vec<String> = t
+            .header()
+            .map(|h| h.cell_iter().map(|c| c.content()).collect())
+            .unwrap_or_default();
+        let n = header.len().max(self.1.len());
+        let chars = |s: &str| s.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+        let head = |i: usize| header.get(i).map(|h| chars(h)).unwrap_or(0);
+        let word = |i: usize| {
+            header
+                .get(i)
+                .map(|h| h.split_whitespace().map(chars).max().unwrap_or(0))
+                .unwrap_or(0)
+        };
+        let cell = |i: usize| self.1.get(i).map(|c| c.0).unwrap_or(0);
+        let short = |i: usize| self.1.get(i).is_none_or(|c| c.1);
+        let natural: usize = (0..n).map(|i| cell(i).max(head(i))).sum();
+        let width = usize::from(t.width().unwrap_or(u16::MAX));
+        let overhead = 3 * n + 1;
+        if natural + overhead > width {
+            let fixed: Vec<usize> = (0..n)
+                .filter(|&i| cell(i) > 0 && short(i))
+                .filter(|&i| t.column(i).is_some_and(|c| c.constraint().is_none()))
+                .collect();
+            let mut w: Vec<usize> = (0..n).map(|i| cell(i).max(word(i))).collect();
+            // Room left after every column at its narrowest (text columns at their natural width) goes
+            // to the fixed columns' headers, in order.
+            let rest: usize = (0..n)
+                .filter(|i| !fixed.contains(i))
+                .map(|i| cell(i).max(head(i)))
+                .sum();
+            let mut left = width.saturating_sub(overhead + rest + fixed.iter().map(|&i| w[i]).sum::<usize>());
+            for &i in &fixed {
+                let more = (cell(i).max(head(i)) - w[i]).min(left);
+                w[i] += more;
+                left -= more;
+            }
+            // Where even the short cells cannot all fit (a very narrow --width), comfy-table wraps as it
+            // would: a table wider than the terminal is worse than a wrapped figure.
+            let narrowest: usize = overhead
+                + fixed.iter().map(|&i| w[i]).sum::<usize>()
+                + (0..n)
+                    .filter(|i| !fixed.contains(i))
+                    .map(|i| match t.column(i).and_then(|c| c.constraint()) {
+                        Some(comfy_table::ColumnConstraint::ContentWidth) => cell(i).max(head(i)),
+                        _ => 8,
+                    })
+                    .sum::<usize>();
+            let fixed = if narrowest > width { Vec::new() } else { fixed };
+            for &i in &fixed {
+                if let Some(c) = t.column_mut(i) {
+                    // comfy-table's fixed widths include the cell's padding (one space each side).
+                    c.set_constraint(comfy_table::ColumnConstraint::Absolute(comfy_table::Width::Fixed(
+                        (w[i] + 2) as u16,
+                    )));
+                }
+            }
+        }
+        t.fmt(f)
     }
 }
 
@@ -120,11 +197,92 @@ pub fn md_table(header: &[&str], rows: &[Vec<String>]) -> String {
     s
 }
 
+/// A paragraph broken at spaces into lines of at most `width` characters (a longer word keeps its line).
+pub fn wrap(text: &str, width: u16) -> String {
+    let width = usize::from(width.max(20));
+    let mut out = String::new();
+    let mut line = 0usize;
+    for word in text.split_whitespace() {
+        let n = word.chars().count();
+        if line > 0 && line + 1 + n > width {
+            out.push('\n');
+            line = 0;
+        }
+        if line > 0 {
+            out.push(' ');
+            line += 1;
+        }
+        out.push_str(word);
+        line += n;
+    }
+    out.push('\n');
+    out
+}
+
 /// Percent with no decimals, or "—" when not a number.
 pub fn pct(x: f64) -> String {
     if x.is_finite() {
         format!("{:.0} %", x * 100.0)
     } else {
         "—".into()
+    }
+}
+
+/// A calibration in plain words for a table row (the file id stays in JSON): what was measured, where.
+/// A file given with `--calibration` is named by its id.
+pub fn calibration_words(id: &str) -> String {
+    let words = match id {
+        "lab-loopback-js" => "loopback lab (2 shared cores)",
+        "lab-loopback-always" => "loopback lab, sync always",
+        "lab-loopback-delayed" => "loopback lab, delayed sync",
+        "nats-docs-bench" => "nats bench figures in the NATS docs",
+        "nats-docs-kv-putter" => "KV putter figures in the NATS docs",
+        "seed000-ef600-objstore" => "E-Series EF600 object-store runs",
+        "seed000-fio-raid" => "E-Series fio RAID runs",
+        "seed002-nats-bench" => "nats-bench tutorial figures",
+        "seed003-kafka-ontap" => "NetApp's Kafka-on-ONTAP figures",
+        "seed004-lxc-ladder" => "3 LXC guests on one host",
+        "" => "no calibration",
+        other => return format!("your calibration \"{other}\""),
+    };
+    words.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_built_in_calibration_has_plain_words() {
+        for f in crate::perf::CalibrationSet::builtin().files {
+            let w = calibration_words(&f.id);
+            assert!(!w.starts_with("your calibration"), "{}: add its plain words", f.id);
+            assert!(!w.contains("seed0"), "{w}");
+        }
+    }
+
+    #[test]
+    fn short_cells_never_wrap_long_ones_do() {
+        let mut t = table(40, &["a long header name", "reason"]);
+        t.add_row(vec![
+            "12.3 TiB".into(),
+            "a reason long enough that it has to wrap somewhere".into(),
+        ]);
+        let text = t.to_string();
+        assert!(text.contains("12.3 TiB"), "{text}");
+        assert!(text.lines().all(|l| l.chars().count() <= 40), "{text}");
+    }
+
+    #[test]
+    fn a_very_narrow_table_still_fits_its_width() {
+        let mut t = table(30, &["a", "b", "c", "d"]);
+        t.add_row(vec![
+            "1234567890".into(),
+            "1234567890".into(),
+            "1234567890".into(),
+            "12".into(),
+        ]);
+        let text = t.to_string();
+        assert!(text.lines().all(|l| l.chars().count() <= 30), "{text}");
     }
 }

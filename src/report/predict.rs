@@ -57,6 +57,13 @@ impl From<&Shape> for ShapeEcho {
     }
 }
 
+/// "1 worker", "4 workers".
+fn count(n: u32, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
+}
+
+/// Rows of the table: the shape as understood, then the figures; the calibration in plain words (its id
+/// and each term's source are in `--format json`).
 fn rows(r: &PredictReport) -> Vec<(String, String)> {
     let p = &r.prediction;
     let s = &r.shape;
@@ -64,29 +71,29 @@ fn rows(r: &PredictReport) -> Vec<(String, String)> {
         (
             "shape".to_string(),
             format!(
-                "{} · {} servers · R{} · sync {} · {} · {} workers",
+                "{} · {} · R{} · sync {} · {} · {}",
                 p.kind.as_str(),
-                s.servers,
+                count(s.servers, "server"),
                 s.replicas,
                 s.sync.as_str(),
                 fmt_bytes(s.size_bytes as f64),
-                s.workers
+                count(s.workers, "worker")
             ),
         ),
         (
             "volume".into(),
             format!(
-                "{} · {} × {} {} · write cache {} · {} LUN(s) per group",
+                "{} · {} × {} {} · write cache {} · {} per group",
                 s.array,
                 s.disks,
                 s.disk,
                 s.raid,
                 if s.write_cache { "on" } else { "off" },
-                s.luns_per_group
+                count(s.luns_per_group, "LUN")
             ),
         ),
         ("ops/s".into(), format!("{:.1}", p.ops_per_s)),
-        ("band".into(), format!("{:.1} – {:.1}", p.band.low, p.band.high)),
+        ("band ops/s".into(), format!("{:.1} – {:.1}", p.band.low, p.band.high)),
         ("bytes/s".into(), format!("{}/s", fmt_bytes(p.bytes_per_s))),
         (
             "latency".into(),
@@ -95,18 +102,20 @@ fn rows(r: &PredictReport) -> Vec<(String, String)> {
         ("cpu per server".into(), format!("{:.2} cores", p.cpu_per_server)),
         ("bottleneck".into(), p.bottleneck.clone()),
         (
-            "source".into(),
-            format!("{}{}", p.source, if p.scaled { " (scaled: wider band)" } else { "" }),
-        ),
-        (
-            "calibration".into(),
+            "measured on".into(),
             if p.extrapolation_distance > 0.0 {
                 format!(
                     "{} (extrapolated to {}: distance {:.2}; `natsplan calibrate` on this hardware narrows it)",
-                    p.calibration, s.server_model, p.extrapolation_distance
+                    super::calibration_words(&p.calibration),
+                    s.server_model,
+                    p.extrapolation_distance
                 )
             } else {
-                p.calibration.clone()
+                format!(
+                    "{}{}",
+                    super::calibration_words(&p.calibration),
+                    if p.scaled { " (scaled: wider band)" } else { "" }
+                )
             },
         ),
     ];
@@ -116,9 +125,9 @@ fn rows(r: &PredictReport) -> Vec<(String, String)> {
             (
                 "publish".into(),
                 if s.window <= 1 {
-                    format!("sync · {} publishers", s.workers)
+                    format!("sync · {}", count(s.workers, "publisher"))
                 } else {
-                    format!("async · window {} · {} publishers", s.window, s.workers)
+                    format!("async · window {} · {}", s.window, count(s.workers, "publisher"))
                 },
             ),
         );

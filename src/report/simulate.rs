@@ -7,8 +7,9 @@ use crate::units::fmt_sci;
 /// Rows the terminal table shows besides the meta group (the least available assets).
 const ROWS_SHOWN: usize = 15;
 
+/// A 95 % interval in one short cell: `0.019–0.039` (never wrapped in a table).
 fn range(lo: f64, hi: f64, f: fn(f64) -> String) -> String {
-    format!("[{} – {}]", f(lo), f(hi))
+    format!("{}–{}", f(lo), f(hi))
 }
 
 fn minutes(x: f64) -> String {
@@ -23,14 +24,15 @@ fn minutes(x: f64) -> String {
 
 fn mttdl(a: &YearlyAsset) -> String {
     match a.mttdl_years {
-        Some(y) if y >= 1e6 => format!("{y:.1e} y"),
-        Some(y) => format!("{y:.0} y"),
+        Some(y) if y >= 1e6 => format!("{y:.1e}"),
+        Some(y) => format!("{y:.0}"),
         None => "—".into(),
     }
 }
 
-/// Rows: meta first, then the least available assets.
-fn rows(r: &SimulateReport) -> (Vec<Vec<String>>, usize) {
+/// The assets in the order the report shows them: the meta group, then the least available first
+/// (ties in plan order); with their exact figures when the chain ran. `limit` keeps that many assets.
+pub fn ordered(r: &SimulateReport, limit: Option<usize>) -> (Vec<(&YearlyAsset, Option<&YearlyAsset>)>, usize) {
     let mc = &r.monte_carlo;
     let ex = r.exact.as_ref();
     let mut idx: Vec<usize> = (0..mc.assets.len()).collect();
@@ -40,51 +42,57 @@ fn rows(r: &SimulateReport) -> (Vec<Vec<String>>, usize) {
             .total_cmp(&mc.assets[i].unavailable_min_per_year)
             .then(i.cmp(&j))
     });
-    let hidden = idx.len().saturating_sub(ROWS_SHOWN);
-    idx.truncate(ROWS_SHOWN);
-    let line = |a: &YearlyAsset, e: Option<&YearlyAsset>| {
-        let ci = a.ci95.clone().unwrap_or_default();
-        vec![
-            a.name.clone(),
-            a.kind.clone(),
-            format!(
-                "{} {}",
-                minutes(a.unavailable_min_per_year),
-                range(ci.unavailable_min_per_year.0, ci.unavailable_min_per_year.1, minutes)
-            ),
-            e.map(|e| minutes(e.unavailable_min_per_year))
-                .unwrap_or_else(|| "—".into()),
-            format!(
-                "{} {}",
-                fmt_sci(a.p_data_lost_per_year),
-                range(ci.p_data_lost_per_year.0, ci.p_data_lost_per_year.1, fmt_sci)
-            ),
-            e.map(|e| fmt_sci(e.p_data_lost_per_year)).unwrap_or_else(|| "—".into()),
-            format!(
-                "{} {}",
-                minutes(a.acked_msgs_lost_per_year),
-                range(ci.acked_msgs_lost_per_year.0, ci.acked_msgs_lost_per_year.1, minutes)
-            ),
-            e.map(mttdl).unwrap_or_else(|| mttdl(a)),
-        ]
-    };
-    let mut out = vec![line(&mc.meta, ex.map(|e| &e.meta))];
-    for i in idx {
-        out.push(line(&mc.assets[i], ex.map(|e| &e.assets[i])));
+    let hidden = limit.map(|n| idx.len().saturating_sub(n)).unwrap_or(0);
+    if let Some(n) = limit {
+        idx.truncate(n);
     }
+    let mut out = vec![(&mc.meta, ex.map(|e| &e.meta))];
+    out.extend(
+        idx.into_iter()
+            .map(|i| (&mc.assets[i], ex.and_then(|e| e.assets.get(i)))),
+    );
     (out, hidden)
 }
 
-const HEADER: [&str; 8] = [
+const DOWN_HEADER: [&str; 5] = ["asset", "kind", "unavailable min/yr", "95 % CI", "exact min/yr"];
+
+const LOSS_HEADER: [&str; 7] = [
     "asset",
-    "kind",
-    "unavailable min/yr [95 % CI]",
-    "exact",
-    "P(data_lost)/yr [95 % CI]",
-    "exact",
-    "acked msgs lost/yr [95 % CI]",
-    "MTTDL (ref.)",
+    "P(data_lost) per yr",
+    "95 % CI",
+    "exact per yr",
+    "acked msgs lost/yr",
+    "95 % CI",
+    "MTTDL years (ref.)",
 ];
+
+/// Two tables, so that no figure wraps at 100 columns: downtime, then durability.
+fn rows(r: &SimulateReport) -> (Vec<Vec<String>>, Vec<Vec<String>>, usize) {
+    let (assets, hidden) = ordered(r, Some(ROWS_SHOWN));
+    let mut down = Vec::new();
+    let mut loss = Vec::new();
+    for (a, e) in assets {
+        let ci = a.ci95.clone().unwrap_or_default();
+        down.push(vec![
+            a.name.clone(),
+            a.kind.clone(),
+            minutes(a.unavailable_min_per_year),
+            range(ci.unavailable_min_per_year.0, ci.unavailable_min_per_year.1, minutes),
+            e.map(|e| minutes(e.unavailable_min_per_year))
+                .unwrap_or_else(|| "—".into()),
+        ]);
+        loss.push(vec![
+            a.name.clone(),
+            fmt_sci(a.p_data_lost_per_year),
+            range(ci.p_data_lost_per_year.0, ci.p_data_lost_per_year.1, fmt_sci),
+            e.map(|e| fmt_sci(e.p_data_lost_per_year)).unwrap_or_else(|| "—".into()),
+            minutes(a.acked_msgs_lost_per_year),
+            range(ci.acked_msgs_lost_per_year.0, ci.acked_msgs_lost_per_year.1, minutes),
+            e.map(mttdl).unwrap_or_else(|| mttdl(a)),
+        ]);
+    }
+    (down, loss, hidden)
+}
 
 fn summary(r: &SimulateReport) -> String {
     let mc = &r.monte_carlo;
@@ -111,15 +119,19 @@ fn summary(r: &SimulateReport) -> String {
 
 pub fn table_report(r: &SimulateReport, width: u16) -> String {
     let mut s = summary(r);
-    let (rows, hidden) = rows(r);
-    let mut t = table(width, &HEADER);
-    for row in rows {
-        t.add_row(row);
+    let (down, loss, hidden) = rows(r);
+    for (header, rows) in [(&DOWN_HEADER[..], down), (&LOSS_HEADER[..], loss)] {
+        let mut t = table(width, header);
+        for row in rows {
+            t.add_row(row);
+        }
+        s.push_str(&t.to_string());
+        s.push('\n');
     }
-    s.push_str(&t.to_string());
-    s.push('\n');
     if hidden > 0 {
-        s.push_str(&format!("… {hidden} more assets (--format json lists them all)\n"));
+        s.push_str(&format!(
+            "… {hidden} more assets (--format json or csv lists them all)\n"
+        ));
     }
     s.push_str("assumptions:\n");
     for a in &r.monte_carlo.assumptions {
@@ -133,10 +145,14 @@ pub fn markdown(r: &SimulateReport) -> String {
     for line in summary(r).lines().skip(1) {
         s.push_str(&format!("{line}\n\n"));
     }
-    let (rows, hidden) = rows(r);
-    s.push_str(&md_table(&HEADER, &rows));
+    let (down, loss, hidden) = rows(r);
+    s.push_str(&md_table(&DOWN_HEADER, &down));
+    s.push('\n');
+    s.push_str(&md_table(&LOSS_HEADER, &loss));
     if hidden > 0 {
-        s.push_str(&format!("\n… {hidden} more assets (--format json lists them all)\n"));
+        s.push_str(&format!(
+            "\n… {hidden} more assets (--format json or csv lists them all)\n"
+        ));
     }
     s.push_str("\nAssumptions:\n\n");
     for a in &r.monte_carlo.assumptions {

@@ -31,6 +31,11 @@ fn risk_count(sc: &ScenarioReport) -> usize {
     sc.streams.iter().filter(|a| a.acked_loss_risk).count() + sc.meta_detail.acked_loss_risk as usize
 }
 
+/// "1 domain", "39 domains".
+fn plural(n: usize, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
+}
+
 fn header(r: &WhatifReport) -> String {
     let mut s = format!(
         "natsplan whatif — site {} — layout {} — sync_interval {}\nplacement: {}\n",
@@ -40,14 +45,16 @@ fn header(r: &WhatifReport) -> String {
     s.push('\n');
     if let Some(sw) = &r.sweep {
         s.push_str(&format!(
-            "swept {} combinations of 1..={} failures over {} domains ({}); {} distinct signatures evaluated, {} \
-             outcomes, worst first\n",
-            sw.combinations,
-            sw.max_failures,
-            sw.domains,
-            sw.kinds.join(","),
-            sw.signatures,
-            r.scenarios.len()
+            "swept {} of up to {} at once over {} ({}); {} evaluated in full, {}, worst first\n",
+            plural(sw.combinations as usize, "combination"),
+            plural(sw.max_failures, "failure"),
+            plural(sw.domains, "domain"),
+            sw.kinds.join(", "),
+            plural(sw.signatures, "distinct failure signature"),
+            match r.scenarios.len() {
+                1 => "1 outcome class".to_string(),
+                n => format!("{n} outcome classes"),
+            }
         ));
     }
     s

@@ -6,7 +6,7 @@ use natsplan::catalog::Catalog;
 use natsplan::survival::{evaluate, recovery, Domain, Model};
 
 const SITE: &str = "examples/seed-five-servers-raid0.yaml";
-const LAYOUT: &str = "p2-raid0-r3-A1.B1.C1-de5c";
+const LAYOUT: &str = "p2-raid0-r3-Ax1.Bx1.Cx1-de5c";
 
 /// (whatif's catch-up step for the rebuilt server, design's catch_up_s for it), in seconds.
 fn both(site: &natsplan::site::Site, cat: &Catalog) -> (f64, f64) {

@@ -43,7 +43,7 @@ policy: { patterns: ["2"], min_tolerated: { racks: 1 } }
 #[test]
 fn rf5_on_two_two_one_survives_any_rack_and_two_servers() {
     let plan = plan_text(FIVE);
-    let l = find(&plan, "p2-raid0-r5-A2.B2.C1");
+    let l = find(&plan, "p2-raid0-r5-Ax2.Bx2.Cx1");
     assert_eq!(l.servers.len(), 5);
     assert_eq!(l.disks_used, 8, "5 RAID 0 disks + 3 spares, as in the seed's table");
     assert_eq!(l.hot_spares, 3);
@@ -55,7 +55,7 @@ fn rf5_on_two_two_one_survives_any_rack_and_two_servers() {
     assert!(l.unique_tag.is_none());
     assert!(!l.replica_sets.is_empty());
     // RF3 on the same five servers tolerates one server.
-    let r3 = find(&plan, "p2-raid0-r3-A2.B2.C1");
+    let r3 = find(&plan, "p2-raid0-r3-Ax2.Bx2.Cx1");
     assert_eq!(r3.tolerates.servers, 1);
     assert_eq!(r3.unique_tag.as_deref(), Some("rack:"));
     // R5 outranks R3 here: it tolerates more servers at the same rack tolerance.
@@ -91,7 +91,7 @@ fn single_rack_tolerates_no_rack() {
         );
     }
     // The fixed RAID 10 input is respected: three RAID 10 groups of four disks.
-    let l = find(&plan, "p1-raid10-r3-A3");
+    let l = find(&plan, "p1-raid10-r3-Ax3");
     assert_eq!(l.layout.groups.len(), 3);
     assert!(l.layout.groups.iter().all(|g| g.disks.len() == 4));
 }
@@ -108,7 +108,7 @@ workload:
 policy: { patterns: ["3"] }
 "#;
     let plan = plan_text(yaml);
-    let l = find(&plan, "p3-raid0-r3-A3");
+    let l = find(&plan, "p3-raid0-r3-Ax3");
     assert_eq!(l.tolerates.disks, 0);
     assert_eq!(l.layout.groups.len(), 1, "one shared stripe");
     assert!(
@@ -148,8 +148,8 @@ workload:
 policy: { patterns: ["1"] }
 "#;
     let plan = plan_text(yaml);
-    let r3 = find(&plan, "p1-raid1-r3-A1.B1.C1.D1.E1");
-    let r5 = find(&plan, "p1-raid1-r5-A1.B1.C1.D1.E1");
+    let r3 = find(&plan, "p1-raid1-r3-Ax1.Bx1.Cx1.Dx1.Ex1");
+    let r5 = find(&plan, "p1-raid1-r5-Ax1.Bx1.Cx1.Dx1.Ex1");
     assert_eq!(r3.tolerates.servers, 1);
     assert_eq!(r5.tolerates.servers, 2);
     assert_eq!(r5.tolerates.racks, 2, "unique_tag puts R5 on five racks");
