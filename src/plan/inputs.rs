@@ -40,7 +40,8 @@ pub struct Sources {
     /// `--omb FILE` and `--omb-retention DURATION`.
     pub omb: Option<PathBuf>,
     pub omb_retention: Option<String>,
-    /// `--from-cluster URL,...` measured over `--interval`.
+    /// `--from-cluster URL,...` measured over `--interval`, or `--from-cluster FILE,...`: files the nats CLI
+    /// wrote, read offline (`import::natscli`).
     pub from_cluster: Vec<String>,
     pub interval: String,
     /// `--plan FILE`: a plan saved by `design --save`.
@@ -238,7 +239,7 @@ impl Inputs {
         let mut notes = Vec::new();
         let mut imported_streams = Vec::new();
         let mut import_sources = Vec::new();
-        for (label, imp) in import(src)? {
+        for (label, imp) in import(src, &site)? {
             notes.extend(imp.notes.iter().cloned());
             notes.extend(crate::import::merge(&mut site.workload, &imp));
             imported_streams.extend(imp.streams.iter().map(FrozenStream::from));
@@ -480,8 +481,9 @@ impl Inputs {
     }
 }
 
-/// The workloads `--omb` and `--from-cluster` name, each with a label of where it came from.
-fn import(src: &Sources) -> Result<Vec<(String, Imported)>, Failure> {
+/// The workloads `--omb` and `--from-cluster` (monitor URLs measured live, or nats CLI files read
+/// offline) name, each with a label of where it came from.
+fn import(src: &Sources, site: &Site) -> Result<Vec<(String, Imported)>, Failure> {
     let mut imports = Vec::new();
     if let Some(path) = &src.omb {
         imports.push((
@@ -489,7 +491,24 @@ fn import(src: &Sources) -> Result<Vec<(String, Imported)>, Failure> {
             crate::import::omb::load(path, src.omb_retention.as_deref()).map_err(bad_input)?,
         ));
     }
-    if !src.from_cluster.is_empty() {
+    let (urls, files): (Vec<&String>, Vec<&String>) = src.from_cluster.iter().partition(|u| u.contains("://"));
+    if !urls.is_empty() && !files.is_empty() {
+        return Err(bad_input(anyhow!(
+            "--from-cluster: give either monitor URLs (http://HOST:8222, measured live) or files the nats CLI wrote \
+             (`nats stream info NAME --json`, `nats server request jetstream --all`), not both"
+        )));
+    }
+    if !files.is_empty() {
+        let paths: Vec<&Path> = files.iter().map(|f| Path::new(f.as_str())).collect();
+        let imp = crate::import::natscli::load(&paths, site).map_err(bad_input)?;
+        // The label names each file with its hash, so the saved plan says exactly what it was built from.
+        let mut label = Vec::new();
+        for p in &paths {
+            let text = read_text(p, "--from-cluster ")?;
+            label.push(format!("{} ({})", p.display(), sha256(text.as_bytes())));
+        }
+        imports.push((format!("cluster files {}", label.join(", ")), imp));
+    } else if !src.from_cluster.is_empty() {
         let interval = crate::units::parse_duration(&src.interval)
             .map_err(|e| bad_input(anyhow!("--interval {}: {e}", src.interval)))?;
         let imp =
