@@ -2,12 +2,10 @@
 //! a live cluster's `/jsz` measured over an interval (`cluster`) or the JSON files the nats CLI writes
 //! (`natscli`: `nats stream info --json`, `nats stream ls --json`, JSZ answers) becomes the site's streams
 //! before `plan::build`. Each importer returns the streams and notes saying what it assumed or ignored.
-//! `stream_config` reads one `nats stream add --config` file, for the site's `workload.streams[].config`.
 
 pub mod cluster;
 pub mod natscli;
 pub mod omb;
-pub mod stream_config;
 
 use crate::site::{StreamSpec, Workload};
 

@@ -159,7 +159,7 @@ fn read_file(text: &str, file: &str, out: &mut Read) -> Result<()> {
     let mut any = false;
     for v in serde_json::Deserializer::from_str(text).into_iter::<Value>() {
         let v = v.map_err(|e| {
-            let p = super::stream_config::syntax_error(&e);
+            let p = crate::site::stream_config::syntax_error(&e);
             anyhow!(
                 "{file}:{}:{}: {}",
                 p.line.unwrap_or(0),
