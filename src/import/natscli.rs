@@ -106,7 +106,11 @@ fn jsinfo(data: &Value, server: Option<&Value>, out: &mut Read) {
                 cfg["sync_interval"]
                     .as_i64()
                     .filter(|n| *n > 0)
-                    .map(|n| crate::units::fmt_secs(n as f64 / 1e9))
+                    .map(|n| match n % 1_000_000_000 {
+                        // As nats-server's configuration writes it (`2m`, `10s`), to compare with the site's.
+                        0 => crate::units::SyncMode::Interval((n / 1_000_000_000) as u64).config_value(),
+                        _ => crate::units::fmt_secs(n as f64 / 1e9),
+                    })
             },
             unique_tag: cfg["unique_tag"].as_str().filter(|t| !t.is_empty()).map(str::to_string),
         });

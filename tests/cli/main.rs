@@ -10,6 +10,7 @@ mod calibrate_cli;
 mod design_cli;
 mod emit_cli;
 mod import_omb;
+mod interchange_cli;
 mod inputs_hostile;
 mod lab_cli;
 mod perf_design_site;
