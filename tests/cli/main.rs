@@ -8,6 +8,7 @@ mod common;
 mod agents_cli;
 mod calibrate_cli;
 mod design_cli;
+mod emit_auth_cli;
 mod emit_cli;
 mod import_omb;
 mod interchange_cli;
