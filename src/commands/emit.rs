@@ -75,7 +75,7 @@ pub fn run(g: &Global, a: EmitArgs) -> Result<Outcome, Failure> {
         deploy,
         ..EmitOptions::default()
     };
-    let files = emit::render(&plan, &layout.id, &opts).map_err(bad_input)?;
+    let files = emit::render_all(&plan, &layout.id, &opts).map_err(bad_input)?;
     emit::write_atomically(&a.out, &files, a.force).map_err(|e| {
         if e.to_string().starts_with("--out") {
             bad_input(e)

@@ -131,9 +131,11 @@ fn accounts_block(s: &Security) -> String {
         o.push_str("    users: [\n");
         for u in &a.users {
             match u {
-                User::Password { user, password } => {
-                    o.push_str(&format!("      {{ user: {}, password: {} }}\n", q(user), secret(password)))
-                }
+                User::Password { user, password } => o.push_str(&format!(
+                    "      {{ user: {}, password: {} }}\n",
+                    q(user),
+                    secret(password)
+                )),
                 User::Nkey(k) => o.push_str(&format!("      {{ nkey: {} }}\n", q(k))),
             }
         }
@@ -316,7 +318,12 @@ mod tests {
         assert!(t.contains("{ nkey: \"UABC\" }"), "{t}");
         assert!(t.contains("  \"APP\": {\n    jetstream: enabled\n"), "{t}");
         assert!(t.contains("system_account: \"SYS\""), "{t}");
-        assert!(t.contains("\ntls {\n  cert_file: \"/c.pem\"\n  key_file: \"/k.pem\"\n  ca_file: \"/ca.pem\"\n  verify: true\n}"), "{t}");
+        assert!(
+            t.contains(
+                "\ntls {\n  cert_file: \"/c.pem\"\n  key_file: \"/k.pem\"\n  ca_file: \"/ca.pem\"\n  verify: true\n}"
+            ),
+            "{t}"
+        );
         assert!(t.contains("  tls {\n    cert_file"), "{t}");
         assert_eq!(render(&c), render_secured(&c, &Security::default()));
         assert!(is_env_ref("$A_1") && !is_env_ref("$2a$") && !is_env_ref("A"));

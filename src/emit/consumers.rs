@@ -74,7 +74,9 @@ pub fn files(plan: &Plan, layout: &PlannedLayout, deploy: &Deploy) -> Result<Vec
         for c in &list {
             let v = consumer_json(c, a.replicas);
             files.push((
-                PathBuf::from("consumers").join(&stream).join(format!("{}.json", c.durable)),
+                PathBuf::from("consumers")
+                    .join(&stream)
+                    .join(format!("{}.json", c.durable)),
                 super::pretty(&v),
             ));
             rows.push_str(&format!(
@@ -107,7 +109,7 @@ pub fn files(plan: &Plan, layout: &PlannedLayout, deploy: &Deploy) -> Result<Vec
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::emit::{render, EmitOptions};
+    use crate::emit::{render_all as render, EmitOptions};
 
     fn plan() -> Plan {
         let cat = crate::catalog::Catalog::builtin();
@@ -138,6 +140,23 @@ mod tests {
         assert_eq!(c[0].1["durable_name"], "orders-c1");
         assert_eq!(c[0].1["ack_policy"], "explicit");
         assert!(files.iter().any(|(p, _)| p == &PathBuf::from("consumers/README.md")));
+    }
+
+    #[test]
+    fn render_keeps_only_stream_definitions_as_json_for_lab_and_verify() {
+        // `lab up --streams` and `verify` create and compare every `.json` of `render` as a stream.
+        let plan = plan();
+        let l = &plan.layouts[0];
+        for (p, t) in crate::emit::render(&plan, &l.id, &EmitOptions::default()).unwrap() {
+            if p.extension().is_some_and(|e| e == "json") {
+                let v: Value = serde_json::from_str(&t).unwrap();
+                assert!(
+                    v["subjects"].is_array() && v.get("durable_name").is_none(),
+                    "{}",
+                    p.display()
+                );
+            }
+        }
     }
 
     #[test]

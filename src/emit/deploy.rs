@@ -66,7 +66,11 @@ fn is_user_nkey(k: &str) -> bool {
 
 /// A name nats-server takes for a consumer or account (no spaces, `.`, `*`, `>`, `/`, `\`).
 fn is_name(n: &str) -> bool {
-    !n.is_empty() && n.len() <= 250 && !n.chars().any(|c| c.is_whitespace() || c.is_control() || ".*>/\\".contains(c))
+    !n.is_empty()
+        && n.len() <= 250
+        && !n
+            .chars()
+            .any(|c| c.is_whitespace() || c.is_control() || ".*>/\\".contains(c))
 }
 
 /// Read and check a deploy file's text against the site's workload.
@@ -94,7 +98,11 @@ fn security(f: &File, doc: &Doc, errs: &mut Vec<SiteError>) -> Security {
     for (name, a) in f.accounts.iter().flatten() {
         let p = format!("accounts.{name}");
         if !is_name(name) {
-            errs.push(doc.error(&p, format!("'{name}' is not an account name"), "use letters, digits, '-' and '_'"));
+            errs.push(doc.error(
+                &p,
+                format!("'{name}' is not an account name"),
+                "use letters, digits, '-' and '_'",
+            ));
         }
         let is_sys = sys.as_deref() == Some(name.as_str());
         // Every account but the system account gets JetStream unless told otherwise.
@@ -114,12 +122,18 @@ fn security(f: &File, doc: &Doc, errs: &mut Vec<SiteError>) -> Security {
                     if !seen_users.insert(user.clone()) {
                         errs.push(doc.error(
                             &format!("{up}.user"),
-                            format!("user '{user}' is given twice (nats-server needs user names unique over all accounts)"),
+                            format!(
+                                "user '{user}' is given twice (nats-server needs user names unique over all accounts)"
+                            ),
                             "give each user its own name",
                         ));
                     }
                     if password.is_empty() {
-                        errs.push(doc.error(&format!("{up}.password"), "the password is empty", "write password: $ENV_VAR"));
+                        errs.push(doc.error(
+                            &format!("{up}.password"),
+                            "the password is empty",
+                            "write password: $ENV_VAR",
+                        ));
                     }
                     users.push(User::Password {
                         user: user.clone(),
@@ -144,7 +158,11 @@ fn security(f: &File, doc: &Doc, errs: &mut Vec<SiteError>) -> Security {
             }
         }
         if users.is_empty() {
-            errs.push(doc.error(&p, "an account without users cannot be logged into", "add users: [{ user: app, password: $APP_PASSWORD }]"));
+            errs.push(doc.error(
+                &p,
+                "an account without users cannot be logged into",
+                "add users: [{ user: app, password: $APP_PASSWORD }]",
+            ));
         }
         accounts.push(Account {
             name: name.clone(),
@@ -206,7 +224,11 @@ fn consumers(f: &File, doc: &Doc, w: &Workload, errs: &mut Vec<SiteError>) -> BT
     for (stream, list) in f.consumers.iter().flatten() {
         let p = format!("consumers.{stream}");
         let Some(s) = w.streams.iter().find(|s| &s.name == stream) else {
-            errs.push(doc.error(&p, format!("the site has no stream '{stream}'"), "name a stream of the site's workload"));
+            errs.push(doc.error(
+                &p,
+                format!("the site has no stream '{stream}'"),
+                "name a stream of the site's workload",
+            ));
             continue;
         };
         if list.len() as u64 != s.consumers as u64 {
@@ -217,7 +239,11 @@ fn consumers(f: &File, doc: &Doc, w: &Workload, errs: &mut Vec<SiteError>) -> BT
                     list.len(),
                     s.consumers
                 ),
-                format!("list {} consumers here, or set consumers: {} in the site", s.consumers, list.len()),
+                format!(
+                    "list {} consumers here, or set consumers: {} in the site",
+                    s.consumers,
+                    list.len()
+                ),
             ));
         }
         let mut names = BTreeSet::new();
@@ -231,8 +257,14 @@ fn consumers(f: &File, doc: &Doc, w: &Workload, errs: &mut Vec<SiteError>) -> BT
                 ));
             }
             if let Some(fs) = &c.filter_subject {
-                let subjects = if s.subjects.is_empty() { vec![format!("{}.>", s.name.to_lowercase())] } else { s.subjects.clone() };
-                if crate::units::check_subject(fs).is_err() || !subjects.iter().any(|x| crate::units::subjects_overlap(x, fs)) {
+                let subjects = if s.subjects.is_empty() {
+                    vec![format!("{}.>", s.name.to_lowercase())]
+                } else {
+                    s.subjects.clone()
+                };
+                if crate::units::check_subject(fs).is_err()
+                    || !subjects.iter().any(|x| crate::units::subjects_overlap(x, fs))
+                {
                     errs.push(doc.error(
                         &format!("{cp}.filter_subject"),
                         format!("'{fs}' is not a subject of stream {stream} ({})", subjects.join(", ")),
@@ -241,21 +273,37 @@ fn consumers(f: &File, doc: &Doc, w: &Workload, errs: &mut Vec<SiteError>) -> BT
                 }
             }
             let enums: [(&str, &Option<String>, &[&str]); 2] = [
-                ("deliver_policy", &c.deliver_policy, &["all", "last", "new", "last_per_subject"]),
+                (
+                    "deliver_policy",
+                    &c.deliver_policy,
+                    &["all", "last", "new", "last_per_subject"],
+                ),
                 ("ack_policy", &c.ack_policy, &["explicit", "all", "none"]),
             ];
             for (k, v, allowed) in enums {
                 if let Some(v) = v.as_deref().filter(|v| !allowed.contains(v)) {
-                    errs.push(doc.error(&format!("{cp}.{k}"), format!("{k} '{v}' is unknown"), format!("write one of {}", allowed.join(", "))));
+                    errs.push(doc.error(
+                        &format!("{cp}.{k}"),
+                        format!("{k} '{v}' is unknown"),
+                        format!("write one of {}", allowed.join(", ")),
+                    ));
                 }
             }
             if let Some(w) = &c.ack_wait {
                 if crate::units::parse_duration(w).map(|d| d.is_zero()).unwrap_or(true) {
-                    errs.push(doc.error(&format!("{cp}.ack_wait"), format!("ack_wait '{w}' is not a duration above 0"), "write e.g. 30s"));
+                    errs.push(doc.error(
+                        &format!("{cp}.ack_wait"),
+                        format!("ack_wait '{w}' is not a duration above 0"),
+                        "write e.g. 30s",
+                    ));
                 }
             }
             if c.max_deliver.is_some_and(|m| m == 0 || m < -1) || c.max_ack_pending.is_some_and(|m| m == 0 || m < -1) {
-                errs.push(doc.error(&cp, "max_deliver and max_ack_pending are -1 (unlimited) or at least 1", "write -1 or a count"));
+                errs.push(doc.error(
+                    &cp,
+                    "max_deliver and max_ack_pending are -1 (unlimited) or at least 1",
+                    "write -1 or a count",
+                ));
             }
         }
         out.insert(stream.clone(), list.clone());
@@ -311,7 +359,11 @@ pub fn readme_section(d: &Deploy) -> String {
             t.cert_file,
             t.key_file,
             t.ca_file.as_ref().map(|c| format!(", CA `{c}`")).unwrap_or_default(),
-            if t.verify { "; clients must present a certificate the CA signed (`verify: true`)" } else { "" },
+            if t.verify {
+                "; clients must present a certificate the CA signed (`verify: true`)"
+            } else {
+                ""
+            },
         ));
         if t.routes {
             o.push_str(
@@ -331,7 +383,9 @@ mod tests {
     fn workload() -> Workload {
         let cat = crate::catalog::Catalog::builtin();
         let text = include_str!("../../tests/data/four-racks-r3.yaml");
-        crate::site::parse_str(text, "four-racks-r3.yaml", &cat).unwrap().workload
+        crate::site::parse_str(text, "four-racks-r3.yaml", &cat)
+            .unwrap()
+            .workload
     }
 
     const NKEY: &str = "UDXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4";
@@ -355,13 +409,21 @@ mod tests {
     fn every_problem_is_placed() {
         let text = "accounts:\n  APP:\n    users:\n      - { user: app }\n      - { nkey: SUABC }\nsystem_account: SYSTEM\ntls: { cert: s.pem, key: /k.pem, routes: true }\nconsumers:\n  nope: [{ durable: x }]\n";
         let e = parse(text, "deploy.yaml", &workload()).unwrap_err().to_string();
-        assert!(e.contains("deploy.yaml:4:9: accounts.APP.users[0]: a user is either"), "{e}");
+        assert!(
+            e.contains("deploy.yaml:4:9: accounts.APP.users[0]: a user is either"),
+            "{e}"
+        );
         assert!(e.contains("accounts.APP.users[1].nkey: not a public user nkey"), "{e}");
-        assert!(e.contains("system_account: system_account 'SYSTEM' is not one of the accounts"), "{e}");
+        assert!(
+            e.contains("system_account: system_account 'SYSTEM' is not one of the accounts"),
+            "{e}"
+        );
         assert!(e.contains("tls.cert: the path must be absolute"), "{e}");
         assert!(e.contains("tls.routes: TLS between servers needs the CA"), "{e}");
         assert!(e.contains("consumers.nope: the site has no stream 'nope'"), "{e}");
-        let e = parse("colour: red\n", "deploy.yaml", &workload()).unwrap_err().to_string();
+        let e = parse("colour: red\n", "deploy.yaml", &workload())
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("deploy.yaml:1:1: colour: unknown key 'colour'"), "{e}");
     }
 }

@@ -205,7 +205,19 @@ fn pretty(v: &Value) -> String {
     serde_json::to_string_pretty(v).expect("json values serialise") + "\n"
 }
 
-/// Every file of the emitted output, relative to the output folder, in a stable order.
+/// Every file `natsplan emit` writes: `render`'s, and the durable consumers (`consumers/`), relative to the
+/// output folder, in a stable order.
+pub fn render_all(plan: &Plan, layout_id: &str, opts: &EmitOptions) -> Result<Vec<(PathBuf, String)>> {
+    let mut files = render(plan, layout_id, opts)?;
+    let layout = plan.layout(layout_id).expect("render found it");
+    files.extend(consumers::files(plan, layout, &opts.deploy)?);
+    files.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(files)
+}
+
+/// The server configurations and the stream, KV and object-store definitions (every `.json` a stream's
+/// configuration, which `lab up --streams` and `verify` create and compare), with the READMEs, relative to
+/// the output folder, in a stable order.
 pub fn render(plan: &Plan, layout_id: &str, opts: &EmitOptions) -> Result<Vec<(PathBuf, String)>> {
     let layout = plan.layout(layout_id).ok_or_else(|| {
         anyhow!(
@@ -243,23 +255,26 @@ pub fn render(plan: &Plan, layout_id: &str, opts: &EmitOptions) -> Result<Vec<(P
             ),
             "routes name the other servers by server name: replace them with their addresses if DNS differs".into(),
         ];
-        let text = conf::render_secured(&conf::ServerConf {
-            server_name: s.name.clone(),
-            client_listen: format!("0.0.0.0:{}", opts.client_port),
-            monitor_listen: Some(format!("0.0.0.0:{}", opts.monitor_port)),
-            tags: s.tags.iter().map(|t| t.to_lowercase()).collect(),
-            store_dir: opts.store_dir.clone(),
-            max_file_store_bytes: Some(s.store_bytes),
-            max_memory_store_bytes: None,
-            unique_tag: layout.unique_tag.clone(),
-            sync: site.nats.sync,
-            max_ha_assets: site.nats.max_ha_assets,
-            cluster_name: site.nats.cluster_name.clone(),
-            cluster_listen: format!("0.0.0.0:{}", opts.cluster_port),
-            routes,
-            header,
-            client_tls: None,
-        }, &opts.deploy.security);
+        let text = conf::render_secured(
+            &conf::ServerConf {
+                server_name: s.name.clone(),
+                client_listen: format!("0.0.0.0:{}", opts.client_port),
+                monitor_listen: Some(format!("0.0.0.0:{}", opts.monitor_port)),
+                tags: s.tags.iter().map(|t| t.to_lowercase()).collect(),
+                store_dir: opts.store_dir.clone(),
+                max_file_store_bytes: Some(s.store_bytes),
+                max_memory_store_bytes: None,
+                unique_tag: layout.unique_tag.clone(),
+                sync: site.nats.sync,
+                max_ha_assets: site.nats.max_ha_assets,
+                cluster_name: site.nats.cluster_name.clone(),
+                cluster_listen: format!("0.0.0.0:{}", opts.cluster_port),
+                routes,
+                header,
+                client_tls: None,
+            },
+            &opts.deploy.security,
+        );
         files.push((PathBuf::from(&s.name).join("nats-server.conf"), text));
         files.push((
             PathBuf::from(&s.name).join("README.md"),
@@ -303,7 +318,6 @@ pub fn render(plan: &Plan, layout_id: &str, opts: &EmitOptions) -> Result<Vec<(P
             assets_readme(plan, layout, "object_store", &objs),
         ));
     }
-    files.extend(consumers::files(plan, layout, &opts.deploy)?);
     files.push((PathBuf::from("README.md"), top_readme(plan, layout, opts)));
     files.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(files)

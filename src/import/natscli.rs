@@ -64,7 +64,7 @@ struct Read {
 fn unix_s(v: &Value) -> Option<f64> {
     let t = humantime::parse_rfc3339_weak(v.as_str()?).ok()?;
     let d = t.duration_since(std::time::UNIX_EPOCH).ok()?;
-    (d.as_secs() > 0).then(|| d.as_secs_f64())
+    (d.as_secs() > 0).then_some(d.as_secs_f64())
 }
 
 fn u(v: &Value) -> u64 {
@@ -349,11 +349,23 @@ fn cluster_notes(servers: &[ServerFacts], site: &Site) -> Vec<String> {
         by.len(),
         if by.len() == 1 { "" } else { "s" },
         by.keys().copied().collect::<Vec<_>>().join(", "),
-        if clusters.is_empty() { "-".to_string() } else { clusters.iter().copied().collect::<Vec<_>>().join(", ") },
-        if versions.is_empty() { "?".to_string() } else { versions.iter().copied().collect::<Vec<_>>().join(", ") },
+        if clusters.is_empty() {
+            "-".to_string()
+        } else {
+            clusters.iter().copied().collect::<Vec<_>>().join(", ")
+        },
+        if versions.is_empty() {
+            "?".to_string()
+        } else {
+            versions.iter().copied().collect::<Vec<_>>().join(", ")
+        },
     ));
     let planned: BTreeSet<String> = site.servers.iter().map(|s| s.name.to_lowercase()).collect();
-    let unknown: Vec<&str> = by.keys().copied().filter(|n| !planned.contains(&n.to_lowercase())).collect();
+    let unknown: Vec<&str> = by
+        .keys()
+        .copied()
+        .filter(|n| !planned.contains(&n.to_lowercase()))
+        .collect();
     if !unknown.is_empty() {
         notes.push(format!(
             "servers in the cluster files that the site does not list: {} (the plan places replicas on the site's \
@@ -361,7 +373,10 @@ fn cluster_notes(servers: &[ServerFacts], site: &Site) -> Vec<String> {
             unknown.join(", ")
         ));
     }
-    if let Some(c) = clusters.iter().find(|c| !c.eq_ignore_ascii_case(&site.nats.cluster_name)) {
+    if let Some(c) = clusters
+        .iter()
+        .find(|c| !c.eq_ignore_ascii_case(&site.nats.cluster_name))
+    {
         notes.push(format!(
             "the live cluster is named {c}, the site's nats.cluster_name is {}: emitted configs and stream placement \
              use the site's",
@@ -380,7 +395,11 @@ fn cluster_notes(servers: &[ServerFacts], site: &Site) -> Vec<String> {
     let tagged = by.values().filter(|s| !s.tags.is_empty()).count();
     notes.push(format!(
         "live placement: unique_tag {}; {tagged} of {} servers have tags",
-        if uniques.is_empty() { "none".to_string() } else { uniques.iter().copied().collect::<Vec<_>>().join(", ") },
+        if uniques.is_empty() {
+            "none".to_string()
+        } else {
+            uniques.iter().copied().collect::<Vec<_>>().join(", ")
+        },
         by.len()
     ));
     notes
@@ -411,8 +430,20 @@ mod tests {
 
     #[test]
     fn two_stream_infos_give_the_rate_between_them() {
-        let a = info("2026-12-01T10:00:00Z", 1, 1000, "2026-12-01T09:00:00Z", "2026-12-01T10:00:00Z");
-        let b = info("2026-12-01T10:00:10.5Z", 1, 2050, "2026-12-01T09:00:00Z", "2026-12-01T10:00:10Z");
+        let a = info(
+            "2026-12-01T10:00:00Z",
+            1,
+            1000,
+            "2026-12-01T09:00:00Z",
+            "2026-12-01T10:00:00Z",
+        );
+        let b = info(
+            "2026-12-01T10:00:10.5Z",
+            1,
+            2050,
+            "2026-12-01T09:00:00Z",
+            "2026-12-01T10:00:10Z",
+        );
         let imp = from_texts(&[("a.json".into(), format!("{a}\n{b}"))], &site()).unwrap();
         let o = &imp.streams[0];
         assert_eq!(o.name, "orders");
@@ -425,7 +456,13 @@ mod tests {
 
     #[test]
     fn one_snapshot_gives_the_average_over_the_stored_span() {
-        let a = info("2026-12-01T10:00:00Z", 1, 3601, "2026-12-01T09:00:00Z", "2026-12-01T10:00:00Z");
+        let a = info(
+            "2026-12-01T10:00:00Z",
+            1,
+            3601,
+            "2026-12-01T09:00:00Z",
+            "2026-12-01T10:00:00Z",
+        );
         let imp = from_texts(&[("a.json".into(), format!("[{a}]"))], &site()).unwrap();
         assert!((imp.streams[0].msgs_per_s - 1.0).abs() < 1e-9);
         assert!(imp.notes.join("\n").contains("one snapshot only"), "{:?}", imp.notes);
@@ -442,12 +479,22 @@ mod tests {
                             "consumer_count": 1}}]}]}})
             .to_string()
         };
-        let text = format!("{}\n{}\n", line("2026-12-01T10:00:00Z", 100), line("2026-12-01T10:00:20Z", 300));
+        let text = format!(
+            "{}\n{}\n",
+            line("2026-12-01T10:00:00Z", 100),
+            line("2026-12-01T10:00:20Z", 300)
+        );
         let imp = from_texts(&[("jsz.json".into(), text)], &site()).unwrap();
         assert!((imp.streams[0].msgs_per_s - 10.0).abs() < 1e-9);
         let notes = imp.notes.join("\n");
-        assert!(notes.contains("1 server (n1) in cluster prod, nats-server 2.12.1"), "{notes}");
-        assert!(notes.contains("servers in the cluster files that the site does not list: n1"), "{notes}");
+        assert!(
+            notes.contains("1 server (n1) in cluster prod, nats-server 2.12.1"),
+            "{notes}"
+        );
+        assert!(
+            notes.contains("servers in the cluster files that the site does not list: n1"),
+            "{notes}"
+        );
         assert!(notes.contains("no max_age"), "{notes}");
     }
 

@@ -200,7 +200,9 @@ fn plan_hash(p: &Plan) -> String {
 fn check_frozen_files(f: &Frozen, hashes: &Hashes, site: Option<&Path>) -> Result<(), String> {
     for (name, text) in &f.site_files {
         if hashes.site_files.get(name) != Some(&sha256(text.as_bytes())) {
-            return Err(format!("its copy of {name} does not match its hash (the file was edited)"));
+            return Err(format!(
+                "its copy of {name} does not match its hash (the file was edited)"
+            ));
         }
     }
     if hashes.imported.is_some() && hashes.imported != Some(imports_hash(f)) {
@@ -232,8 +234,12 @@ fn parse_site(text: &str, path: &Path, catalog: &Catalog) -> Result<(Site, BTree
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let read_files = std::cell::RefCell::new(BTreeMap::new());
     let read = |rel: &str| -> Result<String, String> {
-        let t = crate::input::read_text(&dir.join(rel), "stream config")
-            .map_err(|e| e.errors.first().map(|x| x.message.clone()).unwrap_or_else(|| e.to_string()))?;
+        let t = crate::input::read_text(&dir.join(rel), "stream config").map_err(|e| {
+            e.errors
+                .first()
+                .map(|x| x.message.clone())
+                .unwrap_or_else(|| e.to_string())
+        })?;
         read_files.borrow_mut().insert(rel.to_string(), t.clone());
         Ok(t)
     };
@@ -453,8 +459,7 @@ impl Inputs {
                 .cloned()
                 .ok_or_else(|| "not in the saved plan".to_string())
         };
-        let mut site =
-            crate::site::parse_str_with(&f.site.text, &f.site.path, &catalog, &read).map_err(bad_input)?;
+        let mut site = crate::site::parse_str_with(&f.site.text, &f.site.path, &catalog, &read).map_err(bad_input)?;
         let imported = Imported {
             streams: f.imported_streams.iter().map(StreamSpec::from).collect(),
             notes: Vec::new(),
@@ -708,8 +713,11 @@ mod tests {
     fn the_files_a_site_names_travel_in_the_saved_plan_and_are_checked_beside_it() {
         let tmp = tempfile::tempdir().unwrap();
         let site = tmp.path().join("site.yaml");
-        let text = std::fs::read_to_string(format!("{}/examples/three-racks-raid1.yaml", env!("CARGO_MANIFEST_DIR")))
-            .unwrap();
+        let text = std::fs::read_to_string(format!(
+            "{}/examples/three-racks-raid1.yaml",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap();
         let i = text.find("workload:").expect("the example has a workload");
         let (head, _) = text.split_at(i);
         std::fs::write(
@@ -719,7 +727,11 @@ mod tests {
         .unwrap();
         std::fs::create_dir(tmp.path().join("s")).unwrap();
         let cfg = tmp.path().join("s/orders.json");
-        std::fs::write(&cfg, r#"{"name": "orders", "subjects": ["orders.>"], "max_age": 3600000000000}"#).unwrap();
+        std::fs::write(
+            &cfg,
+            r#"{"name": "orders", "subjects": ["orders.>"], "max_age": 3600000000000}"#,
+        )
+        .unwrap();
         let src = Sources {
             site: Some(site.clone()),
             ..sources("")
@@ -743,7 +755,9 @@ mod tests {
         .unwrap_err();
         assert!(e.render().contains("s/orders.json, which"), "{}", e.render());
         // An edited copy inside the plan is refused too.
-        let saved = std::fs::read_to_string(&p).unwrap().replace("3600000000000", "7200000000000");
+        let saved = std::fs::read_to_string(&p)
+            .unwrap()
+            .replace("3600000000000", "7200000000000");
         std::fs::write(&p, saved).unwrap();
         let e = Inputs::load(&only_plan).unwrap_err();
         assert!(e.render().contains("does not match its hash"), "{}", e.render());

@@ -76,11 +76,17 @@ fn accounts_tls_and_consumers_are_emitted_and_nats_server_accepts_them() {
         confs += 1;
         let text = std::fs::read_to_string(&conf).unwrap();
         assert!(text.contains("password: $APP_PASSWORD"), "{text}");
-        assert!(!text.contains("\"$APP_PASSWORD\""), "a quoted $VAR is a literal password: {text}");
+        assert!(
+            !text.contains("\"$APP_PASSWORD\""),
+            "a quoted $VAR is a literal password: {text}"
+        );
         assert!(text.contains(&format!("{{ nkey: \"{NKEY}\" }}")), "{text}");
         assert!(text.contains("system_account: \"SYS\""), "{text}");
         assert!(text.contains(&format!("ca_file: \"{ca}\"\n  verify: true")), "{text}");
-        assert!(text.contains("cluster {\n  name: \"natsplan\"\n  listen: \"0.0.0.0:6222\"\n  tls {"), "{text}");
+        assert!(
+            text.contains("cluster {\n  name: \"natsplan\"\n  listen: \"0.0.0.0:6222\"\n  tls {"),
+            "{text}"
+        );
         let check = std::process::Command::new(&bin)
             .args(["-t", "-c"])
             .arg(&conf)
@@ -113,14 +119,24 @@ fn accounts_tls_and_consumers_are_emitted_and_nats_server_accepts_them() {
     assert!(readme.contains("set `APP_PASSWORD`, `SYS_PASSWORD` for it"), "{readme}");
     assert!(readme.contains("Account `SYS` (system account"), "{readme}");
     let consumers = std::fs::read_to_string(out.join("consumers/README.md")).unwrap();
-    assert!(consumers.contains("nats consumer add orders --config consumers/orders/billing.json"), "{consumers}");
+    assert!(
+        consumers.contains("nats consumer add orders --config consumers/orders/billing.json"),
+        "{consumers}"
+    );
 }
 
 #[test]
 fn without_a_deploy_file_the_planned_consumers_are_placeholders_and_nothing_else_changes() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("out");
-    let (code, _, err) = run(&["emit", &site(), "--layout", &first_layout(), "--out", out.to_str().unwrap()]);
+    let (code, _, err) = run(&[
+        "emit",
+        &site(),
+        "--layout",
+        &first_layout(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     assert_eq!(code, 0, "{err}");
     let c: Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("consumers/orders/orders-c1.json")).unwrap()).unwrap();

@@ -148,24 +148,42 @@ fn jsz_answers_name_the_servers_and_their_settings() {
     assert_eq!(code, 0, "{err}");
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(stream(&v, "events")["required_per_s"].as_f64().unwrap(), 50.0);
-    assert!(err.contains("2 servers (a1, x9) in cluster prod, nats-server 2.12.1"), "{err}");
+    assert!(
+        err.contains("2 servers (a1, x9) in cluster prod, nats-server 2.12.1"),
+        "{err}"
+    );
     assert!(err.contains("that the site does not list: x9"), "{err}");
-    assert!(err.contains("the live servers sync 10s; the site plans sync_interval 2m"), "{err}");
+    assert!(
+        err.contains("the live servers sync 10s; the site plans sync_interval 2m"),
+        "{err}"
+    );
 }
 
 #[test]
 fn bad_cluster_files_are_refused_with_their_place() {
     let tmp = tempfile::tempdir().unwrap();
     let site = write(tmp.path(), "site.yaml", RACKS);
-    let f = write(tmp.path(), "bad.json", "{\n  \"config\": {\"name\": \"orders\"},\n  \"state\": {,}\n}\n");
+    let f = write(
+        tmp.path(),
+        "bad.json",
+        "{\n  \"config\": {\"name\": \"orders\"},\n  \"state\": {,}\n}\n",
+    );
     let (code, _, err) = run(&["design", &site, "--from-cluster", &f]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("bad.json:3:13: not valid JSON"), "{err}");
     let names = write(tmp.path(), "ls.json", "[\"orders\"]");
     let (code, _, err) = run(&["design", &site, "--from-cluster", &names]);
     assert_eq!(code, 2);
-    assert!(err.contains("names only (orders)") && err.contains("nats stream info NAME --json"), "{err}");
-    let (code, _, err) = run(&["design", &site, "--from-cluster", &format!("http://127.0.0.1:1,{names}")]);
+    assert!(
+        err.contains("names only (orders)") && err.contains("nats stream info NAME --json"),
+        "{err}"
+    );
+    let (code, _, err) = run(&[
+        "design",
+        &site,
+        "--from-cluster",
+        &format!("http://127.0.0.1:1,{names}"),
+    ]);
     assert_eq!(code, 2);
     assert!(err.contains("not both"), "{err}");
 }
@@ -188,7 +206,10 @@ fn a_saved_plan_keeps_cluster_files_and_refuses_an_edited_import() {
     let text = std::fs::read_to_string(&plan).unwrap();
     let saved: Value = serde_json::from_str(&text).unwrap();
     let sources = saved["inputs"]["import_sources"][0].as_str().unwrap();
-    assert!(sources.starts_with("cluster files ") && sources.contains("(sha256:"), "{sources}");
+    assert!(
+        sources.starts_with("cluster files ") && sources.contains("(sha256:"),
+        "{sources}"
+    );
     // 36,000 messages over the hour stored: about 10/s. Edit it to 20/s in the plan.
     let rate = saved["inputs"]["imported_streams"][0]["msgs_per_s"].as_f64().unwrap();
     assert!((rate - 10.0).abs() < 0.01, "{rate}");
@@ -263,12 +284,22 @@ fn a_bad_stream_config_file_is_reported_at_both_places() {
     );
     let (code, _, err) = run(&["design", &site]);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("site.yaml:10:17: workload.streams[0].config: orders.json:9:19: max_msg_size"), "{err}");
+    assert!(
+        err.contains("site.yaml:10:17: workload.streams[0].config: orders.json:9:19: max_msg_size"),
+        "{err}"
+    );
     assert!(err.contains("max_msg_size"), "{err}");
     assert!(err.contains("orders.json:11:14: storage: memory storage"), "{err}");
-    let syntax = write(tmp.path(), "orders.json", "{\n  \"name\": \"orders\"\n  \"subjects\": []\n}\n");
+    let syntax = write(
+        tmp.path(),
+        "orders.json",
+        "{\n  \"name\": \"orders\"\n  \"subjects\": []\n}\n",
+    );
     assert!(!syntax.is_empty());
     let (code, _, err) = run(&["design", &site]);
     assert_eq!(code, 2);
-    assert!(err.contains("orders.json:3:3: not valid JSON: expected `,` or `}`"), "{err}");
+    assert!(
+        err.contains("orders.json:3:3: not valid JSON: expected `,` or `}`"),
+        "{err}"
+    );
 }

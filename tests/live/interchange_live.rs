@@ -180,7 +180,7 @@ async fn emitted_auth_tls_and_consumers_run_on_nats_server_and_its_json_comes_ba
         monitor_port: ports[2],
         deploy,
     };
-    let files = emit::render(&plan, &layout.id, &opts).unwrap();
+    let files = emit::render_all(&plan, &layout.id, &opts).unwrap();
     let text = |p: &str| files.iter().find(|(f, _)| f == Path::new(p)).unwrap().1.clone();
     let conf = text("n1/nats-server.conf").replace("0.0.0.0", "127.0.0.1");
     let conf_path = dir.join("nats-server.conf");
@@ -280,7 +280,11 @@ async fn emitted_auth_tls_and_consumers_run_on_nats_server_and_its_json_comes_ba
     assert!(jsz1["data"]["account_details"].is_array(), "{jsz1}");
 
     let info_file = dir.join("orders-info.json");
-    std::fs::write(&info_file, format!("{}\n{}\n", as_stream_info(first), as_stream_info(second))).unwrap();
+    std::fs::write(
+        &info_file,
+        format!("{}\n{}\n", as_stream_info(first), as_stream_info(second)),
+    )
+    .unwrap();
     let ls_file = dir.join("ls.json");
     std::fs::write(&ls_file, serde_json::to_string_pretty(&names["streams"]).unwrap()).unwrap();
     let jsz_file = dir.join("jsz.json");
@@ -292,13 +296,25 @@ async fn emitted_auth_tls_and_consumers_run_on_nats_server_and_its_json_comes_ba
     ] {
         let site_arg = site_path.display().to_string();
         let out = tokio::task::spawn_blocking(move || {
-            crate::common::run(&["design", &site_arg, "--from-cluster", &files, "--format", "json", "--top", "1"])
+            crate::common::run(&[
+                "design",
+                &site_arg,
+                "--from-cluster",
+                &files,
+                "--format",
+                "json",
+                "--top",
+                "1",
+            ])
         })
         .await
         .unwrap();
         let (code, stdout, stderr) = out;
         assert_eq!(code, 0, "{stderr}");
-        assert!(stderr.contains("1 with the rate measured between two snapshots"), "{stderr}");
+        assert!(
+            stderr.contains("1 with the rate measured between two snapshots"),
+            "{stderr}"
+        );
         let v: Value = serde_json::from_str(&stdout).unwrap();
         let pred = v["layouts"][0]["predicted"]["streams"]
             .as_array()
@@ -312,7 +328,10 @@ async fn emitted_auth_tls_and_consumers_run_on_nats_server_and_its_json_comes_ba
         let rate = pred["required_per_s"].as_f64().unwrap();
         assert!(rate > 300.0 / 60.0 && rate < 300.0 / 1.5, "{rate}");
         if jsz {
-            assert!(stderr.contains("the cluster files name 1 server (n1) in cluster"), "{stderr}");
+            assert!(
+                stderr.contains("the cluster files name 1 server (n1) in cluster"),
+                "{stderr}"
+            );
             assert!(!stderr.contains("does not list"), "{stderr}");
         }
     }

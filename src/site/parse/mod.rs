@@ -100,8 +100,12 @@ pub type SiteFiles<'a> = &'a dyn Fn(&str) -> Result<String, String>;
 pub fn parse_str(text: &str, file: &str, catalog: &Catalog) -> Result<Site, SiteErrors> {
     let dir = Path::new(file).parent().map(Path::to_path_buf).unwrap_or_default();
     let read = move |rel: &str| -> Result<String, String> {
-        crate::input::read_text(&dir.join(rel), "stream config")
-            .map_err(|e| e.errors.first().map(|x| x.message.clone()).unwrap_or_else(|| e.to_string()))
+        crate::input::read_text(&dir.join(rel), "stream config").map_err(|e| {
+            e.errors
+                .first()
+                .map(|x| x.message.clone())
+                .unwrap_or_else(|| e.to_string())
+        })
     };
     parse_str_with(text, file, catalog, &read)
 }

@@ -176,7 +176,9 @@ fn map(cfg: &Config, prefix: &str, config: Value, doc: &Doc, errs: &mut Vec<Site
     let name = cfg.name.clone();
     if name.is_empty()
         || name.len() > crate::site::limits::MAX_ASSET_NAME_BYTES
-        || name.chars().any(|c| c.is_whitespace() || c.is_control() || ".*>/\\".contains(c))
+        || name
+            .chars()
+            .any(|c| c.is_whitespace() || c.is_control() || ".*>/\\".contains(c))
     {
         err(
             "name",
@@ -187,7 +189,11 @@ fn map(cfg: &Config, prefix: &str, config: Value, doc: &Doc, errs: &mut Vec<Site
     let mut subjects = cfg.subjects.clone().unwrap_or_default();
     for (i, s) in subjects.iter().enumerate() {
         if let Err(why) = crate::units::check_subject(s) {
-            err(&format!("subjects[{i}]"), format!("subject '{s}': {why}"), "write a NATS subject such as orders.>");
+            err(
+                &format!("subjects[{i}]"),
+                format!("subject '{s}': {why}"),
+                "write a NATS subject such as orders.>",
+            );
         }
     }
     if subjects.is_empty() {
@@ -222,7 +228,11 @@ fn map(cfg: &Config, prefix: &str, config: Value, doc: &Doc, errs: &mut Vec<Site
     }
     match cfg.compression.as_deref() {
         None | Some("none") | Some("s2") => {}
-        Some(other) => err("compression", format!("compression '{other}' is unknown"), "write none or s2"),
+        Some(other) => err(
+            "compression",
+            format!("compression '{other}' is unknown"),
+            "write none or s2",
+        ),
     }
     if cfg.persist_mode.as_deref() == Some("async") {
         err(
@@ -232,7 +242,11 @@ fn map(cfg: &Config, prefix: &str, config: Value, doc: &Doc, errs: &mut Vec<Site
             "remove persist_mode (the default flushes before the ack), or plan this stream by hand",
         );
     } else if !matches!(cfg.persist_mode.as_deref(), None | Some("default") | Some("")) {
-        err("persist_mode", "persist_mode is unknown".into(), "write default, or remove it");
+        err(
+            "persist_mode",
+            "persist_mode is unknown".into(),
+            "write default, or remove it",
+        );
     }
     if cfg.mirror.as_ref().is_some_and(|v| !v.is_null()) {
         err(
@@ -241,7 +255,11 @@ fn map(cfg: &Config, prefix: &str, config: Value, doc: &Doc, errs: &mut Vec<Site
             "plan the origin stream, and create the mirror with `nats stream add --mirror` after emit",
         );
     }
-    if cfg.sources.as_ref().is_some_and(|v| v.as_array().is_some_and(|a| !a.is_empty())) {
+    if cfg
+        .sources
+        .as_ref()
+        .is_some_and(|v| v.as_array().is_some_and(|a| !a.is_empty()))
+    {
         err(
             "sources",
             "a sourcing stream's traffic is other streams'; natsplan does not model sources".into(),
@@ -275,7 +293,11 @@ fn map(cfg: &Config, prefix: &str, config: Value, doc: &Doc, errs: &mut Vec<Site
     };
     let max_age_s = match cfg.max_age {
         Some(ns) if ns < 0 => {
-            err("max_age", format!("max_age {ns} is negative"), "write nanoseconds, e.g. 86400000000000 for 24h, or 0");
+            err(
+                "max_age",
+                format!("max_age {ns} is negative"),
+                "write nanoseconds, e.g. 86400000000000 for 24h, or 0",
+            );
             None
         }
         Some(ns) if ns > 0 => Some(ns as f64 / 1e9),
@@ -284,7 +306,11 @@ fn map(cfg: &Config, prefix: &str, config: Value, doc: &Doc, errs: &mut Vec<Site
     let max_msg_size = match cfg.max_msg_size {
         // nats-server keeps max_msg_size in an int32 (-1 = unlimited).
         Some(b) if b > i32::MAX as i64 => {
-            err("max_msg_size", format!("max_msg_size {b} does not fit nats-server's int32"), "write at most 2147483647");
+            err(
+                "max_msg_size",
+                format!("max_msg_size {b} does not fit nats-server's int32"),
+                "write at most 2147483647",
+            );
             None
         }
         b => limit(b),
@@ -359,7 +385,10 @@ mod tests {
             .replace(r#""storage": "file""#, r#""storage": "memory""#)
             .replace(r#""num_replicas": 3"#, r#""num_replicas": 7"#)
             .replace(r#""max_consumers": -1,"#, r#""max_consumers": -1, "mirorr": 1,"#)
-            .replace(r#""compression": "none","#, r#""compression": "none", "placement": {"tags": ["ssd"]},"#);
+            .replace(
+                r#""compression": "none","#,
+                r#""compression": "none", "placement": {"tags": ["ssd"]},"#,
+            );
         let e = parse(&bad, "orders.json").unwrap_err().to_string();
         assert!(e.contains("orders.json has 4 problems"), "{e}");
         assert!(e.contains("orders.json:5:24: mirorr: unknown key 'mirorr'"), "{e}");
@@ -380,7 +409,11 @@ mod tests {
 
     #[test]
     fn a_stream_without_subjects_captures_its_name_and_zero_replicas_mean_one() {
-        let d = parse(r#"{"name": "audit", "num_replicas": 0, "max_age": 0, "max_bytes": -1}"#, "a.json").unwrap();
+        let d = parse(
+            r#"{"name": "audit", "num_replicas": 0, "max_age": 0, "max_bytes": -1}"#,
+            "a.json",
+        )
+        .unwrap();
         assert_eq!(d.subjects, ["audit"]);
         assert_eq!(d.replicas, Some(1));
         assert_eq!(d.max_age_s, None);

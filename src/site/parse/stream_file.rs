@@ -89,7 +89,10 @@ impl Validator<'_> {
             Some(first) => self.err(
                 Some(at.pos),
                 o.p("config"),
-                format!("duplicate asset name '{name}' from {} (first on line {})", f.file, first.line),
+                format!(
+                    "duplicate asset name '{name}' from {} (first on line {})",
+                    f.file, first.line
+                ),
                 "streams, KV buckets and object stores need unique names (they are all streams in nats-server)",
             ),
             None => {
@@ -160,7 +163,12 @@ impl Validator<'_> {
             *l.max_bytes = f.def.max_bytes;
         }
         if !self.given_twice(o, "subjects", f, "subjects") {
-            *l.subjects = f.def.subjects.iter().map(|s| (s.clone(), at.pos, o.p("config"))).collect();
+            *l.subjects = f
+                .def
+                .subjects
+                .iter()
+                .map(|s| (s.clone(), at.pos, o.p("config")))
+                .collect();
         }
         // max_msgs caps the stored bytes at that many records (payload + subject + record overhead).
         if let (Some(m), Some(size)) = (f.def.max_msgs, msg_size) {
@@ -210,7 +218,11 @@ mod tests {
 
     #[test]
     fn a_stream_takes_its_definition_from_the_file_and_its_traffic_from_the_site() {
-        let s = parse("    - { config: orders.json, msgs_per_s: 100, msg_size: 1KiB, consumers: 2 }\n", ORDERS).unwrap();
+        let s = parse(
+            "    - { config: orders.json, msgs_per_s: 100, msg_size: 1KiB, consumers: 2 }\n",
+            ORDERS,
+        )
+        .unwrap();
         let o = &s.workload.streams[0];
         assert_eq!(o.name, "orders");
         assert_eq!(o.subjects, ["orders.>", "refunds.*"]);
@@ -228,7 +240,10 @@ mod tests {
         let e = parse("    - { config: orders.json, msgs_per_s: 100, msg_size: 1KiB }\n", &bad)
             .unwrap_err()
             .to_string();
-        assert!(e.contains("site.yaml:9:17: workload.streams[0].config: orders.json:3:"), "{e}");
+        assert!(
+            e.contains("site.yaml:9:17: workload.streams[0].config: orders.json:3:"),
+            "{e}"
+        );
         assert!(e.contains("storage: memory storage"), "{e}");
         let e = parse(
             "    - { config: orders.json, name: other, msgs_per_s: 100, msg_size: 1KiB, replicas: 5 }\n",
@@ -237,10 +252,16 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(e.contains("name 'other' differs from the name in orders.json"), "{e}");
-        assert!(e.contains("replicas is also given by orders.json (num_replicas)"), "{e}");
-        let e = parse("    - { config: missing.json, msgs_per_s: 1, msg_size: 1KiB }\n", ORDERS)
-            .unwrap_err()
-            .to_string();
+        assert!(
+            e.contains("replicas is also given by orders.json (num_replicas)"),
+            "{e}"
+        );
+        let e = parse(
+            "    - { config: missing.json, msgs_per_s: 1, msg_size: 1KiB }\n",
+            ORDERS,
+        )
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("cannot read missing.json: no such file"), "{e}");
         let e = parse(
             "    - { config: orders.json, msgs_per_s: 1, msg_size: 1KiB }\n",
