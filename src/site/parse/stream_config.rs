@@ -91,19 +91,13 @@ struct Placement {
     preferred: Option<Value>,
 }
 
-/// A StreamInfo (`nats stream info --json`): its `config` is the definition.
+/// A StreamInfo (`nats stream info --json`): its `config` is the definition; the rest (`state`, `cluster`,
+/// `ts`, and whatever later servers add) is not read.
 #[derive(Debug, Deserialize)]
-#[allow(dead_code)]
 struct Info {
     config: Config,
-    created: Option<Value>,
-    state: Option<Value>,
-    domain: Option<Value>,
-    cluster: Option<Value>,
-    mirror: Option<Value>,
-    sources: Option<Value>,
-    alternates: Option<Value>,
-    ts: Option<Value>,
+    #[serde(flatten)]
+    _rest: std::collections::BTreeMap<String, Value>,
 }
 
 /// The located problem of a JSON syntax error, from serde_json's line and column.
@@ -371,10 +365,16 @@ mod tests {
     #[test]
     fn a_stream_info_is_read_through_its_config() {
         let info = format!(
-            r#"{{"config": {ORDERS}, "created": "2026-01-01T00:00:00Z", "state": {{"messages": 1}}, "ts": "2026-01-02T00:00:00Z"}}"#
+            r#"{{"config": {ORDERS}, "created": "2026-01-01T00:00:00Z", "state": {{"messages": 1}}, "ts": "2026-01-02T00:00:00Z", "a_later_field": 1}}"#
         );
         let d = parse(&info, "info.json").unwrap();
         assert_eq!(d.name, "orders");
+        let bad = info
+            .replace(r#""max_bytes": 1073741824"#, r#""max_bytes": "big""#)
+            .replace(r#""storage": "file""#, r#""storage": "memory""#);
+        let e = parse(&bad, "info.json").unwrap_err().to_string();
+        assert!(e.contains("info.json:7:16: config.max_bytes: expected a whole number"), "{e}");
+        assert!(e.contains("info.json:12:14: config.storage: memory storage"), "{e}");
         assert_eq!(d.config["name"], "orders");
         assert!(d.config.get("state").is_none());
     }
