@@ -2,7 +2,9 @@
 //! password user, an nkey user and a system account; TLS with a CA made here by rcgen) is started as
 //! written; clients log in over TLS; the stream a StreamConfig site file defines and the durable
 //! consumer the deploy file names are accepted by the JetStream API as emitted; then the files the nats
-//! CLI would write from that server are fed back to `design --from-cluster FILE,...`.
+//! CLI would write from that server are fed back to `design --from-cluster FILE,...`. A second test runs
+//! an emitted three-server cluster with TLS routes and client certificates (`verify: true`), and feeds
+//! its servers' JSZ answers back the same way.
 //!
 //! The nats CLI binary is not installed here, so the test writes its files as natscli does from the same
 //! API replies: `nats stream info --json` prints the `$JS.API.STREAM.INFO.<name>` reply's StreamInfo
@@ -93,10 +95,17 @@ fn certs(dir: &Path) -> (String, String, String) {
         .unwrap()
         .signed_by(&key, &ca, &ca_key)
         .unwrap();
+    let client_key = rcgen::KeyPair::generate().unwrap();
+    let client = rcgen::CertificateParams::new(vec!["natsplan-test-client".to_string()])
+        .unwrap()
+        .signed_by(&client_key, &ca, &ca_key)
+        .unwrap();
     let p = |n: &str| dir.join(n).display().to_string();
     std::fs::write(p("ca.pem"), ca.pem()).unwrap();
     std::fs::write(p("server.pem"), cert.pem()).unwrap();
     std::fs::write(p("server-key.pem"), key.serialize_pem()).unwrap();
+    std::fs::write(p("client.pem"), client.pem()).unwrap();
+    std::fs::write(p("client-key.pem"), client_key.serialize_pem()).unwrap();
     (p("ca.pem"), p("server.pem"), p("server-key.pem"))
 }
 
@@ -336,4 +345,222 @@ async fn emitted_auth_tls_and_consumers_run_on_nats_server_and_its_json_comes_ba
         }
     }
     drop(srv);
+}
+
+const THREE: &str = "site: interchange-three
+nats: { replicas: [3] }
+racks:
+  - { name: A, servers: [a1], arrays: [{ name: A1, model: EF300, disk_model: nvme-3.84t, disks: 3, hot_spares: 1 }] }
+  - { name: B, servers: [b1], arrays: [{ name: B1, model: EF300, disk_model: nvme-3.84t, disks: 3, hot_spares: 1 }] }
+  - { name: C, servers: [c1], arrays: [{ name: C1, model: EF300, disk_model: nvme-3.84t, disks: 3, hot_spares: 1 }] }
+workload:
+  streams:
+    - { name: events, msgs_per_s: 20, msg_size: 128B, retention: 1h, subjects: [events.>], consumers: 1 }
+";
+
+/// Every answer to a `$SYS.REQ.SERVER.PING.*` request within `wait` (one per server), as natscli collects them.
+async fn ping_all(nc: &async_nats::Client, subject: &str, body: Value, want: usize, wait: Duration) -> Vec<Value> {
+    use futures::StreamExt;
+    let inbox = nc.new_inbox();
+    let mut sub = nc.subscribe(inbox.clone()).await.unwrap();
+    nc.publish_with_reply(subject.to_string(), inbox, body.to_string().into())
+        .await
+        .unwrap();
+    let mut out = Vec::new();
+    let deadline = tokio::time::Instant::now() + wait;
+    while out.len() < want {
+        match tokio::time::timeout_at(deadline, sub.next()).await {
+            Ok(Some(m)) => out.push(serde_json::from_slice(&m.payload).unwrap()),
+            _ => break,
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_three_server_emitted_cluster_with_tls_routes_and_client_certificates() {
+    let _s = crate::common::serial_async().await;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let (ca, cert, key) = certs(dir);
+    let deploy_text = format!(
+        "accounts:\n  APP:\n    users: [{{ user: app, password: $APP_PASSWORD }}]\n  SYS:\n    users: [{{ user: admin, \
+         password: $SYS_PASSWORD }}]\nsystem_account: SYS\ntls: {{ cert: {cert}, key: {key}, ca: {ca}, verify: true, \
+         routes: true }}\nconsumers:\n  events: [{{ durable: indexer, filter_subject: events.> }}]\n"
+    );
+    let cat = Catalog::builtin();
+    let site = natsplan::site::parse_str(THREE, "three.yaml", &cat).unwrap_or_else(|e| panic!("{e}"));
+    let plan = natsplan::plan::build(&site, &cat);
+    let layout = plan
+        .layouts
+        .iter()
+        .find(|l| l.servers.len() == 3)
+        .expect("a three-server layout");
+    let deploy = emit::deploy::parse(&deploy_text, "deploy.yaml", &plan.input.workload).unwrap();
+    let opts = EmitOptions {
+        deploy,
+        ..EmitOptions::default()
+    };
+    let files = emit::render_all(&plan, &layout.id, &opts).unwrap();
+    let text = |p: &str| files.iter().find(|(f, _)| f == Path::new(p)).unwrap().1.clone();
+    // One host per server in production; here all on loopback, so each gets its own ports and store.
+    let names: Vec<String> = layout.servers.iter().map(|s| s.name.clone()).collect();
+    let ports = natsplan::lab::free_ports(3 * names.len()).unwrap();
+    let (client, route, monitor) = (
+        |i: usize| ports[3 * i],
+        |i: usize| ports[3 * i + 1],
+        |i: usize| ports[3 * i + 2],
+    );
+    let env = [("APP_PASSWORD", "app-secret"), ("SYS_PASSWORD", "sys-secret")];
+    let mut servers = Vec::new();
+    for (i, n) in names.iter().enumerate() {
+        let mut conf = text(&format!("{n}/nats-server.conf"))
+            .replace("\"0.0.0.0:4222\"", &format!("\"127.0.0.1:{}\"", client(i)))
+            .replace("\"0.0.0.0:6222\"", &format!("\"127.0.0.1:{}\"", route(i)))
+            .replace("\"0.0.0.0:8222\"", &format!("\"127.0.0.1:{}\"", monitor(i)))
+            .replace("\"/var/lib/nats\"", &format!("{:?}", dir.join(n).display().to_string()));
+        for (j, m) in names.iter().enumerate() {
+            conf = conf.replace(
+                &format!("nats-route://{m}:6222"),
+                &format!("nats-route://127.0.0.1:{}", route(j)),
+            );
+        }
+        assert!(
+            conf.contains("cluster {") && conf.contains("  tls {\n    cert_file"),
+            "{conf}"
+        );
+        let d = dir.join(format!("{n}-run"));
+        std::fs::create_dir_all(&d).unwrap();
+        let conf_path = d.join("nats-server.conf");
+        std::fs::write(&conf_path, conf).unwrap();
+        servers.push(start(&conf_path, &d, &env));
+    }
+    let url = format!("tls://127.0.0.1:{}", client(0));
+    let with_cert =
+        |o: async_nats::ConnectOptions| o.add_client_certificate(dir.join("client.pem"), dir.join("client-key.pem"));
+    let app = connect(
+        &url,
+        &ca,
+        with_cert(async_nats::ConnectOptions::with_user_and_password(
+            "app".into(),
+            "app-secret".into(),
+        )),
+        &servers[0],
+    )
+    .await;
+    // verify: true, so a client without a certificate is refused even with the right password.
+    let no_cert = tokio::time::timeout(
+        Duration::from_secs(10),
+        async_nats::ConnectOptions::with_user_and_password("app".into(), "app-secret".into())
+            .require_tls(true)
+            .add_root_certificates(PathBuf::from(&ca))
+            .connection_timeout(Duration::from_secs(3))
+            .connect(url.as_str()),
+    )
+    .await;
+    assert!(
+        !matches!(no_cert, Ok(Ok(_))),
+        "a client without a certificate was accepted"
+    );
+
+    // The R3 stream and its consumer, as emitted, over routes that run TLS (the meta group needs them).
+    let stream: Value = serde_json::from_str(&text("streams/events.json")).unwrap();
+    let r = api(&app, "$JS.API.STREAM.CREATE.events".into(), stream).await;
+    let t0 = Instant::now();
+    let mut r = r;
+    while !r["error"].is_null() && t0.elapsed() < Duration::from_secs(30) {
+        // The meta leader may not be elected yet right after the routes form.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let stream: Value = serde_json::from_str(&text("streams/events.json")).unwrap();
+        r = api(&app, "$JS.API.STREAM.CREATE.events".into(), stream).await;
+    }
+    assert!(
+        r["error"].is_null(),
+        "stream refused: {r}\n{}",
+        std::fs::read_to_string(&servers[0].log).unwrap_or_default()
+    );
+    assert_eq!(r["config"]["num_replicas"], 3);
+    let consumer: Value = serde_json::from_str(&text("consumers/events/indexer.json")).unwrap();
+    assert_eq!(consumer["num_replicas"], 3);
+    let r = api(
+        &app,
+        "$JS.API.CONSUMER.CREATE.events.indexer".into(),
+        json!({"stream_name": "events", "config": consumer}),
+    )
+    .await;
+    assert!(r["error"].is_null(), "consumer refused: {r}");
+
+    // `nats server request jetstream --all` from the system account: one JSZ answer per server.
+    let sys = connect(
+        &url,
+        &ca,
+        with_cert(async_nats::ConnectOptions::with_user_and_password(
+            "admin".into(),
+            "sys-secret".into(),
+        )),
+        &servers[0],
+    )
+    .await;
+    let js = async_nats::jetstream::new(app.clone());
+    let body = json!({"accounts": true, "streams": true, "config": true});
+    let mut lines = Vec::new();
+    for round in 0..2 {
+        for i in 0..100 {
+            js.publish(format!("events.{round}.{i}"), bytes::Bytes::from_static(b"payload"))
+                .await
+                .unwrap()
+                .await
+                .unwrap();
+        }
+        // Each server must hold its replica's state before the snapshot counts it.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let answers = ping_all(
+            &sys,
+            "$SYS.REQ.SERVER.PING.JSZ",
+            body.clone(),
+            3,
+            Duration::from_secs(5),
+        )
+        .await;
+        assert_eq!(answers.len(), 3, "one JSZ answer per server: {answers:?}");
+        lines.extend(answers.iter().map(|a| a.to_string()));
+        tokio::time::sleep(Duration::from_millis(1200)).await;
+    }
+    let jsz = dir.join("jsz.json");
+    std::fs::write(&jsz, lines.join("\n") + "\n").unwrap();
+    let site_path = dir.join("three.yaml");
+    std::fs::write(&site_path, THREE).unwrap();
+    let args = [site_path.display().to_string(), jsz.display().to_string()];
+    let (code, stdout, stderr) = tokio::task::spawn_blocking(move || {
+        crate::common::run(&[
+            "design",
+            &args[0],
+            "--from-cluster",
+            &args[1],
+            "--format",
+            "json",
+            "--top",
+            "1",
+        ])
+    })
+    .await
+    .unwrap();
+    assert_eq!(code, 0, "{stderr}");
+    let mut sorted = names.clone();
+    sorted.sort();
+    assert!(
+        stderr.contains(&format!("3 servers ({}) in cluster natsplan", sorted.join(", "))),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("does not list"), "{stderr}");
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    let asset = v["layouts"][0]["assets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == "events")
+        .cloned()
+        .unwrap();
+    assert_eq!(asset["replicas"], 3);
+    drop(servers);
 }

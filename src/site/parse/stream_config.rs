@@ -373,7 +373,10 @@ mod tests {
             .replace(r#""max_bytes": 1073741824"#, r#""max_bytes": "big""#)
             .replace(r#""storage": "file""#, r#""storage": "memory""#);
         let e = parse(&bad, "info.json").unwrap_err().to_string();
-        assert!(e.contains("info.json:7:16: config.max_bytes: expected a whole number"), "{e}");
+        assert!(
+            e.contains("info.json:7:16: config.max_bytes: expected a whole number"),
+            "{e}"
+        );
         assert!(e.contains("info.json:12:14: config.storage: memory storage"), "{e}");
         assert_eq!(d.config["name"], "orders");
         assert!(d.config.get("state").is_none());
