@@ -186,36 +186,39 @@ fn security(f: &File, doc: &Doc, errs: &mut Vec<SiteError>) -> Security {
             "give one account jetstream: true",
         ));
     }
-    let tls = f.tls.as_ref().map(|t| {
-        for (k, v) in [("cert", Some(&t.cert)), ("key", Some(&t.key)), ("ca", t.ca.as_ref())] {
-            if v.is_some_and(|v| !v.starts_with('/')) {
-                errs.push(doc.error(
-                    &format!("tls.{k}"),
-                    "the path must be absolute (nats-server reads it on the host, from its own working folder)",
-                    "write e.g. /etc/nats/tls/server.pem",
-                ));
-            }
-        }
-        let routes = t.routes.unwrap_or(false);
-        if routes && t.ca.is_none() {
-            errs.push(doc.error(
-                "tls.routes",
-                "TLS between servers needs the CA that signed their certificates",
-                "add ca: /etc/nats/tls/ca.pem",
-            ));
-        }
-        Tls {
-            cert_file: t.cert.clone(),
-            key_file: t.key.clone(),
-            ca_file: t.ca.clone(),
-            verify: t.verify.unwrap_or(false),
-            routes,
-        }
-    });
+    let tls = f.tls.as_ref().map(|t| tls(t, doc, errs));
     Security {
         accounts,
         system_account: sys,
         tls,
+    }
+}
+
+/// The TLS block: absolute paths, and the CA routes need.
+fn tls(t: &TlsSpec, doc: &Doc, errs: &mut Vec<SiteError>) -> Tls {
+    for (k, v) in [("cert", Some(&t.cert)), ("key", Some(&t.key)), ("ca", t.ca.as_ref())] {
+        if v.is_some_and(|v| !v.starts_with('/')) {
+            errs.push(doc.error(
+                &format!("tls.{k}"),
+                "the path must be absolute (nats-server reads it on the host, from its own working folder)",
+                "write e.g. /etc/nats/tls/server.pem",
+            ));
+        }
+    }
+    let routes = t.routes.unwrap_or(false);
+    if routes && t.ca.is_none() {
+        errs.push(doc.error(
+            "tls.routes",
+            "TLS between servers needs the CA that signed their certificates",
+            "add ca: /etc/nats/tls/ca.pem",
+        ));
+    }
+    Tls {
+        cert_file: t.cert.clone(),
+        key_file: t.key.clone(),
+        ca_file: t.ca.clone(),
+        verify: t.verify.unwrap_or(false),
+        routes,
     }
 }
 

@@ -163,37 +163,10 @@ fn limit(v: Option<i64>) -> Option<u64> {
     v.filter(|x| *x > 0).map(|x| x as u64)
 }
 
-fn map(cfg: &Config, prefix: &str, config: Value, doc: &Doc, errs: &mut Vec<SiteError>) -> StreamDef {
-    let p = |k: &str| format!("{prefix}{k}");
-    let mut err = |k: &str, what: String, fix: &str| errs.push(doc.error(&p(k), what, fix));
-    // nats-server's name rules (server/jetstream.go isValidAssetName, JSMaxNameLen).
-    let name = cfg.name.clone();
-    if name.is_empty()
-        || name.len() > crate::site::limits::MAX_ASSET_NAME_BYTES
-        || name
-            .chars()
-            .any(|c| c.is_whitespace() || c.is_control() || ".*>/\\".contains(c))
-    {
-        err(
-            "name",
-            format!("'{}' is not a stream name nats-server accepts", name.escape_debug()),
-            "use letters, digits, '-' and '_' (no spaces, '.', '*', '>', '/' or '\\'), at most 250 bytes",
-        );
-    }
-    let mut subjects = cfg.subjects.clone().unwrap_or_default();
-    for (i, s) in subjects.iter().enumerate() {
-        if let Err(why) = crate::units::check_subject(s) {
-            err(
-                &format!("subjects[{i}]"),
-                format!("subject '{s}': {why}"),
-                "write a NATS subject such as orders.>",
-            );
-        }
-    }
-    if subjects.is_empty() {
-        // nats-server gives a stream without subjects its own name as the subject (server/stream.go).
-        subjects.push(name.clone());
-    }
+/// The policy fields: known spellings, and what the model cannot carry (memory storage, async persist,
+/// mirrors, sources).
+fn policies(cfg: &Config, prefix: &str, doc: &Doc, errs: &mut Vec<SiteError>) {
+    let mut err = |k: &str, what: String, fix: &str| errs.push(doc.error(&format!("{prefix}{k}"), what, fix));
     match cfg.retention.as_deref() {
         None | Some("limits") | Some("interest") | Some("workqueue") => {}
         Some(other) => err(
@@ -259,6 +232,40 @@ fn map(cfg: &Config, prefix: &str, config: Value, doc: &Doc, errs: &mut Vec<Site
             "a sourcing stream's traffic is other streams'; natsplan does not model sources".into(),
             "plan the source streams, and add the sourcing stream by hand after emit",
         );
+    }
+}
+
+fn map(cfg: &Config, prefix: &str, config: Value, doc: &Doc, errs: &mut Vec<SiteError>) -> StreamDef {
+    policies(cfg, prefix, doc, errs);
+    let p = |k: &str| format!("{prefix}{k}");
+    let mut err = |k: &str, what: String, fix: &str| errs.push(doc.error(&p(k), what, fix));
+    // nats-server's name rules (server/jetstream.go isValidAssetName, JSMaxNameLen).
+    let name = cfg.name.clone();
+    if name.is_empty()
+        || name.len() > crate::site::limits::MAX_ASSET_NAME_BYTES
+        || name
+            .chars()
+            .any(|c| c.is_whitespace() || c.is_control() || ".*>/\\".contains(c))
+    {
+        err(
+            "name",
+            format!("'{}' is not a stream name nats-server accepts", name.escape_debug()),
+            "use letters, digits, '-' and '_' (no spaces, '.', '*', '>', '/' or '\\'), at most 250 bytes",
+        );
+    }
+    let mut subjects = cfg.subjects.clone().unwrap_or_default();
+    for (i, s) in subjects.iter().enumerate() {
+        if let Err(why) = crate::units::check_subject(s) {
+            err(
+                &format!("subjects[{i}]"),
+                format!("subject '{s}': {why}"),
+                "write a NATS subject such as orders.>",
+            );
+        }
+    }
+    if subjects.is_empty() {
+        // nats-server gives a stream without subjects its own name as the subject (server/stream.go).
+        subjects.push(name.clone());
     }
     let mut cluster = None;
     if let Some(pl) = &cfg.placement {
