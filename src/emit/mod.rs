@@ -115,6 +115,10 @@ fn configured_stream_json(plan: &Plan, a: &PlannedAsset, s: &crate::site::Stream
     }
     v["placement"] = place;
     v["num_replicas"] = json!(a.replicas);
+    if given.get("compression").is_none_or(|c| c.is_null()) {
+        // The plan sized the stream with the site's compression.
+        v["compression"] = json!(compression(plan));
+    }
     if given["max_bytes"].as_i64().is_none_or(|b| b <= 0) {
         v["max_bytes"] = json!(s.max_bytes.unwrap_or(a.bytes_per_replica).max(1));
     }
