@@ -268,7 +268,10 @@ fn a_stream_config_file_defines_a_sites_stream_and_emit_writes_it_back() {
     assert_eq!(emitted["duplicate_window"], 60_000_000_000i64);
     assert_eq!(emitted["num_replicas"], 3);
     assert_eq!(emitted["placement"]["cluster"], "prod");
-    assert_eq!(emitted["compression"], "none", "the site's compression where the file gives none");
+    assert_eq!(
+        emitted["compression"], "none",
+        "the site's compression where the file gives none"
+    );
 }
 
 #[test]
