@@ -86,8 +86,9 @@ pub struct PlanArgs {
     #[arg(long, value_name = "DURATION", requires = "omb")]
     pub omb_retention: Option<String>,
     /// Take the streams from a live cluster: its monitor URLs (comma-separated, every server's for full
-    /// coverage), read twice --interval apart for the rates.
-    #[arg(long, value_name = "URL", value_delimiter = ',')]
+    /// coverage), read twice --interval apart for the rates; or, offline, files the nats CLI wrote
+    /// (`nats stream info NAME --json`, `nats stream ls --json`, `nats server request jetstream --all`).
+    #[arg(long, value_name = "URL|FILE", value_delimiter = ',')]
     pub from_cluster: Vec<String>,
     /// How long to measure a --from-cluster cluster's message rates.
     #[arg(long, value_name = "DURATION", default_value = "10s", requires = "from_cluster")]

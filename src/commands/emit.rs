@@ -1,5 +1,5 @@
-//! `natsplan emit SITE.yaml --layout ID --out DIR`: write a planned layout's nats-server configurations
-//! and stream, KV and object-store definitions (see `emit`).
+//! `natsplan emit SITE.yaml --layout ID --out DIR [--deploy FILE]`: write a planned layout's nats-server
+//! configurations, stream, KV and object-store definitions and durable consumers (see `emit`).
 
 use crate::cli::{Format, Global, PlanArgs};
 use crate::emit::{self, EmitOptions};
@@ -30,6 +30,11 @@ pub struct EmitArgs {
     /// Where each host mounts its LUN (jetstream.store_dir).
     #[arg(long, value_name = "PATH", default_value = "/var/lib/nats")]
     pub store_dir: String,
+    /// A deploy file (YAML, docs/emit.md): accounts with users or nkeys and a system account, TLS (cert,
+    /// key, CA, verify, routes), and the site's durable consumers by name, written as
+    /// `consumers/<stream>/<name>.json` for `nats consumer add --config`.
+    #[arg(long, value_name = "FILE")]
+    pub deploy: Option<PathBuf>,
 }
 
 pub fn run(g: &Global, a: EmitArgs) -> Result<Outcome, Failure> {
@@ -58,11 +63,19 @@ pub fn run(g: &Global, a: EmitArgs) -> Result<Outcome, Failure> {
             layout.reasons.join("; ")
         )));
     }
+    let deploy = match &a.deploy {
+        None => emit::deploy::Deploy::default(),
+        Some(p) => {
+            let text = crate::input::read_text(p, "--deploy").map_err(bad_input)?;
+            emit::deploy::parse(&text, &p.display().to_string(), &plan.input.workload).map_err(bad_input)?
+        }
+    };
     let opts = EmitOptions {
         store_dir: a.store_dir.clone(),
+        deploy,
         ..EmitOptions::default()
     };
-    let files = emit::render(&plan, &layout.id, &opts).map_err(bad_input)?;
+    let files = emit::render_all(&plan, &layout.id, &opts).map_err(bad_input)?;
     emit::write_atomically(&a.out, &files, a.force).map_err(|e| {
         if e.to_string().starts_with("--out") {
             bad_input(e)

@@ -43,13 +43,118 @@ pub struct ClientTls {
     pub key_file: String,
 }
 
+/// Authentication and TLS beyond what `ServerConf` carries (emit's `--deploy` file); the default adds
+/// nothing, which is what the lab and the faults sandbox run.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Security {
+    /// Accounts with their users; empty = no authentication (nats-server's global account).
+    pub accounts: Vec<Account>,
+    /// `system_account`; None = nats-server's own `$SYS` (no users can log into it).
+    pub system_account: Option<String>,
+    /// TLS for clients (and routes when `routes`), replacing `ServerConf::client_tls`.
+    pub tls: Option<Tls>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Account {
+    pub name: String,
+    /// `jetstream: enabled` for this account.
+    pub jetstream: bool,
+    pub users: Vec<User>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum User {
+    /// A user and its password: either `$VAR` (nats-server reads it from its environment when it starts,
+    /// so the secret is never in the file) or a literal (a bcrypt hash from `nats server passwd`, or text).
+    Password { user: String, password: String },
+    /// An nkey user by its public key (`U…`); the seed stays with the client.
+    Nkey(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tls {
+    pub cert_file: String,
+    pub key_file: String,
+    pub ca_file: Option<String>,
+    /// Clients must present a certificate the CA signed (`verify: true`).
+    pub verify: bool,
+    /// The same certificate on the route port, peers verified against the CA.
+    pub routes: bool,
+}
+
 /// A string as nats-server's config parser reads it (double-quoted, JSON escapes).
 fn q(s: &str) -> String {
     serde_json::to_string(s).expect("strings always serialise")
 }
 
+/// A `$VAR` reference nats-server resolves from its environment (written bare: quoted it is text).
+pub fn is_env_ref(s: &str) -> bool {
+    let mut c = s.chars();
+    c.next() == Some('$')
+        && c.next().is_some_and(|x| x.is_ascii_alphabetic() || x == '_')
+        && s[2..].chars().all(|x| x.is_ascii_alphanumeric() || x == '_')
+}
+
+fn secret(s: &str) -> String {
+    if is_env_ref(s) {
+        s.to_string()
+    } else {
+        q(s)
+    }
+}
+
+fn tls_block(indent: &str, t: &Tls, verify: bool) -> String {
+    let mut o = format!("{indent}tls {{\n");
+    o.push_str(&format!("{indent}  cert_file: {}\n", q(&t.cert_file)));
+    o.push_str(&format!("{indent}  key_file: {}\n", q(&t.key_file)));
+    if let Some(ca) = &t.ca_file {
+        o.push_str(&format!("{indent}  ca_file: {}\n", q(ca)));
+    }
+    if verify {
+        o.push_str(&format!("{indent}  verify: true\n"));
+    }
+    o.push_str(&format!("{indent}}}\n"));
+    o
+}
+
+fn accounts_block(s: &Security) -> String {
+    if s.accounts.is_empty() {
+        return String::new();
+    }
+    let mut o = String::from("\naccounts {\n");
+    for a in &s.accounts {
+        o.push_str(&format!("  {}: {{\n", q(&a.name)));
+        if a.jetstream {
+            o.push_str("    jetstream: enabled\n");
+        }
+        o.push_str("    users: [\n");
+        for u in &a.users {
+            match u {
+                User::Password { user, password } => o.push_str(&format!(
+                    "      {{ user: {}, password: {} }}\n",
+                    q(user),
+                    secret(password)
+                )),
+                User::Nkey(k) => o.push_str(&format!("      {{ nkey: {} }}\n", q(k))),
+            }
+        }
+        o.push_str("    ]\n  }\n");
+    }
+    o.push_str("}\n");
+    if let Some(sys) = &s.system_account {
+        o.push_str(&format!("system_account: {}\n", q(sys)));
+    }
+    o
+}
+
 /// Render the configuration file.
 pub fn render(c: &ServerConf) -> String {
+    render_secured(c, &Security::default())
+}
+
+/// Render the configuration file with accounts and TLS.
+pub fn render_secured(c: &ServerConf, sec: &Security) -> String {
     let mut o = String::new();
     for line in &c.header {
         o.push_str(&format!("# {line}\n"));
@@ -66,13 +171,17 @@ pub fn render(c: &ServerConf) -> String {
         let tags: Vec<String> = c.tags.iter().map(|t| q(&t.trim().to_lowercase())).collect();
         o.push_str(&format!("server_tags: [{}]\n", tags.join(", ")));
     }
-    if let Some(t) = &c.client_tls {
+    if let Some(t) = &sec.tls {
+        o.push('\n');
+        o.push_str(&tls_block("", t, t.verify));
+    } else if let Some(t) = &c.client_tls {
         o.push_str(&format!(
             "\ntls {{\n  cert_file: {}\n  key_file: {}\n}}\n",
             q(&t.cert_file),
             q(&t.key_file)
         ));
     }
+    o.push_str(&accounts_block(sec));
     o.push_str("\njetstream {\n");
     o.push_str(&format!("  store_dir: {}\n", q(&c.store_dir)));
     if let Some(b) = c.max_file_store_bytes {
@@ -96,6 +205,9 @@ pub fn render(c: &ServerConf) -> String {
     o.push_str("\ncluster {\n");
     o.push_str(&format!("  name: {}\n", q(&c.cluster_name)));
     o.push_str(&format!("  listen: {}\n", q(&c.cluster_listen)));
+    if let Some(t) = sec.tls.as_ref().filter(|t| t.routes) {
+        o.push_str(&tls_block("  ", t, true));
+    }
     o.push_str("  routes: [\n");
     for r in &c.routes {
         o.push_str(&format!("    {}\n", q(r)));
@@ -147,5 +259,73 @@ mod tests {
         assert!(t.contains("max_ha_assets: 2000"));
         assert!(t.contains(r#""nats-route://nats-b1:6222""#));
         assert!(!t.contains("max_memory_store"));
+    }
+
+    #[test]
+    fn accounts_users_and_tls_render_as_nats_server_reads_them() {
+        let c = ServerConf {
+            server_name: "a".into(),
+            client_listen: "0.0.0.0:4222".into(),
+            monitor_listen: None,
+            tags: vec![],
+            store_dir: "/d".into(),
+            max_file_store_bytes: None,
+            max_memory_store_bytes: None,
+            unique_tag: None,
+            sync: SyncMode::Always,
+            max_ha_assets: None,
+            cluster_name: "c".into(),
+            cluster_listen: "0.0.0.0:6222".into(),
+            routes: vec!["nats-route://b:6222".into()],
+            header: vec![],
+            client_tls: None,
+        };
+        let sec = Security {
+            accounts: vec![
+                Account {
+                    name: "APP".into(),
+                    jetstream: true,
+                    users: vec![
+                        User::Password {
+                            user: "app".into(),
+                            password: "$APP_PASSWORD".into(),
+                        },
+                        User::Password {
+                            user: "b".into(),
+                            password: "$2a$11$hash".into(),
+                        },
+                        User::Nkey("UABC".into()),
+                    ],
+                },
+                Account {
+                    name: "SYS".into(),
+                    jetstream: false,
+                    users: vec![],
+                },
+            ],
+            system_account: Some("SYS".into()),
+            tls: Some(Tls {
+                cert_file: "/c.pem".into(),
+                key_file: "/k.pem".into(),
+                ca_file: Some("/ca.pem".into()),
+                verify: true,
+                routes: true,
+            }),
+        };
+        let t = render_secured(&c, &sec);
+        assert!(t.contains("{ user: \"app\", password: $APP_PASSWORD }"), "{t}");
+        assert!(t.contains("{ user: \"b\", password: \"$2a$11$hash\" }"), "{t}");
+        assert!(t.contains("{ nkey: \"UABC\" }"), "{t}");
+        assert!(t.contains("  \"APP\": {\n    jetstream: enabled\n"), "{t}");
+        assert!(t.contains("system_account: \"SYS\""), "{t}");
+        assert!(
+            t.contains(
+                "\ntls {\n  cert_file: \"/c.pem\"\n  key_file: \"/k.pem\"\n  ca_file: \"/ca.pem\"\n  verify: true\n}"
+            ),
+            "{t}"
+        );
+        assert!(t.contains("  tls {\n    cert_file"), "{t}");
+        assert_eq!(render(&c), render_secured(&c, &Security::default()));
+        assert!(is_env_ref("$A_1") && !is_env_ref("$2a$") && !is_env_ref("A"));
     }
 }

@@ -7,6 +7,8 @@
 //! the whole output exists or none of it does.
 
 pub mod conf;
+pub mod consumers;
+pub mod deploy;
 
 use crate::layout::PlacementRule;
 use crate::plan::{Plan, PlannedAsset, PlannedLayout};
@@ -20,13 +22,15 @@ use std::path::{Path, PathBuf};
 const DUPLICATE_WINDOW_S: f64 = 120.0;
 
 /// Where the emitted servers listen and store; defaults are nats-server's usual ports.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct EmitOptions {
     /// Mount point of each server's LUN, written as `jetstream.store_dir`.
     pub store_dir: String,
     pub client_port: u16,
     pub cluster_port: u16,
     pub monitor_port: u16,
+    /// Accounts, TLS and named consumers (`--deploy FILE`); the default adds none.
+    pub deploy: deploy::Deploy,
 }
 
 impl Default for EmitOptions {
@@ -36,6 +40,7 @@ impl Default for EmitOptions {
             client_port: 4222,
             cluster_port: 6222,
             monitor_port: 8222,
+            deploy: deploy::Deploy::default(),
         }
     }
 }
@@ -89,10 +94,44 @@ fn asset<'l>(layout: &'l PlannedLayout, kind: &str, name: &str) -> Result<&'l Pl
         .ok_or_else(|| anyhow!("layout {} has no planned {kind} '{name}'", layout.id))
 }
 
+/// A stream the site defined by a StreamConfig file (`workload.streams[].config`): the file as given, with
+/// the layout's replicas and placement (its `preferred` kept), and the planned size where it sets no
+/// `max_bytes`.
+fn configured_stream_json(plan: &Plan, a: &PlannedAsset, s: &crate::site::StreamSpec, given: &Value) -> Result<Value> {
+    let mut v = given.clone();
+    let cluster = &plan.input.nats.cluster_name;
+    if let Some(c) = given["placement"]["cluster"].as_str().filter(|c| !c.is_empty()) {
+        if c != cluster {
+            bail!(
+                "stream {}: its config file places it in cluster '{c}', but the site's cluster is '{cluster}'; write \
+                 \"cluster\": \"{cluster}\" in the file (or drop it), or set nats.cluster_name",
+                s.name
+            );
+        }
+    }
+    let mut place = placement(plan, a);
+    if let Some(p) = given["placement"].get("preferred").filter(|p| !p.is_null()) {
+        place["preferred"] = p.clone();
+    }
+    v["placement"] = place;
+    v["num_replicas"] = json!(a.replicas);
+    if given.get("compression").is_none_or(|c| c.is_null()) {
+        // The plan sized the stream with the site's compression.
+        v["compression"] = json!(compression(plan));
+    }
+    if given["max_bytes"].as_i64().is_none_or(|b| b <= 0) {
+        v["max_bytes"] = json!(s.max_bytes.unwrap_or(a.bytes_per_replica).max(1));
+    }
+    Ok(v)
+}
+
 /// The JetStream API stream configuration of a planned stream.
 fn stream_json(plan: &Plan, layout: &PlannedLayout, s: &crate::site::StreamSpec) -> Result<Value> {
     check_name("stream", &s.name)?;
     let a = asset(layout, "stream", &s.name)?;
+    if let Some(given) = plan.input.workload.stream_configs.get(&s.name) {
+        return configured_stream_json(plan, a, s, given);
+    }
     let max_bytes = s.max_bytes.unwrap_or(a.bytes_per_replica).max(1);
     Ok(json!({
         "name": s.name,
@@ -170,7 +209,19 @@ fn pretty(v: &Value) -> String {
     serde_json::to_string_pretty(v).expect("json values serialise") + "\n"
 }
 
-/// Every file of the emitted output, relative to the output folder, in a stable order.
+/// Every file `natsplan emit` writes: `render`'s, and the durable consumers (`consumers/`), relative to the
+/// output folder, in a stable order.
+pub fn render_all(plan: &Plan, layout_id: &str, opts: &EmitOptions) -> Result<Vec<(PathBuf, String)>> {
+    let mut files = render(plan, layout_id, opts)?;
+    let layout = plan.layout(layout_id).expect("render found it");
+    files.extend(consumers::files(plan, layout, &opts.deploy)?);
+    files.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(files)
+}
+
+/// The server configurations and the stream, KV and object-store definitions (every `.json` a stream's
+/// configuration, which `lab up --streams` and `verify` create and compare), with the READMEs, relative to
+/// the output folder, in a stable order.
 pub fn render(plan: &Plan, layout_id: &str, opts: &EmitOptions) -> Result<Vec<(PathBuf, String)>> {
     let layout = plan.layout(layout_id).ok_or_else(|| {
         anyhow!(
@@ -208,23 +259,26 @@ pub fn render(plan: &Plan, layout_id: &str, opts: &EmitOptions) -> Result<Vec<(P
             ),
             "routes name the other servers by server name: replace them with their addresses if DNS differs".into(),
         ];
-        let text = conf::render(&conf::ServerConf {
-            server_name: s.name.clone(),
-            client_listen: format!("0.0.0.0:{}", opts.client_port),
-            monitor_listen: Some(format!("0.0.0.0:{}", opts.monitor_port)),
-            tags: s.tags.iter().map(|t| t.to_lowercase()).collect(),
-            store_dir: opts.store_dir.clone(),
-            max_file_store_bytes: Some(s.store_bytes),
-            max_memory_store_bytes: None,
-            unique_tag: layout.unique_tag.clone(),
-            sync: site.nats.sync,
-            max_ha_assets: site.nats.max_ha_assets,
-            cluster_name: site.nats.cluster_name.clone(),
-            cluster_listen: format!("0.0.0.0:{}", opts.cluster_port),
-            routes,
-            header,
-            client_tls: None,
-        });
+        let text = conf::render_secured(
+            &conf::ServerConf {
+                server_name: s.name.clone(),
+                client_listen: format!("0.0.0.0:{}", opts.client_port),
+                monitor_listen: Some(format!("0.0.0.0:{}", opts.monitor_port)),
+                tags: s.tags.iter().map(|t| t.to_lowercase()).collect(),
+                store_dir: opts.store_dir.clone(),
+                max_file_store_bytes: Some(s.store_bytes),
+                max_memory_store_bytes: None,
+                unique_tag: layout.unique_tag.clone(),
+                sync: site.nats.sync,
+                max_ha_assets: site.nats.max_ha_assets,
+                cluster_name: site.nats.cluster_name.clone(),
+                cluster_listen: format!("0.0.0.0:{}", opts.cluster_port),
+                routes,
+                header,
+                client_tls: None,
+            },
+            &opts.deploy.security,
+        );
         files.push((PathBuf::from(&s.name).join("nats-server.conf"), text));
         files.push((
             PathBuf::from(&s.name).join("README.md"),
@@ -394,6 +448,7 @@ fn top_readme(plan: &Plan, layout: &PlannedLayout, opts: &EmitOptions) -> String
          nats-server.conf`). Ports: clients {}, routes {}, monitoring {}.\n\n",
         opts.client_port, opts.cluster_port, opts.monitor_port
     ));
+    o.push_str(&deploy::readme_section(&opts.deploy));
     o.push_str(
         "## Streams, KV buckets and object stores\n\nThe folders `streams/`, `kv/` and `object_stores/` hold \
          JetStream API stream configurations; create each with `nats stream add --config FILE` once the \

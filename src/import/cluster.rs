@@ -14,9 +14,9 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// Per-message bytes natsplan's capacity model adds to payload and subject (kept in step with `plan`).
-const RECORD_OVERHEAD_BYTES: f64 = 30.0;
+pub(crate) const RECORD_OVERHEAD_BYTES: f64 = 30.0;
 /// The rate given to streams that saw no publish during the interval (rates must be positive).
-const IDLE_RATE_PER_S: f64 = 0.001;
+pub(crate) const IDLE_RATE_PER_S: f64 = 0.001;
 
 /// One stream in one `/jsz` answer.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,8 +1,10 @@
-//! Workload import, so nobody types a workload twice: an OpenMessaging Benchmark workload file (`omb`)
-//! or a live cluster's `/jsz` measured over an interval (`cluster`) becomes the site's streams before
-//! `plan::build`. Each importer returns the streams and notes saying what it assumed or ignored.
+//! Workload import, so nobody types a workload twice: an OpenMessaging Benchmark workload file (`omb`),
+//! a live cluster's `/jsz` measured over an interval (`cluster`) or the JSON files the nats CLI writes
+//! (`natscli`: `nats stream info --json`, `nats stream ls --json`, JSZ answers) becomes the site's streams
+//! before `plan::build`. Each importer returns the streams and notes saying what it assumed or ignored.
 
 pub mod cluster;
+pub mod natscli;
 pub mod omb;
 
 use crate::site::{StreamSpec, Workload};
@@ -22,9 +24,12 @@ pub fn merge(workload: &mut Workload, imported: &Imported) -> Vec<String> {
         match workload.streams.iter_mut().find(|x| x.name == s.name) {
             Some(existing) => {
                 *existing = s.clone();
+                // The imported stream is the definition now, not the site's StreamConfig file.
+                let file = workload.stream_configs.remove(&s.name).is_some();
                 notes.push(format!(
-                    "stream {} of the site file replaced by the imported one",
-                    s.name
+                    "stream {} of the site file replaced by the imported one{}",
+                    s.name,
+                    if file { " (its config file is not used)" } else { "" }
                 ));
             }
             None => workload.streams.push(s.clone()),
@@ -80,11 +85,13 @@ mod tests {
             streams: vec![spec("b", 20.0), spec("c", 3.0)],
             notes: vec![],
         };
+        w.stream_configs.insert("b".into(), serde_json::json!({"name": "b"}));
         let notes = merge(&mut w, &imp);
         let names: Vec<&str> = w.streams.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["a", "b", "c"]);
         assert_eq!(w.streams[1].msgs_per_s, 20.0);
         assert_eq!(notes.len(), 1);
+        assert!(w.stream_configs.is_empty() && notes[0].contains("config file is not used"));
     }
 
     #[test]

@@ -40,7 +40,8 @@ pub struct Sources {
     /// `--omb FILE` and `--omb-retention DURATION`.
     pub omb: Option<PathBuf>,
     pub omb_retention: Option<String>,
-    /// `--from-cluster URL,...` measured over `--interval`.
+    /// `--from-cluster URL,...` measured over `--interval`, or `--from-cluster FILE,...`: files the nats CLI
+    /// wrote, read offline (`import::natscli`).
     pub from_cluster: Vec<String>,
     pub interval: String,
     /// `--plan FILE`: a plan saved by `design --save`.
@@ -78,8 +79,11 @@ struct Frozen {
     calibration: Option<FrozenFile>,
     /// Streams imported with `--omb` / `--from-cluster`, as they were read, in merge order.
     imported_streams: Vec<FrozenStream>,
-    /// Where the imported streams came from (`omb FILE`, `cluster URL,...`).
+    /// Where the imported streams came from (`omb FILE`, `cluster URL,...`, `cluster files FILE (sha256:…)`).
     import_sources: Vec<String>,
+    /// The files the site names (`workload.streams[].config`), by the path as written in it.
+    #[serde(default)]
+    site_files: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -161,6 +165,12 @@ struct Hashes {
     catalog: String,
     calibration: Option<String>,
     plan: String,
+    /// Each file the site names, by its path as written there.
+    #[serde(default)]
+    site_files: BTreeMap<String, String>,
+    /// The imported streams and their sources (`--omb`, `--from-cluster`) as frozen.
+    #[serde(default)]
+    imported: Option<String>,
 }
 
 const FORMAT: &str = "natsplan-plan/1";
@@ -183,6 +193,58 @@ fn catalog_hash(c: &Catalog) -> String {
 /// The hash of a plan's JSON.
 fn plan_hash(p: &Plan) -> String {
     sha256(&serde_json::to_vec(p).expect("a plan serialises"))
+}
+
+/// The saved plan's copies of the files its site names, and its imported streams, against their hashes;
+/// with a SITE.yaml beside it, the files that site names must be those copies. The reason when not.
+fn check_frozen_files(f: &Frozen, hashes: &Hashes, site: Option<&Path>) -> Result<(), String> {
+    for (name, text) in &f.site_files {
+        if hashes.site_files.get(name) != Some(&sha256(text.as_bytes())) {
+            return Err(format!(
+                "its copy of {name} does not match its hash (the file was edited)"
+            ));
+        }
+    }
+    if hashes.imported.is_some() && hashes.imported != Some(imports_hash(f)) {
+        return Err("its imported streams do not match their hash (the file was edited)".into());
+    }
+    if let Some(site) = site {
+        let dir = site.parent().map(Path::to_path_buf).unwrap_or_default();
+        for (name, text) in &f.site_files {
+            let now = read_text(&dir.join(name), "").ok();
+            if now.as_deref() != Some(text.as_str()) {
+                return Err(format!(
+                    "{name}, which {} names, is not the file this plan was built from (missing or changed): drop \
+                     SITE.yaml to use the saved plan, or save a new plan",
+                    site.display()
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The hash of the imported streams and where they came from, as frozen.
+fn imports_hash(f: &Frozen) -> String {
+    sha256(&serde_json::to_vec(&(&f.imported_streams, &f.import_sources)).expect("streams serialise"))
+}
+
+/// Parse the site file, reading the files it names beside it; returns them too, to freeze.
+fn parse_site(text: &str, path: &Path, catalog: &Catalog) -> Result<(Site, BTreeMap<String, String>), Failure> {
+    let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let read_files = std::cell::RefCell::new(BTreeMap::new());
+    let read = |rel: &str| -> Result<String, String> {
+        let t = crate::input::read_text(&dir.join(rel), "stream config").map_err(|e| {
+            e.errors
+                .first()
+                .map(|x| x.message.clone())
+                .unwrap_or_else(|| e.to_string())
+        })?;
+        read_files.borrow_mut().insert(rel.to_string(), t.clone());
+        Ok(t)
+    };
+    let site = crate::site::parse_str_with(text, &path.display().to_string(), catalog, &read).map_err(bad_input)?;
+    Ok((site, read_files.into_inner()))
 }
 
 /// The catalog files `Catalog::from_dir` reads.
@@ -232,13 +294,13 @@ impl Inputs {
         let catalog = load_catalog(src.models.as_deref())?;
         // The one bounded reader says why a file cannot be read, with its place and fix.
         let site_text = crate::input::read_text(&site_path, "site file").map_err(bad_input)?;
-        let mut site =
-            crate::site::parse_str(&site_text, &site_path.display().to_string(), &catalog).map_err(bad_input)?;
+        let (site, site_files) = parse_site(&site_text, &site_path, &catalog)?;
+        let mut site = site;
         let (calibration, calibration_label) = load_calibration(src.calibration.as_deref())?;
         let mut notes = Vec::new();
         let mut imported_streams = Vec::new();
         let mut import_sources = Vec::new();
-        for (label, imp) in import(src)? {
+        for (label, imp) in import(src, &site)? {
             notes.extend(imp.notes.iter().cloned());
             notes.extend(crate::import::merge(&mut site.workload, &imp));
             imported_streams.extend(imp.streams.iter().map(FrozenStream::from));
@@ -284,6 +346,7 @@ impl Inputs {
                 calibration: calibration_file,
                 imported_streams,
                 import_sources,
+                site_files,
             },
             saved_plan_sha256: None,
             saved_from: None,
@@ -388,7 +451,15 @@ impl Inputs {
                 )));
             }
         }
-        let mut site = crate::site::parse_str(&f.site.text, &f.site.path, &catalog).map_err(bad_input)?;
+        check_frozen_files(f, &saved.hashes, src.site.as_deref()).map_err(refuse)?;
+        let frozen_files = f.site_files.clone();
+        let read = move |rel: &str| -> Result<String, String> {
+            frozen_files
+                .get(rel)
+                .cloned()
+                .ok_or_else(|| "not in the saved plan".to_string())
+        };
+        let mut site = crate::site::parse_str_with(&f.site.text, &f.site.path, &catalog, &read).map_err(bad_input)?;
         let imported = Imported {
             streams: f.imported_streams.iter().map(StreamSpec::from).collect(),
             notes: Vec::new(),
@@ -433,6 +504,13 @@ impl Inputs {
                 catalog: catalog_hash(&self.catalog),
                 calibration: self.frozen.calibration.as_ref().map(|c| sha256(c.text.as_bytes())),
                 plan: plan_hash(plan),
+                site_files: self
+                    .frozen
+                    .site_files
+                    .iter()
+                    .map(|(k, t)| (k.clone(), sha256(t.as_bytes())))
+                    .collect(),
+                imported: Some(imports_hash(&self.frozen)),
             },
             layout: layout.map(str::to_string).or_else(|| self.chosen_layout.clone()),
             inputs: self.frozen.clone(),
@@ -491,8 +569,9 @@ impl Inputs {
     }
 }
 
-/// The workloads `--omb` and `--from-cluster` name, each with a label of where it came from.
-fn import(src: &Sources) -> Result<Vec<(String, Imported)>, Failure> {
+/// The workloads `--omb` and `--from-cluster` (monitor URLs measured live, or nats CLI files read
+/// offline) name, each with a label of where it came from.
+fn import(src: &Sources, site: &Site) -> Result<Vec<(String, Imported)>, Failure> {
     let mut imports = Vec::new();
     if let Some(path) = &src.omb {
         imports.push((
@@ -500,7 +579,24 @@ fn import(src: &Sources) -> Result<Vec<(String, Imported)>, Failure> {
             crate::import::omb::load(path, src.omb_retention.as_deref()).map_err(bad_input)?,
         ));
     }
-    if !src.from_cluster.is_empty() {
+    let (urls, files): (Vec<&String>, Vec<&String>) = src.from_cluster.iter().partition(|u| u.contains("://"));
+    if !urls.is_empty() && !files.is_empty() {
+        return Err(bad_input(anyhow!(
+            "--from-cluster: give either monitor URLs (http://HOST:8222, measured live) or files the nats CLI wrote \
+             (`nats stream info NAME --json`, `nats server request jetstream --all`), not both"
+        )));
+    }
+    if !files.is_empty() {
+        let paths: Vec<&Path> = files.iter().map(|f| Path::new(f.as_str())).collect();
+        let imp = crate::import::natscli::load(&paths, site).map_err(bad_input)?;
+        // The label names each file with its hash, so the saved plan says exactly what it was built from.
+        let mut label = Vec::new();
+        for p in &paths {
+            let text = read_text(p, "--from-cluster ")?;
+            label.push(format!("{} ({})", p.display(), sha256(text.as_bytes())));
+        }
+        imports.push((format!("cluster files {}", label.join(", ")), imp));
+    } else if !src.from_cluster.is_empty() {
         let interval = crate::units::parse_duration(&src.interval)
             .map_err(|e| bad_input(anyhow!("--interval {}: {e}", src.interval)))?;
         let imp =
@@ -622,5 +718,59 @@ mod tests {
         assert_eq!(loaded.site.workload.streams.len(), n);
         assert!(loaded.calibration_label.ends_with("verify-cal-huge-bands.yaml"));
         assert_eq!(plan_hash(&loaded.plan().unwrap()), plan_hash(&direct.plan().unwrap()));
+    }
+
+    #[test]
+    fn the_files_a_site_names_travel_in_the_saved_plan_and_are_checked_beside_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let site = tmp.path().join("site.yaml");
+        let text = std::fs::read_to_string(format!(
+            "{}/examples/three-racks-raid1.yaml",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap();
+        let i = text.find("workload:").expect("the example has a workload");
+        let (head, _) = text.split_at(i);
+        std::fs::write(
+            &site,
+            format!("{head}workload:\n  streams:\n    - {{ config: s/orders.json, msgs_per_s: 50, msg_size: 1KiB }}\n"),
+        )
+        .unwrap();
+        std::fs::create_dir(tmp.path().join("s")).unwrap();
+        let cfg = tmp.path().join("s/orders.json");
+        std::fs::write(
+            &cfg,
+            r#"{"name": "orders", "subjects": ["orders.>"], "max_age": 3600000000000}"#,
+        )
+        .unwrap();
+        let src = Sources {
+            site: Some(site.clone()),
+            ..sources("")
+        };
+        let direct = Inputs::load(&src).unwrap();
+        assert_eq!(direct.site.workload.streams[0].retention_s, 3600.0);
+        let p = save(&src, tmp.path());
+        std::fs::remove_file(&cfg).unwrap();
+        let only_plan = Sources {
+            plan: Some(p.clone()),
+            ..Sources::default()
+        };
+        let loaded = Inputs::load(&only_plan).unwrap();
+        assert_eq!(plan_hash(&loaded.plan().unwrap()), plan_hash(&direct.plan().unwrap()));
+        assert!(loaded.site.workload.stream_configs.contains_key("orders"));
+        // Beside the site file, a changed (here: missing) config file is refused.
+        let e = Inputs::load(&Sources {
+            site: Some(site),
+            ..only_plan.clone()
+        })
+        .unwrap_err();
+        assert!(e.render().contains("s/orders.json, which"), "{}", e.render());
+        // An edited copy inside the plan is refused too.
+        let saved = std::fs::read_to_string(&p)
+            .unwrap()
+            .replace("3600000000000", "7200000000000");
+        std::fs::write(&p, saved).unwrap();
+        let e = Inputs::load(&only_plan).unwrap_err();
+        assert!(e.render().contains("does not match its hash"), "{}", e.render());
     }
 }

@@ -9,4 +9,4 @@ pub mod yaml;
 
 pub use de::{from_yaml, Doc};
 pub use model::*;
-pub use parse::{load, parse_str, SiteError, SiteErrors};
+pub use parse::{load, parse_str, parse_str_with, stream_config, SiteError, SiteErrors};

@@ -185,6 +185,9 @@ pub struct Workload {
     /// How clients publish to a stream or KV bucket (`publishers`, `publish`, `window`), by its name; a
     /// name not listed publishes as perf assumes (async, window 256, as many publishers as the rate needs).
     pub publish: std::collections::BTreeMap<String, PublishSpec>,
+    /// The StreamConfig a stream was defined by (`workload.streams[].config: FILE`, the JSON of `nats stream
+    /// add --config`), by stream name, as given; `emit` writes it back with the layout's placement.
+    pub stream_configs: std::collections::BTreeMap<String, serde_json::Value>,
 }
 
 /// A stream's or bucket's publish mode as the site gives it (perf::leader prices it).

@@ -16,6 +16,7 @@ mod faults_cli_live;
 mod faults_live;
 mod faults_meta_live;
 mod import_live;
+mod interchange_live;
 mod interrupt_live;
 mod lab_leftovers_live;
 mod lab_live;

@@ -45,6 +45,7 @@ pub(super) const STREAM_KEYS: &[&str] = &[
     "publishers",
     "publish",
     "window",
+    "config",
 ];
 pub(super) const KV_KEYS: &[&str] = &[
     "name",

@@ -10,6 +10,8 @@ mod keys;
 mod racks;
 mod read;
 mod site;
+pub mod stream_config;
+mod stream_file;
 mod workload;
 
 use super::model::*;
@@ -90,8 +92,26 @@ pub fn load(path: &Path, catalog: &Catalog) -> Result<Site, SiteErrors> {
     parse_str(&text, &file, catalog)
 }
 
-/// Validate site YAML text; `file` is used in messages.
+/// Reads a file the site file names (`workload.streams[].config`), by the path as written there: its
+/// text, or why it cannot be read.
+pub type SiteFiles<'a> = &'a dyn Fn(&str) -> Result<String, String>;
+
+/// Validate site YAML text; `file` is used in messages, and files it names are read relative to its folder.
 pub fn parse_str(text: &str, file: &str, catalog: &Catalog) -> Result<Site, SiteErrors> {
+    let dir = Path::new(file).parent().map(Path::to_path_buf).unwrap_or_default();
+    let read = move |rel: &str| -> Result<String, String> {
+        crate::input::read_text(&dir.join(rel), "stream config").map_err(|e| {
+            e.errors
+                .first()
+                .map(|x| x.message.clone())
+                .unwrap_or_else(|| e.to_string())
+        })
+    };
+    parse_str_with(text, file, catalog, &read)
+}
+
+/// `parse_str` with the files the site names read by `files` (a saved plan holds them).
+pub fn parse_str_with(text: &str, file: &str, catalog: &Catalog, files: SiteFiles<'_>) -> Result<Site, SiteErrors> {
     let fail = |errors: Vec<SiteError>| SiteErrors {
         file: file.to_string(),
         errors,
@@ -120,6 +140,7 @@ pub fn parse_str(text: &str, file: &str, catalog: &Catalog) -> Result<Site, Site
     let mut v = Validator {
         errors: Vec::new(),
         catalog,
+        files,
     };
     let site = v.build(&root);
     if v.errors.is_empty() {

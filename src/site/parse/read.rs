@@ -56,6 +56,8 @@ pub(super) struct Seen {
 pub(super) struct Validator<'c> {
     pub(super) errors: Vec<SiteError>,
     pub(super) catalog: &'c Catalog,
+    /// Reads the files the site names (`workload.streams[].config`).
+    pub(super) files: super::SiteFiles<'c>,
 }
 
 impl<'c> Validator<'c> {

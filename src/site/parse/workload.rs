@@ -2,6 +2,7 @@
 
 use super::keys::*;
 use super::read::*;
+use super::stream_file::Limits;
 use crate::site::limits::{MAX_ASSETS, MAX_ASSET_NAME_BYTES, MAX_CONSUMERS_PER_STREAM};
 use crate::site::model::*;
 use crate::site::yaml::{clip, Node};
@@ -94,19 +95,31 @@ impl Validator<'_> {
         let Some(o) = self.obj(n, &p, "a stream", STREAM_KEYS) else {
             return;
         };
-        let name = self.asset_name(&o, names, "orders");
+        // A stream may be defined by a StreamConfig file (`config:`), its traffic given here.
+        let cfg_node = o.get("config");
+        let file = cfg_node.and_then(|n| self.stream_file(n, &o.p("config")));
+        let name = match (&file, cfg_node) {
+            (Some(f), Some(at)) => self.file_name(&o, f, at, names),
+            (None, Some(_)) if !o.has("name") => String::new(),
+            _ => self.asset_name(&o, names, "orders"),
+        };
         let msgs_per_s = self
             .req(&o, "msgs_per_s", "20000")
             .and_then(|n| self.rate(n, &o.p("msgs_per_s"), "messages per second"));
         let msg_size_bytes = self
             .req(&o, "msg_size", "1KiB")
             .and_then(|n| self.size(n, &o.p("msg_size")));
-        let retention_s = self.retention(&o, true);
+        let retention_s = match (&file, cfg_node) {
+            (Some(f), Some(at)) => self.file_retention(&o, f, at),
+            // The file could not be read (already reported): retention may have been in it.
+            (None, Some(_)) => self.retention(&o, false),
+            _ => self.retention(&o, true),
+        };
         let subject_bytes = o.get("subject_size").and_then(|n| self.size(n, &o.p("subject_size")));
-        let max_bytes = o
+        let mut max_bytes = o
             .get("max_bytes")
             .and_then(|n| self.size_nonzero(n, &o.p("max_bytes"), "max_bytes"));
-        let replicas = o.get("replicas").and_then(|n| self.replicas(n, &o.p("replicas")));
+        let mut replicas = o.get("replicas").and_then(|n| self.replicas(n, &o.p("replicas")));
         let consumers = o
             .get("consumers")
             .and_then(|n| {
@@ -120,10 +133,19 @@ impl Validator<'_> {
                 )
             })
             .map(|x| x as u32);
-        let subjects = o
+        let mut subjects = o
             .get("subjects")
             .map(|n| self.subjects(n, &o.p("subjects")))
             .unwrap_or_default();
+        if let (Some(f), Some(at)) = (&file, cfg_node) {
+            let limits = Limits {
+                replicas: &mut replicas,
+                max_bytes: &mut max_bytes,
+                subjects: &mut subjects,
+            };
+            self.file_limits(&o, f, at, limits, msg_size_bytes, subject_bytes);
+            out.stream_configs.insert(name.clone(), f.def.config.clone());
+        }
         for (subj, pos, at) in &subjects {
             if let Some((other, theirs_at, theirs)) = subject_owners
                 .iter()
