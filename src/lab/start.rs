@@ -4,7 +4,7 @@ use super::*;
 use crate::emit::conf::{self, ServerConf};
 use crate::monitor;
 use anyhow::{anyhow, bail, Context, Result};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -51,6 +51,7 @@ impl Lab {
                 children: Vec::new(),
                 spawner: Spawner::new(),
                 startup: Duration::ZERO,
+                layers: power::Layers::None,
             };
             match lab.try_start(hooks) {
                 Ok(()) => return Ok(lab),
@@ -104,6 +105,11 @@ impl Lab {
             // A fresh log per start, so a bind error from an earlier attempt is not read again, and an
             // empty store, so no meta state from an earlier attempt or lab is replayed.
             let _ = std::fs::remove_file(&info.log);
+        }
+        // The stores go on the power-loss layer now: made and empty, and no server has opened them yet.
+        if let Some(pf) = self.opts.power_fs {
+            let stores: Vec<PathBuf> = self.nodes.iter().map(|n| n.store_dir.clone()).collect();
+            self.layers = power::Layers::mount(&stores, pf, self.opts.detached).map_err(StartError::Other)?;
         }
         let t0 = Instant::now();
         // The record exists before any process can outlive it: first with every server's configuration
