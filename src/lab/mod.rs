@@ -130,6 +130,10 @@ pub struct StartOptions {
     /// Each server's store on the power-loss layer (`powerfs`), mounted after the store folder is made
     /// and before nats-server starts: in this process, or (detached) one `natsplan powerfs` per server.
     pub power_fs: Option<PowerFs>,
+    /// The routes' failure detection (`cluster { ping_interval, ping_max }`): a peer that answers no
+    /// ping for about interval × (max + 1) is dropped. None: nats-server's (2 min, at most 30 s for
+    /// routes, and 2 pings).
+    pub route_ping: Option<(Duration, u32)>,
 }
 
 /// Where one server lives on the network when the lab runs in network namespaces.
@@ -149,6 +153,7 @@ impl Default for StartOptions {
             max_memory_store_bytes: Some(256 << 20),
             net: None,
             power_fs: None,
+            route_ping: None,
         }
     }
 }

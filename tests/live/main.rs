@@ -14,6 +14,7 @@ mod emit_live;
 mod faults_cli_live;
 mod faults_live;
 mod faults_meta_live;
+mod faults_power_live;
 mod import_live;
 mod interrupt_live;
 mod lab_leftovers_live;

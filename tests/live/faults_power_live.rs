@@ -1,0 +1,177 @@
+//! Issue 20's power scenarios on real labs whose stores sit on the power-loss layer (FUSE): with
+//! delayed sync a quorum's power cut loses acknowledged writes and whatif predicted it; with
+//! `sync_interval: always` no power scenario loses any. And `lab up --power-loss-fs` / `lab down`
+//! leave no mount, process or folder behind, also after `lab up` was SIGKILLed. Need FUSE (root,
+//! /dev/fuse): scripts/test checks that first.
+
+use natsplan::faults::{run, table, FaultOptions, FaultReport, Kind};
+use natsplan::lab::LabState;
+use natsplan::powerfs::mounts;
+use natsplan::units::SyncMode;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::serial;
+
+fn power_run(nodes: usize, sync: SyncMode, kinds: &[Kind]) -> (FaultReport, String) {
+    if let Err(e) = natsplan::powerfs::probe() {
+        panic!("the power-loss layer cannot mount here: {e}");
+    }
+    let mut opts = FaultOptions::quick(nodes, kinds).with_sync(sync);
+    let findings = tempfile::tempdir().unwrap();
+    opts.findings_dir = Some(findings.path().to_path_buf());
+    let r = run(&opts, &|m| eprintln!("{m}")).expect("the fault run starts and stops its lab");
+    let text = String::from_utf8(table(&r)).unwrap();
+    eprintln!("{text}");
+    assert_eq!(r.scenarios.len(), kinds.len(), "{text}");
+    for s in &r.scenarios {
+        assert!(s.name.starts_with("power"), "{text}");
+        assert!(s.skipped.is_none(), "{} skipped where FUSE works:\n{text}", s.name);
+        assert!(s.acked > 100, "the publisher wrote during {}:\n{text}", s.name);
+        assert!(s.power_runs.unwrap_or(0) >= 1 && s.power_cut.is_some(), "{text}");
+    }
+    // The run's layers are all unmounted.
+    let ours: Vec<_> = mounts::under(Path::new("/"))
+        .unwrap()
+        .into_iter()
+        .filter(|m| m.to_string_lossy().contains(&format!("natsplan-faults-{}-", std::process::id())))
+        .collect();
+    assert!(ours.is_empty(), "mounts left: {ours:?}");
+    (r, text)
+}
+
+#[test]
+fn three_nodes_delayed_a_quorums_power_cut_loses_acked_writes_as_predicted() {
+    let _g = serial();
+    let (r, text) = power_run(3, SyncMode::Interval(120), &[Kind::PowerServer, Kind::PowerQuorum]);
+    let one = &r.scenarios[0];
+    assert!(!one.predicted_acked_loss_risk, "{text}");
+    assert_eq!(one.acked_lost, Some(0), "one server's power: its peers hold everything\n{text}");
+    assert!(one.agree, "{text}");
+    let q = &r.scenarios[1];
+    assert!(q.predicted_acked_loss_risk, "whatif predicts the risk for a quorum's power\n{text}");
+    assert!(q.acked_lost.unwrap() > 0, "a quorum's power cut lost nothing in {:?} runs\n{text}", q.power_runs);
+    assert!(q.agree, "{text}");
+}
+
+#[test]
+fn three_nodes_always_no_power_scenario_loses_anything() {
+    let _g = serial();
+    let kinds = [Kind::PowerQuorum, Kind::PowerAll, Kind::PowerCrashPause];
+    let (r, text) = power_run(3, SyncMode::Always, &kinds);
+    for s in &r.scenarios {
+        assert!(!s.predicted_acked_loss_risk, "{text}");
+        assert_eq!(s.acked_lost, Some(0), "{} lost acknowledged writes with sync always\n{text}", s.name);
+        assert_eq!(s.power_runs, Some(1), "{text}");
+        assert!(s.agree, "{text}");
+    }
+    assert!(!r.failed(), "{text}");
+}
+
+#[test]
+fn five_nodes_delayed_the_whole_sites_power_through_the_cli() {
+    let _g = serial();
+    if let Err(e) = natsplan::powerfs::probe() {
+        panic!("the power-loss layer cannot mount here: {e}");
+    }
+    let out = tempfile::tempdir().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_natsplan"))
+        .args(["verify", "--faults", "--nodes", "5", "--ladder", "quick", "--sync", "delayed"])
+        .args(["--scenarios", "power-all", "--format", "json", "--out"])
+        .arg(out.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    let s = &v["scenarios"][0];
+    assert_eq!(s["name"], "power-all", "{stderr}");
+    assert!(s["skipped"].is_null(), "{s:#}");
+    assert_eq!(s["predicted_acked_loss_risk"], true, "{s:#}");
+    assert!(s["acked_lost"].as_u64().unwrap() > 0, "{s:#}\n{stderr}");
+    assert_eq!(s["agree"], true, "{s:#}");
+    // Every scenario agrees: exit 0.
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+}
+
+fn alive(pid: u32) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    !matches!(
+        stat.rsplit(')').next().and_then(|r| r.split_whitespace().next()),
+        Some("Z" | "X") | None
+    )
+}
+
+fn lab(args: &[&str], dir: &Path) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_natsplan"))
+        .arg("lab")
+        .args(args)
+        .arg("--dir")
+        .arg(dir)
+        .output()
+        .unwrap()
+}
+
+/// Everything a power-loss lab ran is gone: servers, layer processes, mounts, the folder.
+fn all_gone(dir: &Path, st: &LabState) {
+    assert!(!dir.exists(), "{} is left", dir.display());
+    let m: Vec<_> = mounts::under(Path::new("/"))
+        .unwrap()
+        .into_iter()
+        .filter(|m| m.starts_with(dir))
+        .collect();
+    assert!(m.is_empty(), "mounts left: {m:?}");
+    for p in st.power_fs.iter().map(|p| p.pid).chain(st.nodes.iter().map(|n| n.pid)) {
+        assert!(!alive(p), "process {p} is left");
+    }
+}
+
+#[test]
+fn lab_up_with_the_power_loss_layer_and_lab_down_leave_nothing_even_after_a_kill() {
+    let _g = serial();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().canonicalize().unwrap().join("lab");
+
+    // A normal up and down: one layer per store, recorded, written through, all gone after down.
+    let up = lab(&["up", "--nodes", "3", "--power-loss-fs"], &dir);
+    assert!(up.status.success(), "{}", String::from_utf8_lossy(&up.stderr));
+    let st = LabState::load(&dir).unwrap().unwrap();
+    assert_eq!(st.power_fs.len(), 3, "{st:?}");
+    assert_eq!(mounts::under(&dir).unwrap().len(), 3);
+    for (p, n) in st.power_fs.iter().zip(&st.nodes) {
+        assert!(alive(p.pid) && p.mountpoint == n.store_dir, "{p:?}");
+    }
+    std::fs::write(st.nodes[0].store_dir.join("probe"), b"x").unwrap();
+    assert!(st.power_fs[0].backing.join("probe").exists(), "writes reach the disk folder");
+    let down = lab(&["down"], &dir);
+    assert!(down.status.success(), "{}", String::from_utf8_lossy(&down.stderr));
+    all_gone(&dir, &st);
+
+    // `lab up` SIGKILLed once its layers are mounted and recorded: `lab down` still removes everything.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_natsplan"))
+        .args(["lab", "up", "--nodes", "3", "--power-loss-fs", "--dir"])
+        .arg(&dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    let st = loop {
+        if let Ok(Some(st)) = LabState::load(&dir) {
+            if st.power_fs.len() == 3 {
+                break st;
+            }
+        }
+        assert!(t0.elapsed() < Duration::from_secs(60), "lab up never recorded its layers");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(!mounts::under(&dir).unwrap().is_empty(), "the layers outlive the killed lab up");
+    // The servers that had started by then are in the record the next `lab down` reads.
+    let last = LabState::load(&dir).unwrap().unwrap();
+    let down = lab(&["down"], &dir);
+    assert!(down.status.success(), "{}", String::from_utf8_lossy(&down.stderr));
+    all_gone(&dir, &st);
+    all_gone(&dir, &last);
+}
