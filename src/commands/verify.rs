@@ -172,7 +172,9 @@ fn run_faults(g: &Global, a: &VerifyArgs, format: Format) -> Result<Outcome, Fai
     if let Some(s) = &a.sync {
         opts = match s.trim().to_ascii_lowercase().as_str() {
             "always" => opts.with_sync(crate::units::SyncMode::Always),
-            "delayed" if opts.sync == crate::units::SyncMode::Always => opts.with_sync(crate::units::SyncMode::Interval(120)),
+            "delayed" if opts.sync == crate::units::SyncMode::Always => {
+                opts.with_sync(crate::units::SyncMode::Interval(120))
+            }
             "delayed" => opts,
             other => {
                 return Err(bad_input(anyhow!(

@@ -35,6 +35,9 @@ use std::path::{Path, PathBuf};
 /// Name of the asset standing for the test streams in the predicted layout.
 const ASSET: &str = "natsplan-faults";
 
+/// Scenarios with their place in the run.
+type Numbered = Vec<(usize, Planned)>;
+
 /// One scenario to run: its kind and, for whole-rack kinds, the rack (site index).
 #[derive(Debug, Clone, Copy)]
 struct Planned {
@@ -137,11 +140,16 @@ pub fn run(opts: &FaultOptions, log: &dyn Fn(&str)) -> Result<FaultReport> {
                 sandbox::enter_netns(h)?;
             }
             let (site, layout, rack_of, bin) = ctx_parts;
-            let (power, plain): (Vec<(usize, Planned)>, Vec<(usize, Planned)>) =
-                planned.iter().copied().enumerate().partition(|(_, p)| p.kind.is_power());
+            let (power, plain): (Numbered, Numbered) = planned
+                .iter()
+                .copied()
+                .enumerate()
+                .partition(|(_, p)| p.kind.is_power());
             let mut out = Vec::new();
             if !plain.is_empty() {
-                out.extend(run_in_lab(opts, site, layout, rack_of, bin, &plain, netns, net_skip, None, &tlog)?);
+                out.extend(run_in_lab(
+                    opts, site, layout, rack_of, bin, &plain, netns, net_skip, None, &tlog,
+                )?);
             }
             match (&power_skip, power.is_empty()) {
                 (_, true) => {}
@@ -159,7 +167,18 @@ pub fn run(opts: &FaultOptions, log: &dyn Fn(&str)) -> Result<FaultReport> {
                         expiry: POWER_EXPIRY,
                         metadata: crate::powerfs::Metadata::Journal,
                     };
-                    out.extend(run_in_lab(opts, site, layout, rack_of, bin, &power, netns, net_skip, Some(pf), &tlog)?);
+                    out.extend(run_in_lab(
+                        opts,
+                        site,
+                        layout,
+                        rack_of,
+                        bin,
+                        &power,
+                        netns,
+                        net_skip,
+                        Some(pf),
+                        &tlog,
+                    )?);
                 }
             }
             out.sort_by_key(|(i, _)| *i);
@@ -485,7 +504,10 @@ mod tests {
             let peers: Vec<String> = ["n1", "n2", "n3"].iter().map(|s| s.to_string()).collect();
             let l = pin_test_stream(&site, &layout, &peers).unwrap();
             let p = |steps: &[&[&str]]| {
-                let steps: Vec<Vec<String>> = steps.iter().map(|s| s.iter().map(|x| x.to_string()).collect()).collect();
+                let steps: Vec<Vec<String>> = steps
+                    .iter()
+                    .map(|s| s.iter().map(|x| x.to_string()).collect())
+                    .collect();
                 predict(&site, &l, &steps).unwrap()
             };
             let one = p(&[&["server:n1"]]);
@@ -526,7 +548,19 @@ mod tests {
                 meta_status: Status::Ok,
             };
             let opts = FaultOptions::full(3);
-            judge(&mut r, &p, &a, &chk, &Timeline { inject_s: 1.6, heal_s: 10.0 }, &opts, 17.0, 3);
+            judge(
+                &mut r,
+                &p,
+                &a,
+                &chk,
+                &Timeline {
+                    inject_s: 1.6,
+                    heal_s: 10.0,
+                },
+                &opts,
+                17.0,
+                3,
+            );
             r
         };
         let predicted = judge_with(true);

@@ -166,7 +166,10 @@ pub(super) fn run_one(ctx: &Ctx, lab: &mut Lab, p: Planned, idx: usize) -> Resul
         if !again {
             break;
         }
-        (ctx.log)(&format!("  no acknowledged write lost although the model predicts the risk: run {} of at most {POWER_TRIES}", runs.len() + 1));
+        (ctx.log)(&format!(
+            "  no acknowledged write lost although the model predicts the risk: run {} of at most {POWER_TRIES}",
+            runs.len() + 1
+        ));
     }
     let per_run: Vec<String> = runs
         .iter()
@@ -188,7 +191,10 @@ fn run_once(ctx: &Ctx, lab: &mut Lab, p: Planned, idx: usize, attempt: u32) -> R
     let (rt, site) = (ctx.rt, ctx.site);
     let k = p.kind;
     let (name, subject) = match attempt {
-        0 => (format!("natsplan-faults-{}-{idx}", k.name()), format!("natsplan.faults.{idx}")),
+        0 => (
+            format!("natsplan-faults-{}-{idx}", k.name()),
+            format!("natsplan.faults.{idx}"),
+        ),
         a => (
             format!("natsplan-faults-{}-{idx}-{a}", k.name()),
             format!("natsplan.faults.{idx}.{a}"),

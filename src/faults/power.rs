@@ -67,16 +67,15 @@ fn cut_all(lab: &mut Lab, vs: &[usize], marks: &mut PowerMarks, log: &dyn Fn(&st
 }
 
 /// Inject one power scenario and heal it.
-pub(super) fn inject(
-    ctx: &Ctx,
-    lab: &mut Lab,
-    p: Planned,
-    roles: &Roles,
-    marks: &mut PowerMarks,
-) -> Result<()> {
+pub(super) fn inject(ctx: &Ctx, lab: &mut Lab, p: Planned, roles: &Roles, marks: &mut PowerMarks) -> Result<()> {
     let (opts, log) = (ctx.opts, ctx.log);
     let n = lab.nodes().len();
-    let names = |lab: &Lab, vs: &[usize]| vs.iter().map(|&v| lab.nodes()[v].name.clone()).collect::<Vec<_>>().join(", ");
+    let names = |lab: &Lab, vs: &[usize]| {
+        vs.iter()
+            .map(|&v| lab.nodes()[v].name.clone())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     let vs: Vec<usize> = match p.kind {
         Kind::PowerServer => vec![roles.leader],
         Kind::PowerQuorum => roles.majority.clone(),
@@ -88,7 +87,10 @@ pub(super) fn inject(
         Kind::PowerCrashPause => return crash_pause(ctx, lab, roles, marks),
         k => bail!("{} is not a power scenario", k.name()),
     };
-    log(&format!("  power off {} (SIGKILL, unsynced writes dropped)", names(lab, &vs)));
+    log(&format!(
+        "  power off {} (SIGKILL, unsynced writes dropped)",
+        names(lab, &vs)
+    ));
     cut_all(lab, &vs, marks, log)?;
     opts.pause(opts.hold)?;
     log(&format!("  power on {}", names(lab, &vs)));
@@ -106,7 +108,12 @@ pub(super) fn inject(
 fn crash_pause(ctx: &Ctx, lab: &mut Lab, roles: &Roles, marks: &mut PowerMarks) -> Result<()> {
     let (opts, log) = (ctx.opts, ctx.log);
     let (first, rest) = pause_sides(roles, ctx.replicas);
-    let nm = |lab: &Lab, vs: &[usize]| vs.iter().map(|&v| lab.nodes()[v].name.clone()).collect::<Vec<_>>().join(", ");
+    let nm = |lab: &Lab, vs: &[usize]| {
+        vs.iter()
+            .map(|&v| lab.nodes()[v].name.clone())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     let leader = roles.leader;
     log(&format!("  SIGSTOP {} (writes go on without it)", nm(lab, &first)));
     for &v in &first {

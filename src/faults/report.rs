@@ -103,9 +103,9 @@ impl FaultReport {
     /// Exit-1 condition: an acknowledged write lost where the model said none could be, or any scenario
     /// that ran and disagreed.
     pub fn failed(&self) -> bool {
-        self.scenarios
-            .iter()
-            .any(|s| s.skipped.is_none() && (!s.agree || (s.acked_lost.unwrap_or(0) > 0 && !s.predicted_acked_loss_risk)))
+        self.scenarios.iter().any(|s| {
+            s.skipped.is_none() && (!s.agree || (s.acked_lost.unwrap_or(0) > 0 && !s.predicted_acked_loss_risk))
+        })
     }
 }
 
@@ -244,7 +244,10 @@ mod tests {
         let skipped = report(vec![row("power-quorum", false, 0, true, Some("no FUSE"))]);
         let v: serde_json::Value = serde_json::from_slice(&json(&skipped)).unwrap();
         let s = &v["scenarios"][0];
-        assert!(s["acked_lost"].is_null() && s["skipped"] == "no FUSE" && s["agree"] == false, "{s}");
+        assert!(
+            s["acked_lost"].is_null() && s["skipped"] == "no FUSE" && s["agree"] == false,
+            "{s}"
+        );
     }
 
     #[test]

@@ -101,9 +101,9 @@ impl Layers {
     pub(super) fn cut(&mut self, i: usize) -> Result<LossReport> {
         match self {
             Layers::InProcess(d) => d.cut(i).with_context(|| format!("power cut of disk {i}")),
-            Layers::Detached(_) => bail!(
-                "a detached lab's layers are cut by SIGUSR1 to their `natsplan powerfs` process, not from here"
-            ),
+            Layers::Detached(_) => {
+                bail!("a detached lab's layers are cut by SIGUSR1 to their `natsplan powerfs` process, not from here")
+            }
             Layers::None => bail!("the lab's stores are not on the power-loss layer (start it with powerfs)"),
         }
     }
@@ -182,7 +182,10 @@ fn spawn_detached(d: &DiskDirs, pf: PowerFs) -> Result<(PowerFsProcess, Option<C
         });
     }
     let mut child = cmd.spawn().context("cannot start `natsplan powerfs`")?;
-    let out = child.stdout.take().ok_or_else(|| anyhow!("no stdout from natsplan powerfs"))?;
+    let out = child
+        .stdout
+        .take()
+        .ok_or_else(|| anyhow!("no stdout from natsplan powerfs"))?;
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let mut line = String::new();
@@ -302,6 +305,8 @@ mod tests {
             mountpoint: tmp.path().join("n1/store"),
             backing: tmp.path().join("n1/disk"),
         };
-        assert!(stop_layers(&[rec], tmp.path(), Duration::from_millis(10)).unwrap().is_empty());
+        assert!(stop_layers(&[rec], tmp.path(), Duration::from_millis(10))
+            .unwrap()
+            .is_empty());
     }
 }

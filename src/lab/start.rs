@@ -337,7 +337,10 @@ impl Lab {
 pub(super) fn with_route_ping(conf: &str, every: Duration, max: u32) -> String {
     conf.replacen(
         "\ncluster {\n",
-        &format!("\ncluster {{\n  ping_interval: \"{}ms\"\n  ping_max: {max}\n", every.as_millis()),
+        &format!(
+            "\ncluster {{\n  ping_interval: \"{}ms\"\n  ping_max: {max}\n",
+            every.as_millis()
+        ),
         1,
     )
 }

@@ -35,7 +35,10 @@ fn power_run(nodes: usize, sync: SyncMode, kinds: &[Kind]) -> (FaultReport, Stri
     let ours: Vec<_> = mounts::under(Path::new("/"))
         .unwrap()
         .into_iter()
-        .filter(|m| m.to_string_lossy().contains(&format!("natsplan-faults-{}-", std::process::id())))
+        .filter(|m| {
+            m.to_string_lossy()
+                .contains(&format!("natsplan-faults-{}-", std::process::id()))
+        })
         .collect();
     assert!(ours.is_empty(), "mounts left: {ours:?}");
     (r, text)
@@ -47,11 +50,22 @@ fn three_nodes_delayed_a_quorums_power_cut_loses_acked_writes_as_predicted() {
     let (r, text) = power_run(3, SyncMode::Interval(120), &[Kind::PowerServer, Kind::PowerQuorum]);
     let one = &r.scenarios[0];
     assert!(!one.predicted_acked_loss_risk, "{text}");
-    assert_eq!(one.acked_lost, Some(0), "one server's power: its peers hold everything\n{text}");
+    assert_eq!(
+        one.acked_lost,
+        Some(0),
+        "one server's power: its peers hold everything\n{text}"
+    );
     assert!(one.agree, "{text}");
     let q = &r.scenarios[1];
-    assert!(q.predicted_acked_loss_risk, "whatif predicts the risk for a quorum's power\n{text}");
-    assert!(q.acked_lost.unwrap() > 0, "a quorum's power cut lost nothing in {:?} runs\n{text}", q.power_runs);
+    assert!(
+        q.predicted_acked_loss_risk,
+        "whatif predicts the risk for a quorum's power\n{text}"
+    );
+    assert!(
+        q.acked_lost.unwrap() > 0,
+        "a quorum's power cut lost nothing in {:?} runs\n{text}",
+        q.power_runs
+    );
     assert!(q.agree, "{text}");
 }
 
@@ -62,7 +76,12 @@ fn three_nodes_always_no_power_scenario_loses_anything() {
     let (r, text) = power_run(3, SyncMode::Always, &kinds);
     for s in &r.scenarios {
         assert!(!s.predicted_acked_loss_risk, "{text}");
-        assert_eq!(s.acked_lost, Some(0), "{} lost acknowledged writes with sync always\n{text}", s.name);
+        assert_eq!(
+            s.acked_lost,
+            Some(0),
+            "{} lost acknowledged writes with sync always\n{text}",
+            s.name
+        );
         assert_eq!(s.power_runs, Some(1), "{text}");
         assert!(s.agree, "{text}");
     }
@@ -77,7 +96,9 @@ fn five_nodes_delayed_the_whole_sites_power_through_the_cli() {
     }
     let out = tempfile::tempdir().unwrap();
     let o = Command::new(env!("CARGO_BIN_EXE_natsplan"))
-        .args(["verify", "--faults", "--nodes", "5", "--ladder", "quick", "--sync", "delayed"])
+        .args([
+            "verify", "--faults", "--nodes", "5", "--ladder", "quick", "--sync", "delayed",
+        ])
         .args(["--scenarios", "power-all", "--format", "json", "--out"])
         .arg(out.path())
         .output()
@@ -142,7 +163,10 @@ fn lab_up_with_the_power_loss_layer_and_lab_down_leave_nothing_even_after_a_kill
         assert!(alive(p.pid) && p.mountpoint == n.store_dir, "{p:?}");
     }
     std::fs::write(st.nodes[0].store_dir.join("probe"), b"x").unwrap();
-    assert!(st.power_fs[0].backing.join("probe").exists(), "writes reach the disk folder");
+    assert!(
+        st.power_fs[0].backing.join("probe").exists(),
+        "writes reach the disk folder"
+    );
     let down = lab(&["down"], &dir);
     assert!(down.status.success(), "{}", String::from_utf8_lossy(&down.stderr));
     all_gone(&dir, &st);
@@ -162,12 +186,18 @@ fn lab_up_with_the_power_loss_layer_and_lab_down_leave_nothing_even_after_a_kill
                 break st;
             }
         }
-        assert!(t0.elapsed() < Duration::from_secs(60), "lab up never recorded its layers");
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "lab up never recorded its layers"
+        );
         std::thread::sleep(Duration::from_millis(20));
     };
     child.kill().unwrap();
     child.wait().unwrap();
-    assert!(!mounts::under(&dir).unwrap().is_empty(), "the layers outlive the killed lab up");
+    assert!(
+        !mounts::under(&dir).unwrap().is_empty(),
+        "the layers outlive the killed lab up"
+    );
     // The servers that had started by then are in the record the next `lab down` reads.
     let last = LabState::load(&dir).unwrap().unwrap();
     let down = lab(&["down"], &dir);
