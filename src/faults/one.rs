@@ -401,7 +401,11 @@ fn observe(
         );
     }
     if let Err(e) = &healthy {
-        res.agree = false;
+        // After a predicted acknowledged-write loss, a stream left unhealthy by its diverged replicas
+        // is the same hazard (#7567): a finding, not a disagreement.
+        if !(pred.acked_loss_risk && chk.acked_lost > 0) {
+            res.agree = false;
+        }
         if res.acked_lost == Some(0) {
             res.observed = "replica_stuck".into();
         }

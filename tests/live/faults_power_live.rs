@@ -45,34 +45,32 @@ fn power_run(nodes: usize, sync: SyncMode, kinds: &[Kind]) -> (FaultReport, Stri
 }
 
 #[test]
-fn three_nodes_delayed_a_quorums_power_cut_loses_acked_writes_as_predicted() {
+fn three_nodes_delayed_power_cuts_lose_acked_writes_where_predicted() {
     let _g = serial();
-    let (r, text) = power_run(3, SyncMode::Interval(120), &[Kind::PowerServer, Kind::PowerQuorum]);
-    let one = &r.scenarios[0];
-    assert!(!one.predicted_acked_loss_risk, "{text}");
-    assert_eq!(
-        one.acked_lost,
-        Some(0),
-        "one server's power: its peers hold everything\n{text}"
-    );
-    assert!(one.agree, "{text}");
-    let q = &r.scenarios[1];
-    assert!(
-        q.predicted_acked_loss_risk,
-        "whatif predicts the risk for a quorum's power\n{text}"
-    );
-    assert!(
-        q.acked_lost.unwrap() > 0,
-        "a quorum's power cut lost nothing in {:?} runs\n{text}",
-        q.power_runs
-    );
-    assert!(q.agree, "{text}");
+    let (r, text) = power_run(3, SyncMode::Interval(120), &[Kind::PowerQuorum, Kind::PowerAll]);
+    // The whole site's power: every replica loses the writes of the window, every run.
+    let all = &r.scenarios[1];
+    assert!(all.predicted_acked_loss_risk, "{text}");
+    assert!(all.acked_lost.unwrap() > 0, "the whole site's power cut lost nothing\n{text}");
+    assert!(all.agree, "{text}");
+    // A quorum's power: predicted, and lost in some runs only (nats-server 2.15.1 usually elects the
+    // replica that stayed up, which has every write: docs/power-loss.md). Whatever the runs showed,
+    // the judgement follows the rule: a loss agrees; three runs without one do not.
+    let q = &r.scenarios[0];
+    assert!(q.predicted_acked_loss_risk, "whatif predicts the risk for a quorum's power\n{text}");
+    match q.acked_lost.unwrap() {
+        0 => assert!(
+            !q.agree && q.observed == "predicted_loss_not_seen" && q.power_runs == Some(3),
+            "{text}"
+        ),
+        _ => assert!(q.agree && q.observed == "acked_lost", "{text}"),
+    }
 }
 
 #[test]
 fn three_nodes_always_no_power_scenario_loses_anything() {
     let _g = serial();
-    let kinds = [Kind::PowerQuorum, Kind::PowerAll, Kind::PowerCrashPause];
+    let kinds = [Kind::PowerServer, Kind::PowerQuorum, Kind::PowerAll, Kind::PowerCrashPause];
     let (r, text) = power_run(3, SyncMode::Always, &kinds);
     for s in &r.scenarios {
         assert!(!s.predicted_acked_loss_risk, "{text}");
