@@ -140,49 +140,18 @@ pub fn run(opts: &FaultOptions, log: &dyn Fn(&str)) -> Result<FaultReport> {
                 sandbox::enter_netns(h)?;
             }
             let (site, layout, rack_of, bin) = ctx_parts;
-            let (power, plain): (Numbered, Numbered) = planned
-                .iter()
-                .copied()
-                .enumerate()
-                .partition(|(_, p)| p.kind.is_power());
-            let mut out = Vec::new();
-            if !plain.is_empty() {
-                out.extend(run_in_lab(
-                    opts, site, layout, rack_of, bin, &plain, netns, net_skip, None, &tlog,
-                )?);
-            }
-            match (&power_skip, power.is_empty()) {
-                (_, true) => {}
-                (Some(why), false) => {
-                    for &(i, p) in &power {
-                        tlog(&format!("scenario {}: {}", i + 1, scenario_name(site, p)));
-                        tlog(&format!("  skipped: {why}"));
-                        let mut r = not_run(p.kind, why.clone());
-                        r.name = scenario_name(site, p);
-                        out.push((i, r));
-                    }
-                }
-                (None, false) => {
-                    let pf = lab::PowerFs {
-                        expiry: POWER_EXPIRY,
-                        metadata: crate::powerfs::Metadata::Journal,
-                    };
-                    out.extend(run_in_lab(
-                        opts,
-                        site,
-                        layout,
-                        rack_of,
-                        bin,
-                        &power,
-                        netns,
-                        net_skip,
-                        Some(pf),
-                        &tlog,
-                    )?);
-                }
-            }
-            out.sort_by_key(|(i, _)| *i);
-            Ok(out.into_iter().map(|(_, r)| r).collect())
+            run_groups(
+                opts,
+                site,
+                layout,
+                rack_of,
+                bin,
+                planned,
+                netns,
+                net_skip,
+                power_skip.as_deref(),
+                &tlog,
+            )
         });
         for m in rx {
             log(&m);
@@ -201,6 +170,66 @@ pub fn run(opts: &FaultOptions, log: &dyn Fn(&str)) -> Result<FaultReport> {
         target: opts.target.as_ref().map(|t| t.label.clone()),
         scenarios: result?,
     })
+}
+
+/// The plain scenarios on one lab, then the power scenarios on a second lab whose stores sit on the
+/// power-loss layer (or all skipped with `power_skip`); results in the run's order.
+#[allow(clippy::too_many_arguments)]
+fn run_groups(
+    opts: &FaultOptions,
+    site: &Site,
+    layout: &Layout,
+    rack_of: &[usize],
+    bin: &Path,
+    planned: &[Planned],
+    netns: Option<&Netns>,
+    net_skip: Option<&str>,
+    power_skip: Option<&str>,
+    tlog: &dyn Fn(&str),
+) -> Result<Vec<ScenarioResult>> {
+    let (power, plain): (Numbered, Numbered) = planned
+        .iter()
+        .copied()
+        .enumerate()
+        .partition(|(_, p)| p.kind.is_power());
+    let mut out = Vec::new();
+    if !plain.is_empty() {
+        out.extend(run_in_lab(
+            opts, site, layout, rack_of, bin, &plain, netns, net_skip, None, &tlog,
+        )?);
+    }
+    match (power_skip, power.is_empty()) {
+        (_, true) => {}
+        (Some(why), false) => {
+            for &(i, p) in &power {
+                tlog(&format!("scenario {}: {}", i + 1, scenario_name(site, p)));
+                tlog(&format!("  skipped: {why}"));
+                let mut r = not_run(p.kind, why.to_string());
+                r.name = scenario_name(site, p);
+                out.push((i, r));
+            }
+        }
+        (None, false) => {
+            let pf = lab::PowerFs {
+                expiry: POWER_EXPIRY,
+                metadata: crate::powerfs::Metadata::Journal,
+            };
+            out.extend(run_in_lab(
+                opts,
+                site,
+                layout,
+                rack_of,
+                bin,
+                &power,
+                netns,
+                net_skip,
+                Some(pf),
+                &tlog,
+            )?);
+        }
+    }
+    out.sort_by_key(|(i, _)| *i);
+    Ok(out.into_iter().map(|(_, r)| r).collect())
 }
 
 /// Everything the scenarios share.

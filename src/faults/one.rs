@@ -286,6 +286,52 @@ struct Scenario<'a> {
     pred: &'a Prediction,
 }
 
+/// Warm up, inject the fault and heal it: the injection's result (the API probe of
+/// `meta-majority-kill`), when it began and when it was healed (seconds since `t0`), and what power cuts
+/// threw away.
+#[allow(clippy::type_complexity)]
+fn fault_phase(
+    ctx: &Ctx,
+    lab: &mut Lab,
+    sc: &Scenario,
+    full: Option<&mut FullStore>,
+    last_ack_ms: &Arc<AtomicU64>,
+    t0: Instant,
+    notes: &mut Vec<String>,
+) -> Result<(Result<Option<ApiProbe>>, f64, f64, Option<crate::powerfs::LossReport>)> {
+    let opts = ctx.opts;
+    // Before a power cut the stream gets a history older than the layer's dirty expiry, as any stream
+    // that has run for a while has: its configuration and first writes are on disk, only the writes of
+    // the last expiry are not. (A store whose whole log is lost votes as an empty log, which nats-server
+    // does not count towards a quorum: the young-stream case, not the one tested here.)
+    let warmup = match sc.p.kind.is_power() {
+        true => POWER_EXPIRY + opts.warmup + Duration::from_secs(1),
+        false => opts.warmup,
+    };
+    opts.pause(warmup)?;
+    let inject_s = t0.elapsed().as_secs_f64();
+    let election_hold = Duration::from_secs_f64(ELECTION_STALL_S + 2.0);
+    let mut marks = power::PowerMarks::new(last_ack_ms.clone(), t0);
+    let heal_result = inject_and_heal(
+        ctx,
+        lab,
+        sc.p,
+        sc.roles,
+        election_hold,
+        sc.js,
+        sc.name,
+        full,
+        notes,
+        &mut marks,
+    );
+    let heal_s = marks
+        .heal
+        .map(|h| (h - t0).as_secs_f64())
+        .unwrap_or_else(|| t0.elapsed().as_secs_f64());
+    let inject_s = marks.inject.map(|i| (i - t0).as_secs_f64()).unwrap_or(inject_s);
+    Ok((heal_result, inject_s, heal_s, marks.cut.take()))
+}
+
 /// Publish, inject, heal, read everything back and judge.
 fn observe(
     ctx: &Ctx,
@@ -311,37 +357,9 @@ fn observe(
         last_ack_ms.clone(),
         t0,
     ));
-    // Before a power cut the stream gets a history older than the layer's dirty expiry, as any stream
-    // that has run for a while has: its configuration and first writes are on disk, only the writes of
-    // the last expiry are not. (A store whose whole log is lost votes as an empty log, which nats-server
-    // does not count towards a quorum: the young-stream case, not the one tested here.)
-    let warmup = match k.is_power() {
-        true => POWER_EXPIRY + opts.warmup + Duration::from_secs(1),
-        false => opts.warmup,
-    };
-    opts.pause(warmup)?;
-    let inject_s = t0.elapsed().as_secs_f64();
-    let election_hold = Duration::from_secs_f64(ELECTION_STALL_S + 2.0);
     let mut notes = Vec::new();
-    let mut marks = power::PowerMarks::new(last_ack_ms.clone(), t0);
-    let heal_result = inject_and_heal(
-        ctx,
-        lab,
-        sc.p,
-        sc.roles,
-        election_hold,
-        js,
-        name,
-        full,
-        &mut notes,
-        &mut marks,
-    );
-    let heal_s = marks
-        .heal
-        .map(|h| (h - t0).as_secs_f64())
-        .unwrap_or_else(|| t0.elapsed().as_secs_f64());
-    let inject_s = marks.inject.map(|i| (i - t0).as_secs_f64()).unwrap_or(inject_s);
-    res.power_cut = marks.cut.take();
+    let (heal_result, inject_s, heal_s, cut) = fault_phase(ctx, lab, sc, full, &last_ack_ms, t0, &mut notes)?;
+    res.power_cut = cut;
     // Writes must resume within this bound after healing, or the stall did not end: keep writing until
     // an ack after healing shows (or the bound passes), then for `after` more.
     let resume_bound_s = ELECTION_STALL_S + opts.publish_timeout.as_secs_f64() + 5.0;

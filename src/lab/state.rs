@@ -127,6 +127,8 @@ impl LabState {
         if p.exists() {
             std::fs::remove_file(&p).with_context(|| format!("cannot remove {}", p.display()))?;
         }
+        // A `lab up` killed while saving its record leaves the temp file of `save` behind.
+        let _ = std::fs::remove_file(self.dir.join(format!(".{STATE_FILE}.tmp")));
         if self.created_dir {
             // Only if empty now: never delete files a user put there.
             let _ = std::fs::remove_dir(&self.dir);

@@ -51,13 +51,19 @@ fn three_nodes_delayed_power_cuts_lose_acked_writes_where_predicted() {
     // The whole site's power: every replica loses the writes of the window, every run.
     let all = &r.scenarios[1];
     assert!(all.predicted_acked_loss_risk, "{text}");
-    assert!(all.acked_lost.unwrap() > 0, "the whole site's power cut lost nothing\n{text}");
+    assert!(
+        all.acked_lost.unwrap() > 0,
+        "the whole site's power cut lost nothing\n{text}"
+    );
     assert!(all.agree, "{text}");
     // A quorum's power: predicted, and lost in some runs only (nats-server 2.15.1 usually elects the
     // replica that stayed up, which has every write: docs/power-loss.md). Whatever the runs showed,
     // the judgement follows the rule: a loss agrees; three runs without one do not.
     let q = &r.scenarios[0];
-    assert!(q.predicted_acked_loss_risk, "whatif predicts the risk for a quorum's power\n{text}");
+    assert!(
+        q.predicted_acked_loss_risk,
+        "whatif predicts the risk for a quorum's power\n{text}"
+    );
     match q.acked_lost.unwrap() {
         0 => assert!(
             !q.agree && q.observed == "predicted_loss_not_seen" && q.power_runs == Some(3),
@@ -70,7 +76,12 @@ fn three_nodes_delayed_power_cuts_lose_acked_writes_where_predicted() {
 #[test]
 fn three_nodes_always_no_power_scenario_loses_anything() {
     let _g = serial();
-    let kinds = [Kind::PowerServer, Kind::PowerQuorum, Kind::PowerAll, Kind::PowerCrashPause];
+    let kinds = [
+        Kind::PowerServer,
+        Kind::PowerQuorum,
+        Kind::PowerAll,
+        Kind::PowerCrashPause,
+    ];
     let (r, text) = power_run(3, SyncMode::Always, &kinds);
     for s in &r.scenarios {
         assert!(!s.predicted_acked_loss_risk, "{text}");
@@ -133,7 +144,10 @@ fn lab(args: &[&str], dir: &Path) -> std::process::Output {
 
 /// Everything a power-loss lab ran is gone: servers, layer processes, mounts, the folder.
 fn all_gone(dir: &Path, st: &LabState) {
-    assert!(!dir.exists(), "{} is left", dir.display());
+    let left: Vec<_> = std::fs::read_dir(dir)
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    assert!(!dir.exists(), "{} is left, holding {left:?}", dir.display());
     let m: Vec<_> = mounts::under(Path::new("/"))
         .unwrap()
         .into_iter()
