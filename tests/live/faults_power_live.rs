@@ -217,3 +217,90 @@ fn lab_up_with_the_power_loss_layer_and_lab_down_leave_nothing_even_after_a_kill
     all_gone(&dir, &st);
     all_gone(&dir, &last);
 }
+
+/// Processes whose command line names `needle` (a killed run's servers or layers).
+fn processes_naming(needle: &str) -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|&p| alive(p))
+        .filter(|p| {
+            std::fs::read(format!("/proc/{p}/cmdline"))
+                .map(|c| String::from_utf8_lossy(&c).contains(needle))
+                .unwrap_or(false)
+        })
+        .collect()
+}
+
+#[test]
+fn a_sigkilled_power_run_leaves_dead_mounts_that_the_next_run_removes() {
+    let _g = serial();
+    if let Err(e) = natsplan::powerfs::probe() {
+        panic!("the power-loss layer cannot mount here: {e}");
+    }
+    let out = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_natsplan"))
+        .args([
+            "verify",
+            "--faults",
+            "--nodes",
+            "3",
+            "--scenarios",
+            "power-server",
+            "--out",
+        ])
+        .arg(out.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let needle = format!("natsplan-faults-{}-", child.id());
+    let ours = || -> Vec<std::path::PathBuf> {
+        mounts::under(Path::new("/"))
+            .unwrap()
+            .into_iter()
+            .filter(|m| m.to_string_lossy().contains(&needle))
+            .collect()
+    };
+    let t0 = Instant::now();
+    while ours().len() < 3 {
+        assert!(
+            t0.elapsed() < Duration::from_secs(120),
+            "the run never mounted its layers"
+        );
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the run ended before its layers were mounted"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // Its servers die with it (PR_SET_PDEATHSIG); its layers' mounts stay behind, dead.
+    let t1 = Instant::now();
+    while !processes_naming(&needle).is_empty() && t1.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        processes_naming(&needle).is_empty(),
+        "processes left: {:?}",
+        processes_naming(&needle)
+    );
+    assert!(!ours().is_empty(), "a SIGKILLed run cannot unmount its layers");
+    // The next run's sweep detaches them and removes the folder.
+    let removed = natsplan::faults::sandbox::sweep_stale();
+    assert!(
+        ours().is_empty(),
+        "mounts left after the sweep: {:?} ({removed:?})",
+        ours()
+    );
+    let tmp = std::env::temp_dir();
+    let left: Vec<_> = std::fs::read_dir(&tmp)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(&needle))
+        .map(|e| e.path())
+        .collect();
+    assert!(left.is_empty(), "folders left: {left:?} ({removed:?})");
+}
