@@ -304,3 +304,52 @@ fn a_sigkilled_power_run_leaves_dead_mounts_that_the_next_run_removes() {
         .collect();
     assert!(left.is_empty(), "folders left: {left:?} ({removed:?})");
 }
+
+/// A planned layout (three racks of one server, R3): rack A's power cut for real holds one replica, so
+/// whatif predicts no acked-loss risk, and nothing acknowledged is lost.
+#[test]
+fn a_planned_racks_power_cut_for_real() {
+    let _g = serial();
+    let site = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/four-racks-r3.yaml");
+    let bin = env!("CARGO_BIN_EXE_natsplan");
+    let design = Command::new(bin)
+        .args(["design", site, "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(design.status.success(), "{}", String::from_utf8_lossy(&design.stderr));
+    let plan: serde_json::Value = serde_json::from_slice(&design.stdout).unwrap();
+    let id = plan["layouts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .min_by_key(|l| l["servers"].as_array().unwrap().len())
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let out = tempfile::tempdir().unwrap();
+    let o = Command::new(bin)
+        .args([
+            "verify",
+            "--faults",
+            "--site",
+            site,
+            "--layout",
+            &id,
+            "--scenarios",
+            "power-rack",
+        ])
+        .args(["--racks", "A", "--sync", "delayed", "--format", "json", "--out"])
+        .arg(out.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    let rep: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    let s = &rep["scenarios"][0];
+    assert_eq!(s["name"], "power-rack:A", "{stderr}");
+    assert_eq!(s["selectors"][0], "power:A", "{s:#}");
+    assert_eq!(s["predicted_acked_loss_risk"], false, "{s:#}");
+    assert_eq!(s["acked_lost"], 0, "{s:#}");
+    assert_eq!(s["agree"], true, "{s:#}");
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+}
