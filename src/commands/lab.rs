@@ -59,6 +59,11 @@ pub struct UpArgs {
     /// Give up when the cluster has no meta leader after this long.
     #[arg(long, value_name = "DURATION", default_value = "60s")]
     pub timeout: String,
+    /// Put each server's store on natsplan's power-loss layer (FUSE; needs root or fusermount3): writes
+    /// not yet fsynced can be dropped as in a power cut (SIGUSR1 to the server's `natsplan powerfs`
+    /// process, recorded in lab.json). Dirty data is written back after 30 s. See docs/power-loss.md.
+    #[arg(long)]
+    pub power_loss_fs: bool,
 }
 
 #[derive(Debug, Args)]
@@ -170,10 +175,14 @@ fn up(g: &Global, u: UpArgs) -> Result<Outcome, Failure> {
         }
         std::fs::create_dir_all(&u.dir).map_err(cannot_run)?;
     }
+    if u.power_loss_fs {
+        crate::powerfs::probe().map_err(|e| cannot_run(anyhow!("--power-loss-fs: {e}")))?;
+    }
     let guard = InterruptGuard::install();
     let opts = StartOptions {
         detached: true,
         timeout,
+        power_fs: u.power_loss_fs.then(lab::PowerFs::default),
         ..StartOptions::default()
     };
     // Record the pids as soon as the processes exist, so a natsplan killed mid-start leaves a record that

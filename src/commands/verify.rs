@@ -75,7 +75,8 @@ pub struct VerifyArgs {
     pub agents_timeout: std::time::Duration,
     /// Only these --faults scenarios, comma separated (follower-kill, leader-kill, leader-pause,
     /// majority-kill, all-kill, rolling-restart, leader-partition, full-limit, full-disk, rack-power,
-    /// rack-net, meta-majority-kill, follower-wipe, power-loss); default: all of the ladder.
+    /// rack-net, meta-majority-kill, follower-wipe, power-server, power-quorum, power-all,
+    /// power-crash-pause, power-rack); default: all of the ladder.
     #[arg(long, value_delimiter = ',', value_name = "NAMES", requires = "faults")]
     pub scenarios: Vec<String>,
     /// With --faults on a planned layout: whole-rack scenarios only for these racks (comma separated).
@@ -84,6 +85,10 @@ pub struct VerifyArgs {
     /// Lab size for --faults (at least 3; with --site/--layout the layout's servers are the lab).
     #[arg(long, value_name = "N", default_value_t = 3, requires = "faults")]
     pub nodes: usize,
+    /// With --faults: the lab's sync_interval, `always` or `delayed` (2m; a plan's own interval when it
+    /// has one); the predictions use the same. Default: delayed, or the plan's.
+    #[arg(long, value_name = "always|delayed", requires = "faults")]
+    pub sync: Option<String>,
 }
 
 fn parse_dur(s: &str) -> Result<std::time::Duration, String> {
@@ -200,6 +205,20 @@ fn run_faults(g: &Global, a: &VerifyArgs, format: Format) -> Result<Outcome, Fai
         }
     }
     opts.racks = a.racks.clone();
+    if let Some(s) = &a.sync {
+        opts = match s.trim().to_ascii_lowercase().as_str() {
+            "always" => opts.with_sync(crate::units::SyncMode::Always),
+            "delayed" if opts.sync == crate::units::SyncMode::Always => {
+                opts.with_sync(crate::units::SyncMode::Interval(120))
+            }
+            "delayed" => opts,
+            other => {
+                return Err(bad_input(anyhow!(
+                    "--sync '{other}' is not understood; use --sync always or --sync delayed"
+                )))
+            }
+        };
+    }
     if !a.scenarios.is_empty() {
         opts.scenarios = a
             .scenarios

@@ -118,6 +118,7 @@ pub(super) fn inject_and_heal(
     stream: &str,
     full: Option<&mut FullStore>,
     notes: &mut Vec<String>,
+    marks: &mut power::PowerMarks,
 ) -> Result<Option<ApiProbe>> {
     let (leader, followers, majority) = (roles.leader, &roles.followers[..], &roles.majority[..]);
     let (opts, log) = (ctx.opts, ctx.log);
@@ -208,7 +209,9 @@ pub(super) fn inject_and_heal(
         Kind::FullLimit => fill_to_limit(ctx, lab, js, full, notes)?,
         Kind::FullDisk => fill_disk_under(ctx, lab, full, notes)?,
         Kind::Wipe => wipe_follower(ctx, lab, followers[0], js, stream)?,
-        Kind::PowerLoss => bail!("power loss cannot be injected by process control"),
+        Kind::PowerServer | Kind::PowerQuorum | Kind::PowerAll | Kind::PowerCrashPause | Kind::PowerRack => {
+            power::inject(ctx, lab, p, roles, marks)?
+        }
     }
     Ok(None)
 }

@@ -46,6 +46,9 @@ pub(super) fn judge(
         res.observed = "replicas_diverged".into();
     }
     let lost_ok = lost == 0 || pred.acked_loss_risk;
+    // Where the model predicts the acked-loss risk and writes were lost, replicas left different are the
+    // same hazard (Jepsen's persistent split-brain, nats-server #7567): reported, not a disagreement.
+    let same = replicas_agree(&res.replicas, want) || (pred.acked_loss_risk && lost > 0);
     if pred.status.writable() {
         let bound = pred.stall_s.unwrap_or(0.0) + timeout_s + 5.0;
         let continued = gap <= bound && first_after_heal.is_finite();
@@ -57,7 +60,7 @@ pub(super) fn judge(
             }
             .into();
         }
-        res.agree = continued && lost_ok && replicas_agree(&res.replicas, want);
+        res.agree = continued && lost_ok && same;
         res.detail = format!(
             "longest write gap {gap:.1} s (bound {bound:.1} s = stall {:.0} s + publish timeout {timeout_s:.0} s + 5 s); \
              {} acked, {} lost, {} unknown ({} found), {} failed; {} tries retried after a timeout, {} after a refusal",
@@ -81,7 +84,7 @@ pub(super) fn judge(
             }
             .into();
         }
-        res.agree = stalled && resumed && lost_ok && replicas_agree(&res.replicas, want);
+        res.agree = stalled && resumed && lost_ok && same;
         res.detail = format!(
             "{during} acks while quorum was lost; writes resumed {} after healing (bound {resume_bound_s:.0} s); \
              longest gap {gap:.1} s; {} acked, {} lost, {} unknown ({} found), {} failed; {} tries retried after a \
@@ -106,6 +109,10 @@ pub(super) fn judge(
         .map(|r| format!("{} {}@{}..{}", r.server, r.messages, r.first_seq, r.last_seq))
         .collect();
     res.detail.push_str(&format!("; replicas: {}", states.join(", ")));
+    if !replicas_agree(&res.replicas, want) && same {
+        res.detail
+            .push_str("; FINDING: the replicas still differ after the acknowledged-write loss (split-brain, #7567)");
+    }
     if chk.unexpected + chk.duplicates > 0 {
         res.agree = false;
         res.detail.push_str(&format!(

@@ -10,6 +10,7 @@ mod full;
 mod inject;
 mod judge;
 mod one;
+mod power;
 mod predict;
 mod report;
 pub mod sandbox;
@@ -21,12 +22,11 @@ use self::{full::*, inject::*, judge::*, one::*, traffic::*};
 pub use check::{check, longest_gap_s, Attempt, Outcome};
 pub use predict::{model_of_lab, pin_test_stream, predict, Prediction};
 pub use report::{json, table, write_results, Check, FaultReport, ReplicaState, ScenarioResult};
-pub use scenario::{FaultOptions, Kind, PlanTarget, MAX_PLAN_SERVERS};
+pub use scenario::{FaultOptions, Kind, PlanTarget, MAX_PLAN_SERVERS, POWER_EXPIRY, POWER_ROUTE_PING, POWER_TRIES};
 
 use crate::lab::{self, Lab, LabSpec, StartHooks, StartOptions};
 use crate::layout::Layout;
 use crate::site::Site;
-use crate::units::SyncMode;
 use anyhow::{anyhow, bail, Context, Result};
 use async_nats::jetstream::{self};
 use sandbox::Netns;
@@ -34,6 +34,9 @@ use std::path::{Path, PathBuf};
 
 /// Name of the asset standing for the test streams in the predicted layout.
 const ASSET: &str = "natsplan-faults";
+
+/// Scenarios with their place in the run.
+type Numbered = Vec<(usize, Planned)>;
 
 /// One scenario to run: its kind and, for whole-rack kinds, the rack (site index).
 #[derive(Debug, Clone, Copy)]
@@ -65,7 +68,7 @@ pub fn run(opts: &FaultOptions, log: &dyn Fn(&str)) -> Result<FaultReport> {
             t.nodes.iter().map(|n| n.name.clone()).collect::<Vec<_>>(),
         ),
         None => {
-            let (s, l) = model_of_lab(nodes, SyncMode::Interval(120));
+            let (s, l) = model_of_lab(nodes, opts.sync);
             (s, l, (1..=nodes).map(|i| format!("n{i}")).collect())
         }
     };
@@ -111,6 +114,15 @@ pub fn run(opts: &FaultOptions, log: &dyn Fn(&str)) -> Result<FaultReport> {
             n.hub()
         ));
     }
+    // Power scenarios run on a second lab whose stores sit on the power-loss layer, after the others
+    // (whose results the layer's cost must not touch); where FUSE cannot mount they are skipped.
+    let power_skip = if planned.iter().any(|p| p.kind.is_power()) {
+        crate::powerfs::probe()
+            .err()
+            .map(|e| format!("the power-loss layer cannot mount here (FUSE): {e}"))
+    } else {
+        None
+    };
     let hub = netns.as_ref().map(|n| n.hub().to_string());
     let (tx, rx) = std::sync::mpsc::channel::<String>();
     let ctx_parts = (&site, &layout, &rack_of, &bin);
@@ -128,7 +140,18 @@ pub fn run(opts: &FaultOptions, log: &dyn Fn(&str)) -> Result<FaultReport> {
                 sandbox::enter_netns(h)?;
             }
             let (site, layout, rack_of, bin) = ctx_parts;
-            run_in_lab(opts, site, layout, rack_of, bin, planned, netns, net_skip, &tlog)
+            run_groups(
+                opts,
+                site,
+                layout,
+                rack_of,
+                bin,
+                planned,
+                netns,
+                net_skip,
+                power_skip.as_deref(),
+                &tlog,
+            )
         });
         for m in rx {
             log(&m);
@@ -147,6 +170,66 @@ pub fn run(opts: &FaultOptions, log: &dyn Fn(&str)) -> Result<FaultReport> {
         target: opts.target.as_ref().map(|t| t.label.clone()),
         scenarios: result?,
     })
+}
+
+/// The plain scenarios on one lab, then the power scenarios on a second lab whose stores sit on the
+/// power-loss layer (or all skipped with `power_skip`); results in the run's order.
+#[allow(clippy::too_many_arguments)]
+fn run_groups(
+    opts: &FaultOptions,
+    site: &Site,
+    layout: &Layout,
+    rack_of: &[usize],
+    bin: &Path,
+    planned: &[Planned],
+    netns: Option<&Netns>,
+    net_skip: Option<&str>,
+    power_skip: Option<&str>,
+    tlog: &dyn Fn(&str),
+) -> Result<Vec<ScenarioResult>> {
+    let (power, plain): (Numbered, Numbered) = planned
+        .iter()
+        .copied()
+        .enumerate()
+        .partition(|(_, p)| p.kind.is_power());
+    let mut out = Vec::new();
+    if !plain.is_empty() {
+        out.extend(run_in_lab(
+            opts, site, layout, rack_of, bin, &plain, netns, net_skip, None, &tlog,
+        )?);
+    }
+    match (power_skip, power.is_empty()) {
+        (_, true) => {}
+        (Some(why), false) => {
+            for &(i, p) in &power {
+                tlog(&format!("scenario {}: {}", i + 1, scenario_name(site, p)));
+                tlog(&format!("  skipped: {why}"));
+                let mut r = not_run(p.kind, why.to_string());
+                r.name = scenario_name(site, p);
+                out.push((i, r));
+            }
+        }
+        (None, false) => {
+            let pf = lab::PowerFs {
+                expiry: POWER_EXPIRY,
+                metadata: crate::powerfs::Metadata::Journal,
+            };
+            out.extend(run_in_lab(
+                opts,
+                site,
+                layout,
+                rack_of,
+                bin,
+                &power,
+                netns,
+                net_skip,
+                Some(pf),
+                &tlog,
+            )?);
+        }
+    }
+    out.sort_by_key(|(i, _)| *i);
+    Ok(out.into_iter().map(|(_, r)| r).collect())
 }
 
 /// Everything the scenarios share.
@@ -170,11 +253,12 @@ fn run_in_lab(
     layout: &Layout,
     rack_of: &[usize],
     bin: &Path,
-    planned: &[Planned],
+    planned: &[(usize, Planned)],
     netns: Option<&Netns>,
     net_skip: Option<&str>,
+    power_fs: Option<lab::PowerFs>,
     log: &dyn Fn(&str),
-) -> Result<Vec<ScenarioResult>> {
+) -> Result<Vec<(usize, ScenarioResult)>> {
     let tmp = tempfile::Builder::new()
         .prefix(&format!("{}{}-", sandbox::DIR_PREFIX, std::process::id()))
         .tempdir()
@@ -188,16 +272,26 @@ fn run_in_lab(
             dir: tmp.path().to_path_buf(),
             client_tls: None,
         },
-        None => LabSpec::plain(opts.nodes, tmp.path()),
+        None => LabSpec {
+            sync: opts.sync,
+            ..LabSpec::plain(opts.nodes, tmp.path())
+        },
     };
     // `node:NAME` lets a scenario place a stream on one chosen server (the full: filler).
     for n in &mut spec.nodes {
         n.tags.push(format!("node:{}", n.name));
     }
     log(&format!(
-        "starting a {}-node lab in {}{}",
+        "starting a {}-node lab in {}{}{}",
         spec.nodes.len(),
         tmp.path().display(),
+        match power_fs {
+            Some(pf) => format!(
+                " with its stores on the power-loss layer (dirty expiry {} s)",
+                pf.expiry.as_secs_f64()
+            ),
+            None => String::new(),
+        },
         opts.target
             .as_ref()
             .map(|t| format!(" for {}", t.label))
@@ -205,6 +299,8 @@ fn run_in_lab(
     ));
     let start = StartOptions {
         net: netns.map(Netns::node_nets),
+        power_fs,
+        route_ping: power_fs.map(|_| POWER_ROUTE_PING),
         ..StartOptions::default()
     };
     let hooks = StartHooks {
@@ -230,13 +326,13 @@ fn run_in_lab(
         log,
     };
     let mut scenarios = Vec::new();
-    for (i, p) in planned.iter().enumerate() {
+    for &(i, p) in planned {
         if opts.interrupted() {
             bail!("interrupted");
         }
-        let label = scenario_name(site, *p);
+        let label = scenario_name(site, p);
         log(&format!("scenario {}: {label}", i + 1));
-        match run_one(&ctx, &mut lab, *p, i) {
+        match run_one(&ctx, &mut lab, p, i) {
             Ok(s) => {
                 match &s.skipped {
                     Some(why) => log(&format!("  skipped: {why}")),
@@ -245,7 +341,7 @@ fn run_in_lab(
                         s.predicted, s.observed, s.agree, s.detail
                     )),
                 }
-                scenarios.push(s);
+                scenarios.push((i, s));
             }
             Err(e) if opts.interrupted() => return Err(e.context("interrupted")),
             Err(e) => {
@@ -257,7 +353,7 @@ fn run_in_lab(
                 r.observed = "harness_failed".into();
                 // Evidence of why, as for a loss: logs, /jsz, stores.
                 r.finding = save_finding(&lab, opts.findings_dir.as_deref(), &format!("{}-harness", r.name), &r).ok();
-                scenarios.push(r);
+                scenarios.push((i, r));
                 if let Some(n) = netns {
                     let _ = n.heal();
                 }
@@ -327,6 +423,7 @@ pub fn run_saved(
 mod tests {
     use super::*;
     use crate::survival::Status;
+    use crate::units::SyncMode;
 
     fn p(nodes: usize, steps: &[&[&str]]) -> Prediction {
         let (site, layout) = model_of_lab(nodes, SyncMode::Interval(120));
@@ -430,6 +527,79 @@ mod tests {
     }
 
     #[test]
+    fn power_scenarios_predict_the_acked_loss_risk_only_with_delayed_sync() {
+        for (sync, risk) in [(SyncMode::Interval(120), true), (SyncMode::Always, false)] {
+            let (site, layout) = model_of_lab(3, sync);
+            let peers: Vec<String> = ["n1", "n2", "n3"].iter().map(|s| s.to_string()).collect();
+            let l = pin_test_stream(&site, &layout, &peers).unwrap();
+            let p = |steps: &[&[&str]]| {
+                let steps: Vec<Vec<String>> = steps
+                    .iter()
+                    .map(|s| s.iter().map(|x| x.to_string()).collect())
+                    .collect();
+                predict(&site, &l, &steps).unwrap()
+            };
+            let one = p(&[&["server:n1"]]);
+            assert!(!one.acked_loss_risk && one.status.writable(), "{one:?}");
+            assert_eq!(p(&[&["server:n1", "server:n2"]]).acked_loss_risk, risk, "{sync}");
+            assert_eq!(p(&[&["server:n1", "server:n2", "server:n3"]]).acked_loss_risk, risk);
+            // The crash-plus-pause steps as power-crash-pause reports them.
+            let cp = p(&[&["pause:n2"], &["pause:n2", "server:n1", "pause:n3"]]);
+            assert_eq!(cp.acked_loss_risk, risk, "{cp:?}");
+            assert_eq!(cp.status, Status::Unavailable);
+        }
+    }
+
+    #[test]
+    fn diverged_replicas_after_a_predicted_loss_are_reported_not_a_disagreement() {
+        let a = acked_every(&[0.5, 1.0, 1.5, 15.0, 16.0]);
+        // m2 (acked at 1.5 s) is gone; one replica kept it.
+        let read: Vec<(u64, String)> = vec![(1, "m0".into()), (2, "m1".into()), (3, "m3".into()), (4, "m4".into())];
+        let chk = check(&a, &read);
+        assert_eq!(chk.acked_lost, 1);
+        let judge_with = |risk: bool| {
+            let mut r = not_run(Kind::PowerQuorum, String::new());
+            r.skipped = None;
+            r.replicas = [("n1", 4), ("n2", 4), ("n3", 5)]
+                .iter()
+                .map(|(s, m)| ReplicaState {
+                    server: s.to_string(),
+                    messages: *m,
+                    first_seq: 1,
+                    last_seq: *m,
+                })
+                .collect();
+            r.unavailable_s = longest_gap_s(&a, 0.0);
+            let p = Prediction {
+                status: Status::Unavailable,
+                stall_s: None,
+                acked_loss_risk: risk,
+                meta_status: Status::Ok,
+            };
+            let opts = FaultOptions::full(3);
+            judge(
+                &mut r,
+                &p,
+                &a,
+                &chk,
+                &Timeline {
+                    inject_s: 1.6,
+                    heal_s: 10.0,
+                },
+                &opts,
+                17.0,
+                3,
+            );
+            r
+        };
+        let predicted = judge_with(true);
+        assert!(predicted.agree && predicted.observed == "acked_lost", "{predicted:?}");
+        assert!(predicted.detail.contains("split-brain"), "{}", predicted.detail);
+        let surprise = judge_with(false);
+        assert!(!surprise.agree, "{surprise:?}");
+    }
+
+    #[test]
     fn store_archives_copy_the_whole_tree() {
         let src = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(src.path().join("jetstream/$G/streams/s")).unwrap();
@@ -478,8 +648,13 @@ mod tests {
     #[test]
     fn rack_scenarios_run_only_with_a_plan_or_when_asked() {
         assert!(!Kind::ladder().iter().any(|k| k.per_rack()));
-        assert_eq!(Kind::ladder().len(), 12);
-        assert!(Kind::ALL.iter().filter(|k| k.per_rack()).count() == 2);
+        assert_eq!(Kind::ladder().len(), 15);
+        assert!(Kind::ALL.iter().filter(|k| k.per_rack()).count() == 3);
+        // Every power scenario's name starts with `power`, and only theirs do.
+        for k in Kind::ALL {
+            assert_eq!(k.is_power(), k.name().starts_with("power"), "{}", k.name());
+        }
+        assert_eq!(Kind::parse("power-loss").unwrap(), Kind::PowerAll);
         assert!(Kind::ladder().iter().filter(|k| k.needs_net()).count() == 1);
     }
 

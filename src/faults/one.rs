@@ -21,7 +21,7 @@ pub(super) fn not_run(k: Kind, why: String) -> ScenarioResult {
         detail: why.clone(),
         agree: false,
         acked: 0,
-        acked_lost: 0,
+        acked_lost: None,
         unavailable_s: 0.0,
         skipped: Some(why),
         check: Check::default(),
@@ -29,6 +29,8 @@ pub(super) fn not_run(k: Kind, why: String) -> ScenarioResult {
         finding: None,
         predicted_meta: None,
         observed_meta: None,
+        power_runs: None,
+        power_cut: None,
     }
 }
 
@@ -95,27 +97,23 @@ fn plan_steps(ctx: &Ctx, lab: &Lab, p: Planned, roles: &Roles) -> Result<(Vec<Ve
             together(vec![format!("{kind}:{}", rack_name(r))])
         }
         Kind::Wipe => together(vec![sel(f0, "wipe")]),
-        Kind::PowerLoss => bail!("power loss is predicted, never run"),
+        Kind::PowerServer => together(vec![sel(leader, "server")]),
+        Kind::PowerQuorum => together(roles.majority.iter().map(|&i| sel(i, "server")).collect()),
+        Kind::PowerAll => together((0..n).map(|i| sel(i, "server")).collect()),
+        Kind::PowerRack => {
+            let r = p.rack.ok_or_else(|| anyhow!("a rack scenario needs its rack"))?;
+            together(vec![format!("power:{}", rack_name(r))])
+        }
+        Kind::PowerCrashPause => {
+            // First a minority paused (writes go on), then the leader's power and the rest paused.
+            let (first, rest) = power::pause_sides(roles, ctx.replicas);
+            let paused: Vec<String> = first.iter().map(|&i| sel(i, "pause")).collect();
+            let mut all = paused.clone();
+            all.push(sel(leader, "server"));
+            all.extend(rest.iter().map(|&i| sel(i, "pause")));
+            (vec![paused, all.clone()], all)
+        }
     })
-}
-
-/// Power loss of the whole site: predicted, never run (a process kill keeps the page cache).
-fn power_loss(ctx: &Ctx, lab: &Lab) -> Result<ScenarioResult> {
-    let site = ctx.site;
-    // The whole site at once: the case where unsynced acknowledged writes are at risk.
-    let sels: Vec<String> = site.racks.iter().map(|r| format!("power:{}", r.name)).collect();
-    // No stream was placed: any R of the lab's servers (every rack loses power, so placement is moot).
-    let names: Vec<String> = lab.nodes().iter().take(ctx.replicas).map(|n| n.name.clone()).collect();
-    let layout = pin_test_stream(site, ctx.layout, &names)?;
-    let pred = predict(site, &layout, std::slice::from_ref(&sels))?;
-    let why = "power loss (unsynced writes dropped) cannot be produced by killing processes: the page \
-               cache survives; needs VMs or machines whose power can be cut";
-    let mut res = not_run(Kind::PowerLoss, why.into());
-    res.selectors = sels;
-    res.predicted = pred.status.as_str().into();
-    res.predicted_stall_s = pred.stall_s;
-    res.predicted_acked_loss_risk = pred.acked_loss_risk;
-    Ok(res)
 }
 
 /// Why the scenario cannot run here (before the lab is touched), or None.
@@ -147,18 +145,61 @@ fn cannot_run_here(ctx: &Ctx, lab: &Lab, k: Kind) -> Result<Option<String>> {
 }
 
 pub(super) fn run_one(ctx: &Ctx, lab: &mut Lab, p: Planned, idx: usize) -> Result<ScenarioResult> {
-    let (rt, site) = (ctx.rt, ctx.site);
     let k = p.kind;
-    if k == Kind::PowerLoss {
-        return power_loss(ctx, lab);
-    }
     if let Some(why) = cannot_run_here(ctx, lab, k)? {
         let mut r = not_run(k, why);
-        r.name = scenario_name(site, p);
+        r.name = scenario_name(ctx.site, p);
         return Ok(r);
     }
-    let name = format!("natsplan-faults-{}-{idx}", k.name());
-    let subject = format!("natsplan.faults.{idx}");
+    if !k.is_power() {
+        return run_once(ctx, lab, p, idx, 0);
+    }
+    // A power scenario made to lose writes runs again until a predicted loss shows (POWER_TRIES at most).
+    let mut runs = Vec::new();
+    loop {
+        let r = run_once(ctx, lab, p, idx, runs.len() as u32)?;
+        let again = k.designed_to_lose()
+            && r.predicted_acked_loss_risk
+            && r.acked_lost == Some(0)
+            && (runs.len() as u32 + 1) < POWER_TRIES;
+        runs.push(r);
+        if !again {
+            break;
+        }
+        (ctx.log)(&format!(
+            "  no acknowledged write lost although the model predicts the risk: run {} of at most {POWER_TRIES}",
+            runs.len() + 1
+        ));
+    }
+    let per_run: Vec<String> = runs
+        .iter()
+        .enumerate()
+        .map(|(i, r)| format!("run {}: {} of {} acked lost", i + 1, r.acked_lost.unwrap_or(0), r.acked))
+        .collect();
+    let mut res = runs.pop().expect("at least one run");
+    res.power_runs = Some(per_run.len() as u32);
+    if k.designed_to_lose() && res.predicted_acked_loss_risk && res.acked_lost == Some(0) {
+        res.agree = false;
+        res.observed = "predicted_loss_not_seen".into();
+    }
+    res.detail = format!("{}; {}", per_run.join(", "), res.detail);
+    Ok(res)
+}
+
+/// One run of a scenario (`attempt` > 0: a power scenario's repeat, on a stream of its own).
+fn run_once(ctx: &Ctx, lab: &mut Lab, p: Planned, idx: usize, attempt: u32) -> Result<ScenarioResult> {
+    let (rt, site) = (ctx.rt, ctx.site);
+    let k = p.kind;
+    let (name, subject) = match attempt {
+        0 => (
+            format!("natsplan-faults-{}-{idx}", k.name()),
+            format!("natsplan.faults.{idx}"),
+        ),
+        a => (
+            format!("natsplan-faults-{}-{idx}-{a}", k.name()),
+            format!("natsplan.faults.{idx}.{a}"),
+        ),
+    };
     let urls = lab.client_urls();
     // The JetStream context spawns its acker task on creation: it must be made inside the runtime.
     let _rt_guard = rt.enter();
@@ -182,6 +223,7 @@ pub(super) fn run_one(ctx: &Ctx, lab: &mut Lab, p: Planned, idx: usize) -> Resul
     }
     let (steps, selectors) = plan_steps(ctx, lab, p, &roles)?;
     let pred = predict(site, &layout, &steps)?;
+
     let mut res = not_run(k, String::new());
     res.name = scenario_name(site, p);
     res.selectors = selectors;
@@ -244,6 +286,52 @@ struct Scenario<'a> {
     pred: &'a Prediction,
 }
 
+/// Warm up, inject the fault and heal it: the injection's result (the API probe of
+/// `meta-majority-kill`), when it began and when it was healed (seconds since `t0`), and what power cuts
+/// threw away.
+#[allow(clippy::type_complexity)]
+fn fault_phase(
+    ctx: &Ctx,
+    lab: &mut Lab,
+    sc: &Scenario,
+    full: Option<&mut FullStore>,
+    last_ack_ms: &Arc<AtomicU64>,
+    t0: Instant,
+    notes: &mut Vec<String>,
+) -> Result<(Result<Option<ApiProbe>>, f64, f64, Option<crate::powerfs::LossReport>)> {
+    let opts = ctx.opts;
+    // Before a power cut the stream gets a history older than the layer's dirty expiry, as any stream
+    // that has run for a while has: its configuration and first writes are on disk, only the writes of
+    // the last expiry are not. (A store whose whole log is lost votes as an empty log, which nats-server
+    // does not count towards a quorum: the young-stream case, not the one tested here.)
+    let warmup = match sc.p.kind.is_power() {
+        true => POWER_EXPIRY + opts.warmup + Duration::from_secs(1),
+        false => opts.warmup,
+    };
+    opts.pause(warmup)?;
+    let inject_s = t0.elapsed().as_secs_f64();
+    let election_hold = Duration::from_secs_f64(ELECTION_STALL_S + 2.0);
+    let mut marks = power::PowerMarks::new(last_ack_ms.clone(), t0);
+    let heal_result = inject_and_heal(
+        ctx,
+        lab,
+        sc.p,
+        sc.roles,
+        election_hold,
+        sc.js,
+        sc.name,
+        full,
+        notes,
+        &mut marks,
+    );
+    let heal_s = marks
+        .heal
+        .map(|h| (h - t0).as_secs_f64())
+        .unwrap_or_else(|| t0.elapsed().as_secs_f64());
+    let inject_s = marks.inject.map(|i| (i - t0).as_secs_f64()).unwrap_or(inject_s);
+    Ok((heal_result, inject_s, heal_s, marks.cut.take()))
+}
+
 /// Publish, inject, heal, read everything back and judge.
 fn observe(
     ctx: &Ctx,
@@ -269,12 +357,9 @@ fn observe(
         last_ack_ms.clone(),
         t0,
     ));
-    opts.pause(opts.warmup)?;
-    let inject_s = t0.elapsed().as_secs_f64();
-    let election_hold = Duration::from_secs_f64(ELECTION_STALL_S + 2.0);
     let mut notes = Vec::new();
-    let heal_result = inject_and_heal(ctx, lab, sc.p, sc.roles, election_hold, js, name, full, &mut notes);
-    let heal_s = t0.elapsed().as_secs_f64();
+    let (heal_result, inject_s, heal_s, cut) = fault_phase(ctx, lab, sc, full, &last_ack_ms, t0, &mut notes)?;
+    res.power_cut = cut;
     // Writes must resume within this bound after healing, or the stall did not end: keep writing until
     // an ack after healing shows (or the bound passes), then for `after` more.
     let resume_bound_s = ELECTION_STALL_S + opts.publish_timeout.as_secs_f64() + 5.0;
@@ -305,7 +390,15 @@ fn observe(
         .max()
         .unwrap_or(0);
     res.replicas = replica_states(lab, name, max_acked, ctx.replicas);
-    let (read, not_found) = rt.block_on(read_all(js, name))?;
+    let (read, not_found) = match rt.block_on(read_all(js, name)) {
+        // After a power cut the stream itself may be gone (nats-server #7564): nothing acknowledged
+        // can be read back.
+        Err(e) if k.is_power() => {
+            notes.push(format!("the stream could not be read after the power cut ({e:#})"));
+            (Vec::new(), 0)
+        }
+        r => r?,
+    };
     let chk = check(&attempts, &read);
     if not_found > 0 {
         notes.push(format!(
@@ -313,7 +406,7 @@ fn observe(
         ));
     }
     res.acked = chk.acked;
-    res.acked_lost = chk.acked_lost;
+    res.acked_lost = Some(chk.acked_lost);
     res.unavailable_s = longest_gap_s(&attempts, 0.0);
     judge(&mut res, pred, &attempts, &chk, &tl, opts, resume_bound_s, ctx.replicas);
     if k == Kind::MetaMajorityKill {
@@ -326,8 +419,12 @@ fn observe(
         );
     }
     if let Err(e) = &healthy {
-        res.agree = false;
-        if res.acked_lost == 0 {
+        // After a predicted acknowledged-write loss, a stream left unhealthy by its diverged replicas
+        // is the same hazard (#7567): a finding, not a disagreement.
+        if !(pred.acked_loss_risk && chk.acked_lost > 0) {
+            res.agree = false;
+        }
+        if res.acked_lost == Some(0) {
             res.observed = "replica_stuck".into();
         }
         notes.push(format!(

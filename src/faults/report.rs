@@ -63,7 +63,8 @@ pub struct ScenarioResult {
     pub detail: String,
     pub agree: bool,
     pub acked: u64,
-    pub acked_lost: u64,
+    /// Acknowledged writes that could not be read back after healing; None (null) when skipped.
+    pub acked_lost: Option<u64>,
     /// Longest gap between successive acknowledgements, in seconds.
     pub unavailable_s: f64,
     /// Why the scenario did not run (then `agree` is false and nothing was measured), or None.
@@ -78,6 +79,12 @@ pub struct ScenarioResult {
     /// What the JetStream API did meanwhile: `api_refused` (stream and consumer create answered an error
     /// or nothing) or `api_answered` (one was created); None where not judged.
     pub observed_meta: Option<String>,
+    /// Power scenarios: how many times it ran (one made to lose writes runs again, up to 3 times, until
+    /// a loss shows); None elsewhere.
+    pub power_runs: Option<u32>,
+    /// Power scenarios: what the power-loss layer threw away at the cuts of the last run, summed over
+    /// the servers cut; None elsewhere.
+    pub power_cut: Option<crate::powerfs::LossReport>,
 }
 
 /// A whole `verify --faults` run.
@@ -96,9 +103,9 @@ impl FaultReport {
     /// Exit-1 condition: an acknowledged write lost where the model said none could be, or any scenario
     /// that ran and disagreed.
     pub fn failed(&self) -> bool {
-        self.scenarios
-            .iter()
-            .any(|s| s.skipped.is_none() && (!s.agree || (s.acked_lost > 0 && !s.predicted_acked_loss_risk)))
+        self.scenarios.iter().any(|s| {
+            s.skipped.is_none() && (!s.agree || (s.acked_lost.unwrap_or(0) > 0 && !s.predicted_acked_loss_risk))
+        })
     }
 }
 
@@ -142,7 +149,7 @@ pub fn table(r: &FaultReport) -> Vec<u8> {
             obs,
             agree,
             s.acked.to_string(),
-            s.acked_lost.to_string(),
+            s.acked_lost.map(|n| n.to_string()).unwrap_or_else(|| "-".into()),
             format!("{:.1}", s.unavailable_s),
         ]);
     }
@@ -191,7 +198,7 @@ mod tests {
             detail: "d".into(),
             agree,
             acked: 10,
-            acked_lost: lost,
+            acked_lost: skipped.is_none().then_some(lost),
             unavailable_s: 1.5,
             skipped: skipped.map(str::to_string),
             check: Check::default(),
@@ -199,6 +206,8 @@ mod tests {
             finding: None,
             predicted_meta: None,
             observed_meta: None,
+            power_runs: None,
+            power_cut: None,
         }
     }
 
@@ -231,6 +240,14 @@ mod tests {
             assert!(s.get(k).is_some(), "missing {k}");
         }
         assert!(s["skipped"].is_null());
+        assert_eq!(s["acked_lost"], 0);
+        let skipped = report(vec![row("power-quorum", false, 0, true, Some("no FUSE"))]);
+        let v: serde_json::Value = serde_json::from_slice(&json(&skipped)).unwrap();
+        let s = &v["scenarios"][0];
+        assert!(
+            s["acked_lost"].is_null() && s["skipped"] == "no FUSE" && s["agree"] == false,
+            "{s}"
+        );
     }
 
     #[test]

@@ -81,6 +81,16 @@ pub fn sweep_stale() -> Vec<String> {
             }
         }
     }
+    // The power-loss layers of dead runs' labs (a SIGKILLed run leaves dead FUSE mounts behind).
+    for point in crate::powerfs::mounts::under(Path::new("/")).unwrap_or_default() {
+        let stale = point
+            .components()
+            .find_map(|c| owner_pid(&c.as_os_str().to_string_lossy(), DIR_PREFIX))
+            .is_some_and(|pid| !pid_alive(pid));
+        if stale && crate::powerfs::mounts::detach(&point).is_ok() {
+            removed.push(format!("power-loss layer {}", point.display()));
+        }
+    }
     // The lab folders of dead runs (`$TMPDIR/natsplan-faults-<pid>-*`), once nothing is mounted in them.
     removed.extend(sweep_stale_dirs(&std::env::temp_dir()));
     removed

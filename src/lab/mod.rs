@@ -10,6 +10,7 @@
 //! `restart`) is here for fault injection.
 
 mod binary;
+pub mod power;
 mod process;
 pub mod spec;
 mod start;
@@ -22,6 +23,7 @@ use self::{binary::*, process::*, start::*};
 pub use binary::{
     find_nats_server, nats_server_version, nats_server_version_within, INSTALL_HINT, MIN_VERSION, VERSION_TIMEOUT,
 };
+pub use power::{PowerFs, PowerFsProcess};
 pub use process::{free_ports, log_tail, InterruptGuard};
 pub use test_cluster::TestCluster;
 
@@ -125,6 +127,13 @@ pub struct StartOptions {
     /// One network namespace per server (fault injection's `net:` partitions): server `i` starts inside
     /// `net[i].netns` and listens on `net[i].host`. `None`: every server on 127.0.0.1 in our namespace.
     pub net: Option<Vec<NodeNet>>,
+    /// Each server's store on the power-loss layer (`powerfs`), mounted after the store folder is made
+    /// and before nats-server starts: in this process, or (detached) one `natsplan powerfs` per server.
+    pub power_fs: Option<PowerFs>,
+    /// The routes' failure detection (`cluster { ping_interval, ping_max }`): a peer that answers no
+    /// ping for about interval × (max + 1) is dropped. None: nats-server's (2 min, at most 30 s for
+    /// routes, and 2 pings).
+    pub route_ping: Option<(Duration, u32)>,
 }
 
 /// Where one server lives on the network when the lab runs in network namespaces.
@@ -143,6 +152,8 @@ impl Default for StartOptions {
             timeout: Duration::from_secs(60),
             max_memory_store_bytes: Some(256 << 20),
             net: None,
+            power_fs: None,
+            route_ping: None,
         }
     }
 }
@@ -198,6 +209,8 @@ pub struct Lab {
     spawner: Spawner,
     /// Time from the first spawn to a healthy cluster with a meta leader.
     startup: Duration,
+    /// The stores' power-loss layers (last: they unmount after the servers are dead).
+    layers: power::Layers,
 }
 
 impl Lab {
@@ -347,6 +360,24 @@ impl Lab {
         self.spawn(i)
     }
 
+    /// Server `i`'s host loses power: SIGKILL (if it runs), then its store's layer drops every write not
+    /// yet durable and is mounted again. Restart it with `restart`. Only for a lab started with
+    /// `power_fs` in this process.
+    pub fn power_cut(&mut self, i: usize) -> Result<crate::powerfs::LossReport> {
+        if i >= self.nodes.len() {
+            bail!("no lab server {i}");
+        }
+        if self.is_running(i) {
+            self.kill(i)?;
+        }
+        self.layers.cut(i)
+    }
+
+    /// Whether the stores sit on the power-loss layer.
+    pub fn on_power_fs(&self) -> bool {
+        !matches!(self.layers, power::Layers::None)
+    }
+
     /// Whether server `i` has a live process (reaping it if it exited).
     pub fn is_running(&mut self, i: usize) -> bool {
         match self.children.get_mut(i).and_then(Option::as_mut) {
@@ -400,6 +431,7 @@ impl Lab {
             sync: self.spec.sync.config_value(),
             nodes: self.nodes.clone(),
             created_dir: false,
+            power_fs: self.layers.records(),
         }
     }
 
@@ -410,6 +442,7 @@ impl Lab {
         for c in self.children.iter_mut() {
             c.take(); // dropping a Child neither kills nor waits
         }
+        self.layers.forget();
         st
     }
 }
@@ -422,6 +455,8 @@ impl Drop for Lab {
                 let _ = c.wait();
             }
         }
+        // The servers are dead: nothing uses the stores any more.
+        self.layers.stop();
     }
 }
 

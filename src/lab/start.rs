@@ -4,7 +4,7 @@ use super::*;
 use crate::emit::conf::{self, ServerConf};
 use crate::monitor;
 use anyhow::{anyhow, bail, Context, Result};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -51,6 +51,7 @@ impl Lab {
                 children: Vec::new(),
                 spawner: Spawner::new(),
                 startup: Duration::ZERO,
+                layers: power::Layers::None,
             };
             match lab.try_start(hooks) {
                 Ok(()) => return Ok(lab),
@@ -105,6 +106,11 @@ impl Lab {
             // empty store, so no meta state from an earlier attempt or lab is replayed.
             let _ = std::fs::remove_file(&info.log);
         }
+        // The stores go on the power-loss layer now: made and empty, and no server has opened them yet.
+        if let Some(pf) = self.opts.power_fs {
+            let stores: Vec<PathBuf> = self.nodes.iter().map(|n| n.store_dir.clone()).collect();
+            self.layers = power::Layers::mount(&stores, pf, self.opts.detached).map_err(StartError::Other)?;
+        }
         let t0 = Instant::now();
         // The record exists before any process can outlive it: first with every server's configuration
         // (pid 0; `lab down` finds a server by its configuration path), then again after each spawn with
@@ -147,7 +153,7 @@ impl Lab {
             .filter(|o| o.name != info.name)
             .map(|o| format!("nats-route://{}:{}", o.host, o.cluster_port))
             .collect();
-        conf::render(&ServerConf {
+        let text = conf::render(&ServerConf {
             server_name: info.name.clone(),
             client_listen: format!("{}:{}", info.host, info.client_port),
             monitor_listen: Some(format!("{}:{}", info.host, info.monitor_port)),
@@ -163,7 +169,11 @@ impl Lab {
             routes,
             header: vec![format!("natsplan lab server {} (loopback only)", info.name)],
             client_tls: self.spec.client_tls.clone(),
-        })
+        });
+        match self.opts.route_ping {
+            Some((every, max)) => with_route_ping(&text, every, max),
+            None => text,
+        }
     }
 
     pub(super) fn spawn(&mut self, i: usize) -> Result<()> {
@@ -323,6 +333,35 @@ impl Lab {
     }
 }
 
+/// The configuration with the route ping settings at the top of its `cluster` block.
+pub(super) fn with_route_ping(conf: &str, every: Duration, max: u32) -> String {
+    conf.replacen(
+        "\ncluster {\n",
+        &format!(
+            "\ncluster {{\n  ping_interval: \"{}ms\"\n  ping_max: {max}\n",
+            every.as_millis()
+        ),
+        1,
+    )
+}
+
 /// How long after its servers start a multi-server lab's route mesh has settled: the route connect
 /// delay (1 s) after which refused first dials are retried, and a margin for the duplicates to close.
 pub(super) const ROUTE_SETTLE: Duration = Duration::from_millis(1500);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn route_ping_settings_go_into_the_cluster_block_only() {
+        let conf = "server_name: n1\nping_interval: \"2m\"\n\ncluster {\n  name: \"lab\"\n  routes: [\n  ]\n}\n";
+        let got = with_route_ping(conf, Duration::from_secs(1), 3);
+        assert_eq!(
+            got,
+            "server_name: n1\nping_interval: \"2m\"\n\ncluster {\n  ping_interval: \"1000ms\"\n  ping_max: 3\n  name: \"lab\"\n  routes: [\n  ]\n}\n"
+        );
+        // No cluster block (a single server): unchanged.
+        assert_eq!(with_route_ping("listen: 1\n", Duration::from_secs(1), 3), "listen: 1\n");
+    }
+}

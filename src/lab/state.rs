@@ -22,6 +22,10 @@ pub struct LabState {
     pub nodes: Vec<NodeInfo>,
     /// natsplan created DIR itself, so `lab down` removes DIR too (otherwise only what it put inside).
     pub created_dir: bool,
+    /// The `natsplan powerfs` processes of a `lab up --power-loss-fs` (empty otherwise; absent in an
+    /// older lab.json).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub power_fs: Vec<super::PowerFsProcess>,
 }
 
 impl LabState {
@@ -108,6 +112,9 @@ impl LabState {
             }
             std::thread::sleep(Duration::from_millis(50));
         }
+        // The servers are gone: stop the stores' power-loss layers (recorded or not) and detach any
+        // mount of the layer left under DIR (a killed layer's), so no folder below holds a mount.
+        super::power::stop_layers(&self.power_fs, &self.dir, grace)?;
         for n in &self.nodes {
             // Only folders this lab wrote: the one holding its configuration, inside DIR.
             if let Some(folder) = n.conf.parent() {
@@ -120,6 +127,8 @@ impl LabState {
         if p.exists() {
             std::fs::remove_file(&p).with_context(|| format!("cannot remove {}", p.display()))?;
         }
+        // A `lab up` killed while saving its record leaves the temp file of `save` behind.
+        let _ = std::fs::remove_file(self.dir.join(format!(".{STATE_FILE}.tmp")));
         if self.created_dir {
             // Only if empty now: never delete files a user put there.
             let _ = std::fs::remove_dir(&self.dir);

@@ -105,6 +105,17 @@ pub struct LossReport {
     pub files_dropped: usize,
 }
 
+impl LossReport {
+    /// Add another cut's figures (several servers' power cut in one scenario).
+    pub fn add(&mut self, o: &LossReport) {
+        self.files_rolled_back += o.files_rolled_back;
+        self.bytes_truncated += o.bytes_truncated;
+        self.pages_restored += o.pages_restored;
+        self.dirs_rolled_back += o.dirs_rolled_back;
+        self.files_dropped += o.files_dropped;
+    }
+}
+
 /// The model and the backing directory it keeps. Not thread-safe by itself; the FUSE layer holds it
 /// behind one mutex.
 #[derive(Debug)]

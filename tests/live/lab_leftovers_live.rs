@@ -92,6 +92,7 @@ fn lab_down_stops_a_server_whose_pid_was_never_recorded() {
             pid: 0,
         }],
         created_dir: false,
+        power_fs: Vec::new(),
     };
     st.save().unwrap();
     let mut server = std::process::Command::new(nats_server())
