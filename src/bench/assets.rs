@@ -106,6 +106,47 @@ pub(super) async fn create_assets(env: &Env) -> Result<(), BenchError> {
                 }
             }
         }
+        Workload::Consume {
+            replicas,
+            storage,
+            target: None,
+            ..
+        } => {
+            // The stream a consumer run reads, filled before any clock starts.
+            let cfg = jetstream::stream::Config {
+                name: format!("natsplan-js-{}", env.run_id),
+                subjects: vec![format!("natsplan.js.{}", env.run_id)],
+                num_replicas: replicas,
+                storage: storage_type(storage),
+                ..Default::default()
+            };
+            retry("create stream", spec.timeout, || actx.create_stream(cfg.clone())).await?;
+            let subject = cfg.subjects[0].clone();
+            let total = env.share.as_ref().map(|s| s.total_msgs).unwrap_or(spec.msgs);
+            let fctx = js_context(env.connect(0, "fill").await?, env, 512);
+            if let Err(e) = super::consume::fill(&fctx, total, spec.size as usize, |_| subject.clone()).await {
+                let _ = actx.delete_stream(&cfg.name).await;
+                return Err(e);
+            }
+        }
+        Workload::KvGet { replicas, storage, .. } => {
+            let cfg = jetstream::kv::Config {
+                bucket: format!("natsplan-kv-{}", env.run_id),
+                history: 1,
+                num_replicas: replicas,
+                storage: storage_type(storage),
+                ..Default::default()
+            };
+            retry("create KV bucket", spec.timeout, || actx.create_key_value(cfg.clone())).await?;
+            // The keys the getters read (`k0..`), put before any clock starts.
+            let total = env.share.as_ref().map(|s| s.total_msgs).unwrap_or(spec.msgs);
+            let fctx = js_context(env.connect(0, "fill").await?, env, 512);
+            let b = cfg.bucket.clone();
+            if let Err(e) = super::consume::fill(&fctx, total, spec.size as usize, |i| format!("$KV.{b}.k{i}")).await {
+                let _ = actx.delete_key_value(&cfg.bucket).await;
+                return Err(e);
+            }
+        }
         _ => {}
     }
     Ok(())
@@ -119,8 +160,10 @@ pub(super) async fn delete_assets(env: &Env) -> Option<String> {
     let wait = env.spec.timeout.max(Duration::from_secs(2));
     let until = Instant::now() + (env.spec.timeout * 3).max(Duration::from_secs(15));
     let (kind, name) = match env.spec.workload {
-        Workload::Js { .. } => ("stream", format!("natsplan-js-{}", env.run_id)),
-        Workload::Kv { .. } => ("KV bucket", format!("natsplan-kv-{}", env.run_id)),
+        Workload::Js { .. } | Workload::Consume { target: None, .. } => {
+            ("stream", format!("natsplan-js-{}", env.run_id))
+        }
+        Workload::Kv { .. } | Workload::KvGet { .. } => ("KV bucket", format!("natsplan-kv-{}", env.run_id)),
         Workload::Obj { .. } => ("object store", format!("natsplan-obj-{}", env.run_id)),
         _ => return None,
     };
@@ -135,8 +178,10 @@ pub(super) async fn delete_assets(env: &Env) -> Option<String> {
         let actx = js_context(admin, env, 1);
         let deleted = tokio::time::timeout(wait, async {
             let r = match env.spec.workload {
-                Workload::Js { .. } => actx.delete_stream(&name).await.map(|_| ()).map_err(|e| e.to_string()),
-                Workload::Kv { .. } => actx
+                Workload::Js { .. } | Workload::Consume { .. } => {
+                    actx.delete_stream(&name).await.map(|_| ()).map_err(|e| e.to_string())
+                }
+                Workload::Kv { .. } | Workload::KvGet { .. } => actx
                     .delete_key_value(&name)
                     .await
                     .map(|_| ())
