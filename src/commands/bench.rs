@@ -28,7 +28,7 @@ pub enum BenchCmd {
     /// Core NATS publish/subscribe throughput (fire and forget).
     Core {
         /// Publishers (messages are split over them).
-        #[arg(long, visible_alias = "pubs", default_value_t = 1, value_name = "N")]
+        #[arg(long, alias = "pubs", default_value_t = 1, value_name = "N")]
         clients: usize,
         /// Subscribers (each expects every message).
         #[arg(long, default_value_t = 1, value_name = "N")]

@@ -6,6 +6,7 @@
 mod common;
 
 mod agents_cli;
+mod bench_flags_cli;
 mod calibrate_cli;
 mod design_cli;
 mod emit_cli;
