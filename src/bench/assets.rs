@@ -1,6 +1,7 @@
 //! The streams, KV buckets and object stores a run creates and removes.
 
 use super::env::*;
+use super::exec::Fail;
 use super::{BenchError, BenchSpec, ConnSpec, ObjOp, Storage, Workload};
 use async_nats::jetstream;
 use std::time::{Duration, Instant};
@@ -95,13 +96,25 @@ pub(super) async fn create_assets(env: &Env) -> Result<(), BenchError> {
             })
             .await?;
             if op == ObjOp::Get {
-                let data = vec![0x5au8; spec.size as usize];
+                // Written as the put run writes them (`obj::put_object`); every get then checks the
+                // object's SHA-256 digest (async-nats does), so the get run also proves that format.
+                let data = bytes::Bytes::from(vec![0x5au8; spec.size as usize]);
                 let total = env.share.as_ref().map(|s| s.total_msgs).unwrap_or(spec.msgs);
+                let pctx = js_context(env.connect(0, "fill").await?, env, super::obj::PUT_INFLIGHT);
+                let put = super::obj::Put {
+                    ctx: &pctx,
+                    store: &store,
+                    bucket: &cfg.bucket,
+                    run: &env.run_id,
+                };
                 for i in 0..total {
-                    let mut rd: &[u8] = &data;
-                    if let Err(e) = store.put(format!("o{i}").as_str(), &mut rd).await {
+                    let name = format!("o{i}");
+                    if let Err(e) = super::obj::put_object(&put, &name, &super::obj::nuid(&env.run_id, i), &data).await {
                         let _ = actx.delete_object_store(&cfg.bucket).await;
-                        return Err(cannot(e, "put object for the get run"));
+                        let why = match e {
+                            Fail::Refused(w) | Fail::Unanswered(w) => w,
+                        };
+                        return Err(cannot(why, "put object for the get run"));
                     }
                 }
             }
