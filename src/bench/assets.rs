@@ -106,6 +106,7 @@ pub(super) async fn create_assets(env: &Env) -> Result<(), BenchError> {
                     store: &store,
                     bucket: &cfg.bucket,
                     run: &env.run_id,
+                    stream: None,
                 };
                 for i in 0..total {
                     let name = format!("o{i}");

@@ -62,7 +62,7 @@ pub(super) async fn consume(
     if !env.spec.keep {
         if owned && env.owns_assets() {
             left = delete_assets(env).await;
-        } else if mode != ConsumeMode::Ordered {
+        } else {
             left = delete_consumers(env, &stream, clients).await;
         }
     }

@@ -1,6 +1,10 @@
 //! Object store puts and gets of whole objects.
 //!
-//! Gets use async-nats's object store. Puts are written here, as nats.go's `ObjectStore.Put` writes them
+//! Gets are written here as nats.go's `ObjectStore.Get` reads (object.go): the object's info, then an
+//! ordered push consumer on its chunks, every chunk read and the SHA-256 digest checked, and the consumer
+//! deleted (nats.go's `Unsubscribe`). async-nats 0.51's reader leaves its consumer to expire after 30 s of
+//! inactivity, so a run of more than about a thousand gets in 30 s met "maximum consumers limit reached".
+//! Puts are written here too, as nats.go's `ObjectStore.Put` writes them
 //! (object.go): the 128 KiB chunks published without waiting for each one's ack, the meta message (a
 //! subject rollup) after them, then every ack awaited. async-nats 0.51's `ObjectStore::put` awaits each
 //! chunk's ack before it publishes the next, one replicated round trip per chunk, which held a 1 MiB R3
@@ -93,11 +97,16 @@ pub(super) async fn obj_run(
             d.first = first;
             // An object is many chunks: no bound but the client's own per-chunk timeouts.
             d.give_up_after = u64::MAX;
+            let stream = match op {
+                ObjOp::Get => octx.get_stream(format!("OBJ_{bucket}")).await.ok(),
+                ObjOp::Put => None,
+            };
             let put = Put {
                 ctx: &octx,
                 store: &store,
                 bucket: &bucket,
                 run: &env.run_id,
+                stream,
             };
             let t = drive(&env, d, |k| one_object(&put, op, k.j, &data)).await;
             let id = format!("{}{}", if op == ObjOp::Put { "P" } else { "S" }, i + 1);
@@ -136,6 +145,59 @@ pub(super) struct Put<'a> {
     pub(super) store: &'a jetstream::object_store::ObjectStore,
     pub(super) bucket: &'a str,
     pub(super) run: &'a str,
+    /// The store's stream, for gets.
+    pub(super) stream: Option<jetstream::stream::Stream>,
+}
+
+/// Get object `name` as nats.go does (see the module doc) and check its size and digest against the
+/// info; `stream` is the store's stream (`OBJ_<bucket>`).
+async fn get_object(p: &Put<'_>, stream: &jetstream::stream::Stream, name: &str, size: usize) -> Result<(), Fail> {
+    let info = p.store.info(name).await.map_err(Fail::refused)?;
+    if info.deleted || info.size != size {
+        return Err(Fail::Refused(format!(
+            "object {name}: {} bytes stored{}, expected {size}",
+            info.size,
+            if info.deleted { " (deleted)" } else { "" }
+        )));
+    }
+    let cfg = jetstream::consumer::push::OrderedConfig {
+        deliver_subject: p.ctx.client().new_inbox(),
+        filter_subject: format!("$O.{}.C.{}", p.bucket, info.nuid),
+        ..Default::default()
+    };
+    let consumer = stream.create_consumer(cfg).await.map_err(Fail::refused)?;
+    let consumer_name = consumer.cached_info().name.clone();
+    let read = async {
+        let mut msgs = consumer.messages().await.map_err(Fail::refused)?;
+        let (mut sha, mut got, mut chunks) = (sha2::Sha256::new(), 0usize, 0usize);
+        while chunks < info.chunks {
+            match futures::StreamExt::next(&mut msgs).await {
+                Some(Ok(m)) => {
+                    sha.update(&m.payload);
+                    got += m.payload.len();
+                    chunks += 1;
+                }
+                Some(Err(e)) => return Err(Fail::refused(e)),
+                None => return Err(Fail::Unanswered(format!("object {name}: chunks stopped coming"))),
+            }
+        }
+        use base64::Engine;
+        let digest = format!(
+            "SHA-256={}",
+            base64::engine::general_purpose::URL_SAFE.encode(sha.finalize())
+        );
+        if got != size || info.digest.as_deref().is_some_and(|d| d != digest) {
+            return Err(Fail::Refused(format!(
+                "object {name}: read {got} bytes (digest {digest}), expected {size} ({:?})",
+                info.digest
+            )));
+        }
+        Ok(())
+    };
+    let res = read.await;
+    // The consumer goes with the read, as nats.go's Unsubscribe deletes it.
+    let _ = stream.delete_consumer(&consumer_name).await;
+    res
 }
 
 /// Put object `o{j}`, or get it and check its size.
@@ -143,17 +205,11 @@ async fn one_object(p: &Put<'_>, op: ObjOp, j: u64, data: &Bytes) -> Result<(), 
     match op {
         ObjOp::Put => put_object(p, &format!("o{j}"), &nuid(p.run, j), data).await,
         ObjOp::Get => {
-            let mut o = p.store.get(format!("o{j}")).await.map_err(Fail::refused)?;
-            let mut buf = Vec::with_capacity(data.len());
-            match tokio::io::AsyncReadExt::read_to_end(&mut o, &mut buf).await {
-                Ok(_) if buf.len() == data.len() => Ok(()),
-                Ok(_) => Err(Fail::Refused(format!(
-                    "object o{j}: read {} bytes, expected {}",
-                    buf.len(),
-                    data.len()
-                ))),
-                Err(e) => Err(Fail::refused(e)),
-            }
+            let stream = p
+                .stream
+                .as_ref()
+                .ok_or_else(|| Fail::Refused(format!("cannot open the stream OBJ_{}", p.bucket)))?;
+            get_object(p, stream, &format!("o{j}"), data.len()).await
         }
     }
 }
