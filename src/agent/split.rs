@@ -76,7 +76,10 @@ pub fn local_workload(w: &Workload, a: &Assignment) -> Workload {
             storage,
         },
         Workload::JsExisting {
-            publish, window, target, ..
+            publish,
+            window,
+            target,
+            ..
         } => Workload::JsExisting {
             pubs: n,
             publish,

@@ -110,7 +110,8 @@ pub(super) async fn create_assets(env: &Env) -> Result<(), BenchError> {
                 };
                 for i in 0..total {
                     let name = format!("o{i}");
-                    if let Err(e) = super::obj::put_object(&put, &name, &super::obj::nuid(&env.run_id, i), &data).await {
+                    if let Err(e) = super::obj::put_object(&put, &name, &super::obj::nuid(&env.run_id, i), &data).await
+                    {
                         let _ = actx.delete_object_store(&cfg.bucket).await;
                         let why = match e {
                             Fail::Refused(w) | Fail::Unanswered(w) => w,

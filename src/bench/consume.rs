@@ -98,7 +98,8 @@ async fn delete_consumers(env: &Env, stream: &str, clients: usize) -> Option<Str
     })
 }
 
-/// What one client reads from.
+/// What one client reads from (one per client, so the variants' sizes do not matter).
+#[allow(clippy::large_enum_variant)]
 enum Reader {
     Fetch {
         consumer: consumer::PullConsumer,
@@ -161,17 +162,26 @@ impl Reader {
     }
 }
 
-async fn reader(
-    env: &Env,
-    ctx: &jetstream::Context,
-    stream: &str,
+/// One client's consumer: how it reads, where it starts (stream sequence), how many it reads, its
+/// global index (its consumer's name) and the subject filter ("" for none).
+struct ReaderSpec {
     mode: ConsumeMode,
     batch: usize,
     start: u64,
     n: u64,
     gi: usize,
     filter: String,
-) -> Result<Reader, BenchError> {
+}
+
+async fn reader(env: &Env, ctx: &jetstream::Context, stream: &str, r: ReaderSpec) -> Result<Reader, BenchError> {
+    let ReaderSpec {
+        mode,
+        batch,
+        start,
+        n,
+        gi,
+        filter,
+    } = r;
     let s = retry("open stream", env.spec.timeout, || ctx.get_stream(stream)).await?;
     let deliver_policy = consumer::DeliverPolicy::ByStartSequence { start_sequence: start };
     let name = consumer_name(env, gi);
@@ -199,7 +209,8 @@ async fn reader(
         inactive_threshold: Duration::from_secs(60),
         ..Default::default()
     };
-    let c: consumer::PullConsumer = retry("create consumer", env.spec.timeout, || s.create_consumer(cfg.clone())).await?;
+    let c: consumer::PullConsumer =
+        retry("create consumer", env.spec.timeout, || s.create_consumer(cfg.clone())).await?;
     Ok(match mode {
         ConsumeMode::Fetch => Reader::Fetch {
             consumer: c,
@@ -240,7 +251,7 @@ async fn consume_run(
     let mut readers = Vec::new();
     let mut offset = 0u64;
     let mut base = 1;
-    for i in 0..clients {
+    for (i, &n) in per.iter().enumerate().take(clients) {
         let c = env.connect(env.worker(i), "sub").await?;
         let ctx = js_context(c.clone(), env, 1);
         if i == 0 {
@@ -260,8 +271,16 @@ async fn consume_run(
             .and_then(|s| s.workers.get(i))
             .map(|w| w.first)
             .unwrap_or(offset);
-        offset += per[i];
-        let r = reader(env, &ctx, stream, mode, batch, base + first, per[i], env.worker(i), filter.clone()).await?;
+        offset += n;
+        let spec = ReaderSpec {
+            mode,
+            batch,
+            start: base + first,
+            n,
+            gi: env.worker(i),
+            filter: filter.clone(),
+        };
+        let r = reader(env, &ctx, stream, spec).await?;
         readers.push((c, r));
     }
     let progress = progress_task(env, spec.msgs, "read");

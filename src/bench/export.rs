@@ -101,7 +101,11 @@ fn group_report(out: &mut String, label: &str, g: &Group, lat: Option<&LatencySu
     if g.clients.len() == 1 {
         let c = &g.clients[0];
         let l = c.latency_us.as_ref().or(lat);
-        let _ = writeln!(out, "NATS {label} stats: {}", sample_line(c.msgs_per_s(), c.bytes_per_s(), l, u));
+        let _ = writeln!(
+            out,
+            "NATS {label} stats: {}",
+            sample_line(c.msgs_per_s(), c.bytes_per_s(), l, u)
+        );
         return;
     }
     for (i, c) in g.clients.iter().enumerate() {
@@ -132,7 +136,11 @@ fn group_report(out: &mut String, label: &str, g: &Group, lat: Option<&LatencySu
 /// One side of a run that has both (core pub/sub): ` Pub stats: <sample>`, then with several clients
 /// each client's line and the spread of their rates.
 fn side_report(out: &mut String, name: &str, g: &Group, lat: Option<&LatencySummary>, u: &str) {
-    let _ = writeln!(out, " {name} stats: {}", sample_line(g.msgs_per_s(), g.bytes_per_s(), lat, u));
+    let _ = writeln!(
+        out,
+        " {name} stats: {}",
+        sample_line(g.msgs_per_s(), g.bytes_per_s(), lat, u)
+    );
     if g.clients.len() > 1 {
         for (i, c) in g.clients.iter().enumerate() {
             let line = sample_line(c.msgs_per_s(), c.bytes_per_s(), c.latency_us.as_ref(), u);
@@ -316,7 +324,11 @@ pub fn csv(r: &BenchResult) -> Vec<u8> {
     let all = || r.publishers.clients.iter().chain(&r.subscribers.clients);
     let with_latency = r.latency_us.is_some() || all().any(|c| c.latency_us.is_some());
     let mut out = String::new();
-    out.push_str(if with_latency { CSV_HEADER } else { CSV_HEADER_NO_LATENCY });
+    out.push_str(if with_latency {
+        CSV_HEADER
+    } else {
+        CSV_HEADER_NO_LATENCY
+    });
     out.push('\n');
     for (prefix, g) in [("P", &r.publishers), ("S", &r.subscribers)] {
         for (j, c) in g.clients.iter().enumerate() {
@@ -434,10 +446,24 @@ mod tests {
         // Several clients: one line each, then the aggregate, the spread and the latencies.
         r.publishers.clients.push(r.publishers.clients[0].clone());
         let t = String::from_utf8(text(&r)).unwrap();
-        assert!(t.contains("  [2] 2,000,000 msgs/sec ~ 30 MiB/sec (100,000 msgs)\n"), "{t}");
-        assert!(t.contains("\n\n NATS JetStream asynchronous publisher aggregated stats: 4,000,000 msgs/sec ~ 61 MiB/sec\n"), "{t}");
-        assert!(t.contains(" message rates min 2,000,000 | avg 2,000,000 | max 2,000,000 | stddev 0 msgs\n"), "{t}");
-        assert!(t.contains(" latencies per operation min 10us | avg 33.26us | max 2,000us | stddev 4us | P50 30us"), "{t}");
+        assert!(
+            t.contains("  [2] 2,000,000 msgs/sec ~ 30 MiB/sec (100,000 msgs)\n"),
+            "{t}"
+        );
+        assert!(
+            t.contains(
+                "\n\n NATS JetStream asynchronous publisher aggregated stats: 4,000,000 msgs/sec ~ 61 MiB/sec\n"
+            ),
+            "{t}"
+        );
+        assert!(
+            t.contains(" message rates min 2,000,000 | avg 2,000,000 | max 2,000,000 | stddev 0 msgs\n"),
+            "{t}"
+        );
+        assert!(
+            t.contains(" latencies per operation min 10us | avg 33.26us | max 2,000us | stddev 4us | P50 30us"),
+            "{t}"
+        );
     }
 
     #[test]
@@ -485,7 +511,11 @@ mod tests {
         let lines: Vec<_> = s.lines().collect();
         assert_eq!(lines[0], CSV_HEADER);
         assert!(lines[1].ends_with(",,,,,,,,"), "{}", lines[1]);
-        assert!(lines[2].starts_with("abc,S0,") && lines[2].contains(",5.000000,"), "{}", lines[2]);
+        assert!(
+            lines[2].starts_with("abc,S0,") && lines[2].contains(",5.000000,"),
+            "{}",
+            lines[2]
+        );
         for l in &lines {
             assert_eq!(l.split(',').count(), CSV_HEADER.split(',').count(), "{l}");
         }

@@ -202,9 +202,7 @@ pub(super) fn validate(spec: &BenchSpec) -> Result<(), BenchError> {
     };
     if let Workload::Consume {
         clients,
-        target: Some(Existing {
-            subject: Some(s), ..
-        }),
+        target: Some(Existing { subject: Some(s), .. }),
         ..
     } = &spec.workload
     {

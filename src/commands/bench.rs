@@ -307,7 +307,14 @@ fn parse(cmd: BenchCmd) -> Parsed {
             rate,
             client,
             common,
-        } => (Workload::Core { pubs: clients, subs }, count.msgs, rate, core, client, common),
+        } => (
+            Workload::Core { pubs: clients, subs },
+            count.msgs,
+            rate,
+            core,
+            client,
+            common,
+        ),
         BenchCmd::Js {
             clients,
             stream,
@@ -410,7 +417,14 @@ fn parse(cmd: BenchCmd) -> Parsed {
             core,
             client,
             common,
-        } => (Workload::Flood { pubs: clients }, count.msgs, no_rate(), core, client, common),
+        } => (
+            Workload::Flood { pubs: clients },
+            count.msgs,
+            no_rate(),
+            core,
+            client,
+            common,
+        ),
     };
     Parsed {
         workload,

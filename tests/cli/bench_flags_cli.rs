@@ -62,7 +62,18 @@ fn the_current_nats_bench_names_parse() {
         BenchCmd::Core { clients, rate, .. } => assert_eq!((clients, rate.rate), (2, Some(1000.0))),
         o => panic!("{o:?}"),
     }
-    match bench(&["consumer", "ordered", "--clients", "2", "--batch", "100", "--stream", "ORDERS"]).unwrap() {
+    match bench(&[
+        "consumer",
+        "ordered",
+        "--clients",
+        "2",
+        "--batch",
+        "100",
+        "--stream",
+        "ORDERS",
+    ])
+    .unwrap()
+    {
         BenchCmd::Consumer {
             mode,
             clients,
@@ -103,7 +114,16 @@ fn options_a_workload_cannot_use_are_not_offered() {
         assert_eq!(e.kind(), clap::error::ErrorKind::UnknownArgument, "{args:?}: {e}");
     }
     // Core options stay where they work.
-    assert!(bench(&["core", "--sub-sleep", "1ms", "--monitor", "http://127.0.0.1:8222", "--client", "raw"]).is_ok());
+    assert!(bench(&[
+        "core",
+        "--sub-sleep",
+        "1ms",
+        "--monitor",
+        "http://127.0.0.1:8222",
+        "--client",
+        "raw"
+    ])
+    .is_ok());
     assert!(bench(&["flood", "--sub-buffer", "10"]).is_ok());
     assert!(bench(&["ping", "--client", "async-nats"]).is_ok());
 }
@@ -119,7 +139,11 @@ fn every_option_has_help_and_obj_shows_one_count_flag() {
                 continue;
             }
             let help = a.get_help().map(|h| h.to_string()).unwrap_or_default();
-            assert!(!help.trim().is_empty(), "bench {} --{id} has no help text", sub.get_name());
+            assert!(
+                !help.trim().is_empty(),
+                "bench {} --{id} has no help text",
+                sub.get_name()
+            );
         }
     }
     let obj = b.find_subcommand("obj").unwrap();
@@ -154,8 +178,17 @@ fn consumer_runs_with_a_subject_filter_take_one_client() {
     let out = Command::cargo_bin("natsplan")
         .unwrap()
         .args([
-            "bench", "consumer", "fetch", "-s", "nats://127.0.0.1:9", "--stream", "S", "--subject", "a.b",
-            "--clients", "2",
+            "bench",
+            "consumer",
+            "fetch",
+            "-s",
+            "nats://127.0.0.1:9",
+            "--stream",
+            "S",
+            "--subject",
+            "a.b",
+            "--clients",
+            "2",
         ])
         .output()
         .unwrap();
@@ -181,7 +214,9 @@ fn predict_window(args: &[&str]) -> u64 {
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    v["shape"]["window"].as_u64().unwrap_or_else(|| panic!("no shape.window in {v}"))
+    v["shape"]["window"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no shape.window in {v}"))
 }
 
 #[test]

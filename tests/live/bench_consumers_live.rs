@@ -57,12 +57,28 @@ fn consumers_read_every_message_and_csv_counts_as_nats_bench() {
     let c = TestCluster::start(3).expect("lab starts");
     let url = c.url();
     let dir = tempfile::tempdir().unwrap();
-    for (mode, kind) in [("fetch", "js-fetch"), ("consume", "js-consume"), ("ordered", "js-ordered")] {
+    for (mode, kind) in [
+        ("fetch", "js-fetch"),
+        ("consume", "js-consume"),
+        ("ordered", "js-ordered"),
+    ] {
         let csv = dir.path().join(format!("{mode}.csv"));
         let csv_s = csv.to_str().unwrap();
         let (code, v, all) = bench(&[
-            "consumer", mode, "-s", &url, "--msgs", "3000", "--clients", "2", "--batch", "100", "--replicas", "3",
-            "--csv", csv_s,
+            "consumer",
+            mode,
+            "-s",
+            &url,
+            "--msgs",
+            "3000",
+            "--clients",
+            "2",
+            "--batch",
+            "100",
+            "--replicas",
+            "3",
+            "--csv",
+            csv_s,
         ]);
         assert_eq!(code, 0, "{all}");
         assert_eq!(v["kind"], kind, "{v}");
@@ -126,7 +142,18 @@ fn kv_gets_and_1mib_objects_at_r3() {
     let _g = serial();
     let c = TestCluster::start(3).expect("lab starts");
     let url = c.url();
-    let (code, v, all) = bench(&["kv", "get", "-s", &url, "--msgs", "2000", "--clients", "2", "--replicas", "3"]);
+    let (code, v, all) = bench(&[
+        "kv",
+        "get",
+        "-s",
+        &url,
+        "--msgs",
+        "2000",
+        "--clients",
+        "2",
+        "--replicas",
+        "3",
+    ]);
     assert_eq!(code, 0, "{all}");
     assert_eq!(v["kind"], "kv-get");
     assert_eq!(u(&v, "received"), 2000, "{v}");
@@ -134,7 +161,18 @@ fn kv_gets_and_1mib_objects_at_r3() {
     for op in ["put", "get"] {
         for size in ["1MiB", "200KiB", "8KiB"] {
             let (code, v, all) = bench(&[
-                "obj", op, "-s", &url, "--objects", "4", "--size", size, "--replicas", "3", "--clients", "2",
+                "obj",
+                op,
+                "-s",
+                &url,
+                "--objects",
+                "4",
+                "--size",
+                size,
+                "--replicas",
+                "3",
+                "--clients",
+                "2",
             ]);
             assert_eq!(code, 0, "obj {op} {size}: {all}");
             assert_eq!(u(&v, "failed"), 0, "obj {op} {size}: {v}");
@@ -142,4 +180,15 @@ fn kv_gets_and_1mib_objects_at_r3() {
         }
     }
     assert!(streams_and_consumers(&c.client_urls()[0]).is_empty());
+    // Every get's consumer goes with it (async-nats's reader left each one for 30 s, and a run of more
+    // than about a thousand gets met "maximum consumers limit reached").
+    let (code, v, all) = bench(&["obj", "get", "-s", &url, "--objects", "6", "--size", "8KiB", "--keep"]);
+    assert_eq!(code, 0, "{all}");
+    let bucket = v["params"]["bucket"].as_str().unwrap().to_string();
+    let left = streams_and_consumers(&c.client_urls()[0]);
+    let store = left
+        .iter()
+        .find(|(s, _)| *s == format!("OBJ_{bucket}"))
+        .expect("kept store");
+    assert!(store.1.is_empty(), "consumers left by gets: {left:?}");
 }
