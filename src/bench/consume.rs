@@ -76,7 +76,7 @@ pub(super) async fn consume(
     Ok(r)
 }
 
-/// Remove the durable consumers the run made on an existing stream.
+/// Remove the consumers the run made on an existing stream.
 async fn delete_consumers(env: &Env, stream: &str, clients: usize) -> Option<String> {
     let admin = env.connect(0, "admin").await.ok()?;
     let ctx = js_context(admin, env, 1);
@@ -112,7 +112,7 @@ enum Reader {
 }
 
 impl Reader {
-    /// The next message (acknowledged for durable consumers) and its payload length.
+    /// The next message (acknowledged, but for ordered consumers) and its payload length.
     async fn next(&mut self, wait: Duration) -> Result<u64, Fail> {
         let m = match self {
             Reader::Fetch {
@@ -315,6 +315,7 @@ async fn consume_run(
         outs.push(t.await.map_err(|e| cannot(e, "consumer task"))?);
     }
     stop_progress(progress).await;
+    // natscli's labels (its consumers are durable; these are named and removed after the run).
     let label = match mode {
         ConsumeMode::Fetch => "JetStream durable consumer (fetch)",
         ConsumeMode::Consume => "JetStream durable consumer (callback)",

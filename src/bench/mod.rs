@@ -72,9 +72,9 @@ pub enum ObjOp {
 /// How a JetStream consumer benchmark reads (natscli's `nats bench js fetch|consume|ordered`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
 pub enum ConsumeMode {
-    /// A durable pull consumer read with `fetch` batches of `--batch` messages, each acknowledged.
+    /// A pull consumer read with `fetch` batches of `--batch` messages, each acknowledged.
     Fetch,
-    /// A durable pull consumer read as a continuous stream (`messages()`, up to `--batch` buffered),
+    /// A pull consumer read as a continuous stream (`messages()`, up to `--batch` buffered),
     /// each message acknowledged.
     Consume,
     /// An ephemeral ordered consumer (no acks, flow-controlled by the server).

@@ -74,11 +74,11 @@ pub enum BenchCmd {
         #[command(flatten)]
         common: Common,
     },
-    /// JetStream consumers: a durable pull consumer read with fetch or consume, or an ordered consumer,
+    /// JetStream consumers: a pull consumer read with fetch or consume, or an ordered consumer,
     /// reading --msgs messages from a `natsplan-js-*` stream the run fills first, or from an existing
     /// stream (`--stream`, `--subject`).
     Consumer {
-        /// fetch, consume (durable pull consumers, every message acknowledged) or ordered (no acks).
+        /// fetch, consume (pull consumers, every message acknowledged) or ordered (no acks).
         #[arg(value_enum)]
         mode: ConsumeMode,
         /// Consumers (messages are split over them; each has its own consumer on the stream).
