@@ -284,20 +284,72 @@ fn existing(stream: Option<String>, subject: Option<String>) -> Option<Existing>
     stream.map(|stream| Existing { stream, subject })
 }
 
-/// Flags → what to run.
-fn parse(cmd: BenchCmd) -> Parsed {
-    let no_core = || CoreOpts {
+/// `bench js`: to a stream the run creates, or to an existing one.
+fn js_workload(
+    clients: usize,
+    stream: StreamOpts,
+    publish: PublishMode,
+    batch: usize,
+    target: Option<Existing>,
+) -> Workload {
+    match target {
+        Some(target) => Workload::JsExisting {
+            pubs: clients,
+            publish,
+            window: batch,
+            target,
+        },
+        None => Workload::Js {
+            pubs: clients,
+            replicas: stream.replicas,
+            storage: stream.storage,
+            publish,
+            window: batch,
+        },
+    }
+}
+
+/// `bench kv put|get`.
+fn kv_workload(op: KvOp, clients: usize, stream: StreamOpts) -> Workload {
+    let (replicas, storage) = (stream.replicas, stream.storage);
+    match op {
+        KvOp::Put => Workload::Kv {
+            clients,
+            replicas,
+            storage,
+        },
+        KvOp::Get => Workload::KvGet {
+            clients,
+            replicas,
+            storage,
+        },
+    }
+}
+
+/// The options a workload does not take, at their defaults.
+fn no_core() -> CoreOpts {
+    CoreOpts {
         monitor: vec![],
         sub_sleep: None,
         sub_buffer: None,
-    };
-    let no_rate = || RateOpts {
+    }
+}
+
+fn no_rate() -> RateOpts {
+    RateOpts {
         rate: None,
         backlog_cutoff: Duration::from_secs(1),
-    };
-    let auto = || ClientOpt {
+    }
+}
+
+fn auto() -> ClientOpt {
+    ClientOpt {
         client: ClientChoice::Auto,
-    };
+    }
+}
+
+/// Flags → what to run.
+fn parse(cmd: BenchCmd) -> Parsed {
     let (workload, msgs, rate, core, client, common) = match cmd {
         BenchCmd::Core {
             clients,
@@ -327,21 +379,7 @@ fn parse(cmd: BenchCmd) -> Parsed {
             client,
             common,
         } => {
-            let w = match existing(existing_stream, subject) {
-                Some(target) => Workload::JsExisting {
-                    pubs: clients,
-                    publish,
-                    window: batch,
-                    target,
-                },
-                None => Workload::Js {
-                    pubs: clients,
-                    replicas: stream.replicas,
-                    storage: stream.storage,
-                    publish,
-                    window: batch,
-                },
-            };
+            let w = js_workload(clients, stream, publish, batch, existing(existing_stream, subject));
             (w, count.msgs, rate, no_core(), client, common)
         }
         BenchCmd::Consumer {
@@ -375,22 +413,14 @@ fn parse(cmd: BenchCmd) -> Parsed {
             count,
             rate,
             common,
-        } => {
-            let (replicas, storage) = (stream.replicas, stream.storage);
-            let w = match op {
-                KvOp::Put => Workload::Kv {
-                    clients,
-                    replicas,
-                    storage,
-                },
-                KvOp::Get => Workload::KvGet {
-                    clients,
-                    replicas,
-                    storage,
-                },
-            };
-            (w, count.msgs, rate, no_core(), auto(), common)
-        }
+        } => (
+            kv_workload(op, clients, stream),
+            count.msgs,
+            rate,
+            no_core(),
+            auto(),
+            common,
+        ),
         BenchCmd::Obj {
             op,
             clients,
