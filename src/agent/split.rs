@@ -34,6 +34,8 @@ pub fn counts(w: &Workload) -> (usize, usize) {
         Workload::Ping => (1, 0),
         Workload::Js { pubs, .. } => (pubs, 0),
         Workload::Kv { clients, .. } | Workload::Obj { clients, .. } => (clients, 0),
+        Workload::JsExisting { pubs, .. } => (pubs, 0),
+        Workload::Consume { clients, .. } | Workload::KvGet { clients, .. } => (clients, 0),
     }
 }
 
@@ -69,6 +71,37 @@ pub fn local_workload(w: &Workload, a: &Assignment) -> Workload {
             op, replicas, storage, ..
         } => Workload::Obj {
             op,
+            clients: n,
+            replicas,
+            storage,
+        },
+        Workload::JsExisting {
+            publish,
+            window,
+            target,
+            ..
+        } => Workload::JsExisting {
+            pubs: n,
+            publish,
+            window,
+            target,
+        },
+        Workload::Consume {
+            mode,
+            batch,
+            replicas,
+            storage,
+            target,
+            ..
+        } => Workload::Consume {
+            mode,
+            clients: n,
+            batch,
+            replicas,
+            storage,
+            target,
+        },
+        Workload::KvGet { replicas, storage, .. } => Workload::KvGet {
             clients: n,
             replicas,
             storage,

@@ -1,6 +1,7 @@
 //! The streams, KV buckets and object stores a run creates and removes.
 
 use super::env::*;
+use super::exec::Fail;
 use super::{BenchError, BenchSpec, ConnSpec, ObjOp, Storage, Workload};
 use async_nats::jetstream;
 use std::time::{Duration, Instant};
@@ -96,15 +97,70 @@ pub(super) async fn create_assets(env: &Env) -> Result<(), BenchError> {
             })
             .await?;
             if op == ObjOp::Get {
-                let data = vec![0x5au8; spec.size as usize];
+                // Written as the put run writes them (`obj::put_object`); every get then checks the
+                // object's SHA-256 digest (async-nats does), so the get run also proves that format.
+                let data = bytes::Bytes::from(vec![0x5au8; spec.size as usize]);
                 let total = env.share.as_ref().map(|s| s.total_msgs).unwrap_or(spec.msgs);
+                let pctx = js_context(env.connect(0, "fill").await?, env, super::obj::PUT_INFLIGHT);
+                let put = super::obj::Put {
+                    ctx: &pctx,
+                    store: &store,
+                    bucket: &cfg.bucket,
+                    run: &env.run_id,
+                    stream: None,
+                };
                 for i in 0..total {
-                    let mut rd: &[u8] = &data;
-                    if let Err(e) = store.put(format!("o{i}").as_str(), &mut rd).await {
+                    let name = format!("o{i}");
+                    if let Err(e) = super::obj::put_object(&put, &name, &super::obj::nuid(&env.run_id, i), &data).await
+                    {
                         let _ = actx.delete_object_store(&cfg.bucket).await;
-                        return Err(cannot(e, "put object for the get run"));
+                        let why = match e {
+                            Fail::Refused(w) | Fail::Unanswered(w) => w,
+                        };
+                        return Err(cannot(why, "put object for the get run"));
                     }
                 }
+            }
+        }
+        Workload::Consume {
+            replicas,
+            storage,
+            target: None,
+            ..
+        } => {
+            // The stream a consumer run reads, filled before any clock starts.
+            let cfg = jetstream::stream::Config {
+                name: format!("natsplan-js-{}", env.run_id),
+                subjects: vec![format!("natsplan.js.{}", env.run_id)],
+                num_replicas: replicas,
+                storage: storage_type(storage),
+                ..Default::default()
+            };
+            retry("create stream", spec.timeout, || actx.create_stream(cfg.clone())).await?;
+            let subject = cfg.subjects[0].clone();
+            let total = env.share.as_ref().map(|s| s.total_msgs).unwrap_or(spec.msgs);
+            let fctx = js_context(env.connect(0, "fill").await?, env, 512);
+            if let Err(e) = super::consume::fill(&fctx, total, spec.size as usize, |_| subject.clone()).await {
+                let _ = actx.delete_stream(&cfg.name).await;
+                return Err(e);
+            }
+        }
+        Workload::KvGet { replicas, storage, .. } => {
+            let cfg = jetstream::kv::Config {
+                bucket: format!("natsplan-kv-{}", env.run_id),
+                history: 1,
+                num_replicas: replicas,
+                storage: storage_type(storage),
+                ..Default::default()
+            };
+            retry("create KV bucket", spec.timeout, || actx.create_key_value(cfg.clone())).await?;
+            // The keys the getters read (`k0..`), put before any clock starts.
+            let total = env.share.as_ref().map(|s| s.total_msgs).unwrap_or(spec.msgs);
+            let fctx = js_context(env.connect(0, "fill").await?, env, 512);
+            let b = cfg.bucket.clone();
+            if let Err(e) = super::consume::fill(&fctx, total, spec.size as usize, |i| format!("$KV.{b}.k{i}")).await {
+                let _ = actx.delete_key_value(&cfg.bucket).await;
+                return Err(e);
             }
         }
         _ => {}
@@ -120,8 +176,10 @@ pub(super) async fn delete_assets(env: &Env) -> Option<String> {
     let wait = env.spec.timeout.max(Duration::from_secs(2));
     let until = Instant::now() + (env.spec.timeout * 3).max(Duration::from_secs(15));
     let (kind, name) = match env.spec.workload {
-        Workload::Js { .. } => ("stream", format!("natsplan-js-{}", env.run_id)),
-        Workload::Kv { .. } => ("KV bucket", format!("natsplan-kv-{}", env.run_id)),
+        Workload::Js { .. } | Workload::Consume { target: None, .. } => {
+            ("stream", format!("natsplan-js-{}", env.run_id))
+        }
+        Workload::Kv { .. } | Workload::KvGet { .. } => ("KV bucket", format!("natsplan-kv-{}", env.run_id)),
         Workload::Obj { .. } => ("object store", format!("natsplan-obj-{}", env.run_id)),
         _ => return None,
     };
@@ -136,8 +194,10 @@ pub(super) async fn delete_assets(env: &Env) -> Option<String> {
         let actx = js_context(admin, env, 1);
         let deleted = tokio::time::timeout(wait, async {
             let r = match env.spec.workload {
-                Workload::Js { .. } => actx.delete_stream(&name).await.map(|_| ()).map_err(|e| e.to_string()),
-                Workload::Kv { .. } => actx
+                Workload::Js { .. } | Workload::Consume { .. } => {
+                    actx.delete_stream(&name).await.map(|_| ()).map_err(|e| e.to_string())
+                }
+                Workload::Kv { .. } | Workload::KvGet { .. } => actx
                     .delete_key_value(&name)
                     .await
                     .map(|_| ())

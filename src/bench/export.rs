@@ -2,7 +2,7 @@
 //! JSON is the machine contract (`kind`, `msgs`, `size`, `msgs_per_s`, `bytes_per_s`, `latency_us`, ...),
 //! CSV has nats bench's columns. Nothing here reads a clock or a socket.
 
-use super::result::{BenchResult, ClientSample, Group, LatencySummary};
+use super::result::{BenchResult, Group, LatencySummary};
 use serde_json::{json, Value};
 use std::fmt::Write;
 
@@ -20,19 +20,34 @@ pub fn commas(x: f64) -> String {
     out
 }
 
-/// Bytes per second the way nats-bench prints them: base 1024 with KB/MB/GB labels.
+/// Bytes the way nats bench prints them (go-humanize's `IBytes`): base 1024, `KiB`/`MiB`/`GiB` labels,
+/// one decimal below 10 and none above (`3.7 MiB`, `31 MiB`), plain bytes below 10.
 pub fn human_bytes(x: f64) -> String {
-    let units = ["B", "KB", "MB", "GB", "TB"];
-    let mut v = x;
-    let mut i = 0;
-    while v >= 1024.0 && i < units.len() - 1 {
-        v /= 1024.0;
-        i += 1;
+    let units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    let b = x.max(0.0).floor();
+    if b < 10.0 {
+        return format!("{b:.0} B");
     }
-    if i == 0 {
-        format!("{v:.0} {}", units[i])
+    let e = (b.ln() / 1024f64.ln()).floor().min((units.len() - 1) as f64);
+    let val = (b / 1024f64.powf(e) * 10.0 + 0.5).floor() / 10.0;
+    if val < 10.0 {
+        format!("{val:.1} {}", units[e as usize])
     } else {
-        format!("{v:.2} {}", units[i])
+        format!("{val:.0} {}", units[e as usize])
+    }
+}
+
+/// A latency in microseconds as nats bench prints it (go-humanize's `CommafWithDigits(x, 2)`): thousands
+/// separated, at most two decimals, trailing zeros dropped (`1,234.5`, `33.26`, `12`).
+pub fn us(x: f64) -> String {
+    let s = format!("{:.2}", x.max(0.0));
+    let (int, frac) = s.split_once('.').unwrap_or((&s, ""));
+    let frac = frac.trim_end_matches('0');
+    let int = commas(int.parse::<f64>().unwrap_or(0.0));
+    if frac.is_empty() {
+        int
+    } else {
+        format!("{int}.{frac}")
     }
 }
 
@@ -44,34 +59,92 @@ fn unit(r: &BenchResult) -> &'static str {
     }
 }
 
+/// One sample's line: `R msgs/sec ~ X MiB/sec`, then its latency as nats bench's `BenchSample.String`
+/// prints it (`~ min: ..us ~ avg: ..us ~ max: ..us ~ P50: ..us ~ P90: ..us ~ P99: ..us ~ P99.9: ..us`).
+fn sample_line(rate: f64, bytes_per_s: f64, lat: Option<&LatencySummary>, u: &str) -> String {
+    let mut s = format!("{} {u} ~ {}/sec", commas(rate), human_bytes(bytes_per_s));
+    if let Some(l) = lat {
+        let _ = write!(
+            s,
+            " ~ min: {}us ~ avg: {}us ~ max: {}us ~ P50: {}us ~ P90: {}us ~ P99: {}us ~ P99.9: {}us",
+            us(l.min),
+            us(l.avg),
+            us(l.max),
+            us(l.p50),
+            us(l.p90),
+            us(l.p99),
+            us(l.p999)
+        );
+    }
+    s
+}
+
+/// nats bench's "latencies per operation" line of a group.
 fn lat_line(l: &LatencySummary) -> String {
     format!(
-        "min {:.2}us | avg {:.2}us | max {:.2}us | stddev {:.2}us | P50 {:.2}us | P90 {:.2}us | P99 {:.2}us | P99.9 {:.2}us",
-        l.min, l.avg, l.max, l.stddev, l.p50, l.p90, l.p99, l.p999
+        "min {}us | avg {}us | max {}us | stddev {}us | P50 {}us | P90 {}us | P99 {}us | P99.9: {}us",
+        us(l.min),
+        us(l.avg),
+        us(l.max),
+        us(l.stddev),
+        us(l.p50),
+        us(l.p90),
+        us(l.p99),
+        us(l.p999)
     )
 }
 
-fn client_line(out: &mut String, i: usize, c: &ClientSample, u: &str) {
+/// A group as nats bench's `Report` prints it: one client → `NATS <label> stats: <sample>`; several →
+/// ` [i] <sample> (N msgs)` per client, a blank line, the aggregated line, the spread of client rates and
+/// the group's latencies. `label` is the group's name in the headline.
+fn group_report(out: &mut String, label: &str, g: &Group, lat: Option<&LatencySummary>, u: &str) {
+    if g.clients.len() == 1 {
+        let c = &g.clients[0];
+        let l = c.latency_us.as_ref().or(lat);
+        let _ = writeln!(
+            out,
+            "NATS {label} stats: {}",
+            sample_line(c.msgs_per_s(), c.bytes_per_s(), l, u)
+        );
+        return;
+    }
+    for (i, c) in g.clients.iter().enumerate() {
+        let line = sample_line(c.msgs_per_s(), c.bytes_per_s(), c.latency_us.as_ref(), u);
+        let _ = writeln!(out, "  [{}] {line} ({} msgs)", i + 1, commas(c.msgs as f64));
+    }
     let _ = writeln!(
         out,
-        "  [{}] {} {u} ~ {}/sec ({} msgs)",
-        i + 1,
-        commas(c.msgs_per_s()),
-        human_bytes(c.bytes_per_s()),
-        c.msgs
-    );
-}
-
-fn group_lines(out: &mut String, name: &str, g: &Group, u: &str) {
-    let _ = writeln!(
-        out,
-        " {name} stats: {} {u} ~ {}/sec",
+        "\n NATS {label} aggregated stats: {} {u} ~ {}/sec",
         commas(g.msgs_per_s()),
         human_bytes(g.bytes_per_s())
     );
+    if let Some(s) = g.rate_spread() {
+        let _ = writeln!(
+            out,
+            " message rates min {} | avg {} | max {} | stddev {} msgs",
+            commas(s.min),
+            commas(s.avg),
+            commas(s.max),
+            commas(s.stddev)
+        );
+    }
+    if let Some(l) = lat {
+        let _ = writeln!(out, " latencies per operation {}", lat_line(l));
+    }
+}
+
+/// One side of a run that has both (core pub/sub): ` Pub stats: <sample>`, then with several clients
+/// each client's line and the spread of their rates.
+fn side_report(out: &mut String, name: &str, g: &Group, lat: Option<&LatencySummary>, u: &str) {
+    let _ = writeln!(
+        out,
+        " {name} stats: {}",
+        sample_line(g.msgs_per_s(), g.bytes_per_s(), lat, u)
+    );
     if g.clients.len() > 1 {
         for (i, c) in g.clients.iter().enumerate() {
-            client_line(out, i, c, u);
+            let line = sample_line(c.msgs_per_s(), c.bytes_per_s(), c.latency_us.as_ref(), u);
+            let _ = writeln!(out, "  [{}] {line} ({} msgs)", i + 1, commas(c.msgs as f64));
         }
         if let Some(s) = g.rate_spread() {
             let _ = writeln!(
@@ -86,7 +159,10 @@ fn group_lines(out: &mut String, name: &str, g: &Group, u: &str) {
     }
 }
 
-/// The human report: banner, headline, groups, per-client lines, latency, rate and loss notes.
+/// The human report, as the current `nats bench` prints it: the banner, then per group (publishers,
+/// subscribers) `NATS <label> stats: R msgs/sec ~ X MiB/sec ~ min: ..us ~ avg: ..us ...`; a run with
+/// both sides (core pub/sub) first prints the aggregate `NATS Pub/Sub stats:` line and names each side
+/// (`Pub`, `Sub`). Then rate and loss notes.
 pub fn text(r: &BenchResult) -> Vec<u8> {
     let mut out = String::new();
     let u = unit(r);
@@ -95,42 +171,34 @@ pub fn text(r: &BenchResult) -> Vec<u8> {
     for w in &r.warnings {
         let _ = writeln!(out, "WARNING: {w}");
     }
+    out.push('\n');
     let both = !r.publishers.clients.is_empty() && !r.subscribers.clients.is_empty();
-    let _ = writeln!(
-        out,
-        "NATS {} stats: {} {u} ~ {}/sec",
-        r.label,
-        commas(r.msgs_per_s()),
-        human_bytes(r.bytes_per_s())
-    );
     if both {
-        group_lines(&mut out, "Pub", &r.publishers, u);
-        group_lines(&mut out, "Sub", &r.subscribers, u);
-    } else {
+        let _ = writeln!(
+            out,
+            "NATS {} stats: {} {u} ~ {}/sec",
+            r.label,
+            commas(r.msgs_per_s()),
+            human_bytes(r.bytes_per_s())
+        );
+        // The run's latency is measured on one side only (subscribers for core stamps).
+        let sub_lat = r.subscribers.clients.iter().any(|c| c.latency_us.is_some());
+        let (pl, sl) = if sub_lat {
+            (None, r.latency_us.as_ref())
+        } else {
+            (r.latency_us.as_ref(), None)
+        };
+        side_report(&mut out, "Pub", &r.publishers, pl, u);
+        side_report(&mut out, "Sub", &r.subscribers, sl, u);
+    } else if !r.publishers.clients.is_empty() || !r.subscribers.clients.is_empty() {
         let g = if r.publishers.clients.is_empty() {
             &r.subscribers
         } else {
             &r.publishers
         };
-        if g.clients.len() > 1 {
-            for (i, c) in g.clients.iter().enumerate() {
-                client_line(&mut out, i, c, u);
-            }
-            if let Some(s) = g.rate_spread() {
-                let _ = writeln!(
-                    out,
-                    " message rates min {} | avg {} | max {} | stddev {} {}",
-                    commas(s.min),
-                    commas(s.avg),
-                    commas(s.max),
-                    commas(s.stddev),
-                    if r.ops { "ops" } else { "msgs" }
-                );
-            }
-        }
-    }
-    if let Some(l) = &r.latency_us {
-        let _ = writeln!(out, " latencies ({} samples) {}", l.count, lat_line(l));
+        group_report(&mut out, &r.label, g, r.latency_us.as_ref(), u);
+    } else {
+        out.push_str("No publisher or subscribers. Nothing to report.\n");
     }
     if let Some(rt) = &r.rate {
         let verdict = if rt.sustained { "sustained" } else { "not sustained" };
@@ -239,32 +307,53 @@ pub fn json(r: &BenchResult) -> Vec<u8> {
 
 pub const CSV_HEADER: &str = "#RunID,ClientID,MsgCount,MsgBytes,MsgsPerSec,BytesPerSec,DurationSecs,MinLatencyMicroSecs,AvgLatencyMicroSecs,MaxLatencyMicroSecs,P50LatencyMicroSecs,P90LatencyMicroSecs,P99LatencyMicroSecs,P99.9LatencyMicroSecs,StdDevLatencyMicroSecs";
 
-/// nats bench's CSV: one row per client; latency columns empty when the client measured none.
+/// The header nats bench writes when the run measured no latency: the first seven columns.
+pub const CSV_HEADER_NO_LATENCY: &str = "#RunID,ClientID,MsgCount,MsgBytes,MsgsPerSec,BytesPerSec,DurationSecs";
+
+/// nats bench's CSV (natscli `internal/bench/stats.go`, `BenchmarkResults.CSV`): one row per client;
+/// the latency columns only when the run measured latency (a client that measured none then leaves
+/// them empty). Columns as nats bench fills them:
+/// - `ClientID`: `P0, P1, …` for publishers (and putters), `S0, S1, …` for subscribers (consumers,
+///   getters), numbered from 0 within each side, as nats bench numbers them;
+/// - `MsgCount`: the connection's protocol messages in and out (acks and flow control included);
+/// - `MsgBytes`: payload bytes, message size × the client's messages, so `BytesPerSec` = `MsgBytes` ÷
+///   `DurationSecs` in the same row;
+/// - `MsgsPerSec`: the client's messages ÷ its duration, truncated to a whole number; `BytesPerSec`,
+///   `DurationSecs` and the latencies (microseconds) with six decimals (Go's `%f`).
 pub fn csv(r: &BenchResult) -> Vec<u8> {
+    let all = || r.publishers.clients.iter().chain(&r.subscribers.clients);
+    let with_latency = r.latency_us.is_some() || all().any(|c| c.latency_us.is_some());
     let mut out = String::new();
-    out.push_str(CSV_HEADER);
+    out.push_str(if with_latency {
+        CSV_HEADER
+    } else {
+        CSV_HEADER_NO_LATENCY
+    });
     out.push('\n');
-    for c in r.publishers.clients.iter().chain(&r.subscribers.clients) {
-        let _ = write!(
-            out,
-            "{},{},{},{},{:.0},{:.0},{:.6}",
-            r.run_id,
-            c.id,
-            c.proto_msgs,
-            c.proto_bytes,
-            c.msgs_per_s(),
-            c.bytes_per_s(),
-            c.duration_s()
-        );
-        match &c.latency_us {
-            Some(l) => {
-                let _ = writeln!(
-                    out,
-                    ",{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2},{:.2}",
-                    l.min, l.avg, l.max, l.p50, l.p90, l.p99, l.p999, l.stddev
-                );
+    for (prefix, g) in [("P", &r.publishers), ("S", &r.subscribers)] {
+        for (j, c) in g.clients.iter().enumerate() {
+            let _ = write!(
+                out,
+                "{},{prefix}{j},{},{},{},{:.6},{:.6}",
+                r.run_id,
+                c.proto_msgs,
+                c.bytes,
+                c.msgs_per_s().floor() as u64,
+                c.bytes_per_s(),
+                c.duration_s()
+            );
+            match (&c.latency_us, with_latency) {
+                (Some(l), _) => {
+                    let _ = write!(
+                        out,
+                        ",{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6}",
+                        l.min, l.avg, l.max, l.p50, l.p90, l.p99, l.p999, l.stddev
+                    );
+                }
+                (None, true) => out.push_str(",,,,,,,,"),
+                (None, false) => {}
             }
-            None => out.push_str(",,,,,,,,\n"),
+            out.push('\n');
         }
     }
     out.into_bytes()
@@ -314,22 +403,67 @@ mod tests {
     fn numbers_print_like_nats_bench() {
         assert_eq!(commas(2_009_230.4), "2,009,230");
         assert_eq!(commas(999.0), "999");
-        assert_eq!(human_bytes(30.66 * 1024.0 * 1024.0), "30.66 MB");
+        // go-humanize's IBytes: one decimal below 10, none above, KiB/MiB labels.
+        assert_eq!(human_bytes(30.66 * 1024.0 * 1024.0), "31 MiB");
+        assert_eq!(human_bytes(3.7 * 1024.0 * 1024.0), "3.7 MiB");
+        assert_eq!(human_bytes(1536.0), "1.5 KiB");
+        assert_eq!(human_bytes(9.0), "9 B");
+        assert_eq!(us(33.26), "33.26");
+        assert_eq!(us(1234.5), "1,234.5");
+        assert_eq!(us(12.0), "12");
     }
 
     #[test]
-    fn text_has_the_familiar_lines() {
+    fn text_has_the_lines_of_the_current_nats_bench() {
         let t = String::from_utf8(text(&sample())).unwrap();
         assert!(
             t.starts_with("Starting Pub/Sub benchmark [msgs=100000, msgsize=16]\n"),
             "{t}"
         );
+        assert!(t.contains("NATS Pub/Sub stats: 2,000,000 msgs/sec ~ 30 MiB/sec"), "{t}");
+        assert!(t.contains(" Pub stats: 2,000,000 msgs/sec ~ 30 MiB/sec\n"), "{t}");
+        assert!(t.contains(" Sub stats: 1,000,000 msgs/sec ~ 15 MiB/sec\n"), "{t}");
+        // One side only, with latency: `NATS <label> stats: R msgs/sec ~ X MiB/sec ~ min: ..us ~ avg: ..us`.
+        let mut r = sample();
+        r.subscribers.clients.clear();
+        r.label = "JetStream asynchronous publisher".into();
+        r.latency_us = Some(LatencySummary {
+            count: 10,
+            min: 10.0,
+            avg: 33.26,
+            p50: 30.0,
+            p90: 50.5,
+            p99: 90.0,
+            p999: 1234.5,
+            max: 2000.0,
+            stddev: 4.0,
+        });
+        let t = String::from_utf8(text(&r)).unwrap();
         assert!(
-            t.contains("NATS Pub/Sub stats: 2,000,000 msgs/sec ~ 30.52 MB/sec"),
+            t.contains("NATS JetStream asynchronous publisher stats: 2,000,000 msgs/sec ~ 30 MiB/sec ~ min: 10us ~ avg: 33.26us ~ max: 2,000us ~ P50: 30us ~ P90: 50.5us ~ P99: 90us ~ P99.9: 1,234.5us\n"),
             "{t}"
         );
-        assert!(t.contains(" Pub stats: 2,000,000 msgs/sec"), "{t}");
-        assert!(t.contains(" Sub stats: 1,000,000 msgs/sec"), "{t}");
+        // Several clients: one line each, then the aggregate, the spread and the latencies.
+        r.publishers.clients.push(r.publishers.clients[0].clone());
+        let t = String::from_utf8(text(&r)).unwrap();
+        assert!(
+            t.contains("  [2] 2,000,000 msgs/sec ~ 30 MiB/sec (100,000 msgs)\n"),
+            "{t}"
+        );
+        assert!(
+            t.contains(
+                "\n\n NATS JetStream asynchronous publisher aggregated stats: 4,000,000 msgs/sec ~ 61 MiB/sec\n"
+            ),
+            "{t}"
+        );
+        assert!(
+            t.contains(" message rates min 2,000,000 | avg 2,000,000 | max 2,000,000 | stddev 0 msgs\n"),
+            "{t}"
+        );
+        assert!(
+            t.contains(" latencies per operation min 10us | avg 33.26us | max 2,000us | stddev 4us | P50 30us"),
+            "{t}"
+        );
     }
 
     #[test]
@@ -352,12 +486,38 @@ mod tests {
     }
 
     #[test]
-    fn csv_has_header_and_one_row_per_client() {
+    fn csv_has_nats_bench_semantics() {
         let s = String::from_utf8(csv(&sample())).unwrap();
         let lines: Vec<_> = s.lines().collect();
-        assert_eq!(lines[0], CSV_HEADER);
+        // No latency measured: nats bench's seven columns.
+        assert_eq!(lines[0], CSV_HEADER_NO_LATENCY);
         assert_eq!(lines.len(), 3);
-        assert!(lines[1].starts_with("abc,P1,100000,1700000,2000000,"));
-        assert_eq!(lines[1].split(',').count(), CSV_HEADER.split(',').count());
+        // Ids from 0 per side; MsgCount the connection's messages; MsgBytes payload bytes (100,000 × 16),
+        // so BytesPerSec = MsgBytes / DurationSecs in the same row.
+        assert_eq!(lines[1], "abc,P0,100000,1600000,2000000,32000000.000000,0.050000");
+        assert_eq!(lines[2], "abc,S0,100000,1600000,1000000,16000000.000000,0.100000");
+        for l in &lines[1..] {
+            let f: Vec<f64> = l.split(',').skip(3).map(|x| x.parse().unwrap()).collect();
+            assert!((f[0] / f[3] - f[2]).abs() < 1e-3, "{l}");
+        }
+        // With latency: all fifteen columns; a client without latency leaves them empty.
+        let mut r = sample();
+        r.subscribers.clients[0].latency_us = LatencySummary::from_hist_ns(&{
+            let mut h = crate::bench::result::new_hist();
+            h.record(5_000).unwrap();
+            h
+        });
+        let s = String::from_utf8(csv(&r)).unwrap();
+        let lines: Vec<_> = s.lines().collect();
+        assert_eq!(lines[0], CSV_HEADER);
+        assert!(lines[1].ends_with(",,,,,,,,"), "{}", lines[1]);
+        assert!(
+            lines[2].starts_with("abc,S0,") && lines[2].contains(",5.000000,"),
+            "{}",
+            lines[2]
+        );
+        for l in &lines {
+            assert_eq!(l.split(',').count(), CSV_HEADER.split(',').count(), "{l}");
+        }
     }
 }

@@ -49,6 +49,53 @@ pub(super) async fn js(
     Ok(r)
 }
 
+/// Publish to a stream that exists already: to `--subject`, else the stream's first subject (which must
+/// then be a literal subject). Nothing is created or deleted.
+pub(super) async fn js_existing(
+    env: &Arc<Env>,
+    pubs: usize,
+    mode: PublishMode,
+    window: usize,
+    target: &super::Existing,
+) -> Result<BenchResult, BenchError> {
+    let subject = match &target.subject {
+        Some(s) => s.clone(),
+        None => {
+            let admin = env.connect(0, "admin").await?;
+            let ctx = js_context(admin, env, 1);
+            let s = super::consume::open_existing(env, &ctx, &target.stream).await?;
+            let subjects = s.cached_info().config.subjects.clone();
+            match subjects.first() {
+                Some(x) if !x.contains('*') && !x.contains('>') => x.clone(),
+                Some(x) => {
+                    return Err(BenchError::BadInput(anyhow!(
+                        "stream {}'s first subject {x} is a wildcard: give the subject to publish to with --subject",
+                        target.stream
+                    )))
+                }
+                None => {
+                    return Err(BenchError::BadInput(anyhow!(
+                        "stream {} has no subjects to publish to (a mirror or sourced stream?)",
+                        target.stream
+                    )))
+                }
+            }
+        }
+    };
+    let mut r = js_run(env, pubs, &subject, mode, window).await?;
+    r.label = match mode {
+        PublishMode::Async => "JetStream asynchronous publisher",
+        PublishMode::Sync => "JetStream synchronous publisher",
+    }
+    .into();
+    r.params.insert("stream".into(), target.stream.clone());
+    r.params.insert("subject".into(), subject);
+    if mode == PublishMode::Async {
+        r.params.insert("window".into(), window.to_string());
+    }
+    Ok(r)
+}
+
 pub(super) async fn js_run(
     env: &Arc<Env>,
     pubs: usize,

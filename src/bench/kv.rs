@@ -1,4 +1,4 @@
-//! JetStream KV puts.
+//! JetStream KV puts and gets (gets read keys `k0..` put before the clock starts, `assets::create_assets`).
 
 use super::result::BenchResult;
 use super::{assets::*, env::*, exec::*, js::*};
@@ -13,6 +13,7 @@ pub(super) async fn kv(
     clients: usize,
     replicas: usize,
     storage: Storage,
+    get: bool,
 ) -> Result<BenchResult, BenchError> {
     // Created by `create_assets` from the spec (here or, on agents, by the coordinator).
     let _ = storage;
@@ -20,7 +21,7 @@ pub(super) async fn kv(
     if env.owns_assets() {
         create_assets(env).await?;
     }
-    let result = kv_run(env, clients, &bucket).await;
+    let result = kv_run(env, clients, &bucket, get).await;
     let left = if env.owns_assets() && !env.spec.keep {
         delete_assets(env).await
     } else {
@@ -33,7 +34,7 @@ pub(super) async fn kv(
     Ok(r)
 }
 
-async fn kv_run(env: &Arc<Env>, clients: usize, bucket: &str) -> Result<BenchResult, BenchError> {
+async fn kv_run(env: &Arc<Env>, clients: usize, bucket: &str, get: bool) -> Result<BenchResult, BenchError> {
     let spec = &env.spec;
     let per = env.per_worker(clients);
     let payload = Bytes::from(vec![0u8; spec.size as usize]);
@@ -42,25 +43,52 @@ async fn kv_run(env: &Arc<Env>, clients: usize, bucket: &str) -> Result<BenchRes
         let c = env.connect(env.worker(i), "kv").await?;
         let kctx = js_context(c.clone(), env, 1);
         let store = retry("open KV bucket", spec.timeout, || kctx.get_key_value(bucket)).await?;
-        stream_answers_request(&c, &format!("$KV.{bucket}.natsplan-probe"), probe_timeout(spec)).await?;
+        if !get {
+            stream_answers_request(&c, &format!("$KV.{bucket}.natsplan-probe"), probe_timeout(spec)).await?;
+        }
         conns.push((c, store));
     }
-    let progress = progress_task(env, spec.msgs, "puts");
+    let progress = progress_task(env, spec.msgs, if get { "gets" } else { "puts" });
+    let mut offset = 0u64;
     let start = env.start_clock().await?;
     let mut tasks = Vec::new();
     for (i, (c, store)) in conns.into_iter().enumerate() {
         let (env, payload, n) = (env.clone(), payload.clone(), per[i]);
         let rate = env.worker_rate(clients);
+        // Gets read the keys of this worker's share of the run (its global first item on agents).
+        let first = env
+            .share
+            .as_ref()
+            .and_then(|s| s.workers.get(i))
+            .map(|w| w.first)
+            .unwrap_or(offset);
+        offset += n;
         // Keys carry the global worker index: agents sharing a bucket never write each other's keys.
         let i = env.worker(i);
         tasks.push(tokio::spawn(async move {
             let pacer = rate.map(|r| Pacer::new(start, r, env.spec.backlog_cutoff));
             let mut d = Drive::ops(n, pacer);
-            // A put's wait is bounded like its ack (async-nats's own timeout is the same).
+            // A put's (or get's) wait is bounded like its ack (async-nats's own timeout is the same).
             d.bound = Some(env.spec.timeout + Duration::from_millis(500));
+            if get {
+                d.first = first;
+            }
             let t = drive(&env, d, |k| {
                 let (store, payload) = (&store, payload.clone());
                 async move {
+                    if get {
+                        return match store.get(format!("k{}", k.j)).await {
+                            Ok(Some(v)) if v.len() == payload.len() => Ok(()),
+                            Ok(Some(v)) => Err(Fail::Refused(format!(
+                                "key k{}: {} bytes, expected {}",
+                                k.j,
+                                v.len(),
+                                payload.len()
+                            ))),
+                            Ok(None) => Err(Fail::Refused(format!("key k{}: no value", k.j))),
+                            Err(e) => Err(Fail::refused(e)),
+                        };
+                    }
                     store
                         .put(format!("c{i}.k{}", k.j), payload)
                         .await
@@ -69,7 +97,9 @@ async fn kv_run(env: &Arc<Env>, clients: usize, bucket: &str) -> Result<BenchRes
                 }
             })
             .await;
-            t.into_out(&env, format!("P{}", i + 1), payload.len() as u64, proto(&c))
+            // Getters are the subscribing side, as nats bench's KV getter (`S` in its CSV).
+            let id = format!("{}{}", if get { "S" } else { "P" }, i + 1);
+            t.into_out(&env, id, payload.len() as u64, proto(&c))
         }));
     }
     let mut outs = Vec::new();
@@ -77,24 +107,25 @@ async fn kv_run(env: &Arc<Env>, clients: usize, bucket: &str) -> Result<BenchRes
         outs.push(t.await.map_err(|e| cannot(e, "KV task"))?);
     }
     stop_progress(progress).await;
-    let mut r = blank_result(
-        env,
-        "kv",
-        "JetStream KV putter",
-        params(env, &[("clients", clients.to_string())]),
-    );
+    let (kind, label) = if get {
+        ("kv-get", "JetStream KV getter")
+    } else {
+        ("kv", "JetStream KV putter")
+    };
+    let mut r = blank_result(env, kind, label, params(env, &[("clients", clients.to_string())]));
     r.ops = true;
     let mut hists = Vec::new();
-    let (behind, lag) = absorb(env, &mut r, outs, false, &mut hists);
+    let (behind, lag) = absorb(env, &mut r, outs, get, &mut hists);
     r.latency_us = env.summary(&hists);
     r.rate = rate_outcome(env, &r, behind, lag);
     if behind {
         r.warnings.push("the requested rate was not sustained".into());
     }
     finish(env, &mut r);
-    if r.published() == 0 && !r.completion.interrupted {
+    if r.published() + r.received() == 0 && !r.completion.interrupted {
         return Err(BenchError::CannotRun(anyhow!(
-            "no KV put succeeded: {}",
+            "no KV {} succeeded: {}",
+            if get { "get" } else { "put" },
             r.warnings.join("; ")
         )));
     }

@@ -9,6 +9,7 @@
 mod assets;
 pub mod cancel;
 pub mod conn;
+mod consume;
 pub mod context;
 mod env;
 mod exec;
@@ -69,6 +70,37 @@ pub enum ObjOp {
     Get,
 }
 
+/// How a JetStream consumer benchmark reads (natscli's `nats bench js fetch|consume|ordered`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
+pub enum ConsumeMode {
+    /// A pull consumer read with `fetch` batches of `--batch` messages, each acknowledged.
+    Fetch,
+    /// A pull consumer read as a continuous stream (`messages()`, up to `--batch` buffered),
+    /// each message acknowledged.
+    Consume,
+    /// An ephemeral ordered consumer (no acks, flow-controlled by the server).
+    Ordered,
+}
+
+impl ConsumeMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConsumeMode::Fetch => "fetch",
+            ConsumeMode::Consume => "consume",
+            ConsumeMode::Ordered => "ordered",
+        }
+    }
+}
+
+/// A stream that exists already (`--stream`, `--subject`): a run publishes to or reads from it and
+/// never creates or deletes it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Existing {
+    pub stream: String,
+    /// Subject to publish to (default: the stream's first subject) or to filter a consumer on.
+    pub subject: Option<String>,
+}
+
 /// What to run.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub enum Workload {
@@ -98,10 +130,42 @@ pub enum Workload {
         replicas: usize,
         storage: Storage,
     },
+    /// JetStream publishing to a stream that exists already (`bench js --stream S`).
+    JsExisting {
+        pubs: usize,
+        publish: PublishMode,
+        window: usize,
+        target: Existing,
+    },
+    /// JetStream consumers reading `msgs` messages: from a `natsplan-js-*` stream the run fills before
+    /// its clock starts, or from an existing stream (`target`). Clients split the messages.
+    Consume {
+        mode: ConsumeMode,
+        clients: usize,
+        /// Messages per fetch (fetch) or buffered in the client (consume, ordered).
+        batch: usize,
+        replicas: usize,
+        storage: Storage,
+        target: Option<Existing>,
+    },
+    /// KV gets of keys the run puts before its clock starts.
+    KvGet {
+        clients: usize,
+        replicas: usize,
+        storage: Storage,
+    },
 }
 
 impl Workload {
     /// The workload's kind in the one vocabulary perf, verify and calibrate share (`perf::Kind`).
+    /// The workload's own name, as its result's `kind` says it (`core`, `js`, `js-fetch`, `kv-get`, …).
+    pub fn name(&self) -> String {
+        match self {
+            Workload::Consume { mode, .. } => format!("js-{}", mode.as_str()),
+            Workload::KvGet { .. } => "kv-get".into(),
+            w => w.kind().as_str().into(),
+        }
+    }
     pub fn kind(&self) -> crate::perf::Kind {
         use crate::perf::Kind;
         match self {
@@ -112,6 +176,11 @@ impl Workload {
             Workload::Kv { .. } => Kind::Kv,
             Workload::Obj { op: ObjOp::Put, .. } => Kind::ObjPut,
             Workload::Obj { op: ObjOp::Get, .. } => Kind::ObjGet,
+            // The perf model has no kinds of their own for these yet: a publish to an existing stream is
+            // a JetStream publish, consumers and KV gets are named by their result's `kind`
+            // (`js-fetch`, `kv-get`, …) and predicted as nothing (verify marks such rows measured only).
+            Workload::JsExisting { .. } | Workload::Consume { .. } => Kind::Js,
+            Workload::KvGet { .. } => Kind::Kv,
         }
     }
 }

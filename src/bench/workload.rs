@@ -3,8 +3,8 @@
 //! runs stop when they fall behind), clean up, and assemble a `BenchResult`.
 
 use super::result::{new_hist, BenchResult};
-use super::{env::*, exec::*, js::*, kv::*, obj::*, ping::*, pubsub::*};
-use super::{BenchError, BenchSpec, ConnSpec, Workload};
+use super::{consume::*, env::*, exec::*, js::*, kv::*, obj::*, ping::*, pubsub::*};
+use super::{BenchError, BenchSpec, ConnSpec, Existing, Workload};
 use anyhow::anyhow;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
@@ -25,8 +25,8 @@ pub async fn run_with(conn: &ConnSpec, spec: &BenchSpec, cancel: &super::Cancel)
     let env = Arc::new(env);
     match dispatch(&env).await {
         Err(_) if cancel.is_cancelled() => {
-            let kind = spec.workload.kind().as_str();
-            let mut r = blank_result(&env, kind, kind, params(&env, &[]));
+            let kind = spec.workload.name();
+            let mut r = blank_result(&env, &kind, &kind, params(&env, &[]));
             r.completion.interrupted = true;
             finish(&env, &mut r);
             Ok(r)
@@ -75,7 +75,7 @@ pub async fn run_share(
     for (k, c) in result.publishers.clients.iter_mut().enumerate() {
         renumber(c, env.worker(k));
     }
-    let subs_are_workers = result.kind == "obj-get";
+    let subs_are_workers = matches!(result.kind.as_str(), "obj-get" | "kv-get") || result.kind.starts_with("js-");
     for (k, c) in result.subscribers.clients.iter_mut().enumerate() {
         renumber(c, if subs_are_workers { env.worker(k) } else { env.sub(k) });
     }
@@ -116,7 +116,25 @@ pub(super) async fn dispatch(env: &Arc<Env>) -> Result<BenchResult, BenchError> 
             clients,
             replicas,
             storage,
-        } => kv(env, clients, replicas, storage).await,
+        } => kv(env, clients, replicas, storage, false).await,
+        Workload::KvGet {
+            clients,
+            replicas,
+            storage,
+        } => kv(env, clients, replicas, storage, true).await,
+        Workload::JsExisting {
+            pubs,
+            publish,
+            window,
+            target,
+        } => js_existing(env, pubs, publish, window, &target).await,
+        Workload::Consume {
+            mode,
+            clients,
+            batch,
+            target,
+            ..
+        } => consume(env, mode, clients, batch, &target).await,
         Workload::Obj {
             op,
             clients,
@@ -136,11 +154,15 @@ pub(super) fn validate(spec: &BenchSpec) -> Result<(), BenchError> {
             return bad(format!("--rate {r}: give a positive messages-per-second rate"));
         }
         match spec.workload {
-            Workload::Core { .. } | Workload::Js { .. } | Workload::Kv { .. } => {}
+            Workload::Core { .. }
+            | Workload::Js { .. }
+            | Workload::JsExisting { .. }
+            | Workload::Kv { .. }
+            | Workload::KvGet { .. } => {}
             _ => {
                 return bad(format!(
                     "--rate applies to core, js and kv; `{}` does not take it",
-                    spec.workload.kind().as_str()
+                    spec.workload.name()
                 ))
             }
         }
@@ -152,12 +174,15 @@ pub(super) fn validate(spec: &BenchSpec) -> Result<(), BenchError> {
             }
             pubs
         }
-        Workload::Flood { pubs } | Workload::Js { pubs, .. } => pubs,
-        Workload::Kv { clients, .. } | Workload::Obj { clients, .. } => clients,
+        Workload::Flood { pubs } | Workload::Js { pubs, .. } | Workload::JsExisting { pubs, .. } => pubs,
+        Workload::Kv { clients, .. }
+        | Workload::KvGet { clients, .. }
+        | Workload::Obj { clients, .. }
+        | Workload::Consume { clients, .. } => clients,
         Workload::Ping => 1,
     };
     if workers == 0 {
-        return bad("the number of publishers/clients must be at least 1 (--pubs / --clients)".into());
+        return bad("--clients must be at least 1".into());
     }
     let needs_stamp = spec.rate_per_s.is_some() || matches!(spec.workload, Workload::Flood { .. });
     if needs_stamp && matches!(spec.workload, Workload::Core { .. } | Workload::Flood { .. }) && spec.size < 8 {
@@ -166,16 +191,33 @@ pub(super) fn validate(spec: &BenchSpec) -> Result<(), BenchError> {
             spec.size
         ));
     }
-    let (replicas, window) = match spec.workload {
-        Workload::Js { replicas, window, .. } => (replicas, window),
-        Workload::Kv { replicas, .. } | Workload::Obj { replicas, .. } => (replicas, 1),
+    let (replicas, window) = match &spec.workload {
+        Workload::Js { replicas, window, .. } => (*replicas, *window),
+        Workload::JsExisting { window, .. } => (1, *window),
+        Workload::Consume { replicas, batch, .. } => (*replicas, *batch),
+        Workload::Kv { replicas, .. } | Workload::KvGet { replicas, .. } | Workload::Obj { replicas, .. } => {
+            (*replicas, 1)
+        }
         _ => (1, 1),
     };
+    if let Workload::Consume {
+        clients,
+        target: Some(Existing { subject: Some(s), .. }),
+        ..
+    } = &spec.workload
+    {
+        if *clients > 1 {
+            return bad(format!(
+                "--subject {s} with --clients {clients}: clients split a stream by sequence, which a subject \
+                 filter does not follow; use --clients 1 with --subject"
+            ));
+        }
+    }
     if !(1..=5).contains(&replicas) {
         return bad(format!("--replicas {replicas}: JetStream allows 1 to 5 replicas"));
     }
     if window == 0 {
-        return bad("--window must be at least 1".into());
+        return bad("--batch must be at least 1".into());
     }
     Ok(())
 }

@@ -3,7 +3,8 @@
 //! prints the result through one of `bench::export`'s pure exporters.
 
 use crate::bench::{
-    self, export, BenchError, BenchSpec, ClientChoice, ConnArgs, ConnSpec, ObjOp, PublishMode, Storage, Workload,
+    self, export, BenchError, BenchSpec, ClientChoice, ConnArgs, ConnSpec, ConsumeMode, Existing, ObjOp, PublishMode,
+    Storage, Workload,
 };
 use crate::cli::{Format, Global};
 use crate::error::{bad_input, cannot_run, Failure, Outcome};
@@ -18,60 +19,119 @@ pub struct BenchArgs {
     pub what: Box<BenchCmd>,
 }
 
+/// The flags follow the current `nats bench` (natscli): `--clients` for the workers of every workload
+/// (`--pubs`, the name used before, stays as a hidden alias), `--batch` for async publishes in flight
+/// and consumer batches (`--window` stays as a hidden alias), `--msgs` for the count (`bench obj` counts
+/// `--objects`, `--msgs` a hidden alias there).
 #[derive(Debug, Subcommand)]
 pub enum BenchCmd {
     /// Core NATS publish/subscribe throughput (fire and forget).
     Core {
         /// Publishers (messages are split over them).
-        #[arg(long, default_value_t = 1)]
-        pubs: usize,
+        #[arg(long, alias = "pubs", default_value_t = 1, value_name = "N")]
+        clients: usize,
         /// Subscribers (each expects every message).
-        #[arg(long, default_value_t = 1)]
+        #[arg(long, default_value_t = 1, value_name = "N")]
         subs: usize,
         #[command(flatten)]
-        common: Common,
-    },
-    /// JetStream publishing to a `natsplan-js-*` stream.
-    Js {
-        #[arg(long, default_value_t = 1)]
-        pubs: usize,
-        #[arg(long, default_value_t = 1)]
-        replicas: usize,
-        #[arg(long, value_enum, default_value_t = Storage::File)]
-        storage: Storage,
-        /// async: keep up to --window publishes in flight; sync: wait for each ack.
-        #[arg(long, value_enum, default_value_t = PublishMode::Async)]
-        publish: PublishMode,
-        /// Unacknowledged publishes in flight per publisher (async).
-        #[arg(long, default_value_t = 500)]
-        window: usize,
+        count: Msgs,
+        #[command(flatten)]
+        core: CoreOpts,
+        #[command(flatten)]
+        rate: RateOpts,
+        #[command(flatten)]
+        client: ClientOpt,
         #[command(flatten)]
         common: Common,
     },
-    /// Key-value puts to a `natsplan-kv-*` bucket (--msgs puts; rates in operations per second).
-    Kv {
-        #[arg(long, default_value_t = 1)]
+    /// JetStream publishing: to a `natsplan-js-*` stream the run creates and deletes, or to an existing
+    /// stream (`--stream`, `--subject`).
+    Js {
+        /// Publishers (messages are split over them).
+        #[arg(long, alias = "pubs", default_value_t = 1, value_name = "N")]
         clients: usize,
-        #[arg(long, default_value_t = 1)]
-        replicas: usize,
-        #[arg(long, value_enum, default_value_t = Storage::File)]
-        storage: Storage,
+        #[command(flatten)]
+        stream: StreamOpts,
+        /// async: keep up to --batch publishes in flight; sync: wait for each ack.
+        #[arg(long, value_enum, default_value_t = PublishMode::Async)]
+        publish: PublishMode,
+        /// Unacknowledged publishes in flight per publisher with --publish async (nats bench js pub
+        /// async --batch).
+        #[arg(long, alias = "window", default_value_t = 500, value_name = "N")]
+        batch: usize,
+        /// Publish to this existing stream instead of creating one (it is neither created nor deleted).
+        #[arg(long = "stream", value_name = "STREAM")]
+        existing_stream: Option<String>,
+        /// With --stream: the subject to publish to (default: the stream's first subject).
+        #[arg(long, value_name = "SUBJECT", requires = "existing_stream")]
+        subject: Option<String>,
+        #[command(flatten)]
+        count: Msgs,
+        #[command(flatten)]
+        rate: RateOpts,
+        #[command(flatten)]
+        client: ClientOpt,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// JetStream consumers: a pull consumer read with fetch or consume, or an ordered consumer,
+    /// reading --msgs messages from a `natsplan-js-*` stream the run fills first, or from an existing
+    /// stream (`--stream`, `--subject`).
+    Consumer {
+        /// fetch, consume (pull consumers, every message acknowledged) or ordered (no acks).
+        #[arg(value_enum)]
+        mode: ConsumeMode,
+        /// Consumers (messages are split over them; each has its own consumer on the stream).
+        #[arg(long, default_value_t = 1, value_name = "N")]
+        clients: usize,
+        /// Messages per fetch (fetch) or buffered in the client (consume, ordered).
+        #[arg(long, default_value_t = 500, value_name = "N")]
+        batch: usize,
+        #[command(flatten)]
+        stream: StreamOpts,
+        /// Read this existing stream instead of creating and filling one (it is neither changed nor
+        /// deleted; the run's consumers are).
+        #[arg(long = "stream", value_name = "STREAM")]
+        existing_stream: Option<String>,
+        /// With --stream: read only messages on this subject (a consumer filter).
+        #[arg(long, value_name = "SUBJECT", requires = "existing_stream")]
+        subject: Option<String>,
+        #[command(flatten)]
+        count: Msgs,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Key-value puts to, or gets from, a `natsplan-kv-*` bucket (--msgs operations; rates in
+    /// operations per second). Gets read keys the run puts before its clock starts.
+    Kv {
+        /// put (default) or get.
+        #[arg(value_enum, default_value_t = KvOp::Put)]
+        op: KvOp,
+        /// Clients (operations are split over them).
+        #[arg(long, default_value_t = 1, value_name = "N")]
+        clients: usize,
+        #[command(flatten)]
+        stream: StreamOpts,
+        #[command(flatten)]
+        count: Msgs,
+        #[command(flatten)]
+        rate: RateOpts,
         #[command(flatten)]
         common: Common,
     },
     /// Object store put or get of whole objects in a `natsplan-obj-*` bucket (--size is the object size).
     Obj {
+        /// put or get (gets read objects the run puts before its clock starts).
         #[arg(value_enum)]
         op: ObjOp,
-        #[arg(long, default_value_t = 1)]
+        /// Clients (objects are split over them).
+        #[arg(long, default_value_t = 1, value_name = "N")]
         clients: usize,
         /// Objects to put or get (split over clients).
-        #[arg(long, default_value_t = 100)]
+        #[arg(long, alias = "msgs", default_value_t = 100, value_name = "N")]
         objects: u64,
-        #[arg(long, default_value_t = 1)]
-        replicas: usize,
-        #[arg(long, value_enum, default_value_t = Storage::File)]
-        storage: Storage,
+        #[command(flatten)]
+        stream: StreamOpts,
         #[command(flatten)]
         common: Common,
     },
@@ -79,35 +139,69 @@ pub enum BenchCmd {
     /// several are given).
     Ping {
         #[command(flatten)]
+        count: Msgs,
+        #[command(flatten)]
+        client: ClientOpt,
+        #[command(flatten)]
         common: Common,
     },
     /// Burst queueing delay: publishers send everything at once, one subscriber measures send→receive.
     Flood {
-        #[arg(long, default_value_t = 8)]
-        pubs: usize,
+        /// Publishers (messages are split over them).
+        #[arg(long, alias = "pubs", default_value_t = 8, value_name = "N")]
+        clients: usize,
+        #[command(flatten)]
+        count: Msgs,
+        #[command(flatten)]
+        core: CoreOpts,
+        #[command(flatten)]
+        client: ClientOpt,
         #[command(flatten)]
         common: Common,
     },
 }
 
-/// Flags every bench subcommand takes.
+/// `bench kv put|get`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum KvOp {
+    Put,
+    Get,
+}
+
+/// `--msgs`: the count of every workload but `obj` (which counts `--objects`).
 #[derive(Debug, Args)]
-pub struct Common {
-    /// Messages (or operations) in total.
-    #[arg(long, default_value_t = 100_000)]
+pub struct Msgs {
+    /// Messages (or operations) in total, split over the clients.
+    #[arg(long, default_value_t = 100_000, value_name = "N")]
     pub msgs: u64,
-    /// Payload size (128, 1KiB, 1MiB, ...).
-    #[arg(long, default_value = "128", value_parser = parse_size)]
-    pub size: u64,
-    /// Open loop: send at R messages per second in aggregate and measure latency from the intended send time.
-    #[arg(long, value_name = "R")]
+}
+
+/// Replicas and storage of the stream, bucket or object store a run creates.
+#[derive(Debug, Args)]
+pub struct StreamOpts {
+    /// Replicas of the stream, bucket or object store the run creates (1..5).
+    #[arg(long, default_value_t = 1, value_name = "R")]
+    pub replicas: usize,
+    /// Storage of the stream, bucket or object store the run creates.
+    #[arg(long, value_enum, default_value_t = Storage::File)]
+    pub storage: Storage,
+}
+
+/// Open-loop pacing (core, js, kv).
+#[derive(Debug, Args)]
+pub struct RateOpts {
+    /// Open loop: send at R messages per second in aggregate and measure latency from the intended send
+    /// time (nats bench's --throughput).
+    #[arg(long, visible_alias = "throughput", value_name = "R")]
     pub rate: Option<f64>,
     /// With --rate: stop as "not sustained" once this far behind schedule.
-    #[arg(long, default_value = "1s", value_parser = parse_dur)]
+    #[arg(long, default_value = "1s", value_parser = parse_dur, value_name = "DURATION")]
     pub backlog_cutoff: Duration,
-    /// Give up on messages that stopped arriving, acks and requests after this long.
-    #[arg(long, default_value = "5s", value_parser = parse_dur)]
-    pub timeout: Duration,
+}
+
+/// Core subscribers' options (core, flood).
+#[derive(Debug, Args)]
+pub struct CoreOpts {
     /// Monitoring URLs (http://host:8222, comma separated) to read /varz slow_consumers from.
     #[arg(long, value_delimiter = ',', value_name = "URLS")]
     pub monitor: Vec<String>,
@@ -117,16 +211,32 @@ pub struct Common {
     /// Messages buffered per subscription in the client before it drops them.
     #[arg(long, value_name = "N")]
     pub sub_buffer: Option<usize>,
-    /// Also write nats bench's CSV to FILE.
+}
+
+/// The client of the hot paths (core, js, ping, flood).
+#[derive(Debug, Args)]
+pub struct ClientOpt {
+    /// Client for the hot paths: auto (raw protocol when the connection allows, else async-nats), raw, or
+    /// async-nats.
+    #[arg(long, value_enum, default_value_t = ClientChoice::Auto)]
+    pub client: ClientChoice,
+}
+
+/// Flags every bench subcommand takes.
+#[derive(Debug, Args)]
+pub struct Common {
+    /// Payload size (128, 1KiB, 1MiB, ...).
+    #[arg(long, default_value = "128", value_parser = parse_size, value_name = "SIZE")]
+    pub size: u64,
+    /// Give up on messages that stopped arriving, acks and requests after this long.
+    #[arg(long, default_value = "5s", value_parser = parse_dur, value_name = "DURATION")]
+    pub timeout: Duration,
+    /// Also write nats bench's CSV to FILE (see docs/bench.md for its columns).
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
     /// Keep the streams, buckets and object stores the run created.
     #[arg(long)]
     pub keep: bool,
-    /// Client for the hot paths: auto (raw protocol when the connection allows, else async-nats), raw, or
-    /// async-nats.
-    #[arg(long, value_enum, default_value_t = ClientChoice::Auto)]
-    pub client: ClientChoice,
     /// No progress bar even on a terminal.
     #[arg(long)]
     pub no_progress: bool,
@@ -158,61 +268,202 @@ pub fn parse_agents(s: &str) -> Result<usize, String> {
     }
 }
 
-/// Flags → (workload, objects-or-msgs, common flags).
-fn workload(cmd: BenchCmd) -> (Workload, Option<u64>, Common) {
-    match cmd {
-        BenchCmd::Core { pubs, subs, common } => (Workload::Core { pubs, subs }, None, common),
-        BenchCmd::Js {
-            pubs,
-            replicas,
-            storage,
+/// What a subcommand's flags ask for: the workload, its count and the options that only some take
+/// (absent ones at their defaults).
+struct Parsed {
+    workload: Workload,
+    msgs: u64,
+    rate: Option<f64>,
+    backlog_cutoff: Duration,
+    core: CoreOpts,
+    client: ClientChoice,
+    common: Common,
+}
+
+fn existing(stream: Option<String>, subject: Option<String>) -> Option<Existing> {
+    stream.map(|stream| Existing { stream, subject })
+}
+
+/// `bench js`: to a stream the run creates, or to an existing one.
+fn js_workload(
+    clients: usize,
+    stream: StreamOpts,
+    publish: PublishMode,
+    batch: usize,
+    target: Option<Existing>,
+) -> Workload {
+    match target {
+        Some(target) => Workload::JsExisting {
+            pubs: clients,
             publish,
-            window,
-            common,
-        } => (
-            Workload::Js {
-                pubs,
-                replicas,
-                storage,
-                publish,
-                window,
-            },
-            None,
-            common,
-        ),
-        BenchCmd::Kv {
+            window: batch,
+            target,
+        },
+        None => Workload::Js {
+            pubs: clients,
+            replicas: stream.replicas,
+            storage: stream.storage,
+            publish,
+            window: batch,
+        },
+    }
+}
+
+/// `bench kv put|get`.
+fn kv_workload(op: KvOp, clients: usize, stream: StreamOpts) -> Workload {
+    let (replicas, storage) = (stream.replicas, stream.storage);
+    match op {
+        KvOp::Put => Workload::Kv {
             clients,
             replicas,
             storage,
+        },
+        KvOp::Get => Workload::KvGet {
+            clients,
+            replicas,
+            storage,
+        },
+    }
+}
+
+/// The options a workload does not take, at their defaults.
+fn no_core() -> CoreOpts {
+    CoreOpts {
+        monitor: vec![],
+        sub_sleep: None,
+        sub_buffer: None,
+    }
+}
+
+fn no_rate() -> RateOpts {
+    RateOpts {
+        rate: None,
+        backlog_cutoff: Duration::from_secs(1),
+    }
+}
+
+fn auto() -> ClientOpt {
+    ClientOpt {
+        client: ClientChoice::Auto,
+    }
+}
+
+/// Flags → what to run.
+fn parse(cmd: BenchCmd) -> Parsed {
+    let (workload, msgs, rate, core, client, common) = match cmd {
+        BenchCmd::Core {
+            clients,
+            subs,
+            count,
+            core,
+            rate,
+            client,
             common,
         } => (
-            Workload::Kv {
+            Workload::Core { pubs: clients, subs },
+            count.msgs,
+            rate,
+            core,
+            client,
+            common,
+        ),
+        BenchCmd::Js {
+            clients,
+            stream,
+            publish,
+            batch,
+            existing_stream,
+            subject,
+            count,
+            rate,
+            client,
+            common,
+        } => {
+            let w = js_workload(clients, stream, publish, batch, existing(existing_stream, subject));
+            (w, count.msgs, rate, no_core(), client, common)
+        }
+        BenchCmd::Consumer {
+            mode,
+            clients,
+            batch,
+            stream,
+            existing_stream,
+            subject,
+            count,
+            common,
+        } => (
+            Workload::Consume {
+                mode,
                 clients,
-                replicas,
-                storage,
+                batch,
+                replicas: stream.replicas,
+                storage: stream.storage,
+                target: existing(existing_stream, subject),
             },
-            None,
+            count.msgs,
+            no_rate(),
+            no_core(),
+            auto(),
+            common,
+        ),
+        BenchCmd::Kv {
+            op,
+            clients,
+            stream,
+            count,
+            rate,
+            common,
+        } => (
+            kv_workload(op, clients, stream),
+            count.msgs,
+            rate,
+            no_core(),
+            auto(),
             common,
         ),
         BenchCmd::Obj {
             op,
             clients,
             objects,
-            replicas,
-            storage,
+            stream,
             common,
         } => (
             Workload::Obj {
                 op,
                 clients,
-                replicas,
-                storage,
+                replicas: stream.replicas,
+                storage: stream.storage,
             },
-            Some(objects),
+            objects,
+            no_rate(),
+            no_core(),
+            auto(),
             common,
         ),
-        BenchCmd::Ping { common } => (Workload::Ping, None, common),
-        BenchCmd::Flood { pubs, common } => (Workload::Flood { pubs }, None, common),
+        BenchCmd::Ping { count, client, common } => (Workload::Ping, count.msgs, no_rate(), no_core(), client, common),
+        BenchCmd::Flood {
+            clients,
+            count,
+            core,
+            client,
+            common,
+        } => (
+            Workload::Flood { pubs: clients },
+            count.msgs,
+            no_rate(),
+            core,
+            client,
+            common,
+        ),
+    };
+    Parsed {
+        workload,
+        msgs,
+        rate: rate.rate,
+        backlog_cutoff: rate.backlog_cutoff,
+        core,
+        client: client.client,
+        common,
     }
 }
 
@@ -221,20 +472,21 @@ pub fn run(g: &Global, a: BenchArgs) -> Result<Outcome, Failure> {
     if !matches!(format, Format::Table | Format::Json) {
         return Err(super::unsupported_format("bench", format, &["table", "json"]));
     }
-    let (workload, objects, common) = workload(*a.what);
+    let p = parse(*a.what);
+    let common = p.common;
     let conn = ConnSpec::resolve(&common.conn).map_err(bad_input)?;
     let spec = BenchSpec {
-        workload,
-        msgs: objects.unwrap_or(common.msgs),
+        workload: p.workload,
+        msgs: p.msgs,
         size: common.size,
-        rate_per_s: common.rate,
-        backlog_cutoff: common.backlog_cutoff,
+        rate_per_s: p.rate,
+        backlog_cutoff: p.backlog_cutoff,
         timeout: common.timeout,
-        monitor: common.monitor.clone(),
+        monitor: p.core.monitor,
         keep: common.keep,
-        sub_sleep: common.sub_sleep,
-        client: common.client,
-        sub_buffer: common.sub_buffer,
+        sub_sleep: p.core.sub_sleep,
+        client: p.client,
+        sub_buffer: p.core.sub_buffer,
         progress: !common.no_progress && std::io::stderr().is_terminal(),
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -297,6 +549,15 @@ fn run_on_agents(
     use crate::agent::{report, AgentsOptions, Coordinator};
     let map = Failure::from;
     bench::check(spec).map_err(map)?;
+    if matches!(
+        spec.workload,
+        Workload::Consume { .. } | Workload::KvGet { .. } | Workload::JsExisting { .. }
+    ) {
+        return Err(bad_input(anyhow::anyhow!(
+            "--agents runs publishers, KV puts and object operations; consumer, KV get and --stream runs \
+             run here only (drop --agents)"
+        )));
+    }
     let mut opts = AgentsOptions::new(n);
     opts.discover_timeout = timeout;
     let cancel = bench::Cancel::new();

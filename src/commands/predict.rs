@@ -66,17 +66,15 @@ pub struct PredictArgs {
     /// Servers' LUNs sharing one volume group (seed 000: 3; pattern 1: 1).
     #[arg(long, default_value = "1", value_name = "N")]
     pub luns_per_group: String,
-    /// js/kv: publishes in flight per worker before waiting for acks (1 = synchronous, as `--batch` of
-    /// `nats bench js pub`).
-    #[arg(long, default_value = "1", value_name = "N")]
-    pub batch: String,
-    /// js/kv: `sync` (each publisher waits for its ack) or `async` (a window of publishes in flight:
-    /// --window, else --batch when above 1, else 256). Default: sync with --batch 1, else async.
+    /// js/kv: publishes in flight per worker before waiting for acks, as `--batch` of `nats bench js pub
+    /// async` and `natsplan bench js` (1 = synchronous). Default: 1, or 256 with --publish async.
+    /// `--window` is the same flag.
+    #[arg(long, alias = "window", value_name = "N")]
+    pub batch: Option<String>,
+    /// js/kv: `sync` (each publisher waits for its ack) or `async` (--batch publishes in flight).
+    /// Default: sync with --batch 1 or none, else async.
     #[arg(long, value_name = "sync|async")]
     pub publish: Option<String>,
-    /// js/kv: publishes in flight per async publisher (the same as --batch; with --publish async).
-    #[arg(long, value_name = "N")]
-    pub window: Option<String>,
     /// nats-server version to predict for (default: as calibrated); another version widens the band.
     #[arg(long, value_name = "VERSION")]
     pub nats_version: Option<String>,
@@ -227,15 +225,7 @@ pub fn shape(a: &PredictArgs, catalog: &Catalog, cal: &Calibration) -> Result<Sh
         }
     };
     let volume = volume(a, catalog)?;
-    let batch: u32 = num(
-        "batch",
-        &a.batch,
-        "give publishes in flight per worker, e.g. --batch 500 (1 = sync)",
-    )?;
-    if !(1..=1_000_000).contains(&batch) {
-        return Err(bad_input(anyhow!("--batch {batch} is out of range; use 1..1000000")));
-    }
-    let batch = publish_window(a, batch)?;
+    let batch = publish_window(a)?;
     let server_name = a.server_model.clone().unwrap_or_else(|| catalog.default_server.clone());
     let server = match catalog.server(&server_name) {
         Some(m) => m.clone(),
@@ -269,30 +259,34 @@ pub fn shape(a: &PredictArgs, catalog: &Catalog, cal: &Calibration) -> Result<Sh
     })
 }
 
-/// The window the publish flags ask for: `--publish sync` is 1, `--publish async` takes `--window`, else
-/// `--batch` when above 1, else 256 (the planner's default window).
-fn publish_window(a: &PredictArgs, batch: u32) -> Result<u32, Failure> {
-    let window = match &a.window {
-        Some(w) => {
-            let v: u32 = num("window", w, "give publishes in flight per publisher, e.g. --window 256")?;
+/// The window the publish flags ask for: `--batch` (alias `--window`), else 1 (synchronous), or 256 (the
+/// planner's default window) with `--publish async`; `--publish sync` is 1 and takes no larger batch.
+fn publish_window(a: &PredictArgs) -> Result<u32, Failure> {
+    let batch = match &a.batch {
+        Some(b) => {
+            let v: u32 = num(
+                "batch",
+                b,
+                "give publishes in flight per worker, e.g. --batch 500 (1 = sync)",
+            )?;
             if !(1..=1_000_000).contains(&v) {
-                return Err(bad_input(anyhow!("--window {v} is out of range; use 1..1000000")));
+                return Err(bad_input(anyhow!("--batch {v} is out of range; use 1..1000000")));
             }
             Some(v)
         }
         None => None,
     };
     match a.publish.as_deref().map(|p| p.to_ascii_lowercase()) {
-        None => Ok(window.unwrap_or(batch)),
+        None => Ok(batch.unwrap_or(1)),
         Some(p) if p == "sync" => {
-            if window.is_some_and(|w| w > 1) || batch > 1 {
+            if batch.is_some_and(|b| b > 1) {
                 return Err(bad_input(anyhow!(
-                    "--publish sync waits for each ack, so it takes no --window/--batch above 1; drop them or use --publish async"
+                    "--publish sync waits for each ack, so it takes no --batch above 1; drop it or use --publish async"
                 )));
             }
             Ok(1)
         }
-        Some(p) if p == "async" => Ok(window.unwrap_or(if batch > 1 { batch } else { 256 })),
+        Some(p) if p == "async" => Ok(batch.unwrap_or(256)),
         Some(p) => Err(bad_input(anyhow!("--publish '{p}' is unknown; use sync or async"))),
     }
 }

@@ -188,7 +188,7 @@ fn text_and_csv_outputs_have_the_nats_bench_shape() {
     assert!(lines[0].starts_with("#RunID,ClientID,MsgCount,MsgBytes,MsgsPerSec,BytesPerSec,DurationSecs"));
     assert_eq!(lines.len(), 4, "{csv}");
     assert!(
-        lines[1].split(',').nth(1) == Some("P1") && lines[3].split(',').nth(1) == Some("S1"),
+        lines[1].split(',').nth(1) == Some("P0") && lines[3].split(',').nth(1) == Some("S0"),
         "{csv}"
     );
 }

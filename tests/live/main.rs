@@ -8,6 +8,7 @@ mod common;
 
 mod agents_live;
 mod auth_live;
+mod bench_consumers_live;
 mod bench_integrity_live;
 mod bench_live;
 mod calibrate_live;

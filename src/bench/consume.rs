@@ -1,0 +1,362 @@
+//! JetStream consumer benchmarks, as natscli's `nats bench js fetch|consume|ordered`: clients read
+//! `msgs` messages from a stream, each acknowledging what it reads (fetch, consume) or not (ordered).
+//!
+//! Each client has its own consumer starting at its share's first message (stream sequence `first +
+//! share offset`), so clients split the messages without a shared durable handing a client's buffered
+//! read-ahead to nobody until its ack wait runs out. The stream is a `natsplan-js-*` one the run fills
+//! before its clock starts (deleted after), or an existing one (`Existing`: only the run's consumers are
+//! created and deleted). Results are subscriber samples (`S0..` in the CSV), as nats bench's.
+
+use super::result::BenchResult;
+use super::{assets::*, env::*, exec::*};
+use super::{BenchError, ConsumeMode, Existing};
+use anyhow::anyhow;
+use async_nats::jetstream::{self, consumer};
+use futures::StreamExt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The name of the stream a consumer run reads and whether the run made it.
+pub(super) fn stream_name(env: &Env, target: &Option<Existing>) -> (String, bool) {
+    match target {
+        Some(t) => (t.stream.clone(), false),
+        None => (format!("natsplan-js-{}", env.run_id), true),
+    }
+}
+
+/// Open an existing stream named by `--stream`: a stream that is not there is the user's mistake (exit
+/// 2), said with the flag; anything else is retried as asset operations are.
+pub(super) async fn open_existing(
+    env: &Env,
+    ctx: &jetstream::Context,
+    stream: &str,
+) -> Result<jetstream::stream::Stream, BenchError> {
+    match ctx.get_stream(stream).await {
+        Ok(s) => Ok(s),
+        Err(e) if e.to_string().to_lowercase().contains("not found") => Err(BenchError::BadInput(anyhow!(
+            "--stream {stream}: the cluster has no stream of that name (`nats stream ls` lists them)"
+        ))),
+        Err(_) => retry("open stream", env.spec.timeout, || ctx.get_stream(stream)).await,
+    }
+}
+
+/// Name of global client `i`'s consumer.
+fn consumer_name(env: &Env, i: usize) -> String {
+    format!("natsplan-{}-c{i}", env.run_id)
+}
+
+pub(super) async fn consume(
+    env: &Arc<Env>,
+    mode: ConsumeMode,
+    clients: usize,
+    batch: usize,
+    target: &Option<Existing>,
+) -> Result<BenchResult, BenchError> {
+    let (stream, owned) = stream_name(env, target);
+    if owned && env.owns_assets() {
+        create_assets(env).await?;
+    }
+    let res = consume_run(env, mode, clients, batch, &stream, target).await;
+    let mut left = None;
+    if !env.spec.keep {
+        if owned && env.owns_assets() {
+            left = delete_assets(env).await;
+        } else {
+            left = delete_consumers(env, &stream, clients).await;
+        }
+    }
+    let mut r = res?;
+    r.warnings.extend(left);
+    r.params.insert("stream".into(), stream);
+    r.params.insert("batch".into(), batch.to_string());
+    if let Some(s) = target.as_ref().and_then(|t| t.subject.clone()) {
+        r.params.insert("filter".into(), s);
+    }
+    Ok(r)
+}
+
+/// Remove the consumers the run made on an existing stream.
+async fn delete_consumers(env: &Env, stream: &str, clients: usize) -> Option<String> {
+    let admin = env.connect(0, "admin").await.ok()?;
+    let ctx = js_context(admin, env, 1);
+    let s = ctx.get_stream(stream).await.ok()?;
+    let mut left = Vec::new();
+    for i in 0..clients {
+        let name = consumer_name(env, env.worker(i));
+        if let Err(e) = s.delete_consumer(&name).await {
+            if !e.to_string().to_lowercase().contains("not found") {
+                left.push(name);
+            }
+        }
+    }
+    (!left.is_empty()).then(|| {
+        format!(
+            "could not delete the run's consumers {} on stream {stream}; delete them by hand",
+            left.join(", ")
+        )
+    })
+}
+
+/// What one client reads from (one per client, so the variants' sizes do not matter).
+#[allow(clippy::large_enum_variant)]
+enum Reader {
+    Fetch {
+        consumer: consumer::PullConsumer,
+        batch: usize,
+        left: u64,
+        cur: Option<consumer::pull::Batch>,
+    },
+    Consume(consumer::pull::Stream),
+    Ordered(consumer::pull::Ordered),
+}
+
+impl Reader {
+    /// The next message (acknowledged, but for ordered consumers) and its payload length.
+    async fn next(&mut self, wait: Duration) -> Result<u64, Fail> {
+        let m = match self {
+            Reader::Fetch {
+                consumer,
+                batch,
+                left,
+                cur,
+            } => loop {
+                if cur.is_none() {
+                    // Never ask for more than this client's share: nothing is read and left unacked.
+                    let want = (*batch as u64).min((*left).max(1)) as usize;
+                    let b = consumer
+                        .fetch()
+                        .max_messages(want)
+                        .expires(wait)
+                        .messages()
+                        .await
+                        .map_err(|e| Fail::Unanswered(format!("fetch: {e}")))?;
+                    *cur = Some(b);
+                }
+                match cur.as_mut().expect("set above").next().await {
+                    Some(Ok(m)) => {
+                        *left = left.saturating_sub(1);
+                        break m;
+                    }
+                    Some(Err(e)) => return Err(Fail::refused(e)),
+                    // The batch ended (all delivered or it expired): fetch the next one.
+                    None => *cur = None,
+                }
+            },
+            Reader::Consume(s) => match s.next().await {
+                Some(Ok(m)) => m,
+                Some(Err(e)) => return Err(Fail::refused(e)),
+                None => return Err(Fail::Unanswered("the consumer's message stream ended".into())),
+            },
+            Reader::Ordered(s) => {
+                return match s.next().await {
+                    Some(Ok(m)) => Ok(m.payload.len() as u64),
+                    Some(Err(e)) => Err(Fail::refused(e)),
+                    None => Err(Fail::Unanswered("the ordered consumer ended".into())),
+                }
+            }
+        };
+        let n = m.payload.len() as u64;
+        m.ack().await.map_err(|e| Fail::Unanswered(format!("ack: {e}")))?;
+        Ok(n)
+    }
+}
+
+/// One client's consumer: how it reads, where it starts (stream sequence), how many it reads, its
+/// global index (its consumer's name) and the subject filter ("" for none).
+struct ReaderSpec {
+    mode: ConsumeMode,
+    batch: usize,
+    start: u64,
+    n: u64,
+    gi: usize,
+    filter: String,
+}
+
+async fn reader(env: &Env, ctx: &jetstream::Context, stream: &str, r: ReaderSpec) -> Result<Reader, BenchError> {
+    let ReaderSpec {
+        mode,
+        batch,
+        start,
+        n,
+        gi,
+        filter,
+    } = r;
+    let s = retry("open stream", env.spec.timeout, || ctx.get_stream(stream)).await?;
+    let deliver_policy = consumer::DeliverPolicy::ByStartSequence { start_sequence: start };
+    let name = consumer_name(env, gi);
+    if mode == ConsumeMode::Ordered {
+        let cfg = consumer::pull::OrderedConfig {
+            name: Some(name),
+            filter_subject: filter,
+            deliver_policy,
+            ..Default::default()
+        };
+        let c = retry("create ordered consumer", env.spec.timeout, || {
+            s.create_consumer(cfg.clone())
+        })
+        .await?;
+        let m = c.messages().await.map_err(|e| cannot(e, "ordered consumer"))?;
+        return Ok(Reader::Ordered(m));
+    }
+    let cfg = consumer::pull::Config {
+        name: Some(name),
+        filter_subject: filter,
+        deliver_policy,
+        ack_policy: consumer::AckPolicy::Explicit,
+        max_ack_pending: (2 * batch).max(1000) as i64,
+        // Removed by the server if the run dies before deleting it.
+        inactive_threshold: Duration::from_secs(60),
+        ..Default::default()
+    };
+    let c: consumer::PullConsumer =
+        retry("create consumer", env.spec.timeout, || s.create_consumer(cfg.clone())).await?;
+    Ok(match mode {
+        ConsumeMode::Fetch => Reader::Fetch {
+            consumer: c,
+            batch,
+            left: n,
+            cur: None,
+        },
+        _ => {
+            let st = c
+                .stream()
+                .max_messages_per_batch(batch)
+                .messages()
+                .await
+                .map_err(|e| cannot(e, "consume"))?;
+            Reader::Consume(st)
+        }
+    })
+}
+
+/// The stream's first sequence and message count.
+async fn stream_extent(env: &Env, ctx: &jetstream::Context, stream: &str) -> Result<(u64, u64), BenchError> {
+    let s = open_existing(env, ctx, stream).await?;
+    let info = s.get_info().await.map_err(|e| cannot(e, "stream info"))?;
+    Ok((info.state.first_sequence.max(1), info.state.messages))
+}
+
+async fn consume_run(
+    env: &Arc<Env>,
+    mode: ConsumeMode,
+    clients: usize,
+    batch: usize,
+    stream: &str,
+    target: &Option<Existing>,
+) -> Result<BenchResult, BenchError> {
+    let spec = &env.spec;
+    let per = env.per_worker(clients);
+    let filter = target.as_ref().and_then(|t| t.subject.clone()).unwrap_or_default();
+    let mut readers = Vec::new();
+    let mut offset = 0u64;
+    let mut base = 1;
+    for (i, &n) in per.iter().enumerate().take(clients) {
+        let c = env.connect(env.worker(i), "sub").await?;
+        let ctx = js_context(c.clone(), env, 1);
+        if i == 0 {
+            let (first, count) = stream_extent(env, &ctx, stream).await?;
+            base = first;
+            let total = env.share.as_ref().map(|s| s.total_msgs).unwrap_or(spec.msgs);
+            if count < total {
+                return Err(BenchError::BadInput(anyhow!(
+                    "stream {stream} holds {count} messages but the run reads {total}: lower --msgs to {count} or \
+                     publish more first (natsplan bench js --stream {stream})"
+                )));
+            }
+        }
+        let first = env
+            .share
+            .as_ref()
+            .and_then(|s| s.workers.get(i))
+            .map(|w| w.first)
+            .unwrap_or(offset);
+        offset += n;
+        let spec = ReaderSpec {
+            mode,
+            batch,
+            start: base + first,
+            n,
+            gi: env.worker(i),
+            filter: filter.clone(),
+        };
+        let r = reader(env, &ctx, stream, spec).await?;
+        readers.push((c, r));
+    }
+    let progress = progress_task(env, spec.msgs, "read");
+    env.start_clock().await?;
+    let mut tasks = Vec::new();
+    for (i, (c, mut r)) in readers.into_iter().enumerate() {
+        let (env, n) = (env.clone(), per[i]);
+        let gi = env.worker(i);
+        tasks.push(tokio::spawn(async move {
+            let mut d = Drive::ops(n, None);
+            // A message that does not come within --timeout ends the client (the stream ran dry).
+            d.bound = Some(env.spec.timeout);
+            d.stall_ends = true;
+            d.record = false;
+            let bytes = AtomicU64::new(0);
+            let wait = env.spec.timeout;
+            let r = tokio::sync::Mutex::new(&mut r);
+            let (r, bytes) = (&r, &bytes);
+            let t = drive(&env, d, move |_| async move {
+                let b = r.lock().await.next(wait).await?;
+                bytes.fetch_add(b, Ordering::Relaxed);
+                Ok(())
+            })
+            .await;
+            let mut out = t.into_out(&env, format!("S{}", gi + 1), 0, proto(&c));
+            out.sample.bytes = bytes.load(Ordering::Relaxed);
+            out
+        }));
+    }
+    let mut outs = Vec::new();
+    for t in tasks {
+        outs.push(t.await.map_err(|e| cannot(e, "consumer task"))?);
+    }
+    stop_progress(progress).await;
+    // natscli's labels (its consumers are durable; these are named and removed after the run).
+    let label = match mode {
+        ConsumeMode::Fetch => "JetStream durable consumer (fetch)",
+        ConsumeMode::Consume => "JetStream durable consumer (callback)",
+        ConsumeMode::Ordered => "JetStream ordered ephemeral consumer",
+    };
+    let kind = format!("js-{}", mode.as_str());
+    let mut r = blank_result(env, &kind, label, params(env, &[("clients", clients.to_string())]));
+    let mut hists = Vec::new();
+    absorb(env, &mut r, outs, true, &mut hists);
+    r.latency_us = None;
+    finish(env, &mut r);
+    if r.received() == 0 && !r.completion.interrupted {
+        return Err(BenchError::CannotRun(anyhow!(
+            "no message was read: {}",
+            r.warnings.join("; ")
+        )));
+    }
+    Ok(r)
+}
+
+/// Publish `total` messages of `size` bytes on `subject(i)` through `ctx`, up to 512 in flight, each
+/// acknowledged (filling a stream or bucket before a read run's clock starts).
+pub(super) async fn fill<F: Fn(u64) -> String>(
+    ctx: &jetstream::Context,
+    total: u64,
+    size: usize,
+    subject: F,
+) -> Result<(), BenchError> {
+    let payload = bytes::Bytes::from(vec![0x5au8; size]);
+    let mut acks = Vec::with_capacity(512);
+    for i in 0..total {
+        let a = ctx
+            .publish(subject(i), payload.clone())
+            .await
+            .map_err(|e| cannot(e, "fill the stream"))?;
+        acks.push(a);
+        if acks.len() >= 512 || i + 1 == total {
+            for a in acks.drain(..) {
+                a.await.map_err(|e| cannot(e, "fill the stream"))?;
+            }
+        }
+    }
+    Ok(())
+}
