@@ -255,7 +255,17 @@ fn run_on(
     }
     let (date, _) = crate::clock::utc_now();
     let mut prov = provenance(&facts, opts, &monitors);
-    let runlog = runner::run(rt, &opts.conn, &monitors, &plan, &opts.cancel, log);
+    let probe_dir = std::env::temp_dir();
+    let local = is_local(opts);
+    let runlog = runner::run(
+        rt,
+        &opts.conn,
+        &monitors,
+        &plan,
+        &opts.cancel,
+        local.then_some(probe_dir.as_path()),
+        log,
+    );
     if runlog.interrupted || opts.cancel.is_cancelled() {
         return Err(CalibrateError::CannotRun(anyhow::Error::new(Interrupted {
             runs: runlog.measurements.len(),
@@ -346,7 +356,7 @@ fn run_on(
         sync: sync_str(sync).into(),
     };
     let mut file = write::build(&header, &plan.points, &runlog.measurements, &ctx);
-    store_probe(&mut file, opts, log, &mut notes);
+    store_probe(&mut file, opts, &runlog.probes, log, &mut notes);
     let quality = quality::assess(
         &file,
         &plan.points,
@@ -402,14 +412,25 @@ fn run_on(
 
 /// Probe the store's write and fsync latency when the cluster runs on this machine (every server on
 /// loopback), so the file can price `sync_interval: always` (perf::leader); elsewhere say how to get one.
-fn store_probe(file: &mut CalibrationFile, opts: &CalibrateOptions, log: &dyn Fn(&str), notes: &mut Vec<String>) {
-    let local = !opts.conn.servers.is_empty()
+/// Every server on this machine: the store probe can measure the filesystem they store on.
+fn is_local(opts: &CalibrateOptions) -> bool {
+    !opts.conn.servers.is_empty()
         && opts
             .conn
             .servers
             .iter()
-            .all(|s| s.contains("127.0.0.1") || s.contains("localhost") || s.contains("[::1]"));
-    if !local {
+            .all(|s| s.contains("127.0.0.1") || s.contains("localhost") || s.contains("[::1]"))
+}
+
+/// The store-probe series: the probes taken between runs plus one after them, pooled (`probe::pool`).
+fn store_probe(
+    file: &mut CalibrationFile,
+    opts: &CalibrateOptions,
+    during: &[probe::Probe],
+    log: &dyn Fn(&str),
+    notes: &mut Vec<String>,
+) {
+    if !is_local(opts) {
         notes.push(
             "no store probe: the servers are not on this machine; `always` will be priced through the catalog's volume latency".into(),
         );
@@ -422,17 +443,21 @@ fn store_probe(file: &mut CalibrationFile, opts: &CalibrateOptions, log: &dyn Fn
         .and_then(|v| v.as_str())
         .unwrap_or("unknown")
         .to_string();
+    let mut all = during.to_vec();
     match probe::run(&dir) {
-        Ok(p) => {
-            log(&format!(
-                "calibrate: store probe in {}: write {:.1} µs, fsync {:.3} ms",
-                dir.display(),
-                p.write_s * 1e6,
-                p.fsync_s * 1e3
-            ));
-            file.series.push(probe::series(&p, &dir, &fs));
-        }
+        Ok(p) => all.push(p),
         Err(e) => notes.push(format!("store probe in {} failed: {e}", dir.display())),
+    }
+    if let Some(p) = probe::pool(&all) {
+        log(&format!(
+            "calibrate: store probe in {} ({} runs, {} between the bench runs): write {:.1} µs, fsync {:.3} ms",
+            dir.display(),
+            all.len(),
+            during.len(),
+            p.write_s * 1e6,
+            p.fsync_s * 1e3
+        ));
+        file.series.push(probe::series(&p, &dir, &fs));
     }
 }
 

@@ -38,7 +38,14 @@ pub struct RunLog {
     pub elapsed_s: f64,
     /// A signal stopped the runs (the run it hit removed its assets; nothing after it ran).
     pub interrupted: bool,
+    /// Store probes taken between runs (every `PROBE_EVERY` runs when the store is on this machine), so
+    /// the fsync figure is sampled under the same load as the runs, not on one idle moment after them.
+    #[serde(skip)]
+    pub probes: Vec<super::probe::Probe>,
 }
+
+/// Runs between two store probes: about 13 probes in a 126-run plan, each 0.1-1 s.
+const PROBE_EVERY: usize = 10;
 
 /// The bench workload for a point.
 pub fn workload(p: &Point) -> Workload {
@@ -261,6 +268,7 @@ pub fn run(
     monitors: &[String],
     plan: &Plan,
     cancel: &bench::Cancel,
+    probe_dir: Option<&std::path::Path>,
     log: &dyn Fn(&str),
 ) -> RunLog {
     let start = Instant::now();
@@ -277,6 +285,12 @@ pub fn run(
                 break;
             }
             run_no += 1;
+            if let Some(dir) = probe_dir.filter(|_| run_no % PROBE_EVERY == 0) {
+                // The probe's time comes out of the budget like a run's (elapsed below includes it).
+                if let Ok(pr) = super::probe::run(dir) {
+                    out.probes.push(pr);
+                }
+            }
             let elapsed = start.elapsed().as_secs_f64();
             let left = plan.budget_s - elapsed;
             let remaining_runs = (total_runs - run_no + 1) as f64;

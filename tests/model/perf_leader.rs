@@ -141,16 +141,14 @@ fn lab_delayed_rows_land_in_the_band_for_the_lab_host() {
     }
 }
 
-/// Issue 14's target is 25 %; the model reaches 28–50 % on this lab (its always rates come out 1.3–1.5×
-/// the measured ones: the store probe's fsync on an idle moment, 0.12 ms, is below what fsyncs cost under
-/// the cluster's own write load on this shared disk, and the in-place write is taken from the R1 rows).
-/// This holds what the model does reach, so a regression shows; the gap is reported, not hidden.
-#[test]
-fn always_over_delayed_comes_from_the_delayed_calibration_alone() {
+/// always ÷ delayed, predicted from a lab file's delayed rows and store probe alone, against the file's own
+/// measured medians: (label, predicted, measured).
+fn always_ratios(path: &str) -> Vec<(&'static str, f64, f64)> {
     // Only the delayed rows and the store probe price the leader: the always rows are fit: false.
-    let f = lab_file();
+    let f = CalibrationSet::from_path(Path::new(path)).unwrap();
     assert!(f.rows().filter(|r| r.sync.as_deref() == Some("always")).all(|r| !r.fit));
-    let cal = Calibration::with_file(Path::new("calibration/lab-loopback-js.yaml")).unwrap();
+    let cal = Calibration::with_file(Path::new(path)).unwrap();
+    let mut out = Vec::new();
     for (label, size, pubs, window) in [
         ("r3-async-2p-64B", 64u64, 2u32, 500u32),
         ("r3-async-2p-512B", 512, 2, 500),
@@ -167,19 +165,38 @@ fn always_over_delayed_comes_from_the_delayed_calibration_alone() {
             &shape(Kind::Js, "loopback-2c-shared", 3, size, pubs, window, Sync::Always),
         );
         let predicted = a.ops_per_s / d.ops_per_s;
-        eprintln!("{label}: always/delayed predicted {predicted:.2}, measured {measured:.2}");
+        eprintln!("{path} {label}: always/delayed predicted {predicted:.3}, measured {measured:.3}");
         assert!(predicted < 0.95, "{label}: always must cost something ({predicted:.2})");
-        assert!(
-            (predicted / measured - 1.0).abs() <= 0.5,
-            "{label}: always/delayed predicted {predicted:.2}, measured {measured:.2} ({} / {})",
-            a.bottleneck,
-            d.bottleneck
-        );
         assert!(a.source.contains("store probe"), "{}", a.source);
+        out.push((label, predicted, measured));
     }
     // One synchronous publisher waits for the fsync chain: the label says so.
     let a = predict(&cal, &shape(Kind::Js, "loopback-2c-shared", 3, 128, 1, 1, Sync::Always));
     assert!(a.bottleneck.contains("fsync"), "{}", a.bottleneck);
+    out
+}
+
+/// Issue 14's target is 25 %. lab-loopback-js.yaml (09:02, load 4-9) took its store probe once, after the
+/// ladder, on an idle moment (fsync 0.12 ms): its always rates come out 1.3-1.5x the measured ones
+/// (28-48 %), held at 50 % so a regression shows. lab-loopback-js-probed.yaml (12:58, load 11-20) took the
+/// probe after every delayed run and pools the medians (fsync 0.38 ms, commit chain 0.54 ms): -16, -14,
+/// -14 and +27 % (docs/calibrate.md). Its two rounds' sync ratios were 0.22 and 0.32 (±19 %), so the bound
+/// is what it reaches plus a little, not the 25 % target, which sits at this machine's noise floor.
+const PROBED_BOUND: f64 = 0.3;
+
+#[test]
+fn always_over_delayed_comes_from_the_delayed_calibration_alone() {
+    for (path, bound) in [
+        ("calibration/lab-loopback-js.yaml", 0.5),
+        ("calibration/lab-loopback-js-probed.yaml", PROBED_BOUND),
+    ] {
+        for (label, predicted, measured) in always_ratios(path) {
+            assert!(
+                (predicted / measured - 1.0).abs() <= bound,
+                "{path} {label}: always/delayed predicted {predicted:.2}, measured {measured:.2}"
+            );
+        }
+    }
 }
 
 #[test]
