@@ -20,7 +20,8 @@ mod traffic;
 #[allow(unused_imports)]
 use self::{full::*, inject::*, judge::*, one::*, traffic::*};
 pub use check::{check, longest_gap_s, Attempt, Outcome};
-pub use predict::{model_of_lab, pin_test_stream, predict, AckedLoss, Prediction};
+pub use crate::survival::AckedLoss;
+pub use predict::{model_of_lab, pin_test_stream, predict, Prediction};
 pub use report::{json, table, write_results, Check, FaultReport, ReplicaState, ScenarioResult};
 pub use scenario::{FaultOptions, Kind, PlanTarget, MAX_PLAN_SERVERS, POWER_EXPIRY, POWER_ROUTE_PING, POWER_TRIES};
 

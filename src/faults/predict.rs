@@ -4,7 +4,7 @@
 use super::*;
 use crate::layout::{Asset, AssetKind, Layout, Lun, PlacementRule, Raid, VolumeGroup};
 use crate::site::{Pattern, Site};
-use crate::survival::{evaluate, AssetOutcome, Domain};
+use crate::survival::{evaluate, AckedLoss, Domain};
 use crate::units::SyncMode;
 use anyhow::{anyhow, Result};
 
@@ -122,51 +122,6 @@ pub fn pin_test_stream(site: &Site, layout: &Layout, peers: &[String]) -> Result
         expected: idx,
     });
     Ok(l)
-}
-
-/// How an acknowledged-write loss risk shows on a real cluster, worst last.
-///
-/// `survival::evaluate` says yes/no (`acked_loss_risk`); this says whether the loss needs an election
-/// race. With a quorum's page cache lost but a replica holding every write still up, nats-server 2.15.1
-/// loses the writes only when a restarted replica wins the next election: the survivor keeps campaigning,
-/// a restarted server grants its vote only to a log at least as up to date as its own, and a server asked
-/// by a less up-to-date candidate campaigns early itself (`processVoteRequest` in server/raft.go; election
-/// timeout uniform in 4–9 s). Measured on the lab: `power-quorum` lost writes in 2 of 12 runs (about 18 %
-/// from the timers at a 4 s hold; docs/power-loss.md). With no such survivor the quorum that forms lacks
-/// the writes: `power-all` lost writes in 5 of 5 runs, `power-crash-pause` in 5 of 6.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum AckedLoss {
-    /// No risk: sync always, or fewer than a quorum of replicas lose unsynced writes.
-    #[default]
-    None,
-    /// A quorum loses its page cache while a replica holding every write stays up: loss only when a
-    /// restarted replica wins the election race.
-    Possible,
-    /// No replica that stayed up holds the writes (every replica's power, or a crash plus pause whose
-    /// quorum lacks them): loss near certain.
-    Likely,
-}
-
-impl AckedLoss {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AckedLoss::None => "none",
-            AckedLoss::Possible => "possible",
-            AckedLoss::Likely => "likely",
-        }
-    }
-
-    /// The model's outcome for one asset, classified: a quorum's page cache lost with fewer than all of
-    /// its replicas down (worst case over placements, so every placement keeps one up with the writes) is
-    /// `possible`; a quorum's cache lost with every replica down, or a crash plus pause, is `likely`.
-    pub fn of(a: &AssetOutcome) -> AckedLoss {
-        match (a.acked_loss_risk, a.acked_loss_cause) {
-            (false, _) => AckedLoss::None,
-            (true, Some("quorum_lost_page_cache")) if a.replicas_down < a.replicas => AckedLoss::Possible,
-            (true, _) => AckedLoss::Likely,
-        }
-    }
 }
 
 /// The model's word on one scenario.
