@@ -270,7 +270,12 @@ mod tests {
         r.predicted_acked_loss_risk = loss != AckedLoss::None;
         r.predicted_acked_loss = loss;
         r.acked_lost = Some(lost_last);
-        r.observed = if lost_last > 0 { "acked_lost" } else { "stalled_until_healed" }.into();
+        r.observed = if lost_last > 0 {
+            "acked_lost"
+        } else {
+            "stalled_until_healed"
+        }
+        .into();
         r.agree = lost_last == 0 || loss != AckedLoss::None;
         r.detail = "judged".into();
         r

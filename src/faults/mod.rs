@@ -19,8 +19,8 @@ mod traffic;
 
 #[allow(unused_imports)]
 use self::{full::*, inject::*, judge::*, one::*, traffic::*};
-pub use check::{check, longest_gap_s, Attempt, Outcome};
 pub use crate::survival::AckedLoss;
+pub use check::{check, longest_gap_s, Attempt, Outcome};
 pub use predict::{model_of_lab, pin_test_stream, predict, Prediction};
 pub use report::{json, table, write_results, Check, FaultReport, ReplicaState, ScenarioResult};
 pub use scenario::{FaultOptions, Kind, PlanTarget, MAX_PLAN_SERVERS, POWER_EXPIRY, POWER_ROUTE_PING, POWER_TRIES};

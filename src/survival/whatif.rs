@@ -300,13 +300,20 @@ mod tests {
     fn the_acked_loss_likelihood_says_whether_the_loss_needs_an_election_race() {
         let delayed = SyncMode::Interval(120);
         let q = line(delayed, &["server:n1", "server:n2"]);
-        assert_eq!((q["acked_loss_risk"].as_bool(), q["acked_loss_likelihood"].as_str()), (Some(true), Some("possible")), "{q}");
+        assert_eq!(
+            (q["acked_loss_risk"].as_bool(), q["acked_loss_likelihood"].as_str()),
+            (Some(true), Some("possible")),
+            "{q}"
+        );
         let all = line(delayed, &["server:n1", "server:n2", "server:n3"]);
         assert_eq!(all["acked_loss_likelihood"], "likely", "{all}");
         let cp = line(delayed, &["pause:n2", "server:n1", "pause:n3"]);
         assert_eq!(cp["acked_loss_likelihood"], "likely", "{cp}");
         // No risk, no key (as `acked_loss_cause`).
-        for l in [line(delayed, &["server:n1"]), line(SyncMode::Always, &["server:n1", "server:n2"])] {
+        for l in [
+            line(delayed, &["server:n1"]),
+            line(SyncMode::Always, &["server:n1", "server:n2"]),
+        ] {
             assert_eq!(l["acked_loss_risk"], false, "{l}");
             assert!(l.get("acked_loss_likelihood").is_none(), "{l}");
         }
