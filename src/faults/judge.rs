@@ -122,6 +122,38 @@ pub(super) fn judge(
     }
 }
 
+/// The verdict over a power scenario's runs, on the last run's result `res` (already judged by
+/// [`judge`]); `lost`: per run in order, (acknowledged writes lost, acknowledged). A `likely` loss that
+/// never showed in a scenario made to produce it disagrees (`predicted_loss_not_seen`); a `possible` one
+/// (an election race, docs/faults.md) agrees with a loss or none and says in how many runs it showed; a
+/// loss where `none` was predicted disagrees.
+pub(super) fn judge_power_runs(res: &mut ScenarioResult, designed_to_lose: bool, lost: &[(u64, u64)]) {
+    let with_loss = lost.iter().filter(|(n, _)| *n > 0).count();
+    let per_run: Vec<String> = lost
+        .iter()
+        .enumerate()
+        .map(|(i, (n, acked))| format!("run {}: {n} of {acked} acked lost", i + 1))
+        .collect();
+    res.power_runs = Some(lost.len() as u32);
+    let mut verdict = String::new();
+    match res.predicted_acked_loss {
+        AckedLoss::Likely if designed_to_lose && with_loss == 0 => {
+            res.agree = false;
+            res.observed = "predicted_loss_not_seen".into();
+        }
+        AckedLoss::Possible => {
+            verdict = format!(
+                "; acknowledged writes lost in {with_loss} of {} runs: the loss is possible, not likely (a \
+                 replica with every write stayed up; lost only when a restarted replica wins the election)",
+                lost.len()
+            );
+        }
+        AckedLoss::None if with_loss > 0 => res.agree = false,
+        _ => {}
+    }
+    res.detail = format!("{}{verdict}; {}", per_run.join(", "), res.detail);
+}
+
 /// All `want` replicas report the stream, with the same messages and first/last sequence.
 pub(super) fn replicas_agree(r: &[ReplicaState], want: usize) -> bool {
     r.len() == want
@@ -225,4 +257,78 @@ pub(super) fn judge_meta(res: &mut ScenarioResult, api: Option<&ApiProbe>) {
             "created an asset"
         }
     ));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The last run of a power scenario as `judge` left it: writes stalled and resumed, agreeing.
+    fn last_run(loss: AckedLoss, lost_last: u64) -> ScenarioResult {
+        let mut r = not_run(Kind::PowerQuorum, String::new());
+        r.skipped = None;
+        r.predicted_acked_loss_risk = loss != AckedLoss::None;
+        r.predicted_acked_loss = loss;
+        r.acked_lost = Some(lost_last);
+        r.observed = if lost_last > 0 {
+            "acked_lost"
+        } else {
+            "stalled_until_healed"
+        }
+        .into();
+        r.agree = lost_last == 0 || loss != AckedLoss::None;
+        r.detail = "judged".into();
+        r
+    }
+
+    #[test]
+    fn a_likely_loss_that_never_shows_disagrees() {
+        let mut r = last_run(AckedLoss::Likely, 0);
+        judge_power_runs(&mut r, true, &[(0, 1900), (0, 1890), (0, 1910)]);
+        assert!(!r.agree && r.observed == "predicted_loss_not_seen", "{r:?}");
+        assert_eq!(r.power_runs, Some(3));
+        let mut seen = last_run(AckedLoss::Likely, 340);
+        judge_power_runs(&mut seen, true, &[(0, 1900), (340, 1890)]);
+        assert!(seen.agree && seen.observed == "acked_lost", "{seen:?}");
+    }
+
+    #[test]
+    fn a_possible_loss_agrees_with_a_loss_or_none_and_counts_the_runs_that_lost() {
+        // The lab's usual power-quorum: the replica that stayed up won every election.
+        let mut none_seen = last_run(AckedLoss::Possible, 0);
+        judge_power_runs(&mut none_seen, true, &[(0, 1900), (0, 1890), (0, 1910)]);
+        assert!(none_seen.agree, "{none_seen:?}");
+        assert_eq!(none_seen.observed, "stalled_until_healed");
+        assert!(
+            none_seen.detail.contains("lost in 0 of 3 runs") && none_seen.detail.contains("election"),
+            "{}",
+            none_seen.detail
+        );
+        // A restarted replica won the race in the second run.
+        let mut lost = last_run(AckedLoss::Possible, 343);
+        judge_power_runs(&mut lost, true, &[(0, 1900), (343, 1890)]);
+        assert!(lost.agree && lost.observed == "acked_lost", "{lost:?}");
+        assert!(lost.detail.contains("lost in 1 of 2 runs"), "{}", lost.detail);
+        // It does not make the run fail by itself.
+        let report = FaultReport {
+            nodes: 3,
+            nats_server_version: "2.15.1".into(),
+            publish_rate_per_s: 200,
+            publish_timeout_s: 2.0,
+            target: None,
+            scenarios: vec![none_seen, lost],
+        };
+        assert!(!report.failed());
+    }
+
+    #[test]
+    fn a_loss_where_none_was_predicted_disagrees() {
+        let mut r = last_run(AckedLoss::None, 12);
+        r.agree = true; // even if the last run's own judgement had let it pass
+        judge_power_runs(&mut r, false, &[(12, 1900)]);
+        assert!(!r.agree, "{r:?}");
+        let mut quiet = last_run(AckedLoss::None, 0);
+        judge_power_runs(&mut quiet, false, &[(0, 1900)]);
+        assert!(quiet.agree && quiet.power_runs == Some(1), "{quiet:?}");
+    }
 }

@@ -19,6 +19,7 @@ mod traffic;
 
 #[allow(unused_imports)]
 use self::{full::*, inject::*, judge::*, one::*, traffic::*};
+pub use crate::survival::AckedLoss;
 pub use check::{check, longest_gap_s, Attempt, Outcome};
 pub use predict::{model_of_lab, pin_test_stream, predict, Prediction};
 pub use report::{json, table, write_results, Check, FaultReport, ReplicaState, ScenarioResult};
@@ -495,6 +496,7 @@ mod tests {
             status: pred,
             stall_s,
             acked_loss_risk: false,
+            acked_loss: AckedLoss::None,
             meta_status: crate::survival::Status::Ok,
         };
         let opts = FaultOptions::full(3);
@@ -547,7 +549,38 @@ mod tests {
             let cp = p(&[&["pause:n2"], &["pause:n2", "server:n1", "pause:n3"]]);
             assert_eq!(cp.acked_loss_risk, risk, "{cp:?}");
             assert_eq!(cp.status, Status::Unavailable);
+            // How the risk shows: a quorum's power with the third replica up needs an election race;
+            // every replica's power, or the crash plus pause, leaves no survivor with the writes.
+            let (possible, likely) = match risk {
+                true => (AckedLoss::Possible, AckedLoss::Likely),
+                false => (AckedLoss::None, AckedLoss::None),
+            };
+            assert_eq!(one.acked_loss, AckedLoss::None);
+            assert_eq!(p(&[&["server:n1", "server:n2"]]).acked_loss, possible, "{sync}");
+            assert_eq!(p(&[&["server:n1", "server:n2", "server:n3"]]).acked_loss, likely);
+            assert_eq!(cp.acked_loss, likely, "{cp:?}");
+            // The third replica killed (not powered off) too: none stayed up with the writes.
+            assert_eq!(
+                p(&[&["server:n1", "server:n2", "process:n3"]]).acked_loss,
+                likely,
+                "{sync}"
+            );
         }
+    }
+
+    #[test]
+    fn a_quorums_power_on_five_servers_is_a_possible_loss_a_whole_racks_likely() {
+        let (site, layout) = model_of_lab(5, SyncMode::Interval(120));
+        let peers: Vec<String> = ["n1", "n2", "n3"].iter().map(|s| s.to_string()).collect();
+        let l = pin_test_stream(&site, &layout, &peers).unwrap();
+        let p = |sels: &[&str]| predict(&site, &l, &[sels.iter().map(|x| x.to_string()).collect()]).unwrap();
+        // The stream's replicas n1..n3: two of them powered off, n3 up with every write.
+        assert_eq!(p(&["server:n1", "server:n2"]).acked_loss, AckedLoss::Possible);
+        // The servers without a replica do not count.
+        assert_eq!(p(&["server:n4", "server:n5"]).acked_loss, AckedLoss::None);
+        let all: Vec<String> = (1..=5).map(|i| format!("server:n{i}")).collect();
+        let all: Vec<&str> = all.iter().map(String::as_str).collect();
+        assert_eq!(p(&all).acked_loss, AckedLoss::Likely);
     }
 
     #[test]
@@ -574,6 +607,7 @@ mod tests {
                 status: Status::Unavailable,
                 stall_s: None,
                 acked_loss_risk: risk,
+                acked_loss: if risk { AckedLoss::Possible } else { AckedLoss::None },
                 meta_status: Status::Ok,
             };
             let opts = FaultOptions::full(3);

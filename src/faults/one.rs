@@ -17,6 +17,7 @@ pub(super) fn not_run(k: Kind, why: String) -> ScenarioResult {
         predicted: String::new(),
         predicted_stall_s: None,
         predicted_acked_loss_risk: false,
+        predicted_acked_loss: AckedLoss::None,
         observed: "not_run".into(),
         detail: why.clone(),
         agree: false,
@@ -167,22 +168,14 @@ pub(super) fn run_one(ctx: &Ctx, lab: &mut Lab, p: Planned, idx: usize) -> Resul
             break;
         }
         (ctx.log)(&format!(
-            "  no acknowledged write lost although the model predicts the risk: run {} of at most {POWER_TRIES}",
+            "  no acknowledged write lost although the model predicts the risk ({}): run {} of at most {POWER_TRIES}",
+            runs[0].predicted_acked_loss.as_str(),
             runs.len() + 1
         ));
     }
-    let per_run: Vec<String> = runs
-        .iter()
-        .enumerate()
-        .map(|(i, r)| format!("run {}: {} of {} acked lost", i + 1, r.acked_lost.unwrap_or(0), r.acked))
-        .collect();
+    let lost: Vec<(u64, u64)> = runs.iter().map(|r| (r.acked_lost.unwrap_or(0), r.acked)).collect();
     let mut res = runs.pop().expect("at least one run");
-    res.power_runs = Some(per_run.len() as u32);
-    if k.designed_to_lose() && res.predicted_acked_loss_risk && res.acked_lost == Some(0) {
-        res.agree = false;
-        res.observed = "predicted_loss_not_seen".into();
-    }
-    res.detail = format!("{}; {}", per_run.join(", "), res.detail);
+    judge_power_runs(&mut res, k.designed_to_lose(), &lost);
     Ok(res)
 }
 
@@ -230,6 +223,7 @@ fn run_once(ctx: &Ctx, lab: &mut Lab, p: Planned, idx: usize, attempt: u32) -> R
     res.predicted = pred.status.as_str().into();
     res.predicted_stall_s = pred.stall_s;
     res.predicted_acked_loss_risk = pred.acked_loss_risk;
+    res.predicted_acked_loss = pred.acked_loss;
     res.skipped = None;
     if k == Kind::MetaMajorityKill {
         res.predicted_meta = Some(pred.meta_status.as_str().into());

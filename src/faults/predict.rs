@@ -4,7 +4,7 @@
 use super::*;
 use crate::layout::{Asset, AssetKind, Layout, Lun, PlacementRule, Raid, VolumeGroup};
 use crate::site::{Pattern, Site};
-use crate::survival::{evaluate, Domain};
+use crate::survival::{evaluate, AckedLoss, Domain};
 use crate::units::SyncMode;
 use anyhow::{anyhow, Result};
 
@@ -130,6 +130,8 @@ pub struct Prediction {
     pub status: crate::survival::Status,
     pub stall_s: Option<f64>,
     pub acked_loss_risk: bool,
+    /// How the risk would show: `none` exactly when `acked_loss_risk` is false.
+    pub acked_loss: AckedLoss,
     /// The meta group's status (`unavailable`: the JetStream API cannot create or change assets).
     pub meta_status: crate::survival::Status,
 }
@@ -153,6 +155,7 @@ pub fn predict(site: &Site, layout: &Layout, steps: &[Vec<String>]) -> Result<Pr
             status: a.status,
             stall_s: a.stall_s,
             acked_loss_risk: a.acked_loss_risk,
+            acked_loss: AckedLoss::of(a),
             meta_status: sc.meta.status,
         };
         worst = Some(match worst {
@@ -164,6 +167,7 @@ pub fn predict(site: &Site, layout: &Layout, steps: &[Vec<String>]) -> Result<Pr
                     _ => None,
                 },
                 acked_loss_risk: w.acked_loss_risk || p.acked_loss_risk,
+                acked_loss: w.acked_loss.max(p.acked_loss),
                 meta_status: w.meta_status.max(p.meta_status),
             },
         });

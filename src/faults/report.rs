@@ -56,6 +56,10 @@ pub struct ScenarioResult {
     /// Its stall bound in seconds (None: writes wait until the failed domains return).
     pub predicted_stall_s: Option<f64>,
     pub predicted_acked_loss_risk: bool,
+    /// How the predicted risk would show: `none` (no risk), `possible` (a quorum lost its page cache but
+    /// a replica with every write stayed up: lost only when a restarted replica wins the election; agrees
+    /// with a loss or none) or `likely` (no replica that stayed up holds the writes). docs/faults.md.
+    pub predicted_acked_loss: super::AckedLoss,
     /// What the workload saw: `writes_continued`, `stalled_until_healed`, `stalled_too_long`,
     /// `writes_without_quorum`, `acked_lost`, `replicas_diverged` or `not_run`.
     pub observed: String,
@@ -135,8 +139,10 @@ pub fn table(r: &FaultReport) -> Vec<u8> {
             Some(_) => s.predicted.clone(),
             None => format!("{} (until healed)", s.predicted),
         };
-        if s.predicted_acked_loss_risk {
-            pred.push_str(", acked loss risk");
+        match s.predicted_acked_loss {
+            super::AckedLoss::Possible => pred.push_str(", acked loss possible (election race)"),
+            _ if s.predicted_acked_loss_risk => pred.push_str(", acked loss risk"),
+            _ => {}
         }
         let (obs, agree) = match &s.skipped {
             Some(_) => ("skipped (see below)".to_string(), "-".to_string()),
@@ -194,6 +200,11 @@ mod tests {
             predicted: "degraded".into(),
             predicted_stall_s: Some(10.0),
             predicted_acked_loss_risk: risk,
+            predicted_acked_loss: if risk {
+                super::super::AckedLoss::Likely
+            } else {
+                super::super::AckedLoss::None
+            },
             observed: "writes_continued".into(),
             detail: "d".into(),
             agree,
@@ -236,11 +247,13 @@ mod tests {
             "acked_lost",
             "unavailable_s",
             "skipped",
+            "predicted_acked_loss",
         ] {
             assert!(s.get(k).is_some(), "missing {k}");
         }
         assert!(s["skipped"].is_null());
         assert_eq!(s["acked_lost"], 0);
+        assert_eq!(s["predicted_acked_loss"], "none");
         let skipped = report(vec![row("power-quorum", false, 0, true, Some("no FUSE"))]);
         let v: serde_json::Value = serde_json::from_slice(&json(&skipped)).unwrap();
         let s = &v["scenarios"][0];

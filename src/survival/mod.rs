@@ -32,7 +32,7 @@ pub use tolerates::{
     min_breaking_cost_of, tolerates, tolerates_meta, Judge, TOLERANCE_KINDS,
 };
 pub use whatif::{
-    report_scenarios, report_sweep, scenario_report, ScenarioReport, StreamLine, SweepSummary, WhatifReport,
+    report_scenarios, report_sweep, scenario_report, AckedLoss, ScenarioReport, StreamLine, SweepSummary, WhatifReport,
 };
 
 pub use solve::{exact, monte_carlo};
