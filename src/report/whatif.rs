@@ -18,12 +18,14 @@ fn stall(s: &survival::StreamLine) -> String {
     }
 }
 
-/// The acked-loss column: `no`, `yes`, or `yes (crash + pause, #7567)`.
+/// The acked-loss column: `no`, `yes`, `yes (crash + pause, #7567)`, or `possible (election race)` when a
+/// replica holding every write stayed up (see `survival::AckedLoss`).
 fn risk(a: &survival::StreamLine) -> String {
-    match (a.acked_loss_risk, a.acked_loss_cause) {
-        (false, _) => "no".into(),
-        (true, Some("crash_plus_pause")) => "yes (crash + pause, #7567)".into(),
-        (true, _) => "yes".into(),
+    match (a.acked_loss_risk, a.acked_loss_cause, a.acked_loss_likelihood) {
+        (false, _, _) => "no".into(),
+        (true, Some("crash_plus_pause"), _) => "yes (crash + pause, #7567)".into(),
+        (true, _, survival::AckedLoss::Possible) => "possible (election race)".into(),
+        (true, _, _) => "yes".into(),
     }
 }
 
