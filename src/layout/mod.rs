@@ -5,6 +5,7 @@
 
 mod build;
 mod enumerate;
+mod lun_size;
 pub mod optimize;
 pub mod placement;
 pub mod sizing;
