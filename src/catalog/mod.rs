@@ -499,11 +499,15 @@ mod tests {
 
     #[test]
     fn a_model_without_group_limits_gets_labelled_assumptions() {
-        let arrays = "arrays:\n  - { name: X1, class: c, drive_slots: 12, controllers: 2, read_bw: 1GB, write_bw: 1GB, \
+        let arrays =
+            "arrays:\n  - { name: X1, class: c, drive_slots: 12, controllers: 2, read_bw: 1GB, write_bw: 1GB, \
                       read_iops: 1, write_iops: 1, mirrored_write_cache: true, supports: [raid6], source: s }\n";
         let c = Catalog::from_texts(arrays, DISKS, SERVERS, FAILURES).unwrap();
         let g = &c.array("X1").unwrap().group_limits;
         assert!(g.assumed && g.source.starts_with("assumption"));
-        assert_eq!((g.raid6_max_drives, g.raid10_max_drives, g.ddp_max_drives), (30, 12, 12));
+        assert_eq!(
+            (g.raid6_max_drives, g.raid10_max_drives, g.ddp_max_drives),
+            (30, 12, 12)
+        );
     }
 }

@@ -4,8 +4,7 @@
 
 use super::placement::{choose_rule, emulate};
 use super::volumes::{
-    effective, reachable_arrays, group_usable_bytes, lun_target_bytes, own_raid, storage_of, uses_own_group,
-    Storage,
+    effective, group_usable_bytes, lun_target_bytes, own_raid, reachable_arrays, storage_of, uses_own_group, Storage,
 };
 use super::*;
 use crate::catalog::Catalog;
@@ -406,7 +405,12 @@ fn cross_rack(site: &Site, servers: &[ServerIdx], groups: &[VolumeGroup], luns: 
             let rack = &site.racks[arr.rack].name;
             let names: Vec<String> = far
                 .iter()
-                .map(|&s| format!("{} (rack {})", site.servers[s].name, site.racks[site.servers[s].rack].name))
+                .map(|&s| {
+                    format!(
+                        "{} (rack {})",
+                        site.servers[s].name, site.racks[site.servers[s].rack].name
+                    )
+                })
                 .collect();
             let on: Vec<&str> = luns
                 .iter()
@@ -513,7 +517,7 @@ pub fn layout_id(site: &Site, l: &Layout) -> String {
     format!(
         "{}-{}-r{}-{}-{:04x}",
         l.pattern.id_tag(),
-        raid_tag(l),
+        l.raid_label(),
         l.replicas,
         if racks.is_empty() {
             "none".to_string()
@@ -522,18 +526,6 @@ pub fn layout_id(site: &Site, l: &Layout) -> String {
         },
         (h & 0xffff) as u16
     )
-}
-
-/// The RAID part of a layout id: the layout's level, or for a mixed layout every level its servers'
-/// volumes use, in a fixed order joined by `+` (`mx-raid1+ddp-raid1-r3-...`), so the id says what differs.
-fn raid_tag(l: &Layout) -> String {
-    let mut used: Vec<Raid> = l.luns.iter().map(|lun| l.groups[lun.group].raid).collect();
-    used.sort_by_key(|r| Raid::ALL.iter().position(|x| x == r));
-    used.dedup();
-    if l.pattern != Pattern::Mixed || used.len() <= 1 {
-        return l.raid.as_str().to_string();
-    }
-    used.iter().map(|r| r.as_str()).collect::<Vec<_>>().join("+")
 }
 
 fn clean(name: &str) -> String {

@@ -37,6 +37,11 @@ pub(super) fn size_on_need(
 ) {
     let gib = 1u64 << 30;
     let keep = (1.0 - site.policy.fs_reserve) * (1.0 - site.policy.store_headroom);
+    // Never below the average share (the size pattern 4 used before): a server the emulation leaves
+    // empty (an asset that cannot be placed at all) still gets a LUN that could take a fair share.
+    let total: f64 = assets.iter().map(|a| a.bytes_per_replica * a.replicas as f64).sum();
+    let largest = assets.iter().map(|a| a.bytes_per_replica).fold(0.0, f64::max);
+    let floor = super::volumes::lun_target_bytes(site, total, largest, servers.len());
     for l in luns.iter_mut() {
         l.size_bytes = groups[l.group].usable_bytes;
     }
@@ -49,7 +54,7 @@ pub(super) fn size_on_need(
             let Some(i) = servers.iter().position(|&s| s == l.server) else {
                 continue;
             };
-            let want = ((need[i] / keep).ceil() as u64).div_ceil(gib).max(1) * gib;
+            let want = ((need[i] / keep).max(floor).ceil() as u64).div_ceil(gib).max(1) * gib;
             let size = want.min(groups[l.group].usable_bytes);
             if round == 0 || size > l.size_bytes {
                 grown |= round > 0 && size > l.size_bytes;

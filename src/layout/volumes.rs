@@ -40,7 +40,8 @@ pub(super) fn storage_of(site: &Site, s: ServerIdx, pattern: Pattern) -> Option<
     }
     // A server with internal disks that the pattern does not use only takes an array of its own rack.
     let far_ok = srv.internal.is_none();
-    if arrays_for(site, srv.rack, pattern).next().is_some() || far_ok && !reachable_arrays(site, srv.rack, pattern).is_empty()
+    if arrays_for(site, srv.rack, pattern).next().is_some()
+        || far_ok && !reachable_arrays(site, srv.rack, pattern).is_empty()
     {
         Some(Storage::Shared)
     } else {
@@ -52,7 +53,9 @@ pub(super) fn storage_of(site: &Site, s: ServerIdx, pattern: Pattern) -> Option<
 /// rack's, or — when its rack has no array at all — the other racks' (a SAN path to another rack: that
 /// array's rack becomes a failure domain of the server, which survival counts and the layout says).
 pub(super) fn reachable_arrays(site: &Site, rack: RackIdx, pattern: Pattern) -> Vec<ArrayIdx> {
-    let own = by_name(arrays_for(site, rack, pattern).map(|a| (a, &site.arrays[a])), |a| &a.name);
+    let own = by_name(arrays_for(site, rack, pattern).map(|a| (a, &site.arrays[a])), |a| {
+        &a.name
+    });
     if !own.is_empty() || site.rack_arrays(rack).next().is_some() {
         return own;
     }
@@ -99,9 +102,7 @@ pub(super) fn array_pattern(site: &Site, a: ArrayIdx) -> Option<Pattern> {
 /// Whether the site's storage is heterogeneous: its arrays and internal disks do not all serve the same
 /// pattern, so no one-pattern layout can use all of them and a mixed layout is worth building.
 pub fn is_heterogeneous(site: &Site) -> bool {
-    let mut seen: Vec<Pattern> = (0..site.arrays.len())
-        .filter_map(|a| array_pattern(site, a))
-        .collect();
+    let mut seen: Vec<Pattern> = (0..site.arrays.len()).filter_map(|a| array_pattern(site, a)).collect();
     seen.sort_unstable();
     seen.dedup();
     seen.len() > 1

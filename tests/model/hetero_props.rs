@@ -21,21 +21,30 @@ fn usable(p: &Plan) -> Vec<&PlannedLayout> {
     p.layouts.iter().filter(|l| l.verdict != Verdict::Rejected).collect()
 }
 
-const STREAM: &str = "workload:\n  streams:\n    - { name: orders, msgs_per_s: 5000, msg_size: 1KiB, retention: 24h, replicas: 3 }\n";
+const STREAM: &str =
+    "workload:\n  streams:\n    - { name: orders, msgs_per_s: 5000, msg_size: 1KiB, retention: 24h, replicas: 3 }\n";
 
 #[test]
 fn fifty_eight_raid6_disks_become_groups_within_the_limit_with_its_source() {
     let p = plan_of(&format!(
         "site: r6\nracks:\n  - name: A\n    servers: [n1, n2, n3]\n    arrays:\n      - {{ name: A1, model: E5700, disk_model: sas-ssd-3.84t, disks: 60, hot_spares: 2, raid: raid6 }}\n{STREAM}policy:\n  patterns: [\"raid6\"]\n"
     ));
-    let l = p.layouts.iter().find(|l| l.pattern == "raid6").expect("a RAID 6 layout");
+    let l = p
+        .layouts
+        .iter()
+        .find(|l| l.pattern == "raid6")
+        .expect("a RAID 6 layout");
     let groups = &l.layout.groups;
     assert!(groups.len() >= 2, "58 data disks in one group: {groups:?}");
     assert!(groups.iter().all(|g| g.disks.len() <= 30 && g.disks.len() >= 5));
     assert_eq!(groups.iter().map(|g| g.disks.len()).sum::<usize>(), 58);
     let names: Vec<&str> = groups.iter().map(|g| g.name.as_str()).collect();
     assert_eq!(names, ["A1-vg1", "A1-vg2"]);
-    let why = l.reasons.iter().find(|r| r.contains("split into 2 RAID 6 groups")).expect("the split is said");
+    let why = l
+        .reasons
+        .iter()
+        .find(|r| r.contains("split into 2 RAID 6 groups"))
+        .expect("the split is said");
     assert!(why.contains("at most 30 drives") && why.contains("SANtricity"), "{why}");
 }
 
@@ -45,9 +54,14 @@ fn an_existing_group_beyond_the_limit_is_refused_naming_limit_and_source() {
     let yaml = format!(
         "site: r6\nracks:\n  - name: A\n    servers: [n1, n2, n3]\n    arrays:\n      - {{ name: A1, model: E5700, disk_model: sas-ssd-3.84t, disks: 60, hot_spares: 2, raid: raid6, existing: true }}\n{STREAM}"
     );
-    let e = natsplan::site::parse_str(&yaml, "site.yaml", &cat).unwrap_err().to_string();
+    let e = natsplan::site::parse_str(&yaml, "site.yaml", &cat)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("racks[0].arrays[0].existing"), "{e}");
-    assert!(e.contains("at most 30 drives") && e.contains("has 58") && e.contains("SANtricity"), "{e}");
+    assert!(
+        e.contains("at most 30 drives") && e.contains("has 58") && e.contains("SANtricity"),
+        "{e}"
+    );
     // Within the limit it is accepted as it stands, one group.
     let ok = yaml.replace("disks: 60, hot_spares: 2", "disks: 14, hot_spares: 2");
     let site = natsplan::site::parse_str(&ok, "site.yaml", &cat).unwrap();
@@ -74,7 +88,11 @@ fn pattern_four_on_two_two_one_is_not_rejected_on_capacity() {
     // every R3 stream; sized on the average it was rejected ("echo needs 1.92 TiB but its store holds
     // 1.15 TiB").
     let mut y = String::from("site: p4\nnats: { replicas: [3] }\nracks:\n");
-    for (r, servers, disks) in [("A", "[alpha, bravo]", 5), ("B", "[charlie, delta]", 5), ("C", "[echo]", 3)] {
+    for (r, servers, disks) in [
+        ("A", "[alpha, bravo]", 5),
+        ("B", "[charlie, delta]", 5),
+        ("C", "[echo]", 3),
+    ] {
         y += &format!("  - name: {r}\n    servers: {servers}\n    arrays:\n      - {{ name: {r}1, model: EF300, disk_model: nvme-3.84t, disks: {disks}, hot_spares: 1 }}\n");
     }
     y += "workload:\n  streams:\n";
@@ -83,16 +101,30 @@ fn pattern_four_on_two_two_one_is_not_rejected_on_capacity() {
     }
     y += "policy:\n  patterns: [\"4\"]\n";
     let p = plan_of(&y);
-    let l = p.layouts.iter().find(|l| l.servers.len() == 5).expect("the 2+2+1 layout");
+    let l = p
+        .layouts
+        .iter()
+        .find(|l| l.servers.len() == 5)
+        .expect("the 2+2+1 layout");
     assert!(!l.reasons.iter().any(|r| r.contains("capacity")), "{:?}", l.reasons);
     assert_ne!(l.verdict, Verdict::Rejected, "{:?}", l.reasons);
     // Each LUN holds what its own server is expected to store (echo: a replica of every stream), and the
     // rest of the groups is left for other services.
     for s in &l.servers {
-        let need: u64 = l.assets.iter().filter(|a| a.expected.contains(&s.name)).map(|a| a.bytes_per_replica).sum();
+        let need: u64 = l
+            .assets
+            .iter()
+            .filter(|a| a.expected.contains(&s.name))
+            .map(|a| a.bytes_per_replica)
+            .sum();
         assert!(s.store_bytes >= need, "{}: {} < {need}", s.name, s.store_bytes);
     }
-    let echo_need: u64 = l.assets.iter().filter(|a| a.expected.iter().any(|e| e == "echo")).map(|a| a.bytes_per_replica).sum();
+    let echo_need: u64 = l
+        .assets
+        .iter()
+        .filter(|a| a.expected.iter().any(|e| e == "echo"))
+        .map(|a| a.bytes_per_replica)
+        .sum();
     let all: u64 = l.assets.iter().map(|a| a.bytes_per_replica).sum();
     assert_eq!(echo_need, all, "echo is alone in rack C: it holds every R3 stream");
     assert!(l.capacity.left_for_others_bytes > 0);
@@ -104,11 +136,17 @@ fn one_array_serving_three_racks_tolerates_no_rack_and_says_which() {
         "site: one-array\nracks:\n  - name: A\n    servers: [a1]\n    arrays:\n      - {{ name: A1, model: EF300, disk_model: nvme-3.84t, disks: 7, hot_spares: 1 }}\n  - name: B\n    servers: [b1]\n  - name: C\n    servers: [c1]\n{STREAM}"
     ));
     let spread: Vec<&PlannedLayout> = p.layouts.iter().filter(|l| l.servers.len() == 3).collect();
-    assert!(!spread.is_empty(), "b1 and c1 were dropped: {:?}", p.layouts.iter().map(|l| &l.id).collect::<Vec<_>>());
+    assert!(
+        !spread.is_empty(),
+        "b1 and c1 were dropped: {:?}",
+        p.layouts.iter().map(|l| &l.id).collect::<Vec<_>>()
+    );
     for l in spread {
         assert_eq!(l.tolerates.racks, 0, "{}", l.id);
         assert!(
-            l.reasons.iter().any(|r| r.contains("use array A1 in rack A") && r.contains("losing rack A")),
+            l.reasons
+                .iter()
+                .any(|r| r.contains("use array A1 in rack A") && r.contains("losing rack A")),
             "{}: {:?}",
             l.id,
             l.reasons
@@ -124,7 +162,12 @@ fn the_mixed_site_gets_an_r3_layout_over_all_three_kinds_that_tolerates_a_rack()
     let l = usable(&p)
         .into_iter()
         .find(|l| l.pattern == "mixed")
-        .unwrap_or_else(|| panic!("{:?}", p.layouts.iter().map(|l| (&l.id, &l.reasons)).collect::<Vec<_>>()));
+        .unwrap_or_else(|| {
+            panic!(
+                "{:?}",
+                p.layouts.iter().map(|l| (&l.id, &l.reasons)).collect::<Vec<_>>()
+            )
+        });
     assert_eq!(l.replicas, 3);
     assert!(l.tolerates.racks >= 1);
     let raid = |n: &str| l.servers.iter().find(|s| s.name == n).and_then(|s| s.raid.clone());
@@ -142,14 +185,20 @@ fn the_mixed_site_gets_an_r3_layout_over_all_three_kinds_that_tolerates_a_rack()
 fn full_reference_has_a_usable_layout() {
     let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/full-reference.yaml")).unwrap();
     let p = plan_of(&text);
-    assert!(!usable(&p).is_empty(), "{:?}", p.layouts.iter().map(|l| (&l.id, &l.reasons)).collect::<Vec<_>>());
+    assert!(
+        !usable(&p).is_empty(),
+        "{:?}",
+        p.layouts.iter().map(|l| (&l.id, &l.reasons)).collect::<Vec<_>>()
+    );
 }
 
 #[test]
 fn the_mixed_example_plans_cleanly() {
     let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/mixed-storage.yaml")).unwrap();
     let p = plan_of(&text);
-    assert!(usable(&p).iter().any(|l| l.pattern == "mixed" && l.tolerates.racks >= 1));
+    assert!(usable(&p)
+        .iter()
+        .any(|l| l.pattern == "mixed" && l.tolerates.racks >= 1));
 }
 
 /// A random three-rack site whose racks store data differently: a fixed RAID 1 pair (+ spare), an
