@@ -216,5 +216,6 @@ fn shared_capacity(site: &Site, rack: RackIdx, pattern: Pattern) -> usize {
                 Pattern::P3 | Pattern::DdpRaid1 | Pattern::Raid6 | Pattern::Mixed => usize::MAX / 4,
             }
         })
-        .sum()
+        // Saturating: shared groups count as unbounded, and a rack without arrays counts every other rack's.
+        .fold(0usize, usize::saturating_add)
 }
