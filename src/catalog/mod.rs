@@ -42,6 +42,42 @@ pub struct ArrayModel {
     pub mirrored_write_cache: bool,
     pub supports: Vec<String>,
     pub source: String,
+    /// How many drives one volume group or pool of each kind may hold on this model.
+    pub group_limits: GroupLimits,
+}
+
+/// Drive-count limits of volume groups and pools on an array model (`arrays[].group_limits` in
+/// `models/arrays.yaml`). A model without them gets `GroupLimits::assumed`, which says so in `source`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct GroupLimits {
+    /// Most drives in one RAID 5 or RAID 6 volume group.
+    pub raid6_max_drives: u32,
+    /// Most drives in one RAID 1/10 volume group (RAID 0 likewise): the model's drive slots unless given.
+    pub raid10_max_drives: u32,
+    /// Fewest and most drives in one DDP pool.
+    pub ddp_min_drives: u32,
+    pub ddp_max_drives: u32,
+    /// Where the figures come from; starts with "assumption" when they are not the vendor's.
+    pub source: String,
+    /// True when the model file gave no limits and the E-Series figures were assumed.
+    pub assumed: bool,
+}
+
+impl GroupLimits {
+    /// E-Series figures applied to a model that gives none (30-drive RAID 5/6 groups, DDP of 11 up to
+    /// the drive slots), labelled as an assumption.
+    pub fn assumed(drive_slots: u32) -> GroupLimits {
+        GroupLimits {
+            raid6_max_drives: 30,
+            raid10_max_drives: drive_slots,
+            ddp_min_drives: 11,
+            ddp_max_drives: drive_slots,
+            source: "assumption: the model gives no group limits; E-Series SANtricity figures assumed \
+                     (RAID 5/6 at most 30 drives, RAID 1/10 and DDP up to the drive slots, DDP at least 11)"
+                .into(),
+            assumed: true,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -231,7 +267,19 @@ impl Catalog {
             );
         }
         for (i, r) in a.arrays.into_iter().enumerate() {
+            let group_limits = match r.group_limits {
+                Some(g) => GroupLimits {
+                    raid6_max_drives: g.raid6_max_drives,
+                    raid10_max_drives: g.raid10_max_drives.unwrap_or(r.drive_slots),
+                    ddp_min_drives: g.ddp_min_drives,
+                    ddp_max_drives: g.ddp_max_drives.unwrap_or(r.drive_slots),
+                    assumed: g.source.trim_start().to_ascii_lowercase().starts_with("assumption"),
+                    source: g.source,
+                },
+                None => GroupLimits::assumed(r.drive_slots),
+            };
             out.arrays.push(ArrayModel {
+                group_limits,
                 read_bw_bytes_per_s: size(&da, format!("arrays[{i}].read_bw"), &r.read_bw)? as f64,
                 write_bw_bytes_per_s: size(&da, format!("arrays[{i}].write_bw"), &r.write_bw)? as f64,
                 name: r.name,
@@ -342,6 +390,19 @@ struct RawArray {
     mirrored_write_cache: bool,
     supports: Vec<String>,
     source: String,
+    #[serde(default)]
+    group_limits: Option<RawGroupLimits>,
+}
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawGroupLimits {
+    raid6_max_drives: u32,
+    #[serde(default)]
+    raid10_max_drives: Option<u32>,
+    ddp_min_drives: u32,
+    #[serde(default)]
+    ddp_max_drives: Option<u32>,
+    source: String,
 }
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -420,5 +481,33 @@ mod tests {
         for (k, v) in &c.failures.rates {
             assert!(!v.source.is_empty(), "{k} has no source");
         }
+    }
+
+    #[test]
+    fn every_eseries_model_carries_sourced_group_limits() {
+        let c = Catalog::builtin();
+        for a in ["EF600", "EF300", "E5700", "E4000"] {
+            let g = &c.array(a).unwrap().group_limits;
+            assert_eq!(g.raid6_max_drives, 30, "{a}");
+            assert_eq!(g.ddp_min_drives, 11, "{a}");
+            assert!(!g.assumed, "{a}");
+            assert!(g.source.contains("SANtricity"), "{a}: {}", g.source);
+        }
+        // Internal disks are not E-Series: their limits are said to be assumed.
+        assert!(c.array("internal").unwrap().group_limits.assumed);
+    }
+
+    #[test]
+    fn a_model_without_group_limits_gets_labelled_assumptions() {
+        let arrays =
+            "arrays:\n  - { name: X1, class: c, drive_slots: 12, controllers: 2, read_bw: 1GB, write_bw: 1GB, \
+                      read_iops: 1, write_iops: 1, mirrored_write_cache: true, supports: [raid6], source: s }\n";
+        let c = Catalog::from_texts(arrays, DISKS, SERVERS, FAILURES).unwrap();
+        let g = &c.array("X1").unwrap().group_limits;
+        assert!(g.assumed && g.source.starts_with("assumption"));
+        assert_eq!(
+            (g.raid6_max_drives, g.raid10_max_drives, g.ddp_max_drives),
+            (30, 12, 12)
+        );
     }
 }

@@ -4,8 +4,7 @@
 
 use super::placement::{choose_rule, emulate};
 use super::volumes::{
-    arrays_for, by_name, group_usable_bytes, lun_target_bytes, own_raid, storage_of, store_bytes, uses_own_group,
-    Storage,
+    effective, group_usable_bytes, lun_target_bytes, own_raid, reachable_arrays, storage_of, uses_own_group, Storage,
 };
 use super::*;
 use crate::catalog::Catalog;
@@ -53,18 +52,16 @@ pub(super) fn build(
         let on = &by_array[&a];
         let arr = &site.arrays[a];
         let internal = arr.owner.is_some();
-        let keep_spares = if pattern == Pattern::DdpRaid1 {
-            0
-        } else {
-            arr.hot_spares
-        };
+        // In a mixed layout each array follows its own pattern (what its hardware and `raid:` allow).
+        let p = effective(site, a, pattern);
+        let keep_spares = if p == Pattern::DdpRaid1 { 0 } else { arr.hot_spares };
         if !internal && keep_spares > 0 {
             c.spares.insert(a, keep_spares);
         }
-        if uses_own_group(pattern) || (internal && pattern == Pattern::P3) {
-            c.own_groups(site, catalog, pattern, a, on, keep_spares, disks_hint, target);
+        if uses_own_group(p) || (internal && p == Pattern::P3) {
+            c.own_groups(site, catalog, p, a, on, keep_spares, disks_hint, target);
         } else {
-            c.shared_group(site, catalog, pattern, a, on, keep_spares);
+            c.shared_group(site, catalog, p, a, on, keep_spares);
         }
     }
     finish(site, pattern, r, servers, c, assets_bare)
@@ -96,9 +93,7 @@ fn assign_arrays(
             }
             Some(_) => {
                 let rack = site.servers[s].rack;
-                let arrays = by_name(arrays_for(site, rack, pattern).map(|a| (a, &site.arrays[a])), |a| {
-                    &a.name
-                });
+                let arrays = reachable_arrays(site, rack, pattern);
                 if arrays.is_empty() {
                     problems.push(dropped(format!(
                         "server {} has no array in rack {} and no internal disks",
@@ -178,6 +173,11 @@ impl Carved {
             let mut max = share;
             if even && max % 2 == 1 {
                 max -= 1;
+            }
+            // `raid: raid1` is the level of the array's groups: each server's group is one mirrored pair
+            // (seed 000 figure (1): six data disks, three RAID 1 groups), never a RAID 10 of more.
+            if arr.raid == Some(RaidChoice::Raid1) && pattern != Pattern::P2 && pattern != Pattern::P3 {
+                max = max.min(2);
             }
             if max < min {
                 self.problems.push(dropped(format!(
@@ -269,23 +269,69 @@ impl Carved {
                 plural(arr.hot_spares)
             )));
         }
-        let usable = group_usable_bytes(site, catalog, a, raid, data);
-        self.groups.push(VolumeGroup {
-            name: format!("{}-vg1", arr.name),
-            array: a,
-            raid,
-            disks: (1..1 + data).collect(),
-            usable_bytes: usable,
-        });
-        let g = self.groups.len() - 1;
-        let each = usable / on.len().max(1) as u64;
-        for &s in on {
+        let sizes = self.split_within_limit(site, catalog, a, raid, data);
+        let mut first = 1u32;
+        let mut on_group: Vec<usize> = Vec::new();
+        for (i, &d) in sizes.iter().enumerate() {
+            self.groups.push(VolumeGroup {
+                name: format!("{}-vg{}", arr.name, i + 1),
+                array: a,
+                raid,
+                disks: (first..first + d).collect(),
+                usable_bytes: group_usable_bytes(site, catalog, a, raid, d),
+            });
+            first += d;
+            on_group.push(self.groups.len() - 1);
+        }
+        // Servers round-robin over the groups (in name order), each group's capacity shared evenly.
+        let mut count = vec![0u64; on_group.len()];
+        for i in 0..on.len() {
+            count[i % on_group.len()] += 1;
+        }
+        for (i, &s) in on.iter().enumerate() {
+            let k = i % on_group.len();
+            let g = on_group[k];
             self.luns.push(Lun {
                 group: g,
                 server: s,
-                size_bytes: each,
+                size_bytes: self.groups[g].usable_bytes / count[k].max(1),
             });
         }
+    }
+
+    /// Group sizes for `data` disks of one shared level on array `a`: one group when the model's limit
+    /// allows (a DDP pool is always one: it is the user's, used as given), else as few groups as the
+    /// limit allows, of near-equal size, with a problem saying so (the limit and its source).
+    fn split_within_limit(&mut self, site: &Site, catalog: &Catalog, a: ArrayIdx, raid: Raid, data: u32) -> Vec<u32> {
+        let arr = &site.arrays[a];
+        let limits = catalog
+            .array(&arr.model)
+            .map(|m| m.group_limits.clone())
+            .unwrap_or_else(|| crate::catalog::GroupLimits::assumed(arr.disks));
+        let (max, what) = match raid {
+            Raid::Raid6 => (limits.raid6_max_drives, "a RAID 6 volume group"),
+            Raid::DdpRaid1 => return vec![data],
+            _ => (limits.raid10_max_drives, "a RAID 0 volume group"),
+        };
+        let n = data.div_ceil(max.max(1)).max(1);
+        let sizes: Vec<u32> = (0..n).map(|i| data / n + u32::from(i < data % n)).collect();
+        if n > 1 {
+            let list: Vec<String> = sizes
+                .iter()
+                .enumerate()
+                .map(|(i, d)| format!("{}-vg{} of {d}", arr.name, i + 1))
+                .collect();
+            self.problems.push(info(format!(
+                "{}'s {data} data disks are split into {n} {} groups ({}): {what} on the {} holds at most {max} \
+                 drives ({})",
+                arr.name,
+                raid.as_str().to_uppercase().replace("RAID", "RAID "),
+                list.join(", "),
+                arr.model,
+                limits.source
+            )));
+        }
+        sizes
     }
 }
 
@@ -316,14 +362,12 @@ fn finish(
         Pattern::Raid6 => Raid::Raid6,
         _ => Raid::Raid1,
     });
-    let store = |s: ServerIdx| -> f64 {
-        luns.iter()
-            .find(|l| l.server == s)
-            .map(|l| store_bytes(site, l.size_bytes) as f64)
-            .unwrap_or(0.0)
-    };
-    let stores: Vec<f64> = servers.iter().map(|&s| store(s)).collect();
+    problems.extend(cross_rack(site, &servers, &groups, &luns));
     let placement = choose_rule(site, &servers, &assets_bare);
+    if pattern == Pattern::P4 {
+        super::lun_size::size_on_need(site, &servers, &groups, &mut luns, &placement, &assets_bare);
+    }
+    let stores = super::lun_size::stores_of(site, &servers, &luns);
     let (assets, placement_problems) = emulate(site, &servers, &stores, &placement, assets_bare);
     problems.extend(placement_problems);
 
@@ -342,6 +386,57 @@ fn finish(
     };
     layout.id = layout_id(site, &layout);
     layout
+}
+
+/// Servers whose volume is on an array in another rack: that rack's power (and the SAN path to it) is
+/// a failure domain of theirs, which survival counts; the layout says so, naming the array's rack.
+fn cross_rack(site: &Site, servers: &[ServerIdx], groups: &[VolumeGroup], luns: &[Lun]) -> Vec<Problem> {
+    let mut by_array: BTreeMap<ArrayIdx, Vec<ServerIdx>> = BTreeMap::new();
+    for l in luns {
+        let a = groups[l.group].array;
+        if site.arrays[a].rack != site.servers[l.server].rack && servers.contains(&l.server) {
+            by_array.entry(a).or_default().push(l.server);
+        }
+    }
+    by_array
+        .into_iter()
+        .map(|(a, far)| {
+            let arr = &site.arrays[a];
+            let rack = &site.racks[arr.rack].name;
+            let names: Vec<String> = far
+                .iter()
+                .map(|&s| {
+                    format!(
+                        "{} (rack {})",
+                        site.servers[s].name, site.racks[site.servers[s].rack].name
+                    )
+                })
+                .collect();
+            let on: Vec<&str> = luns
+                .iter()
+                .filter(|l| groups[l.group].array == a)
+                .map(|l| site.servers[l.server].name.as_str())
+                .collect();
+            Problem {
+                severity: Severity::Risk,
+                text: format!(
+                    "{} use{} array {} in rack {rack}: rack {rack}'s power takes {} volume{} with it, so losing rack \
+                     {rack} stops {} of the JetStream servers at once (seed 000: servers spread over racks on one \
+                     array \"can still go down if they lose access to the rack where the storage array is\")",
+                    names.join(", "),
+                    if far.len() == 1 { "s" } else { "" },
+                    arr.name,
+                    on.len(),
+                    if on.len() == 1 { "" } else { "s" },
+                    if on.len() == servers.len() {
+                        "all".to_string()
+                    } else {
+                        format!("{} of {}", on.len(), servers.len())
+                    }
+                ),
+            }
+        })
+        .collect()
 }
 
 fn groups_on(groups: &[VolumeGroup], a: ArrayIdx) -> usize {
@@ -425,7 +520,7 @@ pub fn layout_id(site: &Site, l: &Layout) -> String {
     format!(
         "{}-{}-r{}-{}-{:04x}",
         l.pattern.id_tag(),
-        l.raid.as_str(),
+        l.raid_label(),
         l.replicas,
         if racks.is_empty() {
             "none".to_string()

@@ -5,7 +5,7 @@
 //! the same layouts with the same ids.
 
 use super::build::build;
-use super::volumes::{arrays_for, by_name, own_raid, storage_of, Storage};
+use super::volumes::{arrays_for, by_name, own_raid, reachable_arrays, storage_of, Storage};
 use super::*;
 use crate::catalog::Catalog;
 use crate::site::{Pattern, RackIdx, RaidChoice, ServerIdx, Site};
@@ -47,6 +47,11 @@ pub fn enumerate(site: &Site, catalog: &Catalog) -> Vec<Layout> {
     });
     let mut out = Vec::new();
     let mut seen = HashSet::new();
+    // Heterogeneous storage (a fixed RAID 1 pair here, an existing DDP pool there, internal disks): each
+    // server gets what its hardware offers, in one mixed layout per replica count and selection.
+    if super::volumes::is_heterogeneous(site) {
+        patterns.push(Pattern::Mixed);
+    }
     for &pattern in &patterns {
         for &r in &site.nats.replicas {
             for selection in selections(site, pattern, r) {
@@ -54,6 +59,9 @@ pub fn enumerate(site: &Site, catalog: &Catalog) -> Vec<Layout> {
                 if seen.insert(layout.id.clone()) {
                     out.push(layout);
                 }
+            }
+            if pattern == Pattern::Mixed {
+                continue;
             }
             if let Some(choice) = choices.next().flatten() {
                 let selection = optimised_servers(site, &choice.per_rack);
@@ -195,17 +203,19 @@ fn optimised_servers(site: &Site, per_rack: &[u32]) -> Vec<ServerIdx> {
 
 /// How many servers a rack's shared arrays can give a volume to under a pattern.
 fn shared_capacity(site: &Site, rack: RackIdx, pattern: Pattern) -> usize {
-    arrays_for(site, rack, pattern)
+    reachable_arrays(site, rack, pattern)
+        .into_iter()
         .map(|a| {
             let arr = &site.arrays[a];
             let data = arr.disks.saturating_sub(arr.hot_spares);
-            match pattern {
+            match super::volumes::effective(site, a, pattern) {
                 Pattern::P1 | Pattern::P4 if arr.raid == Some(RaidChoice::Raid10) => (data / 4) as usize,
                 Pattern::P1 | Pattern::P4 => (data / 2) as usize,
                 Pattern::P2 => data as usize,
                 // Shared groups: any number of LUNs; one per server of the rack.
-                Pattern::P3 | Pattern::DdpRaid1 | Pattern::Raid6 => usize::MAX / 4,
+                Pattern::P3 | Pattern::DdpRaid1 | Pattern::Raid6 | Pattern::Mixed => usize::MAX / 4,
             }
         })
-        .sum()
+        // Saturating: shared groups count as unbounded, and a rack without arrays counts every other rack's.
+        .fold(0usize, usize::saturating_add)
 }

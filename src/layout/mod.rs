@@ -5,6 +5,7 @@
 
 mod build;
 mod enumerate;
+mod lun_size;
 pub mod optimize;
 pub mod placement;
 pub mod sizing;
@@ -244,6 +245,18 @@ impl Layout {
     /// The array a JetStream server's volume lives on.
     pub fn array_of(&self, server: ServerIdx) -> Option<ArrayIdx> {
         self.lun_of(server).map(|l| self.groups[l.group].array)
+    }
+    /// The layout's RAID level as ids and reports name it: its level, or for a mixed layout every level
+    /// its servers' volumes use, in `Raid::ALL` order joined by `+` (`raid1+ddp-raid1`), so a mixed id
+    /// says what differs.
+    pub fn raid_label(&self) -> String {
+        let mut used: Vec<Raid> = self.luns.iter().map(|lun| self.groups[lun.group].raid).collect();
+        used.sort_by_key(|r| Raid::ALL.iter().position(|x| x == r));
+        used.dedup();
+        if self.pattern != Pattern::Mixed || used.len() <= 1 {
+            return self.raid.as_str().to_string();
+        }
+        used.iter().map(|r| r.as_str()).collect::<Vec<_>>().join("+")
     }
     pub fn hot_spares_total(&self) -> u32 {
         self.spares.iter().map(|(_, n)| n).sum()

@@ -28,6 +28,9 @@ pub(super) fn uses_own_group(p: Pattern) -> bool {
 
 pub(super) fn storage_of(site: &Site, s: ServerIdx, pattern: Pattern) -> Option<Storage> {
     let srv = &site.servers[s];
+    if let (Some(a), Pattern::Mixed) = (srv.internal, pattern) {
+        return array_pattern(site, a).map(|_| Storage::Internal(a));
+    }
     if let Some(a) = srv.internal {
         // Internal disks give a server its own group; shared-stripe patterns treat them the same way
         // (a stripe over one server's disks is pattern 2 for that server).
@@ -35,15 +38,82 @@ pub(super) fn storage_of(site: &Site, s: ServerIdx, pattern: Pattern) -> Option<
             return Some(Storage::Internal(a));
         }
     }
-    if arrays_for(site, srv.rack, pattern).next().is_some() {
+    // A server with internal disks that the pattern does not use only takes an array of its own rack.
+    let far_ok = srv.internal.is_none();
+    if arrays_for(site, srv.rack, pattern).next().is_some()
+        || far_ok && !reachable_arrays(site, srv.rack, pattern).is_empty()
+    {
         Some(Storage::Shared)
     } else {
         None
     }
 }
 
+/// The shared arrays a server in `rack` takes a volume from under a pattern, in name order: its own
+/// rack's, or — when its rack has no array at all — the other racks' (a SAN path to another rack: that
+/// array's rack becomes a failure domain of the server, which survival counts and the layout says).
+pub(super) fn reachable_arrays(site: &Site, rack: RackIdx, pattern: Pattern) -> Vec<ArrayIdx> {
+    let own = by_name(arrays_for(site, rack, pattern).map(|a| (a, &site.arrays[a])), |a| {
+        &a.name
+    });
+    if !own.is_empty() || site.rack_arrays(rack).next().is_some() {
+        return own;
+    }
+    let others = (0..site.racks.len())
+        .filter(|&r| r != rack)
+        .flat_map(|r| arrays_for(site, r, pattern))
+        .map(|a| (a, &site.arrays[a]));
+    by_name(others, |a| &a.name)
+}
+
+/// The patterns a site's layouts may use: `policy.patterns`, plus the baselines when asked for.
+pub(super) fn allowed_patterns(site: &Site) -> Vec<Pattern> {
+    let mut v = site.policy.patterns.clone();
+    if site.policy.baselines {
+        for b in [Pattern::DdpRaid1, Pattern::Raid6] {
+            if !v.contains(&b) {
+                v.push(b);
+            }
+        }
+    }
+    v
+}
+
+/// What one array (or a server's internal disks) gives its servers in a mixed layout: what its fixed
+/// `raid:` level allows (an existing DDP pool RAID 1 volumes on it, used as given; `raid6` a volume on a
+/// RAID 6 group; `raid0` a RAID 0 group per server; `raid1`/`raid10` an own mirrored group), or else the
+/// first own-group pattern the policy allows (1, then 4, then 2). None when the policy allows nothing it
+/// can serve.
+pub(super) fn array_pattern(site: &Site, a: ArrayIdx) -> Option<Pattern> {
+    let arr = &site.arrays[a];
+    let allowed = allowed_patterns(site);
+    let ok = |p: Pattern| allowed.contains(&p);
+    let internal = arr.owner.is_some();
+    let pick = |ps: &[Pattern]| ps.iter().copied().find(|&p| ok(p));
+    match arr.raid {
+        Some(RaidChoice::Ddp) => pick(&[Pattern::DdpRaid1]),
+        Some(RaidChoice::Raid6) if !internal => pick(&[Pattern::Raid6]),
+        Some(RaidChoice::Raid0) => pick(&[Pattern::P2]),
+        Some(RaidChoice::Raid1) | Some(RaidChoice::Raid10) => pick(&[Pattern::P1, Pattern::P4]),
+        _ => pick(&[Pattern::P1, Pattern::P4, Pattern::P2]),
+    }
+}
+
+/// Whether the site's storage is heterogeneous: its arrays and internal disks do not all serve the same
+/// pattern, so no one-pattern layout can use all of them and a mixed layout is worth building.
+pub fn is_heterogeneous(site: &Site) -> bool {
+    let mut seen: Vec<Pattern> = (0..site.arrays.len()).filter_map(|a| array_pattern(site, a)).collect();
+    seen.sort_unstable();
+    seen.dedup();
+    seen.len() > 1
+}
+
 /// Whether an array whose RAID the user already fixed (`arrays[].raid`) can serve a pattern.
 fn compatible(arr: &crate::site::Array, pattern: Pattern) -> bool {
+    if pattern == Pattern::Mixed {
+        // Each array serves its own pattern (`array_pattern`); the caller drops those that serve none.
+        return true;
+    }
     match arr.raid {
         None => true,
         Some(RaidChoice::Raid0) => matches!(pattern, Pattern::P2 | Pattern::P3),
@@ -55,8 +125,19 @@ fn compatible(arr: &crate::site::Array, pattern: Pattern) -> bool {
 
 /// A rack's shared arrays that can serve a pattern.
 pub(super) fn arrays_for(site: &Site, rack: RackIdx, pattern: Pattern) -> impl Iterator<Item = ArrayIdx> + '_ {
-    site.rack_arrays(rack)
-        .filter(move |&a| compatible(&site.arrays[a], pattern))
+    site.rack_arrays(rack).filter(move |&a| {
+        compatible(&site.arrays[a], pattern) && (pattern != Pattern::Mixed || array_pattern(site, a).is_some())
+    })
+}
+
+/// The pattern an array's groups follow in a layout of `pattern`: the layout's own, or in a mixed
+/// layout the array's (`array_pattern`).
+pub(super) fn effective(site: &Site, a: ArrayIdx, pattern: Pattern) -> Pattern {
+    if pattern == Pattern::Mixed {
+        array_pattern(site, a).unwrap_or(Pattern::P1)
+    } else {
+        pattern
+    }
 }
 
 /// The RAID level of a server's own group under a pattern, for `disks` disks.

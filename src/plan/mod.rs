@@ -331,7 +331,7 @@ pub fn plan_layout(site: &Site, catalog: &Catalog, cal: &crate::perf::Calibratio
         id: layout.id.clone(),
         rank: 0,
         pattern: layout.pattern.as_str().to_string(),
-        raid: layout.raid.as_str().to_string(),
+        raid: layout.raid_label(),
         replicas: layout.replicas,
         servers,
         unused_servers: unused_servers(site, &layout),

@@ -90,8 +90,12 @@ pub struct Array {
     /// Set when these are one server's internal disks (they fail with that server).
     pub owner: Option<ServerIdx>,
     /// The RAID level the user has already chosen for this array (`arrays[].raid`); None = the planner
-    /// chooses per pattern. Validated against the data disks (disks − hot spares).
+    /// chooses per pattern. Validated against the data disks (disks − hot spares). It is the level of
+    /// the array's volume groups: `raid1` on six data disks is three mirrored pairs.
     pub raid: Option<RaidChoice>,
+    /// The `raid:` level describes one group (or pool) the user already has on all the data disks, used
+    /// as given (`existing: true`; always so for `raid: ddp`).
+    pub existing: bool,
 }
 
 /// A RAID level a user can fix for an array in the site file. Names as E-Series SANtricity uses them;
@@ -147,13 +151,14 @@ impl RaidChoice {
         }
     }
 
-    /// Whether `data_disks` disks can form this level; the error says why not. The rules: RAID 1 is a
-    /// mirrored pair (more disks make it RAID 10), RAID 10 an even count of at least 4, RAID 6 at least 5
-    /// (E-Series minimum: 3 data + 2 parity), DDP at least 11.
+    /// Whether `data_disks` disks can form volume groups of this level; the error says why not. The
+    /// level is that of the array's groups: RAID 1 groups are mirrored pairs (six data disks are three
+    /// groups, seed 000 figure (1)), so an even count of at least 2; RAID 10 an even count of at least 4;
+    /// RAID 6 at least 5 (E-Series minimum: 3 data + 2 parity); DDP at least 11.
     pub fn check_data_disks(self, data_disks: u32) -> Result<(), String> {
         let ok = match self {
             RaidChoice::Raid0 => data_disks >= 1,
-            RaidChoice::Raid1 => data_disks == 2,
+            RaidChoice::Raid1 => data_disks >= 2 && data_disks % 2 == 0,
             RaidChoice::Raid10 => data_disks >= 4 && data_disks % 2 == 0,
             RaidChoice::Raid6 => data_disks >= 5,
             RaidChoice::Ddp => data_disks >= 11,
@@ -165,7 +170,10 @@ impl RaidChoice {
         Err(match self {
             RaidChoice::Raid0 => "RAID 0 needs at least 1 data disk".to_string(),
             RaidChoice::Raid1 => {
-                format!("RAID 1 is exactly 2 mirrored disks; this array has {data_disks} data {disks}")
+                format!(
+                    "RAID 1 groups are mirrored pairs, so an even number of data disks, at least 2; this array has \
+                     {data_disks} data {disks}"
+                )
             }
             RaidChoice::Raid10 => {
                 format!("RAID 10 needs an even number of data disks, at least 4; this array has {data_disks}")
@@ -268,6 +276,11 @@ pub enum Pattern {
     /// One large RAID 6 group on one array.
     #[serde(rename = "raid6")]
     Raid6,
+    /// Each server the storage its hardware offers (an own RAID 1/10 group, RAID 0, a RAID 1 volume on an
+    /// existing DDP pool, a RAID 6 group, internal disks), chosen per array among the policy's patterns:
+    /// the planner's own choice for heterogeneous sites, never listed in `policy.patterns`.
+    #[serde(rename = "mixed")]
+    Mixed,
 }
 
 impl Pattern {
@@ -288,6 +301,7 @@ impl Pattern {
             Pattern::P4 => "4",
             Pattern::DdpRaid1 => "ddp-raid1",
             Pattern::Raid6 => "raid6",
+            Pattern::Mixed => "mixed",
         }
     }
 
@@ -306,6 +320,7 @@ impl Pattern {
             Pattern::P4 => "p4",
             Pattern::DdpRaid1 => "ddp",
             Pattern::Raid6 => "r6",
+            Pattern::Mixed => "mx",
         }
     }
 }

@@ -75,6 +75,7 @@ pub fn site(racks: &[RackSpec], sync: SyncMode) -> Site {
                 write_cache: true,
                 owner: None,
                 raid: None,
+                existing: false,
             });
         }
     }

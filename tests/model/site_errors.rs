@@ -490,14 +490,16 @@ fn raid10_needs_an_even_count_of_at_least_4() {
 }
 
 #[test]
-fn raid1_is_exactly_two_and_suggests_raid10() {
-    let errs = problems(&raid_line(5, ", hot_spares: 1", "raid1"));
+fn raid1_groups_are_pairs_so_the_count_is_even() {
+    let errs = problems(&raid_line(4, ", hot_spares: 1", "raid1"));
     assert_says(
         at_path(&errs, "racks[1].arrays[0].raid"),
-        "RAID 1 is exactly 2 mirrored disks; this array has 4 data disks",
-        "use raid: raid10",
+        "RAID 1 groups are mirrored pairs, so an even number of data disks, at least 2; this array has 3 data disks",
+        "use 2 or 4 data disks",
     );
     assert!(parse(&raid_line(3, ", hot_spares: 1", "raid1")).is_ok());
+    // Seed 000 figure (1): seven disks, one spare, three RAID 1 pairs.
+    assert!(parse(&raid_line(7, ", hot_spares: 1", "raid1")).is_ok());
 }
 
 #[test]

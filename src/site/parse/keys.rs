@@ -30,6 +30,7 @@ pub(super) const ARRAY_KEYS: &[&str] = &[
     "disk_size",
     "write_cache",
     "raid",
+    "existing",
 ];
 pub(super) const WORKLOAD_KEYS: &[&str] = &["streams", "kv", "object_stores", "core"];
 pub(super) const STREAM_KEYS: &[&str] = &[

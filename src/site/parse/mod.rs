@@ -236,7 +236,10 @@ failure_rates: { disk_afr: 0.01 }
         assert!(RaidChoice::Raid10.check_data_disks(5).is_err());
         assert!(RaidChoice::Raid10.check_data_disks(2).is_err());
         assert!(RaidChoice::Raid1.check_data_disks(2).is_ok());
-        assert!(RaidChoice::Raid1.check_data_disks(4).is_err());
+        // RAID 1 is the level of the groups: six data disks are three mirrored pairs (seed 000 figure 1).
+        assert!(RaidChoice::Raid1.check_data_disks(6).is_ok());
+        assert!(RaidChoice::Raid1.check_data_disks(3).is_err());
+        assert!(RaidChoice::Raid1.check_data_disks(1).is_err());
         assert!(RaidChoice::Raid6.check_data_disks(5).is_ok());
         assert!(RaidChoice::Raid6.check_data_disks(4).is_err());
         assert!(RaidChoice::Ddp.check_data_disks(11).is_ok());

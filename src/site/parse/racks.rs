@@ -23,6 +23,8 @@ pub(super) struct ArrayIn<'n> {
     disk_size_bytes: Option<(u64, &'n Node)>,
     write_cache: Option<bool>,
     raid: Option<(RaidChoice, &'n Node)>,
+    /// `existing: true`: the `raid:` level describes a volume group already built on all data disks.
+    existing: Option<(bool, &'n Node)>,
     internal: bool,
 }
 
@@ -404,6 +406,9 @@ impl Validator<'_> {
             .and_then(|n| self.size_nonzero(n, &o.p("disk_size"), "disk_size").map(|x| (x, n)));
         let write_cache = o.get("write_cache").and_then(|n| self.boolean(n, &o.p("write_cache")));
         let raid = o.get("raid").and_then(|n| self.raid(n, &o.p("raid")).map(|r| (r, n)));
+        let existing = o
+            .get("existing")
+            .and_then(|n| self.boolean(n, &o.p("existing")).map(|b| (b, n)));
         ArrayIn {
             path: o.path.clone(),
             pos: o.pos,
@@ -417,6 +422,7 @@ impl Validator<'_> {
             disk_size_bytes,
             write_cache,
             raid,
+            existing,
             internal,
         }
     }
@@ -513,6 +519,22 @@ impl Validator<'_> {
         if let Some((r, n)) = a.raid {
             self.raid_checks(r, n, ap, am.as_ref(), disks, hot_spares);
         }
+        let existing = match (a.existing, a.raid) {
+            (Some((true, n)), None) => {
+                self.err(
+                    Some(n.pos),
+                    join(ap, "existing"),
+                    "existing: true describes a volume group already built, but the array gives no raid level",
+                    "add raid: (the level of the group you have), or remove existing",
+                );
+                false
+            }
+            (Some((true, n)), Some((r, _))) => {
+                self.existing_checks(r, n, ap, am.as_ref(), disks.saturating_sub(hot_spares));
+                true
+            }
+            _ => false,
+        };
         Array {
             name: a.name,
             rack,
@@ -524,6 +546,35 @@ impl Validator<'_> {
             write_cache: a.write_cache.unwrap_or(!a.internal),
             owner,
             raid: a.raid.map(|(r, _)| r),
+            // A DDP pool is always one the user has: used as given, never rebuilt.
+            existing: existing || is_ddp,
+        }
+    }
+
+    /// An existing group (`existing: true`, or any DDP pool) holds all the data disks in one group: it
+    /// must be within the model's group limits, which cannot be worked around by splitting it.
+    fn existing_checks(&mut self, r: RaidChoice, n: &Node, ap: &str, am: Option<&ArrayModel>, data: u32) {
+        let Some(m) = am else { return };
+        let g = &m.group_limits;
+        let (max, what) = match r {
+            RaidChoice::Raid6 => (g.raid6_max_drives, "a RAID 6 volume group"),
+            RaidChoice::Raid10 | RaidChoice::Raid0 => (g.raid10_max_drives, "a RAID 0/10 volume group"),
+            RaidChoice::Ddp => (g.ddp_max_drives, "a DDP pool"),
+            RaidChoice::Raid1 => return,
+        };
+        if data > max {
+            self.err(
+                Some(n.pos),
+                join(ap, "existing"),
+                format!(
+                    "{what} on the {} holds at most {max} drives, but this existing group has {data} ({})",
+                    m.name, g.source
+                ),
+                format!(
+                    "describe it as it really is: remove existing (natsplan then splits the disks into groups \
+                     of at most {max}), or give the disks of one group only"
+                ),
+            );
         }
     }
 
@@ -564,12 +615,10 @@ fn raid_fix(r: RaidChoice, data: u32, hot_spares: u32) -> String {
     };
     match r {
         RaidChoice::Raid0 => "add a data disk".into(),
-        RaidChoice::Raid1 if data >= 4 && data % 2 == 0 => {
-            format!("use raid: raid10 for {data} disks (RAID 1 with more than 2 disks is RAID 10)")
-        }
         RaidChoice::Raid1 if data > 2 => format!(
-            "use raid10 with {} data disks, or raid1 with 2{spares}",
-            if data >= 4 { data - 1 } else { 4 }
+            "use {} or {} data disks{spares}: each RAID 1 group is a mirrored pair (or raid10 for groups of 4 or more)",
+            data - 1,
+            data + 1
         ),
         RaidChoice::Raid1 => format!("use 2 data disks{spares}"),
         RaidChoice::Raid10 if data == 2 => "use raid: raid1 for a mirrored pair".into(),
