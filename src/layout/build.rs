@@ -520,7 +520,7 @@ pub fn layout_id(site: &Site, l: &Layout) -> String {
     format!(
         "{}-{}-r{}-{}-{:04x}",
         l.pattern.id_tag(),
-        l.raid_label(),
+        id_raid(l),
         l.replicas,
         if racks.is_empty() {
             "none".to_string()
@@ -529,6 +529,18 @@ pub fn layout_id(site: &Site, l: &Layout) -> String {
         },
         (h & 0xffff) as u16
     )
+}
+
+/// The id's RAID part: the layout's level, or for a mixed layout every level in use joined by `+`, with a
+/// RAID 1 volume on a DDP pool written `ddp` there (`mx-raid1+raid10+ddp-…`) so a mixed id still fits a
+/// 100-column table whole; the JSON's `raid` keeps the full names (`Layout::raid_label`).
+fn id_raid(l: &Layout) -> String {
+    let label = l.raid_label();
+    if l.pattern == Pattern::Mixed {
+        label.replace("ddp-raid1", "ddp")
+    } else {
+        label
+    }
 }
 
 /// The id a layout had before servers per rack were written `RACKxN` (`p1-raid1-r3-A1.B1.C1-fdce` for

@@ -27,10 +27,11 @@ pub fn table(width: u16, header: &[&str]) -> Clipped {
     Clipped(t, vec![(0, true); header.len()])
 }
 
-/// Cells up to this many characters (figures with their unit, counts, short words) are never wrapped:
+/// Cells up to this many characters (figures with their unit, counts, short words, volume group names
+/// such as `echo-internal-vg1`) are never wrapped:
 /// their column keeps at least their width and the header wraps instead. Longer cells (reasons,
 /// bottlenecks) wrap as usual.
-pub const WHOLE_CELL_CHARS: usize = 16;
+pub const WHOLE_CELL_CHARS: usize = 20;
 
 /// Longest cell a table shows (characters): comfy-table's wrapping takes time that grows faster than the
 /// text (a 70,000-character name took 74 s), and nothing that long is read in a table. Layout ids, which

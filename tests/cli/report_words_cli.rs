@@ -182,7 +182,10 @@ fn sentences_are_whole() {
         "{table}"
     );
     // An even JetStream server count: what it tolerates, in words.
-    let even = DIGITS.replace("  - name: R4\n    servers: [s6]\n    arrays: [{ name: R4a, model: EF300, disk_model: nvme-3.84t, disks: 2, hot_spares: 0 }]\n", "");
+    // Racks R1 and R2 only (R3's server would borrow R1's array, R4 is a fifth server): 4 servers.
+    let even = DIGITS
+        .replace("  - name: R4\n    servers: [s6]\n    arrays: [{ name: R4a, model: EF300, disk_model: nvme-3.84t, disks: 2, hot_spares: 0 }]\n", "")
+        .replace("  - name: R3\n    servers: [s5]\n", "");
     let g = site_file(&even);
     let json = ok(&["--format", "json", "design", g.path().to_str().unwrap()]);
     assert!(!json.contains("no more than"), "{json}");
@@ -293,7 +296,7 @@ fn layout_ids_keep_rack_names_ending_in_digits_readable() {
         .iter()
         .map(|l| l["id"].as_str().unwrap().to_string())
         .collect();
-    assert!(ids.iter().any(|i| i.contains("-R1x2.R2x2.R4x1-")), "{ids:?}");
+    assert!(ids.iter().any(|i| i.contains("-R1x2.R2x2")), "{ids:?}");
     for id in &ids {
         assert!(
             id.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c)),
@@ -305,8 +308,11 @@ fn layout_ids_keep_rack_names_ending_in_digits_readable() {
         assert!(out.contains(id.as_str()));
     }
     // The old form is gone; asking for it names the new id.
-    let new = ids.iter().find(|i| i.contains("-R1x2.R2x2.R4x1-")).unwrap();
-    let old = new.replace("R1x2.R2x2.R4x1", "R12.R22.R41");
+    let new = ids.iter().find(|i| i.contains("-R1x2.R2x2")).unwrap();
+    let old = ["R1", "R2", "R3", "R4"]
+        .iter()
+        .fold(new.clone(), |id, r| id.replace(&format!("{r}x"), r));
+    assert!(old.contains("R12.R22"), "{old}");
     let (code, _, err) = run(&["design", site, "--layout", &old]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("RACKxN") && err.contains(new.as_str()), "{err}");
