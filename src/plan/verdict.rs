@@ -37,9 +37,51 @@ pub fn reasons(
     pattern_notes(&mut out, site, l, cap);
     domain_notes(&mut out, site, catalog, l, tols);
     write_cache_notes(&mut out, site, l);
+    raft_groups(&mut out, site, l);
     out.sort_by_key(|p| std::cmp::Reverse(p.severity));
     out.dedup();
     out
+}
+
+/// HA assets (RAFT groups of replicated streams, KV buckets, object stores and durable consumers) one
+/// server may carry: the figure NATS maintainers give is about 2,000 per server (nats-server discussion
+/// #5128, restated by derekcollison in nats-server issue #8350, 2026: "a recommendation … at least 8 cores
+/// and a good amount of memory"); the same thread reports problems with 10,000 RAFT groups. nats-server
+/// can cap them itself (`max_ha_assets`, nats-server #3503).
+pub const HA_ASSETS_RECOMMENDED: usize = 2_000;
+pub const HA_ASSETS_PROBLEMS: usize = 10_000;
+
+/// Each server's HA assets under the expected placement against the figures above.
+fn raft_groups(out: &mut Vec<Problem>, site: &Site, l: &Layout) {
+    let mut on = vec![0usize; site.servers.len()];
+    for a in l.assets.iter().filter(|a| a.replicas > 1) {
+        for &s in &a.expected {
+            if let Some(n) = on.get_mut(s) {
+                *n += 1;
+            }
+        }
+    }
+    let Some((s, &n)) = on.iter().enumerate().max_by_key(|&(i, n)| (*n, std::cmp::Reverse(i))) else {
+        return;
+    };
+    if n <= HA_ASSETS_RECOMMENDED {
+        return;
+    }
+    let severity = if n > HA_ASSETS_PROBLEMS {
+        Severity::Risk
+    } else {
+        Severity::Note
+    };
+    out.push(p(
+        severity,
+        format!(
+            "RAFT groups: {} carries {n} HA assets (replicated streams, buckets and consumers), against about \
+             {HA_ASSETS_RECOMMENDED} per server that NATS maintainers recommend (nats-server #5128, #8350; problems \
+             reported at {HA_ASSETS_PROBLEMS}): more servers, fewer replicated assets or R1 for some, and at least \
+             8 cores each",
+            site.servers[s].name
+        ),
+    ));
 }
 
 /// Performance against the workload and capacity, now and after the worst tolerated failure.
