@@ -547,13 +547,23 @@ testDurationMinutes: 15
             assert!(err.contains("producerRate"), "{rate}: {err}");
             let imp = parse_with(&text, Some("1h"), Some(5_000.0)).unwrap();
             assert_eq!(imp.streams.len(), 100);
-            assert_eq!(imp.streams[0].msgs_per_s, 50.0, "{rate}: sized at --omb-rate, never 10 M msgs/s");
-            assert!(imp.notes.iter().any(|n| n.contains("--omb-rate 5000")), "{:?}", imp.notes);
+            assert_eq!(
+                imp.streams[0].msgs_per_s, 50.0,
+                "{rate}: sized at --omb-rate, never 10 M msgs/s"
+            );
+            assert!(
+                imp.notes.iter().any(|n| n.contains("--omb-rate 5000")),
+                "{:?}",
+                imp.notes
+            );
         }
         // An ordinary rate is kept without the flag, replaced with it.
         let text = "topics: 2\nmessageSize: 1024\nproducerRate: 1000\n";
         assert_eq!(parse(text, Some("1h")).unwrap().streams[0].msgs_per_s, 500.0);
-        assert_eq!(parse_with(text, Some("1h"), Some(10.0)).unwrap().streams[0].msgs_per_s, 5.0);
+        assert_eq!(
+            parse_with(text, Some("1h"), Some(10.0)).unwrap().streams[0].msgs_per_s,
+            5.0
+        );
         let bad = format!("{:#}", parse_with(text, Some("1h"), Some(0.0)).unwrap_err());
         assert!(bad.contains("--omb-rate"), "{bad}");
     }

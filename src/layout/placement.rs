@@ -407,3 +407,83 @@ fn no_peers(a: &Asset, racks_available: usize) -> Problem {
         },
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The meta leader's choice as `selectPeerGroup` makes it, written plainly (a full sort per asset):
+    /// what `emulate` kept in ordered sets must choose the same servers.
+    fn reference(site: &Site, servers: &[ServerIdx], stores: &[f64], assets: &[Asset]) -> Vec<Vec<ServerIdx>> {
+        let pos = |s: ServerIdx| servers.iter().position(|&x| x == s).unwrap();
+        let name = |s: ServerIdx| site.servers[s].name.to_ascii_lowercase();
+        let (mut reserved, mut ha, mut streams) =
+            (vec![0.0; servers.len()], vec![0; servers.len()], vec![0; servers.len()]);
+        let mut out = Vec::new();
+        for a in assets {
+            let r = a.replicas as usize;
+            let mut order = servers.to_vec();
+            order.sort_by(|&x, &y| {
+                let (ix, iy) = (pos(x), pos(y));
+                (stores[iy] - reserved[iy])
+                    .total_cmp(&(stores[ix] - reserved[ix]))
+                    .then(streams[ix].cmp(&streams[iy]))
+                    .then(name(x).cmp(&name(y)))
+            });
+            if r > 1 {
+                order.sort_by_key(|&x| ha[pos(x)]);
+            }
+            let mut chosen: Vec<ServerIdx> = Vec::new();
+            for s in order {
+                if chosen.len() < r && chosen.iter().all(|&c| site.servers[c].rack != site.servers[s].rack) {
+                    chosen.push(s);
+                }
+            }
+            for &s in &chosen {
+                reserved[pos(s)] += a.bytes_per_replica;
+                streams[pos(s)] += 1;
+                ha[pos(s)] += usize::from(r > 1);
+            }
+            chosen.sort_by_key(|&s| name(s));
+            out.push(chosen);
+        }
+        out
+    }
+
+    #[test]
+    fn the_kept_preference_order_places_as_a_full_sort_does() {
+        let cat = crate::catalog::Catalog::builtin();
+        let mut yaml = String::from("site: t\nracks:\n");
+        for r in 0..4 {
+            yaml.push_str(&format!(
+                "  - name: R{r}\n    servers: [n{r}a, n{r}b, n{r}c]\n    arrays:\n      - {{ name: A{r}, model: EF600, disk_model: nvme-3.84t, disks: 12 }}\n"
+            ));
+        }
+        let site = crate::site::parse_str(&yaml, "t.yaml", &cat).unwrap();
+        let servers: Vec<ServerIdx> = (0..site.servers.len()).collect();
+        let racks = distinct_racks(&site, &servers);
+        assert!(racks >= 3, "the generated site has {racks} racks");
+        // Unequal stores, so available storage and not only names decide; R1, R3 and rack-limited R.
+        let stores: Vec<f64> = servers.iter().map(|&s| 1e12 * (1.0 + (s % 3) as f64)).collect();
+        let assets: Vec<Asset> = (0..300)
+            .map(|i| Asset {
+                name: format!("s{i:03}"),
+                kind: AssetKind::Stream,
+                replicas: [1, 3, racks as u8][i % 3],
+                candidates: Vec::new().into(),
+                unique_rack: false,
+                set: None,
+                parent: None,
+                bytes_per_replica: 1e9 * (1 + i % 7) as f64,
+                expected: Vec::new(),
+            })
+            .collect();
+        let rule = PlacementRule::UniqueTag { prefix: "rack:".into() };
+        let (placed, problems) = emulate(&site, &servers, &stores, &rule, assets.clone());
+        assert!(problems.is_empty(), "{problems:?}");
+        let want = reference(&site, &servers, &stores, &assets);
+        for (a, w) in placed.iter().zip(&want) {
+            assert_eq!(&a.expected, w, "{}", a.name);
+        }
+    }
+}

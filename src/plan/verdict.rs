@@ -402,3 +402,42 @@ fn yearly_key(l: &PlannedLayout) -> (i32, i32, i32) {
         .map(|y| y.rank_key())
         .unwrap_or((i32::MAX, i32::MAX, i32::MAX))
 }
+
+#[cfg(test)]
+mod raft_group_tests {
+    use super::*;
+
+    #[test]
+    fn a_server_with_thousands_of_ha_assets_says_so_with_the_figure_and_its_source() {
+        let cat = Catalog::builtin();
+        let site = crate::site::parse_str(
+            "site: t\nnats: { replicas: [3] }\nracks:\n  - name: A\n    servers: [a, b, c]\n    arrays:\n      - { name: A1, model: EF300, disk_model: nvme-3.84t, disks: 8 }\n\
+             workload:\n  streams:\n    - { name: s, msgs_per_s: 1, msg_size: 1KiB, retention: 1h }\n",
+            "t.yaml",
+            &cat,
+        )
+        .unwrap();
+        let mut layout = crate::layout::enumerate(&site, &cat)
+            .into_iter()
+            .find(|l| !l.servers.is_empty())
+            .unwrap();
+        let one = layout.assets[0].clone();
+        let check = |layout: &Layout| {
+            let mut out = Vec::new();
+            raft_groups(&mut out, &site, layout);
+            out
+        };
+        assert!(check(&layout).is_empty(), "one stream is nothing to say");
+        layout.assets = (0..HA_ASSETS_RECOMMENDED + 1).map(|_| one.clone()).collect();
+        let note = check(&layout);
+        assert_eq!(note.len(), 1);
+        assert_eq!(note[0].severity, Severity::Note);
+        assert!(
+            note[0].text.contains("2001 HA assets") && note[0].text.contains("#8350"),
+            "{}",
+            note[0].text
+        );
+        layout.assets = (0..HA_ASSETS_PROBLEMS + 1).map(|_| one.clone()).collect();
+        assert_eq!(check(&layout)[0].severity, Severity::Risk);
+    }
+}

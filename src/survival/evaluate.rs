@@ -185,7 +185,12 @@ impl<'a> Model<'a> {
                 // A durable consumer lives on a subset of its stream's peers: its eligible servers are the
                 // stream's.
                 if a.kind == AssetKind::Consumer {
-                    if let Some(p) = a.parent.as_deref().and_then(|p| first.get(p)).map(|&j| &layout.assets[j]) {
+                    if let Some(p) = a
+                        .parent
+                        .as_deref()
+                        .and_then(|p| first.get(p))
+                        .map(|&j| &layout.assets[j])
+                    {
                         return (p.candidates.clone(), p.unique_rack);
                     }
                 }

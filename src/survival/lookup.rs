@@ -39,7 +39,9 @@ impl<'a> Specs<'a> {
         self.kv.get(name).map(|&i| (i, &self.site.workload.kv[i]))
     }
     pub fn object_store_at(&self, name: &str) -> Option<(usize, &'a ObjectStoreSpec)> {
-        self.objects.get(name).map(|&i| (i, &self.site.workload.object_stores[i]))
+        self.objects
+            .get(name)
+            .map(|&i| (i, &self.site.workload.object_stores[i]))
     }
     pub fn stream(&self, name: &str) -> Option<&'a StreamSpec> {
         self.stream_at(name).map(|x| x.1)

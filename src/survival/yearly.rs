@@ -279,7 +279,11 @@ impl<'m, 'a> Reliability<'m, 'a> {
             .map(|c| prep.signature(&[c], &mut hit, &mut disks))
             .collect();
         let election_stall_s = election_stalls(&comps, model, &prep, &single);
-        let asset_msgs_held = layout.assets.iter().map(|a| msgs_held(&specs, &a.name, a.kind)).collect();
+        let asset_msgs_held = layout
+            .assets
+            .iter()
+            .map(|a| msgs_held(&specs, &a.name, a.kind))
+            .collect();
         let base = std::iter::once(&empty)
             .chain(single.iter())
             .map(|s| SigInfo::new(s.clone()))

@@ -16,6 +16,7 @@ mod perf_design_site;
 mod plan_inputs;
 mod predict_cli;
 mod report_completions;
+mod scale_omb_rate;
 mod site_cli;
 mod snapshots;
 mod survival_simulate_cli;
