@@ -50,6 +50,11 @@ const TOPIC_PREFIX: &str = "Nats-benchmark";
 /// rate to size for. Any rate at or above it is read the same way.
 pub const MAX_RATE_CONVENTION: f64 = 10_000_000.0;
 
+/// The most assets (streams plus durable consumers) an OMB file may create: memory still grows with
+/// layouts × assets (about 80 KiB per asset on a 30-rack site, docs/scale.md), so OMB's 1,000,000-topic
+/// files are refused at once with the reason instead of running out of memory after minutes.
+pub const MAX_PLANNED_ASSETS: u64 = 200_000;
+
 /// Read an OMB workload file. `retention` (a duration such as `24h`) applies when the file has none.
 pub fn load(path: &Path, retention: Option<&str>) -> Result<Imported> {
     load_with(path, retention, None)
@@ -191,6 +196,17 @@ fn parse_named(text: &str, file: &str, retention: Option<&str>, rate_flag: Optio
     let ret = omb_retention(&doc, &mut errs, get("retention"), retention);
     if let (Some(t), Some(s)) = (topics, subs) {
         let assets = t.saturating_mul(1 + s);
+        if assets > MAX_ASSETS.min(MAX_PLANNED_ASSETS) && assets <= MAX_ASSETS {
+            errs.push(doc.error(
+                "topics",
+                format!(
+                    "{t} topics × (1 stream + {s} consumers) = {assets} assets; natsplan plans at most \
+                     {MAX_PLANNED_ASSETS} in bounded time and memory today (memory grows with layouts × assets, \
+                     docs/scale.md)"
+                ),
+                "plan a share of the topics (e.g. topics: 100000) and scale the result, or lower subscriptionsPerTopic",
+            ));
+        }
         if assets > MAX_ASSETS {
             errs.push(doc.error(
                 "subscriptionsPerTopic",
@@ -566,6 +582,24 @@ testDurationMinutes: 15
         );
         let bad = format!("{:#}", parse_with(text, Some("1h"), Some(0.0)).unwrap_err());
         assert!(bad.contains("--omb-rate"), "{bad}");
+    }
+
+    #[test]
+    fn a_million_topics_are_refused_at_once_with_the_reason() {
+        let t = std::time::Instant::now();
+        let e = format!(
+            "{:#}",
+            parse(
+                "topics: 1000000\nmessageSize: 1024\nsubscriptionsPerTopic: 0\nproducerRate: 50000\n",
+                Some("1h")
+            )
+            .unwrap_err()
+        );
+        assert!(e.contains("1000000 topics") && e.contains("at most 200000"), "{e}");
+        assert!(t.elapsed().as_secs() < 5, "refused before anything is built");
+        // OMB's 100 k-topic file with one subscription each is 200,000 assets: planned.
+        let ok = parse("topics: 100000\nmessageSize: 1024\nproducerRate: 50000\n", Some("1h")).unwrap();
+        assert_eq!(ok.streams.len(), 100_000);
     }
 
     #[test]
