@@ -85,6 +85,10 @@ pub struct PlanArgs {
     /// How long OMB streams keep messages when the workload file does not say (`retention: 24h`).
     #[arg(long, value_name = "DURATION", requires = "omb")]
     pub omb_retention: Option<String>,
+    /// Messages/s of the whole OMB workload to size for, replacing its producerRate; needed for OMB's
+    /// max-rate files (producerRate 0 or 10000000: "as fast as possible" is no rate to size storage for).
+    #[arg(long, value_name = "R", requires = "omb")]
+    pub omb_rate: Option<f64>,
     /// Take the streams from a live cluster: its monitor URLs (comma-separated, every server's for full
     /// coverage), read twice --interval apart for the rates; or, offline, files the nats CLI wrote
     /// (`nats stream info NAME --json`, `nats stream ls --json`, `nats server request jetstream --all`).
@@ -109,6 +113,7 @@ impl PlanArgs {
             calibration: self.calibration.clone(),
             omb: self.omb.clone(),
             omb_retention: self.omb_retention.clone(),
+            omb_rate: self.omb_rate,
             from_cluster: self.from_cluster.clone(),
             interval: self.interval.clone(),
             plan: self.plan.clone(),

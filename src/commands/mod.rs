@@ -9,6 +9,7 @@ pub mod emit;
 pub mod lab;
 pub mod powerfs;
 pub mod predict;
+mod progress;
 pub mod simulate;
 pub mod verify;
 pub mod whatif;
@@ -52,7 +53,8 @@ pub fn load_plan(g: &Global, p: &PlanArgs, site: Option<&Path>) -> Result<(Input
     for n in &inputs.notes {
         eprintln!("natsplan: {n}");
     }
-    let plan = inputs.plan()?;
+    let progress = progress::Progress::new("evaluating layouts");
+    let plan = inputs.plan_with(&|done, total| progress.tick(done, total))?;
     Ok((inputs, plan))
 }
 

@@ -3,9 +3,12 @@
 //! the driver's `replicationFactor`, which is not in the workload, so the layout's default applies), one
 //! durable consumer per subscription, partitions ignored.
 //!
-//! OMB's `producerRate` is the publish rate of the whole workload (split over its topics); 0 means "as fast
-//! as possible", which cannot be planned for. OMB streams have no limits, so retention comes from a
-//! `retention` key (not an OMB key; added for natsplan) or `--omb-retention`.
+//! OMB's `producerRate` is the publish rate of the whole workload (split over its topics). 0 and OMB's
+//! max-rate convention, 10,000,000 (its `max-rate-*` workloads: "Discover max-sustainable rate"), both mean
+//! "as fast as possible": there is no rate to size storage for (10 M msgs/s of 1 KiB kept a day is 14 PiB
+//! per replica), so such a file is refused unless `--omb-rate R` gives the rate to size for. OMB streams
+//! have no limits, so retention comes from a `retention` key (not an OMB key; added for natsplan) or
+//! `--omb-retention`.
 
 use super::{stream_name, Imported};
 use crate::site::limits::{MAX_ASSETS, MAX_CONSUMERS_PER_STREAM, MAX_OMB_TOPICS};
@@ -43,15 +46,36 @@ const IGNORED: [(&str, &str); 12] = [
 /// OMB's topic names (`getTopicNamePrefix()` of the NATS driver, then a number).
 const TOPIC_PREFIX: &str = "Nats-benchmark";
 
+/// `producerRate` of OMB's max-rate workloads (`max-rate-*.yaml`: "Discover max-sustainable rate"): not a
+/// rate to size for. Any rate at or above it is read the same way.
+pub const MAX_RATE_CONVENTION: f64 = 10_000_000.0;
+
+/// The most assets (streams plus durable consumers) an OMB file may create: memory still grows with
+/// layouts × assets (about 80 KiB per asset on a 30-rack site, docs/scale.md), so OMB's 1,000,000-topic
+/// files are refused at once with the reason instead of running out of memory after minutes.
+pub const MAX_PLANNED_ASSETS: u64 = 200_000;
+
 /// Read an OMB workload file. `retention` (a duration such as `24h`) applies when the file has none.
 pub fn load(path: &Path, retention: Option<&str>) -> Result<Imported> {
+    load_with(path, retention, None)
+}
+
+/// As `load`; `rate` (`--omb-rate`, messages/s of the whole workload) replaces the file's producerRate,
+/// and is what a max-rate file (producerRate 0 or 10,000,000) needs to be planned at all.
+pub fn load_with(path: &Path, retention: Option<&str>, rate: Option<f64>) -> Result<Imported> {
     let text = crate::input::read_text(path, "--omb workload file")?;
-    parse_named(&text, &path.display().to_string(), retention).with_context(|| format!("--omb {}", path.display()))
+    parse_named(&text, &path.display().to_string(), retention, rate)
+        .with_context(|| format!("--omb {}", path.display()))
 }
 
 /// Parse OMB workload text (see `load`).
 pub fn parse(text: &str, retention: Option<&str>) -> Result<Imported> {
-    parse_named(text, "OMB workload", retention)
+    parse_named(text, "OMB workload", retention, None)
+}
+
+/// Parse OMB workload text with `--omb-rate` (see `load_with`).
+pub fn parse_with(text: &str, retention: Option<&str>, rate: Option<f64>) -> Result<Imported> {
+    parse_named(text, "OMB workload", retention, rate)
 }
 
 /// The workload's figures as read, before they are turned into streams.
@@ -59,13 +83,15 @@ struct Omb {
     topics: u64,
     size: u64,
     rate: f64,
+    /// The file's producerRate when `--omb-rate` replaced it.
+    file_rate: Option<f64>,
     subs: u64,
     retention_s: f64,
     from: &'static str,
 }
 
 /// Every problem of the file at once, each with file:line:col, its key and a fix (as site files).
-fn parse_named(text: &str, file: &str, retention: Option<&str>) -> Result<Imported> {
+fn parse_named(text: &str, file: &str, retention: Option<&str>, rate_flag: Option<f64>) -> Result<Imported> {
     let doc = Doc::parse(text, file)?;
     let mut errs: Vec<SiteError> = Vec::new();
     let entries: &[(Node, Node)] = match doc.root().map(|n| (&n.val, n.pos)) {
@@ -144,8 +170,17 @@ fn parse_named(text: &str, file: &str, retention: Option<&str>) -> Result<Import
             missing(&mut errs, "producerRate", "messages/s of the whole workload");
             None
         }
-        Some(n) => producer_rate(&doc, &mut errs, n),
+        Some(n) => producer_rate(&doc, &mut errs, n, rate_flag),
     };
+    if let Some(r) = rate_flag.filter(|r| !(r.is_finite() && *r > 0.0)) {
+        errs.push(SiteError {
+            path: "--omb-rate".into(),
+            line: None,
+            column: None,
+            message: format!("{r}: expected a finite number of messages/s above 0"),
+            fix: Some("write e.g. --omb-rate 50000 (messages/s of the whole workload)".into()),
+        });
+    }
     let subs = match get("subscriptionsPerTopic") {
         None => Some(1),
         Some(n) => whole(
@@ -161,6 +196,17 @@ fn parse_named(text: &str, file: &str, retention: Option<&str>) -> Result<Import
     let ret = omb_retention(&doc, &mut errs, get("retention"), retention);
     if let (Some(t), Some(s)) = (topics, subs) {
         let assets = t.saturating_mul(1 + s);
+        if assets > MAX_ASSETS.min(MAX_PLANNED_ASSETS) && assets <= MAX_ASSETS {
+            errs.push(doc.error(
+                "topics",
+                format!(
+                    "{t} topics × (1 stream + {s} consumers) = {assets} assets; natsplan plans at most \
+                     {MAX_PLANNED_ASSETS} in bounded time and memory today (memory grows with layouts × assets, \
+                     docs/scale.md)"
+                ),
+                "plan a share of the topics (e.g. topics: 100000) and scale the result, or lower subscriptionsPerTopic",
+            ));
+        }
         if assets > MAX_ASSETS {
             errs.push(doc.error(
                 "subscriptionsPerTopic",
@@ -174,7 +220,8 @@ fn parse_named(text: &str, file: &str, retention: Option<&str>) -> Result<Import
             &Omb {
                 topics,
                 size,
-                rate,
+                rate: rate_flag.unwrap_or(rate),
+                file_rate: rate_flag.map(|_| rate),
                 subs,
                 retention_s,
                 from,
@@ -241,7 +288,9 @@ fn describe_num(n: &Node) -> String {
     }
 }
 
-fn producer_rate(doc: &Doc, errs: &mut Vec<SiteError>, n: &Node) -> Option<f64> {
+/// The file's producerRate. A max-rate value (0, or OMB's 10,000,000) is an error unless `--omb-rate`
+/// gives the rate to size for; then it is returned as read (the flag replaces it).
+fn producer_rate(doc: &Doc, errs: &mut Vec<SiteError>, n: &Node, flag: Option<f64>) -> Option<f64> {
     let x = match &n.val {
         Val::Scalar(s) => match s.typed() {
             Typed::Int(i) => Some(i as f64),
@@ -255,12 +304,26 @@ fn producer_rate(doc: &Doc, errs: &mut Vec<SiteError>, n: &Node) -> Option<f64> 
         (e.line, e.column) = (Some(n.pos.line), Some(n.pos.col));
         errs.push(e);
     };
+    const FIX: &str = "give the rate to size for with --omb-rate R (messages/s of the whole workload), or set \
+                       producerRate to it in the file";
     match x {
+        Some(r) if flag.is_some() && (r == 0.0 || r >= MAX_RATE_CONVENTION) => Some(r),
+        Some(r) if r.is_finite() && r >= MAX_RATE_CONVENTION => {
+            push(
+                format!(
+                    "{} is OMB's max-rate convention ('discover the max sustainable rate'), not a rate to size \
+                     storage for",
+                    describe_num(n)
+                ),
+                FIX,
+            );
+            None
+        }
         Some(r) if r.is_finite() && r > 0.0 => Some(r),
         Some(0.0) => {
             push(
                 "0 means 'publish as fast as possible' in OMB, which cannot be planned for".into(),
-                "set the target rate (messages/s of the whole workload)",
+                FIX,
             );
             None
         }
@@ -340,11 +403,22 @@ fn build(o: &Omb, entries: &[(Node, Node)]) -> Imported {
         topics,
         size,
         rate,
+        file_rate,
         subs,
         retention_s,
         from,
     } = *o;
     let mut notes = Vec::new();
+    if let Some(f) = file_rate {
+        notes.push(format!(
+            "OMB: sized at --omb-rate {rate} msgs/s (the file's producerRate {f}{} is replaced)",
+            if f == 0.0 || f >= MAX_RATE_CONVENTION {
+                ", OMB's 'as fast as possible',"
+            } else {
+                ""
+            }
+        ));
+    }
     let per_topic = rate / topics as f64;
     notes.push(format!(
         "OMB: {topics} topic{} → {topics} stream{} ({TOPIC_PREFIX}-0000000…), {per_topic:.1} msgs/s each (producerRate \
@@ -478,6 +552,54 @@ testDurationMinutes: 15
             parse("topics: 1\nmessageSize: 1\nproducerRate: 1", None).unwrap_err()
         );
         assert!(no_ret.contains("--omb-retention"), "{no_ret}");
+    }
+
+    #[test]
+    fn max_rate_files_are_refused_naming_omb_rate_or_sized_at_it() {
+        for rate in ["0", "10000000", "1e7", "20000000"] {
+            let text = format!("topics: 100\nmessageSize: 1024\nproducerRate: {rate}\n");
+            let err = format!("{:#}", parse(&text, Some("1h")).unwrap_err());
+            assert!(err.contains("--omb-rate R"), "{rate}: {err}");
+            assert!(err.contains("producerRate"), "{rate}: {err}");
+            let imp = parse_with(&text, Some("1h"), Some(5_000.0)).unwrap();
+            assert_eq!(imp.streams.len(), 100);
+            assert_eq!(
+                imp.streams[0].msgs_per_s, 50.0,
+                "{rate}: sized at --omb-rate, never 10 M msgs/s"
+            );
+            assert!(
+                imp.notes.iter().any(|n| n.contains("--omb-rate 5000")),
+                "{:?}",
+                imp.notes
+            );
+        }
+        // An ordinary rate is kept without the flag, replaced with it.
+        let text = "topics: 2\nmessageSize: 1024\nproducerRate: 1000\n";
+        assert_eq!(parse(text, Some("1h")).unwrap().streams[0].msgs_per_s, 500.0);
+        assert_eq!(
+            parse_with(text, Some("1h"), Some(10.0)).unwrap().streams[0].msgs_per_s,
+            5.0
+        );
+        let bad = format!("{:#}", parse_with(text, Some("1h"), Some(0.0)).unwrap_err());
+        assert!(bad.contains("--omb-rate"), "{bad}");
+    }
+
+    #[test]
+    fn a_million_topics_are_refused_at_once_with_the_reason() {
+        let t = std::time::Instant::now();
+        let e = format!(
+            "{:#}",
+            parse(
+                "topics: 1000000\nmessageSize: 1024\nsubscriptionsPerTopic: 0\nproducerRate: 50000\n",
+                Some("1h")
+            )
+            .unwrap_err()
+        );
+        assert!(e.contains("1000000 topics") && e.contains("at most 200000"), "{e}");
+        assert!(t.elapsed().as_secs() < 5, "refused before anything is built");
+        // OMB's 100 k-topic file with one subscription each is 200,000 assets: planned.
+        let ok = parse("topics: 100000\nmessageSize: 1024\nproducerRate: 50000\n", Some("1h")).unwrap();
+        assert_eq!(ok.streams.len(), 100_000);
     }
 
     #[test]

@@ -13,7 +13,7 @@
 use super::sizing;
 use super::*;
 use crate::site::{ServerIdx, Site};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// The assets a site's workload creates under default replica count `r`, without placement yet.
 pub fn assets(site: &Site, r: u8) -> Vec<Asset> {
@@ -23,7 +23,7 @@ pub fn assets(site: &Site, r: u8) -> Vec<Asset> {
             name: name.to_string(),
             kind,
             replicas,
-            candidates: Vec::new(),
+            candidates: Vec::new().into(),
             unique_rack: false,
             set: None,
             parent,
@@ -153,6 +153,67 @@ fn spread_sets(site: &Site, servers: &[ServerIdx], r: usize) -> Vec<Vec<ServerId
     out
 }
 
+/// An f64 ordered by `total_cmp`, for keys of ordered sets.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Total(f64);
+impl Eq for Total {}
+impl PartialOrd for Total {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Total {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&o.0)
+    }
+}
+
+/// The meta leader's preference among all JetStream servers, kept ordered as loads change, so placing
+/// one asset costs O(R log N) instead of a sort of every server (100,000 assets × 150 servers × 39
+/// layouts was most of design's time). Two orders, as `selectPeerGroup` uses them: for R1, most available
+/// storage, then fewest streams, then name; for R > 1 fewest HA assets first, then the same.
+struct Preference {
+    r1: BTreeSet<R1Key>,
+    ha: BTreeSet<HaKey>,
+}
+
+/// (available storage, descending; streams; name rank; position in `servers`). The rank is unique, so
+/// the position never decides the order: it only says which server the key is.
+type R1Key = (std::cmp::Reverse<Total>, usize, usize, usize);
+/// (HA assets; then as `R1Key`).
+type HaKey = (usize, std::cmp::Reverse<Total>, usize, usize, usize);
+
+/// Loads the emulated meta leader tracks per JetStream server (indexed like `servers`).
+struct Loads<'a> {
+    stores: &'a [f64],
+    reserved: Vec<f64>,
+    ha: Vec<usize>,
+    streams_on: Vec<usize>,
+    /// Rank of the server's lower-case name among the JetStream servers (the tie-break).
+    rank: Vec<usize>,
+    pref: Preference,
+}
+
+impl Loads<'_> {
+    fn keys(&self, i: usize) -> (R1Key, HaKey) {
+        let avail = std::cmp::Reverse(Total(self.stores[i] - self.reserved[i]));
+        let (st, rk) = (self.streams_on[i], self.rank[i]);
+        ((avail, st, rk, i), (self.ha[i], avail, st, rk, i))
+    }
+    /// Change server i's loads, keeping the preference orders in step.
+    fn add(&mut self, i: usize, bytes: f64, streams: usize, ha: usize) {
+        let (k1, k2) = self.keys(i);
+        self.pref.r1.remove(&k1);
+        self.pref.ha.remove(&k2);
+        self.reserved[i] += bytes;
+        self.streams_on[i] += streams;
+        self.ha[i] += ha;
+        let (k1, k2) = self.keys(i);
+        self.pref.r1.insert(k1);
+        self.pref.ha.insert(k2);
+    }
+}
+
 /// Give every asset its eligible servers and the placement the meta leader would produce, in plan
 /// order. Problems: assets that cannot be placed at all ("no suitable peers").
 pub fn emulate(
@@ -168,14 +229,6 @@ pub fn emulate(
     for (i, &s) in servers.iter().enumerate() {
         idx[s] = i;
     }
-    let mut reserved = vec![0.0f64; servers.len()];
-    let mut ha = vec![0usize; servers.len()];
-    let mut streams_on = vec![0usize; servers.len()];
-    let mut parent_expected: BTreeMap<String, Vec<ServerIdx>> = BTreeMap::new();
-    let mut parent_candidates: BTreeMap<String, (Vec<ServerIdx>, bool, Option<String>)> = BTreeMap::new();
-    // Sets are assigned to assets of their replica count round-robin by bytes (largest to least loaded).
-    let mut set_load: BTreeMap<String, f64> = BTreeMap::new();
-    let racks_available = distinct_racks(site, servers);
     // Canonical (name) order of servers, computed once: comparators run millions of times on big sites.
     let mut by_name: Vec<ServerIdx> = servers.to_vec();
     by_name.sort_by_cached_key(|&s| site.servers[s].name.to_ascii_lowercase());
@@ -183,98 +236,149 @@ pub fn emulate(
     for (i, &s) in by_name.iter().enumerate() {
         name_rank[s] = i;
     }
+    let mut loads = Loads {
+        stores,
+        reserved: vec![0.0; servers.len()],
+        ha: vec![0; servers.len()],
+        streams_on: vec![0; servers.len()],
+        rank: servers.iter().map(|&s| name_rank[s]).collect(),
+        pref: Preference {
+            r1: BTreeSet::new(),
+            ha: BTreeSet::new(),
+        },
+    };
+    for i in 0..servers.len() {
+        let (k1, k2) = loads.keys(i);
+        loads.pref.r1.insert(k1);
+        loads.pref.ha.insert(k2);
+    }
+    let mut elig = Eligibility::new(rule, servers);
+    // The last stream (or other non-consumer asset) of each name, for the consumers that follow it.
+    let mut parent_of: HashMap<String, usize> = HashMap::new();
+    let racks_available = distinct_racks(site, servers);
 
-    for a in assets.iter_mut() {
+    for ai in 0..assets.len() {
+        let (done, rest) = assets.split_at_mut(ai);
+        let a = &mut rest[0];
         if a.kind == AssetKind::Consumer {
             // A durable consumer lives on its stream's peers (same replica count here).
-            let parent = a.parent.clone().unwrap_or_default();
-            if let Some((c, u, set)) = parent_candidates.get(&parent) {
-                a.candidates = c.clone();
-                a.unique_rack = *u;
-                a.set = set.clone();
+            let parent = a.parent.as_deref().unwrap_or_default();
+            if let Some(p) = parent_of.get(parent).map(|&j| &done[j]) {
+                a.candidates = p.candidates.clone();
+                a.unique_rack = p.unique_rack;
+                a.set = p.set.clone();
+                a.expected = p.expected.clone();
             }
-            a.expected = parent_expected.get(&parent).cloned().unwrap_or_default();
-            for s in &a.expected {
-                if a.replicas > 1 {
-                    ha[idx[*s]] += 1;
+            if a.replicas > 1 {
+                for s in a.expected.clone() {
+                    loads.add(idx[s], 0.0, 0, 1);
                 }
             }
             continue;
         }
-        eligible(a, rule, servers, &mut set_load);
+        elig.assign(a);
+        parent_of.insert(a.name.clone(), ai);
         let r = a.replicas as usize;
         if a.candidates.len() < r || (a.unique_rack && racks_available < r) {
             problems.push(no_peers(a, racks_available));
-            parent_candidates.insert(a.name.clone(), (a.candidates.clone(), a.unique_rack, a.set.clone()));
             continue;
         }
-        // selectPeerGroup: online peers by most available storage, ties by fewest streams; for R > 1 a
-        // stable sort by fewest HA assets on top. Ties beyond that are random in NATS; here, by name.
-        let mut order: Vec<ServerIdx> = a.candidates.clone();
-        order.sort_by(|&x, &y| {
-            let (ix, iy) = (idx[x], idx[y]);
-            let avail_x = stores[ix] - reserved[ix];
-            let avail_y = stores[iy] - reserved[iy];
-            avail_y
-                .total_cmp(&avail_x)
-                .then(streams_on[ix].cmp(&streams_on[iy]))
-                .then(
-                    site.servers[x]
-                        .name
-                        .to_ascii_lowercase()
-                        .cmp(&site.servers[y].name.to_ascii_lowercase()),
-                )
-        });
-        if r > 1 {
-            order.sort_by_key(|&x| ha[idx[x]]);
-        }
-        let mut chosen: Vec<ServerIdx> = Vec::new();
-        for s in order {
-            if chosen.len() == r {
-                break;
+        let same_rack = |chosen: &[ServerIdx], s: ServerIdx| {
+            a.unique_rack && chosen.iter().any(|&c| site.servers[c].rack == site.servers[s].rack)
+        };
+        let mut chosen: Vec<ServerIdx> = Vec::with_capacity(r);
+        if a.candidates.len() == servers.len() {
+            // Every JetStream server is eligible: walk the kept preference order.
+            let mut take = |i: usize| {
+                let s = servers[i];
+                if !same_rack(&chosen, s) {
+                    chosen.push(s);
+                }
+                chosen.len() == r
+            };
+            if r > 1 {
+                for &(_, _, _, _, i) in &loads.pref.ha {
+                    if take(i) {
+                        break;
+                    }
+                }
+            } else {
+                for &(_, _, _, i) in &loads.pref.r1 {
+                    if take(i) {
+                        break;
+                    }
+                }
             }
-            if a.unique_rack && chosen.iter().any(|&c| site.servers[c].rack == site.servers[s].rack) {
-                continue;
+        } else {
+            // A pinned set (few servers): sort it as `selectPeerGroup` does.
+            let mut order: Vec<ServerIdx> = a.candidates.to_vec();
+            order.sort_by_key(|&x| loads.keys(idx[x]).0);
+            if r > 1 {
+                order.sort_by_key(|&x| loads.ha[idx[x]]);
             }
-            chosen.push(s);
+            for s in order {
+                if chosen.len() == r {
+                    break;
+                }
+                if !same_rack(&chosen, s) {
+                    chosen.push(s);
+                }
+            }
         }
         for &s in &chosen {
-            let i = idx[s];
-            reserved[i] += a.bytes_per_replica;
-            streams_on[i] += 1;
-            if r > 1 {
-                ha[i] += 1;
-            }
+            loads.add(idx[s], a.bytes_per_replica, 1, usize::from(r > 1));
         }
         chosen.sort_by_key(|&s| name_rank[s]);
-        a.expected = chosen.clone();
-        parent_expected.insert(a.name.clone(), chosen);
-        parent_candidates.insert(a.name.clone(), (a.candidates.clone(), a.unique_rack, a.set.clone()));
+        a.expected = chosen;
     }
     (assets, problems)
 }
 
 /// The servers an asset may go on under the placement rule; a pinned asset takes the least-loaded set
-/// of its replica count (by bytes, ties by name), which `set_load` tracks.
-fn eligible(a: &mut Asset, rule: &PlacementRule, servers: &[ServerIdx], set_load: &mut BTreeMap<String, f64>) {
-    match rule {
-        PlacementRule::UniqueTag { .. } => {
-            a.candidates = servers.to_vec();
-            a.unique_rack = true;
+/// of its replica count (by bytes, ties by name). Candidate lists are shared, never copied per asset.
+struct Eligibility<'a> {
+    rule: &'a PlacementRule,
+    all: std::sync::Arc<[ServerIdx]>,
+    /// Per pinned set: its servers and the bytes assigned to it so far.
+    sets: Vec<(std::sync::Arc<[ServerIdx]>, f64)>,
+}
+
+impl<'a> Eligibility<'a> {
+    fn new(rule: &'a PlacementRule, servers: &[ServerIdx]) -> Self {
+        let sets = match rule {
+            PlacementRule::Pinned { sets } => sets.iter().map(|s| (s.servers.clone().into(), 0.0)).collect(),
+            _ => Vec::new(),
+        };
+        Eligibility {
+            rule,
+            all: servers.into(),
+            sets,
         }
-        PlacementRule::Free => a.candidates = servers.to_vec(),
-        PlacementRule::Pinned { sets } => {
-            let fam: Vec<&ReplicaSet> = sets.iter().filter(|s| s.servers.len() == a.replicas as usize).collect();
-            if let Some(set) = fam.iter().min_by(|x, y| {
-                let lx = set_load.get(&x.name).copied().unwrap_or(0.0);
-                let ly = set_load.get(&y.name).copied().unwrap_or(0.0);
-                lx.total_cmp(&ly).then(x.name.cmp(&y.name))
-            }) {
-                *set_load.entry(set.name.clone()).or_default() += a.bytes_per_replica;
-                a.candidates = set.servers.clone();
-                a.set = Some(set.name.clone());
-            } else {
-                a.candidates = servers.to_vec();
+    }
+
+    fn assign(&mut self, a: &mut Asset) {
+        match self.rule {
+            PlacementRule::UniqueTag { .. } => {
+                a.candidates = self.all.clone();
+                a.unique_rack = true;
+            }
+            PlacementRule::Free => a.candidates = self.all.clone(),
+            PlacementRule::Pinned { sets } => {
+                let best = (0..sets.len())
+                    .filter(|&i| sets[i].servers.len() == a.replicas as usize)
+                    .min_by(|&x, &y| {
+                        self.sets[x]
+                            .1
+                            .total_cmp(&self.sets[y].1)
+                            .then(sets[x].name.cmp(&sets[y].name))
+                    });
+                if let Some(i) = best {
+                    self.sets[i].1 += a.bytes_per_replica;
+                    a.candidates = self.sets[i].0.clone();
+                    a.set = Some(sets[i].name.clone());
+                } else {
+                    a.candidates = self.all.clone();
+                }
             }
         }
     }
@@ -301,5 +405,85 @@ fn no_peers(a: &Asset, racks_available: usize) -> Problem {
                 if a.candidates.len() == 1 { " is" } else { "s are" }
             )
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The meta leader's choice as `selectPeerGroup` makes it, written plainly (a full sort per asset):
+    /// what `emulate` kept in ordered sets must choose the same servers.
+    fn reference(site: &Site, servers: &[ServerIdx], stores: &[f64], assets: &[Asset]) -> Vec<Vec<ServerIdx>> {
+        let pos = |s: ServerIdx| servers.iter().position(|&x| x == s).unwrap();
+        let name = |s: ServerIdx| site.servers[s].name.to_ascii_lowercase();
+        let (mut reserved, mut ha, mut streams) =
+            (vec![0.0; servers.len()], vec![0; servers.len()], vec![0; servers.len()]);
+        let mut out = Vec::new();
+        for a in assets {
+            let r = a.replicas as usize;
+            let mut order = servers.to_vec();
+            order.sort_by(|&x, &y| {
+                let (ix, iy) = (pos(x), pos(y));
+                (stores[iy] - reserved[iy])
+                    .total_cmp(&(stores[ix] - reserved[ix]))
+                    .then(streams[ix].cmp(&streams[iy]))
+                    .then(name(x).cmp(&name(y)))
+            });
+            if r > 1 {
+                order.sort_by_key(|&x| ha[pos(x)]);
+            }
+            let mut chosen: Vec<ServerIdx> = Vec::new();
+            for s in order {
+                if chosen.len() < r && chosen.iter().all(|&c| site.servers[c].rack != site.servers[s].rack) {
+                    chosen.push(s);
+                }
+            }
+            for &s in &chosen {
+                reserved[pos(s)] += a.bytes_per_replica;
+                streams[pos(s)] += 1;
+                ha[pos(s)] += usize::from(r > 1);
+            }
+            chosen.sort_by_key(|&s| name(s));
+            out.push(chosen);
+        }
+        out
+    }
+
+    #[test]
+    fn the_kept_preference_order_places_as_a_full_sort_does() {
+        let cat = crate::catalog::Catalog::builtin();
+        let mut yaml = String::from("site: t\nracks:\n");
+        for r in 0..4 {
+            yaml.push_str(&format!(
+                "  - name: R{r}\n    servers: [n{r}a, n{r}b, n{r}c]\n    arrays:\n      - {{ name: A{r}, model: EF600, disk_model: nvme-3.84t, disks: 12 }}\n"
+            ));
+        }
+        let site = crate::site::parse_str(&yaml, "t.yaml", &cat).unwrap();
+        let servers: Vec<ServerIdx> = (0..site.servers.len()).collect();
+        let racks = distinct_racks(&site, &servers);
+        assert!(racks >= 3, "the generated site has {racks} racks");
+        // Unequal stores, so available storage and not only names decide; R1, R3 and rack-limited R.
+        let stores: Vec<f64> = servers.iter().map(|&s| 1e12 * (1.0 + (s % 3) as f64)).collect();
+        let assets: Vec<Asset> = (0..300)
+            .map(|i| Asset {
+                name: format!("s{i:03}"),
+                kind: AssetKind::Stream,
+                replicas: [1, 3, racks as u8][i % 3],
+                candidates: Vec::new().into(),
+                unique_rack: false,
+                set: None,
+                parent: None,
+                bytes_per_replica: 1e9 * (1 + i % 7) as f64,
+                expected: Vec::new(),
+            })
+            .collect();
+        let rule = PlacementRule::UniqueTag { prefix: "rack:".into() };
+        let (placed, problems) = emulate(&site, &servers, &stores, &rule, assets.clone());
+        assert!(problems.is_empty(), "{problems:?}");
+        let want = reference(&site, &servers, &stores, &assets);
+        for (a, w) in placed.iter().zip(&want) {
+            assert_eq!(&a.expected, w, "{}", a.name);
+        }
     }
 }

@@ -216,18 +216,13 @@ struct Demand {
     consumers: u32,
 }
 
-fn demands(site: &Site, asset_name: &str, kind: AssetKind) -> Vec<Demand> {
+fn demands(specs: &crate::survival::lookup::Specs, asset_name: &str, kind: AssetKind) -> Vec<Demand> {
     let bare = |n: &str| n.trim_start_matches("KV_").trim_start_matches("OBJ_").to_string();
     let want = bare(asset_name);
     let mut out = Vec::new();
     match kind {
         AssetKind::Stream => {
-            if let Some(s) = site
-                .workload
-                .streams
-                .iter()
-                .find(|s| s.name == asset_name || s.name == want)
-            {
+            if let Some(s) = first_of(specs.stream_at(asset_name), specs.stream_at(&want)) {
                 out.push(Demand {
                     name: s.name.clone(),
                     kind: Kind::Js,
@@ -239,7 +234,7 @@ fn demands(site: &Site, asset_name: &str, kind: AssetKind) -> Vec<Demand> {
             }
         }
         AssetKind::Kv => {
-            if let Some(s) = site.workload.kv.iter().find(|s| s.name == asset_name || s.name == want) {
+            if let Some(s) = first_of(specs.kv_at(asset_name), specs.kv_at(&want)) {
                 out.push(Demand {
                     name: s.name.clone(),
                     kind: Kind::Kv,
@@ -251,12 +246,7 @@ fn demands(site: &Site, asset_name: &str, kind: AssetKind) -> Vec<Demand> {
             }
         }
         AssetKind::ObjectStore => {
-            if let Some(s) = site
-                .workload
-                .object_stores
-                .iter()
-                .find(|s| s.name == asset_name || s.name == want)
-            {
+            if let Some(s) = first_of(specs.object_store_at(asset_name), specs.object_store_at(&want)) {
                 let chunks = s.object_size_bytes.div_ceil(model::CHUNK_BYTES).max(1);
                 let stored = s.object_size_bytes as f64 + (chunks + 1) as f64 * 100.0 + 256.0;
                 out.push(Demand {
@@ -282,6 +272,14 @@ fn demands(site: &Site, asset_name: &str, kind: AssetKind) -> Vec<Demand> {
         AssetKind::Consumer => {}
     }
     out
+}
+
+/// The earlier in the site's list of two lookups (as a linear search for either name finds it).
+fn first_of<T>(a: Option<(usize, T)>, b: Option<(usize, T)>) -> Option<T> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(if x.0 <= y.0 { x.1 } else { y.1 }),
+        (x, y) => x.or(y).map(|v| v.1),
+    }
 }
 
 fn server_model(site: &Site, catalog: &Catalog, s: ServerIdx) -> ServerModel {
@@ -318,8 +316,9 @@ pub fn predict_layout(site: &Site, layout: &Layout, catalog: &Catalog, cal: &Cal
         ..Predicted::default()
     };
     let mut loads = Loads::new(layout.servers.len(), site.racks.len());
+    let mut pricer = Pricer::new(site, layout);
     for a in &layout.assets {
-        price_asset(site, layout, catalog, terms, sync, a, &mut loads, &mut out);
+        price_asset(&mut pricer, catalog, terms, sync, a, &mut loads, &mut out);
     }
     group_headroom(site, layout, catalog, &loads, &mut out);
     server_predictions(site, layout, catalog, terms, sync, &loads, &mut out);
@@ -363,8 +362,8 @@ impl Loads {
     }
 
     /// One demand's load on every member's volume and CPU, and its replication between racks.
-    fn add_demand(&mut self, site: &Site, layout: &Layout, amp: f64, d: &Demand, members: &[ServerIdx]) {
-        let idx_of = |s: ServerIdx| layout.servers.iter().position(|&x| x == s);
+    fn add_demand(&mut self, site: &Site, slot: &[usize], amp: f64, d: &Demand, members: &[ServerIdx]) {
+        let idx_of = |s: ServerIdx| slot.get(s).copied().filter(|&i| i != usize::MAX);
         let leader = members[0];
         if d.kind == Kind::ObjGet {
             if let Some(i) = idx_of(leader) {
@@ -403,11 +402,49 @@ impl Loads {
     }
 }
 
+/// What pricing one demand depends on besides the layout-wide figures (server count, sync mode): assets
+/// of one shape on one leader are priced once (a layout of 100,000 assets has a few dozen shapes).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct PriceKey {
+    leader: ServerIdx,
+    kind: std::mem::Discriminant<Kind>,
+    size: u64,
+    rate_bits: u64,
+    consumers: u32,
+    replicas: u8,
+    /// The site's publish mode for this name, when it gives one (`Debug`: the spec has floats).
+    publish: Option<String>,
+}
+
+/// Lookups and the price memo for one layout's assets.
+struct Pricer<'a> {
+    site: &'a Site,
+    layout: &'a Layout,
+    specs: crate::survival::lookup::Specs<'a>,
+    /// Position in `layout.servers` of each site server (usize::MAX when not a JetStream server).
+    slot: Vec<usize>,
+    memo: std::collections::HashMap<PriceKey, (model::Prediction, Option<String>)>,
+}
+
+impl<'a> Pricer<'a> {
+    fn new(site: &'a Site, layout: &'a Layout) -> Pricer<'a> {
+        let mut slot = vec![usize::MAX; site.servers.len().max(layout.servers.iter().max().map_or(0, |m| m + 1))];
+        for (i, &s) in layout.servers.iter().enumerate() {
+            slot[s] = i;
+        }
+        Pricer {
+            site,
+            layout,
+            specs: crate::survival::lookup::Specs::new(site),
+            slot,
+            memo: std::collections::HashMap::new(),
+        }
+    }
+}
+
 /// Price every demand of one placed asset on its leader's hardware, and add its load.
-#[allow(clippy::too_many_arguments)]
 fn price_asset(
-    site: &Site,
-    layout: &Layout,
+    pricer: &mut Pricer,
     catalog: &Catalog,
     terms: &Terms,
     sync: Sync,
@@ -415,7 +452,9 @@ fn price_asset(
     loads: &mut Loads,
     out: &mut Predicted,
 ) {
-    let idx_of = |s: ServerIdx| layout.servers.iter().position(|&x| x == s);
+    let (site, layout) = (pricer.site, pricer.layout);
+    let slot = std::mem::take(&mut pricer.slot);
+    let idx_of = |s: ServerIdx| slot.get(s).copied().filter(|&i| i != usize::MAX);
     let members: Vec<ServerIdx> = if a.expected.is_empty() {
         a.candidates.iter().take(a.replicas as usize).copied().collect()
     } else {
@@ -427,34 +466,58 @@ fn price_asset(
             loads.assets_on[i] += 1;
         }
     }
-    let Some(&leader) = members.first() else { return };
-    for d in demands(site, &a.name, a.kind) {
-        let Some(volume) = volume_of(site, layout, catalog, leader) else {
-            out.notes
-                .push(format!("{}: its leader's server has no volume in this layout", d.name));
-            continue;
-        };
-        let ps = site.workload.publish.get(&d.name).copied().unwrap_or_default();
+    let Some(&leader) = members.first() else {
+        pricer.slot = slot;
+        return;
+    };
+    for d in demands(&pricer.specs, &a.name, a.kind) {
+        let named = site.workload.publish.get(&d.name).copied();
+        let ps = named.unwrap_or_default();
         let (workers, batch, publish) = publish_mode(d.kind, &ps);
-        let shape = Shape {
-            kind: d.kind,
-            servers: (layout.servers.len() as u32).max(1),
-            replicas: a.replicas,
-            sync,
-            size_bytes: d.size.max(1),
-            workers,
-            subscribers: 0,
+        let key = PriceKey {
+            leader,
+            kind: std::mem::discriminant(&d.kind),
+            size: d.size,
+            rate_bits: d.rate.to_bits(),
             consumers: d.consumers,
-            consumers_spread: true,
-            volume,
-            server: server_model(site, catalog, leader),
-            rate: Some(d.rate),
-            // Capacity means what the servers can carry with the site's publish mode, or without one
-            // with enough asynchronous publishers that the leader sets the pace (`publish_mode`).
-            batch,
-            nats_version: None,
+            replicas: a.replicas,
+            publish: named.map(|p| format!("{p:?}")),
         };
-        let p = predict_shape(terms, catalog, &shape);
+        let (p, reach) = match pricer.memo.get(&key) {
+            Some(hit) => hit.clone(),
+            None => {
+                let Some(volume) = volume_of(site, layout, catalog, leader) else {
+                    out.notes
+                        .push(format!("{}: its leader's server has no volume in this layout", d.name));
+                    continue;
+                };
+                let shape = Shape {
+                    kind: d.kind,
+                    servers: (layout.servers.len() as u32).max(1),
+                    replicas: a.replicas,
+                    sync,
+                    size_bytes: d.size.max(1),
+                    workers,
+                    subscribers: 0,
+                    consumers: d.consumers,
+                    consumers_spread: true,
+                    volume,
+                    server: server_model(site, catalog, leader),
+                    rate: Some(d.rate),
+                    // Capacity means what the servers can carry with the site's publish mode, or without one
+                    // with enough asynchronous publishers that the leader sets the pace (`publish_mode`).
+                    batch,
+                    nats_version: None,
+                };
+                let p = predict_shape(terms, catalog, &shape);
+                let reach = p
+                    .stream
+                    .as_ref()
+                    .and_then(|f| reach(d.rate, f, &ps, &site.servers[leader].model));
+                pricer.memo.insert(key, (p.clone(), reach.clone()));
+                (p, reach)
+            }
+        };
         let headroom = if d.rate > 0.0 {
             p.ops_per_s / d.rate
         } else {
@@ -464,11 +527,7 @@ fn price_asset(
             out.headroom = headroom;
             out.headroom_limited_by = d.name.clone();
         }
-        loads.add_demand(site, layout, terms.store.write_amplification, &d, &members);
-        let reach = p
-            .stream
-            .as_ref()
-            .and_then(|f| reach(d.rate, f, &ps, &site.servers[leader].model));
+        loads.add_demand(site, &slot, terms.store.write_amplification, &d, &members);
         out.streams.push(AssetPrediction {
             name: d.name,
             kind: d.kind,
@@ -485,6 +544,7 @@ fn price_asset(
             reach,
         });
     }
+    pricer.slot = slot;
 }
 
 /// Volume groups: all LUNs on a group share its disks, so its bandwidth bounds their summed writes.

@@ -85,20 +85,53 @@ fn fullest(
 /// least-full eligible survivor (distinct rack under unique_tag; inside the pinned set otherwise), or
 /// stays missing when no survivor is eligible (NATS then reports the stream under-replicated).
 pub fn needs_after(site: &Site, layout: &Layout, stores: &[f64], failed: &[ServerIdx]) -> Vec<f64> {
+    let base = needs(layout);
+    let every: Vec<usize> = (0..layout.assets.len()).collect();
+    needs_after_with(site, layout, stores, failed, &base, &every)
+}
+
+/// The assets (indices, in plan order) with a replica expected on each JetStream server (by position
+/// in `layout.servers`): a failure scenario only visits the assets on its failed servers.
+fn assets_on(layout: &Layout) -> Vec<Vec<usize>> {
+    let mut slot = vec![usize::MAX; layout.servers.iter().max().map_or(0, |m| m + 1)];
+    for (i, &s) in layout.servers.iter().enumerate() {
+        slot[s] = i;
+    }
+    let mut on = vec![Vec::new(); layout.servers.len()];
+    for (ai, a) in layout.assets.iter().enumerate() {
+        for &s in &a.expected {
+            if let Some(&i) = slot.get(s).filter(|&&i| i != usize::MAX) {
+                on[i].push(ai);
+            }
+        }
+    }
+    on
+}
+
+/// `needs_after` from the no-failure needs and the assets that touch the failed servers (`touched`, in
+/// plan order; assets not listed lose nothing and are skipped, so the result is the same).
+fn needs_after_with(
+    site: &Site,
+    layout: &Layout,
+    stores: &[f64],
+    failed: &[ServerIdx],
+    base: &[f64],
+    touched: &[usize],
+) -> Vec<f64> {
     // Position of each site server in `layout.servers`, O(1) (this runs for every failure scenario).
     let mut slot = vec![usize::MAX; layout.servers.iter().max().map_or(0, |m| m + 1)];
     for (i, &s) in layout.servers.iter().enumerate() {
         slot[s] = i;
     }
     let pos = |s: ServerIdx| slot.get(s).copied().filter(|&i| i != usize::MAX);
-    let mut need = needs(layout);
+    let mut need = base.to_vec();
     let dead: Vec<bool> = layout.servers.iter().map(|s| failed.contains(s)).collect();
     for (i, d) in dead.iter().enumerate() {
         if *d {
             need[i] = 0.0;
         }
     }
-    for a in &layout.assets {
+    for a in touched.iter().map(|&i| &layout.assets[i]) {
         let lost = a.expected.iter().filter(|s| failed.contains(s)).count();
         if lost == 0 {
             continue;
@@ -165,8 +198,18 @@ pub fn evaluate(site: &Site, layout: &Layout, tolerates: &Tolerance) -> Capacity
             scenarios.push((format!("server:{}", site.servers[s].name), vec![s]));
         }
     }
+    let on = assets_on(layout);
     for (name, failed) in scenarios {
-        let need = needs_after(site, layout, &stores, &failed);
+        let mut touched: Vec<usize> = layout
+            .servers
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| failed.contains(s))
+            .flat_map(|(i, _)| on[i].iter().copied())
+            .collect();
+        touched.sort_unstable();
+        touched.dedup();
+        let need = needs_after_with(site, layout, &stores, &failed, &need, &touched);
         let alive: Vec<bool> = layout.servers.iter().map(|s| !failed.contains(s)).collect();
         let (f, h) = fullest(site, layout, &stores, &need, &alive);
         if cap.after_failure.as_ref().is_none_or(|a| h < a.headroom) {

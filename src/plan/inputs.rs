@@ -40,6 +40,8 @@ pub struct Sources {
     /// `--omb FILE` and `--omb-retention DURATION`.
     pub omb: Option<PathBuf>,
     pub omb_retention: Option<String>,
+    /// `--omb-rate R`: the OMB workload's rate to size for (replaces its producerRate).
+    pub omb_rate: Option<f64>,
     /// `--from-cluster URL,...` measured over `--interval`, or `--from-cluster FILE,...`: files the nats CLI
     /// wrote, read offline (`import::natscli`).
     pub from_cluster: Vec<String>,
@@ -481,7 +483,12 @@ impl Inputs {
 
     /// Evaluate and rank the layouts (pure); for a saved plan, check it is the plan that was saved.
     pub fn plan(&self) -> Result<Plan, Failure> {
-        let plan = super::build_with(&self.site, &self.catalog, &self.calibration);
+        self.plan_with(&|_, _| {})
+    }
+
+    /// As `plan`, telling `progress` (layouts done, layouts in all) as layouts are evaluated.
+    pub fn plan_with(&self, progress: &(dyn Fn(usize, usize) + Sync)) -> Result<Plan, Failure> {
+        let plan = super::build_progress(&self.site, &self.catalog, &self.calibration, progress);
         if let (Some(want), Some(from)) = (&self.saved_plan_sha256, &self.saved_from) {
             if &plan_hash(&plan) != want {
                 return Err(bad_input(anyhow!(
@@ -576,7 +583,7 @@ fn import(src: &Sources, site: &Site) -> Result<Vec<(String, Imported)>, Failure
     if let Some(path) = &src.omb {
         imports.push((
             format!("omb {}", path.display()),
-            crate::import::omb::load(path, src.omb_retention.as_deref()).map_err(bad_input)?,
+            crate::import::omb::load_with(path, src.omb_retention.as_deref(), src.omb_rate).map_err(bad_input)?,
         ));
     }
     let (urls, files): (Vec<&String>, Vec<&String>) = src.from_cluster.iter().partition(|u| u.contains("://"));

@@ -182,6 +182,18 @@ pub fn build(site: &Site, catalog: &Catalog) -> Plan {
 
 /// As `build`, with a given calibration (`--calibration FILE`).
 pub fn build_with(site: &Site, catalog: &Catalog, cal: &crate::perf::Calibration) -> Plan {
+    build_progress(site, catalog, cal, &|_, _| {})
+}
+
+/// As `build_with`, telling `progress` (layouts evaluated, layouts in all) as it goes; layouts are
+/// evaluated in parallel (each is independent; the order of the result is the enumeration's).
+pub fn build_progress(
+    site: &Site,
+    catalog: &Catalog,
+    cal: &crate::perf::Calibration,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Plan {
+    use rayon::prelude::*;
     let layouts = crate::layout::enumerate(site, catalog);
     let mut notes = Vec::new();
     // A candidate with no JetStream server at all is not a layout; say once why the pattern does not fit.
@@ -198,9 +210,15 @@ pub fn build_with(site: &Site, catalog: &Catalog, cal: &crate::perf::Calibration
             notes.push(note);
         }
     }
+    let total = layouts.len();
+    let done = std::sync::atomic::AtomicUsize::new(0);
     let mut planned: Vec<PlannedLayout> = layouts
-        .into_iter()
-        .map(|l| plan_layout(site, catalog, cal, l))
+        .into_par_iter()
+        .map(|l| {
+            let p = plan_layout(site, catalog, cal, l);
+            progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, total);
+            p
+        })
         .collect();
     if planned
         .iter()

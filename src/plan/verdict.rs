@@ -37,9 +37,51 @@ pub fn reasons(
     pattern_notes(&mut out, site, l, cap);
     domain_notes(&mut out, site, catalog, l, tols);
     write_cache_notes(&mut out, site, l);
+    raft_groups(&mut out, site, l);
     out.sort_by_key(|p| std::cmp::Reverse(p.severity));
     out.dedup();
     out
+}
+
+/// HA assets (RAFT groups of replicated streams, KV buckets, object stores and durable consumers) one
+/// server may carry: the figure NATS maintainers give is about 2,000 per server (nats-server discussion
+/// #5128, restated by derekcollison in nats-server issue #8350, 2026: "a recommendation … at least 8 cores
+/// and a good amount of memory"); the same thread reports problems with 10,000 RAFT groups. nats-server
+/// can cap them itself (`max_ha_assets`, nats-server #3503).
+pub const HA_ASSETS_RECOMMENDED: usize = 2_000;
+pub const HA_ASSETS_PROBLEMS: usize = 10_000;
+
+/// Each server's HA assets under the expected placement against the figures above.
+fn raft_groups(out: &mut Vec<Problem>, site: &Site, l: &Layout) {
+    let mut on = vec![0usize; site.servers.len()];
+    for a in l.assets.iter().filter(|a| a.replicas > 1) {
+        for &s in &a.expected {
+            if let Some(n) = on.get_mut(s) {
+                *n += 1;
+            }
+        }
+    }
+    let Some((s, &n)) = on.iter().enumerate().max_by_key(|&(i, n)| (*n, std::cmp::Reverse(i))) else {
+        return;
+    };
+    if n <= HA_ASSETS_RECOMMENDED {
+        return;
+    }
+    let severity = if n > HA_ASSETS_PROBLEMS {
+        Severity::Risk
+    } else {
+        Severity::Note
+    };
+    out.push(p(
+        severity,
+        format!(
+            "RAFT groups: {} carries {n} HA assets (replicated streams, buckets and consumers), against about \
+             {HA_ASSETS_RECOMMENDED} per server that NATS maintainers recommend (nats-server #5128, #8350; problems \
+             reported at {HA_ASSETS_PROBLEMS}): more servers, fewer replicated assets or R1 for some, and at least \
+             8 cores each",
+            site.servers[s].name
+        ),
+    ));
 }
 
 /// Performance against the workload and capacity, now and after the worst tolerated failure.
@@ -365,4 +407,43 @@ fn yearly_key(l: &PlannedLayout) -> (i32, i32, i32) {
         .as_ref()
         .map(|y| y.rank_key())
         .unwrap_or((i32::MAX, i32::MAX, i32::MAX))
+}
+
+#[cfg(test)]
+mod raft_group_tests {
+    use super::*;
+
+    #[test]
+    fn a_server_with_thousands_of_ha_assets_says_so_with_the_figure_and_its_source() {
+        let cat = Catalog::builtin();
+        let site = crate::site::parse_str(
+            "site: t\nnats: { replicas: [3] }\nracks:\n  - name: A\n    servers: [a, b, c]\n    arrays:\n      - { name: A1, model: EF300, disk_model: nvme-3.84t, disks: 8 }\n\
+             workload:\n  streams:\n    - { name: s, msgs_per_s: 1, msg_size: 1KiB, retention: 1h }\n",
+            "t.yaml",
+            &cat,
+        )
+        .unwrap();
+        let mut layout = crate::layout::enumerate(&site, &cat)
+            .into_iter()
+            .find(|l| !l.servers.is_empty())
+            .unwrap();
+        let one = layout.assets[0].clone();
+        let check = |layout: &Layout| {
+            let mut out = Vec::new();
+            raft_groups(&mut out, &site, layout);
+            out
+        };
+        assert!(check(&layout).is_empty(), "one stream is nothing to say");
+        layout.assets = (0..HA_ASSETS_RECOMMENDED + 1).map(|_| one.clone()).collect();
+        let note = check(&layout);
+        assert_eq!(note.len(), 1);
+        assert_eq!(note[0].severity, Severity::Note);
+        assert!(
+            note[0].text.contains("2001 HA assets") && note[0].text.contains("#8350"),
+            "{}",
+            note[0].text
+        );
+        layout.assets = (0..HA_ASSETS_PROBLEMS + 1).map(|_| one.clone()).collect();
+        assert_eq!(check(&layout)[0].severity, Severity::Risk);
+    }
 }

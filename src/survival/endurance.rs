@@ -18,7 +18,7 @@
 //! rate at the end of the planning horizon. Years to wear-out = rating × `RATING_YEARS` ÷ predicted DWPD.
 
 use super::evaluate::Model;
-use super::recovery::asset_in_bytes_per_s;
+use super::recovery::in_bytes_per_s;
 use crate::catalog::Catalog;
 use crate::layout::{AssetKind, Raid};
 use crate::units::{SyncMode, YEAR_S};
@@ -57,24 +57,31 @@ pub struct Endurance {
     pub assumptions: Vec<String>,
 }
 
-/// Bytes per second written to server `s`'s store.
-fn server_write_bytes_per_s(model: &Model, s: usize) -> f64 {
+/// Bytes per second written to each site server's store (indexed by site server), in one pass over the
+/// assets (a pass per server was servers × assets). Each server's sum adds its assets in plan order, as
+/// a per-server sum would.
+fn server_write_bytes_per_s(model: &Model) -> Vec<f64> {
     let site = model.site;
-    model
-        .layout
-        .assets
-        .iter()
-        .filter(|a| a.expected.contains(&s) && a.kind != AssetKind::Consumer)
-        .map(|a| {
-            let raft = if a.replicas > 1 { 2.0 } else { 1.0 };
-            let compaction = if a.kind == AssetKind::Kv {
-                1.0 + KV_COMPACTION_REWRITE
-            } else {
-                1.0
-            };
-            asset_in_bytes_per_s(site, &a.name, a.kind) * raft * compaction
-        })
-        .sum()
+    let specs = super::lookup::Specs::new(site);
+    let zero: f64 = std::iter::empty::<f64>().sum();
+    let mut out = vec![zero; site.servers.len()];
+    for a in model.layout.assets.iter().filter(|a| a.kind != AssetKind::Consumer) {
+        let raft = if a.replicas > 1 { 2.0 } else { 1.0 };
+        let compaction = if a.kind == AssetKind::Kv {
+            1.0 + KV_COMPACTION_REWRITE
+        } else {
+            1.0
+        };
+        let w = in_bytes_per_s(&specs, &a.name, a.kind) * raft * compaction;
+        let mut seen: Vec<usize> = Vec::with_capacity(a.expected.len());
+        for &s in &a.expected {
+            if s < out.len() && !seen.contains(&s) {
+                seen.push(s);
+                out[s] += w;
+            }
+        }
+    }
+    out
 }
 
 /// RAID write amplification of a group of `n` disks.
@@ -94,6 +101,7 @@ pub fn endurance(model: &Model, catalog: &Catalog) -> Endurance {
     let horizon_years = site.policy.horizon_s / YEAR_S;
     let growth = (1.0 + site.policy.growth.max(0.0)).powf(horizon_years.max(0.0));
     let mut groups = Vec::new();
+    let written = server_write_bytes_per_s(model);
     for (g, grp) in layout.groups.iter().enumerate() {
         let arr = &site.arrays[grp.array];
         let dm = catalog.disk(&arr.disk_model);
@@ -104,7 +112,7 @@ pub fn endurance(model: &Model, catalog: &Catalog) -> Endurance {
         let host: f64 = model
             .group_servers(g)
             .iter()
-            .map(|&s| server_write_bytes_per_s(model, s))
+            .map(|&s| written.get(s).copied().unwrap_or(0.0))
             .sum();
         let per_disk = host * growth * raid_factor(grp.raid, grp.disks.len(), site.nats.sync) / grp.disks.len() as f64;
         let capacity = arr.disk_size_bytes.or(dm.map(|d| d.capacity_bytes)).unwrap_or(0) as f64;

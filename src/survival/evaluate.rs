@@ -146,7 +146,7 @@ pub struct Model<'a> {
     /// Per site array: the volume groups on it.
     array_groups: Vec<Vec<usize>>,
     /// Per asset: candidates and rack uniqueness after resolving consumers to their parent stream.
-    placement: Vec<(Vec<ServerIdx>, bool)>,
+    placement: Vec<(std::sync::Arc<[ServerIdx]>, bool)>,
     /// Per site server: whether it runs JetStream in this layout.
     in_layout: Vec<bool>,
 }
@@ -171,6 +171,13 @@ impl<'a> Model<'a> {
         for &s in &layout.servers {
             in_layout[s] = true;
         }
+        // The first non-consumer asset of each name (a map: a linear search per consumer was quadratic).
+        let mut first: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+        for (i, a) in layout.assets.iter().enumerate() {
+            if a.kind != AssetKind::Consumer {
+                first.entry(a.name.as_str()).or_insert(i);
+            }
+        }
         let placement = layout
             .assets
             .iter()
@@ -178,12 +185,12 @@ impl<'a> Model<'a> {
                 // A durable consumer lives on a subset of its stream's peers: its eligible servers are the
                 // stream's.
                 if a.kind == AssetKind::Consumer {
-                    if let Some(p) = a.parent.as_ref().and_then(|p| {
-                        layout
-                            .assets
-                            .iter()
-                            .find(|s| &s.name == p && s.kind != AssetKind::Consumer)
-                    }) {
+                    if let Some(p) = a
+                        .parent
+                        .as_deref()
+                        .and_then(|p| first.get(p))
+                        .map(|&j| &layout.assets[j])
+                    {
                         return (p.candidates.clone(), p.unique_rack);
                     }
                 }

@@ -282,7 +282,7 @@ impl<'a> LayoutBuilder<'a> {
             name: name.into(),
             kind,
             replicas,
-            candidates,
+            candidates: candidates.into(),
             unique_rack,
             set,
             parent,

@@ -9,6 +9,7 @@ mod evaluate;
 #[doc(hidden)]
 pub mod fixture;
 mod hazards;
+pub mod lookup;
 mod recovery;
 mod solve;
 mod sweep;

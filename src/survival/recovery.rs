@@ -69,24 +69,22 @@ pub fn repair_s(site: &Site, catalog: &Catalog, key: &str) -> f64 {
 
 /// Client write bytes per second into an asset (consumers: their acks are negligible).
 pub fn asset_in_bytes_per_s(site: &Site, name: &str, kind: AssetKind) -> f64 {
-    let w = &site.workload;
+    in_bytes_per_s(&super::lookup::Specs::new(site), name, kind)
+}
+
+/// As `asset_in_bytes_per_s`, from an index built once (for loops over every asset).
+pub(crate) fn in_bytes_per_s(specs: &super::lookup::Specs, name: &str, kind: AssetKind) -> f64 {
     match kind {
-        AssetKind::Stream => w
-            .streams
-            .iter()
-            .find(|s| s.name == name)
+        AssetKind::Stream => specs
+            .stream(name)
             .map(|s| s.msgs_per_s * (s.msg_size_bytes + s.subject_bytes) as f64 + s.msgs_per_s * RECORD_OVERHEAD_BYTES)
             .unwrap_or(0.0),
-        AssetKind::Kv => w
-            .kv
-            .iter()
-            .find(|k| k.name == name)
+        AssetKind::Kv => specs
+            .kv(name)
             .map(|k| k.puts_per_s * (k.value_size_bytes + k.key_bytes) as f64 + k.puts_per_s * RECORD_OVERHEAD_BYTES)
             .unwrap_or(0.0),
-        AssetKind::ObjectStore => w
-            .object_stores
-            .iter()
-            .find(|o| o.name == name)
+        AssetKind::ObjectStore => specs
+            .object_store(name)
             .map(|o| o.puts_per_s * o.object_size_bytes as f64)
             .unwrap_or(0.0),
         AssetKind::Consumer => 0.0,
@@ -574,8 +572,14 @@ pub fn survivor_load(model: &Model, catalog: &Catalog, sc: &Scenario) -> Vec<Sur
         })
         .collect();
     let idx: Vec<ServerIdx> = layout.servers.iter().copied().filter(|s| !down(s)).collect();
+    // Row of each surviving site server (a Vec: this runs for every asset's every replica).
+    let mut row_of = vec![usize::MAX; site.servers.len()];
+    for (i, &s) in idx.iter().enumerate() {
+        row_of[s] = i;
+    }
+    let specs = super::lookup::Specs::new(site);
     for a in &layout.assets {
-        let rate = asset_in_bytes_per_s(site, &a.name, a.kind);
+        let rate = in_bytes_per_s(&specs, &a.name, a.kind);
         let holders = &a.expected;
         if holders.is_empty() {
             continue;
@@ -589,7 +593,7 @@ pub fn survivor_load(model: &Model, catalog: &Catalog, sc: &Scenario) -> Vec<Sur
             0.0
         };
         for &s in holders {
-            if let Some(i) = idx.iter().position(|&x| x == s) {
+            if let Some(&i) = row_of.get(s).filter(|&&i| i != usize::MAX) {
                 let r = &mut rows[i];
                 r.leaders_before += before;
                 r.leader_in_bytes_per_s_before += before * rate;

@@ -133,15 +133,21 @@ impl<'m, 'a> Prepared<'m, 'a> {
         }];
         let mut seen: HashMap<(Vec<ServerIdx>, u8, bool), usize> = HashMap::new();
         let mut asset_class = Vec::with_capacity(layout.assets.len());
+        // The first non-consumer asset of each name (a map: a linear search per consumer was quadratic).
+        let mut first: HashMap<&str, usize> = HashMap::new();
+        for (i, a) in layout.assets.iter().enumerate() {
+            if a.kind != AssetKind::Consumer {
+                first.entry(a.name.as_str()).or_insert(i);
+            }
+        }
         for (i, a) in layout.assets.iter().enumerate() {
             let (mut c, mut u) = model.placement(i);
             if fixed {
-                let parent = a.parent.as_ref().and_then(|p| {
-                    layout
-                        .assets
-                        .iter()
-                        .find(|x| &x.name == p && x.kind != AssetKind::Consumer)
-                });
+                let parent = a
+                    .parent
+                    .as_deref()
+                    .and_then(|p| first.get(p))
+                    .map(|&j| &layout.assets[j]);
                 let expected = if a.expected.is_empty() {
                     parent.map(|p| p.expected.as_slice()).unwrap_or(&[])
                 } else {

@@ -189,22 +189,17 @@ pub(super) fn maintenance(site: &Site, catalog: &Catalog, key: &str) -> f64 {
 }
 
 /// Messages (or KV revisions, or object chunks) an asset holds at its retention.
-fn msgs_held(site: &Site, name: &str, kind: AssetKind) -> f64 {
-    let w = &site.workload;
+fn msgs_held(w: &super::lookup::Specs, name: &str, kind: AssetKind) -> f64 {
     match kind {
-        AssetKind::Stream => w.streams.iter().find(|s| s.name == name).map(|s| {
+        AssetKind::Stream => w.stream(name).map(|s| {
             let by_age = s.msgs_per_s * s.retention_s;
             match s.max_bytes {
                 Some(b) => by_age.min(b as f64 / (s.msg_size_bytes + s.subject_bytes).max(1) as f64),
                 None => by_age,
             }
         }),
-        AssetKind::Kv => {
-            w.kv.iter()
-                .find(|k| k.name == name)
-                .map(|k| (k.keys * k.history.max(1) as u64) as f64)
-        }
-        AssetKind::ObjectStore => w.object_stores.iter().find(|o| o.name == name).map(|o| {
+        AssetKind::Kv => w.kv(name).map(|k| (k.keys * k.history.max(1) as u64) as f64),
+        AssetKind::ObjectStore => w.object_store(name).map(|o| {
             let chunks = (o.object_size_bytes as f64 / 131_072.0).ceil().max(1.0) + 1.0;
             let objects = o
                 .objects
@@ -246,16 +241,13 @@ fn election_stalls(rel_comps: &[Component], model: &Model, prep: &Prepared, sing
 }
 
 /// Messages (or puts, or object chunks) per second an asset acknowledges.
-fn msgs_per_s(site: &Site, name: &str, kind: AssetKind) -> f64 {
-    let w = &site.workload;
+fn msgs_per_s(w: &super::lookup::Specs, name: &str, kind: AssetKind) -> f64 {
     match kind {
-        AssetKind::Stream => w.streams.iter().find(|s| s.name == name).map(|s| s.msgs_per_s),
-        AssetKind::Kv => w.kv.iter().find(|k| k.name == name).map(|k| k.puts_per_s),
+        AssetKind::Stream => w.stream(name).map(|s| s.msgs_per_s),
+        AssetKind::Kv => w.kv(name).map(|k| k.puts_per_s),
         // Objects are stored as 128 KiB chunks plus a metadata message.
         AssetKind::ObjectStore => w
-            .object_stores
-            .iter()
-            .find(|o| o.name == name)
+            .object_store(name)
             .map(|o| o.puts_per_s * ((o.object_size_bytes as f64 / 131_072.0).ceil().max(1.0) + 1.0)),
         AssetKind::Consumer => None,
     }
@@ -273,10 +265,11 @@ impl<'m, 'a> Reliability<'m, 'a> {
         shared_components(model, catalog, &mut comps, &arrays, &not_return);
         let domains: Vec<Domain> = comps.iter().map(|c| c.domain.clone()).collect();
         let prep = Prepared::new(model, &domains, true);
+        let specs = super::lookup::Specs::new(site);
         let asset_msgs_per_s: Vec<f64> = layout
             .assets
             .iter()
-            .map(|a| msgs_per_s(site, &a.name, a.kind))
+            .map(|a| msgs_per_s(&specs, &a.name, a.kind))
             .collect();
         let (planned_unavail_s, planned_stall_s) = planned_maintenance(model, catalog, &prep);
         let mut hit = Vec::new();
@@ -286,7 +279,11 @@ impl<'m, 'a> Reliability<'m, 'a> {
             .map(|c| prep.signature(&[c], &mut hit, &mut disks))
             .collect();
         let election_stall_s = election_stalls(&comps, model, &prep, &single);
-        let asset_msgs_held = layout.assets.iter().map(|a| msgs_held(site, &a.name, a.kind)).collect();
+        let asset_msgs_held = layout
+            .assets
+            .iter()
+            .map(|a| msgs_held(&specs, &a.name, a.kind))
+            .collect();
         let base = std::iter::once(&empty)
             .chain(single.iter())
             .map(|s| SigInfo::new(s.clone()))

@@ -54,7 +54,7 @@ fn layout(site: &Site) -> Layout {
         name: name.into(),
         kind,
         replicas: 3,
-        candidates: servers.clone(),
+        candidates: servers.clone().into(),
         unique_rack: true,
         set: None,
         parent: None,
