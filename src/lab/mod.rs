@@ -404,17 +404,7 @@ impl Lab {
         let deadline = Instant::now() + Duration::from_secs(5);
         for i in 0..self.children.len() {
             if let Some(mut c) = self.children[i].take() {
-                loop {
-                    match c.try_wait() {
-                        Ok(Some(_)) | Err(_) => break,
-                        Ok(None) if Instant::now() > deadline => {
-                            let _ = c.kill();
-                            let _ = c.wait();
-                            break;
-                        }
-                        Ok(None) => std::thread::sleep(Duration::from_millis(50)),
-                    }
-                }
+                reap_or_kill(&mut c, deadline, Duration::from_millis(50));
                 self.nodes[i].pid = 0;
             }
         }

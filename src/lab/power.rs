@@ -132,17 +132,7 @@ fn stop_children(mut owned: Vec<Child>) {
     }
     let deadline = Instant::now() + Duration::from_secs(5);
     for c in owned.iter_mut() {
-        loop {
-            match c.try_wait() {
-                Ok(Some(_)) | Err(_) => break,
-                Ok(None) if Instant::now() > deadline => {
-                    let _ = c.kill();
-                    let _ = c.wait();
-                    break;
-                }
-                Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-            }
-        }
+        super::process::reap_or_kill(c, deadline, Duration::from_millis(20));
     }
 }
 

@@ -77,6 +77,22 @@ pub(super) fn proc_state(pid: u32) -> Option<char> {
 
 /// `n` distinct free TCP ports on 127.0.0.1. All listeners are held until every port is chosen, so the
 /// ports differ; another process may still take one before nats-server binds it (hence the retry).
+/// Wait for `c` to exit until `deadline`, polling every `poll`; past it, SIGKILL and reap it. Never
+/// leaves a zombie: every path ends in a reaped child (or one the OS already reaped).
+pub fn reap_or_kill(c: &mut Child, deadline: std::time::Instant, poll: std::time::Duration) {
+    loop {
+        match c.try_wait() {
+            Ok(Some(_)) | Err(_) => return,
+            Ok(None) if std::time::Instant::now() > deadline => {
+                let _ = c.kill();
+                let _ = c.wait();
+                return;
+            }
+            Ok(None) => std::thread::sleep(poll),
+        }
+    }
+}
+
 pub fn free_ports(n: usize) -> Result<Vec<u16>> {
     let mut held = Vec::with_capacity(n);
     for _ in 0..n {

@@ -111,25 +111,41 @@ pub(super) fn need_after(
     }
     for a in placed {
         let lost = a.expected.iter().filter(|s| failed.contains(s)).count();
-        let mut holders: Vec<ServerIdx> = a.expected.iter().copied().filter(|s| !failed.contains(s)).collect();
-        for _ in 0..lost {
-            let pick = a
-                .candidates
-                .iter()
-                .copied()
-                .filter(|s| !failed.contains(s) && !holders.contains(s))
-                .filter(|&s| !a.unique_rack || holders.iter().all(|&h| site.servers[h].rack != site.servers[s].rack))
-                .filter_map(|s| pos(s).map(|i| (s, i)))
-                .min_by(|&(_, i), &(_, j)| {
-                    (need[i] / stores[i].max(1.0))
-                        .total_cmp(&(need[j] / stores[j].max(1.0)))
-                        .then(i.cmp(&j))
-                });
-            if let Some((s, i)) = pick {
-                need[i] += a.bytes_per_replica;
-                holders.push(s);
-            }
-        }
+        rebuild_lost(site, a, lost, failed, &pos, &mut need, stores);
     }
     need
+}
+
+/// Rebuild the `lost` replicas of `a` (held on `failed`) on the least-full eligible survivors, by need
+/// over store (a distinct rack under `unique_tag`; only its candidates, so inside its set when pinned),
+/// adding each to `need`. `pos` maps a site server to its slot in `need`/`stores`. The one rule behind
+/// pattern 4's LUN sizing (`need_after`) and `plan::capacity::needs_after`.
+pub fn rebuild_lost(
+    site: &Site,
+    a: &Asset,
+    lost: usize,
+    failed: &[ServerIdx],
+    pos: &dyn Fn(ServerIdx) -> Option<usize>,
+    need: &mut [f64],
+    stores: &[f64],
+) {
+    let mut holders: Vec<ServerIdx> = a.expected.iter().copied().filter(|s| !failed.contains(s)).collect();
+    for _ in 0..lost {
+        let pick = a
+            .candidates
+            .iter()
+            .copied()
+            .filter(|s| !failed.contains(s) && !holders.contains(s))
+            .filter(|&s| !a.unique_rack || holders.iter().all(|&h| site.servers[h].rack != site.servers[s].rack))
+            .filter_map(|s| pos(s).map(|i| (s, i)))
+            .min_by(|&(_, i), &(_, j)| {
+                (need[i] / stores[i].max(1.0))
+                    .total_cmp(&(need[j] / stores[j].max(1.0)))
+                    .then(i.cmp(&j))
+            });
+        if let Some((s, i)) = pick {
+            need[i] += a.bytes_per_replica;
+            holders.push(s);
+        }
+    }
 }

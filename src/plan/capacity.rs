@@ -3,7 +3,7 @@
 //! the survivors that the placement rules allow.
 
 use super::{AfterFailure, Capacity, ServerCapacity};
-use crate::layout::{store_bytes, Layout};
+use crate::layout::{rebuild_lost, store_bytes, Layout};
 use crate::site::{ServerIdx, Site, Tolerance};
 
 /// Bytes each JetStream server (in `layout.servers` order) must hold under the expected placement.
@@ -136,25 +136,7 @@ fn needs_after_with(
         if lost == 0 {
             continue;
         }
-        let mut holders: Vec<ServerIdx> = a.expected.iter().copied().filter(|s| !failed.contains(s)).collect();
-        for _ in 0..lost {
-            let pick = a
-                .candidates
-                .iter()
-                .copied()
-                .filter(|s| !failed.contains(s) && !holders.contains(s))
-                .filter(|&s| !a.unique_rack || holders.iter().all(|&h| site.servers[h].rack != site.servers[s].rack))
-                .filter_map(|s| pos(s).map(|i| (s, i)))
-                .min_by(|&(_, i), &(_, j)| {
-                    (need[i] / stores[i].max(1.0))
-                        .total_cmp(&(need[j] / stores[j].max(1.0)))
-                        .then(i.cmp(&j))
-                });
-            if let Some((s, i)) = pick {
-                need[i] += a.bytes_per_replica;
-                holders.push(s);
-            }
-        }
+        rebuild_lost(site, a, lost, failed, &pos, &mut need, stores);
     }
     need
 }
