@@ -5,27 +5,10 @@
 //! format is proven), nats bench's CSV columns, and bad `--stream` input (exit 2). Small counts: the
 //! machine is shared, and nothing here asserts a speed.
 
+use crate::bench_live::bench;
 use crate::common::serial;
-use assert_cmd::Command;
 use natsplan::lab::TestCluster;
 use serde_json::Value;
-use std::time::Duration;
-
-fn bench(args: &[&str]) -> (i32, Value, String) {
-    let out = Command::cargo_bin("natsplan")
-        .unwrap()
-        .env_remove("NATS_URL")
-        .args(["--format", "json", "bench"])
-        .args(args)
-        .args(["--no-progress"])
-        .timeout(Duration::from_secs(180))
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
-    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-    let v = serde_json::from_str(&stdout).unwrap_or(Value::Null);
-    (out.status.code().unwrap_or(-1), v, format!("{stdout}\n{stderr}"))
-}
 
 fn u(v: &Value, k: &str) -> u64 {
     v.get(k)

@@ -9,14 +9,16 @@ use natsplan::lab::TestCluster;
 use serde_json::Value;
 use std::time::{Duration, Instant};
 
-fn bench(args: &[&str]) -> (i32, Value, String) {
+/// `natsplan --format json bench ARGS --no-progress`: exit code, the JSON (Null when none) and stdout +
+/// stderr for messages. Shared with `bench_consumers_live`.
+pub(crate) fn bench(args: &[&str]) -> (i32, Value, String) {
     let out = Command::cargo_bin("natsplan")
         .unwrap()
         .env_remove("NATS_URL")
         .args(["--format", "json", "bench"])
         .args(args)
         .args(["--no-progress"])
-        .timeout(Duration::from_secs(120))
+        .timeout(Duration::from_secs(180))
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
