@@ -32,6 +32,7 @@ fn up_status_down() {
     let _s = serial();
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("lab");
+    let _down = crate::common::LabDown(dir.clone());
     let up = ok_json(
         natsplan()
             .args(["lab", "up", "--nodes", "3", "--format", "json", "--dir"])
@@ -90,6 +91,7 @@ fn down_removes_only_what_the_lab_made() {
     let _s = serial();
     let tmp = tempfile::tempdir().unwrap();
     std::fs::write(tmp.path().join("mine.txt"), "keep me").unwrap();
+    let _down = crate::common::LabDown(tmp.path().to_path_buf());
     natsplan()
         .args(["lab", "up", "--nodes", "1", "--dir"])
         .arg(tmp.path())
@@ -158,6 +160,7 @@ fn ctrl_c_during_start_up_leaves_nothing_running() {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
     let dir = tmp.path().join("lab");
+    let _down = crate::common::LabDown(dir.clone());
     let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("natsplan"))
         .args(["lab", "up", "--nodes", "3", "--timeout", "60s", "--nats-server"])
         .arg(&fake)
@@ -211,6 +214,7 @@ fn up_runs_a_planned_layout_with_its_tags() {
         .clone();
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("lab");
+    let _down = crate::common::LabDown(dir.clone());
     natsplan()
         .args([
             "lab",
@@ -310,6 +314,7 @@ fn up_with_streams_creates_the_plan_and_reports_what_cannot_place() {
     let layouts = design["layouts"].as_array().unwrap();
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("lab");
+    let _down = crate::common::LabDown(dir.clone());
 
     // The seed's RF5 layout: every planned stream is created.
     let good = layouts

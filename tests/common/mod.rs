@@ -54,3 +54,19 @@ pub fn dead_url() -> String {
 pub fn repo_file(rel: &str) -> String {
     format!("{}/{rel}", env!("CARGO_MANIFEST_DIR"))
 }
+
+/// `natsplan lab down --dir DIR` when dropped, however the test ends: a detached `lab up` outlives its
+/// command, so a failed assertion between up and down would otherwise leave its nats-servers running
+/// after the temporary folder is gone. Declare it after the `TempDir` so it drops first.
+#[allow(dead_code)] // not every test binary starts a detached lab
+pub struct LabDown(pub std::path::PathBuf);
+
+impl Drop for LabDown {
+    fn drop(&mut self) {
+        let _ = natsplan()
+            .args(["lab", "down", "--dir"])
+            .arg(&self.0)
+            .timeout(Duration::from_secs(60))
+            .output();
+    }
+}

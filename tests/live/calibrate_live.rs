@@ -115,6 +115,7 @@ fn lab_up_runs_both_sync_modes() {
     for (mode, always) in [("always", true), ("delayed", false)] {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("lab");
+        let _down = crate::common::LabDown(dir.clone());
         let dir_s = dir.to_str().unwrap();
         let (code, _, err) = natsplan(&["lab", "up", "--nodes", "3", "--sync", mode, "--dir", dir_s], 90);
         assert_eq!(code, 0, "{err}");
