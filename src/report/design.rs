@@ -26,11 +26,19 @@ pub fn selected<'a>(plan: &'a Plan, sel: &Selection) -> Vec<&'a PlannedLayout> {
 /// The Plan as JSON, limited to the selected layouts.
 pub fn json(plan: &Plan, sel: &Selection) -> Vec<u8> {
     let mut v = serde_json::to_value(plan).expect("a Plan always serialises");
-    let keep: Vec<serde_json::Value> = selected(plan, sel)
-        .iter()
-        .map(|l| serde_json::to_value(l).expect("a layout always serialises"))
-        .collect();
-    v["layouts"] = serde_json::Value::Array(keep);
+    // Keep the selected layouts' values, already serialised with the plan (in plan order), rather than
+    // serialising each selected layout a second time.
+    let keep: Vec<bool> = {
+        let chosen: Vec<*const PlannedLayout> = selected(plan, sel).into_iter().map(|l| l as *const _).collect();
+        plan.layouts.iter().map(|l| chosen.contains(&(l as *const _))).collect()
+    };
+    if let Some(serde_json::Value::Array(all)) = v.get_mut("layouts") {
+        let mut i = 0;
+        all.retain(|_| {
+            i += 1;
+            keep.get(i - 1).copied().unwrap_or(false)
+        });
+    }
     let mut out = serde_json::to_vec_pretty(&v).expect("a value always serialises");
     out.push(b'\n');
     out
