@@ -450,12 +450,13 @@ fn store_probe(
     }
     if let Some(p) = probe::pool(&all) {
         log(&format!(
-            "calibrate: store probe in {} ({} runs, {} between the bench runs): write {:.1} µs, fsync {:.3} ms",
+            "calibrate: store probe in {} ({} runs, {} between the bench runs): write {:.1} µs, fsync {:.3} ms, {:.2} ns per synced byte",
             dir.display(),
             all.len(),
             during.len(),
             p.write_s * 1e6,
-            p.fsync_s * 1e3
+            p.fsync_s * 1e3,
+            p.sync_byte_s * 1e9
         ));
         file.series.push(probe::series(&p, &dir, &fs));
     }

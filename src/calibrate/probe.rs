@@ -21,6 +21,10 @@ const FSYNCS: usize = 60;
 const WRITE_BYTES: usize = 200;
 /// Bytes per fsynced write: a small append entry.
 const FSYNC_BYTES: usize = 4096;
+/// A large append entry (raft.go `runAsLeader` batches up to 256 KiB): the difference between its fsync and
+/// the small one's is what each further byte costs the device under `always`.
+const LARGE_FSYNC_BYTES: usize = 256 * 1024;
+const LARGE_FSYNCS: usize = 20;
 
 /// Medians of the probe, in seconds.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -37,6 +41,9 @@ pub struct Probe {
     pub commit_mean_s: f64,
     /// (p90 − p10) ÷ median of the fsyncs: how noisy the device was.
     pub fsync_spread: f64,
+    /// Seconds per byte a write + fsync costs beyond the small one: (median 256 KiB write + fsync − median
+    /// 4 KiB write + fsync) ÷ the bytes between them; 0 when the large one was not slower.
+    pub sync_byte_s: f64,
 }
 
 fn mean(v: &[f64]) -> f64 {
@@ -64,9 +71,9 @@ pub fn run(dir: &Path) -> std::io::Result<Probe> {
     r
 }
 
-/// Median latency of `n` write + fsync on `f`.
-fn fsync_median(f: &mut std::fs::File, n: usize) -> std::io::Result<(f64, Vec<f64>)> {
-    let block = vec![b'y'; FSYNC_BYTES];
+/// Median latency of `n` write + fsync of `bytes` each on `f`.
+fn fsync_median(f: &mut std::fs::File, n: usize, bytes: usize) -> std::io::Result<(f64, Vec<f64>)> {
+    let block = vec![b'y'; bytes];
     let mut v = Vec::with_capacity(n);
     for _ in 0..n {
         let t = Instant::now();
@@ -168,7 +175,8 @@ fn measure(path: &Path) -> std::io::Result<Probe> {
         }
         writes.push(t.elapsed().as_secs_f64() / 100.0);
     }
-    let (m, fsyncs) = fsync_median(&mut f, FSYNCS)?;
+    let (m, fsyncs) = fsync_median(&mut f, FSYNCS, FSYNC_BYTES)?;
+    let (large, _) = fsync_median(&mut f, LARGE_FSYNCS, LARGE_FSYNC_BYTES)?;
     writes.sort_by(f64::total_cmp);
     let p = |q: f64| fsyncs[((fsyncs.len() - 1) as f64 * q).round() as usize];
     let (commit_s, commit_mean_s) = commit_chain(path, FSYNCS / 2)?;
@@ -179,6 +187,7 @@ fn measure(path: &Path) -> std::io::Result<Probe> {
         fsync_mean_s: mean(&fsyncs),
         commit_mean_s,
         fsync_spread: if m > 0.0 { (p(0.9) - p(0.1)) / m } else { 0.0 },
+        sync_byte_s: ((large - m) / (LARGE_FSYNC_BYTES - FSYNC_BYTES) as f64).max(0.0),
     })
 }
 
@@ -202,6 +211,7 @@ pub fn pool(runs: &[Probe]) -> Option<Probe> {
         fsync_mean_s: avg(|p| p.fsync_mean_s),
         commit_mean_s: avg(|p| p.commit_mean_s),
         fsync_spread: med(|p| p.fsync_spread),
+        sync_byte_s: med(|p| p.sync_byte_s),
     })
 }
 
@@ -214,10 +224,11 @@ pub fn series(p: &Probe, dir: &Path, filesystem: &str) -> Series {
     values.insert("fsync_mean_ms".to_string(), p.fsync_mean_s * 1e3);
     values.insert("commit_mean_ms".to_string(), p.commit_mean_s * 1e3);
     values.insert("fsync_spread".to_string(), p.fsync_spread);
+    values.insert("sync_byte_ns".to_string(), p.sync_byte_s * 1e9);
     Series {
         name: "store-probe".into(),
         table: format!(
-            "store probe: median of {} {WRITE_BYTES} B writes, median and mean of {FSYNCS} {FSYNC_BYTES} B write+fsync and of {} commit chains, in {} ({filesystem})",
+            "store probe: median of {} {WRITE_BYTES} B writes, median and mean of {FSYNCS} {FSYNC_BYTES} B write+fsync and of {} commit chains, median of {LARGE_FSYNCS} {LARGE_FSYNC_BYTES} B write+fsync, in {} ({filesystem})",
             WRITES,
             FSYNCS / 2,
             dir.display()
@@ -242,13 +253,13 @@ pub fn series(p: &Probe, dir: &Path, filesystem: &str) -> Series {
             publish_mode: None,
             storage: Some("file".into()),
             mode: None,
-            msgs: Some((WRITES + FSYNCS) as u64),
+            msgs: Some((WRITES + FSYNCS + LARGE_FSYNCS) as u64),
             values,
             derived: vec![],
             flags: vec![],
             fit: true,
             note: Some(
-                "priced into sync always by perf::leader: fsync_ms (median) per append entry on the leader, commit_ms (median) for one RAFT commit's fsync chain on a host running the whole cluster; fsync_mean_ms and commit_mean_ms show the device's tail and are not priced; pooled over probes taken between the bench runs and after them"
+                "priced into sync always by perf::leader: fsync_ms (median) per append entry on the leader, commit_ms (median) for one RAFT commit's fsync chain on a host running the whole cluster, sync_byte_ns per byte of every copy the device writes under always (the 256 KiB and 4 KiB fsyncs' difference); fsync_mean_ms and commit_mean_ms show the device's tail and are not priced; pooled over probes taken between the bench runs and after them"
                     .into(),
             ),
         }],
@@ -269,12 +280,14 @@ mod tests {
             "an fsync costs more than a page-cache write: {p:?}"
         );
         assert!(p.commit_s > 0.0);
+        assert!(p.sync_byte_s >= 0.0 && p.sync_byte_s.is_finite(), "{p:?}");
         assert!(p.fsync_mean_s > 0.0 && p.commit_mean_s > 0.0, "{p:?}");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
         let s = series(&p, dir.path(), "ext4");
         assert_eq!(s.rows[0].kind, "store-probe");
         assert!(s.rows[0].values["fsync_ms"] > 0.0);
         assert!(s.rows[0].values["fsync_mean_ms"] > 0.0 && s.rows[0].values["commit_mean_ms"] > 0.0);
+        assert!(s.rows[0].values.contains_key("sync_byte_ns"));
     }
 
     #[test]
@@ -286,6 +299,7 @@ mod tests {
             fsync_mean_s: m,
             commit_mean_s: 2.0 * m,
             fsync_spread: 0.1,
+            sync_byte_s: 1e-9,
         };
         assert!(pool(&[]).is_none());
         // One idle reading among loaded ones does not set the figure.

@@ -116,6 +116,9 @@ pub struct StoreProbe {
     /// One RAFT commit's fsync chain with the whole cluster on the host (leader, then two followers at
     /// once), when the probe measured it (seconds).
     pub commit_s: Option<f64>,
+    /// Seconds per byte the device spends on a synced write beyond a small one (the probe's 256 KiB and
+    /// 4 KiB fsyncs), when the probe measured it.
+    pub sync_byte_s: Option<f64>,
     pub source: String,
 }
 
@@ -231,6 +234,7 @@ fn probe_of(f: &CalibrationFile) -> Option<StoreProbe> {
         write_s: r.measured("write_us")? / 1e6,
         fsync_s: r.measured("fsync_ms")? / 1e3,
         commit_s: r.measured("commit_ms").map(|v| v / 1e3),
+        sync_byte_s: r.measured("sync_byte_ns").map(|v| v / 1e9),
         source: format!("{} ({})", f.id, r.label),
     })
 }
@@ -440,8 +444,11 @@ pub struct StreamInput {
     pub fsync_s: f64,
     /// The fsync chain of one commit (leader then a follower) when measured on the host; None = 2 × fsync.
     pub commit_s: Option<f64>,
-    /// Seconds per byte an fsync spends writing the message out (1 ÷ the volume's write bandwidth).
+    /// Seconds per byte an fsync spends writing the message out (1 ÷ the volume's write bandwidth, or the
+    /// store probe's per-byte figure on the calibrated host).
     pub fsync_byte_s: f64,
+    /// Copies of each message the synced device writes under `always` (`sync_copies`).
+    pub sync_copies: f64,
     /// One small store write: reference-core seconds.
     pub write_s: f64,
     /// Unloaded round trip of one synchronous publish at delayed sync: seconds.
@@ -545,12 +552,13 @@ pub fn stream_rate(t_l: f64, inp: &StreamInput) -> StreamRate {
         };
     }
     let f = inp.fsync_s;
-    // Each message's bytes go through an fsync once per replica on its way to the ack.
-    let t_l = t_l + (inp.bytes + AE_MSG_OVERHEAD) * inp.fsync_byte_s;
+    // Every copy of the message the device writes (`sync_copies`) is device time the commit waits behind.
+    let device = inp.sync_copies.max(1.0) * (inp.bytes + AE_MSG_OVERHEAD) * inp.fsync_byte_s;
+    let t_l = t_l + device;
     if inp.replicas <= 1 {
         // R1: an fsync per stored message, in the publisher's read loop.
         let leader = 1.0 / (t_l + f);
-        let window = n / (tau + f + (inp.bytes + AE_MSG_OVERHEAD) * inp.fsync_byte_s);
+        let window = n / (tau + f + device);
         let (x, b) = if window < leader {
             (window, client)
         } else {
@@ -598,6 +606,18 @@ pub fn stream_rate(t_l: f64, inp: &StreamInput) -> StreamRate {
     }
 }
 
+/// Copies of each message a synced device writes under `always`: at R>1 the RAFT WAL's (fsynced per append
+/// entry) and the stream store's in-place write (written back meanwhile on the same device), at R1 the
+/// store's; times the replicas sharing the device (`co_located`: a host running the whole cluster on one
+/// disk). Under `always` each commit waits for a device that must keep up with all of them. The quiet
+/// loopback lab (calibration/lab-loopback-js-quiet.yaml) measured 5.9 ns per payload byte more under
+/// `always` than under delayed sync at R3 (64 B → 4 KiB), 6.8 × the store probe's 0.86 ns per synced
+/// byte: the 6 copies (3 WALs, 3 stores) this counts.
+pub fn sync_copies(replicas: u8, co_located: bool) -> f64 {
+    let per_replica = if replicas > 1 { 2.0 } else { 1.0 };
+    per_replica * if co_located { replicas.max(1) as f64 } else { 1.0 }
+}
+
 /// Band half-width (log units) for a prediction from `class` at `distance`.
 pub fn width(class: &LeaderClass, distance: f64) -> f64 {
     class.fit_width() + FORM_WIDTH + WIDTH_PER_DISTANCE * distance
@@ -630,6 +650,7 @@ mod tests {
             fsync_s: 0.4e-3,
             commit_s: None,
             fsync_byte_s: 0.0,
+            sync_copies: 2.0,
             write_s: 3e-6,
             round_trip_s: 0.2e-3,
         }

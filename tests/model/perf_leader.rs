@@ -30,6 +30,35 @@ fn shape(kind: Kind, server: &str, r: u8, size: u64, workers: u32, window: u32, 
     }
 }
 
+/// `shape` on a calibration's own host when the catalog has no such server model (predict's
+/// `--server-model ID` with `--calibration FILE`).
+#[allow(clippy::too_many_arguments)]
+fn shape_on(
+    cal: &Calibration,
+    kind: Kind,
+    server: &str,
+    r: u8,
+    size: u64,
+    workers: u32,
+    window: u32,
+    sync: Sync,
+) -> Shape {
+    if Catalog::builtin().server(server).is_some() {
+        return shape(kind, server, r, size, workers, window, sync);
+    }
+    let host = cal
+        .terms
+        .leaders
+        .iter()
+        .find(|c| c.host.server_model.eq_ignore_ascii_case(server))
+        .unwrap_or_else(|| panic!("no calibrated host {server}"))
+        .server_model();
+    Shape {
+        server: host,
+        ..shape(kind, "loopback-2c-shared", r, size, workers, window, sync)
+    }
+}
+
 fn predict(cal: &Calibration, sh: &Shape) -> Prediction {
     predict_shape(&cal.terms, &Catalog::builtin(), sh)
 }
@@ -47,7 +76,12 @@ fn lab_median(f: &CalibrationFile, prefix: &str, sync: &str) -> f64 {
         .collect();
     assert!(!v.is_empty(), "no {prefix} {sync} rows");
     v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        0.5 * (v[n / 2 - 1] + v[n / 2])
+    }
 }
 
 #[test]
@@ -143,7 +177,7 @@ fn lab_delayed_rows_land_in_the_band_for_the_lab_host() {
 
 /// always ÷ delayed, predicted from a lab file's delayed rows and store probe alone, against the file's own
 /// measured medians: (label, predicted, measured).
-fn always_ratios(path: &str) -> Vec<(&'static str, f64, f64)> {
+fn always_ratios(path: &str, model: &str) -> Vec<(&'static str, f64, f64)> {
     // Only the delayed rows and the store probe price the leader: the always rows are fit: false.
     let f = CalibrationSet::from_path(Path::new(path)).unwrap();
     assert!(f.rows().filter(|r| r.sync.as_deref() == Some("always")).all(|r| !r.fit));
@@ -158,11 +192,11 @@ fn always_ratios(path: &str) -> Vec<(&'static str, f64, f64)> {
         let measured = lab_median(&f, label, "always") / lab_median(&f, label, "delayed");
         let d = predict(
             &cal,
-            &shape(Kind::Js, "loopback-2c-shared", 3, size, pubs, window, Sync::Delayed),
+            &shape_on(&cal, Kind::Js, model, 3, size, pubs, window, Sync::Delayed),
         );
         let a = predict(
             &cal,
-            &shape(Kind::Js, "loopback-2c-shared", 3, size, pubs, window, Sync::Always),
+            &shape_on(&cal, Kind::Js, model, 3, size, pubs, window, Sync::Always),
         );
         let predicted = a.ops_per_s / d.ops_per_s;
         eprintln!("{path} {label}: always/delayed predicted {predicted:.3}, measured {measured:.3}");
@@ -171,7 +205,7 @@ fn always_ratios(path: &str) -> Vec<(&'static str, f64, f64)> {
         out.push((label, predicted, measured));
     }
     // One synchronous publisher waits for the fsync chain: the label says so.
-    let a = predict(&cal, &shape(Kind::Js, "loopback-2c-shared", 3, 128, 1, 1, Sync::Always));
+    let a = predict(&cal, &shape_on(&cal, Kind::Js, model, 3, 128, 1, 1, Sync::Always));
     assert!(a.bottleneck.contains("fsync"), "{}", a.bottleneck);
     out
 }
@@ -184,13 +218,27 @@ fn always_ratios(path: &str) -> Vec<(&'static str, f64, f64)> {
 /// is what it reaches plus a little, not the 25 % target, which sits at this machine's noise floor.
 const PROBED_BOUND: f64 = 0.3;
 
+/// lab-loopback-js-quiet.yaml (14:55, nothing else running) is the figure issue 14's 25 % is judged on: its
+/// probe also measured the device's per-byte sync cost (sync_byte_ns), which the loaded files lack. Without
+/// that term (perf::leader::sync_copies) the quiet 4 KiB ratio came out 0.73-0.82 against 0.45 measured.
+const QUIET_BOUND: f64 = 0.25;
+
 #[test]
 fn always_over_delayed_comes_from_the_delayed_calibration_alone() {
-    for (path, bound) in [
-        ("calibration/lab-loopback-js.yaml", 0.5),
-        ("calibration/lab-loopback-js-probed.yaml", PROBED_BOUND),
+    for (path, model, bound) in [
+        ("calibration/lab-loopback-js.yaml", "loopback-2c-shared", 0.5),
+        (
+            "calibration/lab-loopback-js-probed.yaml",
+            "loopback-2c-shared",
+            PROBED_BOUND,
+        ),
+        (
+            "calibration/lab-loopback-js-quiet.yaml",
+            "lab-loopback-js-quiet",
+            QUIET_BOUND,
+        ),
     ] {
-        for (label, predicted, measured) in always_ratios(path) {
+        for (label, predicted, measured) in always_ratios(path, model) {
             assert!(
                 (predicted / measured - 1.0).abs() <= bound,
                 "{path} {label}: always/delayed predicted {predicted:.2}, measured {measured:.2}"

@@ -232,7 +232,11 @@ fn js(c: &mut Ctx) -> Law {
         },
         fsync_s,
         commit_s: probe.and_then(|p| p.commit_s),
-        fsync_byte_s: 1.0 / (sh.volume.group_write_bytes_per_s() / sh.volume.luns_on_group.max(1) as f64).max(1.0),
+        // Per synced byte: the probe's figure on the calibrated host, else the volume's write bandwidth.
+        fsync_byte_s: probe
+            .and_then(|p| p.sync_byte_s)
+            .unwrap_or(1.0 / (sh.volume.group_write_bytes_per_s() / sh.volume.luns_on_group.max(1) as f64).max(1.0)),
+        sync_copies: leader::sync_copies(r, own_host && class.host.co_located > 1),
         write_s: leader::write_s(class),
         round_trip_s: round_trip,
     };
