@@ -640,8 +640,9 @@ fn summarise(rel: &Reliability, parts: &[Tally], per: u64, seed: u64, cap: usize
         });
     }
     let detail = format!(
-        "Monte Carlo: {} trials × {per} year(s) over {n} components, seed {seed}{}",
+        "Monte Carlo: {} trials × {per} year{} over {n} components, seed {seed}{}",
         tally.trials,
+        if per == 1 { "" } else { "s" },
         if cap == usize::MAX {
             String::new()
         } else {

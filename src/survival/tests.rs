@@ -622,6 +622,27 @@ fn monte_carlo_is_the_same_on_any_number_of_threads() {
     );
 }
 
+/// The meta group holds no messages: its acknowledged-loss estimate and interval are 0 (seed004's simulate
+/// printed 0 with an interval of 2.19-2.22: the unscaled event rate).
+#[test]
+fn the_meta_group_loses_no_acked_messages_and_its_interval_says_so() {
+    let cat = crate::catalog::Catalog::builtin();
+    let site = crate::site::load(
+        std::path::Path::new("examples/seed004-three-guests-one-host.yaml"),
+        &cat,
+    )
+    .unwrap();
+    let plan = crate::plan::build(&site, &cat);
+    let l = &plan.layouts[0].layout;
+    let m = Model::new(&site, l);
+    let rel = Reliability::new(&m, &cat);
+    let y = monte_carlo(&rel, 2000, 1, 42, None);
+    let lossy = y.assets.iter().find(|a| a.acked_msgs_lost_per_year > 0.0);
+    assert!(lossy.is_some(), "the site must lose acked messages");
+    assert_eq!(y.meta.acked_msgs_lost_per_year, 0.0);
+    assert_eq!(y.meta.ci95.as_ref().unwrap().acked_msgs_lost_per_year, (0.0, 0.0));
+}
+
 /// Bonferroni-corrected z: two-sided α = 1e-7 over up to 1,000 comparisons.
 const Z: f64 = 7.0;
 

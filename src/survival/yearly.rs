@@ -373,7 +373,13 @@ impl<'m, 'a> Reliability<'m, 'a> {
             "meta",
             0,
             (0.0, 0.0, self.election_stall_s[0]),
-            ci.map(|c| c[0].clone()),
+            // The meta group holds no messages: its acked loss is 0, so is its interval (c[0] holds the
+            // unscaled event rate, which the assets multiply by their messages).
+            ci.map(|c| {
+                let mut x = c[0].clone();
+                x.acked_msgs_lost_per_year = (0.0, 0.0);
+                x
+            }),
         );
         let assets: Vec<YearlyAsset> = layout
             .assets
