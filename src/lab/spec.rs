@@ -16,6 +16,7 @@ pub fn for_layout(plan: &Plan, layout: &PlannedLayout, sync: SyncMode, dir: Path
                 name: s.name.clone(),
                 tags: s.tags.iter().map(|t| t.to_lowercase()).collect(),
                 max_file_store_bytes: Some(s.store_bytes),
+                volume: s.volume.clone(),
             })
             .collect(),
         cluster_name: plan.input.nats.cluster_name.clone(),

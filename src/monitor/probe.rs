@@ -30,6 +30,9 @@ pub struct ServerFacts {
     pub unique_tag: Option<String>,
     /// Filesystem type under the store dir, when the server runs on this host.
     pub store_fs: Option<String>,
+    /// Size of the filesystem under the store dir (bytes), when the server runs on this host: what verify's
+    /// drift check compares with the planned volume.
+    pub store_fs_bytes: Option<u64>,
 }
 
 /// A hazard known for the running NATS version.
@@ -80,6 +83,10 @@ pub fn server_facts(monitor_url: &str, varz: &Value) -> ServerFacts {
         .as_deref()
         .filter(|_| host_is_loopback)
         .and_then(|d| fs_type_of(Path::new(d)));
+    let store_fs_bytes = store_dir
+        .as_deref()
+        .filter(|_| store_fs.is_some())
+        .and_then(|d| fs_size_of(Path::new(d)));
     ServerFacts {
         name: varz
             .get("server_name")
@@ -113,7 +120,22 @@ pub fn server_facts(monitor_url: &str, varz: &Value) -> ServerFacts {
             .filter(|s| !s.is_empty())
             .map(str::to_string),
         store_fs,
+        store_fs_bytes,
     }
+}
+
+/// Total bytes of the filesystem holding `dir` (statvfs: blocks × fragment size). None when it cannot
+/// be read.
+pub fn fs_size_of(dir: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    // SAFETY: zeroed is a valid statvfs; the pointer is to our local.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid C string and a pointer to a statvfs we own.
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return None;
+    }
+    Some((st.f_blocks as u64).saturating_mul(st.f_frsize as u64))
 }
 
 /// The filesystem type of the mount holding `dir` (longest mount point that prefixes it), from
