@@ -511,10 +511,9 @@ fn store_line(s: &crate::plan::PlannedServer, store_dir: &str) -> String {
             format!("- Its store is {volume}: build that group on the server's own disks, {mount}.\n")
         }
         Some(VolumeKind::VmDisk) => format!(
-            "- Give this VM its disk: {volume}; {mount}. The disk lives on the host's pool, so the plan counts \
+            "- Give this VM the {volume}; {mount}. The disk lives on the host's pool, so the plan counts \
              losing that host as losing this store.\n"
         ),
-        Some(VolumeKind::PoolVolume) => format!("- Give this host the {volume}; {mount}.\n"),
         _ => format!("- Give this host the {volume}; {mount}.\n"),
     }
 }

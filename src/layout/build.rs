@@ -62,8 +62,45 @@ pub(super) fn build(
         if !internal && keep_spares > 0 {
             c.spares.insert(a, keep_spares);
         }
-        if uses_own_group(p) || (internal && p == Pattern::P3) {
-            c.own_groups(site, catalog, p, a, on, keep_spares, disks_hint, target);
+        let data = arr.disks.saturating_sub(keep_spares);
+        if super::volumes::mixed_raid0_fill(site, a, pattern) && on.len() as u32 * 2 > data && on.len() as u32 <= data {
+            // The choice per server: not disks enough for a pair each, so the first servers (by name) get
+            // RAID 1 pairs and the rest a RAID 0 disk each, rather than leaving them without a volume.
+            let n = on.len() as u32;
+            let pairs = data - n;
+            let (mirrored, single) = on.split_at(pairs as usize);
+            c.own_groups(site, catalog, p, a, mirrored, keep_spares, (1, 2 * pairs), None, target);
+            c.own_groups(
+                site,
+                catalog,
+                Pattern::P2,
+                a,
+                single,
+                keep_spares,
+                (2 * pairs + 1, n - pairs),
+                None,
+                target,
+            );
+            let names = |v: &[ServerIdx]| {
+                v.iter()
+                    .map(|&s| site.servers[s].name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            c.problems.push(info(format!(
+                "{} has {data} data disks for {n} servers: {} get{} a RAID 1 pair, {} a RAID 0 disk (one disk failure \
+                 destroys that store; its replicas are rebuilt from the others)",
+                arr.name,
+                if mirrored.is_empty() {
+                    "none".to_string()
+                } else {
+                    names(mirrored)
+                },
+                if mirrored.len() == 1 { "s" } else { "" },
+                names(single)
+            )));
+        } else if uses_own_group(p) || (internal && p == Pattern::P3) {
+            c.own_groups(site, catalog, p, a, on, keep_spares, (1, data), disks_hint, target);
         } else {
             c.shared_group(site, catalog, p, a, on, keep_spares);
         }
@@ -100,6 +137,7 @@ fn assign_arrays(
         }
         Some(match p {
             Pattern::P2 => 1,
+            _ if super::volumes::mixed_raid0_fill(site, a, pattern) => 1,
             _ if site.arrays[a].raid == Some(RaidChoice::Raid10) => 4,
             _ => 2,
         })
@@ -178,8 +216,8 @@ fn assign_arrays(
 }
 
 impl Carved {
-    /// One group per server on array `a`. Disks per server: the fewest that hold the target, within a
-    /// fair share of the array's data disks.
+    /// One group per server on array `a`, over the data disks in `span`. Disks per server: the fewest that
+    /// hold the target, within a fair share of those disks.
     #[allow(clippy::too_many_arguments)]
     fn own_groups(
         &mut self,
@@ -189,12 +227,13 @@ impl Carved {
         a: ArrayIdx,
         on: &[ServerIdx],
         keep_spares: u32,
+        span: (u32, u32),
         disks_hint: Option<u32>,
         target: f64,
     ) {
         let arr = &site.arrays[a];
-        let data = arr.disks.saturating_sub(keep_spares);
-        let mut next_disk = 1u32;
+        // The disks these groups take: `span.1` data disks from disk number `span.0`.
+        let (mut next_disk, data) = span;
         let share = data / on.len().max(1) as u32;
         for &s in on {
             let (min, even) = match pattern {
@@ -673,6 +712,48 @@ mod tests {
     use super::legacy_layout_id;
     use crate::catalog::Catalog;
     use crate::site::Pattern;
+
+    #[test]
+    fn a_mixed_layout_gives_a_server_raid0_when_its_array_has_no_pair_left_for_it() {
+        // Rack A: 3 data disks for a1 and a2. Per array (pairs only) A served one server, so no mixed R5
+        // layout had five servers; per server a1 gets a pair and a2 a RAID 0 disk.
+        let cat = Catalog::builtin();
+        let yaml = "site: choice\nnats: { replicas: [5] }\nracks:\n  - name: A\n    servers: [a1, a2]\n    arrays:\n      - { name: A1, model: EF300, disk_model: nvme-3.84t, disks: 4, hot_spares: 1 }\n  - name: B\n    servers: [b1, b2]\n    arrays:\n      - { name: B1, model: EF600, disk_model: nvme-3.84t, disks: 12, raid: ddp }\n  - name: C\n    servers:\n      - name: c1\n        disks: { disk_model: nvme-3.84t, count: 2, raid: raid1 }\nworkload:\n  streams:\n    - { name: s, msgs_per_s: 100, msg_size: 1KiB, retention: 1h }\npolicy:\n  patterns: [\"1\", \"2\"]\n";
+        let site = crate::site::parse_str(yaml, "site.yaml", &cat).unwrap();
+        let layouts = super::super::enumerate(&site, &cat);
+        let l = layouts
+            .iter()
+            .find(|l| l.pattern == Pattern::Mixed && l.servers.len() == 5)
+            .unwrap_or_else(|| {
+                panic!(
+                    "no mixed layout over all five: {:?}",
+                    layouts.iter().map(|l| &l.id).collect::<Vec<_>>()
+                )
+            });
+        let raid_of = |n: &str| {
+            let s = site.servers.iter().position(|x| x.name == n).unwrap();
+            l.groups[l.lun_of(s).unwrap().group].raid
+        };
+        assert_eq!(raid_of("a1"), crate::layout::Raid::Raid1);
+        assert_eq!(raid_of("a2"), crate::layout::Raid::Raid0);
+        let a1 = l
+            .groups
+            .iter()
+            .filter(|g| site.arrays[g.array].name == "A1")
+            .collect::<Vec<_>>();
+        assert_eq!(
+            a1.iter().map(|g| g.disks.clone()).collect::<Vec<_>>(),
+            [vec![1, 2], vec![3]]
+        );
+        assert!(l.id.starts_with("mx-raid0+raid1+ddp-r5-"), "{}", l.id);
+        assert!(
+            l.problems
+                .iter()
+                .any(|p| p.text.contains("a1 gets a RAID 1 pair, a2 a RAID 0 disk")),
+            "{:?}",
+            l.problems
+        );
+    }
 
     #[test]
     fn three_servers_on_two_raid6_groups_get_equal_luns() {

@@ -214,6 +214,10 @@ fn optimised_servers(site: &Site, per_rack: &[u32]) -> Vec<ServerIdx> {
 fn array_slots(site: &Site, a: ArrayIdx, pattern: Pattern) -> usize {
     let arr = &site.arrays[a];
     let data = arr.disks.saturating_sub(arr.hot_spares);
+    if super::volumes::mixed_raid0_fill(site, a, pattern) {
+        // Pairs while the disks last, then a RAID 0 disk each (`build`): one disk per server at least.
+        return data as usize;
+    }
     match super::volumes::effective(site, a, pattern) {
         Pattern::P1 | Pattern::P4 if arr.raid == Some(RaidChoice::Raid10) => (data / 4) as usize,
         Pattern::P1 | Pattern::P4 => (data / 2) as usize,

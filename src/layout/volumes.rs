@@ -124,6 +124,19 @@ pub(super) fn array_pattern(site: &Site, a: ArrayIdx) -> Option<Pattern> {
     }
 }
 
+/// Whether, in a mixed layout, an unfixed shared array (no `raid:`) whose servers get mirrored groups may
+/// give a server a RAID 0 disk when there are not disks enough for a pair each (the choice per server:
+/// pattern 2 must be allowed). An array with a fixed level serves every server at that level.
+pub(super) fn mixed_raid0_fill(site: &Site, a: ArrayIdx, pattern: Pattern) -> bool {
+    let arr = &site.arrays[a];
+    pattern == Pattern::Mixed
+        && arr.raid.is_none()
+        && arr.owner.is_none()
+        && arr.host.is_none()
+        && matches!(array_pattern(site, a), Some(Pattern::P1 | Pattern::P4))
+        && allowed_patterns(site).contains(&Pattern::P2)
+}
+
 /// Whether the site's storage is heterogeneous: its arrays and internal disks do not all serve the same
 /// pattern, so no one-pattern layout can use all of them and a mixed layout is worth building. A host's
 /// pool serves only in mixed layouts, so a site with one always is.
@@ -253,11 +266,19 @@ pub fn describe_volume(site: &Site, layout: &super::Layout, s: ServerIdx) -> Opt
         ));
     }
     if arr.owner == Some(s) {
-        let (kind, what) = match srv.host.as_deref() {
-            Some(h) => (VolumeKind::VmDisk, format!("its VM disks on host {h}'s storage pool")),
-            None => (VolumeKind::Internal, "its internal disks".to_string()),
-        };
-        return Some((kind, format!("{what}: {size}, {} ({level}, {drives})", g.name)));
+        return Some(match srv.host.as_deref() {
+            Some(h) => (
+                VolumeKind::VmDisk,
+                format!(
+                    "VM disk of {size} on host {h}'s storage pool ({}, {level}, {drives})",
+                    g.name
+                ),
+            ),
+            None => (
+                VolumeKind::Internal,
+                format!("its internal disks: {size}, {} ({level}, {drives})", g.name),
+            ),
+        });
     }
     let far = if arr.rack != srv.rack {
         format!(" over the SAN from rack {}", site.racks[arr.rack].name)

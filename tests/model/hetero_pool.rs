@@ -98,8 +98,7 @@ fn the_emitted_readme_of_a_guest_names_its_vm_disk_and_host() {
     };
     let r = readme("nats-c1/README.md");
     assert!(
-        r.contains("Give this VM its disk: VM disk of")
-            && r.contains("on host hv-c's pool hv-c-pool (RAID 6, 6 drives"),
+        r.contains("Give this VM the VM disk of") && r.contains("on host hv-c's pool hv-c-pool (RAID 6, 6 drives"),
         "{r}"
     );
     assert!(r.contains("losing that host as losing this store"), "{r}");
