@@ -30,8 +30,9 @@ pub struct ServerFacts {
     pub unique_tag: Option<String>,
     /// Filesystem type under the store dir, when the server runs on this host.
     pub store_fs: Option<String>,
-    /// Size of the filesystem under the store dir (bytes), when the server runs on this host: what verify's
-    /// drift check compares with the planned volume.
+    /// Size of the filesystem under the store dir (bytes), when the server runs on this host and the store
+    /// dir is that filesystem's mount point (a volume of its own, as `emit` asks for): what verify's drift
+    /// check compares with the planned volume. None for a store on a shared filesystem (a lab's folder).
     pub store_fs_bytes: Option<u64>,
 }
 
@@ -85,7 +86,7 @@ pub fn server_facts(monitor_url: &str, varz: &Value) -> ServerFacts {
         .and_then(|d| fs_type_of(Path::new(d)));
     let store_fs_bytes = store_dir
         .as_deref()
-        .filter(|_| store_fs.is_some())
+        .filter(|d| store_fs.is_some() && is_mount_point(Path::new(d)))
         .and_then(|d| fs_size_of(Path::new(d)));
     ServerFacts {
         name: varz
@@ -122,6 +123,17 @@ pub fn server_facts(monitor_url: &str, varz: &Value) -> ServerFacts {
         store_fs,
         store_fs_bytes,
     }
+}
+
+/// Whether `dir` is a mount point (`/proc/mounts`): a filesystem of its own rather than a folder on one.
+fn is_mount_point(dir: &Path) -> bool {
+    let (Ok(dir), Ok(mounts)) = (std::fs::canonicalize(dir), std::fs::read_to_string("/proc/mounts")) else {
+        return false;
+    };
+    let dir = dir.to_string_lossy();
+    mounts
+        .lines()
+        .any(|l| l.split_whitespace().nth(1) == Some(dir.as_ref()))
 }
 
 /// Total bytes of the filesystem holding `dir` (statvfs: blocks × fragment size). None when it cannot

@@ -186,14 +186,20 @@ pub fn check(
     }
 }
 
-/// Each server's store against its planned volume, where the filesystem under its store dir can be seen
-/// (a server on this host): a filesystem smaller than the planned `max_file_store` cannot hold what the
-/// plan puts there (drift: `volume`); one that differs from the planned volume by more than a tenth is
-/// noted (a lab's stores are folders on the host's disk, a site's may share a filesystem), not drift.
+/// Each server's store against its planned volume, where the volume under its store dir can be seen (a
+/// server on this host whose store dir is a mount point, as `emit` asks): a filesystem smaller than the
+/// planned `max_file_store` cannot hold what the plan puts there (drift: `volume`); one that differs from
+/// the planned volume by more than a tenth is noted, not drift. A store on a filesystem shared with the
+/// rest of the host (a lab's folders) is not compared, and the notes say so.
 fn volumes(layout: &PlannedLayout, live: &LiveServers, items: &mut Vec<DriftItem>, notes: &mut Vec<String>) {
     let mut other = Vec::new();
+    let mut shared = Vec::new();
     for s in &layout.servers {
-        let Some(fs) = live.get(s.name.as_str()).and_then(|l| l.store_fs_bytes) else {
+        let Some(l) = live.get(s.name.as_str()) else { continue };
+        let Some(fs) = l.store_fs_bytes else {
+            if l.store_fs.is_some() {
+                shared.push(s.name.clone());
+            }
             continue;
         };
         let planned = s.volume.clone().unwrap_or_else(|| "no volume".into());
@@ -219,6 +225,13 @@ fn volumes(layout: &PlannedLayout, live: &LiveServers, items: &mut Vec<DriftItem
         notes.push(format!(
             "stores not on their planned volumes, large enough for max_file_store (not drift): {}",
             other.join("; ")
+        ));
+    }
+    if !shared.is_empty() {
+        notes.push(format!(
+            "stores in a folder of a filesystem shared with the host, not a volume of their own, so not compared \
+             with their planned volumes: {}",
+            shared.join(", ")
         ));
     }
 }
@@ -534,6 +547,7 @@ mod tests {
         servers[0].store_fs_bytes = Some(1 << 30);
         servers[1].store_fs_bytes = Some(l.servers[1].lun_bytes);
         servers[2].store_fs_bytes = Some(l.servers[2].lun_bytes * 4);
+        let mut shared = servers.clone();
         let facts = summarise(servers, vec![], Some(3), None);
         let d = check(&p, l, &em, &facts, Some(&live));
         let vol: Vec<&DriftItem> = d.items.iter().filter(|i| i.what == "volume").collect();
@@ -551,6 +565,20 @@ mod tests {
         assert!(
             note.contains(&l.servers[2].name) && !note.contains(&format!("{} (", l.servers[1].name)),
             "{note}"
+        );
+        // A store that is a folder on the host's filesystem (a lab's): not compared, and said so; no drift.
+        for f in &mut shared {
+            f.store_fs = Some("ext4".into());
+            f.store_fs_bytes = None;
+        }
+        let facts = summarise(shared, vec![], Some(3), None);
+        let d = check(&p, l, &em, &facts, Some(&live));
+        assert!(d.items.is_empty(), "{:#?}", d.items);
+        assert_eq!(d.status, DriftStatus::None);
+        assert!(
+            d.notes.iter().any(|n| n.contains("not a volume of their own")),
+            "{:?}",
+            d.notes
         );
     }
 
