@@ -443,6 +443,14 @@ fn top_readme(plan: &Plan, layout: &PlannedLayout, opts: &EmitOptions) -> String
             s.tags.join(" ")
         ));
     }
+    o.push_str("\nWhat each server's store sits on:\n\n");
+    for s in &layout.servers {
+        o.push_str(&format!(
+            "- {}: {}\n",
+            s.name,
+            s.volume.as_deref().unwrap_or("no volume")
+        ));
+    }
     o.push_str(&format!(
         "\nStart each server with `nats-server -c nats-server.conf` (check first with `nats-server -t -c \
          nats-server.conf`). Ports: clients {}, routes {}, monitoring {}.\n\n",
@@ -487,19 +495,35 @@ fn drives_line(s: &crate::plan::PlannedServer) -> String {
     )
 }
 
+/// Where a server's store goes, by what its volume is: a LUN or pool volume presented by an array (the
+/// array's rack named when it is another), its internal disks, or a VM disk on its host's pool.
+fn store_line(s: &crate::plan::PlannedServer, store_dir: &str) -> String {
+    use crate::layout::VolumeKind;
+    let mount = format!(
+        "put a filesystem on it and mount it at `{store_dir}` before starting nats-server (each server must have \
+         its own store; never share it)"
+    );
+    let Some(volume) = s.volume.as_deref() else {
+        return format!("- This server has no volume in the layout; {mount}.\n");
+    };
+    match s.volume_kind {
+        Some(VolumeKind::Internal) => {
+            format!("- Its store is {volume}: build that group on the server's own disks, {mount}.\n")
+        }
+        Some(VolumeKind::VmDisk) => format!(
+            "- Give this VM the {volume}; {mount}. The disk lives on the host's pool, so the plan counts \
+             losing that host as losing this store.\n"
+        ),
+        _ => format!("- Give this host the {volume}; {mount}.\n"),
+    }
+}
+
 fn server_readme(plan: &Plan, layout: &PlannedLayout, s: &crate::plan::PlannedServer, opts: &EmitOptions) -> String {
     let mut o = format!(
         "# {}\n\nHost `{}` in rack {} (site `{}`, layout `{}`).\n\n",
         s.name, s.name, s.rack, plan.site, layout.id
     );
-    o.push_str(&format!(
-        "- Give this host the LUN of {} on volume group {} of array {}; put a filesystem on it and mount it \
-         at `{}` before starting nats-server (each server must have its own store; never share it).\n",
-        fmt_bytes(s.lun_bytes as f64),
-        s.volume_group.as_deref().unwrap_or("-"),
-        s.array.as_deref().unwrap_or("(internal disks)"),
-        opts.store_dir
-    ));
+    o.push_str(&store_line(s, &opts.store_dir));
     if !s.drives.is_empty() {
         o.push_str(&drives_line(s));
     }

@@ -47,6 +47,8 @@ pub struct NodeSpec {
     pub tags: Vec<String>,
     /// `max_file_store`; `None` leaves nats-server's default.
     pub max_file_store_bytes: Option<u64>,
+    /// The planned volume this server stands for (`servers[].volume` of the layout), when the lab runs one.
+    pub volume: Option<String>,
 }
 
 impl NodeSpec {
@@ -55,6 +57,7 @@ impl NodeSpec {
             name: name.into(),
             tags: tags.iter().map(|t| t.to_string()).collect(),
             max_file_store_bytes: None,
+            volume: None,
         }
     }
 }
@@ -184,6 +187,10 @@ pub struct NodeInfo {
     pub log: PathBuf,
     /// 0 while stopped.
     pub pid: u32,
+    /// The planned volume this server stands for, when the lab runs a layout (absent otherwise, and in an
+    /// older lab.json): the lab's store is a folder, this says what it would be on the site.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub volume: Option<String>,
 }
 
 fn loopback() -> String {

@@ -88,6 +88,7 @@ impl Lab {
                 store_dir: base.join("store"),
                 log: base.join("nats-server.log"),
                 pid: 0,
+                volume: node.volume.clone(),
             });
         }
         for i in 0..n {

@@ -52,14 +52,55 @@ pub(super) fn build(
         let on = &by_array[&a];
         let arr = &site.arrays[a];
         let internal = arr.owner.is_some();
+        if arr.host.is_some() {
+            c.host_pool(site, catalog, a, on);
+            continue;
+        }
         // In a mixed layout each array follows its own pattern (what its hardware and `raid:` allow).
         let p = effective(site, a, pattern);
         let keep_spares = if p == Pattern::DdpRaid1 { 0 } else { arr.hot_spares };
         if !internal && keep_spares > 0 {
             c.spares.insert(a, keep_spares);
         }
-        if uses_own_group(p) || (internal && p == Pattern::P3) {
-            c.own_groups(site, catalog, p, a, on, keep_spares, disks_hint, target);
+        let data = arr.disks.saturating_sub(keep_spares);
+        if super::volumes::mixed_raid0_fill(site, a, pattern) && on.len() as u32 * 2 > data && on.len() as u32 <= data {
+            // The choice per server: not disks enough for a pair each, so the first servers (by name) get
+            // RAID 1 pairs and the rest a RAID 0 disk each, rather than leaving them without a volume.
+            let n = on.len() as u32;
+            let pairs = data - n;
+            let (mirrored, single) = on.split_at(pairs as usize);
+            c.own_groups(site, catalog, p, a, mirrored, keep_spares, (1, 2 * pairs), None, target);
+            c.own_groups(
+                site,
+                catalog,
+                Pattern::P2,
+                a,
+                single,
+                keep_spares,
+                (2 * pairs + 1, n - pairs),
+                None,
+                target,
+            );
+            let names = |v: &[ServerIdx]| {
+                v.iter()
+                    .map(|&s| site.servers[s].name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            c.problems.push(info(format!(
+                "{} has {data} data disks for {n} servers: {} get{} a RAID 1 pair, {} a RAID 0 disk (one disk failure \
+                 destroys that store; its replicas are rebuilt from the others)",
+                arr.name,
+                if mirrored.is_empty() {
+                    "none".to_string()
+                } else {
+                    names(mirrored)
+                },
+                if mirrored.len() == 1 { "s" } else { "" },
+                names(single)
+            )));
+        } else if uses_own_group(p) || (internal && p == Pattern::P3) {
+            c.own_groups(site, catalog, p, a, on, keep_spares, (1, data), disks_hint, target);
         } else {
             c.shared_group(site, catalog, p, a, on, keep_spares);
         }
@@ -67,9 +108,11 @@ pub(super) fn build(
     finish(site, pattern, r, servers, c, assets_bare)
 }
 
-/// Assign servers to arrays: internal disks first, else the rack's arrays (the optimiser's hint, the
-/// emptiest for own groups, round-robin by name for shared ones). Servers with no storage are dropped
-/// with a problem saying why.
+/// Assign servers to arrays: internal disks first, else the arrays they reach (the optimiser's hint, the
+/// emptiest that can take another group for own groups, round-robin by name for shared ones). Servers of
+/// racks with arrays choose before servers borrowing another rack's, so a borrower never takes the group
+/// a rack's own server needs (the enumerator counts capacity the same way). Servers with no storage are
+/// dropped with a problem saying why.
 fn assign_arrays(
     site: &Site,
     pattern: Pattern,
@@ -86,7 +129,25 @@ fn assign_arrays(
         .filter(|(_, a)| a.owner.is_none())
         .map(|(i, a)| (i, a.disks.saturating_sub(a.hot_spares)))
         .collect();
-    for &s in servers {
+    // Disks one more group takes on an own-group array (None: the array's groups are shared).
+    let group_disks = |a: ArrayIdx| -> Option<u32> {
+        let p = effective(site, a, pattern);
+        if !uses_own_group(p) {
+            return None;
+        }
+        Some(match p {
+            Pattern::P2 => 1,
+            _ if super::volumes::mixed_raid0_fill(site, a, pattern) => 1,
+            _ if site.arrays[a].raid == Some(RaidChoice::Raid10) => 4,
+            _ => 2,
+        })
+    };
+    let has_arrays = |s: ServerIdx| super::volumes::has_shared_arrays(site, site.servers[s].rack);
+    let ordered = servers
+        .iter()
+        .filter(|&&s| has_arrays(s))
+        .chain(servers.iter().filter(|&&s| !has_arrays(s)));
+    for &s in ordered {
         match storage_of(site, s, pattern) {
             Some(Storage::Internal(a)) if pattern != Pattern::Raid6 && pattern != Pattern::DdpRaid1 => {
                 by_array.entry(a).or_default().push(s)
@@ -102,52 +163,61 @@ fn assign_arrays(
                     continue;
                 }
                 // Own groups: the array with the most data disks still free that can take another
-                // group (ties by name). Shared groups: round-robin over the rack's arrays.
+                // group (ties by name). Shared groups: round-robin over the arrays reached.
                 let from_hint = arrays.iter().copied().find(|a| hinted.get(a).is_some_and(|&c| c > 0));
                 if let Some(a) = from_hint {
                     *hinted.get_mut(&a).expect("hinted array") -= 1;
                 }
-                let a = if from_hint.is_some() {
-                    from_hint
-                } else if uses_own_group(pattern) {
-                    let min = match pattern {
-                        Pattern::P2 => 1,
-                        _ => 2,
-                    };
+                let free = |a: &ArrayIdx| free_disks.get(a).copied().unwrap_or(0);
+                let a = from_hint.or_else(|| {
                     arrays
                         .iter()
                         .enumerate()
-                        .filter(|(_, a)| free_disks.get(a).copied().unwrap_or(0) >= min)
-                        .max_by_key(|(pos, a)| (free_disks.get(a).copied().unwrap_or(0), std::cmp::Reverse(*pos)))
+                        .filter(|(_, a)| group_disks(**a).is_some_and(|min| free(a) >= min))
+                        .max_by_key(|(pos, a)| (free(a), std::cmp::Reverse(*pos)))
                         .map(|(_, a)| *a)
-                        .inspect(|a| {
-                            if let Some(f) = free_disks.get_mut(a) {
-                                *f -= min;
-                            }
-                        })
-                } else {
-                    None
-                };
+                });
+                if let Some(a) = a.filter(|_| from_hint.is_none()) {
+                    if let (Some(f), Some(min)) = (free_disks.get_mut(&a), group_disks(a)) {
+                        *f -= min;
+                    }
+                }
                 let a = a.unwrap_or_else(|| {
+                    // Shared groups first (any number of LUNs), else any array (its groups then say what
+                    // they lack).
+                    let shared: Vec<ArrayIdx> = arrays.iter().copied().filter(|&a| group_disks(a).is_none()).collect();
+                    let pool = if shared.is_empty() { &arrays } else { &shared };
                     let k = rack_next.entry(rack).or_insert(0);
-                    let a = arrays[*k % arrays.len()];
+                    let a = pool[*k % pool.len()];
                     *k += 1;
                     a
                 });
                 by_array.entry(a).or_default().push(s);
             }
-            None => problems.push(dropped(format!(
-                "server {} has no storage: rack {} has no array and the server lists no disks",
-                site.servers[s].name, site.racks[site.servers[s].rack].name
-            ))),
+            None => problems.push(dropped(match super::volumes::host_pool(site, s) {
+                Some(a) => format!(
+                    "server {}'s only storage is host {}'s pool {}, which serves VM disks in mixed layouts only",
+                    site.servers[s].name,
+                    site.servers[s].host.as_deref().unwrap_or_default(),
+                    site.arrays[a].name
+                ),
+                None => format!(
+                    "server {} has no storage: rack {} has no array and the server lists no disks",
+                    site.servers[s].name, site.racks[site.servers[s].rack].name
+                ),
+            })),
         }
+    }
+    // Each array's servers in name order (their groups are numbered so), whichever chose first.
+    for on in by_array.values_mut() {
+        on.sort_by_key(|&s| site.servers[s].name.to_ascii_lowercase());
     }
     by_array
 }
 
 impl Carved {
-    /// One group per server on array `a`. Disks per server: the fewest that hold the target, within a
-    /// fair share of the array's data disks.
+    /// One group per server on array `a`, over the data disks in `span`. Disks per server: the fewest that
+    /// hold the target, within a fair share of those disks.
     #[allow(clippy::too_many_arguments)]
     fn own_groups(
         &mut self,
@@ -157,12 +227,13 @@ impl Carved {
         a: ArrayIdx,
         on: &[ServerIdx],
         keep_spares: u32,
+        span: (u32, u32),
         disks_hint: Option<u32>,
         target: f64,
     ) {
         let arr = &site.arrays[a];
-        let data = arr.disks.saturating_sub(keep_spares);
-        let mut next_disk = 1u32;
+        // The disks these groups take: `span.1` data disks from disk number `span.0`.
+        let (mut next_disk, data) = span;
         let share = data / on.len().max(1) as u32;
         for &s in on {
             let (min, even) = match pattern {
@@ -283,18 +354,76 @@ impl Carved {
             first += d;
             on_group.push(self.groups.len() - 1);
         }
-        // Servers round-robin over the groups (in name order), each group's capacity shared evenly.
+        // Servers round-robin over the groups (in name order). One group's capacity is shared evenly; over
+        // several, every LUN is the smallest share, so no server's store is smaller than the others'.
         let mut count = vec![0u64; on_group.len()];
         for i in 0..on.len() {
             count[i % on_group.len()] += 1;
         }
+        let share = |k: usize| self.groups[on_group[k]].usable_bytes / count[k].max(1);
+        let even = (0..on_group.len())
+            .filter(|&k| count[k] > 0)
+            .map(share)
+            .min()
+            .unwrap_or(0);
+        if (0..on_group.len()).any(|k| count[k] > 0 && share(k) > even) {
+            let on_each: Vec<String> = (0..on_group.len())
+                .map(|k| format!("{} on {}", count[k], self.groups[on_group[k]].name))
+                .collect();
+            self.problems.push(info(format!(
+                "{} servers share {} groups unevenly ({}): every LUN is the smallest share, {}; the rest is left \
+                 for other services",
+                on.len(),
+                on_group.len(),
+                on_each.join(", "),
+                crate::units::fmt_bytes(even as f64)
+            )));
+        }
         for (i, &s) in on.iter().enumerate() {
             let k = i % on_group.len();
-            let g = on_group[k];
+            self.luns.push(Lun {
+                group: on_group[k],
+                server: s,
+                size_bytes: if on_group.len() > 1 { even } else { share(k) },
+            });
+        }
+    }
+
+    /// A hypervisor host's storage pool (`arrays[].host`): one group at the pool's level over all its data
+    /// disks, as the hypervisor built it, with a VM disk (a LUN) of an even share for each guest on it.
+    /// It never sets the layout's level: the pool is the guests', whatever the pattern.
+    fn host_pool(&mut self, site: &Site, catalog: &Catalog, a: ArrayIdx, on: &[ServerIdx]) {
+        let arr = &site.arrays[a];
+        let data = arr.disks.saturating_sub(arr.hot_spares);
+        let raid = match arr.raid {
+            Some(RaidChoice::Raid0) => Raid::Raid0,
+            Some(RaidChoice::Raid6) => Raid::Raid6,
+            _ if data >= 4 => Raid::Raid10,
+            _ => Raid::Raid1,
+        };
+        if data < raid.disk_rule().0 {
+            self.problems.push(dropped(format!(
+                "host pool {} has {data} data disk{}: too few for {}",
+                arr.name,
+                plural(data),
+                raid.as_str()
+            )));
+            return;
+        }
+        let usable = group_usable_bytes(site, catalog, a, raid, data);
+        self.groups.push(VolumeGroup {
+            name: format!("{}-vg1", arr.name),
+            array: a,
+            raid,
+            disks: (1..=data).collect(),
+            usable_bytes: usable,
+        });
+        let g = self.groups.len() - 1;
+        for &s in on {
             self.luns.push(Lun {
                 group: g,
                 server: s,
-                size_bytes: self.groups[g].usable_bytes / count[k].max(1),
+                size_bytes: usable / on.len().max(1) as u64,
             });
         }
     }
@@ -581,6 +710,71 @@ fn clean(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::legacy_layout_id;
+    use crate::catalog::Catalog;
+    use crate::site::Pattern;
+
+    #[test]
+    fn a_mixed_layout_gives_a_server_raid0_when_its_array_has_no_pair_left_for_it() {
+        // Rack A: 3 data disks for a1 and a2. Per array (pairs only) A served one server, so no mixed R5
+        // layout had five servers; per server a1 gets a pair and a2 a RAID 0 disk.
+        let cat = Catalog::builtin();
+        let yaml = "site: choice\nnats: { replicas: [5] }\nracks:\n  - name: A\n    servers: [a1, a2]\n    arrays:\n      - { name: A1, model: EF300, disk_model: nvme-3.84t, disks: 4, hot_spares: 1 }\n  - name: B\n    servers: [b1, b2]\n    arrays:\n      - { name: B1, model: EF600, disk_model: nvme-3.84t, disks: 12, raid: ddp }\n  - name: C\n    servers:\n      - name: c1\n        disks: { disk_model: nvme-3.84t, count: 2, raid: raid1 }\nworkload:\n  streams:\n    - { name: s, msgs_per_s: 100, msg_size: 1KiB, retention: 1h }\npolicy:\n  patterns: [\"1\", \"2\"]\n";
+        let site = crate::site::parse_str(yaml, "site.yaml", &cat).unwrap();
+        let layouts = super::super::enumerate(&site, &cat);
+        let l = layouts
+            .iter()
+            .find(|l| l.pattern == Pattern::Mixed && l.servers.len() == 5)
+            .unwrap_or_else(|| {
+                panic!(
+                    "no mixed layout over all five: {:?}",
+                    layouts.iter().map(|l| &l.id).collect::<Vec<_>>()
+                )
+            });
+        let raid_of = |n: &str| {
+            let s = site.servers.iter().position(|x| x.name == n).unwrap();
+            l.groups[l.lun_of(s).unwrap().group].raid
+        };
+        assert_eq!(raid_of("a1"), crate::layout::Raid::Raid1);
+        assert_eq!(raid_of("a2"), crate::layout::Raid::Raid0);
+        let a1 = l
+            .groups
+            .iter()
+            .filter(|g| site.arrays[g.array].name == "A1")
+            .collect::<Vec<_>>();
+        assert_eq!(
+            a1.iter().map(|g| g.disks.clone()).collect::<Vec<_>>(),
+            [vec![1, 2], vec![3]]
+        );
+        assert!(l.id.starts_with("mx-raid0+raid1+ddp-r5-"), "{}", l.id);
+        assert!(
+            l.problems
+                .iter()
+                .any(|p| p.text.contains("a1 gets a RAID 1 pair, a2 a RAID 0 disk")),
+            "{:?}",
+            l.problems
+        );
+    }
+
+    #[test]
+    fn three_servers_on_two_raid6_groups_get_equal_luns() {
+        let cat = Catalog::builtin();
+        let yaml = "site: r6\nracks:\n  - name: A\n    servers: [n1, n2, n3]\n    arrays:\n      - { name: A1, model: E5700, disk_model: sas-ssd-3.84t, disks: 60, hot_spares: 2, raid: raid6 }\nworkload:\n  streams:\n    - { name: s, msgs_per_s: 100, msg_size: 1KiB, retention: 1h }\n";
+        let site = crate::site::parse_str(yaml, "site.yaml", &cat).unwrap();
+        let l = super::build(&site, &cat, Pattern::Raid6, 3, &[0, 1, 2], None);
+        assert_eq!(l.groups.len(), 2);
+        let sizes: Vec<u64> = l.luns.iter().map(|x| x.size_bytes).collect();
+        assert_eq!(sizes.len(), 3);
+        // Round-robin puts two servers on A1-vg1 and one on A1-vg2: all three get the smaller share.
+        assert!(sizes.iter().all(|&b| b == sizes[0] && b > 0), "{sizes:?}");
+        assert_eq!(sizes[0], l.groups[0].usable_bytes / 2);
+        assert!(
+            l.problems
+                .iter()
+                .any(|p| p.text.contains("unevenly (2 on A1-vg1, 1 on A1-vg2)")),
+            "{:?}",
+            l.problems
+        );
+    }
 
     #[test]
     fn legacy_ids_drop_the_x_between_rack_and_count() {

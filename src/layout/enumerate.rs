@@ -121,8 +121,9 @@ fn selections(site: &Site, pattern: Pattern, r: u8) -> Vec<Vec<ServerIdx>> {
             }
         }
     } else {
-        // Per rack, the servers that can get a volume, capped by what the rack's disks allow.
-        let mut per_rack: Vec<Vec<ServerIdx>> = Vec::new();
+        // Per rack, the servers that can get a volume, capped by what the arrays they reach can serve.
+        let mut internal_of: Vec<Vec<ServerIdx>> = Vec::new();
+        let mut shared_of: Vec<Vec<ServerIdx>> = Vec::new();
         for &rk in &racks {
             let servers = by_name(site.rack_servers(rk).map(|s| (s, &site.servers[s])), |s| &s.name);
             let mut internal: Vec<ServerIdx> = Vec::new();
@@ -131,8 +132,9 @@ fn selections(site: &Site, pattern: Pattern, r: u8) -> Vec<Vec<ServerIdx>> {
                 match storage_of(site, s, pattern) {
                     Some(Storage::Internal(a)) => {
                         let arr = &site.arrays[a];
-                        let (min, _) = own_raid(pattern, arr.disks).disk_rule();
-                        if arr.disks >= min {
+                        let (min, _) = own_raid(super::volumes::effective(site, a, pattern), arr.disks).disk_rule();
+                        // A host's pool is the guest's whatever the pattern (its level is the pool's).
+                        if arr.disks >= min || arr.host.is_some() {
                             internal.push(s);
                         }
                     }
@@ -140,9 +142,14 @@ fn selections(site: &Site, pattern: Pattern, r: u8) -> Vec<Vec<ServerIdx>> {
                     None => {}
                 }
             }
-            let cap = shared_capacity(site, rk, pattern);
+            internal_of.push(internal);
+            shared_of.push(shared);
+        }
+        let wanted: Vec<usize> = shared_of.iter().map(Vec::len).collect();
+        let caps = shared_caps(site, &racks, pattern, &wanted);
+        let mut per_rack: Vec<Vec<ServerIdx>> = Vec::new();
+        for ((mut v, mut shared), cap) in internal_of.into_iter().zip(shared_of).zip(caps) {
             shared.truncate(cap);
-            let mut v = internal;
             v.extend(shared);
             v.sort_by_key(|&s| site.servers[s].name.to_ascii_lowercase());
             per_rack.push(v);
@@ -201,21 +208,120 @@ fn optimised_servers(site: &Site, per_rack: &[u32]) -> Vec<ServerIdx> {
     v
 }
 
-/// How many servers a rack's shared arrays can give a volume to under a pattern.
-fn shared_capacity(site: &Site, rack: RackIdx, pattern: Pattern) -> usize {
-    reachable_arrays(site, rack, pattern)
-        .into_iter()
-        .map(|a| {
-            let arr = &site.arrays[a];
-            let data = arr.disks.saturating_sub(arr.hot_spares);
-            match super::volumes::effective(site, a, pattern) {
-                Pattern::P1 | Pattern::P4 if arr.raid == Some(RaidChoice::Raid10) => (data / 4) as usize,
-                Pattern::P1 | Pattern::P4 => (data / 2) as usize,
-                Pattern::P2 => data as usize,
-                // Shared groups: any number of LUNs; one per server of the rack.
-                Pattern::P3 | Pattern::DdpRaid1 | Pattern::Raid6 | Pattern::Mixed => usize::MAX / 4,
+/// How many servers one shared array can give a volume to under a pattern (its effective one in a mixed
+/// layout): a group per server for own-group patterns (RAID 10 groups of 4 when `raid: raid10` is fixed,
+/// else pairs; a disk each for RAID 0), any number of LUNs on a shared group.
+fn array_slots(site: &Site, a: ArrayIdx, pattern: Pattern) -> usize {
+    let arr = &site.arrays[a];
+    let data = arr.disks.saturating_sub(arr.hot_spares);
+    if super::volumes::mixed_raid0_fill(site, a, pattern) {
+        // Pairs while the disks last, then a RAID 0 disk each (`build`): one disk per server at least.
+        return data as usize;
+    }
+    match super::volumes::effective(site, a, pattern) {
+        Pattern::P1 | Pattern::P4 if arr.raid == Some(RaidChoice::Raid10) => (data / 4) as usize,
+        Pattern::P1 | Pattern::P4 => (data / 2) as usize,
+        Pattern::P2 => data as usize,
+        // Shared groups: any number of LUNs; one per server that reaches it.
+        Pattern::P3 | Pattern::DdpRaid1 | Pattern::Raid6 | Pattern::Mixed => usize::MAX / 4,
+    }
+}
+
+/// How many of `wanted[i]` servers (of rack `racks[i]`, needing a shared array) the arrays can serve
+/// under a pattern. An array serves each server once: racks with arrays take from their own first, then
+/// racks without any take what is left of the other racks' arrays, in rack name order — so an array
+/// borrowed by two racks is not counted for each (which offered selections the arrays could not serve).
+fn shared_caps(site: &Site, racks: &[RackIdx], pattern: Pattern, wanted: &[usize]) -> Vec<usize> {
+    let mut left: Vec<usize> = (0..site.arrays.len()).map(|a| array_slots(site, a, pattern)).collect();
+    let mut caps = vec![0usize; racks.len()];
+    for own_first in [true, false] {
+        for (i, &rk) in racks.iter().enumerate() {
+            if super::volumes::has_shared_arrays(site, rk) != own_first {
+                continue;
             }
-        })
-        // Saturating: shared groups count as unbounded, and a rack without arrays counts every other rack's.
-        .fold(0usize, usize::saturating_add)
+            let mut need = wanted[i];
+            for a in reachable_arrays(site, rk, pattern) {
+                let take = need.min(left[a]);
+                left[a] -= take;
+                need -= take;
+                caps[i] += take;
+            }
+        }
+    }
+    caps
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const STREAM: &str =
+        "workload:\n  streams:\n    - { name: orders, msgs_per_s: 500, msg_size: 1KiB, retention: 1h, replicas: 3 }\n";
+
+    fn site(racks: &str) -> (Site, Catalog) {
+        let cat = Catalog::builtin();
+        let yaml = format!("site: t\nnats: {{ replicas: [3] }}\nracks:\n{racks}{STREAM}");
+        let site = crate::site::parse_str(&yaml, "site.yaml", &cat).unwrap_or_else(|e| panic!("{e}"));
+        (site, cat)
+    }
+
+    /// Every selection the enumerator offers is served whole: each of its servers gets a volume.
+    fn assert_served(site: &Site, cat: &Catalog, patterns: &[Pattern]) {
+        for &p in patterns {
+            for sel in selections(site, p, 3) {
+                let l = build(site, cat, p, 3, &sel, None);
+                let names = |v: &[ServerIdx]| v.iter().map(|&s| site.servers[s].name.clone()).collect::<Vec<_>>();
+                assert_eq!(
+                    names(&l.servers),
+                    names(&sel),
+                    "pattern {p:?} offered {:?} but built {} ({:?})",
+                    names(&sel),
+                    l.id,
+                    l.problems
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn an_array_borrowed_by_two_racks_is_counted_once() {
+        // A1 has one pair after its spare: a1 takes it, so b1 and c1 (racks without arrays) get nothing.
+        // Counting A1 for each rack offered [a1, b1, c1] and built a one-server layout.
+        let (s, cat) = site(
+            "  - name: A\n    servers: [a1]\n    arrays:\n      - { name: A1, model: EF300, disk_model: nvme-3.84t, disks: 3, hot_spares: 1 }\n  - name: B\n    servers: [b1]\n  - name: C\n    servers: [c1]\n",
+        );
+        assert_served(&s, &cat, &[Pattern::P1, Pattern::P2, Pattern::P4]);
+        let all = selections(&s, Pattern::P1, 3);
+        assert!(all.iter().all(|v| v.len() == 1), "{all:?}");
+    }
+
+    #[test]
+    fn borrowers_take_what_the_owning_racks_leave() {
+        // A1: 3 pairs; a1 and a2 take two, so one of b1, b2 (rack B, no array) gets the third.
+        let (s, cat) = site(
+            "  - name: A\n    servers: [a1, a2]\n    arrays:\n      - { name: A1, model: EF300, disk_model: nvme-3.84t, disks: 7, hot_spares: 1 }\n  - name: B\n    servers: [b1, b2]\n  - name: C\n    servers: [c1, c2]\n    arrays:\n      - { name: C1, model: EF300, disk_model: nvme-3.84t, disks: 3, hot_spares: 1, raid: raid1 }\n",
+        );
+        assert_served(&s, &cat, &[Pattern::P1, Pattern::P2, Pattern::P3, Pattern::P4]);
+        let widest = selections(&s, Pattern::P1, 3).into_iter().map(|v| v.len()).max();
+        // a1, a2, c1 on their own racks' pairs, b1 on A1's third pair and b2 on none.
+        assert_eq!(widest, Some(4));
+    }
+
+    #[test]
+    fn fixed_raid10_arrays_are_filled_a_group_of_four_at_a_time() {
+        // X1 holds two RAID 10 groups, Y1 one: counting pairs put a third server on X1, which dropped it.
+        let (s, cat) = site(
+            "  - name: A\n    servers: [a1, a2, a3]\n    arrays:\n      - { name: X1, model: EF300, disk_model: nvme-3.84t, disks: 8, hot_spares: 0, raid: raid10 }\n      - { name: Y1, model: EF300, disk_model: nvme-3.84t, disks: 4, hot_spares: 0, raid: raid10 }\n",
+        );
+        assert_served(&s, &cat, &[Pattern::P1, Pattern::P4]);
+    }
+
+    #[test]
+    fn mixed_selections_with_a_borrowing_rack_are_served_whole() {
+        let (s, cat) = site(
+            "  - name: A\n    servers: [a1, a2]\n    arrays:\n      - { name: A1, model: EF300, disk_model: nvme-3.84t, disks: 5, hot_spares: 1, raid: raid1 }\n  - name: B\n    servers: [b1, b2]\n  - name: C\n    servers:\n      - name: c1\n        disks: { disk_model: nvme-3.84t, count: 1, raid: raid0 }\n",
+        );
+        assert!(super::super::volumes::is_heterogeneous(&s));
+        assert_served(&s, &cat, &[Pattern::Mixed, Pattern::P1]);
+    }
 }

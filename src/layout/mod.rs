@@ -14,7 +14,7 @@ mod volumes;
 pub use build::{layout_id, legacy_layout_id};
 pub use enumerate::enumerate;
 pub use lun_size::rebuild_lost;
-pub use volumes::{group_usable_bytes, store_bytes};
+pub use volumes::{describe_volume, group_usable_bytes, store_bytes, VolumeKind};
 
 use crate::site::{ArrayIdx, Pattern, ServerIdx, Site};
 use serde::Serialize;

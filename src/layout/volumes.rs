@@ -26,8 +26,32 @@ pub(super) fn uses_own_group(p: Pattern) -> bool {
     matches!(p, Pattern::P1 | Pattern::P2 | Pattern::P4)
 }
 
+/// The storage pool of the hypervisor host a guest runs on (`arrays[].host` = its `host:`), if the site
+/// lists one: the guest's VM disk lives there under every pattern, as a server's internal disks do.
+pub(super) fn host_pool(site: &Site, s: ServerIdx) -> Option<ArrayIdx> {
+    let srv = &site.servers[s];
+    let h = srv.host.as_deref()?;
+    site.rack_arrays(srv.rack).find(|&a| {
+        site.arrays[a]
+            .host
+            .as_deref()
+            .is_some_and(|x| x.eq_ignore_ascii_case(h))
+    })
+}
+
+/// Whether a rack has an array its servers can share (a host's pool serves only that host's guests).
+pub(super) fn has_shared_arrays(site: &Site, rack: RackIdx) -> bool {
+    site.rack_arrays(rack).any(|a| site.arrays[a].host.is_none())
+}
+
 pub(super) fn storage_of(site: &Site, s: ServerIdx, pattern: Pattern) -> Option<Storage> {
     let srv = &site.servers[s];
+    // A guest's VM disk on its host's pool is fixed storage at the pool's level (like an existing DDP
+    // pool): it serves in mixed layouts, where each server gets what its storage offers. One-pattern
+    // layouts give the guest a LUN on an array of its rack instead, if there is one.
+    if let (None, Pattern::Mixed, Some(a)) = (srv.internal, pattern, host_pool(site, s)) {
+        return Some(Storage::Internal(a));
+    }
     if let (Some(a), Pattern::Mixed) = (srv.internal, pattern) {
         return array_pattern(site, a).map(|_| Storage::Internal(a));
     }
@@ -56,7 +80,7 @@ pub(super) fn reachable_arrays(site: &Site, rack: RackIdx, pattern: Pattern) -> 
     let own = by_name(arrays_for(site, rack, pattern).map(|a| (a, &site.arrays[a])), |a| {
         &a.name
     });
-    if !own.is_empty() || site.rack_arrays(rack).next().is_some() {
+    if !own.is_empty() || has_shared_arrays(site, rack) {
         return own;
     }
     let others = (0..site.racks.len())
@@ -90,6 +114,7 @@ pub(super) fn array_pattern(site: &Site, a: ArrayIdx) -> Option<Pattern> {
     let ok = |p: Pattern| allowed.contains(&p);
     let internal = arr.owner.is_some();
     let pick = |ps: &[Pattern]| ps.iter().copied().find(|&p| ok(p));
+
     match arr.raid {
         Some(RaidChoice::Ddp) => pick(&[Pattern::DdpRaid1]),
         Some(RaidChoice::Raid6) if !internal => pick(&[Pattern::Raid6]),
@@ -99,10 +124,33 @@ pub(super) fn array_pattern(site: &Site, a: ArrayIdx) -> Option<Pattern> {
     }
 }
 
+/// Whether, in a mixed layout, an unfixed shared array (no `raid:`) whose servers get mirrored groups may
+/// give a server a RAID 0 disk when there are not disks enough for a pair each (the choice per server:
+/// pattern 2 must be allowed). An array with a fixed level serves every server at that level.
+pub(super) fn mixed_raid0_fill(site: &Site, a: ArrayIdx, pattern: Pattern) -> bool {
+    let arr = &site.arrays[a];
+    pattern == Pattern::Mixed
+        && arr.raid.is_none()
+        && arr.owner.is_none()
+        && arr.host.is_none()
+        && matches!(array_pattern(site, a), Some(Pattern::P1 | Pattern::P4))
+        && allowed_patterns(site).contains(&Pattern::P2)
+}
+
 /// Whether the site's storage is heterogeneous: its arrays and internal disks do not all serve the same
-/// pattern, so no one-pattern layout can use all of them and a mixed layout is worth building.
+/// pattern, so no one-pattern layout can use all of them and a mixed layout is worth building. A host's
+/// pool serves only in mixed layouts, so a site with one always is.
 pub fn is_heterogeneous(site: &Site) -> bool {
-    let mut seen: Vec<Pattern> = (0..site.arrays.len()).filter_map(|a| array_pattern(site, a)).collect();
+    if site.arrays.iter().any(|a| a.host.is_some()) {
+        return true;
+    }
+    // A host's pool (VM disks for its guests) is a kind of its own: `None` here.
+    let mut seen: Vec<Option<Pattern>> = (0..site.arrays.len())
+        .filter_map(|a| match site.arrays[a].host {
+            Some(_) => Some(None),
+            None => array_pattern(site, a).map(Some),
+        })
+        .collect();
     seen.sort_unstable();
     seen.dedup();
     seen.len() > 1
@@ -126,7 +174,9 @@ fn compatible(arr: &crate::site::Array, pattern: Pattern) -> bool {
 /// A rack's shared arrays that can serve a pattern.
 pub(super) fn arrays_for(site: &Site, rack: RackIdx, pattern: Pattern) -> impl Iterator<Item = ArrayIdx> + '_ {
     site.rack_arrays(rack).filter(move |&a| {
-        compatible(&site.arrays[a], pattern) && (pattern != Pattern::Mixed || array_pattern(site, a).is_some())
+        site.arrays[a].host.is_none()
+            && compatible(&site.arrays[a], pattern)
+            && (pattern != Pattern::Mixed || array_pattern(site, a).is_some())
     })
 }
 
@@ -171,4 +221,94 @@ pub(super) fn lun_target_bytes(site: &Site, replica_bytes_total: f64, largest_re
 /// the store headroom kept free.
 pub fn store_bytes(site: &Site, lun_bytes: u64) -> u64 {
     (lun_bytes as f64 * (1.0 - site.policy.fs_reserve) * (1.0 - site.policy.store_headroom)) as u64
+}
+
+/// What a JetStream server's store sits on (the JSON's `servers[].volume_kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VolumeKind {
+    /// A LUN on a volume group of a shared array: an own RAID 1/10/0 group, a shared stripe, a RAID 6 group.
+    Lun,
+    /// A RAID 1 volume on a DDP pool.
+    PoolVolume,
+    /// The server's internal disks.
+    Internal,
+    /// A VM disk on its hypervisor host's storage pool (a guest's own disks, or a LUN on the host's
+    /// `pool` array): it fails with the host and its pool.
+    VmDisk,
+}
+
+/// A JetStream server's volume in one line, for the report, emit's READMEs, the lab's record and the
+/// drawing: which LUN (or volume, or disks) from which array or pool, its level, drives and size, and
+/// the path when the array stands in another rack.
+pub fn describe_volume(site: &Site, layout: &super::Layout, s: ServerIdx) -> Option<(VolumeKind, String)> {
+    let lun = layout.lun_of(s)?;
+    let g = layout.groups.get(lun.group)?;
+    let arr = &site.arrays[g.array];
+    let srv = &site.servers[s];
+    let size = crate::units::fmt_bytes(lun.size_bytes as f64);
+    let level = g
+        .raid
+        .as_str()
+        .to_uppercase()
+        .replace("RAID", "RAID ")
+        .replace("DDP-RAID ", "RAID ");
+    let drives = format!("{} drive{}", g.disks.len(), if g.disks.len() == 1 { "" } else { "s" });
+    let shared = layout.luns.iter().filter(|l| l.group == lun.group).count();
+    if let Some(h) = arr.host.as_deref() {
+        return Some((
+            VolumeKind::VmDisk,
+            format!(
+                "VM disk of {size} on host {h}'s pool {} ({level}, {drives}, shared by {shared} guest{})",
+                arr.name,
+                if shared == 1 { "" } else { "s" }
+            ),
+        ));
+    }
+    if arr.owner == Some(s) {
+        return Some(match srv.host.as_deref() {
+            Some(h) => (
+                VolumeKind::VmDisk,
+                format!(
+                    "VM disk of {size} on host {h}'s storage pool ({}, {level}, {drives})",
+                    g.name
+                ),
+            ),
+            None => (
+                VolumeKind::Internal,
+                format!("its internal disks: {size}, {} ({level}, {drives})", g.name),
+            ),
+        });
+    }
+    let far = if arr.rack != srv.rack {
+        format!(" over the SAN from rack {}", site.racks[arr.rack].name)
+    } else {
+        String::new()
+    };
+    Some(if g.raid == Raid::DdpRaid1 {
+        (
+            VolumeKind::PoolVolume,
+            format!(
+                "RAID 1 volume of {size} on DDP pool {} ({drives}) of array {}{far}",
+                g.name, arr.name
+            ),
+        )
+    } else {
+        let of = if shared > 1 {
+            format!(
+                ", shared with {} other server{}",
+                shared - 1,
+                if shared == 2 { "" } else { "s" }
+            )
+        } else {
+            String::new()
+        };
+        (
+            VolumeKind::Lun,
+            format!(
+                "LUN of {size} on volume group {} ({level}, {drives}{of}) of array {}{far}",
+                g.name, arr.name
+            ),
+        )
+    })
 }

@@ -30,6 +30,10 @@ pub struct ServerFacts {
     pub unique_tag: Option<String>,
     /// Filesystem type under the store dir, when the server runs on this host.
     pub store_fs: Option<String>,
+    /// Size of the filesystem under the store dir (bytes), when the server runs on this host and the store
+    /// dir is that filesystem's mount point (a volume of its own, as `emit` asks for): what verify's drift
+    /// check compares with the planned volume. None for a store on a shared filesystem (a lab's folder).
+    pub store_fs_bytes: Option<u64>,
 }
 
 /// A hazard known for the running NATS version.
@@ -80,6 +84,10 @@ pub fn server_facts(monitor_url: &str, varz: &Value) -> ServerFacts {
         .as_deref()
         .filter(|_| host_is_loopback)
         .and_then(|d| fs_type_of(Path::new(d)));
+    let store_fs_bytes = store_dir
+        .as_deref()
+        .filter(|d| store_fs.is_some() && is_mount_point(Path::new(d)))
+        .and_then(|d| fs_size_of(Path::new(d)));
     ServerFacts {
         name: varz
             .get("server_name")
@@ -113,7 +121,33 @@ pub fn server_facts(monitor_url: &str, varz: &Value) -> ServerFacts {
             .filter(|s| !s.is_empty())
             .map(str::to_string),
         store_fs,
+        store_fs_bytes,
     }
+}
+
+/// Whether `dir` is a mount point (`/proc/mounts`): a filesystem of its own rather than a folder on one.
+fn is_mount_point(dir: &Path) -> bool {
+    let (Ok(dir), Ok(mounts)) = (std::fs::canonicalize(dir), std::fs::read_to_string("/proc/mounts")) else {
+        return false;
+    };
+    let dir = dir.to_string_lossy();
+    mounts
+        .lines()
+        .any(|l| l.split_whitespace().nth(1) == Some(dir.as_ref()))
+}
+
+/// Total bytes of the filesystem holding `dir` (statvfs: blocks × fragment size). None when it cannot
+/// be read.
+pub fn fs_size_of(dir: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    // SAFETY: zeroed is a valid statvfs; the pointer is to our local.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid C string and a pointer to a statvfs we own.
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return None;
+    }
+    Some((st.f_blocks as u64).saturating_mul(st.f_frsize as u64))
 }
 
 /// The filesystem type of the mount holding `dir` (longest mount point that prefixes it), from

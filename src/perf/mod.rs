@@ -407,6 +407,8 @@ impl Loads {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct PriceKey {
     leader: ServerIdx,
+    /// The server whose volume sets the write pace (`pace_server`).
+    pace: ServerIdx,
     kind: std::mem::Discriminant<Kind>,
     size: u64,
     rate_bits: u64,
@@ -424,6 +426,46 @@ struct Pricer<'a> {
     /// Position in `layout.servers` of each site server (usize::MAX when not a JetStream server).
     slot: Vec<usize>,
     memo: std::collections::HashMap<PriceKey, (model::Prediction, Option<String>)>,
+    /// Each server's volume write latency (s), once looked up (`pace_server`).
+    latency: std::collections::HashMap<ServerIdx, f64>,
+}
+
+/// The server whose volume paces an asset's writes: a write commits once the leader has stored it and
+/// enough followers for a quorum have too, so it is the slower of the leader's volume and the
+/// (quorum − 1)-th fastest follower's. In a layout whose servers' storage differs (issue 16's mixed
+/// layouts) a fast leader does not make a stream fast; with one kind of storage this is the leader.
+fn pace_server(
+    pricer: &mut Pricer,
+    catalog: &Catalog,
+    terms: &Terms,
+    members: &[ServerIdx],
+    replicas: u8,
+) -> ServerIdx {
+    let (site, layout) = (pricer.site, pricer.layout);
+    let ref_us = catalog
+        .disk(model::REF_DISK)
+        .map(|d| d.write_latency_us)
+        .unwrap_or(20.0);
+    let mut lat = |s: ServerIdx| -> f64 {
+        *pricer.latency.entry(s).or_insert_with(|| {
+            volume_of(site, layout, catalog, s)
+                .map(|v| model::volume_write_latency_s(terms, &v, ref_us).0)
+                .unwrap_or(f64::INFINITY)
+        })
+    };
+    let leader = members[0];
+    let need = (crate::layout::quorum(replicas as u32) as usize).saturating_sub(1);
+    if need == 0 || members.len() <= need {
+        return leader;
+    }
+    let mut followers: Vec<(f64, ServerIdx)> = members[1..].iter().map(|&s| (lat(s), s)).collect();
+    followers.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let (f_lat, f) = followers[need - 1];
+    if f_lat > lat(leader) {
+        f
+    } else {
+        leader
+    }
 }
 
 impl<'a> Pricer<'a> {
@@ -438,6 +480,7 @@ impl<'a> Pricer<'a> {
             specs: crate::survival::lookup::Specs::new(site),
             slot,
             memo: std::collections::HashMap::new(),
+            latency: std::collections::HashMap::new(),
         }
     }
 }
@@ -470,12 +513,14 @@ fn price_asset(
         pricer.slot = slot;
         return;
     };
+    let pace = pace_server(pricer, catalog, terms, &members, a.replicas);
     for d in demands(&pricer.specs, &a.name, a.kind) {
         let named = site.workload.publish.get(&d.name).copied();
         let ps = named.unwrap_or_default();
         let (workers, batch, publish) = publish_mode(d.kind, &ps);
         let key = PriceKey {
             leader,
+            pace,
             kind: std::mem::discriminant(&d.kind),
             size: d.size,
             rate_bits: d.rate.to_bits(),
@@ -486,7 +531,7 @@ fn price_asset(
         let (p, reach) = match pricer.memo.get(&key) {
             Some(hit) => hit.clone(),
             None => {
-                let Some(volume) = volume_of(site, layout, catalog, leader) else {
+                let Some(volume) = volume_of(site, layout, catalog, pace) else {
                     out.notes
                         .push(format!("{}: its leader's server has no volume in this layout", d.name));
                     continue;

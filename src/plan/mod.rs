@@ -91,6 +91,10 @@ pub struct PlannedServer {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub drives: Vec<u32>,
     pub lun_bytes: u64,
+    /// What the store sits on (`lun`, `pool_volume`, `internal`, `vm_disk`) and that in one line: which
+    /// LUN or volume from which array or pool (`layout::describe_volume`).
+    pub volume_kind: Option<crate::layout::VolumeKind>,
+    pub volume: Option<String>,
     /// `max_file_store` natsplan will emit for it.
     pub store_bytes: u64,
     /// The server's tags as emitted (lower case).
@@ -314,6 +318,7 @@ pub fn plan_layout(site: &Site, catalog: &Catalog, cal: &crate::perf::Calibratio
             let srv = &site.servers[s];
             let lun = layout.lun_of(s);
             let group = lun.map(|l| &layout.groups[l.group]);
+            let volume = crate::layout::describe_volume(site, &layout, s);
             PlannedServer {
                 name: srv.name.clone(),
                 rack: site.racks[srv.rack].name.clone(),
@@ -322,6 +327,8 @@ pub fn plan_layout(site: &Site, catalog: &Catalog, cal: &crate::perf::Calibratio
                 raid: group.map(|g| g.raid.as_str().to_string()),
                 drives: group.map(|g| g.disks.clone()).unwrap_or_default(),
                 lun_bytes: lun.map(|l| l.size_bytes).unwrap_or(0),
+                volume_kind: volume.as_ref().map(|v| v.0),
+                volume: volume.map(|v| v.1),
                 store_bytes: stores[i] as u64,
                 tags: server_tags(site, &layout, s),
             }

@@ -292,7 +292,10 @@ fn draw_server(
     let down = overlay.is_some_and(|o| o.down.contains(&srv.name));
     let destroyed = overlay.is_some_and(|o| o.destroyed.contains(&srv.name));
     let full = overlay.is_some_and(|o| o.full.contains(&srv.name));
-    svg.open(&attr("data-server", &srv.name), None);
+    // The server's whole volume line (which LUN or volume from which array or pool) is its tooltip.
+    let planned = pl.servers.iter().find(|p| p.name == srv.name);
+    let volume = planned.and_then(|p| p.volume.as_deref()).filter(|_| js);
+    svg.open(&attr("data-server", &srv.name), volume);
     let (fill, stroke) = match (js, down || destroyed) {
         (_, true) => (GREY, if destroyed { "#b00000" } else { "#666666" }),
         (true, false) => ("#ffffff", "#333333"),
@@ -336,13 +339,8 @@ fn draw_server(
         );
     }
     let sub = if js {
-        let lun = pl.layout.lun_of(s);
-        match lun {
-            Some(l) => format!(
-                "JetStream · LUN {} on {}",
-                fmt_bytes(l.size_bytes as f64),
-                pl.layout.groups[l.group].name
-            ),
+        match pl.layout.lun_of(s) {
+            Some(l) => format!("JetStream · {}", volume_label(site, pl, l, srv)),
             None => "JetStream".into(),
         }
     } else {
@@ -401,6 +399,36 @@ fn draw_server(
         );
     }
     svg.close();
+}
+
+/// A server's volume in a few words under its name: what kind, how large, on which group, and the array's
+/// rack when it is another (the full line is the server's tooltip).
+fn volume_label(site: &Site, pl: &PlannedLayout, l: &crate::layout::Lun, srv: &crate::site::Server) -> String {
+    let g = &pl.layout.groups[l.group];
+    let arr = &site.arrays[g.array];
+    let size = fmt_bytes(l.size_bytes as f64);
+    if let Some(h) = &arr.host {
+        return format!("VM disk {size} on host {h}'s pool");
+    }
+    if arr.owner.is_some() {
+        let what = if srv.host.is_some() {
+            "VM disks"
+        } else {
+            "internal disks"
+        };
+        return format!("{what} {size}, {}", g.raid.as_str());
+    }
+    let what = if g.raid == crate::layout::Raid::DdpRaid1 {
+        "RAID 1 volume"
+    } else {
+        "LUN"
+    };
+    let far = if arr.rack != srv.rack {
+        format!(" · array in rack {}", site.racks[arr.rack].name)
+    } else {
+        String::new()
+    };
+    format!("{what} {size} on {}{far}", g.name)
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -94,8 +94,11 @@ pub struct Array {
     /// the array's volume groups: `raid1` on six data disks is three mirrored pairs.
     pub raid: Option<RaidChoice>,
     /// The `raid:` level describes one group (or pool) the user already has on all the data disks, used
-    /// as given (`existing: true`; always so for `raid: ddp`).
+    /// as given (`existing: true`; always so for `raid: ddp` and a host's pool).
     pub existing: bool,
+    /// Set when this is a hypervisor host's storage pool (`arrays[].host`): it serves VM disks to the
+    /// guests on that host (`servers[].host`) only, and fails with the host.
+    pub host: Option<String>,
 }
 
 /// A RAID level a user can fix for an array in the site file. Names as E-Series SANtricity uses them;

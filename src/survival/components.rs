@@ -123,7 +123,8 @@ pub(super) fn array_components(model: &Model, catalog: &Catalog, comps: &mut Vec
     arrays.sort_unstable();
     arrays.dedup();
     for &a in &arrays {
-        if site.arrays[a].owner.is_none() {
+        // A host's pool has no controller of its own: the host's components below are its outages.
+        if site.arrays[a].owner.is_none() && site.arrays[a].host.is_none() {
             add(
                 comps,
                 format!("array {} outage", site.arrays[a].name),
@@ -184,7 +185,9 @@ pub(super) fn shared_components(
         // site gives them LUNs elsewhere: losing the host's hardware or pool destroys them all.
         let pooled = layout.servers.iter().any(|&s| {
             site.servers[s].host.as_deref() == Some(d.name.as_str())
-                && model.array_of(s).is_some_and(|a| site.arrays[a].owner == Some(s))
+                && model
+                    .array_of(s)
+                    .is_some_and(|a| site.arrays[a].owner == Some(s) || site.arrays[a].host.is_some())
         });
         if pooled {
             add(

@@ -339,7 +339,10 @@ impl<'a> Model<'a> {
                     for (s, srv) in site.servers.iter().enumerate() {
                         if srv.host.as_deref() == Some(h.as_str()) {
                             hit(&mut eff, &mut cause, s, di, true);
-                            let own = self.array_of(s).is_some_and(|a| site.arrays[a].owner == Some(s));
+                            // Its own (virtual) disks, or a VM disk on the host's pool (`arrays[].host`).
+                            let own = self
+                                .array_of(s)
+                                .is_some_and(|a| site.arrays[a].owner == Some(s) || site.arrays[a].host.is_some());
                             eff[s].destroyed |= own;
                         }
                     }

@@ -74,6 +74,7 @@ pub fn site(racks: &[RackSpec], sync: SyncMode) -> Site {
                 hot_spares: 1,
                 write_cache: true,
                 owner: None,
+                host: None,
                 raid: None,
                 existing: false,
             });

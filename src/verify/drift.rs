@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, BTreeSet};
 /// One difference between plan and cluster.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct DriftItem {
-    /// servers | tags | unique_tag | sync | store_limit | replicas | placement | stream_limit
+    /// servers | tags | unique_tag | sync | store_limit | volume | replicas | placement | stream_limit
     pub what: String,
     /// The server or stream it concerns.
     pub subject: String,
@@ -145,6 +145,7 @@ pub fn check(
             server_config(plan, layout, s, l, &mut items);
         }
     }
+    volumes(layout, &live, &mut items, &mut notes);
     match streams {
         Some(streams) => {
             let by_name: BTreeMap<&str, &LiveStream> = streams.iter().map(|s| (s.placement.name.as_str(), s)).collect();
@@ -182,6 +183,56 @@ pub fn check(
         status,
         items,
         notes,
+    }
+}
+
+/// Each server's store against its planned volume, where the volume under its store dir can be seen (a
+/// server on this host whose store dir is a mount point, as `emit` asks): a filesystem smaller than the
+/// planned `max_file_store` cannot hold what the plan puts there (drift: `volume`); one that differs from
+/// the planned volume by more than a tenth is noted, not drift. A store on a filesystem shared with the
+/// rest of the host (a lab's folders) is not compared, and the notes say so.
+fn volumes(layout: &PlannedLayout, live: &LiveServers, items: &mut Vec<DriftItem>, notes: &mut Vec<String>) {
+    let mut other = Vec::new();
+    let mut shared = Vec::new();
+    for s in &layout.servers {
+        let Some(l) = live.get(s.name.as_str()) else { continue };
+        let Some(fs) = l.store_fs_bytes else {
+            if l.store_fs.is_some() {
+                shared.push(s.name.clone());
+            }
+            continue;
+        };
+        let planned = s.volume.clone().unwrap_or_else(|| "no volume".into());
+        let here = format!(
+            "a filesystem of {} under its store dir",
+            crate::units::fmt_bytes(fs as f64)
+        );
+        if fs < s.store_bytes {
+            items.push(item(
+                "volume",
+                &s.name,
+                format!(
+                    "{planned} (max_file_store {})",
+                    crate::units::fmt_bytes(s.store_bytes as f64)
+                ),
+                here,
+            ));
+        } else if (fs as f64 - s.lun_bytes as f64).abs() > 0.1 * s.lun_bytes as f64 {
+            other.push(format!("{} ({here}; planned: {planned})", s.name));
+        }
+    }
+    if !other.is_empty() {
+        notes.push(format!(
+            "stores not on their planned volumes, large enough for max_file_store (not drift): {}",
+            other.join("; ")
+        ));
+    }
+    if !shared.is_empty() {
+        notes.push(format!(
+            "stores in a folder of a filesystem shared with the host, not a volume of their own, so not compared \
+             with their planned volumes: {}",
+            shared.join(", ")
+        ));
     }
 }
 
@@ -357,6 +408,7 @@ mod tests {
                 sync_interval_s: Some(120.0),
                 unique_tag: l.unique_tag.clone(),
                 store_fs: None,
+                store_fs_bytes: None,
             })
             .collect()
     }
@@ -482,6 +534,52 @@ mod tests {
         let facts = summarise(servers, silent, Some(3), None);
         let d = check(&p, l, &em, &facts, Some(&streams_as_planned(l, &em)));
         assert_eq!(d.status, DriftStatus::Partial, "{:#?}", d);
+    }
+
+    #[test]
+    fn a_store_on_a_filesystem_smaller_than_its_planned_volume_is_drift() {
+        let p = plan();
+        let l = &p.layouts[0];
+        let em = emitted(&p, &l.id);
+        let live = streams_as_planned(l, &em);
+        let mut servers = live_of(l);
+        // s0: a filesystem far too small; s1: as planned (the LUN's size); s2: larger (a lab's folder).
+        servers[0].store_fs_bytes = Some(1 << 30);
+        servers[1].store_fs_bytes = Some(l.servers[1].lun_bytes);
+        servers[2].store_fs_bytes = Some(l.servers[2].lun_bytes * 4);
+        let mut shared = servers.clone();
+        let facts = summarise(servers, vec![], Some(3), None);
+        let d = check(&p, l, &em, &facts, Some(&live));
+        let vol: Vec<&DriftItem> = d.items.iter().filter(|i| i.what == "volume").collect();
+        assert_eq!(vol.len(), 1, "{:#?}", d.items);
+        assert_eq!(vol[0].subject, l.servers[0].name);
+        let planned = l.servers[0].volume.as_deref().expect("a planned volume");
+        assert!(vol[0].planned.starts_with(planned), "{}", vol[0].planned);
+        assert!(planned.contains("of array"), "{planned}");
+        assert!(vol[0].live.contains("1.00 GiB"), "{}", vol[0].live);
+        let note = d
+            .notes
+            .iter()
+            .find(|n| n.contains("not on their planned volumes"))
+            .expect("a note");
+        assert!(
+            note.contains(&l.servers[2].name) && !note.contains(&format!("{} (", l.servers[1].name)),
+            "{note}"
+        );
+        // A store that is a folder on the host's filesystem (a lab's): not compared, and said so; no drift.
+        for f in &mut shared {
+            f.store_fs = Some("ext4".into());
+            f.store_fs_bytes = None;
+        }
+        let facts = summarise(shared, vec![], Some(3), None);
+        let d = check(&p, l, &em, &facts, Some(&live));
+        assert!(d.items.is_empty(), "{:#?}", d.items);
+        assert_eq!(d.status, DriftStatus::None);
+        assert!(
+            d.notes.iter().any(|n| n.contains("not a volume of their own")),
+            "{:?}",
+            d.notes
+        );
     }
 
     #[test]

@@ -90,6 +90,7 @@ fn lab_down_stops_a_server_whose_pid_was_never_recorded() {
             store_dir: folder.join("store"),
             log: folder.join("nats-server.log"),
             pid: 0,
+            volume: None,
         }],
         created_dir: false,
         power_fs: Vec::new(),

@@ -45,6 +45,7 @@ fn tags_unique_tag_store_size_and_sync_reach_the_servers() {
                 name: "a1".into(),
                 tags: vec!["rack:A".into(), "array:a1".into()],
                 max_file_store_bytes: Some(3 << 30),
+                volume: None,
             },
             NodeSpec::new("b1", &["rack:b", "array:b1"]),
             NodeSpec::new("c1", &["rack:c", "array:c1"]),

@@ -5,6 +5,8 @@
 mod catch_up;
 mod design_props;
 mod design_seeds;
+mod hetero_perf;
+mod hetero_pool;
 mod hetero_props;
 mod inputs_fuzz;
 mod optimize_props;

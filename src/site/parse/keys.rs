@@ -31,6 +31,7 @@ pub(super) const ARRAY_KEYS: &[&str] = &[
     "write_cache",
     "raid",
     "existing",
+    "host",
 ];
 pub(super) const WORKLOAD_KEYS: &[&str] = &["streams", "kv", "object_stores", "core"];
 pub(super) const STREAM_KEYS: &[&str] = &[

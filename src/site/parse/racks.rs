@@ -26,6 +26,8 @@ pub(super) struct ArrayIn<'n> {
     /// `existing: true`: the `raid:` level describes a volume group already built on all data disks.
     existing: Option<(bool, &'n Node)>,
     internal: bool,
+    /// `host: NAME`: the array is that hypervisor host's storage pool, serving VM disks to its guests.
+    host: Option<(String, &'n Node)>,
 }
 
 /// What the racks section builds, in file order.
@@ -62,6 +64,8 @@ impl Validator<'_> {
         }
         let mut names = Names::default();
         let mut had_rack_error = false;
+        // Host pools (`arrays[].host`), checked once every rack's servers (and so hosts) are known.
+        let mut pools: Vec<(String, &Node, String, RackIdx)> = Vec::new();
         for (ri, rn) in rack_nodes.iter().enumerate() {
             let rp = format!("racks[{ri}]");
             let Some(o) = self.obj(rn, &rp, "a rack", RACK_KEYS) else {
@@ -97,12 +101,18 @@ impl Validator<'_> {
             {
                 let ap = format!("{rp}.arrays[{ai}]");
                 let Some(a) = self.array_in(an, &ap) else { continue };
+                if let Some((h, n)) = &a.host {
+                    pools.push((h.clone(), *n, format!("{ap}.host"), ri));
+                }
                 if let Some(nn) = a.name_node {
                     self.unique(&mut names.arrays, "array", &a.name, nn, &format!("{ap}.name"), Some(ri));
                 }
                 let arr = self.finish_array(a, ri, None, default_spares);
                 b.arrays.push(arr);
             }
+        }
+        for (h, n, path, ri) in &pools {
+            self.pool_host(h, n, path, *ri, &b.racks, &names);
         }
         if b.servers.is_empty() && !rack_nodes.is_empty() && !had_rack_error {
             self.err(
@@ -274,6 +284,43 @@ impl Validator<'_> {
         }
     }
 
+    /// A host pool's `host:` names a host that carries servers of the same rack (`servers[].host`).
+    fn pool_host(&mut self, h: &str, n: &Node, path: &str, ri: RackIdx, racks: &[Rack], names: &Names) {
+        match names.hosts.get(&h.to_ascii_lowercase()) {
+            Some((hr, _)) if *hr == ri => {}
+            Some((hr, first)) => {
+                let other = racks.get(*hr).map(|r| r.name.clone()).unwrap_or_default();
+                self.err(
+                    Some(n.pos),
+                    path,
+                    format!("host '{h}' stands in rack {other} (it carries server '{first}'), not in this rack"),
+                    format!("list the pool under rack {other}'s arrays, where its host is"),
+                );
+            }
+            None => {
+                let known: Vec<&str> = names
+                    .hosts
+                    .iter()
+                    .filter(|(_, (r, _))| *r == ri)
+                    .map(|(k, _)| k.as_str())
+                    .collect();
+                let fix = match nearest(h, known.iter().copied()) {
+                    Some(near) => format!("did you mean '{near}'?"),
+                    None => format!("give the guests that use this pool `host: {h}` under the rack's servers"),
+                };
+                self.err(
+                    Some(n.pos),
+                    path,
+                    format!(
+                        "no server of this rack runs on host '{}', so its pool serves nobody",
+                        clip(h)
+                    ),
+                    fix,
+                );
+            }
+        }
+    }
+
     /// A server's `pdu:`, which must be one of its rack's PDUs.
     fn server_pdu(&mut self, n: &Node, path: &str, rack: &Rack) -> Option<String> {
         let p = self.text(n, path, "A-pdu1")?;
@@ -366,11 +413,19 @@ impl Validator<'_> {
         let name = name_node
             .and_then(|n| self.name(n, &o.p("name"), "array", "A1", true))
             .unwrap_or_default();
-        let model = match self.req(&o, "model", "EF300") {
-            Some(n) => self.text(n, &o.p("model"), "EF300").map(|m| (m, n)),
-            None => None,
+        // A host's pool (`host: NAME`) is the host's own disks: its model defaults to `internal`.
+        let host = o
+            .get("host")
+            .and_then(|n| self.name(n, &o.p("host"), "host", "hv1", true).map(|h| (h, n)));
+        let model_node = if host.is_some() {
+            o.get("model")
+        } else {
+            self.req(&o, "model", "EF300")
         };
-        Some(self.array_common(&o, name, name_node, model, false))
+        let model = model_node.and_then(|n| self.text(n, &o.p("model"), "EF300").map(|m| (m, n)));
+        let mut a = self.array_common(&o, name, name_node, model, false);
+        a.host = host;
+        Some(a)
     }
 
     /// `racks[].servers[].disks`: a server's own disks, an array that fails with the server.
@@ -424,6 +479,7 @@ impl Validator<'_> {
             raid,
             existing,
             internal,
+            host: None,
         }
     }
 
@@ -438,6 +494,7 @@ impl Validator<'_> {
         let ap = a.path.as_str();
         let model = match (&a.model, a.internal) {
             (_, true) => "internal".to_string(),
+            (None, false) if a.host.is_some() => "internal".to_string(),
             (Some((m, n)), false) => {
                 let known: Vec<&str> = self.catalog.array_names();
                 let known: Vec<&str> = known.into_iter().filter(|k| *k != "internal").collect();
@@ -496,7 +553,7 @@ impl Validator<'_> {
                 0
             }
             Some((h, _)) => h,
-            None if is_ddp || a.internal => 0,
+            None if is_ddp || a.internal || a.host.is_some() => 0,
             None => default_spares,
         };
         if hot_spares >= disks && disks > 0 {
@@ -518,6 +575,24 @@ impl Validator<'_> {
         }
         if let Some((r, n)) = a.raid {
             self.raid_checks(r, n, ap, am.as_ref(), disks, hot_spares);
+        }
+        // A host's pool exists (the hypervisor built it): its level is needed and it is used as given.
+        let pool = a.host.is_some();
+        if pool && a.raid.is_none() {
+            self.err(
+                Some(a.pos),
+                join(ap, "raid"),
+                "a host's storage pool (`host:`) needs the level it is built at",
+                "add `raid:` (raid1, raid10, raid6 or raid0: the pool's level, as the hypervisor built it)",
+            );
+        }
+        if let (true, Some((RaidChoice::Ddp, n))) = (pool, a.raid) {
+            self.err(
+                Some(n.pos),
+                join(ap, "raid"),
+                "a host's storage pool cannot be a DDP pool (DDP is an E-Series array's)",
+                "give the pool's level: raid1, raid10, raid6 or raid0",
+            );
         }
         let existing = match (a.existing, a.raid) {
             (Some((true, n)), None) => {
@@ -546,8 +621,9 @@ impl Validator<'_> {
             write_cache: a.write_cache.unwrap_or(!a.internal),
             owner,
             raid: a.raid.map(|(r, _)| r),
-            // A DDP pool is always one the user has: used as given, never rebuilt.
-            existing: existing || is_ddp,
+            // A DDP pool and a host's pool are always ones the user has: used as given, never rebuilt.
+            existing: existing || is_ddp || pool,
+            host: a.host.map(|(h, _)| h),
         }
     }
 
