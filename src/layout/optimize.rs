@@ -559,7 +559,11 @@ pub fn optimise(site: &Site, catalog: &Catalog, pattern: Pattern, r: u8) -> Opti
             .iter()
             .enumerate()
             .filter_map(|(pos, &(d, store))| {
-                let lb = if trusted { bound::lower_bound(&inp, d, t, store)? } else { (0, 0) };
+                let lb = if trusted {
+                    bound::lower_bound(&inp, d, t, store)?
+                } else {
+                    (0, 0)
+                };
                 Some((lb, pos, d, store))
             })
             .collect();
@@ -568,7 +572,9 @@ pub fn optimise(site: &Site, catalog: &Catalog, pattern: Pattern, r: u8) -> Opti
             // Every model, in parallel; the best in d order (`better` keeps the first of equals).
             let found: Vec<Option<Choice>> = order
                 .par_iter()
-                .map(|&(_, _, d, store)| solve(&inp, d, t, store).filter(|c| check(site, catalog, pattern, r, c).is_ok()))
+                .map(|&(_, _, d, store)| {
+                    solve(&inp, d, t, store).filter(|c| check(site, catalog, pattern, r, c).is_ok())
+                })
                 .collect();
             let mut best: Option<Choice> = None;
             for c in found.into_iter().flatten() {
@@ -794,7 +800,10 @@ mod tests {
         let mut yaml = String::from("site: t\nnats: { replicas: [3, 5] }\nracks:\n");
         for rk in 0..30 {
             let servers: Vec<String> = (0..5).map(|s| format!("n{}", rk * 5 + s)).collect();
-            yaml.push_str(&format!("  - name: R{rk}\n    servers: [{}]\n    arrays:\n", servers.join(", ")));
+            yaml.push_str(&format!(
+                "  - name: R{rk}\n    servers: [{}]\n    arrays:\n",
+                servers.join(", ")
+            ));
             for a in 1..=2 {
                 yaml.push_str(&format!(
                     "      - {{ name: A{rk}-{a}, model: EF600, disk_model: nvme-3.84t, disks: 12 }}\n"

@@ -44,7 +44,11 @@ pub(super) fn lower_bound(inp: &Inputs, d: u32, t: u32, store: f64) -> Option<Co
         .collect();
     let n_cap = servers_for_capacity(inp, store, total)?;
     let n_lo = inp.r_max.max(n_cap);
-    let mut u_lo = if inp.r_max as usize <= k && inp.r_max > 1 { inp.r_max } else { 0 };
+    let mut u_lo = if inp.r_max as usize <= k && inp.r_max > 1 {
+        inp.r_max
+    } else {
+        0
+    };
     if t >= 1 {
         u_lo = u_lo.max(2 * t + 1);
         for &r in &inp.counts {
