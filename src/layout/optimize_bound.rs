@@ -117,3 +117,154 @@ fn cheapest(costs: &[Vec<Option<Cost>>], caps: &[u32], m: u32, need: u32, u_need
 pub(super) fn trusted(inp: &Inputs) -> bool {
     inp.arrays.iter().all(|a| a.len() <= 16)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::*;
+    use super::lower_bound;
+
+    /// The optimiser as it was before `bound`: every (t, d) model solved, the best taken in d order.
+    fn optimise_solving_every_model(site: &Site, catalog: &Catalog, pattern: Pattern, r: u8) -> Option<Choice> {
+        let inp = inputs(site, pattern, r);
+        let max_data = inp.arrays.iter().flatten().map(|&(_, data, _)| data).max().unwrap_or(0);
+        let t_top = inp.t_cap.min(inp.racks.len().saturating_sub(1) as u32).min(3);
+        for t in (inp.t_min..=t_top).rev() {
+            let mut best: Option<Choice> = None;
+            for d in disk_options(pattern, max_data) {
+                let store = store_for(site, catalog, &inp, pattern, d);
+                let Some(c) = solve(&inp, d, t, store).filter(|c| check(site, catalog, pattern, r, c).is_ok()) else {
+                    continue;
+                };
+                if best.as_ref().is_none_or(|b| better(&c, b)) {
+                    best = Some(c);
+                }
+            }
+            if best.is_some() {
+                return best;
+            }
+        }
+        None
+    }
+
+    /// The cheapest choice `check` accepts for one (d, t), by enumerating every servers-per-rack vector.
+    fn brute_min(site: &Site, cat: &Catalog, pattern: Pattern, r: u8, d: u32, t: u32) -> Option<(u32, u32)> {
+        let inp = inputs(site, pattern, r);
+        let caps: Vec<u32> = (0..inp.racks.len()).map(|i| capacity(&inp, i, d).0).collect();
+        let mut v = vec![0u32; caps.len()];
+        let mut best: Option<(u32, u32)> = None;
+        loop {
+            if let Some(c) = finish(&inp, v.clone(), d, t) {
+                if check(site, cat, pattern, r, &c).is_ok() && best.is_none_or(|b| (c.disks, c.arrays) < b) {
+                    best = Some((c.disks, c.arrays));
+                }
+            }
+            let mut i = 0;
+            while i < v.len() && v[i] == caps[i] {
+                v[i] = 0;
+                i += 1;
+            }
+            if i == v.len() {
+                return best;
+            }
+            v[i] += 1;
+        }
+    }
+
+    fn small_sites(n: u64) -> impl Iterator<Item = (Site, Catalog)> {
+        (0..n).filter_map(|seed| {
+            let cat = Catalog::builtin();
+            let g = crate::sitegen::small(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+            let site = crate::site::parse_str(&g.to_yaml(false), "gen.yaml", &cat).ok()?;
+            Some((site, cat))
+        })
+    }
+
+    #[test]
+    fn the_bound_is_below_every_accepted_choice_and_none_only_without_one() {
+        // On random small sites, for every (pattern, R, d, t): the bound never exceeds the cheapest choice
+        // `check` accepts (brute force), and says "none" only when there is none. Otherwise optimise
+        // would skip a model that could have won.
+        let mut compared = 0;
+        for (site, cat) in small_sites(60) {
+            for pattern in [Pattern::P1, Pattern::P2] {
+                for &r in &site.nats.replicas {
+                    let inp = inputs(&site, pattern, r);
+                    let max_data = inp.arrays.iter().flatten().map(|&(_, data, _)| data).max().unwrap_or(0);
+                    for d in disk_options(pattern, max_data) {
+                        let store = store_for(&site, &cat, &inp, pattern, d);
+                        for t in 0..=2 {
+                            let lb = lower_bound(&inp, d, t, store);
+                            let brute = brute_min(&site, &cat, pattern, r, d, t);
+                            match (lb, brute) {
+                                (Some(lb), Some(b)) => assert!(lb <= b, "bound {lb:?} above {b:?} (d {d}, t {t})"),
+                                (None, Some(b)) => panic!("bound says none, brute force found {b:?} (d {d}, t {t})"),
+                                _ => {}
+                            }
+                            compared += usize::from(brute.is_some());
+                        }
+                    }
+                }
+            }
+        }
+        assert!(compared > 100, "too few valid (site, d, t) cases compared: {compared}");
+    }
+
+    #[test]
+    fn skipping_models_by_their_bound_keeps_every_choice() {
+        // The same Choice (servers per rack and array, disks per server) as solving every model.
+        for (site, cat) in small_sites(40) {
+            for pattern in [Pattern::P1, Pattern::P2] {
+                for &r in &site.nats.replicas {
+                    assert_eq!(
+                        optimise(&site, &cat, pattern, r),
+                        optimise_solving_every_model(&site, &cat, pattern, r)
+                    );
+                }
+            }
+        }
+    }
+
+    /// 30 alike racks of 5 servers and two 12-disk EF600 arrays, as `scripts/gen-large-site --racks 30
+    /// --servers 5` (issue 18's site), with `streams` streams of 50 msgs/s × 1 KiB kept a day.
+    fn site_30_racks(streams: usize) -> (Site, Catalog) {
+        let cat = Catalog::builtin();
+        let mut yaml = String::from("site: t\nnats: { replicas: [3, 5] }\nracks:\n");
+        for rk in 0..30 {
+            let servers: Vec<String> = (0..5).map(|s| format!("n{}", rk * 5 + s)).collect();
+            yaml.push_str(&format!(
+                "  - name: R{rk}\n    servers: [{}]\n    arrays:\n",
+                servers.join(", ")
+            ));
+            for a in 1..=2 {
+                yaml.push_str(&format!(
+                    "      - {{ name: A{rk}-{a}, model: EF600, disk_model: nvme-3.84t, disks: 12 }}\n"
+                ));
+            }
+        }
+        yaml.push_str("workload:\n  streams:\n");
+        for s in 0..streams {
+            yaml.push_str(&format!(
+                "    - {{ name: s{s}, msgs_per_s: 50, msg_size: 1KiB, retention: 1d }}\n"
+            ));
+        }
+        let site = crate::site::parse_str(&yaml, "t.yaml", &cat).expect("a valid site");
+        (site, cat)
+    }
+
+    #[test]
+    fn on_thirty_alike_racks_the_bound_is_tight_for_the_winning_model() {
+        // What makes the 800-stream site fast: the winner's bound equals its cost, and most other
+        // disk counts' bounds are above it, so their models are never solved.
+        let (site, cat) = site_30_racks(200);
+        for pattern in [Pattern::P1, Pattern::P2] {
+            for r in [3, 5] {
+                let c = optimise(&site, &cat, pattern, r).expect("a layout");
+                let inp = inputs(&site, pattern, r);
+                let d = c.disks_per_server;
+                let store = store_for(&site, &cat, &inp, pattern, d);
+                let lb = lower_bound(&inp, d, c.tolerated_racks, store);
+                assert_eq!(lb, Some((c.disks, c.arrays)), "{pattern:?} R{r}: {c:?}");
+            }
+        }
+    }
+}
