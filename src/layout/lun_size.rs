@@ -100,7 +100,13 @@ pub(super) fn need_after(
     stores: &[f64],
     failed: &[ServerIdx],
 ) -> Vec<f64> {
-    let pos = |s: ServerIdx| servers.iter().position(|&x| x == s);
+    // Slot of each site server in `servers` (the first, as a linear search would find): an index, since
+    // this runs for every asset and replica of every failure scenario (issue 18: most of a 30-rack design).
+    let mut slot: Vec<Option<usize>> = vec![None; site.servers.len()];
+    for (i, &s) in servers.iter().enumerate().rev() {
+        slot[s] = Some(i);
+    }
+    let pos = |s: ServerIdx| slot.get(s).copied().flatten();
     let mut need = vec![0.0f64; servers.len()];
     for a in placed {
         for &s in &a.expected {
@@ -111,7 +117,9 @@ pub(super) fn need_after(
     }
     for a in placed {
         let lost = a.expected.iter().filter(|s| failed.contains(s)).count();
-        rebuild_lost(site, a, lost, failed, &pos, &mut need, stores);
+        if lost > 0 {
+            rebuild_lost(site, a, lost, failed, &pos, &mut need, stores);
+        }
     }
     need
 }

@@ -27,6 +27,9 @@ use crate::site::{ArrayIdx, Pattern, RackIdx, Site};
 use microlp::{ComparisonOp, OptimizationDirection, Problem, SolveOptions, Variable};
 use rayon::prelude::*;
 
+#[path = "optimize_bound.rs"]
+mod bound;
+
 /// Branch-and-bound nodes one solve may use (deterministic, unlike a time limit).
 const NODE_LIMIT: u64 = 20_000;
 
@@ -532,6 +535,12 @@ fn better(a: &Choice, b: &Choice) -> bool {
 }
 
 /// The optimiser's choice for a pattern with per-server groups and default replica count r.
+///
+/// For each target t (most first) every disks-per-server value d is its own model; the answer is the
+/// best (`better`) of their solutions, ties to the smaller d. `bound::lower_bound` gives, per d, a cost no
+/// accepted choice can undercut: models are solved cheapest bound first, and a model whose bound is above
+/// the best solution so far is not solved (it could neither beat nor tie it), nor is a target with no
+/// valid choice at all — so the answer is the one solving every model would give.
 pub fn optimise(site: &Site, catalog: &Catalog, pattern: Pattern, r: u8) -> Option<Choice> {
     if !matches!(pattern, Pattern::P1 | Pattern::P2 | Pattern::P4) {
         return None;
@@ -539,26 +548,67 @@ pub fn optimise(site: &Site, catalog: &Catalog, pattern: Pattern, r: u8) -> Opti
     let inp = inputs(site, pattern, r);
     let max_data = inp.arrays.iter().flatten().map(|&(_, data, _)| data).max().unwrap_or(0);
     let t_top = inp.t_cap.min(inp.racks.len().saturating_sub(1) as u32).min(3);
-    let mut best: Option<Choice> = None;
+    let options: Vec<(u32, f64)> = disk_options(pattern, max_data)
+        .into_iter()
+        .map(|d| (d, store_for(site, catalog, &inp, pattern, d)))
+        .collect();
+    let trusted = bound::trusted(&inp);
     for t in (inp.t_min..=t_top).rev() {
-        // Each disks-per-server value is its own model: solve them in parallel, pick in a fixed order.
-        let found: Vec<Option<Choice>> = disk_options(pattern, max_data)
-            .into_par_iter()
-            .map(|d| {
-                let store = store_for(site, catalog, &inp, pattern, d);
-                solve(&inp, d, t, store).filter(|c| check(site, catalog, pattern, r, c).is_ok())
+        // (bound, position in d order, d, store); without a trusted bound every model is solved.
+        let mut order: Vec<(bound::Cost, usize, u32, f64)> = options
+            .iter()
+            .enumerate()
+            .filter_map(|(pos, &(d, store))| {
+                let lb = if trusted {
+                    bound::lower_bound(&inp, d, t, store)?
+                } else {
+                    (0, 0)
+                };
+                Some((lb, pos, d, store))
             })
             .collect();
-        for c in found.into_iter().flatten() {
-            if best.as_ref().is_none_or(|b| better(&c, b)) {
-                best = Some(c);
+        order.sort_by_key(|&(lb, pos, _, _)| (lb, pos));
+        if !trusted {
+            // Every model, in parallel; the best in d order (`better` keeps the first of equals).
+            let found: Vec<Option<Choice>> = order
+                .par_iter()
+                .map(|&(_, _, d, store)| {
+                    solve(&inp, d, t, store).filter(|c| check(site, catalog, pattern, r, c).is_ok())
+                })
+                .collect();
+            let mut best: Option<Choice> = None;
+            for c in found.into_iter().flatten() {
+                if best.as_ref().is_none_or(|b| better(&c, b)) {
+                    best = Some(c);
+                }
+            }
+            if best.is_some() {
+                return best;
+            }
+            continue;
+        }
+        // Cheapest bound first, then d order. A model is skipped once its bound is above the best cost
+        // found, or equal to it with a larger d position (it could at most tie, and ties go to the
+        // smaller position); the order makes every later model skippable too.
+        let mut best: Option<(bound::Cost, usize, Choice)> = None;
+        for &(lb, pos, d, store) in &order {
+            if best.as_ref().is_some_and(|&(cost, at, _)| (lb, pos) > (cost, at)) {
+                break;
+            }
+            let Some(c) = solve(&inp, d, t, store).filter(|c| check(site, catalog, pattern, r, c).is_ok()) else {
+                continue;
+            };
+            let key = ((c.disks, c.arrays), pos);
+            if best.as_ref().is_none_or(|&(cost, at, _)| key < (cost, at)) {
+                best = Some((key.0, key.1, c));
             }
         }
+        let best = best.map(|(_, _, c)| c);
         if best.is_some() {
-            break;
+            return best;
         }
     }
-    best
+    None
 }
 
 /// The same optimum by enumerating every servers-per-rack vector (small sites only; for tests).
