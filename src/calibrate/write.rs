@@ -109,7 +109,10 @@ fn series_of(p: &Point) -> (&'static str, &'static str) {
         (Kind::Core, _) => ("core", "core pub/sub: subscribers and size varied independently"),
         (Kind::Ping, _) => ("ping", "request-reply round trips"),
         (Kind::Flood, _) => ("flood", "flood: a burst queued at once, drained by one subscriber"),
-        (Kind::ConsumerFetch | Kind::ConsumerConsume | Kind::ConsumerOrdered, _) => ("consumer", "consumer reads: one client, the stream filled before the clock"),
+        (Kind::ConsumerFetch | Kind::ConsumerConsume | Kind::ConsumerOrdered, _) => (
+            "consumer",
+            "consumer reads: one client, the stream filled before the clock",
+        ),
     }
 }
 

@@ -350,10 +350,16 @@ mod tests {
             .collect();
         let refs: Vec<&ConsumerRow> = rows.iter().collect();
         let f = fit_group(&refs, Kind::ConsumerFetch, 3, "t", host());
-        assert!((f.msg_s - 10e-6).abs() < 1e-9 && (f.byte_s - 1e-9).abs() < 1e-12, "{f:?}");
+        assert!(
+            (f.msg_s - 10e-6).abs() < 1e-9 && (f.byte_s - 1e-9).abs() < 1e-12,
+            "{f:?}"
+        );
         assert!(f.rms_log < 1e-9);
         // Rows that get faster with size would need a negative per-byte time: refused, kept at 0.
-        let odd = [row(Kind::ConsumerFetch, 128.0, 1000.0), row(Kind::ConsumerFetch, 8192.0, 2000.0)];
+        let odd = [
+            row(Kind::ConsumerFetch, 128.0, 1000.0),
+            row(Kind::ConsumerFetch, 8192.0, 2000.0),
+        ];
         let refs: Vec<&ConsumerRow> = odd.iter().collect();
         let f = fit_group(&refs, Kind::ConsumerFetch, 3, "t", host());
         assert_eq!(f.byte_s, 0.0);

@@ -238,7 +238,11 @@ fn consumer_need(r: &RowResult, why: Option<String>) -> String {
             "{}: each durable needs {}/s{}",
             c.stream,
             si(c.required_per_s),
-            if why.is_empty() { String::new() } else { format!("; {why}") }
+            if why.is_empty() {
+                String::new()
+            } else {
+                format!("; {why}")
+            }
         ),
         None => why,
     }

@@ -72,7 +72,12 @@ fn the_sites_consumers_are_ladder_rows_judged_against_the_consumer_prediction() 
 
     // Bands huge everywhere: every row inside, the consumer rows among them.
     let out = tempfile::tempdir().unwrap();
-    let (code, v, err) = verify(&c, &lay.id, "tests/data/verify-cal-consumer-huge-bands.yaml", out.path());
+    let (code, v, err) = verify(
+        &c,
+        &lay.id,
+        "tests/data/verify-cal-consumer-huge-bands.yaml",
+        out.path(),
+    );
     assert_eq!(code, 0, "{err}\n{:#}", v["rows"]);
     let rows = consumer_rows(&v);
     let ids: Vec<&str> = rows.iter().map(|r| r["id"].as_str().unwrap()).collect();
@@ -87,7 +92,10 @@ fn the_sites_consumers_are_ladder_rows_judged_against_the_consumer_prediction() 
         // Priced by the consumer rows of the calibration given, not by a publish prediction.
         let p = &r["predicted"];
         assert!(
-            p["source"].as_str().unwrap().contains("fixture-consumer-huge-bands (consumer-fetch R3"),
+            p["source"]
+                .as_str()
+                .unwrap()
+                .contains("fixture-consumer-huge-bands (consumer-fetch R3"),
             "{p:#}"
         );
         assert!(p["bottleneck"].as_str().unwrap().contains("consumer"), "{p:#}");
@@ -101,23 +109,38 @@ fn the_sites_consumers_are_ladder_rows_judged_against_the_consumer_prediction() 
     // The table (BENCH.md) and results.csv name them too.
     let dir = results_dir(out.path());
     let md = std::fs::read_to_string(dir.join("BENCH.md")).unwrap();
-    assert!(md.contains("consumer-fetch-orders-r3-1024B") && md.contains("each durable needs 5.0k/s"), "{md}");
+    assert!(
+        md.contains("consumer-fetch-orders-r3-1024B") && md.contains("each durable needs 5.0k/s"),
+        "{md}"
+    );
     let csv = std::fs::read_to_string(dir.join("results.csv")).unwrap();
     let line = csv
         .lines()
         .find(|l| l.starts_with("consumer-fetch-events-r3-512B,"))
         .unwrap_or_else(|| panic!("{csv}"));
-    assert!(line.contains(",consumer-fetch,Consumer fetch events (1 of 3 durables) R3 512 B,"), "{line}");
+    assert!(
+        line.contains(",consumer-fetch,Consumer fetch events (1 of 3 durables) R3 512 B,"),
+        "{line}"
+    );
     assert!(line.contains(",inside,"), "{line}");
     // Nothing left behind: the rows fill and read streams of their own.
     assert!(c.streams().iter().all(|s| !s.name.contains("natsplan-")));
 
     // Consumer bands no machine reaches: those rows fail, the others still pass.
     let out = tempfile::tempdir().unwrap();
-    let (code, v, err) = verify(&c, &lay.id, "tests/data/verify-cal-consumer-impossible.yaml", out.path());
+    let (code, v, err) = verify(
+        &c,
+        &lay.id,
+        "tests/data/verify-cal-consumer-impossible.yaml",
+        out.path(),
+    );
     assert_eq!(code, 1, "{err}");
     for r in v["rows"].as_array().unwrap() {
-        let want = if r.get("consumer_of").is_some() { "outside" } else { "inside" };
+        let want = if r.get("consumer_of").is_some() {
+            "outside"
+        } else {
+            "inside"
+        };
         if r["status"] != "skipped" {
             assert_eq!(r["status"], want, "{r:#}");
         }

@@ -85,7 +85,11 @@ fn held_out_consumer_shapes_land_inside_the_predicted_band() {
             ));
         }
     }
-    assert!(misses.is_empty(), "held-out shapes outside their band:\n{}", misses.join("\n"));
+    assert!(
+        misses.is_empty(),
+        "held-out shapes outside their band:\n{}",
+        misses.join("\n")
+    );
 }
 
 #[test]
@@ -112,10 +116,26 @@ fn uncalibrated_cases_are_scaled_with_a_wider_band_and_say_why() {
     let own = predict(&shape(Kind::ConsumerFetch, LAB_HOST, 3, 1024, 1, Sync::Delayed));
     let width = |p: &Prediction| (p.band.high / p.band.low).ln();
     let cases = [
-        ("another host", shape(Kind::ConsumerFetch, "generic-16c", 3, 1024, 1, Sync::Delayed), "scaled"),
-        ("R5", shape(Kind::ConsumerFetch, LAB_HOST, 5, 1024, 1, Sync::Delayed), "R5"),
-        ("sync always", shape(Kind::ConsumerFetch, LAB_HOST, 3, 1024, 1, Sync::Always), "always"),
-        ("4 clients", shape(Kind::ConsumerFetch, LAB_HOST, 3, 1024, 4, Sync::Delayed), "clients"),
+        (
+            "another host",
+            shape(Kind::ConsumerFetch, "generic-16c", 3, 1024, 1, Sync::Delayed),
+            "scaled",
+        ),
+        (
+            "R5",
+            shape(Kind::ConsumerFetch, LAB_HOST, 5, 1024, 1, Sync::Delayed),
+            "R5",
+        ),
+        (
+            "sync always",
+            shape(Kind::ConsumerFetch, LAB_HOST, 3, 1024, 1, Sync::Always),
+            "always",
+        ),
+        (
+            "4 clients",
+            shape(Kind::ConsumerFetch, LAB_HOST, 3, 1024, 4, Sync::Delayed),
+            "clients",
+        ),
     ];
     for (what, sh, says) in cases {
         let p = predict(&sh);

@@ -100,7 +100,10 @@ impl Kind {
     }
     /// A consumer read (perf::consumer prices it).
     pub fn is_consumer(self) -> bool {
-        matches!(self, Kind::ConsumerFetch | Kind::ConsumerConsume | Kind::ConsumerOrdered)
+        matches!(
+            self,
+            Kind::ConsumerFetch | Kind::ConsumerConsume | Kind::ConsumerOrdered
+        )
     }
 }
 
