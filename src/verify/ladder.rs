@@ -523,6 +523,38 @@ mod tests {
     }
 
     #[test]
+    fn the_sites_durable_consumers_become_consumer_rows_at_their_streams_shape() {
+        let text = include_str!("../../examples/three-racks-raid1.yaml");
+        let cat = crate::catalog::Catalog::builtin();
+        let site = crate::site::parse_str(text, "three-racks-raid1.yaml", &cat).unwrap();
+        // `events` pins no replicas: the layout's count (here 1) wins over the default of 3.
+        let extra = site_consumers(&site, &|n| (n == "events").then_some(1));
+        let rows = build_with(Ladder::Quick, 3, 3, extra);
+        let c: Vec<&RowSpec> = rows.iter().filter(|r| r.consumer_of.is_some()).collect();
+        let ids: Vec<&str> = c.iter().map(|r| r.id.as_str()).collect();
+        assert_eq!(ids, ["consumer-fetch-orders-r3-1024B", "consumer-fetch-events-r1-512B"]);
+        let o = c[0];
+        assert_eq!((o.kind, o.replicas, o.size_bytes, o.workers), (Kind::ConsumerFetch, 3, 1024, 1));
+        assert_eq!(o.label, "Consumer fetch orders (1 of 2 durables) R3 1 KiB");
+        assert_eq!(
+            o.consumer_of,
+            Some(ConsumerOf {
+                stream: "orders".into(),
+                durables: 2,
+                required_per_s: 5000.0
+            })
+        );
+        // The stream it fills before reading counts in the write budget.
+        assert_eq!(o.write_bytes(), o.msgs * 1024);
+        // An R3 stream's row is skipped on one server, with the reason, like the ladder's own.
+        let one = build_with(Ladder::Quick, 1, 1, site_consumers(&site, &|_| None));
+        let skipped = one.iter().find(|r| r.id == "consumer-fetch-orders-r3-1024B").unwrap();
+        assert!(skipped.skip.as_deref().unwrap().contains("R3 needs 3"));
+        // No consumers, no rows.
+        assert_eq!(build(Ladder::Quick, 3, 3).iter().filter(|r| r.consumer_of.is_some()).count(), 0);
+    }
+
+    #[test]
     fn fixed_rate_rows_run_for_the_budget_and_core_counts_published_messages() {
         let mut rows = build(Ladder::Quick, 3, 3);
         let rate = rows.iter_mut().find(|r| r.rate_per_s.is_some()).unwrap();
