@@ -75,7 +75,7 @@ fn the_sites_consumers_are_ladder_rows_judged_against_the_consumer_prediction() 
     let (code, v, err) = verify(
         &c,
         &lay.id,
-        "tests/data/verify-cal-consumer-huge-bands.yaml",
+        "tests/data/verify-cal-huge-bands.yaml",
         out.path(),
     );
     assert_eq!(code, 0, "{err}\n{:#}", v["rows"]);
@@ -95,7 +95,7 @@ fn the_sites_consumers_are_ladder_rows_judged_against_the_consumer_prediction() 
             p["source"]
                 .as_str()
                 .unwrap()
-                .contains("fixture-consumer-huge-bands (consumer-fetch R3"),
+                .contains("fixture-huge-bands (consumer-fetch R3"),
             "{p:#}"
         );
         assert!(p["bottleneck"].as_str().unwrap().contains("consumer"), "{p:#}");
