@@ -534,7 +534,10 @@ mod tests {
         let ids: Vec<&str> = c.iter().map(|r| r.id.as_str()).collect();
         assert_eq!(ids, ["consumer-fetch-orders-r3-1024B", "consumer-fetch-events-r1-512B"]);
         let o = c[0];
-        assert_eq!((o.kind, o.replicas, o.size_bytes, o.workers), (Kind::ConsumerFetch, 3, 1024, 1));
+        assert_eq!(
+            (o.kind, o.replicas, o.size_bytes, o.workers),
+            (Kind::ConsumerFetch, 3, 1024, 1)
+        );
         assert_eq!(o.label, "Consumer fetch orders (1 of 2 durables) R3 1 KiB");
         assert_eq!(
             o.consumer_of,
@@ -551,7 +554,13 @@ mod tests {
         let skipped = one.iter().find(|r| r.id == "consumer-fetch-orders-r3-1024B").unwrap();
         assert!(skipped.skip.as_deref().unwrap().contains("R3 needs 3"));
         // No consumers, no rows.
-        assert_eq!(build(Ladder::Quick, 3, 3).iter().filter(|r| r.consumer_of.is_some()).count(), 0);
+        assert_eq!(
+            build(Ladder::Quick, 3, 3)
+                .iter()
+                .filter(|r| r.consumer_of.is_some())
+                .count(),
+            0
+        );
     }
 
     #[test]

@@ -490,8 +490,9 @@ fn run_on(
     if agents.is_some() {
         // `bench --agents` refuses consumer runs (its agents do not split reads yet): skipped, said why.
         for r in rows.iter_mut().filter(|r| r.consumer_of.is_some()) {
-            r.skip
-                .get_or_insert_with(|| "consumer rows do not run on --agents yet (bench --agents refuses consumer runs)".into());
+            r.skip.get_or_insert_with(|| {
+                "consumer rows do not run on --agents yet (bench --agents refuses consumer runs)".into()
+            });
         }
     }
     let (write_bytes, write_rep) = announce_bytes(opts, &rows, probe.as_ref(), log)?;

@@ -72,12 +72,7 @@ fn the_sites_consumers_are_ladder_rows_judged_against_the_consumer_prediction() 
 
     // Bands huge everywhere: every row inside, the consumer rows among them.
     let out = tempfile::tempdir().unwrap();
-    let (code, v, err) = verify(
-        &c,
-        &lay.id,
-        "tests/data/verify-cal-huge-bands.yaml",
-        out.path(),
-    );
+    let (code, v, err) = verify(&c, &lay.id, "tests/data/verify-cal-huge-bands.yaml", out.path());
     assert_eq!(code, 0, "{err}\n{:#}", v["rows"]);
     let rows = consumer_rows(&v);
     let ids: Vec<&str> = rows.iter().map(|r| r["id"].as_str().unwrap()).collect();
