@@ -209,8 +209,9 @@ async fn reader(env: &Env, ctx: &jetstream::Context, stream: &str, r: ReaderSpec
         inactive_threshold: Duration::from_secs(60),
         ..Default::default()
     };
-    let c: consumer::PullConsumer =
+    let mut c: consumer::PullConsumer =
         retry("create consumer", env.spec.timeout, || s.create_consumer(cfg.clone())).await?;
+    await_leader(env, &mut c).await?;
     Ok(match mode {
         ConsumeMode::Fetch => Reader::Fetch {
             consumer: c,
@@ -228,6 +229,27 @@ async fn reader(env: &Env, ctx: &jetstream::Context, stream: &str, r: ReaderSpec
             Reader::Consume(st)
         }
     })
+}
+
+/// Wait until a replicated consumer has elected its leader: a pull request sent before that gets "no
+/// responders" (an R3 consume run on the lab failed so, reading nothing). An R1 consumer has no RAFT
+/// group and answers at once.
+async fn await_leader(env: &Env, c: &mut consumer::PullConsumer) -> Result<(), BenchError> {
+    let t0 = std::time::Instant::now();
+    loop {
+        let info = c.info().await.map_err(|e| cannot(e, "consumer info"))?;
+        if info.cluster.as_ref().is_none_or(|k| k.leader.is_some()) {
+            return Ok(());
+        }
+        if t0.elapsed() >= env.spec.timeout {
+            return Err(BenchError::CannotRun(anyhow!(
+                "consumer {} has no leader after {:?}",
+                info.name.clone(),
+                env.spec.timeout
+            )));
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 /// The stream's first sequence and message count.

@@ -176,10 +176,14 @@ impl Workload {
             Workload::Kv { .. } => Kind::Kv,
             Workload::Obj { op: ObjOp::Put, .. } => Kind::ObjPut,
             Workload::Obj { op: ObjOp::Get, .. } => Kind::ObjGet,
-            // The perf model has no kinds of their own for these yet: a publish to an existing stream is
-            // a JetStream publish, consumers and KV gets are named by their result's `kind`
-            // (`js-fetch`, `kv-get`, …) and predicted as nothing (verify marks such rows measured only).
-            Workload::JsExisting { .. } | Workload::Consume { .. } => Kind::Js,
+            // A publish to an existing stream is a JetStream publish; KV gets have no kind of their own
+            // yet (named by their result's `kind`, `kv-get`). Consumer reads are perf::consumer's kinds.
+            Workload::JsExisting { .. } => Kind::Js,
+            Workload::Consume { mode, .. } => match mode {
+                ConsumeMode::Fetch => Kind::ConsumerFetch,
+                ConsumeMode::Consume => Kind::ConsumerConsume,
+                ConsumeMode::Ordered => Kind::ConsumerOrdered,
+            },
             Workload::KvGet { .. } => Kind::Kv,
         }
     }

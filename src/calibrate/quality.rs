@@ -418,6 +418,7 @@ mod tests {
                     values.insert("drain_msgs_per_s".into(), 400_000.0);
                     ("delay_avg_ms", 20.0)
                 }
+                (Kind::ConsumerFetch | Kind::ConsumerConsume | Kind::ConsumerOrdered, _) => ("msgs_per_s", 100_000.0),
             };
             for (rep, f) in [(1, 1.01), (2, 1.0 / 1.01)] {
                 let mut v = values.clone();

@@ -80,6 +80,18 @@ pub fn workload(p: &Point) -> Workload {
         Kind::Flood => Workload::Flood {
             pubs: p.workers as usize,
         },
+        Kind::ConsumerFetch | Kind::ConsumerConsume | Kind::ConsumerOrdered => Workload::Consume {
+            mode: match p.kind {
+                Kind::ConsumerFetch => bench::ConsumeMode::Fetch,
+                Kind::ConsumerConsume => bench::ConsumeMode::Consume,
+                _ => bench::ConsumeMode::Ordered,
+            },
+            clients: p.workers as usize,
+            batch: 500,
+            replicas: p.replicas as usize,
+            storage: Storage::File,
+            target: None,
+        },
     }
 }
 
@@ -95,6 +107,7 @@ fn pilot_rate(p: &Point) -> f64 {
         Kind::Core => 100_000.0,
         Kind::Ping => 2_000.0,
         Kind::Flood => 50_000.0,
+        Kind::ConsumerFetch | Kind::ConsumerConsume | Kind::ConsumerOrdered => 50_000.0,
     }
 }
 
@@ -181,6 +194,11 @@ pub fn figures(p: &Point, b: &BenchResult) -> (f64, BTreeMap<String, f64>) {
             v.insert(key.into(), b.msgs_per_s());
             b.msgs_per_s()
         }
+        (Kind::ConsumerFetch | Kind::ConsumerConsume | Kind::ConsumerOrdered, _) => {
+            // perf::consumer's key.
+            v.insert("msgs_per_s".into(), b.msgs_per_s());
+            b.msgs_per_s()
+        }
         (Kind::Core, _) => {
             v.insert("pub_msgs_per_s".into(), b.publishers.msgs_per_s());
             if p.subscribers > 0 {
@@ -246,6 +264,7 @@ pub fn run_order(points: &[Point]) -> Vec<&Point> {
         Kind::Flood => 4,
         Kind::Core => 5,
         Kind::ObjGet => 6,
+        Kind::ConsumerFetch | Kind::ConsumerConsume | Kind::ConsumerOrdered => 7,
     };
     let mut order: Vec<&Point> = points.iter().collect();
     order.sort_by_key(|p| {

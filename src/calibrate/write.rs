@@ -35,17 +35,23 @@ pub fn size_text(b: u64) -> String {
 
 /// The calibration row for one measurement of one point.
 pub fn row(p: &Point, m: &Measurement, ctx: &RowContext) -> Row {
-    let jetstream = matches!(p.kind, Kind::ObjPut | Kind::ObjGet | Kind::Js | Kind::Kv);
+    let jetstream = matches!(p.kind, Kind::ObjPut | Kind::ObjGet | Kind::Js | Kind::Kv) || p.kind.is_consumer();
     let rate = p.rate_per_s.is_some();
     let (workers, publishers, subscribers) = match p.kind {
         Kind::ObjPut | Kind::ObjGet | Kind::Kv => (Some(p.workers), None, None),
         Kind::Js | Kind::Flood => (None, Some(p.workers), None),
         Kind::Core => (None, Some(p.workers), Some(p.subscribers)),
         Kind::Ping => (Some(1), None, None),
+        Kind::ConsumerFetch | Kind::ConsumerConsume | Kind::ConsumerOrdered => (Some(p.workers), None, None),
     };
     Row {
         label: format!("{} #{}", p.id, m.repeat),
-        kind: p.kind.as_str().to_string(),
+        // Consumer reads are one row kind with the read mode beside it (perf::consumer).
+        kind: if p.kind.is_consumer() {
+            crate::perf::consumer::ROW_KIND.to_string()
+        } else {
+            p.kind.as_str().to_string()
+        },
         servers: Some(ctx.servers),
         replicas: jetstream.then_some(p.replicas),
         raid: jetstream.then(|| REFERENCE_RAID.to_string()),
@@ -66,7 +72,9 @@ pub fn row(p: &Point, m: &Measurement, ctx: &RowContext) -> Row {
             _ => None,
         },
         storage: jetstream.then(|| "file".to_string()),
-        mode: rate.then(|| "fixed-rate".to_string()),
+        mode: rate
+            .then(|| "fixed-rate".to_string())
+            .or_else(|| crate::perf::consumer::mode_name(p.kind).map(str::to_string)),
         msgs: Some(m.msgs),
         values: m.values.clone(),
         derived: vec![],
@@ -101,6 +109,10 @@ fn series_of(p: &Point) -> (&'static str, &'static str) {
         (Kind::Core, _) => ("core", "core pub/sub: subscribers and size varied independently"),
         (Kind::Ping, _) => ("ping", "request-reply round trips"),
         (Kind::Flood, _) => ("flood", "flood: a burst queued at once, drained by one subscriber"),
+        (Kind::ConsumerFetch | Kind::ConsumerConsume | Kind::ConsumerOrdered, _) => (
+            "consumer",
+            "consumer reads: one client, the stream filled before the clock",
+        ),
     }
 }
 

@@ -33,7 +33,8 @@ pub struct PredictArgs {
     /// Concurrent clients (publishers, putters, getters), spread across the servers.
     #[arg(long, default_value = "1", value_name = "W")]
     pub workers: String,
-    /// core, js, kv, obj-put, obj-get, ping or flood.
+    /// core, js, kv, obj-put, obj-get, ping, flood, or a consumer read: consumer-fetch, consumer-consume,
+    /// consumer-ordered.
     #[arg(long, value_name = "KIND")]
     pub kind: String,
     /// A required rate (ops/s) for the CPU figure; the prediction says if it exceeds capacity.

@@ -14,7 +14,7 @@ use std::path::Path;
 pub const SCHEMA: &str = "natsplan-calibration/1";
 
 /// The built-in files: (file name, text).
-pub const BUILTIN_FILES: [(&str, &str); 8] = [
+pub const BUILTIN_FILES: [(&str, &str); 9] = [
     (
         "seed000-ef600-objstore.yaml",
         include_str!("../../calibration/seed000-ef600-objstore.yaml"),
@@ -47,11 +47,16 @@ pub const BUILTIN_FILES: [(&str, &str); 8] = [
         "lab-loopback-js.yaml",
         include_str!("../../calibration/lab-loopback-js.yaml"),
     ),
+    (
+        "lab-loopback-consumers.yaml",
+        include_str!("../../calibration/lab-loopback-consumers.yaml"),
+    ),
 ];
 
 /// Row kinds the schema knows; anything else is a typo.
-pub const KINDS: [&str; 16] = [
+pub const KINDS: [&str; 17] = [
     "store-probe",
+    "consumer",
     "obj-put",
     "obj-get",
     "js",

@@ -241,7 +241,7 @@ fn probe_of(f: &CalibrationFile) -> Option<StoreProbe> {
 
 /// The host class a file describes: `hardware.server_model` from the catalog, else its stated cores (and
 /// `co_located` when the provenance says every server was on loopback), speed 1.0 assumed.
-fn host_of(f: &CalibrationFile, catalog: &Catalog) -> (HostClass, bool) {
+pub(crate) fn host_of(f: &CalibrationFile, catalog: &Catalog) -> (HostClass, bool) {
     let named = f
         .hardware
         .get("server_model")

@@ -7,6 +7,7 @@
 //! this file applies the model to a layout (`predict_layout`).
 
 pub mod calibration;
+pub mod consumer;
 pub mod curves;
 pub mod fit;
 pub mod leader;

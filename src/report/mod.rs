@@ -234,6 +234,7 @@ pub fn pct(x: f64) -> String {
 pub fn calibration_words(id: &str) -> String {
     let words = match id {
         "lab-loopback-js" => "loopback lab (2 shared cores)",
+        "lab-loopback-consumers" => "loopback lab consumer reads (2 shared cores)",
         "lab-loopback-always" => "loopback lab, sync always",
         "lab-loopback-delayed" => "loopback lab, delayed sync",
         "nats-docs-bench" => "nats bench figures in the NATS docs",

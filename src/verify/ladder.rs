@@ -4,7 +4,7 @@
 //! work. Counts start at the seeds' figures and are scaled down to a time budget from the prediction's
 //! low edge, so a slow `sync_interval: always` disk still finishes.
 
-use crate::bench::{ObjOp, PublishMode, Storage, Workload};
+use crate::bench::{ConsumeMode, ObjOp, PublishMode, Storage, Workload};
 use crate::perf::{Kind, Prediction};
 use serde::Serialize;
 
@@ -45,6 +45,19 @@ pub struct RowSpec {
     pub batch: u32,
     /// Why the row will not run on this cluster.
     pub skip: Option<String>,
+    /// A row for the site's durable consumers of one stream (`workload.streams[].consumers`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub consumer_of: Option<ConsumerOf>,
+}
+
+/// Which of the site's streams a consumer row reads like, and what its consumers need.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct ConsumerOf {
+    pub stream: String,
+    /// Durable consumers the site gives the stream; the row measures one of them.
+    pub durables: u32,
+    /// The stream's publish rate: each durable reads every message, so each must keep up with it.
+    pub required_per_s: f64,
 }
 
 impl RowSpec {
@@ -54,6 +67,7 @@ impl RowSpec {
             Workload::Js { .. } | Workload::Kv { .. } | Workload::Obj { .. } => {
                 self.msgs.saturating_mul(self.size_bytes)
             }
+            Workload::Consume { .. } => self.fill_bytes(),
             _ => 0,
         }
     }
@@ -64,6 +78,13 @@ impl RowSpec {
     pub fn writes(&self) -> bool {
         self.write_bytes() > 0
     }
+    /// Bytes a consumer row publishes to fill its stream before its clock starts (0 for other rows).
+    fn fill_bytes(&self) -> u64 {
+        match self.workload {
+            Workload::Consume { target: None, .. } => self.msgs.saturating_mul(self.size_bytes),
+            _ => 0,
+        }
+    }
     pub fn kind_str(&self) -> &'static str {
         self.kind.as_str()
     }
@@ -73,6 +94,8 @@ impl RowSpec {
         match self.kind {
             Kind::ObjPut | Kind::ObjGet => 2 * w,
             Kind::Ping => 50,
+            // Two full fetch batches at least.
+            k if k.is_consumer() => (2 * self.batch as u64).max(200) * w,
             _ => 200 * w,
         }
     }
@@ -121,6 +144,7 @@ fn row(
         subscribers,
         batch,
         skip: None,
+        consumer_of: None,
     }
 }
 
@@ -264,6 +288,59 @@ fn fixed_rate(rate: u64) -> RowSpec {
     r
 }
 
+/// Messages per fetch (and buffered by consume) in consumer rows: nats bench's default batch.
+pub const CONSUMER_BATCH: usize = 500;
+/// Messages a consumer row reads at most (the count is scaled down to the time budget).
+const CONSUMER_MSGS: u64 = 50_000;
+
+/// One row per stream of the site with durable consumers: one of its durables read as a pull consumer
+/// with fetch batches, every message acked (what `emit` defines: a durable with `ack_policy: explicit`
+/// and no deliver subject), at the stream's message size and replicas (`replicas_of`: the planned
+/// layout's, else the stream's pinned count, else 3). The bench fills a stream of its own first; it
+/// never reads the site's streams.
+pub fn site_consumers(site: &crate::site::Site, replicas_of: &dyn Fn(&str) -> Option<u8>) -> Vec<RowSpec> {
+    site.workload
+        .streams
+        .iter()
+        .filter(|s| s.consumers > 0)
+        .map(|s| {
+            let r = replicas_of(&s.name).or(s.replicas).unwrap_or(3).max(1);
+            let size = s.msg_size_bytes.max(1);
+            let mut row = row(
+                format!("consumer-fetch-{}-r{r}-{size}B", s.name),
+                format!(
+                    "Consumer fetch {} (1 of {} durable{}) R{r} {}",
+                    s.name,
+                    s.consumers,
+                    if s.consumers == 1 { "" } else { "s" },
+                    size_label(size)
+                ),
+                Workload::Consume {
+                    mode: ConsumeMode::Fetch,
+                    clients: 1,
+                    batch: CONSUMER_BATCH,
+                    replicas: r as usize,
+                    storage: Storage::File,
+                    target: None,
+                },
+                Kind::ConsumerFetch,
+                CONSUMER_MSGS,
+                size,
+                r,
+                1,
+                0,
+                CONSUMER_BATCH as u32,
+            );
+            row.consumer_of = Some(ConsumerOf {
+                stream: s.name.clone(),
+                durables: s.consumers,
+                required_per_s: s.msgs_per_s,
+            });
+            row
+        })
+        .collect()
+}
+
 /// The disk probe verify runs first under `sync_interval: always`: 100 synchronous 128 B publishes.
 pub fn probe_row(replicas: u8) -> RowSpec {
     row(
@@ -290,6 +367,11 @@ pub fn probe_row(replicas: u8) -> RowSpec {
 /// Object workers are spread over the servers (one per server); rows needing more replicas than the
 /// cluster has are kept, marked skipped with the reason.
 pub fn build(ladder: Ladder, servers: u32, max_replicas: u8) -> Vec<RowSpec> {
+    build_with(ladder, servers, max_replicas, Vec::new())
+}
+
+/// The ladder's rows followed by `extra` (the site's consumer rows), with the same skip rule.
+pub fn build_with(ladder: Ladder, servers: u32, max_replicas: u8, extra: Vec<RowSpec>) -> Vec<RowSpec> {
     let obj_r = if max_replicas >= 3 { 3 } else { 1 };
     let obj_w = servers.clamp(1, 8) as usize;
     let mut rows = Vec::new();
@@ -324,6 +406,7 @@ pub fn build(ladder: Ladder, servers: u32, max_replicas: u8) -> Vec<RowSpec> {
             }
         }
     }
+    rows.extend(extra);
     for r in &mut rows {
         if r.replicas > max_replicas {
             r.skip = Some(format!(
@@ -437,6 +520,47 @@ mod tests {
         scale(&mut r, &pred(1000.0), 2.0, 0.25);
         assert_eq!(r.msgs, 500);
         assert_eq!(r.write_bytes_replicated(), 500 * 128 * 3);
+    }
+
+    #[test]
+    fn the_sites_durable_consumers_become_consumer_rows_at_their_streams_shape() {
+        let text = include_str!("../../examples/three-racks-raid1.yaml");
+        let cat = crate::catalog::Catalog::builtin();
+        let site = crate::site::parse_str(text, "three-racks-raid1.yaml", &cat).unwrap();
+        // `events` pins no replicas: the layout's count (here 1) wins over the default of 3.
+        let extra = site_consumers(&site, &|n| (n == "events").then_some(1));
+        let rows = build_with(Ladder::Quick, 3, 3, extra);
+        let c: Vec<&RowSpec> = rows.iter().filter(|r| r.consumer_of.is_some()).collect();
+        let ids: Vec<&str> = c.iter().map(|r| r.id.as_str()).collect();
+        assert_eq!(ids, ["consumer-fetch-orders-r3-1024B", "consumer-fetch-events-r1-512B"]);
+        let o = c[0];
+        assert_eq!(
+            (o.kind, o.replicas, o.size_bytes, o.workers),
+            (Kind::ConsumerFetch, 3, 1024, 1)
+        );
+        assert_eq!(o.label, "Consumer fetch orders (1 of 2 durables) R3 1 KiB");
+        assert_eq!(
+            o.consumer_of,
+            Some(ConsumerOf {
+                stream: "orders".into(),
+                durables: 2,
+                required_per_s: 5000.0
+            })
+        );
+        // The stream it fills before reading counts in the write budget.
+        assert_eq!(o.write_bytes(), o.msgs * 1024);
+        // An R3 stream's row is skipped on one server, with the reason, like the ladder's own.
+        let one = build_with(Ladder::Quick, 1, 1, site_consumers(&site, &|_| None));
+        let skipped = one.iter().find(|r| r.id == "consumer-fetch-orders-r3-1024B").unwrap();
+        assert!(skipped.skip.as_deref().unwrap().contains("R3 needs 3"));
+        // No consumers, no rows.
+        assert_eq!(
+            build(Ladder::Quick, 3, 3)
+                .iter()
+                .filter(|r| r.consumer_of.is_some())
+                .count(),
+            0
+        );
     }
 
     #[test]

@@ -225,11 +225,27 @@ fn cells(r: &RowResult) -> Vec<String> {
         r.status.as_str().to_string(),
         p99,
         cpu,
-        r.reason
-            .clone()
-            .or_else(|| p.map(|p| p.bottleneck.clone()))
-            .unwrap_or_default(),
+        consumer_need(r, r.reason.clone().or_else(|| p.map(|p| p.bottleneck.clone()))),
     ]
+}
+
+/// The last cell: the reason or bottleneck, and for a row of the site's consumers what each durable must
+/// keep up with (the stream's publish rate: every durable reads every message).
+fn consumer_need(r: &RowResult, why: Option<String>) -> String {
+    let why = why.unwrap_or_default();
+    match &r.spec.consumer_of {
+        Some(c) => format!(
+            "{}: each durable needs {}/s{}",
+            c.stream,
+            si(c.required_per_s),
+            if why.is_empty() {
+                String::new()
+            } else {
+                format!("; {why}")
+            }
+        ),
+        None => why,
+    }
 }
 
 const HEADER: [&str; 10] = [

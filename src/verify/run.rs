@@ -167,10 +167,11 @@ fn detect(
 /// The rows with their predictions, scaled to the time budget, and the disk probe that runs first under
 /// `always`.
 fn plan_rows(opts: &VerifyOptions, ctx: &PredictCtx, d: &Detected) -> (Vec<RowSpec>, Vec<Prediction>, Option<RowSpec>) {
-    let mut rows = ladder::build(
+    let mut rows = ladder::build_with(
         opts.ladder,
         d.facts.jetstream_servers.max(1),
         d.facts.max_replicas.max(1),
+        consumer_rows(opts),
     );
     if !d.js_enabled {
         for r in rows
@@ -188,6 +189,22 @@ fn plan_rows(opts: &VerifyOptions, ctx: &PredictCtx, d: &Detected) -> (Vec<RowSp
     let probe = (ctx.sync == Sync::Always && rows.iter().any(|r| r.skip.is_none() && r.writes()))
         .then(|| ladder::probe_row(d.facts.max_replicas.clamp(1, 3)));
     (rows, preds, probe)
+}
+
+/// The site's durable consumers as ladder rows (none without `--site`/`--layout`), at the replicas the
+/// planned layout gives each stream.
+fn consumer_rows(opts: &VerifyOptions) -> Vec<RowSpec> {
+    let Some(t) = &opts.target else { return vec![] };
+    let layout = t.plan.layout(&t.layout_id).map(|pl| &pl.layout);
+    let replicas_of = |name: &str| {
+        layout.and_then(|l| {
+            l.assets
+                .iter()
+                .find(|a| a.kind == crate::layout::AssetKind::Stream && a.name == name)
+                .map(|a| a.replicas)
+        })
+    };
+    ladder::site_consumers(&t.plan.input, &replicas_of)
 }
 
 /// The bytes the run will write (once, and over all replicas), announced through `log`; a run over
@@ -469,7 +486,15 @@ fn run_on(
     let (generated_at, _) = crate::clock::utc_now();
     let d = detect(rt, opts, &mut notes)?;
     let ctx = predict_ctx(opts, &d.facts)?;
-    let (rows, preds, probe) = plan_rows(opts, &ctx, &d);
+    let (mut rows, preds, probe) = plan_rows(opts, &ctx, &d);
+    if agents.is_some() {
+        // `bench --agents` refuses consumer runs (its agents do not split reads yet): skipped, said why.
+        for r in rows.iter_mut().filter(|r| r.consumer_of.is_some()) {
+            r.skip.get_or_insert_with(|| {
+                "consumer rows do not run on --agents yet (bench --agents refuses consumer runs)".into()
+            });
+        }
+    }
     let (write_bytes, write_rep) = announce_bytes(opts, &rows, probe.as_ref(), log)?;
     let config = config_echo(opts, &d.monitors, &ctx);
     // Agents are found (and their clocks measured) before anything is written.

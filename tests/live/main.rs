@@ -24,5 +24,6 @@ mod lab_leftovers_live;
 mod lab_live;
 mod powerfs_live;
 mod report_verify_live;
+mod verify_consumers_live;
 mod verify_lab_live;
 mod verify_live;

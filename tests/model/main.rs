@@ -11,6 +11,7 @@ mod hetero_props;
 mod inputs_fuzz;
 mod optimize_props;
 mod perf_calibration;
+mod perf_consumers;
 mod perf_layout;
 mod perf_leader;
 mod perf_loo;

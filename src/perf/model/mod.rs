@@ -55,10 +55,16 @@ pub enum Kind {
     ObjGet,
     Ping,
     Flood,
+    /// A durable pull consumer read with fetch batches, every message acked (perf::consumer).
+    ConsumerFetch,
+    /// A durable pull consumer read continuously (`consume`), every message acked.
+    ConsumerConsume,
+    /// An ordered consumer: no acks, flow-controlled by the server.
+    ConsumerOrdered,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 7] = [
+    pub const ALL: [Kind; 10] = [
         Kind::Core,
         Kind::Js,
         Kind::Kv,
@@ -66,6 +72,9 @@ impl Kind {
         Kind::ObjGet,
         Kind::Ping,
         Kind::Flood,
+        Kind::ConsumerFetch,
+        Kind::ConsumerConsume,
+        Kind::ConsumerOrdered,
     ];
     pub fn as_str(self) -> &'static str {
         match self {
@@ -76,6 +85,9 @@ impl Kind {
             Kind::ObjGet => "obj-get",
             Kind::Ping => "ping",
             Kind::Flood => "flood",
+            Kind::ConsumerFetch => "consumer-fetch",
+            Kind::ConsumerConsume => "consumer-consume",
+            Kind::ConsumerOrdered => "consumer-ordered",
         }
     }
     pub fn parse(s: &str) -> Option<Kind> {
@@ -85,6 +97,13 @@ impl Kind {
     }
     pub(crate) fn is_jetstream_write(self) -> bool {
         matches!(self, Kind::Js | Kind::Kv | Kind::ObjPut)
+    }
+    /// A consumer read (perf::consumer prices it).
+    pub fn is_consumer(self) -> bool {
+        matches!(
+            self,
+            Kind::ConsumerFetch | Kind::ConsumerConsume | Kind::ConsumerOrdered
+        )
     }
 }
 

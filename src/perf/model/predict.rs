@@ -106,6 +106,9 @@ pub fn predict_shape(terms: &Terms, catalog: &Catalog, sh: &Shape) -> Prediction
         Kind::Core => core(&mut c),
         Kind::Ping => ping(&mut c),
         Kind::Flood => flood(&mut c),
+        Kind::ConsumerFetch | Kind::ConsumerConsume | Kind::ConsumerOrdered => {
+            return crate::perf::consumer::predict(&terms.consumer, sh)
+        }
     };
     finish(c, law)
 }

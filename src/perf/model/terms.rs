@@ -156,6 +156,8 @@ pub struct Terms {
     pub obj_get: Option<GetTerms>,
     /// Stream-leader host classes, one per file with delayed-sync JetStream rows (perf::leader).
     pub leaders: Vec<LeaderClass>,
+    /// Consumer-read laws, one per file, read mode and replica count (perf::consumer).
+    pub consumer: crate::perf::consumer::ConsumerTerms,
 }
 
 /// Fitted object-get terms: per object, per chunk and per byte (a get reads, it neither replicates nor
@@ -351,8 +353,10 @@ impl Terms {
                 "calibration: no delayed-sync js rows with durable_pubs_per_s and async publishing; the stream-leader model needs one"
             );
         }
+        let consumer = crate::perf::consumer::ConsumerTerms::fit(set, &crate::catalog::Catalog::builtin());
         Ok(Terms {
             leaders,
+            consumer,
             obj_nats_version,
             obj_get,
             fio,
