@@ -257,6 +257,26 @@ pub fn applies(assets: usize) -> bool {
     assets > CLASS_THRESHOLD
 }
 
+/// Four racks of one server each and `n` small streams of two shapes (for tests of classes).
+#[cfg(test)]
+pub(crate) fn test_site(n: usize) -> crate::site::Site {
+    let mut t = String::from("site: classes\nnats: { replicas: [3] }\nracks:\n");
+    for r in ["A", "B", "C", "D"] {
+        t.push_str(&format!(
+            "  - name: {r}\n    servers: [n{r}]\n    arrays:\n      - {{ name: {r}1, model: EF300, disk_model: nvme-3.84t, disks: 3, hot_spares: 1 }}\n"
+        ));
+    }
+    t.push_str("workload:\n  streams:\n");
+    for s in 0..n {
+        t.push_str(&format!(
+            "    - {{ name: s{s}, msgs_per_s: {}, msg_size: 1KiB, retention: 1h }}\n",
+            1 + s % 2
+        ));
+    }
+    t.push_str("policy:\n  patterns: [\"1\", \"4\"]\n");
+    crate::site::parse_str(&t, "classes.yaml", &crate::catalog::Catalog::builtin()).unwrap()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -270,24 +290,7 @@ mod tests {
         }
     }
 
-    /// Four racks of one server each and `n` small streams of two shapes.
-    fn site(n: usize) -> crate::site::Site {
-        let mut t = String::from("site: classes\nnats: { replicas: [3] }\nracks:\n");
-        for r in ["A", "B", "C", "D"] {
-            t.push_str(&format!(
-                "  - name: {r}\n    servers: [n{r}]\n    arrays:\n      - {{ name: {r}1, model: EF300, disk_model: nvme-3.84t, disks: 3, hot_spares: 1 }}\n"
-            ));
-        }
-        t.push_str("workload:\n  streams:\n");
-        for s in 0..n {
-            t.push_str(&format!(
-                "    - {{ name: s{s}, msgs_per_s: {}, msg_size: 1KiB, retention: 1h }}\n",
-                1 + s % 2
-            ));
-        }
-        t.push_str("policy:\n  patterns: [\"1\", \"4\"]\n");
-        crate::site::parse_str(&t, "classes.yaml", &crate::catalog::Catalog::builtin()).unwrap()
-    }
+    use super::test_site as site;
 
     #[test]
     fn above_the_threshold_other_layouts_keep_classes_and_expand_to_the_same_entries() {
