@@ -30,7 +30,7 @@ pub struct DesignArgs {
 }
 
 pub fn run(g: &Global, a: DesignArgs) -> Result<Outcome, Failure> {
-    let (inputs, plan) = load_plan(g, &a.inputs, a.site.as_deref())?;
+    let (inputs, mut plan) = load_plan(g, &a.inputs, a.site.as_deref())?;
     if a.top == Some(0) {
         return Err(bad_input(anyhow::anyhow!("--top 0 shows nothing; use --top 1 or more")));
     }
@@ -42,6 +42,8 @@ pub fn run(g: &Global, a: DesignArgs) -> Result<Outcome, Failure> {
             .map_err(|e| bad_input(anyhow::anyhow!("--save {}: cannot write it: {e}", path.display())))?;
         eprintln!("natsplan: plan saved to {}", path.display());
     }
+    // The layout --layout names is shown per asset (after the save: its hash is of the plan as built).
+    inputs.expand(&mut plan, a.layout.as_deref())?;
     let sel = Selection {
         top: a.top,
         layout: a.layout,

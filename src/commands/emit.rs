@@ -48,12 +48,14 @@ pub fn run(g: &Global, a: EmitArgs) -> Result<Outcome, Failure> {
             a.store_dir
         )));
     }
-    let (inputs, plan) = super::load_plan(g, &a.inputs, a.site.as_deref())?;
+    let (inputs, mut plan) = super::load_plan(g, &a.inputs, a.site.as_deref())?;
     if a.layout.is_none() && inputs.chosen_layout.is_none() {
         return Err(bad_input(anyhow!(
             "emit needs --layout ID (an id from `natsplan design`), or a --plan saved with `design --layout ID --save`"
         )));
     }
+    // Per asset again when the plan keeps that layout per class (plan::classes: over 1,000 assets).
+    inputs.expand(&mut plan, a.layout.as_deref())?;
     let layout = inputs.layout(&plan, a.layout.as_deref())?;
     if layout.verdict == Verdict::Rejected && !a.allow_rejected {
         return Err(bad_input(anyhow!(

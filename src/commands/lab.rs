@@ -107,13 +107,15 @@ fn spec_from_args(g: &Global, u: &UpArgs, dir: &Path) -> Result<(LabSpec, Stream
     }
     match (planned, u.nodes) {
         (true, _) => {
-            let (inputs, plan) = super::load_plan(g, &u.inputs, u.site.as_deref())?;
+            let (inputs, mut plan) = super::load_plan(g, &u.inputs, u.site.as_deref())?;
             if u.layout.is_none() && inputs.chosen_layout.is_none() {
                 return Err(bad_input(anyhow!(
                     "lab up with a plan needs --layout ID (an id from `natsplan design`), or a --plan saved with \
                      `design --layout ID --save`"
                 )));
             }
+            // Per asset again when the plan keeps that layout per class (plan::classes: over 1,000 assets).
+            inputs.expand(&mut plan, u.layout.as_deref())?;
             let pl = inputs.layout(&plan, u.layout.as_deref())?;
             let sync = sync_flag(plan.input.nats.sync)?;
             let mut defs = Vec::new();

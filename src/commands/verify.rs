@@ -121,7 +121,7 @@ fn planned(g: &Global, a: &VerifyArgs) -> Result<Option<(Inputs, Plan, String)>,
         }
         return Ok(None);
     }
-    let (inputs, plan) = super::load_plan(g, &a.inputs, a.site.as_deref())?;
+    let (inputs, mut plan) = super::load_plan(g, &a.inputs, a.site.as_deref())?;
     let id = match a.layout.clone().or_else(|| inputs.chosen_layout.clone()) {
         Some(id) => id,
         None => {
@@ -131,7 +131,8 @@ fn planned(g: &Global, a: &VerifyArgs) -> Result<Option<(Inputs, Plan, String)>,
             )))
         }
     };
-    inputs.layout(&plan, Some(&id))?;
+    // Checks the id, and gives that layout its per-asset predictions on a site of classes (plan::classes).
+    inputs.expand(&mut plan, Some(&id))?;
     Ok(Some((inputs, plan, id)))
 }
 

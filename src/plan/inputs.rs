@@ -561,6 +561,17 @@ pub fn find_layout<'p>(plan: &'p Plan, id: &str) -> Result<&'p PlannedLayout, Fa
 }
 
 impl Inputs {
+    /// Give the layout `--layout ID` names (else the one the saved plan chose) its per-asset lists when the
+    /// plan keeps them per class (`plan::classes`); the top-ranked layout has them already. Call it after
+    /// `saved_plan_json`, whose hash is of the plan as built.
+    pub fn expand(&self, plan: &mut Plan, id: Option<&str>) -> Result<(), Failure> {
+        if let Some(id) = id.or(self.chosen_layout.as_deref()) {
+            let id = find_layout(plan, id)?.id.clone();
+            plan.expand(&id, &self.catalog, &self.calibration);
+        }
+        Ok(())
+    }
+
     /// The layout `--layout ID` names, else the one the saved plan chose, else the plan's best; an error
     /// when the plan has none.
     pub fn layout<'p>(&self, plan: &'p Plan, id: Option<&str>) -> Result<&'p PlannedLayout, Failure> {

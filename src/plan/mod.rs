@@ -2,6 +2,7 @@
 //! build it once; reports, emit and verify read it.
 
 mod capacity;
+pub mod classes;
 pub mod inputs;
 mod unused;
 mod verdict;
@@ -150,6 +151,11 @@ pub struct PlannedLayout {
     /// Performance predictions for the site's workload (perf), when computed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub predicted: Option<crate::perf::Predicted>,
+    /// On a site of more than 1,000 assets, for every layout but the top-ranked one and the one `--layout`
+    /// names: `assets`, `predicted.streams` and `yearly.assets` per class (and those lists empty). See
+    /// `classes`; `Plan::expand` gives a layout its per-asset lists again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub classes: Option<classes::Classes>,
     /// The layout itself, for emit, whatif and verify.
     #[serde(skip)]
     pub layout: Layout,
@@ -175,6 +181,29 @@ pub struct Plan {
 impl Plan {
     pub fn layout(&self, id: &str) -> Option<&PlannedLayout> {
         self.layouts.iter().find(|l| l.id == id)
+    }
+
+    /// Give layout `id` its per-asset predictions and yearly figures again when it has them per class
+    /// (`--layout ID` on a site of more than 1,000 assets): the same evaluation, so the same entries.
+    pub fn expand(&mut self, id: &str, catalog: &Catalog, cal: &crate::perf::Calibration) {
+        let site = &self.input;
+        if let Some(l) = self.layouts.iter_mut().find(|l| l.id == id) {
+            expand_layout(site, catalog, cal, l);
+        }
+    }
+}
+
+/// Undo `classes::compact` on one layout by evaluating its predictions and yearly figures again.
+fn expand_layout(site: &Site, catalog: &Catalog, cal: &crate::perf::Calibration, l: &mut PlannedLayout) {
+    if l.classes.take().is_none() {
+        return;
+    }
+    l.assets = planned_assets(site, &l.layout);
+    if let Some(p) = &mut l.predicted {
+        p.streams = crate::perf::predict_layout(site, &l.layout, catalog, cal).streams;
+    }
+    if let Some(y) = &mut l.yearly {
+        y.assets = crate::survival::yearly(site, &l.layout, catalog).assets;
     }
 }
 
@@ -219,7 +248,11 @@ pub fn build_progress(
     let mut planned: Vec<PlannedLayout> = layouts
         .into_par_iter()
         .map(|l| {
-            let p = plan_layout(site, catalog, cal, l);
+            let mut p = plan_layout(site, catalog, cal, l);
+            // Per class at once, so that memory holds one layout's per-asset entries per thread, not all.
+            if classes::applies(p.layout.assets.len()) {
+                classes::compact(&mut p);
+            }
             progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, total);
             p
         })
@@ -234,6 +267,10 @@ pub fn build_progress(
         ));
     }
     rank(&mut planned);
+    // The top-ranked layout is shown per asset.
+    if let Some(top) = planned.first_mut() {
+        expand_layout(site, catalog, cal, top);
+    }
     // What JSON lists (`layouts`): candidates with no JetStream server are not layouts (see the notes).
     let evaluated = planned.len();
     if planned.is_empty() {
@@ -340,18 +377,7 @@ pub fn plan_layout(site: &Site, catalog: &Catalog, cal: &crate::perf::Calibratio
         PlacementRule::Pinned { sets } => (None, sets.iter().map(|s| (s.name.clone(), names(&s.servers))).collect()),
         PlacementRule::Free => (None, Vec::new()),
     };
-    let assets = layout
-        .assets
-        .iter()
-        .map(|a| PlannedAsset {
-            name: a.name.clone(),
-            kind: a.kind.as_str().to_string(),
-            replicas: a.replicas,
-            expected: names(&a.expected),
-            set: a.set.clone(),
-            bytes_per_replica: a.bytes_per_replica.ceil() as u64,
-        })
-        .collect();
+    let assets = planned_assets(site, &layout);
     PlannedLayout {
         id: layout.id.clone(),
         rank: 0,
@@ -375,8 +401,25 @@ pub fn plan_layout(site: &Site, catalog: &Catalog, cal: &crate::perf::Calibratio
         yearly,
         endurance,
         predicted,
+        classes: None,
         layout,
     }
+}
+
+/// Where each of a layout's assets goes, as JSON shows it (server names).
+fn planned_assets(site: &Site, layout: &Layout) -> Vec<PlannedAsset> {
+    layout
+        .assets
+        .iter()
+        .map(|a| PlannedAsset {
+            name: a.name.clone(),
+            kind: a.kind.as_str().to_string(),
+            replicas: a.replicas,
+            expected: a.expected.iter().map(|&s| site.servers[s].name.clone()).collect(),
+            set: a.set.clone(),
+            bytes_per_replica: a.bytes_per_replica.ceil() as u64,
+        })
+        .collect()
 }
 
 /// The lower-case tags a JetStream server gets: its rack, its array, and every replica set it is in.

@@ -239,3 +239,29 @@ pub fn markdown(plan: &Plan, sel: &Selection) -> String {
     }
     s
 }
+
+#[cfg(test)]
+mod class_tests {
+    use super::*;
+
+    #[test]
+    fn above_the_threshold_the_detail_tables_give_one_row_per_class() {
+        let n = crate::plan::classes::CLASS_THRESHOLD + 1;
+        let plan = crate::plan::build(&crate::plan::classes::test_site(n), &crate::catalog::Catalog::builtin());
+        let t = detail_text(&plan.layouts[0], 200);
+        // Two shapes (1 and 2 msgs/s): two rows in each table, with their counts, not 1,001 names.
+        assert_eq!(t.matches(" like it").count(), 4, "{t}");
+        assert!(
+            t.contains("s0 and 500 like it") && t.contains("s1 and 499 like it"),
+            "{t}"
+        );
+        assert!(!t.contains("more assets (--format json lists all)"), "{t}");
+        assert!(t.contains(&format!("{n} in all")), "{t}");
+        // A layout kept per class shows its classes too.
+        let other = detail_text(&plan.layouts[1], 200);
+        assert!(
+            other.contains(&format!("with --layout {}", plan.layouts[1].id)),
+            "{other}"
+        );
+    }
+}

@@ -264,7 +264,36 @@ pub fn asset_rows(l: &PlannedLayout) -> Vec<Vec<String>> {
     } else {
         "any JetStream server"
     };
+    if let Some(c) = l.classes.as_ref().filter(|_| l.assets.is_empty()) {
+        // A layout kept per class (not the top-ranked, not --layout): its classes, most bytes first.
+        let mut v: Vec<_> = c.assets.iter().filter(|k| k.entry.kind != "consumer").collect();
+        v.sort_by(|x, y| {
+            let total = |k: &crate::plan::classes::Class<crate::plan::classes::AssetShape>| {
+                k.entry.bytes_per_replica as u128 * k.count as u128
+            };
+            total(y).cmp(&total(x)).then(x.first.cmp(&y.first))
+        });
+        return v
+            .into_iter()
+            .map(|k| {
+                vec![
+                    like(&k.first, k.count),
+                    k.entry.kind.clone(),
+                    k.entry.replicas.to_string(),
+                    fmt_bytes(k.entry.bytes_per_replica as f64),
+                    format!("with --layout {}", l.id),
+                    match &k.entry.set {
+                        Some(set) => format!("set:{set}"),
+                        None => anywhere.into(),
+                    },
+                ]
+            })
+            .collect();
+    }
     let mut assets: Vec<&crate::plan::PlannedAsset> = l.assets.iter().filter(|a| a.kind != "consumer").collect();
+    if crate::plan::classes::applies(l.assets.len()) {
+        return asset_class_rows(assets, anywhere);
+    }
     assets.sort_by(|a, b| b.bytes_per_replica.cmp(&a.bytes_per_replica).then(a.name.cmp(&b.name)));
     assets
         .into_iter()
@@ -284,6 +313,52 @@ pub fn asset_rows(l: &PlannedLayout) -> Vec<Vec<String>> {
         .collect()
 }
 
+/// Above `plan::classes::CLASS_THRESHOLD` assets: one row per shape (kind, replicas, bytes per replica,
+/// set), the most bytes in all first, with its count; the expected servers said as how many the class's
+/// replicas are spread over (each asset's are in JSON).
+fn asset_class_rows(assets: Vec<&crate::plan::PlannedAsset>, anywhere: &str) -> Vec<Vec<String>> {
+    let mut classes: Vec<(&crate::plan::PlannedAsset, usize, std::collections::BTreeSet<&str>)> = Vec::new();
+    let mut at: std::collections::HashMap<(&str, u8, u64, Option<&str>), usize> = Default::default();
+    for a in assets {
+        let i = *at
+            .entry((a.kind.as_str(), a.replicas, a.bytes_per_replica, a.set.as_deref()))
+            .or_insert_with(|| {
+                classes.push((a, 0, Default::default()));
+                classes.len() - 1
+            });
+        classes[i].1 += 1;
+        classes[i].2.extend(a.expected.iter().map(String::as_str));
+    }
+    classes.sort_by(|x, y| {
+        let total = |c: &(&crate::plan::PlannedAsset, usize, _)| c.0.bytes_per_replica as u128 * c.1 as u128;
+        total(y).cmp(&total(x)).then(x.0.name.cmp(&y.0.name))
+    });
+    classes
+        .into_iter()
+        .map(|(a, n, servers)| {
+            vec![
+                like(&a.name, n),
+                a.kind.clone(),
+                a.replicas.to_string(),
+                fmt_bytes(a.bytes_per_replica as f64),
+                format!("spread over {}", count(servers.len(), "server")),
+                match &a.set {
+                    Some(set) => format!("set:{set}"),
+                    None => anywhere.into(),
+                },
+            ]
+        })
+        .collect()
+}
+
+/// A class's name in a table: its first asset, and how many more are like it.
+fn like(first: &str, n: usize) -> String {
+    match n {
+        1 => first.to_string(),
+        _ => format!("{first} and {} like it", n - 1),
+    }
+}
+
 pub const PREDICTION_HEADER: [&str; 7] = [
     "asset",
     "kind",
@@ -296,12 +371,23 @@ pub const PREDICTION_HEADER: [&str; 7] = [
 
 /// One row per predicted asset; the calibration in plain words (`report::calibration_words`; the file
 /// ids and each term's source are in JSON), the publish mode in `publish_modes` below the table.
+/// Above `plan::classes::CLASS_THRESHOLD` entries, one row per class (entries alike but for the name), the
+/// largest required rate in all first, with its count.
 pub fn prediction_rows(pr: &Predicted) -> Vec<Vec<String>> {
-    pr.streams
-        .iter()
-        .map(|a| {
+    let rows: Vec<(&crate::perf::AssetPrediction, usize)> = if crate::plan::classes::applies(pr.streams.len()) {
+        let mut c: Vec<_> = crate::plan::classes::of_predictions(&pr.streams)
+            .into_iter()
+            .map(|c| (c.entry, c.count))
+            .collect();
+        c.sort_by(|x, y| (y.0.required_per_s * y.1 as f64).total_cmp(&(x.0.required_per_s * x.1 as f64)));
+        c
+    } else {
+        pr.streams.iter().map(|a| (a, 1)).collect()
+    };
+    rows.into_iter()
+        .map(|(a, n)| {
             vec![
-                a.name.clone(),
+                like(&a.name, n),
                 a.kind.as_str().to_string(),
                 format!("{:.0}", a.required_per_s),
                 format!("{:.0}", a.ops_per_s),
@@ -330,9 +416,16 @@ pub fn publish_modes(pr: &Predicted) -> Vec<String> {
     }
     modes
         .into_iter()
-        .map(|(m, names)| format!("Publish ({}): {m}.", names.join(", ")))
+        .map(|(m, names)| match names.len() {
+            // 100,000 names on one line help nobody: the first few and the count (JSON has each).
+            n if n > PUBLISH_NAMES => format!("Publish ({}, … {n} in all): {m}.", names[..3].join(", ")),
+            _ => format!("Publish ({}): {m}.", names.join(", ")),
+        })
         .collect()
 }
+
+/// Most asset names a publish-mode line lists before it gives a count.
+const PUBLISH_NAMES: usize = 20;
 
 /// What the prediction table's last column means.
 pub const PREDICTION_LEGEND: &str = "measured on: the calibration the figures come from; (scaled): carried to \

@@ -179,8 +179,23 @@ pub struct YamlError {
 
 /// Deepest nesting accepted; site files need about 6 levels. Bounds recursion in later passes.
 const MAX_DEPTH: usize = 64;
-/// Most nodes a document may expand to (aliases can multiply a small file: "billion laughs").
-const MAX_NODES: usize = 1_000_000;
+/// Most values a document may write out. Each takes at least a byte or two of the file, which is at most
+/// `input::MAX_INPUT_BYTES` (16 MiB), so this bounds memory (about 80 B per value) rather than what a
+/// site may say: 4 M = 16 MiB ÷ 4 B. A site file of 100,000 assets written one per line (as
+/// `scripts/gen-large-site --assets 100000` prints them: about 11 values and 80 B per line) has 1.1 M
+/// values in 8 MB and is read; the input bound refuses a file long before this one does for such lines.
+const MAX_WRITTEN_NODES: usize = 4 * 1024 * 1024;
+/// Most values aliases may add by copying their anchors. Counted apart from the written values, so a
+/// large written-out site is read while a few lines of nested aliases ("billion laughs", 10^9 values)
+/// are refused at the first alias that crosses it, before that copy is made.
+const MAX_ALIAS_NODES: usize = 1_000_000;
+
+/// The two bounds of `parse` (tests use small ones).
+#[derive(Debug, Clone, Copy)]
+struct Bounds {
+    written: usize,
+    aliased: usize,
+}
 
 enum Frame {
     Seq {
@@ -198,11 +213,22 @@ enum Frame {
 
 /// Parse text into one document's tree. `Ok(None)` for a file with no document (empty or comments only).
 pub fn parse(text: &str) -> Result<Option<Node>, YamlError> {
+    parse_bounded(
+        text,
+        Bounds {
+            written: MAX_WRITTEN_NODES,
+            aliased: MAX_ALIAS_NODES,
+        },
+    )
+}
+
+fn parse_bounded(text: &str, bounds: Bounds) -> Result<Option<Node>, YamlError> {
     let mut parser = Parser::new_from_str(text);
     let mut stack: Vec<Frame> = Vec::new();
     // Anchor id → (node, its node count) for aliases.
     let mut anchors: HashMap<usize, (Node, usize)> = HashMap::new();
     let mut nodes = 0usize;
+    let mut aliased = 0usize;
     let mut root: Option<Node> = None;
     let mut documents = 0usize;
     while let Some(ev) = parser.next_event() {
@@ -236,7 +262,7 @@ pub fn parse(text: &str) -> Result<Option<Node>, YamlError> {
                 }
                 Some((node, 1))
             }
-            Event::Alias(id) => Some(alias(&anchors, id, pos, &mut nodes)?),
+            Event::Alias(id) => Some(alias(&anchors, id, pos, &mut aliased, bounds.aliased)?),
             Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
                 if stack.len() >= MAX_DEPTH {
                     return Err(YamlError {
@@ -289,11 +315,11 @@ pub fn parse(text: &str) -> Result<Option<Node>, YamlError> {
                 Some((node, count))
             }
         };
-        if nodes > MAX_NODES {
+        if nodes > bounds.written {
             return Err(YamlError {
                 pos: Some(pos),
-                message: format!("the file has more than {MAX_NODES} values"),
-                fix: "a site file is a few hundred lines; check that this is the right file".into(),
+                message: format!("the file has more than {} values", bounds.written),
+                fix: "a site file has about ten values per asset; check that this is the right file".into(),
             });
         }
         let Some((node, _)) = done else { continue };
@@ -309,20 +335,22 @@ pub fn parse(text: &str) -> Result<Option<Node>, YamlError> {
     Ok(root)
 }
 
-/// An alias: a copy of its anchor's node (placed at the alias), its nodes counted against the limit.
+/// An alias: a copy of its anchor's node (placed at the alias), its nodes counted against the aliases'
+/// bound (before the copy is made).
 fn alias(
     anchors: &HashMap<usize, (Node, usize)>,
     id: usize,
     pos: Pos,
-    nodes: &mut usize,
+    aliased: &mut usize,
+    bound: usize,
 ) -> Result<(Node, usize), YamlError> {
     match anchors.get(&id) {
         Some((node, count)) => {
-            *nodes += count;
-            if *nodes > MAX_NODES {
+            *aliased += count;
+            if *aliased > bound {
                 return Err(YamlError {
                     pos: Some(pos),
-                    message: format!("the aliases expand the file to more than {MAX_NODES} values"),
+                    message: format!("the aliases expand the file by more than {bound} values"),
                     fix: "write the values out instead of nesting aliases of aliases".into(),
                 });
             }
@@ -453,6 +481,41 @@ mod tests {
         }
         let e = parse(&bomb).unwrap_err();
         assert!(e.message.contains("aliases"), "{e:?}");
+    }
+
+    #[test]
+    fn a_site_of_100k_assets_is_read() {
+        // As `scripts/gen-large-site --assets 100000` writes them: 11 values a line, 1.1 M in all (the old
+        // single bound of 1 M values refused this file).
+        let mut t = String::from("streams:\n");
+        for s in 0..100_000 {
+            t.push_str(&format!(
+                "  - {{ name: s{s}, msgs_per_s: 2, msg_size: 1KiB, retention: 1d, consumers: 1 }}\n"
+            ));
+        }
+        let n = root(&t);
+        let Val::Map(e) = &n.val else { panic!() };
+        let Val::Seq(items) = &e[0].1.val else { panic!() };
+        assert_eq!(items.len(), 100_000);
+        assert_eq!(items[99_999].pos.line, 100_001);
+    }
+
+    #[test]
+    fn each_bound_is_refused_at_its_place() {
+        let b = Bounds {
+            written: 20,
+            aliased: 5,
+        };
+        // Many written values and few aliased ones: the written bound, at the value that crosses it.
+        let many = format!("a: [{}]\n", vec!["x"; 30].join(", "));
+        let e = parse_bounded(&many, b).unwrap_err();
+        assert!(e.message.contains("more than 20 values"), "{e:?}");
+        assert_eq!(e.pos, Some(Pos { line: 1, col: 56 }), "the 18th x");
+        // Written values up to their bound do not count against the aliases' bound, and back.
+        assert!(parse_bounded("a: &x [1, 2]\nb: *x\nc: [3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]\n", b).is_ok());
+        let e = parse_bounded("a: &x [1, 2]\nb: *x\nc: *x\n", b).unwrap_err();
+        assert!(e.message.contains("aliases expand the file by more than 5"), "{e:?}");
+        assert_eq!(e.pos, Some(Pos { line: 3, col: 4 }));
     }
 
     #[test]

@@ -1,0 +1,393 @@
+//! Asset classes: on a site of more than `CLASS_THRESHOLD` assets, the layouts other than the top-ranked one
+//! (and the one `--layout` names, see `Plan::expand`) keep their per-asset lists (`assets`,
+//! `predicted.streams`, `yearly.assets`) per class: the assets whose entries are the same in every key but
+//! the name, with their count and first and last names in plan order. 100,000 per-tenant streams of a few
+//! dozen shapes are a few dozen entries per layout instead of 100,000 (about 700 B each in memory, more in
+//! JSON). `assets` (placement) is given per shape too (kind, replicas, set, size), without each asset's
+//! expected servers. Capacity per server, tolerances and every summary key are computed before, from the
+//! exact per-asset evaluation, and the classes are built from the exact per-asset entries: nothing is
+//! approximated, only said once.
+
+use crate::perf::AssetPrediction;
+use crate::survival::YearlyAsset;
+use serde::{Serialize, Serializer};
+use std::collections::HashMap;
+use std::hash::Hash;
+
+/// Above this many assets (streams, KV buckets, object stores, durable consumers) per layout, the layouts
+/// that are not shown per asset give classes. At or below it every plan is as before (the examples' JSON
+/// is byte-identical); issue 18 names 1,000.
+pub const CLASS_THRESHOLD: usize = 1_000;
+
+/// Entries that differ only by name, said once.
+#[derive(Debug, Clone)]
+pub struct Class<T> {
+    pub count: usize,
+    /// The first and last asset of the class in plan order.
+    pub first: String,
+    pub last: String,
+    /// The shared entry (its `name` is the first asset's; JSON leaves it out).
+    pub entry: T,
+}
+
+/// A layout's per-asset lists given per class (`classes` in JSON, beside the emptied lists).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Classes {
+    /// In place of `assets`: the assets of one kind, replica count, pinned set and size per replica (their
+    /// expected servers differ and are left out; capacity per server was computed from each asset's).
+    pub assets: Vec<Class<AssetShape>>,
+    /// In place of `predicted.streams`.
+    pub predicted_streams: Vec<Class<AssetPrediction>>,
+    /// In place of `yearly.assets`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub yearly_assets: Vec<Class<YearlyAsset>>,
+}
+
+/// A planned asset but for its name and expected servers.
+#[derive(Debug, Clone, Serialize)]
+pub struct AssetShape {
+    #[serde(skip)]
+    pub name: String,
+    pub kind: String,
+    pub replicas: u8,
+    pub set: Option<String>,
+    pub bytes_per_replica: u64,
+}
+
+impl<T: Serialize> Serialize for Class<T> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{Error, SerializeMap};
+        // The entry's own keys, less `name`, after count, first and last (few classes: a Value is cheap).
+        let v = serde_json::to_value(&self.entry).map_err(S::Error::custom)?;
+        let serde_json::Value::Object(fields) = v else {
+            return Err(S::Error::custom("a class entry serialises to an object"));
+        };
+        let mut m = s.serialize_map(Some(fields.len() + 2))?;
+        m.serialize_entry("count", &self.count)?;
+        m.serialize_entry("first", &self.first)?;
+        m.serialize_entry("last", &self.last)?;
+        for (k, v) in fields.iter().filter(|(k, _)| k.as_str() != "name") {
+            m.serialize_entry(k, v)?;
+        }
+        m.end()
+    }
+}
+
+/// Group entries by `key` (every field but the name, borrowed: no allocation per entry), in order of
+/// first appearance.
+fn group<T: Keyed>(items: Vec<T>) -> Vec<Class<T>> {
+    use std::hash::{BuildHasher, RandomState};
+    let hasher = RandomState::new();
+    let mut at: HashMap<u64, Vec<usize>> = HashMap::new();
+    let mut out: Vec<Class<T>> = Vec::new();
+    for it in items {
+        let h = hasher.hash_one(it.key());
+        let slot = at.entry(h).or_default();
+        match slot.iter().copied().find(|&i| out[i].entry.key() == it.key()) {
+            Some(i) => {
+                out[i].count += 1;
+                out[i].last = it.name().to_string();
+            }
+            None => {
+                slot.push(out.len());
+                let n = it.name().to_string();
+                out.push(Class {
+                    count: 1,
+                    first: n.clone(),
+                    last: n,
+                    entry: it,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// An entry's name, and every other field as a borrowed key.
+trait Keyed {
+    type Key<'a>: Hash + Eq
+    where
+        Self: 'a;
+    fn key(&self) -> Self::Key<'_>;
+    fn name(&self) -> &str;
+}
+
+impl Keyed for AssetPrediction {
+    type Key<'a> = PredictionKey<'a>;
+    fn key(&self) -> PredictionKey<'_> {
+        prediction_key(self)
+    }
+    fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl Keyed for super::PlannedAsset {
+    type Key<'a> = (&'a str, u8, Option<&'a str>, u64);
+    fn key(&self) -> Self::Key<'_> {
+        (&self.kind, self.replicas, self.set.as_deref(), self.bytes_per_replica)
+    }
+    fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl Keyed for YearlyAsset {
+    type Key<'a> = YearlyKey<'a>;
+    fn key(&self) -> YearlyKey<'_> {
+        yearly_key(self)
+    }
+    fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl<T: Keyed> Keyed for &T {
+    type Key<'a>
+        = T::Key<'a>
+    where
+        Self: 'a;
+    fn key(&self) -> T::Key<'_> {
+        (**self).key()
+    }
+    fn name(&self) -> &str {
+        (**self).name()
+    }
+}
+
+/// Predictions by class, in order of first appearance (for reports: the entries stay where they are).
+pub fn of_predictions(p: &[AssetPrediction]) -> Vec<Class<&AssetPrediction>> {
+    group(p.iter().collect())
+}
+
+/// Every field of a prediction but its name (floats by their bits: equal entries are bit-equal).
+#[derive(Hash, PartialEq, Eq)]
+pub struct PredictionKey<'a> {
+    kind: &'static str,
+    bits: [u64; 6],
+    scaled: bool,
+    text: [&'a str; 3],
+    publish: Option<&'a str>,
+    reach: Option<&'a str>,
+}
+
+fn prediction_key(p: &AssetPrediction) -> PredictionKey<'_> {
+    PredictionKey {
+        kind: p.kind.as_str(),
+        bits: [
+            p.required_per_s.to_bits(),
+            p.ops_per_s.to_bits(),
+            p.band.low.to_bits(),
+            p.band.high.to_bits(),
+            p.headroom.to_bits(),
+            p.extrapolation_distance.to_bits(),
+        ],
+        scaled: p.scaled,
+        text: [&p.bottleneck, &p.source, &p.calibration],
+        publish: p.publish.as_deref(),
+        reach: p.reach.as_deref(),
+    }
+}
+
+/// Every field of a yearly entry but its name.
+#[derive(Hash, PartialEq, Eq)]
+pub struct YearlyKey<'a> {
+    kind: &'a str,
+    bits: [u64; 9],
+    mttdl: Option<u64>,
+    ci: Option<[u64; 8]>,
+}
+
+fn yearly_key(y: &YearlyAsset) -> YearlyKey<'_> {
+    YearlyKey {
+        kind: &y.kind,
+        bits: [
+            y.unavailable_min_per_year.to_bits(),
+            y.planned_unavailable_min_per_year.to_bits(),
+            y.planned_stall_s_per_year.to_bits(),
+            y.p_data_lost_per_year.to_bits(),
+            y.data_lost_events_per_year.to_bits(),
+            y.acked_msgs_lost_per_year.to_bits(),
+            y.window_msgs_lost_per_year.to_bits(),
+            y.data_lost_msgs_per_year.to_bits(),
+            y.election_stall_s_per_year.to_bits(),
+        ],
+        mttdl: y.mttdl_years.map(f64::to_bits),
+        ci: y.ci95.as_ref().map(|c| {
+            let b = |p: (f64, f64)| [p.0.to_bits(), p.1.to_bits()];
+            let [a, b2, c2, d] = [
+                b(c.unavailable_min_per_year),
+                b(c.p_data_lost_per_year),
+                b(c.data_lost_events_per_year),
+                b(c.acked_msgs_lost_per_year),
+            ];
+            [a[0], a[1], b2[0], b2[1], c2[0], c2[1], d[0], d[1]]
+        }),
+    }
+}
+
+/// Replace a layout's per-asset lists (placement, predictions, yearly figures) by their classes.
+pub fn compact(l: &mut super::PlannedLayout) {
+    let assets = group(std::mem::take(&mut l.assets))
+        .into_iter()
+        .map(|k| Class {
+            count: k.count,
+            first: k.first,
+            last: k.last,
+            entry: AssetShape {
+                name: k.entry.name,
+                kind: k.entry.kind,
+                replicas: k.entry.replicas,
+                set: k.entry.set,
+                bytes_per_replica: k.entry.bytes_per_replica,
+            },
+        })
+        .collect();
+    let predicted_streams = l.predicted.as_mut().map(|p| group(std::mem::take(&mut p.streams)));
+    let yearly_assets = l.yearly.as_mut().map(|y| group(std::mem::take(&mut y.assets)));
+    l.classes = Some(Classes {
+        assets,
+        predicted_streams: predicted_streams.unwrap_or_default(),
+        yearly_assets: yearly_assets.unwrap_or_default(),
+    });
+}
+
+/// Whether a site's layouts give classes: more than `CLASS_THRESHOLD` assets in a layout.
+pub fn applies(assets: usize) -> bool {
+    assets > CLASS_THRESHOLD
+}
+
+/// Four racks of one server each and `n` small streams of two shapes (for tests of classes).
+#[cfg(test)]
+pub(crate) fn test_site(n: usize) -> crate::site::Site {
+    let mut t = String::from("site: classes\nnats: { replicas: [3] }\nracks:\n");
+    for r in ["A", "B", "C", "D"] {
+        t.push_str(&format!(
+            "  - name: {r}\n    servers: [n{r}]\n    arrays:\n      - {{ name: {r}1, model: EF300, disk_model: nvme-3.84t, disks: 3, hot_spares: 1 }}\n"
+        ));
+    }
+    t.push_str("workload:\n  streams:\n");
+    for s in 0..n {
+        t.push_str(&format!(
+            "    - {{ name: s{s}, msgs_per_s: {}, msg_size: 1KiB, retention: 1h }}\n",
+            1 + s % 2
+        ));
+    }
+    t.push_str("policy:\n  patterns: [\"1\", \"4\"]\n");
+    crate::site::parse_str(&t, "classes.yaml", &crate::catalog::Catalog::builtin()).unwrap()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn y(name: &str, unavailable: f64) -> YearlyAsset {
+        YearlyAsset {
+            name: name.into(),
+            kind: "stream".into(),
+            unavailable_min_per_year: unavailable,
+            ..YearlyAsset::default()
+        }
+    }
+
+    use super::test_site as site;
+
+    #[test]
+    fn above_the_threshold_other_layouts_keep_classes_and_expand_to_the_same_entries() {
+        let (cat, cal) = (crate::catalog::Catalog::builtin(), crate::perf::Calibration::builtin());
+        let site = site(CLASS_THRESHOLD + 1);
+        let plan = super::super::build_with(&site, &cat, &cal);
+        assert!(plan.layouts.len() >= 2, "{}", plan.layouts.len());
+        let top = &plan.layouts[0];
+        assert!(top.classes.is_none());
+        assert_eq!(top.predicted.as_ref().unwrap().streams.len(), CLASS_THRESHOLD + 1);
+        for other in &plan.layouts[1..] {
+            let c = other.classes.as_ref().expect("classes");
+            assert!(other.predicted.as_ref().unwrap().streams.is_empty());
+            assert_eq!(
+                c.predicted_streams.iter().map(|c| c.count).sum::<usize>(),
+                CLASS_THRESHOLD + 1
+            );
+            assert!(c.predicted_streams.len() < 10, "{}", c.predicted_streams.len());
+            if let Some(y) = &other.yearly {
+                assert!(y.assets.is_empty());
+                assert_eq!(
+                    c.yearly_assets.iter().map(|c| c.count).sum::<usize>(),
+                    CLASS_THRESHOLD + 1
+                );
+            }
+            assert!(other.assets.is_empty());
+            assert_eq!(c.assets.iter().map(|c| c.count).sum::<usize>(), CLASS_THRESHOLD + 1);
+            assert!(c.assets.len() < 10, "{}", c.assets.len());
+        }
+        // Expanding gives what a plain evaluation of that layout gives, entry for entry.
+        let other = &plan.layouts[1];
+        let fresh = super::super::plan_layout(&site, &cat, &cal, other.layout.clone());
+        let mut expanded = plan.clone();
+        expanded.expand(&other.id, &cat, &cal);
+        let e = expanded.layout(&other.id).unwrap();
+        assert!(e.classes.is_none());
+        let js = |v: &dyn erased::Ser| v.json();
+        assert_eq!(js(&e.predicted), js(&fresh.predicted));
+        assert_eq!(js(&e.yearly), js(&fresh.yearly));
+        assert_eq!(js(&e.assets), js(&fresh.assets));
+        // The classes say the same: each class entry is its members' entry.
+        for c in &other.classes.as_ref().unwrap().predicted_streams {
+            let first = fresh
+                .predicted
+                .as_ref()
+                .unwrap()
+                .streams
+                .iter()
+                .find(|p| p.name == c.first)
+                .unwrap();
+            let mut entry = c.entry.clone();
+            entry.name = first.name.clone();
+            assert_eq!(js(&entry), js(first));
+        }
+    }
+
+    #[test]
+    fn at_the_threshold_every_layout_is_per_asset() {
+        let (cat, cal) = (crate::catalog::Catalog::builtin(), crate::perf::Calibration::builtin());
+        let plan = super::super::build_with(&site(CLASS_THRESHOLD), &cat, &cal);
+        assert!(plan.layouts.len() >= 2);
+        assert!(plan.layouts.iter().all(|l| l.classes.is_none()));
+    }
+
+    mod erased {
+        /// `serde_json::to_string` on values of different types through one closure.
+        pub trait Ser {
+            fn json(&self) -> String;
+        }
+        impl<T: serde::Serialize> Ser for T {
+            fn json(&self) -> String {
+                serde_json::to_string(self).unwrap()
+            }
+        }
+    }
+
+    #[test]
+    fn entries_that_differ_only_by_name_are_one_class_in_order() {
+        let items = vec![y("a", 1.0), y("b", 2.0), y("c", 1.0), y("d", 1.0), y("e", 2.0)];
+        let g = group(items);
+        assert_eq!(g.len(), 2);
+        assert_eq!((g[0].count, g[0].first.as_str(), g[0].last.as_str()), (3, "a", "d"));
+        assert_eq!((g[1].count, g[1].first.as_str(), g[1].last.as_str()), (2, "b", "e"));
+        // Any other field apart makes another class (here the kind).
+        let mut kv = y("f", 1.0);
+        kv.kind = "kv".into();
+        assert_eq!(group(vec![y("a", 1.0), kv]).len(), 2);
+    }
+
+    #[test]
+    fn a_class_serialises_its_entry_without_the_name() {
+        let g = group(vec![y("a", 1.5), y("b", 1.5)]);
+        let v = serde_json::to_value(&g[0]).unwrap();
+        assert_eq!(v["count"], 2);
+        assert_eq!(v["first"], "a");
+        assert_eq!(v["last"], "b");
+        assert_eq!(v["unavailable_min_per_year"], 1.5);
+        assert!(v.get("name").is_none(), "{v}");
+    }
+}
