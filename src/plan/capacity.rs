@@ -207,6 +207,22 @@ fn rebuild_ordered(
     }
 }
 
+/// Bytes the workload needs: the placed replicas' sum, or, when some replicas found no server (a layout
+/// rejected for too few eligible servers), every replica the workload asks for — never the 0 B such a
+/// layout printed before.
+fn needed_bytes(layout: &Layout, need: &[f64]) -> u64 {
+    let placed = need.iter().sum::<f64>();
+    if layout.assets.iter().all(|a| a.expected.len() >= a.replicas as usize) {
+        return placed.ceil() as u64;
+    }
+    let asked: f64 = layout
+        .assets
+        .iter()
+        .map(|a| a.bytes_per_replica * a.replicas as f64)
+        .sum();
+    placed.max(asked).ceil() as u64
+}
+
 /// Capacity figures; `tolerates` decides which failures the after-failure check covers (every rack when
 /// one rack is tolerated, every server when one server is).
 pub fn evaluate(site: &Site, layout: &Layout, tolerates: &Tolerance) -> Capacity {
@@ -222,7 +238,7 @@ pub fn evaluate(site: &Site, layout: &Layout, tolerates: &Tolerance) -> Capacity
         * u64::from(layout.pattern == crate::site::Pattern::P4);
     let mut cap = Capacity {
         usable_bytes: stores.iter().sum::<f64>() as u64,
-        needed_bytes: need.iter().sum::<f64>().ceil() as u64,
+        needed_bytes: needed_bytes(layout, &need),
         headroom,
         fullest_server,
         after_failure: None,
@@ -274,6 +290,24 @@ pub fn evaluate(site: &Site, layout: &Layout, tolerates: &Tolerance) -> Capacity
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_layout_that_cannot_place_its_replicas_still_needs_their_bytes() {
+        // Two servers for an R3 stream: the layout is rejected, and its capacity said "0 B needed".
+        let t = "site: few\nnats: { replicas: [3] }\nracks:\n  - name: A\n    servers: [a1, a2]\n    arrays:\n      - { name: A1, model: EF600, disk_model: nvme-3.84t, disks: 12 }\nworkload:\n  streams:\n    - { name: orders, msgs_per_s: 100, msg_size: 1KiB, retention: 1d }\n";
+        let cat = crate::catalog::Catalog::builtin();
+        let site = crate::site::parse_str(t, "few.yaml", &cat).unwrap();
+        let plan = crate::plan::build(&site, &cat);
+        let short = plan
+            .layouts
+            .iter()
+            .find(|p| p.layout.assets.iter().any(|a| a.expected.len() < a.replicas as usize))
+            .expect("a layout with unplaced replicas");
+        let a = &short.layout.assets[0];
+        let want = (a.bytes_per_replica * 3.0).ceil() as u64;
+        assert!(want > 0);
+        assert!(short.capacity.needed_bytes >= want, "{} < {want}", short.capacity.needed_bytes);
+    }
 
     #[test]
     fn the_ordered_rebuild_picks_what_the_scan_picks() {

@@ -631,10 +631,11 @@ fn draw_groups(
             e.1 = e.1.max(disk_x(x, d) + DISK_W);
         }
         let tip = format!(
-            "volume group {}: {}, {} disks, {} usable",
+            "volume group {}: {}, {} disk{}, {} usable",
             g.name,
             g.raid.as_str(),
             g.disks.len(),
+            if g.disks.len() == 1 { "" } else { "s" },
             fmt_bytes(g.usable_bytes as f64)
         );
         let short = g.name.rsplit('-').next().unwrap_or(&g.name).to_string();
