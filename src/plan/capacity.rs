@@ -306,7 +306,11 @@ mod tests {
         let a = &short.layout.assets[0];
         let want = (a.bytes_per_replica * 3.0).ceil() as u64;
         assert!(want > 0);
-        assert!(short.capacity.needed_bytes >= want, "{} < {want}", short.capacity.needed_bytes);
+        assert!(
+            short.capacity.needed_bytes >= want,
+            "{} < {want}",
+            short.capacity.needed_bytes
+        );
     }
 
     #[test]
