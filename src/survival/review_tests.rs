@@ -390,13 +390,7 @@ fn dual_feeds_and_redundant_uplinks_lower_rack_event_rates() {
 
 #[test]
 fn guests_on_one_host_share_its_storage_pool() {
-    let cat = crate::catalog::Catalog::builtin();
-    let site = crate::site::load(
-        std::path::Path::new("examples/seed004-three-guests-one-host.yaml"),
-        &cat,
-    )
-    .unwrap();
-    let plan = crate::plan::build(&site, &cat);
+    let (cat, site, plan) = super::tests::seed004_plan();
     let l = plan
         .layouts
         .iter()

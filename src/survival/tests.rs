@@ -622,10 +622,8 @@ fn monte_carlo_is_the_same_on_any_number_of_threads() {
     );
 }
 
-/// The meta group holds no messages: its acknowledged-loss estimate and interval are 0 (seed004's simulate
-/// printed 0 with an interval of 2.19-2.22: the unscaled event rate).
-#[test]
-fn the_meta_group_loses_no_acked_messages_and_its_interval_says_so() {
+/// Seed 004's example site and its plan (three guests on one host).
+pub(super) fn seed004_plan() -> (crate::catalog::Catalog, crate::site::Site, crate::plan::Plan) {
     let cat = crate::catalog::Catalog::builtin();
     let site = crate::site::load(
         std::path::Path::new("examples/seed004-three-guests-one-host.yaml"),
@@ -633,6 +631,14 @@ fn the_meta_group_loses_no_acked_messages_and_its_interval_says_so() {
     )
     .unwrap();
     let plan = crate::plan::build(&site, &cat);
+    (cat, site, plan)
+}
+
+/// The meta group holds no messages: its acknowledged-loss estimate and interval are 0 (seed004's simulate
+/// printed 0 with an interval of 2.19-2.22: the unscaled event rate).
+#[test]
+fn the_meta_group_loses_no_acked_messages_and_its_interval_says_so() {
+    let (cat, site, plan) = seed004_plan();
     let l = &plan.layouts[0].layout;
     let m = Model::new(&site, l);
     let rel = Reliability::new(&m, &cat);
