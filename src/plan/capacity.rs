@@ -87,7 +87,7 @@ fn fullest(
 pub fn needs_after(site: &Site, layout: &Layout, stores: &[f64], failed: &[ServerIdx]) -> Vec<f64> {
     let base = needs(layout);
     let every: Vec<usize> = (0..layout.assets.len()).collect();
-    needs_after_with(site, layout, stores, failed, &base, &every)
+    needs_after_with(site, layout, stores, failed, &base, &every, true)
 }
 
 /// The assets (indices, in plan order) with a replica expected on each JetStream server (by position
@@ -109,7 +109,9 @@ fn assets_on(layout: &Layout) -> Vec<Vec<usize>> {
 }
 
 /// `needs_after` from the no-failure needs and the assets that touch the failed servers (`touched`, in
-/// plan order; assets not listed lose nothing and are skipped, so the result is the same).
+/// plan order; assets not listed lose nothing and are skipped, so the result is the same). `ordered`
+/// lets it take `rebuild_ordered` when every touched asset may go on any JetStream server (the same
+/// picks; a test compares both paths).
 fn needs_after_with(
     site: &Site,
     layout: &Layout,
@@ -117,6 +119,7 @@ fn needs_after_with(
     failed: &[ServerIdx],
     base: &[f64],
     touched: &[usize],
+    ordered: bool,
 ) -> Vec<f64> {
     // Position of each site server in `layout.servers`, O(1) (this runs for every failure scenario).
     let mut slot = vec![usize::MAX; layout.servers.iter().max().map_or(0, |m| m + 1)];
@@ -134,7 +137,7 @@ fn needs_after_with(
     let all_eligible = touched
         .iter()
         .all(|&i| layout.assets[i].candidates.len() == layout.servers.len());
-    if ordered(all_eligible) {
+    if ordered && all_eligible {
         rebuild_ordered(site, layout, stores, failed, &dead, touched, &mut need);
         return need;
     }
@@ -146,23 +149,6 @@ fn needs_after_with(
         rebuild_lost(site, a, lost, failed, &pos, &mut need, stores);
     }
     need
-}
-
-/// Whether to take `rebuild_ordered` (every touched asset may go on any JetStream server).
-#[cfg(not(test))]
-fn ordered(all_eligible: bool) -> bool {
-    all_eligible
-}
-
-/// Tests run both paths and compare them: `FAST` chooses.
-#[cfg(test)]
-fn ordered(all_eligible: bool) -> bool {
-    all_eligible && FAST.with(|f| f.get())
-}
-
-#[cfg(test)]
-thread_local! {
-    static FAST: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
 /// `rebuild_lost`'s rule for assets every JetStream server may hold, with the survivors kept in its
@@ -273,7 +259,7 @@ pub fn evaluate(site: &Site, layout: &Layout, tolerates: &Tolerance) -> Capacity
             .collect();
         touched.sort_unstable();
         touched.dedup();
-        let need = needs_after_with(site, layout, &stores, &failed, &need, &touched);
+        let need = needs_after_with(site, layout, &stores, &failed, &need, &touched, true);
         let alive: Vec<bool> = layout.servers.iter().map(|s| !failed.contains(s)).collect();
         let (f, h) = fullest(site, layout, &stores, &need, &alive);
         if cap.after_failure.as_ref().is_none_or(|a| h < a.headroom) {
@@ -343,9 +329,7 @@ mod tests {
                 for &b in &l.servers[x..] {
                     let failed = if a == b { vec![a] } else { vec![a, b] };
                     let run = |fast: bool| {
-                        FAST.with(|f| f.set(fast));
-                        let n = needs_after_with(&site, l, &stores, &failed, &base, &every);
-                        FAST.with(|f| f.set(false));
+                        let n = needs_after_with(&site, l, &stores, &failed, &base, &every, fast);
                         n.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
                     };
                     let fast = run(true);
