@@ -36,6 +36,15 @@ const AE_MSG_OVERHEAD: f64 = 64.0;
 /// A store `write` per message when no probe measured one: 5 µs of a reference core (an assumption; the
 /// loopback lab's probe measured 2–7 µs for a small write into the page cache).
 const DEFAULT_WRITE_S: f64 = 5e-6;
+/// What nats-server spends on each replica per message when `always` makes a replicated stream's store
+/// write in place, as a multiple of the store probe's bare `write` on the same host. Measured on the quiet
+/// loopback lab (calibration/lab-loopback-js-quiet.yaml, R3, 2 publishers × window 500): always − delayed
+/// time per message, less the synced bytes (`sync_copies`), over the 3 replicas on 2 cores, is 3.3, 3.7
+/// and 3.8 µs at 64 B, 512 B and 4 KiB against the probe's 0.707 µs bare write (4.7–5.4×). Held out: a
+/// later 3-round ladder on the same lab gave 3.45 and 3.1 µs at 64 B and 512 B against a 0.7 µs probe.
+/// The R1 rows do not identify it: their in-place write reads 0.5–2 µs on the same host (nats-server's R1
+/// path is inline in the read loop, the R>1 one adds the apply loop's locking and a write per replica).
+const ALWAYS_WRITE_PER_PROBE_WRITE: f64 = 5.0;
 /// Half-width (log units) every leader prediction carries for the model's form (what it leaves out), on
 /// top of the class's own fit residuals: an assumption.
 const FORM_WIDTH: f64 = 0.15;
@@ -137,6 +146,10 @@ pub struct LeaderClass {
     /// rows (R1 always flushes in place) when it has them, else the probe's bare write, else 5 µs.
     pub write_s: f64,
     pub write_source: String,
+    /// What each replica spends writing a message in place under `always` at R>1 (reference-core seconds):
+    /// the probe's bare write × `ALWAYS_WRITE_PER_PROBE_WRITE` when the class has a probe, else `write_s`.
+    pub always_write_s: f64,
+    pub always_write_source: String,
     /// True when the class measured R1 publishes (the cap "R>1 never above R1" then rests on data).
     pub r1_measured: bool,
     /// Unloaded round trip of one synchronous publish, per replica count, from the class's sync rows.
@@ -344,6 +357,16 @@ pub fn fit_classes(set: &CalibrationSet, catalog: &Catalog) -> Vec<LeaderClass> 
                 None => rtt.push((r.replicas, vec![t])),
             }
         }
+        let (always_write_s, always_write_source) = match &probe {
+            Some(p) => (
+                ALWAYS_WRITE_PER_PROBE_WRITE * p.write_s,
+                format!(
+                    "{} write × {ALWAYS_WRITE_PER_PROBE_WRITE} (nats-server's in-place write under always: lab-loopback-js-quiet)",
+                    p.source
+                ),
+            ),
+            None => (w, write_source.clone()),
+        };
         out.push(LeaderClass {
             id: f.id.clone(),
             host,
@@ -351,6 +374,8 @@ pub fn fit_classes(set: &CalibrationSet, catalog: &Catalog) -> Vec<LeaderClass> 
             unit_s: a,
             unit_byte_s: b,
             write_s: w,
+            always_write_s,
+            always_write_source,
             r1_measured: write_source.ends_with("(R1 rows)"),
             write_source,
             sync_round_trip_s: rtt.into_iter().map(|(k, v)| (k, median(v))).collect(),
@@ -623,9 +648,15 @@ pub fn width(class: &LeaderClass, distance: f64) -> f64 {
     class.fit_width() + FORM_WIDTH + WIDTH_PER_DISTANCE * distance
 }
 
-/// The store's in-place write per message (reference-core seconds) the class measured or assumed.
-pub fn write_s(class: &LeaderClass) -> f64 {
-    class.write_s
+/// The store's in-place write per message (reference-core seconds) the class measured or assumed, at
+/// `replicas` under the sync mode: R>1 writes in place only under `always` (`flushes_in_place`), at the
+/// cost measured for that path.
+pub fn write_s(class: &LeaderClass, replicas: u8, always: bool) -> f64 {
+    if replicas > 1 && always {
+        class.always_write_s
+    } else {
+        class.write_s
+    }
 }
 
 /// Publishers needed to reach `rate` with `window` in flight each, given the leader allows it.
@@ -704,6 +735,8 @@ mod tests {
                 unit_byte_s: 0.0,
                 write_s: 3e-6,
                 write_source: String::new(),
+                always_write_s: 3e-6,
+                always_write_source: String::new(),
                 r1_measured: false,
                 sync_round_trip_s: vec![],
                 sync_contention: None,
@@ -734,6 +767,8 @@ mod tests {
             unit_byte_s: 0.0,
             write_s: 3e-6,
             write_source: String::new(),
+            always_write_s: 3e-6,
+            always_write_source: String::new(),
             r1_measured: false,
             sync_round_trip_s: vec![],
             sync_contention: None,

@@ -240,7 +240,7 @@ fn js(c: &mut Ctx) -> Law {
             .and_then(|p| p.sync_byte_s)
             .unwrap_or(1.0 / (sh.volume.group_write_bytes_per_s() / sh.volume.luns_on_group.max(1) as f64).max(1.0)),
         sync_copies: leader::sync_copies(r, own_host && class.host.co_located > 1),
-        write_s: leader::write_s(class),
+        write_s: leader::write_s(class, r, c.always),
         round_trip_s: round_trip,
     };
     // No row measured a replicated leader faster than an R1 one on the same host (lab: R1 150k, R3 121k
@@ -251,6 +251,7 @@ fn js(c: &mut Ctx) -> Law {
     if class.r1_measured && r > 1 {
         let r1 = StreamInput {
             replicas: 1,
+            write_s: leader::write_s(class, 1, c.always),
             ..inp.clone()
         };
         t_l = t_l.max(leader::leader_time_s(class, &host, &r1));
@@ -282,6 +283,9 @@ fn js(c: &mut Ctx) -> Law {
     }
     if let Some(p) = probe {
         c.sources.push(format!("{} (store probe)", p.source));
+    }
+    if c.always && r > 1 {
+        c.sources.push(class.always_write_source.clone());
     }
     if !own_host || distance > 0.0 {
         c.scaled = true;
