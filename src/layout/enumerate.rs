@@ -61,6 +61,14 @@ pub fn enumerate(site: &Site, catalog: &Catalog) -> Vec<Layout> {
                 }
             }
             if pattern == Pattern::Mixed {
+                // The optimiser's mixed selection (most tolerated racks, then fewest disks and arrays) as
+                // one more candidate: the selections above are fixed shapes that can miss it.
+                if let Some(choice) = super::optimize_mixed::optimise_mixed(site, catalog, r) {
+                    let layout = build(site, catalog, pattern, r, &choice.servers, None);
+                    if seen.insert(layout.id.clone()) {
+                        out.push(layout);
+                    }
+                }
                 continue;
             }
             if let Some(choice) = choices.next().flatten() {

@@ -7,6 +7,7 @@ mod build;
 mod enumerate;
 mod lun_size;
 pub mod optimize;
+pub mod optimize_mixed;
 pub mod placement;
 pub mod sizing;
 mod volumes;
