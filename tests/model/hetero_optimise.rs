@@ -248,3 +248,26 @@ fn a_site_beyond_the_search_bound_is_left_to_the_selections() {
     assert_eq!(optimise_mixed(&site, &cat, 3), None);
     assert!(enumerate(&site, &cat).iter().any(|l| l.pattern == Pattern::Mixed));
 }
+
+#[test]
+fn the_generated_sites_reach_the_cases_the_properties_are_about() {
+    // Over the generator's first seeds: choices exist, some tolerate a rack, some tolerate none, and some
+    // leave servers with storage out (so the search chose, rather than taking everything).
+    let (mut some, mut one_rack, mut none_rack, mut left_out) = (0, 0, 0, 0);
+    for seed in 0..60u64 {
+        let Some((site, cat)) = parse(&mixed_site(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15))) else {
+            continue;
+        };
+        for &r in &site.nats.replicas {
+            let Some(c) = optimise_mixed(&site, &cat, r) else { continue };
+            some += 1;
+            one_rack += usize::from(c.tolerated_racks >= 1);
+            none_rack += usize::from(c.tolerated_racks == 0);
+            left_out += usize::from(c.servers.len() < natsplan::layout::optimize_mixed::candidates(&site).len());
+        }
+    }
+    assert!(
+        some >= 10 && one_rack >= 3 && none_rack >= 3 && left_out >= 3,
+        "choices {some}, tolerating a rack {one_rack}, none {none_rack}, leaving servers out {left_out}"
+    );
+}
