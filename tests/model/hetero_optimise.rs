@@ -271,3 +271,34 @@ fn the_generated_sites_reach_the_cases_the_properties_are_about() {
         "choices {some}, tolerating a rack {one_rack}, none {none_rack}, leaving servers out {left_out}"
     );
 }
+
+#[test]
+fn a_layout_says_every_raid_level_its_volumes_use() {
+    // Three hypervisor hosts, each a RAID 10 pool with one guest: every volume is RAID 10, and the mixed
+    // layout said `raid1` (a host's pool sets no group level, so the pattern's default stood).
+    let mut y = String::from("site: pools\nnats: { replicas: [3] }\nracks:\n");
+    for r in ["a", "b", "c"] {
+        y += &format!(
+            "  - name: {}\n    servers:\n      - {{ name: g{r}, host: hv-{r}, model: generic-8c }}\n    arrays:\n      - {{ name: hv-{r}-pool, host: hv-{r}, disk_model: nvme-3.84t, disks: 4, raid: raid10 }}\n",
+            r.to_uppercase()
+        );
+    }
+    y += "workload:\n  streams:\n    - { name: orders, msgs_per_s: 100, msg_size: 1KiB, retention: 1h }\n";
+    let (site, cat) = parse(&y).expect("the site parses");
+    let plan = build(&site, &cat);
+    let l = plan.layouts.iter().find(|l| l.pattern == "mixed").expect("a mixed layout");
+    assert_eq!(l.raid, "raid10", "{}", l.id);
+    assert_eq!(l.raid_levels, [natsplan::layout::Raid::Raid10]);
+    assert!(l.id.starts_with("mx-raid10-r3-"), "{}", l.id);
+    // A one-pattern layout over a RAID 10 array and a server's internal RAID 1 pair keeps `raid` (its
+    // first group's level) and lists both levels beside it.
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/full-reference.yaml")).unwrap();
+    let (site, cat) = parse(&text).expect("full-reference parses");
+    let plan = build(&site, &cat);
+    let p1 = plan.layouts.iter().find(|l| l.pattern == "1").expect("a pattern 1 layout");
+    assert_eq!(p1.raid, "raid10");
+    assert_eq!(
+        p1.raid_levels,
+        [natsplan::layout::Raid::Raid1, natsplan::layout::Raid::Raid10]
+    );
+}
