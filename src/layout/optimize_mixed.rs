@@ -143,7 +143,10 @@ pub fn optimise_mixed(site: &Site, catalog: &Catalog, r: u8) -> Option<MixedChoi
         if mask.count_ones() < need {
             continue;
         }
-        let sel: Vec<ServerIdx> = (0..cand.len()).filter(|&i| mask & (1 << i) != 0).map(|i| cand[i]).collect();
+        let sel: Vec<ServerIdx> = (0..cand.len())
+            .filter(|&i| mask & (1 << i) != 0)
+            .map(|i| cand[i])
+            .collect();
         let ub = rack_bound(site, &sel, f_min);
         if ub >= t_min {
             buckets.entry(std::cmp::Reverse(ub)).or_default().push(sel);
@@ -299,7 +302,9 @@ fn search_eval(site: &Site, l: &Layout, r_max: u32) -> (u32, bool) {
 
 /// A server's JetStream store (`max_file_store`) in a layout, from its LUN.
 fn store_of(site: &Site, l: &Layout, s: ServerIdx) -> f64 {
-    l.lun_of(s).map(|x| store_bytes(site, x.size_bytes) as f64).unwrap_or(0.0)
+    l.lun_of(s)
+        .map(|x| store_bytes(site, x.size_bytes) as f64)
+        .unwrap_or(0.0)
 }
 
 /// The checker's evaluation of a layout, from the site and the layout alone (no search code): None when
@@ -468,7 +473,10 @@ pub fn brute_force(site: &Site, catalog: &Catalog, r: u8) -> Option<MixedChoice>
     let cand = candidates(site);
     let mut best: Option<MixedChoice> = None;
     for mask in 1u32..(1u32 << cand.len()) {
-        let sel: Vec<ServerIdx> = (0..cand.len()).filter(|&i| mask & (1 << i) != 0).map(|i| cand[i]).collect();
+        let sel: Vec<ServerIdx> = (0..cand.len())
+            .filter(|&i| mask & (1 << i) != 0)
+            .map(|i| cand[i])
+            .collect();
         let l = build(site, catalog, Pattern::Mixed, r, &sel, None);
         if l.servers.len() != sel.len() {
             continue;

@@ -74,19 +74,19 @@ pub fn unused_servers(site: &Site, layout: &Layout) -> Vec<UnusedServer> {
                 .collect();
             let mut takes_over: Vec<VolumeKind> = Vec::new();
             for k in standby.iter().map(|&a| {
-                    let arr = &site.arrays[a];
-                    if arr.host.is_some() {
-                        VolumeKind::VmDisk
-                    } else if layout
-                        .groups
-                        .iter()
-                        .any(|g| g.array == a && g.raid == crate::layout::Raid::DdpRaid1)
-                    {
-                        VolumeKind::PoolVolume
-                    } else {
-                        VolumeKind::Lun
-                    }
-                }) {
+                let arr = &site.arrays[a];
+                if arr.host.is_some() {
+                    VolumeKind::VmDisk
+                } else if layout
+                    .groups
+                    .iter()
+                    .any(|g| g.array == a && g.raid == crate::layout::Raid::DdpRaid1)
+                {
+                    VolumeKind::PoolVolume
+                } else {
+                    VolumeKind::Lun
+                }
+            }) {
                 if !takes_over.contains(&k) {
                     takes_over.push(k);
                 }
@@ -154,7 +154,11 @@ mod tests {
         let site = crate::site::parse_str(text, "vm-host-pools.yaml", &cat).unwrap();
         let plan = crate::plan::build(&site, &cat);
         let l = &plan.layouts[0];
-        let a2 = l.unused_servers.iter().find(|u| u.name == "nats-a2").expect("nats-a2 left out");
+        let a2 = l
+            .unused_servers
+            .iter()
+            .find(|u| u.name == "nats-a2")
+            .expect("nats-a2 left out");
         assert_eq!(a2.role.as_str(), "standby");
         assert_eq!(a2.takes_over, [crate::layout::VolumeKind::VmDisk]);
 

@@ -113,7 +113,11 @@ fn layout_of<'a>(site: &Site, layouts: &'a [Layout], c: &MixedChoice, r: u8) -> 
 /// Whether the survivors of some rack's failure cannot hold every replica (the optimiser's capacity
 /// rule, which survival's tolerance does not count), from the layout's own stores.
 fn survivors_short(site: &Site, l: &Layout) -> bool {
-    let need: f64 = l.assets.iter().map(|a| a.bytes_per_replica * f64::from(a.replicas)).sum();
+    let need: f64 = l
+        .assets
+        .iter()
+        .map(|a| a.bytes_per_replica * f64::from(a.replicas))
+        .sum();
     (0..site.racks.len()).any(|rk| {
         let left: f64 = l
             .servers
@@ -215,7 +219,10 @@ fn the_optimiser_finds_the_mixed_layout_enumerations_selections_miss() {
         usable.len(),
         1,
         "{:?}",
-        plan.layouts.iter().map(|l| (&l.id, l.verdict, &l.reasons)).collect::<Vec<_>>()
+        plan.layouts
+            .iter()
+            .map(|l| (&l.id, l.verdict, &l.reasons))
+            .collect::<Vec<_>>()
     );
     let l = usable[0];
     let servers: Vec<&str> = l.servers.iter().map(|s| s.name.as_str()).collect();
@@ -244,7 +251,9 @@ fn a_site_beyond_the_search_bound_is_left_to_the_selections() {
     y += "      - { name: c9 }\n    arrays:\n      - { name: C1, model: EF600, disk_model: nvme-3.84t, disks: 12, raid: ddp }\n";
     y += "workload:\n  streams:\n    - { name: orders, msgs_per_s: 100, msg_size: 1KiB, retention: 1h }\n";
     let (site, cat) = parse(&y).expect("the site parses");
-    assert!(natsplan::layout::optimize_mixed::candidates(&site).len() > natsplan::layout::optimize_mixed::MAX_CANDIDATES);
+    assert!(
+        natsplan::layout::optimize_mixed::candidates(&site).len() > natsplan::layout::optimize_mixed::MAX_CANDIDATES
+    );
     assert_eq!(optimise_mixed(&site, &cat, 3), None);
     assert!(enumerate(&site, &cat).iter().any(|l| l.pattern == Pattern::Mixed));
 }
@@ -259,7 +268,9 @@ fn the_generated_sites_reach_the_cases_the_properties_are_about() {
             continue;
         };
         for &r in &site.nats.replicas {
-            let Some(c) = optimise_mixed(&site, &cat, r) else { continue };
+            let Some(c) = optimise_mixed(&site, &cat, r) else {
+                continue;
+            };
             some += 1;
             one_rack += usize::from(c.tolerated_racks >= 1);
             none_rack += usize::from(c.tolerated_racks == 0);
@@ -286,7 +297,11 @@ fn a_layout_says_every_raid_level_its_volumes_use() {
     y += "workload:\n  streams:\n    - { name: orders, msgs_per_s: 100, msg_size: 1KiB, retention: 1h }\n";
     let (site, cat) = parse(&y).expect("the site parses");
     let plan = build(&site, &cat);
-    let l = plan.layouts.iter().find(|l| l.pattern == "mixed").expect("a mixed layout");
+    let l = plan
+        .layouts
+        .iter()
+        .find(|l| l.pattern == "mixed")
+        .expect("a mixed layout");
     assert_eq!(l.raid, "raid10", "{}", l.id);
     assert_eq!(l.raid_levels, [natsplan::layout::Raid::Raid10]);
     assert!(l.id.starts_with("mx-raid10-r3-"), "{}", l.id);
@@ -295,7 +310,11 @@ fn a_layout_says_every_raid_level_its_volumes_use() {
     let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/full-reference.yaml")).unwrap();
     let (site, cat) = parse(&text).expect("full-reference parses");
     let plan = build(&site, &cat);
-    let p1 = plan.layouts.iter().find(|l| l.pattern == "1").expect("a pattern 1 layout");
+    let p1 = plan
+        .layouts
+        .iter()
+        .find(|l| l.pattern == "1")
+        .expect("a pattern 1 layout");
     assert_eq!(p1.raid, "raid10");
     assert_eq!(
         p1.raid_levels,
