@@ -1,5 +1,7 @@
 //! Enumerate candidate layouts for a site: patterns × default replica counts × server selections, each
-//! with its volume groups, LUNs, hot spares, placement rule and emulated replica placement.
+//! with its volume groups, LUNs, hot spares, placement rule and emulated replica placement. Beside the
+//! fixed selections, each pattern gets its optimiser's choice: `optimize` for patterns 1, 2 and 4,
+//! `optimize_mixed` for mixed layouts (when the site is small enough for its exact search).
 //!
 //! Every choice is made in canonical (name) order, never input order, so reordering a site file yields
 //! the same layouts with the same ids.
