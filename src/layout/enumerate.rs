@@ -1,5 +1,7 @@
 //! Enumerate candidate layouts for a site: patterns × default replica counts × server selections, each
-//! with its volume groups, LUNs, hot spares, placement rule and emulated replica placement.
+//! with its volume groups, LUNs, hot spares, placement rule and emulated replica placement. Beside the
+//! fixed selections, each pattern gets its optimiser's choice: `optimize` for patterns 1, 2 and 4,
+//! `optimize_mixed` for mixed layouts (when the site is small enough for its exact search).
 //!
 //! Every choice is made in canonical (name) order, never input order, so reordering a site file yields
 //! the same layouts with the same ids.
@@ -61,6 +63,14 @@ pub fn enumerate(site: &Site, catalog: &Catalog) -> Vec<Layout> {
                 }
             }
             if pattern == Pattern::Mixed {
+                // The optimiser's mixed selection (most tolerated racks, then fewest disks and arrays) as
+                // one more candidate: the selections above are fixed shapes that can miss it.
+                if let Some(choice) = super::optimize_mixed::optimise_mixed(site, catalog, r) {
+                    let layout = build(site, catalog, pattern, r, &choice.servers, None);
+                    if seen.insert(layout.id.clone()) {
+                        out.push(layout);
+                    }
+                }
                 continue;
             }
             if let Some(choice) = choices.next().flatten() {

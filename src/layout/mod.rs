@@ -7,6 +7,7 @@ mod build;
 mod enumerate;
 mod lun_size;
 pub mod optimize;
+pub mod optimize_mixed;
 pub mod placement;
 pub mod sizing;
 mod volumes;
@@ -256,14 +257,27 @@ impl Layout {
     /// The layout's RAID level as ids and reports name it: its level, or for a mixed layout every level
     /// its servers' volumes use, in `Raid::ALL` order joined by `+` (`raid1+ddp-raid1`), so a mixed id
     /// says what differs.
+    ///
+    /// `raid` itself is the level of the first group built (arrays by name): in a one-pattern layout
+    /// that can differ from a server's (pattern 1 on a RAID 10 array beside a server's internal RAID 1
+    /// pair says `raid10`). A mixed layout whose volumes all share one level is labelled that level (a
+    /// host's pool sets no group level first, so a layout of RAID 10 pools only said `raid1`).
     pub fn raid_label(&self) -> String {
-        let mut used: Vec<Raid> = self.luns.iter().map(|lun| self.groups[lun.group].raid).collect();
-        used.sort_by_key(|r| Raid::ALL.iter().position(|x| x == r));
-        used.dedup();
+        let used = self.raid_levels();
+        if self.pattern == Pattern::Mixed && used.len() == 1 {
+            return used[0].as_str().to_string();
+        }
         if self.pattern != Pattern::Mixed || used.len() <= 1 {
             return self.raid.as_str().to_string();
         }
         used.iter().map(|r| r.as_str()).collect::<Vec<_>>().join("+")
+    }
+    /// Every RAID level the servers' volumes use, in `Raid::ALL` order (the JSON's `raid_levels`).
+    pub fn raid_levels(&self) -> Vec<Raid> {
+        let mut used: Vec<Raid> = self.luns.iter().map(|lun| self.groups[lun.group].raid).collect();
+        used.sort_by_key(|r| Raid::ALL.iter().position(|x| x == r));
+        used.dedup();
+        used
     }
     pub fn hot_spares_total(&self) -> u32 {
         self.spares.iter().map(|(_, n)| n).sum()

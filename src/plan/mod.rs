@@ -121,7 +121,11 @@ pub struct PlannedLayout {
     pub id: String,
     pub rank: usize,
     pub pattern: String,
+    /// The layout's RAID label (`Layout::raid_label`): in a mixed layout every level its volumes use,
+    /// joined by `+`; in a one-pattern layout the level of its first group (arrays by name).
     pub raid: String,
+    /// Every RAID level the servers' volumes use, in the order raid0, raid1, raid10, raid6, ddp-raid1.
+    pub raid_levels: Vec<crate::layout::Raid>,
     pub replicas: u8,
     pub servers: Vec<PlannedServer>,
     /// The site's servers this layout leaves out of JetStream, each with what to do with it.
@@ -383,6 +387,7 @@ pub fn plan_layout(site: &Site, catalog: &Catalog, cal: &crate::perf::Calibratio
         rank: 0,
         pattern: layout.pattern.as_str().to_string(),
         raid: layout.raid_label(),
+        raid_levels: layout.raid_levels(),
         replicas: layout.replicas,
         servers,
         unused_servers: unused_servers(site, &layout),

@@ -38,24 +38,63 @@ pub struct UnusedServer {
     /// For a standby: the arrays in its rack whose LUNs it could take over.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub arrays: Vec<String>,
+    /// For a standby: what it would take over from a failed server on those arrays — LUNs on a shared
+    /// array, RAID 1 volumes on a DDP pool, VM disks on its own host's pool — so the report says what
+    /// to attach (not in the JSON: `arrays` names them).
+    #[serde(skip)]
+    pub takes_over: Vec<crate::layout::VolumeKind>,
 }
 
-/// The servers of the site the layout leaves out, in site order.
+/// The servers of the site the layout leaves out, in site order. A standby shares an array the layout
+/// uses and could attach a failed server's volume from it: a shared array of its rack, or the pool of the
+/// hypervisor host it runs on. Another server's internal disks (or another host's pool) are no volume it
+/// could take over, so they make no standby.
 pub fn unused_servers(site: &Site, layout: &Layout) -> Vec<UnusedServer> {
+    use crate::layout::VolumeKind;
     let used_arrays: Vec<usize> = layout.groups.iter().map(|g| g.array).collect();
     (0..site.servers.len())
         .filter(|s| !layout.servers.contains(s))
         .map(|s| {
             let srv = &site.servers[s];
             let rack_arrays: Vec<usize> = site.rack_arrays(srv.rack).collect();
-            let shared: Vec<String> = rack_arrays
+            // Arrays whose volumes this server could be given: shared ones, and its own host's pool.
+            let attachable = |a: usize| {
+                let arr = &site.arrays[a];
+                arr.owner.is_none()
+                    && match (arr.host.as_deref(), srv.host.as_deref()) {
+                        (None, _) => true,
+                        (Some(h), Some(mine)) => h.eq_ignore_ascii_case(mine),
+                        (Some(_), None) => false,
+                    }
+            };
+            let standby: Vec<usize> = rack_arrays
                 .iter()
-                .filter(|a| used_arrays.contains(a))
-                .map(|&a| site.arrays[a].name.clone())
+                .copied()
+                .filter(|&a| attachable(a) && used_arrays.contains(&a))
                 .collect();
-            let role = if !shared.is_empty() {
+            let mut takes_over: Vec<VolumeKind> = Vec::new();
+            for k in standby.iter().map(|&a| {
+                let arr = &site.arrays[a];
+                if arr.host.is_some() {
+                    VolumeKind::VmDisk
+                } else if layout
+                    .groups
+                    .iter()
+                    .any(|g| g.array == a && g.raid == crate::layout::Raid::DdpRaid1)
+                {
+                    VolumeKind::PoolVolume
+                } else {
+                    VolumeKind::Lun
+                }
+            }) {
+                if !takes_over.contains(&k) {
+                    takes_over.push(k);
+                }
+            }
+            let own_storage = srv.internal.is_some() || rack_arrays.iter().any(|&a| attachable(a));
+            let role = if !standby.is_empty() {
                 UnusedRole::Standby
-            } else if srv.internal.is_some() || !rack_arrays.is_empty() {
+            } else if own_storage {
                 UnusedRole::Spare
             } else {
                 UnusedRole::CoreOnly
@@ -63,7 +102,8 @@ pub fn unused_servers(site: &Site, layout: &Layout) -> Vec<UnusedServer> {
             UnusedServer {
                 name: srv.name.clone(),
                 role,
-                arrays: shared,
+                arrays: standby.iter().map(|&a| site.arrays[a].name.clone()).collect(),
+                takes_over,
             }
         })
         .collect()
@@ -97,5 +137,44 @@ mod tests {
         assert!(roles.contains(&("d1", "core-only")), "{roles:?}");
         assert_eq!(roles.len(), 3, "{roles:?}");
         assert_eq!(roles.iter().filter(|(_, r)| *r == "standby").count(), 2, "{roles:?}");
+        assert!(l
+            .unused_servers
+            .iter()
+            .filter(|u| u.role.as_str() == "standby")
+            .all(|u| u.takes_over == [crate::layout::VolumeKind::Lun]));
+    }
+
+    #[test]
+    fn a_left_out_guest_takes_over_a_vm_disk_and_internal_disks_make_no_standby() {
+        // The vm-host-pools example: nats-a2 shares host hv-a's pool with nats-a1, so it could be given
+        // a failed guest's VM disk (not a LUN). In rack B, b2 stands beside b1's internal disks: no volume
+        // it could take over (it used to be a standby "attaching b1's LUN"); it has no storage at all.
+        let cat = Catalog::builtin();
+        let text = include_str!("../../examples/vm-host-pools.yaml");
+        let site = crate::site::parse_str(text, "vm-host-pools.yaml", &cat).unwrap();
+        let plan = crate::plan::build(&site, &cat);
+        let l = &plan.layouts[0];
+        let a2 = l
+            .unused_servers
+            .iter()
+            .find(|u| u.name == "nats-a2")
+            .expect("nats-a2 left out");
+        assert_eq!(a2.role.as_str(), "standby");
+        assert_eq!(a2.takes_over, [crate::layout::VolumeKind::VmDisk]);
+
+        let yaml = "site: t\nnats: { replicas: [3] }\nracks:\n\
+            - name: A\n  servers: [a1]\n  arrays:\n    - { name: A1, model: EF300, disk_model: nvme-1.92t, disks: 3, hot_spares: 1 }\n\
+            - name: B\n  servers:\n    - name: b1\n      disks: { disk_model: nvme-1.92t, count: 2, raid: raid1 }\n    - b2\n\
+            - name: C\n  servers: [c1]\n  arrays:\n    - { name: C1, model: EF600, disk_model: nvme-1.92t, disks: 12, raid: ddp }\n";
+        let site = crate::site::parse_str(yaml, "t.yaml", &cat).expect("a valid site");
+        let plan = crate::plan::build(&site, &cat);
+        let l = plan
+            .layouts
+            .iter()
+            .find(|l| l.servers.iter().any(|s| s.name == "b1"))
+            .expect("a layout using b1's internal disks");
+        let b2 = l.unused_servers.iter().find(|u| u.name == "b2").expect("b2 left out");
+        assert_eq!(b2.role.as_str(), "core-only", "{b2:?}");
+        assert!(b2.arrays.is_empty() && b2.takes_over.is_empty());
     }
 }

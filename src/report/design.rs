@@ -119,6 +119,19 @@ pub fn detail_text(l: &PlannedLayout, width: u16) -> String {
     }
     s.push_str(&t.to_string());
     s.push('\n');
+    let volumes = detail::volume_lines(l);
+    if !volumes.is_empty() {
+        s.push_str("Volumes:\n");
+        for v in volumes.iter().take(TEXT_ROWS) {
+            s.push_str(&hanging(v, width));
+        }
+        if volumes.len() > TEXT_ROWS {
+            s.push_str(&format!(
+                "  … and {} more servers (--format json gives each servers[].volume)\n",
+                volumes.len() - TEXT_ROWS
+            ));
+        }
+    }
     for line in detail::capacity(&l.capacity) {
         s.push_str(&line);
         s.push('\n');
@@ -169,6 +182,30 @@ pub fn detail_text(l: &PlannedLayout, width: u16) -> String {
     s
 }
 
+/// One line indented by two spaces, its words carried to further lines indented by four when it is wider
+/// than the terminal (a volume line names a size, a group, its level and drives, the array and its rack).
+fn hanging(text: &str, width: u16) -> String {
+    let width = usize::from(width.max(20));
+    let mut out = String::from("  ");
+    let mut line = 2usize;
+    let mut first = true;
+    for word in text.split_whitespace() {
+        let n = word.chars().count();
+        if !first && line + 1 + n > width {
+            out.push_str("\n    ");
+            line = 4;
+        } else if !first {
+            out.push(' ');
+            line += 1;
+        }
+        out.push_str(word);
+        line += n;
+        first = false;
+    }
+    out.push('\n');
+    out
+}
+
 /// Rows of a table shown on a terminal before the rest is left to `--format json`.
 const TEXT_ROWS: usize = 20;
 
@@ -198,6 +235,14 @@ pub fn markdown(plan: &Plan, sel: &Selection) -> String {
         s.push_str(&format!("{}.\n\n", detail::overview(l)));
         s.push_str(&md_table(&detail::SERVER_HEADER, &detail::server_rows(l)));
         s.push('\n');
+        let volumes = detail::volume_lines(l);
+        if !volumes.is_empty() {
+            s.push_str("Volumes:\n\n");
+            for v in &volumes {
+                s.push_str(&format!("- {v}\n"));
+            }
+            s.push('\n');
+        }
         s.push_str(&detail::placement(l));
         s.push('\n');
         for u in detail::unused_servers(l) {

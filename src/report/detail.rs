@@ -215,6 +215,15 @@ pub fn server_rows(l: &PlannedLayout) -> Vec<Vec<String>> {
         .collect()
 }
 
+/// What each JetStream server's store sits on, one line per server (`servers[].volume`): the issue's
+/// "the report says in one line what each server gets", beside the table's array and group columns.
+pub fn volume_lines(l: &PlannedLayout) -> Vec<String> {
+    l.servers
+        .iter()
+        .filter_map(|sv| sv.volume.as_ref().map(|v| format!("{}: {v}", sv.name)))
+        .collect()
+}
+
 fn fullest(f: &ServerCapacity) -> String {
     format!(
         "{} {} of {}",
@@ -453,12 +462,26 @@ pub fn unused_servers(l: &PlannedLayout) -> Vec<String> {
                 let mut arrays: Vec<&str> = these.iter().flat_map(|u| u.arrays.iter().map(|a| a.as_str())).collect();
                 arrays.sort_unstable();
                 arrays.dedup();
+                let mut kinds: Vec<crate::layout::VolumeKind> = Vec::new();
+                for k in these.iter().flat_map(|u| u.takes_over.iter().copied()) {
+                    if !kinds.contains(&k) {
+                        kinds.push(k);
+                    }
+                }
+                let pools = kinds.iter().all(|&k| k == crate::layout::VolumeKind::VmDisk);
                 format!(
-                    "{they} {} {} {} with the JetStream servers; when a server fails, attach its LUN to {} and \
+                    "{they} {} {} {} with the JetStream servers; when a server{} fails, attach its {} to {} and \
                      start nats-server there under the failed server's server_name (no replica catch-up)",
                     if one { "shares" } else { "share" },
-                    if arrays.len() == 1 { "array" } else { "arrays" },
+                    match (pools, arrays.len() == 1) {
+                        (true, true) => "host pool",
+                        (true, false) => "host pools",
+                        (false, true) => "array",
+                        (false, false) => "arrays",
+                    },
                     arrays.join(", "),
+                    if pools { " on it" } else { "" },
+                    takes_over_words(&kinds),
                     if one { "it" } else { "one" }
                 )
             }
@@ -479,6 +502,25 @@ pub fn unused_servers(l: &PlannedLayout) -> Vec<String> {
         ));
     }
     out
+}
+
+/// What a standby attaches from a failed server: "LUN", "VM disk" (on its host's pool), "RAID 1 volume"
+/// (on a DDP pool), or those joined by "or".
+fn takes_over_words(kinds: &[crate::layout::VolumeKind]) -> String {
+    use crate::layout::VolumeKind;
+    let words: Vec<&str> = kinds
+        .iter()
+        .map(|k| match k {
+            VolumeKind::VmDisk => "VM disk",
+            VolumeKind::PoolVolume => "RAID 1 volume",
+            VolumeKind::Lun | VolumeKind::Internal => "LUN",
+        })
+        .collect();
+    if words.is_empty() {
+        "LUN".into()
+    } else {
+        words.join(" or ")
+    }
 }
 
 /// Restart, recovery, burst, memory and inter-rack figures.

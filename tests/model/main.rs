@@ -5,6 +5,7 @@
 mod catch_up;
 mod design_props;
 mod design_seeds;
+mod hetero_optimise;
 mod hetero_perf;
 mod hetero_pool;
 mod hetero_props;
