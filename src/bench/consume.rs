@@ -354,7 +354,12 @@ async fn consume_run(
 }
 
 /// The run's result from its clients' reports (subscriber samples, no latency).
-fn consumer_result(env: &Env, mode: ConsumeMode, clients: usize, outs: Vec<TaskOut>) -> Result<BenchResult, BenchError> {
+fn consumer_result(
+    env: &Env,
+    mode: ConsumeMode,
+    clients: usize,
+    outs: Vec<TaskOut>,
+) -> Result<BenchResult, BenchError> {
     // natscli's labels (its consumers are durable; these are named and removed after the run).
     let label = match mode {
         ConsumeMode::Fetch => "JetStream durable consumer (fetch)",
@@ -440,7 +445,8 @@ async fn push_run(
     stop_progress(progress).await;
     let mut r = consumer_result(env, ConsumeMode::OrderedPush, clients, outs)?;
     r.params.insert("consumer".into(), "push".into());
-    r.params.insert("client".into(), if raw { "raw" } else { "async-nats" }.into());
+    r.params
+        .insert("client".into(), if raw { "raw" } else { "async-nats" }.into());
     r.params.insert("consumer_resets".into(), resets.to_string());
     Ok(r)
 }

@@ -60,7 +60,13 @@ pub(super) fn ack_seqs(reply: &[u8]) -> Option<(u64, u64)> {
     if n < 9 || t[0] != b"$JS" || t[1] != b"ACK" {
         return None;
     }
-    let (s, d) = if n == 9 { (5, 6) } else if n >= 11 { (7, 8) } else { return None };
+    let (s, d) = if n == 9 {
+        (5, 6)
+    } else if n >= 11 {
+        (7, 8)
+    } else {
+        return None;
+    };
     Some((raw::parse_num(t[s]).ok()?, raw::parse_num(t[d]).ok()?))
 }
 
@@ -194,7 +200,12 @@ impl OrderedState {
             self.share.stream,
             self.consumer(self.generation)
         );
-        pub_msg(out, &subject, &format!("{}r.c{}", self.inbox, self.generation), body.as_bytes());
+        pub_msg(
+            out,
+            &subject,
+            &format!("{}r.c{}", self.inbox, self.generation),
+            body.as_bytes(),
+        );
     }
 
     /// Drop the current generation (its inbox, and the consumer: nats.go leaves it to expire) and open
@@ -268,10 +279,7 @@ impl OrderedState {
             Some(e) => {
                 let what = e.get("description").and_then(|d| d.as_str()).unwrap_or("refused");
                 self.fatal.get_or_insert_with(|| {
-                    format!(
-                        "creating the ordered consumer on stream {}: {what}",
-                        self.share.stream
-                    )
+                    format!("creating the ordered consumer on stream {}: {what}", self.share.stream)
                 });
             }
             None => self.created = true,
@@ -466,7 +474,16 @@ pub(super) async fn read_raw(env: &Env, mut c: RawConn, k: Client) -> (TaskOut, 
         latency_us: None,
     };
     let resets = st.resets;
-    (out(sample, st.fatal.clone().or(stopped), cancelled, st.got < k.share.n, resets), resets)
+    (
+        out(
+            sample,
+            st.fatal.clone().or(stopped),
+            cancelled,
+            st.got < k.share.n,
+            resets,
+        ),
+        resets,
+    )
 }
 
 /// The client's report; an unfinished share is one failed read (the reason says why).
@@ -480,7 +497,13 @@ fn out(sample: ClientSample, why: Option<String>, cancelled: bool, short: bool, 
         behind: false,
         max_lag: Duration::ZERO,
         unacked: u64::from(failed),
-        stopped: why.map(|w| if resets > 0 { format!("{w} ({resets} consumer resets)") } else { w }),
+        stopped: why.map(|w| {
+            if resets > 0 {
+                format!("{w} ({resets} consumer resets)")
+            } else {
+                w
+            }
+        }),
         cancelled,
     }
 }
@@ -510,7 +533,10 @@ async fn finish_raw(c: &mut RawConn, st: &OrderedState, timeout: Duration) {
     let until = Instant::now() + timeout.min(Duration::from_secs(5));
     loop {
         let mut answered = false;
-        if c.drain(|f, _| answered |= st.is_delete_reply(&f, st.generation)).is_err() || answered {
+        if c.drain(|f, _| answered |= st.is_delete_reply(&f, st.generation))
+            .is_err()
+            || answered
+        {
             return;
         }
         match tokio::time::timeout_at(until.into(), c.fill()).await {
@@ -550,7 +576,12 @@ pub(super) async fn read_async(env: &Env, c: async_nats::Client, ctx: jetstream:
         Err(e) => Err(e.to_string()),
     };
     match msgs {
-        Err(e) => stopped = Some(format!("creating the ordered consumer on stream {}: {e}", k.share.stream)),
+        Err(e) => {
+            stopped = Some(format!(
+                "creating the ordered consumer on stream {}: {e}",
+                k.share.stream
+            ))
+        }
         Ok(mut msgs) => {
             while got < k.share.n {
                 let next = tokio::select! {

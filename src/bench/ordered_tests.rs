@@ -11,7 +11,13 @@ fn state(start: u64, n: u64, filter: &str) -> OrderedState {
         start,
         n,
     };
-    OrderedState::new(share, INBOX.into(), "$JS.API".into(), "natsplan-T-c0".into(), Duration::from_secs(1))
+    OrderedState::new(
+        share,
+        INBOX.into(),
+        "$JS.API".into(),
+        "natsplan-T-c0".into(),
+        Duration::from_secs(1),
+    )
 }
 
 /// A data message of generation `generation` at stream sequence `sseq`, consumer sequence `dseq`, in
@@ -71,7 +77,10 @@ fn create_config(out: &[u8]) -> (String, serde_json::Value) {
 fn ack_replies_give_stream_and_consumer_sequences_in_both_layouts() {
     assert_eq!(ack_seqs(b"$JS.ACK.ORDERS.c1.1.42.7.1700000000.99"), Some((42, 7)));
     assert_eq!(ack_seqs(b"$JS.ACK._.AbC.ORDERS.c1.1.42.7.1700000000.99"), Some((42, 7)));
-    assert_eq!(ack_seqs(b"$JS.ACK.hub.AbC.ORDERS.c1.1.42.7.1700000000.99.tok"), Some((42, 7)));
+    assert_eq!(
+        ack_seqs(b"$JS.ACK.hub.AbC.ORDERS.c1.1.42.7.1700000000.99.tok"),
+        Some((42, 7))
+    );
     for bad in [
         &b"_INBOX.x.y"[..],
         b"$JS.ACK.S.c.1.2",
@@ -96,14 +105,21 @@ fn headers_are_found_by_name_whatever_the_case() {
 #[test]
 fn the_raw_parser_hands_over_a_status_message_s_headers() {
     let hb = "NATS/1.0 100 FlowControl Request\r\n\r\n";
-    let wire = format!("HMSG _INBOX.d1 101 $JS.FC.S.c.Ab12 {} {}\r\n{hb}\r\n", hb.len(), hb.len());
+    let wire = format!(
+        "HMSG _INBOX.d1 101 $JS.FC.S.c.Ab12 {} {}\r\n{hb}\r\n",
+        hb.len(),
+        hb.len()
+    );
     let (f, used) = raw::parse(wire.as_bytes()).unwrap().unwrap();
     assert_eq!(used, wire.len());
     let mut st = state(1, 10, "");
     let mut out = Vec::new();
     st.start(&mut out);
     out.clear();
-    assert!(st.frame(f, &mut out), "a flow-control request of the current generation is a sign of life");
+    assert!(
+        st.frame(f, &mut out),
+        "a flow-control request of the current generation is a sign of life"
+    );
     assert_eq!(String::from_utf8_lossy(&out), "PUB $JS.FC.S.c.Ab12 0\r\n\r\n");
 }
 
@@ -113,11 +129,18 @@ fn the_first_consumer_is_a_flow_controlled_push_consumer_from_the_share_s_start(
     let mut out = Vec::new();
     st.start(&mut out);
     let text = String::from_utf8_lossy(&out).to_string();
-    assert!(text.starts_with(&format!("SUB {INBOX}r.* 1\r\nSUB {INBOX}d1 101\r\n")), "{text}");
+    assert!(
+        text.starts_with(&format!("SUB {INBOX}r.* 1\r\nSUB {INBOX}d1 101\r\n")),
+        "{text}"
+    );
     let (head, body) = create_config(&out);
     assert_eq!(
         head.split(' ').take(3).collect::<Vec<_>>(),
-        ["PUB", "$JS.API.CONSUMER.CREATE.S.natsplan-T-c0-g1", &format!("{INBOX}r.c1")]
+        [
+            "PUB",
+            "$JS.API.CONSUMER.CREATE.S.natsplan-T-c0-g1",
+            &format!("{INBOX}r.c1")
+        ]
     );
     let c = &body["config"];
     assert_eq!(body["stream_name"], "S");
@@ -127,7 +150,10 @@ fn the_first_consumer_is_a_flow_controlled_push_consumer_from_the_share_s_start(
     assert_eq!(c["ack_policy"], "none");
     assert_eq!(c["flow_control"], true);
     assert_eq!(c["idle_heartbeat"], 1_000_000_000u64);
-    assert_eq!((c["mem_storage"].clone(), c["num_replicas"].clone()), (true.into(), 1.into()));
+    assert_eq!(
+        (c["mem_storage"].clone(), c["num_replicas"].clone()),
+        (true.into(), 1.into())
+    );
     assert_eq!(c["filter_subject"], "orders.eu");
     assert!(!state(1, 1, "").frame(Frame::Pong, &mut out));
 }
@@ -137,7 +163,11 @@ fn messages_in_order_are_counted_and_the_share_ends_the_read() {
     let mut st = state(5, 3, "");
     let mut out = Vec::new();
     st.start(&mut out);
-    api(&mut st, &format!("{INBOX}r.c1"), r#"{"type":"io.nats.jetstream.api.v1.consumer_create_response","name":"x"}"#);
+    api(
+        &mut st,
+        &format!("{INBOX}r.c1"),
+        r#"{"type":"io.nats.jetstream.api.v1.consumer_create_response","name":"x"}"#,
+    );
     assert!(st.created);
     out.clear();
     for (sseq, dseq) in [(5, 1), (6, 2), (8, 3), (9, 4)] {
@@ -145,7 +175,10 @@ fn messages_in_order_are_counted_and_the_share_ends_the_read() {
     }
     assert!(!st.after_buffer(&mut out));
     assert_eq!((st.got, st.bytes, st.next_sseq, st.resets), (3, 15, 9, 0));
-    assert!(st.done() && out.is_empty(), "the 4th message is past the share and ignored");
+    assert!(
+        st.done() && out.is_empty(),
+        "the 4th message is past the share and ignored"
+    );
 }
 
 #[test]
@@ -165,7 +198,10 @@ fn a_consumer_sequence_gap_resets_the_consumer_after_the_last_message_read() {
     assert!(st.after_buffer(&mut out));
     let text = String::from_utf8_lossy(&out).to_string();
     assert!(text.starts_with("UNSUB 101\r\n"), "{text}");
-    assert!(text.contains("PUB $JS.API.CONSUMER.DELETE.S.natsplan-T-c0-g1 "), "{text}");
+    assert!(
+        text.contains("PUB $JS.API.CONSUMER.DELETE.S.natsplan-T-c0-g1 "),
+        "{text}"
+    );
     assert!(text.contains(&format!("SUB {INBOX}d2 102\r\n")), "{text}");
     let (head, body) = create_config(&out);
     assert!(head.contains("CONSUMER.CREATE.S.natsplan-T-c0-g2"), "{head}");
@@ -202,7 +238,13 @@ fn flow_control_owed_is_answered_from_a_request_or_a_stalled_heartbeat() {
     let mut out = Vec::new();
     st.start(&mut out);
     out.clear();
-    control(&mut st, 1, "$JS.FC.S.c.ab12", "NATS/1.0 100 FlowControl Request\r\n\r\n", &mut out);
+    control(
+        &mut st,
+        1,
+        "$JS.FC.S.c.ab12",
+        "NATS/1.0 100 FlowControl Request\r\n\r\n",
+        &mut out,
+    );
     let stalled = "NATS/1.0 100 Idle Heartbeat\r\nNats-Last-Consumer: 0\r\nNats-Last-Stream: 0\r\n\
                    Nats-Consumer-Stalled: $JS.FC.S.c.cd34\r\n\r\n";
     control(&mut st, 1, "", stalled, &mut out);
@@ -232,24 +274,38 @@ fn a_refused_create_or_a_server_error_ends_the_read_with_the_server_s_words() {
     let mut out = Vec::new();
     st.start(&mut out);
     // An earlier generation's or a delete's answer is not this create's.
-    api(&mut st, &format!("{INBOX}r.d1"), r#"{"error":{"code":404,"description":"consumer not found"}}"#);
+    api(
+        &mut st,
+        &format!("{INBOX}r.d1"),
+        r#"{"error":{"code":404,"description":"consumer not found"}}"#,
+    );
     assert!(st.fatal.is_none());
     api(
         &mut st,
         &format!("{INBOX}r.c1"),
         r#"{"type":"x","error":{"code":404,"err_code":10059,"description":"stream not found"}}"#,
     );
-    assert_eq!(st.fatal.as_deref(), Some("creating the ordered consumer on stream S: stream not found"));
+    assert_eq!(
+        st.fatal.as_deref(),
+        Some("creating the ordered consumer on stream S: stream not found")
+    );
+    assert!(st.done());
     // A cluster that cannot place the consumer yet (a leader election) is tried again, not fatal.
     let mut st = state(1, 10, "");
     st.start(&mut out);
     let busy = r#"{"error":{"code":503,"err_code":10008,"description":"JetStream system temporarily unavailable"}}"#;
     api(&mut st, &format!("{INBOX}r.c1"), busy);
-    assert!(st.fatal.is_none() && !st.created);
-    assert!(st.done());
+    assert!(st.fatal.is_none() && !st.created && !st.done());
     let mut st = state(1, 10, "");
-    st.frame(Frame::Err("'Permissions Violation for Subscription to \"_INBOX.x\"'"), &mut out);
-    assert!(st.fatal.as_deref().unwrap().starts_with("the server said: 'Permissions Violation"));
+    st.frame(
+        Frame::Err("'Permissions Violation for Subscription to \"_INBOX.x\"'"),
+        &mut out,
+    );
+    assert!(st
+        .fatal
+        .as_deref()
+        .unwrap()
+        .starts_with("the server said: 'Permissions Violation"));
 }
 
 #[test]

@@ -36,7 +36,18 @@ fn run(args: &[&str]) -> (Option<i32>, String) {
 
 #[test]
 fn push_ordered_parses_with_its_client_and_sleep_and_pull_stays_the_default() {
-    match parse(&["ordered", "--push", "--client", "raw", "--sleep", "2ms", "--clients", "2"]).unwrap() {
+    match parse(&[
+        "ordered",
+        "--push",
+        "--client",
+        "raw",
+        "--sleep",
+        "2ms",
+        "--clients",
+        "2",
+    ])
+    .unwrap()
+    {
         BenchCmd::Consumer {
             mode,
             push,
@@ -46,7 +57,13 @@ fn push_ordered_parses_with_its_client_and_sleep_and_pull_stays_the_default() {
             ..
         } => assert_eq!(
             (mode, push, client, sleep, clients),
-            (ConsumeMode::Ordered, true, ClientChoice::Raw, Some(Duration::from_millis(2)), 2)
+            (
+                ConsumeMode::Ordered,
+                true,
+                ClientChoice::Raw,
+                Some(Duration::from_millis(2)),
+                2
+            )
         ),
         o => panic!("{o:?}"),
     }
@@ -64,7 +81,10 @@ fn push_ordered_parses_with_its_client_and_sleep_and_pull_stays_the_default() {
 fn push_takes_no_batch() {
     let e = parse(&["ordered", "--push", "--batch", "100"]).expect_err("a push consumer has no batch");
     assert_eq!(e.kind(), clap::error::ErrorKind::ArgumentConflict, "{e}");
-    assert!(e.to_string().contains("--batch") && e.to_string().contains("--push"), "{e}");
+    assert!(
+        e.to_string().contains("--batch") && e.to_string().contains("--push"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -102,8 +122,17 @@ fn help_says_which_ordered_consumer_each_reads() {
         .output()
         .unwrap();
     // Words as clap wraps them: compare with runs of white space made one.
-    let help = String::from_utf8_lossy(&out.stdout).split_whitespace().collect::<Vec<_>>().join(" ");
-    for needle in ["--push", "nats bench oldjs ordered", "nats bench js ordered", "--sleep", "--client"] {
+    let help = String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    for needle in [
+        "--push",
+        "nats bench oldjs ordered",
+        "nats bench js ordered",
+        "--sleep",
+        "--client",
+    ] {
         assert!(help.contains(needle), "{needle} missing from:\n{help}");
     }
 }
