@@ -9,7 +9,7 @@
 
 use super::result::BenchResult;
 use super::{assets::*, env::*, exec::*};
-use super::{BenchError, ConsumeMode, Existing};
+use super::{ordered, BenchError, ConsumeMode, Existing};
 use anyhow::anyhow;
 use async_nats::jetstream::{self, consumer};
 use futures::StreamExt;
@@ -57,7 +57,10 @@ pub(super) async fn consume(
     if owned && env.owns_assets() {
         create_assets(env).await?;
     }
-    let res = consume_run(env, mode, clients, batch, &stream, target).await;
+    let res = match mode {
+        ConsumeMode::OrderedPush => push_run(env, clients, &stream, target).await,
+        _ => consume_run(env, mode, clients, batch, &stream, target).await,
+    };
     let mut left = None;
     if !env.spec.keep {
         if owned && env.owns_assets() {
@@ -69,7 +72,9 @@ pub(super) async fn consume(
     let mut r = res?;
     r.warnings.extend(left);
     r.params.insert("stream".into(), stream);
-    r.params.insert("batch".into(), batch.to_string());
+    if mode != ConsumeMode::OrderedPush {
+        r.params.insert("batch".into(), batch.to_string());
+    }
     if let Some(s) = target.as_ref().and_then(|t| t.subject.clone()) {
         r.params.insert("filter".into(), s);
     }
@@ -252,11 +257,29 @@ async fn await_leader(env: &Env, c: &mut consumer::PullConsumer) -> Result<(), B
     }
 }
 
-/// The stream's first sequence and message count.
-async fn stream_extent(env: &Env, ctx: &jetstream::Context, stream: &str) -> Result<(u64, u64), BenchError> {
+/// The stream's first sequence, checked to hold the messages the run reads (all agents' together).
+async fn first_sequence(env: &Env, ctx: &jetstream::Context, stream: &str) -> Result<u64, BenchError> {
     let s = open_existing(env, ctx, stream).await?;
     let info = s.get_info().await.map_err(|e| cannot(e, "stream info"))?;
-    Ok((info.state.first_sequence.max(1), info.state.messages))
+    let count = info.state.messages;
+    let total = env.share.as_ref().map(|s| s.total_msgs).unwrap_or(env.spec.msgs);
+    if count < total {
+        return Err(BenchError::BadInput(anyhow!(
+            "stream {stream} holds {count} messages but the run reads {total}: lower --msgs to {count} or \
+             publish more first (natsplan bench js --stream {stream})"
+        )));
+    }
+    Ok(info.state.first_sequence.max(1))
+}
+
+/// Where local client `i` starts in the run's messages (its place among all agents' clients), given
+/// the local clients before it read `offset`.
+fn share_first(env: &Env, i: usize, offset: u64) -> u64 {
+    env.share
+        .as_ref()
+        .and_then(|s| s.workers.get(i))
+        .map(|w| w.first)
+        .unwrap_or(offset)
 }
 
 async fn consume_run(
@@ -277,22 +300,9 @@ async fn consume_run(
         let c = env.connect(env.worker(i), "sub").await?;
         let ctx = js_context(c.clone(), env, 1);
         if i == 0 {
-            let (first, count) = stream_extent(env, &ctx, stream).await?;
-            base = first;
-            let total = env.share.as_ref().map(|s| s.total_msgs).unwrap_or(spec.msgs);
-            if count < total {
-                return Err(BenchError::BadInput(anyhow!(
-                    "stream {stream} holds {count} messages but the run reads {total}: lower --msgs to {count} or \
-                     publish more first (natsplan bench js --stream {stream})"
-                )));
-            }
+            base = first_sequence(env, &ctx, stream).await?;
         }
-        let first = env
-            .share
-            .as_ref()
-            .and_then(|s| s.workers.get(i))
-            .map(|w| w.first)
-            .unwrap_or(offset);
+        let first = share_first(env, i, offset);
         offset += n;
         let spec = ReaderSpec {
             mode,
@@ -318,12 +328,15 @@ async fn consume_run(
             d.stall_ends = true;
             d.record = false;
             let bytes = AtomicU64::new(0);
-            let wait = env.spec.timeout;
+            let (wait, sleep) = (env.spec.timeout, env.spec.sub_sleep);
             let r = tokio::sync::Mutex::new(&mut r);
             let (r, bytes) = (&r, &bytes);
             let t = drive(&env, d, move |_| async move {
                 let b = r.lock().await.next(wait).await?;
                 bytes.fetch_add(b, Ordering::Relaxed);
+                if let Some(s) = sleep {
+                    tokio::time::sleep(s).await;
+                }
                 Ok(())
             })
             .await;
@@ -337,11 +350,22 @@ async fn consume_run(
         outs.push(t.await.map_err(|e| cannot(e, "consumer task"))?);
     }
     stop_progress(progress).await;
+    consumer_result(env, mode, clients, outs)
+}
+
+/// The run's result from its clients' reports (subscriber samples, no latency).
+fn consumer_result(
+    env: &Env,
+    mode: ConsumeMode,
+    clients: usize,
+    outs: Vec<TaskOut>,
+) -> Result<BenchResult, BenchError> {
     // natscli's labels (its consumers are durable; these are named and removed after the run).
     let label = match mode {
         ConsumeMode::Fetch => "JetStream durable consumer (fetch)",
         ConsumeMode::Consume => "JetStream durable consumer (callback)",
         ConsumeMode::Ordered => "JetStream ordered ephemeral consumer",
+        ConsumeMode::OrderedPush => "JetStream ordered ephemeral consumer (push, legacy API)",
     };
     let kind = format!("js-{}", mode.as_str());
     let mut r = blank_result(env, &kind, label, params(env, &[("clients", clients.to_string())]));
@@ -355,6 +379,75 @@ async fn consume_run(
             r.warnings.join("; ")
         )));
     }
+    Ok(r)
+}
+
+/// A push ordered client's connection: the raw path, or async-nats (TLS, creds, nkeys).
+enum PushConn {
+    Raw(super::raw::RawConn),
+    Nats(async_nats::Client),
+}
+
+/// `ordered --push`: every client's connection is made and the stream checked before the clock; each
+/// client's consumer is created after it (see `ordered`).
+async fn push_run(
+    env: &Arc<Env>,
+    clients: usize,
+    stream: &str,
+    target: &Option<Existing>,
+) -> Result<BenchResult, BenchError> {
+    let raw = use_raw(env, true)?;
+    let filter = target.as_ref().and_then(|t| t.subject.clone()).unwrap_or_default();
+    let per = env.per_worker(clients);
+    let admin = env.connect(env.worker(0), "admin").await?;
+    let base = first_sequence(env, &js_context(admin, env, 1), stream).await?;
+    let mut conns = Vec::new();
+    for i in 0..clients {
+        let gi = env.worker(i);
+        conns.push(match env.conn.raw_target(gi) {
+            Some(t) if raw => PushConn::Raw(raw_connect(&t, &format!("natsplan-bench-sub{i}")).await?),
+            _ => PushConn::Nats(env.connect(gi, "sub").await?),
+        });
+    }
+    let progress = progress_task(env, env.spec.msgs, "read");
+    env.start_clock().await?;
+    let mut tasks = Vec::new();
+    let mut offset = 0u64;
+    for (i, c) in conns.into_iter().enumerate() {
+        let k = ordered::Client {
+            gi: env.worker(i),
+            share: ordered::Share {
+                stream: stream.to_string(),
+                filter: filter.clone(),
+                start: base + share_first(env, i, offset),
+                n: per[i],
+            },
+            sleep: env.spec.sub_sleep,
+        };
+        offset += per[i];
+        let env = env.clone();
+        tasks.push(tokio::spawn(async move {
+            match c {
+                PushConn::Raw(c) => ordered::read_raw(&env, c, k).await,
+                PushConn::Nats(c) => {
+                    let ctx = js_context(c.clone(), &env, 1);
+                    ordered::read_async(&env, c, ctx, k).await
+                }
+            }
+        }));
+    }
+    let (mut outs, mut resets) = (Vec::new(), 0);
+    for t in tasks {
+        let (o, n) = t.await.map_err(|e| cannot(e, "consumer task"))?;
+        outs.push(o);
+        resets += n;
+    }
+    stop_progress(progress).await;
+    let mut r = consumer_result(env, ConsumeMode::OrderedPush, clients, outs)?;
+    r.params.insert("consumer".into(), "push".into());
+    r.params
+        .insert("client".into(), if raw { "raw" } else { "async-nats" }.into());
+    r.params.insert("consumer_resets".into(), resets.to_string());
     Ok(r)
 }
 

@@ -18,6 +18,7 @@ mod js;
 mod js_raw;
 mod kv;
 mod obj;
+mod ordered;
 mod ping;
 mod pubsub;
 mod pubsub_raw;
@@ -78,8 +79,13 @@ pub enum ConsumeMode {
     /// A pull consumer read as a continuous stream (`messages()`, up to `--batch` buffered),
     /// each message acknowledged.
     Consume,
-    /// An ephemeral ordered consumer (no acks, flow-controlled by the server).
+    /// An ephemeral ordered consumer read with pulls (no acks), as natscli's `nats bench js ordered`.
     Ordered,
+    /// The legacy push ordered consumer (no acks; the server pushes, flow controlled, with idle
+    /// heartbeats), as nats.go's `nats.OrderedConsumer()` and natscli's `nats bench oldjs ordered`.
+    /// Chosen with `bench consumer ordered --push`.
+    #[value(skip)]
+    OrderedPush,
 }
 
 impl ConsumeMode {
@@ -88,6 +94,7 @@ impl ConsumeMode {
             ConsumeMode::Fetch => "fetch",
             ConsumeMode::Consume => "consume",
             ConsumeMode::Ordered => "ordered",
+            ConsumeMode::OrderedPush => "ordered-push",
         }
     }
 }
@@ -182,7 +189,7 @@ impl Workload {
             Workload::Consume { mode, .. } => match mode {
                 ConsumeMode::Fetch => Kind::ConsumerFetch,
                 ConsumeMode::Consume => Kind::ConsumerConsume,
-                ConsumeMode::Ordered => Kind::ConsumerOrdered,
+                ConsumeMode::Ordered | ConsumeMode::OrderedPush => Kind::ConsumerOrdered,
             },
             Workload::KvGet { .. } => Kind::Kv,
         }

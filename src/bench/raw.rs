@@ -32,6 +32,8 @@ pub enum Frame<'a> {
         subject: &'a [u8],
         sid: u64,
         reply: &'a [u8],
+        /// The header block of an HMSG (`NATS/1.0 …` through the blank line); empty for a MSG.
+        headers: &'a [u8],
         payload: &'a [u8],
     },
     Ping,
@@ -109,6 +111,7 @@ pub fn parse(buf: &[u8]) -> io::Result<Option<(Frame<'_>, usize)>> {
             subject: t[0],
             sid: parse_num(t[1])?,
             reply,
+            headers: &buf[start..start + hdr],
             payload: &buf[start + hdr..start + total],
         };
         return Ok(Some((frame, start + total + 2)));
@@ -392,6 +395,7 @@ mod tests {
                 subject: b"a.b",
                 sid: 1,
                 reply: b"",
+                headers: b"",
                 payload: b"hello"
             }
         );
@@ -402,6 +406,7 @@ mod tests {
                 subject: b"x",
                 sid: 22,
                 reply: b"_INBOX.1",
+                headers: b"",
                 payload: b"hi"
             }
         );
@@ -415,6 +420,7 @@ mod tests {
                 subject: b"a",
                 sid: 3,
                 reply: b"_INBOX.2",
+                headers: b"NATS/1.0\r\n\r\n",
                 payload: b"ok"
             }
         );
@@ -425,6 +431,7 @@ mod tests {
                 subject: b"b",
                 sid: 4,
                 reply: b"",
+                headers: b"NATS/1.0\r\n\r\n",
                 payload: b""
             }
         );

@@ -78,15 +78,29 @@ pub enum BenchCmd {
     /// reading --msgs messages from a `natsplan-js-*` stream the run fills first, or from an existing
     /// stream (`--stream`, `--subject`).
     Consumer {
-        /// fetch, consume (pull consumers, every message acknowledged) or ordered (no acks).
+        /// fetch, consume (pull consumers, every message acknowledged) or ordered (no acks; pulled, as
+        /// `nats bench js ordered`, or pushed with --push).
         #[arg(value_enum)]
         mode: ConsumeMode,
         /// Consumers (messages are split over them; each has its own consumer on the stream).
         #[arg(long, default_value_t = 1, value_name = "N")]
         clients: usize,
-        /// Messages per fetch (fetch) or buffered in the client (consume, ordered).
-        #[arg(long, default_value_t = 500, value_name = "N")]
+        /// Messages per fetch (fetch) or buffered in the client (consume, ordered). A push consumer
+        /// has no batch: the server pushes, flow controlled.
+        #[arg(long, default_value_t = 500, value_name = "N", conflicts_with = "push")]
         batch: usize,
+        /// ordered only: the legacy push ordered consumer (server-pushed, flow control and idle
+        /// heartbeats), as nats.go's `nats.OrderedConsumer()` and `nats bench oldjs ordered` read; the
+        /// default is the pull ordered consumer of `nats bench js ordered`.
+        #[arg(long)]
+        push: bool,
+        /// Pause this long after each message read (nats bench's --sleep: a deliberately slow consumer).
+        #[arg(long, value_parser = parse_dur, value_name = "DURATION")]
+        sleep: Option<Duration>,
+        /// Client for ordered --push: auto (raw protocol when the connection allows, else async-nats),
+        /// raw, or async-nats. Pull consumers always read through async-nats.
+        #[arg(long, value_enum, default_value_t = ClientChoice::Auto)]
+        client: ClientChoice,
         #[command(flatten)]
         stream: StreamOpts,
         /// Read this existing stream instead of creating and filling one (it is neither changed nor
@@ -348,8 +362,32 @@ fn auto() -> ClientOpt {
     }
 }
 
+/// `bench consumer MODE [--push] [--client C]`: the consumer to read with, or what is wrong with the
+/// combination.
+fn consumer_mode(mode: ConsumeMode, push: bool, client: ClientChoice) -> Result<ConsumeMode, Failure> {
+    let mode = match (mode, push) {
+        (ConsumeMode::Ordered, true) => ConsumeMode::OrderedPush,
+        (m, true) => {
+            return Err(bad_input(anyhow::anyhow!(
+                "--push: only the ordered consumer has a push mode here (`bench consumer ordered --push`); \
+                 {} reads a pull consumer",
+                m.as_str()
+            )))
+        }
+        (m, false) => m,
+    };
+    if client == ClientChoice::Raw && mode != ConsumeMode::OrderedPush {
+        return Err(bad_input(anyhow::anyhow!(
+            "--client raw: only `bench consumer ordered --push` has a raw protocol path; {} reads through \
+             async-nats (drop --client, or add --push to an ordered run)",
+            mode.as_str()
+        )));
+    }
+    Ok(mode)
+}
+
 /// Flags → what to run.
-fn parse(cmd: BenchCmd) -> Parsed {
+fn parse(cmd: BenchCmd) -> Result<Parsed, Failure> {
     let (workload, msgs, rate, core, client, common) = match cmd {
         BenchCmd::Core {
             clients,
@@ -386,6 +424,9 @@ fn parse(cmd: BenchCmd) -> Parsed {
             mode,
             clients,
             batch,
+            push,
+            sleep,
+            client,
             stream,
             existing_stream,
             subject,
@@ -393,7 +434,7 @@ fn parse(cmd: BenchCmd) -> Parsed {
             common,
         } => (
             Workload::Consume {
-                mode,
+                mode: consumer_mode(mode, push, client)?,
                 clients,
                 batch,
                 replicas: stream.replicas,
@@ -402,8 +443,11 @@ fn parse(cmd: BenchCmd) -> Parsed {
             },
             count.msgs,
             no_rate(),
-            no_core(),
-            auto(),
+            CoreOpts {
+                sub_sleep: sleep,
+                ..no_core()
+            },
+            ClientOpt { client },
             common,
         ),
         BenchCmd::Kv {
@@ -456,7 +500,7 @@ fn parse(cmd: BenchCmd) -> Parsed {
             common,
         ),
     };
-    Parsed {
+    Ok(Parsed {
         workload,
         msgs,
         rate: rate.rate,
@@ -464,7 +508,7 @@ fn parse(cmd: BenchCmd) -> Parsed {
         core,
         client: client.client,
         common,
-    }
+    })
 }
 
 pub fn run(g: &Global, a: BenchArgs) -> Result<Outcome, Failure> {
@@ -472,7 +516,7 @@ pub fn run(g: &Global, a: BenchArgs) -> Result<Outcome, Failure> {
     if !matches!(format, Format::Table | Format::Json) {
         return Err(super::unsupported_format("bench", format, &["table", "json"]));
     }
-    let p = parse(*a.what);
+    let p = parse(*a.what)?;
     let common = p.common;
     let conn = ConnSpec::resolve(&common.conn).map_err(bad_input)?;
     let spec = BenchSpec {

@@ -11,6 +11,7 @@ mod auth_live;
 mod bench_consumers_live;
 mod bench_integrity_live;
 mod bench_live;
+mod bench_ordered_live;
 mod calibrate_live;
 mod emit_live;
 mod faults_cli_live;

@@ -6,8 +6,9 @@
 // one JSON line per run.
 //
 // Debian's nats.go (1.22) has the legacy JetStream API only, so "consume" is a durable push consumer
-// with a callback and explicit acks, and "ordered" the push ordered consumer (natsplan's async-nats
-// runs pull-based ones): the same delivery and ack work by another mechanism.
+// with a callback and explicit acks (natsplan's is pull-based: the same delivery and ack work by another
+// mechanism), and "ordered" the push ordered consumer, which natsplan's `bench consumer ordered --push`
+// also reads (its default, natscli's pull ordered consumer, has no counterpart in nats.go 1.22).
 //
 // Build (GOPATH mode, Debian's golang-go + golang-github-nats-io-go-nats-dev):
 //   GOPATH=/usr/share/gocode GO111MODULE=off go build -o go-ref tools/go-ref/main.go
@@ -237,11 +238,18 @@ func consumer(urls []string, mode string, n, size, replicas, window int) {
 		}
 		close(done)
 	default:
-		// Timed from the first message, as the consumer is created by Subscribe itself (natsplan creates
-		// its consumers before the clock).
+		// consume: timed from the first message, as the durable is created by Subscribe itself (natsplan
+		// creates its durables before the clock). ordered: timed from before Subscribe, which creates the
+		// consumer, as natscli's `nats bench oldjs ordered` times it and natsplan's `ordered --push` does
+		// (a push consumer starts pushing once it exists, so neither side can create it before the clock).
 		var first sync.Once
+		if mode == "ordered" {
+			start = time.Now()
+		}
 		cb := func(m *nats.Msg) {
-			first.Do(func() { start = time.Now() })
+			if mode == "consume" {
+				first.Do(func() { start = time.Now() })
+			}
 			if mode == "consume" {
 				m.Ack()
 			}
