@@ -54,5 +54,9 @@ fn whatif_and_simulate_on_a_layout_given_per_class_see_every_asset() {
     ]);
     assert_eq!(v["layout"], id);
     let text = v.to_string();
-    assert!(text.contains("\"s1000\""), "simulate lists every asset: {}", &text[..text.len().min(400)]);
+    assert!(
+        text.contains("\"s1000\""),
+        "simulate lists every asset: {}",
+        &text[..text.len().min(400)]
+    );
 }
