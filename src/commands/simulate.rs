@@ -74,8 +74,10 @@ pub fn run(g: &Global, a: SimulateArgs) -> Result<Outcome, Failure> {
         )));
     }
     let site_years = check_bounds(a.years, a.trials).map_err(|m| bad_input(anyhow::anyhow!(m)))?;
-    let (inputs, plan) = load_plan(g, &a.inputs, a.site.as_deref())?;
+    let (inputs, mut plan) = load_plan(g, &a.inputs, a.site.as_deref())?;
     let (site, cat) = (&inputs.site, &inputs.catalog);
+    // A layout given per class (a site of more than 1,000 assets) gets its placed assets again.
+    inputs.expand(&mut plan, a.layout.as_deref())?;
     let planned = inputs.layout(&plan, a.layout.as_deref())?;
     let model = Model::new(site, &planned.layout);
     let rel = Reliability::new(&model, cat);

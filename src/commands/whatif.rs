@@ -83,8 +83,10 @@ pub fn run(g: &Global, a: WhatifArgs) -> Result<Outcome, Failure> {
         }
         v
     };
-    let (inputs, plan) = load_plan(g, &a.inputs, a.site.as_deref())?;
+    let (inputs, mut plan) = load_plan(g, &a.inputs, a.site.as_deref())?;
     let (site, cat) = (&inputs.site, &inputs.catalog);
+    // A layout given per class (a site of more than 1,000 assets) gets its placed assets again.
+    inputs.expand(&mut plan, a.layout.as_deref())?;
     let planned = inputs.layout(&plan, a.layout.as_deref())?;
     let layout = &planned.layout;
     let model = Model::new(site, layout);

@@ -12,13 +12,28 @@ pub mod placement;
 pub mod sizing;
 mod volumes;
 
-pub use build::{layout_id, legacy_layout_id};
-pub use enumerate::enumerate;
+pub use build::{layout_id, legacy_layout_id, place, restore};
 pub use lun_size::rebuild_lost;
 pub use volumes::{describe_volume, group_usable_bytes, store_bytes, VolumeKind};
 
 use crate::site::{ArrayIdx, Pattern, ServerIdx, Site};
 use serde::Serialize;
+
+/// Every candidate layout of a site (see `enumerate_unplaced`), each with its assets placed (`place`).
+pub fn enumerate(site: &Site, catalog: &crate::catalog::Catalog) -> Vec<Layout> {
+    let mut layouts = enumerate_unplaced(site, catalog);
+    for l in &mut layouts {
+        place(site, l);
+    }
+    layouts
+}
+
+/// Every candidate layout of a site, its assets not placed yet (`assets` empty; `place` gives them and
+/// their placement problems): the plan places each layout when it evaluates it, so memory holds the
+/// per-asset placement of the layouts being evaluated, not of all of them.
+pub fn enumerate_unplaced(site: &Site, catalog: &crate::catalog::Catalog) -> Vec<Layout> {
+    enumerate::enumerate(site, catalog)
+}
 
 /// RAID level of a volume group.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
@@ -241,6 +256,9 @@ pub struct Layout {
     /// Hot spares kept per array the layout uses.
     pub spares: Vec<(ArrayIdx, u32)>,
     pub placement: PlacementRule,
+    /// Every asset with its eligible and expected servers, in plan order; empty until `place` (a layout
+    /// from `enumerate_unplaced`), and in a plan for the layouts given per class (`plan::classes`) until
+    /// `Plan::expand` (`restore`).
     pub assets: Vec<Asset>,
     pub problems: Vec<Problem>,
 }

@@ -320,14 +320,25 @@ mod tests {
             assert_eq!(c.assets.iter().map(|c| c.count).sum::<usize>(), CLASS_THRESHOLD + 1);
             assert!(c.assets.len() < 10, "{}", c.assets.len());
         }
-        // Expanding gives what a plain evaluation of that layout gives, entry for entry.
+        let js = |v: &dyn erased::Ser| v.json();
+        // Layouts given per class keep no placed assets (memory); the top one does.
+        assert!(plan.layouts[1..].iter().all(|l| l.layout.assets.is_empty()));
+        assert_eq!(top.layout.assets.len(), CLASS_THRESHOLD + 1);
+        // Expanding gives what a plain evaluation of that layout (placed as it was enumerated) gives, entry
+        // for entry, and the same placed assets and problems.
         let other = &plan.layouts[1];
-        let fresh = super::super::plan_layout(&site, &cat, &cal, other.layout.clone());
+        let placed = crate::layout::enumerate(&site, &cat)
+            .into_iter()
+            .find(|l| l.id == other.id)
+            .expect("the layout is enumerated");
+        let fresh = super::super::plan_layout(&site, &cat, &cal, placed.clone());
         let mut expanded = plan.clone();
         expanded.expand(&other.id, &cat, &cal);
         let e = expanded.layout(&other.id).unwrap();
         assert!(e.classes.is_none());
-        let js = |v: &dyn erased::Ser| v.json();
+        assert_eq!(js(&e.layout.assets), js(&placed.assets));
+        assert_eq!(js(&e.layout.problems), js(&placed.problems));
+        assert_eq!(js(&e.reasons), js(&fresh.reasons));
         assert_eq!(js(&e.predicted), js(&fresh.predicted));
         assert_eq!(js(&e.yearly), js(&fresh.yearly));
         assert_eq!(js(&e.assets), js(&fresh.assets));

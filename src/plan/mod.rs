@@ -157,7 +157,8 @@ pub struct PlannedLayout {
     pub predicted: Option<crate::perf::Predicted>,
     /// On a site of more than 1,000 assets, for every layout but the top-ranked one and the one `--layout`
     /// names: `assets`, `predicted.streams` and `yearly.assets` per class (and those lists empty). See
-    /// `classes`; `Plan::expand` gives a layout its per-asset lists again.
+    /// `classes`; `Plan::expand` gives a layout its per-asset lists again. While it is set, `layout.assets`
+    /// is empty too (memory: 100,000 placed assets per layout); `Plan::expand` places them again.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub classes: Option<classes::Classes>,
     /// The layout itself, for emit, whatif and verify.
@@ -202,6 +203,8 @@ fn expand_layout(site: &Site, catalog: &Catalog, cal: &crate::perf::Calibration,
     if l.classes.take().is_none() {
         return;
     }
+    // Its placed assets were dropped with the per-asset lists: the same emulation gives them again.
+    crate::layout::restore(site, &mut l.layout);
     l.assets = planned_assets(site, &l.layout);
     if let Some(p) = &mut l.predicted {
         p.streams = crate::perf::predict_layout(site, &l.layout, catalog, cal).streams;
@@ -231,7 +234,7 @@ pub fn build_progress(
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Plan {
     use rayon::prelude::*;
-    let layouts = crate::layout::enumerate(site, catalog);
+    let layouts = crate::layout::enumerate_unplaced(site, catalog);
     let mut notes = Vec::new();
     // A candidate with no JetStream server at all is not a layout; say once why the pattern does not fit.
     let (empty, layouts): (Vec<Layout>, Vec<Layout>) = layouts.into_iter().partition(|l| l.servers.is_empty());
@@ -251,11 +254,14 @@ pub fn build_progress(
     let done = std::sync::atomic::AtomicUsize::new(0);
     let mut planned: Vec<PlannedLayout> = layouts
         .into_par_iter()
-        .map(|l| {
+        .map(|mut l| {
+            crate::layout::place(site, &mut l);
             let mut p = plan_layout(site, catalog, cal, l);
-            // Per class at once, so that memory holds one layout's per-asset entries per thread, not all.
+            // Per class at once, so that memory holds one layout's per-asset entries per thread, not all;
+            // its placed assets go too (`expand_layout` places them again).
             if classes::applies(p.layout.assets.len()) {
                 classes::compact(&mut p);
+                p.layout.assets = Vec::new();
             }
             progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, total);
             p

@@ -23,6 +23,7 @@ mod plan_inputs;
 mod predict_cli;
 mod report_completions;
 mod report_words_cli;
+mod scale_layouts_cli;
 mod scale_omb_rate;
 mod site_cli;
 mod snapshots;
