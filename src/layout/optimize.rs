@@ -29,6 +29,8 @@ use rayon::prelude::*;
 
 #[path = "optimize_bound.rs"]
 mod bound;
+#[path = "optimize_search.rs"]
+mod search;
 
 /// Branch-and-bound nodes one solve may use (deterministic, unlike a time limit).
 const NODE_LIMIT: u64 = 20_000;
@@ -366,6 +368,19 @@ fn break_symmetry(lp: &mut Problem, inp: &Inputs, by_name: &[usize], n_a: &[Vec<
     }
 }
 
+/// The exact optimum of one (d, t) model by `search` (no solver), as a `Choice`.
+fn exact(inp: &Inputs, d: u32, t: u32, store: f64) -> Option<Choice> {
+    let f = search::search(inp, d, t, store)?;
+    Some(Choice {
+        per_rack: f.per_rack,
+        per_array: f.per_array,
+        disks_per_server: d,
+        tolerated_racks: t,
+        disks: f.disks,
+        arrays: f.arrays,
+    })
+}
+
 /// The servers per array and rack a solution gives, with its disks and arrays.
 fn choice_of(inp: &Inputs, sol: &microlp::Solution, n_a: &[Vec<Variable>], d: u32, t: u32) -> Choice {
     let k = inp.racks.len();
@@ -595,7 +610,7 @@ pub fn optimise(site: &Site, catalog: &Catalog, pattern: Pattern, r: u8) -> Opti
             if best.as_ref().is_some_and(|&(cost, at, _)| (lb, pos) > (cost, at)) {
                 break;
             }
-            let Some(c) = solve(&inp, d, t, store).filter(|c| check(site, catalog, pattern, r, c).is_ok()) else {
+            let Some(c) = exact(&inp, d, t, store).filter(|c| check(site, catalog, pattern, r, c).is_ok()) else {
                 continue;
             };
             let key = ((c.disks, c.arrays), pos);

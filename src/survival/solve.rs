@@ -13,6 +13,36 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// A hash for the chain's state keys (u128 bit sets of failed components): SipHash's DoS resistance is
+/// not needed for keys the programme makes itself, and it was a tenth of a 30-rack design (issue 18). Only
+/// lookups use these maps (nothing iterates them), so the figures do not depend on the hash.
+#[derive(Default)]
+struct StateHasher(u64);
+
+impl Hasher for StateHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+
+    fn write_u128(&mut self, n: u128) {
+        // splitmix64's finaliser over both halves.
+        let mut x = self.0 ^ (n as u64) ^ ((n >> 64) as u64).rotate_left(31).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        self.0 = x ^ (x >> 31);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// A map keyed by chain states.
+type StateMap<V> = HashMap<u128, V, BuildHasherDefault<StateHasher>>;
 
 /// Status and acked-loss flag of class `k` in an outcome signature.
 fn st(sig: &[u8], k: usize) -> (u8, bool) {
@@ -80,7 +110,7 @@ pub fn exact(rel: &Reliability, cap: usize, max_states: usize) -> Option<Yearly>
         return None;
     }
     // Reachable states by breadth-first search.
-    let mut index: HashMap<u128, usize> = HashMap::new();
+    let mut index: StateMap<usize> = StateMap::default();
     let mut states: Vec<u128> = vec![0];
     index.insert(0, 0);
     let mut out = Vec::new();
@@ -151,7 +181,7 @@ pub fn exact(rel: &Reliability, cap: usize, max_states: usize) -> Option<Yearly>
     let mut dl = vec![0.0; nc];
     let mut risk = vec![0.0; nc];
     let mut any = 0.0;
-    let mut event_sigs: HashMap<u128, Vec<u8>> = HashMap::new();
+    let mut event_sigs: StateMap<Vec<u8>> = StateMap::default();
     for (i, e) in edges.iter().enumerate() {
         for k in 0..nc {
             if st(&sigs[i], k).0 >= UNAV {
