@@ -304,3 +304,80 @@ fn programme(
     }
     Some((cost, per_rack))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::*;
+
+    fn small_sites(n: u64) -> impl Iterator<Item = (Site, Catalog)> {
+        (0..n).filter_map(|seed| {
+            let cat = Catalog::builtin();
+            let g = crate::sitegen::small(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x5eed);
+            let site = crate::site::parse_str(&g.to_yaml(false), "gen.yaml", &cat).ok()?;
+            Some((site, cat))
+        })
+    }
+
+    /// The cheapest choice `check` accepts for one (d, t), by enumerating every servers-per-rack vector.
+    fn brute_min(site: &Site, cat: &Catalog, pattern: Pattern, r: u8, d: u32, t: u32) -> Option<(u32, u32)> {
+        let inp = inputs(site, pattern, r);
+        let caps: Vec<u32> = (0..inp.racks.len()).map(|i| capacity(&inp, i, d).0).collect();
+        let mut v = vec![0u32; caps.len()];
+        let mut best: Option<(u32, u32)> = None;
+        loop {
+            if let Some(c) = finish(&inp, v.clone(), d, t) {
+                if check(site, cat, pattern, r, &c).is_ok() && best.is_none_or(|b| (c.disks, c.arrays) < b) {
+                    best = Some((c.disks, c.arrays));
+                }
+            }
+            let mut i = 0;
+            while i < v.len() && v[i] == caps[i] {
+                v[i] = 0;
+                i += 1;
+            }
+            if i == v.len() {
+                return best;
+            }
+            v[i] += 1;
+        }
+    }
+
+    #[test]
+    fn every_model_gets_the_solvers_choice_and_the_brute_force_cost() {
+        // On random small sites, for every (pattern, R, d, t) model: the search's answer passes the
+        // checker and costs what brute force's cheapest accepted choice costs, and it is the Choice the
+        // MILP (microlp) gives for the same model, servers per rack and per array alike.
+        let (mut compared, mut same_as_solver) = (0, 0);
+        for (site, cat) in small_sites(50) {
+            for pattern in [Pattern::P1, Pattern::P2] {
+                for &r in &site.nats.replicas {
+                    let inp = inputs(&site, pattern, r);
+                    let max_data = inp.arrays.iter().flatten().map(|&(_, data, _)| data).max().unwrap_or(0);
+                    for d in disk_options(pattern, max_data) {
+                        let store = store_for(&site, &cat, &inp, pattern, d);
+                        for t in 0..=2 {
+                            let found = exact(&inp, d, t, store).filter(|c| check(&site, &cat, pattern, r, c).is_ok());
+                            let brute = brute_min(&site, &cat, pattern, r, d, t);
+                            assert_eq!(found.as_ref().map(|c| (c.disks, c.arrays)), brute, "d {d} t {t}");
+                            let solved = solve(&inp, d, t, store).filter(|c| check(&site, &cat, pattern, r, c).is_ok());
+                            if let (Some(f), Some(s)) = (&found, &solved) {
+                                assert_eq!((f.disks, f.arrays), (s.disks, s.arrays), "d {d} t {t}");
+                                same_as_solver += usize::from(f == s);
+                            }
+                            compared += usize::from(brute.is_some());
+                        }
+                    }
+                }
+            }
+        }
+        assert!(compared > 100, "too few valid models compared: {compared}");
+        assert_eq!(same_as_solver, compared, "models where the search's Choice is the solver's");
+    }
+
+    #[test]
+    fn profiles_list_every_non_increasing_tuple() {
+        assert_eq!(super::profiles(0, 3), vec![Vec::<u32>::new()]);
+        assert_eq!(super::profiles(2, 1), vec![vec![0, 0], vec![1, 0], vec![1, 1]]);
+        assert_eq!(super::profiles(3, 4).len(), 35);
+    }
+}
