@@ -118,7 +118,12 @@ pub struct Slots {
 
 impl Slots {
     pub fn new(site: &Site, servers: &[ServerIdx]) -> Slots {
-        let len = servers.iter().map(|&s| s + 1).max().unwrap_or(0).max(site.servers.len());
+        let len = servers
+            .iter()
+            .map(|&s| s + 1)
+            .max()
+            .unwrap_or(0)
+            .max(site.servers.len());
         let mut slot: Vec<Option<usize>> = vec![None; len];
         for (i, &s) in servers.iter().enumerate().rev() {
             slot[s] = Some(i);
@@ -312,7 +317,9 @@ mod tests {
         // streams: the per-round shortcut (all-up needs once, only the assets on the failed servers, the
         // ordered survivor set) gives each server's worst need bit for bit as the plain per-scenario
         // recomputation with a scan of every candidate.
-        let mut t = String::from("site: luns\nnats: { replicas: [3, 5] }\npolicy: { patterns: [\"1\", \"2\", \"4\"] }\nracks:\n");
+        let mut t = String::from(
+            "site: luns\nnats: { replicas: [3, 5] }\npolicy: { patterns: [\"1\", \"2\", \"4\"] }\nracks:\n",
+        );
         for r in 0..5 {
             t.push_str(&format!(
                 "  - name: R{r}\n    servers: [a{r}, b{r}, c{r}]\n    arrays:\n      - {{ name: A{r}, model: EF600, disk_model: nvme-3.84t, disks: 12 }}\n"
@@ -335,7 +342,10 @@ mod tests {
             let fast = worst_need(&site, &l.servers, &l.assets, &stores);
             let mut slow = vec![0.0f64; l.servers.len()];
             for failed in scenarios(&site, &l.servers) {
-                for (w, n) in slow.iter_mut().zip(need_after(&site, &l.servers, &l.assets, &stores, &failed)) {
+                for (w, n) in slow
+                    .iter_mut()
+                    .zip(need_after(&site, &l.servers, &l.assets, &stores, &failed))
+                {
                     *w = w.max(n);
                 }
             }

@@ -183,7 +183,9 @@ pub(super) fn search(inp: &Inputs, d: u32, t: u32, store: f64) -> Option<Found> 
     let (cost, per_rack) = best?;
     let mut per_array = Vec::new();
     for (i, &cnt) in per_rack.iter().enumerate() {
-        let u = uses[i][cnt as usize].as_ref().expect("the programme only picks seatable counts");
+        let u = uses[i][cnt as usize]
+            .as_ref()
+            .expect("the programme only picks seatable counts");
         per_array.extend(u.fill.iter().map(|&(j, n)| (inp.arrays[i][j].0, n)));
     }
     Some(Found {
@@ -348,7 +350,7 @@ mod tests {
         // checker and costs what brute force's cheapest accepted choice costs, and it is the Choice the
         // MILP (microlp) gives for the same model, servers per rack and per array alike.
         let (mut compared, mut same_as_solver) = (0, 0);
-        for (site, cat) in small_sites(50) {
+        for (site, cat) in small_sites(100) {
             for pattern in [Pattern::P1, Pattern::P2] {
                 for &r in &site.nats.replicas {
                     let inp = inputs(&site, pattern, r);
@@ -371,7 +373,10 @@ mod tests {
             }
         }
         assert!(compared > 100, "too few valid models compared: {compared}");
-        assert_eq!(same_as_solver, compared, "models where the search's Choice is the solver's");
+        assert_eq!(
+            same_as_solver, compared,
+            "models where the search's Choice is the solver's"
+        );
     }
 
     #[test]

@@ -109,7 +109,16 @@ fn needs_after_with(
             need[i] = 0.0;
         }
     }
-    rebuild_lost(site, &layout.servers, &layout.assets, stores, failed, touched, &mut need, ordered);
+    rebuild_lost(
+        site,
+        &layout.servers,
+        &layout.assets,
+        stores,
+        failed,
+        touched,
+        &mut need,
+        ordered,
+    );
     need
 }
 
