@@ -166,7 +166,15 @@ pub(super) fn search(inp: &Inputs, d: u32, t: u32, store: f64) -> Option<Found> 
         if t >= 1 {
             n_lo = n_lo.max(2 * top + 1).max(need_servers + profile[0]);
         }
-        if n_lo > total {
+        if n_lo > total || n_lo > most_servers(&caps, &profile) {
+            continue;
+        }
+        // Every server costs d disks: a profile that needs more servers than the best answer's disks
+        // could pay for cannot beat it (nor tie it), so skipping it changes nothing.
+        if best
+            .as_ref()
+            .is_some_and(|(b, _)| u64::from(n_lo) * u64::from(d) > u64::from(b.0))
+        {
             continue;
         }
         let dims = Dims {
@@ -194,6 +202,15 @@ pub(super) fn search(inp: &Inputs, d: u32, t: u32, store: f64) -> Option<Found> 
         disks: cost.0,
         arrays: cost.1,
     })
+}
+
+/// The most servers a profile allows: every rack at most p_t, and t − 1 of them up to p_j more.
+fn most_servers(caps: &[u32], profile: &[u32]) -> u32 {
+    let Some(&low) = profile.last() else {
+        return caps.iter().sum();
+    };
+    let above: u32 = profile[..profile.len() - 1].iter().map(|&p| p - low).sum();
+    caps.iter().map(|&c| c.min(low)).sum::<u32>() + above
 }
 
 /// Every non-increasing profile (p₁, …, p_t) of values ≤ `max` (one empty profile for t = 0).
@@ -377,6 +394,14 @@ mod tests {
             same_as_solver, compared,
             "models where the search's Choice is the solver's"
         );
+    }
+
+    #[test]
+    fn a_profile_allows_every_rack_up_to_its_lowest_level_and_t_minus_one_above() {
+        // Racks of 5, 5 and 3 under (4, 2): each at most 2, and one of them up to 4.
+        assert_eq!(super::most_servers(&[5, 5, 3], &[4, 2]), 8);
+        assert_eq!(super::most_servers(&[1, 5, 3], &[3]), 7);
+        assert_eq!(super::most_servers(&[1, 5, 3], &[]), 9);
     }
 
     #[test]
