@@ -209,7 +209,7 @@ pub(super) fn need_after(
 /// `plan::capacity`'s needs after a failure.
 ///
 /// With `ordered`, when every touched asset may go on any of `servers`, the survivors are kept in that
-/// preference order in an ordered set: each pick walks from the least full past the few ineligible ones
+/// preference order (a sorted Vec): each pick walks from the least full past the few ineligible ones
 /// (holders, their racks) instead of scanning every candidate. The same picks: the order is `total_cmp`
 /// of need over store, then slot, and for need and store ≥ 0 the bits of an f64 order as `total_cmp`
 /// does. A test compares both paths bit for bit.
@@ -279,12 +279,14 @@ fn rebuild_ordered(
     touched: &[usize],
     need: &mut [f64],
 ) {
-    use std::collections::BTreeSet;
+    // A sorted Vec (keys are unique: the slot is part of each): a few hundred servers at most, where a
+    // shift of the Vec costs less than a BTreeSet's nodes.
     let key = |need: &[f64], i: usize| ((need[i] / stores[i].max(1.0)).to_bits(), i);
-    let mut order: BTreeSet<(u64, usize)> = (0..servers.len())
+    let mut order: Vec<(u64, usize)> = (0..servers.len())
         .filter(|&i| !failed.contains(&servers[i]))
         .map(|i| key(need, i))
         .collect();
+    order.sort_unstable();
     let rack = |s: ServerIdx| site.servers[s].rack;
     for a in touched.iter().map(|&i| &assets[i]) {
         let lost = a.expected.iter().filter(|s| failed.contains(s)).count();
@@ -293,14 +295,15 @@ fn rebuild_ordered(
         }
         let mut holders: Vec<ServerIdx> = a.expected.iter().copied().filter(|s| !failed.contains(s)).collect();
         for _ in 0..lost {
-            let pick = order.iter().copied().find(|&(_, i)| {
+            let pick = order.iter().position(|&(_, i)| {
                 let s = servers[i];
                 !holders.contains(&s) && (!a.unique_rack || holders.iter().all(|&h| rack(h) != rack(s)))
             });
-            if let Some((k, i)) = pick {
-                order.remove(&(k, i));
+            if let Some(at) = pick {
+                let (_, i) = order.remove(at);
                 need[i] += a.bytes_per_replica;
-                order.insert(key(need, i));
+                let k = key(need, i);
+                order.insert(order.partition_point(|&x| x < k), k);
                 holders.push(servers[i]);
             }
         }
