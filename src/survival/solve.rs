@@ -16,7 +16,8 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 /// A hash for the chain's state keys (u128 bit sets of failed components): SipHash's DoS resistance is
-/// not needed for keys the programme makes itself, and it was a tenth of a 30-rack design (issue 18). Only
+/// not needed for keys the programme makes itself, and SipHash was 4–6 % of a 30-rack design (issue 18;
+/// part of it in these maps). Only
 /// lookups use these maps (nothing iterates them), so the figures do not depend on the hash.
 #[derive(Default)]
 struct StateHasher(u64);
