@@ -67,9 +67,9 @@ pub(super) fn size_on_need(
     }
 }
 
-/// Per server (order of `servers`): the most it holds with everyone up, or after any one server, or any
-/// one rack holding some but not all of them, is lost and peer-removed.
-fn worst_need(site: &Site, servers: &[ServerIdx], placed: &[Asset], stores: &[f64]) -> Vec<f64> {
+/// The failures pattern 4's LUNs are sized for: none, any one server, any one rack holding some but not
+/// all of `servers`.
+fn scenarios(site: &Site, servers: &[ServerIdx]) -> Vec<Vec<ServerIdx>> {
     let mut scenarios: Vec<Vec<ServerIdx>> = vec![Vec::new()];
     scenarios.extend(servers.iter().map(|&s| vec![s]));
     let mut racks: Vec<usize> = servers.iter().map(|&s| site.servers[s].rack).collect();
@@ -81,18 +81,106 @@ fn worst_need(site: &Site, servers: &[ServerIdx], placed: &[Asset], stores: &[f6
             scenarios.push(on);
         }
     }
+    scenarios
+}
+
+/// Per server (order of `servers`): the most it holds with everyone up, or after any one server, or any
+/// one rack holding some but not all of them, is lost and peer-removed.
+fn worst_need(site: &Site, servers: &[ServerIdx], placed: &[Asset], stores: &[f64]) -> Vec<f64> {
+    // The all-up needs and the assets on each server once per round, not once per scenario: a scenario
+    // then touches only the assets with a replica on its failed servers (issue 18: ~180 scenarios × up
+    // to six rounds per layout on a 30-rack site).
+    let slots = Slots::new(site, servers);
+    let base = slots.needs(placed);
+    let on = slots.assets_on(placed);
     let mut worst = vec![0.0f64; servers.len()];
-    for failed in scenarios {
-        for (w, n) in worst.iter_mut().zip(need_after(site, servers, placed, stores, &failed)) {
+    for failed in scenarios(site, servers) {
+        let touched = touched_by(&slots, &on, &failed);
+        let mut need = base.clone();
+        for &s in &failed {
+            if let Some(i) = slots.pos(s) {
+                need[i] = 0.0;
+            }
+        }
+        rebuild_lost(site, servers, placed, stores, &failed, &touched, &mut need, true);
+        for (w, n) in worst.iter_mut().zip(need) {
             *w = w.max(n);
         }
     }
     worst
 }
 
+/// The slot of each site server in a layout's server list (the first, as a linear search would find).
+pub struct Slots {
+    slot: Vec<Option<usize>>,
+    len: usize,
+}
+
+impl Slots {
+    pub fn new(site: &Site, servers: &[ServerIdx]) -> Slots {
+        let len = servers
+            .iter()
+            .map(|&s| s + 1)
+            .max()
+            .unwrap_or(0)
+            .max(site.servers.len());
+        let mut slot: Vec<Option<usize>> = vec![None; len];
+        for (i, &s) in servers.iter().enumerate().rev() {
+            slot[s] = Some(i);
+        }
+        Slots {
+            slot,
+            len: servers.len(),
+        }
+    }
+
+    pub fn pos(&self, s: ServerIdx) -> Option<usize> {
+        self.slot.get(s).copied().flatten()
+    }
+
+    /// Bytes each server (by slot) holds under the assets' expected placement, in asset order.
+    pub fn needs(&self, assets: &[Asset]) -> Vec<f64> {
+        let mut need = vec![0.0f64; self.len];
+        for a in assets {
+            for &s in &a.expected {
+                if let Some(i) = self.pos(s) {
+                    need[i] += a.bytes_per_replica;
+                }
+            }
+        }
+        need
+    }
+
+    /// The assets (indices, in order) with a replica expected on each server (by slot).
+    pub fn assets_on(&self, assets: &[Asset]) -> Vec<Vec<usize>> {
+        let mut on = vec![Vec::new(); self.len];
+        for (ai, a) in assets.iter().enumerate() {
+            for &s in &a.expected {
+                if let Some(i) = self.pos(s) {
+                    on[i].push(ai);
+                }
+            }
+        }
+        on
+    }
+}
+
+/// The assets (in order, each once) with a replica on one of `failed`, from `Slots::assets_on`.
+pub fn touched_by(slots: &Slots, on: &[Vec<usize>], failed: &[ServerIdx]) -> Vec<usize> {
+    let mut touched: Vec<usize> = failed
+        .iter()
+        .filter_map(|&s| slots.pos(s))
+        .flat_map(|i| on[i].iter().copied())
+        .collect();
+    touched.sort_unstable();
+    touched.dedup();
+    touched
+}
+
 /// What each server holds once `failed` are peer-removed: each replica they held is rebuilt on the
 /// least-full eligible survivor (by need over store; a distinct rack under `unique_tag`; inside the set
 /// when pinned), as `plan::capacity::needs_after` models it.
+#[cfg(test)]
 pub(super) fn need_after(
     site: &Site,
     servers: &[ServerIdx],
@@ -100,40 +188,63 @@ pub(super) fn need_after(
     stores: &[f64],
     failed: &[ServerIdx],
 ) -> Vec<f64> {
-    // Slot of each site server in `servers` (the first, as a linear search would find): an index, since
-    // this runs for every asset and replica of every failure scenario (issue 18: most of a 30-rack design).
-    let mut slot: Vec<Option<usize>> = vec![None; site.servers.len()];
-    for (i, &s) in servers.iter().enumerate().rev() {
-        slot[s] = Some(i);
-    }
-    let pos = |s: ServerIdx| slot.get(s).copied().flatten();
+    let slots = Slots::new(site, servers);
     let mut need = vec![0.0f64; servers.len()];
     for a in placed {
         for &s in &a.expected {
-            if let (Some(i), false) = (pos(s), failed.contains(&s)) {
+            if let (Some(i), false) = (slots.pos(s), failed.contains(&s)) {
                 need[i] += a.bytes_per_replica;
             }
         }
     }
-    for a in placed {
-        let lost = a.expected.iter().filter(|s| failed.contains(s)).count();
-        if lost > 0 {
-            rebuild_lost(site, a, lost, failed, &pos, &mut need, stores);
-        }
-    }
+    let every: Vec<usize> = (0..placed.len()).collect();
+    rebuild_lost(site, servers, placed, stores, failed, &every, &mut need, false);
     need
 }
 
-/// Rebuild the `lost` replicas of `a` (held on `failed`) on the least-full eligible survivors, by need
-/// over store (a distinct rack under `unique_tag`; only its candidates, so inside its set when pinned),
-/// adding each to `need`. `pos` maps a site server to its slot in `need`/`stores`. The one rule behind
-/// pattern 4's LUN sizing (`need_after`) and `plan::capacity::needs_after`.
+/// Rebuild the replicas that `touched` assets (indices into `assets`, in order) held on `failed` on the
+/// least-full eligible survivors, by need over store, then slot (a distinct rack under `unique_tag`;
+/// only the asset's candidates, so inside its set when pinned), adding each to `need` (by slot in
+/// `servers`; `stores` likewise). The one rule behind pattern 4's LUN sizing (`worst_need`) and
+/// `plan::capacity`'s needs after a failure.
+///
+/// With `ordered`, when every touched asset may go on any of `servers`, the survivors are kept in that
+/// preference order (a sorted Vec): each pick walks from the least full past the few ineligible ones
+/// (holders, their racks) instead of scanning every candidate. The same picks: the order is `total_cmp`
+/// of need over store, then slot, and for need and store ≥ 0 the bits of an f64 order as `total_cmp`
+/// does. A test compares both paths bit for bit.
+#[allow(clippy::too_many_arguments)]
 pub fn rebuild_lost(
+    site: &Site,
+    servers: &[ServerIdx],
+    assets: &[Asset],
+    stores: &[f64],
+    failed: &[ServerIdx],
+    touched: &[usize],
+    need: &mut [f64],
+    ordered: bool,
+) {
+    let all_eligible = touched.iter().all(|&i| assets[i].candidates.len() == servers.len());
+    if ordered && all_eligible {
+        rebuild_ordered(site, servers, assets, stores, failed, touched, need);
+        return;
+    }
+    let slots = Slots::new(site, servers);
+    for a in touched.iter().map(|&i| &assets[i]) {
+        let lost = a.expected.iter().filter(|s| failed.contains(s)).count();
+        if lost > 0 {
+            rebuild_one(site, a, lost, failed, &slots, need, stores);
+        }
+    }
+}
+
+/// `rebuild_lost` for one asset by a scan of its candidates.
+fn rebuild_one(
     site: &Site,
     a: &Asset,
     lost: usize,
     failed: &[ServerIdx],
-    pos: &dyn Fn(ServerIdx) -> Option<usize>,
+    slots: &Slots,
     need: &mut [f64],
     stores: &[f64],
 ) {
@@ -145,7 +256,7 @@ pub fn rebuild_lost(
             .copied()
             .filter(|s| !failed.contains(s) && !holders.contains(s))
             .filter(|&s| !a.unique_rack || holders.iter().all(|&h| site.servers[h].rack != site.servers[s].rack))
-            .filter_map(|s| pos(s).map(|i| (s, i)))
+            .filter_map(|s| slots.pos(s).map(|i| (s, i)))
             .min_by(|&(_, i), &(_, j)| {
                 (need[i] / stores[i].max(1.0))
                     .total_cmp(&(need[j] / stores[j].max(1.0)))
@@ -155,5 +266,96 @@ pub fn rebuild_lost(
             need[i] += a.bytes_per_replica;
             holders.push(s);
         }
+    }
+}
+
+/// `rebuild_lost`'s ordered path (see there).
+fn rebuild_ordered(
+    site: &Site,
+    servers: &[ServerIdx],
+    assets: &[Asset],
+    stores: &[f64],
+    failed: &[ServerIdx],
+    touched: &[usize],
+    need: &mut [f64],
+) {
+    // A sorted Vec (keys are unique: the slot is part of each): a few hundred servers at most, where a
+    // shift of the Vec costs less than a BTreeSet's nodes.
+    let key = |need: &[f64], i: usize| ((need[i] / stores[i].max(1.0)).to_bits(), i);
+    let mut order: Vec<(u64, usize)> = (0..servers.len())
+        .filter(|&i| !failed.contains(&servers[i]))
+        .map(|i| key(need, i))
+        .collect();
+    order.sort_unstable();
+    let rack = |s: ServerIdx| site.servers[s].rack;
+    for a in touched.iter().map(|&i| &assets[i]) {
+        let lost = a.expected.iter().filter(|s| failed.contains(s)).count();
+        if lost == 0 {
+            continue;
+        }
+        let mut holders: Vec<ServerIdx> = a.expected.iter().copied().filter(|s| !failed.contains(s)).collect();
+        for _ in 0..lost {
+            let pick = order.iter().position(|&(_, i)| {
+                let s = servers[i];
+                !holders.contains(&s) && (!a.unique_rack || holders.iter().all(|&h| rack(h) != rack(s)))
+            });
+            if let Some(at) = pick {
+                let (_, i) = order.remove(at);
+                need[i] += a.bytes_per_replica;
+                let k = key(need, i);
+                order.insert(order.partition_point(|&x| x < k), k);
+                holders.push(servers[i]);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn worst_need_by_touched_assets_and_ordered_survivors_is_the_full_scan() {
+        // Every pattern-4 layout (and the others' servers and placement) of a 5-rack site of mixed
+        // streams: the per-round shortcut (all-up needs once, only the assets on the failed servers, the
+        // ordered survivor set) gives each server's worst need bit for bit as the plain per-scenario
+        // recomputation with a scan of every candidate.
+        let mut t = String::from(
+            "site: luns\nnats: { replicas: [3, 5] }\npolicy: { patterns: [\"1\", \"2\", \"4\"] }\nracks:\n",
+        );
+        for r in 0..5 {
+            t.push_str(&format!(
+                "  - name: R{r}\n    servers: [a{r}, b{r}, c{r}]\n    arrays:\n      - {{ name: A{r}, model: EF600, disk_model: nvme-3.84t, disks: 12 }}\n"
+            ));
+        }
+        t.push_str("workload:\n  streams:\n");
+        for s in 0..40 {
+            t.push_str(&format!(
+                "    - {{ name: s{s}, msgs_per_s: {}, msg_size: 1KiB, retention: 1d, replicas: {} }}\n",
+                1 + (s * 37) % 50,
+                [1, 3, 5][s % 3]
+            ));
+        }
+        let cat = crate::catalog::Catalog::builtin();
+        let site = crate::site::parse_str(&t, "luns.yaml", &cat).unwrap();
+        let layouts = super::super::enumerate::enumerate(&site, &cat);
+        let mut compared = 0;
+        for l in &layouts {
+            let stores = stores_of(&site, &l.servers, &l.luns);
+            let fast = worst_need(&site, &l.servers, &l.assets, &stores);
+            let mut slow = vec![0.0f64; l.servers.len()];
+            for failed in scenarios(&site, &l.servers) {
+                for (w, n) in slow
+                    .iter_mut()
+                    .zip(need_after(&site, &l.servers, &l.assets, &stores, &failed))
+                {
+                    *w = w.max(n);
+                }
+            }
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&fast), bits(&slow), "{}", l.id);
+            compared += usize::from(fast.iter().any(|&x| x > 0.0));
+        }
+        assert!(compared > 5, "{compared} layouts with needs compared");
     }
 }

@@ -13,7 +13,7 @@ pub mod sizing;
 mod volumes;
 
 pub use build::{layout_id, legacy_layout_id, place, restore};
-pub use lun_size::rebuild_lost;
+pub use lun_size::{rebuild_lost, touched_by, Slots};
 pub use volumes::{describe_volume, group_usable_bytes, store_bytes, VolumeKind};
 
 use crate::site::{ArrayIdx, Pattern, ServerIdx, Site};

@@ -1,4 +1,4 @@
-//! Server selection as an optimisation (the pure-Rust MILP solver microlp): for a pattern with one volume group
+//! Server selection as an optimisation: for a pattern with one volume group
 //! per server (1, 2, 4) and a default replica count, choose how many JetStream servers each rack gets and
 //! how many disks each server's group takes so that the layout tolerates as many simultaneous rack
 //! failures as it can, then uses as few disks and arrays as possible — subject to capacity (also on the
@@ -17,8 +17,12 @@
 //! - minimise Σ d·n_r + (spares + 1)·a_r (disks, then arrays).
 //!
 //! t is tried from the most any replica count allows down to the policy minimum; the first feasible t
-//! wins. `check` re-verifies a choice against the same rules independently of the solver, and
-//! `brute_force` finds the optimum by enumeration on small sites; property tests compare the three.
+//! wins. Each (d, t) model is solved exactly by `search` (a dynamic programme over the racks, the
+//! rack-failure rules being "the t largest n_r sum to at most N − h − 1"; see optimize_search.rs) with
+//! the MILP's own objective and tie weights; the MILP itself (`solve`, microlp's branch and bound) is
+//! kept for sites with a rack of more than 16 arrays, which the search's per-rack subsets do not cover.
+//! `check` re-verifies a choice against the same rules independently of both, and `brute_force` finds
+//! the optimum by enumeration on small sites; property tests compare them.
 
 use super::volumes::{group_usable_bytes, store_bytes};
 use super::{placement, quorum, Raid};
@@ -29,6 +33,8 @@ use rayon::prelude::*;
 
 #[path = "optimize_bound.rs"]
 mod bound;
+#[path = "optimize_search.rs"]
+mod search;
 
 /// Branch-and-bound nodes one solve may use (deterministic, unlike a time limit).
 const NODE_LIMIT: u64 = 20_000;
@@ -366,6 +372,19 @@ fn break_symmetry(lp: &mut Problem, inp: &Inputs, by_name: &[usize], n_a: &[Vec<
     }
 }
 
+/// The exact optimum of one (d, t) model by `search` (no solver), as a `Choice`.
+fn exact(inp: &Inputs, d: u32, t: u32, store: f64) -> Option<Choice> {
+    let f = search::search(inp, d, t, store)?;
+    Some(Choice {
+        per_rack: f.per_rack,
+        per_array: f.per_array,
+        disks_per_server: d,
+        tolerated_racks: t,
+        disks: f.disks,
+        arrays: f.arrays,
+    })
+}
+
 /// The servers per array and rack a solution gives, with its disks and arrays.
 fn choice_of(inp: &Inputs, sol: &microlp::Solution, n_a: &[Vec<Variable>], d: u32, t: u32) -> Choice {
     let k = inp.racks.len();
@@ -536,7 +555,8 @@ fn better(a: &Choice, b: &Choice) -> bool {
 
 /// The optimiser's choice for a pattern with per-server groups and default replica count r.
 ///
-/// For each target t (most first) every disks-per-server value d is its own model; the answer is the
+/// For each target t (most first) every disks-per-server value d is its own model, solved exactly by
+/// `search` (by the MILP only when the bound is not trusted); the answer is the
 /// best (`better`) of their solutions, ties to the smaller d. `bound::lower_bound` gives, per d, a cost no
 /// accepted choice can undercut: models are solved cheapest bound first, and a model whose bound is above
 /// the best solution so far is not solved (it could neither beat nor tie it), nor is a target with no
@@ -595,7 +615,7 @@ pub fn optimise(site: &Site, catalog: &Catalog, pattern: Pattern, r: u8) -> Opti
             if best.as_ref().is_some_and(|&(cost, at, _)| (lb, pos) > (cost, at)) {
                 break;
             }
-            let Some(c) = solve(&inp, d, t, store).filter(|c| check(site, catalog, pattern, r, c).is_ok()) else {
+            let Some(c) = exact(&inp, d, t, store).filter(|c| check(site, catalog, pattern, r, c).is_ok()) else {
                 continue;
             };
             let key = ((c.disks, c.arrays), pos);

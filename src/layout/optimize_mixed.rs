@@ -33,7 +33,7 @@
 //! without the search's evaluation; `brute_force` builds every subset and judges each with the checker's
 //! evaluation (small sites, for tests).
 
-use super::build::build;
+use super::build::{build, place};
 use super::volumes::{by_name, effective, is_heterogeneous, own_raid, storage_of, store_bytes, Storage};
 use super::{quorum, Layout, Severity};
 use crate::catalog::Catalog;
@@ -120,8 +120,15 @@ pub fn searchable(site: &Site, r: u8) -> bool {
 
 /// The built layout of a selection, if `build` serves every server of it.
 fn built(site: &Site, catalog: &Catalog, r: u8, servers: &[ServerIdx]) -> Option<Layout> {
-    let l = build(site, catalog, Pattern::Mixed, r, servers, None);
-    (l.servers.len() == servers.len()).then_some(l)
+    Some(placed(site, catalog, r, servers)).filter(|l| l.servers.len() == servers.len())
+}
+
+/// `build` then `place`: the search judges the emulated placement of every asset (build leaves `assets`
+/// empty since the plan places each layout when it evaluates it).
+fn placed(site: &Site, catalog: &Catalog, r: u8, servers: &[ServerIdx]) -> Layout {
+    let mut l = build(site, catalog, Pattern::Mixed, r, servers, None);
+    place(site, &mut l);
+    l
 }
 
 /// The optimiser's mixed selection for default replica count r, or None when the site is not
@@ -429,7 +436,7 @@ pub fn check_mixed(site: &Site, catalog: &Catalog, r: u8, c: &MixedChoice) -> Re
     if sorted != c.servers {
         return Err("the servers are not in name order".into());
     }
-    let l = build(site, catalog, Pattern::Mixed, r, &c.servers, None);
+    let l = placed(site, catalog, r, &c.servers);
     if l.servers.len() != c.servers.len() {
         let missing: Vec<&str> = c
             .servers
@@ -477,7 +484,7 @@ pub fn brute_force(site: &Site, catalog: &Catalog, r: u8) -> Option<MixedChoice>
             .filter(|&i| mask & (1 << i) != 0)
             .map(|i| cand[i])
             .collect();
-        let l = build(site, catalog, Pattern::Mixed, r, &sel, None);
+        let l = placed(site, catalog, r, &sel);
         if l.servers.len() != sel.len() {
             continue;
         }

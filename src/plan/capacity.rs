@@ -3,7 +3,7 @@
 //! the survivors that the placement rules allow.
 
 use super::{AfterFailure, Capacity, ServerCapacity};
-use crate::layout::{rebuild_lost, store_bytes, Layout};
+use crate::layout::{rebuild_lost, store_bytes, touched_by, Layout, Slots};
 use crate::site::{ServerIdx, Site, Tolerance};
 
 /// Bytes each JetStream server (in `layout.servers` order) must hold under the expected placement.
@@ -90,28 +90,10 @@ pub fn needs_after(site: &Site, layout: &Layout, stores: &[f64], failed: &[Serve
     needs_after_with(site, layout, stores, failed, &base, &every, true)
 }
 
-/// The assets (indices, in plan order) with a replica expected on each JetStream server (by position
-/// in `layout.servers`): a failure scenario only visits the assets on its failed servers.
-fn assets_on(layout: &Layout) -> Vec<Vec<usize>> {
-    let mut slot = vec![usize::MAX; layout.servers.iter().max().map_or(0, |m| m + 1)];
-    for (i, &s) in layout.servers.iter().enumerate() {
-        slot[s] = i;
-    }
-    let mut on = vec![Vec::new(); layout.servers.len()];
-    for (ai, a) in layout.assets.iter().enumerate() {
-        for &s in &a.expected {
-            if let Some(&i) = slot.get(s).filter(|&&i| i != usize::MAX) {
-                on[i].push(ai);
-            }
-        }
-    }
-    on
-}
-
 /// `needs_after` from the no-failure needs and the assets that touch the failed servers (`touched`, in
-/// plan order; assets not listed lose nothing and are skipped, so the result is the same). `ordered`
-/// lets it take `rebuild_ordered` when every touched asset may go on any JetStream server (the same
-/// picks; a test compares both paths).
+/// plan order; assets not listed lose nothing and are skipped, so the result is the same). The rule is
+/// `layout::rebuild_lost`'s (the one pattern 4's LUN sizing uses); `ordered` lets it keep the survivors
+/// in an ordered set (the same picks; a test compares both paths).
 fn needs_after_with(
     site: &Site,
     layout: &Layout,
@@ -121,76 +103,23 @@ fn needs_after_with(
     touched: &[usize],
     ordered: bool,
 ) -> Vec<f64> {
-    // Position of each site server in `layout.servers`, O(1) (this runs for every failure scenario).
-    let mut slot = vec![usize::MAX; layout.servers.iter().max().map_or(0, |m| m + 1)];
-    for (i, &s) in layout.servers.iter().enumerate() {
-        slot[s] = i;
-    }
-    let pos = |s: ServerIdx| slot.get(s).copied().filter(|&i| i != usize::MAX);
     let mut need = base.to_vec();
-    let dead: Vec<bool> = layout.servers.iter().map(|s| failed.contains(s)).collect();
-    for (i, d) in dead.iter().enumerate() {
-        if *d {
+    for (i, s) in layout.servers.iter().enumerate() {
+        if failed.contains(s) {
             need[i] = 0.0;
         }
     }
-    let all_eligible = touched
-        .iter()
-        .all(|&i| layout.assets[i].candidates.len() == layout.servers.len());
-    if ordered && all_eligible {
-        rebuild_ordered(site, layout, stores, failed, &dead, touched, &mut need);
-        return need;
-    }
-    for a in touched.iter().map(|&i| &layout.assets[i]) {
-        let lost = a.expected.iter().filter(|s| failed.contains(s)).count();
-        if lost == 0 {
-            continue;
-        }
-        rebuild_lost(site, a, lost, failed, &pos, &mut need, stores);
-    }
+    rebuild_lost(
+        site,
+        &layout.servers,
+        &layout.assets,
+        stores,
+        failed,
+        touched,
+        &mut need,
+        ordered,
+    );
     need
-}
-
-/// `rebuild_lost`'s rule for assets every JetStream server may hold, with the survivors kept in its
-/// preference order (need over store, then position) in an ordered set: each pick walks from the least
-/// full past the few ineligible ones (holders, their racks) instead of scanning every server. The same
-/// picks: the order is `rebuild_lost`'s `total_cmp` then position (need and store are ≥ 0, where the bits
-/// of an f64 order as `total_cmp` does).
-fn rebuild_ordered(
-    site: &Site,
-    layout: &Layout,
-    stores: &[f64],
-    failed: &[ServerIdx],
-    dead: &[bool],
-    touched: &[usize],
-    need: &mut [f64],
-) {
-    use std::collections::BTreeSet;
-    let key = |need: &[f64], i: usize| ((need[i] / stores[i].max(1.0)).to_bits(), i);
-    let mut order: BTreeSet<(u64, usize)> = (0..layout.servers.len())
-        .filter(|&i| !dead[i])
-        .map(|i| key(need, i))
-        .collect();
-    for a in touched.iter().map(|&i| &layout.assets[i]) {
-        let lost = a.expected.iter().filter(|s| failed.contains(s)).count();
-        if lost == 0 {
-            continue;
-        }
-        let mut holders: Vec<ServerIdx> = a.expected.iter().copied().filter(|s| !failed.contains(s)).collect();
-        for _ in 0..lost {
-            let rack = |s: ServerIdx| site.servers[s].rack;
-            let pick = order.iter().copied().find(|&(_, i)| {
-                let s = layout.servers[i];
-                !holders.contains(&s) && (!a.unique_rack || holders.iter().all(|&h| rack(h) != rack(s)))
-            });
-            if let Some((k, i)) = pick {
-                order.remove(&(k, i));
-                need[i] += a.bytes_per_replica;
-                order.insert(key(need, i));
-                holders.push(layout.servers[i]);
-            }
-        }
-    }
 }
 
 /// Bytes the workload needs: the placed replicas' sum, or, when some replicas found no server (a layout
@@ -248,17 +177,10 @@ pub fn evaluate(site: &Site, layout: &Layout, tolerates: &Tolerance) -> Capacity
             scenarios.push((format!("server:{}", site.servers[s].name), vec![s]));
         }
     }
-    let on = assets_on(layout);
+    let slots = Slots::new(site, &layout.servers);
+    let on = slots.assets_on(&layout.assets);
     for (name, failed) in scenarios {
-        let mut touched: Vec<usize> = layout
-            .servers
-            .iter()
-            .enumerate()
-            .filter(|(_, s)| failed.contains(s))
-            .flat_map(|(i, _)| on[i].iter().copied())
-            .collect();
-        touched.sort_unstable();
-        touched.dedup();
+        let touched = touched_by(&slots, &on, &failed);
         let need = needs_after_with(site, layout, &stores, &failed, &need, &touched, true);
         let alive: Vec<bool> = layout.servers.iter().map(|s| !failed.contains(s)).collect();
         let (f, h) = fullest(site, layout, &stores, &need, &alive);

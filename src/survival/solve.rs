@@ -13,6 +13,37 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rayon::prelude::*;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
+/// A hash for the chain's state keys (u128 bit sets of failed components): SipHash's DoS resistance is
+/// not needed for keys the programme makes itself, and SipHash was 4–6 % of a 30-rack design (issue 18;
+/// part of it in these maps). Only
+/// lookups use these maps (nothing iterates them), so the figures do not depend on the hash.
+#[derive(Default)]
+struct StateHasher(u64);
+
+impl Hasher for StateHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+
+    fn write_u128(&mut self, n: u128) {
+        // splitmix64's finaliser over both halves.
+        let mut x = self.0 ^ (n as u64) ^ ((n >> 64) as u64).rotate_left(31).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        self.0 = x ^ (x >> 31);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// A map keyed by chain states.
+type StateMap<V> = HashMap<u128, V, BuildHasherDefault<StateHasher>>;
 
 /// Status and acked-loss flag of class `k` in an outcome signature.
 fn st(sig: &[u8], k: usize) -> (u8, bool) {
@@ -80,7 +111,7 @@ pub fn exact(rel: &Reliability, cap: usize, max_states: usize) -> Option<Yearly>
         return None;
     }
     // Reachable states by breadth-first search.
-    let mut index: HashMap<u128, usize> = HashMap::new();
+    let mut index: StateMap<usize> = StateMap::default();
     let mut states: Vec<u128> = vec![0];
     index.insert(0, 0);
     let mut out = Vec::new();
@@ -118,18 +149,32 @@ pub fn exact(rel: &Reliability, cap: usize, max_states: usize) -> Option<Yearly>
         .collect();
     // Stationary distribution by Gauss–Seidel on the balance equations π_j q_j = Σ_i π_i q_ij.
     let out_rate: Vec<f64> = edges.iter().map(|e| e.iter().map(|x| x.1).sum()).collect();
-    let mut incoming: Vec<Vec<(usize, f64)>> = vec![Vec::new(); ns];
-    for (i, e) in edges.iter().enumerate() {
-        for &(j, r) in e {
-            incoming[j].push((i, r));
+    // Incoming edges of each state in one flat array (state j's are at start[j]..start[j + 1]), in the
+    // order a per-state list would hold them (by source state, then edge): the same sums, bit for bit.
+    let mut start = vec![0usize; ns + 1];
+    for e in &edges {
+        for &(j, _) in e {
+            start[j + 1] += 1;
         }
     }
+    for j in 0..ns {
+        start[j + 1] += start[j];
+    }
+    let mut fill = start.clone();
+    let mut flat: Vec<(usize, f64)> = vec![(0, 0.0); start[ns]];
+    for (i, e) in edges.iter().enumerate() {
+        for &(j, r) in e {
+            flat[fill[j]] = (i, r);
+            fill[j] += 1;
+        }
+    }
+    let incoming = |j: usize| &flat[start[j]..start[j + 1]];
     let mut pi = vec![0.0f64; ns];
     pi[0] = 1.0;
     for _ in 0..100_000 {
         let mut change = 0.0f64;
         for j in 1..ns {
-            let v: f64 = incoming[j].iter().map(|&(i, r)| pi[i] * r).sum::<f64>() / out_rate[j].max(f64::MIN_POSITIVE);
+            let v: f64 = incoming(j).iter().map(|&(i, r)| pi[i] * r).sum::<f64>() / out_rate[j].max(f64::MIN_POSITIVE);
             let d = (v - pi[j]).abs() / v.max(f64::MIN_POSITIVE);
             if v > 0.0 && d > change {
                 change = d;
@@ -137,7 +182,7 @@ pub fn exact(rel: &Reliability, cap: usize, max_states: usize) -> Option<Yearly>
             pi[j] = v;
         }
         // State 0 from its own balance, then renormalise.
-        pi[0] = incoming[0].iter().map(|&(i, r)| pi[i] * r).sum::<f64>() / out_rate[0].max(f64::MIN_POSITIVE);
+        pi[0] = incoming(0).iter().map(|&(i, r)| pi[i] * r).sum::<f64>() / out_rate[0].max(f64::MIN_POSITIVE);
         let total: f64 = pi.iter().sum();
         for p in pi.iter_mut() {
             *p /= total;
@@ -151,7 +196,11 @@ pub fn exact(rel: &Reliability, cap: usize, max_states: usize) -> Option<Yearly>
     let mut dl = vec![0.0; nc];
     let mut risk = vec![0.0; nc];
     let mut any = 0.0;
-    let mut event_sigs: HashMap<u128, Vec<u8>> = HashMap::new();
+    // Per failure event (the components it adds), the classes whose quorum it alone makes lose unsynced
+    // writes. Edges between states of the same signature cannot make a class lose data, and states are
+    // tested for any loss once: the same sums, in the same order, as testing every edge and class.
+    let mut event_risks: StateMap<Vec<usize>> = StateMap::default();
+    let lost_any: Vec<bool> = sigs.iter().map(|s| any_dl(s)).collect();
     for (i, e) in edges.iter().enumerate() {
         for k in 0..nc {
             if st(&sigs[i], k).0 >= UNAV {
@@ -160,25 +209,26 @@ pub fn exact(rel: &Reliability, cap: usize, max_states: usize) -> Option<Yearly>
         }
         for &(j, r) in e {
             let flow = pi[i] * r * YEAR_S;
-            for k in 0..nc {
-                if st(&sigs[i], k).0 < DL && st(&sigs[j], k).0 == DL {
-                    dl[k] += flow;
+            if sigs[i] != sigs[j] {
+                for k in 0..nc {
+                    if st(&sigs[i], k).0 < DL && st(&sigs[j], k).0 == DL {
+                        dl[k] += flow;
+                    }
                 }
             }
             // A failure event: does it, on its own, make a quorum lose unsynced writes?
             let newly = states[j] & !states[i];
             if newly != 0 {
-                let ev = event_sigs.entry(newly).or_insert_with(|| {
+                let classes = event_risks.entry(newly).or_insert_with(|| {
                     let active: Vec<usize> = (0..n).filter(|&c| newly & (1u128 << c) != 0).collect();
-                    rel.outcome(&active, &mut hit, &mut disks)
+                    let ev = rel.outcome(&active, &mut hit, &mut disks);
+                    (0..nc).filter(|&k| st(&ev, k).1).collect()
                 });
-                for k in 0..nc {
-                    if st(ev, k).1 {
-                        risk[k] += flow;
-                    }
+                for &k in classes.iter() {
+                    risk[k] += flow;
                 }
             }
-            if !any_dl(&sigs[i]) && any_dl(&sigs[j]) {
+            if !lost_any[i] && lost_any[j] {
                 any += flow;
             }
         }
