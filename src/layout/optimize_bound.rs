@@ -119,7 +119,7 @@ pub(super) fn trusted(inp: &Inputs) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::super::*;
     use super::lower_bound;
 
@@ -146,8 +146,16 @@ mod tests {
         None
     }
 
-    /// The cheapest choice `check` accepts for one (d, t), by enumerating every servers-per-rack vector.
-    fn brute_min(site: &Site, cat: &Catalog, pattern: Pattern, r: u8, d: u32, t: u32) -> Option<(u32, u32)> {
+    /// The cheapest choice `check` accepts for one (d, t), by enumerating every servers-per-rack vector
+    /// (also the search's reference: optimize_search.rs).
+    pub(in crate::layout) fn brute_min(
+        site: &Site,
+        cat: &Catalog,
+        pattern: Pattern,
+        r: u8,
+        d: u32,
+        t: u32,
+    ) -> Option<(u32, u32)> {
         let inp = inputs(site, pattern, r);
         let caps: Vec<u32> = (0..inp.racks.len()).map(|i| capacity(&inp, i, d).0).collect();
         let mut v = vec![0u32; caps.len()];

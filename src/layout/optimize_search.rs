@@ -326,6 +326,7 @@ fn programme(
 
 #[cfg(test)]
 mod tests {
+    use super::super::bound::tests::brute_min;
     use super::super::*;
 
     fn small_sites(n: u64) -> impl Iterator<Item = (Site, Catalog)> {
@@ -335,30 +336,6 @@ mod tests {
             let site = crate::site::parse_str(&g.to_yaml(false), "gen.yaml", &cat).ok()?;
             Some((site, cat))
         })
-    }
-
-    /// The cheapest choice `check` accepts for one (d, t), by enumerating every servers-per-rack vector.
-    fn brute_min(site: &Site, cat: &Catalog, pattern: Pattern, r: u8, d: u32, t: u32) -> Option<(u32, u32)> {
-        let inp = inputs(site, pattern, r);
-        let caps: Vec<u32> = (0..inp.racks.len()).map(|i| capacity(&inp, i, d).0).collect();
-        let mut v = vec![0u32; caps.len()];
-        let mut best: Option<(u32, u32)> = None;
-        loop {
-            if let Some(c) = finish(&inp, v.clone(), d, t) {
-                if check(site, cat, pattern, r, &c).is_ok() && best.is_none_or(|b| (c.disks, c.arrays) < b) {
-                    best = Some((c.disks, c.arrays));
-                }
-            }
-            let mut i = 0;
-            while i < v.len() && v[i] == caps[i] {
-                v[i] = 0;
-                i += 1;
-            }
-            if i == v.len() {
-                return best;
-            }
-            v[i] += 1;
-        }
     }
 
     #[test]
