@@ -5,6 +5,7 @@
 
 mod build;
 mod enumerate;
+mod id;
 mod lun_size;
 pub mod optimize;
 pub mod optimize_mixed;
@@ -12,7 +13,8 @@ pub mod placement;
 pub mod sizing;
 mod volumes;
 
-pub use build::{layout_id, legacy_layout_id, place, restore};
+pub use build::{place, restore};
+pub use id::{layout_id, legacy_layout_id};
 pub use lun_size::{rebuild_lost, touched_by, Slots};
 pub use volumes::{describe_volume, group_usable_bytes, store_bytes, VolumeKind};
 

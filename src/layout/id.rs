@@ -1,0 +1,117 @@
+//! Layout ids: content-derived, readable names for layouts (`p1-raid1-r3-Ax2.Bx2.Cx1-3f9a`), and the form
+//! they had before servers per rack were written `RACKxN`, so `--layout OLD` still finds a layout.
+
+use super::*;
+use crate::site::{Pattern, Site};
+use std::collections::BTreeMap;
+
+/// `p1-raid1-r3-Ax2.Bx2.Cx1-3f9a`: pattern, RAID, default replicas, servers per rack (`RACKxN`, racks by
+/// name, joined by `.`), and a short hash of the exact servers, volumes and placement (names only, sorted,
+/// so input order does not matter). The `x` keeps rack names that end in digits readable (rack R1 with 2
+/// servers is `R1x2`; it used to read `R12`): the count is the digits after a segment's last `x`. Every
+/// character is a letter, digit, `_`, `.` or `-`, so an id is safe in file names and unquoted in a shell.
+pub fn layout_id(site: &Site, l: &Layout) -> String {
+    let mut per_rack: BTreeMap<String, usize> = BTreeMap::new();
+    for &s in &l.servers {
+        *per_rack
+            .entry(clean(&site.racks[site.servers[s].rack].name))
+            .or_default() += 1;
+    }
+    let racks: Vec<String> = per_rack.iter().map(|(r, n)| format!("{r}x{n}")).collect();
+    let mut canon: Vec<String> = l
+        .luns
+        .iter()
+        .map(|lun| {
+            let g = &l.groups[lun.group];
+            format!(
+                "{}@{}:{}x{}:{}",
+                site.servers[lun.server].name.to_ascii_lowercase(),
+                site.arrays[g.array].name.to_ascii_lowercase(),
+                g.raid.as_str(),
+                g.disks.len(),
+                lun.size_bytes
+            )
+        })
+        .collect();
+    canon.sort();
+    canon.push(match &l.placement {
+        PlacementRule::UniqueTag { prefix } => format!("unique:{prefix}"),
+        PlacementRule::Free => "free".into(),
+        PlacementRule::Pinned { sets } => {
+            let mut v: Vec<String> = sets
+                .iter()
+                .map(|s| {
+                    let mut n: Vec<String> = s
+                        .servers
+                        .iter()
+                        .map(|&x| site.servers[x].name.to_ascii_lowercase())
+                        .collect();
+                    n.sort();
+                    n.join("+")
+                })
+                .collect();
+            v.sort();
+            format!("pinned:{}", v.join("|"))
+        }
+    });
+    let h = crate::units::fnv1a64(canon.join(";").as_bytes());
+    format!(
+        "{}-{}-r{}-{}-{:04x}",
+        l.pattern.id_tag(),
+        id_raid(l),
+        l.replicas,
+        if racks.is_empty() {
+            "none".to_string()
+        } else {
+            racks.join(".")
+        },
+        (h & 0xffff) as u16
+    )
+}
+
+/// The id's RAID part: the layout's level, or for a mixed layout every level in use joined by `+`, with a
+/// RAID 1 volume on a DDP pool written `ddp` there (`mx-raid1+raid10+ddp-…`) so a mixed id still fits a
+/// 100-column table whole; the JSON's `raid` keeps the full names (`Layout::raid_label`).
+fn id_raid(l: &Layout) -> String {
+    let label = l.raid_label();
+    if l.pattern == Pattern::Mixed {
+        label.replace("ddp-raid1", "ddp")
+    } else {
+        label
+    }
+}
+
+/// The id a layout had before servers per rack were written `RACKxN` (`p1-raid1-r3-A1.B1.C1-fdce` for
+/// `p1-raid1-r3-Ax1.Bx1.Cx1-fdce`; the hash is unchanged), so `--layout OLD` can name the new id.
+pub fn legacy_layout_id(id: &str) -> String {
+    let parts: Vec<&str> = id.split('-').collect();
+    if parts.len() < 3 {
+        return id.to_string();
+    }
+    // The rack segment is the one before the hash (the last).
+    let i = parts.len() - 2;
+    let racks: Vec<String> = parts[i]
+        .split('.')
+        .map(|seg| match seg.rfind('x') {
+            Some(x) if x > 0 && x + 1 < seg.len() && seg[x + 1..].bytes().all(|b| b.is_ascii_digit()) => {
+                format!("{}{}", &seg[..x], &seg[x + 1..])
+            }
+            _ => seg.to_string(),
+        })
+        .collect();
+    let mut out: Vec<String> = parts.iter().map(|p| p.to_string()).collect();
+    out[i] = racks.join(".");
+    out.join("-")
+}
+
+fn clean(name: &str) -> String {
+    let s: String = name
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect();
+    if s.is_empty() {
+        "x".into()
+    } else {
+        s
+    }
+}
