@@ -207,6 +207,11 @@ pub fn all_points(max_replicas: u8) -> Vec<Point> {
     }
     // The KV putter: one client, R1, synchronous puts.
     v.push(pt(Kind::Kv, "kv", 512, 1, 1, 0, "base", false, false));
+    // And at R{rb}: a replicated KV put's round trip (issue 14: composed from the R1 putter plus the object
+    // fit's replication round, KV R3 with two clients came out 10-27 % fast in five held-out runs).
+    if rb > 1 {
+        v.push(pt(Kind::Kv, "kv", 512, rb, 1, 0, "replicas", false, false));
+    }
     // Core: subscribers 1, 3, 6 at 64 B and 2 KiB with two publishers; one publisher alone for its ceiling.
     v.push(pt(Kind::Core, "core", 64, 1, 2, 1, "base", false, false));
     v.push(pt(Kind::Core, "core", 64, 1, 2, 6, "subscribers", false, false));

@@ -154,6 +154,9 @@ pub struct LeaderClass {
     pub r1_measured: bool,
     /// Unloaded round trip of one synchronous publish, per replica count, from the class's sync rows.
     pub sync_round_trip_s: Vec<(u8, f64)>,
+    /// Unloaded round trip of one synchronous KV put, per replica count, from the file's KV rows with the
+    /// fewest clients (a KV put is heavier than a bare publish: subject mapping, headers).
+    pub kv_round_trip_s: Vec<(u8, f64)>,
     /// Contention (USL σ) between synchronous publishers, from sync rows at two publisher counts or more.
     pub sync_contention: Option<f64>,
     pub probe: Option<StoreProbe>,
@@ -379,11 +382,41 @@ pub fn fit_classes(set: &CalibrationSet, catalog: &Catalog) -> Vec<LeaderClass> 
             r1_measured: write_source.ends_with("(R1 rows)"),
             write_source,
             sync_round_trip_s: rtt.into_iter().map(|(k, v)| (k, median(v))).collect(),
+            kv_round_trip_s: kv_round_trips(f, any_delayed),
             sync_contention,
             probe,
             rms_log: rms,
             rows: pts.len(),
         });
+    }
+    out
+}
+
+/// Per replica count, the median time per put of the file's KV rows (one sync mode: delayed when the
+/// file has delayed rows) with the fewest clients at that count: clients ÷ puts per second.
+fn kv_round_trips(f: &CalibrationFile, delayed: bool) -> Vec<(u8, f64)> {
+    let rows: Vec<(u8, f64, f64)> = f
+        .series
+        .iter()
+        .flat_map(|s| &s.rows)
+        .filter(|r| r.kind == "kv" && r.fit && (r.sync_always() == Some(true)) != delayed)
+        .filter_map(|r| {
+            let clients = r.workers.unwrap_or(1).max(1) as f64;
+            Some((r.replicas.unwrap_or(1), clients, clients / r.measured("ops_per_s")?))
+        })
+        .collect();
+    let mut out: Vec<(u8, f64)> = Vec::new();
+    let mut reps: Vec<u8> = rows.iter().map(|r| r.0).collect();
+    reps.sort_unstable();
+    reps.dedup();
+    for k in reps {
+        let fewest = rows
+            .iter()
+            .filter(|r| r.0 == k)
+            .map(|r| r.1)
+            .fold(f64::INFINITY, f64::min);
+        let v: Vec<f64> = rows.iter().filter(|r| r.0 == k && r.1 == fewest).map(|r| r.2).collect();
+        out.push((k, median(v)));
     }
     out
 }
@@ -739,6 +772,7 @@ mod tests {
                 always_write_source: String::new(),
                 r1_measured: false,
                 sync_round_trip_s: vec![],
+                kv_round_trip_s: vec![],
                 sync_contention: None,
                 probe: None,
                 rms_log: 0.0,
@@ -771,6 +805,7 @@ mod tests {
             always_write_source: String::new(),
             r1_measured: false,
             sync_round_trip_s: vec![],
+            kv_round_trip_s: vec![],
             sync_contention: None,
             probe: None,
             rms_log: 0.0,

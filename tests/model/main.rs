@@ -13,6 +13,7 @@ mod inputs_fuzz;
 mod optimize_props;
 mod perf_calibration;
 mod perf_consumers;
+mod perf_holdout;
 mod perf_layout;
 mod perf_leader;
 mod perf_loo;

@@ -201,14 +201,14 @@ fn js(c: &mut Ctx) -> Law {
     let own_host = class.host.server_model.eq_ignore_ascii_case(&host.server_model);
     // One synchronous publish at delayed sync: the class's own sync rows on its own host, else the KV
     // putter's per-operation time plus the object fit's replication round (the sum the old model used).
-    let measured_rtt = class
-        .sync_round_trip_s
-        .iter()
-        .find(|(k, _)| *k == r)
-        .map(|(_, t)| *t)
-        // A KV put is heavier than a bare publish (subject mapping, headers): the sync-publish rows price
-        // JetStream publishes only (the held-out KV shape came out 3x too fast with them).
-        .filter(|_| own_host && sh.kind == Kind::Js);
+    // A KV put is heavier than a bare publish (subject mapping, headers): the sync-publish rows price
+    // JetStream publishes only (the held-out KV shape came out 3x too fast with them); KV puts take the
+    // class's own KV rows at this replica count.
+    let rtts = match sh.kind {
+        Kind::Kv => &class.kv_round_trip_s,
+        _ => &class.sync_round_trip_s,
+    };
+    let measured_rtt = rtts.iter().find(|(k, _)| *k == r).map(|(_, t)| *t).filter(|_| own_host);
     let mut round_trip = terms.js.op_s + s * o.byte_s;
     if r > 1 {
         round_trip += o.rep_round_s + o.rep_byte_s * (r as f64 - 1.0) * s;

@@ -263,6 +263,23 @@ fn mean_of(f: &CalibrationSet, kind: &str, key: &str) -> Option<(f64, String)> {
     Some((xs.iter().sum::<f64>() / xs.len() as f64, first))
 }
 
+/// The mean putter rate of the first file with single-client R1 KV rows.
+fn kv_putter_mean(f: &CalibrationSet) -> Option<(f64, String)> {
+    let putter = |r: &Row| {
+        r.fit && r.replicas.unwrap_or(1) <= 1 && r.workers.unwrap_or(1) <= 1 && r.measured("ops_per_s").is_some()
+    };
+    let first = f
+        .rows_of("kv")
+        .find(|(_, r)| putter(r))
+        .map(|(file, _)| file.id.clone())?;
+    let xs: Vec<f64> = f
+        .rows_of("kv")
+        .filter(|(file, r)| file.id == first && putter(r))
+        .filter_map(|(_, r)| r.measured("ops_per_s"))
+        .collect();
+    Some((xs.iter().sum::<f64>() / xs.len() as f64, first))
+}
+
 fn need(v: Option<(f64, String)>, what: &str) -> anyhow::Result<(f64, String)> {
     v.ok_or_else(|| anyhow::anyhow!("calibration: no row gives {what}; add it or keep the built-in file that has it"))
 }
@@ -298,8 +315,10 @@ impl Terms {
         };
         let obj = fit_obj(&obj_rows, &src);
 
+        // The putter: one client at R1 (a calibrate file also has a replicated KV row, which
+        // perf::leader prices on its own host).
         let (kv_rate, kv_src) = need(
-            val_or_any(set, "kv", "kv-put-1-client", "ops_per_s"),
+            val(set, "kv", "kv-put-1-client", "ops_per_s").or_else(|| kv_putter_mean(set)),
             "the KV putter rate",
         )?;
         // A putter measured under `sync_interval: always` already paid its fsync, which predictions add
