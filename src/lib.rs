@@ -13,6 +13,7 @@ pub mod commands;
 pub mod error;
 pub mod import;
 pub mod input;
+pub mod jsonsplice;
 pub mod layout;
 pub mod monitor;
 pub mod perf;

@@ -25,7 +25,9 @@ pub fn selected<'a>(plan: &'a Plan, sel: &Selection) -> Vec<&'a PlannedLayout> {
 
 /// The Plan as JSON, limited to the selected layouts.
 pub fn json(plan: &Plan, sel: &Selection) -> Vec<u8> {
-    let mut v = serde_json::to_value(plan).expect("a Plan always serialises");
+    // The per-asset lists are written in one entry at a time (jsonsplice: the same bytes, without the
+    // whole plan as a `Value` in memory).
+    let mut v = crate::jsonsplice::with_markers(|| serde_json::to_value(plan).expect("a Plan always serialises"));
     // Keep the selected layouts' values, already serialised with the plan (in plan order), rather than
     // serialising each selected layout a second time.
     let keep: Vec<bool> = {
@@ -39,7 +41,19 @@ pub fn json(plan: &Plan, sel: &Selection) -> Vec<u8> {
             keep.get(i - 1).copied().unwrap_or(false)
         });
     }
-    let mut out = serde_json::to_vec_pretty(&v).expect("a value always serialises");
+    let pretty = serde_json::to_vec_pretty(&v).expect("a value always serialises");
+    drop(v);
+    let sources = plan
+        .layouts
+        .iter()
+        .flat_map(|l| {
+            let mut s = vec![crate::jsonsplice::Source::of(&l.assets)];
+            s.extend(l.predicted.as_ref().map(|p| crate::jsonsplice::Source::of(&p.streams)));
+            s.extend(l.yearly.as_ref().map(|y| crate::jsonsplice::Source::of(&y.assets)));
+            s
+        })
+        .collect();
+    let mut out = crate::jsonsplice::splice(&pretty, sources);
     out.push(b'\n');
     out
 }

@@ -43,6 +43,7 @@ pub struct Yearly {
     pub method: String,
     pub method_detail: String,
     pub meta: YearlyAsset,
+    #[serde(serialize_with = "crate::jsonsplice::list")]
     pub assets: Vec<YearlyAsset>,
     /// Probability per year that any asset (or the meta group) reaches `data_lost`.
     pub p_any_data_lost_per_year: f64,

@@ -22,5 +22,6 @@ mod report_html;
 mod report_render;
 mod site_errors;
 mod site_props;
+mod stats;
 mod survival_review;
 mod whatif_tolerates;

@@ -2,6 +2,7 @@
 //! (calibration/lab-loopback-consumers.yaml): the held-out sizes (rows kept out of the fit, `fit: false`)
 //! land inside the predicted band, and consumer kinds are priced by consumer rows, never by a publish law.
 
+use crate::stats::median;
 use natsplan::catalog::Catalog;
 use natsplan::layout::Raid;
 use natsplan::perf::{consumer, predict_shape, Calibration, CalibrationSet, Kind, Prediction, Shape, Sync, VolumeSpec};
@@ -32,16 +33,6 @@ fn shape(kind: Kind, server: &str, r: u8, size: u64, workers: u32, sync: Sync) -
 
 fn predict(sh: &Shape) -> Prediction {
     predict_shape(&Calibration::builtin().terms, &Catalog::builtin(), sh)
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
 }
 
 /// The lab file's consumer rows by (mode, replicas, size): (fitted, rates).

@@ -69,19 +69,13 @@ fn lab_file() -> CalibrationFile {
 
 /// Median measured rate of the lab file's rows with this label prefix and sync mode.
 fn lab_median(f: &CalibrationFile, prefix: &str, sync: &str) -> f64 {
-    let mut v: Vec<f64> = f
+    let v: Vec<f64> = f
         .rows()
         .filter(|r| r.label.starts_with(prefix) && r.sync.as_deref() == Some(sync))
         .filter_map(|r| r.values.get("durable_pubs_per_s").copied())
         .collect();
     assert!(!v.is_empty(), "no {prefix} {sync} rows");
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        0.5 * (v[n / 2 - 1] + v[n / 2])
-    }
+    crate::stats::median(v)
 }
 
 #[test]
