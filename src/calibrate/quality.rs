@@ -231,7 +231,12 @@ pub fn assess(
     let sem = |kind: Kind, key: &str| -> Option<(f64, f64)> {
         let xs: Vec<f64> = ms
             .iter()
-            .filter(|m| points.iter().any(|p| p.id == m.point && p.kind == kind))
+            // The putter term reads single-client R1 KV rows only (the R3 KV point prices replicated puts).
+            .filter(|m| {
+                points.iter().any(|p| {
+                    p.id == m.point && p.kind == kind && !(kind == Kind::Kv && (p.replicas > 1 || p.workers > 1))
+                })
+            })
             .filter_map(|m| m.values.get(key).copied())
             .collect();
         if xs.len() < 2 {
