@@ -45,10 +45,20 @@ pub(super) fn size_on_need(
     for l in luns.iter_mut() {
         l.size_bytes = groups[l.group].usable_bytes;
     }
+    // One copy of the assets for all rounds: each round clears what `emulate` set (back to the bare
+    // assets' placement fields) rather than cloning 100,000 names again.
+    let mut work = assets.to_vec();
     for round in 0..6 {
         let stores = stores_of(site, servers, luns);
-        let (placed, _) = emulate(site, servers, &stores, placement, assets.to_vec());
+        for a in &mut work {
+            a.candidates = Vec::new().into();
+            a.unique_rack = false;
+            a.set = None;
+            a.expected.clear();
+        }
+        let (placed, _) = emulate(site, servers, &stores, placement, work);
         let need = worst_need(site, servers, &placed, &stores);
+        work = placed;
         let mut grown = false;
         for l in luns.iter_mut() {
             let Some(i) = servers.iter().position(|&s| s == l.server) else {
@@ -103,7 +113,16 @@ fn worst_need(site: &Site, servers: &[ServerIdx], placed: &[Asset], stores: &[f6
                 need[i] = 0.0;
             }
         }
-        rebuild_lost(site, servers, placed, stores, &failed, &touched, &mut need, Some(&packed));
+        rebuild_lost(
+            site,
+            servers,
+            placed,
+            stores,
+            &failed,
+            &touched,
+            &mut need,
+            Some(&packed),
+        );
         for (w, n) in worst.iter_mut().zip(need) {
             *w = w.max(n);
         }

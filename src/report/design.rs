@@ -481,9 +481,18 @@ mod tests {
             let second = plan.layouts.get(1).map(|l| l.id.clone());
             for sel in [
                 Selection::default(),
-                Selection { top: Some(1), layout: None },
-                Selection { top: None, layout: second },
-                Selection { top: None, layout: Some("no-such-layout".into()) },
+                Selection {
+                    top: Some(1),
+                    layout: None,
+                },
+                Selection {
+                    top: None,
+                    layout: second,
+                },
+                Selection {
+                    top: None,
+                    layout: Some("no-such-layout".into()),
+                },
             ] {
                 let mut copy = plan.clone();
                 assert_eq!(
