@@ -30,8 +30,8 @@ fn main() {
     for _ in 0..runs {
         let t = Instant::now();
         let site = natsplan::site::parse_str(&yaml, "large.yaml", &catalog).expect("generated site is valid");
-        let mut plan = natsplan::plan::build(&site, &catalog);
-        let json = natsplan::report::design::json(&mut plan, &Default::default());
+        let plan = natsplan::plan::build(&site, &catalog);
+        let json = natsplan::report::design::json(&plan, &Default::default());
         times.push(t.elapsed().as_secs_f64());
         layouts = plan.layouts.len();
         std::hint::black_box(json);

@@ -50,7 +50,7 @@ pub fn run(g: &Global, a: DesignArgs) -> Result<Outcome, Failure> {
     };
     let bytes = match format(g) {
         Format::Table => table_report(&plan, &sel, width(g)).into_bytes(),
-        Format::Json => json(&mut plan, &sel),
+        Format::Json => json(&plan, &sel),
         Format::Markdown => markdown(&plan, &sel).into_bytes(),
         Format::Csv => crate::report::csv::design(&plan, &sel),
         Format::Html => {

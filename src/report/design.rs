@@ -24,156 +24,24 @@ pub fn selected<'a>(plan: &'a Plan, sel: &Selection) -> Vec<&'a PlannedLayout> {
 }
 
 /// The Plan as JSON, limited to the selected layouts.
-///
-/// The bytes are those of the Plan serialised as one `serde_json::Value` (keys sorted) and pretty-printed,
-/// but built in pieces: the plan's other keys with `layouts` empty, then each selected layout with its
-/// per-asset lists (`assets`, `predicted.streams`, `yearly.assets`) taken out, then those lists an entry
-/// at a time, each printed and indented where it goes. One value for the whole plan of 100,000 assets
-/// peaked at 1.5 GiB (issue 18). The lists are put back: `plan` is as it was.
-pub fn json(plan: &mut Plan, sel: &Selection) -> Vec<u8> {
+pub fn json(plan: &Plan, sel: &Selection) -> Vec<u8> {
+    let mut v = serde_json::to_value(plan).expect("a Plan always serialises");
+    // Keep the selected layouts' values, already serialised with the plan (in plan order), rather than
+    // serialising each selected layout a second time.
     let keep: Vec<bool> = {
         let chosen: Vec<*const PlannedLayout> = selected(plan, sel).into_iter().map(|l| l as *const _).collect();
         plan.layouts.iter().map(|l| chosen.contains(&(l as *const _))).collect()
     };
-    let head = serde_json::to_value(Head::of(plan)).expect("a Plan always serialises");
-    let mut out = serde_json::to_vec_pretty(&head).expect("a value always serialises");
-    drop(head);
-    // The top level's `layouts` key, as `to_vec_pretty` prints an empty array at depth 1 (a string that
-    // holds this text is printed escaped, so this is the key).
-    let key: &[u8] = b"\n  \"layouts\": []";
-    let at = out
-        .windows(key.len())
-        .position(|w| w == key)
-        .expect("the head has a layouts key")
-        + key.len()
-        - 1;
-    let tail = out.split_off(at);
-    let mut first = true;
-    for (l, _) in plan.layouts.iter_mut().zip(&keep).filter(|(_, &k)| k) {
-        out.extend_from_slice(if first { b"\n    " } else { b",\n    " });
-        first = false;
-        layout_json(&mut out, l, 4);
+    if let Some(serde_json::Value::Array(all)) = v.get_mut("layouts") {
+        let mut i = 0;
+        all.retain(|_| {
+            i += 1;
+            keep.get(i - 1).copied().unwrap_or(false)
+        });
     }
-    if !first {
-        out.extend_from_slice(b"\n  ");
-    }
-    out.extend_from_slice(&tail);
+    let mut out = serde_json::to_vec_pretty(&v).expect("a value always serialises");
     out.push(b'\n');
     out
-}
-
-/// A string no layout holds, printed in place of per-asset list `k` (its NUL is printed `\u0000`).
-fn sentinel(k: usize) -> serde_json::Value {
-    serde_json::Value::String(format!("\u{0}natsplan-list-{k}"))
-}
-
-/// One layout's pretty JSON at `indent` (the first line's indent already written), its per-asset lists
-/// written an entry at a time (see `json`).
-fn layout_json(out: &mut Vec<u8>, l: &mut PlannedLayout, indent: usize) {
-    let assets = std::mem::take(&mut l.assets);
-    let streams = l.predicted.as_mut().map(|p| std::mem::take(&mut p.streams));
-    let yearly = l.yearly.as_mut().map(|y| std::mem::take(&mut y.assets));
-    let mut v = serde_json::to_value(&*l).expect("a layout always serialises");
-    v["assets"] = sentinel(0);
-    if streams.is_some() {
-        v["predicted"]["streams"] = sentinel(1);
-    }
-    if yearly.is_some() {
-        v["yearly"]["assets"] = sentinel(2);
-    }
-    let text = serde_json::to_vec_pretty(&v).expect("a value always serialises");
-    drop(v);
-    let mark: &[u8] = b"\"\\u0000natsplan-list-";
-    let mut rest = &text[..];
-    while let Some(at) = rest.windows(mark.len()).position(|w| w == mark) {
-        push_indented(out, &rest[..at], indent);
-        // The key's line: its indent is the list's closing bracket's; entries go two deeper.
-        let line_start = rest[..at].iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
-        let depth = indent + rest[line_start..].iter().take_while(|&&b| b == b' ').count();
-        let k = rest[at + mark.len()] - b'0';
-        match k {
-            0 => push_list(out, &assets, depth),
-            1 => push_list(out, streams.as_deref().unwrap_or_default(), depth),
-            _ => push_list(out, yearly.as_deref().unwrap_or_default(), depth),
-        }
-        // Past the digit and the closing quote.
-        rest = &rest[at + mark.len() + 2..];
-    }
-    push_indented(out, rest, indent);
-    l.assets = assets;
-    if let (Some(p), Some(s)) = (l.predicted.as_mut(), streams) {
-        p.streams = s;
-    }
-    if let (Some(y), Some(a)) = (l.yearly.as_mut(), yearly) {
-        y.assets = a;
-    }
-}
-
-/// `text` with `indent` spaces after each of its newlines.
-fn push_indented(out: &mut Vec<u8>, text: &[u8], indent: usize) {
-    for (j, line) in text.split(|&b| b == b'\n').enumerate() {
-        if j > 0 {
-            out.push(b'\n');
-            out.extend(std::iter::repeat_n(b' ', indent));
-        }
-        out.extend_from_slice(line);
-    }
-}
-
-/// A list as `to_vec_pretty` prints it inside a value, its closing bracket at `depth`.
-fn push_list<T: serde::Serialize>(out: &mut Vec<u8>, items: &[T], depth: usize) {
-    if items.is_empty() {
-        out.extend_from_slice(b"[]");
-        return;
-    }
-    out.push(b'[');
-    for (i, x) in items.iter().enumerate() {
-        out.extend_from_slice(if i == 0 { b"\n" } else { b",\n" });
-        out.extend(std::iter::repeat_n(b' ', depth + 2));
-        let v = serde_json::to_value(x).expect("an entry always serialises");
-        let text = serde_json::to_vec_pretty(&v).expect("a value always serialises");
-        push_indented(out, &text, depth + 2);
-    }
-    out.push(b'\n');
-    out.extend(std::iter::repeat_n(b' ', depth));
-    out.push(b']');
-}
-
-/// The Plan's keys but its layouts, for `json` (a test checks it serialises as the Plan does).
-#[derive(serde::Serialize)]
-struct Head<'a> {
-    site: &'a str,
-    generator: &'a str,
-    sync_interval: &'a str,
-    layouts: [(); 0],
-    evaluated: usize,
-    notes: &'a [String],
-    known_hazards: &'a [crate::survival::Hazard],
-}
-
-impl<'a> Head<'a> {
-    fn of(plan: &'a Plan) -> Head<'a> {
-        // Every field named, so a new Plan field fails to build here until `Head` has it too.
-        let Plan {
-            site,
-            generator,
-            sync_interval,
-            layouts: _,
-            evaluated,
-            notes,
-            known_hazards,
-            input: _,
-        } = plan;
-        Head {
-            site,
-            generator,
-            sync_interval,
-            layouts: [],
-            evaluated: *evaluated,
-            notes,
-            known_hazards,
-        }
-    }
 }
 
 /// "10 layouts evaluated" or "10 layouts evaluated, 3 shown": the count is what `--format json` lists
@@ -440,69 +308,5 @@ mod class_tests {
             other.contains(&format!("with --layout {}", plan.layouts[1].id)),
             "{other}"
         );
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// What `json` printed before it went a layout at a time: the whole Plan as one value.
-    fn whole(plan: &Plan, sel: &Selection) -> Vec<u8> {
-        let mut v = serde_json::to_value(plan).unwrap();
-        let keep: Vec<bool> = {
-            let chosen: Vec<*const PlannedLayout> = selected(plan, sel).into_iter().map(|l| l as *const _).collect();
-            plan.layouts.iter().map(|l| chosen.contains(&(l as *const _))).collect()
-        };
-        if let Some(serde_json::Value::Array(all)) = v.get_mut("layouts") {
-            let mut i = 0;
-            all.retain(|_| {
-                i += 1;
-                keep[i - 1]
-            });
-        }
-        let mut out = serde_json::to_vec_pretty(&v).unwrap();
-        out.push(b'\n');
-        out
-    }
-
-    #[test]
-    fn json_a_layout_at_a_time_is_the_whole_plan_printed_at_once() {
-        let cat = crate::catalog::Catalog::builtin();
-        let mut shown = 0;
-        for f in [
-            "examples/three-racks-raid1.yaml",
-            "examples/mixed-storage.yaml",
-            "examples/seed004-three-guests-one-host.yaml",
-        ] {
-            let text = std::fs::read_to_string(f).unwrap();
-            let site = crate::site::parse_str(&text, f, &cat).unwrap();
-            let plan = crate::plan::build(&site, &cat);
-            let second = plan.layouts.get(1).map(|l| l.id.clone());
-            for sel in [
-                Selection::default(),
-                Selection {
-                    top: Some(1),
-                    layout: None,
-                },
-                Selection {
-                    top: None,
-                    layout: second,
-                },
-                Selection {
-                    top: None,
-                    layout: Some("no-such-layout".into()),
-                },
-            ] {
-                let mut copy = plan.clone();
-                assert_eq!(
-                    String::from_utf8(json(&mut copy, &sel)).unwrap(),
-                    String::from_utf8(whole(&plan, &sel)).unwrap(),
-                    "{f} {sel:?}"
-                );
-                shown += 1;
-            }
-        }
-        assert_eq!(shown, 12);
     }
 }
