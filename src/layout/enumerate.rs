@@ -47,8 +47,15 @@ pub fn enumerate(site: &Site, catalog: &Catalog) -> Vec<Layout> {
             .expect("every pair has a model");
         solved[i].clone()
     });
-    let mut out = Vec::new();
-    let mut seen = HashSet::new();
+    // The builds are independent (each places and sizes on its own): list them in the fixed pattern × R ×
+    // selection order, build them in parallel, then keep the first of each id in that order.
+    struct Job {
+        pattern: Pattern,
+        r: u8,
+        selection: Vec<ServerIdx>,
+        hint: Option<(u32, Vec<(ArrayIdx, u32)>)>,
+    }
+    let mut jobs: Vec<Job> = Vec::new();
     // Heterogeneous storage (a fixed RAID 1 pair here, an existing DDP pool there, internal disks): each
     // server gets what its hardware offers, in one mixed layout per replica count and selection.
     if super::volumes::is_heterogeneous(site) {
@@ -57,36 +64,48 @@ pub fn enumerate(site: &Site, catalog: &Catalog) -> Vec<Layout> {
     for &pattern in &patterns {
         for &r in &site.nats.replicas {
             for selection in selections(site, pattern, r) {
-                let layout = build(site, catalog, pattern, r, &selection, None);
-                if seen.insert(layout.id.clone()) {
-                    out.push(layout);
-                }
+                jobs.push(Job {
+                    pattern,
+                    r,
+                    selection,
+                    hint: None,
+                });
             }
             if pattern == Pattern::Mixed {
                 // The optimiser's mixed selection (most tolerated racks, then fewest disks and arrays) as
                 // one more candidate: the selections above are fixed shapes that can miss it.
                 if let Some(choice) = super::optimize_mixed::optimise_mixed(site, catalog, r) {
-                    let layout = build(site, catalog, pattern, r, &choice.servers, None);
-                    if seen.insert(layout.id.clone()) {
-                        out.push(layout);
-                    }
+                    jobs.push(Job {
+                        pattern,
+                        r,
+                        selection: choice.servers,
+                        hint: None,
+                    });
                 }
                 continue;
             }
             if let Some(choice) = choices.next().flatten() {
-                let selection = optimised_servers(site, &choice.per_rack);
-                let layout = build(
-                    site,
-                    catalog,
+                jobs.push(Job {
                     pattern,
                     r,
-                    &selection,
-                    Some((choice.disks_per_server, &choice.per_array)),
-                );
-                if seen.insert(layout.id.clone()) {
-                    out.push(layout);
-                }
+                    selection: optimised_servers(site, &choice.per_rack),
+                    hint: Some((choice.disks_per_server, choice.per_array)),
+                });
             }
+        }
+    }
+    let built: Vec<Layout> = jobs
+        .par_iter()
+        .map(|j| {
+            let hint = j.hint.as_ref().map(|(d, a)| (*d, a.as_slice()));
+            build(site, catalog, j.pattern, j.r, &j.selection, hint)
+        })
+        .collect();
+    let mut out = Vec::new();
+    let mut seen = HashSet::new();
+    for layout in built {
+        if seen.insert(layout.id.clone()) {
+            out.push(layout);
         }
     }
     out

@@ -45,10 +45,20 @@ pub(super) fn size_on_need(
     for l in luns.iter_mut() {
         l.size_bytes = groups[l.group].usable_bytes;
     }
+    // One copy of the assets for all rounds: each round clears what `emulate` set (back to the bare
+    // assets' placement fields) rather than cloning 100,000 names again.
+    let mut work = assets.to_vec();
     for round in 0..6 {
         let stores = stores_of(site, servers, luns);
-        let (placed, _) = emulate(site, servers, &stores, placement, assets.to_vec());
+        for a in &mut work {
+            a.candidates = Vec::new().into();
+            a.unique_rack = false;
+            a.set = None;
+            a.expected.clear();
+        }
+        let (placed, _) = emulate(site, servers, &stores, placement, work);
         let need = worst_need(site, servers, &placed, &stores);
+        work = placed;
         let mut grown = false;
         for l in luns.iter_mut() {
             let Some(i) = servers.iter().position(|&s| s == l.server) else {
@@ -93,6 +103,7 @@ fn worst_need(site: &Site, servers: &[ServerIdx], placed: &[Asset], stores: &[f6
     let slots = Slots::new(site, servers);
     let base = slots.needs(placed);
     let on = slots.assets_on(placed);
+    let packed = Packed::new(servers, placed);
     let mut worst = vec![0.0f64; servers.len()];
     for failed in scenarios(site, servers) {
         let touched = touched_by(&slots, &on, &failed);
@@ -102,7 +113,16 @@ fn worst_need(site: &Site, servers: &[ServerIdx], placed: &[Asset], stores: &[f6
                 need[i] = 0.0;
             }
         }
-        rebuild_lost(site, servers, placed, stores, &failed, &touched, &mut need, true);
+        rebuild_lost(
+            site,
+            servers,
+            placed,
+            stores,
+            &failed,
+            &touched,
+            &mut need,
+            Some(&packed),
+        );
         for (w, n) in worst.iter_mut().zip(need) {
             *w = w.max(n);
         }
@@ -198,7 +218,7 @@ pub(super) fn need_after(
         }
     }
     let every: Vec<usize> = (0..placed.len()).collect();
-    rebuild_lost(site, servers, placed, stores, failed, &every, &mut need, false);
+    rebuild_lost(site, servers, placed, stores, failed, &every, &mut need, None);
     need
 }
 
@@ -213,6 +233,9 @@ pub(super) fn need_after(
 /// (holders, their racks) instead of scanning every candidate. The same picks: the order is `total_cmp`
 /// of need over store, then slot, and for need and store ≥ 0 the bits of an f64 order as `total_cmp`
 /// does. A test compares both paths bit for bit.
+///
+/// `ordered` is `Some` for the ordered path, with the assets packed (`Packed::new`, once for all the
+/// scenarios of a layout): the same rule read from a compact copy.
 #[allow(clippy::too_many_arguments)]
 pub fn rebuild_lost(
     site: &Site,
@@ -222,12 +245,18 @@ pub fn rebuild_lost(
     failed: &[ServerIdx],
     touched: &[usize],
     need: &mut [f64],
-    ordered: bool,
+    ordered: Option<&Packed>,
 ) {
-    let all_eligible = touched.iter().all(|&i| assets[i].candidates.len() == servers.len());
-    if ordered && all_eligible {
-        rebuild_ordered(site, servers, assets, stores, failed, touched, need);
-        return;
+    if let Some(packed) = ordered {
+        if let Some(p) = packed.assets.as_deref() {
+            if touched.iter().all(|&i| p[i].all_eligible) {
+                rebuild_packed(site, servers, p, stores, failed, touched, need);
+                return;
+            }
+        } else if touched.iter().all(|&i| assets[i].candidates.len() == servers.len()) {
+            rebuild_ordered(site, servers, assets, stores, failed, touched, need);
+            return;
+        }
     }
     let slots = Slots::new(site, servers);
     for a in touched.iter().map(|&i| &assets[i]) {
@@ -265,6 +294,108 @@ fn rebuild_one(
         if let Some((s, i)) = pick {
             need[i] += a.bytes_per_replica;
             holders.push(s);
+        }
+    }
+}
+
+/// Most replicas an asset has (R ∈ 1..5): `Packed` holds its expected servers inline.
+const PACKED_REPLICAS: usize = 5;
+
+/// One asset as `rebuild_lost`'s ordered path reads it.
+#[derive(Debug, Clone, Copy)]
+struct PackedAsset {
+    expected: [u32; PACKED_REPLICAS],
+    n: u8,
+    unique_rack: bool,
+    /// Every server of the layout is a candidate.
+    all_eligible: bool,
+    bytes_per_replica: f64,
+}
+
+/// A layout's assets packed for `rebuild_lost` (32 bytes each, the expected servers inline): a scenario
+/// walks the assets on its failed servers, and on 100,000 `Asset`s, each with its `expected` Vec
+/// elsewhere on the heap, that walk waited on memory more than it computed (issue 18). None when an
+/// asset does not fit (more than 5 expected servers, a server index past u32): the assets are read then.
+pub struct Packed {
+    assets: Option<Vec<PackedAsset>>,
+}
+
+impl Packed {
+    pub fn new(servers: &[ServerIdx], assets: &[Asset]) -> Packed {
+        let pack = |a: &Asset| -> Option<PackedAsset> {
+            if a.expected.len() > PACKED_REPLICAS {
+                return None;
+            }
+            let mut expected = [0u32; PACKED_REPLICAS];
+            for (e, &s) in expected.iter_mut().zip(&a.expected) {
+                *e = u32::try_from(s).ok()?;
+            }
+            Some(PackedAsset {
+                expected,
+                n: a.expected.len() as u8,
+                unique_rack: a.unique_rack,
+                all_eligible: a.candidates.len() == servers.len(),
+                bytes_per_replica: a.bytes_per_replica,
+            })
+        };
+        Packed {
+            assets: assets.iter().map(pack).collect(),
+        }
+    }
+}
+
+/// `rebuild_ordered` on packed assets: the same steps, the same picks.
+fn rebuild_packed(
+    site: &Site,
+    servers: &[ServerIdx],
+    assets: &[PackedAsset],
+    stores: &[f64],
+    failed: &[ServerIdx],
+    touched: &[usize],
+    need: &mut [f64],
+) {
+    let key = |need: &[f64], i: usize| ((need[i] / stores[i].max(1.0)).to_bits(), i);
+    let mut order: Vec<(u64, usize)> = (0..servers.len())
+        .filter(|&i| !failed.contains(&servers[i]))
+        .map(|i| key(need, i))
+        .collect();
+    order.sort_unstable();
+    let rack = |s: ServerIdx| site.servers[s].rack;
+    for a in touched.iter().map(|&i| &assets[i]) {
+        let expected = a.expected[..a.n as usize].iter().map(|&s| s as ServerIdx);
+        let lost = expected.clone().filter(|s| failed.contains(s)).count();
+        if lost == 0 {
+            continue;
+        }
+        let mut holders = [0 as ServerIdx; PACKED_REPLICAS];
+        let mut held = 0;
+        for s in expected.filter(|s| !failed.contains(s)) {
+            holders[held] = s;
+            held += 1;
+        }
+        for _ in 0..lost {
+            let pick = order.iter().position(|&(_, i)| {
+                let s = servers[i];
+                let h = &holders[..held];
+                !h.contains(&s) && (!a.unique_rack || h.iter().all(|&x| rack(x) != rack(s)))
+            });
+            if let Some(at) = pick {
+                let (old, i) = order[at];
+                need[i] += a.bytes_per_replica;
+                let k = key(need, i);
+                if k >= (old, i) {
+                    // The key grew (bytes ≥ 0): move the entry right, past the keys now below it, which
+                    // is `remove` then `insert` at the partition point without shifting the rest.
+                    let to = at + order[at + 1..].partition_point(|&x| x < k);
+                    order[at..=to].rotate_left(1);
+                    order[to] = k;
+                } else {
+                    order.remove(at);
+                    order.insert(order.partition_point(|&x| x < k), k);
+                }
+                holders[held] = servers[i];
+                held += 1;
+            }
         }
     }
 }

@@ -15,7 +15,7 @@ mod volumes;
 
 pub use build::{place, restore};
 pub use id::{layout_id, legacy_layout_id};
-pub use lun_size::{rebuild_lost, touched_by, Slots};
+pub use lun_size::{rebuild_lost, touched_by, Packed, Slots};
 pub use volumes::{describe_volume, group_usable_bytes, store_bytes, VolumeKind};
 
 use crate::site::{ArrayIdx, Pattern, ServerIdx, Site};

@@ -255,6 +255,7 @@ pub fn emulate(
     let mut elig = Eligibility::new(rule, servers);
     // The last stream (or other non-consumer asset) of each name, for the consumers that follow it.
     let mut parent_of: HashMap<String, usize> = HashMap::new();
+    let with_consumers = assets.iter().any(|a| a.kind == AssetKind::Consumer);
     let racks_available = distinct_racks(site, servers);
 
     for ai in 0..assets.len() {
@@ -277,7 +278,9 @@ pub fn emulate(
             continue;
         }
         elig.assign(a);
-        parent_of.insert(a.name.clone(), ai);
+        if with_consumers {
+            parent_of.insert(a.name.clone(), ai);
+        }
         let r = a.replicas as usize;
         if a.candidates.len() < r || (a.unique_rack && racks_available < r) {
             problems.push(no_peers(a, racks_available));

@@ -3,7 +3,7 @@
 //! the survivors that the placement rules allow.
 
 use super::{AfterFailure, Capacity, ServerCapacity};
-use crate::layout::{rebuild_lost, store_bytes, touched_by, Layout, Slots};
+use crate::layout::{rebuild_lost, store_bytes, touched_by, Layout, Packed, Slots};
 use crate::site::{ServerIdx, Site, Tolerance};
 
 /// Bytes each JetStream server (in `layout.servers` order) must hold under the expected placement.
@@ -87,13 +87,14 @@ fn fullest(
 pub fn needs_after(site: &Site, layout: &Layout, stores: &[f64], failed: &[ServerIdx]) -> Vec<f64> {
     let base = needs(layout);
     let every: Vec<usize> = (0..layout.assets.len()).collect();
-    needs_after_with(site, layout, stores, failed, &base, &every, true)
+    let packed = Packed::new(&layout.servers, &layout.assets);
+    needs_after_with(site, layout, stores, failed, &base, &every, Some(&packed))
 }
 
 /// `needs_after` from the no-failure needs and the assets that touch the failed servers (`touched`, in
 /// plan order; assets not listed lose nothing and are skipped, so the result is the same). The rule is
-/// `layout::rebuild_lost`'s (the one pattern 4's LUN sizing uses); `ordered` lets it keep the survivors
-/// in an ordered set (the same picks; a test compares both paths).
+/// `layout::rebuild_lost`'s (the one pattern 4's LUN sizing uses); `ordered` (the assets packed) lets it
+/// keep the survivors in an ordered set (the same picks; a test compares both paths).
 fn needs_after_with(
     site: &Site,
     layout: &Layout,
@@ -101,7 +102,7 @@ fn needs_after_with(
     failed: &[ServerIdx],
     base: &[f64],
     touched: &[usize],
-    ordered: bool,
+    ordered: Option<&Packed>,
 ) -> Vec<f64> {
     let mut need = base.to_vec();
     for (i, s) in layout.servers.iter().enumerate() {
@@ -179,9 +180,10 @@ pub fn evaluate(site: &Site, layout: &Layout, tolerates: &Tolerance) -> Capacity
     }
     let slots = Slots::new(site, &layout.servers);
     let on = slots.assets_on(&layout.assets);
+    let packed = Packed::new(&layout.servers, &layout.assets);
     for (name, failed) in scenarios {
         let touched = touched_by(&slots, &on, &failed);
-        let need = needs_after_with(site, layout, &stores, &failed, &need, &touched, true);
+        let need = needs_after_with(site, layout, &stores, &failed, &need, &touched, Some(&packed));
         let alive: Vec<bool> = layout.servers.iter().map(|s| !failed.contains(s)).collect();
         let (f, h) = fullest(site, layout, &stores, &need, &alive);
         if cap.after_failure.as_ref().is_none_or(|a| h < a.headroom) {
@@ -247,11 +249,12 @@ mod tests {
             let stores = stores(&site, l);
             let base = needs(l);
             let every: Vec<usize> = (0..l.assets.len()).collect();
+            let packed = Packed::new(&l.servers, &l.assets);
             for (x, &a) in l.servers.iter().enumerate() {
                 for &b in &l.servers[x..] {
                     let failed = if a == b { vec![a] } else { vec![a, b] };
                     let run = |fast: bool| {
-                        let n = needs_after_with(&site, l, &stores, &failed, &base, &every, fast);
+                        let n = needs_after_with(&site, l, &stores, &failed, &base, &every, fast.then_some(&packed));
                         n.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
                     };
                     let fast = run(true);

@@ -86,7 +86,10 @@ fn group<T: Keyed>(items: Vec<T>) -> Vec<Class<T>> {
         match slot.iter().copied().find(|&i| out[i].entry.key() == it.key()) {
             Some(i) => {
                 out[i].count += 1;
-                out[i].last = it.name().to_string();
+                // Into the String it has (names of a class are alike in length): no allocation per asset.
+                let last = &mut out[i].last;
+                last.clear();
+                last.push_str(it.name());
             }
             None => {
                 slot.push(out.len());

@@ -211,7 +211,7 @@ fn expand_layout(site: &Site, catalog: &Catalog, cal: &crate::perf::Calibration,
         p.streams = crate::perf::predict_layout(site, &l.layout, catalog, cal).streams;
     }
     if let Some(y) = &mut l.yearly {
-        y.assets = crate::survival::yearly(site, &l.layout, catalog).assets;
+        y.assets = crate::survival::yearly_only(site, &l.layout, catalog).assets;
     }
 }
 
@@ -339,7 +339,12 @@ pub const YEARLY_MAX_SERVERS: usize = 12;
 pub const YEARLY_MAX_DISKS: u32 = 96;
 
 /// Evaluate one layout: tolerance, capacity, reasons, verdict (rank is set by `rank`).
-pub fn plan_layout(site: &Site, catalog: &Catalog, cal: &crate::perf::Calibration, layout: Layout) -> PlannedLayout {
+pub fn plan_layout(
+    site: &Site,
+    catalog: &Catalog,
+    cal: &crate::perf::Calibration,
+    mut layout: Layout,
+) -> PlannedLayout {
     let tolerates = crate::survival::tolerates(site, &layout);
     let tolerates_meta = crate::survival::tolerates_meta(site, &layout);
     let capacity = capacity::evaluate(site, &layout, &tolerates);
@@ -356,7 +361,8 @@ pub fn plan_layout(site: &Site, catalog: &Catalog, cal: &crate::perf::Calibratio
     // Large layouts are left to `natsplan simulate` (the chain or the Monte Carlo grows with them and design
     // must stay interactive).
     let small = layout.servers.len() <= YEARLY_MAX_SERVERS && layout.disks_used() <= YEARLY_MAX_DISKS;
-    let yearly = (verdict != Verdict::Rejected && small).then(|| crate::survival::yearly(site, &layout, catalog));
+    let yearly =
+        (verdict != Verdict::Rejected && small).then(|| crate::survival::yearly_mut(site, &mut layout, catalog));
     let stores = stores(site, &layout);
     let servers = layout
         .servers

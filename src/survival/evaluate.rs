@@ -172,10 +172,13 @@ impl<'a> Model<'a> {
             in_layout[s] = true;
         }
         // The first non-consumer asset of each name (a map: a linear search per consumer was quadratic).
+        // Only a workload with consumers needs it (100,000 names hashed for nothing cost more than the rest).
         let mut first: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
-        for (i, a) in layout.assets.iter().enumerate() {
-            if a.kind != AssetKind::Consumer {
-                first.entry(a.name.as_str()).or_insert(i);
+        if layout.assets.iter().any(|a| a.kind == AssetKind::Consumer) {
+            for (i, a) in layout.assets.iter().enumerate() {
+                if a.kind != AssetKind::Consumer {
+                    first.entry(a.name.as_str()).or_insert(i);
+                }
             }
         }
         let placement = layout

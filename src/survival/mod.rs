@@ -38,5 +38,6 @@ pub use whatif::{
 
 pub use solve::{exact, monte_carlo};
 pub use yearly::{
-    chain_states, rate_per_year, yearly, Ci95, Component, Reliability, SimulateReport, SpareEffect, Yearly, YearlyAsset,
+    chain_states, rate_per_year, yearly, yearly_mut, yearly_only, Ci95, Component, Reliability, SimulateReport,
+    SpareEffect, Yearly, YearlyAsset,
 };

@@ -217,11 +217,17 @@ pub fn min_breaking_cost_of(model: &Model, kind: DomainKind, judge: Judge) -> Op
         consider(&layout.servers, layout.servers.len() as u32, false);
         return best;
     }
-    // Many assets share a placement; evaluate each distinct (candidates, R, unique) once.
-    let mut seen = std::collections::HashSet::new();
+    // Many assets share a placement; evaluate each distinct (candidates, R, unique) once. The candidate
+    // lists are shared (`Asset::candidates` is an Arc), so most assets are told apart by the list's address
+    // alone; lists at different addresses are compared by content (a few per layout).
+    let mut by_addr: std::collections::HashSet<(usize, usize, u8, bool)> = std::collections::HashSet::new();
+    let mut seen: std::collections::HashSet<(&[ServerIdx], u8, bool)> = std::collections::HashSet::new();
     for (i, a) in layout.assets.iter().enumerate() {
         let (c, u) = model.placement(i);
-        if seen.insert((c.to_vec(), a.replicas, u)) {
+        if !by_addr.insert((c.as_ptr() as usize, c.len(), a.replicas, u)) {
+            continue;
+        }
+        if seen.insert((c, a.replicas, u)) {
             consider(c, a.replicas as u32, u);
         }
     }

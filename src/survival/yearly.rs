@@ -501,16 +501,23 @@ pub fn chain_states(n: usize, cap: usize) -> u64 {
 /// The yearly figures `design` shows: exact when the chain is small enough (at most 3, else 2, concurrent
 /// failures within 60,000 states), else a 4,000-year Monte Carlo with seed 1.
 pub fn yearly(site: &Site, layout: &crate::layout::Layout, catalog: &Catalog) -> Yearly {
+    yearly_mut(site, &mut layout.clone(), catalog)
+}
+
+/// `yearly` on a layout it may change for the while: the spare comparison swaps the layout's spares and
+/// puts them back, where `yearly` clones it (with its assets: 100,000 of them cost more than the chain).
+pub fn yearly_mut(site: &Site, layout: &mut crate::layout::Layout, catalog: &Catalog) -> Yearly {
     let mut y = yearly_only(site, layout, catalog);
     // What a hot spare buys: the same layout without its spares (or with one per array when it has none).
     let has = layout.hot_spares_total() > 0;
-    let mut other = layout.clone();
     let mut arrays: Vec<usize> = layout.groups.iter().map(|g| g.array).collect();
     arrays.sort_unstable();
     arrays.dedup();
-    other.spares = arrays.iter().map(|&a| (a, if has { 0 } else { 1 })).collect();
     if !arrays.is_empty() {
-        let o = yearly_only(site, &other, catalog);
+        let other = arrays.iter().map(|&a| (a, if has { 0 } else { 1 })).collect();
+        let own = std::mem::replace(&mut layout.spares, other);
+        let o = yearly_only(site, layout, catalog);
+        layout.spares = own;
         y.spare_effect = Some(SpareEffect {
             compared_with: if has {
                 "no_hot_spares"
@@ -526,7 +533,7 @@ pub fn yearly(site: &Site, layout: &crate::layout::Layout, catalog: &Catalog) ->
 }
 
 /// `yearly` without the spare comparison.
-fn yearly_only(site: &Site, layout: &crate::layout::Layout, catalog: &Catalog) -> Yearly {
+pub fn yearly_only(site: &Site, layout: &crate::layout::Layout, catalog: &Catalog) -> Yearly {
     let model = Model::new(site, layout);
     let rel = Reliability::new(&model, catalog);
     let n = rel.components.len();
