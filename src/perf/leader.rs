@@ -157,6 +157,8 @@ pub struct LeaderClass {
     /// Unloaded round trip of one synchronous KV put, per replica count, from the file's KV rows with the
     /// fewest clients (a KV put is heavier than a bare publish: subject mapping, headers).
     pub kv_round_trip_s: Vec<(u8, f64)>,
+    /// Median value size of the KV rows those round trips come from (other sizes add the per-byte terms).
+    pub kv_round_trip_bytes: f64,
     /// Contention (USL σ) between synchronous publishers, from sync rows at two publisher counts or more.
     pub sync_contention: Option<f64>,
     pub probe: Option<StoreProbe>,
@@ -370,6 +372,7 @@ pub fn fit_classes(set: &CalibrationSet, catalog: &Catalog) -> Vec<LeaderClass> 
             ),
             None => (w, write_source.clone()),
         };
+        let kv = kv_round_trips(f);
         out.push(LeaderClass {
             id: f.id.clone(),
             host,
@@ -382,7 +385,8 @@ pub fn fit_classes(set: &CalibrationSet, catalog: &Catalog) -> Vec<LeaderClass> 
             r1_measured: write_source.ends_with("(R1 rows)"),
             write_source,
             sync_round_trip_s: rtt.into_iter().map(|(k, v)| (k, median(v))).collect(),
-            kv_round_trip_s: kv_round_trips(f, any_delayed),
+            kv_round_trip_s: kv.0,
+            kv_round_trip_bytes: kv.1,
             sync_contention,
             probe,
             rms_log: rms,
@@ -392,19 +396,29 @@ pub fn fit_classes(set: &CalibrationSet, catalog: &Catalog) -> Vec<LeaderClass> 
     out
 }
 
-/// Per replica count, the median time per put of the file's KV rows (one sync mode: delayed when the
-/// file has delayed rows) with the fewest clients at that count: clients ÷ puts per second.
-fn kv_round_trips(f: &CalibrationFile, delayed: bool) -> Vec<(u8, f64)> {
+/// Per replica count, the median time per put of the file's delayed-sync KV rows with the fewest clients
+/// at that count (clients ÷ puts per second), and the rows' median value size. Rows measured under
+/// `always` are left out: their time holds the fsync, which the prediction adds from the probe or the
+/// volume (they would pay it twice).
+fn kv_round_trips(f: &CalibrationFile) -> (Vec<(u8, f64)>, f64) {
     let rows: Vec<(u8, f64, f64)> = f
         .series
         .iter()
         .flat_map(|s| &s.rows)
-        .filter(|r| r.kind == "kv" && r.fit && (r.sync_always() == Some(true)) != delayed)
+        .filter(|r| r.kind == "kv" && r.fit && r.sync_always() != Some(true))
         .filter_map(|r| {
             let clients = r.workers.unwrap_or(1).max(1) as f64;
             Some((r.replicas.unwrap_or(1), clients, clients / r.measured("ops_per_s")?))
         })
         .collect();
+    let sizes: Vec<f64> = f
+        .series
+        .iter()
+        .flat_map(|s| &s.rows)
+        .filter(|r| r.kind == "kv" && r.fit && r.sync_always() != Some(true) && r.measured("ops_per_s").is_some())
+        .filter_map(|r| r.size_bytes().map(|b| b as f64))
+        .collect();
+    let bytes = if sizes.is_empty() { 0.0 } else { median(sizes) };
     let mut out: Vec<(u8, f64)> = Vec::new();
     let mut reps: Vec<u8> = rows.iter().map(|r| r.0).collect();
     reps.sort_unstable();
@@ -418,7 +432,7 @@ fn kv_round_trips(f: &CalibrationFile, delayed: bool) -> Vec<(u8, f64)> {
         let v: Vec<f64> = rows.iter().filter(|r| r.0 == k && r.1 == fewest).map(|r| r.2).collect();
         out.push((k, median(v)));
     }
-    out
+    (out, bytes)
 }
 
 /// σ between synchronous publishers: rows with more publishers than the fewest, at the same replicas,
@@ -773,6 +787,7 @@ mod tests {
                 r1_measured: false,
                 sync_round_trip_s: vec![],
                 kv_round_trip_s: vec![],
+                kv_round_trip_bytes: 0.0,
                 sync_contention: None,
                 probe: None,
                 rms_log: 0.0,
@@ -806,6 +821,7 @@ mod tests {
             r1_measured: false,
             sync_round_trip_s: vec![],
             kv_round_trip_s: vec![],
+            kv_round_trip_bytes: 0.0,
             sync_contention: None,
             probe: None,
             rms_log: 0.0,

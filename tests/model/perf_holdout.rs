@@ -32,6 +32,9 @@ struct HeldOut {
     window: u32,
     size: u64,
     runs: Vec<f64>,
+    predicted_then: f64,
+    #[serde(default)]
+    unjudged: Option<String>,
 }
 
 fn fixture() -> Fixture {
@@ -92,20 +95,29 @@ fn errors(run: &Run) -> Vec<(String, f64, f64, f64)> {
 }
 
 /// Run b meets issue 14's target on every shape: median |error| ≤ 10 %, worst ≤ 25 % (recorded: 9.0 % and
-/// 17.8 %). In every run the shapes with several messages in flight at R3 (async publishes, KV with two
-/// clients, object puts and gets) are within 25 %. The R1 shapes and the one-publisher sync shape are not
-/// judged in runs a and c: where nats-server puts the stream's leader (on the publisher's server or not)
-/// moves them by 1.45-1.7x on this host (docs/calibrate.md), and each calibrate point and held-out pass
-/// draws it at random.
+/// 17.8 %). Every judged shape of every run is within 25 %. The fixture marks as `unjudged` the R1 and
+/// one-publisher sync shapes of runs a and c, chosen after their results were seen: the stream leader's
+/// place moves them by 1.45-1.7x on this host (docs/calibrate.md). Predictions must also stay within 2 % of
+/// what was recorded with the run (the docs quote those figures).
 #[test]
 fn a_calibrate_run_predicts_shapes_it_never_measured() {
     let f = fixture();
     for run in &f.runs {
         let e = errors(run);
-        let leader_bound = |name: &str| name.contains("-r1-") || name.ends_with("-sync");
-        let judged: Vec<&(String, f64, f64, f64)> = e
+        for (s, (name, p, ..)) in run.shapes.iter().zip(&e) {
+            assert!(
+                (p / s.predicted_then - 1.0).abs() <= 0.02,
+                "{} {name}: predicted {p:.0}, recorded {:.0}",
+                run.model,
+                s.predicted_then
+            );
+        }
+        let judged: Vec<&(String, f64, f64, f64)> = run
+            .shapes
             .iter()
-            .filter(|(name, ..)| run.model.ends_with("-b") || !leader_bound(name))
+            .zip(&e)
+            .filter(|(s, _)| s.unjudged.is_none())
+            .map(|(_, x)| x)
             .collect();
         for (name, p, m, err) in &judged {
             assert!(
@@ -115,7 +127,7 @@ fn a_calibrate_run_predicts_shapes_it_never_measured() {
                 err * 100.0
             );
         }
-        if run.model.ends_with("-b") {
+        if run.shapes.iter().all(|s| s.unjudged.is_none()) {
             let med = median(judged.iter().map(|x| x.3.abs()).collect());
             assert!(med <= 0.10, "{}: median |error| {:.1} %", run.model, med * 100.0);
         }
@@ -135,8 +147,9 @@ fn the_r1_object_put_miss_is_the_labs_spread_not_the_predictions() {
 }
 
 /// A replicated KV put is priced from the file's own KV rows at that replica count (calibrate measures one
-/// client at R3): one client at R3 comes out as the rows' median, not the R1 putter plus the object fit's
-/// replication round (which over-predicted two R3 clients by 10-27 % in five earlier held-out runs).
+/// client at R3): one client at R3, at the rows' own size, comes out as the rows' median, not the R1
+/// putter plus the object fit's replication round. This pins the mechanism (the file's own fit point read
+/// back), not accuracy: the held-out test above is the accuracy check.
 #[test]
 fn kv_r3_is_priced_from_the_files_replicated_kv_rows() {
     let f = fixture();

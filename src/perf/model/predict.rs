@@ -213,6 +213,14 @@ fn js(c: &mut Ctx) -> Law {
     if r > 1 {
         round_trip += o.rep_round_s + o.rep_byte_s * (r as f64 - 1.0) * s;
     }
+    // A KV row's round trip is for its own value size: other sizes add (or take off) the per-byte terms.
+    let measured_rtt = measured_rtt.map(|t| match sh.kind {
+        Kind::Kv => {
+            let per_byte = o.byte_s + if r > 1 { o.rep_byte_s * (r as f64 - 1.0) } else { 0.0 };
+            (t + (s - class.kv_round_trip_bytes) * per_byte).max(0.5 * t)
+        }
+        _ => t,
+    });
     let round_trip = measured_rtt.unwrap_or(round_trip);
     // fsync: the class's probe on its own host; elsewhere the catalog volume's write latency.
     let probe = class.probe.as_ref().filter(|_| own_host);

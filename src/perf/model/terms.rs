@@ -263,11 +263,14 @@ fn mean_of(f: &CalibrationSet, kind: &str, key: &str) -> Option<(f64, String)> {
     Some((xs.iter().sum::<f64>() / xs.len() as f64, first))
 }
 
+/// A KV putter row: fitted, one client, R1, with a rate.
+fn is_putter(r: &Row) -> bool {
+    r.fit && r.replicas.unwrap_or(1) <= 1 && r.workers.unwrap_or(1) <= 1 && r.measured("ops_per_s").is_some()
+}
+
 /// The mean putter rate of the first file with single-client R1 KV rows.
 fn kv_putter_mean(f: &CalibrationSet) -> Option<(f64, String)> {
-    let putter = |r: &Row| {
-        r.fit && r.replicas.unwrap_or(1) <= 1 && r.workers.unwrap_or(1) <= 1 && r.measured("ops_per_s").is_some()
-    };
+    let putter = is_putter;
     let first = f
         .rows_of("kv")
         .find(|(_, r)| putter(r))
@@ -318,14 +321,21 @@ impl Terms {
         // The putter: one client at R1 (a calibrate file also has a replicated KV row, which
         // perf::leader prices on its own host).
         let (kv_rate, kv_src) = need(
-            val(set, "kv", "kv-put-1-client", "ops_per_s").or_else(|| kv_putter_mean(set)),
+            val(set, "kv", "kv-put-1-client", "ops_per_s")
+                .or_else(|| kv_putter_mean(set))
+                // A file with replicated KV rows only: their mean, as before calibrate measured R3.
+                .or_else(|| mean_of(set, "kv", "ops_per_s")),
             "the KV putter rate",
         )?;
         // A putter measured under `sync_interval: always` already paid its fsync, which predictions add
         // from the object terms: take it out of the per-operation time (at least a tenth remains).
         let kv_row = set
             .rows_of("kv")
-            .find(|(f, r)| f.id == kv_src && r.fit && r.measured("ops_per_s").is_some())
+            .find(|(f, r)| f.id == kv_src && is_putter(r))
+            .or_else(|| {
+                set.rows_of("kv")
+                    .find(|(f, r)| f.id == kv_src && r.fit && r.measured("ops_per_s").is_some())
+            })
             .map(|(_, r)| r.clone());
         let kv_fsync_s = match &kv_row {
             Some(r) if r.sync_always() == Some(true) => {
