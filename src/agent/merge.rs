@@ -151,6 +151,7 @@ mod tests {
             sub_buffer: None,
             client: ClientChoice::Auto,
             progress: false,
+            leader: crate::bench::LeaderPlacement::Any,
         }
     }
 

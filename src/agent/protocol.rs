@@ -138,6 +138,7 @@ impl WorkSpec {
             sub_buffer: self.sub_buffer,
             client: self.client,
             progress: false,
+            leader: crate::bench::LeaderPlacement::Any,
         }
     }
 }
@@ -308,6 +309,7 @@ mod tests {
             sub_buffer: Some(64),
             client: ClientChoice::Raw,
             progress: true,
+            leader: crate::bench::LeaderPlacement::Any,
         };
         let w = WorkSpec::from_spec(&spec, spec.workload.clone(), 400, Some(2000.0));
         let back = w.to_spec();

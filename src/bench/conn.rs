@@ -399,6 +399,11 @@ impl ConnSpec {
         &self.servers[i % self.servers.len()]
     }
 
+    /// How many server URLs were given.
+    pub fn server_count(&self) -> usize {
+        self.servers.len()
+    }
+
     async fn options(
         &self,
         name: String,
@@ -510,7 +515,19 @@ impl ConnSpec {
         role: &str,
         slow_events: Option<Arc<AtomicU64>>,
     ) -> Result<async_nats::Client, ConnectFailure> {
-        let url = self.server_for(i).to_string();
+        self.connect_via(i, i, role, slow_events).await
+    }
+
+    /// Connect worker `i` to `server_for(server)` (a run that places its workers by the stream leader,
+    /// `bench::leader`, picks the server itself).
+    pub async fn connect_via(
+        &self,
+        server: usize,
+        i: usize,
+        role: &str,
+        slow_events: Option<Arc<AtomicU64>>,
+    ) -> Result<async_nats::Client, ConnectFailure> {
+        let url = self.server_for(server).to_string();
         let o = self
             .options(format!("natsplan-bench-{role}{i}"), slow_events)
             .await

@@ -28,6 +28,9 @@ pub(super) struct Env {
     pub(super) hist: std::sync::Mutex<Option<Histogram<u64>>>,
     /// Tripped by a signal (or the caller): every worker stops at its next operation.
     pub(super) cancel: super::Cancel,
+    /// The server URLs (indices into the connection's list) workers use in turn, once `bench::leader`
+    /// has placed them by the stream leader; unset, worker `i` uses URL `i mod n`.
+    pub(super) route: std::sync::OnceLock<Vec<usize>>,
 }
 
 /// One process's part of a run coordinated over agents (`natsplan agent`): which of the run's workers it
@@ -99,6 +102,7 @@ impl Env {
             started: std::sync::OnceLock::new(),
             hist: std::sync::Mutex::new(None),
             cancel: super::Cancel::new(),
+            route: std::sync::OnceLock::new(),
         }
     }
     /// The clock's start: now, or on an agent, once setup is done, the instant the coordinator agreed.
@@ -183,9 +187,20 @@ impl Env {
     }
     pub(super) async fn connect(&self, i: usize, role: &str) -> Result<async_nats::Client, BenchError> {
         self.conn
-            .connect(i, role, Some(self.slow_events.clone()))
+            .connect_via(self.server_of(i), i, role, Some(self.slow_events.clone()))
             .await
             .map_err(connect_err)
+    }
+    /// The URL index worker `i` connects to (see `route`).
+    pub(super) fn server_of(&self, i: usize) -> usize {
+        match self.route.get() {
+            Some(r) if !r.is_empty() => r[i % r.len()],
+            _ => i,
+        }
+    }
+    /// The raw fast path's target for worker `i`, on the server `server_of(i)` names.
+    pub(super) fn raw_target(&self, i: usize) -> Option<super::raw::RawTarget> {
+        self.conn.raw_target(self.server_of(i))
     }
 }
 

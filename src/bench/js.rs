@@ -27,13 +27,19 @@ pub(super) async fn js(
     if env.owns_assets() {
         create_assets(env).await?;
     }
-    let result = js_run(env, pubs, &subject, mode, window).await;
+    let mut result = match super::leader::place(env, &stream, pubs).await {
+        Ok(placed) => js_run(env, pubs, &subject, mode, window).await.map(|r| (r, placed)),
+        Err(e) => Err(e),
+    };
+    if let Ok((r, placed)) = &mut result {
+        super::leader::record(env, &stream, placed.take(), r).await;
+    }
     let left = if env.owns_assets() && !spec.keep {
         delete_assets(env).await
     } else {
         None
     };
-    let mut r = result?;
+    let (mut r, _) = result?;
     r.warnings.extend(left);
     r.label = match mode {
         PublishMode::Async => "JetStream asynchronous publisher",
@@ -82,7 +88,9 @@ pub(super) async fn js_existing(
             }
         }
     };
+    let placed = super::leader::place(env, &target.stream, pubs).await?;
     let mut r = js_run(env, pubs, &subject, mode, window).await?;
+    super::leader::record(env, &target.stream, placed, &mut r).await;
     r.label = match mode {
         PublishMode::Async => "JetStream asynchronous publisher",
         PublishMode::Sync => "JetStream synchronous publisher",
@@ -111,7 +119,7 @@ pub(super) async fn js_run(
     // otherwise be counted as a failure, or delay the start inside the measured window.
     for i in 0..pubs {
         if raw {
-            let t = env.conn.raw_target(env.worker(i)).expect("raw checked above");
+            let t = env.raw_target(env.worker(i)).expect("raw checked above");
             let mut c = raw_connect(&t, &format!("natsplan-bench-pub{i}")).await?;
             let inbox = ack_inbox(env, env.worker(i));
             c.out.extend_from_slice(format!("SUB {inbox}* 1\r\n").as_bytes());

@@ -21,13 +21,20 @@ pub(super) async fn kv(
     if env.owns_assets() {
         create_assets(env).await?;
     }
-    let result = kv_run(env, clients, &bucket, get).await;
+    let stream = format!("KV_{bucket}");
+    let mut result = match super::leader::place(env, &stream, clients).await {
+        Ok(placed) => kv_run(env, clients, &bucket, get).await.map(|r| (r, placed)),
+        Err(e) => Err(e),
+    };
+    if let Ok((r, placed)) = &mut result {
+        super::leader::record(env, &stream, placed.take(), r).await;
+    }
     let left = if env.owns_assets() && !env.spec.keep {
         delete_assets(env).await
     } else {
         None
     };
-    let mut r = result?;
+    let (mut r, _) = result?;
     r.warnings.extend(left);
     r.params.insert("replicas".into(), replicas.to_string());
     r.params.insert("bucket".into(), bucket);

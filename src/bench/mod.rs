@@ -17,6 +17,7 @@ pub mod export;
 mod js;
 mod js_raw;
 mod kv;
+mod leader;
 mod obj;
 mod ordered;
 mod ping;
@@ -51,6 +52,34 @@ pub enum PublishMode {
     Async,
     /// Wait for each ack before the next publish.
     Sync,
+}
+
+/// Where a JetStream run's workers connect relative to the leader of the stream they write to
+/// (`--leader`). On a 3-node loopback lab a publisher on the leader's own server measured 1.45x (R3) to
+/// 1.7x (R1) the rate of one connected elsewhere, so a run that leaves it to the URL order measures
+/// whichever the election gave (`bench::leader`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LeaderPlacement {
+    /// Workers round-robin over the servers given, wherever the leader is (as `nats bench`); the result
+    /// says how many landed on the leader's server.
+    #[default]
+    Any,
+    /// Workers connect only to servers that are not the leader's: the usual case for a client of an
+    /// N-server cluster ((N-1)/N of them), and what `calibrate` measures.
+    Remote,
+    /// Workers connect only to the leader's server.
+    Local,
+}
+
+impl LeaderPlacement {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LeaderPlacement::Any => "any",
+            LeaderPlacement::Remote => "remote",
+            LeaderPlacement::Local => "local",
+        }
+    }
 }
 
 /// Which client carries the core and JetStream publish/subscribe hot paths.
@@ -225,6 +254,8 @@ pub struct BenchSpec {
     pub client: ClientChoice,
     /// Draw progress bars on stderr (callers pass false when stderr is not a terminal).
     pub progress: bool,
+    /// Where JetStream publishers, KV putters and object clients connect relative to the stream leader.
+    pub leader: LeaderPlacement,
 }
 
 /// Why a run could not produce a result.

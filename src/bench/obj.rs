@@ -38,20 +38,27 @@ pub(super) async fn obj(
     let spec = &env.spec;
     let bucket = format!("natsplan-obj-{}", env.run_id);
     let _ = storage;
-    let res = if env.owns_assets() {
-        match create_assets(env).await {
-            Ok(()) => obj_run(env, op, clients, &bucket).await,
-            Err(e) => Err(e),
-        }
-    } else {
-        obj_run(env, op, clients, &bucket).await
+    let stream = format!("OBJ_{bucket}");
+    let created = match env.owns_assets() {
+        true => create_assets(env).await,
+        false => Ok(()),
     };
+    let mut res = match created {
+        Ok(()) => match super::leader::place(env, &stream, clients).await {
+            Ok(placed) => obj_run(env, op, clients, &bucket).await.map(|r| (r, placed)),
+            Err(e) => Err(e),
+        },
+        Err(e) => Err(e),
+    };
+    if let Ok((r, placed)) = &mut res {
+        super::leader::record(env, &stream, placed.take(), r).await;
+    }
     let left = if env.owns_assets() && !spec.keep {
         delete_assets(env).await
     } else {
         None
     };
-    let mut r = res?;
+    let (mut r, _) = res?;
     r.warnings.extend(left);
     r.params.insert("replicas".into(), replicas.to_string());
     r.params.insert("bucket".into(), bucket);

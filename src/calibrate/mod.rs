@@ -319,6 +319,12 @@ fn run_on(
     conditions.insert("storage".into(), v("file"));
     conditions.insert("sync".into(), v(sync_str(sync)));
     conditions.insert("chunk_size".into(), v("128KiB"));
+    if opts.conn.server_count() > 1 {
+        conditions.insert(
+            "leader".into(),
+            v("remote: publishers, KV putters and object clients connect to a server other than the stream leader's (bench --leader remote)"),
+        );
+    }
     conditions.insert(
         "raid_key".into(),
         v(format!(

@@ -254,6 +254,11 @@ pub struct Common {
     /// No progress bar even on a terminal.
     #[arg(long)]
     pub no_progress: bool,
+    /// js, kv, obj: connect the workers to servers other than the stream leader's (remote), to the
+    /// leader's own server (local), or round-robin over the servers given (any, the default; the result
+    /// says how many landed on the leader's server). See docs/bench.md.
+    #[arg(long, value_enum, value_name = "WHERE")]
+    pub leader: Option<bench::LeaderPlacement>,
     /// Run the workers on N `natsplan agent` processes (other client hosts) instead of here; the report
     /// merges their counts and histograms. An incomplete run (an agent lost) exits 1.
     #[arg(long, value_name = "N", value_parser = parse_agents)]
@@ -511,6 +516,35 @@ fn parse(cmd: BenchCmd) -> Result<Parsed, Failure> {
     })
 }
 
+/// `--leader` where it means something: runs that write to a stream (js, kv, obj), in one process.
+fn leader_placement(
+    w: &bench::Workload,
+    leader: Option<bench::LeaderPlacement>,
+    agents: bool,
+) -> Result<bench::LeaderPlacement, Failure> {
+    use bench::{LeaderPlacement, Workload};
+    let Some(l) = leader.filter(|&l| l != LeaderPlacement::Any) else {
+        return Ok(LeaderPlacement::Any);
+    };
+    if !matches!(
+        w,
+        Workload::Js { .. } | Workload::JsExisting { .. } | Workload::Kv { .. } | Workload::Obj { .. }
+    ) {
+        return Err(bad_input(anyhow::anyhow!(
+            "--leader {}: only js, kv and obj runs write to a stream leader; leave --leader out for `{}`",
+            l.as_str(),
+            w.name()
+        )));
+    }
+    if agents {
+        return Err(bad_input(anyhow::anyhow!(
+            "--leader {} with --agents: agents connect by worker index; run without --agents, or leave --leader out",
+            l.as_str()
+        )));
+    }
+    Ok(l)
+}
+
 pub fn run(g: &Global, a: BenchArgs) -> Result<Outcome, Failure> {
     let format = g.format.unwrap_or(Format::Table);
     if !matches!(format, Format::Table | Format::Json) {
@@ -519,6 +553,7 @@ pub fn run(g: &Global, a: BenchArgs) -> Result<Outcome, Failure> {
     let p = parse(*a.what)?;
     let common = p.common;
     let conn = ConnSpec::resolve(&common.conn).map_err(bad_input)?;
+    let leader = leader_placement(&p.workload, common.leader, common.agents.is_some())?;
     let spec = BenchSpec {
         workload: p.workload,
         msgs: p.msgs,
@@ -532,6 +567,7 @@ pub fn run(g: &Global, a: BenchArgs) -> Result<Outcome, Failure> {
         client: p.client,
         sub_buffer: p.core.sub_buffer,
         progress: !common.no_progress && std::io::stderr().is_terminal(),
+        leader,
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -161,6 +161,14 @@ pub struct LeaderClass {
     pub kv_round_trip_bytes: f64,
     /// Contention (USL σ) between synchronous publishers, from sync rows at two publisher counts or more.
     pub sync_contention: Option<f64>,
+    /// The same between KV putters, from KV rows at two client counts or more. Not the publishers' σ: on
+    /// the loopback lab four raw-path sync publishers gave 2.5× one (σ ≈ 0.2) while two async-nats KV
+    /// putters gave 0.9–1.5× one (three 8-minute held-out runs, 2026-12-02).
+    pub kv_contention: Option<f64>,
+    /// True when the file says its publishers connected to servers other than the stream leader's
+    /// (`conditions.leader: remote…`, what `calibrate` writes since `bench --leader`): its predictions are
+    /// for that case, and say so.
+    pub leader_remote: bool,
     pub probe: Option<StoreProbe>,
     /// Root-mean-square of log(predicted ÷ measured) over the rows the law was fitted to, and how many.
     pub rms_log: f64,
@@ -387,7 +395,13 @@ pub fn fit_classes(set: &CalibrationSet, catalog: &Catalog) -> Vec<LeaderClass> 
             sync_round_trip_s: rtt.into_iter().map(|(k, v)| (k, median(v))).collect(),
             kv_round_trip_s: kv.0,
             kv_round_trip_bytes: kv.1,
+            kv_contention: kv.2,
             sync_contention,
+            leader_remote: f
+                .conditions
+                .get("leader")
+                .and_then(serde_yaml::Value::as_str)
+                .is_some_and(|v| v.starts_with("remote")),
             probe,
             rms_log: rms,
             rows: pts.len(),
@@ -400,7 +414,7 @@ pub fn fit_classes(set: &CalibrationSet, catalog: &Catalog) -> Vec<LeaderClass> 
 /// at that count (clients ÷ puts per second), and the rows' median value size. Rows measured under
 /// `always` are left out: their time holds the fsync, which the prediction adds from the probe or the
 /// volume (they would pay it twice).
-fn kv_round_trips(f: &CalibrationFile) -> (Vec<(u8, f64)>, f64) {
+fn kv_round_trips(f: &CalibrationFile) -> (Vec<(u8, f64)>, f64, Option<f64>) {
     let rows: Vec<(u8, f64, f64)> = f
         .series
         .iter()
@@ -432,7 +446,21 @@ fn kv_round_trips(f: &CalibrationFile) -> (Vec<(u8, f64)>, f64) {
         let v: Vec<f64> = rows.iter().filter(|r| r.0 == k && r.1 == fewest).map(|r| r.2).collect();
         out.push((k, median(v)));
     }
-    (out, bytes)
+    // σ between putters: rows with more clients than the fewest at the same replicas, against that round
+    // trip (rate = C ÷ (τ·(1 + σ·(C − 1))), as `sync_sigma`).
+    let sig: Vec<f64> = rows
+        .iter()
+        .filter_map(|&(k, clients, t)| {
+            let &(_, tau) = out.iter().find(|(r, _)| *r == k)?;
+            let fewest = rows
+                .iter()
+                .filter(|r| r.0 == k)
+                .map(|r| r.1)
+                .fold(f64::INFINITY, f64::min);
+            (clients > fewest && tau > 0.0).then(|| ((t / tau - 1.0) / (clients - 1.0)).clamp(0.0, 1.0))
+        })
+        .collect();
+    (out, bytes, (!sig.is_empty()).then(|| median(sig)))
 }
 
 /// σ between synchronous publishers: rows with more publishers than the fewest, at the same replicas,

@@ -34,6 +34,7 @@ fn bench_spec(r: &RowSpec, monitors: &[String], keep: bool) -> BenchSpec {
         sub_buffer: None,
         client: bench::ClientChoice::Auto,
         progress: false,
+        leader: crate::bench::LeaderPlacement::Any,
     }
 }
 

@@ -234,3 +234,35 @@ fn predict_batch_and_window_are_one_flag() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--batch"));
 }
+
+#[test]
+fn leader_is_refused_where_no_stream_leader_is_written_to_and_with_agents() {
+    let run = |args: &[&str]| {
+        let out = Command::cargo_bin("natsplan")
+            .unwrap()
+            .env_remove("NATS_URL")
+            .args(["bench"])
+            .args(args)
+            .args(["--server", "nats://127.0.0.1:1", "--no-progress"])
+            .output()
+            .unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stderr).to_string())
+    };
+    let (code, err) = run(&["core", "--leader", "remote"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("only js, kv and obj runs") && err.contains("`core`"),
+        "{err}"
+    );
+    let (code, err) = run(&["js", "--leader", "local", "--agents", "2"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--leader local with --agents"), "{err}");
+    // `any` is every run's default: accepted everywhere (here it fails later, on the dead server: exit 3).
+    let (code, err) = run(&["core", "--leader", "any", "--msgs", "1"]);
+    assert_eq!(code, Some(3), "{err}");
+    assert!(matches!(
+        bench(&["obj", "get", "--leader", "remote"]).unwrap(),
+        BenchCmd::Obj { .. }
+    ));
+    assert!(bench(&["js", "--leader", "elsewhere"]).is_err());
+}

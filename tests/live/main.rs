@@ -10,6 +10,7 @@ mod agents_live;
 mod auth_live;
 mod bench_consumers_live;
 mod bench_integrity_live;
+mod bench_leader_live;
 mod bench_live;
 mod bench_ordered_live;
 mod calibrate_live;

@@ -3,6 +3,8 @@
 //! and the shapes `scripts/calibration-holdout` measured right after it with the bench, none of which is in
 //! calibrate's plan. Each shape is predicted from its run's file alone, for the file's own host, and judged
 //! on the median of its measured passes (error = measured ÷ predicted − 1, as the script prints it).
+//! tests/data/holdout-8m-remote.yaml holds the runs measured since with `bench --leader remote`
+//! (`remote_leader_runs_predict_their_held_out_shapes`).
 
 use crate::stats::median;
 use natsplan::catalog::Catalog;
@@ -38,7 +40,11 @@ struct HeldOut {
 }
 
 fn fixture() -> Fixture {
-    serde_yaml::from_str(&std::fs::read_to_string("tests/data/holdout-8m-kv.yaml").unwrap()).unwrap()
+    fixture_at("tests/data/holdout-8m-kv.yaml")
+}
+
+fn fixture_at(path: &str) -> Fixture {
+    serde_yaml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 fn kind(k: &str) -> Kind {
@@ -196,4 +202,94 @@ fn kv_r3_is_priced_from_the_files_replicated_kv_rows() {
             p.ops_per_s
         );
     }
+}
+
+/// The runs measured with `bench --leader remote` (tests/data/holdout-8m-remote.yaml, four 8-minute
+/// calibrations, 28 held-out shape runs). What holds on this shared 2-core VM: every run's median |error| is
+/// within 15 % (recorded 5.7, 13.3, 13.6 and 9.4 %) and the median over all 28 within 10 % (9.6 %). What
+/// does not: issue 14's worst ≤ 25 % per run (recorded 26.3, 36.6, 34.3 and 52.6 %): calibrate's own
+/// repeats of one point spread 30-50 % within a run (run 5's R1 publish point read 66-94 k msgs/s, its held-
+/// out R1 shape 78-114 k), so any one shape can miss by that much. Not asserted, reported.
+#[test]
+fn remote_leader_runs_predict_their_held_out_shapes() {
+    let f = fixture_at("tests/data/holdout-8m-remote.yaml");
+    let mut all = Vec::new();
+    for run in &f.runs {
+        let e = errors(run);
+        for (s, (name, p, ..)) in run.shapes.iter().zip(&e) {
+            assert!(
+                (p / s.predicted_then - 1.0).abs() <= 0.02,
+                "{} {name}: predicted {p:.0}, recorded {:.0}",
+                run.model,
+                s.predicted_then
+            );
+        }
+        let abs: Vec<f64> = e.iter().map(|x| x.3.abs()).collect();
+        let med = median(abs.clone());
+        assert!(med <= 0.15, "{}: median |error| {:.1} %", run.model, med * 100.0);
+        all.extend(abs);
+    }
+    assert_eq!(all.len(), 28);
+    let pooled = median(all);
+    assert!(pooled <= 0.10, "median |error| over every run {:.1} %", pooled * 100.0);
+}
+
+/// KV putters contend as the file's own KV rows at more clients say (calibrate's four-client point): four
+/// clients at the rows' size are predicted at those rows' median, whatever the sync publishers' σ. The
+/// mechanism read back, not accuracy (above).
+#[test]
+fn kv_putters_take_the_kv_rows_contention_not_the_publishers() {
+    let f = fixture_at("tests/data/holdout-8m-remote.yaml");
+    let mut checked = 0;
+    for run in &f.runs {
+        let cal = Calibration::with_file(Path::new(&run.calibration)).unwrap();
+        let class = cal
+            .terms
+            .leaders
+            .iter()
+            .find(|c| c.host.server_model == run.model)
+            .unwrap();
+        let file = natsplan::perf::calibration::CalibrationSet::from_path(Path::new(&run.calibration)).unwrap();
+        let rows: Vec<f64> = file
+            .rows()
+            .filter(|r| r.kind == "kv" && r.replicas == Some(3) && r.workers == Some(4))
+            .filter_map(|r| r.values.get("ops_per_s").copied())
+            .collect();
+        if rows.is_empty() {
+            assert!(class.kv_contention.is_none(), "{}", run.model);
+            continue;
+        }
+        let (kv, js) = (class.kv_contention.unwrap(), class.sync_contention.unwrap());
+        assert!(
+            (kv - js).abs() > 0.05,
+            "{}: KV σ {kv:.2}, publishers' σ {js:.2}",
+            run.model
+        );
+        let cat = Catalog::builtin();
+        let sh = Shape {
+            kind: Kind::Kv,
+            servers: 3,
+            replicas: 3,
+            sync: Sync::Delayed,
+            size_bytes: 512,
+            workers: 4,
+            subscribers: 0,
+            consumers: 0,
+            consumers_spread: true,
+            volume: VolumeSpec::seed000(&cat, Raid::Raid1, 1),
+            server: class.server_model(),
+            rate: None,
+            batch: 1,
+            nats_version: None,
+        };
+        let p = predict_shape(&cal.terms, &cat, &sh).ops_per_s;
+        let m = median(rows);
+        assert!(
+            (p / m - 1.0).abs() < 0.02,
+            "{}: predicted {p:.0}, rows' median {m:.0}",
+            run.model
+        );
+        checked += 1;
+    }
+    assert_eq!(checked, 2, "runs 4 and 5 measured four KV clients");
 }

@@ -237,9 +237,15 @@ fn js(c: &mut Ctx) -> Law {
         publish: Publish {
             publishers: c.w,
             window,
-            // Synchronous clients contend for the host: the class's own σ when its sync rows vary the
-            // publishers, else the object fit's σ between concurrent clients (what the old model used).
-            contention: class.sync_contention.filter(|_| own_host).unwrap_or(o.sigma),
+            // Synchronous clients contend for the host: the class's own σ when its rows vary the clients
+            // (KV rows for KV putters, sync-publish rows for publishers), else the object fit's σ between
+            // concurrent clients (what the old model used).
+            contention: match sh.kind {
+                Kind::Kv => class.kv_contention,
+                _ => class.sync_contention,
+            }
+            .filter(|_| own_host)
+            .unwrap_or(o.sigma),
         },
         fsync_s,
         commit_s: probe.and_then(|p| p.commit_s),
@@ -291,6 +297,14 @@ fn js(c: &mut Ctx) -> Law {
     }
     if let Some(p) = probe {
         c.sources.push(format!("{} (store probe)", p.source));
+    }
+    if class.leader_remote {
+        c.notes.push(format!(
+            "priced for clients connected to a server other than the stream leader's, as {} measured \
+             (bench --leader remote); on the loopback lab a publisher on the leader's own server measured \
+             1.45x (R3) to 1.7x (R1) more",
+            class.id
+        ));
     }
     if c.always && r > 1 {
         c.sources.push(class.always_write_source.clone());
