@@ -173,7 +173,8 @@ impl<'a> Model<'a> {
         }
         // The first non-consumer asset of each name (a map: a linear search per consumer was quadratic).
         // Only a workload with consumers needs it (100,000 names hashed for nothing cost more than the rest).
-        let mut first: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+        // FxHash: looked up only (see `crate::fxhash`).
+        let mut first: crate::fxhash::FxHashMap<&str, usize> = Default::default();
         if layout.assets.iter().any(|a| a.kind == AssetKind::Consumer) {
             for (i, a) in layout.assets.iter().enumerate() {
                 if a.kind != AssetKind::Consumer {
