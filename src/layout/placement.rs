@@ -155,18 +155,14 @@ fn spread_sets(site: &Site, servers: &[ServerIdx], r: usize) -> Vec<Vec<ServerId
     out
 }
 
-/// An f64 ordered by `total_cmp`, for keys of ordered sets.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Total(f64);
-impl Eq for Total {}
-impl PartialOrd for Total {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Total {
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        self.0.total_cmp(&o.0)
+/// An f64 as a u64 in `total_cmp` order (the sign-magnitude bits made monotonic), so keys compare as
+/// integers: the same order, cheaper comparisons in the ordered sets below.
+fn total_bits(x: f64) -> u64 {
+    let b = x.to_bits();
+    if b >> 63 == 1 {
+        !b
+    } else {
+        b | (1 << 63)
     }
 }
 
@@ -174,16 +170,26 @@ impl Ord for Total {
 /// one asset costs O(R log N) instead of a sort of every server (100,000 assets × 150 servers × 39
 /// layouts was most of design's time). Two orders, as `selectPeerGroup` uses them: for R1, most available
 /// storage, then fewest streams, then name; for R > 1 fewest HA assets first, then the same.
+///
+/// Each order is brought up to date only when an asset walks it (`order`): a workload of R3 and R5
+/// assets never walks the R1 order, and pinned assets walk neither; the servers changed since the last
+/// walk are re-keyed then, so a walk sees exactly the order kept at every change (issue 18: these sets
+/// were the largest single cost of `design` on 100,000 assets).
 struct Preference {
     r1: BTreeSet<R1Key>,
     ha: BTreeSet<HaKey>,
+    /// The keys each server has in `r1` and `ha`.
+    key: Vec<(R1Key, HaKey)>,
+    /// Servers whose loads changed since each order was last brought up to date (R1, HA).
+    stale: [Vec<usize>; 2],
+    is_stale: [Vec<bool>; 2],
 }
 
-/// (available storage, descending; streams; name rank; position in `servers`). The rank is unique, so
-/// the position never decides the order: it only says which server the key is.
-type R1Key = (std::cmp::Reverse<Total>, usize, usize, usize);
+/// (available storage, descending, as `!total_bits`; streams; name rank; position in `servers`). The
+/// rank is unique, so the position never decides the order: it only says which server the key is.
+type R1Key = (u64, usize, usize, usize);
 /// (HA assets; then as `R1Key`).
-type HaKey = (usize, std::cmp::Reverse<Total>, usize, usize, usize);
+type HaKey = (usize, u64, usize, usize, usize);
 
 /// Loads the emulated meta leader tracks per JetStream server (indexed like `servers`).
 struct Loads<'a> {
@@ -198,21 +204,49 @@ struct Loads<'a> {
 
 impl Loads<'_> {
     fn keys(&self, i: usize) -> (R1Key, HaKey) {
-        let avail = std::cmp::Reverse(Total(self.stores[i] - self.reserved[i]));
+        let avail = !total_bits(self.stores[i] - self.reserved[i]);
         let (st, rk) = (self.streams_on[i], self.rank[i]);
         ((avail, st, rk, i), (self.ha[i], avail, st, rk, i))
     }
-    /// Change server i's loads, keeping the preference orders in step.
+    /// Change server i's loads (the orders are re-keyed for it when next walked).
     fn add(&mut self, i: usize, bytes: f64, streams: usize, ha: usize) {
-        let (k1, k2) = self.keys(i);
-        self.pref.r1.remove(&k1);
-        self.pref.ha.remove(&k2);
         self.reserved[i] += bytes;
         self.streams_on[i] += streams;
         self.ha[i] += ha;
-        let (k1, k2) = self.keys(i);
-        self.pref.r1.insert(k1);
-        self.pref.ha.insert(k2);
+        for o in 0..2 {
+            if !self.pref.is_stale[o][i] {
+                self.pref.is_stale[o][i] = true;
+                self.pref.stale[o].push(i);
+            }
+        }
+    }
+    /// Bring order `o` (0: R1, 1: HA) up to date.
+    fn refresh(&mut self, o: usize) {
+        for i in std::mem::take(&mut self.pref.stale[o]) {
+            self.pref.is_stale[o][i] = false;
+            let (k1, k2) = self.keys(i);
+            let old = &mut self.pref.key[i];
+            if o == 0 && k1 != old.0 {
+                self.pref.r1.remove(&old.0);
+                self.pref.r1.insert(k1);
+                old.0 = k1;
+            }
+            if o == 1 && k2 != old.1 {
+                self.pref.ha.remove(&old.1);
+                self.pref.ha.insert(k2);
+                old.1 = k2;
+            }
+        }
+    }
+    /// The R1 order, up to date.
+    fn r1_order(&mut self) -> &BTreeSet<R1Key> {
+        self.refresh(0);
+        &self.pref.r1
+    }
+    /// The HA order, up to date.
+    fn ha_order(&mut self) -> &BTreeSet<HaKey> {
+        self.refresh(1);
+        &self.pref.ha
     }
 }
 
@@ -247,12 +281,16 @@ pub fn emulate(
         pref: Preference {
             r1: BTreeSet::new(),
             ha: BTreeSet::new(),
+            key: Vec::with_capacity(servers.len()),
+            stale: [Vec::new(), Vec::new()],
+            is_stale: [vec![false; servers.len()], vec![false; servers.len()]],
         },
     };
     for i in 0..servers.len() {
         let (k1, k2) = loads.keys(i);
         loads.pref.r1.insert(k1);
         loads.pref.ha.insert(k2);
+        loads.pref.key.push((k1, k2));
     }
     let mut elig = Eligibility::new(rule, servers);
     // The last stream (or other non-consumer asset) of each name, for the consumers that follow it.
@@ -299,13 +337,13 @@ pub fn emulate(
                 chosen.len() == r
             };
             if r > 1 {
-                for &(_, _, _, _, i) in &loads.pref.ha {
+                for &(_, _, _, _, i) in loads.ha_order() {
                     if take(i) {
                         break;
                     }
                 }
             } else {
-                for &(_, _, _, i) in &loads.pref.r1 {
+                for &(_, _, _, i) in loads.r1_order() {
                     if take(i) {
                         break;
                     }
@@ -479,6 +517,28 @@ mod tests {
             out.push(chosen);
         }
         out
+    }
+
+    #[test]
+    fn total_bits_order_as_total_cmp() {
+        let xs = [
+            f64::NEG_INFINITY,
+            -3.5e12,
+            -1.0,
+            -f64::MIN_POSITIVE,
+            -0.0,
+            0.0,
+            f64::MIN_POSITIVE,
+            1.0,
+            2.0e12,
+            f64::INFINITY,
+            f64::NAN,
+        ];
+        for a in xs {
+            for b in xs {
+                assert_eq!(total_bits(a).cmp(&total_bits(b)), a.total_cmp(&b), "{a} {b}");
+            }
+        }
     }
 
     #[test]
