@@ -208,12 +208,16 @@ struct Demand {
 }
 
 fn demands(specs: &crate::survival::lookup::Specs, asset_name: &str, kind: AssetKind) -> Vec<Demand> {
-    let bare = |n: &str| n.trim_start_matches("KV_").trim_start_matches("OBJ_").to_string();
-    let want = bare(asset_name);
+    let want = asset_name.trim_start_matches("KV_").trim_start_matches("OBJ_");
+    // The name as given and without its prefix, borrowed; one lookup when they are the same name (the
+    // earlier of a lookup and itself is that lookup).
     let mut out = Vec::new();
     match kind {
         AssetKind::Stream => {
-            if let Some(s) = first_of(specs.stream_at(asset_name), specs.stream_at(&want)) {
+            if let Some(s) = first_of(
+                specs.stream_at(asset_name),
+                (want != asset_name).then(|| specs.stream_at(want)).flatten(),
+            ) {
                 out.push(Demand {
                     name: s.name.clone(),
                     kind: Kind::Js,
@@ -225,7 +229,10 @@ fn demands(specs: &crate::survival::lookup::Specs, asset_name: &str, kind: Asset
             }
         }
         AssetKind::Kv => {
-            if let Some(s) = first_of(specs.kv_at(asset_name), specs.kv_at(&want)) {
+            if let Some(s) = first_of(
+                specs.kv_at(asset_name),
+                (want != asset_name).then(|| specs.kv_at(want)).flatten(),
+            ) {
                 out.push(Demand {
                     name: s.name.clone(),
                     kind: Kind::Kv,
@@ -237,7 +244,10 @@ fn demands(specs: &crate::survival::lookup::Specs, asset_name: &str, kind: Asset
             }
         }
         AssetKind::ObjectStore => {
-            if let Some(s) = first_of(specs.object_store_at(asset_name), specs.object_store_at(&want)) {
+            if let Some(s) = first_of(
+                specs.object_store_at(asset_name),
+                (want != asset_name).then(|| specs.object_store_at(want)).flatten(),
+            ) {
                 let chunks = s.object_size_bytes.div_ceil(model::CHUNK_BYTES).max(1);
                 let stored = s.object_size_bytes as f64 + (chunks + 1) as f64 * 100.0 + 256.0;
                 out.push(Demand {
