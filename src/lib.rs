@@ -11,6 +11,7 @@ pub mod cli;
 pub mod clock;
 pub mod commands;
 pub mod error;
+pub mod fxhash;
 pub mod import;
 pub mod input;
 pub mod jsonsplice;

@@ -33,12 +33,14 @@ pub fn assets(site: &Site, r: u8) -> Vec<Asset> {
     };
     // Canonical order (by name within each kind), so the emulated placement — and so capacity and
     // ranking — does not depend on the order of the site file. emit lists the streams in this order.
+    // `sort_by_cached_key`: one lower-case copy per name, not two per comparison (100,000 names); it is
+    // stable as `sort_by_key` is, so the order is the same.
     let mut streams: Vec<_> = site.workload.streams.iter().collect();
-    streams.sort_by_key(|s| s.name.to_ascii_lowercase());
+    streams.sort_by_cached_key(|s| s.name.to_ascii_lowercase());
     let mut kvs: Vec<_> = site.workload.kv.iter().collect();
-    kvs.sort_by_key(|k| k.name.to_ascii_lowercase());
+    kvs.sort_by_cached_key(|k| k.name.to_ascii_lowercase());
     let mut objs: Vec<_> = site.workload.object_stores.iter().collect();
-    objs.sort_by_key(|o| o.name.to_ascii_lowercase());
+    objs.sort_by_cached_key(|o| o.name.to_ascii_lowercase());
     for s in streams {
         let rr = s.replicas.unwrap_or(r);
         push(&s.name, AssetKind::Stream, rr, sizing::stream_bytes(site, s, rr), None);
@@ -153,18 +155,14 @@ fn spread_sets(site: &Site, servers: &[ServerIdx], r: usize) -> Vec<Vec<ServerId
     out
 }
 
-/// An f64 ordered by `total_cmp`, for keys of ordered sets.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Total(f64);
-impl Eq for Total {}
-impl PartialOrd for Total {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Total {
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        self.0.total_cmp(&o.0)
+/// An f64 as a u64 in `total_cmp` order (the sign-magnitude bits made monotonic), so keys compare as
+/// integers: the same order, cheaper comparisons in the ordered sets below.
+fn total_bits(x: f64) -> u64 {
+    let b = x.to_bits();
+    if b >> 63 == 1 {
+        !b
+    } else {
+        b | (1 << 63)
     }
 }
 
@@ -172,16 +170,26 @@ impl Ord for Total {
 /// one asset costs O(R log N) instead of a sort of every server (100,000 assets × 150 servers × 39
 /// layouts was most of design's time). Two orders, as `selectPeerGroup` uses them: for R1, most available
 /// storage, then fewest streams, then name; for R > 1 fewest HA assets first, then the same.
+///
+/// Each order is brought up to date only when an asset walks it (`order`): a workload of R3 and R5
+/// assets never walks the R1 order, and pinned assets walk neither; the servers changed since the last
+/// walk are re-keyed then, so a walk sees exactly the order kept at every change (issue 18: these sets
+/// were the largest single cost of `design` on 100,000 assets).
 struct Preference {
     r1: BTreeSet<R1Key>,
     ha: BTreeSet<HaKey>,
+    /// The keys each server has in `r1` and `ha`.
+    key: Vec<(R1Key, HaKey)>,
+    /// Servers whose loads changed since each order was last brought up to date (R1, HA).
+    stale: [Vec<usize>; 2],
+    is_stale: [Vec<bool>; 2],
 }
 
-/// (available storage, descending; streams; name rank; position in `servers`). The rank is unique, so
-/// the position never decides the order: it only says which server the key is.
-type R1Key = (std::cmp::Reverse<Total>, usize, usize, usize);
+/// (available storage, descending, as `!total_bits`; streams; name rank; position in `servers`). The
+/// rank is unique, so the position never decides the order: it only says which server the key is.
+type R1Key = (u64, usize, usize, usize);
 /// (HA assets; then as `R1Key`).
-type HaKey = (usize, std::cmp::Reverse<Total>, usize, usize, usize);
+type HaKey = (usize, u64, usize, usize, usize);
 
 /// Loads the emulated meta leader tracks per JetStream server (indexed like `servers`).
 struct Loads<'a> {
@@ -196,21 +204,49 @@ struct Loads<'a> {
 
 impl Loads<'_> {
     fn keys(&self, i: usize) -> (R1Key, HaKey) {
-        let avail = std::cmp::Reverse(Total(self.stores[i] - self.reserved[i]));
+        let avail = !total_bits(self.stores[i] - self.reserved[i]);
         let (st, rk) = (self.streams_on[i], self.rank[i]);
         ((avail, st, rk, i), (self.ha[i], avail, st, rk, i))
     }
-    /// Change server i's loads, keeping the preference orders in step.
+    /// Change server i's loads (the orders are re-keyed for it when next walked).
     fn add(&mut self, i: usize, bytes: f64, streams: usize, ha: usize) {
-        let (k1, k2) = self.keys(i);
-        self.pref.r1.remove(&k1);
-        self.pref.ha.remove(&k2);
         self.reserved[i] += bytes;
         self.streams_on[i] += streams;
         self.ha[i] += ha;
-        let (k1, k2) = self.keys(i);
-        self.pref.r1.insert(k1);
-        self.pref.ha.insert(k2);
+        for o in 0..2 {
+            if !self.pref.is_stale[o][i] {
+                self.pref.is_stale[o][i] = true;
+                self.pref.stale[o].push(i);
+            }
+        }
+    }
+    /// Bring order `o` (0: R1, 1: HA) up to date.
+    fn refresh(&mut self, o: usize) {
+        for i in std::mem::take(&mut self.pref.stale[o]) {
+            self.pref.is_stale[o][i] = false;
+            let (k1, k2) = self.keys(i);
+            let old = &mut self.pref.key[i];
+            if o == 0 && k1 != old.0 {
+                self.pref.r1.remove(&old.0);
+                self.pref.r1.insert(k1);
+                old.0 = k1;
+            }
+            if o == 1 && k2 != old.1 {
+                self.pref.ha.remove(&old.1);
+                self.pref.ha.insert(k2);
+                old.1 = k2;
+            }
+        }
+    }
+    /// The R1 order, up to date.
+    fn r1_order(&mut self) -> &BTreeSet<R1Key> {
+        self.refresh(0);
+        &self.pref.r1
+    }
+    /// The HA order, up to date.
+    fn ha_order(&mut self) -> &BTreeSet<HaKey> {
+        self.refresh(1);
+        &self.pref.ha
     }
 }
 
@@ -245,17 +281,20 @@ pub fn emulate(
         pref: Preference {
             r1: BTreeSet::new(),
             ha: BTreeSet::new(),
+            key: Vec::with_capacity(servers.len()),
+            stale: [Vec::new(), Vec::new()],
+            is_stale: [vec![false; servers.len()], vec![false; servers.len()]],
         },
     };
     for i in 0..servers.len() {
         let (k1, k2) = loads.keys(i);
         loads.pref.r1.insert(k1);
         loads.pref.ha.insert(k2);
+        loads.pref.key.push((k1, k2));
     }
     let mut elig = Eligibility::new(rule, servers);
     // The last stream (or other non-consumer asset) of each name, for the consumers that follow it.
-    let mut parent_of: HashMap<String, usize> = HashMap::new();
-    let with_consumers = assets.iter().any(|a| a.kind == AssetKind::Consumer);
+    let mut parent_of = ParentOf::default();
     let racks_available = distinct_racks(site, servers);
 
     for ai in 0..assets.len() {
@@ -264,23 +303,21 @@ pub fn emulate(
         if a.kind == AssetKind::Consumer {
             // A durable consumer lives on its stream's peers (same replica count here).
             let parent = a.parent.as_deref().unwrap_or_default();
-            if let Some(p) = parent_of.get(parent).map(|&j| &done[j]) {
+            if let Some(p) = parent_of.get(done, parent).map(|j| &done[j]) {
                 a.candidates = p.candidates.clone();
                 a.unique_rack = p.unique_rack;
                 a.set = p.set.clone();
                 a.expected = p.expected.clone();
             }
             if a.replicas > 1 {
-                for s in a.expected.clone() {
+                for &s in &a.expected {
                     loads.add(idx[s], 0.0, 0, 1);
                 }
             }
             continue;
         }
         elig.assign(a);
-        if with_consumers {
-            parent_of.insert(a.name.clone(), ai);
-        }
+        parent_of.last = Some(ai);
         let r = a.replicas as usize;
         if a.candidates.len() < r || (a.unique_rack && racks_available < r) {
             problems.push(no_peers(a, racks_available));
@@ -300,13 +337,13 @@ pub fn emulate(
                 chosen.len() == r
             };
             if r > 1 {
-                for &(_, _, _, _, i) in &loads.pref.ha {
+                for &(_, _, _, _, i) in loads.ha_order() {
                     if take(i) {
                         break;
                     }
                 }
             } else {
-                for &(_, _, _, i) in &loads.pref.r1 {
+                for &(_, _, _, i) in loads.r1_order() {
                     if take(i) {
                         break;
                     }
@@ -335,6 +372,35 @@ pub fn emulate(
         a.expected = chosen;
     }
     (assets, problems)
+}
+
+/// The last non-consumer asset of each name among those placed so far, for consumers. A consumer comes
+/// right after its stream (`assets` lists them so), so the last non-consumer asset is its parent when
+/// the names agree; otherwise (assets in another order) a map of every earlier non-consumer asset is
+/// brought up to date and asked. The same answer as a map filled at every asset, without 100,000 names
+/// copied and hashed per emulation.
+#[derive(Default)]
+struct ParentOf {
+    /// The last non-consumer asset so far.
+    last: Option<usize>,
+    /// Last index per name of the non-consumer assets before `upto`.
+    map: HashMap<String, usize>,
+    upto: usize,
+}
+
+impl ParentOf {
+    fn get(&mut self, done: &[Asset], parent: &str) -> Option<usize> {
+        if let Some(j) = self.last.filter(|&j| done[j].name == parent) {
+            return Some(j);
+        }
+        for (j, a) in done.iter().enumerate().skip(self.upto) {
+            if a.kind != AssetKind::Consumer {
+                self.map.insert(a.name.clone(), j);
+            }
+        }
+        self.upto = done.len();
+        self.map.get(parent).copied()
+    }
 }
 
 /// The servers an asset may go on under the placement rule; a pinned asset takes the least-loaded set
@@ -451,6 +517,28 @@ mod tests {
             out.push(chosen);
         }
         out
+    }
+
+    #[test]
+    fn total_bits_order_as_total_cmp() {
+        let xs = [
+            f64::NEG_INFINITY,
+            -3.5e12,
+            -1.0,
+            -f64::MIN_POSITIVE,
+            -0.0,
+            0.0,
+            f64::MIN_POSITIVE,
+            1.0,
+            2.0e12,
+            f64::INFINITY,
+            f64::NAN,
+        ];
+        for a in xs {
+            for b in xs {
+                assert_eq!(total_bits(a).cmp(&total_bits(b)), a.total_cmp(&b), "{a} {b}");
+            }
+        }
     }
 
     #[test]

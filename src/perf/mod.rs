@@ -208,12 +208,16 @@ struct Demand {
 }
 
 fn demands(specs: &crate::survival::lookup::Specs, asset_name: &str, kind: AssetKind) -> Vec<Demand> {
-    let bare = |n: &str| n.trim_start_matches("KV_").trim_start_matches("OBJ_").to_string();
-    let want = bare(asset_name);
+    let want = asset_name.trim_start_matches("KV_").trim_start_matches("OBJ_");
+    // The name as given and without its prefix, borrowed; one lookup when they are the same name (the
+    // earlier of a lookup and itself is that lookup).
     let mut out = Vec::new();
     match kind {
         AssetKind::Stream => {
-            if let Some(s) = first_of(specs.stream_at(asset_name), specs.stream_at(&want)) {
+            if let Some(s) = first_of(
+                specs.stream_at(asset_name),
+                (want != asset_name).then(|| specs.stream_at(want)).flatten(),
+            ) {
                 out.push(Demand {
                     name: s.name.clone(),
                     kind: Kind::Js,
@@ -225,7 +229,10 @@ fn demands(specs: &crate::survival::lookup::Specs, asset_name: &str, kind: Asset
             }
         }
         AssetKind::Kv => {
-            if let Some(s) = first_of(specs.kv_at(asset_name), specs.kv_at(&want)) {
+            if let Some(s) = first_of(
+                specs.kv_at(asset_name),
+                (want != asset_name).then(|| specs.kv_at(want)).flatten(),
+            ) {
                 out.push(Demand {
                     name: s.name.clone(),
                     kind: Kind::Kv,
@@ -237,7 +244,10 @@ fn demands(specs: &crate::survival::lookup::Specs, asset_name: &str, kind: Asset
             }
         }
         AssetKind::ObjectStore => {
-            if let Some(s) = first_of(specs.object_store_at(asset_name), specs.object_store_at(&want)) {
+            if let Some(s) = first_of(
+                specs.object_store_at(asset_name),
+                (want != asset_name).then(|| specs.object_store_at(want)).flatten(),
+            ) {
                 let chunks = s.object_size_bytes.div_ceil(model::CHUNK_BYTES).max(1);
                 let stored = s.object_size_bytes as f64 + (chunks + 1) as f64 * 100.0 + 256.0;
                 out.push(Demand {
@@ -405,8 +415,23 @@ struct PriceKey {
     rate_bits: u64,
     consumers: u32,
     replicas: u8,
-    /// The site's publish mode for this name, when it gives one (`Debug`: the spec has floats).
+    /// The site's publish mode for this name, when it gives one (publishers, sync, window).
+    publish: Option<(Option<u32>, Option<bool>, Option<u32>)>,
+}
+
+/// What a priced demand gives every asset of its `PriceKey`: the prediction's fields an
+/// `AssetPrediction` copies, with the publish mode described and the reach advice (kept apart from the
+/// `Prediction` so a hit clones these few strings, not the whole prediction with its notes).
+struct Priced {
+    ops_per_s: f64,
+    bottleneck: String,
+    band: Band,
+    source: String,
+    scaled: bool,
+    calibration: String,
+    extrapolation_distance: f64,
     publish: Option<String>,
+    reach: Option<String>,
 }
 
 /// Lookups and the price memo for one layout's assets.
@@ -416,9 +441,10 @@ struct Pricer<'a> {
     specs: crate::survival::lookup::Specs<'a>,
     /// Position in `layout.servers` of each site server (usize::MAX when not a JetStream server).
     slot: Vec<usize>,
-    memo: std::collections::HashMap<PriceKey, (model::Prediction, Option<String>)>,
+    /// FxHash (`crate::fxhash`): one lookup per asset, nothing iterated.
+    memo: crate::fxhash::FxHashMap<PriceKey, Priced>,
     /// Each server's volume write latency (s), once looked up (`pace_server`).
-    latency: std::collections::HashMap<ServerIdx, f64>,
+    latency: crate::fxhash::FxHashMap<ServerIdx, f64>,
 }
 
 /// The server whose volume paces an asset's writes: a write commits once the leader has stored it and
@@ -470,8 +496,8 @@ impl<'a> Pricer<'a> {
             layout,
             specs: crate::survival::lookup::Specs::new(site),
             slot,
-            memo: std::collections::HashMap::new(),
-            latency: std::collections::HashMap::new(),
+            memo: Default::default(),
+            latency: Default::default(),
         }
     }
 }
@@ -507,8 +533,6 @@ fn price_asset(
     let pace = pace_server(pricer, catalog, terms, &members, a.replicas);
     for d in demands(&pricer.specs, &a.name, a.kind) {
         let named = site.workload.publish.get(&d.name).copied();
-        let ps = named.unwrap_or_default();
-        let (workers, batch, publish) = publish_mode(d.kind, &ps);
         let key = PriceKey {
             leader,
             pace,
@@ -517,43 +541,54 @@ fn price_asset(
             rate_bits: d.rate.to_bits(),
             consumers: d.consumers,
             replicas: a.replicas,
-            publish: named.map(|p| format!("{p:?}")),
+            publish: named.map(|p| (p.publishers, p.sync, p.window)),
         };
-        let (p, reach) = match pricer.memo.get(&key) {
-            Some(hit) => hit.clone(),
-            None => {
-                let Some(volume) = volume_of(site, layout, catalog, pace) else {
-                    out.notes
-                        .push(format!("{}: its leader's server has no volume in this layout", d.name));
-                    continue;
-                };
-                let shape = Shape {
-                    kind: d.kind,
-                    servers: (layout.servers.len() as u32).max(1),
-                    replicas: a.replicas,
-                    sync,
-                    size_bytes: d.size.max(1),
-                    workers,
-                    subscribers: 0,
-                    consumers: d.consumers,
-                    consumers_spread: true,
-                    volume,
-                    server: server_model(site, catalog, leader),
-                    rate: Some(d.rate),
-                    // Capacity means what the servers can carry with the site's publish mode, or without one
-                    // with enough asynchronous publishers that the leader sets the pace (`publish_mode`).
-                    batch,
-                    nats_version: None,
-                };
-                let p = predict_shape(terms, catalog, &shape);
-                let reach = p
-                    .stream
-                    .as_ref()
-                    .and_then(|f| reach(d.rate, f, &ps, &site.servers[leader].model));
-                pricer.memo.insert(key, (p.clone(), reach.clone()));
-                (p, reach)
-            }
-        };
+        if !pricer.memo.contains_key(&key) {
+            let Some(volume) = volume_of(site, layout, catalog, pace) else {
+                out.notes
+                    .push(format!("{}: its leader's server has no volume in this layout", d.name));
+                continue;
+            };
+            // The publish mode is described once per key: the key holds the kind and the site's spec.
+            let ps = named.unwrap_or_default();
+            let (workers, batch, publish) = publish_mode(d.kind, &ps);
+            let shape = Shape {
+                kind: d.kind,
+                servers: (layout.servers.len() as u32).max(1),
+                replicas: a.replicas,
+                sync,
+                size_bytes: d.size.max(1),
+                workers,
+                subscribers: 0,
+                consumers: d.consumers,
+                consumers_spread: true,
+                volume,
+                server: server_model(site, catalog, leader),
+                rate: Some(d.rate),
+                // Capacity means what the servers can carry with the site's publish mode, or without one
+                // with enough asynchronous publishers that the leader sets the pace (`publish_mode`).
+                batch,
+                nats_version: None,
+            };
+            let p = predict_shape(terms, catalog, &shape);
+            let reach = p
+                .stream
+                .as_ref()
+                .and_then(|f| reach(d.rate, f, &ps, &site.servers[leader].model));
+            let priced = Priced {
+                ops_per_s: p.ops_per_s,
+                bottleneck: p.bottleneck,
+                band: p.band,
+                source: p.source,
+                scaled: p.scaled,
+                calibration: p.calibration,
+                extrapolation_distance: p.extrapolation_distance,
+                publish,
+                reach,
+            };
+            pricer.memo.insert(key.clone(), priced);
+        }
+        let p = &pricer.memo[&key];
         let headroom = if d.rate > 0.0 {
             p.ops_per_s / d.rate
         } else {
@@ -569,15 +604,15 @@ fn price_asset(
             kind: d.kind,
             required_per_s: d.rate,
             ops_per_s: p.ops_per_s,
-            bottleneck: p.bottleneck,
+            bottleneck: p.bottleneck.clone(),
             band: p.band,
             headroom,
-            source: p.source,
+            source: p.source.clone(),
             scaled: p.scaled,
-            calibration: p.calibration,
+            calibration: p.calibration.clone(),
             extrapolation_distance: p.extrapolation_distance,
-            publish,
-            reach,
+            publish: p.publish.clone(),
+            reach: p.reach.clone(),
         });
     }
     pricer.slot = slot;

@@ -11,7 +11,6 @@
 use crate::perf::AssetPrediction;
 use crate::survival::YearlyAsset;
 use serde::{Serialize, Serializer};
-use std::collections::HashMap;
 use std::hash::Hash;
 
 /// Above this many assets (streams, KV buckets, object stores, durable consumers) per layout, the layouts
@@ -76,9 +75,11 @@ impl<T: Serialize> Serialize for Class<T> {
 /// Group entries by `key` (every field but the name, borrowed: no allocation per entry), in order of
 /// first appearance.
 fn group<T: Keyed>(items: Vec<T>) -> Vec<Class<T>> {
-    use std::hash::{BuildHasher, RandomState};
-    let hasher = RandomState::new();
-    let mut at: HashMap<u64, Vec<usize>> = HashMap::new();
+    // FxHash, not SipHash: the keys are the plan's own entries and the map is only looked up (the
+    // classes come in order of first appearance whatever the hash); SipHash was most of this step.
+    use std::hash::BuildHasher;
+    let hasher = crate::fxhash::FxBuild::default();
+    let mut at: crate::fxhash::FxHashMap<u64, Vec<usize>> = Default::default();
     let mut out: Vec<Class<T>> = Vec::new();
     for it in items {
         let h = hasher.hash_one(it.key());

@@ -206,7 +206,7 @@ fn expand_layout(site: &Site, catalog: &Catalog, cal: &crate::perf::Calibration,
     }
     // Its placed assets were dropped with the per-asset lists: the same emulation gives them again.
     crate::layout::restore(site, &mut l.layout);
-    l.assets = planned_assets(site, &l.layout);
+    l.assets = planned_assets(site, &l.layout, true);
     if let Some(p) = &mut l.predicted {
         p.streams = crate::perf::predict_layout(site, &l.layout, catalog, cal).streams;
     }
@@ -257,10 +257,11 @@ pub fn build_progress(
         .into_par_iter()
         .map(|mut l| {
             crate::layout::place(site, &mut l);
-            let mut p = plan_layout(site, catalog, cal, l);
+            let per_class = classes::applies(l.assets.len());
+            let mut p = plan_layout_with(site, catalog, cal, l, !per_class);
             // Per class at once, so that memory holds one layout's per-asset entries per thread, not all;
             // its placed assets go too (`expand_layout` places them again).
-            if classes::applies(p.layout.assets.len()) {
+            if per_class {
                 classes::compact(&mut p);
                 p.layout.assets = Vec::new();
             }
@@ -339,11 +340,20 @@ pub const YEARLY_MAX_SERVERS: usize = 12;
 pub const YEARLY_MAX_DISKS: u32 = 96;
 
 /// Evaluate one layout: tolerance, capacity, reasons, verdict (rank is set by `rank`).
-pub fn plan_layout(
+pub fn plan_layout(site: &Site, catalog: &Catalog, cal: &crate::perf::Calibration, layout: Layout) -> PlannedLayout {
+    plan_layout_with(site, catalog, cal, layout, true)
+}
+
+/// As `plan_layout`; with `expected` false the planned assets' expected servers are left empty, for a
+/// layout `build_progress` gives per class at once (`classes::compact` groups planned assets by kind,
+/// replicas, set and size, without the expected servers: their names for 100,000 assets were copied
+/// only to be dropped).
+fn plan_layout_with(
     site: &Site,
     catalog: &Catalog,
     cal: &crate::perf::Calibration,
     mut layout: Layout,
+    expected: bool,
 ) -> PlannedLayout {
     let tolerates = crate::survival::tolerates(site, &layout);
     let tolerates_meta = crate::survival::tolerates_meta(site, &layout);
@@ -394,7 +404,7 @@ pub fn plan_layout(
         PlacementRule::Pinned { sets } => (None, sets.iter().map(|s| (s.name.clone(), names(&s.servers))).collect()),
         PlacementRule::Free => (None, Vec::new()),
     };
-    let assets = planned_assets(site, &layout);
+    let assets = planned_assets(site, &layout, expected);
     PlannedLayout {
         id: layout.id.clone(),
         rank: 0,
@@ -424,8 +434,9 @@ pub fn plan_layout(
     }
 }
 
-/// Where each of a layout's assets goes, as JSON shows it (server names).
-fn planned_assets(site: &Site, layout: &Layout) -> Vec<PlannedAsset> {
+/// Where each of a layout's assets goes, as JSON shows it (server names; with `expected` false, the
+/// expected servers left empty, for a layout that is given per class).
+fn planned_assets(site: &Site, layout: &Layout, expected: bool) -> Vec<PlannedAsset> {
     layout
         .assets
         .iter()
@@ -433,7 +444,10 @@ fn planned_assets(site: &Site, layout: &Layout) -> Vec<PlannedAsset> {
             name: a.name.clone(),
             kind: a.kind.as_str().to_string(),
             replicas: a.replicas,
-            expected: a.expected.iter().map(|&s| site.servers[s].name.clone()).collect(),
+            expected: match expected {
+                true => a.expected.iter().map(|&s| site.servers[s].name.clone()).collect(),
+                false => Vec::new(),
+            },
             set: a.set.clone(),
             bytes_per_replica: a.bytes_per_replica.ceil() as u64,
         })

@@ -145,8 +145,10 @@ pub struct Model<'a> {
     group_servers: Vec<Vec<ServerIdx>>,
     /// Per site array: the volume groups on it.
     array_groups: Vec<Vec<usize>>,
-    /// Per asset: candidates and rack uniqueness after resolving consumers to their parent stream.
-    placement: Vec<(std::sync::Arc<[ServerIdx]>, bool)>,
+    /// Per asset: the asset whose candidates and rack uniqueness it has (a consumer's parent stream,
+    /// else itself). Made when first asked (`placement`): the tolerance for the meta group and the
+    /// endurance figures never ask, and on 100,000 assets it was a visible part of each `Model::new`.
+    placement: std::sync::OnceLock<Vec<usize>>,
     /// Per site server: whether it runs JetStream in this layout.
     in_layout: Vec<bool>,
 }
@@ -171,50 +173,22 @@ impl<'a> Model<'a> {
         for &s in &layout.servers {
             in_layout[s] = true;
         }
-        // The first non-consumer asset of each name (a map: a linear search per consumer was quadratic).
-        // Only a workload with consumers needs it (100,000 names hashed for nothing cost more than the rest).
-        let mut first: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
-        if layout.assets.iter().any(|a| a.kind == AssetKind::Consumer) {
-            for (i, a) in layout.assets.iter().enumerate() {
-                if a.kind != AssetKind::Consumer {
-                    first.entry(a.name.as_str()).or_insert(i);
-                }
-            }
-        }
-        let placement = layout
-            .assets
-            .iter()
-            .map(|a| {
-                // A durable consumer lives on a subset of its stream's peers: its eligible servers are the
-                // stream's.
-                if a.kind == AssetKind::Consumer {
-                    if let Some(p) = a
-                        .parent
-                        .as_deref()
-                        .and_then(|p| first.get(p))
-                        .map(|&j| &layout.assets[j])
-                    {
-                        return (p.candidates.clone(), p.unique_rack);
-                    }
-                }
-                (a.candidates.clone(), a.unique_rack)
-            })
-            .collect();
         Model {
             site,
             layout,
             group_of,
             group_servers,
             array_groups,
-            placement,
+            placement: std::sync::OnceLock::new(),
             in_layout,
         }
     }
 
     /// Candidates and rack uniqueness of asset `i` (consumers resolved to their stream).
     pub fn placement(&self, i: usize) -> (&[ServerIdx], bool) {
-        let (c, u) = &self.placement[i];
-        (c, *u)
+        let from = self.placement.get_or_init(|| placement_sources(self.layout));
+        let a = &self.layout.assets[from[i]];
+        (&a.candidates, a.unique_rack)
     }
 
     /// The volume group index of a server's LUN.
@@ -686,6 +660,36 @@ fn lead_list(names: &[&str]) -> String {
     } else {
         format!("{} and {} more", names[..8].join(", "), names.len() - 8)
     }
+}
+
+/// Per asset of `layout`, the asset whose placement it has: a durable consumer lives on a subset of its
+/// stream's peers, so its eligible servers are those of the first non-consumer asset of its parent's name;
+/// every other asset (and a consumer whose parent is not there) has its own.
+fn placement_sources(layout: &Layout) -> Vec<usize> {
+    // The first non-consumer asset of each name (a map: a linear search per consumer was quadratic).
+    // Only a workload with consumers needs it (100,000 names hashed for nothing cost more than the rest).
+    // FxHash: looked up only (see `crate::fxhash`).
+    let mut first: crate::fxhash::FxHashMap<&str, usize> = Default::default();
+    if layout.assets.iter().any(|a| a.kind == AssetKind::Consumer) {
+        for (i, a) in layout.assets.iter().enumerate() {
+            if a.kind != AssetKind::Consumer {
+                first.entry(a.name.as_str()).or_insert(i);
+            }
+        }
+    }
+    layout
+        .assets
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            if a.kind == AssetKind::Consumer {
+                if let Some(&j) = a.parent.as_deref().and_then(|p| first.get(p)) {
+                    return j;
+                }
+            }
+            i
+        })
+        .collect()
 }
 
 /// Evaluate `failed` on `layout` (see `Model::evaluate`).

@@ -1,9 +1,10 @@
 //! The workload's specs by name, built once per evaluation: survival and perf look up each asset's
 //! rate and size, and a linear search per asset made those steps quadratic (100,000 streams: minutes).
-//! The first spec of a name wins, as the linear searches it replaces found it.
+//! The first spec of a name wins, as the linear searches it replaces found it. The maps use FxHash
+//! (`crate::fxhash`): they are only looked up, and SipHash on 100,000 names per pass was a visible cost.
 
+use crate::fxhash::FxHashMap as HashMap;
 use crate::site::{KvSpec, ObjectStoreSpec, Site, StreamSpec};
-use std::collections::HashMap;
 
 /// Index of the site's streams, KV buckets and object stores by name.
 pub struct Specs<'a> {
@@ -14,7 +15,7 @@ pub struct Specs<'a> {
 }
 
 fn index<'a, T>(items: &'a [T], name: impl Fn(&'a T) -> &'a str) -> HashMap<&'a str, usize> {
-    let mut m = HashMap::with_capacity(items.len());
+    let mut m = HashMap::with_capacity_and_hasher(items.len(), Default::default());
     for (i, x) in items.iter().enumerate() {
         m.entry(name(x)).or_insert(i);
     }

@@ -220,8 +220,9 @@ pub fn min_breaking_cost_of(model: &Model, kind: DomainKind, judge: Judge) -> Op
     // Many assets share a placement; evaluate each distinct (candidates, R, unique) once. The candidate
     // lists are shared (`Asset::candidates` is an Arc), so most assets are told apart by the list's address
     // alone; lists at different addresses are compared by content (a few per layout).
-    let mut by_addr: std::collections::HashSet<(usize, usize, u8, bool)> = std::collections::HashSet::new();
-    let mut seen: std::collections::HashSet<(&[ServerIdx], u8, bool)> = std::collections::HashSet::new();
+    // FxHash: one lookup per asset per kind, nothing iterated (see `crate::fxhash`).
+    let mut by_addr: crate::fxhash::FxHashSet<(usize, usize, u8, bool)> = Default::default();
+    let mut seen: crate::fxhash::FxHashSet<(&[ServerIdx], u8, bool)> = Default::default();
     for (i, a) in layout.assets.iter().enumerate() {
         let (c, u) = model.placement(i);
         if !by_addr.insert((c.as_ptr() as usize, c.len(), a.replicas, u)) {
