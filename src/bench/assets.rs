@@ -188,7 +188,15 @@ pub(super) async fn delete_assets(env: &Env) -> Option<String> {
         if attempt > 0 && Instant::now() > until {
             break;
         }
-        let Ok(Ok(admin)) = tokio::time::timeout(wait, env.connect(attempt % servers, "admin")).await else {
+        // Every server in turn, whatever `--leader` routed the workers to (the leader's server may be the
+        // one that died).
+        let at = attempt % servers;
+        let Ok(Ok(admin)) = tokio::time::timeout(
+            wait,
+            env.conn.connect_via(at, at, "admin", Some(env.slow_events.clone())),
+        )
+        .await
+        else {
             continue;
         };
         let actx = js_context(admin, env, 1);

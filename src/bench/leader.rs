@@ -78,13 +78,22 @@ pub(super) fn route(
     }
 }
 
-/// The leader of `stream` as its stream info names it; None when it has none (yet). Polled for up to
-/// three timeouts (at least 5 s): a stream just created can answer before its group has elected.
-pub(super) async fn leader_of(env: &Env, stream: &str) -> Result<Option<String>, BenchError> {
-    let admin = env.connect(0, "leader").await?;
+/// The leader of `stream` as its stream info names it; None when it has none (yet). With `patient`, polled
+/// for up to three timeouts (at least 5 s): a stream just created can answer before its group has elected;
+/// otherwise asked once (`--leader any` only records it, and must not slow a run that cannot read stream
+/// info). Asked through the first URL, whatever the workers' route.
+pub(super) async fn leader_of(env: &Env, stream: &str, patient: bool) -> Result<Option<String>, BenchError> {
+    let admin = env
+        .conn
+        .connect_via(0, 0, "leader", None)
+        .await
+        .map_err(super::env::connect_err)?;
     let ctx = js_context(admin, env, 1);
     let t0 = tokio::time::Instant::now();
-    let wait = (env.spec.timeout * 3).max(Duration::from_secs(5));
+    let wait = match patient {
+        true => (env.spec.timeout * 3).max(Duration::from_secs(5)),
+        false => Duration::ZERO,
+    };
     loop {
         let last = match ctx.get_stream(stream).await {
             Ok(s) => match s.cached_info().cluster.as_ref().and_then(|c| c.leader.clone()) {
@@ -130,7 +139,7 @@ pub(super) async fn place(env: &Env, stream: &str, workers: usize) -> Result<Opt
         return Ok(None);
     }
     let found = async {
-        let leader = leader_of(env, stream).await?;
+        let leader = leader_of(env, stream, want != LeaderPlacement::Any).await?;
         Ok::<_, BenchError>((leader, server_names(env).await?))
     }
     .await;
@@ -162,7 +171,7 @@ pub(super) async fn place(env: &Env, stream: &str, workers: usize) -> Result<Opt
 /// After the run: record the placement, with a warning if the leader moved meanwhile.
 pub(super) async fn record(env: &Env, stream: &str, placed: Option<Placed>, r: &mut BenchResult) {
     if let Some(p) = placed {
-        let after = tokio::time::timeout(env.spec.timeout, leader_of(env, stream))
+        let after = tokio::time::timeout(env.spec.timeout, leader_of(env, stream, false))
             .await
             .ok()
             .and_then(Result::ok)

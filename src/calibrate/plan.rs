@@ -215,8 +215,7 @@ pub fn all_points(max_replicas: u8) -> Vec<Point> {
     if rb > 1 {
         v.push(pt(Kind::Kv, "kv", 512, rb, 1, 0, "replicas", false, false));
     }
-    // Four putters at R{rb}: how KV clients contend (perf::leader's `kv_contention`); the sync publishers'
-    // σ does not carry to them (σ ≈ 0.2 against 0.5–1 on the lab).
+    // Four putters at R{rb}: how KV clients contend (perf::leader's `kv_contention`), from their own rows.
     v.push(pt(Kind::Kv, "kv", 512, rb, 4, 0, "workers", false, true));
     // Core: subscribers 1, 3, 6 at 64 B and 2 KiB with two publishers; one publisher alone for its ceiling.
     v.push(pt(Kind::Core, "core", 64, 1, 2, 1, "base", false, false));

@@ -528,7 +528,11 @@ fn leader_placement(
     };
     if !matches!(
         w,
-        Workload::Js { .. } | Workload::JsExisting { .. } | Workload::Kv { .. } | Workload::Obj { .. }
+        Workload::Js { .. }
+            | Workload::JsExisting { .. }
+            | Workload::Kv { .. }
+            | Workload::KvGet { .. }
+            | Workload::Obj { .. }
     ) {
         return Err(bad_input(anyhow::anyhow!(
             "--leader {}: only js, kv and obj runs write to a stream leader; leave --leader out for `{}`",

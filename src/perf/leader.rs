@@ -161,9 +161,10 @@ pub struct LeaderClass {
     pub kv_round_trip_bytes: f64,
     /// Contention (USL σ) between synchronous publishers, from sync rows at two publisher counts or more.
     pub sync_contention: Option<f64>,
-    /// The same between KV putters, from KV rows at two client counts or more. Not the publishers' σ: on
-    /// the loopback lab four raw-path sync publishers gave 2.5× one (σ ≈ 0.2) while two async-nats KV
-    /// putters gave 0.9–1.5× one (three 8-minute held-out runs, 2026-12-02).
+    /// The same between KV putters, from KV rows at two client counts or more: each kind's own rows price
+    /// it (KV puts take async-nats, sync publishes the raw path). On the lab the two came out alike (four
+    /// putters σ 0.26 and 0.42, four publishers 0.32 and 0.34 in runs 4 and 5 of 2026-12-02): measured per
+    /// kind because it is cheap, not because they were seen to differ.
     pub kv_contention: Option<f64>,
     /// True when the file says its publishers connected to servers other than the stream leader's
     /// (`conditions.leader: remote…`, what `calibrate` writes since `bench --leader`): its predictions are

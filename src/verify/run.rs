@@ -20,7 +20,14 @@ fn measured_ops(r: &RowSpec, b: &BenchResult) -> f64 {
 }
 
 /// The bench run for a row (no progress bars: verify logs one line per row).
-fn bench_spec(r: &RowSpec, monitors: &[String], keep: bool) -> BenchSpec {
+/// On a cluster given by more than one URL, rows that write to a stream connect their workers to servers
+/// other than the stream leader's (`bench --leader remote`), as calibrate measures and predictions price.
+fn bench_spec(r: &RowSpec, monitors: &[String], keep: bool, servers: usize) -> BenchSpec {
+    use crate::bench::{LeaderPlacement, Workload};
+    let writes = matches!(
+        r.workload,
+        Workload::Js { .. } | Workload::Kv { .. } | Workload::KvGet { .. } | Workload::Obj { .. }
+    );
     BenchSpec {
         workload: r.workload.clone(),
         msgs: r.msgs,
@@ -34,7 +41,10 @@ fn bench_spec(r: &RowSpec, monitors: &[String], keep: bool) -> BenchSpec {
         sub_buffer: None,
         client: bench::ClientChoice::Auto,
         progress: false,
-        leader: crate::bench::LeaderPlacement::Any,
+        leader: match writes && servers > 1 {
+            true => LeaderPlacement::Remote,
+            false => LeaderPlacement::Any,
+        },
     }
 }
 
@@ -285,7 +295,7 @@ impl Session<'_> {
     /// disk slower than the predicted hardware shrinks every writing row from the start.
     fn probe_disk(&mut self, probe: &RowSpec, notes: &mut Vec<String>) {
         let p = predict_row(self.opts, self.ctx, probe);
-        let spec = bench_spec(probe, self.monitors, false);
+        let spec = bench_spec(probe, self.monitors, false, self.opts.conn.server_count());
         match self
             .rt
             .block_on(bench::run_with(&self.opts.conn, &spec, &self.opts.cancel))
@@ -366,7 +376,7 @@ impl Session<'_> {
     /// Each run of the row, back to back; the first error or incomplete run ends the row.
     fn runs(&mut self, r: &RowSpec) -> (Vec<Run>, Result<(), BenchError>) {
         let repeat = u64::from(self.opts.repeat.max(1));
-        let spec = bench_spec(r, self.monitors, self.opts.keep);
+        let spec = bench_spec(r, self.monitors, self.opts.keep, self.opts.conn.server_count());
         let mut runs: Vec<Run> = Vec::new();
         for k in 0..repeat {
             if k > 0 {

