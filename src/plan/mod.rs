@@ -352,7 +352,7 @@ fn plan_layout_with(
     site: &Site,
     catalog: &Catalog,
     cal: &crate::perf::Calibration,
-    mut layout: Layout,
+    layout: Layout,
     expected: bool,
 ) -> PlannedLayout {
     let tolerates = crate::survival::tolerates(site, &layout);
@@ -371,8 +371,7 @@ fn plan_layout_with(
     // Large layouts are left to `natsplan simulate` (the chain or the Monte Carlo grows with them and design
     // must stay interactive).
     let small = layout.servers.len() <= YEARLY_MAX_SERVERS && layout.disks_used() <= YEARLY_MAX_DISKS;
-    let yearly =
-        (verdict != Verdict::Rejected && small).then(|| crate::survival::yearly_mut(site, &mut layout, catalog));
+    let yearly = (verdict != Verdict::Rejected && small).then(|| crate::survival::yearly(site, &layout, catalog));
     let stores = stores(site, &layout);
     let servers = layout
         .servers

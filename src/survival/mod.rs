@@ -2,6 +2,7 @@
 //! scenario on the placement NATS will really produce, `tolerates`, whatif sweeps with recovery steps and
 //! survivor load, and yearly probabilities.
 
+mod chain;
 mod components;
 mod domain;
 mod endurance;
@@ -36,8 +37,9 @@ pub use whatif::{
     report_scenarios, report_sweep, scenario_report, AckedLoss, ScenarioReport, StreamLine, SweepSummary, WhatifReport,
 };
 
-pub use solve::{exact, monte_carlo};
+pub use chain::exact;
+pub use solve::monte_carlo;
 pub use yearly::{
-    chain_states, rate_per_year, yearly, yearly_mut, yearly_only, Ci95, Component, Reliability, SimulateReport,
-    SpareEffect, Yearly, YearlyAsset,
+    chain_states, rate_per_year, yearly, yearly_only, Ci95, Component, Reliability, SimulateReport, SpareEffect,
+    Yearly, YearlyAsset,
 };

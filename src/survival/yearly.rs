@@ -25,10 +25,11 @@
 // Per-class figures live in parallel vectors indexed by class; index loops read clearer than zips of four.
 #![allow(clippy::needless_range_loop)]
 
+use super::chain::Chain;
 use super::components::{array_components, disk_components, planned_maintenance, server_components, shared_components};
 use super::domain::Domain;
 use super::evaluate::Model;
-use super::solve::{exact, monte_carlo, SigInfo};
+use super::solve::{monte_carlo, SigInfo};
 use super::sweep::Prepared;
 use crate::catalog::Catalog;
 use crate::layout::AssetKind;
@@ -501,23 +502,17 @@ pub fn chain_states(n: usize, cap: usize) -> u64 {
 /// The yearly figures `design` shows: exact when the chain is small enough (at most 3, else 2, concurrent
 /// failures within 60,000 states), else a 4,000-year Monte Carlo with seed 1.
 pub fn yearly(site: &Site, layout: &crate::layout::Layout, catalog: &Catalog) -> Yearly {
-    yearly_mut(site, &mut layout.clone(), catalog)
-}
-
-/// `yearly` on a layout it may change for the while: the spare comparison swaps the layout's spares and
-/// puts them back, where `yearly` clones it (with its assets: 100,000 of them cost more than the chain).
-pub fn yearly_mut(site: &Site, layout: &mut crate::layout::Layout, catalog: &Catalog) -> Yearly {
-    let mut y = yearly_only(site, layout, catalog);
+    let model = Model::new(site, layout);
+    let mut rel = Reliability::new(&model, catalog);
+    let chain = chain_for(&rel);
+    let mut y = solve(&rel, chain.as_ref());
     // What a hot spare buys: the same layout without its spares (or with one per array when it has none).
+    // Spares set repair rates only (`Reliability::spares`, one pool per array the layout's groups use):
+    // the components, the chain's states and their outcomes are the layout's own, so they are reused.
     let has = layout.hot_spares_total() > 0;
-    let mut arrays: Vec<usize> = layout.groups.iter().map(|g| g.array).collect();
-    arrays.sort_unstable();
-    arrays.dedup();
-    if !arrays.is_empty() {
-        let other = arrays.iter().map(|&a| (a, if has { 0 } else { 1 })).collect();
-        let own = std::mem::replace(&mut layout.spares, other);
-        let o = yearly_only(site, layout, catalog);
-        layout.spares = own;
+    if !layout.groups.is_empty() {
+        rel.spares = vec![if has { 0 } else { 1 }; rel.spares.len()];
+        let o = solve(&rel, chain.as_ref());
         y.spare_effect = Some(SpareEffect {
             compared_with: if has {
                 "no_hot_spares"
@@ -536,12 +531,24 @@ pub fn yearly_mut(site: &Site, layout: &mut crate::layout::Layout, catalog: &Cat
 pub fn yearly_only(site: &Site, layout: &crate::layout::Layout, catalog: &Catalog) -> Yearly {
     let model = Model::new(site, layout);
     let rel = Reliability::new(&model, catalog);
+    solve(&rel, chain_for(&rel).as_ref())
+}
+
+/// The exact chain `design` solves: at most 3, else 2, concurrent failures within 60,000 states; None
+/// when neither fits (the Monte Carlo then).
+fn chain_for(rel: &Reliability) -> Option<Chain> {
     let n = rel.components.len();
     [3, 2]
         .into_iter()
         .filter(|&cap| n <= 128 && chain_states(n, cap) <= 60_000)
-        .find_map(|cap| exact(&rel, cap, 60_000))
-        .unwrap_or_else(|| monte_carlo(&rel, 4_000, 1, 1, None))
+        .find_map(|cap| Chain::build(rel, cap, 60_000))
+}
+
+fn solve(rel: &Reliability, chain: Option<&Chain>) -> Yearly {
+    match chain {
+        Some(c) => c.solve(rel),
+        None => monte_carlo(rel, 4_000, 1, 1, None),
+    }
 }
 
 /// The same figures for the layout with its hot spares changed: what a spare buys.
