@@ -34,20 +34,19 @@ pub fn run(g: &Global, a: DesignArgs) -> Result<Outcome, Failure> {
     if a.top == Some(0) {
         return Err(bad_input(anyhow::anyhow!("--top 0 shows nothing; use --top 1 or more")));
     }
-    if let Some(id) = &a.layout {
-        find_layout(&plan, id)?;
-    }
+    // The whole id from here on (`--layout` may give the tables' short form).
+    let layout = match &a.layout {
+        Some(id) => Some(find_layout(&plan, id)?.id.clone()),
+        None => None,
+    };
     if let Some(path) = &a.save {
-        std::fs::write(path, inputs.saved_plan_json(&plan, a.layout.as_deref()))
+        std::fs::write(path, inputs.saved_plan_json(&plan, layout.as_deref()))
             .map_err(|e| bad_input(anyhow::anyhow!("--save {}: cannot write it: {e}", path.display())))?;
         eprintln!("natsplan: plan saved to {}", path.display());
     }
     // The layout --layout names is shown per asset (after the save: its hash is of the plan as built).
-    inputs.expand(&mut plan, a.layout.as_deref())?;
-    let sel = Selection {
-        top: a.top,
-        layout: a.layout,
-    };
+    inputs.expand(&mut plan, layout.as_deref())?;
+    let sel = Selection { top: a.top, layout };
     let bytes = match format(g) {
         Format::Table => table_report(&plan, &sel, width(g)).into_bytes(),
         Format::Json => json(&plan, &sel),

@@ -131,7 +131,9 @@ fn planned(g: &Global, a: &VerifyArgs) -> Result<Option<(Inputs, Plan, String)>,
             )))
         }
     };
-    // Checks the id, and gives that layout its per-asset predictions on a site of classes (plan::classes).
+    // Checks the id (the whole id from here on: `--layout` may give the tables' short form), and gives
+    // that layout its per-asset predictions on a site of classes (plan::classes).
+    let id = crate::plan::inputs::find_layout(&plan, &id)?.id.clone();
     inputs.expand(&mut plan, Some(&id))?;
     Ok(Some((inputs, plan, id)))
 }

@@ -104,6 +104,39 @@ pub fn legacy_layout_id(id: &str) -> String {
     out.join("-")
 }
 
+/// Racks an id's rack segment lists whole in the tables; past this `short_layout_id` counts them.
+pub const SHORT_ID_RACKS: usize = 6;
+
+/// The form of a layout id the tables show: the id itself for a layout on at most `SHORT_ID_RACKS` racks,
+/// else with the rack segment written as counts of racks per server count, most servers first
+/// (`p1-raid1-r5-30racksx5-3d27` for thirty racks of five; `28racksx5.2racksx4`), so a 30-rack site's
+/// 190-character ids do not squeeze every other column of the table to one character. The pattern, RAID,
+/// replicas and hash stay, and `--layout` takes this form too (`plan::inputs::find_layout`).
+pub fn short_layout_id(id: &str) -> std::borrow::Cow<'_, str> {
+    let parts: Vec<&str> = id.split('-').collect();
+    if parts.len() < 3 {
+        return id.into();
+    }
+    let i = parts.len() - 2;
+    let racks: Vec<&str> = parts[i].split('.').collect();
+    if racks.len() <= SHORT_ID_RACKS {
+        return id.into();
+    }
+    // Servers per rack: the digits after a segment's last `x`; an id not of that form is kept whole.
+    let mut per: BTreeMap<std::cmp::Reverse<u64>, usize> = BTreeMap::new();
+    for seg in &racks {
+        let n = seg.rfind('x').and_then(|x| seg[x + 1..].parse::<u64>().ok());
+        match n {
+            Some(n) => *per.entry(std::cmp::Reverse(n)).or_default() += 1,
+            None => return id.into(),
+        }
+    }
+    let counts: Vec<String> = per.iter().map(|(n, k)| format!("{k}racksx{}", n.0)).collect();
+    let mut out: Vec<String> = parts.iter().map(|p| p.to_string()).collect();
+    out[i] = counts.join(".");
+    out.join("-").into()
+}
+
 fn clean(name: &str) -> String {
     let s: String = name
         .chars()
@@ -113,5 +146,27 @@ fn clean(name: &str) -> String {
         "x".into()
     } else {
         s
+    }
+}
+
+#[cfg(test)]
+mod short_tests {
+    use super::short_layout_id;
+
+    #[test]
+    fn many_racks_are_counted_few_are_kept() {
+        let few = "p1-raid1-r3-Ax2.Bx2.Cx1-3f9a";
+        assert_eq!(short_layout_id(few), few);
+        let racks: Vec<String> = (0..30).map(|r| format!("R{r}x{}", if r < 2 { 4 } else { 5 })).collect();
+        let long = format!("ddp-ddp-raid1-r5-{}-3d27", racks.join("."));
+        assert_eq!(short_layout_id(&long), "ddp-ddp-raid1-r5-28racksx5.2racksx4-3d27");
+        let seven: Vec<String> = (0..7).map(|r| format!("R{r}x1")).collect();
+        assert_eq!(
+            short_layout_id(&format!("p4-raid10-r3-{}-00ff", seven.join("."))),
+            "p4-raid10-r3-7racksx1-00ff"
+        );
+        // Not an id's shape: kept whole.
+        assert_eq!(short_layout_id("a.b.c.d.e.f.g"), "a.b.c.d.e.f.g");
+        assert_eq!(short_layout_id("p1-r3-A.B.C.D.E.F.G-1234"), "p1-r3-A.B.C.D.E.F.G-1234");
     }
 }

@@ -14,7 +14,7 @@ pub mod sizing;
 mod volumes;
 
 pub use build::{place, restore};
-pub use id::{layout_id, legacy_layout_id};
+pub use id::{layout_id, legacy_layout_id, short_layout_id, SHORT_ID_RACKS};
 pub use lun_size::{rebuild_lost, touched_by, Packed, Slots};
 pub use volumes::{describe_volume, group_usable_bytes, store_bytes, VolumeKind};
 

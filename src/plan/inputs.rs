@@ -534,6 +534,24 @@ pub fn find_layout<'p>(plan: &'p Plan, id: &str) -> Result<&'p PlannedLayout, Fa
     if let Some(l) = plan.layout(id) {
         return Ok(l);
     }
+    // The tables' short form of a layout on many racks (`layout::short_layout_id`).
+    let short: Vec<&PlannedLayout> = plan
+        .layouts
+        .iter()
+        .filter(|l| crate::layout::short_layout_id(&l.id) == id)
+        .collect();
+    match short[..] {
+        [l] => return Ok(l),
+        [] => {}
+        _ => {
+            let ids: Vec<&str> = short.iter().map(|l| l.id.as_str()).collect();
+            return Err(bad_input(anyhow!(
+                "--layout {id}: {} layouts have this short id; give the whole id, one of {}",
+                ids.len(),
+                ids.join(", ")
+            )));
+        }
+    }
     // Ids before servers per rack were written `RACKxN` (`A1.B1.C1` is now `Ax1.Bx1.Cx1`).
     if let Some(l) = plan
         .layouts

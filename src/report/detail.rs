@@ -64,7 +64,7 @@ pub fn summary_rows(layouts: &[&PlannedLayout]) -> Vec<Vec<String>> {
         .map(|l| {
             vec![
                 l.rank.to_string(),
-                l.id.clone(),
+                crate::layout::short_layout_id(&l.id).into_owned(),
                 l.verdict.as_str().to_string(),
                 tolerates(l),
                 tolerates_meta(l),
@@ -82,7 +82,7 @@ pub fn capacity_rows(layouts: &[&PlannedLayout]) -> Vec<Vec<String>> {
         .map(|l| {
             vec![
                 l.rank.to_string(),
-                l.id.clone(),
+                crate::layout::short_layout_id(&l.id).into_owned(),
                 l.disks_used.to_string(),
                 fmt_bytes(l.capacity.needed_bytes as f64),
                 fmt_bytes(l.capacity.usable_bytes as f64),
@@ -98,7 +98,8 @@ pub fn capacity_rows(layouts: &[&PlannedLayout]) -> Vec<Vec<String>> {
 }
 
 /// The legend under the summary tables (one paragraph; `report::wrap` fits it to the width).
-pub const SUMMARY_LEGEND: &str = "layout: pattern-RAID-r<default replicas>-<rack>x<servers>.…-<hash>. \
+pub const SUMMARY_LEGEND: &str = "layout: pattern-RAID-r<default replicas>-<rack>x<servers>.…-<hash>; on more \
+than 6 racks <count>racksx<servers>.… instead (--layout takes either form). \
 writes survive r/a/s/d: racks/arrays/servers/disks that may fail at once with every stream still taking \
 writes; API survives: the same for the JetStream API (the meta group). down min/yr: expected minutes per \
 year the worst asset cannot take writes (failures, repairs, planned maintenance). perf ×: predicted \
