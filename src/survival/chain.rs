@@ -133,17 +133,29 @@ fn transitions(rel: &Reliability, state: u128, cap: usize, out: &mut Vec<(u128, 
     out.clear();
     let n = rel.components.len();
     let size = state.count_ones() as usize;
+    let repair = |c: usize| {
+        let comp = &rel.components[c];
+        let in_pool = comp.spare_pool.map_or(1, |p| (state & rel.pool_masks[p]).count_ones());
+        (state & !(1u128 << c), rel.repair_rate(c, in_pool))
+    };
+    if size >= cap {
+        // Only repairs leave a state with `cap` components down: its set bits in ascending order, as the
+        // loop below would give them (most states of the chain are such).
+        let mut rest = state;
+        while rest != 0 {
+            out.push(repair(rest.trailing_zeros() as usize));
+            rest &= rest - 1;
+        }
+        return;
+    }
     for c in 0..n {
         let bit = 1u128 << c;
         let comp = &rel.components[c];
         if state & bit != 0 {
-            let in_pool = comp.spare_pool.map_or(1, |p| (state & rel.pool_masks[p]).count_ones());
-            out.push((state & !bit, rel.repair_rate(c, in_pool)));
+            out.push(repair(c));
             continue;
         }
-        // A failure adds at least its own component: none fits once `cap` are down (most states of a
-        // chain truncated at 3 of 60 components are such).
-        if comp.rate_per_s <= 0.0 || size >= cap {
+        if comp.rate_per_s <= 0.0 {
             continue;
         }
         free.clear();
