@@ -344,7 +344,7 @@ pub fn run(g: &Global, a: VerifyArgs) -> Result<Outcome, Failure> {
     if drift_items > 0 {
         return Ok(Outcome::CheckFailed(format!(
             "{drift_items} drift item(s) between the cluster and layout {}{}",
-            a.layout.as_deref().unwrap_or_default(),
+            rep.config.layout.as_deref().unwrap_or_default(),
             if rep.failed_rows > 0 {
                 format!("; {} row(s) outside their band", rep.failed_rows)
             } else {

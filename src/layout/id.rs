@@ -108,10 +108,12 @@ pub fn legacy_layout_id(id: &str) -> String {
 pub const SHORT_ID_RACKS: usize = 6;
 
 /// The form of a layout id the tables show: the id itself for a layout on at most `SHORT_ID_RACKS` racks,
-/// else with the rack segment written as counts of racks per server count, most servers first
-/// (`p1-raid1-r5-30racksx5-3d27` for thirty racks of five; `28racksx5.2racksx4`), so a 30-rack site's
+/// else with the rack segment written as servers per rack times racks, most servers first
+/// (`p1-raid1-r5-5x30racks-3d27` for thirty racks of five; `5x28racks.4x2racks`), so a 30-rack site's
 /// 190-character ids do not squeeze every other column of the table to one character. The pattern, RAID,
-/// replicas and hash stay, and `--layout` takes this form too (`plan::inputs::find_layout`).
+/// replicas and hash stay, and `--layout` takes this form too (`plan::inputs::find_layout`). A whole id's
+/// rack segments all end in the count's digits (`RACKxN`), these in `racks`: a short id is never
+/// another layout's whole id.
 pub fn short_layout_id(id: &str) -> std::borrow::Cow<'_, str> {
     let parts: Vec<&str> = id.split('-').collect();
     if parts.len() < 3 {
@@ -131,7 +133,7 @@ pub fn short_layout_id(id: &str) -> std::borrow::Cow<'_, str> {
             None => return id.into(),
         }
     }
-    let counts: Vec<String> = per.iter().map(|(n, k)| format!("{k}racksx{}", n.0)).collect();
+    let counts: Vec<String> = per.iter().map(|(n, k)| format!("{}x{k}racks", n.0)).collect();
     let mut out: Vec<String> = parts.iter().map(|p| p.to_string()).collect();
     out[i] = counts.join(".");
     out.join("-").into()
@@ -159,12 +161,20 @@ mod short_tests {
         assert_eq!(short_layout_id(few), few);
         let racks: Vec<String> = (0..30).map(|r| format!("R{r}x{}", if r < 2 { 4 } else { 5 })).collect();
         let long = format!("ddp-ddp-raid1-r5-{}-3d27", racks.join("."));
-        assert_eq!(short_layout_id(&long), "ddp-ddp-raid1-r5-28racksx5.2racksx4-3d27");
+        assert_eq!(short_layout_id(&long), "ddp-ddp-raid1-r5-5x28racks.4x2racks-3d27");
         let seven: Vec<String> = (0..7).map(|r| format!("R{r}x1")).collect();
         assert_eq!(
             short_layout_id(&format!("p4-raid10-r3-{}-00ff", seven.join("."))),
-            "p4-raid10-r3-7racksx1-00ff"
+            "p4-raid10-r3-1x7racks-00ff"
         );
+        // A whole id's rack segments end in digits (`RACKxN`); a short one's never do.
+        for id in [long.as_str(), few] {
+            let short = short_layout_id(id);
+            let racks = short.rsplit('-').nth(1).unwrap();
+            let counted = racks.split('.').all(|seg| seg.ends_with("racks"));
+            let whole = racks.split('.').all(|seg| seg.ends_with(|c: char| c.is_ascii_digit()));
+            assert!(counted != whole, "{short}");
+        }
         // Not an id's shape: kept whole.
         assert_eq!(short_layout_id("a.b.c.d.e.f.g"), "a.b.c.d.e.f.g");
         assert_eq!(short_layout_id("p1-r3-A.B.C.D.E.F.G-1234"), "p1-r3-A.B.C.D.E.F.G-1234");

@@ -534,19 +534,20 @@ pub fn find_layout<'p>(plan: &'p Plan, id: &str) -> Result<&'p PlannedLayout, Fa
     if let Some(l) = plan.layout(id) {
         return Ok(l);
     }
-    // The tables' short form of a layout on many racks (`layout::short_layout_id`).
-    let short: Vec<&PlannedLayout> = plan
+    // The tables' short form of a layout on many racks (`layout::short_layout_id`; never a whole id's
+    // form, so it cannot name another layout's whole id).
+    let hits: Vec<&PlannedLayout> = plan
         .layouts
         .iter()
         .filter(|l| crate::layout::short_layout_id(&l.id) == id)
         .collect();
-    match short[..] {
+    match hits[..] {
         [l] => return Ok(l),
         [] => {}
         _ => {
-            let ids: Vec<&str> = short.iter().map(|l| l.id.as_str()).collect();
+            let ids: Vec<&str> = hits.iter().map(|l| l.id.as_str()).collect();
             return Err(bad_input(anyhow!(
-                "--layout {id}: {} layouts have this short id; give the whole id, one of {}",
+                "--layout {id}: {} layouts go by this id in the tables; give the whole id, one of {}",
                 ids.len(),
                 ids.join(", ")
             )));

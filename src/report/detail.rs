@@ -99,7 +99,7 @@ pub fn capacity_rows(layouts: &[&PlannedLayout]) -> Vec<Vec<String>> {
 
 /// The legend under the summary tables (one paragraph; `report::wrap` fits it to the width).
 pub const SUMMARY_LEGEND: &str = "layout: pattern-RAID-r<default replicas>-<rack>x<servers>.…-<hash>; on more \
-than 6 racks <count>racksx<servers>.… instead (--layout takes either form). \
+than 6 racks <servers>x<count>racks.… instead (--layout takes either form). \
 writes survive r/a/s/d: racks/arrays/servers/disks that may fail at once with every stream still taking \
 writes; API survives: the same for the JetStream API (the meta group). down min/yr: expected minutes per \
 year the worst asset cannot take writes (failures, repairs, planned maintenance). perf ×: predicted \
