@@ -14,7 +14,8 @@
 //! I/O lives here (reading files, measuring a cluster); `plan::build_with` stays pure. Notes (what an
 //! importer assumed) are returned for the command to print.
 
-use super::{Plan, PlannedLayout};
+pub use super::choose::find_layout;
+use super::Plan;
 use crate::catalog::Catalog;
 use crate::error::{bad_input, cannot_run, Failure};
 use crate::import::Imported;
@@ -526,83 +527,6 @@ impl Inputs {
         let mut v = serde_json::to_vec_pretty(&saved).expect("a saved plan serialises");
         v.push(b'\n');
         v
-    }
-}
-
-/// The layout `--layout ID` names, or an error suggesting the ids there are.
-pub fn find_layout<'p>(plan: &'p Plan, id: &str) -> Result<&'p PlannedLayout, Failure> {
-    if let Some(l) = plan.layout(id) {
-        return Ok(l);
-    }
-    // The tables' short form of a layout on many racks (`layout::short_layout_id`; never a whole id's
-    // form, so it cannot name another layout's whole id).
-    let hits: Vec<&PlannedLayout> = plan
-        .layouts
-        .iter()
-        .filter(|l| crate::layout::short_layout_id(&l.id) == id)
-        .collect();
-    match hits[..] {
-        [l] => return Ok(l),
-        [] => {}
-        _ => {
-            let ids: Vec<&str> = hits.iter().map(|l| l.id.as_str()).collect();
-            return Err(bad_input(anyhow!(
-                "--layout {id}: {} layouts go by this id in the tables; give the whole id, one of {}",
-                ids.len(),
-                ids.join(", ")
-            )));
-        }
-    }
-    // Ids before servers per rack were written `RACKxN` (`A1.B1.C1` is now `Ax1.Bx1.Cx1`).
-    if let Some(l) = plan
-        .layouts
-        .iter()
-        .find(|l| crate::layout::legacy_layout_id(&l.id) == id)
-    {
-        return Err(bad_input(anyhow!(
-            "--layout {id}: layout ids now write servers per rack as RACKxN (docs/reports.md); this layout is {}",
-            l.id
-        )));
-    }
-    let mut ids: Vec<&str> = plan.layouts.iter().map(|l| l.id.as_str()).collect();
-    let prefix: Vec<&str> = ids.iter().copied().filter(|x| x.starts_with(id)).collect();
-    if prefix.len() == 1 {
-        return Err(bad_input(anyhow!(
-            "--layout {id}: no such layout; did you mean {}?",
-            prefix[0]
-        )));
-    }
-    ids.truncate(8);
-    Err(bad_input(anyhow!(
-        "--layout {id}: no such layout in this plan; run `natsplan design` to list them (e.g. {})",
-        ids.join(", ")
-    )))
-}
-
-impl Inputs {
-    /// Give the layout `--layout ID` names (else the one the saved plan chose) its per-asset lists when the
-    /// plan keeps them per class (`plan::classes`); the top-ranked layout has them already. Call it after
-    /// `saved_plan_json`, whose hash is of the plan as built.
-    pub fn expand(&self, plan: &mut Plan, id: Option<&str>) -> Result<(), Failure> {
-        if let Some(id) = id.or(self.chosen_layout.as_deref()) {
-            let id = find_layout(plan, id)?.id.clone();
-            plan.expand(&id, &self.catalog, &self.calibration);
-        }
-        Ok(())
-    }
-
-    /// The layout `--layout ID` names, else the one the saved plan chose, else the plan's best; an error
-    /// when the plan has none.
-    pub fn layout<'p>(&self, plan: &'p Plan, id: Option<&str>) -> Result<&'p PlannedLayout, Failure> {
-        match id.or(self.chosen_layout.as_deref()) {
-            Some(id) => find_layout(plan, id),
-            None => plan.layouts.first().ok_or_else(|| {
-                bad_input(anyhow!(
-                    "{}: no layout could be built for this site; run `natsplan design` to see why",
-                    self.site_path.display()
-                ))
-            }),
-        }
     }
 }
 

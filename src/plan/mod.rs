@@ -2,6 +2,7 @@
 //! build it once; reports, emit and verify read it.
 
 mod capacity;
+mod choose;
 pub mod classes;
 pub mod inputs;
 mod unused;

@@ -166,20 +166,10 @@ fn kv_r3_is_priced_from_the_files_replicated_kv_rows() {
     let f = fixture();
     for run in &f.runs {
         let cal = Calibration::with_file(Path::new(&run.calibration)).unwrap();
-        let class = cal
-            .terms
-            .leaders
-            .iter()
-            .find(|c| c.host.server_model == run.model)
-            .unwrap();
+        let class = class_of(&cal, run);
         let rtt = class.kv_round_trip_s.iter().find(|(r, _)| *r == 3).map(|(_, t)| *t);
         let rtt = rtt.unwrap_or_else(|| panic!("{}: no R3 KV round trip", run.model));
-        let file = natsplan::perf::calibration::CalibrationSet::from_path(Path::new(&run.calibration)).unwrap();
-        let rows: Vec<f64> = file
-            .rows()
-            .filter(|r| r.kind == "kv" && r.replicas == Some(3))
-            .filter_map(|r| r.values.get("ops_per_s").copied())
-            .collect();
+        let rows = kv_r3_rows(run, None);
         assert_eq!(rows.len(), 3, "{}", run.model);
         assert!((1.0 / rtt / median(rows.clone()) - 1.0).abs() < 1e-9);
         let cat = Catalog::builtin();
@@ -226,18 +216,8 @@ fn kv_putters_take_the_kv_rows_contention_not_the_publishers() {
     let mut checked = 0;
     for run in &f.runs {
         let cal = Calibration::with_file(Path::new(&run.calibration)).unwrap();
-        let class = cal
-            .terms
-            .leaders
-            .iter()
-            .find(|c| c.host.server_model == run.model)
-            .unwrap();
-        let file = natsplan::perf::calibration::CalibrationSet::from_path(Path::new(&run.calibration)).unwrap();
-        let rows: Vec<f64> = file
-            .rows()
-            .filter(|r| r.kind == "kv" && r.replicas == Some(3) && r.workers == Some(4))
-            .filter_map(|r| r.values.get("ops_per_s").copied())
-            .collect();
+        let class = class_of(&cal, run);
+        let rows = kv_r3_rows(run, Some(4));
         if rows.is_empty() {
             assert!(class.kv_contention.is_none(), "{}", run.model);
             continue;
@@ -255,6 +235,24 @@ fn kv_putters_take_the_kv_rows_contention_not_the_publishers() {
         checked += 1;
     }
     assert_eq!(checked, 2, "runs 4 and 5 measured four KV clients");
+}
+
+/// The calibration's leader class for the run's host.
+fn class_of<'c>(cal: &'c Calibration, run: &Run) -> &'c natsplan::perf::leader::LeaderClass {
+    cal.terms
+        .leaders
+        .iter()
+        .find(|c| c.host.server_model == run.model)
+        .unwrap_or_else(|| panic!("{}: no leader class", run.model))
+}
+
+/// The run's calibration file's R3 KV rows (ops/s), at `workers` clients when given.
+fn kv_r3_rows(run: &Run, workers: Option<u32>) -> Vec<f64> {
+    let file = natsplan::perf::calibration::CalibrationSet::from_path(Path::new(&run.calibration)).unwrap();
+    file.rows()
+        .filter(|r| r.kind == "kv" && r.replicas == Some(3) && workers.is_none_or(|w| r.workers == Some(w)))
+        .filter_map(|r| r.values.get("ops_per_s").copied())
+        .collect()
 }
 
 /// KV puts of 512 B (calibrate's KV points' size) at R3 on the file's own host, `workers` clients.
