@@ -73,6 +73,7 @@ fn lab_layout(site: &Site, streams: &[&str]) -> Layout {
             unique_rack: false,
             set: None,
             parent: None,
+            spec: None,
             bytes_per_replica: 1e9,
             // As the emulated meta leader places it: the first eligible servers.
             expected: servers.iter().copied().take(3).collect(),
@@ -109,7 +110,7 @@ pub fn pin_test_stream(site: &Site, layout: &Layout, peers: &[String]) -> Result
         })
         .collect::<Result<Vec<_>>>()?;
     let mut l = layout.clone();
-    l.assets.retain(|a| a.name != ASSET);
+    l.assets.retain(|a| &*a.name != ASSET);
     l.assets.push(Asset {
         name: ASSET.into(),
         kind: AssetKind::Stream,
@@ -118,6 +119,7 @@ pub fn pin_test_stream(site: &Site, layout: &Layout, peers: &[String]) -> Result
         unique_rack: false,
         set: None,
         parent: None,
+        spec: None,
         bytes_per_replica: 0.0,
         expected: idx,
     });

@@ -32,9 +32,30 @@ pub(super) fn build(
     selection: &[ServerIdx],
     hint: Option<(u32, &[(ArrayIdx, u32)])>,
 ) -> Layout {
+    build_with(
+        site,
+        catalog,
+        pattern,
+        r,
+        selection,
+        hint,
+        &super::placement::assets(site, r),
+    )
+}
+
+/// As `build`, with the workload's assets under `r` given (`placement::assets(site, r)`, built once for
+/// every layout of that replica count: `BareAssets`).
+pub(super) fn build_with(
+    site: &Site,
+    catalog: &Catalog,
+    pattern: Pattern,
+    r: u8,
+    selection: &[ServerIdx],
+    hint: Option<(u32, &[(ArrayIdx, u32)])>,
+    assets_bare: &[Asset],
+) -> Layout {
     let disks_hint = hint.map(|h| h.0);
     let mut hinted: BTreeMap<ArrayIdx, u32> = hint.map(|h| h.1.iter().copied().collect()).unwrap_or_default();
-    let assets_bare = super::placement::assets(site, r);
     let total: f64 = assets_bare
         .iter()
         .map(|a| a.bytes_per_replica * a.replicas as f64)
@@ -473,7 +494,7 @@ fn finish(
     r: u8,
     mut servers: Vec<ServerIdx>,
     c: Carved,
-    assets_bare: Vec<Asset>,
+    assets_bare: &[Asset],
 ) -> Layout {
     let Carved {
         groups,
@@ -493,13 +514,12 @@ fn finish(
         _ => Raid::Raid1,
     });
     problems.extend(cross_rack(site, &servers, &groups, &luns));
-    let placement = choose_rule(site, &servers, &assets_bare);
+    let placement = choose_rule(site, &servers, assets_bare);
     if pattern == Pattern::P4 {
-        super::lun_size::size_on_need(site, &servers, &groups, &mut luns, &placement, &assets_bare);
+        super::lun_size::size_on_need(site, &servers, &groups, &mut luns, &placement, assets_bare);
     }
     // The assets are placed when the layout is evaluated (`place`), not here: 100,000 assets placed
     // for each of 39 layouts before any was evaluated held 1.6 GB.
-    drop(assets_bare);
 
     let mut layout = Layout {
         id: String::new(),
@@ -526,12 +546,22 @@ pub fn place(site: &Site, layout: &mut Layout) {
     layout.problems.extend(problems);
 }
 
+/// As `place`, with the workload's assets under the layout's replica count given (`BareAssets`).
+pub fn place_with(site: &Site, layout: &mut Layout, bare: &[Asset]) {
+    let problems = restore_with(site, layout, bare);
+    layout.problems.extend(problems);
+}
+
 /// Give a placed layout whose assets were dropped (`Layout::assets` empty to save memory) the same assets
 /// again; returns the placement problems, which `place` already recorded.
 pub fn restore(site: &Site, layout: &mut Layout) -> Vec<Problem> {
-    let bare = super::placement::assets(site, layout.replicas);
+    restore_with(site, layout, &super::placement::assets(site, layout.replicas))
+}
+
+/// As `restore`, with the workload's assets under the layout's replica count given (`BareAssets`).
+fn restore_with(site: &Site, layout: &mut Layout, bare: &[Asset]) -> Vec<Problem> {
     let stores = super::lun_size::stores_of(site, &layout.servers, &layout.luns);
-    let (assets, problems) = emulate(site, &layout.servers, &stores, &layout.placement, bare);
+    let (assets, problems) = emulate(site, &layout.servers, &stores, &layout.placement, bare.to_vec());
     layout.assets = assets;
     problems
 }

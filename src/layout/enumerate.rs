@@ -6,7 +6,10 @@
 //! Every choice is made in canonical (name) order, never input order, so reordering a site file yields
 //! the same layouts with the same ids.
 
+#[cfg(test)]
 use super::build::build;
+use super::build::build_with;
+use super::placement::BareAssets;
 use super::volumes::{arrays_for, by_name, own_raid, reachable_arrays, storage_of, Storage};
 use super::*;
 use crate::catalog::Catalog;
@@ -94,11 +97,13 @@ pub fn enumerate(site: &Site, catalog: &Catalog) -> Vec<Layout> {
             }
         }
     }
+    // The workload's assets once per replica count, not once per layout (100,000 names each).
+    let bare = BareAssets::new(site, jobs.iter().map(|j| j.r));
     let built: Vec<Layout> = jobs
         .par_iter()
         .map(|j| {
             let hint = j.hint.as_ref().map(|(d, a)| (*d, a.as_slice()));
-            build(site, catalog, j.pattern, j.r, &j.selection, hint)
+            build_with(site, catalog, j.pattern, j.r, &j.selection, hint, bare.get(j.r))
         })
         .collect();
     let mut out = Vec::new();

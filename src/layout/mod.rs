@@ -13,9 +13,10 @@ pub mod placement;
 pub mod sizing;
 mod volumes;
 
-pub use build::{place, restore};
+pub use build::{place, place_with, restore};
 pub use id::{layout_id, legacy_layout_id, short_layout_id, SHORT_ID_RACKS};
 pub use lun_size::{rebuild_lost, touched_by, Packed, Slots};
+pub use placement::BareAssets;
 pub use volumes::{describe_volume, group_usable_bytes, store_bytes, VolumeKind};
 
 use crate::site::{ArrayIdx, Pattern, ServerIdx, Site};
@@ -185,7 +186,9 @@ impl AssetKind {
 /// replicas may land on under the emitted configuration.
 #[derive(Debug, Clone, Serialize)]
 pub struct Asset {
-    pub name: String,
+    /// Shared (`Arc<str>`): every layout's copy of an asset names it, and 100,000 names copied per layout
+    /// were a visible part of design's time (issue 18).
+    pub name: std::sync::Arc<str>,
     pub kind: AssetKind,
     pub replicas: u8,
     /// Servers NATS may choose from (all JetStream servers, or a pinned set). Shared, not copied: every
@@ -195,9 +198,15 @@ pub struct Asset {
     /// Replicas must be on distinct racks (`unique_tag: "rack:"`).
     pub unique_rack: bool,
     /// The pinned set's name, when pinned.
-    pub set: Option<String>,
+    pub set: Option<std::sync::Arc<str>>,
     /// For a consumer: the stream it belongs to (it lives on a subset of that stream's peers).
-    pub parent: Option<String>,
+    pub parent: Option<std::sync::Arc<str>>,
+    /// The spec it was made from: its index in the site's list of its kind (`workload.streams`, `kv` or
+    /// `object_stores`), the first of its name there. None for consumers and assets not made from the
+    /// workload. `survival::lookup::Specs` reads it (checking the name) instead of hashing the name for
+    /// every asset of every layout (issue 18).
+    #[serde(skip)]
+    pub spec: Option<usize>,
     /// Bytes one replica stores at the end of the planning horizon (with growth, RAFT log).
     pub bytes_per_replica: f64,
     /// The servers the emulated meta leader picks (balanced, deterministic); survivability does not

@@ -59,30 +59,30 @@ impl Calibration {
 /// The prediction for one asset (stream, KV bucket, object store) at its leader.
 #[derive(Debug, Clone, Serialize)]
 pub struct AssetPrediction {
-    pub name: String,
+    pub name: Arc<str>,
     pub kind: Kind,
     /// What the workload asks for (ops/s).
     pub required_per_s: f64,
     /// What the layout can carry for this asset with enough concurrent clients (ops/s).
     pub ops_per_s: f64,
-    pub bottleneck: String,
+    pub bottleneck: Arc<str>,
     pub band: Band,
     /// ops_per_s ÷ required_per_s.
     pub headroom: f64,
-    pub source: String,
+    pub source: Arc<str>,
     pub scaled: bool,
     /// The calibration file (id) that priced this prediction (for streams: the stream leader's host class).
-    pub calibration: String,
+    pub calibration: Arc<str>,
     /// Distance from that calibration's hardware to this layout's (0 = its own host class); a verdict on a
     /// prediction with distance > 0 rests on an extrapolation, and the report suggests `natsplan calibrate`.
     pub extrapolation_distance: f64,
     /// The publish mode priced (streams and KV): from the site, or the assumption (async, window 256, as
     /// many publishers as the rate needs) when the site gives none.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub publish: Option<String>,
+    pub publish: Option<Arc<str>>,
     /// What reaches the required rate with this leader: publishers or window (streams and KV).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub reach: Option<String>,
+    pub reach: Option<Arc<str>>,
 }
 
 /// Per JetStream server: load, resources and times.
@@ -198,7 +198,8 @@ const CAPACITY_WORKERS: u32 = 1024;
 const ASYNC_WINDOW: u32 = 256;
 
 struct Demand {
-    name: String,
+    /// Shared with the asset when it is the asset's own name (every stream and KV bucket of the site).
+    name: Arc<str>,
     kind: Kind,
     rate: f64,
     size: u64,
@@ -207,7 +208,8 @@ struct Demand {
     consumers: u32,
 }
 
-fn demands(specs: &crate::survival::lookup::Specs, asset_name: &str, kind: AssetKind) -> Vec<Demand> {
+fn demands(specs: &crate::survival::lookup::Specs, a: &crate::layout::Asset) -> Vec<Demand> {
+    let (asset_name, kind) = (&*a.name, a.kind);
     let want = asset_name.trim_start_matches("KV_").trim_start_matches("OBJ_");
     // The name as given and without its prefix, borrowed; one lookup when they are the same name (the
     // earlier of a lookup and itself is that lookup).
@@ -215,11 +217,11 @@ fn demands(specs: &crate::survival::lookup::Specs, asset_name: &str, kind: Asset
     match kind {
         AssetKind::Stream => {
             if let Some(s) = first_of(
-                specs.stream_at(asset_name),
+                specs.stream_for(a),
                 (want != asset_name).then(|| specs.stream_at(want)).flatten(),
             ) {
                 out.push(Demand {
-                    name: s.name.clone(),
+                    name: shared_name(a, &s.name),
                     kind: Kind::Js,
                     rate: s.msgs_per_s,
                     size: s.msg_size_bytes,
@@ -230,11 +232,11 @@ fn demands(specs: &crate::survival::lookup::Specs, asset_name: &str, kind: Asset
         }
         AssetKind::Kv => {
             if let Some(s) = first_of(
-                specs.kv_at(asset_name),
+                specs.kv_for(a),
                 (want != asset_name).then(|| specs.kv_at(want)).flatten(),
             ) {
                 out.push(Demand {
-                    name: s.name.clone(),
+                    name: shared_name(a, &s.name),
                     kind: Kind::Kv,
                     rate: s.puts_per_s,
                     size: s.value_size_bytes,
@@ -245,13 +247,13 @@ fn demands(specs: &crate::survival::lookup::Specs, asset_name: &str, kind: Asset
         }
         AssetKind::ObjectStore => {
             if let Some(s) = first_of(
-                specs.object_store_at(asset_name),
+                specs.object_store_for(a),
                 (want != asset_name).then(|| specs.object_store_at(want)).flatten(),
             ) {
                 let chunks = s.object_size_bytes.div_ceil(model::CHUNK_BYTES).max(1);
                 let stored = s.object_size_bytes as f64 + (chunks + 1) as f64 * 100.0 + 256.0;
                 out.push(Demand {
-                    name: s.name.clone(),
+                    name: shared_name(a, &s.name),
                     kind: Kind::ObjPut,
                     rate: s.puts_per_s,
                     size: s.object_size_bytes,
@@ -260,7 +262,7 @@ fn demands(specs: &crate::survival::lookup::Specs, asset_name: &str, kind: Asset
                 });
                 if s.gets_per_s > 0.0 {
                     out.push(Demand {
-                        name: format!("{} (get)", s.name),
+                        name: format!("{} (get)", s.name).into(),
                         kind: Kind::ObjGet,
                         rate: s.gets_per_s,
                         size: s.object_size_bytes,
@@ -273,6 +275,15 @@ fn demands(specs: &crate::survival::lookup::Specs, asset_name: &str, kind: Asset
         AssetKind::Consumer => {}
     }
     out
+}
+
+/// The asset's name when the spec is named so (no copy), else the spec's.
+fn shared_name(a: &crate::layout::Asset, spec: &str) -> Arc<str> {
+    if &*a.name == spec {
+        a.name.clone()
+    } else {
+        spec.into()
+    }
 }
 
 /// The earlier in the site's list of two lookups (as a linear search for either name finds it).
@@ -403,6 +414,8 @@ impl Loads {
     }
 }
 
+use std::sync::Arc;
+
 /// What pricing one demand depends on besides the layout-wide figures (server count, sync mode): assets
 /// of one shape on one leader are priced once (a layout of 100,000 assets has a few dozen shapes).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -424,14 +437,14 @@ struct PriceKey {
 /// `Prediction` so a hit clones these few strings, not the whole prediction with its notes).
 struct Priced {
     ops_per_s: f64,
-    bottleneck: String,
+    bottleneck: Arc<str>,
     band: Band,
-    source: String,
+    source: Arc<str>,
     scaled: bool,
-    calibration: String,
+    calibration: Arc<str>,
     extrapolation_distance: f64,
-    publish: Option<String>,
-    reach: Option<String>,
+    publish: Option<Arc<str>>,
+    reach: Option<Arc<str>>,
 }
 
 /// Lookups and the price memo for one layout's assets.
@@ -531,8 +544,8 @@ fn price_asset(
         return;
     };
     let pace = pace_server(pricer, catalog, terms, &members, a.replicas);
-    for d in demands(&pricer.specs, &a.name, a.kind) {
-        let named = site.workload.publish.get(&d.name).copied();
+    for d in demands(&pricer.specs, a) {
+        let named = site.workload.publish.get(&*d.name).copied();
         let key = PriceKey {
             leader,
             pace,
@@ -577,14 +590,14 @@ fn price_asset(
                 .and_then(|f| reach(d.rate, f, &ps, &site.servers[leader].model));
             let priced = Priced {
                 ops_per_s: p.ops_per_s,
-                bottleneck: p.bottleneck,
+                bottleneck: p.bottleneck.into(),
                 band: p.band,
-                source: p.source,
+                source: p.source.into(),
                 scaled: p.scaled,
-                calibration: p.calibration,
+                calibration: p.calibration.into(),
                 extrapolation_distance: p.extrapolation_distance,
-                publish,
-                reach,
+                publish: publish.map(Into::into),
+                reach: reach.map(Into::into),
             };
             pricer.memo.insert(key.clone(), priced);
         }
@@ -596,7 +609,7 @@ fn price_asset(
         };
         if headroom < out.headroom {
             out.headroom = headroom;
-            out.headroom_limited_by = d.name.clone();
+            out.headroom_limited_by = d.name.to_string();
         }
         loads.add_demand(site, &slot, terms.store.write_amplification, &d, &members);
         out.streams.push(AssetPrediction {

@@ -254,10 +254,12 @@ pub fn build_progress(
     }
     let total = layouts.len();
     let done = std::sync::atomic::AtomicUsize::new(0);
+    let bare = crate::layout::BareAssets::new(site, layouts.iter().map(|l| l.replicas));
     let mut planned: Vec<PlannedLayout> = layouts
         .into_par_iter()
         .map(|mut l| {
-            crate::layout::place(site, &mut l);
+            let r = l.replicas;
+            crate::layout::place_with(site, &mut l, bare.get(r));
             let per_class = classes::applies(l.assets.len());
             let mut p = plan_layout_with(site, catalog, cal, l, !per_class);
             // Per class at once, so that memory holds one layout's per-asset entries per thread, not all;
@@ -441,14 +443,14 @@ fn planned_assets(site: &Site, layout: &Layout, expected: bool) -> Vec<PlannedAs
         .assets
         .iter()
         .map(|a| PlannedAsset {
-            name: a.name.clone(),
+            name: a.name.to_string(),
             kind: a.kind.as_str().to_string(),
             replicas: a.replicas,
             expected: match expected {
                 true => a.expected.iter().map(|&s| site.servers[s].name.clone()).collect(),
                 false => Vec::new(),
             },
-            set: a.set.clone(),
+            set: a.set.as_deref().map(str::to_string),
             bytes_per_replica: a.bytes_per_replica.ceil() as u64,
         })
         .collect()

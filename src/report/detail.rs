@@ -402,7 +402,7 @@ pub fn prediction_rows(pr: &Predicted) -> Vec<Vec<String>> {
                 format!("{:.0}", a.required_per_s),
                 format!("{:.0}", a.ops_per_s),
                 format!("{:.0}–{:.0}", a.band.low, a.band.high),
-                a.bottleneck.clone(),
+                a.bottleneck.to_string(),
                 format!(
                     "{}{}",
                     super::calibration_words(&a.calibration),

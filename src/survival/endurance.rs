@@ -18,7 +18,7 @@
 //! rate at the end of the planning horizon. Years to wear-out = rating × `RATING_YEARS` ÷ predicted DWPD.
 
 use super::evaluate::Model;
-use super::recovery::in_bytes_per_s;
+use super::recovery::asset_in_bytes;
 use crate::catalog::Catalog;
 use crate::layout::{AssetKind, Raid};
 use crate::units::{SyncMode, YEAR_S};
@@ -72,7 +72,7 @@ fn server_write_bytes_per_s(model: &Model) -> Vec<f64> {
         } else {
             1.0
         };
-        let w = in_bytes_per_s(&specs, &a.name, a.kind) * raft * compaction;
+        let w = asset_in_bytes(&specs, a) * raft * compaction;
         let mut seen: Vec<usize> = Vec::with_capacity(a.expected.len());
         for &s in &a.expected {
             if s < out.len() && !seen.contains(&s) {

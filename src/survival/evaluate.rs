@@ -673,7 +673,7 @@ fn placement_sources(layout: &Layout) -> Vec<usize> {
     if layout.assets.iter().any(|a| a.kind == AssetKind::Consumer) {
         for (i, a) in layout.assets.iter().enumerate() {
             if a.kind != AssetKind::Consumer {
-                first.entry(a.name.as_str()).or_insert(i);
+                first.entry(&*a.name).or_insert(i);
             }
         }
     }

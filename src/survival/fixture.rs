@@ -239,7 +239,7 @@ impl<'a> LayoutBuilder<'a> {
             .layout
             .assets
             .iter()
-            .find(|a| a.name == parent)
+            .find(|a| &*a.name == parent)
             .map(|a| a.replicas)
             .unwrap_or(3);
         self.push(
@@ -285,8 +285,9 @@ impl<'a> LayoutBuilder<'a> {
             replicas,
             candidates: candidates.into(),
             unique_rack,
-            set,
-            parent,
+            set: set.map(Into::into),
+            parent: parent.map(Into::into),
+            spec: None,
             bytes_per_replica: 1e9,
             expected,
         });

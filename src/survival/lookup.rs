@@ -2,16 +2,26 @@
 //! rate and size, and a linear search per asset made those steps quadratic (100,000 streams: minutes).
 //! The first spec of a name wins, as the linear searches it replaces found it. The maps use FxHash
 //! (`crate::fxhash`): they are only looked up, and SipHash on 100,000 names per pass was a visible cost.
+//! An asset made from the workload carries its spec's index (`Asset::spec`); `*_for` read that (the name
+//! checked) and each map is built only when a lookup by name needs it.
 
 use crate::fxhash::FxHashMap as HashMap;
+use crate::layout::Asset;
 use crate::site::{KvSpec, ObjectStoreSpec, Site, StreamSpec};
+use std::cell::OnceCell;
 
 /// Index of the site's streams, KV buckets and object stores by name.
 pub struct Specs<'a> {
     site: &'a Site,
-    streams: HashMap<&'a str, usize>,
-    kv: HashMap<&'a str, usize>,
-    objects: HashMap<&'a str, usize>,
+    streams: OnceCell<HashMap<&'a str, usize>>,
+    kv: OnceCell<HashMap<&'a str, usize>>,
+    objects: OnceCell<HashMap<&'a str, usize>>,
+}
+
+/// Entry `i` of `items` when it is named `name` (the index an asset carries, checked).
+fn at_named<'a, T>(items: &'a [T], i: Option<usize>, name: &str, of: impl Fn(&T) -> &str) -> Option<(usize, &'a T)> {
+    let i = i?;
+    items.get(i).filter(|x| of(x) == name).map(|x| (i, x))
 }
 
 fn index<'a, T>(items: &'a [T], name: impl Fn(&'a T) -> &'a str) -> HashMap<&'a str, usize> {
@@ -24,25 +34,43 @@ fn index<'a, T>(items: &'a [T], name: impl Fn(&'a T) -> &'a str) -> HashMap<&'a 
 
 impl<'a> Specs<'a> {
     pub fn new(site: &'a Site) -> Specs<'a> {
-        let w = &site.workload;
         Specs {
             site,
-            streams: index(&w.streams, |s| s.name.as_str()),
-            kv: index(&w.kv, |k| k.name.as_str()),
-            objects: index(&w.object_stores, |o| o.name.as_str()),
+            streams: OnceCell::new(),
+            kv: OnceCell::new(),
+            objects: OnceCell::new(),
         }
     }
     /// The first stream named `name`, with its position in the site's list.
     pub fn stream_at(&self, name: &str) -> Option<(usize, &'a StreamSpec)> {
-        self.streams.get(name).map(|&i| (i, &self.site.workload.streams[i]))
+        let w = &self.site.workload;
+        let m = self.streams.get_or_init(|| index(&w.streams, |s| s.name.as_str()));
+        m.get(name).map(|&i| (i, &w.streams[i]))
     }
     pub fn kv_at(&self, name: &str) -> Option<(usize, &'a KvSpec)> {
-        self.kv.get(name).map(|&i| (i, &self.site.workload.kv[i]))
+        let w = &self.site.workload;
+        let m = self.kv.get_or_init(|| index(&w.kv, |k| k.name.as_str()));
+        m.get(name).map(|&i| (i, &w.kv[i]))
     }
     pub fn object_store_at(&self, name: &str) -> Option<(usize, &'a ObjectStoreSpec)> {
-        self.objects
-            .get(name)
-            .map(|&i| (i, &self.site.workload.object_stores[i]))
+        let w = &self.site.workload;
+        let m = self
+            .objects
+            .get_or_init(|| index(&w.object_stores, |o| o.name.as_str()));
+        m.get(name).map(|&i| (i, &w.object_stores[i]))
+    }
+    /// `stream_at(&a.name)`, from the index the asset carries when it names that stream.
+    pub fn stream_for(&self, a: &Asset) -> Option<(usize, &'a StreamSpec)> {
+        at_named(&self.site.workload.streams, a.spec, &a.name, |s| &s.name).or_else(|| self.stream_at(&a.name))
+    }
+    /// `kv_at(&a.name)`, as `stream_for`.
+    pub fn kv_for(&self, a: &Asset) -> Option<(usize, &'a KvSpec)> {
+        at_named(&self.site.workload.kv, a.spec, &a.name, |k| &k.name).or_else(|| self.kv_at(&a.name))
+    }
+    /// `object_store_at(&a.name)`, as `stream_for`.
+    pub fn object_store_for(&self, a: &Asset) -> Option<(usize, &'a ObjectStoreSpec)> {
+        at_named(&self.site.workload.object_stores, a.spec, &a.name, |o| &o.name)
+            .or_else(|| self.object_store_at(&a.name))
     }
     pub fn stream(&self, name: &str) -> Option<&'a StreamSpec> {
         self.stream_at(name).map(|x| x.1)

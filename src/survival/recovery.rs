@@ -75,20 +75,33 @@ pub fn asset_in_bytes_per_s(site: &Site, name: &str, kind: AssetKind) -> f64 {
 /// As `asset_in_bytes_per_s`, from an index built once (for loops over every asset).
 pub(crate) fn in_bytes_per_s(specs: &super::lookup::Specs, name: &str, kind: AssetKind) -> f64 {
     match kind {
-        AssetKind::Stream => specs
-            .stream(name)
-            .map(|s| s.msgs_per_s * (s.msg_size_bytes + s.subject_bytes) as f64 + s.msgs_per_s * RECORD_OVERHEAD_BYTES)
-            .unwrap_or(0.0),
-        AssetKind::Kv => specs
-            .kv(name)
-            .map(|k| k.puts_per_s * (k.value_size_bytes + k.key_bytes) as f64 + k.puts_per_s * RECORD_OVERHEAD_BYTES)
-            .unwrap_or(0.0),
-        AssetKind::ObjectStore => specs
-            .object_store(name)
-            .map(|o| o.puts_per_s * o.object_size_bytes as f64)
-            .unwrap_or(0.0),
+        AssetKind::Stream => specs.stream(name).map(stream_in).unwrap_or(0.0),
+        AssetKind::Kv => specs.kv(name).map(kv_in).unwrap_or(0.0),
+        AssetKind::ObjectStore => specs.object_store(name).map(object_in).unwrap_or(0.0),
         AssetKind::Consumer => 0.0,
     }
+}
+
+/// `in_bytes_per_s` of a layout's asset, through the spec index it carries (`Specs::stream_for`).
+pub(crate) fn asset_in_bytes(specs: &super::lookup::Specs, a: &crate::layout::Asset) -> f64 {
+    match a.kind {
+        AssetKind::Stream => specs.stream_for(a).map(|(_, s)| stream_in(s)).unwrap_or(0.0),
+        AssetKind::Kv => specs.kv_for(a).map(|(_, k)| kv_in(k)).unwrap_or(0.0),
+        AssetKind::ObjectStore => specs.object_store_for(a).map(|(_, o)| object_in(o)).unwrap_or(0.0),
+        AssetKind::Consumer => 0.0,
+    }
+}
+
+fn stream_in(s: &crate::site::StreamSpec) -> f64 {
+    s.msgs_per_s * (s.msg_size_bytes + s.subject_bytes) as f64 + s.msgs_per_s * RECORD_OVERHEAD_BYTES
+}
+
+fn kv_in(k: &crate::site::KvSpec) -> f64 {
+    k.puts_per_s * (k.value_size_bytes + k.key_bytes) as f64 + k.puts_per_s * RECORD_OVERHEAD_BYTES
+}
+
+fn object_in(o: &crate::site::ObjectStoreSpec) -> f64 {
+    o.puts_per_s * o.object_size_bytes as f64
 }
 
 /// Bytes a server holds under the expected placement.
@@ -579,7 +592,7 @@ pub fn survivor_load(model: &Model, catalog: &Catalog, sc: &Scenario) -> Vec<Sur
     }
     let specs = super::lookup::Specs::new(site);
     for a in &layout.assets {
-        let rate = in_bytes_per_s(&specs, &a.name, a.kind);
+        let rate = asset_in_bytes(&specs, a);
         let holders = &a.expected;
         if holders.is_empty() {
             continue;

@@ -137,7 +137,7 @@ impl<'m, 'a> Prepared<'m, 'a> {
         let mut first: HashMap<&str, usize> = HashMap::new();
         for (i, a) in layout.assets.iter().enumerate() {
             if a.kind != AssetKind::Consumer {
-                first.entry(a.name.as_str()).or_insert(i);
+                first.entry(&*a.name).or_insert(i);
             }
         }
         for (i, a) in layout.assets.iter().enumerate() {

@@ -191,17 +191,17 @@ pub(super) fn maintenance(site: &Site, catalog: &Catalog, key: &str) -> f64 {
 }
 
 /// Messages (or KV revisions, or object chunks) an asset holds at its retention.
-fn msgs_held(w: &super::lookup::Specs, name: &str, kind: AssetKind) -> f64 {
-    match kind {
-        AssetKind::Stream => w.stream(name).map(|s| {
+fn msgs_held(w: &super::lookup::Specs, a: &crate::layout::Asset) -> f64 {
+    match a.kind {
+        AssetKind::Stream => w.stream_for(a).map(|(_, s)| {
             let by_age = s.msgs_per_s * s.retention_s;
             match s.max_bytes {
                 Some(b) => by_age.min(b as f64 / (s.msg_size_bytes + s.subject_bytes).max(1) as f64),
                 None => by_age,
             }
         }),
-        AssetKind::Kv => w.kv(name).map(|k| (k.keys * k.history.max(1) as u64) as f64),
-        AssetKind::ObjectStore => w.object_store(name).map(|o| {
+        AssetKind::Kv => w.kv_for(a).map(|(_, k)| (k.keys * k.history.max(1) as u64) as f64),
+        AssetKind::ObjectStore => w.object_store_for(a).map(|(_, o)| {
             let chunks = (o.object_size_bytes as f64 / 131_072.0).ceil().max(1.0) + 1.0;
             let objects = o
                 .objects
@@ -243,14 +243,14 @@ fn election_stalls(rel_comps: &[Component], model: &Model, prep: &Prepared, sing
 }
 
 /// Messages (or puts, or object chunks) per second an asset acknowledges.
-fn msgs_per_s(w: &super::lookup::Specs, name: &str, kind: AssetKind) -> f64 {
-    match kind {
-        AssetKind::Stream => w.stream(name).map(|s| s.msgs_per_s),
-        AssetKind::Kv => w.kv(name).map(|k| k.puts_per_s),
+fn msgs_per_s(w: &super::lookup::Specs, a: &crate::layout::Asset) -> f64 {
+    match a.kind {
+        AssetKind::Stream => w.stream_for(a).map(|(_, s)| s.msgs_per_s),
+        AssetKind::Kv => w.kv_for(a).map(|(_, k)| k.puts_per_s),
         // Objects are stored as 128 KiB chunks plus a metadata message.
         AssetKind::ObjectStore => w
-            .object_store(name)
-            .map(|o| o.puts_per_s * ((o.object_size_bytes as f64 / 131_072.0).ceil().max(1.0) + 1.0)),
+            .object_store_for(a)
+            .map(|(_, o)| o.puts_per_s * ((o.object_size_bytes as f64 / 131_072.0).ceil().max(1.0) + 1.0)),
         AssetKind::Consumer => None,
     }
     .unwrap_or(0.0)
@@ -268,11 +268,7 @@ impl<'m, 'a> Reliability<'m, 'a> {
         let domains: Vec<Domain> = comps.iter().map(|c| c.domain.clone()).collect();
         let prep = Prepared::new(model, &domains, true);
         let specs = super::lookup::Specs::new(site);
-        let asset_msgs_per_s: Vec<f64> = layout
-            .assets
-            .iter()
-            .map(|a| msgs_per_s(&specs, &a.name, a.kind))
-            .collect();
+        let asset_msgs_per_s: Vec<f64> = layout.assets.iter().map(|a| msgs_per_s(&specs, a)).collect();
         let (planned_unavail_s, planned_stall_s) = planned_maintenance(model, catalog, &prep);
         let mut hit = Vec::new();
         let mut disks = Vec::new();
@@ -281,11 +277,7 @@ impl<'m, 'a> Reliability<'m, 'a> {
             .map(|c| prep.signature(&[c], &mut hit, &mut disks))
             .collect();
         let election_stall_s = election_stalls(&comps, model, &prep, &single);
-        let asset_msgs_held = layout
-            .assets
-            .iter()
-            .map(|a| msgs_held(&specs, &a.name, a.kind))
-            .collect();
+        let asset_msgs_held = layout.assets.iter().map(|a| msgs_held(&specs, a)).collect();
         let base = std::iter::once(&empty)
             .chain(single.iter())
             .map(|s| SigInfo::new(s.clone()))

@@ -211,7 +211,7 @@ fn consumer_rows(opts: &VerifyOptions) -> Vec<RowSpec> {
         layout.and_then(|l| {
             l.assets
                 .iter()
-                .find(|a| a.kind == crate::layout::AssetKind::Stream && a.name == name)
+                .find(|a| a.kind == crate::layout::AssetKind::Stream && &*a.name == name)
                 .map(|a| a.replicas)
         })
     };

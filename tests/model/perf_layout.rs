@@ -58,6 +58,7 @@ fn layout(site: &Site) -> Layout {
         unique_rack: true,
         set: None,
         parent: None,
+        spec: None,
         bytes_per_replica: bytes,
         expected: (0..3).map(|k| (lead + k) % 3).collect(),
     };
