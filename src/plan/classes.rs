@@ -75,36 +75,58 @@ impl<T: Serialize> Serialize for Class<T> {
 /// Group entries by `key` (every field but the name, borrowed: no allocation per entry), in order of
 /// first appearance.
 fn group<T: Keyed>(items: Vec<T>) -> Vec<Class<T>> {
+    let (first, last, count) = classify(&items);
+    let names = |at: &[usize]| at.iter().map(|&i| items[i].name().to_string()).collect::<Vec<_>>();
+    let (firsts, lasts) = (names(&first), names(&last));
+    // Each class's entry is its first member, moved out (`first` ascends: classes in order of appearance).
+    let mut entries = Vec::with_capacity(first.len());
+    let mut next = first.iter().copied().peekable();
+    for (i, it) in items.into_iter().enumerate() {
+        if next.peek() == Some(&i) {
+            next.next();
+            entries.push(it);
+        }
+    }
+    entries
+        .into_iter()
+        .zip(firsts.into_iter().zip(lasts))
+        .zip(count)
+        .map(|((entry, (first, last)), count)| Class {
+            count,
+            first,
+            last,
+            entry,
+        })
+        .collect()
+}
+
+/// Per class, in order of first appearance: its first and last member (indices into `items`) and its
+/// size. Two passes over indices rather than one over the entries: the last name is copied once per
+/// class, not once per member.
+fn classify<T: Keyed>(items: &[T]) -> (Vec<usize>, Vec<usize>, Vec<usize>) {
     // FxHash, not SipHash: the keys are the plan's own entries and the map is only looked up (the
     // classes come in order of first appearance whatever the hash); SipHash was most of this step.
     use std::hash::BuildHasher;
     let hasher = crate::fxhash::FxBuild::default();
     let mut at: crate::fxhash::FxHashMap<u64, Vec<usize>> = Default::default();
-    let mut out: Vec<Class<T>> = Vec::new();
-    for it in items {
-        let h = hasher.hash_one(it.key());
-        let slot = at.entry(h).or_default();
-        match slot.iter().copied().find(|&i| out[i].entry.key() == it.key()) {
-            Some(i) => {
-                out[i].count += 1;
-                // Into the String it has (names of a class are alike in length): no allocation per asset.
-                let last = &mut out[i].last;
-                last.clear();
-                last.push_str(it.name());
+    let (mut first, mut last, mut count): (Vec<usize>, Vec<usize>, Vec<usize>) = (Vec::new(), Vec::new(), Vec::new());
+    for (i, it) in items.iter().enumerate() {
+        let key = it.key();
+        let slot = at.entry(hasher.hash_one(&key)).or_default();
+        match slot.iter().copied().find(|&c| items[first[c]].key() == key) {
+            Some(c) => {
+                count[c] += 1;
+                last[c] = i;
             }
             None => {
-                slot.push(out.len());
-                let n = it.name().to_string();
-                out.push(Class {
-                    count: 1,
-                    first: n.clone(),
-                    last: n,
-                    entry: it,
-                });
+                slot.push(first.len());
+                first.push(i);
+                last.push(i);
+                count.push(1);
             }
         }
     }
-    out
+    (first, last, count)
 }
 
 /// An entry's name, and every other field as a borrowed key.
@@ -126,10 +148,17 @@ impl Keyed for AssetPrediction {
     }
 }
 
-impl Keyed for super::PlannedAsset {
-    type Key<'a> = (&'a str, u8, Option<&'a str>, u64);
+/// A placed asset by the fields `PlannedAsset` gives it but its name and expected servers: kind,
+/// replicas, set and bytes per replica (rounded up as there).
+impl Keyed for crate::layout::Asset {
+    type Key<'a> = (&'static str, u8, Option<&'a str>, u64);
     fn key(&self) -> Self::Key<'_> {
-        (&self.kind, self.replicas, self.set.as_deref(), self.bytes_per_replica)
+        (
+            self.kind.as_str(),
+            self.replicas,
+            self.set.as_deref(),
+            self.bytes_per_replica.ceil() as u64,
+        )
     }
     fn name(&self) -> &str {
         &self.name
@@ -230,20 +259,23 @@ fn yearly_key(y: &YearlyAsset) -> YearlyKey<'_> {
     }
 }
 
-/// Replace a layout's per-asset lists (placement, predictions, yearly figures) by their classes.
+/// Replace a layout's per-asset lists (placement, predictions, yearly figures) by their classes. The
+/// placement classes come from the placed assets (`layout.assets`), grouped as their `PlannedAsset`s
+/// would be: a layout given per class never builds those (`plan_layout_with`), so `assets` is empty.
 pub fn compact(l: &mut super::PlannedLayout) {
-    let assets = group(std::mem::take(&mut l.assets))
+    l.assets = Vec::new();
+    let assets = group(l.layout.assets.iter().collect())
         .into_iter()
         .map(|k| Class {
             count: k.count,
             first: k.first,
             last: k.last,
             entry: AssetShape {
-                name: k.entry.name,
-                kind: k.entry.kind,
+                name: k.entry.name.to_string(),
+                kind: k.entry.kind.as_str().to_string(),
                 replicas: k.entry.replicas,
-                set: k.entry.set,
-                bytes_per_replica: k.entry.bytes_per_replica,
+                set: k.entry.set.as_deref().map(str::to_string),
+                bytes_per_replica: k.entry.bytes_per_replica.ceil() as u64,
             },
         })
         .collect();

@@ -207,7 +207,7 @@ fn expand_layout(site: &Site, catalog: &Catalog, cal: &crate::perf::Calibration,
     }
     // Its placed assets were dropped with the per-asset lists: the same emulation gives them again.
     crate::layout::restore(site, &mut l.layout);
-    l.assets = planned_assets(site, &l.layout, true);
+    l.assets = planned_assets(site, &l.layout);
     if let Some(p) = &mut l.predicted {
         p.streams = crate::perf::predict_layout(site, &l.layout, catalog, cal).streams;
     }
@@ -347,10 +347,9 @@ pub fn plan_layout(site: &Site, catalog: &Catalog, cal: &crate::perf::Calibratio
     plan_layout_with(site, catalog, cal, layout, true)
 }
 
-/// As `plan_layout`; with `expected` false the planned assets' expected servers are left empty, for a
-/// layout `build_progress` gives per class at once (`classes::compact` groups planned assets by kind,
-/// replicas, set and size, without the expected servers: their names for 100,000 assets were copied
-/// only to be dropped).
+/// As `plan_layout`; with `expected` false no planned assets are built (`assets` empty), for a layout
+/// `build_progress` gives per class at once (`classes::compact` groups the placed assets by kind,
+/// replicas, set and size: 100,000 planned assets were built only to be grouped and dropped).
 fn plan_layout_with(
     site: &Site,
     catalog: &Catalog,
@@ -406,7 +405,11 @@ fn plan_layout_with(
         PlacementRule::Pinned { sets } => (None, sets.iter().map(|s| (s.name.clone(), names(&s.servers))).collect()),
         PlacementRule::Free => (None, Vec::new()),
     };
-    let assets = planned_assets(site, &layout, expected);
+    let assets = if expected {
+        planned_assets(site, &layout)
+    } else {
+        Vec::new()
+    };
     PlannedLayout {
         id: layout.id.clone(),
         rank: 0,
@@ -436,9 +439,8 @@ fn plan_layout_with(
     }
 }
 
-/// Where each of a layout's assets goes, as JSON shows it (server names; with `expected` false, the
-/// expected servers left empty, for a layout that is given per class).
-fn planned_assets(site: &Site, layout: &Layout, expected: bool) -> Vec<PlannedAsset> {
+/// Where each of a layout's assets goes, as JSON shows it (server names).
+fn planned_assets(site: &Site, layout: &Layout) -> Vec<PlannedAsset> {
     layout
         .assets
         .iter()
@@ -446,10 +448,7 @@ fn planned_assets(site: &Site, layout: &Layout, expected: bool) -> Vec<PlannedAs
             name: a.name.to_string(),
             kind: a.kind.as_str().to_string(),
             replicas: a.replicas,
-            expected: match expected {
-                true => a.expected.iter().map(|&s| site.servers[s].name.clone()).collect(),
-                false => Vec::new(),
-            },
+            expected: a.expected.iter().map(|&s| site.servers[s].name.clone()).collect(),
             set: a.set.as_deref().map(str::to_string),
             bytes_per_replica: a.bytes_per_replica.ceil() as u64,
         })
