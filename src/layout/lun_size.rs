@@ -304,6 +304,7 @@ const PACKED_REPLICAS: usize = 5;
 /// One asset as `rebuild_lost`'s ordered path reads it.
 #[derive(Debug, Clone, Copy)]
 struct PackedAsset {
+    /// Its expected servers as slots (positions in the layout's servers).
     expected: [u32; PACKED_REPLICAS],
     n: u8,
     unique_rack: bool,
@@ -314,21 +315,30 @@ struct PackedAsset {
 
 /// A layout's assets packed for `rebuild_lost` (32 bytes each, the expected servers inline): a scenario
 /// walks the assets on its failed servers, and on 100,000 `Asset`s, each with its `expected` Vec
-/// elsewhere on the heap, that walk waited on memory more than it computed (issue 18). None when an
-/// asset does not fit (more than 5 expected servers, a server index past u32): the assets are read then.
+/// elsewhere on the heap, that walk waited on memory more than it computed (issue 18). Servers are
+/// slots, so a pick compares small integers and reads racks from a table of the layout's servers, not
+/// from the site's server records. None when an asset does not fit (more than 5 expected servers, one
+/// not among `servers`) or a server is listed twice: the assets are read then.
 pub struct Packed {
     assets: Option<Vec<PackedAsset>>,
 }
 
 impl Packed {
     pub fn new(servers: &[ServerIdx], assets: &[Asset]) -> Packed {
+        let mut slot = vec![u32::MAX; servers.iter().max().map_or(0, |m| m + 1)];
+        for (i, &s) in servers.iter().enumerate() {
+            if slot[s] != u32::MAX || u32::try_from(i).is_err() {
+                return Packed { assets: None };
+            }
+            slot[s] = i as u32;
+        }
         let pack = |a: &Asset| -> Option<PackedAsset> {
             if a.expected.len() > PACKED_REPLICAS {
                 return None;
             }
             let mut expected = [0u32; PACKED_REPLICAS];
             for (e, &s) in expected.iter_mut().zip(&a.expected) {
-                *e = u32::try_from(s).ok()?;
+                *e = slot.get(s).copied().filter(|&i| i != u32::MAX)?;
             }
             Some(PackedAsset {
                 expected,
@@ -355,29 +365,27 @@ fn rebuild_packed(
     need: &mut [f64],
 ) {
     let key = |need: &[f64], i: usize| ((need[i] / stores[i].max(1.0)).to_bits(), i);
-    let mut order: Vec<(u64, usize)> = (0..servers.len())
-        .filter(|&i| !failed.contains(&servers[i]))
-        .map(|i| key(need, i))
-        .collect();
+    // By slot: failed or not, and the rack (the packed assets' servers are slots).
+    let down: Vec<bool> = servers.iter().map(|s| failed.contains(s)).collect();
+    let rack: Vec<usize> = servers.iter().map(|&s| site.servers[s].rack).collect();
+    let mut order: Vec<(u64, usize)> = (0..servers.len()).filter(|&i| !down[i]).map(|i| key(need, i)).collect();
     order.sort_unstable();
-    let rack = |s: ServerIdx| site.servers[s].rack;
     for a in touched.iter().map(|&i| &assets[i]) {
-        let expected = a.expected[..a.n as usize].iter().map(|&s| s as ServerIdx);
-        let lost = expected.clone().filter(|s| failed.contains(s)).count();
+        let expected = a.expected[..a.n as usize].iter().map(|&s| s as usize);
+        let lost = expected.clone().filter(|&s| down[s]).count();
         if lost == 0 {
             continue;
         }
-        let mut holders = [0 as ServerIdx; PACKED_REPLICAS];
+        let mut holders = [0usize; PACKED_REPLICAS];
         let mut held = 0;
-        for s in expected.filter(|s| !failed.contains(s)) {
+        for s in expected.filter(|&s| !down[s]) {
             holders[held] = s;
             held += 1;
         }
         for _ in 0..lost {
             let pick = order.iter().position(|&(_, i)| {
-                let s = servers[i];
                 let h = &holders[..held];
-                !h.contains(&s) && (!a.unique_rack || h.iter().all(|&x| rack(x) != rack(s)))
+                !h.contains(&i) && (!a.unique_rack || h.iter().all(|&x| rack[x] != rack[i]))
             });
             if let Some(at) = pick {
                 let (old, i) = order[at];
@@ -393,7 +401,7 @@ fn rebuild_packed(
                     order.remove(at);
                     order.insert(order.partition_point(|&x| x < k), k);
                 }
-                holders[held] = servers[i];
+                holders[held] = i;
                 held += 1;
             }
         }
