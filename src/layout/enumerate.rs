@@ -6,9 +6,7 @@
 //! Every choice is made in canonical (name) order, never input order, so reordering a site file yields
 //! the same layouts with the same ids.
 
-#[cfg(test)]
-use super::build::build;
-use super::build::build_with;
+use super::build::{build, build_with};
 use super::placement::BareAssets;
 use super::volumes::{arrays_for, by_name, own_raid, reachable_arrays, storage_of, Storage};
 use super::*;
@@ -20,6 +18,16 @@ use std::collections::HashSet;
 /// Every sensible layout for the site (patterns × replica counts × server selections), including those
 /// that fail a hard rule (they carry `Severity::Reject` problems so the report can say why).
 pub fn enumerate(site: &Site, catalog: &Catalog) -> Vec<Layout> {
+    enumerate_with(
+        site,
+        catalog,
+        &BareAssets::new(site, site.nats.replicas.iter().copied()),
+    )
+}
+
+/// As `enumerate`, with the workload's assets per replica count built once by the caller (the plan places
+/// the layouts with the same ones).
+pub fn enumerate_with(site: &Site, catalog: &Catalog, bare: &BareAssets) -> Vec<Layout> {
     let mut patterns = site.policy.patterns.clone();
     if site.policy.baselines {
         for b in [Pattern::DdpRaid1, Pattern::Raid6] {
@@ -98,12 +106,14 @@ pub fn enumerate(site: &Site, catalog: &Catalog) -> Vec<Layout> {
         }
     }
     // The workload's assets once per replica count, not once per layout (100,000 names each).
-    let bare = BareAssets::new(site, jobs.iter().map(|j| j.r));
     let built: Vec<Layout> = jobs
         .par_iter()
         .map(|j| {
             let hint = j.hint.as_ref().map(|(d, a)| (*d, a.as_slice()));
-            build_with(site, catalog, j.pattern, j.r, &j.selection, hint, bare.get(j.r))
+            match bare.get(j.r) {
+                Some(b) => build_with(site, catalog, j.pattern, j.r, &j.selection, hint, b),
+                None => build(site, catalog, j.pattern, j.r, &j.selection, hint),
+            }
         })
         .collect();
     let mut out = Vec::new();

@@ -38,6 +38,12 @@ pub fn enumerate_unplaced(site: &Site, catalog: &crate::catalog::Catalog) -> Vec
     enumerate::enumerate(site, catalog)
 }
 
+/// As `enumerate_unplaced`, building the layouts from `bare` (the workload's assets per replica count;
+/// `place_with` places them from the same).
+pub fn enumerate_unplaced_with(site: &Site, catalog: &crate::catalog::Catalog, bare: &BareAssets) -> Vec<Layout> {
+    enumerate::enumerate_with(site, catalog, bare)
+}
+
 /// RAID level of a volume group.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "kebab-case")]

@@ -115,13 +115,9 @@ impl BareAssets {
         }
     }
 
-    /// The assets under default replica count `r`, which `new` was given.
-    pub fn get(&self, r: u8) -> &[Asset] {
-        self.by_r
-            .iter()
-            .find(|(x, _)| *x == r)
-            .map(|(_, v)| v.as_slice())
-            .expect("BareAssets::new was given every replica count asked for")
+    /// The assets under default replica count `r`, when `new` was given it.
+    pub fn get(&self, r: u8) -> Option<&[Asset]> {
+        self.by_r.iter().find(|(x, _)| *x == r).map(|(_, v)| v.as_slice())
     }
 }
 

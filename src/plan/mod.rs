@@ -236,7 +236,9 @@ pub fn build_progress(
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Plan {
     use rayon::prelude::*;
-    let layouts = crate::layout::enumerate_unplaced(site, catalog);
+    // The workload's assets per replica count, built once for enumerating and placing every layout.
+    let bare = crate::layout::BareAssets::new(site, site.nats.replicas.iter().copied());
+    let layouts = crate::layout::enumerate_unplaced_with(site, catalog, &bare);
     let mut notes = Vec::new();
     // A candidate with no JetStream server at all is not a layout; say once why the pattern does not fit.
     let (empty, layouts): (Vec<Layout>, Vec<Layout>) = layouts.into_iter().partition(|l| l.servers.is_empty());
@@ -254,12 +256,13 @@ pub fn build_progress(
     }
     let total = layouts.len();
     let done = std::sync::atomic::AtomicUsize::new(0);
-    let bare = crate::layout::BareAssets::new(site, layouts.iter().map(|l| l.replicas));
     let mut planned: Vec<PlannedLayout> = layouts
         .into_par_iter()
         .map(|mut l| {
-            let r = l.replicas;
-            crate::layout::place_with(site, &mut l, bare.get(r));
+            match bare.get(l.replicas) {
+                Some(b) => crate::layout::place_with(site, &mut l, b),
+                None => crate::layout::place(site, &mut l),
+            }
             let per_class = classes::applies(l.assets.len());
             let mut p = plan_layout_with(site, catalog, cal, l, !per_class);
             // Per class at once, so that memory holds one layout's per-asset entries per thread, not all;

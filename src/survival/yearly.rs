@@ -221,6 +221,14 @@ fn msgs_held(w: &super::lookup::Specs, a: &crate::layout::Asset) -> f64 {
 fn election_stalls(rel_comps: &[Component], model: &Model, prep: &Prepared, single: &[Vec<u8>]) -> Vec<f64> {
     let layout = model.layout;
     let mut out = vec![0.0; 1 + layout.assets.len()];
+    // The assets of each placement class, in order: a component's stall reaches only the assets of the
+    // classes it degrades, so those are walked, not every asset for every component (issue 18: a hundred
+    // disks × 100,000 assets per layout). Each asset's sum adds the same terms in the same order.
+    let classes = prep.asset_class.iter().copied().max().map_or(0, |m| m + 1);
+    let mut members: Vec<Vec<usize>> = vec![Vec::new(); classes];
+    for (i, &k) in prep.asset_class.iter().enumerate().take(layout.assets.len()) {
+        members[k].push(i);
+    }
     for (c, comp) in rel_comps.iter().enumerate() {
         if comp.rate_per_s <= 0.0 {
             continue;
@@ -232,10 +240,13 @@ fn election_stalls(rel_comps: &[Component], model: &Model, prep: &Prepared, sing
             let n = layout.servers.len().max(1);
             out[0] += per_year * layout.servers.iter().filter(|&&s| eff[s].down).count() as f64 / n as f64;
         }
-        for (i, a) in layout.assets.iter().enumerate() {
-            if degraded(prep.asset_class[i]) && !a.expected.is_empty() {
-                let k = a.expected.iter().filter(|&&s| eff[s].down).count();
-                out[1 + i] += per_year * k as f64 / a.expected.len() as f64;
+        for (_, at) in members.iter().enumerate().filter(|(k, _)| degraded(*k)) {
+            for &i in at {
+                let a = &layout.assets[i];
+                if !a.expected.is_empty() {
+                    let k = a.expected.iter().filter(|&&s| eff[s].down).count();
+                    out[1 + i] += per_year * k as f64 / a.expected.len() as f64;
+                }
             }
         }
     }
