@@ -73,6 +73,7 @@ fn lab_layout(site: &Site, streams: &[&str]) -> Layout {
             unique_rack: false,
             set: None,
             parent: None,
+            parent_at: None,
             spec: None,
             bytes_per_replica: 1e9,
             // As the emulated meta leader places it: the first eligible servers.
@@ -119,6 +120,7 @@ pub fn pin_test_stream(site: &Site, layout: &Layout, peers: &[String]) -> Result
         unique_rack: false,
         set: None,
         parent: None,
+        parent_at: None,
         spec: None,
         bytes_per_replica: 0.0,
         expected: idx,

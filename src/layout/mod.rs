@@ -207,6 +207,13 @@ pub struct Asset {
     pub set: Option<std::sync::Arc<str>>,
     /// For a consumer: the stream it belongs to (it lives on a subset of that stream's peers).
     pub parent: Option<std::sync::Arc<str>>,
+    /// For a consumer made from the workload (`placement::assets`): the index, in the assets as that
+    /// lists them, of the stream it was made with (asset names are unique in a site, so that is the first
+    /// non-consumer asset of `parent`'s name). Readers check the name and otherwise look the name up;
+    /// None for other assets (issue 18: hashing 100,000 names per layout to find consumers' streams was a
+    /// twelfth of design's time).
+    #[serde(skip)]
+    pub parent_at: Option<usize>,
     /// The spec it was made from: its index in the site's list of its kind (`workload.streams`, `kv` or
     /// `object_stores`), the first of its name there. None for consumers and assets not made from the
     /// workload. `survival::lookup::Specs` reads it (checking the name) instead of hashing the name for

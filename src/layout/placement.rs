@@ -24,27 +24,32 @@ pub fn assets(site: &Site, r: u8) -> Vec<Asset> {
     let none: std::sync::Arc<[ServerIdx]> = Vec::new().into();
     // The spec each asset is made from, as a lookup by its name finds it (the first of the name).
     let specs = crate::survival::lookup::Specs::new(site);
-    let mut push =
-        |name: std::sync::Arc<str>, kind: AssetKind, replicas: u8, bytes: f64, parent: Option<std::sync::Arc<str>>| {
-            let spec = match kind {
-                AssetKind::Stream => specs.stream_at(&name).map(|x| x.0),
-                AssetKind::Kv => specs.kv_at(&name).map(|x| x.0),
-                AssetKind::ObjectStore => specs.object_store_at(&name).map(|x| x.0),
-                AssetKind::Consumer => None,
-            };
-            v.push(Asset {
-                spec,
-                name,
-                kind,
-                replicas,
-                candidates: none.clone(),
-                unique_rack: false,
-                set: None,
-                parent,
-                bytes_per_replica: bytes,
-                expected: Vec::new(),
-            })
+    let mut push = |name: std::sync::Arc<str>,
+                    kind: AssetKind,
+                    replicas: u8,
+                    bytes: f64,
+                    parent: Option<(std::sync::Arc<str>, usize)>| {
+        let spec = match kind {
+            AssetKind::Stream => specs.stream_at(&name).map(|x| x.0),
+            AssetKind::Kv => specs.kv_at(&name).map(|x| x.0),
+            AssetKind::ObjectStore => specs.object_store_at(&name).map(|x| x.0),
+            AssetKind::Consumer => None,
         };
+        v.push(Asset {
+            spec,
+            name,
+            kind,
+            replicas,
+            candidates: none.clone(),
+            unique_rack: false,
+            set: None,
+            parent_at: parent.as_ref().map(|p| p.1),
+            parent: parent.map(|p| p.0),
+            bytes_per_replica: bytes,
+            expected: Vec::new(),
+        });
+        v.len() - 1
+    };
     // Canonical order (by name within each kind), so the emulated placement — and so capacity and
     // ranking — does not depend on the order of the site file. emit lists the streams in this order.
     // `sort_by_cached_key`: one lower-case copy per name, not two per comparison (100,000 names); it is
@@ -58,7 +63,7 @@ pub fn assets(site: &Site, r: u8) -> Vec<Asset> {
     for s in streams {
         let rr = s.replicas.unwrap_or(r);
         let name: std::sync::Arc<str> = s.name.as_str().into();
-        push(
+        let at = push(
             name.clone(),
             AssetKind::Stream,
             rr,
@@ -71,7 +76,7 @@ pub fn assets(site: &Site, r: u8) -> Vec<Asset> {
                 AssetKind::Consumer,
                 rr,
                 sizing::CONSUMER_BYTES,
-                Some(name.clone()),
+                Some((name.clone(), at)),
             );
         }
     }
@@ -621,6 +626,7 @@ mod tests {
                 unique_rack: false,
                 set: None,
                 parent: None,
+                parent_at: None,
                 spec: None,
                 bytes_per_replica: 1e9 * (1 + i % 7) as f64,
                 expected: Vec::new(),

@@ -287,6 +287,7 @@ impl<'a> LayoutBuilder<'a> {
             unique_rack,
             set: set.map(Into::into),
             parent: parent.map(Into::into),
+            parent_at: None,
             spec: None,
             bytes_per_replica: 1e9,
             expected,

@@ -217,20 +217,10 @@ pub fn min_breaking_cost_of(model: &Model, kind: DomainKind, judge: Judge) -> Op
         consider(&layout.servers, layout.servers.len() as u32, false);
         return best;
     }
-    // Many assets share a placement; evaluate each distinct (candidates, R, unique) once. The candidate
-    // lists are shared (`Asset::candidates` is an Arc), so most assets are told apart by the list's address
-    // alone; lists at different addresses are compared by content (a few per layout).
-    // FxHash: one lookup per asset per kind, nothing iterated (see `crate::fxhash`).
-    let mut by_addr: crate::fxhash::FxHashSet<(usize, usize, u8, bool)> = Default::default();
-    let mut seen: crate::fxhash::FxHashSet<(&[ServerIdx], u8, bool)> = Default::default();
-    for (i, a) in layout.assets.iter().enumerate() {
-        let (c, u) = model.placement(i);
-        if !by_addr.insert((c.as_ptr() as usize, c.len(), a.replicas, u)) {
-            continue;
-        }
-        if seen.insert((c, a.replicas, u)) {
-            consider(c, a.replicas as u32, u);
-        }
+    // Many assets share a placement: each distinct (candidates, R, unique) is judged once.
+    for &(from, r, u) in model.distinct_placements() {
+        let a = &layout.assets[from];
+        consider(&a.candidates, r as u32, u);
     }
     best
 }

@@ -58,6 +58,7 @@ fn layout(site: &Site) -> Layout {
         unique_rack: true,
         set: None,
         parent: None,
+        parent_at: None,
         spec: None,
         bytes_per_replica: bytes,
         expected: (0..3).map(|k| (lead + k) % 3).collect(),
@@ -85,7 +86,7 @@ fn layout(site: &Site) -> Layout {
 fn every_asset_gets_a_prediction_and_headroom_is_the_worst() {
     let s = site("always", 10.0);
     let p = predict_layout(&s, &layout(&s), &Catalog::builtin(), &Calibration::builtin());
-    let names: Vec<&str> = p.streams.iter().map(|a| a.name.as_str()).collect();
+    let names: Vec<&str> = p.streams.iter().map(|a| &*a.name).collect();
     assert_eq!(names, ["orders", "config", "blobs", "blobs (get)"]);
     for a in &p.streams {
         assert!(
