@@ -102,27 +102,16 @@ fn worst_need(site: &Site, servers: &[ServerIdx], placed: &[Asset], stores: &[f6
     // to six rounds per layout on a 30-rack site).
     let slots = Slots::new(site, servers);
     let base = slots.needs(placed);
-    let on = slots.assets_on(placed);
-    let packed = Packed::new(servers, placed);
+    let packed = Packed::new(site, servers, placed);
     let mut worst = vec![0.0f64; servers.len()];
     for failed in scenarios(site, servers) {
-        let touched = touched_by(&slots, &on, &failed);
         let mut need = base.clone();
         for &s in &failed {
             if let Some(i) = slots.pos(s) {
                 need[i] = 0.0;
             }
         }
-        rebuild_lost(
-            site,
-            servers,
-            placed,
-            stores,
-            &failed,
-            &touched,
-            &mut need,
-            Some(&packed),
-        );
+        packed.rebuild(site, servers, placed, stores, &failed, &mut need);
         for (w, n) in worst.iter_mut().zip(need) {
             *w = w.max(n);
         }
@@ -218,7 +207,7 @@ pub(super) fn need_after(
         }
     }
     let every: Vec<usize> = (0..placed.len()).collect();
-    rebuild_lost(site, servers, placed, stores, failed, &every, &mut need, None);
+    rebuild_lost(site, servers, placed, stores, failed, &every, &mut need, false);
     need
 }
 
@@ -232,10 +221,8 @@ pub(super) fn need_after(
 /// preference order (a sorted Vec): each pick walks from the least full past the few ineligible ones
 /// (holders, their racks) instead of scanning every candidate. The same picks: the order is `total_cmp`
 /// of need over store, then slot, and for need and store ≥ 0 the bits of an f64 order as `total_cmp`
-/// does. A test compares both paths bit for bit.
-///
-/// `ordered` is `Some` for the ordered path, with the assets packed (`Packed::new`, once for all the
-/// scenarios of a layout): the same rule read from a compact copy.
+/// does. A test compares both paths bit for bit. `Packed::rebuild` is this rule for the assets on some
+/// failed servers, read from per-server packed lists.
 #[allow(clippy::too_many_arguments)]
 pub fn rebuild_lost(
     site: &Site,
@@ -245,18 +232,11 @@ pub fn rebuild_lost(
     failed: &[ServerIdx],
     touched: &[usize],
     need: &mut [f64],
-    ordered: Option<&Packed>,
+    ordered: bool,
 ) {
-    if let Some(packed) = ordered {
-        if let Some(p) = packed.assets.as_deref() {
-            if touched.iter().all(|&i| p[i].all_eligible) {
-                rebuild_packed(site, servers, p, stores, failed, touched, need);
-                return;
-            }
-        } else if touched.iter().all(|&i| assets[i].candidates.len() == servers.len()) {
-            rebuild_ordered(site, servers, assets, stores, failed, touched, need);
-            return;
-        }
+    if ordered && touched.iter().all(|&i| assets[i].candidates.len() == servers.len()) {
+        rebuild_ordered(site, servers, assets, stores, failed, touched, need);
+        return;
     }
     let slots = Slots::new(site, servers);
     for a in touched.iter().map(|&i| &assets[i]) {
@@ -301,67 +281,164 @@ fn rebuild_one(
 /// Most replicas an asset has (R ∈ 1..5): `Packed` holds its expected servers inline.
 const PACKED_REPLICAS: usize = 5;
 
-/// One asset as `rebuild_lost`'s ordered path reads it.
+/// One asset as `Packed::rebuild` reads it (32 bytes).
 #[derive(Debug, Clone, Copy)]
 struct PackedAsset {
+    bytes_per_replica: f64,
+    /// Its index in the layout's assets (the order a scenario rebuilds them in).
+    at: u32,
     /// Its expected servers as slots (positions in the layout's servers).
-    expected: [u32; PACKED_REPLICAS],
+    expected: [u16; PACKED_REPLICAS],
     n: u8,
     unique_rack: bool,
     /// Every server of the layout is a candidate.
     all_eligible: bool,
-    bytes_per_replica: f64,
 }
 
-/// A layout's assets packed for `rebuild_lost` (32 bytes each, the expected servers inline): a scenario
-/// walks the assets on its failed servers, and on 100,000 `Asset`s, each with its `expected` Vec
-/// elsewhere on the heap, that walk waited on memory more than it computed (issue 18). Servers are
-/// slots, so a pick compares small integers and reads racks from a table of the layout's servers, not
-/// from the site's server records. None when an asset does not fit (more than 5 expected servers, one
-/// not among `servers`) or a server is listed twice: the assets are read then.
+/// A layout's placed assets packed for the scenarios of one server or one rack lost (`rebuild`): per
+/// server (slot), the assets with a replica on it, in asset order, each 32 bytes with its expected
+/// servers inline. A scenario reads its failed servers' lists front to back instead of looking up each
+/// touched asset among 180,000 (issue 18: that walk waited on memory more than it computed, and the
+/// touched list was built and sorted per scenario).
 pub struct Packed {
-    assets: Option<Vec<PackedAsset>>,
+    lists: Lists,
+}
+
+enum Lists {
+    /// Per slot: the packed assets on it, and whether every one of them may go on any server.
+    Packed(Vec<(Vec<PackedAsset>, bool)>),
+    /// Assets that do not pack (more than 5 expected servers, one not among `servers`, a server listed
+    /// twice, more than 65,535 servers): per slot the indices of the assets on it (`Slots::assets_on`).
+    Indices(Slots, Vec<Vec<usize>>),
 }
 
 impl Packed {
-    pub fn new(servers: &[ServerIdx], assets: &[Asset]) -> Packed {
-        let mut slot = vec![u32::MAX; servers.iter().max().map_or(0, |m| m + 1)];
+    pub fn new(site: &Site, servers: &[ServerIdx], assets: &[Asset]) -> Packed {
+        let fallback = || Packed {
+            lists: {
+                let slots = Slots::new(site, servers);
+                let on = slots.assets_on(assets);
+                Lists::Indices(slots, on)
+            },
+        };
+        let mut slot = vec![u16::MAX; servers.iter().max().map_or(0, |m| m + 1)];
         for (i, &s) in servers.iter().enumerate() {
-            if slot[s] != u32::MAX || u32::try_from(i).is_err() {
-                return Packed { assets: None };
+            if slot[s] != u16::MAX || i >= usize::from(u16::MAX) {
+                return fallback();
             }
-            slot[s] = i as u32;
+            slot[s] = i as u16;
         }
-        let pack = |a: &Asset| -> Option<PackedAsset> {
+        if u32::try_from(assets.len()).is_err() {
+            return fallback();
+        }
+        let mut lists: Vec<(Vec<PackedAsset>, bool)> = vec![(Vec::new(), true); servers.len()];
+        for (at, a) in assets.iter().enumerate() {
             if a.expected.len() > PACKED_REPLICAS {
-                return None;
+                return fallback();
             }
-            let mut expected = [0u32; PACKED_REPLICAS];
+            let mut expected = [0u16; PACKED_REPLICAS];
             for (e, &s) in expected.iter_mut().zip(&a.expected) {
-                *e = slot.get(s).copied().filter(|&i| i != u32::MAX)?;
+                match slot.get(s).copied().filter(|&i| i != u16::MAX) {
+                    Some(i) => *e = i,
+                    None => return fallback(),
+                }
             }
-            Some(PackedAsset {
+            let p = PackedAsset {
+                bytes_per_replica: a.bytes_per_replica,
+                at: at as u32,
                 expected,
                 n: a.expected.len() as u8,
                 unique_rack: a.unique_rack,
                 all_eligible: a.candidates.len() == servers.len(),
-                bytes_per_replica: a.bytes_per_replica,
-            })
-        };
+            };
+            for &e in &expected[..a.expected.len()] {
+                let (list, all) = &mut lists[usize::from(e)];
+                list.push(p);
+                *all &= p.all_eligible;
+            }
+        }
         Packed {
-            assets: assets.iter().map(pack).collect(),
+            lists: Lists::Packed(lists),
+        }
+    }
+
+    /// Rebuild the replicas `failed` held on the survivors, adding them to `need` (by slot; the failed
+    /// servers' own entries are the caller's): `rebuild_lost` for the assets with a replica on `failed`,
+    /// in asset order, with the ordered survivors when every one of them may go on any server. `assets`
+    /// are the ones this was packed from.
+    pub fn rebuild(
+        &self,
+        site: &Site,
+        servers: &[ServerIdx],
+        assets: &[Asset],
+        stores: &[f64],
+        failed: &[ServerIdx],
+        need: &mut [f64],
+    ) {
+        match &self.lists {
+            Lists::Indices(slots, on) => {
+                let touched = touched_by(slots, on, failed);
+                rebuild_lost(site, servers, assets, stores, failed, &touched, need, true);
+            }
+            Lists::Packed(lists) => {
+                // The failed servers' slots, each once (a server listed twice in `failed` adds nothing).
+                let mut at: Vec<usize> = servers
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, s)| failed.contains(s))
+                    .map(|(i, _)| i)
+                    .collect();
+                at.retain(|&i| !lists[i].0.is_empty());
+                let on: Vec<&[PackedAsset]> = at.iter().map(|&i| lists[i].0.as_slice()).collect();
+                if at.iter().all(|&i| lists[i].1) {
+                    rebuild_packed(site, servers, &on, stores, failed, need);
+                } else {
+                    let mut touched = Vec::new();
+                    merged(&on, |a| touched.push(a.at as usize));
+                    rebuild_lost(site, servers, assets, stores, failed, &touched, need, false);
+                }
+            }
         }
     }
 }
 
-/// `rebuild_ordered` on packed assets: the same steps, the same picks.
+/// Call `f` with the assets of sorted lists `on` in asset order, each once (an asset on two of the
+/// failed servers is in both lists).
+fn merged(on: &[&[PackedAsset]], mut f: impl FnMut(&PackedAsset)) {
+    if let [one] = on {
+        one.iter().for_each(f);
+        return;
+    }
+    let mut head = vec![0usize; on.len()];
+    loop {
+        let mut best: Option<(u32, usize)> = None;
+        for (k, l) in on.iter().enumerate() {
+            if let Some(x) = l.get(head[k]) {
+                if best.is_none_or(|(b, _)| x.at < b) {
+                    best = Some((x.at, k));
+                }
+            }
+        }
+        let Some((a, l)) = best else {
+            return;
+        };
+        f(&on[l][head[l]]);
+        for (k, h) in head.iter_mut().enumerate() {
+            if *h < on[k].len() && on[k][*h].at == a {
+                *h += 1;
+            }
+        }
+    }
+}
+
+/// `rebuild_ordered` on the packed lists of the failed servers (`Packed::rebuild`): the same steps, the
+/// same picks.
 fn rebuild_packed(
     site: &Site,
     servers: &[ServerIdx],
-    assets: &[PackedAsset],
+    on: &[&[PackedAsset]],
     stores: &[f64],
     failed: &[ServerIdx],
-    touched: &[usize],
     need: &mut [f64],
 ) {
     let key = |need: &[f64], i: usize| ((need[i] / stores[i].max(1.0)).to_bits(), i);
@@ -370,11 +447,11 @@ fn rebuild_packed(
     let rack: Vec<usize> = servers.iter().map(|&s| site.servers[s].rack).collect();
     let mut order: Vec<(u64, usize)> = (0..servers.len()).filter(|&i| !down[i]).map(|i| key(need, i)).collect();
     order.sort_unstable();
-    for a in touched.iter().map(|&i| &assets[i]) {
-        let expected = a.expected[..a.n as usize].iter().map(|&s| s as usize);
+    merged(on, |a| {
+        let expected = a.expected[..a.n as usize].iter().map(|&s| usize::from(s));
         let lost = expected.clone().filter(|&s| down[s]).count();
         if lost == 0 {
-            continue;
+            return;
         }
         let mut holders = [0usize; PACKED_REPLICAS];
         let mut held = 0;
@@ -405,7 +482,7 @@ fn rebuild_packed(
                 held += 1;
             }
         }
-    }
+    });
 }
 
 /// `rebuild_lost`'s ordered path (see there).

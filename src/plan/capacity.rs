@@ -3,7 +3,7 @@
 //! the survivors that the placement rules allow.
 
 use super::{AfterFailure, Capacity, ServerCapacity};
-use crate::layout::{rebuild_lost, store_bytes, touched_by, Layout, Packed, Slots};
+use crate::layout::{store_bytes, Layout, Packed};
 use crate::site::{ServerIdx, Site, Tolerance};
 
 /// Bytes each JetStream server (in `layout.servers` order) must hold under the expected placement.
@@ -85,24 +85,20 @@ fn fullest(
 /// least-full eligible survivor (distinct rack under unique_tag; inside the pinned set otherwise), or
 /// stays missing when no survivor is eligible (NATS then reports the stream under-replicated).
 pub fn needs_after(site: &Site, layout: &Layout, stores: &[f64], failed: &[ServerIdx]) -> Vec<f64> {
-    let base = needs(layout);
-    let every: Vec<usize> = (0..layout.assets.len()).collect();
-    let packed = Packed::new(&layout.servers, &layout.assets);
-    needs_after_with(site, layout, stores, failed, &base, &every, Some(&packed))
+    let packed = Packed::new(site, &layout.servers, &layout.assets);
+    needs_after_with(site, layout, stores, failed, &needs(layout), &packed)
 }
 
-/// `needs_after` from the no-failure needs and the assets that touch the failed servers (`touched`, in
-/// plan order; assets not listed lose nothing and are skipped, so the result is the same). The rule is
-/// `layout::rebuild_lost`'s (the one pattern 4's LUN sizing uses); `ordered` (the assets packed) lets it
-/// keep the survivors in an ordered set (the same picks; a test compares both paths).
+/// `needs_after` from the no-failure needs, with the assets packed per server (`Packed::new`, once for
+/// every scenario of a layout). The rule is `layout::rebuild_lost`'s (the one pattern 4's LUN sizing
+/// uses).
 fn needs_after_with(
     site: &Site,
     layout: &Layout,
     stores: &[f64],
     failed: &[ServerIdx],
     base: &[f64],
-    touched: &[usize],
-    ordered: Option<&Packed>,
+    packed: &Packed,
 ) -> Vec<f64> {
     let mut need = base.to_vec();
     for (i, s) in layout.servers.iter().enumerate() {
@@ -110,16 +106,7 @@ fn needs_after_with(
             need[i] = 0.0;
         }
     }
-    rebuild_lost(
-        site,
-        &layout.servers,
-        &layout.assets,
-        stores,
-        failed,
-        touched,
-        &mut need,
-        ordered,
-    );
+    packed.rebuild(site, &layout.servers, &layout.assets, stores, failed, &mut need);
     need
 }
 
@@ -178,12 +165,9 @@ pub fn evaluate(site: &Site, layout: &Layout, tolerates: &Tolerance) -> Capacity
             scenarios.push((format!("server:{}", site.servers[s].name), vec![s]));
         }
     }
-    let slots = Slots::new(site, &layout.servers);
-    let on = slots.assets_on(&layout.assets);
-    let packed = Packed::new(&layout.servers, &layout.assets);
+    let packed = Packed::new(site, &layout.servers, &layout.assets);
     for (name, failed) in scenarios {
-        let touched = touched_by(&slots, &on, &failed);
-        let need = needs_after_with(site, layout, &stores, &failed, &need, &touched, Some(&packed));
+        let need = needs_after_with(site, layout, &stores, &failed, &need, &packed);
         let alive: Vec<bool> = layout.servers.iter().map(|s| !failed.contains(s)).collect();
         let (f, h) = fullest(site, layout, &stores, &need, &alive);
         if cap.after_failure.as_ref().is_none_or(|a| h < a.headroom) {
@@ -200,6 +184,7 @@ pub fn evaluate(site: &Site, layout: &Layout, tolerates: &Tolerance) -> Capacity
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::layout::rebuild_lost;
 
     #[test]
     fn a_layout_that_cannot_place_its_replicas_still_needs_their_bytes() {
@@ -249,16 +234,21 @@ mod tests {
             let stores = stores(&site, l);
             let base = needs(l);
             let every: Vec<usize> = (0..l.assets.len()).collect();
-            let packed = Packed::new(&l.servers, &l.assets);
+            let packed = Packed::new(&site, &l.servers, &l.assets);
             for (x, &a) in l.servers.iter().enumerate() {
                 for &b in &l.servers[x..] {
                     let failed = if a == b { vec![a] } else { vec![a, b] };
-                    let run = |fast: bool| {
-                        let n = needs_after_with(&site, l, &stores, &failed, &base, &every, fast.then_some(&packed));
-                        n.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
-                    };
-                    let fast = run(true);
-                    assert_eq!(fast, run(false), "{} failed {failed:?}", l.id);
+                    let bits = |n: Vec<f64>| n.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+                    let fast = bits(needs_after_with(&site, l, &stores, &failed, &base, &packed));
+                    // The plain rule: every asset, a scan of its candidates per lost replica.
+                    let mut slow = base.clone();
+                    for (i, s) in l.servers.iter().enumerate() {
+                        if failed.contains(s) {
+                            slow[i] = 0.0;
+                        }
+                    }
+                    rebuild_lost(&site, &l.servers, &l.assets, &stores, &failed, &every, &mut slow, false);
+                    assert_eq!(fast, bits(slow), "{} failed {failed:?}", l.id);
                     checked += 1;
                     moved += (fast != base.iter().map(|v| v.to_bits()).collect::<Vec<_>>()) as usize;
                 }
