@@ -138,13 +138,33 @@ pub struct Predicted {
     pub inter_rack_bytes_per_s: f64,
     pub racks: Vec<RackTraffic>,
     pub notes: Vec<String>,
+    /// From `predict_layout_by_class`: the predictions per class, in place of `streams` (empty then).
+    /// `plan::classes` gives them in JSON; not serialised here.
+    #[serde(skip)]
+    pub classes: Vec<PredictionClass>,
+}
+
+/// Predictions equal in every field but the name, said once: the class's size, its first and last
+/// asset in plan order, and the first one's entry (`predict_layout_by_class`).
+#[derive(Debug, Clone)]
+pub struct PredictionClass {
+    pub count: usize,
+    pub first: Arc<str>,
+    pub last: Arc<str>,
+    pub entry: AssetPrediction,
 }
 
 impl Predicted {
+    /// Every asset's prediction, or each class's first one when given per class: in plan order, so the
+    /// first one to meet a condition is the same either way.
+    fn entries(&self) -> impl Iterator<Item = &AssetPrediction> {
+        self.streams.iter().chain(self.classes.iter().map(|c| &c.entry))
+    }
+
     /// Why the layout cannot carry the workload: some asset's required rate is above even the high end of
     /// its predicted band, or a volume group's disks cannot absorb the writes. None when it can.
     pub fn cannot_carry(&self) -> Option<String> {
-        for a in &self.streams {
+        for a in self.entries() {
             if a.required_per_s > a.band.high {
                 let mut why = format!(
                     "{} needs {:.0}/s but is predicted to carry {:.0}/s ({:.0}–{:.0}), bound by {} (priced by {})",
@@ -174,8 +194,7 @@ impl Predicted {
 
     /// Carried only if the prediction errs high: the required rate is inside the band, above its middle.
     pub fn at_risk(&self) -> Option<String> {
-        self.streams
-            .iter()
+        self.entries()
             .find(|a| a.required_per_s > a.ops_per_s && a.required_per_s <= a.band.high)
             .map(|a| {
                 format!(
@@ -208,12 +227,16 @@ struct Demand {
     consumers: u32,
 }
 
-fn demands(specs: &crate::survival::lookup::Specs, a: &crate::layout::Asset) -> Vec<Demand> {
+/// The demands of one asset, into `out` (cleared first: one buffer for all of a layout's assets).
+fn demands(specs: &crate::survival::lookup::Specs, a: &crate::layout::Asset, out: &mut Vec<Demand>) {
+    out.clear();
     let (asset_name, kind) = (&*a.name, a.kind);
+    if kind == AssetKind::Consumer {
+        return;
+    }
     let want = asset_name.trim_start_matches("KV_").trim_start_matches("OBJ_");
     // The name as given and without its prefix, borrowed; one lookup when they are the same name (the
     // earlier of a lookup and itself is that lookup).
-    let mut out = Vec::new();
     match kind {
         AssetKind::Stream => {
             if let Some(s) = first_of(
@@ -274,7 +297,6 @@ fn demands(specs: &crate::survival::lookup::Specs, a: &crate::layout::Asset) -> 
         }
         AssetKind::Consumer => {}
     }
-    out
 }
 
 /// The asset's name when the spec is named so (no copy), else the spec's.
@@ -321,6 +343,26 @@ pub fn volume_of(site: &Site, layout: &Layout, catalog: &Catalog, server: Server
 
 /// Predict how a layout carries the site's workload.
 pub fn predict_layout(site: &Site, layout: &Layout, catalog: &Catalog, cal: &Calibration) -> Predicted {
+    predict_into(site, layout, catalog, cal, &mut Sink::List)
+}
+
+/// As `predict_layout`, with the per-asset predictions given per class (`Predicted::classes`, `streams`
+/// empty): the same entries, grouped as they are made instead of 100,000 built to be grouped (issue 18).
+/// Every other figure is the same.
+pub fn predict_layout_by_class(site: &Site, layout: &Layout, catalog: &Catalog, cal: &Calibration) -> Predicted {
+    predict_into(site, layout, catalog, cal, &mut Sink::Classes(Default::default()))
+}
+
+/// Where `price_asset` puts each asset's prediction.
+enum Sink {
+    /// One entry per demand (`Predicted::streams`).
+    List,
+    /// Per class (`Predicted::classes`): a class by (its priced content, kind, required rate), which
+    /// decide every field of the entry but the name (headroom is the priced rate over the required one).
+    Classes(crate::fxhash::FxHashMap<(u32, &'static str, u64), usize>),
+}
+
+fn predict_into(site: &Site, layout: &Layout, catalog: &Catalog, cal: &Calibration, sink: &mut Sink) -> Predicted {
     let terms = &cal.terms;
     let sync = Sync::from(site.nats.sync);
     let mut out = Predicted {
@@ -330,7 +372,7 @@ pub fn predict_layout(site: &Site, layout: &Layout, catalog: &Catalog, cal: &Cal
     let mut loads = Loads::new(layout.servers.len(), site.racks.len());
     let mut pricer = Pricer::new(site, layout);
     for a in &layout.assets {
-        price_asset(&mut pricer, catalog, terms, sync, a, &mut loads, &mut out);
+        price_asset(&mut pricer, catalog, terms, sync, a, &mut loads, &mut out, sink);
     }
     group_headroom(site, layout, catalog, &loads, &mut out);
     servers::server_predictions(site, layout, catalog, terms, sync, &loads, &mut out);
@@ -344,7 +386,7 @@ pub fn predict_layout(site: &Site, layout: &Layout, catalog: &Catalog, cal: &Cal
         }
     }
     out.inter_rack_bytes_per_s = loads.rack_out.iter().sum();
-    if out.streams.is_empty() {
+    if out.streams.is_empty() && out.classes.is_empty() {
         out.notes
             .push("the workload names no stream, KV bucket or object store this layout places".into());
     }
@@ -445,6 +487,18 @@ struct Priced {
     extrapolation_distance: f64,
     publish: Option<Arc<str>>,
     reach: Option<Arc<str>>,
+    /// Equal for two keys priced to the same fields (`Pricer::contents`).
+    content: u32,
+}
+
+/// A priced demand's fields as an `AssetPrediction` copies them (floats by their bits).
+#[derive(PartialEq, Eq, Hash)]
+struct PricedContent {
+    bits: [u64; 4],
+    scaled: bool,
+    text: [Arc<str>; 3],
+    publish: Option<Arc<str>>,
+    reach: Option<Arc<str>>,
 }
 
 /// Lookups and the price memo for one layout's assets.
@@ -458,6 +512,10 @@ struct Pricer<'a> {
     memo: crate::fxhash::FxHashMap<PriceKey, Priced>,
     /// Each server's volume write latency (s), once looked up (`pace_server`).
     latency: crate::fxhash::FxHashMap<ServerIdx, f64>,
+    /// The distinct contents of the memo's entries, numbered (`Priced::content`).
+    contents: crate::fxhash::FxHashMap<PricedContent, u32>,
+    /// `demands`' buffer, reused from asset to asset.
+    demands: Vec<Demand>,
 }
 
 /// The server whose volume paces an asset's writes: a write commits once the leader has stored it and
@@ -488,7 +546,19 @@ fn pace_server(
     if need == 0 || members.len() <= need {
         return leader;
     }
-    let mut followers: Vec<(f64, ServerIdx)> = members[1..].iter().map(|&s| (lat(s), s)).collect();
+    // On the stack for up to five replicas (every asset but a hand-made one): one per asset of a layout.
+    let mut inline = [(0.0f64, 0 as ServerIdx); 4];
+    let mut heap: Vec<(f64, ServerIdx)>;
+    let followers: &mut [(f64, ServerIdx)] = if members.len() <= inline.len() + 1 {
+        for (f, &s) in inline.iter_mut().zip(&members[1..]) {
+            *f = (lat(s), s);
+        }
+        &mut inline[..members.len() - 1]
+    } else {
+        heap = members[1..].iter().map(|&s| (lat(s), s)).collect();
+        &mut heap
+    };
+    // Stable, as before: followers of equal latency stay in placement order.
     followers.sort_by(|a, b| a.0.total_cmp(&b.0));
     let (f_lat, f) = followers[need - 1];
     if f_lat > lat(leader) {
@@ -511,11 +581,14 @@ impl<'a> Pricer<'a> {
             slot,
             memo: Default::default(),
             latency: Default::default(),
+            contents: Default::default(),
+            demands: Vec::new(),
         }
     }
 }
 
 /// Price every demand of one placed asset on its leader's hardware, and add its load.
+#[allow(clippy::too_many_arguments)]
 fn price_asset(
     pricer: &mut Pricer,
     catalog: &Catalog,
@@ -524,16 +597,17 @@ fn price_asset(
     a: &crate::layout::Asset,
     loads: &mut Loads,
     out: &mut Predicted,
+    sink: &mut Sink,
 ) {
     let (site, layout) = (pricer.site, pricer.layout);
     let slot = std::mem::take(&mut pricer.slot);
     let idx_of = |s: ServerIdx| slot.get(s).copied().filter(|&i| i != usize::MAX);
-    let members: Vec<ServerIdx> = if a.expected.is_empty() {
-        a.candidates.iter().take(a.replicas as usize).copied().collect()
+    let members: &[ServerIdx] = if a.expected.is_empty() {
+        &a.candidates[..a.candidates.len().min(a.replicas as usize)]
     } else {
-        a.expected.clone()
+        &a.expected
     };
-    for &m in &members {
+    for &m in members {
         if let Some(i) = idx_of(m) {
             loads.stored[i] += a.bytes_per_replica;
             loads.assets_on[i] += 1;
@@ -543,8 +617,10 @@ fn price_asset(
         pricer.slot = slot;
         return;
     };
-    let pace = pace_server(pricer, catalog, terms, &members, a.replicas);
-    for d in demands(&pricer.specs, a) {
+    let pace = pace_server(pricer, catalog, terms, members, a.replicas);
+    let mut ds = std::mem::take(&mut pricer.demands);
+    demands(&pricer.specs, a, &mut ds);
+    for d in ds.drain(..) {
         let named = site.workload.publish.get(&*d.name).copied();
         let key = PriceKey {
             leader,
@@ -588,7 +664,7 @@ fn price_asset(
                 .stream
                 .as_ref()
                 .and_then(|f| reach(d.rate, f, &ps, &site.servers[leader].model));
-            let priced = Priced {
+            let mut priced = Priced {
                 ops_per_s: p.ops_per_s,
                 bottleneck: p.bottleneck.into(),
                 band: p.band,
@@ -598,7 +674,26 @@ fn price_asset(
                 extrapolation_distance: p.extrapolation_distance,
                 publish: publish.map(Into::into),
                 reach: reach.map(Into::into),
+                content: 0,
             };
+            let content = PricedContent {
+                bits: [
+                    priced.ops_per_s.to_bits(),
+                    priced.band.low.to_bits(),
+                    priced.band.high.to_bits(),
+                    priced.extrapolation_distance.to_bits(),
+                ],
+                scaled: priced.scaled,
+                text: [
+                    priced.bottleneck.clone(),
+                    priced.source.clone(),
+                    priced.calibration.clone(),
+                ],
+                publish: priced.publish.clone(),
+                reach: priced.reach.clone(),
+            };
+            let n = pricer.contents.len() as u32;
+            priced.content = *pricer.contents.entry(content).or_insert(n);
             pricer.memo.insert(key.clone(), priced);
         }
         let p = &pricer.memo[&key];
@@ -611,9 +706,9 @@ fn price_asset(
             out.headroom = headroom;
             out.headroom_limited_by = d.name.to_string();
         }
-        loads.add_demand(site, &slot, terms.store.write_amplification, &d, &members);
-        out.streams.push(AssetPrediction {
-            name: d.name,
+        loads.add_demand(site, &slot, terms.store.write_amplification, &d, members);
+        let entry = |name: Arc<str>| AssetPrediction {
+            name,
             kind: d.kind,
             required_per_s: d.rate,
             ops_per_s: p.ops_per_s,
@@ -626,8 +721,28 @@ fn price_asset(
             extrapolation_distance: p.extrapolation_distance,
             publish: p.publish.clone(),
             reach: p.reach.clone(),
-        });
+        };
+        match sink {
+            Sink::List => out.streams.push(entry(d.name)),
+            Sink::Classes(at) => match at.entry((p.content, d.kind.as_str(), d.rate.to_bits())) {
+                std::collections::hash_map::Entry::Occupied(c) => {
+                    let c = &mut out.classes[*c.get()];
+                    c.count += 1;
+                    c.last = d.name;
+                }
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    v.insert(out.classes.len());
+                    out.classes.push(PredictionClass {
+                        count: 1,
+                        first: d.name.clone(),
+                        last: d.name.clone(),
+                        entry: entry(d.name),
+                    });
+                }
+            },
+        }
     }
+    pricer.demands = ds;
     pricer.slot = slot;
 }
 

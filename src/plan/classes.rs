@@ -279,7 +279,20 @@ pub fn compact(l: &mut super::PlannedLayout) {
             },
         })
         .collect();
-    let predicted_streams = l.predicted.as_mut().map(|p| group(std::mem::take(&mut p.streams)));
+    // Predictions made per class (`perf::predict_layout_by_class`) are taken as they are: the same
+    // classes `group` makes of the per-asset list.
+    let predicted_streams = l.predicted.as_mut().map(|p| match p.classes.is_empty() {
+        true => group(std::mem::take(&mut p.streams)),
+        false => std::mem::take(&mut p.classes)
+            .into_iter()
+            .map(|c| Class {
+                count: c.count,
+                first: c.first.to_string(),
+                last: c.last.to_string(),
+                entry: c.entry,
+            })
+            .collect(),
+    });
     let yearly_assets = l.yearly.as_mut().map(|y| group(std::mem::take(&mut y.assets)));
     l.classes = Some(Classes {
         assets,
@@ -386,7 +399,7 @@ mod tests {
                 .unwrap()
                 .streams
                 .iter()
-                .find(|p| p.name == c.first)
+                .find(|p| *p.name == *c.first)
                 .unwrap();
             let mut entry = c.entry.clone();
             entry.name = first.name.clone();
@@ -412,6 +425,80 @@ mod tests {
                 serde_json::to_string(self).unwrap()
             }
         }
+    }
+
+    #[test]
+    fn predictions_made_per_class_are_the_classes_of_the_per_asset_list() {
+        // Every layout of a site of streams, KV buckets and object stores (with gets) of a few shapes
+        // and rates, on two kinds of storage: `predict_layout_by_class` gives the same classes, in the
+        // same order, with the same counts, first and last names and entries, as grouping the per-asset
+        // list; and the same figures besides.
+        let mut t = String::from("site: byclass\nnats: { replicas: [3, 5] }\nracks:\n");
+        for r in 0..5 {
+            let disk = if r % 2 == 0 { "nvme-3.84t" } else { "nl-sas-8t" };
+            let model = if r % 2 == 0 { "EF600" } else { "E5700" };
+            t.push_str(&format!(
+                "  - name: R{r}\n    servers: [a{r}, b{r}]\n    arrays:\n      - {{ name: A{r}, model: {model}, disk_model: {disk}, disks: 12 }}\n"
+            ));
+        }
+        t.push_str("workload:\n  streams:\n");
+        for s in 0..60 {
+            t.push_str(&format!(
+                "    - {{ name: s{s}, msgs_per_s: {}, msg_size: {}, retention: 1h, consumers: {} }}\n",
+                [10, 500, 20000][s % 3],
+                ["256B", "1KiB"][s % 2],
+                s % 3
+            ));
+        }
+        t.push_str("  kv:\n");
+        for k in 0..20 {
+            t.push_str(&format!(
+                "    - {{ name: k{k}, puts_per_s: {}, value_size: 512B, keys: 1000 }}\n",
+                [5, 3000][k % 2]
+            ));
+        }
+        t.push_str("  object_stores:\n");
+        for o in 0..10 {
+            t.push_str(&format!(
+                "    - {{ name: o{o}, puts_per_s: 2, gets_per_s: {}, object_size: 1MiB, retention: 6h }}\n",
+                o % 2 * 7
+            ));
+        }
+        let cat = crate::catalog::Catalog::builtin();
+        let cal = crate::perf::Calibration::builtin();
+        let site = crate::site::parse_str(&t, "byclass.yaml", &cat).unwrap();
+        let layouts = crate::layout::enumerate(&site, &cat);
+        let (mut compared, mut classes) = (0, 0);
+        for l in layouts.iter().filter(|l| !l.servers.is_empty()) {
+            let list = crate::perf::predict_layout(&site, l, &cat, &cal);
+            let by_class = crate::perf::predict_layout_by_class(&site, l, &cat, &cal);
+            assert!(by_class.streams.is_empty());
+            let want = group(list.streams.clone());
+            assert_eq!(want.len(), by_class.classes.len(), "{}", l.id);
+            for (w, g) in want.iter().zip(&by_class.classes) {
+                assert_eq!(
+                    (w.count, w.first.as_str(), w.last.as_str()),
+                    (g.count, &*g.first, &*g.last),
+                    "{}",
+                    l.id
+                );
+                assert_eq!(
+                    serde_json::to_string(&w.entry).unwrap(),
+                    serde_json::to_string(&g.entry).unwrap()
+                );
+            }
+            // Every other figure is the same (the lists apart).
+            let mut a = serde_json::to_value(&list).unwrap();
+            let mut b = serde_json::to_value(&by_class).unwrap();
+            a["streams"] = serde_json::Value::Null;
+            b["streams"] = serde_json::Value::Null;
+            assert_eq!(a, b, "{}", l.id);
+            assert_eq!(list.cannot_carry(), by_class.cannot_carry());
+            assert_eq!(list.at_risk(), by_class.at_risk());
+            compared += 1;
+            classes = classes.max(want.len());
+        }
+        assert!(compared > 5 && classes > 6, "{compared} layouts, at most {classes} classes");
     }
 
     #[test]

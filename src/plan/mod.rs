@@ -363,7 +363,11 @@ fn plan_layout_with(
     let tolerates = crate::survival::tolerates(site, &layout);
     let tolerates_meta = crate::survival::tolerates_meta(site, &layout);
     let capacity = capacity::evaluate(site, &layout, &tolerates);
-    let predicted = (!layout.servers.is_empty()).then(|| crate::perf::predict_layout(site, &layout, catalog, cal));
+    // A layout given per class gets its predictions per class (the same entries, grouped as made).
+    let predicted = (!layout.servers.is_empty()).then(|| match expected {
+        true => crate::perf::predict_layout(site, &layout, catalog, cal),
+        false => crate::perf::predict_layout_by_class(site, &layout, catalog, cal),
+    });
     let endurance = crate::survival::endurance(&crate::survival::Model::new(site, &layout), catalog);
     let tol = verdict::Tolerances {
         writes: &tolerates,
