@@ -234,28 +234,9 @@ pub struct YearlyKey<'a> {
 fn yearly_key(y: &YearlyAsset) -> YearlyKey<'_> {
     YearlyKey {
         kind: &y.kind,
-        bits: [
-            y.unavailable_min_per_year.to_bits(),
-            y.planned_unavailable_min_per_year.to_bits(),
-            y.planned_stall_s_per_year.to_bits(),
-            y.p_data_lost_per_year.to_bits(),
-            y.data_lost_events_per_year.to_bits(),
-            y.acked_msgs_lost_per_year.to_bits(),
-            y.window_msgs_lost_per_year.to_bits(),
-            y.data_lost_msgs_per_year.to_bits(),
-            y.election_stall_s_per_year.to_bits(),
-        ],
+        bits: y.bits(),
         mttdl: y.mttdl_years.map(f64::to_bits),
-        ci: y.ci95.as_ref().map(|c| {
-            let b = |p: (f64, f64)| [p.0.to_bits(), p.1.to_bits()];
-            let [a, b2, c2, d] = [
-                b(c.unavailable_min_per_year),
-                b(c.p_data_lost_per_year),
-                b(c.data_lost_events_per_year),
-                b(c.acked_msgs_lost_per_year),
-            ];
-            [a[0], a[1], b2[0], b2[1], c2[0], c2[1], d[0], d[1]]
-        }),
+        ci: y.ci_bits(),
     }
 }
 
@@ -293,7 +274,18 @@ pub fn compact(l: &mut super::PlannedLayout) {
             })
             .collect(),
     });
-    let yearly_assets = l.yearly.as_mut().map(|y| group(std::mem::take(&mut y.assets)));
+    let yearly_assets = l.yearly.as_mut().map(|y| match y.classes.is_empty() {
+        true => group(std::mem::take(&mut y.assets)),
+        false => std::mem::take(&mut y.classes)
+            .into_iter()
+            .map(|c| Class {
+                count: c.count,
+                first: c.first.to_string(),
+                last: c.last.to_string(),
+                entry: c.entry,
+            })
+            .collect(),
+    });
     l.classes = Some(Classes {
         assets,
         predicted_streams: predicted_streams.unwrap_or_default(),
@@ -498,7 +490,67 @@ mod tests {
             compared += 1;
             classes = classes.max(want.len());
         }
-        assert!(compared > 5 && classes > 6, "{compared} layouts, at most {classes} classes");
+        assert!(
+            compared > 5 && classes > 6,
+            "{compared} layouts, at most {classes} classes"
+        );
+    }
+
+    #[test]
+    fn yearly_figures_made_per_class_are_the_classes_of_the_per_asset_list() {
+        // Every layout small enough for yearly figures, of a site of streams (with consumers), KV and
+        // object stores of a few shapes, R1 to R5: `Entries::Classes` gives the classes grouping the
+        // list gives, and every total and the worst asset the same.
+        let mut t = String::from("site: yclass\nnats: { replicas: [3, 5] }\nracks:\n");
+        for r in 0..3 {
+            t.push_str(&format!(
+                "  - name: R{r}\n    servers: [a{r}, b{r}]\n    arrays:\n      - {{ name: A{r}, model: EF600, disk_model: nvme-3.84t, disks: 6, hot_spares: {} }}\n",
+                r % 2
+            ));
+        }
+        t.push_str("workload:\n  streams:\n");
+        for s in 0..30 {
+            t.push_str(&format!(
+                "    - {{ name: s{s}, msgs_per_s: {}, msg_size: 1KiB, retention: 1h, consumers: {}, replicas: {} }}\n",
+                [10, 500][s % 2],
+                s % 3,
+                [1, 3, 5][s % 3]
+            ));
+        }
+        t.push_str("  kv:\n    - { name: k1, puts_per_s: 50, value_size: 512B, keys: 1000 }\n");
+        t.push_str("  object_stores:\n    - { name: o1, puts_per_s: 2, object_size: 1MiB, retention: 6h }\n");
+        let cat = crate::catalog::Catalog::builtin();
+        let site = crate::site::parse_str(&t, "yclass.yaml", &cat).unwrap();
+        let mut compared = 0;
+        for l in crate::layout::enumerate(&site, &cat)
+            .iter()
+            .filter(|l| !l.servers.is_empty())
+        {
+            let list = crate::survival::yearly_with(&site, l, &cat, crate::survival::Entries::List);
+            let by_class = crate::survival::yearly_with(&site, l, &cat, crate::survival::Entries::Classes);
+            assert!(by_class.assets.is_empty());
+            let want = group(list.assets.clone());
+            assert_eq!(want.len(), by_class.classes.len(), "{}", l.id);
+            for (w, g) in want.iter().zip(&by_class.classes) {
+                assert_eq!(
+                    (w.count, w.first.as_str(), w.last.as_str()),
+                    (g.count, &*g.first, &*g.last),
+                    "{}",
+                    l.id
+                );
+                assert_eq!(
+                    serde_json::to_string(&w.entry).unwrap(),
+                    serde_json::to_string(&g.entry).unwrap()
+                );
+            }
+            let mut a = serde_json::to_value(&list).unwrap();
+            let mut b = serde_json::to_value(&by_class).unwrap();
+            a["assets"] = serde_json::Value::Null;
+            b["assets"] = serde_json::Value::Null;
+            assert_eq!(a, b, "{}", l.id);
+            compared += usize::from(want.len() > 3);
+        }
+        assert!(compared > 3, "{compared} layouts with several classes");
     }
 
     #[test]

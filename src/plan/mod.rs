@@ -380,7 +380,12 @@ fn plan_layout_with(
     // Large layouts are left to `natsplan simulate` (the chain or the Monte Carlo grows with them and design
     // must stay interactive).
     let small = layout.servers.len() <= YEARLY_MAX_SERVERS && layout.disks_used() <= YEARLY_MAX_DISKS;
-    let yearly = (verdict != Verdict::Rejected && small).then(|| crate::survival::yearly(site, &layout, catalog));
+    let entries = match expected {
+        true => crate::survival::Entries::List,
+        false => crate::survival::Entries::Classes,
+    };
+    let yearly =
+        (verdict != Verdict::Rejected && small).then(|| crate::survival::yearly_with(site, &layout, catalog, entries));
     let stores = stores(site, &layout);
     let servers = layout
         .servers

@@ -40,6 +40,6 @@ pub use whatif::{
 pub use chain::exact;
 pub use solve::monte_carlo;
 pub use yearly::{
-    chain_states, rate_per_year, yearly, yearly_only, Ci95, Component, Reliability, SimulateReport, SpareEffect,
-    Yearly, YearlyAsset,
+    chain_states, rate_per_year, yearly, yearly_only, yearly_with, Ci95, Component, Entries, Reliability,
+    SimulateReport, SpareEffect, Yearly, YearlyAsset, YearlyClass,
 };

@@ -46,6 +46,10 @@ pub struct Yearly {
     pub meta: YearlyAsset,
     #[serde(serialize_with = "crate::jsonsplice::list")]
     pub assets: Vec<YearlyAsset>,
+    /// From `Entries::Classes`: the entries per class, in place of `assets` (empty then). `plan::classes`
+    /// gives them in JSON; not serialised here.
+    #[serde(skip)]
+    pub classes: Vec<YearlyClass>,
     /// Probability per year that any asset (or the meta group) reaches `data_lost`.
     pub p_any_data_lost_per_year: f64,
     /// Expected acknowledged messages lost per year, all assets: window losses plus data-loss events.
@@ -121,6 +125,37 @@ pub struct YearlyAsset {
     pub ci95: Option<Ci95>,
 }
 
+impl YearlyAsset {
+    /// Its figures but the name, kind, MTTDL and intervals, as bits (equal entries are bit-equal).
+    pub fn bits(&self) -> [u64; 9] {
+        [
+            self.unavailable_min_per_year.to_bits(),
+            self.planned_unavailable_min_per_year.to_bits(),
+            self.planned_stall_s_per_year.to_bits(),
+            self.p_data_lost_per_year.to_bits(),
+            self.data_lost_events_per_year.to_bits(),
+            self.acked_msgs_lost_per_year.to_bits(),
+            self.window_msgs_lost_per_year.to_bits(),
+            self.data_lost_msgs_per_year.to_bits(),
+            self.election_stall_s_per_year.to_bits(),
+        ]
+    }
+
+    /// Its confidence intervals as bits.
+    pub fn ci_bits(&self) -> Option<[u64; 8]> {
+        self.ci95.as_ref().map(|c| {
+            let b = |p: (f64, f64)| [p.0.to_bits(), p.1.to_bits()];
+            let [a, b2, c2, d] = [
+                b(c.unavailable_min_per_year),
+                b(c.p_data_lost_per_year),
+                b(c.data_lost_events_per_year),
+                b(c.acked_msgs_lost_per_year),
+            ];
+            [a[0], a[1], b2[0], b2[1], c2[0], c2[1], d[0], d[1]]
+        })
+    }
+}
+
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Ci95 {
     pub unavailable_min_per_year: (f64, f64),
@@ -171,6 +206,29 @@ pub struct Reliability<'m, 'a> {
     pub(super) single: Vec<Vec<u8>>,
     /// The same with flags: id 0 is the empty state, id 1 + c the single component c.
     pub(super) base: Vec<SigInfo>,
+    /// What `figures` gives per asset.
+    pub(super) entries: Entries,
+}
+
+/// The per-asset figures `Reliability::figures` gives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Entries {
+    /// One `YearlyAsset` per asset (`Yearly::assets`).
+    List,
+    /// Per class (`Yearly::classes`, `assets` empty): equal entries but for the name said once.
+    Classes,
+    /// None: the totals only (the hot-spare comparison reads three of them).
+    Totals,
+}
+
+/// Yearly entries equal in every field but the name, said once: the class's size, its first and last
+/// asset in plan order, and the first one's entry.
+#[derive(Debug, Clone)]
+pub struct YearlyClass {
+    pub count: usize,
+    pub first: std::sync::Arc<str>,
+    pub last: std::sync::Arc<str>,
+    pub entry: YearlyAsset,
 }
 
 /// A failure rate per year: the site's override, else the catalog's.
@@ -318,6 +376,7 @@ impl<'m, 'a> Reliability<'m, 'a> {
             empty,
             single,
             base,
+            entries: Entries::List,
         }
     }
 
@@ -386,54 +445,95 @@ impl<'m, 'a> Reliability<'m, 'a> {
                 x
             }),
         );
-        let assets: Vec<YearlyAsset> = layout
-            .assets
-            .iter()
-            .enumerate()
-            .map(|(i, a)| {
-                let k = self.prep.asset_class[i];
-                let msgs = self.asset_msgs_per_s[i];
-                let held = self.asset_msgs_held[i];
-                let ci = ci.map(|c| {
-                    let mut x = c[k].clone();
-                    // Window losses and data-loss events, each at its own bound.
-                    x.acked_msgs_lost_per_year.0 =
-                        x.acked_msgs_lost_per_year.0 * self.window_s * msgs + x.data_lost_events_per_year.0 * held;
-                    x.acked_msgs_lost_per_year.1 =
-                        x.acked_msgs_lost_per_year.1 * self.window_s * msgs + x.data_lost_events_per_year.1 * held;
-                    x
-                });
-                mk(
-                    &a.name,
-                    a.kind.as_str(),
-                    k,
-                    (msgs, held, self.election_stall_s[1 + i]),
-                    ci,
-                )
-            })
-            .collect();
-        let judged: Vec<&YearlyAsset> = if assets.is_empty() {
-            vec![&meta]
-        } else {
-            assets.iter().collect()
+        // Each asset's entry (its name and kind apart), made as the list would make it.
+        let entry = |i: usize| {
+            let k = self.prep.asset_class[i];
+            let msgs = self.asset_msgs_per_s[i];
+            let held = self.asset_msgs_held[i];
+            let ci = ci.map(|c| {
+                let mut x = c[k].clone();
+                // Window losses and data-loss events, each at its own bound.
+                x.acked_msgs_lost_per_year.0 =
+                    x.acked_msgs_lost_per_year.0 * self.window_s * msgs + x.data_lost_events_per_year.0 * held;
+                x.acked_msgs_lost_per_year.1 =
+                    x.acked_msgs_lost_per_year.1 * self.window_s * msgs + x.data_lost_events_per_year.1 * held;
+                x
+            });
+            mk("", "", k, (msgs, held, self.election_stall_s[1 + i]), ci)
         };
-        let (worst_unavailable, worst) = judged
-            .iter()
-            .map(|a| (a.name.clone(), a.unavailable_min_per_year))
-            .fold((String::new(), -1.0), |b, x| if x.1 > b.1 { x } else { b });
+        let mut assets: Vec<YearlyAsset> = Vec::new();
+        let mut classes: Vec<YearlyClass> = Vec::new();
+        let mut class_at: crate::fxhash::FxHashMap<(&'static str, [u64; 9], Option<u64>, Option<[u64; 8]>), usize> =
+            Default::default();
+        // The totals add the entries' figures in asset order (as summing the list did), and the worst is
+        // the first entry of the highest figure.
+        let n = layout.assets.len();
+        let (mut acked, mut window, mut data) = (Vec::with_capacity(n), Vec::with_capacity(n), Vec::with_capacity(n));
+        // The worst: the first entry of a figure strictly above every earlier one, from -1 (the fold the
+        // list was judged with).
+        let mut worst_at: (Option<usize>, f64) = (None, -1.0);
+        for (i, a) in layout.assets.iter().enumerate() {
+            let mut e = entry(i);
+            acked.push(e.acked_msgs_lost_per_year);
+            window.push(e.window_msgs_lost_per_year);
+            data.push(e.data_lost_msgs_per_year);
+            if e.unavailable_min_per_year > worst_at.1 {
+                worst_at = (Some(i), e.unavailable_min_per_year);
+            }
+            match self.entries {
+                Entries::List => {
+                    e.name = a.name.to_string();
+                    e.kind = a.kind.as_str().to_string();
+                    assets.push(e);
+                }
+                Entries::Classes => {
+                    let key = (a.kind.as_str(), e.bits(), e.mttdl_years.map(f64::to_bits), e.ci_bits());
+                    match class_at.entry(key) {
+                        std::collections::hash_map::Entry::Occupied(c) => {
+                            let c = &mut classes[*c.get()];
+                            c.count += 1;
+                            c.last = a.name.clone();
+                        }
+                        std::collections::hash_map::Entry::Vacant(v) => {
+                            v.insert(classes.len());
+                            e.name = a.name.to_string();
+                            e.kind = a.kind.as_str().to_string();
+                            classes.push(YearlyClass {
+                                count: 1,
+                                first: a.name.clone(),
+                                last: a.name.clone(),
+                                entry: e,
+                            });
+                        }
+                    }
+                }
+                Entries::Totals => {}
+            }
+        }
+        // Without assets the meta group is judged.
+        if layout.assets.is_empty() && meta.unavailable_min_per_year > -1.0 {
+            worst_at = (None, meta.unavailable_min_per_year);
+        }
+        let worst_unavailable = match worst_at.0 {
+            Some(i) => layout.assets[i].name.to_string(),
+            None if layout.assets.is_empty() && worst_at.1 > -1.0 => meta.name.clone(),
+            None => String::new(),
+        };
+        let worst = worst_at.1;
         let _ = any_dl_per_year;
         Yearly {
             method: method.into(),
             method_detail: detail,
-            acked_msgs_lost_per_year: assets.iter().map(|a| a.acked_msgs_lost_per_year).sum(),
-            window_msgs_lost_per_year: assets.iter().map(|a| a.window_msgs_lost_per_year).sum(),
-            data_lost_msgs_per_year: assets.iter().map(|a| a.data_lost_msgs_per_year).sum(),
+            acked_msgs_lost_per_year: acked.into_iter().sum(),
+            window_msgs_lost_per_year: window.into_iter().sum(),
+            data_lost_msgs_per_year: data.into_iter().sum(),
             p_any_data_lost_per_year: p_any_dl,
             worst_unavailable_min_per_year: worst.max(0.0),
             worst_unavailable,
             api_unavailable_min_per_year: meta.unavailable_min_per_year,
             meta,
             assets,
+            classes,
             assumptions: self.assumptions(),
             spare_effect: None,
         }
@@ -505,10 +605,18 @@ pub fn chain_states(n: usize, cap: usize) -> u64 {
 /// The yearly figures `design` shows: exact when the chain is small enough (at most 3, else 2, concurrent
 /// failures within 60,000 states), else a 4,000-year Monte Carlo with seed 1.
 pub fn yearly(site: &Site, layout: &crate::layout::Layout, catalog: &Catalog) -> Yearly {
+    yearly_with(site, layout, catalog, Entries::List)
+}
+
+/// As `yearly`, with the per-asset figures as `entries` says (per class for a layout given per class).
+pub fn yearly_with(site: &Site, layout: &crate::layout::Layout, catalog: &Catalog, entries: Entries) -> Yearly {
     let model = Model::new(site, layout);
     let mut rel = Reliability::new(&model, catalog);
+    rel.entries = entries;
     let chain = chain_for(&rel);
     let mut y = solve(&rel, chain.as_ref());
+    // The comparison reads three totals: no per-asset entries for it.
+    rel.entries = Entries::Totals;
     // What a hot spare buys: the same layout without its spares (or with one per array when it has none).
     // Spares set repair rates only (`Reliability::spares`, one pool per array the layout's groups use):
     // the components, the chain's states and their outcomes are the layout's own, so they are reused.
