@@ -210,6 +210,9 @@ pub struct Reliability<'m, 'a> {
     pub(super) entries: Entries,
 }
 
+/// An entry's kind and figures as bits: equal keys, equal entries but for the name.
+type EntryKey = (&'static str, [u64; 9], Option<u64>, Option<[u64; 8]>);
+
 /// The per-asset figures `Reliability::figures` gives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Entries {
@@ -463,8 +466,7 @@ impl<'m, 'a> Reliability<'m, 'a> {
         };
         let mut assets: Vec<YearlyAsset> = Vec::new();
         let mut classes: Vec<YearlyClass> = Vec::new();
-        let mut class_at: crate::fxhash::FxHashMap<(&'static str, [u64; 9], Option<u64>, Option<[u64; 8]>), usize> =
-            Default::default();
+        let mut class_at: crate::fxhash::FxHashMap<EntryKey, usize> = Default::default();
         // The totals add the entries' figures in asset order (as summing the list did), and the worst is
         // the first entry of the highest figure.
         let n = layout.assets.len();
