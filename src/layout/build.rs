@@ -54,6 +54,25 @@ pub(super) fn build_with(
     hint: Option<(u32, &[(ArrayIdx, u32)])>,
     assets_bare: &[Asset],
 ) -> Layout {
+    let mut layout = build_unsized(site, catalog, pattern, r, selection, hint, assets_bare);
+    size(site, &mut layout, assets_bare);
+    layout
+}
+
+/// As `build_with`, but pattern 4's LUNs left at their groups' full size (`size` sizes them and gives
+/// the id its sizes): the rest of the layout, and so the sizes `size` will choose, is what the id names,
+/// so two candidates of one id here are one layout once sized (`enumerate` keeps the first before the
+/// costly sizing).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn build_unsized(
+    site: &Site,
+    catalog: &Catalog,
+    pattern: Pattern,
+    r: u8,
+    selection: &[ServerIdx],
+    hint: Option<(u32, &[(ArrayIdx, u32)])>,
+    assets_bare: &[Asset],
+) -> Layout {
     let disks_hint = hint.map(|h| h.0);
     let mut hinted: BTreeMap<ArrayIdx, u32> = hint.map(|h| h.1.iter().copied().collect()).unwrap_or_default();
     let total: f64 = assets_bare
@@ -516,7 +535,10 @@ fn finish(
     problems.extend(cross_rack(site, &servers, &groups, &luns));
     let placement = choose_rule(site, &servers, assets_bare);
     if pattern == Pattern::P4 {
-        super::lun_size::size_on_need(site, &servers, &groups, &mut luns, &placement, assets_bare);
+        // Unsized: each LUN its group's full size, where `size_on_need` starts.
+        for l in luns.iter_mut() {
+            l.size_bytes = groups[l.group].usable_bytes;
+        }
     }
     // The assets are placed when the layout is evaluated (`place`), not here: 100,000 assets placed
     // for each of 39 layouts before any was evaluated held 1.6 GB.
@@ -536,6 +558,26 @@ fn finish(
     };
     layout.id = layout_id(site, &layout);
     layout
+}
+
+/// Size pattern 4's LUNs on what each server will hold (`lun_size::size_on_need`) and give the id its
+/// sizes; other patterns are left as they are. When the sizing's last placement was made on the LUNs it
+/// settled on, that placement is returned (`Placed`): what `place` would give, and the needs after each
+/// failure it sized for.
+pub(super) fn size(site: &Site, layout: &mut Layout, assets_bare: &[Asset]) -> Option<Placed> {
+    if layout.pattern != Pattern::P4 {
+        return None;
+    }
+    let placed = super::lun_size::size_on_need(
+        site,
+        &layout.servers,
+        &layout.groups,
+        &mut layout.luns,
+        &layout.placement,
+        assets_bare,
+    );
+    layout.id = layout_id(site, layout);
+    placed
 }
 
 /// Place a built layout's assets: every asset with its eligible servers and the meta leader's emulated

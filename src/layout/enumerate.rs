@@ -6,7 +6,10 @@
 //! Every choice is made in canonical (name) order, never input order, so reordering a site file yields
 //! the same layouts with the same ids.
 
-use super::build::{build, build_with};
+#[cfg(test)]
+use super::build::build;
+use super::build::{build_unsized, size};
+use super::lun_size::Placed;
 use super::placement::BareAssets;
 use super::volumes::{arrays_for, by_name, own_raid, reachable_arrays, storage_of, Storage};
 use super::*;
@@ -28,6 +31,23 @@ pub fn enumerate(site: &Site, catalog: &Catalog) -> Vec<Layout> {
 /// As `enumerate`, with the workload's assets per replica count built once by the caller (the plan places
 /// the layouts with the same ones).
 pub fn enumerate_with(site: &Site, catalog: &Catalog, bare: &BareAssets) -> Vec<Layout> {
+    enumerate_then(site, catalog, bare, &|_| {}, &|l, _| l)
+}
+
+/// As `enumerate_with`, handing each layout to `then` as soon as it is built, in parallel (its placement
+/// too when pattern 4's LUN sizing made it on the LUNs the layout has), and returning what `then` made in
+/// the enumeration's order. `count` is told how many layouts `then` will get, before the first.
+///
+/// The candidates are carved first (cheap) and the first of each id kept, before pattern 4's LUNs are
+/// sized (the costly part, and it gives the id its sizes, which follow from the rest): so no layout is
+/// sized or handed on twice, and `then` can evaluate a layout in the task that built it.
+pub fn enumerate_then<T: Send>(
+    site: &Site,
+    catalog: &Catalog,
+    bare: &BareAssets,
+    count: &(dyn Fn(usize) + Sync),
+    then: &(dyn Fn(Layout, Option<Placed>) -> T + Sync),
+) -> Vec<T> {
     let mut patterns = site.policy.patterns.clone();
     if site.policy.baselines {
         for b in [Pattern::DdpRaid1, Pattern::Raid6] {
@@ -106,24 +126,47 @@ pub fn enumerate_with(site: &Site, catalog: &Catalog, bare: &BareAssets) -> Vec<
         }
     }
     // The workload's assets once per replica count, not once per layout (100,000 names each).
-    let built: Vec<Layout> = jobs
+    let own: Vec<(u8, Vec<Asset>)> = jobs
+        .iter()
+        .map(|j| j.r)
+        .filter(|&r| bare.get(r).is_none())
+        .collect::<std::collections::BTreeSet<u8>>()
+        .into_iter()
+        .map(|r| (r, super::placement::assets(site, r)))
+        .collect();
+    let assets_of = |r: u8| -> &[Asset] {
+        bare.get(r).unwrap_or_else(|| {
+            own.iter()
+                .find(|(x, _)| *x == r)
+                .map(|(_, v)| v.as_slice())
+                .unwrap_or_default()
+        })
+    };
+    let carved: Vec<Layout> = jobs
         .par_iter()
         .map(|j| {
             let hint = j.hint.as_ref().map(|(d, a)| (*d, a.as_slice()));
-            match bare.get(j.r) {
-                Some(b) => build_with(site, catalog, j.pattern, j.r, &j.selection, hint, b),
-                None => build(site, catalog, j.pattern, j.r, &j.selection, hint),
-            }
+            build_unsized(site, catalog, j.pattern, j.r, &j.selection, hint, assets_of(j.r))
         })
         .collect();
-    let mut out = Vec::new();
     let mut seen = HashSet::new();
-    for layout in built {
-        if seen.insert(layout.id.clone()) {
-            out.push(layout);
-        }
-    }
-    out
+    let kept: Vec<Layout> = carved.into_iter().filter(|l| seen.insert(l.id.clone())).collect();
+    count(kept.len());
+    let built: Vec<(String, T)> = kept
+        .into_par_iter()
+        .map(|mut l| {
+            let assets = assets_of(l.replicas);
+            let placed = size(site, &mut l, assets);
+            (l.id.clone(), then(l, placed))
+        })
+        .collect();
+    // Sized ids are as distinct as the unsized ones; the first of each is kept all the same.
+    let mut seen = HashSet::new();
+    built
+        .into_iter()
+        .filter(|(id, _)| seen.insert(id.clone()))
+        .map(|(_, t)| t)
+        .collect()
 }
 
 /// The replica count each asset will have under default replica count `r`.

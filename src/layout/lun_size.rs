@@ -34,7 +34,7 @@ pub(super) fn size_on_need(
     luns: &mut [Lun],
     placement: &PlacementRule,
     assets: &[Asset],
-) {
+) -> Option<Placed> {
     let gib = 1u64 << 30;
     let keep = (1.0 - site.policy.fs_reserve) * (1.0 - site.policy.store_headroom);
     // Never below the average share (the size pattern 4 used before): a server the emulation leaves
@@ -48,16 +48,17 @@ pub(super) fn size_on_need(
     // One copy of the assets for all rounds: each round clears what `emulate` set (back to the bare
     // assets' placement fields) rather than cloning 100,000 names again.
     let mut work = assets.to_vec();
+    let none: std::sync::Arc<[ServerIdx]> = Vec::new().into();
     for round in 0..6 {
         let stores = stores_of(site, servers, luns);
         for a in &mut work {
-            a.candidates = Vec::new().into();
+            a.candidates = none.clone();
             a.unique_rack = false;
             a.set = None;
             a.expected.clear();
         }
-        let (placed, _) = emulate(site, servers, &stores, placement, work);
-        let need = worst_need(site, servers, &placed, &stores);
+        let (placed, problems) = emulate(site, servers, &stores, placement, work);
+        let (need, after) = worst_need(site, servers, &placed, &stores);
         work = placed;
         let mut grown = false;
         for l in luns.iter_mut() {
@@ -72,8 +73,38 @@ pub(super) fn size_on_need(
             }
         }
         if round > 0 && !grown {
-            break;
+            // The LUNs are the ones this round placed on: its placement and needs are the layout's.
+            return Some(Placed {
+                assets: work,
+                problems,
+                after,
+            });
         }
+    }
+    None
+}
+
+/// A layout's placement from its LUN sizing, made on the LUNs it has (`build::size`): the assets as
+/// `place` places them, the problems `place` would add, and what each server needs after each failure
+/// the sizing covered.
+pub struct Placed {
+    pub assets: Vec<Asset>,
+    pub problems: Vec<Problem>,
+    pub after: AfterFailures,
+}
+
+/// What each server (in the layout's server order) needs once a set of failed servers is peer-removed
+/// and their replicas rebuilt (`Packed::rebuild` from the all-up needs), per set, on one placement and
+/// one set of stores: `plan::capacity` reads a set from here instead of rebuilding it again.
+#[derive(Default)]
+pub struct AfterFailures {
+    by_failed: crate::fxhash::FxHashMap<Vec<ServerIdx>, Vec<f64>>,
+}
+
+impl AfterFailures {
+    /// The needs after `failed` (as the scenario lists them), if recorded.
+    pub fn get(&self, failed: &[ServerIdx]) -> Option<&[f64]> {
+        self.by_failed.get(failed).map(Vec::as_slice)
     }
 }
 
@@ -96,7 +127,7 @@ fn scenarios(site: &Site, servers: &[ServerIdx]) -> Vec<Vec<ServerIdx>> {
 
 /// Per server (order of `servers`): the most it holds with everyone up, or after any one server, or any
 /// one rack holding some but not all of them, is lost and peer-removed.
-fn worst_need(site: &Site, servers: &[ServerIdx], placed: &[Asset], stores: &[f64]) -> Vec<f64> {
+fn worst_need(site: &Site, servers: &[ServerIdx], placed: &[Asset], stores: &[f64]) -> (Vec<f64>, AfterFailures) {
     // The all-up needs and the assets on each server once per round, not once per scenario: a scenario
     // then touches only the assets with a replica on its failed servers (issue 18: ~180 scenarios × up
     // to six rounds per layout on a 30-rack site).
@@ -104,6 +135,7 @@ fn worst_need(site: &Site, servers: &[ServerIdx], placed: &[Asset], stores: &[f6
     let base = slots.needs(placed);
     let packed = Packed::new(site, servers, placed);
     let mut worst = vec![0.0f64; servers.len()];
+    let mut after = AfterFailures::default();
     for failed in scenarios(site, servers) {
         let mut need = base.clone();
         for &s in &failed {
@@ -112,11 +144,12 @@ fn worst_need(site: &Site, servers: &[ServerIdx], placed: &[Asset], stores: &[f6
             }
         }
         packed.rebuild(site, servers, placed, stores, &failed, &mut need);
-        for (w, n) in worst.iter_mut().zip(need) {
+        for (w, &n) in worst.iter_mut().zip(&need) {
             *w = w.max(n);
         }
+        after.by_failed.insert(failed, need);
     }
-    worst
+    (worst, after)
 }
 
 /// The slot of each site server in a layout's server list (the first, as a linear search would find).
@@ -558,7 +591,7 @@ mod tests {
         let mut compared = 0;
         for l in &layouts {
             let stores = stores_of(&site, &l.servers, &l.luns);
-            let fast = worst_need(&site, &l.servers, &l.assets, &stores);
+            let (fast, _) = worst_need(&site, &l.servers, &l.assets, &stores);
             let mut slow = vec![0.0f64; l.servers.len()];
             for failed in scenarios(&site, &l.servers) {
                 for (w, n) in slow

@@ -15,7 +15,7 @@ mod volumes;
 
 pub use build::{place, place_with, restore};
 pub use id::{layout_id, legacy_layout_id, short_layout_id, SHORT_ID_RACKS};
-pub use lun_size::{rebuild_lost, touched_by, Packed, Slots};
+pub use lun_size::{rebuild_lost, touched_by, AfterFailures, Packed, Placed, Slots};
 pub use placement::BareAssets;
 pub use volumes::{describe_volume, group_usable_bytes, store_bytes, VolumeKind};
 
@@ -42,6 +42,18 @@ pub fn enumerate_unplaced(site: &Site, catalog: &crate::catalog::Catalog) -> Vec
 /// `place_with` places them from the same).
 pub fn enumerate_unplaced_with(site: &Site, catalog: &crate::catalog::Catalog, bare: &BareAssets) -> Vec<Layout> {
     enumerate::enumerate_with(site, catalog, bare)
+}
+
+/// As `enumerate_unplaced_with`, handing each layout to `then` in the task that built it, with its
+/// placement when pattern 4's LUN sizing made it on the layout's LUNs (see `enumerate::enumerate_then`).
+pub fn enumerate_then<T: Send>(
+    site: &Site,
+    catalog: &crate::catalog::Catalog,
+    bare: &BareAssets,
+    count: &(dyn Fn(usize) + Sync),
+    then: &(dyn Fn(Layout, Option<Placed>) -> T + Sync),
+) -> Vec<T> {
+    enumerate::enumerate_then(site, catalog, bare, count, then)
 }
 
 /// RAID level of a volume group.

@@ -127,8 +127,15 @@ fn needed_bytes(layout: &Layout, need: &[f64]) -> u64 {
 }
 
 /// Capacity figures; `tolerates` decides which failures the after-failure check covers (every rack when
-/// one rack is tolerated, every server when one server is).
-pub fn evaluate(site: &Site, layout: &Layout, tolerates: &Tolerance) -> Capacity {
+/// one rack is tolerated, every server when one server is). The needs after a failure are read from
+/// `after` where it has them (pattern 4's LUN sizing rebuilt them on this placement and these stores:
+/// `layout::Placed`) and rebuilt for the others.
+pub fn evaluate(
+    site: &Site,
+    layout: &Layout,
+    tolerates: &Tolerance,
+    after: Option<&crate::layout::AfterFailures>,
+) -> Capacity {
     let stores = stores(site, layout);
     let need = needs(layout);
     let alive = vec![true; layout.servers.len()];
@@ -165,9 +172,16 @@ pub fn evaluate(site: &Site, layout: &Layout, tolerates: &Tolerance) -> Capacity
             scenarios.push((format!("server:{}", site.servers[s].name), vec![s]));
         }
     }
-    let packed = Packed::new(site, &layout.servers, &layout.assets);
+    // Packed when a scenario is rebuilt here (none when `after` has them all).
+    let packed = std::cell::OnceCell::new();
     for (name, failed) in scenarios {
-        let need = needs_after_with(site, layout, &stores, &failed, &need, &packed);
+        let need = match after.and_then(|a| a.get(&failed)) {
+            Some(n) => n.to_vec(),
+            None => {
+                let packed = packed.get_or_init(|| Packed::new(site, &layout.servers, &layout.assets));
+                needs_after_with(site, layout, &stores, &failed, &need, packed)
+            }
+        };
         let alive: Vec<bool> = layout.servers.iter().map(|s| !failed.contains(s)).collect();
         let (f, h) = fullest(site, layout, &stores, &need, &alive);
         if cap.after_failure.as_ref().is_none_or(|a| h < a.headroom) {
@@ -206,6 +220,55 @@ mod tests {
             "{} < {want}",
             short.capacity.needed_bytes
         );
+    }
+
+    #[test]
+    fn a_layout_evaluated_with_its_lun_sizings_placement_is_the_layout_evaluated_afresh() {
+        // Design evaluates each pattern-4 layout with the placement and the needs after failures its LUN
+        // sizing made on the LUNs it settled on (`layout::Placed`), instead of placing and rebuilding
+        // again: every layout of the plan is what placing and evaluating it afresh gives, key for key.
+        let mut t =
+            String::from("site: reuse\nnats: { replicas: [3, 5] }\npolicy: { patterns: [\"1\", \"4\"] }\nracks:\n");
+        for r in 0..5 {
+            t.push_str(&format!(
+                "  - name: R{r}\n    servers: [a{r}, b{r}, c{r}]\n    arrays:\n      - {{ name: A{r}, model: EF600, disk_model: nvme-3.84t, disks: 12 }}\n"
+            ));
+        }
+        t.push_str("workload:\n  streams:\n");
+        for s in 0..40 {
+            t.push_str(&format!(
+                "    - {{ name: s{s}, msgs_per_s: {}, msg_size: 1KiB, retention: 1d, consumers: {}, replicas: {} }}\n",
+                1 + (s * 37) % 50,
+                s % 3,
+                [1, 3, 5, 3][s % 4]
+            ));
+        }
+        let cat = crate::catalog::Catalog::builtin();
+        let cal = crate::perf::Calibration::builtin();
+        let site = crate::site::parse_str(&t, "reuse.yaml", &cat).unwrap();
+        // Some pattern-4 layouts do come with their placement.
+        let bare = crate::layout::BareAssets::new(&site, site.nats.replicas.iter().copied());
+        let with: Vec<bool> = crate::layout::enumerate_then(&site, &cat, &bare, &|_| {}, &|l, placed| {
+            l.pattern == crate::site::Pattern::P4 && placed.is_some()
+        });
+        assert!(with.iter().filter(|&&w| w).count() >= 2, "{with:?}");
+        let plan = crate::plan::build(&site, &cat);
+        let fresh = crate::layout::enumerate(&site, &cat);
+        for p in &plan.layouts {
+            let f = fresh.iter().find(|l| l.id == p.id).expect("the same layouts");
+            let mut e = crate::plan::plan_layout(&site, &cat, &cal, f.clone());
+            e.rank = p.rank;
+            assert_eq!(
+                serde_json::to_string(p).unwrap(),
+                serde_json::to_string(&e).unwrap(),
+                "{}",
+                p.id
+            );
+            assert_eq!(
+                serde_json::to_string(&p.layout.assets).unwrap(),
+                serde_json::to_string(&f.assets).unwrap()
+            );
+        }
     }
 
     #[test]

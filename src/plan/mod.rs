@@ -235,46 +235,66 @@ pub fn build_progress(
     cal: &crate::perf::Calibration,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Plan {
-    use rayon::prelude::*;
     // The workload's assets per replica count, built once for enumerating and placing every layout.
     let bare = crate::layout::BareAssets::new(site, site.nats.replicas.iter().copied());
-    let layouts = crate::layout::enumerate_unplaced_with(site, catalog, &bare);
+    // Each layout is evaluated in the task that built it (pattern 4's LUN sizing leaves its placement
+    // and its needs after failures, which would otherwise be made again), in parallel; the result comes
+    // in the enumeration's order.
+    let total = std::sync::atomic::AtomicUsize::new(0);
+    let done = std::sync::atomic::AtomicUsize::new(0);
+    let evaluate = |mut l: Layout, placed: Option<crate::layout::Placed>| -> Candidate {
+        // A candidate with no JetStream server at all is not a layout (the notes say why).
+        if l.servers.is_empty() {
+            return Candidate::Empty(l);
+        }
+        let after = match placed {
+            Some(p) => {
+                l.assets = p.assets;
+                l.problems.extend(p.problems);
+                Some(p.after)
+            }
+            None => {
+                match bare.get(l.replicas) {
+                    Some(b) => crate::layout::place_with(site, &mut l, b),
+                    None => crate::layout::place(site, &mut l),
+                }
+                None
+            }
+        };
+        let per_class = classes::applies(l.assets.len());
+        let mut p = plan_layout_with(site, catalog, cal, l, !per_class, after.as_ref());
+        // Per class at once, so that memory holds one layout's per-asset entries per thread, not all;
+        // its placed assets go too (`expand_layout` places them again).
+        if per_class {
+            classes::compact(&mut p);
+            p.layout.assets = Vec::new();
+        }
+        let n = total.load(std::sync::atomic::Ordering::Relaxed);
+        progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, n);
+        Candidate::Planned(Box::new(p))
+    };
+    let count = |n: usize| total.store(n, std::sync::atomic::Ordering::Relaxed);
+    let candidates = crate::layout::enumerate_then(site, catalog, &bare, &count, &evaluate);
     let mut notes = Vec::new();
-    // A candidate with no JetStream server at all is not a layout; say once why the pattern does not fit.
-    let (empty, layouts): (Vec<Layout>, Vec<Layout>) = layouts.into_iter().partition(|l| l.servers.is_empty());
-    for l in empty {
-        let why = once_each(
-            l.problems
-                .iter()
-                .filter(|p| !p.text.starts_with("no suitable peers") && !p.text.starts_with("DDP on "))
-                .map(|p| p.text.as_str()),
-        );
-        let note = format!("pattern {} does not fit this site: {why}", l.pattern.as_str());
-        if !notes.contains(&note) {
-            notes.push(note);
+    let mut planned: Vec<PlannedLayout> = Vec::new();
+    for c in candidates {
+        match c {
+            Candidate::Planned(p) => planned.push(*p),
+            Candidate::Empty(l) => {
+                // Say once why the pattern does not fit.
+                let why = once_each(
+                    l.problems
+                        .iter()
+                        .filter(|p| !p.text.starts_with("no suitable peers") && !p.text.starts_with("DDP on "))
+                        .map(|p| p.text.as_str()),
+                );
+                let note = format!("pattern {} does not fit this site: {why}", l.pattern.as_str());
+                if !notes.contains(&note) {
+                    notes.push(note);
+                }
+            }
         }
     }
-    let total = layouts.len();
-    let done = std::sync::atomic::AtomicUsize::new(0);
-    let mut planned: Vec<PlannedLayout> = layouts
-        .into_par_iter()
-        .map(|mut l| {
-            match bare.get(l.replicas) {
-                Some(b) => crate::layout::place_with(site, &mut l, b),
-                None => crate::layout::place(site, &mut l),
-            }
-            let per_class = classes::applies(l.assets.len());
-            let mut p = plan_layout_with(site, catalog, cal, l, !per_class);
-            // Per class at once, so that memory holds one layout's per-asset entries per thread, not all;
-            // its placed assets go too (`expand_layout` places them again).
-            if per_class {
-                classes::compact(&mut p);
-                p.layout.assets = Vec::new();
-            }
-            progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, total);
-            p
-        })
-        .collect();
     if planned
         .iter()
         .any(|l| l.yearly.is_none() && l.verdict != Verdict::Rejected)
@@ -317,6 +337,12 @@ pub fn build_progress(
     }
 }
 
+/// A candidate as `build_progress` evaluates it: a planned layout, or one with no JetStream server.
+enum Candidate {
+    Planned(Box<PlannedLayout>),
+    Empty(Layout),
+}
+
 /// Problems joined with "; ", a rule said once for all the arrays it hits: "DDP needs at least 11 disks;
 /// A1 has 3" and "…; B1 has 3" become "DDP needs at least 11 disks: A1 has 3, B1 has 3".
 fn once_each<'a>(texts: impl Iterator<Item = &'a str>) -> String {
@@ -347,7 +373,7 @@ pub const YEARLY_MAX_DISKS: u32 = 96;
 
 /// Evaluate one layout: tolerance, capacity, reasons, verdict (rank is set by `rank`).
 pub fn plan_layout(site: &Site, catalog: &Catalog, cal: &crate::perf::Calibration, layout: Layout) -> PlannedLayout {
-    plan_layout_with(site, catalog, cal, layout, true)
+    plan_layout_with(site, catalog, cal, layout, true, None)
 }
 
 /// As `plan_layout`; with `expected` false no planned assets are built (`assets` empty), for a layout
@@ -359,10 +385,11 @@ fn plan_layout_with(
     cal: &crate::perf::Calibration,
     layout: Layout,
     expected: bool,
+    after: Option<&crate::layout::AfterFailures>,
 ) -> PlannedLayout {
     let tolerates = crate::survival::tolerates(site, &layout);
     let tolerates_meta = crate::survival::tolerates_meta(site, &layout);
-    let capacity = capacity::evaluate(site, &layout, &tolerates);
+    let capacity = capacity::evaluate(site, &layout, &tolerates, after);
     // A layout given per class gets its predictions per class (the same entries, grouped as made).
     let predicted = (!layout.servers.is_empty()).then(|| match expected {
         true => crate::perf::predict_layout(site, &layout, catalog, cal),
