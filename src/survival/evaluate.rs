@@ -213,6 +213,12 @@ impl<'a> Model<'a> {
     }
 
     /// Candidates and rack uniqueness of asset `i` (consumers resolved to their stream).
+    /// The asset whose placement asset `i` has: a consumer's stream (the first non-consumer asset of its
+    /// parent's name), else itself.
+    pub fn source(&self, i: usize) -> usize {
+        self.placement.get_or_init(|| placement_sources(self.layout))[i]
+    }
+
     pub fn placement(&self, i: usize) -> (&[ServerIdx], bool) {
         let from = self.placement.get_or_init(|| placement_sources(self.layout));
         let a = &self.layout.assets[from[i]];

@@ -131,23 +131,38 @@ impl<'m, 'a> Prepared<'m, 'a> {
             r: layout.servers.len() as u32,
             unique_rack: false,
         }];
+        // Classes by (servers as a set, replicas, unique rack), numbered in order of first appearance.
+        // Sets of up to five servers (every replica set) are keyed inline; longer ones (candidate lists,
+        // shared by many assets) by their address first, then by content. FxHash: looked up only. Issue 18:
+        // a Vec allocated and SipHashed per asset, and a map of every name, were most of `yearly` on
+        // 100,000 assets.
         let mut seen: HashMap<(Vec<ServerIdx>, u8, bool), usize> = HashMap::new();
+        let mut small: crate::fxhash::FxHashMap<([ServerIdx; 5], u8, bool), usize> = Default::default();
+        let mut by_addr: crate::fxhash::FxHashMap<(usize, usize, u8, bool), usize> = Default::default();
         let mut asset_class = Vec::with_capacity(layout.assets.len());
-        // The first non-consumer asset of each name (a map: a linear search per consumer was quadratic).
-        let mut first: HashMap<&str, usize> = HashMap::new();
-        for (i, a) in layout.assets.iter().enumerate() {
-            if a.kind != AssetKind::Consumer {
-                first.entry(&*a.name).or_insert(i);
-            }
-        }
+        // The first non-consumer asset of each name, for an asset not a consumer that names a parent (none
+        // that `placement::assets` makes); consumers find theirs through the model.
+        let first: std::sync::OnceLock<HashMap<&str, usize>> = std::sync::OnceLock::new();
+        let first = || {
+            first.get_or_init(|| {
+                let mut m = HashMap::new();
+                for (i, a) in layout.assets.iter().enumerate() {
+                    if a.kind != AssetKind::Consumer {
+                        m.entry(&*a.name).or_insert(i);
+                    }
+                }
+                m
+            })
+        };
         for (i, a) in layout.assets.iter().enumerate() {
             let (mut c, mut u) = model.placement(i);
             if fixed {
-                let parent = a
-                    .parent
-                    .as_deref()
-                    .and_then(|p| first.get(p))
-                    .map(|&j| &layout.assets[j]);
+                let parent = match a.kind {
+                    _ if a.parent.is_none() => None,
+                    AssetKind::Consumer => Some(model.source(i)).filter(|&j| j != i),
+                    _ => a.parent.as_deref().and_then(|p| first().get(p).copied()),
+                }
+                .map(|j| &layout.assets[j]);
                 let expected = if a.expected.is_empty() {
                     parent.map(|p| p.expected.as_slice()).unwrap_or(&[])
                 } else {
@@ -158,10 +173,26 @@ impl<'m, 'a> Prepared<'m, 'a> {
                     u = false;
                 }
             }
-            let mut key = c.to_vec();
-            key.sort_unstable();
             let next = classes.len();
-            let k = *seen.entry((key, a.replicas, u)).or_insert(next);
+            let k = if c.len() <= 5 {
+                let mut key = [ServerIdx::MAX; 5];
+                key[..c.len()].copy_from_slice(c);
+                key[..c.len()].sort_unstable();
+                // The length is in the key (unused places are MAX, after any server).
+                *small.entry((key, a.replicas, u)).or_insert_with(|| {
+                    let mut v = c.to_vec();
+                    v.sort_unstable();
+                    *seen.entry((v, a.replicas, u)).or_insert(next)
+                })
+            } else {
+                *by_addr
+                    .entry((c.as_ptr() as usize, c.len(), a.replicas, u))
+                    .or_insert_with(|| {
+                        let mut v = c.to_vec();
+                        v.sort_unstable();
+                        *seen.entry((v, a.replicas, u)).or_insert(next)
+                    })
+            };
             if k == next {
                 classes.push(Class {
                     member: member_of(c),

@@ -728,3 +728,86 @@ fn rank_key_compares_orders_of_magnitude() {
     a.p_any_data_lost_per_year = 0.0;
     assert!(a.rank_key() < b.rank_key());
 }
+
+#[test]
+fn election_stalls_by_group_are_each_assets_own_sum() {
+    // Every layout of a site of R1/R3/R5 streams with consumers on mirrored and striped volumes: the
+    // stall per asset, summed once per group of assets with the same class and expected servers, is bit
+    // for bit the plain sum over every component for each asset; and the placement classes are numbered
+    // as a map of each asset's sorted server set numbers them.
+    let mut t =
+        String::from("site: stalls\nnats: { replicas: [3, 5] }\npolicy: { patterns: [\"1\", \"2\"] }\nracks:\n");
+    for r in 0..3 {
+        t.push_str(&format!(
+            "  - name: R{r}\n    servers: [a{r}, b{r}]\n    arrays:\n      - {{ name: A{r}, model: EF600, disk_model: nvme-3.84t, disks: 6 }}\n"
+        ));
+    }
+    t.push_str("workload:\n  streams:\n");
+    for s in 0..24 {
+        t.push_str(&format!(
+            "    - {{ name: s{s}, msgs_per_s: 10, msg_size: 1KiB, retention: 1h, consumers: {}, replicas: {} }}\n",
+            s % 3,
+            [1, 3, 5][s % 3]
+        ));
+    }
+    let cat = crate::catalog::Catalog::builtin();
+    let site = crate::site::parse_str(&t, "stalls.yaml", &cat).unwrap();
+    let mut compared = 0;
+    for l in crate::layout::enumerate(&site, &cat)
+        .iter()
+        .filter(|l| !l.servers.is_empty())
+    {
+        let model = Model::new(&site, l);
+        let rel = Reliability::new(&model, &cat);
+        // Classes: the first appearance of each (sorted expected servers, replicas) numbers it.
+        let mut seen: std::collections::HashMap<(Vec<usize>, u8, bool), usize> = Default::default();
+        for (i, a) in l.assets.iter().enumerate() {
+            let src = &l.assets[model.source(i)];
+            let expected = if a.expected.is_empty() {
+                &src.expected
+            } else {
+                &a.expected
+            };
+            let (mut key, u) = if expected.len() == a.replicas as usize {
+                (expected.clone(), false)
+            } else {
+                let (c, u) = model.placement(i);
+                (c.to_vec(), u)
+            };
+            key.sort_unstable();
+            let next = seen.len() + 1;
+            assert_eq!(
+                rel.prep.asset_class[i],
+                *seen.entry((key, a.replicas, u)).or_insert(next),
+                "{}",
+                l.id
+            );
+        }
+        // Stalls: each asset's own sum, component by component.
+        for (i, a) in l.assets.iter().enumerate() {
+            let mut want = 0.0f64;
+            for (c, comp) in rel.components.iter().enumerate() {
+                if comp.rate_per_s <= 0.0 || a.expected.is_empty() {
+                    continue;
+                }
+                let k = rel.prep.asset_class[i];
+                if rel.single[c][2 * k] != Status::Degraded as u8 {
+                    continue;
+                }
+                let (eff, _, _) = model.effects(std::slice::from_ref(&comp.domain));
+                let per_year = comp.rate_per_s * crate::units::YEAR_S * ELECTION_STALL_S;
+                let down = a.expected.iter().filter(|&&s| eff[s].down).count();
+                want += per_year * down as f64 / a.expected.len() as f64;
+            }
+            assert_eq!(
+                rel.election_stall_s[1 + i].to_bits(),
+                want.to_bits(),
+                "{} {}",
+                l.id,
+                a.name
+            );
+            compared += usize::from(want > 0.0);
+        }
+    }
+    assert!(compared > 50, "{compared} assets with a stall");
+}

@@ -282,13 +282,36 @@ fn msgs_held(w: &super::lookup::Specs, a: &crate::layout::Asset) -> f64 {
 fn election_stalls(rel_comps: &[Component], model: &Model, prep: &Prepared, single: &[Vec<u8>]) -> Vec<f64> {
     let layout = model.layout;
     let mut out = vec![0.0; 1 + layout.assets.len()];
-    // The assets of each placement class, in order: a component's stall reaches only the assets of the
-    // classes it degrades, so those are walked, not every asset for every component (issue 18: a hundred
-    // disks × 100,000 assets per layout). Each asset's sum adds the same terms in the same order.
-    let classes = prep.asset_class.iter().copied().max().map_or(0, |m| m + 1);
-    let mut members: Vec<Vec<usize>> = vec![Vec::new(); classes];
-    for (i, &k) in prep.asset_class.iter().enumerate().take(layout.assets.len()) {
-        members[k].push(i);
+    // Assets of one placement class whose expected servers are the same (as a set with repeats) get the
+    // same stall from every component: each group's sum is made once, adding the same terms in the same
+    // order as each member's own sum would (issue 18: a component per disk × 100,000 assets per layout).
+    // Groups by (class, expected servers sorted, inline for up to five); an asset with more gets its own.
+    struct Group {
+        class: usize,
+        of: usize,
+        sum: f64,
+    }
+    let mut groups: Vec<Group> = Vec::new();
+    let mut group_of: Vec<Option<usize>> = vec![None; layout.assets.len()];
+    let mut at: crate::fxhash::FxHashMap<(usize, [ServerIdx; 5]), usize> = Default::default();
+    for (i, a) in layout.assets.iter().enumerate() {
+        if a.expected.is_empty() || i >= prep.asset_class.len() {
+            continue;
+        }
+        let class = prep.asset_class[i];
+        let mut new = || {
+            groups.push(Group { class, of: i, sum: 0.0 });
+            groups.len() - 1
+        };
+        let g = if a.expected.len() <= 5 {
+            let mut key = [ServerIdx::MAX; 5];
+            key[..a.expected.len()].copy_from_slice(&a.expected);
+            key.sort_unstable();
+            *at.entry((class, key)).or_insert_with(new)
+        } else {
+            new()
+        };
+        group_of[i] = Some(g);
     }
     for (c, comp) in rel_comps.iter().enumerate() {
         if comp.rate_per_s <= 0.0 {
@@ -301,14 +324,15 @@ fn election_stalls(rel_comps: &[Component], model: &Model, prep: &Prepared, sing
             let n = layout.servers.len().max(1);
             out[0] += per_year * layout.servers.iter().filter(|&&s| eff[s].down).count() as f64 / n as f64;
         }
-        for (_, at) in members.iter().enumerate().filter(|(k, _)| degraded(*k)) {
-            for &i in at {
-                let a = &layout.assets[i];
-                if !a.expected.is_empty() {
-                    let k = a.expected.iter().filter(|&&s| eff[s].down).count();
-                    out[1 + i] += per_year * k as f64 / a.expected.len() as f64;
-                }
-            }
+        for g in groups.iter_mut().filter(|g| degraded(g.class)) {
+            let expected = &layout.assets[g.of].expected;
+            let k = expected.iter().filter(|&&s| eff[s].down).count();
+            g.sum += per_year * k as f64 / expected.len() as f64;
+        }
+    }
+    for (i, g) in group_of.iter().enumerate() {
+        if let Some(g) = g {
+            out[1 + i] = groups[*g].sum;
         }
     }
     out
