@@ -123,7 +123,7 @@ pub fn pin_test_stream(site: &Site, layout: &Layout, peers: &[String]) -> Result
         parent_at: None,
         spec: None,
         bytes_per_replica: 0.0,
-        expected: idx,
+        expected: idx.into(),
     });
     Ok(l)
 }

@@ -438,29 +438,36 @@ impl Packed {
 /// Call `f` with the assets of sorted lists `on` in asset order, each once (an asset on two of the
 /// failed servers is in both lists).
 fn merged(on: &[&[PackedAsset]], mut f: impl FnMut(&PackedAsset)) {
-    if let [one] = on {
-        one.iter().for_each(f);
-        return;
-    }
-    let mut head = vec![0usize; on.len()];
-    loop {
-        let mut best: Option<(u32, usize)> = None;
-        for (k, l) in on.iter().enumerate() {
-            if let Some(x) = l.get(head[k]) {
-                if best.is_none_or(|(b, _)| x.at < b) {
-                    best = Some((x.at, k));
-                }
-            }
-        }
-        let Some((a, l)) = best else {
+    match on {
+        [] => return,
+        [one] => {
+            one.iter().for_each(f);
             return;
-        };
-        f(&on[l][head[l]]);
-        for (k, h) in head.iter_mut().enumerate() {
-            if *h < on[k].len() && on[k][*h].at == a {
-                *h += 1;
+        }
+        _ => {}
+    }
+    // Each list's next asset index (u32::MAX once it is spent): the least is the next in order; an asset
+    // met again (it is on two failed servers) is skipped.
+    let mut pos = vec![0usize; on.len()];
+    let mut cur: Vec<u32> = on.iter().map(|l| l.first().map_or(u32::MAX, |a| a.at)).collect();
+    let mut last = u32::MAX;
+    loop {
+        let mut k = 0;
+        for j in 1..cur.len() {
+            if cur[j] < cur[k] {
+                k = j;
             }
         }
+        let a = cur[k];
+        if a == u32::MAX {
+            return;
+        }
+        if a != last {
+            f(&on[k][pos[k]]);
+            last = a;
+        }
+        pos[k] += 1;
+        cur[k] = on[k].get(pos[k]).map_or(u32::MAX, |x| x.at);
     }
 }
 
@@ -486,16 +493,18 @@ fn rebuild_packed(
         if lost == 0 {
             return;
         }
-        let mut holders = [0usize; PACKED_REPLICAS];
+        // The holders and, under `unique_tag`, their racks (looked up once per asset, not per candidate).
+        let mut holders = [usize::MAX; PACKED_REPLICAS];
+        let mut racks = [usize::MAX; PACKED_REPLICAS];
         let mut held = 0;
         for s in expected.filter(|&s| !down[s]) {
             holders[held] = s;
+            racks[held] = rack[s];
             held += 1;
         }
         for _ in 0..lost {
             let pick = order.iter().position(|&(_, i)| {
-                let h = &holders[..held];
-                !h.contains(&i) && (!a.unique_rack || h.iter().all(|&x| rack[x] != rack[i]))
+                !holders[..held].contains(&i) && (!a.unique_rack || !racks[..held].contains(&rack[i]))
             });
             if let Some(at) = pick {
                 let (old, i) = order[at];
@@ -503,15 +512,21 @@ fn rebuild_packed(
                 let k = key(need, i);
                 if k >= (old, i) {
                     // The key grew (bytes ≥ 0): move the entry right, past the keys now below it, which
-                    // is `remove` then `insert` at the partition point without shifting the rest.
-                    let to = at + order[at + 1..].partition_point(|&x| x < k);
-                    order[at..=to].rotate_left(1);
+                    // is `remove` then `insert` at the partition point without shifting the rest. Most
+                    // entries move a few places (a consumer's bytes) or far: look at the next four first.
+                    let tail = &order[at + 1..];
+                    let near = tail.iter().take(4).position(|&x| x >= k);
+                    let to = at + near.unwrap_or_else(|| tail.partition_point(|&x| x < k));
+                    for j in at..to {
+                        order[j] = order[j + 1];
+                    }
                     order[to] = k;
                 } else {
                     order.remove(at);
                     order.insert(order.partition_point(|&x| x < k), k);
                 }
                 holders[held] = i;
+                racks[held] = rack[i];
                 held += 1;
             }
         }

@@ -236,7 +236,15 @@ pub struct Asset {
     pub bytes_per_replica: f64,
     /// The servers the emulated meta leader picks (balanced, deterministic); survivability does not
     /// rely on it, capacity does.
-    pub expected: Vec<ServerIdx>,
+    #[serde(serialize_with = "serialize_expected")]
+    pub expected: Expected,
+}
+
+/// An asset's expected servers: inline up to five (every replica count), on the heap beyond.
+pub type Expected = smallvec::SmallVec<[ServerIdx; 5]>;
+
+fn serialize_expected<S: serde::Serializer>(v: &Expected, s: S) -> Result<S::Ok, S::Error> {
+    serde::Serialize::serialize(&v[..], s)
 }
 
 fn serialize_slice<S: serde::Serializer>(v: &std::sync::Arc<[ServerIdx]>, s: S) -> Result<S::Ok, S::Error> {

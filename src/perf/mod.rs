@@ -510,8 +510,10 @@ struct Pricer<'a> {
     slot: Vec<usize>,
     /// FxHash (`crate::fxhash`): one lookup per asset, nothing iterated.
     memo: crate::fxhash::FxHashMap<PriceKey, Priced>,
-    /// Each server's volume write latency (s), once looked up (`pace_server`).
-    latency: crate::fxhash::FxHashMap<ServerIdx, f64>,
+    /// Each site server's volume write latency (s), once looked up (`pace_server`).
+    latency: Vec<Option<f64>>,
+    /// The reference disk's write latency (µs), looked up in the catalog once.
+    ref_us: Option<f64>,
     /// The distinct contents of the memo's entries, numbered (`Priced::content`).
     contents: crate::fxhash::FxHashMap<PricedContent, u32>,
     /// `demands`' buffer, reused from asset to asset.
@@ -530,12 +532,17 @@ fn pace_server(
     replicas: u8,
 ) -> ServerIdx {
     let (site, layout) = (pricer.site, pricer.layout);
-    let ref_us = catalog
-        .disk(model::REF_DISK)
-        .map(|d| d.write_latency_us)
-        .unwrap_or(20.0);
+    let ref_us = *pricer.ref_us.get_or_insert_with(|| {
+        catalog
+            .disk(model::REF_DISK)
+            .map(|d| d.write_latency_us)
+            .unwrap_or(20.0)
+    });
     let mut lat = |s: ServerIdx| -> f64 {
-        *pricer.latency.entry(s).or_insert_with(|| {
+        if s >= pricer.latency.len() {
+            pricer.latency.resize(s + 1, None);
+        }
+        *pricer.latency[s].get_or_insert_with(|| {
             volume_of(site, layout, catalog, s)
                 .map(|v| model::volume_write_latency_s(terms, &v, ref_us).0)
                 .unwrap_or(f64::INFINITY)
@@ -580,7 +587,8 @@ impl<'a> Pricer<'a> {
             specs: crate::survival::lookup::Specs::new(site),
             slot,
             memo: Default::default(),
-            latency: Default::default(),
+            latency: vec![None; site.servers.len()],
+            ref_us: None,
             contents: Default::default(),
             demands: Vec::new(),
         }
@@ -632,6 +640,7 @@ fn price_asset(
             replicas: a.replicas,
             publish: named.map(|p| (p.publishers, p.sync, p.window)),
         };
+        // One lookup when priced before (most assets: a few dozen shapes).
         if !pricer.memo.contains_key(&key) {
             let Some(volume) = volume_of(site, layout, catalog, pace) else {
                 out.notes

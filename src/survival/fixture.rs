@@ -290,7 +290,7 @@ impl<'a> LayoutBuilder<'a> {
             parent_at: None,
             spec: None,
             bytes_per_replica: 1e9,
-            expected,
+            expected: expected.into(),
         });
     }
 

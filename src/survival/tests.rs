@@ -769,7 +769,7 @@ fn election_stalls_by_group_are_each_assets_own_sum() {
                 &a.expected
             };
             let (mut key, u) = if expected.len() == a.replicas as usize {
-                (expected.clone(), false)
+                (expected.to_vec(), false)
             } else {
                 let (c, u) = model.placement(i);
                 (c.to_vec(), u)
