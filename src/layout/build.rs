@@ -55,7 +55,7 @@ pub(super) fn build_with(
     assets_bare: &[Asset],
 ) -> Layout {
     let mut layout = build_unsized(site, catalog, pattern, r, selection, hint, assets_bare);
-    size(site, &mut layout, assets_bare);
+    size(site, &mut layout, assets_bare, &mut None);
     layout
 }
 
@@ -563,18 +563,26 @@ fn finish(
 /// Size pattern 4's LUNs on what each server will hold (`lun_size::size_on_need`) and give the id its
 /// sizes; other patterns are left as they are. When the sizing's last placement was made on the LUNs it
 /// settled on, that placement is returned (`Placed`): what `place` would give, and the needs after each
-/// failure it sized for.
-pub(super) fn size(site: &Site, layout: &mut Layout, assets_bare: &[Asset]) -> Option<Placed> {
+/// failure it sized for. Its first round (on whole groups) takes `shared` when that placement is of the
+/// same key, and leaves its own there otherwise.
+pub(super) fn size(
+    site: &Site,
+    layout: &mut Layout,
+    assets_bare: &[Asset],
+    shared: &mut Option<super::lun_size::Shared>,
+) -> Option<Placed> {
     if layout.pattern != Pattern::P4 {
         return None;
     }
     let placed = super::lun_size::size_on_need(
         site,
+        layout.replicas,
         &layout.servers,
         &layout.groups,
         &mut layout.luns,
         &layout.placement,
         assets_bare,
+        shared,
     );
     layout.id = layout_id(site, layout);
     placed

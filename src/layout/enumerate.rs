@@ -9,7 +9,7 @@
 #[cfg(test)]
 use super::build::build;
 use super::build::{build_unsized, size};
-use super::lun_size::Placed;
+use super::lun_size::{PlacementKey, Shared};
 use super::placement::BareAssets;
 use super::volumes::{arrays_for, by_name, own_raid, reachable_arrays, storage_of, Storage};
 use super::*;
@@ -31,7 +31,7 @@ pub fn enumerate(site: &Site, catalog: &Catalog) -> Vec<Layout> {
 /// As `enumerate`, with the workload's assets per replica count built once by the caller (the plan places
 /// the layouts with the same ones).
 pub fn enumerate_with(site: &Site, catalog: &Catalog, bare: &BareAssets) -> Vec<Layout> {
-    enumerate_then(site, catalog, bare, &|_| {}, &|l, _| l)
+    enumerate_then(site, catalog, bare, &|_| {}, &|l, _, _, _| l)
 }
 
 /// As `enumerate_with`, handing each layout to `then` as soon as it is built, in parallel (its placement
@@ -40,13 +40,16 @@ pub fn enumerate_with(site: &Site, catalog: &Catalog, bare: &BareAssets) -> Vec<
 ///
 /// The candidates are carved first (cheap) and the first of each id kept, before pattern 4's LUNs are
 /// sized (the costly part, and it gives the id its sizes, which follow from the rest): so no layout is
-/// sized or handed on twice, and `then` can evaluate a layout in the task that built it.
+/// sized or handed on twice, and `then` can evaluate a layout in the task that built it. Layouts whose
+/// first placement is of one key (`PlacementKey`: replicas, servers, stores, rule — patterns 1, 2 and 4's
+/// first round of one selection, often) are built one after the other in one task, which keeps a
+/// `Shared` placement for the next: `then` gets it, and whether another layout of the key follows.
 pub fn enumerate_then<T: Send>(
     site: &Site,
     catalog: &Catalog,
     bare: &BareAssets,
     count: &(dyn Fn(usize) + Sync),
-    then: &(dyn Fn(Layout, Option<Placed>) -> T + Sync),
+    then: &super::Then<'_, T>,
 ) -> Vec<T> {
     let mut patterns = site.policy.patterns.clone();
     if site.policy.baselines {
@@ -152,20 +155,37 @@ pub fn enumerate_then<T: Send>(
     let mut seen = HashSet::new();
     let kept: Vec<Layout> = carved.into_iter().filter(|l| seen.insert(l.id.clone())).collect();
     count(kept.len());
-    let built: Vec<(String, T)> = kept
+    // Groups by first placement (in order of first member; members in the enumeration's order).
+    let mut groups: Vec<(PlacementKey, Vec<(usize, Layout)>)> = Vec::new();
+    for (at, l) in kept.into_iter().enumerate() {
+        let key = PlacementKey::of(site, &l);
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, g)) => g.push((at, l)),
+            None => groups.push((key, vec![(at, l)])),
+        }
+    }
+    let mut built: Vec<(usize, String, T)> = groups
         .into_par_iter()
-        .map(|mut l| {
-            let assets = assets_of(l.replicas);
-            let placed = size(site, &mut l, assets);
-            (l.id.clone(), then(l, placed))
+        .flat_map_iter(|(_, g)| {
+            let n = g.len();
+            let mut shared: Option<Shared> = None;
+            let mut out = Vec::with_capacity(n);
+            for (k, (at, mut l)) in g.into_iter().enumerate() {
+                let assets = assets_of(l.replicas);
+                let placed = size(site, &mut l, assets, &mut shared);
+                let id = l.id.clone();
+                out.push((at, id, then(l, placed, &mut shared, k + 1 < n)));
+            }
+            out
         })
         .collect();
+    built.sort_by_key(|(at, _, _)| *at);
     // Sized ids are as distinct as the unsized ones; the first of each is kept all the same.
     let mut seen = HashSet::new();
     built
         .into_iter()
-        .filter(|(id, _)| seen.insert(id.clone()))
-        .map(|(_, t)| t)
+        .filter(|(_, id, _)| seen.insert(id.clone()))
+        .map(|(_, _, t)| t)
         .collect()
 }
 

@@ -27,13 +27,16 @@ pub(super) fn stores_of(site: &Site, servers: &[ServerIdx], luns: &[Lun]) -> Vec
 /// Size every LUN on its server's need (see the module doc). The placement is first emulated as if
 /// every group were one full LUN, then again on the sized LUNs; a LUN only grows after the first round,
 /// so this ends within a few rounds.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn size_on_need(
     site: &Site,
+    r: u8,
     servers: &[ServerIdx],
     groups: &[VolumeGroup],
     luns: &mut [Lun],
     placement: &PlacementRule,
     assets: &[Asset],
+    shared: &mut Option<Shared>,
 ) -> Option<Placed> {
     let gib = 1u64 << 30;
     let keep = (1.0 - site.policy.fs_reserve) * (1.0 - site.policy.store_headroom);
@@ -57,9 +60,34 @@ pub(super) fn size_on_need(
             a.set = None;
             a.expected.clear();
         }
-        let (placed, problems) = emulate(site, servers, &stores, placement, work);
-        let (need, after) = worst_need(site, servers, &placed, &stores);
-        work = placed;
+        // The first round places on whole groups, as a pattern-1 layout of these servers does: a
+        // placement another layout made on these stores is taken (and this one is left for others).
+        if round == 0 {
+            let key = PlacementKey::new(r, servers, &stores, placement);
+            if shared.as_ref().is_none_or(|s| s.key != key) {
+                let (placed, problems) = emulate(site, servers, &stores, placement, work);
+                *shared = Some(Shared {
+                    key,
+                    assets: placed,
+                    problems,
+                    after: AfterFailures::default(),
+                });
+                work = assets.to_vec();
+            }
+        }
+        let (need, after, problems) = match shared.as_mut().filter(|_| round == 0) {
+            Some(s) => {
+                let w = worst_need(site, servers, &s.assets, &stores, &mut s.after);
+                (w, None, Vec::new())
+            }
+            None => {
+                let (placed, problems) = emulate(site, servers, &stores, placement, work);
+                let mut after = AfterFailures::default();
+                let need = worst_need(site, servers, &placed, &stores, &mut after);
+                work = placed;
+                (need, Some(after), problems)
+            }
+        };
         let mut grown = false;
         for l in luns.iter_mut() {
             let Some(i) = servers.iter().position(|&s| s == l.server) else {
@@ -77,7 +105,7 @@ pub(super) fn size_on_need(
             return Some(Placed {
                 assets: work,
                 problems,
-                after,
+                after: after.unwrap_or_default(),
             });
         }
     }
@@ -95,10 +123,13 @@ pub struct Placed {
 
 /// What each server (in the layout's server order) needs once a set of failed servers is peer-removed
 /// and their replicas rebuilt (`Packed::rebuild` from the all-up needs), per set, on one placement and
-/// one set of stores: `plan::capacity` reads a set from here instead of rebuilding it again.
+/// one set of stores: `plan::capacity` and the LUN sizing read a set from here instead of rebuilding it
+/// again, and record the ones they rebuild.
 #[derive(Default)]
 pub struct AfterFailures {
     by_failed: crate::fxhash::FxHashMap<Vec<ServerIdx>, Vec<f64>>,
+    /// The placement packed for rebuilding, once one was needed.
+    packed: Option<Packed>,
 }
 
 impl AfterFailures {
@@ -106,6 +137,74 @@ impl AfterFailures {
     pub fn get(&self, failed: &[ServerIdx]) -> Option<&[f64]> {
         self.by_failed.get(failed).map(Vec::as_slice)
     }
+
+    /// The needs after `failed`: recorded, or rebuilt from `base` (the all-up needs) on `assets` (the
+    /// placement these needs are of) and recorded.
+    pub fn needs(
+        &mut self,
+        site: &Site,
+        servers: &[ServerIdx],
+        assets: &[Asset],
+        stores: &[f64],
+        base: &[f64],
+        failed: &[ServerIdx],
+    ) -> &[f64] {
+        if !self.by_failed.contains_key(failed) {
+            let slots = Slots::new(site, servers);
+            let mut need = base.to_vec();
+            for &s in failed {
+                if let Some(i) = slots.pos(s) {
+                    need[i] = 0.0;
+                }
+            }
+            let packed = self.packed.get_or_insert_with(|| Packed::new(site, servers, assets));
+            packed.rebuild(site, servers, assets, stores, failed, &mut need);
+            self.by_failed.insert(failed.to_vec(), need);
+        }
+        &self.by_failed[failed]
+    }
+}
+
+/// What a placement is made of: the replica count (the assets follow from it and the site), the servers
+/// in the layout's order, their stores (as bits) and the rule. Two layouts of one key get one placement.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlacementKey {
+    r: u8,
+    servers: Vec<ServerIdx>,
+    stores: Vec<u64>,
+    rule: PlacementRule,
+}
+
+impl PlacementKey {
+    pub fn new(r: u8, servers: &[ServerIdx], stores: &[f64], rule: &PlacementRule) -> PlacementKey {
+        PlacementKey {
+            r,
+            servers: servers.to_vec(),
+            stores: stores.iter().map(|s| s.to_bits()).collect(),
+            rule: rule.clone(),
+        }
+    }
+
+    /// The key of a built layout's placement (its LUNs as they are).
+    pub fn of(site: &Site, l: &Layout) -> PlacementKey {
+        PlacementKey::new(
+            l.replicas,
+            &l.servers,
+            &stores_of(site, &l.servers, &l.luns),
+            &l.placement,
+        )
+    }
+}
+
+/// A placement one layout made that the next layouts of its key take instead of making it again (design
+/// evaluates the layouts of one key in one task: patterns 1 and 2 of one selection often have the same
+/// stores, and pattern 4's first sizing round places on whole groups as pattern 1 does): the placed
+/// assets, the problems placing them gave, and the needs after failures rebuilt on it so far.
+pub struct Shared {
+    pub key: PlacementKey,
+    pub assets: Vec<Asset>,
+    pub problems: Vec<Problem>,
+    pub after: AfterFailures,
 }
 
 /// The failures pattern 4's LUNs are sized for: none, any one server, any one rack holding some but not
@@ -127,29 +226,25 @@ fn scenarios(site: &Site, servers: &[ServerIdx]) -> Vec<Vec<ServerIdx>> {
 
 /// Per server (order of `servers`): the most it holds with everyone up, or after any one server, or any
 /// one rack holding some but not all of them, is lost and peer-removed.
-fn worst_need(site: &Site, servers: &[ServerIdx], placed: &[Asset], stores: &[f64]) -> (Vec<f64>, AfterFailures) {
-    // The all-up needs and the assets on each server once per round, not once per scenario: a scenario
-    // then touches only the assets with a replica on its failed servers (issue 18: ~180 scenarios × up
-    // to six rounds per layout on a 30-rack site).
-    let slots = Slots::new(site, servers);
-    let base = slots.needs(placed);
-    let packed = Packed::new(site, servers, placed);
+fn worst_need(
+    site: &Site,
+    servers: &[ServerIdx],
+    placed: &[Asset],
+    stores: &[f64],
+    after: &mut AfterFailures,
+) -> Vec<f64> {
+    // The all-up needs once per round; a scenario rebuilds only the assets with a replica on its failed
+    // servers (issue 18: ~180 scenarios × up to six rounds per layout on a 30-rack site), or is read from
+    // `after` when recorded on this placement before.
+    let base = Slots::new(site, servers).needs(placed);
     let mut worst = vec![0.0f64; servers.len()];
-    let mut after = AfterFailures::default();
     for failed in scenarios(site, servers) {
-        let mut need = base.clone();
-        for &s in &failed {
-            if let Some(i) = slots.pos(s) {
-                need[i] = 0.0;
-            }
-        }
-        packed.rebuild(site, servers, placed, stores, &failed, &mut need);
-        for (w, &n) in worst.iter_mut().zip(&need) {
+        let need = after.needs(site, servers, placed, stores, &base, &failed);
+        for (w, &n) in worst.iter_mut().zip(need) {
             *w = w.max(n);
         }
-        after.by_failed.insert(failed, need);
     }
-    (worst, after)
+    worst
 }
 
 /// The slot of each site server in a layout's server list (the first, as a linear search would find).
@@ -606,7 +701,7 @@ mod tests {
         let mut compared = 0;
         for l in &layouts {
             let stores = stores_of(&site, &l.servers, &l.luns);
-            let (fast, _) = worst_need(&site, &l.servers, &l.assets, &stores);
+            let fast = worst_need(&site, &l.servers, &l.assets, &stores, &mut AfterFailures::default());
             let mut slow = vec![0.0f64; l.servers.len()];
             for failed in scenarios(&site, &l.servers) {
                 for (w, n) in slow

@@ -15,7 +15,7 @@ mod volumes;
 
 pub use build::{place, place_with, restore};
 pub use id::{layout_id, legacy_layout_id, short_layout_id, SHORT_ID_RACKS};
-pub use lun_size::{rebuild_lost, touched_by, AfterFailures, Packed, Placed, Slots};
+pub use lun_size::{rebuild_lost, touched_by, AfterFailures, Packed, Placed, PlacementKey, Shared, Slots};
 pub use placement::BareAssets;
 pub use volumes::{describe_volume, group_usable_bytes, store_bytes, VolumeKind};
 
@@ -44,6 +44,10 @@ pub fn enumerate_unplaced_with(site: &Site, catalog: &crate::catalog::Catalog, b
     enumerate::enumerate_with(site, catalog, bare)
 }
 
+/// What `enumerate_then` hands each layout to: the layout, its placement from its LUN sizing, the
+/// placement kept from the layout before of the same key, and whether another of that key follows.
+pub type Then<'a, T> = dyn Fn(Layout, Option<Placed>, &mut Option<Shared>, bool) -> T + Sync + 'a;
+
 /// As `enumerate_unplaced_with`, handing each layout to `then` in the task that built it, with its
 /// placement when pattern 4's LUN sizing made it on the layout's LUNs (see `enumerate::enumerate_then`).
 pub fn enumerate_then<T: Send>(
@@ -51,7 +55,7 @@ pub fn enumerate_then<T: Send>(
     catalog: &crate::catalog::Catalog,
     bare: &BareAssets,
     count: &(dyn Fn(usize) + Sync),
-    then: &(dyn Fn(Layout, Option<Placed>) -> T + Sync),
+    then: &Then<'_, T>,
 ) -> Vec<T> {
     enumerate::enumerate_then(site, catalog, bare, count, then)
 }

@@ -242,27 +242,51 @@ pub fn build_progress(
     // in the enumeration's order.
     let total = std::sync::atomic::AtomicUsize::new(0);
     let done = std::sync::atomic::AtomicUsize::new(0);
-    let evaluate = |mut l: Layout, placed: Option<crate::layout::Placed>| -> Candidate {
+    let evaluate = |mut l: Layout,
+                    placed: Option<crate::layout::Placed>,
+                    shared: &mut Option<crate::layout::Shared>,
+                    more: bool|
+     -> Candidate {
         // A candidate with no JetStream server at all is not a layout (the notes say why).
         if l.servers.is_empty() {
             return Candidate::Empty(l);
         }
+        // The placement and its needs after failures: from the LUN sizing, from the layout before of the
+        // same key, or made here (and kept for the next when one follows).
+        let mut own = crate::layout::AfterFailures::default();
         let after = match placed {
             Some(p) => {
                 l.assets = p.assets;
                 l.problems.extend(p.problems);
-                Some(p.after)
+                own = p.after;
+                &mut own
             }
             None => {
-                match bare.get(l.replicas) {
-                    Some(b) => crate::layout::place_with(site, &mut l, b),
-                    None => crate::layout::place(site, &mut l),
+                let key = crate::layout::PlacementKey::of(site, &l);
+                if shared.as_ref().is_none_or(|s| s.key != key) {
+                    let before = l.problems.len();
+                    match bare.get(l.replicas) {
+                        Some(b) => crate::layout::place_with(site, &mut l, b),
+                        None => crate::layout::place(site, &mut l),
+                    }
+                    *shared = more.then(|| crate::layout::Shared {
+                        key,
+                        assets: l.assets.clone(),
+                        problems: l.problems[before..].to_vec(),
+                        after: Default::default(),
+                    });
+                } else if let Some(s) = shared.as_ref() {
+                    l.assets = s.assets.clone();
+                    l.problems.extend(s.problems.iter().cloned());
                 }
-                None
+                match shared.as_mut() {
+                    Some(s) => &mut s.after,
+                    None => &mut own,
+                }
             }
         };
         let per_class = classes::applies(l.assets.len());
-        let mut p = plan_layout_with(site, catalog, cal, l, !per_class, after.as_ref());
+        let mut p = plan_layout_with(site, catalog, cal, l, !per_class, after);
         // Per class at once, so that memory holds one layout's per-asset entries per thread, not all;
         // its placed assets go too (`expand_layout` places them again).
         if per_class {
@@ -373,7 +397,7 @@ pub const YEARLY_MAX_DISKS: u32 = 96;
 
 /// Evaluate one layout: tolerance, capacity, reasons, verdict (rank is set by `rank`).
 pub fn plan_layout(site: &Site, catalog: &Catalog, cal: &crate::perf::Calibration, layout: Layout) -> PlannedLayout {
-    plan_layout_with(site, catalog, cal, layout, true, None)
+    plan_layout_with(site, catalog, cal, layout, true, &mut Default::default())
 }
 
 /// As `plan_layout`; with `expected` false no planned assets are built (`assets` empty), for a layout
@@ -385,7 +409,7 @@ fn plan_layout_with(
     cal: &crate::perf::Calibration,
     layout: Layout,
     expected: bool,
-    after: Option<&crate::layout::AfterFailures>,
+    after: &mut crate::layout::AfterFailures,
 ) -> PlannedLayout {
     let tolerates = crate::survival::tolerates(site, &layout);
     let tolerates_meta = crate::survival::tolerates_meta(site, &layout);
