@@ -390,8 +390,7 @@ pub fn emulate(
         let a = &mut rest[0];
         if a.kind == AssetKind::Consumer {
             // A durable consumer lives on its stream's peers (same replica count here).
-            let parent = a.parent.as_deref().unwrap_or_default();
-            if let Some(p) = parent_of.get(done, parent).map(|j| &done[j]) {
+            if let Some(p) = parent_of.get(done, a.parent.as_ref()).map(|j| &done[j]) {
                 a.candidates = p.candidates.clone();
                 a.unique_rack = p.unique_rack;
                 a.set = p.set.clone();
@@ -464,6 +463,12 @@ pub fn emulate(
     (assets, problems)
 }
 
+/// Whether `name` (an asset's) is `other`: the same text, told apart from the address first (a consumer's
+/// parent is its stream's name, shared).
+pub fn same_name(name: &std::sync::Arc<str>, other: &str) -> bool {
+    std::ptr::eq(name.as_ptr(), other.as_ptr()) && name.len() == other.len() || **name == *other
+}
+
 /// The last non-consumer asset of each name among those placed so far, for consumers. A consumer comes
 /// right after its stream (`assets` lists them so), so the last non-consumer asset is its parent when
 /// the names agree; otherwise (assets in another order) a map of every earlier non-consumer asset is
@@ -479,8 +484,10 @@ struct ParentOf {
 }
 
 impl ParentOf {
-    fn get(&mut self, done: &[Asset], parent: &str) -> Option<usize> {
-        if let Some(j) = self.last.filter(|&j| &*done[j].name == parent) {
+    fn get(&mut self, done: &[Asset], parent: Option<&std::sync::Arc<str>>) -> Option<usize> {
+        let parent = parent.map(|p| &**p).unwrap_or_default();
+        // A consumer made with its stream shares the stream's name (one `Arc`): no text compared then.
+        if let Some(j) = self.last.filter(|&j| same_name(&done[j].name, parent)) {
             return Some(j);
         }
         for (j, a) in done.iter().enumerate().skip(self.upto) {

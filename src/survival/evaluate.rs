@@ -704,9 +704,12 @@ fn placement_sources(layout: &Layout) -> Vec<usize> {
     // A consumer made from the workload knows its stream's index (`Asset::parent_at`); checked by name.
     let known = |a: &crate::layout::Asset| {
         a.parent_at.filter(|&j| {
-            assets
-                .get(j)
-                .is_some_and(|p| p.kind != AssetKind::Consumer && Some(&p.name) == a.parent.as_ref())
+            assets.get(j).is_some_and(|p| {
+                p.kind != AssetKind::Consumer
+                    && a.parent
+                        .as_ref()
+                        .is_some_and(|n| crate::layout::placement::same_name(&p.name, n))
+            })
         })
     };
     // Otherwise the first non-consumer asset of each name (a map: a linear search per consumer was
