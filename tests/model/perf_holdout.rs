@@ -4,7 +4,8 @@
 //! calibrate's plan. Each shape is predicted from its run's file alone, for the file's own host, and judged
 //! on the median of its measured passes (error = measured ÷ predicted − 1, as the script prints it).
 //! tests/data/holdout-8m-remote.yaml holds the runs measured since with `bench --leader remote`
-//! (`remote_leader_runs_predict_their_held_out_shapes`).
+//! (`remote_leader_runs_predict_their_held_out_shapes`), tests/data/holdout-8m-quiet.yaml the same on a
+//! quiet host (`quiet_host_runs_meet_the_held_out_target`).
 
 use crate::stats::median;
 use natsplan::catalog::Catalog;
@@ -205,6 +206,26 @@ fn remote_leader_runs_predict_their_held_out_shapes() {
     assert_eq!(all.len(), 28);
     let pooled = median(all);
     assert!(pooled <= 0.10, "median |error| over every run {:.1} %", pooled * 100.0);
+}
+
+/// The runs on a quiet host (tests/data/holdout-8m-quiet.yaml: nothing but the lab on the 2-core VM, three
+/// 8-minute calibrations, none of whose shapes the model was fitted to or changed for). Each meets issue
+/// 14's target: median |error| ≤ 10 % and worst ≤ 25 % (recorded: 8.7 / 13.8 %, 5.9 / 23.3 % and
+/// 4.0 / 20.0 %). Against the loaded-host runs above (worst 26-53 %): calibrate's three repeats of one point
+/// agree within a few per cent here, so the file and the held-out passes read the same machine.
+#[test]
+fn quiet_host_runs_meet_the_held_out_target() {
+    let f = fixture_at("tests/data/holdout-8m-quiet.yaml");
+    assert_eq!(f.runs.len(), 3);
+    for run in &f.runs {
+        let e = errors(run);
+        assert_pinned(run, &e);
+        let abs: Vec<f64> = e.iter().map(|x| x.3.abs()).collect();
+        let worst = abs.iter().cloned().fold(0.0, f64::max);
+        let med = median(abs);
+        assert!(med <= 0.10, "{}: median |error| {:.1} %", run.model, med * 100.0);
+        assert!(worst <= 0.25, "{}: worst |error| {:.1} %", run.model, worst * 100.0);
+    }
 }
 
 /// KV putters contend as the file's own KV rows at more clients say (calibrate's four-client point): four
