@@ -8,9 +8,11 @@
 //! pretty-printed text where its marker stands, one `Value` at a time. The bytes are the same as printing
 //! the whole `Value`: the entries are printed by the same formatter at the marker's depth.
 
+use rayon::prelude::*;
 use serde::{Serialize, Serializer};
 use std::cell::Cell;
 use std::collections::HashMap;
+use std::io::Write;
 
 thread_local! {
     static MARKING: Cell<bool> = const { Cell::new(false) };
@@ -43,11 +45,11 @@ pub fn with_markers<R>(f: impl FnOnce() -> R) -> R {
 pub struct Source<'a> {
     addr: usize,
     len: usize,
-    entry: Box<dyn Fn(usize) -> serde_json::Value + 'a>,
+    entry: Box<dyn Fn(usize) -> serde_json::Value + Sync + 'a>,
 }
 
 impl<'a> Source<'a> {
-    pub fn of<T: Serialize>(v: &'a [T]) -> Source<'a> {
+    pub fn of<T: Serialize + Sync>(v: &'a [T]) -> Source<'a> {
         Source {
             addr: v.as_ptr() as usize,
             len: v.len(),
@@ -59,14 +61,28 @@ impl<'a> Source<'a> {
 /// `pretty` (serde_json's pretty print of a value serialised inside `with_markers`) with each marker
 /// replaced by its list, printed as the formatter would print it at the marker's depth.
 pub fn splice(pretty: &[u8], sources: Vec<Source<'_>>) -> Vec<u8> {
+    let mut out = Vec::with_capacity(pretty.len());
+    splice_to(pretty, sources, &mut out).expect("writing to a Vec cannot fail");
+    out
+}
+
+/// `splice` written to `w` as it is made: the lists' text is never held whole (on 100,000 assets it is
+/// 150 MB), and the entries of the next batch are printed on the other cores while one batch is written.
+pub fn splice_to(pretty: &[u8], sources: Vec<Source<'_>>, w: &mut (dyn Write + Send)) -> std::io::Result<()> {
     let by_addr: HashMap<usize, Source<'_>> = sources.into_iter().filter(|s| s.len > 0).map(|s| (s.addr, s)).collect();
     // How the marker reads in JSON: `"\u0000natsplan-splice:` then hex digits and `"`.
     let needle = b"\"\\u0000natsplan-splice:";
-    let mut out = Vec::with_capacity(pretty.len());
+    // The indentation of the line being written (its leading spaces so far).
+    let mut indent = 0;
     let mut rest = pretty;
     while let Some(at) = find(rest, needle) {
         let (before, tail) = rest.split_at(at);
-        out.extend_from_slice(before);
+        w.write_all(before)?;
+        indent = match before.iter().rposition(|&b| b == b'\n') {
+            Some(p) => before[p + 1..].iter().take_while(|&&b| b == b' ').count(),
+            None if before.iter().all(|&b| b == b' ') => indent + before.len(),
+            None => indent,
+        };
         let digits = &tail[needle.len()..];
         let end = digits
             .iter()
@@ -75,29 +91,48 @@ pub fn splice(pretty: &[u8], sources: Vec<Source<'_>>) -> Vec<u8> {
         let addr = usize::from_str_radix(std::str::from_utf8(&digits[..end]).expect("hex digits"), 16)
             .expect("a marker holds an address");
         let src = by_addr.get(&addr).expect("every marker has its list");
-        // The key's indentation: the spaces after the last newline before the marker.
-        let line_start = out.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1);
-        let indent = out[line_start..].iter().take_while(|&&b| b == b' ').count();
         let inner = " ".repeat(indent + 2);
-        out.push(b'[');
-        for i in 0..src.len {
-            out.extend_from_slice(if i == 0 { b"\n" } else { b",\n" });
-            let text = serde_json::to_vec_pretty(&(src.entry)(i)).expect("a value always serialises");
-            // Every line of the entry one level deeper (JSON strings hold no raw newlines).
-            for (j, line) in text.split(|&b| b == b'\n').enumerate() {
-                if j > 0 {
-                    out.push(b'\n');
-                }
-                out.extend_from_slice(inner.as_bytes());
-                out.extend_from_slice(line);
-            }
+        w.write_all(b"[")?;
+        // Entries are printed on every core, a batch at a time and in order; batch k is written while
+        // batch k + 1 is printed.
+        const BATCH: usize = 4096;
+        let render = |start: usize| -> Vec<u8> {
+            let texts: Vec<Vec<u8>> = (start..(start + BATCH).min(src.len))
+                .into_par_iter()
+                .map(|i| entry_text(&(src.entry)(i), &inner, i == 0))
+                .collect();
+            texts.concat()
+        };
+        let mut ready = render(0);
+        for next in (BATCH..src.len).step_by(BATCH) {
+            let (written, printed) = rayon::join(|| w.write_all(&ready), || render(next));
+            written?;
+            ready = printed;
         }
-        out.push(b'\n');
-        out.extend_from_slice(" ".repeat(indent).as_bytes());
-        out.push(b']');
+        w.write_all(&ready)?;
+        w.write_all(b"\n")?;
+        w.write_all(" ".repeat(indent).as_bytes())?;
+        w.write_all(b"]")?;
         rest = &digits[end + 1..];
     }
-    out.extend_from_slice(rest);
+    w.write_all(rest)
+}
+
+/// Entry `value` as the formatter prints it one level inside a list whose entries are indented by `inner`,
+/// with the separator before it (`\n`, or `,\n` after the first).
+fn entry_text(value: &serde_json::Value, inner: &str, first: bool) -> Vec<u8> {
+    let text = serde_json::to_vec_pretty(value).expect("a value always serialises");
+    let lines = text.iter().filter(|&&b| b == b'\n').count() + 1;
+    let mut out = Vec::with_capacity(2 + text.len() + lines * inner.len());
+    out.extend_from_slice(if first { b"\n" } else { b",\n" });
+    // Every line of the entry one level deeper (JSON strings hold no raw newlines).
+    for (j, line) in text.split(|&b| b == b'\n').enumerate() {
+        if j > 0 {
+            out.push(b'\n');
+        }
+        out.extend_from_slice(inner.as_bytes());
+        out.extend_from_slice(line);
+    }
     out
 }
 
@@ -162,6 +197,25 @@ mod tests {
             vec![Source::of(&d.items), Source::of(&d.inner.deep), Source::of(&d.empty)],
         );
         assert_eq!(String::from_utf8(spliced).unwrap(), String::from_utf8(whole).unwrap());
+    }
+
+    #[test]
+    fn lists_longer_than_a_batch_are_spliced_whole_and_in_order() {
+        // 10,001 entries: two full batches of 4,096, written while the next is printed, and a partial one.
+        let mut d = doc();
+        d.inner.deep = (0..10_001)
+            .map(|i| Entry {
+                name: format!("n{i}"),
+                z: i,
+                a: vec![(i % 7) as u8],
+            })
+            .collect();
+        let whole = serde_json::to_vec_pretty(&serde_json::to_value(&d).unwrap()).unwrap();
+        let marked = with_markers(|| serde_json::to_value(&d).unwrap());
+        let pretty = serde_json::to_vec_pretty(&marked).unwrap();
+        let mut streamed = Vec::new();
+        splice_to(&pretty, vec![Source::of(&d.items), Source::of(&d.inner.deep)], &mut streamed).unwrap();
+        assert_eq!(String::from_utf8(streamed).unwrap(), String::from_utf8(whole).unwrap());
     }
 
     #[test]

@@ -78,8 +78,14 @@ pub fn width(g: &Global) -> u16 {
 
 /// Write a finished report to stdout. A closed pipe (`| head`) is not an error.
 pub fn emit_stdout(bytes: &[u8]) -> Result<(), Failure> {
-    let mut out = std::io::stdout().lock();
-    match out.write_all(bytes).and_then(|_| out.flush()) {
+    stream_stdout(|w| w.write_all(bytes))
+}
+
+/// Stdout written by `write` as the report is made (through a 1 MiB buffer), with `emit_stdout`'s handling
+/// of a closed pipe.
+pub fn stream_stdout(write: impl FnOnce(&mut (dyn Write + Send)) -> std::io::Result<()>) -> Result<(), Failure> {
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, std::io::stdout());
+    match write(&mut out).and_then(|_| out.flush()) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         Err(e) => Err(crate::error::cannot_run(e)),
