@@ -214,7 +214,12 @@ mod tests {
         let marked = with_markers(|| serde_json::to_value(&d).unwrap());
         let pretty = serde_json::to_vec_pretty(&marked).unwrap();
         let mut streamed = Vec::new();
-        splice_to(&pretty, vec![Source::of(&d.items), Source::of(&d.inner.deep)], &mut streamed).unwrap();
+        splice_to(
+            &pretty,
+            vec![Source::of(&d.items), Source::of(&d.inner.deep)],
+            &mut streamed,
+        )
+        .unwrap();
         assert_eq!(String::from_utf8(streamed).unwrap(), String::from_utf8(whole).unwrap());
     }
 

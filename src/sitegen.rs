@@ -208,3 +208,38 @@ pub fn large() -> GenSite {
         patterns: ["1", "2", "3", "4"].iter().map(|s| s.to_string()).collect(),
     }
 }
+
+/// Site text for unit tests: `head` (the `site:`, `nats:` and `policy:` lines), `racks` racks R0, R1, …
+/// of `servers` servers each (a0, b0, …) and one array A0, A1, … whose flow map holds `array(r)` after
+/// its name, then `streams` streams s0, s1, … with `stream(s)` after the name. The caller appends `kv:`
+/// and `object_stores:` lists if it wants them.
+#[cfg(test)]
+pub(crate) fn test_site(
+    head: &str,
+    racks: usize,
+    servers: usize,
+    array: impl Fn(usize) -> String,
+    streams: usize,
+    stream: impl Fn(usize) -> String,
+) -> String {
+    let mut t = format!("{head}racks:\n");
+    for r in 0..racks {
+        let names: Vec<String> = (0..servers)
+            .map(|i| format!("{}{r}", char::from(b'a' + i as u8)))
+            .collect();
+        t.push_str(&format!(
+            "  - name: R{r}\n    servers: [{}]\n    arrays:\n      - {{ name: A{r}, {} }}\n",
+            names.join(", "),
+            array(r)
+        ));
+    }
+    t.push_str("workload:\n  streams:\n");
+    for s in 0..streams {
+        t.push_str(&format!("    - {{ name: s{s}, {} }}\n", stream(s)));
+    }
+    t
+}
+
+/// The array of `test_site`'s racks in most tests: an EF600 of 12 NVMe disks.
+#[cfg(test)]
+pub(crate) const EF600_12: &str = "model: EF600, disk_model: nvme-3.84t, disks: 12";

@@ -679,22 +679,20 @@ mod tests {
         // streams: the per-round shortcut (all-up needs once, only the assets on the failed servers, the
         // ordered survivor set) gives each server's worst need bit for bit as the plain per-scenario
         // recomputation with a scan of every candidate.
-        let mut t = String::from(
-            "site: luns\nnats: { replicas: [3, 5] }\npolicy: { patterns: [\"1\", \"2\", \"4\"] }\nracks:\n",
+        let t = crate::sitegen::test_site(
+            "site: luns\nnats: { replicas: [3, 5] }\npolicy: { patterns: [\"1\", \"2\", \"4\"] }\n",
+            5,
+            3,
+            |_| crate::sitegen::EF600_12.to_string(),
+            40,
+            |s| {
+                format!(
+                    "msgs_per_s: {}, msg_size: 1KiB, retention: 1d, replicas: {}",
+                    1 + (s * 37) % 50,
+                    [1, 3, 5][s % 3]
+                )
+            },
         );
-        for r in 0..5 {
-            t.push_str(&format!(
-                "  - name: R{r}\n    servers: [a{r}, b{r}, c{r}]\n    arrays:\n      - {{ name: A{r}, model: EF600, disk_model: nvme-3.84t, disks: 12 }}\n"
-            ));
-        }
-        t.push_str("workload:\n  streams:\n");
-        for s in 0..40 {
-            t.push_str(&format!(
-                "    - {{ name: s{s}, msgs_per_s: {}, msg_size: 1KiB, retention: 1d, replicas: {} }}\n",
-                1 + (s * 37) % 50,
-                [1, 3, 5][s % 3]
-            ));
-        }
         let cat = crate::catalog::Catalog::builtin();
         let site = crate::site::parse_str(&t, "luns.yaml", &cat).unwrap();
         let layouts = super::super::enumerate(&site, &cat);

@@ -221,23 +221,21 @@ mod tests {
         // (patterns 1 and 2 of one selection, pattern 4's first sizing round) with the placement and the
         // needs the first of them made (`layout::Shared`), instead of placing and rebuilding again: every
         // layout of the plan is what placing and evaluating it afresh gives, key for key.
-        let mut t = String::from(
-            "site: reuse\nnats: { replicas: [3, 5] }\npolicy: { patterns: [\"1\", \"2\", \"4\"] }\nracks:\n",
+        let t = crate::sitegen::test_site(
+            "site: reuse\nnats: { replicas: [3, 5] }\npolicy: { patterns: [\"1\", \"2\", \"4\"] }\n",
+            5,
+            3,
+            |_| crate::sitegen::EF600_12.to_string(),
+            40,
+            |s| {
+                format!(
+                    "msgs_per_s: {}, msg_size: 1KiB, retention: 1d, consumers: {}, replicas: {}",
+                    1 + (s * 37) % 50,
+                    s % 3,
+                    [1, 3, 5, 3][s % 4]
+                )
+            },
         );
-        for r in 0..5 {
-            t.push_str(&format!(
-                "  - name: R{r}\n    servers: [a{r}, b{r}, c{r}]\n    arrays:\n      - {{ name: A{r}, model: EF600, disk_model: nvme-3.84t, disks: 12 }}\n"
-            ));
-        }
-        t.push_str("workload:\n  streams:\n");
-        for s in 0..40 {
-            t.push_str(&format!(
-                "    - {{ name: s{s}, msgs_per_s: {}, msg_size: 1KiB, retention: 1d, consumers: {}, replicas: {} }}\n",
-                1 + (s * 37) % 50,
-                s % 3,
-                [1, 3, 5, 3][s % 4]
-            ));
-        }
         let cat = crate::catalog::Catalog::builtin();
         let cal = crate::perf::Calibration::builtin();
         let site = crate::site::parse_str(&t, "reuse.yaml", &cat).unwrap();
@@ -274,20 +272,20 @@ mod tests {
     fn the_ordered_rebuild_picks_what_the_scan_picks() {
         // Every layout of a site of two stream shapes (unique_tag and others), every server and every
         // pair of servers failed: the same needs, bit for bit, by either path.
-        let mut t = String::from("site: rebuild\nnats: { replicas: [3, 5] }\nracks:\n");
-        for r in 0..5 {
-            t.push_str(&format!(
-                "  - name: R{r}\n    servers: [a{r}, b{r}, c{r}]\n    arrays:\n      - {{ name: A{r}, model: EF600, disk_model: nvme-3.84t, disks: 12 }}\n"
-            ));
-        }
-        t.push_str("workload:\n  streams:\n");
-        for s in 0..40 {
-            t.push_str(&format!(
-                "    - {{ name: s{s}, msgs_per_s: {}, msg_size: 1KiB, retention: 1d, consumers: {} }}\n",
-                1 + (s * 37) % 50,
-                s % 2
-            ));
-        }
+        let t = crate::sitegen::test_site(
+            "site: rebuild\nnats: { replicas: [3, 5] }\n",
+            5,
+            3,
+            |_| crate::sitegen::EF600_12.to_string(),
+            40,
+            |s| {
+                format!(
+                    "msgs_per_s: {}, msg_size: 1KiB, retention: 1d, consumers: {}",
+                    1 + (s * 37) % 50,
+                    s % 2
+                )
+            },
+        );
         let cat = crate::catalog::Catalog::builtin();
         let site = crate::site::parse_str(&t, "rebuild.yaml", &cat).unwrap();
         let plan = crate::plan::build(&site, &cat);

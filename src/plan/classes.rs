@@ -419,29 +419,50 @@ mod tests {
         }
     }
 
+    /// What a list of classes says, entry by entry: count, first and last asset, the entry's JSON.
+    fn said<T: Serialize>(c: &[Class<T>]) -> Vec<(usize, String, String, String)> {
+        said_of(c.iter().map(|c| (c.count, c.first.as_str(), c.last.as_str(), &c.entry)))
+    }
+
+    fn said_of<'a, T: Serialize + 'a>(
+        c: impl Iterator<Item = (usize, &'a str, &'a str, &'a T)>,
+    ) -> Vec<(usize, String, String, String)> {
+        c.map(|(n, first, last, e)| {
+            (
+                n,
+                first.to_string(),
+                last.to_string(),
+                serde_json::to_string(e).unwrap(),
+            )
+        })
+        .collect()
+    }
+
     #[test]
     fn predictions_made_per_class_are_the_classes_of_the_per_asset_list() {
         // Every layout of a site of streams, KV buckets and object stores (with gets) of a few shapes
         // and rates, on two kinds of storage: `predict_layout_by_class` gives the same classes, in the
         // same order, with the same counts, first and last names and entries, as grouping the per-asset
         // list; and the same figures besides.
-        let mut t = String::from("site: byclass\nnats: { replicas: [3, 5] }\nracks:\n");
-        for r in 0..5 {
-            let disk = if r % 2 == 0 { "nvme-3.84t" } else { "nl-sas-8t" };
-            let model = if r % 2 == 0 { "EF600" } else { "E5700" };
-            t.push_str(&format!(
-                "  - name: R{r}\n    servers: [a{r}, b{r}]\n    arrays:\n      - {{ name: A{r}, model: {model}, disk_model: {disk}, disks: 12 }}\n"
-            ));
-        }
-        t.push_str("workload:\n  streams:\n");
-        for s in 0..60 {
-            t.push_str(&format!(
-                "    - {{ name: s{s}, msgs_per_s: {}, msg_size: {}, retention: 1h, consumers: {} }}\n",
-                [10, 500, 20000][s % 3],
-                ["256B", "1KiB"][s % 2],
-                s % 3
-            ));
-        }
+        let mut t = crate::sitegen::test_site(
+            "site: byclass\nnats: { replicas: [3, 5] }\n",
+            5,
+            2,
+            |r| {
+                let disk = if r % 2 == 0 { "nvme-3.84t" } else { "nl-sas-8t" };
+                let model = if r % 2 == 0 { "EF600" } else { "E5700" };
+                format!("model: {model}, disk_model: {disk}, disks: 12")
+            },
+            60,
+            |s| {
+                format!(
+                    "msgs_per_s: {}, msg_size: {}, retention: 1h, consumers: {}",
+                    [10, 500, 20000][s % 3],
+                    ["256B", "1KiB"][s % 2],
+                    s % 3
+                )
+            },
+        );
         t.push_str("  kv:\n");
         for k in 0..20 {
             t.push_str(&format!(
@@ -466,19 +487,11 @@ mod tests {
             let by_class = crate::perf::predict_layout_by_class(&site, l, &cat, &cal);
             assert!(by_class.streams.is_empty());
             let want = group(list.streams.clone());
-            assert_eq!(want.len(), by_class.classes.len(), "{}", l.id);
-            for (w, g) in want.iter().zip(&by_class.classes) {
-                assert_eq!(
-                    (w.count, w.first.as_str(), w.last.as_str()),
-                    (g.count, &*g.first, &*g.last),
-                    "{}",
-                    l.id
-                );
-                assert_eq!(
-                    serde_json::to_string(&w.entry).unwrap(),
-                    serde_json::to_string(&g.entry).unwrap()
-                );
-            }
+            let got = by_class
+                .classes
+                .iter()
+                .map(|g| (g.count, &*g.first, &*g.last, &g.entry));
+            assert_eq!(said(&want), said_of(got), "{}", l.id);
             // Every other figure is the same (the lists apart).
             let mut a = serde_json::to_value(&list).unwrap();
             let mut b = serde_json::to_value(&by_class).unwrap();
@@ -501,22 +514,21 @@ mod tests {
         // Every layout small enough for yearly figures, of a site of streams (with consumers), KV and
         // object stores of a few shapes, R1 to R5: `Entries::Classes` gives the classes grouping the
         // list gives, and every total and the worst asset the same.
-        let mut t = String::from("site: yclass\nnats: { replicas: [3, 5] }\nracks:\n");
-        for r in 0..3 {
-            t.push_str(&format!(
-                "  - name: R{r}\n    servers: [a{r}, b{r}]\n    arrays:\n      - {{ name: A{r}, model: EF600, disk_model: nvme-3.84t, disks: 6, hot_spares: {} }}\n",
-                r % 2
-            ));
-        }
-        t.push_str("workload:\n  streams:\n");
-        for s in 0..30 {
-            t.push_str(&format!(
-                "    - {{ name: s{s}, msgs_per_s: {}, msg_size: 1KiB, retention: 1h, consumers: {}, replicas: {} }}\n",
-                [10, 500][s % 2],
-                s % 3,
-                [1, 3, 5][s % 3]
-            ));
-        }
+        let mut t = crate::sitegen::test_site(
+            "site: yclass\nnats: { replicas: [3, 5] }\n",
+            3,
+            2,
+            |r| format!("model: EF600, disk_model: nvme-3.84t, disks: 6, hot_spares: {}", r % 2),
+            30,
+            |s| {
+                format!(
+                    "msgs_per_s: {}, msg_size: 1KiB, retention: 1h, consumers: {}, replicas: {}",
+                    [10, 500][s % 2],
+                    s % 3,
+                    [1, 3, 5][s % 3]
+                )
+            },
+        );
         t.push_str("  kv:\n    - { name: k1, puts_per_s: 50, value_size: 512B, keys: 1000 }\n");
         t.push_str("  object_stores:\n    - { name: o1, puts_per_s: 2, object_size: 1MiB, retention: 6h }\n");
         let cat = crate::catalog::Catalog::builtin();
@@ -530,19 +542,11 @@ mod tests {
             let by_class = crate::survival::yearly_with(&site, l, &cat, crate::survival::Entries::Classes);
             assert!(by_class.assets.is_empty());
             let want = group(list.assets.clone());
-            assert_eq!(want.len(), by_class.classes.len(), "{}", l.id);
-            for (w, g) in want.iter().zip(&by_class.classes) {
-                assert_eq!(
-                    (w.count, w.first.as_str(), w.last.as_str()),
-                    (g.count, &*g.first, &*g.last),
-                    "{}",
-                    l.id
-                );
-                assert_eq!(
-                    serde_json::to_string(&w.entry).unwrap(),
-                    serde_json::to_string(&g.entry).unwrap()
-                );
-            }
+            let got = by_class
+                .classes
+                .iter()
+                .map(|g| (g.count, &*g.first, &*g.last, &g.entry));
+            assert_eq!(said(&want), said_of(got), "{}", l.id);
             let mut a = serde_json::to_value(&list).unwrap();
             let mut b = serde_json::to_value(&by_class).unwrap();
             a["assets"] = serde_json::Value::Null;

@@ -735,21 +735,20 @@ fn election_stalls_by_group_are_each_assets_own_sum() {
     // stall per asset, summed once per group of assets with the same class and expected servers, is bit
     // for bit the plain sum over every component for each asset; and the placement classes are numbered
     // as a map of each asset's sorted server set numbers them.
-    let mut t =
-        String::from("site: stalls\nnats: { replicas: [3, 5] }\npolicy: { patterns: [\"1\", \"2\"] }\nracks:\n");
-    for r in 0..3 {
-        t.push_str(&format!(
-            "  - name: R{r}\n    servers: [a{r}, b{r}]\n    arrays:\n      - {{ name: A{r}, model: EF600, disk_model: nvme-3.84t, disks: 6 }}\n"
-        ));
-    }
-    t.push_str("workload:\n  streams:\n");
-    for s in 0..24 {
-        t.push_str(&format!(
-            "    - {{ name: s{s}, msgs_per_s: 10, msg_size: 1KiB, retention: 1h, consumers: {}, replicas: {} }}\n",
-            s % 3,
-            [1, 3, 5][s % 3]
-        ));
-    }
+    let t = crate::sitegen::test_site(
+        "site: stalls\nnats: { replicas: [3, 5] }\npolicy: { patterns: [\"1\", \"2\"] }\n",
+        3,
+        2,
+        |_| "model: EF600, disk_model: nvme-3.84t, disks: 6".to_string(),
+        24,
+        |s| {
+            format!(
+                "msgs_per_s: 10, msg_size: 1KiB, retention: 1h, consumers: {}, replicas: {}",
+                s % 3,
+                [1, 3, 5][s % 3]
+            )
+        },
+    );
     let cat = crate::catalog::Catalog::builtin();
     let site = crate::site::parse_str(&t, "stalls.yaml", &cat).unwrap();
     let mut compared = 0;
