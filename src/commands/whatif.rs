@@ -120,18 +120,21 @@ pub fn run(g: &Global, a: WhatifArgs) -> Result<Outcome, Failure> {
         let sc = model.evaluate(&failed);
         survival::report_scenarios(&model, cat, &[sc])
     };
+    // JSON is written as it is made (61 MB for `--all 2` on 100,000 assets); the rest as one text.
     let bytes = match fmt {
-        Format::Json => {
-            let mut v = serde_json::to_vec_pretty(&report).expect("a report always serialises");
-            v.push(b'\n');
-            v
-        }
-        Format::Markdown => crate::report::whatif::markdown(&report).into_bytes(),
-        Format::Csv => crate::report::csv::whatif(&report),
-        Format::Html => crate::report::html::whatif(&report, site, planned).into_bytes(),
-        _ => crate::report::whatif::table_report(&report, width(g)).into_bytes(),
+        Format::Json => None,
+        Format::Markdown => Some(crate::report::whatif::markdown(&report).into_bytes()),
+        Format::Csv => Some(crate::report::csv::whatif(&report)),
+        Format::Html => Some(crate::report::html::whatif(&report, site, planned).into_bytes()),
+        _ => Some(crate::report::whatif::table_report(&report, width(g)).into_bytes()),
     };
-    emit_stdout(&bytes)?;
+    match bytes {
+        Some(b) => emit_stdout(&b)?,
+        None => super::stream_stdout(|w| {
+            serde_json::to_writer_pretty(&mut *w, &report)?;
+            w.write_all(b"\n")
+        })?,
+    }
     let hit = match a.fail_on {
         None => None,
         Some(FailOn::Unavailable) => report.reaches(Status::Unavailable).then_some("unavailable"),

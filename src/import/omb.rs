@@ -197,22 +197,32 @@ fn parse_named(text: &str, file: &str, retention: Option<&str>, rate_flag: Optio
     let ret = omb_retention(&doc, &mut errs, get("retention"), retention);
     if let (Some(t), Some(s)) = (topics, subs) {
         let assets = t.saturating_mul(1 + s);
-        if assets > MAX_ASSETS.min(MAX_PLANNED_ASSETS) && assets <= MAX_ASSETS {
+        let limit = MAX_ASSETS.min(MAX_PLANNED_ASSETS);
+        if assets > limit {
+            // OMB's 1,000,000-topic files land here. Pointed at the count that alone passes the bound.
+            let share = limit / (1 + s.min(limit));
+            let (key, fix) = if share == 0 {
+                (
+                    "subscriptionsPerTopic",
+                    format!("lower subscriptionsPerTopic (at most {} with one topic)", limit - 1),
+                )
+            } else {
+                (
+                    "topics",
+                    format!(
+                        "plan a share of the topics (topics: {share} fits) and scale the result, or lower \
+                         subscriptionsPerTopic"
+                    ),
+                )
+            };
             errs.push(doc.error(
-                "topics",
+                key,
                 format!(
-                    "{t} topics × (1 stream + {s} consumers) = {assets} assets; natsplan plans at most \
-                     {MAX_PLANNED_ASSETS} in bounded time and memory today (both grow with the asset count, \
-                     docs/scale.md)"
+                    "{t} topics × (1 stream + {s} consumers) = {assets} assets; natsplan plans at most {limit} \
+                     in bounded time and memory (both grow with the asset count: 200,000 take about 3.5 s and \
+                     500 MiB on 2 cores, docs/scale.md)"
                 ),
-                "plan a share of the topics (e.g. topics: 100000) and scale the result, or lower subscriptionsPerTopic",
-            ));
-        }
-        if assets > MAX_ASSETS {
-            errs.push(doc.error(
-                "subscriptionsPerTopic",
-                format!("{t} topics × (1 stream + {s} consumers) = {assets} assets; at most {MAX_ASSETS} are planned"),
-                "lower topics or subscriptionsPerTopic",
+                fix,
             ));
         }
     }

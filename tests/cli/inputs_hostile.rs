@@ -75,6 +75,27 @@ fn omb_counts_are_refused_at_their_line() {
 }
 
 #[test]
+fn ombs_million_topic_file_is_refused_at_once_with_a_share_that_fits() {
+    // OMB's 1,000,000-topic workloads: 2,000,000 assets with one subscription each. Was refused on
+    // subscriptionsPerTopic with "at most 1000000 are planned", though 200,000 is the planned bound.
+    let site = file(SITE, ".yaml");
+    let omb = file(
+        "name: 1m\ntopics: 1000000\npartitionsPerTopic: 1\nmessageSize: 1024\nsubscriptionsPerTopic: 1\nproducerRate: 50000\n",
+        ".yaml",
+    );
+    refused(
+        &["design", p(&site), "--omb", p(&omb), "--omb-retention", "1h"],
+        &[
+            ":2:9:",
+            "2000000 assets",
+            "at most 200000",
+            "topics: 100000 fits",
+            "fix:",
+        ],
+    );
+}
+
+#[test]
 fn site_consumer_count_is_bounded() {
     // Was an out-of-memory abort (100,000 already took 4 GB).
     let site = site_with("consumers: 2 }", "consumers: 2147483648 }");
