@@ -88,7 +88,10 @@ pub fn stream_stdout(write: impl FnOnce(&mut (dyn Write + Send)) -> std::io::Res
     match write(&mut out).and_then(|_| out.flush()) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        Err(e) => Err(crate::error::cannot_run(e)),
+        // The report may be cut short on stdout: the exit status (3) and this line say it did not finish.
+        Err(e) => Err(crate::error::cannot_run(anyhow::anyhow!(
+            "cannot write the report to stdout ({e}); what was written is incomplete"
+        ))),
     }
 }
 

@@ -165,3 +165,20 @@ fn top_zero_is_rejected() {
 fn unknown_flag_is_usage_error() {
     natsplan().args(["design", "--frobnicate"]).assert().code(2);
 }
+
+#[test]
+fn a_report_that_cannot_be_written_exits_3_and_says_stdout() {
+    // /dev/full refuses every write (ENOSPC): the JSON (written as it is made) and the table both.
+    let f = site_file(SITE);
+    for format in ["json", "table"] {
+        let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("natsplan"))
+            .args(["design", f.path().to_str().unwrap(), "--format", format])
+            .stdout(std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{format}: {err}");
+        assert!(err.contains("cannot write the report to stdout"), "{format}: {err}");
+        assert!(err.contains("incomplete"), "{format}: {err}");
+    }
+}
