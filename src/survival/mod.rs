@@ -22,6 +22,8 @@ mod yearly;
 mod review_tests;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod yearly_tests;
 
 pub use domain::{Domain, DomainKind, Target};
 pub use endurance::{endurance, Endurance, GroupWear, KV_COMPACTION_REWRITE, RATING_YEARS};

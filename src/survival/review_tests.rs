@@ -399,7 +399,7 @@ fn dual_feeds_and_redundant_uplinks_lower_rack_event_rates() {
 
 #[test]
 fn guests_on_one_host_share_its_storage_pool() {
-    let (cat, site, plan) = super::tests::seed004_plan();
+    let (cat, site, plan) = super::yearly_tests::seed004_plan();
     let l = plan
         .layouts
         .iter()
