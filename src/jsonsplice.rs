@@ -59,16 +59,10 @@ impl<'a> Source<'a> {
 }
 
 /// `pretty` (serde_json's pretty print of a value serialised inside `with_markers`) with each marker
-/// replaced by its list, printed as the formatter would print it at the marker's depth.
-pub fn splice(pretty: &[u8], sources: Vec<Source<'_>>) -> Vec<u8> {
-    let mut out = Vec::with_capacity(pretty.len());
-    splice_to(pretty, sources, &mut out).expect("writing to a Vec cannot fail");
-    out
-}
-
-/// `splice` written to `w` as it is made: the lists' text is never held whole (on 100,000 assets it is
-/// 150 MB), and the entries of the next batch are printed on the other cores while one batch is written.
-pub fn splice_to(pretty: &[u8], sources: Vec<Source<'_>>, w: &mut (dyn Write + Send)) -> std::io::Result<()> {
+/// replaced by its list, printed as the formatter would print it at the marker's depth, written to `w` as
+/// it is made: the lists' text is never held whole (on 100,000 assets it is 150 MB), and the entries of
+/// the next batch are printed on the other cores while one batch is written.
+pub fn splice(pretty: &[u8], sources: Vec<Source<'_>>, w: &mut (dyn Write + Send)) -> std::io::Result<()> {
     let by_addr: HashMap<usize, Source<'_>> = sources.into_iter().filter(|s| s.len > 0).map(|s| (s.addr, s)).collect();
     // How the marker reads in JSON: `"\u0000natsplan-splice:` then hex digits and `"`.
     let needle = b"\"\\u0000natsplan-splice:";
@@ -192,10 +186,13 @@ mod tests {
         let marked = with_markers(|| serde_json::to_value(&d).unwrap());
         let pretty = serde_json::to_vec_pretty(&marked).unwrap();
         assert!(pretty.len() < whole.len());
-        let spliced = splice(
+        let mut spliced = Vec::new();
+        splice(
             &pretty,
             vec![Source::of(&d.items), Source::of(&d.inner.deep), Source::of(&d.empty)],
-        );
+            &mut spliced,
+        )
+        .unwrap();
         assert_eq!(String::from_utf8(spliced).unwrap(), String::from_utf8(whole).unwrap());
     }
 
@@ -214,7 +211,7 @@ mod tests {
         let marked = with_markers(|| serde_json::to_value(&d).unwrap());
         let pretty = serde_json::to_vec_pretty(&marked).unwrap();
         let mut streamed = Vec::new();
-        splice_to(
+        splice(
             &pretty,
             vec![Source::of(&d.items), Source::of(&d.inner.deep)],
             &mut streamed,

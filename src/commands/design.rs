@@ -5,7 +5,7 @@ use super::{emit_stdout, format, load_plan, width};
 use crate::cli::{Format, Global, PlanArgs};
 use crate::error::{bad_input, Failure, Outcome};
 use crate::plan::inputs::find_layout;
-use crate::report::design::{json_to, markdown, table_report, Selection};
+use crate::report::design::{json, markdown, table_report, Selection};
 use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
@@ -50,7 +50,7 @@ pub fn run(g: &Global, a: DesignArgs) -> Result<Outcome, Failure> {
     let bytes = match format(g) {
         Format::Table => table_report(&plan, &sel, width(g)).into_bytes(),
         Format::Json => {
-            super::stream_stdout(|w| json_to(&plan, &sel, w))?;
+            super::stream_stdout(|w| json(&plan, &sel, w))?;
             return Ok(Outcome::Ok);
         }
         Format::Markdown => markdown(&plan, &sel).into_bytes(),

@@ -23,15 +23,9 @@ pub fn selected<'a>(plan: &'a Plan, sel: &Selection) -> Vec<&'a PlannedLayout> {
     }
 }
 
-/// The Plan as JSON, limited to the selected layouts.
-pub fn json(plan: &Plan, sel: &Selection) -> Vec<u8> {
-    let mut out = Vec::new();
-    json_to(plan, sel, &mut out).expect("writing to a Vec cannot fail");
-    out
-}
-
-/// `json` written to `w` as it is made (the per-asset lists are never held whole as text).
-pub fn json_to(plan: &Plan, sel: &Selection, w: &mut (dyn std::io::Write + Send)) -> std::io::Result<()> {
+/// The Plan as JSON, limited to the selected layouts, written to `w` as it is made (the per-asset lists
+/// are never held whole as text).
+pub fn json(plan: &Plan, sel: &Selection, w: &mut (dyn std::io::Write + Send)) -> std::io::Result<()> {
     // The per-asset lists are written in one entry at a time (jsonsplice: the same bytes, without the
     // whole plan as a `Value` in memory).
     let mut v = crate::jsonsplice::with_markers(|| serde_json::to_value(plan).expect("a Plan always serialises"));
@@ -60,7 +54,7 @@ pub fn json_to(plan: &Plan, sel: &Selection, w: &mut (dyn std::io::Write + Send)
             s
         })
         .collect();
-    crate::jsonsplice::splice_to(&pretty, sources, w)?;
+    crate::jsonsplice::splice(&pretty, sources, w)?;
     w.write_all(b"\n")
 }
 
