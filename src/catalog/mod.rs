@@ -27,6 +27,22 @@ impl DiskKind {
     pub fn is_ssd(self) -> bool {
         matches!(self, DiskKind::Nvme | DiskKind::SasSsd)
     }
+
+    /// A spinning drive: rebuilds at the HDD rates (`rebuild_rate_hdd`, `pool_rebuild_rate_hdd`).
+    pub fn is_hdd(self) -> bool {
+        matches!(self, DiskKind::NlSas)
+    }
+
+    /// Unrecoverable read errors per bit read when a disk model gives none: the datasheet classes of
+    /// `models/disks.yaml` (1e-15 enterprise NL-SAS, Inktank's model; 1e-17 enterprise SSD, an assumption);
+    /// a virtual disk's errors are its host's.
+    pub fn default_nre_per_bit(self) -> f64 {
+        match self {
+            DiskKind::NlSas => 1e-15,
+            DiskKind::Nvme | DiskKind::SasSsd => 1e-17,
+            DiskKind::Virtual => 0.0,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -92,6 +108,8 @@ pub struct DiskModel {
     pub write_latency_us: f64,
     pub afr: f64,
     pub endurance_dwpd: Option<f64>,
+    /// Unrecoverable read errors per bit read (`nre_per_bit`; the kind's datasheet class when not given).
+    pub nre_per_bit: f64,
     pub source: String,
 }
 
@@ -125,6 +143,9 @@ pub struct FailureDefaults {
     pub rates: BTreeMap<String, Sourced<f64>>,
     /// Repair and recovery times in seconds, plus the `*_rate` keys (`rebuild_rate`, `catch_up_rate`) in bytes/s.
     pub repair: BTreeMap<String, Sourced<f64>>,
+    /// The plausible range of a repair figure where the catalog gives one (`band: [low, high]`, in the
+    /// figure's own unit): rebuild rates are carried as bands (issue 31).
+    pub repair_band: BTreeMap<String, (f64, f64)>,
     /// Planned maintenance: events per year, and `restart_stall` in seconds.
     pub maintenance: BTreeMap<String, Sourced<f64>>,
     pub dirty_expire_s: Sourced<f64>,
@@ -136,6 +157,11 @@ impl FailureDefaults {
     }
     pub fn repair_s(&self, key: &str) -> f64 {
         self.repair.get(key).map(|s| s.value).unwrap_or(0.0)
+    }
+    /// The catalog's plausible range of a repair figure, or (value, value) when it gives none.
+    pub fn repair_band(&self, key: &str) -> (f64, f64) {
+        let v = self.repair_s(key);
+        self.repair_band.get(key).copied().unwrap_or((v, v))
     }
     pub fn maintenance(&self, key: &str) -> f64 {
         self.maintenance.get(key).map(|s| s.value).unwrap_or(0.0)
@@ -228,6 +254,7 @@ impl Catalog {
                     })
                     .collect(),
                 repair: BTreeMap::new(),
+                repair_band: BTreeMap::new(),
                 maintenance: BTreeMap::new(),
                 dirty_expire_s: Sourced {
                     value: dur(&df, "dirty_expire.value".into(), &f.dirty_expire.value)?.as_secs_f64(),
@@ -236,11 +263,25 @@ impl Catalog {
             },
         };
         for (k, v) in f.repair_times {
-            let value = if k.ends_with("_rate") {
-                size(&df, format!("repair_times.{k}.value"), &v.value)? as f64
-            } else {
-                dur(&df, format!("repair_times.{k}.value"), &v.value)?.as_secs_f64()
+            let read = |path: String, text: &str| -> Result<f64> {
+                Ok(if k.ends_with("_rate") {
+                    size(&df, path, text)? as f64
+                } else {
+                    dur(&df, path, text)?.as_secs_f64()
+                })
             };
+            let value = read(format!("repair_times.{k}.value"), &v.value)?;
+            if let Some([lo, hi]) = &v.band {
+                let (lo, hi) = (
+                    read(format!("repair_times.{k}.band[0]"), lo)?,
+                    read(format!("repair_times.{k}.band[1]"), hi)?,
+                );
+                if !(lo <= value && value <= hi) {
+                    let e = format!("the band must hold the value: {lo} ≤ {value} ≤ {hi} does not hold");
+                    return Err(at(&df, format!("repair_times.{k}.band"), e));
+                }
+                out.failures.repair_band.insert(k.clone(), (lo, hi));
+            }
             out.failures.repair.insert(
                 k,
                 Sourced {
@@ -306,6 +347,7 @@ impl Catalog {
                 write_iops: r.write_iops,
                 afr: r.afr,
                 endurance_dwpd: r.endurance_dwpd,
+                nre_per_bit: r.nre_per_bit.unwrap_or_else(|| r.kind.default_nre_per_bit()),
                 source: r.source,
             });
         }
@@ -423,6 +465,8 @@ struct RawDisk {
     afr: f64,
     #[serde(default)]
     endurance_dwpd: Option<f64>,
+    #[serde(default)]
+    nre_per_bit: Option<f64>,
     source: String,
 }
 #[derive(Deserialize)]
@@ -452,11 +496,20 @@ struct RawSourced<T> {
     value: T,
     source: String,
 }
+/// A repair time or rate, with an optional plausible range `band: [low, high]` in the same unit.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRepair {
+    value: String,
+    #[serde(default)]
+    band: Option<[String; 2]>,
+    source: String,
+}
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawFailures {
     failure_rates: BTreeMap<String, RawSourced<f64>>,
-    repair_times: BTreeMap<String, RawSourced<String>>,
+    repair_times: BTreeMap<String, RawRepair>,
     maintenance: BTreeMap<String, RawSourced<serde_yaml::Value>>,
     dirty_expire: RawSourced<String>,
 }

@@ -82,10 +82,11 @@ pub fn run(g: &Global, a: SimulateArgs) -> Result<Outcome, Failure> {
     let model = Model::new(site, &planned.layout);
     let rel = Reliability::new(&model, cat);
     let mc = survival::monte_carlo(&rel, a.trials, a.years, a.seed, None);
+    // The same exact figures `design` shows for this layout (issue 32: one figure per layout).
     let exact = if a.no_exact {
         None
     } else {
-        survival::exact(&rel, 3, 200_000)
+        survival::exact(&rel, &Reliability::destroyers(&model, cat))
     };
     let report = survival::SimulateReport {
         site: site.name.clone(),

@@ -26,8 +26,9 @@ pub struct WhatifArgs {
     /// Every combination of 1..=K simultaneous failures over the chosen kinds, aggregated by outcome.
     #[arg(long, value_name = "K")]
     pub all: Option<usize>,
-    /// Domain kinds for --all, comma-separated (default: all): rack, array, server, disk, power, net,
-    /// process, pause, wipe, full, host, pdu.
+    /// Domain kinds for --all, comma-separated (default: all but the permanent losses): rack, array,
+    /// server, disk, power, net, process, pause, wipe, full, host, pdu; lost-rack and lost-array (a rack
+    /// or an array destroyed for good) only when named.
     #[arg(long, value_delimiter = ',', value_name = "KINDS")]
     pub kinds: Vec<String>,
     /// Exit 1 when any scenario reaches this outcome.

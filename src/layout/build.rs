@@ -376,7 +376,7 @@ impl Carved {
             self.problems.push(info(format!(
                 "DDP on {} keeps {} drives' reserve capacity instead of {} hot spare{}",
                 arr.name,
-                ddp_reserve_disks(data),
+                super::pool_reserve(arr, data),
                 arr.hot_spares,
                 plural(arr.hot_spares)
             )));

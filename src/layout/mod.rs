@@ -131,15 +131,23 @@ impl Raid {
     }
 }
 
-/// Reserve capacity (in drives) a DDP pool keeps for reconstruction: E-Series defaults grow with the
-/// pool (2 drives up to 30, then more); used instead of hot spares.
+/// Preservation capacity (in drives) a DDP pool keeps for reconstruction by default, used instead of hot
+/// spares: "for every six drives in a pool, System Manager reserves one drive for preservation capacity"
+/// (NetApp SANtricity 11.6 docs, "Create pool manually"); a site gives its own with
+/// `arrays[].reserved_drives` (SANtricity's `reservedDriveCount`), see `pool_reserve`. (Before issue 31
+/// natsplan subtracted 2 drives for 11–30, 3 for 31–60: a table with no source.)
 pub fn ddp_reserve_disks(disks: u32) -> u32 {
-    match disks {
-        0..=10 => 0,
-        11..=30 => 2,
-        31..=60 => 3,
-        _ => 4 + (disks - 61) / 60,
+    if disks < 11 {
+        0
+    } else {
+        disks / 6
     }
+}
+
+/// The preservation capacity of a DDP array in drives: the site's `reserved_drives`, else SANtricity's
+/// default for the pool's data disks.
+pub fn pool_reserve(arr: &crate::site::Array, data_disks: u32) -> u32 {
+    arr.reserved_drives.unwrap_or_else(|| ddp_reserve_disks(data_disks))
 }
 
 /// A volume group (E-Series' name for a RAID group) or DDP pool.

@@ -206,7 +206,15 @@ pub fn group_usable_bytes(site: &Site, catalog: &Catalog, array: ArrayIdx, raid:
     let disk_bytes = arr.disk_size_bytes.or(model.map(|m| m.capacity_bytes)).unwrap_or(0) as f64;
     let ssd = model.map(|m| m.kind.is_ssd()).unwrap_or(false);
     let wear = if ssd { site.policy.wear_headroom } else { 0.0 };
-    let bytes = disks as f64 * disk_bytes * raid.efficiency(disks) * (1.0 - wear);
+    let efficiency = match raid {
+        // The pool's own preservation capacity (the site's, or SANtricity's default).
+        Raid::DdpRaid1 => {
+            let n = disks.max(1) as f64;
+            0.5 * ((n - super::pool_reserve(arr, disks) as f64) / n).max(0.0)
+        }
+        _ => raid.efficiency(disks),
+    };
+    let bytes = disks as f64 * disk_bytes * efficiency * (1.0 - wear);
     bytes.max(0.0) as u64
 }
 

@@ -226,9 +226,9 @@ fn prediction_key(p: &AssetPrediction) -> PredictionKey<'_> {
 #[derive(Hash, PartialEq, Eq)]
 pub struct YearlyKey<'a> {
     kind: &'a str,
-    bits: [u64; 9],
+    bits: [u64; 12],
     mttdl: Option<u64>,
-    ci: Option<[u64; 8]>,
+    ci: Option<[u64; 12]>,
 }
 
 fn yearly_key(y: &YearlyAsset) -> YearlyKey<'_> {

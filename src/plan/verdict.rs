@@ -402,11 +402,11 @@ pub fn perf_bucket(l: &PlannedLayout) -> u8 {
 }
 
 /// The yearly figures' ranking key (lower is better); a layout without them sorts after those with.
-fn yearly_key(l: &PlannedLayout) -> (i32, i32, i32) {
+fn yearly_key(l: &PlannedLayout) -> (i32, i32, i32, i32) {
     l.yearly
         .as_ref()
         .map(|y| y.rank_key())
-        .unwrap_or((i32::MAX, i32::MAX, i32::MAX))
+        .unwrap_or((i32::MAX, i32::MAX, i32::MAX, i32::MAX))
 }
 
 #[cfg(test)]

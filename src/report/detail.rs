@@ -552,18 +552,55 @@ pub fn yearly(l: &PlannedLayout) -> Option<String> {
             .unwrap_or_default();
         format!(
             "Yearly ({}): least available {}, {:.3} min/yr unavailable{stalls}; JetStream API down {:.3} min/yr; \
-             P(any data_lost) {}/yr; {:.0} acknowledged messages lost/yr ({:.0} in sync windows, {:.0} in \
-             data-loss events).",
+             {}; {:.0} acknowledged messages lost/yr ({:.0} in sync windows, {:.0} in data-loss events).{}",
             y.method,
             y.worst_unavailable,
             y.worst_unavailable_min_per_year,
             y.api_unavailable_min_per_year,
-            fmt_sci(y.p_any_data_lost_per_year),
+            durability(y),
             y.acked_msgs_lost_per_year,
             y.window_msgs_lost_per_year,
-            y.data_lost_msgs_per_year
+            y.data_lost_msgs_per_year,
+            hardware_sentence(y),
         ) + &spare_sentence(y)
     })
+}
+
+/// A yearly probability of data loss as the exact chain knows it: a zero it could not see past its cap
+/// reads "≤ bound", never "0" (issue 32), and a bound that is not small beside the figure is said.
+pub fn loss_figure(p: f64, beyond: Option<f64>) -> String {
+    match beyond {
+        Some(b) if p <= 0.0 && b > 0.0 => format!("≤ {}/yr (none within the exact chain)", fmt_sci(b)),
+        Some(b) if b > 0.01 * p => format!("{}/yr (+ ≤ {}/yr beyond the exact chain)", fmt_sci(p), fmt_sci(b)),
+        _ => format!("{}/yr", fmt_sci(p)),
+    }
+}
+
+/// "P(some stream wholly lost) …/yr, P(any data_lost, a tail included) …/yr".
+pub fn durability(y: &crate::survival::Yearly) -> String {
+    let b = y.p_any_data_lost_beyond_cap_per_year;
+    format!(
+        "P(an asset wholly lost: no replica survives) {}; P(any data_lost, an acknowledged tail included) {}",
+        loss_figure(y.p_any_wholly_lost_per_year, b),
+        loss_figure(y.p_any_data_lost_per_year, b)
+    )
+}
+
+/// The figures shown apart from the layout's: the whole site lost, and read errors during rebuilds.
+fn hardware_sentence(y: &crate::survival::Yearly) -> String {
+    let mut s = format!(
+        " Apart: the whole site lost (fire, flood) {}/yr, which only a second site or backups cover",
+        fmt_sci(y.p_site_lost_per_year)
+    );
+    if y.corrupt_replica_events_per_year > 0.0 {
+        s.push_str(&format!(
+            "; read errors during rebuilds with no redundancy left {}/yr, each corrupting blocks of one replica \
+             (nats-server#7549)",
+            fmt_sci(y.corrupt_replica_events_per_year)
+        ));
+    }
+    s.push('.');
+    s
 }
 
 /// What the hot spares buy (or one would), from the yearly figures' comparison.

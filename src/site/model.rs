@@ -99,6 +99,9 @@ pub struct Array {
     /// Set when this is a hypervisor host's storage pool (`arrays[].host`): it serves VM disks to the
     /// guests on that host (`servers[].host`) only, and fails with the host.
     pub host: Option<String>,
+    /// A DDP pool's preservation capacity in drives (`arrays[].reserved_drives`, SANtricity's
+    /// `reservedDriveCount`); None: SANtricity's default (`layout::ddp_reserve_disks`).
+    pub reserved_drives: Option<u32>,
 }
 
 /// A RAID level a user can fix for an array in the site file. Names as E-Series SANtricity uses them;

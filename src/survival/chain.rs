@@ -9,8 +9,8 @@
 // Per-class figures live in parallel vectors indexed by class; index loops read clearer than zips of four.
 #![allow(clippy::needless_range_loop)]
 
-use super::solve::{st, DL, UNAV};
-use super::yearly::{Reliability, Yearly};
+use super::solve::{st, DL, DL_TOTAL, UNAV};
+use super::yearly::{Flows, Reliability};
 use crate::units::YEAR_S;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -46,7 +46,11 @@ impl Hasher for StateHasher {
 type StateMap<V> = HashMap<u128, V, BuildHasherDefault<StateHasher>>;
 
 fn any_dl(sig: &[u8]) -> bool {
-    sig.chunks(2).any(|c| c[0] == DL)
+    sig.chunks(2).any(|c| c[0] >= DL)
+}
+
+fn any_total(sig: &[u8]) -> bool {
+    sig.chunks(2).any(|c| c[0] == DL_TOTAL)
 }
 
 /// Most slots a dense state index may hold (4 bytes each).
@@ -161,7 +165,7 @@ fn transitions(rel: &Reliability, state: u128, cap: usize, out: &mut Vec<(u128, 
         free.clear();
         free.extend(comp.triggers.iter().copied().filter(|&t| state & (1u128 << t) == 0));
         if free.is_empty() || rel.p_not_return <= 0.0 {
-            out.push((state | bit, comp.rate_per_s));
+            out.push((rel.latched(state | bit, c), comp.rate_per_s));
             continue;
         }
         let p = rel.p_not_return;
@@ -177,7 +181,7 @@ fn transitions(rel: &Reliability, state: u128, cap: usize, out: &mut Vec<(u128, 
                 }
             }
             let prob = p.powi(k as i32) * (1.0 - p).powi((free.len() - k) as i32);
-            out.push((target, comp.rate_per_s * prob));
+            out.push((rel.latched(target, c), comp.rate_per_s * prob));
         }
     }
 }
@@ -245,9 +249,9 @@ impl Chain {
         })
     }
 
-    /// The exact figures with `rel`'s repair rates. `rel` must have the components the chain was built
+    /// The exact flows with `rel`'s repair rates. `rel` must have the components the chain was built
     /// from (its hot spares may differ).
-    pub fn solve(&self, rel: &Reliability) -> Yearly {
+    pub fn solve(&self, rel: &Reliability) -> ChainFlows {
         let (n, ns, cap) = (rel.components.len(), self.states.len(), self.cap);
         let (sigs, start, target) = (&self.sigs, &self.start, &self.target);
         let mut rate = vec![0.0f64; target.len()];
@@ -308,10 +312,7 @@ impl Chain {
             }
         }
         let nc = rel.classes();
-        let mut unavail = vec![0.0; nc];
-        let mut dl = vec![0.0; nc];
-        let mut risk = vec![0.0; nc];
-        let mut any = 0.0;
+        let mut f = Flows::new(nc);
         // Per failure event (the components it adds), the classes whose quorum it alone makes lose
         // unsynced writes. Edges between states of the same signature cannot make a class lose data, and
         // states are tested for any loss once: the same sums, in the same order, as testing every edge
@@ -319,22 +320,32 @@ impl Chain {
         let mut event_risks: StateMap<Vec<usize>> = StateMap::default();
         let (mut hit, mut disks) = (Vec::new(), Vec::new());
         let lost_any: Vec<bool> = sigs.iter().map(|s| any_dl(s)).collect();
+        let lost_all: Vec<bool> = sigs.iter().map(|s| any_total(s)).collect();
         for i in 0..ns {
             for k in 0..nc {
                 if st(&sigs[i], k).0 >= UNAV {
-                    unavail[k] += pi[i];
+                    f.unavail[k] += pi[i];
                 }
             }
             for (j, r) in edges(i) {
                 let flow = pi[i] * r * YEAR_S;
                 if sigs[i] != sigs[j] {
                     for k in 0..nc {
-                        if st(&sigs[i], k).0 < DL && st(&sigs[j], k).0 == DL {
-                            dl[k] += flow;
+                        let (a, b) = (st(&sigs[i], k).0, st(&sigs[j], k).0);
+                        if a < DL && b >= DL {
+                            f.dl[k] += flow;
+                            if b == DL {
+                                f.tail[k] += flow;
+                            }
+                        }
+                        if a < DL_TOTAL && b == DL_TOTAL {
+                            f.total[k] += flow;
                         }
                     }
                 }
-                // A failure event: does it, on its own, make a quorum lose unsynced writes?
+                // A failure event: does it, on its own, make a quorum lose unsynced writes? (A repair
+                // takes bits away; a latched group's disks give way to its one latch bit, so a failure
+                // is told by the bits it adds.)
                 let newly = self.states[j] & !self.states[i];
                 if newly != 0 {
                     let classes = event_risks.entry(newly).or_insert_with(|| {
@@ -343,30 +354,68 @@ impl Chain {
                         (0..nc).filter(|&k| st(&ev, k).1).collect()
                     });
                     for &k in classes.iter() {
-                        risk[k] += flow;
+                        f.risk[k] += flow;
                     }
                 }
                 if !lost_any[i] && lost_any[j] {
-                    any += flow;
+                    f.any_dl += flow;
+                }
+                if !lost_all[i] && lost_all[j] {
+                    f.any_total += flow;
                 }
             }
         }
-        let detail = format!(
-            "continuous-time Markov chain over {n} components, {ns} states (at most {cap} concurrent failures)"
-        );
-        let mut y = rel.figures("exact", detail, &unavail, &dl, &risk, any, -(-any).exp_m1(), None);
-        y.assumptions.push(format!(
-            "exact chain truncated at {cap} concurrent failed components: losses that need more (e.g. both disks \
-             of several mirrors at once) count as 0; their odds are of the order (rate × repair time)^{}",
-            cap + 1
-        ));
-        y
+        f.p_any_dl = -(-f.any_dl).exp_m1();
+        f.p_any_total = -(-f.any_total).exp_m1();
+        // What the truncation leaves out: every event that needs more than `cap` components down at once
+        // passes through a state with `cap` down and then a failure the chain drops. The flow of those
+        // dropped failures bounds (to first order in the failure rates) the yearly rate of all such
+        // events, losses included.
+        let mut beyond = 0.0;
+        for i in 0..ns {
+            let s = self.states[i];
+            if s.count_ones() as usize >= cap {
+                let dropped: f64 = (0..n)
+                    .filter(|&c| s & (1u128 << c) == 0)
+                    .map(|c| rel.components[c].rate_per_s)
+                    .sum();
+                beyond += pi[i] * dropped * YEAR_S;
+            }
+        }
+        ChainFlows {
+            flows: f,
+            detail: format!(
+                "continuous-time Markov chain over {n} components, {ns} states (at most {cap} concurrent failures)"
+            ),
+            cap,
+            components: n,
+            states: ns,
+            beyond_cap_per_year: beyond,
+        }
+    }
+
+    /// The most concurrent failed components the chain keeps.
+    pub fn cap(&self) -> usize {
+        self.cap
     }
 }
 
-/// Exact figures from the chain truncated at `cap` concurrent failed components. None when the site has
-/// more components than the chain can index (128) or more than `max_states` states.
-pub fn exact(rel: &Reliability, cap: usize, max_states: usize) -> Option<Yearly> {
+/// What one chain solve gives: the flows, how it was made, and the bound on what its cap leaves out.
+#[derive(Debug, Clone)]
+pub struct ChainFlows {
+    pub flows: Flows,
+    pub detail: String,
+    pub cap: usize,
+    pub components: usize,
+    pub states: usize,
+    /// Events per year that need more than `cap` concurrent failed components (a first-order upper bound:
+    /// the flow of the failures the truncated chain drops).
+    pub beyond_cap_per_year: f64,
+}
+
+/// The flows of the chain truncated at `cap` concurrent failed components. None when the site has more
+/// components than the chain can index (128) or more than `max_states` states.
+pub fn exact_flows(rel: &Reliability, cap: usize, max_states: usize) -> Option<ChainFlows> {
     Chain::build(rel, cap, max_states).map(|c| c.solve(rel))
 }
 

@@ -49,15 +49,7 @@ fn redundant_paths_rate(site: &Site, catalog: &Catalog, r: usize, path: Path) ->
 }
 
 fn add(comps: &mut Vec<Component>, what: String, domain: Domain, rate_per_s: f64, repair_s: f64) -> usize {
-    comps.push(Component {
-        what,
-        domain,
-        rate_per_s,
-        repair_s,
-        triggers: Vec::new(),
-        spare_pool: None,
-        repair_no_spare_s: repair_s,
-    });
+    comps.push(Component::new(what, domain, rate_per_s, repair_s));
     comps.len() - 1
 }
 
@@ -132,6 +124,21 @@ pub(super) fn array_components(model: &Model, catalog: &Catalog, comps: &mut Vec
                 rate("array_outage_per_year"),
                 rep("array_repair"),
             );
+            // Every volume on it lost for good (issue 32): back once the array is repaired and its groups'
+            // stores are rebuilt. A server's own disks and a host's pool are lost with their server or
+            // host (`server_components`, `shared_components`).
+            let rebuild = model
+                .array_groups(a)
+                .iter()
+                .map(|&g| super::repair::store_rebuild_s(model, catalog, g))
+                .fold(0.0, f64::max);
+            add(
+                comps,
+                format!("array {} lost for good (every volume)", site.arrays[a].name),
+                Domain::array(DomainKind::LostArray, site, a),
+                rate("array_lost_per_year"),
+                rep("array_repair") + rebuild,
+            );
         }
     }
     arrays
@@ -169,6 +176,14 @@ pub(super) fn shared_components(
             Domain::rack(DomainKind::Net, site, r),
             rate("rack_net_per_year") + redundant_paths_rate(site, catalog, r, Path::Net) / YEAR_S,
             rep("rack_net_restore"),
+        );
+        // Destroyed for good (fire, flood): every store in the rack, until the rack is rebuilt (issue 32).
+        add(
+            comps,
+            format!("rack {} lost for good (fire, flood)", site.racks[r].name),
+            Domain::rack(DomainKind::LostRack, site, r),
+            rate("rack_lost_per_year"),
+            rep("rack_rebuild"),
         );
     }
     for d in Domain::universe(DomainKind::Pdu, site, layout) {
@@ -245,10 +260,14 @@ pub(super) fn planned_maintenance(model: &Model, catalog: &Catalog, prep: &Prepa
     (planned_unavail_s, planned_stall_s)
 }
 
-/// Add one component per disk of the layout's volume groups; returns the hot spares of each spare pool
-/// (one pool per array used). A disk's repair is the time until its group is whole again: with a hot spare,
-/// the rebuild onto it (a redundant group) or a new RAID 0 group on it, a filesystem, peer-remove and the
-/// replicas' catch-up (a destroyed volume); without one, the drive replacement (`disk_replace`) first.
+/// Add one component per disk of the layout's volume groups, and for each redundant group one that stands
+/// for the group destroyed (its "latch", entered only when a disk failure completes a destroying set: see
+/// `Reliability::latched`); returns the spares of each spare pool (one pool per array used: its hot spares,
+/// or a DDP pool's preservation capacity in drives). A disk's repair is the time until its group is whole
+/// again: with a spare (or the pool's reserve) left, the rebuild onto it (`repair::disk_rebuild`: by
+/// medium, level and pool) or, where one disk destroys the volume, a new group on it, a filesystem,
+/// peer-remove and the replicas' catch-up; without one, the drive replacement (`disk_replace`) first. A
+/// destroyed redundant group comes back as a whole (`repair::store_rebuild_s`), not disk by disk.
 pub(super) fn disk_components(model: &Model, catalog: &Catalog, comps: &mut Vec<Component>) -> Vec<u32> {
     let site = model.site;
     let layout = model.layout;
@@ -264,12 +283,18 @@ pub(super) fn disk_components(model: &Model, catalog: &Catalog, comps: &mut Vec<
         let pool = match pools.iter().position(|(a, _)| *a == g.array) {
             Some(p) => p,
             None => {
-                let n = layout
-                    .spares
-                    .iter()
-                    .find(|(a, _)| *a == g.array)
-                    .map(|(_, n)| *n)
-                    .unwrap_or(0);
+                let n = if super::repair::is_pool(g.raid) {
+                    // A pool's reserve plays the part of hot spares (SANtricity: "Pools use preservation
+                    // capacity during reconstruction, whereas volume groups use hot spare drives").
+                    crate::layout::pool_reserve(arr, g.disks.len() as u32)
+                } else {
+                    layout
+                        .spares
+                        .iter()
+                        .find(|(a, _)| *a == g.array)
+                        .map(|(_, n)| *n)
+                        .unwrap_or(0)
+                };
                 pools.push((g.array, n));
                 pools.len() - 1
             }
@@ -278,8 +303,8 @@ pub(super) fn disk_components(model: &Model, catalog: &Catalog, comps: &mut Vec<
         let afr = site_disk_afr
             .or(dm.map(|d| d.afr))
             .unwrap_or_else(|| catalog.failures.rate("disk_afr"));
-        let disk_bytes = arr.disk_size_bytes.or(dm.map(|d| d.capacity_bytes)).unwrap_or(0) as f64;
-        let repair = if g.raid == Raid::Raid0 || model.disks_to_destroy(gi) <= 1 {
+        let one_destroys = g.raid == Raid::Raid0 || model.disks_to_destroy(gi) <= 1;
+        let repair = if one_destroys {
             // The volume is gone: new group, filesystem, peer-remove, catch-up from peers.
             let catch_up = model
                 .group_servers(gi)
@@ -288,18 +313,30 @@ pub(super) fn disk_components(model: &Model, catalog: &Catalog, comps: &mut Vec<
                 .fold(0.0, f64::max);
             rep("operator_response") + rep("raid0_new_group") + rep("filesystem") + rep("peer_remove") + catch_up
         } else {
-            disk_bytes / rep("rebuild_rate")
+            super::repair::disk_rebuild(site, catalog, layout, gi).seconds
         };
         for &slot in &g.disks {
-            comps.push(Component {
-                what: format!("disk {}/{slot}", arr.name),
-                domain: Domain::disk(site, g.array, slot),
-                rate_per_s: afr / YEAR_S,
-                repair_s: repair.max(1.0),
-                triggers: Vec::new(),
-                spare_pool: Some(pool),
-                repair_no_spare_s: (rep("disk_replace") + repair).max(1.0),
-            });
+            let mut c = Component::new(
+                format!("disk {}/{slot}", arr.name),
+                Domain::disk(site, g.array, slot),
+                afr / YEAR_S,
+                repair.max(1.0),
+            );
+            c.spare_pool = Some(pool);
+            c.repair_no_spare_s = (rep("disk_replace") + repair).max(1.0);
+            c.group = Some(gi);
+            comps.push(c);
+        }
+        if !one_destroys {
+            let first = g.disks.first().copied().unwrap_or(1);
+            let mut c = Component::new(
+                format!("volume group {} destroyed", g.name),
+                Domain::disk(site, g.array, first),
+                0.0,
+                super::repair::store_rebuild_s(model, catalog, gi).max(1.0),
+            );
+            c.latch_of = Some(gi);
+            comps.push(c);
         }
     }
     pools.into_iter().map(|(_, n)| n).collect()

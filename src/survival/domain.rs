@@ -23,9 +23,18 @@ pub enum DomainKind {
     Rack,
     Host,
     Pdu,
+    /// A rack destroyed for good (fire, flood): every store in it is gone (issue 32).
+    LostRack,
+    /// Every volume of an array lost for good (firmware that corrupts volumes, a lost cache): issue 32.
+    LostArray,
 }
 
 impl DomainKind {
+    /// Permanent losses: selectable (`--fail lost-rack:A`, `--kinds lost-rack`) and in the yearly figures,
+    /// but not swept by `--all` unless asked for, nor counted in `tolerates` (a destroyed rack is a down
+    /// rack for writes; what it costs is durability, in the yearly figures).
+    pub const PERMANENT: [DomainKind; 2] = [DomainKind::LostRack, DomainKind::LostArray];
+
     pub const ALL: [DomainKind; 12] = [
         DomainKind::Rack,
         DomainKind::Array,
@@ -55,6 +64,8 @@ impl DomainKind {
             DomainKind::Rack => "rack",
             DomainKind::Host => "host",
             DomainKind::Pdu => "pdu",
+            DomainKind::LostRack => "lost-rack",
+            DomainKind::LostArray => "lost-array",
         }
     }
 
@@ -63,6 +74,7 @@ impl DomainKind {
         let t = s.trim().to_ascii_lowercase();
         DomainKind::ALL
             .into_iter()
+            .chain(DomainKind::PERMANENT)
             .find(|k| k.as_str() == t)
             .ok_or_else(|| format!("unknown failure-domain kind '{}'; use one of {}", s.trim(), kind_list()))
     }
@@ -70,10 +82,10 @@ impl DomainKind {
     /// What the selector's name refers to, for messages.
     fn target_noun(self) -> &'static str {
         match self {
-            DomainKind::Disk | DomainKind::Array => "array",
+            DomainKind::Disk | DomainKind::Array | DomainKind::LostArray => "array",
             DomainKind::Process | DomainKind::Pause | DomainKind::Server | DomainKind::Wipe => "server",
             DomainKind::Full => "server or array",
-            DomainKind::Power | DomainKind::Net | DomainKind::Rack => "rack",
+            DomainKind::Power | DomainKind::Net | DomainKind::Rack | DomainKind::LostRack => "rack",
             DomainKind::Host => "shared host",
             DomainKind::Pdu => "PDU",
         }
@@ -83,6 +95,7 @@ impl DomainKind {
 fn kind_list() -> String {
     DomainKind::ALL
         .iter()
+        .chain(&DomainKind::PERMANENT)
         .map(|k| k.as_str())
         .collect::<Vec<_>>()
         .join(", ")
@@ -201,7 +214,7 @@ impl Domain {
                     name: site.arrays[a].name.clone(),
                 })
             }
-            DomainKind::Array => {
+            DomainKind::Array | DomainKind::LostArray => {
                 let a = find(&arrays, name).ok_or_else(|| unknown("array", listing(ks, &owned(&arrays))))?;
                 Ok(Domain {
                     kind,
@@ -237,7 +250,7 @@ impl Domain {
                 all.extend(owned(&arrays));
                 Err(unknown(kind.target_noun(), listing(ks, &all)))
             }
-            DomainKind::Power | DomainKind::Net | DomainKind::Rack => {
+            DomainKind::Power | DomainKind::Net | DomainKind::Rack | DomainKind::LostRack => {
                 let r = find(&racks, name).ok_or_else(|| unknown("rack", listing(ks, &owned(&racks))))?;
                 Ok(Domain {
                     kind,
@@ -317,13 +330,13 @@ impl Domain {
         arrays.sort_unstable();
         arrays.dedup();
         match kind {
-            DomainKind::Rack | DomainKind::Power | DomainKind::Net => {
+            DomainKind::Rack | DomainKind::Power | DomainKind::Net | DomainKind::LostRack => {
                 (0..site.racks.len()).map(|r| Domain::rack(kind, site, r)).collect()
             }
             DomainKind::Process | DomainKind::Pause | DomainKind::Server | DomainKind::Wipe => {
                 layout.servers.iter().map(|&s| Domain::server(kind, site, s)).collect()
             }
-            DomainKind::Array => arrays.iter().map(|&a| Domain::array(kind, site, a)).collect(),
+            DomainKind::Array | DomainKind::LostArray => arrays.iter().map(|&a| Domain::array(kind, site, a)).collect(),
             DomainKind::Full => {
                 let mut v: Vec<Domain> = layout.servers.iter().map(|&s| Domain::server(kind, site, s)).collect();
                 v.extend(arrays.iter().map(|&a| Domain::array(kind, site, a)));

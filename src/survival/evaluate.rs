@@ -232,6 +232,10 @@ impl<'a> Model<'a> {
     pub fn group_servers(&self, g: usize) -> &[ServerIdx] {
         &self.group_servers[g]
     }
+    /// The layout's volume groups on site array `a`.
+    pub fn array_groups(&self, a: ArrayIdx) -> &[usize] {
+        &self.array_groups[a]
+    }
     pub fn array_of(&self, s: ServerIdx) -> Option<ArrayIdx> {
         self.group_of(s).map(|g| self.layout.groups[g].array)
     }
@@ -292,6 +296,7 @@ impl<'a> Model<'a> {
         let mut cause: Vec<Vec<usize>> = vec![Vec::new(); n];
         let mut array_down: Vec<Option<usize>> = vec![None; site.arrays.len()];
         let mut array_full: Vec<Option<usize>> = vec![None; site.arrays.len()];
+        let mut array_lost: Vec<Option<usize>> = vec![None; site.arrays.len()];
         let mut failed_slots: Vec<Vec<(u32, usize)>> = vec![Vec::new(); site.arrays.len()];
         let hit = |eff: &mut Vec<ServerEffect>, cause: &mut Vec<Vec<usize>>, s: ServerIdx, di: usize, cache: bool| {
             eff[s].down = true;
@@ -344,6 +349,22 @@ impl<'a> Model<'a> {
                     }
                 }
                 (DomainKind::Rack, Target::Rack(r)) => power_rack(&mut eff, &mut cause, &mut array_down, *r, di),
+                // A rack destroyed for good: its servers and their own disks, and every volume on its
+                // arrays (wherever the servers using them are).
+                (DomainKind::LostRack, Target::Rack(r)) => {
+                    for s in site.rack_servers(*r) {
+                        hit(&mut eff, &mut cause, s, di, true);
+                        eff[s].destroyed = true;
+                    }
+                    for (a, arr) in site.arrays.iter().enumerate() {
+                        if arr.rack == *r {
+                            array_lost[a].get_or_insert(di);
+                        }
+                    }
+                }
+                (DomainKind::LostArray, Target::Array(a)) => {
+                    array_lost[*a].get_or_insert(di);
+                }
                 // A host's storage pool lost (yearly's host hardware loss): every guest on it pooled there
                 // (its own disks) loses its store.
                 (DomainKind::Wipe, Target::Host(h)) => {
@@ -389,6 +410,16 @@ impl<'a> Model<'a> {
                 for &g in &self.array_groups[a] {
                     for &s in &self.group_servers[g] {
                         hit(&mut eff, &mut cause, s, di, true);
+                    }
+                }
+            }
+        }
+        for (a, di) in array_lost.iter().enumerate() {
+            if let Some(di) = *di {
+                for &g in &self.array_groups[a] {
+                    for &s in &self.group_servers[g] {
+                        hit(&mut eff, &mut cause, s, di, true);
+                        eff[s].destroyed = true;
                     }
                 }
             }
@@ -601,6 +632,14 @@ impl<'a> Model<'a> {
                 DomainKind::Rack => format!("wait for {d}: power and uplinks restored"),
                 DomainKind::Host => format!("wait for {d}: the shared host reboots with its NATS VMs"),
                 DomainKind::Pdu => format!("wait for {d}: power restored to the servers it feeds"),
+                DomainKind::LostRack => format!(
+                    "{d}: the rack and every store in it are gone for good; peer-remove its servers now so \
+                     streams re-form on the survivors, then rebuild the rack"
+                ),
+                DomainKind::LostArray => format!(
+                    "{d}: every volume on the array is gone for good; repair the array, build new groups and \
+                     volumes"
+                ),
             };
             out.push(what);
         }
@@ -617,9 +656,29 @@ impl<'a> Model<'a> {
             } else {
                 format!("; mirror pair {} lost both disks", pairs(&g.lost_pairs))
             };
-            if g.destroyed {
+            let pool = self
+                .layout
+                .groups
+                .iter()
+                .find(|x| x.name == g.group)
+                .is_some_and(|x| super::repair::is_pool(x.raid));
+            if g.destroyed && pool {
+                out.push(format!(
+                    "the RAID 1 volumes on pool {} are destroyed (disks {} failed within one reconstruction): \
+                     re-create them on the pool, then a filesystem on each",
+                    g.group,
+                    disks.join(", ")
+                ));
+            } else if g.destroyed {
                 out.push(format!(
                     "volume group {} is destroyed (disks {} failed{why}): build a new group, new LUN and filesystem",
+                    g.group,
+                    disks.join(", ")
+                ));
+            } else if pool {
+                out.push(format!(
+                    "pool {} degraded (disks {} failed): it reconstructs into its preservation capacity at once, \
+                     while serving; replace the drives",
                     g.group,
                     disks.join(", ")
                 ));

@@ -77,6 +77,7 @@ pub fn site(racks: &[RackSpec], sync: SyncMode) -> Site {
                 host: None,
                 raid: None,
                 existing: false,
+                reserved_drives: None,
             });
         }
     }
@@ -345,6 +346,15 @@ pub fn large(
     }
     let layout = b.build();
     (site, layout)
+}
+
+/// Set the permanent losses of racks and arrays (issue 32) to zero, for tests of what other failures do:
+/// at their catalog rates they dominate a one-rack layout's unavailability and data loss.
+pub fn without_permanent_losses(site: &mut Site) {
+    site.failure_rates
+        .retain(|(k, _)| k != "rack_lost_per_year" && k != "array_lost_per_year");
+    site.failure_rates.push(("rack_lost_per_year".into(), 0.0));
+    site.failure_rates.push(("array_lost_per_year".into(), 0.0));
 }
 
 /// Add a stream of `msgs_per_s` 1 KiB messages kept a day to the site's workload (for rate-based figures).

@@ -12,6 +12,7 @@ pub mod fixture;
 mod hazards;
 pub mod lookup;
 mod recovery;
+pub mod repair;
 mod solve;
 mod sweep;
 mod tolerates;
@@ -39,9 +40,9 @@ pub use whatif::{
     report_scenarios, report_sweep, scenario_report, AckedLoss, ScenarioReport, StreamLine, SweepSummary, WhatifReport,
 };
 
-pub use chain::exact;
+pub use chain::exact_flows;
 pub use solve::monte_carlo;
 pub use yearly::{
-    chain_states, rate_per_year, yearly, yearly_only, yearly_with, Ci95, Component, Entries, Reliability,
-    SimulateReport, SpareEffect, Yearly, YearlyAsset, YearlyClass,
+    chain_states, exact, exact_at, rate_per_year, yearly, yearly_only, yearly_with, Chains, Ci95, Component, Entries,
+    Flows, Reliability, SimulateReport, SpareEffect, Yearly, YearlyAsset, YearlyClass, CHAIN_STATES, DESTROYER_STATES,
 };

@@ -162,7 +162,7 @@ fn unusable(model: &Model, failed: &[super::domain::Domain]) -> (Vec<bool>, Vec<
     for d in failed {
         match (&d.kind, &d.target) {
             (_, Target::Server(s)) => srv[*s] = true,
-            (DomainKind::Array | DomainKind::Full, Target::Array(a)) => arr[*a] = true,
+            (DomainKind::Array | DomainKind::Full | DomainKind::LostArray, Target::Array(a)) => arr[*a] = true,
             (DomainKind::Disk, _) => {}
             (DomainKind::Net, Target::Rack(r)) => rack_down(*r, &mut srv, &mut arr, false),
             (_, Target::Rack(r)) => rack_down(*r, &mut srv, &mut arr, true),
@@ -192,13 +192,21 @@ fn unusable(model: &Model, failed: &[super::domain::Domain]) -> (Vec<bool>, Vec<
 
 /// Recovery steps for a scenario.
 pub fn recovery(model: &Model, catalog: &Catalog, sc: &Scenario) -> Recovery {
+    // A DDP pool's preservation capacity serves as its spares (issue 31; hot spares cannot serve pools).
+    let mut spares = model.layout.spares.clone();
+    for g in &model.layout.groups {
+        if super::repair::is_pool(g.raid) && !spares.iter().any(|(a, _)| *a == g.array) {
+            let arr = &model.site.arrays[g.array];
+            spares.push((g.array, crate::layout::pool_reserve(arr, g.disks.len() as u32)));
+        }
+    }
     let mut r = Builder {
         model,
         catalog,
         sc,
         steps: Vec::new(),
         alternatives: Vec::new(),
-        spares: model.layout.spares.clone(),
+        spares,
     };
     r.domains();
     r.destroyed();
@@ -317,10 +325,23 @@ impl Builder<'_, '_> {
                     plan.push(("power and uplinks restored".into(), t));
                     plan.push(("servers boot".into(), self.t("server_restart")));
                 }
+                DomainKind::LostRack => plan.push((
+                    "the rack is rebuilt: power, network, servers and arrays replaced (rack_rebuild)".into(),
+                    self.t("rack_rebuild"),
+                )),
+                DomainKind::LostArray => plan.push((
+                    "the array is repaired (controller or firmware) before new groups can be built".into(),
+                    self.t("array_repair"),
+                )),
             }
             let rereads = !matches!(
                 d.kind,
-                DomainKind::Disk | DomainKind::Wipe | DomainKind::Pause | DomainKind::Net
+                DomainKind::Disk
+                    | DomainKind::Wipe
+                    | DomainKind::Pause
+                    | DomainKind::Net
+                    | DomainKind::LostRack
+                    | DomainKind::LostArray
             );
             for (what, secs) in plan {
                 self.push(&chain, what, secs, on.clone());
@@ -405,30 +426,19 @@ impl Builder<'_, '_> {
                 on.clone(),
             );
             let g = model.group_of(s);
+            let lost_for_good = self.lost_with_hardware(s);
+            if let Some((domain, t)) = &lost_for_good {
+                self.push(
+                    &chain,
+                    format!("wait for {domain} to be replaced: its store went with it"),
+                    *t,
+                    on.clone(),
+                );
+            }
             if let (false, Some(g)) = (wiped, g) {
                 if !rebuilt.contains(&g) {
                     rebuilt.push(g);
-                    let a = layout.groups[g].array;
-                    let aname = model.site.arrays[a].name.clone();
-                    let (t_group, what) = if self.take_spare(a) {
-                        (
-                            self.t("raid0_new_group"),
-                            "new group and volume on a hot spare".to_string(),
-                        )
-                    } else {
-                        let t = self.t("disk_replace");
-                        self.push(
-                            &chain,
-                            format!("no hot spare left in {aname}: replacement drive"),
-                            t,
-                            on.clone(),
-                        );
-                        (
-                            self.t("raid0_new_group"),
-                            "new group and volume on the replacement drive".to_string(),
-                        )
-                    };
-                    self.push(&chain, what, t_group, on.clone());
+                    self.recreate_group(&chain, g, lost_for_good.is_some(), &on);
                 }
                 self.push(&chain, "filesystem and mount".into(), self.t("filesystem"), on.clone());
             }
@@ -463,6 +473,156 @@ impl Builder<'_, '_> {
         }
     }
 
+    /// When server `s`'s store went with hardware lost for good (its rack or its array): that domain and the
+    /// time until it is replaced (the chain of that domain, already in `steps`).
+    fn lost_with_hardware(&self, s: ServerIdx) -> Option<(String, f64)> {
+        let site = self.model.site;
+        let arr = self.model.array_of(s);
+        let chains = self.chains();
+        self.sc
+            .failed
+            .iter()
+            .find(|d| match (d.kind, &d.target) {
+                (DomainKind::LostRack, super::domain::Target::Rack(r)) => {
+                    site.servers[s].rack == *r || arr.is_some_and(|a| site.arrays[a].rack == *r)
+                }
+                (DomainKind::LostArray, super::domain::Target::Array(a)) => arr == Some(*a),
+                _ => false,
+            })
+            .map(|d| {
+                let name = d.to_string();
+                let t = chains.iter().find(|c| c.0 == name).map_or(0.0, |c| c.1);
+                (name, t)
+            })
+    }
+
+    /// Build destroyed group `g` again (issue 31): a pool's volumes are re-created on the pool itself (it
+    /// survives the failures that destroyed its RAID 1 volumes); a volume group needs as many drives as it
+    /// lost (its surviving drives are whole and reused once the dead group is deleted), from the hot spares
+    /// left, else a smaller group of the survivors and spares when it still holds the group's LUNs, else
+    /// the replacement drives first. `fresh`: the array itself was replaced (every drive new).
+    fn recreate_group(&mut self, chain: &str, g: usize, fresh: bool, on: &Uses) {
+        let (model, catalog) = (self.model, self.catalog);
+        let site = model.site;
+        let layout = model.layout;
+        let grp = &layout.groups[g];
+        let a = grp.array;
+        let aname = site.arrays[a].name.clone();
+        let level = match grp.raid {
+            crate::layout::Raid::Raid0 => "RAID 0",
+            crate::layout::Raid::Raid1 => "RAID 1",
+            crate::layout::Raid::Raid10 => "RAID 10",
+            crate::layout::Raid::Raid6 => "RAID 6",
+            crate::layout::Raid::DdpRaid1 => "RAID 1",
+        };
+        let t_group = self.t("raid0_new_group");
+        let init = if grp.raid == crate::layout::Raid::Raid0 {
+            ""
+        } else {
+            " (seed 000's 30 s for a group on a spare; a larger redundant group is assumed usable at once while it \
+             initialises in the background)"
+        };
+        if super::repair::is_pool(grp.raid) {
+            let failed = self.failed_in(g);
+            self.push(
+                chain,
+                format!(
+                    "re-create the {level} volume on pool {} (the pool survives with {} of its {} drives and \
+                     reconstructs the failed ones into its preservation capacity; no new group is built)",
+                    grp.name,
+                    grp.disks.len() as u32 - failed.min(grp.disks.len() as u32),
+                    grp.disks.len()
+                ),
+                t_group,
+                on.clone(),
+            );
+            return;
+        }
+        let n = grp.disks.len() as u32;
+        let failed = if fresh { n } else { self.failed_in(g).max(1) };
+        let survivors = n - failed.min(n);
+        let mut spares = 0;
+        while spares < failed && self.take_spare(a) {
+            spares += 1;
+        }
+        let desc = |m: u32, from: String| {
+            format!(
+                "new {level} group of {m} drive{} ({from}) and its volume{init}",
+                if m == 1 { "" } else { "s" }
+            )
+        };
+        if spares == failed {
+            let from = match (survivors, spares) {
+                (0, s) => format!("{s} hot spare{}", if s == 1 { "" } else { "s" }),
+                (v, s) => format!(
+                    "its {v} surviving drive{} and {s} hot spare{}",
+                    if v == 1 { "" } else { "s" },
+                    if s == 1 { "" } else { "s" }
+                ),
+            };
+            self.push(chain, desc(n, from), t_group, on.clone());
+            return;
+        }
+        // Fewer spares than lost drives: a smaller group now, when the level allows it and it holds the LUNs.
+        let m = survivors + spares;
+        let (min, even) = grp.raid.disk_rule();
+        let m_ok = if even { m & !1 } else { m };
+        let need: u64 = layout.luns.iter().filter(|l| l.group == g).map(|l| l.size_bytes).sum();
+        let holds = m_ok >= min && crate::layout::group_usable_bytes(site, catalog, a, grp.raid, m_ok) >= need;
+        let wait = self.t("disk_replace");
+        let missing = failed - spares;
+        let replace = format!(
+            "{missing} replacement drive{} for {aname}: the group lost {failed}, {}",
+            if missing == 1 { "" } else { "s" },
+            match spares {
+                0 => "no hot spare was left".to_string(),
+                1 => "one hot spare was left".to_string(),
+                s => format!("{s} hot spares were left"),
+            }
+        );
+        if holds && !fresh {
+            let from = format!(
+                "the {survivors} surviving drives and {spares} hot spare{}",
+                if spares == 1 { "" } else { "s" }
+            );
+            self.push(
+                chain,
+                format!(
+                    "{}: smaller than the {n} it had, it still holds the group's LUNs ({} of {})",
+                    desc(m_ok, from),
+                    crate::units::fmt_bytes(need as f64),
+                    crate::units::fmt_bytes(crate::layout::group_usable_bytes(site, catalog, a, grp.raid, m_ok) as f64)
+                ),
+                t_group,
+                on.clone(),
+            );
+            self.alternatives.push(Step {
+                chain: chain.to_string(),
+                what: format!("or wait for the {replace} and build the group at its full {n} drives"),
+                seconds: wait + t_group,
+                uses: on.clone(),
+            });
+            return;
+        }
+        self.push(chain, replace, wait, on.clone());
+        self.push(
+            chain,
+            desc(n, "the surviving drives, the spares and the replacements".into()),
+            t_group,
+            on.clone(),
+        );
+    }
+
+    /// Failed disks of layout group `g` in the scenario.
+    fn failed_in(&self, g: usize) -> u32 {
+        let name = &self.model.layout.groups[g].name;
+        self.sc
+            .groups
+            .iter()
+            .find(|x| &x.group == name)
+            .map_or(0, |x| x.failed_disks.len() as u32)
+    }
+
     /// Whether some asset with a replica on `s` still has a live replica elsewhere to catch up from.
     fn any_survivor_holds(&self, s: ServerIdx) -> bool {
         let sc = self.sc;
@@ -474,41 +634,56 @@ impl Builder<'_, '_> {
             .any(|(a, o)| a.expected.contains(&s) && o.loss != Some("total") && o.replicas_down < o.replicas)
     }
 
-    /// Degraded groups rebuild while serving, onto a hot spare while one is left, else after a replacement.
+    /// Degraded groups rebuild while serving (issue 31: at the rate of their medium and level,
+    /// `repair::disk_rebuild`): onto a hot spare while one is left, else after a replacement; a DDP pool
+    /// reconstructs at once into its preservation capacity while that lasts.
     fn degraded_groups(&mut self) {
         let (model, catalog, sc) = (self.model, self.catalog, self.sc);
         let site = model.site;
         let layout = model.layout;
-        let rate = repair_s(site, catalog, "rebuild_rate").max(1.0);
         for g in sc.groups.iter().filter(|g| !g.destroyed) {
             let Some(gi) = layout.groups.iter().position(|x| x.name == g.group) else {
                 continue;
             };
             let a = layout.groups[gi].array;
             let arr = &site.arrays[a];
-            let disk_bytes = arr
-                .disk_size_bytes
-                .or_else(|| catalog.disk(&arr.disk_model).map(|d| d.capacity_bytes))
-                .unwrap_or(0) as f64;
+            let rebuild = super::repair::disk_rebuild(site, catalog, layout, gi);
+            let pool = super::repair::is_pool(layout.groups[gi].raid);
             let on = self.uses(model.group_servers(gi), &[a]);
             let chain = format!("group {}", g.group);
             for &d in &g.failed_disks {
-                if self.take_spare(a) {
-                    self.push(
+                let how = rebuild.describe();
+                match (self.take_spare(a), pool) {
+                    (true, true) => self.push(
                         &chain,
-                        format!("rebuild disk {d} onto a hot spare while serving"),
-                        disk_bytes / rate,
+                        format!(
+                            "pool {} reconstructs disk {d}'s data into its preservation capacity at once, while \
+                             serving ({how}); replace the drive at leisure",
+                            g.group
+                        ),
+                        rebuild.seconds,
                         on.clone(),
-                    );
-                } else {
-                    let what = format!("no hot spare left in {}: replace disk {d}", arr.name);
-                    self.push(&chain, what, self.t("disk_replace"), on.clone());
-                    self.push(
+                    ),
+                    (true, false) => self.push(
                         &chain,
-                        format!("rebuild disk {d} onto the replacement while serving"),
-                        disk_bytes / rate,
+                        format!("rebuild disk {d} onto a hot spare while serving ({how})"),
+                        rebuild.seconds,
                         on.clone(),
-                    );
+                    ),
+                    (false, _) => {
+                        let what = if pool {
+                            format!("no preservation capacity left in pool {}: replace disk {d}", g.group)
+                        } else {
+                            format!("no hot spare left in {}: replace disk {d}", arr.name)
+                        };
+                        self.push(&chain, what, self.t("disk_replace"), on.clone());
+                        self.push(
+                            &chain,
+                            format!("rebuild disk {d} onto the replacement while serving ({how})"),
+                            rebuild.seconds,
+                            on.clone(),
+                        );
+                    }
                 }
             }
         }

@@ -5,7 +5,7 @@
 #![allow(clippy::needless_range_loop)]
 
 use super::evaluate::Status;
-use super::yearly::{Ci95, Reliability, Yearly};
+use super::yearly::{Ci95, Flows, Reliability, Yearly};
 use crate::site::ServerIdx;
 use crate::units::YEAR_S;
 use rand::{Rng, SeedableRng};
@@ -15,6 +15,8 @@ use std::collections::HashMap;
 
 pub(super) const UNAV: u8 = Status::Unavailable as u8;
 pub(super) const DL: u8 = Status::DataLost as u8;
+/// In the yearly signatures: data lost with no replica left (`DL` then means a tail loss).
+pub(super) const DL_TOTAL: u8 = DL + 1;
 
 /// Status and acked-loss flag of class `k` in an outcome signature.
 pub(super) fn st(sig: &[u8], k: usize) -> (u8, bool) {
@@ -27,10 +29,14 @@ struct Tally {
     /// Sums and sums of squares over trials.
     unavail_s: Vec<(f64, f64)>,
     dl: Vec<(f64, f64)>,
+    total: Vec<(f64, f64)>,
+    tail: Vec<(f64, f64)>,
     risk: Vec<(f64, f64)>,
-    /// Trials with at least one data_lost entry, per class and for any asset.
+    /// Years with at least one data_lost entry (and one whole loss), per class and for any asset.
     dl_years: Vec<u64>,
+    total_years: Vec<u64>,
     any_dl_years: u64,
+    any_total_years: u64,
     trials: u64,
 }
 
@@ -39,23 +45,32 @@ impl Tally {
         Tally {
             unavail_s: vec![(0.0, 0.0); nc],
             dl: vec![(0.0, 0.0); nc],
+            total: vec![(0.0, 0.0); nc],
+            tail: vec![(0.0, 0.0); nc],
             risk: vec![(0.0, 0.0); nc],
             dl_years: vec![0; nc],
+            total_years: vec![0; nc],
             any_dl_years: 0,
+            any_total_years: 0,
             trials: 0,
         }
     }
     fn merge(&mut self, o: &Tally) {
+        let add = |a: &mut (f64, f64), b: (f64, f64)| {
+            a.0 += b.0;
+            a.1 += b.1;
+        };
         for k in 0..self.unavail_s.len() {
-            self.unavail_s[k].0 += o.unavail_s[k].0;
-            self.unavail_s[k].1 += o.unavail_s[k].1;
-            self.dl[k].0 += o.dl[k].0;
-            self.dl[k].1 += o.dl[k].1;
-            self.risk[k].0 += o.risk[k].0;
-            self.risk[k].1 += o.risk[k].1;
+            add(&mut self.unavail_s[k], o.unavail_s[k]);
+            add(&mut self.dl[k], o.dl[k]);
+            add(&mut self.total[k], o.total[k]);
+            add(&mut self.tail[k], o.tail[k]);
+            add(&mut self.risk[k], o.risk[k]);
             self.dl_years[k] += o.dl_years[k];
+            self.total_years[k] += o.total_years[k];
         }
         self.any_dl_years += o.any_dl_years;
+        self.any_total_years += o.any_total_years;
         self.trials += o.trials;
     }
 }
@@ -116,6 +131,7 @@ pub(super) struct SigInfo {
     sig: Vec<u8>,
     any_unav: bool,
     any_dl: bool,
+    any_total: bool,
     any_risk: bool,
 }
 
@@ -123,7 +139,8 @@ impl SigInfo {
     pub(super) fn new(sig: Vec<u8>) -> SigInfo {
         SigInfo {
             any_unav: sig.chunks(2).any(|c| c[0] >= UNAV),
-            any_dl: sig.chunks(2).any(|c| c[0] == DL),
+            any_dl: sig.chunks(2).any(|c| c[0] >= DL),
+            any_total: sig.chunks(2).any(|c| c[0] == DL_TOTAL),
             any_risk: sig.chunks(2).any(|c| c[1] != 0),
             sig,
         }
@@ -216,6 +233,31 @@ const CHUNK: u64 = 2048;
 /// are per year over trials; yearly probabilities are the fraction of simulated years with a loss. Same
 /// seed, same numbers, whatever the number of threads.
 pub fn monte_carlo(rel: &Reliability, trials: u64, years_per_trial: u64, seed: u64, cap: Option<usize>) -> Yearly {
+    let (parts, per, cap) = simulate(rel, trials, years_per_trial, seed, cap);
+    summarise(rel, &parts, per, seed, cap)
+}
+
+/// The Monte Carlo's flows alone (no intervals), and how they were made: `design`'s stand-in for a chain
+/// too large to solve.
+pub(super) fn monte_carlo_flows(
+    rel: &Reliability,
+    trials: u64,
+    years_per_trial: u64,
+    seed: u64,
+    cap: Option<usize>,
+) -> (Flows, String) {
+    let (parts, per, cap) = simulate(rel, trials, years_per_trial, seed, cap);
+    let (flows, _, detail) = flows_of(rel, &parts, per, seed, cap);
+    (flows, detail)
+}
+
+fn simulate(
+    rel: &Reliability,
+    trials: u64,
+    years_per_trial: u64,
+    seed: u64,
+    cap: Option<usize>,
+) -> (Vec<Tally>, u64, usize) {
     let years = trials;
     let per = years_per_trial.max(1);
     let horizon = per as f64 * YEAR_S;
@@ -241,8 +283,11 @@ pub fn monte_carlo(rel: &Reliability, trials: u64, years_per_trial: u64, seed: u
             let mut newly: Vec<usize> = Vec::new();
             let mut un = vec![0.0; nc];
             let mut dl = vec![0.0; nc];
+            let mut tot = vec![0.0; nc];
+            let mut tl = vec![0.0; nc];
             let mut rk = vec![0.0; nc];
             let mut last_dl_year = vec![u64::MAX; nc];
+            let mut last_total_year = vec![u64::MAX; nc];
             // Classes this trial touched: per-trial work stays proportional to what happened, not to the
             // number of classes (hundreds on large sites).
             let mut touched: Vec<usize> = Vec::new();
@@ -254,12 +299,16 @@ pub fn monte_carlo(rel: &Reliability, trials: u64, years_per_trial: u64, seed: u
                 for &k in &touched {
                     un[k] = 0.0;
                     dl[k] = 0.0;
+                    tot[k] = 0.0;
+                    tl[k] = 0.0;
                     rk[k] = 0.0;
                     last_dl_year[k] = u64::MAX;
+                    last_total_year[k] = u64::MAX;
                     is_touched[k] = false;
                 }
                 touched.clear();
                 let mut last_any_year = u64::MAX;
+                let mut last_any_total_year = u64::MAX;
                 let mut t = 0.0;
                 let mut cur: u32 = 0;
                 let mut next_fail = if total_rate > 0.0 {
@@ -307,8 +356,28 @@ pub fn monte_carlo(rel: &Reliability, trials: u64, years_per_trial: u64, seed: u
                                 newly.push(tr);
                             }
                         }
-                        if active.len() + newly.len() > cap {
+                        // A disk that completes a destroying set of its group: the group goes as a whole
+                        // (its failed disks give way to its latch), as in the exact chain.
+                        let latch = rel.completes_destroy(c, |i| active.iter().any(|a| a.0 == i));
+                        let gone = latch.map_or(0, |(g, _)| {
+                            active.iter().filter(|a| rel.components[a.0].group == Some(g)).count()
+                        });
+                        if active.len() + newly.len() - gone > cap {
                             continue;
+                        }
+                        if let Some((g, l)) = latch {
+                            let mut i = 0;
+                            while i < active.len() {
+                                if rel.components[active[i].0].group == Some(g) {
+                                    let (x, _, held) = active.swap_remove(i);
+                                    if held {
+                                        hand_on_spare(rel, &mut active, x, t, &mut rng);
+                                    }
+                                } else {
+                                    i += 1;
+                                }
+                            }
+                            newly[0] = l;
                         }
                         newly.sort_unstable();
                         let ev = intern(rel, &mut extra, &mut cache, &newly, &mut hit, &mut disks);
@@ -331,12 +400,24 @@ pub fn monte_carlo(rel: &Reliability, trials: u64, years_per_trial: u64, seed: u
                     if b.any_dl {
                         let year = (t / YEAR_S) as u64;
                         for k in 0..nc {
-                            if st(&a.sig, k).0 < DL && st(&b.sig, k).0 == DL {
+                            let (x, y) = (st(&a.sig, k).0, st(&b.sig, k).0);
+                            if x < DL && y >= DL {
                                 dl[k] += 1.0;
+                                if y == DL {
+                                    tl[k] += 1.0;
+                                }
                                 touch(k, &mut is_touched, &mut touched);
                                 if last_dl_year[k] != year {
                                     last_dl_year[k] = year;
                                     tally.dl_years[k] += 1;
+                                }
+                            }
+                            if x < DL_TOTAL && y == DL_TOTAL {
+                                tot[k] += 1.0;
+                                touch(k, &mut is_touched, &mut touched);
+                                if last_total_year[k] != year {
+                                    last_total_year[k] = year;
+                                    tally.total_years[k] += 1;
                                 }
                             }
                         }
@@ -344,15 +425,19 @@ pub fn monte_carlo(rel: &Reliability, trials: u64, years_per_trial: u64, seed: u
                             last_any_year = year;
                             tally.any_dl_years += 1;
                         }
+                        if !a.any_total && b.any_total && last_any_total_year != year {
+                            last_any_total_year = year;
+                            tally.any_total_years += 1;
+                        }
                     }
                     cur = next_id;
                 }
-                add_trial(&mut tally, &mut touched, &un, &dl, &rk, per);
+                add_trial(&mut tally, &mut touched, [&un, &dl, &tot, &tl, &rk], per);
             }
             tally
         })
         .collect();
-    summarise(rel, &parts, per, seed, cap)
+    (parts, per, cap)
 }
 
 /// Mark class `k` as touched by this trial (once).
@@ -390,26 +475,33 @@ fn start_repairs(
     }
 }
 
-/// Add one trial's per-year figures of the classes it touched to the tally.
-fn add_trial(tally: &mut Tally, touched: &mut [usize], un: &[f64], dl: &[f64], rk: &[f64], per: u64) {
+/// Add one trial's per-year figures of the classes it touched to the tally: unavailable seconds, data-loss,
+/// whole-loss, tail-loss and window events.
+fn add_trial(tally: &mut Tally, touched: &mut [usize], v: [&[f64]; 5], per: u64) {
     // Per-year figures of this trial.
     let pf = per as f64;
     // Untouched classes add zero to both sums; sorted so float sums keep a fixed order.
     touched.sort_unstable();
     for &k in touched.iter() {
-        let (u, d, r) = (un[k] / pf, dl[k] / pf, rk[k] / pf);
-        tally.unavail_s[k].0 += u;
-        tally.unavail_s[k].1 += u * u;
-        tally.dl[k].0 += d;
-        tally.dl[k].1 += d * d;
-        tally.risk[k].0 += r;
-        tally.risk[k].1 += r * r;
+        let sums = [
+            &mut tally.unavail_s[k],
+            &mut tally.dl[k],
+            &mut tally.total[k],
+            &mut tally.tail[k],
+            &mut tally.risk[k],
+        ];
+        for (sum, x) in sums.into_iter().zip(v) {
+            let y = x[k] / pf;
+            sum.0 += y;
+            sum.1 += y * y;
+        }
     }
     tally.trials += 1;
 }
 
 /// The yearly figures and their intervals from the chunks' tallies.
-fn summarise(rel: &Reliability, parts: &[Tally], per: u64, seed: u64, cap: usize) -> Yearly {
+/// The flows, their 95 % intervals and the method's description from the chunks' tallies.
+fn flows_of(rel: &Reliability, parts: &[Tally], per: u64, seed: u64, cap: usize) -> (Flows, Vec<Ci95>, String) {
     let nc = rel.classes();
     let n = rel.components.len();
     let mut tally = Tally::new(nc);
@@ -446,17 +538,19 @@ fn summarise(rel: &Reliability, parts: &[Tally], per: u64, seed: u64, cap: usize
             ((centre - half).max(0.0), (centre + half).min(1.0))
         }
     };
-    let mut unavail = vec![0.0; nc];
-    let mut dl = vec![0.0; nc];
-    let mut risk = vec![0.0; nc];
+    let mut f = Flows::new(nc);
     let mut cis = Vec::with_capacity(nc);
+    let unseen = 1.0 / per as f64;
     for k in 0..nc {
         let (um, ulo, uhi) = unavail_ci(tally.unavail_s[k]);
-        let (dm, dlo, dhi) = mean_ci(tally.dl[k], 1.0 / per as f64);
-        let (rm, rlo, rhi) = mean_ci(tally.risk[k], 1.0 / per as f64);
-        unavail[k] = um / YEAR_S;
-        dl[k] = dm;
-        risk[k] = rm;
+        let (dm, dlo, dhi) = mean_ci(tally.dl[k], unseen);
+        let (tm, tlo, thi) = mean_ci(tally.total[k], unseen);
+        let (rm, rlo, rhi) = mean_ci(tally.risk[k], unseen);
+        f.unavail[k] = um / YEAR_S;
+        f.dl[k] = dm;
+        f.total[k] = tm;
+        f.tail[k] = tally.tail[k].0 / nt;
+        f.risk[k] = rm;
         let planned = rel.planned_unavail_s[k] / 60.0;
         cis.push(Ci95 {
             unavailable_min_per_year: (ulo / 60.0 + planned, uhi / 60.0 + planned),
@@ -464,8 +558,13 @@ fn summarise(rel: &Reliability, parts: &[Tally], per: u64, seed: u64, cap: usize
             data_lost_events_per_year: (dlo, dhi),
             // Scaled to messages per asset in `figures`.
             acked_msgs_lost_per_year: (rlo, rhi),
+            p_wholly_lost_per_year: prop_ci(tally.total_years[k]),
+            wholly_lost_events_per_year: (tlo, thi),
         });
     }
+    // The yearly probabilities are observed directly (fraction of years with a loss).
+    f.p_any_dl = tally.any_dl_years as f64 / site_years;
+    f.p_any_total = tally.any_total_years as f64 / site_years;
     let detail = format!(
         "Monte Carlo: {} trials × {per} year{} over {n} components, seed {seed}{}",
         tally.trials,
@@ -476,20 +575,25 @@ fn summarise(rel: &Reliability, parts: &[Tally], per: u64, seed: u64, cap: usize
             format!(", at most {cap} concurrent failures")
         }
     );
-    let mut y = rel.figures(
-        "monte_carlo",
-        detail,
-        &unavail,
-        &dl,
-        &risk,
-        0.0,
-        tally.any_dl_years as f64 / site_years,
-        Some(&cis),
-    );
-    // The yearly probability is observed directly (fraction of years with a loss).
-    y.meta.p_data_lost_per_year = tally.dl_years[0] as f64 / site_years;
+    (f, cis, detail)
+}
+
+fn summarise(rel: &Reliability, parts: &[Tally], per: u64, seed: u64, cap: usize) -> Yearly {
+    let mut tally = Tally::new(rel.classes());
+    for p in parts {
+        tally.merge(p);
+    }
+    let site_years = (tally.trials * per).max(1) as f64;
+    let (flows, cis, detail) = flows_of(rel, parts, per, seed, cap);
+    let mut y = rel.figures("monte_carlo", detail, &flows, Some(&cis));
+    // The yearly probabilities are observed directly (fraction of years with a loss).
+    let observed = |years: &[u64], k: usize| years[k] as f64 / site_years;
+    y.meta.p_data_lost_per_year = observed(&tally.dl_years, 0);
+    y.meta.p_wholly_lost_per_year = observed(&tally.total_years, 0);
     for (i, a) in y.assets.iter_mut().enumerate() {
-        a.p_data_lost_per_year = tally.dl_years[rel.prep.asset_class[i]] as f64 / site_years;
+        let k = rel.prep.asset_class[i];
+        a.p_data_lost_per_year = observed(&tally.dl_years, k);
+        a.p_wholly_lost_per_year = observed(&tally.total_years, k);
     }
     y
 }

@@ -85,6 +85,8 @@ enum Effect {
     Servers(Vec<(ServerIdx, ServerEffect)>),
     /// The volume group the failed slot belongs to and its position in it (None: a spare or unused slot).
     Disk(Option<(usize, usize)>),
+    /// Volume group g destroyed as a whole (the yearly chain's stand-in for a destroyed group, `latch`).
+    Group(usize),
 }
 
 /// The failed disks of one volume group in a combination: how many, and for mirror-pair groups (RAID 10)
@@ -108,6 +110,9 @@ pub(crate) struct Prepared<'m, 'a> {
     effects: Vec<Effect>,
     rack_of: Vec<usize>,
     sync_always: bool,
+    /// Classes whose every replica is destroyed are marked `DL_TOTAL` apart from a tail loss (the yearly
+    /// figures, on fixed placements); whatif's sweeps keep one data-loss status.
+    fixed: bool,
 }
 
 impl<'m, 'a> Prepared<'m, 'a> {
@@ -238,7 +243,13 @@ impl<'m, 'a> Prepared<'m, 'a> {
             effects,
             rack_of: site.servers.iter().map(|s| s.rack).collect(),
             sync_always: site.nats.sync == SyncMode::Always,
+            fixed,
         }
+    }
+
+    /// Domain `d` stands for volume group `g` destroyed as a whole (see `Component::latch_of`).
+    pub(crate) fn latch(&mut self, d: usize, g: usize) {
+        self.effects[d] = Effect::Group(g);
     }
 
     /// Number of placement classes (class 0 is the meta group).
@@ -263,7 +274,7 @@ impl<'m, 'a> Prepared<'m, 'a> {
                     let bit = 1u128 << ((pos / 2) % 128);
                     match disks.iter_mut().find(|x| x.group == *g) {
                         Some(h) => {
-                            h.count += 1;
+                            h.count = h.count.saturating_add(1);
                             h.pair_lost |= h.half & bit != 0;
                             h.half |= bit;
                         }
@@ -276,6 +287,13 @@ impl<'m, 'a> Prepared<'m, 'a> {
                     }
                 }
                 Effect::Disk(None) => {}
+                // As many failed disks as destroy it (paired: a whole pair).
+                Effect::Group(g) => disks.push(GroupHits {
+                    group: *g,
+                    count: u32::MAX,
+                    half: 0,
+                    pair_lost: true,
+                }),
             }
         }
         for h in disks.iter() {
@@ -370,7 +388,11 @@ impl<'m, 'a> Prepared<'m, 'a> {
             } else {
                 Status::Ok
             };
-            sig[2 * k] = status as u8;
+            sig[2 * k] = if self.fixed && status == Status::DataLost && destroyed >= r {
+                super::solve::DL_TOTAL
+            } else {
+                status as u8
+            };
             // As `Model::outcome`: a quorum lost its page cache, or one did with enough others cut off (#7567).
             let (cache, cut) = (counts[2].min(r), counts[3].min(r));
             sig[2 * k + 1] = (!self.sync_always && (cache >= q || (cache >= 1 && cut >= q))) as u8;

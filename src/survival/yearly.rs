@@ -29,7 +29,8 @@ use super::chain::Chain;
 use super::components::{array_components, disk_components, planned_maintenance, server_components, shared_components};
 use super::domain::Domain;
 use super::evaluate::Model;
-use super::solve::{monte_carlo, SigInfo};
+use super::solve::monte_carlo_flows;
+use super::solve::SigInfo;
 use super::sweep::Prepared;
 use crate::catalog::Catalog;
 use crate::layout::AssetKind;
@@ -50,8 +51,24 @@ pub struct Yearly {
     /// gives them in JSON; not serialised here.
     #[serde(skip)]
     pub classes: Vec<YearlyClass>,
-    /// Probability per year that any asset (or the meta group) reaches `data_lost`.
+    /// Probability per year that any asset (or the meta group) reaches `data_lost`: wholly lost or its
+    /// acknowledged tail lost.
     pub p_any_data_lost_per_year: f64,
+    /// Probability per year that some asset (or the meta group) is wholly lost: no replica survives, and
+    /// only a backup brings it back (issue 32).
+    pub p_any_wholly_lost_per_year: f64,
+    /// From the exact chain: a first-order upper bound on the yearly probability of the data-loss events
+    /// it cannot see because they need more concurrent failures than it keeps (none from the Monte Carlo,
+    /// which keeps every failure). A figure of 0 beside a bound says "at most this", never "none".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub p_any_data_lost_beyond_cap_per_year: Option<f64>,
+    /// Expected rebuilds per year that meet an unrecoverable read error where no redundancy is left to
+    /// correct it (a mirror's last copy, a RAID 6 group two disks down): each corrupts blocks of one
+    /// replica's store (nats-server #7549: corruption on a minority can lose acknowledged writes).
+    pub corrupt_replica_events_per_year: f64,
+    /// Probability per year that the whole site is lost (fire, flood: catalog `site_lost_per_year`),
+    /// shown apart from the layout's own figures: only a second site or backups protect against it.
+    pub p_site_lost_per_year: f64,
     /// Expected acknowledged messages lost per year, all assets: window losses plus data-loss events.
     pub acked_msgs_lost_per_year: f64,
     /// Of which in sync windows, and in data-loss events (see `YearlyAsset`).
@@ -75,9 +92,11 @@ pub struct Yearly {
 
 impl Yearly {
     /// Orders of magnitude for ranking (lower is better), compared after `tolerates` so that cost and spare
-    /// capacity still decide between near-equals: P(any data_lost)/yr, acked messages lost/yr, worst
-    /// unavailable minutes/yr, each as ⌊log10⌋ (zero ranks below any positive figure).
-    pub fn rank_key(&self) -> (i32, i32, i32) {
+    /// capacity still decide between near-equals: P(some asset wholly lost)/yr, P(any data_lost)/yr with
+    /// what the exact chain could not see added (issue 32: a truncated figure never ranks as a zero),
+    /// acked messages lost/yr, worst unavailable minutes/yr, each as ⌊log10⌋ (zero ranks below any
+    /// positive figure).
+    pub fn rank_key(&self) -> (i32, i32, i32, i32) {
         let mag = |x: f64| {
             if x > 0.0 && x.is_finite() {
                 x.log10().floor() as i32
@@ -86,7 +105,8 @@ impl Yearly {
             }
         };
         (
-            mag(self.p_any_data_lost_per_year),
+            mag(self.p_any_wholly_lost_per_year),
+            mag(self.p_any_data_lost_per_year + self.p_any_data_lost_beyond_cap_per_year.unwrap_or(0.0)),
             mag(self.acked_msgs_lost_per_year),
             mag(self.worst_unavailable_min_per_year),
         )
@@ -104,16 +124,23 @@ pub struct YearlyAsset {
     pub planned_unavailable_min_per_year: f64,
     /// Expected write stall per year from planned leader hand-offs (seconds).
     pub planned_stall_s_per_year: f64,
+    /// Probability per year of a `data_lost` event: wholly lost, or a tail lost while a replica survives.
     pub p_data_lost_per_year: f64,
     /// Expected number of data_lost events per year (the rate behind the probability).
     pub data_lost_events_per_year: f64,
+    /// Probability per year that no replica survives (restore from backup), and the events behind it.
+    pub p_wholly_lost_per_year: f64,
+    pub wholly_lost_events_per_year: f64,
+    /// Expected data-loss events per year in which a replica survives: peer-remove the destroyed peers and
+    /// the asset re-forms on it; only the acknowledged tail it had not received is lost.
+    pub tail_lost_events_per_year: f64,
     /// Expected acknowledged messages lost per year: `window_msgs_lost_per_year` +
     /// `data_lost_msgs_per_year` (since issue 15; before, the window losses only).
     pub acked_msgs_lost_per_year: f64,
     /// Of which lost in a sync window (a quorum lost unsynced writes at once).
     pub window_msgs_lost_per_year: f64,
-    /// Of which lost in `data_lost` events: each loses the messages the asset holds (an upper bound: when a
-    /// lagging replica survives, only its missing tail is gone).
+    /// Of which lost in `data_lost` events: a wholly lost asset loses every message it holds, a tail loss
+    /// the messages of the survivor's lag (`replica_lag`; before issue 32 every event counted the whole).
     pub data_lost_msgs_per_year: f64,
     /// Expected write stall per year from leader elections after unplanned failures that leave the quorum
     /// standing (seconds; `ELECTION_STALL_S` each time the failed server held the leader, 1/R of the time).
@@ -127,13 +154,16 @@ pub struct YearlyAsset {
 
 impl YearlyAsset {
     /// Its figures but the name, kind, MTTDL and intervals, as bits (equal entries are bit-equal).
-    pub fn bits(&self) -> [u64; 9] {
+    pub fn bits(&self) -> [u64; 12] {
         [
             self.unavailable_min_per_year.to_bits(),
             self.planned_unavailable_min_per_year.to_bits(),
             self.planned_stall_s_per_year.to_bits(),
             self.p_data_lost_per_year.to_bits(),
             self.data_lost_events_per_year.to_bits(),
+            self.p_wholly_lost_per_year.to_bits(),
+            self.wholly_lost_events_per_year.to_bits(),
+            self.tail_lost_events_per_year.to_bits(),
             self.acked_msgs_lost_per_year.to_bits(),
             self.window_msgs_lost_per_year.to_bits(),
             self.data_lost_msgs_per_year.to_bits(),
@@ -142,16 +172,20 @@ impl YearlyAsset {
     }
 
     /// Its confidence intervals as bits.
-    pub fn ci_bits(&self) -> Option<[u64; 8]> {
+    pub fn ci_bits(&self) -> Option<[u64; 12]> {
         self.ci95.as_ref().map(|c| {
             let b = |p: (f64, f64)| [p.0.to_bits(), p.1.to_bits()];
-            let [a, b2, c2, d] = [
+            let [a, b2, c2, d, e, g] = [
                 b(c.unavailable_min_per_year),
                 b(c.p_data_lost_per_year),
                 b(c.data_lost_events_per_year),
                 b(c.acked_msgs_lost_per_year),
+                b(c.p_wholly_lost_per_year),
+                b(c.wholly_lost_events_per_year),
             ];
-            [a[0], a[1], b2[0], b2[1], c2[0], c2[1], d[0], d[1]]
+            [
+                a[0], a[1], b2[0], b2[1], c2[0], c2[1], d[0], d[1], e[0], e[1], g[0], g[1],
+            ]
         })
     }
 }
@@ -162,6 +196,40 @@ pub struct Ci95 {
     pub p_data_lost_per_year: (f64, f64),
     pub data_lost_events_per_year: (f64, f64),
     pub acked_msgs_lost_per_year: (f64, f64),
+    pub p_wholly_lost_per_year: (f64, f64),
+    pub wholly_lost_events_per_year: (f64, f64),
+}
+
+/// What a solve (the exact chain or the Monte Carlo) gives per class (class 0 the meta group) and for any
+/// asset, before `Reliability::figures` turns it into the report.
+#[derive(Debug, Clone, Default)]
+pub struct Flows {
+    /// Fraction of the time a class cannot take writes.
+    pub unavail: Vec<f64>,
+    /// Events per year: any data loss (wholly or a tail), wholly lost (no replica survives), a tail lost
+    /// (the first loss, with a replica surviving), and a quorum losing unsynced writes at once.
+    pub dl: Vec<f64>,
+    pub total: Vec<f64>,
+    pub tail: Vec<f64>,
+    pub risk: Vec<f64>,
+    /// Events per year and probability per year for any class: a data loss, a whole loss.
+    pub any_dl: f64,
+    pub any_total: f64,
+    pub p_any_dl: f64,
+    pub p_any_total: f64,
+}
+
+impl Flows {
+    pub fn new(classes: usize) -> Flows {
+        Flows {
+            unavail: vec![0.0; classes],
+            dl: vec![0.0; classes],
+            total: vec![0.0; classes],
+            tail: vec![0.0; classes],
+            risk: vec![0.0; classes],
+            ..Flows::default()
+        }
+    }
 }
 
 /// One independently failing component.
@@ -178,6 +246,38 @@ pub struct Component {
     /// repair when no spare is left (the drive replacement, `disk_replace`, first).
     pub spare_pool: Option<usize>,
     pub repair_no_spare_s: f64,
+    /// A disk: the layout's volume group it belongs to.
+    pub group: Option<usize>,
+    /// The stand-in for volume group g destroyed: never fails on its own (rate 0); a disk failure that
+    /// completes a destroying set of g's disks takes the chain to it instead (`Reliability::latched`), and
+    /// it is repaired as the group's stores are rebuilt (`repair::store_rebuild_s`).
+    pub latch_of: Option<usize>,
+}
+
+impl Component {
+    pub fn new(what: String, domain: Domain, rate_per_s: f64, repair_s: f64) -> Component {
+        Component {
+            what,
+            domain,
+            rate_per_s,
+            repair_s,
+            triggers: Vec::new(),
+            spare_pool: None,
+            repair_no_spare_s: repair_s,
+            group: None,
+            latch_of: None,
+        }
+    }
+
+    /// A component whose failure destroys stores (a disk, a group's latch, a server's own disks or a
+    /// host's pool lost for good, a rack or array lost for good): the only ones the data-loss figures need.
+    pub fn destroys(&self) -> bool {
+        use super::domain::DomainKind;
+        matches!(
+            self.domain.kind,
+            DomainKind::Disk | DomainKind::Wipe | DomainKind::LostRack | DomainKind::LostArray
+        )
+    }
 }
 
 /// The failure model of a layout: components, classes, message rates, planned maintenance.
@@ -208,10 +308,24 @@ pub struct Reliability<'m, 'a> {
     pub(super) base: Vec<SigInfo>,
     /// What `figures` gives per asset.
     pub(super) entries: Entries,
+    /// Per volume group: its latch component (redundant groups), the failed disks that destroy it, and
+    /// its disks as a bit set over component indices.
+    pub(super) group_latch: Vec<Option<usize>>,
+    pub(super) group_need: Vec<u32>,
+    pub(super) group_mask: Vec<u128>,
+    pub(super) group_members: Vec<Vec<usize>>,
+    /// Per component: the other disk of its mirror pair (paired groups).
+    pub(super) partner: Vec<Option<usize>>,
+    /// How far a surviving replica lags when the newest entries are destroyed with the others (a tail loss).
+    pub(super) replica_lag_s: f64,
+    /// Probability per year that the whole site is lost (shown apart).
+    pub(super) p_site_lost: f64,
+    /// Per volume group: its disks' capacity in bytes and unrecoverable read errors per bit.
+    pub(super) nre: Vec<(f64, f64)>,
 }
 
 /// An entry's kind and figures as bits: equal keys, equal entries but for the name.
-type EntryKey = (&'static str, [u64; 9], Option<u64>, Option<[u64; 8]>);
+type EntryKey = (&'static str, [u64; 12], Option<u64>, Option<[u64; 12]>);
 
 /// The per-asset figures `Reliability::figures` gives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -353,7 +467,21 @@ fn msgs_per_s(w: &super::lookup::Specs, a: &crate::layout::Asset) -> f64 {
 }
 
 impl<'m, 'a> Reliability<'m, 'a> {
+    /// Every component of the layout: what unavailability, write stalls and window losses need.
     pub fn new(model: &'m Model<'a>, catalog: &Catalog) -> Reliability<'m, 'a> {
+        Reliability::with(model, catalog, false)
+    }
+
+    /// The components whose failures destroy stores only (`Component::destroys`): disks and their groups'
+    /// latches, servers' own disks and hosts' pools lost for good, racks and arrays lost for good. They
+    /// fail and are repaired independently of the rest (hot spares couple disks of one array only), so
+    /// the data-loss flows of this smaller chain are those of the whole one, and it can be solved with
+    /// more concurrent failures (issue 32: a RAID 6 group's loss needs three).
+    pub fn destroyers(model: &'m Model<'a>, catalog: &Catalog) -> Reliability<'m, 'a> {
+        Reliability::with(model, catalog, true)
+    }
+
+    fn with(model: &'m Model<'a>, catalog: &Catalog, destroyers_only: bool) -> Reliability<'m, 'a> {
         let site = model.site;
         let layout = model.layout;
         let mut comps: Vec<Component> = Vec::new();
@@ -361,8 +489,52 @@ impl<'m, 'a> Reliability<'m, 'a> {
         let arrays = array_components(model, catalog, &mut comps);
         let spares = disk_components(model, catalog, &mut comps);
         shared_components(model, catalog, &mut comps, &arrays, &not_return);
+        if destroyers_only {
+            // None of these has triggers (a rack's power event is not one), so indices need no remapping.
+            comps.retain(|c| c.destroys());
+        }
         let domains: Vec<Domain> = comps.iter().map(|c| c.domain.clone()).collect();
-        let prep = Prepared::new(model, &domains, true);
+        let mut prep = Prepared::new(model, &domains, true);
+        let groups = layout.groups.len();
+        let mut group_latch = vec![None; groups];
+        let mut group_need = vec![u32::MAX; groups];
+        for (i, c) in comps.iter().enumerate() {
+            if let Some(g) = c.latch_of {
+                prep.latch(i, g);
+                group_latch[g] = Some(i);
+                group_need[g] = model.disks_to_destroy(g);
+            }
+        }
+        // Each disk of a mirror-pair group: the component of its pair's other disk.
+        let mut partner = vec![None; comps.len()];
+        for g in 0..groups {
+            if !model.paired(g) {
+                continue;
+            }
+            let of = |slot: u32| {
+                comps.iter().position(|c| {
+                    c.group == Some(g) && matches!(c.domain.target, super::domain::Target::Disk(_, s) if s == slot)
+                })
+            };
+            for p in model.mirror_pairs(g) {
+                if let (Some(a), Some(b)) = (of(p[0]), of(p[1])) {
+                    partner[a] = Some(b);
+                    partner[b] = Some(a);
+                }
+            }
+        }
+        let group_members: Vec<Vec<usize>> = (0..groups)
+            .map(|g| (0..comps.len()).filter(|&i| comps[i].group == Some(g)).collect())
+            .collect();
+        let group_mask = (0..groups)
+            .map(|g| {
+                comps
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, c)| *i < 128 && c.group == Some(g))
+                    .fold(0u128, |m, (i, _)| m | (1u128 << i))
+            })
+            .collect();
         let specs = super::lookup::Specs::new(site);
         let asset_msgs_per_s: Vec<f64> = layout.assets.iter().map(|a| msgs_per_s(&specs, a)).collect();
         let (planned_unavail_s, planned_stall_s) = planned_maintenance(model, catalog, &prep);
@@ -404,6 +576,90 @@ impl<'m, 'a> Reliability<'m, 'a> {
             single,
             base,
             entries: Entries::List,
+            group_latch,
+            group_need,
+            group_mask,
+            group_members,
+            partner,
+            replica_lag_s: super::recovery::repair_s(site, catalog, "replica_lag"),
+            p_site_lost: -(-rate_per_year(site, catalog, "site_lost_per_year")).exp_m1(),
+            nre: layout
+                .groups
+                .iter()
+                .map(|g| {
+                    let arr = &site.arrays[g.array];
+                    let dm = catalog.disk(&arr.disk_model);
+                    let bytes = arr.disk_size_bytes.or(dm.map(|d| d.capacity_bytes)).unwrap_or(0) as f64;
+                    (bytes, dm.map_or(0.0, |d| d.nre_per_bit))
+                })
+                .collect(),
+        }
+    }
+
+    /// Expected rebuilds per year that read their group's last copy of some data and meet an unrecoverable
+    /// read error there (issue 31): per disk failure of a mirror (RAID 1, a RAID 10 pair, a pool's RAID 1
+    /// pieces) the surviving copy is read whole; a RAID 6 group is without redundancy only with two disks
+    /// down, entered at about n(n − 1)·λ²·τ per year, and then reads its n − 2 survivors. The chance per
+    /// rebuild is 1 − exp(−bits read × errors per bit) (the disk model's `nre_per_bit`). First order in
+    /// the failure rates, closed form: the reference simulation checks it.
+    pub(super) fn corrupt_replica_events_per_year(&self) -> f64 {
+        let layout = self.model.layout;
+        let mut total = 0.0;
+        for (g, grp) in layout.groups.iter().enumerate() {
+            if self.group_latch[g].is_none() {
+                continue; // one failure destroys it: nothing is rebuilt from a last copy
+            }
+            let (bytes, nre) = self.nre[g];
+            let p = |drives: f64| -(-(drives * bytes * 8.0 * nre)).exp_m1();
+            let disks: Vec<&Component> = self.group_members[g].iter().map(|&i| &self.components[i]).collect();
+            let n = disks.len() as f64;
+            let Some(d) = disks.first() else { continue };
+            let lambda = d.rate_per_s * YEAR_S;
+            let tau = d.repair_s / YEAR_S;
+            total += match grp.raid {
+                crate::layout::Raid::Raid6 => n * (n - 1.0) * lambda * lambda * tau * p((n - 2.0).max(1.0)),
+                _ => n * lambda * p(1.0),
+            };
+        }
+        total
+    }
+
+    /// Whether failing disk `c` (with the components `failed` says are down) completes a set that destroys
+    /// its group: its mirror partner down (paired groups), else as many of the group's disks down as
+    /// destroy it. Groups one disk destroys (RAID 0) have no latch and are never latched.
+    /// (The Monte Carlo's form: `failed` says which other components are down; its group's disks are
+    /// `group_members`.)
+    pub(super) fn completes_destroy(&self, c: usize, failed: impl Fn(usize) -> bool) -> Option<(usize, usize)> {
+        let g = self.components[c].group?;
+        let latch = self.group_latch[g]?;
+        let done = match self.partner[c] {
+            Some(p) => failed(p),
+            None => {
+                let down = self.group_members[g].iter().filter(|&&i| i != c && failed(i)).count() as u32;
+                down + 1 >= self.group_need[g]
+            }
+        };
+        done.then_some((g, latch))
+    }
+
+    /// The chain's state after a failure of component `c` took it to `next`: when `c` completes a set that
+    /// destroys its group, the group's failed disks give way to its latch (the group is gone as a whole
+    /// and comes back as a whole, after its stores are rebuilt). `completes_destroy` on bit sets.
+    pub(super) fn latched(&self, next: u128, c: usize) -> u128 {
+        let Some(g) = self.components[c].group else {
+            return next;
+        };
+        let Some(l) = self.group_latch[g].filter(|&l| l < 128 && c < 128) else {
+            return next;
+        };
+        let done = match self.partner[c] {
+            Some(p) => p < 128 && next & (1u128 << p) != 0,
+            None => (next & self.group_mask[g]).count_ones() >= self.group_need[g],
+        };
+        if done {
+            (next & !self.group_mask[g]) | (1u128 << l)
+        } else {
+            next
         }
     }
 
@@ -426,36 +682,30 @@ impl<'m, 'a> Reliability<'m, 'a> {
     }
 
     /// Turn per-class rates into the per-asset report.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn figures(
-        &self,
-        method: &str,
-        detail: String,
-        unavail_frac: &[f64],
-        dl_per_year: &[f64],
-        risk_per_year: &[f64],
-        any_dl_per_year: f64,
-        p_any_dl: f64,
-        ci: Option<&[Ci95]>,
-    ) -> Yearly {
+    pub(super) fn figures(&self, method: &str, detail: String, f: &Flows, ci: Option<&[Ci95]>) -> Yearly {
         let layout = self.model.layout;
+        let lag = self.replica_lag_s;
         let mk = |name: &str, kind: &str, k: usize, (msgs, held, stall): (f64, f64, f64), ci: Option<Ci95>| {
             let planned = self.planned_unavail_s[k] / 60.0;
-            let window = risk_per_year[k] * self.window_s * msgs;
-            let data = dl_per_year[k] * held;
+            let window = f.risk[k] * self.window_s * msgs;
+            // A wholly lost asset loses every message it holds; a tail loss what its survivor lacked.
+            let data = f.total[k] * held + f.tail[k] * (msgs * lag).min(held);
             YearlyAsset {
                 name: name.to_string(),
                 kind: kind.to_string(),
-                unavailable_min_per_year: unavail_frac[k] * YEAR_S / 60.0 + planned,
+                unavailable_min_per_year: f.unavail[k] * YEAR_S / 60.0 + planned,
                 planned_unavailable_min_per_year: planned,
                 planned_stall_s_per_year: self.planned_stall_s[k],
-                p_data_lost_per_year: -(-dl_per_year[k]).exp_m1(),
-                data_lost_events_per_year: dl_per_year[k],
+                p_data_lost_per_year: -(-f.dl[k]).exp_m1(),
+                data_lost_events_per_year: f.dl[k],
+                p_wholly_lost_per_year: -(-f.total[k]).exp_m1(),
+                wholly_lost_events_per_year: f.total[k],
+                tail_lost_events_per_year: f.tail[k],
                 acked_msgs_lost_per_year: window + data,
                 window_msgs_lost_per_year: window,
                 data_lost_msgs_per_year: data,
                 election_stall_s_per_year: stall,
-                mttdl_years: (dl_per_year[k] > 0.0).then(|| 1.0 / dl_per_year[k]),
+                mttdl_years: (f.dl[k] > 0.0).then(|| 1.0 / f.dl[k]),
                 ci95: ci,
             }
         };
@@ -479,9 +729,10 @@ impl<'m, 'a> Reliability<'m, 'a> {
             let held = self.asset_msgs_held[i];
             let ci = ci.map(|c| {
                 let mut x = c[k].clone();
-                // Window losses and data-loss events, each at its own bound.
+                // Window losses and data-loss events, each at its own bound (an event's loss at most all
+                // the asset holds).
                 x.acked_msgs_lost_per_year.0 =
-                    x.acked_msgs_lost_per_year.0 * self.window_s * msgs + x.data_lost_events_per_year.0 * held;
+                    x.acked_msgs_lost_per_year.0 * self.window_s * msgs + x.wholly_lost_events_per_year.0 * held;
                 x.acked_msgs_lost_per_year.1 =
                     x.acked_msgs_lost_per_year.1 * self.window_s * msgs + x.data_lost_events_per_year.1 * held;
                 x
@@ -546,14 +797,17 @@ impl<'m, 'a> Reliability<'m, 'a> {
             None => String::new(),
         };
         let worst = worst_at.1;
-        let _ = any_dl_per_year;
         Yearly {
             method: method.into(),
             method_detail: detail,
             acked_msgs_lost_per_year: acked.into_iter().sum(),
             window_msgs_lost_per_year: window.into_iter().sum(),
             data_lost_msgs_per_year: data.into_iter().sum(),
-            p_any_data_lost_per_year: p_any_dl,
+            p_any_data_lost_per_year: f.p_any_dl,
+            p_any_wholly_lost_per_year: f.p_any_total,
+            p_any_data_lost_beyond_cap_per_year: None,
+            corrupt_replica_events_per_year: self.corrupt_replica_events_per_year(),
+            p_site_lost_per_year: self.p_site_lost,
             worst_unavailable_min_per_year: worst.max(0.0),
             worst_unavailable,
             api_unavailable_min_per_year: meta.unavailable_min_per_year,
@@ -622,14 +876,35 @@ impl<'m, 'a> Reliability<'m, 'a> {
     }
 }
 
+/// One chain over `rel`'s components at `cap` concurrent failures, data-loss flows included: what a Monte
+/// Carlo truncated at the same cap estimates (the tests that hold the two methods together use it).
+pub fn exact_at(rel: &Reliability, cap: usize, max_states: usize) -> Option<Yearly> {
+    Chain::build(rel, cap, max_states).map(|c| {
+        let f = c.solve(rel);
+        let mut y = rel.figures("exact", f.detail, &f.flows, None);
+        y.p_any_data_lost_beyond_cap_per_year =
+            (f.cap < rel.components.len()).then(|| -(-f.beyond_cap_per_year).exp_m1());
+        y
+    })
+}
+
 /// States of the chain truncated at `cap` concurrent failures of `n` components (an upper bound: power
 /// events may add several at once, but never more than `cap`).
 pub fn chain_states(n: usize, cap: usize) -> u64 {
     1 + super::sweep::combinations(n, cap)
 }
 
-/// The yearly figures `design` shows: exact when the chain is small enough (at most 3, else 2, concurrent
-/// failures within 60,000 states), else a 4,000-year Monte Carlo with seed 1.
+/// Most states of the chain `design` and `simulate` solve for unavailability, stalls and window losses
+/// (at most 3, else 2, concurrent failures within it).
+pub const CHAIN_STATES: usize = 60_000;
+/// Most states of the chain over the store-destroying components alone, from which the data-loss figures
+/// come (as many concurrent failures as fit, up to `DESTROYER_CAP_MAX`).
+pub const DESTROYER_STATES: usize = 100_000;
+/// The most concurrent failures the destroyer chain keeps.
+pub const DESTROYER_CAP_MAX: usize = 6;
+
+/// The yearly figures `design` shows: exact when the chains are small enough (see `Chains`), else a
+/// 4,000-year Monte Carlo with seed 1 for what the full chain cannot hold.
 pub fn yearly(site: &Site, layout: &crate::layout::Layout, catalog: &Catalog) -> Yearly {
     yearly_with(site, layout, catalog, Entries::List)
 }
@@ -638,18 +913,28 @@ pub fn yearly(site: &Site, layout: &crate::layout::Layout, catalog: &Catalog) ->
 pub fn yearly_with(site: &Site, layout: &crate::layout::Layout, catalog: &Catalog, entries: Entries) -> Yearly {
     let model = Model::new(site, layout);
     let mut rel = Reliability::new(&model, catalog);
+    let mut rel_d = Reliability::destroyers(&model, catalog);
     rel.entries = entries;
-    let chain = chain_for(&rel);
-    let mut y = solve(&rel, chain.as_ref());
+    let chains = Chains::build(&rel, &rel_d);
+    let mut y = chains.solve(&rel, &rel_d);
     // The comparison reads three totals: no per-asset entries for it.
     rel.entries = Entries::Totals;
     // What a hot spare buys: the same layout without its spares (or with one per array when it has none).
     // Spares set repair rates only (`Reliability::spares`, one pool per array the layout's groups use):
-    // the components, the chain's states and their outcomes are the layout's own, so they are reused.
+    // the components, the chains' states and their outcomes are the layout's own, so they are reused. A
+    // DDP pool keeps its preservation capacity either way (SANtricity: hot spares "cannot be used for
+    // pools"), and a layout of pools only gets no comparison.
+    let pools: Vec<bool> = spare_pool_is_ddp(&rel);
     let has = layout.hot_spares_total() > 0;
-    if !layout.groups.is_empty() {
-        rel.spares = vec![if has { 0 } else { 1 }; rel.spares.len()];
-        let o = solve(&rel, chain.as_ref());
+    if pools.iter().any(|p| !p) {
+        for r in [&mut rel, &mut rel_d] {
+            for (s, &pool) in r.spares.iter_mut().zip(&pools) {
+                if !pool {
+                    *s = if has { 0 } else { 1 };
+                }
+            }
+        }
+        let o = chains.solve(&rel, &rel_d);
         y.spare_effect = Some(SpareEffect {
             compared_with: if has {
                 "no_hot_spares"
@@ -664,30 +949,109 @@ pub fn yearly_with(site: &Site, layout: &crate::layout::Layout, catalog: &Catalo
     y
 }
 
+/// Per spare pool of `rel` (one per array its groups use): whether it is a DDP pool's preservation
+/// capacity rather than hot spares.
+fn spare_pool_is_ddp(rel: &Reliability) -> Vec<bool> {
+    let mut out = vec![false; rel.spares.len()];
+    for c in &rel.components {
+        if let (Some(p), Some(g)) = (c.spare_pool, c.group) {
+            out[p] = super::repair::is_pool(rel.model.layout.groups[g].raid);
+        }
+    }
+    out
+}
+
 /// `yearly` without the spare comparison.
 pub fn yearly_only(site: &Site, layout: &crate::layout::Layout, catalog: &Catalog) -> Yearly {
     let model = Model::new(site, layout);
     let rel = Reliability::new(&model, catalog);
-    solve(&rel, chain_for(&rel).as_ref())
+    let rel_d = Reliability::destroyers(&model, catalog);
+    Chains::build(&rel, &rel_d).solve(&rel, &rel_d)
 }
 
-/// The exact chain `design` solves: at most 3, else 2, concurrent failures within 60,000 states; None
-/// when neither fits (the Monte Carlo then).
-fn chain_for(rel: &Reliability) -> Option<Chain> {
-    let n = rel.components.len();
-    [3, 2]
-        .into_iter()
-        .filter(|&cap| n <= 128 && chain_states(n, cap) <= 60_000)
-        .find_map(|cap| Chain::build(rel, cap, 60_000))
+/// The exact figures of `rel` (built with `Reliability::new`) and `rel_d` (`Reliability::destroyers`), as
+/// `design` gives them: what `simulate` prints as exact. None when the full chain does not fit.
+pub fn exact(rel: &Reliability, rel_d: &Reliability) -> Option<Yearly> {
+    let chains = Chains::build(rel, rel_d);
+    chains.full.as_ref()?;
+    Some(chains.solve(rel, rel_d))
 }
 
-fn solve(rel: &Reliability, chain: Option<&Chain>) -> Yearly {
-    match chain {
-        Some(c) => c.solve(rel),
-        None => monte_carlo(rel, 4_000, 1, 1, None),
+/// The two chains behind the exact figures, one shape for `design` and `simulate` (issue 32: they gave
+/// two "exact" answers for one layout):
+/// * the full chain over every component, at most 3, else 2, concurrent failures within `CHAIN_STATES`:
+///   unavailability, write stalls, window losses;
+/// * the chain over the store-destroying components alone (`Reliability::destroyers`), with as many
+///   concurrent failures as fit in `DESTROYER_STATES` (at most `DESTROYER_CAP_MAX`): the data-loss
+///   figures, with a bound on what its cap leaves out.
+///
+/// Either may not fit (more than 128 components, or too many states); the full chain's figures then come
+/// from a 4,000-year Monte Carlo (seed 1), the data-loss ones from the full chain or that Monte Carlo.
+pub struct Chains {
+    pub full: Option<Chain>,
+    pub destroyers: Option<Chain>,
+}
+
+impl Chains {
+    pub fn build(rel: &Reliability, rel_d: &Reliability) -> Chains {
+        let n = rel.components.len();
+        let full = [3, 2]
+            .into_iter()
+            .filter(|&cap| n <= 128 && chain_states(n, cap) <= CHAIN_STATES as u64)
+            .find_map(|cap| Chain::build(rel, cap, CHAIN_STATES));
+        let nd = rel_d.components.len();
+        let destroyers = (1..=DESTROYER_CAP_MAX.min(nd.max(1)))
+            .rev()
+            .filter(|&cap| nd <= 128 && chain_states(nd, cap) <= DESTROYER_STATES as u64)
+            .find_map(|cap| Chain::build(rel_d, cap, DESTROYER_STATES));
+        Chains { full, destroyers }
+    }
+
+    pub fn solve(&self, rel: &Reliability, rel_d: &Reliability) -> Yearly {
+        let (mut flows, mut method, mut detail) = match &self.full {
+            Some(c) => {
+                let f = c.solve(rel);
+                (f.flows, "exact", f.detail)
+            }
+            None => {
+                let mc = monte_carlo_flows(rel, 4_000, 1, 1, None);
+                (mc.0, "monte_carlo", mc.1)
+            }
+        };
+        let mut beyond = None;
+        if let Some(c) = &self.destroyers {
+            let d = c.solve(rel_d);
+            flows.dl = d.flows.dl;
+            flows.total = d.flows.total;
+            flows.tail = d.flows.tail;
+            flows.any_dl = d.flows.any_dl;
+            flows.any_total = d.flows.any_total;
+            flows.p_any_dl = d.flows.p_any_dl;
+            flows.p_any_total = d.flows.p_any_total;
+            let capped = d.cap < rel_d.components.len();
+            beyond = capped.then(|| -(-d.beyond_cap_per_year).exp_m1());
+            detail = format!(
+                "{detail}; data loss from a chain over the {} store-destroying components, {} states (at most {} \
+                 concurrent failures)",
+                d.components, d.states, d.cap
+            );
+            if self.full.is_none() {
+                method = "monte_carlo+exact_data_loss";
+            }
+        }
+        let mut y = rel.figures(method, detail, &flows, None);
+        y.p_any_data_lost_beyond_cap_per_year = beyond;
+        if let Some(b) = beyond {
+            y.assumptions.push(format!(
+                "data-loss figures exact up to {} concurrent store-destroying failures; events that need more are \
+                 left out, at most {} per year (first order: the flow of the failures the chain drops)",
+                self.destroyers.as_ref().map_or(0, Chain::cap),
+                crate::units::fmt_sci(b)
+            ));
+        }
+        y
     }
 }
-
 /// The same figures for the layout with its hot spares changed: what a spare buys.
 #[derive(Debug, Clone, Serialize)]
 pub struct SpareEffect {

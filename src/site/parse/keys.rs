@@ -32,6 +32,7 @@ pub(super) const ARRAY_KEYS: &[&str] = &[
     "raid",
     "existing",
     "host",
+    "reserved_drives",
 ];
 pub(super) const WORKLOAD_KEYS: &[&str] = &["streams", "kv", "object_stores", "core"];
 pub(super) const STREAM_KEYS: &[&str] = &[

@@ -28,6 +28,8 @@ pub(super) struct ArrayIn<'n> {
     internal: bool,
     /// `host: NAME`: the array is that hypervisor host's storage pool, serving VM disks to its guests.
     host: Option<(String, &'n Node)>,
+    /// `reserved_drives: N`: a DDP pool's preservation capacity in drives.
+    reserved_drives: Option<(u32, &'n Node)>,
 }
 
 /// What the racks section builds, in file order.
@@ -464,6 +466,10 @@ impl Validator<'_> {
         let existing = o
             .get("existing")
             .and_then(|n| self.boolean(n, &o.p("existing")).map(|b| (b, n)));
+        let reserved_drives = o.get("reserved_drives").and_then(|n| {
+            self.count_u32(n, &o.p("reserved_drives"), "a number of drives", "2")
+                .map(|x| (x, n))
+        });
         ArrayIn {
             path: o.path.clone(),
             pos: o.pos,
@@ -480,6 +486,7 @@ impl Validator<'_> {
             existing,
             internal,
             host: None,
+            reserved_drives,
         }
     }
 
@@ -576,6 +583,7 @@ impl Validator<'_> {
         if let Some((r, n)) = a.raid {
             self.raid_checks(r, n, ap, am.as_ref(), disks, hot_spares);
         }
+        let reserved_drives = self.reserved_drives_check(&a, ap, disks, is_ddp);
         // A host's pool exists (the hypervisor built it): its level is needed and it is used as given.
         let pool = a.host.is_some();
         if pool && a.raid.is_none() {
@@ -624,7 +632,39 @@ impl Validator<'_> {
             // A DDP pool and a host's pool are always ones the user has: used as given, never rebuilt.
             existing: existing || is_ddp || pool,
             host: a.host.map(|(h, _)| h),
+            reserved_drives,
         }
+    }
+
+    /// `reserved_drives` (a DDP pool's preservation capacity, SANtricity's `reservedDriveCount`): only on a
+    /// `raid: ddp` array, at most `disks − 11` so that 11 drives' capacity is left for volumes (a pool's
+    /// minimum, SANtricity 11.6 "Functional comparison of pools and volume groups"); 0 is allowed (SANtricity: "If you specify 0 for the preservation capacity, all of the free
+    /// capacity on the pool is used for volume creation").
+    fn reserved_drives_check(&mut self, a: &ArrayIn<'_>, ap: &str, disks: u32, is_ddp: bool) -> Option<u32> {
+        let (r, n) = a.reserved_drives?;
+        if !is_ddp {
+            self.err(
+                Some(n.pos),
+                join(ap, "reserved_drives"),
+                "reserved_drives is a DDP pool's preservation capacity, but this array is not `raid: ddp`",
+                "remove reserved_drives, or add `raid: ddp` if the array is a pool (volume groups use hot_spares)",
+            );
+            return None;
+        }
+        let most = disks.saturating_sub(11);
+        if r > most {
+            self.err(
+                Some(n.pos),
+                join(ap, "reserved_drives"),
+                format!("{r} reserved drives leave the {disks}-drive pool fewer than the 11 drives a pool needs"),
+                format!(
+                    "use at most {most} (SANtricity's default is one drive in six: {})",
+                    disks / 6
+                ),
+            );
+            return None;
+        }
+        Some(r)
     }
 
     /// An existing group (`existing: true`, or any DDP pool) holds all the data disks in one group: it
