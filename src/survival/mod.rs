@@ -12,6 +12,7 @@ pub mod fixture;
 mod hazards;
 pub mod lookup;
 mod recovery;
+pub mod reference;
 pub mod repair;
 mod solve;
 mod sweep;
@@ -19,6 +20,8 @@ mod tolerates;
 mod whatif;
 mod yearly;
 
+#[cfg(test)]
+mod reference_tests;
 #[cfg(test)]
 mod review_tests;
 #[cfg(test)]

@@ -615,7 +615,10 @@ impl<'m, 'a> Reliability<'m, 'a> {
             let n = disks.len() as f64;
             let Some(d) = disks.first() else { continue };
             let lambda = d.rate_per_s * YEAR_S;
-            let tau = d.repair_s / YEAR_S;
+            // The first failure's window: its rebuild onto a spare, or without one the replacement first
+            // (the reference simulation caught the spare-less case priced at the spare's rebuild).
+            let spare = d.spare_pool.is_some_and(|p| self.spares[p] > 0);
+            let tau = if spare { d.repair_s } else { d.repair_no_spare_s } / YEAR_S;
             total += match grp.raid {
                 crate::layout::Raid::Raid6 => n * (n - 1.0) * lambda * lambda * tau * p((n - 2.0).max(1.0)),
                 _ => n * lambda * p(1.0),
@@ -999,12 +1002,30 @@ impl Chains {
             .into_iter()
             .filter(|&cap| n <= 128 && chain_states(n, cap) <= CHAIN_STATES as u64)
             .find_map(|cap| Chain::build(rel, cap, CHAIN_STATES));
+        Chains {
+            full,
+            destroyers: Chains::destroyer_chain(rel_d),
+        }
+    }
+
+    /// The chain over the store-destroying components (`rel_d`), with as many concurrent failures as fit.
+    pub fn destroyer_chain(rel_d: &Reliability) -> Option<Chain> {
         let nd = rel_d.components.len();
-        let destroyers = (1..=DESTROYER_CAP_MAX.min(nd.max(1)))
+        (1..=DESTROYER_CAP_MAX.min(nd.max(1)))
             .rev()
             .filter(|&cap| nd <= 128 && chain_states(nd, cap) <= DESTROYER_STATES as u64)
-            .find_map(|cap| Chain::build(rel_d, cap, DESTROYER_STATES));
-        Chains { full, destroyers }
+            .find_map(|cap| Chain::build(rel_d, cap, DESTROYER_STATES))
+    }
+
+    /// Design's data-loss figures alone (the destroyer chain's), with every other figure zero: what the
+    /// reference simulation checks, without the full chain's cost.
+    pub fn data_loss(rel_d: &Reliability) -> Option<Yearly> {
+        let c = Chains::destroyer_chain(rel_d)?;
+        let d = c.solve(rel_d);
+        let mut y = rel_d.figures("exact", d.detail, &d.flows, None);
+        y.p_any_data_lost_beyond_cap_per_year =
+            (d.cap < rel_d.components.len()).then(|| -(-d.beyond_cap_per_year).exp_m1());
+        Some(y)
     }
 
     pub fn solve(&self, rel: &Reliability, rel_d: &Reliability) -> Yearly {

@@ -399,6 +399,19 @@ impl Validator<'_> {
         self.overrides(node, "failure_rates", "failure-rate overrides", keys, |me, k, v, p| {
             let x = me.number(v, p, "events per year (or a fraction)", "0.01")?;
             let x = me.non_negative(x, v, p, "a rate is events per year per unit: write 0 or more")?;
+            // Destroyed for good (issue 32): more than once a year is not a rate a site plans with.
+            if k.ends_with("_lost_per_year") && x > 1.0 {
+                me.err(
+                    Some(v.pos),
+                    p,
+                    format!("{k} of {} means more than one loss for good a year", fmt_num(x)),
+                    format!(
+                        "give how often one {} is destroyed for good per year, e.g. 0.0005 (once in 2,000 years)",
+                        k.trim_end_matches("_lost_per_year")
+                    ),
+                );
+                return None;
+            }
             if (k.ends_with("afr") || k == "not_return_after_power") && x > 1.0 {
                 me.err(
                     Some(v.pos),
@@ -420,7 +433,8 @@ impl Validator<'_> {
         let keys = self.catalog.failures.repair.keys().cloned().collect();
         self.overrides(node, "repair_times", "repair-time overrides", keys, |me, k, v, p| {
             if !k.ends_with("_rate") {
-                return me.duration_s(v, p);
+                let s = me.duration_s(v, p)?;
+                return me.plausible_duration(k, s, v, p);
             }
             // A rate: bytes per second, written as a size (`200MB` or `200MB/s`).
             let stripped = match &v.val {
@@ -433,8 +447,58 @@ impl Validator<'_> {
                 }),
                 _ => None,
             };
-            me.size_nonzero(stripped.as_ref().unwrap_or(v), p, k).map(|b| b as f64)
+            let b = me.size_nonzero(stripped.as_ref().unwrap_or(v), p, k)? as f64;
+            me.plausible_rate(k, b, v, p)
         })
+    }
+
+    /// A rebuild or catch-up rate a real drive or link can reach (issue 31): 1 MB/s to 100 GB/s per
+    /// drive rebuilt. The fastest NVMe drives write about 14 GB/s; below 1 MB/s a 16 TB drive would rebuild
+    /// for six months.
+    fn plausible_rate(&mut self, k: &str, bytes_per_s: f64, v: &Node, p: &str) -> Option<f64> {
+        const LOW: f64 = 1e6;
+        const HIGH: f64 = 100e9;
+        if (LOW..=HIGH).contains(&bytes_per_s) {
+            return Some(bytes_per_s);
+        }
+        self.err(
+            Some(v.pos),
+            p,
+            format!(
+                "{k} of {}/s is not a rate a drive rebuilds or a replica catches up at",
+                crate::units::fmt_bytes(bytes_per_s)
+            ),
+            "write bytes per second between 1MB and 100GB, e.g. 50MB for a spinning drive or 200MB for an SSD",
+        );
+        None
+    }
+
+    /// Repair and recovery times up to a year (a rack rebuilt, a replacement drive); a replica's lag up to a
+    /// day.
+    fn plausible_duration(&mut self, k: &str, s: f64, v: &Node, p: &str) -> Option<f64> {
+        let most = if k == "replica_lag" {
+            86_400.0
+        } else {
+            crate::units::YEAR_S
+        };
+        if s <= most {
+            return Some(s);
+        }
+        self.err(
+            Some(v.pos),
+            p,
+            format!(
+                "{k} of {} is longer than {}",
+                crate::units::fmt_secs(s),
+                if k == "replica_lag" { "a day" } else { "a year" }
+            ),
+            if k == "replica_lag" {
+                "give how far a current follower runs behind its leader, e.g. 1s"
+            } else {
+                "give the mean time this repair takes, e.g. 24h or 30d"
+            },
+        );
+        None
     }
 
     pub(super) fn maintenance(&mut self, node: Option<&Node>) -> Vec<(String, f64)> {
