@@ -30,6 +30,9 @@ pub struct SimulateArgs {
     /// Skip the exact Markov-chain figures even when the chain is small.
     #[arg(long)]
     pub no_exact: bool,
+    /// Skip the reference simulation (written apart from the chain) and its comparison at inflated rates.
+    #[arg(long)]
+    pub no_reference: bool,
 }
 
 /// Most site-years (years × trials) one run simulates: about 4 minutes on two cores for a three-rack
@@ -88,6 +91,8 @@ pub fn run(g: &Global, a: SimulateArgs) -> Result<Outcome, Failure> {
     } else {
         survival::exact(&rel, &Reliability::destroyers(&model, cat))
     };
+    let reference =
+        (!a.no_reference).then(|| survival::agreement::check(site, &planned.layout, cat, a.trials, a.years, a.seed));
     let report = survival::SimulateReport {
         site: site.name.clone(),
         layout: planned.id.clone(),
@@ -96,6 +101,7 @@ pub fn run(g: &Global, a: SimulateArgs) -> Result<Outcome, Failure> {
         seed: a.seed,
         monte_carlo: mc,
         exact,
+        reference,
         known_hazards: survival::known_hazards(),
     };
     let bytes = match fmt {

@@ -112,8 +112,62 @@ fn summary(r: &SimulateReport) -> String {
         minutes(mc.worst_unavailable_min_per_year),
         minutes(mc.api_unavailable_min_per_year)
     ));
+    if let Some(e) = &r.exact {
+        s.push_str(&format!("exact (as design): {}\n", super::detail::durability(e)));
+    }
+    s.push_str(&format!(
+        "apart: the whole site lost (fire, flood) {}/yr, which only a second site or backups cover\n",
+        fmt_sci(mc.p_site_lost_per_year)
+    ));
+    s.push_str(&reference_lines(r));
     s.push_str(&crate::survival::hazards_line());
     s.push('\n');
+    s
+}
+
+/// The reference simulation's lines: what it sees at the site's rates, and its agreement with the exact
+/// chain at inflated rates (every disagreement listed).
+fn reference_lines(r: &SimulateReport) -> String {
+    let Some(c) = &r.reference else {
+        return String::new();
+    };
+    let at = &c.at_site_rates;
+    let any = &at.p_any_data_lost_per_year;
+    let seen = if any.events == 0 {
+        format!(
+            "no data loss in {} site-years: it can only say P(any data_lost) ≤ {}/yr (95 %)",
+            at.site_years,
+            fmt_sci(any.high)
+        )
+    } else {
+        format!(
+            "P(any data_lost) {}/yr ({}–{}, {} events in {} site-years)",
+            fmt_sci(any.per_year),
+            fmt_sci(any.low),
+            fmt_sci(any.high),
+            any.events,
+            at.site_years
+        )
+    };
+    let inf = &c.inflated;
+    let mut s = format!(
+        "reference (a discrete-event simulation written apart from the chain) at the site's rates: {seen}\n\
+         reference against the exact chain with every failure rate × {}: {} of {} figures agree{}\n",
+        inf.rate_multiplier,
+        inf.figures.iter().filter(|f| f.agrees).count(),
+        inf.figures.len(),
+        if inf.agrees { "" } else { " — DISAGREE:" }
+    );
+    for f in inf.figures.iter().filter(|f| !f.agrees) {
+        s.push_str(&format!(
+            "  {}: exact {}, reference {} ({}–{})\n",
+            f.what,
+            fmt_sci(f.exact),
+            fmt_sci(f.reference.per_year),
+            fmt_sci(f.reference.low),
+            fmt_sci(f.reference.high)
+        ));
+    }
     s
 }
 

@@ -2,6 +2,7 @@
 //! scenario on the placement NATS will really produce, `tolerates`, whatif sweeps with recovery steps and
 //! survivor load, and yearly probabilities.
 
+pub mod agreement;
 mod chain;
 mod components;
 mod domain;

@@ -10,9 +10,7 @@ use proptest::prelude::*;
 /// The exact data-loss figures of `layout` on `site` under `cat`, as design gives them (the destroyer
 /// chain's; the full chain's unavailability is not the reference's to check).
 fn chain(site: &Site, layout: &Layout, cat: &Catalog) -> Yearly {
-    let model = Model::new(site, layout);
-    let rel_d = Reliability::destroyers(&model, cat);
-    Chains::data_loss(&rel_d).expect("the destroyer chain of a small site fits")
+    super::agreement::exact_data_loss(site, layout, cat).expect("the destroyer chain of a small site fits")
 }
 
 fn plan_of(yaml: &str) -> (Site, Catalog, crate::plan::Plan) {
@@ -95,17 +93,12 @@ fn explore() {
     }
 }
 
-/// What one comparison found: every figure the two methods give, and those that disagree.
-#[derive(Debug, Default)]
+/// The comparison's lines, and those that disagree.
 pub(super) struct Agreement {
     pub lines: Vec<String>,
     pub disagreements: Vec<String>,
 }
 
-/// Hold the chain's data-loss figures against the reference for one layout at rates × `k`. A figure agrees
-/// when the chain's value (plus what its cap leaves out) lies in the reference's Garwood interval at `z`,
-/// or within `slack` of the reference's mean (the chain's deliberate simplifications: a spare back when its
-/// rebuild ends, a destroyed group's members free to fail again; both second order at real rates).
 pub(super) fn compare(
     site: &Site,
     layout: &Layout,
@@ -115,114 +108,27 @@ pub(super) fn compare(
     z: f64,
     slack: f64,
 ) -> Agreement {
-    let (s2, c2) = inflated(site, cat, k);
-    let ex = chain(&s2, layout, &c2);
-    let trials = 2_000u64;
-    let years = site_years.div_ceil(trials).max(1);
-    let r = reference(
-        &s2,
-        layout,
-        &c2,
-        trials,
-        years,
-        20_261_204,
-        1.0,
-        SparesBack::WhenRebuilt,
-    );
-    let yrs = r.site_years;
-    let beyond = ex.p_any_data_lost_beyond_cap_per_year.unwrap_or(0.0);
-    let mut out = Agreement::default();
-    let mut check = |what: String, x: f64, e: &super::reference::Estimate| {
-        let ok =
-            e.admits(x, yrs, z) || e.admits(x + beyond, yrs, z) || (x - e.per_year).abs() <= slack * e.per_year.max(x);
-        let line = format!(
-            "{what}: chain {} reference {} [{}, {}] ({} events in {yrs} site-years){}",
-            crate::units::fmt_sci(x),
-            crate::units::fmt_sci(e.per_year),
-            crate::units::fmt_sci(e.low),
-            crate::units::fmt_sci(e.high),
-            e.events,
-            if ok { "" } else { "  DISAGREE" }
-        );
-        if !ok {
-            out.disagreements.push(line.clone());
-        }
-        out.lines.push(line);
+    let c = super::agreement::compare(site, layout, cat, k, site_years, z, slack);
+    let line = |f: &super::agreement::Figure| {
+        format!(
+            "{}: chain {} reference {} [{}, {}] ({} events in {} site-years){}",
+            f.what,
+            crate::units::fmt_sci(f.exact),
+            crate::units::fmt_sci(f.reference.per_year),
+            crate::units::fmt_sci(f.reference.low),
+            crate::units::fmt_sci(f.reference.high),
+            f.reference.events,
+            c.site_years,
+            if f.agrees { "" } else { "  DISAGREE" }
+        )
     };
-    let rate = |p: f64| -(-p).ln_1p();
-    check(
-        "any data lost /yr".into(),
-        rate(ex.p_any_data_lost_per_year),
-        &r.any_data_lost_events_per_year,
-    );
-    check(
-        "any wholly lost /yr".into(),
-        rate(ex.p_any_wholly_lost_per_year),
-        &r.any_wholly_lost_events_per_year,
-    );
-    check(
-        "read errors with no redundancy left /yr".into(),
-        ex.corrupt_replica_events_per_year,
-        &r.corrupt_replica_events_per_year,
-    );
-    let mut seen: Vec<(f64, f64, f64)> = Vec::new();
-    // An asset its layout cannot place (more replicas than servers: a rejected layout) has no replicas
-    // for the reference to follow.
-    let placed = |i: usize| layout.assets[i].expected.len() == layout.assets[i].replicas as usize;
-    let assets = ex
-        .assets
-        .iter()
-        .zip(&r.assets)
-        .enumerate()
-        .filter(|(i, _)| placed(*i))
-        .map(|(_, x)| x);
-    for (a, b) in std::iter::once((&ex.meta, &r.meta)).chain(assets) {
-        let key = (
-            a.data_lost_events_per_year,
-            a.wholly_lost_events_per_year,
-            a.tail_lost_events_per_year,
-        );
-        if seen.contains(&key) {
-            continue; // another asset of the same placement
-        }
-        seen.push(key);
-        check(
-            format!("{} data lost /yr", a.name),
-            a.data_lost_events_per_year,
-            &b.data_lost_events_per_year,
-        );
-        check(
-            format!("{} wholly lost /yr", a.name),
-            a.wholly_lost_events_per_year,
-            &b.wholly_lost_events_per_year,
-        );
-        check(
-            format!("{} tail lost /yr", a.name),
-            a.tail_lost_events_per_year,
-            &b.tail_lost_events_per_year,
-        );
+    Agreement {
+        lines: c.figures.iter().map(line).collect(),
+        disagreements: c.figures.iter().filter(|f| !f.agrees).map(line).collect(),
     }
-    out
 }
 
-/// The rate multiplier that puts a layout's chain figure for any data loss near 1e-2..1e-1 per year, where
-/// a few hundred thousand simulated years see thousands of events: ×100 to ×3,000 (issue 33: "every failure
-/// rate × 100–1,000, so the figures are near 1e-2").
-pub(super) fn inflation(site: &Site, layout: &Layout, cat: &Catalog) -> f64 {
-    let mut k = 300.0;
-    for _ in 0..4 {
-        let (s2, c2) = inflated(site, cat, k);
-        let p = chain(&s2, layout, &c2).p_any_data_lost_per_year;
-        if p < 5e-3 && k < 3_000.0 {
-            k *= 3.0;
-        } else if p > 0.3 && k > 100.0 {
-            k /= 3.0;
-        } else {
-            break;
-        }
-    }
-    k
-}
+use super::agreement::inflation;
 
 /// A generated site's storage in one rack.
 #[derive(Debug, Clone, Copy)]
@@ -300,36 +206,71 @@ fn site_yaml(racks: &[(usize, Storage)], r: u8) -> String {
     s
 }
 
-proptest::proptest! {
-    #![proptest_config(proptest::prelude::ProptestConfig {
+/// Generated sites: 1–3 racks of 1–2 servers with their storage, and one replica count.
+fn generated() -> impl Strategy<Value = (Vec<(usize, Storage)>, u8)> {
+    (
+        proptest::collection::vec((1usize..=2, storage()), 1..=3),
+        prop_oneof![Just(1u8), Just(2u8), Just(3u8), Just(5u8)],
+    )
+}
+
+fn config() -> ProptestConfig {
+    ProptestConfig {
         cases: 16,
         rng_seed: proptest::test_runner::RngSeed::Fixed(20_261_204),
         failure_persistence: None,
-        ..proptest::prelude::ProptestConfig::default()
-    })]
+        ..ProptestConfig::default()
+    }
+}
+
+/// The top two layouts of a generated site agree with the reference at inflated rates (nothing to check
+/// for a combination the validator refuses, or more replicas than servers).
+fn check_generated(racks: &[(usize, Storage)], r: u8) -> Result<(), TestCaseError> {
+    let servers: usize = racks.iter().map(|x| x.0).sum();
+    if r as usize > servers {
+        return Ok(());
+    }
+    let text = site_yaml(racks, r);
+    let cat = Catalog::builtin();
+    let Ok(site) = crate::site::parse_str(&text, "generated.yaml", &cat) else {
+        return Ok(());
+    };
+    let plan = crate::plan::build(&site, &cat);
+    for l in plan.layouts.iter().take(2) {
+        let k = inflation(&site, &l.layout, &cat);
+        let a = compare(&site, &l.layout, &cat, k, 100_000, 5.0, 0.1);
+        prop_assert!(
+            a.disagreements.is_empty(),
+            "{}\n{}\n×{k}\n{}",
+            text,
+            l.id,
+            a.lines.join("\n")
+        );
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(config())]
 
     /// On generated sites (racks, arrays, RAID levels, pools, spares, HDDs and SSDs, internal disks, hosts'
     /// pools, R1–R5), rate-inflated, design's data-loss figures — the exact chains `simulate` shows too —
     /// agree with the reference simulation for the top two layouts.
     #[test]
-    fn the_chain_agrees_with_the_reference_on_generated_sites(
-        racks in proptest::collection::vec((1usize..=2, storage()), 1..=3),
-        r in proptest::prop_oneof![proptest::strategy::Just(1u8), proptest::strategy::Just(2u8), proptest::strategy::Just(3u8), proptest::strategy::Just(5u8)],
-    ) {
-        let servers: usize = racks.iter().map(|x| x.0).sum();
-        proptest::prop_assume!(r as usize <= servers);
-        let text = site_yaml(&racks, r);
-        let cat = Catalog::builtin();
-        let Ok(site) = crate::site::parse_str(&text, "generated.yaml", &cat) else {
-            return Ok(()); // a combination the validator refuses: nothing to compare
-        };
-        let plan = crate::plan::build(&site, &cat);
-        for l in plan.layouts.iter().take(2) {
-            let k = inflation(&site, &l.layout, &cat);
-            let a = compare(&site, &l.layout, &cat, k, 100_000, 5.0, 0.1);
-            proptest::prop_assert!(a.disagreements.is_empty(), "{}\n{}\n×{k}\n{}", text, l.id, a.lines.join("\n"));
-        }
+    fn the_chain_agrees_with_the_reference_on_generated_sites((racks, r) in generated()) {
+        check_generated(&racks, r)?;
     }
+}
+
+/// The same generated cases with a deliberate bug in the chain's destruction rules (RAID 10 groups
+/// destroyed by any two failed disks): the property fails (issue 33's "Done when").
+#[test]
+fn the_generated_sites_catch_a_chain_that_ignores_raid10_pairs() {
+    let mut runner = proptest::test_runner::TestRunner::new(config());
+    super::evaluate::IGNORE_PAIRS.with(|c| c.set(true));
+    let result = runner.run(&generated(), |(racks, r)| check_generated(&racks, r));
+    super::evaluate::IGNORE_PAIRS.with(|c| c.set(false));
+    assert!(result.is_err(), "the bug went unseen on every generated site");
 }
 
 /// Every example site's top two layouts agree with the reference at inflated rates.

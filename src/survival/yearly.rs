@@ -1092,9 +1092,13 @@ pub struct SimulateReport {
     pub site_years: u64,
     pub seed: u64,
     pub monte_carlo: Yearly,
-    /// The exact chain (at most 3 concurrent failures), when small enough.
+    /// The exact figures `design` shows for this layout (its two chains), when small enough.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exact: Option<Yearly>,
+    /// The reference simulation, written apart from the chain: at the site's rates, and held against the
+    /// exact chain at inflated rates (issue 33). None with `--no-reference`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reference: Option<super::agreement::ReferenceCheck>,
     /// Open NATS issues these figures do not cover.
     pub known_hazards: Vec<super::Hazard>,
 }
