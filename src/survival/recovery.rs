@@ -522,6 +522,19 @@ impl Builder<'_, '_> {
             " (seed 000's 30 s for a group on a spare; a larger redundant group is assumed usable at once while it \
              initialises in the background)"
         };
+        if fresh {
+            // The array went with its rack (or for good): it comes back with new drives, spares included.
+            let what = if super::repair::is_pool(grp.raid) {
+                format!(
+                    "new pool of {} drives on the replaced {aname}'s new drives and a {level} volume on it",
+                    grp.disks.len()
+                )
+            } else {
+                desc_fresh(level, grp.disks.len() as u32, &aname, init)
+            };
+            self.push(chain, what, t_group, on.clone());
+            return;
+        }
         if super::repair::is_pool(grp.raid) {
             let failed = self.failed_in(g);
             self.push(
@@ -539,7 +552,7 @@ impl Builder<'_, '_> {
             return;
         }
         let n = grp.disks.len() as u32;
-        let failed = if fresh { n } else { self.failed_in(g).max(1) };
+        let failed = self.failed_in(g).max(1);
         let survivors = n - failed.min(n);
         let mut spares = 0;
         while spares < failed && self.take_spare(a) {
@@ -580,7 +593,7 @@ impl Builder<'_, '_> {
                 s => format!("{s} hot spares were left"),
             }
         );
-        if holds && !fresh {
+        if holds {
             let from = format!(
                 "the {survivors} surviving drives and {spares} hot spare{}",
                 if spares == 1 { "" } else { "s" }
@@ -800,4 +813,12 @@ pub fn survivor_load(model: &Model, catalog: &Catalog, sc: &Scenario) -> Vec<Sur
             .then(a.server.cmp(&b.server))
     });
     rows
+}
+
+/// A destroyed group built again on the replaced array's new drives.
+fn desc_fresh(level: &str, n: u32, array: &str, init: &str) -> String {
+    format!(
+        "new {level} group of {n} drive{} on the replaced {array}'s new drives and its volume{init}",
+        if n == 1 { "" } else { "s" }
+    )
 }

@@ -49,6 +49,10 @@ impl Rebuild {
                 self.rate_key
             )
         };
+        if self.high_s <= self.low_s {
+            // A site's own rate: its figure, no band.
+            return format!("{by}, the site's figure");
+        }
         format!(
             "{by}; band {}–{}",
             crate::units::fmt_secs(self.low_s),

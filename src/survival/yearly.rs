@@ -853,9 +853,12 @@ impl<'m, 'a> Reliability<'m, 'a> {
             "planned rolling restarts and upgrades one server at a time: R1/R2 assets unavailable for each restart of \
              a replica's server, larger ones pay one leader hand-off; array firmware updates non-disruptive"
                 .into(),
-            "acknowledged messages lost = window losses + data-loss events; a data-loss event counts every \
-             message the asset holds (an upper bound when a lagging replica survives)"
-                .into(),
+            format!(
+                "acknowledged messages lost = window losses + data-loss events: an asset wholly lost (no replica \
+                 survives) loses every message it holds; a tail loss (a replica survives) loses what the survivor \
+                 had not received, {} s of the asset's rate (repair_times.replica_lag, an assumption)",
+                self.replica_lag_s
+            ),
             format!(
                 "election stalls: each single failure that leaves a group writable but takes its leader's server \
                  costs one election of up to {:.0} s (the leader is on any of R replicas alike)",

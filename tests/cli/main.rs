@@ -12,6 +12,7 @@ mod calibrate_cli;
 mod conn_context_cli;
 mod csv_cli;
 mod design_cli;
+mod durability_cli;
 mod emit_auth_cli;
 mod emit_cli;
 mod import_omb;
