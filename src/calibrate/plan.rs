@@ -201,7 +201,7 @@ pub fn all_points(max_replicas: u8) -> Vec<Point> {
     // round trip came from the KV putter plus the object fit's replication round, 2.5x too long).
     v.push(pt(Kind::Js, "jssync", 128, rb, 1, 0, "base", false, true));
     // Four synchronous publishers: how publishers waiting on their acks contend for the host
-    // (perf::leader's `sync_contention`); without it, the object fit's σ between concurrent object puts.
+    // (perf::sync_law's D, what each further publisher adds); without it, the object fit's σ stands in.
     v.push(pt(Kind::Js, "jssync", 128, rb, 4, 0, "workers", false, true));
     // One async publisher at R1: R1 writes every message in place (stream.go: no async flush below R2),
     // which prices the in-place write `always` adds to every replica at R>1 (perf::leader).
@@ -215,7 +215,7 @@ pub fn all_points(max_replicas: u8) -> Vec<Point> {
     if rb > 1 {
         v.push(pt(Kind::Kv, "kv", 512, rb, 1, 0, "replicas", false, false));
     }
-    // Four putters at R{rb}: how KV clients contend (perf::leader's `kv_contention`), from their own rows.
+    // Four putters at R{rb}: how KV clients contend (perf::sync_law's D for KV puts), from their own rows.
     v.push(pt(Kind::Kv, "kv", 512, rb, 4, 0, "workers", false, true));
     // Core: subscribers 1, 3, 6 at 64 B and 2 KiB with two publishers; one publisher alone for its ceiling.
     v.push(pt(Kind::Core, "core", 64, 1, 2, 1, "base", false, false));

@@ -100,7 +100,7 @@ impl HostClass {
     }
 
     /// Work units per message on the whole host, and on the leader.
-    fn units(&self, r: u8) -> (f64, f64) {
+    pub(crate) fn units(&self, r: u8) -> (f64, f64) {
         let host = if self.co_located > 1 {
             box_units(r)
         } else {
@@ -112,6 +112,23 @@ impl HostClass {
     /// Reference-core equivalents the leader gets (for the distance between classes).
     fn leader_cores(&self, r: u8) -> f64 {
         self.capacity(r) * leader_units(r)
+    }
+
+    /// Distance from this (calibrated) host to a target host (`LeaderClass::distance`; `assumed` when the
+    /// calibration did not state this host's figures).
+    pub fn distance(&self, assumed: bool, to: &HostClass, r: u8) -> f64 {
+        let assumed = if assumed { 0.2 } else { 0.0 };
+        if to.server_model.eq_ignore_ascii_case(&self.server_model) {
+            return assumed / 2.0;
+        }
+        let speed = (to.cpu_speed / self.cpu_speed).ln().abs();
+        let cores = 0.5 * (to.leader_cores(r) / self.leader_cores(r)).ln().abs();
+        let shared = if (to.co_located > 1) != (self.co_located > 1) {
+            0.3
+        } else {
+            0.0
+        };
+        0.1 + speed + cores + shared + assumed
     }
 }
 
@@ -152,20 +169,6 @@ pub struct LeaderClass {
     pub always_write_source: String,
     /// True when the class measured R1 publishes (the cap "R>1 never above R1" then rests on data).
     pub r1_measured: bool,
-    /// Unloaded round trip of one synchronous publish, per replica count, from the class's sync rows.
-    pub sync_round_trip_s: Vec<(u8, f64)>,
-    /// Unloaded round trip of one synchronous KV put, per replica count, from the file's KV rows with the
-    /// fewest clients (a KV put is heavier than a bare publish: subject mapping, headers).
-    pub kv_round_trip_s: Vec<(u8, f64)>,
-    /// Median value size of the KV rows those round trips come from (other sizes add the per-byte terms).
-    pub kv_round_trip_bytes: f64,
-    /// Contention (USL σ) between synchronous publishers, from sync rows at two publisher counts or more.
-    pub sync_contention: Option<f64>,
-    /// The same between KV putters, from KV rows at two client counts or more: each kind's own rows price
-    /// it (KV puts take async-nats, sync publishes the raw path). On the lab the two came out alike (four
-    /// putters σ 0.26 and 0.42, four publishers 0.32 and 0.34 in runs 4 and 5 of 2026-12-02): measured per
-    /// kind because it is cheap, not because they were seen to differ.
-    pub kv_contention: Option<f64>,
     /// True when the file says its publishers connected to servers other than the stream leader's
     /// (`conditions.leader: remote…`, what `calibrate` writes since `bench --leader`): its predictions are
     /// for that case, and say so.
@@ -187,18 +190,7 @@ impl LeaderClass {
     /// log speed ratio, half the log ratio of the cores the leader gets, 0.3 when one shares its cores with
     /// the whole cluster and the other does not, and 0.2 when the class's host was not stated.
     pub fn distance(&self, to: &HostClass, r: u8) -> f64 {
-        let assumed = if self.host_assumed { 0.2 } else { 0.0 };
-        if to.server_model.eq_ignore_ascii_case(&self.host.server_model) {
-            return assumed / 2.0;
-        }
-        let speed = (to.cpu_speed / self.host.cpu_speed).ln().abs();
-        let cores = 0.5 * (to.leader_cores(r) / self.host.leader_cores(r)).ln().abs();
-        let shared = if (to.co_located > 1) != (self.host.co_located > 1) {
-            0.3
-        } else {
-            0.0
-        };
-        0.1 + speed + cores + shared + assumed
+        self.host.distance(self.host_assumed, to, r)
     }
 
     fn fit_width(&self) -> f64 {
@@ -230,7 +222,6 @@ struct JsRow {
     replicas: u8,
     rate: f64,
     sync_publish: bool,
-    publishers: f64,
 }
 
 fn js_rows(f: &CalibrationFile) -> Vec<JsRow> {
@@ -245,7 +236,6 @@ fn js_rows(f: &CalibrationFile) -> Vec<JsRow> {
                 replicas: r.replicas.unwrap_or(1),
                 rate: r.measured("durable_pubs_per_s")?,
                 sync_publish: r.publish_mode.as_deref() == Some("sync"),
-                publishers: r.publishers.or(r.workers).unwrap_or(1) as f64,
             })
         })
         .collect()
@@ -356,21 +346,6 @@ pub fn fit_classes(set: &CalibrationSet, catalog: &Catalog) -> Vec<LeaderClass> 
             .map(|r| (r.size, unit_for(&host, r.replicas, r.always, w, r.rate)))
             .collect();
         let rms = (pts.iter().map(|(s, u)| ((a + b * s) / u).ln().powi(2)).sum::<f64>() / pts.len() as f64).sqrt();
-        // The unloaded round trip: rows with the fewest sync publishers (more contend for the host).
-        let fewest = rows
-            .iter()
-            .filter(|r| r.sync_publish)
-            .map(|r| r.publishers)
-            .fold(f64::INFINITY, f64::min);
-        let sync_contention = sync_sigma(&rows, fewest);
-        let mut rtt: Vec<(u8, Vec<f64>)> = Vec::new();
-        for r in rows.iter().filter(|r| r.sync_publish && r.publishers == fewest) {
-            let t = r.publishers / r.rate;
-            match rtt.iter_mut().find(|(k, _)| *k == r.replicas) {
-                Some((_, v)) => v.push(t),
-                None => rtt.push((r.replicas, vec![t])),
-            }
-        }
         let (always_write_s, always_write_source) = match &probe {
             Some(p) => (
                 ALWAYS_WRITE_PER_PROBE_WRITE * p.write_s,
@@ -381,7 +356,6 @@ pub fn fit_classes(set: &CalibrationSet, catalog: &Catalog) -> Vec<LeaderClass> 
             ),
             None => (w, write_source.clone()),
         };
-        let kv = kv_round_trips(f);
         out.push(LeaderClass {
             id: f.id.clone(),
             host,
@@ -393,11 +367,6 @@ pub fn fit_classes(set: &CalibrationSet, catalog: &Catalog) -> Vec<LeaderClass> 
             always_write_source,
             r1_measured: write_source.ends_with("(R1 rows)"),
             write_source,
-            sync_round_trip_s: rtt.into_iter().map(|(k, v)| (k, median(v))).collect(),
-            kv_round_trip_s: kv.0,
-            kv_round_trip_bytes: kv.1,
-            kv_contention: kv.2,
-            sync_contention,
             leader_remote: f
                 .conditions
                 .get("leader")
@@ -409,81 +378,6 @@ pub fn fit_classes(set: &CalibrationSet, catalog: &Catalog) -> Vec<LeaderClass> 
         });
     }
     out
-}
-
-/// Per replica count, the median time per put of the file's delayed-sync KV rows with the fewest clients
-/// at that count (clients ÷ puts per second), and the rows' median value size. Rows measured under
-/// `always` are left out: their time holds the fsync, which the prediction adds from the probe or the
-/// volume (they would pay it twice).
-fn kv_round_trips(f: &CalibrationFile) -> (Vec<(u8, f64)>, f64, Option<f64>) {
-    let rows: Vec<(u8, f64, f64)> = f
-        .series
-        .iter()
-        .flat_map(|s| &s.rows)
-        .filter(|r| r.kind == "kv" && r.fit && r.sync_always() != Some(true))
-        .filter_map(|r| {
-            let clients = r.workers.unwrap_or(1).max(1) as f64;
-            Some((r.replicas.unwrap_or(1), clients, clients / r.measured("ops_per_s")?))
-        })
-        .collect();
-    let sizes: Vec<f64> = f
-        .series
-        .iter()
-        .flat_map(|s| &s.rows)
-        .filter(|r| r.kind == "kv" && r.fit && r.sync_always() != Some(true) && r.measured("ops_per_s").is_some())
-        .filter_map(|r| r.size_bytes().map(|b| b as f64))
-        .collect();
-    let bytes = if sizes.is_empty() { 0.0 } else { median(sizes) };
-    let mut out: Vec<(u8, f64)> = Vec::new();
-    let mut reps: Vec<u8> = rows.iter().map(|r| r.0).collect();
-    reps.sort_unstable();
-    reps.dedup();
-    for k in reps {
-        let fewest = rows
-            .iter()
-            .filter(|r| r.0 == k)
-            .map(|r| r.1)
-            .fold(f64::INFINITY, f64::min);
-        let v: Vec<f64> = rows.iter().filter(|r| r.0 == k && r.1 == fewest).map(|r| r.2).collect();
-        out.push((k, median(v)));
-    }
-    // σ between putters: rows with more clients than the fewest at the same replicas, against that round
-    // trip (rate = C ÷ (τ·(1 + σ·(C − 1))), as `sync_sigma`).
-    let sig: Vec<f64> = rows
-        .iter()
-        .filter_map(|&(k, clients, t)| {
-            let &(_, tau) = out.iter().find(|(r, _)| *r == k)?;
-            let fewest = rows
-                .iter()
-                .filter(|r| r.0 == k)
-                .map(|r| r.1)
-                .fold(f64::INFINITY, f64::min);
-            (clients > fewest && tau > 0.0).then(|| ((t / tau - 1.0) / (clients - 1.0)).clamp(0.0, 1.0))
-        })
-        .collect();
-    (out, bytes, (!sig.is_empty()).then(|| median(sig)))
-}
-
-/// σ between synchronous publishers: rows with more publishers than the fewest, at the same replicas,
-/// against the fewest's round trip: rate = P ÷ (τ·(1 + σ·(P − 1))). None without such pairs.
-fn sync_sigma(rows: &[JsRow], fewest: f64) -> Option<f64> {
-    let base = |r: u8| {
-        let v: Vec<f64> = rows
-            .iter()
-            .filter(|x| x.sync_publish && x.replicas == r && x.publishers == fewest)
-            .map(|x| x.publishers / x.rate)
-            .collect();
-        (!v.is_empty()).then(|| median(v))
-    };
-    let sig: Vec<f64> = rows
-        .iter()
-        .filter(|r| r.sync_publish && r.publishers > fewest)
-        .filter_map(|r| {
-            let tau = base(r.replicas)?;
-            Some(((r.publishers / (r.rate * tau) - 1.0) / (r.publishers - 1.0)).clamp(0.0, 1.0))
-        })
-        .collect();
-    (!sig.is_empty()).then(|| median(sig))
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -529,13 +423,13 @@ pub struct Publish {
     pub publishers: f64,
     /// Publishes in flight per publisher (1 = synchronous).
     pub window: f64,
-    /// Contention between publishers for the host (USL σ): each publisher's round trip stretches by
-    /// 1 + σ·(publishers − 1).
-    pub contention: f64,
+    /// Synchronous publishers only (window 1): what each other publisher in flight adds to one's round trip
+    /// (seconds; perf::sync_law's D): rate = publishers ÷ (round trip + D·(publishers − 1)).
+    pub saturation_s: f64,
 }
 
 /// What one stream's leader, publish mode and sync mode allow.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StreamInput {
     pub replicas: u8,
     pub bytes: f64,
@@ -562,6 +456,8 @@ pub struct StreamInput {
 pub enum Binding {
     LeaderCpu,
     SyncRoundTrips,
+    /// Synchronous publishers past the knee: each waits behind the others' operations (perf::sync_law's D).
+    SyncSaturation,
     AsyncWindow,
     Fsync,
 }
@@ -571,6 +467,7 @@ impl Binding {
         match self {
             Binding::LeaderCpu => "stream leader CPU (one leader per stream)",
             Binding::SyncRoundTrips => "client round trips (sync publish)",
+            Binding::SyncSaturation => "sync publishers queue at the stream leader (more add little)",
             Binding::AsyncWindow => "async publish window (publishes in flight)",
             Binding::Fsync => "fsync latency (sync always: WAL fsync per append entry)",
         }
@@ -632,12 +529,19 @@ pub fn leader_time_s(class: &LeaderClass, host: &HostClass, inp: &StreamInput) -
 pub fn stream_rate(t_l: f64, inp: &StreamInput) -> StreamRate {
     let n = (inp.publish.publishers * inp.publish.window).max(1.0);
     let p = inp.publish.publishers.max(1.0);
-    let tau = inp.round_trip_s.max(1e-6) * (1.0 + inp.publish.contention.clamp(0.0, 1.0) * (p - 1.0));
     let sync_pub = inp.publish.window <= 1.0;
-    let client = if sync_pub {
-        Binding::SyncRoundTrips
-    } else {
+    let tau = inp.round_trip_s.max(1e-6)
+        + if sync_pub {
+            inp.publish.saturation_s.max(0.0) * (p - 1.0)
+        } else {
+            0.0
+        };
+    let client = if !sync_pub {
         Binding::AsyncWindow
+    } else if inp.publish.saturation_s * (p - 1.0) > inp.round_trip_s {
+        Binding::SyncSaturation
+    } else {
+        Binding::SyncRoundTrips
     };
     if !inp.always {
         let (x, b) = if n / tau < 1.0 / t_l {
@@ -733,11 +637,6 @@ pub fn write_s(class: &LeaderClass, replicas: u8, always: bool) -> f64 {
     } else {
         class.write_s
     }
-}
-
-/// Publishers needed to reach `rate` with `window` in flight each, given the leader allows it.
-pub fn publishers_needed(rate: f64, window: f64, latency_s: f64) -> f64 {
-    (rate * latency_s / window.max(1.0)).ceil().max(1.0)
 }
 
 #[cfg(test)]

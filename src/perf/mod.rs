@@ -14,6 +14,7 @@ pub mod fit;
 pub mod leader;
 pub mod model;
 mod servers;
+pub mod sync_law;
 
 pub use calibration::{CalibrationFile, CalibrationSet};
 pub use model::{predict_shape, Band, Kind, Latency, Prediction, Shape, Sync, Terms, VolumeSpec};
@@ -574,7 +575,7 @@ fn price_asset(
             let reach = p
                 .stream
                 .as_ref()
-                .and_then(|f| reach(d.rate, f, &ps, &site.servers[leader].model));
+                .and_then(|f| reach(d.rate, f, &ps, d.kind, &site.servers[leader].model));
             let mut priced = Priced {
                 ops_per_s: p.ops_per_s,
                 bottleneck: p.bottleneck.into(),
@@ -718,27 +719,57 @@ fn publish_mode(kind: Kind, ps: &crate::site::PublishSpec) -> (u32, u32, Option<
     (workers, window, described)
 }
 
-/// What reaches `rate` on this stream: enough publishers or a wider window when the leader allows it,
-/// otherwise faster servers or splitting the stream (a stream does not scale past its leader).
-fn reach(rate: f64, f: &model::StreamFacts, ps: &crate::site::PublishSpec, server_model: &str) -> Option<String> {
+/// What reaches `rate` on this stream, solved from the law that predicts it (`StreamFacts`): when one leader
+/// cannot carry the rate however many clients it has, split the stream; else as many synchronous publishers
+/// as the law needs, or the async window per publisher. Following it predicts at least `rate` (issue 36:
+/// the advice once came from a formula without the clients' contention and contradicted the prediction).
+fn reach(
+    rate: f64,
+    f: &model::StreamFacts,
+    ps: &crate::site::PublishSpec,
+    kind: Kind,
+    server_model: &str,
+) -> Option<String> {
     if rate <= 0.0 {
         return None;
     }
-    if rate > f.leader_per_s {
-        let parts = (rate / f.leader_per_s).ceil();
-        return Some(format!(
-            "one stream leader on {server_model} servers carries about {:.0}/s: use faster servers, or split the stream into {parts:.0} streams by subject",
-            f.leader_per_s
-        ));
-    }
-    let sync_p = f.sync_publishers_for(rate);
+    let ops = if kind == Kind::Kv { "puts" } else { "publishes" };
     let pubs = ps.publishers.map(|p| p as f64).unwrap_or(1.0);
     let window = f.window_for(rate, pubs);
-    Some(format!(
-        "sync publish needs ≥ {sync_p:.0} concurrent publishers at this latency ({:.2} ms to the ack), or async with a window ≥ {window:.0} per publisher ({pubs:.0} publisher{})",
-        f.ack_s * 1e3,
-        if pubs == 1.0 { "" } else { "s" }
-    ))
+    if window.is_none() && f.window_for(rate, 1_000.0).is_none() {
+        // The leader's ceiling: no client count or window reaches it.
+        let parts = (rate / f.leader_per_s.max(1.0)).ceil().max(2.0);
+        return Some(format!(
+            "one stream leader on {server_model} servers carries at most about {:.0} {ops}/s however many clients it has: split the stream into {parts:.0} by subject ({:.0}/s each), or use faster servers",
+            f.leader_per_s,
+            rate / parts
+        ));
+    }
+    let sync = ps.sync.unwrap_or(kind == Kind::Kv);
+    let sync_p = f.sync_publishers_for(rate);
+    let sync_text = match sync_p {
+        Some(p) => format!(
+            "sync publish reaches {rate:.0}/s with ≥ {p:.0} concurrent publishers ({:.2} ms to one ack, {:.1} µs more per publisher in flight)",
+            f.round_trip_s * 1e3,
+            f.saturation_s * 1e6
+        ),
+        None => format!(
+            "sync publishers top out at about {:.0}/s here however many there are",
+            f.sync_ceiling_per_s()
+        ),
+    };
+    let async_text = match window {
+        Some(w) => format!(
+            "async with a window ≥ {w:.0} per publisher ({pubs:.0} publisher{})",
+            if pubs == 1.0 { "" } else { "s" }
+        ),
+        None => format!("async with more publishers ({pubs:.0} cannot keep enough in flight)"),
+    };
+    Some(if sync {
+        format!("{sync_text}; or {async_text}")
+    } else {
+        format!("{async_text}; or {sync_text}")
+    })
 }
 
 fn model_idle() -> f64 {

@@ -18,6 +18,7 @@ mod perf_layout;
 mod perf_leader;
 mod perf_loo;
 mod perf_model;
+mod perf_sync;
 mod report_html;
 mod report_render;
 mod site_errors;

@@ -168,7 +168,7 @@ fn kv_r3_is_priced_from_the_files_replicated_kv_rows() {
     for run in &f.runs {
         let cal = Calibration::with_file(Path::new(&run.calibration)).unwrap();
         let class = class_of(&cal, run);
-        let rtt = class.kv_round_trip_s.iter().find(|(r, _)| *r == 3).map(|(_, t)| *t);
+        let rtt = kv_law(&cal, run, 3).map(|l| l.round_trip_s);
         let rtt = rtt.unwrap_or_else(|| panic!("{}: no R3 KV round trip", run.model));
         let rows = kv_r3_rows(run, None);
         assert_eq!(rows.len(), 3, "{}", run.model);
@@ -240,10 +240,18 @@ fn kv_putters_take_the_kv_rows_contention_not_the_publishers() {
         let class = class_of(&cal, run);
         let rows = kv_r3_rows(run, Some(4));
         if rows.is_empty() {
-            assert!(class.kv_contention.is_none(), "{}", run.model);
+            assert!(
+                kv_law(&cal, run, 3).and_then(|l| l.saturation_s).is_none(),
+                "{}",
+                run.model
+            );
             continue;
         }
-        assert!(class.kv_contention.is_some(), "{}", run.model);
+        assert!(
+            kv_law(&cal, run, 3).and_then(|l| l.saturation_s).is_some(),
+            "{}",
+            run.model
+        );
         let cat = Catalog::builtin();
         let sh = kv_shape(&cat, class.server_model(), 4);
         let p = predict_shape(&cal.terms, &cat, &sh).ops_per_s;
@@ -256,6 +264,17 @@ fn kv_putters_take_the_kv_rows_contention_not_the_publishers() {
         checked += 1;
     }
     assert_eq!(checked, 2, "runs 4 and 5 measured four KV clients");
+}
+
+/// The KV-put law at `replicas` of the run's host (perf::sync_law).
+fn kv_law<'c>(cal: &'c Calibration, run: &Run, replicas: u8) -> Option<&'c natsplan::perf::sync_law::SyncLaw> {
+    cal.terms
+        .sync_hosts
+        .iter()
+        .find(|h| h.host.server_model == run.model)?
+        .laws
+        .iter()
+        .find(|l| l.op == natsplan::perf::sync_law::SyncOp::KvPut && l.replicas == replicas)
 }
 
 /// The calibration's leader class for the run's host.

@@ -14,6 +14,7 @@
 //! Layout: this file holds the shared types; `volume` the storage under a server, `terms` the fitting
 //! (calibration rows to terms), `predict` the prediction for one shape.
 
+pub mod always;
 pub mod predict;
 pub mod terms;
 pub mod volume;
@@ -203,8 +204,8 @@ pub struct Prediction {
     pub notes: Vec<String>,
 }
 
-/// What a stream's rate rests on, for "what reaches the rate" advice (perf::leader).
-#[derive(Debug, Clone, Copy, Serialize, PartialEq)]
+/// What a stream's rate rests on, for "what reaches the rate" advice (perf::leader, perf::sync_law).
+#[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct StreamFacts {
     /// The leader's own ceiling with unlimited clients (msgs/s).
     pub leader_per_s: f64,
@@ -214,17 +215,83 @@ pub struct StreamFacts {
     /// Publishers × window the prediction assumed.
     pub publishers: f64,
     pub window: f64,
+    /// One synchronous client's round trip at delayed sync (τ, seconds), and what each further synchronous
+    /// client adds to it (D, seconds; perf::sync_law): publishers ÷ (τ + D·(publishers − 1)).
+    pub round_trip_s: f64,
+    pub saturation_s: f64,
+    /// The law that priced the rate, to solve it for publishers or a window (not serialised).
+    #[serde(skip)]
+    pub law: Option<StreamLaw>,
 }
 
+/// The stream law as the prediction ran it: the leader's time per message, the inputs, and the factor
+/// `always` was priced with on a catalog volume (the measured always ÷ delayed ratio; 1 otherwise).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StreamLaw {
+    pub leader_time_s: f64,
+    pub input: crate::perf::leader::StreamInput,
+    pub ratio: f64,
+}
+
+/// Clients or windows are searched up to this (a site's `publishers` and `window` go to 1,000,000).
+const MAX_CLIENTS: f64 = 1_000_000.0;
+
 impl StreamFacts {
-    /// Synchronous publishers needed for `rate` (each waits for its ack).
-    pub fn sync_publishers_for(&self, rate: f64) -> f64 {
-        (rate * self.ack_s).ceil().max(1.0)
+    /// The rate the model predicts with `publishers` clients of `window` each (the stream law alone: the
+    /// disk and NIC ceilings of the prediction are not in it).
+    pub fn rate_with(&self, publishers: f64, window: f64) -> f64 {
+        let Some(l) = &self.law else {
+            return 0.0;
+        };
+        let mut i = l.input.clone();
+        i.publish.publishers = publishers.max(1.0);
+        i.publish.window = window.max(1.0);
+        crate::perf::leader::stream_rate(l.leader_time_s, &i).per_s * l.ratio
     }
-    /// Async window per publisher needed for `rate` with `publishers` publishers.
-    pub fn window_for(&self, rate: f64, publishers: f64) -> f64 {
-        (rate * self.ack_s / publishers.max(1.0)).ceil().max(1.0)
+
+    /// The fewest synchronous publishers (window 1) the model says reach `rate`; None when no count does
+    /// (each waits for its ack and the leader serves them one operation at a time: the law tends to
+    /// 1 ÷ D, or the leader's ceiling).
+    pub fn sync_publishers_for(&self, rate: f64) -> Option<f64> {
+        least(|p| self.rate_with(p, 1.0) >= rate)
     }
+
+    /// The smallest window per publisher with `publishers` publishers that the model says reaches `rate`;
+    /// None when none does (the leader's ceiling).
+    pub fn window_for(&self, rate: f64, publishers: f64) -> Option<f64> {
+        least(|w| self.rate_with(publishers, w) >= rate)
+    }
+
+    /// What synchronous publishers cannot pass however many there are (msgs/s).
+    pub fn sync_ceiling_per_s(&self) -> f64 {
+        self.rate_with(MAX_CLIENTS, 1.0)
+    }
+}
+
+/// The least whole n in 1..=MAX_CLIENTS with `ok(n)`, for `ok` false then true as n grows; None if never.
+fn least(ok: impl Fn(f64) -> bool) -> Option<f64> {
+    if !ok(MAX_CLIENTS) {
+        return None;
+    }
+    let mut hi = 1.0;
+    while !ok(hi) {
+        hi *= 2.0;
+        if hi >= MAX_CLIENTS {
+            hi = MAX_CLIENTS;
+            break;
+        }
+    }
+    let mut lo = (hi / 2.0).floor().max(0.0);
+    // ok(hi) holds; ok(lo) does not (or lo = 0).
+    while hi - lo > 1.0 {
+        let mid = ((lo + hi) / 2.0).floor();
+        if ok(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Some(hi)
 }
 
 /// Cores busy for `msgs_per_s` JetStream messages of `msg_bytes` on a server doing `units` of work per

@@ -6,6 +6,7 @@ use super::terms::{consumer_factor, get_rate, obj_time, usl};
 use super::*;
 use crate::catalog::Catalog;
 use crate::perf::leader::{self, HostClass, Publish, StreamInput};
+use crate::perf::sync_law::{self, SyncOp};
 
 /// What a prediction collects while the kind's law runs.
 struct Ctx<'a> {
@@ -31,6 +32,11 @@ struct Ctx<'a> {
     calibration: String,
     distance: f64,
     stream: Option<StreamFacts>,
+    /// The band's low and high ends as multiples of the point, beyond its symmetric width (`always` priced
+    /// by measured ratios: the ratios' spread).
+    ratio_band: Option<(f64, f64)>,
+    catalog: &'a Catalog,
+    ref_disk_us: f64,
 }
 
 /// What a kind's law returns: ops/s, messages per op, bytes per message, latency and what binds.
@@ -98,6 +104,9 @@ pub fn predict_shape(terms: &Terms, catalog: &Catalog, sh: &Shape) -> Prediction
         calibration: String::new(),
         distance: 0.0,
         stream: None,
+        ratio_band: None,
+        catalog,
+        ref_disk_us,
     };
     let law = match sh.kind {
         Kind::ObjPut => obj_put(&mut c),
@@ -181,7 +190,9 @@ fn obj_get(c: &mut Ctx) -> Law {
 }
 
 /// JetStream publishes and KV puts: the stream leader of the nearest calibrated host class, the clients'
-/// publish mode, and the fsyncs `always` puts in the commit path (perf::leader).
+/// publish mode (synchronous clients by perf::sync_law, async windows in flight), and the fsyncs `always`
+/// puts in the commit path (perf::leader; on a catalog volume, the always ÷ delayed ratios measured on
+/// arrays, `always`).
 fn js(c: &mut Ctx) -> Law {
     let (terms, sh, r, s) = (c.terms, c.sh, c.r, c.s);
     let o = &terms.obj;
@@ -199,89 +210,152 @@ fn js(c: &mut Ctx) -> Law {
     };
     // The class's own server model: its probe and its measured round trips apply as they are.
     let own_host = class.host.server_model.eq_ignore_ascii_case(&host.server_model);
-    // One synchronous publish at delayed sync: the class's own sync rows on its own host, else the KV
-    // putter's per-operation time plus the object fit's replication round (the sum the old model used).
-    // A KV put is heavier than a bare publish (subject mapping, headers): the sync-publish rows price
-    // JetStream publishes only (the held-out KV shape came out 3x too fast with them); KV puts take the
-    // class's own KV rows at this replica count.
-    let rtts = match sh.kind {
-        Kind::Kv => &class.kv_round_trip_s,
-        _ => &class.sync_round_trip_s,
+    let op = match sh.kind {
+        Kind::Kv => SyncOp::KvPut,
+        _ => SyncOp::Publish,
     };
-    let measured_rtt = rtts.iter().find(|(k, _)| *k == r).map(|(_, t)| *t).filter(|_| own_host);
-    let mut round_trip = terms.js.op_s + s * o.byte_s;
-    if r > 1 {
-        round_trip += o.rep_round_s + o.rep_byte_s * (r as f64 - 1.0) * s;
-    }
-    // A KV row's round trip is for its own value size: other sizes add (or take off) the per-byte terms.
-    let measured_rtt = measured_rtt.map(|t| match sh.kind {
-        Kind::Kv => {
-            let per_byte = o.byte_s + if r > 1 { o.rep_byte_s * (r as f64 - 1.0) } else { 0.0 };
-            (t + (s - class.kv_round_trip_bytes) * per_byte).max(0.5 * t)
-        }
-        _ => t,
-    });
-    let round_trip = measured_rtt.unwrap_or(round_trip);
     // fsync: the class's probe on its own host; elsewhere the catalog volume's write latency.
     let probe = class.probe.as_ref().filter(|_| own_host);
     let fsync_s = probe.map(|p| p.fsync_s).unwrap_or(c.lat_s);
-    let window = if sh.kind == Kind::Kv {
-        1.0
-    } else {
-        sh.batch.max(1) as f64
-    };
-    let inp = StreamInput {
+    // Publishes in flight per client: KV puts too (`publish: async` keeps a window of puts in flight).
+    let window = sh.batch.max(1) as f64;
+    let per_byte = o.byte_s + if r > 1 { o.rep_byte_s * (r as f64 - 1.0) } else { 0.0 };
+    let vol_byte_s = 1.0 / (sh.volume.group_write_bytes_per_s() / sh.volume.luns_on_group.max(1) as f64).max(1.0);
+    let mut inp = StreamInput {
         replicas: r,
         bytes: s,
         always: c.always,
         publish: Publish {
             publishers: c.w,
             window,
-            // Synchronous clients contend for the host: the class's own σ when its rows vary the clients
-            // (KV rows for KV putters, sync-publish rows for publishers), else the object fit's σ between
-            // concurrent clients (what the old model used).
-            contention: match sh.kind {
-                Kind::Kv => class.kv_contention,
-                _ => class.sync_contention,
-            }
-            .filter(|_| own_host)
-            .unwrap_or(o.sigma),
+            saturation_s: 0.0,
         },
         fsync_s,
         commit_s: probe.and_then(|p| p.commit_s),
         // Per synced byte: the probe's figure on the calibrated host, else the volume's write bandwidth.
-        fsync_byte_s: probe
-            .and_then(|p| p.sync_byte_s)
-            .unwrap_or(1.0 / (sh.volume.group_write_bytes_per_s() / sh.volume.luns_on_group.max(1) as f64).max(1.0)),
+        fsync_byte_s: probe.and_then(|p| p.sync_byte_s).unwrap_or(vol_byte_s),
         sync_copies: leader::sync_copies(r, own_host && class.host.co_located > 1),
         write_s: leader::write_s(class, r, c.always),
-        round_trip_s: round_trip,
+        round_trip_s: 0.0,
     };
     // No row measured a replicated leader faster than an R1 one on the same host (lab: R1 150k, R3 121k
     // msgs/s at 128 B): where the class measured R1, R>1 is never priced above it (the R1 path pays a
     // store write per message, which the replicated store's async flush avoids, but the replicated leader
     // does more per message).
-    let mut t_l = leader::leader_time_s(class, &host, &inp);
-    if class.r1_measured && r > 1 {
-        let r1 = StreamInput {
-            replicas: 1,
-            write_s: leader::write_s(class, 1, c.always),
-            ..inp.clone()
-        };
-        t_l = t_l.max(leader::leader_time_s(class, &host, &r1));
-    }
-    let rate = leader::stream_rate(t_l, &inp);
+    let leader_time = |inp: &StreamInput| {
+        let mut t = leader::leader_time_s(class, &host, inp);
+        if class.r1_measured && r > 1 {
+            let r1 = StreamInput {
+                replicas: 1,
+                write_s: leader::write_s(class, 1, inp.always),
+                ..inp.clone()
+            };
+            t = t.max(leader::leader_time_s(class, &host, &r1));
+        }
+        t
+    };
+    let delayed = StreamInput {
+        always: false,
+        write_s: leader::write_s(class, r, false),
+        ..inp.clone()
+    };
+    let t_delayed = leader_time(&delayed);
+    // Synchronous clients: one's round trip and what each further one adds, on this hardware.
+    let target = sync_law::Target {
+        host: &host,
+        replicas: r,
+        bytes: s,
+        per_byte_s: per_byte,
+        servers: sh.servers,
+        leader: class,
+        leader_time_s: t_delayed,
+    };
+    let price = sync_law::price(&terms.sync_hosts, &terms.leaders, &target, op);
+    let (round_trip, measured_rtt) = match &price {
+        Some(p) => (p.round_trip_s, p.measured),
+        None => {
+            // No calibration measured synchronous clients: the per-operation time of the first file with
+            // a single-client R1 KV row plus the object fit's replication round (the model before issue 14).
+            let mut t = terms.js.op_s + s * o.byte_s;
+            if r > 1 {
+                t += o.rep_round_s + o.rep_byte_s * (r as f64 - 1.0) * s;
+            }
+            (t, false)
+        }
+    };
+    let saturation = match price.as_ref().and_then(|p| p.saturation_s) {
+        Some(d) => d,
+        None => {
+            c.notes.push(
+                "no calibration measured many synchronous clients: each further client stretches a round trip by the object store fit's contention (σ)"
+                    .into(),
+            );
+            o.sigma * round_trip
+        }
+    };
+    // A KV put costs the leader more than a publish (subject index, per-key limits): the ratio the
+    // calibration measured at the most clients.
+    let factor = price.as_ref().map_or(1.0, |p| p.leader_factor);
+    inp.round_trip_s = round_trip;
+    inp.publish.saturation_s = saturation;
+    let t_l = leader_time(&inp) * factor;
+    let mut rate = leader::stream_rate(t_l, &inp);
     let fsyncs = match (c.always, r > 1) {
         (false, _) => 0.0,
         (true, true) => 2.0,
         (true, false) => 1.0,
     };
-    c.stream = Some(StreamFacts {
+    let mut facts = StreamFacts {
         leader_per_s: rate.leader_per_s,
         ack_s: round_trip + fsyncs * fsync_s,
         publishers: c.w,
         window,
-    });
+        round_trip_s: round_trip,
+        saturation_s: saturation,
+        law: Some(StreamLaw {
+            leader_time_s: t_l,
+            input: inp.clone(),
+            ratio: 1.0,
+        }),
+    };
+    let mut bottleneck = rate.binding.label().to_string();
+    // `always` on a catalog volume: what the fsync model says on this volume, held to the always ÷ delayed
+    // ratios measured for its write-cache setting (`always`).
+    if c.always && probe.is_none() {
+        let t_d = t_delayed * factor;
+        let delayed_inp = StreamInput {
+            round_trip_s: round_trip,
+            publish: inp.publish,
+            ..delayed.clone()
+        };
+        let d = leader::stream_rate(t_d, &delayed_inp).per_s;
+        let mech = rate.per_s / d;
+        let lat = |v: &VolumeSpec| volume_write_latency_s(terms, v, c.ref_disk_us).0;
+        let mut off = sh.volume.clone();
+        off.write_cache = false;
+        let seed = VolumeSpec::seed000(c.catalog, always::measured_raid(sh.volume.raid), 1);
+        let lats = always::Latencies {
+            volume_s: c.lat_s,
+            cache_off_s: lat(&off),
+            measured_s: lat(&seed),
+        };
+        if let Some(a) = always::price(&terms.always_ratios, &sh.volume, r, lats, mech) {
+            rate.per_s = d * a.ratio;
+            rate.latency_s = (c.w * window) / rate.per_s;
+            facts.law = Some(StreamLaw {
+                leader_time_s: t_d,
+                input: delayed_inp,
+                ratio: a.ratio,
+            });
+            // The leader's ceiling as this pricing has it (the split advice divides by it).
+            facts.leader_per_s = a.ratio / t_d;
+            c.ratio_band = Some((a.low / a.ratio, a.high / a.ratio));
+            c.sources.push(a.source.clone());
+            c.notes.push(a.note.clone());
+            bottleneck = a.bottleneck.to_string();
+        }
+    }
+    c.stream = Some(facts);
     c.calibration = class.id.clone();
     c.distance = distance;
     c.width = c.width.max(leader::width(class, distance));
@@ -289,11 +363,17 @@ fn js(c: &mut Ctx) -> Law {
         "{} (stream leader, host class {})",
         class.id, class.host.server_model
     ));
-    if measured_rtt.is_none() {
-        c.sources.push(format!(
+    match &price {
+        Some(p) if !measured_rtt => {
+            c.sources
+                .push(format!("{} (synchronous clients, carried to this host)", p.source));
+            c.notes.extend(p.notes.iter().cloned());
+        }
+        Some(p) => c.sources.push(format!("{} (synchronous clients)", p.source)),
+        None => c.sources.push(format!(
             "{} (per-op), {} (replication round)",
             terms.js.op_source, o.source
-        ));
+        )),
     }
     if let Some(p) = probe {
         c.sources.push(format!("{} (store probe)", p.source));
@@ -325,7 +405,7 @@ fn js(c: &mut Ctx) -> Law {
             sh.server.perf_source
         ));
     }
-    if c.always && probe.is_none() {
+    if c.always && probe.is_none() && c.ratio_band.is_none() {
         c.notes.push(format!(
             "sync always: one fsync per append entry at the volume's write latency ({:.0} µs, catalog)",
             fsync_s * 1e6
@@ -345,7 +425,7 @@ fn js(c: &mut Ctx) -> Law {
         msgs_per_op: 1.0,
         msg_bytes: s,
         lat_s: rate.latency_s,
-        bottleneck: format!("{}{kv_note}", rate.binding.label()),
+        bottleneck: format!("{bottleneck}{kv_note}"),
     }
 }
 
@@ -517,7 +597,14 @@ fn finish(mut c: Ctx, law: Law) -> Prediction {
         },
         cpu_per_server: cpu,
         bottleneck,
-        band: band(x, c.width),
+        band: {
+            let b = band(x, c.width);
+            let (lo, hi) = c.ratio_band.unwrap_or((1.0, 1.0));
+            Band {
+                low: b.low * lo.min(1.0),
+                high: b.high * hi.max(1.0),
+            }
+        },
         source: c.sources.join("; "),
         scaled: c.scaled,
         calibration: c.calibration,

@@ -102,7 +102,8 @@ pub struct ObjRow {
 /// Terms for synchronous JetStream publishes and KV puts.
 #[derive(Debug, Clone, Serialize)]
 pub struct JsTerms {
-    /// Per operation at R1 with delayed sync, one client (1 ÷ rate of the KV putter run).
+    /// Per operation at R1 with delayed sync, one client (1 ÷ rate of a KV putter run): synchronous clients'
+    /// round trip only where no calibration measured synchronous clients (perf::sync_law prices them).
     pub op_s: f64,
     pub op_source: String,
     /// The stream leader's time per message and per byte at R3 (seed 004's flat 1–4 publisher rows).
@@ -156,8 +157,69 @@ pub struct Terms {
     pub obj_get: Option<GetTerms>,
     /// Stream-leader host classes, one per file with delayed-sync JetStream rows (perf::leader).
     pub leaders: Vec<LeaderClass>,
+    /// Synchronous clients (sync publishes, KV puts), one host per file that measured them (perf::sync_law).
+    pub sync_hosts: Vec<crate::perf::sync_law::SyncHost>,
     /// Consumer-read laws, one per file, read mode and replica count (perf::consumer).
     pub consumer: crate::perf::consumer::ConsumerTerms,
+    /// always ÷ delayed measured on array volumes with the write cache off (seed 000's object-put pairs),
+    /// which price `always` on catalog volumes (model::always).
+    pub always_ratios: Vec<AlwaysRatio>,
+}
+
+/// One measured always ÷ delayed ratio: the same shape under both sync modes on a volume whose write cache
+/// was off (`hardware.write_cache: false`).
+#[derive(Debug, Clone, Serialize)]
+pub struct AlwaysRatio {
+    pub raid: Raid,
+    pub replicas: u8,
+    pub size_bytes: u64,
+    pub workers: u32,
+    pub ratio: f64,
+    pub source: String,
+}
+
+/// The always ÷ delayed pairs of fittable object-put rows (same label, servers, size, workers and
+/// consumers under both sync modes) in files measured with the array's write cache off.
+fn always_ratios(set: &CalibrationSet) -> Vec<AlwaysRatio> {
+    let mut out = Vec::new();
+    for f in &set.files {
+        if f.hardware.get("write_cache").and_then(|v| v.as_bool()) != Some(false) {
+            continue;
+        }
+        let rows: Vec<&Row> = f
+            .rows()
+            .filter(|r| r.kind == "obj-put" && r.fit && !r.flags.iter().any(|x| x == "duplicate_label"))
+            .collect();
+        for a in rows.iter().filter(|r| r.sync_always() == Some(true)) {
+            let twin = rows.iter().find(|d| {
+                d.sync_always() == Some(false)
+                    && d.label == a.label
+                    && d.servers == a.servers
+                    && d.size == a.size
+                    && d.workers == a.workers
+                    && d.consumers == a.consumers
+                    && d.consumers_placement == a.consumers_placement
+            });
+            let (Some(d), Some(raid)) = (twin, a.raid.as_deref().and_then(Raid::parse)) else {
+                continue;
+            };
+            if let (Some(x), Some(y), Some(size)) =
+                (a.measured("put_obj_per_s"), d.measured("put_obj_per_s"), a.size_bytes())
+            {
+                if y > 0.0 {
+                    out.push(AlwaysRatio {
+                        raid,
+                        replicas: a.replicas.unwrap_or(1),
+                        size_bytes: size,
+                        workers: a.workers.unwrap_or(1),
+                        ratio: x / y,
+                        source: f.id.clone(),
+                    });
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Fitted object-get terms: per object, per chunk and per byte (a get reads, it neither replicates nor
@@ -320,11 +382,14 @@ impl Terms {
 
         // The putter: one client at R1 (a calibrate file also has a replicated KV row, which
         // perf::leader prices on its own host).
+        // The per-operation time of a synchronous client where no calibration measured synchronous clients
+        // (perf::sync_law prices them wherever one did): fitted rows first; the NATS docs' laptop putter
+        // (held out, `fit: false`) only when nothing else gives one.
         let (kv_rate, kv_src) = need(
-            val(set, "kv", "kv-put-1-client", "ops_per_s")
-                .or_else(|| kv_putter_mean(set))
+            kv_putter_mean(set)
                 // A file with replicated KV rows only: their mean, as before calibrate measured R3.
-                .or_else(|| mean_of(set, "kv", "ops_per_s")),
+                .or_else(|| mean_of(set, "kv", "ops_per_s"))
+                .or_else(|| val(set, "kv", "kv-put-1-client", "ops_per_s")),
             "the KV putter rate",
         )?;
         // A putter measured under `sync_interval: always` already paid its fsync, which predictions add
@@ -383,7 +448,10 @@ impl Terms {
             );
         }
         let consumer = crate::perf::consumer::ConsumerTerms::fit(set, &crate::catalog::Catalog::builtin());
+        let sync_hosts = crate::perf::sync_law::fit_hosts(set, &crate::catalog::Catalog::builtin());
         Ok(Terms {
+            sync_hosts,
+            always_ratios: always_ratios(set),
             leaders,
             consumer,
             obj_nats_version,

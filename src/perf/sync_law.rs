@@ -1,0 +1,460 @@
+//! Synchronous clients: a JetStream publish that waits for its ack, a KV put. `c` clients carry
+//! `c ÷ (τ + D·(c − 1))` operations per second: τ is one client's unloaded round trip, D the time per
+//! operation once enough clients keep the stream's leader (or a shared host) busy. It is the Universal
+//! Scalability Law with σ = D ÷ τ and no coherency term: every other client in flight stretches a round trip
+//! by D. Both ends are priced, never σ alone: σ carried from one host tends to 1 ÷ (τ·σ), that host's
+//! ceiling, on every other (issue 36: 9 k/s whatever the server).
+//!
+//! On a calibrated host both ends come from its rows (τ: the clients ÷ rate of the rows with the fewest
+//! clients; D: what the rows with more add per extra client). On other hardware each end follows what the
+//! hardware does:
+//! - τ: the calibrated host's round trip, least disturbed (the fastest fewest-client row: a shared host's
+//!   other work only adds time), scaled by single-thread speed, plus the network's round trips when the
+//!   target's clients and peers are on other machines (`NET_RTT_S` each: client to server, one route hop
+//!   for the (N − 1)/N clients not on the leader's server, the replication round at R > 1);
+//! - D on a dedicated server: the larger of the stream's serial stages (the leader's ceiling, as async
+//!   publishing meets it) and the leader's per-operation work on its cores, which adds the I/O of each
+//!   operation of the clients connected to it (1/N of them) — one send and one receive, priced at what the
+//!   bench client spent per operation on the calibrated host (the lab: 12–15 µs; `client_cpu_us_per_msg`);
+//! - D on a host shared by the whole cluster and its clients: everything each operation costs the calibrated
+//!   box beyond its async per-message work, spread over the target's cores.
+//!
+//! Where nothing measured more than one client, the object fit's σ stands in (as before issue 36) and the
+//! prediction says so.
+
+use super::leader::{host_of, leader_units, HostClass, LeaderClass};
+use crate::catalog::Catalog;
+use crate::perf::calibration::{CalibrationFile, CalibrationSet};
+use serde::Serialize;
+
+/// One network round trip between a client and a server, or two servers, on a data-centre LAN: an
+/// assumption (10/25 GbE through a top-of-rack switch, kernel TCP; nothing in the catalog measures it).
+/// Hosts that run the cluster and its clients on one machine (`co_located > 1`) talk over loopback, which
+/// their own calibration already holds.
+pub const NET_RTT_S: f64 = 50e-6;
+/// One operation's connection I/O (a send and a receive, reference-core seconds) when no row measured the
+/// bench client's CPU: what the lab's client spent per synchronous publish at 64 publishers (12–15 µs,
+/// scripts/bench-sync-ladder on 2026-12-04).
+pub const DEFAULT_IO_S: f64 = 13e-6;
+
+/// Which synchronous operation a law prices.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SyncOp {
+    /// A JetStream publish that waits for its ack (`publish_mode: sync` rows).
+    Publish,
+    /// A KV put (the `kv` rows: one put at a time per client).
+    KvPut,
+}
+
+/// Synchronous clients of one operation at one replica count, as a class's rows measured them.
+#[derive(Debug, Clone, Serialize)]
+pub struct SyncLaw {
+    pub op: SyncOp,
+    pub replicas: u8,
+    /// τ: the median clients ÷ rate of the rows with the fewest clients (seconds).
+    pub round_trip_s: f64,
+    /// The fastest of those rows: the round trip least disturbed by other work on the host, which is what
+    /// carries to other hardware.
+    pub round_trip_min_s: f64,
+    /// D: what each client beyond the fewest adds to the round trip (median over the rows with more
+    /// clients; seconds), when such rows exist.
+    pub saturation_s: Option<f64>,
+    /// Median message or value size of the rows (bytes).
+    pub bytes: f64,
+    pub clients_fewest: f64,
+    pub clients_max: f64,
+    /// CPU per operation at the most clients (reference-core seconds), of the stream leader's server and of
+    /// the bench client, when the rows recorded it (`leader_cpu_us_per_msg`, `client_cpu_us_per_msg`).
+    pub leader_cpu_s: Option<f64>,
+    pub client_cpu_s: Option<f64>,
+    pub rows: usize,
+}
+
+/// The synchronous clients one calibration file measured on its host (whether or not it also measured async
+/// publishing, which prices a leader class).
+#[derive(Debug, Clone, Serialize)]
+pub struct SyncHost {
+    /// The file (id) that measured them.
+    pub id: String,
+    pub host: HostClass,
+    /// True when the file did not state its host's figures (`leader::host_of`).
+    pub host_assumed: bool,
+    pub laws: Vec<SyncLaw>,
+}
+
+impl SyncHost {
+    /// The host's law for `op` nearest `replicas`: replicated for replicated (R5 takes R3), else any.
+    fn law(&self, op: SyncOp, replicas: u8) -> Option<&SyncLaw> {
+        let dist = |l: &&SyncLaw| (l.replicas as i32 - replicas as i32).abs();
+        self.laws
+            .iter()
+            .filter(|l| l.op == op && (l.replicas > 1) == (replicas > 1))
+            .min_by_key(dist)
+            .or_else(|| self.laws.iter().filter(|l| l.op == op).min_by_key(dist))
+    }
+}
+
+/// One `SyncHost` per file with delayed-sync synchronous rows.
+pub fn fit_hosts(set: &CalibrationSet, catalog: &Catalog) -> Vec<SyncHost> {
+    set.files
+        .iter()
+        .filter_map(|f| {
+            let (host, host_assumed) = host_of(f, catalog);
+            let laws = fit(f, host.cpu_speed);
+            (!laws.is_empty()).then(|| SyncHost {
+                id: f.id.clone(),
+                host,
+                host_assumed,
+                laws,
+            })
+        })
+        .collect()
+}
+
+/// One synchronous row: clients, seconds per operation of one client (clients ÷ rate), size, CPU.
+struct Row {
+    op: SyncOp,
+    replicas: u8,
+    clients: f64,
+    t: f64,
+    bytes: f64,
+    leader_cpu_s: Option<f64>,
+    client_cpu_s: Option<f64>,
+}
+
+/// The delayed-sync synchronous rows of a file: `publish_mode: sync` JetStream rows and KV rows. Rows
+/// measured under `always` are left out: their time holds the fsync, which the prediction adds from the
+/// probe or the volume (they would pay it twice).
+fn rows(f: &CalibrationFile, cpu_speed: f64) -> Vec<Row> {
+    let cpu = |r: &crate::perf::calibration::Row, k: &str| r.measured(k).map(|us| us * cpu_speed / 1e6);
+    f.rows()
+        .filter(|r| r.fit && r.mode.is_none() && r.sync_always() != Some(true))
+        .filter_map(|r| {
+            let (op, clients, rate) = match r.kind.as_str() {
+                "js" if r.publish_mode.as_deref() == Some("sync") => (
+                    SyncOp::Publish,
+                    r.publishers.or(r.workers).unwrap_or(1),
+                    r.measured("durable_pubs_per_s")?,
+                ),
+                "kv" => (SyncOp::KvPut, r.workers.unwrap_or(1), r.measured("ops_per_s")?),
+                _ => return None,
+            };
+            let clients = clients.max(1) as f64;
+            (rate > 0.0).then(|| Row {
+                op,
+                replicas: r.replicas.unwrap_or(1),
+                clients,
+                t: clients / rate,
+                bytes: r.size_bytes().unwrap_or(128) as f64,
+                leader_cpu_s: cpu(r, "leader_cpu_us_per_msg"),
+                client_cpu_s: cpu(r, "client_cpu_us_per_msg"),
+            })
+        })
+        .collect()
+}
+
+/// The laws a file's synchronous rows give, one per operation and replica count.
+pub fn fit(f: &CalibrationFile, cpu_speed: f64) -> Vec<SyncLaw> {
+    let rows = rows(f, cpu_speed);
+    let mut keys: Vec<(SyncOp, u8)> = rows.iter().map(|r| (r.op, r.replicas)).collect();
+    keys.sort_by_key(|&(op, r)| (op == SyncOp::KvPut, r));
+    keys.dedup();
+    keys.into_iter()
+        .map(|(op, replicas)| {
+            let of: Vec<&Row> = rows.iter().filter(|r| r.op == op && r.replicas == replicas).collect();
+            let fewest = of.iter().map(|r| r.clients).fold(f64::INFINITY, f64::min);
+            let most = of.iter().map(|r| r.clients).fold(0.0, f64::max);
+            let base: Vec<f64> = of.iter().filter(|r| r.clients == fewest).map(|r| r.t).collect();
+            let tau = median(base.clone());
+            let tau_min = base.iter().cloned().fold(f64::INFINITY, f64::min);
+            // D: t = τ + D·(clients − 1) for one client's time, fitted by least squares of the log rates
+            // over the client counts above the fewest (each count's median time: one point per count, so
+            // repeats of one count do not outweigh the others), D in [0, τ] (σ in [0, 1], as the USL's was).
+            let mut counts: Vec<f64> = of.iter().map(|r| r.clients).filter(|&c| c > fewest).collect();
+            counts.sort_by(f64::total_cmp);
+            counts.dedup();
+            let pts: Vec<(f64, f64)> = counts
+                .iter()
+                .map(|&c| (c, median(of.iter().filter(|r| r.clients == c).map(|r| r.t).collect())))
+                .collect();
+            let d = (!pts.is_empty() && tau > 0.0).then(|| fit_saturation(tau, &pts));
+            let at_most = |get: fn(&Row) -> Option<f64>| {
+                let v: Vec<f64> = of.iter().filter(|r| r.clients == most).filter_map(|r| get(r)).collect();
+                (!v.is_empty()).then(|| median(v))
+            };
+            SyncLaw {
+                op,
+                replicas,
+                round_trip_s: tau,
+                round_trip_min_s: tau_min,
+                saturation_s: d,
+                bytes: median(of.iter().map(|r| r.bytes).collect()),
+                clients_fewest: fewest,
+                clients_max: most,
+                leader_cpu_s: at_most(|r| r.leader_cpu_s),
+                client_cpu_s: at_most(|r| r.client_cpu_s),
+                rows: of.len(),
+            }
+        })
+        .collect()
+}
+
+/// D minimising Σ (ln(τ + D·(c − 1)) − ln t_c)² over the points (c clients, t_c seconds per operation of
+/// one client), on [0, τ]: golden-section search (the sum is unimodal in D). One point: its own D exactly.
+fn fit_saturation(tau: f64, pts: &[(f64, f64)]) -> f64 {
+    if let [(c, t)] = pts {
+        return ((t - tau) / (c - 1.0)).clamp(0.0, tau);
+    }
+    let loss = |d: f64| -> f64 {
+        pts.iter()
+            .map(|&(c, t)| ((tau + d * (c - 1.0)).ln() - t.ln()).powi(2))
+            .sum()
+    };
+    let g = (5f64.sqrt() - 1.0) / 2.0;
+    let (mut a, mut b) = (0.0, tau);
+    for _ in 0..200 {
+        let (x1, x2) = (b - g * (b - a), a + g * (b - a));
+        if loss(x1) <= loss(x2) {
+            b = x2;
+        } else {
+            a = x1;
+        }
+    }
+    0.5 * (a + b)
+}
+
+/// What one asset's synchronous clients are priced with on a target host.
+#[derive(Debug, Clone)]
+pub struct SyncPrice {
+    /// τ at the asset's size (seconds).
+    pub round_trip_s: f64,
+    /// D (seconds per operation); None when nothing measured or derives it (the caller's fallback).
+    pub saturation_s: Option<f64>,
+    /// True when the round trip was measured on the target's own host at this replica count.
+    pub measured: bool,
+    /// How the two ends were carried to the target, for the prediction's notes (no calibration ids).
+    pub notes: Vec<String>,
+    /// The calibration file whose rows priced them.
+    pub source: String,
+    /// What one operation costs the stream leader against a publish (`op_factor`: above 1 for KV puts).
+    pub leader_factor: f64,
+}
+
+/// The target of a price: its host, replica count, size and what the leader costs there.
+pub struct Target<'a> {
+    pub host: &'a HostClass,
+    pub replicas: u8,
+    pub bytes: f64,
+    /// Seconds per byte a round trip spends beyond the rows' size (payload copies, replication).
+    pub per_byte_s: f64,
+    /// Servers the clients connect to (the cluster's size).
+    pub servers: u32,
+    /// The leader class pricing the stream leader on the target, and its time per message there
+    /// (delayed sync: the reciprocal of the leader's ceiling).
+    pub leader: &'a LeaderClass,
+    pub leader_time_s: f64,
+}
+
+/// How many network round trips one synchronous operation crosses on `host`: none on a host that runs the
+/// cluster and its clients (loopback, in its own calibration); else the client's own, a route hop for the
+/// (N − 1)/N clients connected elsewhere than the leader, and the replication round at R > 1.
+pub fn network_round_trips(host: &HostClass, replicas: u8, servers: u32) -> f64 {
+    if host.co_located > 1 {
+        return 0.0;
+    }
+    let n = servers.max(1) as f64;
+    1.0 + (n - 1.0) / n + if replicas > 1 { 1.0 } else { 0.0 }
+}
+
+/// Price `op` for `t` from the hosts that measured synchronous clients: the target's own host when it
+/// measured this operation, else the nearest that did (the replica count nearest, replicated for
+/// replicated), carried by the hardware; `leaders` give a host's async per-message work where it measured
+/// one. None when no host measured the operation.
+pub fn price(hosts: &[SyncHost], leaders: &[LeaderClass], t: &Target, op: SyncOp) -> Option<SyncPrice> {
+    let own = |c: &SyncHost| c.host.server_model.eq_ignore_ascii_case(&t.host.server_model);
+    let (class, law) = hosts
+        .iter()
+        .filter_map(|c| c.law(op, t.replicas).map(|l| (c, l)))
+        .min_by(|a, b| {
+            let key = |(c, l): &(&SyncHost, &SyncLaw)| {
+                let exact = if l.replicas == t.replicas { 0.0 } else { 0.01 };
+                let d = c.host.distance(c.host_assumed, t.host, t.replicas);
+                (if own(c) { 0.0 } else { 1.0 + d }) + exact
+            };
+            key(a).total_cmp(&key(b))
+        })?;
+    let on_own = own(class);
+    let exact = on_own && law.replicas == t.replicas;
+    let mut notes = Vec::new();
+    let src = &class.host;
+    // τ: the host's own median where it measured this; elsewhere its least-disturbed round trip, carried.
+    let mut tau =
+        if exact {
+            law.round_trip_s
+        } else {
+            let net_from = network_round_trips(src, law.replicas, t.servers) * NET_RTT_S;
+            let net_to = network_round_trips(t.host, t.replicas, t.servers) * NET_RTT_S;
+            let base = if on_own { law.round_trip_s } else { law.round_trip_min_s };
+            let cpu = (base - net_from).max(0.3 * base) * src.cpu_speed / t.host.cpu_speed;
+            notes.push(format!(
+            "one synchronous {} at R{}: {:.0} µs to its ack, from {:.0} µs measured at R{} on the calibration host{}{}",
+            noun(op),
+            t.replicas,
+            (cpu + net_to) * 1e6,
+            base * 1e6,
+            law.replicas,
+            if (src.cpu_speed / t.host.cpu_speed - 1.0).abs() > 1e-9 {
+                format!(" scaled by single-thread speed ({:.2} to {:.2})", src.cpu_speed, t.host.cpu_speed)
+            } else {
+                String::new()
+            },
+            if net_to > 0.0 {
+                format!(
+                    " plus {:.1} network round trips of {:.0} µs (assumed: a data-centre LAN)",
+                    net_to / NET_RTT_S,
+                    NET_RTT_S * 1e6
+                )
+            } else {
+                String::new()
+            }
+        ));
+            // Another replica count than the rows': the leader sends each append entry to every follower, half
+            // a unit of its per-message work each (`leader_units`), on the critical path.
+            let fan_out =
+                (leader_units(t.replicas) - leader_units(law.replicas)) * t.leader.unit(t.bytes) / t.host.cpu_speed;
+            (cpu + net_to + fan_out).max(0.5 * cpu)
+        };
+    // Larger messages than the rows' add their per-byte time; smaller ones are priced as the rows' size (the
+    // round trip is mostly per operation, and a per-byte saving would grow with the replicas).
+    tau += (t.bytes - law.bytes).max(0.0) * t.per_byte_s;
+    // D: measured where the host measured it; else from the target's leader and cores.
+    let factor = op_factor(class, op, law.replicas);
+    let serial = t.leader_time_s * factor;
+    let saturation = match (exact, law.saturation_s) {
+        (true, Some(d)) => Some(d),
+        _ => {
+            let u = t.leader.unit(t.bytes) * factor;
+            let cores = t.host.cpu_speed * t.host.cores;
+            if t.host.co_located > 1 {
+                // A host shared by the whole cluster and its clients: everything one operation cost the
+                // calibrated box beyond its async work, on the target's cores.
+                extra_on_box(hosts, leaders, class, op).map(|w| {
+                    let (host_units, _) = t.host.units(t.replicas);
+                    serial.max((host_units * u + w) / cores)
+                })
+            } else {
+                let io = io_cost(hosts, class, op);
+                let n = t.servers.max(1) as f64;
+                Some(serial.max((leader_units(t.replicas) * u + io / n) / cores))
+            }
+        }
+    };
+    if !exact {
+        if let Some(d) = saturation {
+            notes.push(format!(
+                "many synchronous {}: at most {:.0}/s ({:.1} µs each) on {}",
+                match op {
+                    SyncOp::Publish => "publishers",
+                    SyncOp::KvPut => "KV putters",
+                },
+                1.0 / d,
+                d * 1e6,
+                if t.host.co_located > 1 {
+                    "this host's shared cores (the calibration host's per-operation work beyond async publishing)"
+                } else {
+                    "the stream leader: its serial stages, or its cores with its clients' connection I/O"
+                }
+            ));
+        }
+    }
+    Some(SyncPrice {
+        round_trip_s: tau,
+        saturation_s: saturation,
+        measured: exact,
+        notes,
+        source: class.id.clone(),
+        leader_factor: factor,
+    })
+}
+
+fn noun(op: SyncOp) -> &'static str {
+    match op {
+        SyncOp::Publish => "publish",
+        SyncOp::KvPut => "KV put",
+    }
+}
+
+/// What a KV put costs the leader against a publish, on the host that measured both at `replicas`: the
+/// leader's CPU per operation at the most clients, else the saturation times; 1 for publishes or without.
+pub fn op_factor(host: &SyncHost, op: SyncOp, replicas: u8) -> f64 {
+    if op == SyncOp::Publish {
+        return 1.0;
+    }
+    let at = |o: SyncOp| host.laws.iter().find(|l| l.op == o && l.replicas == replicas);
+    let (Some(kv), Some(js)) = (at(SyncOp::KvPut), at(SyncOp::Publish)) else {
+        return 1.0;
+    };
+    let ratio = match (kv.leader_cpu_s, js.leader_cpu_s) {
+        (Some(a), Some(b)) if b > 0.0 => a / b,
+        _ => match (kv.saturation_s, js.saturation_s) {
+            (Some(a), Some(b)) if b > 0.0 => a / b,
+            _ => 1.0,
+        },
+    };
+    ratio.max(1.0)
+}
+
+/// One operation's connection I/O at one end (reference-core seconds): the bench client's CPU per
+/// operation at the most clients, from `host` or the first host that recorded it, else `DEFAULT_IO_S`.
+fn io_cost(hosts: &[SyncHost], host: &SyncHost, op: SyncOp) -> f64 {
+    let of = |c: &SyncHost| -> Option<f64> {
+        let v: Vec<f64> = c
+            .laws
+            .iter()
+            .filter(|l| l.op == op)
+            .filter_map(|l| l.client_cpu_s)
+            .collect();
+        (!v.is_empty()).then(|| median(v))
+    };
+    of(host).or_else(|| hosts.iter().find_map(of)).unwrap_or(DEFAULT_IO_S)
+}
+
+/// Reference-core seconds one operation cost a shared calibrated box beyond its async per-message work, at
+/// saturation: cores × speed × D − the host's work units × the per-message work (of the leader class the
+/// same file fitted). From `host` or the first shared host that measured D for `op` and async publishing.
+fn extra_on_box(hosts: &[SyncHost], leaders: &[LeaderClass], host: &SyncHost, op: SyncOp) -> Option<f64> {
+    let of = |c: &SyncHost| -> Option<f64> {
+        let leader = leaders.iter().find(|l| l.id == c.id)?;
+        if c.host.co_located <= 1 {
+            return None;
+        }
+        let v: Vec<f64> = c
+            .laws
+            .iter()
+            .filter(|l| l.op == op)
+            .filter_map(|l| {
+                let d = l.saturation_s?;
+                let (host_units, _) = c.host.units(l.replicas);
+                let u = leader.unit(l.bytes) * op_factor(c, op, l.replicas);
+                Some((c.host.cores * c.host.cpu_speed * d - host_units * u).max(0.0))
+            })
+            .collect();
+        (!v.is_empty()).then(|| median(v))
+    };
+    of(host).or_else(|| hosts.iter().find_map(of))
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    match n {
+        0 => 0.0,
+        _ if n % 2 == 1 => v[n / 2],
+        _ => 0.5 * (v[n / 2 - 1] + v[n / 2]),
+    }
+}
+
+#[cfg(test)]
+#[path = "sync_law_tests.rs"]
+mod tests;
