@@ -919,7 +919,7 @@ pub fn reference(
         .map(|ch| {
             let mut c = Counts::new(w.classes.len());
             for tr in ch * CHUNK..((ch + 1) * CHUNK).min(trials) {
-                let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5eed_0f_4ef5);
+                let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x005e_ed0f_4ef5);
                 rng.set_stream(tr);
                 c.add(&trial(&w, years, &mut rng));
             }

@@ -1,6 +1,6 @@
 //! The reference simulation against the exact chain (issue 33).
 
-use super::reference::{inflated, reference, Reference, SparesBack};
+use super::agreement::inflation;
 use super::*;
 use crate::catalog::Catalog;
 use crate::layout::Layout;
@@ -18,79 +18,6 @@ fn plan_of(yaml: &str) -> (Site, Catalog, crate::plan::Plan) {
     let site = crate::site::parse_str(yaml, "t.yaml", &cat).expect("site parses");
     let plan = crate::plan::build(&site, &cat);
     (site, cat, plan)
-}
-
-fn report(ex: &Yearly, r: &Reference) -> String {
-    let rate = |p: f64| -(1.0 - p).ln();
-    let mut s = format!(
-        "any_dl chain {:e} ref {:e} [{:e}, {:e}] ({} events)\n",
-        rate(ex.p_any_data_lost_per_year),
-        r.any_data_lost_events_per_year.per_year,
-        r.any_data_lost_events_per_year.low,
-        r.any_data_lost_events_per_year.high,
-        r.any_data_lost_events_per_year.events
-    );
-    s += &format!(
-        "any_total chain {:e} ref {:e} [{:e}, {:e}]\n",
-        rate(ex.p_any_wholly_lost_per_year),
-        r.any_wholly_lost_events_per_year.per_year,
-        r.any_wholly_lost_events_per_year.low,
-        r.any_wholly_lost_events_per_year.high
-    );
-    s += &format!(
-        "corrupt chain {:e} ref {:e} [{:e}, {:e}]\n",
-        ex.corrupt_replica_events_per_year,
-        r.corrupt_replica_events_per_year.per_year,
-        r.corrupt_replica_events_per_year.low,
-        r.corrupt_replica_events_per_year.high
-    );
-    for (a, b) in std::iter::once((&ex.meta, &r.meta)).chain(ex.assets.iter().zip(&r.assets)) {
-        s += &format!(
-            "  {} dl {:e} vs {:e} [{:e},{:e}]; total {:e} vs {:e}; tail {:e} vs {:e}\n",
-            a.name,
-            a.data_lost_events_per_year,
-            b.data_lost_events_per_year.per_year,
-            b.data_lost_events_per_year.low,
-            b.data_lost_events_per_year.high,
-            a.wholly_lost_events_per_year,
-            b.wholly_lost_events_per_year.per_year,
-            a.tail_lost_events_per_year,
-            b.tail_lost_events_per_year.per_year
-        );
-    }
-    s
-}
-
-#[test]
-#[ignore]
-fn explore() {
-    for path in [
-        "examples/seed-five-servers-raid0.yaml",
-        "examples/three-racks-raid1.yaml",
-        "examples/one-rack-raid10.yaml",
-        "examples/one-array-raid6.yaml",
-        "examples/mixed-storage.yaml",
-    ] {
-        let text = std::fs::read_to_string(path).unwrap();
-        let (site, cat, plan) = plan_of(&text);
-        for l in plan.layouts.iter().take(2) {
-            for k in [300.0] {
-                let (s2, c2) = inflated(&site, &cat, k);
-                let t = std::time::Instant::now();
-                let ex = chain(&s2, &l.layout, &c2);
-                let tc = t.elapsed().as_secs_f64();
-                let t = std::time::Instant::now();
-                let r = reference(&s2, &l.layout, &c2, 2000, 50, 1, 1.0, SparesBack::WhenRebuilt);
-                eprintln!(
-                    "== {path} {} ×{k} (chain {tc:.1}s, reference {:.1}s) {}\n{}",
-                    l.id,
-                    t.elapsed().as_secs_f64(),
-                    ex.method_detail,
-                    report(&ex, &r)
-                );
-            }
-        }
-    }
 }
 
 /// The comparison's lines, and those that disagree.
@@ -127,8 +54,6 @@ pub(super) fn compare(
         disagreements: c.figures.iter().filter(|f| !f.agrees).map(line).collect(),
     }
 }
-
-use super::agreement::inflation;
 
 /// A generated site's storage in one rack.
 #[derive(Debug, Clone, Copy)]
