@@ -101,6 +101,11 @@ pub fn fmt_secs(secs: f64) -> String {
     }
 }
 
+/// The longest duration nats-server reads from its configuration, in whole seconds: it parses durations with
+/// Go's `time.ParseDuration` (server/opts.go `parseDuration`), whose `time.Duration` is an int64 of
+/// nanoseconds (2⁶³−1 ns = 9,223,372,036.85 s, about 292 years); a longer one is "invalid duration".
+pub const MAX_GO_DURATION_S: u64 = (i64::MAX as u64) / 1_000_000_000;
+
 /// How nats-server flushes JetStream writes: `sync_interval: always` or a periodic interval.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -122,6 +127,12 @@ impl SyncMode {
         })?;
         if d.as_secs() == 0 {
             return Err("sync_interval must be at least 1s, or 'always'".into());
+        }
+        if d.as_secs() > MAX_GO_DURATION_S {
+            return Err(format!(
+                "sync_interval '{t}' is longer than nats-server reads (a Go duration: at most {MAX_GO_DURATION_S} s, \
+                 about 292 years); write e.g. always, 10s or 2m"
+            ));
         }
         Ok(SyncMode::Interval(d.as_secs()))
     }
@@ -241,6 +252,13 @@ mod tests {
         assert_eq!(SyncMode::Interval(120).loss_window_s(30.0), 30.0);
         assert_eq!(SyncMode::Always.loss_window_s(30.0), 0.0);
         assert!(SyncMode::parse("sometimes").is_err());
+        // nats-server reads durations as Go's int64 nanoseconds: 292 years is the end.
+        assert!(SyncMode::parse("300y").unwrap_err().contains("292 years"));
+        let longest = SyncMode::parse(&format!("{MAX_GO_DURATION_S}s")).unwrap();
+        assert!(
+            SyncMode::parse(&format!("{}s", MAX_GO_DURATION_S + 1)).is_err(),
+            "{longest:?}"
+        );
     }
 
     #[test]

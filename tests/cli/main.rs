@@ -14,6 +14,7 @@ mod csv_cli;
 mod design_cli;
 mod emit_auth_cli;
 mod emit_cli;
+mod emit_limits_cli;
 mod import_omb;
 mod inputs_hostile;
 mod interchange_cli;
