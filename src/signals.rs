@@ -46,6 +46,12 @@ extern "C" fn on_interrupt(sig: libc::c_int) {
     INTERRUPTED.store(true, Ordering::SeqCst);
 }
 
+/// Whether a stop signal arrived while an `InterruptGuard` was installed (for waits deep inside a run that
+/// has one, such as `verify --faults`; false when none is).
+pub fn stop_requested() -> bool {
+    INTERRUPTED.load(Ordering::SeqCst)
+}
+
 /// While alive, SIGINT, SIGTERM and SIGHUP set a flag (`flag()`) instead of killing natsplan, so work in
 /// progress can undo what it started and leave nothing behind. Drop restores the previous handlers.
 pub struct InterruptGuard {
@@ -83,6 +89,7 @@ impl InterruptGuard {
 
 impl Drop for InterruptGuard {
     fn drop(&mut self) {
+        INTERRUPTED.store(false, Ordering::SeqCst);
         for (sig, old) in self.previous.drain(..) {
             // SAFETY: restores the action saved by `install`.
             unsafe {

@@ -319,3 +319,125 @@ fn emitted_configs_of_generated_sites_and_deploy_files_pass_nats_server_t() {
         }
     }
 }
+
+/// A site of `n` streams with two consumers each (three files apiece), so that emit's write takes a while.
+fn many_streams(dir: &Path, n: usize) -> (PathBuf, String) {
+    let b = base();
+    let mut text = b[..b.find("workload:").unwrap()].to_string();
+    text.push_str("workload:\n  streams:\n");
+    for i in 0..n {
+        text.push_str(&format!(
+            "    - {{ name: s{i}, msgs_per_s: 10, msg_size: 1KiB, retention: 1h, consumers: 2 }}\n"
+        ));
+    }
+    text.push_str("policy:\n  patterns: [\"2\"]\n");
+    let (code, err, id, site) = design(dir, "many.yaml", &text);
+    assert_eq!(code, 0, "{err}");
+    (site, id.unwrap())
+}
+
+/// `natsplan emit SITE --layout ID --out OUT [--force]` in the background.
+fn spawn_emit(site: &Path, id: &str, out: &Path, force: bool) -> std::process::Child {
+    let mut c = std::process::Command::new(assert_cmd::cargo::cargo_bin("natsplan"));
+    c.args([
+        "emit",
+        site.to_str().unwrap(),
+        "--layout",
+        id,
+        "--out",
+        out.to_str().unwrap(),
+        "--allow-rejected",
+    ])
+    .stdout(std::process::Stdio::null())
+    .stderr(std::process::Stdio::piped());
+    if force {
+        c.arg("--force");
+    }
+    c.spawn().unwrap()
+}
+
+/// Stop `child` (SIGSTOP) as soon as its staging folder appears in `parent`: it is then writing into it,
+/// holding the folder's lock.
+fn freeze_while_writing(child: &std::process::Child, parent: &Path) -> PathBuf {
+    let prefix = format!(".natsplan-emit-{}-", child.id());
+    let t0 = std::time::Instant::now();
+    loop {
+        let found = std::fs::read_dir(parent)
+            .unwrap()
+            .flatten()
+            .find(|e| e.file_name().to_string_lossy().starts_with(&prefix));
+        if let Some(e) = found {
+            // SAFETY: kill(2) on a child this test spawned and has not reaped.
+            assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGSTOP) }, 0);
+            return e.path();
+        }
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(120),
+            "emit never started writing"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
+
+/// What `parent` holds besides the site files the test wrote.
+fn leftovers(parent: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(parent)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".natsplan-emit-"))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn a_signal_during_the_write_leaves_nothing_behind_and_a_second_emit_into_the_folder_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (site, id) = many_streams(tmp.path(), 5000);
+    let out = tmp.path().join("out");
+    // One emit writing (frozen mid-write, holding the lock): a second into the same folder is refused
+    // instead of both claiming it (issue 41: both exited 0).
+    let mut first = spawn_emit(&site, &id, &out, true);
+    let staging = freeze_while_writing(&first, tmp.path());
+    let second = spawn_emit(&site, &id, &out, true).wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&second.stderr);
+    assert_eq!(second.status.code(), Some(3), "{err}");
+    assert!(err.contains("another natsplan emit is writing"), "{err}");
+    // SIGTERM to the writer, then let it run: it removes its staging folder and exits 143, `out` never
+    // made (issue 41: the staging folder stayed behind on 75 of 91 interruptions).
+    // SAFETY: signals to a child this test spawned and has not reaped.
+    unsafe {
+        libc::kill(first.id() as i32, libc::SIGTERM);
+        libc::kill(first.id() as i32, libc::SIGCONT);
+    }
+    let status = first.wait().unwrap();
+    let mut err = String::new();
+    std::io::Read::read_to_string(first.stderr.as_mut().unwrap(), &mut err).unwrap();
+    match status.code() {
+        Some(143) => assert!(!out.exists(), "interrupted: nothing written ({err})"),
+        // The signal came after the last file was staged: the write completed, whole.
+        Some(0) => assert!(out.join("README.md").exists(), "{err}"),
+        other => panic!("exit {other:?}: {err}"),
+    }
+    assert!(!staging.exists(), "{err}");
+    assert_eq!(leftovers(tmp.path()), Vec::<String>::new(), "{err}");
+    // A writer that could not clean up (SIGKILL) leaves its staging folder; the next emit sweeps it.
+    let mut killed = spawn_emit(&site, &id, &out, true);
+    let staging = freeze_while_writing(&killed, tmp.path());
+    killed.kill().unwrap();
+    killed.wait().unwrap();
+    assert!(staging.exists());
+    let (code, _, err) = run(&[
+        "emit",
+        site.to_str().unwrap(),
+        "--layout",
+        &id,
+        "--out",
+        out.to_str().unwrap(),
+        "--allow-rejected",
+        "--force",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(leftovers(tmp.path()), Vec::<String>::new());
+}
