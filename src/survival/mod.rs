@@ -40,7 +40,7 @@ pub use whatif::{
 };
 
 pub use chain::exact;
-pub use solve::monte_carlo;
+pub use solve::{expected_events, monte_carlo};
 pub use yearly::{
     chain_states, rate_per_year, yearly, yearly_only, yearly_with, Ci95, Component, Entries, Reliability,
     SimulateReport, SpareEffect, Yearly, YearlyAsset, YearlyClass,
