@@ -621,7 +621,9 @@ fn import(src: &Sources, site: &Site) -> Result<Vec<(String, Imported)>, Failure
             .map_err(|e| bad_input(anyhow!("--interval {}: {e}", src.interval)))?;
         let imp =
             crate::import::cluster::measure(&src.from_cluster, interval, Duration::from_secs(5)).map_err(cannot_run)?;
-        imports.push((format!("cluster {}", src.from_cluster.join(",")), imp));
+        // The label is printed and saved with the plan: no password in it.
+        let shown: Vec<String> = src.from_cluster.iter().map(|u| crate::monitor::shown(u)).collect();
+        imports.push((format!("cluster {}", shown.join(",")), imp));
     }
     Ok(imports)
 }
