@@ -227,9 +227,59 @@ pub fn subjects_overlap(a: &str, b: &str) -> bool {
     }
 }
 
+/// Why nats-server refuses `s` as a subject of an acknowledged stream (natsplan's streams are; it never
+/// writes `no_ack`), or None. nats-server `server/stream.go` 2.14.6 lines 2170–2196 (`checkStreamCfg`):
+/// `>` needs `no_ack` and R1; a subject colliding with `$JS.>`, `$JSC.>` or `$NRG.>` (but inside
+/// `$JS.EVENT.>`) or with `$SYS.>` (but inside `$SYS.ACCOUNT.>`) needs `no_ack`.
+pub fn reserved_subject(s: &str) -> Option<&'static str> {
+    if s == ">" {
+        return Some(
+            "captures every subject, the JetStream API's included; nats-server takes that only for a no_ack R1 stream",
+        );
+    }
+    let jetstream = ["$JS.>", "$JSC.>", "$NRG.>"].iter().any(|api| subjects_overlap(s, api));
+    if jetstream && !s.starts_with("$JS.EVENT.") {
+        return Some(
+            "overlaps the JetStream API ($JS.>, $JSC.>, $NRG.>), which nats-server refuses for an acknowledged stream",
+        );
+    }
+    if subjects_overlap(s, "$SYS.>") && !s.starts_with("$SYS.ACCOUNT.") {
+        return Some("overlaps the system API ($SYS.>), which nats-server refuses for an acknowledged stream");
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn subjects_nats_server_refuses_for_an_acknowledged_stream() {
+        for s in [
+            ">",
+            "$JS.API.>",
+            "$JS.>",
+            "*.*",
+            "*.>",
+            "$JSC.x",
+            "$NRG.>",
+            "$SYS.SERVER.>",
+            "$SYS.>",
+        ] {
+            assert!(reserved_subject(s).is_some(), "{s}");
+        }
+        for s in [
+            "orders.>",
+            "*",
+            "a.*",
+            "$JSX.a",
+            "$JS.EVENT.ADVISORY.>",
+            "$SYS.ACCOUNT.>",
+            "$KV.cfg.>",
+        ] {
+            assert_eq!(reserved_subject(s), None, "{s}");
+        }
+    }
 
     #[test]
     fn sizes_binary_and_decimal() {
