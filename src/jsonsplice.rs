@@ -41,19 +41,33 @@ pub fn with_markers<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
-/// A list the report may hold a marker for: its address and a way to print entry `i` as a `Value`.
+/// A list the report may hold a marker for: its address and a way to print entry `i` (pretty, unindented).
 pub struct Source<'a> {
     addr: usize,
     len: usize,
-    entry: Box<dyn Fn(usize) -> serde_json::Value + Sync + 'a>,
+    entry: Box<dyn Fn(usize) -> Vec<u8> + Sync + 'a>,
 }
 
 impl<'a> Source<'a> {
+    /// Entries printed through a `Value` (keys sorted), for a report printed from a `Value`.
     pub fn of<T: Serialize + Sync>(v: &'a [T]) -> Source<'a> {
         Source {
             addr: v.as_ptr() as usize,
             len: v.len(),
-            entry: Box::new(move |i| serde_json::to_value(&v[i]).expect("an entry always serialises")),
+            entry: Box::new(move |i| {
+                let value = serde_json::to_value(&v[i]).expect("an entry always serialises");
+                serde_json::to_vec_pretty(&value).expect("a value always serialises")
+            }),
+        }
+    }
+
+    /// Entries printed straight from their type (keys in field order), for a report serialised straight
+    /// from its types (`simulate`).
+    pub fn of_typed<T: Serialize + Sync>(v: &'a [T]) -> Source<'a> {
+        Source {
+            addr: v.as_ptr() as usize,
+            len: v.len(),
+            entry: Box::new(move |i| serde_json::to_vec_pretty(&v[i]).expect("an entry always serialises")),
         }
     }
 }
@@ -112,10 +126,9 @@ pub fn splice(pretty: &[u8], sources: Vec<Source<'_>>, w: &mut (dyn Write + Send
     w.write_all(rest)
 }
 
-/// Entry `value` as the formatter prints it one level inside a list whose entries are indented by `inner`,
+/// Entry `text` (pretty-printed at the top level) as the formatter prints it one level inside a list whose entries are indented by `inner`,
 /// with the separator before it (`\n`, or `,\n` after the first).
-fn entry_text(value: &serde_json::Value, inner: &str, first: bool) -> Vec<u8> {
-    let text = serde_json::to_vec_pretty(value).expect("a value always serialises");
+fn entry_text(text: &[u8], inner: &str, first: bool) -> Vec<u8> {
     let lines = text.iter().filter(|&&b| b == b'\n').count() + 1;
     let mut out = Vec::with_capacity(2 + text.len() + lines * inner.len());
     out.extend_from_slice(if first { b"\n" } else { b",\n" });

@@ -20,6 +20,7 @@ pub mod monitor;
 pub mod perf;
 pub mod plan;
 pub mod report;
+pub mod signals;
 pub mod site;
 pub mod sitegen;
 pub mod survival;
@@ -54,7 +55,8 @@ pub fn main_with(cli: cli::Cli) -> ExitCode {
         }
         Ok(Outcome::Interrupted(why)) => {
             eprintln!("natsplan: {why}");
-            ExitCode::from(130)
+            // 128 + the signal, as a shell reports a death by it: 130 SIGINT, 143 SIGTERM, 129 SIGHUP.
+            ExitCode::from(signals::interrupted_exit_code())
         }
         Err(f) => {
             eprintln!("natsplan: {}", f.render());

@@ -101,6 +101,11 @@ pub fn fmt_secs(secs: f64) -> String {
     }
 }
 
+/// The longest duration nats-server reads from its configuration, in whole seconds: it parses durations with
+/// Go's `time.ParseDuration` (server/opts.go `parseDuration`), whose `time.Duration` is an int64 of
+/// nanoseconds (2⁶³−1 ns = 9,223,372,036.85 s, about 292 years); a longer one is "invalid duration".
+pub const MAX_GO_DURATION_S: u64 = (i64::MAX as u64) / 1_000_000_000;
+
 /// How nats-server flushes JetStream writes: `sync_interval: always` or a periodic interval.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -122,6 +127,12 @@ impl SyncMode {
         })?;
         if d.as_secs() == 0 {
             return Err("sync_interval must be at least 1s, or 'always'".into());
+        }
+        if d.as_secs() > MAX_GO_DURATION_S {
+            return Err(format!(
+                "sync_interval '{t}' is longer than nats-server reads (a Go duration: at most {MAX_GO_DURATION_S} s, \
+                 about 292 years); write e.g. always, 10s or 2m"
+            ));
         }
         Ok(SyncMode::Interval(d.as_secs()))
     }
@@ -216,9 +227,59 @@ pub fn subjects_overlap(a: &str, b: &str) -> bool {
     }
 }
 
+/// Why nats-server refuses `s` as a subject of an acknowledged stream (natsplan's streams are; it never
+/// writes `no_ack`), or None. nats-server `server/stream.go` 2.14.6 lines 2170–2196 (`checkStreamCfg`):
+/// `>` needs `no_ack` and R1; a subject colliding with `$JS.>`, `$JSC.>` or `$NRG.>` (but inside
+/// `$JS.EVENT.>`) or with `$SYS.>` (but inside `$SYS.ACCOUNT.>`) needs `no_ack`.
+pub fn reserved_subject(s: &str) -> Option<&'static str> {
+    if s == ">" {
+        return Some(
+            "captures every subject, the JetStream API's included; nats-server takes that only for a no_ack R1 stream",
+        );
+    }
+    let jetstream = ["$JS.>", "$JSC.>", "$NRG.>"].iter().any(|api| subjects_overlap(s, api));
+    if jetstream && !s.starts_with("$JS.EVENT.") {
+        return Some(
+            "overlaps the JetStream API ($JS.>, $JSC.>, $NRG.>), which nats-server refuses for an acknowledged stream",
+        );
+    }
+    if subjects_overlap(s, "$SYS.>") && !s.starts_with("$SYS.ACCOUNT.") {
+        return Some("overlaps the system API ($SYS.>), which nats-server refuses for an acknowledged stream");
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn subjects_nats_server_refuses_for_an_acknowledged_stream() {
+        for s in [
+            ">",
+            "$JS.API.>",
+            "$JS.>",
+            "*.*",
+            "*.>",
+            "$JSC.x",
+            "$NRG.>",
+            "$SYS.SERVER.>",
+            "$SYS.>",
+        ] {
+            assert!(reserved_subject(s).is_some(), "{s}");
+        }
+        for s in [
+            "orders.>",
+            "*",
+            "a.*",
+            "$JSX.a",
+            "$JS.EVENT.ADVISORY.>",
+            "$SYS.ACCOUNT.>",
+            "$KV.cfg.>",
+        ] {
+            assert_eq!(reserved_subject(s), None, "{s}");
+        }
+    }
 
     #[test]
     fn sizes_binary_and_decimal() {
@@ -241,6 +302,13 @@ mod tests {
         assert_eq!(SyncMode::Interval(120).loss_window_s(30.0), 30.0);
         assert_eq!(SyncMode::Always.loss_window_s(30.0), 0.0);
         assert!(SyncMode::parse("sometimes").is_err());
+        // nats-server reads durations as Go's int64 nanoseconds: 292 years is the end.
+        assert!(SyncMode::parse("300y").unwrap_err().contains("292 years"));
+        let longest = SyncMode::parse(&format!("{MAX_GO_DURATION_S}s")).unwrap();
+        assert!(
+            SyncMode::parse(&format!("{}s", MAX_GO_DURATION_S + 1)).is_err(),
+            "{longest:?}"
+        );
     }
 
     #[test]

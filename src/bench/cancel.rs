@@ -1,4 +1,4 @@
-//! Cancellation of a run: one token that the command's signal watcher (SIGINT, SIGTERM) trips and every
+//! Cancellation of a run: one token that the command's signal watcher (SIGINT, SIGTERM, SIGHUP) trips and every
 //! worker loop, wait and row loop checks. A tripped token stops the load at the next operation; what was
 //! measured up to then is reported, marked interrupted, and the run's assets are removed as after a
 //! finished run. Verify and calibrate can hand the same token to each row (`bench::run_with`) and check
@@ -46,27 +46,35 @@ impl Cancel {
             notified.await;
         }
     }
-    /// Trip this token on the first SIGINT or SIGTERM (from inside a tokio runtime). A second signal ends
-    /// the process at once with exit code 130, for a user who does not want to wait for the cleanup.
-    /// The returned task runs until the runtime shuts down.
+    /// Trip this token on the first SIGINT, SIGTERM or SIGHUP (from inside a tokio runtime; SIGHUP is a
+    /// closed terminal or SSH session, which must not kill the run before it reports and removes its
+    /// assets). The signal is recorded (`signals::note`), so the command exits 128 + its number as a shell
+    /// would report it. A second signal ends the process at once with that code, for a user who does not
+    /// want to wait for the cleanup. The returned task runs until the runtime shuts down.
     pub fn trip_on_signals(&self) -> std::io::Result<tokio::task::JoinHandle<()>> {
         use tokio::signal::unix::{signal, SignalKind};
         let mut int = signal(SignalKind::interrupt())?;
         let mut term = signal(SignalKind::terminate())?;
+        let mut hup = signal(SignalKind::hangup())?;
         let me = self.clone();
         Ok(tokio::spawn(async move {
             let mut seen = 0;
             loop {
-                tokio::select! {
-                    _ = int.recv() => {}
-                    _ = term.recv() => {}
-                }
+                let sig = tokio::select! {
+                    _ = int.recv() => libc::SIGINT,
+                    _ = term.recv() => libc::SIGTERM,
+                    _ = hup.recv() => libc::SIGHUP,
+                };
                 seen += 1;
+                crate::signals::note(sig);
                 if seen == 1 {
-                    eprintln!("natsplan: interrupted; stopping the load and removing the run's assets (again to quit at once)");
+                    eprintln!(
+                        "natsplan: {}: stopping the load and removing the run's assets (again to quit at once)",
+                        crate::signals::name(sig)
+                    );
                     me.cancel();
                 } else {
-                    std::process::exit(130);
+                    std::process::exit(crate::signals::interrupted_exit_code().into());
                 }
             }
         }))

@@ -151,6 +151,57 @@ pub fn redact_url(url: &str) -> String {
     }
 }
 
+/// Credentials written in a server URL: `nats://user:password@host` or `nats://token@host`.
+#[derive(Debug, PartialEq)]
+enum UrlAuth {
+    UserPassword(String, String),
+    Token(String),
+}
+
+/// The credentials in `url`'s user info, percent-decoded as Go's net/url decodes them (nats.go sends them
+/// in place of the options' user, password and token; a user without a password is a token).
+fn url_auth(url: &str) -> Option<UrlAuth> {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let authority = &rest[..rest.find('/').unwrap_or(rest.len())];
+    let (info, _) = authority.rsplit_once('@')?;
+    Some(match info.split_once(':') {
+        Some((u, p)) => UrlAuth::UserPassword(percent_decoded(u), percent_decoded(p)),
+        None => UrlAuth::Token(percent_decoded(info)),
+    })
+}
+
+/// `%XX` escapes decoded (others kept as written).
+fn percent_decoded(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let hex = b
+            .get(i + 1..i + 3)
+            .and_then(|h| u8::from_str_radix(std::str::from_utf8(h).ok()?, 16).ok());
+        match (b[i], hex) {
+            (b'%', Some(x)) => {
+                out.push(x);
+                i += 3;
+            }
+            (c, _) => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// `o` with the credentials of `url`, if it carries any: async-nats parses them and never sends them.
+fn with_url_auth(o: async_nats::ConnectOptions, url: &str) -> async_nats::ConnectOptions {
+    match url_auth(url) {
+        Some(UrlAuth::UserPassword(u, p)) => o.user_and_password(u, p),
+        Some(UrlAuth::Token(t)) => o.token(t),
+        None => o,
+    }
+}
+
 fn split_urls(s: &str) -> Vec<String> {
     s.split(',')
         .map(|s| s.trim().to_string())
@@ -477,10 +528,7 @@ impl ConnSpec {
             None => url,
         };
         let rest = rest.trim_end_matches('/');
-        let (userinfo, hostport) = match rest.rsplit_once('@') {
-            Some((u, h)) => (Some(u), h),
-            None => (None, rest),
-        };
+        let hostport = rest.rsplit_once('@').map_or(rest, |(_, h)| h);
         let addr = if hostport.rsplit_once(':').is_some_and(|(_, p)| p.parse::<u16>().is_ok()) {
             hostport.to_string()
         } else {
@@ -491,12 +539,12 @@ impl ConnSpec {
             _ => (None, None),
         };
         let mut token = self.token.clone();
-        match userinfo.map(|u| u.split_once(':')) {
-            Some(Some((u, p))) => {
-                user = Some(u.to_string());
-                pass = Some(p.to_string());
+        match url_auth(url) {
+            Some(UrlAuth::UserPassword(u, p)) => {
+                user = Some(u);
+                pass = Some(p);
             }
-            Some(None) => token = userinfo.map(str::to_string),
+            Some(UrlAuth::Token(t)) => token = Some(t),
             None => {}
         }
         Some(crate::bench::raw::RawTarget {
@@ -532,7 +580,8 @@ impl ConnSpec {
             .options(format!("natsplan-bench-{role}{i}"), slow_events)
             .await
             .map_err(ConnectFailure::Setup)?;
-        o.connect(url.as_str())
+        with_url_auth(o, &url)
+            .connect(url.as_str())
             .await
             .map_err(|e| ConnectFailure::Unreachable(anyhow!("cannot connect to {}: {e}", redact_url(&url))))
     }
@@ -555,6 +604,10 @@ impl ConnSpec {
         if reconnect_forever {
             o = o.max_reconnects(None);
         }
+        // One set of options for every server: the first URL's credentials, if any carries them.
+        if let Some(url) = self.servers.iter().find(|u| url_auth(u).is_some()) {
+            o = with_url_auth(o, url);
+        }
         o.connect(self.servers.clone())
             .await
             .map_err(|e| ConnectFailure::Unreachable(anyhow!("cannot connect to {}: {e}", self.describe())))
@@ -572,7 +625,8 @@ impl ConnSpec {
             .options(format!("natsplan-bench-sub{i}"), Some(slow_events))
             .await
             .map_err(ConnectFailure::Setup)?;
-        o.subscription_capacity(capacity)
+        with_url_auth(o, &url)
+            .subscription_capacity(capacity)
             .connect(url.as_str())
             .await
             .map_err(|e| ConnectFailure::Unreachable(anyhow!("cannot connect to {}: {e}", redact_url(&url))))

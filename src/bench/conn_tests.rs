@@ -45,6 +45,18 @@ fn urls_lose_their_credentials_for_display() {
 }
 
 #[test]
+fn credentials_in_a_url_are_read_as_nats_go_reads_them() {
+    assert_eq!(
+        url_auth("nats://bob:s3%40cret@10.0.0.1:4222"),
+        Some(UrlAuth::UserPassword("bob".into(), "s3@cret".into()))
+    );
+    assert_eq!(url_auth("tok@host:4222"), Some(UrlAuth::Token("tok".into())));
+    assert_eq!(url_auth("nats://127.0.0.1:4222"), None);
+    assert_eq!(url_auth("nats://h:1/a@b"), None);
+    assert_eq!(percent_decoded("a%zz%4"), "a%zz%4");
+}
+
+#[test]
 fn describe_never_shows_a_secret() {
     let a = ConnArgs {
         server: vec!["nats://u:hunter2@127.0.0.1:4222".into(), "nats://127.0.0.1:4223".into()],

@@ -365,6 +365,7 @@ impl Catalog {
                     .unwrap_or_else(|| "cpu_speed 1.0 and a dedicated host assumed (not given)".into()),
             });
         }
+        check_rates(&out, &df, &dd)?;
         check_name_lengths(&out, [&da, &dd, &ds])?;
         if out.server(&out.default_server).is_none() {
             let e = format!("'{}' is not listed", out.default_server);
@@ -392,6 +393,48 @@ impl Catalog {
     pub fn server_names(&self) -> Vec<&str> {
         self.servers.iter().map(|m| m.name.as_str()).collect()
     }
+}
+
+/// Failure and maintenance rates, and disks' AFRs, within what the site's own overrides may give
+/// (`site::limits::MAX_EVENTS_PER_YEAR`, fractions at most 1): every event is a step of `simulate`.
+fn check_rates(out: &Catalog, df: &crate::site::Doc, dd: &crate::site::Doc) -> Result<()> {
+    let max = crate::site::limits::MAX_EVENTS_PER_YEAR;
+    let fraction = |k: &str| k.ends_with("afr") || k == "not_return_after_power";
+    let problem = |doc: &crate::site::Doc, path: String, x: f64, frac: bool| {
+        let top = if frac { 1.0 } else { max };
+        let (what, fix) = if frac {
+            ("a fraction per year, 0 to 1", "write e.g. 0.01 for 1 %")
+        } else {
+            (
+                "events per year per unit, 0 to 1000 (about three a day)",
+                "write e.g. 2 for twice a year",
+            )
+        };
+        (!(0.0..=top).contains(&x)).then(|| doc.error(&path, format!("{x} is not {what}"), fix))
+    };
+    let rates: Vec<_> = out
+        .failures
+        .rates
+        .iter()
+        .filter_map(|(k, v)| problem(df, format!("failure_rates.{k}.value"), v.value, fraction(k)))
+        .chain(
+            out.failures
+                .maintenance
+                .iter()
+                .filter(|(k, _)| k.as_str() != "restart_stall")
+                .filter_map(|(k, v)| problem(df, format!("maintenance.{k}.value"), v.value, false)),
+        )
+        .collect();
+    if !rates.is_empty() {
+        return Err(df.errors(rates).into());
+    }
+    let disks: Vec<_> = (out.disks.iter().enumerate())
+        .filter_map(|(i, d)| problem(dd, format!("disks[{i}].afr"), d.afr, true))
+        .collect();
+    if !disks.is_empty() {
+        return Err(dd.errors(disks).into());
+    }
+    Ok(())
 }
 
 /// Model names reach report tables and messages: bounded as site names are (`site::limits`).

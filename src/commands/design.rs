@@ -3,10 +3,11 @@
 
 use super::{emit_stdout, format, load_plan, width};
 use crate::cli::{Format, Global, PlanArgs};
-use crate::error::{bad_input, Failure, Outcome};
+use crate::error::{bad_input, cannot_run, Failure, Outcome};
 use crate::plan::inputs::find_layout;
 use crate::report::design::{json, markdown, table_report, Selection};
-use std::path::PathBuf;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, clap::Args)]
 #[command(after_help = crate::report::detail::VERDICTS)]
@@ -29,6 +30,58 @@ pub struct DesignArgs {
     pub save: Option<PathBuf>,
 }
 
+/// Write the saved plan to `path`, refusing (exit 2) one of the files it was read from (`design SITE --save
+/// SITE` replaced the site with JSON), a FIFO or socket (the write waited for a reader forever) and a
+/// folder; a write that fails on the way (a full disk, /dev/full) could not run (exit 3).
+fn save(path: &Path, read: &[PathBuf], bytes: &[u8]) -> Result<(), Failure> {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    let shown = path.display();
+    if let Ok(m) = std::fs::metadata(path) {
+        let t = m.file_type();
+        let what = if t.is_fifo() {
+            Some("a FIFO (the write would wait for a reader)")
+        } else if t.is_socket() {
+            Some("a socket")
+        } else if t.is_dir() {
+            Some("a folder")
+        } else {
+            None
+        };
+        if let Some(what) = what {
+            return Err(bad_input(anyhow::anyhow!(
+                "--save {shown} is {what}, not a file; give a file path, e.g. --save plan.json"
+            )));
+        }
+        let same = |p: &PathBuf| std::fs::metadata(p).is_ok_and(|i| (i.dev(), i.ino()) == (m.dev(), m.ino()));
+        if let Some(input) = read.iter().find(|p| same(p)) {
+            return Err(bad_input(anyhow::anyhow!(
+                "--save {shown} is {}, an input of this plan: saving would replace it with the plan's JSON; give \
+                 another path, e.g. --save plan.json",
+                input.display()
+            )));
+        }
+    }
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(path)
+        .map_err(|e| {
+            let bad = matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::NotADirectory
+            );
+            let e = anyhow::anyhow!("--save {shown}: cannot open it: {e}");
+            if bad {
+                bad_input(e)
+            } else {
+                cannot_run(e)
+            }
+        })?
+        .write_all(bytes);
+    written.map_err(|e| cannot_run(anyhow::anyhow!("--save {shown}: cannot write the plan: {e}")))
+}
+
 pub fn run(g: &Global, a: DesignArgs) -> Result<Outcome, Failure> {
     let (inputs, mut plan) = load_plan(g, &a.inputs, a.site.as_deref())?;
     if a.top == Some(0) {
@@ -40,8 +93,20 @@ pub fn run(g: &Global, a: DesignArgs) -> Result<Outcome, Failure> {
         None => None,
     };
     if let Some(path) = &a.save {
-        std::fs::write(path, inputs.saved_plan_json(&plan, layout.as_deref()))
-            .map_err(|e| bad_input(anyhow::anyhow!("--save {}: cannot write it: {e}", path.display())))?;
+        let sources = a.inputs.sources(g, a.site.as_deref());
+        let mut read: Vec<PathBuf> = [&sources.site, &sources.calibration, &sources.omb]
+            .into_iter()
+            .flatten()
+            .cloned()
+            .collect();
+        read.extend(
+            sources
+                .from_cluster
+                .iter()
+                .filter(|f| !f.contains("://"))
+                .map(PathBuf::from),
+        );
+        save(path, &read, &inputs.saved_plan_json(&plan, layout.as_deref()))?;
         eprintln!("natsplan: plan saved to {}", path.display());
     }
     // The layout --layout names is shown per asset (after the save: its hash is of the plan as built).

@@ -42,6 +42,12 @@ pub fn run(g: &Global, a: EmitArgs) -> Result<Outcome, Failure> {
     if !matches!(fmt, Format::Table | Format::Json) {
         return Err(super::unsupported_format("emit", fmt, &["table", "json"]));
     }
+    if let Some(c) = crate::site::names::hidden_char(&a.store_dir) {
+        return Err(bad_input(anyhow!(
+            "--store-dir {:?} holds {c}; give the mount point's path",
+            a.store_dir
+        )));
+    }
     if !a.store_dir.starts_with('/') {
         return Err(bad_input(anyhow!(
             "--store-dir '{}' must be an absolute path, e.g. /var/lib/nats",
@@ -78,13 +84,14 @@ pub fn run(g: &Global, a: EmitArgs) -> Result<Outcome, Failure> {
         ..EmitOptions::default()
     };
     let files = emit::render_all(&plan, &layout.id, &opts).map_err(bad_input)?;
-    emit::write_atomically(&a.out, &files, a.force).map_err(|e| {
-        if e.to_string().starts_with("--out") {
-            bad_input(e)
-        } else {
-            cannot_run(e)
-        }
-    })?;
+    let private = emit::private_files(&files, &opts);
+    if let Err(e) = emit::write_atomically(&a.out, &files, a.force, &private) {
+        return match e.downcast_ref::<emit::Interrupted>() {
+            Some(i) => Ok(Outcome::Interrupted(format!("emit: {i}"))),
+            None if e.to_string().starts_with("--out") => Err(bad_input(e)),
+            None => Err(cannot_run(e)),
+        };
+    }
     let list: Vec<String> = files.iter().map(|(p, _)| p.display().to_string()).collect();
     let bytes = match fmt {
         Format::Json => {

@@ -137,7 +137,7 @@ const EXIT: &[(&str, &str)] = &[
     ("1", "A check failed: a verify row outside its band, drift against the plan, a --fail-on condition met, an incomplete agent run."),
     ("2", "Bad input or usage: a site file, a flag, a layout id, a nats CLI context."),
     ("3", "Could not run: the cluster unreachable or refusing the credentials, nats-server missing."),
-    ("130", "Interrupted by SIGINT or SIGTERM; what was measured was reported."),
+    ("130, 143, 129", "Interrupted by SIGINT, SIGTERM or SIGHUP (128 + the signal, as a shell reports it); what was measured was reported."),
 ];
 
 const CONN_ENV: &[(&str, &str)] = &[

@@ -115,7 +115,14 @@ fn volume(a: &PredictArgs, catalog: &Catalog) -> Result<VolumeSpec, Failure> {
     })?;
     let disks: u32 = num("disks", &a.disks, "give the disks in the volume group, e.g. --disks 2")?;
     let (min, even) = raid.disk_rule();
-    if disks < min.max(1) || (even && disks % 2 != 0) || disks > 1024 {
+    // Past 1024 (natsplan's bound, not an array's) the old message said "needs at least 2" (issue 41).
+    if disks > 1024 {
+        return Err(bad_input(anyhow!(
+            "--disks {disks} is more than natsplan models in one volume group (at most 1024); give the disks \
+             in the volume group, e.g. --disks 8"
+        )));
+    }
+    if disks < min.max(1) || (even && disks % 2 != 0) {
         return Err(bad_input(anyhow!(
             "--disks {disks} does not fit {}: it needs at least {min}{}",
             raid.as_str(),

@@ -42,6 +42,29 @@ pub const MAX_SITE_YEARS: u64 = 1_000_000_000;
 /// Most years in one trial: state carries over within a trial, and no hardware lives 1,000 years.
 pub const MAX_YEARS_PER_TRIAL: u64 = 1_000;
 
+/// Most failure and repair events one run steps through (`survival::expected_events`): what a run at
+/// `MAX_SITE_YEARS` on a three-rack site at the catalog's rates does (1.9 × 10¹⁰, about 4 minutes on two
+/// cores: 6 × 10⁸ events took 12.8 s here). The work grows with the events, not only with the site-years:
+/// a site whose rates are high (up to `site::limits::MAX_EVENTS_PER_YEAR` per unit) or which has many
+/// components makes every site-year many events.
+pub const MAX_EVENTS: f64 = 2e10;
+
+/// Refuse a run whose expected events (`per_site_year` × years × trials) pass `MAX_EVENTS`, saying how many
+/// trials fit.
+fn check_events(per_site_year: f64, years: u64, trials: u64) -> Result<(), String> {
+    let events = per_site_year * years as f64 * trials as f64;
+    if events <= MAX_EVENTS {
+        return Ok(());
+    }
+    let fit = (MAX_EVENTS / (per_site_year * years as f64)).floor().max(0.0);
+    Err(format!(
+        "--years {years} × --trials {trials} on this layout is about {events:.1e} failure and repair events \
+         ({per_site_year:.3e} per site-year at the site's failure rates), more than the {MAX_EVENTS:.0e} one run \
+         simulates (about 4 minutes on two cores); use --trials {} or fewer, or check the site's failure_rates",
+        fit as u64
+    ))
+}
+
 /// The site-years of a run, or why the flags are refused (before anything is allocated).
 fn check_bounds(years: u64, trials: u64) -> Result<u64, String> {
     if years > MAX_YEARS_PER_TRIAL {
@@ -84,6 +107,7 @@ pub fn run(g: &Global, a: SimulateArgs) -> Result<Outcome, Failure> {
     let planned = inputs.layout(&plan, a.layout.as_deref())?;
     let model = Model::new(site, &planned.layout);
     let rel = Reliability::new(&model, cat);
+    check_events(survival::expected_events(&rel, 1), a.years, a.trials).map_err(|m| bad_input(anyhow::anyhow!(m)))?;
     let mc = survival::monte_carlo(&rel, a.trials, a.years, a.seed, None);
     // The same exact figures `design` shows for this layout (issue 32: one figure per layout).
     let exact = if a.no_exact {
@@ -104,12 +128,10 @@ pub fn run(g: &Global, a: SimulateArgs) -> Result<Outcome, Failure> {
         reference,
         known_hazards: survival::known_hazards(),
     };
+    if fmt == Format::Json {
+        return super::stream_stdout(|w| crate::report::simulate::json(&report, w)).map(|_| Outcome::Ok);
+    }
     let bytes = match fmt {
-        Format::Json => {
-            let mut v = serde_json::to_vec_pretty(&report).expect("a report always serialises");
-            v.push(b'\n');
-            v
-        }
         Format::Markdown => crate::report::simulate::markdown(&report).into_bytes(),
         Format::Csv => crate::report::csv::simulate(&report),
         Format::Html => crate::report::html::simulate(
@@ -144,5 +166,20 @@ mod tests {
             .unwrap_err()
             .contains("at most 1000 years"));
         assert!(check_bounds(1_000, u64::MAX).is_err());
+    }
+
+    #[test]
+    fn runs_of_too_many_events_are_refused_with_the_trials_that_fit() {
+        // 6,000 events a site-year (three servers crashing 1,000 times a year, and their repairs).
+        assert!(check_events(6_000.0, 1, 100_000).is_ok());
+        let e = check_events(6_000.0, 1_000, 100_000).unwrap_err();
+        assert!(
+            e.contains("6.0e11 failure and repair events") && e.contains("--trials 3333 or fewer"),
+            "{e}"
+        );
+        // A rate of 10^9 a year (issue 41: accepted, and months of work).
+        assert!(check_events(6e9, 1, 100_000)
+            .unwrap_err()
+            .contains("--trials 3 or fewer"));
     }
 }

@@ -239,6 +239,12 @@ fn run_faults(g: &Global, a: &VerifyArgs, format: Format) -> Result<Outcome, Fai
     };
     let failed = report.failed();
     super::emit_stdout(&bytes)?;
+    if report.interrupted {
+        let done = report.scenarios.iter().filter(|s| s.skipped.is_none()).count();
+        return Ok(Outcome::Interrupted(format!(
+            "verify --faults: interrupted after {done} finished scenario(s); they are reported and written, the              lab, its mounts and namespaces were removed"
+        )));
+    }
     Ok(if failed {
         Outcome::CheckFailed("fault verification: a prediction disagreed or an acknowledged write was lost".into())
     } else {

@@ -83,9 +83,34 @@ pub struct Tls {
     pub routes: bool,
 }
 
-/// A string as nats-server's config parser reads it (double-quoted, JSON escapes).
-fn q(s: &str) -> String {
-    serde_json::to_string(s).expect("strings always serialise")
+/// A string as nats-server's config parser reads it back unchanged: double-quoted, with only the escapes
+/// its lexer knows (conf/lex.go `lexStringEscape`: `\\`, `\"`, `\t`, `\n`, `\r` and `\xHH`). JSON's
+/// `\u0001`, `\b` or `\f` are errors there ("Invalid escape character"), so other control characters are
+/// written as `\xHH`. Inside double quotes nats-server expands no `$VARIABLE`.
+pub fn q(s: &str) -> String {
+    let mut o = String::with_capacity(s.len() + 2);
+    o.push('"');
+    for c in s.chars() {
+        match c {
+            '\\' => o.push_str("\\\\"),
+            '"' => o.push_str("\\\""),
+            '\t' => o.push_str("\\t"),
+            '\n' => o.push_str("\\n"),
+            '\r' => o.push_str("\\r"),
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => o.push_str(&format!("\\x{:02x}", c as u32)),
+            c => o.push(c),
+        }
+    }
+    o.push('"');
+    o
+}
+
+/// A map key as nats-server's lexer reads a double-quoted key (conf/lex.go `lexDubQuotedKey`): everything
+/// up to the next `"`, with no escapes, so a key cannot hold `"` (or a line break). Names reach here
+/// checked (`deploy::parse` refuses such account names, with their place).
+fn key(s: &str) -> String {
+    debug_assert!(!s.contains(['"', '\n', '\r']), "unquotable key {s:?}");
+    format!("\"{s}\"")
 }
 
 /// A `$VAR` reference nats-server resolves from its environment (written bare: quoted it is text).
@@ -124,7 +149,7 @@ fn accounts_block(s: &Security) -> String {
     }
     let mut o = String::from("\naccounts {\n");
     for a in &s.accounts {
-        o.push_str(&format!("  {}: {{\n", q(&a.name)));
+        o.push_str(&format!("  {}: {{\n", key(&a.name)));
         if a.jetstream {
             o.push_str("    jetstream: enabled\n");
         }
@@ -157,6 +182,9 @@ pub fn render(c: &ServerConf) -> String {
 pub fn render_secured(c: &ServerConf, sec: &Security) -> String {
     let mut o = String::new();
     for line in &c.header {
+        // A comment ends at the line's end: a line break (or any control character) in a name would start
+        // a line nats-server parses.
+        let line: String = line.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
         o.push_str(&format!("# {line}\n"));
     }
     if !c.header.is_empty() {
@@ -259,6 +287,42 @@ mod tests {
         assert!(t.contains("max_ha_assets: 2000"));
         assert!(t.contains(r#""nats-route://nats-b1:6222""#));
         assert!(!t.contains("max_memory_store"));
+    }
+
+    #[test]
+    fn strings_are_quoted_with_the_escapes_nats_servers_lexer_knows() {
+        // conf/lex.go lexStringEscape: \\ \" \t \n \r \xHH, nothing else (JSON's \u0001 is an error there).
+        assert_eq!(q("plain"), r#""plain""#);
+        assert_eq!(q("a\"b\\c"), r#""a\"b\\c""#);
+        assert_eq!(q("t\tn\nr\r"), r#""t\tn\nr\r""#);
+        assert_eq!(q("x\u{1}y\u{7f}\u{8}\u{c}"), r#""x\x01y\x7f\x08\x0c""#);
+        assert_eq!(q("$VAR ünï"), r#""$VAR ünï""#);
+        // A name with a line break cannot start a line nats-server parses from a comment.
+        let t = render(&ServerConf {
+            header: vec!["evil\nlisten: 0.0.0.0:1".into()],
+            ..conf("a")
+        });
+        assert!(t.starts_with("# evil listen: 0.0.0.0:1\n"), "{t}");
+    }
+
+    fn conf(name: &str) -> ServerConf {
+        ServerConf {
+            server_name: name.into(),
+            client_listen: "0.0.0.0:4222".into(),
+            monitor_listen: None,
+            tags: vec![],
+            store_dir: "/d".into(),
+            max_file_store_bytes: None,
+            max_memory_store_bytes: None,
+            unique_tag: None,
+            sync: SyncMode::Always,
+            max_ha_assets: None,
+            cluster_name: "c".into(),
+            cluster_listen: "0.0.0.0:6222".into(),
+            routes: vec![],
+            header: vec![],
+            client_tls: None,
+        }
     }
 
     #[test]

@@ -17,7 +17,8 @@ pub fn consumer_json(c: &ConsumerSpec, replicas: u8) -> Value {
         .ack_wait
         .as_deref()
         .and_then(|w| crate::units::parse_duration(w).ok())
-        .map(|d| d.as_nanos() as i64)
+        // deploy::parse refuses an ack_wait past a Go duration; never wrap to a negative one.
+        .map(|d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX))
         .unwrap_or(ACK_WAIT_DEFAULT_NS);
     let mut v = json!({
         "durable_name": c.durable,
@@ -39,6 +40,20 @@ pub fn consumer_json(c: &ConsumerSpec, replicas: u8) -> Value {
     v
 }
 
+/// A placeholder consumer's name, `<stream>-c<k>`, with the stream's part shortened (at a character
+/// boundary) where the whole would pass 250 bytes: the file `consumers/<stream>/<name>.json` must fit a
+/// file name (NAME_MAX 255) and nats-server takes consumer names up to 255 bytes (`JSMaxNameLen`).
+fn placeholder_name(stream: &str, k: u32) -> String {
+    let tail = format!("-c{k}");
+    let mut keep = crate::site::limits::MAX_ASSET_NAME_BYTES
+        .saturating_sub(tail.len())
+        .min(stream.len());
+    while !stream.is_char_boundary(keep) {
+        keep -= 1;
+    }
+    format!("{}{tail}", &stream[..keep])
+}
+
 /// The consumers of every stream: the deploy file's, else `N` named `<stream>-c1`… as placeholders.
 pub fn specs(plan: &Plan, deploy: &Deploy) -> Vec<(String, Vec<ConsumerSpec>, bool)> {
     let mut out = Vec::new();
@@ -48,7 +63,7 @@ pub fn specs(plan: &Plan, deploy: &Deploy) -> Vec<(String, Vec<ConsumerSpec>, bo
         } else if s.consumers > 0 {
             let list = (1..=s.consumers)
                 .map(|k| ConsumerSpec {
-                    durable: format!("{}-c{k}", s.name),
+                    durable: placeholder_name(&s.name, k),
                     description: Some(format!("placeholder {k} of {} planned for {}", s.consumers, s.name)),
                     filter_subject: None,
                     deliver_policy: None,
@@ -140,6 +155,15 @@ mod tests {
         assert_eq!(c[0].1["durable_name"], "orders-c1");
         assert_eq!(c[0].1["ack_policy"], "explicit");
         assert!(files.iter().any(|(p, _)| p == &PathBuf::from("consumers/README.md")));
+    }
+
+    #[test]
+    fn placeholder_names_fit_a_file_name_whatever_the_stream_name() {
+        assert_eq!(placeholder_name("orders", 3), "orders-c3");
+        let long = "é".repeat(125); // 250 bytes
+        let n = placeholder_name(&long, 10_000);
+        assert!(n.len() <= 250 && n.ends_with("-c10000"), "{} bytes", n.len());
+        assert!(n.starts_with(&"é".repeat(121)));
     }
 
     #[test]

@@ -64,14 +64,31 @@ fn is_user_nkey(k: &str) -> bool {
     k.len() == 56 && k.starts_with('U') && k.chars().all(|c| c.is_ascii_uppercase() || ('2'..='7').contains(&c))
 }
 
-/// A name nats-server takes for a consumer or account (no spaces, `.`, `*`, `>`, `/`, `\`).
-fn is_name(n: &str) -> bool {
-    !n.is_empty()
-        && n.len() <= 250
-        && !n
-            .chars()
-            .any(|c| c.is_whitespace() || c.is_control() || ".*>/\\".contains(c))
+/// Why `n` cannot name an account or a durable consumer, or None: nats-server's asset-name rules
+/// (`site::names`: no spaces, `.`, `*`, `>`, `/`, `\`, control or invisible characters, at most 250 bytes)
+/// and, for an account, no `"`: its name is a quoted key of the `accounts` block, which nats-server's
+/// lexer ends at the next `"` with no escapes (conf/lex.go `lexDubQuotedKey`).
+fn name_problem(n: &str, account: bool) -> Option<String> {
+    if account && n.contains('"') {
+        return Some("holds '\"', which nats-server's configuration cannot quote in an account name".into());
+    }
+    crate::site::names::problem(crate::site::names::NameKind::Consumer, n)
 }
+
+/// A control or invisible character in a user, password or TLS path: nats-server would read it (emit quotes
+/// it), but it is a paste or YAML escape gone wrong, and in a path it names a file that is not there.
+fn hidden(doc: &Doc, path: &str, what: &str, v: &str, errs: &mut Vec<SiteError>) {
+    if let Some(c) = crate::site::names::hidden_char(v) {
+        errs.push(doc.error(
+            path,
+            format!("the {what} holds {c}"),
+            "remove it (a YAML \"...\" escape such as \\n or \\t writes one)",
+        ));
+    }
+}
+
+/// nats-server's longest description (`JSMaxDescriptionLen`, server/jetstream_api.go).
+const MAX_DESCRIPTION_BYTES: usize = 4 * 1024;
 
 /// Read and check a deploy file's text against the site's workload.
 pub fn parse(text: &str, file: &str, workload: &Workload) -> Result<Deploy, SiteErrors> {
@@ -97,10 +114,10 @@ fn security(f: &File, doc: &Doc, errs: &mut Vec<SiteError>) -> Security {
     let sys = f.system_account.clone();
     for (name, a) in f.accounts.iter().flatten() {
         let p = format!("accounts.{name}");
-        if !is_name(name) {
+        if let Some(why) = name_problem(name, true) {
             errs.push(doc.error(
                 &p,
-                format!("'{name}' is not an account name"),
+                format!("'{}' is not an account name: it {why}", name.escape_debug()),
                 "use letters, digits, '-' and '_'",
             ));
         }
@@ -119,6 +136,8 @@ fn security(f: &File, doc: &Doc, errs: &mut Vec<SiteError>) -> Security {
             let up = format!("{p}.users[{i}]");
             match (&u.user, &u.password, &u.nkey) {
                 (Some(user), Some(password), None) => {
+                    hidden(doc, &format!("{up}.user"), "user name", user, errs);
+                    hidden(doc, &format!("{up}.password"), "password", password, errs);
                     if !seen_users.insert(user.clone()) {
                         errs.push(doc.error(
                             &format!("{up}.user"),
@@ -197,6 +216,9 @@ fn security(f: &File, doc: &Doc, errs: &mut Vec<SiteError>) -> Security {
 /// The TLS block: absolute paths, and the CA routes need.
 fn tls(t: &TlsSpec, doc: &Doc, errs: &mut Vec<SiteError>) -> Tls {
     for (k, v) in [("cert", Some(&t.cert)), ("key", Some(&t.key)), ("ca", t.ca.as_ref())] {
+        if let Some(v) = v {
+            hidden(doc, &format!("tls.{k}"), "path", v, errs);
+        }
         if v.is_some_and(|v| !v.starts_with('/')) {
             errs.push(doc.error(
                 &format!("tls.{k}"),
@@ -252,11 +274,24 @@ fn consumers(f: &File, doc: &Doc, w: &Workload, errs: &mut Vec<SiteError>) -> BT
         let mut names = BTreeSet::new();
         for (i, c) in list.iter().enumerate() {
             let cp = format!("{p}[{i}]");
-            if !is_name(&c.durable) || !names.insert(c.durable.clone()) {
+            if let Some(why) = name_problem(&c.durable, false) {
                 errs.push(doc.error(
                     &format!("{cp}.durable"),
-                    format!("'{}' is not a usable durable name (or it is given twice)", c.durable),
+                    format!("'{}' is not a usable durable name: it {why}", c.durable.escape_debug()),
                     "use letters, digits, '-' and '_', one name per consumer",
+                ));
+            } else if !names.insert(c.durable.clone()) {
+                errs.push(doc.error(
+                    &format!("{cp}.durable"),
+                    format!("'{}' is not a usable durable name: it is given twice", c.durable),
+                    "use letters, digits, '-' and '_', one name per consumer",
+                ));
+            }
+            if c.description.as_ref().is_some_and(|d| d.len() > MAX_DESCRIPTION_BYTES) {
+                errs.push(doc.error(
+                    &format!("{cp}.description"),
+                    format!("the description is longer than nats-server takes ({MAX_DESCRIPTION_BYTES} bytes)"),
+                    "shorten it",
                 ));
             }
             if let Some(fs) = &c.filter_subject {
@@ -293,12 +328,22 @@ fn consumers(f: &File, doc: &Doc, w: &Workload, errs: &mut Vec<SiteError>) -> BT
                 }
             }
             if let Some(w) = &c.ack_wait {
-                if crate::units::parse_duration(w).map(|d| d.is_zero()).unwrap_or(true) {
-                    errs.push(doc.error(
+                match crate::units::parse_duration(w) {
+                    Ok(d) if !d.is_zero() && d.as_secs() <= crate::units::MAX_GO_DURATION_S => {}
+                    Ok(d) if !d.is_zero() => errs.push(doc.error(
+                        &format!("{cp}.ack_wait"),
+                        format!(
+                            "ack_wait '{w}' is longer than nats-server takes (a Go duration: at most {} s, about 292 \
+                             years)",
+                            crate::units::MAX_GO_DURATION_S
+                        ),
+                        "write e.g. 30s",
+                    )),
+                    _ => errs.push(doc.error(
                         &format!("{cp}.ack_wait"),
                         format!("ack_wait '{w}' is not a duration above 0"),
                         "write e.g. 30s",
-                    ));
+                    )),
                 }
             }
             if c.max_deliver.is_some_and(|m| m == 0 || m < -1) || c.max_ack_pending.is_some_and(|m| m == 0 || m < -1) {
@@ -312,6 +357,15 @@ fn consumers(f: &File, doc: &Doc, w: &Workload, errs: &mut Vec<SiteError>) -> BT
         out.insert(stream.clone(), list.clone());
     }
     out
+}
+
+/// Whether a user's password is written into the configuration as it is (not a `$VAR` reference).
+pub fn has_literal_password(d: &Deploy) -> bool {
+    d.security
+        .accounts
+        .iter()
+        .flat_map(|a| a.users.iter())
+        .any(|u| matches!(u, User::Password { password, .. } if !super::conf::is_env_ref(password)))
 }
 
 /// What the top README says about accounts and TLS (empty without them).
@@ -354,6 +408,13 @@ pub fn readme_section(d: &Deploy) -> String {
              systemd unit's `Environment=` or an `EnvironmentFile=`), never in this folder.\n",
             vars.iter().map(|v| format!("`{v}`")).collect::<Vec<_>>().join(", ")
         ));
+    }
+    if has_literal_password(d) {
+        o.push_str(
+            "- Some passwords are written into the configuration as given (a bcrypt hash or text): each \
+             `nats-server.conf` is written readable by its owner only (mode 0600); keep it so on the host, or \
+             write `password: $VAR` in the deploy file so the secret stays out of the file.\n",
+        );
     }
     if let Some(t) = &s.tls {
         o.push_str(&format!(
@@ -424,6 +485,35 @@ mod tests {
         assert!(e.contains("tls.cert: the path must be absolute"), "{e}");
         assert!(e.contains("tls.routes: TLS between servers needs the CA"), "{e}");
         assert!(e.contains("consumers.nope: the site has no stream 'nope'"), "{e}");
+        // What nats-server's configuration cannot carry, or what is a paste gone wrong, at its place.
+        let text = "accounts:\n  \"A\\\"B\":\n    users: [{ user: \"u\\x01\", password: \"p\\nq\" }]\n\
+                    tls: { cert: \"/etc/a\\tb.pem\", key: /k.pem }\n\
+                    consumers:\n  orders: [{ durable: \"bill\\u200Bing\", ack_wait: 300y }]\n";
+        let e = parse(text, "deploy.yaml", &workload()).unwrap_err().to_string();
+        assert!(
+            e.contains("deploy.yaml:3:5: accounts.A\"B: 'A\\\"B' is not an account name: it holds '\"'"),
+            "{e}"
+        );
+        assert!(
+            e.contains("accounts.A\"B.users[0].user: the user name holds a control character (U+0001)"),
+            "{e}"
+        );
+        assert!(
+            e.contains("accounts.A\"B.users[0].password: the password holds a control character"),
+            "{e}"
+        );
+        assert!(
+            e.contains("tls.cert: the path holds a control character (U+0009)"),
+            "{e}"
+        );
+        assert!(
+            e.contains("consumers.orders[0].durable: 'bill\\u{200b}ing' is not a usable durable name"),
+            "{e}"
+        );
+        assert!(
+            e.contains("consumers.orders[0].ack_wait: ack_wait '300y' is longer than nats-server takes"),
+            "{e}"
+        );
         let e = parse("colour: red\n", "deploy.yaml", &workload())
             .unwrap_err()
             .to_string();

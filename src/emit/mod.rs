@@ -12,6 +12,7 @@ pub mod deploy;
 
 use crate::layout::PlacementRule;
 use crate::plan::{Plan, PlannedAsset, PlannedLayout};
+use crate::site::names::NameKind;
 use crate::units::fmt_bytes;
 use anyhow::{anyhow, bail, Context, Result};
 use serde_json::{json, Value};
@@ -45,16 +46,28 @@ impl Default for EmitOptions {
     }
 }
 
-/// A JetStream name as the API accepts it (no spaces, dots, wildcards or path separators).
-fn check_name(kind: &str, name: &str) -> Result<()> {
-    let ok = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-    if !ok {
+/// A name as nats-server and the NATS clients take it: the rules site validation applies (`site::names`),
+/// checked again because a plan may come from elsewhere than a validated site.
+fn check_name(kind: &str, rules: NameKind, name: &str) -> Result<()> {
+    if let Some(why) = crate::site::names::problem(rules, name) {
         bail!(
-            "{kind} name '{name}' cannot be a JetStream name; use letters, digits, '-' and '_' only \
-             (rename it in the site file's workload)"
+            "{kind} name '{}' {why}; rename it in the site file's workload (letters, digits, '-' and '_')",
+            name.escape_debug()
         );
     }
     Ok(())
+}
+
+/// A size written where nats-server reads an int64 (`max_bytes`, `max_file_store`): refused past it, with
+/// what it is, instead of a number nats-server cannot read (error 10025, "integer out of range").
+fn int64_bytes(what: &str, bytes: u64) -> Result<i64> {
+    i64::try_from(bytes).map_err(|_| {
+        anyhow!(
+            "{what} is {bytes} bytes, more than nats-server reads (an int64: at most {} bytes, 8 EiB); lower the \
+             asset's rate, size or retention in the site, or cap it with max_bytes",
+            i64::MAX
+        )
+    })
 }
 
 fn ns(seconds: f64) -> i64 {
@@ -120,19 +133,23 @@ fn configured_stream_json(plan: &Plan, a: &PlannedAsset, s: &crate::site::Stream
         v["compression"] = json!(compression(plan));
     }
     if given["max_bytes"].as_i64().is_none_or(|b| b <= 0) {
-        v["max_bytes"] = json!(s.max_bytes.unwrap_or(a.bytes_per_replica).max(1));
+        let b = s.max_bytes.unwrap_or(a.bytes_per_replica).max(1);
+        v["max_bytes"] = json!(int64_bytes(&format!("stream {}: max_bytes", s.name), b)?);
     }
     Ok(v)
 }
 
 /// The JetStream API stream configuration of a planned stream.
 fn stream_json(plan: &Plan, layout: &PlannedLayout, s: &crate::site::StreamSpec) -> Result<Value> {
-    check_name("stream", &s.name)?;
+    check_name("stream", NameKind::Stream, &s.name)?;
     let a = asset(layout, "stream", &s.name)?;
     if let Some(given) = plan.input.workload.stream_configs.get(&s.name) {
         return configured_stream_json(plan, a, s, given);
     }
-    let max_bytes = s.max_bytes.unwrap_or(a.bytes_per_replica).max(1);
+    let max_bytes = int64_bytes(
+        &format!("stream {}: max_bytes", s.name),
+        s.max_bytes.unwrap_or(a.bytes_per_replica).max(1),
+    )?;
     Ok(json!({
         "name": s.name,
         "subjects": if s.subjects.is_empty() { vec![format!("{}.>", s.name.to_lowercase())] } else { s.subjects.clone() },
@@ -155,8 +172,9 @@ fn stream_json(plan: &Plan, layout: &PlannedLayout, s: &crate::site::StreamSpec)
 
 /// A KV bucket as its backing stream `KV_<bucket>`, configured as the NATS clients create it.
 fn kv_json(plan: &Plan, layout: &PlannedLayout, k: &crate::site::KvSpec) -> Result<Value> {
-    check_name("KV bucket", &k.name)?;
+    check_name("KV bucket", NameKind::Bucket, &k.name)?;
     let a = asset(layout, "kv", &k.name)?;
+    let max_bytes = int64_bytes(&format!("KV bucket {}: max_bytes", k.name), a.bytes_per_replica.max(1))?;
     Ok(json!({
         "name": format!("KV_{}", k.name),
         "subjects": [format!("$KV.{}.>", k.name)],
@@ -166,7 +184,7 @@ fn kv_json(plan: &Plan, layout: &PlannedLayout, k: &crate::site::KvSpec) -> Resu
         "max_consumers": -1,
         "max_msgs": -1,
         "max_msgs_per_subject": k.history.max(1),
-        "max_bytes": a.bytes_per_replica.max(1),
+        "max_bytes": max_bytes,
         "max_age": 0,
         "max_msg_size": -1,
         "discard": "new",
@@ -181,9 +199,13 @@ fn kv_json(plan: &Plan, layout: &PlannedLayout, k: &crate::site::KvSpec) -> Resu
 
 /// An object store as its backing stream `OBJ_<bucket>`, configured as the NATS clients create it.
 fn object_store_json(plan: &Plan, layout: &PlannedLayout, o: &crate::site::ObjectStoreSpec) -> Result<Value> {
-    check_name("object store", &o.name)?;
+    check_name("object store", NameKind::Bucket, &o.name)?;
     let a = asset(layout, "object_store", &o.name)?;
     let age = o.retention_s.unwrap_or(0.0);
+    let max_bytes = int64_bytes(
+        &format!("object store {}: max_bytes", o.name),
+        a.bytes_per_replica.max(1),
+    )?;
     Ok(json!({
         "name": format!("OBJ_{}", o.name),
         "subjects": [format!("$O.{}.C.>", o.name), format!("$O.{}.M.>", o.name)],
@@ -193,7 +215,7 @@ fn object_store_json(plan: &Plan, layout: &PlannedLayout, o: &crate::site::Objec
         "max_consumers": -1,
         "max_msgs": -1,
         "max_msgs_per_subject": -1,
-        "max_bytes": a.bytes_per_replica.max(1),
+        "max_bytes": max_bytes,
         "max_age": ns(age),
         "max_msg_size": -1,
         "discard": "new",
@@ -216,7 +238,42 @@ pub fn render_all(plan: &Plan, layout_id: &str, opts: &EmitOptions) -> Result<Ve
     let layout = plan.layout(layout_id).expect("render found it");
     files.extend(consumers::files(plan, layout, &opts.deploy)?);
     files.sort_by(|a, b| a.0.cmp(&b.0));
+    for (p, _) in &files {
+        check_path(p)?;
+    }
     Ok(files)
+}
+
+/// The files that hold a secret in clear, to be written 0600: every server's configuration when the deploy
+/// file gives a literal password (a bcrypt hash or text) rather than a `$VAR` nats-server reads from its
+/// environment when it starts.
+pub fn private_files(files: &[(PathBuf, String)], opts: &EmitOptions) -> Vec<PathBuf> {
+    if !deploy::has_literal_password(&opts.deploy) {
+        return Vec::new();
+    }
+    files
+        .iter()
+        .filter(|(p, _)| p.file_name().is_some_and(|n| n == "nats-server.conf"))
+        .map(|(p, _)| p.clone())
+        .collect()
+}
+
+/// The longest file or folder name Linux file systems take (NAME_MAX).
+const NAME_MAX_BYTES: usize = 255;
+
+/// Every name in an emitted path fits a file name, so writing cannot fail half-way with "File name too long".
+fn check_path(p: &Path) -> Result<()> {
+    for c in p.components() {
+        let n = c.as_os_str().len();
+        if n > NAME_MAX_BYTES {
+            bail!(
+                "cannot write {}: a name in it is {n} bytes, more than a file name holds ({NAME_MAX_BYTES}); shorten \
+                 the stream or consumer name in the site or deploy file",
+                p.display()
+            );
+        }
+    }
+    Ok(())
 }
 
 /// The server configurations and the stream, KV and object-store definitions (every `.json` a stream's
@@ -237,8 +294,18 @@ pub fn render(plan: &Plan, layout_id: &str, opts: &EmitOptions) -> Result<Vec<(P
     let version = env!("CARGO_PKG_VERSION");
 
     // One folder per server: its configuration and a README for whoever sets up that host.
+    if let crate::units::SyncMode::Interval(i) = site.nats.sync {
+        if i > crate::units::MAX_GO_DURATION_S {
+            bail!(
+                "sync_interval {i} s is longer than nats-server reads (a Go duration: at most {} s, about 292 years); \
+                 set nats.sync_interval in the site to e.g. 2m",
+                crate::units::MAX_GO_DURATION_S
+            );
+        }
+    }
     for s in &layout.servers {
         check_server_name(&s.name)?;
+        int64_bytes(&format!("server {}: max_file_store", s.name), s.store_bytes)?;
         let routes: Vec<String> = layout
             .servers
             .iter()
@@ -598,33 +665,56 @@ fn assets_readme(plan: &Plan, layout: &PlannedLayout, kind: &str, names: &[Strin
     o
 }
 
-/// Write `files` into `out`: into a temporary folder beside it, then renamed into place, so a failure
-/// leaves nothing half-written. A non-empty `out` is refused unless `force` (then it is replaced whole).
-pub fn write_atomically(out: &Path, files: &[(PathBuf, String)], force: bool) -> Result<()> {
-    let non_empty = match std::fs::read_dir(out) {
-        Ok(mut it) => it.next().is_some(),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
-        Err(e) => return Err(e).with_context(|| format!("--out {}: cannot read it", out.display())),
-    };
+/// The prefix of the folders `write_atomically` stages into, beside `--out`; the writer's pid follows it
+/// (`.natsplan-emit-<pid>-XXXXXX`), so a later run can tell one whose writer is gone from one in use.
+const STAGING_PREFIX: &str = ".natsplan-emit-";
+
+/// A write that SIGINT, SIGTERM or SIGHUP stopped: the staging folder was removed, `--out` is as it was.
+#[derive(Debug, thiserror::Error)]
+#[error("interrupted while writing: nothing was written, {0} is as it was")]
+pub struct Interrupted(pub String);
+
+/// Write `files` into `out`, all or nothing: into a staging folder beside it, then renamed into place. A
+/// non-empty `out` is refused unless `force`; then the staged folder and `out` swap places in one
+/// `renameat2(RENAME_EXCHANGE)`, so `out` exists at every moment (the old one is removed after). `private`
+/// files (a literal password) are written 0600.
+///
+/// Nothing is left behind: a stop signal during the write removes the staging folder (`Interrupted`); one
+/// that could not be caught (SIGKILL, a crash) leaves it, and the next emit into the same folder's parent
+/// removes staging folders whose writer is gone. Two emits into one `out` at once: the second fails (a
+/// lock beside `out`) rather than both claiming the folder.
+pub fn write_atomically(out: &Path, files: &[(PathBuf, String)], force: bool, private: &[PathBuf]) -> Result<()> {
     if out.exists() && !out.is_dir() {
         bail!("--out {} is a file, not a folder; choose a folder", out.display());
-    }
-    if non_empty && !force {
-        bail!(
-            "--out {} is not empty; choose an empty or new folder, or pass --force to replace it",
-            out.display()
-        );
     }
     let parent = match out.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
     std::fs::create_dir_all(&parent).with_context(|| format!("--out: cannot create {}", parent.display()))?;
+    let _lock = OutLock::take(&parent, out)?;
+    sweep_staging(&parent);
+    let non_empty = match std::fs::read_dir(out) {
+        Ok(mut it) => it.next().is_some(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+        Err(e) => return Err(e).with_context(|| format!("--out {}: cannot read it", out.display())),
+    };
+    if non_empty && !force {
+        bail!(
+            "--out {} is not empty; choose an empty or new folder, or pass --force to replace it",
+            out.display()
+        );
+    }
+    let guard = crate::signals::InterruptGuard::install();
     let tmp = tempfile::Builder::new()
-        .prefix(".natsplan-emit-")
+        .prefix(&format!("{STAGING_PREFIX}{}-", std::process::id()))
         .tempdir_in(&parent)
         .with_context(|| format!("--out: cannot create a temporary folder in {}", parent.display()))?;
+    let interrupted = || Interrupted(out.display().to_string());
     for (rel, text) in files {
+        if guard.interrupted() {
+            return Err(interrupted().into()); // `tmp` is removed as it drops
+        }
         if rel.is_absolute() || rel.components().any(|c| matches!(c, std::path::Component::ParentDir)) {
             bail!("internal: emitted path {} escapes the output folder", rel.display());
         }
@@ -632,29 +722,17 @@ pub fn write_atomically(out: &Path, files: &[(PathBuf, String)], force: bool) ->
         if let Some(d) = p.parent() {
             std::fs::create_dir_all(d).with_context(|| format!("cannot create {}", d.display()))?;
         }
-        std::fs::write(&p, text).with_context(|| format!("cannot write {}", p.display()))?;
+        write_file(&p, text, private.contains(rel)).with_context(|| format!("cannot write {}", p.display()))?;
+    }
+    if guard.interrupted() {
+        return Err(interrupted().into());
     }
     let staged = tmp.keep();
     let result = if non_empty {
-        // Replace: move the old folder aside, move the new one in, then delete the old one.
-        let old = parent.join(format!(
-            ".natsplan-emit-old-{}",
-            out.file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default()
-        ));
-        let _ = std::fs::remove_dir_all(&old);
-        std::fs::rename(out, &old)
-            .and_then(|_| match std::fs::rename(&staged, out) {
-                Ok(()) => Ok(()),
-                Err(e) => {
-                    let _ = std::fs::rename(&old, out);
-                    Err(e)
-                }
-            })
-            .map(|_| {
-                let _ = std::fs::remove_dir_all(&old);
-            })
+        // Swap: `out` is the new folder and `staged` the old one, in one step; then the old one goes.
+        exchange(&staged, out).map(|_| {
+            let _ = std::fs::remove_dir_all(&staged);
+        })
     } else {
         // rename(2) replaces an empty folder.
         std::fs::rename(&staged, out)
@@ -664,6 +742,143 @@ pub fn write_atomically(out: &Path, files: &[(PathBuf, String)], force: bool) ->
         return Err(e).with_context(|| format!("cannot move the output into {}", out.display()));
     }
     Ok(())
+}
+
+/// Write one file, 0600 when `private`: created with that mode, so it is never readable by others, even
+/// for a moment.
+fn write_file(p: &Path, text: &str, private: bool) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut o = std::fs::OpenOptions::new();
+    o.write(true).create_new(true);
+    if private {
+        o.mode(0o600);
+    }
+    o.open(p)?.write_all(text.as_bytes())
+}
+
+/// Swap two folders in one step (`renameat2(RENAME_EXCHANGE)`, Linux 3.15): both names exist before and
+/// after. Where the file system cannot (EINVAL), the old way: move `out` aside, the new folder in, then
+/// (on success) the old one to `staged`'s name.
+fn exchange(staged: &Path, out: &Path) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = |p: &Path| std::ffi::CString::new(p.as_os_str().as_bytes()).map_err(std::io::Error::other);
+    let (a, b) = (c(staged)?, c(out)?);
+    // SAFETY: two NUL-terminated paths, relative to the working folder (AT_FDCWD).
+    let r = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            a.as_ptr(),
+            libc::AT_FDCWD,
+            b.as_ptr(),
+            libc::RENAME_EXCHANGE,
+        )
+    };
+    if r == 0 {
+        return Ok(());
+    }
+    let e = std::io::Error::last_os_error();
+    if e.raw_os_error() != Some(libc::EINVAL) && e.raw_os_error() != Some(libc::ENOSYS) {
+        return Err(e);
+    }
+    let aside = staged.with_extension("old");
+    std::fs::rename(out, &aside)?;
+    if let Err(e) = std::fs::rename(staged, out) {
+        let _ = std::fs::rename(&aside, out);
+        return Err(e);
+    }
+    std::fs::rename(&aside, staged)
+}
+
+/// Staging folders beside `--out` whose writer is gone (killed before it could clean up), removed; one
+/// whose pid still runs is left alone. Folders of natsplan versions that did not name their pid
+/// (`.natsplan-emit-XXXXXX`, `.natsplan-emit-old-NAME`) are removed when untouched for an hour.
+fn sweep_staging(parent: &Path) {
+    let Ok(rd) = std::fs::read_dir(parent) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(rest) = name.strip_prefix(STAGING_PREFIX) else {
+            continue;
+        };
+        if !e.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        let stale = match rest.split_once('-').and_then(|(pid, _)| pid.parse::<i32>().ok()) {
+            Some(pid) => !pid_alive(pid),
+            None => e
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age > std::time::Duration::from_secs(3600)),
+        };
+        if stale {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+}
+
+/// Whether a process with this pid exists (ours or another user's).
+fn pid_alive(pid: i32) -> bool {
+    if pid <= 0 {
+        return false;
+    }
+    // SAFETY: kill with signal 0 only checks that the process exists.
+    let r = unsafe { libc::kill(pid, 0) };
+    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// An exclusive lock on writing one `--out` folder: `flock` on a file beside it, removed when released.
+struct OutLock {
+    path: PathBuf,
+    _file: std::fs::File,
+}
+
+impl OutLock {
+    fn take(parent: &Path, out: &Path) -> Result<OutLock> {
+        use std::hash::{Hash, Hasher};
+        use std::os::unix::fs::MetadataExt;
+        use std::os::unix::io::AsRawFd;
+        let mut h = crate::fxhash::FxHasher::default();
+        out.file_name().unwrap_or(out.as_os_str()).hash(&mut h);
+        let path = parent.join(format!("{STAGING_PREFIX}lock-{:016x}", h.finish()));
+        loop {
+            let file = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(&path)
+                .with_context(|| format!("cannot create the lock {}", path.display()))?;
+            // SAFETY: flock on a descriptor this function owns.
+            if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+                bail!(
+                    "another natsplan emit is writing {} now (it holds {}); wait for it to finish, then run this \
+                     again",
+                    out.display(),
+                    path.display()
+                );
+            }
+            // The holder before us may have removed the file between our open and our lock: then the lock is
+            // on a file nobody else will open; take the one at the path.
+            let same = std::fs::metadata(&path)
+                .ok()
+                .zip(file.metadata().ok())
+                .is_some_and(|(a, b)| a.ino() == b.ino() && a.dev() == b.dev());
+            if same {
+                return Ok(OutLock { path, _file: file });
+            }
+        }
+    }
+}
+
+impl Drop for OutLock {
+    fn drop(&mut self) {
+        // Removed while still locked, so whoever opens the path next gets a new file (see `take`).
+        let _ = std::fs::remove_file(&self.path);
+    }
 }
 
 #[cfg(test)]
@@ -743,6 +958,116 @@ mod tests {
     }
 
     #[test]
+    fn sizes_past_an_int64_are_refused_with_the_asset_not_written() {
+        // A plan that sized an asset past 8 EiB (saturated at u64::MAX): nats-server reads max_bytes as an
+        // int64 and refuses the stream, so emit says which asset rather than writing the number.
+        let mut plan = four_racks();
+        let id = unique_layout(&plan).id.clone();
+        let idx = plan.layouts.iter().position(|l| l.id == id).unwrap();
+        for a in plan.layouts[idx].assets.iter_mut().filter(|a| a.name == "blobs") {
+            a.bytes_per_replica = u64::MAX;
+        }
+        let e = render(&plan, &id, &EmitOptions::default()).unwrap_err().to_string();
+        assert!(
+            e.contains("object store blobs: max_bytes is 18446744073709551615 bytes"),
+            "{e}"
+        );
+        assert!(e.contains("int64"), "{e}");
+        let mut plan = four_racks();
+        plan.input.workload.streams[0].max_bytes = Some(i64::MAX as u64 + 1);
+        let e = render(&plan, &id, &EmitOptions::default()).unwrap_err().to_string();
+        assert!(e.contains("stream orders: max_bytes"), "{e}");
+        // A sync interval nats-server cannot read as a Go duration.
+        let mut plan = four_racks();
+        plan.input.nats.sync = crate::units::SyncMode::Interval(157_788_000 * 60);
+        let e = render(&plan, &id, &EmitOptions::default()).unwrap_err().to_string();
+        assert!(e.contains("292 years"), "{e}");
+    }
+
+    #[test]
+    fn a_literal_password_makes_the_configurations_private() {
+        let plan = four_racks();
+        let id = unique_layout(&plan).id.clone();
+        let deploy = |pw: &str| {
+            deploy::parse(
+                &format!("accounts:\n  APP:\n    users: [{{ user: app, password: \"{pw}\" }}]\n"),
+                "deploy.yaml",
+                &plan.input.workload,
+            )
+            .unwrap()
+        };
+        let opts = EmitOptions {
+            deploy: deploy("s3cret"),
+            ..EmitOptions::default()
+        };
+        let files = render_all(&plan, &id, &opts).unwrap();
+        let private = private_files(&files, &opts);
+        assert_eq!(private.len(), unique_layout(&plan).servers.len());
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("o");
+        write_atomically(&out, &files, false, &private).unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&out.join(&private[0])), 0o600);
+        assert_ne!(mode(&out.join("README.md")), 0o600);
+        assert!(file(&files, "README.md").contains("mode 0600"));
+        // A `$VAR` keeps the secret out of the file: nothing private.
+        let opts = EmitOptions {
+            deploy: deploy("$APP_PASSWORD"),
+            ..EmitOptions::default()
+        };
+        assert!(private_files(&render_all(&plan, &id, &opts).unwrap(), &opts).is_empty());
+    }
+
+    #[test]
+    fn stale_staging_folders_are_swept_and_a_busy_out_folder_is_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = tmp.path().join("o");
+        // One left by a writer that is gone (pid_max is at most 4194304 on Linux), one by a live one.
+        let dead = tmp.path().join(format!("{STAGING_PREFIX}4194305-AbC123"));
+        let live = tmp
+            .path()
+            .join(format!("{STAGING_PREFIX}{}-XyZ789", std::process::id()));
+        for d in [&dead, &live] {
+            std::fs::create_dir_all(d.join("a1")).unwrap();
+            std::fs::write(d.join("a1/nats-server.conf"), "x").unwrap();
+        }
+        let files = vec![(PathBuf::from("README.md"), "r".to_string())];
+        write_atomically(&out, &files, false, &[]).unwrap();
+        assert!(!dead.exists(), "a dead writer's staging folder is removed");
+        assert!(live.exists(), "a live writer's is left alone");
+        // While another emit holds the folder's lock, this one refuses instead of racing it.
+        let lock = OutLock::take(tmp.path(), &out).unwrap();
+        let e = write_atomically(&out, &files, true, &[]).unwrap_err().to_string();
+        assert!(e.contains("another natsplan emit is writing"), "{e}");
+        drop(lock);
+        write_atomically(&out, &files, true, &[]).unwrap();
+        // Nothing but the output (and the live writer's folder) is left beside it: no lock file, no old copy.
+        let mut names: Vec<String> = std::fs::read_dir(tmp.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(
+            names,
+            vec![live.file_name().unwrap().to_string_lossy().into_owned(), "o".into()]
+        );
+    }
+
+    #[test]
+    fn force_swaps_the_folders_in_one_step() {
+        // After the exchange the old content sits under the staging name, then goes: `out` never misses.
+        let tmp = tempfile::tempdir().unwrap();
+        let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+        std::fs::create_dir(&a).unwrap();
+        std::fs::write(a.join("new"), "").unwrap();
+        std::fs::create_dir(&b).unwrap();
+        std::fs::write(b.join("old"), "").unwrap();
+        exchange(&a, &b).unwrap();
+        assert!(b.join("new").exists() && a.join("old").exists());
+    }
+
+    #[test]
     fn writes_are_all_or_nothing() {
         let tmp = tempfile::tempdir().unwrap();
         let out = tmp.path().join("o");
@@ -752,19 +1077,19 @@ mod tests {
         ];
         // An existing empty folder is fine.
         std::fs::create_dir(&out).unwrap();
-        write_atomically(&out, &files, false).unwrap();
+        write_atomically(&out, &files, false, &[]).unwrap();
         assert_eq!(std::fs::read_to_string(out.join("a/x.conf")).unwrap(), "x");
         // Non-empty now: refused without force, replaced whole with it.
-        assert!(write_atomically(&out, &files[1..], false)
+        assert!(write_atomically(&out, &files[1..], false, &[])
             .unwrap_err()
             .to_string()
             .contains("--force"));
-        write_atomically(&out, &files[1..], true).unwrap();
+        write_atomically(&out, &files[1..], true, &[]).unwrap();
         assert!(!out.join("a").exists());
         // A path escaping the folder is refused and nothing is left behind.
         let bad = vec![(PathBuf::from("../evil"), String::new())];
         let out2 = tmp.path().join("o2");
-        assert!(write_atomically(&out2, &bad, false).is_err());
+        assert!(write_atomically(&out2, &bad, false, &[]).is_err());
         assert!(!out2.exists());
         let names: Vec<String> = std::fs::read_dir(tmp.path())
             .unwrap()

@@ -17,9 +17,29 @@ pub(super) fn lab_heal_all(lab: &mut Lab) -> Result<()> {
     wait_healthy(lab, Duration::from_secs(120))
 }
 
-/// `lab.wait_healthy`, with every server's `/healthz` answer in the error (why it is not healthy).
+/// `lab.wait_healthy`, with every server's `/healthz` answer in the error (why it is not healthy). Waits in
+/// one-second steps so that a stop signal (the run's `InterruptGuard`) ends the wait within about a
+/// second instead of after the whole timeout (a full store can keep a server unhealthy for minutes).
 pub(super) fn wait_healthy(lab: &mut Lab, timeout: Duration) -> Result<()> {
-    lab.wait_healthy(timeout).map_err(|e| {
+    let t0 = Instant::now();
+    let step = Duration::from_secs(1);
+    let r = loop {
+        if crate::signals::stop_requested() {
+            bail!("interrupted");
+        }
+        let left = timeout.saturating_sub(t0.elapsed());
+        match lab.wait_healthy(left.min(step)) {
+            Ok(()) => break Ok(()),
+            Err(_) if left > step => continue,
+            Err(e) => {
+                break Err(e.context(format!(
+                    "the lab cluster was not healthy after {:.0} s",
+                    timeout.as_secs_f64()
+                )))
+            }
+        }
+    };
+    r.map_err(|e| {
         let why: Vec<String> = lab
             .nodes()
             .iter()

@@ -316,6 +316,7 @@ mod tests {
             publish_rate_per_s: 200,
             publish_timeout_s: 2.0,
             target: None,
+            interrupted: false,
             scenarios: vec![none_seen, lost],
         };
         assert!(!report.failed());

@@ -170,6 +170,7 @@ pub fn run(opts: &FaultOptions, log: &dyn Fn(&str)) -> Result<FaultReport> {
         publish_timeout_s: opts.publish_timeout.as_secs_f64(),
         target: opts.target.as_ref().map(|t| t.label.clone()),
         scenarios: result?,
+        interrupted: opts.interrupted(),
     })
 }
 
@@ -193,14 +194,30 @@ fn run_groups(
         .copied()
         .enumerate()
         .partition(|(_, p)| p.kind.is_power());
+    // A lab that a stop signal kept from starting: its scenarios are reported as not run.
+    let or_interrupted = |r: Result<Vec<(usize, ScenarioResult)>>, group: &Numbered| match r {
+        Err(_) if opts.interrupted() => Ok(group
+            .iter()
+            .map(|&(i, p)| (i, interrupted(site, p, "not run: interrupted")))
+            .collect()),
+        r => r,
+    };
     let mut out = Vec::new();
     if !plain.is_empty() {
-        out.extend(run_in_lab(
-            opts, site, layout, rack_of, bin, &plain, netns, net_skip, None, &tlog,
+        out.extend(or_interrupted(
+            run_in_lab(opts, site, layout, rack_of, bin, &plain, netns, net_skip, None, &tlog),
+            &plain,
         )?);
     }
     match (power_skip, power.is_empty()) {
         (_, true) => {}
+        _ if opts.interrupted() => {
+            out.extend(
+                power
+                    .iter()
+                    .map(|&(i, p)| (i, interrupted(site, p, "not run: interrupted"))),
+            );
+        }
         (Some(why), false) => {
             for &(i, p) in &power {
                 tlog(&format!("scenario {}: {}", i + 1, scenario_name(site, p)));
@@ -215,17 +232,20 @@ fn run_groups(
                 expiry: POWER_EXPIRY,
                 metadata: crate::powerfs::Metadata::Journal,
             };
-            out.extend(run_in_lab(
-                opts,
-                site,
-                layout,
-                rack_of,
-                bin,
+            out.extend(or_interrupted(
+                run_in_lab(
+                    opts,
+                    site,
+                    layout,
+                    rack_of,
+                    bin,
+                    &power,
+                    netns,
+                    net_skip,
+                    Some(pf),
+                    &tlog,
+                ),
                 &power,
-                netns,
-                net_skip,
-                Some(pf),
-                &tlog,
             )?);
         }
     }
@@ -329,7 +349,9 @@ fn run_in_lab(
     let mut scenarios = Vec::new();
     for &(i, p) in planned {
         if opts.interrupted() {
-            bail!("interrupted");
+            // A stop signal: what finished is kept, this one and the rest are reported as not run.
+            scenarios.push((i, interrupted(site, p, "not run: interrupted")));
+            continue;
         }
         let label = scenario_name(site, p);
         log(&format!("scenario {}: {label}", i + 1));
@@ -344,7 +366,11 @@ fn run_in_lab(
                 }
                 scenarios.push((i, s));
             }
-            Err(e) if opts.interrupted() => return Err(e.context("interrupted")),
+            Err(e) if opts.interrupted() => {
+                log("  interrupted: stopping the lab");
+                let why = format!("interrupted while it ran, not judged ({e:#})");
+                scenarios.push((i, interrupted(site, p, &why)));
+            }
             Err(e) => {
                 // A harness failure (lab would not heal, stream not created): report it, never as agreement.
                 log(&format!("  could not run: {e:#}"));
@@ -369,10 +395,22 @@ fn run_in_lab(
             }
         }
     }
-    let _ = lab.stop();
+    if !opts.interrupted() {
+        // A clean stop; after a signal the lab is killed as it drops (quicker: a full store can hold a
+        // server's shutdown).
+        let _ = lab.stop();
+    }
     drop(lab);
     drop(tmp);
     Ok(scenarios)
+}
+
+/// A scenario a stop signal kept from finishing: skipped (never judged), observed `interrupted`.
+fn interrupted(site: &Site, p: Planned, why: &str) -> ScenarioResult {
+    let mut r = not_run(p.kind, why.to_string());
+    r.name = scenario_name(site, p);
+    r.observed = "interrupted".into();
+    r
 }
 
 fn scenario_name(site: &Site, p: Planned) -> String {
@@ -382,8 +420,9 @@ fn scenario_name(site: &Site, p: Planned) -> String {
     }
 }
 
-/// Run with Ctrl-C handling (SIGINT, SIGTERM, SIGHUP stop the run and remove the lab, its mounts and
-/// namespaces before returning an error) and, when `out` is given, write one results folder
+/// Run with Ctrl-C handling (SIGINT, SIGTERM, SIGHUP stop the scenario running within about a second and
+/// remove the lab, its mounts and namespaces; the scenarios that finished are reported, the rest marked
+/// `interrupted`, and `FaultReport::interrupted` is set) and, when `out` is given, write one results folder
 /// `OUT/<utc>-faults/` (the report and any findings). Returns the report and the folder it wrote.
 pub fn run_saved(
     opts: &FaultOptions,
@@ -408,6 +447,7 @@ pub fn run_saved(
         o.findings_dir = folder.as_ref().map(|f| f.join("findings"));
     }
     let r = match run(&o, log) {
+        // Before the first scenario (the lab or its namespaces were being set up): nothing to report.
         Err(e) if o.interrupted() => {
             bail!("interrupted: the lab, its mounts and network namespaces were removed ({e:#})")
         }

@@ -101,6 +101,10 @@ pub struct FaultReport {
     /// The planned layout the lab ran (`SITE layout ID`), or None for a plain lab.
     pub target: Option<String>,
     pub scenarios: Vec<ScenarioResult>,
+    /// A stop signal (SIGINT, SIGTERM, SIGHUP) ended the run: the scenarios that finished are reported, the
+    /// one it hit and those after it are `skipped` with `observed: "interrupted"`.
+    #[serde(default)]
+    pub interrupted: bool,
 }
 
 impl FaultReport {
@@ -160,12 +164,17 @@ pub fn table(r: &FaultReport) -> Vec<u8> {
         ]);
     }
     let mut out = format!(
-        "fault verification: {}-node lab{}, nats-server {}, {} msg/s, publish timeout {:.0} s\n\n{t}\n",
+        "fault verification: {}-node lab{}, nats-server {}, {} msg/s, publish timeout {:.0} s{}\n\n{t}\n",
         r.nodes,
         r.target.as_ref().map(|t| format!(" running {t}")).unwrap_or_default(),
         r.nats_server_version,
         r.publish_rate_per_s,
-        r.publish_timeout_s
+        r.publish_timeout_s,
+        if r.interrupted {
+            " — INTERRUPTED: the scenarios after the signal did not run"
+        } else {
+            ""
+        }
     );
     for s in &r.scenarios {
         match &s.skipped {
@@ -229,6 +238,7 @@ mod tests {
             publish_rate_per_s: 200,
             publish_timeout_s: 2.0,
             target: None,
+            interrupted: false,
             scenarios: rows,
         }
     }

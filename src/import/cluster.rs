@@ -169,8 +169,9 @@ pub fn measure(urls: &[String], interval: Duration, timeout: Duration) -> Result
     for u in urls {
         if !u.starts_with("http://") {
             bail!(
-                "--from-cluster {u}: give the monitoring URL (http://HOST:8222, the server's `http_port`), not a \
-                 client URL"
+                "--from-cluster {}: give the monitoring URL (http://HOST:8222, the server's `http_port`), not a \
+                 client URL",
+                crate::monitor::shown(u)
             );
         }
     }
@@ -183,7 +184,7 @@ pub fn measure(urls: &[String], interval: Duration, timeout: Duration) -> Result
                     ok += 1;
                     all.extend(samples(&j));
                 }
-                Err(e) => notes.push(format!("{u} did not answer: {e:#}")),
+                Err(e) => notes.push(format!("{} did not answer: {e:#}", crate::monitor::shown(u))),
             }
         }
         if ok == 0 {

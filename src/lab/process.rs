@@ -6,7 +6,6 @@ use std::io::{Read, Seek, SeekFrom};
 use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Child, Command};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 
 /// Starts children from one long-lived thread: PR_SET_PDEATHSIG fires when the *thread* that forked
@@ -117,52 +116,4 @@ pub fn log_tail(path: &Path, max: u64) -> String {
     s
 }
 
-/// Set by the signal handler `InterruptGuard` installs.
-pub(super) static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_interrupt(_sig: libc::c_int) {
-    // Only an atomic store: async-signal-safe.
-    INTERRUPTED.store(true, Ordering::SeqCst);
-}
-
-/// While alive, SIGINT, SIGTERM and SIGHUP set a flag (`flag()`) instead of killing natsplan, so a start
-/// in progress can kill what it started and leave nothing running. Drop restores the previous handlers.
-pub struct InterruptGuard {
-    previous: Vec<(libc::c_int, libc::sigaction)>,
-}
-
-impl InterruptGuard {
-    pub fn install() -> InterruptGuard {
-        INTERRUPTED.store(false, Ordering::SeqCst);
-        let mut previous = Vec::new();
-        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-            // SAFETY: sigaction with a handler that only stores to an atomic; the old action is kept and
-            // restored on drop.
-            unsafe {
-                let mut new: libc::sigaction = std::mem::zeroed();
-                new.sa_sigaction = on_interrupt as extern "C" fn(libc::c_int) as usize;
-                libc::sigemptyset(&mut new.sa_mask);
-                let mut old: libc::sigaction = std::mem::zeroed();
-                if libc::sigaction(sig, &new, &mut old) == 0 {
-                    previous.push((sig, old));
-                }
-            }
-        }
-        InterruptGuard { previous }
-    }
-
-    pub fn flag(&self) -> &'static AtomicBool {
-        &INTERRUPTED
-    }
-}
-
-impl Drop for InterruptGuard {
-    fn drop(&mut self) {
-        for (sig, old) in self.previous.drain(..) {
-            // SAFETY: restores the action saved by `install`.
-            unsafe {
-                libc::sigaction(sig, &old, std::ptr::null_mut());
-            }
-        }
-    }
-}
+pub use crate::signals::InterruptGuard;

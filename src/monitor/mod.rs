@@ -49,29 +49,57 @@ impl Response {
     }
 }
 
-/// Split `http://host:port[/prefix]` into (host:port, prefix).
-fn split_url(base: &str) -> Result<(String, String)> {
-    let rest = base
-        .strip_prefix("http://")
-        .ok_or_else(|| anyhow!("monitor URL '{base}' must start with http:// (TLS monitor ports are not supported)"))?;
+/// A URL as messages show it: any `user:password@` (or `token@`) before the host replaced by `***@`, so
+/// an error never prints a secret (`--from-cluster http://user:password@host:8222`).
+pub fn shown(url: &str) -> String {
+    let (scheme, rest) = match url.find("://") {
+        Some(i) => url.split_at(i + 3),
+        None => ("", url),
+    };
+    let end = rest.find('/').unwrap_or(rest.len());
+    match rest[..end].rfind('@') {
+        Some(at) => format!("{scheme}***@{}", &rest[at + 1..]),
+        None => url.to_string(),
+    }
+}
+
+/// Split `http://[user:password@]host:port[/prefix]` into (host:port, prefix, user:password).
+fn split_url(base: &str) -> Result<(String, String, Option<String>)> {
+    let rest = base.strip_prefix("http://").ok_or_else(|| {
+        anyhow!(
+            "monitor URL '{}' must start with http:// (TLS monitor ports are not supported)",
+            shown(base)
+        )
+    })?;
     let (authority, prefix) = match rest.find('/') {
         Some(i) => (&rest[..i], rest[i..].trim_end_matches('/')),
         None => (rest, ""),
     };
+    let (userinfo, authority) = match authority.rfind('@') {
+        Some(at) => (Some(authority[..at].to_string()), &authority[at + 1..]),
+        None => (None, authority),
+    };
     if authority.is_empty() {
-        bail!("monitor URL '{base}' has no host; write e.g. http://127.0.0.1:8222");
+        bail!(
+            "monitor URL '{}' has no host; write e.g. http://127.0.0.1:8222",
+            shown(base)
+        );
     }
     let authority = if authority.contains(':') && !authority.ends_with(']') {
         authority.to_string()
     } else {
         format!("{authority}:80")
     };
-    Ok((authority, prefix.to_string()))
+    Ok((authority, prefix.to_string(), userinfo))
 }
 
-/// GET `base` + `path` (path with its query, e.g. `/jsz?streams=1`), whatever the status code.
+/// GET `base` + `path` (path with its query, e.g. `/jsz?streams=1`), whatever the status code. A
+/// `user:password@` in `base` is sent as HTTP Basic authorization (for a proxy in front of the monitor
+/// port) and never shown.
 pub fn get(base: &str, path: &str, timeout: Duration) -> Result<Response> {
-    let (authority, prefix) = split_url(base)?;
+    use base64::Engine as _;
+    let (authority, prefix, userinfo) = split_url(base)?;
+    let base = shown(base);
     let addr = authority
         .to_socket_addrs()
         .with_context(|| format!("cannot resolve monitor address {authority}"))?
@@ -81,7 +109,15 @@ pub fn get(base: &str, path: &str, timeout: Duration) -> Result<Response> {
         TcpStream::connect_timeout(&addr, timeout).with_context(|| format!("cannot connect to monitor {base}"))?;
     s.set_read_timeout(Some(timeout))?;
     s.set_write_timeout(Some(timeout))?;
-    let req = format!("GET {prefix}{path} HTTP/1.0\r\nHost: {authority}\r\nAccept: application/json\r\n\r\n");
+    let auth = userinfo
+        .map(|u| {
+            format!(
+                "Authorization: Basic {}\r\n",
+                base64::engine::general_purpose::STANDARD.encode(u)
+            )
+        })
+        .unwrap_or_default();
+    let req = format!("GET {prefix}{path} HTTP/1.0\r\nHost: {authority}\r\n{auth}Accept: application/json\r\n\r\n");
     s.write_all(req.as_bytes())
         .with_context(|| format!("cannot send request to monitor {base}"))?;
     let mut raw = Vec::with_capacity(4096);
@@ -110,7 +146,7 @@ fn parse_response(raw: &[u8]) -> Result<Response> {
 pub fn get_json(base: &str, path: &str, timeout: Duration) -> Result<Value> {
     let r = get(base, path, timeout)?;
     if !(200..300).contains(&r.status) {
-        bail!("{base}{path} answered HTTP {}: {}", r.status, r.body.trim());
+        bail!("{}{path} answered HTTP {}: {}", shown(base), r.status, r.body.trim());
     }
     r.json()
 }
@@ -243,13 +279,53 @@ mod tests {
     fn urls_split_into_authority_and_prefix() {
         assert_eq!(
             split_url("http://127.0.0.1:8222").unwrap(),
-            ("127.0.0.1:8222".into(), "".into())
+            ("127.0.0.1:8222".into(), "".into(), None)
         );
         assert_eq!(
             split_url("http://localhost/nats/").unwrap(),
-            ("localhost:80".into(), "/nats".into())
+            ("localhost:80".into(), "/nats".into(), None)
+        );
+        assert_eq!(
+            split_url("http://u:p@w@host:8222/x").unwrap(),
+            ("host:8222".into(), "/x".into(), Some("u:p@w".into()))
         );
         assert!(split_url("https://x:1").unwrap_err().to_string().contains("http://"));
+    }
+
+    #[test]
+    fn credentials_in_a_monitor_url_are_sent_and_never_shown() {
+        // Issue 41: `--from-cluster http://user:password@host:8222` printed the password in its error
+        // ("cannot resolve monitor address user:s3cret@host:8222").
+        assert_eq!(shown("http://user:s3cret@h:8222/jsz"), "http://***@h:8222/jsz");
+        assert_eq!(shown("http://h:8222/a@b"), "http://h:8222/a@b");
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let base = format!("http://user:s3cret@{}", listener.local_addr().unwrap());
+        let server = std::thread::spawn(move || {
+            let (mut c, _) = listener.accept().unwrap();
+            let mut req = Vec::new();
+            let mut buf = [0u8; 1024];
+            while !req.windows(4).any(|w| w == b"\r\n\r\n") {
+                let n = c.read(&mut buf).unwrap();
+                if n == 0 {
+                    break;
+                }
+                req.extend_from_slice(&buf[..n]);
+            }
+            c.write_all(b"HTTP/1.0 401 Unauthorized\r\n\r\nno").unwrap();
+            String::from_utf8(req).unwrap()
+        });
+        let e = format!("{:#}", get_json(&base, "/varz", Duration::from_secs(10)).unwrap_err());
+        let req = server.join().unwrap();
+        // base64("user:s3cret")
+        assert!(req.contains("Authorization: Basic dXNlcjpzM2NyZXQ=\r\n"), "{req}");
+        assert!(req.contains("Host: 127.0.0.1:"), "{req}");
+        assert!(e.contains("http://***@127.0.0.1:") && e.contains("HTTP 401"), "{e}");
+        assert!(!e.contains("s3cret"), "{e}");
+        // An address that does not resolve or answer: named without the password.
+        for url in ["http://user:s3cret@127.0.0.1:1", "https://user:s3cret@h:1"] {
+            let e = format!("{:#}", get(url, "/jsz", Duration::from_secs(5)).unwrap_err());
+            assert!(!e.contains("s3cret") && e.contains("***@"), "{e}");
+        }
     }
 
     #[test]

@@ -250,6 +250,63 @@ fn parse_site(text: &str, path: &Path, catalog: &Catalog) -> Result<(Site, BTree
     Ok((site, read_files.into_inner()))
 }
 
+/// Every planned asset's size fits what nats-server's `max_bytes` holds (an int64 of bytes, server/stream.go
+/// `StreamConfig.MaxBytes`), which `emit` writes it as: an asset past 8 EiB is refused here with its place
+/// in the site (`workload.streams[2] (orders)`) rather than planned and then written as a number
+/// nats-server refuses. Sized as the planner sizes it (`layout::sizing`, growth and RAFT log included) at
+/// the most replicas a layout gives it.
+fn check_sizes(site: &Site, path: &Path) -> Result<(), Failure> {
+    use crate::layout::sizing::{kv_bytes, object_store_bytes, stream_bytes};
+    const MAX: f64 = i64::MAX as f64;
+    let r = 5;
+    let sized = site
+        .workload
+        .streams
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            (
+                "streams",
+                i,
+                &s.name,
+                stream_bytes(site, s, r),
+                "msgs_per_s, msg_size or retention, or set max_bytes",
+            )
+        })
+        .chain(
+            site.workload
+                .kv
+                .iter()
+                .enumerate()
+                .map(|(i, k)| ("kv", i, &k.name, kv_bytes(site, k, r), "keys, history or value_size")),
+        )
+        .chain(site.workload.object_stores.iter().enumerate().map(|(i, o)| {
+            (
+                "object_stores",
+                i,
+                &o.name,
+                object_store_bytes(site, o, r),
+                "object_size, objects or retention",
+            )
+        }));
+    for (list, i, name, bytes, what) in sized {
+        if bytes.is_nan() || bytes >= MAX {
+            return Err(bad_input(anyhow!(
+                "{}: workload.{list}[{i}] ({name}): one replica would store {} bytes, more than nats-server's \
+                 max_bytes holds (an int64: at most {} bytes, 8 EiB), so emit could not write it; lower {what}",
+                path.display(),
+                if bytes.is_finite() {
+                    format!("{bytes:.3e}")
+                } else {
+                    "more than 1.8e308".into()
+                },
+                i64::MAX
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// The catalog files `Catalog::from_dir` reads.
 const MODEL_FILES: [&str; 4] = ["arrays.yaml", "disks.yaml", "servers.yaml", "failure_rates.yaml"];
 
@@ -309,6 +366,7 @@ impl Inputs {
             imported_streams.extend(imp.streams.iter().map(FrozenStream::from));
             import_sources.push(label);
         }
+        check_sizes(&site, &site_path)?;
         let models = match &src.models {
             None => None,
             Some(dir) => {
@@ -468,6 +526,7 @@ impl Inputs {
             notes: Vec::new(),
         };
         crate::import::merge(&mut site.workload, &imported);
+        check_sizes(&site, Path::new(&f.site.path))?;
         Ok(Inputs {
             site,
             catalog,
@@ -562,7 +621,9 @@ fn import(src: &Sources, site: &Site) -> Result<Vec<(String, Imported)>, Failure
             .map_err(|e| bad_input(anyhow!("--interval {}: {e}", src.interval)))?;
         let imp =
             crate::import::cluster::measure(&src.from_cluster, interval, Duration::from_secs(5)).map_err(cannot_run)?;
-        imports.push((format!("cluster {}", src.from_cluster.join(",")), imp));
+        // The label is printed and saved with the plan: no password in it.
+        let shown: Vec<String> = src.from_cluster.iter().map(|u| crate::monitor::shown(u)).collect();
+        imports.push((format!("cluster {}", shown.join(",")), imp));
     }
     Ok(imports)
 }

@@ -1,8 +1,21 @@
-//! The simulate report as a terminal table or Markdown (pure: value → text); HTML is in `report::html`.
+//! The simulate report as JSON, a terminal table or Markdown (pure: value → text); HTML is in
+//! `report::html`.
 
 use super::{md_table, table};
 use crate::survival::{SimulateReport, YearlyAsset};
 use crate::units::fmt_sci;
+
+/// The report as JSON (the report's types serialised as they are, pretty-printed), written to `w` as it is
+/// made: the per-asset lists one entry at a time (`jsonsplice`), as design and whatif do. On a site of
+/// 990,099 assets the text is 1.4 GB, which was held whole (with its Vec's doubling) before a byte was
+/// written: 2.95 GB peak, where a 3.6 GB limit aborted it.
+pub fn json(r: &SimulateReport, w: &mut (dyn std::io::Write + Send)) -> std::io::Result<()> {
+    let pretty = crate::jsonsplice::with_markers(|| serde_json::to_vec_pretty(r).expect("a report always serialises"));
+    let mut sources = vec![crate::jsonsplice::Source::of_typed(&r.monte_carlo.assets)];
+    sources.extend(r.exact.as_ref().map(|e| crate::jsonsplice::Source::of_typed(&e.assets)));
+    crate::jsonsplice::splice(&pretty, sources, w)?;
+    w.write_all(b"\n")
+}
 
 /// Rows the terminal table shows besides the meta group (the least available assets).
 const ROWS_SHOWN: usize = 15;
@@ -213,4 +226,72 @@ pub fn markdown(r: &SimulateReport) -> String {
         s.push_str(&format!("- {a}\n"));
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Largest single write and everything written.
+    #[derive(Default)]
+    struct Recorder {
+        largest: usize,
+        all: Vec<u8>,
+    }
+
+    impl std::io::Write for Recorder {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.largest = self.largest.max(b.len());
+            self.all.extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn json_is_written_as_it_is_made_with_the_same_bytes() {
+        // 2 streams with 5,000 consumers each: 10,002 assets, 14 MB of JSON.
+        let cat = crate::catalog::Catalog::builtin();
+        let base = include_str!("../../tests/data/four-racks-r3.yaml");
+        let mut text = base[..base.find("workload:").unwrap()].to_string();
+        text.push_str("workload:\n  streams:\n");
+        for i in 0..2 {
+            text.push_str(&format!(
+                "    - {{ name: s{i}, msgs_per_s: 10, msg_size: 1KiB, retention: 1h, consumers: 5000 }}\n"
+            ));
+        }
+        text.push_str("policy:\n  patterns: [\"2\"]\n");
+        let site = crate::site::parse_str(&text, "t.yaml", &cat).unwrap();
+        let mut plan = crate::plan::build(&site, &cat);
+        let id = plan.layouts[0].id.clone();
+        plan.expand(&id, &cat, &crate::perf::Calibration::builtin());
+        let layout = &plan.layout(&id).unwrap().layout;
+        let model = crate::survival::Model::new(&site, layout);
+        let rel = crate::survival::Reliability::new(&model, &cat);
+        let report = SimulateReport {
+            site: site.name.clone(),
+            layout: id.clone(),
+            sync_interval: site.nats.sync.config_value(),
+            site_years: 20,
+            seed: 1,
+            monte_carlo: crate::survival::monte_carlo(&rel, 20, 1, 1, None),
+            exact: None,
+            known_hazards: crate::survival::known_hazards(),
+        };
+        assert!(report.monte_carlo.assets.len() > 10_000);
+        let mut w = Recorder::default();
+        json(&report, &mut w).unwrap();
+        let mut whole = serde_json::to_vec_pretty(&report).unwrap();
+        whole.push(b'\n');
+        assert!(w.all == whole, "the streamed JSON is the report's JSON, byte for byte");
+        // Never the whole text at once: the assets go out a batch at a time.
+        assert!(
+            w.largest < whole.len() / 2,
+            "{} of {} bytes in one write",
+            w.largest,
+            whole.len()
+        );
+    }
 }

@@ -4,6 +4,7 @@
 pub mod de;
 pub mod limits;
 mod model;
+pub mod names;
 mod parse;
 pub mod yaml;
 

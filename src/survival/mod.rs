@@ -45,7 +45,7 @@ pub use whatif::{
 };
 
 pub use chain::exact_flows;
-pub use solve::monte_carlo;
+pub use solve::{expected_events, monte_carlo};
 pub use yearly::{
     chain_states, exact, exact_at, rate_per_year, yearly, yearly_only, yearly_with, Chains, Ci95, Component, Entries,
     Flows, Reliability, SimulateReport, SpareEffect, Yearly, YearlyAsset, YearlyClass, CHAIN_STATES, DESTROYER_STATES,

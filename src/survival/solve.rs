@@ -225,6 +225,14 @@ impl Alias {
     }
 }
 
+/// The events `monte_carlo` steps through for `site_years` (years × trials) on average: every component
+/// failure (their rates summed, per year) and its repair. The work of a run grows with these, not only
+/// with the site-years: a rate of 10⁹ a year makes one site-year 10⁹ events.
+pub fn expected_events(rel: &Reliability, site_years: u64) -> f64 {
+    let per_year: f64 = rel.components.iter().map(|c| c.rate_per_s).sum::<f64>() * YEAR_S;
+    2.0 * per_year * site_years as f64
+}
+
 /// Trials per work unit: fixed, so results do not depend on the number of threads.
 const CHUNK: u64 = 2048;
 

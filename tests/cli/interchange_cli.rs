@@ -307,3 +307,16 @@ fn a_bad_stream_config_file_is_reported_at_both_places() {
         "{err}"
     );
 }
+
+#[test]
+fn a_monitor_urls_password_is_never_printed() {
+    // Issue 41: "cannot resolve monitor address user:s3cret-Pw@127.0.0.1:1" printed the password.
+    let tmp = tempfile::tempdir().unwrap();
+    let site = write(tmp.path(), "site.yaml", RACKS);
+    for url in ["http://user:s3cret-Pw@127.0.0.1:1", "nats://user:s3cret-Pw@127.0.0.1:1"] {
+        let (code, out, err) = run(&["design", &site, "--from-cluster", url, "--interval", "0s"]);
+        assert_eq!(code, 3, "{url}: {err}");
+        assert!(err.contains("***@127.0.0.1:1"), "{url}: {err}");
+        assert!(!format!("{out}{err}").contains("s3cret-Pw"), "{url}: {err}");
+    }
+}

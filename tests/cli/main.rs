@@ -15,6 +15,7 @@ mod design_cli;
 mod durability_cli;
 mod emit_auth_cli;
 mod emit_cli;
+mod emit_limits_cli;
 mod import_omb;
 mod inputs_hostile;
 mod interchange_cli;

@@ -286,3 +286,53 @@ fn a_plan_from_another_version_or_beside_another_site_is_refused_with_the_reason
     let (code, err) = fails(&["simulate"]);
     assert_eq!(code, 2, "{err}");
 }
+
+#[test]
+fn save_refuses_an_input_a_fifo_and_a_folder_and_a_failed_write_could_not_run() {
+    // Issue 41: `design SITE --save SITE` replaced the site with JSON; --save onto a FIFO waited for a
+    // reader forever; onto /dev/full it exited 2.
+    let tmp = tempfile::tempdir().unwrap();
+    let s = tmp.path().join("site.yaml");
+    std::fs::copy(site(), &s).unwrap();
+    let fifo = tmp.path().join("fifo");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let run = |save: &Path| {
+        let out = natsplan()
+            .env_remove("NATS_URL")
+            .args([
+                "design",
+                s.to_str().unwrap(),
+                "--top",
+                "1",
+                "--save",
+                save.to_str().unwrap(),
+            ])
+            .timeout(std::time::Duration::from_secs(60))
+            .output()
+            .unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let before = std::fs::read(&s).unwrap();
+    let (code, err) = run(&s);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("an input of this plan") && err.contains("--save plan.json"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&s).unwrap(), before, "the site is as it was");
+    let (code, err) = run(&fifo);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("is a FIFO"), "{err}");
+    let (code, err) = run(tmp.path());
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("is a folder"), "{err}");
+    if Path::new("/dev/full").exists() {
+        let (code, err) = run(Path::new("/dev/full"));
+        assert_eq!(code, Some(3), "{err}");
+        assert!(err.contains("cannot write the plan"), "{err}");
+    }
+}

@@ -89,7 +89,7 @@ fn the_default_output_is_a_table_naming_the_bottleneck() {
 
 #[test]
 fn bad_flags_exit_2_naming_the_flag_and_the_fix() {
-    let cases: [(&[&str], &str); 9] = [
+    let cases: [(&[&str], &str); 10] = [
         (&["--kind", "objput"], "--kind 'objput' is unknown; use one of"),
         (&["--kind", "js", "--replicas", "7"], "--replicas 7"),
         (
@@ -101,6 +101,8 @@ fn bad_flags_exit_2_naming_the_flag_and_the_fix() {
         (&["--kind", "js", "--workers", "many"], "--workers 'many' is not valid"),
         (&["--kind", "js", "--raid", "raid5"], "--raid 'raid5' is unknown"),
         (&["--kind", "js", "--raid", "raid10", "--disks", "3"], "an even number"),
+        // Was "needs at least 2".
+        (&["--kind", "js", "--disks", "4294967295"], "at most 1024"),
         (
             &["--kind", "js", "--array", "EF9000"],
             "--array 'EF9000' is not in the catalog",

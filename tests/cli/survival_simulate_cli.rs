@@ -68,3 +68,95 @@ fn zero_trials_is_bad_input() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--trials"));
 }
+
+/// `natsplan ARGS` with a hang guard: (exit code, stderr).
+fn natsplan(args: &[&str]) -> (Option<i32>, String) {
+    let out = Command::cargo_bin("natsplan")
+        .unwrap()
+        .args(args)
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[test]
+fn every_failure_rate_is_bounded_at_its_place() {
+    // Only disk_afr was bounded: server_crash_per_year: 1e9 was accepted, and simulate ran for months.
+    for (line, col, rates) in [
+        (
+            11,
+            67,
+            "failure_rates: { rack_power_per_year: 2.0, server_crash_per_year: 1e9 }",
+        ),
+        (
+            11,
+            42,
+            "failure_rates: { process_crash_per_year: 1001, rack_power_per_year: 2.0 }",
+        ),
+        (11, 43, "maintenance: { rolling_restarts_per_year: 1e6 }"),
+    ] {
+        let mut f = tempfile::Builder::new().suffix(".yaml").tempfile().unwrap();
+        f.write_all(
+            SITE.replace("failure_rates: { rack_power_per_year: 2.0 }", rates)
+                .as_bytes(),
+        )
+        .unwrap();
+        let (code, err) = natsplan(&["simulate", f.path().to_str().unwrap()]);
+        assert_eq!(code, Some(2), "{rates}: {err}");
+        assert!(err.contains(&format!(":{line}:{col}:")), "{rates}: {err}");
+        assert!(
+            err.contains("more than natsplan models (at most 1000"),
+            "{rates}: {err}"
+        );
+    }
+    // The catalog's own rates (--models) too.
+    let models = tempfile::tempdir().unwrap();
+    let rates = std::fs::read_to_string(format!("{}/models/failure_rates.yaml", env!("CARGO_MANIFEST_DIR")))
+        .unwrap()
+        .replace(
+            "server_crash_per_year: { value: 2.0,",
+            "server_crash_per_year: { value: 1e9,",
+        );
+    std::fs::write(models.path().join("failure_rates.yaml"), rates).unwrap();
+    let f = site();
+    let (code, err) = natsplan(&[
+        "simulate",
+        f.path().to_str().unwrap(),
+        "--models",
+        models.path().to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("failure_rates.server_crash_per_year.value: 1000000000 is not events per year"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_run_of_too_many_events_is_refused_before_it_starts() {
+    // Rates at the bound make every site-year thousands of events: the site-years bound alone let this
+    // run for hours.
+    let mut f = tempfile::Builder::new().suffix(".yaml").tempfile().unwrap();
+    f.write_all(
+        SITE.replace(
+            "failure_rates: { rack_power_per_year: 2.0 }",
+            "failure_rates: { server_crash_per_year: 1000, process_crash_per_year: 1000 }",
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+    let (code, err) = natsplan(&[
+        "simulate",
+        f.path().to_str().unwrap(),
+        "--years",
+        "1000",
+        "--trials",
+        "1000000",
+    ]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("failure and repair events") && err.contains("or fewer"),
+        "{err}"
+    );
+}

@@ -1,7 +1,8 @@
 //! Live tests of what `natsplan bench` reports when a run does not finish (issue 17, measurement
 //! integrity): a killed server mid-run makes the run incomplete (exit 1, `complete: false`, what was
-//! asked and done) on either client, never a hang; a SIGINT stops the load, reports what was measured
-//! marked interrupted and exits 130; in every case the run's stream is deleted afterwards.
+//! asked and done) on either client, never a hang; a SIGINT, SIGTERM or SIGHUP stops the load, reports
+//! what was measured marked interrupted and exits 128 + the signal; in every case the run's stream is
+//! deleted afterwards.
 //! Throttled load (`--rate`) so the 2-core machine does not starve the servers into elections; no timing
 //! is asserted beyond the command's own generous timeout.
 
@@ -196,26 +197,30 @@ fn a_connected_server_that_stops_answering_ends_an_async_nats_run_instead_of_han
 }
 
 #[test]
-fn sigint_reports_what_was_measured_as_interrupted_removes_the_stream_and_exits_130() {
+fn a_stop_signal_reports_what_was_measured_as_interrupted_removes_the_stream_and_exits_as_a_shell_reports_it() {
     let _s = serial();
     let c = TestCluster::start(3).expect("lab starts");
-    for client in ["raw", "async-nats"] {
+    // 128 + the signal (issue 41: SIGTERM exited 130; SIGHUP, a closed terminal, killed the run with no
+    // report and left its stream).
+    for (client, sig, code_want) in [
+        ("raw", libc::SIGINT, 130),
+        ("async-nats", libc::SIGTERM, 143),
+        ("raw", libc::SIGHUP, 129),
+        ("async-nats", libc::SIGHUP, 129),
+    ] {
         let child = spawn_js(&c.url(), &["--client", client, "--msgs", "1000000", "--rate", "3000"]);
         wait_stored(&c, 0, 2000);
         // SAFETY: kill(2) on the pid of a child this test spawned and has not reaped yet.
-        let rc = unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+        let rc = unsafe { libc::kill(child.id() as libc::pid_t, sig) };
         assert_eq!(rc, 0);
         let (code, v, all) = finish(child, Duration::from_secs(60));
-        assert_eq!(code, 130, "{client}: {all}");
-        assert_eq!(v["interrupted"], true, "{client}: {all}");
-        assert_eq!(v["complete"], false, "{client}: {all}");
+        let ctx = format!("{client}, signal {sig}: {all}");
+        assert_eq!(code, code_want, "{ctx}");
+        assert_eq!(v["interrupted"], true, "{ctx}");
+        assert_eq!(v["complete"], false, "{ctx}");
         assert_eq!(u(&v, "asked"), 1_000_000);
-        assert!(u(&v, "done") > 0, "what was measured is reported: {all}");
-        assert!(v["msgs_per_s"].as_f64().unwrap_or(0.0) > 0.0, "{all}");
-        assert_eq!(
-            bench_streams(&c),
-            Vec::<String>::new(),
-            "{client}: the stream is deleted: {all}"
-        );
+        assert!(u(&v, "done") > 0, "what was measured is reported: {ctx}");
+        assert!(v["msgs_per_s"].as_f64().unwrap_or(0.0) > 0.0, "{ctx}");
+        assert_eq!(bench_streams(&c), Vec::<String>::new(), "the stream is deleted: {ctx}");
     }
 }

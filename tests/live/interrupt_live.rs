@@ -53,14 +53,19 @@ fn wait_for(rx: &mpsc::Receiver<String>, limit: Duration, mut ready: impl FnMut(
 }
 
 /// SIGINT the child, wait for it (at most `limit`): exit code, stdout, the rest of stderr.
-fn interrupt(mut child: Child, rx: &mpsc::Receiver<String>, limit: Duration) -> (i32, String, String) {
+fn interrupt(child: Child, rx: &mpsc::Receiver<String>, limit: Duration) -> (i32, String, String) {
+    signal(child, rx, libc::SIGINT, limit)
+}
+
+/// Send `sig` to the child, wait for it (at most `limit`): exit code, stdout, the rest of stderr.
+fn signal(mut child: Child, rx: &mpsc::Receiver<String>, sig: i32, limit: Duration) -> (i32, String, String) {
     // SAFETY: kill(2) on the pid of a child this test spawned and has not reaped yet.
-    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) }, 0);
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, sig) }, 0);
     let t0 = Instant::now();
     while child.try_wait().unwrap().is_none() {
         if t0.elapsed() > limit {
             let _ = child.kill();
-            panic!("still running {limit:?} after SIGINT (a hang)");
+            panic!("still running {limit:?} after signal {sig} (a hang)");
         }
         std::thread::sleep(Duration::from_millis(100));
     }
@@ -166,6 +171,55 @@ fn sigint_mid_ladder_writes_the_finished_rows_marked_interrupted_cleans_up_and_e
         assert!(r["measured"].is_null(), "{r}");
         assert!(r["skip"].is_string() || not_run(r), "{r}");
     }
+    assert_no_test_streams(&c, &ctx);
+}
+
+#[test]
+fn sighup_mid_ladder_is_an_interruption_with_the_rows_written_and_the_assets_removed() {
+    // A closed terminal or SSH session (issue 41: SIGHUP killed verify with no report and left the run's
+    // stream or bucket).
+    let _s = serial();
+    let c = TestCluster::start(3).expect("lab starts");
+    let out = tempfile::tempdir().unwrap();
+    let cal = format!("{}/tests/data/verify-cal-huge-bands.yaml", env!("CARGO_MANIFEST_DIR"));
+    let monitors = c.monitor_urls().join(",");
+    let url = c.url();
+    let (child, rx) = spawn(&[
+        "--format",
+        "json",
+        "verify",
+        "--server",
+        &url,
+        "--monitor",
+        &monitors,
+        "--calibration",
+        &cal,
+        "--row-seconds",
+        "3",
+        "--out",
+        out.path().to_str().unwrap(),
+    ]);
+    let mut measured = false;
+    let seen = wait_for(&rx, Duration::from_secs(180), |l| {
+        if l.contains(" measured ") {
+            measured = true;
+            return false;
+        }
+        measured && l.starts_with("verify: ") && l.ends_with("...")
+    });
+    std::thread::sleep(Duration::from_millis(150));
+    let (code, stdout, err) = signal(child, &rx, libc::SIGHUP, Duration::from_secs(90));
+    let ctx = format!("{}\n{err}\n{stdout}", seen.join("\n"));
+    assert_eq!(code, 129, "{ctx}");
+    let v: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {ctx}"));
+    assert_eq!(v["interrupted"], true, "{ctx}");
+    let dirs: Vec<_> = std::fs::read_dir(out.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(dirs[0].join("results.json")).unwrap()).unwrap();
+    assert_eq!(saved["interrupted"], true);
     assert_no_test_streams(&c, &ctx);
 }
 

@@ -900,3 +900,25 @@ fn overlapping_subjects_between_streams_are_refused() {
     assert_at(p, &t, 15, "orders.*");
     assert_says(p, "overlaps 'orders.>' of stream orders", "its own subjects");
 }
+
+#[test]
+fn subjects_nats_server_refuses_for_an_acknowledged_stream_are_refused_at_their_place() {
+    // Issue 41: `[">"]` and `["$JS.API.>"]` passed design; nats-server refuses both ("capturing all subjects
+    // requires no-ack to be true", "subjects that overlap with jetstream api require no-ack to be true").
+    for (subjects, says) in [
+        ("[\">\"]", "captures every subject"),
+        ("[\"$JS.API.>\"]", "overlaps the JetStream API"),
+        ("[\"$SYS.SERVER.>\"]", "overlaps the system API"),
+    ] {
+        let t = with_line(
+            14,
+            &format!(
+                "    - {{ name: orders, msgs_per_s: 1000, msg_size: 1KiB, retention: 24h, subjects: {subjects} }}"
+            ),
+        );
+        let e = problems(&t);
+        let p = at_path(&e, "workload.streams[0].subjects[0]");
+        assert_at(p, &t, 14, subjects.trim_matches(['[', ']']));
+        assert_says(p, says, "orders.>");
+    }
+}

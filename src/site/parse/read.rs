@@ -246,6 +246,13 @@ impl<'c> Validator<'c> {
                     format!("subject '{}' is not valid: {why}", clip(&subj)),
                     "write tokens separated by '.', with '*' for one token and '>' only last, e.g. orders.*.created or orders.>",
                 );
+            } else if let Some(why) = crate::units::reserved_subject(&subj) {
+                self.err(
+                    Some(n.pos),
+                    at,
+                    format!("subject '{}' {why}", clip(&subj)),
+                    "give the stream's own subjects, e.g. orders.> (natsplan's streams acknowledge every publish)",
+                );
             } else if let Some((prev, _, _)) = out.iter().find(|(p, _, _)| crate::units::subjects_overlap(p, &subj)) {
                 self.err(
                     Some(n.pos),

@@ -2,7 +2,7 @@
 
 use super::keys::*;
 use super::read::*;
-use crate::site::limits::MAX_NAME_BYTES;
+use crate::site::limits::{MAX_EVENTS_PER_YEAR, MAX_NAME_BYTES};
 use crate::site::model::*;
 use crate::site::yaml::{self, clip, Node, Pos, Typed, Val};
 use crate::units::{SyncMode, YEAR_S};
@@ -425,8 +425,27 @@ impl Validator<'_> {
                 );
                 return None;
             }
-            Some(x)
+            me.at_most_per_year(x, v, p)
         })
+    }
+
+    /// `x` events per year per unit when at most `MAX_EVENTS_PER_YEAR`; otherwise a problem at `node`.
+    fn at_most_per_year(&mut self, x: f64, node: &Node, path: &str) -> Option<f64> {
+        if x > MAX_EVENTS_PER_YEAR {
+            self.err(
+                Some(node.pos),
+                path,
+                format!(
+                    "{} events a year per unit is more than natsplan models (at most {}, about three a day: a unit \
+                     that fails more often is not in service, and each event is simulated)",
+                    fmt_num(x),
+                    fmt_num(MAX_EVENTS_PER_YEAR)
+                ),
+                "give events per year per unit, e.g. 2 (twice a year) or 0.1 (once in ten years)",
+            );
+            return None;
+        }
+        Some(x)
     }
 
     pub(super) fn repair_times(&mut self, node: Option<&Node>) -> Vec<(String, f64)> {
@@ -514,7 +533,8 @@ impl Validator<'_> {
                     return me.duration_s(v, p);
                 }
                 let x = me.number(v, p, "events per year", "12")?;
-                me.non_negative(x, v, p, "write how many times a year, 0 or more")
+                let x = me.non_negative(x, v, p, "write how many times a year, 0 or more")?;
+                me.at_most_per_year(x, v, p)
             },
         )
     }

@@ -239,17 +239,15 @@ fn map(cfg: &Config, prefix: &str, config: Value, doc: &Doc, errs: &mut Vec<Site
     policies(cfg, prefix, doc, errs);
     let p = |k: &str| format!("{prefix}{k}");
     let mut err = |k: &str, what: String, fix: &str| errs.push(doc.error(&p(k), what, fix));
-    // nats-server's name rules (server/jetstream.go isValidAssetName, JSMaxNameLen).
+    // nats-server's name rules (server/jetstream.go isValidAssetName, JSMaxNameLen), as site::names has them.
     let name = cfg.name.clone();
-    if name.is_empty()
-        || name.len() > crate::site::limits::MAX_ASSET_NAME_BYTES
-        || name
-            .chars()
-            .any(|c| c.is_whitespace() || c.is_control() || ".*>/\\".contains(c))
-    {
+    if let Some(why) = crate::site::names::problem(crate::site::names::NameKind::Stream, &name) {
         err(
             "name",
-            format!("'{}' is not a stream name nats-server accepts", name.escape_debug()),
+            format!(
+                "'{}' is not a stream name nats-server accepts: it {why}",
+                name.escape_debug()
+            ),
             "use letters, digits, '-' and '_' (no spaces, '.', '*', '>', '/' or '\\'), at most 250 bytes",
         );
     }
@@ -298,6 +296,15 @@ fn map(cfg: &Config, prefix: &str, config: Value, doc: &Doc, errs: &mut Vec<Site
                 "max_age",
                 format!("max_age {ns} is negative"),
                 "write nanoseconds, e.g. 86400000000000 for 24h, or 0",
+            );
+            None
+        }
+        // nats-server: "max age needs to be >= 100ms" (server/stream.go checkStreamCfg).
+        Some(ns) if ns > 0 && ns < 100_000_000 => {
+            err(
+                "max_age",
+                format!("max_age {ns} ns is below nats-server's 100 ms"),
+                "write at least 100000000 (100ms), or 0 for no limit",
             );
             None
         }

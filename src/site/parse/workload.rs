@@ -5,6 +5,7 @@ use super::read::*;
 use super::stream_file::Limits;
 use crate::site::limits::{MAX_ASSETS, MAX_ASSET_NAME_BYTES, MAX_CONSUMERS_PER_STREAM};
 use crate::site::model::*;
+use crate::site::names::NameKind;
 use crate::site::yaml::{clip, Node};
 use std::collections::HashMap;
 
@@ -101,7 +102,7 @@ impl Validator<'_> {
         let name = match (&file, cfg_node) {
             (Some(f), Some(at)) => self.file_name(&o, f, at, names),
             (None, Some(_)) if !o.has("name") => String::new(),
-            _ => self.asset_name(&o, names, "orders"),
+            _ => self.asset_name(&o, names, "orders", NameKind::Stream),
         };
         let msgs_per_s = self
             .req(&o, "msgs_per_s", "20000")
@@ -116,9 +117,24 @@ impl Validator<'_> {
             _ => self.retention(&o, true),
         };
         let subject_bytes = o.get("subject_size").and_then(|n| self.size(n, &o.p("subject_size")));
-        let mut max_bytes = o
-            .get("max_bytes")
-            .and_then(|n| self.size_nonzero(n, &o.p("max_bytes"), "max_bytes"));
+        let mut max_bytes = o.get("max_bytes").and_then(|n| {
+            let b = self.size_nonzero(n, &o.p("max_bytes"), "max_bytes")?;
+            if b > i64::MAX as u64 {
+                // emit writes it into the stream's configuration, whose max_bytes nats-server reads as an int64.
+                self.err(
+                    Some(n.pos),
+                    o.p("max_bytes"),
+                    format!(
+                        "max_bytes is {b} bytes, more than nats-server's max_bytes holds (an int64: at most {} \
+                         bytes, 8 EiB)",
+                        i64::MAX
+                    ),
+                    "write a cap the stream's store can hold, e.g. 10TiB, or drop max_bytes",
+                );
+                return None;
+            }
+            Some(b)
+        });
         let mut replicas = o.get("replicas").and_then(|n| self.replicas(n, &o.p("replicas")));
         let consumers = o
             .get("consumers")
@@ -230,7 +246,7 @@ impl Validator<'_> {
         let Some(o) = self.obj(n, &p, "a KV bucket", KV_KEYS) else {
             return;
         };
-        let name = self.asset_name(&o, names, "sessions");
+        let name = self.asset_name(&o, names, "sessions", NameKind::Bucket);
         let puts_per_s = self
             .req(&o, "puts_per_s", "3000")
             .and_then(|n| self.rate(n, &o.p("puts_per_s"), "puts per second"));
@@ -287,7 +303,7 @@ impl Validator<'_> {
         let Some(o) = self.obj(n, &p, "an object store", OBJ_KEYS) else {
             return;
         };
-        let name = self.asset_name(&o, names, "blobs");
+        let name = self.asset_name(&o, names, "blobs", NameKind::Bucket);
         let puts_per_s = self
             .req(&o, "puts_per_s", "50")
             .and_then(|n| self.rate(n, &o.p("puts_per_s"), "puts per second"));
@@ -332,44 +348,31 @@ impl Validator<'_> {
     }
 
     /// A stream, bucket or object store name: required, usable by nats-server, unique among all three.
-    pub(super) fn asset_name(&mut self, o: &Obj<'_>, names: &mut HashMap<String, Seen>, example: &str) -> String {
+    pub(super) fn asset_name(
+        &mut self,
+        o: &Obj<'_>,
+        names: &mut HashMap<String, Seen>,
+        example: &str,
+        kind: NameKind,
+    ) -> String {
         let Some(n) = self.req(o, "name", example) else {
             return String::new();
         };
         let Some(name) = self.text(n, &o.p("name"), example) else {
             return String::new();
         };
-        // nats-server rejects these in stream names (subjects and file paths are built from them):
-        // `isValidAssetName` (server/jetstream.go) refuses whitespace and `.*>\/`, and `JSMaxNameLen`
-        // (server/jetstream_api.go) names over 255 bytes. Control characters pass nats-server but not
-        // the file names emit writes.
-        if name.len() > MAX_ASSET_NAME_BYTES {
+        // One set of rules with emit (site::names): what design accepts, emit can write and nats-server and
+        // the clients take.
+        if let Some(why) = crate::site::names::problem(kind, &name) {
+            let shown = clip(&name.escape_debug().to_string());
             self.err(
                 Some(n.pos),
                 o.p("name"),
+                format!("'{shown}' {why}"),
                 format!(
-                    "name is {} bytes long; at most {MAX_ASSET_NAME_BYTES} (nats-server's limit is 255 bytes and the \
-                     emitted <name>.json must fit a file name)",
-                    name.len()
+                    "use letters, digits, '-' and '_' (no spaces, '.', '*', '>', '/' or '\\'), at most \
+                     {MAX_ASSET_NAME_BYTES} bytes, e.g. {example}"
                 ),
-                format!("shorten it, e.g. {example}"),
-            );
-        } else if name.chars().any(char::is_control) {
-            self.err(
-                Some(n.pos),
-                o.p("name"),
-                format!(
-                    "'{}' holds a control character (such as NUL)",
-                    clip(&name.escape_debug().to_string())
-                ),
-                format!("use letters, digits, '-' and '_', e.g. {example}"),
-            );
-        } else if name.is_empty() || name.chars().any(|c| c.is_whitespace() || ".*>/\\".contains(c)) {
-            self.err(
-                Some(n.pos),
-                o.p("name"),
-                format!("'{}' is not a valid name for nats-server", clip(&name)),
-                format!("use letters, digits, '-' and '_' (no spaces, '.', '*', '>', '/' or '\\'), e.g. {example}"),
             );
         }
         match names.get(&name) {
@@ -405,6 +408,20 @@ impl Validator<'_> {
                 o.p("retention"),
                 "retention cannot be zero",
                 "write how long messages are kept, e.g. 24h or 7d",
+            );
+            return None;
+        }
+        // emit writes it as the stream's max_age (and the duplicate window at most that): nats-server refuses
+        // either below 100 ms (server/stream.go checkStreamCfg, "max age needs to be >= 100ms").
+        if s < 0.1 {
+            self.err(
+                Some(n.pos),
+                o.p("retention"),
+                format!(
+                    "retention {} s is shorter than nats-server keeps messages (max_age at least 100ms)",
+                    fmt_num(s)
+                ),
+                "write 100ms or more, e.g. 1m",
             );
             return None;
         }
