@@ -278,6 +278,7 @@ mod tests {
             seed: 1,
             monte_carlo: crate::survival::monte_carlo(&rel, 20, 1, 1, None),
             exact: None,
+            reference: None,
             known_hazards: crate::survival::known_hazards(),
         };
         assert!(report.monte_carlo.assets.len() > 10_000);
