@@ -64,9 +64,9 @@ impl Credentials {
     pub fn label(self) -> &'static str {
         match self {
             Credentials::None => "",
-            Credentials::Site => "on site",
-            Credentials::Array => "array management",
-            Credentials::Host => "shell on the host",
+            Credentials::Site => "hands on site",
+            Credentials::Array => "the array's management",
+            Credentials::Host => "a shell on the host",
             Credentials::ApplicationAccount => "the application's account",
             Credentials::SystemAccount => "the system account",
         }
