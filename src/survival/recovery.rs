@@ -188,10 +188,11 @@ fn reread_s(model: &Model, catalog: &Catalog, s: ServerIdx) -> f64 {
     server_bytes(model, s) / RESTART_READ_BYTES_PER_S.min(read).max(1.0)
 }
 
-/// How long a rebuilt server's replicas take to catch up from their peers: its bytes at perf's one catch-up
-/// rate (RAFT catch-up, NIC share, volume write rate), so whatif, the yearly chain and design agree.
+/// How long a rebuilt server's replicas take to catch up from their peers: perf's one catch-up figure (bytes
+/// at the RAFT catch-up rate, NIC share, volume write rate; plus a cost per message), so whatif, the yearly
+/// chain and design agree.
 pub(crate) fn catch_up_s(model: &Model, catalog: &Catalog, s: ServerIdx) -> f64 {
-    server_bytes(model, s) / crate::perf::catch_up_bytes_per_s(model.site, model.layout, catalog, s)
+    crate::perf::server_catch_up(model.site, model.layout, catalog, s).s
 }
 
 /// Servers and arrays inside the failed domains (any site server, not only JetStream ones): nothing in
