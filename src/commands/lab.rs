@@ -233,6 +233,7 @@ fn up(g: &Global, u: UpArgs) -> Result<Outcome, Failure> {
         monitor_urls: st.nodes.iter().map(|n| n.monitor_url()).collect(),
         servers: st.nodes.iter().map(lab::status::ServerRow::from_node).collect(),
         streams: created,
+        system_user: crate::emit::conf::SYSTEM_USER.into(),
     };
     let bytes = match fmt {
         Format::Json => json_bytes(&report),

@@ -43,8 +43,18 @@ pub struct ClientTls {
     pub key_file: String,
 }
 
+/// The system account natsplan writes where the deploy file names none: account `SYS` with one user `sys`
+/// whose password nats-server reads from `$NATS_SYSTEM_PASSWORD` when it starts (never a literal in the
+/// file). It is what the server-level recovery steps need: `$JS.API.SERVER.REMOVE` (`nats server cluster
+/// peer-remove`), `SERVER.EVACUATE`, `META.LEADER.STEPDOWN` and `META.RESCUE` answer only the system
+/// account (docs/emit.md).
+pub const SYSTEM_ACCOUNT: &str = "SYS";
+pub const SYSTEM_USER: &str = "sys";
+pub const SYSTEM_PASSWORD_ENV: &str = "NATS_SYSTEM_PASSWORD";
+
 /// Authentication and TLS beyond what `ServerConf` carries (emit's `--deploy` file); the default adds
-/// nothing, which is what the lab and the faults sandbox run.
+/// nothing (`render`). `Security::system_only` is what emit writes without accounts and what the lab and
+/// the faults sandbox run.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Security {
     /// Accounts with their users; empty = no authentication (nats-server's global account).
@@ -111,6 +121,55 @@ pub fn q(s: &str) -> String {
 fn key(s: &str) -> String {
     debug_assert!(!s.contains(['"', '\n', '\r']), "unquotable key {s:?}");
     format!("\"{s}\"")
+}
+
+impl Security {
+    /// Only natsplan's system account. Anonymous clients keep working: with no account but the system
+    /// account and the global one, no `authorization` block, no operator and no `no_auth_user`,
+    /// nats-server adds a no-auth user for the global account (server/server.go, `configureAccounts`:
+    /// "check to see if its just us and the $G account"; nats-server main 1787eee, 2.15.0-dev), and the
+    /// global account keeps JetStream (server/jetstream.go `globalAccountOnly` ignores the system
+    /// account). Checked live on nats-server 2.15.1 (tests/live/system_account_live.rs).
+    pub fn system_only() -> Security {
+        Security::default().with_system_account()
+    }
+
+    /// This security with natsplan's system account added when it names none (`system_account` unset).
+    pub fn with_system_account(mut self) -> Security {
+        if self.system_account.is_none() {
+            self.accounts.push(Account {
+                name: SYSTEM_ACCOUNT.into(),
+                jetstream: false,
+                users: vec![User::Password {
+                    user: SYSTEM_USER.into(),
+                    password: format!("${SYSTEM_PASSWORD_ENV}"),
+                }],
+            });
+            self.system_account = Some(SYSTEM_ACCOUNT.into());
+        }
+        self
+    }
+
+    /// Only the system account is given: clients without credentials log into the global account.
+    pub fn anonymous_clients(&self) -> bool {
+        self.accounts
+            .iter()
+            .all(|a| self.system_account.as_deref() == Some(a.name.as_str()))
+    }
+
+    /// The system account's first password user (user, password as written: `$VAR` or a literal).
+    pub fn system_user(&self) -> Option<(&str, &str)> {
+        let sys = self.system_account.as_deref()?;
+        self.accounts
+            .iter()
+            .find(|a| a.name == sys)?
+            .users
+            .iter()
+            .find_map(|u| match u {
+                User::Password { user, password } => Some((user.as_str(), password.as_str())),
+                User::Nkey(_) => None,
+            })
+    }
 }
 
 /// A `$VAR` reference nats-server resolves from its environment (written bare: quoted it is text).
@@ -391,5 +450,49 @@ mod tests {
         assert!(t.contains("  tls {\n    cert_file"), "{t}");
         assert_eq!(render(&c), render_secured(&c, &Security::default()));
         assert!(is_env_ref("$A_1") && !is_env_ref("$2a$") && !is_env_ref("A"));
+        // A deploy file's own system account is kept; none given: natsplan's is added beside the others.
+        assert_eq!(sec.clone().with_system_account(), sec);
+        let added = Security {
+            accounts: sec.accounts[..1].to_vec(),
+            system_account: None,
+            ..sec.clone()
+        }
+        .with_system_account();
+        assert_eq!(added.accounts.len(), 2);
+        assert_eq!(added.system_user(), Some(("sys", "$NATS_SYSTEM_PASSWORD")));
+        assert!(!added.anonymous_clients());
+    }
+
+    #[test]
+    fn the_system_account_alone_keeps_anonymous_clients_and_reads_its_password_from_the_environment() {
+        let sec = Security::system_only();
+        assert!(sec.anonymous_clients());
+        let c = ServerConf {
+            server_name: "a".into(),
+            client_listen: "0.0.0.0:4222".into(),
+            monitor_listen: None,
+            tags: vec![],
+            store_dir: "/d".into(),
+            max_file_store_bytes: None,
+            max_memory_store_bytes: None,
+            unique_tag: None,
+            sync: SyncMode::Always,
+            max_ha_assets: None,
+            cluster_name: "c".into(),
+            cluster_listen: "0.0.0.0:6222".into(),
+            routes: vec![],
+            header: vec![],
+            client_tls: None,
+        };
+        let t = render_secured(&c, &sec);
+        assert!(
+            t.contains(
+                "accounts {\n  \"SYS\": {\n    users: [\n      { user: \"sys\", password: $NATS_SYSTEM_PASSWORD }\n"
+            ),
+            "{t}"
+        );
+        assert!(t.contains("system_account: \"SYS\""), "{t}");
+        // Anything that would stop nats-server adding the no-auth user for the global account is absent.
+        assert!(!t.contains("authorization") && !t.contains("no_auth_user") && !t.contains("jetstream: enabled"));
     }
 }

@@ -198,12 +198,44 @@ fn security(f: &File, doc: &Doc, errs: &mut Vec<SiteError>) -> Security {
             ));
         }
     }
-    if !accounts.is_empty() && !accounts.iter().any(|a| a.jetstream) {
+    // Only a system account: clients without credentials log into the global account, which keeps
+    // JetStream (conf::Security::system_only says why). Other accounts replace it: one needs JetStream.
+    let apps = accounts.iter().filter(|a| sys.as_deref() != Some(a.name.as_str()));
+    if apps.clone().next().is_some() && !apps.clone().any(|a| a.jetstream) {
         errs.push(doc.error(
             "accounts",
             "no account has JetStream, so the planned streams cannot be created",
             "give one account jetstream: true",
         ));
+    }
+    if sys.is_none() && seen_users.contains(super::conf::SYSTEM_USER) {
+        errs.push(doc.error(
+            "accounts",
+            format!(
+                "emit adds its own system account {} with user {} when system_account is not given, and a user of \
+                 that name is given here (nats-server needs user names unique over all accounts)",
+                super::conf::SYSTEM_ACCOUNT,
+                super::conf::SYSTEM_USER
+            ),
+            "rename that user, or give the system account yourself (system_account: NAME with its users)",
+        ));
+    }
+    if sys.is_none() {
+        if let Some(a) = accounts.iter().find(|a| a.name == super::conf::SYSTEM_ACCOUNT) {
+            errs.push(doc.error(
+                &format!("accounts.{}", a.name),
+                format!(
+                    "emit adds its own system account {} (user {}) when system_account is not given, and this \
+                     account has that name",
+                    super::conf::SYSTEM_ACCOUNT,
+                    super::conf::SYSTEM_USER
+                ),
+                format!(
+                    "write system_account: {} if this is the system account, or rename this account",
+                    a.name
+                ),
+            ));
+        }
     }
     let tls = f.tls.as_ref().map(|t| tls(t, doc, errs));
     Security {
@@ -361,20 +393,20 @@ fn consumers(f: &File, doc: &Doc, w: &Workload, errs: &mut Vec<SiteError>) -> BT
 
 /// Whether a user's password is written into the configuration as it is (not a `$VAR` reference).
 pub fn has_literal_password(d: &Deploy) -> bool {
-    d.security
-        .accounts
+    literal_password(&d.security)
+}
+
+fn literal_password(s: &Security) -> bool {
+    s.accounts
         .iter()
         .flat_map(|a| a.users.iter())
         .any(|u| matches!(u, User::Password { password, .. } if !super::conf::is_env_ref(password)))
 }
 
-/// What the top README says about accounts and TLS (empty without them).
-pub fn readme_section(d: &Deploy) -> String {
-    let s = &d.security;
-    if s.accounts.is_empty() && s.tls.is_none() {
-        return String::new();
-    }
-    let mut o = String::from("## Accounts and TLS (from the deploy file)\n\n");
+/// What the top README says about accounts, the credentials each recovery step needs, and TLS, from the
+/// security `emit` writes (the deploy file's, with natsplan's system account where it names none).
+pub fn readme_section(s: &Security) -> String {
+    let mut o = String::from("## Accounts and credentials\n\n");
     for a in &s.accounts {
         let users: Vec<String> = a
             .users
@@ -385,13 +417,21 @@ pub fn readme_section(d: &Deploy) -> String {
             })
             .collect();
         let role = if s.system_account.as_deref() == Some(a.name.as_str()) {
-            " (system account: `nats server report`, `nats server request`)"
+            " (system account: `nats server report`, `nats server request` and the cluster's recovery steps below)"
         } else if a.jetstream {
             " (JetStream: create the streams with one of its users)"
         } else {
             ""
         };
         o.push_str(&format!("- Account `{}`{role}: {}.\n", a.name, users.join(", ")));
+    }
+    if s.anonymous_clients() {
+        o.push_str(
+            "- Clients without credentials log into the global account `$G`, which has JetStream: with the system \
+             account as the only account (no `authorization` block, no operator, no `no_auth_user`), nats-server \
+             adds a no-auth user for `$G` (server/server.go `configureAccounts`; checked on nats-server 2.15.1). \
+             Give the deploy file (`--deploy`) an application account to require credentials.\n",
+        );
     }
     let vars: BTreeSet<&str> = s
         .accounts
@@ -404,19 +444,22 @@ pub fn readme_section(d: &Deploy) -> String {
         .collect();
     if !vars.is_empty() {
         o.push_str(&format!(
-            "- Passwords are read by nats-server from its environment when it starts: set {} for it (e.g. in the \
-             systemd unit's `Environment=` or an `EnvironmentFile=`), never in this folder.\n",
+            "- Passwords are read by nats-server from its environment when it starts, and it refuses to start \
+             without them: set {} for it (e.g. in the systemd unit's `Environment=` or an `EnvironmentFile=`), \
+             never in this folder.\n",
             vars.iter().map(|v| format!("`{v}`")).collect::<Vec<_>>().join(", ")
         ));
     }
-    if has_literal_password(d) {
+    if literal_password(s) {
         o.push_str(
             "- Some passwords are written into the configuration as given (a bcrypt hash or text): each \
              `nats-server.conf` is written readable by its owner only (mode 0600); keep it so on the host, or \
              write `password: $VAR` in the deploy file so the secret stays out of the file.\n",
         );
     }
+    o.push_str(&recovery_credentials(s));
     if let Some(t) = &s.tls {
+        o.push_str("\n## TLS\n\n");
         o.push_str(&format!(
             "- TLS on the client port with `{}` / `{}`{}{}. Clients connect with `tls://` and trust the CA \
              (`nats --tlsca`).\n",
@@ -438,6 +481,42 @@ pub fn readme_section(d: &Deploy) -> String {
     }
     o.push('\n');
     o
+}
+
+/// Which credentials each recovery command needs (nats-server 2.15.1; `survival::Credentials` says where
+/// the split is in nats-server's source).
+fn recovery_credentials(s: &Security) -> String {
+    let sys = match s.system_user() {
+        Some((user, password)) if super::conf::is_env_ref(password) => {
+            format!("`nats --user {user} --password \"{password}\" …`")
+        }
+        Some((user, _)) => format!("`nats --user {user} --password … …`"),
+        None => format!(
+            "a user of system account `{}` (an nkey user: `nats --nkey FILE …`)",
+            s.system_account.as_deref().unwrap_or("$SYS")
+        ),
+    };
+    let app = if s.anonymous_clients() {
+        "any client (the global account)".to_string()
+    } else {
+        "a user of the stream's account".to_string()
+    };
+    format!(
+        "\n### Who may run the recovery steps\n\n\
+         `natsplan whatif` names each step's credentials. The cluster's steps answer only the system account; a \
+         request from any other account is not answered at all (it times out):\n\n\
+         | step | command | credentials |\n|---|---|---|\n\
+         | remove a lost server from the cluster | `nats server cluster peer-remove NAME` (`$JS.API.SERVER.REMOVE`) | system account: {sys} |\n\
+         | move every replica off a server | `nats request '$JS.API.SERVER.EVACUATE' '{{\"peer\":\"NAME\"}}'` | system account |\n\
+         | elect another meta leader | `nats server cluster step-down` (`$JS.API.META.LEADER.STEPDOWN`) | system account |\n\
+         | lower the meta quorum after losing it for good (≥ 2.15, unsafe) | `nats request '$JS.API.META.RESCUE' '{{\"quorum_needed\": N}}'` | system account |\n\
+         | remove one replica of a stream | `nats stream cluster peer-remove STREAM PEER` (`$JS.API.STREAM.PEER.REMOVE`) | {app} |\n\
+         | restart nats-server, free space, mount a new volume | on the host | a shell on the host |\n\n\
+         After `nats server cluster peer-remove`, nats-server re-places the removed server's replicas on a live \
+         server that satisfies the stream's placement (tags, `unique_tag`) and holds no replica of it yet; where \
+         there is none the stream stays a replica short until such a server joins (checked on nats-server \
+         2.15.1).\n"
+    )
 }
 
 #[cfg(test)]

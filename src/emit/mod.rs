@@ -292,6 +292,9 @@ pub fn render(plan: &Plan, layout_id: &str, opts: &EmitOptions) -> Result<Vec<(P
     let site = &plan.input;
     let mut files: Vec<(PathBuf, String)> = Vec::new();
     let version = env!("CARGO_PKG_VERSION");
+    // The recovery steps that remove a server or rescue the meta group answer only the system account:
+    // every emitted cluster has one with a user (conf::Security::with_system_account).
+    let security = opts.deploy.security.clone().with_system_account();
 
     // One folder per server: its configuration and a README for whoever sets up that host.
     if let crate::units::SyncMode::Interval(i) = site.nats.sync {
@@ -344,7 +347,7 @@ pub fn render(plan: &Plan, layout_id: &str, opts: &EmitOptions) -> Result<Vec<(P
                 header,
                 client_tls: None,
             },
-            &opts.deploy.security,
+            &security,
         );
         files.push((PathBuf::from(&s.name).join("nats-server.conf"), text));
         files.push((
@@ -389,7 +392,7 @@ pub fn render(plan: &Plan, layout_id: &str, opts: &EmitOptions) -> Result<Vec<(P
             assets_readme(plan, layout, "object_store", &objs),
         ));
     }
-    files.push((PathBuf::from("README.md"), top_readme(plan, layout, opts)));
+    files.push((PathBuf::from("README.md"), top_readme(plan, layout, opts, &security)));
     files.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(files)
 }
@@ -473,7 +476,7 @@ fn later_assets_text(plan: &Plan, layout: &PlannedLayout) -> String {
     o
 }
 
-fn top_readme(plan: &Plan, layout: &PlannedLayout, opts: &EmitOptions) -> String {
+fn top_readme(plan: &Plan, layout: &PlannedLayout, opts: &EmitOptions, security: &conf::Security) -> String {
     let mut o = format!(
         "# NATS configuration for site `{}`, layout `{}`\n\nWritten by natsplan {} — pattern {}, {}, default \
          R{}, verdict **{}**.\n\n",
@@ -523,7 +526,7 @@ fn top_readme(plan: &Plan, layout: &PlannedLayout, opts: &EmitOptions) -> String
          nats-server.conf`). Ports: clients {}, routes {}, monitoring {}.\n\n",
         opts.client_port, opts.cluster_port, opts.monitor_port
     ));
-    o.push_str(&deploy::readme_section(&opts.deploy));
+    o.push_str(&deploy::readme_section(security));
     o.push_str(
         "## Streams, KV buckets and object stores\n\nThe folders `streams/`, `kv/` and `object_stores/` hold \
          JetStream API stream configurations; create each with `nats stream add --config FILE` once the \

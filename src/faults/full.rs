@@ -10,10 +10,13 @@ use sandbox::Tmpfs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// A follower's store moved onto a small tmpfs (for `full:`); `restore` puts it back on the lab's disk.
+/// A follower's store (or one folder of it) moved onto a small tmpfs (for `full:`); `restore` puts it back on
+/// the lab's disk.
 pub(super) struct FullStore {
     pub(super) server: usize,
     pub(super) mount: Tmpfs,
+    /// The folder the tmpfs covers: the store, or a stream's message folder inside it.
+    covered: PathBuf,
     pub(super) conf_text: String,
     /// The file that fills the tmpfs (`FullDisk`).
     pub(super) ballast: Option<PathBuf>,
@@ -49,24 +52,37 @@ pub(super) fn set_max_file_store(conf: &str, bytes: u64) -> Option<String> {
 }
 
 impl FullStore {
-    /// Kill server `v`, mount a tmpfs over its store (contents carried over), set `max_file_store`,
-    /// restart it and wait for the cluster to be healthy.
-    pub(super) fn setup(lab: &mut Lab, v: usize, tmpfs_bytes: u64, max_file_store: u64) -> Result<FullStore> {
-        let (store, conf) = (lab.nodes()[v].store_dir.clone(), lab.nodes()[v].conf.clone());
+    /// Kill server `v`, mount a tmpfs over its store — or over `inside`, a folder of the store — with the
+    /// contents carried over, set `max_file_store`, restart it and wait for the cluster to be healthy.
+    pub(super) fn setup(
+        lab: &mut Lab,
+        v: usize,
+        tmpfs_bytes: u64,
+        max_file_store: u64,
+        inside: Option<&Path>,
+    ) -> Result<FullStore> {
+        let store = lab.nodes()[v].store_dir.clone();
+        let covered = match inside {
+            Some(rel) => store.join(rel),
+            None => store,
+        };
+        let conf = lab.nodes()[v].conf.clone();
         let save = lab.dir().join(format!("{}-store-save", lab.nodes()[v].name));
         let conf_text = std::fs::read_to_string(&conf)?;
         let limited = set_max_file_store(&conf_text, max_file_store)
             .ok_or_else(|| anyhow!("{}: no store_dir line", conf.display()))?;
         lab.kill(v)?;
         let _ = std::fs::remove_dir_all(&save);
-        copy_tree(&store, &save)?;
-        let mount = Tmpfs::mount(&store, tmpfs_bytes)?;
-        copy_tree(&save, &store)?;
+        std::fs::create_dir_all(&covered).with_context(|| format!("cannot create {}", covered.display()))?;
+        copy_tree(&covered, &save)?;
+        let mount = Tmpfs::mount(&covered, tmpfs_bytes)?;
+        copy_tree(&save, &covered)?;
         std::fs::remove_dir_all(&save)?;
         std::fs::write(&conf, limited)?;
         let fs = FullStore {
             server: v,
             mount,
+            covered,
             conf_text,
             ballast: None,
         };
@@ -78,7 +94,7 @@ impl FullStore {
     /// Back on the lab's disk with its old configuration: kill, copy out, unmount, copy back, restart.
     pub(super) fn restore(mut self, lab: &mut Lab) -> Result<()> {
         let v = self.server;
-        let (store, conf) = (lab.nodes()[v].store_dir.clone(), lab.nodes()[v].conf.clone());
+        let conf = lab.nodes()[v].conf.clone();
         let save = lab.dir().join(format!("{}-store-save", lab.nodes()[v].name));
         if lab.is_running(v) {
             lab.kill(v)?;
@@ -87,32 +103,90 @@ impl FullStore {
             let _ = std::fs::remove_file(b);
         }
         let _ = std::fs::remove_dir_all(&save);
-        copy_tree(&store, &save)?;
-        self.mount.unmount()?;
-        std::fs::remove_dir_all(&store)?;
-        std::fs::rename(&save, &store)?;
+        let now = self.mount.current_path();
+        if now == self.covered {
+            copy_tree(&self.covered, &save)?;
+            self.mount.unmount()?;
+            std::fs::remove_dir_all(&self.covered)?;
+            std::fs::rename(&save, &self.covered)?;
+        } else {
+            // The covered folder was a deleted stream's: nats-server renamed it away (mount and all) before
+            // removing what it could. Nothing in it is kept; leave no empty folders behind either.
+            self.mount.unmount()?;
+            let _ = std::fs::remove_dir(&now);
+            if let Some(p) = now.parent() {
+                let _ = std::fs::remove_dir(p);
+            }
+        }
         std::fs::write(&conf, &self.conf_text)?;
         lab.restart(v)?;
         wait_healthy(lab, Duration::from_secs(120))
     }
 }
 
-/// Fill the file system under `dir` with a file until it is full; returns the file and its size.
+/// Fill the file system under `dir` with a file until not one more byte fits (256 KiB writes, then 4 KiB,
+/// 512 B and single bytes: a fill in big chunks alone leaves up to a chunk free, where small writes still
+/// land); returns the file and its size.
 pub(super) fn fill_disk(dir: &Path) -> Result<(PathBuf, u64)> {
     use std::io::Write;
     let p = dir.join("natsplan-ballast");
     let mut f = std::fs::File::create(&p).with_context(|| format!("cannot create {}", p.display()))?;
-    let chunk = vec![0u8; 256 << 10];
     let mut n = 0u64;
-    loop {
-        match f.write(&chunk) {
-            Ok(0) => break,
-            Ok(k) => n += k as u64,
-            Err(e) if e.raw_os_error() == Some(libc::ENOSPC) => break,
-            Err(e) => return Err(e).with_context(|| format!("filling {}", p.display())),
+    for size in [256usize << 10, 4096, 512, 1] {
+        let chunk = vec![0u8; size];
+        loop {
+            match f.write(&chunk) {
+                Ok(0) => break,
+                Ok(k) => n += k as u64,
+                Err(e) if e.raw_os_error() == Some(libc::ENOSPC) => break,
+                Err(e) => return Err(e).with_context(|| format!("filling {}", p.display())),
+            }
         }
     }
     Ok((p, n))
+}
+
+/// What a full disk did to server `v` by the time space is freed, from its `/jsz` and `/healthz`:
+/// JetStream disabled (a RAFT log write met ENOSPC: `handleOutOfSpace`, server/jetstream.go), a replica
+/// stopped by its stream's write error (`setWriteErrLocked`, server/stream.go: kept until nats-server
+/// restarts), or nothing to see.
+pub(super) fn full_disk_effect(monitor_url: &str) -> FullDiskEffect {
+    if !jetstream_enabled(monitor_url) {
+        return FullDiskEffect::JetStreamDisabled;
+    }
+    match monitor::get(monitor_url, "/healthz", Duration::from_secs(2)) {
+        Ok(r) if r.body.contains("write error") => FullDiskEffect::ReplicaStopped(
+            serde_json::from_str::<serde_json::Value>(&r.body)
+                .ok()
+                .and_then(|v| v["error"].as_str().map(str::to_string))
+                .unwrap_or_else(|| r.body.trim().to_string()),
+        ),
+        _ => FullDiskEffect::None,
+    }
+}
+
+/// `full_disk_effect`'s answer.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum FullDiskEffect {
+    JetStreamDisabled,
+    /// The `/healthz` error, e.g. "JetStream stream '$G > S' is not current: stream write error: expected
+    /// sequence does not match store".
+    ReplicaStopped(String),
+    None,
+}
+
+impl FullDiskEffect {
+    pub(super) fn describe(&self, node: &str) -> String {
+        match self {
+            FullDiskEffect::JetStreamDisabled => {
+                format!("JetStream on {node} had disabled itself (a RAFT log write met ENOSPC)")
+            }
+            FullDiskEffect::ReplicaStopped(e) => format!(
+                "{node}'s replica had stopped for good with its write error (\"{e}\"; an observer until a restart)"
+            ),
+            FullDiskEffect::None => format!("{node} showed no write error and JetStream stayed on"),
+        }
+    }
 }
 
 /// Lines of a server's log that tell what a full store did (JetStream's own words).

@@ -275,8 +275,11 @@ fn fill_to_limit(
     Ok(())
 }
 
-/// `full-disk`: fill the follower's tmpfs beside its store (ENOSPC under NATS), hold, free it, and
-/// restart JetStream there if it turned itself off.
+/// `full-disk`: fill the follower's tmpfs beside its store until not one byte fits (ENOSPC under NATS), hold,
+/// then carry out whatif's recovery step for a full store in every run: free the space, then restart
+/// nats-server on the server. Whether the replica stopped for good before the restart (its stream's write
+/// error) or JetStream disabled itself depends on which write met ENOSPC first; either way only the restart
+/// brings it back (docs/faults.md), so the step does not depend on what is seen.
 fn fill_disk_under(ctx: &Ctx, lab: &mut Lab, full: Option<&mut FullStore>, notes: &mut Vec<String>) -> Result<()> {
     let (opts, log, hold) = (ctx.opts, ctx.log, ctx.opts.hold);
     let nm = |lab: &Lab, i: usize| lab.nodes()[i].name.clone();
@@ -295,21 +298,24 @@ fn fill_disk_under(ctx: &Ctx, lab: &mut Lab, full: Option<&mut FullStore>, notes
     let state = js_state(lab, v);
     std::fs::remove_file(&ballast)?;
     fs.ballast = None;
+    let effect = full_disk_effect(&lab.nodes()[v].monitor_url());
     let lines = full_log_lines(&lab.nodes()[v].log, lab.dir());
     notes.push(format!("with the disk full, JetStream on {node} {state}"));
     if !lines.is_empty() {
         notes.push(format!("{node} logged: {}", lines.join(" | ")));
     }
-    // JetStream disables itself on a real ENOSPC; it comes back with a restart once there is space.
-    if !jetstream_enabled(&lab.nodes()[v].monitor_url()) {
-        log(&format!("  space freed; JetStream is off on {node}: restart it"));
-        notes.push(format!("{node} restarted after the space was freed"));
-        lab.restart(v)?;
-    } else {
-        notes.push(format!("space freed; {node} carried on without a restart"));
-    }
+    notes.push(format!("space freed: {}", effect.describe(&node)));
+    log(&format!(
+        "  space freed; restart nats-server on {node} (whatif's step for a full store)"
+    ));
+    lab.restart(v)?;
+    notes.push(format!("{FULL_DISK_STEP_DONE} {node}"));
     Ok(())
 }
+
+/// How the notes say that whatif's step for a full store was carried out (the judge looks for it).
+pub(super) const FULL_DISK_STEP_DONE: &str =
+    "carried out whatif's step: freed the space, then restarted nats-server on";
 
 /// `follower-wipe`: kill the follower, empty its store, rename it, restart it and peer-remove the old
 /// name from the stream.

@@ -234,6 +234,26 @@ pub(super) fn save_finding(lab: &Lab, dir: Option<&Path>, name: &str, res: &Scen
     Ok(dir.display().to_string())
 }
 
+/// `full-disk` agrees only if the model's recovery restarts nats-server on the full server and the run
+/// carried that step out (`inject::fill_disk_under`); the stream's own judgement (`judge`) stands beside.
+pub(super) fn judge_full_disk_step(res: &mut ScenarioResult, notes: &[String], node: &str) {
+    let predicted = res
+        .predicted_recovery
+        .iter()
+        .any(|s| s.starts_with(&format!("restart nats-server on {node}")));
+    let done = notes
+        .iter()
+        .any(|n| n.starts_with(FULL_DISK_STEP_DONE) && n.ends_with(node));
+    if !(predicted && done) {
+        res.agree = false;
+    }
+    res.detail.push_str(&format!(
+        "; recovery: whatif {} restarting nats-server on {node}, the run {}",
+        if predicted { "gives" } else { "does NOT give" },
+        if done { "carried it out" } else { "did NOT carry it out" }
+    ));
+}
+
 /// The meta half of `meta-majority-kill`: the API must have refused to create anything exactly when the
 /// model says the meta group is unavailable.
 pub(super) fn judge_meta(res: &mut ScenarioResult, api: Option<&ApiProbe>) {

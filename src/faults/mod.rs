@@ -23,7 +23,9 @@ pub use crate::survival::AckedLoss;
 pub use check::{check, longest_gap_s, Attempt, Outcome};
 pub use predict::{model_of_lab, pin_test_stream, predict, Prediction};
 pub use report::{json, table, write_results, Check, FaultReport, ReplicaState, ScenarioResult};
-pub use scenario::{FaultOptions, Kind, PlanTarget, MAX_PLAN_SERVERS, POWER_EXPIRY, POWER_ROUTE_PING, POWER_TRIES};
+pub use scenario::{
+    FaultOptions, FullDiskAt, Kind, PlanTarget, MAX_PLAN_SERVERS, POWER_EXPIRY, POWER_ROUTE_PING, POWER_TRIES,
+};
 
 use crate::lab::{self, Lab, LabSpec, StartHooks, StartOptions};
 use crate::layout::Layout;
@@ -538,6 +540,7 @@ mod tests {
             acked_loss_risk: false,
             acked_loss: AckedLoss::None,
             meta_status: crate::survival::Status::Ok,
+            recovery: Vec::new(),
         };
         let opts = FaultOptions::full(3);
         judge(&mut r, &p, &a, &chk, &Timeline { inject_s, heal_s }, &opts, 17.0, 3);
@@ -649,6 +652,7 @@ mod tests {
                 acked_loss_risk: risk,
                 acked_loss: if risk { AckedLoss::Possible } else { AckedLoss::None },
                 meta_status: Status::Ok,
+                recovery: Vec::new(),
             };
             let opts = FaultOptions::full(3);
             judge(

@@ -6,6 +6,7 @@ use crate::survival::ELECTION_STALL_S;
 use anyhow::{anyhow, Context, Result};
 use async_nats::jetstream::{self};
 use sandbox::Tmpfs;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -32,6 +33,7 @@ pub(super) fn not_run(k: Kind, why: String) -> ScenarioResult {
         observed_meta: None,
         power_runs: None,
         power_cut: None,
+        predicted_recovery: Vec::new(),
     }
 }
 
@@ -224,6 +226,7 @@ fn run_once(ctx: &Ctx, lab: &mut Lab, p: Planned, idx: usize, attempt: u32) -> R
     res.predicted_stall_s = pred.stall_s;
     res.predicted_acked_loss_risk = pred.acked_loss_risk;
     res.predicted_acked_loss = pred.acked_loss;
+    res.predicted_recovery = pred.recovery.clone();
     res.skipped = None;
     if k == Kind::MetaMajorityKill {
         res.predicted_meta = Some(pred.meta_status.as_str().into());
@@ -237,13 +240,20 @@ fn run_once(ctx: &Ctx, lab: &mut Lab, p: Planned, idx: usize, attempt: u32) -> R
             f0,
             FULL_LIMIT_TMPFS_BYTES,
             FULL_LIMIT_MAX_FILE_STORE_BYTES,
+            None,
         )?),
-        Kind::FullDisk => Some(FullStore::setup(
-            lab,
-            f0,
-            FULL_DISK_TMPFS_BYTES,
-            FULL_DISK_MAX_FILE_STORE_BYTES,
-        )?),
+        Kind::FullDisk => {
+            // The anonymous clients' account is the global one (`$G`), also with the lab's system account.
+            let msgs = PathBuf::from(format!("jetstream/$G/streams/{name}/msgs"));
+            let inside = (ctx.opts.full_disk_at == FullDiskAt::StreamMessages).then_some(msgs.as_path());
+            Some(FullStore::setup(
+                lab,
+                f0,
+                FULL_DISK_TMPFS_BYTES,
+                FULL_DISK_MAX_FILE_STORE_BYTES,
+                inside,
+            )?)
+        }
         _ => None,
     };
     // The workload, fault and check; the full store goes back to disk whatever happens in there.
@@ -405,6 +415,9 @@ fn observe(
     judge(&mut res, pred, &attempts, &chk, &tl, opts, resume_bound_s, ctx.replicas);
     if k == Kind::MetaMajorityKill {
         judge_meta(&mut res, api.as_ref());
+    }
+    if k == Kind::FullDisk {
+        judge_full_disk_step(&mut res, &notes, &lab.nodes()[sc.roles.followers[0]].name);
     }
     if k == Kind::RackPower && pred.acked_loss_risk {
         notes.push(

@@ -138,6 +138,8 @@ pub struct Prediction {
     pub acked_loss: AckedLoss,
     /// The meta group's status (`unavailable`: the JetStream API cannot create or change assets).
     pub meta_status: crate::survival::Status,
+    /// whatif's recovery steps for the last step's failed domains, each `WHAT (needs CREDENTIALS)`.
+    pub recovery: Vec<String>,
 }
 
 /// Evaluate `steps` (each a set of selectors failed together; a rolling restart has one step per server)
@@ -150,6 +152,15 @@ pub fn predict(site: &Site, layout: &Layout, steps: &[Vec<String>]) -> Result<Pr
             .map(|s| Domain::parse(s, site).map_err(|e| anyhow!(e)))
             .collect::<Result<Vec<_>>>()?;
         let sc = evaluate(site, layout, &failed);
+        let model = crate::survival::Model::new(site, layout);
+        let recovery = crate::survival::recovery(&model, &crate::catalog::Catalog::builtin(), &sc)
+            .steps
+            .iter()
+            .map(|st| match st.credentials.label() {
+                "" => st.what.clone(),
+                l => format!("{} (needs {l})", st.what),
+            })
+            .collect();
         let a = sc
             .assets
             .iter()
@@ -161,6 +172,7 @@ pub fn predict(site: &Site, layout: &Layout, steps: &[Vec<String>]) -> Result<Pr
             acked_loss_risk: a.acked_loss_risk,
             acked_loss: AckedLoss::of(a),
             meta_status: sc.meta.status,
+            recovery,
         };
         worst = Some(match worst {
             None => p,
@@ -173,6 +185,7 @@ pub fn predict(site: &Site, layout: &Layout, steps: &[Vec<String>]) -> Result<Pr
                 acked_loss_risk: w.acked_loss_risk || p.acked_loss_risk,
                 acked_loss: w.acked_loss.max(p.acked_loss),
                 meta_status: w.meta_status.max(p.meta_status),
+                recovery: p.recovery,
             },
         });
     }

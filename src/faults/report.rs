@@ -89,6 +89,10 @@ pub struct ScenarioResult {
     /// Power scenarios: what the power-loss layer threw away at the cuts of the last run, summed over
     /// the servers cut; None elsewhere.
     pub power_cut: Option<crate::powerfs::LossReport>,
+    /// whatif's recovery steps for the scenario's failed domains (`survival::recovery`), each with the
+    /// credentials it needs, e.g. `restart nats-server on n2: … (needs a shell on the host)`. `full-disk`
+    /// carries out its steps in every run and disagrees when the model gives none for the server.
+    pub predicted_recovery: Vec<String>,
 }
 
 /// A whole `verify --faults` run.
@@ -228,6 +232,7 @@ mod tests {
             observed_meta: None,
             power_runs: None,
             power_cut: None,
+            predicted_recovery: Vec::new(),
         }
     }
 

@@ -283,6 +283,9 @@ pub fn enter_netns(name: &str) -> Result<()> {
 /// A tmpfs mounted at a folder; unmounted (lazily if busy) when dropped.
 pub struct Tmpfs {
     point: PathBuf,
+    /// The mount's device number: it finds the mount again when something renamed the folder it sits on
+    /// (nats-server renames a stream's folder away before deleting it, carrying a mount inside along).
+    dev: u64,
     mounted: bool,
 }
 
@@ -310,24 +313,71 @@ impl Tmpfs {
                 std::io::Error::last_os_error()
             ));
         }
+        use std::os::unix::fs::MetadataExt;
+        let dev = match std::fs::metadata(point) {
+            Ok(m) => m.dev(),
+            Err(e) => {
+                let _ = unmount(point);
+                return Err(e).with_context(|| format!("cannot stat the tmpfs at {}", point.display()));
+            }
+        };
         Ok(Tmpfs {
             point: point.to_path_buf(),
+            dev,
             mounted: true,
         })
     }
 
+    /// Where it was mounted.
     pub fn path(&self) -> &Path {
         &self.point
     }
 
-    /// Unmount now (the drop does the same, silently).
+    /// Where it is now: where it was mounted, or where a rename of a folder above it moved it.
+    pub fn current_path(&self) -> PathBuf {
+        mount_point_of(self.dev).unwrap_or_else(|| self.point.clone())
+    }
+
+    /// Unmount now, wherever it went (the drop does the same, silently).
     pub fn unmount(&mut self) -> Result<()> {
         if self.mounted {
             self.mounted = false;
-            unmount(&self.point)?;
+            unmount(&self.current_path())?;
         }
         Ok(())
     }
+}
+
+/// The mount point of the mount with device number `dev`, from `/proc/self/mountinfo` (field 3 is
+/// `major:minor`, field 5 the mount point with space, tab, newline and backslash octal-escaped).
+fn mount_point_of(dev: u64) -> Option<PathBuf> {
+    let (major, minor) = (
+        ((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff),
+        (dev & 0xff) | ((dev >> 12) & !0xff),
+    );
+    let want = format!("{major}:{minor}");
+    let info = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let line = info.lines().find(|l| l.split(' ').nth(2) == Some(want.as_str()))?;
+    Some(PathBuf::from(unescape_mount_path(line.split(' ').nth(4)?)))
+}
+
+/// `/proc` mount paths escape space, tab, newline and backslash as `\ooo`.
+fn unescape_mount_path(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let octal = |c: u8| (b'0'..=b'7').contains(&c);
+        if b[i] == b'\\' && i + 3 < b.len() && b[i + 1..i + 4].iter().all(|&c| octal(c)) {
+            let v = u32::from(b[i + 1] - b'0') * 64 + u32::from(b[i + 2] - b'0') * 8 + u32::from(b[i + 3] - b'0');
+            out.push(v as u8);
+            i += 4;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 impl Drop for Tmpfs {
@@ -383,6 +433,29 @@ mod tests {
         assert_eq!(owner_pid("natsplan-faults-99-abc", DIR_PREFIX), Some(99));
         assert_eq!(owner_pid("other", NS_PREFIX), None);
         assert_eq!(owner_pid("npfx", NS_PREFIX), None);
+    }
+
+    #[test]
+    fn a_tmpfs_is_found_and_unmounted_after_a_rename_moves_it() {
+        assert_eq!(unescape_mount_path(r"/a\040b/\134c/$G"), "/a b/\\c/$G");
+        let tmp = tempfile::tempdir().unwrap();
+        let at = tmp.path().join("stream/msgs");
+        let mut m = match Tmpfs::mount(&at, 1 << 20) {
+            Ok(m) => m,
+            Err(e) => {
+                eprintln!("skipped: {e:#}");
+                return;
+            }
+        };
+        assert_eq!(m.current_path(), at);
+        // As nats-server deletes a stream: its folder renamed away first, the mount inside goes along.
+        let moved = tmp.path().join(".stream");
+        std::fs::rename(tmp.path().join("stream"), &moved).unwrap();
+        assert_eq!(m.current_path(), moved.join("msgs"));
+        m.unmount().unwrap();
+        assert!(!our_mounts()
+            .iter()
+            .any(|p| p.starts_with(&tmp.path().display().to_string())));
     }
 
     /// A pid that no process has now.

@@ -258,6 +258,20 @@ pub struct FaultOptions {
     pub racks: Vec<String>,
     /// The lab's `sync_interval` and the model's (a plan target's own unless set with `with_sync`).
     pub sync: SyncMode,
+    /// What `full-disk`'s small tmpfs covers: the follower's whole store (whichever write meets ENOSPC
+    /// first), or only the test stream's message blocks, so the write that meets it is always the stream's
+    /// block flush and its replica always stops with a write error (docs/faults.md).
+    pub full_disk_at: FullDiskAt,
+}
+
+/// Where `full-disk` runs out of space (`FaultOptions::full_disk_at`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FullDiskAt {
+    /// The follower's whole store: the RAFT log or the stream's message block, whichever writes first.
+    #[default]
+    Store,
+    /// Only the test stream's message folder (`jetstream/$G/streams/NAME/msgs`): the stuck replica, always.
+    StreamMessages,
 }
 
 impl FaultOptions {
@@ -277,6 +291,7 @@ impl FaultOptions {
             interrupt: None,
             racks: Vec::new(),
             sync: SyncMode::Interval(120),
+            full_disk_at: FullDiskAt::Store,
         }
     }
     /// A short run of the given scenarios (for the test suite).

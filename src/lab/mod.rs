@@ -216,6 +216,9 @@ pub struct Lab {
     spawner: Spawner,
     /// Time from the first spawn to a healthy cluster with a meta leader.
     startup: Duration,
+    /// The system account user's password (`emit::conf::SYSTEM_USER`): the configurations name
+    /// `$NATS_SYSTEM_PASSWORD`, and every server gets this value in that variable when it is spawned.
+    system_password: String,
     /// The stores' power-loss layers (last: they unmount after the servers are dead).
     layers: power::Layers,
 }
@@ -236,6 +239,11 @@ impl Lab {
     /// Time from the first spawn until the cluster was ready.
     pub fn startup(&self) -> Duration {
         self.startup
+    }
+    /// The system account's user and password (the lab carries the system account `emit` writes, so the
+    /// cluster's recovery requests — `$JS.API.SERVER.REMOVE` and the like — can be made on it).
+    pub fn system_user(&self) -> (&str, &str) {
+        (crate::emit::conf::SYSTEM_USER, &self.system_password)
     }
     pub fn client_urls(&self) -> Vec<String> {
         self.nodes.iter().map(NodeInfo::client_url).collect()
@@ -429,6 +437,10 @@ impl Lab {
             nodes: self.nodes.clone(),
             created_dir: false,
             power_fs: self.layers.records(),
+            system_user: Some(state::SystemUser {
+                user: crate::emit::conf::SYSTEM_USER.into(),
+                password: self.system_password.clone(),
+            }),
         }
     }
 

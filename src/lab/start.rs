@@ -42,6 +42,11 @@ impl Lab {
             }
         }
         let mut last_err = None;
+        // The system account user's password: random per lab, given to each server in its environment.
+        let system_password = {
+            use rand::distr::{Alphanumeric, SampleString};
+            Alphanumeric.sample_string(&mut rand::rng(), 24)
+        };
         for attempt in 0..BIND_ATTEMPTS {
             let mut lab = Lab {
                 spec: spec.clone(),
@@ -51,6 +56,7 @@ impl Lab {
                 children: Vec::new(),
                 spawner: Spawner::new(),
                 startup: Duration::ZERO,
+                system_password: system_password.clone(),
                 layers: power::Layers::None,
             };
             match lab.try_start(hooks) {
@@ -154,23 +160,27 @@ impl Lab {
             .filter(|o| o.name != info.name)
             .map(|o| format!("nats-route://{}:{}", o.host, o.cluster_port))
             .collect();
-        let text = conf::render(&ServerConf {
-            server_name: info.name.clone(),
-            client_listen: format!("{}:{}", info.host, info.client_port),
-            monitor_listen: Some(format!("{}:{}", info.host, info.monitor_port)),
-            tags: info.tags.clone(),
-            store_dir: info.store_dir.to_string_lossy().into_owned(),
-            max_file_store_bytes: spec.max_file_store_bytes,
-            max_memory_store_bytes: self.opts.max_memory_store_bytes,
-            unique_tag: self.spec.unique_tag.clone(),
-            sync: self.spec.sync,
-            max_ha_assets: None,
-            cluster_name: self.spec.cluster_name.clone(),
-            cluster_listen: format!("{}:{}", info.host, info.cluster_port),
-            routes,
-            header: vec![format!("natsplan lab server {} (loopback only)", info.name)],
-            client_tls: self.spec.client_tls.clone(),
-        });
+        // The system account `emit` writes (anonymous clients keep the global account and its JetStream).
+        let text = conf::render_secured(
+            &ServerConf {
+                server_name: info.name.clone(),
+                client_listen: format!("{}:{}", info.host, info.client_port),
+                monitor_listen: Some(format!("{}:{}", info.host, info.monitor_port)),
+                tags: info.tags.clone(),
+                store_dir: info.store_dir.to_string_lossy().into_owned(),
+                max_file_store_bytes: spec.max_file_store_bytes,
+                max_memory_store_bytes: self.opts.max_memory_store_bytes,
+                unique_tag: self.spec.unique_tag.clone(),
+                sync: self.spec.sync,
+                max_ha_assets: None,
+                cluster_name: self.spec.cluster_name.clone(),
+                cluster_listen: format!("{}:{}", info.host, info.cluster_port),
+                routes,
+                header: vec![format!("natsplan lab server {} (loopback only)", info.name)],
+                client_tls: self.spec.client_tls.clone(),
+            },
+            &conf::Security::system_only(),
+        );
         match self.opts.route_ping {
             Some((every, max)) => with_route_ping(&text, every, max),
             None => text,
@@ -188,6 +198,7 @@ impl Lab {
         let mut cmd = Command::new(&self.nats_server);
         cmd.arg("-c")
             .arg(&info.conf)
+            .env(conf::SYSTEM_PASSWORD_ENV, &self.system_password)
             .stdin(Stdio::null())
             .stdout(Stdio::from(log))
             .stderr(Stdio::from(log2));

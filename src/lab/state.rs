@@ -26,6 +26,17 @@ pub struct LabState {
     /// older lab.json).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub power_fs: Vec<super::PowerFsProcess>,
+    /// The system account's user and the password its servers were given in `$NATS_SYSTEM_PASSWORD`
+    /// (absent in an older lab.json, whose servers have no system account user).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_user: Option<SystemUser>,
+}
+
+/// A lab's system account user (`emit::conf::SYSTEM_USER`) and password: a loopback lab's, random per lab.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SystemUser {
+    pub user: String,
+    pub password: String,
 }
 
 impl LabState {

@@ -114,6 +114,9 @@ pub struct UpReport {
     pub servers: Vec<ServerRow>,
     /// Planned streams created with `--streams`.
     pub streams: Vec<CreatedStream>,
+    /// The system account's user (its password is in `DIR/lab.json`, `system_user.password`): the one the
+    /// cluster's recovery requests (`nats server cluster peer-remove` and the like) need.
+    pub system_user: String,
 }
 
 #[derive(Debug, Serialize)]

@@ -18,7 +18,10 @@ pub mod sync_law;
 
 pub use calibration::{CalibrationFile, CalibrationSet};
 pub use model::{predict_shape, Band, Kind, Latency, Prediction, Shape, Sync, Terms, VolumeSpec};
-pub use servers::{catch_up_bytes_per_s, raft_catch_up_bytes_per_s};
+pub use servers::{
+    catch_up, catch_up_bytes_per_s, catch_up_s_per_msg, raft_catch_up_bytes_per_s, CatchUp, CatchUpLoad, CatchUpStall,
+    PAUSE_QUORUM_ENTRIES,
+};
 
 use crate::catalog::{Catalog, ServerModel};
 use crate::layout::Layout;
@@ -105,8 +108,18 @@ pub struct ServerPrediction {
     /// Restart after a clean stop (index files, last blocks) and after an unclean one (every block re-read).
     pub restart_clean_s: f64,
     pub restart_unclean_s: f64,
-    /// Replica catch-up if this server's store is replaced (peer-remove, rejoin, copy from peers).
+    /// Replica catch-up if this server's store is replaced (peer-remove, rejoin, copy from peers): its bytes
+    /// at the catch-up rate plus its messages at nats-server's cost per message (issue 34).
     pub catch_up_s: f64,
+    /// The band around `catch_up_s` (the lab's spread), the messages it copies, the share of the catch-up
+    /// rate the incoming writes take, the entries its busiest group gains during the band's slowest
+    /// catch-up, and whether a stall is `none`, `possible` (over nats-server's 100,000-entry quorum pause)
+    /// or `likely` (writes at or above the rate it copies and applies at).
+    pub catch_up_band: Band,
+    pub catch_up_msgs: f64,
+    pub catch_up_load: f64,
+    pub catch_up_backlog_entries: f64,
+    pub catch_up_stall: CatchUpStall,
     /// Instead: a standby host mounts this server's LUN from the shared array and starts as the same
     /// server, re-reading every block as after an unclean stop (seed 003 shows the gap for Kafka: 10 min
     /// rebuild versus 3 min re-attach for 110 GB). None for a server's internal disks.
@@ -304,6 +317,13 @@ struct Loads {
     assets_on: Vec<usize>,
     rack_out: Vec<f64>,
     rack_in: Vec<f64>,
+    /// Messages stored and messages/s arriving over all groups, per server; and the largest over its groups of
+    /// a group's messages/s times its bytes, and times its messages (what bounds the entries one group gains
+    /// while it catches up).
+    stored_msgs: Vec<f64>,
+    msgs_in: Vec<f64>,
+    group_in_bytes_max: Vec<f64>,
+    group_in_msgs_max: Vec<f64>,
 }
 
 impl Loads {
@@ -315,6 +335,10 @@ impl Loads {
             assets_on: vec![0; servers],
             rack_out: vec![0.0; racks],
             rack_in: vec![0.0; racks],
+            stored_msgs: vec![0.0; servers],
+            msgs_in: vec![0.0; servers],
+            group_in_bytes_max: vec![0.0; servers],
+            group_in_msgs_max: vec![0.0; servers],
         }
     }
 
@@ -341,6 +365,7 @@ impl Loads {
         for (j, &m) in members.iter().enumerate() {
             if let Some(i) = idx_of(m) {
                 self.write_bps[i] += payload_bps * amp;
+                self.msgs_in[i] += d.rate * msgs_per_op;
                 let units = if j == 0 {
                     1.0 + 0.5 * (members.len() as f64 - 1.0)
                 } else {
@@ -498,6 +523,50 @@ impl<'a> Pricer<'a> {
     }
 }
 
+/// Messages per stored message, for one demand (objects: their chunks and the meta message).
+fn msgs_per_op(d: &Demand) -> f64 {
+    match d.kind {
+        Kind::ObjPut => d.size.div_ceil(model::CHUNK_BYTES).max(1) as f64 + 1.0,
+        Kind::ObjGet => 0.0,
+        _ => 1.0,
+    }
+}
+
+/// One asset's stored messages (its bytes per replica at its demands' bytes per message) and the messages/s
+/// written to it: what its catch-up copies and applies, and what its group gains meanwhile.
+fn asset_msgs(a: &crate::layout::Asset, ds: &[Demand]) -> (f64, f64) {
+    let (mut msgs_s, mut bytes_s) = (0.0, 0.0);
+    for d in ds.iter().filter(|d| d.stored_per_op > 0.0) {
+        msgs_s += d.rate * msgs_per_op(d);
+        bytes_s += d.rate * d.stored_per_op;
+    }
+    let msgs = if bytes_s > 0.0 {
+        a.bytes_per_replica * msgs_s / bytes_s
+    } else {
+        0.0
+    };
+    (msgs, msgs_s)
+}
+
+/// The catch-up of server `s` from the layout alone (whatif, the yearly chain): its replicas' bytes and
+/// messages and the writes arriving, as `predict_layout` sums them, priced by `catch_up`.
+pub fn server_catch_up(site: &Site, layout: &Layout, catalog: &Catalog, s: ServerIdx) -> CatchUp {
+    let specs = crate::survival::lookup::Specs::new(site);
+    let mut ds = Vec::new();
+    let mut l = CatchUpLoad::default();
+    for a in layout.assets.iter().filter(|a| a.expected.contains(&s)) {
+        l.bytes += a.bytes_per_replica;
+        demands(&specs, a, &mut ds);
+        let (msgs, msgs_in) = asset_msgs(a, &ds);
+        l.msgs += msgs;
+        l.msgs_in_per_s += msgs_in;
+        l.group_in_bytes_max = l.group_in_bytes_max.max(msgs_in * a.bytes_per_replica);
+        l.group_in_msgs_max = l.group_in_msgs_max.max(msgs_in * msgs);
+        l.bytes_in_per_s += ds.iter().map(|d| d.rate * d.stored_per_op).sum::<f64>();
+    }
+    catch_up(site, layout, catalog, s, l)
+}
+
 /// Price every demand of one placed asset on its leader's hardware, and add its load.
 #[allow(clippy::too_many_arguments)]
 fn price_asset(
@@ -531,6 +600,14 @@ fn price_asset(
     let pace = pace_server(pricer, catalog, terms, members, a.replicas);
     let mut ds = std::mem::take(&mut pricer.demands);
     demands(&pricer.specs, a, &mut ds);
+    let (msgs, msgs_in) = asset_msgs(a, &ds);
+    for &m in members {
+        if let Some(i) = idx_of(m) {
+            loads.stored_msgs[i] += msgs;
+            loads.group_in_bytes_max[i] = loads.group_in_bytes_max[i].max(msgs_in * a.bytes_per_replica);
+            loads.group_in_msgs_max[i] = loads.group_in_msgs_max[i].max(msgs_in * msgs);
+        }
+    }
     for d in ds.drain(..) {
         let named = site.workload.publish.get(&*d.name).copied();
         let key = PriceKey {

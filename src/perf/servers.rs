@@ -1,11 +1,12 @@
 //! Each JetStream server's predicted resources (CPU, memory, bursts, restart and catch-up) from the load
 //! `predict_layout` summed onto it.
 
-use super::{server_model, volume_of, Loads, Predicted, ServerPrediction, Sync, Terms};
+use super::{server_model, volume_of, Band, Loads, Predicted, ServerPrediction, Sync, Terms};
 use crate::catalog::Catalog;
 use crate::layout::Layout;
 use crate::site::{ServerIdx, Site};
 use crate::units::SyncMode;
+use serde::Serialize;
 
 /// Recent data consumers are assumed to re-read from the page cache (seconds of writes kept hot).
 const HOT_WINDOW_S: f64 = 60.0;
@@ -45,6 +46,10 @@ pub(super) fn server_predictions(
             stored: loads.stored[i],
             cpu: loads.cpu[i],
             assets: loads.assets_on[i],
+            msgs: loads.stored_msgs[i],
+            msgs_in: loads.msgs_in[i],
+            group_in_bytes_max: loads.group_in_bytes_max[i],
+            group_in_msgs_max: loads.group_in_msgs_max[i],
         };
         let sp = server_prediction(site, layout, catalog, terms, s, &load, interval_s, sync);
         if sp.cpu_cores > sm.cores as f64 {
@@ -61,6 +66,27 @@ pub(super) fn server_predictions(
         out.memory_bytes_max = out.memory_bytes_max.max(sp.memory_bytes);
         out.servers.push(sp);
     }
+    // One note per kind of stall, naming its servers and the worst of them.
+    for stall in [CatchUpStall::Likely, CatchUpStall::Possible] {
+        let on: Vec<&ServerPrediction> = out.servers.iter().filter(|sp| sp.catch_up_stall == stall).collect();
+        let worst = on.iter().copied().max_by(|a, b| {
+            let key = |sp: &ServerPrediction| match stall {
+                CatchUpStall::Likely => sp.catch_up_load,
+                _ => sp.catch_up_backlog_entries,
+            };
+            key(a).total_cmp(&key(b))
+        });
+        if let Some(w) = worst {
+            let names: Vec<&str> = on.iter().map(|sp| sp.name.as_str()).collect();
+            out.notes.push(format!(
+                "replica catch-up {} on {} — worst {}: {}",
+                stall.as_str(),
+                names.join(", "),
+                w.name,
+                stall_why(w)
+            ));
+        }
+    }
 }
 
 /// What one server carries, summed over the assets it holds.
@@ -69,6 +95,12 @@ struct ServerLoad {
     stored: f64,
     cpu: f64,
     assets: usize,
+    /// Messages stored, messages/s arriving over every group, and the largest of a group's messages/s times
+    /// its bytes and times its messages.
+    msgs: f64,
+    msgs_in: f64,
+    group_in_bytes_max: f64,
+    group_in_msgs_max: f64,
 }
 
 /// One JetStream server's resources and times from its load and its volume.
@@ -93,7 +125,20 @@ fn server_prediction(
         })
         .unwrap_or(f64::INFINITY);
     let reread = terms.store.restart_read_bytes_per_s.min(read_bw);
-    let catch_rate = catch_up_bytes_per_s(site, layout, catalog, s);
+    let cu = catch_up(
+        site,
+        layout,
+        catalog,
+        s,
+        CatchUpLoad {
+            bytes: load.stored,
+            msgs: load.msgs,
+            bytes_in_per_s: load.write_bps / amp.max(1.0),
+            msgs_in_per_s: load.msgs_in,
+            group_in_bytes_max: load.group_in_bytes_max,
+            group_in_msgs_max: load.group_in_msgs_max,
+        },
+    );
     let dirty_s = interval_s.max(if sync == Sync::Always { 0.0 } else { 1.0 });
     let heap = HEAP_BASE_BYTES + HEAP_PER_ASSET_BYTES * load.assets as f64;
     let page_cache = load.write_bps / amp.max(1.0) * (HOT_WINDOW_S + dirty_s);
@@ -107,7 +152,12 @@ fn server_prediction(
         stored_bytes: load.stored,
         restart_clean_s: CLEAN_RESTART_FIXED_S + load.assets as f64 * CLEAN_RESTART_BLOCK_BYTES / reread,
         restart_unclean_s: CLEAN_RESTART_FIXED_S + load.stored / reread,
-        catch_up_s: load.stored / catch_rate,
+        catch_up_s: cu.s,
+        catch_up_band: cu.band,
+        catch_up_msgs: cu.msgs,
+        catch_up_backlog_entries: cu.backlog_entries,
+        catch_up_load: cu.load,
+        catch_up_stall: cu.stall,
         reattach_s: vol
             .as_ref()
             .filter(|_| layout.array_of(s).is_some_and(|a| site.arrays[a].owner.is_none()))
@@ -140,4 +190,127 @@ pub fn catch_up_bytes_per_s(site: &Site, layout: &Layout, catalog: &Catalog, s: 
     let raft = raft_catch_up_bytes_per_s(site, catalog);
     let raft = if raft > 0.0 { raft } else { f64::INFINITY };
     (nic * CATCH_UP_NIC_SHARE).min(write).min(raft).max(1.0)
+}
+
+/// nats-server's cost per message of catch-up (applying a copied message on the follower), beside its cost per
+/// byte: the site's `repair_times.catch_up_per_msg`, else the catalog's (models/failure_rates.yaml, measured
+/// with scripts/measure-catch-up and small messages).
+pub fn catch_up_s_per_msg(site: &Site, catalog: &Catalog) -> f64 {
+    site.repair_times
+        .iter()
+        .find(|(k, _)| k == "catch_up_per_msg")
+        .map(|(_, v)| *v)
+        .unwrap_or_else(|| catalog.failures.repair_s("catch_up_per_msg"))
+        .max(0.0)
+}
+
+/// Committed-but-unapplied entries past which a follower pauses its quorum participation ("Quorum paused,
+/// falling behind"; it resumes below 10,000) and past which a leader with as many uncommitted or unapplied
+/// entries steps down: `pauseQuorumThreshold` = 100,000, nats-server 2.15 server/raft.go (read at main 1787eee;
+/// the same in 2.15.1). One published message is one entry.
+pub const PAUSE_QUORUM_ENTRIES: f64 = 100_000.0;
+
+/// The band around a catch-up time, as factors of the central figure: the lab's spread. Per byte the pairwise
+/// slopes of the 64 KiB runs gave 290-1190 MB/s around the 514 MB/s fit (models/failure_rates.yaml
+/// catch_up_rate); per message the runs of scripts/measure-catch-up with 128 B messages (catch_up_per_msg).
+/// Low: the fastest slope (514/1190); high: the slowest (514/290).
+const CATCH_UP_BAND_LOW: f64 = 0.43;
+const CATCH_UP_BAND_HIGH: f64 = 1.8;
+
+/// Whether the writes arriving while a replica catches up can stall it (nats-server 2.15's quorum pause).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CatchUpStall {
+    None,
+    /// A group's entries arriving during the band's slowest catch-up of it exceed 100,000: the follower
+    /// may pause its quorum participation; after a 2-of-3 restart writes can wedge while every node reports
+    /// healthy (nats-server #8519, PR #8523; #8320).
+    Possible,
+    /// Writes arrive at least as fast as the follower copies and applies them: the backlog never drains.
+    Likely,
+}
+
+impl CatchUpStall {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CatchUpStall::None => "none",
+            CatchUpStall::Possible => "stall possible",
+            CatchUpStall::Likely => "stall likely",
+        }
+    }
+}
+
+fn stall_why(sp: &ServerPrediction) -> String {
+    match sp.catch_up_stall {
+        CatchUpStall::Likely => format!(
+            "its writes take {:.0} % of the rate it copies and applies at, so its backlog never drains; lower the \
+             write rate while it catches up",
+            sp.catch_up_load * 100.0
+        ),
+        _ => format!(
+            "one of its groups gains up to {:.0} entries while it catches up (band up to {:.0} s), past the 100,000 \
+             at which a follower pauses its quorum participation (nats-server 2.15 pauseQuorumThreshold); restart one \
+             server at a time, wait until it is current, and lower the write rate if it does not become current",
+            sp.catch_up_backlog_entries, sp.catch_up_band.high
+        ),
+    }
+}
+
+/// What a catching-up server holds and receives.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CatchUpLoad {
+    pub bytes: f64,
+    pub msgs: f64,
+    /// Payload bytes/s and messages/s arriving over all its groups while it catches up.
+    pub bytes_in_per_s: f64,
+    pub msgs_in_per_s: f64,
+    /// The largest over its groups of the group's messages/s × its bytes, and × its messages: the quorum
+    /// pause counts entries per group, and a group gains its rate × its own catch-up time.
+    pub group_in_bytes_max: f64,
+    pub group_in_msgs_max: f64,
+}
+
+/// A replica catch-up priced per byte and per message.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct CatchUp {
+    /// Seconds: bytes at `catch_up_bytes_per_s` plus messages at `catch_up_s_per_msg`.
+    pub s: f64,
+    pub band: Band,
+    pub msgs: f64,
+    /// Share of the catch-up rate the incoming writes take (bytes and messages): at 1 or more it never ends.
+    pub load: f64,
+    /// Entries one group gains at most during the band's slowest catch-up of that group (its messages/s × its
+    /// own catch-up time; an upper bound: the largest rate × bytes and rate × messages may be two groups).
+    pub backlog_entries: f64,
+    pub stall: CatchUpStall,
+}
+
+/// The one catch-up figure design's `catch_up_s`, whatif's recovery steps and the yearly repair chain use: the
+/// bytes at the slowest of the RAFT rate, the NIC share and the volume's write rate, plus nats-server's cost
+/// per message; a band from the lab's spread; and whether the writes arriving meanwhile can stall it.
+pub fn catch_up(site: &Site, layout: &Layout, catalog: &Catalog, s: ServerIdx, l: CatchUpLoad) -> CatchUp {
+    let rate = catch_up_bytes_per_s(site, layout, catalog, s);
+    let per_msg = catch_up_s_per_msg(site, catalog);
+    let secs = l.bytes / rate + l.msgs * per_msg;
+    let band = Band {
+        low: secs * CATCH_UP_BAND_LOW,
+        high: secs * CATCH_UP_BAND_HIGH,
+    };
+    let load = l.bytes_in_per_s / rate + l.msgs_in_per_s * per_msg;
+    let backlog_entries = (l.group_in_bytes_max / rate + l.group_in_msgs_max * per_msg) * CATCH_UP_BAND_HIGH;
+    let stall = if load >= 1.0 {
+        CatchUpStall::Likely
+    } else if backlog_entries > PAUSE_QUORUM_ENTRIES {
+        CatchUpStall::Possible
+    } else {
+        CatchUpStall::None
+    };
+    CatchUp {
+        s: secs,
+        band,
+        msgs: l.msgs,
+        load,
+        backlog_entries,
+        stall,
+    }
 }

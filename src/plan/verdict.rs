@@ -288,7 +288,7 @@ fn domain_notes(out: &mut Vec<Problem>, site: &Site, catalog: &Catalog, l: &Layo
             out.push(p(
                 Severity::Info,
                 format!(
-                    "replica sets pinned with set: tags ({} set{}) because unique_tag on rack cannot place R{} over {racks} rack{}; a peer-removed set member is not replaced until the set is re-tagged",
+                    "replica sets pinned with set: tags ({} set{}) because unique_tag on rack cannot place R{} over {racks} rack{}; after `nats server cluster peer-remove` of a lost member, nats-server re-places its replicas only on a live server that carries the set's tag and holds none yet: every other member already holds one, so the set's streams stay a replica short until a server with that tag joins (the host rejoined under a new server_name with the same tags; nats-server 2.15.1)",
                     sets.len(),
                     if sets.len() == 1 { "" } else { "s" },
                     l.assets.iter().map(|a| a.replicas).max().unwrap_or(r),

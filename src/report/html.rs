@@ -358,7 +358,15 @@ fn scenario_section(page: &mut Page, site: &Site, planned: &PlannedLayout, sc: &
         let steps: Vec<String> = sc
             .recovery
             .iter()
-            .map(|s| format!("{}: {} ({})", s.chain, s.what, fmt_secs(s.seconds)))
+            .map(|s| {
+                format!(
+                    "{}: {} ({}){}",
+                    s.chain,
+                    s.what,
+                    fmt_secs(s.seconds),
+                    super::whatif::needs(s)
+                )
+            })
             .collect();
         page.list(&steps);
     }

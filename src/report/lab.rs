@@ -25,6 +25,11 @@ pub fn up_table(r: &UpReport) -> Vec<u8> {
         r.dir.display()
     );
     out.push_str(&t.to_string());
+    out.push_str(&format!(
+        "\nsystem account user `{}`: its password is system_user.password in {}/lab.json",
+        r.system_user,
+        r.dir.display()
+    ));
     for c in &r.streams {
         match &c.error {
             None => out.push_str(&format!("\ncreated {} (R{}) from {}", c.name, c.replicas, c.file)),

@@ -135,14 +135,21 @@ pub fn table_report(r: &WhatifReport, width: u16) -> String {
         if !sc.recovery.is_empty() {
             s.push_str("recovery (chains run in parallel):\n");
             for st in &sc.recovery {
-                s.push_str(&format!("  [{}] {} — {}\n", st.chain, st.what, fmt_secs(st.seconds)));
+                s.push_str(&format!(
+                    "  [{}] {} — {}{}\n",
+                    st.chain,
+                    st.what,
+                    fmt_secs(st.seconds),
+                    needs(st)
+                ));
             }
             for st in &sc.alternatives {
                 s.push_str(&format!(
-                    "  alternative [{}]: {} — {}\n",
+                    "  alternative [{}]: {} — {}{}\n",
                     st.chain,
                     st.what,
-                    fmt_secs(st.seconds)
+                    fmt_secs(st.seconds),
+                    needs(st)
                 ));
             }
         }
@@ -241,4 +248,12 @@ pub fn markdown(r: &WhatifReport) -> String {
         s.push('\n');
     }
     s
+}
+
+/// ` (needs X)` after a step that needs credentials, empty for a wait.
+pub(super) fn needs(st: &crate::survival::Step) -> String {
+    match st.credentials.label() {
+        "" => String::new(),
+        l => format!(" (needs {l})"),
+    }
 }

@@ -634,9 +634,10 @@ impl<'a> Model<'a> {
                     "wait for {d} to reboot; after an OS crash with delayed sync, prefer to peer-remove it and \
                      rejoin it wiped under a new server_name (NATS docs, Jepsen #7564)"
                 ),
-                DomainKind::Full => {
-                    format!("free space for {d} (raise max_file_store or purge), then restart JetStream on the server")
-                }
+                DomainKind::Full => format!(
+                    "free space for {d} (raise max_file_store or purge), then restart nats-server on its servers: {}",
+                    super::recovery::FULL_DISK_RESTART_WHY
+                ),
                 DomainKind::Array => format!("wait for {d}: controllers repaired; hosts re-scan their LUNs"),
                 DomainKind::Power => format!("wait for {d}: power restored, servers boot and catch up"),
                 DomainKind::Net => format!("wait for {d}: uplinks restored; servers reconnect and catch up"),
@@ -716,8 +717,8 @@ impl<'a> Model<'a> {
         };
         for &s in &sc.destroyed {
             out.push(format!(
-                "{when}`nats server cluster peer-remove {}`, then start it on a fresh store under a new server_name; \
-                 replicas that survive elsewhere catch up",
+                "{when}`nats server cluster peer-remove {}` (as a system-account user), then start it on a fresh \
+                 store under a new server_name with the same tags; replicas that survive elsewhere catch up",
                 site.servers[s].name
             ));
         }

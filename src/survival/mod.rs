@@ -34,7 +34,10 @@ pub use domain::{Domain, DomainKind, Target};
 pub use endurance::{endurance, Endurance, GroupWear, KV_COMPACTION_REWRITE, RATING_YEARS};
 pub use evaluate::{evaluate, AssetOutcome, GroupEffect, Model, Scenario, ServerEffect, Status, ELECTION_STALL_S};
 pub use hazards::{hazards_line, known_hazards, Hazard};
-pub use recovery::{asset_in_bytes_per_s, recovery, repair_s, survivor_load, Recovery, Step, SurvivorLoad, Uses};
+pub use recovery::{
+    asset_in_bytes_per_s, recovery, repair_s, survivor_load, Credentials, Recovery, Step, SurvivorLoad, Uses,
+    FULL_DISK_RESTART_WHY,
+};
 pub use sweep::{combinations, sweep, sweep_exhaustive, OutcomeClass, Sweep};
 pub use tolerates::{
     brute_force, brute_force_kind, brute_force_kind_of, brute_force_meta, for_each_subset, min_breaking_cost,

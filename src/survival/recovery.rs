@@ -12,6 +12,18 @@ use serde::Serialize;
 /// Sequential read rate of a restart after an unclean stop: seed 000 saw about 1 GiB/s per server.
 pub const RESTART_READ_BYTES_PER_S: f64 = 1024.0 * 1024.0 * 1024.0;
 
+/// Why a full store needs nats-server restarted on its server once space is back (nats-server 2.15.1; source
+/// read at main 1787eee, 2.15.0-dev). A replicated stream's message block is written by the file store's
+/// flusher after the write was acknowledged (`AsyncFlush` for R>1 with delayed sync, server/stream.go); when
+/// that write meets ENOSPC the block drops the unwritten tail (`flushPendingMsgsLocked`, server/filestore.go),
+/// the replica's next apply finds "expected sequence does not match store", and `setWriteErrLocked`
+/// (server/stream.go) keeps that first write error for good and turns the replica into an observer: it
+/// never catches up by itself (lab: `/healthz` 503 "stream write error" 30 s after space returned, healthy
+/// 3 s after a restart). When a RAFT log write meets ENOSPC first, JetStream disables itself on the server
+/// (`handleOutOfSpace`, server/jetstream.go), which a restart also undoes.
+pub const FULL_DISK_RESTART_WHY: &str = "a replica whose write met ENOSPC stays out (\"critical write error\", an \
+     observer) and JetStream may have disabled itself; neither clears without a restart";
+
 /// Record overhead per stored message (DESIGN.md capacity formula).
 const RECORD_OVERHEAD_BYTES: f64 = 30.0;
 
@@ -23,6 +35,44 @@ pub struct Uses {
     pub arrays: Vec<String>,
 }
 
+/// What a step takes beyond reaching the cluster: who may carry it out. The JetStream API splits in two
+/// (checked on nats-server 2.15.1, docs/faults.md): a stream's own requests (`$JS.API.STREAM.PEER.REMOVE`,
+/// `nats stream cluster peer-remove`) answer a user of the stream's account, the application's; the
+/// cluster's (`$JS.API.SERVER.REMOVE`, `SERVER.EVACUATE`, `META.LEADER.STEPDOWN`, `META.RESCUE`) answer
+/// only the system account and ignore anyone else's request, which then times out (server/jetstream_api.go:
+/// `jsLeaderServerRemoveRequest`, `jsLeaderServerEvacuateRequest`, `jsLeaderStepDownRequest`,
+/// `jsMetaRescueRequest` return without an answer unless the account is `SystemAccount()`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Credentials {
+    /// Nothing to carry out: a wait (a domain returning, systemd restarting, a re-read, a catch-up).
+    None,
+    /// Hands on site or a vendor: power, uplinks, controllers, drives.
+    Site,
+    /// The storage array's management (SANtricity): volume groups, volumes, LUN mappings.
+    Array,
+    /// A shell on the server's host: restart nats-server, free space, mkfs and mount, a new server_name.
+    Host,
+    /// A user of the stream's account (the application's; without accounts, any client).
+    ApplicationAccount,
+    /// A user of the system account (`emit` writes user `sys`, password from `$NATS_SYSTEM_PASSWORD`).
+    SystemAccount,
+}
+
+impl Credentials {
+    /// How the text report names it (empty for a wait).
+    pub fn label(self) -> &'static str {
+        match self {
+            Credentials::None => "",
+            Credentials::Site => "hands on site",
+            Credentials::Array => "the array's management",
+            Credentials::Host => "a shell on the host",
+            Credentials::ApplicationAccount => "the application's account",
+            Credentials::SystemAccount => "the system account",
+        }
+    }
+}
+
 /// One recovery step.
 #[derive(Debug, Clone, Serialize)]
 pub struct Step {
@@ -32,6 +82,8 @@ pub struct Step {
     pub what: String,
     pub seconds: f64,
     pub uses: Uses,
+    /// Who may carry it out (`Credentials`).
+    pub credentials: Credentials,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -136,10 +188,11 @@ fn reread_s(model: &Model, catalog: &Catalog, s: ServerIdx) -> f64 {
     server_bytes(model, s) / RESTART_READ_BYTES_PER_S.min(read).max(1.0)
 }
 
-/// How long a rebuilt server's replicas take to catch up from their peers: its bytes at perf's one catch-up
-/// rate (RAFT catch-up, NIC share, volume write rate), so whatif, the yearly chain and design agree.
+/// How long a rebuilt server's replicas take to catch up from their peers: perf's one catch-up figure (bytes
+/// at the RAFT catch-up rate, NIC share, volume write rate; plus a cost per message), so whatif, the yearly
+/// chain and design agree.
 pub(crate) fn catch_up_s(model: &Model, catalog: &Catalog, s: ServerIdx) -> f64 {
-    server_bytes(model, s) / crate::perf::catch_up_bytes_per_s(model.site, model.layout, catalog, s)
+    crate::perf::server_catch_up(model.site, model.layout, catalog, s).s
 }
 
 /// Servers and arrays inside the failed domains (any site server, not only JetStream ones): nothing in
@@ -243,12 +296,13 @@ impl Builder<'_, '_> {
             arrays: arrays.iter().map(|&a| self.model.site.arrays[a].name.clone()).collect(),
         }
     }
-    fn push(&mut self, chain: &str, what: String, seconds: f64, uses: Uses) {
+    fn push(&mut self, chain: &str, what: String, seconds: f64, uses: Uses, credentials: Credentials) {
         self.steps.push(Step {
             chain: chain.to_string(),
             what,
             seconds,
             uses,
+            credentials,
         })
     }
     /// Take a hot spare of array `a` if one is left.
@@ -301,37 +355,62 @@ impl Builder<'_, '_> {
                 a
             };
             let on = self.uses(&hit, &arrays_of(&hit));
-            let mut plan: Vec<(String, f64)> = Vec::new();
+            let mut plan: Vec<(String, f64, Credentials)> = Vec::new();
             match d.kind {
                 DomainKind::Disk | DomainKind::Wipe => {}
-                DomainKind::Process => plan.push(("systemd restarts nats-server".into(), self.t("process_restart"))),
-                DomainKind::Pause => plan.push(("resumes when the stall ends (unknown length)".into(), 0.0)),
-                DomainKind::Server | DomainKind::Host => plan.push(("host reboots".into(), self.t("server_restart"))),
+                DomainKind::Process => plan.push((
+                    "systemd restarts nats-server".into(),
+                    self.t("process_restart"),
+                    Credentials::None,
+                )),
+                DomainKind::Pause => plan.push((
+                    "resumes when the stall ends (unknown length)".into(),
+                    0.0,
+                    Credentials::None,
+                )),
+                DomainKind::Server | DomainKind::Host => {
+                    plan.push(("host reboots".into(), self.t("server_restart"), Credentials::None))
+                }
                 DomainKind::Full => {
+                    let names: Vec<String> = hit.iter().map(|&s| self.name(s)).collect();
+                    let nodes = short_list(&names.iter().map(String::as_str).collect::<Vec<_>>());
                     plan.push((
-                        "operator frees space or raises max_file_store".into(),
+                        format!("free space on {nodes}'s store (or raise max_file_store)"),
                         self.t("operator_response"),
+                        Credentials::Host,
                     ));
-                    plan.push(("restart nats-server".into(), self.t("process_restart")));
+                    plan.push((
+                        format!("restart nats-server on {nodes}: {FULL_DISK_RESTART_WHY}"),
+                        self.t("process_restart"),
+                        Credentials::Host,
+                    ));
                 }
-                DomainKind::Array => plan.push(("controller replacement".into(), self.t("array_repair"))),
+                DomainKind::Array => plan.push((
+                    "controller replacement".into(),
+                    self.t("array_repair"),
+                    Credentials::Site,
+                )),
                 DomainKind::Power | DomainKind::Pdu => {
-                    plan.push(("power restored".into(), self.t("rack_power_restore")));
-                    plan.push(("servers boot".into(), self.t("server_restart")));
+                    plan.push(("power restored".into(), self.t("rack_power_restore"), Credentials::Site));
+                    plan.push(("servers boot".into(), self.t("server_restart"), Credentials::None));
                 }
-                DomainKind::Net => plan.push(("uplinks restored".into(), self.t("rack_net_restore"))),
+                DomainKind::Net => {
+                    plan.push(("uplinks restored".into(), self.t("rack_net_restore"), Credentials::Site))
+                }
                 DomainKind::Rack => {
                     let t = self.t("rack_power_restore").max(self.t("rack_net_restore"));
-                    plan.push(("power and uplinks restored".into(), t));
-                    plan.push(("servers boot".into(), self.t("server_restart")));
+                    plan.push(("power and uplinks restored".into(), t, Credentials::Site));
+                    plan.push(("servers boot".into(), self.t("server_restart"), Credentials::None));
                 }
                 DomainKind::LostRack => plan.push((
                     "the rack is rebuilt: power, network, servers and arrays replaced (rack_rebuild)".into(),
                     self.t("rack_rebuild"),
+                    Credentials::Site,
                 )),
                 DomainKind::LostArray => plan.push((
                     "the array is repaired (controller or firmware) before new groups can be built".into(),
                     self.t("array_repair"),
+                    Credentials::Site,
                 )),
             }
             let rereads = !matches!(
@@ -343,12 +422,12 @@ impl Builder<'_, '_> {
                     | DomainKind::LostRack
                     | DomainKind::LostArray
             );
-            for (what, secs) in plan {
-                self.push(&chain, what, secs, on.clone());
+            for (what, secs, cred) in plan {
+                self.push(&chain, what, secs, on.clone(), cred);
             }
             if let (true, Some(s)) = (rereads, slowest) {
                 let what = format!("{} re-reads its store after the unclean stop (≈1 GiB/s)", self.name(s));
-                self.push(&chain, what, rr, on.clone());
+                self.push(&chain, what, rr, on.clone(), Credentials::None);
             }
             let crash = matches!(
                 d.kind,
@@ -369,6 +448,7 @@ impl Builder<'_, '_> {
                         ),
                         seconds: self.t("operator_response") + self.t("filesystem") + rr,
                         uses: self.uses(&[sb], &[a]),
+                        credentials: Credentials::Array,
                     });
                 }
             }
@@ -410,6 +490,7 @@ impl Builder<'_, '_> {
                 ),
                 self.t("operator_response"),
                 self.uses(&all, &[]),
+                Credentials::SystemAccount,
             );
         }
         let mut rebuilt: Vec<usize> = Vec::new();
@@ -424,6 +505,7 @@ impl Builder<'_, '_> {
                 "operator responds".into(),
                 self.t("operator_response"),
                 on.clone(),
+                Credentials::None,
             );
             let g = model.group_of(s);
             let lost_for_good = self.lost_with_hardware(s);
@@ -433,6 +515,7 @@ impl Builder<'_, '_> {
                     format!("wait for {domain} to be replaced: its store went with it"),
                     *t,
                     on.clone(),
+                    Credentials::None,
                 );
             }
             if let (false, Some(g)) = (wiped, g) {
@@ -440,7 +523,13 @@ impl Builder<'_, '_> {
                     rebuilt.push(g);
                     self.recreate_group(&chain, g, lost_for_good.is_some(), &on);
                 }
-                self.push(&chain, "filesystem and mount".into(), self.t("filesystem"), on.clone());
+                self.push(
+                    &chain,
+                    "filesystem and mount".into(),
+                    self.t("filesystem"),
+                    on.clone(),
+                    Credentials::Host,
+                );
             }
             if meta_waits {
                 self.push(
@@ -448,6 +537,7 @@ impl Builder<'_, '_> {
                     "wait for the meta group's quorum: peer-remove needs it (the API answers 10008 without)".into(),
                     meta_back_s,
                     on.clone(),
+                    Credentials::None,
                 );
             }
             if meta_gone {
@@ -456,20 +546,50 @@ impl Builder<'_, '_> {
                     "wait for the meta rescue (see the meta group chain)".into(),
                     0.0,
                     on.clone(),
+                    Credentials::None,
                 );
             }
+            let sets = self.sets_of(s);
+            let replaced = if sets.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    ": nats-server re-places each of its replicas only on a live server that carries the stream's \
+                     set tag and holds no replica of it yet; every other member of {} already holds one, so those \
+                     streams stay a replica short until a server with that tag joins",
+                    sets.join(", ")
+                )
+            };
             self.push(
                 &chain,
-                format!("`nats server cluster peer-remove {name}`"),
+                format!("`nats server cluster peer-remove {name}` ($JS.API.SERVER.REMOVE){replaced}"),
                 self.t("peer_remove"),
                 on.clone(),
+                Credentials::SystemAccount,
             );
-            let what = if self.any_survivor_holds(s) {
-                "rejoin under a new server_name; its replicas catch up from surviving peers"
+            let tags = if sets.is_empty() {
+                String::new()
             } else {
-                "rejoin under a new server_name (no surviving peer holds its data: nothing to catch up)"
+                format!(" with the same tags ({})", sets.join(", "))
             };
-            self.push(&chain, what.into(), catch_up_s(model, catalog, s), on);
+            let what = if self.any_survivor_holds(s) {
+                format!("rejoin under a new server_name{tags}; its replicas catch up from surviving peers")
+            } else {
+                format!("rejoin under a new server_name{tags} (no surviving peer holds its data: nothing to catch up)")
+            };
+            self.push(&chain, what, catch_up_s(model, catalog, s), on, Credentials::Host);
+        }
+    }
+
+    /// The `set:` tags of the pinned replica sets `s` belongs to (empty unless the layout pins sets).
+    fn sets_of(&self, s: ServerIdx) -> Vec<String> {
+        match &self.model.layout.placement {
+            crate::layout::PlacementRule::Pinned { sets } => sets
+                .iter()
+                .filter(|x| x.servers.contains(&s))
+                .map(|x| format!("set:{}", x.name.to_lowercase()))
+                .collect(),
+            _ => Vec::new(),
         }
     }
 
@@ -532,7 +652,7 @@ impl Builder<'_, '_> {
             } else {
                 desc_fresh(level, grp.disks.len() as u32, &aname, init)
             };
-            self.push(chain, what, t_group, on.clone());
+            self.push(chain, what, t_group, on.clone(), Credentials::Array);
             return;
         }
         if super::repair::is_pool(grp.raid) {
@@ -548,6 +668,7 @@ impl Builder<'_, '_> {
                 ),
                 t_group,
                 on.clone(),
+                Credentials::Array,
             );
             return;
         }
@@ -573,7 +694,7 @@ impl Builder<'_, '_> {
                     if s == 1 { "" } else { "s" }
                 ),
             };
-            self.push(chain, desc(n, from), t_group, on.clone());
+            self.push(chain, desc(n, from), t_group, on.clone(), Credentials::Array);
             return;
         }
         // Fewer spares than lost drives: a smaller group now, when the level allows it and it holds the LUNs.
@@ -608,21 +729,24 @@ impl Builder<'_, '_> {
                 ),
                 t_group,
                 on.clone(),
+                Credentials::Array,
             );
             self.alternatives.push(Step {
                 chain: chain.to_string(),
                 what: format!("or wait for the {replace} and build the group at its full {n} drives"),
                 seconds: wait + t_group,
                 uses: on.clone(),
+                credentials: Credentials::Site,
             });
             return;
         }
-        self.push(chain, replace, wait, on.clone());
+        self.push(chain, replace, wait, on.clone(), Credentials::Site);
         self.push(
             chain,
             desc(n, "the surviving drives, the spares and the replacements".into()),
             t_group,
             on.clone(),
+            Credentials::Array,
         );
     }
 
@@ -676,12 +800,14 @@ impl Builder<'_, '_> {
                         ),
                         rebuild.seconds,
                         on.clone(),
+                        Credentials::None,
                     ),
                     (true, false) => self.push(
                         &chain,
                         format!("rebuild disk {d} onto a hot spare while serving ({how})"),
                         rebuild.seconds,
                         on.clone(),
+                        Credentials::None,
                     ),
                     (false, _) => {
                         let what = if pool {
@@ -689,12 +815,13 @@ impl Builder<'_, '_> {
                         } else {
                             format!("no hot spare left in {}: replace disk {d}", arr.name)
                         };
-                        self.push(&chain, what, self.t("disk_replace"), on.clone());
+                        self.push(&chain, what, self.t("disk_replace"), on.clone(), Credentials::Site);
                         self.push(
                             &chain,
                             format!("rebuild disk {d} onto the replacement while serving ({how})"),
                             rebuild.seconds,
                             on.clone(),
+                            Credentials::None,
                         );
                     }
                 }
@@ -727,6 +854,7 @@ impl Builder<'_, '_> {
                 ),
                 self.t("operator_response"),
                 Uses::default(),
+                Credentials::ApplicationAccount,
             );
         }
         if !tail.is_empty() {
@@ -734,12 +862,17 @@ impl Builder<'_, '_> {
                 "lost data",
                 format!(
                     "{}: a surviving replica holds the data up to where it had caught up; once the meta group has a \
-                     leader, `nats stream cluster peer-remove STREAM PEER` the destroyed peers so it re-forms on \
-                     the survivors; acknowledged writes only the lost replicas held are gone",
+                     leader, `nats server cluster peer-remove` each destroyed peer (its chain above): a group that \
+                     cannot reach quorum without removed peers drops them and re-forms on the survivors \
+                     (`checkEvictedPeers`, server/jetstream_cluster.go). `nats stream cluster peer-remove STREAM \
+                     PEER` (the application's account) is refused (10075 peer remap failed) while no other server \
+                     can take the replica (nats-server 2.15.1). Acknowledged writes only the lost replicas held are \
+                     gone",
                     short_list(&tail)
                 ),
                 self.t("operator_response"),
                 Uses::default(),
+                Credentials::SystemAccount,
             );
         }
     }

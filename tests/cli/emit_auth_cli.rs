@@ -126,7 +126,7 @@ fn accounts_tls_and_consumers_are_emitted_and_nats_server_accepts_them() {
 }
 
 #[test]
-fn without_a_deploy_file_the_planned_consumers_are_placeholders_and_nothing_else_changes() {
+fn without_a_deploy_file_the_planned_consumers_are_placeholders_and_only_the_system_account_is_added() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("out");
     let (code, _, err) = run(&[
@@ -142,14 +142,120 @@ fn without_a_deploy_file_the_planned_consumers_are_placeholders_and_nothing_else
         serde_json::from_str(&std::fs::read_to_string(out.join("consumers/orders/orders-c1.json")).unwrap()).unwrap();
     assert_eq!(c["ack_policy"], "explicit");
     let readme = std::fs::read_to_string(out.join("README.md")).unwrap();
-    assert!(!readme.contains("Accounts and TLS"), "{readme}");
+    assert!(!readme.contains("## TLS"), "{readme}");
+    // Issue 34: the server-level recovery steps need the system account, so it is always written, with
+    // the password from the environment; anonymous clients keep working (the live test runs it).
+    assert!(readme.contains("Account `SYS` (system account"), "{readme}");
+    assert!(
+        readme.contains("Clients without credentials log into the global account"),
+        "{readme}"
+    );
+    assert!(readme.contains("set `NATS_SYSTEM_PASSWORD` for it"), "{readme}");
+    assert!(
+        readme.contains("| remove a lost server from the cluster | `nats server cluster peer-remove NAME`")
+            && readme.contains("`nats --user sys --password \"$NATS_SYSTEM_PASSWORD\" …`"),
+        "{readme}"
+    );
+    assert!(
+        readme.contains("`nats stream cluster peer-remove STREAM PEER` (`$JS.API.STREAM.PEER.REMOVE`) | any client"),
+        "{readme}"
+    );
+    let bin = natsplan::lab::find_nats_server(None).unwrap();
+    let mut confs = 0;
     for e in std::fs::read_dir(&out).unwrap() {
         let conf = e.unwrap().path().join("nats-server.conf");
         if conf.exists() {
-            let t = std::fs::read_to_string(conf).unwrap();
-            assert!(!t.contains("accounts {") && !t.contains("tls {"), "{t}");
+            confs += 1;
+            let t = std::fs::read_to_string(&conf).unwrap();
+            assert!(!t.contains("tls {") && !t.contains("jetstream: enabled"), "{t}");
+            assert!(
+                t.contains("{ user: \"sys\", password: $NATS_SYSTEM_PASSWORD }")
+                    && t.contains("system_account: \"SYS\""),
+                "{t}"
+            );
+            let with = std::process::Command::new(&bin)
+                .args(["-t", "-c"])
+                .arg(&conf)
+                .env("NATS_SYSTEM_PASSWORD", "sys-secret")
+                .output()
+                .unwrap();
+            assert!(with.status.success(), "{}", String::from_utf8_lossy(&with.stderr));
+            let without = std::process::Command::new(&bin)
+                .args(["-t", "-c"])
+                .arg(&conf)
+                .env_remove("NATS_SYSTEM_PASSWORD")
+                .output()
+                .unwrap();
+            assert!(!without.status.success(), "the password is never in the file");
         }
     }
+    assert!(confs >= 3);
+}
+
+#[test]
+fn a_deploy_file_with_only_a_system_account_is_accepted_and_keeps_anonymous_clients() {
+    let tmp = tempfile::tempdir().unwrap();
+    let deploy = tmp.path().join("deploy.yaml");
+    std::fs::write(
+        &deploy,
+        "accounts:\n  ADMIN:\n    users: [{ user: admin, password: $ADMIN_PASSWORD }]\nsystem_account: ADMIN\n",
+    )
+    .unwrap();
+    let out = tmp.path().join("out");
+    let (code, _, err) = run(&[
+        "emit",
+        &site(),
+        "--layout",
+        &first_layout(),
+        "--out",
+        out.to_str().unwrap(),
+        "--deploy",
+        deploy.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "refused before issue 34 (no account has JetStream): {err}");
+    let readme = std::fs::read_to_string(out.join("README.md")).unwrap();
+    assert!(readme.contains("Account `ADMIN` (system account"), "{readme}");
+    assert!(
+        readme.contains("Clients without credentials log into the global account"),
+        "{readme}"
+    );
+    assert!(
+        readme.contains("`nats --user admin --password \"$ADMIN_PASSWORD\" …`"),
+        "{readme}"
+    );
+    for e in std::fs::read_dir(&out).unwrap() {
+        let conf = e.unwrap().path().join("nats-server.conf");
+        if conf.exists() {
+            let t = std::fs::read_to_string(&conf).unwrap();
+            // Its own system account only: natsplan's SYS is not added beside it.
+            assert!(t.contains("system_account: \"ADMIN\"") && !t.contains("\"SYS\""), "{t}");
+        }
+    }
+}
+
+#[test]
+fn a_deploy_file_whose_names_clash_with_the_added_system_account_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let deploy = tmp.path().join("deploy.yaml");
+    std::fs::write(&deploy, "accounts:\n  SYS:\n    users: [{ user: sys, password: $P }]\n").unwrap();
+    let out = tmp.path().join("out");
+    let (code, _, err) = run(&[
+        "emit",
+        &site(),
+        "--layout",
+        &first_layout(),
+        "--out",
+        out.to_str().unwrap(),
+        "--deploy",
+        deploy.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("accounts.SYS: emit adds its own system account SYS"),
+        "{err}"
+    );
+    assert!(err.contains("a user of that name is given here"), "{err}");
+    assert!(!out.exists());
 }
 
 #[test]

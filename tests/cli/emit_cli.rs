@@ -85,6 +85,7 @@ fn every_emitted_server_config_passes_nats_server_test() {
                 .arg("-t")
                 .arg("-c")
                 .arg(&conf)
+                .env("NATS_SYSTEM_PASSWORD", "sys-secret")
                 .output()
                 .unwrap();
             assert!(

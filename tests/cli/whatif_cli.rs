@@ -169,3 +169,55 @@ fn table_and_markdown_render() {
     let s = String::from_utf8_lossy(&out.stdout);
     assert!(s.contains("| # | count |"), "{s}");
 }
+
+/// Issue 34: each recovery step names who may carry it out; a pinned set's member is re-placed only where the
+/// set's tag is (so the rebuilt host must rejoin with it); a full store is freed, then nats-server restarted.
+#[test]
+fn recovery_steps_name_their_credentials_and_a_pinned_member_rejoins_with_its_set_tag() {
+    let f = site_file(&one_rack("2m"));
+    let p = f.path().to_str().unwrap();
+    let v = json(&["whatif", p, "--fail", "wipe:n1"]);
+    let steps = v["scenarios"][0]["recovery"].as_array().unwrap();
+    let step = |needle: &str| {
+        steps
+            .iter()
+            .find(|s| s["what"].as_str().unwrap().contains(needle))
+            .unwrap_or_else(|| panic!("no step with `{needle}` in {steps:?}"))
+    };
+    let remove = step("nats server cluster peer-remove n1");
+    assert_eq!(remove["credentials"], "system_account", "{remove}");
+    assert!(
+        remove["what"]
+            .as_str()
+            .unwrap()
+            .contains("stay a replica short until a server with that tag joins"),
+        "{remove}"
+    );
+    let rejoin = step("rejoin under a new server_name with the same tags (set:r3-1)");
+    assert_eq!(rejoin["credentials"], "host", "{rejoin}");
+    assert_eq!(step("operator responds")["credentials"], "none");
+
+    let v = json(&["whatif", p, "--fail", "full:n2"]);
+    let steps = v["scenarios"][0]["recovery"].as_array().unwrap();
+    let whats: Vec<(&str, &str)> = steps
+        .iter()
+        .map(|s| (s["what"].as_str().unwrap(), s["credentials"].as_str().unwrap()))
+        .collect();
+    assert!(
+        whats[0].0.starts_with("free space on n2's store") && whats[0].1 == "host",
+        "{whats:?}"
+    );
+    assert!(
+        whats[1]
+            .0
+            .starts_with("restart nats-server on n2: a replica whose write met ENOSPC stays out")
+            && whats[1].1 == "host",
+        "{whats:?}"
+    );
+    let out = natsplan()
+        .args(["whatif", p, "--fail", "wipe:n1", "--format", "table"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("(needs the system account)"), "{text}");
+}

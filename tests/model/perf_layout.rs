@@ -9,7 +9,12 @@ use natsplan::perf::{predict_layout, Calibration, Kind};
 use natsplan::site::{parse_str, Pattern, Site};
 
 fn site(sync: &str, obj_puts: f64) -> Site {
-    let text = format!(
+    let text = site_text(sync, obj_puts);
+    parse_str(&text, "lab.yaml", &Catalog::builtin()).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn site_text(sync: &str, obj_puts: f64) -> String {
+    format!(
         r#"
 site: lab
 nats: {{ replicas: [3], sync_interval: {sync} }}
@@ -28,6 +33,14 @@ workload:
   kv: [{{ name: config, puts_per_s: 50, value_size: 512B, keys: 1000 }}]
   object_stores: [{{ name: blobs, puts_per_s: {obj_puts}, gets_per_s: 40, object_size: 1MiB, objects: 10000 }}]
 "#
+    )
+}
+
+/// The lab site with `orders` at RATE messages/s of SIZE (the layout still gives it 200 GB per replica).
+fn orders_site(rate: f64, size: &str) -> Site {
+    let text = site_text("always", 10.0).replace(
+        "msgs_per_s: 2000, msg_size: 1KiB",
+        &format!("msgs_per_s: {rate}, msg_size: {size}"),
     );
     parse_str(&text, "lab.yaml", &Catalog::builtin()).unwrap_or_else(|e| panic!("{e}"))
 }
@@ -194,4 +207,98 @@ fn every_enumerated_layout_gets_predictions() {
             assert!(a.ops_per_s.is_finite() && a.ops_per_s > 0.0, "{} {}", l.id, a.name);
         }
     }
+}
+
+/// Issue 34: catch-up costs per message as well as per byte. The same 200 GB per replica in 128 B messages
+/// takes longer than in 1 KiB ones (the lab: 128 B messages catch up slower than 64 KiB at equal bytes).
+/// Fails on the code before, which priced bytes only (equal times).
+#[test]
+fn catch_up_is_priced_per_message_as_well_as_per_byte() {
+    let cat = Catalog::builtin();
+    let per_msg = cat.failures.repair_s("catch_up_per_msg");
+    assert!(per_msg > 1e-8 && per_msg < 1e-4, "catalog catch_up_per_msg {per_msg} s");
+    let predict = |size: &str| {
+        let s = orders_site(2000.0, size);
+        predict_layout(&s, &layout(&s), &cat, &Calibration::builtin())
+    };
+    let (large, small) = (predict("1KiB"), predict("128B"));
+    for (l, s) in large.servers.iter().zip(&small.servers) {
+        assert!((l.stored_bytes - s.stored_bytes).abs() < 1.0, "equal bytes");
+        // 200 GB of 1 KiB messages (+ subject and record) against 128 B ones: about 5.7x as many.
+        assert!(
+            s.catch_up_msgs > 5.0 * l.catch_up_msgs,
+            "{} vs {} messages",
+            s.catch_up_msgs,
+            l.catch_up_msgs
+        );
+        let extra = (s.catch_up_msgs - l.catch_up_msgs) * per_msg;
+        assert!(
+            (s.catch_up_s - l.catch_up_s - extra).abs() < 1e-6 * s.catch_up_s,
+            "{}: {} s for 128 B, {} s for 1 KiB, {extra} s more expected",
+            s.name,
+            s.catch_up_s,
+            l.catch_up_s
+        );
+        for sp in [l, s] {
+            assert!(
+                sp.catch_up_band.low < sp.catch_up_s && sp.catch_up_s < sp.catch_up_band.high,
+                "{sp:?}"
+            );
+        }
+    }
+    assert!(small.catch_up_s > large.catch_up_s);
+    let v = serde_json::to_value(&small).unwrap();
+    assert!(v["servers"][0]["catch_up_band"]["high"].is_number());
+    assert!(v["servers"][0]["catch_up_stall"].is_string());
+}
+
+/// Issue 34: a follower that gains more than 100,000 entries while it catches up pauses its quorum
+/// participation (nats-server 2.15 pauseQuorumThreshold); writes at or above what it copies and applies never
+/// let it finish. Design flags both, per server and in its notes; a trickle flags neither. Fails on the code
+/// before (no stall flag: catch-up was one time at line rate).
+#[test]
+fn writes_that_outrun_a_catching_up_follower_flag_a_stall() {
+    use natsplan::perf::CatchUpStall;
+    let cat = Catalog::builtin();
+    let per_msg = cat.failures.repair_s("catch_up_per_msg");
+    let predict = |rate: f64| {
+        let s = orders_site(rate, "128B");
+        predict_layout(&s, &layout(&s), &cat, &Calibration::builtin())
+    };
+    let stalls = |p: &natsplan::perf::Predicted| p.servers.iter().map(|s| s.catch_up_stall).collect::<Vec<_>>();
+    let trickle = predict(1.0);
+    assert_eq!(stalls(&trickle), [CatchUpStall::None; 3], "{:?}", trickle.servers);
+    assert!(
+        !trickle.notes.iter().any(|n| n.contains("catch-up")),
+        "{:?}",
+        trickle.notes
+    );
+    // 2,000 messages/s into a 200 GB stream: far more than 100,000 entries arrive while it catches up.
+    let steady = predict(2000.0);
+    for sp in &steady.servers {
+        assert_eq!(sp.catch_up_stall, CatchUpStall::Possible, "{sp:?}");
+        assert!(
+            sp.catch_up_backlog_entries > 100_000.0 && sp.catch_up_load < 1.0,
+            "{sp:?}"
+        );
+    }
+    assert!(
+        steady
+            .notes
+            .iter()
+            .any(|n| n.contains("stall possible") && n.contains("quorum")),
+        "{:?}",
+        steady.notes
+    );
+    // Messages arriving faster than the follower applies them (1.5 / the cost of one): it never catches up.
+    let flood = predict((1.5 / per_msg).round());
+    for sp in &flood.servers {
+        assert_eq!(sp.catch_up_stall, CatchUpStall::Likely, "{sp:?}");
+        assert!(sp.catch_up_load >= 1.0, "{sp:?}");
+    }
+    assert!(
+        flood.notes.iter().any(|n| n.contains("stall likely")),
+        "{:?}",
+        flood.notes
+    );
 }
