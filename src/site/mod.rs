@@ -5,6 +5,7 @@ pub mod de;
 pub mod limits;
 mod model;
 mod parse;
+pub mod streams;
 pub mod yaml;
 
 pub use de::{from_yaml, Doc};

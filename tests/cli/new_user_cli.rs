@@ -125,3 +125,168 @@ fn other_levels_fixed_on_internal_disks_are_kept_too() {
         }
     }
 }
+
+/// Three racks of one server each, with a stream `orders` on `orders.>`, a KV bucket and an object store.
+const THREE_RACKS: &str = r#"site: imports
+racks:
+  - { name: A, servers: [a1], arrays: [{ name: A1, model: EF300, disk_model: nvme-3.84t, disks: 3, hot_spares: 1 }] }
+  - { name: B, servers: [b1], arrays: [{ name: B1, model: EF300, disk_model: nvme-3.84t, disks: 3, hot_spares: 1 }] }
+  - { name: C, servers: [c1], arrays: [{ name: C1, model: EF300, disk_model: nvme-3.84t, disks: 3, hot_spares: 1 }] }
+workload:
+  streams:
+    - { name: orders, subjects: ["orders.>"], msgs_per_s: 100, msg_size: 1KiB, retention: 1h }
+  kv:
+    - { name: sessions, puts_per_s: 10, value_size: 512B, keys: 1000 }
+  object_stores:
+    - { name: blobs, puts_per_s: 1, object_size: 1MiB, retention: 1h }
+"#;
+
+/// `nats stream info NAME --json` of a stream on `subjects` (none: the key left out, as nats-server
+/// leaves it for a stream created without subjects... it fills in the name; natscli prints what it has).
+fn stream_info(name: &str, subjects: &[&str]) -> String {
+    let subjects = if subjects.is_empty() {
+        String::new()
+    } else {
+        format!(r#""subjects": {},"#, serde_json::to_string(subjects).unwrap())
+    };
+    format!(
+        r#"{{"config": {{"name": "{name}", {subjects} "retention": "limits", "max_bytes": -1,
+  "max_age": 3600000000000, "storage": "file", "num_replicas": 3}},
+  "state": {{"messages": 3600, "bytes": 3800000, "first_seq": 1, "first_ts": "2026-12-01T09:00:00Z",
+  "last_seq": 3600, "last_ts": "2026-12-01T10:00:00Z", "consumer_count": 0}},
+  "ts": "2026-12-01T10:00:00Z"}}"#
+    )
+}
+
+#[test]
+fn imported_streams_that_nats_server_would_refuse_beside_the_sites_are_refused_naming_both() {
+    // `ORDERS` on `orders.>` beside the site's `orders` on `orders.>`: design ranked it, emit wrote both,
+    // and only `lab up --streams` found out (nats-server error 10065). The same for a wildcard overlap and
+    // for the stream names a KV bucket and an object store take.
+    let site = file(THREE_RACKS, ".yaml");
+    for (name, subjects, says) in [
+        (
+            "ORDERS",
+            &["orders.>"][..],
+            "stream ORDERS's subject 'orders.>' overlaps 'orders.>' of stream orders",
+        ),
+        (
+            "eu",
+            &["orders.eu.*"][..],
+            "stream eu's subject 'orders.eu.*' overlaps 'orders.>' of stream orders",
+        ),
+        (
+            "KV_sessions",
+            &["sess.>"][..],
+            "stream KV_sessions and KV bucket sessions (",
+        ),
+        (
+            "OBJ_blobs",
+            &["blobs.>"][..],
+            "stream OBJ_blobs and object store blobs (",
+        ),
+        (
+            "audit",
+            &["$KV.sessions.>"][..],
+            "stream audit's subject '$KV.sessions.>' overlaps '$KV.sessions.>' of KV bucket sessions",
+        ),
+    ] {
+        let info = file(&stream_info(name, subjects), ".json");
+        let (code, _, err) = run(&["design", path(&site), "--from-cluster", path(&info)]);
+        assert_eq!(code, 2, "{name}: {err}");
+        assert!(err.contains(says), "{name}: {err}");
+        // Both sources: the flag and file of the imported stream, the site file's line of the site's.
+        assert!(
+            err.contains(&format!("--from-cluster {}", path(&info))),
+            "{name}: {err}"
+        );
+        assert!(
+            err.contains(&format!("{}:", path(&site))) && err.contains("workload."),
+            "{name}: {err}"
+        );
+        assert!(err.contains("fix: "), "{name}: {err}");
+    }
+    // A stream created without subjects captures its own name in nats-server: `ORDERS` then, which
+    // nothing of the site's overlaps (names and subjects are case-sensitive).
+    let info = file(&stream_info("ORDERS", &[]), ".json");
+    let plan = design_json(path(&site), &["--from-cluster", path(&info)]);
+    assert!(!plan["layouts"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn streams_of_one_site_clash_on_the_subjects_emit_writes_for_them() {
+    // Without `subjects:` emit writes `<name>.>` in lower case: `ORDERS` then captures `orders.>`, which
+    // a second stream's `orders.eu.*` overlaps; the site check only looked at subjects written out.
+    let text = THREE_RACKS.replace(
+        "    - { name: orders, subjects: [\"orders.>\"], msgs_per_s: 100, msg_size: 1KiB, retention: 1h }\n",
+        "    - { name: ORDERS, msgs_per_s: 100, msg_size: 1KiB, retention: 1h }\n    - { name: eu, subjects: [\"orders.eu.*\"], msgs_per_s: 100, msg_size: 1KiB, retention: 1h }\n",
+    );
+    let site = file(&text, ".yaml");
+    let (code, _, err) = run(&["design", path(&site)]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(".yaml:9:") && err.contains("workload.streams[1].subjects[0]: stream eu's subject 'orders.eu.*' overlaps 'orders.>' of stream ORDERS (workload.streams[0], line 8)"),
+        "{err}"
+    );
+}
+
+#[test]
+fn names_equal_but_for_case_get_files_a_case_insensitive_file_system_keeps_apart() {
+    // `ORDERS` beside `orders` is legal in nats-server; emit's streams/ORDERS.json and streams/orders.json
+    // were one file on macOS and Windows (the second overwrote the first), their consumers' folders too.
+    let text = THREE_RACKS.replace(
+        "    - { name: orders, subjects: [\"orders.>\"], msgs_per_s: 100, msg_size: 1KiB, retention: 1h }\n",
+        "    - { name: orders, subjects: [\"orders.>\"], msgs_per_s: 100, msg_size: 1KiB, retention: 1h, consumers: 1 }\n    - { name: ORDERS, subjects: [\"ORDERS.>\"], msgs_per_s: 100, msg_size: 1KiB, retention: 1h, consumers: 1 }\n",
+    );
+    let site = file(&text, ".yaml");
+    let plan = design_json(path(&site), &[]);
+    let id = plan["layouts"][0]["id"].as_str().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let dir = out.path().join("conf");
+    let (code, _, err) = run(&["emit", path(&site), "--layout", id, "--out", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let mut files: Vec<String> = Vec::new();
+    for sub in ["streams", "consumers"] {
+        for e in walk(&dir.join(sub)) {
+            files.push(e.strip_prefix(&dir).unwrap().display().to_string());
+        }
+    }
+    let mut folded: Vec<String> = files.iter().map(|f| f.to_lowercase()).collect();
+    folded.sort();
+    let n = folded.len();
+    folded.dedup();
+    assert_eq!(folded.len(), n, "{files:?}");
+    // Both streams are there, each by its own name inside.
+    let names: Vec<String> = files
+        .iter()
+        .filter(|f| f.starts_with("streams/") && f.ends_with(".json"))
+        .map(|f| {
+            let v: Value = serde_json::from_str(&std::fs::read_to_string(dir.join(f)).unwrap()).unwrap();
+            v["name"].as_str().unwrap().to_string()
+        })
+        .collect();
+    assert!(
+        names.contains(&"orders".to_string()) && names.contains(&"ORDERS".to_string()),
+        "{names:?}"
+    );
+    let readme = std::fs::read_to_string(dir.join("streams/README.md")).unwrap();
+    assert!(
+        readme.contains("differ only in case") && readme.contains("`ORDERS` in `ORDERS~"),
+        "{readme}"
+    );
+    let readme = std::fs::read_to_string(dir.join("consumers/README.md")).unwrap();
+    assert!(readme.contains("--config consumers/ORDERS~"), "{readme}");
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut v = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            v.extend(walk(&p));
+        } else {
+            v.push(p);
+        }
+    }
+    v
+}
