@@ -290,3 +290,112 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     v
 }
+
+/// Four racks, three servers in A and one in each other, an array each, far too small for an R5 stream:
+/// every layout is rejected, and the single-rack RAID 6 one cannot create the stream at all.
+const FOUR_RACKS_SHORT: &str = r#"site: four-racks
+racks:
+  - { name: A, servers: [a1, a2, a3], arrays: [{ name: A1, model: EF300, disk_model: nvme-3.84t, disks: 8, hot_spares: 0 }] }
+  - { name: B, servers: [b1], arrays: [{ name: B1, model: EF300, disk_model: nvme-3.84t, disks: 8, hot_spares: 0 }] }
+  - { name: C, servers: [c1], arrays: [{ name: C1, model: EF300, disk_model: nvme-3.84t, disks: 8, hot_spares: 0 }] }
+  - { name: D, servers: [d1], arrays: [{ name: D1, model: EF300, disk_model: nvme-3.84t, disks: 8, hot_spares: 0 }] }
+workload:
+  streams:
+    - { name: orders, replicas: 5, msgs_per_s: 2000, msg_size: 64KiB, retention: 30d }
+"#;
+
+#[test]
+fn rejected_layouts_rank_by_how_close_they_come_and_say_what_a_rejection_means() {
+    // Before: the layout that could not create the R5 stream (3 servers, one rack) claimed writes survive
+    // 0/0/2/2 and "free now 100 %" with its fullest server at 0 B (figures of an empty placement), and the
+    // rejected layouts ranked by what they tolerate, the 122× too small first; "free now" read "-12086 %".
+    let site = file(FOUR_RACKS_SHORT, ".yaml");
+    let plan = design_json(path(&site), &[]);
+    let layouts = plan["layouts"].as_array().unwrap();
+    assert!(layouts.iter().all(|l| l["verdict"] == "rejected"));
+    let unplaced: Vec<&Value> = layouts.iter().filter(|l| !l["not_placed"].is_null()).collect();
+    assert!(
+        !unplaced.is_empty(),
+        "the single-rack layout cannot place the R5 stream"
+    );
+    for l in &unplaced {
+        let t = &l["tolerates"];
+        assert_eq!(
+            [&t["racks"], &t["arrays"], &t["servers"], &t["disks"]],
+            [0, 0, 0, 0],
+            "{}: an asset that cannot be created takes no writes",
+            l["id"]
+        );
+        assert_eq!(l["not_placed"]["first"], "orders", "{}", l["id"]);
+        assert_eq!(l["not_placed"]["replicas"], 5);
+        assert!(
+            l["capacity"]["fullest_server"].is_null(),
+            "{}: a fullest server of nothing",
+            l["id"]
+        );
+    }
+    let last_placed = layouts
+        .iter()
+        .filter(|l| l["not_placed"].is_null())
+        .map(|l| l["rank"].as_u64().unwrap())
+        .max();
+    for l in &unplaced {
+        assert!(
+            l["rank"].as_u64() > last_placed,
+            "{} ranks above a layout that places every stream",
+            l["id"]
+        );
+    }
+    // The nearest to usable first: the least short.
+    let times = |l: &Value| l["capacity"]["shortfall"]["times_too_small"].as_f64().unwrap();
+    let least = layouts.iter().map(times).fold(f64::INFINITY, f64::min);
+    assert_eq!(times(&layouts[0]), least, "#1 is {}", layouts[0]["id"]);
+    assert_eq!(layouts[0]["capacity"]["shortfall"]["largest_asset"], "orders");
+
+    let (code, text, err) = run(&["design", path(&site)]);
+    assert_eq!(code, 0, "{err}");
+    assert!(text.contains("1.43 PiB short"), "{text}");
+    assert!(
+        text.contains("short by 1.43 PiB (19× too small): the workload needs 1.51 PiB, the stores hold 81.2 TiB"),
+        "{text}"
+    );
+    for line in text.lines() {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let negative_share = words
+            .windows(2)
+            .any(|w| w[1] == "%" && w[0].strip_prefix('-').is_some_and(|n| n.parse::<f64>().is_ok()));
+        assert!(!negative_share, "a negative share of free space: {line}");
+        if line.contains("r6-raid6") && line.starts_with('│') {
+            assert!(!line.contains("100 %"), "figures of an empty placement: {line}");
+            if line.contains("rejected") {
+                assert!(
+                    line.contains("┆ none "),
+                    "failures survived by a stream never created: {line}"
+                );
+            }
+        }
+    }
+
+    // whatif on it: the stream is never created, not `degraded` by a rack failure.
+    let id = unplaced[0]["id"].as_str().unwrap();
+    let (code, out, err) = run(&[
+        "whatif",
+        path(&site),
+        "--layout",
+        id,
+        "--fail",
+        "rack:B",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let orders = v["scenarios"][0]["streams"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "orders")
+        .unwrap();
+    assert_eq!(orders["status"], "unavailable", "{orders}");
+    assert_eq!(orders["not_placed"], 2, "{orders}");
+}
