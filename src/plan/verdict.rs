@@ -249,21 +249,34 @@ fn pattern_notes(out: &mut Vec<Problem>, site: &Site, l: &Layout, cap: &Capacity
             }
         }
         Pattern::P2 => {
+            // Arrays of the layout (internal disks have no hot spares to speak of), and those without a
+            // spare: there a destroyed volume waits for the drive replacement, not a spare (issue 38: the
+            // note said "a new group on a spare" beside "no hot spare in …").
+            let mut arrays: Vec<usize> = Vec::new();
+            for a in l.groups.iter().map(|g| g.array).filter(|a| site.arrays[*a].owner.is_none()) {
+                if !arrays.contains(&a) {
+                    arrays.push(a);
+                }
+            }
+            let spare_less: Vec<&str> = arrays
+                .iter()
+                .filter(|a| !l.spares.iter().any(|(x, n)| x == *a && *n > 0))
+                .map(|&a| site.arrays[a].name.as_str())
+                .collect();
+            let recovery = if !arrays.is_empty() && spare_less.len() == arrays.len() {
+                "waits for the drive replacement (no hot spare: `disk_replace`), then a new group"
+            } else {
+                "a new group on a spare (≈30 s)"
+            };
             out.push(p(
                 Severity::Note,
-                "RAID 0 per server: a disk failure destroys that server's volume; recovery is a new group on a spare (≈30 s), a filesystem, peer-remove, a rejoin under a new server_name and replica catch-up",
+                format!(
+                    "RAID 0 per server: a disk failure destroys that server's volume; recovery {}{recovery}, a filesystem, peer-remove, a rejoin under a new server_name and replica catch-up",
+                    if recovery.starts_with('a') { "is " } else { "" }
+                ),
             ));
-            let spare_less: Vec<&str> = l
-                .groups
-                .iter()
-                .map(|g| g.array)
-                .filter(|a| site.arrays[*a].owner.is_none() && !l.spares.iter().any(|(x, n)| x == a && *n > 0))
-                .map(|a| site.arrays[a].name.as_str())
-                .collect();
-            if !spare_less.is_empty() {
-                let mut v = spare_less;
-                v.dedup();
-                out.push(p(Severity::Note, format!("no hot spare in {}: a failed RAID 0 disk waits for a replacement", v.join(", "))));
+            if !spare_less.is_empty() && spare_less.len() < arrays.len() {
+                out.push(p(Severity::Note, format!("no hot spare in {}: a failed RAID 0 disk waits for a replacement", spare_less.join(", "))));
             }
         }
         Pattern::Raid6 => out.push(p(

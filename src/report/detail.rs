@@ -26,10 +26,12 @@ Verdicts come from a layout's worst reason; layouts rank by verdict, then by fai
 yearly downtime, performance headroom, disks and arrays used.
   recommended  nothing lowers it (remarks at most)
   acceptable   usable, with a note worth knowing (e.g. R4 costs a third more than R3 and
-               tolerates the same)
+               tolerates the same; RAID 0 per server without hot spares: a failed disk's replica
+               waits for the replacement, counted in the yearly figures)
   risky        usable, but a named risk can stop streams or lose acknowledged writes or data
-               (one rack, a quorum on one host, RAID 0 without spares, delayed sync with a quorum
-               in one rack, SSD wear within the horizon, a rate close to the required one)
+               (one rack, a quorum on one host, servers sharing one RAID 0 stripe, delayed sync
+               with a quorum in one rack, SSD wear within the horizon, a rate close to the required
+               one)
   rejected     cannot be used as planned: too few eligible servers for a stream's replicas,
                capacity short now or after the worst tolerated failure, a predicted rate below
                the required one, or fewer failures tolerated than policy.min_tolerated";

@@ -399,3 +399,48 @@ fn rejected_layouts_rank_by_how_close_they_come_and_say_what_a_rejection_means()
     assert_eq!(orders["status"], "unavailable", "{orders}");
     assert_eq!(orders["not_placed"], 2, "{orders}");
 }
+
+#[test]
+fn raid0_per_server_without_spares_reads_the_same_in_the_help_and_the_verdict() {
+    // Before: `design --help` listed "RAID 0 without spares" as risky while such layouts came out
+    // acceptable, with "recovery is a new group on a spare" beside "no hot spare in A1, B1, C1".
+    let site = file(
+        r#"site: spareless
+racks:
+  - { name: A, servers: [a1], arrays: [{ name: A1, model: EF300, disk_model: nvme-3.84t, disks: 4, hot_spares: 0 }] }
+  - { name: B, servers: [b1], arrays: [{ name: B1, model: EF300, disk_model: nvme-3.84t, disks: 4, hot_spares: 0 }] }
+  - { name: C, servers: [c1], arrays: [{ name: C1, model: EF300, disk_model: nvme-3.84t, disks: 4, hot_spares: 0 }] }
+workload:
+  streams:
+    - { name: orders, msgs_per_s: 100, msg_size: 1KiB, retention: 1h }
+"#,
+        ".yaml",
+    );
+    let plan = design_json(path(&site), &[]);
+    let p2: Vec<&Value> = plan["layouts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|l| l["pattern"] == "2")
+        .collect();
+    assert!(!p2.is_empty());
+    for l in p2 {
+        assert_eq!(l["verdict"], "acceptable", "{}", l["id"]);
+        let reasons = l["reasons"].to_string();
+        assert!(!reasons.contains("on a spare"), "{}: {reasons}", l["id"]);
+        assert!(
+            reasons.contains("waits for the drive replacement"),
+            "{}: {reasons}",
+            l["id"]
+        );
+    }
+    let (code, help, err) = run(&["design", "--help"]);
+    assert_eq!(code, 0, "{err}");
+    let risky = &help[help.find("risky ").unwrap()..help.find("rejected ").unwrap()];
+    assert!(!risky.contains("without spares"), "{risky}");
+    let acceptable = &help[help.find("acceptable ").unwrap()..help.find("risky ").unwrap()];
+    assert!(
+        acceptable.contains("RAID 0 per server without hot spares"),
+        "{acceptable}"
+    );
+}
