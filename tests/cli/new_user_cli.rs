@@ -444,3 +444,37 @@ workload:
         "{acceptable}"
     );
 }
+
+#[test]
+fn pattern_4_keeps_the_store_headroom_inside_max_file_store() {
+    // docs/site-format.md: `store_headroom` is the share of `max_file_store` kept free (0.1 by default).
+    // Before: pattern 4 sized each store to exactly the planned need, 0.02 % free now and after a failure,
+    // and called the layout recommended.
+    let site = file(
+        r#"site: pattern-four
+racks:
+  - { name: A, servers: [a1], arrays: [{ name: A1, model: EF300, disk_model: nvme-3.84t, disks: 4, hot_spares: 0 }] }
+  - { name: B, servers: [b1], arrays: [{ name: B1, model: EF300, disk_model: nvme-3.84t, disks: 4, hot_spares: 0 }] }
+  - { name: C, servers: [c1], arrays: [{ name: C1, model: EF300, disk_model: nvme-3.84t, disks: 4, hot_spares: 0 }] }
+workload:
+  streams:
+    - { name: orders, msgs_per_s: 1000, msg_size: 1KiB, retention: 30d }
+"#,
+        ".yaml",
+    );
+    let plan = design_json(path(&site), &[]);
+    let p4: Vec<&Value> = plan["layouts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|l| l["pattern"] == "4" && l["verdict"] != "rejected")
+        .collect();
+    assert!(!p4.is_empty());
+    for l in p4 {
+        let c = &l["capacity"];
+        let now = c["headroom"].as_f64().unwrap();
+        assert!(now >= 0.0999, "{}: {now} of max_file_store free now", l["id"]);
+        let after = c["after_failure"]["headroom"].as_f64().unwrap_or(now);
+        assert!(after >= 0.0999, "{}: {after} free after a failure", l["id"]);
+    }
+}
