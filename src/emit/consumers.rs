@@ -84,19 +84,28 @@ pub fn files(plan: &Plan, layout: &PlannedLayout, deploy: &Deploy) -> Result<Vec
     let mut files = Vec::new();
     let mut rows = String::new();
     let mut placeholders = false;
+    // Folders and files as streams/ names them: names equal but for case apart (`emit::file_stems`).
+    let streams = &plan.input.workload.streams;
+    let folders: std::collections::HashMap<&str, String> = streams
+        .iter()
+        .map(|s| s.name.as_str())
+        .zip(super::file_stems(streams.iter().map(|s| s.name.as_str())))
+        .collect();
+    let mut renamed = false;
     for (stream, list, named) in specs(plan, deploy) {
         let a = super::asset(layout, "stream", &stream)?;
-        for c in &list {
+        let folder = folders.get(stream.as_str()).cloned().unwrap_or_else(|| stream.clone());
+        let stems = super::file_stems(list.iter().map(|c| c.durable.as_str()));
+        renamed |= folder != stream || list.iter().zip(&stems).any(|(c, s)| &c.durable != s);
+        for (c, stem) in list.iter().zip(stems) {
             let v = consumer_json(c, a.replicas);
             files.push((
-                PathBuf::from("consumers")
-                    .join(&stream)
-                    .join(format!("{}.json", c.durable)),
+                PathBuf::from("consumers").join(&folder).join(format!("{stem}.json")),
                 super::pretty(&v),
             ));
             rows.push_str(&format!(
-                "| {stream} | `{}` | {} | `nats consumer add {stream} --config consumers/{stream}/{}.json` |\n",
-                c.durable, a.replicas, c.durable
+                "| {stream} | `{}` | {} | `nats consumer add {stream} --config consumers/{folder}/{stem}.json` |\n",
+                c.durable, a.replicas
             ));
         }
         placeholders |= !named;
@@ -115,6 +124,13 @@ pub fn files(plan: &Plan, layout: &PlannedLayout, deploy: &Deploy) -> Result<Vec
         o.push_str(
             "\nConsumers named `<stream>-cN` stand in for the `consumers: N` of the site: name them, and set their \
              filters and limits, in the deploy file's `consumers:` (docs/emit.md), or rename them here.\n",
+        );
+    }
+    if renamed {
+        o.push_str(
+            "\nSome stream or consumer names differ only in case, which nats-server tells apart but a \
+             case-insensitive file system (macOS, Windows) does not: their folders and files are written as the \
+             name, `~` and eight hex digits of the name's SHA-256 (the table gives each path).\n",
         );
     }
     files.push((PathBuf::from("consumers/README.md"), o));

@@ -357,25 +357,25 @@ pub fn render(plan: &Plan, layout_id: &str, opts: &EmitOptions) -> Result<Vec<(P
     }
 
     let mut streams = Vec::new();
-    for s in &site.workload.streams {
+    let stems = file_stems(site.workload.streams.iter().map(|s| s.name.as_str()));
+    for (s, stem) in site.workload.streams.iter().zip(stems) {
         let v = stream_json(plan, layout, s)?;
-        streams.push(s.name.clone());
-        files.push((PathBuf::from("streams").join(format!("{}.json", s.name)), pretty(&v)));
+        files.push((PathBuf::from("streams").join(format!("{stem}.json")), pretty(&v)));
+        streams.push((s.name.clone(), stem));
     }
     let mut kvs = Vec::new();
-    for k in &site.workload.kv {
+    let stems = file_stems(site.workload.kv.iter().map(|k| k.name.as_str()));
+    for (k, stem) in site.workload.kv.iter().zip(stems) {
         let v = kv_json(plan, layout, k)?;
-        kvs.push(k.name.clone());
-        files.push((PathBuf::from("kv").join(format!("{}.json", k.name)), pretty(&v)));
+        files.push((PathBuf::from("kv").join(format!("{stem}.json")), pretty(&v)));
+        kvs.push((k.name.clone(), stem));
     }
     let mut objs = Vec::new();
-    for o in &site.workload.object_stores {
+    let stems = file_stems(site.workload.object_stores.iter().map(|o| o.name.as_str()));
+    for (o, stem) in site.workload.object_stores.iter().zip(stems) {
         let v = object_store_json(plan, layout, o)?;
-        objs.push(o.name.clone());
-        files.push((
-            PathBuf::from("object_stores").join(format!("{}.json", o.name)),
-            pretty(&v),
-        ));
+        files.push((PathBuf::from("object_stores").join(format!("{stem}.json")), pretty(&v)));
+        objs.push((o.name.clone(), stem));
     }
     if !streams.is_empty() {
         files.push((
@@ -616,7 +616,49 @@ fn server_readme(plan: &Plan, layout: &PlannedLayout, s: &crate::plan::PlannedSe
     o
 }
 
-fn assets_readme(plan: &Plan, layout: &PlannedLayout, kind: &str, names: &[String]) -> String {
+/// File names (without `.json`) for names that share a folder, in their order: each name as it is, but
+/// names equal but for case — two streams to nats-server (`ORDERS` and `orders`; names are case-sensitive)
+/// and one file on a case-insensitive file system (macOS, Windows) — each get `~` and eight hex digits of
+/// the SHA-256 of the name. The suffix depends on the name alone, so a name's file changes only when
+/// another name that differs from it only in case comes or goes.
+pub(crate) fn file_stems<'a>(names: impl Iterator<Item = &'a str> + Clone) -> Vec<String> {
+    use sha2::{Digest, Sha256};
+    let mut folded: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for n in names.clone() {
+        *folded.entry(n.to_lowercase()).or_default() += 1;
+    }
+    names
+        .map(|n| {
+            if folded[&n.to_lowercase()] > 1 {
+                let h = Sha256::digest(n.as_bytes());
+                format!("{n}~{:02x}{:02x}{:02x}{:02x}", h[0], h[1], h[2], h[3])
+            } else {
+                n.to_string()
+            }
+        })
+        .collect()
+}
+
+/// The README's paragraph on names told apart by case only (`file_stems`), when there are any.
+fn case_note(what: &str, named: &[(String, String)]) -> String {
+    let renamed: Vec<String> = named
+        .iter()
+        .filter(|(n, stem)| n != stem)
+        .map(|(n, stem)| format!("`{n}` in `{stem}.json`"))
+        .collect();
+    if renamed.is_empty() {
+        return String::new();
+    }
+    format!(
+        "Some {what} names differ only in case, which nats-server tells apart but a case-insensitive file system \
+         (macOS, Windows) does not: so that no file overwrites another, each of them is written as its name, `~` \
+         and eight hex digits of the name's SHA-256 ({}). The `name` inside each file is the one nats-server \
+         gets.\n\n",
+        renamed.join(", ")
+    )
+}
+
+fn assets_readme(plan: &Plan, layout: &PlannedLayout, kind: &str, named: &[(String, String)]) -> String {
     let (title, note) = match kind {
         "stream" => (
             "Streams",
@@ -637,8 +679,14 @@ fn assets_readme(plan: &Plan, layout: &PlannedLayout, kind: &str, names: &[Strin
     };
     let mut o = format!("# {title} (site `{}`, layout `{}`)\n\n", plan.site, layout.id);
     o.push_str("Create each once the cluster is up: `nats stream add --config FILE`.\n\n");
+    let what = match kind {
+        "stream" => "stream",
+        "kv" => "bucket",
+        _ => "object store",
+    };
+    o.push_str(&case_note(what, named));
     o.push_str("| file | replicas | placement | expected servers |\n|---|---|---|---|\n");
-    for n in names {
+    for (n, stem) in named {
         if let Some(a) = layout.assets.iter().find(|a| a.kind == kind && &a.name == n) {
             let place = match (&a.set, &layout.unique_tag) {
                 (Some(set), _) => {
@@ -653,7 +701,7 @@ fn assets_readme(plan: &Plan, layout: &PlannedLayout, kind: &str, names: &[Strin
                 (None, None) => "anywhere (NATS chooses)".into(),
             };
             o.push_str(&format!(
-                "| `{n}.json` | {} | {place} | {} |\n",
+                "| `{stem}.json` | {} | {place} | {} |\n",
                 a.replicas,
                 a.expected.join(", ")
             ));

@@ -43,7 +43,11 @@ pub fn samples(jsz: &Value) -> Vec<Sample> {
         .into_iter()
         .map(|st| {
             let name = st.name_or_empty().to_string();
-            let subjects = st.subjects().unwrap_or_default();
+            let mut subjects = st.subjects().unwrap_or_default();
+            if subjects.is_empty() {
+                // nats-server's default for a stream created without subjects: its own name.
+                subjects.push(name.clone());
+            }
             let subject_bytes = subjects.first().map(|s| s.len() as u64).unwrap_or(name.len() as u64);
             Sample {
                 account: st.account.clone(),

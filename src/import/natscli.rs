@@ -255,10 +255,16 @@ fn from_read(read: Read, site: &Site) -> Result<Imported> {
             _ => idle.push(name.clone()),
         }
         let cfg = &s.config;
-        let subjects: Vec<String> = cfg["subjects"]
+        let mut subjects: Vec<String> = cfg["subjects"]
             .as_array()
             .map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect())
             .unwrap_or_default();
+        if subjects.is_empty() {
+            // nats-server's default for a stream created without subjects: its own name
+            // (server/stream.go `checkStreamCfg`). Written out, so emit recreates it and the site's
+            // rules across streams see it (emit's default for the site's streams is `<name>.>`).
+            subjects.push(name.clone());
+        }
         let subject_bytes = subjects.first().map(|x| x.len() as u64).unwrap_or(name.len() as u64);
         let payload = if s.messages > 0 {
             (s.bytes as f64 / s.messages as f64 - subject_bytes as f64 - RECORD_OVERHEAD_BYTES).max(1.0)

@@ -235,18 +235,21 @@ fn assign_arrays(
                 });
                 by_array.entry(a).or_default().push(s);
             }
-            None => problems.push(dropped(match super::volumes::host_pool(site, s) {
-                Some(a) => format!(
-                    "server {}'s only storage is host {}'s pool {}, which serves VM disks in mixed layouts only",
-                    site.servers[s].name,
-                    site.servers[s].host.as_deref().unwrap_or_default(),
-                    site.arrays[a].name
-                ),
-                None => format!(
-                    "server {} has no storage: rack {} has no array and the server lists no disks",
-                    site.servers[s].name, site.racks[site.servers[s].rack].name
-                ),
-            })),
+            None => problems.push(dropped(
+                match (super::volumes::host_pool(site, s), fixed_elsewhere(site, s, pattern)) {
+                    (Some(a), _) => format!(
+                        "server {}'s only storage is host {}'s pool {}, which serves VM disks in mixed layouts only",
+                        site.servers[s].name,
+                        site.servers[s].host.as_deref().unwrap_or_default(),
+                        site.arrays[a].name
+                    ),
+                    (None, Some(why)) => why,
+                    (None, None) => format!(
+                        "server {} has no storage: rack {} has no array and the server lists no disks",
+                        site.servers[s].name, site.racks[site.servers[s].rack].name
+                    ),
+                },
+            )),
         }
     }
     // Each array's servers in name order (their groups are numbered so), whichever chose first.
@@ -254,6 +257,31 @@ fn assign_arrays(
         on.sort_by_key(|&s| site.servers[s].name.to_ascii_lowercase());
     }
     by_array
+}
+
+/// Why a server gets no volume under `pattern` although it has storage: its internal disks, or its rack's
+/// arrays, are fixed (`raid:`) at levels the pattern does not build (or the pattern never uses internal
+/// disks). Worded as "rule; what" so that the plan's note says the rule once for every server it hits.
+fn fixed_elsewhere(site: &Site, s: ServerIdx, pattern: Pattern) -> Option<String> {
+    let srv = &site.servers[s];
+    let p = pattern.as_str();
+    let rule = format!("pattern {p} does not build the levels the site fixes with `raid:`");
+    if let Some(a) = srv.internal {
+        return Some(match site.arrays[a].raid {
+            Some(raid) => format!("{rule}; {}'s internal disks {}", srv.name, raid.as_str()),
+            None => format!("pattern {p} does not use internal disks; {}'s", srv.name),
+        });
+    }
+    let fixed: Vec<String> = site
+        .rack_arrays(srv.rack)
+        .filter(|&a| site.arrays[a].host.is_none())
+        .filter_map(|a| {
+            site.arrays[a]
+                .raid
+                .map(|r| format!("{} {}", site.arrays[a].name, r.as_str()))
+        })
+        .collect();
+    (!fixed.is_empty()).then(|| format!("{rule}; {}'s {}", srv.name, fixed.join(" and ")))
 }
 
 impl Carved {
@@ -293,15 +321,17 @@ impl Carved {
             }
             if max < min {
                 self.problems.push(dropped(format!(
-                    "{} has {} data disk{} after {} hot spare{}: {} servers need {} each for {}",
+                    // "rule; what": the plan's note says the rule once for every array it hits.
+                    "{} needs {min} data disks per server; {} has {data}{} for {} server{}",
+                    own_raid(pattern, min).as_str().to_uppercase().replace("RAID", "RAID "),
                     arr.name,
-                    data,
-                    plural(data),
-                    keep_spares,
-                    plural(keep_spares),
+                    if keep_spares > 0 {
+                        format!(" after {keep_spares} hot spare{}", plural(keep_spares))
+                    } else {
+                        String::new()
+                    },
                     on.len(),
-                    min,
-                    own_raid(pattern, min).as_str().to_uppercase()
+                    plural(on.len() as u32)
                 )));
                 continue;
             }

@@ -263,6 +263,12 @@ fn selections(site: &Site, pattern: Pattern, r: u8) -> Vec<Vec<ServerIdx>> {
         }
         let all: Vec<ServerIdx> = per_rack.iter().flatten().copied().collect();
         if all.is_empty() {
+            // No server gets a volume under a pattern the policy asks for (internal disks fixed at another
+            // level, say): every server, so that the build drops each with the reason and the plan says
+            // why the pattern does not fit rather than leaving it out without a word.
+            if site.policy.patterns.contains(&pattern) {
+                out.push(by_name(site.servers.iter().enumerate(), |s| &s.name));
+            }
             return out;
         }
         out.push(all.clone());

@@ -3,8 +3,8 @@
 //! 000's 2 + 2 + 1 shape: echo in rack C), and a server whose rack-mate is peer-removed takes over that
 //! mate's replicas; so the size is the largest of its share under the emulated placement and its share
 //! after any one server or one rack is lost and its replicas rebuilt on survivors (the state
-//! `plan::capacity` checks), plus the filesystem reserve and store headroom, rounded up to 1 GiB and never
-//! past its group.
+//! `plan::capacity` checks), plus the filesystem reserve, and a store (`max_file_store`) of which that
+//! share leaves `store_headroom` free, rounded up to 1 GiB and never past its group.
 
 use super::placement::emulate;
 use super::volumes::store_bytes;
@@ -93,7 +93,13 @@ pub(super) fn size_on_need(
             let Some(i) = servers.iter().position(|&s| s == l.server) else {
                 continue;
             };
-            let want = ((need[i] / keep).max(floor).ceil() as u64).div_ceil(gib).max(1) * gib;
+            // `store_headroom` is the share of `max_file_store` kept free (docs/site-format.md): the
+            // store is sized so that the need fills the rest of it (issue 38: it was sized to exactly
+            // the need, 0 % free now and after a failure, and the layout called recommended).
+            let want = ((need[i] / keep / (1.0 - site.policy.store_headroom)).max(floor).ceil() as u64)
+                .div_ceil(gib)
+                .max(1)
+                * gib;
             let size = want.min(groups[l.group].usable_bytes);
             if round == 0 || size > l.size_bytes {
                 grown |= round > 0 && size > l.size_bytes;

@@ -267,6 +267,21 @@ impl Asset {
     pub fn quorum(&self) -> u32 {
         quorum(self.replicas as u32)
     }
+
+    /// How many of its replicas nats-server can place under the emitted configuration: its eligible
+    /// servers, or their distinct racks under `unique_tag`, at most its replicas. Below `replicas` the asset
+    /// cannot be created at all ("no suitable peers").
+    pub fn placeable(&self, site: &Site) -> u32 {
+        let n = if self.unique_rack {
+            let mut racks: Vec<usize> = self.candidates.iter().map(|&s| site.servers[s].rack).collect();
+            racks.sort_unstable();
+            racks.dedup();
+            racks.len()
+        } else {
+            self.candidates.len()
+        };
+        (n as u32).min(self.replicas as u32)
+    }
 }
 
 /// RAFT quorum of a group of `n` voters: ⌊n/2⌋ + 1.

@@ -57,8 +57,11 @@ pub(super) fn storage_of(site: &Site, s: ServerIdx, pattern: Pattern) -> Option<
     }
     if let Some(a) = srv.internal {
         // Internal disks give a server its own group; shared-stripe patterns treat them the same way
-        // (a stripe over one server's disks is pattern 2 for that server).
-        if uses_own_group(pattern) || pattern == Pattern::P3 {
+        // (a stripe over one server's disks is pattern 2 for that server). A level the site fixes with
+        // `raid:` is kept as on an array (`compatible`): `raid: raid1` internal disks are never striped
+        // by patterns 2 and 3, `raid: raid0` ones never mirrored by 1 and 4, and `raid: raid6` ones serve
+        // as a RAID 6 group of their own in mixed layouts only.
+        if (uses_own_group(pattern) || pattern == Pattern::P3) && compatible(&site.arrays[a], pattern) {
             return Some(Storage::Internal(a));
         }
     }
@@ -105,19 +108,21 @@ pub(super) fn allowed_patterns(site: &Site) -> Vec<Pattern> {
 
 /// What one array (or a server's internal disks) gives its servers in a mixed layout: what its fixed
 /// `raid:` level allows (an existing DDP pool RAID 1 volumes on it, used as given; `raid6` a volume on a
-/// RAID 6 group; `raid0` a RAID 0 group per server; `raid1`/`raid10` an own mirrored group), or else the
+/// RAID 6 group, of its own on internal disks; `raid0` a RAID 0 group per server; `raid1`/`raid10` an own
+/// mirrored group), or else the
 /// first own-group pattern the policy allows (1, then 4, then 2). None when the policy allows nothing it
 /// can serve.
 pub(super) fn array_pattern(site: &Site, a: ArrayIdx) -> Option<Pattern> {
     let arr = &site.arrays[a];
     let allowed = allowed_patterns(site);
     let ok = |p: Pattern| allowed.contains(&p);
-    let internal = arr.owner.is_some();
     let pick = |ps: &[Pattern]| ps.iter().copied().find(|&p| ok(p));
 
     match arr.raid {
         Some(RaidChoice::Ddp) => pick(&[Pattern::DdpRaid1]),
-        Some(RaidChoice::Raid6) if !internal => pick(&[Pattern::Raid6]),
+        // On internal disks: the server's own RAID 6 group over its data disks (`build` carves it as the
+        // RAID 6 baseline carves an array's), never a mirror the site did not ask for.
+        Some(RaidChoice::Raid6) => pick(&[Pattern::Raid6]),
         Some(RaidChoice::Raid0) => pick(&[Pattern::P2]),
         Some(RaidChoice::Raid1) | Some(RaidChoice::Raid10) => pick(&[Pattern::P1, Pattern::P4]),
         _ => pick(&[Pattern::P1, Pattern::P4, Pattern::P2]),
@@ -141,7 +146,13 @@ pub(super) fn mixed_raid0_fill(site: &Site, a: ArrayIdx, pattern: Pattern) -> bo
 /// pattern, so no one-pattern layout can use all of them and a mixed layout is worth building. A host's
 /// pool serves only in mixed layouts, so a site with one always is.
 pub fn is_heterogeneous(site: &Site) -> bool {
-    if site.arrays.iter().any(|a| a.host.is_some()) {
+    // Internal disks fixed at RAID 6 serve in mixed layouts only too (no one-pattern layout gives a server
+    // a RAID 6 group of its own).
+    if site
+        .arrays
+        .iter()
+        .any(|a| a.host.is_some() || (a.owner.is_some() && a.raid == Some(RaidChoice::Raid6)))
+    {
         return true;
     }
     // A host's pool (VM disks for its guests) is a kind of its own: `None` here.
@@ -194,6 +205,8 @@ pub(super) fn effective(site: &Site, a: ArrayIdx, pattern: Pattern) -> Pattern {
 pub(super) fn own_raid(pattern: Pattern, disks: u32) -> Raid {
     match pattern {
         Pattern::P2 | Pattern::P3 => Raid::Raid0,
+        Pattern::Raid6 => Raid::Raid6,
+        Pattern::DdpRaid1 => Raid::DdpRaid1,
         _ if disks >= 4 => Raid::Raid10,
         _ => Raid::Raid1,
     }

@@ -2,7 +2,7 @@
 //! after the worst tolerated failure once the failed peers are removed and their replicas rebuilt on
 //! the survivors that the placement rules allow.
 
-use super::{AfterFailure, Capacity, ServerCapacity};
+use super::{AfterFailure, Capacity, ServerCapacity, Shortfall};
 use crate::layout::{store_bytes, Layout, Packed};
 use crate::site::{ServerIdx, Site, Tolerance};
 
@@ -153,7 +153,17 @@ pub fn evaluate(
         fullest_server,
         after_failure: None,
         left_for_others_bytes: left,
+        shortfall: None,
     };
+    if layout.assets.iter().any(|a| a.placeable(site) < a.replicas as u32) {
+        // Some asset cannot be created (too few eligible servers): the placement is empty where it should
+        // be, so per-server figures ("fullest server 0 B of 3.81 TiB", "100 % free") would be read off
+        // nothing. The whole layout's figures instead, and no after-failure check.
+        cap.fullest_server = None;
+        cap.headroom = headroom_of(cap.usable_bytes as f64, cap.needed_bytes as f64);
+        cap.shortfall = shortfall(site, layout, &stores, &need, cap.needed_bytes as f64, None);
+        return cap;
+    }
     // Candidate failures: whole racks if one is tolerated, and single servers if one is.
     let mut scenarios: Vec<(String, Vec<ServerIdx>)> = Vec::new();
     if tolerates.racks >= 1 {
@@ -184,7 +194,64 @@ pub fn evaluate(
             });
         }
     }
+    if cap.headroom < 0.0 {
+        let fullest = (0..layout.servers.len()).min_by(|&a, &b| {
+            headroom_of(stores[a], need[a])
+                .total_cmp(&headroom_of(stores[b], need[b]))
+                .then(a.cmp(&b))
+        });
+        cap.shortfall = shortfall(site, layout, &stores, &need, cap.needed_bytes as f64, fullest);
+    }
     cap
+}
+
+/// By how much the stores fall short, when they do: of the whole layout when the workload needs more than
+/// all stores hold, else of server `fullest` (index in `layout.servers`) when it needs more than its store.
+/// With the asset that needs the most there.
+fn shortfall(
+    site: &Site,
+    layout: &Layout,
+    stores: &[f64],
+    need: &[f64],
+    needed: f64,
+    fullest: Option<usize>,
+) -> Option<Shortfall> {
+    let usable: f64 = stores.iter().sum();
+    let assets = layout
+        .assets
+        .iter()
+        .filter(|a| a.kind != crate::layout::AssetKind::Consumer);
+    fn largest<'a>(it: impl Iterator<Item = (&'a str, f64)>) -> (&'a str, f64) {
+        it.fold(("", 0.0), |best, (n, b)| if b > best.1 { (n, b) } else { best })
+    }
+    if needed > usable {
+        let (name, bytes) = largest(assets.map(|a| (&*a.name, a.bytes_per_replica * a.replicas as f64)));
+        return Some(Shortfall {
+            short_bytes: (needed - usable).ceil() as u64,
+            times_too_small: if usable > 0.0 { needed / usable } else { f64::INFINITY },
+            server: None,
+            largest_asset: name.to_string(),
+            largest_share: if needed > 0.0 { bytes / needed } else { 0.0 },
+        });
+    }
+    let i = fullest?;
+    let (store, n) = (stores[i], need[i]);
+    if n <= store {
+        return None;
+    }
+    let s = layout.servers[i];
+    let (name, bytes) = largest(
+        assets
+            .filter(|a| a.expected.contains(&s))
+            .map(|a| (&*a.name, a.bytes_per_replica)),
+    );
+    Some(Shortfall {
+        short_bytes: (n - store).ceil() as u64,
+        times_too_small: if store > 0.0 { n / store } else { f64::INFINITY },
+        server: Some(site.servers[s].name.clone()),
+        largest_asset: name.to_string(),
+        largest_share: bytes / n,
+    })
 }
 
 #[cfg(test)]

@@ -360,13 +360,22 @@ impl Inputs {
         let mut notes = Vec::new();
         let mut imported_streams = Vec::new();
         let mut import_sources = Vec::new();
+        // Where each imported stream came from, as the flags name it, for messages beside the site's.
+        let mut from: BTreeMap<String, String> = BTreeMap::new();
         for (label, imp) in import(src, &site)? {
+            let flag = if label.starts_with("omb ") {
+                format!("--omb {}", src.omb.as_deref().unwrap_or(Path::new("")).display())
+            } else {
+                format!("--from-cluster {}", src.from_cluster.join(","))
+            };
             notes.extend(imp.notes.iter().cloned());
             notes.extend(crate::import::merge(&mut site.workload, &imp));
             imported_streams.extend(imp.streams.iter().map(FrozenStream::from));
             import_sources.push(label);
+            from.extend(imp.streams.iter().map(|s| (s.name.clone(), flag.clone())));
         }
         check_sizes(&site, &site_path)?;
+        check_imported(&site, &site_path, &from)?;
         let models = match &src.models {
             None => None,
             Some(dir) => {
@@ -587,6 +596,51 @@ impl Inputs {
         v.push(b'\n');
         v
     }
+}
+
+/// Imported streams go through the site's rules across streams (`site::streams`, which the site file's
+/// validator runs too): a stream name nats-server already holds (a site's KV bucket `sessions` is the
+/// stream `KV_sessions`) or subjects overlapping another stream's (`orders.>` and `orders.eu.*`) are
+/// refused as bad input, each clash naming both assets and where each came from — the flag and file of an
+/// imported stream (`from`, by name), the site file's line and column of the site's — rather than found by
+/// `lab up --streams` (nats-server error 10065). Clashes among the site's own assets were refused when it
+/// was read.
+fn check_imported(site: &Site, site_path: &Path, from: &BTreeMap<String, String>) -> Result<(), Failure> {
+    use crate::site::streams::{clashes, AssetRef};
+    let w = &site.workload;
+    let imported = |a: AssetRef| match a {
+        AssetRef::Stream(i) => from.get(&w.streams[i].name),
+        _ => None,
+    };
+    let place = |a: AssetRef| -> String {
+        match (imported(a), w.places.of(a)) {
+            (Some(flag), _) => flag.clone(),
+            (None, Some(p)) => format!("{}:{}:{}: {}", site_path.display(), p.line, p.col, a.path()),
+            (None, None) => format!("{}: {}", site_path.display(), a.path()),
+        }
+    };
+    let mut lines = Vec::new();
+    for mut c in clashes(w) {
+        let (then, first) = c.assets();
+        if imported(then).is_none() && imported(first).is_none() {
+            continue;
+        }
+        // Said of the imported stream: that is what the user just added.
+        if imported(then).is_none() {
+            c = c.swapped();
+        }
+        let (then, first) = c.assets();
+        let (what, fix) = c.message(w, &place(first));
+        lines.push(format!("  {}: {what}\n      fix: {fix}", place(then)));
+    }
+    if lines.is_empty() {
+        return Ok(());
+    }
+    Err(bad_input(anyhow!(
+        "imported streams clash with {} nats-server would refuse:\n{}",
+        if lines.len() == 1 { "an asset" } else { "assets" },
+        lines.join("\n")
+    )))
 }
 
 /// The workloads `--omb` and `--from-cluster` (monitor URLs measured live, or nats CLI files read

@@ -10,7 +10,7 @@ mod verdict;
 
 pub use capacity::{needs, needs_after, stores};
 pub use unused::{unused_servers, UnusedRole, UnusedServer};
-pub use verdict::{perf_bucket, rank, reasons, wear as wear_check, Tolerances};
+pub use verdict::{perf_bucket, rank, reasons, times, wear as wear_check, Closeness, Tolerances};
 
 use crate::catalog::Catalog;
 use crate::layout::{Layout, PlacementRule, Severity};
@@ -62,6 +62,72 @@ pub struct Capacity {
     pub after_failure: Option<AfterFailure>,
     /// Bytes of each volume group left for other services (pattern 4), total.
     pub left_for_others_bytes: u64,
+    /// When the workload does not fit (`headroom` < 0): by how much, and the asset that needs the most.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shortfall: Option<Shortfall>,
+}
+
+/// How far a layout's stores fall short of what the workload needs at the end of the horizon.
+#[derive(Debug, Clone, Serialize)]
+pub struct Shortfall {
+    /// Bytes missing: what is needed less what the stores hold — of the whole layout (`server` absent),
+    /// or of the fullest server (`server` names it) when the layout as a whole would hold the workload but
+    /// the placement puts more on that server than its store holds.
+    pub short_bytes: u64,
+    /// Needed ÷ held, of the same (2.0: the stores are half what is needed).
+    pub times_too_small: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server: Option<String>,
+    /// The asset that needs the most bytes there (all its replicas; on a server, its replica there), and
+    /// its share of what is needed there (0..1).
+    pub largest_asset: String,
+    pub largest_share: f64,
+}
+
+/// Assets nats-server cannot create on a layout: more replicas than eligible servers (or racks, under
+/// `unique_tag`).
+#[derive(Debug, Clone, Serialize)]
+pub struct NotPlaced {
+    /// How many such assets (streams, KV buckets, object stores; their durable consumers not counted).
+    pub assets: usize,
+    /// The first of them with the most replicas, its replicas, and how many of them can be placed.
+    pub first: String,
+    pub replicas: u8,
+    pub placeable: u32,
+}
+
+impl NotPlaced {
+    /// The layout's assets that cannot be placed, when there are any.
+    pub fn of(site: &Site, layout: &Layout) -> Option<NotPlaced> {
+        let mut out: Option<NotPlaced> = None;
+        for a in layout
+            .assets
+            .iter()
+            .filter(|a| a.kind != crate::layout::AssetKind::Consumer)
+        {
+            let p = a.placeable(site);
+            if p >= a.replicas as u32 {
+                continue;
+            }
+            match &mut out {
+                None => {
+                    out = Some(NotPlaced {
+                        assets: 1,
+                        first: a.name.to_string(),
+                        replicas: a.replicas,
+                        placeable: p,
+                    })
+                }
+                Some(n) => {
+                    n.assets += 1;
+                    if a.replicas > n.replicas {
+                        (n.first, n.replicas, n.placeable) = (a.name.to_string(), a.replicas, p);
+                    }
+                }
+            }
+        }
+        out
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -134,6 +200,14 @@ pub struct PlannedLayout {
     pub hot_spares: u32,
     pub verdict: Verdict,
     pub reasons: Vec<String>,
+    /// Assets this layout cannot create (a rejection): `tolerates` is then 0 of every kind and the
+    /// capacity figures are the whole layout's (no per-server placement to judge).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_placed: Option<NotPlaced>,
+    /// How far a rejected layout is from usable, for ranking rejected layouts among themselves
+    /// (`verdict::closeness`); not in the JSON.
+    #[serde(skip)]
+    pub closeness: verdict::Closeness,
     /// Failures per kind that every existing stream survives with its writes going on (the meta group
     /// apart since issue 15: see `tolerates_meta`).
     pub tolerates: Tolerance,
@@ -427,6 +501,8 @@ fn plan_layout_with(
     let mut problems = reasons(site, catalog, &layout, tol, &capacity, predicted.as_ref());
     verdict::wear(site, &endurance, &mut problems);
     let verdict = Verdict::from_severity(problems.iter().map(|p| p.severity).max());
+    let not_placed = NotPlaced::of(site, &layout);
+    let closeness = verdict::closeness(site, not_placed.as_ref(), tol, &capacity, predicted.as_ref());
     // Yearly odds for every layout that can be used (a rejected one ranks last whatever its odds).
     // Large layouts are left to `natsplan simulate` (the chain or the Monte Carlo grows with them and design
     // must stay interactive).
@@ -485,6 +561,8 @@ fn plan_layout_with(
         hot_spares: layout.hot_spares_total(),
         verdict,
         reasons: problems.into_iter().map(|p| p.text).collect(),
+        not_placed,
+        closeness,
         tolerates,
         tolerates_meta,
         capacity,

@@ -94,20 +94,33 @@ fn performance_and_capacity(out: &mut Vec<Problem>, cap: &Capacity, predicted: O
             out.push(p(Severity::Risk, format!("performance: {why}")));
         }
     }
-    // Capacity, now and after the worst tolerated failure.
-    if let Some(f) = &cap.fullest_server {
-        if cap.headroom < 0.0 {
-            out.push(p(
-                Severity::Reject,
-                format!(
-                    "capacity: {} needs {} but its store holds {} ({:.0} % short)",
-                    f.name,
-                    fmt_bytes(f.needed_bytes as f64),
-                    fmt_bytes(f.usable_bytes as f64),
-                    -cap.headroom * 100.0
+    // Capacity, now and after the worst tolerated failure: by how much it falls short, and the asset
+    // that needs the most (a percentage of free space below zero said nothing: "-2383 %").
+    if let (Some(f), true) = (&cap.shortfall, cap.headroom < 0.0) {
+        let asset = if f.largest_asset.is_empty() {
+            String::new()
+        } else {
+            format!("; {} is {:.0} % of it", f.largest_asset, f.largest_share * 100.0)
+        };
+        out.push(p(
+            Severity::Reject,
+            match (&f.server, &cap.fullest_server) {
+                (Some(name), Some(s)) => format!(
+                    "capacity: {name} is short by {} ({} too small): its replicas need {}, its store holds {}{asset}",
+                    fmt_bytes(f.short_bytes as f64),
+                    times(f.times_too_small),
+                    fmt_bytes(s.needed_bytes as f64),
+                    fmt_bytes(s.usable_bytes as f64)
                 ),
-            ));
-        }
+                _ => format!(
+                    "capacity: short by {} ({} too small): the workload needs {}, the stores hold {}{asset}",
+                    fmt_bytes(f.short_bytes as f64),
+                    times(f.times_too_small),
+                    fmt_bytes(cap.needed_bytes as f64),
+                    fmt_bytes(cap.usable_bytes as f64)
+                ),
+            },
+        ));
     }
     if let Some(a) = &cap.after_failure {
         if a.headroom < 0.0 && cap.headroom >= 0.0 {
@@ -124,6 +137,62 @@ fn performance_and_capacity(out: &mut Vec<Problem>, cap: &Capacity, predicted: O
                 ));
             }
         }
+    }
+}
+
+/// "24×", "2.4×", or "no store" for an empty one: how many times too small a store (or a rate) is.
+pub fn times(x: f64) -> String {
+    match x {
+        x if !x.is_finite() => "no store, infinitely".into(),
+        x if x >= 10.0 => format!("{x:.0}×"),
+        x => format!("{x:.1}×"),
+    }
+}
+
+/// How close a rejected layout comes to usable, lower closer (the ranking among rejected layouts): assets
+/// it cannot create at all first (the layout is the wrong shape: more servers or racks are needed), then
+/// the failures it tolerates short of `policy.min_tolerated` (summed over kinds), then how many times too
+/// small its stores or its predicted rate are, in doublings. So a layout that cannot place an R5 stream
+/// ranks below one that only misses capacity, and one 24× short below one 2× short.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Closeness {
+    pub not_placed: usize,
+    pub policy_short: u32,
+    pub doublings: u32,
+}
+
+pub fn closeness(
+    site: &Site,
+    not_placed: Option<&super::NotPlaced>,
+    tols: Tolerances,
+    cap: &Capacity,
+    predicted: Option<&crate::perf::Predicted>,
+) -> Closeness {
+    let m = &site.policy.min_tolerated;
+    let short = |need: u32, got: u32| need.saturating_sub(got);
+    let policy_short = short(m.racks, tols.writes.racks)
+        + short(m.arrays, tols.writes.arrays)
+        + short(m.servers, tols.writes.servers)
+        + short(m.disks, tols.writes.disks);
+    let mut factor: f64 = 1.0;
+    if let Some(f) = &cap.shortfall {
+        factor = factor.max(f.times_too_small);
+    }
+    if let Some(a) = cap.after_failure.as_ref().filter(|a| a.headroom < 0.0) {
+        factor = factor.max(1.0 - a.headroom);
+    }
+    if let Some(pr) = predicted.filter(|p| p.cannot_carry().is_some() && p.headroom > 0.0) {
+        factor = factor.max(1.0 / pr.headroom);
+    }
+    let doublings = if factor.is_finite() {
+        factor.log2().ceil().clamp(0.0, 1e6) as u32
+    } else {
+        u32::MAX
+    };
+    Closeness {
+        not_placed: not_placed.map_or(0, |n| n.assets),
+        policy_short,
+        doublings,
     }
 }
 
@@ -180,21 +249,34 @@ fn pattern_notes(out: &mut Vec<Problem>, site: &Site, l: &Layout, cap: &Capacity
             }
         }
         Pattern::P2 => {
+            // Arrays of the layout (internal disks have no hot spares to speak of), and those without a
+            // spare: there a destroyed volume waits for the drive replacement, not a spare (issue 38: the
+            // note said "a new group on a spare" beside "no hot spare in …").
+            let mut arrays: Vec<usize> = Vec::new();
+            for a in l.groups.iter().map(|g| g.array).filter(|a| site.arrays[*a].owner.is_none()) {
+                if !arrays.contains(&a) {
+                    arrays.push(a);
+                }
+            }
+            let spare_less: Vec<&str> = arrays
+                .iter()
+                .filter(|a| !l.spares.iter().any(|(x, n)| x == *a && *n > 0))
+                .map(|&a| site.arrays[a].name.as_str())
+                .collect();
+            let recovery = if !arrays.is_empty() && spare_less.len() == arrays.len() {
+                "waits for the drive replacement (no hot spare: `disk_replace`), then a new group"
+            } else {
+                "a new group on a spare (≈30 s)"
+            };
             out.push(p(
                 Severity::Note,
-                "RAID 0 per server: a disk failure destroys that server's volume; recovery is a new group on a spare (≈30 s), a filesystem, peer-remove, a rejoin under a new server_name and replica catch-up",
+                format!(
+                    "RAID 0 per server: a disk failure destroys that server's volume; recovery {}{recovery}, a filesystem, peer-remove, a rejoin under a new server_name and replica catch-up",
+                    if recovery.starts_with('a') { "is " } else { "" }
+                ),
             ));
-            let spare_less: Vec<&str> = l
-                .groups
-                .iter()
-                .map(|g| g.array)
-                .filter(|a| site.arrays[*a].owner.is_none() && !l.spares.iter().any(|(x, n)| x == a && *n > 0))
-                .map(|a| site.arrays[a].name.as_str())
-                .collect();
-            if !spare_less.is_empty() {
-                let mut v = spare_less;
-                v.dedup();
-                out.push(p(Severity::Note, format!("no hot spare in {}: a failed RAID 0 disk waits for a replacement", v.join(", "))));
+            if !spare_less.is_empty() && spare_less.len() < arrays.len() {
+                out.push(p(Severity::Note, format!("no hot spare in {}: a failed RAID 0 disk waits for a replacement", spare_less.join(", "))));
             }
         }
         Pattern::Raid6 => out.push(p(
@@ -361,7 +443,8 @@ pub fn wear(site: &Site, e: &crate::survival::Endurance, out: &mut Vec<Problem>)
     out.sort_by_key(|p| std::cmp::Reverse(p.severity));
 }
 
-/// Rank: by verdict (recommended, acceptable, risky, rejected), then tolerates (racks, arrays, servers, disks), then
+/// Rank: by verdict (recommended, acceptable, risky, rejected; rejected ones among themselves by
+/// `closeness` first), then tolerates (racks, arrays, servers, disks), then
 /// the yearly figures by order of magnitude (P(data_lost), acked messages lost, unavailable minutes),
 /// then predicted performance headroom by order of magnitude (so cost still decides between near-equals),
 /// then cost (disks, then arrays used), then spare capacity, then id for determinism.
@@ -374,8 +457,15 @@ pub fn rank(layouts: &mut [PlannedLayout]) {
 
 fn compare(a: &PlannedLayout, b: &PlannedLayout) -> Ordering {
     // The verdict first: a risky layout never ranks above an acceptable one, whatever it tolerates.
+    // Rejected layouts then by how close they come (`closeness`), so the one nearest to usable is first.
+    let rejected = a.verdict == super::Verdict::Rejected && b.verdict == super::Verdict::Rejected;
     a.verdict
         .cmp(&b.verdict)
+        .then(if rejected {
+            a.closeness.cmp(&b.closeness)
+        } else {
+            Ordering::Equal
+        })
         .then(b.tolerates.racks.cmp(&a.tolerates.racks))
         .then(b.tolerates.arrays.cmp(&a.tolerates.arrays))
         .then(b.tolerates.servers.cmp(&a.tolerates.servers))

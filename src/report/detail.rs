@@ -26,10 +26,12 @@ Verdicts come from a layout's worst reason; layouts rank by verdict, then by fai
 yearly downtime, performance headroom, disks and arrays used.
   recommended  nothing lowers it (remarks at most)
   acceptable   usable, with a note worth knowing (e.g. R4 costs a third more than R3 and
-               tolerates the same)
+               tolerates the same; RAID 0 per server without hot spares: a failed disk's replica
+               waits for the replacement, counted in the yearly figures)
   risky        usable, but a named risk can stop streams or lose acknowledged writes or data
-               (one rack, a quorum on one host, RAID 0 without spares, delayed sync with a quorum
-               in one rack, SSD wear within the horizon, a rate close to the required one)
+               (one rack, a quorum on one host, servers sharing one RAID 0 stripe, delayed sync
+               with a quorum in one rack, SSD wear within the horizon, a rate close to the required
+               one)
   rejected     cannot be used as planned: too few eligible servers for a stream's replicas,
                capacity short now or after the worst tolerated failure, a predicted rate below
                the required one, or fewer failures tolerated than policy.min_tolerated";
@@ -86,15 +88,41 @@ pub fn capacity_rows(layouts: &[&PlannedLayout]) -> Vec<Vec<String>> {
                 l.disks_used.to_string(),
                 fmt_bytes(l.capacity.needed_bytes as f64),
                 fmt_bytes(l.capacity.usable_bytes as f64),
-                pct(l.capacity.headroom),
-                l.capacity
-                    .after_failure
-                    .as_ref()
-                    .map(|a| pct(a.headroom))
-                    .unwrap_or_else(|| "—".into()),
+                free_now(l),
+                free_after_failure(l),
             ]
         })
         .collect()
+}
+
+/// Free on the fullest server, or by how much the stores fall short ("60.5 TiB short": a negative
+/// percentage of free space said nothing; the reason says how many times too small), or `—` when an asset
+/// cannot be placed and no server's share is known.
+fn free_now(l: &PlannedLayout) -> String {
+    match (&l.capacity.shortfall, &l.not_placed) {
+        (Some(f), _) if l.capacity.headroom < 0.0 => format!("{} short", fmt_bytes(f.short_bytes as f64)),
+        (_, Some(_)) => "—".into(),
+        _ => pct(l.capacity.headroom),
+    }
+}
+
+/// Free on the fullest server after the worst tolerated failure; `—` when the stores are
+/// already short (a percentage of a store that never held the workload said nothing), and what is missing
+/// on that server when only the failure makes it short.
+fn free_after_failure(l: &PlannedLayout) -> String {
+    match &l.capacity.after_failure {
+        _ if l.capacity.headroom < 0.0 => "—".into(),
+        Some(a) if a.headroom < 0.0 => match &a.fullest_server {
+            Some(f) => format!(
+                "{} short {}",
+                f.name,
+                fmt_bytes(f.needed_bytes.saturating_sub(f.usable_bytes) as f64)
+            ),
+            None => pct(a.headroom),
+        },
+        Some(a) => pct(a.headroom),
+        None => "—".into(),
+    }
 }
 
 /// The legend under the summary tables (one paragraph; `report::wrap` fits it to the width).
@@ -104,8 +132,9 @@ writes survive r/a/s/d: racks/arrays/servers/disks that may fail at once with ev
 writes; API survives: the same for the JetStream API (the meta group). down min/yr: expected minutes per \
 year the worst asset cannot take writes (failures, repairs, planned maintenance). perf ×: predicted \
 capacity ÷ required rate of the busiest asset. needed, usable: store for all replicas (with growth and RAFT \
-logs) and the JetStream stores; free now: left on the fullest server; free after failure: the same after \
-the worst tolerated failure and peer-remove.";
+logs) and the JetStream stores; free now: left on the fullest server, or what is missing (short); free after failure: the \
+same after the worst tolerated failure and peer-remove (— when short now). A layout that cannot create \
+an asset (more replicas than eligible servers or racks): writes survive none, free —.";
 
 /// Why each rejected layout is rejected (its first reason), ranks with the same reason together:
 /// `#1, #2: no suitable peers …`.
@@ -127,7 +156,12 @@ pub fn rejections(layouts: &[&PlannedLayout]) -> Vec<String> {
 }
 
 /// Racks/arrays/servers/disks that may fail at once with every stream still writable, e.g. `1/1/1/2`.
+/// `none` when the layout cannot create an asset: it takes no writes with nothing failed (the rejection
+/// line says which asset and why).
 pub fn tolerates(l: &PlannedLayout) -> String {
+    if l.not_placed.is_some() {
+        return "none".into();
+    }
     format!(
         "{}/{}/{}/{}",
         l.tolerates.racks, l.tolerates.arrays, l.tolerates.servers, l.tolerates.disks
@@ -240,11 +274,33 @@ pub fn capacity(c: &Capacity) -> Vec<String> {
         "Capacity: {} usable, {} needed (all replicas, growth, RAFT logs); fullest server {}.",
         fmt_bytes(c.usable_bytes as f64),
         fmt_bytes(c.needed_bytes as f64),
-        c.fullest_server
-            .as_ref()
-            .map(|f| format!("{} ({} free)", fullest(f), pct(c.headroom)))
-            .unwrap_or_else(|| "—".into()),
+        match (&c.fullest_server, c.shortfall.as_ref().filter(|_| c.headroom < 0.0)) {
+            (Some(f), Some(s)) => format!(
+                "{} (short by {}, {} too small)",
+                fullest(f),
+                fmt_bytes(s.short_bytes as f64),
+                crate::plan::times(s.times_too_small)
+            ),
+            (Some(f), None) => format!("{} ({} free)", fullest(f), pct(c.headroom)),
+            (None, Some(s)) => format!(
+                "— (no placement to judge); short by {} ({} too small)",
+                fmt_bytes(s.short_bytes as f64),
+                crate::plan::times(s.times_too_small)
+            ),
+            (None, None) => "—".into(),
+        },
     )];
+    if let Some(s) = c
+        .shortfall
+        .as_ref()
+        .filter(|s| c.headroom < 0.0 && !s.largest_asset.is_empty())
+    {
+        out.push(format!(
+            "Largest need: {}, {:.0} % of what is needed there.",
+            s.largest_asset,
+            s.largest_share * 100.0
+        ));
+    }
     if let Some(a) = &c.after_failure {
         out.push(format!(
             "After {} and peer-remove: fullest server {}.",

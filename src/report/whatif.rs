@@ -11,6 +11,11 @@ fn stall(s: &survival::StreamLine) -> String {
     match s.stall_s {
         Some(0.0) => "0".into(),
         Some(x) => format!("≤{x:.0} s"),
+        None if s.not_placed.is_some() => format!(
+            "never: not created ({} of {} replicas have no eligible server)",
+            s.not_placed.unwrap_or(0),
+            s.replicas
+        ),
         None if s.loss == Some("total") => "never: no replica with the data survives".into(),
         None if s.loss.is_some() => "until peers are removed; the tail may be lost".into(),
         None if s.stall_until.is_empty() => "until restored".into(),

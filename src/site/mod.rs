@@ -6,6 +6,7 @@ pub mod limits;
 mod model;
 pub mod names;
 mod parse;
+pub mod streams;
 pub mod yaml;
 
 pub use de::{from_yaml, Doc};

@@ -202,6 +202,33 @@ pub struct Workload {
     /// The StreamConfig a stream was defined by (`workload.streams[].config: FILE`, the JSON of `nats stream
     /// add --config`), by stream name, as given; `emit` writes it back with the layout's placement.
     pub stream_configs: std::collections::BTreeMap<String, serde_json::Value>,
+    /// Where the site file wrote each asset, for messages that name two of them (`site::streams`); empty
+    /// for assets that came from elsewhere (imports are appended after the site's).
+    #[serde(skip)]
+    pub places: Places,
+}
+
+/// Places in the site file, by index in the workload's lists.
+#[derive(Debug, Clone, Default)]
+pub struct Places {
+    /// Each stream's, bucket's and object store's entry (its `name:`, or its `config:`).
+    pub streams: Vec<crate::site::yaml::Pos>,
+    pub kv: Vec<crate::site::yaml::Pos>,
+    pub object_stores: Vec<crate::site::yaml::Pos>,
+    /// Each stream's `subjects:` as given: the place and field path of each (none when not given).
+    pub subjects: Vec<Vec<(crate::site::yaml::Pos, String)>>,
+}
+
+impl Places {
+    /// The place of an asset the site file wrote (None for one appended since, e.g. imported).
+    pub fn of(&self, a: crate::site::streams::AssetRef) -> Option<crate::site::yaml::Pos> {
+        use crate::site::streams::AssetRef;
+        match a {
+            AssetRef::Stream(i) => self.streams.get(i).copied(),
+            AssetRef::Kv(i) => self.kv.get(i).copied(),
+            AssetRef::ObjectStore(i) => self.object_stores.get(i).copied(),
+        }
+    }
 }
 
 /// A stream's or bucket's publish mode as the site gives it (perf::leader prices it).

@@ -76,6 +76,11 @@ pub struct AssetOutcome {
     pub replicas_down: u32,
     pub replicas_destroyed: u32,
     pub replicas_cache_lost: u32,
+    /// Replicas no eligible server (rack, under `unique_tag`) can hold: nats-server cannot create the
+    /// asset on this layout, so it is `unavailable` whatever fails (and whatever does not). Absent when
+    /// every replica has a place.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_placed: Option<u32>,
 }
 
 /// The effect of failed domains on one JetStream server.
@@ -529,6 +534,27 @@ impl<'a> Model<'a> {
         failed: &[Domain],
     ) -> AssetOutcome {
         let q = quorum(r);
+        // An asset with fewer eligible servers than replicas is never created (no suitable peers): it
+        // takes no writes, and holds no data to lose. It used to be judged on the servers it has, so a
+        // failure of all of them read `degraded`.
+        let placeable = self.worst_count(cands, r, unique_rack, |_| true);
+        if placeable < r {
+            return AssetOutcome {
+                name: name.to_string(),
+                kind,
+                status: Status::Unavailable,
+                stall_s: None,
+                stall_until: Vec::new(),
+                acked_loss_risk: false,
+                acked_loss_cause: None,
+                loss: None,
+                replicas: r,
+                replicas_down: r,
+                replicas_destroyed: 0,
+                replicas_cache_lost: 0,
+                not_placed: Some(r - placeable),
+            };
+        }
         let down = self.worst_count(cands, r, unique_rack, |s| eff[s].down);
         let destroyed = self.worst_count(cands, r, unique_rack, |s| eff[s].destroyed);
         let cache = self.worst_count(cands, r, unique_rack, |s| eff[s].cache_lost);
@@ -581,6 +607,7 @@ impl<'a> Model<'a> {
             replicas_down: down,
             replicas_destroyed: destroyed,
             replicas_cache_lost: cache,
+            not_placed: None,
         }
     }
 
@@ -624,6 +651,19 @@ impl<'a> Model<'a> {
     fn actions(&self, sc: &Scenario, eff: &[ServerEffect]) -> Vec<String> {
         let site = self.site;
         let mut out = Vec::new();
+        let unplaced: Vec<&str> = sc
+            .assets
+            .iter()
+            .filter(|a| a.not_placed.is_some() && a.kind != "consumer")
+            .map(|a| a.name.as_str())
+            .collect();
+        if !unplaced.is_empty() {
+            out.push(format!(
+                "{} cannot be created on this layout (more replicas than eligible servers): unavailable whatever \
+                 fails; choose a layout that places every asset (natsplan design)",
+                lead_list(&unplaced)
+            ));
+        }
         for d in &sc.failed {
             let what = match d.kind {
                 DomainKind::Disk => continue,

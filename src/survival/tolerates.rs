@@ -194,6 +194,21 @@ pub fn min_breaking_cost_of(model: &Model, kind: DomainKind, judge: Judge) -> Op
     let layout = model.layout;
     let mut best: Option<u32> = None;
     let mut consider = |cands: &[ServerIdx], r: u32, unique_rack: bool| {
+        // Fewer eligible servers (racks, under unique_tag) than replicas: nats-server cannot create the
+        // asset at all, so it takes no writes even with nothing failed (it used to count as surviving
+        // every failure: "writes survive 4/1/2/6" on a layout that could place no stream).
+        let placeable = if unique_rack {
+            let mut racks: Vec<usize> = cands.iter().map(|&s| site.servers[s].rack).collect();
+            racks.sort_unstable();
+            racks.dedup();
+            racks.len()
+        } else {
+            cands.len()
+        };
+        if placeable < r as usize {
+            best = Some(0);
+            return;
+        }
         let t = (r - quorum(r) + 1) as usize;
         let cover: Vec<Vec<usize>> = units
             .iter()
@@ -245,7 +260,7 @@ fn tolerates_by(site: &Site, layout: &Layout, judge: Judge) -> Tolerance {
     let k = |kind| {
         let total = Domain::universe(kind, site, layout).len() as u32;
         match min_breaking_cost_of(&model, kind, judge) {
-            Some(c) => (c - 1).min(total),
+            Some(c) => c.saturating_sub(1).min(total),
             None => total,
         }
     };

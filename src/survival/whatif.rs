@@ -31,6 +31,13 @@ pub struct StreamLine {
     /// For `data_lost`: `total` (no replica with the data survives) or `tail` (a survivor may lag).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub loss: Option<&'static str>,
+    /// Replicas no eligible server can hold: the asset cannot be created on this layout, `unavailable`
+    /// in every scenario (`AssetOutcome::not_placed`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_placed: Option<u32>,
+    /// The asset's replica count (read with `not_placed`; not in the JSON).
+    #[serde(skip)]
+    pub replicas: u32,
 }
 
 impl From<&AssetOutcome> for StreamLine {
@@ -45,6 +52,8 @@ impl From<&AssetOutcome> for StreamLine {
             acked_loss_cause: a.acked_loss_cause,
             acked_loss_likelihood: AckedLoss::of(a),
             loss: a.loss,
+            not_placed: a.not_placed,
+            replicas: a.replicas,
         }
     }
 }
@@ -175,6 +184,10 @@ fn placement_note(model: &Model) -> String {
             "unique_tag \"{prefix}\": replicas on distinct racks; which racks is NATS's choice, so statuses assume \
              the worst eligible placement"
         ),
+        PlacementRule::Pinned { sets } if sets.is_empty() => {
+            "no replica set fits: every asset has more replicas than the layout has servers, so none can be created"
+                .into()
+        }
         PlacementRule::Pinned { .. } => "streams pinned to replica sets by placement tags".into(),
         PlacementRule::Free => "no placement constraint: NATS may put replicas anywhere, so statuses assume the worst \
                                 eligible placement"

@@ -20,6 +20,7 @@ mod import_omb;
 mod inputs_hostile;
 mod interchange_cli;
 mod lab_cli;
+mod new_user_cli;
 mod perf_design_site;
 mod plan_inputs;
 mod predict_cli;

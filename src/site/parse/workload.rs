@@ -17,8 +17,6 @@ impl Validator<'_> {
         };
         // Streams, KV buckets and object stores are all streams inside nats-server: one namespace.
         let mut names: HashMap<String, Seen> = HashMap::new();
-        // Every stream's subjects so far, with its name and place: nats-server refuses overlapping ones.
-        let mut subject_owners: Vec<(String, String, String)> = Vec::new();
         for (i, n) in self
             .list(
                 w.get("streams"),
@@ -28,7 +26,7 @@ impl Validator<'_> {
             .iter()
             .enumerate()
         {
-            self.stream(n, i, &mut names, &mut subject_owners, &mut out);
+            self.stream(n, i, &mut names, &mut out);
         }
         for (i, n) in self
             .list(
@@ -66,6 +64,7 @@ impl Validator<'_> {
                 });
             }
         }
+        self.namespace(&out);
         let assets = out.streams.len() as u64
             + out.kv.len() as u64
             + out.object_stores.len() as u64
@@ -84,14 +83,7 @@ impl Validator<'_> {
     }
 
     /// `workload.streams[i]`.
-    fn stream(
-        &mut self,
-        n: &Node,
-        i: usize,
-        names: &mut HashMap<String, Seen>,
-        subject_owners: &mut Vec<(String, String, String)>,
-        out: &mut Workload,
-    ) {
+    fn stream(&mut self, n: &Node, i: usize, names: &mut HashMap<String, Seen>, out: &mut Workload) {
         let p = format!("workload.streams[{i}]");
         let Some(o) = self.obj(n, &p, "a stream", STREAM_KEYS) else {
             return;
@@ -162,24 +154,12 @@ impl Validator<'_> {
             self.file_limits(&o, f, at, limits, msg_size_bytes, subject_bytes);
             out.stream_configs.insert(name.clone(), f.def.config.clone());
         }
-        for (subj, pos, at) in &subjects {
-            if let Some((other, theirs_at, theirs)) = subject_owners
-                .iter()
-                .find(|(_, _, theirs)| crate::units::subjects_overlap(subj, theirs))
-            {
-                self.err(
-                    Some(*pos),
-                    at.clone(),
-                    format!(
-                        "subject '{subj}' overlaps '{theirs}' of stream {other} ({theirs_at}); nats-server \
-                         refuses streams whose subjects overlap"
-                    ),
-                    "give each stream its own subjects (e.g. orders.> and payments.>)",
-                );
-            } else {
-                subject_owners.push((name.clone(), at.clone(), subj.clone()));
-            }
-        }
+        // Overlaps with other streams' subjects are `namespace`'s, once every asset is read.
+        let entry = o.get("name").or(cfg_node).map_or(o.pos, |n| n.pos);
+        out.places.streams.push(entry);
+        out.places
+            .subjects
+            .push(subjects.iter().map(|(_, pos, at)| (*pos, at.clone())).collect());
         let subjects: Vec<String> = subjects.into_iter().map(|(s, _, _)| s).collect();
         if let Some(ps) = self.publish_spec(&o) {
             out.publish.insert(name.clone(), ps);
@@ -195,6 +175,43 @@ impl Validator<'_> {
             max_bytes,
             subjects,
         });
+    }
+
+    /// nats-server's rules across the workload's streams (`site::streams`): one namespace of stream names
+    /// (KV buckets are `KV_<name>`, object stores `OBJ_<name>`) and no two streams' subjects overlapping,
+    /// the defaults `emit` writes included. Each clash is reported at the later asset (at its subject when
+    /// the user gave it), naming the first with its place.
+    fn namespace(&mut self, w: &Workload) {
+        use crate::site::streams::{clashes, AssetRef, Clash};
+        for c in clashes(w) {
+            let (then, first) = c.assets();
+            let line = w
+                .places
+                .of(first)
+                .map(|p| format!(", line {}", p.line))
+                .unwrap_or_default();
+            let (what, fix) = c.message(w, &format!("{}{line}", first.path()));
+            let given = match (&c, then) {
+                (
+                    Clash::Overlap {
+                        then_subject,
+                        then_default: false,
+                        ..
+                    },
+                    AssetRef::Stream(i),
+                ) => w.streams[i]
+                    .subjects
+                    .iter()
+                    .position(|s| s == then_subject)
+                    .and_then(|j| w.places.subjects.get(i)?.get(j).cloned()),
+                _ => None,
+            };
+            let (pos, path) = match given {
+                Some((pos, at)) => (Some(pos), at),
+                None => (w.places.of(then), then.path()),
+            };
+            self.err(pos, path, what, fix);
+        }
     }
 
     /// `publishers`, `publish: sync|async` and `window` of a stream or bucket (issue 14); None when none given.
@@ -286,6 +303,7 @@ impl Validator<'_> {
         if let Some(ps) = self.publish_spec(&o) {
             out.publish.insert(name.clone(), ps);
         }
+        out.places.kv.push(o.get("name").map_or(o.pos, |n| n.pos));
         out.kv.push(KvSpec {
             name,
             puts_per_s: puts_per_s.unwrap_or(0.0),
@@ -336,6 +354,7 @@ impl Validator<'_> {
             );
         }
         let replicas = o.get("replicas").and_then(|n| self.replicas(n, &o.p("replicas")));
+        out.places.object_stores.push(o.get("name").map_or(o.pos, |n| n.pos));
         out.object_stores.push(ObjectStoreSpec {
             name,
             puts_per_s: puts_per_s.unwrap_or(0.0),
