@@ -117,6 +117,9 @@ fn spec_from_args(g: &Global, u: &UpArgs, dir: &Path) -> Result<(LabSpec, Stream
             // Per asset again when the plan keeps that layout per class (plan::classes: over 1,000 assets).
             inputs.expand(&mut plan, u.layout.as_deref())?;
             let pl = inputs.layout(&plan, u.layout.as_deref())?;
+            crate::site::limits::LAB_SERVERS
+                .check_usize(pl.servers.len())
+                .map_err(|e| bad_input(anyhow!("--layout {} has {} servers: {e}", pl.id, pl.servers.len())))?;
             let sync = sync_flag(plan.input.nats.sync)?;
             let mut defs = Vec::new();
             if u.streams {
@@ -132,11 +135,9 @@ fn spec_from_args(g: &Global, u: &UpArgs, dir: &Path) -> Result<(LabSpec, Stream
             Ok((lab::spec::for_layout(&plan, pl, sync, dir.to_path_buf()), defs))
         }
         (false, Some(n)) => {
-            if n == 0 || n > 15 {
-                return Err(bad_input(anyhow!(
-                    "--nodes {n} is out of range; a lab runs 1 to 15 servers"
-                )));
-            }
+            crate::site::limits::LAB_SERVERS
+                .check_usize(n)
+                .map_err(|e| bad_input(anyhow!("--nodes {n}: {e}")))?;
             let sync = sync_flag(SyncMode::Interval(120))?;
             let mut spec = LabSpec::plain(n, dir);
             for (i, node) in spec.nodes.iter_mut().enumerate() {

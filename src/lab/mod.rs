@@ -93,6 +93,9 @@ impl LabSpec {
         if self.nodes.is_empty() {
             bail!("a lab needs at least one server");
         }
+        crate::site::limits::LAB_SERVERS
+            .check_usize(self.nodes.len())
+            .map_err(|e| anyhow!("a lab of {} servers: {e}", self.nodes.len()))?;
         let mut names: Vec<&str> = self.nodes.iter().map(|n| n.name.as_str()).collect();
         names.sort_unstable();
         for w in names.windows(2) {

@@ -3,7 +3,7 @@
 use super::keys::*;
 use super::read::*;
 use super::stream_file::Limits;
-use crate::site::limits::{MAX_ASSETS, MAX_ASSET_NAME_BYTES, MAX_CONSUMERS_PER_STREAM};
+use crate::site::limits::{BATCH, MAX_ASSETS, MAX_ASSET_NAME_BYTES, MAX_CONSUMERS_PER_STREAM, PUBLISHERS};
 use crate::site::model::*;
 use crate::site::yaml::{clip, Node};
 use std::collections::HashMap;
@@ -185,11 +185,11 @@ impl Validator<'_> {
     fn publish_spec(&mut self, o: &Obj) -> Option<PublishSpec> {
         let publishers = o
             .get("publishers")
-            .and_then(|n| self.whole(n, &o.p("publishers"), "publishers", 1, 1_000_000, "12"))
+            .and_then(|n| self.whole(n, &o.p("publishers"), "publishers", 1, PUBLISHERS.max as i64, "12"))
             .map(|v| v as u32);
         let window = o
             .get("window")
-            .and_then(|n| self.whole(n, &o.p("window"), "publishes in flight", 1, 1_000_000, "256"))
+            .and_then(|n| self.whole(n, &o.p("window"), "publishes in flight", 1, BATCH.max as i64, "256"))
             .map(|v| v as u32);
         let sync = o.get("publish").and_then(|n| {
             let t = self.text(n, &o.p("publish"), "async")?;
