@@ -246,6 +246,16 @@ pub const FAULT_LAB_SERVERS: Bound = Bound {
           2 cores carry",
 };
 
+/// Subjects of one stream (a site's `subjects:`, a saved plan's imported stream): the overlap check within
+/// a stream is pairwise, so this bounds its work.
+pub const SUBJECTS_PER_STREAM: Bound = Bound {
+    what: "subjects",
+    min: 0.0,
+    max: 256.0,
+    why: "the subjects of one stream are checked pairwise for overlaps (a 16 MiB file of streams at the bound \
+          checks in about a second); more is better written with wildcards",
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,40 +4,7 @@
 //! URL given has nothing behind it, so a value that got past the check would end in exit 3 (cannot
 //! connect), an abort (out of memory) or a run, never in this exit 2.
 
-use crate::common::dead_url;
-use assert_cmd::Command;
-use std::time::Duration;
-
-/// Run natsplan with a 2 GiB address-space limit (an allocation of gigabytes aborts instead of swapping
-/// the machine) and no nats-server to find (a lab or fault run that got past its bounds fails at once).
-fn run(args: &[&str]) -> (i32, String) {
-    let mut std_cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("natsplan"));
-    std_cmd
-        .env_remove("NATS_URL")
-        .env("NATS_SERVER_BIN", "/nonexistent/nats-server")
-        .args(args);
-    // SAFETY: only setrlimit(2), in the child between fork and exec.
-    unsafe {
-        use std::os::unix::process::CommandExt;
-        std_cmd.pre_exec(|| {
-            let two_gib = 2u64 << 30;
-            let lim = libc::rlimit {
-                rlim_cur: two_gib,
-                rlim_max: two_gib,
-            };
-            libc::setrlimit(libc::RLIMIT_AS, &lim);
-            Ok(())
-        });
-    }
-    let out = Command::from_std(std_cmd)
-        .timeout(Duration::from_secs(30))
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use crate::common::{dead_url, run_limited as run};
 
 #[test]
 fn every_bench_count_and_size_is_refused_at_its_bound_before_connecting() {

@@ -3,9 +3,9 @@
 use super::keys::*;
 use super::read::*;
 use super::stream_file::Limits;
-use crate::site::limits::{BATCH, MAX_ASSETS, MAX_ASSET_NAME_BYTES, MAX_CONSUMERS_PER_STREAM, PUBLISHERS};
+use crate::site::limits::{BATCH, MAX_ASSETS, MAX_CONSUMERS_PER_STREAM, PUBLISHERS, SUBJECTS_PER_STREAM};
 use crate::site::model::*;
-use crate::site::yaml::{clip, Node};
+use crate::site::yaml::{Node, Val};
 use std::collections::HashMap;
 
 impl Validator<'_> {
@@ -65,10 +65,7 @@ impl Validator<'_> {
                 });
             }
         }
-        let assets = out.streams.len() as u64
-            + out.kv.len() as u64
-            + out.object_stores.len() as u64
-            + out.streams.iter().map(|s| s.consumers as u64).sum::<u64>();
+        let assets = super::stream_spec::workload_assets(&out);
         if assets > MAX_ASSETS {
             self.err(
                 w.key_pos("streams").or(Some(w.pos)),
@@ -133,10 +130,24 @@ impl Validator<'_> {
                 )
             })
             .map(|x| x as u32);
-        let mut subjects = o
-            .get("subjects")
-            .map(|n| self.subjects(n, &o.p("subjects")))
-            .unwrap_or_default();
+        // Bounded before the pairwise overlap check inside `subjects` runs.
+        let listed = match o.get("subjects").map(|n| &n.val) {
+            Some(Val::Seq(items)) => items.len(),
+            _ => 0,
+        };
+        let mut subjects = match (o.get("subjects"), SUBJECTS_PER_STREAM.check_usize(listed)) {
+            (Some(n), Err(e)) => {
+                self.err(
+                    Some(n.pos),
+                    o.p("subjects"),
+                    format!("{listed} subjects: {e}"),
+                    "capture them with wildcards (orders.>)",
+                );
+                Vec::new()
+            }
+            (Some(n), Ok(_)) => self.subjects(n, &o.p("subjects")),
+            (None, _) => Vec::new(),
+        };
         if let (Some(f), Some(at)) = (&file, cfg_node) {
             let limits = Limits {
                 replicas: &mut replicas,
@@ -339,38 +350,9 @@ impl Validator<'_> {
         let Some(name) = self.text(n, &o.p("name"), example) else {
             return String::new();
         };
-        // nats-server rejects these in stream names (subjects and file paths are built from them):
-        // `isValidAssetName` (server/jetstream.go) refuses whitespace and `.*>\/`, and `JSMaxNameLen`
-        // (server/jetstream_api.go) names over 255 bytes. Control characters pass nats-server but not
-        // the file names emit writes.
-        if name.len() > MAX_ASSET_NAME_BYTES {
-            self.err(
-                Some(n.pos),
-                o.p("name"),
-                format!(
-                    "name is {} bytes long; at most {MAX_ASSET_NAME_BYTES} (nats-server's limit is 255 bytes and the \
-                     emitted <name>.json must fit a file name)",
-                    name.len()
-                ),
-                format!("shorten it, e.g. {example}"),
-            );
-        } else if name.chars().any(char::is_control) {
-            self.err(
-                Some(n.pos),
-                o.p("name"),
-                format!(
-                    "'{}' holds a control character (such as NUL)",
-                    clip(&name.escape_debug().to_string())
-                ),
-                format!("use letters, digits, '-' and '_', e.g. {example}"),
-            );
-        } else if name.is_empty() || name.chars().any(|c| c.is_whitespace() || ".*>/\\".contains(c)) {
-            self.err(
-                Some(n.pos),
-                o.p("name"),
-                format!("'{}' is not a valid name for nats-server", clip(&name)),
-                format!("use letters, digits, '-' and '_' (no spaces, '.', '*', '>', '/' or '\\'), e.g. {example}"),
-            );
+        // The name rules live in one function, shared with streams that arrive built (stream_spec.rs).
+        if let Some((message, fix)) = super::stream_spec::asset_name_problem(&name, example) {
+            self.err(Some(n.pos), o.p("name"), message, fix);
         }
         match names.get(&name) {
             Some(first) => self.err(
