@@ -3,7 +3,7 @@
 
 use crate::cli::{Format, Global, PlanArgs};
 use crate::error::{bad_input, cannot_run, Failure, Outcome};
-use crate::lab::{self, InterruptGuard, Lab, LabSpec, LabState, NodeSpec, StartHooks, StartOptions};
+use crate::lab::{self, InterruptGuard, Lab, LabLock, LabSpec, LabState, NodeSpec, StartHooks, StartOptions};
 use crate::units::SyncMode;
 use anyhow::{anyhow, Context};
 use clap::{Args, Subcommand};
@@ -164,10 +164,13 @@ fn up(g: &Global, u: UpArgs) -> Result<Outcome, Failure> {
     std::fs::create_dir_all(&u.dir)
         .with_context(|| format!("--dir: cannot create {}", u.dir.display()))
         .map_err(cannot_run)?;
+    // One natsplan at a time in a lab folder: held until this one returns.
+    let _lock = LabLock::take(&u.dir).map_err(cannot_run)?;
     // A lab left behind (natsplan or the machine crashed, or `lab down` was never run): clean it first.
+    // The record is held to this folder (`LabState::load`); one that is not is refused, untouched.
     if let Some(old) = LabState::load(&u.dir).map_err(bad_input)? {
         created_dir |= old.created_dir;
-        let stopped = old.teardown(Duration::from_secs(5)).map_err(cannot_run)?;
+        let stopped = old.teardown(Duration::from_secs(5), false).map_err(cannot_run)?;
         if !stopped.is_empty() {
             eprintln!(
                 "natsplan: stopped {} server(s) of the earlier lab in {}: {}",
@@ -176,7 +179,6 @@ fn up(g: &Global, u: UpArgs) -> Result<Outcome, Failure> {
                 stopped.join(", ")
             );
         }
-        std::fs::create_dir_all(&u.dir).map_err(cannot_run)?;
     }
     if u.power_loss_fs {
         crate::powerfs::probe().map_err(|e| cannot_run(anyhow!("--power-loss-fs: {e}")))?;
@@ -207,7 +209,7 @@ fn up(g: &Global, u: UpArgs) -> Result<Outcome, Failure> {
         Err(e) => {
             // Whatever started was killed when the failed Lab dropped; remove the files too.
             if let Ok(Some(st)) = LabState::load(&u.dir) {
-                let _ = st.teardown(Duration::from_secs(2));
+                let _ = st.teardown(Duration::from_secs(2), true);
             }
             return Err(cannot_run(e));
         }
@@ -293,6 +295,10 @@ fn status(g: &Global, d: DirArgs) -> Result<Outcome, Failure> {
 
 fn down(g: &Global, d: DirArgs) -> Result<Outcome, Failure> {
     let fmt = super::format(g);
+    let _lock = match d.dir.is_dir() {
+        true => Some(LabLock::take(&d.dir).map_err(cannot_run)?),
+        false => None,
+    };
     let Some(st) = LabState::load(&d.dir).map_err(bad_input)? else {
         let msg = format!("no lab in {} (no lab.json); nothing to stop\n", d.dir.display());
         let bytes = match fmt {
@@ -302,7 +308,7 @@ fn down(g: &Global, d: DirArgs) -> Result<Outcome, Failure> {
         super::emit_stdout(&bytes)?;
         return Ok(Outcome::Ok);
     };
-    let stopped = st.teardown(Duration::from_secs(5)).map_err(cannot_run)?;
+    let stopped = st.teardown(Duration::from_secs(5), true).map_err(cannot_run)?;
     let bytes = match fmt {
         Format::Json => json_bytes(&serde_json::json!({"dir": st.dir, "stopped": stopped, "removed": true})),
         _ => format!(
