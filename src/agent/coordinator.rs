@@ -370,7 +370,13 @@ impl Coordinator {
             let local = start_at + (info.clock.offset_ms * 1e6) as i128;
             let _ = self
                 .client
-                .publish(p::agent_subject(id, "start"), p::encode(&Start { start_at_ns: local }))
+                .publish(
+                    p::agent_subject(id, "start"),
+                    p::encode(&Start {
+                        start_at_ns: local,
+                        row: row.clone(),
+                    }),
+                )
                 .await;
         }
         let _ = self.client.flush().await;
