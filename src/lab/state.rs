@@ -247,18 +247,22 @@ fn proc_pids() -> Vec<u32> {
 
 /// True when `pid` is a live (not zombie) nats-server of a lab: its executable is `nats_server` (both
 /// resolved) and its arguments are exactly `-c CONF`, what `lab up` starts. Pid 0 (not started yet) is
-/// none. Another user's process cannot be read and is never matched.
+/// none. Another user's process cannot be read and is never matched. A server whose binary was replaced
+/// or removed since it started (`scripts/install-nats-server` again) still matches: the kernel names its
+/// executable `PATH (deleted)`, and PATH is the recorded one.
 pub fn is_lab_process(pid: u32, conf: &Path, nats_server: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
     if pid == 0 {
         return false;
     }
-    let (Ok(exe), Ok(binary)) = (
-        std::fs::read_link(format!("/proc/{pid}/exe")),
-        nats_server.canonicalize(),
-    ) else {
+    let Ok(exe) = std::fs::read_link(format!("/proc/{pid}/exe")) else {
         return false;
     };
-    if exe != binary {
+    let exe = exe.as_os_str().as_bytes();
+    let exe = exe.strip_suffix(b" (deleted)").unwrap_or(exe);
+    // The record holds the resolved path (`lab up`); resolving again covers an older record.
+    let binary = nats_server.canonicalize().unwrap_or_else(|_| nats_server.to_path_buf());
+    if exe != binary.as_os_str().as_bytes() {
         return false;
     }
     let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
@@ -432,5 +436,32 @@ mod tests {
         assert!(!is_lab_process(exact.id(), Path::new(script), &sleep_bin));
         let _ = exact.kill();
         let _ = exact.wait();
+    }
+
+    /// A lab server whose binary was replaced or removed while it ran (the kernel then names its executable
+    /// `PATH (deleted)`) is still the lab's: before, `lab down` left it running and deleted its folder.
+    #[test]
+    fn a_server_whose_binary_was_replaced_is_still_the_labs() {
+        let tmp = tempfile::tempdir().unwrap();
+        let bin = tmp.path().canonicalize().unwrap().join("nats-server");
+        std::fs::copy("/bin/sh", &bin).unwrap();
+        let script = "sleep 300; true";
+        let mut c = std::process::Command::new(&bin).args(["-c", script]).spawn().unwrap();
+        for _ in 0..500 {
+            let exe = std::fs::read_link(format!("/proc/{}/exe", c.id()));
+            let args = std::fs::read(format!("/proc/{}/cmdline", c.id())).unwrap_or_default();
+            if exe.is_ok_and(|e| e == bin) && !args.is_empty() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(is_lab_process(c.id(), Path::new(script), &bin));
+        std::fs::remove_file(&bin).unwrap();
+        assert!(is_lab_process(c.id(), Path::new(script), &bin), "removed binary");
+        std::fs::copy("/bin/sh", &bin).unwrap();
+        assert!(is_lab_process(c.id(), Path::new(script), &bin), "replaced binary");
+        assert!(!is_lab_process(c.id(), Path::new(script), Path::new("/bin/sh")));
+        let _ = c.kill();
+        let _ = c.wait();
     }
 }
