@@ -43,6 +43,12 @@ impl LabState {
     /// Read `DIR/lab.json` (`Ok(None)` when there is none) and hold it to `DIR`: see `validate`. The
     /// record comes back with `dir` the canonical `DIR`. An error is bad input: nothing was touched.
     pub fn load(dir: &Path) -> Result<Option<LabState>> {
+        // `verify --lab lab.json` gives the empty parent: the current folder.
+        let dir = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        };
         let root = match dir.canonicalize() {
             Ok(r) => r,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
