@@ -214,14 +214,18 @@ pub fn check_subject(s: &str) -> Result<(), String> {
 
 /// Whether two subject filters can match a common subject (nats-server refuses streams that overlap).
 pub fn subjects_overlap(a: &str, b: &str) -> bool {
-    let (a, b): (Vec<&str>, Vec<&str>) = (a.split('.').collect(), b.split('.').collect());
-    let mut i = 0;
+    tokens_overlap(a.split('.'), b.split('.'))
+}
+
+/// `subjects_overlap` on subjects already split into tokens, token by token and without allocating:
+/// pairwise checks over many subjects split each once and call this.
+pub fn tokens_overlap<'a>(mut a: impl Iterator<Item = &'a str>, mut b: impl Iterator<Item = &'a str>) -> bool {
     loop {
-        match (a.get(i), b.get(i)) {
-            (Some(&">"), Some(_)) | (Some(_), Some(&">")) => return true,
+        match (a.next(), b.next()) {
+            (Some(">"), Some(_)) | (Some(_), Some(">")) => return true,
             (None, None) => return true,
             (None, _) | (_, None) => return false,
-            (Some(x), Some(y)) if x == y || *x == "*" || *y == "*" => i += 1,
+            (Some(x), Some(y)) if x == y || x == "*" || y == "*" => {}
             _ => return false,
         }
     }

@@ -164,9 +164,18 @@ impl Coordinator {
     /// Connect, discover `opts.count` idle agents and measure their clocks. Fewer agents than asked for
     /// is an error naming how many answered.
     pub async fn connect(conn: &ConnSpec, opts: AgentsOptions) -> Result<Coordinator, BenchError> {
-        if opts.count == 0 {
-            return Err(BenchError::BadInput(anyhow!("--agents 0: give at least 1 agent")));
-        }
+        let limits = crate::site::limits::AGENTS;
+        limits
+            .check_usize(opts.count)
+            .map_err(|e| BenchError::BadInput(anyhow!("--agents {}: {e}", opts.count)))?;
+        crate::site::limits::BENCH_WAIT_S
+            .check_duration(opts.discover_timeout)
+            .map_err(|e| {
+                BenchError::BadInput(anyhow!(
+                    "--agents-timeout {}: {e}",
+                    humantime::format_duration(opts.discover_timeout)
+                ))
+            })?;
         let client = conn
             .connect_control("natsplan-coordinator", &format!("{}._inbox", p::PREFIX), false)
             .await
@@ -220,6 +229,7 @@ impl Coordinator {
     /// token ends it with an error (after aborting the agents' shares and removing the row's assets).
     pub async fn run(&mut self, spec: &BenchSpec) -> Result<Distributed, BenchError> {
         bench::check(spec)?;
+        bench::check_payload(&self.conn, spec).await?;
         if !self.gone.is_empty() {
             return Err(agent_unavailable(format!(
                 "agent(s) {} went away in an earlier row; the row cannot be spread over {} agents as asked",
@@ -360,7 +370,13 @@ impl Coordinator {
             let local = start_at + (info.clock.offset_ms * 1e6) as i128;
             let _ = self
                 .client
-                .publish(p::agent_subject(id, "start"), p::encode(&Start { start_at_ns: local }))
+                .publish(
+                    p::agent_subject(id, "start"),
+                    p::encode(&Start {
+                        start_at_ns: local,
+                        row: row.clone(),
+                    }),
+                )
                 .await;
         }
         let _ = self.client.flush().await;

@@ -158,6 +158,120 @@ pub struct RunRequest {
     pub start_timeout_ms: u64,
 }
 
+impl RunRequest {
+    /// What an agent refuses, with the reason it answers: everything `natsplan bench` itself would refuse
+    /// for the whole row (the one table of bounds, via `bench::check`), and work outside the row's own
+    /// run. The row id must be a subject token (it names the row's streams, buckets and subjects), the
+    /// reports go only to the row's own subject prefix (`natsplan.agents.coord.<row>`), the share is of
+    /// that row and consistent with itself, and the work is on the row's own `natsplan-*` assets, never
+    /// an existing stream. Nothing is allocated from the request before its counts pass.
+    pub fn check(&self) -> Result<(), String> {
+        use crate::site::limits::{AGENTS, AGENT_HEARTBEAT_MS, AGENT_START_WAIT_MS};
+        if !is_token(&self.row) {
+            return Err(format!(
+                "row {:?}: a row id is letters, digits, '-' and '_' (up to 64), as coordinators make them",
+                clip(&self.row)
+            ));
+        }
+        if self.report_to != row_subject(&self.row) {
+            return Err(format!(
+                "report_to {:?}: an agent reports only to its row's own subjects, {}",
+                clip(&self.report_to),
+                row_subject(&self.row)
+            ));
+        }
+        let share = &self.share;
+        if share.run_id != self.row {
+            return Err(format!(
+                "share.run_id {:?}: the share is of another run than row {}",
+                clip(&share.run_id),
+                self.row
+            ));
+        }
+        AGENT_HEARTBEAT_MS
+            .check_u64(self.heartbeat_ms)
+            .map_err(|e| format!("heartbeat_ms {}: {e}", self.heartbeat_ms))?;
+        AGENT_START_WAIT_MS
+            .check_u64(self.start_timeout_ms)
+            .map_err(|e| format!("start_timeout_ms {}: {e}", self.start_timeout_ms))?;
+        AGENTS
+            .check_u64(share.origin.into())
+            .map_err(|e| format!("share.origin {}: an agent's number: {e}", share.origin))?;
+        match &self.work.workload {
+            Workload::JsExisting { target, .. }
+            | Workload::Consume {
+                target: Some(target), ..
+            } => {
+                return Err(format!(
+                    "work.workload: stream {:?} is not the row's own; agents work only on the streams, buckets and \
+                     object stores of the row (natsplan-*-{})",
+                    clip(&target.stream),
+                    self.row
+                ));
+            }
+            _ => {}
+        }
+        // The whole row as `natsplan bench` would run it: its totals, held to the CLI's own checks (and so
+        // to the one table of bounds) before anything below is sized from them.
+        let mut whole = self.work.to_spec();
+        whole.workload = super::split::with_counts(&self.work.workload, share.total_workers, share.total_subs);
+        whole.msgs = share.total_msgs;
+        crate::bench::check(&whole).map_err(|e| format!("{e:#}"))?;
+        let (local_workers, local_subs) = super::split::counts(&self.work.workload);
+        let flood = matches!(self.work.workload, Workload::Flood { .. });
+        if local_workers != share.workers.len()
+            || (!flood && local_subs != share.subs.len())
+            || share.workers.len() > share.total_workers
+            || share.subs.len() > share.total_subs.max(usize::from(flood))
+        {
+            return Err(format!(
+                "share: {} worker(s) and {} subscriber(s) of a run of {} and {}, for a workload of {} and {}",
+                share.workers.len(),
+                share.subs.len(),
+                share.total_workers,
+                share.total_subs,
+                local_workers,
+                local_subs
+            ));
+        }
+        let mut sum = 0u64;
+        for (i, w) in share.workers.iter().enumerate() {
+            let end = w.first.checked_add(w.msgs);
+            if w.index >= share.total_workers || end.is_none_or(|e| e > share.total_msgs) {
+                return Err(format!(
+                    "share.workers[{i}]: worker {} with messages {}..+{} is not within the run's {} workers and {} \
+                     messages",
+                    w.index, w.first, w.msgs, share.total_workers, share.total_msgs
+                ));
+            }
+            sum += w.msgs;
+        }
+        if let Some((i, s)) = share
+            .subs
+            .iter()
+            .enumerate()
+            .find(|(_, s)| **s >= share.total_subs.max(usize::from(flood)))
+        {
+            return Err(format!(
+                "share.subs[{i}]: subscriber {s} is not within the run's {}",
+                share.total_subs
+            ));
+        }
+        if sum > share.total_msgs || self.work.msgs != sum {
+            return Err(format!(
+                "work.msgs {}: the share's workers have {sum} of the run's {} messages",
+                self.work.msgs, share.total_msgs
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// A value from a request, shortened for a message.
+fn clip(s: &str) -> String {
+    crate::site::yaml::clip(s)
+}
+
 /// The agent's answer to a `RunRequest`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunAccepted {
@@ -175,9 +289,11 @@ pub struct Ready {
 }
 
 /// When to start, in the receiving agent's wall clock.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Start {
     pub start_at_ns: i128,
+    /// The row it starts: an agent starts only the row it took (a `Start` for another is ignored).
+    pub row: String,
 }
 
 /// Stop the row now (another agent failed, the coordinator is going away).
@@ -350,7 +466,10 @@ mod tests {
             id: "a".into(),
             row: "r".into(),
         });
-        roundtrip(Start { start_at_ns: 42 });
+        roundtrip(Start {
+            start_at_ns: 42,
+            row: "r".into(),
+        });
         roundtrip(Abort {
             row: "r".into(),
             reason: "x".into(),
@@ -374,6 +493,126 @@ mod tests {
             error: Some("boom".into()),
         });
         assert!(decode::<Hello>("hello", b"{\"nope\":1}").is_err());
+    }
+
+    /// A request as the coordinator makes it: agent 1 of 2 of a JetStream row of 4 publishers.
+    fn request() -> RunRequest {
+        let spec = BenchSpec {
+            workload: Workload::Js {
+                pubs: 4,
+                replicas: 3,
+                storage: Storage::File,
+                publish: PublishMode::Async,
+                window: 500,
+            },
+            msgs: 1000,
+            size: 128,
+            rate_per_s: None,
+            backlog_cutoff: Duration::from_secs(1),
+            timeout: Duration::from_secs(5),
+            monitor: vec![],
+            keep: false,
+            sub_sleep: None,
+            sub_buffer: None,
+            client: ClientChoice::Auto,
+            progress: false,
+            leader: crate::bench::LeaderPlacement::Any,
+        };
+        let a = &crate::agent::split::split(&spec.workload, spec.msgs, 2, 0)[0];
+        let local = crate::agent::split::local_workload(&spec.workload, a);
+        let row = "18c3f0a2b1c4d07".to_string();
+        RunRequest {
+            row: row.clone(),
+            report_to: row_subject(&row),
+            work: WorkSpec::from_spec(&spec, local, a.msgs(), None),
+            share: Share {
+                run_id: row,
+                origin: 1,
+                workers: a.workers.clone(),
+                subs: a.subs.clone(),
+                total_workers: 4,
+                total_subs: 0,
+                total_msgs: 1000,
+            },
+            heartbeat_ms: 250,
+            start_timeout_ms: 30_000,
+        }
+    }
+
+    /// Issue 40, item 4: hostile run requests, each of which a `natsplan agent` accepted unchecked (and
+    /// `work.size: 1e12` aborted it). Each is refused with what is wrong, in the CLI's words where the
+    /// CLI has a flag for it.
+    #[test]
+    fn an_agent_refuses_what_its_cli_would_refuse_and_work_outside_its_row() {
+        request().check().unwrap();
+        type Edit = fn(&mut RunRequest);
+        let cases: &[(Edit, &str)] = &[
+            (|r| r.work.size = 1_000_000_000_000, "--size 1000000000000"),
+            (|r| r.work.size = u64::MAX, "--size 18446744073709551615"),
+            (
+                |r| r.share.total_msgs = u64::MAX,
+                "--msgs 18446744073709551615: at most",
+            ),
+            (|r| r.work.msgs = u64::MAX, "work.msgs"),
+            (
+                |r| r.share.total_workers = 20_000,
+                "--clients 20000: at most 10000 clients",
+            ),
+            (|r| r.share.total_workers = usize::MAX, "--clients"),
+            (|r| r.heartbeat_ms = 0, "heartbeat_ms 0: at least 20"),
+            (|r| r.heartbeat_ms = u64::MAX, "heartbeat_ms"),
+            (|r| r.start_timeout_ms = u64::MAX, "start_timeout_ms"),
+            (
+                |r| {
+                    if let Workload::Js { replicas, .. } = &mut r.work.workload {
+                        *replicas = 0;
+                    }
+                },
+                "--replicas 0: at least 1 replicas",
+            ),
+            (
+                |r| {
+                    if let Workload::Js { window, .. } = &mut r.work.workload {
+                        *window = usize::MAX;
+                    }
+                },
+                "--batch",
+            ),
+            (|r| r.work.timeout_ms = u64::MAX, "--timeout"),
+            (|r| r.work.rate_per_s = Some(f64::INFINITY), "--rate"),
+            (|r| r.work.sub_buffer = Some(usize::MAX), "--sub-buffer"),
+            (|r| r.row = ">".into(), "row \">\""),
+            (|r| r.share.run_id = ">".into(), "share.run_id"),
+            (
+                |r| r.report_to = ">".into(),
+                "report_to \">\": an agent reports only to its row's own subjects",
+            ),
+            (|r| r.report_to = "orders.eu".into(), "report_to"),
+            (
+                |r| {
+                    r.work.workload = Workload::JsExisting {
+                        pubs: 2,
+                        publish: PublishMode::Async,
+                        window: 1,
+                        target: crate::bench::Existing {
+                            stream: "ORDERS".into(),
+                            subject: None,
+                        },
+                    }
+                },
+                "stream \"ORDERS\" is not the row's own",
+            ),
+            (|r| r.share.workers[0].index = 99, "share.workers[0]"),
+            (|r| r.share.workers[0].first = u64::MAX, "share.workers[0]"),
+            (|r| r.share.workers.clear(), "share: 0 worker(s)"),
+            (|r| r.share.origin = 0, "share.origin 0"),
+        ];
+        for (edit, says) in cases {
+            let mut r = request();
+            edit(&mut r);
+            let e = r.check().expect_err(says);
+            assert!(e.contains(says), "{says}: {e}");
+        }
     }
 
     #[test]

@@ -41,12 +41,14 @@ pub fn counts(w: &Workload) -> (usize, usize) {
 
 /// The same workload with an agent's local worker counts (subscribers of a flood travel in the share).
 pub fn local_workload(w: &Workload, a: &Assignment) -> Workload {
-    let n = a.workers.len();
+    with_counts(w, a.workers.len(), a.subs.len())
+}
+
+/// The same workload with `n` workers (publishers, putters, getters, consumers) and, for core, `subs`
+/// subscribers (`counts` inverted; a flood's one subscriber is not a count of the workload).
+pub fn with_counts(w: &Workload, n: usize, subs: usize) -> Workload {
     match w.clone() {
-        Workload::Core { .. } => Workload::Core {
-            pubs: n,
-            subs: a.subs.len(),
-        },
+        Workload::Core { .. } => Workload::Core { pubs: n, subs },
         Workload::Flood { .. } => Workload::Flood { pubs: n },
         Workload::Ping => Workload::Ping,
         Workload::Js {

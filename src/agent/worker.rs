@@ -151,8 +151,16 @@ pub async fn serve(opts: AgentOptions, log: Arc<dyn Fn(&str) + Send + Sync>) -> 
             }
             Some(m) = run.next() => {
                 let Some(reply) = m.reply else { continue };
-                let answer = match p::decode::<RunRequest>("run", &m.payload) {
-                    Err(e) => RunAccepted { id: id.clone(), accepted: false, error: Some(format!("{e:#}")) },
+                // A request is refused unless it is one `natsplan bench` itself would run, for the row's
+                // own run (`RunRequest::check`): any client on the account can publish here.
+                let decoded = p::decode::<RunRequest>("run", &m.payload)
+                    .map_err(|e| format!("{e:#}"))
+                    .and_then(|r| r.check().map(|_| r).map_err(|e| format!("refused: {e}")));
+                let answer = match decoded {
+                    Err(e) => {
+                        log(&format!("agent {id}: refused a run request: {e}"));
+                        RunAccepted { id: id.clone(), accepted: false, error: Some(e) }
+                    }
                     Ok(_) if busy(&current) => RunAccepted {
                         id: id.clone(),
                         accepted: false,
@@ -174,7 +182,11 @@ pub async fn serve(opts: AgentOptions, log: Arc<dyn Fn(&str) + Send + Sync>) -> 
             }
             Some(m) = start.next() => {
                 if let Ok(s) = p::decode::<Start>("start", &m.payload) {
-                    let tx = current.lock().ok().and_then(|c| c.as_ref().map(|c| c.start_tx.clone()));
+                    // Only the row this agent took: a `Start` naming another is not its coordinator's.
+                    let tx = current
+                        .lock()
+                        .ok()
+                        .and_then(|c| c.as_ref().filter(|c| c.row == s.row).map(|c| c.start_tx.clone()));
                     if let Some(tx) = tx {
                         let _ = tx.try_send(s);
                     }
@@ -182,11 +194,19 @@ pub async fn serve(opts: AgentOptions, log: Arc<dyn Fn(&str) + Send + Sync>) -> 
             }
             Some(m) = abort.next() => {
                 if let Ok(a) = p::decode::<p::Abort>("abort", &m.payload) {
-                    let cur = current.lock().ok().and_then(|mut c| c.take());
+                    // Only the row this agent runs: an `Abort` naming another leaves it running.
+                    let cur = current
+                        .lock()
+                        .ok()
+                        .and_then(|mut c| if c.as_ref().is_some_and(|c| c.row == a.row) { c.take() } else { None });
                     if let Some(c) = cur {
-                        if c.row == a.row && !c.task.is_finished() {
+                        if !c.task.is_finished() {
                             c.task.abort();
-                            log(&format!("agent {id}: row {} aborted by the coordinator: {}", a.row, a.reason));
+                            log(&format!(
+                                "agent {id}: row {} aborted by the coordinator: {}",
+                                a.row,
+                                crate::site::yaml::clip(&a.reason)
+                            ));
                         }
                     }
                 }

@@ -36,7 +36,7 @@ pub use cancel::Cancel;
 pub use conn::{ConnArgs, ConnSpec};
 pub use env::{Gate, Share, ShareOutput, Slot};
 pub use result::BenchResult;
-pub use workload::{check, new_run_id, run, run_share, run_with};
+pub use workload::{check, check_payload, new_run_id, run, run_share, run_with};
 
 /// JetStream storage for streams, KV buckets and object stores the run creates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]

@@ -48,6 +48,80 @@ pub fn new_run_id() -> String {
     )
 }
 
+/// Every count, size, rate and wait of `spec` against the one table of bounds (`site::limits`), before
+/// anything is allocated from them: the flags of `bench` and `verify`, and an agent's run request, which
+/// is checked by this same function. The error names the flag as `natsplan bench` takes it.
+fn check_bounds(spec: &BenchSpec) -> Result<(), String> {
+    use crate::site::limits::*;
+    let flag = |name: &str, v: String, r: Result<(), String>| r.map_err(|e| format!("{name} {v}: {e}"));
+    let obj = matches!(spec.workload, Workload::Obj { .. });
+    let (workers, subs, replicas, batch) = match &spec.workload {
+        Workload::Core { pubs, subs } => (*pubs, *subs, None, None),
+        Workload::Flood { pubs } => (*pubs, 0, None, None),
+        Workload::Ping => (1, 0, None, None),
+        Workload::Js {
+            pubs, replicas, window, ..
+        } => (*pubs, 0, Some(*replicas), Some(*window)),
+        Workload::JsExisting { pubs, window, .. } => (*pubs, 0, None, Some(*window)),
+        Workload::Kv { clients, replicas, .. } | Workload::KvGet { clients, replicas, .. } => {
+            (*clients, 0, Some(*replicas), None)
+        }
+        Workload::Obj { clients, replicas, .. } => (*clients, 0, Some(*replicas), None),
+        Workload::Consume {
+            clients,
+            batch,
+            replicas,
+            target,
+            ..
+        } => (*clients, 0, target.is_none().then_some(*replicas), Some(*batch)),
+    };
+    let count = |b: &Bound, v: usize| b.check_usize(v).map(|_| ());
+    flag("--clients", workers.to_string(), count(&CLIENTS, workers))?;
+    flag("--subs", subs.to_string(), count(&SUBSCRIBERS, subs))?;
+    if let Some(r) = replicas {
+        flag("--replicas", r.to_string(), count(&REPLICAS, r))?;
+    }
+    if let Some(b) = batch {
+        flag("--batch", b.to_string(), count(&BATCH, b))?;
+    }
+    let (msgs_flag, msgs_bound, size_bound) = if obj {
+        ("--objects", &OBJECTS, &OBJECT_BYTES)
+    } else {
+        ("--msgs", &MSGS, &PAYLOAD_BYTES)
+    };
+    flag(
+        msgs_flag,
+        spec.msgs.to_string(),
+        msgs_bound.check_u64(spec.msgs).map(|_| ()),
+    )?;
+    let size = format!("{} ({})", spec.size, crate::units::fmt_bytes(spec.size as f64));
+    flag("--size", size, size_bound.check_u64(spec.size).map(|_| ()))?;
+    if let Some(r) = spec.rate_per_s {
+        flag("--rate", format!("{r:?}"), RATE_PER_S.check_f64(r).map(|_| ()))?;
+    }
+    if let Some(b) = spec.sub_buffer {
+        flag("--sub-buffer", b.to_string(), count(&SUB_BUFFER, b))?;
+    }
+    let wait = |name: &str, d: std::time::Duration| {
+        flag(
+            name,
+            humantime::format_duration(d).to_string(),
+            BENCH_WAIT_S.check_duration(d).map(|_| ()),
+        )
+    };
+    wait("--timeout", spec.timeout)?;
+    wait("--backlog-cutoff", spec.backlog_cutoff)?;
+    if let Some(d) = spec.sub_sleep {
+        let name = if matches!(spec.workload, Workload::Consume { .. }) {
+            "--sleep"
+        } else {
+            "--sub-sleep"
+        };
+        wait(name, d)?;
+    }
+    Ok(())
+}
+
 /// Check a whole run's spec (the coordinator does, before splitting it over agents).
 pub fn check(spec: &BenchSpec) -> Result<(), BenchError> {
     validate(spec)
@@ -96,7 +170,43 @@ pub async fn run_share(
     })
 }
 
+/// A message over the server's `max_payload` is refused by the server, which closes the connection:
+/// check `--size` against the `max_payload` of the INFO the first server sends, before any payload is
+/// made. Object stores send 128 KiB chunks, so `bench obj` is bounded by `OBJECT_BYTES` alone.
+async fn check_max_payload(env: &Env) -> Result<(), BenchError> {
+    if matches!(env.spec.workload, Workload::Obj { .. }) {
+        return Ok(());
+    }
+    let c = env.connect(0, "info").await?;
+    let max = c.server_info().max_payload as u64;
+    let url = env
+        .conn
+        .servers
+        .first()
+        .map(|s| super::conn::redact_url(s))
+        .unwrap_or_default();
+    drop(c);
+    if max > 0 && env.spec.size > max {
+        return Err(BenchError::BadInput(anyhow!(
+            "--size {}: over the server's max_payload of {} bytes ({}, from the INFO of {url}); it refuses a \
+             larger message and closes the connection: use --size {} or less, or raise max_payload in \
+             nats-server.conf",
+            env.spec.size,
+            max,
+            crate::units::fmt_bytes(max as f64),
+            max
+        )));
+    }
+    Ok(())
+}
+
+/// `check_max_payload` for a run spread over agents (the coordinator, before it creates the row's assets).
+pub async fn check_payload(conn: &ConnSpec, spec: &BenchSpec) -> Result<(), BenchError> {
+    check_max_payload(&Env::new(conn, spec, new_run_id(), None, None)).await
+}
+
 pub(super) async fn dispatch(env: &Arc<Env>) -> Result<BenchResult, BenchError> {
+    check_max_payload(env).await?;
     let spec = &env.spec;
     match spec.workload.clone() {
         Workload::Core { pubs, subs } => core(env, pubs, subs, false).await,
@@ -145,6 +255,7 @@ pub(super) async fn dispatch(env: &Arc<Env>) -> Result<BenchResult, BenchError> 
 }
 
 pub(super) fn validate(spec: &BenchSpec) -> Result<(), BenchError> {
+    check_bounds(spec).map_err(|m| BenchError::BadInput(anyhow!(m)))?;
     let bad = |m: String| Err(BenchError::BadInput(anyhow!(m)));
     if spec.msgs == 0 {
         return bad("--msgs must be at least 1".into());

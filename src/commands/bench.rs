@@ -278,11 +278,14 @@ fn parse_dur(s: &str) -> Result<Duration, String> {
     crate::units::parse_duration(s)
 }
 
-/// `--agents N`: a whole number from 1 to 1000.
+/// `--agents N`: a whole number within the table's bound (`site::limits::AGENTS`).
 pub fn parse_agents(s: &str) -> Result<usize, String> {
-    match s.trim().parse::<usize>() {
-        Ok(n) if (1..=1000).contains(&n) => Ok(n),
-        Ok(_) => Err(format!("{s}: give the number of agents to use, from 1 to 1000")),
+    let b = crate::site::limits::AGENTS;
+    match s.trim().parse::<u64>() {
+        Ok(n) => b
+            .check_u64(n)
+            .map(|n| n as usize)
+            .map_err(|e| format!("{s}: {e}; give the number of agents to use, from 1 to {}", b.max)),
         Err(_) => Err(format!("'{s}' is not a number of agents; e.g. --agents 3")),
     }
 }

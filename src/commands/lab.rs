@@ -3,7 +3,7 @@
 
 use crate::cli::{Format, Global, PlanArgs};
 use crate::error::{bad_input, cannot_run, Failure, Outcome};
-use crate::lab::{self, InterruptGuard, Lab, LabSpec, LabState, NodeSpec, StartHooks, StartOptions};
+use crate::lab::{self, InterruptGuard, Lab, LabLock, LabSpec, LabState, NodeSpec, StartHooks, StartOptions};
 use crate::units::SyncMode;
 use anyhow::{anyhow, Context};
 use clap::{Args, Subcommand};
@@ -117,6 +117,9 @@ fn spec_from_args(g: &Global, u: &UpArgs, dir: &Path) -> Result<(LabSpec, Stream
             // Per asset again when the plan keeps that layout per class (plan::classes: over 1,000 assets).
             inputs.expand(&mut plan, u.layout.as_deref())?;
             let pl = inputs.layout(&plan, u.layout.as_deref())?;
+            crate::site::limits::LAB_SERVERS
+                .check_usize(pl.servers.len())
+                .map_err(|e| bad_input(anyhow!("--layout {} has {} servers: {e}", pl.id, pl.servers.len())))?;
             let sync = sync_flag(plan.input.nats.sync)?;
             let mut defs = Vec::new();
             if u.streams {
@@ -132,11 +135,9 @@ fn spec_from_args(g: &Global, u: &UpArgs, dir: &Path) -> Result<(LabSpec, Stream
             Ok((lab::spec::for_layout(&plan, pl, sync, dir.to_path_buf()), defs))
         }
         (false, Some(n)) => {
-            if n == 0 || n > 15 {
-                return Err(bad_input(anyhow!(
-                    "--nodes {n} is out of range; a lab runs 1 to 15 servers"
-                )));
-            }
+            crate::site::limits::LAB_SERVERS
+                .check_usize(n)
+                .map_err(|e| bad_input(anyhow!("--nodes {n}: {e}")))?;
             let sync = sync_flag(SyncMode::Interval(120))?;
             let mut spec = LabSpec::plain(n, dir);
             for (i, node) in spec.nodes.iter_mut().enumerate() {
@@ -163,10 +164,13 @@ fn up(g: &Global, u: UpArgs) -> Result<Outcome, Failure> {
     std::fs::create_dir_all(&u.dir)
         .with_context(|| format!("--dir: cannot create {}", u.dir.display()))
         .map_err(cannot_run)?;
+    // One natsplan at a time in a lab folder: held until this one returns.
+    let _lock = LabLock::take(&u.dir).map_err(cannot_run)?;
     // A lab left behind (natsplan or the machine crashed, or `lab down` was never run): clean it first.
+    // The record is held to this folder (`LabState::load`); one that is not is refused, untouched.
     if let Some(old) = LabState::load(&u.dir).map_err(bad_input)? {
         created_dir |= old.created_dir;
-        let stopped = old.teardown(Duration::from_secs(5)).map_err(cannot_run)?;
+        let stopped = old.teardown(Duration::from_secs(5), false).map_err(cannot_run)?;
         if !stopped.is_empty() {
             eprintln!(
                 "natsplan: stopped {} server(s) of the earlier lab in {}: {}",
@@ -175,7 +179,6 @@ fn up(g: &Global, u: UpArgs) -> Result<Outcome, Failure> {
                 stopped.join(", ")
             );
         }
-        std::fs::create_dir_all(&u.dir).map_err(cannot_run)?;
     }
     if u.power_loss_fs {
         crate::powerfs::probe().map_err(|e| cannot_run(anyhow!("--power-loss-fs: {e}")))?;
@@ -206,7 +209,7 @@ fn up(g: &Global, u: UpArgs) -> Result<Outcome, Failure> {
         Err(e) => {
             // Whatever started was killed when the failed Lab dropped; remove the files too.
             if let Ok(Some(st)) = LabState::load(&u.dir) {
-                let _ = st.teardown(Duration::from_secs(2));
+                let _ = st.teardown(Duration::from_secs(2), true);
             }
             return Err(cannot_run(e));
         }
@@ -293,6 +296,10 @@ fn status(g: &Global, d: DirArgs) -> Result<Outcome, Failure> {
 
 fn down(g: &Global, d: DirArgs) -> Result<Outcome, Failure> {
     let fmt = super::format(g);
+    let _lock = match d.dir.is_dir() {
+        true => Some(LabLock::take(&d.dir).map_err(cannot_run)?),
+        false => None,
+    };
     let Some(st) = LabState::load(&d.dir).map_err(bad_input)? else {
         let msg = format!("no lab in {} (no lab.json); nothing to stop\n", d.dir.display());
         let bytes = match fmt {
@@ -302,7 +309,7 @@ fn down(g: &Global, d: DirArgs) -> Result<Outcome, Failure> {
         super::emit_stdout(&bytes)?;
         return Ok(Outcome::Ok);
     };
-    let stopped = st.teardown(Duration::from_secs(5)).map_err(cannot_run)?;
+    let stopped = st.teardown(Duration::from_secs(5), true).map_err(cannot_run)?;
     let bytes = match fmt {
         Format::Json => json_bytes(&serde_json::json!({"dir": st.dir, "stopped": stopped, "removed": true})),
         _ => format!(

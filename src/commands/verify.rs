@@ -179,6 +179,9 @@ fn run_faults(g: &Global, a: &VerifyArgs, format: Format) -> Result<Outcome, Fai
             a.nodes
         )));
     }
+    crate::site::limits::FAULT_LAB_SERVERS
+        .check_usize(a.nodes)
+        .map_err(|e| bad_input(anyhow!("--nodes {}: {e}", a.nodes)))?;
     let mut opts = match a.ladder {
         Ladder::Full => FaultOptions::full(a.nodes),
         Ladder::Quick => FaultOptions::quick(a.nodes, &Kind::ladder()),

@@ -36,7 +36,7 @@ use std::process::Child;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
-pub use state::LabState;
+pub use state::{LabLock, LabState};
 
 /// One server of the lab.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -93,6 +93,9 @@ impl LabSpec {
         if self.nodes.is_empty() {
             bail!("a lab needs at least one server");
         }
+        crate::site::limits::LAB_SERVERS
+            .check_usize(self.nodes.len())
+            .map_err(|e| anyhow!("a lab of {} servers: {e}", self.nodes.len()))?;
         let mut names: Vec<&str> = self.nodes.iter().map(|n| n.name.as_str()).collect();
         names.sort_unstable();
         for w in names.windows(2) {
@@ -101,12 +104,7 @@ impl LabSpec {
             }
         }
         for n in &self.nodes {
-            let ok = !n.name.is_empty()
-                && n.name
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
-                && !n.name.starts_with('.');
-            if !ok {
+            if !is_folder_name(&n.name) {
                 bail!(
                     "server name '{}' cannot be a lab folder name; use letters, digits, '-', '_' or '.'",
                     n.name
@@ -115,6 +113,17 @@ impl LabSpec {
         }
         Ok(())
     }
+}
+
+/// Whether `name` can be a lab server's folder under the lab folder: letters, digits, `-`, `_` and `.`,
+/// not starting with `.` (so never `..` or a hidden file), at most `MAX_NAME_BYTES`.
+pub(crate) fn is_folder_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= crate::site::limits::MAX_NAME_BYTES
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
+        && !name.starts_with('.')
 }
 
 /// How `start_with` runs.

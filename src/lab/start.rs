@@ -29,10 +29,19 @@ impl Lab {
             .canonicalize()
             .with_context(|| format!("cannot resolve lab dir {}", spec.dir.display()))?;
         let spec = LabSpec { dir, ..spec };
+        // Recorded resolved: `lab down` signals a process only when its executable is this binary.
+        let nats_server = &nats_server.canonicalize().unwrap_or_else(|_| nats_server.to_path_buf());
         // Each server's folder is the lab's to overwrite and, on `lab down`, to delete: never take over one
-        // that already holds something.
+        // that already holds something, nor write through a symbolic link to a folder elsewhere.
         for node in &spec.nodes {
             let folder = spec.dir.join(&node.name);
+            if folder.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink()) {
+                bail!(
+                    "{} is a symbolic link; the lab writes and later deletes its server folders, so it only uses \
+                     real folders inside --dir (remove the link, or use another --dir)",
+                    folder.display()
+                );
+            }
             if std::fs::read_dir(&folder).is_ok_and(|mut it| it.next().is_some()) {
                 bail!(
                     "{} already exists and is not empty; the lab would overwrite it (use another --dir, or                      `natsplan lab down --dir {}` if an earlier lab left it)",

@@ -147,7 +147,7 @@ pub fn collect_status(st: &LabState) -> StatusReport {
     let mut servers = Vec::new();
     let mut leader = None;
     for n in &st.nodes {
-        let running = super::state::is_lab_process(n.pid, &n.conf);
+        let running = st.is_server(n.pid, n);
         let mut row = StatusServer {
             name: n.name.clone(),
             pid: n.pid,

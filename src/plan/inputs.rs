@@ -21,7 +21,9 @@ use crate::error::{bad_input, cannot_run, Failure};
 use crate::import::Imported;
 use crate::perf::calibration::{CalibrationFile, CalibrationSet};
 use crate::perf::Calibration;
-use crate::site::{Site, StreamSpec};
+use crate::site::limits::MAX_ASSETS;
+use crate::site::yaml::clip;
+use crate::site::{Site, SiteError, SiteErrors, StreamSpec};
 use anyhow::{anyhow, Context};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -171,9 +173,17 @@ struct Hashes {
     /// Each file the site names, by its path as written there.
     #[serde(default)]
     site_files: BTreeMap<String, String>,
-    /// The imported streams and their sources (`--omb`, `--from-cluster`) as frozen.
-    #[serde(default)]
-    imported: Option<String>,
+    /// The imported streams and their sources (`--omb`, `--from-cluster`) as frozen. Required: a plan
+    /// without it is refused before anything is read from its streams.
+    imported: String,
+}
+
+/// The first two fields of a saved plan, read before the rest so a plan from another natsplan version
+/// (whose fields may differ) is refused for that reason.
+#[derive(Debug, Deserialize)]
+struct Header {
+    format: String,
+    natsplan_version: String,
 }
 
 const FORMAT: &str = "natsplan-plan/1";
@@ -198,9 +208,14 @@ fn plan_hash(p: &Plan) -> String {
     sha256(&serde_json::to_vec(p).expect("a plan serialises"))
 }
 
-/// The saved plan's copies of the files its site names, and its imported streams, against their hashes;
-/// with a SITE.yaml beside it, the files that site names must be those copies. The reason when not.
-fn check_frozen_files(f: &Frozen, hashes: &Hashes, site: Option<&Path>) -> Result<(), String> {
+/// The saved plan's site text, its copies of the files its site names and its imported streams against
+/// their hashes: checked first, before anything is built from them. The reason when one differs. (A hash
+/// only finds an edit, not a forgery: whoever edits the file can recompute it, so what is read from the
+/// plan is validated as well, see `check_imported`.)
+fn check_frozen_hashes(f: &Frozen, hashes: &Hashes) -> Result<(), String> {
+    if sha256(f.site.text.as_bytes()) != hashes.site {
+        return Err("its site text does not match its site hash (the file was edited)".into());
+    }
     for (name, text) in &f.site_files {
         if hashes.site_files.get(name) != Some(&sha256(text.as_bytes())) {
             return Err(format!(
@@ -208,9 +223,57 @@ fn check_frozen_files(f: &Frozen, hashes: &Hashes, site: Option<&Path>) -> Resul
             ));
         }
     }
-    if hashes.imported.is_some() && hashes.imported != Some(imports_hash(f)) {
+    if hashes.imported != imports_hash(f) {
         return Err("its imported streams do not match their hash (the file was edited)".into());
     }
+    Ok(())
+}
+
+/// The imported streams of a saved plan held to the site's rules and bounds (`site::check_stream`, the
+/// one table in `site::limits`), before any is merged or planned: a plan is a file anyone may have
+/// written. Every problem, each at its field path in the plan.
+fn check_saved_imported(f: &Frozen, file: &Path) -> Result<(), SiteErrors> {
+    let fail = |errors| SiteErrors {
+        file: file.display().to_string(),
+        errors,
+    };
+    let assets = f.imported_streams.len() as u64 + f.imported_streams.iter().map(|s| s.consumers as u64).sum::<u64>();
+    if assets > MAX_ASSETS {
+        return Err(fail(vec![too_many_assets("inputs.imported_streams", assets)]));
+    }
+    let mut errors = Vec::new();
+    for (i, s) in f.imported_streams.iter().enumerate() {
+        errors.extend(crate::site::check_stream(
+            &StreamSpec::from(s),
+            &format!("inputs.imported_streams[{i}]"),
+        ));
+        // Every problem of a hand-made file is listed, but not without end.
+        if errors.len() >= 100 {
+            break;
+        }
+    }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(fail(errors))
+    }
+}
+
+/// The `MAX_ASSETS` problem, as the site validator says it.
+fn too_many_assets(path: &str, assets: u64) -> SiteError {
+    SiteError {
+        path: path.into(),
+        line: None,
+        column: None,
+        message: format!(
+            "{assets} streams, buckets, object stores and durable consumers; at most {MAX_ASSETS} are planned"
+        ),
+        fix: Some("split the site, or plan a representative share of the streams".into()),
+    }
+}
+
+/// The files a SITE.yaml given beside a saved plan names must be the plan's copies. The reason when not.
+fn check_site_files_beside(f: &Frozen, site: Option<&Path>) -> Result<(), String> {
     if let Some(site) = site {
         let dir = site.parent().map(Path::to_path_buf).unwrap_or_default();
         for (name, text) in &f.site_files {
@@ -426,27 +489,36 @@ impl Inputs {
     fn from_saved(path: &Path, src: &Sources) -> Result<Inputs, Failure> {
         let refuse = |why: String| bad_input(anyhow!("--plan {}: {why}", path.display()));
         let text = read_text(path, "--plan ")?;
-        let saved: SavedPlan = serde_json::from_str(&text).map_err(|e| {
+        let not_a_plan = |e: serde_json::Error| {
             refuse(format!(
                 "not a plan saved by `natsplan design SITE --save FILE` ({e}); save one with that command"
             ))
-        })?;
-        if saved.format != FORMAT {
+        };
+        let header: Header = serde_json::from_str(&text).map_err(not_a_plan)?;
+        if header.format != FORMAT {
             return Err(refuse(format!(
                 "format '{}' is not understood (this natsplan reads {FORMAT}); save the plan again with \
                  `natsplan design SITE --save FILE`",
-                saved.format
+                clip(&header.format)
             )));
         }
-        if saved.natsplan_version != VERSION {
+        if header.natsplan_version != VERSION {
             return Err(refuse(format!(
                 "saved by natsplan {}, this is natsplan {VERSION}: plans are only reproducible by the version \
-                 that made them; save it again with `natsplan design {} --save {}`",
-                saved.natsplan_version,
-                saved.inputs.site.path,
+                 that made them; save it again with `natsplan design SITE --save {}`",
+                clip(&header.natsplan_version),
                 path.display()
             )));
         }
+        let saved: SavedPlan = serde_json::from_str(&text).map_err(not_a_plan)?;
+        // The hashes first, then the streams against the site's rules: nothing is built before both.
+        check_frozen_hashes(&saved.inputs, &saved.hashes).map_err(refuse)?;
+        check_saved_imported(&saved.inputs, path).map_err(|e| {
+            refuse(format!(
+                "its imported streams break the site's rules (the file was edited or written by hand; save it \
+                 again with `natsplan design SITE --save FILE`):\n{e}"
+            ))
+        })?;
         if src.omb.is_some() || !src.from_cluster.is_empty() {
             return Err(refuse(
                 "--omb and --from-cluster cannot change a saved plan (its imported streams are in it); give \
@@ -466,11 +538,6 @@ impl Inputs {
                     f.site.path
                 )));
             }
-        }
-        if sha256(f.site.text.as_bytes()) != saved.hashes.site {
-            return Err(refuse(
-                "its site text does not match its site hash (the file was edited)".into(),
-            ));
         }
         let catalog = match &f.models {
             None => Catalog::builtin(),
@@ -521,7 +588,7 @@ impl Inputs {
                 )));
             }
         }
-        check_frozen_files(f, &saved.hashes, src.site.as_deref()).map_err(refuse)?;
+        check_site_files_beside(f, src.site.as_deref()).map_err(refuse)?;
         let frozen_files = f.site_files.clone();
         let read = move |rel: &str| -> Result<String, String> {
             frozen_files
@@ -536,6 +603,13 @@ impl Inputs {
         };
         crate::import::merge(&mut site.workload, &imported);
         check_sizes(&site, Path::new(&f.site.path))?;
+        let assets = crate::site::workload_assets(&site.workload);
+        if assets > MAX_ASSETS {
+            return Err(refuse(format!(
+                "its site with its imported streams: {}",
+                too_many_assets("workload", assets).message
+            )));
+        }
         Ok(Inputs {
             site,
             catalog,
@@ -586,7 +660,7 @@ impl Inputs {
                     .iter()
                     .map(|(k, t)| (k.clone(), sha256(t.as_bytes())))
                     .collect(),
-                imported: Some(imports_hash(&self.frozen)),
+                imported: imports_hash(&self.frozen),
             },
             layout: layout.map(str::to_string).or_else(|| self.chosen_layout.clone()),
             inputs: self.frozen.clone(),

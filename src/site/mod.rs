@@ -11,4 +11,5 @@ pub mod yaml;
 
 pub use de::{from_yaml, Doc};
 pub use model::*;
+pub use parse::stream_spec::{check_stream, workload_assets};
 pub use parse::{load, parse_str, parse_str_with, stream_config, SiteError, SiteErrors};

@@ -360,3 +360,224 @@ fn up_with_streams_creates_the_plan_and_reports_what_cannot_place() {
     assert!(dir.join("lab.json").exists(), "the lab stays up for a look");
     natsplan().args(["lab", "down", "--dir"]).arg(&dir).assert().success();
 }
+
+/// A `sh` that sleeps, with `extra` among its arguments: a process that merely mentions a path.
+fn bystander(extra: &std::ffi::OsStr) -> std::process::Child {
+    std::process::Command::new("sh")
+        .args(["-c", "sleep 300", "bystander"])
+        .arg(extra)
+        .stdin(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// A lab record as `lab up` writes it, for a lab in `dir` whose one server `name` has `conf` and `pid`.
+fn record(dir: &std::path::Path, name: &str, conf: &std::path::Path, pid: u32) -> serde_json::Value {
+    serde_json::json!({
+        "cluster_name": "lab", "nats_server": "/bin/sh", "dir": dir, "unique_tag": null, "sync": "2m",
+        "created_dir": false,
+        "nodes": [{"name": name, "host": "127.0.0.1", "tags": [], "client_port": 4222, "cluster_port": 6222,
+                   "monitor_port": 8222, "conf": conf, "store_dir": dir.join(name).join("store"),
+                   "log": dir.join(name).join("nats-server.log"), "pid": pid}]
+    })
+}
+
+/// Issue 40, item 1: a crafted `lab.json` deleted a folder outside the lab (a conf of
+/// `DIR/../victim/x.conf` passed a component-wise `starts_with`) and signalled a process because one of
+/// its arguments equalled a recorded conf, with exit 0. Now a record whose files are not exactly
+/// `DIR/<name>/nats-server.conf` (and store, log) is refused whole (exit 2, nothing touched), and a pid is
+/// signalled only when it runs the recorded nats-server with exactly `-c CONF`. The bystander here
+/// carries a unique path, not `-c`, so the old code could only ever signal it, never this machine's
+/// other `sh -c` processes.
+#[test]
+fn a_crafted_lab_record_deletes_and_signals_nothing_outside_the_lab() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().canonicalize().unwrap();
+    let lab = root.join("lab");
+    let victim = root.join("victim");
+    std::fs::create_dir_all(&lab).unwrap();
+    std::fs::create_dir_all(&victim).unwrap();
+    std::fs::write(victim.join("keep.txt"), "mine").unwrap();
+    let mentioned = root.join("bystander-token");
+    let mut bystander_a = bystander(mentioned.as_os_str());
+    let pid_a = bystander_a.id();
+    // The conf escapes the lab; the pid is the bystander; a second record names it by its argument.
+    let escaping = lab.join("../victim/x.conf");
+    let mut st = record(&lab, "a", &escaping, pid_a);
+    let mut second = st["nodes"][0].clone();
+    second["name"] = "b".into();
+    second["conf"] = mentioned.display().to_string().into();
+    second["pid"] = 0.into();
+    st["nodes"].as_array_mut().unwrap().push(second);
+    std::fs::write(lab.join("lab.json"), st.to_string()).unwrap();
+    // A "nats-server" that passes the version check (`lab up` refuses the record before starting it).
+    let fake = root.join("nats-server");
+    std::fs::write(&fake, "#!/bin/sh\necho 'nats-server: v2.15.1'\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    for action in ["down", "status", "up"] {
+        let mut c = natsplan();
+        c.args(["lab", action, "--dir"]).arg(&lab);
+        if action == "up" {
+            c.args(["--nodes", "1", "--nats-server"]).arg(&fake);
+        }
+        let out = c.timeout(std::time::Duration::from_secs(60)).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "lab {action}: {err}");
+        assert!(
+            err.contains("nodes[0].conf") && err.contains("nothing it names was stopped or removed"),
+            "lab {action}: {err}"
+        );
+        assert!(
+            victim.join("keep.txt").exists(),
+            "lab {action} deleted a folder outside the lab"
+        );
+        assert!(
+            bystander_a.try_wait().unwrap().is_none(),
+            "lab {action} signalled a bystander"
+        );
+    }
+    // A record of the right shape whose pid is a process that only mentions the conf: not signalled,
+    // and only the lab's own server folder is removed.
+    let conf = lab.join("a").join("nats-server.conf");
+    std::fs::create_dir_all(lab.join("a")).unwrap();
+    let mut bystander_b = bystander(conf.as_os_str());
+    std::fs::write(
+        lab.join("lab.json"),
+        record(&lab, "a", &conf, bystander_b.id()).to_string(),
+    )
+    .unwrap();
+    natsplan()
+        .args(["lab", "down", "--dir"])
+        .arg(&lab)
+        .assert()
+        .success()
+        .stdout(contains("none were running"));
+    assert!(
+        bystander_b.try_wait().unwrap().is_none(),
+        "lab down signalled a process naming its conf"
+    );
+    assert!(!lab.join("a").exists() && victim.join("keep.txt").exists());
+    for mut b in [bystander_a, bystander_b] {
+        let _ = b.kill();
+        let _ = b.wait();
+    }
+}
+
+/// Issue 40, item 1: `cp -r lab lab.bak; natsplan lab down --dir lab.bak` stopped and deleted the original
+/// lab (the root came from lab.json). The copy's record names another folder: refused, nothing touched.
+#[test]
+fn lab_down_on_a_copy_leaves_the_original_lab_running() {
+    let _s = serial();
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("lab");
+    let copy = tmp.path().join("lab.bak");
+    let _down = crate::common::LabDown(dir.clone());
+    natsplan()
+        .args(["lab", "up", "--nodes", "1", "--dir"])
+        .arg(&dir)
+        .assert()
+        .success();
+    let p = pids(&dir);
+    let status = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(&dir)
+        .arg(&copy)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    for action in ["down", "status", "up"] {
+        let mut c = natsplan();
+        c.args(["lab", action, "--dir"]).arg(&copy);
+        if action == "up" {
+            c.args(["--nodes", "1"]);
+        }
+        let out = c.timeout(std::time::Duration::from_secs(120)).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "lab {action} on the copy: {err}");
+        assert!(err.contains("a copied or moved lab folder"), "{err}");
+        assert!(
+            p.iter().all(|&x| alive(x)),
+            "lab {action} on a copy stopped the original"
+        );
+        assert!(dir.join("lab.json").exists() && copy.join("lab.json").exists());
+    }
+    natsplan().args(["lab", "down", "--dir"]).arg(&dir).assert().success();
+    assert!(p.iter().all(|&x| !alive(x)));
+}
+
+/// Issue 40, item 1: two `lab up` on one --dir at once both exited 0 and the second tore down what the
+/// first was starting. The folder is locked while one natsplan starts or stops its lab: the second is
+/// refused (exit 3) and the first's servers run on. A "nats-server" that never becomes healthy keeps the
+/// first one starting for as long as the test needs.
+#[test]
+fn a_second_lab_up_on_a_folder_being_started_is_refused() {
+    let _s = serial();
+    let tmp = tempfile::tempdir().unwrap();
+    let fake = tmp.path().join("nats-server");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\nif [ \"$1\" = --version ]; then echo 'nats-server: v2.15.1'; exit 0; fi\nexec sleep 300\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let dir = tmp.path().join("lab");
+    let _down = crate::common::LabDown(dir.clone());
+    let first = std::process::Command::new(assert_cmd::cargo::cargo_bin("natsplan"))
+        .args(["lab", "up", "--nodes", "2", "--timeout", "120s", "--nats-server"])
+        .arg(&fake)
+        .arg("--dir")
+        .arg(&dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    let p = loop {
+        let p = std::fs::read_to_string(dir.join("lab.json"))
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            .map(|_| pids(&dir))
+            .filter(|p| p.len() == 2 && p.iter().all(|&x| x != 0));
+        if let Some(p) = p {
+            break p;
+        }
+        assert!(
+            t0.elapsed().as_secs() < 30,
+            "the first lab up never recorded its servers"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let second_up = [
+        "lab",
+        "up",
+        "--nodes",
+        "2",
+        "--timeout",
+        "2s",
+        "--nats-server",
+        fake.to_str().unwrap(),
+    ];
+    for args in [&second_up[..], &["lab", "down"]] {
+        let out = natsplan()
+            .args(args)
+            .arg("--dir")
+            .arg(&dir)
+            .timeout(std::time::Duration::from_secs(60))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{args:?}: {err}");
+        assert!(
+            err.contains("another natsplan is starting or stopping the lab"),
+            "{err}"
+        );
+        assert!(p.iter().all(|&x| alive(x)), "{args:?} stopped the first lab's servers");
+    }
+    // SAFETY: SIGINT to the natsplan process this test started.
+    unsafe { libc::kill(first.id() as i32, libc::SIGINT) };
+    let out = first.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(p.iter().all(|&x| !alive(x)) && !dir.exists());
+}

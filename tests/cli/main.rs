@@ -8,6 +8,7 @@ mod common;
 mod agents_cli;
 mod bench_flags_cli;
 mod bench_ordered_cli;
+mod bounds_cli;
 mod calibrate_cli;
 mod conn_context_cli;
 mod csv_cli;

@@ -336,3 +336,121 @@ fn save_refuses_an_input_a_fifo_and_a_folder_and_a_failed_write_could_not_run() 
         assert!(err.contains("cannot write the plan"), "{err}");
     }
 }
+
+/// A saved plan's imported stream as the file holds it, in its field order (the `imported` hash is of
+/// these fields serialised in this order, with `import_sources`).
+#[derive(serde::Serialize, serde::Deserialize, Clone)]
+struct FrozenStream {
+    name: String,
+    msgs_per_s: f64,
+    msg_size_bytes: u64,
+    subject_bytes: u64,
+    retention_s: f64,
+    replicas: Option<u8>,
+    consumers: u32,
+    max_bytes: Option<u64>,
+    subjects: Vec<String>,
+}
+
+/// Issue 40, item 2: a saved plan is a file anyone may have written. Its imported streams are held to the
+/// site's rules and bounds on load, even with their hash recomputed (as whoever edits the file can), and
+/// a plan without the hash is refused; each before anything is built. Before: `consumers: 4294967295`
+/// aborted out of memory, `replicas: 0` panicked (layout/placement.rs), and the other names and numbers
+/// ran through the whole evaluation.
+#[test]
+fn a_saved_plans_imported_streams_are_held_to_the_sites_rules_on_load() {
+    use sha2::Digest;
+    let tmp = tempfile::tempdir().unwrap();
+    let omb = omb_file(tmp.path());
+    let plan = tmp.path().join("plan.json");
+    let site = repo_file("examples/seed-five-servers-raid0.yaml");
+    let p = plan.display().to_string();
+    ok(&[
+        "design",
+        &site,
+        "--omb",
+        &omb,
+        "--omb-retention",
+        "1h",
+        "--save",
+        &p,
+        "--format",
+        "json",
+    ]);
+    let saved = read_json(&plan);
+    let streams: Vec<FrozenStream> = serde_json::from_value(saved["inputs"]["imported_streams"].clone()).unwrap();
+    let sources: Vec<String> = serde_json::from_value(saved["inputs"]["import_sources"].clone()).unwrap();
+    let hash = |streams: &[FrozenStream]| {
+        let d = sha2::Sha256::digest(serde_json::to_vec(&(streams, &sources)).unwrap());
+        format!("sha256:{}", d.iter().map(|b| format!("{b:02x}")).collect::<String>())
+    };
+    assert_eq!(
+        saved["hashes"]["imported"],
+        hash(&streams),
+        "the test hashes as natsplan does"
+    );
+    let edited = |edit: &dyn Fn(&mut FrozenStream), imported_hash: Option<Value>| {
+        let mut s = streams.clone();
+        edit(&mut s[0]);
+        let mut v = saved.clone();
+        v["inputs"]["imported_streams"] = serde_json::to_value(&s).unwrap();
+        match imported_hash {
+            Some(h) => v["hashes"]["imported"] = h,
+            None => v["hashes"]["imported"] = hash(&s).into(),
+        }
+        std::fs::write(&plan, serde_json::to_vec_pretty(&v).unwrap()).unwrap();
+    };
+    type Edit = Box<dyn Fn(&mut FrozenStream)>;
+    let cases: Vec<(Edit, &str)> = vec![
+        (
+            Box::new(|s| s.consumers = u32::MAX),
+            "inputs.imported_streams: 4294967298 streams, buckets, object stores and durable consumers; at most 1000000",
+        ),
+        (Box::new(|s| s.consumers = 20_000), "imported_streams[0].consumers: 20000 durable consumers: at most 10000"),
+        (Box::new(|s| s.replicas = Some(0)), "imported_streams[0].replicas: replicas 0: at least 1"),
+        (Box::new(|s| s.replicas = Some(255)), "imported_streams[0].replicas: replicas 255: at most 5"),
+        (Box::new(|s| s.name = String::new()), "imported_streams[0].name: '' is not a valid name"),
+        (Box::new(|s| s.name = "../../x".into()), "imported_streams[0].name: '../../x' is not a valid name"),
+        (Box::new(|s| s.name = "a>".into()), "imported_streams[0].name: 'a>' is not a valid name"),
+        (Box::new(|s| s.msgs_per_s = -5.0), "imported_streams[0].msgs_per_s: must be a finite number above zero"),
+        (Box::new(|s| s.subjects = vec!["a.>".into(), "a.b".into()]), "imported_streams[0].subjects[1]: subject 'a.b' overlaps"),
+    ];
+    for (edit, says) in &cases {
+        edited(edit.as_ref(), None);
+        for cmd in ["design", "whatif", "emit"] {
+            let out = tmp.path().join("out");
+            let o = out.display().to_string();
+            let args: Vec<&str> = match cmd {
+                "emit" => vec!["emit", "--plan", &p, "--out", &o],
+                "whatif" => vec!["whatif", "--plan", &p, "--all", "1", "--format", "json"],
+                c => vec![c, "--plan", &p, "--format", "json"],
+            };
+            let (code, err) = crate::common::run_limited(&args);
+            assert_eq!(code, 2, "{cmd} {says}: {err}");
+            assert!(
+                err.contains(says) && err.contains("--plan"),
+                "{cmd} should say {says:?}: {err}"
+            );
+            assert!(!out.exists(), "{cmd}: nothing is written from a refused plan");
+        }
+    }
+    // The hash is required: null or absent is refused, not a skipped check.
+    edited(&|s| s.consumers = u32::MAX, Some(Value::Null));
+    let (code, err) = crate::common::run_limited(&["design", "--plan", &p]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("not a plan saved by") && err.contains("expected a string"),
+        "{err}"
+    );
+    let mut v = read_json(&plan);
+    v["hashes"].as_object_mut().unwrap().remove("imported");
+    std::fs::write(&plan, v.to_string()).unwrap();
+    let (code, err) = crate::common::run_limited(&["design", "--plan", &p]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("missing field `imported`"), "{err}");
+    // An edit with the old hash is found by the hash, first.
+    edited(&|s| s.replicas = Some(0), Some(saved["hashes"]["imported"].clone()));
+    let (code, err) = crate::common::run_limited(&["design", "--plan", &p]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("imported streams do not match their hash"), "{err}");
+}

@@ -70,3 +70,34 @@ impl Drop for LabDown {
             .output();
     }
 }
+
+/// Run natsplan with `args` under a 2 GiB address-space limit (an allocation of gigabytes aborts instead
+/// of swapping the machine), no NATS_URL and no nats-server to find (a lab or fault run that got past
+/// its checks fails at once): (exit code, stderr).
+pub fn run_limited(args: &[&str]) -> (i32, String) {
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("natsplan"));
+    cmd.env_remove("NATS_URL")
+        .env("NATS_SERVER_BIN", "/nonexistent/nats-server")
+        .args(args);
+    // SAFETY: only setrlimit(2), in the child between fork and exec.
+    unsafe {
+        use std::os::unix::process::CommandExt;
+        cmd.pre_exec(|| {
+            let two_gib = 2u64 << 30;
+            let lim = libc::rlimit {
+                rlim_cur: two_gib,
+                rlim_max: two_gib,
+            };
+            libc::setrlimit(libc::RLIMIT_AS, &lim);
+            Ok(())
+        });
+    }
+    let out = Command::from_std(cmd)
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}

@@ -462,3 +462,154 @@ fn an_agent_stops_on_sigterm_even_when_its_servers_are_gone() {
     );
     assert!(a.log().contains("stopped ("), "{}", a.log());
 }
+
+/// A run request as a coordinator makes it for a one-agent JetStream row of 2 publishers (the valid
+/// starting point the hostile ones are edited from).
+fn valid_request() -> Value {
+    use natsplan::agent::protocol::{row_subject, RunRequest, WorkSpec};
+    use natsplan::bench::{BenchSpec, ClientChoice, LeaderPlacement, PublishMode, Share, Storage, Workload};
+    let spec = BenchSpec {
+        workload: Workload::Js {
+            pubs: 2,
+            replicas: 1,
+            storage: Storage::File,
+            publish: PublishMode::Async,
+            window: 64,
+        },
+        msgs: 100,
+        size: 128,
+        rate_per_s: None,
+        backlog_cutoff: Duration::from_secs(1),
+        timeout: Duration::from_secs(5),
+        monitor: vec![],
+        keep: false,
+        sub_sleep: None,
+        sub_buffer: None,
+        client: ClientChoice::Auto,
+        progress: false,
+        leader: LeaderPlacement::Any,
+    };
+    let a = &natsplan::agent::split::split(&spec.workload, spec.msgs, 1, 0)[0];
+    let row = "19aa0c0ffee0001".to_string();
+    let req = RunRequest {
+        row: row.clone(),
+        report_to: row_subject(&row),
+        work: WorkSpec::from_spec(
+            &spec,
+            natsplan::agent::split::local_workload(&spec.workload, a),
+            a.msgs(),
+            None,
+        ),
+        share: Share {
+            run_id: row,
+            origin: 1,
+            workers: a.workers.clone(),
+            subs: a.subs.clone(),
+            total_workers: 2,
+            total_subs: 0,
+            total_msgs: 100,
+        },
+        heartbeat_ms: 250,
+        start_timeout_ms: 30_000,
+    };
+    serde_json::to_value(&req).unwrap()
+}
+
+/// Issue 40, item 4: any client on the account can send an agent work. 19 of 19 hostile requests were
+/// accepted unchecked and `work.size: 1e12` aborted the agent at once. Now each is refused with the reason
+/// (what `natsplan bench` would say, or that the work is outside the row's own run), the agent keeps
+/// running, and it still runs a coordinator's row afterwards.
+#[test]
+fn an_agent_refuses_hostile_run_requests_and_keeps_serving() {
+    use natsplan::agent::protocol::RunAccepted;
+    let _s = serial();
+    let c = TestCluster::start(1).unwrap();
+    let mut agent = Agent::start(&c.url(), "guarded");
+    let id = agent
+        .log()
+        .split_whitespace()
+        .skip_while(|w| *w != "agent")
+        .nth(1)
+        .expect("the agent logs its id")
+        .to_string();
+    let set = |path: &str, v: Value| {
+        let mut r = valid_request();
+        *r.pointer_mut(path).unwrap_or_else(|| panic!("{path}")) = v;
+        r
+    };
+    let huge = Value::from(u64::MAX);
+    let hostile: Vec<(Value, &str)> = vec![
+        (
+            set("/work/size", serde_json::json!(1e12)),
+            "not a natsplan agent run message",
+        ),
+        (
+            set("/work/size", Value::from(1_000_000_000_000u64)),
+            "--size 1000000000000",
+        ),
+        (set("/work/size", huge.clone()), "--size"),
+        (set("/work/msgs", huge.clone()), "work.msgs"),
+        (set("/share/total_msgs", huge.clone()), "--msgs"),
+        (set("/share/total_workers", Value::from(20_000)), "--clients 20000"),
+        (set("/heartbeat_ms", Value::from(0)), "heartbeat_ms 0"),
+        (set("/start_timeout_ms", huge.clone()), "start_timeout_ms"),
+        (set("/work/workload/Js/replicas", Value::from(0)), "--replicas 0"),
+        (set("/work/workload/Js/window", huge.clone()), "--batch"),
+        (set("/work/timeout_ms", huge.clone()), "--timeout"),
+        (set("/work/sub_buffer", huge.clone()), "--sub-buffer"),
+        (set("/row", Value::from(">")), "row"),
+        (set("/share/run_id", Value::from(">")), "share.run_id"),
+        (set("/report_to", Value::from(">")), "report_to"),
+        (set("/report_to", Value::from("orders.eu")), "report_to"),
+        (set("/share/workers/0/index", Value::from(99)), "share.workers[0]"),
+        (set("/share/origin", Value::from(0)), "share.origin"),
+        (Value::from("not a request"), "not a natsplan agent run message"),
+    ];
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let nc = async_nats::connect(c.lab.client_urls()[0].clone()).await.unwrap();
+        for (req, says) in &hostile {
+            let m = tokio::time::timeout(
+                Duration::from_secs(10),
+                nc.request(format!("natsplan.agents.{id}.run"), req.to_string().into()),
+            )
+            .await
+            .unwrap_or_else(|_| panic!("no answer to {says}: {}", agent.log()))
+            .unwrap();
+            let a: RunAccepted = serde_json::from_slice(&m.payload).unwrap();
+            assert!(!a.accepted, "{says}: accepted");
+            let why = a.error.unwrap_or_default();
+            assert!(why.contains(says), "{says}: {why}");
+        }
+    });
+    assert!(
+        agent.child.try_wait().unwrap().is_none(),
+        "the agent died: {}",
+        agent.log()
+    );
+    // Still a working agent: a coordinator's row runs on it.
+    let out = natsplan()
+        .args([
+            "bench",
+            "js",
+            "--agents",
+            "1",
+            "--msgs",
+            "200",
+            "--no-progress",
+            "--server",
+        ])
+        .arg(c.url())
+        .timeout(Duration::from_secs(120))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        agent.log()
+    );
+}

@@ -329,6 +329,25 @@ fn a_slow_consumer_is_reported_not_waited_for() {
     assert_eq!(u(&v, "received") + u(l, "dropped"), u(&v, "published"));
 }
 
+/// Issue 40: a message over the server's `max_payload` (1 MiB by default, from its INFO) is bad input
+/// naming the bound, before any payload is made (was: exit 3 "connection reset" after connecting, or an
+/// abort allocating 8 GiB). A KV value of exactly max_payload still runs.
+#[test]
+fn a_size_over_the_servers_max_payload_is_refused_naming_it() {
+    let _s = serial();
+    let c = TestCluster::start(1).expect("lab starts");
+    for kind in ["js", "core", "kv"] {
+        let (code, _, all) = bench(&[kind, "-s", &c.url(), "--msgs", "10", "--size", "2MiB"]);
+        assert_eq!(code, 2, "{kind}: {all}");
+        assert!(
+            all.contains("--size 2097152: over the server's max_payload of 1048576 bytes"),
+            "{kind}: {all}"
+        );
+    }
+    let (code, _, all) = bench(&["kv", "-s", &c.url(), "--msgs", "5", "--size", "1MiB"]);
+    assert_eq!(code, 0, "{all}");
+}
+
 #[test]
 fn unreachable_server_exits_3_and_bad_flags_exit_2() {
     let port = natsplan::lab::free_ports(1).unwrap()[0];

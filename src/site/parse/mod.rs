@@ -12,6 +12,7 @@ mod read;
 mod site;
 pub mod stream_config;
 mod stream_file;
+pub mod stream_spec;
 mod workload;
 
 use super::model::*;

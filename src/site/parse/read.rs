@@ -558,7 +558,8 @@ impl<'c> Validator<'c> {
 
     pub(super) fn replicas(&mut self, node: &Node, path: &str) -> Option<u8> {
         let r = self.whole(node, path, "replicas", i64::MIN, i64::MAX, "3")?;
-        if (1..=5).contains(&r) {
+        let b = crate::site::limits::REPLICAS;
+        if (b.min as i64..=b.max as i64).contains(&r) {
             Some(r as u8)
         } else {
             self.err(

@@ -3,10 +3,10 @@
 use super::keys::*;
 use super::read::*;
 use super::stream_file::Limits;
-use crate::site::limits::{MAX_ASSETS, MAX_ASSET_NAME_BYTES, MAX_CONSUMERS_PER_STREAM};
+use crate::site::limits::{BATCH, MAX_ASSETS, MAX_CONSUMERS_PER_STREAM, PUBLISHERS, SUBJECTS_PER_STREAM};
 use crate::site::model::*;
 use crate::site::names::NameKind;
-use crate::site::yaml::{clip, Node};
+use crate::site::yaml::{Node, Val};
 use std::collections::HashMap;
 
 impl Validator<'_> {
@@ -65,10 +65,7 @@ impl Validator<'_> {
             }
         }
         self.namespace(&out);
-        let assets = out.streams.len() as u64
-            + out.kv.len() as u64
-            + out.object_stores.len() as u64
-            + out.streams.iter().map(|s| s.consumers as u64).sum::<u64>();
+        let assets = super::stream_spec::workload_assets(&out);
         if assets > MAX_ASSETS {
             self.err(
                 w.key_pos("streams").or(Some(w.pos)),
@@ -141,10 +138,24 @@ impl Validator<'_> {
                 )
             })
             .map(|x| x as u32);
-        let mut subjects = o
-            .get("subjects")
-            .map(|n| self.subjects(n, &o.p("subjects")))
-            .unwrap_or_default();
+        // Bounded before the pairwise overlap check inside `subjects` runs.
+        let listed = match o.get("subjects").map(|n| &n.val) {
+            Some(Val::Seq(items)) => items.len(),
+            _ => 0,
+        };
+        let mut subjects = match (o.get("subjects"), SUBJECTS_PER_STREAM.check_usize(listed)) {
+            (Some(n), Err(e)) => {
+                self.err(
+                    Some(n.pos),
+                    o.p("subjects"),
+                    format!("{listed} subjects: {e}"),
+                    "capture them with wildcards (orders.>)",
+                );
+                Vec::new()
+            }
+            (Some(n), Ok(_)) => self.subjects(n, &o.p("subjects")),
+            (None, _) => Vec::new(),
+        };
         if let (Some(f), Some(at)) = (&file, cfg_node) {
             let limits = Limits {
                 replicas: &mut replicas,
@@ -218,11 +229,11 @@ impl Validator<'_> {
     fn publish_spec(&mut self, o: &Obj) -> Option<PublishSpec> {
         let publishers = o
             .get("publishers")
-            .and_then(|n| self.whole(n, &o.p("publishers"), "publishers", 1, 1_000_000, "12"))
+            .and_then(|n| self.whole(n, &o.p("publishers"), "publishers", 1, PUBLISHERS.max as i64, "12"))
             .map(|v| v as u32);
         let window = o
             .get("window")
-            .and_then(|n| self.whole(n, &o.p("window"), "publishes in flight", 1, 1_000_000, "256"))
+            .and_then(|n| self.whole(n, &o.p("window"), "publishes in flight", 1, BATCH.max as i64, "256"))
             .map(|v| v as u32);
         let sync = o.get("publish").and_then(|n| {
             let t = self.text(n, &o.p("publish"), "async")?;
@@ -380,19 +391,9 @@ impl Validator<'_> {
         let Some(name) = self.text(n, &o.p("name"), example) else {
             return String::new();
         };
-        // One set of rules with emit (site::names): what design accepts, emit can write and nats-server and
-        // the clients take.
-        if let Some(why) = crate::site::names::problem(kind, &name) {
-            let shown = clip(&name.escape_debug().to_string());
-            self.err(
-                Some(n.pos),
-                o.p("name"),
-                format!("'{shown}' {why}"),
-                format!(
-                    "use letters, digits, '-' and '_' (no spaces, '.', '*', '>', '/' or '\\'), at most \
-                     {MAX_ASSET_NAME_BYTES} bytes, e.g. {example}"
-                ),
-            );
+        // The name rules live in one function, shared with streams that arrive built (stream_spec.rs).
+        if let Some((message, fix)) = super::stream_spec::asset_name_problem(kind, &name, example) {
+            self.err(Some(n.pos), o.p("name"), message, fix);
         }
         match names.get(&name) {
             Some(first) => self.err(
