@@ -184,6 +184,7 @@ fn check_emitted(out: &Path, ctx: &str) {
                     .args(["-t", "-c"])
                     .arg(&p)
                     .env("APP_PASSWORD", "x")
+                    .env("NATS_SYSTEM_PASSWORD", "x")
                     .output()
                     .unwrap();
                 assert!(
