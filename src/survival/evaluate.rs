@@ -366,11 +366,15 @@ impl<'a> Model<'a> {
                 }
                 (DomainKind::Rack, Target::Rack(r)) => power_rack(&mut eff, &mut cause, &mut array_down, *r, di),
                 // A rack destroyed for good: its servers and their own disks, and every volume on its
-                // arrays (wherever the servers using them are).
+                // arrays (wherever the servers using them are). A server of the rack whose LUN sits on an
+                // array in another rack is down until the rack is rebuilt, its store intact.
                 (DomainKind::LostRack, Target::Rack(r)) => {
                     for s in site.rack_servers(*r) {
                         hit(&mut eff, &mut cause, s, di, true);
-                        eff[s].destroyed = true;
+                        let elsewhere = self
+                            .array_of(s)
+                            .is_some_and(|a| site.arrays[a].owner.is_none() && site.arrays[a].rack != *r);
+                        eff[s].destroyed |= !elsewhere;
                     }
                     for (a, arr) in site.arrays.iter().enumerate() {
                         if arr.rack == *r {

@@ -384,8 +384,12 @@ impl World {
         for (r, _) in site.racks.iter().enumerate() {
             let stores: Vec<usize> = (0..layout.servers.len())
                 .filter(|&slot| {
-                    site.servers[layout.servers[slot]].rack == r
-                        || array_of_slot(slot).is_some_and(|a| site.arrays[a].rack == r)
+                    // The store is where its drives are: a shared array's rack, else the server's own.
+                    let server = layout.servers[slot];
+                    match array_of_slot(slot) {
+                        Some(a) if site.arrays[a].owner != Some(server) => site.arrays[a].rack == r,
+                        _ => site.servers[server].rack == r,
+                    }
                 })
                 .collect();
             let arrays_here = used.iter().any(|&a| site.arrays[a].rack == r);

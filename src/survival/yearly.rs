@@ -732,12 +732,15 @@ impl<'m, 'a> Reliability<'m, 'a> {
             let held = self.asset_msgs_held[i];
             let ci = ci.map(|c| {
                 let mut x = c[k].clone();
-                // Window losses and data-loss events, each at its own bound (an event's loss at most all
-                // the asset holds).
+                // Window losses and data-loss events, each at its own bound: a wholly lost asset loses all
+                // it holds, a tail loss the replica lag's worth (tail events are at most the data-loss
+                // events, whose upper end bounds them).
+                let tail_msgs = (msgs * self.replica_lag_s).min(held);
                 x.acked_msgs_lost_per_year.0 =
                     x.acked_msgs_lost_per_year.0 * self.window_s * msgs + x.wholly_lost_events_per_year.0 * held;
-                x.acked_msgs_lost_per_year.1 =
-                    x.acked_msgs_lost_per_year.1 * self.window_s * msgs + x.data_lost_events_per_year.1 * held;
+                x.acked_msgs_lost_per_year.1 = x.acked_msgs_lost_per_year.1 * self.window_s * msgs
+                    + x.wholly_lost_events_per_year.1 * held
+                    + x.data_lost_events_per_year.1 * tail_msgs;
                 x
             });
             mk("", "", k, (msgs, held, self.election_stall_s[1 + i]), ci)
@@ -993,6 +996,9 @@ pub fn exact(rel: &Reliability, rel_d: &Reliability) -> Option<Yearly> {
 ///
 /// Either may not fit (more than 128 components, or too many states); the full chain's figures then come
 /// from a 4,000-year Monte Carlo (seed 1), the data-loss ones from the full chain or that Monte Carlo.
+/// Years of the Monte Carlo that stands in for a chain too large to build.
+const DESIGN_MC_YEARS: u64 = 4_000;
+
 pub struct Chains {
     pub full: Option<Chain>,
     pub destroyers: Option<Chain>,
@@ -1038,7 +1044,7 @@ impl Chains {
                 (f.flows, "exact", f.detail)
             }
             None => {
-                let mc = monte_carlo_flows(rel, 4_000, 1, 1, None);
+                let mc = monte_carlo_flows(rel, DESIGN_MC_YEARS, 1, 1, None);
                 (mc.0, "monte_carlo", mc.1)
             }
         };
@@ -1063,9 +1069,30 @@ impl Chains {
                 method = "monte_carlo+exact_data_loss";
             }
         }
+        if self.destroyers.is_none() {
+            // Too many store-destroying components for a chain: the data-loss figures are the Monte Carlo's,
+            // which at real rates sees no event in its years. Never a bare zero (issue 32): the bound is the
+            // 95 % upper end of the event count's interval (Garwood; 3 per span when none was seen) less the
+            // figure itself.
+            let k = (flows.p_any_dl * DESIGN_MC_YEARS as f64).round() as u64;
+            let upper = super::reference::garwood(k, 1.96).1 / DESIGN_MC_YEARS as f64;
+            let b = (upper - flows.p_any_dl).max(0.0);
+            beyond = Some(b);
+            detail = format!(
+                "{detail}; data loss estimated by that Monte Carlo ({} store-destroying components: too many for \
+                 a chain), bounded by its 95 % interval",
+                rel_d.components.len()
+            );
+        }
         let mut y = rel.figures(method, detail, &flows, None);
         y.p_any_data_lost_beyond_cap_per_year = beyond;
-        if let Some(b) = beyond {
+        if let (Some(b), None) = (beyond, &self.destroyers) {
+            y.assumptions.push(format!(
+                "data-loss figures from a {DESIGN_MC_YEARS}-year Monte Carlo (too many store-destroying components \
+                 for a chain): up to {} per year more lies within its 95 % interval",
+                crate::units::fmt_sci(b)
+            ));
+        } else if let Some(b) = beyond {
             y.assumptions.push(format!(
                 "data-loss figures exact up to {} concurrent store-destroying failures; events that need more are \
                  left out, at most {} per year (first order: the flow of the failures the chain drops)",
