@@ -4,8 +4,9 @@
 //! figures near 1e-2, thousands of events), and at the site's rates the reference's interval is shown for
 //! what it is.
 
+use super::chain::Chains;
 use super::reference::{inflated, reference, Estimate, Reference, SparesBack};
-use super::yearly::{Chains, Reliability, Yearly};
+use super::yearly::{Reliability, Yearly};
 use super::Model;
 use crate::catalog::Catalog;
 use crate::layout::Layout;

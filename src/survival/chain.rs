@@ -9,8 +9,9 @@
 // Per-class figures live in parallel vectors indexed by class; index loops read clearer than zips of four.
 #![allow(clippy::needless_range_loop)]
 
+use super::solve::monte_carlo_flows;
 use super::solve::{st, DL, DL_TOTAL, UNAV};
-use super::yearly::{Flows, Reliability};
+use super::yearly::{chain_states, Flows, Reliability, Yearly, CHAIN_STATES, DESTROYER_CAP_MAX, DESTROYER_STATES};
 use crate::units::YEAR_S;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -417,6 +418,124 @@ pub struct ChainFlows {
 /// components than the chain can index (128) or more than `max_states` states.
 pub fn exact_flows(rel: &Reliability, cap: usize, max_states: usize) -> Option<ChainFlows> {
     Chain::build(rel, cap, max_states).map(|c| c.solve(rel))
+}
+
+/// Years of the Monte Carlo that stands in for a chain too large to build.
+const DESIGN_MC_YEARS: u64 = 4_000;
+
+/// The two chains behind the exact figures, one shape for `design` and `simulate` (issue 32: they gave
+/// two "exact" answers for one layout):
+/// * the full chain over every component, at most 3, else 2, concurrent failures within `CHAIN_STATES`:
+///   unavailability, write stalls, window losses;
+/// * the chain over the store-destroying components alone (`Reliability::destroyers`), with as many
+///   concurrent failures as fit in `DESTROYER_STATES` (at most `DESTROYER_CAP_MAX`): the data-loss
+///   figures, with a bound on what its cap leaves out.
+///
+/// Either may not fit (more than 128 components, or too many states); the full chain's figures then come
+/// from a 4,000-year Monte Carlo (seed 1), the data-loss ones from the full chain or that Monte Carlo.
+pub struct Chains {
+    pub full: Option<Chain>,
+    pub destroyers: Option<Chain>,
+}
+
+impl Chains {
+    pub fn build(rel: &Reliability, rel_d: &Reliability) -> Chains {
+        let n = rel.components.len();
+        let full = [3, 2]
+            .into_iter()
+            .filter(|&cap| n <= 128 && chain_states(n, cap) <= CHAIN_STATES as u64)
+            .find_map(|cap| Chain::build(rel, cap, CHAIN_STATES));
+        Chains {
+            full,
+            destroyers: Chains::destroyer_chain(rel_d),
+        }
+    }
+
+    /// The chain over the store-destroying components (`rel_d`), with as many concurrent failures as fit.
+    pub fn destroyer_chain(rel_d: &Reliability) -> Option<Chain> {
+        let nd = rel_d.components.len();
+        (1..=DESTROYER_CAP_MAX.min(nd.max(1)))
+            .rev()
+            .filter(|&cap| nd <= 128 && chain_states(nd, cap) <= DESTROYER_STATES as u64)
+            .find_map(|cap| Chain::build(rel_d, cap, DESTROYER_STATES))
+    }
+
+    /// Design's data-loss figures alone (the destroyer chain's), with every other figure zero: what the
+    /// reference simulation checks, without the full chain's cost.
+    pub fn data_loss(rel_d: &Reliability) -> Option<Yearly> {
+        let c = Chains::destroyer_chain(rel_d)?;
+        let d = c.solve(rel_d);
+        let mut y = rel_d.figures("exact", d.detail, &d.flows, None);
+        y.p_any_data_lost_beyond_cap_per_year =
+            (d.cap < rel_d.components.len()).then(|| -(-d.beyond_cap_per_year).exp_m1());
+        Some(y)
+    }
+
+    pub fn solve(&self, rel: &Reliability, rel_d: &Reliability) -> Yearly {
+        let (mut flows, mut method, mut detail) = match &self.full {
+            Some(c) => {
+                let f = c.solve(rel);
+                (f.flows, "exact", f.detail)
+            }
+            None => {
+                let mc = monte_carlo_flows(rel, DESIGN_MC_YEARS, 1, 1, None);
+                (mc.0, "monte_carlo", mc.1)
+            }
+        };
+        let mut beyond = None;
+        if let Some(c) = &self.destroyers {
+            let d = c.solve(rel_d);
+            flows.dl = d.flows.dl;
+            flows.total = d.flows.total;
+            flows.tail = d.flows.tail;
+            flows.any_dl = d.flows.any_dl;
+            flows.any_total = d.flows.any_total;
+            flows.p_any_dl = d.flows.p_any_dl;
+            flows.p_any_total = d.flows.p_any_total;
+            let capped = d.cap < rel_d.components.len();
+            beyond = capped.then(|| -(-d.beyond_cap_per_year).exp_m1());
+            detail = format!(
+                "{detail}; data loss from a chain over the {} store-destroying components, {} states (at most {} \
+                 concurrent failures)",
+                d.components, d.states, d.cap
+            );
+            if self.full.is_none() {
+                method = "monte_carlo+exact_data_loss";
+            }
+        }
+        if self.destroyers.is_none() {
+            // Too many store-destroying components for a chain: the data-loss figures are the Monte Carlo's,
+            // which at real rates sees no event in its years. Never a bare zero (issue 32): the bound is the
+            // 95 % upper end of the event count's interval (Garwood; 3 per span when none was seen) less the
+            // figure itself.
+            let k = (flows.p_any_dl * DESIGN_MC_YEARS as f64).round() as u64;
+            let upper = super::reference::garwood(k, 1.96).1 / DESIGN_MC_YEARS as f64;
+            let b = (upper - flows.p_any_dl).max(0.0);
+            beyond = Some(b);
+            detail = format!(
+                "{detail}; data loss estimated by that Monte Carlo ({} store-destroying components: too many for \
+                 a chain), bounded by its 95 % interval",
+                rel_d.components.len()
+            );
+        }
+        let mut y = rel.figures(method, detail, &flows, None);
+        y.p_any_data_lost_beyond_cap_per_year = beyond;
+        if let (Some(b), None) = (beyond, &self.destroyers) {
+            y.assumptions.push(format!(
+                "data-loss figures from a {DESIGN_MC_YEARS}-year Monte Carlo (too many store-destroying components \
+                 for a chain): up to {} per year more lies within its 95 % interval",
+                crate::units::fmt_sci(b)
+            ));
+        } else if let Some(b) = beyond {
+            y.assumptions.push(format!(
+                "data-loss figures exact up to {} concurrent store-destroying failures; events that need more are \
+                 left out, at most {} per year (first order: the flow of the failures the chain drops)",
+                self.destroyers.as_ref().map_or(0, Chain::cap),
+                crate::units::fmt_sci(b)
+            ));
+        }
+        y
+    }
 }
 
 #[cfg(test)]

@@ -47,9 +47,9 @@ pub use whatif::{
     report_scenarios, report_sweep, scenario_report, AckedLoss, ScenarioReport, StreamLine, SweepSummary, WhatifReport,
 };
 
-pub use chain::exact_flows;
+pub use chain::{exact_flows, Chains};
 pub use solve::{expected_events, monte_carlo};
 pub use yearly::{
-    chain_states, exact, exact_at, rate_per_year, yearly, yearly_only, yearly_with, Chains, Ci95, Component, Entries,
-    Flows, Reliability, SimulateReport, SpareEffect, Yearly, YearlyAsset, YearlyClass, CHAIN_STATES, DESTROYER_STATES,
+    chain_states, exact, exact_at, rate_per_year, yearly, yearly_only, yearly_with, Ci95, Component, Entries, Flows,
+    Reliability, SimulateReport, SpareEffect, Yearly, YearlyAsset, YearlyClass, CHAIN_STATES, DESTROYER_STATES,
 };
