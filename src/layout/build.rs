@@ -22,8 +22,15 @@ struct Carved {
     raid: Option<Raid>,
 }
 
+/// The disks-per-server hint that asks each server's own group for its whole fair share of its array's
+/// data disks (the widest group the array holds for the servers on it), instead of the fewest that hold
+/// the capacity target: `enumerate`'s wider twin of the optimiser's choice, so installed disks the
+/// smallest layout leaves idle are offered in groups too (issue 38).
+pub(super) const WIDEST: u32 = u32::MAX;
+
 /// Build one layout. `hint` is the optimiser's disks per server and servers per array for own-group
-/// patterns (otherwise the fewest disks that hold the capacity target, on the emptiest array).
+/// patterns (otherwise the fewest disks that hold the capacity target, on the emptiest array); a hint of
+/// `WIDEST` disks gives each server its fair share of the array's data disks.
 pub(super) fn build(
     site: &Site,
     catalog: &Catalog,
@@ -336,7 +343,10 @@ impl Carved {
                 continue;
             }
             let step = if even { 2 } else { 1 };
-            let mut d = disks_hint.filter(|&h| h >= min && h <= max).unwrap_or(min);
+            let mut d = match disks_hint {
+                Some(WIDEST) => max,
+                h => h.filter(|&h| h >= min && h <= max).unwrap_or(min),
+            };
             let fits = |d: u32| {
                 group_usable_bytes(site, catalog, a, own_raid(pattern, d), d) as f64 >= target || pattern == Pattern::P4
             };
@@ -679,8 +689,9 @@ fn cross_rack(site: &Site, servers: &[ServerIdx], groups: &[VolumeGroup], luns: 
                 severity: Severity::Risk,
                 text: format!(
                     "{} use{} array {} in rack {rack}: rack {rack}'s power takes {} volume{} with it, so losing rack \
-                     {rack} stops {} of the JetStream servers at once (seed 000: servers spread over racks on one \
-                     array \"can still go down if they lose access to the rack where the storage array is\")",
+                     {rack} stops {} of the JetStream servers at once (the NATS-on-E-Series guide: servers spread over \
+                     racks on one array \"can still go down if they lose access to the rack where the storage array \
+                     is\")",
                     names.join(", "),
                     if far.len() == 1 { "s" } else { "" },
                     arr.name,

@@ -119,12 +119,26 @@ pub fn enumerate_then<T: Send>(
                 continue;
             }
             if let Some(choice) = choices.next().flatten() {
+                let selection = optimised_servers(site, &choice.per_rack);
                 jobs.push(Job {
                     pattern,
                     r,
-                    selection: optimised_servers(site, &choice.per_rack),
-                    hint: Some((choice.disks_per_server, choice.per_array)),
+                    selection: selection.clone(),
+                    hint: Some((choice.disks_per_server, choice.per_array.clone())),
                 });
+                if pattern == Pattern::P1 {
+                    // The same servers with each mirrored group as wide as its array allows: the installed
+                    // data disks the fewest-disks choice leaves idle, put to use (more store and more
+                    // drives per volume). Where no disk is left over it is the same layout (same id) and
+                    // is dropped below. Pattern 2 is left narrow (a wider RAID 0 stripe only adds disks
+                    // whose failure destroys it) and pattern 4 sizes its LUNs to the need either way.
+                    jobs.push(Job {
+                        pattern,
+                        r,
+                        selection,
+                        hint: Some((super::build::WIDEST, choice.per_array)),
+                    });
+                }
             }
         }
     }

@@ -119,7 +119,7 @@ impl PerfCurves {
             })
             .collect();
         let mut seed_panel = Panel {
-            title: "seed 000 shapes (EF600, 2-disk groups, write cache off, 3 putters, 20 consumers): model and \
+            title: "the NATS-on-E-Series guide's shapes (EF600, 2-disk groups, write cache off, 3 putters, 20 consumers): model and \
                     published rows"
                 .into(),
             curves: Vec::new(),
@@ -136,7 +136,7 @@ impl PerfCurves {
             }
         }
         let mut layout_panel = Panel {
-            title: "this site's layouts (3 putters, no consumers; seed 000 rows for reference)".into(),
+            title: "this site's layouts (3 putters, no consumers; the guide's measured rows for reference)".into(),
             curves: Vec::new(),
             seed: seed_rows,
         };

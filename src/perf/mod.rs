@@ -16,7 +16,7 @@ pub mod model;
 mod servers;
 pub mod sync_law;
 
-pub use calibration::{CalibrationFile, CalibrationSet};
+pub use calibration::{calibration_words, CalibrationFile, CalibrationSet};
 pub use model::{predict_shape, Band, Kind, Latency, Prediction, Shape, Sync, Terms, VolumeSpec};
 pub use servers::{
     catch_up, catch_up_bytes_per_s, catch_up_s_per_msg, raft_catch_up_bytes_per_s, CatchUp, CatchUpLoad, CatchUpStall,
@@ -183,16 +183,22 @@ impl Predicted {
         for a in self.entries() {
             if a.required_per_s > a.band.high {
                 let mut why = format!(
-                    "{} needs {:.0}/s but is predicted to carry {:.0}/s ({:.0}–{:.0}), bound by {} (priced by {})",
-                    a.name, a.required_per_s, a.ops_per_s, a.band.low, a.band.high, a.bottleneck, a.calibration
+                    "{} needs {:.0}/s but is predicted to carry {:.0}/s ({:.0}–{:.0}), bound by {} (measured on: {})",
+                    a.name,
+                    a.required_per_s,
+                    a.ops_per_s,
+                    a.band.low,
+                    a.band.high,
+                    a.bottleneck,
+                    calibration_words(&a.calibration)
                 );
                 if let Some(r) = &a.reach {
                     why.push_str(&format!("; {r}"));
                 }
                 if a.extrapolation_distance > 0.0 {
                     why.push_str(&format!(
-                        "; this rests on a prediction extrapolated from {} (distance {:.2}): run `natsplan calibrate` on this hardware and pass --calibration",
-                        a.calibration, a.extrapolation_distance
+                        "; those figures were measured on other hardware and carried to this one by the model (a \
+                         wider band): run `natsplan calibrate` on this hardware and pass --calibration"
                     ));
                 }
                 return Some(why);

@@ -9,7 +9,7 @@ mod unused;
 mod verdict;
 
 pub use capacity::{needs, needs_after, stores};
-pub use unused::{unused_servers, UnusedRole, UnusedServer};
+pub use unused::{idle_disks, unused_servers, IdleDisks, UnusedRole, UnusedServer};
 pub use verdict::{perf_bucket, rank, reasons, times, wear as wear_check, Closeness, Tolerances};
 
 use crate::catalog::Catalog;
@@ -197,6 +197,14 @@ pub struct PlannedLayout {
     pub servers: Vec<PlannedServer>,
     /// The site's servers this layout leaves out of JetStream, each with what to do with it.
     pub unused_servers: Vec<UnusedServer>,
+    /// Installed data disks of the arrays this layout uses that none of its groups takes (issue 38);
+    /// absent when there are none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub idle_disks: Vec<IdleDisks>,
+    /// Another layout of this plan on the same servers and pattern whose groups take more of those idle
+    /// disks (wider groups); absent when there is none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wider_layout: Option<String>,
     pub hot_spares: u32,
     pub verdict: Verdict,
     pub reasons: Vec<String>,
@@ -403,6 +411,7 @@ pub fn build_progress(
         ));
     }
     rank(&mut planned);
+    link_wider(&mut planned);
     // The top-ranked layout is shown per asset.
     if let Some(top) = planned.first_mut() {
         expand_layout(site, catalog, cal, top);
@@ -558,6 +567,8 @@ fn plan_layout_with(
         replicas: layout.replicas,
         servers,
         unused_servers: unused_servers(site, &layout),
+        idle_disks: idle_disks(site, &layout),
+        wider_layout: None,
         hot_spares: layout.hot_spares_total(),
         verdict,
         reasons: problems.into_iter().map(|p| p.text).collect(),
@@ -577,6 +588,35 @@ fn plan_layout_with(
         predicted,
         classes: None,
         layout,
+    }
+}
+
+/// For each layout that leaves data disks idle, the best-ranked other layout of the same pattern, default
+/// replica count and servers that leaves fewer idle (`layouts[].wider_layout`): the one with wider groups
+/// on the disks installed. Layout ids, not positions: the ranking is already done.
+fn link_wider(planned: &mut [PlannedLayout]) {
+    let idle = |l: &PlannedLayout| l.idle_disks.iter().map(|i| i.disks.len()).sum::<usize>();
+    let servers = |l: &PlannedLayout| l.servers.iter().map(|s| s.name.clone()).collect::<Vec<_>>();
+    let links: Vec<Option<String>> = planned
+        .iter()
+        .map(|l| {
+            if l.idle_disks.is_empty() {
+                return None;
+            }
+            planned
+                .iter()
+                .find(|o| {
+                    o.id != l.id
+                        && o.pattern == l.pattern
+                        && o.replicas == l.replicas
+                        && idle(o) < idle(l)
+                        && servers(o) == servers(l)
+                })
+                .map(|o| o.id.clone())
+        })
+        .collect();
+    for (l, w) in planned.iter_mut().zip(links) {
+        l.wider_layout = w;
     }
 }
 

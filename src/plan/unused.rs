@@ -2,7 +2,8 @@
 //! over a failed server's LUN on an array the layout uses (re-attach, seed 003's faster recovery shape), a
 //! `spare` has storage of its own the layout does not need (a later JetStream server, or a replacement
 //! under a new `server_name`), and a `core-only` server has no storage at all (run nats-server without
-//! JetStream: it routes and serves clients).
+//! JetStream: it routes and serves clients). Beside them, the installed data disks of the arrays the
+//! layout uses that none of its volume groups takes (`idle_disks`).
 
 use crate::layout::Layout;
 use crate::site::Site;
@@ -105,6 +106,46 @@ pub fn unused_servers(site: &Site, layout: &Layout) -> Vec<UnusedServer> {
                 arrays: standby.iter().map(|&a| site.arrays[a].name.clone()).collect(),
                 takes_over,
             }
+        })
+        .collect()
+}
+
+/// Installed data disks of an array the layout uses that no volume group of the layout takes
+/// (`layouts[].idle_disks`): the fewest-disks choice of pattern 1 on a large array, say. Hot spares are not
+/// idle disks (they are kept for rebuilds), nor are the disks of arrays the layout does not use (their
+/// servers are in `unused_servers`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct IdleDisks {
+    pub array: String,
+    /// The array's data disks: `disks` less the hot spares it keeps (none on a DDP pool).
+    pub data_disks: u32,
+    /// The idle disks' numbers, as the layout's groups number the array's disks (1 = the first).
+    pub disks: Vec<u32>,
+}
+
+/// The idle data disks of every array the layout uses, arrays by name.
+pub fn idle_disks(site: &Site, layout: &Layout) -> Vec<IdleDisks> {
+    let mut arrays: Vec<usize> = layout.groups.iter().map(|g| g.array).collect();
+    arrays.sort_by_key(|&a| site.arrays[a].name.to_ascii_lowercase());
+    arrays.dedup();
+    arrays
+        .into_iter()
+        .filter_map(|a| {
+            let arr = &site.arrays[a];
+            let on: Vec<&crate::layout::VolumeGroup> = layout.groups.iter().filter(|g| g.array == a).collect();
+            // A DDP pool keeps reserve capacity instead of hot spares (layout::build, `keep_spares`).
+            let spares = if on.iter().any(|g| g.raid == crate::layout::Raid::DdpRaid1) {
+                0
+            } else {
+                arr.hot_spares
+            };
+            let data = arr.disks.saturating_sub(spares);
+            let idle: Vec<u32> = (1..=data).filter(|d| !on.iter().any(|g| g.disks.contains(d))).collect();
+            (!idle.is_empty()).then(|| IdleDisks {
+                array: arr.name.clone(),
+                data_disks: data,
+                disks: idle,
+            })
         })
         .collect()
 }

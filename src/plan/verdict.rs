@@ -253,7 +253,12 @@ fn pattern_notes(out: &mut Vec<Problem>, site: &Site, l: &Layout, cap: &Capacity
             // spare: there a destroyed volume waits for the drive replacement, not a spare (issue 38: the
             // note said "a new group on a spare" beside "no hot spare in …").
             let mut arrays: Vec<usize> = Vec::new();
-            for a in l.groups.iter().map(|g| g.array).filter(|a| site.arrays[*a].owner.is_none()) {
+            for a in l
+                .groups
+                .iter()
+                .map(|g| g.array)
+                .filter(|a| site.arrays[*a].owner.is_none())
+            {
                 if !arrays.contains(&a) {
                     arrays.push(a);
                 }
@@ -276,17 +281,40 @@ fn pattern_notes(out: &mut Vec<Problem>, site: &Site, l: &Layout, cap: &Capacity
                 ),
             ));
             if !spare_less.is_empty() && spare_less.len() < arrays.len() {
-                out.push(p(Severity::Note, format!("no hot spare in {}: a failed RAID 0 disk waits for a replacement", spare_less.join(", "))));
+                out.push(p(
+                    Severity::Note,
+                    format!(
+                        "no hot spare in {}: a failed RAID 0 disk waits for a replacement",
+                        spare_less.join(", ")
+                    ),
+                ));
             }
         }
-        Pattern::Raid6 => out.push(p(
-            Severity::Note,
-            "single RAID 6 group on one array in one rack: the array or the rack is a single point of failure for every stream",
+        Pattern::Raid6 => {
+            // One group, or several when the array's limit split the disks (the split is said apart).
+            let groups = l.groups.len();
+            out.push(p(
+                Severity::Note,
+                format!(
+                    "{} on one array in one rack: the array or the rack is a single point of failure for every stream",
+                    if groups == 1 {
+                        "single RAID 6 group".to_string()
+                    } else {
+                        format!("{groups} RAID 6 groups")
+                    }
+                ),
+            ))
+        }
+        Pattern::DdpRaid1 => out.push(p(
+            Severity::Info,
+            "RAID 1 volumes on a DDP pool: simple to run; a 2-disk failure in the pool can touch every volume",
         )),
-        Pattern::DdpRaid1 => out.push(p(Severity::Info, "RAID 1 volumes on a DDP pool: simple to run; a 2-disk failure in the pool can touch every volume")),
         Pattern::P4 if cap.left_for_others_bytes > 0 => out.push(p(
             Severity::Info,
-            format!("pattern 4: {} of the volume groups left for other services", fmt_bytes(cap.left_for_others_bytes as f64)),
+            format!(
+                "pattern 4: {} of the volume groups left for other services",
+                fmt_bytes(cap.left_for_others_bytes as f64)
+            ),
         )),
         _ => {}
     }
@@ -408,7 +436,7 @@ fn write_cache_notes(out: &mut Vec<Problem>, site: &Site, l: &Layout) {
     if !no_cache.is_empty() {
         out.push(p(
             Severity::Info,
-            format!("write cache disabled on {}: mirrored writes wait for both disks (seed 000 saw 2.2× RAID 0's p50 write latency)", no_cache.join(", ")),
+            format!("write cache disabled on {}: mirrored writes wait for both disks (the NATS-on-E-Series guide measured 2.2× RAID 0's p50 write latency without the cache)", no_cache.join(", ")),
         ));
     }
 }

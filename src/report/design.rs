@@ -127,6 +127,10 @@ pub fn detail_text(l: &PlannedLayout, width: u16) -> String {
         s.push_str(&u);
         s.push('\n');
     }
+    if let Some(i) = detail::idle_disks(l) {
+        s.push_str(&i);
+        s.push('\n');
+    }
     let mut t = table(width, &detail::SERVER_HEADER);
     for r in detail::server_rows(l) {
         t.add_row(r);
@@ -261,6 +265,9 @@ pub fn markdown(plan: &Plan, sel: &Selection) -> String {
         s.push('\n');
         for u in detail::unused_servers(l) {
             s.push_str(&format!("\n{u}\n"));
+        }
+        if let Some(i) = detail::idle_disks(l) {
+            s.push_str(&format!("\n{i}\n"));
         }
         for line in detail::capacity(&l.capacity) {
             s.push('\n');

@@ -498,6 +498,57 @@ pub const PREDICTION_LEGEND: &str = "measured on: the calibration the figures co
 this hardware through the models' figures, with a wider band (--format json names the calibration files and \
 each term's source).";
 
+/// The installed data disks a layout leaves in no group, one sentence, with the layout that uses them.
+pub fn idle_disks(l: &PlannedLayout) -> Option<String> {
+    if l.idle_disks.is_empty() {
+        return None;
+    }
+    let each: Vec<String> = l
+        .idle_disks
+        .iter()
+        .map(|i| {
+            format!(
+                "{} of {}'s {} data disks (disk{} {})",
+                i.disks.len(),
+                i.array,
+                i.data_disks,
+                if i.disks.len() == 1 { "" } else { "s" },
+                disk_ranges(&i.disks)
+            )
+        })
+        .collect();
+    let total: usize = l.idle_disks.iter().map(|i| i.disks.len()).sum();
+    Some(format!(
+        "Idle disks: {} {} in no volume group of this layout; {}.",
+        each.join(", "),
+        if total == 1 { "is" } else { "are" },
+        match &l.wider_layout {
+            Some(id) =>
+                format!("layout {id} puts them in wider groups on the same servers, or keep them for other services"),
+            None => "keep them for other services, or add servers to use them".to_string(),
+        }
+    ))
+}
+
+/// Disk numbers as ranges: `1–4, 7, 9–12`.
+fn disk_ranges(disks: &[u32]) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < disks.len() {
+        let mut j = i;
+        while j + 1 < disks.len() && disks[j + 1] == disks[j] + 1 {
+            j += 1;
+        }
+        out.push(if j == i {
+            disks[i].to_string()
+        } else {
+            format!("{}–{}", disks[i], disks[j])
+        });
+        i = j + 1;
+    }
+    out.join(", ")
+}
+
 /// The servers a layout leaves out, one sentence per role with what to do with them.
 pub fn unused_servers(l: &PlannedLayout) -> Vec<String> {
     use crate::plan::UnusedRole;

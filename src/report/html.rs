@@ -223,6 +223,9 @@ fn layout_section(page: &mut Page, site: &Site, l: &PlannedLayout) {
     for u in detail::unused_servers(l) {
         page.p(&u);
     }
+    if let Some(i) = detail::idle_disks(l) {
+        page.p(&i);
+    }
     page.figure(
         &layout_drawing(site, l, None),
         "Racks as columns. Each disk is a vertical rectangle (hot spares dashed, S); under the disks, the volume \

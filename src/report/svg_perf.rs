@@ -10,7 +10,7 @@ impl PerfCurves {
     pub fn caption(&self) -> String {
         format!(
             "Predicted whole-object puts/s (lines; shaded: the prediction band) for {} concurrent putters; solid = \
-             sync_interval always, dashed = delayed. Points: seed 000 Appendix B second batch as published (filled = \
+             sync_interval always, dashed = delayed. Points: the NATS-on-E-Series guide's Appendix B second batch as published (filled = \
              always, open = delayed; its first batch ran 1 putter and is left out; rows flagged duplicate_label are \
              not shown). Calibration: {}.",
             self.workers,
@@ -64,7 +64,7 @@ pub fn perf_chart(c: &PerfCurves) -> String {
                         s.size_bytes,
                         s.put_obj_per_s,
                         format!(
-                            "seed 000 {} {}: {:.0} puts/s",
+                            "E-Series guide {} {}: {:.0} puts/s",
                             s.label,
                             fmt_bytes(s.size_bytes),
                             s.put_obj_per_s
@@ -74,7 +74,7 @@ pub fn perf_chart(c: &PerfCurves) -> String {
                 .collect();
             if !pts.is_empty() {
                 ch.marks.push(Marks {
-                    name: format!("seed 000 rows, {}", if always { "always" } else { "delayed" }),
+                    name: format!("E-Series guide rows, {}", if always { "always" } else { "delayed" }),
                     colour: "#333333".into(),
                     filled: always,
                     points: pts,

@@ -639,7 +639,7 @@ impl Builder<'_, '_> {
         let init = if grp.raid == crate::layout::Raid::Raid0 {
             ""
         } else {
-            " (seed 000's 30 s for a group on a spare; a larger redundant group is assumed usable at once while it \
+            " (the NATS-on-E-Series guide's 30 s for a group on a spare; a larger redundant group is assumed usable at once while it \
              initialises in the background)"
         };
         if fresh {

@@ -116,14 +116,14 @@ fn predict_ctx(opts: &VerifyOptions, facts: &ClusterFacts) -> Result<PredictCtx,
                 None => (
                     VolumeSpec::seed000(cat, Raid::Raid1, 1),
                     server,
-                    "seed 000's EF600 RAID 1 (the layout's servers have no volume)".into(),
+                    "the NATS-on-E-Series guide's EF600 RAID 1 (the layout's servers have no volume)".into(),
                 ),
             }
         }
         None => (
             VolumeSpec::seed000(cat, Raid::Raid1, 1),
             default_server(),
-            "seed 000's EF600 2-disk RAID 1, one LUN per group (no --site/--layout given)".into(),
+            "the NATS-on-E-Series guide's EF600 2-disk RAID 1, one LUN per group (no --site/--layout given)".into(),
         ),
     };
     Ok(PredictCtx {

@@ -478,3 +478,130 @@ workload:
         assert!(after >= 0.0999, "{}: {after} free after a failure", l["id"]);
     }
 }
+
+/// One rack, one 24-disk array fixed at RAID 10 with no hot spare, three servers: the fewest-disks layout
+/// takes 12 disks (three groups of four).
+fn roomy_raid10_site() -> String {
+    "site: roomy\nnats: { replicas: [3] }\nracks:\n  - name: A\n    servers: [nats1, nats2, nats3]\n    arrays:\n      \
+     - { name: A1, model: EF600, disk_model: nvme-1.92t, disks: 24, hot_spares: 0, raid: raid10 }\n\
+     workload:\n  streams:\n    - { name: orders, msgs_per_s: 5000, msg_size: 1KiB, retention: 24h }\n\
+     policy: { patterns: [\"1\", \"4\"] }\n"
+        .to_string()
+}
+
+/// Issue 38 (4c). Before: the layout said "12 disks" and nothing of the other 12 installed, and no layout
+/// used them (every pattern 1 layout took the fewest disks that hold the need). Now the idle disks are
+/// named, and a layout of the same servers with groups as wide as the array allows is offered beside it.
+#[test]
+fn installed_disks_a_layout_leaves_idle_are_named_and_a_wider_layout_uses_them() {
+    let site = file(&roomy_raid10_site(), ".yaml");
+    let plan = design_json(path(&site), &[]);
+    let layouts = plan["layouts"].as_array().unwrap();
+    let narrow = layouts
+        .iter()
+        .find(|l| l["pattern"] == "1" && l["disks_used"] == 12)
+        .unwrap_or_else(|| panic!("a 12-disk pattern 1 layout: {:#}", plan["layouts"]));
+    let idle = &narrow["idle_disks"];
+    assert_eq!(idle.as_array().map(Vec::len), Some(1), "{idle:#}");
+    assert_eq!(idle[0]["array"], "A1");
+    assert_eq!(idle[0]["data_disks"], 24);
+    let numbers: Vec<u64> = idle[0]["disks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d.as_u64().unwrap())
+        .collect();
+    assert_eq!(numbers, (13..=24).collect::<Vec<u64>>());
+    // The wider layout it names: the same three servers, every data disk in a group of eight, none idle.
+    let wider_id = narrow["wider_layout"].as_str().expect("a wider layout is named");
+    let wider = layouts
+        .iter()
+        .find(|l| l["id"] == wider_id)
+        .expect("the named layout is in the plan");
+    assert_eq!(wider["disks_used"], 24);
+    assert!(wider.get("idle_disks").is_none(), "{:#}", wider["idle_disks"]);
+    for s in wider["servers"].as_array().unwrap() {
+        assert_eq!(s["raid"], "raid10", "{s:#}");
+        assert_eq!(s["drives"].as_array().map(Vec::len), Some(8), "{s:#}");
+    }
+    assert!(
+        wider["capacity"]["usable_bytes"].as_f64() > narrow["capacity"]["usable_bytes"].as_f64(),
+        "wider groups hold more"
+    );
+    // The text says so, in the layout's own block.
+    let (code, out, err) = run(&["design", path(&site), "--layout", narrow["id"].as_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains(&format!(
+            "Idle disks: 12 of A1's 24 data disks (disks 13–24) are in no volume group of this layout; layout {wider_id} \
+             puts them in wider groups"
+        )),
+        "{out}"
+    );
+    // Where every data disk is in a group (13 disks, one hot spare: three groups of four), nothing is said.
+    let (code, out, err) = run(&["design", "examples/one-rack-raid10.yaml", "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let full: Value = serde_json::from_str(&out).unwrap();
+    for l in full["layouts"].as_array().unwrap() {
+        assert!(l.get("idle_disks").is_none(), "{}: {:#}", l["id"], l["idle_disks"]);
+    }
+}
+
+/// Issue 38 (4d). Before: reasons said "(priced by lab-loopback-js)", "extrapolated from lab-loopback-js
+/// (distance 0.86)", "(seed 000: servers spread over racks …)" and "single RAID 6 group" of a layout with
+/// two. Now: what was measured and on what, in an operator's words, and the groups the layout has.
+#[test]
+fn operator_text_names_what_was_measured_not_internal_ids() {
+    let site = file(
+        "site: big-r6\nnats: { replicas: [3] }\nracks:\n  - name: A\n    servers: [a1, a2, a3]\n    arrays:\n      \
+         - { name: A1, model: E5700, disk_model: nl-sas-16t, disks: 50, hot_spares: 2 }\n  - name: B\n    servers: [b1]\n\
+         \x20 - name: C\n    servers: [c1]\nworkload:\n  streams:\n    - { name: orders, msgs_per_s: 900000, msg_size: 1KiB, \
+         retention: 24h }\n",
+        ".yaml",
+    );
+    let plan = design_json(path(&site), &[]);
+    let mut reasons: Vec<String> = Vec::new();
+    for l in plan["layouts"].as_array().unwrap() {
+        for r in l["reasons"].as_array().unwrap() {
+            reasons.push(r.as_str().unwrap().to_string());
+        }
+    }
+    for n in plan["notes"].as_array().unwrap() {
+        reasons.push(n.as_str().unwrap().to_string());
+    }
+    for r in &reasons {
+        for internal in ["seed0", "seed 0", "lab-loopback", "distance", "priced by"] {
+            assert!(!r.contains(internal), "{internal:?} in {r:?}");
+        }
+    }
+    assert!(
+        reasons
+            .iter()
+            .any(|r| r.contains("(measured on: loopback lab (2 shared cores))")),
+        "{reasons:#?}"
+    );
+    assert!(
+        reasons
+            .iter()
+            .any(|r| r.contains("(the NATS-on-E-Series guide: servers spread over racks")),
+        "{reasons:#?}"
+    );
+    // The RAID 6 baseline splits 48 data disks at the E5700's 30-drive limit: two groups, said as two.
+    let r6 = plan["layouts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["pattern"] == "raid6")
+        .expect("the RAID 6 baseline");
+    let said: Vec<&str> = r6["reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r.as_str())
+        .collect();
+    assert!(
+        said.iter().any(|r| r.starts_with("2 RAID 6 groups on one array")),
+        "{said:#?}"
+    );
+    assert!(!said.iter().any(|r| r.contains("single RAID 6 group")), "{said:#?}");
+}

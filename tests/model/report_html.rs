@@ -210,7 +210,7 @@ fn the_perf_chart_has_a_curve_per_layout_and_sync_mode_and_the_seed_points() {
         assert!(series.contains(&format!("{shape} always")), "{series:?}");
     }
     let marks = data(doc.root(), "data-marks");
-    assert!(marks.contains("seed 000 rows, always") && marks.contains("seed 000 rows, delayed"));
+    assert!(marks.contains("E-Series guide rows, always") && marks.contains("E-Series guide rows, delayed"));
     // The published rows are the points: 1,036.38 puts/s is r1-rf3 delayed 8 KiB, second batch.
     assert!(out.contains("1036 puts/s"), "seed point missing");
     // Curves fall with object size (bigger objects, fewer puts/s).

@@ -173,8 +173,10 @@ fn obj_get(c: &mut Ctx) -> Law {
         let par = (o.obj_fixed_s + chunks * o.chunk_s + c.s * o.byte_s) * cf;
         c.scaled = true;
         c.width = c.width.max(0.7);
-        c.notes
-            .push("gets are uncalibrated: seed 000's Get column is derived (0.400 × Put), not measured".into());
+        c.notes.push(
+            "gets are uncalibrated: the NATS-on-E-Series guide's Get column is derived (0.400 × Put), not measured"
+                .into(),
+        );
         c.sources.push(format!("{} (put terms, no get calibration)", o.source));
         c.calibration = o.source.clone();
         usl(par, 0.0, c.w, o.sigma / c.r as f64)
@@ -466,8 +468,10 @@ fn core(c: &mut Ctx) -> Law {
     if sh.servers != 3 {
         c.scaled = true;
         c.width = c.width.max(0.5);
-        c.notes
-            .push("core terms come from a 3-server cluster (seed 004); other cluster sizes are not modelled".into());
+        c.notes.push(
+            "core terms come from a 3-server cluster (3 LXC guests on one host); other cluster sizes are not modelled"
+                .into(),
+        );
     }
     // Aggregate as bench reports it: published plus received. Latency: half the calibrated round trip plus
     // the server's time for the message.
