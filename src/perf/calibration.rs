@@ -409,6 +409,27 @@ impl CalibrationSet {
     }
 }
 
+/// A calibration in plain words for a table row (the file id stays in JSON): what was measured, where.
+/// A file given with `--calibration` is named by its id.
+pub fn calibration_words(id: &str) -> String {
+    let words = match id {
+        "lab-loopback-js" => "loopback lab (2 shared cores)",
+        "lab-loopback-consumers" => "loopback lab consumer reads (2 shared cores)",
+        "lab-loopback-always" => "loopback lab, sync always",
+        "lab-loopback-delayed" => "loopback lab, delayed sync",
+        "nats-docs-bench" => "nats bench figures in the NATS docs",
+        "nats-docs-kv-putter" => "KV putter figures in the NATS docs",
+        "seed000-ef600-objstore" => "E-Series EF600 object-store runs",
+        "seed000-fio-raid" => "E-Series fio RAID runs",
+        "seed002-nats-bench" => "nats-bench tutorial figures",
+        "seed003-kafka-ontap" => "NetApp's Kafka-on-ONTAP figures",
+        "seed004-lxc-ladder" => "3 LXC guests on one host",
+        "" => "no calibration",
+        other => return format!("your calibration \"{other}\""),
+    };
+    words.to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -457,25 +478,4 @@ mod tests {
         assert_eq!(kv, vec!["my-lab".to_string()]);
         assert!(s.rows_of("obj-put").count() > 0);
     }
-}
-
-/// A calibration in plain words for a table row (the file id stays in JSON): what was measured, where.
-/// A file given with `--calibration` is named by its id.
-pub fn calibration_words(id: &str) -> String {
-    let words = match id {
-        "lab-loopback-js" => "loopback lab (2 shared cores)",
-        "lab-loopback-consumers" => "loopback lab consumer reads (2 shared cores)",
-        "lab-loopback-always" => "loopback lab, sync always",
-        "lab-loopback-delayed" => "loopback lab, delayed sync",
-        "nats-docs-bench" => "nats bench figures in the NATS docs",
-        "nats-docs-kv-putter" => "KV putter figures in the NATS docs",
-        "seed000-ef600-objstore" => "E-Series EF600 object-store runs",
-        "seed000-fio-raid" => "E-Series fio RAID runs",
-        "seed002-nats-bench" => "nats-bench tutorial figures",
-        "seed003-kafka-ontap" => "NetApp's Kafka-on-ONTAP figures",
-        "seed004-lxc-ladder" => "3 LXC guests on one host",
-        "" => "no calibration",
-        other => return format!("your calibration \"{other}\""),
-    };
-    words.to_string()
 }

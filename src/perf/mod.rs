@@ -196,10 +196,10 @@ impl Predicted {
                     why.push_str(&format!("; {r}"));
                 }
                 if a.extrapolation_distance > 0.0 {
-                    why.push_str(&format!(
+                    why.push_str(
                         "; those figures were measured on other hardware and carried to this one by the model (a \
-                         wider band): run `natsplan calibrate` on this hardware and pass --calibration"
-                    ));
+                         wider band): run `natsplan calibrate` on this hardware and pass --calibration",
+                    );
                 }
                 return Some(why);
             }

@@ -70,7 +70,10 @@ fn ef600_site_carries_50k_on_default_servers_and_not_on_lxc_guests() {
     assert!(!why.is_empty(), "lxc-guest servers must be rejected on performance");
     let w = &why[0];
     // In words (issue 38): what was measured and on what, not the file's id (JSON keeps the id).
-    assert!(w.contains("measured on: 3 LXC guests on one host"), "names the calibration: {w}");
+    assert!(
+        w.contains("measured on: 3 LXC guests on one host"),
+        "names the calibration: {w}"
+    );
     assert!(!w.contains("seed004"), "no internal id: {w}");
     assert!(
         w.contains("faster servers") && w.contains("split the stream"),
