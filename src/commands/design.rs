@@ -28,6 +28,54 @@ pub struct DesignArgs {
     /// With --layout, that layout becomes the saved plan's choice.
     #[arg(long, value_name = "FILE")]
     pub save: Option<PathBuf>,
+    /// Exit 1 when the best layout (or the one --layout names) has this verdict or a worse one, after
+    /// the report is written: `risky` fails on risky and rejected, `rejected` on rejected only; for a CI
+    /// job that must stop when the site has no usable layout.
+    #[arg(long, value_name = "VERDICT")]
+    pub fail_on: Option<FailOn>,
+}
+
+/// The verdict from which `design --fail-on` exits 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FailOn {
+    Risky,
+    Rejected,
+}
+
+impl FailOn {
+    fn verdict(self) -> crate::plan::Verdict {
+        match self {
+            FailOn::Risky => crate::plan::Verdict::Risky,
+            FailOn::Rejected => crate::plan::Verdict::Rejected,
+        }
+    }
+}
+
+/// `--fail-on`'s answer for the layout judged: the best one, or the one `--layout` names.
+fn gate(plan: &crate::plan::Plan, layout: Option<&str>, fail_on: Option<FailOn>) -> Outcome {
+    let Some(f) = fail_on else {
+        return Outcome::Ok;
+    };
+    let judged = match layout {
+        Some(id) => plan.layouts.iter().find(|l| l.id == id),
+        None => plan.layouts.first(),
+    };
+    match judged {
+        // Verdicts are ordered best first (recommended < acceptable < risky < rejected).
+        Some(l) if l.verdict >= f.verdict() => Outcome::CheckFailed(format!(
+            "--fail-on {}: {} layout {} is {}{}",
+            f.verdict().as_str(),
+            if layout.is_some() { "the chosen" } else { "the best" },
+            l.id,
+            l.verdict.as_str(),
+            l.reasons.first().map(|r| format!(" ({r})")).unwrap_or_default()
+        )),
+        Some(_) => Outcome::Ok,
+        None => Outcome::CheckFailed(format!(
+            "--fail-on {}: the site has no layout at all (see the plan's notes)",
+            f.verdict().as_str()
+        )),
+    }
 }
 
 /// Write the saved plan to `path`, refusing (exit 2) one of the files it was read from (`design SITE --save
@@ -111,12 +159,13 @@ pub fn run(g: &Global, a: DesignArgs) -> Result<Outcome, Failure> {
     }
     // The layout --layout names is shown per asset (after the save: its hash is of the plan as built).
     inputs.expand(&mut plan, layout.as_deref())?;
+    let outcome = gate(&plan, layout.as_deref(), a.fail_on);
     let sel = Selection { top: a.top, layout };
     let bytes = match format(g) {
         Format::Table => table_report(&plan, &sel, width(g)).into_bytes(),
         Format::Json => {
             super::stream_stdout(|w| json(&plan, &sel, w))?;
-            return Ok(Outcome::Ok);
+            return Ok(outcome);
         }
         Format::Markdown => markdown(&plan, &sel).into_bytes(),
         Format::Csv => crate::report::csv::design(&plan, &sel),
@@ -131,5 +180,5 @@ pub fn run(g: &Global, a: DesignArgs) -> Result<Outcome, Failure> {
         }
     };
     emit_stdout(&bytes)?;
-    Ok(Outcome::Ok)
+    Ok(outcome)
 }

@@ -15,7 +15,7 @@ pub struct EmitArgs {
     pub site: Option<PathBuf>,
     #[command(flatten)]
     pub inputs: PlanArgs,
-    /// Layout id from `natsplan design` (with --plan, default: the layout the plan was saved with).
+    /// Layout id from `natsplan design`; default: the layout a --plan was saved with, else the best-ranked one (said on stderr).
     #[arg(long, value_name = "ID")]
     pub layout: Option<String>,
     /// Output folder (created; must be empty unless --force).
@@ -55,10 +55,8 @@ pub fn run(g: &Global, a: EmitArgs) -> Result<Outcome, Failure> {
         )));
     }
     let (inputs, mut plan) = super::load_plan(g, &a.inputs, a.site.as_deref())?;
-    if a.layout.is_none() && inputs.chosen_layout.is_none() {
-        return Err(bad_input(anyhow!(
-            "emit needs --layout ID (an id from `natsplan design`), or a --plan saved with `design --layout ID --save`"
-        )));
+    if let Some(note) = inputs.layout_note(&plan, a.layout.as_deref()) {
+        eprintln!("natsplan: {note}");
     }
     // Per asset again when the plan keeps that layout per class (plan::classes: over 1,000 assets).
     inputs.expand(&mut plan, a.layout.as_deref())?;

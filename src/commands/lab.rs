@@ -36,8 +36,7 @@ pub struct UpArgs {
     pub site: Option<PathBuf>,
     #[command(flatten)]
     pub inputs: PlanArgs,
-    /// Layout id from `natsplan design` (with SITE.yaml or --plan; with --plan, default: the layout the
-    /// plan was saved with).
+    /// Layout id from `natsplan design` (with SITE.yaml or --plan); default: the layout a --plan was saved with, else the best-ranked one (said on stderr).
     #[arg(long, value_name = "ID", conflicts_with = "nodes")]
     pub layout: Option<String>,
     /// Run N plain servers n1..nN (tagged rack:r1..rN) instead of a plan.
@@ -85,7 +84,8 @@ pub fn run(g: &Global, a: LabArgs) -> Result<Outcome, Failure> {
 /// The stream definitions of a planned layout, as `emit` writes them: (file, JSON).
 type StreamDefs = Vec<(String, Value)>;
 
-fn spec_from_args(g: &Global, u: &UpArgs, dir: &Path) -> Result<(LabSpec, StreamDefs), Failure> {
+/// The lab's spec, the stream definitions to create, and the planned layout to record in lab.json.
+fn spec_from_args(g: &Global, u: &UpArgs, dir: &Path) -> Result<(LabSpec, StreamDefs, Option<lab::LabPlan>), Failure> {
     let sync_flag = |plan_sync: SyncMode| -> Result<SyncMode, Failure> {
         match u.sync.as_deref().map(|s| s.trim().to_ascii_lowercase()) {
             None => Ok(plan_sync),
@@ -108,11 +108,8 @@ fn spec_from_args(g: &Global, u: &UpArgs, dir: &Path) -> Result<(LabSpec, Stream
     match (planned, u.nodes) {
         (true, _) => {
             let (inputs, mut plan) = super::load_plan(g, &u.inputs, u.site.as_deref())?;
-            if u.layout.is_none() && inputs.chosen_layout.is_none() {
-                return Err(bad_input(anyhow!(
-                    "lab up with a plan needs --layout ID (an id from `natsplan design`), or a --plan saved with \
-                     `design --layout ID --save`"
-                )));
+            if let Some(note) = inputs.layout_note(&plan, u.layout.as_deref()) {
+                eprintln!("natsplan: {note}");
             }
             // Per asset again when the plan keeps that layout per class (plan::classes: over 1,000 assets).
             inputs.expand(&mut plan, u.layout.as_deref())?;
@@ -132,7 +129,22 @@ fn spec_from_args(g: &Global, u: &UpArgs, dir: &Path) -> Result<(LabSpec, Stream
                     }
                 }
             }
-            Ok((lab::spec::for_layout(&plan, pl, sync, dir.to_path_buf()), defs))
+            // Files the plan can be read from again (absolute: verify may run from another folder); a plan
+            // built from --omb or --from-cluster cannot, so only its layout is recorded.
+            let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+            let files = u.inputs.omb.is_none() && u.inputs.from_cluster.is_empty();
+            let record = lab::LabPlan {
+                layout: pl.id.clone(),
+                site: u.site.as_deref().filter(|_| files && u.inputs.plan.is_none()).map(abs),
+                plan: u.inputs.plan.as_deref().map(abs),
+                models: g.models.as_deref().map(abs),
+                calibration: u.inputs.calibration.as_deref().map(abs),
+            };
+            Ok((
+                lab::spec::for_layout(&plan, pl, sync, dir.to_path_buf()),
+                defs,
+                Some(record),
+            ))
         }
         (false, Some(n)) => {
             crate::site::limits::LAB_SERVERS
@@ -144,7 +156,7 @@ fn spec_from_args(g: &Global, u: &UpArgs, dir: &Path) -> Result<(LabSpec, Stream
                 *node = NodeSpec::new(format!("n{}", i + 1), &[&format!("rack:r{}", i + 1)]);
             }
             spec.sync = sync;
-            Ok((spec, Vec::new()))
+            Ok((spec, Vec::new(), None))
         }
         (false, None) => Err(bad_input(anyhow!(
             "lab up needs either SITE.yaml --layout ID (a planned layout), --plan FILE, or --nodes N (plain servers)"
@@ -159,7 +171,7 @@ fn up(g: &Global, u: UpArgs) -> Result<Outcome, Failure> {
     }
     let timeout = crate::units::parse_duration(&u.timeout).map_err(|e| bad_input(anyhow!("--timeout: {e}")))?;
     let mut created_dir = !u.dir.exists();
-    let (spec, defs) = spec_from_args(g, &u, &u.dir)?;
+    let (spec, defs, planned) = spec_from_args(g, &u, &u.dir)?;
     let bin = lab::find_nats_server(u.nats_server.as_deref()).map_err(cannot_run)?;
     std::fs::create_dir_all(&u.dir)
         .with_context(|| format!("--dir: cannot create {}", u.dir.display()))
@@ -223,6 +235,7 @@ fn up(g: &Global, u: UpArgs) -> Result<Outcome, Failure> {
     let startup_s = lab.startup().as_secs_f64();
     let st = LabState {
         created_dir,
+        plan: planned,
         ..lab.detach()
     };
     st.save().map_err(cannot_run)?;

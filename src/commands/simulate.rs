@@ -15,7 +15,7 @@ pub struct SimulateArgs {
     pub site: Option<PathBuf>,
     #[command(flatten)]
     pub inputs: PlanArgs,
-    /// The layout to simulate (an id from `natsplan design`); default: the top-ranked one.
+    /// The layout to simulate (an id from `natsplan design`); default: the layout a --plan was saved with, else the best-ranked one (said on stderr).
     #[arg(long, value_name = "ID")]
     pub layout: Option<String>,
     /// Years per trial (state carries over from year to year within a trial).
@@ -105,6 +105,9 @@ pub fn run(g: &Global, a: SimulateArgs) -> Result<Outcome, Failure> {
     // A layout given per class (a site of more than 1,000 assets) gets its placed assets again.
     inputs.expand(&mut plan, a.layout.as_deref())?;
     let planned = inputs.layout(&plan, a.layout.as_deref())?;
+    if let Some(note) = inputs.layout_note(&plan, a.layout.as_deref()) {
+        eprintln!("natsplan: {note}");
+    }
     let model = Model::new(site, &planned.layout);
     let rel = Reliability::new(&model, cat);
     check_events(survival::expected_events(&rel, 1), a.years, a.trials).map_err(|m| bad_input(anyhow::anyhow!(m)))?;

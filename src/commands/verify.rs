@@ -29,8 +29,7 @@ pub struct VerifyArgs {
     /// predictions use.
     #[arg(long, value_name = "SITE.yaml")]
     pub site: Option<PathBuf>,
-    /// Layout id from `natsplan design` (with --site or --plan; with --plan, default: the layout the plan
-    /// was saved with).
+    /// Layout id from `natsplan design` (with --site or --plan); default: the layout a --plan was saved with, else the best-ranked one (said on stderr).
     #[arg(long, value_name = "ID")]
     pub layout: Option<String>,
     #[command(flatten)]
@@ -122,18 +121,12 @@ fn planned(g: &Global, a: &VerifyArgs) -> Result<Option<(Inputs, Plan, String)>,
         return Ok(None);
     }
     let (inputs, mut plan) = super::load_plan(g, &a.inputs, a.site.as_deref())?;
-    let id = match a.layout.clone().or_else(|| inputs.chosen_layout.clone()) {
-        Some(id) => id,
-        None => {
-            return Err(bad_input(anyhow!(
-                "verify against a plan needs --layout ID (an id from `natsplan design`), or a --plan saved with \
-                 `design --layout ID --save`"
-            )))
-        }
-    };
+    if let Some(note) = inputs.layout_note(&plan, a.layout.as_deref()) {
+        eprintln!("natsplan: {note}");
+    }
     // Checks the id (the whole id from here on: `--layout` may give the tables' short form), and gives
     // that layout its per-asset predictions on a site of classes (plan::classes).
-    let id = crate::plan::inputs::find_layout(&plan, &id)?.id.clone();
+    let id = inputs.layout(&plan, a.layout.as_deref())?.id.clone();
     inputs.expand(&mut plan, Some(&id))?;
     Ok(Some((inputs, plan, id)))
 }
@@ -144,21 +137,7 @@ fn connection(a: &VerifyArgs) -> Result<(ConnSpec, Vec<String>), Failure> {
     let Some(lab) = &a.lab else {
         return Ok((ConnSpec::resolve(&a.conn).map_err(bad_input)?, a.monitor.clone()));
     };
-    // `--lab DIR/lab.json` is the same as `--lab DIR`.
-    let dir = if lab.is_file() {
-        lab.parent().map(Path::to_path_buf).unwrap_or_default()
-    } else {
-        lab.clone()
-    };
-    let st = crate::lab::LabState::load(&dir)
-        .map_err(|e| bad_input(anyhow!("--lab {}: {e:#}", lab.display())))?
-        .ok_or_else(|| {
-            bad_input(anyhow!(
-                "--lab {}: no lab there (no lab.json); start one with `natsplan lab up --dir {}`",
-                lab.display(),
-                dir.display()
-            ))
-        })?;
+    let st = lab_state(lab)?;
     if st.nodes.is_empty() {
         return Err(bad_input(anyhow!("--lab {}: lab.json lists no servers", lab.display())));
     }
@@ -168,6 +147,69 @@ fn connection(a: &VerifyArgs) -> Result<(ConnSpec, Vec<String>), Failure> {
     let mut conn = ConnSpec::resolve(&args).map_err(bad_input)?;
     conn.servers = st.nodes.iter().map(|n| n.client_url()).collect();
     Ok((conn, st.nodes.iter().map(|n| n.monitor_url()).collect()))
+}
+
+/// The record of the lab `--lab` names (DIR, or DIR/lab.json).
+fn lab_state(lab: &Path) -> Result<crate::lab::LabState, Failure> {
+    // `--lab DIR/lab.json` is the same as `--lab DIR`.
+    let dir = if lab.is_file() {
+        lab.parent().map(Path::to_path_buf).unwrap_or_default()
+    } else {
+        lab.to_path_buf()
+    };
+    crate::lab::LabState::load(&dir)
+        .map_err(|e| bad_input(anyhow!("--lab {}: {e:#}", lab.display())))?
+        .ok_or_else(|| {
+            bad_input(anyhow!(
+                "--lab {}: no lab there (no lab.json); start one with `natsplan lab up --dir {}`",
+                lab.display(),
+                dir.display()
+            ))
+        })
+}
+
+/// `verify --lab DIR` with no --site, --plan or --layout: the plan the lab was started from (`lab up`
+/// records it in lab.json), said on stderr; None for a lab of plain servers, or one planned from what
+/// files cannot give again (--omb, --from-cluster), which is said too.
+fn planned_by_lab(g: &Global, a: &VerifyArgs) -> Result<Option<(Inputs, Plan, String)>, Failure> {
+    let Some(lab) = a.lab.as_deref() else {
+        return Ok(None);
+    };
+    if a.site.is_some() || a.inputs.plan.is_some() || a.layout.is_some() {
+        return Ok(None);
+    }
+    let Some(rec) = lab_state(lab)?.plan else {
+        return Ok(None);
+    };
+    if rec.site.is_none() && rec.plan.is_none() {
+        eprintln!(
+            "natsplan: the lab runs layout {}, planned from --omb or --from-cluster: give --site or --plan to \
+             compare with it",
+            rec.layout
+        );
+        return Ok(None);
+    }
+    let inputs_args = crate::cli::PlanArgs {
+        plan: rec.plan.clone(),
+        calibration: a.inputs.calibration.clone().or(rec.calibration.clone()),
+        ..a.inputs.clone()
+    };
+    let mut g = g.clone();
+    if g.models.is_none() {
+        g.models = rec.models.clone();
+    }
+    let (inputs, mut plan) = super::load_plan(&g, &inputs_args, rec.site.as_deref())?;
+    let id = crate::plan::inputs::find_layout(&plan, &rec.layout)?.id.clone();
+    eprintln!(
+        "natsplan: comparing with layout {id} of {}, which `lab up` started this lab from",
+        rec.plan
+            .as_ref()
+            .or(rec.site.as_ref())
+            .map(|p| p.display().to_string())
+            .unwrap_or_default()
+    );
+    inputs.expand(&mut plan, Some(&id))?;
+    Ok(Some((inputs, plan, id)))
 }
 
 /// `verify --faults`: inject real failures into a lab of its own and check the whatif predictions.
@@ -282,7 +324,11 @@ pub fn run(g: &Global, a: VerifyArgs) -> Result<Outcome, Failure> {
         }
     }
     let (conn, monitors) = connection(&a)?;
-    let (catalog, calibration, calibration_label, target) = match planned(g, &a)? {
+    let planned = match planned(g, &a)? {
+        Some(p) => Some(p),
+        None => planned_by_lab(g, &a)?,
+    };
+    let (catalog, calibration, calibration_label, target) = match planned {
         Some((inputs, plan, id)) => (
             inputs.catalog,
             inputs.calibration,

@@ -17,7 +17,7 @@ pub struct WhatifArgs {
     pub site: Option<PathBuf>,
     #[command(flatten)]
     pub inputs: PlanArgs,
-    /// The layout to test (an id from `natsplan design`); default: the top-ranked one.
+    /// The layout to test (an id from `natsplan design`); default: the layout a --plan was saved with, else the best-ranked one (said on stderr).
     #[arg(long, value_name = "ID")]
     pub layout: Option<String>,
     /// Failed domains of one scenario, e.g. `rack:A`, `disk:A1/2`, `process:n1` (repeatable).
@@ -89,6 +89,9 @@ pub fn run(g: &Global, a: WhatifArgs) -> Result<Outcome, Failure> {
     // A layout given per class (a site of more than 1,000 assets) gets its placed assets again.
     inputs.expand(&mut plan, a.layout.as_deref())?;
     let planned = inputs.layout(&plan, a.layout.as_deref())?;
+    if let Some(note) = inputs.layout_note(&plan, a.layout.as_deref()) {
+        eprintln!("natsplan: {note}");
+    }
     let layout = &planned.layout;
     let model = Model::new(site, layout);
     let report = if let Some(k) = a.all {

@@ -36,7 +36,7 @@ use std::process::Child;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
-pub use state::{LabLock, LabState};
+pub use state::{LabLock, LabPlan, LabState};
 
 /// One server of the lab.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -450,6 +450,7 @@ impl Lab {
                 user: crate::emit::conf::SYSTEM_USER.into(),
                 password: self.system_password.clone(),
             }),
+            plan: None,
         }
     }
 

@@ -37,6 +37,26 @@ pub struct LabState {
     /// (absent in an older lab.json, whose servers have no system account user).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system_user: Option<SystemUser>,
+    /// The planned layout this lab runs (`lab up SITE --layout ID` or `--plan FILE`), so `verify --lab DIR`
+    /// compares with it without --site/--plan (issue 39); absent for `--nodes N` and in an older lab.json.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<LabPlan>,
+}
+
+/// What a lab was planned from: the layout and the files to read the plan again (absolute paths). `site`
+/// and `plan` are absent when the plan came from what files cannot give again (`--omb`, `--from-cluster`):
+/// verify then needs --site or --plan as before.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LabPlan {
+    pub layout: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub site: Option<PathBuf>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<PathBuf>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub models: Option<PathBuf>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibration: Option<PathBuf>,
 }
 
 /// A lab's system account user (`emit::conf::SYSTEM_USER`) and password: a loopback lab's, random per lab.
@@ -373,6 +393,7 @@ mod tests {
             created_dir: false,
             power_fs: vec![],
             system_user: None,
+            plan: None,
         }
     }
 

@@ -69,6 +69,29 @@ impl Inputs {
         Ok(())
     }
 
+    /// When `--layout` is not given: which layout the command takes and why, one line for stderr (issue
+    /// 39: emit, lab up, verify, whatif and simulate follow this one rule and say so when it applies).
+    /// None when `--layout` names it.
+    pub fn layout_note(&self, plan: &Plan, id: Option<&str>) -> Option<String> {
+        if id.is_some() {
+            return None;
+        }
+        match &self.chosen_layout {
+            Some(c) => Some(format!(
+                "layout {c}: the saved plan's choice (`design --layout ID --save`); --layout ID for another"
+            )),
+            None => plan.layouts.first().map(|l| {
+                format!(
+                    "layout {}: the best of {} (rank 1, {}); --layout ID for another, or `design --layout ID --save` \
+                     to fix the choice in a saved plan",
+                    l.id,
+                    plan.layouts.len(),
+                    l.verdict.as_str()
+                )
+            }),
+        }
+    }
+
     /// The layout `--layout ID` names, else the one the saved plan chose, else the plan's best; an error
     /// when the plan has none.
     pub fn layout<'p>(&self, plan: &'p Plan, id: Option<&str>) -> Result<&'p PlannedLayout, Failure> {

@@ -436,6 +436,8 @@ workload:
     }
     let (code, help, err) = run(&["design", "--help"]);
     assert_eq!(code, 0, "{err}");
+    // The verdicts' section (flags above it may name verdicts too: --fail-on).
+    let help = &help[help.find("Verdicts come from").unwrap()..];
     let risky = &help[help.find("risky ").unwrap()..help.find("rejected ").unwrap()];
     assert!(!risky.contains("without spares"), "{risky}");
     let acceptable = &help[help.find("acceptable ").unwrap()..help.find("risky ").unwrap()];
@@ -604,4 +606,125 @@ fn operator_text_names_what_was_measured_not_internal_ids() {
         "{said:#?}"
     );
     assert!(!said.iter().any(|r| r.contains("single RAID 6 group")), "{said:#?}");
+}
+
+/// Issue 39: `design --fail-on` gates a CI job. Before: design exited 0 whatever the verdicts (the flag
+/// did not exist: exit 2).
+#[test]
+fn design_fail_on_exits_1_when_the_best_layout_is_that_bad_or_worse() {
+    // Every layout rejected (900,000 msgs/s on one stream).
+    let rejected = file(
+        "site: r\nnats: { replicas: [3] }\nracks:\n  - name: A\n    servers: [a1, a2, a3]\n    arrays:\n      \
+         - { name: A1, model: EF600, disk_model: nvme-3.84t, disks: 12 }\nworkload:\n  streams:\n    \
+         - { name: orders, msgs_per_s: 900000, msg_size: 1KiB, retention: 1h }\n",
+        ".yaml",
+    );
+    let (code, out, err) = run(&["design", path(&rejected), "--fail-on", "rejected"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(out.contains("rejected"), "the report is still written: {out}");
+    assert!(
+        err.contains("check failed: --fail-on rejected: the best layout") && err.contains("is rejected (performance"),
+        "{err}"
+    );
+    // JSON too: the plan on stdout, exit 1.
+    let (code, out, _) = run(&["design", path(&rejected), "--format", "json", "--fail-on", "risky"]);
+    assert_eq!(code, 1);
+    assert!(serde_json::from_str::<Value>(&out).is_ok());
+    // One rack: risky at best. --fail-on risky fails, --fail-on rejected passes.
+    let (code, _, err) = run(&["design", "examples/one-rack-raid10.yaml", "--fail-on", "risky"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("is risky"), "{err}");
+    let (code, _, err) = run(&["design", "examples/one-rack-raid10.yaml", "--fail-on", "rejected"]);
+    assert_eq!(code, 0, "{err}");
+    // --layout: the chosen layout is judged, not the best.
+    let plan = design_json("examples/three-racks-raid1.yaml", &[]);
+    let best = &plan["layouts"][0];
+    assert_ne!(best["verdict"], "risky");
+    assert_ne!(best["verdict"], "rejected");
+    let (code, _, err) = run(&["design", "examples/three-racks-raid1.yaml", "--fail-on", "risky"]);
+    assert_eq!(code, 0, "{err}");
+    if let Some(bad) = plan["layouts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["verdict"] == "risky" || l["verdict"] == "rejected")
+    {
+        let id = bad["id"].as_str().unwrap();
+        let (code, _, err) = run(&[
+            "design",
+            "examples/three-racks-raid1.yaml",
+            "--layout",
+            id,
+            "--fail-on",
+            "risky",
+        ]);
+        assert_eq!(code, 1, "{err}");
+        assert!(err.contains(&format!("the chosen layout {id}")), "{err}");
+    }
+    let (code, _, err) = run(&["design", "examples/one-rack-raid10.yaml", "--fail-on", "bad"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--fail-on"), "{err}");
+}
+
+/// Issue 39: one rule for the layout a command takes without --layout — the saved plan's choice, else the
+/// best-ranked — said on stderr. Before: emit (and lab up, verify) refused a plan saved without --layout
+/// while whatif and simulate silently took rank 1.
+#[test]
+fn every_command_takes_the_same_layout_without_layout_and_says_which() {
+    let dir = tempfile::tempdir().unwrap();
+    let saved = dir.path().join("plan.json");
+    let saved = saved.to_str().unwrap();
+    let (code, _, err) = run(&["design", "examples/three-racks-raid1.yaml", "--save", saved]);
+    assert_eq!(code, 0, "{err}");
+    let plan = design_json("examples/three-racks-raid1.yaml", &[]);
+    let best = plan["layouts"][0]["id"].as_str().unwrap().to_string();
+    let said = format!("layout {best}: the best of");
+    let out = dir.path().join("out");
+    let (code, _, err) = run(&["emit", "--plan", saved, "--out", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains(&said), "{err}");
+    assert!(out.join("README.md").exists() || std::fs::read_dir(&out).unwrap().next().is_some());
+    let (code, _, err) = run(&["whatif", "--plan", saved, "--fail", "disk:A1/1"]);
+    assert!(code == 0 || code == 1, "{err}");
+    assert!(err.contains(&said), "{err}");
+    let (code, _, err) = run(&[
+        "simulate",
+        "--plan",
+        saved,
+        "--trials",
+        "200",
+        "--years",
+        "1",
+        "--no-reference",
+    ]);
+    assert!(code == 0 || code == 1, "{err}");
+    assert!(err.contains(&said), "{err}");
+    // With the site file too, and nothing said when --layout names it.
+    let (code, _, err) = run(&[
+        "whatif",
+        "examples/three-racks-raid1.yaml",
+        "--layout",
+        &best,
+        "--fail",
+        "disk:A1/1",
+    ]);
+    assert!(code == 0 || code == 1, "{err}");
+    assert!(!err.contains("--layout ID for another"), "{err}");
+    // A plan saved with --layout: its choice, said as such.
+    let other = plan["layouts"][1]["id"].as_str().unwrap().to_string();
+    let (code, _, err) = run(&[
+        "design",
+        "examples/three-racks-raid1.yaml",
+        "--layout",
+        &other,
+        "--save",
+        saved,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = run(&["whatif", "--plan", saved, "--fail", "disk:A1/1"]);
+    assert!(code == 0 || code == 1, "{err}");
+    assert!(
+        err.contains(&format!("layout {other}: the saved plan's choice")),
+        "{err}"
+    );
 }

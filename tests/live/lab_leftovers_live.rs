@@ -95,6 +95,7 @@ fn lab_down_stops_a_server_whose_pid_was_never_recorded() {
         created_dir: false,
         power_fs: Vec::new(),
         system_user: None,
+        plan: None,
     };
     st.save().unwrap();
     let mut server = std::process::Command::new(nats_server())

@@ -104,6 +104,22 @@ fn verify_finds_a_labs_servers_and_monitors_and_never_calls_unread_drift_none() 
         assert_eq!(v["cluster"]["servers"].as_array().unwrap().len(), clients.len());
     }
 
+    // Issue 39: lab up records the layout it runs, so `verify --lab DIR` alone compares with it. Before,
+    // lab.json had no `plan` and verify without --site/--layout had no layout to compare with.
+    assert_eq!(state["plan"]["layout"], id.as_str(), "{:#}", state["plan"]);
+    assert_eq!(state["plan"]["site"], site.as_str(), "{:#}", state["plan"]);
+    let (code, out, err) = natsplan(&["--format", "json", "verify", "--lab", d, "--dry-run"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains(&format!(
+            "comparing with layout {id} of {site}, which `lab up` started this lab from"
+        )),
+        "{err}"
+    );
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["config"]["layout"], id.as_str(), "{:#}", v["config"]);
+    assert_eq!(v["drift"]["status"], "none", "{:#}", v["drift"]);
+
     // The same cluster with a monitor that does not answer: drift unknown, no "none", no "not created yet".
     let silent = dead_url().replace("nats://", "http://");
     let common = [
