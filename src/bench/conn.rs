@@ -265,6 +265,17 @@ fn servers_of(a: &ConnArgs, c: &natsctx::ContextFile, env: EnvLookup) -> anyhow:
             redact_url(s)
         ));
     }
+    // A URL the client cannot parse is the user's to fix (exit 2), not a server that could not be reached
+    // (issue 39: `nats://[::1` exited 3 as "cannot connect").
+    for s in &servers {
+        if let Err(e) = s.parse::<async_nats::ServerAddr>() {
+            return Err(anyhow!(
+                "server URL {:?} (--server, $NATS_URL or the context's url): not a URL a NATS client takes: {e}; \
+                 e.g. nats://127.0.0.1:4222",
+                redact_url(s)
+            ));
+        }
+    }
     Ok(servers)
 }
 

@@ -415,7 +415,9 @@ pub(super) fn absorb(
     if errors > 0 {
         r.warnings.push(format!(
             "{errors} operations failed (first: {})",
-            first.unwrap_or_default()
+            first
+                .filter(|f| !f.trim().is_empty())
+                .unwrap_or_else(|| "the client gave no message for it".into())
         ));
     }
     let _ = env;

@@ -268,6 +268,10 @@ pub struct Common {
     pub agents_timeout: Duration,
     #[command(flatten)]
     pub conn: ConnArgs,
+    /// A lab from `natsplan lab up`: its folder (or its lab.json) gives the servers (and for core and
+    /// flood the monitors); nats CLI contexts are not read unless --context names one.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["server", "agents"])]
+    pub lab: Option<PathBuf>,
 }
 
 fn parse_size(s: &str) -> Result<u64, String> {
@@ -559,7 +563,12 @@ pub fn run(g: &Global, a: BenchArgs) -> Result<Outcome, Failure> {
     }
     let p = parse(*a.what)?;
     let common = p.common;
-    let conn = ConnSpec::resolve(&common.conn).map_err(bad_input)?;
+    let (conn, lab_monitors) = super::connect_to(&common.conn, &p.core.monitor, common.lab.as_deref())?;
+    // The lab's monitors serve the runs that read /varz (core and flood: slow consumers).
+    let monitor = match p.workload {
+        Workload::Core { .. } | Workload::Flood { .. } => lab_monitors,
+        _ => p.core.monitor.clone(),
+    };
     let leader = leader_placement(&p.workload, common.leader, common.agents.is_some())?;
     let spec = BenchSpec {
         workload: p.workload,
@@ -568,7 +577,7 @@ pub fn run(g: &Global, a: BenchArgs) -> Result<Outcome, Failure> {
         rate_per_s: p.rate,
         backlog_cutoff: p.backlog_cutoff,
         timeout: common.timeout,
-        monitor: p.core.monitor,
+        monitor,
         keep: common.keep,
         sub_sleep: p.core.sub_sleep,
         client: p.client,

@@ -3,7 +3,7 @@
 //! an unwritable --out, an unknown sync mode), 3 when the cluster cannot be reached or measured, 130 when
 //! SIGINT/SIGTERM stopped it (the run in progress removes its assets; no file is written).
 
-use crate::bench::{ConnArgs, ConnSpec};
+use crate::bench::ConnArgs;
 use crate::calibrate::{self, CalibrateOptions};
 use crate::cli::{Format, Global};
 use crate::error::{bad_input, cannot_run, Failure, Outcome};
@@ -34,6 +34,10 @@ pub struct CalibrateArgs {
     /// The cluster's sync mode when no monitoring port answers (/varz tells it otherwise).
     #[arg(long, value_name = "always|delayed")]
     pub sync: Option<String>,
+    /// Calibrate a lab from `natsplan lab up`: its folder (or its lab.json) gives the servers and their
+    /// monitoring URLs; nats CLI contexts are not read unless --context names one.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["server", "monitor"])]
+    pub lab: Option<PathBuf>,
 }
 
 pub fn run(g: &Global, a: CalibrateArgs) -> Result<Outcome, Failure> {
@@ -68,10 +72,10 @@ pub fn run(g: &Global, a: CalibrateArgs) -> Result<Outcome, Failure> {
             )))
         }
     };
-    let conn = ConnSpec::resolve(&a.conn).map_err(bad_input)?;
+    let (conn, monitors) = super::connect_to(&a.conn, &a.monitor, a.lab.as_deref())?;
     let opts = CalibrateOptions {
         conn,
-        monitors: a.monitor.clone(),
+        monitors,
         budget_s: budget.as_secs_f64(),
         hardware: a.hardware.clone(),
         out: a.out.clone(),

@@ -26,7 +26,7 @@ pub enum LabAction {
     /// Show the lab's servers, the meta leader, and the streams with their replicas.
     Status(DirArgs),
     /// Stop the lab's servers and remove what `lab up` made (also after a crash).
-    Down(DirArgs),
+    Down(DownArgs),
 }
 
 #[derive(Debug, Args)]
@@ -70,6 +70,15 @@ pub struct DirArgs {
     /// The folder given to `lab up`.
     #[arg(long, value_name = "DIR", default_value = "natsplan-lab")]
     pub dir: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct DownArgs {
+    #[command(flatten)]
+    pub at: DirArgs,
+    /// Keep each server's log as DIR/logs/NAME.log (the rest of the lab is removed as always).
+    #[arg(long)]
+    pub keep_logs: bool,
 }
 
 pub fn run(g: &Global, a: LabArgs) -> Result<Outcome, Failure> {
@@ -307,7 +316,8 @@ fn status(g: &Global, d: DirArgs) -> Result<Outcome, Failure> {
     Ok(Outcome::Ok)
 }
 
-fn down(g: &Global, d: DirArgs) -> Result<Outcome, Failure> {
+fn down(g: &Global, a: DownArgs) -> Result<Outcome, Failure> {
+    let d = a.at;
     let fmt = super::format(g);
     let _lock = match d.dir.is_dir() {
         true => Some(LabLock::take(&d.dir).map_err(cannot_run)?),
@@ -322,18 +332,31 @@ fn down(g: &Global, d: DirArgs) -> Result<Outcome, Failure> {
         super::emit_stdout(&bytes)?;
         return Ok(Outcome::Ok);
     };
-    let stopped = st.teardown(Duration::from_secs(5), true).map_err(cannot_run)?;
+    let (stopped, logs) = st
+        .teardown_keeping(Duration::from_secs(5), true, a.keep_logs)
+        .map_err(cannot_run)?;
     let bytes = match fmt {
-        Format::Json => json_bytes(&serde_json::json!({"dir": st.dir, "stopped": stopped, "removed": true})),
+        Format::Json => {
+            let mut v = serde_json::json!({"dir": st.dir, "stopped": stopped, "removed": true});
+            if a.keep_logs {
+                v["logs"] = serde_json::json!(logs);
+            }
+            json_bytes(&v)
+        }
         _ => format!(
-            "stopped {} server(s) ({}) and removed the lab in {}\n",
+            "stopped {} server(s) ({}) and removed the lab in {}{}\n",
             stopped.len(),
             if stopped.is_empty() {
                 "none were running".to_string()
             } else {
                 stopped.join(", ")
             },
-            st.dir.display()
+            st.dir.display(),
+            if logs.is_empty() {
+                String::new()
+            } else {
+                format!("; kept {} log(s) in {}", logs.len(), st.dir.join("logs").display())
+            }
         )
         .into_bytes(),
     };

@@ -98,8 +98,56 @@ pub fn stream_stdout(write: impl FnOnce(&mut (dyn Write + Send)) -> std::io::Res
 /// Reject a format the command cannot produce, naming the ones it can.
 pub fn unsupported_format(cmd: &str, f: Format, supported: &[&str]) -> Failure {
     bad_input(anyhow::anyhow!(
-        "--format {:?} is not available for `{cmd}`; use one of: {}",
-        f,
+        "--format {} is not available for `{cmd}`; use one of: {}",
+        format!("{f:?}").to_ascii_lowercase(),
         supported.join(", ")
     ))
+}
+
+/// The servers to connect to and the monitors to read, for every command that targets a cluster (bench,
+/// calibrate, verify): from the flags (and the nats CLI's variables and contexts), or with `--lab DIR`
+/// from the lab's `lab.json` (issue 39: bench and calibrate took NATS_URL and monitor URLs built by hand).
+pub fn connect_to(
+    conn: &crate::bench::ConnArgs,
+    monitors: &[String],
+    lab: Option<&std::path::Path>,
+) -> Result<(crate::bench::ConnSpec, Vec<String>), Failure> {
+    let Some(lab) = lab else {
+        return Ok((
+            crate::bench::ConnSpec::resolve(conn).map_err(bad_input)?,
+            monitors.to_vec(),
+        ));
+    };
+    let st = lab_state(lab)?;
+    if st.nodes.is_empty() {
+        return Err(bad_input(anyhow::anyhow!(
+            "--lab {}: lab.json lists no servers",
+            lab.display()
+        )));
+    }
+    let mut args = conn.clone();
+    // A selected context (or NATS_URL) is for the user's clusters, not for this loopback lab.
+    args.no_context = args.context.is_none();
+    let mut spec = crate::bench::ConnSpec::resolve(&args).map_err(bad_input)?;
+    spec.servers = st.nodes.iter().map(|n| n.client_url()).collect();
+    Ok((spec, st.nodes.iter().map(|n| n.monitor_url()).collect()))
+}
+
+/// The record of the lab `--lab` names (DIR, or DIR/lab.json).
+pub fn lab_state(lab: &std::path::Path) -> Result<crate::lab::LabState, Failure> {
+    // `--lab DIR/lab.json` is the same as `--lab DIR`.
+    let dir = if lab.is_file() {
+        lab.parent().map(std::path::Path::to_path_buf).unwrap_or_default()
+    } else {
+        lab.to_path_buf()
+    };
+    crate::lab::LabState::load(&dir)
+        .map_err(|e| bad_input(anyhow::anyhow!("--lab {}: {e:#}", lab.display())))?
+        .ok_or_else(|| {
+            bad_input(anyhow::anyhow!(
+                "--lab {}: no lab there (no lab.json); start one with `natsplan lab up --dir {}`",
+                lab.display(),
+                dir.display()
+            ))
+        })
 }

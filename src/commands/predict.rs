@@ -37,7 +37,8 @@ pub struct PredictArgs {
     /// consumer-ordered.
     #[arg(long, value_name = "KIND")]
     pub kind: String,
-    /// A required rate (ops/s) for the CPU figure; the prediction says if it exceeds capacity.
+    /// A required rate (ops/s) for the CPU figure; the prediction says if it exceeds capacity, and the run
+    /// exits 1 when it does (after the report).
     #[arg(long, value_name = "R")]
     pub rate: Option<String>,
     /// Core: subscribers, each receiving every message (default: as many as workers).
@@ -319,5 +320,14 @@ pub fn run(g: &Global, a: PredictArgs) -> Result<Outcome, Failure> {
         f => return Err(super::unsupported_format("predict", f, &["table", "json", "markdown"])),
     };
     super::emit_stdout(&bytes)?;
-    Ok(Outcome::Ok)
+    // `--rate` is a check the user asked for: a rate above the prediction fails it (exit 1, issue 39), as
+    // the report's note says; before, the note alone and exit 0.
+    let p = &report.prediction;
+    match sh.rate {
+        Some(req) if req > p.ops_per_s => Ok(Outcome::CheckFailed(format!(
+            "--rate {req:.0}/s is above the predicted {:.0}/s (band {:.0}–{:.0}, bound by {})",
+            p.ops_per_s, p.band.low, p.band.high, p.bottleneck
+        ))),
+        _ => Ok(Outcome::Ok),
+    }
 }

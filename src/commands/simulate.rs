@@ -19,7 +19,7 @@ pub struct SimulateArgs {
     #[arg(long, value_name = "ID")]
     pub layout: Option<String>,
     /// Years per trial (state carries over from year to year within a trial).
-    #[arg(long, value_name = "N", default_value_t = 1)]
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = whole_years)]
     pub years: u64,
     /// Independent trials; site-years simulated = years × trials.
     #[arg(long, value_name = "M", default_value_t = 100_000)]
@@ -184,5 +184,21 @@ mod tests {
         assert!(check_events(6e9, 1, 100_000)
             .unwrap_err()
             .contains("--trials 3 or fewer"));
+    }
+}
+
+/// `--years`: a whole number of years from 1 (a trial runs whole site-years, its state carried from year to
+/// year); `0.5` gets the reason, not clap's bare "invalid digit".
+fn whole_years(v: &str) -> Result<u64, String> {
+    match v.trim().parse::<u64>() {
+        Ok(0) => Err("0 years simulates nothing; give 1 or more".into()),
+        Ok(n) => Ok(n),
+        Err(_) if v.trim().parse::<f64>().is_ok_and(|f| f.is_finite() && f > 0.0) => Err(format!(
+            "{v} is not a whole number of years: a trial runs whole site-years; give --years 1 and more --trials \
+             for finer figures"
+        )),
+        Err(_) => Err(format!(
+            "{v:?} is not a number of years; give a whole number such as 1 or 10"
+        )),
     }
 }

@@ -134,38 +134,7 @@ fn planned(g: &Global, a: &VerifyArgs) -> Result<Option<(Inputs, Plan, String)>,
 /// The servers to connect to and the monitors to read: from the flags (and the nats CLI's variables and
 /// contexts), or from a lab's `lab.json` with `--lab`.
 fn connection(a: &VerifyArgs) -> Result<(ConnSpec, Vec<String>), Failure> {
-    let Some(lab) = &a.lab else {
-        return Ok((ConnSpec::resolve(&a.conn).map_err(bad_input)?, a.monitor.clone()));
-    };
-    let st = lab_state(lab)?;
-    if st.nodes.is_empty() {
-        return Err(bad_input(anyhow!("--lab {}: lab.json lists no servers", lab.display())));
-    }
-    let mut args = a.conn.clone();
-    // A selected context (or NATS_URL) is for the user's clusters, not for this loopback lab.
-    args.no_context = args.context.is_none();
-    let mut conn = ConnSpec::resolve(&args).map_err(bad_input)?;
-    conn.servers = st.nodes.iter().map(|n| n.client_url()).collect();
-    Ok((conn, st.nodes.iter().map(|n| n.monitor_url()).collect()))
-}
-
-/// The record of the lab `--lab` names (DIR, or DIR/lab.json).
-fn lab_state(lab: &Path) -> Result<crate::lab::LabState, Failure> {
-    // `--lab DIR/lab.json` is the same as `--lab DIR`.
-    let dir = if lab.is_file() {
-        lab.parent().map(Path::to_path_buf).unwrap_or_default()
-    } else {
-        lab.to_path_buf()
-    };
-    crate::lab::LabState::load(&dir)
-        .map_err(|e| bad_input(anyhow!("--lab {}: {e:#}", lab.display())))?
-        .ok_or_else(|| {
-            bad_input(anyhow!(
-                "--lab {}: no lab there (no lab.json); start one with `natsplan lab up --dir {}`",
-                lab.display(),
-                dir.display()
-            ))
-        })
+    super::connect_to(&a.conn, &a.monitor, a.lab.as_deref())
 }
 
 /// `verify --lab DIR` with no --site, --plan or --layout: the plan the lab was started from (`lab up`
@@ -178,7 +147,7 @@ fn planned_by_lab(g: &Global, a: &VerifyArgs) -> Result<Option<(Inputs, Plan, St
     if a.site.is_some() || a.inputs.plan.is_some() || a.layout.is_some() {
         return Ok(None);
     }
-    let Some(rec) = lab_state(lab)?.plan else {
+    let Some(rec) = super::lab_state(lab)?.plan else {
         return Ok(None);
     };
     if rec.site.is_none() && rec.plan.is_none() {

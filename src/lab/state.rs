@@ -208,6 +208,19 @@ impl LabState {
     /// `remove_dir` (a `lab up` that starts a new lab in DIR keeps it). Returns the names of the servers
     /// that were still running. Call it on a record from `load` (validated against DIR).
     pub fn teardown(&self, grace: Duration, remove_dir: bool) -> Result<Vec<String>> {
+        self.teardown_keeping(grace, remove_dir, false)
+            .map(|(stopped, _)| stopped)
+    }
+
+    /// As `teardown`; with `keep_logs`, each server's log is first copied to `DIR/logs/NAME.log` (once the
+    /// servers have stopped, so it ends with their shutdown), and the copies are returned beside the
+    /// servers stopped (`lab down --keep-logs`, issue 39).
+    pub fn teardown_keeping(
+        &self,
+        grace: Duration,
+        remove_dir: bool,
+        keep_logs: bool,
+    ) -> Result<(Vec<String>, Vec<PathBuf>)> {
         let live: Vec<NodeInfo> = self.running();
         let alive = |n: &NodeInfo| self.is_server(n.pid, n);
         for n in &live {
@@ -234,6 +247,21 @@ impl LabState {
         // The servers are gone: stop the stores' power-loss layers (recorded or not) and detach any
         // mount of the layer left under DIR (a killed layer's), so no folder below holds a mount.
         super::power::stop_layers(&self.power_fs, &self.dir, grace)?;
+        let mut kept = Vec::new();
+        if keep_logs {
+            let logs = self.dir.join("logs");
+            for n in self
+                .nodes
+                .iter()
+                .filter(|n| super::is_folder_name(&n.name) && n.log.is_file())
+            {
+                std::fs::create_dir_all(&logs).with_context(|| format!("cannot create {}", logs.display()))?;
+                let to = logs.join(format!("{}.log", n.name));
+                std::fs::copy(&n.log, &to)
+                    .with_context(|| format!("cannot keep {} as {}", n.log.display(), to.display()))?;
+                kept.push(to);
+            }
+        }
         for n in &self.nodes {
             // Only folders this lab wrote: DIR/<name>, a validated folder name (`load`). A symlink there is
             // removed, never followed (remove_dir_all does not follow it).
@@ -251,7 +279,7 @@ impl LabState {
             // Only if empty now: never delete files a user put there.
             let _ = std::fs::remove_dir(&self.dir);
         }
-        Ok(live.iter().map(|n| n.name.clone()).collect())
+        Ok((live.iter().map(|n| n.name.clone()).collect(), kept))
     }
 }
 

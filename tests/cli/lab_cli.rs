@@ -107,6 +107,23 @@ fn down_removes_only_what_the_lab_made() {
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     assert_eq!(left, vec!["mine.txt"]);
+
+    // Issue 39: `lab down --keep-logs` keeps each server's log (before: the flag did not exist, and the
+    // logs went with the lab).
+    natsplan()
+        .args(["lab", "up", "--nodes", "1", "--dir"])
+        .arg(tmp.path())
+        .assert()
+        .success();
+    natsplan()
+        .args(["lab", "down", "--keep-logs", "--dir"])
+        .arg(tmp.path())
+        .assert()
+        .success()
+        .stdout(contains("kept 1 log(s)"));
+    let log = std::fs::read_to_string(tmp.path().join("logs").join("n1.log")).unwrap();
+    assert!(log.contains("Server is ready"), "{log}");
+    assert!(!tmp.path().join("n1").exists(), "the rest of the lab is removed");
 }
 
 #[test]

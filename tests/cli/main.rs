@@ -29,6 +29,7 @@ mod report_completions;
 mod report_words_cli;
 mod scale_layouts_cli;
 mod scale_omb_rate;
+mod seams_cli;
 mod site_cli;
 mod snapshots;
 mod survival_simulate_cli;

@@ -44,7 +44,6 @@ fn bad_flags_exit_2_naming_the_flag() {
         (vec!["--max-bytes", "12 parsecs"], "--max-bytes"),
         (vec!["--monitor", "127.0.0.1:8222"], "--monitor"),
         (vec!["--calibration", "/nonexistent/cal.yaml"], "--calibration"),
-        (vec!["--site", "examples/three-racks-raid1.yaml"], "--layout"),
         (vec!["--ladder", "medium"], "--ladder"),
         (vec!["--repeat", "0"], "--repeat"),
         (vec!["--repeat", "many"], "--repeat"),
@@ -55,6 +54,21 @@ fn bad_flags_exit_2_naming_the_flag() {
         assert_eq!(code, 2, "{args:?}: {err}");
         assert!(err.contains(needle), "{args:?}: {err}");
     }
+    // --site without --layout takes the best-ranked layout and says so (issue 39: one rule for every
+    // command; before, verify refused it while whatif took rank 1).
+    let (code, _, err) = run(&[
+        "verify",
+        "--server",
+        url.as_str(),
+        "--dry-run",
+        "--site",
+        "examples/three-racks-raid1.yaml",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains(": the best of") && err.contains("--layout ID for another"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -120,6 +120,24 @@ fn verify_finds_a_labs_servers_and_monitors_and_never_calls_unread_drift_none() 
     assert_eq!(v["config"]["layout"], id.as_str(), "{:#}", v["config"]);
     assert_eq!(v["drift"]["status"], "none", "{:#}", v["drift"]);
 
+    // Issue 39: bench takes the lab too (before: NATS_URL built by hand from lab.json; --lab did not exist).
+    let (code, out, err) = natsplan(&[
+        "--format",
+        "json",
+        "bench",
+        "js",
+        "--lab",
+        d,
+        "--msgs",
+        "2000",
+        "--replicas",
+        "3",
+        "--no-progress",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["published"].as_u64(), Some(2000), "{v:#}");
+
     // The same cluster with a monitor that does not answer: drift unknown, no "none", no "not created yet".
     let silent = dead_url().replace("nats://", "http://");
     let common = [
