@@ -26,6 +26,7 @@ mod lab_leftovers_live;
 mod lab_live;
 mod pinned_sets_live;
 mod powerfs_live;
+mod readme_walkthrough_live;
 mod report_verify_live;
 mod system_account_live;
 mod verify_consumers_live;
