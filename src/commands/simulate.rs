@@ -154,6 +154,22 @@ pub fn run(g: &Global, a: SimulateArgs) -> Result<Outcome, Failure> {
     Ok(Outcome::Ok)
 }
 
+/// `--years`: a whole number of years from 1 (a trial runs whole site-years, its state carried from year to
+/// year); `0.5` gets the reason, not clap's bare "invalid digit".
+fn whole_years(v: &str) -> Result<u64, String> {
+    match v.trim().parse::<u64>() {
+        Ok(0) => Err("0 years simulates nothing; give 1 or more".into()),
+        Ok(n) => Ok(n),
+        Err(_) if v.trim().parse::<f64>().is_ok_and(|f| f.is_finite() && f > 0.0) => Err(format!(
+            "{v} is not a whole number of years: a trial runs whole site-years; give --years 1 and more --trials \
+             for finer figures"
+        )),
+        Err(_) => Err(format!(
+            "{v:?} is not a number of years; give a whole number such as 1 or 10"
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -184,21 +200,5 @@ mod tests {
         assert!(check_events(6e9, 1, 100_000)
             .unwrap_err()
             .contains("--trials 3 or fewer"));
-    }
-}
-
-/// `--years`: a whole number of years from 1 (a trial runs whole site-years, its state carried from year to
-/// year); `0.5` gets the reason, not clap's bare "invalid digit".
-fn whole_years(v: &str) -> Result<u64, String> {
-    match v.trim().parse::<u64>() {
-        Ok(0) => Err("0 years simulates nothing; give 1 or more".into()),
-        Ok(n) => Ok(n),
-        Err(_) if v.trim().parse::<f64>().is_ok_and(|f| f.is_finite() && f > 0.0) => Err(format!(
-            "{v} is not a whole number of years: a trial runs whole site-years; give --years 1 and more --trials \
-             for finer figures"
-        )),
-        Err(_) => Err(format!(
-            "{v:?} is not a number of years; give a whole number such as 1 or 10"
-        )),
     }
 }
