@@ -157,6 +157,20 @@ pub fn run(g: &Global, a: DesignArgs) -> Result<Outcome, Failure> {
         save(path, &read, &inputs.saved_plan_json(&plan, layout.as_deref()))?;
         eprintln!("natsplan: plan saved to {}", path.display());
     }
+    // A user's calibration carried far from where it was measured: said first, with the built-in
+    // calibration's verdicts beside (a second plan, only then); after the save, whose hash is of the plan
+    // as built.
+    let far = plan
+        .layouts
+        .first()
+        .and_then(|l| l.predicted.as_ref())
+        .and_then(|p| p.far_user_calibration());
+    if far.is_some() {
+        let builtin = crate::plan::build(&plan.input, &inputs.catalog);
+        if let Some(note) = crate::plan::far_calibration_note(&plan, &builtin) {
+            plan.warnings.push(note);
+        }
+    }
     // The layout --layout names is shown per asset (after the save: its hash is of the plan as built).
     inputs.expand(&mut plan, layout.as_deref())?;
     let outcome = gate(&plan, layout.as_deref(), a.fail_on);

@@ -62,6 +62,13 @@ impl Calibration {
     }
 }
 
+/// How far (`AssetPrediction::extrapolation_distance`) a user's calibration may be carried before design says
+/// so at the top of its report and shows the built-in calibration's verdict beside it (issue 39). The
+/// distance (`perf::leader`) is 0.1 + |ln speed ratio| + ½ |ln core ratio| + 0.3 between a shared and a
+/// dedicated host: 0.5 is about 2.2× the cores, or a shared host against a dedicated one (an assumption of
+/// how far a per-message cost carries, not a measured limit).
+pub const FAR_CALIBRATION: f64 = 0.5;
+
 /// The prediction for one asset (stream, KV bucket, object store) at its leader.
 #[derive(Debug, Clone, Serialize)]
 pub struct AssetPrediction {
@@ -171,6 +178,17 @@ pub struct PredictionClass {
 }
 
 impl Predicted {
+    /// The prediction priced from a calibration not built in (`--calibration`) that is carried farthest,
+    /// when beyond `FAR_CALIBRATION`: (calibration id, distance).
+    pub fn far_user_calibration(&self) -> Option<(Arc<str>, f64)> {
+        let builtin: Vec<String> = CalibrationSet::builtin().files.into_iter().map(|f| f.id).collect();
+        self.entries()
+            .filter(|a| !builtin.iter().any(|b| **b == *a.calibration))
+            .filter(|a| a.extrapolation_distance > FAR_CALIBRATION && a.extrapolation_distance.is_finite())
+            .max_by(|a, b| a.extrapolation_distance.total_cmp(&b.extrapolation_distance))
+            .map(|a| (a.calibration.clone(), a.extrapolation_distance))
+    }
+
     /// Every asset's prediction, or each class's first one when given per class: in plan order, so the
     /// first one to meet a condition is the same either way.
     fn entries(&self) -> impl Iterator<Item = &AssetPrediction> {

@@ -259,6 +259,10 @@ pub struct Plan {
     pub layouts: Vec<PlannedLayout>,
     /// Layouts evaluated in all (the report may show only the top ones).
     pub evaluated: usize,
+    /// What the reader must know before reading the figures (issue 39: a `--calibration` carried far from
+    /// where it was measured), printed above the tables; absent when none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     /// Remarks about the site as a whole.
     pub notes: Vec<String>,
     /// Open NATS issues the figures do not cover (survival::known_hazards).
@@ -438,6 +442,7 @@ pub fn build_progress(
         sync_interval: site.nats.sync.config_value(),
         layouts: planned,
         evaluated,
+        warnings: Vec::new(),
         notes,
         known_hazards: crate::survival::known_hazards(),
         input: site.clone(),
@@ -589,6 +594,38 @@ fn plan_layout_with(
         classes: None,
         layout,
     }
+}
+
+/// When the best layout's predictions rest on a user's calibration carried beyond `perf::FAR_CALIBRATION`,
+/// the note design puts first: how far, and the built-in calibration's verdicts beside this plan's
+/// (`builtin`: the same site planned with the built-in calibration only). None otherwise (issue 39: a lab
+/// calibration of two shared cores "scaled" to 16-core servers rejected every layout of a production site).
+pub fn far_calibration_note(plan: &Plan, builtin: &Plan) -> Option<String> {
+    let best = plan.layouts.first()?;
+    let (id, distance) = best.predicted.as_ref()?.far_user_calibration()?;
+    let rejected = |p: &Plan| p.layouts.iter().filter(|l| l.verdict == Verdict::Rejected).count();
+    let other = builtin.layouts.first();
+    Some(format!(
+        "calibration \"{id}\" is carried far to this site's servers (distance {distance:.2}, beyond {:.2}: more than \
+         about twice the cores, or a shared host against a dedicated one), so its verdicts rest on a long \
+         extrapolation; with it the best layout is {} ({}), {} of {} rejected; with the built-in calibration instead \
+         {}; calibrate on hardware like the site's for figures to buy on",
+        crate::perf::FAR_CALIBRATION,
+        best.id,
+        best.verdict.as_str(),
+        rejected(plan),
+        plan.layouts.len(),
+        match other {
+            Some(o) => format!(
+                "the best is {} ({}), {} of {} rejected",
+                o.id,
+                o.verdict.as_str(),
+                rejected(builtin),
+                builtin.layouts.len()
+            ),
+            None => "no layout could be built".to_string(),
+        }
+    ))
 }
 
 /// For each layout that leaves data disks idle, the best-ranked other layout of the same pattern, default

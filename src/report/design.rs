@@ -78,6 +78,9 @@ pub fn table_report(plan: &Plan, sel: &Selection, width: u16) -> String {
         evaluated(plan, layouts.len()),
         plan.sync_interval
     );
+    for w in &plan.warnings {
+        s.push_str(&format!("warning: {w}\n"));
+    }
     if layouts.is_empty() {
         s.push_str("no layout to show\n");
         for n in &plan.notes {
@@ -236,6 +239,9 @@ pub fn markdown(plan: &Plan, sel: &Selection) -> String {
         evaluated(plan, layouts.len()),
         plan.sync_interval
     ));
+    for w in &plan.warnings {
+        s.push_str(&format!("> **Warning:** {w}\n\n"));
+    }
     s.push_str(&md_table(&detail::SUMMARY_HEADER, &detail::summary_rows(&layouts)));
     s.push('\n');
     s.push_str(&md_table(&detail::CAPACITY_HEADER, &detail::capacity_rows(&layouts)));

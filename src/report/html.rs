@@ -185,6 +185,9 @@ pub fn design(plan: &Plan, sel: &Selection, curves: Option<&PerfCurves>) -> Stri
             plan.generator
         )),
     );
+    for w in &plan.warnings {
+        page.note(&format!("Warning: {w}"));
+    }
     for n in &plan.notes {
         page.note(n);
     }

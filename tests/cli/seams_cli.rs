@@ -75,3 +75,40 @@ fn bench_and_calibrate_take_a_lab_folder() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--lab") && err.contains("--server"), "{err}");
 }
+
+#[test]
+fn a_calibration_carried_far_is_said_first_with_the_built_in_verdict_beside() {
+    // Before: the lab calibration of two shared cores was "(scaled)" to the site's 16-core servers with
+    // nothing said above the tables, and no verdict without it to compare with.
+    let cal = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/calibration/lab-loopback-calibrate-8m.yaml"
+    );
+    let (code, out, err) = run(&["design", "examples/full-reference.yaml", "--calibration", cal]);
+    assert_eq!(code, 0, "{err}");
+    let first_table = out.find('┌').expect("a table");
+    let warning = out
+        .find("warning: calibration \"lab-loopback-calibrate-8m\" is carried far")
+        .expect(&out);
+    assert!(warning < first_table, "said above the tables:\n{out}");
+    assert!(
+        out.contains("with the built-in calibration instead the best is"),
+        "{out}"
+    );
+    let (code, out, err) = run(&[
+        "design",
+        "examples/full-reference.yaml",
+        "--calibration",
+        cal,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["warnings"].as_array().map(Vec::len), Some(1), "{:#}", v["warnings"]);
+    // Without a calibration of its own, nothing is said.
+    let (code, out, _) = run(&["design", "examples/full-reference.yaml", "--format", "json"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(v.get("warnings").is_none());
+}
