@@ -62,8 +62,10 @@ pub struct PredictArgs {
     /// Disks in the volume group.
     #[arg(long, default_value = "2", value_name = "N")]
     pub disks: String,
-    /// Array write cache for the volumes: on or off (seed 000 ran with it off).
-    #[arg(long, default_value = "off", value_name = "ON|OFF")]
+    /// Array write cache for the volumes: on or off. On by default, as a site's `write_cache` is (since
+    /// 2026-12-05; it was off): the NATS-on-E-Series guide's runs had it off, so pass `--write-cache off`
+    /// to compare with them.
+    #[arg(long, default_value = "on", value_name = "ON|OFF")]
     pub write_cache: String,
     /// Servers' LUNs sharing one volume group (seed 000: 3; pattern 1: 1).
     #[arg(long, default_value = "1", value_name = "N")]

@@ -57,6 +57,9 @@ fn a_seed000_row_predicted_through_the_cli_lands_near_its_measurement() {
         "3",
         "--consumers",
         "20",
+        // The seed ran with the array's write cache off; predict's default is on, as a site's is.
+        "--write-cache",
+        "off",
     ]);
     let x = v["ops_per_s"].as_f64().unwrap();
     assert!((x / 332.88 - 1.0).abs() < 0.25, "{x}");
@@ -251,4 +254,19 @@ fn seed004_ladder_rows_through_predict() {
         454e3,
         0.03,
     );
+}
+
+/// Issue 39: predict's array write cache defaults to on, as a site's `write_cache` does (it was off).
+#[test]
+fn the_write_cache_defaults_to_on_as_a_sites_does() {
+    let args = ["--kind", "obj-put", "--sync", "always", "--size", "8KiB", "--raid", "raid1"];
+    let on = predict(&args);
+    let mut off_args = args.to_vec();
+    off_args.extend(["--write-cache", "off"]);
+    let off = predict(&off_args);
+    let mut on_args = args.to_vec();
+    on_args.extend(["--write-cache", "on"]);
+    let explicit_on = predict(&on_args);
+    assert_eq!(on["ops_per_s"], explicit_on["ops_per_s"], "the default is on");
+    assert_ne!(on["ops_per_s"], off["ops_per_s"], "off is another figure");
 }
