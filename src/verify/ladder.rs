@@ -341,6 +341,68 @@ pub fn site_consumers(site: &crate::site::Site, replicas_of: &dyn Fn(&str) -> Op
         .collect()
 }
 
+/// Most rows of the plan's own assets a ladder gets: one per distinct shape (kind, replicas, size), in
+/// plan order, so a site of many like streams adds a few rows, not one per stream.
+pub const SITE_ASSET_ROWS: usize = 6;
+
+/// The plan's own streams, KV buckets and object stores as ladder rows at their shapes (issue 39: the quick
+/// ladder measured generic R3 128 B and 64 KiB rows, not the plan's R5 1 KiB streams or 512 B values):
+/// a stream's async publish (one publisher, the bench's window) at its message size, a bucket's puts at
+/// its value size, an object store's puts at its object size, each at the replicas the planned layout
+/// gives it (`replicas_of(kind, name)`: else the pinned count, else 3). One row per distinct shape, at most
+/// `SITE_ASSET_ROWS`. The bench writes to streams of its own; it never touches the site's.
+pub fn site_assets(site: &crate::site::Site, replicas_of: &dyn Fn(Kind, &str) -> Option<u8>) -> Vec<RowSpec> {
+    let w = &site.workload;
+    let mut shapes: Vec<(Kind, u8, u64)> = Vec::new();
+    let mut out = Vec::new();
+    let mut push = |kind: Kind, r: u8, size: u64, row: &dyn Fn() -> RowSpec| {
+        if out.len() < SITE_ASSET_ROWS && !shapes.contains(&(kind, r, size)) {
+            shapes.push((kind, r, size));
+            out.push(row());
+        }
+    };
+    for st in &w.streams {
+        let r = replicas_of(Kind::Js, &st.name).or(st.replicas).unwrap_or(3).max(1);
+        let size = st.msg_size_bytes.max(1);
+        push(Kind::Js, r, size, &|| {
+            let mut row = js(1, 50_000, size);
+            row.id = format!("site-js-{}-r{r}-{size}B", st.name);
+            row.label = format!("Stream {} R{r} file 1p {}", st.name, size_label(size));
+            row.replicas = r;
+            if let Workload::Js { replicas, .. } = &mut row.workload {
+                *replicas = r as usize;
+            }
+            row
+        });
+    }
+    for kv in &w.kv {
+        let r = replicas_of(Kind::Kv, &kv.name).or(kv.replicas).unwrap_or(3).max(1);
+        let size = kv.value_size_bytes.max(1);
+        push(Kind::Kv, r, size, &|| {
+            let mut row = self::kv();
+            row.id = format!("site-kv-{}-r{r}-{size}B", kv.name);
+            row.label = format!("KV {} R{r} 1c puts {}", kv.name, size_label(size));
+            row.size_bytes = size;
+            row.replicas = r;
+            if let Workload::Kv { replicas, .. } = &mut row.workload {
+                *replicas = r as usize;
+            }
+            row
+        });
+    }
+    for o in &w.object_stores {
+        let r = replicas_of(Kind::ObjPut, &o.name).or(o.replicas).unwrap_or(3).max(1);
+        let kib = o.object_size_bytes.div_ceil(1024).max(1);
+        push(Kind::ObjPut, r, kib * 1024, &|| {
+            let mut row = obj(ObjOp::Put, kib, 1, r);
+            row.id = format!("site-obj-put-{}-r{r}-{kib}KiB", o.name);
+            row.label = format!("Object store {} put R{r} 1w {}", o.name, size_label(kib * 1024));
+            row
+        });
+    }
+    out
+}
+
 /// The disk probe verify runs first under `sync_interval: always`: 100 synchronous 128 B publishes.
 pub fn probe_row(replicas: u8) -> RowSpec {
     row(
@@ -372,9 +434,20 @@ pub fn build(ladder: Ladder, servers: u32, max_replicas: u8) -> Vec<RowSpec> {
 
 /// The ladder's rows followed by `extra` (the site's consumer rows), with the same skip rule.
 pub fn build_with(ladder: Ladder, servers: u32, max_replicas: u8, extra: Vec<RowSpec>) -> Vec<RowSpec> {
+    build_site(ladder, servers, max_replicas, Vec::new(), extra)
+}
+
+/// As `build_with`, with the plan's own asset rows (`site_assets`) first.
+pub fn build_site(
+    ladder: Ladder,
+    servers: u32,
+    max_replicas: u8,
+    first: Vec<RowSpec>,
+    extra: Vec<RowSpec>,
+) -> Vec<RowSpec> {
     let obj_r = if max_replicas >= 3 { 3 } else { 1 };
     let obj_w = servers.clamp(1, 8) as usize;
-    let mut rows = Vec::new();
+    let mut rows = first;
     match ladder {
         Ladder::Quick => {
             rows.push(core(1, 1, 50_000, 128));

@@ -178,10 +178,11 @@ fn detect(
 /// The rows with their predictions, scaled to the time budget, and the disk probe that runs first under
 /// `always`.
 fn plan_rows(opts: &VerifyOptions, ctx: &PredictCtx, d: &Detected) -> (Vec<RowSpec>, Vec<Prediction>, Option<RowSpec>) {
-    let mut rows = ladder::build_with(
+    let mut rows = ladder::build_site(
         opts.ladder,
         d.facts.jetstream_servers.max(1),
         d.facts.max_replicas.max(1),
+        asset_rows(opts),
         consumer_rows(opts),
     );
     if !d.js_enabled {
@@ -200,6 +201,28 @@ fn plan_rows(opts: &VerifyOptions, ctx: &PredictCtx, d: &Detected) -> (Vec<RowSp
     let probe = (ctx.sync == Sync::Always && rows.iter().any(|r| r.skip.is_none() && r.writes()))
         .then(|| ladder::probe_row(d.facts.max_replicas.clamp(1, 3)));
     (rows, preds, probe)
+}
+
+/// The plan's own streams, buckets and object stores as the ladder's first rows (none without a plan), at
+/// the replicas the planned layout gives each.
+fn asset_rows(opts: &VerifyOptions) -> Vec<RowSpec> {
+    let Some(t) = &opts.target else { return vec![] };
+    let layout = t.plan.layout(&t.layout_id).map(|pl| &pl.layout);
+    let replicas_of = |kind: Kind, name: &str| {
+        use crate::layout::AssetKind;
+        let want = match kind {
+            Kind::Kv => AssetKind::Kv,
+            Kind::ObjPut | Kind::ObjGet => AssetKind::ObjectStore,
+            _ => AssetKind::Stream,
+        };
+        layout.and_then(|l| {
+            l.assets
+                .iter()
+                .find(|a| a.kind == want && &*a.name == name)
+                .map(|a| a.replicas)
+        })
+    };
+    ladder::site_assets(&t.plan.input, &replicas_of)
 }
 
 /// The site's durable consumers as ladder rows (none without `--site`/`--layout`), at the replicas the

@@ -259,7 +259,9 @@ fn seed004_ladder_rows_through_predict() {
 /// Issue 39: predict's array write cache defaults to on, as a site's `write_cache` does (it was off).
 #[test]
 fn the_write_cache_defaults_to_on_as_a_sites_does() {
-    let args = ["--kind", "obj-put", "--sync", "always", "--size", "8KiB", "--raid", "raid1"];
+    let args = [
+        "--kind", "obj-put", "--sync", "always", "--size", "8KiB", "--raid", "raid1",
+    ];
     let on = predict(&args);
     let mut off_args = args.to_vec();
     off_args.extend(["--write-cache", "off"]);

@@ -158,3 +158,40 @@ fn repeat_multiplies_the_write_budget() {
     assert!(one > 0);
     assert_eq!(three, 3 * one, "no disk probe without sync always: exactly three times");
 }
+
+/// Issue 39: with a plan, the ladder's first rows are the plan's own streams, buckets and object stores at
+/// their shapes (before: only the generic `js-r3-1p-128B`, `kv-1c-128B`, 64 KiB object rows).
+#[test]
+fn the_plans_own_assets_come_first_in_the_ladder() {
+    let url = dead_url();
+    let (code, stdout, err) = run(&[
+        "--format",
+        "json",
+        "verify",
+        "--server",
+        &url,
+        "--dry-run",
+        "--site",
+        "examples/three-racks-raid1.yaml",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    let ids: Vec<&str> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    // orders: R3 1 KiB; events: 512 B at the layout's R3; sessions: 512 B values; blobs: 1 MiB objects.
+    assert_eq!(
+        &ids[..4],
+        &[
+            "site-js-orders-r3-1024B",
+            "site-js-events-r3-512B",
+            "site-kv-sessions-r3-512B",
+            "site-obj-put-blobs-r3-1024KiB"
+        ],
+        "{ids:?}"
+    );
+    assert!(ids.contains(&"js-r3-1p-128B"), "the generic rows follow: {ids:?}");
+}
