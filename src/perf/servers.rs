@@ -1,7 +1,7 @@
 //! Each JetStream server's predicted resources (CPU, memory, bursts, restart and catch-up) from the load
 //! `predict_layout` summed onto it.
 
-use super::{server_model, volume_of, Band, Loads, Predicted, ServerPrediction, Sync, Terms};
+use super::{server_model, volume_of, Band, Kind, Loads, Predicted, ServerPrediction, Sync, Terms};
 use crate::catalog::Catalog;
 use crate::layout::Layout;
 use crate::site::{ServerIdx, Site};
@@ -51,7 +51,8 @@ pub(super) fn server_predictions(
             group_in_bytes_max: loads.group_in_bytes_max[i],
             group_in_msgs_max: loads.group_in_msgs_max[i],
         };
-        let sp = server_prediction(site, layout, catalog, terms, s, &load, interval_s, sync);
+        let mut sp = server_prediction(site, layout, catalog, terms, s, &load, interval_s, sync);
+        sp.needs = server_needs(site, layout, terms, &sm, loads, i, interval_s, sync);
         if sp.cpu_cores > sm.cores as f64 {
             out.notes.push(format!(
                 "{}: predicted {:.1} cores busy, the server model has {}",
@@ -162,6 +163,7 @@ fn server_prediction(
             .as_ref()
             .filter(|_| layout.array_of(s).is_some_and(|a| site.arrays[a].owner.is_none()))
             .map(|_| CLEAN_RESTART_FIXED_S + load.stored / reread),
+        needs: ServerNeeds::default(),
     }
 }
 
@@ -312,5 +314,310 @@ pub fn catch_up(site: &Site, layout: &Layout, catalog: &Catalog, s: ServerIdx, l
         load,
         backlog_entries,
         stall,
+    }
+}
+
+// ---- What each server needs (issue 46) -------------------------------------------------------------------
+//
+// Every term names its source: nats-server 2.15 source (read at main 1787eee, the same in 2.15.1), the NATS
+// docs, a calibration file, or "assumption". `scripts/measure-server-needs` measures the lab's servers
+// against these figures (tests/model/server_needs.rs reads its dated result).
+
+/// Bytes of the file store's per-subject index per distinct subject beyond the subject itself: the `psi`
+/// value (`total` u64, `fblk`/`lblk` u32: 16 B, server/filestore.go) plus the subject tree's node and leaf
+/// overhead (server/stree), about 48 B more: an assumption.
+pub const SUBJECT_INDEX_BYTES: f64 = 64.0;
+/// File store block sizes (server/filestore.go): a limits-retention stream's blocks are 8 MiB
+/// (`dynBlkSize` → `defaultLargeBlockSize`), a KV bucket's 4 MiB (stream.go: `MaxMsgsPer` set →
+/// `defaultKVBlockSize`), and each replicated group's RAFT log (WAL) is a file store of 4 MiB blocks
+/// (jetstream_cluster.go `createRaftGroup`: `BlockSize: defaultMediumBlockSize`). A block being written keeps
+/// its cache buffer (up to the block) until 10 s without access (`defaultCacheBufferExpiration`).
+const STREAM_BLOCK_BYTES: f64 = 8.0 * 1024.0 * 1024.0;
+const KV_BLOCK_BYTES: f64 = 4.0 * 1024.0 * 1024.0;
+const WAL_BLOCK_BYTES: f64 = 4.0 * 1024.0 * 1024.0;
+/// A durable consumer's in-memory state: up to `max_ack_pending` pending entries (default 1,000,
+/// `JsDefaultMaxAckPending`, server/consumer.go) in its `pending` map of `*Pending{Sequence, Timestamp}`
+/// (16 B plus a Go map entry, about 64 B each: an assumption).
+const CONSUMER_PENDING_ENTRIES: f64 = 1000.0;
+const CONSUMER_PENDING_ENTRY_BYTES: f64 = 64.0;
+/// Go's default GOGC=100 lets the heap grow to twice the live heap before a collection ("A Guide to the Go
+/// Garbage Collector", go.dev/doc/gc-guide): the live state's terms are doubled.
+const GOGC_HEAP_FACTOR: f64 = 2.0;
+/// Subscribers per core NATS message when the site gives none: an assumption.
+const CORE_SUBSCRIBERS: f64 = 1.0;
+
+/// Bytes of write cache one written replica keeps: its store's block being written plus, replicated, its
+/// RAFT log's (see the block sizes above).
+pub(super) fn write_cache_bytes(kind: Kind, replicas: usize) -> f64 {
+    let store = if kind == Kind::Kv {
+        KV_BLOCK_BYTES
+    } else {
+        STREAM_BLOCK_BYTES
+    };
+    store + if replicas > 1 { WAL_BLOCK_BYTES } else { 0.0 }
+}
+
+/// One term of a need: what it is, its value (in the need's unit), where the figure comes from, and whether
+/// that is an assumption.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NeedTerm {
+    pub term: &'static str,
+    pub value: f64,
+    pub source: String,
+    pub assumption: bool,
+}
+
+/// A need against what the server model has: `needed` is the sum of `terms`; `share` is needed ÷ has.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Need {
+    pub needed: f64,
+    pub has: f64,
+    pub share: f64,
+    pub terms: Vec<NeedTerm>,
+}
+
+impl Need {
+    fn of(has: f64, terms: Vec<NeedTerm>) -> Need {
+        let needed = terms.iter().map(|t| t.value).sum::<f64>();
+        Need {
+            needed,
+            has,
+            share: if has > 0.0 { needed / has } else { f64::INFINITY },
+            terms,
+        }
+    }
+}
+
+/// What one JetStream server needs for its share of the workload (the leaders, replicas, consumers and RAFT
+/// groups it holds), beside what its server model has.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ServerNeeds {
+    /// The catalog server model the figures are held against.
+    pub model: String,
+    /// Cores: `has` is the model's cores shared among its `co_located` busy processes.
+    pub cpu_cores: Need,
+    pub memory_bytes: Need,
+    /// Network bytes/s each way against the NIC (bits/s ÷ 8; full duplex).
+    pub network_in_bytes_per_s: Need,
+    pub network_out_bytes_per_s: Need,
+    /// What the model lacks, one sentence each; empty when it carries its share.
+    pub short: Vec<String>,
+}
+
+fn term(term: &'static str, value: f64, source: impl Into<String>) -> NeedTerm {
+    let source = source.into();
+    NeedTerm {
+        term,
+        value,
+        assumption: source.contains("assumption"),
+        source,
+    }
+}
+
+/// Server `i` of the layout's needs from what `predict_layout` summed onto it.
+#[allow(clippy::too_many_arguments)]
+fn server_needs(
+    site: &Site,
+    layout: &Layout,
+    terms: &Terms,
+    sm: &crate::catalog::ServerModel,
+    loads: &Loads,
+    i: usize,
+    interval_s: f64,
+    sync: Sync,
+) -> ServerNeeds {
+    use super::leader::{nearest, HostClass};
+    use super::model::{CPU_IDLE_CORES, CPU_S_PER_BYTE, CPU_S_PER_MSG};
+    let speed = sm.cpu_speed.max(0.05);
+    let n = layout.servers.len().max(1) as f64;
+    let core = site.workload.core.as_ref();
+    // CPU: the calibrated per-message work of the host class nearest this model, scaled by its speed.
+    let (unit_s, unit_byte_s, work_src) = match nearest(&terms.leaders, &HostClass::of(sm), 3) {
+        Some((c, d)) => (
+            c.unit_s,
+            c.unit_byte_s,
+            format!(
+                "calibration {}: {:.1} µs + {:.2} ns/byte of reference-core work per message and work unit (leader \
+                 1 + ½ per follower, follower 1), ÷ cpu_speed {speed} ({}); host distance {d:.2}",
+                c.id,
+                c.unit_s * 1e6,
+                c.unit_byte_s * 1e9,
+                sm.perf_source
+            ),
+        ),
+        None => (
+            CPU_S_PER_MSG,
+            CPU_S_PER_BYTE,
+            "NATS docs' installation table: 1 core per server for 100k msgs/s at R3 (no calibrated host class)"
+                .to_string(),
+        ),
+    };
+    let core_cores = core.map_or(0.0, |c| {
+        let t = &terms.core;
+        let m = CORE_SUBSCRIBERS;
+        c.msgs_per_s / n * (t.per_msg_s + t.per_sub_s * m + t.per_byte_s * c.msg_size_bytes as f64 * (1.0 + m)) / speed
+    });
+    let cpu = vec![
+        term(
+            "idle (timers, RAFT heartbeats)",
+            CPU_IDLE_CORES,
+            "assumption: a JetStream server at rest",
+        ),
+        term(
+            "stream work (store, replicate, apply)",
+            (loads.work[i] * unit_s + loads.work_bytes[i] * unit_byte_s) / speed,
+            work_src.clone(),
+        ),
+        term(
+            "consumer deliveries and acks",
+            (loads.deliveries[i] * unit_s + loads.delivery_bytes[i] * unit_byte_s) / speed,
+            format!("assumption: a delivery and its ack cost one work unit of {work_src}"),
+        ),
+        term(
+            "core NATS share",
+            core_cores,
+            format!(
+                "the site's core traffic spread evenly over the {n} servers, one subscriber each (assumption) at the \
+                 core terms' per-message costs ({})",
+                terms.core.source
+            ),
+        ),
+    ];
+    let co = sm.co_located.max(1) as f64;
+    let cpu = Need::of(sm.cores as f64 / co, cpu);
+    // Memory.
+    let amp = terms.store.write_amplification.max(1.0);
+    let dirty_s = interval_s.max(if sync == Sync::Always { 0.0 } else { 1.0 });
+    let consumer_bytes = loads.consumers_on[i] as f64 * CONSUMER_PENDING_ENTRIES * CONSUMER_PENDING_ENTRY_BYTES;
+    let live =
+        HEAP_PER_ASSET_BYTES * loads.assets_on[i] as f64 + loads.cache_bytes[i] + loads.index_bytes[i] + consumer_bytes;
+    let mem = vec![
+        term(
+            "process base",
+            HEAP_BASE_BYTES,
+            "NATS docs' installation table: 256 MiB per server (3-node R3 file cluster, 100k msgs/s)",
+        ),
+        term(
+            "RAFT groups and stream state",
+            HEAP_PER_ASSET_BYTES * loads.assets_on[i] as f64,
+            "assumption: 2 MiB per asset held (Redpanda's sizing guide asks ≥ 2 MB per partition replica)",
+        ),
+        term(
+            "file store write caches",
+            loads.cache_bytes[i],
+            "nats-server filestore.go: the block being written stays cached (8 MiB stream blocks, 4 MiB KV \
+             blocks, stream.go) until 10 s idle (defaultCacheBufferExpiration); replicated groups add their RAFT \
+             log's 4 MiB block (jetstream_cluster.go createRaftGroup)",
+        ),
+        term(
+            "subject index (KV keys)",
+            loads.index_bytes[i],
+            "nats-server filestore.go psim (a subject tree of 16 B psi per subject); 48 B of tree overhead per \
+             subject is an assumption; streams' distinct subjects are not in the site (assumed few)",
+        ),
+        term(
+            "durable consumer state",
+            consumer_bytes,
+            "nats-server consumer.go: up to max_ack_pending (default 1,000) pending entries per consumer; 64 B \
+             each is an assumption",
+        ),
+        term(
+            "Go GC headroom",
+            live * (GOGC_HEAP_FACTOR - 1.0),
+            "Go's GOGC=100: the heap grows to twice the live heap before a collection (go.dev/doc/gc-guide); on \
+             the terms above but the process base",
+        ),
+        term(
+            "page cache (hot and dirty data)",
+            loads.write_bps[i] / amp * (HOT_WINDOW_S + dirty_s),
+            format!(
+                "assumption: consumers re-read the last {HOT_WINDOW_S:.0} s of writes from the page cache, plus the \
+                 writes not yet flushed ({dirty_s:.0} s: the shorter of sync_interval and the kernel's dirty expiry)"
+            ),
+        ),
+        term(
+            "max_memory_store (memory-storage assets)",
+            0.0,
+            "the site places no memory-storage asset; nats-server's max_memory_store (75 % of RAM by default, \
+             jetstream.go dynJetStreamConfig) is a limit, not a use",
+        ),
+    ];
+    let mem = Need::of(sm.memory_bytes as f64, mem);
+    // Network.
+    let nic = sm.nic_bits_per_s / 8.0;
+    let core_net = core.map_or(0.0, |c| c.msgs_per_s / n * c.msg_size_bytes as f64);
+    let core_src = "the site's core traffic spread evenly over the servers, one subscriber each: an assumption";
+    let net_in = Need::of(
+        nic,
+        vec![
+            term(
+                "client publishes to leaders here",
+                loads.net_client_in[i],
+                "the workload's rates × stored bytes",
+            ),
+            term(
+                "replication from leaders elsewhere",
+                loads.net_repl_in[i],
+                "RAFT: each follower receives every message once",
+            ),
+            term("core NATS share", core_net, core_src),
+        ],
+    );
+    let net_out = Need::of(
+        nic,
+        vec![
+            term(
+                "replication to followers",
+                loads.net_repl_out[i],
+                "RAFT: the leader sends every message to each follower",
+            ),
+            term(
+                "deliveries to consumers and object gets",
+                loads.net_deliver_out[i],
+                "the workload's consumers × rate × bytes (each consumer reads every message) and gets × object size",
+            ),
+            term("core NATS share", core_net * CORE_SUBSCRIBERS, core_src),
+        ],
+    );
+    let mut short = Vec::new();
+    let name = &sm.name;
+    if cpu.share > 1.0 {
+        short.push(format!(
+            "needs {:.2} cores, {} has {:.2}{}",
+            cpu.needed,
+            name,
+            cpu.has,
+            if co > 1.0 {
+                format!(" ({} shared by {co:.0} busy processes)", sm.cores)
+            } else {
+                String::new()
+            }
+        ));
+    }
+    if mem.share > 1.0 {
+        short.push(format!(
+            "needs {} of memory, {} has {}",
+            crate::units::fmt_bytes(mem.needed),
+            name,
+            crate::units::fmt_bytes(mem.has)
+        ));
+    }
+    for (what, need) in [("in", &net_in), ("out", &net_out)] {
+        if need.share > 1.0 {
+            short.push(format!(
+                "needs {}/s of network {what}, {}'s NIC carries {}/s",
+                crate::units::fmt_bytes(need.needed),
+                name,
+                crate::units::fmt_bytes(need.has)
+            ));
+        }
+    }
+    ServerNeeds {
+        model: sm.name.clone(),
+        cpu_cores: cpu,
+        memory_bytes: mem,
+        network_in_bytes_per_s: net_in,
+        network_out_bytes_per_s: net_out,
+        short,
     }
 }

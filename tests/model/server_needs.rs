@@ -1,0 +1,127 @@
+//! Issue 46: what each JetStream server needs for its share of the workload (perf `ServerNeeds`): cores,
+//! memory and network each the sum of named, sourced terms, growing with the load, and a server model too
+//! small for its share a reason that rejects the layout, as capacity is.
+
+use natsplan::catalog::Catalog;
+use natsplan::perf::ServerNeeds;
+
+const SITE: &str = "examples/seed-five-servers-raid0.yaml";
+
+fn plan(text: &str) -> natsplan::plan::Plan {
+    let cat = Catalog::builtin();
+    let site = natsplan::site::parse_str(text, SITE, &cat).unwrap_or_else(|e| panic!("{e}"));
+    natsplan::plan::build(&site, &cat)
+}
+
+/// The named layout's servers' needs, by server name.
+fn needs(p: &natsplan::plan::Plan, id: &str) -> Vec<(String, ServerNeeds)> {
+    let l = p.layouts.iter().find(|l| l.id == id).expect("the layout");
+    let pr = l.predicted.as_ref().expect("predicted");
+    pr.servers.iter().map(|s| (s.name.clone(), s.needs.clone())).collect()
+}
+
+fn seed_text() -> String {
+    std::fs::read_to_string(SITE).unwrap()
+}
+
+#[test]
+fn every_need_is_the_sum_of_sourced_terms_and_assumptions_are_marked() {
+    let p = plan(&seed_text());
+    let l = &p.layouts[0];
+    for (name, n) in needs(&p, &l.id) {
+        assert_eq!(n.model, "generic-16c", "{name}");
+        for need in [
+            &n.cpu_cores,
+            &n.memory_bytes,
+            &n.network_in_bytes_per_s,
+            &n.network_out_bytes_per_s,
+        ] {
+            let sum: f64 = need.terms.iter().map(|t| t.value).sum();
+            assert!(
+                (sum - need.needed).abs() <= 1e-9 * need.needed.max(1.0),
+                "{name}: {sum} vs {}",
+                need.needed
+            );
+            assert!(need.has > 0.0 && (need.share - need.needed / need.has).abs() < 1e-12);
+            for t in &need.terms {
+                assert!(!t.source.trim().is_empty(), "{name}: {} has no source", t.term);
+                assert_eq!(t.assumption, t.source.contains("assumption"), "{name}: {}", t.term);
+            }
+        }
+        assert!(n.cpu_cores.needed > 0.0 && n.memory_bytes.needed > 256.0 * 1024.0 * 1024.0);
+        assert!(
+            n.short.is_empty(),
+            "{name}: a 16-core, 64 GiB server carries this share: {:?}",
+            n.short
+        );
+    }
+}
+
+#[test]
+fn needs_grow_with_the_load() {
+    let base = seed_text();
+    // Twice the stream rate and four times the keys: every need of every server at least as large, and
+    // cores, memory and the network out of the busiest server strictly larger.
+    let more = base
+        .replace("msgs_per_s: 5000,", "msgs_per_s: 10000,")
+        .replace("keys: 1000000,", "keys: 4000000,");
+    assert_ne!(base, more);
+    let (p0, p1) = (plan(&base), plan(&more));
+    let id = "p2-raid0-r3-Ax1.Bx1.Cx1-de5c";
+    let (a, b) = (needs(&p0, id), needs(&p1, id));
+    assert_eq!(a.len(), b.len());
+    for ((name, x), (_, y)) in a.iter().zip(&b) {
+        for (u, v) in [
+            (&x.cpu_cores, &y.cpu_cores),
+            (&x.memory_bytes, &y.memory_bytes),
+            (&x.network_in_bytes_per_s, &y.network_in_bytes_per_s),
+            (&x.network_out_bytes_per_s, &y.network_out_bytes_per_s),
+        ] {
+            assert!(v.needed >= u.needed, "{name}: {} then {}", u.needed, v.needed);
+        }
+        assert!(y.cpu_cores.needed > x.cpu_cores.needed, "{name}");
+        assert!(y.memory_bytes.needed > x.memory_bytes.needed, "{name}");
+    }
+    let out = |v: &[(String, ServerNeeds)]| {
+        v.iter()
+            .map(|(_, n)| n.network_out_bytes_per_s.needed)
+            .fold(0.0, f64::max)
+    };
+    assert!(out(&b) > out(&a));
+}
+
+#[test]
+fn a_server_model_too_small_for_its_share_rejects_the_layout_with_the_reason() {
+    // The install guide's 1-core, 256 MiB server: a million KV keys and the page cache do not fit in it.
+    let small = seed_text()
+        .replace(
+            "servers: [alpha, bravo]",
+            "servers: [{ name: alpha, model: install-guide-1c }, { name: bravo, model: install-guide-1c }]",
+        )
+        .replace(
+            "servers: [charlie, delta]",
+            "servers: [{ name: charlie, model: install-guide-1c }, { name: delta, model: install-guide-1c }]",
+        )
+        .replace("servers: [echo]", "servers: [{ name: echo, model: install-guide-1c }]");
+    let p = plan(&small);
+    assert!(!p.layouts.is_empty());
+    for l in &p.layouts {
+        let pr = l.predicted.as_ref().expect("predicted");
+        let short: Vec<_> = pr.servers.iter().filter(|s| !s.needs.short.is_empty()).collect();
+        assert!(!short.is_empty(), "{}: no server short", l.id);
+        assert!(short[0].needs.memory_bytes.share > 1.0);
+        let reason = l
+            .reasons
+            .iter()
+            .find(|r| r.starts_with("server needs: "))
+            .unwrap_or_else(|| panic!("{}: no server-needs reason in {:?}", l.id, l.reasons));
+        assert!(reason.contains("install-guide-1c has 256 MiB"), "{reason}");
+        assert_eq!(l.verdict, natsplan::plan::Verdict::Rejected, "{}", l.id);
+    }
+    // The same site on the default 16-core servers: no such reason.
+    let p = plan(&seed_text());
+    assert!(p
+        .layouts
+        .iter()
+        .all(|l| l.reasons.iter().all(|r| !r.starts_with("server needs: "))));
+}
