@@ -125,3 +125,101 @@ fn a_server_model_too_small_for_its_share_rejects_the_layout_with_the_reason() {
         .iter()
         .all(|l| l.reasons.iter().all(|r| !r.starts_with("server needs: "))));
 }
+
+/// The newest dated lab measurement (`scripts/measure-server-needs` writes tests/data/server-needs-lab-DATE.json).
+fn lab_measurement() -> (String, serde_json::Value) {
+    let mut files: Vec<_> = std::fs::read_dir("tests/data")
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("server-needs-lab-") && n.ends_with(".json"))
+        })
+        .collect();
+    files.sort();
+    let path = files.pop().expect("a dated lab measurement in tests/data");
+    let text = std::fs::read_to_string(&path).unwrap();
+    (path.display().to_string(), serde_json::from_str(&text).unwrap())
+}
+
+/// The measured workload as a site on the lab's host class: three `loopback-2c-shared` servers on virtual
+/// disks, the stream at its measured rate, the bucket with its keys (filled before the window: a token
+/// put rate, the site needs one above zero).
+fn lab_site(m: &serde_json::Value) -> String {
+    let (s, kv) = (&m["workload"]["stream"], &m["workload"]["kv"]);
+    let server = |n: &str| {
+        format!("      - {{ name: {n}, model: loopback-2c-shared, disks: {{ disk_model: virtual, count: 1, disk_size: 100GB }} }}\n")
+    };
+    format!(
+        "site: lab-needs\nnats:\n  replicas: [3]\nracks:\n  - name: L\n    servers:\n{}{}{}workload:\n  streams:\n    \
+         - {{ name: {}, msgs_per_s: {}, msg_size: {}B, retention: 1h, replicas: 3, consumers: {} }}\n  kv:\n    \
+         - {{ name: {}, puts_per_s: 0.01, value_size: {}B, key_size: {}B, keys: {}, history: 1, replicas: 3 }}\n",
+        server("n1"),
+        server("n2"),
+        server("n3"),
+        s["name"].as_str().unwrap(),
+        s["msgs_per_s"],
+        s["msg_size_bytes"],
+        s["consumers"],
+        kv["name"].as_str().unwrap(),
+        kv["value_size_bytes"],
+        kv["key_bytes"],
+        kv["keys"],
+    )
+}
+
+/// The per-server needs hold on the lab (issue 46). Bands, stated: each server's measured CPU (cores over
+/// the steady window) within a factor 2 of its predicted cores, the busiest measured paired with the
+/// busiest predicted (the stream leader); each server's memory growth (resident memory under load less at
+/// rest, before any stream) within a factor 2 of the predicted state terms (the memory terms but the process
+/// base, the page cache and max_memory_store: what a server holds for its share); and the memory need
+/// without the page cache at least the measured resident memory (a need is what to provision).
+#[test]
+fn the_lab_measurement_sits_inside_the_predicted_bands() {
+    let (file, m) = lab_measurement();
+    let cat = Catalog::builtin();
+    let site = natsplan::site::parse_str(&lab_site(&m), "lab-needs.yaml", &cat).unwrap_or_else(|e| panic!("{e}"));
+    let p = natsplan::plan::build(&site, &cat);
+    let l = p.layouts.iter().find(|l| l.replicas == 3).expect("an R3 layout");
+    let pr = l.predicted.as_ref().expect("predicted");
+    let mut predicted: Vec<&ServerNeeds> = pr.servers.iter().map(|s| &s.needs).collect();
+    predicted.sort_by(|a, b| b.cpu_cores.needed.total_cmp(&a.cpu_cores.needed));
+    let mut measured: Vec<&serde_json::Value> = m["servers"].as_array().unwrap().iter().collect();
+    measured.sort_by(|a, b| {
+        b["cpu_cores"]
+            .as_f64()
+            .unwrap()
+            .total_cmp(&a["cpu_cores"].as_f64().unwrap())
+    });
+    assert_eq!(predicted.len(), 3);
+    assert_eq!(measured.len(), 3, "{file}");
+    for (n, s) in predicted.iter().zip(&measured) {
+        let name = s["name"].as_str().unwrap();
+        let cpu = s["cpu_cores"].as_f64().unwrap() / n.cpu_cores.needed;
+        assert!(
+            (0.5..=2.0).contains(&cpu),
+            "{file} {name}: measured ÷ predicted cores {cpu:.2}"
+        );
+        let value = |t: &str| {
+            n.memory_bytes
+                .terms
+                .iter()
+                .find(|x| x.term.starts_with(t))
+                .unwrap_or_else(|| panic!("no term {t}"))
+                .value
+        };
+        let (base, cache) = (value("process base"), value("page cache"));
+        let state = n.memory_bytes.needed - base - cache - value("max_memory_store");
+        let rss = s["rss_bytes"].as_f64().unwrap();
+        let growth = (rss - s["idle_rss_bytes"].as_f64().unwrap()) / state;
+        assert!(
+            (0.5..=2.0).contains(&growth),
+            "{file} {name}: measured ÷ predicted state memory {growth:.2}"
+        );
+        assert!(
+            rss <= n.memory_bytes.needed - cache,
+            "{file} {name}: {rss} B resident above the need"
+        );
+    }
+}
