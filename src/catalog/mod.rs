@@ -506,7 +506,7 @@ fn check_hardware(out: &Catalog, docs: [&crate::site::Doc; 3]) -> Result<()> {
                 continue;
             }
             let at = |f: &str| format!("{list}[{i}].{f}");
-            if racked && !h.rack_units.is_some_and(|u| u > 0) {
+            if racked && h.rack_units.is_none_or(|u| u == 0) {
                 errs.push(doc.error(
                     &at("rack_units"),
                     "a purchasable model needs its rack units",
