@@ -437,19 +437,16 @@ fn server_needs(
             c.unit_s,
             c.unit_byte_s,
             format!(
-                "calibration {}: {:.1} µs + {:.2} ns/byte of reference-core work per message and work unit (leader \
-                 1 + ½ per follower, follower 1), ÷ cpu_speed {speed} ({}); host distance {d:.2}",
+                "calibration {}: {:.1} µs + {:.2} ns/byte per message and work unit, ÷ cpu_speed {speed}; distance {d:.2}",
                 c.id,
                 c.unit_s * 1e6,
                 c.unit_byte_s * 1e9,
-                sm.perf_source
             ),
         ),
         None => (
             CPU_S_PER_MSG,
             CPU_S_PER_BYTE,
-            "NATS docs' installation table: 1 core per server for 100k msgs/s at R3 (no calibrated host class)"
-                .to_string(),
+            "NATS docs' installation table: 1 core per 100k msgs/s at R3 (no calibrated class)".to_string(),
         ),
     };
     let core_cores = core.map_or(0.0, |c| {
@@ -466,21 +463,17 @@ fn server_needs(
         term(
             "stream work (store, replicate, apply)",
             (loads.work[i] * unit_s + loads.work_bytes[i] * unit_byte_s) / speed,
-            work_src.clone(),
+            work_src,
         ),
         term(
             "consumer deliveries and acks",
             (loads.deliveries[i] * unit_s + loads.delivery_bytes[i] * unit_byte_s) / speed,
-            format!("assumption: a delivery and its ack cost one work unit of {work_src}"),
+            "assumption: a delivery and its ack cost one work unit (as above)".to_string(),
         ),
         term(
             "core NATS share",
             core_cores,
-            format!(
-                "the site's core traffic spread evenly over the {n} servers, one subscriber each (assumption) at the \
-                 core terms' per-message costs ({})",
-                terms.core.source
-            ),
+            "calibrated core terms; spread evenly over the servers, one subscriber (assumption)".to_string(),
         ),
     ];
     let co = sm.co_located.max(1) as f64;
@@ -495,70 +488,61 @@ fn server_needs(
         term(
             "process base",
             HEAP_BASE_BYTES,
-            "NATS docs' installation table: 256 MiB per server (3-node R3 file cluster, 100k msgs/s)",
+            "NATS docs' installation table (256 MiB per server)",
         ),
         term(
             "RAFT groups and stream state",
             HEAP_PER_ASSET_BYTES * loads.assets_on[i] as f64,
-            "assumption: 2 MiB per asset held (Redpanda's sizing guide asks ≥ 2 MB per partition replica)",
+            "assumption: 2 MiB per asset (cf. Redpanda's 2 MB per partition replica)",
         ),
         term(
             "file store write caches",
             loads.cache_bytes[i],
-            "nats-server filestore.go: the block being written stays cached (8 MiB stream blocks, 4 MiB KV \
-             blocks, stream.go) until 10 s idle (defaultCacheBufferExpiration); replicated groups add their RAFT \
-             log's 4 MiB block (jetstream_cluster.go createRaftGroup)",
+            "nats-server filestore.go, stream.go block sizes; jetstream_cluster.go RAFT log blocks",
         ),
         term(
             "subject index (KV keys)",
             loads.index_bytes[i],
-            "nats-server filestore.go psim (a subject tree of 16 B psi per subject); 48 B of tree overhead per \
-             subject is an assumption; streams' distinct subjects are not in the site (assumed few)",
+            "nats-server filestore.go psim; 48 B tree overhead an assumption",
         ),
         term(
             "durable consumer state",
             consumer_bytes,
-            "nats-server consumer.go: up to max_ack_pending (default 1,000) pending entries per consumer; 64 B \
-             each is an assumption",
+            "nats-server consumer.go max_ack_pending 1,000; 64 B each an assumption",
         ),
         term(
             "Go GC headroom",
             live * (GOGC_HEAP_FACTOR - 1.0),
-            "Go's GOGC=100: the heap grows to twice the live heap before a collection (go.dev/doc/gc-guide); on \
-             the terms above but the process base",
+            "Go GOGC=100 doubles the live heap (go.dev/doc/gc-guide)",
         ),
         term(
             "page cache (hot and dirty data)",
             loads.write_bps[i] / amp * (HOT_WINDOW_S + dirty_s),
-            format!(
-                "assumption: consumers re-read the last {HOT_WINDOW_S:.0} s of writes from the page cache, plus the \
-                 writes not yet flushed ({dirty_s:.0} s: the shorter of sync_interval and the kernel's dirty expiry)"
-            ),
+            format!("assumption: {HOT_WINDOW_S:.0} s of writes kept hot, plus {dirty_s:.0} s not yet flushed"),
         ),
         term(
             "max_memory_store (memory-storage assets)",
             0.0,
-            "the site places no memory-storage asset; nats-server's max_memory_store (75 % of RAM by default, \
-             jetstream.go dynJetStreamConfig) is a limit, not a use",
+            "no memory-storage asset in the site (jetstream.go: a limit, not a use)",
         ),
     ];
     let mem = Need::of(sm.memory_bytes as f64, mem);
     // Network.
     let nic = sm.nic_bits_per_s / 8.0;
     let core_net = core.map_or(0.0, |c| c.msgs_per_s / n * c.msg_size_bytes as f64);
-    let core_src = "the site's core traffic spread evenly over the servers, one subscriber each: an assumption";
+    let core_src = "assumption: spread evenly over the servers, one subscriber";
     let net_in = Need::of(
         nic,
         vec![
             term(
                 "client publishes to leaders here",
                 loads.net_client_in[i],
-                "the workload's rates × stored bytes",
+                "workload rates × stored bytes",
             ),
             term(
                 "replication from leaders elsewhere",
                 loads.net_repl_in[i],
-                "RAFT: each follower receives every message once",
+                "RAFT: a copy per follower",
             ),
             term("core NATS share", core_net, core_src),
         ],
@@ -569,12 +553,12 @@ fn server_needs(
             term(
                 "replication to followers",
                 loads.net_repl_out[i],
-                "RAFT: the leader sends every message to each follower",
+                "RAFT: a copy to each follower",
             ),
             term(
                 "deliveries to consumers and object gets",
                 loads.net_deliver_out[i],
-                "the workload's consumers × rate × bytes (each consumer reads every message) and gets × object size",
+                "workload consumers × rate × bytes; gets × size",
             ),
             term("core NATS share", core_net * CORE_SUBSCRIBERS, core_src),
         ],
