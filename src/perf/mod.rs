@@ -20,7 +20,7 @@ pub use calibration::{CalibrationFile, CalibrationSet};
 pub use model::{predict_shape, Band, Kind, Latency, Prediction, Shape, Sync, Terms, VolumeSpec};
 pub use servers::{
     catch_up, catch_up_bytes_per_s, catch_up_s_per_msg, raft_catch_up_bytes_per_s, CatchUp, CatchUpLoad, CatchUpStall,
-    Need, NeedTerm, ServerNeeds, PAUSE_QUORUM_ENTRIES,
+    Need, NeedTerm, ServerNeeds, TermId, PAUSE_QUORUM_ENTRIES,
 };
 
 use crate::catalog::{Catalog, ServerModel};
@@ -148,6 +148,9 @@ pub struct Predicted {
     /// What sets `headroom`: an asset name or `volume group NAME`.
     pub headroom_limited_by: String,
     pub servers: Vec<ServerPrediction>,
+    /// The need terms `servers[].needs` give by id, each with what it is, its source and whether it is an
+    /// assumption: said once per layout, not once per server (issue 46; docs/reports.md).
+    pub needs_terms: Vec<NeedTerm>,
     pub restart_clean_s: f64,
     pub restart_unclean_s: f64,
     pub catch_up_s: f64,

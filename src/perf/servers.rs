@@ -52,7 +52,17 @@ pub(super) fn server_predictions(
             group_in_msgs_max: loads.group_in_msgs_max[i],
         };
         let mut sp = server_prediction(site, layout, catalog, terms, s, &load, interval_s, sync);
-        sp.needs = server_needs(site, layout, terms, &sm, loads, i, interval_s, sync);
+        sp.needs = server_needs(
+            site,
+            layout,
+            terms,
+            &sm,
+            loads,
+            i,
+            interval_s,
+            sync,
+            &mut out.needs_terms,
+        );
         if sp.cpu_cores > sm.cores as f64 {
             out.notes.push(format!(
                 "{}: predicted {:.1} cores busy, the server model has {}",
@@ -357,34 +367,71 @@ pub(super) fn write_cache_bytes(kind: Kind, replicas: usize) -> f64 {
     store + if replicas > 1 { WAL_BLOCK_BYTES } else { 0.0 }
 }
 
-/// One term of a need: what it is, its value (in the need's unit), where the figure comes from, and whether
-/// that is an assumption.
+/// A need term's id: a short name (`cpu.idle`, `mem.page_cache`) and, when the same term has another source
+/// in the layout (servers of models nearest different calibrated host classes), a number from 2
+/// (`cpu.stream.2`). Serialised as that string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TermId {
+    pub name: &'static str,
+    pub n: u16,
+}
+
+impl std::fmt::Display for TermId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.n > 1 {
+            write!(f, "{}.{}", self.name, self.n)
+        } else {
+            f.write_str(self.name)
+        }
+    }
+}
+
+impl Serialize for TermId {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// One term of a need, said once per layout (`predicted.needs_terms`): its id, what it is, where its figure
+/// comes from, and whether that is an assumption. Each server's needs give only the id and its value.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct NeedTerm {
-    pub term: &'static str,
-    pub value: f64,
+    pub id: TermId,
+    pub what: &'static str,
     pub source: String,
     pub assumption: bool,
 }
 
-/// A need against what the server model has: `needed` is the sum of `terms`; `share` is needed ÷ has.
+/// A need against what the server model has: `needed` is the sum of the `terms`' values (by term id, in
+/// the layout's `needs_terms`); `share` is needed ÷ has.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Need {
     pub needed: f64,
     pub has: f64,
     pub share: f64,
-    pub terms: Vec<NeedTerm>,
+    #[serde(serialize_with = "term_values")]
+    pub terms: Vec<(TermId, f64)>,
+}
+
+/// `terms` as a JSON object, term id to value, in the terms' order.
+fn term_values<S: serde::Serializer>(terms: &[(TermId, f64)], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_map(terms.iter().map(|(id, v)| (id, v)))
 }
 
 impl Need {
-    fn of(has: f64, terms: Vec<NeedTerm>) -> Need {
-        let needed = terms.iter().map(|t| t.value).sum::<f64>();
+    fn of(has: f64, terms: Vec<(TermId, f64)>) -> Need {
+        let needed = terms.iter().map(|t| t.1).sum::<f64>();
         Need {
             needed,
             has,
             share: if has > 0.0 { needed / has } else { f64::INFINITY },
             terms,
         }
+    }
+
+    /// The value of the term `name` (any number), 0 when absent.
+    pub fn value(&self, name: &str) -> f64 {
+        self.terms.iter().filter(|(id, _)| id.name == name).map(|t| t.1).sum()
     }
 }
 
@@ -404,13 +451,30 @@ pub struct ServerNeeds {
     pub short: Vec<String>,
 }
 
-fn term(term: &'static str, value: f64, source: impl Into<String>) -> NeedTerm {
-    let source = source.into();
-    NeedTerm {
-        term,
-        value,
-        assumption: source.contains("assumption"),
-        source,
+/// The layout's need terms (`predicted.needs_terms`), each said once: `term` gives a server's term its id,
+/// adding the term to the table the first time its name and source are seen.
+struct TermTable<'a>(&'a mut Vec<NeedTerm>);
+
+impl TermTable<'_> {
+    fn term(&mut self, name: &'static str, what: &'static str, value: f64, source: &str) -> (TermId, f64) {
+        let mut n = 0;
+        for t in self.0.iter().filter(|t| t.id.name == name) {
+            if t.source == source {
+                return (t.id, value);
+            }
+            n = n.max(t.id.n);
+        }
+        let id = TermId {
+            name,
+            n: n.saturating_add(1),
+        };
+        self.0.push(NeedTerm {
+            id,
+            what,
+            source: source.to_string(),
+            assumption: source.contains("assumption"),
+        });
+        (id, value)
     }
 }
 
@@ -425,7 +489,9 @@ fn server_needs(
     i: usize,
     interval_s: f64,
     sync: Sync,
+    table: &mut Vec<NeedTerm>,
 ) -> ServerNeeds {
+    let mut tab = TermTable(table);
     use super::leader::{nearest, HostClass};
     use super::model::{CPU_IDLE_CORES, CPU_S_PER_BYTE, CPU_S_PER_MSG};
     let speed = sm.cpu_speed.max(0.05);
@@ -455,25 +521,29 @@ fn server_needs(
         c.msgs_per_s / n * (t.per_msg_s + t.per_sub_s * m + t.per_byte_s * c.msg_size_bytes as f64 * (1.0 + m)) / speed
     });
     let cpu = vec![
-        term(
+        tab.term(
+            "cpu.idle",
             "idle (timers, RAFT heartbeats)",
             CPU_IDLE_CORES,
             "assumption: a JetStream server at rest",
         ),
-        term(
+        tab.term(
+            "cpu.stream",
             "stream work (store, replicate, apply)",
             (loads.work[i] * unit_s + loads.work_bytes[i] * unit_byte_s) / speed,
-            work_src,
+            &work_src,
         ),
-        term(
+        tab.term(
+            "cpu.consumers",
             "consumer deliveries and acks",
             (loads.deliveries[i] * unit_s + loads.delivery_bytes[i] * unit_byte_s) / speed,
-            "assumption: a delivery and its ack cost one work unit (as above)".to_string(),
+            "assumption: a delivery and its ack cost one work unit (as above)",
         ),
-        term(
+        tab.term(
+            "cpu.core",
             "core NATS share",
             core_cores,
-            "calibrated core terms; spread evenly over the servers, one subscriber (assumption)".to_string(),
+            "calibrated core terms; spread evenly over the servers, one subscriber (assumption)",
         ),
     ];
     let co = sm.co_located.max(1) as f64;
@@ -485,42 +555,50 @@ fn server_needs(
     let live =
         HEAP_PER_ASSET_BYTES * loads.assets_on[i] as f64 + loads.cache_bytes[i] + loads.index_bytes[i] + consumer_bytes;
     let mem = vec![
-        term(
+        tab.term(
+            "mem.base",
             "process base",
             HEAP_BASE_BYTES,
             "NATS docs' installation table (256 MiB per server)",
         ),
-        term(
+        tab.term(
+            "mem.assets",
             "RAFT groups and stream state",
             HEAP_PER_ASSET_BYTES * loads.assets_on[i] as f64,
             "assumption: 2 MiB per asset (cf. Redpanda's 2 MB per partition replica)",
         ),
-        term(
+        tab.term(
+            "mem.write_caches",
             "file store write caches",
             loads.cache_bytes[i],
             "nats-server filestore.go, stream.go block sizes; jetstream_cluster.go RAFT log blocks",
         ),
-        term(
+        tab.term(
+            "mem.subject_index",
             "subject index (KV keys)",
             loads.index_bytes[i],
             "nats-server filestore.go psim; 48 B tree overhead an assumption",
         ),
-        term(
+        tab.term(
+            "mem.consumers",
             "durable consumer state",
             consumer_bytes,
             "nats-server consumer.go max_ack_pending 1,000; 64 B each an assumption",
         ),
-        term(
+        tab.term(
+            "mem.gc_headroom",
             "Go GC headroom",
             live * (GOGC_HEAP_FACTOR - 1.0),
             "Go GOGC=100 doubles the live heap (go.dev/doc/gc-guide)",
         ),
-        term(
+        tab.term(
+            "mem.page_cache",
             "page cache (hot and dirty data)",
             loads.write_bps[i] / amp * (HOT_WINDOW_S + dirty_s),
-            format!("assumption: {HOT_WINDOW_S:.0} s of writes kept hot, plus {dirty_s:.0} s not yet flushed"),
+            &format!("assumption: {HOT_WINDOW_S:.0} s of writes kept hot, plus {dirty_s:.0} s not yet flushed"),
         ),
-        term(
+        tab.term(
+            "mem.memory_store",
             "max_memory_store (memory-storage assets)",
             0.0,
             "no memory-storage asset in the site (jetstream.go: a limit, not a use)",
@@ -534,33 +612,37 @@ fn server_needs(
     let net_in = Need::of(
         nic,
         vec![
-            term(
+            tab.term(
+                "in.clients",
                 "client publishes to leaders here",
                 loads.net_client_in[i],
                 "workload rates × stored bytes",
             ),
-            term(
+            tab.term(
+                "in.replication",
                 "replication from leaders elsewhere",
                 loads.net_repl_in[i],
                 "RAFT: a copy per follower",
             ),
-            term("core NATS share", core_net, core_src),
+            tab.term("in.core", "core NATS share", core_net, core_src),
         ],
     );
     let net_out = Need::of(
         nic,
         vec![
-            term(
+            tab.term(
+                "out.replication",
                 "replication to followers",
                 loads.net_repl_out[i],
                 "RAFT: a copy to each follower",
             ),
-            term(
+            tab.term(
+                "out.deliveries",
                 "deliveries to consumers and object gets",
                 loads.net_deliver_out[i],
                 "workload consumers × rate × bytes; gets × size",
             ),
-            term("core NATS share", core_net * CORE_SUBSCRIBERS, core_src),
+            tab.term("out.core", "core NATS share", core_net * CORE_SUBSCRIBERS, core_src),
         ],
     );
     let mut short = Vec::new();
@@ -603,5 +685,36 @@ fn server_needs(
         network_in_bytes_per_s: net_in,
         network_out_bytes_per_s: net_out,
         short,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A term seen again with the same source keeps its id; with another source (servers of models nearest
+    /// different calibrated classes) it gets a numbered id, and the table says each source once.
+    #[test]
+    fn a_term_with_another_source_gets_a_numbered_id_and_each_source_is_said_once() {
+        let mut table = Vec::new();
+        let mut t = TermTable(&mut table);
+        let a = t.term("cpu.stream", "stream work", 1.0, "calibration A");
+        let b = t.term("cpu.stream", "stream work", 2.0, "calibration B");
+        let a2 = t.term("cpu.stream", "stream work", 3.0, "calibration A");
+        let i = t.term("cpu.idle", "idle", 0.05, "assumption: at rest");
+        assert_eq!(
+            (a.0.to_string(), b.0.to_string(), i.0.to_string()),
+            ("cpu.stream".into(), "cpu.stream.2".into(), "cpu.idle".into())
+        );
+        assert_eq!((a2.0, a2.1), (a.0, 3.0));
+        assert_eq!(table.len(), 3);
+        assert!(table[2].assumption && !table[0].assumption);
+        let need = Need::of(4.0, vec![a, b]);
+        assert_eq!(need.needed, 3.0);
+        assert_eq!(need.value("cpu.stream"), 3.0);
+        assert_eq!(
+            serde_json::to_string(&need).unwrap(),
+            r#"{"needed":3.0,"has":4.0,"share":0.75,"terms":{"cpu.stream":1.0,"cpu.stream.2":2.0}}"#
+        );
     }
 }

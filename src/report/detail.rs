@@ -609,7 +609,7 @@ pub fn needs(pr: &Predicted) -> Option<String> {
     let (inn, inm, i) = worst(|n| &n.network_in_bytes_per_s)?;
     let (on, om, o) = worst(|n| &n.network_out_bytes_per_s)?;
     Some(format!(
-        "Server needs (the largest share of its model): {:.2} of {:.2} cores ({cn}, {cm}); {} of {} memory ({mn},          {mm}); {}/s in of {}/s ({inn}, {inm}); {}/s out of {}/s ({on}, {om}). Each term and its source:          predicted.servers[].needs in --format json.",
+        "Server needs (the largest share of its model): {:.2} of {:.2} cores ({cn}, {cm}); {} of {} memory ({mn}, {mm}); {}/s in of {}/s ({inn}, {inm}); {}/s out of {}/s ({on}, {om}). Each term and its source: predicted.needs_terms, each server's values predicted.servers[].needs (--format json).",
         c.needed,
         c.has,
         fmt_bytes(m.needed),

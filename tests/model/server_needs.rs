@@ -28,6 +28,10 @@ fn seed_text() -> String {
 fn every_need_is_the_sum_of_sourced_terms_and_assumptions_are_marked() {
     let p = plan(&seed_text());
     let l = &p.layouts[0];
+    let table = &l.predicted.as_ref().expect("predicted").needs_terms;
+    let ids: std::collections::HashSet<_> = table.iter().map(|t| t.id).collect();
+    assert_eq!(ids.len(), table.len(), "each term id once: {table:?}");
+    let mut used = std::collections::HashSet::new();
     for (name, n) in needs(&p, &l.id) {
         assert_eq!(n.model, "generic-16c", "{name}");
         for need in [
@@ -36,16 +40,24 @@ fn every_need_is_the_sum_of_sourced_terms_and_assumptions_are_marked() {
             &n.network_in_bytes_per_s,
             &n.network_out_bytes_per_s,
         ] {
-            let sum: f64 = need.terms.iter().map(|t| t.value).sum();
+            let sum: f64 = need.terms.iter().map(|t| t.1).sum();
             assert!(
                 (sum - need.needed).abs() <= 1e-9 * need.needed.max(1.0),
                 "{name}: {sum} vs {}",
                 need.needed
             );
             assert!(need.has > 0.0 && (need.share - need.needed / need.has).abs() < 1e-12);
-            for t in &need.terms {
-                assert!(!t.source.trim().is_empty(), "{name}: {} has no source", t.term);
-                assert_eq!(t.assumption, t.source.contains("assumption"), "{name}: {}", t.term);
+            for (id, _) in &need.terms {
+                let t = table
+                    .iter()
+                    .find(|t| t.id == *id)
+                    .unwrap_or_else(|| panic!("{name}: term {id} not in needs_terms"));
+                assert!(
+                    !t.source.trim().is_empty() && !t.what.is_empty(),
+                    "{name}: {id} has no source"
+                );
+                assert_eq!(t.assumption, t.source.contains("assumption"), "{name}: {id}");
+                used.insert(*id);
             }
         }
         assert!(n.cpu_cores.needed > 0.0 && n.memory_bytes.needed > 256.0 * 1024.0 * 1024.0);
@@ -54,6 +66,55 @@ fn every_need_is_the_sum_of_sourced_terms_and_assumptions_are_marked() {
             "{name}: a 16-core, 64 GiB server carries this share: {:?}",
             n.short
         );
+    }
+    assert_eq!(used, ids, "every term of needs_terms is some server's");
+}
+
+/// The JSON says each term's source once per layout (`predicted.needs_terms`); each server's needs give the
+/// term ids and values only (`terms: {id: value}`), so the report does not grow by a source per term per
+/// server (the seed site's design JSON went from 214 to 413 KB when each server repeated them).
+#[test]
+fn each_terms_source_is_said_once_per_layout_in_the_json() {
+    let p = plan(&seed_text());
+    let l = &p.layouts[0];
+    let v = serde_json::to_value(l.predicted.as_ref().expect("predicted")).unwrap();
+    let table = v["needs_terms"].as_array().expect("predicted.needs_terms");
+    assert!(table.len() >= 18, "{table:?}");
+    let servers = v["servers"].as_array().unwrap();
+    assert!(servers.len() > 1);
+    let text = serde_json::to_string(&v).unwrap();
+    for t in table {
+        let id = t["id"].as_str().unwrap();
+        for key in ["what", "source"] {
+            assert!(t[key].as_str().is_some_and(|x| !x.is_empty()), "{id}: {key}");
+        }
+        assert!(t["assumption"].is_boolean(), "{id}");
+        let source = serde_json::to_string(&t["source"]).unwrap();
+        // Once per term (the core NATS share in and out give the same source).
+        let terms = table.iter().filter(|u| u["source"] == t["source"]).count();
+        assert_eq!(
+            text.matches(source.as_str()).count(),
+            terms,
+            "{id}: {source} said more than once"
+        );
+    }
+    for s in servers {
+        for need in [
+            "cpu_cores",
+            "memory_bytes",
+            "network_in_bytes_per_s",
+            "network_out_bytes_per_s",
+        ] {
+            let terms = s["needs"][need]["terms"].as_object().expect("terms: {id: value}");
+            assert!(!terms.is_empty());
+            for (id, value) in terms {
+                assert!(value.is_number(), "{id}: {value}");
+                assert!(
+                    table.iter().any(|t| t["id"] == id.as_str()),
+                    "{need}: {id} not in needs_terms"
+                );
+            }
+        }
     }
 }
 
@@ -202,15 +263,11 @@ fn the_lab_measurement_sits_inside_the_predicted_bands() {
             "{file} {name}: measured ÷ predicted cores {cpu:.2}"
         );
         let value = |t: &str| {
-            n.memory_bytes
-                .terms
-                .iter()
-                .find(|x| x.term.starts_with(t))
-                .unwrap_or_else(|| panic!("no term {t}"))
-                .value
+            assert!(n.memory_bytes.terms.iter().any(|x| x.0.name == t), "no term {t}");
+            n.memory_bytes.value(t)
         };
-        let (base, cache) = (value("process base"), value("page cache"));
-        let state = n.memory_bytes.needed - base - cache - value("max_memory_store");
+        let (base, cache) = (value("mem.base"), value("mem.page_cache"));
+        let state = n.memory_bytes.needed - base - cache - value("mem.memory_store");
         let rss = s["rss_bytes"].as_f64().unwrap();
         let growth = (rss - s["idle_rss_bytes"].as_f64().unwrap()) / state;
         assert!(
