@@ -525,7 +525,8 @@ fn server_needs(
             "cpu.idle",
             "idle (timers, RAFT heartbeats)",
             CPU_IDLE_CORES,
-            "assumption: a JetStream server at rest",
+            "assumption: a production server's background work (its groups' timers and heartbeats, monitoring); \
+             an idle lab server without streams measured 0.000-0.004 (tests/data/server-needs-lab-2026-12-05.json)",
         ),
         tab.term(
             "cpu.stream",
