@@ -60,6 +60,32 @@ pub struct ArrayModel {
     pub source: String,
     /// How many drives one volume group or pool of each kind may hold on this model.
     pub group_limits: GroupLimits,
+    /// Whether it can be bought, its rack units and power (of the controller shelf), with their source.
+    pub hardware: Hardware,
+    /// Shelves one system takes (the controller shelf and its expansion shelves) and drives in all, when
+    /// given (`hardware.source` says where from).
+    pub max_shelves: Option<u32>,
+    pub max_drives: Option<u32>,
+}
+
+/// What buying a model means (issue 46): whether it can be bought at all — lab and document artefacts
+/// (`loopback-2c-shared`, `lxc-guest`, `macbook-pro-m4`, `install-guide-1c`, the `virtual` disk, `internal`
+/// disks) cannot — and for what can, its rack units (servers and array shelves; drives sit in slots) and its
+/// typical and peak power, each from the vendor's data sheet or marked an assumption in `source`. Prices are
+/// not here: they are the user's.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Hardware {
+    pub purchasable: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rack_units: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub watts_typical: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub watts_peak: Option<f64>,
+    /// Where the rack units, watts (and an array's shelves) come from.
+    pub source: String,
+    /// True when `source` says (some of) the figures are assumptions.
+    pub assumed: bool,
 }
 
 /// Drive-count limits of volume groups and pools on an array model (`arrays[].group_limits` in
@@ -111,6 +137,8 @@ pub struct DiskModel {
     /// Unrecoverable read errors per bit read (`nre_per_bit`; the kind's datasheet class when not given).
     pub nre_per_bit: f64,
     pub source: String,
+    /// Whether it can be bought and its power (no rack units: a drive sits in a slot).
+    pub hardware: Hardware,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -128,6 +156,8 @@ pub struct ServerModel {
     pub co_located: u32,
     /// Where the speed and sharing figures come from (an assumption says so).
     pub perf_source: String,
+    /// Whether it can be bought, its rack units and power.
+    pub hardware: Hardware,
 }
 
 /// A number with the document it came from.
@@ -332,6 +362,15 @@ impl Catalog {
                 mirrored_write_cache: r.mirrored_write_cache,
                 supports: r.supports,
                 source: r.source,
+                hardware: hardware(
+                    r.purchasable,
+                    r.rack_units,
+                    r.watts_typical,
+                    r.watts_peak,
+                    r.hardware_source,
+                ),
+                max_shelves: r.max_shelves,
+                max_drives: r.max_drives,
             });
         }
         for (i, r) in d.disks.into_iter().enumerate() {
@@ -349,6 +388,13 @@ impl Catalog {
                 endurance_dwpd: r.endurance_dwpd,
                 nre_per_bit: r.nre_per_bit.unwrap_or_else(|| r.kind.default_nre_per_bit()),
                 source: r.source,
+                hardware: hardware(
+                    r.purchasable,
+                    r.rack_units,
+                    r.watts_typical,
+                    r.watts_peak,
+                    r.hardware_source,
+                ),
             });
         }
         for (i, r) in s.servers.into_iter().enumerate() {
@@ -363,8 +409,16 @@ impl Catalog {
                 perf_source: r
                     .perf_source
                     .unwrap_or_else(|| "cpu_speed 1.0 and a dedicated host assumed (not given)".into()),
+                hardware: hardware(
+                    r.purchasable,
+                    r.rack_units,
+                    r.watts_typical,
+                    r.watts_peak,
+                    r.hardware_source,
+                ),
             });
         }
+        check_hardware(&out, [&da, &dd, &ds])?;
         check_rates(&out, &df, &dd)?;
         check_name_lengths(&out, [&da, &dd, &ds])?;
         if out.server(&out.default_server).is_none() {
@@ -437,6 +491,61 @@ fn check_rates(out: &Catalog, df: &crate::site::Doc, dd: &crate::site::Doc) -> R
     Ok(())
 }
 
+/// A purchasable model carries what buying it means: rack units (servers and arrays), typical and peak watts
+/// (peak at least typical), and a `hardware_source`; every problem placed at its field.
+fn check_hardware(out: &Catalog, docs: [&crate::site::Doc; 3]) -> Result<()> {
+    let lists: [(&str, Vec<(&Hardware, bool)>); 3] = [
+        ("arrays", out.arrays.iter().map(|m| (&m.hardware, true)).collect()),
+        ("disks", out.disks.iter().map(|m| (&m.hardware, false)).collect()),
+        ("servers", out.servers.iter().map(|m| (&m.hardware, true)).collect()),
+    ];
+    for (doc, (list, models)) in docs.into_iter().zip(lists) {
+        let mut errs = Vec::new();
+        for (i, (h, racked)) in models.into_iter().enumerate() {
+            if !h.purchasable {
+                continue;
+            }
+            let at = |f: &str| format!("{list}[{i}].{f}");
+            if racked && h.rack_units.is_none_or(|u| u == 0) {
+                errs.push(doc.error(
+                    &at("rack_units"),
+                    "a purchasable model needs its rack units",
+                    "add rack_units (whole rack units, e.g. 2) from the vendor's data sheet, or set purchasable: false",
+                ));
+            }
+            for (f, w) in [("watts_typical", h.watts_typical), ("watts_peak", h.watts_peak)] {
+                if !w.is_some_and(|w| w.is_finite() && w > 0.0) {
+                    errs.push(doc.error(
+                        &at(f),
+                        "a purchasable model needs its typical and peak watts, above 0",
+                        "add the data sheet's figure, or one marked as an assumption in hardware_source",
+                    ));
+                }
+            }
+            if let (Some(t), Some(p)) = (h.watts_typical, h.watts_peak) {
+                if p < t {
+                    errs.push(doc.error(
+                        &at("watts_peak"),
+                        format!("peak {p} W is below typical {t} W"),
+                        "give the peak (maximum) draw, at least the typical one",
+                    ));
+                }
+            }
+            if h.source.trim().is_empty() {
+                errs.push(doc.error(
+                    &at("hardware_source"),
+                    "a purchasable model needs the source of its rack units and watts",
+                    "name the vendor data sheet, or say 'assumption: …'",
+                ));
+            }
+        }
+        if !errs.is_empty() {
+            return Err(doc.errors(errs).into());
+        }
+    }
+    Ok(())
+}
+
 /// Model names reach report tables and messages: bounded as site names are (`site::limits`).
 fn check_name_lengths(out: &Catalog, docs: [&crate::site::Doc; 3]) -> Result<()> {
     let long = crate::site::limits::MAX_NAME_BYTES;
@@ -477,6 +586,20 @@ struct RawArray {
     source: String,
     #[serde(default)]
     group_limits: Option<RawGroupLimits>,
+    #[serde(default)]
+    max_shelves: Option<u32>,
+    #[serde(default)]
+    max_drives: Option<u32>,
+    #[serde(default)]
+    purchasable: bool,
+    #[serde(default)]
+    rack_units: Option<u32>,
+    #[serde(default)]
+    watts_typical: Option<f64>,
+    #[serde(default)]
+    watts_peak: Option<f64>,
+    #[serde(default)]
+    hardware_source: Option<String>,
 }
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -511,6 +634,16 @@ struct RawDisk {
     #[serde(default)]
     nre_per_bit: Option<f64>,
     source: String,
+    #[serde(default)]
+    purchasable: bool,
+    #[serde(default)]
+    rack_units: Option<u32>,
+    #[serde(default)]
+    watts_typical: Option<f64>,
+    #[serde(default)]
+    watts_peak: Option<f64>,
+    #[serde(default)]
+    hardware_source: Option<String>,
 }
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -532,6 +665,35 @@ struct RawServer {
     co_located: Option<u32>,
     #[serde(default)]
     perf_source: Option<String>,
+    #[serde(default)]
+    purchasable: bool,
+    #[serde(default)]
+    rack_units: Option<u32>,
+    #[serde(default)]
+    watts_typical: Option<f64>,
+    #[serde(default)]
+    watts_peak: Option<f64>,
+    #[serde(default)]
+    hardware_source: Option<String>,
+}
+/// The purchase fields every model may carry (`Hardware`), all optional so that a catalog written before
+/// them still reads (nothing in it purchasable).
+fn hardware(
+    purchasable: bool,
+    rack_units: Option<u32>,
+    watts_typical: Option<f64>,
+    watts_peak: Option<f64>,
+    source: Option<String>,
+) -> Hardware {
+    let source = source.unwrap_or_default();
+    Hardware {
+        purchasable,
+        rack_units,
+        watts_typical,
+        watts_peak,
+        assumed: source.to_ascii_lowercase().contains("assumption"),
+        source,
+    }
 }
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -591,6 +753,78 @@ mod tests {
         }
         // Internal disks are not E-Series: their limits are said to be assumed.
         assert!(c.array("internal").unwrap().group_limits.assumed);
+    }
+
+    /// Issue 46: the lab and document artefacts cannot be bought; every model that can carries its rack units
+    /// (servers, arrays), typical and peak watts and their source, an assumption marked as one.
+    #[test]
+    fn the_catalog_marks_what_can_be_bought_with_rack_units_watts_and_their_source() {
+        let c = Catalog::builtin();
+        for s in ["loopback-2c-shared", "lxc-guest", "macbook-pro-m4", "install-guide-1c"] {
+            assert!(!c.server(s).unwrap().hardware.purchasable, "{s}");
+        }
+        assert!(!c.disk("virtual").unwrap().hardware.purchasable);
+        assert!(!c.array("internal").unwrap().hardware.purchasable);
+        let mut bought = 0;
+        let check = |name: &str, h: &Hardware, racked: bool| {
+            if racked {
+                assert!(h.rack_units.is_some_and(|u| u > 0), "{name}: rack units");
+            }
+            let (t, p) = (h.watts_typical.unwrap(), h.watts_peak.unwrap());
+            assert!(t > 0.0 && p >= t, "{name}: {t} W typical, {p} W peak");
+            assert!(!h.source.trim().is_empty(), "{name}: no source");
+            let vendor = ["data sheet", "datasheet", "Hardware Universe"]
+                .iter()
+                .any(|v| h.source.contains(v));
+            assert!(
+                h.assumed || vendor,
+                "{name}: neither a data sheet nor an assumption: {}",
+                h.source
+            );
+            assert_eq!(
+                h.assumed,
+                h.source.to_ascii_lowercase().contains("assumption"),
+                "{name}"
+            );
+        };
+        for m in c.servers.iter().filter(|m| m.hardware.purchasable) {
+            check(&m.name, &m.hardware, true);
+            bought += 1;
+        }
+        for m in c.arrays.iter().filter(|m| m.hardware.purchasable) {
+            check(&m.name, &m.hardware, true);
+            let (shelves, drives) = (m.max_shelves.unwrap(), m.max_drives.unwrap());
+            assert!(shelves >= 1 && drives >= m.drive_slots, "{}", m.name);
+            bought += 1;
+        }
+        for m in c.disks.iter().filter(|m| m.hardware.purchasable) {
+            check(&m.name, &m.hardware, false);
+            bought += 1;
+        }
+        assert_eq!(
+            bought,
+            3 + 4 + 8,
+            "generic servers, E-Series arrays and the physical drives"
+        );
+    }
+
+    #[test]
+    fn a_purchasable_model_without_rack_units_or_watts_is_refused_at_its_field() {
+        let servers = "servers:\n  - { name: s1, cores: 4, memory: 8GiB, nic_bps: 1e10, source: s, purchasable: true, \
+                       watts_typical: 200, watts_peak: 100 }\ndefault_server: s1\n";
+        let e = Catalog::from_texts(ARRAYS, DISKS, servers, FAILURES)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("servers[0].rack_units"), "{e}");
+        assert!(
+            e.contains("servers[0].watts_peak") && e.contains("below typical"),
+            "{e}"
+        );
+        assert!(e.contains("servers[0].hardware_source"), "{e}");
+        // Not purchasable: nothing asked; a catalog written before these fields still reads.
+        let old = "servers:\n  - { name: s1, cores: 4, memory: 8GiB, nic_bps: 1e10, source: s }\ndefault_server: s1\n";
+        let c = Catalog::from_texts(ARRAYS, DISKS, old, FAILURES).unwrap();
+        assert_eq!(c.servers[0].hardware, Hardware::default());
     }
 
     #[test]

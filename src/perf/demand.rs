@@ -14,6 +14,10 @@ pub(super) struct Demand {
     /// Bytes stored per operation (payload plus record overhead, chunks plus meta for objects).
     pub(super) stored_per_op: f64,
     pub(super) consumers: u32,
+    /// Distinct subjects the asset's store indexes (a KV bucket's keys; 0 when the site does not say) and
+    /// their bytes each: the file store's per-subject index (`perf::servers` memory needs).
+    pub(super) keys: f64,
+    pub(super) key_bytes: u64,
 }
 
 /// The demands of one asset, into `out` (cleared first: one buffer for all of a layout's assets).
@@ -46,6 +50,8 @@ pub(super) fn demands(specs: &crate::survival::lookup::Specs, a: &crate::layout:
                     size: s.msg_size_bytes,
                     stored_per_op: (s.msg_size_bytes + s.subject_bytes + 30) as f64,
                     consumers: s.consumers,
+                    keys: 0.0,
+                    key_bytes: 0,
                 });
             }
         }
@@ -61,6 +67,8 @@ pub(super) fn demands(specs: &crate::survival::lookup::Specs, a: &crate::layout:
                     size: s.value_size_bytes,
                     stored_per_op: (s.value_size_bytes + s.key_bytes + 30) as f64,
                     consumers: 0,
+                    keys: s.keys as f64,
+                    key_bytes: s.key_bytes,
                 });
             }
         }
@@ -78,6 +86,8 @@ pub(super) fn demands(specs: &crate::survival::lookup::Specs, a: &crate::layout:
                     size: s.object_size_bytes,
                     stored_per_op: stored,
                     consumers: 0,
+                    keys: 0.0,
+                    key_bytes: 0,
                 });
                 if s.gets_per_s > 0.0 {
                     out.push(Demand {
@@ -87,6 +97,8 @@ pub(super) fn demands(specs: &crate::survival::lookup::Specs, a: &crate::layout:
                         size: s.object_size_bytes,
                         stored_per_op: 0.0,
                         consumers: 0,
+                        keys: 0.0,
+                        key_bytes: 0,
                     });
                 }
             }

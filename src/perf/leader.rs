@@ -211,6 +211,7 @@ impl LeaderClass {
             cpu_speed: self.host.cpu_speed,
             co_located: self.host.co_located,
             perf_source: format!("the host calibration {} measured", self.id),
+            hardware: Default::default(),
         }
     }
 }

@@ -20,7 +20,7 @@ pub use calibration::{calibration_words, CalibrationFile, CalibrationSet};
 pub use model::{predict_shape, Band, Kind, Latency, Prediction, Shape, Sync, Terms, VolumeSpec};
 pub use servers::{
     catch_up, catch_up_bytes_per_s, catch_up_s_per_msg, raft_catch_up_bytes_per_s, CatchUp, CatchUpLoad, CatchUpStall,
-    PAUSE_QUORUM_ENTRIES,
+    Need, NeedTerm, ServerNeeds, TermId, PAUSE_QUORUM_ENTRIES,
 };
 
 use crate::catalog::{Catalog, ServerModel};
@@ -131,6 +131,9 @@ pub struct ServerPrediction {
     /// server, re-reading every block as after an unclean stop (seed 003 shows the gap for Kafka: 10 min
     /// rebuild versus 3 min re-attach for 110 GB). None for a server's internal disks.
     pub reattach_s: Option<f64>,
+    /// What this server needs for its share of the workload — cores, memory, network each way — each the
+    /// sum of named, sourced terms, beside what its server model has (issue 46; docs/reports.md).
+    pub needs: ServerNeeds,
 }
 
 /// Replication traffic between racks.
@@ -152,6 +155,9 @@ pub struct Predicted {
     /// What sets `headroom`: an asset name or `volume group NAME`.
     pub headroom_limited_by: String,
     pub servers: Vec<ServerPrediction>,
+    /// The need terms `servers[].needs` give by id, each with what it is, its source and whether it is an
+    /// assumption: said once per layout, not once per server (issue 46; docs/reports.md).
+    pub needs_terms: Vec<NeedTerm>,
     pub restart_clean_s: f64,
     pub restart_unclean_s: f64,
     pub catch_up_s: f64,
@@ -348,6 +354,21 @@ struct Loads {
     msgs_in: Vec<f64>,
     group_in_bytes_max: Vec<f64>,
     group_in_msgs_max: Vec<f64>,
+    /// What `servers::server_needs` prices, per server: the stream work (messages × work units/s, and that
+    /// times each message's bytes), consumer deliveries/s and their bytes/s, network bytes/s in from
+    /// clients, in from leaders, out to followers and out to consumers (and object gets), the file store's
+    /// write caches (bytes), the per-subject index (bytes) and the durable consumers held.
+    work: Vec<f64>,
+    work_bytes: Vec<f64>,
+    deliveries: Vec<f64>,
+    delivery_bytes: Vec<f64>,
+    net_client_in: Vec<f64>,
+    net_repl_in: Vec<f64>,
+    net_repl_out: Vec<f64>,
+    net_deliver_out: Vec<f64>,
+    cache_bytes: Vec<f64>,
+    index_bytes: Vec<f64>,
+    consumers_on: Vec<usize>,
 }
 
 impl Loads {
@@ -363,6 +384,17 @@ impl Loads {
             msgs_in: vec![0.0; servers],
             group_in_bytes_max: vec![0.0; servers],
             group_in_msgs_max: vec![0.0; servers],
+            work: vec![0.0; servers],
+            work_bytes: vec![0.0; servers],
+            deliveries: vec![0.0; servers],
+            delivery_bytes: vec![0.0; servers],
+            net_client_in: vec![0.0; servers],
+            net_repl_in: vec![0.0; servers],
+            net_repl_out: vec![0.0; servers],
+            net_deliver_out: vec![0.0; servers],
+            cache_bytes: vec![0.0; servers],
+            index_bytes: vec![0.0; servers],
+            consumers_on: vec![0; servers],
         }
     }
 
@@ -372,11 +404,11 @@ impl Loads {
         let leader = members[0];
         if d.kind == Kind::ObjGet {
             if let Some(i) = idx_of(leader) {
-                self.cpu[i] += model_cpu(
-                    d.rate * (d.size.div_ceil(model::CHUNK_BYTES).max(1) + 1) as f64,
-                    0.0,
-                    1.0,
-                );
+                let msgs = d.rate * (d.size.div_ceil(model::CHUNK_BYTES).max(1) + 1) as f64;
+                self.cpu[i] += model_cpu(msgs, 0.0, 1.0);
+                self.work[i] += msgs;
+                self.work_bytes[i] += d.rate * d.size as f64;
+                self.net_deliver_out[i] += d.rate * d.size as f64;
             }
             return;
         }
@@ -396,6 +428,22 @@ impl Loads {
                     1.0
                 };
                 self.cpu[i] += model_cpu(d.rate * msgs_per_op, msg_bytes, units);
+                self.work[i] += d.rate * msgs_per_op * units;
+                self.work_bytes[i] += d.rate * msgs_per_op * units * msg_bytes;
+                if d.rate > 0.0 {
+                    self.cache_bytes[i] += servers::write_cache_bytes(d.kind, members.len());
+                }
+                self.index_bytes[i] += d.keys * (d.key_bytes as f64 + servers::SUBJECT_INDEX_BYTES);
+                if j == 0 {
+                    let deliveries = d.rate * msgs_per_op * d.consumers as f64;
+                    self.deliveries[i] += deliveries;
+                    self.delivery_bytes[i] += deliveries * msg_bytes;
+                    self.net_client_in[i] += payload_bps;
+                    self.net_repl_out[i] += payload_bps * (members.len() as f64 - 1.0);
+                    self.net_deliver_out[i] += payload_bps * d.consumers as f64;
+                } else {
+                    self.net_repl_in[i] += payload_bps;
+                }
             }
             if j > 0 {
                 let (lr, fr) = (site.servers[leader].rack, site.servers[m].rack);
@@ -615,6 +663,9 @@ fn price_asset(
         if let Some(i) = idx_of(m) {
             loads.stored[i] += a.bytes_per_replica;
             loads.assets_on[i] += 1;
+            if a.kind == crate::layout::AssetKind::Consumer {
+                loads.consumers_on[i] += 1;
+            }
         }
     }
     let Some(&leader) = members.first() else {

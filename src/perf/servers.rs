@@ -1,7 +1,7 @@
 //! Each JetStream server's predicted resources (CPU, memory, bursts, restart and catch-up) from the load
 //! `predict_layout` summed onto it.
 
-use super::{server_model, volume_of, Band, Loads, Predicted, ServerPrediction, Sync, Terms};
+use super::{server_model, volume_of, Band, Kind, Loads, Predicted, ServerPrediction, Sync, Terms};
 use crate::catalog::Catalog;
 use crate::layout::Layout;
 use crate::site::{ServerIdx, Site};
@@ -51,7 +51,18 @@ pub(super) fn server_predictions(
             group_in_bytes_max: loads.group_in_bytes_max[i],
             group_in_msgs_max: loads.group_in_msgs_max[i],
         };
-        let sp = server_prediction(site, layout, catalog, terms, s, &load, interval_s, sync);
+        let mut sp = server_prediction(site, layout, catalog, terms, s, &load, interval_s, sync);
+        sp.needs = server_needs(
+            site,
+            layout,
+            terms,
+            &sm,
+            loads,
+            i,
+            interval_s,
+            sync,
+            &mut out.needs_terms,
+        );
         if sp.cpu_cores > sm.cores as f64 {
             out.notes.push(format!(
                 "{}: predicted {:.1} cores busy, the server model has {}",
@@ -162,6 +173,7 @@ fn server_prediction(
             .as_ref()
             .filter(|_| layout.array_of(s).is_some_and(|a| site.arrays[a].owner.is_none()))
             .map(|_| CLEAN_RESTART_FIXED_S + load.stored / reread),
+        needs: ServerNeeds::default(),
     }
 }
 
@@ -312,5 +324,398 @@ pub fn catch_up(site: &Site, layout: &Layout, catalog: &Catalog, s: ServerIdx, l
         load,
         backlog_entries,
         stall,
+    }
+}
+
+// ---- What each server needs (issue 46) -------------------------------------------------------------------
+//
+// Every term names its source: nats-server 2.15 source (read at main 1787eee, the same in 2.15.1), the NATS
+// docs, a calibration file, or "assumption". `scripts/measure-server-needs` measures the lab's servers
+// against these figures (tests/model/server_needs.rs reads its dated result).
+
+/// Bytes of the file store's per-subject index per distinct subject beyond the subject itself: the `psi`
+/// value (`total` u64, `fblk`/`lblk` u32: 16 B, server/filestore.go) plus the subject tree's node and leaf
+/// overhead (server/stree), about 48 B more: an assumption.
+pub const SUBJECT_INDEX_BYTES: f64 = 64.0;
+/// File store block sizes (server/filestore.go): a limits-retention stream's blocks are 8 MiB
+/// (`dynBlkSize` → `defaultLargeBlockSize`), a KV bucket's 4 MiB (stream.go: `MaxMsgsPer` set →
+/// `defaultKVBlockSize`), and each replicated group's RAFT log (WAL) is a file store of 4 MiB blocks
+/// (jetstream_cluster.go `createRaftGroup`: `BlockSize: defaultMediumBlockSize`). A block being written keeps
+/// its cache buffer (up to the block) until 10 s without access (`defaultCacheBufferExpiration`).
+const STREAM_BLOCK_BYTES: f64 = 8.0 * 1024.0 * 1024.0;
+const KV_BLOCK_BYTES: f64 = 4.0 * 1024.0 * 1024.0;
+const WAL_BLOCK_BYTES: f64 = 4.0 * 1024.0 * 1024.0;
+/// A durable consumer's in-memory state: up to `max_ack_pending` pending entries (default 1,000,
+/// `JsDefaultMaxAckPending`, server/consumer.go) in its `pending` map of `*Pending{Sequence, Timestamp}`
+/// (16 B plus a Go map entry, about 64 B each: an assumption).
+const CONSUMER_PENDING_ENTRIES: f64 = 1000.0;
+const CONSUMER_PENDING_ENTRY_BYTES: f64 = 64.0;
+/// Go's default GOGC=100 lets the heap grow to twice the live heap before a collection ("A Guide to the Go
+/// Garbage Collector", go.dev/doc/gc-guide): the live state's terms are doubled.
+const GOGC_HEAP_FACTOR: f64 = 2.0;
+/// Subscribers per core NATS message when the site gives none: an assumption.
+const CORE_SUBSCRIBERS: f64 = 1.0;
+
+/// Bytes of write cache one written replica keeps: its store's block being written plus, replicated, its
+/// RAFT log's (see the block sizes above).
+pub(super) fn write_cache_bytes(kind: Kind, replicas: usize) -> f64 {
+    let store = if kind == Kind::Kv {
+        KV_BLOCK_BYTES
+    } else {
+        STREAM_BLOCK_BYTES
+    };
+    store + if replicas > 1 { WAL_BLOCK_BYTES } else { 0.0 }
+}
+
+/// A need term's id: a short name (`cpu.idle`, `mem.page_cache`) and, when the same term has another source
+/// in the layout (servers of models nearest different calibrated host classes), a number from 2
+/// (`cpu.stream.2`). Serialised as that string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TermId {
+    pub name: &'static str,
+    pub n: u16,
+}
+
+impl std::fmt::Display for TermId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.n > 1 {
+            write!(f, "{}.{}", self.name, self.n)
+        } else {
+            f.write_str(self.name)
+        }
+    }
+}
+
+impl Serialize for TermId {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// One term of a need, said once per layout (`predicted.needs_terms`): its id, what it is, where its figure
+/// comes from, and whether that is an assumption. Each server's needs give only the id and its value.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NeedTerm {
+    pub id: TermId,
+    pub what: &'static str,
+    pub source: String,
+    pub assumption: bool,
+}
+
+/// A need against what the server model has: `needed` is the sum of the `terms`' values (by term id, in
+/// the layout's `needs_terms`); `share` is needed ÷ has.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Need {
+    pub needed: f64,
+    pub has: f64,
+    pub share: f64,
+    #[serde(serialize_with = "term_values")]
+    pub terms: Vec<(TermId, f64)>,
+}
+
+/// `terms` as a JSON object, term id to value, in the terms' order.
+fn term_values<S: serde::Serializer>(terms: &[(TermId, f64)], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_map(terms.iter().map(|(id, v)| (id, v)))
+}
+
+impl Need {
+    fn of(has: f64, terms: Vec<(TermId, f64)>) -> Need {
+        let needed = terms.iter().map(|t| t.1).sum::<f64>();
+        Need {
+            needed,
+            has,
+            share: if has > 0.0 { needed / has } else { f64::INFINITY },
+            terms,
+        }
+    }
+
+    /// The value of the term `name` (any number), 0 when absent.
+    pub fn value(&self, name: &str) -> f64 {
+        self.terms.iter().filter(|(id, _)| id.name == name).map(|t| t.1).sum()
+    }
+}
+
+/// What one JetStream server needs for its share of the workload (the leaders, replicas, consumers and RAFT
+/// groups it holds), beside what its server model has.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ServerNeeds {
+    /// The catalog server model the figures are held against.
+    pub model: String,
+    /// Cores: `has` is the model's cores shared among its `co_located` busy processes.
+    pub cpu_cores: Need,
+    pub memory_bytes: Need,
+    /// Network bytes/s each way against the NIC (bits/s ÷ 8; full duplex).
+    pub network_in_bytes_per_s: Need,
+    pub network_out_bytes_per_s: Need,
+    /// What the model lacks, one sentence each; empty when it carries its share.
+    pub short: Vec<String>,
+}
+
+/// The layout's need terms (`predicted.needs_terms`), each said once: `term` gives a server's term its id,
+/// adding the term to the table the first time its name and source are seen.
+struct TermTable<'a>(&'a mut Vec<NeedTerm>);
+
+impl TermTable<'_> {
+    fn term(&mut self, name: &'static str, what: &'static str, value: f64, source: &str) -> (TermId, f64) {
+        let mut n = 0;
+        for t in self.0.iter().filter(|t| t.id.name == name) {
+            if t.source == source {
+                return (t.id, value);
+            }
+            n = n.max(t.id.n);
+        }
+        let id = TermId {
+            name,
+            n: n.saturating_add(1),
+        };
+        self.0.push(NeedTerm {
+            id,
+            what,
+            source: source.to_string(),
+            assumption: source.contains("assumption"),
+        });
+        (id, value)
+    }
+}
+
+/// Server `i` of the layout's needs from what `predict_layout` summed onto it.
+#[allow(clippy::too_many_arguments)]
+fn server_needs(
+    site: &Site,
+    layout: &Layout,
+    terms: &Terms,
+    sm: &crate::catalog::ServerModel,
+    loads: &Loads,
+    i: usize,
+    interval_s: f64,
+    sync: Sync,
+    table: &mut Vec<NeedTerm>,
+) -> ServerNeeds {
+    let mut tab = TermTable(table);
+    use super::leader::{nearest, HostClass};
+    use super::model::{CPU_IDLE_CORES, CPU_S_PER_BYTE, CPU_S_PER_MSG};
+    let speed = sm.cpu_speed.max(0.05);
+    let n = layout.servers.len().max(1) as f64;
+    let core = site.workload.core.as_ref();
+    // CPU: the calibrated per-message work of the host class nearest this model, scaled by its speed.
+    let (unit_s, unit_byte_s, work_src) = match nearest(&terms.leaders, &HostClass::of(sm), 3) {
+        Some((c, d)) => (
+            c.unit_s,
+            c.unit_byte_s,
+            format!(
+                "calibration {}: {:.1} µs + {:.2} ns/byte per message and work unit, ÷ cpu_speed {speed}; distance {d:.2}",
+                c.id,
+                c.unit_s * 1e6,
+                c.unit_byte_s * 1e9,
+            ),
+        ),
+        None => (
+            CPU_S_PER_MSG,
+            CPU_S_PER_BYTE,
+            "NATS docs' installation table: 1 core per 100k msgs/s at R3 (no calibrated class)".to_string(),
+        ),
+    };
+    let core_cores = core.map_or(0.0, |c| {
+        let t = &terms.core;
+        let m = CORE_SUBSCRIBERS;
+        c.msgs_per_s / n * (t.per_msg_s + t.per_sub_s * m + t.per_byte_s * c.msg_size_bytes as f64 * (1.0 + m)) / speed
+    });
+    let cpu = vec![
+        tab.term(
+            "cpu.idle",
+            "idle (timers, RAFT heartbeats)",
+            CPU_IDLE_CORES,
+            "assumption: a production server's background work (its groups' timers and heartbeats, monitoring); \
+             an idle lab server without streams measured 0.000-0.004 (tests/data/server-needs-lab-2026-12-05.json)",
+        ),
+        tab.term(
+            "cpu.stream",
+            "stream work (store, replicate, apply)",
+            (loads.work[i] * unit_s + loads.work_bytes[i] * unit_byte_s) / speed,
+            &work_src,
+        ),
+        tab.term(
+            "cpu.consumers",
+            "consumer deliveries and acks",
+            (loads.deliveries[i] * unit_s + loads.delivery_bytes[i] * unit_byte_s) / speed,
+            "assumption: a delivery and its ack cost one work unit (as above)",
+        ),
+        tab.term(
+            "cpu.core",
+            "core NATS share",
+            core_cores,
+            "calibrated core terms; spread evenly over the servers, one subscriber (assumption)",
+        ),
+    ];
+    let co = sm.co_located.max(1) as f64;
+    let cpu = Need::of(sm.cores as f64 / co, cpu);
+    // Memory.
+    let amp = terms.store.write_amplification.max(1.0);
+    let dirty_s = interval_s.max(if sync == Sync::Always { 0.0 } else { 1.0 });
+    let consumer_bytes = loads.consumers_on[i] as f64 * CONSUMER_PENDING_ENTRIES * CONSUMER_PENDING_ENTRY_BYTES;
+    let live =
+        HEAP_PER_ASSET_BYTES * loads.assets_on[i] as f64 + loads.cache_bytes[i] + loads.index_bytes[i] + consumer_bytes;
+    let mem = vec![
+        tab.term(
+            "mem.base",
+            "process base",
+            HEAP_BASE_BYTES,
+            "NATS docs' installation table (256 MiB per server)",
+        ),
+        tab.term(
+            "mem.assets",
+            "RAFT groups and stream state",
+            HEAP_PER_ASSET_BYTES * loads.assets_on[i] as f64,
+            "assumption: 2 MiB per asset (cf. Redpanda's 2 MB per partition replica)",
+        ),
+        tab.term(
+            "mem.write_caches",
+            "file store write caches",
+            loads.cache_bytes[i],
+            "nats-server filestore.go, stream.go block sizes; jetstream_cluster.go RAFT log blocks",
+        ),
+        tab.term(
+            "mem.subject_index",
+            "subject index (KV keys)",
+            loads.index_bytes[i],
+            "nats-server filestore.go psim; 48 B tree overhead an assumption",
+        ),
+        tab.term(
+            "mem.consumers",
+            "durable consumer state",
+            consumer_bytes,
+            "nats-server consumer.go max_ack_pending 1,000; 64 B each an assumption",
+        ),
+        tab.term(
+            "mem.gc_headroom",
+            "Go GC headroom",
+            live * (GOGC_HEAP_FACTOR - 1.0),
+            "Go GOGC=100 doubles the live heap (go.dev/doc/gc-guide)",
+        ),
+        tab.term(
+            "mem.page_cache",
+            "page cache (hot and dirty data)",
+            loads.write_bps[i] / amp * (HOT_WINDOW_S + dirty_s),
+            &format!("assumption: {HOT_WINDOW_S:.0} s of writes kept hot, plus {dirty_s:.0} s not yet flushed"),
+        ),
+        tab.term(
+            "mem.memory_store",
+            "max_memory_store (memory-storage assets)",
+            0.0,
+            "no memory-storage asset in the site (jetstream.go: a limit, not a use)",
+        ),
+    ];
+    let mem = Need::of(sm.memory_bytes as f64, mem);
+    // Network.
+    let nic = sm.nic_bits_per_s / 8.0;
+    let core_net = core.map_or(0.0, |c| c.msgs_per_s / n * c.msg_size_bytes as f64);
+    let core_src = "assumption: spread evenly over the servers, one subscriber";
+    let net_in = Need::of(
+        nic,
+        vec![
+            tab.term(
+                "in.clients",
+                "client publishes to leaders here",
+                loads.net_client_in[i],
+                "workload rates × stored bytes",
+            ),
+            tab.term(
+                "in.replication",
+                "replication from leaders elsewhere",
+                loads.net_repl_in[i],
+                "RAFT: a copy per follower",
+            ),
+            tab.term("in.core", "core NATS share", core_net, core_src),
+        ],
+    );
+    let net_out = Need::of(
+        nic,
+        vec![
+            tab.term(
+                "out.replication",
+                "replication to followers",
+                loads.net_repl_out[i],
+                "RAFT: a copy to each follower",
+            ),
+            tab.term(
+                "out.deliveries",
+                "deliveries to consumers and object gets",
+                loads.net_deliver_out[i],
+                "workload consumers × rate × bytes; gets × size",
+            ),
+            tab.term("out.core", "core NATS share", core_net * CORE_SUBSCRIBERS, core_src),
+        ],
+    );
+    let mut short = Vec::new();
+    let name = &sm.name;
+    if cpu.share > 1.0 {
+        short.push(format!(
+            "needs {:.2} cores, {} has {:.2}{}",
+            cpu.needed,
+            name,
+            cpu.has,
+            if co > 1.0 {
+                format!(" ({} shared by {co:.0} busy processes)", sm.cores)
+            } else {
+                String::new()
+            }
+        ));
+    }
+    if mem.share > 1.0 {
+        short.push(format!(
+            "needs {} of memory, {} has {}",
+            crate::units::fmt_bytes(mem.needed),
+            name,
+            crate::units::fmt_bytes(mem.has)
+        ));
+    }
+    for (what, need) in [("in", &net_in), ("out", &net_out)] {
+        if need.share > 1.0 {
+            short.push(format!(
+                "needs {}/s of network {what}, {}'s NIC carries {}/s",
+                crate::units::fmt_bytes(need.needed),
+                name,
+                crate::units::fmt_bytes(need.has)
+            ));
+        }
+    }
+    ServerNeeds {
+        model: sm.name.clone(),
+        cpu_cores: cpu,
+        memory_bytes: mem,
+        network_in_bytes_per_s: net_in,
+        network_out_bytes_per_s: net_out,
+        short,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A term seen again with the same source keeps its id; with another source (servers of models nearest
+    /// different calibrated classes) it gets a numbered id, and the table says each source once.
+    #[test]
+    fn a_term_with_another_source_gets_a_numbered_id_and_each_source_is_said_once() {
+        let mut table = Vec::new();
+        let mut t = TermTable(&mut table);
+        let a = t.term("cpu.stream", "stream work", 1.0, "calibration A");
+        let b = t.term("cpu.stream", "stream work", 2.0, "calibration B");
+        let a2 = t.term("cpu.stream", "stream work", 3.0, "calibration A");
+        let i = t.term("cpu.idle", "idle", 0.05, "assumption: at rest");
+        assert_eq!(
+            (a.0.to_string(), b.0.to_string(), i.0.to_string()),
+            ("cpu.stream".into(), "cpu.stream.2".into(), "cpu.idle".into())
+        );
+        assert_eq!((a2.0, a2.1), (a.0, 3.0));
+        assert_eq!(table.len(), 3);
+        assert!(table[2].assumption && !table[0].assumption);
+        let need = Need::of(4.0, vec![a, b]);
+        assert_eq!(need.needed, 3.0);
+        assert_eq!(need.value("cpu.stream"), 3.0);
+        assert_eq!(
+            serde_json::to_string(&need).unwrap(),
+            r#"{"needed":3.0,"has":4.0,"share":0.75,"terms":{"cpu.stream":1.0,"cpu.stream.2":2.0}}"#
+        );
     }
 }

@@ -33,6 +33,7 @@ pub fn reasons(
 ) -> Vec<Problem> {
     let mut out: Vec<Problem> = l.problems.clone();
     performance_and_capacity(&mut out, cap, predicted);
+    server_needs(&mut out, predicted);
     policy_minimums(&mut out, site, tols);
     pattern_notes(&mut out, site, l, cap);
     domain_notes(&mut out, site, catalog, l, tols);
@@ -80,6 +81,28 @@ fn raft_groups(out: &mut Vec<Problem>, site: &Site, l: &Layout) {
              reported at {HA_ASSETS_PROBLEMS}): more servers, fewer replicated assets or R1 for some, and at least \
              8 cores each",
             site.servers[s].name
+        ),
+    ));
+}
+
+/// A server model too small for its server's share of the workload (cores, memory or network; perf's
+/// `ServerNeeds`) rejects the layout, as capacity does: the first such server named, the others counted.
+fn server_needs(out: &mut Vec<Problem>, predicted: Option<&crate::perf::Predicted>) {
+    let Some(pr) = predicted else { return };
+    let mut short = pr.servers.iter().filter(|s| !s.needs.short.is_empty());
+    let Some(first) = short.next() else { return };
+    let more = short.count();
+    out.push(p(
+        Severity::Reject,
+        format!(
+            "server needs: {} {}{}: a larger server model, or more servers to share the load",
+            first.name,
+            first.needs.short.join("; "),
+            match more {
+                0 => String::new(),
+                1 => " (and 1 more server)".into(),
+                m => format!(" (and {m} more servers)"),
+            }
         ),
     ));
 }

@@ -193,6 +193,9 @@ pub fn detail_text(l: &PlannedLayout, width: u16) -> String {
         }
         s.push_str(&detail::recovery(pr));
         s.push('\n');
+        if let Some(n) = detail::needs(pr) {
+            s.push_str(&super::wrap(&n, width));
+        }
     }
     if !l.reasons.is_empty() {
         s.push_str("Reasons:\n");
@@ -301,6 +304,9 @@ pub fn markdown(plan: &Plan, sel: &Selection) -> String {
                 s.push('\n');
             }
             s.push_str(&format!("\n{}\n", detail::recovery(pr)));
+            if let Some(n) = detail::needs(pr) {
+                s.push_str(&format!("\n{n}\n"));
+            }
         }
         if !l.reasons.is_empty() {
             s.push_str("\nReasons:\n\n");

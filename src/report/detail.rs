@@ -645,6 +645,33 @@ pub fn recovery(pr: &Predicted) -> String {
     )
 }
 
+/// Each server's needs in one sentence: for cores, memory and each way of the network, the server whose
+/// share of its model is largest (the figures themselves are perf's `ServerNeeds`).
+pub fn needs(pr: &Predicted) -> Option<String> {
+    use crate::perf::{Need, ServerNeeds};
+    let worst = |f: fn(&ServerNeeds) -> &Need| {
+        pr.servers
+            .iter()
+            .max_by(|a, b| f(&a.needs).share.total_cmp(&f(&b.needs).share))
+            .map(|s| (s.name.as_str(), s.needs.model.as_str(), f(&s.needs)))
+    };
+    let (cn, cm, c) = worst(|n| &n.cpu_cores)?;
+    let (mn, mm, m) = worst(|n| &n.memory_bytes)?;
+    let (inn, inm, i) = worst(|n| &n.network_in_bytes_per_s)?;
+    let (on, om, o) = worst(|n| &n.network_out_bytes_per_s)?;
+    Some(format!(
+        "Server needs (the largest share of its model): {:.2} of {:.2} cores ({cn}, {cm}); {} of {} memory ({mn}, {mm}); {}/s in of {}/s ({inn}, {inm}); {}/s out of {}/s ({on}, {om}). Each term and its source: predicted.needs_terms, each server's values predicted.servers[].needs (--format json).",
+        c.needed,
+        c.has,
+        fmt_bytes(m.needed),
+        fmt_bytes(m.has),
+        fmt_bytes(i.needed),
+        fmt_bytes(i.has),
+        fmt_bytes(o.needed),
+        fmt_bytes(o.has),
+    ))
+}
+
 /// The yearly figures in one sentence, when design computed them.
 pub fn yearly(l: &PlannedLayout) -> Option<String> {
     l.yearly.as_ref().map(|y| {

@@ -254,6 +254,9 @@ fn layout_section(page: &mut Page, site: &Site, l: &PlannedLayout) {
             page.table(&detail::PREDICTION_HEADER, &rows);
         }
         page.p(&detail::recovery(pr));
+        if let Some(n) = detail::needs(pr) {
+            page.p(&n);
+        }
     }
     if !l.reasons.is_empty() {
         page.h3("Reasons");

@@ -146,6 +146,25 @@ fn a_missing_models_folder_is_refused() {
     );
 }
 
+/// Issue 46: a purchasable server model without its rack units is bad input, placed at its field.
+#[test]
+fn a_purchasable_model_without_rack_units_is_refused_at_its_field() {
+    let site = file(SITE, ".yaml");
+    let dir = tempfile::tempdir().unwrap();
+    for f in ["arrays.yaml", "disks.yaml", "servers.yaml", "failure_rates.yaml"] {
+        let mut text = std::fs::read_to_string(format!("models/{f}")).unwrap();
+        if f == "servers.yaml" {
+            assert!(text.contains("purchasable: true, rack_units: 1, "));
+            text = text.replacen("purchasable: true, rack_units: 1, ", "purchasable: true, ", 1);
+        }
+        std::fs::write(dir.path().join(f), text).unwrap();
+    }
+    refused(
+        &["design", p(&site), "--models", dir.path().to_str().unwrap()],
+        &["servers.yaml:", "servers[0].rack_units", "rack units", "fix:"],
+    );
+}
+
 #[test]
 fn a_mapping_of_200000_keys_is_read_in_linear_time() {
     // Was over 100 s (a quadratic duplicate-key scan). Every unknown key is still reported.

@@ -21,6 +21,7 @@ mod perf_model;
 mod perf_sync;
 mod report_html;
 mod report_render;
+mod server_needs;
 mod site_errors;
 mod site_props;
 mod stats;
