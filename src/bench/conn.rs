@@ -576,6 +576,33 @@ impl ConnSpec {
         slow_events: Option<Arc<AtomicU64>>,
     ) -> Result<async_nats::Client, ConnectFailure> {
         let url = self.server_for(server).to_string();
+        self.connect_url(&url, i, role, slow_events).await
+    }
+
+    /// The URL of a server the cluster advertised (`host:port` from INFO `connect_urls`), in the scheme
+    /// and with the credentials of the first URL given, so it is reached as the given ones are.
+    pub fn advertised_url(&self, host_port: &str) -> String {
+        let first = self.servers.first().map(String::as_str).unwrap_or("");
+        let scheme = first.split_once("://").map_or("nats", |(s, _)| s);
+        let rest = first.split_once("://").map_or(first, |(_, r)| r);
+        let authority = &rest[..rest.find('/').unwrap_or(rest.len())];
+        let info = authority
+            .rsplit_once('@')
+            .map(|(i, _)| format!("{i}@"))
+            .unwrap_or_default();
+        let hp = host_port.split_once("://").map_or(host_port, |(_, r)| r);
+        format!("{scheme}://{info}{hp}")
+    }
+
+    /// [`ConnSpec::connect_via`] to a URL given whole (one `advertised_url` made).
+    pub async fn connect_url(
+        &self,
+        url: &str,
+        i: usize,
+        role: &str,
+        slow_events: Option<Arc<AtomicU64>>,
+    ) -> Result<async_nats::Client, ConnectFailure> {
+        let url = url.to_string();
         let o = self
             .options(format!("natsplan-bench-{role}{i}"), slow_events)
             .await
