@@ -352,8 +352,16 @@ impl ConnSpec {
         let tls_key = file(&a.tls_key, "--tlskey", "NATS_KEY", "key", &c.key);
         let tls_ca = file(&a.tls_ca, "--tlsca", "NATS_CA", "ca", &c.ca);
         for f in [&creds, &nkey, &tls_cert, &tls_key, &tls_ca].into_iter().flatten() {
-            if !f.value.is_file() {
-                let e = anyhow!("{} {}: no such file", f.from, f.value.display());
+            // Through the one bounded reader: a FIFO, a device or a folder is named for what it is (it
+            // said "no such file"), a file past the limit is refused before anything reads it whole.
+            let refused = match f.value.symlink_metadata() {
+                Err(_) => Some("no such file".to_string()),
+                Ok(_) => crate::input::read_bytes(&f.value, "file")
+                    .err()
+                    .map(|e| crate::input::one_line(&e)),
+            };
+            if let Some(why) = refused {
+                let e = anyhow!("{} {}: {why}", f.from, f.value.display());
                 return Err(if f.from.starts_with("the context") {
                     in_ctx(e)
                 } else {
@@ -470,10 +478,12 @@ impl ConnSpec {
             Auth::None => {}
             Auth::UserPassword(u, p) => o = o.user_and_password(u.clone(), p.clone()),
             Auth::Creds(p) => {
-                // async-nats's message says what is wrong with the file, never its content.
+                // Read through the bounded reader (async-nats's own read has no limit); async-nats's
+                // message says what is wrong with the file, never its content.
+                let text = crate::input::read_text(p, "creds file")
+                    .map_err(|e| anyhow!("creds {}: {}", p.display(), crate::input::one_line(&e)))?;
                 o = o
-                    .credentials_file(p)
-                    .await
+                    .credentials(&text)
                     .with_context(|| format!("creds {}: cannot use", p.display()))?;
             }
             Auth::NkeySeed(seed) => o = o.nkey(seed.clone()),
@@ -703,8 +713,13 @@ fn js_domain_prefix(domain: &str, from: &str) -> anyhow::Result<String> {
 
 /// The seed line of an nkey file. `from` names where the path came from (`--nkey`, `$NATS_NKEY`, ...).
 fn read_seed(p: &Path, from: &str) -> anyhow::Result<String> {
-    let text =
-        std::fs::read_to_string(p).with_context(|| format!("{from} {}: cannot read the seed file", p.display()))?;
+    let text = crate::input::read_text(p, "nkey seed file").map_err(|e| {
+        anyhow!(
+            "{from} {}: cannot read the seed file: {}",
+            p.display(),
+            crate::input::one_line(&e)
+        )
+    })?;
     let seed = text.lines().map(str::trim).find(|l| l.starts_with('S') && l.len() > 50);
     seed.map(str::to_string).ok_or_else(|| {
         anyhow!(
