@@ -1,6 +1,9 @@
-//! Reading an input file (site, `--calibration`, `--omb`, `--models` files) safely: only a regular file,
-//! at most `MAX_INPUT_BYTES`, UTF-8 text. Every file input goes through `read_text`, so `/dev/zero`
-//! cannot fill the memory and a FIFO with no writer cannot block the program.
+//! Reading a file natsplan is given or finds (site, `--calibration`, `--omb`, `--models` files, `--plan`,
+//! `lab.json`, a nats context and its `file://` secrets, `--creds`, `--nkey`, `--tlsca`, `--tlscert`,
+//! `--tlskey`, the lab's own server configs) safely: only a regular file, at most `MAX_INPUT_BYTES`. Every
+//! file read goes through `read_bytes` (`read_text` for UTF-8 text), so `/dev/zero` cannot fill the
+//! memory and a FIFO with no writer cannot block the program. (The kernel's own files under /proc are
+//! read directly: they report no size but are small.)
 //!
 //! The file is opened with `O_NONBLOCK` and checked with `fstat` on the open handle (not `stat` on the
 //! name, which a rename could change in between): opening a FIFO for reading without it waits for a
@@ -19,6 +22,23 @@ pub const MAX_INPUT_BYTES: u64 = 16 * 1024 * 1024;
 /// Read `path` as text; `what` names the input in messages (`site file`, `--calibration`).
 pub fn read_text(path: &Path, what: &str) -> Result<String, SiteErrors> {
     read_text_limited(path, what, MAX_INPUT_BYTES)
+}
+
+/// Read `path` as bytes (a certificate, a key), under the same rules as `read_text`.
+pub fn read_bytes(path: &Path, what: &str) -> Result<Vec<u8>, SiteErrors> {
+    read_bytes_limited(path, what, MAX_INPUT_BYTES)
+}
+
+/// The first problem of a refused read on one line (`what is wrong; fix`), for messages that name the
+/// file themselves.
+pub fn one_line(e: &SiteErrors) -> String {
+    match e.errors.first() {
+        Some(x) => match &x.fix {
+            Some(fix) => format!("{}; {fix}", x.message),
+            None => x.message.clone(),
+        },
+        None => "cannot read the file".into(),
+    }
 }
 
 /// `--models DIR`: the folder must exist, be a folder and hold at least one of the catalog's files
@@ -53,7 +73,7 @@ fn fail(path: &Path, message: String, fix: &str) -> SiteErrors {
     }
 }
 
-fn read_text_limited(path: &Path, what: &str, max: u64) -> Result<String, SiteErrors> {
+fn read_bytes_limited(path: &Path, what: &str, max: u64) -> Result<Vec<u8>, SiteErrors> {
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK)
@@ -80,13 +100,16 @@ fn read_text_limited(path: &Path, what: &str, max: u64) -> Result<String, SiteEr
         return Err(fail(
             path,
             format!("the {what} is not a regular file (it is {kind})"),
-            "give the path of a YAML file; to read a pipe, save it to a file first",
+            "give the path of a regular file; to read a pipe, save it to a file first",
         ));
     }
     if meta.len() > max {
         return Err(fail(
             path,
-            format!("the {what} is {} bytes, more than the {max} read", meta.len()),
+            format!(
+                "the {what} is {} bytes, more than the {max} bytes read (the limit)",
+                meta.len()
+            ),
             "check that this is the right file (these files are kilobytes)",
         ));
     }
@@ -102,7 +125,11 @@ fn read_text_limited(path: &Path, what: &str, max: u64) -> Result<String, SiteEr
             "check that this is the right file",
         ));
     }
-    String::from_utf8(bytes).map_err(|e| {
+    Ok(bytes)
+}
+
+fn read_text_limited(path: &Path, what: &str, max: u64) -> Result<String, SiteErrors> {
+    String::from_utf8(read_bytes_limited(path, what, max)?).map_err(|e| {
         let good = &e.as_bytes()[..e.utf8_error().valid_up_to()];
         let line = good.iter().filter(|b| **b == b'\n').count() + 1;
         let col = good.iter().rev().take_while(|b| **b != b'\n').count() + 1;

@@ -50,16 +50,16 @@ pub fn main_with(cli: cli::Cli) -> ExitCode {
     match run(cli) {
         Ok(Outcome::Ok) => ExitCode::from(0),
         Ok(Outcome::CheckFailed(why)) => {
-            eprintln!("natsplan: check failed: {why}");
+            eprintln!("natsplan: check failed: {}", report::terminal_safe(&why));
             ExitCode::from(1)
         }
         Ok(Outcome::Interrupted(why)) => {
-            eprintln!("natsplan: {why}");
+            eprintln!("natsplan: {}", report::terminal_safe(&why));
             // 128 + the signal, as a shell reports a death by it: 130 SIGINT, 143 SIGTERM, 129 SIGHUP.
             ExitCode::from(signals::interrupted_exit_code())
         }
         Err(f) => {
-            eprintln!("natsplan: {}", f.render());
+            eprintln!("natsplan: {}", report::terminal_safe(&f.render()));
             ExitCode::from(f.code())
         }
     }

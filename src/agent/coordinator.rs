@@ -132,6 +132,14 @@ pub struct Distributed {
     pub agents: AgentsRun,
 }
 
+/// Say on stderr what a failed row's clean-up left (its error is already made; the warning names the
+/// asset and the command that removes it).
+fn say_left(left: Option<bench::result::LeftBehind>) {
+    if let Some(l) = left {
+        eprintln!("natsplan: warning: {}", l.warning());
+    }
+}
+
 /// A connected coordinator with its agents.
 pub struct Coordinator {
     client: async_nats::Client,
@@ -221,7 +229,7 @@ impl Coordinator {
     async fn interrupted(&self, states: &BTreeMap<String, RowState>, spec: &BenchSpec, row: &str) -> BenchError {
         self.abort(states, row, "interrupted by a signal on the coordinator")
             .await;
-        bench::cleanup_shared(&self.conn, spec, row).await;
+        say_left(bench::cleanup_shared(&self.conn, spec, row).await);
         cannot("interrupted by a signal: the agents were told to stop the row and its assets were removed")
     }
 
@@ -293,7 +301,7 @@ impl Coordinator {
             if let Some(why) = refusal {
                 self.gone.push(info.name.clone());
                 self.abort(&states, &row, "another agent refused the row").await;
-                bench::cleanup_shared(&self.conn, spec, &row).await;
+                say_left(bench::cleanup_shared(&self.conn, spec, &row).await);
                 return Err(agent_unavailable(format!(
                     "agent {} ({}) did not take its share of the row: {why}",
                     info.name, info.id
@@ -345,7 +353,7 @@ impl Coordinator {
                 self.gone.push(name.clone());
             }
             self.abort(&states, &row, "another agent failed to set up").await;
-            bench::cleanup_shared(&self.conn, spec, &row).await;
+            say_left(bench::cleanup_shared(&self.conn, spec, &row).await);
             return Err(agent_unavailable(format!(
                 "agent {name} ({id}) could not set up its share of the row: {why}"
             )));
@@ -397,8 +405,12 @@ impl Coordinator {
             }
         }
         let slow_after = bench::varz::total_slow_consumers(&spec.monitor).await;
-        bench::cleanup_shared(&self.conn, spec, &row).await;
-        let out = self.finish(spec, &row, &states, slow_before.zip(slow_after));
+        let left = bench::cleanup_shared(&self.conn, spec, &row).await;
+        let mut out = self.finish(spec, &row, &states, slow_before.zip(slow_after));
+        if let (Ok(d), Some(l)) = (&mut out, left) {
+            d.result.warnings.push(l.warning());
+            d.result.left_behind.push(l);
+        }
         if let Ok(d) = &out {
             let lost = d.agents.agents.iter().filter(|a| a.status == ShareStatus::Lost);
             self.gone.extend(lost.map(|a| a.name.clone()));

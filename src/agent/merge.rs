@@ -84,6 +84,10 @@ pub fn merge(spec: &BenchSpec, run_id: &str, parts: &[Part]) -> (BenchResult, Hi
         ops: first.map(|r| r.ops).unwrap_or(false),
         run_id: run_id.to_string(),
         completion: Default::default(),
+        left_behind: parts
+            .iter()
+            .flat_map(|p| p.result.left_behind.iter().cloned())
+            .collect(),
     };
     // The whole row was asked; each share says what it did (a lost agent's share is simply not done).
     for p in parts {
@@ -185,6 +189,7 @@ mod tests {
             ops: false,
             run_id: "x".into(),
             completion: Default::default(),
+            left_behind: vec![],
         }
     }
 

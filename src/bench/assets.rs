@@ -2,6 +2,7 @@
 
 use super::env::*;
 use super::exec::Fail;
+use super::result::LeftBehind;
 use super::{BenchError, BenchSpec, ConnSpec, ObjOp, Storage, Workload};
 use async_nats::jetstream;
 use std::time::{Duration, Instant};
@@ -61,6 +62,7 @@ pub(super) fn js_context(c: async_nats::Client, env: &Env, window: usize) -> jet
 pub(super) async fn create_assets(env: &Env) -> Result<(), BenchError> {
     let spec = &env.spec;
     let admin = env.connect(0, "admin").await?;
+    learn_cluster_urls(env, &admin);
     let actx = js_context(admin, env, 1);
     match spec.workload {
         Workload::Js { replicas, storage, .. } => {
@@ -113,11 +115,10 @@ pub(super) async fn create_assets(env: &Env) -> Result<(), BenchError> {
                     let name = format!("o{i}");
                     if let Err(e) = super::obj::put_object(&put, &name, &super::obj::nuid(&env.run_id, i), &data).await
                     {
-                        let _ = actx.delete_object_store(&cfg.bucket).await;
                         let why = match e {
                             Fail::Refused(w) | Fail::Unanswered(w) => w,
                         };
-                        return Err(cannot(why, "put object for the get run"));
+                        return Err(remove_after_failed_fill(env, cannot(why, "put object for the get run")).await);
                     }
                 }
             }
@@ -141,8 +142,7 @@ pub(super) async fn create_assets(env: &Env) -> Result<(), BenchError> {
             let total = env.share.as_ref().map(|s| s.total_msgs).unwrap_or(spec.msgs);
             let fctx = js_context(env.connect(0, "fill").await?, env, 512);
             if let Err(e) = super::consume::fill(&fctx, total, spec.size as usize, |_| subject.clone()).await {
-                let _ = actx.delete_stream(&cfg.name).await;
-                return Err(e);
+                return Err(remove_after_failed_fill(env, e).await);
             }
         }
         Workload::KvGet { replicas, storage, .. } => {
@@ -159,8 +159,7 @@ pub(super) async fn create_assets(env: &Env) -> Result<(), BenchError> {
             let fctx = js_context(env.connect(0, "fill").await?, env, 512);
             let b = cfg.bucket.clone();
             if let Err(e) = super::consume::fill(&fctx, total, spec.size as usize, |i| format!("$KV.{b}.k{i}")).await {
-                let _ = actx.delete_key_value(&cfg.bucket).await;
-                return Err(e);
+                return Err(remove_after_failed_fill(env, e).await);
             }
         }
         _ => {}
@@ -168,32 +167,76 @@ pub(super) async fn create_assets(env: &Env) -> Result<(), BenchError> {
     Ok(())
 }
 
-/// Remove what `create_assets` made, through any server that answers: the one the run used first may
-/// be the one that died (issue 17). Tried over every server in turn for as long as creation is (three
-/// timeouts, at least 15 s: a meta leader lost with the dead server is re-elected within that). Returns a
-/// warning naming what is left when no server removed it.
-pub(super) async fn delete_assets(env: &Env) -> Option<String> {
-    let wait = env.spec.timeout.max(Duration::from_secs(2));
-    let until = Instant::now() + (env.spec.timeout * 3).max(Duration::from_secs(15));
-    let (kind, name) = match env.spec.workload {
+/// The asset `create_assets` makes for this run: its kind (for messages) and name; None for a run
+/// that makes none.
+fn run_asset(env: &Env) -> Option<(&'static str, String)> {
+    Some(match env.spec.workload {
         Workload::Js { .. } | Workload::Consume { target: None, .. } => {
             ("stream", format!("natsplan-js-{}", env.run_id))
         }
         Workload::Kv { .. } | Workload::KvGet { .. } => ("KV bucket", format!("natsplan-kv-{}", env.run_id)),
         Workload::Obj { .. } => ("object store", format!("natsplan-obj-{}", env.run_id)),
         _ => return None,
+    })
+}
+
+/// The natscli command that removes an asset of `kind`.
+fn remove_command(kind: &str, name: &str) -> String {
+    match kind {
+        "stream" => format!("nats stream rm {name} -f"),
+        "KV bucket" => format!("nats kv del {name} -f"),
+        _ => format!("nats object del {name} -f"),
+    }
+}
+
+/// Keep the cluster's advertised client URLs (INFO `connect_urls`) of a connection, for the clean-up to
+/// reach the cluster through when every URL given is down.
+pub(super) fn learn_cluster_urls(env: &Env, client: &async_nats::Client) {
+    let urls: Vec<String> = client
+        .server_info()
+        .connect_urls
+        .iter()
+        .map(|u| env.conn.advertised_url(u))
+        .collect();
+    if !urls.is_empty() {
+        *env.cluster_urls.lock().unwrap_or_else(|e| e.into_inner()) = urls;
+    }
+}
+
+/// Remove what `create_assets` made, through any server that answers: the one the run used first may
+/// be the one that died (issue 17). Tried over every server given in turn, then over the cluster's other
+/// servers as the creating connection learned them (one `--server` given, and that one died: issue 41),
+/// for as long as creation is (three timeouts, at least 15 s: a meta leader lost with the dead server is
+/// re-elected within that). Returns what is left, and how to remove it, when no server removed it.
+pub(super) async fn delete_assets(env: &Env) -> Option<LeftBehind> {
+    let wait = env.spec.timeout.max(Duration::from_secs(2));
+    let until = Instant::now() + (env.spec.timeout * 3).max(Duration::from_secs(15));
+    let (kind, name) = run_asset(env)?;
+    let host_port = |u: &str| {
+        let rest = u.split_once("://").map_or(u, |(_, r)| r);
+        let rest = rest.rsplit_once('@').map_or(rest, |(_, r)| r);
+        rest.trim_end_matches('/').to_string()
     };
-    let servers = env.conn.servers.len().max(1);
+    let given: Vec<String> = (0..env.conn.servers.len().max(1))
+        .map(|i| env.conn.server_for(i).to_string())
+        .collect();
+    let mut urls = given.clone();
+    for u in env.cluster_urls.lock().unwrap_or_else(|e| e.into_inner()).iter() {
+        if !given.iter().any(|g| host_port(g) == host_port(u)) {
+            urls.push(u.clone());
+        }
+    }
     for attempt in 0.. {
         if attempt > 0 && Instant::now() > until {
             break;
         }
         // Every server in turn, whatever `--leader` routed the workers to (the leader's server may be the
         // one that died).
-        let at = attempt % servers;
+        let url = &urls[attempt % urls.len()];
         let Ok(Ok(admin)) = tokio::time::timeout(
             wait,
-            env.conn.connect_via(at, at, "admin", Some(env.slow_events.clone())),
+            env.conn
+                .connect_url(url, attempt, "admin", Some(env.slow_events.clone())),
         )
         .await
         else {
@@ -226,9 +269,51 @@ pub(super) async fn delete_assets(env: &Env) -> Option<String> {
             _ => tokio::time::sleep(Duration::from_millis(250)).await,
         }
     }
-    Some(format!(
-        "could not delete the run's {kind} {name} (no server removed it); delete it by hand"
-    ))
+    Some(LeftBehind {
+        kind: kind.to_string(),
+        remove: remove_command(kind, &name),
+        name,
+    })
+}
+
+/// A run that failed while its asset was being filled: the asset removed (through any server), and the
+/// error says whether it is left and how to remove it (`bench consumer` left its stream without a word).
+async fn remove_after_failed_fill(env: &Env, e: BenchError) -> BenchError {
+    let left = delete_assets(env).await;
+    let tail = match left {
+        Some(l) => format!("; {}", l.warning()),
+        None => match run_asset(env) {
+            Some((kind, name)) => format!("; the run's {kind} {name} was removed"),
+            None => String::new(),
+        },
+    };
+    with_tail(e, &tail)
+}
+
+fn with_tail(e: BenchError, tail: &str) -> BenchError {
+    match e {
+        BenchError::CannotRun(e) => BenchError::CannotRun(anyhow::anyhow!("{e:#}{tail}")),
+        BenchError::BadInput(e) => BenchError::BadInput(anyhow::anyhow!("{e:#}{tail}")),
+    }
+}
+
+/// A run's outcome with what its clean-up left: said in the result's warnings and `left_behind`, or,
+/// when the run failed, at the end of its error.
+pub(super) fn with_left<T>(
+    res: Result<T, BenchError>,
+    left: Option<LeftBehind>,
+    result: impl FnOnce(&mut T) -> &mut super::BenchResult,
+) -> Result<T, BenchError> {
+    match (res, left) {
+        (r, None) => r,
+        (Ok(mut v), Some(l)) => {
+            let r = result(&mut v);
+            r.warnings.push(l.warning());
+            r.left_behind.push(l);
+            Ok(v)
+        }
+        (Err(e), Some(l)) => Err(with_tail(e, &format!("; {}", l.warning()))),
+    }
 }
 
 /// The coordinator's side of a run spread over agents: create the run's stream, bucket or object store
@@ -238,18 +323,65 @@ pub async fn prepare_shared(conn: &ConnSpec, spec: &BenchSpec, run_id: &str) -> 
     create_assets(&env).await
 }
 
-/// Remove what `prepare_shared` created (unless `spec.keep`).
-pub async fn cleanup_shared(conn: &ConnSpec, spec: &BenchSpec, run_id: &str) {
-    if !spec.keep {
-        let env = Env::new(conn, spec, run_id.to_string(), None, None);
-        let _ = delete_assets(&env).await;
+/// Remove what `prepare_shared` created (unless `spec.keep`); what no server removed is returned.
+pub async fn cleanup_shared(conn: &ConnSpec, spec: &BenchSpec, run_id: &str) -> Option<LeftBehind> {
+    if spec.keep {
+        return None;
     }
+    let env = Env::new(conn, spec, run_id.to_string(), None, None);
+    delete_assets(&env).await
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::sync::atomic::Ordering;
+    #[test]
+    fn what_a_clean_up_left_is_said_in_the_result_or_at_the_end_of_the_error() {
+        let left = || {
+            Some(LeftBehind {
+                kind: "stream".into(),
+                name: "natsplan-js-x".into(),
+                remove: remove_command("stream", "natsplan-js-x"),
+            })
+        };
+        let r = crate::bench::BenchResult {
+            kind: "js".into(),
+            label: String::new(),
+            params: Default::default(),
+            msgs: 1,
+            size: 1,
+            publishers: Default::default(),
+            subscribers: Default::default(),
+            latency_us: None,
+            rate: None,
+            losses: None,
+            warnings: vec![],
+            failed: 0,
+            ops: false,
+            run_id: "x".into(),
+            completion: Default::default(),
+            left_behind: vec![],
+        };
+        let r = with_left(Ok(r), left(), |r| r).unwrap();
+        assert_eq!(r.left_behind, vec![left().unwrap()]);
+        assert!(r.warnings[0].contains("natsplan-js-x") && r.warnings[0].contains("nats stream rm natsplan-js-x -f"));
+        let v = crate::bench::export::json_value(&r);
+        assert_eq!(v["left_behind"][0]["remove"], "nats stream rm natsplan-js-x -f");
+        let e = with_left::<()>(
+            Err(cannot("connection lost", "fill the stream")),
+            left(),
+            |_| unreachable!(),
+        );
+        let text = e.unwrap_err().to_string();
+        assert!(
+            text.contains("fill the stream: connection lost") && text.contains("nats stream rm natsplan-js-x -f"),
+            "{text}"
+        );
+        assert_eq!(remove_command("KV bucket", "b"), "nats kv del b -f");
+        assert_eq!(remove_command("object store", "o"), "nats object del o -f");
+    }
+
     #[tokio::test(start_paused = true)]
     pub(super) async fn asset_creation_retries_unanswered_requests_longer_than_refusals() {
         // Attempts until success or the deadline, on a paused clock (time moves only while sleeping).

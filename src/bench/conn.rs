@@ -363,8 +363,16 @@ impl ConnSpec {
         let tls_key = file(&a.tls_key, "--tlskey", "NATS_KEY", "key", &c.key);
         let tls_ca = file(&a.tls_ca, "--tlsca", "NATS_CA", "ca", &c.ca);
         for f in [&creds, &nkey, &tls_cert, &tls_key, &tls_ca].into_iter().flatten() {
-            if !f.value.is_file() {
-                let e = anyhow!("{} {}: no such file", f.from, f.value.display());
+            // Through the one bounded reader: a FIFO, a device or a folder is named for what it is (it
+            // said "no such file"), a file past the limit is refused before anything reads it whole.
+            let refused = match f.value.symlink_metadata() {
+                Err(_) => Some("no such file".to_string()),
+                Ok(_) => crate::input::read_bytes(&f.value, "file")
+                    .err()
+                    .map(|e| crate::input::one_line(&e)),
+            };
+            if let Some(why) = refused {
+                let e = anyhow!("{} {}: {why}", f.from, f.value.display());
                 return Err(if f.from.starts_with("the context") {
                     in_ctx(e)
                 } else {
@@ -481,10 +489,12 @@ impl ConnSpec {
             Auth::None => {}
             Auth::UserPassword(u, p) => o = o.user_and_password(u.clone(), p.clone()),
             Auth::Creds(p) => {
-                // async-nats's message says what is wrong with the file, never its content.
+                // Read through the bounded reader (async-nats's own read has no limit); async-nats's
+                // message says what is wrong with the file, never its content.
+                let text = crate::input::read_text(p, "creds file")
+                    .map_err(|e| anyhow!("creds {}: {}", p.display(), crate::input::one_line(&e)))?;
                 o = o
-                    .credentials_file(p)
-                    .await
+                    .credentials(&text)
                     .with_context(|| format!("creds {}: cannot use", p.display()))?;
             }
             Auth::NkeySeed(seed) => o = o.nkey(seed.clone()),
@@ -587,6 +597,33 @@ impl ConnSpec {
         slow_events: Option<Arc<AtomicU64>>,
     ) -> Result<async_nats::Client, ConnectFailure> {
         let url = self.server_for(server).to_string();
+        self.connect_url(&url, i, role, slow_events).await
+    }
+
+    /// The URL of a server the cluster advertised (`host:port` from INFO `connect_urls`), in the scheme
+    /// and with the credentials of the first URL given, so it is reached as the given ones are.
+    pub fn advertised_url(&self, host_port: &str) -> String {
+        let first = self.servers.first().map(String::as_str).unwrap_or("");
+        let scheme = first.split_once("://").map_or("nats", |(s, _)| s);
+        let rest = first.split_once("://").map_or(first, |(_, r)| r);
+        let authority = &rest[..rest.find('/').unwrap_or(rest.len())];
+        let info = authority
+            .rsplit_once('@')
+            .map(|(i, _)| format!("{i}@"))
+            .unwrap_or_default();
+        let hp = host_port.split_once("://").map_or(host_port, |(_, r)| r);
+        format!("{scheme}://{info}{hp}")
+    }
+
+    /// [`ConnSpec::connect_via`] to a URL given whole (one `advertised_url` made).
+    pub async fn connect_url(
+        &self,
+        url: &str,
+        i: usize,
+        role: &str,
+        slow_events: Option<Arc<AtomicU64>>,
+    ) -> Result<async_nats::Client, ConnectFailure> {
+        let url = url.to_string();
         let o = self
             .options(format!("natsplan-bench-{role}{i}"), slow_events)
             .await
@@ -687,8 +724,13 @@ fn js_domain_prefix(domain: &str, from: &str) -> anyhow::Result<String> {
 
 /// The seed line of an nkey file. `from` names where the path came from (`--nkey`, `$NATS_NKEY`, ...).
 fn read_seed(p: &Path, from: &str) -> anyhow::Result<String> {
-    let text =
-        std::fs::read_to_string(p).with_context(|| format!("{from} {}: cannot read the seed file", p.display()))?;
+    let text = crate::input::read_text(p, "nkey seed file").map_err(|e| {
+        anyhow!(
+            "{from} {}: cannot read the seed file: {}",
+            p.display(),
+            crate::input::one_line(&e)
+        )
+    })?;
     let seed = text.lines().map(str::trim).find(|l| l.starts_with('S') && l.len() > 50);
     seed.map(str::to_string).ok_or_else(|| {
         anyhow!(

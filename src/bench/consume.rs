@@ -61,16 +61,16 @@ pub(super) async fn consume(
         ConsumeMode::OrderedPush => push_run(env, clients, &stream, target).await,
         _ => consume_run(env, mode, clients, batch, &stream, target).await,
     };
-    let mut left = None;
+    let (mut left, mut consumers_left) = (None, None);
     if !env.spec.keep {
         if owned && env.owns_assets() {
             left = delete_assets(env).await;
         } else {
-            left = delete_consumers(env, &stream, clients).await;
+            consumers_left = delete_consumers(env, &stream, clients).await;
         }
     }
-    let mut r = res?;
-    r.warnings.extend(left);
+    let mut r = with_left(res, left, |r| r)?;
+    r.warnings.extend(consumers_left);
     r.params.insert("stream".into(), stream);
     if mode != ConsumeMode::OrderedPush {
         r.params.insert("batch".into(), batch.to_string());

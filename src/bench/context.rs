@@ -16,7 +16,7 @@
 //! This module only reads; it never writes or selects a context. Its errors name the file and the field,
 //! never a value.
 
-use anyhow::{anyhow, Context as _};
+use anyhow::anyhow;
 use std::path::{Path, PathBuf};
 
 /// How natsplan looks up an environment variable (tests pass a map instead of the process environment).
@@ -72,7 +72,8 @@ pub fn config_root(env: EnvLookup) -> Option<PathBuf> {
 
 /// The name in `ROOT/nats/context.txt`, trimmed; None when the file is missing or empty.
 pub fn selected(root: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(root.join("nats").join("context.txt")).ok()?;
+    // The bounded reader: a context.txt that is a FIFO or a device is no selection, never a hang.
+    let text = crate::input::read_text(&root.join("nats").join("context.txt"), "context.txt").ok()?;
     Some(text.trim().to_string()).filter(|s| !s.is_empty())
 }
 
@@ -112,19 +113,21 @@ pub fn load(flag: Option<&str>, no_context: bool, env: EnvLookup) -> anyhow::Res
         },
     };
     let as_file = PathBuf::from(&name);
-    let path = if name.ends_with(".json") && as_file.is_file() {
+    // A path that exists (a FIFO or a folder included: the reader below refuses those by name).
+    let path = if name.ends_with(".json") && as_file.symlink_metadata().is_ok() {
         as_file
     } else {
         validate_name(&name, &by)?;
         let root = root.ok_or_else(|| anyhow!("{by} {name}: neither $XDG_CONFIG_HOME nor $HOME is set"))?;
         root.join("nats").join("context").join(format!("{name}.json"))
     };
-    let text = std::fs::read_to_string(&path).with_context(|| {
-        format!(
-            "{by} {name}: cannot read {}; list contexts with `nats context ls`, create one with `nats context add`, \
-             or pass --no-context",
-            path.display()
-        )
+    let text = crate::input::read_text(&path, "context file").map_err(|e| {
+        let fix = if path.symlink_metadata().is_ok() {
+            crate::input::one_line(&e)
+        } else {
+            "list contexts with `nats context ls`, create one with `nats context add`, or pass --no-context".into()
+        };
+        anyhow!("{by} {name}: cannot read {}: {fix}", path.display())
     })?;
     // serde_json's message names the line and column, never the value that failed.
     let file: ContextFile =
@@ -198,7 +201,8 @@ pub fn resolve_secret(v: &str, what: &str, env: EnvLookup) -> anyhow::Result<Str
     }
     if lower.starts_with("file://") {
         let p = expand_path(&v[7..], env);
-        let text = std::fs::read_to_string(&p).with_context(|| format!("{what}: cannot read {p}"))?;
+        let text = crate::input::read_text(Path::new(&p), &format!("{what} file"))
+            .map_err(|e| anyhow!("{what}: cannot read {p}: {}", crate::input::one_line(&e)))?;
         return Ok(text.trim_end_matches(['\r', '\n']).to_string());
     }
     for scheme in ["op://", "nsc://", "data:"] {

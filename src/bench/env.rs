@@ -31,6 +31,10 @@ pub(super) struct Env {
     /// The server URLs (indices into the connection's list) workers use in turn, once `bench::leader`
     /// has placed them by the stream leader; unset, worker `i` uses URL `i mod n`.
     pub(super) route: std::sync::OnceLock<Vec<usize>>,
+    /// The cluster's other client URLs, as the server the run's assets were created through advertised
+    /// them (INFO `connect_urls`): the run's assets are removed through these too when every URL given is
+    /// down (one `--server` given, and that server died).
+    pub(super) cluster_urls: std::sync::Mutex<Vec<String>>,
 }
 
 /// One process's part of a run coordinated over agents (`natsplan agent`): which of the run's workers it
@@ -103,6 +107,7 @@ impl Env {
             hist: std::sync::Mutex::new(None),
             cancel: super::Cancel::new(),
             route: std::sync::OnceLock::new(),
+            cluster_urls: std::sync::Mutex::new(Vec::new()),
         }
     }
     /// The clock's start: now, or on an agent, once setup is done, the instant the coordinator agreed.

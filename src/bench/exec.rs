@@ -368,6 +368,7 @@ pub(super) fn blank_result(env: &Env, kind: &str, label: &str, params: BTreeMap<
         ops: false,
         run_id: env.run_id.clone(),
         completion: Default::default(),
+        left_behind: vec![],
     }
 }
 

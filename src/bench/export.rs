@@ -276,6 +276,7 @@ pub fn json_value(r: &BenchResult) -> Value {
         "done": r.completion.done,
         "unacknowledged": r.completion.unacknowledged,
         "interrupted": r.completion.interrupted,
+        "left_behind": r.left_behind,
     });
     let m = v.as_object_mut().expect("json! of an object literal is an object");
     if r.ops {
@@ -396,6 +397,7 @@ mod tests {
             ops: false,
             run_id: "abc".into(),
             completion: Default::default(),
+            left_behind: vec![],
         }
     }
 

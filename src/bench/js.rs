@@ -39,8 +39,7 @@ pub(super) async fn js(
     } else {
         None
     };
-    let (mut r, _) = result?;
-    r.warnings.extend(left);
+    let (mut r, _) = with_left(result, left, |(r, _)| r)?;
     r.label = match mode {
         PublishMode::Async => "JetStream asynchronous publisher",
         PublishMode::Sync => "JetStream synchronous publisher",

@@ -34,8 +34,7 @@ pub(super) async fn kv(
     } else {
         None
     };
-    let (mut r, _) = result?;
-    r.warnings.extend(left);
+    let (mut r, _) = with_left(result, left, |(r, _)| r)?;
     r.params.insert("replicas".into(), replicas.to_string());
     r.params.insert("bucket".into(), bucket);
     Ok(r)

@@ -58,8 +58,7 @@ pub(super) async fn obj(
     } else {
         None
     };
-    let (mut r, _) = res?;
-    r.warnings.extend(left);
+    let (mut r, _) = with_left(res, left, |(r, _)| r)?;
     r.params.insert("replicas".into(), replicas.to_string());
     r.params.insert("bucket".into(), bucket);
     Ok(r)

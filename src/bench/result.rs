@@ -221,6 +221,30 @@ pub struct BenchResult {
     /// Whether the run did all it was asked (results written before this field existed read as complete).
     #[serde(default)]
     pub completion: Completion,
+    /// The run's stream, KV bucket or object store that no server removed (empty when all went): what it
+    /// is and the command that removes it. Results written before this field existed read as none.
+    #[serde(default)]
+    pub left_behind: Vec<LeftBehind>,
+}
+
+/// An asset a run created and could not remove, and how to remove it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct LeftBehind {
+    /// `stream`, `KV bucket` or `object store`.
+    pub kind: String,
+    pub name: String,
+    /// The natscli command that removes it (`nats stream rm NAME -f`, ...).
+    pub remove: String,
+}
+
+impl LeftBehind {
+    /// The warning printed with the results.
+    pub fn warning(&self) -> String {
+        format!(
+            "the run's {} {} is left on the cluster (no server removed it): remove it with `{}`",
+            self.kind, self.name, self.remove
+        )
+    }
 }
 
 /// What a run was asked to do and what it did. A run is complete when nothing interrupted it, no publish
@@ -378,6 +402,7 @@ mod tests {
             ops: false,
             run_id: "x".into(),
             completion: Completion::default(),
+            left_behind: vec![],
         };
         assert!((r.aggregate_msgs_per_s() - 100.0).abs() < 1e-9);
         assert_eq!(r.msgs_per_s(), r.aggregate_msgs_per_s());

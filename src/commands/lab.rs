@@ -202,7 +202,10 @@ fn up(g: &Global, u: UpArgs) -> Result<Outcome, Failure> {
         }
     }
     if u.power_loss_fs {
-        crate::powerfs::probe().map_err(|e| cannot_run(anyhow!("--power-loss-fs: {e}")))?;
+        let cleaned = crate::powerfs::probe().map_err(|e| cannot_run(anyhow!("--power-loss-fs: {e}")))?;
+        say_probes_cleaned(&cleaned);
+    } else {
+        clean_dead_probes();
     }
     let guard = InterruptGuard::install();
     let opts = StartOptions {
@@ -316,9 +319,35 @@ fn status(g: &Global, d: DirArgs) -> Result<Outcome, Failure> {
     Ok(Outcome::Ok)
 }
 
+/// Say on stderr which dead FUSE probe mounts (a `--power-loss-fs` probe killed mid-way) were removed.
+pub(crate) fn say_probes_cleaned(cleaned: &[std::path::PathBuf]) {
+    if !cleaned.is_empty() {
+        let names: Vec<String> = cleaned.iter().map(|p| p.display().to_string()).collect();
+        eprintln!(
+            "natsplan: unmounted {} dead FUSE mount(s) a killed --power-loss-fs probe left, and removed their temp \
+             folders: {}",
+            cleaned.len(),
+            names.join(", ")
+        );
+    }
+}
+
+/// Remove the dead mounts killed FUSE probes left (`lab up` and `lab down` do, whatever the lab); one
+/// that cannot be removed is said, never fatal to the command.
+fn clean_dead_probes() {
+    match crate::powerfs::mounts::clean_dead_probes() {
+        Ok(cleaned) => say_probes_cleaned(&cleaned),
+        Err(e) => eprintln!(
+            "natsplan: warning: a dead FUSE mount a killed --power-loss-fs probe left could not be removed ({e}); \
+             as root: grep natsplan-powerfs /proc/self/mountinfo, then umount -l MOUNTPOINT"
+        ),
+    }
+}
+
 fn down(g: &Global, a: DownArgs) -> Result<Outcome, Failure> {
     let d = a.at;
     let fmt = super::format(g);
+    clean_dead_probes();
     let _lock = match d.dir.is_dir() {
         true => Some(LabLock::take(&d.dir).map_err(cannot_run)?),
         false => None,

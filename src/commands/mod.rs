@@ -84,7 +84,8 @@ pub fn emit_stdout(bytes: &[u8]) -> Result<(), Failure> {
 /// Stdout written by `write` as the report is made (through a 1 MiB buffer), with `emit_stdout`'s handling
 /// of a closed pipe.
 pub fn stream_stdout(write: impl FnOnce(&mut (dyn Write + Send)) -> std::io::Result<()>) -> Result<(), Failure> {
-    let mut out = std::io::BufWriter::with_capacity(1 << 20, std::io::stdout());
+    // Control characters in names natsplan did not write (terminal escapes) are shown, not acted on.
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, crate::report::TerminalSafe(std::io::stdout()));
     match write(&mut out).and_then(|_| out.flush()) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),

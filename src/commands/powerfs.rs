@@ -40,7 +40,8 @@ pub enum MetadataArg {
 
 pub fn run(_g: &Global, a: PowerfsArgs) -> Result<Outcome, Failure> {
     if a.probe {
-        crate::powerfs::probe().map_err(|e| cannot_run(anyhow::anyhow!("powerfs: {e}")))?;
+        let cleaned = crate::powerfs::probe().map_err(|e| cannot_run(anyhow::anyhow!("powerfs: {e}")))?;
+        super::lab::say_probes_cleaned(&cleaned);
         eprintln!("powerfs: FUSE mounts work here");
         return Ok(Outcome::Ok);
     }

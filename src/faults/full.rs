@@ -68,7 +68,7 @@ impl FullStore {
         };
         let conf = lab.nodes()[v].conf.clone();
         let save = lab.dir().join(format!("{}-store-save", lab.nodes()[v].name));
-        let conf_text = std::fs::read_to_string(&conf)?;
+        let conf_text = crate::input::read_text(&conf, "server config").map_err(|e| anyhow!("{e}"))?;
         let limited = set_max_file_store(&conf_text, max_file_store)
             .ok_or_else(|| anyhow!("{}: no store_dir line", conf.display()))?;
         lab.kill(v)?;

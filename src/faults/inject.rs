@@ -331,7 +331,7 @@ fn wipe_follower(ctx: &Ctx, lab: &mut Lab, v: usize, js: &jetstream::Context, st
     std::fs::remove_dir_all(&store).with_context(|| format!("cannot empty {}", store.display()))?;
     std::fs::create_dir_all(&store)?;
     let conf = lab.nodes()[v].conf.clone();
-    let text = std::fs::read_to_string(&conf)?;
+    let text = crate::input::read_text(&conf, "server config").map_err(|e| anyhow!("{e}"))?;
     let renamed = rename_server(&text, &old, &format!("{old}{WIPED_SUFFIX}"))
         .ok_or_else(|| anyhow!("{}: no server_name line to rename", conf.display()))?;
     std::fs::write(&conf, renamed)?;

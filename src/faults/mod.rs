@@ -123,9 +123,18 @@ pub fn run(opts: &FaultOptions, log: &dyn Fn(&str)) -> Result<FaultReport> {
     // Power scenarios run on a second lab whose stores sit on the power-loss layer, after the others
     // (whose results the layer's cost must not touch); where FUSE cannot mount they are skipped.
     let power_skip = if planned.iter().any(|p| p.kind.is_power()) {
-        crate::powerfs::probe()
-            .err()
-            .map(|e| format!("the power-loss layer cannot mount here (FUSE): {e}"))
+        match crate::powerfs::probe() {
+            Ok(cleaned) => {
+                if !cleaned.is_empty() {
+                    log(&format!(
+                        "unmounted {} dead FUSE mount(s) a killed power-loss probe left",
+                        cleaned.len()
+                    ));
+                }
+                None
+            }
+            Err(e) => Some(format!("the power-loss layer cannot mount here (FUSE): {e}")),
+        }
     } else {
         None
     };

@@ -106,9 +106,18 @@ pub fn free_ports(n: usize) -> Result<Vec<u16>> {
 
 /// The last `max` bytes of a log file (for error messages).
 pub fn log_tail(path: &Path, max: u64) -> String {
-    let Ok(mut f) = std::fs::File::open(path) else {
+    // Not blocking on a FIFO, and only a regular file (a device would read without end).
+    use std::os::unix::fs::OpenOptionsExt;
+    let opened = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path);
+    let Ok(mut f) = opened else {
         return String::from("(no log)");
     };
+    if !f.metadata().is_ok_and(|m| m.is_file()) {
+        return String::from("(the log is not a regular file)");
+    }
     let len = f.metadata().map(|m| m.len()).unwrap_or(0);
     let _ = f.seek(SeekFrom::Start(len.saturating_sub(max)));
     let mut s = String::new();

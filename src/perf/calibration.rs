@@ -330,12 +330,22 @@ impl CalibrationFile {
                     bad(at("values"), "empty".into(), "a row must publish at least one figure");
                 }
                 for (k, v) in &r.values {
-                    if !v.is_finite() || *v < 0.0 {
-                        bad(
-                            at(&format!("values.{k}")),
-                            format!("{v} must be a finite, non-negative number"),
-                            "write the figure as published, 0 or more",
-                        );
+                    // A rate or a time of 0 is no measurement: it predicted 0/s with exit 0 (issue 41).
+                    // Other figures (`sustained: 0`, an `error` of 0) may be 0.
+                    let measured = k.ends_with("_per_s") || k.ends_with("_ms") || k.ends_with("_us");
+                    if !v.is_finite() || *v < 0.0 || (measured && *v == 0.0) {
+                        let (what, fix) = if measured {
+                            (
+                                "a finite number above zero (a rate or a time)",
+                                "write the figure as published (a rate or time of 0 measures nothing), or drop the key",
+                            )
+                        } else {
+                            (
+                                "a finite, non-negative number",
+                                "write the figure as published, 0 or more",
+                            )
+                        };
+                        bad(at(&format!("values.{k}")), format!("{v} must be {what}"), fix);
                     }
                 }
                 for d in &r.derived {

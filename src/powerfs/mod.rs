@@ -150,9 +150,14 @@ impl Drop for Mounted {
     }
 }
 
+/// The name every probe's temp folder starts with, so a probe killed mid-way (its mount left dead)
+/// is found and cleaned by the next probe, `lab up` or `lab down` ([`mounts::clean_dead_probes`]).
+pub const PROBE_PREFIX: &str = "natsplan-fuse-probe-";
+
 /// Whether this machine can mount the layer: a real mount of an empty directory, then unmounted.
-/// `Err` says what is missing and how to get it.
-pub fn probe() -> Result<(), String> {
+/// Dead mounts earlier probes left (killed mid-way) are detached first; `Ok` lists them, for the
+/// caller to say so. `Err` says what is missing and how to get it.
+pub fn probe() -> Result<Vec<PathBuf>, String> {
     if !Path::new("/dev/fuse").exists() {
         return Err(
             "/dev/fuse is missing (FUSE needs the fuse kernel module; in a container, \
@@ -160,7 +165,12 @@ pub fn probe() -> Result<(), String> {
                 .into(),
         );
     }
-    let tmp = tempfile::tempdir().map_err(|e| format!("temp dir: {e}"))?;
+    let cleaned =
+        mounts::clean_dead_probes().map_err(|e| format!("removing the dead mount a killed earlier probe left: {e}"))?;
+    let tmp = tempfile::Builder::new()
+        .prefix(PROBE_PREFIX)
+        .tempdir()
+        .map_err(|e| format!("temp dir: {e}"))?;
     let (backing, mnt) = (tmp.path().join("b"), tmp.path().join("m"));
     for d in [&backing, &mnt] {
         std::fs::create_dir(d).map_err(|e| format!("{}: {e}", d.display()))?;
@@ -173,7 +183,7 @@ pub fn probe() -> Result<(), String> {
     })?;
     std::fs::write(mnt.join("probe"), b"ok").map_err(|e| format!("writing through FUSE: {e}"))?;
     m.unmount().map_err(|e| format!("unmounting the probe: {e}"))?;
-    Ok(())
+    Ok(cleaned)
 }
 
 pub mod serve;

@@ -1,8 +1,11 @@
 //! Finding and removing this layer's mounts, so that no mount outlives the run that made it: a killed
 //! `natsplan powerfs` leaves its mount behind ("Transport endpoint is not connected"); the next
 //! `lab down` (or test guard) finds it in /proc/self/mountinfo by its file-system name and detaches it.
+//! A killed probe (`lab up --power-loss-fs` checks FUSE with a mount of its own in a temp folder named
+//! `PROBE_PREFIX…`) leaves a dead mount too: every probe, `lab up` and `lab down` detach those first
+//! ([`clean_dead_probes`]) and remove their folders.
 
-use super::FSNAME;
+use super::{FSNAME, PROBE_PREFIX};
 use std::ffi::CString;
 use std::io;
 use std::os::unix::ffi::OsStrExt;
@@ -55,18 +58,67 @@ pub fn under(dir: &Path) -> io::Result<Vec<PathBuf>> {
         .collect())
 }
 
-/// Detach a mount lazily (umount2 MNT_DETACH): works on a dead FUSE mount and on a busy one.
+/// Detach a mount lazily (umount2 MNT_DETACH): works on a dead FUSE mount and on a busy one. Without
+/// the right to unmount (not root: the mount was made through fusermount3), `fusermount3 -u -z` does it.
 pub fn detach(mountpoint: &Path) -> io::Result<()> {
     let c = CString::new(mountpoint.as_os_str().as_bytes())?;
     // SAFETY: a valid C string; umount2 takes no other memory.
     if unsafe { libc::umount2(c.as_ptr(), libc::MNT_DETACH) } != 0 {
         let e = io::Error::last_os_error();
-        // EINVAL: not a mount point (already gone), which is what we wanted.
-        if e.raw_os_error() != Some(libc::EINVAL) && e.raw_os_error() != Some(libc::ENOENT) {
-            return Err(e);
+        match e.raw_os_error() {
+            // EINVAL: not a mount point (already gone), which is what we wanted.
+            Some(libc::EINVAL) | Some(libc::ENOENT) => {}
+            Some(libc::EPERM) => {
+                for tool in ["fusermount3", "fusermount"] {
+                    let ran = std::process::Command::new(tool)
+                        .args(["-u", "-z"])
+                        .arg(mountpoint)
+                        .stdin(std::process::Stdio::null())
+                        .stdout(std::process::Stdio::null())
+                        .stderr(std::process::Stdio::null())
+                        .status();
+                    if ran.is_ok_and(|s| s.success()) {
+                        return Ok(());
+                    }
+                }
+                return Err(e);
+            }
+            _ => return Err(e),
         }
     }
     Ok(())
+}
+
+/// Whether a mount of this layer is dead: its process is gone, so any access fails with ENOTCONN
+/// ("Transport endpoint is not connected").
+fn is_dead(mountpoint: &Path) -> bool {
+    std::fs::metadata(mountpoint).err().and_then(|e| e.raw_os_error()) == Some(libc::ENOTCONN)
+}
+
+/// The probe folder (named `PROBE_PREFIX…`) a mount point sits in, if it sits in one.
+fn probe_folder(mountpoint: &Path) -> Option<&Path> {
+    mountpoint.ancestors().find(|a| {
+        a.file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with(PROBE_PREFIX))
+    })
+}
+
+/// Detach the dead mounts a killed FUSE probe left (mounts of this layer inside a `PROBE_PREFIX…`
+/// folder whose process is gone) and remove their folders; a probe still running is left alone.
+/// Returns the mount points removed.
+pub fn clean_dead_probes() -> io::Result<Vec<PathBuf>> {
+    let mut gone = Vec::new();
+    for p in under(Path::new("/"))? {
+        let Some(folder) = probe_folder(&p) else { continue };
+        if !is_dead(&p) {
+            continue;
+        }
+        detach(&p)?;
+        // The folder is the probe's own temp folder (an empty backing and mount point).
+        let _ = std::fs::remove_dir_all(folder);
+        gone.push(p);
+    }
+    Ok(gone)
 }
 
 /// Detach every mount of this layer under `dir`; returns the ones it removed.
@@ -87,8 +139,7 @@ pub fn clean_under(dir: &Path) -> io::Result<Vec<PathBuf>> {
 pub fn clean_dead() -> io::Result<Vec<PathBuf>> {
     let mut gone = Vec::new();
     for p in under(Path::new("/"))? {
-        let dead = std::fs::metadata(&p).err().and_then(|e| e.raw_os_error()) == Some(libc::ENOTCONN);
-        if dead {
+        if is_dead(&p) {
             detach(&p)?;
             gone.push(p);
         }
@@ -112,6 +163,13 @@ mod tests {
             parse_mountinfo(text),
             vec![PathBuf::from("/tmp/lab a/servers/n1/store"), PathBuf::from("/tmp/x")]
         );
+    }
+
+    #[test]
+    fn a_probe_folder_is_found_by_its_prefix() {
+        let p = PathBuf::from(format!("/tmp/{PROBE_PREFIX}x1y2/m"));
+        assert_eq!(probe_folder(&p), Some(Path::new(&format!("/tmp/{PROBE_PREFIX}x1y2"))));
+        assert_eq!(probe_folder(Path::new("/tmp/lab/n1/store")), None);
     }
 
     #[test]

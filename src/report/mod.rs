@@ -140,6 +140,54 @@ impl std::fmt::Display for Clipped {
     }
 }
 
+/// Text for an operator's terminal with every control character shown, never acted on: names and values
+/// natsplan did not write itself (a live server's `server_name`, a saved plan's version, a cluster's
+/// answer) could carry terminal escapes (ESC `[`…) that recolour, retitle or rewrite the screen. Newlines
+/// and tabs stay; any other control character is written as its escape (`\u{1b}`). The one place both
+/// stdout (`TerminalSafe`) and the final error line go through.
+pub fn terminal_safe(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(unsafe_char) {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in s.chars() {
+        if unsafe_char(c) {
+            out.extend(c.escape_unicode());
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+fn unsafe_char(c: char) -> bool {
+    c.is_control() && c != '\n' && c != '\t'
+}
+
+/// A writer that passes text through [`terminal_safe`]: control bytes (C0 but newline and tab, DEL) are
+/// written as their escapes. JSON never holds one raw (serde escapes them), so JSON passes unchanged; a C1
+/// control (two bytes in UTF-8) is caught by `terminal_safe` where text is whole, not here.
+pub struct TerminalSafe<W: std::io::Write>(pub W);
+
+impl<W: std::io::Write> std::io::Write for TerminalSafe<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let bad = |b: u8| (b < 0x20 && b != b'\n' && b != b'\t') || b == 0x7f;
+        let mut start = 0;
+        for (i, &b) in buf.iter().enumerate() {
+            if bad(b) {
+                self.0.write_all(&buf[start..i])?;
+                write!(self.0, "\\u{{{b:x}}}")?;
+                start = i + 1;
+            }
+        }
+        self.0.write_all(&buf[start..])?;
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
+    }
+}
+
 fn clip_cell(s: &str) -> String {
     match s.char_indices().nth(MAX_CELL_CHARS) {
         Some((i, _)) => format!("{}…", &s[..i]),
@@ -233,6 +281,22 @@ pub use crate::perf::calibration_words;
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn control_characters_are_shown_not_sent_to_the_terminal() {
+        use std::io::Write;
+        assert_eq!(
+            super::terminal_safe("n1\x1b[31m\u{9b}x\ny\tz"),
+            "n1\\u{1b}[31m\\u{9b}x\ny\tz"
+        );
+        assert!(matches!(super::terminal_safe("plain\n"), std::borrow::Cow::Borrowed(_)));
+        let mut w = super::TerminalSafe(Vec::new());
+        w.write_all(b"a\x1b]0;title\x07b\r\n{\"k\":\"\\u001b\"}").unwrap();
+        assert_eq!(
+            String::from_utf8(w.0).unwrap(),
+            "a\\u{1b}]0;title\\u{7}b\\u{d}\n{\"k\":\"\\u001b\"}"
+        );
+    }
+
     use super::*;
 
     #[test]

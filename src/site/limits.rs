@@ -202,6 +202,16 @@ pub const RATE_PER_S: Bound = Bound {
     why: "no client sends a billion messages a second; below one per 1000 s a schedule is no benchmark",
 };
 
+/// A required rate a site or `predict --rate` gives (a stream's `msgs_per_s`, a bucket's or object store's
+/// `puts_per_s`/`gets_per_s`, the core rate), per second; the lower end is checked apart (above zero).
+/// A 1e300 rate passed and printed a 300-digit "needs …/s" (issue 41).
+pub const REQUIRED_RATE_PER_S: Bound = Bound {
+    what: "operations per second",
+    min: 0.0,
+    max: 1_000_000_000.0,
+    why: "no NATS cluster carries a billion messages a second; a larger figure is a typo or a unit slip",
+};
+
 /// A bench wait (`--timeout`, `--backlog-cutoff`, `--sub-sleep`, `--sleep`, `--agents-timeout`), in seconds.
 pub const BENCH_WAIT_S: Bound = Bound {
     what: "seconds",

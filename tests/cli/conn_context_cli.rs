@@ -197,3 +197,62 @@ fn an_unreachable_server_is_named_without_the_credentials_in_its_url() {
     assert!(err.contains("***@127.0.0.1"), "the server is named: {err}");
     assert!(!out.contains(SECRET) && !err.contains(SECRET), "{out}\n{err}");
 }
+
+fn mkfifo(path: &Path) {
+    let c = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+}
+
+/// Issue 41: every file a connection reads goes through the one bounded reader. `--creds`, `--nkey`,
+/// `--tlsca` and `--tlscert` said "no such file" for a FIFO, a device or a folder that exists; a context's
+/// `file://` password or token waited forever on a FIFO and read /dev/zero without end; a context file
+/// that is a FIFO was taken for a name. Each is now refused at once, naming the path and what it is.
+#[test]
+fn connection_files_and_context_secrets_are_read_only_when_regular_and_bounded() {
+    let d = tempfile::tempdir().unwrap();
+    let fifo = d.path().join("fifo");
+    mkfifo(&fifo);
+    let fifo = fifo.to_str().unwrap();
+    let folder = d.path().to_str().unwrap();
+    let ctx_fifo = d.path().join("ctx.json");
+    mkfifo(&ctx_fifo);
+    let root = config_root(
+        &[
+            (
+                "zero",
+                r#"{"url":"nats://127.0.0.1:1","user":"u","password":"file:///dev/zero"}"#.to_string(),
+            ),
+            (
+                "pipe",
+                format!(r#"{{"url":"nats://127.0.0.1:1","token":"file://{fifo}"}}"#),
+            ),
+        ],
+        None,
+    );
+    for (args, path, want) in [
+        (vec!["--creds", fifo], fifo, "FIFO"),
+        (vec!["--nkey", "/dev/null"], "/dev/null", "character device"),
+        (vec!["--tlsca", folder], folder, "directory"),
+        (vec!["--tlscert", fifo, "--tlskey", fifo], fifo, "FIFO"),
+        (vec!["--context", "zero"], "/dev/zero", "character device"),
+        (vec!["--context", "pipe"], fifo, "FIFO"),
+        (
+            vec!["--context", ctx_fifo.to_str().unwrap()],
+            ctx_fifo.to_str().unwrap(),
+            "FIFO",
+        ),
+    ] {
+        let mut all = vec!["verify", "--dry-run"];
+        all.extend_from_slice(&args);
+        let (code, _, err) = run_env(root.path(), &[], &all);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains(path) && err.contains(want), "{args:?}: {err}");
+        assert!(!err.contains("no such file"), "{args:?}: it exists: {err}");
+    }
+    // A selected-context file that is a FIFO is no selection, never a wait.
+    let root = config_root(&[], None);
+    mkfifo(&root.path().join("nats").join("context.txt"));
+    let (code, _, err) = run_env(root.path(), &[], &["verify", "--dry-run"]);
+    assert_eq!(code, 0, "{err}");
+}

@@ -282,3 +282,51 @@ fn tables_shorten_huge_cells() {
         "{ns} characters of the name shown"
     );
 }
+
+/// Issue 41 (low): a calibration rate of 0 predicted 0/s with exit 0; a 1e300 rate (a site's, `predict
+/// --rate`) passed and printed a 300-digit figure. Each is refused at its place, exit 2.
+#[test]
+fn zero_calibration_figures_and_absurd_rates_are_refused_at_their_place() {
+    let good = include_str!("../../calibration/nats-docs-kv-putter.yaml");
+    assert!(good.contains("ops_per_s: 30067"));
+    let cal = file(&good.replacen("ops_per_s: 30067", "ops_per_s: 0", 1), ".yaml");
+    refused(
+        &["predict", "--kind", "kv", "--calibration", p(&cal)],
+        &["values.ops_per_s", "above zero"],
+    );
+    refused(
+        &["predict", "--kind", "js", "--rate", "1e300"],
+        &["--rate 1e300", "at most"],
+    );
+    let site = site_with("core: { msgs_per_s: 200000", "core: { msgs_per_s: 1e300");
+    refused(&["design", p(&site)], &["core.msgs_per_s", "at most"]);
+    let site = site_with("puts_per_s: 3000", "puts_per_s: 1e300");
+    refused(&["design", p(&site)], &["puts_per_s", "at most"]);
+}
+
+/// Issue 41 (low): text natsplan did not write (a saved plan's version here; a live server's name alike)
+/// reached the terminal raw, escapes included. It is shown, not acted on.
+#[test]
+fn terminal_escapes_in_a_plans_fields_are_shown_not_sent() {
+    let site = file(SITE, ".yaml");
+    let dir = tempfile::tempdir().unwrap();
+    let plan = dir.path().join("plan.json");
+    let out = natsplan()
+        .args(["design", p(&site), "--save", plan.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = std::fs::read_to_string(&plan).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let version = v["natsplan_version"].as_str().unwrap().to_string();
+    let evil = text.replacen(
+        &format!("\"natsplan_version\": \"{version}\""),
+        "\"natsplan_version\": \"\\u001b]0;owned\\u0007\\u001b[2J9.9\"",
+        1,
+    );
+    assert_ne!(evil, text);
+    std::fs::write(&plan, evil).unwrap();
+    let err = refused(&["whatif", "--plan", plan.to_str().unwrap(), "--all", "1"], &["9.9"]);
+    assert!(!err.contains('\u{1b}') && !err.contains('\u{7}'), "{err:?}");
+    assert!(err.contains("\\u{1b}]0;owned"), "{err:?}");
+}

@@ -137,6 +137,38 @@ fn killing_the_connected_server_makes_a_raw_js_run_incomplete_and_cleans_up() {
 }
 
 #[test]
+fn with_only_the_connected_server_given_its_death_leaves_no_stream_behind() {
+    let _s = serial();
+    // Issue 41: one --server given, and it died: the clean-up tried only that URL and left the stream
+    // though two servers were up. It now also tries the servers the cluster advertised.
+    let mut c = TestCluster::start(3).expect("lab starts");
+    let only = c.client_urls()[0].clone();
+    let child = spawn_js(
+        &only,
+        &[
+            "--client",
+            "raw",
+            "--msgs",
+            "100000",
+            "--rate",
+            "4000",
+            "--timeout",
+            "3s",
+        ],
+    );
+    wait_stored(&c, 1, 2000);
+    c.kill(0).expect("kill n1");
+    let (code, v, all) = finish(child, Duration::from_secs(100));
+    assert_incomplete(code, &v, &all);
+    assert_eq!(v["left_behind"], serde_json::json!([]), "{all}");
+    assert_eq!(
+        bench_streams(&c),
+        Vec::<String>::new(),
+        "the test stream is deleted through a surviving server: {all}"
+    );
+}
+
+#[test]
 fn killing_the_connected_server_under_async_nats_ends_with_an_honest_count() {
     let _s = serial();
     // async-nats reconnects to a survivor: the run may then finish (every publish acknowledged) or not

@@ -36,7 +36,10 @@ struct Dirs {
 
 impl Dirs {
     fn new() -> Dirs {
-        let tmp = tempfile::Builder::new().prefix(PREFIX).tempdir().unwrap();
+        Dirs::with_prefix(PREFIX)
+    }
+    fn with_prefix(prefix: &str) -> Dirs {
+        let tmp = tempfile::Builder::new().prefix(prefix).tempdir().unwrap();
         fs::create_dir(tmp.path().join("disk")).unwrap();
         fs::create_dir(tmp.path().join("mnt")).unwrap();
         Dirs { tmp }
@@ -212,6 +215,43 @@ fn the_subcommand_cuts_power_on_sigusr1_and_a_killed_one_is_cleaned_up() {
     // Dead (its process is gone), so the machine-wide sweep of dead mounts takes it too.
     assert!(mounts::clean_dead().unwrap().contains(&left[0]));
     assert!(mounts::under(d.tmp.path()).unwrap().is_empty());
+}
+
+/// A FUSE probe killed mid-way (`lab up --power-loss-fs` mounts one in a `natsplan-fuse-probe-…` temp
+/// folder) left a dead mount nothing removed; the next probe, and `lab down`, unmount it and say so.
+/// The probe's mount is made here by the `powerfs` subcommand in such a folder, then SIGKILLed.
+#[test]
+fn a_dead_mount_a_killed_probe_left_is_removed_by_the_next_probe_and_by_lab_down() {
+    let _s = serial();
+    need_fuse();
+    for cmd in [vec!["powerfs", "--probe"], vec!["lab", "down", "--dir"]] {
+        let d = Dirs::with_prefix(natsplan::powerfs::PROBE_PREFIX);
+        let report = d.tmp.path().join("loss.json");
+        let (mut child, _out) = spawn_powerfs(&d, &report);
+        signal(&child, libc::SIGKILL);
+        child.wait().unwrap();
+        let mnt = d.mnt().canonicalize().unwrap();
+        assert_eq!(mounts::under(d.tmp.path()).unwrap(), vec![mnt.clone()]);
+        let no_lab = tempfile::tempdir().unwrap();
+        let mut c = Command::new(env!("CARGO_BIN_EXE_natsplan"));
+        c.args(&cmd);
+        if cmd[0] == "lab" {
+            c.arg(no_lab.path());
+        }
+        let out = c.output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{cmd:?}: {err}");
+        assert!(
+            err.contains("dead FUSE mount") && err.contains(&mnt.display().to_string()),
+            "{cmd:?}: {err}"
+        );
+        assert!(
+            mounts::under(Path::new("/")).unwrap().iter().all(|p| p != &mnt),
+            "{cmd:?} left {}",
+            mnt.display()
+        );
+        assert!(!d.tmp.path().exists(), "{cmd:?}: the probe's folder is removed");
+    }
 }
 
 /// A one-server JetStream on the layer (R1), killed and restarted by the test.

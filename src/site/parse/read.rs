@@ -535,6 +535,15 @@ impl<'c> Validator<'c> {
             );
             return None;
         }
+        if let Err(why) = crate::site::limits::REQUIRED_RATE_PER_S.check_f64(x) {
+            self.err(
+                Some(node.pos),
+                path,
+                format!("{what} {}: {why}", fmt_num(x)),
+                "give the rate per second the workload needs (check the unit: per second, not per day)",
+            );
+            return None;
+        }
         Some(x)
     }
 

@@ -347,6 +347,15 @@ impl Validator<'_> {
                 );
                 return None;
             }
+            if let Err(why) = crate::site::limits::REQUIRED_RATE_PER_S.check_f64(x) {
+                self.err(
+                    Some(n.pos),
+                    o.p("gets_per_s"),
+                    format!("gets per second {}: {why}", fmt_num(x)),
+                    "give the rate per second the workload needs",
+                );
+                return None;
+            }
             Some(x)
         });
         let object_size_bytes = self
