@@ -160,18 +160,20 @@ pub fn terminal_safe(s: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
+/// Control characters but newline, tab and carriage return (CSV records end in CRLF, RFC 4180; a lone CR
+/// can only rewrite the current line, no escape sequence).
 fn unsafe_char(c: char) -> bool {
-    c.is_control() && c != '\n' && c != '\t'
+    c.is_control() && c != '\n' && c != '\t' && c != '\r'
 }
 
-/// A writer that passes text through [`terminal_safe`]: control bytes (C0 but newline and tab, DEL) are
+/// A writer that passes text through [`terminal_safe`]: control bytes (C0 but newline, tab and CR, DEL) are
 /// written as their escapes. JSON never holds one raw (serde escapes them), so JSON passes unchanged; a C1
 /// control (two bytes in UTF-8) is caught by `terminal_safe` where text is whole, not here.
 pub struct TerminalSafe<W: std::io::Write>(pub W);
 
 impl<W: std::io::Write> std::io::Write for TerminalSafe<W> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let bad = |b: u8| (b < 0x20 && b != b'\n' && b != b'\t') || b == 0x7f;
+        let bad = |b: u8| (b < 0x20 && b != b'\n' && b != b'\t' && b != b'\r') || b == 0x7f;
         let mut start = 0;
         for (i, &b) in buf.iter().enumerate() {
             if bad(b) {
@@ -293,7 +295,8 @@ mod tests {
         w.write_all(b"a\x1b]0;title\x07b\r\n{\"k\":\"\\u001b\"}").unwrap();
         assert_eq!(
             String::from_utf8(w.0).unwrap(),
-            "a\\u{1b}]0;title\\u{7}b\\u{d}\n{\"k\":\"\\u001b\"}"
+            // CRLF stays (CSV records end in it); ESC and BEL are shown.
+            "a\\u{1b}]0;title\\u{7}b\r\n{\"k\":\"\\u001b\"}"
         );
     }
 
