@@ -166,8 +166,12 @@ fn leftovers_of(pid: u32) -> Vec<String> {
 #[test]
 fn verify_faults_stopped_by_a_signal_leaves_no_namespace_or_lab_folder() {
     let _s = serial();
+    // Its results go to a temp folder, not the repository's (the default `natsplan-verify` in the cwd).
+    let results = tempfile::tempdir().unwrap();
     let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("natsplan"))
         .args(["verify", "--faults", "--scenarios", "leader-partition,follower-kill"])
+        .arg("--out")
+        .arg(results.path())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
