@@ -17,7 +17,7 @@ pub struct Cli {
 #[derive(Debug, Clone, Args)]
 pub struct Global {
     /// Report format (table by default). csv: design, whatif, simulate and verify (docs/reports.md lists
-    /// the columns); html: design, whatif, simulate and verify.
+    /// the columns); html: design, whatif, simulate and verify; nagios and prometheus: check only.
     #[arg(long, global = true, value_enum)]
     pub format: Option<Format>,
     /// Read array, disk, server and failure-rate models from DIR instead of the built-in catalog.
@@ -36,6 +36,10 @@ pub enum Format {
     Html,
     /// Comma-separated values, one header row (RFC 4180).
     Csv,
+    /// A Nagios plugin's output: one status line with performance data (`check` only).
+    Nagios,
+    /// Prometheus text exposition, `natsplan_check_` series (`check` only).
+    Prometheus,
 }
 
 #[derive(Debug, Subcommand)]
@@ -56,6 +60,9 @@ pub enum Command {
     Bench(crate::commands::bench::BenchArgs),
     /// Benchmark ladder and drift check on a live cluster, compared with the prediction.
     Verify(Box<crate::commands::verify::VerifyArgs>),
+    /// A live cluster held against its plan, read-only: ok, warning, critical or unknown per check, as
+    /// a table, JSON, Nagios plugin output or Prometheus text; exits as a Nagios plugin (0..3).
+    Check(Box<crate::commands::check::CheckArgs>),
     /// Measure a cluster and write a calibration file the predictor uses.
     Calibrate(crate::commands::calibrate::CalibrateArgs),
     /// A load-generating worker on a client host, coordinated over NATS by `bench --agents` and

@@ -12,6 +12,9 @@ pub enum Outcome {
     CheckFailed(String),
     /// A signal (SIGINT, SIGTERM) stopped the command; what was measured was reported (exit 130).
     Interrupted(String),
+    /// The report was produced and says itself how it ended: exit with this code and print nothing more
+    /// (`check`: a Nagios plugin's 0 ok, 1 warning, 2 critical, 3 unknown).
+    Exit(u8),
 }
 
 /// A command that could not produce its report.

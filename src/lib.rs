@@ -29,6 +29,7 @@ pub mod units;
 pub mod agent;
 pub mod bench;
 pub mod calibrate;
+pub mod check;
 pub mod emit;
 pub mod faults;
 pub mod lab;
@@ -49,6 +50,7 @@ pub fn run(cli: cli::Cli) -> Result<Outcome, Failure> {
 pub fn main_with(cli: cli::Cli) -> ExitCode {
     match run(cli) {
         Ok(Outcome::Ok) => ExitCode::from(0),
+        Ok(Outcome::Exit(code)) => ExitCode::from(code),
         Ok(Outcome::CheckFailed(why)) => {
             eprintln!("natsplan: check failed: {}", report::terminal_safe(&why));
             ExitCode::from(1)

@@ -176,7 +176,8 @@ pub fn run(g: &Global, a: DesignArgs) -> Result<Outcome, Failure> {
     let outcome = gate(&plan, layout.as_deref(), a.fail_on);
     let sel = Selection { top: a.top, layout };
     let bytes = match format(g) {
-        Format::Table => table_report(&plan, &sel, width(g)).into_bytes(),
+        // nagios and prometheus are refused before any command runs (`commands::dispatch`).
+        Format::Table | Format::Nagios | Format::Prometheus => table_report(&plan, &sel, width(g)).into_bytes(),
         Format::Json => {
             super::stream_stdout(|w| json(&plan, &sel, w))?;
             return Ok(outcome);

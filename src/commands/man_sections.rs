@@ -101,6 +101,16 @@ fn examples(page: &str) -> &'static [(&'static str, &'static str)] {
             ),
             ("natsplan verify --faults", "Inject failures into a lab of its own."),
         ],
+        "natsplan-check" => &[
+            (
+                "natsplan check --lab natsplan-lab",
+                "A lab against the plan it was started from: every check, worst first.",
+            ),
+            (
+                "natsplan --format nagios check --plan plan.json --monitor http://n1:8222,http://n2:8222,http://n3:8222",
+                "A Nagios plugin: one status line with performance data; exit 0 ok, 1 warning, 2 critical, 3 unknown.",
+            ),
+        ],
         "natsplan-calibrate" => &[(
             "natsplan calibrate --server nats://n1:4222 --out my-cluster.yaml",
             "Measure a cluster; predict with --calibration my-cluster.yaml.",
@@ -137,6 +147,10 @@ const EXIT: &[(&str, &str)] = &[
     ("1", "A check failed: a verify row outside its band, drift against the plan, a --fail-on condition met, an incomplete agent run."),
     ("2", "Bad input or usage: a site file, a flag, a layout id, a nats CLI context."),
     ("3", "Could not run: the cluster unreachable or refusing the credentials, nats-server missing."),
+    (
+        "check",
+        "Exits as a Nagios plugin instead: 0 ok, 1 warning, 2 critical, 3 unknown; bad input, bad usage and an unreachable cluster are 3, never 2 (docs/check.md).",
+    ),
     ("130, 143, 129", "Interrupted by SIGINT, SIGTERM or SIGHUP (128 + the signal, as a shell reports it); what was measured was reported."),
 ];
 

@@ -3,6 +3,7 @@
 pub mod agent;
 pub mod bench;
 pub mod calibrate;
+pub mod check;
 pub mod completions;
 pub mod design;
 pub mod emit;
@@ -24,6 +25,15 @@ use std::path::Path;
 
 pub fn dispatch(cli: Cli) -> Result<Outcome, Failure> {
     let g = cli.global;
+    if let Some(f @ (Format::Nagios | Format::Prometheus)) = g.format {
+        if !matches!(cli.command, Command::Check(_)) {
+            return Err(bad_input(anyhow::anyhow!(
+                "--format {} is for `natsplan check` only; use table, json, markdown, html or csv here (docs/reports.md \
+                 says which command writes which)",
+                format!("{f:?}").to_ascii_lowercase()
+            )));
+        }
+    }
     match cli.command {
         Command::Design(a) => design::run(&g, a),
         Command::Whatif(a) => whatif::run(&g, a),
@@ -33,6 +43,7 @@ pub fn dispatch(cli: Cli) -> Result<Outcome, Failure> {
         Command::Lab(a) => lab::run(&g, a),
         Command::Bench(a) => bench::run(&g, a),
         Command::Verify(a) => verify::run(&g, *a),
+        Command::Check(a) => check::run(&g, *a),
         Command::Calibrate(a) => calibrate::run(&g, a),
         Command::Agent(a) => agent::run(&g, a),
         Command::Completions(a) => completions::run(&g, a),

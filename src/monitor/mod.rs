@@ -6,6 +6,7 @@
 //! plain; put a proxy in front otherwise). Blocking on purpose: callers in async code use `spawn_blocking`.
 
 pub mod jsz;
+pub mod observe;
 pub mod probe;
 
 use anyhow::{anyhow, bail, Context, Result};

@@ -2,6 +2,7 @@
 //! report shows is already in the value it is given.
 
 pub mod calibrate;
+pub mod check;
 pub mod csv;
 pub mod design;
 pub mod detail;

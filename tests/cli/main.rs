@@ -10,6 +10,7 @@ mod bench_flags_cli;
 mod bench_ordered_cli;
 mod bounds_cli;
 mod calibrate_cli;
+mod check_cli;
 mod conn_context_cli;
 mod csv_cli;
 mod design_cli;

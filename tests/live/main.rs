@@ -14,6 +14,7 @@ mod bench_leader_live;
 mod bench_live;
 mod bench_ordered_live;
 mod calibrate_live;
+mod check_live;
 mod emit_live;
 mod faults_cli_live;
 mod faults_live;

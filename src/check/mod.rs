@@ -1,0 +1,865 @@
+//! `natsplan check`: a running cluster held against its plan, graded as monitoring reads it (ok, warning,
+//! critical, unknown; Nagios plugin codes 0, 1, 2, 3). Pure: `Expected::from_plan` reads what the plan
+//! asked for (servers and their tags, the stream definitions `emit` writes, the bytes each server holds
+//! at the horizon and what it must still take on after the worst tolerated failure, RAFT groups per
+//! server), `grade` compares it with what `monitor::observe` read. Nothing here reads the network or
+//! prints; `report::check` renders, `commands::check` glues. docs/check.md lists every check, its
+//! threshold and where that comes from.
+
+use crate::monitor::observe::{Observed, PeerObs, ServerObs, StreamObs};
+use crate::plan::Plan;
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+/// A check's grade. Ordered by how much it matters: the report's status is its worst item's, and unknown
+/// (a figure that could not be read) counts above ok but below warning, so that a critical or a warning
+/// found elsewhere is what the monitoring system sees.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Ok,
+    Unknown,
+    Warning,
+    Critical,
+}
+
+impl Status {
+    /// The Nagios plugin exit code: 0 ok, 1 warning, 2 critical, 3 unknown.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Status::Ok => 0,
+            Status::Warning => 1,
+            Status::Critical => 2,
+            Status::Unknown => 3,
+        }
+    }
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Unknown => "unknown",
+            Status::Warning => "warning",
+            Status::Critical => "critical",
+        }
+    }
+}
+
+/// One graded check.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Item {
+    /// server | tags | asset | replicas | placement | replica_current | meta | store | store_failover |
+    /// memory | ha_assets | unplanned (docs/check.md)
+    pub check: String,
+    /// The server or stream it is about (`cluster` for the meta group).
+    pub subject: String,
+    pub status: Status,
+    /// What was found, with the planned figure beside it.
+    pub message: String,
+    /// The measured figure and its thresholds, where the check has a number (`unit` names its unit).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warn: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub critical: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unit: Option<String>,
+}
+
+/// Thresholds, each overridable by a flag named as natscli's (`nats server check`), see docs/check.md.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Thresholds {
+    /// A stream replica this many operations behind its leader is critical; None: per stream, the
+    /// operations its planned rate brings in `peer_seen_critical`, at least natscli's 200.
+    pub peer_lag_critical: Option<u64>,
+    /// A stream replica not heard from by its leader for this long is critical (natscli: 5 s).
+    #[serde(serialize_with = "secs")]
+    pub peer_seen_critical: Duration,
+    /// The same for the meta group's peers (natscli `check meta --lag-critical`, `--seen-critical`).
+    pub lag_critical: u64,
+    #[serde(serialize_with = "secs")]
+    pub seen_critical: Duration,
+    /// Store and memory use, percent of the server's limit (natscli `check jetstream`: 75 and 90).
+    pub store_warn: f64,
+    pub store_critical: f64,
+    pub mem_warn: f64,
+    pub mem_critical: f64,
+    /// HA assets per server: warning above this (None: the plan's count for the server), critical above
+    /// `ha_assets_critical` (nats audit CLUSTER_003: 1,000; the plan's count when it plans more).
+    pub ha_assets_warn: Option<u64>,
+    pub ha_assets_critical: u64,
+}
+
+fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(d.as_secs_f64())
+}
+
+/// natscli's `check jetstream` replica defaults (`--replica-lag-critical 200`, `--replica-seen-critical 5s`).
+pub const NATSCLI_LAG_CRITICAL: u64 = 200;
+pub const NATSCLI_SEEN_CRITICAL: Duration = Duration::from_secs(5);
+/// nats audit's CLUSTER_003: more HA assets than this on one server.
+pub const AUDIT_HA_ASSETS: u64 = 1_000;
+
+impl Default for Thresholds {
+    fn default() -> Self {
+        Thresholds {
+            peer_lag_critical: None,
+            peer_seen_critical: NATSCLI_SEEN_CRITICAL,
+            lag_critical: NATSCLI_LAG_CRITICAL,
+            seen_critical: NATSCLI_SEEN_CRITICAL,
+            store_warn: 75.0,
+            store_critical: 90.0,
+            mem_warn: 75.0,
+            mem_critical: 90.0,
+            ha_assets_warn: None,
+            ha_assets_critical: AUDIT_HA_ASSETS,
+        }
+    }
+}
+
+/// One planned server.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ExpServer {
+    pub name: String,
+    /// Lower case, as emitted.
+    pub tags: Vec<String>,
+    /// `max_file_store`.
+    pub store_bytes: u64,
+    /// What it holds at the end of the planning horizon under the expected placement.
+    pub planned_bytes: u64,
+    /// What it must still take on when the worst tolerated failure's replicas are placed again (after
+    /// peer-remove), and that failure (`rack:A`); 0 and None when nothing is re-placed on it.
+    pub failover_bytes: u64,
+    pub failover: Option<String>,
+    /// RAFT groups on it: the meta group and every planned stream, bucket, store and consumer placed there.
+    pub ha_assets: u64,
+}
+
+/// One planned stream (a KV bucket's `KV_<name>`, an object store's `OBJ_<name>`), as emit defines it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ExpAsset {
+    pub stream: String,
+    /// stream | kv | object_store
+    pub kind: String,
+    pub replicas: u64,
+    pub placement_tags: Vec<String>,
+    /// Operations per second the plan gives it (messages, puts, or object chunks and metadata).
+    pub ops_per_s: f64,
+}
+
+/// What the plan expects of the cluster.
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct Expected {
+    pub cluster: String,
+    pub layout: String,
+    pub unique_tag: Option<String>,
+    pub servers: Vec<ExpServer>,
+    pub assets: Vec<ExpAsset>,
+}
+
+/// Object stores keep objects in 128 KiB chunks plus a metadata message (DESIGN "Capacity").
+const OBJECT_CHUNK_BYTES: u64 = 128 * 1024;
+
+impl Expected {
+    /// The expectations of layout `id` (its per-asset lists expanded: `Inputs::expand`).
+    pub fn from_plan(plan: &Plan, id: &str) -> anyhow::Result<Expected> {
+        let pl = plan
+            .layout(id)
+            .ok_or_else(|| anyhow::anyhow!("--layout {id}: not in the plan"))?;
+        let site = &plan.input;
+        let files = crate::emit::render(plan, id, &crate::emit::EmitOptions::default())?;
+        let mut rates: BTreeMap<String, f64> = BTreeMap::new();
+        for s in &site.workload.streams {
+            rates.insert(s.name.clone(), s.msgs_per_s);
+        }
+        for k in &site.workload.kv {
+            rates.insert(format!("KV_{}", k.name), k.puts_per_s);
+        }
+        for o in &site.workload.object_stores {
+            let chunks = o.object_size_bytes.div_ceil(OBJECT_CHUNK_BYTES).max(1) + 1;
+            rates.insert(format!("OBJ_{}", o.name), o.puts_per_s * chunks as f64);
+        }
+        let mut assets = Vec::new();
+        for (path, text) in &files {
+            if path.extension().is_none_or(|e| e != "json") {
+                continue;
+            }
+            let kind = match path.iter().next().and_then(|c| c.to_str()) {
+                Some("streams") => "stream",
+                Some("kv") => "kv",
+                Some("object_stores") => "object_store",
+                _ => continue,
+            };
+            let v: Value = serde_json::from_str(text)?;
+            let Some(name) = v.get("name").and_then(Value::as_str) else {
+                continue;
+            };
+            assets.push(ExpAsset {
+                stream: name.to_string(),
+                kind: kind.into(),
+                replicas: v.get("num_replicas").and_then(Value::as_u64).unwrap_or(1),
+                placement_tags: v
+                    .pointer("/placement/tags")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(Value::as_str)
+                    .map(str::to_lowercase)
+                    .collect(),
+                ops_per_s: rates.get(name).copied().unwrap_or(0.0),
+            });
+        }
+        assets.sort_by(|a, b| a.stream.cmp(&b.stream));
+        // Bytes per server now and after each tolerated failure (capacity's scenarios: whole racks when
+        // one is tolerated, single servers when one is).
+        let layout = &pl.layout;
+        let need = crate::plan::needs(layout);
+        let stores = crate::plan::stores(site, layout);
+        let mut scenarios: Vec<(String, Vec<usize>)> = Vec::new();
+        if pl.tolerates.racks >= 1 {
+            for r in layout.racks_used(site) {
+                let on: Vec<usize> = layout
+                    .servers
+                    .iter()
+                    .copied()
+                    .filter(|&s| site.servers[s].rack == r)
+                    .collect();
+                scenarios.push((format!("rack:{}", site.racks[r].name), on));
+            }
+        }
+        if pl.tolerates.servers >= 1 {
+            for &s in &layout.servers {
+                scenarios.push((format!("server:{}", site.servers[s].name), vec![s]));
+            }
+        }
+        let mut failover: Vec<(f64, Option<String>)> = vec![(0.0, None); layout.servers.len()];
+        for (name, failed) in &scenarios {
+            let after = crate::plan::needs_after(site, layout, &stores, failed);
+            for (i, &s) in layout.servers.iter().enumerate() {
+                if failed.contains(&s) {
+                    continue;
+                }
+                let extra = after.get(i).copied().unwrap_or(0.0) - need.get(i).copied().unwrap_or(0.0);
+                if extra > failover[i].0 + 0.5 {
+                    failover[i] = (extra, Some(name.clone()));
+                }
+            }
+        }
+        let mut servers = Vec::new();
+        for (i, s) in pl.servers.iter().enumerate() {
+            let placed = pl.assets.iter().filter(|a| a.expected.contains(&s.name)).count() as u64;
+            servers.push(ExpServer {
+                name: s.name.clone(),
+                tags: s.tags.iter().map(|t| t.to_lowercase()).collect(),
+                store_bytes: s.store_bytes,
+                planned_bytes: need.get(i).copied().unwrap_or(0.0).ceil() as u64,
+                failover_bytes: failover.get(i).map(|f| f.0.ceil() as u64).unwrap_or(0),
+                failover: failover.get(i).and_then(|f| f.1.clone()),
+                ha_assets: 1 + placed,
+            });
+        }
+        Ok(Expected {
+            cluster: site.nats.cluster_name.clone(),
+            layout: pl.id.clone(),
+            unique_tag: pl.unique_tag.clone(),
+            servers,
+            assets,
+        })
+    }
+}
+
+/// The graded result of one pass.
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckReport {
+    pub cluster: String,
+    pub layout: String,
+    /// The worst item's status (ok when there is none).
+    pub status: Status,
+    /// `status` as a Nagios plugin exit code.
+    pub exit_code: u8,
+    /// Items per status.
+    pub counts: BTreeMap<String, usize>,
+    pub thresholds: Thresholds,
+    pub checks: Vec<Item>,
+    pub notes: Vec<String>,
+}
+
+/// Why the cluster that answered is not the one the plan is for, when none of the servers that answered
+/// is in the plan's cluster (a `--monitor` of another cluster, a plan of another site).
+pub fn other_cluster(exp: &Expected, obs: &Observed) -> Option<String> {
+    let names: BTreeSet<&str> = obs.servers.iter().filter_map(|s| s.cluster.as_deref()).collect();
+    if names.is_empty() || names.contains(exp.cluster.as_str()) {
+        return None;
+    }
+    Some(format!(
+        "the plan is for cluster '{}' (layout {}), but the servers that answered are in cluster {}: give the \
+         monitors of the planned cluster, or the plan of this one",
+        exp.cluster,
+        exp.layout,
+        names.iter().map(|n| format!("'{n}'")).collect::<Vec<_>>().join(", ")
+    ))
+}
+
+struct Out(Vec<Item>);
+
+impl Out {
+    fn add(&mut self, check: &str, subject: &str, status: Status, message: String) -> &mut Item {
+        self.0.push(Item {
+            check: check.into(),
+            subject: subject.into(),
+            status,
+            message,
+            value: None,
+            warn: None,
+            critical: None,
+            unit: None,
+        });
+        self.0.last_mut().expect("just pushed")
+    }
+}
+
+impl Item {
+    fn figures(&mut self, value: f64, warn: Option<f64>, critical: Option<f64>, unit: &str) -> &mut Self {
+        self.value = Some(value);
+        self.warn = warn;
+        self.critical = critical;
+        self.unit = Some(unit.into());
+        self
+    }
+}
+
+fn list(v: &[String]) -> String {
+    if v.is_empty() {
+        "(none)".into()
+    } else {
+        v.join(", ")
+    }
+}
+
+fn gib(b: u64) -> String {
+    crate::units::fmt_bytes(b as f64)
+}
+
+/// Grade the cluster against the plan.
+pub fn grade(exp: &Expected, obs: &Observed, th: &Thresholds) -> CheckReport {
+    let mut out = Out(Vec::new());
+    let mut notes = Vec::new();
+    let live: BTreeMap<&str, &ServerObs> = obs.servers.iter().map(|s| (s.name.as_str(), s)).collect();
+    let planned: BTreeSet<&str> = exp.servers.iter().map(|s| s.name.as_str()).collect();
+    let silent_urls: Vec<String> = obs
+        .unreachable
+        .iter()
+        .filter(|(_, n, _)| n.is_none())
+        .map(|(u, _, e)| format!("{} ({e})", crate::monitor::shown(u)))
+        .collect();
+    if !silent_urls.is_empty() {
+        notes.push(format!("monitors that did not answer: {}", silent_urls.join("; ")));
+    }
+    servers(exp, obs, &live, &planned, th, &mut out);
+    meta(exp, obs, &live, th, &mut out);
+    assets(exp, obs, &live, th, &mut out, &mut notes);
+    let status = out.0.iter().map(|i| i.status).max().unwrap_or(Status::Ok);
+    let mut counts = BTreeMap::new();
+    for s in [Status::Ok, Status::Warning, Status::Critical, Status::Unknown] {
+        counts.insert(s.as_str().to_string(), out.0.iter().filter(|i| i.status == s).count());
+    }
+    CheckReport {
+        cluster: exp.cluster.clone(),
+        layout: exp.layout.clone(),
+        status,
+        exit_code: status.exit_code(),
+        counts,
+        thresholds: th.clone(),
+        checks: out.0,
+        notes,
+    }
+}
+
+fn pct_status(pct: f64, warn: f64, crit: f64) -> Status {
+    if pct >= crit {
+        Status::Critical
+    } else if pct >= warn {
+        Status::Warning
+    } else {
+        Status::Ok
+    }
+}
+
+/// Servers present, their tags, store, memory and HA assets; unplanned servers.
+fn servers(
+    exp: &Expected,
+    obs: &Observed,
+    live: &BTreeMap<&str, &ServerObs>,
+    planned: &BTreeSet<&str>,
+    th: &Thresholds,
+    out: &mut Out,
+) {
+    for s in &exp.servers {
+        let Some(l) = live.get(s.name.as_str()) else {
+            let why = obs
+                .unreachable
+                .iter()
+                .find(|(_, n, _)| n.as_deref() == Some(s.name.as_str()))
+                .map(|(u, _, e)| format!("its monitor {} did not answer: {e}", crate::monitor::shown(u)))
+                .unwrap_or_else(|| "not among the servers whose monitors answered".into());
+            out.add(
+                "server",
+                &s.name,
+                Status::Critical,
+                format!("{}: down or unreachable ({why})", s.name),
+            );
+            for c in ["store", "ha_assets"] {
+                out.add(
+                    c,
+                    &s.name,
+                    Status::Critical,
+                    format!("{}: not read, the server did not answer", s.name),
+                );
+            }
+            continue;
+        };
+        if !l.jetstream {
+            out.add(
+                "server",
+                &s.name,
+                Status::Critical,
+                format!(
+                    "{}: answers but JetStream is off (planned as a JetStream server)",
+                    s.name
+                ),
+            );
+            continue;
+        }
+        out.add("server", &s.name, Status::Ok, format!("{}: up, JetStream on", s.name));
+        let got: BTreeSet<String> = l.tags.iter().map(|t| t.to_lowercase()).collect();
+        let want: BTreeSet<String> = s.tags.iter().cloned().collect();
+        let (st, msg) = if got == want {
+            (Status::Ok, format!("{}: tags {} as planned", s.name, list(&s.tags)))
+        } else {
+            (
+                Status::Warning,
+                format!(
+                    "{}: tags {} but the plan gives {} (placement follows tags)",
+                    s.name,
+                    list(&got.into_iter().collect::<Vec<_>>()),
+                    list(&s.tags)
+                ),
+            )
+        };
+        out.add("tags", &s.name, st, msg);
+        // Store against the server's limit (the live one, else the planned max_file_store).
+        let limit = l.max_store_bytes.filter(|&m| m > 0).unwrap_or(s.store_bytes);
+        let used = l.store_used_bytes;
+        let pct = if limit > 0 {
+            100.0 * used as f64 / limit as f64
+        } else {
+            0.0
+        };
+        let st = pct_status(pct, th.store_warn, th.store_critical);
+        out.add(
+            "store",
+            &s.name,
+            st,
+            format!(
+                "{}: {} stored, {pct:.1} % of max_file_store {} (the plan's figure at the horizon: {})",
+                s.name,
+                gib(used),
+                gib(limit),
+                gib(s.planned_bytes)
+            ),
+        )
+        .figures(pct, Some(th.store_warn), Some(th.store_critical), "%");
+        // What must stay free to take the worst tolerated failure's replicas.
+        let room = limit.saturating_sub(s.failover_bytes);
+        let st = if used > room { Status::Warning } else { Status::Ok };
+        let msg = match &s.failover {
+            Some(f) => format!(
+                "{}: {} stored; {} must stay free for the replicas it takes on after {f} (peer-removed), so at most {}",
+                s.name,
+                gib(used),
+                gib(s.failover_bytes),
+                gib(room)
+            ),
+            None => format!(
+                "{}: {} stored; the plan re-places nothing on it after a tolerated failure, so at most its limit {}",
+                s.name,
+                gib(used),
+                gib(room)
+            ),
+        };
+        out.add("store_failover", &s.name, st, msg)
+            .figures(used as f64, Some(room as f64), None, "bytes");
+        if let Some(max) = l.max_memory_bytes.filter(|&m| m > 0) {
+            let pct = 100.0 * l.memory_used_bytes as f64 / max as f64;
+            out.add(
+                "memory",
+                &s.name,
+                pct_status(pct, th.mem_warn, th.mem_critical),
+                format!(
+                    "{}: {} in memory stores, {pct:.1} % of max_memory_store {}",
+                    s.name,
+                    gib(l.memory_used_bytes),
+                    gib(max)
+                ),
+            )
+            .figures(pct, Some(th.mem_warn), Some(th.mem_critical), "%");
+        }
+        let warn = th.ha_assets_warn.unwrap_or(s.ha_assets);
+        let crit = if th.ha_assets_warn.is_none() {
+            th.ha_assets_critical.max(s.ha_assets)
+        } else {
+            th.ha_assets_critical
+        };
+        let n = l.ha_assets;
+        let st = if n > crit {
+            Status::Critical
+        } else if n > warn {
+            Status::Warning
+        } else {
+            Status::Ok
+        };
+        out.add(
+            "ha_assets",
+            &s.name,
+            st,
+            format!(
+                "{}: {n} RAFT groups (HA assets); the plan places {} there (meta group, streams, buckets, stores, \
+                 consumers), nats audit flags more than {AUDIT_HA_ASSETS}",
+                s.name, s.ha_assets
+            ),
+        )
+        .figures(n as f64, Some(warn as f64), Some(crit as f64), "assets");
+    }
+    for l in &obs.servers {
+        if !planned.contains(l.name.as_str()) {
+            out.add(
+                "server",
+                &l.name,
+                Status::Warning,
+                format!("{}: a server the plan does not have (tags {})", l.name, list(&l.tags)),
+            );
+        }
+    }
+}
+
+/// One RAFT peer against the lag and last-seen thresholds; None when it is fine.
+fn peer_problem(p: &PeerObs, lag_crit: u64, seen_crit: Duration) -> Option<(Status, String)> {
+    if p.offline {
+        return Some((Status::Critical, format!("{} offline", p.name)));
+    }
+    if p.lag > lag_crit {
+        return Some((
+            Status::Critical,
+            format!("{} {} operations behind (critical above {lag_crit})", p.name, p.lag),
+        ));
+    }
+    let seen = Duration::from_nanos(p.seen_ago_ns);
+    if seen > seen_crit {
+        return Some((
+            Status::Critical,
+            format!(
+                "{} not seen for {:.1} s (critical above {:.1} s)",
+                p.name,
+                seen.as_secs_f64(),
+                seen_crit.as_secs_f64()
+            ),
+        ));
+    }
+    if !p.current {
+        return Some((Status::Warning, format!("{} not current", p.name)));
+    }
+    None
+}
+
+/// The meta group: its size, a leader, its peers current (from the leader's view).
+fn meta(exp: &Expected, obs: &Observed, live: &BTreeMap<&str, &ServerObs>, th: &Thresholds, out: &mut Out) {
+    let want = exp.servers.len() as u64;
+    let views: Vec<&ServerObs> = obs.servers.iter().filter(|s| s.meta.is_some()).collect();
+    if views.is_empty() {
+        out.add(
+            "meta",
+            "cluster",
+            Status::Critical,
+            "meta group: no server answered with JetStream cluster information".into(),
+        );
+        return;
+    }
+    let leader = views
+        .iter()
+        .filter_map(|s| s.meta.as_ref().and_then(|m| m.leader.clone()))
+        .next();
+    let Some(leader) = leader else {
+        out.add(
+            "meta",
+            "cluster",
+            Status::Critical,
+            format!(
+                "meta group: no leader (the JetStream API is down; {} of {want} planned servers answered)",
+                obs.servers.len()
+            ),
+        );
+        return;
+    };
+    let size = views
+        .iter()
+        .filter_map(|s| s.meta.as_ref())
+        .map(|m| m.cluster_size)
+        .max()
+        .unwrap_or(0);
+    let mut problems: Vec<(Status, String)> = Vec::new();
+    if size < want {
+        problems.push((
+            Status::Critical,
+            format!("{size} peers, the plan has {want} JetStream servers"),
+        ));
+    } else if size > want {
+        problems.push((
+            Status::Warning,
+            format!("{size} peers, the plan has {want} JetStream servers"),
+        ));
+    }
+    match live.get(leader.as_str()).and_then(|s| s.meta.as_ref()) {
+        Some(m) if m.leader.as_deref() == Some(leader.as_str()) => {
+            for p in &m.replicas {
+                if let Some(pr) = peer_problem(p, th.lag_critical, th.seen_critical) {
+                    problems.push(pr);
+                }
+            }
+        }
+        _ => problems.push((
+            Status::Unknown,
+            format!("the leader {leader}'s monitor was not read, so its peers' currency is unknown"),
+        )),
+    }
+    let st = problems.iter().map(|p| p.0).max().unwrap_or(Status::Ok);
+    let msg = if problems.is_empty() {
+        format!("meta group: {size} peers as planned, leader {leader}, all current")
+    } else {
+        format!(
+            "meta group (leader {leader}): {}",
+            problems.iter().map(|p| p.1.clone()).collect::<Vec<_>>().join("; ")
+        )
+    };
+    out.add("meta", "cluster", st, msg)
+        .figures(size as f64, None, Some(want as f64), "peers");
+}
+
+/// Planned streams, buckets and stores: present, replicas, placement, replicas current; then the streams
+/// nobody planned.
+fn assets(
+    exp: &Expected,
+    obs: &Observed,
+    live: &BTreeMap<&str, &ServerObs>,
+    th: &Thresholds,
+    out: &mut Out,
+    notes: &mut Vec<String>,
+) {
+    let by_name: BTreeMap<&str, &StreamObs> = obs.streams.iter().map(|s| (s.name.as_str(), s)).collect();
+    let no_streams_read = obs.servers.iter().all(|s| s.meta.is_none());
+    for a in &exp.assets {
+        let Some(s) = by_name.get(a.stream.as_str()) else {
+            let st = if no_streams_read {
+                Status::Unknown
+            } else {
+                Status::Critical
+            };
+            out.add(
+                "asset",
+                &a.stream,
+                st,
+                if no_streams_read {
+                    format!("{} ({}): not read, no server answered /jsz", a.stream, a.kind)
+                } else {
+                    format!("{} ({}, planned R{}): missing", a.stream, a.kind, a.replicas)
+                },
+            );
+            continue;
+        };
+        out.add(
+            "asset",
+            &a.stream,
+            Status::Ok,
+            format!("{} ({}): present", a.stream, a.kind),
+        );
+        let st = match s.replicas.cmp(&a.replicas) {
+            std::cmp::Ordering::Less => Status::Critical,
+            std::cmp::Ordering::Greater => Status::Warning,
+            std::cmp::Ordering::Equal => Status::Ok,
+        };
+        let msg = match st {
+            Status::Critical => format!(
+                "{}: R{} but planned R{}: it survives fewer failures than the plan says",
+                a.stream, s.replicas, a.replicas
+            ),
+            Status::Warning => format!(
+                "{}: R{} but planned R{}: more store and RAFT traffic than planned",
+                a.stream, s.replicas, a.replicas
+            ),
+            _ => format!("{}: R{} as planned", a.stream, s.replicas),
+        };
+        out.add("replicas", &a.stream, st, msg)
+            .figures(s.replicas as f64, None, Some(a.replicas as f64), "replicas");
+        placement(exp, a, s, live, out);
+        if s.replicas > 1 {
+            let lag_crit = th.peer_lag_critical.unwrap_or_else(|| {
+                NATSCLI_LAG_CRITICAL.max((a.ops_per_s * th.peer_seen_critical.as_secs_f64()).ceil() as u64)
+            });
+            current(a, s, lag_crit, th.peer_seen_critical, out);
+        }
+    }
+    let planned: BTreeSet<&str> = exp.assets.iter().map(|a| a.stream.as_str()).collect();
+    for s in &obs.streams {
+        if planned.contains(s.name.as_str()) {
+            continue;
+        }
+        let limits = match (s.max_bytes, s.max_age_ns) {
+            (Some(b), _) if b > 0 => format!("max_bytes {}", gib(b as u64)),
+            (_, Some(a)) if a > 0 => format!("max_age {:.0} s", a as f64 / 1e9),
+            _ => "no limits".to_string(),
+        };
+        out.add(
+            "unplanned",
+            &s.name,
+            Status::Warning,
+            format!(
+                "{} (account {}): not in the plan; it has R{}, {limits}, {} stored (store and HA assets the plan does \
+                 not count)",
+                s.name,
+                s.account,
+                s.replicas,
+                gib(s.bytes)
+            ),
+        );
+    }
+    if obs.streams.iter().any(|s| s.account != "$G") {
+        notes.push("streams of every account are checked; the plan's are expected in the default account".into());
+    }
+}
+
+/// Placement: the emitted tags, replicas inside the tagged set, on distinct `unique_tag` values.
+fn placement(exp: &Expected, a: &ExpAsset, s: &StreamObs, live: &BTreeMap<&str, &ServerObs>, out: &mut Out) {
+    let mut problems: Vec<(Status, String)> = Vec::new();
+    if s.placement_tags != a.placement_tags {
+        problems.push((
+            Status::Warning,
+            format!(
+                "placement tags {} but planned {}",
+                list(&s.placement_tags),
+                list(&a.placement_tags)
+            ),
+        ));
+    }
+    let mut peers: Vec<String> = s.leader.iter().cloned().collect();
+    peers.extend(s.followers.iter().map(|p| p.name.clone()));
+    if !a.placement_tags.is_empty() {
+        let outside: Vec<String> = peers
+            .iter()
+            .filter(|p| {
+                exp.servers
+                    .iter()
+                    .find(|x| &x.name == *p)
+                    .is_none_or(|x| !a.placement_tags.iter().all(|t| x.tags.contains(t)))
+            })
+            .cloned()
+            .collect();
+        if !outside.is_empty() {
+            problems.push((
+                Status::Warning,
+                format!(
+                    "replicas on {} outside the servers tagged {}",
+                    list(&outside),
+                    list(&a.placement_tags)
+                ),
+            ));
+        }
+    }
+    if let Some(ut) = &exp.unique_tag {
+        let key = ut.to_lowercase();
+        let mut seen: BTreeMap<String, String> = BTreeMap::new();
+        for p in &peers {
+            let tags: Vec<String> = match live.get(p.as_str()) {
+                Some(l) => l.tags.iter().map(|t| t.to_lowercase()).collect(),
+                None => exp
+                    .servers
+                    .iter()
+                    .find(|x| &x.name == p)
+                    .map(|x| x.tags.clone())
+                    .unwrap_or_default(),
+            };
+            let Some(v) = tags.into_iter().find(|t| t.starts_with(&key)) else {
+                continue;
+            };
+            if let Some(other) = seen.insert(v.clone(), p.clone()) {
+                problems.push((
+                    Status::Critical,
+                    format!("replicas on {other} and {p} share {v}: one failure there takes both"),
+                ));
+            }
+        }
+    }
+    let st = problems.iter().map(|p| p.0).max().unwrap_or(Status::Ok);
+    let msg = if problems.is_empty() {
+        format!("{}: on {} as planned", a.stream, list(&peers))
+    } else {
+        format!(
+            "{}: {}",
+            a.stream,
+            problems.iter().map(|p| p.1.clone()).collect::<Vec<_>>().join("; ")
+        )
+    };
+    out.add("placement", &a.stream, st, msg);
+}
+
+/// Replicas current, from the stream leader's view.
+fn current(a: &ExpAsset, s: &StreamObs, lag_crit: u64, seen_crit: Duration, out: &mut Out) {
+    let Some(leader) = &s.leader else {
+        out.add(
+            "replica_current",
+            &a.stream,
+            Status::Critical,
+            format!("{}: no leader (writes stall)", a.stream),
+        );
+        return;
+    };
+    if !s.from_leader {
+        out.add(
+            "replica_current",
+            &a.stream,
+            Status::Unknown,
+            format!(
+                "{}: its leader {leader}'s monitor was not read, so its replicas' currency is unknown",
+                a.stream
+            ),
+        );
+        return;
+    }
+    let mut problems: Vec<(Status, String)> = Vec::new();
+    if (s.followers.len() as u64) + 1 < s.replicas {
+        problems.push((
+            Status::Critical,
+            format!("{} of R{} peers known to the leader", s.followers.len() + 1, s.replicas),
+        ));
+    }
+    for p in &s.followers {
+        if let Some(pr) = peer_problem(p, lag_crit, seen_crit) {
+            problems.push(pr);
+        }
+    }
+    let max_lag = s.followers.iter().map(|p| p.lag).max().unwrap_or(0);
+    let st = problems.iter().map(|p| p.0).max().unwrap_or(Status::Ok);
+    let msg = if problems.is_empty() {
+        format!("{}: leader {leader}, every replica current", a.stream)
+    } else {
+        format!(
+            "{} (leader {leader}): {}",
+            a.stream,
+            problems.iter().map(|p| p.1.clone()).collect::<Vec<_>>().join("; ")
+        )
+    };
+    out.add("replica_current", &a.stream, st, msg)
+        .figures(max_lag as f64, None, Some(lag_crit as f64), "ops");
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,326 @@
+//! Grading on synthetic observed states: a cluster as planned is all ok, and each drift turns the check
+//! it concerns, and only that one, warning or critical.
+
+use super::*;
+use crate::monitor::observe::MetaObs;
+
+const GIB: u64 = 1 << 30;
+
+fn expected() -> Expected {
+    let server = |n: &str, rack: &str| ExpServer {
+        name: n.into(),
+        tags: vec![format!("rack:{rack}")],
+        store_bytes: 100 * GIB,
+        planned_bytes: 50 * GIB,
+        failover_bytes: 20 * GIB,
+        failover: Some("rack:x".into()),
+        ha_assets: 3,
+    };
+    Expected {
+        cluster: "c1".into(),
+        layout: "p1-test".into(),
+        unique_tag: Some("rack:".into()),
+        servers: vec![server("n1", "a"), server("n2", "b"), server("n3", "c")],
+        assets: vec![
+            ExpAsset {
+                stream: "orders".into(),
+                kind: "stream".into(),
+                replicas: 3,
+                placement_tags: vec![],
+                ops_per_s: 1000.0,
+            },
+            ExpAsset {
+                stream: "KV_s".into(),
+                kind: "kv".into(),
+                replicas: 3,
+                placement_tags: vec![],
+                ops_per_s: 10.0,
+            },
+        ],
+    }
+}
+
+fn peer(n: &str) -> PeerObs {
+    PeerObs {
+        name: n.into(),
+        current: true,
+        offline: false,
+        seen_ago_ns: 300_000_000,
+        lag: 0,
+    }
+}
+
+fn observed() -> Observed {
+    let server = |n: &str, rack: &str, leader: bool| ServerObs {
+        name: n.into(),
+        monitor_url: format!("http://127.0.0.1:1/{n}"),
+        tags: vec![format!("rack:{rack}")],
+        cluster: Some("c1".into()),
+        jetstream: true,
+        store_used_bytes: 10 * GIB,
+        max_store_bytes: Some(100 * GIB),
+        memory_used_bytes: 0,
+        max_memory_bytes: Some(GIB),
+        ha_assets: 3,
+        meta: Some(MetaObs {
+            leader: Some("n1".into()),
+            cluster_size: 3,
+            replicas: if leader { vec![peer("n2"), peer("n3")] } else { vec![] },
+        }),
+    };
+    let stream = |n: &str| StreamObs {
+        account: "$G".into(),
+        name: n.into(),
+        replicas: 3,
+        leader: Some("n1".into()),
+        followers: vec![peer("n2"), peer("n3")],
+        from_leader: true,
+        ..Default::default()
+    };
+    Observed {
+        servers: vec![
+            server("n1", "a", true),
+            server("n2", "b", false),
+            server("n3", "c", false),
+        ],
+        unreachable: vec![],
+        streams: vec![stream("KV_s"), stream("orders")],
+    }
+}
+
+fn find<'r>(r: &'r CheckReport, check: &str, subject: &str) -> &'r Item {
+    r.checks
+        .iter()
+        .find(|i| i.check == check && i.subject == subject)
+        .unwrap_or_else(|| panic!("no {check} item for {subject}: {:#?}", r.checks))
+}
+
+/// The items that are not ok, as (check, subject, status).
+fn bad(r: &CheckReport) -> Vec<(String, String, Status)> {
+    r.checks
+        .iter()
+        .filter(|i| i.status != Status::Ok)
+        .map(|i| (i.check.clone(), i.subject.clone(), i.status))
+        .collect()
+}
+
+#[test]
+fn a_cluster_as_planned_is_all_ok_and_exits_0() {
+    let r = grade(&expected(), &observed(), &Thresholds::default());
+    assert_eq!(bad(&r), vec![], "{:#?}", r.checks);
+    assert_eq!((r.status, r.exit_code), (Status::Ok, 0));
+    for c in [
+        "server",
+        "tags",
+        "store",
+        "store_failover",
+        "memory",
+        "ha_assets",
+        "meta",
+        "asset",
+        "replicas",
+        "placement",
+        "replica_current",
+    ] {
+        assert!(r.checks.iter().any(|i| i.check == c), "no {c} check");
+    }
+    assert_eq!(r.counts["ok"], r.checks.len());
+}
+
+#[test]
+fn a_stream_nobody_planned_is_a_warning_naming_the_defaults_it_got() {
+    let mut o = observed();
+    o.streams.push(StreamObs {
+        account: "$G".into(),
+        name: "hand".into(),
+        replicas: 1,
+        max_bytes: Some(-1),
+        max_age_ns: Some(0),
+        leader: Some("n2".into()),
+        from_leader: true,
+        ..Default::default()
+    });
+    let r = grade(&expected(), &o, &Thresholds::default());
+    assert_eq!(bad(&r), vec![("unplanned".into(), "hand".into(), Status::Warning)]);
+    let m = &find(&r, "unplanned", "hand").message;
+    assert!(m.contains("R1") && m.contains("no limits"), "{m}");
+    assert_eq!(r.exit_code, 1);
+}
+
+#[test]
+fn fewer_replicas_than_planned_is_critical_more_is_a_warning_and_a_missing_asset_critical() {
+    let mut o = observed();
+    o.streams[1].replicas = 1;
+    o.streams[1].followers.clear();
+    let r = grade(&expected(), &o, &Thresholds::default());
+    assert_eq!(find(&r, "replicas", "orders").status, Status::Critical);
+    assert_eq!(r.exit_code, 2);
+    // R1 has no replicas to be current.
+    assert!(!r
+        .checks
+        .iter()
+        .any(|i| i.check == "replica_current" && i.subject == "orders"));
+
+    let mut o = observed();
+    o.streams[1].replicas = 5;
+    o.streams[1].followers.extend([peer("n4"), peer("n5")]);
+    let r = grade(&expected(), &o, &Thresholds::default());
+    assert_eq!(find(&r, "replicas", "orders").status, Status::Warning);
+
+    let mut o = observed();
+    o.streams.remove(0);
+    let r = grade(&expected(), &o, &Thresholds::default());
+    assert_eq!(bad(&r), vec![("asset".into(), "KV_s".into(), Status::Critical)]);
+}
+
+#[test]
+fn a_server_down_is_critical_for_its_checks_and_its_peers() {
+    let mut o = observed();
+    o.servers.remove(2);
+    o.unreachable.push((
+        "http://127.0.0.1:9/".into(),
+        Some("n3".into()),
+        "connection refused".into(),
+    ));
+    o.servers[0].meta.as_mut().unwrap().replicas[1].offline = true;
+    o.servers[0].meta.as_mut().unwrap().replicas[1].current = false;
+    for s in &mut o.streams {
+        s.followers[1].offline = true;
+    }
+    let r = grade(&expected(), &o, &Thresholds::default());
+    let s = find(&r, "server", "n3");
+    assert_eq!(s.status, Status::Critical);
+    assert!(s.message.contains("connection refused"), "{}", s.message);
+    assert_eq!(find(&r, "store", "n3").status, Status::Critical);
+    assert_eq!(find(&r, "meta", "cluster").status, Status::Critical);
+    assert_eq!(find(&r, "replica_current", "orders").status, Status::Critical);
+    assert!(find(&r, "replica_current", "orders").message.contains("n3 offline"));
+    assert_eq!(find(&r, "server", "n1").status, Status::Ok);
+    assert_eq!(r.exit_code, 2);
+}
+
+#[test]
+fn replica_lag_and_last_seen_follow_the_plan_or_the_flags() {
+    // orders plans 1,000 msgs/s: 5 s of it is 5,000 operations, above natscli's 200.
+    let mut o = observed();
+    o.streams[1].followers[0].lag = 4_000;
+    o.streams[0].followers[0].lag = 4_000;
+    let r = grade(&expected(), &o, &Thresholds::default());
+    assert_eq!(find(&r, "replica_current", "orders").status, Status::Ok);
+    assert_eq!(find(&r, "replica_current", "orders").critical, Some(5_000.0));
+    // KV_s plans 10 puts/s: natscli's 200 holds.
+    assert_eq!(find(&r, "replica_current", "KV_s").status, Status::Critical);
+    let th = Thresholds {
+        peer_lag_critical: Some(3_000),
+        ..Thresholds::default()
+    };
+    let r = grade(&expected(), &o, &th);
+    assert_eq!(find(&r, "replica_current", "orders").status, Status::Critical);
+    // Not seen for 6 s: critical; not current alone: a warning.
+    let mut o = observed();
+    o.streams[1].followers[0].seen_ago_ns = 6_000_000_000;
+    o.streams[0].followers[0].current = false;
+    let r = grade(&expected(), &o, &Thresholds::default());
+    assert_eq!(find(&r, "replica_current", "orders").status, Status::Critical);
+    assert_eq!(find(&r, "replica_current", "KV_s").status, Status::Warning);
+    // The leader's view not read: unknown, never ok.
+    let mut o = observed();
+    o.streams[1].from_leader = false;
+    let r = grade(&expected(), &o, &Thresholds::default());
+    assert_eq!(find(&r, "replica_current", "orders").status, Status::Unknown);
+    assert_eq!(r.exit_code, 3);
+}
+
+#[test]
+fn store_is_graded_against_the_limit_and_the_room_the_worst_failure_needs() {
+    let mut o = observed();
+    o.servers[0].store_used_bytes = 85 * GIB; // 85 %: natscli warns at 75; 100 − 20 GiB room exceeded
+    o.servers[1].store_used_bytes = 95 * GIB; // critical at 90
+    o.servers[2].store_used_bytes = 60 * GIB; // under both
+    let r = grade(&expected(), &o, &Thresholds::default());
+    assert_eq!(find(&r, "store", "n1").status, Status::Warning);
+    assert_eq!(find(&r, "store", "n2").status, Status::Critical);
+    assert_eq!(find(&r, "store", "n3").status, Status::Ok);
+    assert_eq!(find(&r, "store_failover", "n1").status, Status::Warning);
+    assert_eq!(find(&r, "store_failover", "n3").status, Status::Ok);
+    assert!(find(&r, "store_failover", "n1").message.contains("rack:x"));
+    let th = Thresholds {
+        store_warn: 50.0,
+        store_critical: 55.0,
+        ..Thresholds::default()
+    };
+    let r = grade(&expected(), &o, &th);
+    assert_eq!(find(&r, "store", "n3").status, Status::Critical);
+}
+
+#[test]
+fn ha_assets_above_the_plan_warn_and_above_a_thousand_are_critical() {
+    let mut o = observed();
+    o.servers[0].ha_assets = 4;
+    o.servers[1].ha_assets = 1_001;
+    let r = grade(&expected(), &o, &Thresholds::default());
+    assert_eq!(find(&r, "ha_assets", "n1").status, Status::Warning);
+    assert_eq!(find(&r, "ha_assets", "n2").status, Status::Critical);
+    assert_eq!(find(&r, "ha_assets", "n3").status, Status::Ok);
+}
+
+#[test]
+fn placement_tags_spread_and_meta_size_are_graded() {
+    let mut o = observed();
+    o.servers[2].tags = vec!["rack:a".into()]; // n3 now shares n1's rack
+    let r = grade(&expected(), &o, &Thresholds::default());
+    assert_eq!(find(&r, "tags", "n3").status, Status::Warning);
+    assert_eq!(find(&r, "placement", "orders").status, Status::Critical);
+
+    let mut o = observed();
+    for s in &mut o.servers {
+        s.meta.as_mut().unwrap().cluster_size = 2;
+    }
+    let r = grade(&expected(), &o, &Thresholds::default());
+    assert_eq!(find(&r, "meta", "cluster").status, Status::Critical);
+    let mut o = observed();
+    for s in &mut o.servers {
+        s.meta.as_mut().unwrap().leader = None;
+    }
+    let r = grade(&expected(), &o, &Thresholds::default());
+    assert!(find(&r, "meta", "cluster").message.contains("no leader"));
+    // An unplanned server is a warning; a cluster of another name is named.
+    let mut o = observed();
+    let mut extra = o.servers[2].clone();
+    extra.name = "n9".into();
+    o.servers.push(extra);
+    let r = grade(&expected(), &o, &Thresholds::default());
+    assert_eq!(find(&r, "server", "n9").status, Status::Warning);
+    assert!(other_cluster(&expected(), &o).is_none());
+    for s in &mut o.servers {
+        s.cluster = Some("other".into());
+    }
+    let e = other_cluster(&expected(), &o).unwrap();
+    assert!(e.contains("'c1'") && e.contains("'other'"), "{e}");
+}
+
+#[test]
+fn expectations_come_from_the_plan_and_emit() {
+    let cat = crate::catalog::Catalog::builtin();
+    let text = include_str!("../../examples/three-racks-raid1.yaml");
+    let site = crate::site::parse_str(text, "three-racks-raid1.yaml", &cat).unwrap();
+    let plan = crate::plan::build(&site, &cat);
+    let id = plan.layouts[0].id.clone();
+    let e = Expected::from_plan(&plan, &id).unwrap();
+    let names: Vec<&str> = e.assets.iter().map(|a| a.stream.as_str()).collect();
+    assert_eq!(names, ["KV_sessions", "OBJ_blobs", "events", "orders"]);
+    assert!(e.assets.iter().all(|a| a.replicas == 3));
+    assert_eq!(e.assets[3].ops_per_s, 5000.0);
+    // 1 MiB objects: 8 chunks and a metadata message per put, 10 puts/s.
+    assert_eq!(e.assets[1].ops_per_s, 90.0);
+    assert_eq!(e.servers.len(), 3);
+    // Meta group + 2 streams + 5 consumers + a bucket + a store on every server.
+    assert!(e.servers.iter().all(|s| s.ha_assets == 10), "{:?}", e.servers);
+    assert!(e
+        .servers
+        .iter()
+        .all(|s| s.planned_bytes > 0 && s.planned_bytes <= s.store_bytes));
+    // R3 on three racks: after a rack fails nothing can be re-placed (unique_tag), so no room is reserved.
+    assert!(e.servers.iter().all(|s| s.failover_bytes == 0), "{:?}", e.servers);
+    assert_eq!(e.unique_tag.as_deref(), Some("rack:"));
+}

@@ -1,0 +1,115 @@
+//! `natsplan check` without a cluster (issue 49): bad input, bad flags and an unreachable cluster exit 3
+//! (Nagios "unknown"), never 2, and say what to fix; with `--format nagios` the plugin's status line says
+//! UNKNOWN on stdout too. nagios and prometheus are refused by every other command (exit 2).
+
+use crate::common::{dead_url, repo_file, run};
+
+/// A plan saved from the three-racks example, in a temporary folder.
+fn saved_plan(dir: &std::path::Path) -> String {
+    let p = dir.join("plan.json");
+    let (code, _, err) = run(&[
+        "design",
+        &repo_file("examples/three-racks-raid1.yaml"),
+        "--save",
+        p.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    p.to_str().unwrap().to_string()
+}
+
+fn dead_monitor() -> String {
+    dead_url().replace("nats://", "http://")
+}
+
+#[test]
+fn an_unreachable_cluster_is_unknown_exit_3_and_nagios_says_so_on_stdout() {
+    let tmp = tempfile::tempdir().unwrap();
+    let plan = saved_plan(tmp.path());
+    let m = dead_monitor();
+    let (code, out, err) = run(&["check", "--plan", &plan, "--monitor", &m]);
+    assert_eq!(code, 3, "{out}\n{err}");
+    assert!(
+        err.contains("no monitoring endpoint answered") && err.contains(&m),
+        "{err}"
+    );
+    let (code, out, err) = run(&["--format", "nagios", "check", "--plan", &plan, "--monitor", &m]);
+    assert_eq!(code, 3, "{err}");
+    assert!(
+        out.starts_with("NATSPLAN CHECK UNKNOWN: no monitoring endpoint answered"),
+        "{out}"
+    );
+    assert_eq!(out.lines().count(), 1, "{out}");
+}
+
+#[test]
+fn bad_input_and_usage_exit_3_naming_the_flag() {
+    let tmp = tempfile::tempdir().unwrap();
+    let plan = saved_plan(tmp.path());
+    let m = dead_monitor();
+    let missing = tmp.path().join("nope.json");
+    let missing = missing.to_str().unwrap();
+    for (args, needle) in [
+        (vec!["check", "--plan", &plan], "--monitor"),
+        (vec!["check", "--plan", missing, "--monitor", &m], "nope.json"),
+        (vec!["check", "--monitor", &m], "--plan FILE"),
+        (
+            vec!["check", "--plan", &plan, "--monitor", "https://h:8222"],
+            "--monitor",
+        ),
+        (
+            vec!["check", "--plan", &plan, "--monitor", &m, "--store-warn", "120"],
+            "--store-warn",
+        ),
+        (
+            vec!["check", "--plan", &plan, "--monitor", &m, "--store-warn", "95"],
+            "--store-warn",
+        ),
+        (
+            vec![
+                "check",
+                "--plan",
+                &plan,
+                "--monitor",
+                &m,
+                "--peer-seen-critical",
+                "soon",
+            ],
+            "--peer-seen-critical",
+        ),
+        (
+            vec!["check", "--plan", &plan, "--monitor", &m, "--layout", "p9-nothing"],
+            "--layout p9-nothing",
+        ),
+        (
+            vec!["--format", "markdown", "check", "--plan", &plan, "--monitor", &m],
+            "nagios, prometheus",
+        ),
+        (
+            vec!["--format", "nagioss", "check", "--plan", &plan, "--monitor", &m],
+            "nagioss",
+        ),
+        (
+            vec!["check", "--plan", &plan, "--lab", tmp.path().to_str().unwrap()],
+            "no lab there",
+        ),
+    ] {
+        let (code, out, err) = run(&args);
+        assert_eq!(code, 3, "{args:?}: {out}\n{err}");
+        assert!(err.contains(needle), "{args:?}: wanted {needle} in {err}");
+    }
+}
+
+#[test]
+fn nagios_and_prometheus_are_refused_by_other_commands() {
+    for f in ["nagios", "prometheus"] {
+        let (code, _, err) = run(&["--format", f, "design", &repo_file("examples/three-racks-raid1.yaml")]);
+        assert_eq!(code, 2, "{err}");
+        assert!(
+            err.contains(&format!("--format {f} is for `natsplan check` only")),
+            "{err}"
+        );
+    }
+    // A usage error of another command keeps clap's 2.
+    let (code, _, _) = run(&["design", "--no-such-flag"]);
+    assert_eq!(code, 2);
+}

@@ -1,0 +1,183 @@
+//! `natsplan check` on a loopback lab built from a saved plan (issue 49): as `lab up --streams` leaves it
+//! every check is ok (exit 0) in each format; then drifts made in sequence on the one lab: a stream created
+//! by hand (unplanned: warning, exit 1), a planned stream's replicas lowered (critical, exit 2), a server
+//! stopped (critical for that server, exit 2). Nothing here asserts a time.
+
+use crate::common::serial;
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::Path;
+use std::time::Duration;
+
+fn natsplan(args: &[&str]) -> (i32, String, String) {
+    let home = tempfile::tempdir().unwrap();
+    let out = Command::cargo_bin("natsplan")
+        .unwrap()
+        .env_remove("NATS_URL")
+        .env_remove("NATS_CONTEXT")
+        .env("XDG_CONFIG_HOME", home.path())
+        .args(args)
+        .timeout(Duration::from_secs(180))
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+struct Down<'a>(&'a Path);
+impl Drop for Down<'_> {
+    fn drop(&mut self) {
+        let _ = natsplan(&["lab", "down", "--dir", self.0.to_str().unwrap()]);
+    }
+}
+
+/// `check --lab DIR` as JSON: exit code and report.
+fn check_json(lab: &str) -> (i32, Value, String) {
+    let (code, out, err) = natsplan(&["--format", "json", "check", "--lab", lab]);
+    let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}\n{err}"));
+    (code, v, err)
+}
+
+/// The (check, subject) pairs of a given status.
+fn with_status(v: &Value, status: &str) -> Vec<(String, String)> {
+    v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["status"] == status)
+        .map(|i| {
+            (
+                i["check"].as_str().unwrap().into(),
+                i["subject"].as_str().unwrap().into(),
+            )
+        })
+        .collect()
+}
+
+fn js<T>(url: &str, f: impl AsyncFnOnce(async_nats::jetstream::Context) -> T) -> T {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let nc = async_nats::connect(url).await.unwrap();
+        f(async_nats::jetstream::new(nc)).await
+    })
+}
+
+#[test]
+fn check_grades_a_lab_as_planned_then_each_drift() {
+    let _s = serial();
+    let tmp = tempfile::tempdir().unwrap();
+    let site = format!("{}/examples/three-racks-raid1.yaml", env!("CARGO_MANIFEST_DIR"));
+    let plan = tmp.path().join("plan.json");
+    let (code, out, err) = natsplan(&["--format", "json", "design", &site]);
+    assert_eq!(code, 0, "{err}");
+    let id = serde_json::from_str::<Value>(&out).unwrap()["layouts"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let (code, _, err) = natsplan(&["design", &site, "--layout", &id, "--save", plan.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let dir = tmp.path().join("lab");
+    let d = dir.to_str().unwrap();
+    let (code, out, err) = natsplan(&["lab", "up", "--plan", plan.to_str().unwrap(), "--dir", d, "--streams"]);
+    let _down = Down(&dir);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let state: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("lab.json")).unwrap()).unwrap();
+    let client = format!(
+        "nats://{}:{}",
+        state["nodes"][0]["host"].as_str().unwrap(),
+        state["nodes"][0]["client_port"]
+    );
+
+    // As planned: all ok, in every format (the lab's record names the plan: no --plan needed).
+    let (code, v, err) = check_json(d);
+    assert_eq!(code, 0, "{v:#}\n{err}");
+    assert_eq!(v["status"], "ok");
+    assert_eq!(v["layout"], id.as_str());
+    for c in [
+        "server",
+        "meta",
+        "asset",
+        "replicas",
+        "placement",
+        "replica_current",
+        "store",
+        "ha_assets",
+    ] {
+        assert!(
+            v["checks"].as_array().unwrap().iter().any(|i| i["check"] == c),
+            "no {c}: {v:#}"
+        );
+    }
+    let (code, out, err) = natsplan(&["--format", "nagios", "check", "--lab", d]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("NATSPLAN CHECK OK: 0 critical, 0 warning"), "{out}");
+    let (code, out, err) = natsplan(&["--format", "prometheus", "check", "--lab", d]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains(&format!(
+            "natsplan_check_status{{cluster=\"natsplan\",layout=\"{id}\"}} 0\n"
+        )),
+        "{out}"
+    );
+    let (code, out, err) = natsplan(&["check", "--lab", d, "--plan", plan.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("check OK"), "{out}");
+
+    // A stream made by hand, with nothing but a name and a subject: unplanned, R1, no limits.
+    js(&client, async |j| {
+        j.create_stream(async_nats::jetstream::stream::Config {
+            name: "by-hand".into(),
+            subjects: vec!["hand.>".into()],
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    });
+    let (code, v, err) = check_json(d);
+    assert_eq!(code, 1, "{v:#}\n{err}");
+    assert_eq!(
+        with_status(&v, "warning"),
+        vec![("unplanned".to_string(), "by-hand".to_string())]
+    );
+    let (code, out, _) = natsplan(&["--format", "nagios", "check", "--lab", d]);
+    assert_eq!(code, 1);
+    assert!(
+        out.starts_with("NATSPLAN CHECK WARNING") && out.contains("by-hand"),
+        "{out}"
+    );
+
+    // A planned stream scaled down to R1: critical.
+    js(&client, async |j| {
+        let mut cfg = j.get_stream("orders").await.unwrap().cached_info().config.clone();
+        cfg.num_replicas = 1;
+        j.update_stream(cfg).await.unwrap();
+    });
+    let (code, v, err) = check_json(d);
+    assert_eq!(code, 2, "{v:#}\n{err}");
+    assert!(
+        with_status(&v, "critical").contains(&("replicas".to_string(), "orders".to_string())),
+        "{v:#}"
+    );
+
+    // A server stopped: critical for it (and its monitor named), whatever else its absence does.
+    let victim = &state["nodes"][2];
+    let name = victim["name"].as_str().unwrap();
+    let pid = victim["pid"].as_i64().unwrap() as i32;
+    // SAFETY: the lab's own nats-server, started by this test's `lab up`.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+    let (code, v, err) = check_json(d);
+    assert_eq!(code, 2, "{v:#}\n{err}");
+    let crit = with_status(&v, "critical");
+    for c in ["server", "store", "ha_assets"] {
+        assert!(crit.contains(&(c.to_string(), name.to_string())), "{c} {name}: {v:#}");
+    }
+    let (code, out, _) = natsplan(&["--format", "prometheus", "check", "--lab", d]);
+    assert_eq!(code, 2);
+    assert!(
+        out.contains(&format!("check=\"server\",subject=\"{name}\"}} 2\n")),
+        "{out}"
+    );
+}
