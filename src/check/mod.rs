@@ -89,6 +89,10 @@ pub struct Thresholds {
     /// `ha_assets_critical` (nats audit CLUSTER_003: 1,000; the plan's count when it plans more).
     pub ha_assets_warn: Option<u64>,
     pub ha_assets_critical: u64,
+    /// An observed rate above this percent of the plan's rate warns, above `rate_critical` percent of the
+    /// predicted ceiling is critical (both 100: the plan's figures themselves).
+    pub rate_warn: f64,
+    pub rate_critical: f64,
 }
 
 fn secs<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
@@ -114,6 +118,8 @@ impl Default for Thresholds {
             mem_critical: 90.0,
             ha_assets_warn: None,
             ha_assets_critical: AUDIT_HA_ASSETS,
+            rate_warn: 100.0,
+            rate_critical: 100.0,
         }
     }
 }
@@ -146,6 +152,9 @@ pub struct ExpAsset {
     pub placement_tags: Vec<String>,
     /// Operations per second the plan gives it (messages, puts, or object chunks and metadata).
     pub ops_per_s: f64,
+    /// The predicted ceiling in the same operations (perf's `ops_per_s` for it, scaled as `ops_per_s` is
+    /// from the workload's figure); None without a prediction.
+    pub ceiling_per_s: Option<f64>,
 }
 
 /// What the plan expects of the cluster.
@@ -169,17 +178,22 @@ impl Expected {
             .ok_or_else(|| anyhow::anyhow!("--layout {id}: not in the plan"))?;
         let site = &plan.input;
         let files = crate::emit::render(plan, id, &crate::emit::EmitOptions::default())?;
-        let mut rates: BTreeMap<String, f64> = BTreeMap::new();
+        // Stream name → (the site's asset name, messages per planned operation, planned messages/s).
+        let mut rates: BTreeMap<String, (String, f64, f64)> = BTreeMap::new();
         for s in &site.workload.streams {
-            rates.insert(s.name.clone(), s.msgs_per_s);
+            rates.insert(s.name.clone(), (s.name.clone(), 1.0, s.msgs_per_s));
         }
         for k in &site.workload.kv {
-            rates.insert(format!("KV_{}", k.name), k.puts_per_s);
+            rates.insert(format!("KV_{}", k.name), (k.name.clone(), 1.0, k.puts_per_s));
         }
         for o in &site.workload.object_stores {
-            let chunks = o.object_size_bytes.div_ceil(OBJECT_CHUNK_BYTES).max(1) + 1;
-            rates.insert(format!("OBJ_{}", o.name), o.puts_per_s * chunks as f64);
+            let per = (o.object_size_bytes.div_ceil(OBJECT_CHUNK_BYTES).max(1) + 1) as f64;
+            rates.insert(format!("OBJ_{}", o.name), (o.name.clone(), per, o.puts_per_s * per));
         }
+        let predicted = |site_name: &str, per: f64| -> Option<f64> {
+            let p = pl.predicted.as_ref()?.streams.iter().find(|p| &*p.name == site_name)?;
+            Some(p.ops_per_s * per)
+        };
         let mut assets = Vec::new();
         for (path, text) in &files {
             if path.extension().is_none_or(|e| e != "json") {
@@ -207,7 +221,8 @@ impl Expected {
                     .filter_map(Value::as_str)
                     .map(str::to_lowercase)
                     .collect(),
-                ops_per_s: rates.get(name).copied().unwrap_or(0.0),
+                ops_per_s: rates.get(name).map(|r| r.2).unwrap_or(0.0),
+                ceiling_per_s: rates.get(name).and_then(|(n, per, _)| predicted(n, *per)),
             });
         }
         assets.sort_by(|a, b| a.stream.cmp(&b.stream));
@@ -341,8 +356,31 @@ fn gib(b: u64) -> String {
     crate::units::fmt_bytes(b as f64)
 }
 
-/// Grade the cluster against the plan.
-pub fn grade(exp: &Expected, obs: &Observed, th: &Thresholds) -> CheckReport {
+/// Messages per second per stream between two passes `seconds` apart (`last_seq` grows by one per
+/// message stored), for the streams both passes saw; a stream whose sequence went back (purged and
+/// re-created) is left out.
+pub fn rates(first: &Observed, second: &Observed, seconds: f64) -> BTreeMap<String, f64> {
+    let mut out = BTreeMap::new();
+    if seconds <= 0.0 {
+        return out;
+    }
+    for b in &second.streams {
+        if let Some(a) = first
+            .streams
+            .iter()
+            .find(|a| a.account == b.account && a.name == b.name)
+        {
+            if b.last_seq >= a.last_seq {
+                out.insert(b.name.clone(), (b.last_seq - a.last_seq) as f64 / seconds);
+            }
+        }
+    }
+    out
+}
+
+/// Grade the cluster against the plan; `rates` (messages/s per stream, from two passes) adds the rate
+/// checks.
+pub fn grade(exp: &Expected, obs: &Observed, rates: Option<&BTreeMap<String, f64>>, th: &Thresholds) -> CheckReport {
     let mut out = Out(Vec::new());
     let mut notes = Vec::new();
     let live: BTreeMap<&str, &ServerObs> = obs.servers.iter().map(|s| (s.name.as_str(), s)).collect();
@@ -359,6 +397,9 @@ pub fn grade(exp: &Expected, obs: &Observed, th: &Thresholds) -> CheckReport {
     servers(exp, obs, &live, &planned, th, &mut out);
     meta(exp, obs, &live, th, &mut out);
     assets(exp, obs, &live, th, &mut out, &mut notes);
+    if let Some(r) = rates {
+        rate_checks(exp, r, th, &mut out);
+    }
     let status = out.0.iter().map(|i| i.status).max().unwrap_or(Status::Ok);
     let mut counts = BTreeMap::new();
     for s in [Status::Ok, Status::Warning, Status::Critical, Status::Unknown] {
@@ -734,6 +775,33 @@ fn assets(
     }
     if obs.streams.iter().any(|s| s.account != "$G") {
         notes.push("streams of every account are checked; the plan's are expected in the default account".into());
+    }
+}
+
+/// Observed rates against the plan's rate (warning) and the predicted ceiling (critical).
+fn rate_checks(exp: &Expected, rates: &BTreeMap<String, f64>, th: &Thresholds, out: &mut Out) {
+    for a in &exp.assets {
+        let Some(&r) = rates.get(&a.stream) else { continue };
+        let warn = a.ops_per_s * th.rate_warn / 100.0;
+        let crit = a.ceiling_per_s.map(|c| c * th.rate_critical / 100.0);
+        let st = if crit.is_some_and(|c| r > c) {
+            Status::Critical
+        } else if r > warn {
+            Status::Warning
+        } else {
+            Status::Ok
+        };
+        let ceiling = match a.ceiling_per_s {
+            Some(c) => format!(", predicted ceiling {c:.0}/s"),
+            None => ", no predicted ceiling".into(),
+        };
+        out.add(
+            "rate",
+            &a.stream,
+            st,
+            format!("{}: {r:.1} messages/s, planned {:.1}/s{ceiling}", a.stream, a.ops_per_s),
+        )
+        .figures(r, Some(warn), crit, "msgs/s");
     }
 }
 

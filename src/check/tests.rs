@@ -28,6 +28,7 @@ fn expected() -> Expected {
                 replicas: 3,
                 placement_tags: vec![],
                 ops_per_s: 1000.0,
+                ceiling_per_s: Some(50_000.0),
             },
             ExpAsset {
                 stream: "KV_s".into(),
@@ -35,6 +36,7 @@ fn expected() -> Expected {
                 replicas: 3,
                 placement_tags: vec![],
                 ops_per_s: 10.0,
+                ceiling_per_s: None,
             },
         ],
     }
@@ -106,7 +108,7 @@ fn bad(r: &CheckReport) -> Vec<(String, String, Status)> {
 
 #[test]
 fn a_cluster_as_planned_is_all_ok_and_exits_0() {
-    let r = grade(&expected(), &observed(), &Thresholds::default());
+    let r = grade(&expected(), &observed(), None, &Thresholds::default());
     assert_eq!(bad(&r), vec![], "{:#?}", r.checks);
     assert_eq!((r.status, r.exit_code), (Status::Ok, 0));
     for c in [
@@ -140,7 +142,7 @@ fn a_stream_nobody_planned_is_a_warning_naming_the_defaults_it_got() {
         from_leader: true,
         ..Default::default()
     });
-    let r = grade(&expected(), &o, &Thresholds::default());
+    let r = grade(&expected(), &o, None, &Thresholds::default());
     assert_eq!(bad(&r), vec![("unplanned".into(), "hand".into(), Status::Warning)]);
     let m = &find(&r, "unplanned", "hand").message;
     assert!(m.contains("R1") && m.contains("no limits"), "{m}");
@@ -152,7 +154,7 @@ fn fewer_replicas_than_planned_is_critical_more_is_a_warning_and_a_missing_asset
     let mut o = observed();
     o.streams[1].replicas = 1;
     o.streams[1].followers.clear();
-    let r = grade(&expected(), &o, &Thresholds::default());
+    let r = grade(&expected(), &o, None, &Thresholds::default());
     assert_eq!(find(&r, "replicas", "orders").status, Status::Critical);
     assert_eq!(r.exit_code, 2);
     // R1 has no replicas to be current.
@@ -164,12 +166,12 @@ fn fewer_replicas_than_planned_is_critical_more_is_a_warning_and_a_missing_asset
     let mut o = observed();
     o.streams[1].replicas = 5;
     o.streams[1].followers.extend([peer("n4"), peer("n5")]);
-    let r = grade(&expected(), &o, &Thresholds::default());
+    let r = grade(&expected(), &o, None, &Thresholds::default());
     assert_eq!(find(&r, "replicas", "orders").status, Status::Warning);
 
     let mut o = observed();
     o.streams.remove(0);
-    let r = grade(&expected(), &o, &Thresholds::default());
+    let r = grade(&expected(), &o, None, &Thresholds::default());
     assert_eq!(bad(&r), vec![("asset".into(), "KV_s".into(), Status::Critical)]);
 }
 
@@ -187,7 +189,7 @@ fn a_server_down_is_critical_for_its_checks_and_its_peers() {
     for s in &mut o.streams {
         s.followers[1].offline = true;
     }
-    let r = grade(&expected(), &o, &Thresholds::default());
+    let r = grade(&expected(), &o, None, &Thresholds::default());
     let s = find(&r, "server", "n3");
     assert_eq!(s.status, Status::Critical);
     assert!(s.message.contains("connection refused"), "{}", s.message);
@@ -205,7 +207,7 @@ fn replica_lag_and_last_seen_follow_the_plan_or_the_flags() {
     let mut o = observed();
     o.streams[1].followers[0].lag = 4_000;
     o.streams[0].followers[0].lag = 4_000;
-    let r = grade(&expected(), &o, &Thresholds::default());
+    let r = grade(&expected(), &o, None, &Thresholds::default());
     assert_eq!(find(&r, "replica_current", "orders").status, Status::Ok);
     assert_eq!(find(&r, "replica_current", "orders").critical, Some(5_000.0));
     // KV_s plans 10 puts/s: natscli's 200 holds.
@@ -214,19 +216,19 @@ fn replica_lag_and_last_seen_follow_the_plan_or_the_flags() {
         peer_lag_critical: Some(3_000),
         ..Thresholds::default()
     };
-    let r = grade(&expected(), &o, &th);
+    let r = grade(&expected(), &o, None, &th);
     assert_eq!(find(&r, "replica_current", "orders").status, Status::Critical);
     // Not seen for 6 s: critical; not current alone: a warning.
     let mut o = observed();
     o.streams[1].followers[0].seen_ago_ns = 6_000_000_000;
     o.streams[0].followers[0].current = false;
-    let r = grade(&expected(), &o, &Thresholds::default());
+    let r = grade(&expected(), &o, None, &Thresholds::default());
     assert_eq!(find(&r, "replica_current", "orders").status, Status::Critical);
     assert_eq!(find(&r, "replica_current", "KV_s").status, Status::Warning);
     // The leader's view not read: unknown, never ok.
     let mut o = observed();
     o.streams[1].from_leader = false;
-    let r = grade(&expected(), &o, &Thresholds::default());
+    let r = grade(&expected(), &o, None, &Thresholds::default());
     assert_eq!(find(&r, "replica_current", "orders").status, Status::Unknown);
     assert_eq!(r.exit_code, 3);
 }
@@ -237,7 +239,7 @@ fn store_is_graded_against_the_limit_and_the_room_the_worst_failure_needs() {
     o.servers[0].store_used_bytes = 85 * GIB; // 85 %: natscli warns at 75; 100 − 20 GiB room exceeded
     o.servers[1].store_used_bytes = 95 * GIB; // critical at 90
     o.servers[2].store_used_bytes = 60 * GIB; // under both
-    let r = grade(&expected(), &o, &Thresholds::default());
+    let r = grade(&expected(), &o, None, &Thresholds::default());
     assert_eq!(find(&r, "store", "n1").status, Status::Warning);
     assert_eq!(find(&r, "store", "n2").status, Status::Critical);
     assert_eq!(find(&r, "store", "n3").status, Status::Ok);
@@ -249,7 +251,7 @@ fn store_is_graded_against_the_limit_and_the_room_the_worst_failure_needs() {
         store_critical: 55.0,
         ..Thresholds::default()
     };
-    let r = grade(&expected(), &o, &th);
+    let r = grade(&expected(), &o, None, &th);
     assert_eq!(find(&r, "store", "n3").status, Status::Critical);
 }
 
@@ -258,7 +260,7 @@ fn ha_assets_above_the_plan_warn_and_above_a_thousand_are_critical() {
     let mut o = observed();
     o.servers[0].ha_assets = 4;
     o.servers[1].ha_assets = 1_001;
-    let r = grade(&expected(), &o, &Thresholds::default());
+    let r = grade(&expected(), &o, None, &Thresholds::default());
     assert_eq!(find(&r, "ha_assets", "n1").status, Status::Warning);
     assert_eq!(find(&r, "ha_assets", "n2").status, Status::Critical);
     assert_eq!(find(&r, "ha_assets", "n3").status, Status::Ok);
@@ -268,7 +270,7 @@ fn ha_assets_above_the_plan_warn_and_above_a_thousand_are_critical() {
 fn placement_tags_spread_and_meta_size_are_graded() {
     let mut o = observed();
     o.servers[2].tags = vec!["rack:a".into()]; // n3 now shares n1's rack
-    let r = grade(&expected(), &o, &Thresholds::default());
+    let r = grade(&expected(), &o, None, &Thresholds::default());
     assert_eq!(find(&r, "tags", "n3").status, Status::Warning);
     assert_eq!(find(&r, "placement", "orders").status, Status::Critical);
 
@@ -276,20 +278,20 @@ fn placement_tags_spread_and_meta_size_are_graded() {
     for s in &mut o.servers {
         s.meta.as_mut().unwrap().cluster_size = 2;
     }
-    let r = grade(&expected(), &o, &Thresholds::default());
+    let r = grade(&expected(), &o, None, &Thresholds::default());
     assert_eq!(find(&r, "meta", "cluster").status, Status::Critical);
     let mut o = observed();
     for s in &mut o.servers {
         s.meta.as_mut().unwrap().leader = None;
     }
-    let r = grade(&expected(), &o, &Thresholds::default());
+    let r = grade(&expected(), &o, None, &Thresholds::default());
     assert!(find(&r, "meta", "cluster").message.contains("no leader"));
     // An unplanned server is a warning; a cluster of another name is named.
     let mut o = observed();
     let mut extra = o.servers[2].clone();
     extra.name = "n9".into();
     o.servers.push(extra);
-    let r = grade(&expected(), &o, &Thresholds::default());
+    let r = grade(&expected(), &o, None, &Thresholds::default());
     assert_eq!(find(&r, "server", "n9").status, Status::Warning);
     assert!(other_cluster(&expected(), &o).is_none());
     for s in &mut o.servers {
@@ -297,6 +299,35 @@ fn placement_tags_spread_and_meta_size_are_graded() {
     }
     let e = other_cluster(&expected(), &o).unwrap();
     assert!(e.contains("'c1'") && e.contains("'other'"), "{e}");
+}
+
+#[test]
+fn rates_from_two_passes_are_graded_against_the_plan_and_the_ceiling() {
+    let mut a = observed();
+    let mut b = observed();
+    a.streams[1].last_seq = 1_000; // orders
+    b.streams[1].last_seq = 1_000 + 2 * 60_000; // 60,000/s over 2 s: above the 50,000/s ceiling
+    a.streams[0].last_seq = 100; // KV_s
+    b.streams[0].last_seq = 160; // 30/s: above the 10/s planned, no ceiling
+    let r = rates(&a, &b, 2.0);
+    assert_eq!((r["orders"], r["KV_s"]), (60_000.0, 30.0));
+    let g = grade(&expected(), &b, Some(&r), &Thresholds::default());
+    assert_eq!(find(&g, "rate", "orders").status, Status::Critical);
+    assert_eq!(find(&g, "rate", "KV_s").status, Status::Warning);
+    let th = Thresholds {
+        rate_warn: 400.0,
+        rate_critical: 200.0,
+        ..Thresholds::default()
+    };
+    let g = grade(&expected(), &b, Some(&r), &th);
+    assert_eq!(find(&g, "rate", "orders").status, Status::Warning);
+    assert_eq!(find(&g, "rate", "KV_s").status, Status::Ok);
+    // A sequence that went back (re-created) gives no rate; no rates, no rate checks.
+    b.streams[1].last_seq = 5;
+    assert!(!rates(&a, &b, 2.0).contains_key("orders"));
+    assert!(rates(&a, &b, 0.0).is_empty());
+    let g = grade(&expected(), &b, None, &Thresholds::default());
+    assert!(!g.checks.iter().any(|i| i.check == "rate"));
 }
 
 #[test]
@@ -313,6 +344,14 @@ fn expectations_come_from_the_plan_and_emit() {
     assert_eq!(e.assets[3].ops_per_s, 5000.0);
     // 1 MiB objects: 8 chunks and a metadata message per put, 10 puts/s.
     assert_eq!(e.assets[1].ops_per_s, 90.0);
+    // Ceilings are perf's predictions in the same operations: above the planned rate on this layout.
+    assert!(
+        e.assets
+            .iter()
+            .all(|a| a.ceiling_per_s.is_some_and(|c| c > a.ops_per_s)),
+        "{:?}",
+        e.assets
+    );
     assert_eq!(e.servers.len(), 3);
     // Meta group + 2 streams + 5 consumers + a bucket + a store on every server.
     assert!(e.servers.iter().all(|s| s.ha_assets == 10), "{:?}", e.servers);

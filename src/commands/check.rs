@@ -4,9 +4,10 @@
 //! and, unlike every other command, bad input and an unreachable cluster exit 3, never 2: monitoring
 //! systems read 2 as "critical" (DESIGN's exit-code table; docs/check.md).
 
-use crate::check::{self, Expected, Thresholds};
+use crate::check::{self, CheckReport, Expected, Thresholds};
 use crate::cli::{Format, Global, PlanArgs};
 use crate::error::{bad_input, cannot_run, Failure, Outcome};
+use crate::monitor::observe::Observed;
 use anyhow::anyhow;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -62,6 +63,26 @@ pub struct CheckArgs {
     /// when it places more and --ha-assets-warn is not given).
     #[arg(long, value_name = "N", default_value_t = check::AUDIT_HA_ASSETS)]
     pub ha_assets_critical: u64,
+    /// Read the cluster twice this far apart and grade each stream's message rate against the plan's
+    /// (0s: one reading, no rate checks).
+    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = parse_dur)]
+    pub interval: Duration,
+    /// A rate above this percent of the plan's rate for the stream warns.
+    #[arg(long, value_name = "PCT", default_value_t = 100.0, value_parser = parse_rate_pct)]
+    pub rate_warn: f64,
+    /// A rate above this percent of the stream's predicted ceiling (design's prediction) is critical.
+    #[arg(long, value_name = "PCT", default_value_t = 100.0, value_parser = parse_rate_pct)]
+    pub rate_critical: f64,
+    /// Check every INTERVAL and serve the latest figures as Prometheus text at --listen until stopped
+    /// (rates between consecutive passes).
+    #[arg(long, value_name = "INTERVAL", value_parser = parse_dur)]
+    pub watch: Option<Duration>,
+    /// With --watch: where to serve `GET /metrics` (a loopback address unless --listen-any).
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<String>,
+    /// Let --listen take an address beyond loopback.
+    #[arg(long, requires = "listen")]
+    pub listen_any: bool,
     /// How long to wait for each monitoring endpoint.
     #[arg(long, value_name = "DURATION", default_value = "3s", value_parser = parse_dur)]
     pub timeout: Duration,
@@ -79,6 +100,18 @@ fn parse_pct(s: &str) -> Result<f64, String> {
         .map_err(|_| format!("'{s}' is not a percentage; e.g. 75"))?;
     if !(0.0..=100.0).contains(&x) {
         return Err(format!("{s} is not within 0..100"));
+    }
+    Ok(x)
+}
+
+fn parse_rate_pct(s: &str) -> Result<f64, String> {
+    let x: f64 = s
+        .trim()
+        .trim_end_matches('%')
+        .parse()
+        .map_err(|_| format!("'{s}' is not a percentage; e.g. 100"))?;
+    if !x.is_finite() || x <= 0.0 {
+        return Err(format!("{s} must be above 0"));
     }
     Ok(x)
 }
@@ -119,7 +152,15 @@ pub fn run(g: &Global, a: CheckArgs) -> Result<Outcome, Failure> {
     })
 }
 
-fn run_inner(g: &Global, a: CheckArgs, format: Format) -> Result<Outcome, Failure> {
+/// What every pass needs: the plan's expectations, the thresholds, the monitors.
+struct Setup {
+    exp: Expected,
+    th: Thresholds,
+    monitors: Vec<(String, Option<String>)>,
+    timeout: Duration,
+}
+
+fn setup(g: &Global, a: &CheckArgs, format: Format) -> Result<Setup, Failure> {
     if !matches!(
         format,
         Format::Table | Format::Json | Format::Nagios | Format::Prometheus
@@ -186,8 +227,20 @@ fn run_inner(g: &Global, a: CheckArgs, format: Format) -> Result<Outcome, Failur
         mem_critical: a.mem_critical,
         ha_assets_warn: a.ha_assets_warn,
         ha_assets_critical: a.ha_assets_critical,
+        rate_warn: a.rate_warn,
+        rate_critical: a.rate_critical,
     };
-    let obs = crate::monitor::observe::observe(&monitors, a.timeout);
+    Ok(Setup {
+        exp,
+        th,
+        monitors,
+        timeout: a.timeout,
+    })
+}
+
+/// One reading of the cluster: an error when no monitor answered or the cluster is another one.
+fn observe(s: &Setup) -> Result<Observed, Failure> {
+    let obs = crate::monitor::observe::observe(&s.monitors, s.timeout);
     if obs.servers.is_empty() {
         let why: Vec<String> = obs
             .unreachable
@@ -199,18 +252,163 @@ fn run_inner(g: &Global, a: CheckArgs, format: Format) -> Result<Outcome, Failur
             why.join("; ")
         )));
     }
-    if let Some(e) = check::other_cluster(&exp, &obs) {
+    if let Some(e) = check::other_cluster(&s.exp, &obs) {
         return Err(cannot_run(anyhow!(e)));
     }
-    let rep = check::grade(&exp, &obs, &th);
-    let bytes = match format {
-        Format::Json => crate::report::check::json(&rep),
-        Format::Nagios => crate::report::check::nagios(&rep),
-        Format::Prometheus => crate::report::check::prometheus(&rep),
-        _ => crate::report::check::table(&rep, super::width(g)),
+    Ok(obs)
+}
+
+fn render(g: &Global, format: Format, rep: &CheckReport) -> Vec<u8> {
+    match format {
+        Format::Json => crate::report::check::json(rep),
+        Format::Nagios => crate::report::check::nagios(rep),
+        Format::Prometheus => crate::report::check::prometheus(rep),
+        _ => crate::report::check::table(rep, super::width(g)),
+    }
+}
+
+fn run_inner(g: &Global, a: CheckArgs, format: Format) -> Result<Outcome, Failure> {
+    let listen = match (&a.watch, &a.listen) {
+        (Some(_), Some(l)) => Some(listen_addr(l, a.listen_any)?),
+        (None, None) => None,
+        _ => {
+            return Err(bad_input(anyhow!(
+                "--watch INTERVAL and --listen ADDR go together: e.g. --watch 30s --listen 127.0.0.1:9849"
+            )))
+        }
     };
-    super::emit_stdout(&bytes)?;
+    let s = setup(g, &a, format)?;
+    if let (Some(every), Some(addr)) = (a.watch, listen) {
+        return watch(&s, every, addr);
+    }
+    let first = observe(&s)?;
+    let (obs, rates) = if a.interval.is_zero() {
+        (first, None)
+    } else {
+        let t0 = std::time::Instant::now();
+        std::thread::sleep(a.interval);
+        let second = observe(&s)?;
+        let r = check::rates(&first, &second, t0.elapsed().as_secs_f64());
+        (second, Some(r))
+    };
+    let rep = check::grade(&s.exp, &obs, rates.as_ref(), &s.th);
+    super::emit_stdout(&render(g, format, &rep))?;
     Ok(Outcome::Exit(rep.exit_code))
+}
+
+/// `--listen ADDR`: a socket address, on loopback unless `--listen-any`.
+fn listen_addr(l: &str, any: bool) -> Result<std::net::SocketAddr, Failure> {
+    let addr: std::net::SocketAddr = l.parse().map_err(|_| {
+        bad_input(anyhow!(
+            "--listen '{l}': give an address and port, e.g. --listen 127.0.0.1:9849"
+        ))
+    })?;
+    if !addr.ip().is_loopback() && !any {
+        return Err(bad_input(anyhow!(
+            "--listen {l}: not a loopback address; add --listen-any to serve the figures beyond this host"
+        )));
+    }
+    Ok(addr)
+}
+
+/// `--watch INTERVAL --listen ADDR`: a check every INTERVAL (rates between consecutive passes), its
+/// Prometheus text served at ADDR until SIGINT/SIGTERM. Only the last text is kept (bounded memory). A
+/// cluster that stops answering is served as status 3 with the reason, and said on stderr once; so is its
+/// return.
+fn watch(s: &Setup, every: Duration, addr: std::net::SocketAddr) -> Result<Outcome, Failure> {
+    use std::sync::{Arc, Mutex};
+    let listener = std::net::TcpListener::bind(addr).map_err(|e| {
+        cannot_run(anyhow!(
+            "--listen {addr}: cannot listen there ({e}); is another process using the port?"
+        ))
+    })?;
+    let bound = listener.local_addr().map_err(cannot_run)?;
+    let mut listener = Some(listener);
+    let text = Arc::new(Mutex::new(crate::report::check::prometheus_failed(
+        &s.exp.cluster,
+        &s.exp.layout,
+        "no check has finished yet",
+    )));
+    let guard = crate::signals::InterruptGuard::install();
+    let mut previous: Option<(Observed, std::time::Instant)> = None;
+    let mut reachable = true;
+    let mut passes = 0u64;
+    while !guard.interrupted() {
+        let started = std::time::Instant::now();
+        let body = match observe(s) {
+            Ok(obs) => {
+                if !reachable {
+                    eprintln!("natsplan: check --watch: the cluster answers again");
+                    reachable = true;
+                }
+                let rates = previous
+                    .as_ref()
+                    .map(|(p, t)| check::rates(p, &obs, started.duration_since(*t).as_secs_f64()));
+                let rep = check::grade(&s.exp, &obs, rates.as_ref(), &s.th);
+                previous = Some((obs, started));
+                crate::report::check::prometheus(&rep)
+            }
+            Err(e) => {
+                let why = e.render().lines().next().unwrap_or_default().to_string();
+                if reachable {
+                    eprintln!("natsplan: check --watch: {why}; serving status 3 until it answers");
+                    reachable = false;
+                }
+                previous = None;
+                crate::report::check::prometheus_failed(&s.exp.cluster, &s.exp.layout, &why)
+            }
+        };
+        *text.lock().unwrap_or_else(|p| p.into_inner()) = body;
+        passes += 1;
+        // Served from the end of the first pass (a scrape before it waits in the listen queue), so no
+        // scrape sees a placeholder.
+        if let Some(l) = listener.take() {
+            let served = text.clone();
+            std::thread::spawn(move || serve(l, served));
+            eprintln!(
+                "natsplan: check --watch: serving Prometheus text at http://{bound}/metrics every {}",
+                humantime::format_duration(every)
+            );
+        }
+        while !guard.interrupted() && started.elapsed() < every {
+            std::thread::sleep(Duration::from_millis(50).min(every));
+        }
+    }
+    Ok(Outcome::Interrupted(format!(
+        "check --watch stopped by a signal after {passes} pass(es)"
+    )))
+}
+
+/// Answer each HTTP request with the latest text (`/metrics` or `/`; 404 elsewhere), one at a time,
+/// reading at most 8 KiB of a request for at most 2 s.
+fn serve(listener: std::net::TcpListener, text: std::sync::Arc<std::sync::Mutex<Vec<u8>>>) {
+    use std::io::{Read, Write};
+    for conn in listener.incoming() {
+        let Ok(mut c) = conn else { continue };
+        let _ = c.set_read_timeout(Some(Duration::from_secs(2)));
+        let _ = c.set_write_timeout(Some(Duration::from_secs(5)));
+        let mut req = Vec::new();
+        let mut buf = [0u8; 1024];
+        while req.len() < 8192 && !req.windows(4).any(|w| w == b"\r\n\r\n") {
+            match c.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => req.extend_from_slice(&buf[..n]),
+            }
+        }
+        let line = String::from_utf8_lossy(&req);
+        let path = line.split_whitespace().nth(1).unwrap_or("");
+        let path = path.split('?').next().unwrap_or("");
+        let (status, body) = if line.starts_with("GET ") && (path == "/metrics" || path == "/") {
+            ("200 OK", text.lock().unwrap_or_else(|p| p.into_inner()).clone())
+        } else {
+            ("404 Not Found", b"natsplan check serves GET /metrics\n".to_vec())
+        };
+        let head = format!(
+            "HTTP/1.1 {status}\r\nContent-Type: text/plain; version=0.0.4; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            body.len()
+        );
+        let _ = c.write_all(head.as_bytes()).and_then(|_| c.write_all(&body));
+    }
 }
 
 /// Assets one check grades at most (the plan's assets, one or more items each).

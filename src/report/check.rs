@@ -181,6 +181,19 @@ pub fn prometheus(r: &CheckReport) -> Vec<u8> {
     o.into_bytes()
 }
 
+/// What `check --watch` serves while the cluster does not answer: status 3 (unknown) and why.
+pub fn prometheus_failed(cluster: &str, layout: &str, why: &str) -> Vec<u8> {
+    let base = format!("cluster=\"{}\",layout=\"{}\"", label(cluster), label(layout));
+    format!(
+        "# HELP natsplan_check_status Worst status of all checks against the plan: 0 ok, 1 warning, 2 critical, \
+         3 unknown (Nagios codes).\n# TYPE natsplan_check_status gauge\nnatsplan_check_status{{{base}}} 3\n\
+         # HELP natsplan_check_error 1 while the last pass could not read the cluster; the reason is a label.\n\
+         # TYPE natsplan_check_error gauge\nnatsplan_check_error{{{base},reason=\"{}\"}} 1\n",
+        label(why)
+    )
+    .into_bytes()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -100,6 +100,27 @@ fn bad_input_and_usage_exit_3_naming_the_flag() {
 }
 
 #[test]
+fn a_listen_port_in_use_is_a_clear_error_exit_3() {
+    let tmp = tempfile::tempdir().unwrap();
+    let plan = saved_plan(tmp.path());
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let (code, _, err) = run(&[
+        "check",
+        "--plan",
+        &plan,
+        "--monitor",
+        &dead_monitor(),
+        "--watch",
+        "1s",
+        "--listen",
+        &addr,
+    ]);
+    assert_eq!(code, 3, "{err}");
+    assert!(err.contains(&format!("--listen {addr}: cannot listen there")), "{err}");
+}
+
+#[test]
 fn nagios_and_prometheus_are_refused_by_other_commands() {
     for f in ["nagios", "prometheus"] {
         let (code, _, err) = run(&["--format", f, "design", &repo_file("examples/three-racks-raid1.yaml")]);

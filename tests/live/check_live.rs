@@ -1,7 +1,9 @@
 //! `natsplan check` on a loopback lab built from a saved plan (issue 49): as `lab up --streams` leaves it
 //! every check is ok (exit 0) in each format; then drifts made in sequence on the one lab: a stream created
-//! by hand (unplanned: warning, exit 1), a planned stream's replicas lowered (critical, exit 2), a server
-//! stopped (critical for that server, exit 2). Nothing here asserts a time.
+//! by hand (unplanned: warning, exit 1), a planned stream's replicas lowered (critical, exit 2), a rate
+//! above the plan (warning), a server stopped (critical for that server, exit 2); `--watch --listen` serves
+//! the figures as Prometheus text, scraped before, during and after that server's restart. Nothing here
+//! asserts a time.
 
 use crate::common::serial;
 use assert_cmd::Command;
@@ -126,6 +128,41 @@ fn check_grades_a_lab_as_planned_then_each_drift() {
     assert_eq!(code, 0, "{err}");
     assert!(out.starts_with("check OK"), "{out}");
 
+    // A rate above the plan: messages published to `events` while check reads twice 2 s apart, graded
+    // with --rate-warn 0.5 (0.5 % of the planned 2,000/s: 10/s).
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let publisher = {
+        let (stop, client) = (stop.clone(), client.clone());
+        std::thread::spawn(move || {
+            js(&client, async move |j| {
+                while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                    j.publish("events.x", "e".into()).await.unwrap().await.unwrap();
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                }
+            })
+        })
+    };
+    let (code, out, err) = natsplan(&[
+        "--format",
+        "json",
+        "check",
+        "--lab",
+        d,
+        "--interval",
+        "2s",
+        "--rate-warn",
+        "0.5",
+    ]);
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    publisher.join().unwrap();
+    let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}\n{err}"));
+    assert_eq!(code, 1, "{v:#}\n{err}");
+    assert_eq!(
+        with_status(&v, "warning"),
+        vec![("rate".to_string(), "events".to_string())],
+        "{v:#}"
+    );
+
     // A stream made by hand, with nothing but a name and a subject: unplanned, R1, no limits.
     js(&client, async |j| {
         j.create_stream(async_nats::jetstream::stream::Config {
@@ -162,6 +199,31 @@ fn check_grades_a_lab_as_planned_then_each_drift() {
         "{v:#}"
     );
 
+    // --watch serves the same figures as Prometheus text, and keeps serving through a server restart.
+    let mut watch = std::process::Command::new(assert_cmd::cargo::cargo_bin("natsplan"))
+        .args(["check", "--lab", d, "--watch", "1s", "--listen", "127.0.0.1:0"])
+        .env_remove("NATS_URL")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err_lines = std::io::BufRead::lines(std::io::BufReader::new(watch.stderr.take().unwrap()));
+    let first = err_lines.next().unwrap().unwrap();
+    let _watch = Kill(watch);
+    let addr = first
+        .split("http://")
+        .nth(1)
+        .and_then(|r| r.split('/').next())
+        .unwrap_or_else(|| panic!("no address in {first}"))
+        .to_string();
+    let text = scrape(&addr);
+    assert!(
+        text.contains(&format!(
+            "natsplan_check_status{{cluster=\"natsplan\",layout=\"{id}\"}} 2\n"
+        )),
+        "{text}"
+    );
+
     // A server stopped: critical for it (and its monitor named), whatever else its absence does.
     let victim = &state["nodes"][2];
     let name = victim["name"].as_str().unwrap();
@@ -180,4 +242,58 @@ fn check_grades_a_lab_as_planned_then_each_drift() {
         out.contains(&format!("check=\"server\",subject=\"{name}\"}} 2\n")),
         "{out}"
     );
+    let down = format!("check=\"server\",subject=\"{name}\"}} 2\n");
+    let t = scrape_until(&addr, &down);
+    assert!(t.contains(&down), "{t}");
+    // The same server started again on its own configuration: the endpoint sees it back.
+    let conf = dir.join(name).join("nats-server.conf");
+    let again = std::process::Command::new(state["nats_server"].as_str().unwrap())
+        .arg("-c")
+        .arg(&conf)
+        // The lab's servers read the system account's password from their environment (lab.json has it).
+        .env(
+            "NATS_SYSTEM_PASSWORD",
+            state["system_user"]["password"].as_str().unwrap(),
+        )
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let _again = Kill(again);
+    let up = format!("check=\"server\",subject=\"{name}\"}} 0\n");
+    let t = scrape_until(&addr, &up);
+    assert!(t.contains(&up), "{t}");
+}
+
+/// A child process killed when the test ends, however it ends.
+struct Kill(std::process::Child);
+impl Drop for Kill {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// GET /metrics from `addr`: the body.
+fn scrape(addr: &str) -> String {
+    use std::io::{Read, Write};
+    let mut c = std::net::TcpStream::connect(addr).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    c.write_all(b"GET /metrics HTTP/1.0\r\n\r\n").unwrap();
+    let mut s = String::new();
+    c.read_to_string(&mut s).unwrap();
+    assert!(s.starts_with("HTTP/1.1 200 OK"), "{s}");
+    s.split("\r\n\r\n").nth(1).unwrap_or_default().to_string()
+}
+
+/// Scrape until the text has `want` (the watch re-checks every second), for at most 90 s: the last text.
+fn scrape_until(addr: &str, want: &str) -> String {
+    let deadline = std::time::Instant::now() + Duration::from_secs(90);
+    loop {
+        let t = scrape(addr);
+        if t.contains(want) || std::time::Instant::now() > deadline {
+            return t;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
 }
