@@ -49,7 +49,7 @@ impl Status {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Item {
     /// server | tags | asset | replicas | placement | replica_current | meta | store | store_failover |
-    /// memory | ha_assets | unplanned (docs/check.md)
+    /// memory | ha_assets | leaders | rate | unplanned (docs/check.md)
     pub check: String,
     /// The server or stream it is about (`cluster` for the meta group).
     pub subject: String,
@@ -397,6 +397,7 @@ pub fn grade(exp: &Expected, obs: &Observed, rates: Option<&BTreeMap<String, f64
     servers(exp, obs, &live, &planned, th, &mut out);
     meta(exp, obs, &live, th, &mut out);
     assets(exp, obs, &live, th, &mut out, &mut notes);
+    leaders(exp, obs, &live, &mut out);
     if let Some(r) = rates {
         rate_checks(exp, r, th, &mut out);
     }
@@ -776,6 +777,94 @@ fn assets(
     if obs.streams.iter().any(|s| s.account != "$G") {
         notes.push("streams of every account are checked; the plan's are expected in the default account".into());
     }
+}
+
+/// The most leaders one of `groups` may hold before it is a warning: twice its fair share, and at least
+/// one more than it (a leader moving at an election is never an alert by itself; a pile-up is).
+fn leaders_allowed(total: usize, groups: usize) -> usize {
+    let fair = total.div_ceil(groups.max(1));
+    (2 * fair).max(fair + 1)
+}
+
+/// Leader balance: the plan's performance model assumes the replicated assets' leaders spread over the
+/// servers (and so over the failure domains); a server or a domain holding more than twice its share is a
+/// warning (one failure then forces that many elections, and those leaders' load sits on one place).
+fn leaders(exp: &Expected, obs: &Observed, live: &BTreeMap<&str, &ServerObs>, out: &mut Out) {
+    let planned: BTreeSet<&str> = exp
+        .assets
+        .iter()
+        .filter(|a| a.replicas > 1)
+        .map(|a| a.stream.as_str())
+        .collect();
+    let led: Vec<&str> = obs
+        .streams
+        .iter()
+        .filter(|s| planned.contains(s.name.as_str()))
+        .filter_map(|s| s.leader.as_deref())
+        .collect();
+    if led.is_empty() {
+        return;
+    }
+    let mut per_server: BTreeMap<&str, usize> = exp.servers.iter().map(|s| (s.name.as_str(), 0)).collect();
+    for l in &led {
+        *per_server.entry(l).or_insert(0) += 1;
+    }
+    let mut problems = Vec::new();
+    let allowed = leaders_allowed(led.len(), exp.servers.len());
+    let (top, most) = per_server
+        .iter()
+        .max_by_key(|(n, c)| (**c, std::cmp::Reverse(**n)))
+        .map(|(n, c)| (*n, *c))
+        .unwrap_or_default();
+    if most > allowed {
+        problems.push(format!(
+            "{top} leads {most} of {} (more than twice a fair share over {} servers)",
+            led.len(),
+            exp.servers.len()
+        ));
+    }
+    if let Some(ut) = &exp.unique_tag {
+        let key = ut.to_lowercase();
+        let domain_of = |server: &str| -> Option<String> {
+            let tags: Vec<String> = match live.get(server) {
+                Some(l) => l.tags.iter().map(|t| t.to_lowercase()).collect(),
+                None => exp.servers.iter().find(|x| x.name == server)?.tags.clone(),
+            };
+            tags.into_iter().find(|t| t.starts_with(&key))
+        };
+        let domains: BTreeSet<String> = exp.servers.iter().filter_map(|s| domain_of(&s.name)).collect();
+        let mut per_domain: BTreeMap<String, usize> = BTreeMap::new();
+        for l in &led {
+            if let Some(d) = domain_of(l) {
+                *per_domain.entry(d).or_insert(0) += 1;
+            }
+        }
+        let allowed_d = leaders_allowed(led.len(), domains.len());
+        if let Some((d, n)) = per_domain.iter().max_by_key(|(_, n)| **n) {
+            if *n > allowed_d && domains.len() < exp.servers.len() {
+                problems.push(format!(
+                    "{d} leads {n} of {} (more than twice a fair share over {} failure domains)",
+                    led.len(),
+                    domains.len()
+                ));
+            }
+        }
+    }
+    let counts = per_server
+        .iter()
+        .map(|(n, c)| format!("{n} {c}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let (st, msg) = if problems.is_empty() {
+        (Status::Ok, format!("stream leaders spread: {counts}"))
+    } else {
+        (
+            Status::Warning,
+            format!("stream leaders piled up: {}; per server: {counts}", problems.join("; ")),
+        )
+    };
+    out.add("leaders", "cluster", st, msg)
+        .figures(most as f64, Some(allowed as f64), None, "leaders");
 }
 
 /// Observed rates against the plan's rate (warning) and the predicted ceiling (critical).

@@ -123,6 +123,7 @@ fn a_cluster_as_planned_is_all_ok_and_exits_0() {
         "replicas",
         "placement",
         "replica_current",
+        "leaders",
     ] {
         assert!(r.checks.iter().any(|i| i.check == c), "no {c} check");
     }
@@ -328,6 +329,44 @@ fn rates_from_two_passes_are_graded_against_the_plan_and_the_ceiling() {
     assert!(rates(&a, &b, 0.0).is_empty());
     let g = grade(&expected(), &b, None, &Thresholds::default());
     assert!(!g.checks.iter().any(|i| i.check == "rate"));
+}
+
+#[test]
+fn leaders_piled_on_one_server_warn_and_a_leader_moving_does_not() {
+    let mut e = expected();
+    for i in 0..4 {
+        e.assets.push(ExpAsset {
+            stream: format!("s{i}"),
+            kind: "stream".into(),
+            replicas: 3,
+            placement_tags: vec![],
+            ops_per_s: 1.0,
+            ceiling_per_s: None,
+        });
+    }
+    let mut o = observed();
+    for i in 0..4 {
+        let mut s = o.streams[0].clone();
+        s.name = format!("s{i}");
+        o.streams.push(s);
+    }
+    // Six streams all led by n1: a fair share is 2, more than 4 warns.
+    let r = grade(&e, &o, None, &Thresholds::default());
+    let l = find(&r, "leaders", "cluster");
+    assert_eq!(
+        (l.status, l.value, l.warn),
+        (Status::Warning, Some(6.0), Some(4.0)),
+        "{}",
+        l.message
+    );
+    assert!(l.message.contains("n1 leads 6 of 6"), "{}", l.message);
+    // Two leaders moved to n2 (an election): 4 on n1 is within twice the share, no alert.
+    o.streams[0].leader = Some("n2".into());
+    o.streams[1].leader = Some("n2".into());
+    let r = grade(&e, &o, None, &Thresholds::default());
+    assert_eq!(find(&r, "leaders", "cluster").status, Status::Ok);
+    assert_eq!(leaders_allowed(1, 3), 2);
+    assert_eq!(leaders_allowed(100, 3), 68);
 }
 
 #[test]

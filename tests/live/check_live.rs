@@ -1,7 +1,7 @@
 //! `natsplan check` on a loopback lab built from a saved plan (issue 49): as `lab up --streams` leaves it
 //! every check is ok (exit 0) in each format; then drifts made in sequence on the one lab: a stream created
 //! by hand (unplanned: warning, exit 1), a planned stream's replicas lowered (critical, exit 2), a rate
-//! above the plan (warning), a server stopped (critical for that server, exit 2); `--watch --listen` serves
+//! above the plan (warning), stores past (tiny) thresholds (critical), a server stopped (critical for that server, exit 2); `--watch --listen` serves
 //! the figures as Prometheus text, scraped before, during and after that server's restart. Nothing here
 //! asserts a time.
 
@@ -162,6 +162,29 @@ fn check_grades_a_lab_as_planned_then_each_drift() {
         vec![("rate".to_string(), "events".to_string())],
         "{v:#}"
     );
+
+    // A store filled past its threshold: events now holds a few kB on every server; thresholds that small
+    // (--store-warn/--store-critical, percent of max_file_store) turn each server's store check critical.
+    let (code, out, err) = natsplan(&[
+        "--format",
+        "nagios",
+        "check",
+        "--lab",
+        d,
+        "--store-warn",
+        "0.00000001",
+        "--store-critical",
+        "0.00000002",
+    ]);
+    assert_eq!(code, 2, "{out}\n{err}");
+    assert!(
+        out.starts_with("NATSPLAN CHECK CRITICAL: 3 critical, 0 warning"),
+        "{out}"
+    );
+    for n in state["nodes"].as_array().unwrap() {
+        let n = n["name"].as_str().unwrap();
+        assert!(out.contains(&format!("CRITICAL store {n}: ")), "{out}");
+    }
 
     // A stream made by hand, with nothing but a name and a subject: unplanned, R1, no limits.
     js(&client, async |j| {
