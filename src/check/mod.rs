@@ -490,6 +490,17 @@ fn servers(
             )
         };
         out.add("tags", &s.name, st, msg);
+        if !l.jsz_read {
+            for c in ["store", "ha_assets"] {
+                out.add(
+                    c,
+                    &s.name,
+                    Status::Unknown,
+                    format!("{}: not read, its /varz answered but its /jsz did not", s.name),
+                );
+            }
+            continue;
+        }
         // Store against the server's limit (the live one, else the planned max_file_store).
         let limit = l.max_store_bytes.filter(|&m| m > 0).unwrap_or(s.store_bytes);
         let used = l.store_used_bytes;

@@ -64,6 +64,7 @@ fn observed() -> Observed {
         memory_used_bytes: 0,
         max_memory_bytes: Some(GIB),
         ha_assets: 3,
+        jsz_read: true,
         meta: Some(MetaObs {
             leader: Some("n1".into()),
             cluster_size: 3,
@@ -200,6 +201,13 @@ fn a_server_down_is_critical_for_its_checks_and_its_peers() {
     assert!(find(&r, "replica_current", "orders").message.contains("n3 offline"));
     assert_eq!(find(&r, "server", "n1").status, Status::Ok);
     assert_eq!(r.exit_code, 2);
+    // /varz answered but /jsz did not: its JetStream figures are unknown, never an ok 0 %.
+    let mut o = observed();
+    o.servers[1].jsz_read = false;
+    o.servers[1].store_used_bytes = 0;
+    let r = grade(&expected(), &o, None, &Thresholds::default());
+    assert_eq!(find(&r, "store", "n2").status, Status::Unknown);
+    assert_eq!(find(&r, "ha_assets", "n2").status, Status::Unknown);
 }
 
 #[test]

@@ -51,6 +51,8 @@ pub struct ServerObs {
     pub max_memory_bytes: Option<u64>,
     /// RAFT groups on this server (`ha_assets`: streams, consumers and the meta group).
     pub ha_assets: u64,
+    /// Whether `/jsz` answered (without it the JetStream figures above are not known, not 0).
+    pub jsz_read: bool,
     pub meta: Option<MetaObs>,
 }
 
@@ -125,6 +127,7 @@ pub fn parse_server(monitor_url: &str, varz: &Value, jsz: Option<&Value>) -> (Se
         memory_used_bytes: u("/memory").unwrap_or(0),
         max_memory_bytes: u("/config/max_memory"),
         ha_assets: u("/ha_assets").unwrap_or(0),
+        jsz_read: jsz.is_some(),
         meta,
     };
     let mut streams = Vec::new();

@@ -1,7 +1,8 @@
 //! `natsplan check` on a loopback lab built from a saved plan (issue 49): as `lab up --streams` leaves it
 //! every check is ok (exit 0) in each format; then drifts made in sequence on the one lab: a stream created
 //! by hand (unplanned: warning, exit 1), a planned stream's replicas lowered (critical, exit 2), a rate
-//! above the plan (warning), stores past (tiny) thresholds (critical), a server stopped (critical for that server, exit 2); `--watch --listen` serves
+//! above the plan (warning), stores past (tiny) thresholds (critical), a server
+//! paused (critical), a server stopped (critical for that server, exit 2); `--watch --listen` serves
 //! the figures as Prometheus text, scraped before, during and after that server's restart. Nothing here
 //! asserts a time.
 
@@ -286,6 +287,31 @@ fn check_grades_a_lab_as_planned_then_each_drift() {
     let up = format!("check=\"server\",subject=\"{name}\"}} 0\n");
     let t = scrape_until(&addr, &up);
     assert!(t.contains(&up), "{t}");
+
+    // A server paused (SIGSTOP: a long GC stall, a frozen VM): its monitor does not answer within
+    // --timeout, so it is critical as a stopped one is.
+    let paused = &state["nodes"][1];
+    let pname = paused["name"].as_str().unwrap();
+    let ppid = paused["pid"].as_i64().unwrap() as i32;
+    // SAFETY: the lab's own nats-server; `Cont` resumes it however the test ends.
+    unsafe { libc::kill(ppid, libc::SIGSTOP) };
+    let _cont = Cont(ppid);
+    let (code, out, err) = natsplan(&["--format", "json", "check", "--lab", d, "--timeout", "1s"]);
+    let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}\n{err}"));
+    assert_eq!(code, 2, "{v:#}");
+    assert!(
+        with_status(&v, "critical").contains(&("server".to_string(), pname.to_string())),
+        "{v:#}"
+    );
+}
+
+/// SIGCONT to a paused process when the test ends.
+struct Cont(i32);
+impl Drop for Cont {
+    fn drop(&mut self) {
+        // SAFETY: the pid this test paused.
+        unsafe { libc::kill(self.0, libc::SIGCONT) };
+    }
 }
 
 /// A child process killed when the test ends, however it ends.
