@@ -14,6 +14,11 @@ use std::time::Duration;
 
 #[derive(Debug, clap::Args)]
 pub struct CheckArgs {
+    /// Read the cluster over NATS instead of monitor ports: --server URLS (and the nats CLI's credential
+    /// flags, variables or context) with a user of the system account, which every server answers
+    /// `$SYS.REQ.SERVER.PING.VARZ` and `.JSZ` for.
+    #[command(flatten)]
+    pub conn: crate::bench::ConnArgs,
     /// The plan saved by `natsplan design SITE --layout ID --save FILE` (default: the plan a `--lab`
     /// was started from with `lab up --plan FILE`).
     #[arg(long, value_name = "FILE")]
@@ -23,10 +28,16 @@ pub struct CheckArgs {
     pub layout: Option<String>,
     /// Monitoring URLs of the servers (http://host:8222), comma separated: give every server's, a silent
     /// one is graded critical.
-    #[arg(long, value_delimiter = ',', value_name = "URLS", required_unless_present = "lab")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "URLS",
+        required_unless_present_any = ["lab", "server"],
+        conflicts_with = "server"
+    )]
     pub monitor: Vec<String>,
     /// Check a lab from `natsplan lab up`: its lab.json names the servers and their monitors.
-    #[arg(long, value_name = "DIR", conflicts_with = "monitor")]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["monitor", "server"])]
     pub lab: Option<PathBuf>,
     /// A stream replica this many operations behind its leader is critical (natscli `check stream
     /// --peer-lag-critical`). Default: per stream, what its planned rate brings in --peer-seen-critical,
@@ -157,6 +168,8 @@ struct Setup {
     exp: Expected,
     th: Thresholds,
     monitors: Vec<(String, Option<String>)>,
+    /// `--server`: read over NATS from the system account instead of `monitors`.
+    system: Option<crate::bench::ConnSpec>,
     timeout: Duration,
 }
 
@@ -230,17 +243,33 @@ fn setup(g: &Global, a: &CheckArgs, format: Format) -> Result<Setup, Failure> {
         rate_warn: a.rate_warn,
         rate_critical: a.rate_critical,
     };
+    let system = if a.conn.server.is_empty() {
+        None
+    } else {
+        Some(crate::bench::ConnSpec::resolve(&a.conn).map_err(bad_input)?)
+    };
     Ok(Setup {
         exp,
         th,
         monitors,
+        system,
         timeout: a.timeout,
     })
 }
 
 /// One reading of the cluster: an error when no monitor answered or the cluster is another one.
 fn observe(s: &Setup) -> Result<Observed, Failure> {
-    let obs = crate::monitor::observe::observe(&s.monitors, s.timeout);
+    let obs = match &s.system {
+        Some(spec) => observe_system(spec, s.timeout)?,
+        None => crate::monitor::observe::observe(&s.monitors, s.timeout),
+    };
+    if obs.servers.is_empty() && s.system.is_some() {
+        return Err(cannot_run(anyhow!(
+            "no server answered $SYS.REQ.SERVER.PING over {}: check reads the cluster over NATS only as a user \
+             of the system account (--user/--password, --creds or a context of one); or give --monitor URLS",
+            s.system.as_ref().map(|c| c.servers.join(",")).unwrap_or_default()
+        )));
+    }
     if obs.servers.is_empty() {
         let why: Vec<String> = obs
             .unreachable
@@ -256,6 +285,25 @@ fn observe(s: &Setup) -> Result<Observed, Failure> {
         return Err(cannot_run(anyhow!(e)));
     }
     Ok(obs)
+}
+
+/// One reading over NATS: connect, ask every server, close.
+fn observe_system(spec: &crate::bench::ConnSpec, wait: Duration) -> Result<Observed, Failure> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(cannot_run)?;
+    rt.block_on(async {
+        let nc = spec.connect(0, "check", None).await.map_err(|e| match e {
+            crate::bench::conn::ConnectFailure::Setup(e) => bad_input(e),
+            crate::bench::conn::ConnectFailure::Unreachable(e) => cannot_run(e),
+        })?;
+        let obs = crate::monitor::observe::observe_system(&nc, wait)
+            .await
+            .map_err(cannot_run)?;
+        let _ = nc.drain().await;
+        Ok(obs)
+    })
 }
 
 fn render(g: &Global, format: Format, rep: &CheckReport) -> Vec<u8> {

@@ -137,7 +137,7 @@ fn examples(page: &str) -> &'static [(&'static str, &'static str)] {
 /// Pages of commands that connect to NATS (their ENVIRONMENT lists the nats CLI's variables).
 fn connects(page: &str) -> bool {
     page == "natsplan"
-        || ["bench", "verify", "calibrate", "agent"]
+        || ["bench", "verify", "calibrate", "agent", "check"]
             .iter()
             .any(|c| page == format!("natsplan-{c}") || page.starts_with(&format!("natsplan-{c}-")))
 }

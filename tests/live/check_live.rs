@@ -1,5 +1,5 @@
 //! `natsplan check` on a loopback lab built from a saved plan (issue 49): as `lab up --streams` leaves it
-//! every check is ok (exit 0) in each format; then drifts made in sequence on the one lab: a stream created
+//! every check is ok (exit 0) in each format, from monitor ports and over NATS as the system user; then drifts made in sequence on the one lab: a stream created
 //! by hand (unplanned: warning, exit 1), a planned stream's replicas lowered (critical, exit 2), a rate
 //! above the plan (warning), stores past (tiny) thresholds (critical), a server
 //! paused (critical), a server stopped (critical for that server, exit 2); `--watch --listen` serves
@@ -128,6 +128,33 @@ fn check_grades_a_lab_as_planned_then_each_drift() {
     let (code, out, err) = natsplan(&["check", "--lab", d, "--plan", plan.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     assert!(out.starts_with("check OK"), "{out}");
+
+    // The same over NATS from the system account (--server with the lab's system user), and the error a
+    // user of another account gets.
+    let plan_s = plan.to_str().unwrap();
+    let sys = [
+        state["system_user"]["user"].as_str().unwrap(),
+        state["system_user"]["password"].as_str().unwrap(),
+    ];
+    let (code, out, err) = natsplan(&[
+        "--format",
+        "json",
+        "check",
+        "--plan",
+        plan_s,
+        "--server",
+        &client,
+        "--user",
+        sys[0],
+        "--password",
+        sys[1],
+    ]);
+    let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}\n{err}"));
+    assert_eq!((code, v["status"].as_str()), (0, Some("ok")), "{v:#}\n{err}");
+    assert_eq!(v["counts"]["ok"], v["checks"].as_array().unwrap().len());
+    let (code, _, err) = natsplan(&["check", "--plan", plan_s, "--server", &client]);
+    assert_eq!(code, 3, "{err}");
+    assert!(err.contains("system account"), "{err}");
 
     // A rate above the plan: messages published to `events` while check reads twice 2 s apart, graded
     // with --rate-warn 0.5 (0.5 % of the planned 2,000/s: 10/s).
