@@ -3,6 +3,16 @@ use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let cli = natsplan::cli::Cli::parse();
-    natsplan::main_with(cli)
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    match natsplan::cli::Cli::try_parse_from(&args) {
+        Ok(cli) => natsplan::main_with(cli),
+        Err(e) => {
+            // clap's message (help and version go to stdout, exit 0), then a hint where one helps.
+            let _ = e.print();
+            if let Some(hint) = natsplan::cli::parse_hint(&e, &args) {
+                eprintln!("{hint}");
+            }
+            ExitCode::from(e.exit_code().clamp(0, 255) as u8)
+        }
+    }
 }

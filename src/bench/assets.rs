@@ -47,6 +47,11 @@ where
     }
 }
 
+/// The subject a `bench js` run publishes to: natscli's SUBJECT when given, else the run's own.
+pub(super) fn js_subject(env: &Env) -> String {
+    env.spec.subjects.base(format!("natsplan.js.{}", env.run_id))
+}
+
 pub(super) fn js_context(c: async_nats::Client, env: &Env, window: usize) -> jetstream::Context {
     jetstream::context::ContextBuilder::new()
         .api_prefix(env.conn.js_api_prefix())
@@ -68,7 +73,7 @@ pub(super) async fn create_assets(env: &Env) -> Result<(), BenchError> {
         Workload::Js { replicas, storage, .. } => {
             let cfg = jetstream::stream::Config {
                 name: format!("natsplan-js-{}", env.run_id),
-                subjects: vec![format!("natsplan.js.{}", env.run_id)],
+                subjects: vec![spec.subjects.capture(&js_subject(env))],
                 num_replicas: replicas,
                 storage: storage_type(storage),
                 ..Default::default()

@@ -23,7 +23,7 @@ pub(super) async fn js(
 ) -> Result<BenchResult, BenchError> {
     let spec = &env.spec;
     let stream = format!("natsplan-js-{}", env.run_id);
-    let subject = format!("natsplan.js.{}", env.run_id);
+    let subject = js_subject(env);
     if env.owns_assets() {
         create_assets(env).await?;
     }
@@ -48,6 +48,7 @@ pub(super) async fn js(
     r.params.insert("replicas".into(), replicas.to_string());
     r.params.insert("storage".into(), format!("{storage:?}").to_lowercase());
     r.params.insert("stream".into(), stream);
+    spec.subjects.record(&spec.subjects.capture(&subject), &mut r.params);
     if mode == PublishMode::Async {
         r.params.insert("window".into(), window.to_string());
     }
@@ -97,6 +98,9 @@ pub(super) async fn js_existing(
     .into();
     r.params.insert("stream".into(), target.stream.clone());
     r.params.insert("subject".into(), subject);
+    if let Some(max) = env.spec.subjects.multi {
+        r.params.insert("multisubject".into(), max.to_string());
+    }
     if mode == PublishMode::Async {
         r.params.insert("window".into(), window.to_string());
     }
@@ -111,7 +115,10 @@ pub(super) async fn js_run(
     window: usize,
 ) -> Result<BenchResult, BenchError> {
     let spec = &env.spec;
-    let raw = use_raw(env, true)?;
+    // --multisubject publishes through async-nats (the raw path precomputes one PUB header).
+    let raw = use_raw(env, spec.subjects.multi.is_none())?;
+    // The probe rides on the first message's subject: with --multisubject the stream captures SUBJECT.*.
+    let probe = spec.subjects.of(subject, 0);
     let mut conns = Vec::new();
     // Before the clock starts, every publisher's path to the stream and back is proven (see
     // `raw::stream_answers_publish`): a publish or ack dropped while interest crosses the routes would
@@ -123,13 +130,13 @@ pub(super) async fn js_run(
             let inbox = ack_inbox(env, env.worker(i));
             c.out.extend_from_slice(format!("SUB {inbox}* 1\r\n").as_bytes());
             c.round_trip().await.map_err(|e| cannot(e, "subscribe to acks"))?;
-            raw::stream_answers_publish(&mut c, subject, &inbox, probe_timeout(spec))
+            raw::stream_answers_publish(&mut c, &probe, &inbox, probe_timeout(spec))
                 .await
                 .map_err(|e| BenchError::CannotRun(anyhow!(e)))?;
             conns.push(PubConn::Raw(c));
         } else {
             let c = env.connect(env.worker(i), "pub").await?;
-            stream_answers_request(&c, subject, probe_timeout(spec)).await?;
+            stream_answers_request(&c, &probe, probe_timeout(spec)).await?;
             conns.push(PubConn::Nats(c));
         }
     }
@@ -140,6 +147,8 @@ pub(super) async fn js_run(
     let mut tasks = Vec::new();
     for (i, pc) in conns.into_iter().enumerate() {
         let (env, subject, payload, n) = (env.clone(), subject.to_string(), payload.clone(), per_pub[i]);
+        // --multisubject numbers messages over the run's publishers, as natscli does.
+        let first: u64 = per_pub[..i].iter().sum();
         let rate = env.worker_rate(pubs);
         let window = if mode == PublishMode::Async { window } else { 1 };
         // The global index names the raw path's ack inbox: agents sharing a run never share an inbox.
@@ -150,10 +159,10 @@ pub(super) async fn js_run(
                 PubConn::Raw(c) => js_pub_raw(&env, gi, c, &subject, &payload, n, window, pacer).await,
                 PubConn::Nats(c) => {
                     let ctx = js_context(c.clone(), &env, window);
-                    let subject = async_nats::Subject::from(subject.as_str());
+                    let to = Topic::new(&env.spec.subjects, subject, first);
                     let mut out = match mode {
-                        PublishMode::Async => js_pub_async(&env, &ctx, subject, payload, n, window, pacer).await,
-                        PublishMode::Sync => js_pub_sync(&env, &ctx, subject, payload, n, pacer).await,
+                        PublishMode::Async => js_pub_async(&env, &ctx, to, payload, n, window, pacer).await,
+                        PublishMode::Sync => js_pub_sync(&env, &ctx, to, payload, n, pacer).await,
                     };
                     out.sample.id = format!("P{}", i + 1);
                     let (pm, pb) = proto(&c);
@@ -314,7 +323,7 @@ async fn await_acks(env: Arc<Env>, mut rx: tokio::sync::mpsc::Receiver<(u64, Ack
 pub(super) async fn js_pub_async(
     env: &Arc<Env>,
     ctx: &jetstream::Context,
-    subject: async_nats::Subject,
+    to: Topic,
     payload: Bytes,
     n: u64,
     window: usize,
@@ -331,7 +340,7 @@ pub(super) async fn js_pub_async(
     d.stall_ends = true;
     // The publish itself waits only for a slot in the window; a gone connection shows in the acks.
     let sent = drive(env, d, |k| {
-        let (tx, subject, payload, stop) = (&tx, subject.clone(), payload.clone(), &stop);
+        let (tx, subject, payload, stop) = (&tx, to.of(k.j), payload.clone(), &stop);
         async move {
             let t_ns = env.ns(k.due.unwrap_or_else(Instant::now));
             let f = tokio::select! {
@@ -383,7 +392,7 @@ pub(super) async fn js_pub_async(
 pub(super) async fn js_pub_sync(
     env: &Env,
     ctx: &jetstream::Context,
-    subject: async_nats::Subject,
+    to: Topic,
     payload: Bytes,
     n: u64,
     pacer: Option<Pacer>,
@@ -393,8 +402,8 @@ pub(super) async fn js_pub_sync(
     // is the same; the bound is the backstop for a publish that cannot even be sent).
     d.bound = Some(env.spec.timeout + Duration::from_millis(500));
     d.stall_ends = true;
-    let t = drive(env, d, |_| {
-        let (subject, payload) = (subject.clone(), payload.clone());
+    let t = drive(env, d, |k| {
+        let (subject, payload) = (to.of(k.j), payload.clone());
         async move {
             let f = ctx.publish(subject, payload).await.map_err(|e| Fail::of_publish(&e))?;
             f.await.map(|_| ()).map_err(|e| Fail::of_publish(&e))

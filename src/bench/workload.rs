@@ -76,7 +76,10 @@ fn check_bounds(spec: &BenchSpec) -> Result<(), String> {
         } => (*clients, 0, target.is_none().then_some(*replicas), Some(*batch)),
     };
     let count = |b: &Bound, v: usize| b.check_usize(v).map(|_| ());
-    flag("--clients", workers.to_string(), count(&CLIENTS, workers))?;
+    // Core subscribers alone (`bench sub`, --clients 0) are `validate`'s to judge.
+    if !matches!(spec.workload, Workload::Core { pubs: 0, .. }) {
+        flag("--clients", workers.to_string(), count(&CLIENTS, workers))?;
+    }
     flag("--subs", subs.to_string(), count(&SUBSCRIBERS, subs))?;
     if let Some(r) = replicas {
         flag("--replicas", r.to_string(), count(&REPLICAS, r))?;
@@ -260,6 +263,7 @@ pub(super) fn validate(spec: &BenchSpec) -> Result<(), BenchError> {
     if spec.msgs == 0 {
         return bad("--msgs must be at least 1".into());
     }
+    spec.subjects.check().map_err(|m| BenchError::BadInput(anyhow!(m)))?;
     if let Some(r) = spec.rate_per_s {
         if !(r.is_finite() && r > 0.0) {
             return bad(format!("--rate {r}: give a positive messages-per-second rate"));
@@ -283,7 +287,17 @@ pub(super) fn validate(spec: &BenchSpec) -> Result<(), BenchError> {
             if pubs == 0 && subs == 0 {
                 return bad("--pubs and --subs are both 0: nothing to run".into());
             }
-            pubs
+            // Subscribers alone wait for someone else's publishers: only on a subject those know.
+            match (pubs, &spec.subjects.subject) {
+                (0, None) => {
+                    return bad(
+                        "--clients 0: subscribers alone need a subject other publishers use: `bench sub SUBJECT`"
+                            .into(),
+                    )
+                }
+                (0, Some(_)) => subs,
+                _ => pubs,
+            }
         }
         Workload::Flood { pubs } | Workload::Js { pubs, .. } | Workload::JsExisting { pubs, .. } => pubs,
         Workload::Kv { clients, .. }

@@ -7,6 +7,7 @@ mod common;
 
 mod agents_cli;
 mod bench_flags_cli;
+mod bench_natscli_cli;
 mod bench_ordered_cli;
 mod bounds_cli;
 mod calibrate_cli;
