@@ -129,6 +129,7 @@ hint: natsplan bench takes natscli's forms (docs/bench.md, \"natscli's forms\"):
   nats bench js pub sync|async SUBJECT   natsplan bench js pub sync|async SUBJECT (creates and removes its own
                                          stream on SUBJECT; --stream NAME publishes to an existing one)
   nats bench js ordered|consume|fetch    natsplan bench js ordered|consume|fetch (= bench consumer MODE)
+  nats bench js get sync                 natsplan bench js get sync (a stream it fills, read back by sequence)
   nats bench kv put|get                  natsplan bench kv put|get
   nats bench service request|serve       natsplan bench ping (request/reply round trips)
   (object store)                         natsplan bench obj put|get

@@ -150,6 +150,25 @@ pub(super) async fn create_assets(env: &Env) -> Result<(), BenchError> {
                 return Err(remove_after_failed_fill(env, e).await);
             }
         }
+        Workload::JsGet { replicas, storage, .. } => {
+            // The stream the getters read, filled before any clock starts; direct gets allowed, as
+            // natscli's `--create` makes its stream.
+            let cfg = jetstream::stream::Config {
+                name: format!("natsplan-js-{}", env.run_id),
+                subjects: vec![format!("natsplan.js.{}", env.run_id)],
+                num_replicas: replicas,
+                storage: storage_type(storage),
+                allow_direct: true,
+                ..Default::default()
+            };
+            retry("create stream", spec.timeout, || actx.create_stream(cfg.clone())).await?;
+            let subject = cfg.subjects[0].clone();
+            let total = env.share.as_ref().map(|s| s.total_msgs).unwrap_or(spec.msgs);
+            let fctx = js_context(env.connect(0, "fill").await?, env, 512);
+            if let Err(e) = super::consume::fill(&fctx, total, spec.size as usize, |_| subject.clone()).await {
+                return Err(remove_after_failed_fill(env, e).await);
+            }
+        }
         Workload::KvGet { replicas, storage, .. } => {
             let cfg = jetstream::kv::Config {
                 bucket: format!("natsplan-kv-{}", env.run_id),
@@ -176,7 +195,7 @@ pub(super) async fn create_assets(env: &Env) -> Result<(), BenchError> {
 /// that makes none.
 fn run_asset(env: &Env) -> Option<(&'static str, String)> {
     Some(match env.spec.workload {
-        Workload::Js { .. } | Workload::Consume { target: None, .. } => {
+        Workload::Js { .. } | Workload::Consume { target: None, .. } | Workload::JsGet { .. } => {
             ("stream", format!("natsplan-js-{}", env.run_id))
         }
         Workload::Kv { .. } | Workload::KvGet { .. } => ("KV bucket", format!("natsplan-kv-{}", env.run_id)),
@@ -250,7 +269,7 @@ pub(super) async fn delete_assets(env: &Env) -> Option<LeftBehind> {
         let actx = js_context(admin, env, 1);
         let deleted = tokio::time::timeout(wait, async {
             let r = match env.spec.workload {
-                Workload::Js { .. } | Workload::Consume { .. } => {
+                Workload::Js { .. } | Workload::Consume { .. } | Workload::JsGet { .. } => {
                     actx.delete_stream(&name).await.map(|_| ()).map_err(|e| e.to_string())
                 }
                 Workload::Kv { .. } | Workload::KvGet { .. } => actx

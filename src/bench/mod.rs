@@ -14,6 +14,7 @@ pub mod context;
 mod env;
 mod exec;
 pub mod export;
+mod get;
 mod js;
 mod js_raw;
 mod kv;
@@ -190,6 +191,13 @@ pub enum Workload {
         replicas: usize,
         storage: Storage,
     },
+    /// Direct gets by sequence (`$JS.API.DIRECT.GET`, one at a time per client, as natscli's `bench js get
+    /// sync`) of the messages of a `natsplan-js-*` stream the run fills before its clock starts.
+    JsGet {
+        clients: usize,
+        replicas: usize,
+        storage: Storage,
+    },
 }
 
 impl Workload {
@@ -199,6 +207,7 @@ impl Workload {
         match self {
             Workload::Consume { mode, .. } => format!("js-{}", mode.as_str()),
             Workload::KvGet { .. } => "kv-get".into(),
+            Workload::JsGet { .. } => "js-get".into(),
             w => w.kind().as_str().into(),
         }
     }
@@ -221,6 +230,8 @@ impl Workload {
                 ConsumeMode::Ordered | ConsumeMode::OrderedPush => Kind::ConsumerOrdered,
             },
             Workload::KvGet { .. } => Kind::Kv,
+            // A direct get by sequence is a KV get's path (the same request, a sequence for a subject).
+            Workload::JsGet { .. } => Kind::Kv,
         }
     }
 }

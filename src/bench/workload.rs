@@ -63,9 +63,9 @@ fn check_bounds(spec: &BenchSpec) -> Result<(), String> {
             pubs, replicas, window, ..
         } => (*pubs, 0, Some(*replicas), Some(*window)),
         Workload::JsExisting { pubs, window, .. } => (*pubs, 0, None, Some(*window)),
-        Workload::Kv { clients, replicas, .. } | Workload::KvGet { clients, replicas, .. } => {
-            (*clients, 0, Some(*replicas), None)
-        }
+        Workload::Kv { clients, replicas, .. }
+        | Workload::KvGet { clients, replicas, .. }
+        | Workload::JsGet { clients, replicas, .. } => (*clients, 0, Some(*replicas), None),
         Workload::Obj { clients, replicas, .. } => (*clients, 0, Some(*replicas), None),
         Workload::Consume {
             clients,
@@ -235,6 +235,7 @@ pub(super) async fn dispatch(env: &Arc<Env>) -> Result<BenchResult, BenchError> 
             replicas,
             storage,
         } => kv(env, clients, replicas, storage, true).await,
+        Workload::JsGet { clients, .. } => super::get::js_get(env, clients).await,
         Workload::JsExisting {
             pubs,
             publish,
@@ -302,6 +303,7 @@ pub(super) fn validate(spec: &BenchSpec) -> Result<(), BenchError> {
         Workload::Flood { pubs } | Workload::Js { pubs, .. } | Workload::JsExisting { pubs, .. } => pubs,
         Workload::Kv { clients, .. }
         | Workload::KvGet { clients, .. }
+        | Workload::JsGet { clients, .. }
         | Workload::Obj { clients, .. }
         | Workload::Consume { clients, .. } => clients,
         Workload::Ping => 1,
@@ -320,9 +322,10 @@ pub(super) fn validate(spec: &BenchSpec) -> Result<(), BenchError> {
         Workload::Js { replicas, window, .. } => (*replicas, *window),
         Workload::JsExisting { window, .. } => (1, *window),
         Workload::Consume { replicas, batch, .. } => (*replicas, *batch),
-        Workload::Kv { replicas, .. } | Workload::KvGet { replicas, .. } | Workload::Obj { replicas, .. } => {
-            (*replicas, 1)
-        }
+        Workload::Kv { replicas, .. }
+        | Workload::KvGet { replicas, .. }
+        | Workload::JsGet { replicas, .. }
+        | Workload::Obj { replicas, .. } => (*replicas, 1),
         _ => (1, 1),
     };
     if let Workload::Consume {

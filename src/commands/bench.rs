@@ -23,6 +23,9 @@ pub struct BenchArgs {
 /// (`--pubs`, the name used before, stays as a hidden alias), `--batch` for async publishes in flight
 /// and consumer batches (`--window` stays as a hidden alias), `--msgs` for the count (`bench obj` counts
 /// `--objects`, `--msgs` a hidden alias there).
+// One value parsed once per process (and boxed in `BenchArgs`): the size of its largest variant costs
+// nothing, and boxing `bench js`'s natscli form would only complicate matching it.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum BenchCmd {
     /// Core NATS publish/subscribe throughput (fire and forget).
@@ -198,12 +201,30 @@ pub enum JsForm {
     Consume(ConsumerArgs),
     /// `nats bench js fetch`: `natsplan bench consumer fetch`.
     Fetch(ConsumerArgs),
-    /// `nats bench js get sync|batch`: not a natsplan workload yet (the error says what to run).
-    #[command(hide = true)]
+    /// `nats bench js get sync`: direct gets by sequence of a `natsplan-js-*` stream the run fills first
+    /// (natscli's `batch`, batched direct gets, is not a natsplan workload yet).
     Get {
-        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-        rest: Vec<String>,
+        /// sync: one direct get at a time per client.
+        #[arg(value_enum)]
+        mode: GetMode,
+        /// Clients (the messages are split over them).
+        #[arg(long, default_value_t = 1, value_name = "N")]
+        clients: usize,
+        #[command(flatten)]
+        stream: StreamOpts,
+        #[command(flatten)]
+        count: Msgs,
+        #[command(flatten)]
+        common: Common,
     },
+}
+
+/// `bench js get MODE`: natscli's get modes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum GetMode {
+    Sync,
+    /// natscli's batched direct get: no natsplan workload yet.
+    Batch,
 }
 
 /// `bench js pub MODE`: natscli's publish modes.
@@ -552,8 +573,15 @@ fn parse(cmd: BenchCmd) -> Result<Parsed, Failure> {
             rate,
             client,
             common,
-        } => Parsed::new(Workload::Core { pubs: clients, subs }, count.msgs, rate, core, client, common)
-            .on(None, multi.max()),
+        } => Parsed::new(
+            Workload::Core { pubs: clients, subs },
+            count.msgs,
+            rate,
+            core,
+            client,
+            common,
+        )
+        .on(None, multi.max()),
         BenchCmd::Pub {
             subject,
             clients,
@@ -589,20 +617,42 @@ fn parse(cmd: BenchCmd) -> Result<Parsed, Failure> {
         )
         // A subscriber only listens: any maximum gives the same SUBJECT.* subscription.
         .on(Some(subject), multisubject.then_some(0)),
-        BenchCmd::Js { form: None, publish, args } => js_parsed(publish, args, None)?,
         BenchCmd::Js {
-            form: Some(form), ..
-        } => match form {
+            form: None,
+            publish,
+            args,
+        } => js_parsed(publish, args, None)?,
+        BenchCmd::Js { form: Some(form), .. } => match form {
             JsForm::Pub { mode, subject, args } => js_parsed(natscli_publish(mode)?, args, subject)?,
             JsForm::Ordered(a) => consumer_parsed(ConsumeMode::Ordered, a)?,
             JsForm::Consume(a) => consumer_parsed(ConsumeMode::Consume, a)?,
             JsForm::Fetch(a) => consumer_parsed(ConsumeMode::Fetch, a)?,
-            JsForm::Get { .. } => {
+            JsForm::Get {
+                mode: GetMode::Batch, ..
+            } => {
                 return Err(bad_input(anyhow::anyhow!(
-                    "`bench js get`: natsplan has no stream-get workload yet; `natsplan bench kv get` times \
-                     direct gets ($JS.API.DIRECT.GET, as `nats bench js get` uses) of keys it puts first"
+                    "`bench js get batch`: natsplan has no batched direct get yet; `bench js get sync` times \
+                     one direct get at a time per client (--clients N for more in parallel)"
                 )))
             }
+            JsForm::Get {
+                mode: GetMode::Sync,
+                clients,
+                stream,
+                count,
+                common,
+            } => Parsed::new(
+                Workload::JsGet {
+                    clients,
+                    replicas: stream.replicas,
+                    storage: stream.storage,
+                },
+                count.msgs,
+                no_rate(),
+                no_core(),
+                auto(),
+                common,
+            ),
         },
         BenchCmd::Consumer { mode, args } => consumer_parsed(mode, args)?,
         BenchCmd::Kv {
@@ -612,7 +662,14 @@ fn parse(cmd: BenchCmd) -> Result<Parsed, Failure> {
             count,
             rate,
             common,
-        } => Parsed::new(kv_workload(op, clients, stream), count.msgs, rate, no_core(), auto(), common),
+        } => Parsed::new(
+            kv_workload(op, clients, stream),
+            count.msgs,
+            rate,
+            no_core(),
+            auto(),
+            common,
+        ),
         BenchCmd::Obj {
             op,
             clients,
@@ -641,7 +698,14 @@ fn parse(cmd: BenchCmd) -> Result<Parsed, Failure> {
             core,
             client,
             common,
-        } => Parsed::new(Workload::Flood { pubs: clients }, count.msgs, no_rate(), core, client, common),
+        } => Parsed::new(
+            Workload::Flood { pubs: clients },
+            count.msgs,
+            no_rate(),
+            core,
+            client,
+            common,
+        ),
     })
 }
 
@@ -673,7 +737,13 @@ fn js_parsed(publish: PublishMode, a: JsArgs, positional: Option<String>) -> Res
         (Some(p), None, None) => (None, Some(p)),
         (None, f, _) => (f, None),
     };
-    let w = js_workload(a.clients, a.stream, publish, a.batch, existing(a.existing_stream, subject));
+    let w = js_workload(
+        a.clients,
+        a.stream,
+        publish,
+        a.batch,
+        existing(a.existing_stream, subject),
+    );
     Ok(Parsed::new(w, a.count.msgs, a.rate, no_core(), a.client, a.common).on(created_on, a.multi.max()))
 }
 
@@ -691,7 +761,14 @@ fn consumer_parsed(mode: ConsumeMode, a: ConsumerArgs) -> Result<Parsed, Failure
         sub_sleep: a.sleep,
         ..no_core()
     };
-    Ok(Parsed::new(w, a.count.msgs, no_rate(), core, ClientOpt { client: a.client }, a.common))
+    Ok(Parsed::new(
+        w,
+        a.count.msgs,
+        no_rate(),
+        core,
+        ClientOpt { client: a.client },
+        a.common,
+    ))
 }
 
 /// `--leader` where it means something: runs that write to a stream (js, kv, obj), in one process.
@@ -825,10 +902,10 @@ fn run_on_agents(
     }
     if matches!(
         spec.workload,
-        Workload::Consume { .. } | Workload::KvGet { .. } | Workload::JsExisting { .. }
+        Workload::Consume { .. } | Workload::KvGet { .. } | Workload::JsGet { .. } | Workload::JsExisting { .. }
     ) {
         return Err(bad_input(anyhow::anyhow!(
-            "--agents runs publishers, KV puts and object operations; consumer, KV get and --stream runs \
+            "--agents runs publishers, KV puts and object operations; consumer, KV get, stream get and --stream runs \
              run here only (drop --agents)"
         )));
     }

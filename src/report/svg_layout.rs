@@ -364,7 +364,14 @@ fn draw_server(
         state.join(", ").chars().count() * 6 / 7 + 2
     };
     let room = title_chars(w).saturating_sub(state_chars).max(8);
-    svg.text(x + 8.0, y + 15.0, 12.0, "start", "font-weight=\"bold\"", &clip(&name, room));
+    svg.text(
+        x + 8.0,
+        y + 15.0,
+        12.0,
+        "start",
+        "font-weight=\"bold\"",
+        &clip(&name, room),
+    );
     if !state.is_empty() {
         svg.text(
             x + w - 8.0,

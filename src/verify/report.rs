@@ -412,7 +412,9 @@ pub fn table(r: &VerifyReport, width: u16) -> Vec<u8> {
     let overhead = 3 * n + 1;
     let others: usize = (1..n).filter(|&i| i != 4).map(|i| widest(i, &rows)).sum();
     // What the row ids may take: the rest after the figures and the narrowest measured column.
-    let id_room = usize::from(width).saturating_sub(overhead + others + MEASURED_MIN).max(8);
+    let id_room = usize::from(width)
+        .saturating_sub(overhead + others + MEASURED_MIN)
+        .max(8);
     if widest(0, &rows) > id_room {
         for c in &mut rows {
             c[0] = break_id(&c[0], id_room);

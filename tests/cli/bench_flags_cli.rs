@@ -50,7 +50,9 @@ fn the_names_in_use_before_still_parse() {
 #[test]
 fn the_current_nats_bench_names_parse() {
     match bench(&["js", "--clients", "4", "--batch", "64", "--publish", "sync"]).unwrap() {
-        BenchCmd::Js { args, publish, .. } => assert_eq!((args.clients, args.batch, publish), (4, 64, PublishMode::Sync)),
+        BenchCmd::Js { args, publish, .. } => {
+            assert_eq!((args.clients, args.batch, publish), (4, 64, PublishMode::Sync))
+        }
         o => panic!("{o:?}"),
     }
     match bench(&["core", "--clients", "2", "--throughput", "1000"]).unwrap() {

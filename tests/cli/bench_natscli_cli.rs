@@ -27,14 +27,30 @@ fn run(args: &[&str]) -> (i32, String) {
         .args(["--no-progress"])
         .output()
         .unwrap();
-    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).to_string())
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    )
 }
 
 #[test]
 fn natscli_core_forms_parse_with_their_subject() {
-    match bench(&["pub", "orders.new", "--clients", "3", "--multisubject", "--multisubjectmax", "10"]).unwrap() {
+    match bench(&[
+        "pub",
+        "orders.new",
+        "--clients",
+        "3",
+        "--multisubject",
+        "--multisubjectmax",
+        "10",
+    ])
+    .unwrap()
+    {
         BenchCmd::Pub {
-            subject, clients, multi, ..
+            subject,
+            clients,
+            multi,
+            ..
         } => {
             assert_eq!((subject.as_str(), clients), ("orders.new", 3));
             assert!(multi.multisubject);
@@ -106,8 +122,23 @@ fn natscli_jetstream_forms_parse() {
             o => panic!("{o:?}"),
         }
     }
+    match bench(&["js", "get", "sync", "--clients", "2", "--msgs", "300"]).unwrap() {
+        BenchCmd::Js {
+            form: Some(JsForm::Get {
+                mode, clients, count, ..
+            }),
+            ..
+        } => assert_eq!(
+            (mode, clients, count.msgs),
+            (natsplan::commands::bench::GetMode::Sync, 2, 300)
+        ),
+        o => panic!("{o:?}"),
+    }
     // natsplan's own form is unchanged, and mixing the two is refused rather than guessed.
-    assert!(matches!(bench(&["js", "--clients", "2"]).unwrap(), BenchCmd::Js { form: None, .. }));
+    assert!(matches!(
+        bench(&["js", "--clients", "2"]).unwrap(),
+        BenchCmd::Js { form: None, .. }
+    ));
     let e = bench(&["js", "--clients", "2", "pub", "async", "o"]).expect_err("flags of both forms");
     assert_eq!(e.kind(), clap::error::ErrorKind::ArgumentConflict, "{e}");
 }
@@ -116,13 +147,19 @@ fn natscli_jetstream_forms_parse() {
 fn forms_natsplan_cannot_run_are_refused_with_what_to_run_instead() {
     let (code, err) = run(&["js", "pub", "batch", "orders"]);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("no atomic batch publisher") && err.contains("bench js pub async"), "{err}");
+    assert!(
+        err.contains("no atomic batch publisher") && err.contains("bench js pub async"),
+        "{err}"
+    );
     let (code, err) = run(&["js", "pub", "fast", "orders"]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("no fast batch publisher"), "{err}");
-    let (code, err) = run(&["js", "get", "sync"]);
+    let (code, err) = run(&["js", "get", "batch"]);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("bench kv get"), "{err}");
+    assert!(
+        err.contains("no batched direct get") && err.contains("bench js get sync"),
+        "{err}"
+    );
     // A subject no publish can carry, a positional SUBJECT beside --subject, and subscribers alone on
     // the run's own subject (nobody else could publish to it): bad input before any connection.
     let port = natsplan::lab::free_ports(1).unwrap()[0];
@@ -154,15 +191,26 @@ fn an_unknown_bench_form_gets_the_natscli_hint() {
     ] {
         let (code, err) = run(&args);
         assert_eq!(code, 2, "{args:?}: {err}");
-        assert!(err.contains("hint: natsplan bench takes natscli's forms"), "{args:?}: {err}");
+        assert!(
+            err.contains("hint: natsplan bench takes natscli's forms"),
+            "{args:?}: {err}"
+        );
         assert!(err.contains("natsplan bench pub|sub SUBJECT"), "{err}");
     }
     // Other commands keep clap's message alone.
-    let out = Command::cargo_bin("natsplan").unwrap().args(["design", "--nope"]).output().unwrap();
+    let out = Command::cargo_bin("natsplan")
+        .unwrap()
+        .args(["design", "--nope"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(!String::from_utf8_lossy(&out.stderr).contains("hint: natsplan bench"));
     // Help still exits 0 on stdout.
-    let out = Command::cargo_bin("natsplan").unwrap().args(["bench", "--help"]).output().unwrap();
+    let out = Command::cargo_bin("natsplan")
+        .unwrap()
+        .args(["bench", "--help"])
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&out.stdout).contains("pub"));
 }

@@ -61,7 +61,9 @@ fn push_ordered_parses_with_its_client_and_sleep_and_pull_stays_the_default() {
         o => panic!("{o:?}"),
     }
     match parse(&["ordered"]).unwrap() {
-        BenchCmd::Consumer { args, .. } => assert_eq!((args.push, args.client, args.batch), (false, ClientChoice::Auto, 500)),
+        BenchCmd::Consumer { args, .. } => {
+            assert_eq!((args.push, args.client, args.batch), (false, ClientChoice::Auto, 500))
+        }
         o => panic!("{o:?}"),
     }
     // The push mode is a flag, not a mode name of its own.

@@ -31,7 +31,11 @@ fn long_names_stay_inside_their_boxes_and_captions_wrap_whole() {
     while let Some(i) = next_box(&html, at) {
         let tag_end = i + html[i..].find('>').unwrap();
         let open = &html[i..tag_end];
-        let kind = if open.starts_with("<g data-array") { "array" } else { "server" };
+        let kind = if open.starts_with("<g data-array") {
+            "array"
+        } else {
+            "server"
+        };
         let name = attr(open, if kind == "array" { "data-array" } else { "data-server" });
         let rest = &html[tag_end + 1..];
         let tip = rest
@@ -41,11 +45,14 @@ fn long_names_stay_inside_their_boxes_and_captions_wrap_whole() {
         let rect = &rest[rest.find("<rect ").unwrap()..];
         let rect = &rect[..rect.find('>').unwrap()];
         let (x0, w): (f64, f64) = (attr(rect, "x").parse().unwrap(), attr(rect, "width").parse().unwrap());
-        let end = [next_box(&html, tag_end), html[tag_end..].find("<g data-rack").map(|j| j + tag_end)]
-            .into_iter()
-            .flatten()
-            .min()
-            .unwrap_or(html.len());
+        let end = [
+            next_box(&html, tag_end),
+            html[tag_end..].find("<g data-rack").map(|j| j + tag_end),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+        .unwrap_or(html.len());
         boxes.push((kind, name, tip, x0, w, html[tag_end..end].to_string()));
         at = tag_end;
     }

@@ -244,6 +244,9 @@ fn the_table_at_120_columns_keeps_every_figure_whole() {
                 "no reason line for {id}: {stdout}"
             );
         }
-        assert!(stdout.contains("R3 needs 3 JetStream servers; this cluster has 1"), "{stdout}");
+        assert!(
+            stdout.contains("R3 needs 3 JetStream servers; this cluster has 1"),
+            "{stdout}"
+        );
     }
 }

@@ -1,7 +1,8 @@
 //! natscli's forms against a real nats-server (issue 39): `bench sub SUBJECT` in one process receives
 //! what `bench pub SUBJECT --multisubject` sends from another, as `nats bench sub`/`pub` do in two
 //! terminals; `bench js pub async SUBJECT --multisubject` creates its stream on SUBJECT.* and spreads
-//! the messages over the subjects; `bench js ordered` is `bench consumer ordered`.
+//! the messages over the subjects; `bench js get sync` reads a filled stream back by sequence; `bench js
+//! ordered` is `bench consumer ordered`.
 
 use crate::bench_live::bench;
 use crate::common::serial;
@@ -18,7 +19,16 @@ fn sub_in_one_process_receives_what_pub_sends_from_another() {
         .unwrap_or(0);
     let sub = std::process::Command::new(assert_cmd::cargo::cargo_bin("natsplan"))
         .env_remove("NATS_URL")
-        .args(["--format", "json", "bench", "sub", "lab.orders", "--multisubject", "--msgs", "3000"])
+        .args([
+            "--format",
+            "json",
+            "bench",
+            "sub",
+            "lab.orders",
+            "--multisubject",
+            "--msgs",
+            "3000",
+        ])
         .args(["-s", &url, "--timeout", "30s", "--no-progress"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -33,7 +43,10 @@ fn sub_in_one_process_receives_what_pub_sends_from_another() {
         if n >= subs_before + 2 {
             break;
         }
-        assert!(t0.elapsed() < Duration::from_secs(30), "the subscriber never subscribed");
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "the subscriber never subscribed"
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
     let (code, v, all) = bench(&[
@@ -56,11 +69,13 @@ fn sub_in_one_process_receives_what_pub_sends_from_another() {
     assert_eq!(v["params"]["multisubject"], "10", "{all}");
     let out = sub.wait_with_output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    let s: serde_json::Value = serde_json::from_str(&text).unwrap_or_else(|_| {
-        panic!("sub printed no JSON: {text} {}", String::from_utf8_lossy(&out.stderr))
-    });
+    let s: serde_json::Value = serde_json::from_str(&text)
+        .unwrap_or_else(|_| panic!("sub printed no JSON: {text} {}", String::from_utf8_lossy(&out.stderr)));
     assert_eq!(out.status.code(), Some(0), "{s}");
-    assert_eq!(s["received"], 3000, "every message on lab.orders.* reached the subscriber: {s}");
+    assert_eq!(
+        s["received"], 3000,
+        "every message on lab.orders.* reached the subscriber: {s}"
+    );
     assert_eq!(s["params"]["subject"], "lab.orders.*", "{s}");
 }
 
@@ -88,7 +103,10 @@ fn js_pub_multisubject_spreads_over_the_subjects_of_its_own_stream() {
     assert_eq!(v["params"]["subject"], "lab.events.*", "{all}");
     let stream = v["params"]["stream"].as_str().unwrap().to_string();
     let jsz = natsplan::monitor::jsz(&mon, "streams=true", Duration::from_secs(2)).unwrap();
-    let details = jsz["account_details"][0]["stream_detail"].as_array().cloned().unwrap_or_default();
+    let details = jsz["account_details"][0]["stream_detail"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     let st = details
         .iter()
         .find(|d| d["name"] == stream.as_str())
@@ -98,6 +116,15 @@ fn js_pub_multisubject_spreads_over_the_subjects_of_its_own_stream() {
     // natscli's sync form, on a subject of its own beside the kept stream.
     let (code, _, all) = bench(&["js", "pub", "sync", "lab.other", "-s", &url, "--msgs", "50"]);
     assert_eq!(code, 0, "{all}");
+    // natscli's `js get sync`: direct gets by sequence of a stream the run fills, then removes.
+    let (code, v, all) = bench(&["js", "get", "sync", "-s", &url, "--msgs", "400", "--clients", "2"]);
+    assert_eq!(code, 0, "{all}");
+    assert_eq!(v["kind"], "js-get", "{all}");
+    assert_eq!(v["received"], 400, "every sequence read back: {all}");
+    assert_eq!(v["failed"], 0, "{all}");
+    let got = v["params"]["stream"].as_str().unwrap();
+    let jsz = natsplan::monitor::jsz(&mon, "streams=true", Duration::from_secs(2)).unwrap();
+    assert!(!jsz.to_string().contains(got), "the get run's stream is removed: {jsz}");
     let (code, v, all) = bench(&["js", "ordered", "-s", &url, "--msgs", "500"]);
     assert_eq!(code, 0, "{all}");
     assert_eq!(v["kind"], "js-ordered", "{all}");
