@@ -126,7 +126,7 @@ impl PlanArgs {
 const BENCH_FORMS: &str = "\
 hint: natsplan bench takes natscli's forms (docs/bench.md, \"natscli's forms\"):
   nats bench pub|sub SUBJECT             natsplan bench pub|sub SUBJECT [--multisubject]
-  nats bench js pub sync|async SUBJECT   natsplan bench js pub sync|async SUBJECT (creates and removes its own
+  nats bench js pub sync|async|atomic S  natsplan bench js pub sync|async|atomic S (creates and removes its own
                                          stream on SUBJECT; --stream NAME publishes to an existing one)
   nats bench js ordered|consume|fetch    natsplan bench js ordered|consume|fetch (= bench consumer MODE)
   nats bench js get sync                 natsplan bench js get sync (a stream it fills, read back by sequence)

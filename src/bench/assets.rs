@@ -3,7 +3,7 @@
 use super::env::*;
 use super::exec::Fail;
 use super::result::LeftBehind;
-use super::{BenchError, BenchSpec, ConnSpec, ObjOp, Storage, Workload};
+use super::{BenchError, BenchSpec, ConnSpec, ObjOp, PublishMode, Storage, Workload};
 use async_nats::jetstream;
 use std::time::{Duration, Instant};
 
@@ -70,10 +70,17 @@ pub(super) async fn create_assets(env: &Env) -> Result<(), BenchError> {
     learn_cluster_urls(env, &admin);
     let actx = js_context(admin, env, 1);
     match spec.workload {
-        Workload::Js { replicas, storage, .. } => {
+        Workload::Js {
+            replicas,
+            storage,
+            publish,
+            ..
+        } => {
             let cfg = jetstream::stream::Config {
                 name: format!("natsplan-js-{}", env.run_id),
                 subjects: vec![spec.subjects.capture(&js_subject(env))],
+                // Atomic batches need the stream's consent (ADR-50; natscli's --create sets it too).
+                allow_atomic_publish: publish == PublishMode::Atomic,
                 num_replicas: replicas,
                 storage: storage_type(storage),
                 ..Default::default()

@@ -40,17 +40,16 @@ pub(super) async fn js(
         None
     };
     let (mut r, _) = with_left(result, left, |(r, _)| r)?;
-    r.label = match mode {
-        PublishMode::Async => "JetStream asynchronous publisher",
-        PublishMode::Sync => "JetStream synchronous publisher",
-    }
-    .into();
+    r.label = mode.label().into();
     r.params.insert("replicas".into(), replicas.to_string());
     r.params.insert("storage".into(), format!("{storage:?}").to_lowercase());
     r.params.insert("stream".into(), stream);
     spec.subjects.record(&spec.subjects.capture(&subject), &mut r.params);
     if mode == PublishMode::Async {
         r.params.insert("window".into(), window.to_string());
+    }
+    if mode == PublishMode::Atomic {
+        r.params.insert("batch".into(), window.to_string());
     }
     Ok(r)
 }
@@ -91,11 +90,7 @@ pub(super) async fn js_existing(
     let placed = super::leader::place(env, &target.stream, pubs).await?;
     let mut r = js_run(env, pubs, &subject, mode, window).await?;
     super::leader::record(env, &target.stream, placed, &mut r).await;
-    r.label = match mode {
-        PublishMode::Async => "JetStream asynchronous publisher",
-        PublishMode::Sync => "JetStream synchronous publisher",
-    }
-    .into();
+    r.label = mode.label().into();
     r.params.insert("stream".into(), target.stream.clone());
     r.params.insert("subject".into(), subject);
     if let Some(max) = env.spec.subjects.multi {
@@ -103,6 +98,9 @@ pub(super) async fn js_existing(
     }
     if mode == PublishMode::Async {
         r.params.insert("window".into(), window.to_string());
+    }
+    if mode == PublishMode::Atomic {
+        r.params.insert("batch".into(), window.to_string());
     }
     Ok(r)
 }
@@ -116,7 +114,8 @@ pub(super) async fn js_run(
 ) -> Result<BenchResult, BenchError> {
     let spec = &env.spec;
     // --multisubject publishes through async-nats (the raw path precomputes one PUB header).
-    let raw = use_raw(env, spec.subjects.multi.is_none())?;
+    // Atomic batches too (their headers differ message by message).
+    let raw = use_raw(env, spec.subjects.multi.is_none() && mode != PublishMode::Atomic)?;
     // The probe rides on the first message's subject: with --multisubject the stream captures SUBJECT.*.
     let probe = spec.subjects.of(subject, 0);
     let mut conns = Vec::new();
@@ -150,7 +149,7 @@ pub(super) async fn js_run(
         // --multisubject numbers messages over the run's publishers, as natscli does.
         let first: u64 = per_pub[..i].iter().sum();
         let rate = env.worker_rate(pubs);
-        let window = if mode == PublishMode::Async { window } else { 1 };
+        let window = if mode == PublishMode::Sync { 1 } else { window };
         // The global index names the raw path's ack inbox: agents sharing a run never share an inbox.
         let gi = env.worker(i);
         tasks.push(tokio::spawn(async move {
@@ -163,6 +162,14 @@ pub(super) async fn js_run(
                     let mut out = match mode {
                         PublishMode::Async => js_pub_async(&env, &ctx, to, payload, n, window, pacer).await,
                         PublishMode::Sync => js_pub_sync(&env, &ctx, to, payload, n, pacer).await,
+                        PublishMode::Atomic => {
+                            let batch = Batch {
+                                client: &c,
+                                size: window,
+                                id: format!("{}-{gi}", env.run_id),
+                            };
+                            js_pub_atomic(&env, &ctx, &batch, to, payload, n).await
+                        }
                     };
                     out.sample.id = format!("P{}", i + 1);
                     let (pm, pb) = proto(&c);
@@ -387,6 +394,69 @@ pub(super) async fn js_pub_async(
         stopped: acks.stopped.or(sent.stopped),
         cancelled: sent.cancelled,
     }
+}
+
+/// One atomic-batch publisher's connection, batch size and batch id prefix (unique per run and worker).
+pub(super) struct Batch<'a> {
+    client: &'a async_nats::Client,
+    size: usize,
+    id: String,
+}
+
+/// natscli's `bench js pub atomic`: `n` messages in atomic batches of `batch.size` (ADR-50): each
+/// message carries `Nats-Batch-Id` and `Nats-Batch-Sequence` and goes out as a core publish; the last of
+/// a batch carries `Nats-Batch-Commit: 1` and is the one acknowledged, for the whole batch. One batch is
+/// one operation: its latency is the batch's (first publish to the commit's ack), a failed commit fails
+/// the batch, and the messages counted are those of acknowledged batches.
+pub(super) async fn js_pub_atomic(
+    env: &Env,
+    ctx: &jetstream::Context,
+    batch: &Batch<'_>,
+    to: Topic,
+    payload: Bytes,
+    n: u64,
+) -> TaskOut {
+    use async_nats::header::{HeaderMap, NATS_BATCH_COMMIT, NATS_BATCH_ID, NATS_BATCH_SEQUENCE};
+    let size = batch.size.max(1) as u64;
+    let acked = std::sync::atomic::AtomicU64::new(0);
+    let mut d = Drive::ops(n.div_ceil(size), None);
+    d.bound = Some(env.spec.timeout + Duration::from_millis(500));
+    d.stall_ends = true;
+    let t = drive(env, d, |k| {
+        let (payload, to, acked) = (payload.clone(), &to, &acked);
+        async move {
+            let first = k.j * size;
+            let count = size.min(n - first);
+            let id = format!("{}-{}", batch.id, k.j);
+            for s in 1..=count {
+                let mut h = HeaderMap::new();
+                h.insert(NATS_BATCH_ID, id.as_str());
+                h.insert(NATS_BATCH_SEQUENCE, s.to_string().as_str());
+                let subject = to.of(first + s - 1);
+                if s < count {
+                    batch
+                        .client
+                        .publish_with_headers(subject, h, payload.clone())
+                        .await
+                        .map_err(Fail::refused)?;
+                } else {
+                    h.insert(NATS_BATCH_COMMIT, "1");
+                    let f = ctx
+                        .publish_with_headers(subject, h, payload.clone())
+                        .await
+                        .map_err(|e| Fail::of_publish(&e))?;
+                    f.await.map_err(|e| Fail::of_publish(&e))?;
+                }
+            }
+            acked.fetch_add(count, Ordering::Relaxed);
+            Ok(())
+        }
+    })
+    .await;
+    let mut out = t.into_out(env, String::new(), payload.len() as u64, (0, 0));
+    out.sample.msgs = acked.load(Ordering::Relaxed);
+    out.sample.bytes = out.sample.msgs * payload.len() as u64;
+    out
 }
 
 pub(super) async fn js_pub_sync(

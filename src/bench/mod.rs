@@ -53,6 +53,21 @@ pub enum PublishMode {
     Async,
     /// Wait for each ack before the next publish.
     Sync,
+    /// Atomic batches of `window` messages (ADR-50, nats-server 2.12+, the stream's `allow_atomic`):
+    /// natscli's `bench js pub atomic` (alias `batch`). Only each batch's commit is acknowledged.
+    #[value(alias = "batch")]
+    Atomic,
+}
+
+impl PublishMode {
+    /// What the result's label calls the publisher.
+    pub fn label(self) -> &'static str {
+        match self {
+            PublishMode::Async => "JetStream asynchronous publisher",
+            PublishMode::Sync => "JetStream synchronous publisher",
+            PublishMode::Atomic => "JetStream atomic batch publisher",
+        }
+    }
 }
 
 /// Where a JetStream run's workers connect relative to the leader of the stream they write to

@@ -265,6 +265,11 @@ pub(super) fn validate(spec: &BenchSpec) -> Result<(), BenchError> {
         return bad("--msgs must be at least 1".into());
     }
     spec.subjects.check().map_err(|m| BenchError::BadInput(anyhow!(m)))?;
+    if let Workload::Js { publish, .. } | Workload::JsExisting { publish, .. } = spec.workload {
+        if publish == super::PublishMode::Atomic && spec.rate_per_s.is_some() {
+            return bad("--rate with atomic batches: a batch is one operation; drop --rate, or publish async".into());
+        }
+    }
     if let Some(r) = spec.rate_per_s {
         if !(r.is_finite() && r > 0.0) {
             return bad(format!("--rate {r}: give a positive messages-per-second rate"));

@@ -232,7 +232,7 @@ pub enum GetMode {
 pub enum NatsPubMode {
     Sync,
     Async,
-    /// natscli's atomic batch publish (`atomic`, alias `batch`): no natsplan workload yet.
+    /// natscli's atomic batch publish (`atomic`, alias `batch`): `--publish atomic`.
     #[value(alias = "atomic")]
     Batch,
     /// natscli's fast batch publish: no natsplan workload yet.
@@ -715,11 +715,11 @@ fn natscli_publish(mode: NatsPubMode) -> Result<PublishMode, Failure> {
     match mode {
         NatsPubMode::Sync => Ok(PublishMode::Sync),
         NatsPubMode::Async => Ok(PublishMode::Async),
-        NatsPubMode::Batch | NatsPubMode::Fast => Err(bad_input(anyhow::anyhow!(
-            "`bench js pub {}`: natsplan has no {} batch publisher yet; `bench js pub async SUBJECT --batch N` \
-             keeps N publishes in flight per client",
-            if mode == NatsPubMode::Fast { "fast" } else { "batch" },
-            if mode == NatsPubMode::Fast { "fast" } else { "atomic" }
+        NatsPubMode::Batch => Ok(PublishMode::Atomic),
+        NatsPubMode::Fast => Err(bad_input(anyhow::anyhow!(
+            "`bench js pub fast`: natsplan has no fast batch publisher yet (nats-server 2.14's flow-controlled \
+             batches); `bench js pub async SUBJECT --batch N` keeps N publishes in flight per client, `bench js \
+             pub atomic SUBJECT --batch N` commits atomic batches of N"
         ))),
     }
 }

@@ -145,15 +145,12 @@ fn natscli_jetstream_forms_parse() {
 
 #[test]
 fn forms_natsplan_cannot_run_are_refused_with_what_to_run_instead() {
-    let (code, err) = run(&["js", "pub", "batch", "orders"]);
-    assert_eq!(code, 2, "{err}");
-    assert!(
-        err.contains("no atomic batch publisher") && err.contains("bench js pub async"),
-        "{err}"
-    );
     let (code, err) = run(&["js", "pub", "fast", "orders"]);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("no fast batch publisher"), "{err}");
+    assert!(
+        err.contains("no fast batch publisher") && err.contains("bench js pub atomic"),
+        "{err}"
+    );
     let (code, err) = run(&["js", "get", "batch"]);
     assert_eq!(code, 2, "{err}");
     assert!(
@@ -172,6 +169,10 @@ fn forms_natsplan_cannot_run_are_refused_with_what_to_run_instead() {
             "give the subject once",
         ),
         (vec!["core", "--clients", "0", "--subs", "1"], "bench sub SUBJECT"),
+        (
+            vec!["js", "pub", "atomic", "a", "--rate", "100"],
+            "--rate with atomic batches",
+        ),
     ] {
         let mut a = args.clone();
         a.extend(["-s", &url]);

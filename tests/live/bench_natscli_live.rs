@@ -116,6 +116,26 @@ fn js_pub_multisubject_spreads_over_the_subjects_of_its_own_stream() {
     // natscli's sync form, on a subject of its own beside the kept stream.
     let (code, _, all) = bench(&["js", "pub", "sync", "lab.other", "-s", &url, "--msgs", "50"]);
     assert_eq!(code, 0, "{all}");
+    // natscli's `js pub atomic` (alias batch): 10 batches of 100 and one of 50, each committed whole.
+    let (code, v, all) = bench(&[
+        "js",
+        "pub",
+        "batch",
+        "lab.atomic",
+        "-s",
+        &url,
+        "--msgs",
+        "1050",
+        "--batch",
+        "100",
+        "--replicas",
+        "1",
+    ]);
+    assert_eq!(code, 0, "{all}");
+    assert_eq!(v["published"], 1050, "{all}");
+    assert_eq!(v["failed"], 0, "{all}");
+    assert_eq!(v["params"]["batch"], "100", "{all}");
+    assert_eq!(v["label"], "JetStream atomic batch publisher", "{all}");
     // natscli's `js get sync`: direct gets by sequence of a stream the run fills, then removes.
     let (code, v, all) = bench(&["js", "get", "sync", "-s", &url, "--msgs", "400", "--clients", "2"]);
     assert_eq!(code, 0, "{all}");
