@@ -26,7 +26,7 @@ pub struct RowContext {
 pub const REFERENCE_RAID: &str = "raid1";
 
 pub fn size_text(b: u64) -> String {
-    if b >= 1024 && b % 1024 == 0 {
+    if b >= 1024 && b.is_multiple_of(1024) {
         format!("{}KiB", b / 1024)
     } else {
         format!("{b}B")

@@ -21,6 +21,7 @@ mod perf_model;
 mod perf_sync;
 mod report_html;
 mod report_render;
+mod rust_version;
 mod server_needs;
 mod site_errors;
 mod site_props;
