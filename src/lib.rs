@@ -2,7 +2,7 @@
 //! disks; predict what each layout survives and how fast it runs; emit its configuration; and check the
 //! predictions against a real cluster.
 //!
-//! Data flows one way (see DESIGN.md): `site` + `catalog` → `layout` → `survival`, `perf` → `plan::Plan`
+//! Data flows one way (see ARCHITECTURE.md): `site` + `catalog` → `layout` → `survival`, `perf` → `plan::Plan`
 //! → `report` / `emit` → `lab` → `bench` → `verify` → `calibrate`. Models never print; reports never
 //! compute.
 

@@ -6,6 +6,7 @@
 mod build;
 mod enumerate;
 mod id;
+pub mod lookup;
 mod lun_size;
 pub mod optimize;
 pub mod optimize_mixed;
@@ -240,7 +241,7 @@ pub struct Asset {
     pub parent_at: Option<usize>,
     /// The spec it was made from: its index in the site's list of its kind (`workload.streams`, `kv` or
     /// `object_stores`), the first of its name there. None for consumers and assets not made from the
-    /// workload. `survival::lookup::Specs` reads it (checking the name) instead of hashing the name for
+    /// workload. `layout::lookup::Specs` reads it (checking the name) instead of hashing the name for
     /// every asset of every layout (issue 18).
     #[serde(skip)]
     pub spec: Option<usize>,

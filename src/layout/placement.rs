@@ -23,7 +23,7 @@ pub fn assets(site: &Site, r: u8) -> Vec<Asset> {
     // One empty candidate list for all (an `Arc` each was 100,000 allocations).
     let none: std::sync::Arc<[ServerIdx]> = Vec::new().into();
     // The spec each asset is made from, as a lookup by its name finds it (the first of the name).
-    let specs = crate::survival::lookup::Specs::new(site);
+    let specs = super::lookup::Specs::new(site);
     let mut push = |name: std::sync::Arc<str>,
                     kind: AssetKind,
                     replicas: u8,

@@ -505,7 +505,7 @@ struct PricedContent {
 struct Pricer<'a> {
     site: &'a Site,
     layout: &'a Layout,
-    specs: crate::survival::lookup::Specs<'a>,
+    specs: crate::layout::lookup::Specs<'a>,
     /// Position in `layout.servers` of each site server (usize::MAX when not a JetStream server).
     slot: Vec<usize>,
     /// FxHash (`crate::fxhash`): one lookup per asset, nothing iterated.
@@ -584,7 +584,7 @@ impl<'a> Pricer<'a> {
         Pricer {
             site,
             layout,
-            specs: crate::survival::lookup::Specs::new(site),
+            specs: crate::layout::lookup::Specs::new(site),
             slot,
             memo: Default::default(),
             latency: vec![None; site.servers.len()],
@@ -623,7 +623,7 @@ fn asset_msgs(a: &crate::layout::Asset, ds: &[Demand]) -> (f64, f64) {
 /// The catch-up of server `s` from the layout alone (whatif, the yearly chain): its replicas' bytes and
 /// messages and the writes arriving, as `predict_layout` sums them, priced by `catch_up`.
 pub fn server_catch_up(site: &Site, layout: &Layout, catalog: &Catalog, s: ServerIdx) -> CatchUp {
-    let specs = crate::survival::lookup::Specs::new(site);
+    let specs = crate::layout::lookup::Specs::new(site);
     let mut ds = Vec::new();
     let mut l = CatchUpLoad::default();
     for a in layout.assets.iter().filter(|a| a.expected.contains(&s)) {

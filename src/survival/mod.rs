@@ -11,7 +11,6 @@ mod evaluate;
 #[doc(hidden)]
 pub mod fixture;
 mod hazards;
-pub mod lookup;
 mod recovery;
 pub mod reference;
 pub mod repair;

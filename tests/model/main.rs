@@ -10,6 +10,7 @@ mod hetero_perf;
 mod hetero_pool;
 mod hetero_props;
 mod inputs_fuzz;
+mod layers;
 mod optimize_props;
 mod perf_calibration;
 mod perf_consumers;
