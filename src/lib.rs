@@ -22,6 +22,8 @@ pub mod plan;
 pub mod report;
 pub mod signals;
 pub mod site;
+// Test fixtures, out of the library users build (the `fixtures` feature; tests and benches turn it on).
+#[cfg(any(test, feature = "fixtures"))]
 pub mod sitegen;
 pub mod survival;
 pub mod units;

@@ -8,6 +8,8 @@ mod components;
 mod domain;
 mod endurance;
 mod evaluate;
+// A test fixture, out of the library users build (the `fixtures` feature; tests and benches turn it on).
+#[cfg(any(test, feature = "fixtures"))]
 #[doc(hidden)]
 pub mod fixture;
 mod hazards;
