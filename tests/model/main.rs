@@ -2,6 +2,7 @@
 //! site parsing and its errors, layouts and the optimiser, survival, performance and calibration, and the
 //! HTML reports, through the library's public API (property tests with fixed seeds). One module per area.
 
+mod calibration_writer;
 mod catch_up;
 mod design_props;
 mod design_seeds;
