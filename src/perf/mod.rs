@@ -293,7 +293,7 @@ pub fn predict_layout(site: &Site, layout: &Layout, catalog: &Catalog, cal: &Cal
 }
 
 /// As `predict_layout`, with the per-asset predictions given per class (`Predicted::classes`, `streams`
-/// empty): the same entries, grouped as they are made instead of 100,000 built to be grouped (issue 18).
+/// empty): the same entries, grouped as they are made instead of one per asset built to be grouped.
 /// Every other figure is the same.
 pub fn predict_layout_by_class(site: &Site, layout: &Layout, catalog: &Catalog, cal: &Calibration) -> Predicted {
     predict_into(site, layout, catalog, cal, &mut Sink::Classes(Default::default()))

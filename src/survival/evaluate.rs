@@ -159,7 +159,7 @@ pub struct Model<'a> {
     array_groups: Vec<Vec<usize>>,
     /// Per asset: the asset whose candidates and rack uniqueness it has (a consumer's parent stream,
     /// else itself). Made when first asked (`placement`): the tolerance for the meta group and the
-    /// endurance figures never ask, and on 100,000 assets it was a visible part of each `Model::new`.
+    /// endurance figures never ask, and it is a pass over every asset.
     placement: std::sync::OnceLock<Vec<usize>>,
     /// The distinct (candidates, replicas, unique rack) of the assets, as `(asset, replicas, unique)`
     /// with the first asset whose placement gives them (`distinct_placements`). Made when first asked.
@@ -202,8 +202,8 @@ impl<'a> Model<'a> {
 
     /// Each distinct placement the assets have — (candidates, replicas, unique rack) — once, in order of
     /// first appearance: (the asset `placement` reads the candidates from, replicas, unique rack). Many
-    /// assets share a placement: `tolerates` judges each once per domain kind (issue 18: walking 180,000
-    /// assets once per kind was a tenth of design on 100,000 assets). Candidate lists are shared (an
+    /// assets share a placement: `tolerates` judges each once per domain kind instead of walking every
+    /// asset once per kind. Candidate lists are shared (an
     /// `Arc`), so most assets are told apart by the list's address alone; lists at different addresses
     /// are compared by content.
     pub fn distinct_placements(&self) -> &[(usize, u8, bool)] {

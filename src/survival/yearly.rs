@@ -398,7 +398,7 @@ fn election_stalls(rel_comps: &[Component], model: &Model, prep: &Prepared, sing
     let mut out = vec![0.0; 1 + layout.assets.len()];
     // Assets of one placement class whose expected servers are the same (as a set with repeats) get the
     // same stall from every component: each group's sum is made once, adding the same terms in the same
-    // order as each member's own sum would (issue 18: a component per disk × 100,000 assets per layout).
+    // order as each member's own sum would (a sum per member is components × assets per layout).
     // Groups by (class, expected servers sorted, inline for up to five); an asset with more gets its own.
     struct Group {
         class: usize,
