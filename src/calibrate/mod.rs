@@ -21,7 +21,7 @@ use crate::perf::calibration::{CalibrationFile, FitQuality};
 use crate::perf::Sync;
 use anyhow::anyhow;
 use serde::Serialize;
-use serde_yaml::Value;
+use serde_norway::Value;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;

@@ -351,7 +351,7 @@ pub fn run(
                 break;
             }
             run_no += 1;
-            if let Some(dir) = probe_dir.filter(|_| run_no % PROBE_EVERY == 0) {
+            if let Some(dir) = probe_dir.filter(|_| run_no.is_multiple_of(PROBE_EVERY)) {
                 // The probe's time comes out of the budget like a run's (elapsed below includes it).
                 if let Ok(pr) = super::probe::run(dir) {
                     out.probes.push(pr);

@@ -1,6 +1,7 @@
 //! The CLI tests, one binary (each links the whole crate, so fewer binaries build and link faster): every
 //! command run as a user runs it, with no cluster or with a lab of its own. One module per area; the
-//! harness is `tests/common`.
+//! harness is `tests/common`. The few that run nats-server (a lab, `nats-server -t`) are ignored unless
+//! the `live` feature is on (`cargo test --features live`, as scripts/test runs them).
 
 #[path = "../common/mod.rs"]
 mod common;
