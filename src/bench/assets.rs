@@ -140,32 +140,16 @@ pub(super) async fn create_assets(env: &Env) -> Result<(), BenchError> {
             storage,
             target: None,
             ..
-        } => {
-            // The stream a consumer run reads, filled before any clock starts.
-            let cfg = jetstream::stream::Config {
-                name: format!("natsplan-js-{}", env.run_id),
-                subjects: vec![format!("natsplan.js.{}", env.run_id)],
-                num_replicas: replicas,
-                storage: storage_type(storage),
-                ..Default::default()
-            };
-            retry("create stream", spec.timeout, || actx.create_stream(cfg.clone())).await?;
-            let subject = cfg.subjects[0].clone();
-            let total = env.share.as_ref().map(|s| s.total_msgs).unwrap_or(spec.msgs);
-            let fctx = js_context(env.connect(0, "fill").await?, env, 512);
-            if let Err(e) = super::consume::fill(&fctx, total, spec.size as usize, |_| subject.clone()).await {
-                return Err(remove_after_failed_fill(env, e).await);
-            }
         }
-        Workload::JsGet { replicas, storage, .. } => {
-            // The stream the getters read, filled before any clock starts; direct gets allowed, as
-            // natscli's `--create` makes its stream.
+        | Workload::JsGet { replicas, storage, .. } => {
+            // The stream a consumer or get run reads, filled before any clock starts; gets need direct
+            // gets allowed, as natscli's `--create` makes its stream.
             let cfg = jetstream::stream::Config {
                 name: format!("natsplan-js-{}", env.run_id),
                 subjects: vec![format!("natsplan.js.{}", env.run_id)],
                 num_replicas: replicas,
                 storage: storage_type(storage),
-                allow_direct: true,
+                allow_direct: matches!(spec.workload, Workload::JsGet { .. }),
                 ..Default::default()
             };
             retry("create stream", spec.timeout, || actx.create_stream(cfg.clone())).await?;
