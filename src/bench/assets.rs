@@ -314,6 +314,37 @@ fn with_tail(e: BenchError, tail: &str) -> BenchError {
 
 /// A run's outcome with what its clean-up left: said in the result's warnings and `left_behind`, or,
 /// when the run failed, at the end of its error.
+/// A run on the stream (or the stream under a KV bucket) it owns: create it here unless agents share it,
+/// place the stream's leader for `workers`, run, record where the leader was, and remove what was created
+/// unless `--keep` (what no server removed is in the result's `left_behind`).
+pub(super) async fn on_own_stream<F, Fut>(
+    env: &std::sync::Arc<Env>,
+    stream: &str,
+    workers: usize,
+    run: F,
+) -> Result<super::BenchResult, BenchError>
+where
+    F: FnOnce() -> Fut,
+    Fut: std::future::Future<Output = Result<super::BenchResult, BenchError>>,
+{
+    if env.owns_assets() {
+        create_assets(env).await?;
+    }
+    let mut result = match super::leader::place(env, stream, workers).await {
+        Ok(placed) => run().await.map(|r| (r, placed)),
+        Err(e) => Err(e),
+    };
+    if let Ok((r, placed)) = &mut result {
+        super::leader::record(env, stream, placed.take(), r).await;
+    }
+    let left = if env.owns_assets() && !env.spec.keep {
+        delete_assets(env).await
+    } else {
+        None
+    };
+    with_left(result, left, |(r, _)| r).map(|(r, _)| r)
+}
+
 pub(super) fn with_left<T>(
     res: Result<T, BenchError>,
     left: Option<LeftBehind>,

@@ -11,22 +11,7 @@ use std::time::Duration;
 
 pub(super) async fn js_get(env: &Arc<Env>, clients: usize) -> Result<BenchResult, BenchError> {
     let stream = format!("natsplan-js-{}", env.run_id);
-    if env.owns_assets() {
-        create_assets(env).await?;
-    }
-    let mut result = match super::leader::place(env, &stream, clients).await {
-        Ok(placed) => get_run(env, clients, &stream).await.map(|r| (r, placed)),
-        Err(e) => Err(e),
-    };
-    if let Ok((r, placed)) = &mut result {
-        super::leader::record(env, &stream, placed.take(), r).await;
-    }
-    let left = if env.owns_assets() && !env.spec.keep {
-        delete_assets(env).await
-    } else {
-        None
-    };
-    let (mut r, _) = with_left(result, left, |(r, _)| r)?;
+    let mut r = on_own_stream(env, &stream, clients, || get_run(env, clients, &stream)).await?;
     r.params.insert("stream".into(), stream);
     if let super::Workload::JsGet { replicas, .. } = env.spec.workload {
         r.params.insert("replicas".into(), replicas.to_string());

@@ -24,22 +24,7 @@ pub(super) async fn js(
     let spec = &env.spec;
     let stream = format!("natsplan-js-{}", env.run_id);
     let subject = js_subject(env);
-    if env.owns_assets() {
-        create_assets(env).await?;
-    }
-    let mut result = match super::leader::place(env, &stream, pubs).await {
-        Ok(placed) => js_run(env, pubs, &subject, mode, window).await.map(|r| (r, placed)),
-        Err(e) => Err(e),
-    };
-    if let Ok((r, placed)) = &mut result {
-        super::leader::record(env, &stream, placed.take(), r).await;
-    }
-    let left = if env.owns_assets() && !spec.keep {
-        delete_assets(env).await
-    } else {
-        None
-    };
-    let (mut r, _) = with_left(result, left, |(r, _)| r)?;
+    let mut r = on_own_stream(env, &stream, pubs, || js_run(env, pubs, &subject, mode, window)).await?;
     r.label = mode.label().into();
     r.params.insert("replicas".into(), replicas.to_string());
     r.params.insert("storage".into(), format!("{storage:?}").to_lowercase());
