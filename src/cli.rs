@@ -127,3 +127,36 @@ impl PlanArgs {
         }
     }
 }
+
+/// What `natsplan bench` takes of natscli's `nats bench` forms, printed after a command-line error in a
+/// `bench` command (an unknown form, a natscli v0.1 flag) so muscle memory finds its way.
+const BENCH_FORMS: &str = "\
+hint: natsplan bench takes natscli's forms (docs/bench.md, \"natscli's forms\"):
+  nats bench pub|sub SUBJECT             natsplan bench pub|sub SUBJECT [--multisubject]
+  nats bench js pub sync|async|atomic S  natsplan bench js pub sync|async|atomic S (creates and removes its own
+                                         stream on SUBJECT; --stream NAME publishes to an existing one)
+  nats bench js ordered|consume|fetch    natsplan bench js ordered|consume|fetch (= bench consumer MODE)
+  nats bench js get sync                 natsplan bench js get sync (a stream it fills, read back by sequence)
+  nats bench kv put|get                  natsplan bench kv put|get
+  nats bench service request|serve       natsplan bench ping (request/reply round trips)
+  (object store)                         natsplan bench obj put|get
+  nats bench SUBJECT --pub N --sub M     natsplan bench core --clients N --subs M (natscli v0.1)
+  --js --syncpub                         natsplan bench js --publish sync
+natsplan's own forms: natsplan bench --help";
+
+/// A hint to print after clap's own error, when one helps: natscli's bench forms for a `bench` command.
+pub fn parse_hint(e: &clap::Error, args: &[std::ffi::OsString]) -> Option<&'static str> {
+    use clap::error::ErrorKind as K;
+    let usage = matches!(
+        e.kind(),
+        K::InvalidSubcommand
+            | K::UnknownArgument
+            | K::InvalidValue
+            | K::MissingRequiredArgument
+            | K::MissingSubcommand
+            | K::DisplayHelpOnMissingArgumentOrSubcommand
+            | K::ArgumentConflict
+            | K::TooManyValues
+    );
+    (usage && args.iter().skip(1).any(|a| a == "bench")).then_some(BENCH_FORMS)
+}

@@ -1,9 +1,9 @@
 //! Large per-asset lists written into a JSON report one entry at a time.
 //!
 //! Reports go through `serde_json::Value` so that keys come out sorted (the JSON contract's order since the
-//! first release). On a site of 100,000 assets the top-ranked layout's `assets`, `predicted.streams` and
-//! `yearly.assets` are most of the plan, and as `Value`s they took about 700 MiB beside the plan itself
-//! (design --format json peaked at 1.49 GiB against 774 MiB for the table). Inside `with_markers`, those lists
+//! first release). On large sites the top-ranked layout's `assets`, `predicted.streams` and
+//! `yearly.assets` are most of the plan, and as `Value`s they would double the memory the plan takes
+//! (docs/scale.md has the figures). Inside `with_markers`, those lists
 //! serialise as a marker string naming the list's address; `splice` then writes each entry into the
 //! pretty-printed text where its marker stands, one `Value` at a time. The bytes are the same as printing
 //! the whole `Value`: the entries are printed by the same formatter at the marker's depth.
@@ -74,7 +74,7 @@ impl<'a> Source<'a> {
 
 /// `pretty` (serde_json's pretty print of a value serialised inside `with_markers`) with each marker
 /// replaced by its list, printed as the formatter would print it at the marker's depth, written to `w` as
-/// it is made: the lists' text is never held whole (on 100,000 assets it is 150 MB), and the entries of
+/// it is made: the lists' text, which grows with the assets, is never held whole, and the entries of
 /// the next batch are printed on the other cores while one batch is written.
 pub fn splice(pretty: &[u8], sources: Vec<Source<'_>>, w: &mut (dyn Write + Send)) -> std::io::Result<()> {
     let by_addr: HashMap<usize, Source<'_>> = sources.into_iter().filter(|s| s.len > 0).map(|s| (s.addr, s)).collect();

@@ -2,7 +2,7 @@
 //! disks; predict what each layout survives and how fast it runs; emit its configuration; and check the
 //! predictions against a real cluster.
 //!
-//! Data flows one way (see DESIGN.md): `site` + `catalog` → `layout` → `survival`, `perf` → `plan::Plan`
+//! Data flows one way (see ARCHITECTURE.md): `site` + `catalog` → `layout` → `survival`, `perf` → `plan::Plan`
 //! → `report` / `emit` → `lab` → `bench` → `verify` → `calibrate`. Models never print; reports never
 //! compute.
 
@@ -22,6 +22,8 @@ pub mod plan;
 pub mod report;
 pub mod signals;
 pub mod site;
+// Test fixtures, out of the library users build (the `fixtures` feature; tests and benches turn it on).
+#[cfg(any(test, feature = "fixtures"))]
 pub mod sitegen;
 pub mod survival;
 pub mod units;

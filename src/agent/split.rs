@@ -35,7 +35,9 @@ pub fn counts(w: &Workload) -> (usize, usize) {
         Workload::Js { pubs, .. } => (pubs, 0),
         Workload::Kv { clients, .. } | Workload::Obj { clients, .. } => (clients, 0),
         Workload::JsExisting { pubs, .. } => (pubs, 0),
-        Workload::Consume { clients, .. } | Workload::KvGet { clients, .. } => (clients, 0),
+        Workload::Consume { clients, .. } | Workload::KvGet { clients, .. } | Workload::JsGet { clients, .. } => {
+            (clients, 0)
+        }
     }
 }
 
@@ -104,6 +106,11 @@ pub fn with_counts(w: &Workload, n: usize, subs: usize) -> Workload {
             target,
         },
         Workload::KvGet { replicas, storage, .. } => Workload::KvGet {
+            clients: n,
+            replicas,
+            storage,
+        },
+        Workload::JsGet { replicas, storage, .. } => Workload::JsGet {
             clients: n,
             replicas,
             storage,

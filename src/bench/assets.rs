@@ -3,7 +3,7 @@
 use super::env::*;
 use super::exec::Fail;
 use super::result::LeftBehind;
-use super::{BenchError, BenchSpec, ConnSpec, ObjOp, Storage, Workload};
+use super::{BenchError, BenchSpec, ConnSpec, ObjOp, PublishMode, Storage, Workload};
 use async_nats::jetstream;
 use std::time::{Duration, Instant};
 
@@ -47,6 +47,11 @@ where
     }
 }
 
+/// The subject a `bench js` run publishes to: natscli's SUBJECT when given, else the run's own.
+pub(super) fn js_subject(env: &Env) -> String {
+    env.spec.subjects.base(format!("natsplan.js.{}", env.run_id))
+}
+
 pub(super) fn js_context(c: async_nats::Client, env: &Env, window: usize) -> jetstream::Context {
     jetstream::context::ContextBuilder::new()
         .api_prefix(env.conn.js_api_prefix())
@@ -65,10 +70,17 @@ pub(super) async fn create_assets(env: &Env) -> Result<(), BenchError> {
     learn_cluster_urls(env, &admin);
     let actx = js_context(admin, env, 1);
     match spec.workload {
-        Workload::Js { replicas, storage, .. } => {
+        Workload::Js {
+            replicas,
+            storage,
+            publish,
+            ..
+        } => {
             let cfg = jetstream::stream::Config {
                 name: format!("natsplan-js-{}", env.run_id),
-                subjects: vec![format!("natsplan.js.{}", env.run_id)],
+                subjects: vec![spec.subjects.capture(&js_subject(env))],
+                // Atomic batches need the stream's consent (ADR-50; natscli's --create sets it too).
+                allow_atomic_publish: publish == PublishMode::Atomic,
                 num_replicas: replicas,
                 storage: storage_type(storage),
                 ..Default::default()
@@ -128,13 +140,16 @@ pub(super) async fn create_assets(env: &Env) -> Result<(), BenchError> {
             storage,
             target: None,
             ..
-        } => {
-            // The stream a consumer run reads, filled before any clock starts.
+        }
+        | Workload::JsGet { replicas, storage, .. } => {
+            // The stream a consumer or get run reads, filled before any clock starts; gets need direct
+            // gets allowed, as natscli's `--create` makes its stream.
             let cfg = jetstream::stream::Config {
                 name: format!("natsplan-js-{}", env.run_id),
                 subjects: vec![format!("natsplan.js.{}", env.run_id)],
                 num_replicas: replicas,
                 storage: storage_type(storage),
+                allow_direct: matches!(spec.workload, Workload::JsGet { .. }),
                 ..Default::default()
             };
             retry("create stream", spec.timeout, || actx.create_stream(cfg.clone())).await?;
@@ -171,7 +186,7 @@ pub(super) async fn create_assets(env: &Env) -> Result<(), BenchError> {
 /// that makes none.
 fn run_asset(env: &Env) -> Option<(&'static str, String)> {
     Some(match env.spec.workload {
-        Workload::Js { .. } | Workload::Consume { target: None, .. } => {
+        Workload::Js { .. } | Workload::Consume { target: None, .. } | Workload::JsGet { .. } => {
             ("stream", format!("natsplan-js-{}", env.run_id))
         }
         Workload::Kv { .. } | Workload::KvGet { .. } => ("KV bucket", format!("natsplan-kv-{}", env.run_id)),
@@ -245,7 +260,7 @@ pub(super) async fn delete_assets(env: &Env) -> Option<LeftBehind> {
         let actx = js_context(admin, env, 1);
         let deleted = tokio::time::timeout(wait, async {
             let r = match env.spec.workload {
-                Workload::Js { .. } | Workload::Consume { .. } => {
+                Workload::Js { .. } | Workload::Consume { .. } | Workload::JsGet { .. } => {
                     actx.delete_stream(&name).await.map(|_| ()).map_err(|e| e.to_string())
                 }
                 Workload::Kv { .. } | Workload::KvGet { .. } => actx
@@ -299,6 +314,37 @@ fn with_tail(e: BenchError, tail: &str) -> BenchError {
 
 /// A run's outcome with what its clean-up left: said in the result's warnings and `left_behind`, or,
 /// when the run failed, at the end of its error.
+/// A run on the stream (or the stream under a KV bucket) it owns: create it here unless agents share it,
+/// place the stream's leader for `workers`, run, record where the leader was, and remove what was created
+/// unless `--keep` (what no server removed is in the result's `left_behind`).
+pub(super) async fn on_own_stream<F, Fut>(
+    env: &std::sync::Arc<Env>,
+    stream: &str,
+    workers: usize,
+    run: F,
+) -> Result<super::BenchResult, BenchError>
+where
+    F: FnOnce() -> Fut,
+    Fut: std::future::Future<Output = Result<super::BenchResult, BenchError>>,
+{
+    if env.owns_assets() {
+        create_assets(env).await?;
+    }
+    let mut result = match super::leader::place(env, stream, workers).await {
+        Ok(placed) => run().await.map(|r| (r, placed)),
+        Err(e) => Err(e),
+    };
+    if let Ok((r, placed)) = &mut result {
+        super::leader::record(env, stream, placed.take(), r).await;
+    }
+    let left = if env.owns_assets() && !env.spec.keep {
+        delete_assets(env).await
+    } else {
+        None
+    };
+    with_left(result, left, |(r, _)| r).map(|(r, _)| r)
+}
+
 pub(super) fn with_left<T>(
     res: Result<T, BenchError>,
     left: Option<LeftBehind>,

@@ -467,6 +467,29 @@ pub(super) enum PubConn {
 }
 
 /// Whether this run takes the raw path (`fits`: the run needs nothing only async-nats does).
+/// The subject of each message one async-nats publisher sends: one subject, or natscli's
+/// `--multisubject` subject per message (`Subjects::of`, numbered from the publisher's first message).
+pub(super) struct Topic {
+    one: async_nats::Subject,
+    multi: Option<(super::Subjects, String, u64)>,
+}
+
+impl Topic {
+    pub(super) fn new(subjects: &super::Subjects, base: String, first: u64) -> Topic {
+        Topic {
+            one: async_nats::Subject::from(base.as_str()),
+            multi: subjects.multi.map(|_| (subjects.clone(), base, first)),
+        }
+    }
+    /// The subject of this publisher's message `j`.
+    pub(super) fn of(&self, j: u64) -> async_nats::Subject {
+        match &self.multi {
+            None => self.one.clone(),
+            Some((s, base, first)) => async_nats::Subject::from(s.of(base, first + j)),
+        }
+    }
+}
+
 pub(super) fn use_raw(env: &Env, fits: bool) -> Result<bool, BenchError> {
     let possible = env.conn.raw_target(0).is_some() && fits;
     match env.spec.client {
@@ -474,7 +497,7 @@ pub(super) fn use_raw(env: &Env, fits: bool) -> Result<bool, BenchError> {
         ClientChoice::AsyncNats => Ok(false),
         ClientChoice::Raw if possible => Ok(true),
         ClientChoice::Raw => Err(BenchError::BadInput(anyhow!(
-            "--client raw: this run needs async-nats (TLS, --creds, --nkey, --sub-buffer or --sub-sleep); use --client auto"
+            "--client raw: this run needs async-nats (TLS, --creds, --nkey, --sub-buffer, --sub-sleep or --multisubject); use --client auto"
         ))),
     }
 }

@@ -23,33 +23,18 @@ pub(super) async fn js(
 ) -> Result<BenchResult, BenchError> {
     let spec = &env.spec;
     let stream = format!("natsplan-js-{}", env.run_id);
-    let subject = format!("natsplan.js.{}", env.run_id);
-    if env.owns_assets() {
-        create_assets(env).await?;
-    }
-    let mut result = match super::leader::place(env, &stream, pubs).await {
-        Ok(placed) => js_run(env, pubs, &subject, mode, window).await.map(|r| (r, placed)),
-        Err(e) => Err(e),
-    };
-    if let Ok((r, placed)) = &mut result {
-        super::leader::record(env, &stream, placed.take(), r).await;
-    }
-    let left = if env.owns_assets() && !spec.keep {
-        delete_assets(env).await
-    } else {
-        None
-    };
-    let (mut r, _) = with_left(result, left, |(r, _)| r)?;
-    r.label = match mode {
-        PublishMode::Async => "JetStream asynchronous publisher",
-        PublishMode::Sync => "JetStream synchronous publisher",
-    }
-    .into();
+    let subject = js_subject(env);
+    let mut r = on_own_stream(env, &stream, pubs, || js_run(env, pubs, &subject, mode, window)).await?;
+    r.label = mode.label().into();
     r.params.insert("replicas".into(), replicas.to_string());
     r.params.insert("storage".into(), format!("{storage:?}").to_lowercase());
     r.params.insert("stream".into(), stream);
+    spec.subjects.record(&spec.subjects.capture(&subject), &mut r.params);
     if mode == PublishMode::Async {
         r.params.insert("window".into(), window.to_string());
+    }
+    if mode == PublishMode::Atomic {
+        r.params.insert("batch".into(), window.to_string());
     }
     Ok(r)
 }
@@ -90,15 +75,17 @@ pub(super) async fn js_existing(
     let placed = super::leader::place(env, &target.stream, pubs).await?;
     let mut r = js_run(env, pubs, &subject, mode, window).await?;
     super::leader::record(env, &target.stream, placed, &mut r).await;
-    r.label = match mode {
-        PublishMode::Async => "JetStream asynchronous publisher",
-        PublishMode::Sync => "JetStream synchronous publisher",
-    }
-    .into();
+    r.label = mode.label().into();
     r.params.insert("stream".into(), target.stream.clone());
     r.params.insert("subject".into(), subject);
+    if let Some(max) = env.spec.subjects.multi {
+        r.params.insert("multisubject".into(), max.to_string());
+    }
     if mode == PublishMode::Async {
         r.params.insert("window".into(), window.to_string());
+    }
+    if mode == PublishMode::Atomic {
+        r.params.insert("batch".into(), window.to_string());
     }
     Ok(r)
 }
@@ -111,7 +98,11 @@ pub(super) async fn js_run(
     window: usize,
 ) -> Result<BenchResult, BenchError> {
     let spec = &env.spec;
-    let raw = use_raw(env, true)?;
+    // --multisubject publishes through async-nats (the raw path precomputes one PUB header).
+    // Atomic batches too (their headers differ message by message).
+    let raw = use_raw(env, spec.subjects.multi.is_none() && mode != PublishMode::Atomic)?;
+    // The probe rides on the first message's subject: with --multisubject the stream captures SUBJECT.*.
+    let probe = spec.subjects.of(subject, 0);
     let mut conns = Vec::new();
     // Before the clock starts, every publisher's path to the stream and back is proven (see
     // `raw::stream_answers_publish`): a publish or ack dropped while interest crosses the routes would
@@ -123,13 +114,13 @@ pub(super) async fn js_run(
             let inbox = ack_inbox(env, env.worker(i));
             c.out.extend_from_slice(format!("SUB {inbox}* 1\r\n").as_bytes());
             c.round_trip().await.map_err(|e| cannot(e, "subscribe to acks"))?;
-            raw::stream_answers_publish(&mut c, subject, &inbox, probe_timeout(spec))
+            raw::stream_answers_publish(&mut c, &probe, &inbox, probe_timeout(spec))
                 .await
                 .map_err(|e| BenchError::CannotRun(anyhow!(e)))?;
             conns.push(PubConn::Raw(c));
         } else {
             let c = env.connect(env.worker(i), "pub").await?;
-            stream_answers_request(&c, subject, probe_timeout(spec)).await?;
+            stream_answers_request(&c, &probe, probe_timeout(spec)).await?;
             conns.push(PubConn::Nats(c));
         }
     }
@@ -140,8 +131,10 @@ pub(super) async fn js_run(
     let mut tasks = Vec::new();
     for (i, pc) in conns.into_iter().enumerate() {
         let (env, subject, payload, n) = (env.clone(), subject.to_string(), payload.clone(), per_pub[i]);
+        // --multisubject numbers messages over the run's publishers, as natscli does.
+        let first: u64 = per_pub[..i].iter().sum();
         let rate = env.worker_rate(pubs);
-        let window = if mode == PublishMode::Async { window } else { 1 };
+        let window = if mode == PublishMode::Sync { 1 } else { window };
         // The global index names the raw path's ack inbox: agents sharing a run never share an inbox.
         let gi = env.worker(i);
         tasks.push(tokio::spawn(async move {
@@ -150,10 +143,18 @@ pub(super) async fn js_run(
                 PubConn::Raw(c) => js_pub_raw(&env, gi, c, &subject, &payload, n, window, pacer).await,
                 PubConn::Nats(c) => {
                     let ctx = js_context(c.clone(), &env, window);
-                    let subject = async_nats::Subject::from(subject.as_str());
+                    let to = Topic::new(&env.spec.subjects, subject, first);
                     let mut out = match mode {
-                        PublishMode::Async => js_pub_async(&env, &ctx, subject, payload, n, window, pacer).await,
-                        PublishMode::Sync => js_pub_sync(&env, &ctx, subject, payload, n, pacer).await,
+                        PublishMode::Async => js_pub_async(&env, &ctx, to, payload, n, window, pacer).await,
+                        PublishMode::Sync => js_pub_sync(&env, &ctx, to, payload, n, pacer).await,
+                        PublishMode::Atomic => {
+                            let batch = Batch {
+                                client: &c,
+                                size: window,
+                                id: format!("{}-{gi}", env.run_id),
+                            };
+                            js_pub_atomic(&env, &ctx, &batch, to, payload, n).await
+                        }
                     };
                     out.sample.id = format!("P{}", i + 1);
                     let (pm, pb) = proto(&c);
@@ -314,7 +315,7 @@ async fn await_acks(env: Arc<Env>, mut rx: tokio::sync::mpsc::Receiver<(u64, Ack
 pub(super) async fn js_pub_async(
     env: &Arc<Env>,
     ctx: &jetstream::Context,
-    subject: async_nats::Subject,
+    to: Topic,
     payload: Bytes,
     n: u64,
     window: usize,
@@ -331,7 +332,7 @@ pub(super) async fn js_pub_async(
     d.stall_ends = true;
     // The publish itself waits only for a slot in the window; a gone connection shows in the acks.
     let sent = drive(env, d, |k| {
-        let (tx, subject, payload, stop) = (&tx, subject.clone(), payload.clone(), &stop);
+        let (tx, subject, payload, stop) = (&tx, to.of(k.j), payload.clone(), &stop);
         async move {
             let t_ns = env.ns(k.due.unwrap_or_else(Instant::now));
             let f = tokio::select! {
@@ -380,10 +381,73 @@ pub(super) async fn js_pub_async(
     }
 }
 
+/// One atomic-batch publisher's connection, batch size and batch id prefix (unique per run and worker).
+pub(super) struct Batch<'a> {
+    client: &'a async_nats::Client,
+    size: usize,
+    id: String,
+}
+
+/// natscli's `bench js pub atomic`: `n` messages in atomic batches of `batch.size` (ADR-50): each
+/// message carries `Nats-Batch-Id` and `Nats-Batch-Sequence` and goes out as a core publish; the last of
+/// a batch carries `Nats-Batch-Commit: 1` and is the one acknowledged, for the whole batch. One batch is
+/// one operation: its latency is the batch's (first publish to the commit's ack), a failed commit fails
+/// the batch, and the messages counted are those of acknowledged batches.
+pub(super) async fn js_pub_atomic(
+    env: &Env,
+    ctx: &jetstream::Context,
+    batch: &Batch<'_>,
+    to: Topic,
+    payload: Bytes,
+    n: u64,
+) -> TaskOut {
+    use async_nats::header::{HeaderMap, NATS_BATCH_COMMIT, NATS_BATCH_ID, NATS_BATCH_SEQUENCE};
+    let size = batch.size.max(1) as u64;
+    let acked = std::sync::atomic::AtomicU64::new(0);
+    let mut d = Drive::ops(n.div_ceil(size), None);
+    d.bound = Some(env.spec.timeout + Duration::from_millis(500));
+    d.stall_ends = true;
+    let t = drive(env, d, |k| {
+        let (payload, to, acked) = (payload.clone(), &to, &acked);
+        async move {
+            let first = k.j * size;
+            let count = size.min(n - first);
+            let id = format!("{}-{}", batch.id, k.j);
+            for s in 1..=count {
+                let mut h = HeaderMap::new();
+                h.insert(NATS_BATCH_ID, id.as_str());
+                h.insert(NATS_BATCH_SEQUENCE, s.to_string().as_str());
+                let subject = to.of(first + s - 1);
+                if s < count {
+                    batch
+                        .client
+                        .publish_with_headers(subject, h, payload.clone())
+                        .await
+                        .map_err(Fail::refused)?;
+                } else {
+                    h.insert(NATS_BATCH_COMMIT, "1");
+                    let f = ctx
+                        .publish_with_headers(subject, h, payload.clone())
+                        .await
+                        .map_err(|e| Fail::of_publish(&e))?;
+                    f.await.map_err(|e| Fail::of_publish(&e))?;
+                }
+            }
+            acked.fetch_add(count, Ordering::Relaxed);
+            Ok(())
+        }
+    })
+    .await;
+    let mut out = t.into_out(env, String::new(), payload.len() as u64, (0, 0));
+    out.sample.msgs = acked.load(Ordering::Relaxed);
+    out.sample.bytes = out.sample.msgs * payload.len() as u64;
+    out
+}
+
 pub(super) async fn js_pub_sync(
     env: &Env,
     ctx: &jetstream::Context,
-    subject: async_nats::Subject,
+    to: Topic,
     payload: Bytes,
     n: u64,
     pacer: Option<Pacer>,
@@ -393,8 +457,8 @@ pub(super) async fn js_pub_sync(
     // is the same; the bound is the backstop for a publish that cannot even be sent).
     d.bound = Some(env.spec.timeout + Duration::from_millis(500));
     d.stall_ends = true;
-    let t = drive(env, d, |_| {
-        let (subject, payload) = (subject.clone(), payload.clone());
+    let t = drive(env, d, |k| {
+        let (subject, payload) = (to.of(k.j), payload.clone());
         async move {
             let f = ctx.publish(subject, payload).await.map_err(|e| Fail::of_publish(&e))?;
             f.await.map(|_| ()).map_err(|e| Fail::of_publish(&e))

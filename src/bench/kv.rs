@@ -18,23 +18,8 @@ pub(super) async fn kv(
     // Created by `create_assets` from the spec (here or, on agents, by the coordinator).
     let _ = storage;
     let bucket = format!("natsplan-kv-{}", env.run_id);
-    if env.owns_assets() {
-        create_assets(env).await?;
-    }
     let stream = format!("KV_{bucket}");
-    let mut result = match super::leader::place(env, &stream, clients).await {
-        Ok(placed) => kv_run(env, clients, &bucket, get).await.map(|r| (r, placed)),
-        Err(e) => Err(e),
-    };
-    if let Ok((r, placed)) = &mut result {
-        super::leader::record(env, &stream, placed.take(), r).await;
-    }
-    let left = if env.owns_assets() && !env.spec.keep {
-        delete_assets(env).await
-    } else {
-        None
-    };
-    let (mut r, _) = with_left(result, left, |(r, _)| r)?;
+    let mut r = on_own_stream(env, &stream, clients, || kv_run(env, clients, &bucket, get)).await?;
     r.params.insert("replicas".into(), replicas.to_string());
     r.params.insert("bucket".into(), bucket);
     Ok(r)

@@ -14,6 +14,7 @@ pub mod context;
 mod env;
 mod exec;
 pub mod export;
+mod get;
 mod js;
 mod js_raw;
 mod kv;
@@ -52,6 +53,21 @@ pub enum PublishMode {
     Async,
     /// Wait for each ack before the next publish.
     Sync,
+    /// Atomic batches of `window` messages (ADR-50, nats-server 2.12+, the stream's `allow_atomic`):
+    /// natscli's `bench js pub atomic` (alias `batch`). Only each batch's commit is acknowledged.
+    #[value(alias = "batch")]
+    Atomic,
+}
+
+impl PublishMode {
+    /// What the result's label calls the publisher.
+    pub fn label(self) -> &'static str {
+        match self {
+            PublishMode::Async => "JetStream asynchronous publisher",
+            PublishMode::Sync => "JetStream synchronous publisher",
+            PublishMode::Atomic => "JetStream atomic batch publisher",
+        }
+    }
 }
 
 /// Where a JetStream run's workers connect relative to the leader of the stream they write to
@@ -190,6 +206,13 @@ pub enum Workload {
         replicas: usize,
         storage: Storage,
     },
+    /// Direct gets by sequence (`$JS.API.DIRECT.GET`, one at a time per client, as natscli's `bench js get
+    /// sync`) of the messages of a `natsplan-js-*` stream the run fills before its clock starts.
+    JsGet {
+        clients: usize,
+        replicas: usize,
+        storage: Storage,
+    },
 }
 
 impl Workload {
@@ -199,6 +222,7 @@ impl Workload {
         match self {
             Workload::Consume { mode, .. } => format!("js-{}", mode.as_str()),
             Workload::KvGet { .. } => "kv-get".into(),
+            Workload::JsGet { .. } => "js-get".into(),
             w => w.kind().as_str().into(),
         }
     }
@@ -221,6 +245,8 @@ impl Workload {
                 ConsumeMode::Ordered | ConsumeMode::OrderedPush => Kind::ConsumerOrdered,
             },
             Workload::KvGet { .. } => Kind::Kv,
+            // A direct get by sequence is a KV get's path (the same request, a sequence for a subject).
+            Workload::JsGet { .. } => Kind::Kv,
         }
     }
 }
@@ -256,6 +282,73 @@ pub struct BenchSpec {
     pub progress: bool,
     /// Where JetStream publishers, KV putters and object clients connect relative to the stream leader.
     pub leader: LeaderPlacement,
+    /// natscli's positional SUBJECT and `--multisubject` (`bench pub|sub SUBJECT`, `bench js pub MODE
+    /// SUBJECT`); the default is the run's own `natsplan.*.<run id>` subject.
+    pub subjects: Subjects,
+}
+
+/// Where a core or JetStream publishing run sends its messages: natscli's positional SUBJECT and its
+/// `--multisubject` mode [cli:cli/bench_command.go `getPublishSubject`, `getSubscribeSubject`]. natsplan
+/// still creates and removes its own stream (capturing SUBJECT) unless `--stream` names an existing one;
+/// natscli publishes to an existing `benchstream` unless `--create` (docs/bench.md says so).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Subjects {
+    /// The subject given on the command line; None: the run's own.
+    pub subject: Option<String>,
+    /// `--multisubject`: each message goes to `SUBJECT.<n>`, n its number modulo this maximum (0: no
+    /// maximum), zero padded to the maximum's width, as natscli formats it. None: one subject.
+    pub multi: Option<u64>,
+}
+
+impl Subjects {
+    /// The subject the run uses: the one given, else `own`.
+    pub fn base(&self, own: String) -> String {
+        self.subject.clone().unwrap_or(own)
+    }
+    /// What subscribers, and the stream the run creates, listen on: the subject, or `SUBJECT.*` with
+    /// `--multisubject`.
+    pub fn capture(&self, base: &str) -> String {
+        match self.multi {
+            Some(_) => format!("{base}.*"),
+            None => base.to_string(),
+        }
+    }
+    /// The subject of message number `n` (counted over the run's publishers).
+    pub fn of(&self, base: &str, n: u64) -> String {
+        match self.multi {
+            None => base.to_string(),
+            Some(0) => format!("{base}.{n}"),
+            Some(max) => {
+                let width = max.to_string().len();
+                format!("{base}.{:0width$}", n % max)
+            }
+        }
+    }
+    /// Record in a result's params what the run listened on or captured (`subject`) and the
+    /// `--multisubject` maximum, when natscli's forms chose them.
+    pub fn record(&self, captured: &str, params: &mut std::collections::BTreeMap<String, String>) {
+        if self.subject.is_some() || self.multi.is_some() {
+            params.insert("subject".into(), captured.to_string());
+        }
+        if let Some(max) = self.multi {
+            params.insert("multisubject".into(), max.to_string());
+        }
+    }
+    /// A subject a publish can carry: non-empty tokens, no wildcard, no white space (NATS subject rules,
+    /// docs: nats-concepts/subjects.md).
+    pub fn check(&self) -> Result<(), String> {
+        let Some(s) = &self.subject else { return Ok(()) };
+        let bad = s.is_empty()
+            || s.split('.').any(|t| t.is_empty() || t == "*" || t == ">")
+            || s.chars().any(|c| c.is_whitespace() || c.is_control());
+        if bad {
+            return Err(format!(
+                "SUBJECT '{s}': not a subject a message can be published to (dot-separated non-empty tokens, \
+                 no '*' or '>' wildcard, no white space); e.g. bench.orders"
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// Why a run could not produce a result.

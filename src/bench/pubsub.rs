@@ -14,7 +14,9 @@ use tokio::sync::watch;
 
 pub(super) async fn core(env: &Arc<Env>, pubs: usize, subs: usize, flood: bool) -> Result<BenchResult, BenchError> {
     let spec = &env.spec;
-    let subject = format!("natsplan.bench.{}", env.run_id);
+    // natscli's SUBJECT and --multisubject: subscribers listen on SUBJECT(.*), probes ride on SUBJECT.
+    let base = spec.subjects.base(format!("natsplan.bench.{}", env.run_id));
+    let subject = spec.subjects.capture(&base);
     let stamp_every = if flood || spec.rate_per_s.is_some() {
         1
     } else {
@@ -40,9 +42,13 @@ pub(super) async fn core(env: &Arc<Env>, pubs: usize, subs: usize, flood: bool) 
 
     // The raw protocol path unless the run needs what only async-nats does (TLS, creds, nkey, a bounded
     // client-side buffer, a sleeping subscriber).
-    let raw = use_raw(env, spec.sub_buffer.is_none() && spec.sub_sleep.is_none())?;
+    let raw = use_raw(
+        env,
+        spec.sub_buffer.is_none() && spec.sub_sleep.is_none() && spec.subjects.multi.is_none(),
+    )?;
     r.params
         .insert("client".into(), if raw { "raw" } else { "async-nats" }.into());
+    spec.subjects.record(&subject, &mut r.params);
 
     // Subscribers first, each on its own connection, spread over the servers.
     // On agents every subscriber expects the whole run's messages, not this agent's share of them.
@@ -50,14 +56,14 @@ pub(super) async fn core(env: &Arc<Env>, pubs: usize, subs: usize, flood: bool) 
         env.share.as_ref().map(|s| s.total_msgs).unwrap_or(spec.msgs),
     ));
     let (cancel_tx, cancel_rx) = watch::channel(false);
-    let (sub_conns, counters) = connect_subs(env, subs, raw, &subject).await?;
+    let (sub_conns, counters) = connect_subs(env, subs, raw, &subject, &base).await?;
     let pub_conns = connect_pubs(env, pubs, raw, total_subs).await?;
     // Subscriber tasks run from here on: on the raw path they also answer the interest probes.
     let sub_tasks = spawn_subs(env, sub_conns, &expected, &counters, &cancel_rx);
     // Every server a publisher uses must know every subscriber's interest before the clock starts.
     // (On agents: every subscriber of the whole run, wherever it runs.)
     if total_subs > 0 {
-        prove_interest(env, pubs, total_subs, &subject).await?;
+        prove_interest(env, pubs, total_subs, &base).await?;
     }
     let slow_before = varz::total_slow_consumers(&spec.monitor).await;
     let progress = progress_task(env, spec.msgs * (1 + subs as u64), "messages");
@@ -72,15 +78,17 @@ pub(super) async fn core(env: &Arc<Env>, pubs: usize, subs: usize, flood: bool) 
     };
     let mut pub_tasks = Vec::new();
     for (i, pc) in pub_conns.into_iter().enumerate() {
-        let (env, subject, template, n) = (env.clone(), subject.clone(), template.clone(), per_pub[i]);
+        let (env, base, template, n) = (env.clone(), base.clone(), template.clone(), per_pub[i]);
         let rate = env.worker_rate(pubs);
+        // --multisubject numbers messages over the run's publishers, as natscli does.
+        let first: u64 = per_pub[..i].iter().sum();
         pub_tasks.push(tokio::spawn(async move {
             match pc {
                 PubConn::Nats(c) => {
-                    let subject = async_nats::Subject::from(subject.as_str());
-                    core_pub(&env, i, c, subject, template, n, stamp_every, rate, start).await
+                    let to = Topic::new(&env.spec.subjects, base, first);
+                    core_pub(&env, i, c, to, template, n, stamp_every, rate, start).await
                 }
-                PubConn::Raw(c) => core_pub_raw(&env, i, c, &subject, &template, n, stamp_every, rate, start).await,
+                PubConn::Raw(c) => core_pub_raw(&env, i, c, &base, &template, n, stamp_every, rate, start).await,
             }
         }));
     }
@@ -143,6 +151,7 @@ async fn connect_subs(
     subs: usize,
     raw: bool,
     subject: &str,
+    probe_base: &str,
 ) -> Result<(Vec<SubConn>, Vec<Arc<AtomicU64>>), BenchError> {
     let spec = &env.spec;
     let subject = subject.to_string();
@@ -151,7 +160,7 @@ async fn connect_subs(
     for i in 0..subs {
         // A probe subject per subscriber, subscribed after the main one: once a publisher's server sees
         // the probe's interest it has seen the main subject's too (route interest is ordered).
-        let probe_subject = format!("{subject}.probe.{}", env.sub(i));
+        let probe_subject = format!("{probe_base}.probe.{}", env.sub(i));
         if raw {
             let t = env.conn.raw_target(env.sub(i)).expect("raw checked above");
             let mut c = raw_connect(&t, &format!("natsplan-bench-sub{i}")).await?;
@@ -317,7 +326,7 @@ pub(super) async fn core_pub(
     env: &Env,
     i: usize,
     c: async_nats::Client,
-    subject: async_nats::Subject,
+    to: Topic,
     template: Bytes,
     n: u64,
     stamp_every: u64,
@@ -336,7 +345,7 @@ pub(super) async fn core_pub(
             None if can_stamp && k.j % stamp_every == 0 => stamped(&template, env.origin(), env.ns(Instant::now())),
             None => template.clone(),
         };
-        let (c, subject) = (&c, subject.clone());
+        let (c, subject) = (&c, to.of(k.j));
         async move { c.publish(subject, payload).await.map_err(Fail::refused) }
     })
     .await;

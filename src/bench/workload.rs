@@ -63,9 +63,9 @@ fn check_bounds(spec: &BenchSpec) -> Result<(), String> {
             pubs, replicas, window, ..
         } => (*pubs, 0, Some(*replicas), Some(*window)),
         Workload::JsExisting { pubs, window, .. } => (*pubs, 0, None, Some(*window)),
-        Workload::Kv { clients, replicas, .. } | Workload::KvGet { clients, replicas, .. } => {
-            (*clients, 0, Some(*replicas), None)
-        }
+        Workload::Kv { clients, replicas, .. }
+        | Workload::KvGet { clients, replicas, .. }
+        | Workload::JsGet { clients, replicas, .. } => (*clients, 0, Some(*replicas), None),
         Workload::Obj { clients, replicas, .. } => (*clients, 0, Some(*replicas), None),
         Workload::Consume {
             clients,
@@ -76,7 +76,10 @@ fn check_bounds(spec: &BenchSpec) -> Result<(), String> {
         } => (*clients, 0, target.is_none().then_some(*replicas), Some(*batch)),
     };
     let count = |b: &Bound, v: usize| b.check_usize(v).map(|_| ());
-    flag("--clients", workers.to_string(), count(&CLIENTS, workers))?;
+    // Core subscribers alone (`bench sub`, --clients 0) are `validate`'s to judge.
+    if !matches!(spec.workload, Workload::Core { pubs: 0, .. }) {
+        flag("--clients", workers.to_string(), count(&CLIENTS, workers))?;
+    }
     flag("--subs", subs.to_string(), count(&SUBSCRIBERS, subs))?;
     if let Some(r) = replicas {
         flag("--replicas", r.to_string(), count(&REPLICAS, r))?;
@@ -232,6 +235,7 @@ pub(super) async fn dispatch(env: &Arc<Env>) -> Result<BenchResult, BenchError> 
             replicas,
             storage,
         } => kv(env, clients, replicas, storage, true).await,
+        Workload::JsGet { clients, .. } => super::get::js_get(env, clients).await,
         Workload::JsExisting {
             pubs,
             publish,
@@ -260,6 +264,12 @@ pub(super) fn validate(spec: &BenchSpec) -> Result<(), BenchError> {
     if spec.msgs == 0 {
         return bad("--msgs must be at least 1".into());
     }
+    spec.subjects.check().map_err(|m| BenchError::BadInput(anyhow!(m)))?;
+    if let Workload::Js { publish, .. } | Workload::JsExisting { publish, .. } = spec.workload {
+        if publish == super::PublishMode::Atomic && spec.rate_per_s.is_some() {
+            return bad("--rate with atomic batches: a batch is one operation; drop --rate, or publish async".into());
+        }
+    }
     if let Some(r) = spec.rate_per_s {
         if !(r.is_finite() && r > 0.0) {
             return bad(format!("--rate {r}: give a positive messages-per-second rate"));
@@ -283,11 +293,22 @@ pub(super) fn validate(spec: &BenchSpec) -> Result<(), BenchError> {
             if pubs == 0 && subs == 0 {
                 return bad("--pubs and --subs are both 0: nothing to run".into());
             }
-            pubs
+            // Subscribers alone wait for someone else's publishers: only on a subject those know.
+            match (pubs, &spec.subjects.subject) {
+                (0, None) => {
+                    return bad(
+                        "--clients 0: subscribers alone need a subject other publishers use: `bench sub SUBJECT`"
+                            .into(),
+                    )
+                }
+                (0, Some(_)) => subs,
+                _ => pubs,
+            }
         }
         Workload::Flood { pubs } | Workload::Js { pubs, .. } | Workload::JsExisting { pubs, .. } => pubs,
         Workload::Kv { clients, .. }
         | Workload::KvGet { clients, .. }
+        | Workload::JsGet { clients, .. }
         | Workload::Obj { clients, .. }
         | Workload::Consume { clients, .. } => clients,
         Workload::Ping => 1,
@@ -306,9 +327,10 @@ pub(super) fn validate(spec: &BenchSpec) -> Result<(), BenchError> {
         Workload::Js { replicas, window, .. } => (*replicas, *window),
         Workload::JsExisting { window, .. } => (1, *window),
         Workload::Consume { replicas, batch, .. } => (*replicas, *batch),
-        Workload::Kv { replicas, .. } | Workload::KvGet { replicas, .. } | Workload::Obj { replicas, .. } => {
-            (*replicas, 1)
-        }
+        Workload::Kv { replicas, .. }
+        | Workload::KvGet { replicas, .. }
+        | Workload::JsGet { replicas, .. }
+        | Workload::Obj { replicas, .. } => (*replicas, 1),
         _ => (1, 1),
     };
     if let Workload::Consume {

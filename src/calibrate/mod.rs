@@ -21,7 +21,7 @@ use crate::perf::calibration::{CalibrationFile, FitQuality};
 use crate::perf::Sync;
 use anyhow::anyhow;
 use serde::Serialize;
-use serde_yaml::Value;
+use serde_norway::Value;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -66,6 +66,9 @@ pub struct CalibrateReport {
     pub runs: usize,
     pub failures: Vec<(String, String)>,
     pub skipped: Vec<String>,
+    /// The points `skipped` names, each once: `measured` 0 is a point no pass ran, more is a point short
+    /// of repeats (skipped in one pass, measured in another).
+    pub short_points: Vec<runner::ShortPoint>,
     pub elapsed_s: f64,
     pub sync: String,
     pub nats_version: String,
@@ -405,6 +408,7 @@ fn run_on(
         out: opts.out.display().to_string(),
         id,
         runs: runlog.measurements.len(),
+        short_points: runlog.short_points(),
         failures: runlog.failures,
         skipped: runlog.skipped,
         elapsed_s: runlog.elapsed_s,

@@ -98,7 +98,7 @@ impl Plan {
 }
 
 fn size_label(b: u64) -> String {
-    if b >= 1024 && b % 1024 == 0 {
+    if b >= 1024 && b.is_multiple_of(1024) {
         format!("{}KiB", b / 1024)
     } else {
         format!("{b}B")

@@ -444,12 +444,15 @@ mod tests {
     fn header() -> Header {
         let mut hardware = BTreeMap::new();
         for (k, v) in [("array", "none"), ("disk_kind", "unknown"), ("host", "test host")] {
-            hardware.insert(k.to_string(), serde_yaml::Value::String(v.into()));
+            hardware.insert(k.to_string(), serde_norway::Value::String(v.into()));
         }
         let mut provenance = BTreeMap::new();
-        provenance.insert("sync_observed".to_string(), serde_yaml::Value::String("2m0s".into()));
-        provenance.insert("store_filesystem".to_string(), serde_yaml::Value::String("ext4".into()));
-        provenance.insert("jetstream_servers".to_string(), serde_yaml::Value::from(3u64));
+        provenance.insert("sync_observed".to_string(), serde_norway::Value::String("2m0s".into()));
+        provenance.insert(
+            "store_filesystem".to_string(),
+            serde_norway::Value::String("ext4".into()),
+        );
+        provenance.insert("jetstream_servers".to_string(), serde_norway::Value::from(3u64));
         Header {
             id: "synthetic-lab".into(),
             title: "synthetic".into(),

@@ -46,6 +46,37 @@ pub struct RunLog {
     pub probes: Vec<super::probe::Probe>,
 }
 
+/// A point the budget cut short: measured in fewer passes than planned (none: never measured).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ShortPoint {
+    pub point: String,
+    /// Passes that measured it.
+    pub measured: usize,
+    /// Passes the budget skipped.
+    pub skipped: usize,
+}
+
+impl RunLog {
+    /// The points the budget skipped in some pass, each once, in the order first skipped, with how many
+    /// passes measured them: a point skipped in pass 1 and measured in pass 2 is short of repeats, not
+    /// "not run".
+    pub fn short_points(&self) -> Vec<ShortPoint> {
+        let mut out: Vec<ShortPoint> = Vec::new();
+        for s in &self.skipped {
+            let id = s.rsplit_once(" pass ").map(|(id, _)| id).unwrap_or(s);
+            match out.iter_mut().find(|p| p.point == id) {
+                Some(p) => p.skipped += 1,
+                None => out.push(ShortPoint {
+                    point: id.to_string(),
+                    measured: self.measurements.iter().filter(|m| m.point == id).count(),
+                    skipped: 1,
+                }),
+            }
+        }
+        out
+    }
+}
+
 /// Runs between two store probes: about 13 probes in a 126-run plan, each 0.1-1 s.
 const PROBE_EVERY: usize = 10;
 
@@ -263,6 +294,7 @@ fn spec(p: &Point, msgs: u64, monitors: &[String], servers: usize) -> BenchSpec 
         client: ClientChoice::Auto,
         progress: false,
         leader: leader_for(p, servers),
+        subjects: Default::default(),
     }
 }
 
@@ -319,7 +351,7 @@ pub fn run(
                 break;
             }
             run_no += 1;
-            if let Some(dir) = probe_dir.filter(|_| run_no % PROBE_EVERY == 0) {
+            if let Some(dir) = probe_dir.filter(|_| run_no.is_multiple_of(PROBE_EVERY)) {
                 // The probe's time comes out of the budget like a run's (elapsed below includes it).
                 if let Ok(pr) = super::probe::run(dir) {
                     out.probes.push(pr);
@@ -394,6 +426,39 @@ pub fn run(
 mod tests {
     use super::*;
     use crate::calibrate::plan::all_points;
+
+    #[test]
+    fn a_point_skipped_in_one_pass_and_measured_in_another_is_short_of_repeats_not_unrun() {
+        let m = |p: &str, repeat| Measurement {
+            point: p.into(),
+            repeat,
+            msgs: 1,
+            ops_per_s: 1.0,
+            values: Default::default(),
+            warnings: vec![],
+        };
+        let log = RunLog {
+            measurements: vec![m("js-a", 2), m("js-a", 3), m("kv-b", 1)],
+            skipped: vec!["js-a pass 1".into(), "obj-c pass 1".into(), "obj-c pass 2".into()],
+            ..Default::default()
+        };
+        let short = log.short_points();
+        assert_eq!(
+            short,
+            vec![
+                ShortPoint {
+                    point: "js-a".into(),
+                    measured: 2,
+                    skipped: 1
+                },
+                ShortPoint {
+                    point: "obj-c".into(),
+                    measured: 0,
+                    skipped: 2
+                },
+            ]
+        );
+    }
 
     #[test]
     fn a_sync_publisher_is_never_sized_from_async_rows() {

@@ -26,7 +26,7 @@ pub struct RowContext {
 pub const REFERENCE_RAID: &str = "raid1";
 
 pub fn size_text(b: u64) -> String {
-    if b >= 1024 && b % 1024 == 0 {
+    if b >= 1024 && b.is_multiple_of(1024) {
         format!("{}KiB", b / 1024)
     } else {
         format!("{b}B")
@@ -125,9 +125,9 @@ pub struct Header {
     pub date: String,
     pub nats_version: String,
     pub method: String,
-    pub hardware: BTreeMap<String, serde_yaml::Value>,
-    pub conditions: BTreeMap<String, serde_yaml::Value>,
-    pub provenance: BTreeMap<String, serde_yaml::Value>,
+    pub hardware: BTreeMap<String, serde_norway::Value>,
+    pub conditions: BTreeMap<String, serde_norway::Value>,
+    pub provenance: BTreeMap<String, serde_norway::Value>,
 }
 
 /// Build the file: one series per kind, one row per measurement (repeats are separate rows: the file holds
@@ -171,7 +171,7 @@ pub fn build(h: &Header, points: &[Point], ms: &[Measurement], ctx: &RowContext)
 
 /// YAML text of a file, with a header comment.
 pub fn to_yaml(f: &CalibrationFile, comment: &str) -> anyhow::Result<String> {
-    let body = serde_yaml::to_string(f).context("serialising the calibration file")?;
+    let body = serde_norway::to_string(f).context("serialising the calibration file")?;
     let mut out = String::new();
     for line in comment.lines() {
         out.push_str("# ");

@@ -322,8 +322,8 @@ impl Catalog {
         }
         for (k, v) in f.maintenance {
             let value = match v.value {
-                serde_yaml::Value::Number(n) => n.as_f64().unwrap_or(0.0),
-                serde_yaml::Value::String(s) => dur(&df, format!("maintenance.{k}.value"), &s)?.as_secs_f64(),
+                serde_norway::Value::Number(n) => n.as_f64().unwrap_or(0.0),
+                serde_norway::Value::String(s) => dur(&df, format!("maintenance.{k}.value"), &s)?.as_secs_f64(),
                 other => {
                     let e = format!("expected a number or a duration, got {other:?}");
                     return Err(at(&df, format!("maintenance.{k}.value"), e));
@@ -715,7 +715,7 @@ struct RawRepair {
 struct RawFailures {
     failure_rates: BTreeMap<String, RawSourced<f64>>,
     repair_times: BTreeMap<String, RawRepair>,
-    maintenance: BTreeMap<String, RawSourced<serde_yaml::Value>>,
+    maintenance: BTreeMap<String, RawSourced<serde_norway::Value>>,
     dirty_expire: RawSourced<String>,
 }
 

@@ -23,6 +23,9 @@ pub struct BenchArgs {
 /// (`--pubs`, the name used before, stays as a hidden alias), `--batch` for async publishes in flight
 /// and consumer batches (`--window` stays as a hidden alias), `--msgs` for the count (`bench obj` counts
 /// `--objects`, `--msgs` a hidden alias there).
+// One value parsed once per process (and boxed in `BenchArgs`): the size of its largest variant costs
+// nothing, and boxing `bench js`'s natscli form would only complicate matching it.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum BenchCmd {
     /// Core NATS publish/subscribe throughput (fire and forget).
@@ -34,6 +37,8 @@ pub enum BenchCmd {
         #[arg(long, default_value_t = 1, value_name = "N")]
         subs: usize,
         #[command(flatten)]
+        multi: Multi,
+        #[command(flatten)]
         count: Msgs,
         #[command(flatten)]
         core: CoreOpts,
@@ -44,27 +49,16 @@ pub enum BenchCmd {
         #[command(flatten)]
         common: Common,
     },
-    /// JetStream publishing: to a `natsplan-js-*` stream the run creates and deletes, or to an existing
-    /// stream (`--stream`, `--subject`).
-    Js {
+    /// natscli's `nats bench pub SUBJECT`: core publishers only, on SUBJECT (run `natsplan bench sub
+    /// SUBJECT` or `nats bench sub SUBJECT` elsewhere to receive).
+    Pub {
+        /// The subject to publish to.
+        subject: String,
         /// Publishers (messages are split over them).
-        #[arg(long, alias = "pubs", default_value_t = 1, value_name = "N")]
+        #[arg(long, default_value_t = 1, value_name = "N")]
         clients: usize,
         #[command(flatten)]
-        stream: StreamOpts,
-        /// async: keep up to --batch publishes in flight; sync: wait for each ack.
-        #[arg(long, value_enum, default_value_t = PublishMode::Async)]
-        publish: PublishMode,
-        /// Unacknowledged publishes in flight per publisher with --publish async (nats bench js pub
-        /// async --batch).
-        #[arg(long, alias = "window", default_value_t = 500, value_name = "N")]
-        batch: usize,
-        /// Publish to this existing stream instead of creating one (it is neither created nor deleted).
-        #[arg(long = "stream", value_name = "STREAM")]
-        existing_stream: Option<String>,
-        /// With --stream: the subject to publish to (default: the stream's first subject).
-        #[arg(long, value_name = "SUBJECT", requires = "existing_stream")]
-        subject: Option<String>,
+        multi: Multi,
         #[command(flatten)]
         count: Msgs,
         #[command(flatten)]
@@ -74,6 +68,39 @@ pub enum BenchCmd {
         #[command(flatten)]
         common: Common,
     },
+    /// natscli's `nats bench sub SUBJECT`: core subscribers only, each waiting for --msgs messages on
+    /// SUBJECT from publishers elsewhere (until --timeout passes with nothing new).
+    Sub {
+        /// The subject to subscribe to (SUBJECT.* with --multisubject).
+        subject: String,
+        /// Subscribers (each expects every message).
+        #[arg(long, default_value_t = 1, value_name = "N")]
+        clients: usize,
+        /// The publishers use --multisubject: subscribe to SUBJECT.*.
+        #[arg(long)]
+        multisubject: bool,
+        #[command(flatten)]
+        count: Msgs,
+        #[command(flatten)]
+        core: CoreOpts,
+        #[command(flatten)]
+        client: ClientOpt,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// JetStream publishing: to a `natsplan-js-*` stream the run creates and deletes, or to an existing
+    /// stream (`--stream`, `--subject`). natscli's forms work too: `bench js pub sync|async SUBJECT`,
+    /// `bench js ordered|consume|fetch`.
+    #[command(args_conflicts_with_subcommands = true)]
+    Js {
+        #[command(subcommand)]
+        form: Option<JsForm>,
+        /// async: keep up to --batch publishes in flight; sync: wait for each ack.
+        #[arg(long, value_enum, default_value_t = PublishMode::Async)]
+        publish: PublishMode,
+        #[command(flatten)]
+        args: JsArgs,
+    },
     /// JetStream consumers: a pull consumer read with fetch or consume, or an ordered consumer,
     /// reading --msgs messages from a `natsplan-js-*` stream the run fills first, or from an existing
     /// stream (`--stream`, `--subject`).
@@ -82,38 +109,8 @@ pub enum BenchCmd {
         /// `nats bench js ordered`, or pushed with --push).
         #[arg(value_enum)]
         mode: ConsumeMode,
-        /// Consumers (messages are split over them; each has its own consumer on the stream).
-        #[arg(long, default_value_t = 1, value_name = "N")]
-        clients: usize,
-        /// Messages per fetch (fetch) or buffered in the client (consume, ordered). A push consumer
-        /// has no batch: the server pushes, flow controlled.
-        #[arg(long, default_value_t = 500, value_name = "N", conflicts_with = "push")]
-        batch: usize,
-        /// ordered only: the legacy push ordered consumer (server-pushed, flow control and idle
-        /// heartbeats), as nats.go's `nats.OrderedConsumer()` and `nats bench oldjs ordered` read; the
-        /// default is the pull ordered consumer of `nats bench js ordered`.
-        #[arg(long)]
-        push: bool,
-        /// Pause this long after each message read (nats bench's --sleep: a deliberately slow consumer).
-        #[arg(long, value_parser = parse_dur, value_name = "DURATION")]
-        sleep: Option<Duration>,
-        /// Client for ordered --push: auto (raw protocol when the connection allows, else async-nats),
-        /// raw, or async-nats. Pull consumers always read through async-nats.
-        #[arg(long, value_enum, default_value_t = ClientChoice::Auto)]
-        client: ClientChoice,
         #[command(flatten)]
-        stream: StreamOpts,
-        /// Read this existing stream instead of creating and filling one (it is neither changed nor
-        /// deleted; the run's consumers are).
-        #[arg(long = "stream", value_name = "STREAM")]
-        existing_stream: Option<String>,
-        /// With --stream: read only messages on this subject (a consumer filter).
-        #[arg(long, value_name = "SUBJECT", requires = "existing_stream")]
-        subject: Option<String>,
-        #[command(flatten)]
-        count: Msgs,
-        #[command(flatten)]
-        common: Common,
+        args: ConsumerArgs,
     },
     /// Key-value puts to, or gets from, a `natsplan-kv-*` bucket (--msgs operations; rates in
     /// operations per second). Gets read keys the run puts before its clock starts.
@@ -180,6 +177,152 @@ pub enum BenchCmd {
 pub enum KvOp {
     Put,
     Get,
+}
+
+/// natscli's `nats bench js …` forms (docs/bench.md, "natscli's forms").
+#[derive(Debug, Subcommand)]
+pub enum JsForm {
+    /// `nats bench js pub sync|async SUBJECT`: publish to a stream the run creates on SUBJECT (or to
+    /// the existing stream --stream names, on SUBJECT).
+    Pub {
+        /// sync (wait for each ack) or async (--batch in flight); natscli's atomic and fast batch
+        /// publishers have no natsplan workload yet.
+        #[arg(value_enum)]
+        mode: NatsPubMode,
+        /// The subject to publish to (default: the run's own).
+        #[arg(id = "positional_subject", value_name = "SUBJECT")]
+        subject: Option<String>,
+        #[command(flatten)]
+        args: JsArgs,
+    },
+    /// `nats bench js ordered`: `natsplan bench consumer ordered`.
+    Ordered(ConsumerArgs),
+    /// `nats bench js consume`: `natsplan bench consumer consume`.
+    Consume(ConsumerArgs),
+    /// `nats bench js fetch`: `natsplan bench consumer fetch`.
+    Fetch(ConsumerArgs),
+    /// `nats bench js get sync`: direct gets by sequence of a `natsplan-js-*` stream the run fills first
+    /// (natscli's `batch`, batched direct gets, is not a natsplan workload yet).
+    Get {
+        /// sync: one direct get at a time per client.
+        #[arg(value_enum)]
+        mode: GetMode,
+        /// Clients (the messages are split over them).
+        #[arg(long, default_value_t = 1, value_name = "N")]
+        clients: usize,
+        #[command(flatten)]
+        stream: StreamOpts,
+        #[command(flatten)]
+        count: Msgs,
+        #[command(flatten)]
+        common: Common,
+    },
+}
+
+/// `bench js get MODE`: natscli's get modes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum GetMode {
+    Sync,
+    /// natscli's batched direct get: no natsplan workload yet.
+    Batch,
+}
+
+/// `bench js pub MODE`: natscli's publish modes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum NatsPubMode {
+    Sync,
+    Async,
+    /// natscli's atomic batch publish (`atomic`, alias `batch`): `--publish atomic`.
+    #[value(alias = "atomic")]
+    Batch,
+    /// natscli's fast batch publish: no natsplan workload yet.
+    Fast,
+}
+
+/// `bench js`'s flags (and `bench js pub MODE SUBJECT`'s).
+#[derive(Debug, Args)]
+pub struct JsArgs {
+    /// Publishers (messages are split over them).
+    #[arg(long, alias = "pubs", default_value_t = 1, value_name = "N")]
+    pub clients: usize,
+    #[command(flatten)]
+    pub stream: StreamOpts,
+    /// Unacknowledged publishes in flight per publisher with --publish async (nats bench js pub
+    /// async --batch).
+    #[arg(long, alias = "window", default_value_t = 500, value_name = "N")]
+    pub batch: usize,
+    /// Publish to this existing stream instead of creating one (it is neither created nor deleted).
+    #[arg(long = "stream", value_name = "STREAM")]
+    pub existing_stream: Option<String>,
+    /// With --stream: the subject to publish to (default: the stream's first subject).
+    #[arg(long, value_name = "SUBJECT", requires = "existing_stream")]
+    pub subject: Option<String>,
+    #[command(flatten)]
+    pub multi: Multi,
+    #[command(flatten)]
+    pub count: Msgs,
+    #[command(flatten)]
+    pub rate: RateOpts,
+    #[command(flatten)]
+    pub client: ClientOpt,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+/// `bench consumer MODE`'s flags (and `bench js ordered|consume|fetch`'s).
+#[derive(Debug, Args)]
+pub struct ConsumerArgs {
+    /// Consumers (messages are split over them; each has its own consumer on the stream).
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub clients: usize,
+    /// Messages per fetch (fetch) or buffered in the client (consume, ordered). A push consumer
+    /// has no batch: the server pushes, flow controlled.
+    #[arg(long, default_value_t = 500, value_name = "N", conflicts_with = "push")]
+    pub batch: usize,
+    /// ordered only: the legacy push ordered consumer (server-pushed, flow control and idle
+    /// heartbeats), as nats.go's `nats.OrderedConsumer()` and `nats bench oldjs ordered` read; the
+    /// default is the pull ordered consumer of `nats bench js ordered`.
+    #[arg(long)]
+    pub push: bool,
+    /// Pause this long after each message read (nats bench's --sleep: a deliberately slow consumer).
+    #[arg(long, value_parser = parse_dur, value_name = "DURATION")]
+    pub sleep: Option<Duration>,
+    /// Client for ordered --push: auto (raw protocol when the connection allows, else async-nats),
+    /// raw, or async-nats. Pull consumers always read through async-nats.
+    #[arg(long, value_enum, default_value_t = ClientChoice::Auto)]
+    pub client: ClientChoice,
+    #[command(flatten)]
+    pub stream: StreamOpts,
+    /// Read this existing stream instead of creating and filling one (it is neither changed nor
+    /// deleted; the run's consumers are).
+    #[arg(long = "stream", value_name = "STREAM")]
+    pub existing_stream: Option<String>,
+    /// With --stream: read only messages on this subject (a consumer filter).
+    #[arg(long, value_name = "SUBJECT", requires = "existing_stream")]
+    pub subject: Option<String>,
+    #[command(flatten)]
+    pub count: Msgs,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+/// natscli's `--multisubject` for publishers [cli:cli/bench_command.go `addPubFlags`].
+#[derive(Debug, Args)]
+pub struct Multi {
+    /// Publish each message on SUBJECT.<n>, n the message's number over the run (natscli's
+    /// --multisubject; subscribers and the stream the run creates listen on SUBJECT.*). Publishes
+    /// through async-nats.
+    #[arg(long)]
+    pub multisubject: bool,
+    /// With --multisubject: how many subjects (n modulo this, zero padded to its width; 0: no maximum).
+    #[arg(long, default_value_t = 100_000, value_name = "N", requires = "multisubject")]
+    pub multisubjectmax: u64,
+}
+
+impl Multi {
+    fn max(&self) -> Option<u64> {
+        self.multisubject.then_some(self.multisubjectmax)
+    }
 }
 
 /// `--msgs`: the count of every workload but `obj` (which counts `--objects`).
@@ -304,6 +447,26 @@ struct Parsed {
     core: CoreOpts,
     client: ClientChoice,
     common: Common,
+    subjects: bench::Subjects,
+}
+
+impl Parsed {
+    fn new(workload: Workload, msgs: u64, rate: RateOpts, core: CoreOpts, client: ClientOpt, common: Common) -> Parsed {
+        Parsed {
+            workload,
+            msgs,
+            rate: rate.rate,
+            backlog_cutoff: rate.backlog_cutoff,
+            core,
+            client: client.client,
+            common,
+            subjects: bench::Subjects::default(),
+        }
+    }
+    fn on(mut self, subject: Option<String>, multi: Option<u64>) -> Parsed {
+        self.subjects = bench::Subjects { subject, multi };
+        self
+    }
 }
 
 fn existing(stream: Option<String>, subject: Option<String>) -> Option<Existing> {
@@ -400,68 +563,98 @@ fn consumer_mode(mode: ConsumeMode, push: bool, client: ClientChoice) -> Result<
 
 /// Flags → what to run.
 fn parse(cmd: BenchCmd) -> Result<Parsed, Failure> {
-    let (workload, msgs, rate, core, client, common) = match cmd {
+    Ok(match cmd {
         BenchCmd::Core {
             clients,
             subs,
+            multi,
             count,
             core,
             rate,
             client,
             common,
-        } => (
+        } => Parsed::new(
             Workload::Core { pubs: clients, subs },
             count.msgs,
             rate,
             core,
             client,
             common,
-        ),
-        BenchCmd::Js {
-            clients,
-            stream,
-            publish,
-            batch,
-            existing_stream,
+        )
+        .on(None, multi.max()),
+        BenchCmd::Pub {
             subject,
+            clients,
+            multi,
             count,
             rate,
             client,
             common,
-        } => {
-            let w = js_workload(clients, stream, publish, batch, existing(existing_stream, subject));
-            (w, count.msgs, rate, no_core(), client, common)
-        }
-        BenchCmd::Consumer {
-            mode,
-            clients,
-            batch,
-            push,
-            sleep,
+        } => Parsed::new(
+            Workload::Core { pubs: clients, subs: 0 },
+            count.msgs,
+            rate,
+            no_core(),
             client,
-            stream,
-            existing_stream,
-            subject,
-            count,
             common,
-        } => (
-            Workload::Consume {
-                mode: consumer_mode(mode, push, client)?,
-                clients,
-                batch,
-                replicas: stream.replicas,
-                storage: stream.storage,
-                target: existing(existing_stream, subject),
-            },
+        )
+        .on(Some(subject), multi.max()),
+        BenchCmd::Sub {
+            subject,
+            clients,
+            multisubject,
+            count,
+            core,
+            client,
+            common,
+        } => Parsed::new(
+            Workload::Core { pubs: 0, subs: clients },
             count.msgs,
             no_rate(),
-            CoreOpts {
-                sub_sleep: sleep,
-                ..no_core()
-            },
-            ClientOpt { client },
+            core,
+            client,
             common,
-        ),
+        )
+        // A subscriber only listens: any maximum gives the same SUBJECT.* subscription.
+        .on(Some(subject), multisubject.then_some(0)),
+        BenchCmd::Js {
+            form: None,
+            publish,
+            args,
+        } => js_parsed(publish, args, None)?,
+        BenchCmd::Js { form: Some(form), .. } => match form {
+            JsForm::Pub { mode, subject, args } => js_parsed(natscli_publish(mode)?, args, subject)?,
+            JsForm::Ordered(a) => consumer_parsed(ConsumeMode::Ordered, a)?,
+            JsForm::Consume(a) => consumer_parsed(ConsumeMode::Consume, a)?,
+            JsForm::Fetch(a) => consumer_parsed(ConsumeMode::Fetch, a)?,
+            JsForm::Get {
+                mode: GetMode::Batch, ..
+            } => {
+                return Err(bad_input(anyhow::anyhow!(
+                    "`bench js get batch`: natsplan has no batched direct get yet; `bench js get sync` times \
+                     one direct get at a time per client (--clients N for more in parallel)"
+                )))
+            }
+            JsForm::Get {
+                mode: GetMode::Sync,
+                clients,
+                stream,
+                count,
+                common,
+            } => Parsed::new(
+                Workload::JsGet {
+                    clients,
+                    replicas: stream.replicas,
+                    storage: stream.storage,
+                },
+                count.msgs,
+                no_rate(),
+                no_core(),
+                auto(),
+                common,
+            ),
+        },
+        BenchCmd::Consumer { mode, args } => consumer_parsed(mode, args)?,
         BenchCmd::Kv {
             op,
             clients,
@@ -469,7 +662,7 @@ fn parse(cmd: BenchCmd) -> Result<Parsed, Failure> {
             count,
             rate,
             common,
-        } => (
+        } => Parsed::new(
             kv_workload(op, clients, stream),
             count.msgs,
             rate,
@@ -483,7 +676,7 @@ fn parse(cmd: BenchCmd) -> Result<Parsed, Failure> {
             objects,
             stream,
             common,
-        } => (
+        } => Parsed::new(
             Workload::Obj {
                 op,
                 clients,
@@ -496,14 +689,16 @@ fn parse(cmd: BenchCmd) -> Result<Parsed, Failure> {
             auto(),
             common,
         ),
-        BenchCmd::Ping { count, client, common } => (Workload::Ping, count.msgs, no_rate(), no_core(), client, common),
+        BenchCmd::Ping { count, client, common } => {
+            Parsed::new(Workload::Ping, count.msgs, no_rate(), no_core(), client, common)
+        }
         BenchCmd::Flood {
             clients,
             count,
             core,
             client,
             common,
-        } => (
+        } => Parsed::new(
             Workload::Flood { pubs: clients },
             count.msgs,
             no_rate(),
@@ -511,16 +706,69 @@ fn parse(cmd: BenchCmd) -> Result<Parsed, Failure> {
             client,
             common,
         ),
-    };
-    Ok(Parsed {
-        workload,
-        msgs,
-        rate: rate.rate,
-        backlog_cutoff: rate.backlog_cutoff,
-        core,
-        client: client.client,
-        common,
     })
+}
+
+/// natscli's publish modes: sync and async are natsplan's; its atomic and fast batch publishers are not
+/// yet (a clear error, not a different measurement under the same name).
+fn natscli_publish(mode: NatsPubMode) -> Result<PublishMode, Failure> {
+    match mode {
+        NatsPubMode::Sync => Ok(PublishMode::Sync),
+        NatsPubMode::Async => Ok(PublishMode::Async),
+        NatsPubMode::Batch => Ok(PublishMode::Atomic),
+        NatsPubMode::Fast => Err(bad_input(anyhow::anyhow!(
+            "`bench js pub fast`: natsplan has no fast batch publisher yet (nats-server 2.14's flow-controlled \
+             batches); `bench js pub async SUBJECT --batch N` keeps N publishes in flight per client, `bench js \
+             pub atomic SUBJECT --batch N` commits atomic batches of N"
+        ))),
+    }
+}
+
+/// `bench js` and `bench js pub MODE [SUBJECT]`: SUBJECT names the subject of the stream the run creates,
+/// or with --stream the subject to publish to on that existing stream (as --subject does).
+fn js_parsed(publish: PublishMode, a: JsArgs, positional: Option<String>) -> Result<Parsed, Failure> {
+    let (subject, created_on) = match (positional, a.subject, &a.existing_stream) {
+        (Some(p), Some(f), _) => {
+            return Err(bad_input(anyhow::anyhow!(
+                "SUBJECT {p} and --subject {f}: give the subject once (the positional SUBJECT is natscli's form)"
+            )))
+        }
+        (Some(p), None, Some(_)) => (Some(p), None),
+        (Some(p), None, None) => (None, Some(p)),
+        (None, f, _) => (f, None),
+    };
+    let w = js_workload(
+        a.clients,
+        a.stream,
+        publish,
+        a.batch,
+        existing(a.existing_stream, subject),
+    );
+    Ok(Parsed::new(w, a.count.msgs, a.rate, no_core(), a.client, a.common).on(created_on, a.multi.max()))
+}
+
+/// `bench consumer MODE` and natscli's `bench js ordered|consume|fetch`.
+fn consumer_parsed(mode: ConsumeMode, a: ConsumerArgs) -> Result<Parsed, Failure> {
+    let w = Workload::Consume {
+        mode: consumer_mode(mode, a.push, a.client)?,
+        clients: a.clients,
+        batch: a.batch,
+        replicas: a.stream.replicas,
+        storage: a.stream.storage,
+        target: existing(a.existing_stream, a.subject),
+    };
+    let core = CoreOpts {
+        sub_sleep: a.sleep,
+        ..no_core()
+    };
+    Ok(Parsed::new(
+        w,
+        a.count.msgs,
+        no_rate(),
+        core,
+        ClientOpt { client: a.client },
+        a.common,
+    ))
 }
 
 /// `--leader` where it means something: runs that write to a stream (js, kv, obj), in one process.
@@ -584,6 +832,7 @@ pub fn run(g: &Global, a: BenchArgs) -> Result<Outcome, Failure> {
         sub_buffer: p.core.sub_buffer,
         progress: !common.no_progress && std::io::stderr().is_terminal(),
         leader,
+        subjects: p.subjects,
     };
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -645,12 +894,18 @@ fn run_on_agents(
     use crate::agent::{report, AgentsOptions, Coordinator};
     let map = Failure::from;
     bench::check(spec).map_err(map)?;
+    if spec.subjects != bench::Subjects::default() {
+        return Err(bad_input(anyhow::anyhow!(
+            "--agents with a SUBJECT or --multisubject: agents run on the run's own subjects; drop --agents, \
+             or the SUBJECT and --multisubject"
+        )));
+    }
     if matches!(
         spec.workload,
-        Workload::Consume { .. } | Workload::KvGet { .. } | Workload::JsExisting { .. }
+        Workload::Consume { .. } | Workload::KvGet { .. } | Workload::JsGet { .. } | Workload::JsExisting { .. }
     ) {
         return Err(bad_input(anyhow::anyhow!(
-            "--agents runs publishers, KV puts and object operations; consumer, KV get and --stream runs \
+            "--agents runs publishers, KV puts and object operations; consumer, KV get, stream get and --stream runs \
              run here only (drop --agents)"
         )));
     }

@@ -125,7 +125,7 @@ fn volume(a: &PredictArgs, catalog: &Catalog) -> Result<VolumeSpec, Failure> {
              in the volume group, e.g. --disks 8"
         )));
     }
-    if disks < min.max(1) || (even && disks % 2 != 0) {
+    if disks < min.max(1) || (even && !disks.is_multiple_of(2)) {
         return Err(bad_input(anyhow!(
             "--disks {disks} does not fit {}: it needs at least {min}{}",
             raid.as_str(),

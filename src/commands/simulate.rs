@@ -109,7 +109,7 @@ pub fn run(g: &Global, a: SimulateArgs) -> Result<Outcome, Failure> {
         eprintln!("natsplan: {note}");
     }
     // Refused before anything runs; the model is built again below, after the reference check (which
-    // needs none of it): on 990,099 assets holding both at once was 0.7 GB more at the peak.
+    // needs none of it): holding both at once would add a model's size to the peak.
     {
         let model = Model::new(site, &planned.layout);
         let rel = Reliability::new(&model, cat);

@@ -39,6 +39,8 @@ pub struct VerifyArgs {
     #[arg(long, value_enum, default_value_t = Ladder::Quick)]
     pub ladder: Ladder,
     /// Results go to DIR/<utc-timestamp>/.
+    // The doc comment is the --help text, where `<utc-timestamp>` reads as meant; rustdoc takes it for HTML.
+    #[allow(rustdoc::invalid_html_tags)]
     #[arg(long, value_name = "DIR", default_value = "natsplan-verify")]
     pub out: PathBuf,
     /// A row fails when it is outside its band by more than this fraction of the band's edge.

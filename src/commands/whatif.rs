@@ -124,7 +124,7 @@ pub fn run(g: &Global, a: WhatifArgs) -> Result<Outcome, Failure> {
         let sc = model.evaluate(&failed);
         survival::report_scenarios(&model, cat, &[sc])
     };
-    // JSON is written as it is made (61 MB for `--all 2` on 100,000 assets); the rest as one text.
+    // JSON is written as it is made (it grows with assets × scenarios); the rest as one text.
     let bytes = match fmt {
         Format::Json => None,
         Format::Markdown => Some(crate::report::whatif::markdown(&report).into_bytes()),

@@ -41,7 +41,7 @@ pub enum Kind {
     /// One rack's uplink cut (`net:RACK`; one scenario per rack of the plan).
     RackNet,
     /// kill -9 a follower, empty its store, restart it under a new server name and peer-remove the old
-    /// one from the stream (DESIGN.md's recovery for a destroyed store). Last live scenario: the meta group
+    /// one from the stream (ARCHITECTURE.md "Failure domains": the recovery for a destroyed store). Last live scenario: the meta group
     /// keeps the old name as an offline peer afterwards.
     Wipe,
     /// kill -9 a majority of the meta group (every JetStream server) while the stream keeps its own

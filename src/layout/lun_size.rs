@@ -240,7 +240,7 @@ fn worst_need(
     after: &mut AfterFailures,
 ) -> Vec<f64> {
     // The all-up needs once per round; a scenario rebuilds only the assets with a replica on its failed
-    // servers (issue 18: ~180 scenarios × up to six rounds per layout on a 30-rack site), or is read from
+    // servers (scenarios × rounds per layout would otherwise each walk every asset), or is read from
     // `after` when recorded on this placement before.
     let base = Slots::new(site, servers).needs(placed);
     let mut worst = vec![0.0f64; servers.len()];
@@ -432,8 +432,8 @@ struct PackedAsset {
 /// A layout's placed assets packed for the scenarios of one server or one rack lost (`rebuild`): per
 /// server (slot), the assets with a replica on it, in asset order, each 32 bytes with its expected
 /// servers inline. A scenario reads its failed servers' lists front to back instead of looking up each
-/// touched asset among 180,000 (issue 18: that walk waited on memory more than it computed, and the
-/// touched list was built and sorted per scenario).
+/// touched asset among all of them (such a walk waits on memory more than it computes), and no touched
+/// list is built and sorted per scenario.
 pub struct Packed {
     lists: Lists,
 }

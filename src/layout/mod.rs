@@ -6,6 +6,7 @@
 mod build;
 mod enumerate;
 mod id;
+pub mod lookup;
 mod lun_size;
 pub mod optimize;
 pub mod optimize_mixed;
@@ -216,13 +217,12 @@ impl AssetKind {
 /// replicas may land on under the emitted configuration.
 #[derive(Debug, Clone, Serialize)]
 pub struct Asset {
-    /// Shared (`Arc<str>`): every layout's copy of an asset names it, and 100,000 names copied per layout
-    /// were a visible part of design's time (issue 18).
+    /// Shared (`Arc<str>`): every layout's copy of an asset names it, and a copy per layout costs time.
     pub name: std::sync::Arc<str>,
     pub kind: AssetKind,
     pub replicas: u8,
     /// Servers NATS may choose from (all JetStream servers, or a pinned set). Shared, not copied: every
-    /// asset of a layout has one of a few candidate lists, and 100,000 copies of 150 servers took 1 GiB.
+    /// asset of a layout has one of a few candidate lists, and a copy per asset costs memory.
     #[serde(serialize_with = "serialize_slice")]
     pub candidates: std::sync::Arc<[ServerIdx]>,
     /// Replicas must be on distinct racks (`unique_tag: "rack:"`).
@@ -234,14 +234,13 @@ pub struct Asset {
     /// For a consumer made from the workload (`placement::assets`): the index, in the assets as that
     /// lists them, of the stream it was made with (asset names are unique in a site, so that is the first
     /// non-consumer asset of `parent`'s name). Readers check the name and otherwise look the name up;
-    /// None for other assets (issue 18: hashing 100,000 names per layout to find consumers' streams was a
-    /// twelfth of design's time).
+    /// None for other assets (no name hashed per consumer per layout to find its stream).
     #[serde(skip)]
     pub parent_at: Option<usize>,
     /// The spec it was made from: its index in the site's list of its kind (`workload.streams`, `kv` or
     /// `object_stores`), the first of its name there. None for consumers and assets not made from the
-    /// workload. `survival::lookup::Specs` reads it (checking the name) instead of hashing the name for
-    /// every asset of every layout (issue 18).
+    /// workload. `layout::lookup::Specs` reads it (checking the name) instead of hashing the name for
+    /// every asset of every layout.
     #[serde(skip)]
     pub spec: Option<usize>,
     /// Bytes one replica stores at the end of the planning horizon (with growth, RAFT log).

@@ -23,7 +23,7 @@ pub fn assets(site: &Site, r: u8) -> Vec<Asset> {
     // One empty candidate list for all (an `Arc` each was 100,000 allocations).
     let none: std::sync::Arc<[ServerIdx]> = Vec::new().into();
     // The spec each asset is made from, as a lookup by its name finds it (the first of the name).
-    let specs = crate::survival::lookup::Specs::new(site);
+    let specs = super::lookup::Specs::new(site);
     let mut push = |name: std::sync::Arc<str>,
                     kind: AssetKind,
                     replicas: u8,
@@ -104,8 +104,7 @@ pub fn assets(site: &Site, r: u8) -> Vec<Asset> {
 }
 
 /// The workload's assets (`assets`) for each default replica count a plan uses, built once and shared by
-/// all its layouts: building them per layout (a sort and a copy of every name) was a sixth of design's
-/// time on 100,000 assets (issue 18).
+/// all its layouts instead of a sort and a copy of every name per layout.
 pub struct BareAssets {
     by_r: Vec<(u8, Vec<Asset>)>,
 }
@@ -222,14 +221,14 @@ fn total_bits(x: f64) -> u64 {
 }
 
 /// The meta leader's preference among all JetStream servers, kept ordered as loads change, so placing
-/// one asset costs O(R log N) instead of a sort of every server (100,000 assets × 150 servers × 39
-/// layouts was most of design's time). Two orders, as `selectPeerGroup` uses them: for R1, most available
+/// one asset costs O(R log N) instead of a sort of every server (assets × servers × layouts sorts).
+/// Two orders, as `selectPeerGroup` uses them: for R1, most available
 /// storage, then fewest streams, then name; for R > 1 fewest HA assets first, then the same.
 ///
 /// Each order is brought up to date only when an asset walks it (`order`): a workload of R3 and R5
 /// assets never walks the R1 order, and pinned assets walk neither; the servers changed since the last
-/// walk are re-keyed then, so a walk sees exactly the order kept at every change (issue 18: these sets
-/// were the largest single cost of `design` on 100,000 assets).
+/// walk are re-keyed then, so a walk sees exactly the order kept at every change (keeping every order at
+/// every change cost more than the placements themselves).
 struct Preference {
     r1: BTreeSet<R1Key>,
     ha: BTreeSet<HaKey>,

@@ -1,5 +1,5 @@
 //! How many bytes one replica of each planned asset stores at the end of the planning horizon
-//! (DESIGN.md "Capacity"): file-store records of `22 + subject + payload + 8` bytes, retention, KV
+//! (ARCHITECTURE.md "Capacity"): file-store records of `22 + subject + payload + 8` bytes, retention, KV
 //! history, object chunks of 128 KiB plus a metadata message, compression, growth, and the RAFT log of
 //! replicated groups.
 

@@ -180,7 +180,7 @@ fn parse_version(v: &str) -> Option<(u32, u32, u32)> {
     Some((it.next()??, it.next()??, it.next().flatten().unwrap_or(0)))
 }
 
-/// Hazards known for a NATS version (reference/reliability.md, DESIGN.md).
+/// Hazards known for a NATS version (ARCHITECTURE.md "Known hazards").
 pub fn hazards(version: &str) -> Vec<Hazard> {
     let mut out = Vec::new();
     let mut add = |t: &str| {

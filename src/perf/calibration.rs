@@ -94,7 +94,7 @@ pub struct Series {
     /// The table's caption or where in the document it is.
     pub table: String,
     #[serde(default)]
-    pub conditions: BTreeMap<String, serde_yaml::Value>,
+    pub conditions: BTreeMap<String, serde_norway::Value>,
     pub rows: Vec<Row>,
 }
 
@@ -196,15 +196,15 @@ pub struct CalibrationFile {
     /// Tool, flags and repetitions.
     pub method: String,
     /// What it ran on; must name at least `array`, `disk_kind` and `host` (`unknown` is an answer).
-    pub hardware: BTreeMap<String, serde_yaml::Value>,
+    pub hardware: BTreeMap<String, serde_norway::Value>,
     #[serde(default)]
-    pub conditions: BTreeMap<String, serde_yaml::Value>,
+    pub conditions: BTreeMap<String, serde_norway::Value>,
     pub series: Vec<Series>,
     /// Where a measured file was measured: cluster facts (servers, version, JetStream cluster size, sync
     /// mode, store filesystem), the load on the measuring host, the budget. Free-form; `natsplan calibrate`
     /// writes it. Published transcriptions leave it out.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub provenance: BTreeMap<String, serde_yaml::Value>,
+    pub provenance: BTreeMap<String, serde_norway::Value>,
     /// How well the model's terms fitted these rows when the file was written (informative: the terms are
     /// refitted whenever the file is loaded).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -21,7 +21,7 @@ pub(super) struct Demand {
 }
 
 /// The demands of one asset, into `out` (cleared first: one buffer for all of a layout's assets).
-pub(super) fn demands(specs: &crate::survival::lookup::Specs, a: &crate::layout::Asset, out: &mut Vec<Demand>) {
+pub(super) fn demands(specs: &crate::layout::lookup::Specs, a: &crate::layout::Asset, out: &mut Vec<Demand>) {
     out.clear();
     let (asset_name, kind) = (&*a.name, a.kind);
     if kind == AssetKind::Consumer {

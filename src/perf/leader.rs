@@ -371,7 +371,7 @@ pub fn fit_classes(set: &CalibrationSet, catalog: &Catalog) -> Vec<LeaderClass> 
             leader_remote: f
                 .conditions
                 .get("leader")
-                .and_then(serde_yaml::Value::as_str)
+                .and_then(serde_norway::Value::as_str)
                 .is_some_and(|v| v.starts_with("remote")),
             probe,
             rms_log: rms,

@@ -293,7 +293,7 @@ pub fn predict_layout(site: &Site, layout: &Layout, catalog: &Catalog, cal: &Cal
 }
 
 /// As `predict_layout`, with the per-asset predictions given per class (`Predicted::classes`, `streams`
-/// empty): the same entries, grouped as they are made instead of 100,000 built to be grouped (issue 18).
+/// empty): the same entries, grouped as they are made instead of one per asset built to be grouped.
 /// Every other figure is the same.
 pub fn predict_layout_by_class(site: &Site, layout: &Layout, catalog: &Catalog, cal: &Calibration) -> Predicted {
     predict_into(site, layout, catalog, cal, &mut Sink::Classes(Default::default()))
@@ -505,7 +505,7 @@ struct PricedContent {
 struct Pricer<'a> {
     site: &'a Site,
     layout: &'a Layout,
-    specs: crate::survival::lookup::Specs<'a>,
+    specs: crate::layout::lookup::Specs<'a>,
     /// Position in `layout.servers` of each site server (usize::MAX when not a JetStream server).
     slot: Vec<usize>,
     /// FxHash (`crate::fxhash`): one lookup per asset, nothing iterated.
@@ -584,7 +584,7 @@ impl<'a> Pricer<'a> {
         Pricer {
             site,
             layout,
-            specs: crate::survival::lookup::Specs::new(site),
+            specs: crate::layout::lookup::Specs::new(site),
             slot,
             memo: Default::default(),
             latency: vec![None; site.servers.len()],
@@ -623,7 +623,7 @@ fn asset_msgs(a: &crate::layout::Asset, ds: &[Demand]) -> (f64, f64) {
 /// The catch-up of server `s` from the layout alone (whatif, the yearly chain): its replicas' bytes and
 /// messages and the writes arriving, as `predict_layout` sums them, priced by `catch_up`.
 pub fn server_catch_up(site: &Site, layout: &Layout, catalog: &Catalog, s: ServerIdx) -> CatchUp {
-    let specs = crate::survival::lookup::Specs::new(site);
+    let specs = crate::layout::lookup::Specs::new(site);
     let mut ds = Vec::new();
     let mut l = CatchUpLoad::default();
     for a in layout.assets.iter().filter(|a| a.expected.contains(&s)) {

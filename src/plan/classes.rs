@@ -105,7 +105,7 @@ fn group<T: Keyed>(items: Vec<T>) -> Vec<Class<T>> {
 /// class, not once per member.
 fn classify<T: Keyed>(items: &[T]) -> (Vec<usize>, Vec<usize>, Vec<usize>) {
     // FxHash, not SipHash: the keys are the plan's own entries and the map is only looked up (the
-    // classes come in order of first appearance whatever the hash); SipHash was most of this step.
+    // classes come in order of first appearance whatever the hash), once per entry.
     use std::hash::BuildHasher;
     let hasher = crate::fxhash::FxBuild::default();
     let mut at: crate::fxhash::FxHashMap<u64, Vec<usize>> = Default::default();

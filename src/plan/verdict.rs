@@ -400,7 +400,7 @@ fn domain_notes(out: &mut Vec<Problem>, site: &Site, catalog: &Catalog, l: &Layo
         )),
         _ => {}
     }
-    if n > 0 && n % 2 == 0 {
+    if n > 0 && n.is_multiple_of(2) {
         out.push(p(
             Severity::Info,
             format!(

@@ -51,8 +51,18 @@ pub fn text(r: &CalibrateReport, markdown: bool, width: u16) -> String {
     for d in &r.plan.dropped {
         out.push_str(&format!("dropped for the budget: {d}\n"));
     }
-    if !r.skipped.is_empty() {
-        out.push_str(&format!("not run (budget spent): {}\n", r.skipped.join(", ")));
+    // A point measured in some pass is short of repeats, not "not run" (issue 39).
+    let (unrun, short): (Vec<_>, Vec<_>) = r.short_points.iter().partition(|p| p.measured == 0);
+    if !unrun.is_empty() {
+        let ids: Vec<&str> = unrun.iter().map(|p| p.point.as_str()).collect();
+        out.push_str(&format!("not run (budget spent): {}\n", ids.join(", ")));
+    }
+    if !short.is_empty() {
+        let ids: Vec<String> = short
+            .iter()
+            .map(|p| format!("{} ({} of {} passes)", p.point, p.measured, p.measured + p.skipped))
+            .collect();
+        out.push_str(&format!("fewer repeats (budget spent): {}\n", ids.join(", ")));
     }
     for (p, e) in &r.failures {
         out.push_str(&format!("failed: {p}: {e}\n"));

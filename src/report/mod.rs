@@ -35,7 +35,7 @@ pub fn table(width: u16, header: &[&str]) -> Clipped {
 pub const WHOLE_CELL_CHARS: usize = 20;
 
 /// Longest cell a table shows (characters): comfy-table's wrapping takes time that grows faster than the
-/// text (a 70,000-character name took 74 s), and nothing that long is read in a table. Layout ids, which
+/// text (docs/scale.md, "Report tables"), and nothing that long is read in a table. Layout ids, which
 /// are copied from tables, stay far below it.
 pub const MAX_CELL_CHARS: usize = 1024;
 

@@ -6,10 +6,9 @@ use crate::survival::{SimulateReport, YearlyAsset};
 use crate::units::fmt_sci;
 
 /// The report as JSON (the report's types serialised as they are, pretty-printed), written to `w` as it is
-/// made: the per-asset lists one entry at a time (`jsonsplice`), as design and whatif do. On a site of
-/// 990,099 assets the text is 2.5 GB, which was held whole (with its Vec's doubling) before a byte was
-/// written: 2.95 GB peak, where a 3.6 GB limit aborted it. The reference's per-asset list is spliced too
-/// (it was still held whole: 2.44 GB peak); now 1.87 GB, the same bytes.
+/// made: the per-asset lists one entry at a time (`jsonsplice`), as design and whatif do, the reference's
+/// per-asset list too: on the largest sites the text is gigabytes, and held whole (with its Vec's
+/// doubling) it would be the run's peak memory. The bytes are the same.
 pub fn json(r: &SimulateReport, w: &mut (dyn std::io::Write + Send)) -> std::io::Result<()> {
     let pretty = crate::jsonsplice::with_markers(|| serde_json::to_vec_pretty(r).expect("a report always serialises"));
     let mut sources = vec![crate::jsonsplice::Source::of_typed(&r.monte_carlo.assets)];

@@ -97,9 +97,34 @@ fn group_lines(site: &Site, pl: &PlannedLayout, a: ArrayIdx) -> Vec<(usize, Stri
     out
 }
 
-fn array_height(site: &Site, pl: &PlannedLayout, a: ArrayIdx) -> f64 {
+/// Characters of 10-px caption text a box `w` wide holds beside its colour swatch.
+fn caption_chars(w: f64) -> usize {
+    (((w - 24.0) / 5.2) as usize).max(12)
+}
+
+/// Characters of the 12-px bold array title a box `w` wide holds.
+fn title_chars(w: f64) -> usize {
+    (((w - 16.0) / 7.2) as usize).max(8)
+}
+
+/// The array's caption lines at its box width: each group's line wrapped at spaces (issue 39: long
+/// captions were cut), the swatch's group on the first line of each (None: no swatch).
+fn caption_lines(site: &Site, pl: &PlannedLayout, a: ArrayIdx, w: f64) -> Vec<(Option<usize>, String)> {
+    let n = caption_chars(w);
+    let mut out = Vec::new();
+    for (gi, text) in group_lines(site, pl, a) {
+        let swatch = (gi != usize::MAX).then_some(gi);
+        for (k, line) in super::wrap(&text, n as u16).lines().enumerate() {
+            // A single word longer than the box (a very long name) is still cut, with its tooltip.
+            out.push((swatch.filter(|_| k == 0), clip(line, n)));
+        }
+    }
+    out
+}
+
+fn array_height(site: &Site, pl: &PlannedLayout, a: ArrayIdx, w: f64) -> f64 {
     let rows = site.arrays[a].disks.div_ceil(DISKS_PER_ROW).max(1) as f64;
-    let lines = group_lines(site, pl, a).len().max(1) as f64;
+    let lines = caption_lines(site, pl, a, w).len().max(1) as f64;
     34.0 + rows * (DISK_H + 2.0 * BAR_H + 12.0) + lines * 13.0 + 6.0
 }
 
@@ -169,7 +194,7 @@ pub fn layout_drawing(site: &Site, pl: &PlannedLayout, overlay: Option<&Overlay>
         }
         h += 8.0;
         for &a in &arrays {
-            h += array_height(site, pl, a) + 6.0;
+            h += array_height(site, pl, a, w) + 6.0;
         }
         let col_x = x;
         svg.open(&attr("data-rack", &rack.name), None);
@@ -210,7 +235,7 @@ pub fn layout_drawing(site: &Site, pl: &PlannedLayout, overlay: Option<&Overlay>
         }
         y += 8.0;
         for &a in &arrays {
-            let ah = array_height(site, pl, a);
+            let ah = array_height(site, pl, a, w);
             draw_array(&mut svg, site, pl, a, col_x + PAD / 2.0, y, w, overlay, &mut links);
             y += ah + 6.0;
         }
@@ -295,7 +320,16 @@ fn draw_server(
     // The server's whole volume line (which LUN or volume from which array or pool) is its tooltip.
     let planned = pl.servers.iter().find(|p| p.name == srv.name);
     let volume = planned.and_then(|p| p.volume.as_deref()).filter(|_| js);
-    svg.open(&attr("data-server", &srv.name), volume);
+    let mut name = srv.name.clone();
+    if let Some(host) = &srv.host {
+        name.push_str(&format!(" (host {host})"));
+    }
+    // The drawn name fits the box; the whole name leads the tooltip.
+    let tip = match volume {
+        Some(v) => format!("{name}: {v}"),
+        None => name.clone(),
+    };
+    svg.open(&attr("data-server", &srv.name), Some(&tip));
     let (fill, stroke) = match (js, down || destroyed) {
         (_, true) => (GREY, if destroyed { "#b00000" } else { "#666666" }),
         (true, false) => ("#ffffff", "#333333"),
@@ -314,11 +348,6 @@ fn draw_server(
             "rx=\"4\""
         },
     );
-    let mut name = srv.name.clone();
-    if let Some(host) = &srv.host {
-        name.push_str(&format!(" (host {host})"));
-    }
-    svg.text(x + 8.0, y + 15.0, 12.0, "start", "font-weight=\"bold\"", &name);
     let mut state = Vec::new();
     if destroyed {
         state.push("STORE DESTROYED");
@@ -328,6 +357,21 @@ fn draw_server(
     if full {
         state.push("STORE FULL");
     }
+    // The state (10.5 px bold, right) keeps its room; the name has the rest.
+    let state_chars = if state.is_empty() {
+        0
+    } else {
+        state.join(", ").chars().count() * 6 / 7 + 2
+    };
+    let room = title_chars(w).saturating_sub(state_chars).max(8);
+    svg.text(
+        x + 8.0,
+        y + 15.0,
+        12.0,
+        "start",
+        "font-weight=\"bold\"",
+        &clip(&name, room),
+    );
     if !state.is_empty() {
         svg.text(
             x + w - 8.0,
@@ -448,8 +492,19 @@ fn draw_array(
     // An array in a failed rack is out with it (power or network), so it is greyed too.
     let rack = &site.racks[arr.rack].name;
     let failed = overlay.is_some_and(|o| o.arrays.iter().any(|n| n == &arr.name) || o.racks.iter().any(|n| n == rack));
-    let h = array_height(site, pl, a);
-    svg.open(&attr("data-array", &arr.name), None);
+    let h = array_height(site, pl, a, w);
+    let who = match arr.owner {
+        // The generated name (`<server>-internal`) says nothing the words do not.
+        Some(o) if arr.name == format!("{}-internal", site.servers[o].name) => {
+            format!("internal disks of {}", site.servers[o].name)
+        }
+        Some(o) => format!("{} — internal disks of {}", arr.name, site.servers[o].name),
+        None => format!("array {} ({})", arr.name, arr.model),
+    };
+    let who = if failed { format!("{who} — FAILED") } else { who };
+    // The whole title is the box's tooltip; the drawn one fits the box (issue 39: a long internal-disk
+    // title ran out of it).
+    svg.open(&attr("data-array", &arr.name), Some(&who));
     svg.rect(
         x,
         y,
@@ -459,17 +514,13 @@ fn draw_array(
         if failed { "#666666" } else { "#6b6b80" },
         "rx=\"4\"",
     );
-    let who = match arr.owner {
-        Some(o) => format!("{} — internal disks of {}", arr.name, site.servers[o].name),
-        None => format!("array {} ({})", arr.name, arr.model),
-    };
     svg.text(
         x + 8.0,
         y + 15.0,
         12.0,
         "start",
         "font-weight=\"bold\"",
-        &if failed { format!("{who} — FAILED") } else { who },
+        &clip(&who, title_chars(w)),
     );
     let spares = l.spares.iter().find(|(ai, _)| *ai == a).map(|(_, n)| *n).unwrap_or(0);
     svg.text(
@@ -493,7 +544,7 @@ fn draw_array(
     draw_groups(svg, site, l, a, (x, y), links);
     let rows = arr.disks.div_ceil(DISKS_PER_ROW).max(1) as f64;
     let mut ty = y + 34.0 + rows * ROW_H + 6.0;
-    let lines = group_lines(site, pl, a);
+    let lines = caption_lines(site, pl, a, w);
     if lines.is_empty() {
         svg.text(
             x + 8.0,
@@ -504,18 +555,11 @@ fn draw_array(
             "not used by this layout",
         );
     }
-    for (gi, text) in lines {
-        if gi != usize::MAX {
+    for (swatch, text) in lines {
+        if let Some(gi) = swatch {
             svg.rect(x + 8.0, ty - 8.0, 8.0, 8.0, colour(gi), "none", "");
         }
-        svg.text(
-            x + 20.0,
-            ty,
-            10.0,
-            "start",
-            "",
-            &clip(&text, ((w - 24.0) / 5.2) as usize),
-        );
+        svg.text(x + 20.0, ty, 10.0, "start", "", &text);
         ty += 13.0;
     }
     svg.close();

@@ -164,8 +164,8 @@ impl RaidChoice {
     pub fn check_data_disks(self, data_disks: u32) -> Result<(), String> {
         let ok = match self {
             RaidChoice::Raid0 => data_disks >= 1,
-            RaidChoice::Raid1 => data_disks >= 2 && data_disks % 2 == 0,
-            RaidChoice::Raid10 => data_disks >= 4 && data_disks % 2 == 0,
+            RaidChoice::Raid1 => data_disks >= 2 && data_disks.is_multiple_of(2),
+            RaidChoice::Raid10 => data_disks >= 4 && data_disks.is_multiple_of(2),
             RaidChoice::Raid6 => data_disks >= 5,
             RaidChoice::Ddp => data_disks >= 11,
         };

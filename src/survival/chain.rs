@@ -4,7 +4,7 @@
 //! The chain is built once (`Chain::build`: the reachable states, their edges and outcomes) and solved
 //! for a set of repair rates (`Chain::solve`). Hot spares change repair rates only, never which states
 //! exist or what a state's failures do, so the spare comparison `design` shows for every layout solves
-//! the chain it built for the layout's own figures (issue 18: building it was about 60 % of a solve).
+//! the chain it built for the layout's own figures: building costs more than solving.
 
 // Per-class figures live in parallel vectors indexed by class; index loops read clearer than zips of four.
 #![allow(clippy::needless_range_loop)]
@@ -17,8 +17,8 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 /// A hash for the chain's state keys (u128 bit sets of failed components): SipHash's DoS resistance is
-/// not needed for keys the programme makes itself, and SipHash was 4–6 % of a 30-rack design (issue 18;
-/// part of it in these maps). Only lookups use these maps (nothing iterates them), so the figures do not
+/// not needed for keys the programme makes itself, and these maps are hashed per state per solve. Only
+/// lookups use these maps (nothing iterates them), so the figures do not
 /// depend on the hash.
 #[derive(Default)]
 struct StateHasher(u64);

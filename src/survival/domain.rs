@@ -1,4 +1,4 @@
-//! Failure domains: the selectors of DESIGN.md's table (`rack:A`, `disk:A1/3`, `process:n1`, …), parsed
+//! Failure domains: the selectors of ARCHITECTURE.md "Failure domains" (`rack:A`, `disk:A1/3`, `process:n1`, …), parsed
 //! against a site with errors that list the valid names, printed back exactly as users write them, and
 //! enumerated per kind for `whatif --all` and `tolerates`.
 

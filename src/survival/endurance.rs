@@ -62,7 +62,7 @@ pub struct Endurance {
 /// a per-server sum would.
 fn server_write_bytes_per_s(model: &Model) -> Vec<f64> {
     let site = model.site;
-    let specs = super::lookup::Specs::new(site);
+    let specs = crate::layout::lookup::Specs::new(site);
     let zero: f64 = std::iter::empty::<f64>().sum();
     let mut out = vec![zero; site.servers.len()];
     for a in model.layout.assets.iter().filter(|a| a.kind != AssetKind::Consumer) {

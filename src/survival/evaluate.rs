@@ -1,6 +1,6 @@
 //! One scenario: a set of failed domains, what it does to each JetStream server (down, data destroyed,
 //! page cache lost), and the resulting status of every asset and of the meta group on the WORST replica
-//! placement NATS could produce under the emitted configuration (DESIGN.md "Placement that NATS will
+//! placement NATS could produce under the emitted configuration (ARCHITECTURE.md "Placement that NATS will
 //! really produce").
 
 use super::domain::{Domain, DomainKind, Target};
@@ -159,7 +159,7 @@ pub struct Model<'a> {
     array_groups: Vec<Vec<usize>>,
     /// Per asset: the asset whose candidates and rack uniqueness it has (a consumer's parent stream,
     /// else itself). Made when first asked (`placement`): the tolerance for the meta group and the
-    /// endurance figures never ask, and on 100,000 assets it was a visible part of each `Model::new`.
+    /// endurance figures never ask, and it is a pass over every asset.
     placement: std::sync::OnceLock<Vec<usize>>,
     /// The distinct (candidates, replicas, unique rack) of the assets, as `(asset, replicas, unique)`
     /// with the first asset whose placement gives them (`distinct_placements`). Made when first asked.
@@ -202,8 +202,8 @@ impl<'a> Model<'a> {
 
     /// Each distinct placement the assets have — (candidates, replicas, unique rack) — once, in order of
     /// first appearance: (the asset `placement` reads the candidates from, replicas, unique rack). Many
-    /// assets share a placement: `tolerates` judges each once per domain kind (issue 18: walking 180,000
-    /// assets once per kind was a tenth of design on 100,000 assets). Candidate lists are shared (an
+    /// assets share a placement: `tolerates` judges each once per domain kind instead of walking every
+    /// asset once per kind. Candidate lists are shared (an
     /// `Arc`), so most assets are told apart by the list's address alone; lists at different addresses
     /// are compared by content.
     pub fn distinct_placements(&self) -> &[(usize, u8, bool)] {
@@ -271,7 +271,7 @@ impl<'a> Model<'a> {
     }
 
     /// The group's mirror pairs as disk slots, in the modelled order (empty when not `paired`). The
-    /// convention (DESIGN.md): data disks paired in the order the group lists them, (1,2), (3,4), … Software
+    /// convention (ARCHITECTURE.md "RAID 10 pairs"): data disks paired in the order the group lists them, (1,2), (3,4), … Software
     /// RAID and internal controllers mirror adjacent members this way; SANtricity's own drive-order rule for
     /// RAID 10 was not found in public documentation, so for E-Series it is an assumption: check the
     /// array's pairing before relying on which two disks are a pair.
@@ -424,7 +424,7 @@ impl<'a> Model<'a> {
             }
         }
         // An unreachable array: I/O on its LUNs queues and then fails; unsynced page-cache writes of the
-        // servers using it are lost if the outage outlasts multipath queueing (DESIGN.md).
+        // servers using it are lost if the outage outlasts multipath queueing (ARCHITECTURE.md "Failure domains").
         for (a, di) in array_down.iter().enumerate() {
             if let Some(di) = *di {
                 for &g in &self.array_groups[a] {

@@ -8,10 +8,11 @@ mod components;
 mod domain;
 mod endurance;
 mod evaluate;
+// A test fixture, out of the library users build (the `fixtures` feature; tests and benches turn it on).
+#[cfg(any(test, feature = "fixtures"))]
 #[doc(hidden)]
 pub mod fixture;
 mod hazards;
-pub mod lookup;
 mod recovery;
 pub mod reference;
 pub mod repair;

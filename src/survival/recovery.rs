@@ -24,7 +24,7 @@ pub const RESTART_READ_BYTES_PER_S: f64 = 1024.0 * 1024.0 * 1024.0;
 pub const FULL_DISK_RESTART_WHY: &str = "a replica whose write met ENOSPC stays out (\"critical write error\", an \
      observer) and JetStream may have disabled itself; neither clears without a restart";
 
-/// Record overhead per stored message (DESIGN.md capacity formula).
+/// Record overhead per stored message (ARCHITECTURE.md "Capacity").
 const RECORD_OVERHEAD_BYTES: f64 = 30.0;
 
 /// What a step needs: the servers and arrays it runs on, so a script can check that none is in a failed
@@ -121,11 +121,11 @@ pub fn repair_s(site: &Site, catalog: &Catalog, key: &str) -> f64 {
 
 /// Client write bytes per second into an asset (consumers: their acks are negligible).
 pub fn asset_in_bytes_per_s(site: &Site, name: &str, kind: AssetKind) -> f64 {
-    in_bytes_per_s(&super::lookup::Specs::new(site), name, kind)
+    in_bytes_per_s(&crate::layout::lookup::Specs::new(site), name, kind)
 }
 
 /// As `asset_in_bytes_per_s`, from an index built once (for loops over every asset).
-pub(crate) fn in_bytes_per_s(specs: &super::lookup::Specs, name: &str, kind: AssetKind) -> f64 {
+pub(crate) fn in_bytes_per_s(specs: &crate::layout::lookup::Specs, name: &str, kind: AssetKind) -> f64 {
     match kind {
         AssetKind::Stream => specs.stream(name).map(stream_in).unwrap_or(0.0),
         AssetKind::Kv => specs.kv(name).map(kv_in).unwrap_or(0.0),
@@ -135,7 +135,7 @@ pub(crate) fn in_bytes_per_s(specs: &super::lookup::Specs, name: &str, kind: Ass
 }
 
 /// `in_bytes_per_s` of a layout's asset, through the spec index it carries (`Specs::stream_for`).
-pub(crate) fn asset_in_bytes(specs: &super::lookup::Specs, a: &crate::layout::Asset) -> f64 {
+pub(crate) fn asset_in_bytes(specs: &crate::layout::lookup::Specs, a: &crate::layout::Asset) -> f64 {
     match a.kind {
         AssetKind::Stream => specs.stream_for(a).map(|(_, s)| stream_in(s)).unwrap_or(0.0),
         AssetKind::Kv => specs.kv_for(a).map(|(_, k)| kv_in(k)).unwrap_or(0.0),
@@ -911,7 +911,7 @@ pub fn survivor_load(model: &Model, catalog: &Catalog, sc: &Scenario) -> Vec<Sur
     for (i, &s) in idx.iter().enumerate() {
         row_of[s] = i;
     }
-    let specs = super::lookup::Specs::new(site);
+    let specs = crate::layout::lookup::Specs::new(site);
     for a in &layout.assets {
         let rate = asset_in_bytes(&specs, a);
         let holders = &a.expected;

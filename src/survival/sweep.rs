@@ -138,9 +138,8 @@ impl<'m, 'a> Prepared<'m, 'a> {
         }];
         // Classes by (servers as a set, replicas, unique rack), numbered in order of first appearance.
         // Sets of up to five servers (every replica set) are keyed inline; longer ones (candidate lists,
-        // shared by many assets) by their address first, then by content. FxHash: looked up only. Issue 18:
-        // a Vec allocated and SipHashed per asset, and a map of every name, were most of `yearly` on
-        // 100,000 assets.
+        // shared by many assets) by their address first, then by content. FxHash: looked up only. No Vec
+        // allocated per asset and no map of every name: this runs once per asset per layout.
         let mut seen: HashMap<(Vec<ServerIdx>, u8, bool), usize> = HashMap::new();
         let mut small: crate::fxhash::FxHashMap<([ServerIdx; 5], u8, bool), usize> = Default::default();
         let mut by_addr: crate::fxhash::FxHashMap<(usize, usize, u8, bool), usize> = Default::default();

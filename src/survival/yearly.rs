@@ -366,7 +366,7 @@ pub(super) fn maintenance(site: &Site, catalog: &Catalog, key: &str) -> f64 {
 }
 
 /// Messages (or KV revisions, or object chunks) an asset holds at its retention.
-fn msgs_held(w: &super::lookup::Specs, a: &crate::layout::Asset) -> f64 {
+fn msgs_held(w: &crate::layout::lookup::Specs, a: &crate::layout::Asset) -> f64 {
     match a.kind {
         AssetKind::Stream => w.stream_for(a).map(|(_, s)| {
             let by_age = s.msgs_per_s * s.retention_s;
@@ -398,7 +398,7 @@ fn election_stalls(rel_comps: &[Component], model: &Model, prep: &Prepared, sing
     let mut out = vec![0.0; 1 + layout.assets.len()];
     // Assets of one placement class whose expected servers are the same (as a set with repeats) get the
     // same stall from every component: each group's sum is made once, adding the same terms in the same
-    // order as each member's own sum would (issue 18: a component per disk × 100,000 assets per layout).
+    // order as each member's own sum would (a sum per member is components × assets per layout).
     // Groups by (class, expected servers sorted, inline for up to five); an asset with more gets its own.
     struct Group {
         class: usize,
@@ -453,7 +453,7 @@ fn election_stalls(rel_comps: &[Component], model: &Model, prep: &Prepared, sing
 }
 
 /// Messages (or puts, or object chunks) per second an asset acknowledges.
-fn msgs_per_s(w: &super::lookup::Specs, a: &crate::layout::Asset) -> f64 {
+fn msgs_per_s(w: &crate::layout::lookup::Specs, a: &crate::layout::Asset) -> f64 {
     match a.kind {
         AssetKind::Stream => w.stream_for(a).map(|(_, s)| s.msgs_per_s),
         AssetKind::Kv => w.kv_for(a).map(|(_, k)| k.puts_per_s),
@@ -535,7 +535,7 @@ impl<'m, 'a> Reliability<'m, 'a> {
                     .fold(0u128, |m, (i, _)| m | (1u128 << i))
             })
             .collect();
-        let specs = super::lookup::Specs::new(site);
+        let specs = crate::layout::lookup::Specs::new(site);
         let asset_msgs_per_s: Vec<f64> = layout.assets.iter().map(|a| msgs_per_s(&specs, a)).collect();
         let (planned_unavail_s, planned_stall_s) = planned_maintenance(model, catalog, &prep);
         let mut hit = Vec::new();

@@ -102,7 +102,7 @@ impl RowSpec {
 }
 
 fn size_label(b: u64) -> String {
-    if b >= 1024 && b % 1024 == 0 {
+    if b >= 1024 && b.is_multiple_of(1024) {
         format!("{} KiB", b / 1024)
     } else {
         format!("{b} B")
@@ -110,7 +110,7 @@ fn size_label(b: u64) -> String {
 }
 
 fn count_label(n: u64) -> String {
-    if n >= 1000 && n % 1000 == 0 {
+    if n >= 1000 && n.is_multiple_of(1000) {
         format!("{}k", n / 1000)
     } else {
         n.to_string()

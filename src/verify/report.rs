@@ -356,15 +356,82 @@ fn summary_line(r: &VerifyReport) -> String {
     }
 }
 
-/// The terminal table.
+/// The terminal table's header: `HEADER` without its last column (the reasons follow the table, one line
+/// per row, so the figures never wrap inside a word), the two-word headers on two lines.
+const TABLE_HEADER: [&str; 9] = [
+    "row",
+    "count",
+    "predicted/s",
+    "band",
+    "measured/s",
+    "error",
+    "status",
+    "p99\nµs",
+    "cpu\nmeas/pred",
+];
+
+/// The measured cell (a figure and its notes in words) is the only one that wraps, at spaces; it keeps at
+/// least this many characters.
+const MEASURED_MIN: usize = 10;
+
+/// Break a row id at its `-` joints into lines of at most `max` characters (a piece longer than `max`
+/// stays whole): ids are copied from tables, so they break where a reader sees the joint, never inside
+/// a word.
+fn break_id(id: &str, max: usize) -> String {
+    let mut lines: Vec<String> = vec![String::new()];
+    for piece in id.split_inclusive('-') {
+        let last = lines.last_mut().expect("one line at least");
+        if !last.is_empty() && last.chars().count() + piece.chars().count() > max {
+            lines.push(piece.to_string());
+        } else {
+            last.push_str(piece);
+        }
+    }
+    lines.join("\n")
+}
+
+/// The terminal table: every figure whole at any width the figures fit in (issue 39: at 120 columns the
+/// ten-column table wrapped row ids, bands and reasons inside words), reasons and bottlenecks listed below.
 pub fn table(r: &VerifyReport, width: u16) -> Vec<u8> {
+    use comfy_table::ColumnConstraint;
+    let chars = |s: &str| s.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+    let mut rows: Vec<Vec<String>> = r.rows.iter().map(cells).collect();
+    let reasons: Vec<(String, String)> = rows
+        .iter_mut()
+        .map(|c| (c[0].clone(), c.pop().unwrap_or_default()))
+        .collect();
+    // Each column's widest cell or header line.
+    let widest = |i: usize, rows: &[Vec<String>]| {
+        rows.iter()
+            .map(|c| chars(&c[i]))
+            .chain([chars(TABLE_HEADER[i])])
+            .max()
+            .unwrap_or(0)
+    };
+    let n = TABLE_HEADER.len();
+    let overhead = 3 * n + 1;
+    let others: usize = (1..n).filter(|&i| i != 4).map(|i| widest(i, &rows)).sum();
+    // What the row ids may take: the rest after the figures and the narrowest measured column.
+    let id_room = usize::from(width)
+        .saturating_sub(overhead + others + MEASURED_MIN)
+        .max(8);
+    if widest(0, &rows) > id_room {
+        for c in &mut rows {
+            c[0] = break_id(&c[0], id_room);
+        }
+    }
     let mut t = Table::new();
     t.load_preset(presets::UTF8_FULL_CONDENSED)
         .set_content_arrangement(ContentArrangement::Dynamic)
         .set_width(width)
-        .set_header(HEADER.to_vec());
-    for row in &r.rows {
-        t.add_row(cells(row));
+        .set_header(TABLE_HEADER.to_vec());
+    for row in rows {
+        t.add_row(row);
+    }
+    for i in (0..n).filter(|&i| i != 4) {
+        if let Some(c) = t.column_mut(i) {
+            c.set_constraint(ColumnConstraint::ContentWidth);
+        }
     }
     let mut out = String::new();
     for l in facts_lines(r) {
@@ -373,6 +440,13 @@ pub fn table(r: &VerifyReport, width: u16) -> Vec<u8> {
     }
     out.push_str(&t.to_string());
     out.push('\n');
+    let why: Vec<&(String, String)> = reasons.iter().filter(|(_, w)| !w.is_empty()).collect();
+    if !why.is_empty() {
+        out.push_str("bottleneck / reason:\n");
+        for (id, w) in why {
+            out.push_str(&format!("  {id}: {w}\n"));
+        }
+    }
     for l in incomplete_lines(r).iter().chain(&drift_lines(r)) {
         out.push_str(l);
         out.push('\n');

@@ -45,6 +45,7 @@ fn bench_spec(r: &RowSpec, monitors: &[String], keep: bool, servers: usize) -> B
             true => LeaderPlacement::Remote,
             false => LeaderPlacement::Any,
         },
+        subjects: Default::default(),
     }
 }
 

@@ -25,7 +25,7 @@ fn the_names_in_use_before_still_parse() {
         o => panic!("{o:?}"),
     }
     match bench(&["js", "--pubs", "4", "--window", "64"]).unwrap() {
-        BenchCmd::Js { clients, batch, .. } => assert_eq!((clients, batch), (4, 64)),
+        BenchCmd::Js { args, .. } => assert_eq!((args.clients, args.batch), (4, 64)),
         o => panic!("{o:?}"),
     }
     match bench(&["flood", "--pubs", "5"]).unwrap() {
@@ -50,12 +50,9 @@ fn the_names_in_use_before_still_parse() {
 #[test]
 fn the_current_nats_bench_names_parse() {
     match bench(&["js", "--clients", "4", "--batch", "64", "--publish", "sync"]).unwrap() {
-        BenchCmd::Js {
-            clients,
-            batch,
-            publish,
-            ..
-        } => assert_eq!((clients, batch, publish), (4, 64, PublishMode::Sync)),
+        BenchCmd::Js { args, publish, .. } => {
+            assert_eq!((args.clients, args.batch, publish), (4, 64, PublishMode::Sync))
+        }
         o => panic!("{o:?}"),
     }
     match bench(&["core", "--clients", "2", "--throughput", "1000"]).unwrap() {
@@ -74,14 +71,8 @@ fn the_current_nats_bench_names_parse() {
     ])
     .unwrap()
     {
-        BenchCmd::Consumer {
-            mode,
-            clients,
-            batch,
-            existing_stream,
-            ..
-        } => assert_eq!(
-            (mode, clients, batch, existing_stream.as_deref()),
+        BenchCmd::Consumer { mode, args } => assert_eq!(
+            (mode, args.clients, args.batch, args.existing_stream.as_deref()),
             (ConsumeMode::Ordered, 2, 100, Some("ORDERS"))
         ),
         o => panic!("{o:?}"),

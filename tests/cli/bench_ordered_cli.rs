@@ -48,15 +48,8 @@ fn push_ordered_parses_with_its_client_and_sleep_and_pull_stays_the_default() {
     ])
     .unwrap()
     {
-        BenchCmd::Consumer {
-            mode,
-            push,
-            client,
-            sleep,
-            clients,
-            ..
-        } => assert_eq!(
-            (mode, push, client, sleep, clients),
+        BenchCmd::Consumer { mode, args } => assert_eq!(
+            (mode, args.push, args.client, args.sleep, args.clients),
             (
                 ConsumeMode::Ordered,
                 true,
@@ -68,9 +61,9 @@ fn push_ordered_parses_with_its_client_and_sleep_and_pull_stays_the_default() {
         o => panic!("{o:?}"),
     }
     match parse(&["ordered"]).unwrap() {
-        BenchCmd::Consumer {
-            push, client, batch, ..
-        } => assert_eq!((push, client, batch), (false, ClientChoice::Auto, 500)),
+        BenchCmd::Consumer { args, .. } => {
+            assert_eq!((args.push, args.client, args.batch), (false, ClientChoice::Auto, 500))
+        }
         o => panic!("{o:?}"),
     }
     // The push mode is a flag, not a mode name of its own.

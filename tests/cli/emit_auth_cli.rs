@@ -40,6 +40,10 @@ fn certs(dir: &Path) -> (String, String, String) {
 const NKEY: &str = "UDXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4";
 
 #[test]
+#[cfg_attr(
+    not(feature = "live"),
+    ignore = "runs nats-server: cargo test --features live (scripts/test)"
+)]
 fn accounts_tls_and_consumers_are_emitted_and_nats_server_accepts_them() {
     let tmp = tempfile::tempdir().unwrap();
     let (ca, cert, key) = certs(tmp.path());
@@ -126,6 +130,10 @@ fn accounts_tls_and_consumers_are_emitted_and_nats_server_accepts_them() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "live"),
+    ignore = "runs nats-server: cargo test --features live (scripts/test)"
+)]
 fn without_a_deploy_file_the_planned_consumers_are_placeholders_and_only_the_system_account_is_added() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("out");

@@ -55,6 +55,10 @@ fn files_under(dir: &Path) -> Vec<String> {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "live"),
+    ignore = "runs nats-server: cargo test --features live (scripts/test)"
+)]
 fn every_emitted_server_config_passes_nats_server_test() {
     let bin = natsplan::lab::find_nats_server(None).unwrap();
     for (site, pick) in [

@@ -204,6 +204,10 @@ fn check_emitted(out: &Path, ctx: &str) {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "live"),
+    ignore = "runs nats-server: cargo test --features live (scripts/test)"
+)]
 fn emitted_configs_of_generated_sites_and_deploy_files_pass_nats_server_t() {
     let tmp = tempfile::tempdir().unwrap();
     // Site variations: each replaces one value of the base site with a hostile one. Those design accepts

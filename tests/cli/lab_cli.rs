@@ -28,6 +28,10 @@ fn alive(pid: u32) -> bool {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "live"),
+    ignore = "runs nats-server: cargo test --features live (scripts/test)"
+)]
 fn up_status_down() {
     let _s = serial();
     let tmp = tempfile::tempdir().unwrap();
@@ -87,6 +91,10 @@ fn up_status_down() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "live"),
+    ignore = "runs nats-server: cargo test --features live (scripts/test)"
+)]
 fn down_removes_only_what_the_lab_made() {
     let _s = serial();
     let tmp = tempfile::tempdir().unwrap();
@@ -218,6 +226,10 @@ fn ctrl_c_during_start_up_leaves_nothing_running() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "live"),
+    ignore = "runs nats-server: cargo test --features live (scripts/test)"
+)]
 fn up_runs_a_planned_layout_with_its_tags() {
     let _s = serial();
     let site = format!("{}/tests/data/four-racks-r3.yaml", env!("CARGO_MANIFEST_DIR"));
@@ -324,6 +336,10 @@ fn up_runs_a_planned_layout_with_its_tags() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "live"),
+    ignore = "runs nats-server: cargo test --features live (scripts/test)"
+)]
 fn up_with_streams_creates_the_plan_and_reports_what_cannot_place() {
     let _s = serial();
     let site = format!("{}/examples/seed-five-servers-raid0.yaml", env!("CARGO_MANIFEST_DIR"));
@@ -484,6 +500,10 @@ fn a_crafted_lab_record_deletes_and_signals_nothing_outside_the_lab() {
 /// Issue 40, item 1: `cp -r lab lab.bak; natsplan lab down --dir lab.bak` stopped and deleted the original
 /// lab (the root came from lab.json). The copy's record names another folder: refused, nothing touched.
 #[test]
+#[cfg_attr(
+    not(feature = "live"),
+    ignore = "runs nats-server: cargo test --features live (scripts/test)"
+)]
 fn lab_down_on_a_copy_leaves_the_original_lab_running() {
     let _s = serial();
     let tmp = tempfile::tempdir().unwrap();

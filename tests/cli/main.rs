@@ -1,12 +1,14 @@
 //! The CLI tests, one binary (each links the whole crate, so fewer binaries build and link faster): every
 //! command run as a user runs it, with no cluster or with a lab of its own. One module per area; the
-//! harness is `tests/common`.
+//! harness is `tests/common`. The few that run nats-server (a lab, `nats-server -t`) are ignored unless
+//! the `live` feature is on (`cargo test --features live`, as scripts/test runs them).
 
 #[path = "../common/mod.rs"]
 mod common;
 
 mod agents_cli;
 mod bench_flags_cli;
+mod bench_natscli_cli;
 mod bench_ordered_cli;
 mod bounds_cli;
 mod calibrate_cli;
@@ -18,6 +20,7 @@ mod durability_cli;
 mod emit_auth_cli;
 mod emit_cli;
 mod emit_limits_cli;
+mod html_fit_cli;
 mod import_omb;
 mod inputs_hostile;
 mod interchange_cli;

@@ -195,3 +195,58 @@ fn the_plans_own_assets_come_first_in_the_ladder() {
     );
     assert!(ids.contains(&"js-r3-1p-128B"), "the generic rows follow: {ids:?}");
 }
+
+/// Issue 39: at 120 columns the ten-column table wrapped row ids, bands and reasons inside words. Now
+/// every figure is whole on its line, ids break only at their `-` joints, no line is wider than asked,
+/// and each reason follows the table whole.
+#[test]
+fn the_table_at_120_columns_keeps_every_figure_whole() {
+    let url = dead_url();
+    for width in ["120", "100"] {
+        let (code, stdout, err) = run(&[
+            "--width",
+            width,
+            "verify",
+            "--site",
+            "examples/seed-five-servers-raid0.yaml",
+            "--server",
+            &url,
+            "--dry-run",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let w: usize = width.parse().unwrap();
+        let table: Vec<&str> = stdout.lines().filter(|l| l.starts_with('│')).collect();
+        assert!(table.len() > 10, "{stdout}");
+        let mut ids = Vec::new();
+        for l in &table[2..] {
+            assert!(l.chars().count() <= w, "wider than {w}: {l}\n{stdout}");
+            let cells: Vec<&str> = l.trim_matches('│').split('┆').map(str::trim).collect();
+            assert_eq!(cells.len(), 9, "{l}");
+            if cells[1].is_empty() {
+                // A continuation line: only the id (at a joint) or the measured cell may go on.
+                assert!(
+                    cells[2..].iter().enumerate().all(|(i, c)| c.is_empty() || i + 2 == 4),
+                    "a figure wrapped: {l}\n{stdout}"
+                );
+                let last: &mut String = ids.last_mut().unwrap();
+                assert!(last.ends_with('-'), "id broken inside a word: {last} / {}", cells[0]);
+                last.push_str(cells[0]);
+            } else {
+                ids.push(cells[0].to_string());
+                assert!(cells[3] == "-" || cells[3].split('–').count() == 2, "band: {l}");
+            }
+        }
+        // Each row's reason follows the table, whole, after its whole id.
+        assert!(stdout.contains("bottleneck / reason:"), "{stdout}");
+        for id in &ids {
+            assert!(
+                stdout.lines().any(|l| l.starts_with(&format!("  {id}: "))),
+                "no reason line for {id}: {stdout}"
+            );
+        }
+        assert!(
+            stdout.contains("R3 needs 3 JetStream servers; this cluster has 1"),
+            "{stdout}"
+        );
+    }
+}

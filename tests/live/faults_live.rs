@@ -183,7 +183,7 @@ fn five_nodes_full_store_at_the_limit_and_on_a_full_disk() {
 }
 
 /// The whole ladder with the full holds, printing the agreement table (several minutes; run with
-/// `FAULTS_NODES=3|5 cargo test --release --test faults_live -- --ignored --nocapture full_ladder`).
+/// `FAULTS_NODES=3|5 cargo test --release --features live --test live -- --ignored --nocapture full_ladder`).
 #[test]
 #[ignore = "the full ladder takes several minutes; `verify --faults --ladder full` runs the same"]
 fn full_ladder() {

@@ -12,6 +12,7 @@ mod bench_consumers_live;
 mod bench_integrity_live;
 mod bench_leader_live;
 mod bench_live;
+mod bench_natscli_live;
 mod bench_ordered_live;
 mod calibrate_live;
 mod check_live;

@@ -2,6 +2,7 @@
 //! site parsing and its errors, layouts and the optimiser, survival, performance and calibration, and the
 //! HTML reports, through the library's public API (property tests with fixed seeds). One module per area.
 
+mod calibration_writer;
 mod catch_up;
 mod design_props;
 mod design_seeds;
@@ -10,6 +11,7 @@ mod hetero_perf;
 mod hetero_pool;
 mod hetero_props;
 mod inputs_fuzz;
+mod layers;
 mod optimize_props;
 mod perf_calibration;
 mod perf_consumers;
@@ -21,6 +23,7 @@ mod perf_model;
 mod perf_sync;
 mod report_html;
 mod report_render;
+mod rust_version;
 mod server_needs;
 mod site_errors;
 mod site_props;

@@ -7,7 +7,7 @@ use natsplan::site::Pattern;
 use natsplan::sitegen;
 use proptest::prelude::*;
 
-/// A fixed seed, so CI cannot fail by chance (DESIGN.md); `PROPTEST_RNG_SEED=N` explores another.
+/// A fixed seed, so CI cannot fail by chance (ARCHITECTURE.md "Seeds"); `PROPTEST_RNG_SEED=N` explores another.
 fn rng_seed() -> proptest::test_runner::RngSeed {
     let seed = std::env::var("PROPTEST_RNG_SEED").ok().and_then(|s| s.parse().ok());
     proptest::test_runner::RngSeed::Fixed(seed.unwrap_or(20261201))

@@ -45,7 +45,7 @@ fn fixture() -> Fixture {
 }
 
 fn fixture_at(path: &str) -> Fixture {
-    serde_yaml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    serde_norway::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 fn kind(k: &str) -> Kind {

@@ -113,8 +113,8 @@ impl<'c> Validator<'c> {
                     continue;
                 }
             };
-            // A map from key to its first line keeps this linear (a scan of the entries so far made a
-            // 200,000-key mapping take minutes).
+            // A map from key to its first line keeps this linear (a scan of the entries so far is
+            // quadratic in the mapping's keys).
             if let Some(&line) = first_line.get(key.as_str()) {
                 self.err(
                     Some(k.pos),

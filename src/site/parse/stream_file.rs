@@ -9,7 +9,7 @@ use crate::site::yaml::{Node, Pos};
 use std::collections::HashMap;
 
 /// Bytes each stored message adds to payload and subject: the capacity model's record overhead
-/// (`layout::sizing::RECORD_OVERHEAD_BYTES`, DESIGN.md "Capacity"), used to turn max_msgs into bytes.
+/// (`layout::sizing::RECORD_OVERHEAD_BYTES`, ARCHITECTURE.md "Capacity"), used to turn max_msgs into bytes.
 const RECORD_OVERHEAD_BYTES: u64 = 30;
 
 /// The entry's limits the file may set (each refused when both give it).

@@ -106,8 +106,8 @@ pub struct Reference {
     pub rate_multiplier: f64,
     pub spares_back: SparesBack,
     pub meta: ReferenceAsset,
-    /// Spliced into `simulate --format json` an entry at a time (`jsonsplice`): on 990,099 assets it was
-    /// most of the 2.5 GB of text, held whole.
+    /// Spliced into `simulate --format json` an entry at a time (`jsonsplice`): on the largest sites it is
+    /// most of the text.
     #[serde(serialize_with = "crate::jsonsplice::list")]
     pub assets: Vec<ReferenceAsset>,
     /// Years with at least one data loss (wholly lost) of any asset or the meta group, per year.

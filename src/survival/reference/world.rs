@@ -179,7 +179,7 @@ impl World {
                 Raid::Raid6 => Rule::Count(3),
                 Raid::Raid10 => Rule::Pair,
             };
-            // Mirror pairs in the group's order: (1st, 2nd), (3rd, 4th), … (DESIGN.md); an odd last drive
+            // Mirror pairs in the group's order: (1st, 2nd), (3rd, 4th), … (ARCHITECTURE.md "RAID 10 pairs"); an odd last drive
             // has no partner.
             let first = drives.len();
             let paired_upto = n - n % 2;

@@ -1,9 +1,10 @@
-//! The workload's specs by name, built once per evaluation: survival and perf look up each asset's
-//! rate and size, and a linear search per asset made those steps quadratic (100,000 streams: minutes).
+//! The workload's specs by name, built once per evaluation: placement, survival and perf look up each asset's
+//! rate and size, and a linear search per asset would make those steps quadratic in the assets.
 //! The first spec of a name wins, as the linear searches it replaces found it. The maps use FxHash
-//! (`crate::fxhash`): they are only looked up, and SipHash on 100,000 names per pass was a visible cost.
+//! (`crate::fxhash`): they are only looked up, once per asset per pass.
 //! An asset made from the workload carries its spec's index (`Asset::spec`); `*_for` read that (the name
-//! checked) and each map is built only when a lookup by name needs it.
+//! checked) and each map is built only when a lookup by name needs it. It lives in `layout`, the lowest
+//! module that reads it, so perf and survival share it without importing each other (ARCHITECTURE.md).
 
 use crate::fxhash::FxHashMap as HashMap;
 use crate::layout::Asset;
@@ -25,7 +26,7 @@ fn at_named<'a, T>(items: &'a [T], i: Option<usize>, name: &str, of: impl Fn(&T)
 }
 
 /// `a == b`, compared inline a word at a time: these are short names checked once per asset per
-/// evaluation, where a call to `memcmp` each was a visible part of design on 100,000 assets.
+/// evaluation, too short for a call to `memcmp` each to pay.
 fn same_text(a: &str, b: &str) -> bool {
     let (a, b) = (a.as_bytes(), b.as_bytes());
     if a.len() != b.len() {
