@@ -309,7 +309,7 @@ pub struct ConsumerArgs {
 /// natscli's `--multisubject` for publishers [cli:cli/bench_command.go `addPubFlags`].
 #[derive(Debug, Args)]
 pub struct Multi {
-    /// Publish each message on SUBJECT.<n>, n the message's number over the run (natscli's
+    /// Publish each message on SUBJECT.N, N the message's number over the run (natscli's
     /// --multisubject; subscribers and the stream the run creates listen on SUBJECT.*). Publishes
     /// through async-nats.
     #[arg(long)]
