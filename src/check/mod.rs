@@ -231,23 +231,7 @@ impl Expected {
         let layout = &pl.layout;
         let need = crate::plan::needs(layout);
         let stores = crate::plan::stores(site, layout);
-        let mut scenarios: Vec<(String, Vec<usize>)> = Vec::new();
-        if pl.tolerates.racks >= 1 {
-            for r in layout.racks_used(site) {
-                let on: Vec<usize> = layout
-                    .servers
-                    .iter()
-                    .copied()
-                    .filter(|&s| site.servers[s].rack == r)
-                    .collect();
-                scenarios.push((format!("rack:{}", site.racks[r].name), on));
-            }
-        }
-        if pl.tolerates.servers >= 1 {
-            for &s in &layout.servers {
-                scenarios.push((format!("server:{}", site.servers[s].name), vec![s]));
-            }
-        }
+        let scenarios = crate::plan::tolerated_failures(site, layout, &pl.tolerates);
         let mut failover: Vec<(f64, Option<String>)> = vec![(0.0, None); layout.servers.len()];
         for (name, failed) in &scenarios {
             let after = crate::plan::needs_after(site, layout, &stores, failed);

@@ -164,25 +164,7 @@ pub fn evaluate(
         cap.shortfall = shortfall(site, layout, &stores, &need, cap.needed_bytes as f64, None);
         return cap;
     }
-    // Candidate failures: whole racks if one is tolerated, and single servers if one is.
-    let mut scenarios: Vec<(String, Vec<ServerIdx>)> = Vec::new();
-    if tolerates.racks >= 1 {
-        for r in layout.racks_used(site) {
-            let on: Vec<ServerIdx> = layout
-                .servers
-                .iter()
-                .copied()
-                .filter(|&s| site.servers[s].rack == r)
-                .collect();
-            scenarios.push((format!("rack:{}", site.racks[r].name), on));
-        }
-    }
-    if tolerates.servers >= 1 {
-        for &s in &layout.servers {
-            scenarios.push((format!("server:{}", site.servers[s].name), vec![s]));
-        }
-    }
-    for (name, failed) in scenarios {
+    for (name, failed) in tolerated_failures(site, layout, tolerates) {
         let need = after.needs(site, &layout.servers, &layout.assets, &stores, &need, &failed);
         let alive: Vec<bool> = layout.servers.iter().map(|s| !failed.contains(s)).collect();
         let (f, h) = fullest(site, layout, &stores, need, &alive);
@@ -252,6 +234,30 @@ fn shortfall(
         largest_asset: name.to_string(),
         largest_share: bytes / n,
     })
+}
+
+/// The failures capacity is checked after (and `check` prices fail-over room for): each rack the layout
+/// uses when one rack is tolerated, each JetStream server when one server is; named `rack:R` / `server:S`
+/// with the servers they take down.
+pub fn tolerated_failures(site: &Site, layout: &Layout, tolerates: &Tolerance) -> Vec<(String, Vec<ServerIdx>)> {
+    let mut scenarios: Vec<(String, Vec<ServerIdx>)> = Vec::new();
+    if tolerates.racks >= 1 {
+        for r in layout.racks_used(site) {
+            let on: Vec<ServerIdx> = layout
+                .servers
+                .iter()
+                .copied()
+                .filter(|&s| site.servers[s].rack == r)
+                .collect();
+            scenarios.push((format!("rack:{}", site.racks[r].name), on));
+        }
+    }
+    if tolerates.servers >= 1 {
+        for &s in &layout.servers {
+            scenarios.push((format!("server:{}", site.servers[s].name), vec![s]));
+        }
+    }
+    scenarios
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ pub mod inputs;
 mod unused;
 mod verdict;
 
-pub use capacity::{needs, needs_after, stores};
+pub use capacity::{needs, needs_after, stores, tolerated_failures};
 pub use unused::{idle_disks, unused_servers, IdleDisks, UnusedRole, UnusedServer};
 pub use verdict::{perf_bucket, rank, reasons, times, wear as wear_check, Closeness, Tolerances};
 
