@@ -196,6 +196,7 @@ fn check_grades_a_lab_as_planned_then_each_drift() {
         vec![("consumers".to_string(), "orders".to_string())],
         "{v:#}"
     );
+    graded_everywhere(d, &[], "consumers", "orders", "warning");
     make(1);
     let (code, v, err) = check_json(d);
     assert_eq!(code, 2, "{v:#}\n{err}");
@@ -204,6 +205,7 @@ fn check_grades_a_lab_as_planned_then_each_drift() {
         vec![("consumer_replicas".to_string(), "orders/orders-c1".to_string())],
         "{v:#}"
     );
+    graded_everywhere(d, &[], "consumer_replicas", "orders/orders-c1", "critical");
     make(3);
     let (code, v, err) = check_json(d);
     assert_eq!(code, 0, "{v:#}\n{err}");
@@ -284,6 +286,8 @@ fn check_grades_a_lab_as_planned_then_each_drift() {
     ]);
     assert_eq!(code, 2, "{out}");
     assert!(out.starts_with("NATSPLAN CHECK CRITICAL: "), "{out}");
+    let th = ["--store-warn", &thr, "--store-critical", &thr];
+    graded_everywhere(d, &th, "store", state["nodes"][0]["name"].as_str().unwrap(), "critical");
 
     // A rate above the plan: messages published to `events` while check reads twice 2 s apart, graded
     // with --rate-warn 0.5 (0.5 % of the planned 2,000/s: 10/s).
@@ -316,6 +320,13 @@ fn check_grades_a_lab_as_planned_then_each_drift() {
         "--rate-warn",
         "0.5",
     ]);
+    graded_everywhere(
+        d,
+        &["--interval", "2s", "--rate-warn", "0.5"],
+        "rate",
+        "events",
+        "warning",
+    );
     stop.store(true, std::sync::atomic::Ordering::SeqCst);
     publisher.join().unwrap();
     let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}\n{err}"));
@@ -368,6 +379,7 @@ fn check_grades_a_lab_as_planned_then_each_drift() {
         out.starts_with("NATSPLAN CHECK WARNING") && out.contains("by-hand"),
         "{out}"
     );
+    graded_everywhere(d, &[], "unplanned", "by-hand", "warning");
 
     // A planned stream scaled down to R1: critical.
     js(&client, async |j| {
@@ -381,6 +393,7 @@ fn check_grades_a_lab_as_planned_then_each_drift() {
         with_status(&v, "critical").contains(&("replicas".to_string(), "orders".to_string())),
         "{v:#}"
     );
+    graded_everywhere(d, &[], "replicas", "orders", "critical");
 
     // --watch serves the same figures as Prometheus text, and keeps serving through a server restart.
     let mut watch = std::process::Command::new(assert_cmd::cargo::cargo_bin("natsplan"))
@@ -430,6 +443,7 @@ fn check_grades_a_lab_as_planned_then_each_drift() {
     for c in ["server", "store", "ha_assets"] {
         assert!(crit.contains(&(c.to_string(), name.to_string())), "{c} {name}: {v:#}");
     }
+    graded_everywhere(d, &[], "server", name, "critical");
     let (code, out, _) = natsplan(&["--format", "prometheus", "check", "--lab", d]);
     assert_eq!(code, 2);
     assert!(
@@ -474,6 +488,7 @@ fn check_grades_a_lab_as_planned_then_each_drift() {
         with_status(&v, "critical").contains(&("server".to_string(), pname.to_string())),
         "{v:#}"
     );
+    graded_everywhere(d, &["--timeout", "1s"], "server", pname, "critical");
 
     // The whole cluster gone (every server paused: no monitor answers): the endpoint serves status 3 and
     // check --watch says so once on stderr; every server resumed: it says the cluster answers again and
@@ -500,6 +515,51 @@ fn check_grades_a_lab_as_planned_then_each_drift() {
         &format!("natsplan_check_status{{cluster=\"natsplan\",layout=\"{id}\"}} 2\n"),
     );
     assert!(!t.contains(&gone), "{t}");
+}
+
+/// The item (check, subject) is graded `status` in every format, each run read on its own: JSON's item,
+/// the Nagios long-output line, the Prometheus item series and the table's row; the exit code is the
+/// report's (at least as bad as this item).
+fn graded_everywhere(lab: &str, extra: &[&str], check: &str, subject: &str, status: &str) {
+    let code = match status {
+        "ok" => 0,
+        "warning" => 1,
+        "critical" => 2,
+        _ => 3,
+    };
+    let run = |fmt: &str| {
+        let mut a = vec!["--format", fmt, "--width", "400", "check", "--lab", lab];
+        a.extend_from_slice(extra);
+        natsplan(&a)
+    };
+    let (c, out, err) = run("json");
+    let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}\n{err}"));
+    assert!(
+        with_status(&v, status).contains(&(check.to_string(), subject.to_string())),
+        "json: {check} {subject} not {status}: {v:#}"
+    );
+    assert!(
+        c >= code && i64::from(c) == v["exit_code"].as_i64().unwrap(),
+        "json exit {c}: {v:#}"
+    );
+    let (c, out, _) = run("nagios");
+    let line = format!("{} {check} {subject}: ", status.to_uppercase());
+    assert!(c >= code && out.contains(&line), "nagios exit {c}, no '{line}': {out}");
+    let (c, out, _) = run("prometheus");
+    let series = format!("check=\"{check}\",subject=\"{subject}\"}} {code}\n");
+    assert!(
+        c >= code && out.contains("natsplan_check_item_status{") && out.contains(&series),
+        "prometheus exit {c}, no '{series}': {out}"
+    );
+    let (c, out, _) = run("table");
+    assert!(
+        c >= code
+            && out.lines().any(|l| {
+                let cells: Vec<&str> = l.split(['│', '┆']).map(str::trim).collect();
+                cells.len() > 3 && cells[1] == status && cells[2] == check && cells[3] == subject
+            }),
+        "table exit {c}, no row {status} {check} {subject}: {out}"
+    );
 }
 
 /// SIGCONT to a paused process when the test ends.
