@@ -12,6 +12,7 @@ pub mod clock;
 pub mod commands;
 pub mod error;
 pub mod fxhash;
+pub mod hostload;
 pub mod import;
 pub mod input;
 pub mod jsonsplice;

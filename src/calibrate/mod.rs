@@ -260,6 +260,9 @@ fn run_on(
     let mut prov = provenance(&facts, opts, &monitors);
     let probe_dir = std::env::temp_dir();
     let local = is_local(opts);
+    // The client host's own load: a second before the runs, then over them (recorded; said when busy).
+    let host_before = crate::hostload::sample(Duration::from_secs(1));
+    let host_start = crate::hostload::read();
     let runlog = runner::run(
         rt,
         &opts.conn,
@@ -283,6 +286,27 @@ fn run_on(
     );
     if let Some(l) = load_average() {
         prov.insert("load_average_at_end".into(), v(l));
+    }
+    let host_during = host_start
+        .as_ref()
+        .and_then(|a| crate::hostload::HostLoad::between(a, &crate::hostload::read()?));
+    for (key, h, when) in [
+        ("host_before", host_before, "before the runs"),
+        ("host_during", host_during, "during the runs"),
+    ] {
+        let Some(h) = h else { continue };
+        if let Ok(val) = serde_norway::to_value(h) {
+            prov.insert(key.into(), val);
+        }
+        if h.busy {
+            let n = format!(
+                "{when}, {}: the fitted costs include the client's lost share of the host, so predictions from \
+                 this file read low; calibrate again on a quiet host",
+                h.busy_because()
+            );
+            log(&format!("calibrate: warning: {n}"));
+            notes.push(n);
+        }
     }
     if !plan.dropped.is_empty() || !runlog.skipped.is_empty() {
         let mut d: Vec<Value> = plan.dropped.iter().map(|s| v(s.clone())).collect();

@@ -48,8 +48,9 @@ impl Status {
 /// One graded check.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Item {
-    /// server | tags | asset | replicas | placement | replica_current | meta | store | store_failover |
-    /// memory | ha_assets | leaders | rate | unplanned (docs/check.md)
+    /// server | tags | asset | replicas | placement | replica_current | consumers | consumer_replicas |
+    /// consumer_current | meta | store | store_failover | memory | ha_assets | leaders | rate | unplanned
+    /// (docs/check.md)
     pub check: String,
     /// The server or stream it is about (`cluster` for the meta group).
     pub subject: String,
@@ -165,6 +166,8 @@ pub struct Expected {
     pub unique_tag: Option<String>,
     pub servers: Vec<ExpServer>,
     pub assets: Vec<ExpAsset>,
+    /// The durable consumers planned per stream (streams with none planned are not listed).
+    pub consumers: Vec<consumers::ExpConsumers>,
 }
 
 /// Object stores keep objects in 128 KiB chunks plus a metadata message (DESIGN "Capacity").
@@ -245,9 +248,17 @@ impl Expected {
                 }
             }
         }
+        let planned_consumers = consumers::ExpConsumers::from_plan(plan, &assets);
         let mut servers = Vec::new();
         for (i, s) in pl.servers.iter().enumerate() {
-            let placed = pl.assets.iter().filter(|a| a.expected.contains(&s.name)).count() as u64;
+            // The plan's assets include the durable consumers (on their stream's peers). nats-server makes
+            // a RAFT node (an HA asset) only for a group of more than one peer (server/jetstream_cluster.go
+            // `createRaftGroup`: "a single peer raft group … return"), so R1 assets are not counted.
+            let placed = pl
+                .assets
+                .iter()
+                .filter(|a| a.replicas > 1 && a.expected.contains(&s.name))
+                .count() as u64;
             servers.push(ExpServer {
                 name: s.name.clone(),
                 tags: s.tags.iter().map(|t| t.to_lowercase()).collect(),
@@ -264,6 +275,7 @@ impl Expected {
             unique_tag: pl.unique_tag.clone(),
             servers,
             assets,
+            consumers: planned_consumers,
         })
     }
 }
@@ -381,6 +393,7 @@ pub fn grade(exp: &Expected, obs: &Observed, rates: Option<&BTreeMap<String, f64
     servers(exp, obs, &live, &planned, th, &mut out);
     meta(exp, obs, &live, th, &mut out);
     assets(exp, obs, &live, th, &mut out, &mut notes);
+    consumers::grade(exp, obs, th, &mut out);
     leaders(exp, obs, &live, &mut out);
     if let Some(r) = rates {
         rate_checks(exp, r, th, &mut out);
@@ -742,7 +755,13 @@ fn assets(
             let lag_crit = th.peer_lag_critical.unwrap_or_else(|| {
                 NATSCLI_LAG_CRITICAL.max((a.ops_per_s * th.peer_seen_critical.as_secs_f64()).ceil() as u64)
             });
-            current(a, s, lag_crit, th.peer_seen_critical, out);
+            current(
+                "replica_current",
+                &Group::of_stream(s, &a.stream),
+                lag_crit,
+                th.peer_seen_critical,
+                out,
+            );
         }
     }
     let planned: BTreeSet<&str> = exp.assets.iter().map(|a| a.stream.as_str()).collect();
@@ -964,54 +983,79 @@ fn placement(exp: &Expected, a: &ExpAsset, s: &StreamObs, live: &BTreeMap<&str, 
 }
 
 /// Replicas current, from the stream leader's view.
-fn current(a: &ExpAsset, s: &StreamObs, lag_crit: u64, seen_crit: Duration, out: &mut Out) {
-    let Some(leader) = &s.leader else {
+/// A RAFT group as its leader's monitor shows it: a stream's or a consumer's.
+struct Group<'a> {
+    /// The check's subject (`orders`, `orders/orders-c1`).
+    subject: &'a str,
+    replicas: u64,
+    leader: Option<&'a str>,
+    from_leader: bool,
+    followers: &'a [PeerObs],
+}
+
+impl<'a> Group<'a> {
+    fn of_stream(s: &'a StreamObs, subject: &'a str) -> Group<'a> {
+        Group {
+            subject,
+            replicas: s.replicas,
+            leader: s.leader.as_deref(),
+            from_leader: s.from_leader,
+            followers: &s.followers,
+        }
+    }
+}
+
+/// Every replica of a group current (check `check`: replica_current for streams, consumer_current for
+/// consumers), from its leader's view.
+fn current(check: &str, g: &Group, lag_crit: u64, seen_crit: Duration, out: &mut Out) {
+    let Some(leader) = g.leader else {
         out.add(
-            "replica_current",
-            &a.stream,
+            check,
+            g.subject,
             Status::Critical,
-            format!("{}: no leader (writes stall)", a.stream),
+            format!("{}: no leader (writes stall)", g.subject),
         );
         return;
     };
-    if !s.from_leader {
+    if !g.from_leader {
         out.add(
-            "replica_current",
-            &a.stream,
+            check,
+            g.subject,
             Status::Unknown,
             format!(
                 "{}: its leader {leader}'s monitor was not read, so its replicas' currency is unknown",
-                a.stream
+                g.subject
             ),
         );
         return;
     }
     let mut problems: Vec<(Status, String)> = Vec::new();
-    if (s.followers.len() as u64) + 1 < s.replicas {
+    if (g.followers.len() as u64) + 1 < g.replicas {
         problems.push((
             Status::Critical,
-            format!("{} of R{} peers known to the leader", s.followers.len() + 1, s.replicas),
+            format!("{} of R{} peers known to the leader", g.followers.len() + 1, g.replicas),
         ));
     }
-    for p in &s.followers {
+    for p in g.followers {
         if let Some(pr) = peer_problem(p, lag_crit, seen_crit) {
             problems.push(pr);
         }
     }
-    let max_lag = s.followers.iter().map(|p| p.lag).max().unwrap_or(0);
+    let max_lag = g.followers.iter().map(|p| p.lag).max().unwrap_or(0);
     let st = problems.iter().map(|p| p.0).max().unwrap_or(Status::Ok);
     let msg = if problems.is_empty() {
-        format!("{}: leader {leader}, every replica current", a.stream)
+        format!("{}: leader {leader}, every replica current", g.subject)
     } else {
         format!(
             "{} (leader {leader}): {}",
-            a.stream,
+            g.subject,
             problems.iter().map(|p| p.1.clone()).collect::<Vec<_>>().join("; ")
         )
     };
-    out.add("replica_current", &a.stream, st, msg)
+    out.add(check, g.subject, st, msg)
         .figures(max_lag as f64, None, Some(lag_crit as f64), "ops");
 }
 
+mod consumers;
 #[cfg(test)]
 mod tests;

@@ -2,7 +2,7 @@
 //! it concerns, and only that one, warning or critical.
 
 use super::*;
-use crate::monitor::observe::MetaObs;
+use crate::monitor::observe::{ConsumerObs, MetaObs};
 
 const GIB: u64 = 1 << 30;
 
@@ -39,6 +39,26 @@ fn expected() -> Expected {
                 ceiling_per_s: None,
             },
         ],
+        consumers: vec![consumers::ExpConsumers {
+            stream: "orders".into(),
+            count: 2,
+            replicas: 3,
+            emitted_names: vec!["orders-c1".into(), "orders-c2".into()],
+        }],
+    }
+}
+
+fn consumer(stream: &str, name: &str) -> ConsumerObs {
+    ConsumerObs {
+        account: "$G".into(),
+        stream: stream.into(),
+        name: name.into(),
+        durable: true,
+        replicas: 3,
+        leader: Some("n2".into()),
+        followers: vec![peer("n1"), peer("n3")],
+        from_leader: true,
+        ..Default::default()
     }
 }
 
@@ -88,6 +108,7 @@ fn observed() -> Observed {
         ],
         unreachable: vec![],
         streams: vec![stream("KV_s"), stream("orders")],
+        consumers: vec![consumer("orders", "app"), consumer("orders", "audit")],
     }
 }
 
@@ -124,6 +145,9 @@ fn a_cluster_as_planned_is_all_ok_and_exits_0() {
         "replicas",
         "placement",
         "replica_current",
+        "consumers",
+        "consumer_replicas",
+        "consumer_current",
         "leaders",
     ] {
         assert!(r.checks.iter().any(|i| i.check == c), "no {c} check");
@@ -402,6 +426,14 @@ fn expectations_come_from_the_plan_and_emit() {
     assert_eq!(e.servers.len(), 3);
     // Meta group + 2 streams + 5 consumers + a bucket + a store on every server.
     assert!(e.servers.iter().all(|s| s.ha_assets == 10), "{:?}", e.servers);
+    // The site's `consumers: 2` and `3`, with their streams' replicas, under the names emit writes.
+    let c: Vec<(&str, u64, u64)> = e
+        .consumers
+        .iter()
+        .map(|c| (c.stream.as_str(), c.count, c.replicas))
+        .collect();
+    assert_eq!(c, [("orders", 2, 3), ("events", 3, 3)]);
+    assert_eq!(e.consumers[0].emitted_names, ["orders-c1", "orders-c2"]);
     assert!(e
         .servers
         .iter()
@@ -409,4 +441,71 @@ fn expectations_come_from_the_plan_and_emit() {
     // R3 on three racks: after a rack fails nothing can be re-placed (unique_tag), so no room is reserved.
     assert!(e.servers.iter().all(|s| s.failover_bytes == 0), "{:?}", e.servers);
     assert_eq!(e.unique_tag.as_deref(), Some("rack:"));
+}
+
+#[test]
+fn planned_consumers_are_counted_and_each_one_held_to_its_streams_replicas() {
+    // One of the two planned durables missing (an ephemeral one beside it does not count): a warning
+    // naming the names emit writes.
+    let mut o = observed();
+    o.consumers.truncate(1);
+    o.consumers.push(ConsumerObs {
+        durable: false,
+        name: "eph".into(),
+        replicas: 1,
+        ..consumer("orders", "eph")
+    });
+    let r = grade(&expected(), &o, None, &Thresholds::default());
+    assert_eq!(
+        bad(&r),
+        vec![("consumers".into(), "orders".into(), Status::Warning)],
+        "{:#?}",
+        r.checks
+    );
+    let i = find(&r, "consumers", "orders");
+    assert!(
+        i.message.contains("1 of 2 planned") && i.message.contains("orders-c1, orders-c2"),
+        "{}",
+        i.message
+    );
+    // A durable consumer scaled to R1 on an R3 stream: critical for that consumer only; one more durable
+    // than planned: a warning.
+    let mut o = observed();
+    o.consumers[1].replicas = 1;
+    o.consumers[1].followers.clear();
+    o.consumers.push(consumer("orders", "extra"));
+    let r = grade(&expected(), &o, None, &Thresholds::default());
+    assert_eq!(
+        bad(&r),
+        vec![
+            ("consumers".into(), "orders".into(), Status::Warning),
+            ("consumer_replicas".into(), "orders/audit".into(), Status::Critical),
+        ],
+        "{:#?}",
+        r.checks
+    );
+    assert_eq!(r.exit_code, 2);
+    // A consumer's replica offline in its leader's view: critical currency; its leader not read: unknown.
+    let mut o = observed();
+    o.consumers[0].followers[1].offline = true;
+    o.consumers[1].from_leader = false;
+    let r = grade(&expected(), &o, None, &Thresholds::default());
+    assert_eq!(find(&r, "consumer_current", "orders/app").status, Status::Critical);
+    assert_eq!(find(&r, "consumer_current", "orders/audit").status, Status::Unknown);
+    // A durable consumer on a stream planned without any: a warning; and no consumer items at all for a
+    // stream that has none and was planned with none (KV_s).
+    let mut o = observed();
+    o.consumers.push(consumer("KV_s", "watcher"));
+    let r = grade(&expected(), &o, None, &Thresholds::default());
+    // KV buckets' watchers are the application's: not graded.
+    assert!(!r
+        .checks
+        .iter()
+        .any(|i| i.subject.starts_with("KV_s") && i.check.starts_with("consumer")));
+    let mut e = expected();
+    e.assets[1].kind = "stream".into();
+    let r = grade(&e, &o, None, &Thresholds::default());
+    assert_eq!(find(&r, "consumers", "KV_s").status, Status::Warning);
+    let r = grade(&e, &observed(), None, &Thresholds::default());
+    assert!(!r.checks.iter().any(|i| i.check == "consumers" && i.subject == "KV_s"));
 }

@@ -51,8 +51,9 @@ pub struct UpArgs {
     /// nats-server binary (default: $NATS_SERVER_BIN, .tools/bin/nats-server, then PATH).
     #[arg(long, value_name = "PATH")]
     pub nats_server: Option<PathBuf>,
-    /// Also create the plan's streams, KV buckets and object stores (the JSON `emit` writes) and report any
-    /// that NATS cannot place (exit 1; the lab stays up for a look with `lab status`).
+    /// Also create the plan's streams, KV buckets and object stores (the JSON `emit` writes) and the
+    /// planned durable consumers (`emit`'s `consumers/`: `STREAM-c1`…), and report any that NATS cannot
+    /// place (exit 1; the lab stays up for a look with `lab status`).
     #[arg(long, conflicts_with = "nodes")]
     pub streams: bool,
     /// Give up when the cluster has no meta leader after this long.
@@ -91,7 +92,9 @@ pub fn run(g: &Global, a: LabArgs) -> Result<Outcome, Failure> {
 
 /// The spec `lab up` starts, from the flags (a plan's layout or N plain servers).
 /// The stream definitions of a planned layout, as `emit` writes them: (file, JSON).
-type StreamDefs = Vec<(String, Value)>;
+/// The stream definitions (file, StreamConfig) and the consumers (stream, ConsumerConfig) `--streams`
+/// creates.
+type StreamDefs = (Vec<(String, Value)>, Vec<(String, Value)>);
 
 /// The lab's spec, the stream definitions to create, and the planned layout to record in lab.json.
 fn spec_from_args(g: &Global, u: &UpArgs, dir: &Path) -> Result<(LabSpec, StreamDefs, Option<lab::LabPlan>), Failure> {
@@ -127,14 +130,29 @@ fn spec_from_args(g: &Global, u: &UpArgs, dir: &Path) -> Result<(LabSpec, Stream
                 .check_usize(pl.servers.len())
                 .map_err(|e| bad_input(anyhow!("--layout {} has {} servers: {e}", pl.id, pl.servers.len())))?;
             let sync = sync_flag(plan.input.nats.sync)?;
-            let mut defs = Vec::new();
+            let mut defs: StreamDefs = Default::default();
             if u.streams {
                 let files =
                     crate::emit::render(&plan, &pl.id, &crate::emit::EmitOptions::default()).map_err(bad_input)?;
                 for (path, text) in files {
                     if path.extension().is_some_and(|e| e == "json") {
                         let v: Value = serde_json::from_str(&text).map_err(|e| cannot_run(anyhow!(e)))?;
-                        defs.push((path.display().to_string(), v));
+                        defs.0.push((path.display().to_string(), v));
+                    }
+                }
+                // The consumers emit writes (no deploy file here: the placeholders `<stream>-c1`…), each with
+                // its stream's replicas, as `emit::consumers::files` gives them.
+                let deploy = crate::emit::deploy::Deploy::default();
+                for (stream, list, _) in crate::emit::consumers::specs(&plan, &deploy) {
+                    let replicas = defs
+                        .0
+                        .iter()
+                        .find(|(_, v)| v["name"].as_str() == Some(stream.as_str()))
+                        .and_then(|(_, v)| v["num_replicas"].as_u64())
+                        .unwrap_or(1);
+                    for c in &list {
+                        let cfg = crate::emit::consumers::consumer_json(c, replicas.min(u8::MAX as u64) as u8);
+                        defs.1.push((stream.clone(), cfg));
                     }
                 }
             }
@@ -165,7 +183,7 @@ fn spec_from_args(g: &Global, u: &UpArgs, dir: &Path) -> Result<(LabSpec, Stream
                 *node = NodeSpec::new(format!("n{}", i + 1), &[&format!("rack:r{}", i + 1)]);
             }
             spec.sync = sync;
-            Ok((spec, Vec::new(), None))
+            Ok((spec, Default::default(), None))
         }
         (false, None) => Err(bad_input(anyhow!(
             "lab up needs either SITE.yaml --layout ID (a planned layout), --plan FILE, or --nodes N (plain servers)"
@@ -239,10 +257,10 @@ fn up(g: &Global, u: UpArgs) -> Result<Outcome, Failure> {
         }
     };
     let leader = lab.meta_leader().ok();
-    let created = if defs.is_empty() {
-        Vec::new()
+    let created = if defs.0.is_empty() {
+        lab::status::Created::default()
     } else {
-        lab::status::create_streams(&lab.client_urls(), &defs)
+        lab::status::create_streams(&lab.client_urls(), &defs.0, &defs.1)
     };
     let startup_s = lab.startup().as_secs_f64();
     let st = LabState {
@@ -260,7 +278,8 @@ fn up(g: &Global, u: UpArgs) -> Result<Outcome, Failure> {
         client_urls: st.nodes.iter().map(|n| n.client_url()).collect(),
         monitor_urls: st.nodes.iter().map(|n| n.monitor_url()).collect(),
         servers: st.nodes.iter().map(lab::status::ServerRow::from_node).collect(),
-        streams: created,
+        streams: created.streams,
+        consumers: created.consumers,
         system_user: crate::emit::conf::SYSTEM_USER.into(),
     };
     let bytes = match fmt {
@@ -281,6 +300,18 @@ fn up(g: &Global, u: UpArgs) -> Result<Outcome, Failure> {
     if !failed.is_empty() {
         return Ok(Outcome::CheckFailed(format!(
             "the lab is up but NATS could not create {} of the plan's streams: {}",
+            failed.len(),
+            failed.join("; ")
+        )));
+    }
+    let failed: Vec<String> = report
+        .consumers
+        .iter()
+        .filter_map(|c| c.error.as_ref().map(|e| format!("{}/{}: {e}", c.stream, c.name)))
+        .collect();
+    if !failed.is_empty() {
+        return Ok(Outcome::CheckFailed(format!(
+            "the lab is up but NATS could not create {} of the plan's consumers: {}",
             failed.len(),
             failed.join("; ")
         )));

@@ -308,6 +308,9 @@ fn publish_window(a: &PredictArgs) -> Result<u32, Failure> {
 pub fn run(g: &Global, a: PredictArgs) -> Result<Outcome, Failure> {
     let catalog = super::catalog(g)?;
     let (cal, _) = crate::plan::inputs::load_calibration(a.calibration.as_deref())?;
+    if let Some(n) = cal.set.busy_note() {
+        eprintln!("natsplan: {n}");
+    }
     let sh = shape(&a, &catalog, &cal)?;
     let p = predict_shape(&cal.terms, &catalog, &sh);
     let report = PredictReport {

@@ -18,11 +18,37 @@ pub struct CreatedStream {
     pub error: Option<String>,
 }
 
-/// Send each definition unchanged to `$JS.API.STREAM.CREATE.<name>`, as `nats stream add --config` does.
-pub fn create_streams(urls: &[String], defs: &[(String, Value)]) -> Vec<CreatedStream> {
+/// One planned durable consumer created on the lab (or why not).
+#[derive(Debug, Serialize)]
+pub struct CreatedConsumer {
+    pub stream: String,
+    pub name: String,
+    pub replicas: u64,
+    pub error: Option<String>,
+}
+
+/// What `lab up --streams` created.
+#[derive(Debug, Default)]
+pub struct Created {
+    pub streams: Vec<CreatedStream>,
+    pub consumers: Vec<CreatedConsumer>,
+}
+
+/// Send each stream definition unchanged to `$JS.API.STREAM.CREATE.<name>`, as `nats stream add --config`
+/// does, then each consumer `(stream, ConsumerConfig)` of a stream that was created to
+/// `$JS.API.CONSUMER.CREATE.<stream>.<name>` as `{"stream_name", "config"}`, as `nats consumer add --config`
+/// does (server/jetstream_api.go `JSApiConsumerCreateEx`; no `action`: create, or update the same).
+pub fn create_streams(urls: &[String], defs: &[(String, Value)], consumers: &[(String, Value)]) -> Created {
+    let failed = |why: &str| Created {
+        streams: all_failed(defs, why),
+        consumers: consumers
+            .iter()
+            .map(|(stream, cfg)| consumer_row(stream, cfg, Some(why.to_string())))
+            .collect(),
+    };
     let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(rt) => rt,
-        Err(e) => return all_failed(defs, &format!("cannot start a runtime: {e}")),
+        Err(e) => return failed(&format!("cannot start a runtime: {e}")),
     };
     rt.block_on(async {
         let addrs: Result<Vec<async_nats::ServerAddr>, _> = urls.iter().map(|u| u.parse()).collect();
@@ -32,43 +58,73 @@ pub fn create_streams(urls: &[String], defs: &[(String, Value)]) -> Vec<CreatedS
         let opts = async_nats::ConnectOptions::new().request_timeout(Some(Duration::from_secs(15)));
         let nc = match addrs {
             Ok(a) => opts.connect(a).await,
-            Err(e) => return all_failed(defs, &format!("bad lab URL: {e}")),
+            Err(e) => return failed(&format!("bad lab URL: {e}")),
         };
         let nc = match nc {
             Ok(nc) => nc,
-            Err(e) => return all_failed(defs, &format!("cannot connect to the lab: {e}")),
+            Err(e) => return failed(&format!("cannot connect to the lab: {e}")),
         };
-        let mut out = Vec::new();
+        let mut out = Created::default();
         for (file, cfg) in defs {
             let name = cfg["name"].as_str().unwrap_or_default().to_string();
-            let subject = format!("$JS.API.STREAM.CREATE.{name}");
-            let mut answer = nc.request(subject.clone(), cfg.to_string().into()).await;
-            if answer.is_err() {
-                tokio::time::sleep(Duration::from_millis(250)).await;
-                answer = nc.request(subject, cfg.to_string().into()).await;
-            }
-            let error = match answer {
-                Ok(m) => match serde_json::from_slice::<Value>(&m.payload) {
-                    Ok(v) => v.get("error").map(|e| {
-                        format!(
-                            "{} (error {})",
-                            e["description"].as_str().unwrap_or("unknown error"),
-                            e["err_code"]
-                        )
-                    }),
-                    Err(e) => Some(format!("unreadable answer: {e}")),
-                },
-                Err(e) => Some(format!("no answer from JetStream: {e}")),
-            };
-            out.push(CreatedStream {
+            let error = api_request(&nc, format!("$JS.API.STREAM.CREATE.{name}"), cfg.to_string()).await;
+            out.streams.push(CreatedStream {
                 file: file.clone(),
                 name,
                 replicas: cfg["num_replicas"].as_u64().unwrap_or(1),
                 error,
             });
         }
+        for (stream, cfg) in consumers {
+            let stream_failed = out.streams.iter().any(|s| &s.name == stream && s.error.is_some());
+            let error = if stream_failed {
+                Some(format!("its stream {stream} was not created"))
+            } else {
+                let name = cfg["name"].as_str().unwrap_or_default();
+                let body = serde_json::json!({"stream_name": stream, "config": cfg});
+                api_request(
+                    &nc,
+                    format!("$JS.API.CONSUMER.CREATE.{stream}.{name}"),
+                    body.to_string(),
+                )
+                .await
+            };
+            out.consumers.push(consumer_row(stream, cfg, error));
+        }
         out
     })
+}
+
+fn consumer_row(stream: &str, cfg: &Value, error: Option<String>) -> CreatedConsumer {
+    CreatedConsumer {
+        stream: stream.to_string(),
+        name: cfg["name"].as_str().unwrap_or_default().to_string(),
+        replicas: cfg["num_replicas"].as_u64().unwrap_or(1),
+        error,
+    }
+}
+
+/// One JetStream API request, sent once more when unanswered (creating the same definition again is
+/// harmless); the API's error, or None when it succeeded.
+async fn api_request(nc: &async_nats::Client, subject: String, body: String) -> Option<String> {
+    let mut answer = nc.request(subject.clone(), body.clone().into()).await;
+    if answer.is_err() {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        answer = nc.request(subject, body.into()).await;
+    }
+    match answer {
+        Ok(m) => match serde_json::from_slice::<Value>(&m.payload) {
+            Ok(v) => v.get("error").map(|e| {
+                format!(
+                    "{} (error {})",
+                    e["description"].as_str().unwrap_or("unknown error"),
+                    e["err_code"]
+                )
+            }),
+            Err(e) => Some(format!("unreadable answer: {e}")),
+        },
+        Err(e) => Some(format!("no answer from JetStream: {e}")),
+    }
 }
 
 pub fn all_failed(defs: &[(String, Value)], why: &str) -> Vec<CreatedStream> {
@@ -114,6 +170,9 @@ pub struct UpReport {
     pub servers: Vec<ServerRow>,
     /// Planned streams created with `--streams`.
     pub streams: Vec<CreatedStream>,
+    /// The planned durable consumers created with `--streams` (emit's `consumers/`: the site's
+    /// `consumers: N` per stream as `<stream>-c1`…, each with its stream's replicas).
+    pub consumers: Vec<CreatedConsumer>,
     /// The system account's user (its password is in `DIR/lab.json`, `system_user.password`): the one the
     /// cluster's recovery requests (`nats server cluster peer-remove` and the like) need.
     pub system_user: String,

@@ -1,6 +1,7 @@
 //! What `natsplan check` observes of a running cluster, read-only: each server's `/varz` (name, tags,
-//! cluster) and `/jsz?accounts=true&streams=true&config=true` (store and memory use against their limits,
-//! HA assets, the meta group as that server sees it, and every stream with its replicas). Field names are
+//! cluster) and `/jsz?accounts=true&streams=true&consumers=true&config=true` (store and memory use against
+//! their limits, HA assets, the meta group as that server sees it, every stream with its replicas and every
+//! consumer of it, `stream_detail[].consumer_detail[]`: nats-server's `ConsumerInfo`, server/consumer.go). Field names are
 //! nats-server's (`server/monitor.go` `JSInfo`, `server/jetstream_cluster.go` `ClusterInfo`/`PeerInfo`):
 //! `storage`, `memory`, `ha_assets`, `config.max_storage`, `config.max_memory`, `meta_cluster.{leader,
 //! cluster_size,replicas}`, `cluster.{leader,replicas[].{name,current,offline,active,lag}}` — `active` is
@@ -75,6 +76,28 @@ pub struct StreamObs {
     pub last_seq: u64,
 }
 
+/// One consumer of a stream (`consumer_detail[]`; a server lists the consumers of the streams it holds).
+#[derive(Debug, Clone, PartialEq, Serialize, Default)]
+pub struct ConsumerObs {
+    pub account: String,
+    pub stream: String,
+    pub name: String,
+    /// Durable: a `durable_name`, or a name without an `inactive_threshold` (nats-server 2.9+ keeps a named
+    /// consumer until it is deleted; an ephemeral one is removed after `inactive_threshold`, 5 s by default).
+    pub durable: bool,
+    /// Its RAFT group's size: the leader and its replicas when the cluster info says, else
+    /// `config.num_replicas` (0 there means its stream's count: the stream's replicas are used).
+    pub replicas: u64,
+    pub leader: Option<String>,
+    /// The followers (the leader is not among them).
+    pub followers: Vec<PeerObs>,
+    /// Read from the leader's monitor (otherwise the followers' currency is not known).
+    pub from_leader: bool,
+    /// `num_pending` (messages not yet delivered) and `num_ack_pending` (delivered, not yet acknowledged).
+    pub num_pending: u64,
+    pub num_ack_pending: u64,
+}
+
 /// Everything one pass read.
 #[derive(Debug, Clone, PartialEq, Serialize, Default)]
 pub struct Observed {
@@ -82,6 +105,7 @@ pub struct Observed {
     /// Monitors that did not answer: (URL, the server's name when known from a lab, the error).
     pub unreachable: Vec<(String, Option<String>, String)>,
     pub streams: Vec<StreamObs>,
+    pub consumers: Vec<ConsumerObs>,
 }
 
 fn peers(v: Option<&Value>) -> Vec<PeerObs> {
@@ -102,9 +126,14 @@ fn nonempty(v: Option<&Value>) -> Option<String> {
     v.and_then(Value::as_str).filter(|s| !s.is_empty()).map(str::to_string)
 }
 
-/// One server's facts and its streams from its `/varz` and `/jsz?accounts=true&streams=true&config=true`
-/// (None when `/jsz` did not answer: no JetStream figures).
-pub fn parse_server(monitor_url: &str, varz: &Value, jsz: Option<&Value>) -> (ServerObs, Vec<StreamObs>) {
+/// One server's facts, streams and consumers from its `/varz` and
+/// `/jsz?accounts=true&streams=true&consumers=true&config=true` (None when `/jsz` did not answer: no
+/// JetStream figures).
+pub fn parse_server(
+    monitor_url: &str,
+    varz: &Value,
+    jsz: Option<&Value>,
+) -> (ServerObs, Vec<StreamObs>, Vec<ConsumerObs>) {
     let name = varz
         .get("server_name")
         .and_then(Value::as_str)
@@ -131,6 +160,7 @@ pub fn parse_server(monitor_url: &str, varz: &Value, jsz: Option<&Value>) -> (Se
         meta,
     };
     let mut streams = Vec::new();
+    let mut consumers = Vec::new();
     for acc in jsz
         .and_then(|j| j.get("account_details"))
         .and_then(Value::as_array)
@@ -145,6 +175,22 @@ pub fn parse_server(monitor_url: &str, varz: &Value, jsz: Option<&Value>) -> (Se
             let state = |k: &str| st.pointer(&format!("/state/{k}")).and_then(Value::as_u64).unwrap_or(0);
             let mut followers = peers(cluster.and_then(|c| c.get("replicas")));
             followers.retain(|p| Some(&p.name) != leader.as_ref());
+            let stream_replicas = cfg
+                .and_then(|c| c.get("num_replicas"))
+                .and_then(Value::as_u64)
+                .unwrap_or(1)
+                .max(1);
+            let stream_name = nonempty(st.get("name"))
+                .or_else(|| nonempty(cfg.and_then(|c| c.get("name"))))
+                .unwrap_or_default();
+            for c in st
+                .get("consumer_detail")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                consumers.push(parse_consumer(&name, &account, &stream_name, stream_replicas, c));
+            }
             streams.push(StreamObs {
                 account: account.clone(),
                 name: nonempty(st.get("name"))
@@ -174,7 +220,62 @@ pub fn parse_server(monitor_url: &str, varz: &Value, jsz: Option<&Value>) -> (Se
             });
         }
     }
-    (server, streams)
+    (server, streams, consumers)
+}
+
+/// One `consumer_detail[]` entry, as the server `me` lists it.
+fn parse_consumer(me: &str, account: &str, stream: &str, stream_replicas: u64, c: &Value) -> ConsumerObs {
+    let cfg = c.get("config");
+    let cluster = c.get("cluster");
+    let leader = nonempty(cluster.and_then(|x| x.get("leader")));
+    let mut followers = peers(cluster.and_then(|x| x.get("replicas")));
+    followers.retain(|p| Some(&p.name) != leader.as_ref());
+    let configured = cfg
+        .and_then(|x| x.get("num_replicas"))
+        .and_then(Value::as_u64)
+        .filter(|&r| r > 0)
+        .unwrap_or(stream_replicas);
+    let replicas = if leader.is_some() {
+        (followers.len() as u64 + 1).max(configured)
+    } else {
+        configured
+    };
+    let durable_name = nonempty(cfg.and_then(|x| x.get("durable_name")));
+    let inactive = cfg
+        .and_then(|x| x.get("inactive_threshold"))
+        .and_then(Value::as_i64)
+        .unwrap_or(0);
+    ConsumerObs {
+        account: account.to_string(),
+        stream: nonempty(c.get("stream_name")).unwrap_or_else(|| stream.to_string()),
+        name: nonempty(c.get("name"))
+            .or_else(|| durable_name.clone())
+            .unwrap_or_default(),
+        durable: durable_name.is_some() || inactive == 0,
+        replicas,
+        from_leader: leader.as_deref() == Some(me),
+        leader,
+        followers,
+        num_pending: c.get("num_pending").and_then(Value::as_u64).unwrap_or(0),
+        num_ack_pending: c.get("num_ack_pending").and_then(Value::as_u64).unwrap_or(0),
+    }
+}
+
+/// Keep one view per consumer: its leader's where there is one, else the first seen.
+pub fn merge_consumers(all: Vec<ConsumerObs>) -> Vec<ConsumerObs> {
+    let mut out: Vec<ConsumerObs> = Vec::new();
+    for c in all {
+        match out
+            .iter_mut()
+            .find(|x| x.account == c.account && x.stream == c.stream && x.name == c.name)
+        {
+            Some(x) if c.from_leader && !x.from_leader => *x = c,
+            Some(_) => {}
+            None => out.push(c),
+        }
+    }
+    out.sort_by(|a, b| (&a.account, &a.stream, &a.name).cmp(&(&b.account, &b.stream, &b.name)));
+    out
 }
 
 /// Keep one view per stream: the leader's where there is one, else the first seen.
@@ -197,6 +298,7 @@ pub fn observe(monitors: &[(String, Option<String>)], timeout: Duration) -> Obse
     let mut servers: Vec<ServerObs> = Vec::new();
     let mut unreachable = Vec::new();
     let mut streams = Vec::new();
+    let mut consumers = Vec::new();
     for (url, name) in monitors {
         let varz = match super::varz(url, timeout) {
             Ok(v) => v,
@@ -205,18 +307,20 @@ pub fn observe(monitors: &[(String, Option<String>)], timeout: Duration) -> Obse
                 continue;
             }
         };
-        let jsz = super::jsz(url, "accounts=true&streams=true&config=true", timeout).ok();
-        let (s, st) = parse_server(url, &varz, jsz.as_ref());
+        let jsz = super::jsz(url, "accounts=true&streams=true&consumers=true&config=true", timeout).ok();
+        let (s, st, co) = parse_server(url, &varz, jsz.as_ref());
         if servers.iter().any(|x| x.name == s.name) {
             continue;
         }
         servers.push(s);
         streams.extend(st);
+        consumers.extend(co);
     }
     Observed {
         servers,
         unreachable,
         streams: merge_streams(streams),
+        consumers: merge_consumers(consumers),
     }
 }
 
@@ -233,13 +337,16 @@ pub async fn observe_system(nc: &async_nats::Client, wait: Duration) -> anyhow::
     let jsz = gather(
         nc,
         "$SYS.REQ.SERVER.PING.JSZ",
-        r#"{"accounts":true,"streams":true,"config":true}"#,
+        // JSzOptions' JSON names the consumer flag `consumer` (server/monitor.go); the HTTP query's is
+        // `consumers`.
+        r#"{"accounts":true,"streams":true,"consumer":true,"config":true}"#,
         wait,
     )
     .await?;
     let name_of = |v: &Value| nonempty(v.pointer("/server/name"));
     let mut servers: Vec<ServerObs> = Vec::new();
     let mut streams = Vec::new();
+    let mut consumers = Vec::new();
     for v in &varz {
         let (Some(name), Some(data)) = (name_of(v), v.get("data")) else {
             continue;
@@ -251,14 +358,16 @@ pub async fn observe_system(nc: &async_nats::Client, wait: Duration) -> anyhow::
             .iter()
             .find(|j| name_of(j).as_deref() == Some(name.as_str()))
             .and_then(|j| j.get("data"));
-        let (s, st) = parse_server(&format!("$SYS.REQ.SERVER.PING ({name})"), data, j);
+        let (s, st, co) = parse_server(&format!("$SYS.REQ.SERVER.PING ({name})"), data, j);
         servers.push(s);
         streams.extend(st);
+        consumers.extend(co);
     }
     Ok(Observed {
         servers,
         unreachable: Vec::new(),
         streams: merge_streams(streams),
+        consumers: merge_consumers(consumers),
     })
 }
 
@@ -296,9 +405,15 @@ mod tests {
             "account_details": [{"name": "$G", "stream_detail": [
                 {"name": "orders", "config": {"num_replicas": 3, "placement": {"tags": ["Set:S1"]}, "max_bytes": 9},
                  "state": {"messages": 4, "bytes": 40, "last_seq": 4},
-                 "cluster": {"leader": me, "replicas": [{"name": "n2", "current": current, "active": 1}]}}]}]})
+                 "cluster": {"leader": me, "replicas": [{"name": "n2", "current": current, "active": 1}]},
+                 "consumer_detail": [
+                    {"stream_name": "orders", "name": "orders-c1", "num_pending": 6, "num_ack_pending": 2,
+                     "config": {"durable_name": "orders-c1", "num_replicas": 0},
+                     "cluster": {"leader": me, "replicas": [{"name": "n2", "current": current}, {"name": "n3"}]}},
+                    {"stream_name": "orders", "name": "eph", "config": {"inactive_threshold": 5_000_000_000_i64,
+                     "num_replicas": 1}, "cluster": {"leader": "n2"}}]}]}]})
         };
-        let (s, st) = parse_server("http://x", &varz, Some(&jsz("n1", true)));
+        let (s, st, co) = parse_server("http://x", &varz, Some(&jsz("n1", true)));
         assert_eq!(
             (s.name.as_str(), s.store_used_bytes, s.max_store_bytes),
             ("n1", 100, Some(1000))
@@ -317,13 +432,26 @@ mod tests {
         assert!(st[0].from_leader && st[0].followers[0].current);
         // Another server's view of the same stream loses to the leader's, whatever the order.
         let varz2 = serde_json::json!({"server_name": "n2"});
-        let (_, other) = parse_server("http://y", &varz2, Some(&jsz("n1", false)));
+        let (_, other, other_co) = parse_server("http://y", &varz2, Some(&jsz("n1", false)));
         assert!(!other[0].from_leader);
         let merged = merge_streams(other.into_iter().chain(st).collect());
         assert_eq!(merged.len(), 1);
         assert!(merged[0].from_leader && merged[0].followers[0].current);
+        // Consumers: the durable one inherits its stream's R3 (num_replicas 0) and its group has 3 peers; the
+        // one with an inactive threshold and no durable name is ephemeral.
+        let c1 = &co[0];
+        assert_eq!(
+            (c1.stream.as_str(), c1.name.as_str(), c1.durable, c1.replicas),
+            ("orders", "orders-c1", true, 3)
+        );
+        assert_eq!((c1.num_pending, c1.num_ack_pending, c1.followers.len()), (6, 2, 2));
+        assert!(c1.from_leader && c1.followers[0].current);
+        assert!(!co[1].durable && !co[1].from_leader && co[1].replicas == 1);
+        let merged = merge_consumers(other_co.into_iter().chain(co).collect());
+        assert_eq!(merged.len(), 2);
+        assert!(merged.iter().find(|c| c.name == "orders-c1").unwrap().followers[0].current);
         // No /jsz: a server with no JetStream figures, no streams.
-        let (s, st) = parse_server("http://z", &serde_json::json!({}), None);
-        assert!(!s.jetstream && st.is_empty() && s.meta.is_none());
+        let (s, st, co) = parse_server("http://z", &serde_json::json!({}), None);
+        assert!(!s.jetstream && st.is_empty() && co.is_empty() && s.meta.is_none());
     }
 }

@@ -257,6 +257,12 @@ pub struct FitQuality {
 }
 
 impl CalibrationFile {
+    /// The client host's load `natsplan calibrate` recorded in the provenance (`host_before`,
+    /// `host_during`); None for files without it (published transcriptions, older calibrations).
+    pub fn recorded_host(&self, key: &str) -> Option<crate::hostload::HostLoad> {
+        serde_norway::from_value(self.provenance.get(key)?.clone()).ok()
+    }
+
     /// Parse and check a file: every problem at once, each with `file:line:col`, its field path and a fix
     /// (the located reading is `site::Doc`, shared with the site and models files).
     pub fn parse(text: &str, origin: &str) -> Result<CalibrationFile> {
@@ -374,6 +380,38 @@ pub struct CalibrationSet {
 }
 
 impl CalibrationSet {
+    /// When a file in use was measured on a busy client host (its `provenance.host_during.busy`), what a
+    /// prediction from it must say: its figures read low.
+    pub fn busy_note(&self) -> Option<String> {
+        let busy: Vec<String> = self
+            .files
+            .iter()
+            .filter_map(|f| {
+                let h = f.recorded_host("host_during").filter(|h| h.busy)?;
+                Some(format!("\"{}\" ({})", f.id, h.describe()))
+            })
+            .collect();
+        (!busy.is_empty()).then(|| {
+            format!(
+                "calibration {} was measured on a busy client host (busy above {:.0} % of the cores or {:.0} % steal, \
+                 natsplan's assumption): its per-message costs include the client's lost share, so predictions from \
+                 it read low; calibrate again on a quiet host",
+                busy.join(", "),
+                crate::hostload::BUSY_SHARE * 100.0,
+                crate::hostload::BUSY_STEAL_PERCENT
+            )
+        })
+    }
+
+    /// The last file that recorded the client host's load during its measurement (`provenance.host_during`,
+    /// written by `natsplan calibrate`): its id and that load.
+    pub fn recorded_host(&self) -> Option<(String, crate::hostload::HostLoad)> {
+        self.files
+            .iter()
+            .rev()
+            .find_map(|f| Some((f.id.clone(), f.recorded_host("host_during")?)))
+    }
+
     pub fn builtin() -> CalibrationSet {
         let files = BUILTIN_FILES
             .iter()

@@ -420,7 +420,7 @@ impl Inputs {
         let (site, site_files) = parse_site(&site_text, &site_path, &catalog)?;
         let mut site = site;
         let (calibration, calibration_label) = load_calibration(src.calibration.as_deref())?;
-        let mut notes = Vec::new();
+        let mut notes: Vec<String> = calibration.set.busy_note().into_iter().collect();
         let mut imported_streams = Vec::new();
         let mut import_sources = Vec::new();
         // Where each imported stream came from, as the flags name it, for messages beside the site's.
@@ -610,13 +610,14 @@ impl Inputs {
                 too_many_assets("workload", assets).message
             )));
         }
+        let notes = calibration.set.busy_note().into_iter().collect();
         Ok(Inputs {
             site,
             catalog,
             calibration,
             calibration_label,
             site_path: PathBuf::from(&f.site.path),
-            notes: Vec::new(),
+            notes,
             chosen_layout: saved.layout.clone(),
             frozen: saved.inputs,
             saved_plan_sha256: Some(saved.hashes.plan),

@@ -39,6 +39,15 @@ pub fn up_table(r: &UpReport) -> Vec<u8> {
             )),
         }
     }
+    for c in &r.consumers {
+        match &c.error {
+            None => out.push_str(&format!("\ncreated consumer {}/{} (R{})", c.stream, c.name, c.replicas)),
+            Some(e) => out.push_str(&format!(
+                "\nCOULD NOT CREATE consumer {}/{} (R{}): {e}",
+                c.stream, c.name, c.replicas
+            )),
+        }
+    }
     if !r.streams.is_empty() {
         out.push_str(&format!(
             "\nwhere the replicas landed: natsplan lab status --dir {}\n",

@@ -187,6 +187,8 @@ struct Run {
     bench: BenchResult,
     agents: Option<crate::agent::AgentsRun>,
     cpu: Vec<(String, f64)>,
+    /// The client host's load while it ran.
+    host: Option<crate::hostload::HostLoad>,
 }
 
 /// The run whose rate is the median (for an even count, the lower of the middle two) and the median rate
@@ -285,6 +287,7 @@ mod tests {
             .unwrap(),
             agents: None,
             cpu: vec![],
+            host: None,
         };
         let (r, m) = pick_median(vec![run(30.0), run(10.0), run(20.0)]);
         assert_eq!((r.ops, m, r.bench.run_id.as_str()), (20.0, 20.0, "20"));

@@ -83,6 +83,10 @@ pub struct RowMeasured {
     /// With `--repeat`: every run's rate, in the order they ran.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub runs_ops_per_s: Vec<f64>,
+    /// The client host's load while the picked run ran (`hostload`; absent without procfs). A busy one
+    /// (`host.busy`) also adds a warning and marks the measured cell "(busy host)".
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host: Option<crate::hostload::HostLoad>,
 }
 
 /// One row of the report.
@@ -121,6 +125,12 @@ pub struct VerifyReport {
     /// A signal stopped the run: the rows before it are complete, the row it hit is `interrupted`, the
     /// rows after it were not run (`skipped`, reason "not run: interrupted").
     pub interrupted: bool,
+    /// The client host's load for a second before the first row, and over all the rows (`hostload`;
+    /// absent on a dry run or without procfs).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_before: Option<crate::hostload::HostLoad>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_during: Option<crate::hostload::HostLoad>,
 }
 
 /// The run's configuration (no secrets: servers are shown redacted).
@@ -195,6 +205,9 @@ fn cells(r: &RowResult) -> Vec<String> {
                 if !rate.sustained {
                     s.push_str(" (not sustained)");
                 }
+            }
+            if m.host.is_some_and(|h| h.busy) {
+                s.push_str(" (busy host)");
             }
             s
         }

@@ -406,6 +406,7 @@ impl Session<'_> {
             if k > 0 {
                 (self.log)(&format!("verify: {} run {} of {repeat}...", r.id, k + 1));
             }
+            let host_at_start = crate::hostload::read();
             let sampler = CpuSampler::start(self.monitors.to_vec());
             let res = match self.coordinator.as_mut() {
                 Some(c) => self.rt.block_on(c.run(&spec)).map(|d| (d.result, Some(d.agents))),
@@ -415,6 +416,9 @@ impl Session<'_> {
                     .map(|b| (b, None)),
             };
             let cpu = sampler.finish();
+            let host = host_at_start
+                .as_ref()
+                .and_then(|a| crate::hostload::HostLoad::between(a, &crate::hostload::read()?));
             match res {
                 Ok((b, agents)) => {
                     let incomplete = agents.as_ref().is_some_and(|a| !a.complete) || b.completion.interrupted;
@@ -423,6 +427,7 @@ impl Session<'_> {
                         bench: b,
                         agents,
                         cpu,
+                        host,
                     });
                     if incomplete {
                         break;
@@ -441,6 +446,7 @@ impl Session<'_> {
                 bench: b,
                 agents: row_agents,
                 cpu,
+                host,
                 ..
             },
             m,
@@ -478,9 +484,18 @@ impl Session<'_> {
             rate: b.rate.clone(),
             losses: b.losses.clone(),
             cpu_percent: cpu,
-            warnings: b.warnings.clone(),
+            warnings: b
+                .warnings
+                .iter()
+                .cloned()
+                .chain(
+                    host.filter(|h| h.busy)
+                        .map(|h| format!("measured on {}", h.busy_because())),
+                )
+                .collect(),
             spread: if incomplete { None } else { spread_of(all_ops) },
             runs_ops_per_s: if all_ops.len() > 1 { all_ops.to_vec() } else { vec![] },
+            host,
         };
         let agents_reason = row_agents.as_ref().filter(|a| !a.complete).map(|a| {
             let lost: Vec<String> = a
@@ -553,10 +568,19 @@ fn run_on(
         slowdown: 1.0,
         log,
     };
+    // The client host's own load: a second before anything runs, then over all the rows.
+    let host_before = (!opts.dry_run)
+        .then(|| crate::hostload::sample(Duration::from_secs(1)))
+        .flatten();
+    let host_start = (!opts.dry_run).then(crate::hostload::read).flatten();
     if let Some(probe) = probe.filter(|_| !opts.dry_run) {
         session.probe_disk(&probe, &mut notes);
     }
     let results: Vec<RowResult> = rows.into_iter().zip(preds).map(|(r, p)| session.row(r, p)).collect();
+    let host_during = host_start
+        .as_ref()
+        .and_then(|a| crate::hostload::HostLoad::between(a, &crate::hostload::read()?));
+    notes.extend(host_notes(opts, host_before.as_ref(), host_during.as_ref(), &results));
     let coordinator = session.coordinator.take();
     let interrupted = opts.cancel.is_cancelled();
     let drift = match &opts.target {
@@ -580,5 +604,47 @@ fn run_on(
         notes,
         agents: coordinator.map(|c| c.summary),
         interrupted,
+        host_before,
+        host_during,
     })
+}
+
+/// What the client host's load says about the figures: busy before or during the rows, rows measured on
+/// a busy host, and a change from the load the calibration in use was measured under (its provenance's
+/// `host_during`, written by `natsplan calibrate`).
+fn host_notes(
+    opts: &VerifyOptions,
+    before: Option<&crate::hostload::HostLoad>,
+    during: Option<&crate::hostload::HostLoad>,
+    rows: &[RowResult],
+) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Some(h) = before.filter(|h| h.busy) {
+        notes.push(format!("before the rows, {}", h.busy_because()));
+    }
+    if let Some(h) = during.filter(|h| h.busy) {
+        notes.push(format!(
+            "during the rows, {}: the figures measure the client's share of the host as much as the cluster",
+            h.busy_because()
+        ));
+    }
+    let busy_rows: Vec<&str> = rows
+        .iter()
+        .filter(|r| r.measured.as_ref().and_then(|m| m.host).is_some_and(|h| h.busy))
+        .map(|r| r.spec.id.as_str())
+        .collect();
+    if !busy_rows.is_empty() {
+        notes.push(format!(
+            "{} row(s) measured on a busy client host (marked \"busy host\"): {}",
+            busy_rows.len(),
+            busy_rows.join(", ")
+        ));
+    }
+    notes.extend(opts.calibration.set.busy_note());
+    if let (Some(now), Some((id, cal))) = (during, opts.calibration.set.recorded_host()) {
+        if let Some(change) = crate::hostload::changed(&cal, now) {
+            notes.push(format!("calibration \"{id}\" was measured {change}"));
+        }
+    }
+    notes
 }

@@ -376,6 +376,28 @@ fn up_with_streams_creates_the_plan_and_reports_what_cannot_place() {
     let created = up["streams"].as_array().unwrap();
     assert_eq!(created.len(), 4);
     assert!(created.iter().all(|c| c["error"].is_null()), "{up}");
+    // The site's `consumers: 2` on orders (R5 here) and `1` on audit (R3): created as emit writes them.
+    let consumers: Vec<(String, String, u64)> = up["consumers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .inspect(|c| assert!(c["error"].is_null(), "{up}"))
+        .map(|c| {
+            (
+                c["stream"].as_str().unwrap().into(),
+                c["name"].as_str().unwrap().into(),
+                c["replicas"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        consumers,
+        [
+            ("orders".to_string(), "orders-c1".to_string(), 5),
+            ("orders".into(), "orders-c2".into(), 5),
+            ("audit".into(), "audit-c1".into(), 3)
+        ]
+    );
 
     // A layout of two servers: NATS refuses the R3 streams, as the plan said it would (exit 1, lab up).
     let bad = layouts

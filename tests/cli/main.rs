@@ -11,6 +11,7 @@ mod bench_flags_cli;
 mod bench_natscli_cli;
 mod bench_ordered_cli;
 mod bounds_cli;
+mod busy_host_cli;
 mod calibrate_cli;
 mod check_cli;
 mod conn_context_cli;

@@ -101,3 +101,33 @@ pub fn run_limited(args: &[&str]) -> (i32, String) {
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
 }
+
+/// Load made on purpose (issue 37's busy host): one busy-looping `sh` per CPU of this machine, killed
+/// when dropped. They are neither natsplan nor nats-server, so `hostload` counts them as other processes.
+pub struct BusyHost(Vec<std::process::Child>);
+
+impl BusyHost {
+    pub fn start() -> BusyHost {
+        let n = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
+        BusyHost(
+            (0..n)
+                .map(|_| {
+                    std::process::Command::new("sh")
+                        .args(["-c", "while :; do :; done"])
+                        .stdin(std::process::Stdio::null())
+                        .spawn()
+                        .expect("sh")
+                })
+                .collect(),
+        )
+    }
+}
+
+impl Drop for BusyHost {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}

@@ -33,6 +33,13 @@ fn calibrate_on_a_lab_writes_a_file_predict_and_verify_accept() {
     let out = dir.path().join("lab.yaml");
     let out_s = out.to_str().unwrap();
     let monitors = c.monitor_urls().join(",");
+    // Load on purpose for the first seconds only (issue 37): it covers calibrate's one-second reading of
+    // the host before the runs, which must then say the host was busy; the runs themselves are left alone.
+    let busy = crate::common::BusyHost::start();
+    let unbusy = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_secs(6));
+        drop(busy);
+    });
     let (code, stdout, err) = natsplan(
         &[
             "--format",
@@ -54,10 +61,26 @@ fn calibrate_on_a_lab_writes_a_file_predict_and_verify_accept() {
         ],
         240,
     );
+    unbusy.join().unwrap();
     assert_eq!(code, 0, "{err}");
     let rep: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(rep["sync"], "delayed");
+    assert!(
+        err.contains("calibrate: warning: before the runs, a busy client host"),
+        "{err}"
+    );
     let f = CalibrationSet::from_path(&out).unwrap();
+    assert_eq!(
+        f.recorded_host("host_before").map(|h| h.busy),
+        Some(true),
+        "{:?}",
+        f.provenance
+    );
+    assert!(
+        f.recorded_host("host_during").is_some_and(|h| h.cores >= 1),
+        "{:?}",
+        f.provenance
+    );
     assert_eq!(f.source.kind, "natsplan-calibrate");
     assert_eq!(f.hardware["host"].as_str(), Some("test lab"));
     assert!(f.nats_version.starts_with("2."), "{}", f.nats_version);

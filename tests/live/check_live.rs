@@ -1,7 +1,9 @@
 //! `natsplan check` on a loopback lab built from a saved plan (issue 49): as `lab up --streams` leaves it
-//! every check is ok (exit 0) in each format, from monitor ports and over NATS as the system user; then drifts made in sequence on the one lab: a stream created
-//! by hand (unplanned: warning, exit 1), a planned stream's replicas lowered (critical, exit 2), a rate
-//! above the plan (warning), stores past (tiny) thresholds (critical), a server
+//! (streams, buckets, stores and the planned durable consumers) every check is ok (exit 0) in each format,
+//! from monitor ports and over NATS as the system user; then drifts made in sequence on the one lab: a
+//! planned consumer deleted (warning) and made again at R1 (critical), stores filled past a threshold
+//! (ok before the fill, critical after), a rate above the plan (warning), a stream created by hand
+//! (unplanned: warning, exit 1), a planned stream's replicas lowered (critical, exit 2), a server
 //! paused (critical), a server stopped (critical for that server, exit 2); `--watch --listen` serves
 //! the figures as Prometheus text, scraped before, during and after that server's restart. Nothing here
 //! asserts a time.
@@ -87,6 +89,16 @@ fn check_grades_a_lab_as_planned_then_each_drift() {
     let (code, out, err) = natsplan(&["lab", "up", "--plan", plan.to_str().unwrap(), "--dir", d, "--streams"]);
     let _down = Down(&dir);
     assert_eq!(code, 0, "{out}\n{err}");
+    // The site plans 2 durable consumers on orders and 3 on events; `lab up --streams` creates the ones emit
+    // writes, each with its stream's replicas.
+    for c in [
+        "orders/orders-c1",
+        "orders/orders-c2",
+        "events/events-c1",
+        "events/events-c3",
+    ] {
+        assert!(out.contains(&format!("created consumer {c} (R3)")), "{c}: {out}");
+    }
     let state: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("lab.json")).unwrap()).unwrap();
     let client = format!(
         "nats://{}:{}",
@@ -106,6 +118,9 @@ fn check_grades_a_lab_as_planned_then_each_drift() {
         "replicas",
         "placement",
         "replica_current",
+        "consumers",
+        "consumer_replicas",
+        "consumer_current",
         "store",
         "ha_assets",
     ] {
@@ -156,6 +171,124 @@ fn check_grades_a_lab_as_planned_then_each_drift() {
     assert_eq!(code, 3, "{err}");
     assert!(err.contains("system account"), "{err}");
 
+    // A planned consumer deleted: its stream's consumer count warns (exit 1); made again at R1 on the R3
+    // stream: critical for that consumer; made again as emit writes it: all ok.
+    let make = |replicas: usize| {
+        js(&client, async move |j| {
+            let s = j.get_stream("orders").await.unwrap();
+            let _ = s.delete_consumer("orders-c1").await;
+            if replicas > 0 {
+                s.create_consumer(async_nats::jetstream::consumer::pull::Config {
+                    durable_name: Some("orders-c1".into()),
+                    num_replicas: replicas,
+                    ..Default::default()
+                })
+                .await
+                .unwrap();
+            }
+        })
+    };
+    make(0);
+    let (code, v, err) = check_json(d);
+    assert_eq!(code, 1, "{v:#}\n{err}");
+    assert_eq!(
+        with_status(&v, "warning"),
+        vec![("consumers".to_string(), "orders".to_string())],
+        "{v:#}"
+    );
+    graded_everywhere(d, &[], "consumers", "orders", "warning");
+    make(1);
+    let (code, v, err) = check_json(d);
+    assert_eq!(code, 2, "{v:#}\n{err}");
+    assert_eq!(
+        with_status(&v, "critical"),
+        vec![("consumer_replicas".to_string(), "orders/orders-c1".to_string())],
+        "{v:#}"
+    );
+    graded_everywhere(d, &[], "consumer_replicas", "orders/orders-c1", "critical");
+    make(3);
+    let (code, v, err) = check_json(d);
+    assert_eq!(code, 0, "{v:#}\n{err}");
+
+    // A store filled past its threshold. 2 MiB into `events` (R3: on every server), then a threshold half
+    // as high again as the fullest store: ok; 2 MiB more: every server's store past it, critical.
+    let fill = |n: usize| {
+        js(&client, async move |j| {
+            let body = bytes::Bytes::from(vec![b's'; 2048]);
+            for _ in 0..n {
+                j.publish("events.fill", body.clone()).await.unwrap().await.unwrap();
+            }
+        })
+    };
+    let store_pct = |v: &Value| -> Vec<f64> {
+        v["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|i| i["check"] == "store")
+            .map(|i| i["value"].as_f64().unwrap())
+            .collect()
+    };
+    fill(1024);
+    // Followers apply what the leader acknowledged a moment later: read until every store shows the fill.
+    let mut first = Vec::new();
+    for _ in 0..40 {
+        first = store_pct(&check_json(d).1);
+        if first.len() == 3 && first.iter().all(|&p| p > 0.0) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    let top = first.iter().cloned().fold(0.0, f64::max);
+    assert!(top > 0.0 && first.len() == 3, "{first:?}");
+    let thr = format!("{}", top * 1.5);
+    let store_check = |thr: &str| {
+        let (code, v, err) = natsplan(&[
+            "--format",
+            "json",
+            "check",
+            "--lab",
+            d,
+            "--store-warn",
+            thr,
+            "--store-critical",
+            thr,
+        ]);
+        let v: Value = serde_json::from_str(&v).unwrap_or_else(|e| panic!("{e}: {v}\n{err}"));
+        (code, v)
+    };
+    let (code, v) = store_check(&thr);
+    assert_eq!((code, with_status(&v, "critical")), (0, vec![]), "{thr}: {v:#}");
+    fill(1024);
+    let mut v = Value::Null;
+    for _ in 0..40 {
+        v = store_check(&thr).1;
+        if with_status(&v, "critical").len() == 3 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    let crit = with_status(&v, "critical");
+    for n in state["nodes"].as_array().unwrap() {
+        let n = n["name"].as_str().unwrap();
+        assert!(crit.contains(&("store".to_string(), n.to_string())), "{n}: {v:#}");
+    }
+    let (code, out, _) = natsplan(&[
+        "--format",
+        "nagios",
+        "check",
+        "--lab",
+        d,
+        "--store-warn",
+        &thr,
+        "--store-critical",
+        &thr,
+    ]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.starts_with("NATSPLAN CHECK CRITICAL: "), "{out}");
+    let th = ["--store-warn", &thr, "--store-critical", &thr];
+    graded_everywhere(d, &th, "store", state["nodes"][0]["name"].as_str().unwrap(), "critical");
+
     // A rate above the plan: messages published to `events` while check reads twice 2 s apart, graded
     // with --rate-warn 0.5 (0.5 % of the planned 2,000/s: 10/s).
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -187,6 +320,13 @@ fn check_grades_a_lab_as_planned_then_each_drift() {
         "--rate-warn",
         "0.5",
     ]);
+    graded_everywhere(
+        d,
+        &["--interval", "2s", "--rate-warn", "0.5"],
+        "rate",
+        "events",
+        "warning",
+    );
     stop.store(true, std::sync::atomic::Ordering::SeqCst);
     publisher.join().unwrap();
     let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}\n{err}"));
@@ -217,26 +357,6 @@ fn check_grades_a_lab_as_planned_then_each_drift() {
         eprintln!("check_live: besides the rate, under load: {others:?}");
     }
 
-    // A store filled past its threshold: events now holds a few kB on every server; thresholds that small
-    // (--store-warn/--store-critical, percent of max_file_store) turn each server's store check critical.
-    let (code, out, err) = natsplan(&[
-        "--format",
-        "nagios",
-        "check",
-        "--lab",
-        d,
-        "--store-warn",
-        "0.00000001",
-        "--store-critical",
-        "0.00000002",
-    ]);
-    assert_eq!(code, 2, "{out}\n{err}");
-    assert!(out.starts_with("NATSPLAN CHECK CRITICAL: "), "{out}");
-    for n in state["nodes"].as_array().unwrap() {
-        let n = n["name"].as_str().unwrap();
-        assert!(out.contains(&format!("CRITICAL store {n}: ")), "{out}");
-    }
-
     // A stream made by hand, with nothing but a name and a subject: unplanned, R1, no limits.
     js(&client, async |j| {
         j.create_stream(async_nats::jetstream::stream::Config {
@@ -259,6 +379,7 @@ fn check_grades_a_lab_as_planned_then_each_drift() {
         out.starts_with("NATSPLAN CHECK WARNING") && out.contains("by-hand"),
         "{out}"
     );
+    graded_everywhere(d, &[], "unplanned", "by-hand", "warning");
 
     // A planned stream scaled down to R1: critical.
     js(&client, async |j| {
@@ -272,6 +393,7 @@ fn check_grades_a_lab_as_planned_then_each_drift() {
         with_status(&v, "critical").contains(&("replicas".to_string(), "orders".to_string())),
         "{v:#}"
     );
+    graded_everywhere(d, &[], "replicas", "orders", "critical");
 
     // --watch serves the same figures as Prometheus text, and keeps serving through a server restart.
     let mut watch = std::process::Command::new(assert_cmd::cargo::cargo_bin("natsplan"))
@@ -281,9 +403,20 @@ fn check_grades_a_lab_as_planned_then_each_drift() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let mut err_lines = std::io::BufRead::lines(std::io::BufReader::new(watch.stderr.take().unwrap()));
-    let first = err_lines.next().unwrap().unwrap();
+    // stderr read on a thread, so that a line that never comes fails the test instead of hanging it.
+    let (tx, said) = std::sync::mpsc::channel::<String>();
+    let stderr = watch.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for l in std::io::BufRead::lines(std::io::BufReader::new(stderr)).map_while(Result::ok) {
+            let _ = tx.send(l);
+        }
+    });
     let _watch = Kill(watch);
+    let next_said = || {
+        said.recv_timeout(Duration::from_secs(120))
+            .expect("check --watch said nothing more")
+    };
+    let first = next_said();
     let addr = first
         .split("http://")
         .nth(1)
@@ -310,6 +443,7 @@ fn check_grades_a_lab_as_planned_then_each_drift() {
     for c in ["server", "store", "ha_assets"] {
         assert!(crit.contains(&(c.to_string(), name.to_string())), "{c} {name}: {v:#}");
     }
+    graded_everywhere(d, &[], "server", name, "critical");
     let (code, out, _) = natsplan(&["--format", "prometheus", "check", "--lab", d]);
     assert_eq!(code, 2);
     assert!(
@@ -333,6 +467,7 @@ fn check_grades_a_lab_as_planned_then_each_drift() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
+    let again_pid = again.id() as i32;
     let _again = Kill(again);
     let up = format!("check=\"server\",subject=\"{name}\"}} 0\n");
     let t = scrape_until(&addr, &up);
@@ -352,6 +487,78 @@ fn check_grades_a_lab_as_planned_then_each_drift() {
     assert!(
         with_status(&v, "critical").contains(&("server".to_string(), pname.to_string())),
         "{v:#}"
+    );
+    graded_everywhere(d, &["--timeout", "1s"], "server", pname, "critical");
+
+    // The whole cluster gone (every server paused: no monitor answers): the endpoint serves status 3 and
+    // check --watch says so once on stderr; every server resumed: it says the cluster answers again and
+    // serves graded figures (status 0..2) again.
+    let pids = [state["nodes"][0]["pid"].as_i64().unwrap() as i32, again_pid];
+    let _cont_all: Vec<Cont> = pids.iter().map(|&p| Cont(p)).collect();
+    for &p in &pids {
+        // SAFETY: the lab's own nats-servers (the third one restarted by this test); `Cont` resumes them.
+        unsafe { libc::kill(p, libc::SIGSTOP) };
+    }
+    let gone = format!("natsplan_check_status{{cluster=\"natsplan\",layout=\"{id}\"}} 3\n");
+    let t = scrape_until(&addr, &gone);
+    assert!(t.contains(&gone), "{t}");
+    let line = next_said();
+    assert!(line.contains("serving status 3 until it answers"), "{line}");
+    for p in pids.iter().chain([&ppid]) {
+        // SAFETY: as above.
+        unsafe { libc::kill(*p, libc::SIGCONT) };
+    }
+    let line = next_said();
+    assert!(line.contains("the cluster answers again"), "{line}");
+    let t = scrape_until(
+        &addr,
+        &format!("natsplan_check_status{{cluster=\"natsplan\",layout=\"{id}\"}} 2\n"),
+    );
+    assert!(!t.contains(&gone), "{t}");
+}
+
+/// The item (check, subject) is graded `status` in every format, each run read on its own: JSON's item,
+/// the Nagios long-output line, the Prometheus item series and the table's row; the exit code is the
+/// report's (at least as bad as this item).
+fn graded_everywhere(lab: &str, extra: &[&str], check: &str, subject: &str, status: &str) {
+    let code = match status {
+        "ok" => 0,
+        "warning" => 1,
+        "critical" => 2,
+        _ => 3,
+    };
+    let run = |fmt: &str| {
+        let mut a = vec!["--format", fmt, "--width", "400", "check", "--lab", lab];
+        a.extend_from_slice(extra);
+        natsplan(&a)
+    };
+    let (c, out, err) = run("json");
+    let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}\n{err}"));
+    assert!(
+        with_status(&v, status).contains(&(check.to_string(), subject.to_string())),
+        "json: {check} {subject} not {status}: {v:#}"
+    );
+    assert!(
+        c >= code && i64::from(c) == v["exit_code"].as_i64().unwrap(),
+        "json exit {c}: {v:#}"
+    );
+    let (c, out, _) = run("nagios");
+    let line = format!("{} {check} {subject}: ", status.to_uppercase());
+    assert!(c >= code && out.contains(&line), "nagios exit {c}, no '{line}': {out}");
+    let (c, out, _) = run("prometheus");
+    let series = format!("check=\"{check}\",subject=\"{subject}\"}} {code}\n");
+    assert!(
+        c >= code && out.contains("natsplan_check_item_status{") && out.contains(&series),
+        "prometheus exit {c}, no '{series}': {out}"
+    );
+    let (c, out, _) = run("table");
+    assert!(
+        c >= code
+            && out.lines().any(|l| {
+                let cells: Vec<&str> = l.split(['│', '┆']).map(str::trim).collect();
+                cells.len() > 3 && cells[1] == status && cells[2] == check && cells[3] == subject
+            }),
+        "table exit {c}, no row {status} {check} {subject}: {out}"
     );
 }
 

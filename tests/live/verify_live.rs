@@ -77,6 +77,94 @@ fn natsplan_streams(c: &TestCluster) -> Vec<String> {
         .collect()
 }
 
+/// A busy client host (issue 37): one busy loop per CPU while the quick ladder runs. verify records the
+/// host's load before and during the rows, marks the rows measured on it, warns in its notes, and says it
+/// in the table; the figures themselves are not judged (the bands are huge).
+#[test]
+fn a_busy_client_host_is_measured_marked_and_said() {
+    let _s = serial();
+    let c = TestCluster::start(3).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    // The huge-band calibration, recorded as measured on a quiet host: this run's busy host is a change.
+    let mut cal: serde_norway::Value =
+        serde_norway::from_str(&std::fs::read_to_string(data("verify-cal-huge-bands.yaml")).unwrap()).unwrap();
+    let quiet: serde_norway::Value = serde_norway::from_str(
+        "{host_during: {seconds: 60.0, cores: 2, other_cores: 0.01, steal_percent: 0.0, busy: false}}",
+    )
+    .unwrap();
+    cal.as_mapping_mut().unwrap().insert("provenance".into(), quiet);
+    let cal_file = out.path().join("quiet-cal.yaml");
+    std::fs::write(&cal_file, serde_norway::to_string(&cal).unwrap()).unwrap();
+    let results = out.path().join("results");
+    let busy = crate::common::BusyHost::start();
+    let (code, v, err) = verify(
+        &c,
+        &[
+            "--calibration",
+            cal_file.to_str().unwrap(),
+            "--out",
+            results.to_str().unwrap(),
+            "--row-seconds",
+            "0.3",
+        ],
+    );
+    drop(busy);
+    assert_eq!(code, 0, "{err}\n{v:#}");
+    let during = &v["host_during"];
+    assert_eq!(during["busy"], true, "{v:#}");
+    assert!(during["other_cores"].as_f64().unwrap() > 0.25 * during["cores"].as_f64().unwrap());
+    assert_eq!(v["host_before"]["busy"], true, "{v:#}");
+    let busy_rows: Vec<&Value> = rows(&v)
+        .iter()
+        .filter(|r| r["measured"]["host"]["busy"] == true)
+        .collect();
+    assert!(!busy_rows.is_empty(), "{v:#}");
+    for r in &busy_rows {
+        assert!(
+            r["measured"]["warnings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|w| w.as_str().unwrap().starts_with("measured on a busy client host")),
+            "{r:#}"
+        );
+    }
+    let notes: Vec<&str> = v["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.starts_with("during the rows, a busy client host")),
+        "{notes:?}"
+    );
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("measured on a busy client host (marked")),
+        "{notes:?}"
+    );
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("was measured on a quiet host") && n.contains("this run on a busy one")),
+        "{notes:?}"
+    );
+    // BENCH.md marks the cells and carries the notes.
+    let bench = std::fs::read_dir(&results)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path()
+        .join("BENCH.md");
+    let md = std::fs::read_to_string(&bench).unwrap();
+    assert!(md.contains("busy client host") && md.contains("(busy host)"), "{md}");
+}
+
 #[test]
 fn quick_ladder_with_huge_bands_passes_and_writes_its_results() {
     let _s = serial();
@@ -85,6 +173,16 @@ fn quick_ladder_with_huge_bands_passes_and_writes_its_results() {
     let (code, v, err) = huge_bands(&c, &out, &["--row-seconds", "0.3"]);
     assert_eq!(code, 0, "{err}\n{v:#}");
     assert!(err.contains("will write at most"), "bytes announced first: {err}");
+    // The client host's load is recorded (whether busy is this machine's business, not asserted).
+    for k in ["host_before", "host_during"] {
+        assert!(v[k]["cores"].as_u64().unwrap() >= 1, "{k}: {v:#}");
+    }
+    assert!(
+        rows(&v)
+            .iter()
+            .all(|r| r["measured"]["host"]["seconds"].as_f64().is_some()),
+        "{v:#}"
+    );
     assert_eq!(v["cluster"]["jetstream_servers"], 3);
     assert_eq!(v["cluster"]["max_replicas"], 3);
     assert_eq!(v["cluster"]["version"].as_str().unwrap().split('.').next(), Some("2"));
