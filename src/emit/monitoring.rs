@@ -71,6 +71,7 @@ pub const EXPORTER_METRICS: &[(&str, Source)] = &[
     ("gnatsd_varz_cpu", EXPORTER_VARZ),
     ("gnatsd_varz_mem", EXPORTER_VARZ),
     ("gnatsd_varz_slow_consumers", EXPORTER_VARZ),
+    ("jetstream_server_max_storage", EXPORTER_JSZ),
     ("jetstream_stream_last_seq", EXPORTER_JSZ),
     ("jetstream_stream_total_bytes", EXPORTER_JSZ),
     ("jetstream_consumer_num_pending", EXPORTER_JSZ),
@@ -191,12 +192,25 @@ impl Exprs<'_> {
         self.n.rename(n)
     }
 
-    /// The label that names a server, and the one that names a stream.
+    /// The label that names a server, and the one that names a stream. prometheus-nats-exporter's `/varz`
+    /// metrics carry only `server_id` — the server's id under the Helm chart's `-use_internal_server_id`
+    /// (files/stateful-set/prom-exporter-container.yaml), its name only under `-use_internal_server_name` —
+    /// so its per-server expressions take `server_name` from the `/jsz` server metric of the same `server_id`
+    /// (`named`).
     fn server_label(&self) -> &'static str {
+        "server_name"
+    }
+
+    /// `expr` (one series per `server_id`) with the server's name as the label `server_name`, for the servers
+    /// `sel` matches: joined on `server_id` with `/jsz`'s `jetstream_server_max_storage`, which carries both
+    /// (jsz.go `serverLabels`). nats-surveyor's metrics carry `server_name` themselves.
+    fn named(&self, expr: String, sel: &str) -> String {
         match self.m.exporter {
-            // /varz metrics carry only `server_id`, which is the server's name with -use_internal_server_name.
-            Exporter::PrometheusNatsExporter => "server_id",
-            Exporter::Surveyor => "server_name",
+            Exporter::PrometheusNatsExporter => format!(
+                "({expr}) * on (server_id) group_left (server_name) group by (server_id, server_name) ({}{sel})",
+                self.name("jetstream_server_max_storage")
+            ),
+            Exporter::Surveyor => expr,
         }
     }
 
@@ -210,10 +224,13 @@ impl Exprs<'_> {
     /// Store fill as a fraction of the server's JetStream file-store limit; `sel` is a label matcher list.
     fn store_fill(&self, sel: &str) -> String {
         match self.m.exporter {
-            Exporter::PrometheusNatsExporter => format!(
-                "{}{sel} / {}{sel}",
-                self.name("gnatsd_varz_jetstream_stats_storage"),
-                self.name("gnatsd_varz_jetstream_config_max_storage")
+            Exporter::PrometheusNatsExporter => self.named(
+                format!(
+                    "{} / {}",
+                    self.name("gnatsd_varz_jetstream_stats_storage"),
+                    self.name("gnatsd_varz_jetstream_config_max_storage")
+                ),
+                sel,
             ),
             Exporter::Surveyor => {
                 format!("nats_core_jetstream_filestore_used_bytes{sel} / nats_core_jetstream_filestore_size_bytes{sel}")
@@ -232,7 +249,7 @@ impl Exprs<'_> {
 
     fn ha_assets(&self) -> String {
         match self.m.exporter {
-            Exporter::PrometheusNatsExporter => self.name("gnatsd_varz_jetstream_stats_ha_assets"),
+            Exporter::PrometheusNatsExporter => self.named(self.name("gnatsd_varz_jetstream_stats_ha_assets"), ""),
             Exporter::Surveyor => "nats_core_jetstream_ha_assets".into(),
         }
     }
@@ -273,14 +290,14 @@ impl Exprs<'_> {
 
     fn cpu(&self) -> String {
         match self.m.exporter {
-            Exporter::PrometheusNatsExporter => self.name("gnatsd_varz_cpu"),
+            Exporter::PrometheusNatsExporter => self.named(self.name("gnatsd_varz_cpu"), ""),
             Exporter::Surveyor => "nats_core_cpu_percentage".into(),
         }
     }
 
     fn mem(&self) -> String {
         match self.m.exporter {
-            Exporter::PrometheusNatsExporter => self.name("gnatsd_varz_mem"),
+            Exporter::PrometheusNatsExporter => self.named(self.name("gnatsd_varz_mem"), ""),
             Exporter::Surveyor => "nats_core_mem_bytes".into(),
         }
     }
@@ -734,9 +751,10 @@ fn readme(plan: &Plan, pl: &PlannedLayout, m: &Monitoring, dir: &str) -> String 
             let p = m.prefix.as_deref().map(|p| format!(" -prefix={p}")).unwrap_or_default();
             format!(
                 "Run one prometheus-nats-exporter per server (a sidecar, as the Helm chart runs it) with\n\n    \
-                 prometheus-nats-exporter -varz -jsz=all -use_internal_server_name{p} http://127.0.0.1:8222\n\n\
-                 `-use_internal_server_name` makes the `/varz` metrics' `server_id` label the server's name, which \
-                 the per-server rules match; `-jsz=all` adds the stream and consumer metrics."
+                 prometheus-nats-exporter -varz -jsz=all{p} http://127.0.0.1:8222\n\n\
+                 `-jsz=all` is needed: besides the stream and consumer metrics it gives each server's name \
+                 (`server_name`), which the per-server rules join to the `/varz` metrics by `server_id`, whichever \
+                 id the exporter uses (the chart passes `-use_internal_server_id`)."
             )
         }
         Exporter::Surveyor => format!(

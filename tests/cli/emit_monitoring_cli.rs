@@ -186,7 +186,7 @@ fn every_threshold_is_the_plans_or_a_named_default_with_its_source() {
         assert!(r["expr"]
             .as_str()
             .unwrap()
-            .contains(&format!("{{server_id=\"{server}\"}} > {th}")));
+            .ends_with(&format!("{{server_name=\"{server}\"}}) > {th}")));
     }
     let meta = rules.iter().find(|r| r["alert"] == "NatsplanMetaGroupSmaller").unwrap();
     assert!(meta["expr"]
@@ -436,5 +436,107 @@ fn the_varz_names_are_nats_server_2_15_1s_varz_flattened() {
     assert!(table.len() >= 5);
     for n in table {
         assert!(names.iter().any(|x| x == n), "{n} is not in 2.15.1's /varz: {names:?}");
+    }
+}
+
+/// The store rules fire on the series each exporter really exports: `promtool test rules` with one server's
+/// series as the exporter labels them (prometheus-nats-exporter: `/varz` by a random `server_id` as under the
+/// Helm chart's `-use_internal_server_id`, `/jsz` with `server_id` and `server_name`; nats-surveyor:
+/// `server_id`, `server_name`, `cluster_name`). A fill between the server's failover room and 90 % raises the
+/// warning for that server and not the critical; at 95 % both.
+#[cfg(feature = "live")]
+#[test]
+fn promtool_fires_the_store_rules_on_the_exporters_series() {
+    let tmp = tempfile::tempdir().unwrap();
+    let id = five_server_r3();
+    for (m, flags) in [cases()[0].clone(), cases()[2].clone()] {
+        let (out, files, _) = emit(tmp.path(), &id, &flags);
+        let (path, text) = files.iter().find(|(p, _)| p.ends_with("alerts.rules.yaml")).unwrap();
+        let rules: Value = serde_norway::from_str(text).unwrap();
+        let rules = rules["groups"][0]["rules"].as_array().unwrap().clone();
+        let warn = rules
+            .iter()
+            .find(|r| r["alert"] == "NatsplanStoreBeyondFailoverRoom")
+            .unwrap();
+        let server = warn["labels"]["server"].as_str().unwrap().to_string();
+        let crit = rules
+            .iter()
+            .find(|r| r["alert"] == "NatsplanStoreNearlyFull" && r["labels"]["server"] == server.as_str())
+            .unwrap();
+        let room: f64 = warn["annotations"]["threshold"].as_str().unwrap().parse().unwrap();
+        let limit = 1_000_000_000u64;
+        let used = |fill: f64| (fill * limit as f64) as u64;
+        // 20 minutes at a fill just above the room, then 20 at 95 %.
+        let mid = used((room + 0.9) / 2.0);
+        let high = used(0.95);
+        let values = format!("{mid}x20 {high}x20");
+        let (series, own): (Vec<(String, String)>, Value) = match m.exporter {
+            Exporter::PrometheusNatsExporter => (
+                vec![
+                    (
+                        "gnatsd_varz_jetstream_stats_storage{server_id=\"NDXYZRANDOMID\"}".into(),
+                        values.clone(),
+                    ),
+                    (
+                        "gnatsd_varz_jetstream_config_max_storage{server_id=\"NDXYZRANDOMID\"}".into(),
+                        format!("{limit}x40"),
+                    ),
+                    (
+                        format!(
+                            "jetstream_server_max_storage{{server_id=\"NDXYZRANDOMID\", server_name=\"{server}\", \
+                             cluster=\"natsplan\", meta_leader=\"x\", is_meta_leader=\"false\"}}"
+                        ),
+                        format!("{limit}x40"),
+                    ),
+                ],
+                serde_json::json!({ "server_id": "NDXYZRANDOMID", "server_name": server }),
+            ),
+            Exporter::Surveyor => {
+                let l = format!("{{server_id=\"NDXYZRANDOMID\", server_name=\"{server}\", cluster_name=\"natsplan\"}}");
+                (
+                    vec![
+                        (format!("nats_core_jetstream_filestore_used_bytes{l}"), values.clone()),
+                        (
+                            format!("nats_core_jetstream_filestore_size_bytes{l}"),
+                            format!("{limit}x40"),
+                        ),
+                    ],
+                    serde_json::json!({ "server_id": "NDXYZRANDOMID", "server_name": server, "cluster_name": "natsplan" }),
+                )
+            }
+        };
+        let expect = |r: &Value| {
+            let mut labels = own.clone();
+            for (k, v) in r["labels"].as_object().unwrap() {
+                labels[k] = v.clone();
+            }
+            serde_json::json!({ "exp_labels": labels, "exp_annotations": r["annotations"] })
+        };
+        let doc = serde_json::json!({
+            "rule_files": [out.join(path).display().to_string()],
+            "evaluation_interval": "1m",
+            "tests": [{
+                "interval": "1m",
+                "input_series": series.iter().map(|(s, v)| serde_json::json!({ "series": s, "values": v })).collect::<Vec<_>>(),
+                "alert_rule_test": [
+                    { "eval_time": "19m", "alertname": "NatsplanStoreBeyondFailoverRoom", "exp_alerts": [expect(warn)] },
+                    { "eval_time": "19m", "alertname": "NatsplanStoreNearlyFull", "exp_alerts": [] },
+                    { "eval_time": "39m", "alertname": "NatsplanStoreNearlyFull", "exp_alerts": [expect(crit)] },
+                ]
+            }]
+        });
+        let file = tmp.path().join("store.test.yaml");
+        std::fs::write(&file, serde_norway::to_string(&doc).unwrap()).unwrap();
+        let o = std::process::Command::new(promtool())
+            .args(["test", "rules"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{flags:?}: {}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
     }
 }
