@@ -540,3 +540,72 @@ fn promtool_fires_the_store_rules_on_the_exporters_series() {
         );
     }
 }
+
+/// The rate rules fire on a stream's `last_seq` as each exporter exports it, one series per replica: at
+/// the planned rate's midpoint to the predicted ceiling, the planned-rate warning and not the ceiling's.
+#[cfg(feature = "live")]
+#[test]
+fn promtool_fires_the_rate_rules_on_the_exporters_series() {
+    let tmp = tempfile::tempdir().unwrap();
+    let id = five_server_r3();
+    for (m, flags) in [cases()[0].clone(), cases()[2].clone()] {
+        let (out, files, _) = emit(tmp.path(), &id, &flags);
+        let (path, text) = files.iter().find(|(p, _)| p.ends_with("alerts.rules.yaml")).unwrap();
+        let rules: Value = serde_norway::from_str(text).unwrap();
+        let rules = rules["groups"][0]["rules"].as_array().unwrap().clone();
+        let ceiling = rules
+            .iter()
+            .find(|r| r["alert"] == "NatsplanStreamAbovePredictedCeiling")
+            .expect("a stream with a predicted ceiling");
+        let stream = ceiling["labels"]["stream"].as_str().unwrap().to_string();
+        let planned = rules
+            .iter()
+            .find(|r| r["alert"] == "NatsplanStreamAbovePlannedRate" && r["labels"]["stream"] == stream.as_str())
+            .unwrap();
+        let p: f64 = planned["annotations"]["threshold"].as_str().unwrap().parse().unwrap();
+        let c: f64 = ceiling["annotations"]["threshold"].as_str().unwrap().parse().unwrap();
+        assert!(c > p, "{stream}: ceiling {c} ≤ planned {p}");
+        let per_min = ((p + c) / 2.0 * 60.0).round() as u64;
+        let (label, extra) = match m.exporter {
+            Exporter::PrometheusNatsExporter => ("stream_name", "jetstream_stream_last_seq"),
+            Exporter::Surveyor => ("stream", "nats_stream_last_seq"),
+        };
+        let series: Vec<Value> = ["alpha", "bravo", "charlie"]
+            .iter()
+            .map(|s| {
+                serde_json::json!({
+                    "series": format!("{extra}{{{label}=\"{stream}\", server_id=\"N{s}\", server_name=\"{s}\"}}"),
+                    "values": format!("0+{per_min}x40"),
+                })
+            })
+            .collect();
+        let mut labels = planned["labels"].clone();
+        labels[label] = Value::from(stream.clone());
+        let doc = serde_json::json!({
+            "rule_files": [out.join(path).display().to_string()],
+            "evaluation_interval": "1m",
+            "tests": [{
+                "interval": "1m",
+                "input_series": series,
+                "alert_rule_test": [
+                    { "eval_time": "30m", "alertname": "NatsplanStreamAbovePlannedRate",
+                      "exp_alerts": [{ "exp_labels": labels, "exp_annotations": planned["annotations"] }] },
+                    { "eval_time": "30m", "alertname": "NatsplanStreamAbovePredictedCeiling", "exp_alerts": [] },
+                ]
+            }]
+        });
+        let file = tmp.path().join("rate.test.yaml");
+        std::fs::write(&file, serde_norway::to_string(&doc).unwrap()).unwrap();
+        let o = std::process::Command::new(promtool())
+            .args(["test", "rules"])
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{flags:?}: {}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+}
