@@ -609,3 +609,44 @@ fn promtool_fires_the_rate_rules_on_the_exporters_series() {
         );
     }
 }
+
+#[test]
+fn a_server_named_monitoring_is_refused_with_monitoring_and_emitted_without() {
+    let tmp = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(repo_file("tests/data/four-racks-r3.yaml"))
+        .unwrap()
+        .replace("servers: [a1, a2]", "servers: [monitoring, a2]");
+    let site = tmp.path().join("site.yaml");
+    std::fs::write(&site, text).unwrap();
+    let site = site.to_str().unwrap();
+    let (code, out, err) = run(&["design", site, "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let id = v["layouts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| {
+            l["servers"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|s| s["name"] == "monitoring")
+        })
+        .expect("a layout with the server named monitoring")["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let o = tmp.path().join("o");
+    let o = o.to_str().unwrap();
+    let (code, _, err) = run(&["emit", site, "--layout", &id, "--out", o, "--monitoring"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("server 'monitoring' has its folder where --monitoring writes"),
+        "{err}"
+    );
+    assert!(!Path::new(o).exists());
+    let (code, _, err) = run(&["emit", site, "--layout", &id, "--out", o]);
+    assert_eq!(code, 0, "{err}");
+    assert!(Path::new(o).join("monitoring/nats-server.conf").exists());
+}
