@@ -170,9 +170,6 @@ pub struct Expected {
     pub consumers: Vec<consumers::ExpConsumers>,
 }
 
-/// Object stores keep objects in 128 KiB chunks plus a metadata message (DESIGN "Capacity").
-const OBJECT_CHUNK_BYTES: u64 = 128 * 1024;
-
 impl Expected {
     /// The expectations of layout `id` (its per-asset lists expanded: `Inputs::expand`).
     pub fn from_plan(plan: &Plan, id: &str) -> anyhow::Result<Expected> {
@@ -181,22 +178,7 @@ impl Expected {
             .ok_or_else(|| anyhow::anyhow!("--layout {id}: not in the plan"))?;
         let site = &plan.input;
         let files = crate::emit::render(plan, id, &crate::emit::EmitOptions::default())?;
-        // Stream name → (the site's asset name, messages per planned operation, planned messages/s).
-        let mut rates: BTreeMap<String, (String, f64, f64)> = BTreeMap::new();
-        for s in &site.workload.streams {
-            rates.insert(s.name.clone(), (s.name.clone(), 1.0, s.msgs_per_s));
-        }
-        for k in &site.workload.kv {
-            rates.insert(format!("KV_{}", k.name), (k.name.clone(), 1.0, k.puts_per_s));
-        }
-        for o in &site.workload.object_stores {
-            let per = (o.object_size_bytes.div_ceil(OBJECT_CHUNK_BYTES).max(1) + 1) as f64;
-            rates.insert(format!("OBJ_{}", o.name), (o.name.clone(), per, o.puts_per_s * per));
-        }
-        let predicted = |site_name: &str, per: f64| -> Option<f64> {
-            let p = pl.predicted.as_ref()?.streams.iter().find(|p| &*p.name == site_name)?;
-            Some(p.ops_per_s * per)
-        };
+        let rates = crate::plan::stream_rates(site, pl);
         let mut assets = Vec::new();
         for (path, text) in &files {
             if path.extension().is_none_or(|e| e != "json") {
@@ -224,8 +206,8 @@ impl Expected {
                     .filter_map(Value::as_str)
                     .map(str::to_lowercase)
                     .collect(),
-                ops_per_s: rates.get(name).map(|r| r.2).unwrap_or(0.0),
-                ceiling_per_s: rates.get(name).and_then(|(n, per, _)| predicted(n, *per)),
+                ops_per_s: rates.get(name).map(|r| r.ops_per_s).unwrap_or(0.0),
+                ceiling_per_s: rates.get(name).and_then(|r| r.ceiling_per_s),
             });
         }
         assets.sort_by(|a, b| a.stream.cmp(&b.stream));
@@ -233,21 +215,7 @@ impl Expected {
         // one is tolerated, single servers when one is).
         let layout = &pl.layout;
         let need = crate::plan::needs(layout);
-        let stores = crate::plan::stores(site, layout);
-        let scenarios = crate::plan::tolerated_failures(site, layout, &pl.tolerates);
-        let mut failover: Vec<(f64, Option<String>)> = vec![(0.0, None); layout.servers.len()];
-        for (name, failed) in &scenarios {
-            let after = crate::plan::needs_after(site, layout, &stores, failed);
-            for (i, &s) in layout.servers.iter().enumerate() {
-                if failed.contains(&s) {
-                    continue;
-                }
-                let extra = after.get(i).copied().unwrap_or(0.0) - need.get(i).copied().unwrap_or(0.0);
-                if extra > failover[i].0 + 0.5 {
-                    failover[i] = (extra, Some(name.clone()));
-                }
-            }
-        }
+        let failover = crate::plan::failover_room(site, layout, &pl.tolerates);
         let planned_consumers = consumers::ExpConsumers::from_plan(plan, &assets);
         let mut servers = Vec::new();
         for (i, s) in pl.servers.iter().enumerate() {

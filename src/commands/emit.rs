@@ -35,6 +35,26 @@ pub struct EmitArgs {
     /// `consumers/<stream>/<name>.json` for `nats consumer add --config`.
     #[arg(long, value_name = "FILE")]
     pub deploy: Option<PathBuf>,
+    /// Also write Prometheus alerting rules and a Grafana dashboard for the layout into `monitoring/`, with
+    /// the plan's thresholds (docs/emit.md).
+    #[arg(long)]
+    pub monitoring: bool,
+    /// The exporter whose metric names --monitoring uses.
+    #[arg(long, value_enum, value_name = "EXPORTER", default_value_t = ExporterArg::PrometheusNatsExporter, requires = "monitoring")]
+    pub exporter: ExporterArg,
+    /// prometheus-nats-exporter's `-prefix` (the Helm chart passes `nats`): its metrics are then `PREFIX_varz_*`
+    /// and `PREFIX_*` instead of `gnatsd_varz_*` and `jetstream_*`.
+    #[arg(long, value_name = "PREFIX", requires = "monitoring")]
+    pub metric_prefix: Option<String>,
+}
+
+/// `--exporter`: prometheus-nats-exporter or nats-surveyor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExporterArg {
+    /// nats-io/prometheus-nats-exporter (`gnatsd_varz_*`, `jetstream_*`).
+    PrometheusNatsExporter,
+    /// nats-io/nats-surveyor (`nats_core_*`, `nats_stream_*`, `nats_consumer_*`; needs the system account).
+    Surveyor,
 }
 
 pub fn run(g: &Global, a: EmitArgs) -> Result<Outcome, Failure> {
@@ -81,7 +101,30 @@ pub fn run(g: &Global, a: EmitArgs) -> Result<Outcome, Failure> {
         deploy,
         ..EmitOptions::default()
     };
-    let files = emit::render_all(&plan, &layout.id, &opts).map_err(bad_input)?;
+    let monitoring = match a.monitoring {
+        false => None,
+        true => {
+            let exporter = match a.exporter {
+                ExporterArg::PrometheusNatsExporter => emit::monitoring::Exporter::PrometheusNatsExporter,
+                ExporterArg::Surveyor => emit::monitoring::Exporter::Surveyor,
+            };
+            if a.metric_prefix.is_some() && exporter != emit::monitoring::Exporter::PrometheusNatsExporter {
+                return Err(bad_input(anyhow!(
+                    "--metric-prefix is prometheus-nats-exporter's -prefix; nats-surveyor's names have none (drop \
+                     --metric-prefix, or use --exporter prometheus-nats-exporter)"
+                )));
+            }
+            Some(emit::monitoring::Monitoring {
+                exporter,
+                prefix: a.metric_prefix.clone(),
+            })
+        }
+    };
+    let mut files = emit::render_all(&plan, &layout.id, &opts).map_err(bad_input)?;
+    if let Some(m) = &monitoring {
+        files.extend(emit::monitoring::render(&plan, &layout.id, m).map_err(bad_input)?);
+        files.sort_by(|a, b| a.0.cmp(&b.0));
+    }
     let private = emit::private_files(&files, &opts);
     if let Err(e) = emit::write_atomically(&a.out, &files, a.force, &private) {
         return match e.downcast_ref::<emit::Interrupted>() {
@@ -93,10 +136,19 @@ pub fn run(g: &Global, a: EmitArgs) -> Result<Outcome, Failure> {
     let list: Vec<String> = files.iter().map(|(p, _)| p.display().to_string()).collect();
     let bytes = match fmt {
         Format::Json => {
-            let mut b = serde_json::to_vec_pretty(&serde_json::json!({
+            let mut v = serde_json::json!({
                 "out": a.out, "layout": layout.id, "files": list,
-            }))
-            .expect("serialises");
+            });
+            if let Some(m) = &monitoring {
+                let dir = format!("monitoring/{}", m.exporter.as_str());
+                v["monitoring"] = serde_json::json!({
+                    "exporter": m.exporter.as_str(),
+                    "metric_prefix": m.prefix,
+                    "rules": format!("{dir}/alerts.rules.yaml"),
+                    "dashboard": format!("{dir}/dashboard.json"),
+                });
+            }
+            let mut b = serde_json::to_vec_pretty(&v).expect("serialises");
             b.push(b'\n');
             b
         }

@@ -260,6 +260,29 @@ pub fn tolerated_failures(site: &Site, layout: &Layout, tolerates: &Tolerance) -
     scenarios
 }
 
+/// Per server of `layout` (in its order): the bytes it must still take on when the worst tolerated failure's
+/// replicas are placed again after peer-remove (`needs_after` over `tolerated_failures`), and that
+/// failure's name (`rack:A`); `(0, None)` when no tolerated failure re-places anything on it. `check`
+/// warns above the store this leaves free and `emit --monitoring` alerts on it.
+pub fn failover_room(site: &Site, layout: &Layout, tolerates: &Tolerance) -> Vec<(f64, Option<String>)> {
+    let need = needs(layout);
+    let stores = stores(site, layout);
+    let mut failover: Vec<(f64, Option<String>)> = vec![(0.0, None); layout.servers.len()];
+    for (name, failed) in &tolerated_failures(site, layout, tolerates) {
+        let after = needs_after(site, layout, &stores, failed);
+        for (i, &s) in layout.servers.iter().enumerate() {
+            if failed.contains(&s) {
+                continue;
+            }
+            let extra = after.get(i).copied().unwrap_or(0.0) - need.get(i).copied().unwrap_or(0.0);
+            if extra > failover[i].0 + 0.5 {
+                failover[i] = (extra, Some(name.clone()));
+            }
+        }
+    }
+    failover
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -21,6 +21,7 @@ mod durability_cli;
 mod emit_auth_cli;
 mod emit_cli;
 mod emit_limits_cli;
+mod emit_monitoring_cli;
 mod html_fit_cli;
 mod import_omb;
 mod inputs_hostile;
