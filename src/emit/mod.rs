@@ -9,6 +9,7 @@
 pub mod conf;
 pub mod consumers;
 pub mod deploy;
+pub mod helm;
 
 use crate::layout::PlacementRule;
 use crate::plan::{Plan, PlannedAsset, PlannedLayout};
