@@ -784,6 +784,27 @@ mod tests {
         assert!(chart_conf(&v, "prod").contains("nats://prod-nats-0.prod-nats-headless:6222"));
     }
 
+    /// The chart's own test (helm/charts/nats/test/config_test.go `TestConfigJetStreamCluster`, with the
+    /// defaults of defaults_test.go) expects this configuration for `cluster.enabled` and `jetstream.enabled`
+    /// (its `server_name` the pod's, `10Gi` as nats-server reads it).
+    #[test]
+    fn the_charts_own_jetstream_cluster_case_renders_as_its_test_expects() {
+        let v = json!({"config": {"cluster": {"enabled": true}, "jetstream": {"enabled": true}}});
+        let c = chart_conf(&v, "nats")
+            .replace("$SERVER_NAME", "\"nats-0\"")
+            .replace(": 10Gi", ": 10737418240");
+        let got: Value = serde_json::from_str(&c).unwrap_or_else(|e| panic!("{e}: {c}"));
+        let want = json!({
+            "http_port": 8222, "lame_duck_duration": "30s", "lame_duck_grace_period": "10s",
+            "pid_file": "/var/run/nats/nats.pid", "port": 4222, "server_name": "nats-0",
+            "cluster": {"name": "nats", "no_advertise": true, "port": 6222, "routes": [
+                "nats://nats-0.nats-headless:6222", "nats://nats-1.nats-headless:6222",
+                "nats://nats-2.nats-headless:6222"]},
+            "jetstream": {"max_file_store": 10737418240u64, "max_memory_store": 0, "store_dir": "/data"},
+        });
+        assert_eq!(got, want);
+    }
+
     #[test]
     fn pinned_sets_and_uneven_racks_are_refused_with_the_fix() {
         let p = plan("one-rack-raid10.yaml");
