@@ -149,6 +149,23 @@ pub fn render(plan: &Plan, layout_id: &str, opts: &EmitOptions, storage_class: &
     // racks differ by more (4 + 1 + 1) would be scheduled as another spread (2 + 2 + 2) with other capacity
     // and failure figures, and a larger maxSkew allows 3 + 2 + 1 as well as 4 + 1 + 1.
     let racks = rack_counts(layout);
+    // The rack tag comes from the node's zone label, so each rack's name (lower case) must be a label value.
+    for r in racks.keys() {
+        let v = r.to_lowercase();
+        let ok = v.len() <= 63
+            && v.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+            && v.starts_with(|c: char| c.is_ascii_alphanumeric())
+            && v.ends_with(|c: char| c.is_ascii_alphanumeric());
+        if !ok {
+            bail!(
+                "--helm-values: rack '{}' cannot be a Kubernetes label value, and the pods learn their rack tag from \
+                 their node's {ZONE_LABEL} label; rename the rack in the site file (racks[].name: at most 63 letters, \
+                 digits, '-', '_' or '.', starting and ending with a letter or digit)",
+                r.escape_debug()
+            );
+        }
+    }
     let (lo, hi) = (
         racks.values().copied().min().unwrap_or(0),
         racks.values().copied().max().unwrap_or(0),
@@ -193,11 +210,15 @@ pub fn render(plan: &Plan, layout_id: &str, opts: &EmitOptions, storage_class: &
     if !larger.is_empty() {
         warnings.push(format!(
             "the chart gives every pod one volume size: the values claim the smallest planned LUN ({}) and cap \
-             every store at {}; {} ha{} larger LUNs whose extra space JetStream will not use",
+             every store at {}; {} {} whose extra space JetStream will not use",
             fmt_bytes(pvc_bytes as f64),
             fmt_bytes(max_bytes as f64),
             larger.join(", "),
-            if larger.len() == 1 { "s a" } else { "ve" }
+            if larger.len() == 1 {
+                "has a larger LUN"
+            } else {
+                "have larger LUNs"
+            }
         ));
     }
     warnings.push(format!(
@@ -837,6 +858,17 @@ mod tests {
             e.contains("unevenly") && e.contains("rack A: 3, rack B: 1, rack C: 1"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_rack_name_no_node_label_can_hold_is_refused_with_the_site_field() {
+        let mut p = plan("three-racks-raid1.yaml");
+        let id = p.layouts[0].id.clone();
+        p.layouts[0].servers[0].rack = "Row 1/A".into();
+        let e = render(&p, &id, &EmitOptions::default(), "nats-jetstream")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("rack 'Row 1/A'") && e.contains("racks[].name"), "{e}");
     }
 
     #[test]
