@@ -27,7 +27,7 @@ use std::path::PathBuf;
 
 /// The chart the values are written for, and where its keys were read.
 pub const CHART_VERSION: &str = "2.14.2";
-pub const CHART_SOURCE: &str = "github.com/nats-io/k8s helm/charts/nats (chart 2.14.2, commit 957650f)";
+pub const CHART_SOURCE: &str = "github.com/nats-io/k8s helm/charts/nats at commit 957650f";
 /// The nats-server version natsplan plans for: its figures, recovery steps and `nats-server -t` checks are
 /// taken on 2.15.1 (`scripts/install-nats-server`). The image tag follows the chart's default form
 /// (`2.14.2-alpine` for its appVersion).
@@ -389,7 +389,10 @@ pub fn render(plan: &Plan, layout_id: &str, opts: &EmitOptions, storage_class: &
          {}, layout {} ({} servers, R{}).\n# helm install {RELEASE} nats/nats --version {CHART_VERSION} -f values.yaml \
          — read README.md first\n# (node labels, the system password Secret, PersistentVolumes).\n",
         env!("CARGO_PKG_VERSION"),
-        plan.site.replace('\n', " "),
+        plan.site
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect::<String>(),
         layout.id,
         n,
         layout.replicas
