@@ -35,6 +35,19 @@ pub struct EmitArgs {
     /// `consumers/<stream>/<name>.json` for `nats consumer add --config`.
     #[arg(long, value_name = "FILE")]
     pub deploy: Option<PathBuf>,
+    /// Also write `helm/values.yaml` for the official nats Helm chart 2.14.x, the `nats.conf` the chart
+    /// renders from it and a README (docs/emit.md): refused for layouts the chart cannot run (pinned
+    /// `set:` tags, racks whose server counts differ by more than one).
+    #[arg(long)]
+    pub helm_values: bool,
+    /// The StorageClass the Helm values claim each server's volume from (with --helm-values).
+    #[arg(
+        long,
+        value_name = "NAME",
+        default_value = "nats-jetstream",
+        requires = "helm_values"
+    )]
+    pub storage_class: String,
     /// Also write Prometheus alerting rules and a Grafana dashboard for the layout into `monitoring/`, with
     /// the plan's thresholds (docs/emit.md).
     #[arg(long)]
@@ -121,10 +134,20 @@ pub fn run(g: &Global, a: EmitArgs) -> Result<Outcome, Failure> {
         }
     };
     let mut files = emit::render_all(&plan, &layout.id, &opts).map_err(bad_input)?;
+    let helm = match a.helm_values {
+        true => Some(emit::helm::render(&plan, &layout.id, &opts, &a.storage_class).map_err(bad_input)?),
+        false => None,
+    };
+    if let Some(h) = &helm {
+        files.extend(h.files());
+        for w in &h.warnings {
+            eprintln!("natsplan: warning: helm values: {w}");
+        }
+    }
     if let Some(m) = &monitoring {
         files.extend(emit::monitoring::render(&plan, &layout.id, m).map_err(bad_input)?);
-        files.sort_by(|a, b| a.0.cmp(&b.0));
     }
+    files.sort_by(|x, y| x.0.cmp(&y.0));
     let private = emit::private_files(&files, &opts);
     if let Err(e) = emit::write_atomically(&a.out, &files, a.force, &private) {
         return match e.downcast_ref::<emit::Interrupted>() {
@@ -139,6 +162,13 @@ pub fn run(g: &Global, a: EmitArgs) -> Result<Outcome, Failure> {
             let mut v = serde_json::json!({
                 "out": a.out, "layout": layout.id, "files": list,
             });
+            if let Some(h) = &helm {
+                v["helm"] = serde_json::json!({
+                    "chart": "nats", "chart_version": emit::helm::CHART_VERSION,
+                    "image_tag": h.values["container"]["image"]["tag"], "values": "helm/values.yaml",
+                    "warnings": h.warnings,
+                });
+            }
             if let Some(m) = &monitoring {
                 let dir = format!("monitoring/{}", m.exporter.as_str());
                 v["monitoring"] = serde_json::json!({

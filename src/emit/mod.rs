@@ -9,6 +9,7 @@
 pub mod conf;
 pub mod consumers;
 pub mod deploy;
+pub mod helm;
 pub mod monitoring;
 
 use crate::layout::PlacementRule;

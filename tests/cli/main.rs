@@ -20,6 +20,7 @@ mod design_cli;
 mod durability_cli;
 mod emit_auth_cli;
 mod emit_cli;
+mod emit_helm_cli;
 mod emit_limits_cli;
 mod emit_monitoring_cli;
 mod html_fit_cli;

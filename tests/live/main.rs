@@ -16,6 +16,7 @@ mod bench_natscli_live;
 mod bench_ordered_live;
 mod calibrate_live;
 mod check_live;
+mod emit_helm_live;
 mod emit_live;
 mod faults_cli_live;
 mod faults_live;
