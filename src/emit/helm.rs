@@ -100,15 +100,7 @@ fn mebibytes_ceil(bytes: f64) -> u64 {
 /// warned where it runs it with less than the plan says.
 pub fn render(plan: &Plan, layout_id: &str, opts: &EmitOptions, storage_class: &str) -> Result<Helm> {
     check_storage_class(storage_class)?;
-    let layout = plan.layout(layout_id).ok_or_else(|| {
-        anyhow!(
-            "--layout {layout_id}: no such layout in the plan for site '{}'",
-            plan.site
-        )
-    })?;
-    if layout.servers.is_empty() {
-        bail!("layout {layout_id} has no JetStream servers; nothing to emit");
-    }
+    let layout = super::emittable(plan, layout_id)?;
     let site = &plan.input;
     let mut warnings = Vec::new();
 

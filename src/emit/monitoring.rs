@@ -820,9 +820,7 @@ pub fn render(plan: &Plan, layout_id: &str, m: &Monitoring) -> Result<Vec<(PathB
     if let Some(p) = &m.prefix {
         check_prefix(p)?;
     }
-    let pl = plan
-        .layout(layout_id)
-        .ok_or_else(|| anyhow!("--layout {layout_id}: not in the plan"))?;
+    let pl = super::emittable(plan, layout_id)?;
     if let Some(s) = pl.servers.iter().find(|s| s.name.eq_ignore_ascii_case("monitoring")) {
         bail!(
             "server '{}' has its folder where --monitoring writes monitoring/; rename the server in the site file, \
