@@ -45,6 +45,8 @@ pub const SYSTEM_SECRET: &str = "nats-system-account";
 #[derive(Debug, Clone)]
 pub struct Helm {
     pub values: Value,
+    /// The values file's header comment (what wrote it, for which site and layout).
+    pub header: String,
     pub values_yaml: String,
     pub nats_conf: String,
     pub readme: String,
@@ -52,6 +54,17 @@ pub struct Helm {
 }
 
 impl Helm {
+    /// The chart's prometheus-nats-exporter sidecar turned on (`promExporter.enabled`, off by default in the
+    /// chart's values.yaml), for `emit --monitoring` with that exporter: the chart runs it with
+    /// `-prefix=nats -use_internal_server_id` (files/stateful-set/prom-exporter-container.yaml).
+    pub fn with_exporter(mut self) -> Result<Helm> {
+        self.values["promExporter"] = serde_json::json!({ "enabled": true });
+        let yaml =
+            serde_norway::to_string(&self.values).map_err(|e| anyhow!("values do not serialise as YAML: {e}"))?;
+        self.values_yaml = format!("{}{yaml}", self.header);
+        Ok(self)
+    }
+
     /// The files, relative to emit's output folder.
     pub fn files(&self) -> Vec<(PathBuf, String)> {
         vec![
@@ -60,6 +73,19 @@ impl Helm {
             (PathBuf::from("helm/README.md"), self.readme.clone()),
         ]
     }
+}
+
+/// Each planned server and the pod that runs it under the chart: the StatefulSet's pods `RELEASE-<i>` in
+/// the layout's server order (the order of helm/README.md's table and of the PersistentVolumes bound to
+/// them). Every pod's `server_name` is its pod name, so what reads servers by name (monitoring rules,
+/// `natsplan check`) must use these.
+pub fn pod_names(layout: &crate::plan::PlannedLayout) -> Vec<(String, String)> {
+    layout
+        .servers
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.name.clone(), format!("{RELEASE}-{i}")))
+        .collect()
 }
 
 /// A StorageClass name as Kubernetes takes it (a DNS subdomain: lower-case letters, digits, '-' and '.',
@@ -389,11 +415,12 @@ pub fn render(plan: &Plan, layout_id: &str, opts: &EmitOptions, storage_class: &
         n,
         layout.replicas
     );
-    let values_yaml = header + &yaml;
+    let values_yaml = format!("{header}{yaml}");
     let nats_conf = chart_conf(&values, RELEASE);
     let readme = readme(plan, layout, storage_class, &values, pvc_bytes, max_bytes, &warnings);
     Ok(Helm {
         values,
+        header,
         values_yaml,
         nats_conf,
         readme,
