@@ -334,7 +334,9 @@ pub fn render(plan: &Plan, layout_id: &str, opts: &EmitOptions, storage_class: &
     }
 
     // Topology spread from the racks: an even spread over exactly the plan's racks (node affinity to their
-    // zone labels, which also makes sure every pod's rack tag is set), one pod per node.
+    // zone labels, which also makes sure every pod's rack tag is set), and pods spread over nodes (maxSkew 1:
+    // one per node while there are as many eligible nodes as pods, not a hard rule; the PersistentVolumes'
+    // node affinity is what pins each pod to its planned host, helm/README.md).
     let mut spread = Map::new();
     spread.insert(
         ZONE_LABEL.into(),
@@ -632,9 +634,11 @@ fn readme(
         "# Helm values for site `{}`, layout `{}`\n\n`values.yaml` is for the official nats chart {CHART_VERSION} \
          ({CHART_SOURCE}); `nats.conf` is the configuration the chart renders from it for a release named \
          `{RELEASE}` (natsplan's own rendering of the chart's templates, checked with `nats-server -t`).\n\n\
-         ```\nkubectl create secret generic {SYSTEM_SECRET} --from-literal=password=…\nhelm repo add nats \
+         ```\nkubectl create secret generic {SYSTEM_SECRET} --from-literal=password=\"p$(openssl rand -hex 24)\"\nhelm repo add nats \
          https://nats-io.github.io/k8s/helm/charts/\nhelm install {RELEASE} nats/nats --version {CHART_VERSION} -f \
-         values.yaml\n```\n\n",
+         values.yaml\n```\n\nThe password must be letters and digits starting with a letter (the command above makes one): \
+         nats-server reads `$NATS_SYSTEM_PASSWORD` as a configuration value (conf/parse.go `lookupVariable`), so \
+         a password that is a number, `true`, or has spaces, `;` or `,` would not arrive as given.\n\n",
         plan.site, layout.id
     );
     o.push_str("## What the values carry\n\n");

@@ -510,12 +510,14 @@ impl Builder<'_, '_> {
                     Action::Hardware,
                 )),
             }
+            // A full store's restart is the operator's clean one (its step), not an unclean stop: no re-read.
             let rereads = !matches!(
                 d.kind,
                 DomainKind::Disk
                     | DomainKind::Wipe
                     | DomainKind::Pause
                     | DomainKind::Net
+                    | DomainKind::Full
                     | DomainKind::LostRack
                     | DomainKind::LostArray
             );
