@@ -127,15 +127,43 @@ pub fn run(g: &Global, a: EmitArgs) -> Result<Outcome, Failure> {
                      --metric-prefix, or use --exporter prometheus-nats-exporter)"
                 )));
             }
+            // Under the Helm chart every server is named for its pod and the chart's exporter runs with
+            // `-prefix=nats` (files/stateful-set/prom-exporter-container.yaml): the rules must say so.
+            let (prefix, server_names) = match a.helm_values {
+                false => (a.metric_prefix.clone(), Vec::new()),
+                true => {
+                    let chart = exporter == emit::monitoring::Exporter::PrometheusNatsExporter;
+                    if chart && a.metric_prefix.as_deref().is_some_and(|p| p != "nats") {
+                        return Err(bad_input(anyhow!(
+                            "--metric-prefix {}: with --helm-values the chart runs prometheus-nats-exporter with \
+                             -prefix=nats, so the rules use that; drop --metric-prefix",
+                            a.metric_prefix.as_deref().unwrap_or_default()
+                        )));
+                    }
+                    let prefix = if chart { Some("nats".to_string()) } else { None };
+                    (prefix, emit::helm::pod_names(layout))
+                }
+            };
             Some(emit::monitoring::Monitoring {
                 exporter,
-                prefix: a.metric_prefix.clone(),
+                prefix,
+                server_names,
             })
         }
     };
     let mut files = emit::render_all(&plan, &layout.id, &opts).map_err(bad_input)?;
+    let chart_exporter = monitoring
+        .as_ref()
+        .is_some_and(|m| m.exporter == emit::monitoring::Exporter::PrometheusNatsExporter);
     let helm = match a.helm_values {
-        true => Some(emit::helm::render(&plan, &layout.id, &opts, &a.storage_class).map_err(bad_input)?),
+        true => {
+            let h = emit::helm::render(&plan, &layout.id, &opts, &a.storage_class).map_err(bad_input)?;
+            Some(if chart_exporter {
+                h.with_exporter().map_err(bad_input)?
+            } else {
+                h
+            })
+        }
         false => None,
     };
     if let Some(h) = &helm {

@@ -45,6 +45,8 @@ pub const SYSTEM_SECRET: &str = "nats-system-account";
 #[derive(Debug, Clone)]
 pub struct Helm {
     pub values: Value,
+    /// The values file's header comment (what wrote it, for which site and layout).
+    pub header: String,
     pub values_yaml: String,
     pub nats_conf: String,
     pub readme: String,
@@ -52,6 +54,17 @@ pub struct Helm {
 }
 
 impl Helm {
+    /// The chart's prometheus-nats-exporter sidecar turned on (`promExporter.enabled`, off by default in the
+    /// chart's values.yaml), for `emit --monitoring` with that exporter: the chart runs it with
+    /// `-prefix=nats -use_internal_server_id` (files/stateful-set/prom-exporter-container.yaml).
+    pub fn with_exporter(mut self) -> Result<Helm> {
+        self.values["promExporter"] = serde_json::json!({ "enabled": true });
+        let yaml =
+            serde_norway::to_string(&self.values).map_err(|e| anyhow!("values do not serialise as YAML: {e}"))?;
+        self.values_yaml = format!("{}{yaml}", self.header);
+        Ok(self)
+    }
+
     /// The files, relative to emit's output folder.
     pub fn files(&self) -> Vec<(PathBuf, String)> {
         vec![
@@ -60,6 +73,19 @@ impl Helm {
             (PathBuf::from("helm/README.md"), self.readme.clone()),
         ]
     }
+}
+
+/// Each planned server and the pod that runs it under the chart: the StatefulSet's pods `RELEASE-<i>` in
+/// the layout's server order (the order of helm/README.md's table and of the PersistentVolumes bound to
+/// them). Every pod's `server_name` is its pod name, so what reads servers by name (monitoring rules,
+/// `natsplan check`) must use these.
+pub fn pod_names(layout: &crate::plan::PlannedLayout) -> Vec<(String, String)> {
+    layout
+        .servers
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.name.clone(), format!("{RELEASE}-{i}")))
+        .collect()
 }
 
 /// A StorageClass name as Kubernetes takes it (a DNS subdomain: lower-case letters, digits, '-' and '.',
@@ -100,15 +126,7 @@ fn mebibytes_ceil(bytes: f64) -> u64 {
 /// warned where it runs it with less than the plan says.
 pub fn render(plan: &Plan, layout_id: &str, opts: &EmitOptions, storage_class: &str) -> Result<Helm> {
     check_storage_class(storage_class)?;
-    let layout = plan.layout(layout_id).ok_or_else(|| {
-        anyhow!(
-            "--layout {layout_id}: no such layout in the plan for site '{}'",
-            plan.site
-        )
-    })?;
-    if layout.servers.is_empty() {
-        bail!("layout {layout_id} has no JetStream servers; nothing to emit");
-    }
+    let layout = super::emittable(plan, layout_id)?;
     let site = &plan.input;
     let mut warnings = Vec::new();
 
@@ -316,7 +334,9 @@ pub fn render(plan: &Plan, layout_id: &str, opts: &EmitOptions, storage_class: &
     }
 
     // Topology spread from the racks: an even spread over exactly the plan's racks (node affinity to their
-    // zone labels, which also makes sure every pod's rack tag is set), one pod per node.
+    // zone labels, which also makes sure every pod's rack tag is set), and pods spread over nodes (maxSkew 1:
+    // one per node while there are as many eligible nodes as pods, not a hard rule; the PersistentVolumes'
+    // node affinity is what pins each pod to its planned host, helm/README.md).
     let mut spread = Map::new();
     spread.insert(
         ZONE_LABEL.into(),
@@ -397,11 +417,12 @@ pub fn render(plan: &Plan, layout_id: &str, opts: &EmitOptions, storage_class: &
         n,
         layout.replicas
     );
-    let values_yaml = header + &yaml;
+    let values_yaml = format!("{header}{yaml}");
     let nats_conf = chart_conf(&values, RELEASE);
     let readme = readme(plan, layout, storage_class, &values, pvc_bytes, max_bytes, &warnings);
     Ok(Helm {
         values,
+        header,
         values_yaml,
         nats_conf,
         readme,
@@ -613,9 +634,11 @@ fn readme(
         "# Helm values for site `{}`, layout `{}`\n\n`values.yaml` is for the official nats chart {CHART_VERSION} \
          ({CHART_SOURCE}); `nats.conf` is the configuration the chart renders from it for a release named \
          `{RELEASE}` (natsplan's own rendering of the chart's templates, checked with `nats-server -t`).\n\n\
-         ```\nkubectl create secret generic {SYSTEM_SECRET} --from-literal=password=…\nhelm repo add nats \
+         ```\nkubectl create secret generic {SYSTEM_SECRET} --from-literal=password=\"p$(openssl rand -hex 24)\"\nhelm repo add nats \
          https://nats-io.github.io/k8s/helm/charts/\nhelm install {RELEASE} nats/nats --version {CHART_VERSION} -f \
-         values.yaml\n```\n\n",
+         values.yaml\n```\n\nThe password must be letters and digits starting with a letter (the command above makes one): \
+         nats-server reads `$NATS_SYSTEM_PASSWORD` as a configuration value (conf/parse.go `lookupVariable`), so \
+         a password that is a number, `true`, or has spaces, `;` or `,` would not arrive as given.\n\n",
         plan.site, layout.id
     );
     o.push_str("## What the values carry\n\n");

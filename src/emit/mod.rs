@@ -278,10 +278,9 @@ fn check_path(p: &Path) -> Result<()> {
     Ok(())
 }
 
-/// The server configurations and the stream, KV and object-store definitions (every `.json` a stream's
-/// configuration, which `lab up --streams` and `verify` create and compare), with the READMEs, relative to
-/// the output folder, in a stable order.
-pub fn render(plan: &Plan, layout_id: &str, opts: &EmitOptions) -> Result<Vec<(PathBuf, String)>> {
+/// The layout `layout_id` of the plan, refused when the plan has no such layout or it has no JetStream
+/// server (what every emitter — configurations, Helm values, monitoring — needs first).
+pub(crate) fn emittable<'p>(plan: &'p Plan, layout_id: &str) -> Result<&'p PlannedLayout> {
     let layout = plan.layout(layout_id).ok_or_else(|| {
         anyhow!(
             "--layout {layout_id}: no such layout in the plan for site '{}'",
@@ -291,6 +290,14 @@ pub fn render(plan: &Plan, layout_id: &str, opts: &EmitOptions) -> Result<Vec<(P
     if layout.servers.is_empty() {
         bail!("layout {layout_id} has no JetStream servers; nothing to emit");
     }
+    Ok(layout)
+}
+
+/// The server configurations and the stream, KV and object-store definitions (every `.json` a stream's
+/// configuration, which `lab up --streams` and `verify` create and compare), with the READMEs, relative to
+/// the output folder, in a stable order.
+pub fn render(plan: &Plan, layout_id: &str, opts: &EmitOptions) -> Result<Vec<(PathBuf, String)>> {
+    let layout = emittable(plan, layout_id)?;
     let site = &plan.input;
     let mut files: Vec<(PathBuf, String)> = Vec::new();
     let version = env!("CARGO_PKG_VERSION");

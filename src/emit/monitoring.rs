@@ -48,6 +48,19 @@ pub struct Monitoring {
     /// prometheus-nats-exporter's `-prefix`: replaces both `gnatsd` and `jetstream` (collector.go
     /// `getSystem`). None: the defaults.
     pub prefix: Option<String>,
+    /// (planned server, the `server_name` it runs under) where they differ — under the Helm chart every
+    /// server is named for its pod (`helm::pod_names`); empty when the servers run under their planned names.
+    pub server_names: Vec<(String, String)>,
+}
+
+impl Monitoring {
+    /// The name planned server `planned` reports under.
+    pub fn deployed<'a>(&'a self, planned: &'a str) -> &'a str {
+        self.server_names
+            .iter()
+            .find(|(p, _)| p == planned)
+            .map_or(planned, |(_, d)| d.as_str())
+    }
 }
 
 /// Where a metric name comes from: the file of the exporter's repository that defines it (or, for the
@@ -238,6 +251,14 @@ impl Exprs<'_> {
         }
     }
 
+    /// One series per reporting JetStream server.
+    fn per_server(&self) -> String {
+        match self.m.exporter {
+            Exporter::PrometheusNatsExporter => self.name("jetstream_server_max_storage"),
+            Exporter::Surveyor => "nats_core_jetstream_filestore_size_bytes".into(),
+        }
+    }
+
     fn meta_size(&self) -> String {
         match self.m.exporter {
             Exporter::PrometheusNatsExporter => {
@@ -330,10 +351,14 @@ fn rules(plan: &Plan, pl: &PlannedLayout, m: &Monitoring) -> Result<Value> {
             continue;
         }
         let limit = s.store_bytes as f64;
-        let sel = format!("{{{}={}}}", e.server_label(), q(&s.name));
+        let name = m.deployed(&s.name);
+        let sel = format!("{{{}={}}}", e.server_label(), q(name));
         let fill = e.store_fill(&sel);
         let mut labels = base.clone();
-        labels["server"] = json!(s.name);
+        labels["server"] = json!(name);
+        if name != s.name {
+            labels["planned_server"] = json!(s.name);
+        }
         if let Some((extra, Some(after))) = failover.get(i) {
             let room = (limit - extra).max(0.0);
             // Rounded down: the rule fires at or below the plan's room, never above it.
@@ -368,6 +393,22 @@ fn rules(plan: &Plan, pl: &PlannedLayout, m: &Monitoring) -> Result<Value> {
     }
     // The meta group: as many peers as the plan has JetStream servers.
     let want = pl.servers.len();
+    // Every planned server reporting: the per-server rules select servers by name, so a server that is
+    // down, not scraped, or named otherwise than the plan (the Helm chart names servers for their pods)
+    // would leave them silent; this one fires instead.
+    out.push(rule(
+        "NatsplanServersNotReporting",
+        format!("count({}) < {want} or absent({}) == 1", e.per_server(), e.per_server()),
+        "5m",
+        "critical",
+        base.clone(),
+        json!({
+            "summary": format!("fewer servers report JetStream figures than the plan's {want}"),
+            "description": "A planned server is down, its exporter does not reach it, or it reports under another name than the plan's (the per-server rules select servers by name and stay silent for it).",
+            "threshold": want.to_string(),
+            "threshold_source": format!("plan layout {}: {want} JetStream servers (servers[])", pl.id),
+        }),
+    ));
     out.push(rule(
         "NatsplanMetaGroupSmaller",
         format!("{} < {want}", e.meta_size()),
@@ -785,7 +826,7 @@ fn readme(plan: &Plan, pl: &PlannedLayout, m: &Monitoring, dir: &str) -> String 
         monitors = pl
             .servers
             .iter()
-            .map(|s| format!("http://{}:8222", s.name))
+            .map(|s| format!("http://{}:8222", m.deployed(&s.name)))
             .collect::<Vec<_>>()
             .join(","),
         exp = m.exporter.as_str(),
@@ -820,9 +861,7 @@ pub fn render(plan: &Plan, layout_id: &str, m: &Monitoring) -> Result<Vec<(PathB
     if let Some(p) = &m.prefix {
         check_prefix(p)?;
     }
-    let pl = plan
-        .layout(layout_id)
-        .ok_or_else(|| anyhow!("--layout {layout_id}: not in the plan"))?;
+    let pl = super::emittable(plan, layout_id)?;
     if let Some(s) = pl.servers.iter().find(|s| s.name.eq_ignore_ascii_case("monitoring")) {
         bail!(
             "server '{}' has its folder where --monitoring writes monitoring/; rename the server in the site file, \
@@ -978,6 +1017,7 @@ mod tests {
         let m = Monitoring {
             exporter: Exporter::PrometheusNatsExporter,
             prefix: Some("nats".into()),
+            server_names: vec![],
         };
         let n = metric_names(&m);
         assert!(n.contains_key("nats_varz_jetstream_stats_storage"));

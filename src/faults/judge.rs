@@ -234,13 +234,14 @@ pub(super) fn save_finding(lab: &Lab, dir: Option<&Path>, name: &str, res: &Scen
     Ok(dir.display().to_string())
 }
 
-/// `full-disk` agrees only if the model's recovery restarts nats-server on the full server and the run
-/// carried that step out (`inject::fill_disk_under`); the stream's own judgement (`judge`) stands beside.
+/// `full-disk` agrees only if the model's recovery restarts nats-server on the full server (a `restart`
+/// action naming it: read from the step's action, not its words) and the run carried that step out
+/// (`inject::fill_disk_under`); the stream's own judgement (`judge`) stands beside.
 pub(super) fn judge_full_disk_step(res: &mut ScenarioResult, notes: &[String], node: &str) {
     let predicted = res
-        .predicted_recovery
+        .predicted_recovery_actions
         .iter()
-        .any(|s| s.starts_with(&format!("restart nats-server on {node}")));
+        .any(|a| matches!(a, crate::survival::Action::Restart { servers } if servers.iter().any(|s| s == node)));
     let done = notes
         .iter()
         .any(|n| n.starts_with(FULL_DISK_STEP_DONE) && n.ends_with(node));
@@ -299,6 +300,52 @@ mod tests {
         r.agree = lost_last == 0 || loss != AckedLoss::None;
         r.detail = "judged".into();
         r
+    }
+
+    /// `full-disk` reads whatif's restart from the step's action: the words alone do not count, and the
+    /// run must have carried the step out.
+    #[test]
+    fn full_disk_agrees_only_with_a_restart_action_for_the_server_that_the_run_carried_out() {
+        use crate::survival::Action;
+        let base = || {
+            let mut r = not_run(Kind::FullDisk, String::new());
+            r.skipped = None;
+            r.agree = true;
+            r.predicted_recovery = vec!["restart nats-server on n2: … (needs a shell on the host)".into()];
+            r
+        };
+        let done = vec![format!("{FULL_DISK_STEP_DONE} n2")];
+        let restart = |s: &str| Action::Restart {
+            servers: vec![s.to_string()],
+        };
+        let mut ok = base();
+        ok.predicted_recovery_actions = vec![
+            Action::FreeSpace {
+                servers: vec!["n2".into()],
+            },
+            restart("n2"),
+        ];
+        judge_full_disk_step(&mut ok, &done, "n2");
+        assert!(ok.agree, "{ok:?}");
+        // The text says restart, the actions do not: the drill would not restart, so it disagrees.
+        let mut words_only = base();
+        judge_full_disk_step(&mut words_only, &done, "n2");
+        assert!(
+            !words_only.agree && words_only.detail.contains("does NOT give"),
+            "{words_only:?}"
+        );
+        // A restart of another server, or a run that skipped the restart: disagree.
+        let mut other = base();
+        other.predicted_recovery_actions = vec![restart("n3")];
+        judge_full_disk_step(&mut other, &done, "n2");
+        assert!(!other.agree);
+        let mut skipped = base();
+        skipped.predicted_recovery_actions = vec![restart("n2")];
+        judge_full_disk_step(&mut skipped, &[], "n2");
+        assert!(
+            !skipped.agree && skipped.detail.contains("did NOT carry it out"),
+            "{skipped:?}"
+        );
     }
 
     #[test]

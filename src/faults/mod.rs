@@ -553,6 +553,7 @@ mod tests {
             acked_loss: AckedLoss::None,
             meta_status: crate::survival::Status::Ok,
             recovery: Vec::new(),
+            recovery_actions: Vec::new(),
         };
         let opts = FaultOptions::full(3);
         judge(&mut r, &p, &a, &chk, &Timeline { inject_s, heal_s }, &opts, 17.0, 3);
@@ -665,6 +666,7 @@ mod tests {
                 acked_loss: if risk { AckedLoss::Possible } else { AckedLoss::None },
                 meta_status: Status::Ok,
                 recovery: Vec::new(),
+                recovery_actions: Vec::new(),
             };
             let opts = FaultOptions::full(3);
             judge(

@@ -34,6 +34,7 @@ pub(super) fn not_run(k: Kind, why: String) -> ScenarioResult {
         power_runs: None,
         power_cut: None,
         predicted_recovery: Vec::new(),
+        predicted_recovery_actions: Vec::new(),
     }
 }
 
@@ -227,6 +228,7 @@ fn run_once(ctx: &Ctx, lab: &mut Lab, p: Planned, idx: usize, attempt: u32) -> R
     res.predicted_acked_loss_risk = pred.acked_loss_risk;
     res.predicted_acked_loss = pred.acked_loss;
     res.predicted_recovery = pred.recovery.clone();
+    res.predicted_recovery_actions = pred.recovery_actions.clone();
     res.skipped = None;
     if k == Kind::MetaMajorityKill {
         res.predicted_meta = Some(pred.meta_status.as_str().into());

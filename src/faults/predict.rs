@@ -140,6 +140,8 @@ pub struct Prediction {
     pub meta_status: crate::survival::Status,
     /// whatif's recovery steps for the last step's failed domains, each `WHAT (needs CREDENTIALS)`.
     pub recovery: Vec<String>,
+    /// The same steps' actions, as a drill carries them out (`survival::Action`).
+    pub recovery_actions: Vec<crate::survival::Action>,
 }
 
 /// Evaluate `steps` (each a set of selectors failed together; a rolling restart has one step per server)
@@ -153,14 +155,15 @@ pub fn predict(site: &Site, layout: &Layout, steps: &[Vec<String>]) -> Result<Pr
             .collect::<Result<Vec<_>>>()?;
         let sc = evaluate(site, layout, &failed);
         let model = crate::survival::Model::new(site, layout);
-        let recovery = crate::survival::recovery(&model, &crate::catalog::Catalog::builtin(), &sc)
-            .steps
+        let steps = crate::survival::recovery(&model, &crate::catalog::Catalog::builtin(), &sc).steps;
+        let recovery = steps
             .iter()
             .map(|st| match st.credentials.label() {
                 "" => st.what.clone(),
                 l => format!("{} (needs {l})", st.what),
             })
             .collect();
+        let recovery_actions = steps.into_iter().map(|st| st.action).collect();
         let a = sc
             .assets
             .iter()
@@ -173,6 +176,7 @@ pub fn predict(site: &Site, layout: &Layout, steps: &[Vec<String>]) -> Result<Pr
             acked_loss: AckedLoss::of(a),
             meta_status: sc.meta.status,
             recovery,
+            recovery_actions,
         };
         worst = Some(match worst {
             None => p,
@@ -186,6 +190,7 @@ pub fn predict(site: &Site, layout: &Layout, steps: &[Vec<String>]) -> Result<Pr
                 acked_loss: w.acked_loss.max(p.acked_loss),
                 meta_status: w.meta_status.max(p.meta_status),
                 recovery: p.recovery,
+                recovery_actions: p.recovery_actions,
             },
         });
     }

@@ -93,6 +93,9 @@ pub struct ScenarioResult {
     /// credentials it needs, e.g. `restart nats-server on n2: … (needs a shell on the host)`. `full-disk`
     /// carries out its steps in every run and disagrees when the model gives none for the server.
     pub predicted_recovery: Vec<String>,
+    /// The same steps as actions (`survival::Action`, docs/reports.md `recovery[].action`): what `full-disk`
+    /// checks its own steps against, so the text and the drill cannot drift apart.
+    pub predicted_recovery_actions: Vec<crate::survival::Action>,
 }
 
 /// A whole `verify --faults` run.
@@ -233,6 +236,7 @@ mod tests {
             power_runs: None,
             power_cut: None,
             predicted_recovery: Vec::new(),
+            predicted_recovery_actions: Vec::new(),
         }
     }
 

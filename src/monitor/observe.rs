@@ -85,8 +85,9 @@ pub struct ConsumerObs {
     /// Durable: a `durable_name`, or a name without an `inactive_threshold` (nats-server 2.9+ keeps a named
     /// consumer until it is deleted; an ephemeral one is removed after `inactive_threshold`, 5 s by default).
     pub durable: bool,
-    /// Its RAFT group's size: the leader and its replicas when the cluster info says, else
-    /// `config.num_replicas` (0 there means its stream's count: the stream's replicas are used).
+    /// Its RAFT group's size: the leader and its replicas when the cluster info names a leader (so a group
+    /// that lost a peer for good reads smaller than configured), else `config.num_replicas` (0 there means
+    /// its stream's count: the stream's replicas are used).
     pub replicas: u64,
     pub leader: Option<String>,
     /// The followers (the leader is not among them).
@@ -235,8 +236,9 @@ fn parse_consumer(me: &str, account: &str, stream: &str, stream_replicas: u64, c
         .and_then(Value::as_u64)
         .filter(|&r| r > 0)
         .unwrap_or(stream_replicas);
+    // The group as it is (a peer removed and not replaced shows as a smaller group), not as configured.
     let replicas = if leader.is_some() {
-        (followers.len() as u64 + 1).max(configured)
+        followers.len() as u64 + 1
     } else {
         configured
     };
@@ -447,6 +449,16 @@ mod tests {
         assert_eq!((c1.num_pending, c1.num_ack_pending, c1.followers.len()), (6, 2, 2));
         assert!(c1.from_leader && c1.followers[0].current);
         assert!(!co[1].durable && !co[1].from_leader && co[1].replicas == 1);
+        // Configured R3 but its leader knows one other peer (one removed, not replaced): R2 as it is.
+        let shrunk = parse_consumer(
+            "n1",
+            "$G",
+            "orders",
+            3,
+            &serde_json::json!({"name": "c", "config": {"durable_name": "c", "num_replicas": 3},
+                "cluster": {"leader": "n1", "replicas": [{"name": "n2", "current": true}]}}),
+        );
+        assert_eq!(shrunk.replicas, 2);
         let merged = merge_consumers(other_co.into_iter().chain(co).collect());
         assert_eq!(merged.len(), 2);
         assert!(merged.iter().find(|c| c.name == "orders-c1").unwrap().followers[0].current);

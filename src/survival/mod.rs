@@ -36,8 +36,8 @@ pub use endurance::{endurance, Endurance, GroupWear, KV_COMPACTION_REWRITE, RATI
 pub use evaluate::{evaluate, AssetOutcome, GroupEffect, Model, Scenario, ServerEffect, Status, ELECTION_STALL_S};
 pub use hazards::{hazards_line, known_hazards, Hazard};
 pub use recovery::{
-    asset_in_bytes_per_s, recovery, repair_s, survivor_load, Credentials, Recovery, Step, SurvivorLoad, Uses,
-    FULL_DISK_RESTART_WHY,
+    asset_in_bytes_per_s, recovery, repair_s, survivor_load, Action, Credentials, Recovery, Step, SurvivorLoad, Until,
+    Uses, FULL_DISK_RESTART_WHY,
 };
 pub use sweep::{combinations, sweep, sweep_exhaustive, OutcomeClass, Sweep};
 pub use tolerates::{

@@ -73,6 +73,61 @@ impl Credentials {
     }
 }
 
+/// What a step does, as a program carries it out (issue 35: `verify --faults --recover` runs these on a
+/// lab): `Step::what` says it to the operator, the action says it to the drill, and both are written by
+/// the same line of the recovery builder. NATS-level actions are executed on a lab; `hardware` is recorded
+/// as simulated; a `wait` is observed (the drill waits for its condition).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Action {
+    /// Time passes on its own until the condition holds.
+    Wait { until: Until },
+    /// Hands on site or the array's management: power, uplinks, controllers, drives, volume groups and
+    /// volumes.
+    Hardware,
+    /// Restart nats-server on these servers (a shell on each host).
+    Restart { servers: Vec<String> },
+    /// Free space on these servers' stores (or raise `max_file_store`).
+    FreeSpace { servers: Vec<String> },
+    /// A new filesystem on the server's new volume, mounted at its store dir: its store starts empty.
+    MakeFilesystem { server: String },
+    /// `$JS.API.META.RESCUE` from the system account (nats-server ≥ 2.15) with this quorum.
+    MetaRescue { quorum_needed: u64 },
+    /// `$JS.API.SERVER.REMOVE` of a peer whose store is gone (system account).
+    PeerRemove { server: String },
+    /// Start the server again with its empty store under a new `server_name` and the same tags.
+    RejoinAsNew { server: String },
+    /// Mount the server's store on a standby server and start it under the same `server_name`.
+    ReattachStore { server: String, standby: String },
+    /// Streams whose surviving replica is behind what was acknowledged: remove the lost peers once the meta
+    /// group leads, let the group re-form on the survivors, and reconcile with the writers what is gone.
+    Reconcile { streams: Vec<String> },
+    /// Re-create these streams and replay them from a backup (the application's account).
+    RestoreFromBackup { streams: Vec<String> },
+}
+
+/// What a `wait` step waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Until {
+    /// nats-server runs again: systemd's restart, or the host's boot.
+    Restarted,
+    /// A paused process resumes (a stall of unknown length).
+    StallEnds,
+    /// A server re-reads its store after an unclean stop.
+    Reread,
+    /// An operator has seen the alert and responds.
+    OperatorResponds,
+    /// Hardware lost for good is replaced (a rack rebuilt, an array repaired).
+    Replaced,
+    /// The meta group has its quorum again (the failed domains returned).
+    MetaQuorum,
+    /// The meta rescue (its own chain) has given the meta group a leader.
+    MetaRescued,
+    /// A RAID group or pool has rebuilt a disk while serving.
+    RaidRebuilt,
+}
+
 /// One recovery step.
 #[derive(Debug, Clone, Serialize)]
 pub struct Step {
@@ -84,6 +139,8 @@ pub struct Step {
     pub uses: Uses,
     /// Who may carry it out (`Credentials`).
     pub credentials: Credentials,
+    /// What a program does to carry it out (`Action`; JSON `action.kind` and its arguments).
+    pub action: Action,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -296,13 +353,14 @@ impl Builder<'_, '_> {
             arrays: arrays.iter().map(|&a| self.model.site.arrays[a].name.clone()).collect(),
         }
     }
-    fn push(&mut self, chain: &str, what: String, seconds: f64, uses: Uses, credentials: Credentials) {
+    fn push(&mut self, chain: &str, what: String, seconds: f64, uses: Uses, credentials: Credentials, action: Action) {
         self.steps.push(Step {
             chain: chain.to_string(),
             what,
             seconds,
             uses,
             credentials,
+            action,
         })
     }
     /// Take a hot spare of array `a` if one is left.
@@ -355,22 +413,33 @@ impl Builder<'_, '_> {
                 a
             };
             let on = self.uses(&hit, &arrays_of(&hit));
-            let mut plan: Vec<(String, f64, Credentials)> = Vec::new();
+            let mut plan: Vec<(String, f64, Credentials, Action)> = Vec::new();
             match d.kind {
                 DomainKind::Disk | DomainKind::Wipe => {}
                 DomainKind::Process => plan.push((
                     "systemd restarts nats-server".into(),
                     self.t("process_restart"),
                     Credentials::None,
+                    Action::Wait {
+                        until: Until::Restarted,
+                    },
                 )),
                 DomainKind::Pause => plan.push((
                     "resumes when the stall ends (unknown length)".into(),
                     0.0,
                     Credentials::None,
+                    Action::Wait {
+                        until: Until::StallEnds,
+                    },
                 )),
-                DomainKind::Server | DomainKind::Host => {
-                    plan.push(("host reboots".into(), self.t("server_restart"), Credentials::None))
-                }
+                DomainKind::Server | DomainKind::Host => plan.push((
+                    "host reboots".into(),
+                    self.t("server_restart"),
+                    Credentials::None,
+                    Action::Wait {
+                        until: Until::Restarted,
+                    },
+                )),
                 DomainKind::Full => {
                     let names: Vec<String> = hit.iter().map(|&s| self.name(s)).collect();
                     let nodes = short_list(&names.iter().map(String::as_str).collect::<Vec<_>>());
@@ -378,56 +447,87 @@ impl Builder<'_, '_> {
                         format!("free space on {nodes}'s store (or raise max_file_store)"),
                         self.t("operator_response"),
                         Credentials::Host,
+                        Action::FreeSpace { servers: names.clone() },
                     ));
                     plan.push((
                         format!("restart nats-server on {nodes}: {FULL_DISK_RESTART_WHY}"),
                         self.t("process_restart"),
                         Credentials::Host,
+                        Action::Restart { servers: names },
                     ));
                 }
                 DomainKind::Array => plan.push((
                     "controller replacement".into(),
                     self.t("array_repair"),
                     Credentials::Site,
+                    Action::Hardware,
                 )),
                 DomainKind::Power | DomainKind::Pdu => {
-                    plan.push(("power restored".into(), self.t("rack_power_restore"), Credentials::Site));
-                    plan.push(("servers boot".into(), self.t("server_restart"), Credentials::None));
+                    plan.push((
+                        "power restored".into(),
+                        self.t("rack_power_restore"),
+                        Credentials::Site,
+                        Action::Hardware,
+                    ));
+                    plan.push((
+                        "servers boot".into(),
+                        self.t("server_restart"),
+                        Credentials::None,
+                        booted(),
+                    ));
                 }
-                DomainKind::Net => {
-                    plan.push(("uplinks restored".into(), self.t("rack_net_restore"), Credentials::Site))
-                }
+                DomainKind::Net => plan.push((
+                    "uplinks restored".into(),
+                    self.t("rack_net_restore"),
+                    Credentials::Site,
+                    Action::Hardware,
+                )),
                 DomainKind::Rack => {
                     let t = self.t("rack_power_restore").max(self.t("rack_net_restore"));
-                    plan.push(("power and uplinks restored".into(), t, Credentials::Site));
-                    plan.push(("servers boot".into(), self.t("server_restart"), Credentials::None));
+                    plan.push((
+                        "power and uplinks restored".into(),
+                        t,
+                        Credentials::Site,
+                        Action::Hardware,
+                    ));
+                    plan.push((
+                        "servers boot".into(),
+                        self.t("server_restart"),
+                        Credentials::None,
+                        booted(),
+                    ));
                 }
                 DomainKind::LostRack => plan.push((
                     "the rack is rebuilt: power, network, servers and arrays replaced (rack_rebuild)".into(),
                     self.t("rack_rebuild"),
                     Credentials::Site,
+                    Action::Hardware,
                 )),
                 DomainKind::LostArray => plan.push((
                     "the array is repaired (controller or firmware) before new groups can be built".into(),
                     self.t("array_repair"),
                     Credentials::Site,
+                    Action::Hardware,
                 )),
             }
+            // A full store's restart is the operator's clean one (its step), not an unclean stop: no re-read.
             let rereads = !matches!(
                 d.kind,
                 DomainKind::Disk
                     | DomainKind::Wipe
                     | DomainKind::Pause
                     | DomainKind::Net
+                    | DomainKind::Full
                     | DomainKind::LostRack
                     | DomainKind::LostArray
             );
-            for (what, secs, cred) in plan {
-                self.push(&chain, what, secs, on.clone(), cred);
+            for (what, secs, cred, action) in plan {
+                self.push(&chain, what, secs, on.clone(), cred, action);
             }
             if let (true, Some(s)) = (rereads, slowest) {
                 let what = format!("{} re-reads its store after the unclean stop (≈1 GiB/s)", self.name(s));
-                self.push(&chain, what, rr, on.clone(), Credentials::None);
+                let action = Action::Wait { until: Until::Reread };
+                self.push(&chain, what, rr, on.clone(), Credentials::None, action);
             }
             let crash = matches!(
                 d.kind,
@@ -449,6 +549,10 @@ impl Builder<'_, '_> {
                         seconds: self.t("operator_response") + self.t("filesystem") + rr,
                         uses: self.uses(&[sb], &[a]),
                         credentials: Credentials::Array,
+                        action: Action::ReattachStore {
+                            server: self.name(s),
+                            standby: self.name(sb),
+                        },
                     });
                 }
             }
@@ -491,6 +595,9 @@ impl Builder<'_, '_> {
                 self.t("operator_response"),
                 self.uses(&all, &[]),
                 Credentials::SystemAccount,
+                Action::MetaRescue {
+                    quorum_needed: survivors.max(1) as u64,
+                },
             );
         }
         let mut rebuilt: Vec<usize> = Vec::new();
@@ -506,6 +613,9 @@ impl Builder<'_, '_> {
                 self.t("operator_response"),
                 on.clone(),
                 Credentials::None,
+                Action::Wait {
+                    until: Until::OperatorResponds,
+                },
             );
             let g = model.group_of(s);
             let lost_for_good = self.lost_with_hardware(s);
@@ -516,6 +626,7 @@ impl Builder<'_, '_> {
                     *t,
                     on.clone(),
                     Credentials::None,
+                    Action::Wait { until: Until::Replaced },
                 );
             }
             if let (false, Some(g)) = (wiped, g) {
@@ -529,6 +640,7 @@ impl Builder<'_, '_> {
                     self.t("filesystem"),
                     on.clone(),
                     Credentials::Host,
+                    Action::MakeFilesystem { server: name.clone() },
                 );
             }
             if meta_waits {
@@ -538,6 +650,9 @@ impl Builder<'_, '_> {
                     meta_back_s,
                     on.clone(),
                     Credentials::None,
+                    Action::Wait {
+                        until: Until::MetaQuorum,
+                    },
                 );
             }
             if meta_gone {
@@ -547,6 +662,9 @@ impl Builder<'_, '_> {
                     0.0,
                     on.clone(),
                     Credentials::None,
+                    Action::Wait {
+                        until: Until::MetaRescued,
+                    },
                 );
             }
             let sets = self.sets_of(s);
@@ -566,6 +684,7 @@ impl Builder<'_, '_> {
                 self.t("peer_remove"),
                 on.clone(),
                 Credentials::SystemAccount,
+                Action::PeerRemove { server: name.clone() },
             );
             let tags = if sets.is_empty() {
                 String::new()
@@ -577,7 +696,14 @@ impl Builder<'_, '_> {
             } else {
                 format!("rejoin under a new server_name{tags} (no surviving peer holds its data: nothing to catch up)")
             };
-            self.push(&chain, what, catch_up_s(model, catalog, s), on, Credentials::Host);
+            self.push(
+                &chain,
+                what,
+                catch_up_s(model, catalog, s),
+                on,
+                Credentials::Host,
+                Action::RejoinAsNew { server: name },
+            );
         }
     }
 
@@ -652,7 +778,7 @@ impl Builder<'_, '_> {
             } else {
                 desc_fresh(level, grp.disks.len() as u32, &aname, init)
             };
-            self.push(chain, what, t_group, on.clone(), Credentials::Array);
+            self.push(chain, what, t_group, on.clone(), Credentials::Array, Action::Hardware);
             return;
         }
         if super::repair::is_pool(grp.raid) {
@@ -669,6 +795,7 @@ impl Builder<'_, '_> {
                 t_group,
                 on.clone(),
                 Credentials::Array,
+                Action::Hardware,
             );
             return;
         }
@@ -694,7 +821,14 @@ impl Builder<'_, '_> {
                     if s == 1 { "" } else { "s" }
                 ),
             };
-            self.push(chain, desc(n, from), t_group, on.clone(), Credentials::Array);
+            self.push(
+                chain,
+                desc(n, from),
+                t_group,
+                on.clone(),
+                Credentials::Array,
+                Action::Hardware,
+            );
             return;
         }
         // Fewer spares than lost drives: a smaller group now, when the level allows it and it holds the LUNs.
@@ -730,6 +864,7 @@ impl Builder<'_, '_> {
                 t_group,
                 on.clone(),
                 Credentials::Array,
+                Action::Hardware,
             );
             self.alternatives.push(Step {
                 chain: chain.to_string(),
@@ -737,16 +872,18 @@ impl Builder<'_, '_> {
                 seconds: wait + t_group,
                 uses: on.clone(),
                 credentials: Credentials::Site,
+                action: Action::Hardware,
             });
             return;
         }
-        self.push(chain, replace, wait, on.clone(), Credentials::Site);
+        self.push(chain, replace, wait, on.clone(), Credentials::Site, Action::Hardware);
         self.push(
             chain,
             desc(n, "the surviving drives, the spares and the replacements".into()),
             t_group,
             on.clone(),
             Credentials::Array,
+            Action::Hardware,
         );
     }
 
@@ -801,6 +938,7 @@ impl Builder<'_, '_> {
                         rebuild.seconds,
                         on.clone(),
                         Credentials::None,
+                        rebuilt(),
                     ),
                     (true, false) => self.push(
                         &chain,
@@ -808,6 +946,7 @@ impl Builder<'_, '_> {
                         rebuild.seconds,
                         on.clone(),
                         Credentials::None,
+                        rebuilt(),
                     ),
                     (false, _) => {
                         let what = if pool {
@@ -815,13 +954,15 @@ impl Builder<'_, '_> {
                         } else {
                             format!("no hot spare left in {}: replace disk {d}", arr.name)
                         };
-                        self.push(&chain, what, self.t("disk_replace"), on.clone(), Credentials::Site);
+                        let t = self.t("disk_replace");
+                        self.push(&chain, what, t, on.clone(), Credentials::Site, Action::Hardware);
                         self.push(
                             &chain,
                             format!("rebuild disk {d} onto the replacement while serving ({how})"),
                             rebuild.seconds,
                             on.clone(),
                             Credentials::None,
+                            rebuilt(),
                         );
                     }
                 }
@@ -855,6 +996,9 @@ impl Builder<'_, '_> {
                 self.t("operator_response"),
                 Uses::default(),
                 Credentials::ApplicationAccount,
+                Action::RestoreFromBackup {
+                    streams: total.iter().map(|n| n.to_string()).collect(),
+                },
             );
         }
         if !tail.is_empty() {
@@ -873,8 +1017,25 @@ impl Builder<'_, '_> {
                 self.t("operator_response"),
                 Uses::default(),
                 Credentials::SystemAccount,
+                Action::Reconcile {
+                    streams: tail.iter().map(|n| n.to_string()).collect(),
+                },
             );
         }
+    }
+}
+
+/// A wait for servers to run again (systemd, or the host's boot).
+fn booted() -> Action {
+    Action::Wait {
+        until: Until::Restarted,
+    }
+}
+
+/// A wait for a RAID group or pool to rebuild a disk while serving.
+fn rebuilt() -> Action {
+    Action::Wait {
+        until: Until::RaidRebuilt,
     }
 }
 

@@ -76,6 +76,7 @@ fn cases() -> [(Monitoring, Vec<&'static str>); 3] {
             Monitoring {
                 exporter: Exporter::PrometheusNatsExporter,
                 prefix: None,
+                server_names: vec![],
             },
             vec![],
         ),
@@ -83,6 +84,7 @@ fn cases() -> [(Monitoring, Vec<&'static str>); 3] {
             Monitoring {
                 exporter: Exporter::PrometheusNatsExporter,
                 prefix: Some("nats".into()),
+                server_names: vec![],
             },
             vec!["--metric-prefix", "nats"],
         ),
@@ -90,6 +92,7 @@ fn cases() -> [(Monitoring, Vec<&'static str>); 3] {
             Monitoring {
                 exporter: Exporter::Surveyor,
                 prefix: None,
+                server_names: vec![],
             },
             vec!["--exporter", "surveyor"],
         ),
@@ -136,6 +139,7 @@ fn every_rule_and_panel_names_only_metrics_its_exporter_emits() {
                 Exporter::Surveyor => Exporter::PrometheusNatsExporter,
             },
             prefix: None,
+            server_names: vec![],
         };
         assert!(!unknown_names(&files, &other).is_empty(), "{flags:?}");
     }
@@ -649,4 +653,76 @@ fn a_server_named_monitoring_is_refused_with_monitoring_and_emitted_without() {
     let (code, _, err) = run(&["emit", site, "--layout", &id, "--out", o]);
     assert_eq!(code, 0, "{err}");
     assert!(Path::new(o).join("monitoring/nats-server.conf").exists());
+}
+
+/// With `--helm-values` the rules are for the chart as it runs: servers named for their pods (`nats-0`…, in
+/// the order of helm/README.md's table), the exporter's `-prefix=nats` names, and the chart's exporter
+/// sidecar turned on in the values. Before, the rules selected `server_name="nats-a"` and `gnatsd_*` names
+/// that no pod of the chart reports, so every per-server alert stayed silent. A rule for servers not
+/// reporting fires instead of silence whatever the names.
+#[test]
+fn with_the_helm_values_the_rules_name_the_pods_and_the_charts_prefix() {
+    let tmp = tempfile::tempdir().unwrap();
+    let site = repo_file("examples/three-racks-raid1.yaml");
+    let out = tmp.path().join("both");
+    let (code, _, err) = run(&[
+        "emit",
+        &site,
+        "--out",
+        out.to_str().unwrap(),
+        "--helm-values",
+        "--monitoring",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let rules = std::fs::read_to_string(out.join("monitoring/prometheus-nats-exporter/alerts.rules.yaml")).unwrap();
+    for (i, planned) in ["nats-a", "nats-b", "nats-c"].iter().enumerate() {
+        assert!(
+            rules.contains(&format!("nats_server_max_storage{{server_name=\"nats-{i}\"}}")),
+            "nats-{i}: {rules}"
+        );
+        assert!(rules.contains(&format!("planned_server: {planned}")), "{rules}");
+        assert!(!rules.contains(&format!("server_name=\"{planned}\"")), "{rules}");
+    }
+    assert!(
+        !rules.contains("gnatsd_") && !rules.contains(" jetstream_server"),
+        "{rules}"
+    );
+    assert!(rules.contains("alert: NatsplanServersNotReporting"), "{rules}");
+    assert!(rules.contains("count(nats_server_max_storage) < 3"), "{rules}");
+    let values: Value =
+        serde_norway::from_str(&std::fs::read_to_string(out.join("helm/values.yaml")).unwrap()).unwrap();
+    assert_eq!(values["promExporter"]["enabled"], true, "{values:#}");
+    // Without --monitoring the chart's exporter is left as the chart has it (off).
+    let plain = tmp.path().join("plain");
+    let (code, _, err) = run(&["emit", &site, "--out", plain.to_str().unwrap(), "--helm-values"]);
+    assert_eq!(code, 0, "{err}");
+    let values: Value =
+        serde_norway::from_str(&std::fs::read_to_string(plain.join("helm/values.yaml")).unwrap()).unwrap();
+    assert!(values.get("promExporter").is_none(), "{values:#}");
+    // Without --helm-values the servers keep their planned names and the exporter its default names.
+    let own = tmp.path().join("own");
+    let (code, _, err) = run(&["emit", &site, "--out", own.to_str().unwrap(), "--monitoring"]);
+    assert_eq!(code, 0, "{err}");
+    let rules = std::fs::read_to_string(own.join("monitoring/prometheus-nats-exporter/alerts.rules.yaml")).unwrap();
+    assert!(
+        rules.contains("jetstream_server_max_storage{server_name=\"nats-a\"}"),
+        "{rules}"
+    );
+    assert!(rules.contains("count(jetstream_server_max_storage) < 3"), "{rules}");
+    // Another prefix than the chart's is refused with the chart.
+    let (code, _, err) = run(&[
+        "emit",
+        &site,
+        "--out",
+        tmp.path().join("bad").to_str().unwrap(),
+        "--helm-values",
+        "--monitoring",
+        "--metric-prefix",
+        "mine",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("-prefix=nats") && err.contains("drop --metric-prefix"),
+        "{err}"
+    );
 }

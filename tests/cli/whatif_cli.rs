@@ -221,3 +221,125 @@ fn recovery_steps_name_their_credentials_and_a_pinned_member_rejoins_with_its_se
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("(needs the system account)"), "{text}");
 }
+
+/// Issue 35: every recovery step (and alternative) carries an action a program can carry out, written by
+/// the same line as its text: the action's kind fits who may carry it out, and every server and stream the
+/// action names is in the operator's text (its chain and its words). Over every single and double failure
+/// of the examples.
+#[test]
+fn every_recovery_step_has_an_action_that_fits_its_credentials_and_its_text() {
+    let mut kinds = std::collections::BTreeSet::new();
+    for site in [
+        "three-racks-raid1",
+        "seed-five-servers-raid0",
+        "one-array-raid6",
+        "one-rack-raid10",
+        "mixed-storage",
+    ] {
+        let path = format!("{}/examples/{site}.yaml", env!("CARGO_MANIFEST_DIR"));
+        let v = json(&["whatif", &path, "--all", "2"]);
+        for sc in v["scenarios"].as_array().unwrap() {
+            let steps = sc["recovery"].as_array().unwrap().iter();
+            // `--all` lists each scenario's steps; its alternatives are in `--fail`'s output.
+            for st in steps.chain(sc["alternatives"].as_array().into_iter().flatten()) {
+                let a = &st["action"];
+                let kind = a["kind"]
+                    .as_str()
+                    .unwrap_or_else(|| panic!("{site}: no action in {st}"));
+                kinds.insert(kind.to_string());
+                let cred = st["credentials"].as_str().unwrap();
+                let fits = match cred {
+                    "none" => kind == "wait",
+                    "site" => kind == "hardware",
+                    "array" => matches!(kind, "hardware" | "reattach_store"),
+                    "host" => matches!(kind, "restart" | "free_space" | "make_filesystem" | "rejoin_as_new"),
+                    "system_account" => matches!(kind, "meta_rescue" | "peer_remove" | "reconcile"),
+                    "application_account" => kind == "restore_from_backup",
+                    other => panic!("unknown credentials {other}"),
+                };
+                assert!(fits, "{site} {}: {kind} by {cred}: {st}", sc["failed"]);
+                // The operator reads a step under its chain ("rebuild nats-a"): the two name its subject.
+                let what = format!("{} {}", st["chain"].as_str().unwrap(), st["what"].as_str().unwrap());
+                let mut named: Vec<&str> = Vec::new();
+                for k in ["server", "standby"] {
+                    named.extend(a[k].as_str());
+                }
+                for k in ["servers", "streams"] {
+                    // The text lists at most six names, then "and N more".
+                    named.extend(a[k].as_array().into_iter().flatten().take(6).filter_map(|x| x.as_str()));
+                }
+                for n in named {
+                    assert!(what.contains(n), "{site}: {n} of {a} not in `{what}`");
+                }
+                if kind == "wait" {
+                    assert!(a["until"].is_string(), "{st}");
+                }
+            }
+        }
+    }
+    // The examples' hardware failures reach these kinds (`--all` does not sweep a full store or a process:
+    // the next test has those).
+    for k in [
+        "wait",
+        "hardware",
+        "make_filesystem",
+        "meta_rescue",
+        "peer_remove",
+        "reconcile",
+        "rejoin_as_new",
+    ] {
+        assert!(kinds.contains(k), "no {k} step in the examples: {kinds:?}");
+    }
+}
+
+/// The steps of a wiped store and of a full one, as a drill reads them.
+#[test]
+fn a_wiped_store_and_a_full_one_give_the_actions_a_drill_carries_out() {
+    let f = site_file(&one_rack("2m"));
+    let p = f.path().to_str().unwrap();
+    let actions = |fail: &str| -> Vec<serde_json::Value> {
+        json(&["whatif", p, "--fail", fail])["scenarios"][0]["recovery"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["action"].clone())
+            .collect()
+    };
+    let wipe = actions("wipe:n1");
+    assert_eq!(
+        wipe.first(),
+        Some(&serde_json::json!({"kind": "wait", "until": "operator_responds"})),
+        "{wipe:?}"
+    );
+    let tail: Vec<&serde_json::Value> = wipe.iter().rev().take(2).rev().collect();
+    assert_eq!(
+        tail,
+        [
+            &serde_json::json!({"kind": "peer_remove", "server": "n1"}),
+            &serde_json::json!({"kind": "rejoin_as_new", "server": "n1"})
+        ]
+    );
+    assert_eq!(
+        actions("full:n2"),
+        [
+            serde_json::json!({"kind": "free_space", "servers": ["n2"]}),
+            serde_json::json!({"kind": "restart", "servers": ["n2"]})
+        ]
+    );
+    // A server lost with its LUN intact on a site with a standby: the alternative re-attaches the LUN on
+    // the standby under the lost server's name (credentials: the array's management).
+    let seed = format!("{}/examples/seed-five-servers-raid0.yaml", env!("CARGO_MANIFEST_DIR"));
+    let v = json(&["whatif", &seed, "--fail", "server:alpha"]);
+    let alt = v["scenarios"][0]["alternatives"].as_array().expect("alternatives");
+    let re = alt
+        .iter()
+        .find(|s| s["action"]["kind"] == "reattach_store")
+        .unwrap_or_else(|| panic!("no reattach_store in {alt:?}"));
+    assert_eq!(re["action"]["server"], "alpha", "{re}");
+    assert_eq!(re["credentials"], "array", "{re}");
+    let standby = re["action"]["standby"].as_str().unwrap();
+    assert!(
+        standby != "alpha" && re["what"].as_str().unwrap().contains(standby),
+        "{re}"
+    );
+}
