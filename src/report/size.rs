@@ -62,12 +62,11 @@ pub fn table(s: &Sizing, width: u16) -> String {
     for (why, n) in &s.skipped {
         out.push_str(&format!("skipped {n} combination(s): {why}\n"));
     }
-    if s.considered < s.bills {
+    if s.over_budget > 0 {
         out.push_str(&format!(
             "not evaluated: {} bill(s) beyond the budget (--budget {}); the cheapest below is the cheapest of those \
              evaluated\n",
-            s.bills - s.considered,
-            s.budget
+            s.over_budget, s.budget
         ));
     }
     match s

@@ -87,6 +87,8 @@ pub struct Sizing {
     pub bills: usize,
     pub budget: usize,
     pub considered: usize,
+    /// Bills the budget left unevaluated.
+    pub over_budget: usize,
     pub skipped: Vec<(String, usize)>,
     /// Every (bill, layout) point, cheapest first.
     pub candidates: Vec<Point>,
@@ -204,6 +206,7 @@ pub fn run(
         bills: n_bills,
         budget,
         considered: 0,
+        over_budget: n_bills - todo,
         skipped: skipped.into_iter().map(|(k, v)| (k.as_str().to_string(), v)).collect(),
         candidates: Vec::new(),
         cheapest: None,
@@ -461,5 +464,46 @@ pub fn mark_frontier(points: &mut [Point]) {
             .iter()
             .any(|(j, b)| j != i && b.iter().zip(a).all(|(x, y)| x <= y) && b.iter().zip(a).any(|(x, y)| x < y));
         points[*i].frontier = !dominated;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pt(id: &str, cost: f64, loss: f64, down: f64, free: f64, meets: bool) -> Point {
+        Point {
+            id: id.into(),
+            bill: id.into(),
+            layout: id.into(),
+            verdict: Verdict::Acceptable,
+            meets_requirements: meets,
+            cost: Cost {
+                total: cost,
+                ..Cost::default()
+            },
+            tolerates: Tolerance::default(),
+            p_any_data_lost_per_year: Some(loss),
+            worst_unavailable_min_per_year: Some(down),
+            free_after_worst_tolerated_failure: free,
+            worst_tolerated_failure: Vec::new(),
+            binding: None,
+            frontier: false,
+            site: "".into(),
+        }
+    }
+
+    #[test]
+    fn the_frontier_keeps_trade_offs_and_drops_dominated_and_failing_points() {
+        let mut p = vec![
+            pt("cheap", 1.0, 1e-3, 1.0, 0.2, true),
+            pt("safe", 2.0, 1e-6, 1.0, 0.2, true),
+            pt("worse", 2.0, 1e-3, 1.0, 0.2, true),    // dominated by cheap
+            pt("roomy", 3.0, 1e-6, 1.0, 0.5, true),    // more free capacity: a trade-off
+            pt("failing", 0.5, 1e-9, 0.0, 0.9, false), // better on every axis but fails a requirement
+        ];
+        mark_frontier(&mut p);
+        let on: Vec<&str> = p.iter().filter(|x| x.frontier).map(|x| x.id.as_str()).collect();
+        assert_eq!(on, vec!["cheap", "safe", "roomy"]);
     }
 }
