@@ -15,7 +15,7 @@ pub struct SizeArgs {
     /// (docs/size.md); without it, costs are relative units (typical watts), never invented prices.
     #[arg(long, value_name = "FILE")]
     pub prices: Option<PathBuf>,
-    /// Evaluate at most N bills of materials (in the order racks, servers, models, disks per server).
+    /// Evaluate at most N bills of materials, cheapest first (their cost is known before planning).
     #[arg(long, value_name = "N", default_value_t = 200)]
     pub budget: usize,
     /// Write each evaluated bill's site file to DIR (BILL.yaml), for `natsplan design`.

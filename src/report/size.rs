@@ -64,9 +64,14 @@ pub fn table(s: &Sizing, width: u16) -> String {
     }
     if s.over_budget > 0 {
         out.push_str(&format!(
-            "not evaluated: {} bill(s) beyond the budget (--budget {}); the cheapest below is the cheapest of those \
-             evaluated\n",
-            s.over_budget, s.budget
+            "not evaluated: {} bill(s) beyond the budget (--budget {}; bills go cheapest first); {}\n",
+            s.over_budget,
+            s.budget,
+            if s.cheapest_proven {
+                "none of them could be cheaper than the cheapest below"
+            } else {
+                "one of them may be cheaper than the cheapest below: raise --budget"
+            }
         ));
     }
     match s

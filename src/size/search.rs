@@ -94,6 +94,9 @@ pub struct Sizing {
     pub candidates: Vec<Point>,
     /// The cheapest point that meets every requirement (ties: the lowest loss odds).
     pub cheapest: Option<String>,
+    /// True when no bill left out by the budget could be cheaper than `cheapest` (bills are evaluated
+    /// cheapest first, so one costing no more than the first bill left out is the cheapest of all).
+    pub cheapest_proven: bool,
     /// Bills whose generated site the parser refused (a bug in size; never expected).
     pub invalid: Vec<String>,
     /// What the figures assume, said.
@@ -177,7 +180,7 @@ pub fn site_of(
     Ok((fixed.into(), site, required))
 }
 
-/// Evaluate up to `budget` bills, telling `progress` (bills done, bills to do).
+/// Evaluate up to `budget` bills, cheapest first, telling `progress` (bills done, bills to do).
 pub fn run(
     w: &WorkloadFile,
     catalog: &Catalog,
@@ -196,7 +199,15 @@ pub fn run(
             Err(s) => *skipped.entry(s).or_default() += 1,
         }
     }
+    // Cheapest first, so a budget spends itself on the bills the cheapest feasible one is among (the cost
+    // is known before planning); ties keep the enumeration's order.
+    let mut bills: Vec<(Cost, Bill)> = bills
+        .into_iter()
+        .map(|b| (price::cost(&b, prices, catalog), b))
+        .collect();
+    bills.sort_by(|a, b| a.0.total.total_cmp(&b.0.total));
     let n_bills = bills.len();
+    let first_left_out = bills.get(budget).map(|(c, _)| c.total);
     let todo = n_bills.min(budget);
     let mut out = Sizing {
         workload: w.file.clone(),
@@ -210,11 +221,12 @@ pub fn run(
         skipped: skipped.into_iter().map(|(k, v)| (k.as_str().to_string(), v)).collect(),
         candidates: Vec::new(),
         cheapest: None,
+        cheapest_proven: false,
         invalid: Vec::new(),
         assumptions: assumptions(w),
         sites: Vec::new(),
     };
-    for (i, b) in bills.into_iter().take(todo).enumerate() {
+    for (i, (cost, b)) in bills.into_iter().take(todo).enumerate() {
         progress(i, todo);
         let text: Arc<str> = format!("{}{}", w.base, b.racks_yaml()).into();
         let (text, site, required) = match site_of(&b, &text, catalog) {
@@ -225,7 +237,6 @@ pub fn run(
             }
         };
         let plan = crate::plan::build_with(&site, catalog, cal);
-        let cost = price::cost(&b, prices, catalog);
         for l in &plan.layouts {
             out.candidates.push(point(&b, l, &required, &cost, &text));
         }
@@ -247,6 +258,15 @@ pub fn run(
             })
         })
         .map(|p| p.id.clone());
+    out.cheapest_proven = match (&out.cheapest, first_left_out) {
+        (None, _) => false,
+        (Some(_), None) => true,
+        (Some(id), Some(next)) => out
+            .candidates
+            .iter()
+            .find(|p| &p.id == id)
+            .is_some_and(|p| p.cost.total <= next),
+    };
     out
 }
 

@@ -240,3 +240,26 @@ fn bad_workloads_and_prices_are_refused_with_their_place() {
         ],
     );
 }
+
+#[test]
+fn a_budget_evaluates_the_cheapest_bills_first_and_says_whether_the_cheapest_is_proven() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = dir.path().join("w.yaml");
+    std::fs::write(&w, small(BASE, "{ racks: 1 }")).unwrap();
+    let w = w.to_str().unwrap();
+    let all = size_json(&[w]);
+    assert_eq!(all["bills"], 4);
+    assert_eq!(all["cheapest_proven"], true);
+    // Two racks cannot carry R3 through a rack outage: the two cheapest bills (two arrays) fail, so a
+    // budget of two finds nothing and says it may have missed the cheapest.
+    let two = size_json(&[w, "--budget", "2"]);
+    assert_eq!(
+        (two["considered"].as_u64(), two["over_budget"].as_u64()),
+        (Some(2), Some(2))
+    );
+    assert!(two["cheapest"].is_null());
+    assert_eq!(two["cheapest_proven"], false);
+    let three = size_json(&[w, "--budget", "3"]);
+    assert_eq!(three["cheapest"], all["cheapest"]);
+    assert_eq!(three["cheapest_proven"], true);
+}
