@@ -48,6 +48,9 @@ pub enum Command {
     Design(crate::commands::design::DesignArgs),
     /// What a layout survives: one failure scenario, or every combination up to K failures.
     Whatif(crate::commands::whatif::WhatifArgs),
+    /// What to buy for a workload: candidate bills of materials planned as design plans them, priced,
+    /// on the cost × survival × headroom frontier (docs/size.md).
+    Size(crate::commands::size::SizeArgs),
     /// Seeded Monte Carlo of failures and repairs over years.
     Simulate(crate::commands::simulate::SimulateArgs),
     /// One-off performance prediction for a cluster shape.

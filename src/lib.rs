@@ -23,6 +23,7 @@ pub mod plan;
 pub mod report;
 pub mod signals;
 pub mod site;
+pub mod size;
 // Test fixtures, out of the library users build (the `fixtures` feature; tests and benches turn it on).
 #[cfg(any(test, feature = "fixtures"))]
 pub mod sitegen;

@@ -12,6 +12,7 @@ pub mod powerfs;
 pub mod predict;
 mod progress;
 pub mod simulate;
+pub mod size;
 pub mod verify;
 pub mod whatif;
 
@@ -38,6 +39,7 @@ pub fn dispatch(cli: Cli) -> Result<Outcome, Failure> {
         Command::Design(a) => design::run(&g, a),
         Command::Whatif(a) => whatif::run(&g, a),
         Command::Simulate(a) => simulate::run(&g, a),
+        Command::Size(a) => size::run(&g, a),
         Command::Predict(a) => predict::run(&g, *a),
         Command::Emit(a) => emit::run(&g, a),
         Command::Lab(a) => lab::run(&g, a),

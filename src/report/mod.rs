@@ -10,6 +10,7 @@ pub mod html;
 pub mod lab;
 pub mod predict;
 pub mod simulate;
+pub mod size;
 pub mod svg;
 pub mod svg_layout;
 pub mod svg_overlay;

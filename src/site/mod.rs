@@ -11,5 +11,6 @@ pub mod yaml;
 
 pub use de::{from_yaml, Doc};
 pub use model::*;
+pub(crate) use parse::nearest;
 pub use parse::stream_spec::{check_stream, workload_assets};
 pub use parse::{load, parse_str, parse_str_with, stream_config, SiteError, SiteErrors};

@@ -1,0 +1,529 @@
+//! The search: every bill the ranges allow (up to a budget), each written as a site, read back with the
+//! site parser and planned by `plan::build_with` as design plans it; each (bill, layout) pair a point with
+//! its cost, design's figures, its binding constraint, and whether it is on the frontier.
+
+use super::bill::{self, Bill, Skip};
+use super::price::{self, Cost, CostUnit, Prices};
+use super::WorkloadFile;
+use crate::catalog::Catalog;
+use crate::plan::{PlannedLayout, Verdict};
+use crate::site::{Site, Tolerance};
+use serde::Serialize;
+use std::sync::Arc;
+
+/// The frontier's axes, as the JSON names them: cost (lower is better), design's
+/// `p_any_data_lost_per_year` and `worst_unavailable_min_per_year` (lower), and the free capacity on the
+/// fullest server after the worst tolerated failure (higher).
+pub const AXES: [&str; 4] = [
+    "cost.total",
+    "p_any_data_lost_per_year",
+    "worst_unavailable_min_per_year",
+    "free_after_worst_tolerated_failure",
+];
+
+/// The tightest of a point's constraints: what it is, its demand and what the candidate has.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Binding {
+    /// `placement`, `tolerance`, `capacity`, `capacity_after_failure`, `throughput`, `server_cpu`,
+    /// `server_memory`, `server_network_in`, `server_network_out`.
+    pub kind: String,
+    /// Demand and capacity in `unit`; capacity ÷ demand below 1 means the requirement is not met.
+    pub demand: f64,
+    pub capacity: f64,
+    pub unit: String,
+    /// One line, e.g. `capacity after rack:A on s3: 1.58 of 1.69 TiB`.
+    pub text: String,
+}
+
+impl Binding {
+    pub fn ratio(&self) -> f64 {
+        if self.demand > 0.0 {
+            self.capacity / self.demand
+        } else {
+            f64::INFINITY
+        }
+    }
+}
+
+/// One (bill, layout) pair.
+#[derive(Debug, Clone, Serialize)]
+pub struct Point {
+    /// `BILL/LAYOUT`.
+    pub id: String,
+    pub bill: String,
+    /// The layout's id, as `design --layout` takes it on the bill's site file.
+    pub layout: String,
+    pub verdict: Verdict,
+    /// Verdict recommended or acceptable, and every asset placed.
+    pub meets_requirements: bool,
+    pub cost: Cost,
+    /// What may fail at once with every stream still taking writes (design's `tolerates`).
+    pub tolerates: Tolerance,
+    /// Design's `yearly.p_any_data_lost_per_year` and `yearly.worst_unavailable_min_per_year` (None when
+    /// design computes none: a layout that cannot place its assets).
+    pub p_any_data_lost_per_year: Option<f64>,
+    pub worst_unavailable_min_per_year: Option<f64>,
+    /// Fraction free on the fullest server after the worst tolerated failure (design's
+    /// `capacity.after_failure.headroom`; `capacity.headroom` when no failure is tolerated).
+    pub free_after_worst_tolerated_failure: f64,
+    /// That failure, as whatif selectors (empty: none tolerated).
+    pub worst_tolerated_failure: Vec<String>,
+    pub binding: Option<Binding>,
+    /// On the non-dominated set of the points that meet every requirement.
+    pub frontier: bool,
+    /// The bill's site file (what `--out DIR` writes and `design` reads).
+    pub site: Arc<str>,
+}
+
+/// Everything `size` found.
+#[derive(Debug, Clone, Serialize)]
+pub struct Sizing {
+    pub workload: String,
+    pub cost_unit: CostUnit,
+    pub axes: [&'static str; 4],
+    /// Combinations of the ranges, bills among them, bills evaluated (the budget stops it), and the
+    /// combinations that do not fit a rack or an array, by reason.
+    pub combinations: usize,
+    pub bills: usize,
+    pub budget: usize,
+    pub considered: usize,
+    /// Bills the budget left unevaluated.
+    pub over_budget: usize,
+    pub skipped: Vec<(String, usize)>,
+    /// Every (bill, layout) point, cheapest first.
+    pub candidates: Vec<Point>,
+    /// The cheapest point that meets every requirement (ties: the lowest loss odds).
+    pub cheapest: Option<String>,
+    /// True when no bill left out by the budget could be cheaper than `cheapest` (bills are evaluated
+    /// cheapest first, so one costing no more than the first bill left out is the cheapest of all).
+    pub cheapest_proven: bool,
+    /// Bills whose generated site the parser refused (a bug in size; never expected).
+    pub invalid: Vec<String>,
+    /// What the figures assume, said.
+    pub assumptions: Vec<String>,
+    /// The bills evaluated, for `--out DIR`.
+    #[serde(skip)]
+    pub sites: Vec<(String, Arc<str>)>,
+}
+
+/// A bill's site: its text read by the site parser. A bill with no more racks (arrays, servers) than
+/// `policy.min_tolerated` asks to survive losing is a site design refuses ("no layout can"); it is still a
+/// candidate — seed 000's one big array in one rack is one — so its file lowers that requirement to what
+/// the bill can be asked (said in a comment there), and it is planned against the workload's own
+/// requirement (returned beside the site), which it fails: its binding constraint is that outage. Its
+/// figures are design's on that file.
+pub fn site_of(
+    b: &Bill,
+    text: &Arc<str>,
+    catalog: &Catalog,
+) -> Result<(Arc<str>, Site, Tolerance), crate::site::SiteErrors> {
+    let file = format!("{}.yaml", b.id);
+    let e = match crate::site::parse_str(text, &file, catalog) {
+        Ok(s) => {
+            let required = s.policy.min_tolerated;
+            return Ok((text.clone(), s, required));
+        }
+        Err(e) => e,
+    };
+    let have = |key: &str| match key {
+        "racks" => Some(b.racks.len() as u32),
+        "servers" => Some(b.servers()),
+        "arrays" => Some(match b.storage {
+            super::StorageKind::Internal => b.servers(),
+            super::StorageKind::Array(_) => b.arrays(),
+        }),
+        _ => None,
+    };
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let mut notes = Vec::new();
+    let mut wanted = Vec::new();
+    for x in &e.errors {
+        let key = x.path.strip_prefix("policy.min_tolerated.");
+        let (Some(key), Some(l), Some(c)) = (key, x.line, x.column) else {
+            return Err(e);
+        };
+        let (Some(have), Some(line)) = (have(key), lines.get_mut(l - 1)) else {
+            return Err(e);
+        };
+        let start = line
+            .char_indices()
+            .nth(c - 1)
+            .map(|(i, _)| i)
+            .ok_or_else(|| e.clone())?;
+        let len = line[start..].chars().take_while(char::is_ascii_digit).count();
+        let Ok(want) = line[start..start + len].parse::<u32>() else {
+            return Err(e);
+        };
+        let lowered = have.saturating_sub(1);
+        line.replace_range(start..start + len, &lowered.to_string());
+        notes.push(format!(
+            "# natsplan size: policy.min_tolerated.{key} lowered from {want} to {lowered} in this file only: design \
+             refuses a site of {have} {key} asked to survive losing {want}; size judged this bill against {want}, \
+             which it fails\n"
+        ));
+        wanted.push((key.to_string(), want));
+    }
+    let mut fixed = notes.concat();
+    for l in lines {
+        fixed.push_str(&l);
+        fixed.push('\n');
+    }
+    let site = crate::site::parse_str(&fixed, &file, catalog)?;
+    let mut required = site.policy.min_tolerated;
+    for (key, want) in wanted {
+        match key.as_str() {
+            "racks" => required.racks = want,
+            "servers" => required.servers = want,
+            _ => required.arrays = want,
+        }
+    }
+    Ok((fixed.into(), site, required))
+}
+
+/// Evaluate up to `budget` bills, cheapest first, telling `progress` (bills done, bills to do).
+pub fn run(
+    w: &WorkloadFile,
+    catalog: &Catalog,
+    cal: &crate::perf::Calibration,
+    prices: Option<&Prices>,
+    budget: usize,
+    progress: &dyn Fn(usize, usize),
+) -> Sizing {
+    let all = bill::enumerate(&w.spec, catalog);
+    let combinations = all.len();
+    let mut skipped: std::collections::BTreeMap<Skip, usize> = Default::default();
+    let mut bills: Vec<Bill> = Vec::new();
+    for b in all {
+        match b {
+            Ok(b) => bills.push(b),
+            Err(s) => *skipped.entry(s).or_default() += 1,
+        }
+    }
+    // Cheapest first, so a budget spends itself on the bills the cheapest feasible one is among (the cost
+    // is known before planning); ties keep the enumeration's order.
+    let mut bills: Vec<(Cost, Bill)> = bills
+        .into_iter()
+        .map(|b| (price::cost(&b, prices, catalog), b))
+        .collect();
+    bills.sort_by(|a, b| a.0.total.total_cmp(&b.0.total));
+    let n_bills = bills.len();
+    let first_left_out = bills.get(budget).map(|(c, _)| c.total);
+    let todo = n_bills.min(budget);
+    let mut out = Sizing {
+        workload: w.file.clone(),
+        cost_unit: price::unit(prices),
+        axes: AXES,
+        combinations,
+        bills: n_bills,
+        budget,
+        considered: 0,
+        over_budget: n_bills - todo,
+        skipped: skipped.into_iter().map(|(k, v)| (k.as_str().to_string(), v)).collect(),
+        candidates: Vec::new(),
+        cheapest: None,
+        cheapest_proven: false,
+        invalid: Vec::new(),
+        assumptions: assumptions(w),
+        sites: Vec::new(),
+    };
+    for (i, (cost, b)) in bills.into_iter().take(todo).enumerate() {
+        progress(i, todo);
+        let text: Arc<str> = format!("{}{}", w.base, b.racks_yaml()).into();
+        let (text, site, required) = match site_of(&b, &text, catalog) {
+            Ok(x) => x,
+            Err(e) => {
+                out.invalid.push(format!("{}: {e}", b.id));
+                continue;
+            }
+        };
+        let plan = crate::plan::build_with(&site, catalog, cal);
+        for l in &plan.layouts {
+            out.candidates.push(point(&b, l, &required, &cost, &text));
+        }
+        out.sites.push((b.id.clone(), text));
+        out.considered += 1;
+    }
+    progress(todo, todo);
+    mark_frontier(&mut out.candidates);
+    out.candidates
+        .sort_by(|a, b| a.cost.total.total_cmp(&b.cost.total).then_with(|| a.id.cmp(&b.id)));
+    out.cheapest = out
+        .candidates
+        .iter()
+        .filter(|p| p.meets_requirements)
+        .min_by(|a, b| {
+            a.cost.total.total_cmp(&b.cost.total).then_with(|| {
+                let l = |p: &Point| p.p_any_data_lost_per_year.unwrap_or(f64::INFINITY);
+                l(a).total_cmp(&l(b))
+            })
+        })
+        .map(|p| p.id.clone());
+    out.cheapest_proven = match (&out.cheapest, first_left_out) {
+        (None, _) => false,
+        (Some(_), None) => true,
+        (Some(id), Some(next)) => out
+            .candidates
+            .iter()
+            .find(|p| &p.id == id)
+            .is_some_and(|p| p.cost.total <= next),
+    };
+    out
+}
+
+fn assumptions(w: &WorkloadFile) -> Vec<String> {
+    let s = &w.spec;
+    let mut a = vec![
+        format!(
+            "rack fit: each rack's parts at peak watts (typical when the catalog gives no peak) within {} W and {} \
+             rack units{}",
+            s.rack_watts,
+            s.rack_units,
+            if (s.rack_watts, s.rack_units) == (super::DEFAULT_RACK_WATTS, super::DEFAULT_RACK_UNITS) {
+                " (assumption: size.rack_watts and size.rack_units not given, 8 kW and 42U assumed)"
+            } else {
+                ""
+            }
+        ),
+        "watts and rack units from the catalog (models/*.yaml `hardware_source`; most are marked assumptions \
+         there)"
+            .into(),
+        format!(
+            "one array per rack shared by its servers, {} hot spare(s) per array; internal disks have no spares; \
+             arrays use their controller shelf's drive slots only",
+            s.hot_spares
+        ),
+        "servers spread over the racks as evenly as can be, the first racks taking one more (5 over 3: 2 + 2 + 1)"
+            .into(),
+    ];
+    a.push(
+        "figures are design's for each candidate's site (plan::build, the built-in or given calibration); their \
+         sources are design's"
+            .into(),
+    );
+    a
+}
+
+fn point(b: &Bill, l: &PlannedLayout, required: &Tolerance, cost: &Cost, text: &Arc<str>) -> Point {
+    let binding = binding(l, required);
+    let (free, failed) = match &l.capacity.after_failure {
+        Some(a) => (a.headroom, a.failed.clone()),
+        None => (l.capacity.headroom, Vec::new()),
+    };
+    Point {
+        id: format!("{}/{}", b.id, l.id),
+        bill: b.id.clone(),
+        layout: l.id.clone(),
+        verdict: l.verdict,
+        meets_requirements: l.verdict <= Verdict::Acceptable
+            && l.not_placed.is_none()
+            && binding.as_ref().is_none_or(|b| b.kind != "tolerance"),
+        cost: cost.clone(),
+        tolerates: l.tolerates,
+        p_any_data_lost_per_year: l.yearly.as_ref().map(|y| y.p_any_data_lost_per_year),
+        worst_unavailable_min_per_year: l.yearly.as_ref().map(|y| y.worst_unavailable_min_per_year),
+        free_after_worst_tolerated_failure: free,
+        worst_tolerated_failure: failed,
+        binding,
+        frontier: false,
+        site: text.clone(),
+    }
+}
+
+const TIB: f64 = 1024.0 * 1024.0 * 1024.0 * 1024.0;
+
+fn short(x: f64) -> String {
+    if x >= 1e6 {
+        format!("{:.3} M", x / 1e6)
+    } else if x >= 1e3 {
+        format!("{:.3} k", x / 1e3)
+    } else {
+        format!("{x:.3}")
+    }
+}
+
+/// Every constraint design computed for the layout, as demand and capacity; the one with the lowest
+/// capacity ÷ demand binds. A tolerance requirement counts only when it is not met (met, it is a floor,
+/// not a margin).
+pub fn constraints(l: &PlannedLayout, required: &Tolerance) -> Vec<Binding> {
+    let mut out = Vec::new();
+    if let Some(np) = &l.not_placed {
+        out.push(Binding {
+            kind: "placement".into(),
+            demand: f64::from(np.replicas),
+            capacity: f64::from(np.placeable),
+            unit: "servers".into(),
+            text: format!(
+                "placement of {}: {} of {} replicas have an eligible server",
+                np.first, np.placeable, np.replicas
+            ),
+        });
+    }
+    let m = required;
+    for (what, need, got) in [
+        ("rack", m.racks, l.tolerates.racks),
+        ("array", m.arrays, l.tolerates.arrays),
+        ("server", m.servers, l.tolerates.servers),
+        ("disk", m.disks, l.tolerates.disks),
+    ] {
+        if need > got {
+            out.push(Binding {
+                kind: "tolerance".into(),
+                demand: f64::from(need),
+                capacity: f64::from(got),
+                unit: format!("{what}s"),
+                text: format!("{what} outage: writes survive {got} of the {need} {what}(s) policy.min_tolerated asks"),
+            });
+        }
+    }
+    if let Some(f) = &l.capacity.fullest_server {
+        out.push(Binding {
+            kind: "capacity".into(),
+            demand: f.needed_bytes as f64 / TIB,
+            capacity: f.usable_bytes as f64 / TIB,
+            unit: "TiB".into(),
+            text: format!(
+                "capacity of {}: {:.2} of {:.2} TiB",
+                f.name,
+                f.needed_bytes as f64 / TIB,
+                f.usable_bytes as f64 / TIB
+            ),
+        });
+    }
+    if let Some(a) = &l.capacity.after_failure {
+        if let Some(f) = &a.fullest_server {
+            out.push(Binding {
+                kind: "capacity_after_failure".into(),
+                demand: f.needed_bytes as f64 / TIB,
+                capacity: f.usable_bytes as f64 / TIB,
+                unit: "TiB".into(),
+                text: format!(
+                    "capacity after {} on {}: {:.2} of {:.2} TiB",
+                    a.failed.join(" + "),
+                    f.name,
+                    f.needed_bytes as f64 / TIB,
+                    f.usable_bytes as f64 / TIB
+                ),
+            });
+        }
+    }
+    if let Some(p) = &l.predicted {
+        for s in &p.streams {
+            if s.required_per_s > 0.0 {
+                out.push(Binding {
+                    kind: "throughput".into(),
+                    demand: s.required_per_s,
+                    capacity: s.ops_per_s,
+                    unit: "ops/s".into(),
+                    text: format!(
+                        "{} of {}: {} of {}/s",
+                        s.bottleneck,
+                        s.name,
+                        short(s.required_per_s),
+                        short(s.ops_per_s)
+                    ),
+                });
+            }
+        }
+        for sv in &p.servers {
+            let n = &sv.needs;
+            for (kind, need, unit, scale) in [
+                ("server_cpu", &n.cpu_cores, "cores", 1.0),
+                ("server_memory", &n.memory_bytes, "GiB", 1024.0 * 1024.0 * 1024.0),
+                ("server_network_in", &n.network_in_bytes_per_s, "MB/s", 1e6),
+                ("server_network_out", &n.network_out_bytes_per_s, "MB/s", 1e6),
+            ] {
+                if need.needed > 0.0 {
+                    out.push(Binding {
+                        kind: kind.into(),
+                        demand: need.needed / scale,
+                        capacity: need.has / scale,
+                        unit: unit.into(),
+                        text: format!(
+                            "{} of {}: {:.2} of {:.2} {unit}",
+                            kind.trim_start_matches("server_").replace('_', " "),
+                            sv.name,
+                            need.needed / scale,
+                            need.has / scale
+                        ),
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The binding constraint: the lowest capacity ÷ demand.
+pub fn binding(l: &PlannedLayout, required: &Tolerance) -> Option<Binding> {
+    constraints(l, required)
+        .into_iter()
+        .min_by(|a, b| a.ratio().total_cmp(&b.ratio()))
+}
+
+/// The axes of a point, each as "lower is better".
+fn axes(p: &Point) -> Option<[f64; 4]> {
+    Some([
+        p.cost.total,
+        p.p_any_data_lost_per_year?,
+        p.worst_unavailable_min_per_year?,
+        -p.free_after_worst_tolerated_failure,
+    ])
+}
+
+/// Mark the non-dominated points among those that meet every requirement (no other such point is at
+/// least as good on every axis and better on one).
+pub fn mark_frontier(points: &mut [Point]) {
+    let ok: Vec<(usize, [f64; 4])> = points
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.meets_requirements)
+        .filter_map(|(i, p)| axes(p).map(|a| (i, a)))
+        .collect();
+    for (i, a) in &ok {
+        let dominated = ok
+            .iter()
+            .any(|(j, b)| j != i && b.iter().zip(a).all(|(x, y)| x <= y) && b.iter().zip(a).any(|(x, y)| x < y));
+        points[*i].frontier = !dominated;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pt(id: &str, cost: f64, loss: f64, down: f64, free: f64, meets: bool) -> Point {
+        Point {
+            id: id.into(),
+            bill: id.into(),
+            layout: id.into(),
+            verdict: Verdict::Acceptable,
+            meets_requirements: meets,
+            cost: Cost {
+                total: cost,
+                ..Cost::default()
+            },
+            tolerates: Tolerance::default(),
+            p_any_data_lost_per_year: Some(loss),
+            worst_unavailable_min_per_year: Some(down),
+            free_after_worst_tolerated_failure: free,
+            worst_tolerated_failure: Vec::new(),
+            binding: None,
+            frontier: false,
+            site: "".into(),
+        }
+    }
+
+    #[test]
+    fn the_frontier_keeps_trade_offs_and_drops_dominated_and_failing_points() {
+        let mut p = vec![
+            pt("cheap", 1.0, 1e-3, 1.0, 0.2, true),
+            pt("safe", 2.0, 1e-6, 1.0, 0.2, true),
+            pt("worse", 2.0, 1e-3, 1.0, 0.2, true),    // dominated by cheap
+            pt("roomy", 3.0, 1e-6, 1.0, 0.5, true),    // more free capacity: a trade-off
+            pt("failing", 0.5, 1e-9, 0.0, 0.9, false), // better on every axis but fails a requirement
+        ];
+        mark_frontier(&mut p);
+        let on: Vec<&str> = p.iter().filter(|x| x.frontier).map(|x| x.id.as_str()).collect();
+        assert_eq!(on, vec!["cheap", "safe", "roomy"]);
+    }
+}

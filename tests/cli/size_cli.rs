@@ -1,0 +1,265 @@
+//! `natsplan size WORKLOAD.yaml` (issue 47): seed 000's workload yields the seed's own shapes with the
+//! seed's binding constraints; each candidate's site gives design's figures; a heavier workload or a
+//! stricter policy never makes the cheapest candidate cheaper; bad input is refused with its place.
+
+use super::common::{repo_file, run};
+use serde_json::Value;
+
+const SEED: &str = "tests/data/seed000-workload.yaml";
+
+fn size_json(args: &[&str]) -> Value {
+    let mut all = vec!["size"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--format", "json"]);
+    let (code, out, err) = run(&all);
+    assert_eq!(code, 0, "size failed: {err}");
+    serde_json::from_str(&out).unwrap()
+}
+
+fn point<'a>(s: &'a Value, bill: &str, layout_prefix: &str) -> &'a Value {
+    s["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["bill"] == bill && p["layout"].as_str().unwrap().starts_with(layout_prefix))
+        .unwrap_or_else(|| panic!("no point {bill}/{layout_prefix}*"))
+}
+
+#[test]
+fn seed_000_yields_its_own_shapes_with_its_binding_constraints_and_design_agrees() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    let s = size_json(&[&repo_file(SEED), "--out", out]);
+    assert_eq!(s["considered"], 18, "every bill of the ranges evaluated");
+    assert_eq!(s["cost_unit"]["unit"], "relative", "no --prices: relative units, said");
+    // 2 + 2 + 1 servers on RAID 0 at R5, one EF300 per rack with one disk per server and a spare.
+    let raid0 = point(&s, "3r5s-generic-16c-EF300-nvme-3.84tx1", "p2-raid0-r5-Ax2.Bx2.Cx1");
+    assert_eq!(raid0["meets_requirements"], true);
+    assert_eq!(raid0["tolerates"]["racks"], 1);
+    // RAID 1 pairs, one server per rack, at R3: capacity binds.
+    let raid1 = point(&s, "3r3s-generic-16c-EF300-nvme-3.84tx2", "p1-raid1-r3-Ax1.Bx1.Cx1");
+    assert_eq!(raid1["meets_requirements"], true);
+    assert!(
+        raid1["binding"]["kind"].as_str().unwrap().starts_with("capacity"),
+        "{}",
+        raid1["binding"]
+    );
+    // One big RAID 6 array in one rack: a rack outage binds, and it fails the policy.
+    let raid6 = point(&s, "1r3s-generic-16c-EF300-nvme-3.84tx2", "r6-raid6-r3-Ax3");
+    assert_eq!(raid6["binding"]["kind"], "tolerance");
+    assert_eq!(raid6["binding"]["unit"], "racks");
+    assert_eq!(raid6["meets_requirements"], false);
+    assert_eq!(raid6["frontier"], false);
+    // The cheapest that meets every requirement is on the frontier and meets them.
+    let cheapest = s["cheapest"].as_str().unwrap();
+    let c = s["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["id"] == cheapest)
+        .unwrap();
+    assert_eq!(c["meets_requirements"], true);
+    assert_eq!(c["frontier"], true);
+    // Each shape's site file, through design, gives size's figures.
+    for p in [raid0, raid1, raid6] {
+        let site = dir.path().join(format!("{}.yaml", p["bill"].as_str().unwrap()));
+        assert_eq!(std::fs::read_to_string(&site).unwrap(), p["site"].as_str().unwrap());
+        let layout = p["layout"].as_str().unwrap();
+        let (code, d, err) = run(&["design", site.to_str().unwrap(), "--layout", layout, "--format", "json"]);
+        assert_eq!(code, 0, "{err}");
+        let d: Value = serde_json::from_str(&d).unwrap();
+        let l = &d["layouts"][0];
+        assert_eq!(l["id"], layout);
+        assert_eq!(l["tolerates"], p["tolerates"], "{layout}");
+        assert_eq!(
+            l["yearly"]["p_any_data_lost_per_year"], p["p_any_data_lost_per_year"],
+            "{layout}"
+        );
+        assert_eq!(
+            l["yearly"]["worst_unavailable_min_per_year"], p["worst_unavailable_min_per_year"],
+            "{layout}"
+        );
+        assert_eq!(
+            l["capacity"]["after_failure"]["headroom"], p["free_after_worst_tolerated_failure"],
+            "{layout}"
+        );
+    }
+}
+
+/// A small workload (four bills) to run several times.
+fn small(streams: &str, min_tolerated: &str) -> String {
+    format!(
+        "site: small\nnats: {{ replicas: [3] }}\nsize:\n  racks: [2, 3]\n  servers: [3, 3]\n  disks_per_server: [1, 2]\n  \
+         server_models: [generic-16c]\n  storage: [EF300]\n  disk_models: [nvme-3.84t]\nworkload:\n  streams:\n{streams}\
+         policy:\n  patterns: [\"1\", \"2\"]\n  min_tolerated: {min_tolerated}\n"
+    )
+}
+
+const BASE: &str = "    - { name: orders, msgs_per_s: 5000, msg_size: 1KiB, retention: 24h }\n    - { name: audit, msgs_per_s: 500, msg_size: 2KiB, retention: 7d }\n";
+
+fn cheapest_cost(dir: &std::path::Path, name: &str, text: &str, prices: &str) -> f64 {
+    let w = dir.join(name);
+    std::fs::write(&w, text).unwrap();
+    let s = size_json(&[w.to_str().unwrap(), "--prices", prices]);
+    match s["cheapest"].as_str() {
+        None => f64::INFINITY,
+        Some(id) => s["candidates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["id"] == id)
+            .unwrap()["cost"]["total"]
+            .as_f64()
+            .unwrap(),
+    }
+}
+
+#[test]
+fn more_load_or_a_stricter_policy_never_makes_the_cheapest_cheaper() {
+    let dir = tempfile::tempdir().unwrap();
+    let prices = dir.path().join("prices.yaml");
+    std::fs::write(
+        &prices,
+        "currency: EUR\nservers: { generic-16c: 9000 }\narrays: { EF300: 30000 }\ndisks: { nvme-3.84t: 900 }\nrack_unit: 50\n",
+    )
+    .unwrap();
+    let p = prices.to_str().unwrap();
+    let base = cheapest_cost(dir.path(), "base.yaml", &small(BASE, "{ racks: 1 }"), p);
+    assert!(base.is_finite(), "the small workload has a feasible candidate");
+    let doubled_rates = BASE.replace("5000", "10000").replace("500,", "1000,");
+    let doubled_retention = BASE.replace("24h", "48h").replace("7d", "14d");
+    for (name, text) in [
+        ("rates.yaml", small(&doubled_rates, "{ racks: 1 }")),
+        ("retention.yaml", small(&doubled_retention, "{ racks: 1 }")),
+        ("disks.yaml", small(BASE, "{ racks: 1, disks: 2 }")),
+    ] {
+        let c = cheapest_cost(dir.path(), name, &text, p);
+        assert!(c >= base, "{name}: cheapest {c} below the base's {base}");
+    }
+    // The stricter disk policy rules out one-disk RAID 0 servers: the cheapest costs more, not the same.
+    let strict = cheapest_cost(dir.path(), "disks2.yaml", &small(BASE, "{ racks: 1, disks: 2 }"), p);
+    assert!(strict > base, "{strict} vs {base}");
+}
+
+#[test]
+fn prices_split_the_cost_and_name_the_currency() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = dir.path().join("w.yaml");
+    std::fs::write(
+        &w,
+        small(BASE, "{ racks: 1 }").replace("racks: [2, 3]", "racks: [3, 3]"),
+    )
+    .unwrap();
+    let prices = dir.path().join("prices.yaml");
+    std::fs::write(
+        &prices,
+        "currency: EUR\nservers: { generic-16c: 9000 }\narrays: { EF300: 30000 }\ndisks: { nvme-3.84t: 900 }\nrack_unit: 50\nwatt_year: 2\n",
+    )
+    .unwrap();
+    let s = size_json(&[w.to_str().unwrap(), "--prices", prices.to_str().unwrap()]);
+    assert_eq!(s["cost_unit"]["unit"], "EUR");
+    let p = point(&s, "3r3s-generic-16c-EF300-nvme-3.84tx1", "p2-");
+    let c = &p["cost"];
+    // 3 servers, 3 arrays, 3 × (1 + 1 spare) disks, 3 × (1U + 2U) rack units; typical watts 3 × 250 +
+    // 3 × 550 + 6 × 12 = 2,472 W at 2 a watt-year.
+    assert_eq!(c["servers"], 27000.0);
+    assert_eq!(c["arrays"], 90000.0);
+    assert_eq!(c["disks"], 5400.0);
+    assert_eq!(c["racks"], 450.0);
+    assert_eq!(c["power_per_year"], 4944.0);
+    assert_eq!(c["total"], 27000.0 + 90000.0 + 5400.0 + 450.0 + 4944.0);
+}
+
+fn refused(workload: &str, prices: Option<&str>, wants: &[&str]) {
+    let dir = tempfile::tempdir().unwrap();
+    let w = dir.path().join("w.yaml");
+    std::fs::write(&w, workload).unwrap();
+    let pf = dir.path().join("prices.yaml");
+    let mut args = vec!["size".to_string(), w.display().to_string()];
+    if let Some(p) = prices {
+        std::fs::write(&pf, p).unwrap();
+        args.extend(["--prices".into(), pf.display().to_string()]);
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (code, out, err) = run(&args);
+    assert_eq!(code, 2, "{err}");
+    assert!(out.is_empty());
+    for want in wants {
+        let want = want
+            .replace("{W}", &w.display().to_string())
+            .replace("{P}", &pf.display().to_string());
+        assert!(err.contains(&want), "missing {want:?} in:\n{err}");
+    }
+    assert!(err.contains("fix:"), "{err}");
+}
+
+#[test]
+fn bad_workloads_and_prices_are_refused_with_their_place() {
+    let ok = small(BASE, "{ racks: 1 }");
+    // racks in a workload file.
+    refused(
+        &format!("{ok}racks:\n  - {{ name: A, servers: [a] }}\n"),
+        None,
+        &["{W}:17:1: racks: a workload file has no `racks`"],
+    );
+    // power per rack below one server (generic-16c peaks at 550 W).
+    refused(
+        &ok.replace("size:\n", "size:\n  rack_watts: 300\n"),
+        None,
+        &["{W}:4:15: size.rack_watts: 300 W per rack powers no server"],
+    );
+    // an unknown model, with the nearest one suggested.
+    refused(
+        &ok.replace("[nvme-3.84t]", "[nvme-3.8t]"),
+        None,
+        &[
+            "{W}:9:17: size.disk_models[0]: unknown model 'nvme-3.8t'",
+            "write nvme-3.84t",
+        ],
+    );
+    // an empty range.
+    refused(
+        &ok.replace("racks: [2, 3]", "racks: [3, 2]"),
+        None,
+        &["{W}:4:10: size.racks: the range [3, 2] is empty"],
+    );
+    // a problem in the workload's own keys keeps its place in the workload file.
+    refused(
+        &ok.replace("retention: 24h", "retention: 24"),
+        None,
+        &["{W}:12:68: workload.streams[0].retention"],
+    );
+    // prices: a model size allows without a price, and an unknown one.
+    refused(
+        &ok,
+        Some("currency: EUR\nservers: { generic-16c: 9000, generic-99c: 1 }\narrays: {}\ndisks: { nvme-3.84t: 900 }\n"),
+        &[
+            "{P}:2:",
+            "servers.generic-99c: unknown model",
+            "arrays: no price for EF300",
+        ],
+    );
+}
+
+#[test]
+fn a_budget_evaluates_the_cheapest_bills_first_and_says_whether_the_cheapest_is_proven() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = dir.path().join("w.yaml");
+    std::fs::write(&w, small(BASE, "{ racks: 1 }")).unwrap();
+    let w = w.to_str().unwrap();
+    let all = size_json(&[w]);
+    assert_eq!(all["bills"], 4);
+    assert_eq!(all["cheapest_proven"], true);
+    // Two racks cannot carry R3 through a rack outage: the two cheapest bills (two arrays) fail, so a
+    // budget of two finds nothing and says it may have missed the cheapest.
+    let two = size_json(&[w, "--budget", "2"]);
+    assert_eq!(
+        (two["considered"].as_u64(), two["over_budget"].as_u64()),
+        (Some(2), Some(2))
+    );
+    assert!(two["cheapest"].is_null());
+    assert_eq!(two["cheapest_proven"], false);
+    let three = size_json(&[w, "--budget", "3"]);
+    assert_eq!(three["cheapest"], all["cheapest"]);
+    assert_eq!(three["cheapest_proven"], true);
+}
