@@ -273,28 +273,7 @@ fn js(c: &mut Ctx) -> Law {
         leader_time_s: t_delayed,
     };
     let price = sync_law::price(&terms.sync_hosts, &terms.leaders, &target, op);
-    let (round_trip, measured_rtt) = match &price {
-        Some(p) => (p.round_trip_s, p.measured),
-        None => {
-            // No calibration measured synchronous clients: the per-operation time of the first file with
-            // a single-client R1 KV row plus the object fit's replication round (the model before issue 14).
-            let mut t = terms.js.op_s + s * o.byte_s;
-            if r > 1 {
-                t += o.rep_round_s + o.rep_byte_s * (r as f64 - 1.0) * s;
-            }
-            (t, false)
-        }
-    };
-    let saturation = match price.as_ref().and_then(|p| p.saturation_s) {
-        Some(d) => d,
-        None => {
-            c.notes.push(
-                "no calibration measured many synchronous clients: each further client stretches a round trip by the object store fit's contention (σ)"
-                    .into(),
-            );
-            o.sigma * round_trip
-        }
-    };
+    let (round_trip, saturation) = sync_round_trip(c, price.as_ref());
     // A KV put costs the leader more than a publish (subject index, per-key limits): the ratio the
     // calibration measured at the most clients.
     let factor = price.as_ref().map_or(1.0, |p| p.leader_factor);
@@ -330,43 +309,122 @@ fn js(c: &mut Ctx) -> Law {
             publish: inp.publish,
             ..delayed.clone()
         };
-        let d = leader::stream_rate(t_d, &delayed_inp).per_s;
-        let mech = rate.per_s / d;
-        let lat = |v: &VolumeSpec| volume_write_latency_s(terms, v, c.ref_disk_us).0;
-        let mut off = sh.volume.clone();
-        off.write_cache = false;
-        let seed = VolumeSpec::seed000(c.catalog, always::measured_raid(sh.volume.raid), 1);
-        let lats = always::Latencies {
-            volume_s: c.lat_s,
-            cache_off_s: lat(&off),
-            measured_s: lat(&seed),
-        };
-        if let Some(a) = always::price(&terms.always_ratios, &sh.volume, r, lats, mech) {
-            rate.per_s = d * a.ratio;
-            rate.latency_s = (c.w * window) / rate.per_s;
-            facts.law = Some(StreamLaw {
-                leader_time_s: t_d,
-                input: delayed_inp,
-                ratio: a.ratio,
-            });
-            // The leader's ceiling as this pricing has it (the split advice divides by it).
-            facts.leader_per_s = a.ratio / t_d;
-            c.ratio_band = Some((a.low / a.ratio, a.high / a.ratio));
-            c.sources.push(a.source.clone());
-            c.notes.push(a.note.clone());
-            bottleneck = a.bottleneck.to_string();
+        if let Some(b) = always_on_catalog_volume(c, t_d, delayed_inp, &mut rate, &mut facts) {
+            bottleneck = b;
         }
     }
     c.stream = Some(facts);
     c.calibration = class.id.clone();
     c.distance = distance;
     c.width = c.width.max(leader::width(class, distance));
+    js_sources(c, class, &host, price.as_ref(), probe, fsync_s);
+    // Under `always` every replica writes each message in place and fsyncs once per append entry (many
+    // messages): about one I/O per message; delayed writes coalesce into MiB-sized flushes.
+    let ios = if c.always {
+        1.0
+    } else {
+        (s * terms.store.write_amplification / 1_048_576.0).max(0.001)
+    };
+    c.disk_ceilings(ios);
+    let kv_note = if sh.kind == Kind::Kv { " (KV puts)" } else { "" };
+    Law {
+        ops: rate.per_s,
+        msgs_per_op: 1.0,
+        msg_bytes: s,
+        lat_s: rate.latency_s,
+        bottleneck: format!("{bottleneck}{kv_note}"),
+    }
+}
+
+/// The synchronous clients' round trip and what each further client stretches it by (`saturation`): as
+/// the calibration measured them on this hardware, else the per-op and replication fits.
+fn sync_round_trip(c: &mut Ctx, price: Option<&sync_law::SyncPrice>) -> (f64, f64) {
+    let (terms, r, s) = (c.terms, c.r, c.s);
+    let o = &terms.obj;
+    let round_trip = match price {
+        Some(p) => p.round_trip_s,
+        None => {
+            // No calibration measured synchronous clients: the per-operation time of the first file with
+            // a single-client R1 KV row plus the object fit's replication round (the model before issue 14).
+            let mut t = terms.js.op_s + s * o.byte_s;
+            if r > 1 {
+                t += o.rep_round_s + o.rep_byte_s * (r as f64 - 1.0) * s;
+            }
+            t
+        }
+    };
+    let saturation = match price.and_then(|p| p.saturation_s) {
+        Some(d) => d,
+        None => {
+            c.notes.push(
+                "no calibration measured many synchronous clients: each further client stretches a round trip by the object store fit's contention (σ)"
+                    .into(),
+            );
+            o.sigma * round_trip
+        }
+    };
+    (round_trip, saturation)
+}
+
+/// `always` on a catalog volume: what the fsync model says on this volume, held to the always ÷ delayed
+/// ratios measured for its write-cache setting (`always`). Reprices `rate` and `facts` and returns the
+/// bottleneck when a measured ratio applies.
+fn always_on_catalog_volume(
+    c: &mut Ctx,
+    t_d: f64,
+    delayed_inp: StreamInput,
+    rate: &mut leader::StreamRate,
+    facts: &mut StreamFacts,
+) -> Option<String> {
+    let (terms, sh, r) = (c.terms, c.sh, c.r);
+    let window = delayed_inp.publish.window;
+    let d = leader::stream_rate(t_d, &delayed_inp).per_s;
+    let mech = rate.per_s / d;
+    let lat = |v: &VolumeSpec| volume_write_latency_s(terms, v, c.ref_disk_us).0;
+    let mut off = sh.volume.clone();
+    off.write_cache = false;
+    let seed = VolumeSpec::seed000(c.catalog, always::measured_raid(sh.volume.raid), 1);
+    let lats = always::Latencies {
+        volume_s: c.lat_s,
+        cache_off_s: lat(&off),
+        measured_s: lat(&seed),
+    };
+    always::price(&terms.always_ratios, &sh.volume, r, lats, mech).map(|a| {
+        rate.per_s = d * a.ratio;
+        rate.latency_s = (c.w * window) / rate.per_s;
+        facts.law = Some(StreamLaw {
+            leader_time_s: t_d,
+            input: delayed_inp,
+            ratio: a.ratio,
+        });
+        // The leader's ceiling as this pricing has it (the split advice divides by it).
+        facts.leader_per_s = a.ratio / t_d;
+        c.ratio_band = Some((a.low / a.ratio, a.high / a.ratio));
+        c.sources.push(a.source.clone());
+        c.notes.push(a.note.clone());
+        a.bottleneck.to_string()
+    })
+}
+
+/// The sources and notes of a JetStream price: the leader's class, the synchronous clients, the store
+/// probe, the remote leader, and how far the class was carried to this host.
+fn js_sources(
+    c: &mut Ctx,
+    class: &leader::LeaderClass,
+    host: &HostClass,
+    price: Option<&sync_law::SyncPrice>,
+    probe: Option<&leader::StoreProbe>,
+    fsync_s: f64,
+) {
+    let (terms, sh, r, distance) = (c.terms, c.sh, c.r, c.distance);
+    let o = &terms.obj;
+    let own_host = class.host.server_model.eq_ignore_ascii_case(&host.server_model);
     c.sources.push(format!(
         "{} (stream leader, host class {})",
         class.id, class.host.server_model
     ));
-    match &price {
-        Some(p) if !measured_rtt => {
+    match price {
+        Some(p) if !p.measured => {
             c.sources
                 .push(format!("{} (synchronous clients, carried to this host)", p.source));
             c.notes.extend(p.notes.iter().cloned());
@@ -412,22 +470,6 @@ fn js(c: &mut Ctx) -> Law {
             "sync always: one fsync per append entry at the volume's write latency ({:.0} µs, catalog)",
             fsync_s * 1e6
         ));
-    }
-    // Under `always` every replica writes each message in place and fsyncs once per append entry (many
-    // messages): about one I/O per message; delayed writes coalesce into MiB-sized flushes.
-    let ios = if c.always {
-        1.0
-    } else {
-        (s * terms.store.write_amplification / 1_048_576.0).max(0.001)
-    };
-    c.disk_ceilings(ios);
-    let kv_note = if sh.kind == Kind::Kv { " (KV puts)" } else { "" };
-    Law {
-        ops: rate.per_s,
-        msgs_per_op: 1.0,
-        msg_bytes: s,
-        lat_s: rate.latency_s,
-        bottleneck: format!("{bottleneck}{kv_note}"),
     }
 }
 
