@@ -542,7 +542,8 @@ impl<'a> Model<'a> {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// An asset's (or the meta group's) outcome: its `r` replicas on the worst eligible servers of `cands`
+    /// (one per rack when `unique_rack`) against what the failed domains did to them.
     fn outcome(
         &self,
         name: &str,
@@ -550,10 +551,9 @@ impl<'a> Model<'a> {
         cands: &[ServerIdx],
         r: u32,
         unique_rack: bool,
-        eff: &[ServerEffect],
-        cause: &[Vec<usize>],
-        failed: &[Domain],
+        struck: &Struck,
     ) -> AssetOutcome {
+        let Struck { eff, cause, failed } = *struck;
         let q = quorum(r);
         // An asset with fewer eligible servers than replicas is never created (no suitable peers): it
         // takes no writes, and holds no data to lose. It used to be judged on the servers it has, so a
@@ -637,14 +637,19 @@ impl<'a> Model<'a> {
         let (eff, cause, groups) = self.effects(failed);
         let layout = self.layout;
         let n = layout.servers.len() as u32;
-        let meta = self.outcome("meta", "meta", &layout.servers, n, false, &eff, &cause, failed);
+        let struck = Struck {
+            eff: &eff,
+            cause: &cause,
+            failed,
+        };
+        let meta = self.outcome("meta", "meta", &layout.servers, n, false, &struck);
         let assets: Vec<AssetOutcome> = layout
             .assets
             .iter()
             .enumerate()
             .map(|(i, a)| {
                 let (c, u) = self.placement(i);
-                self.outcome(&a.name, a.kind.as_str(), c, a.replicas as u32, u, &eff, &cause, failed)
+                self.outcome(&a.name, a.kind.as_str(), c, a.replicas as u32, u, &struck)
             })
             .collect();
         let pick = |f: fn(&ServerEffect) -> bool| -> Vec<ServerIdx> {
@@ -873,6 +878,15 @@ impl Hits {
             self.cause[s].push(di);
         }
     }
+}
+
+/// What a scenario's failed domains did: each server's effect, the domains (by index into `failed`) that
+/// hit it, and the domains.
+#[derive(Clone, Copy)]
+struct Struck<'a> {
+    eff: &'a [ServerEffect],
+    cause: &'a [Vec<usize>],
+    failed: &'a [Domain],
 }
 
 /// Per array, the first failed domain (by index) that took it down, filled it or lost it, and its failed
