@@ -114,25 +114,7 @@ pub fn run(g: &Global, a: EmitArgs) -> Result<Outcome, Failure> {
         deploy,
         ..EmitOptions::default()
     };
-    let monitoring = match a.monitoring {
-        false => None,
-        true => {
-            let exporter = match a.exporter {
-                ExporterArg::PrometheusNatsExporter => emit::monitoring::Exporter::PrometheusNatsExporter,
-                ExporterArg::Surveyor => emit::monitoring::Exporter::Surveyor,
-            };
-            if a.metric_prefix.is_some() && exporter != emit::monitoring::Exporter::PrometheusNatsExporter {
-                return Err(bad_input(anyhow!(
-                    "--metric-prefix is prometheus-nats-exporter's -prefix; nats-surveyor's names have none (drop \
-                     --metric-prefix, or use --exporter prometheus-nats-exporter)"
-                )));
-            }
-            Some(emit::monitoring::Monitoring {
-                exporter,
-                prefix: a.metric_prefix.clone(),
-            })
-        }
-    };
+    let monitoring = monitoring_of(&a)?;
     let mut files = emit::render_all(&plan, &layout.id, &opts).map_err(bad_input)?;
     let helm = match a.helm_values {
         true => Some(emit::helm::render(&plan, &layout.id, &opts, &a.storage_class).map_err(bad_input)?),
@@ -194,4 +176,27 @@ pub fn run(g: &Global, a: EmitArgs) -> Result<Outcome, Failure> {
     };
     super::emit_stdout(&bytes)?;
     Ok(Outcome::Ok)
+}
+
+/// `--monitoring` with its exporter and metric prefix (a prefix is prometheus-nats-exporter's only).
+fn monitoring_of(a: &EmitArgs) -> Result<Option<emit::monitoring::Monitoring>, Failure> {
+    Ok(match a.monitoring {
+        false => None,
+        true => {
+            let exporter = match a.exporter {
+                ExporterArg::PrometheusNatsExporter => emit::monitoring::Exporter::PrometheusNatsExporter,
+                ExporterArg::Surveyor => emit::monitoring::Exporter::Surveyor,
+            };
+            if a.metric_prefix.is_some() && exporter != emit::monitoring::Exporter::PrometheusNatsExporter {
+                return Err(bad_input(anyhow!(
+                    "--metric-prefix is prometheus-nats-exporter's -prefix; nats-surveyor's names have none (drop \
+                     --metric-prefix, or use --exporter prometheus-nats-exporter)"
+                )));
+            }
+            Some(emit::monitoring::Monitoring {
+                exporter,
+                prefix: a.metric_prefix.clone(),
+            })
+        }
+    })
 }
