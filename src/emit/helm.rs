@@ -206,19 +206,7 @@ pub fn render(plan: &Plan, layout_id: &str, opts: &EmitOptions, storage_class: &
         values["container"]["resources"] = r;
     }
     let yaml = serde_norway::to_string(&values).map_err(|e| anyhow!("values do not serialise as YAML: {e}"))?;
-    let header = format!(
-        "# Values for the nats Helm chart {CHART_VERSION} ({CHART_SOURCE}),\n# written by natsplan {} for site \
-         {}, layout {} ({} servers, R{}).\n# helm install {RELEASE} nats/nats --version {CHART_VERSION} -f values.yaml \
-         — read README.md first\n# (node labels, the system password Secret, PersistentVolumes).\n",
-        env!("CARGO_PKG_VERSION"),
-        plan.site
-            .chars()
-            .map(|c| if c.is_control() { ' ' } else { c })
-            .collect::<String>(),
-        layout.id,
-        n,
-        layout.replicas
-    );
+    let header = values_header(plan, layout);
     let values_yaml = header + &yaml;
     let nats_conf = chart_conf(&values, RELEASE);
     let readme = readme(plan, layout, storage_class, &values, pvc_bytes, max_bytes, &warnings);
@@ -438,6 +426,24 @@ fn resources(layout: &PlannedLayout, env: &mut Map<String, Value>, warnings: &mu
         );
     }
     resources
+}
+
+/// The comment values.yaml opens with: the chart, the site and layout, and how to install it.
+fn values_header(plan: &Plan, layout: &PlannedLayout) -> String {
+    let n = layout.servers.len();
+    format!(
+        "# Values for the nats Helm chart {CHART_VERSION} ({CHART_SOURCE}),\n# written by natsplan {} for site \
+         {}, layout {} ({} servers, R{}).\n# helm install {RELEASE} nats/nats --version {CHART_VERSION} -f values.yaml \
+         — read README.md first\n# (node labels, the system password Secret, PersistentVolumes).\n",
+        env!("CARGO_PKG_VERSION"),
+        plan.site
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect::<String>(),
+        layout.id,
+        n,
+        layout.replicas
+    )
 }
 
 /// `a` with `b` merged in as sprig's `mergeOverwrite` does: maps deeply, anything else replaced.
