@@ -222,40 +222,8 @@ fn js(c: &mut Ctx) -> Law {
     // Publishes in flight per client: KV puts too (`publish: async` keeps a window of puts in flight).
     let window = sh.batch.max(1) as f64;
     let per_byte = o.byte_s + if r > 1 { o.rep_byte_s * (r as f64 - 1.0) } else { 0.0 };
-    let vol_byte_s = 1.0 / (sh.volume.group_write_bytes_per_s() / sh.volume.luns_on_group.max(1) as f64).max(1.0);
-    let mut inp = StreamInput {
-        replicas: r,
-        bytes: s,
-        always: c.always,
-        publish: Publish {
-            publishers: c.w,
-            window,
-            saturation_s: 0.0,
-        },
-        fsync_s,
-        commit_s: probe.and_then(|p| p.commit_s),
-        // Per synced byte: the probe's figure on the calibrated host, else the volume's write bandwidth.
-        fsync_byte_s: probe.and_then(|p| p.sync_byte_s).unwrap_or(vol_byte_s),
-        sync_copies: leader::sync_copies(r, own_host && class.host.co_located > 1),
-        write_s: leader::write_s(class, r, c.always),
-        round_trip_s: 0.0,
-    };
-    // No row measured a replicated leader faster than an R1 one on the same host (lab: R1 150k, R3 121k
-    // msgs/s at 128 B): where the class measured R1, R>1 is never priced above it (the R1 path pays a
-    // store write per message, which the replicated store's async flush avoids, but the replicated leader
-    // does more per message).
-    let leader_time = |inp: &StreamInput| {
-        let mut t = leader::leader_time_s(class, &host, inp);
-        if class.r1_measured && r > 1 {
-            let r1 = StreamInput {
-                replicas: 1,
-                write_s: leader::write_s(class, 1, inp.always),
-                ..inp.clone()
-            };
-            t = t.max(leader::leader_time_s(class, &host, &r1));
-        }
-        t
-    };
+    let mut inp = stream_input(c, class, own_host, probe, fsync_s);
+    let leader_time = |inp: &StreamInput| capped_leader_time(class, &host, r, inp);
     let delayed = StreamInput {
         always: false,
         write_s: leader::write_s(class, r, false),
@@ -333,6 +301,54 @@ fn js(c: &mut Ctx) -> Law {
         msg_bytes: s,
         lat_s: rate.latency_s,
         bottleneck: format!("{bottleneck}{kv_note}"),
+    }
+}
+
+/// The leader's time per message for `inp`. No row measured a replicated leader faster than an R1 one on
+/// the same host (lab: R1 150k, R3 121k msgs/s at 128 B): where the class measured R1, R>1 is never priced
+/// above it (the R1 path pays a store write per message, which the replicated store's async flush avoids,
+/// but the replicated leader does more per message).
+fn capped_leader_time(class: &leader::LeaderClass, host: &HostClass, r: u8, inp: &StreamInput) -> f64 {
+    let mut t = leader::leader_time_s(class, host, inp);
+    if class.r1_measured && r > 1 {
+        let r1 = StreamInput {
+            replicas: 1,
+            write_s: leader::write_s(class, 1, inp.always),
+            ..inp.clone()
+        };
+        t = t.max(leader::leader_time_s(class, host, &r1));
+    }
+    t
+}
+
+/// The stream leader's input before the synchronous clients are priced (no round trip, no saturation
+/// yet): replicas, bytes, sync mode, the publishers and their window, and the fsync and write costs.
+fn stream_input(
+    c: &Ctx,
+    class: &leader::LeaderClass,
+    own_host: bool,
+    probe: Option<&leader::StoreProbe>,
+    fsync_s: f64,
+) -> StreamInput {
+    let (sh, r, s) = (c.sh, c.r, c.s);
+    let window = sh.batch.max(1) as f64;
+    let vol_byte_s = 1.0 / (sh.volume.group_write_bytes_per_s() / sh.volume.luns_on_group.max(1) as f64).max(1.0);
+    StreamInput {
+        replicas: r,
+        bytes: s,
+        always: c.always,
+        publish: Publish {
+            publishers: c.w,
+            window,
+            saturation_s: 0.0,
+        },
+        fsync_s,
+        commit_s: probe.and_then(|p| p.commit_s),
+        // Per synced byte: the probe's figure on the calibrated host, else the volume's write bandwidth.
+        fsync_byte_s: probe.and_then(|p| p.sync_byte_s).unwrap_or(vol_byte_s),
+        sync_copies: leader::sync_copies(r, own_host && class.host.co_located > 1),
+        write_s: leader::write_s(class, r, c.always),
+        round_trip_s: 0.0,
     }
 }
 
