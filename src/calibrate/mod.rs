@@ -194,6 +194,133 @@ fn run_on(
     log: &dyn Fn(&str),
 ) -> Result<CalibrateReport, CalibrateError> {
     let mut notes = Vec::new();
+    let d = detect(rt, opts, &mut notes)?;
+    let (facts, sync, monitors) = (&d.facts, d.sync, &d.monitors);
+    let version = d.version.clone();
+    let plan =
+        plan::plan(opts.budget_s, facts.max_replicas.max(1)).map_err(|e| CalibrateError::BadInput(anyhow!(e)))?;
+    log(&format!(
+        "calibrate: {} points × {} repeats, {:.1} s per run, about {:.0} s of {:.0} s budget; sync {}, {} JetStream server(s), nats-server {version}",
+        plan.points.len(),
+        plan.repeats,
+        plan.run_s,
+        plan.estimated_s,
+        plan.budget_s,
+        sync_str(sync),
+        facts.jetstream_servers
+    ));
+    for d in &plan.dropped {
+        log(&format!("calibrate: budget: dropped {d}"));
+    }
+    let (date, _) = crate::clock::utc_now();
+    let mut prov = provenance(facts, opts, monitors);
+    let probe_dir = std::env::temp_dir();
+    let local = is_local(opts);
+    // The client host's own load: a second before the runs, then over them (recorded; said when busy).
+    let host_before = crate::hostload::sample(Duration::from_secs(1));
+    let host_start = crate::hostload::read();
+    let runlog = runner::run(
+        rt,
+        &opts.conn,
+        monitors,
+        &plan,
+        &opts.cancel,
+        local.then_some(probe_dir.as_path()),
+        log,
+    );
+    if runlog.interrupted || opts.cancel.is_cancelled() {
+        return Err(interrupted(runlog.measurements.len(), opts));
+    }
+    prov.insert("measured_at".into(), v(date.clone()));
+    prov.insert("budget_s".into(), Value::from(opts.budget_s));
+    prov.insert(
+        "elapsed_s".into(),
+        Value::from((runlog.elapsed_s * 10.0).round() / 10.0),
+    );
+    if let Some(l) = load_average() {
+        prov.insert("load_average_at_end".into(), v(l));
+    }
+    let host_during = host_start
+        .as_ref()
+        .and_then(|a| crate::hostload::HostLoad::between(a, &crate::hostload::read()?));
+    note_host_load(&mut prov, [host_before, host_during], log, &mut notes);
+    record_losses(&mut prov, &plan, &runlog)?;
+    let id = opts.id.clone().unwrap_or_else(|| id_from_path(&opts.out));
+    let header = header(opts, &d, &plan, &date, id.clone(), prov);
+    let ctx = write::RowContext {
+        servers: facts.jetstream_servers.max(1),
+        sync: sync_str(sync).into(),
+    };
+    let mut file = write::build(&header, &plan.points, &runlog.measurements, &ctx);
+    store_probe(&mut file, opts, &runlog.probes, log, &mut notes);
+    let quality = quality::assess(
+        &file,
+        &plan.points,
+        &runlog.measurements,
+        &opts.catalog,
+        facts.jetstream_servers.max(1),
+        sync,
+    )
+    .map_err(|e| {
+        CalibrateError::CannotRun(anyhow!(
+            "the measurements do not fit the model ({e:#}); {} of {} runs measured, {} skipped for the budget, {} failed",
+            runlog.measurements.len(),
+            plan.runs(),
+            runlog.skipped.len(),
+            runlog.failures.len()
+        ))
+    })?;
+    file.fit_quality = Some(quality.clone());
+    let text = write::to_yaml(
+        &file,
+        &format!(
+            "Measured by `natsplan calibrate` on {date}. It describes THIS cluster and machine only ({}).\n\
+             Rows are observations; natsplan fits the model's terms from them whenever it loads the file.",
+            opts.hardware.as_deref().unwrap_or("hardware not stated")
+        ),
+    )
+    .map_err(CalibrateError::CannotRun)?;
+    // The file must load as --calibration will load it before it replaces anything.
+    CalibrationFile::parse(&text, &opts.out.display().to_string()).map_err(CalibrateError::CannotRun)?;
+    // A signal during the fit still writes nothing: the file is replaced only by a run nobody stopped.
+    if opts.cancel.is_cancelled() {
+        return Err(interrupted(runlog.measurements.len(), opts));
+    }
+    write::write_atomic(&opts.out, &text).map_err(CalibrateError::BadInput)?;
+    notes.extend(quality.notes.iter().cloned());
+    Ok(CalibrateReport {
+        out: opts.out.display().to_string(),
+        id,
+        runs: runlog.measurements.len(),
+        short_points: runlog.short_points(),
+        failures: runlog.failures,
+        skipped: runlog.skipped,
+        elapsed_s: runlog.elapsed_s,
+        plan,
+        sync: sync_str(sync).into(),
+        nats_version: version,
+        fit_quality: quality,
+        notes,
+    })
+}
+
+/// What calibrate learns of the cluster before it plans: the server it reached, the monitoring URLs, the
+/// detected facts and the sync mode the runs measure.
+struct Detected {
+    server_name: String,
+    version: String,
+    monitors: Vec<String>,
+    facts: ClusterFacts,
+    sync: Sync,
+}
+
+/// Connect, read the cluster's facts from its monitoring ports and settle the sync mode (from /varz, or
+/// `--sync` when no port answers; a `--sync` that contradicts /varz is refused).
+fn detect(
+    rt: &tokio::runtime::Runtime,
+    opts: &CalibrateOptions,
+    notes: &mut Vec<String>,
+) -> Result<Detected, CalibrateError> {
     let (server_name, version, js) = rt
         .block_on(opts.conn.server_facts("calibrate"))
         .map_err(CalibrateError::CannotRun)?;
@@ -241,55 +368,30 @@ fn run_on(
             )))
         }
     };
-    let plan =
-        plan::plan(opts.budget_s, facts.max_replicas.max(1)).map_err(|e| CalibrateError::BadInput(anyhow!(e)))?;
-    log(&format!(
-        "calibrate: {} points × {} repeats, {:.1} s per run, about {:.0} s of {:.0} s budget; sync {}, {} JetStream server(s), nats-server {version}",
-        plan.points.len(),
-        plan.repeats,
-        plan.run_s,
-        plan.estimated_s,
-        plan.budget_s,
-        sync_str(sync),
-        facts.jetstream_servers
-    ));
-    for d in &plan.dropped {
-        log(&format!("calibrate: budget: dropped {d}"));
-    }
-    let (date, _) = crate::clock::utc_now();
-    let mut prov = provenance(&facts, opts, &monitors);
-    let probe_dir = std::env::temp_dir();
-    let local = is_local(opts);
-    // The client host's own load: a second before the runs, then over them (recorded; said when busy).
-    let host_before = crate::hostload::sample(Duration::from_secs(1));
-    let host_start = crate::hostload::read();
-    let runlog = runner::run(
-        rt,
-        &opts.conn,
-        &monitors,
-        &plan,
-        &opts.cancel,
-        local.then_some(probe_dir.as_path()),
-        log,
-    );
-    if runlog.interrupted || opts.cancel.is_cancelled() {
-        return Err(CalibrateError::CannotRun(anyhow::Error::new(Interrupted {
-            runs: runlog.measurements.len(),
-            out: opts.out.display().to_string(),
-        })));
-    }
-    prov.insert("measured_at".into(), v(date.clone()));
-    prov.insert("budget_s".into(), Value::from(opts.budget_s));
-    prov.insert(
-        "elapsed_s".into(),
-        Value::from((runlog.elapsed_s * 10.0).round() / 10.0),
-    );
-    if let Some(l) = load_average() {
-        prov.insert("load_average_at_end".into(), v(l));
-    }
-    let host_during = host_start
-        .as_ref()
-        .and_then(|a| crate::hostload::HostLoad::between(a, &crate::hostload::read()?));
+    Ok(Detected {
+        server_name,
+        version,
+        monitors,
+        facts,
+        sync,
+    })
+}
+
+/// The error of a run stopped by a signal: nothing is written.
+fn interrupted(runs: usize, opts: &CalibrateOptions) -> CalibrateError {
+    CalibrateError::CannotRun(anyhow::Error::new(Interrupted {
+        runs,
+        out: opts.out.display().to_string(),
+    }))
+}
+
+/// Record the client host's load before and during the runs in the provenance, and warn when it was busy.
+fn note_host_load(
+    prov: &mut BTreeMap<String, Value>,
+    [host_before, host_during]: [Option<crate::hostload::HostLoad>; 2],
+    log: &dyn Fn(&str),
+    notes: &mut Vec<String>,
+) {
     for (key, h, when) in [
         ("host_before", host_before, "before the runs"),
         ("host_during", host_during, "during the runs"),
@@ -308,6 +410,15 @@ fn run_on(
             notes.push(n);
         }
     }
+}
+
+/// Record the points dropped for the budget and the failed runs in the provenance; no run measured is an
+/// error naming the first failure.
+fn record_losses(
+    prov: &mut BTreeMap<String, Value>,
+    plan: &plan::Plan,
+    runlog: &runner::RunLog,
+) -> Result<(), CalibrateError> {
     if !plan.dropped.is_empty() || !runlog.skipped.is_empty() {
         let mut d: Vec<Value> = plan.dropped.iter().map(|s| v(s.clone())).collect();
         d.extend(runlog.skipped.iter().map(|s| v(format!("run {s} (budget spent)"))));
@@ -329,6 +440,19 @@ fn run_on(
                 .unwrap_or_else(|| "the budget was spent before the first run".into())
         )));
     }
+    Ok(())
+}
+
+/// The calibration file's header: the hardware, the conditions of the runs, the method and provenance.
+fn header(
+    opts: &CalibrateOptions,
+    d: &Detected,
+    plan: &plan::Plan,
+    date: &str,
+    id: String,
+    prov: BTreeMap<String, Value>,
+) -> write::Header {
+    let (facts, sync, server_name, version) = (&d.facts, d.sync, &d.server_name, &d.version);
     let mut hardware = BTreeMap::new();
     hardware.insert("array".into(), v("none"));
     hardware.insert("disk_kind".into(), v("unknown"));
@@ -359,9 +483,8 @@ fn run_on(
             write::REFERENCE_RAID
         )),
     );
-    let id = opts.id.clone().unwrap_or_else(|| id_from_path(&opts.out));
-    let header = write::Header {
-        id: id.clone(),
+    write::Header {
+        id,
         title: format!(
             "natsplan calibrate on {} ({} JetStream server(s), sync {}){}",
             server_name,
@@ -383,65 +506,7 @@ fn run_on(
         hardware,
         conditions,
         provenance: prov,
-    };
-    let ctx = write::RowContext {
-        servers: facts.jetstream_servers.max(1),
-        sync: sync_str(sync).into(),
-    };
-    let mut file = write::build(&header, &plan.points, &runlog.measurements, &ctx);
-    store_probe(&mut file, opts, &runlog.probes, log, &mut notes);
-    let quality = quality::assess(
-        &file,
-        &plan.points,
-        &runlog.measurements,
-        &opts.catalog,
-        facts.jetstream_servers.max(1),
-        sync,
-    )
-    .map_err(|e| {
-        CalibrateError::CannotRun(anyhow!(
-            "the measurements do not fit the model ({e:#}); {} of {} runs measured, {} skipped for the budget, {} failed",
-            runlog.measurements.len(),
-            plan.runs(),
-            runlog.skipped.len(),
-            runlog.failures.len()
-        ))
-    })?;
-    file.fit_quality = Some(quality.clone());
-    let text = write::to_yaml(
-        &file,
-        &format!(
-            "Measured by `natsplan calibrate` on {date}. It describes THIS cluster and machine only ({}).\n\
-             Rows are observations; natsplan fits the model's terms from them whenever it loads the file.",
-            opts.hardware.as_deref().unwrap_or("hardware not stated")
-        ),
-    )
-    .map_err(CalibrateError::CannotRun)?;
-    // The file must load as --calibration will load it before it replaces anything.
-    CalibrationFile::parse(&text, &opts.out.display().to_string()).map_err(CalibrateError::CannotRun)?;
-    // A signal during the fit still writes nothing: the file is replaced only by a run nobody stopped.
-    if opts.cancel.is_cancelled() {
-        return Err(CalibrateError::CannotRun(anyhow::Error::new(Interrupted {
-            runs: runlog.measurements.len(),
-            out: opts.out.display().to_string(),
-        })));
     }
-    write::write_atomic(&opts.out, &text).map_err(CalibrateError::BadInput)?;
-    notes.extend(quality.notes.iter().cloned());
-    Ok(CalibrateReport {
-        out: opts.out.display().to_string(),
-        id,
-        runs: runlog.measurements.len(),
-        short_points: runlog.short_points(),
-        failures: runlog.failures,
-        skipped: runlog.skipped,
-        elapsed_s: runlog.elapsed_s,
-        plan,
-        sync: sync_str(sync).into(),
-        nats_version: version,
-        fit_quality: quality,
-        notes,
-    })
 }
 
 /// Probe the store's write and fsync latency when the cluster runs on this machine (every server on

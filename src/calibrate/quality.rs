@@ -163,11 +163,72 @@ pub fn assess(
 ) -> anyhow::Result<FitQuality> {
     let full = fit(file)?;
     let mut notes = Vec::new();
+    let inp = Inputs {
+        file,
+        points,
+        ms,
+        cat,
+        servers,
+        sync,
+    };
+    let measured_pts: Vec<&Point> = points.iter().filter(|p| ms.iter().any(|m| m.point == p.id)).collect();
+    let (residuals, held_errors) = residuals(&inp, &full, &measured_pts, &mut notes);
+    let terms = term_fits(&inp, &full, &measured_pts, &mut notes);
+    let mut spreads = repeat_spreads(&measured_pts, ms);
+    let (sustained, failed) = knee(points, ms);
+    let unidentified: Vec<&str> = terms
+        .iter()
+        .filter(|t| !t.identified)
+        .map(|t| t.name.as_str())
+        .collect();
+    if !unidentified.is_empty() {
+        notes.push(format!(
+            "not identified: doubling these moves no row's prediction by 1 % (no point exercises them, or they fitted to about zero): {}",
+            unidentified.join(", ")
+        ));
+    }
+    Ok(FitQuality {
+        terms,
+        residuals,
+        holdout_median_abs_error: median(&mut held_errors.clone()),
+        holdout_worst_abs_error: held_errors.iter().copied().reduce(f64::max),
+        repeat_spread_median: median(&mut spreads),
+        knee_sustained_per_s: sustained.into_iter().reduce(f64::max),
+        knee_failed_per_s: failed.into_iter().reduce(f64::min),
+        notes,
+    })
+}
+
+/// What [`assess`] reads: the file, its points and measurements, and the cluster they were measured on.
+struct Inputs<'a> {
+    file: &'a CalibrationFile,
+    points: &'a [Point],
+    ms: &'a [Measurement],
+    cat: &'a Catalog,
+    servers: u32,
+    sync: Sync,
+}
+
+/// Each measured point's mean against the model's prediction (a held-out point's from a fit without it),
+/// and the held-out points' absolute errors.
+fn residuals(
+    inp: &Inputs,
+    full: &Calibration,
+    measured_pts: &[&Point],
+    notes: &mut Vec<String>,
+) -> (Vec<Residual>, Vec<f64>) {
+    let Inputs {
+        file,
+        ms,
+        cat,
+        servers,
+        sync,
+        ..
+    } = *inp;
     let measured_mean = |p: &Point| -> Option<f64> {
         let xs: Vec<f64> = ms.iter().filter(|m| m.point == p.id).map(|m| m.ops_per_s).collect();
         (!xs.is_empty()).then(|| mean(&xs))
     };
-    let measured_pts: Vec<&Point> = points.iter().filter(|p| ms.iter().any(|m| m.point == p.id)).collect();
     // Cross-validation: a fit without the held-out points predicts them.
     let held: Vec<&str> = measured_pts
         .iter()
@@ -186,7 +247,7 @@ pub fn assess(
     }
     let mut residuals = Vec::new();
     let mut held_errors = Vec::new();
-    for p in &measured_pts {
+    for p in measured_pts {
         let Some(m) = measured_mean(p) else { continue };
         let (terms, held_out) = match cv.iter().find(|(id, _)| *id == p.id) {
             Some((_, c)) => (&c.terms, true),
@@ -208,6 +269,13 @@ pub fn assess(
             held_out,
         });
     }
+    (residuals, held_errors)
+}
+
+/// Each fitted term with its uncertainty (a jackknife over the fitted points, or the repeats' standard
+/// error for terms one kind of point fixes) and whether any point identifies it.
+fn term_fits(inp: &Inputs, full: &Calibration, measured_pts: &[&Point], notes: &mut Vec<String>) -> Vec<TermFit> {
+    let Inputs { file, points, ms, .. } = *inp;
     // Jackknife over the fitted points of the kinds with fitted terms (each point with all its repeats).
     let base = term_values(&full.terms);
     let jk_points: Vec<&str> = measured_pts
@@ -282,8 +350,12 @@ pub fn assess(
     if samples.len() < 2 {
         notes.push("too few points for a jackknife: uncertainties are unknown".into());
     }
-    // Noise: relative spread of the repeats of each point.
-    let mut spreads: Vec<f64> = measured_pts
+    terms
+}
+
+/// Noise: the relative spread of the repeats of each measured point.
+fn repeat_spreads(measured_pts: &[&Point], ms: &[Measurement]) -> Vec<f64> {
+    measured_pts
         .iter()
         .filter_map(|p| {
             let xs: Vec<f64> = ms.iter().filter(|m| m.point == p.id).map(|m| m.ops_per_s).collect();
@@ -294,7 +366,11 @@ pub fn assess(
             let hi = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
             Some((hi - lo) / mean(&xs).max(1e-12))
         })
-        .collect();
+        .collect()
+}
+
+/// The knee: the targets every repeat sustained and those some repeat could not.
+fn knee(points: &[Point], ms: &[Measurement]) -> (Vec<f64>, Vec<f64>) {
     // The knee: the highest target every repeat sustained, the lowest some repeat could not.
     let mut sustained = Vec::new();
     let mut failed = Vec::new();
@@ -310,27 +386,7 @@ pub fn assess(
             failed.push(t);
         }
     }
-    let unidentified: Vec<&str> = terms
-        .iter()
-        .filter(|t| !t.identified)
-        .map(|t| t.name.as_str())
-        .collect();
-    if !unidentified.is_empty() {
-        notes.push(format!(
-            "not identified: doubling these moves no row's prediction by 1 % (no point exercises them, or they fitted to about zero): {}",
-            unidentified.join(", ")
-        ));
-    }
-    Ok(FitQuality {
-        terms,
-        residuals,
-        holdout_median_abs_error: median(&mut held_errors.clone()),
-        holdout_worst_abs_error: held_errors.iter().copied().reduce(f64::max),
-        repeat_spread_median: median(&mut spreads),
-        knee_sustained_per_s: sustained.into_iter().reduce(f64::max),
-        knee_failed_per_s: failed.into_iter().reduce(f64::min),
-        notes,
-    })
+    (sustained, failed)
 }
 
 #[cfg(test)]

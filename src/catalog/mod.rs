@@ -245,6 +245,8 @@ impl Catalog {
 
     /// `from_texts` with each file named `{prefix}arrays.yaml` ... in messages (read with `site::from_yaml`:
     /// every problem at once, each with file:line:col and its field path).
+    /// `from_texts` with each file named `{prefix}arrays.yaml` ... in messages (read with `site::from_yaml`:
+    /// every problem at once, each with file:line:col and its field path).
     fn from_labelled_texts(prefix: &str, arrays: &str, disks: &str, servers: &str, failures: &str) -> Result<Catalog> {
         use crate::site::Doc;
         let (da, dd) = (
@@ -257,167 +259,14 @@ impl Catalog {
         );
         let (a, d): (RawArrays, RawDisks) = (da.deserialize()?, dd.deserialize()?);
         let (s, f): (RawServers, RawFailures) = (ds.deserialize()?, df.deserialize()?);
-        // Unit problems placed at their value (file:line:col and field path), as the reading's own.
-        let at = |doc: &Doc, path: String, e: String| -> anyhow::Error {
-            let fix = "write a size such as 12GB or 3.84TB, or a duration such as 2ms or 30s";
-            doc.errors(vec![doc.error(&path, e, fix)]).into()
-        };
-        let size = |doc: &Doc, path: String, v: &str| parse_size(v).map_err(|e| at(doc, path, e));
-        let dur = |doc: &Doc, path: String, v: &str| parse_duration(v).map_err(|e| at(doc, path, e));
-        let mut out = Catalog {
-            arrays: Vec::new(),
-            disks: Vec::new(),
-            servers: Vec::new(),
+        let failures = failure_defaults(&df, f)?;
+        let out = Catalog {
+            arrays: array_models(&da, a)?,
+            disks: disk_models(&dd, d)?,
+            servers: server_models(&ds, s.servers)?,
             default_server: s.default_server,
-            failures: FailureDefaults {
-                rates: f
-                    .failure_rates
-                    .into_iter()
-                    .map(|(k, v)| {
-                        (
-                            k,
-                            Sourced {
-                                value: v.value,
-                                source: v.source,
-                            },
-                        )
-                    })
-                    .collect(),
-                repair: BTreeMap::new(),
-                repair_band: BTreeMap::new(),
-                maintenance: BTreeMap::new(),
-                dirty_expire_s: Sourced {
-                    value: dur(&df, "dirty_expire.value".into(), &f.dirty_expire.value)?.as_secs_f64(),
-                    source: f.dirty_expire.source,
-                },
-            },
+            failures,
         };
-        for (k, v) in f.repair_times {
-            let read = |path: String, text: &str| -> Result<f64> {
-                Ok(if k.ends_with("_rate") {
-                    size(&df, path, text)? as f64
-                } else {
-                    dur(&df, path, text)?.as_secs_f64()
-                })
-            };
-            let value = read(format!("repair_times.{k}.value"), &v.value)?;
-            if let Some([lo, hi]) = &v.band {
-                let (lo, hi) = (
-                    read(format!("repair_times.{k}.band[0]"), lo)?,
-                    read(format!("repair_times.{k}.band[1]"), hi)?,
-                );
-                if !(lo <= value && value <= hi) {
-                    let e = format!("the band must hold the value: {lo} ≤ {value} ≤ {hi} does not hold");
-                    return Err(at(&df, format!("repair_times.{k}.band"), e));
-                }
-                out.failures.repair_band.insert(k.clone(), (lo, hi));
-            }
-            out.failures.repair.insert(
-                k,
-                Sourced {
-                    value,
-                    source: v.source,
-                },
-            );
-        }
-        for (k, v) in f.maintenance {
-            let value = match v.value {
-                serde_norway::Value::Number(n) => n.as_f64().unwrap_or(0.0),
-                serde_norway::Value::String(s) => dur(&df, format!("maintenance.{k}.value"), &s)?.as_secs_f64(),
-                other => {
-                    let e = format!("expected a number or a duration, got {other:?}");
-                    return Err(at(&df, format!("maintenance.{k}.value"), e));
-                }
-            };
-            out.failures.maintenance.insert(
-                k,
-                Sourced {
-                    value,
-                    source: v.source,
-                },
-            );
-        }
-        for (i, r) in a.arrays.into_iter().enumerate() {
-            let group_limits = match r.group_limits {
-                Some(g) => GroupLimits {
-                    raid6_max_drives: g.raid6_max_drives,
-                    raid10_max_drives: g.raid10_max_drives.unwrap_or(r.drive_slots),
-                    ddp_min_drives: g.ddp_min_drives,
-                    ddp_max_drives: g.ddp_max_drives.unwrap_or(r.drive_slots),
-                    assumed: g.source.trim_start().to_ascii_lowercase().starts_with("assumption"),
-                    source: g.source,
-                },
-                None => GroupLimits::assumed(r.drive_slots),
-            };
-            out.arrays.push(ArrayModel {
-                group_limits,
-                read_bw_bytes_per_s: size(&da, format!("arrays[{i}].read_bw"), &r.read_bw)? as f64,
-                write_bw_bytes_per_s: size(&da, format!("arrays[{i}].write_bw"), &r.write_bw)? as f64,
-                name: r.name,
-                class: r.class,
-                drive_slots: r.drive_slots,
-                controllers: r.controllers,
-                read_iops: r.read_iops,
-                write_iops: r.write_iops,
-                mirrored_write_cache: r.mirrored_write_cache,
-                supports: r.supports,
-                source: r.source,
-                hardware: hardware(
-                    r.purchasable,
-                    r.rack_units,
-                    r.watts_typical,
-                    r.watts_peak,
-                    r.hardware_source,
-                ),
-                max_shelves: r.max_shelves,
-                max_drives: r.max_drives,
-            });
-        }
-        for (i, r) in d.disks.into_iter().enumerate() {
-            let lat = dur(&dd, format!("disks[{i}].write_latency"), &r.write_latency)?;
-            out.disks.push(DiskModel {
-                capacity_bytes: size(&dd, format!("disks[{i}].capacity"), &r.capacity)?,
-                read_bw_bytes_per_s: size(&dd, format!("disks[{i}].read_bw"), &r.read_bw)? as f64,
-                write_bw_bytes_per_s: size(&dd, format!("disks[{i}].write_bw"), &r.write_bw)? as f64,
-                write_latency_us: lat.as_secs_f64() * 1e6,
-                name: r.name,
-                kind: r.kind,
-                read_iops: r.read_iops,
-                write_iops: r.write_iops,
-                afr: r.afr,
-                endurance_dwpd: r.endurance_dwpd,
-                nre_per_bit: r.nre_per_bit.unwrap_or_else(|| r.kind.default_nre_per_bit()),
-                source: r.source,
-                hardware: hardware(
-                    r.purchasable,
-                    r.rack_units,
-                    r.watts_typical,
-                    r.watts_peak,
-                    r.hardware_source,
-                ),
-            });
-        }
-        for (i, r) in s.servers.into_iter().enumerate() {
-            out.servers.push(ServerModel {
-                memory_bytes: size(&ds, format!("servers[{i}].memory"), &r.memory)?,
-                name: r.name,
-                cores: r.cores,
-                nic_bits_per_s: r.nic_bps,
-                source: r.source,
-                cpu_speed: r.cpu_speed.unwrap_or(1.0),
-                co_located: r.co_located.unwrap_or(1).max(1),
-                perf_source: r
-                    .perf_source
-                    .unwrap_or_else(|| "cpu_speed 1.0 and a dedicated host assumed (not given)".into()),
-                hardware: hardware(
-                    r.purchasable,
-                    r.rack_units,
-                    r.watts_typical,
-                    r.watts_peak,
-                    r.hardware_source,
-                ),
-            });
-        }
         check_hardware(&out, [&da, &dd, &ds])?;
         check_rates(&out, &df, &dd)?;
         check_name_lengths(&out, [&da, &dd, &ds])?;
@@ -447,6 +296,194 @@ impl Catalog {
     pub fn server_names(&self) -> Vec<&str> {
         self.servers.iter().map(|m| m.name.as_str()).collect()
     }
+}
+
+/// A unit problem placed at its value (file:line:col and field path), as the reading's own.
+fn unit_error(doc: &crate::site::Doc, path: String, e: String) -> anyhow::Error {
+    let fix = "write a size such as 12GB or 3.84TB, or a duration such as 2ms or 30s";
+    doc.errors(vec![doc.error(&path, e, fix)]).into()
+}
+
+/// A size of the catalog at `path` of `doc`.
+fn size_at(doc: &crate::site::Doc, path: String, v: &str) -> Result<u64> {
+    parse_size(v).map_err(|e| unit_error(doc, path, e))
+}
+
+/// A duration of the catalog at `path` of `doc`.
+fn dur_at(doc: &crate::site::Doc, path: String, v: &str) -> Result<std::time::Duration> {
+    parse_duration(v).map_err(|e| unit_error(doc, path, e))
+}
+
+/// failure_rates.yaml's defaults: the rates, repair times (with their bands), maintenance and the
+/// dirty-page expiry, each with its source.
+fn failure_defaults(df: &crate::site::Doc, f: RawFailures) -> Result<FailureDefaults> {
+    let mut out = FailureDefaults {
+        rates: f
+            .failure_rates
+            .into_iter()
+            .map(|(k, v)| {
+                (
+                    k,
+                    Sourced {
+                        value: v.value,
+                        source: v.source,
+                    },
+                )
+            })
+            .collect(),
+        repair: BTreeMap::new(),
+        repair_band: BTreeMap::new(),
+        maintenance: BTreeMap::new(),
+        dirty_expire_s: Sourced {
+            value: dur_at(df, "dirty_expire.value".into(), &f.dirty_expire.value)?.as_secs_f64(),
+            source: f.dirty_expire.source,
+        },
+    };
+    for (k, v) in f.repair_times {
+        let read = |path: String, text: &str| -> Result<f64> {
+            Ok(if k.ends_with("_rate") {
+                size_at(df, path, text)? as f64
+            } else {
+                dur_at(df, path, text)?.as_secs_f64()
+            })
+        };
+        let value = read(format!("repair_times.{k}.value"), &v.value)?;
+        if let Some([lo, hi]) = &v.band {
+            let (lo, hi) = (
+                read(format!("repair_times.{k}.band[0]"), lo)?,
+                read(format!("repair_times.{k}.band[1]"), hi)?,
+            );
+            if !(lo <= value && value <= hi) {
+                let e = format!("the band must hold the value: {lo} ≤ {value} ≤ {hi} does not hold");
+                return Err(unit_error(df, format!("repair_times.{k}.band"), e));
+            }
+            out.repair_band.insert(k.clone(), (lo, hi));
+        }
+        out.repair.insert(
+            k,
+            Sourced {
+                value,
+                source: v.source,
+            },
+        );
+    }
+    for (k, v) in f.maintenance {
+        let value = match v.value {
+            serde_norway::Value::Number(n) => n.as_f64().unwrap_or(0.0),
+            serde_norway::Value::String(s) => dur_at(df, format!("maintenance.{k}.value"), &s)?.as_secs_f64(),
+            other => {
+                let e = format!("expected a number or a duration, got {other:?}");
+                return Err(unit_error(df, format!("maintenance.{k}.value"), e));
+            }
+        };
+        out.maintenance.insert(
+            k,
+            Sourced {
+                value,
+                source: v.source,
+            },
+        );
+    }
+    Ok(out)
+}
+
+/// arrays.yaml's models.
+fn array_models(da: &crate::site::Doc, a: RawArrays) -> Result<Vec<ArrayModel>> {
+    let mut out = Vec::new();
+    for (i, r) in a.arrays.into_iter().enumerate() {
+        let group_limits = match r.group_limits {
+            Some(g) => GroupLimits {
+                raid6_max_drives: g.raid6_max_drives,
+                raid10_max_drives: g.raid10_max_drives.unwrap_or(r.drive_slots),
+                ddp_min_drives: g.ddp_min_drives,
+                ddp_max_drives: g.ddp_max_drives.unwrap_or(r.drive_slots),
+                assumed: g.source.trim_start().to_ascii_lowercase().starts_with("assumption"),
+                source: g.source,
+            },
+            None => GroupLimits::assumed(r.drive_slots),
+        };
+        out.push(ArrayModel {
+            group_limits,
+            read_bw_bytes_per_s: size_at(da, format!("arrays[{i}].read_bw"), &r.read_bw)? as f64,
+            write_bw_bytes_per_s: size_at(da, format!("arrays[{i}].write_bw"), &r.write_bw)? as f64,
+            name: r.name,
+            class: r.class,
+            drive_slots: r.drive_slots,
+            controllers: r.controllers,
+            read_iops: r.read_iops,
+            write_iops: r.write_iops,
+            mirrored_write_cache: r.mirrored_write_cache,
+            supports: r.supports,
+            source: r.source,
+            hardware: hardware(
+                r.purchasable,
+                r.rack_units,
+                r.watts_typical,
+                r.watts_peak,
+                r.hardware_source,
+            ),
+            max_shelves: r.max_shelves,
+            max_drives: r.max_drives,
+        });
+    }
+    Ok(out)
+}
+
+/// disks.yaml's models.
+fn disk_models(dd: &crate::site::Doc, d: RawDisks) -> Result<Vec<DiskModel>> {
+    let mut out = Vec::new();
+    for (i, r) in d.disks.into_iter().enumerate() {
+        let lat = dur_at(dd, format!("disks[{i}].write_latency"), &r.write_latency)?;
+        out.push(DiskModel {
+            capacity_bytes: size_at(dd, format!("disks[{i}].capacity"), &r.capacity)?,
+            read_bw_bytes_per_s: size_at(dd, format!("disks[{i}].read_bw"), &r.read_bw)? as f64,
+            write_bw_bytes_per_s: size_at(dd, format!("disks[{i}].write_bw"), &r.write_bw)? as f64,
+            write_latency_us: lat.as_secs_f64() * 1e6,
+            name: r.name,
+            kind: r.kind,
+            read_iops: r.read_iops,
+            write_iops: r.write_iops,
+            afr: r.afr,
+            endurance_dwpd: r.endurance_dwpd,
+            nre_per_bit: r.nre_per_bit.unwrap_or_else(|| r.kind.default_nre_per_bit()),
+            source: r.source,
+            hardware: hardware(
+                r.purchasable,
+                r.rack_units,
+                r.watts_typical,
+                r.watts_peak,
+                r.hardware_source,
+            ),
+        });
+    }
+    Ok(out)
+}
+
+/// servers.yaml's models.
+fn server_models(ds: &crate::site::Doc, servers: Vec<RawServer>) -> Result<Vec<ServerModel>> {
+    let mut out = Vec::new();
+    for (i, r) in servers.into_iter().enumerate() {
+        out.push(ServerModel {
+            memory_bytes: size_at(ds, format!("servers[{i}].memory"), &r.memory)?,
+            name: r.name,
+            cores: r.cores,
+            nic_bits_per_s: r.nic_bps,
+            source: r.source,
+            cpu_speed: r.cpu_speed.unwrap_or(1.0),
+            co_located: r.co_located.unwrap_or(1).max(1),
+            perf_source: r
+                .perf_source
+                .unwrap_or_else(|| "cpu_speed 1.0 and a dedicated host assumed (not given)".into()),
+            hardware: hardware(
+                r.purchasable,
+                r.rack_units,
+                r.watts_typical,
+                r.watts_peak,
+                r.hardware_source,
+            ),
+        });
+    }
+    Ok(out)
 }
 
 /// Failure and maintenance rates, and disks' AFRs, within what the site's own overrides may give

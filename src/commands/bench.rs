@@ -622,38 +622,7 @@ fn parse(cmd: BenchCmd) -> Result<Parsed, Failure> {
             publish,
             args,
         } => js_parsed(publish, args, None)?,
-        BenchCmd::Js { form: Some(form), .. } => match form {
-            JsForm::Pub { mode, subject, args } => js_parsed(natscli_publish(mode)?, args, subject)?,
-            JsForm::Ordered(a) => consumer_parsed(ConsumeMode::Ordered, a)?,
-            JsForm::Consume(a) => consumer_parsed(ConsumeMode::Consume, a)?,
-            JsForm::Fetch(a) => consumer_parsed(ConsumeMode::Fetch, a)?,
-            JsForm::Get {
-                mode: GetMode::Batch, ..
-            } => {
-                return Err(bad_input(anyhow::anyhow!(
-                    "`bench js get batch`: natsplan has no batched direct get yet; `bench js get sync` times \
-                     one direct get at a time per client (--clients N for more in parallel)"
-                )))
-            }
-            JsForm::Get {
-                mode: GetMode::Sync,
-                clients,
-                stream,
-                count,
-                common,
-            } => Parsed::new(
-                Workload::JsGet {
-                    clients,
-                    replicas: stream.replicas,
-                    storage: stream.storage,
-                },
-                count.msgs,
-                no_rate(),
-                no_core(),
-                auto(),
-                common,
-            ),
-        },
+        BenchCmd::Js { form: Some(form), .. } => js_form_parsed(form)?,
         BenchCmd::Consumer { mode, args } => consumer_parsed(mode, args)?,
         BenchCmd::Kv {
             op,
@@ -704,6 +673,42 @@ fn parse(cmd: BenchCmd) -> Result<Parsed, Failure> {
             no_rate(),
             core,
             client,
+            common,
+        ),
+    })
+}
+
+/// natscli's `nats bench js …` forms → what to run.
+fn js_form_parsed(form: JsForm) -> Result<Parsed, Failure> {
+    Ok(match form {
+        JsForm::Pub { mode, subject, args } => js_parsed(natscli_publish(mode)?, args, subject)?,
+        JsForm::Ordered(a) => consumer_parsed(ConsumeMode::Ordered, a)?,
+        JsForm::Consume(a) => consumer_parsed(ConsumeMode::Consume, a)?,
+        JsForm::Fetch(a) => consumer_parsed(ConsumeMode::Fetch, a)?,
+        JsForm::Get {
+            mode: GetMode::Batch, ..
+        } => {
+            return Err(bad_input(anyhow::anyhow!(
+                "`bench js get batch`: natsplan has no batched direct get yet; `bench js get sync` times \
+                 one direct get at a time per client (--clients N for more in parallel)"
+            )))
+        }
+        JsForm::Get {
+            mode: GetMode::Sync,
+            clients,
+            stream,
+            count,
+            common,
+        } => Parsed::new(
+            Workload::JsGet {
+                clients,
+                replicas: stream.replicas,
+                storage: stream.storage,
+            },
+            count.msgs,
+            no_rate(),
+            no_core(),
+            auto(),
             common,
         ),
     })

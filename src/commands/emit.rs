@@ -114,43 +114,7 @@ pub fn run(g: &Global, a: EmitArgs) -> Result<Outcome, Failure> {
         deploy,
         ..EmitOptions::default()
     };
-    let monitoring = match a.monitoring {
-        false => None,
-        true => {
-            let exporter = match a.exporter {
-                ExporterArg::PrometheusNatsExporter => emit::monitoring::Exporter::PrometheusNatsExporter,
-                ExporterArg::Surveyor => emit::monitoring::Exporter::Surveyor,
-            };
-            if a.metric_prefix.is_some() && exporter != emit::monitoring::Exporter::PrometheusNatsExporter {
-                return Err(bad_input(anyhow!(
-                    "--metric-prefix is prometheus-nats-exporter's -prefix; nats-surveyor's names have none (drop \
-                     --metric-prefix, or use --exporter prometheus-nats-exporter)"
-                )));
-            }
-            // Under the Helm chart every server is named for its pod and the chart's exporter runs with
-            // `-prefix=nats` (files/stateful-set/prom-exporter-container.yaml): the rules must say so.
-            let (prefix, server_names) = match a.helm_values {
-                false => (a.metric_prefix.clone(), Vec::new()),
-                true => {
-                    let chart = exporter == emit::monitoring::Exporter::PrometheusNatsExporter;
-                    if chart && a.metric_prefix.as_deref().is_some_and(|p| p != "nats") {
-                        return Err(bad_input(anyhow!(
-                            "--metric-prefix {}: with --helm-values the chart runs prometheus-nats-exporter with \
-                             -prefix=nats, so the rules use that; drop --metric-prefix",
-                            a.metric_prefix.as_deref().unwrap_or_default()
-                        )));
-                    }
-                    let prefix = if chart { Some("nats".to_string()) } else { None };
-                    (prefix, emit::helm::pod_names(layout))
-                }
-            };
-            Some(emit::monitoring::Monitoring {
-                exporter,
-                prefix,
-                server_names,
-            })
-        }
-    };
+    let monitoring = monitoring_of(&a, layout)?;
     let mut files = emit::render_all(&plan, &layout.id, &opts).map_err(bad_input)?;
     let chart_exporter = monitoring
         .as_ref()
@@ -222,4 +186,48 @@ pub fn run(g: &Global, a: EmitArgs) -> Result<Outcome, Failure> {
     };
     super::emit_stdout(&bytes)?;
     Ok(Outcome::Ok)
+}
+
+/// `--monitoring` with its exporter and metric prefix (a prefix is prometheus-nats-exporter's only).
+fn monitoring_of(
+    a: &EmitArgs,
+    layout: &crate::plan::PlannedLayout,
+) -> Result<Option<emit::monitoring::Monitoring>, Failure> {
+    Ok(match a.monitoring {
+        false => None,
+        true => {
+            let exporter = match a.exporter {
+                ExporterArg::PrometheusNatsExporter => emit::monitoring::Exporter::PrometheusNatsExporter,
+                ExporterArg::Surveyor => emit::monitoring::Exporter::Surveyor,
+            };
+            if a.metric_prefix.is_some() && exporter != emit::monitoring::Exporter::PrometheusNatsExporter {
+                return Err(bad_input(anyhow!(
+                    "--metric-prefix is prometheus-nats-exporter's -prefix; nats-surveyor's names have none (drop \
+                     --metric-prefix, or use --exporter prometheus-nats-exporter)"
+                )));
+            }
+            // Under the Helm chart every server is named for its pod and the chart's exporter runs with
+            // `-prefix=nats` (files/stateful-set/prom-exporter-container.yaml): the rules must say so.
+            let (prefix, server_names) = match a.helm_values {
+                false => (a.metric_prefix.clone(), Vec::new()),
+                true => {
+                    let chart = exporter == emit::monitoring::Exporter::PrometheusNatsExporter;
+                    if chart && a.metric_prefix.as_deref().is_some_and(|p| p != "nats") {
+                        return Err(bad_input(anyhow!(
+                            "--metric-prefix {}: with --helm-values the chart runs prometheus-nats-exporter with \
+                             -prefix=nats, so the rules use that; drop --metric-prefix",
+                            a.metric_prefix.as_deref().unwrap_or_default()
+                        )));
+                    }
+                    let prefix = if chart { Some("nats".to_string()) } else { None };
+                    (prefix, emit::helm::pod_names(layout))
+                }
+            };
+            Some(emit::monitoring::Monitoring {
+                exporter,
+                prefix,
+                server_names,
+            })
+        }
+    })
 }

@@ -205,26 +205,7 @@ fn up(g: &Global, u: UpArgs) -> Result<Outcome, Failure> {
         .map_err(cannot_run)?;
     // One natsplan at a time in a lab folder: held until this one returns.
     let _lock = LabLock::take(&u.dir).map_err(cannot_run)?;
-    // A lab left behind (natsplan or the machine crashed, or `lab down` was never run): clean it first.
-    // The record is held to this folder (`LabState::load`); one that is not is refused, untouched.
-    if let Some(old) = LabState::load(&u.dir).map_err(bad_input)? {
-        created_dir |= old.created_dir;
-        let stopped = old.teardown(Duration::from_secs(5), false).map_err(cannot_run)?;
-        if !stopped.is_empty() {
-            eprintln!(
-                "natsplan: stopped {} server(s) of the earlier lab in {}: {}",
-                stopped.len(),
-                u.dir.display(),
-                stopped.join(", ")
-            );
-        }
-    }
-    if u.power_loss_fs {
-        let cleaned = crate::powerfs::probe().map_err(|e| cannot_run(anyhow!("--power-loss-fs: {e}")))?;
-        say_probes_cleaned(&cleaned);
-    } else {
-        clean_dead_probes();
-    }
+    clean_before_up(&u, &mut created_dir)?;
     let guard = InterruptGuard::install();
     let opts = StartOptions {
         detached: true,
@@ -292,17 +273,48 @@ fn up(g: &Global, u: UpArgs) -> Result<Outcome, Failure> {
         report.monitor_urls.join(","),
         st.dir.display()
     );
+    Ok(up_outcome(&report))
+}
+
+/// Before `lab up` starts servers in `u.dir`: stop a lab left behind there (natsplan or the machine
+/// crashed, or `lab down` was never run), and clean up the power-loss probes of earlier runs.
+fn clean_before_up(u: &UpArgs, created_dir: &mut bool) -> Result<(), Failure> {
+    // A lab left behind (natsplan or the machine crashed, or `lab down` was never run): clean it first.
+    // The record is held to this folder (`LabState::load`); one that is not is refused, untouched.
+    if let Some(old) = LabState::load(&u.dir).map_err(bad_input)? {
+        *created_dir |= old.created_dir;
+        let stopped = old.teardown(Duration::from_secs(5), false).map_err(cannot_run)?;
+        if !stopped.is_empty() {
+            eprintln!(
+                "natsplan: stopped {} server(s) of the earlier lab in {}: {}",
+                stopped.len(),
+                u.dir.display(),
+                stopped.join(", ")
+            );
+        }
+    }
+    if u.power_loss_fs {
+        let cleaned = crate::powerfs::probe().map_err(|e| cannot_run(anyhow!("--power-loss-fs: {e}")))?;
+        say_probes_cleaned(&cleaned);
+    } else {
+        clean_dead_probes();
+    }
+    Ok(())
+}
+
+/// A lab that is up: fails the check when NATS could not create some of the plan's streams or consumers.
+fn up_outcome(report: &lab::status::UpReport) -> Outcome {
     let failed: Vec<String> = report
         .streams
         .iter()
         .filter_map(|s| s.error.as_ref().map(|e| format!("{}: {e}", s.name)))
         .collect();
     if !failed.is_empty() {
-        return Ok(Outcome::CheckFailed(format!(
+        return Outcome::CheckFailed(format!(
             "the lab is up but NATS could not create {} of the plan's streams: {}",
             failed.len(),
             failed.join("; ")
-        )));
+        ));
     }
     let failed: Vec<String> = report
         .consumers
@@ -310,13 +322,13 @@ fn up(g: &Global, u: UpArgs) -> Result<Outcome, Failure> {
         .filter_map(|c| c.error.as_ref().map(|e| format!("{}/{}: {e}", c.stream, c.name)))
         .collect();
     if !failed.is_empty() {
-        return Ok(Outcome::CheckFailed(format!(
+        return Outcome::CheckFailed(format!(
             "the lab is up but NATS could not create {} of the plan's consumers: {}",
             failed.len(),
             failed.join("; ")
-        )));
+        ));
     }
-    Ok(Outcome::Ok)
+    Outcome::Ok
 }
 
 fn json_bytes<T: Serialize>(v: &T) -> Vec<u8> {

@@ -273,64 +273,7 @@ pub fn run(g: &Global, a: VerifyArgs) -> Result<Outcome, Failure> {
     if a.faults {
         return run_faults(g, &a, format);
     }
-    let tolerance = parse_f64("tolerance", &a.tolerance, 0.0..=100.0, "e.g. --tolerance 0.1 for 10 %")?;
-    let row_seconds = match &a.row_seconds {
-        Some(v) => parse_f64("row-seconds", v, 0.05..=3600.0, "e.g. --row-seconds 5")?,
-        None => match a.ladder {
-            Ladder::Quick => 4.0,
-            Ladder::Full => 15.0,
-        },
-    };
-    let max_bytes = match &a.max_bytes {
-        Some(v) => {
-            Some(crate::units::parse_size(v).map_err(|e| bad_input(anyhow!("--max-bytes '{v}': {e}; e.g. 1GiB")))?)
-        }
-        None => None,
-    };
-    for m in &a.monitor {
-        if !m.starts_with("http://") {
-            return Err(bad_input(anyhow!(
-                "--monitor '{m}': give an http:// URL of a server's monitoring port, e.g. http://127.0.0.1:8222"
-            )));
-        }
-    }
-    let (conn, monitors) = connection(&a)?;
-    let planned = match planned(g, &a)? {
-        Some(p) => Some(p),
-        None => planned_by_lab(g, &a)?,
-    };
-    let (catalog, calibration, calibration_label, target) = match planned {
-        Some((inputs, plan, id)) => (
-            inputs.catalog,
-            inputs.calibration,
-            inputs.calibration_label,
-            Some(Target {
-                plan,
-                layout_id: id,
-                site: inputs.site_path.display().to_string(),
-            }),
-        ),
-        None => {
-            let (cal, label) = load_calibration(a.inputs.calibration.as_deref())?;
-            (super::catalog(g)?, cal, label, None)
-        }
-    };
-    let opts = VerifyOptions {
-        conn,
-        monitors,
-        ladder: a.ladder,
-        tolerance,
-        row_seconds,
-        repeat: a.repeat,
-        max_bytes,
-        dry_run: a.dry_run,
-        keep: a.keep,
-        calibration,
-        calibration_label,
-        catalog,
-        target,
-        cancel: crate::bench::Cancel::new(),
-    };
+    let opts = options(g, &a)?;
     let log = |s: &str| eprintln!("{s}");
     let rep = match a.agents {
         Some(n) => {
@@ -356,19 +299,88 @@ pub fn run(g: &Global, a: VerifyArgs) -> Result<Outcome, Failure> {
     if a.dry_run {
         return Ok(Outcome::Ok);
     }
+    Ok(outcome(&rep, opts.tolerance))
+}
+
+/// The flags and inputs of `verify` as the options of a run: tolerance, row length and byte cap parsed,
+/// monitors checked, the plan (given or the lab's) with its catalog and calibration.
+fn options(g: &Global, a: &VerifyArgs) -> Result<VerifyOptions, Failure> {
+    let tolerance = parse_f64("tolerance", &a.tolerance, 0.0..=100.0, "e.g. --tolerance 0.1 for 10 %")?;
+    let row_seconds = match &a.row_seconds {
+        Some(v) => parse_f64("row-seconds", v, 0.05..=3600.0, "e.g. --row-seconds 5")?,
+        None => match a.ladder {
+            Ladder::Quick => 4.0,
+            Ladder::Full => 15.0,
+        },
+    };
+    let max_bytes = match &a.max_bytes {
+        Some(v) => {
+            Some(crate::units::parse_size(v).map_err(|e| bad_input(anyhow!("--max-bytes '{v}': {e}; e.g. 1GiB")))?)
+        }
+        None => None,
+    };
+    for m in &a.monitor {
+        if !m.starts_with("http://") {
+            return Err(bad_input(anyhow!(
+                "--monitor '{m}': give an http:// URL of a server's monitoring port, e.g. http://127.0.0.1:8222"
+            )));
+        }
+    }
+    let (conn, monitors) = connection(a)?;
+    let planned = match planned(g, a)? {
+        Some(p) => Some(p),
+        None => planned_by_lab(g, a)?,
+    };
+    let (catalog, calibration, calibration_label, target) = match planned {
+        Some((inputs, plan, id)) => (
+            inputs.catalog,
+            inputs.calibration,
+            inputs.calibration_label,
+            Some(Target {
+                plan,
+                layout_id: id,
+                site: inputs.site_path.display().to_string(),
+            }),
+        ),
+        None => {
+            let (cal, label) = load_calibration(a.inputs.calibration.as_deref())?;
+            (super::catalog(g)?, cal, label, None)
+        }
+    };
+    Ok(VerifyOptions {
+        conn,
+        monitors,
+        ladder: a.ladder,
+        tolerance,
+        row_seconds,
+        repeat: a.repeat,
+        max_bytes,
+        dry_run: a.dry_run,
+        keep: a.keep,
+        calibration,
+        calibration_label,
+        catalog,
+        target,
+        cancel: crate::bench::Cancel::new(),
+    })
+}
+
+/// What a finished (not dry) run of `verify` says: interrupted, drift, incomplete rows, rows outside their
+/// band, or fine.
+fn outcome(rep: &report::VerifyReport, tolerance: f64) -> Outcome {
     if rep.interrupted {
         let done = rep
             .rows
             .iter()
             .filter(|r| r.measured.is_some() && r.status != report::Status::Interrupted)
             .count();
-        return Ok(Outcome::Interrupted(format!(
+        return Outcome::Interrupted(format!(
             "verify was interrupted: {done} row(s) finished and written, the rest not run"
-        )));
+        ));
     }
     let drift_items = rep.drift.as_ref().map(|d| d.items.len()).unwrap_or(0);
     if drift_items > 0 {
-        return Ok(Outcome::CheckFailed(format!(
+        return Outcome::CheckFailed(format!(
             "{drift_items} drift item(s) between the cluster and layout {}{}",
             rep.config.layout.as_deref().unwrap_or_default(),
             if rep.failed_rows > 0 {
@@ -376,7 +388,7 @@ pub fn run(g: &Global, a: VerifyArgs) -> Result<Outcome, Failure> {
             } else {
                 String::new()
             }
-        )));
+        ));
     }
     let incomplete = rep
         .rows
@@ -384,17 +396,17 @@ pub fn run(g: &Global, a: VerifyArgs) -> Result<Outcome, Failure> {
         .filter(|r| r.status == report::Status::Incomplete)
         .count();
     if incomplete > 0 {
-        return Ok(Outcome::CheckFailed(format!(
+        return Outcome::CheckFailed(format!(
             "{incomplete} row(s) INCOMPLETE: an agent did not finish its share (see each row's agents)"
-        )));
+        ));
     }
     if rep.failed_rows > 0 {
-        return Ok(Outcome::CheckFailed(format!(
+        return Outcome::CheckFailed(format!(
             "{} row(s) outside their band by more than --tolerance {tolerance}",
             rep.failed_rows
-        )));
+        ));
     }
-    Ok(Outcome::Ok)
+    Outcome::Ok
 }
 
 /// Write results.json, BENCH.md, results.csv and report.html into `dir/<utc-timestamp>/`; returns that folder.

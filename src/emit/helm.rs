@@ -130,169 +130,18 @@ pub fn render(plan: &Plan, layout_id: &str, opts: &EmitOptions, storage_class: &
     let site = &plan.input;
     let mut warnings = Vec::new();
 
-    // Refused: pinned replica sets. Every pod gets the same configuration, so no pod can carry a `set:` tag
-    // that another lacks, and the emitted streams' `placement.tags: [set:…]` would find no server.
-    if !layout.replica_sets.is_empty() {
-        let alternatives: Vec<&str> = plan
-            .layouts
-            .iter()
-            .filter(|l| l.replica_sets.is_empty() && l.unique_tag.is_some() && !l.servers.is_empty())
-            .map(|l| l.id.as_str())
-            .take(3)
-            .collect();
-        bail!(
-            "--helm-values: layout {} pins replica sets with set: tags ({}), which the nats chart cannot give: it \
-             renders one configuration for every pod, so no pod can carry a set: tag another lacks and the \
-             emitted streams (placement tags set:…) would find no server; {}, or deploy this layout with the \
-             per-server configurations emit writes without --helm-values",
-            layout.id,
-            layout
-                .replica_sets
-                .iter()
-                .map(|(n, m)| format!("{n}: {}", m.join(", ")))
-                .collect::<Vec<_>>()
-                .join("; "),
-            if alternatives.is_empty() {
-                "give the site racks enough for unique_tag rack: (one per replica)".to_string()
-            } else {
-                format!(
-                    "choose a layout placed by unique_tag rack: with --layout ({})",
-                    alternatives.join(", ")
-                )
-            }
-        );
-    }
+    refuse_replica_sets(plan, layout)?;
     // Refused: a spread the scheduler cannot be held to. The chart's one lever is a topology spread
     // constraint (maxSkew); with maxSkew 1 the racks get counts that differ by at most one, so a plan whose
     // racks differ by more (4 + 1 + 1) would be scheduled as another spread (2 + 2 + 2) with other capacity
     // and failure figures, and a larger maxSkew allows 3 + 2 + 1 as well as 4 + 1 + 1.
     let racks = rack_counts(layout);
-    // The rack tag comes from the node's zone label, so each rack's name (lower case) must be a label value.
-    for r in racks.keys() {
-        let v = r.to_lowercase();
-        let ok = v.len() <= 63
-            && v.chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-            && v.starts_with(|c: char| c.is_ascii_alphanumeric())
-            && v.ends_with(|c: char| c.is_ascii_alphanumeric());
-        if !ok {
-            bail!(
-                "--helm-values: rack '{}' cannot be a Kubernetes label value, and the pods learn their rack tag from \
-                 their node's {ZONE_LABEL} label; rename the rack in the site file (racks[].name: at most 63 letters, \
-                 digits, '-', '_' or '.', starting and ending with a letter or digit)",
-                r.escape_debug()
-            );
-        }
-    }
-    let (lo, hi) = (
-        racks.values().copied().min().unwrap_or(0),
-        racks.values().copied().max().unwrap_or(0),
-    );
-    if hi - lo > 1 {
-        bail!(
-            "--helm-values: layout {} spreads its servers unevenly over the racks ({}); the nats chart's only \
-             control is a topology spread constraint (maxSkew), which cannot fix a count per rack, so the pods \
-             would land in another spread than the plan's capacity and failure figures are for; choose a layout \
-             with counts per rack that differ by at most one, or deploy this one with the per-server \
-             configurations emit writes without --helm-values",
-            layout.id,
-            racks
-                .iter()
-                .map(|(r, n)| format!("rack {r}: {n}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-    }
-    if hi > lo {
-        warnings.push(format!(
-            "racks hold {lo} or {hi} servers ({}); the scheduler chooses which racks get {hi} (maxSkew 1), so racks \
-             must be alike for the plan's figures to hold",
-            racks
-                .iter()
-                .map(|(r, n)| format!("{r}: {n}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-    }
+    check_racks(layout, &racks, &mut warnings)?;
 
-    // One size for every pod: the smallest LUN, and its store size.
-    let pvc_bytes = layout.servers.iter().map(|s| s.lun_bytes).min().unwrap_or(0);
-    let max_bytes = layout.servers.iter().map(|s| s.store_bytes).min().unwrap_or(0);
-    super::int64_bytes("--helm-values: config.jetstream.fileStore.maxSize", max_bytes)?;
-    let larger: Vec<&str> = layout
-        .servers
-        .iter()
-        .filter(|s| s.lun_bytes > pvc_bytes)
-        .map(|s| s.name.as_str())
-        .collect();
-    if !larger.is_empty() {
-        warnings.push(format!(
-            "the chart gives every pod one volume size: the values claim the smallest planned LUN ({}) and cap \
-             every store at {}; {} {} whose extra space JetStream will not use",
-            fmt_bytes(pvc_bytes as f64),
-            fmt_bytes(max_bytes as f64),
-            larger.join(", "),
-            if larger.len() == 1 {
-                "has a larger LUN"
-            } else {
-                "have larger LUNs"
-            }
-        ));
-    }
-    warnings.push(format!(
-        "the values cannot say which LUN each server gets (the chart claims one volume per pod from StorageClass \
-         {storage_class}); pre-provision one PersistentVolume per planned LUN, bound by claimRef to \
-         {RELEASE}-js-{RELEASE}-<ordinal> with node affinity to its host (helm/README.md)"
-    ));
-    // Tags the pod cannot learn: its array (which LUN) and hypervisor host.
-    let dropped: std::collections::BTreeSet<&str> = layout
-        .servers
-        .iter()
-        .flat_map(|s| s.tags.iter())
-        .filter(|t| !t.starts_with("rack:"))
-        .filter_map(|t| t.split_once(':').map(|(k, _)| k))
-        .collect();
-    if !dropped.is_empty() {
-        warnings.push(format!(
-            "the pods carry only the rack tag (rack:<zone label>); the plan's {} tags are not set (nothing in a pod \
-             says which array or host it is on), and no emitted stream places by them",
-            dropped.iter().map(|k| format!("{k}:")).collect::<Vec<_>>().join(", ")
-        ));
-    }
+    let (pvc_bytes, max_bytes) = volumes(layout, storage_class, &mut warnings)?;
 
-    // The system account: the recovery steps need it (conf::Security::with_system_account).
-    let security = opts.deploy.security.clone().with_system_account();
-    let sys = security.system_account.clone().unwrap_or_default();
-    let (sys_user, sys_password) = security
-        .system_user()
-        .map(|(u, p)| (u.to_string(), p.to_string()))
-        .ok_or_else(|| {
-            anyhow!(
-                "--helm-values: the deploy file's system account '{sys}' has no password user; the values give the \
-                 system user its password from Secret {SYSTEM_SECRET}: add a user with password: $VAR to it"
-            )
-        })?;
-    let Some(password_env) = sys_password
-        .strip_prefix('$')
-        .filter(|_| super::conf::is_env_ref(&sys_password))
-    else {
-        bail!(
-            "--helm-values: the deploy file gives system user '{sys_user}' a literal password, which the values would \
-             put in the chart's ConfigMap in clear; write password: $NATS_SYSTEM_PASSWORD in the deploy file and put \
-             the password in Secret {SYSTEM_SECRET} (key password)"
-        );
-    };
-    if security.accounts.len() > 1 || security.tls.is_some() {
-        warnings.push(
-            "the values carry only the system account: the deploy file's other accounts and TLS are not in them (add \
-             them under config.merge and config.nats.tls by hand, or deploy with the per-server configurations)"
-                .into(),
-        );
-    }
+    let (sys, sys_user, password_env) = system_account(opts, &mut warnings)?;
 
-    // Resources from the per-server needs (perf::servers::server_needs), the largest of the layout: every
-    // pod gets the same.
-    let predicted = layout.predicted.as_ref().filter(|p| !p.servers.is_empty());
     let mut env = Map::new();
     env.insert(
         RACK_ENV.into(),
@@ -301,37 +150,10 @@ pub fn render(plan: &Plan, layout_id: &str, opts: &EmitOptions, storage_class: &
     // Kubernetes expands $(VAR) from variables defined before it; the chart writes env in key order.
     env.insert(RACK_TAG_ENV.into(), json!(format!("rack:$({RACK_ENV})")));
     env.insert(
-        password_env.into(),
+        password_env.clone(),
         json!({"valueFrom": {"secretKeyRef": {"name": SYSTEM_SECRET, "key": "password"}}}),
     );
-    let mut resources = None;
-    if let Some(p) = predicted {
-        let cpu = p.servers.iter().map(|s| s.needs.cpu_cores.needed).fold(0.0, f64::max);
-        let mem = p
-            .servers
-            .iter()
-            .map(|s| s.needs.memory_bytes.needed)
-            .fold(0.0, f64::max);
-        let gomem = p.servers.iter().map(|s| s.gomemlimit_bytes).fold(0.0, f64::max);
-        let mem_mi = mebibytes_ceil(mem);
-        resources = Some(json!({
-            "requests": {
-                "cpu": format!("{}m", ((cpu * 1000.0).ceil() as u64).max(1)),
-                "memory": format!("{mem_mi}Mi"),
-            },
-            "limits": { "memory": format!("{mem_mi}Mi") },
-        }));
-        let gomem_mi = mebibytes_ceil(gomem);
-        if gomem > 0.0 && gomem_mi < mem_mi {
-            env.insert("GOMEMLIMIT".into(), json!(format!("{gomem_mi}MiB")));
-        }
-    } else {
-        warnings.push(
-            "the plan has no per-server needs for this layout, so container.resources is left empty (the chart's \
-             default: no requests or limits)"
-                .into(),
-        );
-    }
+    let resources = resources(layout, &mut env, &mut warnings);
 
     // Topology spread from the racks: an even spread over exactly the plan's racks (node affinity to their
     // zone labels, which also makes sure every pod's rack tag is set), and pods spread over nodes (maxSkew 1:
@@ -404,19 +226,7 @@ pub fn render(plan: &Plan, layout_id: &str, opts: &EmitOptions, storage_class: &
         values["container"]["resources"] = r;
     }
     let yaml = serde_norway::to_string(&values).map_err(|e| anyhow!("values do not serialise as YAML: {e}"))?;
-    let header = format!(
-        "# Values for the nats Helm chart {CHART_VERSION} ({CHART_SOURCE}),\n# written by natsplan {} for site \
-         {}, layout {} ({} servers, R{}).\n# helm install {RELEASE} nats/nats --version {CHART_VERSION} -f values.yaml \
-         — read README.md first\n# (node labels, the system password Secret, PersistentVolumes).\n",
-        env!("CARGO_PKG_VERSION"),
-        plan.site
-            .chars()
-            .map(|c| if c.is_control() { ' ' } else { c })
-            .collect::<String>(),
-        layout.id,
-        n,
-        layout.replicas
-    );
+    let header = values_header(plan, layout);
     let values_yaml = format!("{header}{yaml}");
     let nats_conf = chart_conf(&values, RELEASE);
     let readme = readme(plan, layout, storage_class, &values, pvc_bytes, max_bytes, &warnings);
@@ -428,6 +238,233 @@ pub fn render(plan: &Plan, layout_id: &str, opts: &EmitOptions, storage_class: &
         readme,
         warnings,
     })
+}
+
+/// Refused: pinned replica sets. Every pod gets the same configuration, so no pod can carry a `set:` tag
+/// that another lacks, and the emitted streams' `placement.tags: [set:…]` would find no server.
+fn refuse_replica_sets(plan: &Plan, layout: &PlannedLayout) -> Result<()> {
+    if !layout.replica_sets.is_empty() {
+        let alternatives: Vec<&str> = plan
+            .layouts
+            .iter()
+            .filter(|l| l.replica_sets.is_empty() && l.unique_tag.is_some() && !l.servers.is_empty())
+            .map(|l| l.id.as_str())
+            .take(3)
+            .collect();
+        bail!(
+            "--helm-values: layout {} pins replica sets with set: tags ({}), which the nats chart cannot give: it \
+         renders one configuration for every pod, so no pod can carry a set: tag another lacks and the \
+         emitted streams (placement tags set:…) would find no server; {}, or deploy this layout with the \
+         per-server configurations emit writes without --helm-values",
+            layout.id,
+            layout
+                .replica_sets
+                .iter()
+                .map(|(n, m)| format!("{n}: {}", m.join(", ")))
+                .collect::<Vec<_>>()
+                .join("; "),
+            if alternatives.is_empty() {
+                "give the site racks enough for unique_tag rack: (one per replica)".to_string()
+            } else {
+                format!(
+                    "choose a layout placed by unique_tag rack: with --layout ({})",
+                    alternatives.join(", ")
+                )
+            }
+        );
+    }
+    Ok(())
+}
+
+/// Each rack's name must be a label value (the rack tag comes from the node's zone label), and the
+/// racks' counts must differ by at most one (the chart's topology spread, maxSkew 1).
+fn check_racks(layout: &PlannedLayout, racks: &BTreeMap<&str, usize>, warnings: &mut Vec<String>) -> Result<()> {
+    // The rack tag comes from the node's zone label, so each rack's name (lower case) must be a label value.
+    for r in racks.keys() {
+        let v = r.to_lowercase();
+        let ok = v.len() <= 63
+            && v.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+            && v.starts_with(|c: char| c.is_ascii_alphanumeric())
+            && v.ends_with(|c: char| c.is_ascii_alphanumeric());
+        if !ok {
+            bail!(
+                "--helm-values: rack '{}' cannot be a Kubernetes label value, and the pods learn their rack tag from \
+                 their node's {ZONE_LABEL} label; rename the rack in the site file (racks[].name: at most 63 letters, \
+                 digits, '-', '_' or '.', starting and ending with a letter or digit)",
+                r.escape_debug()
+            );
+        }
+    }
+    let (lo, hi) = (
+        racks.values().copied().min().unwrap_or(0),
+        racks.values().copied().max().unwrap_or(0),
+    );
+    if hi - lo > 1 {
+        bail!(
+            "--helm-values: layout {} spreads its servers unevenly over the racks ({}); the nats chart's only \
+             control is a topology spread constraint (maxSkew), which cannot fix a count per rack, so the pods \
+             would land in another spread than the plan's capacity and failure figures are for; choose a layout \
+             with counts per rack that differ by at most one, or deploy this one with the per-server \
+             configurations emit writes without --helm-values",
+            layout.id,
+            racks
+                .iter()
+                .map(|(r, n)| format!("rack {r}: {n}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    if hi > lo {
+        warnings.push(format!(
+            "racks hold {lo} or {hi} servers ({}); the scheduler chooses which racks get {hi} (maxSkew 1), so racks \
+             must be alike for the plan's figures to hold",
+            racks
+                .iter()
+                .map(|(r, n)| format!("{r}: {n}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    Ok(())
+}
+
+/// One volume size for every pod: the smallest LUN and its store size (the PVC's and maxSize), with the
+/// warnings of what the values cannot say (larger LUNs, which LUN each pod gets, the tags a pod lacks).
+fn volumes(layout: &PlannedLayout, storage_class: &str, warnings: &mut Vec<String>) -> Result<(u64, u64)> {
+    // One size for every pod: the smallest LUN, and its store size.
+    let pvc_bytes = layout.servers.iter().map(|s| s.lun_bytes).min().unwrap_or(0);
+    let max_bytes = layout.servers.iter().map(|s| s.store_bytes).min().unwrap_or(0);
+    super::int64_bytes("--helm-values: config.jetstream.fileStore.maxSize", max_bytes)?;
+    let larger: Vec<&str> = layout
+        .servers
+        .iter()
+        .filter(|s| s.lun_bytes > pvc_bytes)
+        .map(|s| s.name.as_str())
+        .collect();
+    if !larger.is_empty() {
+        warnings.push(format!(
+            "the chart gives every pod one volume size: the values claim the smallest planned LUN ({}) and cap \
+             every store at {}; {} {} whose extra space JetStream will not use",
+            fmt_bytes(pvc_bytes as f64),
+            fmt_bytes(max_bytes as f64),
+            larger.join(", "),
+            if larger.len() == 1 {
+                "has a larger LUN"
+            } else {
+                "have larger LUNs"
+            }
+        ));
+    }
+    warnings.push(format!(
+        "the values cannot say which LUN each server gets (the chart claims one volume per pod from StorageClass \
+         {storage_class}); pre-provision one PersistentVolume per planned LUN, bound by claimRef to \
+         {RELEASE}-js-{RELEASE}-<ordinal> with node affinity to its host (helm/README.md)"
+    ));
+    // Tags the pod cannot learn: its array (which LUN) and hypervisor host.
+    let dropped: std::collections::BTreeSet<&str> = layout
+        .servers
+        .iter()
+        .flat_map(|s| s.tags.iter())
+        .filter(|t| !t.starts_with("rack:"))
+        .filter_map(|t| t.split_once(':').map(|(k, _)| k))
+        .collect();
+    if !dropped.is_empty() {
+        warnings.push(format!(
+            "the pods carry only the rack tag (rack:<zone label>); the plan's {} tags are not set (nothing in a pod \
+             says which array or host it is on), and no emitted stream places by them",
+            dropped.iter().map(|k| format!("{k}:")).collect::<Vec<_>>().join(", ")
+        ));
+    }
+    Ok((pvc_bytes, max_bytes))
+}
+
+/// The system account (the recovery steps need it): its name, its user and the variable of the user's
+/// password, which must be a `$VAR` (the values give it from a Secret).
+fn system_account(opts: &EmitOptions, warnings: &mut Vec<String>) -> Result<(String, String, String)> {
+    // The system account: the recovery steps need it (conf::Security::with_system_account).
+    let security = opts.deploy.security.clone().with_system_account();
+    let sys = security.system_account.clone().unwrap_or_default();
+    let (sys_user, sys_password) = security
+        .system_user()
+        .map(|(u, p)| (u.to_string(), p.to_string()))
+        .ok_or_else(|| {
+            anyhow!(
+                "--helm-values: the deploy file's system account '{sys}' has no password user; the values give the \
+                 system user its password from Secret {SYSTEM_SECRET}: add a user with password: $VAR to it"
+            )
+        })?;
+    let Some(password_env) = sys_password
+        .strip_prefix('$')
+        .filter(|_| super::conf::is_env_ref(&sys_password))
+    else {
+        bail!(
+            "--helm-values: the deploy file gives system user '{sys_user}' a literal password, which the values would \
+             put in the chart's ConfigMap in clear; write password: $NATS_SYSTEM_PASSWORD in the deploy file and put \
+             the password in Secret {SYSTEM_SECRET} (key password)"
+        );
+    };
+    if security.accounts.len() > 1 || security.tls.is_some() {
+        warnings.push(
+            "the values carry only the system account: the deploy file's other accounts and TLS are not in them (add \
+             them under config.merge and config.nats.tls by hand, or deploy with the per-server configurations)"
+                .into(),
+        );
+    }
+    Ok((sys, sys_user, password_env.to_string()))
+}
+
+/// Resources from the per-server needs (perf::servers::server_needs), the largest of the layout: every
+/// pod gets the same; GOMEMLIMIT beside them when it is below the memory limit.
+fn resources(layout: &PlannedLayout, env: &mut Map<String, Value>, warnings: &mut Vec<String>) -> Option<Value> {
+    let predicted = layout.predicted.as_ref().filter(|p| !p.servers.is_empty());
+    let mut resources = None;
+    if let Some(p) = predicted {
+        let cpu = p.servers.iter().map(|s| s.needs.cpu_cores.needed).fold(0.0, f64::max);
+        let mem = p
+            .servers
+            .iter()
+            .map(|s| s.needs.memory_bytes.needed)
+            .fold(0.0, f64::max);
+        let gomem = p.servers.iter().map(|s| s.gomemlimit_bytes).fold(0.0, f64::max);
+        let mem_mi = mebibytes_ceil(mem);
+        resources = Some(json!({
+            "requests": {
+                "cpu": format!("{}m", ((cpu * 1000.0).ceil() as u64).max(1)),
+                "memory": format!("{mem_mi}Mi"),
+            },
+            "limits": { "memory": format!("{mem_mi}Mi") },
+        }));
+        let gomem_mi = mebibytes_ceil(gomem);
+        if gomem > 0.0 && gomem_mi < mem_mi {
+            env.insert("GOMEMLIMIT".into(), json!(format!("{gomem_mi}MiB")));
+        }
+    } else {
+        warnings.push(
+            "the plan has no per-server needs for this layout, so container.resources is left empty (the chart's \
+             default: no requests or limits)"
+                .into(),
+        );
+    }
+    resources
+}
+
+/// The comment values.yaml opens with: the chart, the site and layout, and how to install it.
+fn values_header(plan: &Plan, layout: &PlannedLayout) -> String {
+    let n = layout.servers.len();
+    format!(
+        "# Values for the nats Helm chart {CHART_VERSION} ({CHART_SOURCE}),\n# written by natsplan {} for site \
+         {}, layout {} ({} servers, R{}).\n# helm install {RELEASE} nats/nats --version {CHART_VERSION} -f values.yaml \
+         — read README.md first\n# (node labels, the system password Secret, PersistentVolumes).\n",
+        env!("CARGO_PKG_VERSION"),
+        plan.site
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect::<String>(),
+        layout.id,
+        n,
+        layout.replicas
+    )
 }
 
 /// `a` with `b` merged in as sprig's `mergeOverwrite` does: maps deeply, anything else replaced.
@@ -618,7 +655,6 @@ pub fn unknown_keys(values: &Value, tree: &str) -> Vec<String> {
         .collect()
 }
 
-#[allow(clippy::too_many_arguments)]
 fn readme(
     plan: &Plan,
     layout: &PlannedLayout,
@@ -628,8 +664,6 @@ fn readme(
     max_bytes: u64,
     warnings: &[String],
 ) -> String {
-    let site = &plan.input;
-    let n = layout.servers.len();
     let mut o = format!(
         "# Helm values for site `{}`, layout `{}`\n\n`values.yaml` is for the official nats chart {CHART_VERSION} \
          ({CHART_SOURCE}); `nats.conf` is the configuration the chart renders from it for a release named \
@@ -641,6 +675,59 @@ fn readme(
          a password that is a number, `true`, or has spaces, `;` or `,` would not arrive as given.\n\n",
         plan.site, layout.id
     );
+    o.push_str(&readme_values(
+        plan,
+        layout,
+        storage_class,
+        values,
+        pvc_bytes,
+        max_bytes,
+    ));
+    o.push_str(&format!(
+        "## The rack tag: from the node's zone label\n\nThe chart renders one `nats.conf` for every pod; only \
+         `$SERVER_NAME` (the pod name) differs. Each pod learns its rack from its node:\n\n1. Label every node that \
+         may run a NATS pod with its rack, lower case: `kubectl label node NODE {ZONE_LABEL}=RACK` (racks: {}).\n\
+         2. Enable the `PodTopologyLabels` admission plugin (Kubernetes 1.33 alpha, with feature gate \
+         `PodTopologyLabelsAdmission`; beta from 1.35): it copies the node's `{ZONE_LABEL}` onto the pod when it is \
+         bound. Before 1.33, a mutating admission webhook that does the same on `pods/binding` gives the same label; an \
+         init container that reads its node (RBAC: get nodes) and writes `server_tags` into a file the \
+         configuration includes (`config.merge` `$include`) would also do, but is not what these values emit.\n3. The values read it with the downward API into \
+         `${RACK_ENV}` (`fieldPath: metadata.labels['{ZONE_LABEL}']`), make `${RACK_TAG_ENV}` = `rack:$({RACK_ENV})` \
+         (Kubernetes expands variables defined before; the chart writes `container.env` in key order), and \
+         `config.merge.server_tags: [${RACK_TAG_ENV}]`: nats-server reads a `$VAR` it does not define from its \
+         environment. Check with `nats server list` (tags column) once the pods run.\n\n",
+        rack_counts(layout).keys().map(|r| r.to_lowercase()).collect::<Vec<_>>().join(", ")
+    ));
+    o.push_str(&readme_volumes(layout, storage_class, pvc_bytes));
+    o.push_str("## What the values cannot carry\n\n");
+    o.push_str(
+        "- Replica sets pinned with `set:` tags: refused (every pod gets the same configuration).\n- A spread whose \
+         racks differ by more than one server (4 + 1 + 1): refused (maxSkew cannot fix counts per rack).\n- A LUN per \
+         server: only by the PersistentVolumes above.\n- Different store sizes per server: one claim size for all \
+         (the smallest).\n- `array:` and `host:` tags, the deploy file's accounts other than the system account, and \
+         TLS.\n",
+    );
+    if !warnings.is_empty() {
+        o.push_str("\n## Warnings for this layout\n\n");
+        for w in warnings {
+            o.push_str(&format!("- {w}\n"));
+        }
+    }
+    o
+}
+
+/// README.md's "What the values carry": each value the plan sets and where its figure comes from.
+fn readme_values(
+    plan: &Plan,
+    layout: &PlannedLayout,
+    storage_class: &str,
+    values: &Value,
+    pvc_bytes: u64,
+    max_bytes: u64,
+) -> String {
+    let site = &plan.input;
+    let n = layout.servers.len();
+    let mut o = String::new();
     o.push_str("## What the values carry\n\n");
     o.push_str(&format!(
         "- `config.cluster.replicas: {n}` (the layout's JetStream servers); the cluster is named `{}` \
@@ -713,21 +800,12 @@ fn readme(
             .collect::<Vec<_>>()
             .join(", ")
     ));
-    o.push_str(&format!(
-        "## The rack tag: from the node's zone label\n\nThe chart renders one `nats.conf` for every pod; only \
-         `$SERVER_NAME` (the pod name) differs. Each pod learns its rack from its node:\n\n1. Label every node that \
-         may run a NATS pod with its rack, lower case: `kubectl label node NODE {ZONE_LABEL}=RACK` (racks: {}).\n\
-         2. Enable the `PodTopologyLabels` admission plugin (Kubernetes 1.33 alpha, with feature gate \
-         `PodTopologyLabelsAdmission`; beta from 1.35): it copies the node's `{ZONE_LABEL}` onto the pod when it is \
-         bound. Before 1.33, a mutating admission webhook that does the same on `pods/binding` gives the same label; an \
-         init container that reads its node (RBAC: get nodes) and writes `server_tags` into a file the \
-         configuration includes (`config.merge` `$include`) would also do, but is not what these values emit.\n3. The values read it with the downward API into \
-         `${RACK_ENV}` (`fieldPath: metadata.labels['{ZONE_LABEL}']`), make `${RACK_TAG_ENV}` = `rack:$({RACK_ENV})` \
-         (Kubernetes expands variables defined before; the chart writes `container.env` in key order), and \
-         `config.merge.server_tags: [${RACK_TAG_ENV}]`: nats-server reads a `$VAR` it does not define from its \
-         environment. Check with `nats server list` (tags column) once the pods run.\n\n",
-        rack_counts(layout).keys().map(|r| r.to_lowercase()).collect::<Vec<_>>().join(", ")
-    ));
+    o
+}
+
+/// README.md's "Which LUN each server gets": the PersistentVolumes to create, one per planned LUN.
+fn readme_volumes(layout: &PlannedLayout, storage_class: &str, pvc_bytes: u64) -> String {
+    let mut o = String::new();
     o.push_str(
         "## Which LUN each server gets: PersistentVolumes bound by claimRef\n\nThe chart's volume claim template \
          asks the StorageClass for one volume per pod; nothing in it says which LUN. To give each server its planned \
@@ -753,20 +831,6 @@ fn readme(
          matchExpressions:\n        - {{key: kubernetes.io/hostname, operator: In, values: [NODE]}}\n  local:\n    \
          path: /mnt/LUN   # or the volume source of your SAN (fc, iscsi, csi)\n```\n\n"
     ));
-    o.push_str("## What the values cannot carry\n\n");
-    o.push_str(
-        "- Replica sets pinned with `set:` tags: refused (every pod gets the same configuration).\n- A spread whose \
-         racks differ by more than one server (4 + 1 + 1): refused (maxSkew cannot fix counts per rack).\n- A LUN per \
-         server: only by the PersistentVolumes above.\n- Different store sizes per server: one claim size for all \
-         (the smallest).\n- `array:` and `host:` tags, the deploy file's accounts other than the system account, and \
-         TLS.\n",
-    );
-    if !warnings.is_empty() {
-        o.push_str("\n## Warnings for this layout\n\n");
-        for w in warnings {
-            o.push_str(&format!("- {w}\n"));
-        }
-    }
     o
 }
 

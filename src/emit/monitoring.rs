@@ -343,15 +343,66 @@ fn rules(plan: &Plan, pl: &PlannedLayout, m: &Monitoring) -> Result<Value> {
     let base = json!({ "cluster": cluster, "layout": pl.id });
     let check_sel = format!("cluster={}, layout={}", q(cluster), q(&pl.id));
     let mut out: Vec<Value> = Vec::new();
-    // Store fill per server: what still leaves room for the worst tolerated failure's replicas (plan),
-    // and natscli's critical level.
+    store_rules(plan, pl, &e, &base, &mut out);
+    meta_rules(pl, &e, &base, &check_sel, &mut out);
+    // Per-replica lag: neither exporter has it; natsplan check does.
+    out.push(rule(
+        "NatsplanStreamReplicasNotCurrent",
+        format!("natsplan_check_item_status{{{check_sel}, check=\"replica_current\"}} >= 2"),
+        "2m",
+        "critical",
+        base.clone(),
+        json!({
+            "summary": "a planned stream has no leader, too few peers, or a replica offline or lagging (natsplan check)",
+            "description": "Neither prometheus-nats-exporter nor nats-surveyor exports a stream replica's lag; natsplan check --watch reads it from each stream leader's /jsz.",
+            "threshold": "2 (critical)",
+            "threshold_source": "natsplan check's replica_current item (docs/check.md): lag critical per stream from its planned rate × 5 s, at least natscli's 200",
+        }),
+    ));
+    out.push(rule(
+        "NatsplanCheckCritical",
+        format!("natsplan_check_status{{{check_sel}}} == 2"),
+        "5m",
+        "critical",
+        base.clone(),
+        json!({
+            "summary": "natsplan check: the cluster is not as planned (critical)",
+            "description": "Run `natsplan check --plan PLAN` for the items.",
+            "threshold": "2 (critical)",
+            "threshold_source": "natsplan check's status (Nagios codes, docs/check.md)",
+        }),
+    ));
+    out.push(rule(
+        "NatsplanHaAssetsAboveAudit",
+        format!("{} > {AUDIT_HA_ASSETS}", e.ha_assets()),
+        "15m",
+        "warning",
+        base.clone(),
+        json!({
+            "summary": format!("a server holds more than {AUDIT_HA_ASSETS} HA assets (RAFT groups)"),
+            "description": "Above this, restarts and elections slow down (nats audit).",
+            "threshold": AUDIT_HA_ASSETS.to_string(),
+            "threshold_source": "jsm.go audit CLUSTER_003: 1,000 HA assets per server",
+        }),
+    ));
+    rate_rules(plan, pl, &e, &base, &mut out);
+    if out.is_empty() {
+        bail!("layout {} gave no alerting rule", pl.id);
+    }
+    Ok(json!({ "groups": [ { "name": format!("natsplan-{cluster}-{}", pl.id), "rules": out } ] }))
+}
+
+/// Store fill per server: what still leaves room for the worst tolerated failure's replicas (plan), and
+/// natscli's critical level.
+fn store_rules(plan: &Plan, pl: &PlannedLayout, e: &Exprs, base: &Value, out: &mut Vec<Value>) {
+    let site = &plan.input;
     let failover = crate::plan::failover_room(site, &pl.layout, &pl.tolerates);
     for (i, s) in pl.servers.iter().enumerate() {
         if s.store_bytes == 0 {
             continue;
         }
         let limit = s.store_bytes as f64;
-        let name = m.deployed(&s.name);
+        let name = e.m.deployed(&s.name);
         let sel = format!("{{{}={}}}", e.server_label(), q(name));
         let fill = e.store_fill(&sel);
         let mut labels = base.clone();
@@ -391,7 +442,11 @@ fn rules(plan: &Plan, pl: &PlannedLayout, m: &Monitoring) -> Result<Value> {
             }),
         ));
     }
-    // The meta group: as many peers as the plan has JetStream servers.
+}
+
+/// The meta group: as many peers as the plan has JetStream servers, each current.
+fn meta_rules(pl: &PlannedLayout, e: &Exprs, base: &Value, check_sel: &str, out: &mut Vec<Value>) {
+    let m = e.m;
     let want = pl.servers.len();
     // Every planned server reporting: the per-server rules select servers by name, so a server that is
     // down, not scraped, or named otherwise than the plan (the Helm chart names servers for their pods)
@@ -477,47 +532,11 @@ fn rules(plan: &Plan, pl: &PlannedLayout, m: &Monitoring) -> Result<Value> {
             }),
         ));
     }
-    // Per-replica lag: neither exporter has it; natsplan check does.
-    out.push(rule(
-        "NatsplanStreamReplicasNotCurrent",
-        format!("natsplan_check_item_status{{{check_sel}, check=\"replica_current\"}} >= 2"),
-        "2m",
-        "critical",
-        base.clone(),
-        json!({
-            "summary": "a planned stream has no leader, too few peers, or a replica offline or lagging (natsplan check)",
-            "description": "Neither prometheus-nats-exporter nor nats-surveyor exports a stream replica's lag; natsplan check --watch reads it from each stream leader's /jsz.",
-            "threshold": "2 (critical)",
-            "threshold_source": "natsplan check's replica_current item (docs/check.md): lag critical per stream from its planned rate × 5 s, at least natscli's 200",
-        }),
-    ));
-    out.push(rule(
-        "NatsplanCheckCritical",
-        format!("natsplan_check_status{{{check_sel}}} == 2"),
-        "5m",
-        "critical",
-        base.clone(),
-        json!({
-            "summary": "natsplan check: the cluster is not as planned (critical)",
-            "description": "Run `natsplan check --plan PLAN` for the items.",
-            "threshold": "2 (critical)",
-            "threshold_source": "natsplan check's status (Nagios codes, docs/check.md)",
-        }),
-    ));
-    out.push(rule(
-        "NatsplanHaAssetsAboveAudit",
-        format!("{} > {AUDIT_HA_ASSETS}", e.ha_assets()),
-        "15m",
-        "warning",
-        base.clone(),
-        json!({
-            "summary": format!("a server holds more than {AUDIT_HA_ASSETS} HA assets (RAFT groups)"),
-            "description": "Above this, restarts and elections slow down (nats audit).",
-            "threshold": AUDIT_HA_ASSETS.to_string(),
-            "threshold_source": "jsm.go audit CLUSTER_003: 1,000 HA assets per server",
-        }),
-    ));
-    // Rates: above the plan's (warning) and above the predicted ceiling (critical).
+}
+
+/// Rates: above the plan's (warning) and above the predicted ceiling (critical).
+fn rate_rules(plan: &Plan, pl: &PlannedLayout, e: &Exprs, base: &Value, out: &mut Vec<Value>) {
+    let site = &plan.input;
     let rates = crate::plan::stream_rates(site, pl);
     for (stream, r) in &rates {
         let sel = format!("{{{}={}}}", e.stream_label(), q(stream));
@@ -555,10 +574,6 @@ fn rules(plan: &Plan, pl: &PlannedLayout, m: &Monitoring) -> Result<Value> {
             ));
         }
     }
-    if out.is_empty() {
-        bail!("layout {} gave no alerting rule", pl.id);
-    }
-    Ok(json!({ "groups": [ { "name": format!("natsplan-{cluster}-{}", pl.id), "rules": out } ] }))
 }
 
 /// Grafana's dashboard JSON model version the dashboard is written in (Grafana 10.4 and 11.0 write 39;
@@ -599,39 +614,12 @@ fn steps(levels: &[(&str, f64)]) -> Value {
     Value::Array(v)
 }
 
-/// The dashboard for layout `pl`.
-fn dashboard(plan: &Plan, pl: &PlannedLayout, m: &Monitoring) -> Value {
-    use sha2::{Digest, Sha256};
-    let site = &plan.input;
-    let e = Exprs { m, n: Names::new(m) };
-    let cluster = &site.nats.cluster_name;
-    let check_sel = format!("cluster={}, layout={}", q(cluster), q(&pl.id));
-    let failover = crate::plan::failover_room(site, &pl.layout, &pl.tolerates);
-    // The lowest fill any server may reach and still take on the worst tolerated failure's replicas.
-    let room_pct = pl
-        .servers
-        .iter()
-        .zip(&failover)
-        .filter(|(s, _)| s.store_bytes > 0)
-        .map(|(s, (extra, _))| 100.0 * (s.store_bytes as f64 - extra).max(0.0) / s.store_bytes as f64)
-        .fold(f64::INFINITY, f64::min);
-    let mut store_levels = Vec::new();
-    if room_pct.is_finite() && room_pct < STORE_CRITICAL_PCT {
-        store_levels.push(("orange", (room_pct * 10.0).floor() / 10.0));
-    }
-    store_levels.push(("red", STORE_CRITICAL_PCT));
-    let want = pl.servers.len() as f64;
-    let rates = crate::plan::stream_rates(site, pl);
-    let planned: Vec<String> = rates
-        .iter()
-        .map(|(s, r)| match r.ceiling_per_s {
-            Some(c) => format!("{s} {} planned, {c:.0} predicted ceiling", r.ops_per_s),
-            None => format!("{s} {} planned", r.ops_per_s),
-        })
-        .collect();
+/// The dashboard's panels every exporter has: store fill, meta group size, stream rates and bytes,
+/// consumers, HA assets, natsplan check, CPU and memory.
+fn panels(e: &Exprs, want: f64, store_levels: &[(&str, f64)], planned: &[String], check_sel: &str) -> Vec<Value> {
     let sl = e.server_label();
     let stl = e.stream_label();
-    let mut panels = vec![
+    vec![
         panel(
             1,
             "JetStream store fill (% of max_file_store)",
@@ -641,7 +629,7 @@ fn dashboard(plan: &Plan, pl: &PlannedLayout, m: &Monitoring) -> Value {
             format!("100 * {}", e.store_fill("")),
             &format!("{{{{{sl}}}}}"),
             "percent",
-            steps(&store_levels),
+            steps(store_levels),
         ),
         panel(
             2,
@@ -728,7 +716,40 @@ fn dashboard(plan: &Plan, pl: &PlannedLayout, m: &Monitoring) -> Value {
             "bytes",
             steps(&[]),
         ),
-    ];
+    ]
+}
+
+/// The dashboard for layout `pl`.
+fn dashboard(plan: &Plan, pl: &PlannedLayout, m: &Monitoring) -> Value {
+    use sha2::{Digest, Sha256};
+    let site = &plan.input;
+    let e = Exprs { m, n: Names::new(m) };
+    let cluster = &site.nats.cluster_name;
+    let check_sel = format!("cluster={}, layout={}", q(cluster), q(&pl.id));
+    let failover = crate::plan::failover_room(site, &pl.layout, &pl.tolerates);
+    // The lowest fill any server may reach and still take on the worst tolerated failure's replicas.
+    let room_pct = pl
+        .servers
+        .iter()
+        .zip(&failover)
+        .filter(|(s, _)| s.store_bytes > 0)
+        .map(|(s, (extra, _))| 100.0 * (s.store_bytes as f64 - extra).max(0.0) / s.store_bytes as f64)
+        .fold(f64::INFINITY, f64::min);
+    let mut store_levels = Vec::new();
+    if room_pct.is_finite() && room_pct < STORE_CRITICAL_PCT {
+        store_levels.push(("orange", (room_pct * 10.0).floor() / 10.0));
+    }
+    store_levels.push(("red", STORE_CRITICAL_PCT));
+    let want = pl.servers.len() as f64;
+    let rates = crate::plan::stream_rates(site, pl);
+    let planned: Vec<String> = rates
+        .iter()
+        .map(|(s, r)| match r.ceiling_per_s {
+            Some(c) => format!("{s} {} planned, {c:.0} predicted ceiling", r.ops_per_s),
+            None => format!("{s} {} planned", r.ops_per_s),
+        })
+        .collect();
+    let mut panels = panels(&e, want, &store_levels, &planned, &check_sel);
     if m.exporter == Exporter::Surveyor {
         panels.push(panel(
             11,

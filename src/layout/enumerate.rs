@@ -34,23 +34,18 @@ pub fn enumerate_with(site: &Site, catalog: &Catalog, bare: &BareAssets) -> Vec<
     enumerate_then(site, catalog, bare, &|_| {}, &|l, _, _, _| l)
 }
 
-/// As `enumerate_with`, handing each layout to `then` as soon as it is built, in parallel (its placement
-/// too when pattern 4's LUN sizing made it on the LUNs the layout has), and returning what `then` made in
-/// the enumeration's order. `count` is told how many layouts `then` will get, before the first.
-///
-/// The candidates are carved first (cheap) and the first of each id kept, before pattern 4's LUNs are
-/// sized (the costly part, and it gives the id its sizes, which follow from the rest): so no layout is
-/// sized or handed on twice, and `then` can evaluate a layout in the task that built it. Layouts whose
-/// first placement is of one key (`PlacementKey`: replicas, servers, stores, rule — patterns 1, 2 and 4's
-/// first round of one selection, often) are built one after the other in one task, which keeps a
-/// `Shared` placement for the next: `then` gets it, and whether another layout of the key follows.
-pub fn enumerate_then<T: Send>(
-    site: &Site,
-    catalog: &Catalog,
-    bare: &BareAssets,
-    count: &(dyn Fn(usize) + Sync),
-    then: &super::Then<'_, T>,
-) -> Vec<T> {
+/// One layout to build: its pattern, replica count, servers and the optimiser's disks per server and per
+/// array when it chose them.
+struct Job {
+    pattern: Pattern,
+    r: u8,
+    selection: Vec<ServerIdx>,
+    hint: Option<(u32, Vec<(ArrayIdx, u32)>)>,
+}
+
+/// The layouts to build, in the fixed pattern × R × selection order: each pattern's selections, the
+/// optimiser's (solved in parallel up front) and, for pattern 1, the same servers with the widest groups.
+fn jobs(site: &Site, catalog: &Catalog) -> Vec<Job> {
     let mut patterns = site.policy.patterns.clone();
     if site.policy.baselines {
         for b in [Pattern::DdpRaid1, Pattern::Raid6] {
@@ -83,12 +78,6 @@ pub fn enumerate_then<T: Send>(
     });
     // The builds are independent (each places and sizes on its own): list them in the fixed pattern × R ×
     // selection order, build them in parallel, then keep the first of each id in that order.
-    struct Job {
-        pattern: Pattern,
-        r: u8,
-        selection: Vec<ServerIdx>,
-        hint: Option<(u32, Vec<(ArrayIdx, u32)>)>,
-    }
     let mut jobs: Vec<Job> = Vec::new();
     // Heterogeneous storage (a fixed RAID 1 pair here, an existing DDP pool there, internal disks): each
     // server gets what its hardware offers, in one mixed layout per replica count and selection.
@@ -142,6 +131,27 @@ pub fn enumerate_then<T: Send>(
             }
         }
     }
+    jobs
+}
+
+/// As `enumerate_with`, handing each layout to `then` as soon as it is built, in parallel (its placement
+/// too when pattern 4's LUN sizing made it on the LUNs the layout has), and returning what `then` made in
+/// the enumeration's order. `count` is told how many layouts `then` will get, before the first.
+///
+/// The candidates are carved first (cheap) and the first of each id kept, before pattern 4's LUNs are
+/// sized (the costly part, and it gives the id its sizes, which follow from the rest): so no layout is
+/// sized or handed on twice, and `then` can evaluate a layout in the task that built it. Layouts whose
+/// first placement is of one key (`PlacementKey`: replicas, servers, stores, rule — patterns 1, 2 and 4's
+/// first round of one selection, often) are built one after the other in one task, which keeps a
+/// `Shared` placement for the next: `then` gets it, and whether another layout of the key follows.
+pub fn enumerate_then<T: Send>(
+    site: &Site,
+    catalog: &Catalog,
+    bare: &BareAssets,
+    count: &(dyn Fn(usize) + Sync),
+    then: &super::Then<'_, T>,
+) -> Vec<T> {
+    let jobs = jobs(site, catalog);
     // The workload's assets once per replica count, not once per layout (100,000 names each).
     let own: Vec<(u8, Vec<Asset>)> = jobs
         .iter()

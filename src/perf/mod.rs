@@ -316,9 +316,9 @@ fn predict_into(site: &Site, layout: &Layout, catalog: &Catalog, cal: &Calibrati
         ..Predicted::default()
     };
     let mut loads = Loads::new(layout.servers.len(), site.racks.len());
-    let mut pricer = Pricer::new(site, layout);
+    let mut pricer = Pricer::new(site, layout, catalog, terms, sync);
     for a in &layout.assets {
-        price_asset(&mut pricer, catalog, terms, sync, a, &mut loads, &mut out, sink);
+        price_asset(&mut pricer, a, &mut loads, &mut out, sink);
     }
     group_headroom(site, layout, catalog, &loads, &mut out);
     servers::server_predictions(site, layout, catalog, terms, sync, &loads, &mut out);
@@ -505,6 +505,9 @@ struct PricedContent {
 struct Pricer<'a> {
     site: &'a Site,
     layout: &'a Layout,
+    catalog: &'a Catalog,
+    terms: &'a Terms,
+    sync: Sync,
     specs: crate::layout::lookup::Specs<'a>,
     /// Position in `layout.servers` of each site server (usize::MAX when not a JetStream server).
     slot: Vec<usize>,
@@ -576,7 +579,7 @@ fn pace_server(
 }
 
 impl<'a> Pricer<'a> {
-    fn new(site: &'a Site, layout: &'a Layout) -> Pricer<'a> {
+    fn new(site: &'a Site, layout: &'a Layout, catalog: &'a Catalog, terms: &'a Terms, sync: Sync) -> Pricer<'a> {
         let mut slot = vec![usize::MAX; site.servers.len().max(layout.servers.iter().max().map_or(0, |m| m + 1))];
         for (i, &s) in layout.servers.iter().enumerate() {
             slot[s] = i;
@@ -584,6 +587,9 @@ impl<'a> Pricer<'a> {
         Pricer {
             site,
             layout,
+            catalog,
+            terms,
+            sync,
             specs: crate::layout::lookup::Specs::new(site),
             slot,
             memo: Default::default(),
@@ -640,18 +646,8 @@ pub fn server_catch_up(site: &Site, layout: &Layout, catalog: &Catalog, s: Serve
 }
 
 /// Price every demand of one placed asset on its leader's hardware, and add its load.
-#[allow(clippy::too_many_arguments)]
-fn price_asset(
-    pricer: &mut Pricer,
-    catalog: &Catalog,
-    terms: &Terms,
-    sync: Sync,
-    a: &crate::layout::Asset,
-    loads: &mut Loads,
-    out: &mut Predicted,
-    sink: &mut Sink,
-) {
-    let (site, layout) = (pricer.site, pricer.layout);
+fn price_asset(pricer: &mut Pricer, a: &crate::layout::Asset, loads: &mut Loads, out: &mut Predicted, sink: &mut Sink) {
+    let (site, catalog, terms) = (pricer.site, pricer.catalog, pricer.terms);
     let slot = std::mem::take(&mut pricer.slot);
     let idx_of = |s: ServerIdx| slot.get(s).copied().filter(|&i| i != usize::MAX);
     let members: &[ServerIdx] = if a.expected.is_empty() {
@@ -697,67 +693,11 @@ fn price_asset(
         };
         // One lookup when priced before (most assets: a few dozen shapes).
         if !pricer.memo.contains_key(&key) {
-            let Some(volume) = volume_of(site, layout, catalog, pace) else {
+            let Some(priced) = price_demand(pricer, a, &d, leader, pace) else {
                 out.notes
                     .push(format!("{}: its leader's server has no volume in this layout", d.name));
                 continue;
             };
-            // The publish mode is described once per key: the key holds the kind and the site's spec.
-            let ps = named.unwrap_or_default();
-            let (workers, batch, publish) = publish_mode(d.kind, &ps);
-            let shape = Shape {
-                kind: d.kind,
-                servers: (layout.servers.len() as u32).max(1),
-                replicas: a.replicas,
-                sync,
-                size_bytes: d.size.max(1),
-                workers,
-                subscribers: 0,
-                consumers: d.consumers,
-                consumers_spread: true,
-                volume,
-                server: server_model(site, catalog, leader),
-                rate: Some(d.rate),
-                // Capacity means what the servers can carry with the site's publish mode, or without one
-                // with enough asynchronous publishers that the leader sets the pace (`publish_mode`).
-                batch,
-                nats_version: None,
-            };
-            let p = predict_shape(terms, catalog, &shape);
-            let reach = p
-                .stream
-                .as_ref()
-                .and_then(|f| reach(d.rate, f, &ps, d.kind, &site.servers[leader].model));
-            let mut priced = Priced {
-                ops_per_s: p.ops_per_s,
-                bottleneck: p.bottleneck.into(),
-                band: p.band,
-                source: p.source.into(),
-                scaled: p.scaled,
-                calibration: p.calibration.into(),
-                extrapolation_distance: p.extrapolation_distance,
-                publish: publish.map(Into::into),
-                reach: reach.map(Into::into),
-                content: 0,
-            };
-            let content = PricedContent {
-                bits: [
-                    priced.ops_per_s.to_bits(),
-                    priced.band.low.to_bits(),
-                    priced.band.high.to_bits(),
-                    priced.extrapolation_distance.to_bits(),
-                ],
-                scaled: priced.scaled,
-                text: [
-                    priced.bottleneck.clone(),
-                    priced.source.clone(),
-                    priced.calibration.clone(),
-                ],
-                publish: priced.publish.clone(),
-                reach: priced.reach.clone(),
-            };
-            let n = pricer.contents.len() as u32;
-            priced.content = *pricer.contents.entry(content).or_insert(n);
             pricer.memo.insert(key.clone(), priced);
         }
         let p = &pricer.memo[&key];
@@ -771,43 +711,120 @@ fn price_asset(
             out.headroom_limited_by = d.name.to_string();
         }
         loads.add_demand(site, &slot, terms.store.write_amplification, &d, members);
-        let entry = |name: Arc<str>| AssetPrediction {
-            name,
-            kind: d.kind,
-            required_per_s: d.rate,
-            ops_per_s: p.ops_per_s,
-            bottleneck: p.bottleneck.clone(),
-            band: p.band,
-            headroom,
-            source: p.source.clone(),
-            scaled: p.scaled,
-            calibration: p.calibration.clone(),
-            extrapolation_distance: p.extrapolation_distance,
-            publish: p.publish.clone(),
-            reach: p.reach.clone(),
-        };
-        match sink {
-            Sink::List => out.streams.push(entry(d.name)),
-            Sink::Classes(at) => match at.entry((p.content, d.kind.as_str(), d.rate.to_bits())) {
-                std::collections::hash_map::Entry::Occupied(c) => {
-                    let c = &mut out.classes[*c.get()];
-                    c.count += 1;
-                    c.last = d.name;
-                }
-                std::collections::hash_map::Entry::Vacant(v) => {
-                    v.insert(out.classes.len());
-                    out.classes.push(PredictionClass {
-                        count: 1,
-                        first: d.name.clone(),
-                        last: d.name.clone(),
-                        entry: entry(d.name),
-                    });
-                }
-            },
-        }
+        record_prediction(sink, out, d, p, headroom);
     }
     pricer.demands = ds;
     pricer.slot = slot;
+}
+
+/// Price demand `d` of asset `a` with the leader `leader` and its pace-setting server `pace`: the model's
+/// prediction for its shape, with its content numbered in `pricer.contents`; `None` when the pace-setting
+/// server has no volume in the layout.
+fn price_demand(
+    pricer: &mut Pricer,
+    a: &crate::layout::Asset,
+    d: &Demand,
+    leader: ServerIdx,
+    pace: ServerIdx,
+) -> Option<Priced> {
+    let (site, layout, catalog, terms, sync) = (pricer.site, pricer.layout, pricer.catalog, pricer.terms, pricer.sync);
+    let named = site.workload.publish.get(&*d.name).copied();
+    let volume = volume_of(site, layout, catalog, pace)?;
+    // The publish mode is described once per key: the key holds the kind and the site's spec.
+    let ps = named.unwrap_or_default();
+    let (workers, batch, publish) = publish_mode(d.kind, &ps);
+    let shape = Shape {
+        kind: d.kind,
+        servers: (layout.servers.len() as u32).max(1),
+        replicas: a.replicas,
+        sync,
+        size_bytes: d.size.max(1),
+        workers,
+        subscribers: 0,
+        consumers: d.consumers,
+        consumers_spread: true,
+        volume,
+        server: server_model(site, catalog, leader),
+        rate: Some(d.rate),
+        // Capacity means what the servers can carry with the site's publish mode, or without one
+        // with enough asynchronous publishers that the leader sets the pace (`publish_mode`).
+        batch,
+        nats_version: None,
+    };
+    let p = predict_shape(terms, catalog, &shape);
+    let reach = p
+        .stream
+        .as_ref()
+        .and_then(|f| reach(d.rate, f, &ps, d.kind, &site.servers[leader].model));
+    let mut priced = Priced {
+        ops_per_s: p.ops_per_s,
+        bottleneck: p.bottleneck.into(),
+        band: p.band,
+        source: p.source.into(),
+        scaled: p.scaled,
+        calibration: p.calibration.into(),
+        extrapolation_distance: p.extrapolation_distance,
+        publish: publish.map(Into::into),
+        reach: reach.map(Into::into),
+        content: 0,
+    };
+    let content = PricedContent {
+        bits: [
+            priced.ops_per_s.to_bits(),
+            priced.band.low.to_bits(),
+            priced.band.high.to_bits(),
+            priced.extrapolation_distance.to_bits(),
+        ],
+        scaled: priced.scaled,
+        text: [
+            priced.bottleneck.clone(),
+            priced.source.clone(),
+            priced.calibration.clone(),
+        ],
+        publish: priced.publish.clone(),
+        reach: priced.reach.clone(),
+    };
+    let n = pricer.contents.len() as u32;
+    priced.content = *pricer.contents.entry(content).or_insert(n);
+    Some(priced)
+}
+
+/// Add demand `d`'s prediction to `out`: one entry per demand, or counted into its class.
+fn record_prediction(sink: &mut Sink, out: &mut Predicted, d: Demand, p: &Priced, headroom: f64) {
+    let entry = |name: Arc<str>| AssetPrediction {
+        name,
+        kind: d.kind,
+        required_per_s: d.rate,
+        ops_per_s: p.ops_per_s,
+        bottleneck: p.bottleneck.clone(),
+        band: p.band,
+        headroom,
+        source: p.source.clone(),
+        scaled: p.scaled,
+        calibration: p.calibration.clone(),
+        extrapolation_distance: p.extrapolation_distance,
+        publish: p.publish.clone(),
+        reach: p.reach.clone(),
+    };
+    match sink {
+        Sink::List => out.streams.push(entry(d.name)),
+        Sink::Classes(at) => match at.entry((p.content, d.kind.as_str(), d.rate.to_bits())) {
+            std::collections::hash_map::Entry::Occupied(c) => {
+                let c = &mut out.classes[*c.get()];
+                c.count += 1;
+                c.last = d.name;
+            }
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(out.classes.len());
+                out.classes.push(PredictionClass {
+                    count: 1,
+                    first: d.name.clone(),
+                    last: d.name.clone(),
+                    entry: entry(d.name),
+                });
+            }
+        },
+    }
 }
 
 /// Volume groups: all LUNs on a group share its disks, so its bandwidth bounds their summed writes.

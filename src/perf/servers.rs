@@ -39,6 +39,14 @@ pub(super) fn server_predictions(
             .min(terms.store.flush_interval_high_s)
             .min(catalog.failures.dirty_expire_s.value),
     };
+    let ctx = ServerContext {
+        site,
+        layout,
+        catalog,
+        terms,
+        interval_s,
+        sync,
+    };
     for (i, &s) in layout.servers.iter().enumerate() {
         let sm = server_model(site, catalog, s);
         let load = ServerLoad {
@@ -51,18 +59,8 @@ pub(super) fn server_predictions(
             group_in_bytes_max: loads.group_in_bytes_max[i],
             group_in_msgs_max: loads.group_in_msgs_max[i],
         };
-        let mut sp = server_prediction(site, layout, catalog, terms, s, &load, interval_s, sync);
-        sp.needs = server_needs(
-            site,
-            layout,
-            terms,
-            &sm,
-            loads,
-            i,
-            interval_s,
-            sync,
-            &mut out.needs_terms,
-        );
+        let mut sp = server_prediction(&ctx, s, &load);
+        sp.needs = server_needs(&ctx, &sm, loads, i, &mut out.needs_terms);
         if sp.cpu_cores > sm.cores as f64 {
             out.notes.push(format!(
                 "{}: predicted {:.1} cores busy, the server model has {}",
@@ -114,18 +112,28 @@ struct ServerLoad {
     group_in_msgs_max: f64,
 }
 
-/// One JetStream server's resources and times from its load and its volume.
-#[allow(clippy::too_many_arguments)]
-fn server_prediction(
-    site: &Site,
-    layout: &Layout,
-    catalog: &Catalog,
-    terms: &Terms,
-    s: ServerIdx,
-    load: &ServerLoad,
+/// What every server of a layout is priced against: the site, its layout, the catalog, the fitted terms,
+/// the seconds of writes a burst flushes and the sync mode.
+#[derive(Clone, Copy)]
+struct ServerContext<'a> {
+    site: &'a Site,
+    layout: &'a Layout,
+    catalog: &'a Catalog,
+    terms: &'a Terms,
     interval_s: f64,
     sync: Sync,
-) -> ServerPrediction {
+}
+
+/// One JetStream server's resources and times from its load and its volume.
+fn server_prediction(ctx: &ServerContext, s: ServerIdx, load: &ServerLoad) -> ServerPrediction {
+    let ServerContext {
+        site,
+        layout,
+        catalog,
+        terms,
+        interval_s,
+        sync,
+    } = *ctx;
     let amp = terms.store.write_amplification;
     let vol = volume_of(site, layout, catalog, s);
     let read_bw = vol
@@ -478,20 +486,42 @@ impl TermTable<'_> {
     }
 }
 
-/// Server `i` of the layout's needs from what `predict_layout` summed onto it.
-#[allow(clippy::too_many_arguments)]
+/// Server `i` of the layout's needs from what `predict_layout` summed onto it: its CPU, memory and network
+/// needs (each term written once into `table`) and what it is short of.
 fn server_needs(
-    site: &Site,
-    layout: &Layout,
-    terms: &Terms,
+    ctx: &ServerContext,
     sm: &crate::catalog::ServerModel,
     loads: &Loads,
     i: usize,
-    interval_s: f64,
-    sync: Sync,
     table: &mut Vec<NeedTerm>,
 ) -> ServerNeeds {
     let mut tab = TermTable(table);
+    let cpu = cpu_need(ctx, sm, loads, i, &mut tab);
+    let mem = memory_need(ctx, sm, loads, i, &mut tab);
+    let (net_in, net_out) = network_needs(ctx, sm, loads, i, &mut tab);
+    let short = shortfalls(sm, &cpu, &mem, [&net_in, &net_out]);
+    ServerNeeds {
+        model: sm.name.clone(),
+        cpu_cores: cpu,
+        memory_bytes: mem,
+        network_in_bytes_per_s: net_in,
+        network_out_bytes_per_s: net_out,
+        short,
+    }
+}
+
+/// Server `i`'s CPU: idle work, its streams' and consumers' work at the nearest calibrated class's cost per
+/// work unit, and its share of core NATS, against its cores (shared with the busy processes beside it).
+fn cpu_need(
+    ctx: &ServerContext,
+    sm: &crate::catalog::ServerModel,
+    loads: &Loads,
+    i: usize,
+    tab: &mut TermTable,
+) -> Need {
+    let ServerContext {
+        site, layout, terms, ..
+    } = *ctx;
     use super::leader::{nearest, HostClass};
     use super::model::{CPU_IDLE_CORES, CPU_S_PER_BYTE, CPU_S_PER_MSG};
     let speed = sm.cpu_speed.max(0.05);
@@ -548,7 +578,24 @@ fn server_needs(
         ),
     ];
     let co = sm.co_located.max(1) as f64;
-    let cpu = Need::of(sm.cores as f64 / co, cpu);
+    Need::of(sm.cores as f64 / co, cpu)
+}
+
+/// Server `i`'s memory: the process, its assets, write caches, subject index, consumers, GC headroom and
+/// the page cache its writes keep hot.
+fn memory_need(
+    ctx: &ServerContext,
+    sm: &crate::catalog::ServerModel,
+    loads: &Loads,
+    i: usize,
+    tab: &mut TermTable,
+) -> Need {
+    let ServerContext {
+        terms,
+        interval_s,
+        sync,
+        ..
+    } = *ctx;
     // Memory.
     let amp = terms.store.write_amplification.max(1.0);
     let dirty_s = interval_s.max(if sync == Sync::Always { 0.0 } else { 1.0 });
@@ -605,7 +652,21 @@ fn server_needs(
             "no memory-storage asset in the site (jetstream.go: a limit, not a use)",
         ),
     ];
-    let mem = Need::of(sm.memory_bytes as f64, mem);
+    Need::of(sm.memory_bytes as f64, mem)
+}
+
+/// Server `i`'s network in and out: client publishes, replication, deliveries and its share of core NATS,
+/// against its NIC.
+fn network_needs(
+    ctx: &ServerContext,
+    sm: &crate::catalog::ServerModel,
+    loads: &Loads,
+    i: usize,
+    tab: &mut TermTable,
+) -> (Need, Need) {
+    let ServerContext { site, layout, .. } = *ctx;
+    let n = layout.servers.len().max(1) as f64;
+    let core = site.workload.core.as_ref();
     // Network.
     let nic = sm.nic_bits_per_s / 8.0;
     let core_net = core.map_or(0.0, |c| c.msgs_per_s / n * c.msg_size_bytes as f64);
@@ -646,6 +707,12 @@ fn server_needs(
             tab.term("out.core", "core NATS share", core_net * CORE_SUBSCRIBERS, core_src),
         ],
     );
+    (net_in, net_out)
+}
+
+/// What a server is short of, in words: each need over what it has.
+fn shortfalls(sm: &crate::catalog::ServerModel, cpu: &Need, mem: &Need, net: [&Need; 2]) -> Vec<String> {
+    let co = sm.co_located.max(1) as f64;
     let mut short = Vec::new();
     let name = &sm.name;
     if cpu.share > 1.0 {
@@ -669,7 +736,7 @@ fn server_needs(
             crate::units::fmt_bytes(mem.has)
         ));
     }
-    for (what, need) in [("in", &net_in), ("out", &net_out)] {
+    for (what, need) in [("in", net[0]), ("out", net[1])] {
         if need.share > 1.0 {
             short.push(format!(
                 "needs {}/s of network {what}, {}'s NIC carries {}/s",
@@ -679,14 +746,7 @@ fn server_needs(
             ));
         }
     }
-    ServerNeeds {
-        model: sm.name.clone(),
-        cpu_cores: cpu,
-        memory_bytes: mem,
-        network_in_bytes_per_s: net_in,
-        network_out_bytes_per_s: net_out,
-        short,
-    }
+    short
 }
 
 #[cfg(test)]

@@ -221,10 +221,7 @@ pub fn layout_drawing(site: &Site, pl: &PlannedLayout, overlay: Option<&Overlay>
                 site,
                 pl,
                 s,
-                col_x + PAD / 2.0,
-                y,
-                w,
-                sh,
+                (col_x + PAD / 2.0, y, w, sh),
                 &chips_of(&site.servers[s].name),
                 overlay,
             );
@@ -299,16 +296,13 @@ fn key(svg: &mut Svg, y: f64, whatif: bool) {
     );
 }
 
-#[allow(clippy::too_many_arguments)]
+/// Server `s` in its box `(x, y, w, h)`: its name and state, its volume, and a chip per replica it holds.
 fn draw_server(
     svg: &mut Svg,
     site: &Site,
     pl: &PlannedLayout,
     s: ServerIdx,
-    x: f64,
-    y: f64,
-    w: f64,
-    h: f64,
+    (x, y, w, h): (f64, f64, f64, f64),
     chips: &[&AssetMark],
     overlay: Option<&Overlay>,
 ) {
@@ -391,6 +385,20 @@ fn draw_server(
         "not a JetStream server in this layout".into()
     };
     svg.text(x + 8.0, y + 30.0, 10.0, "start", "fill=\"#555555\"", &sub);
+    draw_chips(svg, &srv.name, chips, (x, y, w), overlay, down || destroyed);
+    svg.close();
+}
+
+/// A chip per replica a server holds (at most `CHIPS_MAX`, then how many more), in its stream's colour or
+/// the overlay's status; faded when the server is `out` (down or destroyed).
+fn draw_chips(
+    svg: &mut Svg,
+    server: &str,
+    chips: &[&AssetMark],
+    (x, y, w): (f64, f64, f64),
+    overlay: Option<&Overlay>,
+    out: bool,
+) {
     let per_row = chips_per_row(w);
     for (i, a) in chips.iter().take(CHIPS_MAX).enumerate() {
         let cx = x + PAD + (i % per_row) as f64 * (CHIP_W + 3.0);
@@ -405,7 +413,7 @@ fn draw_server(
             a.name,
             a.kind,
             a.replicas,
-            srv.name,
+            server,
             st.map(|s| format!(": {}", s.as_str())).unwrap_or_default()
         );
         svg.open(
@@ -413,7 +421,7 @@ fn draw_server(
             Some(&tip),
         );
         // A replica on a server that is down or destroyed is out: faded, still in its stream's colour.
-        let faded = if down || destroyed {
+        let faded = if out {
             "rx=\"3\" fill-opacity=\"0.4\""
         } else {
             "rx=\"3\""
@@ -442,7 +450,6 @@ fn draw_server(
             &format!("+{}", chips.len() - CHIPS_MAX),
         );
     }
-    svg.close();
 }
 
 /// A server's volume in a few words under its name: what kind, how large, on which group, and the array's

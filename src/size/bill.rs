@@ -136,7 +136,15 @@ pub fn enumerate(spec: &SizeSpec, catalog: &Catalog) -> Vec<Result<Bill, Skip>> 
                 for st in &spec.storage {
                     for dm in &spec.disk_models {
                         for k in spec.disks_per_server.0..=spec.disks_per_server.1 {
-                            out.push(make(spec, catalog, r, n, sm, st, dm, k));
+                            let c = Choice {
+                                racks: r,
+                                servers: n,
+                                server_model: sm,
+                                storage: st,
+                                disk_model: dm,
+                                disks: k,
+                            };
+                            out.push(make(spec, catalog, c));
                         }
                     }
                 }
@@ -146,17 +154,25 @@ pub fn enumerate(spec: &SizeSpec, catalog: &Catalog) -> Vec<Result<Bill, Skip>> 
     out
 }
 
-#[allow(clippy::too_many_arguments)]
-fn make(
-    spec: &SizeSpec,
-    catalog: &Catalog,
-    r: u32,
-    n: u32,
-    sm: &str,
-    st: &StorageKind,
-    dm: &str,
-    k: u32,
-) -> Result<Bill, Skip> {
+/// One combination of the ranges: racks, servers, server model, storage, disk model, data disks per server.
+struct Choice<'a> {
+    racks: u32,
+    servers: u32,
+    server_model: &'a str,
+    storage: &'a StorageKind,
+    disk_model: &'a str,
+    disks: u32,
+}
+
+fn make(spec: &SizeSpec, catalog: &Catalog, c: Choice) -> Result<Bill, Skip> {
+    let Choice {
+        racks: r,
+        servers: n,
+        server_model: sm,
+        storage: st,
+        disk_model: dm,
+        disks: k,
+    } = c;
     let server = catalog
         .server(sm)
         .expect("size.server_models are checked against the catalog");

@@ -308,151 +308,182 @@ impl<'a> Model<'a> {
     pub fn effects(&self, failed: &[Domain]) -> (Vec<ServerEffect>, Vec<Vec<usize>>, Vec<GroupEffect>) {
         let site = self.site;
         let n = site.servers.len();
-        let mut eff = vec![ServerEffect::default(); n];
-        let mut cause: Vec<Vec<usize>> = vec![Vec::new(); n];
-        let mut array_down: Vec<Option<usize>> = vec![None; site.arrays.len()];
-        let mut array_full: Vec<Option<usize>> = vec![None; site.arrays.len()];
-        let mut array_lost: Vec<Option<usize>> = vec![None; site.arrays.len()];
-        let mut failed_slots: Vec<Vec<(u32, usize)>> = vec![Vec::new(); site.arrays.len()];
-        let hit = |eff: &mut Vec<ServerEffect>, cause: &mut Vec<Vec<usize>>, s: ServerIdx, di: usize, cache: bool| {
-            eff[s].down = true;
-            eff[s].cache_lost |= cache;
-            if !cause[s].contains(&di) {
-                cause[s].push(di);
-            }
+        let mut hits = Hits {
+            eff: vec![ServerEffect::default(); n],
+            cause: vec![Vec::new(); n],
         };
-        let power_rack = |eff: &mut Vec<ServerEffect>,
-                          cause: &mut Vec<Vec<usize>>,
-                          array_down: &mut Vec<Option<usize>>,
-                          r: usize,
-                          di: usize| {
-            for s in site.rack_servers(r) {
-                hit(eff, cause, s, di, true);
-            }
-            for (a, arr) in site.arrays.iter().enumerate() {
-                if arr.rack == r && array_down[a].is_none() {
-                    array_down[a] = Some(di);
-                }
-            }
+        let mut arrays = ArrayHits {
+            down: vec![None; site.arrays.len()],
+            full: vec![None; site.arrays.len()],
+            lost: vec![None; site.arrays.len()],
+            failed_slots: vec![Vec::new(); site.arrays.len()],
         };
         for (di, d) in failed.iter().enumerate() {
-            match (&d.kind, &d.target) {
-                (DomainKind::Process, Target::Server(s)) => hit(&mut eff, &mut cause, *s, di, false),
-                (DomainKind::Pause, Target::Server(s)) => {
-                    hit(&mut eff, &mut cause, *s, di, false);
-                    eff[*s].cut_off = true;
-                }
-                (DomainKind::Server, Target::Server(s)) => hit(&mut eff, &mut cause, *s, di, true),
-                (DomainKind::Wipe, Target::Server(s)) => {
-                    hit(&mut eff, &mut cause, *s, di, false);
-                    eff[*s].destroyed = true;
-                }
-                (DomainKind::Full, Target::Server(s)) => hit(&mut eff, &mut cause, *s, di, false),
-                (DomainKind::Full, Target::Array(a)) => {
-                    array_full[*a].get_or_insert(di);
-                }
-                (DomainKind::Array, Target::Array(a)) => {
-                    array_down[*a].get_or_insert(di);
-                }
-                (DomainKind::Disk, Target::Disk(a, slot)) => failed_slots[*a].push((*slot, di)),
-                (DomainKind::Power, Target::Rack(r)) => power_rack(&mut eff, &mut cause, &mut array_down, *r, di),
-                (DomainKind::Net, Target::Rack(r)) => {
-                    // The uplinks carry NATS traffic; storage paths (SAN/FC) are assumed not to run through
-                    // them, so arrays in the rack stay reachable from other racks.
-                    for s in site.rack_servers(*r) {
-                        hit(&mut eff, &mut cause, s, di, false);
-                        eff[s].cut_off = true;
-                    }
-                }
-                (DomainKind::Rack, Target::Rack(r)) => power_rack(&mut eff, &mut cause, &mut array_down, *r, di),
-                // A rack destroyed for good: its servers and their own disks, and every volume on its
-                // arrays (wherever the servers using them are). A server of the rack whose LUN sits on an
-                // array in another rack is down until the rack is rebuilt, its store intact.
-                (DomainKind::LostRack, Target::Rack(r)) => {
-                    for s in site.rack_servers(*r) {
-                        hit(&mut eff, &mut cause, s, di, true);
-                        let elsewhere = self
-                            .array_of(s)
-                            .is_some_and(|a| site.arrays[a].owner.is_none() && site.arrays[a].rack != *r);
-                        eff[s].destroyed |= !elsewhere;
-                    }
-                    for (a, arr) in site.arrays.iter().enumerate() {
-                        if arr.rack == *r {
-                            array_lost[a].get_or_insert(di);
-                        }
-                    }
-                }
-                (DomainKind::LostArray, Target::Array(a)) => {
-                    array_lost[*a].get_or_insert(di);
-                }
-                // A host's storage pool lost (yearly's host hardware loss): every guest on it pooled there
-                // (its own disks) loses its store.
-                (DomainKind::Wipe, Target::Host(h)) => {
-                    for (s, srv) in site.servers.iter().enumerate() {
-                        if srv.host.as_deref() == Some(h.as_str()) {
-                            hit(&mut eff, &mut cause, s, di, true);
-                            // Its own (virtual) disks, or a VM disk on the host's pool (`arrays[].host`).
-                            let own = self
-                                .array_of(s)
-                                .is_some_and(|a| site.arrays[a].owner == Some(s) || site.arrays[a].host.is_some());
-                            eff[s].destroyed |= own;
-                        }
-                    }
-                }
-                (DomainKind::Host, Target::Host(h)) => {
-                    for (s, srv) in site.servers.iter().enumerate() {
-                        if srv.host.as_deref() == Some(h.as_str()) {
-                            hit(&mut eff, &mut cause, s, di, true);
-                        }
-                    }
-                }
-                (DomainKind::Pdu, Target::Pdu(p)) => {
-                    for (s, srv) in site.servers.iter().enumerate() {
-                        if srv.pdu.as_deref() == Some(p.as_str()) {
-                            hit(&mut eff, &mut cause, s, di, true);
-                        }
-                    }
-                    // One feed: the PDU is the rack's power.
-                    for (r, rack) in site.racks.iter().enumerate() {
-                        if rack.power_feeds <= 1 && rack.pdus.iter().any(|x| x == p) {
-                            power_rack(&mut eff, &mut cause, &mut array_down, r, di);
-                        }
-                    }
-                }
-                // `parse` never builds other combinations; a hand-built one harms nothing.
-                _ => {}
+            self.apply_domain(&mut hits, &mut arrays, di, d);
+        }
+        self.apply_arrays(&mut hits, &arrays);
+        let groups = self.disk_groups(&mut hits, &arrays.failed_slots);
+        let Hits { mut eff, mut cause } = hits;
+        // A destroyed store has no page cache to lose separately, but it counts toward losing the latest
+        // acknowledged entries (the survivors may never have had them).
+        for e in eff.iter_mut() {
+            if e.destroyed {
+                e.cache_lost = true;
             }
         }
+        // Only JetStream servers matter.
+        for (s, e) in eff.iter_mut().enumerate() {
+            if !self.in_layout[s] {
+                *e = ServerEffect::default();
+                cause[s].clear();
+            }
+        }
+        (eff, cause, groups)
+    }
+
+    /// Failed domain `di`'s direct effects: the servers it takes down (cut off, destroyed), and the arrays
+    /// it takes down, fills or loses and the disks it fails, for [`Self::apply_arrays`] and
+    /// [`Self::disk_groups`] to carry to their servers.
+    fn apply_domain(&self, hits: &mut Hits, arrays: &mut ArrayHits, di: usize, d: &Domain) {
+        let site = self.site;
+        match (&d.kind, &d.target) {
+            (DomainKind::Process, Target::Server(s)) => hits.hit(*s, di, false),
+            (DomainKind::Pause, Target::Server(s)) => {
+                hits.hit(*s, di, false);
+                hits.eff[*s].cut_off = true;
+            }
+            (DomainKind::Server, Target::Server(s)) => hits.hit(*s, di, true),
+            (DomainKind::Wipe, Target::Server(s)) => {
+                hits.hit(*s, di, false);
+                hits.eff[*s].destroyed = true;
+            }
+            (DomainKind::Full, Target::Server(s)) => hits.hit(*s, di, false),
+            (DomainKind::Full, Target::Array(a)) => {
+                arrays.full[*a].get_or_insert(di);
+            }
+            (DomainKind::Array, Target::Array(a)) => {
+                arrays.down[*a].get_or_insert(di);
+            }
+            (DomainKind::Disk, Target::Disk(a, slot)) => arrays.failed_slots[*a].push((*slot, di)),
+            (DomainKind::Power, Target::Rack(r)) => self.power_rack(hits, &mut arrays.down, *r, di),
+            (DomainKind::Net, Target::Rack(r)) => {
+                // The uplinks carry NATS traffic; storage paths (SAN/FC) are assumed not to run through
+                // them, so arrays in the rack stay reachable from other racks.
+                for s in site.rack_servers(*r) {
+                    hits.hit(s, di, false);
+                    hits.eff[s].cut_off = true;
+                }
+            }
+            (DomainKind::Rack, Target::Rack(r)) => self.power_rack(hits, &mut arrays.down, *r, di),
+            // A rack destroyed for good: its servers and their own disks, and every volume on its
+            // arrays (wherever the servers using them are). A server of the rack whose LUN sits on an
+            // array in another rack is down until the rack is rebuilt, its store intact.
+            (DomainKind::LostRack, Target::Rack(r)) => {
+                for s in site.rack_servers(*r) {
+                    hits.hit(s, di, true);
+                    let elsewhere = self
+                        .array_of(s)
+                        .is_some_and(|a| site.arrays[a].owner.is_none() && site.arrays[a].rack != *r);
+                    hits.eff[s].destroyed |= !elsewhere;
+                }
+                for (a, arr) in site.arrays.iter().enumerate() {
+                    if arr.rack == *r {
+                        arrays.lost[a].get_or_insert(di);
+                    }
+                }
+            }
+            (DomainKind::LostArray, Target::Array(a)) => {
+                arrays.lost[*a].get_or_insert(di);
+            }
+            // A host's storage pool lost (yearly's host hardware loss): every guest on it pooled there
+            // (its own disks) loses its store.
+            (DomainKind::Wipe, Target::Host(h)) => {
+                for (s, srv) in site.servers.iter().enumerate() {
+                    if srv.host.as_deref() == Some(h.as_str()) {
+                        hits.hit(s, di, true);
+                        // Its own (virtual) disks, or a VM disk on the host's pool (`arrays[].host`).
+                        let own = self
+                            .array_of(s)
+                            .is_some_and(|a| site.arrays[a].owner == Some(s) || site.arrays[a].host.is_some());
+                        hits.eff[s].destroyed |= own;
+                    }
+                }
+            }
+            (DomainKind::Host, Target::Host(h)) => {
+                for (s, srv) in site.servers.iter().enumerate() {
+                    if srv.host.as_deref() == Some(h.as_str()) {
+                        hits.hit(s, di, true);
+                    }
+                }
+            }
+            (DomainKind::Pdu, Target::Pdu(p)) => {
+                for (s, srv) in site.servers.iter().enumerate() {
+                    if srv.pdu.as_deref() == Some(p.as_str()) {
+                        hits.hit(s, di, true);
+                    }
+                }
+                // One feed: the PDU is the rack's power.
+                for (r, rack) in site.racks.iter().enumerate() {
+                    if rack.power_feeds <= 1 && rack.pdus.iter().any(|x| x == p) {
+                        self.power_rack(hits, &mut arrays.down, r, di);
+                    }
+                }
+            }
+            // `parse` never builds other combinations; a hand-built one harms nothing.
+            _ => {}
+        }
+    }
+
+    /// A rack without power: its servers (their page caches lost) and its arrays go down.
+    fn power_rack(&self, hits: &mut Hits, array_down: &mut [Option<usize>], r: usize, di: usize) {
+        let site = self.site;
+        for s in site.rack_servers(r) {
+            hits.hit(s, di, true);
+        }
+        for (a, arr) in site.arrays.iter().enumerate() {
+            if arr.rack == r && array_down[a].is_none() {
+                array_down[a] = Some(di);
+            }
+        }
+    }
+
+    /// The servers whose volumes sit on an array down, lost or full.
+    fn apply_arrays(&self, hits: &mut Hits, arrays: &ArrayHits) {
         // An unreachable array: I/O on its LUNs queues and then fails; unsynced page-cache writes of the
         // servers using it are lost if the outage outlasts multipath queueing (ARCHITECTURE.md "Failure domains").
-        for (a, di) in array_down.iter().enumerate() {
+        for (a, di) in arrays.down.iter().enumerate() {
             if let Some(di) = *di {
                 for &g in &self.array_groups[a] {
                     for &s in &self.group_servers[g] {
-                        hit(&mut eff, &mut cause, s, di, true);
+                        hits.hit(s, di, true);
                     }
                 }
             }
         }
-        for (a, di) in array_lost.iter().enumerate() {
+        for (a, di) in arrays.lost.iter().enumerate() {
             if let Some(di) = *di {
                 for &g in &self.array_groups[a] {
                     for &s in &self.group_servers[g] {
-                        hit(&mut eff, &mut cause, s, di, true);
-                        eff[s].destroyed = true;
+                        hits.hit(s, di, true);
+                        hits.eff[s].destroyed = true;
                     }
                 }
             }
         }
-        for (a, di) in array_full.iter().enumerate() {
+        for (a, di) in arrays.full.iter().enumerate() {
             if let Some(di) = *di {
                 for &g in &self.array_groups[a] {
                     for &s in &self.group_servers[g] {
-                        hit(&mut eff, &mut cause, s, di, false);
+                        hits.hit(s, di, false);
                     }
                 }
             }
         }
+    }
+
+    /// The disk groups with failed disks: whether each is destroyed (its servers then destroyed too), its
+    /// mirror pairs and the pairs lost.
+    fn disk_groups(&self, hits: &mut Hits, failed_slots: &[Vec<(u32, usize)>]) -> Vec<GroupEffect> {
         let mut groups = Vec::new();
         for (a, slots) in failed_slots.iter().enumerate() {
             if slots.is_empty() {
@@ -472,9 +503,9 @@ impl<'a> Model<'a> {
                 if destroyed {
                     for &s in &self.group_servers[g] {
                         for &(_, di) in &in_group {
-                            hit(&mut eff, &mut cause, s, di, false);
+                            hits.hit(s, di, false);
                         }
-                        eff[s].destroyed = true;
+                        hits.eff[s].destroyed = true;
                     }
                 }
                 let pairs = self.mirror_pairs(g);
@@ -492,21 +523,7 @@ impl<'a> Model<'a> {
                 });
             }
         }
-        // A destroyed store has no page cache to lose separately, but it counts toward losing the latest
-        // acknowledged entries (the survivors may never have had them).
-        for e in eff.iter_mut() {
-            if e.destroyed {
-                e.cache_lost = true;
-            }
-        }
-        // Only JetStream servers matter.
-        for (s, e) in eff.iter_mut().enumerate() {
-            if !self.in_layout[s] {
-                *e = ServerEffect::default();
-                cause[s].clear();
-            }
-        }
-        (eff, cause, groups)
+        groups
     }
 
     /// Worst case over eligible placements: how many of R replicas can sit on servers with `pred`.
@@ -525,7 +542,8 @@ impl<'a> Model<'a> {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// An asset's (or the meta group's) outcome: its `r` replicas on the worst eligible servers of `cands`
+    /// (one per rack when `unique_rack`) against what the failed domains did to them.
     fn outcome(
         &self,
         name: &str,
@@ -533,10 +551,9 @@ impl<'a> Model<'a> {
         cands: &[ServerIdx],
         r: u32,
         unique_rack: bool,
-        eff: &[ServerEffect],
-        cause: &[Vec<usize>],
-        failed: &[Domain],
+        struck: &Struck,
     ) -> AssetOutcome {
+        let Struck { eff, cause, failed } = *struck;
         let q = quorum(r);
         // An asset with fewer eligible servers than replicas is never created (no suitable peers): it
         // takes no writes, and holds no data to lose. It used to be judged on the servers it has, so a
@@ -620,14 +637,19 @@ impl<'a> Model<'a> {
         let (eff, cause, groups) = self.effects(failed);
         let layout = self.layout;
         let n = layout.servers.len() as u32;
-        let meta = self.outcome("meta", "meta", &layout.servers, n, false, &eff, &cause, failed);
+        let struck = Struck {
+            eff: &eff,
+            cause: &cause,
+            failed,
+        };
+        let meta = self.outcome("meta", "meta", &layout.servers, n, false, &struck);
         let assets: Vec<AssetOutcome> = layout
             .assets
             .iter()
             .enumerate()
             .map(|(i, a)| {
                 let (c, u) = self.placement(i);
-                self.outcome(&a.name, a.kind.as_str(), c, a.replicas as u32, u, &eff, &cause, failed)
+                self.outcome(&a.name, a.kind.as_str(), c, a.replicas as u32, u, &struck)
             })
             .collect();
         let pick = |f: fn(&ServerEffect) -> bool| -> Vec<ServerIdx> {
@@ -669,87 +691,12 @@ impl<'a> Model<'a> {
             ));
         }
         for d in &sc.failed {
-            let what = match d.kind {
-                DomainKind::Disk => continue,
-                DomainKind::Wipe => continue,
-                DomainKind::Process => format!("wait for {d}: nats-server restarts (systemd) and catches up"),
-                DomainKind::Pause => format!("wait for {d} to resume; it steps down if it was leader and catches up"),
-                DomainKind::Server => format!(
-                    "wait for {d} to reboot; after an OS crash with delayed sync, prefer to peer-remove it and \
-                     rejoin it wiped under a new server_name (NATS docs, Jepsen #7564)"
-                ),
-                DomainKind::Full => format!(
-                    "free space for {d} (raise max_file_store or purge), then restart nats-server on its servers: {}",
-                    super::recovery::FULL_DISK_RESTART_WHY
-                ),
-                DomainKind::Array => format!("wait for {d}: controllers repaired; hosts re-scan their LUNs"),
-                DomainKind::Power => format!("wait for {d}: power restored, servers boot and catch up"),
-                DomainKind::Net => format!("wait for {d}: uplinks restored; servers reconnect and catch up"),
-                DomainKind::Rack => format!("wait for {d}: power and uplinks restored"),
-                DomainKind::Host => format!("wait for {d}: the shared host reboots with its NATS VMs"),
-                DomainKind::Pdu => format!("wait for {d}: power restored to the servers it feeds"),
-                DomainKind::LostRack => format!(
-                    "{d}: the rack and every store in it are gone for good; peer-remove its servers now so \
-                     streams re-form on the survivors, then rebuild the rack"
-                ),
-                DomainKind::LostArray => format!(
-                    "{d}: every volume on the array is gone for good; repair the array, build new groups and \
-                     volumes"
-                ),
-            };
-            out.push(what);
+            if let Some(what) = domain_action(d) {
+                out.push(what);
+            }
         }
         for g in &sc.groups {
-            let disks: Vec<String> = g.failed_disks.iter().map(|n| n.to_string()).collect();
-            let pairs = |v: &[[u32; 2]]| {
-                v.iter()
-                    .map(|p| format!("({},{})", p[0], p[1]))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            };
-            let why = if g.lost_pairs.is_empty() {
-                String::new()
-            } else {
-                format!("; mirror pair {} lost both disks", pairs(&g.lost_pairs))
-            };
-            let pool = self
-                .layout
-                .groups
-                .iter()
-                .find(|x| x.name == g.group)
-                .is_some_and(|x| super::repair::is_pool(x.raid));
-            if g.destroyed && pool {
-                out.push(format!(
-                    "the RAID 1 volumes on pool {} are destroyed (disks {} failed within one reconstruction): \
-                     re-create them on the pool, then a filesystem on each",
-                    g.group,
-                    disks.join(", ")
-                ));
-            } else if g.destroyed {
-                out.push(format!(
-                    "volume group {} is destroyed (disks {} failed{why}): build a new group, new LUN and filesystem",
-                    g.group,
-                    disks.join(", ")
-                ));
-            } else if pool {
-                out.push(format!(
-                    "pool {} degraded (disks {} failed): it reconstructs into its preservation capacity at once, \
-                     while serving; replace the drives",
-                    g.group,
-                    disks.join(", ")
-                ));
-            } else {
-                let held = if g.pairs.is_empty() {
-                    String::new()
-                } else {
-                    format!("; every mirror pair of {} still has a disk", pairs(&g.pairs))
-                };
-                out.push(format!(
-                    "volume group {} degraded (disks {} failed{held}): rebuild while serving; replace the disks",
-                    g.group,
-                    disks.join(", ")
-                ));
-            }
+            out.push(self.group_action(g));
         }
         let _ = eff;
         let when = match sc.meta.status {
@@ -769,49 +716,143 @@ impl<'a> Model<'a> {
         if !sc.meta.status.writable() {
             out.push(API_DOWN.into());
         }
-        // Restore from backup only what no replica survives; a surviving replica re-forms the asset once
-        // the destroyed peers are peer-removed (confirmed live on nats-server 2.15.1; issue 32).
-        let lost: Vec<&str> = sc
-            .assets
-            .iter()
-            .filter(|a| a.status == Status::DataLost && a.loss == Some("total"))
-            .map(|a| a.name.as_str())
-            .collect();
-        let tail: Vec<&str> = sc
-            .assets
-            .iter()
-            .filter(|a| a.status == Status::DataLost && a.loss == Some("tail"))
-            .map(|a| a.name.as_str())
-            .collect();
-        if sc.meta.status == Status::DataLost {
-            out.push(
-                "the meta group lost a quorum of its peers for good: rescue it (nats-server ≥ 2.15) or rebuild the \
-                 cluster and restore stream and consumer definitions from backup"
-                    .into(),
-            );
-        }
-        if !lost.is_empty() {
-            out.push(format!(
-                "restore from backup (no replica survives): {}",
-                lead_list(&lost)
-            ));
-        }
-        if !tail.is_empty() {
-            out.push(format!(
-                "{}: a replica survives; `nats stream cluster peer-remove STREAM PEER` each destroyed peer (an \
-                 account-level API: the application's credentials do) and the asset re-forms on the survivor \
-                 with what it holds: only the acknowledged tail it had not received is lost",
-                lead_list(&tail)
-            ));
-        }
-        if sc.any_acked_loss_risk() {
-            out.push(
-                "acknowledged writes of the last sync window may be gone: reconcile producers; sync_interval: always \
-                 closes this window"
-                    .into(),
-            );
-        }
+        restore_actions(sc, &mut out);
         out
+    }
+
+    /// What to do about a disk group with failed disks: re-create its volumes when destroyed, else replace
+    /// the disks while it rebuilds.
+    fn group_action(&self, g: &GroupEffect) -> String {
+        let disks: Vec<String> = g.failed_disks.iter().map(|n| n.to_string()).collect();
+        let pairs = |v: &[[u32; 2]]| {
+            v.iter()
+                .map(|p| format!("({},{})", p[0], p[1]))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let why = if g.lost_pairs.is_empty() {
+            String::new()
+        } else {
+            format!("; mirror pair {} lost both disks", pairs(&g.lost_pairs))
+        };
+        let pool = self
+            .layout
+            .groups
+            .iter()
+            .find(|x| x.name == g.group)
+            .is_some_and(|x| super::repair::is_pool(x.raid));
+        if g.destroyed && pool {
+            format!(
+                "the RAID 1 volumes on pool {} are destroyed (disks {} failed within one reconstruction): \
+                 re-create them on the pool, then a filesystem on each",
+                g.group,
+                disks.join(", ")
+            )
+        } else if g.destroyed {
+            format!(
+                "volume group {} is destroyed (disks {} failed{why}): build a new group, new LUN and filesystem",
+                g.group,
+                disks.join(", ")
+            )
+        } else if pool {
+            format!(
+                "pool {} degraded (disks {} failed): it reconstructs into its preservation capacity at once, \
+                 while serving; replace the drives",
+                g.group,
+                disks.join(", ")
+            )
+        } else {
+            let held = if g.pairs.is_empty() {
+                String::new()
+            } else {
+                format!("; every mirror pair of {} still has a disk", pairs(&g.pairs))
+            };
+            format!(
+                "volume group {} degraded (disks {} failed{held}): rebuild while serving; replace the disks",
+                g.group,
+                disks.join(", ")
+            )
+        }
+    }
+}
+
+/// What to do about one failed domain, in words (a failed disk or a wiped store is said with its group or
+/// its server).
+fn domain_action(d: &Domain) -> Option<String> {
+    Some(match d.kind {
+        DomainKind::Disk => return None,
+        DomainKind::Wipe => return None,
+        DomainKind::Process => format!("wait for {d}: nats-server restarts (systemd) and catches up"),
+        DomainKind::Pause => format!("wait for {d} to resume; it steps down if it was leader and catches up"),
+        DomainKind::Server => format!(
+            "wait for {d} to reboot; after an OS crash with delayed sync, prefer to peer-remove it and \
+             rejoin it wiped under a new server_name (NATS docs, Jepsen #7564)"
+        ),
+        DomainKind::Full => format!(
+            "free space for {d} (raise max_file_store or purge), then restart nats-server on its servers: {}",
+            super::recovery::FULL_DISK_RESTART_WHY
+        ),
+        DomainKind::Array => format!("wait for {d}: controllers repaired; hosts re-scan their LUNs"),
+        DomainKind::Power => format!("wait for {d}: power restored, servers boot and catch up"),
+        DomainKind::Net => format!("wait for {d}: uplinks restored; servers reconnect and catch up"),
+        DomainKind::Rack => format!("wait for {d}: power and uplinks restored"),
+        DomainKind::Host => format!("wait for {d}: the shared host reboots with its NATS VMs"),
+        DomainKind::Pdu => format!("wait for {d}: power restored to the servers it feeds"),
+        DomainKind::LostRack => format!(
+            "{d}: the rack and every store in it are gone for good; peer-remove its servers now so \
+             streams re-form on the survivors, then rebuild the rack"
+        ),
+        DomainKind::LostArray => format!(
+            "{d}: every volume on the array is gone for good; repair the array, build new groups and \
+             volumes"
+        ),
+    })
+}
+
+/// Restore what no replica survives, re-form what one does, and reconcile producers after acknowledged
+/// writes were lost.
+fn restore_actions(sc: &Scenario, out: &mut Vec<String>) {
+    // Restore from backup only what no replica survives; a surviving replica re-forms the asset once
+    // the destroyed peers are peer-removed (confirmed live on nats-server 2.15.1; issue 32).
+    let lost: Vec<&str> = sc
+        .assets
+        .iter()
+        .filter(|a| a.status == Status::DataLost && a.loss == Some("total"))
+        .map(|a| a.name.as_str())
+        .collect();
+    let tail: Vec<&str> = sc
+        .assets
+        .iter()
+        .filter(|a| a.status == Status::DataLost && a.loss == Some("tail"))
+        .map(|a| a.name.as_str())
+        .collect();
+    if sc.meta.status == Status::DataLost {
+        out.push(
+            "the meta group lost a quorum of its peers for good: rescue it (nats-server ≥ 2.15) or rebuild the \
+             cluster and restore stream and consumer definitions from backup"
+                .into(),
+        );
+    }
+    if !lost.is_empty() {
+        out.push(format!(
+            "restore from backup (no replica survives): {}",
+            lead_list(&lost)
+        ));
+    }
+    if !tail.is_empty() {
+        out.push(format!(
+            "{}: a replica survives; `nats stream cluster peer-remove STREAM PEER` each destroyed peer (an \
+             account-level API: the application's credentials do) and the asset re-forms on the survivor \
+             with what it holds: only the acknowledged tail it had not received is lost",
+            lead_list(&tail)
+        ));
+    }
+    if sc.any_acked_loss_risk() {
+        out.push(
+            "acknowledged writes of the last sync window may be gone: reconcile producers; sync_interval: always \
+             closes this window"
+                .into(),
+        );
     }
 }
 
@@ -820,6 +861,42 @@ pub const API_DOWN: &str = "the JetStream API is down (the meta group has no quo
     group keeps its quorum go on taking writes and answer direct gets (KV get too); nothing can be created, \
     updated, deleted or peer-removed, and anything that needs a new consumer fails — KV watch, object get, \
     ordered consumers — because the meta leader assigns consumers";
+
+/// The servers a set of failed domains hits and which domains (by index) hit each, as
+/// `Model::effects` gathers them.
+struct Hits {
+    eff: Vec<ServerEffect>,
+    cause: Vec<Vec<usize>>,
+}
+
+impl Hits {
+    /// Server `s` is down because of domain `di`, its page cache lost when `cache`.
+    fn hit(&mut self, s: ServerIdx, di: usize, cache: bool) {
+        self.eff[s].down = true;
+        self.eff[s].cache_lost |= cache;
+        if !self.cause[s].contains(&di) {
+            self.cause[s].push(di);
+        }
+    }
+}
+
+/// What a scenario's failed domains did: each server's effect, the domains (by index into `failed`) that
+/// hit it, and the domains.
+#[derive(Clone, Copy)]
+struct Struck<'a> {
+    eff: &'a [ServerEffect],
+    cause: &'a [Vec<usize>],
+    failed: &'a [Domain],
+}
+
+/// Per array, the first failed domain (by index) that took it down, filled it or lost it, and its failed
+/// disk slots with the domain of each.
+struct ArrayHits {
+    down: Vec<Option<usize>>,
+    full: Vec<Option<usize>>,
+    lost: Vec<Option<usize>>,
+    failed_slots: Vec<Vec<(u32, usize)>>,
+}
 
 /// A short list of names: up to 8, then a count.
 fn lead_list(names: &[&str]) -> String {

@@ -119,53 +119,53 @@ fn min_cost_cover(costs: &[u32], cover: &[Vec<usize>], t: usize) -> Option<u32> 
         (cover[b].len() as u64 * costs[a] as u64).cmp(&(cover[a].len() as u64 * costs[b] as u64))
     });
     let max_item = order.iter().flat_map(|&i| cover[i].iter().copied()).max().unwrap_or(0);
-    let mut count = vec![0u32; max_item + 1];
-    let mut best = u32::MAX;
-    #[allow(clippy::too_many_arguments)]
-    fn dfs(
-        pos: usize,
-        covered: usize,
-        cost: u32,
-        t: usize,
-        order: &[usize],
-        costs: &[u32],
-        cover: &[Vec<usize>],
-        count: &mut [u32],
-        best: &mut u32,
-    ) {
-        if covered >= t {
-            *best = (*best).min(cost);
+    let mut search = CoverSearch {
+        t,
+        order: &order,
+        costs,
+        cover,
+        count: vec![0u32; max_item + 1],
+        best: u32::MAX,
+    };
+    search.dfs(0, 0, 0);
+    (search.best != u32::MAX).then_some(search.best)
+}
+
+/// The branch and bound of [`min_cost_cover`] over overlapping covers: `count` is how many chosen units
+/// cover each item, `best` the cheapest cover of `t` items found so far.
+struct CoverSearch<'a> {
+    t: usize,
+    order: &'a [usize],
+    costs: &'a [u32],
+    cover: &'a [Vec<usize>],
+    count: Vec<u32>,
+    best: u32,
+}
+
+impl CoverSearch<'_> {
+    fn dfs(&mut self, pos: usize, covered: usize, cost: u32) {
+        if covered >= self.t {
+            self.best = self.best.min(cost);
             return;
         }
-        if pos == order.len() || cost.saturating_add(1) >= *best {
+        if pos == self.order.len() || cost.saturating_add(1) >= self.best {
             return;
         }
         // Lower bound: every further unit costs at least the cheapest remaining one.
-        let i = order[pos];
-        let gain = cover[i].iter().filter(|&&x| count[x] == 0).count();
-        if gain > 0 && cost + costs[i] < *best {
+        let i = self.order[pos];
+        let cover = self.cover;
+        let gain = cover[i].iter().filter(|&&x| self.count[x] == 0).count();
+        if gain > 0 && cost + self.costs[i] < self.best {
             for &x in &cover[i] {
-                count[x] += 1;
+                self.count[x] += 1;
             }
-            dfs(
-                pos + 1,
-                covered + gain,
-                cost + costs[i],
-                t,
-                order,
-                costs,
-                cover,
-                count,
-                best,
-            );
+            self.dfs(pos + 1, covered + gain, cost + self.costs[i]);
             for &x in &cover[i] {
-                count[x] -= 1;
+                self.count[x] -= 1;
             }
         }
-        dfs(pos + 1, covered, cost, t, order, costs, cover, count, best);
+        self.dfs(pos + 1, covered, cost);
     }
-    dfs(0, 0, 0, t, &order, costs, cover, &mut count, &mut best);
-    (best != u32::MAX).then_some(best)
 }
 
 /// Which groups a tolerance is judged on.

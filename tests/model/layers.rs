@@ -52,7 +52,7 @@ fn layers(doc: &str) -> BTreeMap<String, usize> {
 
 /// The code of a Rust file with comments, string and char literals blanked (newlines kept, so positions
 /// still give lines), and the test modules (`#[cfg(test)] mod x { ... }`) blanked too.
-fn code(text: &str) -> String {
+pub(crate) fn code(text: &str) -> String {
     let b = text.as_bytes();
     let mut out = b.to_vec();
     let blank = |out: &mut Vec<u8>, from: usize, to: usize| {
@@ -282,7 +282,7 @@ fn problems(files: &[(String, String)], layers: &BTreeMap<String, usize>) -> Vec
     out
 }
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+pub(crate) fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for e in std::fs::read_dir(dir).unwrap() {
         let p = e.unwrap().path();
         if p.is_dir() {
@@ -293,7 +293,7 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-fn repo() -> &'static Path {
+pub(crate) fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 

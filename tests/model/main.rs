@@ -6,6 +6,7 @@ mod calibration_writer;
 mod catch_up;
 mod design_props;
 mod design_seeds;
+mod function_size;
 mod hetero_optimise;
 mod hetero_perf;
 mod hetero_pool;

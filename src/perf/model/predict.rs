@@ -222,40 +222,8 @@ fn js(c: &mut Ctx) -> Law {
     // Publishes in flight per client: KV puts too (`publish: async` keeps a window of puts in flight).
     let window = sh.batch.max(1) as f64;
     let per_byte = o.byte_s + if r > 1 { o.rep_byte_s * (r as f64 - 1.0) } else { 0.0 };
-    let vol_byte_s = 1.0 / (sh.volume.group_write_bytes_per_s() / sh.volume.luns_on_group.max(1) as f64).max(1.0);
-    let mut inp = StreamInput {
-        replicas: r,
-        bytes: s,
-        always: c.always,
-        publish: Publish {
-            publishers: c.w,
-            window,
-            saturation_s: 0.0,
-        },
-        fsync_s,
-        commit_s: probe.and_then(|p| p.commit_s),
-        // Per synced byte: the probe's figure on the calibrated host, else the volume's write bandwidth.
-        fsync_byte_s: probe.and_then(|p| p.sync_byte_s).unwrap_or(vol_byte_s),
-        sync_copies: leader::sync_copies(r, own_host && class.host.co_located > 1),
-        write_s: leader::write_s(class, r, c.always),
-        round_trip_s: 0.0,
-    };
-    // No row measured a replicated leader faster than an R1 one on the same host (lab: R1 150k, R3 121k
-    // msgs/s at 128 B): where the class measured R1, R>1 is never priced above it (the R1 path pays a
-    // store write per message, which the replicated store's async flush avoids, but the replicated leader
-    // does more per message).
-    let leader_time = |inp: &StreamInput| {
-        let mut t = leader::leader_time_s(class, &host, inp);
-        if class.r1_measured && r > 1 {
-            let r1 = StreamInput {
-                replicas: 1,
-                write_s: leader::write_s(class, 1, inp.always),
-                ..inp.clone()
-            };
-            t = t.max(leader::leader_time_s(class, &host, &r1));
-        }
-        t
-    };
+    let mut inp = stream_input(c, class, own_host, probe, fsync_s);
+    let leader_time = |inp: &StreamInput| capped_leader_time(class, &host, r, inp);
     let delayed = StreamInput {
         always: false,
         write_s: leader::write_s(class, r, false),
@@ -273,28 +241,7 @@ fn js(c: &mut Ctx) -> Law {
         leader_time_s: t_delayed,
     };
     let price = sync_law::price(&terms.sync_hosts, &terms.leaders, &target, op);
-    let (round_trip, measured_rtt) = match &price {
-        Some(p) => (p.round_trip_s, p.measured),
-        None => {
-            // No calibration measured synchronous clients: the per-operation time of the first file with
-            // a single-client R1 KV row plus the object fit's replication round (the model before issue 14).
-            let mut t = terms.js.op_s + s * o.byte_s;
-            if r > 1 {
-                t += o.rep_round_s + o.rep_byte_s * (r as f64 - 1.0) * s;
-            }
-            (t, false)
-        }
-    };
-    let saturation = match price.as_ref().and_then(|p| p.saturation_s) {
-        Some(d) => d,
-        None => {
-            c.notes.push(
-                "no calibration measured many synchronous clients: each further client stretches a round trip by the object store fit's contention (σ)"
-                    .into(),
-            );
-            o.sigma * round_trip
-        }
-    };
+    let (round_trip, saturation) = sync_round_trip(c, price.as_ref());
     // A KV put costs the leader more than a publish (subject index, per-key limits): the ratio the
     // calibration measured at the most clients.
     let factor = price.as_ref().map_or(1.0, |p| p.leader_factor);
@@ -330,43 +277,170 @@ fn js(c: &mut Ctx) -> Law {
             publish: inp.publish,
             ..delayed.clone()
         };
-        let d = leader::stream_rate(t_d, &delayed_inp).per_s;
-        let mech = rate.per_s / d;
-        let lat = |v: &VolumeSpec| volume_write_latency_s(terms, v, c.ref_disk_us).0;
-        let mut off = sh.volume.clone();
-        off.write_cache = false;
-        let seed = VolumeSpec::seed000(c.catalog, always::measured_raid(sh.volume.raid), 1);
-        let lats = always::Latencies {
-            volume_s: c.lat_s,
-            cache_off_s: lat(&off),
-            measured_s: lat(&seed),
-        };
-        if let Some(a) = always::price(&terms.always_ratios, &sh.volume, r, lats, mech) {
-            rate.per_s = d * a.ratio;
-            rate.latency_s = (c.w * window) / rate.per_s;
-            facts.law = Some(StreamLaw {
-                leader_time_s: t_d,
-                input: delayed_inp,
-                ratio: a.ratio,
-            });
-            // The leader's ceiling as this pricing has it (the split advice divides by it).
-            facts.leader_per_s = a.ratio / t_d;
-            c.ratio_band = Some((a.low / a.ratio, a.high / a.ratio));
-            c.sources.push(a.source.clone());
-            c.notes.push(a.note.clone());
-            bottleneck = a.bottleneck.to_string();
+        if let Some(b) = always_on_catalog_volume(c, t_d, delayed_inp, &mut rate, &mut facts) {
+            bottleneck = b;
         }
     }
     c.stream = Some(facts);
     c.calibration = class.id.clone();
     c.distance = distance;
     c.width = c.width.max(leader::width(class, distance));
+    js_sources(c, class, &host, price.as_ref(), probe, fsync_s);
+    // Under `always` every replica writes each message in place and fsyncs once per append entry (many
+    // messages): about one I/O per message; delayed writes coalesce into MiB-sized flushes.
+    let ios = if c.always {
+        1.0
+    } else {
+        (s * terms.store.write_amplification / 1_048_576.0).max(0.001)
+    };
+    c.disk_ceilings(ios);
+    let kv_note = if sh.kind == Kind::Kv { " (KV puts)" } else { "" };
+    Law {
+        ops: rate.per_s,
+        msgs_per_op: 1.0,
+        msg_bytes: s,
+        lat_s: rate.latency_s,
+        bottleneck: format!("{bottleneck}{kv_note}"),
+    }
+}
+
+/// The leader's time per message for `inp`. No row measured a replicated leader faster than an R1 one on
+/// the same host (lab: R1 150k, R3 121k msgs/s at 128 B): where the class measured R1, R>1 is never priced
+/// above it (the R1 path pays a store write per message, which the replicated store's async flush avoids,
+/// but the replicated leader does more per message).
+fn capped_leader_time(class: &leader::LeaderClass, host: &HostClass, r: u8, inp: &StreamInput) -> f64 {
+    let mut t = leader::leader_time_s(class, host, inp);
+    if class.r1_measured && r > 1 {
+        let r1 = StreamInput {
+            replicas: 1,
+            write_s: leader::write_s(class, 1, inp.always),
+            ..inp.clone()
+        };
+        t = t.max(leader::leader_time_s(class, host, &r1));
+    }
+    t
+}
+
+/// The stream leader's input before the synchronous clients are priced (no round trip, no saturation
+/// yet): replicas, bytes, sync mode, the publishers and their window, and the fsync and write costs.
+fn stream_input(
+    c: &Ctx,
+    class: &leader::LeaderClass,
+    own_host: bool,
+    probe: Option<&leader::StoreProbe>,
+    fsync_s: f64,
+) -> StreamInput {
+    let (sh, r, s) = (c.sh, c.r, c.s);
+    let window = sh.batch.max(1) as f64;
+    let vol_byte_s = 1.0 / (sh.volume.group_write_bytes_per_s() / sh.volume.luns_on_group.max(1) as f64).max(1.0);
+    StreamInput {
+        replicas: r,
+        bytes: s,
+        always: c.always,
+        publish: Publish {
+            publishers: c.w,
+            window,
+            saturation_s: 0.0,
+        },
+        fsync_s,
+        commit_s: probe.and_then(|p| p.commit_s),
+        // Per synced byte: the probe's figure on the calibrated host, else the volume's write bandwidth.
+        fsync_byte_s: probe.and_then(|p| p.sync_byte_s).unwrap_or(vol_byte_s),
+        sync_copies: leader::sync_copies(r, own_host && class.host.co_located > 1),
+        write_s: leader::write_s(class, r, c.always),
+        round_trip_s: 0.0,
+    }
+}
+
+/// The synchronous clients' round trip and what each further client stretches it by (`saturation`): as
+/// the calibration measured them on this hardware, else the per-op and replication fits.
+fn sync_round_trip(c: &mut Ctx, price: Option<&sync_law::SyncPrice>) -> (f64, f64) {
+    let (terms, r, s) = (c.terms, c.r, c.s);
+    let o = &terms.obj;
+    let round_trip = match price {
+        Some(p) => p.round_trip_s,
+        None => {
+            // No calibration measured synchronous clients: the per-operation time of the first file with
+            // a single-client R1 KV row plus the object fit's replication round (the model before issue 14).
+            let mut t = terms.js.op_s + s * o.byte_s;
+            if r > 1 {
+                t += o.rep_round_s + o.rep_byte_s * (r as f64 - 1.0) * s;
+            }
+            t
+        }
+    };
+    let saturation = match price.and_then(|p| p.saturation_s) {
+        Some(d) => d,
+        None => {
+            c.notes.push(
+                "no calibration measured many synchronous clients: each further client stretches a round trip by the object store fit's contention (σ)"
+                    .into(),
+            );
+            o.sigma * round_trip
+        }
+    };
+    (round_trip, saturation)
+}
+
+/// `always` on a catalog volume: what the fsync model says on this volume, held to the always ÷ delayed
+/// ratios measured for its write-cache setting (`always`). Reprices `rate` and `facts` and returns the
+/// bottleneck when a measured ratio applies.
+fn always_on_catalog_volume(
+    c: &mut Ctx,
+    t_d: f64,
+    delayed_inp: StreamInput,
+    rate: &mut leader::StreamRate,
+    facts: &mut StreamFacts,
+) -> Option<String> {
+    let (terms, sh, r) = (c.terms, c.sh, c.r);
+    let window = delayed_inp.publish.window;
+    let d = leader::stream_rate(t_d, &delayed_inp).per_s;
+    let mech = rate.per_s / d;
+    let lat = |v: &VolumeSpec| volume_write_latency_s(terms, v, c.ref_disk_us).0;
+    let mut off = sh.volume.clone();
+    off.write_cache = false;
+    let seed = VolumeSpec::seed000(c.catalog, always::measured_raid(sh.volume.raid), 1);
+    let lats = always::Latencies {
+        volume_s: c.lat_s,
+        cache_off_s: lat(&off),
+        measured_s: lat(&seed),
+    };
+    always::price(&terms.always_ratios, &sh.volume, r, lats, mech).map(|a| {
+        rate.per_s = d * a.ratio;
+        rate.latency_s = (c.w * window) / rate.per_s;
+        facts.law = Some(StreamLaw {
+            leader_time_s: t_d,
+            input: delayed_inp,
+            ratio: a.ratio,
+        });
+        // The leader's ceiling as this pricing has it (the split advice divides by it).
+        facts.leader_per_s = a.ratio / t_d;
+        c.ratio_band = Some((a.low / a.ratio, a.high / a.ratio));
+        c.sources.push(a.source.clone());
+        c.notes.push(a.note.clone());
+        a.bottleneck.to_string()
+    })
+}
+
+/// The sources and notes of a JetStream price: the leader's class, the synchronous clients, the store
+/// probe, the remote leader, and how far the class was carried to this host.
+fn js_sources(
+    c: &mut Ctx,
+    class: &leader::LeaderClass,
+    host: &HostClass,
+    price: Option<&sync_law::SyncPrice>,
+    probe: Option<&leader::StoreProbe>,
+    fsync_s: f64,
+) {
+    let (terms, sh, r, distance) = (c.terms, c.sh, c.r, c.distance);
+    let o = &terms.obj;
+    let own_host = class.host.server_model.eq_ignore_ascii_case(&host.server_model);
     c.sources.push(format!(
         "{} (stream leader, host class {})",
         class.id, class.host.server_model
     ));
-    match &price {
-        Some(p) if !measured_rtt => {
+    match price {
+        Some(p) if !p.measured => {
             c.sources
                 .push(format!("{} (synchronous clients, carried to this host)", p.source));
             c.notes.extend(p.notes.iter().cloned());
@@ -412,22 +486,6 @@ fn js(c: &mut Ctx) -> Law {
             "sync always: one fsync per append entry at the volume's write latency ({:.0} µs, catalog)",
             fsync_s * 1e6
         ));
-    }
-    // Under `always` every replica writes each message in place and fsyncs once per append entry (many
-    // messages): about one I/O per message; delayed writes coalesce into MiB-sized flushes.
-    let ios = if c.always {
-        1.0
-    } else {
-        (s * terms.store.write_amplification / 1_048_576.0).max(0.001)
-    };
-    c.disk_ceilings(ios);
-    let kv_note = if sh.kind == Kind::Kv { " (KV puts)" } else { "" };
-    Law {
-        ops: rate.per_s,
-        msgs_per_op: 1.0,
-        msg_bytes: s,
-        lat_s: rate.latency_s,
-        bottleneck: format!("{bottleneck}{kv_note}"),
     }
 }
 

@@ -548,6 +548,59 @@ impl Validator<'_> {
             }
         }
         let is_ddp = matches!(a.raid, Some((RaidChoice::Ddp, _)));
+        let hot_spares = self.hot_spares_check(&a, disks, disks_pos, is_ddp, default_spares);
+        if let Some((r, n)) = a.raid {
+            self.raid_checks(r, n, ap, am.as_ref(), disks, hot_spares);
+        }
+        let reserved_drives = self.reserved_drives_check(&a, ap, disks, is_ddp);
+        // A host's pool exists (the hypervisor built it): its level is needed and it is used as given.
+        let pool = a.host.is_some();
+        self.pool_checks(&a);
+        let existing = match (a.existing, a.raid) {
+            (Some((true, n)), None) => {
+                self.err(
+                    Some(n.pos),
+                    join(ap, "existing"),
+                    "existing: true describes a volume group already built, but the array gives no raid level",
+                    "add raid: (the level of the group you have), or remove existing",
+                );
+                false
+            }
+            (Some((true, n)), Some((r, _))) => {
+                self.existing_checks(r, n, ap, am.as_ref(), disks.saturating_sub(hot_spares));
+                true
+            }
+            _ => false,
+        };
+        Array {
+            name: a.name,
+            rack,
+            model,
+            disk_model: a.disk_model.map(|(m, _)| m).unwrap_or_default(),
+            disks,
+            disk_size_bytes: a.disk_size_bytes.map(|(b, _)| b),
+            hot_spares: hot_spares.min(disks),
+            write_cache: a.write_cache.unwrap_or(!a.internal),
+            owner,
+            raid: a.raid.map(|(r, _)| r),
+            // A DDP pool and a host's pool are always ones the user has: used as given, never rebuilt.
+            existing: existing || is_ddp || pool,
+            host: a.host.map(|(h, _)| h),
+            reserved_drives,
+        }
+    }
+
+    /// The hot spares of an array as read: none on a DDP pool (an error when given), an internal disk
+    /// set or a host's pool, else as given or the policy's; fewer than its disks.
+    fn hot_spares_check(
+        &mut self,
+        a: &ArrayIn<'_>,
+        disks: u32,
+        disks_pos: Option<Pos>,
+        is_ddp: bool,
+        default_spares: u32,
+    ) -> u32 {
+        let ap = a.path.as_str();
         // DDP spreads reserve capacity over all its disks instead of keeping idle hot spares.
         let hot_spares = match a.hot_spares {
             Some((h, n)) if is_ddp && h > 0 => {
@@ -580,11 +633,12 @@ impl Validator<'_> {
                 format!("use fewer hot spares than disks (at most {}), or add disks", disks - 1),
             );
         }
-        if let Some((r, n)) = a.raid {
-            self.raid_checks(r, n, ap, am.as_ref(), disks, hot_spares);
-        }
-        let reserved_drives = self.reserved_drives_check(&a, ap, disks, is_ddp);
-        // A host's pool exists (the hypervisor built it): its level is needed and it is used as given.
+        hot_spares
+    }
+
+    /// A host's storage pool (`host:`) needs the level it is built at, and it cannot be DDP.
+    fn pool_checks(&mut self, a: &ArrayIn<'_>) {
+        let ap = a.path.as_str();
         let pool = a.host.is_some();
         if pool && a.raid.is_none() {
             self.err(
@@ -601,38 +655,6 @@ impl Validator<'_> {
                 "a host's storage pool cannot be a DDP pool (DDP is an E-Series array's)",
                 "give the pool's level: raid1, raid10, raid6 or raid0",
             );
-        }
-        let existing = match (a.existing, a.raid) {
-            (Some((true, n)), None) => {
-                self.err(
-                    Some(n.pos),
-                    join(ap, "existing"),
-                    "existing: true describes a volume group already built, but the array gives no raid level",
-                    "add raid: (the level of the group you have), or remove existing",
-                );
-                false
-            }
-            (Some((true, n)), Some((r, _))) => {
-                self.existing_checks(r, n, ap, am.as_ref(), disks.saturating_sub(hot_spares));
-                true
-            }
-            _ => false,
-        };
-        Array {
-            name: a.name,
-            rack,
-            model,
-            disk_model: a.disk_model.map(|(m, _)| m).unwrap_or_default(),
-            disks,
-            disk_size_bytes: a.disk_size_bytes.map(|(b, _)| b),
-            hot_spares: hot_spares.min(disks),
-            write_cache: a.write_cache.unwrap_or(!a.internal),
-            owner,
-            raid: a.raid.map(|(r, _)| r),
-            // A DDP pool and a host's pool are always ones the user has: used as given, never rebuilt.
-            existing: existing || is_ddp || pool,
-            host: a.host.map(|(h, _)| h),
-            reserved_drives,
         }
     }
 
