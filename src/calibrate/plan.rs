@@ -51,6 +51,10 @@ pub struct Point {
     pub holdout: bool,
     /// Optional points are dropped first when the budget is short.
     pub optional: bool,
+    /// Async publishes in flight per publisher when not the runner's `JS_WINDOW` (the small-window point
+    /// that prices the leader's closed-loop base latency, perf::leader).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window: Option<u32>,
     /// Which factor this point varies from the base (`size`, `replicas`, `workers`, `subscribers`, `rate`,
     /// `base`, `combined` for held-out points that vary two at once).
     pub varies: String,
@@ -119,7 +123,7 @@ fn pt(
 ) -> Point {
     let id = match kind {
         Kind::ObjPut | Kind::ObjGet => format!("{prefix}-r{replicas}-w{workers}-{}", size_label(size)),
-        Kind::Js | Kind::Kv => format!("{prefix}-r{replicas}-{workers}p-{}", size_label(size)),
+        Kind::Js | Kind::Kv | Kind::ConsumerFetch => format!("{prefix}-r{replicas}-{workers}p-{}", size_label(size)),
         Kind::Core => format!("{prefix}-{workers}p{subs}s-{}", size_label(size)),
         _ => format!("{prefix}-{workers}p-{}", size_label(size)),
     };
@@ -133,6 +137,7 @@ fn pt(
         rate_per_s: None,
         holdout,
         optional,
+        window: None,
         varies: varies.into(),
     }
 }
@@ -197,12 +202,29 @@ pub fn all_points(max_replicas: u8) -> Vec<Point> {
         v.push(pt(Kind::Js, "js", size, rb, 2, 0, "size", holdout, optional));
     }
     v.push(pt(Kind::Js, "js", 2 * k, rb, 3, 0, "combined", true, true));
+    // Two publishers with 8 publishes in flight each: the leader's closed-loop base latency, which binds a
+    // small window long before the leader's CPU does (the prediction matrix, 2026-12-05: 2 publishers with
+    // a window of 16 carried 32 k/s at R3 1 KiB against 79 k/s with 256, priced alike before).
+    let mut small = pt(Kind::Js, "jswin8", 512, rb, 2, 0, "window", false, true);
+    small.window = Some(8);
+    v.push(small);
     // One synchronous publisher at R{rb}: the unloaded round trip of one publish (issue 14: without it the
     // round trip came from the KV putter plus the object fit's replication round, 2.5x too long).
     v.push(pt(Kind::Js, "jssync", 128, rb, 1, 0, "base", false, true));
     // Four synchronous publishers: how publishers waiting on their acks contend for the host
     // (perf::sync_law's D, what each further publisher adds); without it, the object fit's σ stands in.
     v.push(pt(Kind::Js, "jssync", 128, rb, 4, 0, "workers", false, true));
+    // Sixteen and 48: what each further publisher adds falls as more are in flight (the prediction matrix,
+    // 2026-12-05: one D from 1 and 4 publishers capped 64-160 publishers at half what they carried), so
+    // perf::sync_law reads D off the measured counts when there are three or more.
+    v.push(pt(Kind::Js, "jssync", 128, rb, 16, 0, "workers", false, true));
+    v.push(pt(Kind::Js, "jssync", 128, rb, 48, 0, "workers", false, true));
+    // R1 at 1 and 12 publishers: an R1 publish has no replication round (the matrix: R1 one publisher at
+    // 128 B took 131 µs against R3's 292 µs, which the R3 rows priced R1 at).
+    if rb > 1 {
+        v.push(pt(Kind::Js, "jssync", 256, 1, 1, 0, "replicas", false, true));
+        v.push(pt(Kind::Js, "jssync", 256, 1, 12, 0, "replicas", false, true));
+    }
     // One async publisher at R1: R1 writes every message in place (stream.go: no async flush below R2),
     // which prices the in-place write `always` adds to every replica at R>1 (perf::leader).
     if rb > 1 {
@@ -217,6 +239,11 @@ pub fn all_points(max_replicas: u8) -> Vec<Point> {
     }
     // Four putters at R{rb}: how KV clients contend (perf::sync_law's D for KV puts), from their own rows.
     v.push(pt(Kind::Kv, "kv", 512, rb, 4, 0, "workers", false, true));
+    v.push(pt(Kind::Kv, "kv", 512, rb, 16, 0, "workers", false, true));
+    // Consumer reads (issue 37: verify's consumer rows were priced from another host's bench-consumers
+    // file): one client fetching at two sizes, for perf::consumer's `msg_s + byte_s × size` on this host.
+    v.push(pt(Kind::ConsumerFetch, "fetch", 256, rb, 1, 0, "base", false, true));
+    v.push(pt(Kind::ConsumerFetch, "fetch", 12 * k, rb, 1, 0, "size", false, true));
     // Core: subscribers 1, 3, 6 at 64 B and 2 KiB with two publishers; one publisher alone for its ceiling.
     v.push(pt(Kind::Core, "core", 64, 1, 2, 1, "base", false, false));
     v.push(pt(Kind::Core, "core", 64, 1, 2, 6, "subscribers", false, false));

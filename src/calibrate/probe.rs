@@ -247,6 +247,7 @@ pub fn series(p: &Probe, dir: &Path, filesystem: &str) -> Series {
             workers_placement: None,
             publishers: None,
             publishers_low: None,
+            window: None,
             subscribers: None,
             consumers: None,
             consumers_placement: None,

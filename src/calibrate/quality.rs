@@ -44,7 +44,7 @@ pub fn predict_point(terms: &Terms, cat: &Catalog, p: &Point, servers: u32, sync
         server,
         rate: p.rate_per_s,
         batch: if p.kind == Kind::Js && !p.sync_publish() {
-            JS_WINDOW as u32
+            p.window.unwrap_or(JS_WINDOW as u32)
         } else {
             1
         },

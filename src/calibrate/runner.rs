@@ -98,7 +98,11 @@ pub fn workload(p: &Point) -> Workload {
             } else {
                 PublishMode::Async
             },
-            window: if p.sync_publish() { 1 } else { JS_WINDOW },
+            window: if p.sync_publish() {
+                1
+            } else {
+                p.window.map_or(JS_WINDOW, |w| w as usize)
+            },
         },
         Kind::Kv => Workload::Kv {
             clients: p.workers as usize,

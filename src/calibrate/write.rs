@@ -62,6 +62,12 @@ pub fn row(p: &Point, m: &Measurement, ctx: &RowContext) -> Row {
         workers_placement: matches!(p.kind, Kind::ObjPut | Kind::Kv).then(|| "spread".to_string()),
         publishers,
         publishers_low: None,
+        window: match p.kind {
+            Kind::Js if rate => None,
+            Kind::Js if p.sync_publish() => Some(1),
+            Kind::Js => Some(p.window.unwrap_or(JS_WINDOW as u32)),
+            _ => None,
+        },
         subscribers,
         consumers: matches!(p.kind, Kind::ObjPut).then_some(0),
         consumers_placement: None,
@@ -89,7 +95,10 @@ pub fn row(p: &Point, m: &Measurement, ctx: &RowContext) -> Row {
                 p.replicas
             )),
             (false, Kind::Js) if p.sync_publish() => Some("synchronous publishes: one in flight per publisher".into()),
-            (false, Kind::Js) => Some(format!("{JS_WINDOW} async publishes in flight per publisher")),
+            (false, Kind::Js) => Some(format!(
+                "{} async publishes in flight per publisher",
+                p.window.unwrap_or(JS_WINDOW as u32)
+            )),
             _ => None,
         },
     }

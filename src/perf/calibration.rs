@@ -137,6 +137,11 @@ pub struct Row {
     /// `sync`, `async` or `unknown`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub publish_mode: Option<String>,
+    /// Publishes in flight per publisher (`publish_mode: async`; 1 for sync), when the writer recorded it
+    /// (`natsplan calibrate` since issue 37). A row with a small window (below `perf::leader::SMALL_WINDOW`)
+    /// prices the leader's closed-loop base latency, not its ceiling.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub storage: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -174,6 +174,13 @@ pub struct LeaderClass {
     /// for that case, and say so.
     pub leader_remote: bool,
     pub probe: Option<StoreProbe>,
+    /// The closed-loop base latency of async publishing (seconds), when the file measured a small window
+    /// (rows with `window` below `SMALL_WINDOW`): `n` publishes in flight carry `n ÷ (a + n·t_l)` per
+    /// second, `t_l` the leader's time per message. Without it the window is priced against the
+    /// synchronous round trip (before issue 37). The matrix's run 1 (2026-12-05, R3 1 KiB, 2 publishers)
+    /// read 1.0 ms at 32 in flight and 6.5 ms at 512: a straight line of slope ≈ t_l (11 µs against the
+    /// leader's 12.4 µs) through about 0.6 ms.
+    pub async_base_s: Option<f64>,
     /// Root-mean-square of log(predicted ÷ measured) over the rows the law was fitted to, and how many.
     pub rms_log: f64,
     pub rows: usize,
@@ -217,12 +224,32 @@ impl LeaderClass {
 }
 
 /// One JetStream row reduced to what the class fit needs.
+#[derive(Clone)]
 struct JsRow {
     always: bool,
     size: f64,
     replicas: u8,
     rate: f64,
     sync_publish: bool,
+    publishers: f64,
+    /// Publishes in flight per publisher, when the row recorded it.
+    window: Option<f64>,
+}
+
+/// Below this many publishes in flight per publisher an async row measures the closed loop's latency,
+/// not the leader's ceiling (`LeaderClass::async_base_s`): calibrate's small-window point uses 8, its
+/// leader points 500.
+pub const SMALL_WINDOW: u32 = 64;
+
+impl JsRow {
+    fn small_window(&self) -> bool {
+        !self.sync_publish && self.window.is_some_and(|w| w < SMALL_WINDOW as f64)
+    }
+
+    /// Publishes in flight in all, when the row recorded its window.
+    fn in_flight(&self) -> Option<f64> {
+        self.window.map(|w| w * self.publishers)
+    }
 }
 
 fn js_rows(f: &CalibrationFile) -> Vec<JsRow> {
@@ -237,6 +264,8 @@ fn js_rows(f: &CalibrationFile) -> Vec<JsRow> {
                 replicas: r.replicas.unwrap_or(1),
                 rate: r.measured("durable_pubs_per_s")?,
                 sync_publish: r.publish_mode.as_deref() == Some("sync"),
+                publishers: r.publishers.or(r.workers).unwrap_or(1).max(1) as f64,
+                window: r.window.map(f64::from),
             })
         })
         .collect()
@@ -309,76 +338,136 @@ pub fn fit_classes(set: &CalibrationSet, catalog: &Catalog) -> Vec<LeaderClass> 
         let all = js_rows(f);
         let any_delayed = all.iter().any(|r| !r.always);
         let rows: Vec<JsRow> = all.into_iter().filter(|r| r.always != any_delayed).collect();
-        let async_rows: Vec<&JsRow> = rows.iter().filter(|r| !r.sync_publish).collect();
-        if async_rows.is_empty() {
+        let leader_rows: Vec<JsRow> = rows
+            .iter()
+            .filter(|r| !r.sync_publish && !r.small_window())
+            .cloned()
+            .collect();
+        if leader_rows.is_empty() {
             continue;
         }
+        let small: Vec<&JsRow> = rows.iter().filter(|r| r.small_window()).collect();
         let (host, assumed) = host_of(f, catalog);
-        let probe = probe_of(f);
-        // The in-place write nats-server pays is more than a bare `write` (the lab's R1 rows: 3.3 µs against
-        // the probe's 0.7 µs): without R1 rows the assumed 5 µs, never the probe's bare write.
-        let w = DEFAULT_WRITE_S;
-        // Each leader-bound row gives the per-message work (delayed sync rows only: `always` is priced).
-        let pts: Vec<(f64, f64)> = async_rows
-            .iter()
-            .map(|r| (r.size, unit_for(&host, r.replicas, r.always, w, r.rate)))
-            .collect();
-        // The line from the replicated rows (no in-place writes under delayed sync); R1 rows then give the
-        // in-place write as what their serial stage spends beyond the per-message work.
-        let rep: Vec<(f64, f64)> = async_rows
-            .iter()
-            .zip(&pts)
-            .filter(|(r, _)| r.replicas > 1)
-            .map(|(_, p)| *p)
-            .collect();
-        let (a, b) = weighted_line(if rep.is_empty() { &pts } else { &rep });
-        let r1: Vec<f64> = async_rows
-            .iter()
-            .filter(|r| r.replicas <= 1 && !r.always && !rep.is_empty())
-            .map(|r| host.cpu_speed * stream_parallelism(1) / r.rate - (a + b * r.size))
-            .collect();
-        let (w, write_source) = if r1.is_empty() {
-            (w, "assumed 5 µs (no R1 rows)".to_string())
-        } else {
-            (median(r1).max(1e-8), format!("{} (R1 rows)", f.id))
-        };
-        let pts: Vec<(f64, f64)> = async_rows
-            .iter()
-            .map(|r| (r.size, unit_for(&host, r.replicas, r.always, w, r.rate)))
-            .collect();
-        let rms = (pts.iter().map(|(s, u)| ((a + b * s) / u).ln().powi(2)).sum::<f64>() / pts.len() as f64).sqrt();
-        let (always_write_s, always_write_source) = match &probe {
-            Some(p) => (
-                ALWAYS_WRITE_PER_PROBE_WRITE * p.write_s,
-                format!(
-                    "{} write × {ALWAYS_WRITE_PER_PROBE_WRITE} (nats-server's in-place write under always: lab-loopback-js-quiet)",
-                    p.source
-                ),
-            ),
-            None => (w, write_source.clone()),
-        };
-        out.push(LeaderClass {
-            id: f.id.clone(),
-            host,
-            host_assumed: assumed,
-            unit_s: a,
-            unit_byte_s: b,
-            write_s: w,
-            always_write_s,
-            always_write_source,
-            r1_measured: write_source.ends_with("(R1 rows)"),
-            write_source,
-            leader_remote: f
-                .conditions
-                .get("leader")
-                .and_then(serde_norway::Value::as_str)
-                .is_some_and(|v| v.starts_with("remote")),
-            probe,
-            rms_log: rms,
-            rows: pts.len(),
-        });
+        let mut class = fit_class(f, host.clone(), assumed, &leader_rows);
+        if let Some(a) = async_base(&class, &small) {
+            // The leader rows ran the same closed loop, `n ÷ (a + n·t_l)` with n = 1,000 in flight: their
+            // ceiling is 1 ÷ (1/X − a/n), a few per cent above what they carried. Fit again on that, then
+            // read the base latency again against the refitted leader.
+            let adjusted: Vec<JsRow> = leader_rows
+                .iter()
+                .map(|r| match r.in_flight() {
+                    Some(n) if 1.0 / r.rate > 2.0 * a / n => JsRow {
+                        rate: 1.0 / (1.0 / r.rate - a / n),
+                        ..r.clone()
+                    },
+                    _ => r.clone(),
+                })
+                .collect();
+            class = fit_class(f, host, assumed, &adjusted);
+            class.async_base_s = async_base(&class, &small).or(Some(a));
+        }
+        out.push(class);
     }
     out
+}
+
+/// The closed-loop base latency `a` of async publishing from a class's small-window rows: each row's
+/// publishes in flight over its rate, less the leader's time for those publishes (`n/X − n·t_l`), the
+/// median over the rows, never below zero. None without such rows.
+fn async_base(class: &LeaderClass, small: &[&JsRow]) -> Option<f64> {
+    let per_row: Vec<f64> = small
+        .iter()
+        .filter_map(|r| {
+            let n = r.in_flight()?;
+            let inp = StreamInput {
+                replicas: r.replicas,
+                bytes: r.size,
+                always: r.always,
+                publish: Publish {
+                    publishers: r.publishers,
+                    window: r.window.unwrap_or(1.0),
+                    saturation_s: 0.0,
+                },
+                fsync_s: 0.0,
+                commit_s: None,
+                fsync_byte_s: 0.0,
+                sync_copies: 1.0,
+                write_s: write_s(class, r.replicas, r.always),
+                round_trip_s: 0.0,
+                async_base_s: None,
+            };
+            Some(n / r.rate - n * leader_time_s(class, &class.host, &inp))
+        })
+        .collect();
+    (!per_row.is_empty()).then(|| median(per_row).max(0.0))
+}
+
+/// One class from a file's leader-bound async rows (delayed sync, or `always` for a file with nothing else).
+fn fit_class(f: &CalibrationFile, host: HostClass, assumed: bool, async_rows: &[JsRow]) -> LeaderClass {
+    let probe = probe_of(f);
+    // The in-place write nats-server pays is more than a bare `write` (the lab's R1 rows: 3.3 µs against
+    // the probe's 0.7 µs): without R1 rows the assumed 5 µs, never the probe's bare write.
+    let w = DEFAULT_WRITE_S;
+    // Each leader-bound row gives the per-message work (delayed sync rows only: `always` is priced).
+    let pts: Vec<(f64, f64)> = async_rows
+        .iter()
+        .map(|r| (r.size, unit_for(&host, r.replicas, r.always, w, r.rate)))
+        .collect();
+    // The line from the replicated rows (no in-place writes under delayed sync); R1 rows then give the
+    // in-place write as what their serial stage spends beyond the per-message work.
+    let rep: Vec<(f64, f64)> = async_rows
+        .iter()
+        .zip(&pts)
+        .filter(|(r, _)| r.replicas > 1)
+        .map(|(_, p)| *p)
+        .collect();
+    let (a, b) = weighted_line(if rep.is_empty() { &pts } else { &rep });
+    let r1: Vec<f64> = async_rows
+        .iter()
+        .filter(|r| r.replicas <= 1 && !r.always && !rep.is_empty())
+        .map(|r| host.cpu_speed * stream_parallelism(1) / r.rate - (a + b * r.size))
+        .collect();
+    let (w, write_source) = if r1.is_empty() {
+        (w, "assumed 5 µs (no R1 rows)".to_string())
+    } else {
+        (median(r1).max(1e-8), format!("{} (R1 rows)", f.id))
+    };
+    let pts: Vec<(f64, f64)> = async_rows
+        .iter()
+        .map(|r| (r.size, unit_for(&host, r.replicas, r.always, w, r.rate)))
+        .collect();
+    let rms = (pts.iter().map(|(s, u)| ((a + b * s) / u).ln().powi(2)).sum::<f64>() / pts.len() as f64).sqrt();
+    let (always_write_s, always_write_source) = match &probe {
+        Some(p) => (
+            ALWAYS_WRITE_PER_PROBE_WRITE * p.write_s,
+            format!(
+                "{} write × {ALWAYS_WRITE_PER_PROBE_WRITE} (nats-server's in-place write under always: lab-loopback-js-quiet)",
+                p.source
+            ),
+        ),
+        None => (w, write_source.clone()),
+    };
+    LeaderClass {
+        id: f.id.clone(),
+        host,
+        host_assumed: assumed,
+        unit_s: a,
+        unit_byte_s: b,
+        write_s: w,
+        always_write_s,
+        always_write_source,
+        r1_measured: write_source.ends_with("(R1 rows)"),
+        write_source,
+        leader_remote: f
+            .conditions
+            .get("leader")
+            .and_then(serde_norway::Value::as_str)
+            .is_some_and(|v| v.starts_with("remote")),
+        probe,
+        async_base_s: None,
+        rms_log: rms,
+        rows: pts.len(),
+    }
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -449,6 +538,9 @@ pub struct StreamInput {
     pub write_s: f64,
     /// Unloaded round trip of one synchronous publish at delayed sync: seconds.
     pub round_trip_s: f64,
+    /// The class's closed-loop base latency of async publishing (`LeaderClass::async_base_s`), when
+    /// measured: a window of async publishes is then priced `n ÷ (a + n·t_l)` under delayed sync.
+    pub async_base_s: Option<f64>,
 }
 
 /// What binds a stream's rate.
@@ -545,6 +637,18 @@ pub fn stream_rate(t_l: f64, inp: &StreamInput) -> StreamRate {
         Binding::SyncRoundTrips
     };
     if !inp.always {
+        if let (false, Some(a)) = (sync_pub, inp.async_base_s) {
+            // Closed loop: each of the n publishes in flight waits the base latency and the leader's time
+            // for the n ahead of it. What binds is the window while it keeps the leader under 80 % busy.
+            let x = n / (a + n * t_l);
+            let b = if x * t_l < 0.8 { client } else { Binding::LeaderCpu };
+            return StreamRate {
+                per_s: x,
+                binding: b,
+                latency_s: n / x,
+                leader_per_s: 1.0 / t_l,
+            };
+        }
         let (x, b) = if n / tau < 1.0 / t_l {
             (n / tau, client)
         } else {

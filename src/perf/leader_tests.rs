@@ -18,6 +18,7 @@ fn inp(r: u8, always: bool, publishers: f64, window: f64) -> StreamInput {
         sync_copies: 2.0,
         write_s: 3e-6,
         round_trip_s: 0.2e-3,
+        async_base_s: None,
     }
 }
 
@@ -74,6 +75,7 @@ fn a_class_reproduces_the_rates_it_was_fitted_from_on_its_own_host() {
             r1_measured: false,
             leader_remote: false,
             probe: None,
+            async_base_s: None,
             rms_log: 0.0,
             rows: 1,
         };
@@ -105,6 +107,7 @@ fn distance_is_zero_only_on_the_named_host_and_grows_with_speed_and_cores() {
         r1_measured: false,
         leader_remote: false,
         probe: None,
+        async_base_s: None,
         rms_log: 0.0,
         rows: 3,
     };
@@ -118,4 +121,27 @@ fn distance_is_zero_only_on_the_named_host_and_grows_with_speed_and_cores() {
     assert!(class.distance(&big, 3) > 0.3);
     assert!(class.distance(&fast, 3) > class.distance(&big, 3));
     assert!(width(&class, class.distance(&fast, 3)) > width(&class, 0.0));
+}
+
+/// Issue 37: with a measured base latency a window of async publishes is a closed loop, `n ÷ (a + n·t_l)`:
+/// a small window is bound by it, a large one approaches the leader's ceiling; without one, as before.
+#[test]
+fn an_async_window_is_a_closed_loop_when_the_base_latency_was_measured() {
+    let t_l = 12.5e-6;
+    let mut i = inp(3, false, 2.0, 16.0);
+    i.async_base_s = Some(0.6e-3);
+    let small = stream_rate(t_l, &i);
+    assert!((small.per_s - 32.0 / (0.6e-3 + 32.0 * t_l)).abs() < 1e-6);
+    assert_eq!(small.binding, Binding::AsyncWindow);
+    i.publish.window = 256.0;
+    let big = stream_rate(t_l, &i);
+    assert!(big.per_s > 2.0 * small.per_s && big.per_s < 1.0 / t_l);
+    assert_eq!(big.binding, Binding::LeaderCpu);
+    i.async_base_s = None;
+    i.publish.window = 16.0;
+    assert_eq!(
+        stream_rate(t_l, &i).per_s,
+        1.0 / t_l,
+        "without a base latency: n ÷ τ against the ceiling"
+    );
 }

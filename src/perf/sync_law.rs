@@ -64,6 +64,11 @@ pub struct SyncLaw {
     pub bytes: f64,
     pub clients_fewest: f64,
     pub clients_max: f64,
+    /// (clients, median seconds per operation of one client) at every measured count, fewest first: with
+    /// three or more counts D is read off this curve at the target's count (`saturation_at`), since what
+    /// each further client adds falls as more are in flight (the prediction matrix, 2026-12-05: 78 µs per
+    /// client from 1 to 4 publishers, 31 µs from 16 to 64, 26 µs from 64 to 160 at R3 1 KiB).
+    pub curve: Vec<(f64, f64)>,
     /// CPU per operation at the most clients (reference-core seconds), of the stream leader's server and of
     /// the bench client, when the rows recorded it (`leader_cpu_us_per_msg`, `client_cpu_us_per_msg`).
     pub leader_cpu_s: Option<f64>,
@@ -179,6 +184,8 @@ pub fn fit(f: &CalibrationFile, cpu_speed: f64) -> Vec<SyncLaw> {
                 .map(|&c| (c, median(of.iter().filter(|r| r.clients == c).map(|r| r.t).collect())))
                 .collect();
             let d = (!pts.is_empty() && tau > 0.0).then(|| fit_saturation(tau, &pts));
+            let mut curve = vec![(fewest, tau)];
+            curve.extend(pts.iter().copied());
             let at_most = |get: fn(&Row) -> Option<f64>| {
                 let v: Vec<f64> = of.iter().filter(|r| r.clients == most).filter_map(|r| get(r)).collect();
                 (!v.is_empty()).then(|| median(v))
@@ -192,12 +199,34 @@ pub fn fit(f: &CalibrationFile, cpu_speed: f64) -> Vec<SyncLaw> {
                 bytes: median(of.iter().map(|r| r.bytes).collect()),
                 clients_fewest: fewest,
                 clients_max: most,
+                curve,
                 leader_cpu_s: at_most(|r| r.leader_cpu_s),
                 client_cpu_s: at_most(|r| r.client_cpu_s),
                 rows: of.len(),
             }
         })
         .collect()
+}
+
+impl SyncLaw {
+    /// D for `clients` synchronous clients. With three or more measured counts: the per-client time read
+    /// off the measured curve (straight lines between the counts' medians, the last segment's slope beyond
+    /// the most clients measured: the smallest slope measured, never zero), less the fewest's, per client
+    /// above the fewest. With fewer counts, the single D fitted to them (`saturation_s`), as before.
+    pub fn saturation_at(&self, clients: f64) -> Option<f64> {
+        let c = &self.curve;
+        if c.len() < 3 {
+            return self.saturation_s;
+        }
+        let (c0, tau) = c[0];
+        let seg = c.windows(2).find(|w| clients <= w[1].0).unwrap_or(&c[c.len() - 2..]);
+        let slope = ((seg[1].1 - seg[0].1) / (seg[1].0 - seg[0].0)).max(0.0);
+        if clients <= c0 {
+            return Some(slope);
+        }
+        let t = seg[0].1 + slope * (clients - seg[0].0);
+        Some(((t - tau) / (clients - c0)).max(0.0))
+    }
 }
 
 /// D minimising Σ (ln(τ + D·(c − 1)) − ln t_c)² over the points (c clients, t_c seconds per operation of
@@ -250,6 +279,9 @@ pub struct Target<'a> {
     pub per_byte_s: f64,
     /// Servers the clients connect to (the cluster's size).
     pub servers: u32,
+    /// Synchronous clients of the asset (publishers or KV putters): where the host measured three or more
+    /// counts, D is read at this count (`SyncLaw::saturation_at`).
+    pub clients: f64,
     /// The leader class pricing the stream leader on the target, and its time per message there
     /// (delayed sync: the reciprocal of the leader's ceiling).
     pub leader: &'a LeaderClass,
@@ -331,7 +363,7 @@ pub fn price(hosts: &[SyncHost], leaders: &[LeaderClass], t: &Target, op: SyncOp
     // D: measured where the host measured it; else from the target's leader and cores.
     let factor = op_factor(class, op, law.replicas);
     let serial = t.leader_time_s * factor;
-    let saturation = match (exact, law.saturation_s) {
+    let saturation = match (exact, law.saturation_at(t.clients)) {
         (true, Some(d)) => Some(d),
         _ => {
             let u = t.leader.unit(t.bytes) * factor;

@@ -20,6 +20,7 @@ mod perf_holdout;
 mod perf_layout;
 mod perf_leader;
 mod perf_loo;
+mod perf_matrix;
 mod perf_model;
 mod perf_sync;
 mod report_html;

@@ -1,0 +1,294 @@
+//! Issue 37: the live prediction matrix, held against the model. tests/data/prediction-matrix.yaml holds
+//! dated runs of `scripts/prediction-matrix` (a 3-node loopback lab: calibrate, then a grid of cells
+//! calibrate never measures, interleaved passes, medians) with the calibration each run's predictions came
+//! from. Each cell is predicted again here from its run's calibration alone, for the calibration's own
+//! host class, as the script's `natsplan predict` did, and judged on the median of its passes
+//! (error = measured ÷ predicted − 1).
+//!
+//! Cells are `fit` (a shape calibrate measures, or one the model's form was changed after seeing) or
+//! `held-out`. A run's held-out cells must meet the targets (median |error| ≤ 15 %, worst ≤ 35 %, each
+//! inside its band, no band wider than `MAX_BAND`) unless the run is marked `development: true`: the run
+//! the model was changed after (its misses are recorded and reported, not asserted). A model broken for one
+//! mode fails the same judge (`a_model_broken_for_one_mode_fails_the_matrix`).
+
+use crate::stats::median;
+use natsplan::catalog::Catalog;
+use natsplan::layout::Raid;
+use natsplan::perf::sync_law::SyncOp;
+use natsplan::perf::{predict_shape, Calibration, Kind, Shape, Sync, VolumeSpec};
+use serde::Deserialize;
+use std::path::Path;
+
+const FIXTURE: &str = "tests/data/prediction-matrix.yaml";
+/// Issue 37's targets over a run's held-out cells.
+const MEDIAN_TARGET: f64 = 0.15;
+const WORST_TARGET: f64 = 0.35;
+/// The widest band (high ÷ low) a prediction on the lab's own host class may carry: issue 37 ("a 5.8×
+/// band is not a prediction"). The runs' own bands were 1.7-2.1× (delayed sync).
+const MAX_BAND: f64 = 2.5;
+/// A band is a 90 % interval (1.645 × the fit's residual spread, perf::model): one cell in ten outside is
+/// what a true band does. The share of held-out cells outside may be at most twice that.
+const MAX_OUTSIDE: f64 = 0.2;
+/// The sync mode the targets hold for. `always` is reported, not asserted: no calibration measures
+/// synchronous clients under it and the quiet run missed by up to 44 % (docs/prediction-matrix.md), the
+/// part of issue 37 still open.
+const JUDGED_SYNC: &str = "delayed";
+
+#[derive(Deserialize)]
+struct Fixture {
+    runs: Vec<Run>,
+}
+
+#[derive(Deserialize)]
+struct Run {
+    date: String,
+    calibration: String,
+    model: String,
+    #[serde(default)]
+    development: bool,
+    /// The lab host's cores: a cell is busy when other processes used more than a quarter of them.
+    cores: f64,
+    cells: Vec<Cell>,
+}
+
+#[derive(Deserialize, Clone)]
+struct Cell {
+    name: String,
+    set: String,
+    sync: String,
+    kind: String,
+    replicas: u8,
+    workers: u32,
+    batch: u32,
+    size: u64,
+    runs: Vec<f64>,
+    predicted_then: f64,
+    /// Cores other processes than natsplan and nats-server used while the cell ran (hostload's count).
+    other_cores: f64,
+    #[serde(default)]
+    unmodelled: Option<String>,
+}
+
+/// One judged cell: name, set, predicted, band (low, high), measured median, error.
+struct Judged {
+    name: String,
+    held_out: bool,
+    sync: String,
+    predicted: f64,
+    low: f64,
+    high: f64,
+    measured: f64,
+    error: f64,
+}
+
+fn fixture() -> Fixture {
+    serde_norway::from_str(&std::fs::read_to_string(FIXTURE).unwrap()).unwrap()
+}
+
+fn shape(cat: &Catalog, cal: &Calibration, model: &str, c: &Cell) -> Shape {
+    let host = cal
+        .terms
+        .leaders
+        .iter()
+        .find(|l| l.host.server_model == model)
+        .unwrap_or_else(|| panic!("no host class {model}"))
+        .server_model();
+    Shape {
+        kind: match c.kind.as_str() {
+            "js" => Kind::Js,
+            "kv" => Kind::Kv,
+            "consumer-fetch" => Kind::ConsumerFetch,
+            k => panic!("fixture kind {k}"),
+        },
+        servers: 3,
+        replicas: c.replicas,
+        sync: if c.sync == "always" {
+            Sync::Always
+        } else {
+            Sync::Delayed
+        },
+        size_bytes: c.size,
+        workers: c.workers,
+        subscribers: 0,
+        consumers: 0,
+        consumers_spread: true,
+        volume: VolumeSpec::seed000(cat, Raid::Raid1, 1),
+        server: host,
+        rate: None,
+        batch: c.batch,
+        nats_version: None,
+    }
+}
+
+fn judge(cal: &Calibration, run: &Run) -> Vec<Judged> {
+    let cat = Catalog::builtin();
+    run.cells
+        .iter()
+        .map(|c| {
+            let p = predict_shape(&cal.terms, &cat, &shape(&cat, cal, &run.model, c));
+            let m = median(c.runs.clone());
+            Judged {
+                name: c.name.clone(),
+                held_out: c.set == "held-out",
+                sync: c.sync.clone(),
+                predicted: p.ops_per_s,
+                low: p.band.low,
+                high: p.band.high,
+                measured: m,
+                error: m / p.ops_per_s - 1.0,
+            }
+        })
+        .collect()
+}
+
+/// What is wrong with a run's held-out cells of one sync mode against issue 37's targets (empty: none).
+fn misses(judged: &[Judged], sync: &str) -> Vec<String> {
+    let held: Vec<&Judged> = judged.iter().filter(|j| j.held_out && j.sync == sync).collect();
+    let mut out = Vec::new();
+    let mut outside = Vec::new();
+    for j in &held {
+        if !(j.low..=j.high).contains(&j.measured) {
+            outside.push(format!(
+                "{}: measured {:.0} outside the band {:.0}-{:.0} (predicted {:.0}, {:+.1} %)",
+                j.name,
+                j.measured,
+                j.low,
+                j.high,
+                j.predicted,
+                j.error * 100.0
+            ));
+        }
+        if j.high / j.low > MAX_BAND {
+            out.push(format!(
+                "{}: band {:.1}x wider than {MAX_BAND}x",
+                j.name,
+                j.high / j.low
+            ));
+        }
+    }
+    if outside.len() as f64 > MAX_OUTSIDE * held.len() as f64 {
+        out.push(format!(
+            "{} of {} cells outside their band (at most {:.0} %): {outside:#?}",
+            outside.len(),
+            held.len(),
+            MAX_OUTSIDE * 100.0
+        ));
+    }
+    let errs: Vec<f64> = held.iter().map(|j| j.error.abs()).collect();
+    let med = median(errs.clone());
+    let worst = errs.iter().cloned().fold(0.0, f64::max);
+    if med > MEDIAN_TARGET {
+        out.push(format!(
+            "median |error| {:.1} % above {:.0} %",
+            med * 100.0,
+            MEDIAN_TARGET * 100.0
+        ));
+    }
+    if worst > WORST_TARGET {
+        out.push(format!(
+            "worst |error| {:.1} % above {:.0} %",
+            worst * 100.0,
+            WORST_TARGET * 100.0
+        ));
+    }
+    out
+}
+
+fn print(run: &Run, judged: &[Judged]) {
+    for (c, j) in run.cells.iter().zip(judged) {
+        eprintln!(
+            "{} {:40} {:8} measured {:8.0} predicted {:8.0} band {:8.0}-{:<8.0} {:+6.1} %{}",
+            run.date,
+            j.name,
+            if j.held_out { "held-out" } else { "fit" },
+            j.measured,
+            j.predicted,
+            j.low,
+            j.high,
+            j.error * 100.0,
+            c.unmodelled
+                .as_deref()
+                .map(|u| format!(" (unmodelled: {u})"))
+                .unwrap_or_default()
+        );
+    }
+}
+
+impl Run {
+    /// A run some held-out cell of which was measured on a busy host (other processes above a quarter of
+    /// the cores, as the script marks BUSY): reported, not held to the targets (issue 37: a busy host is
+    /// seen and said, and a run on one misses by 25-30 % median).
+    fn busy(&self) -> bool {
+        self.cells
+            .iter()
+            .any(|c| c.set == "held-out" && c.other_cores > 0.25 * self.cores)
+    }
+}
+
+/// Every run's predictions stay within 2 % of what its script printed (docs/prediction-matrix.md quotes
+/// them), and every held-out run measured on a quiet host meets issue 37's targets.
+#[test]
+fn held_out_matrix_cells_meet_the_targets() {
+    let f = fixture();
+    assert!(
+        f.runs.iter().any(|r| !r.development && !r.busy()),
+        "no held-out run on a quiet host recorded"
+    );
+    for run in &f.runs {
+        let cal = Calibration::with_file(Path::new(&run.calibration)).unwrap();
+        let judged = judge(&cal, run);
+        print(run, &judged);
+        for (c, j) in run.cells.iter().zip(&judged) {
+            assert!(
+                (j.predicted / c.predicted_then - 1.0).abs() <= 0.02 || run.development,
+                "{} {}: predicted {:.0}, recorded {:.0}",
+                run.date,
+                c.name,
+                j.predicted,
+                c.predicted_then
+            );
+        }
+        let m = misses(&judged, JUDGED_SYNC);
+        eprintln!("{}: {} held-out misses: {m:#?}", run.date, m.len());
+        let always = misses(&judged, "always");
+        eprintln!("{} under always (reported, not asserted): {always:#?}", run.date);
+        if !run.development && !run.busy() {
+            assert!(m.is_empty(), "{} ({}): {m:#?}", run.date, run.calibration);
+        }
+    }
+}
+
+/// The judge is not vacuous: the latest held-out run's calibration with one mode's terms broken — every
+/// synchronous publish's round trip 1.6× too long, or every KV put's, or the async window's base latency
+/// 3× too long — fails it.
+#[test]
+fn a_model_broken_for_one_mode_fails_the_matrix() {
+    let f = fixture();
+    let run = f
+        .runs
+        .iter()
+        .rev()
+        .find(|r| !r.development && !r.busy())
+        .expect("a held-out run on a quiet host");
+    for op in [SyncOp::Publish, SyncOp::KvPut] {
+        let mut cal = Calibration::with_file(Path::new(&run.calibration)).unwrap();
+        for h in &mut cal.terms.sync_hosts {
+            for l in h.laws.iter_mut().filter(|l| l.op == op) {
+                l.round_trip_s *= 1.6;
+                l.round_trip_min_s *= 1.6;
+                for p in &mut l.curve {
+                    p.1 *= 1.6;
+                }
+            }
+        }
+        let m = misses(&judge(&cal, run), JUDGED_SYNC);
+        assert!(!m.is_empty(), "{op:?} broken, yet the matrix passes");
+    }
+    // The async window's closed loop: its base latency 3× too long.
+    let mut cal = Calibration::with_file(Path::new(&run.calibration)).unwrap();
+    for l in &mut cal.terms.leaders {
+        l.async_base_s = l.async_base_s.map(|a| a * 3.0);
+    }
+    let m = misses(&judge(&cal, run), JUDGED_SYNC);
+    assert!(!m.is_empty(), "async base latency broken, yet the matrix passes");
+}
