@@ -26,6 +26,22 @@ pub struct SizeArgs {
     /// force the pruned search is tested against; their points then show design's figures).
     #[arg(long)]
     pub exhaustive: bool,
+    /// Take streams from an OpenMessaging Benchmark workload file, as design's --omb: merged into every
+    /// candidate's site (its site file does not hold them: give design the same --omb).
+    #[arg(long, value_name = "FILE")]
+    pub omb: Option<PathBuf>,
+    /// How long OMB streams keep messages when the workload file does not say (as design's).
+    #[arg(long, value_name = "DURATION", requires = "omb")]
+    pub omb_retention: Option<String>,
+    /// Messages/s of the whole OMB workload to size for (as design's).
+    #[arg(long, value_name = "R", requires = "omb")]
+    pub omb_rate: Option<f64>,
+    /// Take streams from a live cluster's monitor URLs or nats CLI files, as design's --from-cluster.
+    #[arg(long, value_name = "URL|FILE", value_delimiter = ',')]
+    pub from_cluster: Vec<String>,
+    /// How long to measure a --from-cluster cluster's message rates.
+    #[arg(long, value_name = "DURATION", default_value = "10s", requires = "from_cluster")]
+    pub interval: String,
     /// Write each evaluated bill's site file to DIR (BILL.yaml), for `natsplan design`.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -50,7 +66,8 @@ pub fn run(g: &Global, a: SizeArgs) -> Result<Outcome, Failure> {
     let catalog = super::catalog(g)?;
     let file = a.workload.display().to_string();
     let text = crate::input::read_text(&a.workload, "workload file").map_err(bad_input)?;
-    let w = crate::size::read_workload(&text, &file, &catalog).map_err(bad_input)?;
+    let mut w = crate::size::read_workload(&text, &file, &catalog).map_err(bad_input)?;
+    imports(&a, &mut w, &catalog)?;
     let prices = match &a.prices {
         Some(p) => {
             let t = crate::input::read_text(p, "prices file").map_err(bad_input)?;
@@ -124,5 +141,29 @@ fn write_sites(dir: &std::path::Path, s: &crate::size::search::Sizing) -> Result
             .map_err(|e| cannot_run(anyhow::anyhow!("--out: cannot write {}: {e}", p.display())))?;
     }
     eprintln!("natsplan: {} site files written to {}", s.sites.len(), dir.display());
+    Ok(())
+}
+
+/// `--omb` / `--from-cluster`: imported once against the probe site and checked as design checks them,
+/// then merged into every candidate's site by the search.
+fn imports(a: &SizeArgs, w: &mut crate::size::WorkloadFile, catalog: &crate::catalog::Catalog) -> Result<(), Failure> {
+    if a.omb.is_none() && a.from_cluster.is_empty() {
+        return Ok(());
+    }
+    let src = crate::plan::inputs::Sources {
+        site: Some(a.workload.clone()),
+        omb: a.omb.clone(),
+        omb_retention: a.omb_retention.clone(),
+        omb_rate: a.omb_rate,
+        from_cluster: a.from_cluster.clone(),
+        interval: a.interval.clone(),
+        ..Default::default()
+    };
+    let mut probe = crate::size::probe_site(w, catalog).map_err(bad_input)?;
+    let (imports, notes) = crate::plan::inputs::imports_into(&src, &mut probe, &a.workload)?;
+    for n in notes {
+        eprintln!("natsplan: {n}");
+    }
+    w.imports = imports;
     Ok(())
 }

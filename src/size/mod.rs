@@ -71,6 +71,9 @@ pub struct WorkloadFile {
     /// The workload's `policy.min_tolerated`, as the site parser reads it (what every point is judged
     /// against, and what the search prunes with).
     pub required: crate::site::Tolerance,
+    /// Streams `--omb` / `--from-cluster` imported, merged into every candidate's site after it is read
+    /// (as design merges them into a site: `import::merge`); empty without those flags.
+    pub imports: Vec<crate::import::Imported>,
 }
 
 /// The `size:` key as written.
@@ -174,6 +177,7 @@ pub fn read_workload(text: &str, file: &str, catalog: &Catalog) -> Result<Worklo
             base,
             spec,
             required,
+            imports: Vec::new(),
         }),
         _ => Err(doc.errors(errors)),
     }
@@ -182,6 +186,11 @@ pub fn read_workload(text: &str, file: &str, catalog: &Catalog) -> Result<Worklo
 /// The workload's own keys, read by the site parser on a probe with the most racks and servers the range
 /// allows (so `policy.min_tolerated` is judged against them); the probe's racks are ours, so their
 /// problems are not the user's. Returns the workload's `policy.min_tolerated`.
+/// The probe site (`probe`'s), for importing `--omb` / `--from-cluster` streams against.
+pub fn probe_site(w: &WorkloadFile, catalog: &Catalog) -> Result<crate::site::Site, SiteErrors> {
+    crate::site::parse_str(&format!("{}{}", w.base, bill::probe_racks(&w.spec)), &w.file, catalog)
+}
+
 fn probe(
     spec: &SizeSpec,
     base: &str,

@@ -303,13 +303,16 @@ fn evaluate(
     cal: &crate::perf::Calibration,
 ) {
     let text: Arc<str> = format!("{}{}", w.base, b.racks_yaml()).into();
-    let (text, site, required) = match site_of(b, &text, catalog) {
+    let (text, mut site, required) = match site_of(b, &text, catalog) {
         Ok(x) => x,
         Err(e) => {
             out.invalid.push(format!("{}: {e}", b.id));
             return;
         }
     };
+    for imp in &w.imports {
+        crate::import::merge(&mut site.workload, imp);
+    }
     let plan = crate::plan::build_with(&site, catalog, cal);
     for l in &plan.layouts {
         out.candidates.push(point(b, l, &required, cost, &text));
@@ -441,6 +444,13 @@ fn assumptions(w: &WorkloadFile) -> Vec<String> {
         "servers spread over the racks as evenly as can be, the first racks taking one more (5 over 3: 2 + 2 + 1)"
             .into(),
     ];
+    if !w.imports.is_empty() {
+        let n: usize = w.imports.iter().map(|i| i.streams.len()).sum();
+        a.push(format!(
+            "{n} stream(s) imported with --omb / --from-cluster are merged into every candidate's site; its site \
+             file does not hold them, so give design the same flags on it"
+        ));
+    }
     a.push(
         "figures are design's for each candidate's site (plan::build, the built-in or given calibration); their \
          sources are design's"

@@ -550,3 +550,71 @@ fn every_candidates_site_gives_the_same_figures_and_cost_in_design() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("no price for EF300, which the site"), "{err}");
 }
+
+/// `--omb` as design has it: the streams are merged into every candidate's site, and design given the
+/// same flag on a candidate's site file gives its figures.
+#[test]
+fn omb_streams_are_sized_for_and_design_with_the_same_flag_agrees() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = dir.path().join("w.yaml");
+    std::fs::write(
+        &w,
+        small(BASE, "{ racks: 1 }").replace("racks: [2, 3]", "racks: [3, 3]"),
+    )
+    .unwrap();
+    let omb = dir.path().join("omb.yaml");
+    std::fs::write(
+        &omb,
+        "name: 2 topics\ntopics: 2\npartitionsPerTopic: 1\nmessageSize: 1024\nproducerRate: 20000\nsubscriptionsPerTopic: 1\n",
+    )
+    .unwrap();
+    let out = dir.path().join("sites");
+    let (w, omb, out) = (w.to_str().unwrap(), omb.to_str().unwrap(), out.to_str().unwrap());
+    let plain = size_json(&[w]);
+    let s = size_json(&[w, "--omb", omb, "--omb-retention", "6h", "--out", out]);
+    assert!(
+        s["assumptions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a.as_str().unwrap().contains("imported with --omb")),
+        "{}",
+        s["assumptions"]
+    );
+    let c = |s: &Value| s["candidates"].as_array().unwrap().len();
+    assert!(c(&s) > 0);
+    // More load: the fullest server needs more than without the imported streams.
+    let need = |s: &Value| {
+        s["candidates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|p| p["free_after_worst_tolerated_failure"].as_f64())
+            .fold(f64::INFINITY, f64::min)
+    };
+    assert!(need(&s) < need(&plain), "{} vs {}", need(&s), need(&plain));
+    let p = &s["candidates"][0];
+    let site = format!("{out}/{}.yaml", p["bill"].as_str().unwrap());
+    let layout = p["layout"].as_str().unwrap();
+    let (code, d, err) = run(&[
+        "design",
+        &site,
+        "--omb",
+        omb,
+        "--omb-retention",
+        "6h",
+        "--layout",
+        layout,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let d: Value = serde_json::from_str(&d).unwrap();
+    let l = &d["layouts"][0];
+    assert_eq!(l["tolerates"], p["tolerates"]);
+    assert_eq!(l["yearly"]["p_any_data_lost_per_year"], p["p_any_data_lost_per_year"]);
+    assert_eq!(
+        l["yearly"]["worst_unavailable_min_per_year"],
+        p["worst_unavailable_min_per_year"]
+    );
+}
