@@ -32,7 +32,7 @@ fn main() {
         let site = natsplan::site::parse_str(&yaml, "large.yaml", &catalog).expect("generated site is valid");
         let plan = natsplan::plan::build(&site, &catalog);
         let mut json = Vec::new();
-        natsplan::report::design::json(&plan, &Default::default(), &mut json).expect("a Vec takes any write");
+        natsplan::report::design::json(&plan, &Default::default(), None, &mut json).expect("a Vec takes any write");
         times.push(t.elapsed().as_secs_f64());
         layouts = plan.layouts.len();
         std::hint::black_box(json);

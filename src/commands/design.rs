@@ -33,6 +33,76 @@ pub struct DesignArgs {
     /// job that must stop when the site has no usable layout.
     #[arg(long, value_name = "VERDICT")]
     pub fail_on: Option<FailOn>,
+    /// Prices per server, array and disk model (the file `size --prices` reads, docs/size.md): each layout
+    /// gets a cost, of the servers it runs JetStream on and the arrays their volumes are on (table: a cost
+    /// section; JSON: `cost` per layout).
+    #[arg(long, value_name = "FILE")]
+    pub prices: Option<PathBuf>,
+}
+
+/// The prices `--prices` gave and each layout's cost, by layout id.
+type Priced = (crate::size::price::Prices, Vec<(String, crate::size::price::Cost)>);
+
+/// Each layout's cost under `--prices` (the pricing `size` uses: `size::price::cost_of`), by layout id.
+fn layout_costs(
+    plan: &crate::plan::Plan,
+    catalog: &crate::catalog::Catalog,
+    file: Option<&Path>,
+) -> Result<Option<Priced>, Failure> {
+    use crate::size::price::{cost_of, read_prices, Needed, Parts};
+    let Some(file) = file else { return Ok(None) };
+    let text = crate::input::read_text(file, "prices file").map_err(bad_input)?;
+    let prices = read_prices(
+        &text,
+        &file.display().to_string(),
+        &Needed::of_site(&plan.input),
+        catalog,
+    )
+    .map_err(bad_input)?;
+    let costs = plan
+        .layouts
+        .iter()
+        .map(|l| {
+            (
+                l.id.clone(),
+                cost_of(&Parts::of_layout(&plan.input, l), Some(&prices), catalog),
+            )
+        })
+        .collect();
+    Ok(Some((prices, costs)))
+}
+
+/// The table's cost section: each shown layout's total and split.
+fn cost_table(
+    plan: &crate::plan::Plan,
+    sel: &Selection,
+    prices: &crate::size::price::Prices,
+    costs: &[(String, crate::size::price::Cost)],
+    width: u16,
+) -> String {
+    let mut t = crate::report::table(
+        width,
+        &["layout", "cost", "servers", "arrays", "disks", "racks", "power/yr"],
+    );
+    let m = |x: f64| format!("{x:.0}");
+    for l in crate::report::design::selected(plan, sel) {
+        if let Some((_, c)) = costs.iter().find(|(id, _)| id == &l.id) {
+            t.add_row(vec![
+                l.id.clone(),
+                format!("{} {}", m(c.total), prices.currency),
+                m(c.servers),
+                m(c.arrays),
+                m(c.disks),
+                m(c.racks),
+                c.power_per_year.map(m).unwrap_or_else(|| "—".into()),
+            ]);
+        }
+    }
+    format!(
+        "\ncost per layout ({}; the servers it runs JetStream on and the arrays their volumes are on, whole):\n{}\n",
+        crate::size::price::unit(Some(prices)).meaning,
+        t.0
+    )
 }
 
 /// The verdict from which `design --fail-on` exits 1.
@@ -132,6 +202,7 @@ fn save(path: &Path, read: &[PathBuf], bytes: &[u8]) -> Result<(), Failure> {
 
 pub fn run(g: &Global, a: DesignArgs) -> Result<Outcome, Failure> {
     let (inputs, mut plan) = load_plan(g, &a.inputs, a.site.as_deref())?;
+    let priced = layout_costs(&plan, &inputs.catalog, a.prices.as_deref())?;
     if a.top == Some(0) {
         return Err(bad_input(anyhow::anyhow!("--top 0 shows nothing; use --top 1 or more")));
     }
@@ -177,9 +248,20 @@ pub fn run(g: &Global, a: DesignArgs) -> Result<Outcome, Failure> {
     let sel = Selection { top: a.top, layout };
     let bytes = match format(g) {
         // nagios and prometheus are refused before any command runs (`commands::dispatch`).
-        Format::Table | Format::Nagios | Format::Prometheus => table_report(&plan, &sel, width(g)).into_bytes(),
+        Format::Table | Format::Nagios | Format::Prometheus => {
+            let mut t = table_report(&plan, &sel, width(g));
+            if let Some((p, c)) = &priced {
+                t.push_str(&cost_table(&plan, &sel, p, c, width(g)));
+            }
+            t.into_bytes()
+        }
         Format::Json => {
-            super::stream_stdout(|w| json(&plan, &sel, w))?;
+            let costs: Option<Vec<(String, serde_json::Value)>> = priced.as_ref().map(|(_, c)| {
+                c.iter()
+                    .map(|(id, c)| (id.clone(), serde_json::to_value(c).expect("a cost serialises")))
+                    .collect()
+            });
+            super::stream_stdout(|w| json(&plan, &sel, costs.as_deref(), w))?;
             return Ok(outcome);
         }
         Format::Markdown => markdown(&plan, &sel).into_bytes(),

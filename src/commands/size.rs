@@ -18,6 +18,30 @@ pub struct SizeArgs {
     /// Evaluate at most N bills of materials, cheapest first (their cost is known before planning).
     #[arg(long, value_name = "N", default_value_t = 200)]
     pub budget: usize,
+    /// Stop starting bills once the search has spent this many CPU-seconds (all threads; the bill under way
+    /// finishes). The output then says the search was cut.
+    #[arg(long, value_name = "SECONDS")]
+    pub cpu_seconds: Option<f64>,
+    /// Plan every bill: no pruning of bills that provably cannot meet policy.min_tolerated (the brute
+    /// force the pruned search is tested against; their points then show design's figures).
+    #[arg(long)]
+    pub exhaustive: bool,
+    /// Take streams from an OpenMessaging Benchmark workload file, as design's --omb: merged into every
+    /// candidate's site (its site file does not hold them: give design the same --omb).
+    #[arg(long, value_name = "FILE")]
+    pub omb: Option<PathBuf>,
+    /// How long OMB streams keep messages when the workload file does not say (as design's).
+    #[arg(long, value_name = "DURATION", requires = "omb")]
+    pub omb_retention: Option<String>,
+    /// Messages/s of the whole OMB workload to size for (as design's).
+    #[arg(long, value_name = "R", requires = "omb")]
+    pub omb_rate: Option<f64>,
+    /// Take streams from a live cluster's monitor URLs or nats CLI files, as design's --from-cluster.
+    #[arg(long, value_name = "URL|FILE", value_delimiter = ',')]
+    pub from_cluster: Vec<String>,
+    /// How long to measure a --from-cluster cluster's message rates.
+    #[arg(long, value_name = "DURATION", default_value = "10s", requires = "from_cluster")]
+    pub interval: String,
     /// Write each evaluated bill's site file to DIR (BILL.yaml), for `natsplan design`.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -32,14 +56,30 @@ pub fn run(g: &Global, a: SizeArgs) -> Result<Outcome, Failure> {
             "--budget 0 evaluates nothing; give 1 or more, e.g. --budget 200"
         )));
     }
+    if let Some(c) = a.cpu_seconds {
+        if !(c.is_finite() && c > 0.0) {
+            return Err(bad_input(anyhow::anyhow!(
+                "--cpu-seconds {c}: give a number of seconds above 0, e.g. --cpu-seconds 60"
+            )));
+        }
+    }
     let catalog = super::catalog(g)?;
     let file = a.workload.display().to_string();
     let text = crate::input::read_text(&a.workload, "workload file").map_err(bad_input)?;
-    let w = crate::size::read_workload(&text, &file, &catalog).map_err(bad_input)?;
+    let mut w = crate::size::read_workload(&text, &file, &catalog).map_err(bad_input)?;
+    imports(&a, &mut w, &catalog)?;
     let prices = match &a.prices {
         Some(p) => {
             let t = crate::input::read_text(p, "prices file").map_err(bad_input)?;
-            Some(crate::size::price::read_prices(&t, &p.display().to_string(), &w.spec, &catalog).map_err(bad_input)?)
+            Some(
+                crate::size::price::read_prices(
+                    &t,
+                    &p.display().to_string(),
+                    &crate::size::price::Needed::of_spec(&w.spec),
+                    &catalog,
+                )
+                .map_err(bad_input)?,
+            )
         }
         None => None,
     };
@@ -49,41 +89,81 @@ pub fn run(g: &Global, a: SizeArgs) -> Result<Outcome, Failure> {
     };
     let progress = super::progress::Progress::new("sizing: bills evaluated");
     let started = std::time::Instant::now();
-    let s = crate::size::search::run(&w, &catalog, &cal, prices.as_ref(), a.budget, &|d, t| {
-        progress.tick(d, t)
-    });
+    let limits = crate::size::search::Limits {
+        budget: a.budget,
+        cpu_seconds: a.cpu_seconds,
+        prune: !a.exhaustive,
+    };
+    let s = crate::size::search::run(&w, &catalog, &cal, prices.as_ref(), limits, &|d, t| progress.tick(d, t));
     drop(progress);
     eprintln!(
-        "natsplan: size evaluated {} of {} bills ({} points) in {:.1} s",
+        "natsplan: size planned {} of {} bills ({} points), pruned {}, in {:.1} s ({:.1} CPU-s){}",
         s.considered,
         s.bills,
-        s.candidates.len(),
-        started.elapsed().as_secs_f64()
+        s.points,
+        s.pruned.len(),
+        started.elapsed().as_secs_f64(),
+        s.cpu_seconds,
+        match s.cut_by {
+            Some(c) => format!("; INCOMPLETE: --{} cut {} bill(s)", c.replace('_', "-"), s.over_budget),
+            None => String::new(),
+        }
     );
     if let Some(dir) = &a.out {
-        std::fs::create_dir_all(dir).map_err(|e| {
-            bad_input(anyhow::anyhow!(
-                "--out {}: cannot create the folder: {e}",
-                dir.display()
-            ))
-        })?;
-        for (id, site) in &s.sites {
-            let p = dir.join(format!("{id}.yaml"));
-            std::fs::write(&p, site.as_bytes())
-                .map_err(|e| cannot_run(anyhow::anyhow!("--out: cannot write {}: {e}", p.display())))?;
-        }
-        eprintln!("natsplan: {} site files written to {}", s.sites.len(), dir.display());
+        write_sites(dir, &s)?;
     }
     let bytes = match format(g) {
         Format::Json => crate::report::size::json(&s),
         Format::Table | Format::Nagios | Format::Prometheus => crate::report::size::table(&s, width(g)).into_bytes(),
-        other => {
+        Format::Csv => crate::report::size::csv(&s),
+        Format::Html => crate::report::size::html(&s).into_bytes(),
+        Format::Markdown => {
             return Err(bad_input(anyhow::anyhow!(
-                "--format {} is not written by size yet; use table or json",
-                format!("{other:?}").to_ascii_lowercase()
+                "--format markdown is not written by size yet; use table, json, csv or html"
             )))
         }
     };
     emit_stdout(&bytes)?;
     Ok(Outcome::Ok)
+}
+
+/// `--out DIR`: each planned bill's site file, as `DIR/BILL.yaml`.
+fn write_sites(dir: &std::path::Path, s: &crate::size::search::Sizing) -> Result<(), Failure> {
+    std::fs::create_dir_all(dir).map_err(|e| {
+        bad_input(anyhow::anyhow!(
+            "--out {}: cannot create the folder: {e}",
+            dir.display()
+        ))
+    })?;
+    for (id, site) in &s.sites {
+        let p = dir.join(format!("{id}.yaml"));
+        std::fs::write(&p, site.as_bytes())
+            .map_err(|e| cannot_run(anyhow::anyhow!("--out: cannot write {}: {e}", p.display())))?;
+    }
+    eprintln!("natsplan: {} site files written to {}", s.sites.len(), dir.display());
+    Ok(())
+}
+
+/// `--omb` / `--from-cluster`: imported once against the probe site and checked as design checks them,
+/// then merged into every candidate's site by the search.
+fn imports(a: &SizeArgs, w: &mut crate::size::WorkloadFile, catalog: &crate::catalog::Catalog) -> Result<(), Failure> {
+    if a.omb.is_none() && a.from_cluster.is_empty() {
+        return Ok(());
+    }
+    let src = crate::plan::inputs::Sources {
+        site: Some(a.workload.clone()),
+        omb: a.omb.clone(),
+        omb_retention: a.omb_retention.clone(),
+        omb_rate: a.omb_rate,
+        from_cluster: a.from_cluster.clone(),
+        interval: a.interval.clone(),
+        ..Default::default()
+    };
+    let mut probe = crate::size::probe_site(w, catalog).map_err(bad_input)?;
+    let (imports, notes) = crate::plan::inputs::imports_into(&src, &mut probe, &a.workload)?;
+    for n in notes {
+        eprintln!("natsplan: {n}");
+    }
+    w.imports = imports;
+    Ok(())
 }

@@ -718,6 +718,28 @@ fn check_imported(site: &Site, site_path: &Path, from: &BTreeMap<String, String>
     )))
 }
 
+/// What `--omb` and `--from-cluster` import, merged into `site` and checked as design checks them
+/// (`size` applies the returned imports to each candidate's site the same way, `import::merge`); the notes
+/// are the imports' own and the merge's.
+pub fn imports_into(
+    src: &Sources,
+    site: &mut Site,
+    site_path: &Path,
+) -> Result<(Vec<crate::import::Imported>, Vec<String>), Failure> {
+    let mut notes = Vec::new();
+    let mut from: BTreeMap<String, String> = BTreeMap::new();
+    let mut all = Vec::new();
+    for (label, imp) in import(src, site)? {
+        notes.extend(imp.notes.iter().cloned());
+        notes.extend(crate::import::merge(&mut site.workload, &imp));
+        from.extend(imp.streams.iter().map(|s| (s.name.clone(), label.clone())));
+        all.push(imp);
+    }
+    check_sizes(site, site_path)?;
+    check_imported(site, site_path, &from)?;
+    Ok((all, notes))
+}
+
 /// The workloads `--omb` and `--from-cluster` (monitor URLs measured live, or nats CLI files read
 /// offline) name, each with a label of where it came from.
 fn import(src: &Sources, site: &Site) -> Result<Vec<(String, Imported)>, Failure> {

@@ -16,13 +16,13 @@ pub fn field(s: &str) -> String {
     }
 }
 
-fn record(out: &mut String, cells: &[String]) {
+pub fn record(out: &mut String, cells: &[String]) {
     let line: Vec<String> = cells.iter().map(|c| field(c)).collect();
     out.push_str(&line.join(","));
     out.push_str("\r\n");
 }
 
-fn num(x: f64) -> String {
+pub fn num(x: f64) -> String {
     if x.is_finite() {
         format!("{x}")
     } else {
@@ -30,7 +30,7 @@ fn num(x: f64) -> String {
     }
 }
 
-fn opt(x: Option<f64>) -> String {
+pub fn opt(x: Option<f64>) -> String {
     x.map(num).unwrap_or_default()
 }
 

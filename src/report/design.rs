@@ -25,7 +25,13 @@ pub fn selected<'a>(plan: &'a Plan, sel: &Selection) -> Vec<&'a PlannedLayout> {
 
 /// The Plan as JSON, limited to the selected layouts, written to `w` as it is made (the per-asset lists
 /// are never held whole as text).
-pub fn json(plan: &Plan, sel: &Selection, w: &mut (dyn std::io::Write + Send)) -> std::io::Result<()> {
+/// `costs` (`design --prices`): a `cost` value added to each layout by id (docs/size.md).
+pub fn json(
+    plan: &Plan,
+    sel: &Selection,
+    costs: Option<&[(String, serde_json::Value)]>,
+    w: &mut (dyn std::io::Write + Send),
+) -> std::io::Result<()> {
     // The per-asset lists are written in one entry at a time (jsonsplice: the same bytes, without the
     // whole plan as a `Value` in memory).
     let mut v = crate::jsonsplice::with_markers(|| serde_json::to_value(plan).expect("a Plan always serialises"));
@@ -41,6 +47,13 @@ pub fn json(plan: &Plan, sel: &Selection, w: &mut (dyn std::io::Write + Send)) -
             i += 1;
             keep.get(i - 1).copied().unwrap_or(false)
         });
+        for l in all.iter_mut() {
+            let id = l.get("id").and_then(|x| x.as_str()).map(str::to_string);
+            let cost = costs.and_then(|c| c.iter().find(|(i, _)| Some(i) == id.as_ref()));
+            if let (Some((_, c)), Some(o)) = (cost, l.as_object_mut()) {
+                o.insert("cost".into(), c.clone());
+            }
+        }
     }
     let pretty = serde_json::to_vec_pretty(&v).expect("a value always serialises");
     drop(v);

@@ -49,29 +49,17 @@ const HEADER: [&str; 8] = [
 /// The table report.
 pub fn table(s: &Sizing, width: u16) -> String {
     let unit = s.cost_unit.unit.as_str();
-    let mut out = format!(
-        "natsplan size — workload {} — {} bills of {} combinations, {} evaluated (budget {}), {} points\n",
-        s.workload,
-        s.bills,
-        s.combinations,
-        s.considered,
-        s.budget,
-        s.candidates.len()
-    );
+    let mut out = heading(s);
     out.push_str(&format!("cost: {}\n", s.cost_unit.meaning));
     for (why, n) in &s.skipped {
         out.push_str(&format!("skipped {n} combination(s): {why}\n"));
     }
-    if s.over_budget > 0 {
+    for p in &s.pruned {
         out.push_str(&format!(
-            "not evaluated: {} bill(s) beyond the budget (--budget {}; bills go cheapest first); {}\n",
-            s.over_budget,
-            s.budget,
-            if s.cheapest_proven {
-                "none of them could be cheaper than the cheapest below"
-            } else {
-                "one of them may be cheaper than the cheapest below: raise --budget"
-            }
+            "pruned {} ({}): {}\n",
+            p.bill,
+            money(p.cost.total, unit),
+            p.reason
         ));
     }
     match s
@@ -98,17 +86,7 @@ pub fn table(s: &Sizing, width: u16) -> String {
     out.push_str(&t.0.to_string());
     out.push_str("\n\nper bill, its best layout (lowest verdict, then loss odds) and what binds it:\n");
     let mut t = crate::report::table(width, &HEADER);
-    let mut seen = std::collections::HashSet::new();
-    let mut best: Vec<&Point> = s.candidates.iter().collect();
-    best.sort_by(|a, b| {
-        a.bill.cmp(&b.bill).then(a.verdict.cmp(&b.verdict)).then_with(|| {
-            let l = |p: &Point| p.p_any_data_lost_per_year.unwrap_or(f64::INFINITY);
-            l(a).total_cmp(&l(b))
-        })
-    });
-    let mut firsts: Vec<&Point> = best.into_iter().filter(|p| seen.insert(p.bill.clone())).collect();
-    firsts.sort_by(|a, b| a.cost.total.total_cmp(&b.cost.total).then_with(|| a.id.cmp(&b.id)));
-    for p in firsts {
+    for p in best_per_bill(s) {
         t.add_row(row(p, unit));
     }
     out.push_str(&t.0.to_string());
@@ -126,6 +104,53 @@ pub fn table(s: &Sizing, width: u16) -> String {
          compare a point with `natsplan design SITE --layout LAYOUT` on its site (--out DIR writes them).\n",
     );
     out
+}
+
+/// The table's first lines: the search's counts, and INCOMPLETE SEARCH when a limit cut it.
+fn heading(s: &Sizing) -> String {
+    let mut out = format!(
+        "natsplan size — workload {} — {} bills of {} combinations: {} planned ({} points), {} pruned, {} cut by a \
+         limit (budget {} bills{}); {:.1} CPU-s\n",
+        s.workload,
+        s.bills,
+        s.combinations,
+        s.considered,
+        s.points,
+        s.pruned.len(),
+        s.over_budget,
+        s.budget,
+        s.cpu_seconds_budget.map(|c| format!(", {c} CPU-s")).unwrap_or_default(),
+        s.cpu_seconds
+    );
+    if !s.complete {
+        out.push_str(&format!(
+            "INCOMPLETE SEARCH: --{} stopped it with {} bill(s) not planned (bills go cheapest first); the frontier \
+             below is of the bills planned only; {}\n",
+            s.cut_by.unwrap_or("budget").replace('_', "-"),
+            s.over_budget,
+            if s.cheapest_proven {
+                "none left out could be cheaper than the cheapest below"
+            } else {
+                "one left out may be cheaper than the cheapest below: raise the limit"
+            }
+        ));
+    }
+    out
+}
+
+/// Each bill's best point (lowest verdict, then loss odds), cheapest first.
+fn best_per_bill(s: &Sizing) -> Vec<&Point> {
+    let mut seen = std::collections::HashSet::new();
+    let mut best: Vec<&Point> = s.candidates.iter().collect();
+    best.sort_by(|a, b| {
+        a.bill.cmp(&b.bill).then(a.verdict.cmp(&b.verdict)).then_with(|| {
+            let l = |p: &Point| p.p_any_data_lost_per_year.unwrap_or(f64::INFINITY);
+            l(a).total_cmp(&l(b))
+        })
+    });
+    let mut firsts: Vec<&Point> = best.into_iter().filter(|p| seen.insert(p.bill.clone())).collect();
+    firsts.sort_by(|a, b| a.cost.total.total_cmp(&b.cost.total).then_with(|| a.id.cmp(&b.id)));
+    firsts
 }
 
 fn split(p: &Point, unit: &str) -> String {
@@ -148,4 +173,197 @@ pub fn json(s: &Sizing) -> Vec<u8> {
     let mut v = serde_json::to_vec_pretty(s).expect("a Sizing always serialises");
     v.push(b'\n');
     v
+}
+
+/// `size --format csv` columns (docs/size.md), one record per point, cheapest first. `search_complete` is
+/// false on every record when a limit cut the search, so a cut run never reads as complete.
+pub const CSV_COLUMNS: [&str; 28] = [
+    "id",
+    "bill",
+    "layout",
+    "verdict",
+    "meets_requirements",
+    "frontier",
+    "cheapest",
+    "cost_unit",
+    "cost_total",
+    "cost_servers",
+    "cost_arrays",
+    "cost_disks",
+    "cost_racks",
+    "cost_power_per_year",
+    "tolerates_racks",
+    "tolerates_arrays",
+    "tolerates_servers",
+    "tolerates_disks",
+    "p_any_data_lost_per_year",
+    "worst_unavailable_min_per_year",
+    "free_after_worst_tolerated_failure",
+    "worst_tolerated_failure",
+    "binding_kind",
+    "binding_demand",
+    "binding_capacity",
+    "binding_unit",
+    "binding_text",
+    "search_complete",
+];
+
+fn csv_record(s: &Sizing, p: &Point) -> Vec<String> {
+    use crate::report::csv::{num, opt};
+    let (c, t, b) = (&p.cost, &p.tolerates, p.binding.as_ref());
+    vec![
+        p.id.clone(),
+        p.bill.clone(),
+        p.layout.clone(),
+        p.verdict.as_str().into(),
+        p.meets_requirements.to_string(),
+        p.frontier.to_string(),
+        (s.cheapest.as_deref() == Some(p.id.as_str())).to_string(),
+        s.cost_unit.unit.clone(),
+        num(c.total),
+        num(c.servers),
+        num(c.arrays),
+        num(c.disks),
+        num(c.racks),
+        opt(c.power_per_year),
+        t.racks.to_string(),
+        t.arrays.to_string(),
+        t.servers.to_string(),
+        t.disks.to_string(),
+        opt(p.p_any_data_lost_per_year),
+        opt(p.worst_unavailable_min_per_year),
+        num(p.free_after_worst_tolerated_failure),
+        p.worst_tolerated_failure.join(" + "),
+        b.map(|b| b.kind.clone()).unwrap_or_default(),
+        opt(b.map(|b| b.demand)),
+        opt(b.map(|b| b.capacity)),
+        b.map(|b| b.unit.clone()).unwrap_or_default(),
+        b.map(|b| b.text.clone()).unwrap_or_default(),
+        s.complete.to_string(),
+    ]
+}
+
+/// The CSV report: a header row, then one record per point (RFC 4180, CRLF).
+pub fn csv(s: &Sizing) -> Vec<u8> {
+    let mut out = String::new();
+    crate::report::csv::record(&mut out, &CSV_COLUMNS.map(String::from));
+    for p in &s.candidates {
+        crate::report::csv::record(&mut out, &csv_record(s, p));
+    }
+    out.into_bytes()
+}
+
+/// The frontier chart: cost against design's `p_any_data_lost_per_year` (log), frontier points filled,
+/// other points that meet every requirement open, points that fail them grey. A point with no loss
+/// figure (or odds of 0, off a log axis) is not drawn; the tables list every point.
+pub fn frontier_chart(s: &Sizing) -> String {
+    use crate::report::svg::{line_chart, Chart, Marks};
+    let x_label = format!("cost.total ({})", s.cost_unit.unit);
+    let mut c = Chart::new(
+        "Cost against P(any data lost) per year",
+        &x_label,
+        "p_any_data_lost_per_year (log)",
+    );
+    c.y_log = true;
+    let marks = |name: &str, colour: &str, filled: bool, f: &dyn Fn(&Point) -> bool| Marks {
+        name: name.into(),
+        colour: colour.into(),
+        filled,
+        points: s
+            .candidates
+            .iter()
+            .filter(|p| f(p))
+            .filter_map(|p| {
+                let y = p.p_any_data_lost_per_year?;
+                Some((
+                    p.cost.total,
+                    y,
+                    format!("{}: {} · {y:.2e}/yr", p.id, money(p.cost.total, &s.cost_unit.unit)),
+                ))
+            })
+            .collect(),
+    };
+    c.marks = vec![
+        marks("frontier", "#1f77b4", true, &|p| p.frontier),
+        marks("meets every requirement, dominated", "#1f77b4", false, &|p| {
+            p.meets_requirements && !p.frontier
+        }),
+        marks("fails a requirement", "#999999", false, &|p| !p.meets_requirements),
+    ];
+    line_chart(&c)
+}
+
+/// The HTML page: the search's counts and any cut, the cost unit, the cheapest, the frontier chart and
+/// table, every bill's best point with its binding constraint, the pruned bills and the assumptions. One
+/// self-contained file (inline CSS and SVG, nothing fetched), as design's page.
+pub fn html(s: &Sizing) -> String {
+    use crate::report::html::Page;
+    let unit = s.cost_unit.unit.as_str();
+    let title = format!("natsplan size: {}", s.workload);
+    let mut page = Page::new(&title);
+    page.h1(&title);
+    page.p(&format!(
+        "{} bills of {} combinations: {} planned ({} points), {} pruned, {} cut by a limit; {:.1} CPU-s",
+        s.bills,
+        s.combinations,
+        s.considered,
+        s.points,
+        s.pruned.len(),
+        s.over_budget,
+        s.cpu_seconds
+    ));
+    if !s.complete {
+        page.note(&format!(
+            "INCOMPLETE SEARCH: --{} stopped it with {} bill(s) not planned; the frontier is of the bills planned \
+             only{}",
+            s.cut_by.unwrap_or("budget").replace('_', "-"),
+            s.over_budget,
+            if s.cheapest_proven {
+                " (none left out could be cheaper than the cheapest)"
+            } else {
+                "; one left out may be cheaper than the cheapest: raise the limit"
+            }
+        ));
+    }
+    page.note(&format!("cost: {}", s.cost_unit.meaning));
+    match s
+        .cheapest
+        .as_ref()
+        .and_then(|id| s.candidates.iter().find(|p| &p.id == id))
+    {
+        Some(p) => page.p(&format!(
+            "Cheapest that meets every requirement: {} at {} ({})",
+            p.id,
+            money(p.cost.total, unit),
+            split(p, unit)
+        )),
+        None => page.p("Cheapest that meets every requirement: none of the evaluated points meets them."),
+    }
+    page.h2("Frontier", Some("frontier"));
+    page.figure(
+        &frontier_chart(s),
+        "Each point a (bill, layout); filled: on the frontier (non-dominated over cost, loss odds, downtime and \
+         free capacity after the worst tolerated failure, so a filled point may look dominated in these two axes).",
+    );
+    let rows = |f: &dyn Fn(&Point) -> bool| -> Vec<Vec<String>> {
+        s.candidates.iter().filter(|p| f(p)).map(|p| row(p, unit)).collect()
+    };
+    page.table(&HEADER, &rows(&|p| p.frontier));
+    page.h2("Every bill's best point", Some("bills"));
+    page.table(
+        &HEADER,
+        &best_per_bill(s).into_iter().map(|p| row(p, unit)).collect::<Vec<_>>(),
+    );
+    if !s.pruned.is_empty() {
+        page.h2("Pruned bills", Some("pruned"));
+        let pr: Vec<Vec<String>> = s
+            .pruned
+            .iter()
+            .map(|p| vec![p.bill.clone(), money(p.cost.total, unit), p.reason.clone()])
+            .collect();
+        page.table(&["bill", "cost", "why no point of it can meet the requirements"], &pr);
+    }
+    page.h2("Assumptions", Some("assumptions"));
+    page.list(&s.assumptions);
+    page.finish("natsplan size (docs/size.md)")
 }

@@ -68,6 +68,12 @@ pub struct WorkloadFile {
     /// the workload file's own).
     pub base: String,
     pub spec: SizeSpec,
+    /// The workload's `policy.min_tolerated`, as the site parser reads it (what every point is judged
+    /// against, and what the search prunes with).
+    pub required: crate::site::Tolerance,
+    /// Streams `--omb` / `--from-cluster` imported, merged into every candidate's site after it is read
+    /// (as design merges them into a site: `import::merge`); empty without those flags.
+    pub imports: Vec<crate::import::Imported>,
 }
 
 /// The `size:` key as written.
@@ -161,31 +167,51 @@ pub fn read_workload(text: &str, file: &str, catalog: &Catalog) -> Result<Worklo
     // The base text: the `size:` block commented out, line for line.
     let base = comment_out_size(text, top_key("size").map(|p| p.line), &doc);
 
-    // The workload's own keys, read by the site parser on a probe with the most racks and servers the
-    // range allows (so `policy.min_tolerated` is judged against them); the probe's racks are ours, so
-    // their problems are not the user's.
-    if let Some(spec) = &spec {
-        if errors.is_empty() {
-            let probe = format!("{base}{}", bill::probe_racks(spec));
-            if let Err(e) = crate::site::parse_str(&probe, file, catalog) {
-                for mut x in e.errors.into_iter().filter(|x| !x.path.starts_with("racks")) {
-                    if x.path.starts_with("policy.min_tolerated") {
-                        x.fix = x
-                            .fix
-                            .map(|f| format!("{f} (size.racks and size.servers give the most a candidate has)"));
-                    }
-                    errors.push(x);
-                }
-            }
-        }
-    }
+    let required = match &spec {
+        Some(spec) if errors.is_empty() => probe(spec, &base, file, catalog, &mut errors),
+        _ => crate::site::Tolerance::default(),
+    };
     match spec {
         Some(spec) if errors.is_empty() => Ok(WorkloadFile {
             file: file.to_string(),
             base,
             spec,
+            required,
+            imports: Vec::new(),
         }),
         _ => Err(doc.errors(errors)),
+    }
+}
+
+/// The workload's own keys, read by the site parser on a probe with the most racks and servers the range
+/// allows (so `policy.min_tolerated` is judged against them); the probe's racks are ours, so their
+/// problems are not the user's. Returns the workload's `policy.min_tolerated`.
+/// The probe site (`probe`'s), for importing `--omb` / `--from-cluster` streams against.
+pub fn probe_site(w: &WorkloadFile, catalog: &Catalog) -> Result<crate::site::Site, SiteErrors> {
+    crate::site::parse_str(&format!("{}{}", w.base, bill::probe_racks(&w.spec)), &w.file, catalog)
+}
+
+fn probe(
+    spec: &SizeSpec,
+    base: &str,
+    file: &str,
+    catalog: &Catalog,
+    errors: &mut Vec<SiteError>,
+) -> crate::site::Tolerance {
+    let probe = format!("{base}{}", bill::probe_racks(spec));
+    match crate::site::parse_str(&probe, file, catalog) {
+        Ok(site) => site.policy.min_tolerated,
+        Err(e) => {
+            for mut x in e.errors.into_iter().filter(|x| !x.path.starts_with("racks")) {
+                if x.path.starts_with("policy.min_tolerated") {
+                    x.fix = x
+                        .fix
+                        .map(|f| format!("{f} (size.racks and size.servers give the most a candidate has)"));
+                }
+                errors.push(x);
+            }
+            crate::site::Tolerance::default()
+        }
     }
 }
 

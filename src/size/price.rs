@@ -61,15 +61,66 @@ pub struct CostUnit {
     pub meaning: String,
 }
 
-/// Read and check a prices file against the catalog and the models `size:` allows: every problem at
+/// The models a prices file must price: those `size:` allows, or those a site uses (`design --prices`),
+/// and where they come from, for the fix.
+#[derive(Debug, Clone, Default)]
+pub struct Needed {
+    pub servers: Vec<String>,
+    pub arrays: Vec<String>,
+    pub disks: Vec<String>,
+    /// E.g. "the workload's size: key", for "or leave X out of ...".
+    pub from: String,
+}
+
+impl Needed {
+    pub fn of_spec(spec: &SizeSpec) -> Needed {
+        Needed {
+            servers: spec.server_models.clone(),
+            arrays: spec
+                .storage
+                .iter()
+                .filter_map(|s| match s {
+                    StorageKind::Array(m) => Some(m.clone()),
+                    StorageKind::Internal => None,
+                })
+                .collect(),
+            disks: spec.disk_models.clone(),
+            from: "the workload's size: key".into(),
+        }
+    }
+
+    /// Every server, array and disk model the site lists (a server's internal disks are no array).
+    pub fn of_site(site: &crate::site::Site) -> Needed {
+        let uniq = |v: Vec<String>| -> Vec<String> {
+            let mut v = v;
+            v.sort();
+            v.dedup();
+            v
+        };
+        Needed {
+            servers: uniq(site.servers.iter().map(|s| s.model.clone()).collect()),
+            arrays: uniq(
+                site.arrays
+                    .iter()
+                    .filter(|a| a.owner.is_none())
+                    .map(|a| a.model.clone())
+                    .collect(),
+            ),
+            disks: uniq(site.arrays.iter().map(|a| a.disk_model.clone()).collect()),
+            from: "the site (give 0 for hardware already paid for)".into(),
+        }
+    }
+}
+
+/// Read and check a prices file against the catalog and the models `needed` lists: every problem at
 /// once, each with its place.
-pub fn read_prices(text: &str, file: &str, spec: &SizeSpec, catalog: &Catalog) -> Result<Prices, SiteErrors> {
+pub fn read_prices(text: &str, file: &str, needed: &Needed, catalog: &Catalog) -> Result<Prices, SiteErrors> {
     let doc = Doc::parse(text, file)?;
     let (raw, mut errors) = doc.read::<RawPrices>();
     let Some(raw) = raw else {
         return Err(doc.errors(errors));
     };
-    let mut check = |map: &BTreeMap<String, f64>, section: &str, known: Vec<&str>, needed: Vec<&str>| {
+    let mut check = |map: &BTreeMap<String, f64>, section: &str, known: Vec<&str>, want: &[String]| {
         for (k, v) in map {
             let p = format!("{section}.{k}");
             if !known.contains(&k.as_str()) {
@@ -89,40 +140,22 @@ pub fn read_prices(text: &str, file: &str, spec: &SizeSpec, catalog: &Catalog) -
                 ));
             }
         }
-        for n in needed {
+        for n in want {
             if !map.contains_key(n) {
                 errors.push(doc.error(
                     section,
-                    format!("no price for {n}, which size: allows"),
-                    format!("add `{n}: PRICE` under `{section}:`, or leave {n} out of the workload's size: key"),
+                    format!("no price for {n}, which {} has", needed.from),
+                    format!(
+                        "add `{n}: PRICE` under `{section}:`, or leave {n} out of {}",
+                        needed.from
+                    ),
                 ));
             }
         }
     };
-    check(
-        &raw.servers,
-        "servers",
-        catalog.server_names(),
-        spec.server_models.iter().map(String::as_str).collect(),
-    );
-    check(
-        &raw.arrays,
-        "arrays",
-        catalog.array_names(),
-        spec.storage
-            .iter()
-            .filter_map(|s| match s {
-                StorageKind::Array(m) => Some(m.as_str()),
-                StorageKind::Internal => None,
-            })
-            .collect(),
-    );
-    check(
-        &raw.disks,
-        "disks",
-        catalog.disk_names(),
-        spec.disk_models.iter().map(String::as_str).collect(),
-    );
+    check(&raw.servers, "servers", catalog.server_names(), &needed.servers);
+    check(&raw.arrays, "arrays", catalog.array_names(), &needed.arrays);
+    check(&raw.disks, "disks", catalog.disk_names(), &needed.disks);
     for (key, v) in [("rack_unit", raw.rack_unit), ("watt_year", raw.watt_year)] {
         if let Some(v) = v {
             if !(v.is_finite() && v >= 0.0) {
@@ -179,25 +212,105 @@ pub fn unit(prices: Option<&Prices>) -> CostUnit {
     }
 }
 
-/// The bill's typical watts (servers, arrays, disks), from the catalog.
-fn typical_watts(bill: &Bill, catalog: &Catalog) -> (f64, f64, f64) {
-    let w = |h: &crate::catalog::Hardware| h.watts_typical.unwrap_or(0.0);
-    let s = catalog
-        .server(&bill.server_model)
-        .map(|m| w(&m.hardware))
-        .unwrap_or(0.0)
-        * f64::from(bill.servers());
-    let a = match &bill.storage {
-        StorageKind::Array(m) => catalog.array(m).map(|m| w(&m.hardware)).unwrap_or(0.0) * f64::from(bill.arrays()),
-        StorageKind::Internal => 0.0,
-    };
-    let d = catalog.disk(&bill.disk_model).map(|m| w(&m.hardware)).unwrap_or(0.0) * f64::from(bill.disks());
-    (s, a, d)
+/// What is priced: counts by model, with nothing else (a bill's whole hardware, or the hardware a design
+/// layout uses). Rack units and typical watts come from the catalog, so a bill and the site written from
+/// it price the same.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Parts {
+    pub servers: BTreeMap<String, u32>,
+    /// Arrays bought as arrays (a server's internal disks are none).
+    pub arrays: BTreeMap<String, u32>,
+    /// Every disk, spares included, by disk model.
+    pub disks: BTreeMap<String, u32>,
+}
+
+impl Parts {
+    fn add(m: &mut BTreeMap<String, u32>, k: &str, n: u32) {
+        if n > 0 {
+            *m.entry(k.to_string()).or_default() += n;
+        }
+    }
+
+    /// A bill's parts.
+    pub fn of_bill(b: &Bill) -> Parts {
+        let mut p = Parts::default();
+        Parts::add(&mut p.servers, &b.server_model, b.servers());
+        if let StorageKind::Array(m) = &b.storage {
+            Parts::add(&mut p.arrays, m, b.arrays());
+        }
+        Parts::add(&mut p.disks, &b.disk_model, b.disks());
+        p
+    }
+
+    /// The parts a design layout uses: its JetStream servers, and whole the arrays their volumes are on
+    /// (every disk of them, spares included; a server's internal disks with it).
+    pub fn of_layout(site: &crate::site::Site, l: &crate::plan::PlannedLayout) -> Parts {
+        let mut p = Parts::default();
+        let mut arrays: Vec<usize> = Vec::new();
+        for ps in &l.servers {
+            let Some(s) = site.servers.iter().find(|s| s.name == ps.name) else {
+                continue;
+            };
+            Parts::add(&mut p.servers, &s.model, 1);
+            let on = ps
+                .array
+                .as_deref()
+                .and_then(|a| site.arrays.iter().position(|x| x.name == a));
+            arrays.extend(on.or(s.internal));
+        }
+        arrays.sort_unstable();
+        arrays.dedup();
+        for i in arrays {
+            let a = &site.arrays[i];
+            if a.owner.is_none() {
+                Parts::add(&mut p.arrays, &a.model, 1);
+            }
+            Parts::add(&mut p.disks, &a.disk_model, a.disks);
+        }
+        p
+    }
+
+    /// Rack units (servers at 1 when the catalog gives none, arrays at 0) and typical watts by kind.
+    fn rack_units(&self, catalog: &Catalog) -> u32 {
+        let s: u32 = self
+            .servers
+            .iter()
+            .map(|(m, n)| n * catalog.server(m).and_then(|x| x.hardware.rack_units).unwrap_or(1))
+            .sum();
+        let a: u32 = self
+            .arrays
+            .iter()
+            .map(|(m, n)| n * catalog.array(m).and_then(|x| x.hardware.rack_units).unwrap_or(0))
+            .sum();
+        s + a
+    }
+
+    fn typical_watts(&self, catalog: &Catalog) -> (f64, f64, f64) {
+        let w = |h: &crate::catalog::Hardware| h.watts_typical.unwrap_or(0.0);
+        let sum = |m: &BTreeMap<String, u32>, f: &dyn Fn(&str) -> f64| -> f64 {
+            m.iter().map(|(k, n)| f(k) * f64::from(*n)).sum()
+        };
+        (
+            sum(&self.servers, &|k| {
+                catalog.server(k).map(|m| w(&m.hardware)).unwrap_or(0.0)
+            }),
+            sum(&self.arrays, &|k| {
+                catalog.array(k).map(|m| w(&m.hardware)).unwrap_or(0.0)
+            }),
+            sum(&self.disks, &|k| catalog.disk(k).map(|m| w(&m.hardware)).unwrap_or(0.0)),
+        )
+    }
 }
 
 /// A bill's cost: with prices, money; without, its typical watts (relative units).
 pub fn cost(bill: &Bill, prices: Option<&Prices>, catalog: &Catalog) -> Cost {
-    let (ws, wa, wd) = typical_watts(bill, catalog);
+    cost_of(&Parts::of_bill(bill), prices, catalog)
+}
+
+/// The cost of some parts, the one pricing size and design share: with prices, money; without, their
+/// typical watts (relative units).
+pub fn cost_of(parts: &Parts, prices: Option<&Prices>, catalog: &Catalog) -> Cost {
+    let (ws, wa, wd) = parts.typical_watts(catalog);
     let Some(p) = prices else {
         return Cost {
             total: ws + wa + wd,
@@ -208,14 +321,16 @@ pub fn cost(bill: &Bill, prices: Option<&Prices>, catalog: &Catalog) -> Cost {
             power_per_year: None,
         };
     };
-    let price = |m: &BTreeMap<String, f64>, k: &str| m.get(k).copied().unwrap_or(0.0);
-    let servers = price(&p.servers, &bill.server_model) * f64::from(bill.servers());
-    let arrays = match &bill.storage {
-        StorageKind::Array(m) => price(&p.arrays, m) * f64::from(bill.arrays()),
-        StorageKind::Internal => 0.0,
+    let priced = |prices: &BTreeMap<String, f64>, counts: &BTreeMap<String, u32>| -> f64 {
+        counts
+            .iter()
+            .map(|(k, n)| prices.get(k).copied().unwrap_or(0.0) * f64::from(*n))
+            .sum()
     };
-    let disks = price(&p.disks, &bill.disk_model) * f64::from(bill.disks());
-    let racks = p.rack_unit * f64::from(bill.rack_units());
+    let servers = priced(&p.servers, &parts.servers);
+    let arrays = priced(&p.arrays, &parts.arrays);
+    let disks = priced(&p.disks, &parts.disks);
+    let racks = p.rack_unit * f64::from(parts.rack_units(catalog));
     let power_per_year = p.watt_year.map(|y| y * (ws + wa + wd));
     Cost {
         total: servers + arrays + disks + racks + power_per_year.unwrap_or(0.0),

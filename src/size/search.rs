@@ -86,9 +86,24 @@ pub struct Sizing {
     pub combinations: usize,
     pub bills: usize,
     pub budget: usize,
+    /// `--cpu-seconds`, when given.
+    pub cpu_seconds_budget: Option<f64>,
+    /// Whether bills that provably cannot meet the requirements were pruned (false with `--exhaustive`).
+    pub pruning: bool,
+    /// Bills planned, and the (bill, layout) points they gave.
     pub considered: usize,
-    /// Bills the budget left unevaluated.
+    pub points: usize,
+    /// Bills not planned because none of their points can meet the requirements.
+    pub pruned: Vec<Pruned>,
+    /// Bills a limit (`--budget` or `--cpu-seconds`) left unevaluated.
     pub over_budget: usize,
+    /// Which limit cut the search first (`budget`, `cpu_seconds`), or None.
+    pub cut_by: Option<&'static str>,
+    /// True when every bill was planned or pruned: the frontier is the whole search's. False: a limit cut
+    /// it, and the frontier and cheapest are those of the bills evaluated.
+    pub complete: bool,
+    /// CPU-seconds the search spent (every thread).
+    pub cpu_seconds: f64,
     pub skipped: Vec<(String, usize)>,
     /// Every (bill, layout) point, cheapest first.
     pub candidates: Vec<Point>,
@@ -180,45 +195,160 @@ pub fn site_of(
     Ok((fixed.into(), site, required))
 }
 
-/// Evaluate up to `budget` bills, cheapest first, telling `progress` (bills done, bills to do).
+/// How far the search may go: bills evaluated, CPU-seconds spent, and whether bills that provably cannot
+/// meet the requirements are pruned (`--exhaustive` turns pruning off: the brute force the pruning is
+/// tested against).
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// At most this many bills planned (pruned bills do not count).
+    pub budget: usize,
+    /// Stop starting bills once the process has spent this many CPU-seconds in the search (all threads;
+    /// checked between bills, so the bill under way finishes; the first bill is always planned).
+    pub cpu_seconds: Option<f64>,
+    pub prune: bool,
+}
+
+impl Limits {
+    /// Every bill, no pruning, no CPU limit: the brute force.
+    pub fn exhaustive() -> Limits {
+        Limits {
+            budget: usize::MAX,
+            cpu_seconds: None,
+            prune: false,
+        }
+    }
+}
+
+/// A bill left unplanned because none of its points can meet `policy.min_tolerated` (`prune_reason`).
+#[derive(Debug, Clone, Serialize)]
+pub struct Pruned {
+    pub bill: String,
+    pub cost: Cost,
+    /// Why no layout of it can meet the requirements, in words.
+    pub reason: String,
+}
+
+/// Whether some replica count (1..5) over `domains` failure domains can keep its quorum after the worst
+/// `lost` of them fail. However the replicas are spread, the `lost` fullest domains hold at least
+/// ⌈R·lost/domains⌉ of them (pigeonhole), so R keeps its quorum only if R − ⌈R·lost/domains⌉ ≥ ⌊R/2⌋ + 1.
+/// False means no stream on these domains can survive that outage, whatever the layout and placement.
+pub fn quorum_can_survive(domains: u32, lost: u32) -> bool {
+    lost == 0 || (domains > 0 && (1..=5u32).any(|r| r.saturating_sub((r * lost).div_ceil(domains)) > r / 2))
+}
+
+/// Why no point of `b` can meet `required` (so it is neither on the frontier nor the cheapest), or None
+/// when one might. Only outages are used: losing `t` of a bill's racks (its arrays, its servers) with no
+/// replica count that keeps a quorum is a fact of quorum arithmetic, not of design's model, so the pruned
+/// search's frontier and cheapest are the brute force's (tested on small workloads).
+pub fn prune_reason(b: &Bill, required: &Tolerance) -> Option<String> {
+    let arrays = match b.storage {
+        super::StorageKind::Array(_) => Some(b.arrays()),
+        super::StorageKind::Internal => None,
+    };
+    let domains = [
+        ("rack", Some(b.racks.len() as u32), required.racks),
+        ("array", arrays, required.arrays),
+        ("server", Some(b.servers()), required.servers),
+    ];
+    domains.into_iter().find_map(|(what, have, lost)| {
+        let have = have?;
+        (!quorum_can_survive(have, lost)).then(|| {
+            format!(
+                "{what} outage: no replica count keeps a quorum over {have} {what}(s) after losing {lost} \
+                 (policy.min_tolerated.{what}s), whatever the layout"
+            )
+        })
+    })
+}
+
+/// The process's CPU time so far (user + system, every thread), in seconds.
+pub fn cpu_seconds() -> f64 {
+    // SAFETY: getrusage writes the struct it is given and nothing else.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) } != 0 {
+        return 0.0;
+    }
+    let t = |v: libc::timeval| v.tv_sec as f64 + v.tv_usec as f64 / 1e6;
+    t(u.ru_utime) + t(u.ru_stime)
+}
+
+/// Combinations of the ranges, the bills among them priced, and the skipped combinations by reason.
+type Priced = (usize, Vec<(Cost, Bill)>, Vec<(String, usize)>);
+
+/// Every bill of the ranges, priced, cheapest first (ties keep the enumeration's order), and the
+/// combinations that are no bill, by reason.
+fn priced_bills(w: &WorkloadFile, catalog: &Catalog, prices: Option<&Prices>) -> Priced {
+    let all = bill::enumerate(&w.spec, catalog);
+    let combinations = all.len();
+    let mut skipped: std::collections::BTreeMap<Skip, usize> = Default::default();
+    let mut bills: Vec<(Cost, Bill)> = Vec::new();
+    for b in all {
+        match b {
+            Ok(b) => bills.push((price::cost(&b, prices, catalog), b)),
+            Err(s) => *skipped.entry(s).or_default() += 1,
+        }
+    }
+    bills.sort_by(|a, b| a.0.total.total_cmp(&b.0.total));
+    let skipped = skipped.into_iter().map(|(k, v)| (k.as_str().to_string(), v)).collect();
+    (combinations, bills, skipped)
+}
+
+/// Plan one bill as design would and add its points.
+fn evaluate(
+    out: &mut Sizing,
+    w: &WorkloadFile,
+    b: &Bill,
+    cost: &Cost,
+    catalog: &Catalog,
+    cal: &crate::perf::Calibration,
+) {
+    let text: Arc<str> = format!("{}{}", w.base, b.racks_yaml()).into();
+    let (text, mut site, required) = match site_of(b, &text, catalog) {
+        Ok(x) => x,
+        Err(e) => {
+            out.invalid.push(format!("{}: {e}", b.id));
+            return;
+        }
+    };
+    for imp in &w.imports {
+        crate::import::merge(&mut site.workload, imp);
+    }
+    let plan = crate::plan::build_with(&site, catalog, cal);
+    for l in &plan.layouts {
+        out.candidates.push(point(b, l, &required, cost, &text));
+    }
+    out.sites.push((b.id.clone(), text));
+    out.considered += 1;
+}
+
+/// Evaluate the bills cheapest first within `limits`, pruning those that provably cannot meet the
+/// requirements, telling `progress` (bills done, bills in all).
 pub fn run(
     w: &WorkloadFile,
     catalog: &Catalog,
     cal: &crate::perf::Calibration,
     prices: Option<&Prices>,
-    budget: usize,
+    limits: Limits,
     progress: &dyn Fn(usize, usize),
 ) -> Sizing {
-    let all = bill::enumerate(&w.spec, catalog);
-    let combinations = all.len();
-    let mut skipped: std::collections::BTreeMap<Skip, usize> = Default::default();
-    let mut bills: Vec<Bill> = Vec::new();
-    for b in all {
-        match b {
-            Ok(b) => bills.push(b),
-            Err(s) => *skipped.entry(s).or_default() += 1,
-        }
-    }
-    // Cheapest first, so a budget spends itself on the bills the cheapest feasible one is among (the cost
-    // is known before planning); ties keep the enumeration's order.
-    let mut bills: Vec<(Cost, Bill)> = bills
-        .into_iter()
-        .map(|b| (price::cost(&b, prices, catalog), b))
-        .collect();
-    bills.sort_by(|a, b| a.0.total.total_cmp(&b.0.total));
-    let n_bills = bills.len();
-    let first_left_out = bills.get(budget).map(|(c, _)| c.total);
-    let todo = n_bills.min(budget);
+    let (combinations, bills, skipped) = priced_bills(w, catalog, prices);
     let mut out = Sizing {
         workload: w.file.clone(),
         cost_unit: price::unit(prices),
         axes: AXES,
         combinations,
-        bills: n_bills,
-        budget,
+        bills: bills.len(),
+        budget: limits.budget,
+        cpu_seconds_budget: limits.cpu_seconds,
+        pruning: limits.prune,
         considered: 0,
-        over_budget: n_bills - todo,
-        skipped: skipped.into_iter().map(|(k, v)| (k.as_str().to_string(), v)).collect(),
+        points: 0,
+        pruned: Vec::new(),
+        over_budget: 0,
+        cut_by: None,
+        complete: true,
+        cpu_seconds: 0.0,
+        skipped,
         candidates: Vec::new(),
         cheapest: None,
         cheapest_proven: false,
@@ -226,24 +356,44 @@ pub fn run(
         assumptions: assumptions(w),
         sites: Vec::new(),
     };
-    for (i, (cost, b)) in bills.into_iter().take(todo).enumerate() {
-        progress(i, todo);
-        let text: Arc<str> = format!("{}{}", w.base, b.racks_yaml()).into();
-        let (text, site, required) = match site_of(&b, &text, catalog) {
-            Ok(x) => x,
-            Err(e) => {
-                out.invalid.push(format!("{}: {e}", b.id));
-                continue;
-            }
-        };
-        let plan = crate::plan::build_with(&site, catalog, cal);
-        for l in &plan.layouts {
-            out.candidates.push(point(&b, l, &required, &cost, &text));
+    let cpu0 = cpu_seconds();
+    let n = bills.len();
+    let mut first_left_out = None;
+    for (i, (cost, b)) in bills.into_iter().enumerate() {
+        progress(i, n);
+        if let Some(reason) = limits.prune.then(|| prune_reason(&b, &w.required)).flatten() {
+            out.pruned.push(Pruned {
+                bill: b.id.clone(),
+                cost,
+                reason,
+            });
+            continue;
         }
-        out.sites.push((b.id.clone(), text));
-        out.considered += 1;
+        let cut = if out.considered >= limits.budget {
+            Some("budget")
+        } else if out.considered > 0 && limits.cpu_seconds.is_some_and(|s| cpu_seconds() - cpu0 >= s) {
+            Some("cpu_seconds")
+        } else {
+            None
+        };
+        if let Some(c) = cut {
+            out.cut_by.get_or_insert(c);
+            first_left_out.get_or_insert(cost.total);
+            out.over_budget += 1;
+            continue;
+        }
+        evaluate(&mut out, w, &b, &cost, catalog, cal);
     }
-    progress(todo, todo);
+    progress(n, n);
+    out.cpu_seconds = cpu_seconds() - cpu0;
+    out.complete = out.over_budget == 0;
+    out.points = out.candidates.len();
+    finish(&mut out, first_left_out);
+    out
+}
+
+/// The frontier, the order, the cheapest and whether it is proven.
+fn finish(out: &mut Sizing, first_left_out: Option<f64>) {
     mark_frontier(&mut out.candidates);
     out.candidates
         .sort_by(|a, b| a.cost.total.total_cmp(&b.cost.total).then_with(|| a.id.cmp(&b.id)));
@@ -267,7 +417,6 @@ pub fn run(
             .find(|p| &p.id == id)
             .is_some_and(|p| p.cost.total <= next),
     };
-    out
 }
 
 fn assumptions(w: &WorkloadFile) -> Vec<String> {
@@ -295,6 +444,13 @@ fn assumptions(w: &WorkloadFile) -> Vec<String> {
         "servers spread over the racks as evenly as can be, the first racks taking one more (5 over 3: 2 + 2 + 1)"
             .into(),
     ];
+    if !w.imports.is_empty() {
+        let n: usize = w.imports.iter().map(|i| i.streams.len()).sum();
+        a.push(format!(
+            "{n} stream(s) imported with --omb / --from-cluster are merged into every candidate's site; its site \
+             file does not hold them, so give design the same flags on it"
+        ));
+    }
     a.push(
         "figures are design's for each candidate's site (plan::build, the built-in or given calibration); their \
          sources are design's"
@@ -511,6 +667,90 @@ mod tests {
             frontier: false,
             site: "".into(),
         }
+    }
+
+    /// A small workload file: the ranges, replicas and min_tolerated given.
+    fn workload(ranges: &str, replicas: &str, min_tolerated: &str) -> String {
+        format!(
+            "site: small\nnats: {{ replicas: {replicas} }}\nsize:\n{ranges}  server_models: [generic-16c]\n  \
+             storage: [EF300]\n  disk_models: [nvme-3.84t]\nworkload:\n  streams:\n    \
+             - {{ name: orders, msgs_per_s: 5000, msg_size: 1KiB, retention: 24h }}\n    \
+             - {{ name: audit, msgs_per_s: 500, msg_size: 2KiB, retention: 7d }}\npolicy:\n  patterns: [\"1\", \"2\"]\n  \
+             min_tolerated: {min_tolerated}\n"
+        )
+    }
+
+    fn ids(s: &Sizing, f: impl Fn(&Point) -> bool) -> Vec<String> {
+        let mut v: Vec<String> = s.candidates.iter().filter(|p| f(p)).map(|p| p.id.clone()).collect();
+        v.sort();
+        v
+    }
+
+    /// The pruned search against the brute force over every bill: the same frontier, the same cheapest,
+    /// and no point of a pruned bill meets the requirements. Each workload prunes some bills (else the
+    /// comparison proves nothing).
+    #[test]
+    fn pruning_keeps_the_brute_forces_frontier_and_cheapest() {
+        let catalog = Catalog::builtin();
+        let cal = crate::perf::Calibration::builtin();
+        let cases = [
+            // One and two racks cannot survive a rack outage: four of six bills pruned.
+            workload(
+                "  racks: [1, 3]\n  servers: [3, 4]\n  disks_per_server: [2, 2]\n",
+                "[3]",
+                "{ racks: 1 }",
+            ),
+            // Three or four servers cannot survive losing two: two of three bills pruned.
+            workload(
+                "  racks: [3, 3]\n  servers: [3, 5]\n  disks_per_server: [2, 2]\n",
+                "[3, 5]",
+                "{ servers: 2 }",
+            ),
+        ];
+        for text in cases {
+            let w = crate::size::read_workload(&text, "small.yaml", &catalog).unwrap();
+            let all = run(&w, &catalog, &cal, None, Limits::exhaustive(), &|_, _| {});
+            let limits = Limits {
+                prune: true,
+                ..Limits::exhaustive()
+            };
+            let pruned = run(&w, &catalog, &cal, None, limits, &|_, _| {});
+            assert!(
+                !pruned.pruned.is_empty(),
+                "nothing pruned: the comparison proves nothing\n{text}"
+            );
+            assert!(all.complete && pruned.complete && all.pruned.is_empty());
+            assert_eq!(pruned.considered + pruned.pruned.len(), all.considered);
+            let on = |p: &Point| p.frontier;
+            assert!(!ids(&all, on).is_empty(), "the brute force has a frontier\n{text}");
+            assert_eq!(ids(&pruned, on), ids(&all, on), "the frontier\n{text}");
+            assert_eq!(pruned.cheapest, all.cheapest, "the cheapest\n{text}");
+            for x in &pruned.pruned {
+                let of_bill = ids(&all, |p| p.bill == x.bill);
+                assert!(!of_bill.is_empty());
+                let meeting = ids(&all, |p| p.bill == x.bill && p.meets_requirements);
+                assert!(
+                    meeting.is_empty(),
+                    "pruned {} ({}) but {meeting:?} meet the requirements",
+                    x.bill,
+                    x.reason
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn quorum_arithmetic_of_outages() {
+        // Three racks keep R3's quorum after one is lost (1 + 1 + 1); two racks never do, one never.
+        assert!(quorum_can_survive(3, 1));
+        assert!(!quorum_can_survive(2, 1));
+        assert!(!quorum_can_survive(1, 1));
+        // Two lost of five: R5 spread 1 each keeps 3; of four or three, nothing keeps a quorum.
+        assert!(quorum_can_survive(5, 2));
+        assert!(!quorum_can_survive(4, 2));
+        assert!(!quorum_can_survive(3, 2));
+        // Nothing lost: always.
+        assert!(quorum_can_survive(1, 0));
     }
 
     #[test]

@@ -29,8 +29,9 @@ fn point<'a>(s: &'a Value, bill: &str, layout_prefix: &str) -> &'a Value {
 fn seed_000_yields_its_own_shapes_with_its_binding_constraints_and_design_agrees() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().to_str().unwrap();
-    let s = size_json(&[&repo_file(SEED), "--out", out]);
+    let s = size_json(&[&repo_file(SEED), "--out", out, "--exhaustive"]);
     assert_eq!(s["considered"], 18, "every bill of the ranges evaluated");
+    assert_eq!(s["pruned"], serde_json::json!([]), "--exhaustive prunes nothing");
     assert_eq!(s["cost_unit"]["unit"], "relative", "no --prices: relative units, said");
     // 2 + 2 + 1 servers on RAID 0 at R5, one EF300 per rack with one disk per server and a spare.
     let raid0 = point(&s, "3r5s-generic-16c-EF300-nvme-3.84tx1", "p2-raid0-r5-Ax2.Bx2.Cx1");
@@ -60,6 +61,37 @@ fn seed_000_yields_its_own_shapes_with_its_binding_constraints_and_design_agrees
         .unwrap();
     assert_eq!(c["meets_requirements"], true);
     assert_eq!(c["frontier"], true);
+    // Pruned (the default), the one- and two-rack bills are not planned: neither keeps a quorum through a
+    // rack outage. The frontier and the cheapest are the brute force's; the big RAID 6 bill says why.
+    let pruned = size_json(&[&repo_file(SEED)]);
+    assert_eq!(
+        (
+            pruned["considered"].as_u64(),
+            pruned["pruned"].as_array().unwrap().len()
+        ),
+        (Some(6), 12)
+    );
+    assert_eq!(pruned["complete"], true);
+    let frontier = |s: &Value| {
+        let mut v: Vec<String> = s["candidates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| p["frontier"] == true)
+            .map(|p| p["id"].as_str().unwrap().to_string())
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(frontier(&pruned), frontier(&s));
+    assert_eq!(pruned["cheapest"], s["cheapest"]);
+    let big = pruned["pruned"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["bill"] == "1r3s-generic-16c-EF300-nvme-3.84tx2")
+        .unwrap();
+    assert!(big["reason"].as_str().unwrap().starts_with("rack outage"), "{big}");
     // Each shape's site file, through design, gives size's figures.
     for p in [raid0, raid1, raid6] {
         let site = dir.path().join(format!("{}.yaml", p["bill"].as_str().unwrap()));
@@ -132,6 +164,14 @@ fn more_load_or_a_stricter_policy_never_makes_the_cheapest_cheaper() {
         ("rates.yaml", small(&doubled_rates, "{ racks: 1 }")),
         ("retention.yaml", small(&doubled_retention, "{ racks: 1 }")),
         ("disks.yaml", small(BASE, "{ racks: 1, disks: 2 }")),
+        ("servers.yaml", small(BASE, "{ racks: 1, servers: 1 }")),
+        (
+            "both.yaml",
+            small(
+                &doubled_rates.replace("24h", "48h").replace("7d", "14d"),
+                "{ racks: 1 }",
+            ),
+        ),
     ] {
         let c = cheapest_cost(dir.path(), name, &text, p);
         assert!(c >= base, "{name}: cheapest {c} below the base's {base}");
@@ -247,19 +287,334 @@ fn a_budget_evaluates_the_cheapest_bills_first_and_says_whether_the_cheapest_is_
     let w = dir.path().join("w.yaml");
     std::fs::write(&w, small(BASE, "{ racks: 1 }")).unwrap();
     let w = w.to_str().unwrap();
-    let all = size_json(&[w]);
+    let all = size_json(&[w, "--exhaustive"]);
     assert_eq!(all["bills"], 4);
     assert_eq!(all["cheapest_proven"], true);
+    assert_eq!((all["complete"].as_bool(), all["cut_by"].as_str()), (Some(true), None));
     // Two racks cannot carry R3 through a rack outage: the two cheapest bills (two arrays) fail, so a
     // budget of two finds nothing and says it may have missed the cheapest.
-    let two = size_json(&[w, "--budget", "2"]);
+    let two = size_json(&[w, "--exhaustive", "--budget", "2"]);
     assert_eq!(
         (two["considered"].as_u64(), two["over_budget"].as_u64()),
         (Some(2), Some(2))
     );
     assert!(two["cheapest"].is_null());
     assert_eq!(two["cheapest_proven"], false);
-    let three = size_json(&[w, "--budget", "3"]);
+    assert_eq!(
+        (two["complete"].as_bool(), two["cut_by"].as_str()),
+        (Some(false), Some("budget"))
+    );
+    let three = size_json(&[w, "--exhaustive", "--budget", "3"]);
     assert_eq!(three["cheapest"], all["cheapest"]);
     assert_eq!(three["cheapest_proven"], true);
+    // Pruned (the default), the two-rack bills are never planned and spend no budget: one bill planned
+    // is the cheapest three-rack one, which holds the cheapest point.
+    let one = size_json(&[w, "--budget", "1"]);
+    assert_eq!(one["pruned"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        (one["considered"].as_u64(), one["over_budget"].as_u64()),
+        (Some(1), Some(1))
+    );
+    assert_eq!(one["cheapest"], all["cheapest"]);
+    assert_eq!(one["cheapest_proven"], true);
+    assert_eq!(one["complete"], false, "a cut run never reads as complete");
+    // A CPU-seconds limit: the first bill is planned, then the limit cuts the rest, and the table says so.
+    let cpu = size_json(&[w, "--exhaustive", "--cpu-seconds", "0.000001"]);
+    assert_eq!(
+        (
+            cpu["considered"].as_u64(),
+            cpu["over_budget"].as_u64(),
+            cpu["cut_by"].as_str()
+        ),
+        (Some(1), Some(3), Some("cpu_seconds"))
+    );
+    assert_eq!(cpu["complete"], false);
+    let (code, table, err) = run(&["size", w, "--exhaustive", "--cpu-seconds", "0.000001"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        table.contains("INCOMPLETE SEARCH: --cpu-seconds stopped it with 3 bill(s) not planned"),
+        "{table}"
+    );
+    assert!(err.contains("INCOMPLETE"), "{err}");
+    let (code, _, err) = run(&["size", w, "--cpu-seconds", "0"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("--cpu-seconds 0: give a number of seconds above 0"),
+        "{err}"
+    );
+}
+
+fn write_small(dir: &std::path::Path) -> String {
+    let w = dir.join("w.yaml");
+    std::fs::write(&w, small(BASE, "{ racks: 1 }")).unwrap();
+    w.to_str().unwrap().to_string()
+}
+
+fn csv_rows(out: &str) -> Vec<Vec<String>> {
+    // No field of these records holds a comma inside quotes except binding_text; split by hand on the
+    // quotes.
+    out.split("\r\n")
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            let mut cells = vec![String::new()];
+            let mut quoted = false;
+            for ch in l.chars() {
+                match ch {
+                    '"' => quoted = !quoted,
+                    ',' if !quoted => cells.push(String::new()),
+                    c => cells.last_mut().unwrap().push(c),
+                }
+            }
+            cells
+        })
+        .collect()
+}
+
+#[test]
+fn csv_has_one_record_per_point_and_a_cut_search_never_reads_as_complete() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = write_small(dir.path());
+    let j = size_json(&[&w]);
+    let (code, out, err) = run(&["size", &w, "--format", "csv"]);
+    assert_eq!(code, 0, "{err}");
+    let rows = csv_rows(&out);
+    let header = &rows[0];
+    assert_eq!(header[0], "id");
+    assert_eq!(header.last().unwrap(), "search_complete");
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let points = j["candidates"].as_array().unwrap();
+    assert_eq!(rows.len() - 1, points.len(), "one record per point");
+    for (r, p) in rows[1..].iter().zip(points) {
+        assert_eq!(r.len(), header.len(), "{r:?}");
+        assert_eq!(r[col("id")], p["id"].as_str().unwrap());
+        assert_eq!(
+            r[col("cost_total")].parse::<f64>().unwrap(),
+            p["cost"]["total"].as_f64().unwrap()
+        );
+        assert_eq!(r[col("frontier")], p["frontier"].to_string());
+        assert_eq!(r[col("search_complete")], "true");
+    }
+    let cheapest: Vec<&Vec<String>> = rows[1..].iter().filter(|r| r[col("cheapest")] == "true").collect();
+    assert_eq!(cheapest.len(), 1);
+    assert_eq!(cheapest[0][col("id")], j["cheapest"].as_str().unwrap());
+    // Cut by the budget: every record says the search is not complete.
+    let (code, out, _) = run(&["size", &w, "--format", "csv", "--exhaustive", "--budget", "1"]);
+    assert_eq!(code, 0);
+    let rows = csv_rows(&out);
+    assert!(rows.len() > 1);
+    assert!(rows[1..].iter().all(|r| r[col("search_complete")] == "false"), "{out}");
+}
+
+#[test]
+fn html_is_one_self_contained_page_with_the_frontier_chart() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = write_small(dir.path());
+    let j = size_json(&[&w]);
+    let (code, html, err) = run(&["size", &w, "--format", "html"]);
+    assert_eq!(code, 0, "{err}");
+    let opts = roxmltree::ParsingOptions {
+        allow_dtd: true,
+        ..Default::default()
+    };
+    let doc = roxmltree::Document::parse_with_options(&html, opts).unwrap_or_else(|e| panic!("not well-formed: {e}"));
+    let lower = html.to_ascii_lowercase();
+    for bad in ["http:", "https:", "<script", "<link", "<img", "url("] {
+        assert!(!lower.contains(bad), "page references something outside itself: {bad}");
+    }
+    let svg = doc
+        .descendants()
+        .find(|n| n.has_tag_name("svg"))
+        .expect("the frontier chart is inline SVG");
+    // Every frontier point with loss odds is a filled mark, with its id in its tooltip.
+    let marks = svg
+        .descendants()
+        .find(|n| n.attribute("data-marks") == Some("frontier"))
+        .expect("frontier marks");
+    let tips: Vec<String> = marks
+        .descendants()
+        .filter(|n| n.has_tag_name("title"))
+        .filter_map(|n| n.text().map(str::to_string))
+        .collect();
+    let frontier: Vec<&str> = j["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["frontier"] == true && p["p_any_data_lost_per_year"].as_f64().is_some_and(|x| x > 0.0))
+        .map(|p| p["id"].as_str().unwrap())
+        .collect();
+    assert!(!frontier.is_empty());
+    assert_eq!(tips.len(), frontier.len(), "{tips:?}");
+    for id in frontier {
+        assert!(tips.iter().any(|t| t.starts_with(id)), "{id} not charted: {tips:?}");
+    }
+    assert!(html.contains("Pruned bills"), "the two-rack bills are listed as pruned");
+    // Cut by a limit: the page says so.
+    let (_, cut, _) = run(&["size", &w, "--format", "html", "--exhaustive", "--budget", "1"]);
+    assert!(cut.contains("INCOMPLETE SEARCH: --budget stopped it"), "{cut}");
+}
+
+/// Every point of a small workload: its site through design gives its figures (and with --prices, for a
+/// layout on all the bill's servers, the bill's cost: one pricing code).
+#[test]
+fn every_candidates_site_gives_the_same_figures_and_cost_in_design() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = dir.path().join("w.yaml");
+    std::fs::write(
+        &w,
+        small(BASE, "{ racks: 1 }").replace("racks: [2, 3]", "racks: [3, 3]"),
+    )
+    .unwrap();
+    let prices = dir.path().join("prices.yaml");
+    std::fs::write(
+        &prices,
+        "currency: EUR\nservers: { generic-16c: 9000 }\narrays: { EF300: 30000 }\ndisks: { nvme-3.84t: 900 }\nrack_unit: 50\n",
+    )
+    .unwrap();
+    let out = dir.path().join("sites");
+    let s = size_json(&[
+        w.to_str().unwrap(),
+        "--prices",
+        prices.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let points = s["candidates"].as_array().unwrap();
+    assert!(points.len() >= 3, "{}", points.len());
+    let mut whole = 0;
+    for bill in points
+        .iter()
+        .map(|p| p["bill"].as_str().unwrap())
+        .collect::<std::collections::BTreeSet<_>>()
+    {
+        let site = out.join(format!("{bill}.yaml"));
+        let (code, d, err) = run(&[
+            "design",
+            site.to_str().unwrap(),
+            "--prices",
+            prices.to_str().unwrap(),
+            "--format",
+            "json",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let d: Value = serde_json::from_str(&d).unwrap();
+        for p in points.iter().filter(|p| p["bill"] == bill) {
+            let l = d["layouts"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|l| l["id"] == p["layout"])
+                .unwrap_or_else(|| panic!("design has no {}", p["layout"]));
+            assert_eq!(l["tolerates"], p["tolerates"], "{}", p["id"]);
+            assert_eq!(l["verdict"], p["verdict"], "{}", p["id"]);
+            assert_eq!(
+                l["yearly"]["p_any_data_lost_per_year"], p["p_any_data_lost_per_year"],
+                "{}",
+                p["id"]
+            );
+            assert_eq!(
+                l["yearly"]["worst_unavailable_min_per_year"], p["worst_unavailable_min_per_year"],
+                "{}",
+                p["id"]
+            );
+            let cost = &l["cost"];
+            assert!(
+                cost["total"].as_f64().unwrap() <= p["cost"]["total"].as_f64().unwrap(),
+                "{}",
+                p["id"]
+            );
+            if l["unused_servers"].as_array().is_none_or(|u| u.is_empty()) {
+                assert_eq!(
+                    cost, &p["cost"],
+                    "{}: a layout on the whole bill costs the bill",
+                    p["id"]
+                );
+                whole += 1;
+            }
+        }
+    }
+    assert!(whole > 0, "some layout uses the whole bill");
+    // The table has the cost section; without --prices nothing changes.
+    let site = out.join(format!("{}.yaml", points[0]["bill"].as_str().unwrap()));
+    let (_, t, _) = run(&["design", site.to_str().unwrap(), "--prices", prices.to_str().unwrap()]);
+    assert!(t.contains("cost per layout (EUR: the given prices"), "{t}");
+    let (_, j, _) = run(&["design", site.to_str().unwrap(), "--format", "json"]);
+    let j: Value = serde_json::from_str(&j).unwrap();
+    assert!(j["layouts"][0].get("cost").is_none());
+    // A site model with no price is refused with its place.
+    std::fs::write(
+        &prices,
+        "currency: EUR\nservers: { generic-16c: 9000 }\ndisks: { nvme-3.84t: 900 }\n",
+    )
+    .unwrap();
+    let (code, _, err) = run(&["design", site.to_str().unwrap(), "--prices", prices.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("no price for EF300, which the site"), "{err}");
+}
+
+/// `--omb` as design has it: the streams are merged into every candidate's site, and design given the
+/// same flag on a candidate's site file gives its figures.
+#[test]
+fn omb_streams_are_sized_for_and_design_with_the_same_flag_agrees() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = dir.path().join("w.yaml");
+    std::fs::write(
+        &w,
+        small(BASE, "{ racks: 1 }").replace("racks: [2, 3]", "racks: [3, 3]"),
+    )
+    .unwrap();
+    let omb = dir.path().join("omb.yaml");
+    std::fs::write(
+        &omb,
+        "name: 2 topics\ntopics: 2\npartitionsPerTopic: 1\nmessageSize: 1024\nproducerRate: 20000\nsubscriptionsPerTopic: 1\n",
+    )
+    .unwrap();
+    let out = dir.path().join("sites");
+    let (w, omb, out) = (w.to_str().unwrap(), omb.to_str().unwrap(), out.to_str().unwrap());
+    let plain = size_json(&[w]);
+    let s = size_json(&[w, "--omb", omb, "--omb-retention", "6h", "--out", out]);
+    assert!(
+        s["assumptions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a.as_str().unwrap().contains("imported with --omb")),
+        "{}",
+        s["assumptions"]
+    );
+    let c = |s: &Value| s["candidates"].as_array().unwrap().len();
+    assert!(c(&s) > 0);
+    // More load: the fullest server needs more than without the imported streams.
+    let need = |s: &Value| {
+        s["candidates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|p| p["free_after_worst_tolerated_failure"].as_f64())
+            .fold(f64::INFINITY, f64::min)
+    };
+    assert!(need(&s) < need(&plain), "{} vs {}", need(&s), need(&plain));
+    let p = &s["candidates"][0];
+    let site = format!("{out}/{}.yaml", p["bill"].as_str().unwrap());
+    let layout = p["layout"].as_str().unwrap();
+    let (code, d, err) = run(&[
+        "design",
+        &site,
+        "--omb",
+        omb,
+        "--omb-retention",
+        "6h",
+        "--layout",
+        layout,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let d: Value = serde_json::from_str(&d).unwrap();
+    let l = &d["layouts"][0];
+    assert_eq!(l["tolerates"], p["tolerates"]);
+    assert_eq!(l["yearly"]["p_any_data_lost_per_year"], p["p_any_data_lost_per_year"]);
+    assert_eq!(
+        l["yearly"]["worst_unavailable_min_per_year"],
+        p["worst_unavailable_min_per_year"]
+    );
 }
