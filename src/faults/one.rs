@@ -35,6 +35,7 @@ pub(super) fn not_run(k: Kind, why: String) -> ScenarioResult {
         power_cut: None,
         predicted_recovery: Vec::new(),
         predicted_recovery_actions: Vec::new(),
+        recovery_steps: None,
     }
 }
 
@@ -101,6 +102,8 @@ fn plan_steps(ctx: &Ctx, lab: &Lab, p: Planned, roles: &Roles) -> Result<(Vec<Ve
             together(vec![format!("{kind}:{}", rack_name(r))])
         }
         Kind::Wipe => together(vec![sel(f0, "wipe")]),
+        Kind::StoresLost => together(roles.followers.iter().take(2).map(|&i| sel(i, "wipe")).collect()),
+        Kind::LeaderReplace => together(vec![sel(leader, "wipe")]),
         Kind::PowerServer => together(vec![sel(leader, "server")]),
         Kind::PowerQuorum => together(roles.majority.iter().map(|&i| sel(i, "server")).collect()),
         Kind::PowerAll => together((0..n).map(|i| sel(i, "server")).collect()),
@@ -126,6 +129,21 @@ fn cannot_run_here(ctx: &Ctx, lab: &Lab, k: Kind) -> Result<Option<String>> {
         if let Some(why) = ctx.net_skip {
             return Ok(Some(why.to_string()));
         }
+    }
+    if k.recover_only() && !ctx.opts.recover {
+        return Ok(Some(format!(
+            "{} runs only with --recover: nothing but whatif's recovery brings its destroyed stores back",
+            k.name()
+        )));
+    }
+    if k == Kind::StoresLost && (lab.nodes().len() < 5 || ctx.replicas != 3) {
+        return Ok(Some(format!(
+            "two of three stores lost needs an R3 stream on 5 or more servers (here R{} on {}): on 3 the meta \
+             group loses its quorum with them, and whatif's steps then wait for a quorum only the lost servers \
+             could bring back",
+            ctx.replicas,
+            lab.nodes().len()
+        )));
     }
     if k == Kind::MetaMajorityKill && lab.nodes().len() < 5 {
         return Ok(Some(format!(
@@ -300,11 +318,17 @@ fn fault_phase(
     ctx: &Ctx,
     lab: &mut Lab,
     sc: &Scenario,
-    full: Option<&mut FullStore>,
+    mut full: Option<&mut FullStore>,
     last_ack_ms: &Arc<AtomicU64>,
     t0: Instant,
     notes: &mut Vec<String>,
-) -> Result<(Result<Option<ApiProbe>>, f64, f64, Option<crate::powerfs::LossReport>)> {
+) -> Result<(
+    Result<Option<ApiProbe>>,
+    f64,
+    f64,
+    Option<crate::powerfs::LossReport>,
+    Option<Vec<RecoveryStep>>,
+)> {
     let opts = ctx.opts;
     // Before a power cut the stream gets a history older than the layer's dirty expiry, as any stream
     // that has run for a while has: its configuration and first writes are on disk, only the writes of
@@ -326,16 +350,44 @@ fn fault_phase(
         election_hold,
         sc.js,
         sc.name,
-        full,
+        full.as_deref_mut(),
         notes,
         &mut marks,
     );
+    // `--recover`: whatif's own steps bring back what the fault destroyed.
+    let steps = match (&heal_result, opts.recover && sc.p.kind.destroys()) {
+        (Ok(_), true) => {
+            // Healed from when the recovery starts: quorum may come back at any of its steps.
+            marks.heal = Some(Instant::now());
+            let steps = drill::run_drill(ctx, lab, full, sc.pred, sc.name);
+            if sc.p.kind == Kind::FullDisk {
+                let node = lab.nodes()[sc.roles.followers[0]].name.clone();
+                let restarted = steps.iter().any(|s| {
+                    s.ok && matches!(&s.action, crate::survival::Action::Restart { servers } if servers.contains(&node))
+                });
+                if restarted {
+                    notes.push(format!("{FULL_DISK_STEP_DONE} {node}"));
+                }
+            }
+            Some(steps)
+        }
+        _ => None,
+    };
     let heal_s = marks
         .heal
         .map(|h| (h - t0).as_secs_f64())
         .unwrap_or_else(|| t0.elapsed().as_secs_f64());
     let inject_s = marks.inject.map(|i| (i - t0).as_secs_f64()).unwrap_or(inject_s);
-    Ok((heal_result, inject_s, heal_s, marks.cut.take()))
+    Ok((heal_result, inject_s, heal_s, marks.cut.take(), steps))
+}
+
+/// `--recover`'s end state: wait for every replica back and current, then publish on for
+/// `FaultOptions::sustain`: whether the replicas came back, and the sustained window (seconds since `t0`).
+fn end_state(ctx: &Ctx, lab: &Lab, name: &str, t0: Instant) -> Result<(Result<f64>, f64, f64)> {
+    let back = drill::replicas_back(lab, name, ctx.replicas, Duration::from_secs(60));
+    let from_s = t0.elapsed().as_secs_f64();
+    ctx.opts.pause(ctx.opts.sustain)?;
+    Ok((back, from_s, t0.elapsed().as_secs_f64()))
 }
 
 /// Publish, inject, heal, read everything back and judge.
@@ -364,8 +416,13 @@ fn observe(
         t0,
     ));
     let mut notes = Vec::new();
-    let (heal_result, inject_s, heal_s, cut) = fault_phase(ctx, lab, sc, full, &last_ack_ms, t0, &mut notes)?;
+    let (heal_result, inject_s, heal_s, cut, steps) = fault_phase(ctx, lab, sc, full, &last_ack_ms, t0, &mut notes)?;
     res.power_cut = cut;
+    // `--recover`: the end state under load (every replica back and current, then a sustained publish).
+    let end = match &steps {
+        Some(_) => Some(end_state(ctx, lab, name, t0)?),
+        None => None,
+    };
     // Writes must resume within this bound after healing, or the stall did not end: keep writing until
     // an ack after healing shows (or the bound passes), then for `after` more.
     let resume_bound_s = ELECTION_STALL_S + opts.publish_timeout.as_secs_f64() + 5.0;
@@ -420,6 +477,11 @@ fn observe(
     }
     if k == Kind::FullDisk {
         judge_full_disk_step(&mut res, &notes, &lab.nodes()[sc.roles.followers[0]].name);
+    }
+    if let (Some(steps), Some((back, from_s, to_s))) = (&steps, &end) {
+        let times: Vec<f64> = check::acks(&attempts).collect();
+        let sus = drill::Sustained::of(&times, *from_s, *to_s, opts.publish_rate_per_s as f64);
+        drill::judge_recovery(&mut res, steps, back, &sus, opts.publish_timeout.as_secs_f64());
     }
     if k == Kind::RackPower && pred.acked_loss_risk {
         notes.push(
