@@ -348,30 +348,3 @@ mod tests {
     }
 }
 
-#[cfg(test)]
-mod probe_whatif {
-    #[test]
-    #[ignore]
-    fn print_actions() {
-        use crate::faults::{model_of_lab, pin_test_stream, predict};
-        let (site, layout) = model_of_lab(5, crate::units::SyncMode::Interval(120));
-        let peers: Vec<String> = ["n1", "n2", "n3"].iter().map(|s| s.to_string()).collect();
-        let l = pin_test_stream(&site, &layout, &peers).unwrap();
-        for sels in [
-            vec!["full:n2"],
-            vec!["wipe:n2"],
-            vec!["wipe:n2", "wipe:n3"],
-            vec!["lost-array:a1"],
-            vec!["lost-array:a2"],
-            vec!["process:n3", "process:n4", "process:n5"],
-            vec!["wipe:n3", "wipe:n4", "wipe:n5"],
-        ] {
-            let steps = vec![sels.iter().map(|s| s.to_string()).collect::<Vec<_>>()];
-            let p = predict(&site, &l, &steps).unwrap();
-            println!("{sels:?}: {:?} meta {:?}", p.status, p.meta_status);
-            for ((a, t), w) in p.recovery_actions.iter().zip(&p.recovery_drill_s).zip(&p.recovery) {
-                println!("   {} {t:?}  -- {w}", serde_json::to_string(a).unwrap());
-            }
-        }
-    }
-}
