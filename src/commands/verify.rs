@@ -268,7 +268,7 @@ fn run_faults(g: &Global, a: &VerifyArgs, format: Format) -> Result<Outcome, Fai
     if report.interrupted {
         let done = report.scenarios.iter().filter(|s| s.skipped.is_none()).count();
         return Ok(Outcome::Interrupted(format!(
-            "verify --faults: interrupted after {done} finished scenario(s); they are reported and written, the              lab, its mounts and namespaces were removed"
+            "verify --faults: interrupted after {done} finished scenario(s); they are reported and written, the lab, its mounts and namespaces were removed"
         )));
     }
     Ok(if failed {

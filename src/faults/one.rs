@@ -327,7 +327,7 @@ fn fault_phase(
     f64,
     f64,
     Option<crate::powerfs::LossReport>,
-    Option<Vec<RecoveryStep>>,
+    Option<Drilled>,
 )> {
     let opts = ctx.opts;
     // Before a power cut the stream gets a history older than the layer's dirty expiry, as any stream
@@ -378,7 +378,35 @@ fn fault_phase(
         .map(|h| (h - t0).as_secs_f64())
         .unwrap_or_else(|| t0.elapsed().as_secs_f64());
     let inject_s = marks.inject.map(|i| (i - t0).as_secs_f64()).unwrap_or(inject_s);
-    Ok((heal_result, inject_s, heal_s, marks.cut.take(), steps))
+    // `--recover`: the end state under load (every replica back and current, then a sustained publish).
+    let drilled = match steps {
+        Some(steps) => Some(Drilled {
+            steps,
+            end: end_state(ctx, lab, sc.name, t0)?,
+        }),
+        None => None,
+    };
+    Ok((heal_result, inject_s, heal_s, marks.cut.take(), drilled))
+}
+
+/// `--recover`: the steps carried out and the end state ([`end_state`]).
+struct Drilled {
+    steps: Vec<RecoveryStep>,
+    end: (Result<f64>, f64, f64),
+}
+
+/// `--recover`'s verdict on a judged scenario: its steps, the replicas back, the sustained publish.
+fn judge_drilled(res: &mut ScenarioResult, d: Option<&Drilled>, attempts: &[Attempt], opts: &FaultOptions) {
+    let Some(Drilled {
+        steps,
+        end: (back, from_s, to_s),
+    }) = d
+    else {
+        return;
+    };
+    let times: Vec<f64> = check::acks(attempts).collect();
+    let sus = drill::Sustained::of(&times, *from_s, *to_s, opts.publish_rate_per_s as f64);
+    drill::judge_recovery(res, steps, back, &sus, opts.publish_timeout.as_secs_f64());
 }
 
 /// `--recover`'s end state: wait for every replica back and current, then publish on for
@@ -416,13 +444,8 @@ fn observe(
         t0,
     ));
     let mut notes = Vec::new();
-    let (heal_result, inject_s, heal_s, cut, steps) = fault_phase(ctx, lab, sc, full, &last_ack_ms, t0, &mut notes)?;
-    res.power_cut = cut;
-    // `--recover`: the end state under load (every replica back and current, then a sustained publish).
-    let end = match &steps {
-        Some(_) => Some(end_state(ctx, lab, name, t0)?),
-        None => None,
-    };
+    let (heal_result, inject_s, heal_s, cut, drilled) = fault_phase(ctx, lab, sc, full, &last_ack_ms, t0, &mut notes)?;
+    (res.power_cut, res.recovery_steps) = (cut, drilled.as_ref().map(|d| d.steps.clone()));
     // Writes must resume within this bound after healing, or the stall did not end: keep writing until
     // an ack after healing shows (or the bound passes), then for `after` more.
     let resume_bound_s = ELECTION_STALL_S + opts.publish_timeout.as_secs_f64() + 5.0;
@@ -454,10 +477,10 @@ fn observe(
         .unwrap_or(0);
     res.replicas = replica_states(lab, name, max_acked, ctx.replicas);
     let (read, not_found) = match rt.block_on(read_all(js, name)) {
-        // After a power cut the stream itself may be gone (nats-server #7564): nothing acknowledged
-        // can be read back.
-        Err(e) if k.is_power() => {
-            notes.push(format!("the stream could not be read after the power cut ({e:#})"));
+        // After a power cut the stream itself may be gone (nats-server #7564), or a recovery left it
+        // without a leader: nothing acknowledged can be read back.
+        Err(e) if k.is_power() || drilled.is_some() => {
+            notes.push(format!("the stream could not be read back ({e:#})"));
             (Vec::new(), 0)
         }
         r => r?,
@@ -478,11 +501,7 @@ fn observe(
     if k == Kind::FullDisk {
         judge_full_disk_step(&mut res, &notes, &lab.nodes()[sc.roles.followers[0]].name);
     }
-    if let (Some(steps), Some((back, from_s, to_s))) = (&steps, &end) {
-        let times: Vec<f64> = check::acks(&attempts).collect();
-        let sus = drill::Sustained::of(&times, *from_s, *to_s, opts.publish_rate_per_s as f64);
-        drill::judge_recovery(&mut res, steps, back, &sus, opts.publish_timeout.as_secs_f64());
-    }
+    judge_drilled(&mut res, drilled.as_ref(), &attempts, opts);
     if k == Kind::RackPower && pred.acked_loss_risk {
         notes.push(
             "the model's acknowledged-loss risk (unsynced writes) is not tested: a process kill keeps the page cache"

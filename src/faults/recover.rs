@@ -347,4 +347,3 @@ mod tests {
         assert!(!got[0].ok && got[0].detail.contains("recovery budget"), "{got:?}");
     }
 }
-
