@@ -534,8 +534,8 @@ fn observe(
     rt.block_on(delete_stream(js, name));
     rt.block_on(client.drain()).ok();
     if healthy.is_err() {
-        // With the stuck stream gone the server should be healthy again for the next scenario.
-        wait_healthy(lab, Duration::from_secs(60)).context("still not healthy after deleting the stuck stream")?;
+        // With the stuck stream gone (and a server a failed recovery left down started) the lab should be healthy.
+        lab_heal_all(lab).context("still not healthy after deleting the stuck stream")?;
     }
     Ok(res)
 }
