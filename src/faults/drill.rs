@@ -34,6 +34,24 @@ impl LabDrill<'_, '_> {
     fn healthy_by(&mut self, deadline: Instant) -> Result<()> {
         wait_healthy(self.lab, deadline.saturating_duration_since(Instant::now()))
     }
+    /// Server `i` answers `/healthz` 200 by the deadline (others a later step brings back may still be down).
+    fn server_healthy_by(&self, i: usize, deadline: Instant) -> Result<()> {
+        let url = self.lab.nodes()[i].monitor_url();
+        loop {
+            let last = match crate::monitor::get(&url, "/healthz", Duration::from_secs(2)) {
+                Ok(r) if r.status == 200 => return Ok(()),
+                Ok(r) => format!("{} {}", r.status, r.body.trim()),
+                Err(e) => format!("{e:#}"),
+            };
+            if Instant::now() >= deadline {
+                bail!(
+                    "{} not healthy by its deadline: /healthz {last}",
+                    self.lab.nodes()[i].name
+                );
+            }
+            self.ctx.opts.pause(Duration::from_millis(250))?;
+        }
+    }
     /// A request on the system account (the lab carries the one `emit` writes), retried until it
     /// answers `success` or the deadline passes.
     fn system_request(&self, subject: &str, body: serde_json::Value, deadline: Instant) -> Result<String> {
@@ -78,8 +96,8 @@ impl LabOps for LabDrill<'_, '_> {
         let i = self.index(server)?;
         let name = self.lab.nodes()[i].name.clone();
         self.lab.restart(i)?;
-        self.healthy_by(deadline)?;
-        Ok(format!("restarted nats-server on {name}; the lab is healthy"))
+        self.server_healthy_by(i, deadline)?;
+        Ok(format!("restarted nats-server on {name}; it is healthy"))
     }
     fn free_space(&mut self, server: &str) -> Result<String> {
         let i = self.index(server)?;
@@ -120,9 +138,9 @@ impl LabOps for LabDrill<'_, '_> {
             .ok_or_else(|| anyhow!("{}: no server_name line to rename", conf.display()))?;
         std::fs::write(&conf, renamed)?;
         self.lab.restart(i)?;
-        self.healthy_by(deadline)?;
+        self.server_healthy_by(i, deadline)?;
         Ok(format!(
-            "{server} started on an empty store as {new} (same tags); the lab is healthy"
+            "{server} started on an empty store as {new} (same tags); it is healthy"
         ))
     }
     fn meta_rescue(&mut self, _quorum_needed: u64, _deadline: Instant) -> Result<String> {
@@ -133,7 +151,7 @@ impl LabOps for LabDrill<'_, '_> {
         // was left, under the same server_name.
         let i = self.index(server)?;
         self.lab.restart(i)?;
-        self.healthy_by(deadline)?;
+        self.server_healthy_by(i, deadline)?;
         Ok(format!(
             "{server}'s store started under the same server_name (the lab's stand-in for {standby})"
         ))
