@@ -77,7 +77,8 @@ pub struct VerifyArgs {
     /// Only these --faults scenarios, comma separated (follower-kill, leader-kill, leader-pause,
     /// majority-kill, all-kill, rolling-restart, leader-partition, full-limit, full-disk, rack-power,
     /// rack-net, meta-majority-kill, follower-wipe, power-server, power-quorum, power-all,
-    /// power-crash-pause, power-rack); default: all of the ladder.
+    /// power-crash-pause, power-rack, and with --recover two-stores-lost, leader-replace); default: all of
+    /// the ladder (with --recover, those two last).
     #[arg(long, value_delimiter = ',', value_name = "NAMES", requires = "faults")]
     pub scenarios: Vec<String>,
     /// With --faults on a planned layout: whole-rack scenarios only for these racks (comma separated).
@@ -90,6 +91,11 @@ pub struct VerifyArgs {
     /// has one); the predictions use the same. Default: delayed, or the plan's.
     #[arg(long, value_name = "always|delayed", requires = "faults")]
     pub sync: Option<String>,
+    /// With --faults: after each destructive scenario's fault, carry out whatif's own recovery steps for
+    /// it on the lab, in order (restart, free space, peer-remove, rejoin under a new name, META.RESCUE,
+    /// waits; hardware steps recorded as simulated), then judge the end state under load (docs/faults.md).
+    #[arg(long)]
+    pub recover: bool,
 }
 
 fn parse_dur(s: &str) -> Result<std::time::Duration, String> {
@@ -245,6 +251,10 @@ fn run_faults(g: &Global, a: &VerifyArgs, format: Format) -> Result<Outcome, Fai
             .map(|n| Kind::parse(n.trim()).map_err(|e| bad_input(anyhow!("--scenarios: {e}"))))
             .collect::<Result<_, _>>()?;
     }
+    opts.recover = a.recover;
+    if a.recover && a.scenarios.is_empty() {
+        opts.scenarios.extend(Kind::recover_ladder());
+    }
     let (report, folder) = run_saved(&opts, Some(&a.out), &|m| eprintln!("{m}")).map_err(cannot_run)?;
     if let Some(f) = folder {
         eprintln!("results in {}", f.display());
@@ -258,7 +268,7 @@ fn run_faults(g: &Global, a: &VerifyArgs, format: Format) -> Result<Outcome, Fai
     if report.interrupted {
         let done = report.scenarios.iter().filter(|s| s.skipped.is_none()).count();
         return Ok(Outcome::Interrupted(format!(
-            "verify --faults: interrupted after {done} finished scenario(s); they are reported and written, the              lab, its mounts and namespaces were removed"
+            "verify --faults: interrupted after {done} finished scenario(s); they are reported and written, the lab, its mounts and namespaces were removed"
         )));
     }
     Ok(if failed {
@@ -270,6 +280,12 @@ fn run_faults(g: &Global, a: &VerifyArgs, format: Format) -> Result<Outcome, Fai
 
 pub fn run(g: &Global, a: VerifyArgs) -> Result<Outcome, Failure> {
     let format = super::format(g);
+    if a.recover && !a.faults {
+        return Err(bad_input(anyhow!(
+            "--recover works only with --faults: it carries out whatif's recovery steps after each fault \
+             scenario on the lab --faults starts; add --faults (e.g. natsplan verify --faults --recover --nodes 5)"
+        )));
+    }
     if a.faults {
         return run_faults(g, &a, format);
     }

@@ -56,8 +56,30 @@ pub(super) fn wait_healthy(lab: &mut Lab, timeout: Duration) -> Result<()> {
 
 /// The lab index of a stream peer (a wiped server reports under its new name).
 pub(super) fn peer_index(lab: &Lab, p: &str) -> Result<usize> {
-    lab.node(p)
-        .or_else(|e| lab.node(p.strip_suffix(WIPED_SUFFIX).ok_or(e)?))
+    // A server rejoined more than once is NAME-w2, NAME-w3, ...
+    lab.node(p).or_else(|e| {
+        let base = p.trim_end_matches(|c: char| c.is_ascii_digit());
+        lab.node(base.strip_suffix(WIPED_SUFFIX).ok_or(e)?)
+    })
+}
+
+/// The `server_name` a configuration gives (unquoted), or None.
+pub(super) fn conf_server_name(conf: &str) -> Option<String> {
+    conf.lines().find_map(|l| {
+        let rest = l.trim_start().strip_prefix("server_name")?;
+        let v = rest.trim_start().strip_prefix([':', '='])?.trim();
+        Some(v.trim_matches(|c| c == '"' || c == '\'').to_string()).filter(|v| !v.is_empty())
+    })
+}
+
+/// The name a server rejoins under after `current` (its site name `base`): `base-w`, then `base-w2`, ...
+pub(super) fn next_wiped_name(base: &str, current: &str) -> String {
+    let first = format!("{base}{WIPED_SUFFIX}");
+    match current.strip_prefix(&first) {
+        None => first,
+        Some("") => format!("{first}2"),
+        Some(n) => format!("{first}{}", n.parse::<u32>().unwrap_or(1) + 1),
+    }
 }
 
 /// The stream's leader and followers by lab index, asked until a leader with all `replicas` peers shows.
@@ -229,6 +251,8 @@ pub(super) fn inject_and_heal(
         Kind::FullLimit => fill_to_limit(ctx, lab, js, full, notes)?,
         Kind::FullDisk => fill_disk_under(ctx, lab, full, notes)?,
         Kind::Wipe => wipe_follower(ctx, lab, followers[0], js, stream)?,
+        Kind::StoresLost => destroy_stores(ctx, lab, &followers[..2.min(followers.len())])?,
+        Kind::LeaderReplace => destroy_stores(ctx, lab, &[leader])?,
         Kind::PowerServer | Kind::PowerQuorum | Kind::PowerAll | Kind::PowerCrashPause | Kind::PowerRack => {
             power::inject(ctx, lab, p, roles, marks)?
         }
@@ -296,6 +320,11 @@ fn fill_disk_under(ctx: &Ctx, lab: &mut Lab, full: Option<&mut FullStore>, notes
     ));
     opts.pause(hold)?;
     let state = js_state(lab, v);
+    if opts.recover {
+        // `--recover`: whatif's own steps free the space and restart (`drill::run_drill`).
+        notes.push(format!("with the disk full, JetStream on {node} {state}"));
+        return Ok(());
+    }
     std::fs::remove_file(&ballast)?;
     fs.ballast = None;
     let effect = full_disk_effect(&lab.nodes()[v].monitor_url());
@@ -334,11 +363,28 @@ fn wipe_follower(ctx: &Ctx, lab: &mut Lab, v: usize, js: &jetstream::Context, st
     let text = crate::input::read_text(&conf, "server config").map_err(|e| anyhow!("{e}"))?;
     let renamed = rename_server(&text, &old, &format!("{old}{WIPED_SUFFIX}"))
         .ok_or_else(|| anyhow!("{}: no server_name line to rename", conf.display()))?;
-    std::fs::write(&conf, renamed)?;
     opts.pause(hold)?;
+    if opts.recover {
+        // `--recover`: whatif's own steps bring the server back (`drill::run_drill`).
+        return Ok(());
+    }
+    std::fs::write(&conf, renamed)?;
     lab.restart(v)?;
     rt.block_on(peer_remove(js, stream, &old))?;
     Ok(())
+}
+
+/// `two-stores-lost` and `leader-replace`: kill the servers and empty their stores, hold; whatif's steps
+/// (`--recover`) bring them back.
+fn destroy_stores(ctx: &Ctx, lab: &mut Lab, vs: &[usize]) -> Result<()> {
+    for &v in vs {
+        let store = lab.nodes()[v].store_dir.clone();
+        (ctx.log)(&format!("  kill -9 {}, destroy its store", lab.nodes()[v].name));
+        lab.kill(v)?;
+        std::fs::remove_dir_all(&store).with_context(|| format!("cannot empty {}", store.display()))?;
+        std::fs::create_dir_all(&store)?;
+    }
+    ctx.opts.pause(ctx.opts.hold)
 }
 
 /// `leader-partition` and `rack-net`: cut a rack's uplink (the leader's, or the scenario's rack) past an

@@ -6,12 +6,14 @@
 //! or on a planned layout whose servers the lab runs (`--site --layout`), with whole racks failed.
 
 mod check;
+mod drill;
 mod full;
 mod inject;
 mod judge;
 mod one;
 mod power;
 mod predict;
+pub mod recover;
 mod report;
 pub mod sandbox;
 mod scenario;
@@ -21,7 +23,8 @@ mod traffic;
 use self::{full::*, inject::*, judge::*, one::*, traffic::*};
 pub use crate::survival::AckedLoss;
 pub use check::{check, longest_gap_s, Attempt, Outcome};
-pub use predict::{model_of_lab, pin_test_stream, predict, Prediction};
+pub use predict::{model_of_lab, pin_test_stream, predict, Prediction, OPERATOR_DELAYS};
+pub use recover::RecoveryStep;
 pub use report::{json, table, write_results, Check, FaultReport, ReplicaState, ScenarioResult};
 pub use scenario::{
     FaultOptions, FullDiskAt, Kind, PlanTarget, MAX_PLAN_SERVERS, POWER_EXPIRY, POWER_ROUTE_PING, POWER_TRIES,
@@ -554,6 +557,7 @@ mod tests {
             meta_status: crate::survival::Status::Ok,
             recovery: Vec::new(),
             recovery_actions: Vec::new(),
+            recovery_drill_s: Vec::new(),
         };
         let opts = FaultOptions::full(3);
         judge(&mut r, &p, &a, &chk, &Timeline { inject_s, heal_s }, &opts, 17.0, 3);
@@ -667,6 +671,7 @@ mod tests {
                 meta_status: Status::Ok,
                 recovery: Vec::new(),
                 recovery_actions: Vec::new(),
+                recovery_drill_s: Vec::new(),
             };
             let opts = FaultOptions::full(3);
             judge(

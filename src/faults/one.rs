@@ -35,6 +35,7 @@ pub(super) fn not_run(k: Kind, why: String) -> ScenarioResult {
         power_cut: None,
         predicted_recovery: Vec::new(),
         predicted_recovery_actions: Vec::new(),
+        recovery_steps: None,
     }
 }
 
@@ -101,6 +102,8 @@ fn plan_steps(ctx: &Ctx, lab: &Lab, p: Planned, roles: &Roles) -> Result<(Vec<Ve
             together(vec![format!("{kind}:{}", rack_name(r))])
         }
         Kind::Wipe => together(vec![sel(f0, "wipe")]),
+        Kind::StoresLost => together(roles.followers.iter().take(2).map(|&i| sel(i, "wipe")).collect()),
+        Kind::LeaderReplace => together(vec![sel(leader, "wipe")]),
         Kind::PowerServer => together(vec![sel(leader, "server")]),
         Kind::PowerQuorum => together(roles.majority.iter().map(|&i| sel(i, "server")).collect()),
         Kind::PowerAll => together((0..n).map(|i| sel(i, "server")).collect()),
@@ -126,6 +129,21 @@ fn cannot_run_here(ctx: &Ctx, lab: &Lab, k: Kind) -> Result<Option<String>> {
         if let Some(why) = ctx.net_skip {
             return Ok(Some(why.to_string()));
         }
+    }
+    if k.recover_only() && !ctx.opts.recover {
+        return Ok(Some(format!(
+            "{} runs only with --recover: nothing but whatif's recovery brings its destroyed stores back",
+            k.name()
+        )));
+    }
+    if k == Kind::StoresLost && (lab.nodes().len() < 5 || ctx.replicas != 3) {
+        return Ok(Some(format!(
+            "two of three stores lost needs an R3 stream on 5 or more servers (here R{} on {}): on 3 the meta \
+             group loses its quorum with them, and whatif's steps then wait for a quorum only the lost servers \
+             could bring back",
+            ctx.replicas,
+            lab.nodes().len()
+        )));
     }
     if k == Kind::MetaMajorityKill && lab.nodes().len() < 5 {
         return Ok(Some(format!(
@@ -300,11 +318,17 @@ fn fault_phase(
     ctx: &Ctx,
     lab: &mut Lab,
     sc: &Scenario,
-    full: Option<&mut FullStore>,
+    mut full: Option<&mut FullStore>,
     last_ack_ms: &Arc<AtomicU64>,
     t0: Instant,
     notes: &mut Vec<String>,
-) -> Result<(Result<Option<ApiProbe>>, f64, f64, Option<crate::powerfs::LossReport>)> {
+) -> Result<(
+    Result<Option<ApiProbe>>,
+    f64,
+    f64,
+    Option<crate::powerfs::LossReport>,
+    Option<Drilled>,
+)> {
     let opts = ctx.opts;
     // Before a power cut the stream gets a history older than the layer's dirty expiry, as any stream
     // that has run for a while has: its configuration and first writes are on disk, only the writes of
@@ -326,16 +350,72 @@ fn fault_phase(
         election_hold,
         sc.js,
         sc.name,
-        full,
+        full.as_deref_mut(),
         notes,
         &mut marks,
     );
+    // `--recover`: whatif's own steps bring back what the fault destroyed.
+    let steps = match (&heal_result, opts.recover && sc.p.kind.destroys()) {
+        (Ok(_), true) => {
+            // Healed from when the recovery starts: quorum may come back at any of its steps.
+            marks.heal = Some(Instant::now());
+            let steps = drill::run_drill(ctx, lab, full, sc.pred, sc.name);
+            if sc.p.kind == Kind::FullDisk {
+                let node = lab.nodes()[sc.roles.followers[0]].name.clone();
+                let restarted = steps.iter().any(|s| {
+                    s.ok && matches!(&s.action, crate::survival::Action::Restart { servers } if servers.contains(&node))
+                });
+                if restarted {
+                    notes.push(format!("{FULL_DISK_STEP_DONE} {node}"));
+                }
+            }
+            Some(steps)
+        }
+        _ => None,
+    };
     let heal_s = marks
         .heal
         .map(|h| (h - t0).as_secs_f64())
         .unwrap_or_else(|| t0.elapsed().as_secs_f64());
     let inject_s = marks.inject.map(|i| (i - t0).as_secs_f64()).unwrap_or(inject_s);
-    Ok((heal_result, inject_s, heal_s, marks.cut.take()))
+    // `--recover`: the end state under load (every replica back and current, then a sustained publish).
+    let drilled = match steps {
+        Some(steps) => Some(Drilled {
+            steps,
+            end: end_state(ctx, lab, sc.name, t0)?,
+        }),
+        None => None,
+    };
+    Ok((heal_result, inject_s, heal_s, marks.cut.take(), drilled))
+}
+
+/// `--recover`: the steps carried out and the end state ([`end_state`]).
+struct Drilled {
+    steps: Vec<RecoveryStep>,
+    end: (Result<f64>, f64, f64),
+}
+
+/// `--recover`'s verdict on a judged scenario: its steps, the replicas back, the sustained publish.
+fn judge_drilled(res: &mut ScenarioResult, d: Option<&Drilled>, attempts: &[Attempt], opts: &FaultOptions) {
+    let Some(Drilled {
+        steps,
+        end: (back, from_s, to_s),
+    }) = d
+    else {
+        return;
+    };
+    let times: Vec<f64> = check::acks(attempts).collect();
+    let sus = drill::Sustained::of(&times, *from_s, *to_s, opts.publish_rate_per_s as f64);
+    drill::judge_recovery(res, steps, back, &sus, opts.publish_timeout.as_secs_f64());
+}
+
+/// `--recover`'s end state: wait for every replica back and current, then publish on for
+/// `FaultOptions::sustain`: whether the replicas came back, and the sustained window (seconds since `t0`).
+fn end_state(ctx: &Ctx, lab: &Lab, name: &str, t0: Instant) -> Result<(Result<f64>, f64, f64)> {
+    let back = drill::replicas_back(lab, name, ctx.replicas, Duration::from_secs(60));
+    let from_s = t0.elapsed().as_secs_f64();
+    ctx.opts.pause(ctx.opts.sustain)?;
+    Ok((back, from_s, t0.elapsed().as_secs_f64()))
 }
 
 /// Publish, inject, heal, read everything back and judge.
@@ -364,8 +444,8 @@ fn observe(
         t0,
     ));
     let mut notes = Vec::new();
-    let (heal_result, inject_s, heal_s, cut) = fault_phase(ctx, lab, sc, full, &last_ack_ms, t0, &mut notes)?;
-    res.power_cut = cut;
+    let (heal_result, inject_s, heal_s, cut, drilled) = fault_phase(ctx, lab, sc, full, &last_ack_ms, t0, &mut notes)?;
+    (res.power_cut, res.recovery_steps) = (cut, drilled.as_ref().map(|d| d.steps.clone()));
     // Writes must resume within this bound after healing, or the stall did not end: keep writing until
     // an ack after healing shows (or the bound passes), then for `after` more.
     let resume_bound_s = ELECTION_STALL_S + opts.publish_timeout.as_secs_f64() + 5.0;
@@ -397,10 +477,10 @@ fn observe(
         .unwrap_or(0);
     res.replicas = replica_states(lab, name, max_acked, ctx.replicas);
     let (read, not_found) = match rt.block_on(read_all(js, name)) {
-        // After a power cut the stream itself may be gone (nats-server #7564): nothing acknowledged
-        // can be read back.
-        Err(e) if k.is_power() => {
-            notes.push(format!("the stream could not be read after the power cut ({e:#})"));
+        // After a power cut the stream itself may be gone (nats-server #7564), or a recovery left it
+        // without a leader: nothing acknowledged can be read back.
+        Err(e) if k.is_power() || drilled.is_some() => {
+            notes.push(format!("the stream could not be read back ({e:#})"));
             (Vec::new(), 0)
         }
         r => r?,
@@ -421,6 +501,7 @@ fn observe(
     if k == Kind::FullDisk {
         judge_full_disk_step(&mut res, &notes, &lab.nodes()[sc.roles.followers[0]].name);
     }
+    judge_drilled(&mut res, drilled.as_ref(), &attempts, opts);
     if k == Kind::RackPower && pred.acked_loss_risk {
         notes.push(
             "the model's acknowledged-loss risk (unsynced writes) is not tested: a process kill keeps the page cache"
@@ -453,8 +534,8 @@ fn observe(
     rt.block_on(delete_stream(js, name));
     rt.block_on(client.drain()).ok();
     if healthy.is_err() {
-        // With the stuck stream gone the server should be healthy again for the next scenario.
-        wait_healthy(lab, Duration::from_secs(60)).context("still not healthy after deleting the stuck stream")?;
+        // With the stuck stream gone (and a server a failed recovery left down started) the lab should be healthy.
+        lab_heal_all(lab).context("still not healthy after deleting the stuck stream")?;
     }
     Ok(res)
 }

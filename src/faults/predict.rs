@@ -142,6 +142,34 @@ pub struct Prediction {
     pub recovery: Vec<String>,
     /// The same steps' actions, as a drill carries them out (`survival::Action`).
     pub recovery_actions: Vec<crate::survival::Action>,
+    /// Each step's seconds recomputed for the lab's own plan with operator delays 0 ([`OPERATOR_DELAYS`]),
+    /// for `--recover`'s `predicted_seconds`; None where the drill's model gave other steps.
+    pub recovery_drill_s: Vec<Option<f64>>,
+}
+
+/// Repair times that are an operator's delay, 0 in a drill: the paged operator's response and the
+/// operator's peer-remove (`models/failure_rates.yaml`); machine times (restart, catch-up) stay.
+pub const OPERATOR_DELAYS: [&str; 2] = ["operator_response", "peer_remove"];
+
+/// `site` with the operator's delays set to 0 (a drill acts at once).
+fn drill_site(site: &Site) -> Site {
+    let mut s = site.clone();
+    for k in OPERATOR_DELAYS {
+        s.repair_times.retain(|(x, _)| x != k);
+        s.repair_times.push((k.to_string(), 0.0));
+    }
+    s
+}
+
+/// The seconds of each of `steps` in the drill's model (`drill`'s steps, operator delays 0): matched one
+/// for one when both list the same actions, else None for every step.
+fn drill_seconds(steps: &[crate::survival::Step], drill: &[crate::survival::Step]) -> Vec<Option<f64>> {
+    let same = steps.len() == drill.len() && steps.iter().zip(drill).all(|(a, b)| a.action == b.action);
+    steps
+        .iter()
+        .zip(drill.iter().map(Some).chain(std::iter::repeat(None)))
+        .map(|(_, d)| d.filter(|_| same).map(|d| d.seconds))
+        .collect()
 }
 
 /// Evaluate `steps` (each a set of selectors failed together; a rolling restart has one step per server)
@@ -163,6 +191,13 @@ pub fn predict(site: &Site, layout: &Layout, steps: &[Vec<String>]) -> Result<Pr
                 l => format!("{} (needs {l})", st.what),
             })
             .collect();
+        let drill = drill_site(site);
+        let drill_steps = {
+            let m = crate::survival::Model::new(&drill, layout);
+            let sc = evaluate(&drill, layout, &failed);
+            crate::survival::recovery(&m, &crate::catalog::Catalog::builtin(), &sc).steps
+        };
+        let recovery_drill_s = drill_seconds(&steps, &drill_steps);
         let recovery_actions = steps.into_iter().map(|st| st.action).collect();
         let a = sc
             .assets
@@ -177,6 +212,7 @@ pub fn predict(site: &Site, layout: &Layout, steps: &[Vec<String>]) -> Result<Pr
             meta_status: sc.meta.status,
             recovery,
             recovery_actions,
+            recovery_drill_s,
         };
         worst = Some(match worst {
             None => p,
@@ -191,6 +227,7 @@ pub fn predict(site: &Site, layout: &Layout, steps: &[Vec<String>]) -> Result<Pr
                 meta_status: w.meta_status.max(p.meta_status),
                 recovery: p.recovery,
                 recovery_actions: p.recovery_actions,
+                recovery_drill_s: p.recovery_drill_s,
             },
         });
     }

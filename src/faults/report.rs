@@ -96,6 +96,10 @@ pub struct ScenarioResult {
     /// The same steps as actions (`survival::Action`, docs/reports.md `recovery[].action`): what `full-disk`
     /// checks its own steps against, so the text and the drill cannot drift apart.
     pub predicted_recovery_actions: Vec<crate::survival::Action>,
+    /// `--recover`: whatif's steps as the drill carried them out, in order (`action`, `ok`, `seconds`,
+    /// `predicted_seconds`, `simulated`, `detail`); None (null) without `--recover` or for a scenario that
+    /// destroys nothing (its heal is the fault's end).
+    pub recovery_steps: Option<Vec<super::RecoveryStep>>,
 }
 
 /// A whole `verify --faults` run.
@@ -237,6 +241,7 @@ mod tests {
             power_cut: None,
             predicted_recovery: Vec::new(),
             predicted_recovery_actions: Vec::new(),
+            recovery_steps: None,
         }
     }
 

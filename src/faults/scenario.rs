@@ -66,10 +66,17 @@ pub enum Kind {
     /// Every server of one rack loses power with its unsynced writes (`power:RACK`; one scenario per
     /// rack of the plan).
     PowerRack,
+    /// Two of the R3 stream's three stores destroyed (both followers killed, their stores emptied) with the
+    /// leader surviving (`wipe:` each). Only with `--recover` (whatif's steps bring them back) and on 5 or
+    /// more servers (on 3 the meta group loses its quorum with them).
+    StoresLost,
+    /// The stream leader's server replaced by a new one: killed, its store emptied (`wipe:LEADER`), and
+    /// whatif's steps bring a new server with the same tags in. Only with `--recover`.
+    LeaderReplace,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 18] = [
+    pub const ALL: [Kind; 20] = [
         Kind::FollowerKill,
         Kind::LeaderKill,
         Kind::LeaderPause,
@@ -88,10 +95,15 @@ impl Kind {
         Kind::PowerAll,
         Kind::PowerCrashPause,
         Kind::PowerRack,
+        Kind::StoresLost,
+        Kind::LeaderReplace,
     ];
     /// The scenarios of a lab without a plan (every server its own rack: no whole-rack scenarios).
     pub fn ladder() -> Vec<Kind> {
-        Kind::ALL.into_iter().filter(|k| !k.per_rack()).collect()
+        Kind::ALL
+            .into_iter()
+            .filter(|k| !k.per_rack() && !k.recover_only())
+            .collect()
     }
     pub fn name(self) -> &'static str {
         match self {
@@ -113,6 +125,8 @@ impl Kind {
             Kind::PowerAll => "power-all",
             Kind::PowerCrashPause => "power-crash-pause",
             Kind::PowerRack => "power-rack",
+            Kind::StoresLost => "two-stores-lost",
+            Kind::LeaderReplace => "leader-replace",
         }
     }
     pub fn parse(s: &str) -> Result<Kind> {
@@ -128,6 +142,21 @@ impl Kind {
     /// Needs the lab in network namespaces.
     pub(super) fn needs_net(self) -> bool {
         matches!(self, Kind::LeaderPartition | Kind::RackNet)
+    }
+    /// Destroys something a recovery must bring back (`--recover` carries out whatif's steps after it).
+    pub fn destroys(self) -> bool {
+        matches!(
+            self,
+            Kind::FullDisk | Kind::Wipe | Kind::StoresLost | Kind::LeaderReplace
+        )
+    }
+    /// Only whatif's recovery (`--recover`) brings back what it destroys: not in the plain ladder.
+    pub fn recover_only(self) -> bool {
+        matches!(self, Kind::StoresLost | Kind::LeaderReplace)
+    }
+    /// The scenarios `--recover` adds to the ladder, last (they leave the meta group with new names).
+    pub fn recover_ladder() -> Vec<Kind> {
+        Kind::ALL.into_iter().filter(|k| k.recover_only()).collect()
     }
     /// Runs once per rack.
     pub(super) fn per_rack(self) -> bool {
@@ -262,6 +291,18 @@ pub struct FaultOptions {
     /// first), or only the test stream's message blocks, so the write that meets it is always the stream's
     /// block flush and its replica always stops with a write error (docs/faults.md).
     pub full_disk_at: FullDiskAt,
+    /// `--recover`: after each destructive scenario's fault, carry out whatif's recovery actions for it
+    /// (`recover::carry_out`) and judge the end state under load.
+    pub recover: bool,
+    /// Library only (tests): action kinds (`restart`, `free_space`, …, as whatif's JSON names them) left
+    /// out of whatif's recovery before it is carried out: a deliberately wrong step list whose scenario
+    /// must disagree.
+    pub recovery_leave_out: Vec<String>,
+    /// `--recover`: the most one scenario's recovery steps may take together (each step also has its own
+    /// deadline); past it the step running fails.
+    pub recovery_budget: Duration,
+    /// `--recover`: the sustained publish after the recovery, at `publish_rate_per_s`.
+    pub sustain: Duration,
 }
 
 /// Where `full-disk` runs out of space (`FaultOptions::full_disk_at`).
@@ -292,6 +333,10 @@ impl FaultOptions {
             racks: Vec::new(),
             sync: SyncMode::Interval(120),
             full_disk_at: FullDiskAt::Store,
+            recover: false,
+            recovery_leave_out: Vec::new(),
+            recovery_budget: Duration::from_secs(120),
+            sustain: Duration::from_secs(5),
         }
     }
     /// A short run of the given scenarios (for the test suite).

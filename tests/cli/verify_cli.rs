@@ -250,3 +250,11 @@ fn the_table_at_120_columns_keeps_every_figure_whole() {
         );
     }
 }
+
+#[test]
+fn recover_without_faults_is_bad_input_naming_both_flags_and_the_fix() {
+    let (code, _, err) = run(&["verify", "--recover", "--server", &dead_url()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--recover") && err.contains("--faults"), "{err}");
+    assert!(err.contains("natsplan verify --faults --recover"), "{err}");
+}

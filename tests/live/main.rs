@@ -22,6 +22,7 @@ mod faults_cli_live;
 mod faults_live;
 mod faults_meta_live;
 mod faults_power_live;
+mod faults_recover_live;
 mod import_live;
 mod interchange_live;
 mod interrupt_live;

@@ -1,0 +1,395 @@
+//! `--recover` on the lab: the sandbox's operations behind `recover::LabOps` (restart, free space, the
+//! system account's `$JS.API.SERVER.REMOVE`, a wiped server rejoining under a new name, waits), and the
+//! end state judged under load: every replica back and current, then a sustained publish.
+
+use super::recover::{self, LabOps, Limits, RecoveryStep};
+use super::*;
+use crate::lab::Lab;
+use crate::survival::{Action, Until};
+use anyhow::{anyhow, bail, Context, Result};
+use std::time::{Duration, Instant};
+
+/// The lab, the scenario's full store (if any) and the server's version, as the drill's operations see them.
+pub(super) struct LabDrill<'a, 'b> {
+    pub(super) ctx: &'a Ctx<'a>,
+    /// The scenario's test stream (whatif calls it by the model's asset name).
+    pub(super) stream: &'a str,
+    pub(super) lab: &'b mut Lab,
+    pub(super) full: Option<&'b mut FullStore>,
+}
+
+/// Each step's own deadline (a restart waits for the whole lab to be healthy again).
+pub(super) const STEP_DEADLINE: Duration = Duration::from_secs(60);
+
+impl LabDrill<'_, '_> {
+    fn index(&self, server: &str) -> Result<usize> {
+        peer_index(self.lab, server).map_err(|_| anyhow!("{server} is not a server of the lab"))
+    }
+    /// The name the cluster knows server `i` by now (its configuration's; a rejoined server's new one).
+    fn current_name(&self, i: usize) -> Result<String> {
+        let conf = &self.lab.nodes()[i].conf;
+        let text = crate::input::read_text(conf, "server config").map_err(|e| anyhow!("{e}"))?;
+        conf_server_name(&text).ok_or_else(|| anyhow!("{}: no server_name", conf.display()))
+    }
+    fn healthy_by(&mut self, deadline: Instant) -> Result<()> {
+        wait_healthy(self.lab, deadline.saturating_duration_since(Instant::now()))
+    }
+    /// Server `i` answers `/healthz` 200 by the deadline (others a later step brings back may still be down).
+    fn server_healthy_by(&self, i: usize, deadline: Instant) -> Result<()> {
+        let url = self.lab.nodes()[i].monitor_url();
+        loop {
+            let last = match crate::monitor::get(&url, "/healthz", Duration::from_secs(2)) {
+                Ok(r) if r.status == 200 => return Ok(()),
+                Ok(r) => format!("{} {}", r.status, r.body.trim()),
+                Err(e) => format!("{e:#}"),
+            };
+            if Instant::now() >= deadline {
+                bail!(
+                    "{} not healthy by its deadline: /healthz {last}",
+                    self.lab.nodes()[i].name
+                );
+            }
+            self.ctx.opts.pause(Duration::from_millis(250))?;
+        }
+    }
+    /// A request on the system account (the lab carries the one `emit` writes), retried until it
+    /// answers `success` or the deadline passes.
+    fn system_request(&self, subject: &str, body: serde_json::Value, deadline: Instant) -> Result<String> {
+        let (user, pass) = self.lab.system_user();
+        let addrs = self
+            .lab
+            .client_urls()
+            .iter()
+            .map(|u| u.parse::<async_nats::ServerAddr>())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| anyhow!("bad lab url: {e}"))?;
+        let opts = async_nats::ConnectOptions::with_user_and_password(user.into(), pass.into())
+            .connection_timeout(Duration::from_secs(5));
+        let rt = self.ctx.rt;
+        let client = rt
+            .block_on(opts.connect(addrs))
+            .context("cannot connect as the system user")?;
+        let mut last = String::from("no answer");
+        while Instant::now() < deadline {
+            let ask = client.request(subject.to_string(), body.to_string().into());
+            match rt.block_on(tokio::time::timeout(Duration::from_secs(3), ask)) {
+                Ok(Ok(m)) => {
+                    let v: serde_json::Value = serde_json::from_slice(&m.payload).unwrap_or_default();
+                    if v.get("success").and_then(|s| s.as_bool()) == Some(true) {
+                        rt.block_on(client.drain()).ok();
+                        return Ok(format!("{subject} answered success"));
+                    }
+                    last = v.to_string();
+                }
+                Ok(Err(e)) => last = e.to_string(),
+                Err(_) => last = "no answer within 3 s".into(),
+            }
+            self.ctx.opts.pause(Duration::from_millis(500))?;
+        }
+        rt.block_on(client.drain()).ok();
+        bail!("{subject} {body} did not succeed before its deadline: {last}")
+    }
+}
+
+impl LabOps for LabDrill<'_, '_> {
+    fn restart(&mut self, server: &str, deadline: Instant) -> Result<String> {
+        let i = self.index(server)?;
+        let name = self.lab.nodes()[i].name.clone();
+        self.lab.restart(i)?;
+        self.server_healthy_by(i, deadline)?;
+        Ok(format!("restarted nats-server on {name}; it is healthy"))
+    }
+    fn free_space(&mut self, server: &str) -> Result<String> {
+        let i = self.index(server)?;
+        let fs = self
+            .full
+            .as_deref_mut()
+            .filter(|f| f.server == i)
+            .ok_or_else(|| anyhow!("nothing filled {server}'s store in this scenario"))?;
+        match fs.ballast.take() {
+            Some(b) => {
+                std::fs::remove_file(&b).with_context(|| format!("cannot remove {}", b.display()))?;
+                let effect = full_disk_effect(&self.lab.nodes()[i].monitor_url());
+                Ok(format!("space freed: {}", effect.describe(server)))
+            }
+            None => bail!("{server}'s store has no filler to remove"),
+        }
+    }
+    fn peer_remove(&mut self, server: &str, deadline: Instant) -> Result<String> {
+        let name = self.current_name(self.index(server)?)?;
+        let body = serde_json::json!({ "peer": name });
+        self.system_request("$JS.API.SERVER.REMOVE", body, deadline)
+            .map(|d| format!("{d} (system account; peer {name})"))
+    }
+    fn rejoin_as_new(&mut self, server: &str, deadline: Instant) -> Result<String> {
+        let i = self.index(server)?;
+        let base = self.lab.nodes()[i].name.clone();
+        let old = self.current_name(i)?;
+        let new = next_wiped_name(&base, &old);
+        if self.lab.is_running(i) {
+            self.lab.kill(i)?;
+        }
+        let store = self.lab.nodes()[i].store_dir.clone();
+        let _ = std::fs::remove_dir_all(&store);
+        std::fs::create_dir_all(&store).with_context(|| format!("cannot create {}", store.display()))?;
+        let conf = self.lab.nodes()[i].conf.clone();
+        let text = crate::input::read_text(&conf, "server config").map_err(|e| anyhow!("{e}"))?;
+        let renamed = rename_server(&text, &old, &new)
+            .ok_or_else(|| anyhow!("{}: no server_name line to rename", conf.display()))?;
+        std::fs::write(&conf, renamed)?;
+        self.lab.restart(i)?;
+        self.server_healthy_by(i, deadline)?;
+        Ok(format!(
+            "{server} started on an empty store as {new} (same tags); it is healthy"
+        ))
+    }
+    fn meta_rescue(&mut self, _quorum_needed: u64, _deadline: Instant) -> Result<String> {
+        bail!("$JS.API.META.RESCUE is not carried out by this drill yet (no scenario here loses the meta quorum for good)")
+    }
+    fn reattach_store(&mut self, server: &str, standby: &str, deadline: Instant) -> Result<String> {
+        // The lab has no second machine: the standby is the same process slot, started on the store as it
+        // was left, under the same server_name.
+        let i = self.index(server)?;
+        self.lab.restart(i)?;
+        self.server_healthy_by(i, deadline)?;
+        Ok(format!(
+            "{server}'s store started under the same server_name (the lab's stand-in for {standby})"
+        ))
+    }
+    fn reconcile(&mut self, streams: &[String], deadline: Instant) -> Result<String> {
+        // The lab's side of it: the stream's group re-formed on the survivors (a leader and its replica count);
+        // what the lost replicas alone held is the checker's to find, as the operator would with the writers.
+        let mut said = Vec::new();
+        for s in streams {
+            let name = if s == ASSET { self.stream } else { s.as_str() };
+            let within = deadline.saturating_duration_since(Instant::now());
+            let t = replicas_back(self.lab, name, self.ctx.replicas, within)?;
+            said.push(format!("{name} leads again with every replica current after {t:.1} s"));
+        }
+        Ok(said.join("; "))
+    }
+    fn wait(&mut self, until: Until, deadline: Instant) -> Result<String> {
+        match until {
+            Until::MetaQuorum | Until::MetaRescued => loop {
+                match self.lab.meta_leader() {
+                    Ok(l) => return Ok(format!("the meta group leads again ({l})")),
+                    Err(e) if Instant::now() >= deadline => bail!("no meta leader before the deadline: {e:#}"),
+                    Err(_) => self.ctx.opts.pause(Duration::from_millis(500))?,
+                }
+            },
+            _ => {
+                self.healthy_by(deadline)?;
+                Ok("the lab is healthy".into())
+            }
+        }
+    }
+}
+
+/// whatif's actions for the scenario with their drill seconds, less the kinds `leave_out` names.
+pub(super) fn drill_steps(pred: &Prediction, leave_out: &[String]) -> Vec<(Action, Option<f64>)> {
+    pred.recovery_actions
+        .iter()
+        .cloned()
+        .zip(pred.recovery_drill_s.iter().copied().chain(std::iter::repeat(None)))
+        .filter(|(a, _)| !leave_out.contains(&recover::kind_of(a)))
+        .collect()
+}
+
+/// Carry out whatif's recovery for the scenario on the lab.
+pub(super) fn run_drill(
+    ctx: &Ctx,
+    lab: &mut Lab,
+    full: Option<&mut FullStore>,
+    pred: &Prediction,
+    stream: &str,
+) -> Vec<RecoveryStep> {
+    let steps = drill_steps(pred, &ctx.opts.recovery_leave_out);
+    for (a, _) in &steps {
+        (ctx.log)(&format!("  recovery step: {}", recover::kind_of(a)));
+    }
+    let mut ops = LabDrill { ctx, stream, lab, full };
+    let limits = Limits {
+        budget: ctx.opts.recovery_budget,
+        per_step: STEP_DEADLINE,
+    };
+    recover::carry_out(&steps, &mut ops, limits)
+}
+
+/// Wait until the stream has `replicas` peers, all on running servers and current (each server's `/jsz`
+/// holds the same last sequence): Ok(seconds waited) or why not by the deadline.
+pub(super) fn replicas_back(lab: &Lab, name: &str, replicas: usize, within: Duration) -> Result<f64> {
+    let t0 = Instant::now();
+    loop {
+        let placed = lab.streams().into_iter().find(|s| s.name == name);
+        let peers = placed.as_ref().map(|s| s.peers.len()).unwrap_or(0);
+        let states = replica_states_now(lab, name);
+        let current = states.len() == replicas && states.iter().all(|s| s.last_seq == states[0].last_seq);
+        if peers == replicas && current {
+            return Ok(t0.elapsed().as_secs_f64());
+        }
+        if t0.elapsed() > within {
+            let st: Vec<String> = states.iter().map(|s| format!("{}@{}", s.server, s.last_seq)).collect();
+            bail!(
+                "the stream had {peers} of {replicas} peers, replicas [{}], {:.0} s after the recovery",
+                st.join(", "),
+                within.as_secs_f64()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+/// Each server's copy of the stream, once (no waiting).
+fn replica_states_now(lab: &Lab, name: &str) -> Vec<ReplicaState> {
+    let mut v = Vec::new();
+    for n in lab.nodes() {
+        let Ok(j) = crate::monitor::jsz(&n.monitor_url(), "accounts=true&streams=true", Duration::from_secs(2)) else {
+            continue;
+        };
+        for st in crate::monitor::jsz::streams(&j) {
+            if st.name.as_deref() == Some(name) {
+                v.push(ReplicaState {
+                    server: n.name.clone(),
+                    messages: st.messages,
+                    first_seq: st.first_seq,
+                    last_seq: st.last_seq,
+                });
+            }
+        }
+    }
+    v
+}
+
+/// The sustained publish after the recovery: acknowledgements in `[from_s, to_s]` against the rate.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Sustained {
+    pub(super) acked: usize,
+    pub(super) expected: f64,
+    pub(super) longest_gap_s: f64,
+}
+
+impl Sustained {
+    pub(super) fn of(ack_times: &[f64], from_s: f64, to_s: f64, rate: f64) -> Sustained {
+        let mut t: Vec<f64> = ack_times
+            .iter()
+            .copied()
+            .filter(|x| *x >= from_s && *x <= to_s)
+            .collect();
+        t.sort_by(f64::total_cmp);
+        let mut gap: f64 = 0.0;
+        let mut prev = from_s;
+        for x in t.iter().copied().chain(std::iter::once(to_s)) {
+            gap = gap.max(x - prev);
+            prev = x;
+        }
+        Sustained {
+            acked: t.len(),
+            expected: rate * (to_s - from_s),
+            longest_gap_s: gap,
+        }
+    }
+    /// At least half the rate, and no gap longer than a publish timeout and a second.
+    pub(super) fn ok(&self, timeout_s: f64) -> bool {
+        self.acked as f64 >= 0.5 * self.expected && self.longest_gap_s <= timeout_s + 1.0
+    }
+}
+
+/// The drill's verdict on the scenario (already judged as every scenario is): a failed step, replicas not
+/// back, or writes that did not keep up after the recovery disagree.
+pub(super) fn judge_recovery(
+    res: &mut ScenarioResult,
+    steps: &[RecoveryStep],
+    back: &Result<f64>,
+    sustained: &Sustained,
+    timeout_s: f64,
+) {
+    let failed: Vec<String> = steps
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| !s.ok)
+        .map(|(i, s)| format!("step {} {}: {}", i + 1, recover::kind_of(&s.action), s.detail))
+        .collect();
+    let mut why = Vec::new();
+    if !failed.is_empty() {
+        res.observed = "recovery_failed".into();
+        why.push(failed.join("; "));
+    }
+    match back {
+        Ok(s) => why.push(format!("every replica back and current {s:.1} s after the recovery")),
+        Err(e) => {
+            if failed.is_empty() {
+                res.observed = "replicas_not_back".into();
+            }
+            why.push(format!("{e:#}"));
+        }
+    }
+    why.push(format!(
+        "sustained publish: {} acked of {:.0} at the rate, longest gap {:.1} s",
+        sustained.acked, sustained.expected, sustained.longest_gap_s
+    ));
+    if !sustained.ok(timeout_s) && failed.is_empty() && back.is_ok() {
+        res.observed = "writes_not_sustained".into();
+    }
+    if !failed.is_empty() || back.is_err() || !sustained.ok(timeout_s) {
+        res.agree = false;
+    }
+    res.detail.push_str(&format!("; recovery: {}", why.join("; ")));
+    res.recovery_steps = Some(steps.to_vec());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_server_rejoins_under_a_new_name_each_time_and_is_found_by_it() {
+        assert_eq!(next_wiped_name("n2", "n2"), "n2-w");
+        assert_eq!(next_wiped_name("n2", "n2-w"), "n2-w2");
+        assert_eq!(next_wiped_name("n2", "n2-w2"), "n2-w3");
+        assert_eq!(
+            conf_server_name("# x\nserver_name: n2-w\nport: 1\n").as_deref(),
+            Some("n2-w")
+        );
+        assert_eq!(conf_server_name("server_name = \"a b\"\n").as_deref(), Some("a b"));
+        assert_eq!(conf_server_name("port: 1\n"), None);
+    }
+
+    #[test]
+    fn sustained_writes_need_half_the_rate_and_no_long_gap() {
+        let even: Vec<f64> = (0..100).map(|i| 10.0 + i as f64 * 0.05).collect();
+        let s = Sustained::of(&even, 10.0, 15.0, 20.0);
+        assert_eq!(s.acked, 100);
+        assert!(s.ok(2.0), "{s:?}");
+        // Writes stop after 1.5 s: a 3.5 s gap to the window's end, under half the rate.
+        let half: Vec<f64> = even.iter().copied().filter(|t| *t < 11.5).collect();
+        assert!(!Sustained::of(&half, 10.0, 15.0, 20.0).ok(2.0));
+        assert!(!Sustained::of(&[], 10.0, 15.0, 20.0).ok(2.0));
+    }
+
+    #[test]
+    fn a_failed_step_or_replicas_not_back_disagree() {
+        let mut r = not_run(Kind::FullDisk, String::new());
+        r.agree = true;
+        let good = Sustained::of(&(0..100).map(|i| i as f64 * 0.05).collect::<Vec<_>>(), 0.0, 5.0, 20.0);
+        let step = |ok: bool| RecoveryStep {
+            action: Action::Restart {
+                servers: vec!["n2".into()],
+            },
+            ok,
+            seconds: 1.0,
+            predicted_seconds: Some(10.0),
+            simulated: false,
+            detail: "x".into(),
+        };
+        let mut a = r.clone();
+        judge_recovery(&mut a, &[step(true)], &Ok(1.0), &good, 2.0);
+        assert!(a.agree, "{a:?}");
+        let mut b = r.clone();
+        judge_recovery(&mut b, &[step(false)], &Ok(1.0), &good, 2.0);
+        assert!(!b.agree && b.observed == "recovery_failed", "{b:?}");
+        let mut c = r.clone();
+        judge_recovery(&mut c, &[step(true)], &Err(anyhow!("2 of 3 peers")), &good, 2.0);
+        assert!(!c.agree && c.observed == "replicas_not_back", "{c:?}");
+        assert_eq!(c.recovery_steps.as_ref().map(Vec::len), Some(1));
+    }
+}

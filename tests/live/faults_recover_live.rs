@@ -1,0 +1,85 @@
+//! `verify --faults --recover` (issue 35) on a real lab: whatif's own recovery steps carried out after each
+//! destructive scenario, the end state judged under load. The CI subset: `full-disk` (the tmpfs over the
+//! stream's message folder, so the stuck replica shows in every run) and `follower-wipe`, on 3 servers
+//! (about a minute on 2 cores); and the same full disk with whatif's restart left out, which must disagree.
+//! Full stores need root (a tmpfs mount); without it `full-disk` is skipped with the reason.
+
+use natsplan::faults::{run, table, FaultOptions, FaultReport, FullDiskAt, Kind};
+use natsplan::survival::Action;
+
+fn run_recover(kinds: &[Kind], leave_out: &[&str]) -> FaultReport {
+    let _g = crate::common::serial();
+    let findings = tempfile::tempdir().unwrap();
+    let mut opts = FaultOptions::quick(3, kinds);
+    opts.full_disk_at = FullDiskAt::StreamMessages;
+    opts.recover = true;
+    opts.recovery_leave_out = leave_out.iter().map(|s| s.to_string()).collect();
+    opts.findings_dir = Some(findings.path().to_path_buf());
+    let r = run(&opts, &|m| eprintln!("{m}")).expect("the fault run starts and stops its lab");
+    eprintln!("{}", String::from_utf8(table(&r)).unwrap());
+    eprintln!("{}", String::from_utf8(natsplan::faults::json(&r)).unwrap());
+    assert_eq!(r.scenarios.len(), kinds.len());
+    r
+}
+
+fn root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+#[test]
+fn the_ci_subset_carries_out_whatifs_steps_and_every_scenario_agrees() {
+    let r = run_recover(&[Kind::FullDisk, Kind::Wipe], &[]);
+    for s in &r.scenarios {
+        if let Some(why) = &s.skipped {
+            assert!(!root() && s.name == "full-disk", "{} skipped: {why}", s.name);
+            continue;
+        }
+        let steps = s.recovery_steps.as_ref().expect("--recover reports the steps");
+        assert!(!steps.is_empty(), "{}: whatif gives steps", s.name);
+        assert!(steps.iter().all(|st| st.ok), "{}: {steps:#?}", s.name);
+        assert!(
+            steps.iter().any(|st| !st.simulated),
+            "{}: something was carried out",
+            s.name
+        );
+        assert_eq!(
+            steps.iter().map(|st| st.action.clone()).collect::<Vec<_>>(),
+            s.predicted_recovery_actions,
+            "whatif's steps, all of them, in whatif's order"
+        );
+        assert_eq!(s.acked_lost, Some(0), "{}: {}", s.name, s.detail);
+        assert!(s.agree, "{}: {} / {}", s.name, s.observed, s.detail);
+        assert!(s.detail.contains("sustained publish"), "{}", s.detail);
+    }
+    let wipe = r.scenarios.iter().find(|s| s.name == "follower-wipe").unwrap();
+    let kinds: Vec<&Action> = wipe
+        .recovery_steps
+        .as_ref()
+        .unwrap()
+        .iter()
+        .map(|s| &s.action)
+        .collect();
+    assert!(
+        kinds.iter().any(|a| matches!(a, Action::RejoinAsNew { .. })),
+        "{kinds:?}"
+    );
+    assert!(!r.failed());
+}
+
+#[test]
+fn full_disk_with_whatifs_restart_left_out_disagrees() {
+    let r = run_recover(&[Kind::FullDisk], &["restart"]);
+    let s = &r.scenarios[0];
+    if s.skipped.is_some() {
+        assert!(!root(), "{s:?}");
+        return;
+    }
+    let steps = s.recovery_steps.as_ref().unwrap();
+    assert!(
+        !steps.iter().any(|st| matches!(st.action, Action::Restart { .. })),
+        "{steps:?}"
+    );
+    assert!(!s.agree, "without the restart the replica stays stuck: {}", s.detail);
+    assert!(r.failed());
+}
