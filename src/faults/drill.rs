@@ -222,7 +222,7 @@ pub(super) fn replicas_back(lab: &Lab, name: &str, replicas: usize, within: Dura
     loop {
         let placed = lab.streams().into_iter().find(|s| s.name == name);
         let peers = placed.as_ref().map(|s| s.peers.len()).unwrap_or(0);
-        let states = replica_states_now(lab, name);
+        let states = super::judge::replica_states_now(lab, name);
         let current = states.len() == replicas && states.iter().all(|s| s.last_seq == states[0].last_seq);
         if peers == replicas && current {
             return Ok(t0.elapsed().as_secs_f64());
@@ -237,27 +237,6 @@ pub(super) fn replicas_back(lab: &Lab, name: &str, replicas: usize, within: Dura
         }
         std::thread::sleep(Duration::from_millis(500));
     }
-}
-
-/// Each server's copy of the stream, once (no waiting).
-fn replica_states_now(lab: &Lab, name: &str) -> Vec<ReplicaState> {
-    let mut v = Vec::new();
-    for n in lab.nodes() {
-        let Ok(j) = crate::monitor::jsz(&n.monitor_url(), "accounts=true&streams=true", Duration::from_secs(2)) else {
-            continue;
-        };
-        for st in crate::monitor::jsz::streams(&j) {
-            if st.name.as_deref() == Some(name) {
-                v.push(ReplicaState {
-                    server: n.name.clone(),
-                    messages: st.messages,
-                    first_seq: st.first_seq,
-                    last_seq: st.last_seq,
-                });
-            }
-        }
-    }
-    v
 }
 
 /// The sustained publish after the recovery: acknowledgements in `[from_s, to_s]` against the rate.

@@ -161,26 +161,32 @@ pub(super) fn replicas_agree(r: &[ReplicaState], want: usize) -> bool {
             .all(|w| (w[0].messages, w[0].first_seq, w[0].last_seq) == (w[1].messages, w[1].first_seq, w[1].last_seq))
 }
 
+/// Each server's copy of the stream from its own `/jsz`, once (no waiting).
+pub(super) fn replica_states_now(lab: &Lab, name: &str) -> Vec<ReplicaState> {
+    let mut v = Vec::new();
+    for n in lab.nodes() {
+        let Ok(j) = monitor::jsz(&n.monitor_url(), "accounts=true&streams=true", Duration::from_secs(2)) else {
+            continue;
+        };
+        for st in monitor::jsz::streams(&j) {
+            if st.name.as_deref() == Some(name) {
+                v.push(ReplicaState {
+                    server: n.name.clone(),
+                    messages: st.messages,
+                    first_seq: st.first_seq,
+                    last_seq: st.last_seq,
+                });
+            }
+        }
+    }
+    v
+}
+
 /// Every replica's stream state from its own `/jsz`, waiting (60 s at most) for them to converge on `last`.
 pub(super) fn replica_states(lab: &Lab, name: &str, last: u64, want: usize) -> Vec<ReplicaState> {
     let t0 = Instant::now();
     loop {
-        let mut v = Vec::new();
-        for n in lab.nodes() {
-            let Ok(j) = monitor::jsz(&n.monitor_url(), "accounts=true&streams=true", Duration::from_secs(2)) else {
-                continue;
-            };
-            for st in monitor::jsz::streams(&j) {
-                if st.name.as_deref() == Some(name) {
-                    v.push(ReplicaState {
-                        server: n.name.clone(),
-                        messages: st.messages,
-                        first_seq: st.first_seq,
-                        last_seq: st.last_seq,
-                    });
-                }
-            }
-        }
+        let v = replica_states_now(lab, name);
         let done = v.len() == want && replicas_agree(&v, want) && v[0].last_seq >= last;
         if done || t0.elapsed() > Duration::from_secs(60) {
             return v;

@@ -62,19 +62,10 @@ pub fn table(s: &Sizing, width: u16) -> String {
             p.reason
         ));
     }
-    match s
-        .cheapest
-        .as_ref()
-        .and_then(|id| s.candidates.iter().find(|p| &p.id == id))
-    {
-        Some(p) => out.push_str(&format!(
-            "cheapest that meets every requirement: {} at {} ({})\n",
-            p.id,
-            money(p.cost.total, unit),
-            split(p, unit)
-        )),
-        None => out.push_str("cheapest that meets every requirement: none of the evaluated points meets them\n"),
-    }
+    out.push_str(&format!(
+        "cheapest that meets every requirement: {}\n",
+        cheapest(s, unit).0
+    ));
     out.push_str(&format!(
         "\nfrontier (non-dominated over {}; among points that meet every requirement):\n",
         s.axes.join(", ")
@@ -151,6 +142,21 @@ fn best_per_bill(s: &Sizing) -> Vec<&Point> {
     let mut firsts: Vec<&Point> = best.into_iter().filter(|p| seen.insert(p.bill.clone())).collect();
     firsts.sort_by(|a, b| a.cost.total.total_cmp(&b.cost.total).then_with(|| a.id.cmp(&b.id)));
     firsts
+}
+
+/// The cheapest point that meets every requirement as both renderers say it, and whether there is one.
+fn cheapest(s: &Sizing, unit: &str) -> (String, bool) {
+    match s
+        .cheapest
+        .as_ref()
+        .and_then(|id| s.candidates.iter().find(|p| &p.id == id))
+    {
+        Some(p) => (
+            format!("{} at {} ({})", p.id, money(p.cost.total, unit), split(p, unit)),
+            true,
+        ),
+        None => ("none of the evaluated points meets them".into(), false),
+    }
 }
 
 fn split(p: &Point, unit: &str) -> String {
@@ -326,19 +332,9 @@ pub fn html(s: &Sizing) -> String {
         ));
     }
     page.note(&format!("cost: {}", s.cost_unit.meaning));
-    match s
-        .cheapest
-        .as_ref()
-        .and_then(|id| s.candidates.iter().find(|p| &p.id == id))
-    {
-        Some(p) => page.p(&format!(
-            "Cheapest that meets every requirement: {} at {} ({})",
-            p.id,
-            money(p.cost.total, unit),
-            split(p, unit)
-        )),
-        None => page.p("Cheapest that meets every requirement: none of the evaluated points meets them."),
-    }
+    let (c, found) = cheapest(s, unit);
+    let stop = if found { "" } else { "." };
+    page.p(&format!("Cheapest that meets every requirement: {c}{stop}"));
     page.h2("Frontier", Some("frontier"));
     page.figure(
         &frontier_chart(s),
