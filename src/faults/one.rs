@@ -395,6 +395,18 @@ struct Drilled {
     end: (Result<f64>, f64, f64),
 }
 
+/// How long after healing writes may take to resume (seconds): an election, a publish timeout and 5 s of
+/// slack; under `--recover` "healing" is the start of the recovery, so whatif's own predicted time for its
+/// steps (with operator delays 0, e.g. reconcile's lost-quorum interval and election) is added.
+fn resume_bound_s(timeout_s: f64, steps: Option<&[RecoveryStep]>) -> f64 {
+    let recovery_s: f64 = steps
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|s| s.predicted_seconds)
+        .sum();
+    ELECTION_STALL_S + timeout_s + 5.0 + recovery_s
+}
+
 /// `--recover`'s verdict on a judged scenario: its steps, the replicas back, the sustained publish.
 fn judge_drilled(res: &mut ScenarioResult, d: Option<&Drilled>, attempts: &[Attempt], opts: &FaultOptions) {
     let Some(Drilled {
@@ -448,7 +460,10 @@ fn observe(
     (res.power_cut, res.recovery_steps) = (cut, drilled.as_ref().map(|d| d.steps.clone()));
     // Writes must resume within this bound after healing, or the stall did not end: keep writing until
     // an ack after healing shows (or the bound passes), then for `after` more.
-    let resume_bound_s = ELECTION_STALL_S + opts.publish_timeout.as_secs_f64() + 5.0;
+    let resume_bound_s = resume_bound_s(
+        opts.publish_timeout.as_secs_f64(),
+        drilled.as_ref().map(|d| &d.steps[..]),
+    );
     let deadline = Instant::now() + Duration::from_secs_f64(resume_bound_s);
     while Instant::now() < deadline && (last_ack_ms.load(Ordering::SeqCst) as f64 / 1000.0) < heal_s {
         opts.pause(Duration::from_millis(100))?;
@@ -538,4 +553,33 @@ fn observe(
         lab_heal_all(lab).context("still not healthy after deleting the stuck stream")?;
     }
     Ok(res)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(predicted_seconds: Option<f64>) -> RecoveryStep {
+        RecoveryStep {
+            action: crate::survival::Action::Restart {
+                servers: vec!["n1".into()],
+            },
+            ok: true,
+            seconds: 1.0,
+            predicted_seconds,
+            simulated: false,
+            detail: String::new(),
+        }
+    }
+
+    #[test]
+    fn writes_may_resume_after_the_recoverys_predicted_time_as_well_as_an_election() {
+        // Without --recover: an election, the publish timeout and 5 s.
+        assert_eq!(resume_bound_s(2.0, None), ELECTION_STALL_S + 7.0);
+        // With it: plus whatif's predicted seconds for the steps that have one (the lab's two-stores-lost
+        // drill resumed 22.2 s after the recovery began, past the 17 s bound without them).
+        let steps = [step(Some(20.0)), step(None), step(Some(1.5))];
+        assert_eq!(resume_bound_s(2.0, Some(&steps)), ELECTION_STALL_S + 7.0 + 21.5);
+        assert!(resume_bound_s(2.0, Some(&steps)) > 22.2);
+    }
 }
