@@ -407,6 +407,18 @@ fn resume_bound_s(timeout_s: f64, steps: Option<&[RecoveryStep]>) -> f64 {
     ELECTION_STALL_S + timeout_s + 5.0 + recovery_s
 }
 
+/// Writes must resume within [`resume_bound_s`] after healing, or the stall did not end: keep writing until
+/// an ack after healing shows (or the bound passes), then for `after` more. Returns the bound.
+fn wait_resumed(opts: &FaultOptions, drilled: Option<&Drilled>, last_ack_ms: &AtomicU64, heal_s: f64) -> Result<f64> {
+    let bound_s = resume_bound_s(opts.publish_timeout.as_secs_f64(), drilled.map(|d| &d.steps[..]));
+    let deadline = Instant::now() + Duration::from_secs_f64(bound_s);
+    while Instant::now() < deadline && (last_ack_ms.load(Ordering::SeqCst) as f64 / 1000.0) < heal_s {
+        opts.pause(Duration::from_millis(100))?;
+    }
+    opts.pause(opts.after)?;
+    Ok(bound_s)
+}
+
 /// `--recover`'s verdict on a judged scenario: its steps, the replicas back, the sustained publish.
 fn judge_drilled(res: &mut ScenarioResult, d: Option<&Drilled>, attempts: &[Attempt], opts: &FaultOptions) {
     let Some(Drilled {
@@ -458,17 +470,7 @@ fn observe(
     let mut notes = Vec::new();
     let (heal_result, inject_s, heal_s, cut, drilled) = fault_phase(ctx, lab, sc, full, &last_ack_ms, t0, &mut notes)?;
     (res.power_cut, res.recovery_steps) = (cut, drilled.as_ref().map(|d| d.steps.clone()));
-    // Writes must resume within this bound after healing, or the stall did not end: keep writing until
-    // an ack after healing shows (or the bound passes), then for `after` more.
-    let resume_bound_s = resume_bound_s(
-        opts.publish_timeout.as_secs_f64(),
-        drilled.as_ref().map(|d| &d.steps[..]),
-    );
-    let deadline = Instant::now() + Duration::from_secs_f64(resume_bound_s);
-    while Instant::now() < deadline && (last_ack_ms.load(Ordering::SeqCst) as f64 / 1000.0) < heal_s {
-        opts.pause(Duration::from_millis(100))?;
-    }
-    opts.pause(opts.after)?;
+    let resume_bound_s = wait_resumed(opts, drilled.as_ref(), &last_ack_ms, heal_s)?;
     stop.store(true, Ordering::SeqCst);
     let attempts = rt.block_on(pub_handle).context("the publisher task failed")?;
     let api = heal_result?;
