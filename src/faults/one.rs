@@ -395,6 +395,30 @@ struct Drilled {
     end: (Result<f64>, f64, f64),
 }
 
+/// How long after healing writes may take to resume (seconds): an election, a publish timeout and 5 s of
+/// slack; under `--recover` "healing" is the start of the recovery, so whatif's own predicted time for its
+/// steps (with operator delays 0, e.g. reconcile's lost-quorum interval and election) is added.
+fn resume_bound_s(timeout_s: f64, steps: Option<&[RecoveryStep]>) -> f64 {
+    let recovery_s: f64 = steps
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|s| s.predicted_seconds)
+        .sum();
+    ELECTION_STALL_S + timeout_s + 5.0 + recovery_s
+}
+
+/// Writes must resume within [`resume_bound_s`] after healing, or the stall did not end: keep writing until
+/// an ack after healing shows (or the bound passes), then for `after` more. Returns the bound.
+fn wait_resumed(opts: &FaultOptions, drilled: Option<&Drilled>, last_ack_ms: &AtomicU64, heal_s: f64) -> Result<f64> {
+    let bound_s = resume_bound_s(opts.publish_timeout.as_secs_f64(), drilled.map(|d| &d.steps[..]));
+    let deadline = Instant::now() + Duration::from_secs_f64(bound_s);
+    while Instant::now() < deadline && (last_ack_ms.load(Ordering::SeqCst) as f64 / 1000.0) < heal_s {
+        opts.pause(Duration::from_millis(100))?;
+    }
+    opts.pause(opts.after)?;
+    Ok(bound_s)
+}
+
 /// `--recover`'s verdict on a judged scenario: its steps, the replicas back, the sustained publish.
 fn judge_drilled(res: &mut ScenarioResult, d: Option<&Drilled>, attempts: &[Attempt], opts: &FaultOptions) {
     let Some(Drilled {
@@ -446,14 +470,7 @@ fn observe(
     let mut notes = Vec::new();
     let (heal_result, inject_s, heal_s, cut, drilled) = fault_phase(ctx, lab, sc, full, &last_ack_ms, t0, &mut notes)?;
     (res.power_cut, res.recovery_steps) = (cut, drilled.as_ref().map(|d| d.steps.clone()));
-    // Writes must resume within this bound after healing, or the stall did not end: keep writing until
-    // an ack after healing shows (or the bound passes), then for `after` more.
-    let resume_bound_s = ELECTION_STALL_S + opts.publish_timeout.as_secs_f64() + 5.0;
-    let deadline = Instant::now() + Duration::from_secs_f64(resume_bound_s);
-    while Instant::now() < deadline && (last_ack_ms.load(Ordering::SeqCst) as f64 / 1000.0) < heal_s {
-        opts.pause(Duration::from_millis(100))?;
-    }
-    opts.pause(opts.after)?;
+    let resume_bound_s = wait_resumed(opts, drilled.as_ref(), &last_ack_ms, heal_s)?;
     stop.store(true, Ordering::SeqCst);
     let attempts = rt.block_on(pub_handle).context("the publisher task failed")?;
     let api = heal_result?;
@@ -538,4 +555,33 @@ fn observe(
         lab_heal_all(lab).context("still not healthy after deleting the stuck stream")?;
     }
     Ok(res)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn step(predicted_seconds: Option<f64>) -> RecoveryStep {
+        RecoveryStep {
+            action: crate::survival::Action::Restart {
+                servers: vec!["n1".into()],
+            },
+            ok: true,
+            seconds: 1.0,
+            predicted_seconds,
+            simulated: false,
+            detail: String::new(),
+        }
+    }
+
+    #[test]
+    fn writes_may_resume_after_the_recoverys_predicted_time_as_well_as_an_election() {
+        // Without --recover: an election, the publish timeout and 5 s.
+        assert_eq!(resume_bound_s(2.0, None), ELECTION_STALL_S + 7.0);
+        // With it: plus whatif's predicted seconds for the steps that have one (the lab's two-stores-lost
+        // drill resumed 22.2 s after the recovery began, past the 17 s bound without them).
+        let steps = [step(Some(20.0)), step(None), step(Some(1.5))];
+        assert_eq!(resume_bound_s(2.0, Some(&steps)), ELECTION_STALL_S + 7.0 + 21.5);
+        assert!(resume_bound_s(2.0, Some(&steps)) > 22.2);
+    }
 }

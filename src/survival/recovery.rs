@@ -3,7 +3,7 @@
 //! PotentialNwOutGoal sizes for the case where a server leads everything it holds).
 
 use super::domain::DomainKind;
-use super::evaluate::{Model, Scenario, Status};
+use super::evaluate::{Model, Scenario, Status, ELECTION_STALL_S};
 use crate::catalog::Catalog;
 use crate::layout::AssetKind;
 use crate::site::{ServerIdx, Site};
@@ -26,6 +26,12 @@ pub const FULL_DISK_RESTART_WHY: &str = "a replica whose write met ENOSPC stays 
 
 /// Record overhead per stored message (ARCHITECTURE.md "Capacity").
 const RECORD_OVERHEAD_BYTES: f64 = 30.0;
+/// How long a RAFT group's leader waits without a quorum of heartbeats before it gives up (nats-server
+/// server/raft.go `lostQuorumIntervalDefault` = 10 × the 1 s heartbeat, read at 1787eee): a group that lost
+/// two of three peers re-forms on the survivor only after it, and then one election (`ELECTION_STALL_S`).
+/// The lab's `two-stores-lost` drill (issue 35, 5 servers, nats-server 2.15.1) took 20.7 s from the
+/// peer-removes to a current group.
+pub const LOST_QUORUM_S: f64 = 10.0;
 
 /// What a step needs: the servers and arrays it runs on, so a script can check that none is in a failed
 /// domain (natsplan never proposes one that is).
@@ -1008,13 +1014,14 @@ impl Builder<'_, '_> {
                     "{}: a surviving replica holds the data up to where it had caught up; once the meta group has a \
                      leader, `nats server cluster peer-remove` each destroyed peer (its chain above): a group that \
                      cannot reach quorum without removed peers drops them and re-forms on the survivors \
-                     (`checkEvictedPeers`, server/jetstream_cluster.go). `nats stream cluster peer-remove STREAM \
+                     (`checkEvictedPeers`, server/jetstream_cluster.go) after its lost-quorum interval and an \
+                     election, about 20 s (server/raft.go). `nats stream cluster peer-remove STREAM \
                      PEER` (the application's account) is refused (10075 peer remap failed) while no other server \
                      can take the replica (nats-server 2.15.1). Acknowledged writes only the lost replicas held are \
                      gone",
                     short_list(&tail)
                 ),
-                self.t("operator_response"),
+                self.t("operator_response") + LOST_QUORUM_S + ELECTION_STALL_S,
                 Uses::default(),
                 Credentials::SystemAccount,
                 Action::Reconcile {

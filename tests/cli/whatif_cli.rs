@@ -343,3 +343,27 @@ fn a_wiped_store_and_a_full_one_give_the_actions_a_drill_carries_out() {
         "{re}"
     );
 }
+
+/// Two of three stores lost with a survivor: whatif's `reconcile` step gives the re-forming group its
+/// lost-quorum interval and an election (10 s + 10 s, server/raft.go) beyond the operator's response — the
+/// lab's drill took 20.7 s there (issue 35), which the step priced at 0 before.
+#[test]
+fn reconcile_waits_the_lost_quorum_interval_and_an_election() {
+    let f = site_file(&one_rack("2m"));
+    let p = f.path().to_str().unwrap();
+    let v = json(&["whatif", p, "--fail", "wipe:n1", "--fail", "wipe:n2"]);
+    let steps = v["scenarios"][0]["recovery"].as_array().unwrap();
+    let secs = |kind: &str, until: Option<&str>| {
+        steps
+            .iter()
+            .find(|s| s["action"]["kind"] == kind && until.is_none_or(|u| s["action"]["until"] == u))
+            .and_then(|s| s["seconds"].as_f64())
+            .unwrap_or_else(|| panic!("no {kind} step: {steps:#?}"))
+    };
+    let operator = secs("wait", Some("operator_responds"));
+    let reconcile = secs("reconcile", None);
+    assert!(
+        (reconcile - operator - 20.0).abs() < 1e-9,
+        "reconcile {reconcile} s, operator {operator} s"
+    );
+}
