@@ -77,8 +77,8 @@ pub struct VerifyArgs {
     /// Only these --faults scenarios, comma separated (follower-kill, leader-kill, leader-pause,
     /// majority-kill, all-kill, rolling-restart, leader-partition, full-limit, full-disk, rack-power,
     /// rack-net, meta-majority-kill, follower-wipe, power-server, power-quorum, power-all,
-    /// power-crash-pause, power-rack, and with --recover two-stores-lost, leader-replace); default: all of
-    /// the ladder (with --recover, those two last).
+    /// power-crash-pause, power-rack, and with --recover two-stores-lost, leader-replace,
+    /// meta-quorum-lost); default: all of the ladder (with --recover, those three last).
     #[arg(long, value_delimiter = ',', value_name = "NAMES", requires = "faults")]
     pub scenarios: Vec<String>,
     /// With --faults on a planned layout: whole-rack scenarios only for these racks (comma separated).

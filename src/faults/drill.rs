@@ -31,6 +31,10 @@ impl LabDrill<'_, '_> {
         let text = crate::input::read_text(conf, "server config").map_err(|e| anyhow!("{e}"))?;
         conf_server_name(&text).ok_or_else(|| anyhow!("{}: no server_name", conf.display()))
     }
+    /// A running server of the lab goes by `name` now.
+    fn runs_as(&mut self, name: &str) -> bool {
+        (0..self.lab.nodes().len()).any(|i| self.lab.is_running(i) && self.current_name(i).is_ok_and(|n| n == name))
+    }
     fn healthy_by(&mut self, deadline: Instant) -> Result<()> {
         wait_healthy(self.lab, deadline.saturating_duration_since(Instant::now()))
     }
@@ -55,6 +59,19 @@ impl LabDrill<'_, '_> {
     /// A request on the system account (the lab carries the one `emit` writes), retried until it
     /// answers `success` or the deadline passes.
     fn system_request(&self, subject: &str, body: serde_json::Value, deadline: Instant) -> Result<String> {
+        let success = |v: &serde_json::Value| v.get("success").and_then(|s| s.as_bool()) == Some(true);
+        self.system_request_until(subject, body, deadline, Ask::First, &success)
+    }
+    /// As [`Self::system_request`], done when `done` accepts an answer (with [`Ask::Everyone`], any one of
+    /// the answers that came within the window).
+    fn system_request_until(
+        &self,
+        subject: &str,
+        body: serde_json::Value,
+        deadline: Instant,
+        ask: Ask,
+        done: &dyn Fn(&serde_json::Value) -> bool,
+    ) -> Result<String> {
         let (user, pass) = self.lab.system_user();
         let addrs = self
             .lab
@@ -71,24 +88,64 @@ impl LabDrill<'_, '_> {
             .context("cannot connect as the system user")?;
         let mut last = String::from("no answer");
         while Instant::now() < deadline {
-            let ask = client.request(subject.to_string(), body.to_string().into());
-            match rt.block_on(tokio::time::timeout(Duration::from_secs(3), ask)) {
-                Ok(Ok(m)) => {
-                    let v: serde_json::Value = serde_json::from_slice(&m.payload).unwrap_or_default();
-                    if v.get("success").and_then(|s| s.as_bool()) == Some(true) {
+            match rt.block_on(answers(&client, subject, &body, ask)) {
+                Ok(vs) => {
+                    if let Some(v) = vs.iter().find(|v| done(v)) {
                         rt.block_on(client.drain()).ok();
-                        return Ok(format!("{subject} answered success"));
+                        return Ok(format!("{subject} answered {}", answer_said(v)));
                     }
-                    last = v.to_string();
+                    if !vs.is_empty() {
+                        last = vs.iter().map(|v| v.to_string()).collect::<Vec<_>>().join("; ");
+                    }
                 }
-                Ok(Err(e)) => last = e.to_string(),
-                Err(_) => last = "no answer within 3 s".into(),
+                Err(e) => last = format!("{e:#}"),
             }
             self.ctx.opts.pause(Duration::from_millis(500))?;
         }
         rt.block_on(client.drain()).ok();
         bail!("{subject} {body} did not succeed before its deadline: {last}")
     }
+}
+
+/// How a system request is answered: by the first responder, or by every server (a broadcast such as
+/// `$JS.API.META.RESCUE`, where each running server applies it to itself and answers on its own).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Ask {
+    First,
+    Everyone,
+}
+
+/// One try of a system request: the first answer within 3 s, or every answer within 2 s.
+async fn answers(
+    client: &async_nats::Client,
+    subject: &str,
+    body: &serde_json::Value,
+    ask: Ask,
+) -> Result<Vec<serde_json::Value>> {
+    use futures::StreamExt;
+    let parse = |m: &async_nats::Message| serde_json::from_slice(&m.payload).unwrap_or_default();
+    if ask == Ask::First {
+        let m = tokio::time::timeout(
+            Duration::from_secs(3),
+            client.request(subject.to_string(), body.to_string().into()),
+        )
+        .await
+        .map_err(|_| anyhow!("no answer within 3 s"))??;
+        return Ok(vec![parse(&m)]);
+    }
+    let inbox = client.new_inbox();
+    let mut sub = client.subscribe(inbox.clone()).await?;
+    client
+        .publish_with_reply(subject.to_string(), inbox, body.to_string().into())
+        .await?;
+    client.flush().await?;
+    let end = tokio::time::Instant::now() + Duration::from_secs(2);
+    let mut out = Vec::new();
+    while let Ok(Some(m)) = tokio::time::timeout_at(end, sub.next()).await {
+        out.push(parse(&m));
+    }
+    sub.unsubscribe().await.ok();
+    Ok(out)
 }
 
 impl LabOps for LabDrill<'_, '_> {
@@ -143,8 +200,16 @@ impl LabOps for LabDrill<'_, '_> {
             "{server} started on an empty store as {new} (same tags); it is healthy"
         ))
     }
-    fn meta_rescue(&mut self, _quorum_needed: u64, _deadline: Instant) -> Result<String> {
-        bail!("$JS.API.META.RESCUE is not carried out by this drill yet (no scenario here loses the meta quorum for good)")
+    fn meta_rescue(&mut self, quorum_needed: u64, deadline: Instant) -> Result<String> {
+        // A broadcast: every running server with data and no known meta leader lowers its own quorum (for 5
+        // minutes, server/raft.go `rescueQuorumTimeoutDefault`) and answers on its own, with `new_quorum` or
+        // an error (10224 "leader is known" while it still follows a leader). One that applied it campaigns
+        // and wins with the others' votes, so every answer counts, not the first (a lab run took the first:
+        // a survivor still following answered "leader is known" first for 60 s while the other had applied it).
+        let body = serde_json::json!({ "quorum_needed": quorum_needed });
+        let rescued = |v: &serde_json::Value| v.get("error").is_none() && v.get("new_quorum").is_some();
+        let said = self.system_request_until("$JS.API.META.RESCUE", body, deadline, Ask::Everyone, &rescued)?;
+        Ok(format!("{said} (system account; quorum lowered to {quorum_needed})"))
     }
     fn reattach_store(&mut self, server: &str, standby: &str, deadline: Instant) -> Result<String> {
         // The lab has no second machine: the standby is the same process slot, started on the store as it
@@ -171,8 +236,13 @@ impl LabOps for LabDrill<'_, '_> {
     fn wait(&mut self, until: Until, deadline: Instant) -> Result<String> {
         match until {
             Until::MetaQuorum | Until::MetaRescued => loop {
+                // A server may still name a leader that is gone: only a running one counts.
                 match self.lab.meta_leader() {
-                    Ok(l) => return Ok(format!("the meta group leads again ({l})")),
+                    Ok(l) if self.runs_as(&l) => return Ok(format!("the meta group leads again ({l})")),
+                    Ok(l) if Instant::now() >= deadline => {
+                        bail!("no running meta leader before the deadline (servers name {l})")
+                    }
+                    Ok(_) => self.ctx.opts.pause(Duration::from_millis(500))?,
                     Err(e) if Instant::now() >= deadline => bail!("no meta leader before the deadline: {e:#}"),
                     Err(_) => self.ctx.opts.pause(Duration::from_millis(500))?,
                 }
@@ -182,6 +252,14 @@ impl LabOps for LabDrill<'_, '_> {
                 Ok("the lab is healthy".into())
             }
         }
+    }
+}
+
+/// What a successful system-account answer said, short: `success`, or a rescue's server and new quorum.
+fn answer_said(v: &serde_json::Value) -> String {
+    match (v.get("server").and_then(|s| s.as_str()), v.get("new_quorum")) {
+        (Some(server), Some(q)) => format!("from {server}: quorum {} -> {q}", v["prev_quorum"]),
+        _ => "success".into(),
     }
 }
 

@@ -253,6 +253,7 @@ pub(super) fn inject_and_heal(
         Kind::Wipe => wipe_follower(ctx, lab, followers[0], js, stream)?,
         Kind::StoresLost => destroy_stores(ctx, lab, &followers[..2.min(followers.len())])?,
         Kind::LeaderReplace => destroy_stores(ctx, lab, &[leader])?,
+        Kind::MetaLost => destroy_stores(ctx, lab, &roles.meta_majority)?,
         Kind::PowerServer | Kind::PowerQuorum | Kind::PowerAll | Kind::PowerCrashPause | Kind::PowerRack => {
             power::inject(ctx, lab, p, roles, marks)?
         }

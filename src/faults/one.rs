@@ -104,6 +104,7 @@ fn plan_steps(ctx: &Ctx, lab: &Lab, p: Planned, roles: &Roles) -> Result<(Vec<Ve
         Kind::Wipe => together(vec![sel(f0, "wipe")]),
         Kind::StoresLost => together(roles.followers.iter().take(2).map(|&i| sel(i, "wipe")).collect()),
         Kind::LeaderReplace => together(vec![sel(leader, "wipe")]),
+        Kind::MetaLost => together(roles.meta_majority.iter().map(|&i| sel(i, "wipe")).collect()),
         Kind::PowerServer => together(vec![sel(leader, "server")]),
         Kind::PowerQuorum => together(roles.majority.iter().map(|&i| sel(i, "server")).collect()),
         Kind::PowerAll => together((0..n).map(|i| sel(i, "server")).collect()),
@@ -145,7 +146,12 @@ fn cannot_run_here(ctx: &Ctx, lab: &Lab, k: Kind) -> Result<Option<String>> {
             lab.nodes().len()
         )));
     }
-    if k == Kind::MetaMajorityKill && lab.nodes().len() < 5 {
+    if k == Kind::MetaLost {
+        if let Some(why) = meta_rescue_unavailable(lab)? {
+            return Ok(Some(why));
+        }
+    }
+    if matches!(k, Kind::MetaMajorityKill | Kind::MetaLost) && lab.nodes().len() < 5 {
         return Ok(Some(format!(
             "a meta-group majority cannot fail without the R{} stream's quorum on {} servers: needs 5 or more",
             ctx.replicas,
@@ -164,6 +170,15 @@ fn cannot_run_here(ctx: &Ctx, lab: &Lab, k: Kind) -> Result<Option<String>> {
         }
     }
     Ok(None)
+}
+
+/// Why `meta-quorum-lost` cannot be drilled with this nats-server: `$JS.API.META.RESCUE` came in 2.15
+/// (nats-server 6b81579b2, "Meta peer set rescue for disaster recovery").
+fn meta_rescue_unavailable(lab: &Lab) -> Result<Option<String>> {
+    let (a, b, c) = crate::lab::nats_server_version(lab.nats_server())?;
+    Ok(((a, b) < (2, 15)).then(|| {
+        format!("meta-quorum-lost needs $JS.API.META.RESCUE, which nats-server has from 2.15; this one is {a}.{b}.{c}")
+    }))
 }
 
 pub(super) fn run_one(ctx: &Ctx, lab: &mut Lab, p: Planned, idx: usize) -> Result<ScenarioResult> {
@@ -232,7 +247,7 @@ fn run_once(ctx: &Ctx, lab: &mut Lab, p: Planned, idx: usize, attempt: u32) -> R
     let mut peers: Vec<String> = roles.followers.iter().map(|&f| nm(f)).collect();
     peers.push(nm(leader));
     let layout = pin_test_stream(site, ctx.layout, &peers)?;
-    if k == Kind::MetaMajorityKill && roles.meta_majority.is_empty() {
+    if matches!(k, Kind::MetaMajorityKill | Kind::MetaLost) && roles.meta_majority.is_empty() {
         bail!("no meta-group majority spares the stream's quorum on this lab");
     }
     let (steps, selectors) = plan_steps(ctx, lab, p, &roles)?;

@@ -73,10 +73,14 @@ pub enum Kind {
     /// The stream leader's server replaced by a new one: killed, its store emptied (`wipe:LEADER`), and
     /// whatif's steps bring a new server with the same tags in. Only with `--recover`.
     LeaderReplace,
+    /// A majority of the meta group lost for good (killed, stores emptied) on 5 or more servers, the R3
+    /// stream keeping its leader and a quorum: only `$JS.API.META.RESCUE` (nats-server ≥ 2.15) gives the
+    /// meta group a leader again. Only with `--recover`.
+    MetaLost,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 20] = [
+    pub const ALL: [Kind; 21] = [
         Kind::FollowerKill,
         Kind::LeaderKill,
         Kind::LeaderPause,
@@ -97,6 +101,7 @@ impl Kind {
         Kind::PowerRack,
         Kind::StoresLost,
         Kind::LeaderReplace,
+        Kind::MetaLost,
     ];
     /// The scenarios of a lab without a plan (every server its own rack: no whole-rack scenarios).
     pub fn ladder() -> Vec<Kind> {
@@ -127,6 +132,7 @@ impl Kind {
             Kind::PowerRack => "power-rack",
             Kind::StoresLost => "two-stores-lost",
             Kind::LeaderReplace => "leader-replace",
+            Kind::MetaLost => "meta-quorum-lost",
         }
     }
     pub fn parse(s: &str) -> Result<Kind> {
@@ -147,12 +153,12 @@ impl Kind {
     pub fn destroys(self) -> bool {
         matches!(
             self,
-            Kind::FullDisk | Kind::Wipe | Kind::StoresLost | Kind::LeaderReplace
+            Kind::FullDisk | Kind::Wipe | Kind::StoresLost | Kind::LeaderReplace | Kind::MetaLost
         )
     }
     /// Only whatif's recovery (`--recover`) brings back what it destroys: not in the plain ladder.
     pub fn recover_only(self) -> bool {
-        matches!(self, Kind::StoresLost | Kind::LeaderReplace)
+        matches!(self, Kind::StoresLost | Kind::LeaderReplace | Kind::MetaLost)
     }
     /// The scenarios `--recover` adds to the ladder, last (they leave the meta group with new names).
     pub fn recover_ladder() -> Vec<Kind> {

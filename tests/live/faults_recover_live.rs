@@ -112,3 +112,44 @@ fn two_stores_lost_re_forms_on_the_survivor_within_whatifs_predicted_time() {
     assert_eq!(s.acked_lost, Some(0), "{}", s.detail);
     assert!(s.agree, "{} / {}", s.observed, s.detail);
 }
+
+/// A majority of the meta group lost for good on 5 servers (three killed, their stores emptied; the R3 stream
+/// keeps its leader and a follower, so its writes go on): whatif's steps start with `$JS.API.META.RESCUE` from
+/// the system account (nats-server ≥ 2.15), then peer-remove and rejoin each lost server. With the rescue the
+/// meta group leads again and every step succeeds; without it (left out) no leader is elected, the waits and
+/// peer-removes fail, and the scenario disagrees.
+#[test]
+fn meta_quorum_lost_needs_whatifs_rescue_and_comes_back_with_it() {
+    let r = run_recover_on(5, &[Kind::MetaLost], &[]);
+    let s = &r.scenarios[0];
+    assert!(s.skipped.is_none(), "{s:?}");
+    let steps = s.recovery_steps.as_ref().expect("--recover reports the steps");
+    assert!(
+        matches!(steps[0].action, Action::MetaRescue { quorum_needed: 2 }),
+        "{steps:#?}"
+    );
+    assert!(steps.iter().all(|st| st.ok), "{steps:#?}");
+    assert_eq!(
+        steps
+            .iter()
+            .filter(|st| matches!(st.action, Action::RejoinAsNew { .. }))
+            .count(),
+        3,
+        "each lost server rejoins: {steps:#?}"
+    );
+    assert_eq!(s.acked_lost, Some(0), "{}", s.detail);
+    assert!(s.agree, "{} / {}", s.observed, s.detail);
+
+    let r = run_recover_on(5, &[Kind::MetaLost], &["meta_rescue"]);
+    let s = &r.scenarios[0];
+    let steps = s
+        .recovery_steps
+        .as_ref()
+        .unwrap_or_else(|| panic!("no steps: {} / {}", s.observed, s.detail));
+    assert!(!steps.iter().any(|st| matches!(st.action, Action::MetaRescue { .. })));
+    assert!(
+        steps.iter().any(|st| !st.ok),
+        "without the rescue a step fails: {steps:#?}"
+    );
+    assert!(!s.agree, "{} / {}", s.observed, s.detail);
+}
