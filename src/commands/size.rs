@@ -48,6 +48,14 @@ pub struct SizeArgs {
     /// Calibration file to predict with besides the built-in ones (as design's --calibration).
     #[arg(long, value_name = "FILE")]
     pub calibration: Option<PathBuf>,
+    /// The site you already own: its hardware is kept in every candidate at cost 0, and candidates add
+    /// to it what `size:` allows (docs/size.md, "What to add to what you have").
+    #[arg(long, value_name = "SITE")]
+    pub have: Option<PathBuf>,
+    /// Today's layout on the --have site (a design layout id), that migrations start from; default:
+    /// design's first-ranked layout of that site as it is.
+    #[arg(long, value_name = "ID", requires = "have")]
+    pub have_layout: Option<String>,
 }
 
 pub fn run(g: &Global, a: SizeArgs) -> Result<Outcome, Failure> {
@@ -87,6 +95,18 @@ pub fn run(g: &Global, a: SizeArgs) -> Result<Outcome, Failure> {
         Some(p) => crate::perf::Calibration::with_file(p).map_err(bad_input)?,
         None => crate::perf::Calibration::builtin(),
     };
+    if let Some(p) = &a.have {
+        let t = crate::input::read_text(p, "--have site file").map_err(bad_input)?;
+        let args = crate::size::have::HaveArgs {
+            text: &t,
+            file: &p.display().to_string(),
+            workload_text: &text,
+            layout: a.have_layout.as_deref(),
+        };
+        w.have = Some(std::sync::Arc::new(
+            crate::size::have::read(&args, &w, &catalog, &cal).map_err(bad_input)?,
+        ));
+    }
     let progress = super::progress::Progress::new("sizing: bills evaluated");
     let started = std::time::Instant::now();
     let limits = crate::size::search::Limits {
