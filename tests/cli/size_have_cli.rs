@@ -314,3 +314,62 @@ fn bad_have_sites_and_conflicting_workloads_are_refused_with_their_place() {
         &["--have-layout p9-nothing: no layout of", "p2-raid0-r3"],
     );
 }
+
+#[test]
+fn prices_count_only_what_is_added() {
+    let dir = tempfile::tempdir().unwrap();
+    let (h, w, p) = (
+        dir.path().join("h.yaml"),
+        dir.path().join("w.yaml"),
+        dir.path().join("p.yaml"),
+    );
+    std::fs::write(&h, HAVE).unwrap();
+    std::fs::write(
+        &w,
+        WORK.replace("servers: [4, 4]", "servers: [4, 5]")
+            .replace("racks: [3, 3]", "racks: [3, 4]"),
+    )
+    .unwrap();
+    std::fs::write(
+        &p,
+        "currency: EUR\nservers: { generic-16c: 9000 }\narrays: { EF300: 30000 }\ndisks: { nvme-3.84t: 900 }\n",
+    )
+    .unwrap();
+    let (code, out, err) = run(&[
+        "size",
+        w.to_str().unwrap(),
+        "--have",
+        h.to_str().unwrap(),
+        "--prices",
+        p.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let s: Value = serde_json::from_str(&out).unwrap();
+    let cost = |bill: &str| {
+        let p = s["candidates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["bill"] == bill)
+            .unwrap_or_else(|| panic!("no {bill}"));
+        (p["cost"]["total"].as_f64().unwrap(), p["added"]["items"].clone())
+    };
+    assert_eq!(cost("have").0, 0.0, "owned hardware costs nothing");
+    // One server into rack A (A and B have one each, A first), its data disk into the owned A1.
+    let (c, items) = cost("have+1s-generic-16c-EF300-nvme-3.84tx1");
+    assert_eq!(c, 9000.0 + 900.0);
+    assert_eq!(
+        items,
+        serde_json::json!([
+            "server n1 (generic-16c) in rack A",
+            "1 × nvme-3.84t into A1 (2 → 3 disks)"
+        ])
+    );
+    // The same server in a new rack brings its own array: 9000 + 30000 + 2 disks (data and spare).
+    assert_eq!(
+        cost("have+1s-generic-16c-EF300-nvme-3.84tx1+1r").0,
+        9000.0 + 30000.0 + 2.0 * 900.0
+    );
+}

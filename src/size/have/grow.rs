@@ -260,7 +260,7 @@ impl Added {
 
 /// An array that takes new disks and new volume groups: a shared array not used as given (no existing
 /// group or pool, not a host's pool).
-fn growable(a: &GArray) -> bool {
+pub fn growable(a: &GArray) -> bool {
     a.host.is_none() && !a.existing && a.raid != Some(RaidChoice::Ddp)
 }
 

@@ -27,6 +27,22 @@ pub struct Have {
     pub today: migrate::Today,
 }
 
+impl Have {
+    /// Disk models of owned arrays that may take more disks (top-ups and added servers' shares).
+    pub fn top_up_disk_models(&self) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .racks
+            .iter()
+            .flat_map(|r| &r.arrays)
+            .filter(|a| grow::growable(a))
+            .map(|a| a.disk_model.clone())
+            .collect();
+        v.sort();
+        v.dedup();
+        v
+    }
+}
+
 /// A bill's grown site: its racks block, its counts, and what it owns and adds.
 #[derive(Debug, Clone)]
 pub struct Grown {
@@ -282,7 +298,10 @@ pub fn report(
         .iter()
         .filter(|p| p.meets_requirements)
         .min_by(|a, b| odds(a).total_cmp(&odds(b)));
-    let best = meeting.or_else(|| zero.iter().max_by(|a, b| margin(a).total_cmp(&margin(b))));
+    let best = meeting.or_else(|| {
+        zero.iter()
+            .min_by(|a, b| a.verdict.cmp(&b.verdict).then(margin(b).total_cmp(&margin(a))))
+    });
     let binding = best.and_then(|p| p.binding.clone());
     let what = binding
         .as_ref()
