@@ -327,7 +327,7 @@ fn evaluate(
         if let (Some(h), Some(g)) = (&w.have, &b.grown) {
             p.owned = Some(g.owned.clone());
             p.added = Some(g.added.clone());
-            p.migration = Some(super::have::migrate::migration(&h.today, l, &g.added.items));
+            p.migration = Some(super::have::migrate::migration(&h.today, l, &g.added));
         }
         out.candidates.push(p);
     }

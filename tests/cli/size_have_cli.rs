@@ -367,6 +367,30 @@ fn prices_count_only_what_is_added() {
             "1 × nvme-3.84t into A1 (2 → 3 disks)"
         ])
     );
+    // A layout that leaves the bought server out of JetStream says so; one with both servers of rack A
+    // in JetStream (`Ax2`) uses it.
+    let points: Vec<&Value> = s["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["bill"] == "have+1s-generic-16c-EF300-nvme-3.84tx1")
+        .collect();
+    let mut idle_seen = false;
+    for p in points {
+        let m = &p["migration"];
+        let idle = m["idle_added"].as_array().unwrap();
+        let noted = m["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|x| x.as_str().unwrap().starts_with("note: n1 is bought"));
+        assert_eq!(idle.is_empty(), !noted, "{}", p["id"]);
+        if p["layout"].as_str().unwrap().contains("Ax2") {
+            assert!(idle.is_empty(), "{}", p["id"]);
+        }
+        idle_seen |= idle == &vec![serde_json::json!("n1")];
+    }
+    assert!(idle_seen, "some layout of that bill leaves n1 idle");
     // The same server in a new rack brings its own array: 9000 + 30000 + 2 disks (data and spare).
     assert_eq!(
         cost("have+1s-generic-16c-EF300-nvme-3.84tx1+1r").0,

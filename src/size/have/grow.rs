@@ -239,6 +239,9 @@ pub struct Added {
     pub items: Vec<String>,
     #[serde(skip)]
     pub parts: Parts,
+    /// The names of the servers added.
+    #[serde(skip)]
+    pub server_names: Vec<String>,
 }
 
 impl Added {
@@ -341,6 +344,7 @@ fn add_server(
     added
         .items
         .push(format!("server {name} ({}) in rack {}", g.server_model, r.name));
+    added.server_names.push(name.clone());
     let mut disks = None;
     match g.storage {
         StorageKind::Internal => {

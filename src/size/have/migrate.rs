@@ -102,6 +102,9 @@ pub struct Migration {
     pub keeps_quorum: bool,
     /// Each step in one line, in the order to do them.
     pub steps: Vec<String>,
+    /// Added servers this layout leaves out of JetStream (bought for their disks or rack share only: a
+    /// bill without them may do as well).
+    pub idle_added: Vec<String>,
 }
 
 /// Racks of the rebuilt servers, each with its servers, in rack order of first appearance.
@@ -140,9 +143,9 @@ fn rolling(today: &Today, cand: &Tolerance, rebuild: &[String]) -> Rolling {
 
 /// The migration from today's layout to the candidate's layout `cand`, with the parts `added` lists
 /// (installed first: adding disks, servers, arrays and racks disturbs no running stream).
-pub fn migration(today: &Today, cand: &PlannedLayout, added: &[String]) -> Migration {
+pub fn migration(today: &Today, cand: &PlannedLayout, added: &super::grow::Added) -> Migration {
     let now = volumes(cand);
-    let mut steps: Vec<String> = added.iter().map(|a| format!("install {a}")).collect();
+    let mut steps: Vec<String> = added.items.iter().map(|a| format!("install {a}")).collect();
     let mut rebuild = Vec::new();
     let mut retired = Vec::new();
     for (name, old) in &today.volumes {
@@ -191,6 +194,17 @@ pub fn migration(today: &Today, cand: &PlannedLayout, added: &[String]) -> Migra
             "retire {name} from JetStream once its replicas have moved (peer-remove {name})"
         ));
     }
+    let idle_added: Vec<String> = added
+        .server_names
+        .iter()
+        .filter(|n| !now.iter().any(|(m, _)| m == *n))
+        .cloned()
+        .collect();
+    for name in &idle_added {
+        steps.push(format!(
+            "note: {name} is bought but this layout leaves it out of JetStream (a bill without it may do as well)"
+        ));
+    }
     let rolling = rolling(today, &cand.tolerates, &rebuild);
     Migration {
         layout_change: !rebuild.is_empty() || !retired.is_empty(),
@@ -198,6 +212,7 @@ pub fn migration(today: &Today, cand: &PlannedLayout, added: &[String]) -> Migra
         rebuild,
         rolling,
         steps,
+        idle_added,
     }
 }
 
