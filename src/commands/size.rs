@@ -48,6 +48,14 @@ pub struct SizeArgs {
     /// Calibration file to predict with besides the built-in ones (as design's --calibration).
     #[arg(long, value_name = "FILE")]
     pub calibration: Option<PathBuf>,
+    /// The site you already own: its hardware is kept in every candidate at cost 0, and candidates add
+    /// to it what `size:` allows (docs/size.md, "What to add to what you have").
+    #[arg(long, value_name = "SITE")]
+    pub have: Option<PathBuf>,
+    /// Today's layout on the --have site (a design layout id), that migrations start from; default:
+    /// design's first-ranked layout of that site as it is.
+    #[arg(long, value_name = "ID", requires = "have")]
+    pub have_layout: Option<String>,
 }
 
 pub fn run(g: &Global, a: SizeArgs) -> Result<Outcome, Failure> {
@@ -68,25 +76,12 @@ pub fn run(g: &Global, a: SizeArgs) -> Result<Outcome, Failure> {
     let text = crate::input::read_text(&a.workload, "workload file").map_err(bad_input)?;
     let mut w = crate::size::read_workload(&text, &file, &catalog).map_err(bad_input)?;
     imports(&a, &mut w, &catalog)?;
-    let prices = match &a.prices {
-        Some(p) => {
-            let t = crate::input::read_text(p, "prices file").map_err(bad_input)?;
-            Some(
-                crate::size::price::read_prices(
-                    &t,
-                    &p.display().to_string(),
-                    &crate::size::price::Needed::of_spec(&w.spec),
-                    &catalog,
-                )
-                .map_err(bad_input)?,
-            )
-        }
-        None => None,
-    };
     let cal = match &a.calibration {
         Some(p) => crate::perf::Calibration::with_file(p).map_err(bad_input)?,
         None => crate::perf::Calibration::builtin(),
     };
+    have(&a, &text, &mut w, &catalog, &cal)?;
+    let prices = prices(&a, &w, &catalog)?;
     let progress = super::progress::Progress::new("sizing: bills evaluated");
     let started = std::time::Instant::now();
     let limits = crate::size::search::Limits {
@@ -125,6 +120,48 @@ pub fn run(g: &Global, a: SizeArgs) -> Result<Outcome, Failure> {
     };
     emit_stdout(&bytes)?;
     Ok(Outcome::Ok)
+}
+
+/// `--have SITE` (and `--have-layout`): the owned site every candidate keeps.
+fn have(
+    a: &SizeArgs,
+    text: &str,
+    w: &mut crate::size::WorkloadFile,
+    catalog: &crate::catalog::Catalog,
+    cal: &crate::perf::Calibration,
+) -> Result<(), Failure> {
+    let Some(p) = &a.have else { return Ok(()) };
+    let t = crate::input::read_text(p, "--have site file").map_err(bad_input)?;
+    let args = crate::size::have::HaveArgs {
+        text: &t,
+        file: &p.display().to_string(),
+        workload_text: text,
+        layout: a.have_layout.as_deref(),
+    };
+    let h = crate::size::have::read(&args, w, catalog, cal).map_err(bad_input)?;
+    w.have = Some(std::sync::Arc::new(h));
+    Ok(())
+}
+
+/// `--prices FILE`: every model `size:` allows needs a price, and with `--have` the disk models of the
+/// owned arrays that may be topped up.
+fn prices(
+    a: &SizeArgs,
+    w: &crate::size::WorkloadFile,
+    catalog: &crate::catalog::Catalog,
+) -> Result<Option<crate::size::price::Prices>, Failure> {
+    let Some(p) = &a.prices else { return Ok(None) };
+    let t = crate::input::read_text(p, "prices file").map_err(bad_input)?;
+    let mut needed = crate::size::price::Needed::of_spec(&w.spec);
+    if let Some(h) = &w.have {
+        needed.disks.extend(h.top_up_disk_models());
+        needed.disks.sort();
+        needed.disks.dedup();
+        needed.from = "the workload's size: key and the --have site's arrays that take more disks".into();
+    }
+    crate::size::price::read_prices(&t, &p.display().to_string(), &needed, catalog)
+        .map(Some)
+        .map_err(bad_input)
 }
 
 /// `--out DIR`: each planned bill's site file, as `DIR/BILL.yaml`.

@@ -50,6 +50,9 @@ const HEADER: [&str; 8] = [
 pub fn table(s: &Sizing, width: u16) -> String {
     let unit = s.cost_unit.unit.as_str();
     let mut out = heading(s);
+    if let Some(h) = &s.have {
+        out.push_str(&have_lines(h));
+    }
     out.push_str(&format!("cost: {}\n", s.cost_unit.meaning));
     for (why, n) in &s.skipped {
         out.push_str(&format!("skipped {n} combination(s): {why}\n"));
@@ -82,6 +85,9 @@ pub fn table(s: &Sizing, width: u16) -> String {
     }
     out.push_str(&t.0.to_string());
     out.push('\n');
+    if s.have.is_some() {
+        out.push_str(&migrations(s));
+    }
     for b in &s.invalid {
         out.push_str(&format!("error (a bug in size, please report): {b}\n"));
     }
@@ -125,6 +131,54 @@ fn heading(s: &Sizing) -> String {
                 "one left out may be cheaper than the cheapest below: raise the limit"
             }
         ));
+    }
+    out
+}
+
+/// `size --have`: today's site first (its binding constraint), today's layout and the growth path.
+fn have_lines(h: &crate::size::have::HaveReport) -> String {
+    let o = &h.owned;
+    let mut out = format!(
+        "owned ({}, cost 0, kept in every candidate): {} racks, {} servers, {} arrays, {} disks\n{}\n",
+        h.site, o.racks, o.servers, o.arrays, o.disks, h.today_text
+    );
+    out.push_str(&format!(
+        "today's layout (migrations start from it): {}{}\n",
+        h.today_layout.layout,
+        if h.today_layout.assumed {
+            " (assumed: design's first on the --have site as it is; give --have-layout ID)"
+        } else {
+            ""
+        }
+    ));
+    if let Some(g) = &h.growth {
+        out.push_str(&format!("growth path: {}\n", g.text));
+    }
+    out
+}
+
+/// `size --have`: what each bill's best point (and the cheapest) adds and changes on owned hardware.
+fn migrations(s: &Sizing) -> String {
+    let mut out = String::from("\nadded and migration, per bill's best layout:\n");
+    let mut shown: Vec<&Point> = best_per_bill(s);
+    if let Some(c) = s
+        .cheapest
+        .as_ref()
+        .and_then(|id| s.candidates.iter().find(|p| &p.id == id))
+    {
+        if !shown.iter().any(|p| p.id == c.id) {
+            shown.insert(0, c);
+        }
+    }
+    for p in shown {
+        let added = p.added.as_ref().map(|a| a.items.join("; ")).filter(|t| !t.is_empty());
+        out.push_str(&format!("  {}: adds {}\n", p.id, added.as_deref().unwrap_or("nothing")));
+        if let Some(m) = &p.migration {
+            out.push_str(&format!("    migration: {}\n", m.summary()));
+            for step in &m.steps {
+                out.push_str(&format!("      - {step}\n"));
+            }
+        }
     }
     out
 }

@@ -38,10 +38,34 @@ pub struct Bill {
     pub disk_model: String,
     /// Data disks per server (with an array: the server's share of it; spares come on top).
     pub disks_per_server: u32,
+    /// `size --have`: the owned site grown by this bill's additions (None: a green-field bill, whose
+    /// `racks` are all bought). Its counts, racks block and priced parts are the grown site's.
+    #[serde(skip)]
+    pub grown: Option<std::sync::Arc<super::have::Grown>>,
 }
 
 impl Bill {
+    /// Racks of the bill's site (owned ones included with `--have`).
+    pub fn rack_count(&self) -> u32 {
+        match &self.grown {
+            Some(g) => g.total.racks,
+            None => self.racks.len() as u32,
+        }
+    }
+    /// Arrays a server's volume may be on, as failure domains: every array of a grown site (internal
+    /// disks and hosts' pools count); a green-field bill's arrays, or None with internal disks (judged by
+    /// the server rule).
+    pub fn array_domains(&self) -> Option<u32> {
+        match (&self.grown, &self.storage) {
+            (Some(g), _) => Some(g.total.arrays),
+            (None, StorageKind::Array(_)) => Some(self.arrays()),
+            (None, StorageKind::Internal) => None,
+        }
+    }
     pub fn servers(&self) -> u32 {
+        if let Some(g) = &self.grown {
+            return g.total.servers;
+        }
         self.racks.iter().map(|r| r.servers.len() as u32).sum()
     }
     pub fn arrays(&self) -> u32 {
@@ -65,6 +89,9 @@ impl Bill {
 
     /// The `racks:` block of this bill's site file.
     pub fn racks_yaml(&self) -> String {
+        if let Some(g) = &self.grown {
+            return format!("\n# natsplan size --have: candidate {}\n{}", self.id, g.yaml);
+        }
         let mut s = format!("\n# natsplan size: candidate {}\nracks:\n", self.id);
         for r in &self.racks {
             s.push_str(&format!("  - name: {}\n    servers:\n", r.name));
@@ -239,6 +266,7 @@ fn make(spec: &SizeSpec, catalog: &Catalog, c: Choice) -> Result<Bill, Skip> {
         storage: st.clone(),
         disk_model: dm.to_string(),
         disks_per_server: k,
+        grown: None,
     })
 }
 
@@ -270,6 +298,7 @@ pub fn probe_racks(spec: &SizeSpec) -> String {
         storage: StorageKind::Internal,
         disk_model: spec.disk_models.first().cloned().unwrap_or_default(),
         disks_per_server: 1,
+        grown: None,
     };
     bill.racks_yaml()
 }

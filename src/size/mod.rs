@@ -13,6 +13,7 @@
 //! (`size --have site.yaml`, issue 48) can be added as parts with cost 0.
 
 pub mod bill;
+pub mod have;
 pub mod price;
 pub mod search;
 
@@ -74,6 +75,8 @@ pub struct WorkloadFile {
     /// Streams `--omb` / `--from-cluster` imported, merged into every candidate's site after it is read
     /// (as design merges them into a site: `import::merge`); empty without those flags.
     pub imports: Vec<crate::import::Imported>,
+    /// `--have SITE.yaml`: the owned site every candidate keeps (cost 0) and adds to; None: green field.
+    pub have: Option<std::sync::Arc<have::Have>>,
 }
 
 /// The `size:` key as written.
@@ -178,6 +181,7 @@ pub fn read_workload(text: &str, file: &str, catalog: &Catalog) -> Result<Worklo
             spec,
             required,
             imports: Vec::new(),
+            have: None,
         }),
         _ => Err(doc.errors(errors)),
     }
@@ -213,6 +217,22 @@ fn probe(
             crate::site::Tolerance::default()
         }
     }
+}
+
+/// `text` with its top-level `key:` block commented out, line for line (the text as it is when the key is
+/// absent or the text is no YAML).
+pub fn without_key(text: &str, key: &str, file: &str) -> String {
+    let Ok(doc) = Doc::parse(text, file) else {
+        return text.to_string();
+    };
+    let line = match doc.root().map(|n| &n.val) {
+        Some(crate::site::yaml::Val::Map(e)) => e
+            .iter()
+            .find(|(k, _)| matches!(&k.val, crate::site::yaml::Val::Scalar(s) if s.text == key))
+            .map(|(k, _)| k.pos.line),
+        _ => None,
+    };
+    comment_out_size(text, line, &doc)
 }
 
 fn comment_out_size(text: &str, size_line: Option<usize>, doc: &Doc) -> String {

@@ -233,6 +233,9 @@ impl Parts {
 
     /// A bill's parts.
     pub fn of_bill(b: &Bill) -> Parts {
+        if let Some(g) = &b.grown {
+            return g.added.parts.clone();
+        }
         let mut p = Parts::default();
         Parts::add(&mut p.servers, &b.server_model, b.servers());
         if let StorageKind::Array(m) = &b.storage {
@@ -311,6 +314,8 @@ pub fn cost(bill: &Bill, prices: Option<&Prices>, catalog: &Catalog) -> Cost {
 /// typical watts (relative units).
 pub fn cost_of(parts: &Parts, prices: Option<&Prices>, catalog: &Catalog) -> Cost {
     let (ws, wa, wd) = parts.typical_watts(catalog);
+    // An empty sum is -0.0: nothing bought costs 0, printed as such.
+    let (ws, wa, wd) = (ws + 0.0, wa + 0.0, wd + 0.0);
     let Some(p) = prices else {
         return Cost {
             total: ws + wa + wd,

@@ -73,6 +73,14 @@ pub struct Point {
     pub frontier: bool,
     /// The bill's site file (what `--out DIR` writes and `design` reads).
     pub site: Arc<str>,
+    /// `size --have`: the owned hardware (kept, cost 0) and what this bill adds; absent without --have.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub owned: Option<super::have::grow::Summary>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub added: Option<super::have::grow::Added>,
+    /// `size --have`: what changes on owned hardware from today's layout, and how (absent without --have).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub migration: Option<super::have::migrate::Migration>,
 }
 
 /// Everything `size` found.
@@ -116,6 +124,10 @@ pub struct Sizing {
     pub invalid: Vec<String>,
     /// What the figures assume, said.
     pub assumptions: Vec<String>,
+    /// `size --have`: today's site against the workload, today's layout and the growth path; absent
+    /// without --have.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub have: Option<super::have::HaveReport>,
     /// The bills evaluated, for `--out DIR`.
     #[serde(skip)]
     pub sites: Vec<(String, Arc<str>)>,
@@ -141,12 +153,9 @@ pub fn site_of(
         Err(e) => e,
     };
     let have = |key: &str| match key {
-        "racks" => Some(b.racks.len() as u32),
+        "racks" => Some(b.rack_count()),
         "servers" => Some(b.servers()),
-        "arrays" => Some(match b.storage {
-            super::StorageKind::Internal => b.servers(),
-            super::StorageKind::Array(_) => b.arrays(),
-        }),
+        "arrays" => Some(b.array_domains().unwrap_or(b.servers())),
         _ => None,
     };
     let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
@@ -241,13 +250,9 @@ pub fn quorum_can_survive(domains: u32, lost: u32) -> bool {
 /// replica count that keeps a quorum is a fact of quorum arithmetic, not of design's model, so the pruned
 /// search's frontier and cheapest are the brute force's (tested on small workloads).
 pub fn prune_reason(b: &Bill, required: &Tolerance) -> Option<String> {
-    let arrays = match b.storage {
-        super::StorageKind::Array(_) => Some(b.arrays()),
-        super::StorageKind::Internal => None,
-    };
     let domains = [
-        ("rack", Some(b.racks.len() as u32), required.racks),
-        ("array", arrays, required.arrays),
+        ("rack", Some(b.rack_count()), required.racks),
+        ("array", b.array_domains(), required.arrays),
         ("server", Some(b.servers()), required.servers),
     ];
     domains.into_iter().find_map(|(what, have, lost)| {
@@ -278,7 +283,10 @@ type Priced = (usize, Vec<(Cost, Bill)>, Vec<(String, usize)>);
 /// Every bill of the ranges, priced, cheapest first (ties keep the enumeration's order), and the
 /// combinations that are no bill, by reason.
 fn priced_bills(w: &WorkloadFile, catalog: &Catalog, prices: Option<&Prices>) -> Priced {
-    let all = bill::enumerate(&w.spec, catalog);
+    let all = match &w.have {
+        Some(h) => super::have::enumerate(h, &w.spec, catalog),
+        None => bill::enumerate(&w.spec, catalog),
+    };
     let combinations = all.len();
     let mut skipped: std::collections::BTreeMap<Skip, usize> = Default::default();
     let mut bills: Vec<(Cost, Bill)> = Vec::new();
@@ -315,7 +323,13 @@ fn evaluate(
     }
     let plan = crate::plan::build_with(&site, catalog, cal);
     for l in &plan.layouts {
-        out.candidates.push(point(b, l, &required, cost, &text));
+        let mut p = point(b, l, &required, cost, &text);
+        if let (Some(h), Some(g)) = (&w.have, &b.grown) {
+            p.owned = Some(g.owned.clone());
+            p.added = Some(g.added.clone());
+            p.migration = Some(super::have::migrate::migration(&h.today, l, &g.added));
+        }
+        out.candidates.push(p);
     }
     out.sites.push((b.id.clone(), text));
     out.considered += 1;
@@ -354,6 +368,7 @@ pub fn run(
         cheapest_proven: false,
         invalid: Vec::new(),
         assumptions: assumptions(w),
+        have: None,
         sites: Vec::new(),
     };
     let cpu0 = cpu_seconds();
@@ -361,7 +376,10 @@ pub fn run(
     let mut first_left_out = None;
     for (i, (cost, b)) in bills.into_iter().enumerate() {
         progress(i, n);
-        if let Some(reason) = limits.prune.then(|| prune_reason(&b, &w.required)).flatten() {
+        // The zero bill of --have (the owned site as it is) is always planned: it is what today's site is
+        // judged by.
+        let prune = limits.prune && b.id != super::have::ZERO;
+        if let Some(reason) = prune.then(|| prune_reason(&b, &w.required)).flatten() {
             out.pruned.push(Pruned {
                 bill: b.id.clone(),
                 cost,
@@ -389,6 +407,9 @@ pub fn run(
     out.complete = out.over_budget == 0;
     out.points = out.candidates.len();
     finish(&mut out, first_left_out);
+    if let Some(h) = &w.have {
+        out.have = Some(super::have::report(h, w, &out, catalog, cal));
+    }
     out
 }
 
@@ -444,6 +465,9 @@ fn assumptions(w: &WorkloadFile) -> Vec<String> {
         "servers spread over the racks as evenly as can be, the first racks taking one more (5 over 3: 2 + 2 + 1)"
             .into(),
     ];
+    if let Some(h) = &w.have {
+        a.extend(super::have::assumptions(h));
+    }
     if !w.imports.is_empty() {
         let n: usize = w.imports.iter().map(|i| i.streams.len()).sum();
         a.push(format!(
@@ -470,9 +494,7 @@ fn point(b: &Bill, l: &PlannedLayout, required: &Tolerance, cost: &Cost, text: &
         bill: b.id.clone(),
         layout: l.id.clone(),
         verdict: l.verdict,
-        meets_requirements: l.verdict <= Verdict::Acceptable
-            && l.not_placed.is_none()
-            && binding.as_ref().is_none_or(|b| b.kind != "tolerance"),
+        meets_requirements: meets(l, binding.as_ref()),
         cost: cost.clone(),
         tolerates: l.tolerates,
         p_any_data_lost_per_year: l.yearly.as_ref().map(|y| y.p_any_data_lost_per_year),
@@ -482,7 +504,16 @@ fn point(b: &Bill, l: &PlannedLayout, required: &Tolerance, cost: &Cost, text: &
         binding,
         frontier: false,
         site: text.clone(),
+        owned: None,
+        added: None,
+        migration: None,
     }
+}
+
+/// Whether a layout meets every requirement: design's verdict recommended or acceptable, every asset
+/// placed, and no tolerance requirement binding (its `binding`).
+pub fn meets(l: &PlannedLayout, binding: Option<&Binding>) -> bool {
+    l.verdict <= Verdict::Acceptable && l.not_placed.is_none() && binding.is_none_or(|b| b.kind != "tolerance")
 }
 
 const TIB: f64 = 1024.0 * 1024.0 * 1024.0 * 1024.0;
@@ -666,6 +697,9 @@ mod tests {
             binding: None,
             frontier: false,
             site: "".into(),
+            owned: None,
+            added: None,
+            migration: None,
         }
     }
 

@@ -39,6 +39,7 @@ mod scale_omb_rate;
 mod seams_cli;
 mod site_cli;
 mod size_cli;
+mod size_have_cli;
 mod snapshots;
 mod survival_simulate_cli;
 mod verify_cli;
