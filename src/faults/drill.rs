@@ -367,15 +367,19 @@ pub(super) fn run_drill(
     recover::carry_out(&steps, &mut ops, limits)
 }
 
-/// Wait until the stream has `replicas` peers, all on running servers and current (each server's `/jsz`
-/// holds the same last sequence): Ok(seconds waited) or why not by the deadline.
+/// Wait until the stream has `replicas` peers, all on running servers and current: each server's `/jsz`
+/// holds at least the highest last sequence any of them held when the wait began (the publisher writes on
+/// meanwhile, so replicas equal at one instant would be luck). Ok(seconds waited) or why not by the deadline.
 pub(super) fn replicas_back(lab: &Lab, name: &str, replicas: usize, within: Duration) -> Result<f64> {
     let t0 = Instant::now();
+    let mut target = None;
     loop {
         let placed = lab.streams().into_iter().find(|s| s.name == name);
         let peers = placed.as_ref().map(|s| s.peers.len()).unwrap_or(0);
         let states = super::judge::replica_states_now(lab, name);
-        let current = states.len() == replicas && states.iter().all(|s| s.last_seq == states[0].last_seq);
+        let top = states.iter().map(|s| s.last_seq).max();
+        let want = *target.get_or_insert(top.unwrap_or(0));
+        let current = states.len() == replicas && states.iter().all(|s| s.last_seq >= want);
         if peers == replicas && current {
             return Ok(t0.elapsed().as_secs_f64());
         }
