@@ -2,7 +2,7 @@
 //! Pure, so every verdict is unit-tested without a cluster.
 
 use super::report::Check;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// How one message id ended after all its retries.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -28,6 +28,13 @@ pub struct Attempt {
 
 /// Compare the attempts with the `(sequence, id)` pairs read back from the stream.
 pub fn check(attempts: &[Attempt], read: &[(u64, String)]) -> Check {
+    check_republished(attempts, read, &HashSet::new())
+}
+
+/// As [`check`], after `--recover` re-published the acknowledged ids in `republished` (the fault had lost
+/// them): each found in the stream again, at whatever sequence, counts as `acked_republished`; one still
+/// missing is lost.
+pub fn check_republished(attempts: &[Attempt], read: &[(u64, String)], republished: &HashSet<&str>) -> Check {
     let mut c = Check {
         attempted: attempts.len() as u64,
         read: read.len() as u64,
@@ -55,6 +62,7 @@ pub fn check(attempts: &[Attempt], read: &[(u64, String)]) -> Check {
                         c.acked_lost += 1;
                         ex(&mut c, "acked but missing", &a.id);
                     }
+                    Some(_) if republished.contains(a.id.as_str()) => c.acked_republished += 1,
                     Some(seqs) if !seqs.contains(&seq) => {
                         c.seq_mismatch += 1;
                         ex(&mut c, "acked at another sequence", &a.id);
@@ -125,6 +133,23 @@ mod tests {
         let a = vec![ok("a", 1, 0.1), ok("b", 2, 0.2)];
         let c = check(&a, &[(1, "a".into()), (2, "b".into())]);
         assert_eq!((c.acked, c.acked_lost, c.unexpected, c.duplicates), (2, 0, 0, 0));
+    }
+
+    #[test]
+    fn republished_ids_found_again_are_counted_as_such_and_missing_ones_stay_lost() {
+        // b and c were acknowledged at 2 and 3, lost with a power cut, and re-published: b is back at 5,
+        // c never came back; d was acknowledged after the recovery.
+        let a = vec![ok("a", 1, 0.1), ok("b", 2, 0.2), ok("c", 3, 0.3), ok("d", 4, 9.0)];
+        let read = [(1, "a".into()), (4, "d".into()), (5, "b".into())];
+        let re: HashSet<&str> = ["b", "c"].into_iter().collect();
+        let c = check_republished(&a, &read, &re);
+        assert_eq!(
+            (c.acked, c.acked_republished, c.acked_lost, c.seq_mismatch),
+            (4, 1, 1, 0)
+        );
+        // Without the re-publish being known, b is at another sequence.
+        let c = check(&a, &read);
+        assert_eq!((c.acked_republished, c.acked_lost, c.seq_mismatch), (0, 1, 1));
     }
 
     #[test]

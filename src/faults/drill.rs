@@ -7,6 +7,9 @@ use super::*;
 use crate::lab::Lab;
 use crate::survival::{Action, Until};
 use anyhow::{anyhow, bail, Context, Result};
+use async_nats::jetstream::{self, message::PublishMessage as Publish};
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// The lab, the scenario's full store (if any) and the server's version, as the drill's operations see them.
@@ -16,6 +19,57 @@ pub(super) struct LabDrill<'a, 'b> {
     pub(super) stream: &'a str,
     pub(super) lab: &'b mut Lab,
     pub(super) full: Option<&'b mut FullStore>,
+    pub(super) producer: &'a Producer,
+}
+
+/// The scenario's producer as the drill sees it: its stream and subject, the ids it has had acknowledged so
+/// far (the publisher appends them), and the ids the drill re-published (`republish_acked`).
+pub(super) struct Producer {
+    js: jetstream::Context,
+    subject: String,
+    pub(super) acked: Arc<Mutex<Vec<String>>>,
+    pub(super) republished: Mutex<Vec<String>>,
+}
+
+impl Producer {
+    pub(super) fn new(js: &jetstream::Context, subject: &str) -> Producer {
+        Producer {
+            js: js.clone(),
+            subject: subject.to_string(),
+            acked: Arc::default(),
+            republished: Mutex::default(),
+        }
+    }
+    /// The ids re-published so far.
+    pub(super) fn republished(&self) -> Vec<String> {
+        self.republished.lock().map(|r| r.clone()).unwrap_or_default()
+    }
+    /// Re-publish every acknowledged id `name` no longer holds, each under its own `Nats-Msg-Id`, until
+    /// acknowledged or the deadline: how many were missing.
+    fn republish_missing(&self, rt: &tokio::runtime::Runtime, name: &str, deadline: Instant) -> Result<usize> {
+        let (read, _) = rt.block_on(super::traffic::read_all(&self.js, name))?;
+        let held: HashSet<&str> = read.iter().map(|(_, id)| id.as_str()).collect();
+        let acked = self.acked.lock().map(|a| a.clone()).unwrap_or_default();
+        let missing: Vec<String> = acked.into_iter().filter(|id| !held.contains(id.as_str())).collect();
+        for id in &missing {
+            loop {
+                let msg = Publish::build().payload(id.clone().into()).message_id(id);
+                let ack = rt.block_on(tokio::time::timeout(Duration::from_secs(2), async {
+                    self.js.send_publish(self.subject.clone(), msg).await?.await
+                }));
+                match ack {
+                    Ok(Ok(_)) => break,
+                    Ok(Err(e)) if Instant::now() >= deadline => bail!("re-publishing {id}: {e}"),
+                    Err(_) if Instant::now() >= deadline => bail!("re-publishing {id}: no ack within 2 s"),
+                    _ => std::thread::sleep(Duration::from_millis(200)),
+                }
+            }
+            if let Ok(mut r) = self.republished.lock() {
+                r.push(id.clone());
+            }
+        }
+        Ok(missing.len())
+    }
 }
 
 /// Each step's own deadline (a restart waits for the whole lab to be healthy again).
@@ -233,6 +287,19 @@ impl LabOps for LabDrill<'_, '_> {
         }
         Ok(said.join("; "))
     }
+    fn republish_acked(&mut self, streams: &[String], deadline: Instant) -> Result<String> {
+        // The producer's side: it knows what it had acknowledged; what the stream no longer holds goes again
+        // under the same id. The checker then requires every acknowledged id in the stream exactly once.
+        let mut said = Vec::new();
+        for s in streams {
+            let name = if s == ASSET { self.stream } else { s.as_str() };
+            let n = self.producer.republish_missing(self.ctx.rt, name, deadline)?;
+            said.push(format!(
+                "{n} acknowledged writes missing from {name}, re-published under their ids"
+            ));
+        }
+        Ok(said.join("; "))
+    }
     fn wait(&mut self, until: Until, deadline: Instant) -> Result<String> {
         match until {
             Until::MetaQuorum | Until::MetaRescued => loop {
@@ -280,12 +347,19 @@ pub(super) fn run_drill(
     full: Option<&mut FullStore>,
     pred: &Prediction,
     stream: &str,
+    producer: &Producer,
 ) -> Vec<RecoveryStep> {
     let steps = drill_steps(pred, &ctx.opts.recovery_leave_out);
     for (a, _) in &steps {
         (ctx.log)(&format!("  recovery step: {}", recover::kind_of(a)));
     }
-    let mut ops = LabDrill { ctx, stream, lab, full };
+    let mut ops = LabDrill {
+        ctx,
+        stream,
+        lab,
+        full,
+        producer,
+    };
     let limits = Limits {
         budget: ctx.opts.recovery_budget,
         per_step: STEP_DEADLINE,
@@ -293,15 +367,19 @@ pub(super) fn run_drill(
     recover::carry_out(&steps, &mut ops, limits)
 }
 
-/// Wait until the stream has `replicas` peers, all on running servers and current (each server's `/jsz`
-/// holds the same last sequence): Ok(seconds waited) or why not by the deadline.
+/// Wait until the stream has `replicas` peers, all on running servers and current: each server's `/jsz`
+/// holds at least the highest last sequence any of them held when the wait began (the publisher writes on
+/// meanwhile, so replicas equal at one instant would be luck). Ok(seconds waited) or why not by the deadline.
 pub(super) fn replicas_back(lab: &Lab, name: &str, replicas: usize, within: Duration) -> Result<f64> {
     let t0 = Instant::now();
+    let mut target = None;
     loop {
         let placed = lab.streams().into_iter().find(|s| s.name == name);
         let peers = placed.as_ref().map(|s| s.peers.len()).unwrap_or(0);
         let states = super::judge::replica_states_now(lab, name);
-        let current = states.len() == replicas && states.iter().all(|s| s.last_seq == states[0].last_seq);
+        let top = states.iter().map(|s| s.last_seq).max();
+        let want = *target.get_or_insert(top.unwrap_or(0));
+        let current = states.len() == replicas && states.iter().all(|s| s.last_seq >= want);
         if peers == replicas && current {
             return Ok(t0.elapsed().as_secs_f64());
         }
@@ -384,10 +462,24 @@ pub(super) fn judge_recovery(
         "sustained publish: {} acked of {:.0} at the rate, longest gap {:.1} s",
         sustained.acked, sustained.expected, sustained.longest_gap_s
     ));
+    // After `republish_acked`: every acknowledged write the fault lost is in the stream again.
+    let still_missing = match (res.acked_republished, res.acked_lost) {
+        (Some(re), Some(lost)) => {
+            let still = lost.saturating_sub(re);
+            why.push(format!(
+                "{re} acknowledged writes the fault lost re-published and read back, {still} still missing"
+            ));
+            still
+        }
+        _ => 0,
+    };
+    if still_missing > 0 && failed.is_empty() {
+        res.observed = "acked_still_missing".into();
+    }
     if !sustained.ok(timeout_s) && failed.is_empty() && back.is_ok() {
         res.observed = "writes_not_sustained".into();
     }
-    if !failed.is_empty() || back.is_err() || !sustained.ok(timeout_s) {
+    if !failed.is_empty() || back.is_err() || !sustained.ok(timeout_s) || still_missing > 0 {
         res.agree = false;
     }
     res.detail.push_str(&format!("; recovery: {}", why.join("; ")));

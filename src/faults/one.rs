@@ -36,6 +36,7 @@ pub(super) fn not_run(k: Kind, why: String) -> ScenarioResult {
         predicted_recovery: Vec::new(),
         predicted_recovery_actions: Vec::new(),
         recovery_steps: None,
+        acked_republished: None,
     }
 }
 
@@ -292,6 +293,7 @@ fn run_once(ctx: &Ctx, lab: &mut Lab, p: Planned, idx: usize, attempt: u32) -> R
         _ => None,
     };
     // The workload, fault and check; the full store goes back to disk whatever happens in there.
+    let producer = drill::Producer::new(&js, &subject);
     let scenario = Scenario {
         p,
         idx,
@@ -301,6 +303,7 @@ fn run_once(ctx: &Ctx, lab: &mut Lab, p: Planned, idx: usize, attempt: u32) -> R
         name: &name,
         subject: &subject,
         pred: &pred,
+        producer: &producer,
     };
     let outcome = observe(ctx, lab, &scenario, res, full.as_mut());
     // Interrupted: leave it to the drops (lazy unmount, then the lab's kill) to be quick.
@@ -323,6 +326,8 @@ struct Scenario<'a> {
     name: &'a str,
     subject: &'a str,
     pred: &'a Prediction,
+    /// What the publisher has had acknowledged, and what the drill re-published.
+    producer: &'a drill::Producer,
 }
 
 /// Warm up, inject the fault and heal it: the injection's result (the API probe of
@@ -370,11 +375,11 @@ fn fault_phase(
         &mut marks,
     );
     // `--recover`: whatif's own steps bring back what the fault destroyed.
-    let steps = match (&heal_result, opts.recover && sc.p.kind.destroys()) {
+    let steps = match (&heal_result, opts.recover && sc.p.kind.recovers()) {
         (Ok(_), true) => {
             // Healed from when the recovery starts: quorum may come back at any of its steps.
             marks.heal = Some(Instant::now());
-            let steps = drill::run_drill(ctx, lab, full, sc.pred, sc.name);
+            let steps = drill::run_drill(ctx, lab, full, sc.pred, sc.name, sc.producer);
             if sc.p.kind == Kind::FullDisk {
                 let node = lab.nodes()[sc.roles.followers[0]].name.clone();
                 let restarted = steps.iter().any(|s| {
@@ -434,6 +439,26 @@ fn wait_resumed(opts: &FaultOptions, drilled: Option<&Drilled>, last_ack_ms: &At
     Ok(bound_s)
 }
 
+/// The checker's verdict as the fault left it: with `--recover`'s `republish_acked` step, the ids it
+/// re-published count as lost (the fault lost them) and as `acked_republished`; `Some(republished)` then.
+fn check_recovered(
+    attempts: &[Attempt],
+    read: &[(u64, String)],
+    producer: &drill::Producer,
+    drilled: Option<&Drilled>,
+) -> (Check, Option<u64>) {
+    let ran = drilled.is_some_and(|d| {
+        d.steps
+            .iter()
+            .any(|s| matches!(s.action, crate::survival::Action::RepublishAcked { .. }))
+    });
+    let ids = producer.republished();
+    let mut chk = check::check_republished(attempts, read, &ids.iter().map(String::as_str).collect());
+    chk.acked_lost += chk.acked_republished;
+    let re = chk.acked_republished;
+    (chk, ran.then_some(re))
+}
+
 /// `--recover`'s verdict on a judged scenario: its steps, the replicas back, the sustained publish.
 fn judge_drilled(res: &mut ScenarioResult, d: Option<&Drilled>, attempts: &[Attempt], opts: &FaultOptions) {
     let Some(Drilled {
@@ -480,6 +505,7 @@ fn observe(
         opts.publish_timeout,
         stop.clone(),
         last_ack_ms.clone(),
+        sc.producer.acked.clone(),
         t0,
     ));
     let mut notes = Vec::new();
@@ -517,7 +543,8 @@ fn observe(
         }
         r => r?,
     };
-    let chk = check(&attempts, &read);
+    let (chk, republished) = check_recovered(&attempts, &read, sc.producer, drilled.as_ref());
+    res.acked_republished = republished;
     if not_found > 0 {
         notes.push(format!(
             "the read-back got \"not found\" for {not_found} sequences between the stream's first and last"

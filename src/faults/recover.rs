@@ -43,6 +43,8 @@ pub trait LabOps {
     fn reattach_store(&mut self, server: &str, standby: &str, deadline: Instant) -> Result<String>;
     /// The streams' groups re-formed on their survivors (what was lost is the checker's to find).
     fn reconcile(&mut self, streams: &[String], deadline: Instant) -> Result<String>;
+    /// Re-publish, under their message ids, the acknowledged writes the streams no longer hold.
+    fn republish_acked(&mut self, streams: &[String], deadline: Instant) -> Result<String>;
     /// Wait until the condition holds (restarted, re-read, meta quorum, ...).
     fn wait(&mut self, until: Until, deadline: Instant) -> Result<String>;
 }
@@ -116,6 +118,8 @@ fn one(a: &Action, ops: &mut dyn LabOps, deadline: Instant) -> Done {
         Action::ReattachStore { server, standby } => from(ops.reattach_store(server, standby, deadline)),
         Action::Reconcile { streams } if streams.is_empty() => Done::Failed("the action names no stream".into()),
         Action::Reconcile { streams } => from(ops.reconcile(streams, deadline)),
+        Action::RepublishAcked { streams } if streams.is_empty() => Done::Failed("the action names no stream".into()),
+        Action::RepublishAcked { streams } => from(ops.republish_acked(streams, deadline)),
     }
 }
 
@@ -232,6 +236,9 @@ mod tests {
         }
         fn reconcile(&mut self, s: &[String], _: Instant) -> Result<String> {
             self.did(format!("reconcile {}", s.join(",")), "reconcile")
+        }
+        fn republish_acked(&mut self, s: &[String], _: Instant) -> Result<String> {
+            self.did(format!("republish {}", s.join(",")), "republish")
         }
         fn wait(&mut self, u: Until, _: Instant) -> Result<String> {
             self.did(format!("wait {u:?}"), "wait")

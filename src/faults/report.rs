@@ -36,6 +36,9 @@ pub struct Check {
     pub unexpected: u64,
     /// Ids read back more than once (the dedupe window should prevent these).
     pub duplicates: u64,
+    /// `--recover` after a power cut: acknowledged ids the fault lost that the drill re-published (found
+    /// in the stream again, at a later sequence); counted here, not as lost or at another sequence.
+    pub acked_republished: u64,
     /// Acknowledged at a sequence other than the one it was read back at.
     pub seq_mismatch: u64,
     /// Messages read back.
@@ -100,6 +103,10 @@ pub struct ScenarioResult {
     /// `predicted_seconds`, `simulated`, `detail`); None (null) without `--recover` or for a scenario that
     /// destroys nothing (its heal is the fault's end).
     pub recovery_steps: Option<Vec<super::RecoveryStep>>,
+    /// `--recover` after a power cut that lost acknowledged writes: how many of them the drill's
+    /// `republish_acked` step re-published (they count in `acked_lost` too: the fault lost them); None
+    /// (null) when no such step ran.
+    pub acked_republished: Option<u64>,
 }
 
 /// A whole `verify --faults` run.
@@ -242,6 +249,7 @@ mod tests {
             predicted_recovery: Vec::new(),
             predicted_recovery_actions: Vec::new(),
             recovery_steps: None,
+            acked_republished: None,
         }
     }
 

@@ -156,6 +156,11 @@ impl Kind {
             Kind::FullDisk | Kind::Wipe | Kind::StoresLost | Kind::LeaderReplace | Kind::MetaLost
         )
     }
+    /// `--recover` carries out whatif's steps after it: what it destroys, or the acknowledged writes a power
+    /// cut made to lose them threw away (re-published by the producer).
+    pub fn recovers(self) -> bool {
+        self.destroys() || self.designed_to_lose()
+    }
     /// Only whatif's recovery (`--recover`) brings back what it destroys: not in the plain ladder.
     pub fn recover_only(self) -> bool {
         matches!(self, Kind::StoresLost | Kind::LeaderReplace | Kind::MetaLost)
@@ -177,7 +182,7 @@ impl Kind {
     }
     /// Made to lose acknowledged writes when the model predicts the risk: such a scenario runs up to
     /// [`POWER_TRIES`] times, and a risk that never shows is a disagreement.
-    pub(super) fn designed_to_lose(self) -> bool {
+    pub fn designed_to_lose(self) -> bool {
         matches!(
             self,
             Kind::PowerQuorum | Kind::PowerAll | Kind::PowerCrashPause | Kind::PowerRack

@@ -64,7 +64,9 @@ pub(super) async fn delete_stream(js: &jetstream::Context, name: &str) {
 }
 
 /// Publish `prefix-NNNNNNN` at `rate` until `stop`; each id retried under the same `Nats-Msg-Id` until it is
-/// acknowledged (or the run stops), so every id ends ok / failed / unknown exactly once.
+/// acknowledged (or the run stops), so every id ends ok / failed / unknown exactly once. Acknowledged ids
+/// are also appended to `acked` as they come (what a producer knows it had acknowledged, for the drill's
+/// re-publish).
 #[allow(clippy::too_many_arguments)]
 pub(super) async fn publisher(
     js: jetstream::Context,
@@ -74,6 +76,7 @@ pub(super) async fn publisher(
     timeout: Duration,
     stop: Arc<AtomicBool>,
     last_ack_ms: Arc<AtomicU64>,
+    acked: Arc<std::sync::Mutex<Vec<String>>>,
     t0: Instant,
 ) -> Vec<Attempt> {
     let period = Duration::from_secs_f64(1.0 / rate as f64);
@@ -98,6 +101,9 @@ pub(super) async fn publisher(
                 Ok(Ok(ack)) => {
                     let at_s = t0.elapsed().as_secs_f64();
                     last_ack_ms.store((at_s * 1000.0) as u64, Ordering::SeqCst);
+                    if let Ok(mut a) = acked.lock() {
+                        a.push(id.clone());
+                    }
                     break Outcome::Ok {
                         seq: ack.sequence,
                         at_s,

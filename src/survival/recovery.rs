@@ -110,6 +110,10 @@ pub enum Action {
     Reconcile { streams: Vec<String> },
     /// Re-create these streams and replay them from a backup (the application's account).
     RestoreFromBackup { streams: Vec<String> },
+    /// Acknowledged writes of the last sync window gone with a quorum of replicas' page cache: each
+    /// producer re-publishes what it had acknowledged and the stream no longer holds, under the same
+    /// `Nats-Msg-Id` (the application's account).
+    RepublishAcked { streams: Vec<String> },
 }
 
 /// What a `wait` step waits for.
@@ -977,8 +981,10 @@ impl Builder<'_, '_> {
     }
 
     /// Assets whose data is destroyed: a total loss is restored from backup; a lost tail re-forms on its
-    /// survivors once the meta group can reassign it.
+    /// survivors once the meta group can reassign it; acknowledged writes a quorum lost unsynced are
+    /// re-published by their producers.
     fn lost_assets(&mut self) {
+        self.republish_acked();
         let sc = self.sc;
         let total: Vec<&str> = sc
             .assets
@@ -1029,6 +1035,42 @@ impl Builder<'_, '_> {
                 },
             );
         }
+    }
+}
+
+impl Builder<'_, '_> {
+    /// Streams, KV buckets and object stores at risk of losing acknowledged writes (a quorum of replicas
+    /// lost what the page cache held, `sync_interval` not `always`) and not otherwise lost: their producers
+    /// re-publish, by message id, what they had acknowledged and the stream no longer holds.
+    fn republish_acked(&mut self) {
+        let at_risk: Vec<&str> = self
+            .sc
+            .assets
+            .iter()
+            .filter(|a| a.acked_loss_risk && a.loss.is_none())
+            .filter(|a| matches!(a.kind, "stream" | "kv" | "object_store"))
+            .map(|a| a.name.as_str())
+            .collect();
+        if at_risk.is_empty() {
+            return;
+        }
+        self.push(
+            "lost data",
+            format!(
+                "{}: acknowledged writes of the last sync window may be gone (a quorum of replicas lost its page \
+                 cache): once each leads again, every producer re-publishes what it had acknowledged and the \
+                 stream no longer holds, under the same Nats-Msg-Id (the stream's duplicate window, 2 min by \
+                 default, drops any that did survive: re-publish within it, or compare by id first). \
+                 sync_interval: always closes this window",
+                short_list(&at_risk)
+            ),
+            self.t("operator_response"),
+            Uses::default(),
+            Credentials::ApplicationAccount,
+            Action::RepublishAcked {
+                streams: at_risk.iter().map(|n| n.to_string()).collect(),
+            },
+        );
     }
 }
 

@@ -254,7 +254,7 @@ fn every_recovery_step_has_an_action_that_fits_its_credentials_and_its_text() {
                     "array" => matches!(kind, "hardware" | "reattach_store"),
                     "host" => matches!(kind, "restart" | "free_space" | "make_filesystem" | "rejoin_as_new"),
                     "system_account" => matches!(kind, "meta_rescue" | "peer_remove" | "reconcile"),
-                    "application_account" => kind == "restore_from_backup",
+                    "application_account" => matches!(kind, "restore_from_backup" | "republish_acked"),
                     other => panic!("unknown credentials {other}"),
                 };
                 assert!(fits, "{site} {}: {kind} by {cred}: {st}", sc["failed"]);
