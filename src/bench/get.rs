@@ -4,7 +4,7 @@
 
 use super::result::BenchResult;
 use super::BenchError;
-use super::{assets::*, env::*, exec::*};
+use super::{assets::*, env::*, exec::*, jetstream::*};
 use anyhow::anyhow;
 use std::sync::Arc;
 use std::time::Duration;

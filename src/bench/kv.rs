@@ -1,7 +1,7 @@
 //! JetStream KV puts and gets (gets read keys `k0..` put before the clock starts, `assets::create_assets`).
 
 use super::result::BenchResult;
-use super::{assets::*, env::*, exec::*, js::*};
+use super::{assets::*, env::*, exec::*, jetstream::*};
 use super::{BenchError, Storage};
 use anyhow::anyhow;
 use bytes::Bytes;

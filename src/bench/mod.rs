@@ -15,6 +15,7 @@ mod env;
 mod exec;
 pub mod export;
 mod get;
+mod jetstream;
 mod js;
 mod js_raw;
 mod kv;

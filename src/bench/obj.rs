@@ -12,21 +12,13 @@
 //! format, so any client reads them back.
 
 use super::result::BenchResult;
-use super::{assets::*, env::*, exec::*, js::*};
+use super::{assets::*, env::*, exec::*, jetstream::*};
 use super::{BenchError, ObjOp, Storage};
 use anyhow::anyhow;
 use async_nats::jetstream;
 use bytes::Bytes;
 use sha2::Digest;
 use std::sync::Arc;
-
-/// Chunk size of both official clients' object puts (nats.go `objDefaultChunkSize`, async-nats
-/// `DEFAULT_CHUNK_SIZE`).
-pub(super) const CHUNK_BYTES: usize = 128 * 1024;
-
-/// Acks in flight allowed to one object put (every chunk of a 64 MiB object): nats.go's default for a
-/// context is 4,000 (`defaultAsyncPubAckInflight`).
-pub(super) const PUT_INFLIGHT: usize = 512;
 
 pub(super) async fn obj(
     env: &Arc<Env>,
@@ -143,18 +135,6 @@ pub(super) async fn obj_run(
     Ok(r)
 }
 
-/// What an object put needs: the context it publishes on (with room for a whole object's acks in
-/// flight), the store (for the name lookup both official clients do first), the bucket and the run id
-/// (the chunks' unique subject token).
-pub(super) struct Put<'a> {
-    pub(super) ctx: &'a jetstream::Context,
-    pub(super) store: &'a jetstream::object_store::ObjectStore,
-    pub(super) bucket: &'a str,
-    pub(super) run: &'a str,
-    /// The store's stream, for gets.
-    pub(super) stream: Option<jetstream::stream::Stream>,
-}
-
 /// Get object `name` as nats.go does (see the module doc) and check its size and digest against the
 /// info; `stream` is the store's stream (`OBJ_<bucket>`).
 async fn get_object(p: &Put<'_>, stream: &jetstream::stream::Stream, name: &str, size: usize) -> Result<(), Fail> {
@@ -218,65 +198,4 @@ async fn one_object(p: &Put<'_>, op: ObjOp, j: u64, data: &Bytes) -> Result<(), 
             get_object(p, stream, &format!("o{j}"), data.len()).await
         }
     }
-}
-
-/// The chunks' subject token of object `o{j}` of run `run` (unique per put, as a nuid is).
-pub(super) fn nuid(run: &str, j: u64) -> String {
-    format!("np{run}o{j}")
-}
-
-/// One object put as nats.go does it (see the module doc): look the name up, publish the chunks
-/// (slices of `data`, no copies) and the meta message without waiting, then await every ack. An object
-/// already stored under the name is refused rather than replaced: a run's names are its own.
-pub(super) async fn put_object(p: &Put<'_>, name: &str, nuid: &str, data: &Bytes) -> Result<(), Fail> {
-    if let Ok(old) = p.store.info(name).await {
-        if !old.deleted {
-            return Err(Fail::Refused(format!("object {name} exists already")));
-        }
-    }
-    let chunk_subject = async_nats::Subject::from(format!("$O.{}.C.{nuid}", p.bucket));
-    let mut acks = Vec::with_capacity(data.len() / CHUNK_BYTES + 2);
-    let mut sha = sha2::Sha256::new();
-    let mut chunks = 0usize;
-    for at in (0..data.len()).step_by(CHUNK_BYTES) {
-        let chunk = data.slice(at..(at + CHUNK_BYTES).min(data.len()));
-        sha.update(&chunk);
-        chunks += 1;
-        let ack = p
-            .ctx
-            .publish(chunk_subject.clone(), chunk)
-            .await
-            .map_err(|e| Fail::of_publish(&e))?;
-        acks.push(ack);
-    }
-    use base64::Engine;
-    let digest = base64::engine::general_purpose::URL_SAFE.encode(sha.finalize());
-    let info = serde_json::json!({
-        "name": name,
-        "bucket": p.bucket,
-        "nuid": nuid,
-        "size": data.len(),
-        "chunks": chunks,
-        "mtime": humantime::format_rfc3339_nanos(std::time::SystemTime::now()).to_string(),
-        "digest": format!("SHA-256={digest}"),
-        "options": { "max_chunk_size": CHUNK_BYTES },
-    });
-    let mut headers = async_nats::HeaderMap::new();
-    headers.insert("Nats-Rollup", "sub");
-    let meta = format!(
-        "$O.{}.M.{}",
-        p.bucket,
-        base64::engine::general_purpose::URL_SAFE.encode(name)
-    );
-    let body = Bytes::from(serde_json::to_vec(&info).map_err(Fail::refused)?);
-    let ack = p
-        .ctx
-        .publish_with_headers(meta, headers, body)
-        .await
-        .map_err(|e| Fail::of_publish(&e))?;
-    acks.push(ack);
-    for a in acks {
-        a.await.map_err(|e| Fail::of_publish(&e))?;
-    }
-    Ok(())
 }
