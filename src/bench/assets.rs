@@ -210,18 +210,18 @@ pub(super) async fn delete_assets(env: &Env) -> Option<LeftBehind> {
         let deleted = tokio::time::timeout(wait, async {
             let r = match env.spec.workload {
                 Workload::Js { .. } | Workload::Consume { .. } | Workload::JsGet { .. } => {
-                    actx.delete_stream(&name).await.map(|_| ()).map_err(|e| e.to_string())
+                    actx.delete_stream(&name).await.map(|_| ()).map_err(|e| js_failure(&e))
                 }
                 Workload::Kv { .. } | Workload::KvGet { .. } => actx
                     .delete_key_value(&name)
                     .await
                     .map(|_| ())
-                    .map_err(|e| e.to_string()),
+                    .map_err(|e| js_failure(&e)),
                 _ => actx
                     .delete_object_store(&name)
                     .await
                     .map(|_| ())
-                    .map_err(|e| e.to_string()),
+                    .map_err(|e| js_failure(&e)),
             };
             r
         })
@@ -229,7 +229,7 @@ pub(super) async fn delete_assets(env: &Env) -> Option<LeftBehind> {
         match deleted {
             Ok(Ok(())) => return None,
             // Not found: already gone (or never made); nothing to retry.
-            Ok(Err(e)) if e.to_lowercase().contains("not found") => return None,
+            Ok(Err(JsFailure::NotFound)) => return None,
             _ => tokio::time::sleep(Duration::from_millis(250)).await,
         }
     }
@@ -486,14 +486,16 @@ mod tests {
     #[tokio::test(start_paused = true)]
     pub(super) async fn asset_creation_retries_unanswered_requests_longer_than_refusals() {
         // Attempts until success or the deadline, on a paused clock (time moves only while sleeping).
-        async fn attempts(error: &'static str, succeed_at: u32) -> (u32, Result<(), String>) {
+        use async_nats::jetstream::context::{CreateStreamError, CreateStreamErrorKind};
+        async fn attempts(error: fn() -> CreateStreamError, succeed_at: u32) -> (u32, Result<(), String>) {
             let n = std::sync::atomic::AtomicU32::new(0);
             let t = Duration::from_secs(5);
             let r = retry("create stream", t, || {
                 let k = n.fetch_add(1, Ordering::SeqCst) + 1;
+                let error = error();
                 async move {
                     // Each unanswered attempt costs its timeout.
-                    if error.contains("timed out") {
+                    if error.kind() == CreateStreamErrorKind::TimedOut {
                         tokio::time::sleep(t).await;
                     }
                     if k == succeed_at {
@@ -507,14 +509,21 @@ mod tests {
             (n.load(Ordering::SeqCst), r.map_err(|e| e.to_string()))
         }
         // Unanswered twice (10 s), then created: within the 15 s allowed for unanswered requests.
-        let (n, r) = attempts("jetstream request timed out", 3).await;
+        fn unanswered() -> CreateStreamError {
+            CreateStreamError::new(CreateStreamErrorKind::TimedOut)
+        }
+        fn refused() -> CreateStreamError {
+            let e = r#"{"code":500,"err_code":10023,"description":"insufficient resources"}"#;
+            CreateStreamError::new(CreateStreamErrorKind::JetStream(serde_json::from_str(e).unwrap()))
+        }
+        let (n, r) = attempts(unanswered, 3).await;
         assert_eq!((n, r), (3, Ok(())));
         // Never answered: gives up after 15 s, naming what it was doing.
-        let (n, r) = attempts("jetstream request timed out", 0).await;
+        let (n, r) = attempts(unanswered, 0).await;
         assert_eq!(n, 3, "5 s per attempt and 250 ms between: the third ends past 15 s");
         assert!(r.unwrap_err().contains("create stream: jetstream request timed out"));
         // Refused at once (no room for the replicas): retried for 5 s only.
-        let (n, r) = attempts("insufficient resources", 0).await;
+        let (n, r) = attempts(refused, 0).await;
         assert!((19..=22).contains(&n), "{n} attempts 250 ms apart");
         assert!(r.unwrap_err().contains("insufficient resources"));
     }

@@ -66,7 +66,7 @@ async fn delete_consumers(env: &Env, stream: &str, clients: usize) -> Option<Str
     for i in 0..clients {
         let name = consumer_name(env, env.worker(i));
         if let Err(e) = s.delete_consumer(&name).await {
-            if !e.to_string().to_lowercase().contains("not found") {
+            if js_failure(&e) != JsFailure::NotFound {
                 left.push(name);
             }
         }

@@ -24,7 +24,7 @@ pub(super) fn storage_type(s: Storage) -> jetstream::stream::StorageType {
 /// 15 s). An answer that refuses the asset (no room for its replicas, say) is retried for 5 s only, since
 /// it is usually final. Creating with the same configuration again is harmless: the server answers with
 /// what exists.
-pub(super) async fn retry<T, E: std::fmt::Display, F, Fut>(
+pub(super) async fn retry<T, E: std::error::Error + 'static, F, Fut>(
     what: &str,
     timeout: Duration,
     mut f: F,
@@ -40,8 +40,7 @@ where
         match f().await {
             Ok(v) => return Ok(v),
             Err(e) => {
-                let text = e.to_string().to_lowercase();
-                let transient = text.contains("timed out") || text.contains("no responders");
+                let transient = js_failure(&e) == JsFailure::Unanswered;
                 if t0.elapsed() > if transient { unanswered } else { refused } {
                     return Err(cannot(e, what));
                 }
@@ -130,9 +129,154 @@ pub(super) async fn open_existing(
 ) -> Result<jetstream::stream::Stream, BenchError> {
     match ctx.get_stream(stream).await {
         Ok(s) => Ok(s),
-        Err(e) if e.to_string().to_lowercase().contains("not found") => Err(BenchError::BadInput(anyhow!(
+        Err(e) if js_failure(&e) == JsFailure::NotFound => Err(BenchError::BadInput(anyhow!(
             "--stream {stream}: the cluster has no stream of that name (`nats stream ls` lists them)"
         ))),
         Err(_) => retry("open stream", env.spec.timeout, || ctx.get_stream(stream)).await,
+    }
+}
+
+/// What an async-nats JetStream error means to a run, read from the error kinds and the JetStream API
+/// error codes along its source chain, never from its text (which async-nats may reword).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JsFailure {
+    /// The stream, consumer, bucket or message asked for is not there.
+    NotFound,
+    /// Nobody answered in time (a timeout, no responders, JetStream not up yet): worth waiting for.
+    Unanswered,
+    /// The servers refused for want of room (insufficient resources; storage, memory or account
+    /// limits exceeded).
+    NoRoom,
+    /// Anything else.
+    Other,
+}
+
+/// `JsFailure` of `e`: the first error along `e` and its sources that says one.
+pub fn js_failure(e: &(dyn std::error::Error + 'static)) -> JsFailure {
+    let mut at = Some(e);
+    while let Some(e) = at {
+        if let Some(f) = one_failure(e) {
+            return f;
+        }
+        at = e.source();
+    }
+    JsFailure::Other
+}
+
+/// A JetStream API error code's meaning.
+fn of_code(c: jetstream::ErrorCode) -> JsFailure {
+    use jetstream::ErrorCode as C;
+    if [C::STREAM_NOT_FOUND, C::CONSUMER_NOT_FOUND, C::NO_MESSAGE_FOUND].contains(&c) {
+        JsFailure::NotFound
+    } else if [
+        C::INSUFFICIENT_RESOURCES,
+        C::STORAGE_RESOURCES_EXCEEDED,
+        C::MEMORY_RESOURCES_EXCEEDED,
+        C::ACCOUNT_RESOURCES_EXCEEDED,
+    ]
+    .contains(&c)
+    {
+        JsFailure::NoRoom
+    } else {
+        JsFailure::Other
+    }
+}
+
+/// The meaning of one error of the chain, when its type and kind say one (else its source is asked).
+fn one_failure(e: &(dyn std::error::Error + 'static)) -> Option<JsFailure> {
+    use jetstream::context::{self as c, CreateStreamErrorKind as Cs, PublishErrorKind as P, RequestErrorKind as R};
+    use jetstream::stream::{self as s, ConsumerErrorKind as Co, LastRawMessageErrorKind as Raw};
+    if let Some(x) = e.downcast_ref::<jetstream::Error>() {
+        return Some(of_code(x.error_code()));
+    }
+    if let Some(x) = e.downcast_ref::<c::RequestError>() {
+        return matches!(x.kind(), R::TimedOut | R::NoResponders).then_some(JsFailure::Unanswered);
+    }
+    if let Some(x) = e.downcast_ref::<c::GetStreamError>() {
+        if let c::GetStreamErrorKind::JetStream(j) = x.kind() {
+            return Some(of_code(j.error_code()));
+        }
+    }
+    if let Some(x) = e.downcast_ref::<c::CreateStreamError>() {
+        return match x.kind() {
+            Cs::TimedOut | Cs::JetStreamUnavailable => Some(JsFailure::Unanswered),
+            Cs::NotFound => Some(JsFailure::NotFound),
+            Cs::JetStream(j) => Some(of_code(j.error_code())),
+            _ => None,
+        };
+    }
+    if let Some(x) = e.downcast_ref::<c::CreateKeyValueError>() {
+        return (x.kind() == c::CreateKeyValueErrorKind::TimedOut).then_some(JsFailure::Unanswered);
+    }
+    if let Some(x) = e.downcast_ref::<s::ConsumerError>() {
+        return match x.kind() {
+            Co::TimedOut => Some(JsFailure::Unanswered),
+            Co::JetStream(j) => Some(of_code(j.error_code())),
+            _ => None,
+        };
+    }
+    if let Some(x) = e.downcast_ref::<s::RawMessageError>() {
+        return match x.kind() {
+            Raw::NoMessageFound => Some(JsFailure::NotFound),
+            Raw::JetStream(j) => Some(of_code(j.error_code())),
+            _ => None,
+        };
+    }
+    if let Some(x) = e.downcast_ref::<c::PublishError>() {
+        return match x.kind() {
+            P::TimedOut => Some(JsFailure::Unanswered),
+            _ => None,
+        };
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use async_nats::jetstream::context::{
+        GetStreamError, GetStreamErrorKind, KeyValueError, KeyValueErrorKind, PublishError, PublishErrorKind,
+        RequestError, RequestErrorKind,
+    };
+    use async_nats::jetstream::stream::{ConsumerError, ConsumerErrorKind, RawMessageError, RawMessageErrorKind};
+
+    fn api(code: u64, description: &str) -> jetstream::Error {
+        let json = format!(r#"{{"code":400,"err_code":{code},"description":"{description}"}}"#);
+        serde_json::from_str(&json).unwrap()
+    }
+
+    #[test]
+    fn failures_are_read_from_kinds_and_codes_along_the_source_chain() {
+        let missing = || GetStreamError::new(GetStreamErrorKind::JetStream(api(10059, "stream not found")));
+        assert_eq!(js_failure(&missing()), JsFailure::NotFound);
+        // A KV bucket's delete wraps the stream's error: its source says it.
+        let kv = KeyValueError::with_source(KeyValueErrorKind::JetStream, missing());
+        assert_eq!(js_failure(&kv), JsFailure::NotFound);
+        let gone = ConsumerError::new(ConsumerErrorKind::JetStream(api(10014, "consumer not found")));
+        assert_eq!(js_failure(&gone), JsFailure::NotFound);
+        assert_eq!(
+            js_failure(&RawMessageError::new(RawMessageErrorKind::NoMessageFound)),
+            JsFailure::NotFound
+        );
+        let full = PublishError::with_source(PublishErrorKind::Other, api(10047, "insufficient storage"));
+        assert_eq!(js_failure(&full), JsFailure::NoRoom);
+        let unanswered = GetStreamError::with_source(
+            GetStreamErrorKind::Request,
+            RequestError::new(RequestErrorKind::NoResponders),
+        );
+        assert_eq!(js_failure(&unanswered), JsFailure::Unanswered);
+        assert_eq!(
+            js_failure(&PublishError::new(PublishErrorKind::TimedOut)),
+            JsFailure::Unanswered
+        );
+    }
+
+    #[test]
+    fn the_text_of_an_error_decides_nothing() {
+        // Says "not found" and "insufficient resources" in words, with codes that mean neither.
+        let e = GetStreamError::new(GetStreamErrorKind::JetStream(api(10999, "not found")));
+        assert_eq!(js_failure(&e), JsFailure::Other);
+        let e = PublishError::with_source(PublishErrorKind::Other, std::io::Error::other("insufficient resources"));
+        assert_eq!(js_failure(&e), JsFailure::Other);
     }
 }

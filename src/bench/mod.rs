@@ -37,6 +37,7 @@ pub use assets::{cleanup_shared, prepare_shared};
 pub use cancel::Cancel;
 pub use conn::{ConnArgs, ConnSpec};
 pub use env::{Gate, Share, ShareOutput, Slot};
+pub use jetstream::{js_failure, JsFailure};
 pub use result::BenchResult;
 pub use workload::{check, check_payload, new_run_id, run, run_share, run_with};
 
@@ -227,6 +228,17 @@ impl Workload {
             w => w.kind().as_str().into(),
         }
     }
+    /// Whether the run's readers are its workers, numbered over the whole run as publishers are (object
+    /// and KV gets, consumers, direct gets), rather than subscribers beside the publishers.
+    pub fn readers_are_workers(&self) -> bool {
+        matches!(
+            self,
+            Workload::Obj { op: ObjOp::Get, .. }
+                | Workload::KvGet { .. }
+                | Workload::Consume { .. }
+                | Workload::JsGet { .. }
+        )
+    }
     pub fn kind(&self) -> crate::perf::Kind {
         use crate::perf::Kind;
         match self {
@@ -354,3 +366,89 @@ impl Subjects {
 
 /// Why a run could not produce a result.
 pub type BenchError = crate::error::RunError;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every workload, one of each shape.
+    pub(crate) fn every_workload() -> Vec<Workload> {
+        let s = Storage::Memory;
+        let (m, target) = (
+            PublishMode::Async,
+            Some(Existing {
+                stream: "S".into(),
+                subject: None,
+            }),
+        );
+        let mut v = vec![
+            Workload::Core { pubs: 1, subs: 1 },
+            Workload::Flood { pubs: 1 },
+            Workload::Ping,
+            Workload::Js {
+                pubs: 1,
+                replicas: 1,
+                storage: s,
+                publish: m,
+                window: 1,
+            },
+            Workload::Kv {
+                clients: 1,
+                replicas: 1,
+                storage: s,
+            },
+            Workload::KvGet {
+                clients: 1,
+                replicas: 1,
+                storage: s,
+            },
+            Workload::JsGet {
+                clients: 1,
+                replicas: 1,
+                storage: s,
+            },
+            Workload::JsExisting {
+                pubs: 1,
+                publish: m,
+                window: 1,
+                target: target.clone().unwrap(),
+            },
+        ];
+        for op in [ObjOp::Put, ObjOp::Get] {
+            v.push(Workload::Obj {
+                op,
+                clients: 1,
+                replicas: 1,
+                storage: s,
+            });
+        }
+        for mode in [
+            ConsumeMode::Fetch,
+            ConsumeMode::Consume,
+            ConsumeMode::Ordered,
+            ConsumeMode::OrderedPush,
+        ] {
+            for t in [None, target.clone()] {
+                v.push(Workload::Consume {
+                    mode,
+                    clients: 1,
+                    batch: 1,
+                    replicas: 1,
+                    storage: s,
+                    target: t,
+                });
+            }
+        }
+        v
+    }
+
+    #[test]
+    fn readers_are_workers_for_gets_and_consumers_as_their_result_kinds_said() {
+        for w in every_workload() {
+            // What the merge of a shared run read from the result's kind before the enum said it.
+            let name = w.name();
+            let by_name = matches!(name.as_str(), "obj-get" | "kv-get") || name.starts_with("js-");
+            assert_eq!(w.readers_are_workers(), by_name, "{w:?} ({name})");
+        }
+    }
+}

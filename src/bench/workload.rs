@@ -152,9 +152,9 @@ pub async fn run_share(
     for (k, c) in result.publishers.clients.iter_mut().enumerate() {
         renumber(c, env.worker(k));
     }
-    let subs_are_workers = matches!(result.kind.as_str(), "obj-get" | "kv-get") || result.kind.starts_with("js-");
+    let readers_are_workers = spec.workload.readers_are_workers();
     for (k, c) in result.subscribers.clients.iter_mut().enumerate() {
-        renumber(c, if subs_are_workers { env.worker(k) } else { env.sub(k) });
+        renumber(c, if readers_are_workers { env.worker(k) } else { env.sub(k) });
     }
     let hist = env.hist.lock().ok().and_then(|mut h| h.take()).unwrap_or_else(new_hist);
     let start = env.started.get().copied().unwrap_or(env.anchor);
