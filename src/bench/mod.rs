@@ -8,6 +8,7 @@
 
 mod assets;
 pub mod cancel;
+mod client;
 pub mod conn;
 mod consume;
 pub mod context;
@@ -20,6 +21,10 @@ mod js;
 mod js_raw;
 mod kv;
 mod leader;
+#[cfg(test)]
+mod mock;
+#[cfg(test)]
+mod mock_tests;
 mod obj;
 mod ordered;
 mod ping;
