@@ -179,3 +179,61 @@ async fn an_agents_share_runs_its_global_stretch_and_counts_only_what_it_was_ask
     assert_eq!((r.completion.asked, r.completion.done), (50, 50));
     assert!(r.completion.complete());
 }
+
+#[tokio::test]
+async fn agents_split_a_run_and_their_merge_counts_as_one_large_client_would() {
+    use crate::agent::merge::{merge, Part};
+    use crate::agent::split::{local_workload, split};
+    let whole = spec(workload(4), 100, 64, Duration::from_secs(5));
+    let mut outs = Vec::new();
+    for (k, a) in split(&whole.workload, 100, 2, 0).iter().enumerate() {
+        let share = Share {
+            run_id: "mock".into(),
+            origin: (k + 1) as u16,
+            workers: a.workers.clone(),
+            subs: a.subs.clone(),
+            total_workers: 4,
+            total_subs: 0,
+            total_msgs: 100,
+        };
+        let mut local = whole.clone();
+        local.workload = local_workload(&whole.workload, a);
+        local.msgs = a.workers.iter().map(|w| w.msgs).sum();
+        let env = Arc::new(Env::new(&ConnSpec::default(), &local, "mock".into(), Some(share), None));
+        let clients = steady(&env, a.workers.len());
+        let r = get_workers(&env, clients).await.unwrap();
+        outs.push(super::workload::share_output(&env, r));
+    }
+    // Agent 1 ran workers 1 and 3, agent 2 workers 2 and 4: each names its clients by their global index.
+    let ids =
+        |o: &super::ShareOutput| -> Vec<String> { o.result.subscribers.clients.iter().map(|c| c.id.clone()).collect() };
+    assert_eq!(
+        (ids(&outs[0]), ids(&outs[1])),
+        (vec!["S1".into(), "S3".into()], vec!["S2".into(), "S4".into()])
+    );
+    let parts: Vec<Part> = outs
+        .iter()
+        .enumerate()
+        .map(|(k, o)| Part {
+            name: if k == 0 { "a1" } else { "a2" },
+            result: &o.result,
+            hist: &o.hist,
+            start_s: o.start_s,
+        })
+        .collect();
+    let (r, hist) = merge(&whole, "mock", &parts);
+    let merged: Vec<(String, u64)> = r.subscribers.clients.iter().map(|c| (c.id.clone(), c.msgs)).collect();
+    assert_eq!(
+        merged,
+        [
+            ("S1".into(), 25),
+            ("S2".into(), 25),
+            ("S3".into(), 25),
+            ("S4".into(), 25)
+        ]
+    );
+    assert_eq!((r.completion.asked, r.completion.done, r.failed), (100, 100, 0));
+    assert!(r.completion.complete(), "{:?}", r.completion);
+    assert_eq!(hist.len(), 100, "every get's latency, once");
+    assert_eq!(r.params["agents"], "2");
+}
