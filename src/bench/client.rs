@@ -3,9 +3,10 @@
 //! accounting and result once against `OpClient`; the real client (async-nats, or the raw protocol path)
 //! and the in-process mock (`bench::mock`, tests only) are both behind it.
 //!
-//! Today the direct-get workload (`get`) runs through it. KV puts and gets (`kv`), object puts and gets
-//! (`obj`) and the publish/subscribe paths (`pubsub`, `js`, whose raw and async-nats halves are still
-//! written twice, `pubsub_raw` and `js_raw`) pick their client inside and are to follow.
+//! Today direct gets (`get::get_workers`) and KV puts and gets (`kv::kv_workers`) run through it. Object
+//! puts and gets (`obj`), request/reply (`ping`) and the publish/subscribe paths (`pubsub`, `js`, whose
+//! raw and async-nats halves are still written twice, `pubsub_raw` and `js_raw`) pick their client
+//! inside and are to follow.
 
 use super::exec::Fail;
 use std::future::Future;

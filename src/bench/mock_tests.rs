@@ -237,3 +237,58 @@ async fn agents_split_a_run_and_their_merge_counts_as_one_large_client_would() {
     assert_eq!(hist.len(), 100, "every get's latency, once");
     assert_eq!(r.params["agents"], "2");
 }
+
+fn kv_env(msgs: u64, rate: f64, cutoff: Duration) -> Arc<Env> {
+    let mut s = spec(
+        Workload::Kv {
+            clients: 1,
+            replicas: 1,
+            storage: Storage::Memory,
+        },
+        msgs,
+        64,
+        Duration::from_secs(5),
+    );
+    s.rate_per_s = Some(rate);
+    s.backlog_cutoff = cutoff;
+    Arc::new(Env::new(&ConnSpec::default(), &s, "mock".into(), None, None))
+}
+
+#[tokio::test]
+async fn a_rate_the_client_keeps_up_with_is_sustained() {
+    let env = kv_env(20, 200.0, Duration::from_millis(200));
+    let c = MockClient::steady(0, MS, &env.cancel);
+    let t0 = std::time::Instant::now();
+    let r = super::kv::kv_workers(&env, vec![c], false).await.unwrap();
+    assert!(
+        t0.elapsed() >= Duration::from_millis(95),
+        "paced at 200/s: 20 puts take 95 ms or more"
+    );
+    assert_eq!((r.kind.as_str(), r.completion.done), ("kv", 20));
+    assert_eq!(r.publishers.clients[0].id, "P1");
+    let rate = r.rate.as_ref().expect("a paced run says its rate");
+    assert!(rate.sustained && !r.completion.rate_cutoff, "{rate:?}");
+    assert!(r.completion.complete());
+}
+
+#[tokio::test]
+async fn a_rate_the_client_cannot_keep_up_with_is_cut_off_at_the_backlog_limit() {
+    // 1,000 puts/s asked of a client that takes 5 ms a put: 20 ms behind after about 5 puts.
+    let env = kv_env(200, 1000.0, Duration::from_millis(20));
+    let c = MockClient::steady(0, 5 * MS, &env.cancel);
+    let r = super::kv::kv_workers(&env, vec![c], false).await.unwrap();
+    assert!(r.completion.rate_cutoff, "{:?}", r.completion);
+    assert!(r.completion.done < 50, "{:?}", r.completion);
+    assert!(!r.rate.as_ref().unwrap().sustained);
+    assert!(
+        r.warnings.iter().any(|w| w == "the requested rate was not sustained"),
+        "{:?}",
+        r.warnings
+    );
+    // A rate cut-off is a finished run: nothing unacknowledged, nothing interrupted.
+    assert!(
+        r.completion.complete() && r.completion.unacknowledged == 0,
+        "{:?}",
+        r.completion
+    );
+}
