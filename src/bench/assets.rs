@@ -369,7 +369,7 @@ pub(super) struct Put<'a> {
     pub(super) bucket: &'a str,
     pub(super) run: &'a str,
     /// The store's stream, for gets.
-    pub(super) stream: Option<jetstream::stream::Stream>,
+    pub(super) stream: Option<&'a jetstream::stream::Stream>,
 }
 
 /// The chunks' subject token of object `o{j}` of run `run` (unique per put, as a nuid is).

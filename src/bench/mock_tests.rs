@@ -292,3 +292,32 @@ async fn a_rate_the_client_cannot_keep_up_with_is_cut_off_at_the_backlog_limit()
         r.completion
     );
 }
+
+#[tokio::test]
+async fn an_object_run_never_gives_up_early_since_each_object_is_many_chunks() {
+    let s = spec(
+        Workload::Obj {
+            op: super::ObjOp::Put,
+            clients: 1,
+            replicas: 1,
+            storage: Storage::Memory,
+        },
+        150,
+        64,
+        Duration::from_secs(5),
+    );
+    let env = Arc::new(Env::new(&ConnSpec::default(), &s, "mock".into(), None, None));
+    let c = MockClient {
+        rest: Answer::Refused("object o0 exists already"),
+        ..MockClient::steady(0, MS, &env.cancel)
+    };
+    let Err(BenchError::CannotRun(e)) = super::obj::obj_workers(&env, super::ObjOp::Put, vec![c]).await else {
+        panic!("no object put succeeded: cannot run")
+    };
+    // All 150 tried (a direct get gives up after 100 failures with none answered).
+    let e = format!("{e:#}");
+    assert!(
+        e.starts_with("no object operation succeeded: 150 operations failed (first: object o0 exists already)"),
+        "{e}"
+    );
+}

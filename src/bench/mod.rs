@@ -27,12 +27,12 @@
 //!
 //! Adding a workload: a `Workload` variant here (with `name()`, `kind()` and `readers_are_workers()`
 //! saying it), its file under Workloads, written against `client::OpClient` when it does one operation
-//! at a time (as `get::get_workers` and `kv::kv_workers` are, so the mock runs it), its arm in `workload::dispatch` and
+//! at a time (as `get::get_workers`, `kv::kv_workers` and `obj::obj_workers` are, so the mock runs it), its arm in `workload::dispatch` and
 //! `workload::validate`, what it creates in `assets`, and how agents split it (`agent::split`). The
 //! compiler lists the other `match`es on `Workload` (`commands::bench`, `verify::ladder`,
 //! `calibrate::runner`) that must say it.
 //!
-//! Not yet behind the seam: `obj`, `ping` and the publish/subscribe workloads pick their client
+//! Not yet behind the seam: `ping` and the publish/subscribe workloads pick their client
 //! inside, and the raw and async-nats halves of `pubsub` and `js` are written twice (`*_raw.rs`).
 
 mod assets;

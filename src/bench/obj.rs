@@ -11,6 +11,7 @@
 //! put at 0.70–0.78× the Go client on the same lab. The stored chunks and meta are the object store's own
 //! format, so any client reads them back.
 
+use super::client::OpClient;
 use super::result::BenchResult;
 use super::{assets::*, env::*, exec::*, jetstream::*};
 use super::{BenchError, ObjOp, Storage};
@@ -64,7 +65,6 @@ pub(super) async fn obj_run(
 ) -> Result<BenchResult, BenchError> {
     let spec = &env.spec;
     let data = Bytes::from(vec![0x5au8; spec.size as usize]);
-    let per = env.per_worker(clients);
     let mut stores = Vec::new();
     for i in 0..clients {
         let c = env.connect(env.worker(i), "obj").await?;
@@ -73,13 +73,71 @@ pub(super) async fn obj_run(
         if op == ObjOp::Put {
             stream_answers_request(&c, &format!("$O.{bucket}.C.natsplan-probe"), probe_timeout(spec)).await?;
         }
-        stores.push((c, s, octx));
+        stores.push(ObjClient {
+            client: c,
+            ctx: octx,
+            store: s,
+            bucket: bucket.to_string(),
+            run: env.run_id.clone(),
+            stream: None,
+            op,
+            data: data.clone(),
+        });
     }
+    obj_workers(env, op, stores).await
+}
+
+/// An object putter or getter on async-nats: puts write `o{j}` as nats.go does, gets read it back and
+/// check its size and digest (see the module doc).
+struct ObjClient {
+    client: async_nats::Client,
+    ctx: jetstream::Context,
+    store: jetstream::object_store::ObjectStore,
+    bucket: String,
+    run: String,
+    /// The store's stream, opened by `ready` for gets.
+    stream: Option<jetstream::stream::Stream>,
+    op: ObjOp,
+    data: Bytes,
+}
+
+impl OpClient for ObjClient {
+    async fn ready(&mut self) {
+        if self.op == ObjOp::Get {
+            self.stream = self.ctx.get_stream(format!("OBJ_{}", self.bucket)).await.ok();
+        }
+    }
+    async fn op(&self, j: u64) -> Result<(), Fail> {
+        let put = Put {
+            ctx: &self.ctx,
+            store: &self.store,
+            bucket: &self.bucket,
+            run: &self.run,
+            stream: self.stream.as_ref(),
+        };
+        one_object(&put, self.op, j, &self.data).await
+    }
+    fn proto(&self) -> (u64, u64) {
+        proto(&self.client)
+    }
+}
+
+/// The object run on any client (`OpClient`): the clock, every worker's objects (global numbers on
+/// agents), the accounting and the result. Written once for the real client and the mock.
+pub(super) async fn obj_workers<C: OpClient>(
+    env: &Arc<Env>,
+    op: ObjOp,
+    conns: Vec<C>,
+) -> Result<BenchResult, BenchError> {
+    let spec = &env.spec;
+    let clients = conns.len();
+    let per = env.per_worker(clients);
+    let size = spec.size;
     let progress = progress_task(env, spec.msgs, "objects");
     env.start_clock().await?;
     let mut tasks = Vec::new();
     let mut offset = 0u64;
-    for (i, (c, store, octx)) in stores.into_iter().enumerate() {
+    for (i, mut c) in conns.into_iter().enumerate() {
         // On agents the first object of each worker is its place in the whole run.
         let first = env
             .share
@@ -87,28 +145,17 @@ pub(super) async fn obj_run(
             .and_then(|s| s.workers.get(i))
             .map(|w| w.first)
             .unwrap_or(offset);
-        let (env, data, n) = (env.clone(), data.clone(), per[i]);
-        let bucket = bucket.to_string();
+        let (env, n) = (env.clone(), per[i]);
         offset += n;
         tasks.push(tokio::spawn(async move {
             let mut d = Drive::ops(n, None);
             d.first = first;
             // An object is many chunks: no bound but the client's own per-chunk timeouts.
             d.give_up_after = u64::MAX;
-            let stream = match op {
-                ObjOp::Get => octx.get_stream(format!("OBJ_{bucket}")).await.ok(),
-                ObjOp::Put => None,
-            };
-            let put = Put {
-                ctx: &octx,
-                store: &store,
-                bucket: &bucket,
-                run: &env.run_id,
-                stream,
-            };
-            let t = drive(&env, d, |k| one_object(&put, op, k.j, &data)).await;
+            c.ready().await;
+            let t = drive(&env, d, |k| c.op(k.j)).await;
             let id = format!("{}{}", if op == ObjOp::Put { "P" } else { "S" }, i + 1);
-            t.into_out(&env, id, data.len() as u64, proto(&c))
+            t.into_out(&env, id, size, c.proto())
         }));
     }
     let mut outs = Vec::new();
