@@ -4,7 +4,9 @@
 //!
 //! Layout: `monitor::probe` detects what is running (and known version hazards), `ladder` builds and
 //! scales the rows, `drift` compares a plan with the cluster, `report` holds the result value and its
-//! exporters, `run` runs the steps in order; this file holds the options and the per-row prediction.
+//! exporters, `run` runs the steps in order; this file holds the options, the per-row prediction and
+//! `Load`, the seam between verify and the cluster (unset: `bench`; `load_tests` runs the ladder on a
+//! stand-in without a server).
 //! The command writes the results folder (verify returns values, never renders or writes). Safety: the only things created are bench's `natsplan-*` streams, buckets
 //! and object stores, removed after each row unless `keep`; the bytes to be written are announced (through
 //! the caller's logger) before anything is written, and a run that would exceed `max_bytes` is refused.
