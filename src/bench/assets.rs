@@ -1,66 +1,16 @@
-//! The streams, KV buckets and object stores a run creates and removes.
+//! The streams, KV buckets and object stores a run creates, fills before the clock starts and removes:
+//! `fill` (a stream or bucket) and `put_object` (an object, as nats.go writes it; `obj`'s put workload
+//! measures the same writer) are here so creating an asset never reaches back into a workload.
 
 use super::env::*;
 use super::exec::Fail;
+use super::jetstream::*;
 use super::result::LeftBehind;
-use super::{BenchError, BenchSpec, ConnSpec, ObjOp, PublishMode, Storage, Workload};
+use super::{BenchError, BenchSpec, ConnSpec, ObjOp, PublishMode, Workload};
 use async_nats::jetstream;
+use bytes::Bytes;
+use sha2::Digest;
 use std::time::{Duration, Instant};
-
-pub(super) fn storage_type(s: Storage) -> jetstream::stream::StorageType {
-    match s {
-        Storage::File => jetstream::stream::StorageType::File,
-        Storage::Memory => jetstream::stream::StorageType::Memory,
-    }
-}
-
-/// JetStream asset creation retried: right after a cluster starts the meta leader may not be elected
-/// yet, and a request can go unanswered (seen on a fresh 3-server loopback cluster: "create stream:
-/// jetstream request timed out"). Each attempt waits `timeout`; attempts go on for three of them (at least
-/// 15 s). An answer that refuses the asset (no room for its replicas, say) is retried for 5 s only, since
-/// it is usually final. Creating with the same configuration again is harmless: the server answers with
-/// what exists.
-pub(super) async fn retry<T, E: std::fmt::Display, F, Fut>(
-    what: &str,
-    timeout: Duration,
-    mut f: F,
-) -> Result<T, BenchError>
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<T, E>>,
-{
-    let t0 = tokio::time::Instant::now();
-    let unanswered = (timeout * 3).max(Duration::from_secs(15));
-    let refused = timeout.max(Duration::from_secs(5));
-    loop {
-        match f().await {
-            Ok(v) => return Ok(v),
-            Err(e) => {
-                let text = e.to_string().to_lowercase();
-                let transient = text.contains("timed out") || text.contains("no responders");
-                if t0.elapsed() > if transient { unanswered } else { refused } {
-                    return Err(cannot(e, what));
-                }
-                tokio::time::sleep(Duration::from_millis(250)).await;
-            }
-        }
-    }
-}
-
-/// The subject a `bench js` run publishes to: natscli's SUBJECT when given, else the run's own.
-pub(super) fn js_subject(env: &Env) -> String {
-    env.spec.subjects.base(format!("natsplan.js.{}", env.run_id))
-}
-
-pub(super) fn js_context(c: async_nats::Client, env: &Env, window: usize) -> jetstream::Context {
-    jetstream::context::ContextBuilder::new()
-        .api_prefix(env.conn.js_api_prefix())
-        .timeout(env.spec.timeout)
-        .ack_timeout(env.spec.timeout)
-        .max_ack_inflight(window.max(1))
-        .backpressure_on_inflight(true)
-        .build(c)
-}
 
 /// Create what a run writes to: the stream (js), bucket (kv) or object store (obj, and for gets the
 /// objects to read, written before any clock starts). Retried while a new cluster elects its leaders.
@@ -115,8 +65,8 @@ pub(super) async fn create_assets(env: &Env) -> Result<(), BenchError> {
                 // object's SHA-256 digest (async-nats does), so the get run also proves that format.
                 let data = bytes::Bytes::from(vec![0x5au8; spec.size as usize]);
                 let total = env.share.as_ref().map(|s| s.total_msgs).unwrap_or(spec.msgs);
-                let pctx = js_context(env.connect(0, "fill").await?, env, super::obj::PUT_INFLIGHT);
-                let put = super::obj::Put {
+                let pctx = js_context(env.connect(0, "fill").await?, env, PUT_INFLIGHT);
+                let put = Put {
                     ctx: &pctx,
                     store: &store,
                     bucket: &cfg.bucket,
@@ -125,8 +75,7 @@ pub(super) async fn create_assets(env: &Env) -> Result<(), BenchError> {
                 };
                 for i in 0..total {
                     let name = format!("o{i}");
-                    if let Err(e) = super::obj::put_object(&put, &name, &super::obj::nuid(&env.run_id, i), &data).await
-                    {
+                    if let Err(e) = put_object(&put, &name, &nuid(&env.run_id, i), &data).await {
                         let why = match e {
                             Fail::Refused(w) | Fail::Unanswered(w) => w,
                         };
@@ -156,7 +105,7 @@ pub(super) async fn create_assets(env: &Env) -> Result<(), BenchError> {
             let subject = cfg.subjects[0].clone();
             let total = env.share.as_ref().map(|s| s.total_msgs).unwrap_or(spec.msgs);
             let fctx = js_context(env.connect(0, "fill").await?, env, 512);
-            if let Err(e) = super::consume::fill(&fctx, total, spec.size as usize, |_| subject.clone()).await {
+            if let Err(e) = fill(&fctx, total, spec.size as usize, |_| subject.clone()).await {
                 return Err(remove_after_failed_fill(env, e).await);
             }
         }
@@ -173,7 +122,7 @@ pub(super) async fn create_assets(env: &Env) -> Result<(), BenchError> {
             let total = env.share.as_ref().map(|s| s.total_msgs).unwrap_or(spec.msgs);
             let fctx = js_context(env.connect(0, "fill").await?, env, 512);
             let b = cfg.bucket.clone();
-            if let Err(e) = super::consume::fill(&fctx, total, spec.size as usize, |i| format!("$KV.{b}.k{i}")).await {
+            if let Err(e) = fill(&fctx, total, spec.size as usize, |i| format!("$KV.{b}.k{i}")).await {
                 return Err(remove_after_failed_fill(env, e).await);
             }
         }
@@ -261,18 +210,18 @@ pub(super) async fn delete_assets(env: &Env) -> Option<LeftBehind> {
         let deleted = tokio::time::timeout(wait, async {
             let r = match env.spec.workload {
                 Workload::Js { .. } | Workload::Consume { .. } | Workload::JsGet { .. } => {
-                    actx.delete_stream(&name).await.map(|_| ()).map_err(|e| e.to_string())
+                    actx.delete_stream(&name).await.map(|_| ()).map_err(|e| js_failure(&e))
                 }
                 Workload::Kv { .. } | Workload::KvGet { .. } => actx
                     .delete_key_value(&name)
                     .await
                     .map(|_| ())
-                    .map_err(|e| e.to_string()),
+                    .map_err(|e| js_failure(&e)),
                 _ => actx
                     .delete_object_store(&name)
                     .await
                     .map(|_| ())
-                    .map_err(|e| e.to_string()),
+                    .map_err(|e| js_failure(&e)),
             };
             r
         })
@@ -280,7 +229,7 @@ pub(super) async fn delete_assets(env: &Env) -> Option<LeftBehind> {
         match deleted {
             Ok(Ok(())) => return None,
             // Not found: already gone (or never made); nothing to retry.
-            Ok(Err(e)) if e.to_lowercase().contains("not found") => return None,
+            Ok(Err(JsFailure::NotFound)) => return None,
             _ => tokio::time::sleep(Duration::from_millis(250)).await,
         }
     }
@@ -378,6 +327,112 @@ pub async fn cleanup_shared(conn: &ConnSpec, spec: &BenchSpec, run_id: &str) -> 
     delete_assets(&env).await
 }
 
+/// Publish `total` messages of `size` bytes on `subject(i)` through `ctx`, up to 512 in flight, each
+/// acknowledged (filling a stream or bucket before a read run's clock starts).
+pub(super) async fn fill<F: Fn(u64) -> String>(
+    ctx: &jetstream::Context,
+    total: u64,
+    size: usize,
+    subject: F,
+) -> Result<(), BenchError> {
+    let payload = bytes::Bytes::from(vec![0x5au8; size]);
+    let mut acks = Vec::with_capacity(512);
+    for i in 0..total {
+        let a = ctx
+            .publish(subject(i), payload.clone())
+            .await
+            .map_err(|e| cannot(e, "fill the stream"))?;
+        acks.push(a);
+        if acks.len() >= 512 || i + 1 == total {
+            for a in acks.drain(..) {
+                a.await.map_err(|e| cannot(e, "fill the stream"))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Chunk size of both official clients' object puts (nats.go `objDefaultChunkSize`, async-nats
+/// `DEFAULT_CHUNK_SIZE`).
+pub(super) const CHUNK_BYTES: usize = 128 * 1024;
+
+/// Acks in flight allowed to one object put (every chunk of a 64 MiB object): nats.go's default for a
+/// context is 4,000 (`defaultAsyncPubAckInflight`).
+pub(super) const PUT_INFLIGHT: usize = 512;
+
+/// What an object put needs: the context it publishes on (with room for a whole object's acks in
+/// flight), the store (for the name lookup both official clients do first), the bucket and the run id
+/// (the chunks' unique subject token).
+pub(super) struct Put<'a> {
+    pub(super) ctx: &'a jetstream::Context,
+    pub(super) store: &'a jetstream::object_store::ObjectStore,
+    pub(super) bucket: &'a str,
+    pub(super) run: &'a str,
+    /// The store's stream, for gets.
+    pub(super) stream: Option<&'a jetstream::stream::Stream>,
+}
+
+/// The chunks' subject token of object `o{j}` of run `run` (unique per put, as a nuid is).
+pub(super) fn nuid(run: &str, j: u64) -> String {
+    format!("np{run}o{j}")
+}
+
+/// One object put as nats.go does it (see the module doc): look the name up, publish the chunks
+/// (slices of `data`, no copies) and the meta message without waiting, then await every ack. An object
+/// already stored under the name is refused rather than replaced: a run's names are its own.
+pub(super) async fn put_object(p: &Put<'_>, name: &str, nuid: &str, data: &Bytes) -> Result<(), Fail> {
+    if let Ok(old) = p.store.info(name).await {
+        if !old.deleted {
+            return Err(Fail::Refused(format!("object {name} exists already")));
+        }
+    }
+    let chunk_subject = async_nats::Subject::from(format!("$O.{}.C.{nuid}", p.bucket));
+    let mut acks = Vec::with_capacity(data.len() / CHUNK_BYTES + 2);
+    let mut sha = sha2::Sha256::new();
+    let mut chunks = 0usize;
+    for at in (0..data.len()).step_by(CHUNK_BYTES) {
+        let chunk = data.slice(at..(at + CHUNK_BYTES).min(data.len()));
+        sha.update(&chunk);
+        chunks += 1;
+        let ack = p
+            .ctx
+            .publish(chunk_subject.clone(), chunk)
+            .await
+            .map_err(|e| Fail::of_publish(&e))?;
+        acks.push(ack);
+    }
+    use base64::Engine;
+    let digest = base64::engine::general_purpose::URL_SAFE.encode(sha.finalize());
+    let info = serde_json::json!({
+        "name": name,
+        "bucket": p.bucket,
+        "nuid": nuid,
+        "size": data.len(),
+        "chunks": chunks,
+        "mtime": humantime::format_rfc3339_nanos(std::time::SystemTime::now()).to_string(),
+        "digest": format!("SHA-256={digest}"),
+        "options": { "max_chunk_size": CHUNK_BYTES },
+    });
+    let mut headers = async_nats::HeaderMap::new();
+    headers.insert("Nats-Rollup", "sub");
+    let meta = format!(
+        "$O.{}.M.{}",
+        p.bucket,
+        base64::engine::general_purpose::URL_SAFE.encode(name)
+    );
+    let body = Bytes::from(serde_json::to_vec(&info).map_err(Fail::refused)?);
+    let ack = p
+        .ctx
+        .publish_with_headers(meta, headers, body)
+        .await
+        .map_err(|e| Fail::of_publish(&e))?;
+    acks.push(ack);
+    for a in acks {
+        a.await.map_err(|e| Fail::of_publish(&e))?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -431,14 +486,16 @@ mod tests {
     #[tokio::test(start_paused = true)]
     pub(super) async fn asset_creation_retries_unanswered_requests_longer_than_refusals() {
         // Attempts until success or the deadline, on a paused clock (time moves only while sleeping).
-        async fn attempts(error: &'static str, succeed_at: u32) -> (u32, Result<(), String>) {
+        use async_nats::jetstream::context::{CreateStreamError, CreateStreamErrorKind};
+        async fn attempts(error: fn() -> CreateStreamError, succeed_at: u32) -> (u32, Result<(), String>) {
             let n = std::sync::atomic::AtomicU32::new(0);
             let t = Duration::from_secs(5);
             let r = retry("create stream", t, || {
                 let k = n.fetch_add(1, Ordering::SeqCst) + 1;
+                let error = error();
                 async move {
                     // Each unanswered attempt costs its timeout.
-                    if error.contains("timed out") {
+                    if error.kind() == CreateStreamErrorKind::TimedOut {
                         tokio::time::sleep(t).await;
                     }
                     if k == succeed_at {
@@ -452,14 +509,21 @@ mod tests {
             (n.load(Ordering::SeqCst), r.map_err(|e| e.to_string()))
         }
         // Unanswered twice (10 s), then created: within the 15 s allowed for unanswered requests.
-        let (n, r) = attempts("jetstream request timed out", 3).await;
+        fn unanswered() -> CreateStreamError {
+            CreateStreamError::new(CreateStreamErrorKind::TimedOut)
+        }
+        fn refused() -> CreateStreamError {
+            let e = r#"{"code":500,"err_code":10023,"description":"insufficient resources"}"#;
+            CreateStreamError::new(CreateStreamErrorKind::JetStream(serde_json::from_str(e).unwrap()))
+        }
+        let (n, r) = attempts(unanswered, 3).await;
         assert_eq!((n, r), (3, Ok(())));
         // Never answered: gives up after 15 s, naming what it was doing.
-        let (n, r) = attempts("jetstream request timed out", 0).await;
+        let (n, r) = attempts(unanswered, 0).await;
         assert_eq!(n, 3, "5 s per attempt and 250 ms between: the third ends past 15 s");
         assert!(r.unwrap_err().contains("create stream: jetstream request timed out"));
         // Refused at once (no room for the replicas): retried for 5 s only.
-        let (n, r) = attempts("insufficient resources", 0).await;
+        let (n, r) = attempts(refused, 0).await;
         assert!((19..=22).contains(&n), "{n} attempts 250 ms apart");
         assert!(r.unwrap_err().contains("insufficient resources"));
     }

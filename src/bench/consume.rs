@@ -8,7 +8,7 @@
 //! created and deleted). Results are subscriber samples (`S0..` in the CSV), as nats bench's.
 
 use super::result::BenchResult;
-use super::{assets::*, env::*, exec::*};
+use super::{assets::*, env::*, exec::*, jetstream::*};
 use super::{ordered, BenchError, ConsumeMode, Existing};
 use anyhow::anyhow;
 use async_nats::jetstream::{self, consumer};
@@ -16,30 +16,6 @@ use futures::StreamExt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
-
-/// The name of the stream a consumer run reads and whether the run made it.
-pub(super) fn stream_name(env: &Env, target: &Option<Existing>) -> (String, bool) {
-    match target {
-        Some(t) => (t.stream.clone(), false),
-        None => (format!("natsplan-js-{}", env.run_id), true),
-    }
-}
-
-/// Open an existing stream named by `--stream`: a stream that is not there is the user's mistake (exit
-/// 2), said with the flag; anything else is retried as asset operations are.
-pub(super) async fn open_existing(
-    env: &Env,
-    ctx: &jetstream::Context,
-    stream: &str,
-) -> Result<jetstream::stream::Stream, BenchError> {
-    match ctx.get_stream(stream).await {
-        Ok(s) => Ok(s),
-        Err(e) if e.to_string().to_lowercase().contains("not found") => Err(BenchError::BadInput(anyhow!(
-            "--stream {stream}: the cluster has no stream of that name (`nats stream ls` lists them)"
-        ))),
-        Err(_) => retry("open stream", env.spec.timeout, || ctx.get_stream(stream)).await,
-    }
-}
 
 /// Name of global client `i`'s consumer.
 fn consumer_name(env: &Env, i: usize) -> String {
@@ -90,7 +66,7 @@ async fn delete_consumers(env: &Env, stream: &str, clients: usize) -> Option<Str
     for i in 0..clients {
         let name = consumer_name(env, env.worker(i));
         if let Err(e) = s.delete_consumer(&name).await {
-            if !e.to_string().to_lowercase().contains("not found") {
+            if js_failure(&e) != JsFailure::NotFound {
                 left.push(name);
             }
         }
@@ -449,29 +425,4 @@ async fn push_run(
         .insert("client".into(), if raw { "raw" } else { "async-nats" }.into());
     r.params.insert("consumer_resets".into(), resets.to_string());
     Ok(r)
-}
-
-/// Publish `total` messages of `size` bytes on `subject(i)` through `ctx`, up to 512 in flight, each
-/// acknowledged (filling a stream or bucket before a read run's clock starts).
-pub(super) async fn fill<F: Fn(u64) -> String>(
-    ctx: &jetstream::Context,
-    total: u64,
-    size: usize,
-    subject: F,
-) -> Result<(), BenchError> {
-    let payload = bytes::Bytes::from(vec![0x5au8; size]);
-    let mut acks = Vec::with_capacity(512);
-    for i in 0..total {
-        let a = ctx
-            .publish(subject(i), payload.clone())
-            .await
-            .map_err(|e| cannot(e, "fill the stream"))?;
-        acks.push(a);
-        if acks.len() >= 512 || i + 1 == total {
-            for a in acks.drain(..) {
-                a.await.map_err(|e| cannot(e, "fill the stream"))?;
-            }
-        }
-    }
-    Ok(())
 }

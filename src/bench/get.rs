@@ -2,9 +2,10 @@
 //! the messages of a stream the run fills before its clock starts (`assets::create_assets`), one direct get
 //! at a time, so any current replica may answer (`allow_direct`).
 
+use super::client::OpClient;
 use super::result::BenchResult;
 use super::BenchError;
-use super::{assets::*, env::*, exec::*};
+use super::{assets::*, env::*, exec::*, jetstream::*};
 use anyhow::anyhow;
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,22 +22,60 @@ pub(super) async fn js_get(env: &Arc<Env>, clients: usize) -> Result<BenchResult
 
 async fn get_run(env: &Arc<Env>, clients: usize, name: &str) -> Result<BenchResult, BenchError> {
     let spec = &env.spec;
-    let per = env.per_worker(clients);
-    let size = spec.size as usize;
-    let mut conns = Vec::new();
+    let mut getters = Vec::new();
     for i in 0..clients {
-        let c = env.connect(env.worker(i), "get").await?;
-        let ctx = js_context(c.clone(), env, 1);
+        let client = env.connect(env.worker(i), "get").await?;
+        let ctx = js_context(client.clone(), env, 1);
         let stream = retry("open stream", spec.timeout, || ctx.get_stream(name)).await?;
-        conns.push((c, stream));
+        getters.push(DirectGetter {
+            client,
+            stream,
+            size: spec.size as usize,
+        });
     }
+    get_workers(env, getters).await
+}
+
+/// A direct getter on async-nats: its client and the stream it reads; a get of the wrong size is refused.
+struct DirectGetter {
+    client: async_nats::Client,
+    stream: async_nats::jetstream::stream::Stream,
+    size: usize,
+}
+
+impl OpClient for DirectGetter {
+    async fn op(&self, j: u64) -> Result<(), Fail> {
+        // Sequences are 1-based.
+        match self.stream.direct_get(j + 1).await {
+            Ok(m) if m.payload.len() == self.size => Ok(()),
+            Ok(m) => Err(Fail::Refused(format!(
+                "sequence {}: {} bytes, expected {}",
+                j + 1,
+                m.payload.len(),
+                self.size
+            ))),
+            Err(e) => Err(Fail::refused(e)),
+        }
+    }
+    fn proto(&self) -> (u64, u64) {
+        proto(&self.client)
+    }
+}
+
+/// The direct-get run on any client (`OpClient`): the clock, every getter's stretch of sequences, the
+/// accounting and the result. Written once for the real client and the mock.
+pub(super) async fn get_workers<G: OpClient>(env: &Arc<Env>, getters: Vec<G>) -> Result<BenchResult, BenchError> {
+    let spec = &env.spec;
+    let clients = getters.len();
+    let per = env.per_worker(clients);
+    let size = spec.size;
     let progress = progress_task(env, spec.msgs, "gets");
     let mut offset = 0u64;
     env.start_clock().await?;
     let mut tasks = Vec::new();
-    for (i, (c, stream)) in conns.into_iter().enumerate() {
+    for (i, g) in getters.into_iter().enumerate() {
         let (env, n) = (env.clone(), per[i]);
-        // Each client reads its own stretch of sequences (1-based), as natscli splits the messages.
+        // Each client reads its own stretch of sequences, as natscli splits the messages.
         let first = offset;
         offset += n;
         tasks.push(tokio::spawn(async move {
@@ -44,23 +83,9 @@ async fn get_run(env: &Arc<Env>, clients: usize, name: &str) -> Result<BenchResu
             // A get's wait is bounded like an ack (async-nats's request timeout is the same).
             d.bound = Some(env.spec.timeout + Duration::from_millis(500));
             d.first = first;
-            let t = drive(&env, d, |k| {
-                let stream = &stream;
-                async move {
-                    match stream.direct_get(k.j + 1).await {
-                        Ok(m) if m.payload.len() == size => Ok(()),
-                        Ok(m) => Err(Fail::Refused(format!(
-                            "sequence {}: {} bytes, expected {size}",
-                            k.j + 1,
-                            m.payload.len()
-                        ))),
-                        Err(e) => Err(Fail::refused(e)),
-                    }
-                }
-            })
-            .await;
+            let t = drive(&env, d, |k| g.op(k.j)).await;
             // Getters are the reading side (`S` in nats bench's CSV), as KV getters are.
-            t.into_out(&env, format!("S{}", i + 1), size as u64, proto(&c))
+            t.into_out(&env, format!("S{}", i + 1), size, g.proto())
         }));
     }
     let mut outs = Vec::new();

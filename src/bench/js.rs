@@ -3,8 +3,8 @@
 
 use super::raw::{self};
 use super::result::{new_hist, BenchResult, ClientSample, LatencySummary};
-use super::{assets::*, env::*, exec::*, js_raw::*};
-use super::{BenchError, BenchSpec, PublishMode, Storage};
+use super::{assets::*, env::*, exec::*, jetstream::*, js_raw::*};
+use super::{BenchError, PublishMode, Storage};
 use anyhow::anyhow;
 use async_nats::jetstream;
 use bytes::Bytes;
@@ -53,7 +53,7 @@ pub(super) async fn js_existing(
         None => {
             let admin = env.connect(0, "admin").await?;
             let ctx = js_context(admin, env, 1);
-            let s = super::consume::open_existing(env, &ctx, &target.stream).await?;
+            let s = open_existing(env, &ctx, &target.stream).await?;
             let subjects = s.cached_info().config.subjects.clone();
             match subjects.first() {
                 Some(x) if !x.contains('*') && !x.contains('>') => x.clone(),
@@ -192,53 +192,6 @@ pub(super) async fn js_run(
     }
     Ok(r)
 }
-
-/// The raw path's ack inbox of global worker `i` (a prefix: each publish's reply adds its sequence).
-pub(super) fn ack_inbox(env: &Env, i: usize) -> String {
-    format!("_INBOX.natsplan{}p{}.", env.run_id, i)
-}
-
-/// How long a publisher waits for its path to the stream before the run cannot start: routes carry
-/// interest within milliseconds on a healthy cluster, and seconds on a loaded one.
-pub(super) fn probe_timeout(spec: &BenchSpec) -> Duration {
-    spec.timeout.max(Duration::from_secs(10))
-}
-
-/// `raw::stream_answers_publish` for an async-nats client: a request on `subject` carrying a stream name
-/// no stream has is answered by the stream's leader with an error and stores nothing; the answer proves
-/// the client's inbox is known where acks come from. Retried every 250 ms until `timeout`.
-pub(super) async fn stream_answers_request(
-    c: &async_nats::Client,
-    subject: &str,
-    timeout: Duration,
-) -> Result<(), BenchError> {
-    let t0 = Instant::now();
-    let mut headers = async_nats::HeaderMap::new();
-    headers.insert("Nats-Expected-Stream", raw::PROBE_EXPECTED_STREAM);
-    loop {
-        let ask = c.request_with_headers(subject.to_string(), headers.clone(), Bytes::new());
-        match tokio::time::timeout(Duration::from_millis(250), ask).await {
-            Ok(Ok(_)) => return Ok(()),
-            // No responders yet (the stream's subject has not reached this server): wait a little.
-            Ok(Err(_)) => tokio::time::sleep(Duration::from_millis(50)).await,
-            Err(_) => {}
-        }
-        if t0.elapsed() > timeout {
-            return Err(BenchError::CannotRun(anyhow!(
-                "no answer to a probe publish on {subject} within {:.1} s: the servers do not route this \
-                 client's messages to the stream, or its replies back (check the cluster's routes)",
-                t0.elapsed().as_secs_f64()
-            )));
-        }
-    }
-}
-
-pub(super) type AckFut = std::pin::Pin<
-    Box<
-        dyn std::future::Future<Output = Result<jetstream::publish::PublishAck, jetstream::context::PublishError>>
-            + Send,
-    >,
->;
 
 /// What the ack task of an asynchronous publisher counted.
 struct Acks {

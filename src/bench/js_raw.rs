@@ -2,7 +2,7 @@
 
 use super::raw::{self, RawConn};
 use super::result::{new_hist, ClientSample, LatencySummary};
-use super::{env::*, exec::*, js::*};
+use super::{env::*, exec::*, jetstream::*};
 use bytes::Bytes;
 use std::sync::atomic::Ordering;
 use std::time::Instant;

@@ -1,7 +1,8 @@
 //! JetStream KV puts and gets (gets read keys `k0..` put before the clock starts, `assets::create_assets`).
 
+use super::client::OpClient;
 use super::result::BenchResult;
-use super::{assets::*, env::*, exec::*, js::*};
+use super::{assets::*, env::*, exec::*, jetstream::*};
 use super::{BenchError, Storage};
 use anyhow::anyhow;
 use bytes::Bytes;
@@ -27,7 +28,6 @@ pub(super) async fn kv(
 
 async fn kv_run(env: &Arc<Env>, clients: usize, bucket: &str, get: bool) -> Result<BenchResult, BenchError> {
     let spec = &env.spec;
-    let per = env.per_worker(clients);
     let payload = Bytes::from(vec![0u8; spec.size as usize]);
     let mut conns = Vec::new();
     for i in 0..clients {
@@ -37,14 +37,72 @@ async fn kv_run(env: &Arc<Env>, clients: usize, bucket: &str, get: bool) -> Resu
         if !get {
             stream_answers_request(&c, &format!("$KV.{bucket}.natsplan-probe"), probe_timeout(spec)).await?;
         }
-        conns.push((c, store));
+        conns.push(KvClient {
+            client: c,
+            store,
+            payload: payload.clone(),
+            get,
+            // Keys carry the global worker index: agents sharing a bucket never write each other's keys.
+            worker: env.worker(i),
+        });
     }
+    kv_workers(env, conns, get).await
+}
+
+/// A KV putter or getter on async-nats: puts write `c{worker}.k{j}`, gets read `k{j}` (put before the
+/// clock starts) and check its size.
+struct KvClient {
+    client: async_nats::Client,
+    store: async_nats::jetstream::kv::Store,
+    payload: Bytes,
+    get: bool,
+    worker: usize,
+}
+
+impl OpClient for KvClient {
+    async fn op(&self, j: u64) -> Result<(), Fail> {
+        if !self.get {
+            let key = format!("c{}.k{j}", self.worker);
+            return self
+                .store
+                .put(key, self.payload.clone())
+                .await
+                .map(|_| ())
+                .map_err(Fail::refused);
+        }
+        match self.store.get(format!("k{j}")).await {
+            Ok(Some(v)) if v.len() == self.payload.len() => Ok(()),
+            Ok(Some(v)) => Err(Fail::Refused(format!(
+                "key k{j}: {} bytes, expected {}",
+                v.len(),
+                self.payload.len()
+            ))),
+            Ok(None) => Err(Fail::Refused(format!("key k{j}: no value"))),
+            Err(e) => Err(Fail::refused(e)),
+        }
+    }
+    fn proto(&self) -> (u64, u64) {
+        proto(&self.client)
+    }
+}
+
+/// The KV run on any client (`OpClient`): the clock and pacing, every worker's operations, the
+/// accounting and the result. Written once for the real client and the mock.
+pub(super) async fn kv_workers<C: OpClient>(
+    env: &Arc<Env>,
+    conns: Vec<C>,
+    get: bool,
+) -> Result<BenchResult, BenchError> {
+    let spec = &env.spec;
+    let clients = conns.len();
+    let per = env.per_worker(clients);
+    let size = spec.size;
     let progress = progress_task(env, spec.msgs, if get { "gets" } else { "puts" });
     let mut offset = 0u64;
     let start = env.start_clock().await?;
     let mut tasks = Vec::new();
-    for (i, (c, store)) in conns.into_iter().enumerate() {
-        let (env, payload, n) = (env.clone(), payload.clone(), per[i]);
+    for (i, c) in conns.into_iter().enumerate() {
+        let (env, n) = (env.clone(), per[i]);
         let rate = env.worker_rate(clients);
         // Gets read the keys of this worker's share of the run (its global first item on agents).
         let first = env
@@ -54,7 +112,6 @@ async fn kv_run(env: &Arc<Env>, clients: usize, bucket: &str, get: bool) -> Resu
             .map(|w| w.first)
             .unwrap_or(offset);
         offset += n;
-        // Keys carry the global worker index: agents sharing a bucket never write each other's keys.
         let i = env.worker(i);
         tasks.push(tokio::spawn(async move {
             let pacer = rate.map(|r| Pacer::new(start, r, env.spec.backlog_cutoff));
@@ -64,33 +121,10 @@ async fn kv_run(env: &Arc<Env>, clients: usize, bucket: &str, get: bool) -> Resu
             if get {
                 d.first = first;
             }
-            let t = drive(&env, d, |k| {
-                let (store, payload) = (&store, payload.clone());
-                async move {
-                    if get {
-                        return match store.get(format!("k{}", k.j)).await {
-                            Ok(Some(v)) if v.len() == payload.len() => Ok(()),
-                            Ok(Some(v)) => Err(Fail::Refused(format!(
-                                "key k{}: {} bytes, expected {}",
-                                k.j,
-                                v.len(),
-                                payload.len()
-                            ))),
-                            Ok(None) => Err(Fail::Refused(format!("key k{}: no value", k.j))),
-                            Err(e) => Err(Fail::refused(e)),
-                        };
-                    }
-                    store
-                        .put(format!("c{i}.k{}", k.j), payload)
-                        .await
-                        .map(|_| ())
-                        .map_err(Fail::refused)
-                }
-            })
-            .await;
+            let t = drive(&env, d, |k| c.op(k.j)).await;
             // Getters are the subscribing side, as nats bench's KV getter (`S` in its CSV).
             let id = format!("{}{}", if get { "S" } else { "P" }, i + 1);
-            t.into_out(&env, id, payload.len() as u64, proto(&c))
+            t.into_out(&env, id, size, c.proto())
         }));
     }
     let mut outs = Vec::new();
@@ -98,6 +132,11 @@ async fn kv_run(env: &Arc<Env>, clients: usize, bucket: &str, get: bool) -> Resu
         outs.push(t.await.map_err(|e| cannot(e, "KV task"))?);
     }
     stop_progress(progress).await;
+    kv_result(env, clients, get, outs)
+}
+
+/// The KV run's result from its workers' outputs.
+fn kv_result(env: &Env, clients: usize, get: bool, outs: Vec<TaskOut>) -> Result<BenchResult, BenchError> {
     let (kind, label) = if get {
         ("kv-get", "JetStream KV getter")
     } else {

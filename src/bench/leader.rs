@@ -12,8 +12,8 @@
 //! URLs that are (not) the leader's; with `any` it connects as before and records how many workers
 //! landed on the leader. The leader is looked at again after the run: a leader that moved is a warning.
 
-use super::assets::js_context;
 use super::env::{cannot, Env};
+use super::jetstream::js_context;
 use super::result::BenchResult;
 use super::{BenchError, LeaderPlacement};
 use std::time::Duration;

@@ -11,22 +11,15 @@
 //! put at 0.70–0.78× the Go client on the same lab. The stored chunks and meta are the object store's own
 //! format, so any client reads them back.
 
+use super::client::OpClient;
 use super::result::BenchResult;
-use super::{assets::*, env::*, exec::*, js::*};
+use super::{assets::*, env::*, exec::*, jetstream::*};
 use super::{BenchError, ObjOp, Storage};
 use anyhow::anyhow;
 use async_nats::jetstream;
 use bytes::Bytes;
 use sha2::Digest;
 use std::sync::Arc;
-
-/// Chunk size of both official clients' object puts (nats.go `objDefaultChunkSize`, async-nats
-/// `DEFAULT_CHUNK_SIZE`).
-pub(super) const CHUNK_BYTES: usize = 128 * 1024;
-
-/// Acks in flight allowed to one object put (every chunk of a 64 MiB object): nats.go's default for a
-/// context is 4,000 (`defaultAsyncPubAckInflight`).
-pub(super) const PUT_INFLIGHT: usize = 512;
 
 pub(super) async fn obj(
     env: &Arc<Env>,
@@ -72,7 +65,6 @@ pub(super) async fn obj_run(
 ) -> Result<BenchResult, BenchError> {
     let spec = &env.spec;
     let data = Bytes::from(vec![0x5au8; spec.size as usize]);
-    let per = env.per_worker(clients);
     let mut stores = Vec::new();
     for i in 0..clients {
         let c = env.connect(env.worker(i), "obj").await?;
@@ -81,13 +73,71 @@ pub(super) async fn obj_run(
         if op == ObjOp::Put {
             stream_answers_request(&c, &format!("$O.{bucket}.C.natsplan-probe"), probe_timeout(spec)).await?;
         }
-        stores.push((c, s, octx));
+        stores.push(ObjClient {
+            client: c,
+            ctx: octx,
+            store: s,
+            bucket: bucket.to_string(),
+            run: env.run_id.clone(),
+            stream: None,
+            op,
+            data: data.clone(),
+        });
     }
+    obj_workers(env, op, stores).await
+}
+
+/// An object putter or getter on async-nats: puts write `o{j}` as nats.go does, gets read it back and
+/// check its size and digest (see the module doc).
+struct ObjClient {
+    client: async_nats::Client,
+    ctx: jetstream::Context,
+    store: jetstream::object_store::ObjectStore,
+    bucket: String,
+    run: String,
+    /// The store's stream, opened by `ready` for gets.
+    stream: Option<jetstream::stream::Stream>,
+    op: ObjOp,
+    data: Bytes,
+}
+
+impl OpClient for ObjClient {
+    async fn ready(&mut self) {
+        if self.op == ObjOp::Get {
+            self.stream = self.ctx.get_stream(format!("OBJ_{}", self.bucket)).await.ok();
+        }
+    }
+    async fn op(&self, j: u64) -> Result<(), Fail> {
+        let put = Put {
+            ctx: &self.ctx,
+            store: &self.store,
+            bucket: &self.bucket,
+            run: &self.run,
+            stream: self.stream.as_ref(),
+        };
+        one_object(&put, self.op, j, &self.data).await
+    }
+    fn proto(&self) -> (u64, u64) {
+        proto(&self.client)
+    }
+}
+
+/// The object run on any client (`OpClient`): the clock, every worker's objects (global numbers on
+/// agents), the accounting and the result. Written once for the real client and the mock.
+pub(super) async fn obj_workers<C: OpClient>(
+    env: &Arc<Env>,
+    op: ObjOp,
+    conns: Vec<C>,
+) -> Result<BenchResult, BenchError> {
+    let spec = &env.spec;
+    let clients = conns.len();
+    let per = env.per_worker(clients);
+    let size = spec.size;
     let progress = progress_task(env, spec.msgs, "objects");
     env.start_clock().await?;
     let mut tasks = Vec::new();
     let mut offset = 0u64;
-    for (i, (c, store, octx)) in stores.into_iter().enumerate() {
+    for (i, mut c) in conns.into_iter().enumerate() {
         // On agents the first object of each worker is its place in the whole run.
         let first = env
             .share
@@ -95,28 +145,17 @@ pub(super) async fn obj_run(
             .and_then(|s| s.workers.get(i))
             .map(|w| w.first)
             .unwrap_or(offset);
-        let (env, data, n) = (env.clone(), data.clone(), per[i]);
-        let bucket = bucket.to_string();
+        let (env, n) = (env.clone(), per[i]);
         offset += n;
         tasks.push(tokio::spawn(async move {
             let mut d = Drive::ops(n, None);
             d.first = first;
             // An object is many chunks: no bound but the client's own per-chunk timeouts.
             d.give_up_after = u64::MAX;
-            let stream = match op {
-                ObjOp::Get => octx.get_stream(format!("OBJ_{bucket}")).await.ok(),
-                ObjOp::Put => None,
-            };
-            let put = Put {
-                ctx: &octx,
-                store: &store,
-                bucket: &bucket,
-                run: &env.run_id,
-                stream,
-            };
-            let t = drive(&env, d, |k| one_object(&put, op, k.j, &data)).await;
+            c.ready().await;
+            let t = drive(&env, d, |k| c.op(k.j)).await;
             let id = format!("{}{}", if op == ObjOp::Put { "P" } else { "S" }, i + 1);
-            t.into_out(&env, id, data.len() as u64, proto(&c))
+            t.into_out(&env, id, size, c.proto())
         }));
     }
     let mut outs = Vec::new();
@@ -141,18 +180,6 @@ pub(super) async fn obj_run(
         )));
     }
     Ok(r)
-}
-
-/// What an object put needs: the context it publishes on (with room for a whole object's acks in
-/// flight), the store (for the name lookup both official clients do first), the bucket and the run id
-/// (the chunks' unique subject token).
-pub(super) struct Put<'a> {
-    pub(super) ctx: &'a jetstream::Context,
-    pub(super) store: &'a jetstream::object_store::ObjectStore,
-    pub(super) bucket: &'a str,
-    pub(super) run: &'a str,
-    /// The store's stream, for gets.
-    pub(super) stream: Option<jetstream::stream::Stream>,
 }
 
 /// Get object `name` as nats.go does (see the module doc) and check its size and digest against the
@@ -218,65 +245,4 @@ async fn one_object(p: &Put<'_>, op: ObjOp, j: u64, data: &Bytes) -> Result<(), 
             get_object(p, stream, &format!("o{j}"), data.len()).await
         }
     }
-}
-
-/// The chunks' subject token of object `o{j}` of run `run` (unique per put, as a nuid is).
-pub(super) fn nuid(run: &str, j: u64) -> String {
-    format!("np{run}o{j}")
-}
-
-/// One object put as nats.go does it (see the module doc): look the name up, publish the chunks
-/// (slices of `data`, no copies) and the meta message without waiting, then await every ack. An object
-/// already stored under the name is refused rather than replaced: a run's names are its own.
-pub(super) async fn put_object(p: &Put<'_>, name: &str, nuid: &str, data: &Bytes) -> Result<(), Fail> {
-    if let Ok(old) = p.store.info(name).await {
-        if !old.deleted {
-            return Err(Fail::Refused(format!("object {name} exists already")));
-        }
-    }
-    let chunk_subject = async_nats::Subject::from(format!("$O.{}.C.{nuid}", p.bucket));
-    let mut acks = Vec::with_capacity(data.len() / CHUNK_BYTES + 2);
-    let mut sha = sha2::Sha256::new();
-    let mut chunks = 0usize;
-    for at in (0..data.len()).step_by(CHUNK_BYTES) {
-        let chunk = data.slice(at..(at + CHUNK_BYTES).min(data.len()));
-        sha.update(&chunk);
-        chunks += 1;
-        let ack = p
-            .ctx
-            .publish(chunk_subject.clone(), chunk)
-            .await
-            .map_err(|e| Fail::of_publish(&e))?;
-        acks.push(ack);
-    }
-    use base64::Engine;
-    let digest = base64::engine::general_purpose::URL_SAFE.encode(sha.finalize());
-    let info = serde_json::json!({
-        "name": name,
-        "bucket": p.bucket,
-        "nuid": nuid,
-        "size": data.len(),
-        "chunks": chunks,
-        "mtime": humantime::format_rfc3339_nanos(std::time::SystemTime::now()).to_string(),
-        "digest": format!("SHA-256={digest}"),
-        "options": { "max_chunk_size": CHUNK_BYTES },
-    });
-    let mut headers = async_nats::HeaderMap::new();
-    headers.insert("Nats-Rollup", "sub");
-    let meta = format!(
-        "$O.{}.M.{}",
-        p.bucket,
-        base64::engine::general_purpose::URL_SAFE.encode(name)
-    );
-    let body = Bytes::from(serde_json::to_vec(&info).map_err(Fail::refused)?);
-    let ack = p
-        .ctx
-        .publish_with_headers(meta, headers, body)
-        .await
-        .map_err(|e| Fail::of_publish(&e))?;
-    acks.push(ack);
-    for a in acks {
-        a.await.map_err(|e| Fail::of_publish(&e))?;
-    }
-    Ok(())
 }

@@ -343,7 +343,7 @@ pub async fn stream_answers_publish(
     subject: &str,
     inbox: &str,
     timeout: Duration,
-) -> Result<(), String> {
+) -> Result<(), ProbeError> {
     let hdr = format!("NATS/1.0\r\nNats-Expected-Stream: {PROBE_EXPECTED_STREAM}\r\n\r\n");
     let probe = format!("{inbox}probe");
     let t0 = Instant::now();
@@ -351,13 +351,13 @@ pub async fn stream_answers_publish(
     loop {
         c.out
             .extend_from_slice(format!("HPUB {subject} {probe} {} {}\r\n{hdr}\r\n", hdr.len(), hdr.len()).as_bytes());
-        c.flush_out().await.map_err(|e| format!("probe publish: {e}"))?;
+        c.flush_out().await.map_err(ProbeError::Io)?;
         let asked = Instant::now();
         while asked.elapsed() < Duration::from_millis(250) {
             let wait = Duration::from_millis(250).saturating_sub(asked.elapsed());
             match tokio::time::timeout(wait, c.fill()).await {
                 Ok(Ok(_)) => {}
-                Ok(Err(e)) => return Err(format!("probe publish: {e}")),
+                Ok(Err(e)) => return Err(ProbeError::Io(e)),
                 Err(_) => break,
             }
             let mut answered = false;
@@ -366,17 +366,48 @@ pub async fn stream_answers_publish(
                     answered |= subject == probe.as_bytes();
                 }
             })
-            .map_err(|e| format!("probe publish: {e}"))?;
+            .map_err(ProbeError::Io)?;
             if answered {
                 return Ok(());
             }
         }
         if Instant::now() > deadline {
-            return Err(format!(
+            return Err(ProbeError::Unanswered {
+                subject: subject.to_string(),
+                waited: t0.elapsed(),
+            });
+        }
+    }
+}
+
+/// Why `stream_answers_publish` gave up.
+#[derive(Debug)]
+pub enum ProbeError {
+    /// The connection failed under the probe (closed, refused by the server: the `io::Error`'s kind says).
+    Io(io::Error),
+    /// No ack for the probe came back to the inbox within the timeout.
+    Unanswered { subject: String, waited: Duration },
+}
+
+impl std::fmt::Display for ProbeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ProbeError::Io(e) => write!(f, "probe publish: {e}"),
+            ProbeError::Unanswered { subject, waited } => write!(
+                f,
                 "no ack for a probe publish on {subject} within {:.1} s: the servers do not route this \
                  publisher's messages to the stream, or its acks back (check the cluster's routes)",
-                t0.elapsed().as_secs_f64()
-            ));
+                waited.as_secs_f64()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ProbeError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ProbeError::Io(e) => Some(e),
+            ProbeError::Unanswered { .. } => None,
         }
     }
 }

@@ -143,7 +143,14 @@ pub async fn run_share(
     let mut env = Env::new(conn, spec, share.run_id.clone(), Some(share), Some(gate));
     env.done = progress;
     let env = Arc::new(env);
-    let mut result = dispatch(&env).await?;
+    let result = dispatch(&env).await?;
+    Ok(share_output(&env, result))
+}
+
+/// What a share hands back: its result with clients named by their index in the whole run, the merged
+/// histogram and when its clock started.
+pub(super) fn share_output(env: &Env, mut result: BenchResult) -> ShareOutput {
+    let spec = &env.spec;
     // Name clients by their index in the whole run, so the merged report lists P1..Pn once each.
     let renumber = |c: &mut crate::bench::result::ClientSample, n: usize| {
         let prefix: String = c.id.chars().take_while(|ch| ch.is_ascii_alphabetic()).collect();
@@ -152,9 +159,9 @@ pub async fn run_share(
     for (k, c) in result.publishers.clients.iter_mut().enumerate() {
         renumber(c, env.worker(k));
     }
-    let subs_are_workers = matches!(result.kind.as_str(), "obj-get" | "kv-get") || result.kind.starts_with("js-");
+    let readers_are_workers = spec.workload.readers_are_workers();
     for (k, c) in result.subscribers.clients.iter_mut().enumerate() {
-        renumber(c, if subs_are_workers { env.worker(k) } else { env.sub(k) });
+        renumber(c, if readers_are_workers { env.worker(k) } else { env.sub(k) });
     }
     let hist = env.hist.lock().ok().and_then(|mut h| h.take()).unwrap_or_else(new_hist);
     let start = env.started.get().copied().unwrap_or(env.anchor);
@@ -165,12 +172,12 @@ pub async fn run_share(
         .chain(result.subscribers.start_s())
         .reduce(f64::min);
     let start_s = env.secs(start);
-    Ok(ShareOutput {
+    ShareOutput {
         result,
         hist,
         start_s,
         late_s: first_start.map(|f| (f - start_s).max(0.0)).unwrap_or(0.0),
-    })
+    }
 }
 
 /// A message over the server's `max_payload` is refused by the server, which closes the connection:

@@ -654,7 +654,7 @@ mod tests {
             .starts_with("# a test\n# of two lines\n"));
         // And it loads as --calibration does: its rows replace the built-in rows of their kinds.
         let c = Calibration::with_file(&out).unwrap();
-        assert!(c.set.rows_of("obj-put").all(|(f, _)| f.id == "synthetic-lab"));
+        assert!(c.set.rows_of(Kind::ObjPut).all(|(f, _)| f.id == "synthetic-lab"));
         assert!(c.terms.obj.source.contains("synthetic-lab"));
     }
 

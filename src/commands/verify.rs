@@ -378,6 +378,7 @@ fn options(g: &Global, a: &VerifyArgs) -> Result<VerifyOptions, Failure> {
         catalog,
         target,
         cancel: crate::bench::Cancel::new(),
+        load: None,
     })
 }
 

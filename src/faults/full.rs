@@ -2,6 +2,7 @@
 //! file beside it, and what the server did about it.
 
 use super::*;
+use crate::bench::{js_failure, JsFailure};
 use crate::lab::{self, Lab};
 use crate::monitor;
 use anyhow::{anyhow, bail, Context, Result};
@@ -272,17 +273,17 @@ pub(super) async fn fill_with_stream(
             js.publish(subject.clone(), payload.clone()).await?.await
         })
         .await;
-        let err = match r {
+        let (err, no_room) = match r {
             Ok(Ok(_)) => {
                 accepted += payload.len() as u64;
                 sent += 1;
                 transient = 0;
                 continue;
             }
-            Ok(Err(e)) => e.to_string(),
-            Err(_) => "no acknowledgement within 5 s".to_string(),
+            Ok(Err(e)) => (e.to_string(), js_failure(&e) == JsFailure::NoRoom),
+            Err(_) => ("no acknowledgement within 5 s".to_string(), false),
         };
-        if err.contains("insufficient") || err.contains("resources") || err.contains("storage") {
+        if no_room {
             return Ok((accepted, err));
         }
         transient += 1;

@@ -2,6 +2,7 @@
 //! read-back.
 
 use super::*;
+use crate::bench::{js_failure, JsFailure};
 use anyhow::{anyhow, bail, Context, Result};
 use async_nats::jetstream::{self, message::PublishMessage as Publish, stream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -179,7 +180,7 @@ pub(super) async fn read_all(js: &jetstream::Context, name: &str) -> Result<(Vec
                     out.push((seq, String::from_utf8_lossy(&m.payload).into_owned()));
                     break;
                 }
-                Err(e) if e.to_string().contains("no message found") || e.to_string().contains("not found") => {
+                Err(e) if js_failure(&e) == JsFailure::NotFound => {
                     not_found += 1;
                     break;
                 }

@@ -4,6 +4,7 @@
 //! same kinds. Files hold observations only: the model's terms are fitted from them when loaded (`fit`), so
 //! `natsplan calibrate` only ever has to write what it measured.
 
+use super::Kind;
 use crate::units::parse_size;
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
@@ -167,6 +168,11 @@ fn yes() -> bool {
 }
 
 impl Row {
+    /// Whether the row is of benchmark kind `kind`.
+    pub fn is(&self, kind: Kind) -> bool {
+        self.kind == kind.as_str()
+    }
+
     /// A measured (not derived) value.
     pub fn measured(&self, key: &str) -> Option<f64> {
         if self.derived.iter().any(|d| d == key) {
@@ -450,7 +456,14 @@ impl CalibrationSet {
     }
 
     /// Rows of one kind with the id of the file they come from.
-    pub fn rows_of<'a>(&'a self, kind: &'a str) -> impl Iterator<Item = (&'a CalibrationFile, &'a Row)> + 'a {
+    /// The rows of one benchmark kind, with their files.
+    pub fn rows_of(&self, kind: Kind) -> impl Iterator<Item = (&CalibrationFile, &Row)> + '_ {
+        self.rows_named(kind.as_str())
+    }
+
+    /// The rows of a kind named as the file names it, with their files: for the kinds only calibration
+    /// files have (`consumer`, `fio`, `restart`, ...); a benchmark kind is asked for with `rows_of`.
+    pub fn rows_named<'a>(&'a self, kind: &'a str) -> impl Iterator<Item = (&'a CalibrationFile, &'a Row)> + 'a {
         self.files
             .iter()
             .flat_map(|f| f.rows().map(move |r| (f, r)))
@@ -510,7 +523,7 @@ mod tests {
     #[test]
     fn derived_values_are_not_measured() {
         let s = CalibrationSet::builtin();
-        let (_, r) = s.rows_of("obj-put").next().unwrap();
+        let (_, r) = s.rows_of(Kind::ObjPut).next().unwrap();
         assert!(r.measured("get_obj_per_s").is_none());
         assert_eq!(r.measured("put_obj_per_s"), Some(337.79));
     }
@@ -527,8 +540,8 @@ mod tests {
         )
         .unwrap();
         let s = CalibrationSet::builtin().with_file(user);
-        let kv: Vec<_> = s.rows_of("kv").map(|(f, _)| f.id.clone()).collect();
+        let kv: Vec<_> = s.rows_of(Kind::Kv).map(|(f, _)| f.id.clone()).collect();
         assert_eq!(kv, vec!["my-lab".to_string()]);
-        assert!(s.rows_of("obj-put").count() > 0);
+        assert!(s.rows_of(Kind::ObjPut).count() > 0);
     }
 }

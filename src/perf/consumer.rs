@@ -101,7 +101,7 @@ pub fn mode_name(kind: Kind) -> Option<&'static str> {
 
 /// The fittable consumer rows of a set (`fit: true`, one client, a known mode, size and rate).
 pub fn rows(set: &CalibrationSet) -> Vec<ConsumerRow> {
-    set.rows_of(ROW_KIND)
+    set.rows_named(ROW_KIND)
         .filter(|(_, r)| r.fit && r.workers.unwrap_or(1) == 1)
         .filter_map(|(f, r)| {
             Some(ConsumerRow {

@@ -107,7 +107,7 @@ impl PerfCurves {
         // Seed 000's second batch: 3 putters and 20 consumers spread, three LUNs on one 2-disk group.
         let seed_rows: Vec<SeedPoint> = cal
             .set
-            .rows_of("obj-put")
+            .rows_of(Kind::ObjPut)
             .filter(|(_, r)| r.workers == Some(WORKERS) && r.fit)
             .filter_map(|(_, r)| {
                 Some(SeedPoint {
@@ -155,7 +155,7 @@ impl PerfCurves {
                 layout_panel.curves.push(curve(cal, catalog, id, &sh, always));
             }
         }
-        let mut sources: Vec<String> = cal.set.rows_of("obj-put").map(|(f, _)| f.id.clone()).collect();
+        let mut sources: Vec<String> = cal.set.rows_of(Kind::ObjPut).map(|(f, _)| f.id.clone()).collect();
         sources.dedup();
         PerfCurves {
             panels: vec![layout_panel, seed_panel],

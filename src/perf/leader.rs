@@ -25,6 +25,7 @@
 
 use crate::catalog::{Catalog, ServerModel};
 use crate::perf::calibration::{CalibrationFile, CalibrationSet};
+use crate::perf::Kind;
 use serde::Serialize;
 
 /// RAFT append-entry caps in the leader loop (raft.go `runAsLeader`: `maxBatch`, `maxEntries`).
@@ -256,7 +257,7 @@ fn js_rows(f: &CalibrationFile) -> Vec<JsRow> {
     f.series
         .iter()
         .flat_map(|s| &s.rows)
-        .filter(|r| r.kind == "js" && r.fit && r.mode.is_none())
+        .filter(|r| r.is(Kind::Js) && r.fit && r.mode.is_none())
         .filter_map(|r| {
             Some(JsRow {
                 always: r.sync_always() == Some(true),

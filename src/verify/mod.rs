@@ -4,13 +4,17 @@
 //!
 //! Layout: `monitor::probe` detects what is running (and known version hazards), `ladder` builds and
 //! scales the rows, `drift` compares a plan with the cluster, `report` holds the result value and its
-//! exporters, `run` runs the steps in order; this file holds the options and the per-row prediction.
+//! exporters, `run` runs the steps in order; this file holds the options, the per-row prediction and
+//! `Load`, the seam between verify and the cluster (unset: `bench`; `load_tests` runs the ladder on a
+//! stand-in without a server).
 //! The command writes the results folder (verify returns values, never renders or writes). Safety: the only things created are bench's `natsplan-*` streams, buckets
 //! and object stores, removed after each row unless `keep`; the bytes to be written are announced (through
 //! the caller's logger) before anything is written, and a run that would exceed `max_bytes` is refused.
 
 pub mod drift;
 pub mod ladder;
+#[cfg(test)]
+mod load_tests;
 pub mod report;
 mod run;
 
@@ -61,6 +65,22 @@ pub struct VerifyOptions {
     /// Trips on the first SIGINT/SIGTERM (the run catches them): the row running stops its load and
     /// removes its assets, later rows are not run, and the report says `interrupted`.
     pub cancel: crate::bench::Cancel,
+    /// Where the rows' load comes from: `None` is the cluster, through `bench` (what the command does);
+    /// tests put a stand-in here (`Load`) to run the ladder without a server.
+    pub load: Option<std::sync::Arc<dyn Load>>,
+}
+
+/// What verify asks of the cluster, as a seam: the connected server's facts and one benchmark run. The
+/// command leaves it to `bench` (`VerifyOptions::load` unset); a test gives a deterministic stand-in.
+pub trait Load: Send + std::marker::Sync {
+    /// The connected server's name, version and whether JetStream is on (`ConnSpec::server_facts`).
+    fn server_facts(&self) -> anyhow::Result<(String, String, bool)>;
+    /// One benchmark run of `spec`, as `bench::run_with` runs it, stopped by `cancel`.
+    fn run(
+        &self,
+        spec: &crate::bench::BenchSpec,
+        cancel: &crate::bench::Cancel,
+    ) -> Result<BenchResult, crate::bench::BenchError>;
 }
 
 /// Why verify could not produce a report.

@@ -143,7 +143,11 @@ fn detect(
     opts: &VerifyOptions,
     notes: &mut Vec<String>,
 ) -> Result<Detected, VerifyError> {
-    let connected = match rt.block_on(opts.conn.server_facts("verify")) {
+    let facts = match &opts.load {
+        Some(l) => l.server_facts(),
+        None => rt.block_on(opts.conn.server_facts("verify")),
+    };
+    let connected = match facts {
         Ok(c) => Some(c),
         Err(e) if opts.dry_run => {
             notes.push(format!(
@@ -315,15 +319,22 @@ struct Session<'a> {
 }
 
 impl Session<'_> {
+    /// One benchmark run of `spec` in this process: on the cluster through `bench`, or on the stand-in.
+    fn bench(&self, spec: &bench::BenchSpec) -> Result<BenchResult, BenchError> {
+        match &self.opts.load {
+            Some(l) => l.run(spec, &self.opts.cancel),
+            None => self
+                .rt
+                .block_on(bench::run_with(&self.opts.conn, spec, &self.opts.cancel)),
+        }
+    }
+
     /// Probe the disk first: a few synchronous publishes, against the prediction for the same shape. A
     /// disk slower than the predicted hardware shrinks every writing row from the start.
     fn probe_disk(&mut self, probe: &RowSpec, notes: &mut Vec<String>) {
         let p = predict_row(self.opts, self.ctx, probe);
         let spec = bench_spec(probe, self.monitors, false, self.opts.conn.server_count());
-        match self
-            .rt
-            .block_on(bench::run_with(&self.opts.conn, &spec, &self.opts.cancel))
-        {
+        match self.bench(&spec) {
             Ok(b) => {
                 let m = measured_ops(probe, &b);
                 if p.band.low > 0.0 && m < p.band.low {
@@ -410,10 +421,7 @@ impl Session<'_> {
             let sampler = CpuSampler::start(self.monitors.to_vec());
             let res = match self.coordinator.as_mut() {
                 Some(c) => self.rt.block_on(c.run(&spec)).map(|d| (d.result, Some(d.agents))),
-                None => self
-                    .rt
-                    .block_on(bench::run_with(&self.opts.conn, &spec, &self.opts.cancel))
-                    .map(|b| (b, None)),
+                None => self.bench(&spec).map(|b| (b, None)),
             };
             let cpu = sampler.finish();
             let host = host_at_start

@@ -179,3 +179,28 @@ fn emit_files() {
         }
     });
 }
+
+/// bench's text, JSON and CSV of recorded results (tests/data/bench-recorded.json: a core pub/sub run
+/// with losses and a rate, an incomplete JetStream publish that left its stream, and two direct-get runs
+/// recorded on the mock client, one cut short by a signal). The bytes a `natsplan bench` user reads and
+/// scripts parse: a refactor of bench must leave them unchanged.
+#[test]
+fn bench_outputs_of_recorded_results() {
+    use natsplan::bench::{export, BenchResult};
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/bench-recorded.json");
+    let recorded: std::collections::BTreeMap<String, BenchResult> =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    assert_eq!(recorded.len(), 4);
+    settings().bind(|| {
+        for (name, r) in &recorded {
+            for (fmt, bytes) in [
+                ("text", export::text(r)),
+                ("json", export::json(r)),
+                ("csv", export::csv(r)),
+            ] {
+                let text = String::from_utf8(bytes).expect("bench outputs are UTF-8");
+                insta::assert_snapshot!(format!("bench-{name}-{fmt}"), text);
+            }
+        }
+    });
+}

@@ -409,7 +409,11 @@ fn the_path_probe_reaches_the_stream_from_every_server_and_stores_nothing() {
             let e = stream_answers_publish(&mut rc, "probe.nothing", &inbox, Duration::from_secs(2))
                 .await
                 .unwrap_err();
-            assert!(e.contains("no ack for a probe publish on probe.nothing"), "{e}");
+            assert!(
+                matches!(&e, natsplan::bench::raw::ProbeError::Unanswered { subject, .. } if subject == "probe.nothing"),
+                "{e}"
+            );
+            assert!(e.to_string().contains("no ack for a probe publish on probe.nothing"), "{e}");
             assert!(t0.elapsed() >= Duration::from_secs(2));
         }
         let info = stream.info().await.unwrap();

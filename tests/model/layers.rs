@@ -175,6 +175,14 @@ pub(crate) fn code(text: &str) -> String {
 /// The top-level modules that the code of a file names through `crate::` paths, each with the line of
 /// the path: `crate::a::b` gives `a`; `crate::{a::b, c}` gives `a` and `c`.
 fn crate_edges(code: &str) -> Vec<(usize, String)> {
+    let mut out = path_heads(code, "crate::");
+    out.retain(|(_, m)| m != "self");
+    out
+}
+
+/// The first segment after each `prefix` path in `code`, with its line: `prefix` `a::b` gives `a`;
+/// `prefix` `{a::b, c}` gives `a` and `c`. A `prefix` that ends another name (`$crate::`) is not one.
+fn path_heads(code: &str, prefix: &str) -> Vec<(usize, String)> {
     let line = |pos: usize| code[..pos].matches('\n').count() + 1;
     let ident = |s: &str| {
         s.chars()
@@ -182,53 +190,41 @@ fn crate_edges(code: &str) -> Vec<(usize, String)> {
             .collect::<String>()
     };
     let mut out = Vec::new();
-    for (at, _) in code.match_indices("crate::") {
+    let item = |out: &mut Vec<(usize, String)>, at: usize, item: &str| {
+        let name = ident(item.trim_start());
+        if !name.is_empty() {
+            out.push((line(at + (item.len() - item.trim_start().len())), name));
+        }
+    };
+    for (at, _) in code.match_indices(prefix) {
         let before = code[..at].chars().next_back();
         if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$') {
             continue;
         }
-        let rest = &code[at + "crate::".len()..];
+        let rest = &code[at + prefix.len()..];
         let trimmed = rest.trim_start();
-        if let Some(group) = trimmed.strip_prefix('{') {
-            let group_at = code.len() - group.len();
-            let (mut depth, mut item_start) = (0, 0);
-            for (k, c) in group.char_indices() {
-                match c {
-                    '{' => depth += 1,
-                    '}' if depth == 0 => {
-                        let item = &group[item_start..k];
-                        let name = ident(item.trim_start());
-                        if !name.is_empty() {
-                            out.push((
-                                line(group_at + item_start + (item.len() - item.trim_start().len())),
-                                name,
-                            ));
-                        }
-                        break;
-                    }
-                    '}' => depth -= 1,
-                    ',' if depth == 0 => {
-                        let item = &group[item_start..k];
-                        let name = ident(item.trim_start());
-                        if !name.is_empty() {
-                            out.push((
-                                line(group_at + item_start + (item.len() - item.trim_start().len())),
-                                name,
-                            ));
-                        }
-                        item_start = k + 1;
-                    }
-                    _ => {}
+        let Some(group) = trimmed.strip_prefix('{') else {
+            item(&mut out, at + prefix.len(), rest);
+            continue;
+        };
+        let group_at = code.len() - group.len();
+        let (mut depth, mut item_start) = (0, 0);
+        for (k, c) in group.char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' if depth == 0 => {
+                    item(&mut out, group_at + item_start, &group[item_start..k]);
+                    break;
                 }
-            }
-        } else {
-            let name = ident(trimmed);
-            if !name.is_empty() {
-                out.push((line(at), name));
+                '}' => depth -= 1,
+                ',' if depth == 0 => {
+                    item(&mut out, group_at + item_start, &group[item_start..k]);
+                    item_start = k + 1;
+                }
+                _ => {}
             }
         }
     }
-    out.retain(|(_, m)| m != "self");
     out
 }
 
@@ -416,4 +412,124 @@ fn a_new_module_or_a_printing_model_is_a_problem() {
         "{}",
         bad[1]
     );
+}
+
+/// The file-level imports inside one folder module (`files`: file stem, text): file `a` imports file
+/// `b` when its code (comments, strings and test modules blanked) names `super::b` or `crate::<folder>::b`,
+/// alone or in a `{...}` group. `mod.rs` and test files are left out: `mod.rs` declares and re-exports.
+fn folder_imports(folder: &str, files: &[(String, String)]) -> BTreeMap<String, Vec<String>> {
+    let stems: Vec<&str> = files.iter().map(|(s, _)| s.as_str()).collect();
+    let own = format!("crate::{folder}::");
+    let mut out = BTreeMap::new();
+    for (stem, text) in files {
+        if stem == "mod" || stem == "tests" || stem.ends_with("_tests") {
+            continue;
+        }
+        let code = code(text);
+        let mut to: Vec<String> = path_heads(&code, "super::")
+            .into_iter()
+            .chain(path_heads(&code, &own))
+            .map(|(_, m)| m)
+            .filter(|m| m != stem && stems.contains(&m.as_str()))
+            .collect();
+        to.sort();
+        to.dedup();
+        out.insert(stem.clone(), to);
+    }
+    out
+}
+
+/// One import circle among `imports`, as the files in order with the first repeated at the end
+/// (`a -> b -> a`), or none.
+fn import_circle(imports: &BTreeMap<String, Vec<String>>) -> Option<Vec<String>> {
+    // 0: not seen, 1: on the current path, 2: done.
+    let mut state: BTreeMap<&str, u8> = BTreeMap::new();
+    fn visit<'a>(
+        n: &'a str,
+        imports: &'a BTreeMap<String, Vec<String>>,
+        state: &mut BTreeMap<&'a str, u8>,
+        path: &mut Vec<&'a str>,
+    ) -> Option<Vec<String>> {
+        state.insert(n, 1);
+        path.push(n);
+        for m in imports.get(n).into_iter().flatten() {
+            match state.get(m.as_str()) {
+                Some(1) => {
+                    let from = path.iter().position(|p| p == m).unwrap();
+                    let mut circle: Vec<String> = path[from..].iter().map(|s| s.to_string()).collect();
+                    circle.push(m.clone());
+                    return Some(circle);
+                }
+                Some(_) => {}
+                None => {
+                    if let Some(c) = visit(m, imports, state, path) {
+                        return Some(c);
+                    }
+                }
+            }
+        }
+        path.pop();
+        state.insert(n, 2);
+        None
+    }
+    for n in imports.keys() {
+        if !state.contains_key(n.as_str()) {
+            if let Some(c) = visit(n, imports, &mut state, &mut Vec::new()) {
+                return Some(c);
+            }
+        }
+    }
+    None
+}
+
+/// The files of `src/<folder>/` (not its subfolders), as (stem, text).
+fn folder_files(folder: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(repo().join("src").join(folder)).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "rs") {
+            let stem = p.file_stem().unwrap().to_str().unwrap().to_string();
+            out.push((stem, std::fs::read_to_string(&p).unwrap()));
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn the_files_of_bench_import_each_other_without_a_circle() {
+    let imports = folder_imports("bench", &folder_files("bench"));
+    assert!(imports.len() > 20, "read src/bench/: {} files", imports.len());
+    let edges: usize = imports.values().map(Vec::len).sum();
+    assert!(edges > 40, "the reader finds the imports inside src/bench/ ({edges})");
+    assert!(
+        imports["assets"].contains(&"jetstream".to_string()),
+        "assets imports jetstream: {imports:?}"
+    );
+    if let Some(c) = import_circle(&imports) {
+        panic!(
+            "src/bench/ files import each other in a circle: {}. Move what both need into a file below \
+             them (JetStream helpers are in jetstream.rs, asset creation and pre-fill in assets.rs)",
+            c.join(" -> ")
+        );
+    }
+}
+
+#[test]
+fn an_import_circle_inside_a_folder_is_found_and_named() {
+    let files = [
+        file("mod", "mod a;\nmod b;\nmod c;\npub use a::x;\n"),
+        file("a", "use super::{b::*, Spec};\n"),
+        file("b", "use super::c;\n// super::a in a comment\n"),
+        file("c", "fn f() { crate::bench::a::g(); }\n"),
+        file("c_tests", "use super::a;\n"),
+    ];
+    let imports = folder_imports("bench", &files);
+    assert_eq!(imports["a"], vec!["b".to_string()]);
+    assert_eq!(imports["c"], vec!["a".to_string()]);
+    assert_eq!(import_circle(&imports).unwrap().join(" -> "), "a -> b -> c -> a");
+    // Without c's call back into a there is none.
+    let mut straight = files.clone();
+    straight[3].1 = "fn f() {}\n".into();
+    assert_eq!(import_circle(&folder_imports("bench", &straight)), None);
 }

@@ -39,7 +39,7 @@ fn predict(sh: &Shape) -> Prediction {
 fn lab_rows(fit: bool) -> BTreeMap<(String, u8, u64), Vec<f64>> {
     let set = CalibrationSet::builtin();
     let mut out: BTreeMap<(String, u8, u64), Vec<f64>> = BTreeMap::new();
-    for (f, r) in set.rows_of(consumer::ROW_KIND) {
+    for (f, r) in set.rows_named(consumer::ROW_KIND) {
         if f.id != FILE || r.fit != fit {
             continue;
         }

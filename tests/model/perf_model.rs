@@ -232,7 +232,7 @@ fn core_with_no_subscriber_is_priced_from_the_publisher_only_rows_not_the_fan_ou
     let set = natsplan::perf::calibration::CalibrationSet::builtin()
         .with_file(natsplan::perf::calibration::CalibrationSet::from_path(&path).unwrap());
     let measured: Vec<f64> = set
-        .rows_of("core")
+        .rows_of(natsplan::perf::Kind::Core)
         .filter(|(_, r)| r.subscribers == Some(0) && r.publishers == Some(1))
         .filter_map(|(_, r)| r.measured("pub_msgs_per_s"))
         .collect();

@@ -1,7 +1,7 @@
 //! Fitting: calibration rows to the model's terms (object puts and gets, JetStream, core NATS, the store),
 //! with where each term came from. Nothing here predicts a shape (see `predict`).
 
-use super::{band, Band, CHUNK_BYTES, REF_CONSUMERS};
+use super::{band, Band, Kind, CHUNK_BYTES, REF_CONSUMERS};
 use crate::layout::Raid;
 use crate::perf::calibration::{CalibrationFile, CalibrationSet, Row};
 use crate::perf::fit::minimise;
@@ -188,7 +188,7 @@ fn always_ratios(set: &CalibrationSet) -> Vec<AlwaysRatio> {
         }
         let rows: Vec<&Row> = f
             .rows()
-            .filter(|r| r.kind == "obj-put" && r.fit && !r.flags.iter().any(|x| x == "duplicate_label"))
+            .filter(|r| r.is(Kind::ObjPut) && r.fit && !r.flags.iter().any(|x| x == "duplicate_label"))
             .collect();
         for a in rows.iter().filter(|r| r.sync_always() == Some(true)) {
             let twin = rows.iter().find(|d| {
@@ -249,7 +249,7 @@ pub fn get_rate(g: &GetTerms, sigma: f64, size: u64, replicas: u8, workers: u32)
 /// Fit the get terms to measured `obj-get` rows (`get_obj_per_s`, not derived); None with fewer than four.
 fn fit_get(set: &CalibrationSet, sigma: f64) -> Option<GetTerms> {
     let rows: Vec<(u64, u8, u32, f64, String)> = set
-        .rows_of("obj-get")
+        .rows_of(Kind::ObjGet)
         .filter(|(_, r)| r.fit)
         .filter_map(|(f, r)| {
             Some((
@@ -300,7 +300,7 @@ fn fit_get(set: &CalibrationSet, sigma: f64) -> Option<GetTerms> {
 }
 
 fn val(f: &CalibrationSet, kind: &str, label: &str, key: &str) -> Option<(f64, String)> {
-    f.rows_of(kind)
+    f.rows_named(kind)
         .find(|(_, r)| r.label == label)
         .and_then(|(file, r)| r.measured(key).map(|v| (v, file.id.clone())))
 }
@@ -314,11 +314,11 @@ fn val_or_any(f: &CalibrationSet, kind: &str, label: &str, key: &str) -> Option<
 
 fn mean_of(f: &CalibrationSet, kind: &str, key: &str) -> Option<(f64, String)> {
     let first = f
-        .rows_of(kind)
+        .rows_named(kind)
         .find(|(_, r)| r.fit && r.measured(key).is_some())
         .map(|(file, _)| file.id.clone())?;
     let xs: Vec<f64> = f
-        .rows_of(kind)
+        .rows_named(kind)
         .filter(|(file, r)| file.id == first && r.fit)
         .filter_map(|(_, r)| r.measured(key))
         .collect();
@@ -334,11 +334,11 @@ fn is_putter(r: &Row) -> bool {
 fn kv_putter_mean(f: &CalibrationSet) -> Option<(f64, String)> {
     let putter = is_putter;
     let first = f
-        .rows_of("kv")
+        .rows_of(Kind::Kv)
         .find(|(_, r)| putter(r))
         .map(|(file, _)| file.id.clone())?;
     let xs: Vec<f64> = f
-        .rows_of("kv")
+        .rows_of(Kind::Kv)
         .filter(|(file, r)| file.id == first && putter(r))
         .filter_map(|(_, r)| r.measured("ops_per_s"))
         .collect();
@@ -374,7 +374,7 @@ impl Terms {
             );
         }
         let src = {
-            let mut ids: Vec<String> = set.rows_of("obj-put").map(|(f, _)| f.id.clone()).collect();
+            let mut ids: Vec<String> = set.rows_of(Kind::ObjPut).map(|(f, _)| f.id.clone()).collect();
             ids.dedup();
             ids.join("+")
         };
@@ -388,17 +388,17 @@ impl Terms {
         let (kv_rate, kv_src) = need(
             kv_putter_mean(set)
                 // A file with replicated KV rows only: their mean, as before calibrate measured R3.
-                .or_else(|| mean_of(set, "kv", "ops_per_s"))
-                .or_else(|| val(set, "kv", "kv-put-1-client", "ops_per_s")),
+                .or_else(|| mean_of(set, Kind::Kv.as_str(), "ops_per_s"))
+                .or_else(|| val(set, Kind::Kv.as_str(), "kv-put-1-client", "ops_per_s")),
             "the KV putter rate",
         )?;
         // A putter measured under `sync_interval: always` already paid its fsync, which predictions add
         // from the object terms: take it out of the per-operation time (at least a tenth remains).
         let kv_row = set
-            .rows_of("kv")
+            .rows_of(Kind::Kv)
             .find(|(f, r)| f.id == kv_src && is_putter(r))
             .or_else(|| {
-                set.rows_of("kv")
+                set.rows_of(Kind::Kv)
                     .find(|(f, r)| f.id == kv_src && r.fit && r.measured("ops_per_s").is_some())
             })
             .map(|(_, r)| r.clone());
@@ -419,7 +419,7 @@ impl Terms {
             _ => 0.0,
         };
         let js_rows: Vec<(f64, f64, String)> = set
-            .rows_of("js")
+            .rows_of(Kind::Js)
             .filter(|(_, r)| r.fit)
             .filter_map(|(f, r)| Some((r.size_bytes()? as f64, r.measured("durable_pubs_per_s")?, f.id.clone())))
             .collect();
@@ -434,7 +434,7 @@ impl Terms {
         let core = core_terms(set)?;
         let store = store_terms(set)?;
         let obj_nats_version = set
-            .rows_of("obj-put")
+            .rows_of(Kind::ObjPut)
             .map(|(f, _)| f.nats_version.clone())
             .next()
             .unwrap_or_else(|| "unknown".into());
@@ -469,7 +469,7 @@ impl Terms {
 /// The object-put rows fit to use: measured `put_obj_per_s`, known sync mode, `fit: true`.
 pub fn obj_rows(set: &CalibrationSet, fio: &FioRef) -> Vec<ObjRow> {
     let mut out = Vec::new();
-    for (file, r) in set.rows_of("obj-put") {
+    for (file, r) in set.rows_of(Kind::ObjPut) {
         if let Some(o) = obj_row(file, r, fio) {
             out.push(o);
         }
@@ -645,7 +645,7 @@ fn core_terms(set: &CalibrationSet) -> anyhow::Result<CoreTerms> {
     // Seed 004's three core rows (a 3-server cluster, closest to a deployment) fix a, b and c exactly:
     // seconds per published message = (1 + subscribers) ÷ aggregate rate.
     let rows: Vec<(f64, f64, f64, String)> = set
-        .rows_of("core")
+        .rows_of(Kind::Core)
         .filter(|(_, r)| r.fit)
         .filter_map(|(f, r)| {
             Some((
@@ -694,7 +694,7 @@ fn core_terms(set: &CalibrationSet) -> anyhow::Result<CoreTerms> {
     };
     let (a, b, c) = (sol[0].max(0.01) * 1e-6, sol[1].max(0.0) * 1e-6, sol[2].max(0.0) * 1e-9);
     let client_max = set
-        .rows_of("core")
+        .rows_of(Kind::Core)
         .filter_map(|(_, r)| {
             (r.subscribers == Some(0))
                 .then(|| r.measured("pub_msgs_per_s"))
@@ -702,23 +702,23 @@ fn core_terms(set: &CalibrationSet) -> anyhow::Result<CoreTerms> {
         })
         .fold(0.0f64, f64::max);
     let (ping_avg, ping_src) = need(
-        val_or_any(set, "ping", "Ping 1k×128 B", "rtt_avg_ms"),
+        val_or_any(set, Kind::Ping.as_str(), "Ping 1k×128 B", "rtt_avg_ms"),
         "ping rtt_avg_ms",
     )?;
     let (ping_p99, _) = need(
-        val_or_any(set, "ping", "Ping 1k×128 B", "rtt_p99_ms"),
+        val_or_any(set, Kind::Ping.as_str(), "Ping 1k×128 B", "rtt_p99_ms"),
         "ping rtt_p99_ms",
     )?;
     let (flood_ms, _) = need(
-        val_or_any(set, "flood", "Flood 8p 20k×128 B", "delay_avg_ms"),
+        val_or_any(set, Kind::Flood.as_str(), "Flood 8p 20k×128 B", "delay_avg_ms"),
         "flood delay_avg_ms",
     )?;
-    let flood_row = set.rows_of("flood").next().map(|(_, r)| r.clone());
+    let flood_row = set.rows_of(Kind::Flood).next().map(|(_, r)| r.clone());
     let pubs = flood_row.as_ref().and_then(|r| r.publishers).unwrap_or(8) as f64;
     let burst = flood_row.as_ref().and_then(|r| r.msgs).unwrap_or(20_000) as f64;
     // A burst of Q messages drained at D per second waits Q ÷ 2D on average (uniform queue position). A
     // measured drain rate (the subscriber's, from `natsplan calibrate`) is used as it is.
-    let drain = mean_of(set, "flood", "drain_msgs_per_s")
+    let drain = mean_of(set, Kind::Flood.as_str(), "drain_msgs_per_s")
         .map(|(d, _)| d)
         .filter(|d| *d > 0.0)
         .unwrap_or(pubs * burst / (2.0 * flood_ms / 1e3));
@@ -794,12 +794,12 @@ fn store_terms(set: &CalibrationSet) -> anyhow::Result<StoreTerms> {
     // only the two duplicate-labelled rates; their mean is used here, for this ratio alone.
     let mib = 1024.0 * 1024.0;
     let r1_rates: Vec<f64> = set
-        .rows_of("obj-put")
+        .rows_of(Kind::ObjPut)
         .filter(|(_, r)| r.label == "r0-single" && r.size.as_deref() == Some("1024KiB") && r.workers == Some(1))
         .filter_map(|(_, r)| r.measured("put_obj_per_s"))
         .collect();
     let r3_rate = set
-        .rows_of("obj-put")
+        .rows_of(Kind::ObjPut)
         .find(|(_, r)| {
             r.label == "r0-rf3"
                 && r.sync.as_deref() == Some("always")
