@@ -65,6 +65,12 @@ pub fn table(s: &Sizing, width: u16) -> String {
             p.reason
         ));
     }
+    for b in &s.references {
+        out.push_str(&format!(
+            "planned as a reference, though pruning would skip it: {b} (the single-array shape: one rack, one array; \
+             its best point below says what binds it)\n"
+        ));
+    }
     out.push_str(&format!(
         "cheapest that meets every requirement: {}\n",
         cheapest(s, unit).0

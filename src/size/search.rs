@@ -4,7 +4,7 @@
 
 use super::bill::{self, Bill, Skip};
 use super::price::{self, Cost, CostUnit, Prices};
-use super::WorkloadFile;
+use super::{StorageKind, WorkloadFile};
 use crate::catalog::Catalog;
 use crate::plan::{PlannedLayout, Verdict};
 use crate::site::{Site, Tolerance};
@@ -103,6 +103,9 @@ pub struct Sizing {
     pub points: usize,
     /// Bills not planned because none of their points can meet the requirements.
     pub pruned: Vec<Pruned>,
+    /// Single-array reference bills (seed 000's one big array): planned though the pruning rule would
+    /// skip them, outside the limits (`references`); empty with `--exhaustive`, where every bill is planned.
+    pub references: Vec<String>,
     /// Bills a limit (`--budget` or `--cpu-seconds`) left unevaluated.
     pub over_budget: usize,
     /// Which limit cut the search first (`budget`, `cpu_seconds`), or None.
@@ -335,6 +338,104 @@ fn evaluate(
     out.considered += 1;
 }
 
+/// The single-array reference bills: for each server model, array model and disk model, the one-rack bill
+/// with the most servers and data disks per server (seed 000's "one big array", its RAID 6 among the
+/// layouts). Pruning would skip them (a rack outage no layout survives), but the seed's argument is
+/// made against that shape, so they are planned: their points carry design's figures and binding
+/// constraint (`tolerance`: the rack outage). They cannot meet the requirements the pruning rule names,
+/// so they never change the frontier or the cheapest; they are planned outside `--budget` and
+/// `--cpu-seconds` (one per model combination).
+fn references(bills: &[(Cost, Bill)]) -> std::collections::BTreeSet<String> {
+    let mut best: std::collections::BTreeMap<(&str, &str, &str), &Bill> = Default::default();
+    for (_, b) in bills {
+        let StorageKind::Array(array) = &b.storage else {
+            continue;
+        };
+        if b.grown.is_some() || b.rack_count() != 1 {
+            continue;
+        }
+        let e = best
+            .entry((b.server_model.as_str(), array.as_str(), b.disk_model.as_str()))
+            .or_insert(b);
+        if (b.servers(), b.disks_per_server) > (e.servers(), e.disks_per_server) {
+            *e = b;
+        }
+    }
+    best.values().map(|b| b.id.clone()).collect()
+}
+
+/// What a bill's turn in the search does: plan it, prune it (why), or leave it to a limit.
+enum Turn {
+    Plan,
+    Reference,
+    Prune(String),
+    Cut(&'static str),
+}
+
+/// What the search reads: the workload, catalog, calibration and limits.
+struct Ctx<'a> {
+    w: &'a WorkloadFile,
+    catalog: &'a Catalog,
+    cal: &'a crate::perf::Calibration,
+    limits: Limits,
+    cpu0: f64,
+}
+
+fn turn(ctx: &Ctx, b: &Bill, references: &std::collections::BTreeSet<String>, searched: usize) -> Turn {
+    let limits = ctx.limits;
+    // The zero bill of --have (the owned site as it is) is always planned: it is what today's site is
+    // judged by.
+    let prune = limits.prune && b.id != super::have::ZERO;
+    if let Some(reason) = prune.then(|| prune_reason(b, &ctx.w.required)).flatten() {
+        return if references.contains(&b.id) {
+            Turn::Reference
+        } else {
+            Turn::Prune(reason)
+        };
+    }
+    if searched >= limits.budget {
+        Turn::Cut("budget")
+    } else if searched > 0 && limits.cpu_seconds.is_some_and(|s| cpu_seconds() - ctx.cpu0 >= s) {
+        Turn::Cut("cpu_seconds")
+    } else {
+        Turn::Plan
+    }
+}
+
+/// The bills cheapest first: each planned, pruned, planned as a reference, or left out by a limit.
+/// Returns the cost of the first bill a limit left out.
+fn search(out: &mut Sizing, ctx: &Ctx, bills: Vec<(Cost, Bill)>, progress: &dyn Fn(usize, usize)) -> Option<f64> {
+    let references = references(&bills);
+    let n = bills.len();
+    let mut first_left_out = None;
+    let mut searched = 0;
+    for (i, (cost, b)) in bills.into_iter().enumerate() {
+        progress(i, n);
+        match turn(ctx, &b, &references, searched) {
+            Turn::Prune(reason) => out.pruned.push(Pruned {
+                bill: b.id.clone(),
+                cost,
+                reason,
+            }),
+            Turn::Cut(c) => {
+                out.cut_by.get_or_insert(c);
+                first_left_out.get_or_insert(cost.total);
+                out.over_budget += 1;
+            }
+            Turn::Reference => {
+                out.references.push(b.id.clone());
+                evaluate(out, ctx.w, &b, &cost, ctx.catalog, ctx.cal);
+            }
+            Turn::Plan => {
+                searched += 1;
+                evaluate(out, ctx.w, &b, &cost, ctx.catalog, ctx.cal);
+            }
+        }
+    }
+    progress(n, n);
+    first_left_out
+}
+
 /// Evaluate the bills cheapest first within `limits`, pruning those that provably cannot meet the
 /// requirements, telling `progress` (bills done, bills in all).
 pub fn run(
@@ -358,6 +459,7 @@ pub fn run(
         considered: 0,
         points: 0,
         pruned: Vec::new(),
+        references: Vec::new(),
         over_budget: 0,
         cut_by: None,
         complete: true,
@@ -372,37 +474,14 @@ pub fn run(
         sites: Vec::new(),
     };
     let cpu0 = cpu_seconds();
-    let n = bills.len();
-    let mut first_left_out = None;
-    for (i, (cost, b)) in bills.into_iter().enumerate() {
-        progress(i, n);
-        // The zero bill of --have (the owned site as it is) is always planned: it is what today's site is
-        // judged by.
-        let prune = limits.prune && b.id != super::have::ZERO;
-        if let Some(reason) = prune.then(|| prune_reason(&b, &w.required)).flatten() {
-            out.pruned.push(Pruned {
-                bill: b.id.clone(),
-                cost,
-                reason,
-            });
-            continue;
-        }
-        let cut = if out.considered >= limits.budget {
-            Some("budget")
-        } else if out.considered > 0 && limits.cpu_seconds.is_some_and(|s| cpu_seconds() - cpu0 >= s) {
-            Some("cpu_seconds")
-        } else {
-            None
-        };
-        if let Some(c) = cut {
-            out.cut_by.get_or_insert(c);
-            first_left_out.get_or_insert(cost.total);
-            out.over_budget += 1;
-            continue;
-        }
-        evaluate(&mut out, w, &b, &cost, catalog, cal);
-    }
-    progress(n, n);
+    let ctx = Ctx {
+        w,
+        catalog,
+        cal,
+        limits,
+        cpu0,
+    };
+    let first_left_out = search(&mut out, &ctx, bills, progress);
     out.cpu_seconds = cpu_seconds() - cpu0;
     out.complete = out.over_budget == 0;
     out.points = out.candidates.len();
@@ -759,6 +838,12 @@ mod tests {
             assert!(!ids(&all, on).is_empty(), "the brute force has a frontier\n{text}");
             assert_eq!(ids(&pruned, on), ids(&all, on), "the frontier\n{text}");
             assert_eq!(pruned.cheapest, all.cheapest, "the cheapest\n{text}");
+            // References (the single-array bill) are planned though the rule would prune them: design's
+            // points, none meeting the requirements.
+            for r in &pruned.references {
+                assert_eq!(ids(&pruned, |p| &p.bill == r), ids(&all, |p| &p.bill == r), "{r}");
+                assert!(ids(&all, |p| &p.bill == r && p.meets_requirements).is_empty(), "{r}");
+            }
             for x in &pruned.pruned {
                 let of_bill = ids(&all, |p| p.bill == x.bill);
                 assert!(!of_bill.is_empty());

@@ -69,7 +69,12 @@ fn seed_000_yields_its_own_shapes_with_its_binding_constraints_and_design_agrees
             pruned["considered"].as_u64(),
             pruned["pruned"].as_array().unwrap().len()
         ),
-        (Some(6), 12)
+        (Some(7), 11)
+    );
+    assert_eq!(
+        pruned["references"],
+        serde_json::json!(["1r5s-generic-16c-EF300-nvme-3.84tx2"]),
+        "the one big array is planned as a reference"
     );
     assert_eq!(pruned["complete"], true);
     let frontier = |s: &Value| {
@@ -116,6 +121,42 @@ fn seed_000_yields_its_own_shapes_with_its_binding_constraints_and_design_agrees
             "{layout}"
         );
     }
+}
+
+/// The Done-when of issue 47 with the default search (pruning on): seed 000's own shapes are among the
+/// candidates, with the seed's binding constraints — 2 + 2 + 1 RAID 0 servers at R5 and RAID 1 pairs per
+/// rack at R3 bound by capacity, and one big RAID 6 array (one rack) bound by a rack outage.
+#[test]
+fn seed_000_default_search_carries_its_three_shapes_with_the_seeds_binding_constraints() {
+    let s = size_json(&[&repo_file(SEED)]);
+    assert_eq!(s["pruning"], true);
+    let binding = |p: &Value| p["binding"]["kind"].as_str().unwrap_or("none").to_string();
+    let raid0 = point(&s, "3r5s-generic-16c-EF300-nvme-3.84tx1", "p2-raid0-r5-Ax2.Bx2.Cx1");
+    assert_eq!(raid0["meets_requirements"], true);
+    assert_eq!(binding(raid0), "capacity", "{}", raid0["binding"]);
+    let raid1 = point(&s, "3r3s-generic-16c-EF300-nvme-3.84tx2", "p1-raid1-r3-Ax1.Bx1.Cx1");
+    assert_eq!(raid1["meets_requirements"], true);
+    assert_eq!(binding(raid1), "capacity", "{}", raid1["binding"]);
+    // The one big array: every server of the bill on one EF300 in one rack, RAID 6.
+    for layout in ["r6-raid6-r3-Ax3", "r6-raid6-r5-Ax5"] {
+        let raid6 = point(&s, "1r5s-generic-16c-EF300-nvme-3.84tx2", layout);
+        assert_eq!(binding(raid6), "tolerance", "{layout}: {}", raid6["binding"]);
+        assert_eq!(raid6["binding"]["unit"], "racks");
+        assert!(
+            raid6["binding"]["text"].as_str().unwrap().starts_with("rack outage"),
+            "{}",
+            raid6["binding"]
+        );
+        assert_eq!(raid6["meets_requirements"], false);
+        assert_eq!(raid6["frontier"], false);
+    }
+    let listed =
+        |key: &str| {
+            s[key].as_array().unwrap().iter().any(|p| {
+                p == "1r5s-generic-16c-EF300-nvme-3.84tx2" || p["bill"] == "1r5s-generic-16c-EF300-nvme-3.84tx2"
+            })
+        };
+    assert!(listed("references") && !listed("pruned"), "{}", s["references"]);
 }
 
 /// A small workload (four bills) to run several times.
