@@ -391,6 +391,66 @@ fn write_small(dir: &std::path::Path) -> String {
     w.to_str().unwrap().to_string()
 }
 
+/// `--format markdown`: the table report in GitHub Markdown — the frontier and each bill's best point as
+/// Markdown tables (the JSON's ids, one row each), the cheapest named, and **INCOMPLETE SEARCH** when a
+/// limit cut the search (never when it did not).
+#[test]
+fn markdown_has_the_tables_of_the_text_report_and_says_incomplete_when_cut() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = write_small(dir.path());
+    let j = size_json(&[&w]);
+    let (code, md, err) = run(&["size", &w, "--format", "markdown"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(md.starts_with("# natsplan size: "), "{md}");
+    assert!(
+        !md.contains("INCOMPLETE"),
+        "a complete search never says INCOMPLETE\n{md}"
+    );
+    let header =
+        "| candidate (bill/layout) | cost | verdict | writes survive r/a/s/d | P(data lost)/yr | down min/yr | \
+                  free after failure | binding constraint |";
+    assert_eq!(md.matches(header).count(), 2, "the frontier and per-bill tables\n{md}");
+    let rows: Vec<&str> = md
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with(header))
+        .collect();
+    let cands = j["candidates"].as_array().unwrap();
+    let on: Vec<&str> = cands
+        .iter()
+        .filter(|p| p["frontier"] == true)
+        .map(|p| p["id"].as_str().unwrap())
+        .collect();
+    assert!(!on.is_empty());
+    for id in &on {
+        assert!(
+            rows.iter().any(|r| r.starts_with(&format!("| {id} |"))),
+            "{id} not a row\n{md}"
+        );
+    }
+    assert_eq!(
+        rows.len(),
+        on.len() + j["considered"].as_u64().unwrap() as usize,
+        "{md}"
+    );
+    let cheapest = j["cheapest"].as_str().unwrap();
+    assert!(
+        md.contains(&format!("cheapest that meets every requirement: {cheapest} at ")),
+        "{md}"
+    );
+    for p in j["pruned"].as_array().unwrap() {
+        assert!(
+            md.contains(&format!("- pruned {} (", p["bill"].as_str().unwrap())),
+            "{md}"
+        );
+    }
+    let (code, cut, err) = run(&["size", &w, "--exhaustive", "--budget", "1", "--format", "markdown"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        cut.contains("> **INCOMPLETE SEARCH**: --budget stopped it with 3 bill(s) not planned"),
+        "{cut}"
+    );
+}
+
 fn csv_rows(out: &str) -> Vec<Vec<String>> {
     // No field of these records holds a comma inside quotes except binding_text; split by hand on the
     // quotes.
