@@ -97,6 +97,7 @@ fn seed_000_yields_its_own_shapes_with_its_binding_constraints_and_design_agrees
         .find(|p| p["bill"] == "1r3s-generic-16c-EF300-nvme-3.84tx2")
         .unwrap();
     assert!(big["reason"].as_str().unwrap().starts_with("rack outage"), "{big}");
+    assert_eq!(big["kind"], "outage", "{big}");
     // Each shape's site file, through design, gives size's figures.
     for p in [raid0, raid1, raid6] {
         let site = dir.path().join(format!("{}.yaml", p["bill"].as_str().unwrap()));
