@@ -480,6 +480,17 @@ pub fn html(s: &Sizing) -> String {
             .collect();
         page.table(&["bill", "cost", "why no point of it can meet the requirements"], &pr);
     }
+    if !s.references.is_empty() {
+        page.h2("Planned as a reference", Some("references"));
+        page.list(
+            &s.references
+                .iter()
+                .map(|b| {
+                    format!("{b}: the single-array shape (one rack, one array), planned though pruning would skip it")
+                })
+                .collect::<Vec<_>>(),
+        );
+    }
     page.h2("Assumptions", Some("assumptions"));
     page.list(&s.assumptions);
     page.finish("natsplan size (docs/size.md)")
