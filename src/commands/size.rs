@@ -112,11 +112,7 @@ pub fn run(g: &Global, a: SizeArgs) -> Result<Outcome, Failure> {
         Format::Table | Format::Nagios | Format::Prometheus => crate::report::size::table(&s, width(g)).into_bytes(),
         Format::Csv => crate::report::size::csv(&s),
         Format::Html => crate::report::size::html(&s).into_bytes(),
-        Format::Markdown => {
-            return Err(bad_input(anyhow::anyhow!(
-                "--format markdown is not written by size yet; use table, json, csv or html"
-            )))
-        }
+        Format::Markdown => crate::report::size::markdown(&s).into_bytes(),
     };
     emit_stdout(&bytes)?;
     Ok(Outcome::Ok)

@@ -53,22 +53,10 @@ pub fn table(s: &Sizing, width: u16) -> String {
     if let Some(h) = &s.have {
         out.push_str(&have_lines(h));
     }
-    out.push_str(&format!("cost: {}\n", s.cost_unit.meaning));
-    for (why, n) in &s.skipped {
-        out.push_str(&format!("skipped {n} combination(s): {why}\n"));
+    for l in summary_lines(s) {
+        out.push_str(&l);
+        out.push('\n');
     }
-    for p in &s.pruned {
-        out.push_str(&format!(
-            "pruned {} ({}): {}\n",
-            p.bill,
-            money(p.cost.total, unit),
-            p.reason
-        ));
-    }
-    out.push_str(&format!(
-        "cheapest that meets every requirement: {}\n",
-        cheapest(s, unit).0
-    ));
     out.push_str(&format!(
         "\nfrontier (non-dominated over {}; among points that meet every requirement):\n",
         s.axes.join(", ")
@@ -95,13 +83,92 @@ pub fn table(s: &Sizing, width: u16) -> String {
     for a in &s.assumptions {
         out.push_str(&format!("  - {a}\n"));
     }
-    out.push_str(
-        "writes survive r/a/s/d: racks/arrays/servers/disks that may fail at once with every stream still taking \
-         writes (design's); free after failure: free on the fullest server after the worst tolerated failure; \
-         compare a point with `natsplan design SITE --layout LAYOUT` on its site (--out DIR writes them).\n",
-    );
+    out.push_str(LEGEND);
+    out.push('\n');
     out
 }
+
+/// The lines between the counts and the frontier, shared by the table and Markdown: the cost unit, the
+/// skipped combinations, each pruned bill with its reason, each reference bill, and the cheapest.
+fn summary_lines(s: &Sizing) -> Vec<String> {
+    let unit = s.cost_unit.unit.as_str();
+    let mut out = vec![format!("cost: {}", s.cost_unit.meaning)];
+    for (why, n) in &s.skipped {
+        out.push(format!("skipped {n} combination(s): {why}"));
+    }
+    for p in &s.pruned {
+        out.push(format!(
+            "pruned {} ({}): {}",
+            p.bill,
+            money(p.cost.total, unit),
+            p.reason
+        ));
+    }
+    for b in &s.references {
+        out.push(format!(
+            "planned as a reference, though pruning would skip it: {b} (the single-array shape: one rack, one \
+             array; its best point below says what binds it)"
+        ));
+    }
+    out.push(format!(
+        "cheapest that meets every requirement: {}",
+        cheapest(s, unit).0
+    ));
+    out
+}
+
+/// `--format markdown`: the table report as GitHub Markdown — the counts, **INCOMPLETE SEARCH** when a
+/// limit cut the search, the same lines and the same two tables (frontier, each bill's best point), the
+/// migrations with `--have`, and the assumptions.
+pub fn markdown(s: &Sizing) -> String {
+    let unit = s.cost_unit.unit.as_str();
+    let mut out = format!("# natsplan size: {}\n\n", s.workload);
+    for line in heading(s).lines() {
+        match line.strip_prefix("INCOMPLETE SEARCH: ") {
+            Some(rest) => out.push_str(&format!("> **INCOMPLETE SEARCH**: {rest}\n\n")),
+            None => out.push_str(&format!("{}\n\n", line.trim_start_matches("natsplan size — "))),
+        }
+    }
+    if let Some(h) = &s.have {
+        out.push_str(&md_lines(have_lines(h).lines().map(str::to_string)));
+    }
+    out.push_str(&md_lines(summary_lines(s).into_iter()));
+    out.push_str(&format!(
+        "\n## Frontier\n\nNon-dominated over {}, among points that meet every requirement.\n\n",
+        s.axes.join(", ")
+    ));
+    let rows = |ps: Vec<&Point>| ps.into_iter().map(|p| row(p, unit)).collect::<Vec<_>>();
+    out.push_str(&crate::report::md_table(
+        &HEADER,
+        &rows(s.candidates.iter().filter(|p| p.frontier).collect()),
+    ));
+    out.push_str("\n## Per bill\n\nEach bill's best layout (lowest verdict, then loss odds) and what binds it.\n\n");
+    out.push_str(&crate::report::md_table(&HEADER, &rows(best_per_bill(s))));
+    if s.have.is_some() {
+        out.push_str(&format!("\n```text{}```\n", migrations(s)));
+    }
+    for b in &s.invalid {
+        out.push_str(&format!("\n> **Error** (a bug in size, please report): {b}\n"));
+    }
+    out.push_str("\n## Assumptions\n\n");
+    out.push_str(&md_lines(s.assumptions.iter().cloned()));
+    out.push_str(&format!("\n{LEGEND}\n"));
+    out
+}
+
+/// Lines as a Markdown list.
+fn md_lines(lines: impl Iterator<Item = String>) -> String {
+    let mut out: String = lines.map(|l| format!("- {l}\n")).collect();
+    out.push('\n');
+    out
+}
+
+/// What the table's columns mean, after both reports.
+const LEGEND: &str =
+    "writes survive r/a/s/d: racks/arrays/servers/disks that may fail at once with every stream still \
+                      taking writes (design's); free after failure: free on the fullest server after the worst \
+                      tolerated failure; compare a point with `natsplan design SITE --layout LAYOUT` on its site \
+                      (--out DIR writes them).";
 
 /// The table's first lines: the search's counts, and INCOMPLETE SEARCH when a limit cut it.
 fn heading(s: &Sizing) -> String {
@@ -412,6 +479,17 @@ pub fn html(s: &Sizing) -> String {
             .map(|p| vec![p.bill.clone(), money(p.cost.total, unit), p.reason.clone()])
             .collect();
         page.table(&["bill", "cost", "why no point of it can meet the requirements"], &pr);
+    }
+    if !s.references.is_empty() {
+        page.h2("Planned as a reference", Some("references"));
+        page.list(
+            &s.references
+                .iter()
+                .map(|b| {
+                    format!("{b}: the single-array shape (one rack, one array), planned though pruning would skip it")
+                })
+                .collect::<Vec<_>>(),
+        );
     }
     page.h2("Assumptions", Some("assumptions"));
     page.list(&s.assumptions);

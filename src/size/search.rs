@@ -4,7 +4,7 @@
 
 use super::bill::{self, Bill, Skip};
 use super::price::{self, Cost, CostUnit, Prices};
-use super::WorkloadFile;
+use super::{StorageKind, WorkloadFile};
 use crate::catalog::Catalog;
 use crate::plan::{PlannedLayout, Verdict};
 use crate::site::{Site, Tolerance};
@@ -103,6 +103,9 @@ pub struct Sizing {
     pub points: usize,
     /// Bills not planned because none of their points can meet the requirements.
     pub pruned: Vec<Pruned>,
+    /// Single-array reference bills (seed 000's one big array): planned though the pruning rule would
+    /// skip them, outside the limits (`references`); empty with `--exhaustive`, where every bill is planned.
+    pub references: Vec<String>,
     /// Bills a limit (`--budget` or `--cpu-seconds`) left unevaluated.
     pub over_budget: usize,
     /// Which limit cut the search first (`budget`, `cpu_seconds`), or None.
@@ -228,13 +231,17 @@ impl Limits {
     }
 }
 
-/// A bill left unplanned because none of its points can meet `policy.min_tolerated` (`prune_reason`).
+/// A bill left unplanned because none of its points can meet the requirements (`prune_reason`,
+/// `capacity_reason`).
 #[derive(Debug, Clone, Serialize)]
 pub struct Pruned {
     pub bill: String,
     pub cost: Cost,
     /// Why no layout of it can meet the requirements, in words.
     pub reason: String,
+    /// Which rule pruned it: `outage` (quorum arithmetic, `prune_reason`) or `capacity` (raw capacity below
+    /// the bytes stored at the fewest replicas, `capacity_reason`).
+    pub kind: &'static str,
 }
 
 /// Whether some replica count (1..5) over `domains` failure domains can keep its quorum after the worst
@@ -263,6 +270,52 @@ pub fn prune_reason(b: &Bill, required: &Tolerance) -> Option<String> {
                  (policy.min_tolerated.{what}s), whatever the layout"
             )
         })
+    })
+}
+
+/// The least the workload can store on any layout: every stream, KV bucket and object store at the fewest
+/// replicas it may have (its own `replicas`, else the smallest of `nats.replicas`), each replica its
+/// bytes as design sizes them (`layout::sizing`: compression, growth over the horizon, caps, RAFT log).
+/// Consumers' few bytes are left out: a lower bound.
+pub fn least_stored_bytes(site: &Site) -> f64 {
+    use crate::layout::sizing;
+    let fewest = site.nats.replicas.iter().copied().min().unwrap_or(1);
+    let at = |own: Option<u8>| own.unwrap_or(fewest);
+    let w = &site.workload;
+    let streams = w
+        .streams
+        .iter()
+        .map(|s| sizing::stream_bytes(site, s, at(s.replicas)) * f64::from(at(s.replicas)));
+    let kv =
+        w.kv.iter()
+            .map(|k| sizing::kv_bytes(site, k, at(k.replicas)) * f64::from(at(k.replicas)));
+    let objs = w
+        .object_stores
+        .iter()
+        .map(|o| sizing::object_store_bytes(site, o, at(o.replicas)) * f64::from(at(o.replicas)));
+    streams.chain(kv).chain(objs).sum()
+}
+
+/// Why no point of `b` can hold the workload, or None when one might: every disk the bill buys (spares
+/// included), at its full raw capacity (RAID 0, no wear headroom: the most any pattern could make of it),
+/// holds less than `least` (`least_stored_bytes`). Every layout's servers then need more than their stores
+/// hold in all, so one server at least is short and design rejects the layout (capacity). Not applied to
+/// `--have` bills (owned arrays of other disk models).
+pub fn capacity_reason(b: &Bill, least: f64, catalog: &Catalog) -> Option<String> {
+    if b.grown.is_some() || least <= 0.0 {
+        return None;
+    }
+    let disk = catalog.disk(&b.disk_model)?;
+    let raw = f64::from(b.disks()) * disk.capacity_bytes as f64;
+    (raw < least).then(|| {
+        format!(
+            "capacity: its {} {} disk(s) hold {:.2} TiB raw (spares included, RAID 0, no wear headroom), below the \
+             {:.2} TiB the workload stores at its fewest replicas, whatever the layout",
+            b.disks(),
+            b.disk_model,
+            raw / TIB,
+            least / TIB
+        )
     })
 }
 
@@ -335,6 +388,122 @@ fn evaluate(
     out.considered += 1;
 }
 
+/// The single-array reference bills: for each server model, array model and disk model, the one-rack bill
+/// with the most servers and data disks per server (seed 000's "one big array", its RAID 6 among the
+/// layouts). Pruning would skip them (a rack outage no layout survives), but the seed's argument is
+/// made against that shape, so they are planned: their points carry design's figures and binding
+/// constraint (`tolerance`: the rack outage). They cannot meet the requirements the pruning rule names,
+/// so they never change the frontier or the cheapest; they are planned outside `--budget` and
+/// `--cpu-seconds` (one per model combination).
+fn references(bills: &[(Cost, Bill)]) -> std::collections::BTreeSet<String> {
+    let mut best: std::collections::BTreeMap<(&str, &str, &str), &Bill> = Default::default();
+    for (_, b) in bills {
+        let StorageKind::Array(array) = &b.storage else {
+            continue;
+        };
+        if b.grown.is_some() || b.rack_count() != 1 {
+            continue;
+        }
+        let e = best
+            .entry((b.server_model.as_str(), array.as_str(), b.disk_model.as_str()))
+            .or_insert(b);
+        if (b.servers(), b.disks_per_server) > (e.servers(), e.disks_per_server) {
+            *e = b;
+        }
+    }
+    best.values().map(|b| b.id.clone()).collect()
+}
+
+/// What a bill's turn in the search does: plan it, prune it (why), or leave it to a limit.
+enum Turn {
+    Plan,
+    Reference,
+    Prune(&'static str, String),
+    Cut(&'static str),
+}
+
+/// What the search reads: the workload, catalog, calibration and limits.
+struct Ctx<'a> {
+    w: &'a WorkloadFile,
+    catalog: &'a Catalog,
+    cal: &'a crate::perf::Calibration,
+    limits: Limits,
+    cpu0: f64,
+    /// `least_stored_bytes` of the workload (imports merged), 0 when it cannot be worked out.
+    least: f64,
+}
+
+fn turn(ctx: &Ctx, b: &Bill, references: &std::collections::BTreeSet<String>, searched: usize) -> Turn {
+    let limits = ctx.limits;
+    // The zero bill of --have (the owned site as it is) is always planned: it is what today's site is
+    // judged by.
+    let prune = limits.prune && b.id != super::have::ZERO;
+    if let Some(reason) = prune.then(|| prune_reason(b, &ctx.w.required)).flatten() {
+        return if references.contains(&b.id) {
+            Turn::Reference
+        } else {
+            Turn::Prune("outage", reason)
+        };
+    }
+    if let Some(reason) = prune.then(|| capacity_reason(b, ctx.least, ctx.catalog)).flatten() {
+        return Turn::Prune("capacity", reason);
+    }
+    if searched >= limits.budget {
+        Turn::Cut("budget")
+    } else if searched > 0 && limits.cpu_seconds.is_some_and(|s| cpu_seconds() - ctx.cpu0 >= s) {
+        Turn::Cut("cpu_seconds")
+    } else {
+        Turn::Plan
+    }
+}
+
+/// `least_stored_bytes` of the workload as every candidate's site has it (the probe site, imports
+/// merged); 0 (no capacity pruning) when the probe cannot be read.
+fn least_of(w: &WorkloadFile, catalog: &Catalog) -> f64 {
+    let Ok(mut site) = super::probe_site(w, catalog) else {
+        return 0.0;
+    };
+    for imp in &w.imports {
+        crate::import::merge(&mut site.workload, imp);
+    }
+    least_stored_bytes(&site)
+}
+
+/// The bills cheapest first: each planned, pruned, planned as a reference, or left out by a limit.
+/// Returns the cost of the first bill a limit left out.
+fn search(out: &mut Sizing, ctx: &Ctx, bills: Vec<(Cost, Bill)>, progress: &dyn Fn(usize, usize)) -> Option<f64> {
+    let references = references(&bills);
+    let n = bills.len();
+    let mut first_left_out = None;
+    let mut searched = 0;
+    for (i, (cost, b)) in bills.into_iter().enumerate() {
+        progress(i, n);
+        match turn(ctx, &b, &references, searched) {
+            Turn::Prune(kind, reason) => out.pruned.push(Pruned {
+                bill: b.id.clone(),
+                cost,
+                reason,
+                kind,
+            }),
+            Turn::Cut(c) => {
+                out.cut_by.get_or_insert(c);
+                first_left_out.get_or_insert(cost.total);
+                out.over_budget += 1;
+            }
+            Turn::Reference => {
+                out.references.push(b.id.clone());
+                evaluate(out, ctx.w, &b, &cost, ctx.catalog, ctx.cal);
+            }
+            Turn::Plan => {
+                searched += 1;
+                evaluate(out, ctx.w, &b, &cost, ctx.catalog, ctx.cal);
+            }
+        }
+    }
+    progress(n, n);
+    first_left_out
+}
+
 /// Evaluate the bills cheapest first within `limits`, pruning those that provably cannot meet the
 /// requirements, telling `progress` (bills done, bills in all).
 pub fn run(
@@ -358,6 +527,7 @@ pub fn run(
         considered: 0,
         points: 0,
         pruned: Vec::new(),
+        references: Vec::new(),
         over_budget: 0,
         cut_by: None,
         complete: true,
@@ -372,37 +542,15 @@ pub fn run(
         sites: Vec::new(),
     };
     let cpu0 = cpu_seconds();
-    let n = bills.len();
-    let mut first_left_out = None;
-    for (i, (cost, b)) in bills.into_iter().enumerate() {
-        progress(i, n);
-        // The zero bill of --have (the owned site as it is) is always planned: it is what today's site is
-        // judged by.
-        let prune = limits.prune && b.id != super::have::ZERO;
-        if let Some(reason) = prune.then(|| prune_reason(&b, &w.required)).flatten() {
-            out.pruned.push(Pruned {
-                bill: b.id.clone(),
-                cost,
-                reason,
-            });
-            continue;
-        }
-        let cut = if out.considered >= limits.budget {
-            Some("budget")
-        } else if out.considered > 0 && limits.cpu_seconds.is_some_and(|s| cpu_seconds() - cpu0 >= s) {
-            Some("cpu_seconds")
-        } else {
-            None
-        };
-        if let Some(c) = cut {
-            out.cut_by.get_or_insert(c);
-            first_left_out.get_or_insert(cost.total);
-            out.over_budget += 1;
-            continue;
-        }
-        evaluate(&mut out, w, &b, &cost, catalog, cal);
-    }
-    progress(n, n);
+    let ctx = Ctx {
+        w,
+        catalog,
+        cal,
+        limits,
+        cpu0,
+        least: least_of(w, catalog),
+    };
+    let first_left_out = search(&mut out, &ctx, bills, progress);
     out.cpu_seconds = cpu_seconds() - cpu0;
     out.complete = out.over_budget == 0;
     out.points = out.candidates.len();
@@ -728,20 +876,41 @@ mod tests {
         let catalog = Catalog::builtin();
         let cal = crate::perf::Calibration::builtin();
         let cases = [
-            // One and two racks cannot survive a rack outage: four of six bills pruned.
-            workload(
-                "  racks: [1, 3]\n  servers: [3, 4]\n  disks_per_server: [2, 2]\n",
-                "[3]",
-                "{ racks: 1 }",
+            // One and two racks cannot survive a rack outage: four of six bills pruned (one of the
+            // one-rack bills planned as the single-array reference).
+            (
+                workload(
+                    "  racks: [1, 3]\n  servers: [3, 4]\n  disks_per_server: [2, 2]\n",
+                    "[3]",
+                    "{ racks: 1 }",
+                ),
+                "outage",
             ),
             // Three or four servers cannot survive losing two: two of three bills pruned.
-            workload(
-                "  racks: [3, 3]\n  servers: [3, 5]\n  disks_per_server: [2, 2]\n",
-                "[3, 5]",
-                "{ servers: 2 }",
+            (
+                workload(
+                    "  racks: [3, 3]\n  servers: [3, 5]\n  disks_per_server: [2, 2]\n",
+                    "[3, 5]",
+                    "{ servers: 2 }",
+                ),
+                "outage",
+            ),
+            // A stream of 10,000 1 KiB messages a second kept 8 days, three times over: 21.8 TiB, more than
+            // the six disks of 3 racks × 1 server × 1 disk (+ a spare each) hold raw (20.9 TiB); the
+            // cheapest bill that meets the requirements (3 disks per server) is 2 % above the line, and a
+            // rule pruning it (or any frontier bill) fails the comparison.
+            (
+                "site: small\nnats: { replicas: [3] }\nsize:\n  racks: [3, 3]\n  servers: [3, 5]\n  \
+                 disks_per_server: [1, 3]\n  server_models: [generic-16c]\n  storage: [EF300]\n  \
+                 disk_models: [nvme-3.84t]\nworkload:\n  streams:\n    \
+                 - { name: orders, msgs_per_s: 5000, msg_size: 1KiB, retention: 24h }\n    \
+                 - { name: log, msgs_per_s: 10000, msg_size: 1KiB, retention: 8d }\npolicy:\n  \
+                 patterns: [\"1\", \"2\"]\n  min_tolerated: { racks: 1 }\n"
+                    .to_string(),
+                "capacity",
             ),
         ];
-        for text in cases {
+        for (text, kind) in cases {
             let w = crate::size::read_workload(&text, "small.yaml", &catalog).unwrap();
             let all = run(&w, &catalog, &cal, None, Limits::exhaustive(), &|_, _| {});
             let limits = Limits {
@@ -750,8 +919,8 @@ mod tests {
             };
             let pruned = run(&w, &catalog, &cal, None, limits, &|_, _| {});
             assert!(
-                !pruned.pruned.is_empty(),
-                "nothing pruned: the comparison proves nothing\n{text}"
+                pruned.pruned.iter().any(|p| p.kind == kind),
+                "nothing pruned by {kind}: the comparison proves nothing\n{text}"
             );
             assert!(all.complete && pruned.complete && all.pruned.is_empty());
             assert_eq!(pruned.considered + pruned.pruned.len(), all.considered);
@@ -759,6 +928,12 @@ mod tests {
             assert!(!ids(&all, on).is_empty(), "the brute force has a frontier\n{text}");
             assert_eq!(ids(&pruned, on), ids(&all, on), "the frontier\n{text}");
             assert_eq!(pruned.cheapest, all.cheapest, "the cheapest\n{text}");
+            // References (the single-array bill) are planned though the rule would prune them: design's
+            // points, none meeting the requirements.
+            for r in &pruned.references {
+                assert_eq!(ids(&pruned, |p| &p.bill == r), ids(&all, |p| &p.bill == r), "{r}");
+                assert!(ids(&all, |p| &p.bill == r && p.meets_requirements).is_empty(), "{r}");
+            }
             for x in &pruned.pruned {
                 let of_bill = ids(&all, |p| p.bill == x.bill);
                 assert!(!of_bill.is_empty());

@@ -69,7 +69,12 @@ fn seed_000_yields_its_own_shapes_with_its_binding_constraints_and_design_agrees
             pruned["considered"].as_u64(),
             pruned["pruned"].as_array().unwrap().len()
         ),
-        (Some(6), 12)
+        (Some(7), 11)
+    );
+    assert_eq!(
+        pruned["references"],
+        serde_json::json!(["1r5s-generic-16c-EF300-nvme-3.84tx2"]),
+        "the one big array is planned as a reference"
     );
     assert_eq!(pruned["complete"], true);
     let frontier = |s: &Value| {
@@ -92,6 +97,7 @@ fn seed_000_yields_its_own_shapes_with_its_binding_constraints_and_design_agrees
         .find(|p| p["bill"] == "1r3s-generic-16c-EF300-nvme-3.84tx2")
         .unwrap();
     assert!(big["reason"].as_str().unwrap().starts_with("rack outage"), "{big}");
+    assert_eq!(big["kind"], "outage", "{big}");
     // Each shape's site file, through design, gives size's figures.
     for p in [raid0, raid1, raid6] {
         let site = dir.path().join(format!("{}.yaml", p["bill"].as_str().unwrap()));
@@ -116,6 +122,42 @@ fn seed_000_yields_its_own_shapes_with_its_binding_constraints_and_design_agrees
             "{layout}"
         );
     }
+}
+
+/// The Done-when of issue 47 with the default search (pruning on): seed 000's own shapes are among the
+/// candidates, with the seed's binding constraints — 2 + 2 + 1 RAID 0 servers at R5 and RAID 1 pairs per
+/// rack at R3 bound by capacity, and one big RAID 6 array (one rack) bound by a rack outage.
+#[test]
+fn seed_000_default_search_carries_its_three_shapes_with_the_seeds_binding_constraints() {
+    let s = size_json(&[&repo_file(SEED)]);
+    assert_eq!(s["pruning"], true);
+    let binding = |p: &Value| p["binding"]["kind"].as_str().unwrap_or("none").to_string();
+    let raid0 = point(&s, "3r5s-generic-16c-EF300-nvme-3.84tx1", "p2-raid0-r5-Ax2.Bx2.Cx1");
+    assert_eq!(raid0["meets_requirements"], true);
+    assert_eq!(binding(raid0), "capacity", "{}", raid0["binding"]);
+    let raid1 = point(&s, "3r3s-generic-16c-EF300-nvme-3.84tx2", "p1-raid1-r3-Ax1.Bx1.Cx1");
+    assert_eq!(raid1["meets_requirements"], true);
+    assert_eq!(binding(raid1), "capacity", "{}", raid1["binding"]);
+    // The one big array: every server of the bill on one EF300 in one rack, RAID 6.
+    for layout in ["r6-raid6-r3-Ax3", "r6-raid6-r5-Ax5"] {
+        let raid6 = point(&s, "1r5s-generic-16c-EF300-nvme-3.84tx2", layout);
+        assert_eq!(binding(raid6), "tolerance", "{layout}: {}", raid6["binding"]);
+        assert_eq!(raid6["binding"]["unit"], "racks");
+        assert!(
+            raid6["binding"]["text"].as_str().unwrap().starts_with("rack outage"),
+            "{}",
+            raid6["binding"]
+        );
+        assert_eq!(raid6["meets_requirements"], false);
+        assert_eq!(raid6["frontier"], false);
+    }
+    let listed =
+        |key: &str| {
+            s[key].as_array().unwrap().iter().any(|p| {
+                p == "1r5s-generic-16c-EF300-nvme-3.84tx2" || p["bill"] == "1r5s-generic-16c-EF300-nvme-3.84tx2"
+            })
+        };
+    assert!(listed("references") && !listed("pruned"), "{}", s["references"]);
 }
 
 /// A small workload (four bills) to run several times.
@@ -348,6 +390,66 @@ fn write_small(dir: &std::path::Path) -> String {
     let w = dir.join("w.yaml");
     std::fs::write(&w, small(BASE, "{ racks: 1 }")).unwrap();
     w.to_str().unwrap().to_string()
+}
+
+/// `--format markdown`: the table report in GitHub Markdown — the frontier and each bill's best point as
+/// Markdown tables (the JSON's ids, one row each), the cheapest named, and **INCOMPLETE SEARCH** when a
+/// limit cut the search (never when it did not).
+#[test]
+fn markdown_has_the_tables_of_the_text_report_and_says_incomplete_when_cut() {
+    let dir = tempfile::tempdir().unwrap();
+    let w = write_small(dir.path());
+    let j = size_json(&[&w]);
+    let (code, md, err) = run(&["size", &w, "--format", "markdown"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(md.starts_with("# natsplan size: "), "{md}");
+    assert!(
+        !md.contains("INCOMPLETE"),
+        "a complete search never says INCOMPLETE\n{md}"
+    );
+    let header =
+        "| candidate (bill/layout) | cost | verdict | writes survive r/a/s/d | P(data lost)/yr | down min/yr | \
+                  free after failure | binding constraint |";
+    assert_eq!(md.matches(header).count(), 2, "the frontier and per-bill tables\n{md}");
+    let rows: Vec<&str> = md
+        .lines()
+        .filter(|l| l.starts_with("| ") && !l.starts_with(header))
+        .collect();
+    let cands = j["candidates"].as_array().unwrap();
+    let on: Vec<&str> = cands
+        .iter()
+        .filter(|p| p["frontier"] == true)
+        .map(|p| p["id"].as_str().unwrap())
+        .collect();
+    assert!(!on.is_empty());
+    for id in &on {
+        assert!(
+            rows.iter().any(|r| r.starts_with(&format!("| {id} |"))),
+            "{id} not a row\n{md}"
+        );
+    }
+    assert_eq!(
+        rows.len(),
+        on.len() + j["considered"].as_u64().unwrap() as usize,
+        "{md}"
+    );
+    let cheapest = j["cheapest"].as_str().unwrap();
+    assert!(
+        md.contains(&format!("cheapest that meets every requirement: {cheapest} at ")),
+        "{md}"
+    );
+    for p in j["pruned"].as_array().unwrap() {
+        assert!(
+            md.contains(&format!("- pruned {} (", p["bill"].as_str().unwrap())),
+            "{md}"
+        );
+    }
+    let (code, cut, err) = run(&["size", &w, "--exhaustive", "--budget", "1", "--format", "markdown"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        cut.contains("> **INCOMPLETE SEARCH**: --budget stopped it with 3 bill(s) not planned"),
+        "{cut}"
+    );
 }
 
 fn csv_rows(out: &str) -> Vec<Vec<String>> {
