@@ -45,19 +45,24 @@ impl Producer {
         self.republished.lock().map(|r| r.clone()).unwrap_or_default()
     }
     /// Re-publish every acknowledged id `name` no longer holds, each under its own `Nats-Msg-Id`, until
-    /// acknowledged or the deadline: how many were missing.
+    /// acknowledged or the deadline: how many the stream took as new (a duplicate ack means it still had it).
     fn republish_missing(&self, rt: &tokio::runtime::Runtime, name: &str, deadline: Instant) -> Result<usize> {
+        // What had been acknowledged before the stream is read: an id acknowledged after the read would
+        // look missing (the publisher writes on during the drill).
+        let acked = self.acked.lock().map(|a| a.clone()).unwrap_or_default();
         let (read, _) = rt.block_on(super::traffic::read_all(&self.js, name))?;
         let held: HashSet<&str> = read.iter().map(|(_, id)| id.as_str()).collect();
-        let acked = self.acked.lock().map(|a| a.clone()).unwrap_or_default();
         let missing: Vec<String> = acked.into_iter().filter(|id| !held.contains(id.as_str())).collect();
-        for id in &missing {
+        let mut republished = 0;
+        'ids: for id in &missing {
             loop {
                 let msg = Publish::build().payload(id.clone().into()).message_id(id);
                 let ack = rt.block_on(tokio::time::timeout(Duration::from_secs(2), async {
                     self.js.send_publish(self.subject.clone(), msg).await?.await
                 }));
                 match ack {
+                    // The stream still had it (its duplicate window): not re-published.
+                    Ok(Ok(a)) if a.duplicate => continue 'ids,
                     Ok(Ok(_)) => break,
                     Ok(Err(e)) if Instant::now() >= deadline => bail!("re-publishing {id}: {e}"),
                     Err(_) if Instant::now() >= deadline => bail!("re-publishing {id}: no ack within 2 s"),
@@ -67,8 +72,9 @@ impl Producer {
             if let Ok(mut r) = self.republished.lock() {
                 r.push(id.clone());
             }
+            republished += 1;
         }
-        Ok(missing.len())
+        Ok(republished)
     }
 }
 
@@ -262,8 +268,27 @@ impl LabOps for LabDrill<'_, '_> {
         // a survivor still following answered "leader is known" first for 60 s while the other had applied it).
         let body = serde_json::json!({ "quorum_needed": quorum_needed });
         let rescued = |v: &serde_json::Value| v.get("error").is_none() && v.get("new_quorum").is_some();
-        let said = self.system_request_until("$JS.API.META.RESCUE", body, deadline, Ask::Everyone, &rescued)?;
-        Ok(format!("{said} (system account; quorum lowered to {quorum_needed})"))
+        // Tries of 5 s; between them a running meta leader also counts: the server that applied an earlier
+        // try may have answered after the 2 s window, and every later try gets "leader is known".
+        loop {
+            let within = deadline.min(Instant::now() + Duration::from_secs(5));
+            let err =
+                match self.system_request_until("$JS.API.META.RESCUE", body.clone(), within, Ask::Everyone, &rescued) {
+                    Ok(said) => return Ok(format!("{said} (system account; quorum lowered to {quorum_needed})")),
+                    Err(e) => e,
+                };
+            if let Ok(l) = self.lab.meta_leader() {
+                if self.runs_as(&l) {
+                    return Ok(format!(
+                        "$JS.API.META.RESCUE sent (system account; quorum {quorum_needed}); no answer said it applied \
+                         it, but the meta group leads again ({l})"
+                    ));
+                }
+            }
+            if Instant::now() >= deadline {
+                return Err(err);
+            }
+        }
     }
     fn reattach_store(&mut self, server: &str, standby: &str, deadline: Instant) -> Result<String> {
         // The lab has no second machine: the standby is the same process slot, started on the store as it
@@ -377,9 +402,12 @@ pub(super) fn replicas_back(lab: &Lab, name: &str, replicas: usize, within: Dura
         let placed = lab.streams().into_iter().find(|s| s.name == name);
         let peers = placed.as_ref().map(|s| s.peers.len()).unwrap_or(0);
         let states = super::judge::replica_states_now(lab, name);
-        let top = states.iter().map(|s| s.last_seq).max();
-        let want = *target.get_or_insert(top.unwrap_or(0));
-        let current = states.len() == replicas && states.iter().all(|s| s.last_seq >= want);
+        // The target is fixed the first time every replica reports (an empty poll would make it 0).
+        let top = states.iter().map(|s| s.last_seq).max().unwrap_or(0);
+        if states.len() == replicas && target.is_none() {
+            target = Some(top);
+        }
+        let current = target.is_some_and(|want| states.len() == replicas && states.iter().all(|s| s.last_seq >= want));
         if peers == replicas && current {
             return Ok(t0.elapsed().as_secs_f64());
         }
@@ -473,12 +501,13 @@ pub(super) fn judge_recovery(
         }
         _ => 0,
     };
-    if still_missing > 0 && failed.is_empty() {
-        res.observed = "acked_still_missing".into();
-    }
     if !sustained.ok(timeout_s) && failed.is_empty() && back.is_ok() {
         res.observed = "writes_not_sustained".into();
     }
+    if still_missing > 0 && failed.is_empty() {
+        res.observed = "acked_still_missing".into();
+    }
+
     if !failed.is_empty() || back.is_err() || !sustained.ok(timeout_s) || still_missing > 0 {
         res.agree = false;
     }

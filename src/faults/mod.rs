@@ -558,6 +558,7 @@ mod tests {
             recovery: Vec::new(),
             recovery_actions: Vec::new(),
             recovery_drill_s: Vec::new(),
+            recovery_chains: Vec::new(),
         };
         let opts = FaultOptions::full(3);
         judge(&mut r, &p, &a, &chk, &Timeline { inject_s, heal_s }, &opts, 17.0, 3);
@@ -672,6 +673,7 @@ mod tests {
                 recovery: Vec::new(),
                 recovery_actions: Vec::new(),
                 recovery_drill_s: Vec::new(),
+                recovery_chains: Vec::new(),
             };
             let opts = FaultOptions::full(3);
             judge(

@@ -377,8 +377,9 @@ fn fault_phase(
     // `--recover`: whatif's own steps bring back what the fault destroyed.
     let steps = match (&heal_result, opts.recover && sc.p.kind.recovers()) {
         (Ok(_), true) => {
-            // Healed from when the recovery starts: quorum may come back at any of its steps.
-            marks.heal = Some(Instant::now());
+            // Healed from when the recovery starts (quorum may come back at any of its steps), unless the
+            // fault marked its own heal (a power scenario's power-on, which its writes are judged against).
+            marks.heal.get_or_insert_with(Instant::now);
             let steps = drill::run_drill(ctx, lab, full, sc.pred, sc.name, sc.producer);
             if sc.p.kind == Kind::FullDisk {
                 let node = lab.nodes()[sc.roles.followers[0]].name.clone();
@@ -416,21 +417,16 @@ struct Drilled {
 }
 
 /// How long after healing writes may take to resume (seconds): an election, a publish timeout and 5 s of
-/// slack; under `--recover` "healing" is the start of the recovery, so whatif's own predicted time for its
-/// steps (with operator delays 0, e.g. reconcile's lost-quorum interval and election) is added.
-fn resume_bound_s(timeout_s: f64, steps: Option<&[RecoveryStep]>) -> f64 {
-    let recovery_s: f64 = steps
-        .unwrap_or_default()
-        .iter()
-        .filter_map(|s| s.predicted_seconds)
-        .sum();
-    ELECTION_STALL_S + timeout_s + 5.0 + recovery_s
+/// slack; under `--recover` "healing" is the start of the recovery, so whatif's own predicted time for it
+/// (its longest chain, with operator delays 0: e.g. reconcile's lost-quorum interval and election) is added.
+fn resume_bound_s(timeout_s: f64, recovery_s: Option<f64>) -> f64 {
+    ELECTION_STALL_S + timeout_s + 5.0 + recovery_s.unwrap_or(0.0)
 }
 
 /// Writes must resume within [`resume_bound_s`] after healing, or the stall did not end: keep writing until
 /// an ack after healing shows (or the bound passes), then for `after` more. Returns the bound.
-fn wait_resumed(opts: &FaultOptions, drilled: Option<&Drilled>, last_ack_ms: &AtomicU64, heal_s: f64) -> Result<f64> {
-    let bound_s = resume_bound_s(opts.publish_timeout.as_secs_f64(), drilled.map(|d| &d.steps[..]));
+fn wait_resumed(opts: &FaultOptions, recovery_s: Option<f64>, last_ack_ms: &AtomicU64, heal_s: f64) -> Result<f64> {
+    let bound_s = resume_bound_s(opts.publish_timeout.as_secs_f64(), recovery_s);
     let deadline = Instant::now() + Duration::from_secs_f64(bound_s);
     while Instant::now() < deadline && (last_ack_ms.load(Ordering::SeqCst) as f64 / 1000.0) < heal_s {
         opts.pause(Duration::from_millis(100))?;
@@ -439,24 +435,21 @@ fn wait_resumed(opts: &FaultOptions, drilled: Option<&Drilled>, last_ack_ms: &At
     Ok(bound_s)
 }
 
-/// The checker's verdict as the fault left it: with `--recover`'s `republish_acked` step, the ids it
-/// re-published count as lost (the fault lost them) and as `acked_republished`; `Some(republished)` then.
+/// The checker's verdict after `--recover`'s `republish_acked`: the ids it re-published and the read-back
+/// found count as `acked_republished`, not as lost or at another sequence.
+///
+/// Returns the checker's own verdict (`acked_lost`: still missing at the end) and `Some(re-published)` for
+/// a drilled scenario made to lose writes (0 when whatif's `republish_acked` was left out or found nothing).
 fn check_recovered(
     attempts: &[Attempt],
     read: &[(u64, String)],
     producer: &drill::Producer,
-    drilled: Option<&Drilled>,
+    republishes: bool,
 ) -> (Check, Option<u64>) {
-    let ran = drilled.is_some_and(|d| {
-        d.steps
-            .iter()
-            .any(|s| matches!(s.action, crate::survival::Action::RepublishAcked { .. }))
-    });
     let ids = producer.republished();
-    let mut chk = check::check_republished(attempts, read, &ids.iter().map(String::as_str).collect());
-    chk.acked_lost += chk.acked_republished;
+    let chk = check::check_republished(attempts, read, &ids.iter().map(String::as_str).collect());
     let re = chk.acked_republished;
-    (chk, ran.then_some(re))
+    (chk, republishes.then_some(re))
 }
 
 /// `--recover`'s verdict on a judged scenario: its steps, the replicas back, the sustained publish.
@@ -511,7 +504,8 @@ fn observe(
     let mut notes = Vec::new();
     let (heal_result, inject_s, heal_s, cut, drilled) = fault_phase(ctx, lab, sc, full, &last_ack_ms, t0, &mut notes)?;
     (res.power_cut, res.recovery_steps) = (cut, drilled.as_ref().map(|d| d.steps.clone()));
-    let resume_bound_s = wait_resumed(opts, drilled.as_ref(), &last_ack_ms, heal_s)?;
+    let recovery_s = drilled.as_ref().map(|_| pred.recovery_longest_chain_s());
+    let resume_bound_s = wait_resumed(opts, recovery_s, &last_ack_ms, heal_s)?;
     stop.store(true, Ordering::SeqCst);
     let attempts = rt.block_on(pub_handle).context("the publisher task failed")?;
     let api = heal_result?;
@@ -543,17 +537,30 @@ fn observe(
         }
         r => r?,
     };
-    let (chk, republished) = check_recovered(&attempts, &read, sc.producer, drilled.as_ref());
+    let republishes = drilled.is_some() && k.designed_to_lose();
+    let (chk, republished) = check_recovered(&attempts, &read, sc.producer, republishes);
     res.acked_republished = republished;
+    // What the fault lost, for the verdict: the re-published writes were lost by it too.
+    let mut fault = chk.clone();
+    fault.acked_lost += fault.acked_republished;
     if not_found > 0 {
         notes.push(format!(
             "the read-back got \"not found\" for {not_found} sequences between the stream's first and last"
         ));
     }
     res.acked = chk.acked;
-    res.acked_lost = Some(chk.acked_lost);
+    res.acked_lost = Some(fault.acked_lost);
     res.unavailable_s = longest_gap_s(&attempts, 0.0);
-    judge(&mut res, pred, &attempts, &chk, &tl, opts, resume_bound_s, ctx.replicas);
+    judge(
+        &mut res,
+        pred,
+        &attempts,
+        &fault,
+        &tl,
+        opts,
+        resume_bound_s,
+        ctx.replicas,
+    );
     if k == Kind::MetaMajorityKill {
         judge_meta(&mut res, api.as_ref());
     }
@@ -570,7 +577,7 @@ fn observe(
     if let Err(e) = &healthy {
         // After a predicted acknowledged-write loss, a stream left unhealthy by its diverged replicas
         // is the same hazard (#7567): a finding, not a disagreement.
-        if !(pred.acked_loss_risk && chk.acked_lost > 0) {
+        if !(pred.acked_loss_risk && fault.acked_lost > 0) {
             res.agree = false;
         }
         if res.acked_lost == Some(0) {
@@ -583,7 +590,7 @@ fn observe(
     if !notes.is_empty() {
         res.detail.push_str(&format!("; {}", notes.join("; ")));
     }
-    let problem = chk.acked_lost + chk.unexpected + chk.duplicates + chk.seq_mismatch > 0
+    let problem = fault.acked_lost + chk.unexpected + chk.duplicates + chk.seq_mismatch > 0
         || !replicas_agree(&res.replicas, ctx.replicas)
         || healthy.is_err();
     res.check = chk.clone();
@@ -603,27 +610,27 @@ fn observe(
 mod tests {
     use super::*;
 
-    fn step(predicted_seconds: Option<f64>) -> RecoveryStep {
-        RecoveryStep {
-            action: crate::survival::Action::Restart {
-                servers: vec!["n1".into()],
-            },
-            ok: true,
-            seconds: 1.0,
-            predicted_seconds,
-            simulated: false,
-            detail: String::new(),
-        }
-    }
-
     #[test]
-    fn writes_may_resume_after_the_recoverys_predicted_time_as_well_as_an_election() {
+    fn writes_may_resume_after_the_recoverys_longest_chain_as_well_as_an_election() {
         // Without --recover: an election, the publish timeout and 5 s.
         assert_eq!(resume_bound_s(2.0, None), ELECTION_STALL_S + 7.0);
-        // With it: plus whatif's predicted seconds for the steps that have one (the lab's two-stores-lost
-        // drill resumed 22.2 s after the recovery began, past the 17 s bound without them).
-        let steps = [step(Some(20.0)), step(None), step(Some(1.5))];
-        assert_eq!(resume_bound_s(2.0, Some(&steps)), ELECTION_STALL_S + 7.0 + 21.5);
-        assert!(resume_bound_s(2.0, Some(&steps)) > 22.2);
+        // With it: plus whatif's longest chain (the lab's two-stores-lost drill resumed 22.2 s after the
+        // recovery began, past the 17 s bound without it). Chains run in parallel: not summed.
+        let p = Prediction {
+            status: crate::survival::Status::Unavailable,
+            stall_s: None,
+            acked_loss_risk: false,
+            acked_loss: AckedLoss::None,
+            meta_status: crate::survival::Status::Ok,
+            recovery: Vec::new(),
+            recovery_actions: Vec::new(),
+            recovery_drill_s: vec![Some(300.0), Some(20.0), Some(300.0), None],
+            recovery_chains: ["a", "a", "b", "lost data"].map(String::from).to_vec(),
+        };
+        assert_eq!(p.recovery_longest_chain_s(), 320.0);
+        assert_eq!(
+            resume_bound_s(2.0, Some(p.recovery_longest_chain_s())),
+            ELECTION_STALL_S + 7.0 + 320.0
+        );
     }
 }

@@ -145,6 +145,24 @@ pub struct Prediction {
     /// Each step's seconds recomputed for the lab's own plan with operator delays 0 ([`OPERATOR_DELAYS`]),
     /// for `--recover`'s `predicted_seconds`; None where the drill's model gave other steps.
     pub recovery_drill_s: Vec<Option<f64>>,
+    /// Each step's chain (`recovery[].chain`): chains run in parallel, a chain's steps in order.
+    pub recovery_chains: Vec<String>,
+}
+
+impl Prediction {
+    /// The longest chain's drill seconds (chains run in parallel): how long whatif expects the recovery to
+    /// take on the lab.
+    pub fn recovery_longest_chain_s(&self) -> f64 {
+        let mut per: Vec<(&str, f64)> = Vec::new();
+        for (c, s) in self.recovery_chains.iter().zip(&self.recovery_drill_s) {
+            let s = s.unwrap_or(0.0);
+            match per.iter_mut().find(|(x, _)| x == c) {
+                Some((_, t)) => *t += s,
+                None => per.push((c.as_str(), s)),
+            }
+        }
+        per.into_iter().map(|(_, t)| t).fold(0.0, f64::max)
+    }
 }
 
 /// Repair times that are an operator's delay, 0 in a drill: the paged operator's response and the
@@ -198,6 +216,7 @@ pub fn predict(site: &Site, layout: &Layout, steps: &[Vec<String>]) -> Result<Pr
             crate::survival::recovery(&m, &crate::catalog::Catalog::builtin(), &sc).steps
         };
         let recovery_drill_s = drill_seconds(&steps, &drill_steps);
+        let recovery_chains = steps.iter().map(|st| st.chain.clone()).collect();
         let recovery_actions = steps.into_iter().map(|st| st.action).collect();
         let a = sc
             .assets
@@ -213,6 +232,7 @@ pub fn predict(site: &Site, layout: &Layout, steps: &[Vec<String>]) -> Result<Pr
             recovery,
             recovery_actions,
             recovery_drill_s,
+            recovery_chains,
         };
         worst = Some(match worst {
             None => p,
@@ -228,6 +248,7 @@ pub fn predict(site: &Site, layout: &Layout, steps: &[Vec<String>]) -> Result<Pr
                 recovery: p.recovery,
                 recovery_actions: p.recovery_actions,
                 recovery_drill_s: p.recovery_drill_s,
+                recovery_chains: p.recovery_chains,
             },
         });
     }

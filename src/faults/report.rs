@@ -70,7 +70,9 @@ pub struct ScenarioResult {
     pub detail: String,
     pub agree: bool,
     pub acked: u64,
-    /// Acknowledged writes that could not be read back after healing; None (null) when skipped.
+    /// Acknowledged writes that could not be read back after healing; None (null) when skipped. With
+    /// `--recover` after a power cut, the writes the fault lost, including those `republish_acked` then
+    /// re-published (`acked_republished`; `check.acked_lost` stays what is missing at the end).
     pub acked_lost: Option<u64>,
     /// Longest gap between successive acknowledgements, in seconds.
     pub unavailable_s: f64,
@@ -103,9 +105,9 @@ pub struct ScenarioResult {
     /// `predicted_seconds`, `simulated`, `detail`); None (null) without `--recover` or for a scenario that
     /// destroys nothing (its heal is the fault's end).
     pub recovery_steps: Option<Vec<super::RecoveryStep>>,
-    /// `--recover` after a power cut that lost acknowledged writes: how many of them the drill's
-    /// `republish_acked` step re-published (they count in `acked_lost` too: the fault lost them); None
-    /// (null) when no such step ran.
+    /// `--recover` after a power scenario made to lose writes: how many lost writes the drill's
+    /// `republish_acked` step re-published and the read-back found (they count in `acked_lost` too: the fault
+    /// lost them); 0 when the step was left out; None (null) for other scenarios or without `--recover`.
     pub acked_republished: Option<u64>,
 }
 

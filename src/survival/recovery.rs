@@ -1054,11 +1054,19 @@ impl Builder<'_, '_> {
         if at_risk.is_empty() {
             return;
         }
+        let crash_pause = self
+            .sc
+            .assets
+            .iter()
+            .any(|a| at_risk.contains(&a.name.as_str()) && a.acked_loss_cause == Some("crash_plus_pause"));
+        let why = match crash_pause {
+            false => "a quorum of replicas lost its page cache",
+            true => "a quorum of replicas lost its page cache, or a crash plus a pause let a replica without them lead",
+        };
         self.push(
             "lost data",
             format!(
-                "{}: acknowledged writes of the last sync window may be gone (a quorum of replicas lost its page \
-                 cache): once each leads again, every producer re-publishes what it had acknowledged and the \
+                "{}: acknowledged writes of the last sync window may be gone ({why}): once each leads again, every producer re-publishes what it had acknowledged and the \
                  stream no longer holds, under the same Nats-Msg-Id (the stream's duplicate window, 2 min by \
                  default, drops any that did survive: re-publish within it, or compare by id first). \
                  sync_interval: always closes this window",
