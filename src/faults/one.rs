@@ -475,6 +475,43 @@ fn end_state(ctx: &Ctx, lab: &Lab, name: &str, t0: Instant) -> Result<(Result<f6
     Ok((back, from_s, t0.elapsed().as_secs_f64()))
 }
 
+/// Read the stream back through its leader and check it against the attempts: the checker's verdict and
+/// the fault's (the writes `--recover` re-published were lost by the fault too); sets `acked`, `acked_lost`
+/// and `acked_republished`.
+fn read_back(
+    ctx: &Ctx,
+    sc: &Scenario,
+    res: &mut ScenarioResult,
+    attempts: &[Attempt],
+    drilled: bool,
+    notes: &mut Vec<String>,
+) -> Result<(Check, Check)> {
+    let (rt, k, js, name) = (ctx.rt, sc.p.kind, sc.js, sc.name);
+    let (read, not_found) = match rt.block_on(read_all(js, name)) {
+        // After a power cut the stream itself may be gone (nats-server #7564), or a recovery left it
+        // without a leader: nothing acknowledged can be read back.
+        Err(e) if k.is_power() || drilled => {
+            notes.push(format!("the stream could not be read back ({e:#})"));
+            (Vec::new(), 0)
+        }
+        r => r?,
+    };
+    let republishes = drilled && k.designed_to_lose();
+    let (chk, republished) = check_recovered(attempts, &read, sc.producer, republishes);
+    res.acked_republished = republished;
+    // What the fault lost, for the verdict: the re-published writes were lost by it too.
+    let mut fault = chk.clone();
+    fault.acked_lost += fault.acked_republished;
+    if not_found > 0 {
+        notes.push(format!(
+            "the read-back got \"not found\" for {not_found} sequences between the stream's first and last"
+        ));
+    }
+    res.acked = chk.acked;
+    res.acked_lost = Some(fault.acked_lost);
+    Ok((chk, fault))
+}
+
 /// Publish, inject, heal, read everything back and judge.
 fn observe(
     ctx: &Ctx,
@@ -528,28 +565,7 @@ fn observe(
         .max()
         .unwrap_or(0);
     res.replicas = replica_states(lab, name, max_acked, ctx.replicas);
-    let (read, not_found) = match rt.block_on(read_all(js, name)) {
-        // After a power cut the stream itself may be gone (nats-server #7564), or a recovery left it
-        // without a leader: nothing acknowledged can be read back.
-        Err(e) if k.is_power() || drilled.is_some() => {
-            notes.push(format!("the stream could not be read back ({e:#})"));
-            (Vec::new(), 0)
-        }
-        r => r?,
-    };
-    let republishes = drilled.is_some() && k.designed_to_lose();
-    let (chk, republished) = check_recovered(&attempts, &read, sc.producer, republishes);
-    res.acked_republished = republished;
-    // What the fault lost, for the verdict: the re-published writes were lost by it too.
-    let mut fault = chk.clone();
-    fault.acked_lost += fault.acked_republished;
-    if not_found > 0 {
-        notes.push(format!(
-            "the read-back got \"not found\" for {not_found} sequences between the stream's first and last"
-        ));
-    }
-    res.acked = chk.acked;
-    res.acked_lost = Some(fault.acked_lost);
+    let (chk, fault) = read_back(ctx, sc, &mut res, &attempts, drilled.is_some(), &mut notes)?;
     res.unavailable_s = longest_gap_s(&attempts, 0.0);
     judge(
         &mut res,
