@@ -7,7 +7,7 @@ use super::*;
 use crate::lab::Lab;
 use crate::survival::{Action, Until};
 use anyhow::{anyhow, bail, Context, Result};
-use async_nats::jetstream::{self, message::PublishMessage as Publish};
+use async_nats::jetstream;
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -56,7 +56,7 @@ impl Producer {
         let mut republished = 0;
         'ids: for id in &missing {
             loop {
-                let msg = Publish::build().payload(id.clone().into()).message_id(id);
+                let msg = super::traffic::id_message(id);
                 let ack = rt.block_on(tokio::time::timeout(Duration::from_secs(2), async {
                     self.js.send_publish(self.subject.clone(), msg).await?.await
                 }));

@@ -64,6 +64,12 @@ pub(super) async fn delete_stream(js: &jetstream::Context, name: &str) {
     let _ = js.delete_stream(name).await;
 }
 
+/// The checker's message: the id as payload and as `Nats-Msg-Id` (the publisher's, and the drill's
+/// re-publish of a lost one, so the stream's duplicate window treats both alike).
+pub(super) fn id_message(id: &str) -> Publish {
+    Publish::build().payload(id.to_string().into()).message_id(id)
+}
+
 /// Publish `prefix-NNNNNNN` at `rate` until `stop`; each id retried under the same `Nats-Msg-Id` until it is
 /// acknowledged (or the run stops), so every id ends ok / failed / unknown exactly once. Acknowledged ids
 /// are also appended to `acked` as they come (what a producer knows it had acknowledged, for the drill's
@@ -90,7 +96,7 @@ pub(super) async fn publisher(
         let mut maybe_stored = false;
         let (mut tries_refused, mut tries_unknown) = (0u32, 0u32);
         let outcome = loop {
-            let msg = Publish::build().payload(id.clone().into()).message_id(&id);
+            let msg = id_message(&id);
             let r = tokio::time::timeout(timeout, async {
                 match js.send_publish(subject.clone(), msg).await {
                     Ok(f) => f.await.map_err(|e| (true, e.kind())),
