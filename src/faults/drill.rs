@@ -100,21 +100,37 @@ impl LabDrill<'_, '_> {
     }
     /// Server `i` answers `/healthz` 200 by the deadline (others a later step brings back may still be down).
     fn server_healthy_by(&self, i: usize, deadline: Instant) -> Result<()> {
+        self.answers_by(i, "/healthz", deadline)
+    }
+    /// Server `i` answers `path` 200 by the deadline.
+    fn answers_by(&self, i: usize, path: &str, deadline: Instant) -> Result<()> {
         let url = self.lab.nodes()[i].monitor_url();
         loop {
-            let last = match crate::monitor::get(&url, "/healthz", Duration::from_secs(2)) {
+            let last = match crate::monitor::get(&url, path, Duration::from_secs(2)) {
                 Ok(r) if r.status == 200 => return Ok(()),
                 Ok(r) => format!("{} {}", r.status, r.body.trim()),
                 Err(e) => format!("{e:#}"),
             };
             if Instant::now() >= deadline {
                 bail!(
-                    "{} not healthy by its deadline: /healthz {last}",
+                    "{} not healthy by its deadline: {path} {last}",
                     self.lab.nodes()[i].name
                 );
             }
             self.ctx.opts.pause(Duration::from_millis(250))?;
         }
+    }
+    /// Every server of the lab runs with JetStream up and the meta group current (`/healthz?js-meta-only=true`,
+    /// server/monitor.go): the process-level end of a restart or a stall. A stream's replicas being current is
+    /// not part of it: a diverged replica re-syncs later, at its leader's next snapshot (`replicas_resynced`).
+    fn servers_back_by(&mut self, deadline: Instant) -> Result<()> {
+        for i in 0..self.lab.nodes().len() {
+            if !self.lab.is_running(i) {
+                bail!("{} is not running", self.lab.nodes()[i].name);
+            }
+            self.answers_by(i, "/healthz?js-meta-only=true", deadline)?;
+        }
+        Ok(())
     }
     /// A request on the system account (the lab carries the one `emit` writes), retried until it
     /// answers `success` or the deadline passes.
@@ -327,6 +343,11 @@ impl LabOps for LabDrill<'_, '_> {
     }
     fn wait(&mut self, until: Until, deadline: Instant) -> Result<String> {
         match until {
+            Until::ReplicasResynced => {
+                let within = deadline.saturating_duration_since(Instant::now());
+                let t = replicas_back(self.lab, self.stream, self.ctx.replicas, within)?;
+                Ok(format!("{} has every replica current after {t:.1} s", self.stream))
+            }
             Until::MetaQuorum | Until::MetaRescued => loop {
                 // A server may still name a leader that is gone: only a running one counts.
                 match self.lab.meta_leader() {
@@ -339,6 +360,10 @@ impl LabOps for LabDrill<'_, '_> {
                     Err(_) => self.ctx.opts.pause(Duration::from_millis(500))?,
                 }
             },
+            Until::Restarted | Until::StallEnds | Until::Reread => {
+                self.servers_back_by(deadline)?;
+                Ok("every server runs with the meta group current".into())
+            }
             _ => {
                 self.healthy_by(deadline)?;
                 Ok("the lab is healthy".into())
@@ -365,6 +390,17 @@ pub(super) fn drill_steps(pred: &Prediction, leave_out: &[String]) -> Vec<(Actio
         .collect()
 }
 
+/// The scenario's recovery budget: the option's, or half again whatif's own drill seconds over all its
+/// steps and 30 s when that is longer (the drill carries the steps out one after another).
+fn budget(option: Duration, steps: &[(Action, Option<f64>)]) -> Duration {
+    let predicted: f64 = steps
+        .iter()
+        .filter_map(|(_, s)| *s)
+        .filter(|s| s.is_finite() && *s > 0.0)
+        .sum();
+    option.max(Duration::from_secs_f64(1.5 * predicted + 30.0))
+}
+
 /// Carry out whatif's recovery for the scenario on the lab.
 pub(super) fn run_drill(
     ctx: &Ctx,
@@ -386,7 +422,7 @@ pub(super) fn run_drill(
         producer,
     };
     let limits = Limits {
-        budget: ctx.opts.recovery_budget,
+        budget: budget(ctx.opts.recovery_budget, &steps),
         per_step: STEP_DEADLINE,
     };
     recover::carry_out(&steps, &mut ops, limits)

@@ -127,7 +127,20 @@ fn one(a: &Action, ops: &mut dyn LabOps, deadline: Instant) -> Done {
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
     pub budget: Duration,
+    /// A step's deadline when whatif predicts it short (or gives no time): a floor.
     pub per_step: Duration,
+}
+
+impl Limits {
+    /// A step's deadline: half again whatif's own prediction for it and 10 s, never under `per_step` (a
+    /// diverged replica's predicted 180 s re-sync gets 280 s, a restart predicted in seconds the floor).
+    pub fn step(&self, predicted: Option<f64>) -> Duration {
+        let from_model = predicted
+            .filter(|s| s.is_finite() && *s > 0.0)
+            .map(|s| Duration::from_secs_f64(1.5 * s + 10.0))
+            .unwrap_or_default();
+        self.per_step.max(from_model)
+    }
 }
 
 /// Carry out `steps` (whatif's actions with their predicted seconds) in order. A step that fails, or
@@ -158,7 +171,8 @@ pub fn carry_out(steps: &[(Action, Option<f64>)], ops: &mut dyn LabOps, limits: 
             out.push(step);
             continue;
         }
-        let allowed = limits.per_step.min(left);
+        let own = limits.step(*predicted);
+        let allowed = own.min(left);
         let s0 = Instant::now();
         let done = one(a, ops, s0 + allowed);
         step.seconds = s0.elapsed().as_secs_f64();
@@ -169,7 +183,7 @@ pub fn carry_out(steps: &[(Action, Option<f64>)], ops: &mut dyn LabOps, limits: 
         }
         if step.ok && s0.elapsed() > allowed {
             step.ok = false;
-            let what = match left < limits.per_step {
+            let what = match left < own {
                 true => "what was left of the scenario's recovery budget",
                 false => "its deadline",
             };
@@ -330,10 +344,14 @@ mod tests {
 
     #[test]
     fn a_step_past_its_deadline_or_the_budget_fails() {
-        let list = steps(&[
+        // No time from the model: the floor is the step's deadline.
+        let list: Vec<_> = steps(&[
             Action::Restart { servers: servers("n1") },
             Action::Restart { servers: servers("n2") },
-        ]);
+        ])
+        .into_iter()
+        .map(|(a, _)| (a, None))
+        .collect();
         let mut f = Fake {
             slow: Duration::from_millis(30),
             ..Fake::default()
@@ -352,5 +370,31 @@ mod tests {
         };
         let got = carry_out(&list, &mut f, spent);
         assert!(!got[0].ok && got[0].detail.contains("recovery budget"), "{got:?}");
+    }
+
+    #[test]
+    fn a_step_whatif_predicts_long_gets_half_again_its_prediction() {
+        let l = Limits {
+            budget: Duration::from_secs(600),
+            per_step: Duration::from_secs(60),
+        };
+        // A diverged replica's re-sync, predicted 180 s: 280 s, not the 60 s floor (the lab's took 117 s).
+        assert_eq!(l.step(Some(180.0)), Duration::from_secs(280));
+        // Short, none, or nonsense: the floor.
+        for p in [Some(2.0), None, Some(f64::NAN), Some(-5.0)] {
+            assert_eq!(l.step(p), Duration::from_secs(60), "{p:?}");
+        }
+        // Carried out: a step slower than the floor but within its own prediction is ok.
+        let list = vec![(Action::Restart { servers: servers("n1") }, Some(0.02))];
+        let mut f = Fake {
+            slow: Duration::from_millis(30),
+            ..Fake::default()
+        };
+        let floor = Limits {
+            budget: Duration::from_secs(60),
+            per_step: Duration::from_millis(5),
+        };
+        let got = carry_out(&list, &mut f, floor);
+        assert!(got[0].ok, "{got:?}");
     }
 }

@@ -33,6 +33,16 @@ const RECORD_OVERHEAD_BYTES: f64 = 30.0;
 /// peer-removes to a current group.
 pub const LOST_QUORUM_S: f64 = 10.0;
 
+/// Upper bound of a diverged replica's re-sync: a replica that holds writes the new stream leader lacks
+/// (a crash plus a pause, or a quorum that lost its page cache while one replica kept it) answers the
+/// leader's catch-up with "Expected first catchup entry to be a snapshot and peerstate, will retry"
+/// (server/raft.go) until the leader installs its next stream snapshot, on a ticker of
+/// `compactInterval` 2 min plus up to 1 min of jitter from when its stream monitor started
+/// (server/jetstream_cluster.go `monitorStream`, read at 1787eee; sooner past 65,536 entries or 8 MiB of
+/// log). The lab's power-crash-pause drill (issue 35, 5 servers, nats-server 2.15.1): the diverged
+/// replica stayed behind for 117 s after healing, then caught up in 128 ms.
+pub const DIVERGED_RESYNC_S: f64 = 180.0;
+
 /// What a step needs: the servers and arrays it runs on, so a script can check that none is in a failed
 /// domain (natsplan never proposes one that is).
 #[derive(Debug, Clone, Default, Serialize)]
@@ -136,6 +146,9 @@ pub enum Until {
     MetaRescued,
     /// A RAID group or pool has rebuilt a disk while serving.
     RaidRebuilt,
+    /// Every replica of these streams is current again: a replica that diverged from the new leader
+    /// re-syncs at the leader's next stream snapshot ([`DIVERGED_RESYNC_S`]).
+    ReplicasResynced,
 }
 
 /// One recovery step.
@@ -985,6 +998,7 @@ impl Builder<'_, '_> {
     /// re-published by their producers.
     fn lost_assets(&mut self) {
         self.republish_acked();
+        self.resync_diverged();
         let sc = self.sc;
         let total: Vec<&str> = sc
             .assets
@@ -1077,6 +1091,44 @@ impl Builder<'_, '_> {
             Credentials::ApplicationAccount,
             Action::RepublishAcked {
                 streams: at_risk.iter().map(|n| n.to_string()).collect(),
+            },
+        );
+    }
+}
+
+impl Builder<'_, '_> {
+    /// Streams at risk of lost acknowledged writes: each replica whose page cache was cut lost its own tail
+    /// (a crash plus a pause leaves the paused ones with all of it), so a replica may hold entries the new
+    /// leader lacks or have fallen behind what the leader's log still holds; it re-syncs only at the
+    /// leader's next stream snapshot. The lab saw both: power-crash-pause's paused replica (117 s and 125 s),
+    /// and power-all's restarted n3 at sequence 1,083 of 24,156, still not current 60 s later (CI, 5 Dec).
+    fn resync_diverged(&mut self) {
+        let diverged: Vec<&str> = self
+            .sc
+            .assets
+            .iter()
+            .filter(|a| a.acked_loss_risk && a.loss.is_none())
+            .filter(|a| matches!(a.kind, "stream" | "kv" | "object_store"))
+            .map(|a| a.name.as_str())
+            .collect();
+        if diverged.is_empty() {
+            return;
+        }
+        self.push(
+            "diverged replicas",
+            format!(
+                "{}: a replica whose log diverged from the new leader's (each replica lost its own unsynced \
+                 tail, or a paused one kept writes the leader lost) re-syncs only at the leader's next stream snapshot, at most about 3 min after the leader \
+                 started (nats-server's 2 min snapshot ticker plus up to 1 min of jitter, \
+                 server/jetstream_cluster.go). Until then the stream runs on fewer current replicas and \
+                 `/healthz` reports it not current: wait, do not remove the replica",
+                short_list(&diverged)
+            ),
+            DIVERGED_RESYNC_S,
+            Uses::default(),
+            Credentials::None,
+            Action::Wait {
+                until: Until::ReplicasResynced,
             },
         );
     }

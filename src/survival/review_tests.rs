@@ -507,3 +507,46 @@ fn ssd_wear_follows_the_workload_raft_log_and_raid() {
         .iter()
         .any(|p| p.text.contains("SSD wear") && p.severity == crate::layout::Severity::Risk));
 }
+
+#[test]
+fn a_power_cut_that_may_lose_acked_writes_waits_for_diverged_replicas_to_resync() {
+    let (s, l) = a3_b1_c1();
+    let m = Model::new(&s, &l);
+    let cat = crate::catalog::Catalog::builtin();
+    let resync = |failed: &[&str]| {
+        let sc = m.evaluate(&fail(&s, failed));
+        recovery(&m, &cat, &sc)
+            .steps
+            .into_iter()
+            .filter(|st| {
+                matches!(
+                    st.action,
+                    Action::Wait {
+                        until: Until::ReplicasResynced
+                    }
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    // A crash plus a pause: the paused replica kept the writes the restarted leader lost (#7567).
+    let w = resync(&["server:a1", "pause:b1"]);
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert_eq!(w[0].seconds, super::recovery::DIVERGED_RESYNC_S);
+    assert!(w[0].what.contains("next stream snapshot"), "{}", w[0].what);
+    // A quorum's page cache lost, one replica kept it: the same divergence.
+    assert_eq!(resync(&["server:a1", "server:b1"]).len(), 1);
+    // Every replica lost its page cache, each its own tail: they may diverge as well.
+    assert_eq!(resync(&["server:a1", "server:b1", "server:c1"]).len(), 1);
+    // A crash alone loses nothing acknowledged (the others hold it): no re-sync step; nor with sync always.
+    assert!(resync(&["server:a1"]).is_empty());
+    let mut always = s.clone();
+    always.nats.sync = SyncMode::Always;
+    let ma = Model::new(&always, &l);
+    let sc = ma.evaluate(&fail(&always, &["server:a1", "server:b1"]));
+    assert!(!recovery(&ma, &cat, &sc).steps.iter().any(|st| matches!(
+        st.action,
+        Action::Wait {
+            until: Until::ReplicasResynced
+        }
+    )));
+}

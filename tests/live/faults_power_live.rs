@@ -365,14 +365,15 @@ fn a_planned_racks_power_cut_for_real() {
 /// `republish_acked`: the producer re-publishes, by message id, what it had acknowledged and the stream no
 /// longer holds — and the checker requires every one of them back in the stream, once.
 ///
-/// Not in CI: on the fresh-clone CI run of 5 December (15:3x UTC, 2 cores busy with the suite) the restarted
-/// n3 came back at sequence 1,083 of 24,156 and was still "not current" 60 s later, so whatif's first `wait
-/// restarted` step failed at its 60 s deadline and the end-state check found it behind too: a true outcome
-/// on a loaded host (catch-up slower than the drill's deadlines), not the re-publish's. Run it by hand:
-/// `cargo test --features live --test live -- --ignored three_nodes_power_all_with_recover` (passed three
-/// times on this machine when it was not running the suite).
+/// On the fresh-clone CI run of 5 December (15:3x UTC, 2 cores busy with the suite) the restarted n3 came
+/// back at sequence 1,083 of 24,156 and was still "not current" 60 s later: whatif's first `wait restarted`
+/// waited on the whole `/healthz` (stream replicas current too) and failed at the 60 s step deadline. A
+/// replica that lost its own unsynced tail may diverge from the new leader's log and re-syncs only at the
+/// leader's next stream snapshot (2 min ticker + up to 1 min jitter, server/jetstream_cluster.go; the lab's
+/// power-crash-pause drill took 117 s and 125 s). Now `restarted` waits for the process and the meta group
+/// (`/healthz?js-meta-only=true`), and whatif's own `wait replicas_resynced` step (180 s, its deadline 280 s)
+/// waits for the replicas.
 #[test]
-#[ignore = "on a busy 2-core CI host the restarted replica's catch-up outlasted the drill's 60 s step deadline"]
 fn three_nodes_power_all_with_recover_republishes_every_lost_acked_write() {
     let _g = serial();
     if let Err(e) = natsplan::powerfs::probe() {
@@ -397,6 +398,15 @@ fn three_nodes_power_all_with_recover_republishes_every_lost_acked_write() {
             .iter()
             .any(|st| matches!(st.action, natsplan::survival::Action::RepublishAcked { .. })),
         "whatif's steps end with republish_acked: {steps:#?}"
+    );
+    assert!(
+        steps.iter().any(|st| matches!(
+            st.action,
+            natsplan::survival::Action::Wait {
+                until: natsplan::survival::Until::ReplicasResynced
+            }
+        )),
+        "whatif waits for diverged replicas to re-sync: {steps:#?}"
     );
     assert!(steps.iter().all(|st| st.ok), "{steps:#?}");
     let lost = s.acked_lost.unwrap();
