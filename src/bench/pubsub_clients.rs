@@ -1,203 +1,167 @@
-//! Core publish and subscribe on the raw protocol path.
+//! The core publish/subscribe adapters behind `client::CorePublisher` and `client::CoreSubscriber`: the
+//! raw protocol connection (one buffer, a precomputed `PUB` header, one write per 32 KiB, interest probes
+//! answered from the read loop) and async-nats. The loops, pacing, stamping and accounting are written
+//! once in `pubsub` (`publish`, `subscribe`); what is here only moves bytes.
 
+use super::client::{CorePublisher, CoreSubscriber, PubStop};
+use super::exec::{proto, Topic};
 use super::raw::{self, RawConn};
-use super::result::{new_hist, ClientSample, LatencySummary};
-use super::{env::*, exec::*, stamp::*};
+use super::stamp::with_word;
+use super::Cancel;
 use bytes::Bytes;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
-use std::time::Instant;
-use tokio::sync::watch;
+use futures::StreamExt;
 
-/// Closed-loop and open-loop core publishing on the raw path: one buffer, a precomputed `PUB` header,
-/// one write per 64 KiB; flushed before every pacing sleep so open-loop messages leave on time.
-#[allow(clippy::too_many_arguments)]
-pub(super) async fn core_pub_raw(
-    env: &Env,
-    i: usize,
-    mut c: RawConn,
-    subject: &str,
-    template: &Bytes,
-    n: u64,
-    stamp_every: u64,
-    rate: Option<f64>,
-    start: Instant,
-) -> TaskOut {
-    const BATCH: usize = 32 * 1024;
-    let header = format!("PUB {subject} {}\r\n", template.len()).into_bytes();
-    let mut pacer = rate.map(|r| Pacer::new(start, r, env.spec.backlog_cutoff));
-    let can_stamp = template.len() >= 8;
-    let (mut sent, mut behind, mut error) = (0u64, false, None::<String>);
-    let (mut until_stamp, mut reported) = (0u64, 0u64);
-    let t0 = Instant::now();
-    let mut cancelled = false;
-    for j in 0..n {
-        if env.cancel.is_cancelled() {
-            cancelled = true;
-            break;
-        }
-        let mut stamp = None;
-        if let Some(p) = pacer.as_mut() {
-            if !c.out.is_empty() && p.would_wait(j) {
-                if let Err(e) = c.flush_out().await {
-                    error = Some(e.to_string());
-                    break;
-                }
-            }
-            match p.due(j).await {
-                Ok(intended) => stamp = Some(env.ns(intended)),
-                Err(()) => {
-                    behind = true;
-                    break;
-                }
-            }
-        } else if can_stamp {
-            if until_stamp == 0 {
-                stamp = Some(env.ns(Instant::now()));
-                until_stamp = stamp_every;
-            }
-            until_stamp -= 1;
-        }
-        c.out.extend_from_slice(&header);
-        match stamp {
-            Some(t) => {
-                c.out.extend_from_slice(&stamp_word(env.origin(), t).to_le_bytes());
-                c.out.extend_from_slice(&template[8..]);
-            }
-            None => c.out.extend_from_slice(template),
-        }
-        c.out.extend_from_slice(b"\r\n");
-        sent += 1;
-        if c.out.len() >= BATCH {
-            let res = async {
-                c.flush_out().await?;
-                // Answer server PINGs on long runs without ever waiting for input.
-                if c.try_fill()? > 0 {
-                    c.drain(|_, _| {})?;
-                }
-                std::io::Result::Ok(())
-            }
-            .await;
-            if let Err(e) = res {
-                error = Some(e.to_string());
-                break;
-            }
-            env.done.fetch_add(sent - reported, Ordering::Relaxed);
-            reported = sent;
-        }
-    }
-    // nats-bench's end of publishing: everything written and a PING answered (the server has it all).
-    if error.is_none() {
-        if let Err(e) = c.round_trip().await {
-            error = Some(e.to_string());
-        }
-    }
-    let t1 = Instant::now();
-    env.done.fetch_add(sent - reported, Ordering::Relaxed);
-    c.msgs_out += sent;
-    TaskOut {
-        sample: ClientSample {
-            id: format!("P{}", i + 1),
-            msgs: sent,
-            bytes: sent * template.len() as u64,
-            proto_msgs: c.msgs_out + c.msgs_in,
-            proto_bytes: c.bytes_out + c.bytes_in,
-            start_s: env.secs(t0),
-            end_s: env.secs(t1),
-            latency_us: None,
-        },
-        hist: new_hist(),
-        errors: u64::from(error.is_some()),
-        first_error: error,
-        behind,
-        max_lag: pacer.map(|p| p.max_lag).unwrap_or_default(),
-        unacked: 0,
-        stopped: None,
-        cancelled,
+/// The raw path writes once this much is buffered.
+const BATCH: usize = 32 * 1024;
+
+/// A core publisher on the raw protocol path.
+pub(super) struct RawPublisher {
+    c: RawConn,
+    header: Vec<u8>,
+    template: Bytes,
+}
+
+impl RawPublisher {
+    pub(super) fn new(c: RawConn, subject: &str, template: Bytes) -> RawPublisher {
+        let header = format!("PUB {subject} {}\r\n", template.len()).into_bytes();
+        RawPublisher { c, header, template }
     }
 }
 
-pub(super) async fn core_sub_raw(
-    env: &Env,
-    i: usize,
-    mut c: RawConn,
-    expected: Arc<AtomicU64>,
-    counter: Arc<AtomicU64>,
-    mut cancel: watch::Receiver<bool>,
-) -> SubOut {
-    let mut hist = new_hist();
-    let (mut count, mut first, mut last, mut error) = (0u64, None, Instant::now(), None::<String>);
-    let mut reported = 0u64;
-    let origin = env.origin();
-    loop {
-        let res = tokio::select! {
-            biased;
-            _ = cancel.wait_for(|v| *v) => break,
-            r = c.fill() => r,
-        };
-        if let Err(e) = res {
-            error = Some(e.to_string());
-            break;
+impl CorePublisher for RawPublisher {
+    const BUFFERS: bool = true;
+    async fn send(&mut self, _j: u64, stamp: Option<u64>) -> Result<(), PubStop> {
+        let out = &mut self.c.out;
+        out.extend_from_slice(&self.header);
+        match stamp {
+            Some(w) => {
+                out.extend_from_slice(&w.to_le_bytes());
+                out.extend_from_slice(&self.template[8..]);
+            }
+            None => out.extend_from_slice(&self.template),
         }
-        let exp = expected.load(Ordering::Relaxed);
-        let mut done = false;
-        let drained = c.drain(|f, out| {
+        out.extend_from_slice(b"\r\n");
+        Ok(())
+    }
+    async fn settle(&mut self, _sent: u64) -> Result<bool, String> {
+        if self.c.out.len() < BATCH {
+            return Ok(false);
+        }
+        let c = &mut self.c;
+        let res = async {
+            c.flush_out().await?;
+            // Answer server PINGs on long runs without ever waiting for input.
+            if c.try_fill()? > 0 {
+                c.drain(|_, _| {})?;
+            }
+            std::io::Result::Ok(())
+        }
+        .await;
+        res.map(|_| true).map_err(|e| e.to_string())
+    }
+    async fn flush(&mut self) -> Result<(), String> {
+        self.c.flush_out().await.map_err(|e| e.to_string())
+    }
+    async fn finish(&mut self, sent: u64, broken: bool) -> Result<(), String> {
+        // nats-bench's end of publishing: everything written and a PING answered (the server has it all).
+        let res = match broken {
+            false => self.c.round_trip().await.map_err(|e| e.to_string()),
+            true => Ok(()),
+        };
+        self.c.msgs_out += sent;
+        res
+    }
+    fn proto(&self) -> (u64, u64) {
+        (self.c.msgs_out + self.c.msgs_in, self.c.bytes_out + self.c.bytes_in)
+    }
+}
+
+/// A core publisher on async-nats; a publish waiting on a full client buffer also ends when the run's
+/// token trips.
+pub(super) struct NatsPublisher {
+    pub(super) c: async_nats::Client,
+    pub(super) to: Topic,
+    pub(super) template: Bytes,
+    pub(super) cancel: Cancel,
+}
+
+impl CorePublisher for NatsPublisher {
+    const BUFFERS: bool = false;
+    async fn send(&mut self, j: u64, stamp: Option<u64>) -> Result<(), PubStop> {
+        let payload = match stamp {
+            Some(w) => with_word(&self.template, w),
+            None => self.template.clone(),
+        };
+        tokio::select! {
+            biased;
+            r = self.c.publish(self.to.of(j), payload) => r.map_err(|e| PubStop::Broken(e.to_string())),
+            _ = self.cancel.cancelled() => Err(PubStop::Cancelled),
+        }
+    }
+    async fn settle(&mut self, sent: u64) -> Result<bool, String> {
+        Ok(sent & 4095 == 0)
+    }
+    async fn flush(&mut self) -> Result<(), String> {
+        Ok(())
+    }
+    async fn finish(&mut self, _sent: u64, _broken: bool) -> Result<(), String> {
+        self.c.flush().await.map_err(|e| e.to_string())
+    }
+    fn proto(&self) -> (u64, u64) {
+        proto(&self.c)
+    }
+}
+
+/// A core subscriber on the raw path: the run's subject is sid 1, its interest probe sid 2 (answered
+/// here with an empty reply).
+pub(super) struct RawSubscriber(pub(super) RawConn);
+
+impl CoreSubscriber for RawSubscriber {
+    const BATCHED: bool = true;
+    async fn recv<F: FnMut(&[u8]) + Send>(&mut self, on: &mut F) -> Result<bool, String> {
+        let c = &mut self.0;
+        c.fill().await.map_err(|e| e.to_string())?;
+        c.drain(|f, out| {
             if let raw::Frame::Msg {
                 sid, reply, payload, ..
             } = f
             {
                 if sid == 1 {
-                    count += 1;
-                    if count == 1 {
-                        first = Some(Instant::now());
-                    }
-                    if let Some(t_ns) = read_stamp(payload, origin) {
-                        let now = Instant::now();
-                        let _ = hist.record(env.ns(now).saturating_sub(t_ns).max(1));
-                        last = now;
-                    }
-                    if count >= exp {
-                        last = Instant::now();
-                        done = true;
-                    }
+                    on(payload);
                 } else if !reply.is_empty() {
                     out.extend_from_slice(b"PUB ");
                     out.extend_from_slice(reply);
                     out.extend_from_slice(b" 0\r\n\r\n");
                 }
             }
-        });
-        if let Err(e) = drained {
-            error = Some(e.to_string());
-            break;
-        }
-        if !done {
-            last = Instant::now();
-        }
-        counter.store(count, Ordering::Relaxed);
-        env.done.fetch_add(count - reported, Ordering::Relaxed);
-        reported = count;
-        if let Err(e) = c.flush_out().await {
-            error = Some(e.to_string());
-            break;
-        }
-        if done {
-            break;
+        })
+        .map_err(|e| e.to_string())?;
+        c.flush_out().await.map_err(|e| e.to_string())?;
+        Ok(true)
+    }
+    fn proto(&self) -> (u64, u64) {
+        (self.0.msgs_in + self.0.msgs_out, self.0.bytes_in + self.0.bytes_out)
+    }
+}
+
+/// A core subscriber on async-nats (its interest probe is answered by a task of its own, `pubsub`).
+pub(super) struct NatsSubscriber {
+    pub(super) c: async_nats::Client,
+    pub(super) sub: async_nats::Subscriber,
+}
+
+impl CoreSubscriber for NatsSubscriber {
+    const BATCHED: bool = false;
+    async fn recv<F: FnMut(&[u8]) + Send>(&mut self, on: &mut F) -> Result<bool, String> {
+        match self.sub.next().await {
+            Some(m) => {
+                on(&m.payload);
+                Ok(true)
+            }
+            None => Ok(false),
         }
     }
-    let first = first.unwrap_or(last);
-    SubOut {
-        sample: ClientSample {
-            id: format!("S{}", i + 1),
-            msgs: count,
-            bytes: count * env.spec.size,
-            proto_msgs: c.msgs_in + c.msgs_out,
-            proto_bytes: c.bytes_in + c.bytes_out,
-            start_s: env.secs(first),
-            end_s: env.secs(last.max(first)),
-            latency_us: LatencySummary::from_hist_ns(&hist),
-        },
-        hist,
-        error,
+    fn proto(&self) -> (u64, u64) {
+        proto(&self.c)
     }
 }
