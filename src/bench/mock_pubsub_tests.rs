@@ -84,6 +84,20 @@ async fn paced_publishers_stamp_every_message_and_keep_the_rate() {
 }
 
 #[tokio::test]
+async fn a_flood_stamps_every_message_and_says_it_is_a_flood() {
+    let env = env(1, 1, 300, None, Duration::from_secs(5));
+    let (pubs, subs) = core_clients(1, 1, 16, &env.cancel);
+    let p = CorePlan {
+        flood: true,
+        ..plan(1, 1)
+    };
+    let r = run(&env, p, pubs, subs).await;
+    assert_eq!((r.kind.as_str(), r.label.as_str()), ("flood", "Flood"));
+    assert_eq!(r.latency_us.as_ref().map(|l| l.count), Some(300), "every message timed");
+    assert!(r.completion.complete(), "{:?}", r.warnings);
+}
+
+#[tokio::test]
 async fn a_subscriber_that_loses_messages_times_out_and_the_loss_is_said() {
     let env = env(1, 2, 100, None, Duration::from_millis(100));
     let (pubs, mut subs) = core_clients(1, 2, 16, &env.cancel);
