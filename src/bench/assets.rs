@@ -77,7 +77,7 @@ pub(super) async fn create_assets(env: &Env) -> Result<(), BenchError> {
                     let name = format!("o{i}");
                     if let Err(e) = put_object(&put, &name, &nuid(&env.run_id, i), &data).await {
                         let why = match e {
-                            Fail::Refused(w) | Fail::Unanswered(w) => w,
+                            Fail::Refused(w) | Fail::Unanswered(w) | Fail::Gone(w) => w,
                         };
                         return Err(remove_after_failed_fill(env, cannot(why, "put object for the get run")).await);
                     }

@@ -4,9 +4,10 @@
 //! and the in-process mock (`bench::mock`, tests only) are both behind it.
 //!
 //! Today direct gets (`get::get_workers`), KV puts and gets (`kv::kv_workers`) and object puts and gets
-//! (`obj::obj_workers`) run through it. Request/reply (`ping`) and the publish/subscribe paths (`pubsub`,
-//! `js`, whose raw and async-nats halves are still written twice, `pubsub_raw` and `js_raw`) pick their
-//! client inside and are to follow.
+//! (`obj::obj_workers`) run through it. Core publish/subscribe and flood run through `CorePublisher`
+//! and `CoreSubscriber` below (`pubsub::core_run`; adapters in `pubsub_clients`). Request/reply
+//! (`ping`) and the JetStream publishers (`js`, whose raw and async-nats halves are still written
+//! twice, `js_raw`) and consumers pick their client inside and are to follow.
 
 use super::exec::Fail;
 use std::future::Future;
@@ -22,5 +23,48 @@ pub(super) trait OpClient: Send + Sync + 'static {
     /// says whether the server answered (`Fail::Refused`, data) or nothing did (`Fail::Unanswered`).
     fn op(&self, j: u64) -> impl Future<Output = Result<(), Fail>> + Send;
     /// The connection's protocol counters (messages, bytes) for the worker's client sample.
+    fn proto(&self) -> (u64, u64);
+}
+
+/// Why a core publisher stopped before its last message.
+pub(super) enum PubStop {
+    /// The connection is gone (a failed publish or write): the message was not sent.
+    Broken(String),
+    /// The run's token tripped while the publish waited (async-nats's buffer was full); it is counted as
+    /// a failed, unacknowledged operation, as `exec::drive` counts an operation it abandons.
+    Cancelled,
+}
+
+/// One core publisher's connection (`pubsub::publish` runs the loop, pacing and stamping once; the raw
+/// protocol connection and async-nats are the adapters in `pubsub_clients`, the mock is
+/// `mock::MockPublisher`). Static dispatch: the loop is compiled once per adapter.
+pub(super) trait CorePublisher: Send + 'static {
+    /// Whether the adapter buffers writes itself, so the loop flushes before a pacing sleep (the raw path).
+    const BUFFERS: bool;
+    /// Put message `j` (of this publisher, from 0) on its way, with the 8-byte send-time stamp `stamp`
+    /// (`stamp::stamp_word`'s nanoseconds) in front when given.
+    fn send(&mut self, j: u64, stamp: Option<u64>) -> impl Future<Output = Result<(), PubStop>> + Send;
+    /// After a send (`sent` so far): write out a full buffer when there is one. Ok(true) when a batch
+    /// went out, which is when the loop reports progress.
+    fn settle(&mut self, sent: u64) -> impl Future<Output = Result<bool, String>> + Send;
+    /// Before a pacing sleep (`BUFFERS` only): put what is buffered on the wire.
+    fn flush(&mut self) -> impl Future<Output = Result<(), String>> + Send;
+    /// After the last message (`sent` of them; `broken`: the loop ended on a broken connection): the
+    /// server has everything written.
+    fn finish(&mut self, sent: u64, broken: bool) -> impl Future<Output = Result<(), String>> + Send;
+    /// The connection's protocol counters (messages, bytes).
+    fn proto(&self) -> (u64, u64);
+}
+
+/// One core subscriber's connection, subscribed to the run's subject and its interest probe
+/// (`pubsub::subscribe` runs the loop and the accounting once).
+pub(super) trait CoreSubscriber: Send + 'static {
+    /// Whether one `recv` hands over a batch of messages (the raw path: one read's frames), so the
+    /// subscriber's last-message time is refreshed once a batch rather than every 64 messages.
+    const BATCHED: bool;
+    /// Wait for the next message(s) of the run's subject and hand each payload to `on` (answering
+    /// interest probes on the way). Ok(false): the subscription ended; Err: the connection broke.
+    fn recv<F: FnMut(&[u8]) + Send>(&mut self, on: &mut F) -> impl Future<Output = Result<bool, String>> + Send;
+    /// The connection's protocol counters (messages, bytes).
     fn proto(&self) -> (u64, u64);
 }

@@ -123,6 +123,8 @@ pub(super) enum Fail {
     Refused(String),
     /// No answer came (a timed-out ack, a connection gone): an unacknowledged operation.
     Unanswered(String),
+    /// The client's connection broke: the operation failed and the worker ends (the raw requester).
+    Gone(String),
 }
 
 impl Fail {
@@ -265,6 +267,11 @@ where
                 if d.stop_on_error {
                     break;
                 }
+            }
+            Err(Fail::Gone(e)) => {
+                t.errors += 1;
+                t.first_error.get_or_insert(e);
+                break;
             }
             Err(Fail::Unanswered(why)) => {
                 t.errors += 1;
@@ -454,11 +461,6 @@ pub(super) struct SubOut {
     pub(super) hist: Histogram<u64>,
     /// Why the subscription ended early (the server closed a slow consumer, ...).
     pub(super) error: Option<String>,
-}
-
-pub(super) enum SubConn {
-    Nats(async_nats::Client, async_nats::Subscriber),
-    Raw(RawConn),
 }
 
 pub(super) enum PubConn {

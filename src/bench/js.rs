@@ -140,7 +140,15 @@ pub(super) async fn js_run(
         tasks.push(tokio::spawn(async move {
             let pacer = rate.map(|r| Pacer::new(start, r, env.spec.backlog_cutoff));
             match pc {
-                PubConn::Raw(c) => js_pub_raw(&env, gi, c, &subject, &payload, n, window, pacer).await,
+                PubConn::Raw(c) => {
+                    let load = RawLoad {
+                        subject: &subject,
+                        payload: &payload,
+                        n,
+                        window,
+                    };
+                    js_pub_raw(&env, gi, c, &load, pacer).await
+                }
                 PubConn::Nats(c) => {
                     let ctx = js_context(c.clone(), &env, window);
                     let to = Topic::new(&env.spec.subjects, subject, first);

@@ -98,24 +98,30 @@ impl RawPub<'_> {
     }
 }
 
+/// What one raw JetStream publisher sends: `n` messages of `payload` to `subject`, up to `window` in
+/// flight.
+pub(super) struct RawLoad<'a> {
+    pub(super) subject: &'a str,
+    pub(super) payload: &'a Bytes,
+    pub(super) n: u64,
+    pub(super) window: usize,
+}
+
 /// JetStream publishing on the raw path: each message carries its own reply subject (`<inbox><seq>`), up
 /// to `window` are in flight (1 = synchronous), acks are matched by sequence and timed from the send (or
 /// intended) time. A single task writes batches and reads acks, as nats.go's PublishAsync does in effect.
 /// `c` is already subscribed to the ack inbox of global worker `i` and its path proven (`js_run`). Ends
 /// when everything is acknowledged, the connection breaks, nothing answered for `--timeout`, or the run's
 /// token trips; what is in flight then is unacknowledged.
-#[allow(clippy::too_many_arguments)]
 pub(super) async fn js_pub_raw(
     env: &Env,
     i: usize,
     c: RawConn,
-    subject: &str,
-    payload: &Bytes,
-    n: u64,
-    window: usize,
+    load: &RawLoad<'_>,
     mut pacer: Option<Pacer>,
 ) -> TaskOut {
-    let window = window.max(1) as u64;
+    let (subject, payload, n) = (load.subject, load.payload, load.n);
+    let window = load.window.max(1) as u64;
     let inbox = ack_inbox(env, i);
     let mut p = RawPub {
         c,

@@ -3,7 +3,7 @@
 //! its cut-short paths (a signal mid-run, operations nobody answers, a worker that never succeeds) and
 //! its output are tested without a server. What only a real nats-server shows stays in tests/live.
 
-use super::client::OpClient;
+use super::client::{CorePublisher, CoreSubscriber, OpClient, PubStop};
 use super::exec::Fail;
 use super::{BenchSpec, Cancel, ClientChoice, LeaderPlacement, Workload};
 use std::time::Duration;
@@ -98,4 +98,120 @@ pub(super) fn spec(workload: Workload, msgs: u64, size: u64, timeout: Duration) 
         leader: LeaderPlacement::Any,
         subjects: Default::default(),
     }
+}
+
+/// A scripted core publisher behind `client::CorePublisher`: every message it sends reaches each of its
+/// subscribers' channels (`MockSubscriber`), so a core run's accounting is tested end to end.
+pub(super) struct MockPublisher {
+    pub(super) subs: Vec<tokio::sync::mpsc::UnboundedSender<Vec<u8>>>,
+    pub(super) size: usize,
+    /// The connection breaks at this message of the publisher (it is not sent).
+    pub(super) broken_at: Option<u64>,
+    /// A signal arrives while this message waits on a full buffer (it is abandoned).
+    pub(super) signal_at: Option<u64>,
+    pub(super) cancel: Cancel,
+    pub(super) sent: u64,
+}
+
+impl MockPublisher {
+    pub(super) fn new(subs: Vec<tokio::sync::mpsc::UnboundedSender<Vec<u8>>>, size: usize, cancel: &Cancel) -> Self {
+        MockPublisher {
+            subs,
+            size,
+            broken_at: None,
+            signal_at: None,
+            cancel: cancel.clone(),
+            sent: 0,
+        }
+    }
+}
+
+impl CorePublisher for MockPublisher {
+    const BUFFERS: bool = false;
+    async fn send(&mut self, j: u64, stamp: Option<u64>) -> Result<(), PubStop> {
+        if self.broken_at == Some(j) {
+            return Err(PubStop::Broken("connection reset by peer".into()));
+        }
+        if self.signal_at == Some(j) {
+            self.cancel.cancel();
+            self.cancel.cancelled().await;
+            return Err(PubStop::Cancelled);
+        }
+        let mut p = vec![0u8; self.size];
+        if let Some(w) = stamp {
+            p[..8].copy_from_slice(&w.to_le_bytes());
+        }
+        for s in &self.subs {
+            let _ = s.send(p.clone());
+        }
+        self.sent += 1;
+        // Let subscribers run now and then, as a real publisher's writes would.
+        if self.sent.is_multiple_of(64) {
+            tokio::task::yield_now().await;
+        }
+        Ok(())
+    }
+    async fn settle(&mut self, sent: u64) -> Result<bool, String> {
+        Ok(sent.is_multiple_of(100))
+    }
+    async fn flush(&mut self) -> Result<(), String> {
+        Ok(())
+    }
+    async fn finish(&mut self, _sent: u64, _broken: bool) -> Result<(), String> {
+        Ok(())
+    }
+    fn proto(&self) -> (u64, u64) {
+        (self.sent, self.sent * self.size as u64)
+    }
+}
+
+/// A core subscriber fed by `MockPublisher`s; it loses every `lose_every`-th message it is sent (a
+/// slow-consumer cut-off) when set.
+pub(super) struct MockSubscriber {
+    pub(super) rx: tokio::sync::mpsc::UnboundedReceiver<Vec<u8>>,
+    pub(super) lose_every: Option<u64>,
+    pub(super) seen: u64,
+}
+
+impl CoreSubscriber for MockSubscriber {
+    const BATCHED: bool = false;
+    async fn recv<F: FnMut(&[u8]) + Send>(&mut self, on: &mut F) -> Result<bool, String> {
+        loop {
+            let Some(p) = self.rx.recv().await else {
+                return Ok(false);
+            };
+            self.seen += 1;
+            if self.lose_every.is_some_and(|k| self.seen.is_multiple_of(k)) {
+                continue;
+            }
+            on(&p);
+            return Ok(true);
+        }
+    }
+    fn proto(&self) -> (u64, u64) {
+        (self.seen, 0)
+    }
+}
+
+/// `pubs` mock publishers each wired to every one of `subs` mock subscribers.
+pub(super) fn core_clients(
+    pubs: usize,
+    subs: usize,
+    size: usize,
+    cancel: &Cancel,
+) -> (Vec<MockPublisher>, Vec<MockSubscriber>) {
+    let (mut txs, mut rxs) = (Vec::new(), Vec::new());
+    for _ in 0..subs {
+        let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+        txs.push(tx);
+        rxs.push(MockSubscriber {
+            rx,
+            lose_every: None,
+            seen: 0,
+        });
+    }
+    let pubs = (0..pubs)
+        .map(|_| MockPublisher::new(txs.clone(), size, cancel))
+        .collect();
+    (pubs, rxs)
 }

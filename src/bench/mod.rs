@@ -14,26 +14,40 @@
 //! - The run's frame: `result` (`BenchResult` and nats-bench's arithmetic), `env` (the shared `Env`:
 //!   clock, counters, spec, an agent's share), `exec` (the shared client loop `drive`, pacing, task tally,
 //!   `absorb`/`finish` that assemble a result), `export` (text, JSON, CSV bytes of a result: pure).
-//! - The client seam: `client` (`OpClient`, what a worker's client does for a one-operation-at-a-time
-//!   workload), and `mock` (tests only: a deterministic scripted `OpClient`; `mock_tests` runs workloads
-//!   on it without a server).
+//! - The client seam: `client` — `OpClient` (what a worker's client does for a one-operation-at-a-time
+//!   workload), `CorePublisher` and `CoreSubscriber` (a core publisher's and subscriber's connection);
+//!   `pubsub_clients` (the raw protocol and async-nats adapters of the core ones); `mock` (tests only:
+//!   deterministic scripted clients behind all three; `mock_tests` and `mock_pubsub_tests` run workloads
+//!   on them without a server).
 //! - JetStream: `jetstream` (contexts, retried asset requests, publish probes, opening `--stream`, and
 //!   `js_failure`, which reads async-nats error kinds and codes), `leader` (`--leader` placement),
 //!   `assets` (create, pre-fill — `fill`, `put_object` — and remove a run's stream, bucket or store).
-//! - Workloads, one file each: `pubsub` + `pubsub_raw` (core pub/sub and flood), `ping`, `js` + `js_raw`
-//!   (JetStream publish), `kv`, `obj`, `get` (direct gets), `consume` + `ordered` (consumers).
+//! - Workloads, one file each: `pubsub` (core pub/sub and flood: `core_run`, `publish`, `subscribe`,
+//!   written once against `CorePublisher`/`CoreSubscriber`), `ping`, `js` + `js_raw` (JetStream
+//!   publish), `kv`, `obj`, `get` (direct gets; these three written once against `OpClient`), `consume`
+//!   + `ordered` (consumers).
 //! - `workload`: validation, `run`/`run_with`/`run_share` and `dispatch`, the one `match` from a
 //!   `Workload` to its file.
 //!
-//! Adding a workload: a `Workload` variant here (with `name()`, `kind()` and `readers_are_workers()`
-//! saying it), its file under Workloads, written against `client::OpClient` when it does one operation
-//! at a time (as `get::get_workers`, `kv::kv_workers` and `obj::obj_workers` are, so the mock runs it), its arm in `workload::dispatch` and
-//! `workload::validate`, what it creates in `assets`, and how agents split it (`agent::split`). The
-//! compiler lists the other `match`es on `Workload` (`commands::bench`, `verify::ladder`,
-//! `calibrate::runner`) that must say it.
+//! Adding a workload, every place it is said (the compiler lists each `match` on `Workload` that a new
+//! variant leaves out, so none is missed):
 //!
-//! Not yet behind the seam: `ping` and the publish/subscribe workloads pick their client
-//! inside, and the raw and async-nats halves of `pubsub` and `js` are written twice (`*_raw.rs`).
+//! 1. Its variant in `Workload` (this file), with its arms in `Workload::name`, `Workload::kind` (the
+//!    `perf::Kind` it measures) and `Workload::readers_are_workers`.
+//! 2. Its file under Workloads, written against a client seam (`client`): `OpClient` when it does one
+//!    operation at a time (as `get::get_workers`, `kv::kv_workers` and `obj::obj_workers` are), the
+//!    core publisher/subscriber pair when it publishes and subscribes (as `pubsub::core_run`), so the
+//!    mock runs it; a new kind of client is a new trait in `client` with its adapters beside the
+//!    workload (as `pubsub_clients`) and a mock in `mock`.
+//! 3. Its arms in `workload.rs`: `dispatch` (run it), `validate` and `check_bounds` (its flags).
+//! 4. What it creates and removes, in `assets` (`create_assets`, `prepare_shared`), if anything.
+//! 5. Outside bench, the `match`es the compiler points to: its subcommand and flags (`commands::bench`),
+//!    how agents split it (`agent::split`), and its rows in `verify::ladder` and `calibrate::runner`
+//!    when those measure it.
+//!
+//! Not yet behind the seam: `ping` (request/reply) and the JetStream publishers and consumers pick
+//! their client inside, and the raw and async-nats halves of JetStream publishing are written twice
+//! (`js` + `js_raw`); their loops differ (the raw publisher pipelines sends and acks in one task).
 
 mod assets;
 pub mod cancel;
@@ -53,12 +67,14 @@ mod leader;
 #[cfg(test)]
 mod mock;
 #[cfg(test)]
+mod mock_pubsub_tests;
+#[cfg(test)]
 mod mock_tests;
 mod obj;
 mod ordered;
 mod ping;
 mod pubsub;
-mod pubsub_raw;
+mod pubsub_clients;
 pub mod raw;
 pub mod result;
 mod stamp;

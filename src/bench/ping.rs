@@ -1,24 +1,29 @@
-//! Sequential request/reply round trips.
+//! Sequential request/reply round trips, written once against `client::OpClient` (`ping_run`: one
+//! request at a time through `exec::drive`, each bounded by `--timeout`); the raw protocol requester and
+//! async-nats are its adapters, each with its responder.
 
-use super::raw::{self};
-use super::result::{new_hist, BenchResult, ClientSample, LatencySummary};
+use super::client::OpClient;
+use super::raw::{self, RawConn};
+use super::result::BenchResult;
 use super::BenchError;
 use super::{env::*, exec::*, pubsub::*};
 use anyhow::anyhow;
 use bytes::Bytes;
 use futures::StreamExt;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 pub(super) async fn ping(env: &Arc<Env>) -> Result<BenchResult, BenchError> {
-    let spec = &env.spec;
     let subject = format!("natsplan.ping.{}", env.run_id);
     let raw = use_raw(env, true)?;
     let out = if raw {
-        ping_raw(env, &subject).await?
+        let echo = raw_echo(env, &subject).await?;
+        let requester = RawRequester::connect(env, &subject).await;
+        ping_run(env, requester, echo).await?
     } else {
-        ping_nats(env, &subject).await?
+        let echo = nats_echo(env, &subject).await?;
+        let requester = NatsRequester::connect(env, &subject).await;
+        ping_run(env, requester, echo).await?
     };
     let mut r = blank_result(env, "ping", "service requester", params(env, &[]));
     r.params
@@ -34,7 +39,6 @@ pub(super) async fn ping(env: &Arc<Env>) -> Result<BenchResult, BenchError> {
             r.warnings.join("; ")
         )));
     }
-    let _ = spec;
     Ok(r)
 }
 
@@ -73,137 +77,23 @@ async fn raw_echo(env: &Arc<Env>, subject: &str) -> Result<tokio::task::JoinHand
     Ok(echo)
 }
 
-/// Sequential request/reply on the raw path: the responder echoes on its own connection (the second
-/// server when there are several), the requester waits for each reply on its inbox before the next.
-pub(super) async fn ping_raw(env: &Arc<Env>, subject: &str) -> Result<TaskOut, BenchError> {
+/// The request/reply run on any requester (`OpClient`): interest already proven, the clock, one
+/// request at a time bounded by `--timeout` (an unanswered one is counted and the run goes on; 11 failed
+/// and none answered ends it), and the requester's output. `echo` is the responder, stopped at the end.
+pub(super) async fn ping_run<R: OpClient>(
+    env: &Arc<Env>,
+    requester: Result<R, BenchError>,
+    echo: tokio::task::JoinHandle<()>,
+) -> Result<TaskOut, BenchError> {
     let spec = &env.spec;
-    let echo = raw_echo(env, subject).await?;
-    let probe = env.connect(0, "probe").await?;
-    wait_for_interest(&probe, subject, spec.timeout).await?;
-    let mut c = raw_connect(
-        &env.conn.raw_target(0).expect("raw checked"),
-        "natsplan-bench-requester",
-    )
-    .await?;
-    let inbox = format!("_INBOX.natsplan{}r.", env.run_id);
-    c.out.extend_from_slice(format!("SUB {inbox}* 1\r\n").as_bytes());
-    c.round_trip().await.map_err(|e| cannot(e, "subscribe"))?;
+    let requester = match requester {
+        Ok(r) => r,
+        Err(e) => {
+            echo.abort();
+            return Err(e);
+        }
+    };
     let progress = progress_task(env, spec.msgs, "requests");
-    let payload = vec![0u8; spec.size as usize];
-    let mut hist = new_hist();
-    let (mut ok, mut errors, mut first_error) = (0u64, 0u64, None::<String>);
-    if let Err(e) = env.start_clock().await {
-        echo.abort();
-        return Err(e);
-    }
-    let t0 = Instant::now();
-    let mut cancelled = false;
-    'requests: for j in 0..spec.msgs {
-        if env.cancel.is_cancelled() {
-            cancelled = true;
-            break;
-        }
-        let a = Instant::now();
-        c.out.extend_from_slice(b"PUB ");
-        c.out.extend_from_slice(subject.as_bytes());
-        c.out.push(b' ');
-        c.out.extend_from_slice(inbox.as_bytes());
-        raw::push_num(&mut c.out, j);
-        c.out.push(b' ');
-        raw::push_num(&mut c.out, payload.len() as u64);
-        c.out.extend_from_slice(b"\r\n");
-        c.out.extend_from_slice(&payload);
-        c.out.extend_from_slice(b"\r\n");
-        if let Err(e) = c.flush_out().await {
-            first_error = Some(e.to_string());
-            errors += 1;
-            break;
-        }
-        let deadline = a + spec.timeout;
-        loop {
-            let mut answered = false;
-            let drained = c.drain(|f, _| {
-                if let raw::Frame::Msg { subject, .. } = f {
-                    if subject.get(inbox.len()..).and_then(|d| raw::parse_num(d).ok()) == Some(j) {
-                        answered = true;
-                    }
-                }
-            });
-            if let Err(e) = drained {
-                first_error = Some(e.to_string());
-                errors += 1;
-                break 'requests;
-            }
-            if answered {
-                let _ = hist.record((a.elapsed().as_nanos() as u64).max(1));
-                ok += 1;
-                break;
-            }
-            match tokio::time::timeout_at(deadline.into(), c.fill()).await {
-                Ok(Ok(_)) => {}
-                Ok(Err(e)) => {
-                    first_error = Some(e.to_string());
-                    errors += 1;
-                    break 'requests;
-                }
-                Err(_) => {
-                    errors += 1;
-                    first_error.get_or_insert_with(|| format!("request timed out after {:?}", spec.timeout));
-                    break;
-                }
-            }
-        }
-        env.done.fetch_add(1, Ordering::Relaxed);
-        if errors > 10 && ok == 0 {
-            break;
-        }
-    }
-    let t1 = Instant::now();
-    stop_progress(progress).await;
-    echo.abort();
-    Ok(TaskOut {
-        sample: ClientSample {
-            id: "P1".into(),
-            msgs: ok,
-            bytes: ok * spec.size * 2,
-            proto_msgs: c.msgs_in + ok + errors,
-            proto_bytes: c.bytes_in + c.bytes_out,
-            start_s: env.secs(t0),
-            end_s: env.secs(t1),
-            latency_us: LatencySummary::from_hist_ns(&hist),
-        },
-        hist,
-        errors,
-        first_error,
-        behind: false,
-        max_lag: Duration::ZERO,
-        unacked: 0,
-        stopped: None,
-        cancelled,
-    })
-}
-
-pub(super) async fn ping_nats(env: &Arc<Env>, subject: &str) -> Result<TaskOut, BenchError> {
-    let spec = &env.spec;
-    let subject = subject.to_string();
-    let responder = env.connect(1, "responder").await?;
-    let requester = env.connect(0, "requester").await?;
-    let mut sub = responder
-        .subscribe(subject.clone())
-        .await
-        .map_err(|e| cannot(e, "subscribe"))?;
-    responder.flush().await.map_err(|e| cannot(e, "flush"))?;
-    let rc = responder.clone();
-    let echo = tokio::spawn(async move {
-        while let Some(m) = sub.next().await {
-            if let Some(reply) = m.reply {
-                let _ = rc.publish(reply, m.payload).await;
-            }
-        }
-    });
-    wait_for_interest(&requester, &subject, spec.timeout).await?;
-    let progress = progress_task(env, spec.msgs, "requests");
-    let payload = Bytes::from(vec![0u8; spec.size as usize]);
     if let Err(e) = env.start_clock().await {
         echo.abort();
         return Err(e);
@@ -211,18 +101,135 @@ pub(super) async fn ping_nats(env: &Arc<Env>, subject: &str) -> Result<TaskOut, 
     let mut d = Drive::ops(spec.msgs, None);
     d.bound = Some(spec.timeout);
     d.give_up_after = 11;
-    let t = drive(env, d, |_| {
-        let (requester, subject, payload) = (&requester, subject.clone(), payload.clone());
-        async move {
-            requester
-                .request(subject, payload)
-                .await
-                .map(|_| ())
-                .map_err(Fail::refused)
-        }
-    })
-    .await;
+    let t = drive(env, d, |k| requester.op(k.j)).await;
     stop_progress(progress).await;
     echo.abort();
-    Ok(t.into_out(env, "P1".into(), spec.size * 2, proto(&requester)))
+    Ok(t.into_out(env, "P1".into(), spec.size * 2, requester.proto()))
+}
+
+/// The raw path's requester: each request is a `PUB` with the reply subject `<inbox><j>`, answered when
+/// a reply to that subject arrives (a late reply to an earlier request is read past).
+struct RawRequester {
+    c: tokio::sync::Mutex<RawConn>,
+    subject: String,
+    inbox: String,
+    payload: Vec<u8>,
+    /// Requests sent, for the protocol counters.
+    sent: AtomicU64,
+}
+
+impl RawRequester {
+    /// Connected to the first server once the responder's interest reached it, subscribed to its inbox.
+    async fn connect(env: &Arc<Env>, subject: &str) -> Result<RawRequester, BenchError> {
+        let probe = env.connect(0, "probe").await?;
+        wait_for_interest(&probe, subject, env.spec.timeout).await?;
+        let mut c = raw_connect(
+            &env.conn.raw_target(0).expect("raw checked"),
+            "natsplan-bench-requester",
+        )
+        .await?;
+        let inbox = format!("_INBOX.natsplan{}r.", env.run_id);
+        c.out.extend_from_slice(format!("SUB {inbox}* 1\r\n").as_bytes());
+        c.round_trip().await.map_err(|e| cannot(e, "subscribe"))?;
+        Ok(RawRequester {
+            c: tokio::sync::Mutex::new(c),
+            subject: subject.to_string(),
+            inbox,
+            payload: vec![0u8; env.spec.size as usize],
+            sent: AtomicU64::new(0),
+        })
+    }
+}
+
+impl OpClient for RawRequester {
+    async fn op(&self, j: u64) -> Result<(), Fail> {
+        let gone = |e: std::io::Error| Fail::Gone(e.to_string());
+        let mut c = self.c.lock().await;
+        self.sent.fetch_add(1, Ordering::Relaxed);
+        c.out.extend_from_slice(b"PUB ");
+        c.out.extend_from_slice(self.subject.as_bytes());
+        c.out.push(b' ');
+        c.out.extend_from_slice(self.inbox.as_bytes());
+        raw::push_num(&mut c.out, j);
+        c.out.push(b' ');
+        raw::push_num(&mut c.out, self.payload.len() as u64);
+        c.out.extend_from_slice(b"\r\n");
+        c.out.extend_from_slice(&self.payload);
+        c.out.extend_from_slice(b"\r\n");
+        c.flush_out().await.map_err(gone)?;
+        let inbox = self.inbox.len();
+        loop {
+            let mut answered = false;
+            c.drain(|f, _| {
+                if let raw::Frame::Msg { subject, .. } = f {
+                    if subject.get(inbox..).and_then(|d| raw::parse_num(d).ok()) == Some(j) {
+                        answered = true;
+                    }
+                }
+            })
+            .map_err(gone)?;
+            if answered {
+                return Ok(());
+            }
+            c.fill().await.map_err(gone)?;
+        }
+    }
+    fn proto(&self) -> (u64, u64) {
+        // Called once the run is over, when no request holds the connection.
+        match self.c.try_lock() {
+            Ok(c) => (c.msgs_in + self.sent.load(Ordering::Relaxed), c.bytes_in + c.bytes_out),
+            Err(_) => (0, 0),
+        }
+    }
+}
+
+/// async-nats's responder: on the second server (when there are several), echoing every request's
+/// payload to its reply subject until aborted.
+async fn nats_echo(env: &Arc<Env>, subject: &str) -> Result<tokio::task::JoinHandle<()>, BenchError> {
+    let responder = env.connect(1, "responder").await?;
+    let mut sub = responder
+        .subscribe(subject.to_string())
+        .await
+        .map_err(|e| cannot(e, "subscribe"))?;
+    responder.flush().await.map_err(|e| cannot(e, "flush"))?;
+    Ok(tokio::spawn(async move {
+        while let Some(m) = sub.next().await {
+            if let Some(reply) = m.reply {
+                let _ = responder.publish(reply, m.payload).await;
+            }
+        }
+    }))
+}
+
+/// async-nats's requester (its `request`, with its own inbox and timeout).
+struct NatsRequester {
+    c: async_nats::Client,
+    subject: String,
+    payload: Bytes,
+}
+
+impl NatsRequester {
+    /// Connected to the first server once the responder's interest reached it.
+    async fn connect(env: &Arc<Env>, subject: &str) -> Result<NatsRequester, BenchError> {
+        let c = env.connect(0, "requester").await?;
+        wait_for_interest(&c, subject, env.spec.timeout).await?;
+        Ok(NatsRequester {
+            c,
+            subject: subject.to_string(),
+            payload: Bytes::from(vec![0u8; env.spec.size as usize]),
+        })
+    }
+}
+
+impl OpClient for NatsRequester {
+    async fn op(&self, _j: u64) -> Result<(), Fail> {
+        self.c
+            .request(self.subject.clone(), self.payload.clone())
+            .await
+            .map(|_| ())
+            .map_err(Fail::refused)
+    }
+    fn proto(&self) -> (u64, u64) {
+        proto(&self.c)
+    }
 }

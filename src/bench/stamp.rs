@@ -15,9 +15,15 @@ pub(super) fn stamp_word(origin: u16, t_ns: u64) -> u64 {
     ((origin as u64) << STAMP_TIME_BITS) | ((t_ns + 1) & ((1u64 << STAMP_TIME_BITS) - 1))
 }
 
+#[cfg(test)]
 pub(super) fn stamped(template: &Bytes, origin: u16, t_ns: u64) -> Bytes {
+    with_word(template, stamp_word(origin, t_ns))
+}
+
+/// `template` with the stamp `word` (`stamp_word`) in its first 8 bytes.
+pub(super) fn with_word(template: &Bytes, word: u64) -> Bytes {
     let mut b = BytesMut::with_capacity(template.len());
-    b.extend_from_slice(&stamp_word(origin, t_ns).to_le_bytes());
+    b.extend_from_slice(&word.to_le_bytes());
     b.extend_from_slice(&template[8..]);
     b.freeze()
 }
