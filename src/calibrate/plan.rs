@@ -155,8 +155,16 @@ impl Point {
 /// Every point for a cluster whose streams can have up to `max_replicas` replicas.
 pub fn all_points(max_replicas: u8) -> Vec<Point> {
     let rb = if max_replicas >= 3 { 3 } else { 1 };
-    let k = 1024u64;
     let mut v = Vec::new();
+    object_points(rb, &mut v);
+    js_points(rb, &mut v);
+    other_points(rb, &mut v);
+    v
+}
+
+/// Object puts and gets, around base R`rb`.
+fn object_points(rb: u8, v: &mut Vec<Point>) {
+    let k = 1024u64;
     // Object puts: base R{rb}, 2 workers; sizes ×4 from 512 B to 768 KiB (across the 128 KiB chunk).
     for (size, optional) in [
         (512, false),
@@ -209,6 +217,11 @@ pub fn all_points(max_replicas: u8) -> Vec<Point> {
             .held_out()
             .optional(),
     );
+}
+
+/// JetStream publishes, async and sync, at R`rb` and R1.
+fn js_points(rb: u8, v: &mut Vec<Point>) {
+    let k = 1024u64;
     // JetStream async publishes (window 500, 2 publishers) at R{rb}: the leader's per-message and per-byte
     // time. Sizes ×8 from 64 B.
     for (size, optional, holdout) in [
@@ -248,6 +261,11 @@ pub fn all_points(max_replicas: u8) -> Vec<Point> {
     if rb > 1 {
         v.push(pt(Kind::Js, "js", 128, 1, 1, 0, "replicas").optional());
     }
+}
+
+/// KV puts, consumer fetches, core pub/sub, ping, flood and the fixed-rate sweep.
+fn other_points(rb: u8, v: &mut Vec<Point>) {
+    let k = 1024u64;
     // The KV putter: one client, R1, synchronous puts.
     v.push(pt(Kind::Kv, "kv", 512, 1, 1, 0, "base"));
     // And at R{rb}: a replicated KV put's round trip (issue 14: composed from the R1 putter plus the object
@@ -278,7 +296,6 @@ pub fn all_points(max_replicas: u8) -> Vec<Point> {
         p.rate_per_s = Some(rate);
         v.push(p);
     }
-    v
 }
 
 /// Wall time of `points` run `repeats` times at `run_s` seconds each.
