@@ -12,11 +12,11 @@ use super::layers::{code, repo, rust_files};
 /// The longest a production function may be, in lines from its `fn` line to its closing brace.
 const LONG: usize = 120;
 /// The ratchet: production functions over [`LONG`] lines today (41 at main 2cb1f1a, 21 after the splits
-/// of issue 44's first pass).
-const MAX_LONG_FUNCTIONS: usize = 21;
+/// of issue 44's first pass, 6 after the survival/agent/import/emit splits of its second).
+const MAX_LONG_FUNCTIONS: usize = 6;
 /// The ratchet: `too_many_arguments` allows in production code today (28 at main 2cb1f1a, 21 after the
-/// first pass).
-const MAX_TOO_MANY_ARGUMENTS: usize = 21;
+/// first pass, 13 after the second).
+const MAX_TOO_MANY_ARGUMENTS: usize = 13;
 
 /// A function of a file: its name, the line of its `fn` and its length in lines.
 #[derive(Debug, PartialEq)]
