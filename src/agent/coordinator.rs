@@ -256,55 +256,48 @@ impl Coordinator {
             .map_err(|e| cannot(format!("subscribe to {report_to}.>: {e}")))?;
         let n = self.summary.agents.len();
         let parts = split::split(&spec.workload, spec.msgs, n, rotate);
-        let (workers_total, subs_total) = split::counts(&spec.workload);
         bench::prepare_shared(&self.conn, spec, &row).await?;
         let slow_before = bench::varz::total_slow_consumers(&spec.monitor).await;
+        let mut states = self.hand_out(spec, &row, &parts).await?;
+        self.await_setup(&mut states, spec, &row, &mut inbox).await?;
+        let start_instant = self.start(&states, &row).await;
+        self.await_results(&mut states, spec, &row, &mut inbox, start_instant)
+            .await?;
+        let slow_after = bench::varz::total_slow_consumers(&spec.monitor).await;
+        let left = bench::cleanup_shared(&self.conn, spec, &row).await;
+        let mut out = self.finish(spec, &row, &states, slow_before.zip(slow_after));
+        if let (Ok(d), Some(l)) = (&mut out, left) {
+            d.result.warnings.push(l.warning());
+            d.result.left_behind.push(l);
+        }
+        if let Ok(d) = &out {
+            let lost = d.agents.agents.iter().filter(|a| a.status == ShareStatus::Lost);
+            self.gone.extend(lost.map(|a| a.name.clone()));
+        }
+        out
+    }
+
+    /// Ask each agent with a part of the row to run it; the first refusal aborts the others' shares,
+    /// removes the row's assets and ends the row. The states of the agents that took their shares.
+    async fn hand_out(
+        &mut self,
+        spec: &BenchSpec,
+        row: &str,
+        parts: &[split::Assignment],
+    ) -> Result<BTreeMap<String, RowState>, BenchError> {
         let mut states: BTreeMap<String, RowState> = BTreeMap::new();
         for (k, a) in parts.iter().enumerate() {
             if a.is_empty() {
                 continue;
             }
             let info = &self.summary.agents[k];
-            let local = split::local_workload(&spec.workload, a);
-            // A core agent with subscribers only still expects every message; its own count is 0.
-            let work = WorkSpec::from_spec(spec, local, a.msgs(), spec.rate_per_s);
-            let req = RunRequest {
-                row: row.clone(),
-                report_to: report_to.clone(),
-                work,
-                share: Share {
-                    run_id: row.clone(),
-                    origin: (k + 1) as u16,
-                    workers: a.workers.clone(),
-                    subs: a.subs.clone(),
-                    total_workers: workers_total,
-                    total_subs: subs_total,
-                    total_msgs: spec.msgs,
-                },
-                heartbeat_ms: self.opts.heartbeat.as_millis() as u64,
-                start_timeout_ms: self.opts.setup_timeout.as_millis() as u64,
-            };
-            let accepted = tokio::time::timeout(
-                Duration::from_secs(5),
-                self.client.request(p::agent_subject(&info.id, "run"), p::encode(&req)),
-            )
-            .await;
-            let refusal = match accepted {
-                Ok(Ok(m)) => match p::decode::<RunAccepted>("run reply", &m.payload) {
-                    Ok(r) if r.accepted => None,
-                    Ok(r) => Some(r.error.unwrap_or_else(|| "refused".into())),
-                    Err(e) => Some(format!("{e:#}")),
-                },
-                Ok(Err(e)) => Some(e.to_string()),
-                Err(_) => Some("no answer within 5 s".into()),
-            };
-            if let Some(why) = refusal {
+            if let Some(why) = self.ask(spec, row, k, a).await {
                 self.gone.push(info.name.clone());
-                self.abort(&states, &row, "another agent refused the row").await;
-                say_left(bench::cleanup_shared(&self.conn, spec, &row).await);
+                let (name, id) = (info.name.clone(), info.id.clone());
+                self.abort(&states, row, "another agent refused the row").await;
+                say_left(bench::cleanup_shared(&self.conn, spec, row).await);
                 return Err(agent_unavailable(format!(
-                    "agent {} ({}) did not take its share of the row: {why}",
-                    info.name, info.id
+                    "agent {name} ({id}) did not take its share of the row: {why}"
                 )));
             }
             states.insert(
@@ -320,15 +313,65 @@ impl Coordinator {
                 },
             );
         }
-        // Setup: every agent ready (or failed), within the setup timeout.
+        Ok(states)
+    }
+
+    /// Ask agent `k` to run its part `a` of the row: None when it took it, else why not.
+    async fn ask(&self, spec: &BenchSpec, row: &str, k: usize, a: &split::Assignment) -> Option<String> {
+        let info = &self.summary.agents[k];
+        let (workers_total, subs_total) = split::counts(&spec.workload);
+        let local = split::local_workload(&spec.workload, a);
+        // A core agent with subscribers only still expects every message; its own count is 0.
+        let work = WorkSpec::from_spec(spec, local, a.msgs(), spec.rate_per_s);
+        let req = RunRequest {
+            row: row.to_string(),
+            report_to: p::row_subject(row),
+            work,
+            share: Share {
+                run_id: row.to_string(),
+                origin: (k + 1) as u16,
+                workers: a.workers.clone(),
+                subs: a.subs.clone(),
+                total_workers: workers_total,
+                total_subs: subs_total,
+                total_msgs: spec.msgs,
+            },
+            heartbeat_ms: self.opts.heartbeat.as_millis() as u64,
+            start_timeout_ms: self.opts.setup_timeout.as_millis() as u64,
+        };
+        let accepted = tokio::time::timeout(
+            Duration::from_secs(5),
+            self.client.request(p::agent_subject(&info.id, "run"), p::encode(&req)),
+        )
+        .await;
+        match accepted {
+            Ok(Ok(m)) => match p::decode::<RunAccepted>("run reply", &m.payload) {
+                Ok(r) if r.accepted => None,
+                Ok(r) => Some(r.error.unwrap_or_else(|| "refused".into())),
+                Err(e) => Some(format!("{e:#}")),
+            },
+            Ok(Err(e)) => Some(e.to_string()),
+            Err(_) => Some("no answer within 5 s".into()),
+        }
+    }
+
+    /// Setup: every agent ready (or failed), within the setup timeout. One that is not ends the row (its
+    /// shares aborted and assets removed).
+    async fn await_setup(
+        &mut self,
+        states: &mut BTreeMap<String, RowState>,
+        spec: &BenchSpec,
+        row: &str,
+        inbox: &mut async_nats::Subscriber,
+    ) -> Result<(), BenchError> {
         let setup_deadline = Instant::now() + self.opts.setup_timeout;
         while states.values().any(|s| !s.ready && s.result.is_none() && !s.lost) {
             if self.cancel.is_cancelled() {
-                return Err(self.interrupted(&states, spec, &row).await);
+                return Err(self.interrupted(states, spec, row).await);
             }
             let msg = tokio::time::timeout(Duration::from_millis(100), inbox.next()).await;
             if let Ok(Some(m)) = msg {
-                self.absorb(&mut states, &m, None);
+                self.absorb(states, &m, None);
             }
             let now = Instant::now();
             for s in states.values_mut() {
@@ -352,13 +395,18 @@ impl Coordinator {
             if s.lost {
                 self.gone.push(name.clone());
             }
-            self.abort(&states, &row, "another agent failed to set up").await;
-            say_left(bench::cleanup_shared(&self.conn, spec, &row).await);
+            self.abort(states, row, "another agent failed to set up").await;
+            say_left(bench::cleanup_shared(&self.conn, spec, row).await);
             return Err(agent_unavailable(format!(
                 "agent {name} ({id}) could not set up its share of the row: {why}"
             )));
         }
-        // The agreed start: far enough ahead that every agent hears of it in time.
+        Ok(())
+    }
+
+    /// The agreed start, told to every agent in its own clock: far enough ahead that every agent hears
+    /// of it in time. The local instant it falls on.
+    async fn start(&self, states: &BTreeMap<String, RowState>, row: &str) -> Instant {
         let max_rtt_ms = self
             .summary
             .agents
@@ -382,20 +430,31 @@ impl Coordinator {
                     p::agent_subject(id, "start"),
                     p::encode(&Start {
                         start_at_ns: local,
-                        row: row.clone(),
+                        row: row.to_string(),
                     }),
                 )
                 .await;
         }
         let _ = self.client.flush().await;
-        // Run: results, or silence longer than lost_after.
+        start_instant
+    }
+
+    /// Run: results, or silence longer than lost_after.
+    async fn await_results(
+        &mut self,
+        states: &mut BTreeMap<String, RowState>,
+        spec: &BenchSpec,
+        row: &str,
+        inbox: &mut async_nats::Subscriber,
+        start_instant: Instant,
+    ) -> Result<(), BenchError> {
         while states.values().any(|s| s.result.is_none() && !s.lost) {
             if self.cancel.is_cancelled() {
-                return Err(self.interrupted(&states, spec, &row).await);
+                return Err(self.interrupted(states, spec, row).await);
             }
             let msg = tokio::time::timeout(Duration::from_millis(100), inbox.next()).await;
             if let Ok(Some(m)) = msg {
-                self.absorb(&mut states, &m, Some(start_instant));
+                self.absorb(states, &m, Some(start_instant));
             }
             let now = Instant::now();
             for s in states.values_mut() {
@@ -404,18 +463,7 @@ impl Coordinator {
                 }
             }
         }
-        let slow_after = bench::varz::total_slow_consumers(&spec.monitor).await;
-        let left = bench::cleanup_shared(&self.conn, spec, &row).await;
-        let mut out = self.finish(spec, &row, &states, slow_before.zip(slow_after));
-        if let (Ok(d), Some(l)) = (&mut out, left) {
-            d.result.warnings.push(l.warning());
-            d.result.left_behind.push(l);
-        }
-        if let Ok(d) = &out {
-            let lost = d.agents.agents.iter().filter(|a| a.status == ShareStatus::Lost);
-            self.gone.extend(lost.map(|a| a.name.clone()));
-        }
-        out
+        Ok(())
     }
 
     /// Tell every agent of a row to stop it.

@@ -80,18 +80,15 @@ pub async fn serve(opts: AgentOptions, log: Arc<dyn Fn(&str) + Send + Sync>) -> 
     let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
         .map_err(|e| BenchError::CannotRun(anyhow!("cannot handle SIGTERM: {e}")))?;
     let id = format!("{}-{:08x}", opts.name, rand::random::<u32>());
-    let client = opts
-        .conn
-        .connect_control(
-            &format!("natsplan-agent-{id}"),
-            &format!("{}.{id}._inbox", p::PREFIX),
-            true,
-        )
-        .await
-        .map_err(|e| match e {
-            bench::conn::ConnectFailure::Setup(e) => BenchError::BadInput(e),
-            bench::conn::ConnectFailure::Unreachable(e) => BenchError::CannotRun(e),
-        })?;
+    let client = connect(&opts, &id).await?;
+    let agent = Agent {
+        client,
+        id,
+        opts,
+        log,
+        current: Arc::new(Mutex::new(None)),
+    };
+    let (client, id) = (&agent.client, &agent.id);
     let sub = |s: String| {
         let c = client.clone();
         async move {
@@ -101,45 +98,18 @@ pub async fn serve(opts: AgentOptions, log: Arc<dyn Fn(&str) + Send + Sync>) -> 
         }
     };
     let mut discover = sub(p::discover_subject()).await?;
-    let mut clock = sub(p::agent_subject(&id, "clock")).await?;
-    let mut run = sub(p::agent_subject(&id, "run")).await?;
-    let mut start = sub(p::agent_subject(&id, "start")).await?;
-    let mut abort = sub(p::agent_subject(&id, "abort")).await?;
-    let hello = |busy: bool| Hello {
-        id: id.clone(),
-        name: opts.name.clone(),
-        host: host_name(),
-        pid: std::process::id(),
-        version: env!("CARGO_PKG_VERSION").to_string(),
-        servers: opts.conn.servers.iter().map(|s| bench::conn::redact_url(s)).collect(),
-        busy,
-    };
-    client
-        .publish(p::hello_subject(), p::encode(&hello(false)))
-        .await
-        .map_err(|e| BenchError::CannotRun(anyhow!("announce on {}: {e}", p::hello_subject())))?;
-    client
-        .flush()
-        .await
-        .map_err(|e| BenchError::CannotRun(anyhow!("announce: {e}")))?;
-    log(&format!(
-        "agent {id} ready on {} (control subjects {}.{id}.*)",
-        opts.conn.describe(),
-        p::PREFIX
-    ));
-    let current: Arc<Mutex<Option<Current>>> = Arc::new(Mutex::new(None));
-    let busy = |cur: &Arc<Mutex<Option<Current>>>| {
-        cur.lock()
-            .map(|c| c.as_ref().is_some_and(|c| !c.task.is_finished()))
-            .unwrap_or(false)
-    };
+    let mut clock = sub(p::agent_subject(id, "clock")).await?;
+    let mut run = sub(p::agent_subject(id, "run")).await?;
+    let mut start = sub(p::agent_subject(id, "start")).await?;
+    let mut abort = sub(p::agent_subject(id, "abort")).await?;
+    agent.announce().await?;
     let stop_reason: &str = loop {
         tokio::select! {
             _ = sigint.recv() => break "SIGINT",
             _ = sigterm.recv() => break "SIGTERM",
             Some(m) = discover.next() => {
                 if let Some(reply) = m.reply {
-                    let _ = client.publish(reply, p::encode(&hello(busy(&current)))).await;
+                    let _ = client.publish(reply, p::encode(&agent.hello(agent.busy()))).await;
                 }
             }
             Some(m) = clock.next() => {
@@ -151,79 +121,191 @@ pub async fn serve(opts: AgentOptions, log: Arc<dyn Fn(&str) + Send + Sync>) -> 
             }
             Some(m) = run.next() => {
                 let Some(reply) = m.reply else { continue };
-                // A request is refused unless it is one `natsplan bench` itself would run, for the row's
-                // own run (`RunRequest::check`): any client on the account can publish here.
-                let decoded = p::decode::<RunRequest>("run", &m.payload)
-                    .map_err(|e| format!("{e:#}"))
-                    .and_then(|r| r.check().map(|_| r).map_err(|e| format!("refused: {e}")));
-                let answer = match decoded {
-                    Err(e) => {
-                        log(&format!("agent {id}: refused a run request: {e}"));
-                        RunAccepted { id: id.clone(), accepted: false, error: Some(e) }
-                    }
-                    Ok(_) if busy(&current) => RunAccepted {
-                        id: id.clone(),
-                        accepted: false,
-                        error: Some("busy with another row".into()),
-                    },
-                    Ok(req) => {
-                        log(&format!("agent {id}: row {} ({} worker(s), {} subscriber(s), {} messages)",
-                            req.row, req.share.workers.len(), req.share.subs.len(), req.work.msgs));
-                        let (start_tx, start_rx) = mpsc::channel(1);
-                        let (row, report_to) = (req.row.clone(), req.report_to.clone());
-                        let task = tokio::spawn(run_row(client.clone(), id.clone(), opts.conn.clone(), req, start_rx, log.clone()));
-                        if let Ok(mut c) = current.lock() {
-                            *c = Some(Current { row, report_to, start_tx, task });
-                        }
-                        RunAccepted { id: id.clone(), accepted: true, error: None }
-                    }
-                };
+                let answer = agent.take_run(&m.payload);
                 let _ = client.publish(reply, p::encode(&answer)).await;
             }
-            Some(m) = start.next() => {
-                if let Ok(s) = p::decode::<Start>("start", &m.payload) {
-                    // Only the row this agent took: a `Start` naming another is not its coordinator's.
-                    let tx = current
-                        .lock()
-                        .ok()
-                        .and_then(|c| c.as_ref().filter(|c| c.row == s.row).map(|c| c.start_tx.clone()));
-                    if let Some(tx) = tx {
-                        let _ = tx.try_send(s);
-                    }
-                }
-            }
-            Some(m) = abort.next() => {
-                if let Ok(a) = p::decode::<p::Abort>("abort", &m.payload) {
-                    // Only the row this agent runs: an `Abort` naming another leaves it running.
-                    let cur = current
-                        .lock()
-                        .ok()
-                        .and_then(|mut c| if c.as_ref().is_some_and(|c| c.row == a.row) { c.take() } else { None });
-                    if let Some(c) = cur {
-                        if !c.task.is_finished() {
-                            c.task.abort();
-                            log(&format!(
-                                "agent {id}: row {} aborted by the coordinator: {}",
-                                a.row,
-                                crate::site::yaml::clip(&a.reason)
-                            ));
-                        }
-                    }
-                }
-            }
+            Some(m) = start.next() => agent.start(&m.payload),
+            Some(m) = abort.next() => agent.abort(&m.payload),
             else => break "the connection closed",
         }
     };
     // Leave cleanly: a running share is abandoned and said so; then goodbye. All of it bounded: with the
     // servers gone the client would wait for a reconnect forever, and a stop must stop.
     let farewell = async {
-        leave(&client, &current, &id, stop_reason).await;
+        leave(client, &agent.current, id, stop_reason).await;
     };
+    let log = &agent.log;
     if tokio::time::timeout(Duration::from_secs(3), farewell).await.is_err() {
         log(&format!("agent {id}: no server took the goodbye within 3 s"));
     }
     log(&format!("agent {id}: stopped ({stop_reason})"));
     Ok(())
+}
+
+/// The agent's control connection, named by its id.
+async fn connect(opts: &AgentOptions, id: &str) -> Result<async_nats::Client, BenchError> {
+    opts.conn
+        .connect_control(
+            &format!("natsplan-agent-{id}"),
+            &format!("{}.{id}._inbox", p::PREFIX),
+            true,
+        )
+        .await
+        .map_err(|e| match e {
+            bench::conn::ConnectFailure::Setup(e) => BenchError::BadInput(e),
+            bench::conn::ConnectFailure::Unreachable(e) => BenchError::CannotRun(e),
+        })
+}
+
+/// A running agent: its connection, id, options, log and the row it runs now.
+struct Agent {
+    client: async_nats::Client,
+    id: String,
+    opts: AgentOptions,
+    log: Arc<dyn Fn(&str) + Send + Sync>,
+    current: Arc<Mutex<Option<Current>>>,
+}
+
+impl Agent {
+    fn hello(&self, busy: bool) -> Hello {
+        Hello {
+            id: self.id.clone(),
+            name: self.opts.name.clone(),
+            host: host_name(),
+            pid: std::process::id(),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+            servers: self
+                .opts
+                .conn
+                .servers
+                .iter()
+                .map(|s| bench::conn::redact_url(s))
+                .collect(),
+            busy,
+        }
+    }
+
+    /// Whether a row is running now.
+    fn busy(&self) -> bool {
+        self.current
+            .lock()
+            .map(|c| c.as_ref().is_some_and(|c| !c.task.is_finished()))
+            .unwrap_or(false)
+    }
+
+    /// Say hello (not busy) and that the agent is ready.
+    async fn announce(&self) -> Result<(), BenchError> {
+        let (client, id) = (&self.client, &self.id);
+        client
+            .publish(p::hello_subject(), p::encode(&self.hello(false)))
+            .await
+            .map_err(|e| BenchError::CannotRun(anyhow!("announce on {}: {e}", p::hello_subject())))?;
+        client
+            .flush()
+            .await
+            .map_err(|e| BenchError::CannotRun(anyhow!("announce: {e}")))?;
+        (self.log)(&format!(
+            "agent {id} ready on {} (control subjects {}.{id}.*)",
+            self.opts.conn.describe(),
+            p::PREFIX
+        ));
+        Ok(())
+    }
+
+    /// A run request: refused unless it is one `natsplan bench` itself would run, for the row's own run
+    /// (`RunRequest::check`), as any client on the account can publish here; else its share starts (and
+    /// waits for its `Start`).
+    fn take_run(&self, payload: &[u8]) -> RunAccepted {
+        let (id, log) = (&self.id, &self.log);
+        let decoded = p::decode::<RunRequest>("run", payload)
+            .map_err(|e| format!("{e:#}"))
+            .and_then(|r| r.check().map(|_| r).map_err(|e| format!("refused: {e}")));
+        match decoded {
+            Err(e) => {
+                log(&format!("agent {id}: refused a run request: {e}"));
+                RunAccepted {
+                    id: id.clone(),
+                    accepted: false,
+                    error: Some(e),
+                }
+            }
+            Ok(_) if self.busy() => RunAccepted {
+                id: id.clone(),
+                accepted: false,
+                error: Some("busy with another row".into()),
+            },
+            Ok(req) => {
+                log(&format!(
+                    "agent {id}: row {} ({} worker(s), {} subscriber(s), {} messages)",
+                    req.row,
+                    req.share.workers.len(),
+                    req.share.subs.len(),
+                    req.work.msgs
+                ));
+                let (start_tx, start_rx) = mpsc::channel(1);
+                let (row, report_to) = (req.row.clone(), req.report_to.clone());
+                let task = tokio::spawn(run_row(
+                    self.client.clone(),
+                    id.clone(),
+                    self.opts.conn.clone(),
+                    req,
+                    start_rx,
+                    log.clone(),
+                ));
+                if let Ok(mut c) = self.current.lock() {
+                    *c = Some(Current {
+                        row,
+                        report_to,
+                        start_tx,
+                        task,
+                    });
+                }
+                RunAccepted {
+                    id: id.clone(),
+                    accepted: true,
+                    error: None,
+                }
+            }
+        }
+    }
+
+    /// A `Start`: passed on to the row this agent took only (one naming another is not its coordinator's).
+    fn start(&self, payload: &[u8]) {
+        if let Ok(s) = p::decode::<Start>("start", payload) {
+            let tx = self
+                .current
+                .lock()
+                .ok()
+                .and_then(|c| c.as_ref().filter(|c| c.row == s.row).map(|c| c.start_tx.clone()));
+            if let Some(tx) = tx {
+                let _ = tx.try_send(s);
+            }
+        }
+    }
+
+    /// An `Abort`: stops the row this agent runs only (one naming another leaves it running).
+    fn abort(&self, payload: &[u8]) {
+        if let Ok(a) = p::decode::<p::Abort>("abort", payload) {
+            let cur = self.current.lock().ok().and_then(|mut c| {
+                if c.as_ref().is_some_and(|c| c.row == a.row) {
+                    c.take()
+                } else {
+                    None
+                }
+            });
+            if let Some(c) = cur {
+                if !c.task.is_finished() {
+                    c.task.abort();
+                    (self.log)(&format!(
+                        "agent {}: row {} aborted by the coordinator: {}",
+                        self.id,
+                        a.row,
+                        crate::site::yaml::clip(&a.reason)
+                    ));
+                }
+            }
+        }
+    }
 }
 
 /// The goodbye of a stopping agent: its running share reported as abandoned, `Bye`, the connection drained.

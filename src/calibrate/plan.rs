@@ -109,18 +109,9 @@ fn size_label(b: u64) -> String {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn pt(
-    kind: Kind,
-    prefix: &str,
-    size: u64,
-    replicas: u8,
-    workers: u32,
-    subs: u32,
-    varies: &str,
-    holdout: bool,
-    optional: bool,
-) -> Point {
+/// A point of `kind` (its id from `prefix` and the shape) that varies `varies`, fitted and not optional
+/// unless [`Point::flags`] says otherwise.
+fn pt(kind: Kind, prefix: &str, size: u64, replicas: u8, workers: u32, subs: u32, varies: &str) -> Point {
     let id = match kind {
         Kind::ObjPut | Kind::ObjGet => format!("{prefix}-r{replicas}-w{workers}-{}", size_label(size)),
         Kind::Js | Kind::Kv | Kind::ConsumerFetch => format!("{prefix}-r{replicas}-{workers}p-{}", size_label(size)),
@@ -135,18 +126,45 @@ fn pt(
         workers,
         subscribers: subs,
         rate_per_s: None,
-        holdout,
-        optional,
+        holdout: false,
+        optional: false,
         window: None,
         varies: varies.into(),
+    }
+}
+
+impl Point {
+    /// This point held out of the fit (`holdout`) and dropped first when the budget is short (`optional`).
+    fn flags(self, holdout: bool, optional: bool) -> Point {
+        Point {
+            holdout,
+            optional,
+            ..self
+        }
+    }
+
+    fn held_out(self) -> Point {
+        Point { holdout: true, ..self }
+    }
+
+    fn optional(self) -> Point {
+        Point { optional: true, ..self }
     }
 }
 
 /// Every point for a cluster whose streams can have up to `max_replicas` replicas.
 pub fn all_points(max_replicas: u8) -> Vec<Point> {
     let rb = if max_replicas >= 3 { 3 } else { 1 };
-    let k = 1024u64;
     let mut v = Vec::new();
+    object_points(rb, &mut v);
+    js_points(rb, &mut v);
+    other_points(rb, &mut v);
+    v
+}
+
+/// Object puts and gets, around base R`rb`.
+fn object_points(rb: u8, v: &mut Vec<Point>) {
+    let k = 1024u64;
     // Object puts: base R{rb}, 2 workers; sizes ×4 from 512 B to 768 KiB (across the 128 KiB chunk).
     for (size, optional) in [
         (512, false),
@@ -157,26 +175,30 @@ pub fn all_points(max_replicas: u8) -> Vec<Point> {
         (768 * k, false),
     ] {
         let varies = if size == 12 * k { "base" } else { "size" };
-        v.push(pt(Kind::ObjPut, "obj", size, rb, 2, 0, varies, false, optional));
+        v.push(pt(Kind::ObjPut, "obj", size, rb, 2, 0, varies).flags(false, optional));
     }
     // Replicas: R1 at a small and a large size (only when R3 is the base).
     if rb == 3 {
-        v.push(pt(Kind::ObjPut, "obj", 2 * k, 1, 2, 0, "replicas", false, false));
-        v.push(pt(Kind::ObjPut, "obj", 192 * k, 1, 2, 0, "replicas", false, false));
+        v.push(pt(Kind::ObjPut, "obj", 2 * k, 1, 2, 0, "replicas"));
+        v.push(pt(Kind::ObjPut, "obj", 192 * k, 1, 2, 0, "replicas"));
     }
     // Workers: 1 and 4 at the base size, 1 at a large size (the serial part shows when workers grow).
-    v.push(pt(Kind::ObjPut, "obj", 12 * k, rb, 1, 0, "workers", false, false));
-    v.push(pt(Kind::ObjPut, "obj", 12 * k, rb, 4, 0, "workers", false, false));
-    v.push(pt(Kind::ObjPut, "obj", 192 * k, rb, 1, 0, "workers", false, false));
-    v.push(pt(Kind::ObjPut, "obj", 192 * k, rb, 4, 0, "workers", false, false));
+    v.push(pt(Kind::ObjPut, "obj", 12 * k, rb, 1, 0, "workers"));
+    v.push(pt(Kind::ObjPut, "obj", 12 * k, rb, 4, 0, "workers"));
+    v.push(pt(Kind::ObjPut, "obj", 192 * k, rb, 1, 0, "workers"));
+    v.push(pt(Kind::ObjPut, "obj", 192 * k, rb, 4, 0, "workers"));
     if rb == 1 {
         // No replica lever on one server: two more worker points keep twelve fit rows.
-        v.push(pt(Kind::ObjPut, "obj", 2 * k, rb, 4, 0, "workers", false, false));
-        v.push(pt(Kind::ObjPut, "obj", 768 * k, rb, 1, 0, "workers", false, false));
+        v.push(pt(Kind::ObjPut, "obj", 2 * k, rb, 4, 0, "workers"));
+        v.push(pt(Kind::ObjPut, "obj", 768 * k, rb, 1, 0, "workers"));
     }
     // Held out: shapes that vary two factors at once, inside the measured ranges.
-    v.push(pt(Kind::ObjPut, "obj", 24 * k, rb, 3, 0, "combined", true, false));
-    v.push(pt(Kind::ObjPut, "obj", 96 * k, 1, 1, 0, "combined", true, true));
+    v.push(pt(Kind::ObjPut, "obj", 24 * k, rb, 3, 0, "combined").held_out());
+    v.push(
+        pt(Kind::ObjPut, "obj", 96 * k, 1, 1, 0, "combined")
+            .held_out()
+            .optional(),
+    );
     // Object gets (each run puts its objects first, off the clock): sizes as the puts; 1, 2 and 4 getters
     // at 12 KiB for the getters' own contention.
     for (size, optional) in [
@@ -186,11 +208,20 @@ pub fn all_points(max_replicas: u8) -> Vec<Point> {
         (192 * k, false),
         (768 * k, false),
     ] {
-        v.push(pt(Kind::ObjGet, "get", size, rb, 2, 0, "size", false, optional));
+        v.push(pt(Kind::ObjGet, "get", size, rb, 2, 0, "size").flags(false, optional));
     }
-    v.push(pt(Kind::ObjGet, "get", 12 * k, rb, 1, 0, "workers", false, false));
-    v.push(pt(Kind::ObjGet, "get", 12 * k, rb, 4, 0, "workers", false, false));
-    v.push(pt(Kind::ObjGet, "get", 24 * k, rb, 3, 0, "combined", true, true));
+    v.push(pt(Kind::ObjGet, "get", 12 * k, rb, 1, 0, "workers"));
+    v.push(pt(Kind::ObjGet, "get", 12 * k, rb, 4, 0, "workers"));
+    v.push(
+        pt(Kind::ObjGet, "get", 24 * k, rb, 3, 0, "combined")
+            .held_out()
+            .optional(),
+    );
+}
+
+/// JetStream publishes, async and sync, at R`rb` and R1.
+fn js_points(rb: u8, v: &mut Vec<Point>) {
+    let k = 1024u64;
     // JetStream async publishes (window 500, 2 publishers) at R{rb}: the leader's per-message and per-byte
     // time. Sizes ×8 from 64 B.
     for (size, optional, holdout) in [
@@ -199,68 +230,72 @@ pub fn all_points(max_replicas: u8) -> Vec<Point> {
         (4 * k, false, false),
         (16 * k, true, false),
     ] {
-        v.push(pt(Kind::Js, "js", size, rb, 2, 0, "size", holdout, optional));
+        v.push(pt(Kind::Js, "js", size, rb, 2, 0, "size").flags(holdout, optional));
     }
-    v.push(pt(Kind::Js, "js", 2 * k, rb, 3, 0, "combined", true, true));
+    v.push(pt(Kind::Js, "js", 2 * k, rb, 3, 0, "combined").held_out().optional());
     // Two publishers with 8 publishes in flight each: the leader's closed-loop base latency, which binds a
     // small window long before the leader's CPU does (the prediction matrix, 2026-12-05: 2 publishers with
     // a window of 16 carried 32 k/s at R3 1 KiB against 79 k/s with 256, priced alike before).
-    let mut small = pt(Kind::Js, "jswin8", 512, rb, 2, 0, "window", false, true);
+    let mut small = pt(Kind::Js, "jswin8", 512, rb, 2, 0, "window").optional();
     small.window = Some(8);
     v.push(small);
     // One synchronous publisher at R{rb}: the unloaded round trip of one publish (issue 14: without it the
     // round trip came from the KV putter plus the object fit's replication round, 2.5x too long).
-    v.push(pt(Kind::Js, "jssync", 128, rb, 1, 0, "base", false, true));
+    v.push(pt(Kind::Js, "jssync", 128, rb, 1, 0, "base").optional());
     // Four synchronous publishers: how publishers waiting on their acks contend for the host
     // (perf::sync_law's D, what each further publisher adds); without it, the object fit's σ stands in.
-    v.push(pt(Kind::Js, "jssync", 128, rb, 4, 0, "workers", false, true));
+    v.push(pt(Kind::Js, "jssync", 128, rb, 4, 0, "workers").optional());
     // Sixteen and 48: what each further publisher adds falls as more are in flight (the prediction matrix,
     // 2026-12-05: one D from 1 and 4 publishers capped 64-160 publishers at half what they carried), so
     // perf::sync_law reads D off the measured counts when there are three or more.
-    v.push(pt(Kind::Js, "jssync", 128, rb, 16, 0, "workers", false, true));
-    v.push(pt(Kind::Js, "jssync", 128, rb, 48, 0, "workers", false, true));
+    v.push(pt(Kind::Js, "jssync", 128, rb, 16, 0, "workers").optional());
+    v.push(pt(Kind::Js, "jssync", 128, rb, 48, 0, "workers").optional());
     // R1 at 1 and 12 publishers: an R1 publish has no replication round (the matrix: R1 one publisher at
     // 128 B took 131 µs against R3's 292 µs, which the R3 rows priced R1 at).
     if rb > 1 {
-        v.push(pt(Kind::Js, "jssync", 256, 1, 1, 0, "replicas", false, true));
-        v.push(pt(Kind::Js, "jssync", 256, 1, 12, 0, "replicas", false, true));
+        v.push(pt(Kind::Js, "jssync", 256, 1, 1, 0, "replicas").optional());
+        v.push(pt(Kind::Js, "jssync", 256, 1, 12, 0, "replicas").optional());
     }
     // One async publisher at R1: R1 writes every message in place (stream.go: no async flush below R2),
     // which prices the in-place write `always` adds to every replica at R>1 (perf::leader).
     if rb > 1 {
-        v.push(pt(Kind::Js, "js", 128, 1, 1, 0, "replicas", false, true));
+        v.push(pt(Kind::Js, "js", 128, 1, 1, 0, "replicas").optional());
     }
+}
+
+/// KV puts, consumer fetches, core pub/sub, ping, flood and the fixed-rate sweep.
+fn other_points(rb: u8, v: &mut Vec<Point>) {
+    let k = 1024u64;
     // The KV putter: one client, R1, synchronous puts.
-    v.push(pt(Kind::Kv, "kv", 512, 1, 1, 0, "base", false, false));
+    v.push(pt(Kind::Kv, "kv", 512, 1, 1, 0, "base"));
     // And at R{rb}: a replicated KV put's round trip (issue 14: composed from the R1 putter plus the object
     // fit's replication round, KV R3 with two clients came out 10-27 % fast in five held-out runs).
     if rb > 1 {
-        v.push(pt(Kind::Kv, "kv", 512, rb, 1, 0, "replicas", false, false));
+        v.push(pt(Kind::Kv, "kv", 512, rb, 1, 0, "replicas"));
     }
     // Four putters at R{rb}: how KV clients contend (perf::sync_law's D for KV puts), from their own rows.
-    v.push(pt(Kind::Kv, "kv", 512, rb, 4, 0, "workers", false, true));
-    v.push(pt(Kind::Kv, "kv", 512, rb, 16, 0, "workers", false, true));
+    v.push(pt(Kind::Kv, "kv", 512, rb, 4, 0, "workers").optional());
+    v.push(pt(Kind::Kv, "kv", 512, rb, 16, 0, "workers").optional());
     // Consumer reads (issue 37: verify's consumer rows were priced from another host's bench-consumers
     // file): one client fetching at two sizes, for perf::consumer's `msg_s + byte_s × size` on this host.
-    v.push(pt(Kind::ConsumerFetch, "fetch", 256, rb, 1, 0, "base", false, true));
-    v.push(pt(Kind::ConsumerFetch, "fetch", 12 * k, rb, 1, 0, "size", false, true));
+    v.push(pt(Kind::ConsumerFetch, "fetch", 256, rb, 1, 0, "base").optional());
+    v.push(pt(Kind::ConsumerFetch, "fetch", 12 * k, rb, 1, 0, "size").optional());
     // Core: subscribers 1, 3, 6 at 64 B and 2 KiB with two publishers; one publisher alone for its ceiling.
-    v.push(pt(Kind::Core, "core", 64, 1, 2, 1, "base", false, false));
-    v.push(pt(Kind::Core, "core", 64, 1, 2, 6, "subscribers", false, false));
-    v.push(pt(Kind::Core, "core", 2 * k, 1, 2, 1, "size", false, false));
-    v.push(pt(Kind::Core, "core", 2 * k, 1, 2, 3, "subscribers", false, true));
-    v.push(pt(Kind::Core, "core", 64, 1, 1, 0, "subscribers", false, false));
-    v.push(pt(Kind::Core, "core", 256, 1, 3, 3, "combined", true, true));
-    v.push(pt(Kind::Ping, "ping", 128, 1, 1, 0, "base", false, false));
-    v.push(pt(Kind::Flood, "flood", 128, 1, 4, 1, "base", false, false));
+    v.push(pt(Kind::Core, "core", 64, 1, 2, 1, "base"));
+    v.push(pt(Kind::Core, "core", 64, 1, 2, 6, "subscribers"));
+    v.push(pt(Kind::Core, "core", 2 * k, 1, 2, 1, "size"));
+    v.push(pt(Kind::Core, "core", 2 * k, 1, 2, 3, "subscribers").optional());
+    v.push(pt(Kind::Core, "core", 64, 1, 1, 0, "subscribers"));
+    v.push(pt(Kind::Core, "core", 256, 1, 3, 3, "combined").held_out().optional());
+    v.push(pt(Kind::Ping, "ping", 128, 1, 1, 0, "base"));
+    v.push(pt(Kind::Flood, "flood", 128, 1, 4, 1, "base"));
     // Fixed-rate sweep at R{rb}, 128 B, one publisher: ×3 steps to find the knee.
     for (i, rate) in [6_000.0, 18_000.0, 54_000.0, 160_000.0].into_iter().enumerate() {
-        let mut p = pt(Kind::Js, "rate", 128, rb, 1, 0, "rate", false, i == 0);
+        let mut p = pt(Kind::Js, "rate", 128, rb, 1, 0, "rate").flags(false, i == 0);
         p.id = format!("rate-{}k-r{rb}-128B", rate as u64 / 1000);
         p.rate_per_s = Some(rate);
         v.push(p);
     }
-    v
 }
 
 /// Wall time of `points` run `repeats` times at `run_s` seconds each.

@@ -11,128 +11,130 @@ fn examples(page: &str) -> &'static [(&'static str, &'static str)] {
         .into_iter()
         .find(|p| page.starts_with(p))
         .unwrap_or(page);
-    match key {
-        "natsplan" => &[
-            ("natsplan design site.yaml", "Rank the layouts for a site."),
-            (
-                "natsplan whatif site.yaml --layout ID --fail rack:A",
-                "What one layout survives when rack A fails.",
-            ),
-            (
-                "natsplan lab up site.yaml --layout ID --streams",
-                "Run the layout's servers on loopback with its streams.",
-            ),
-            (
-                "natsplan verify --lab natsplan-lab --site site.yaml --layout ID",
-                "Benchmark the lab and check it against the plan.",
-            ),
-            (
-                "natsplan man --out /usr/local/share/man/man1",
-                "Install every man page.",
-            ),
-        ],
-        "natsplan-design" => &[
-            ("natsplan design site.yaml", "Rank every layout; the best first."),
-            (
-                "natsplan design site.yaml --format json > plan.json",
-                "The plan as JSON.",
-            ),
-            (
-                "natsplan design site.yaml --layout ID --save plan.json",
-                "Save a plan with its chosen layout for lab, emit and verify (--plan plan.json).",
-            ),
-        ],
-        "natsplan-whatif" => &[
-            ("natsplan whatif site.yaml --layout ID --fail rack:A", "One scenario."),
-            (
-                "natsplan whatif site.yaml --layout ID --all 2",
-                "Every combination of up to two failures.",
-            ),
-        ],
-        "natsplan-simulate" => &[(
-            "natsplan simulate site.yaml --layout ID",
-            "Years of failures and repairs.",
-        )],
-        "natsplan-emit" => &[(
-            "natsplan emit site.yaml --layout ID --out conf/",
-            "nats-server.conf per server and the stream definitions.",
-        )],
-        "natsplan-lab" => &[
-            (
-                "natsplan lab up --nodes 3",
-                "Three plain servers on loopback; prints their client and monitoring URLs.",
-            ),
-            (
-                "natsplan lab up site.yaml --layout ID --streams",
-                "A planned layout with its streams.",
-            ),
-            ("natsplan lab down", "Stop the lab and remove its folder."),
-        ],
-        "natsplan-predict" => &[(
-            "natsplan predict --servers 3 --replicas 3 --sync always --size 8KiB --workers 4 --kind js",
-            "One shape's predicted rate, with its band and bottleneck.",
-        )],
-        "natsplan-bench" => &[
-            (
-                "natsplan bench js --msgs 100000 --size 1KiB",
-                "JetStream publishes against $NATS_URL.",
-            ),
-            (
-                "natsplan bench js -s nats://a:4222,nats://b:4222 --creds user.creds",
-                "Spread over two servers with a creds file.",
-            ),
-            (
-                "natsplan bench core --context prod",
-                "Settings from the nats CLI context `prod`.",
-            ),
-            (
-                "natsplan bench kv --tlsca ca.pem --tlsfirst --js-domain hub",
-                "TLS before INFO and the hub's JetStream domain.",
-            ),
-        ],
-        "natsplan-verify" => &[
-            (
-                "natsplan verify --lab natsplan-lab --dry-run",
-                "The rows that would run against a lab.",
-            ),
-            (
-                "natsplan verify --server nats://n1:4222 --monitor http://n1:8222 --site site.yaml --layout ID",
-                "A real cluster against its plan: ladder and drift.",
-            ),
-            ("natsplan verify --faults", "Inject failures into a lab of its own."),
-        ],
-        "natsplan-check" => &[
-            (
-                "natsplan check --lab natsplan-lab",
-                "A lab against the plan it was started from: every check, worst first.",
-            ),
-            (
-                "natsplan --format nagios check --plan plan.json --monitor http://n1:8222,http://n2:8222,http://n3:8222",
-                "A Nagios plugin: one status line with performance data; exit 0 ok, 1 warning, 2 critical, 3 unknown.",
-            ),
-        ],
-        "natsplan-calibrate" => &[(
-            "natsplan calibrate --server nats://n1:4222 --out my-cluster.yaml",
-            "Measure a cluster; predict with --calibration my-cluster.yaml.",
-        )],
-        "natsplan-agent" => &[(
-            "natsplan agent --server nats://n1:4222 --name host2",
-            "A load generator that `bench --agents` and `verify --agents` drive.",
-        )],
-        "natsplan-completions" => &[(
-            "natsplan completions bash > /etc/bash_completion.d/natsplan",
-            "bash completions.",
-        )],
-        "natsplan-man" => &[
-            ("natsplan man | man -l -", "Read this page."),
-            (
-                "natsplan man --out man1/",
-                "Write natsplan.1 and natsplan-COMMAND.1 pages.",
-            ),
-        ],
-        _ => &[],
-    }
+    EXAMPLES.iter().find(|(p, _)| *p == key).map_or(&[], |(_, e)| e)
 }
+
+/// The examples of each page (subcommands share their parent's).
+const EXAMPLES: &[(&str, &[(&str, &str)])] = &[
+    ("natsplan", &[
+        ("natsplan design site.yaml", "Rank the layouts for a site."),
+        (
+            "natsplan whatif site.yaml --layout ID --fail rack:A",
+            "What one layout survives when rack A fails.",
+        ),
+        (
+            "natsplan lab up site.yaml --layout ID --streams",
+            "Run the layout's servers on loopback with its streams.",
+        ),
+        (
+            "natsplan verify --lab natsplan-lab --site site.yaml --layout ID",
+            "Benchmark the lab and check it against the plan.",
+        ),
+        (
+            "natsplan man --out /usr/local/share/man/man1",
+            "Install every man page.",
+        ),
+    ]),
+    ("natsplan-design", &[
+        ("natsplan design site.yaml", "Rank every layout; the best first."),
+        (
+            "natsplan design site.yaml --format json > plan.json",
+            "The plan as JSON.",
+        ),
+        (
+            "natsplan design site.yaml --layout ID --save plan.json",
+            "Save a plan with its chosen layout for lab, emit and verify (--plan plan.json).",
+        ),
+    ]),
+    ("natsplan-whatif", &[
+        ("natsplan whatif site.yaml --layout ID --fail rack:A", "One scenario."),
+        (
+            "natsplan whatif site.yaml --layout ID --all 2",
+            "Every combination of up to two failures.",
+        ),
+    ]),
+    ("natsplan-simulate", &[(
+        "natsplan simulate site.yaml --layout ID",
+        "Years of failures and repairs.",
+    )]),
+    ("natsplan-emit", &[(
+        "natsplan emit site.yaml --layout ID --out conf/",
+        "nats-server.conf per server and the stream definitions.",
+    )]),
+    ("natsplan-lab", &[
+        (
+            "natsplan lab up --nodes 3",
+            "Three plain servers on loopback; prints their client and monitoring URLs.",
+        ),
+        (
+            "natsplan lab up site.yaml --layout ID --streams",
+            "A planned layout with its streams.",
+        ),
+        ("natsplan lab down", "Stop the lab and remove its folder."),
+    ]),
+    ("natsplan-predict", &[(
+        "natsplan predict --servers 3 --replicas 3 --sync always --size 8KiB --workers 4 --kind js",
+        "One shape's predicted rate, with its band and bottleneck.",
+    )]),
+    ("natsplan-bench", &[
+        (
+            "natsplan bench js --msgs 100000 --size 1KiB",
+            "JetStream publishes against $NATS_URL.",
+        ),
+        (
+            "natsplan bench js -s nats://a:4222,nats://b:4222 --creds user.creds",
+            "Spread over two servers with a creds file.",
+        ),
+        (
+            "natsplan bench core --context prod",
+            "Settings from the nats CLI context `prod`.",
+        ),
+        (
+            "natsplan bench kv --tlsca ca.pem --tlsfirst --js-domain hub",
+            "TLS before INFO and the hub's JetStream domain.",
+        ),
+    ]),
+    ("natsplan-verify", &[
+        (
+            "natsplan verify --lab natsplan-lab --dry-run",
+            "The rows that would run against a lab.",
+        ),
+        (
+            "natsplan verify --server nats://n1:4222 --monitor http://n1:8222 --site site.yaml --layout ID",
+            "A real cluster against its plan: ladder and drift.",
+        ),
+        ("natsplan verify --faults", "Inject failures into a lab of its own."),
+    ]),
+    ("natsplan-check", &[
+        (
+            "natsplan check --lab natsplan-lab",
+            "A lab against the plan it was started from: every check, worst first.",
+        ),
+        (
+            "natsplan --format nagios check --plan plan.json --monitor http://n1:8222,http://n2:8222,http://n3:8222",
+            "A Nagios plugin: one status line with performance data; exit 0 ok, 1 warning, 2 critical, 3 unknown.",
+        ),
+    ]),
+    ("natsplan-calibrate", &[(
+        "natsplan calibrate --server nats://n1:4222 --out my-cluster.yaml",
+        "Measure a cluster; predict with --calibration my-cluster.yaml.",
+    )]),
+    ("natsplan-agent", &[(
+        "natsplan agent --server nats://n1:4222 --name host2",
+        "A load generator that `bench --agents` and `verify --agents` drive.",
+    )]),
+    ("natsplan-completions", &[(
+        "natsplan completions bash > /etc/bash_completion.d/natsplan",
+        "bash completions.",
+    )]),
+    ("natsplan-man", &[
+        ("natsplan man | man -l -", "Read this page."),
+        (
+            "natsplan man --out man1/",
+            "Write natsplan.1 and natsplan-COMMAND.1 pages.",
+        ),
+    ]),
+];
 
 /// Pages of commands that connect to NATS (their ENVIRONMENT lists the nats CLI's variables).
 fn connects(page: &str) -> bool {

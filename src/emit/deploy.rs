@@ -131,51 +131,7 @@ fn security(f: &File, doc: &Doc, errs: &mut Vec<SiteError>) -> Security {
                 "drop jetstream: true here, and give JetStream to another account",
             ));
         }
-        let mut users = Vec::new();
-        for (i, u) in a.users.iter().flatten().enumerate() {
-            let up = format!("{p}.users[{i}]");
-            match (&u.user, &u.password, &u.nkey) {
-                (Some(user), Some(password), None) => {
-                    hidden(doc, &format!("{up}.user"), "user name", user, errs);
-                    hidden(doc, &format!("{up}.password"), "password", password, errs);
-                    if !seen_users.insert(user.clone()) {
-                        errs.push(doc.error(
-                            &format!("{up}.user"),
-                            format!(
-                                "user '{user}' is given twice (nats-server needs user names unique over all accounts)"
-                            ),
-                            "give each user its own name",
-                        ));
-                    }
-                    if password.is_empty() {
-                        errs.push(doc.error(
-                            &format!("{up}.password"),
-                            "the password is empty",
-                            "write password: $ENV_VAR",
-                        ));
-                    }
-                    users.push(User::Password {
-                        user: user.clone(),
-                        password: password.clone(),
-                    });
-                }
-                (None, None, Some(k)) => {
-                    if !is_user_nkey(k) {
-                        errs.push(doc.error(
-                            &format!("{up}.nkey"),
-                            "not a public user nkey (56 characters starting with U)",
-                            "write the public key `nk -gen user -pubout` prints (never the seed, which starts with SU)",
-                        ));
-                    }
-                    users.push(User::Nkey(k.clone()));
-                }
-                _ => errs.push(doc.error(
-                    &up,
-                    "a user is either `user` with `password`, or `nkey` alone",
-                    "write { user: app, password: $APP_PASSWORD } or { nkey: U... }",
-                )),
-            }
-        }
+        let users = users(doc, &p, a, &mut seen_users, errs);
         if users.is_empty() {
             errs.push(doc.error(
                 &p,
@@ -189,8 +145,80 @@ fn security(f: &File, doc: &Doc, errs: &mut Vec<SiteError>) -> Security {
             users,
         });
     }
-    if let Some(s) = &sys {
-        if !accounts.iter().any(|a| &a.name == s) {
+    account_problems(doc, &accounts, sys.as_deref(), &seen_users, errs);
+    let tls = f.tls.as_ref().map(|t| tls(t, doc, errs));
+    Security {
+        accounts,
+        system_account: sys,
+        tls,
+    }
+}
+
+/// The users of account `a` (at `p`), each checked; `seen` gathers user names over all accounts.
+fn users(
+    doc: &Doc,
+    p: &str,
+    a: &AccountSpec,
+    seen_users: &mut BTreeSet<String>,
+    errs: &mut Vec<SiteError>,
+) -> Vec<User> {
+    let mut users = Vec::new();
+    for (i, u) in a.users.iter().flatten().enumerate() {
+        let up = format!("{p}.users[{i}]");
+        match (&u.user, &u.password, &u.nkey) {
+            (Some(user), Some(password), None) => {
+                hidden(doc, &format!("{up}.user"), "user name", user, errs);
+                hidden(doc, &format!("{up}.password"), "password", password, errs);
+                if !seen_users.insert(user.clone()) {
+                    errs.push(doc.error(
+                        &format!("{up}.user"),
+                        format!("user '{user}' is given twice (nats-server needs user names unique over all accounts)"),
+                        "give each user its own name",
+                    ));
+                }
+                if password.is_empty() {
+                    errs.push(doc.error(
+                        &format!("{up}.password"),
+                        "the password is empty",
+                        "write password: $ENV_VAR",
+                    ));
+                }
+                users.push(User::Password {
+                    user: user.clone(),
+                    password: password.clone(),
+                });
+            }
+            (None, None, Some(k)) => {
+                if !is_user_nkey(k) {
+                    errs.push(doc.error(
+                        &format!("{up}.nkey"),
+                        "not a public user nkey (56 characters starting with U)",
+                        "write the public key `nk -gen user -pubout` prints (never the seed, which starts with SU)",
+                    ));
+                }
+                users.push(User::Nkey(k.clone()));
+            }
+            _ => errs.push(doc.error(
+                &up,
+                "a user is either `user` with `password`, or `nkey` alone",
+                "write { user: app, password: $APP_PASSWORD } or { nkey: U... }",
+            )),
+        }
+    }
+    users
+}
+
+/// Problems of the accounts as a whole: the system account named but not given, no account with
+/// JetStream, and names that clash with the system account emit adds when none is given.
+fn account_problems(
+    doc: &Doc,
+    accounts: &[Account],
+    sys: Option<&str>,
+    seen_users: &BTreeSet<String>,
+    errs: &mut Vec<SiteError>,
+) {
+    if let Some(s) = sys {
+        if !accounts.iter().any(|a| a.name == s) {
             errs.push(doc.error(
                 "system_account",
                 format!("system_account '{s}' is not one of the accounts"),
@@ -200,7 +228,7 @@ fn security(f: &File, doc: &Doc, errs: &mut Vec<SiteError>) -> Security {
     }
     // Only a system account: clients without credentials log into the global account, which keeps
     // JetStream (conf::Security::system_only says why). Other accounts replace it: one needs JetStream.
-    let apps = accounts.iter().filter(|a| sys.as_deref() != Some(a.name.as_str()));
+    let apps = accounts.iter().filter(|a| sys != Some(a.name.as_str()));
     if apps.clone().next().is_some() && !apps.clone().any(|a| a.jetstream) {
         errs.push(doc.error(
             "accounts",
@@ -236,12 +264,6 @@ fn security(f: &File, doc: &Doc, errs: &mut Vec<SiteError>) -> Security {
                 ),
             ));
         }
-    }
-    let tls = f.tls.as_ref().map(|t| tls(t, doc, errs));
-    Security {
-        accounts,
-        system_account: sys,
-        tls,
     }
 }
 

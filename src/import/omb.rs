@@ -95,35 +95,8 @@ struct Omb {
 fn parse_named(text: &str, file: &str, retention: Option<&str>, rate_flag: Option<f64>) -> Result<Imported> {
     let doc = Doc::parse(text, file)?;
     let mut errs: Vec<SiteError> = Vec::new();
-    let entries: &[(Node, Node)] = match doc.root().map(|n| (&n.val, n.pos)) {
-        Some((Val::Map(e), _)) => e,
-        other => {
-            let at = other.map(|(_, p)| p).unwrap_or(Pos { line: 1, col: 1 });
-            let mut e = doc.error(
-                "",
-                "an OMB workload is a mapping of keys (topics, messageSize, producerRate, ...)",
-                "write `key: value` lines, as OMB's workloads/*.yaml",
-            );
-            (e.line, e.column) = (Some(at.line), Some(at.col));
-            return Err(doc.errors(vec![e]).into());
-        }
-    };
-    let mut first: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
-    for (k, _) in entries {
-        if let Val::Scalar(s) = &k.val {
-            if let Some(&line) = first.get(s.text.as_str()) {
-                let mut e = doc.error(
-                    &s.text,
-                    format!("key '{}' is given twice (first on line {line})", clip(&s.text)),
-                    "keep one of them",
-                );
-                (e.line, e.column) = (Some(k.pos.line), Some(k.pos.col));
-                errs.push(e);
-            } else {
-                first.insert(s.text.as_str(), k.pos.line);
-            }
-        }
-    }
+    let entries = mapping(&doc)?;
+    duplicate_keys(&doc, entries, &mut errs);
     let get = |k: &str| {
         entries
             .iter()
@@ -196,35 +169,7 @@ fn parse_named(text: &str, file: &str, retention: Option<&str>, rate_flag: Optio
     };
     let ret = omb_retention(&doc, &mut errs, get("retention"), retention);
     if let (Some(t), Some(s)) = (topics, subs) {
-        let assets = t.saturating_mul(1 + s);
-        let limit = MAX_ASSETS.min(MAX_PLANNED_ASSETS);
-        if assets > limit {
-            // OMB's 1,000,000-topic files land here. Pointed at the count that alone passes the bound.
-            let share = limit / (1 + s.min(limit));
-            let (key, fix) = if share == 0 {
-                (
-                    "subscriptionsPerTopic",
-                    format!("lower subscriptionsPerTopic (at most {} with one topic)", limit - 1),
-                )
-            } else {
-                (
-                    "topics",
-                    format!(
-                        "plan a share of the topics (topics: {share} fits) and scale the result, or lower \
-                         subscriptionsPerTopic"
-                    ),
-                )
-            };
-            errs.push(doc.error(
-                key,
-                format!(
-                    "{t} topics × (1 stream + {s} consumers) = {assets} assets; natsplan plans at most {limit} \
-                     in bounded time and memory (both grow with the asset count: 200,000 take about 3.5 s and \
-                     500 MiB on 2 cores, docs/scale.md)"
-                ),
-                fix,
-            ));
-        }
+        too_many_assets(&doc, &mut errs, t, s);
     }
     match (topics, size, rate, subs, ret) {
         (Some(topics), Some(size), Some(rate), Some(subs), Some((retention_s, from))) if errs.is_empty() => Ok(build(
@@ -240,6 +185,76 @@ fn parse_named(text: &str, file: &str, retention: Option<&str>, rate_flag: Optio
             entries,
         )),
         _ => Err(doc.errors(errs).into()),
+    }
+}
+
+/// The file's top-level mapping, or the problem that it is not one.
+fn mapping(doc: &Doc) -> Result<&[(Node, Node)]> {
+    match doc.root().map(|n| (&n.val, n.pos)) {
+        Some((Val::Map(e), _)) => Ok(e),
+        other => {
+            let at = other.map(|(_, p)| p).unwrap_or(Pos { line: 1, col: 1 });
+            let mut e = doc.error(
+                "",
+                "an OMB workload is a mapping of keys (topics, messageSize, producerRate, ...)",
+                "write `key: value` lines, as OMB's workloads/*.yaml",
+            );
+            (e.line, e.column) = (Some(at.line), Some(at.col));
+            Err(doc.errors(vec![e]).into())
+        }
+    }
+}
+
+/// A problem for each key given twice.
+fn duplicate_keys(doc: &Doc, entries: &[(Node, Node)], errs: &mut Vec<SiteError>) {
+    let mut first: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for (k, _) in entries {
+        if let Val::Scalar(s) = &k.val {
+            if let Some(&line) = first.get(s.text.as_str()) {
+                let mut e = doc.error(
+                    &s.text,
+                    format!("key '{}' is given twice (first on line {line})", clip(&s.text)),
+                    "keep one of them",
+                );
+                (e.line, e.column) = (Some(k.pos.line), Some(k.pos.col));
+                errs.push(e);
+            } else {
+                first.insert(s.text.as_str(), k.pos.line);
+            }
+        }
+    }
+}
+
+/// `t` topics of `s` consumers each: a problem when that is more assets than natsplan plans.
+fn too_many_assets(doc: &Doc, errs: &mut Vec<SiteError>, t: u64, s: u64) {
+    let assets = t.saturating_mul(1 + s);
+    let limit = MAX_ASSETS.min(MAX_PLANNED_ASSETS);
+    if assets > limit {
+        // OMB's 1,000,000-topic files land here. Pointed at the count that alone passes the bound.
+        let share = limit / (1 + s.min(limit));
+        let (key, fix) = if share == 0 {
+            (
+                "subscriptionsPerTopic",
+                format!("lower subscriptionsPerTopic (at most {} with one topic)", limit - 1),
+            )
+        } else {
+            (
+                "topics",
+                format!(
+                    "plan a share of the topics (topics: {share} fits) and scale the result, or lower \
+                     subscriptionsPerTopic"
+                ),
+            )
+        };
+        errs.push(doc.error(
+            key,
+            format!(
+                "{t} topics × (1 stream + {s} consumers) = {assets} assets; natsplan plans at most {limit} \
+                 in bounded time and memory (both grow with the asset count: 200,000 take about 3.5 s and \
+                 500 MiB on 2 cores, docs/scale.md)"
+            ),
+            fix,
+        ));
     }
 }
 

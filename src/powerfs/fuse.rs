@@ -167,19 +167,27 @@ fn empty(r: io::Result<()>, reply: ReplyEmpty) {
     }
 }
 
+/// What a `setattr` changes (each `None` left as it is), as fuser passes it.
+struct SetAttr {
+    mode: Option<u32>,
+    uid: Option<u32>,
+    gid: Option<u32>,
+    size: Option<u64>,
+    atime: Option<TimeOrNow>,
+    mtime: Option<TimeOrNow>,
+}
+
 impl PowerFuse {
-    #[allow(clippy::too_many_arguments)]
-    fn do_setattr(
-        &self,
-        ino: u64,
-        mode: Option<u32>,
-        uid: Option<u32>,
-        gid: Option<u32>,
-        size: Option<u64>,
-        atime: Option<TimeOrNow>,
-        mtime: Option<TimeOrNow>,
-        fh: Option<FileHandle>,
-    ) -> io::Result<FileAttr> {
+    /// Change inode `ino`'s attributes (its size through open handle `fh` when given).
+    fn do_setattr(&self, ino: u64, set: SetAttr, fh: Option<FileHandle>) -> io::Result<FileAttr> {
+        let SetAttr {
+            mode,
+            uid,
+            gid,
+            size,
+            atime,
+            mtime,
+        } = set;
         let mut inner = lock(&self.shared);
         inner.store.check_alive()?;
         let path = inner.store.path(ino)?;
@@ -244,7 +252,15 @@ impl Filesystem for PowerFuse {
         _flags: Option<fuser::BsdFileFlags>,
         reply: ReplyAttr,
     ) {
-        match self.do_setattr(ino.0, mode, uid, gid, size, atime, mtime, fh) {
+        let set = SetAttr {
+            mode,
+            uid,
+            gid,
+            size,
+            atime,
+            mtime,
+        };
+        match self.do_setattr(ino.0, set, fh) {
             Ok(a) => reply.attr(&TTL, &a),
             Err(e) => reply.error(Errno::from(e)),
         }

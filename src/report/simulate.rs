@@ -295,11 +295,13 @@ mod tests {
                     &site,
                     layout,
                     &cat,
-                    20,
-                    1,
-                    1,
-                    1.0,
-                    crate::survival::reference::SparesBack::WhenReplaced,
+                    &crate::survival::reference::RunSpec {
+                        trials: 20,
+                        years: 1,
+                        seed: 1,
+                        multiplier: 1.0,
+                        spares_back: crate::survival::reference::SparesBack::WhenReplaced,
+                    },
                 ),
                 inflated: crate::survival::agreement::InflatedCheck {
                     rate_multiplier: 1.0,

@@ -81,9 +81,8 @@ impl Svg {
         self.height = h;
     }
 
-    #[allow(clippy::too_many_arguments)]
-    /// A rectangle; `style` is extra attributes written as is (trusted, never user text).
-    pub fn rect(&mut self, x: f64, y: f64, w: f64, h: f64, fill: &str, stroke: &str, style: &str) {
+    /// A rectangle `(x, y, w, h)`; `style` is extra attributes written as is (trusted, never user text).
+    pub fn rect(&mut self, (x, y, w, h): (f64, f64, f64, f64), fill: &str, stroke: &str, style: &str) {
         let _ = write!(
             self.body,
             "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{fill}\" stroke=\"{stroke}\"{}{style}/>",
@@ -95,9 +94,15 @@ impl Svg {
         );
     }
 
-    #[allow(clippy::too_many_arguments)]
-    /// A rectangle with a tooltip (`<title>`).
-    pub fn rect_titled(&mut self, x: f64, y: f64, w: f64, h: f64, fill: &str, stroke: &str, style: &str, title: &str) {
+    /// A rectangle `(x, y, w, h)` with a tooltip (`<title>`).
+    pub fn rect_titled(
+        &mut self,
+        (x, y, w, h): (f64, f64, f64, f64),
+        fill: &str,
+        stroke: &str,
+        style: &str,
+        title: &str,
+    ) {
         let _ = write!(
             self.body,
             "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{fill}\" stroke=\"{stroke}\"{}{style}><title>{}</title></rect>",
@@ -312,7 +317,7 @@ pub fn line_chart(c: &Chart) -> String {
     let mut svg = Svg::new(c.width, c.height + 16.0 * legend_rows as f64, &c.title);
     svg.text(c.width / 2.0, 16.0, 13.0, "middle", "font-weight=\"bold\"", &c.title);
     let (pw, ph) = (c.width - ml - mr, c.height + 16.0 * legend_rows as f64 - mt - mb);
-    svg.rect(ml, mt, pw, ph, "#ffffff", "#999999", "");
+    svg.rect((ml, mt, pw, ph), "#ffffff", "#999999", "");
     if xs.is_empty() || ys.is_empty() {
         svg.text(ml + pw / 2.0, mt + ph / 2.0, 12.0, "middle", "", "no data");
         return svg.finish();
@@ -536,7 +541,7 @@ pub fn bar_chart(title: &str, x_label: &str, bars: &[Bar], marker_name: &str) ->
         .collect();
     let pw = width - ml - mr;
     let ph = bars.len() as f64 * row_h;
-    svg.rect(ml, mt, pw, ph, "#ffffff", "#999999", "");
+    svg.rect((ml, mt, pw, ph), "#ffffff", "#999999", "");
     if vals.is_empty() {
         svg.text(ml + pw / 2.0, mt + ph / 2.0 + 4.0, 11.0, "middle", "", "all zero");
     }
@@ -585,10 +590,7 @@ pub fn bar_chart(title: &str, x_label: &str, bars: &[Bar], marker_name: &str) ->
         svg.text(ml - 6.0, y + 14.0, 10.5, "end", "", &b.label);
         let x1 = px(b.value);
         svg.rect_titled(
-            ml,
-            y + 4.0,
-            (x1 - ml).max(0.0),
-            row_h - 8.0,
+            (ml, y + 4.0, (x1 - ml).max(0.0), row_h - 8.0),
             &b.colour,
             "none",
             "",

@@ -199,10 +199,7 @@ pub fn layout_drawing(site: &Site, pl: &PlannedLayout, overlay: Option<&Overlay>
         let col_x = x;
         svg.open(&attr("data-rack", &rack.name), None);
         svg.rect(
-            col_x,
-            top,
-            w + PAD,
-            h,
+            (col_x, top, w + PAD, h),
             if failed { "#d0d0d0" } else { "#f7f7fa" },
             if failed { "#7a7a7a" } else { "#b8b8c8" },
             "rx=\"6\"",
@@ -233,7 +230,7 @@ pub fn layout_drawing(site: &Site, pl: &PlannedLayout, overlay: Option<&Overlay>
         y += 8.0;
         for &a in &arrays {
             let ah = array_height(site, pl, a, w);
-            draw_array(&mut svg, site, pl, a, col_x + PAD / 2.0, y, w, overlay, &mut links);
+            draw_array(&mut svg, site, pl, a, (col_x + PAD / 2.0, y, w), overlay, &mut links);
             y += ah + 6.0;
         }
         svg.close();
@@ -282,7 +279,7 @@ fn key(svg: &mut Svg, y: f64, whatif: bool) {
         v
     };
     for (fill, stroke, style, text) in items {
-        svg.rect(x, y, 9.0, 16.0, fill, stroke, style);
+        svg.rect((x, y, 9.0, 16.0), fill, stroke, style);
         svg.text(x + 14.0, y + 12.0, 10.5, "start", "", text);
         x += 24.0 + text.len() as f64 * 5.6;
     }
@@ -330,10 +327,7 @@ fn draw_server(
         (false, false) => ("#f0f0f0", "#c0c0c0"),
     };
     svg.rect(
-        x,
-        y,
-        w,
-        h,
+        (x, y, w, h),
         fill,
         stroke,
         if destroyed {
@@ -426,7 +420,7 @@ fn draw_chips(
         } else {
             "rx=\"3\""
         };
-        svg.rect(cx, cy, CHIP_W, CHIP_H, fill, "none", faded);
+        svg.rect((cx, cy, CHIP_W, CHIP_H), fill, "none", faded);
         svg.text(
             cx + CHIP_W / 2.0,
             cy + 11.0,
@@ -482,15 +476,13 @@ fn volume_label(site: &Site, pl: &PlannedLayout, l: &crate::layout::Lun, srv: &c
     format!("{what} {size} on {}{far}", g.name)
 }
 
-#[allow(clippy::too_many_arguments)]
+/// Array `a` at `(x, y)`, `w` wide: its disks, groups and LUNs (`links` gets each LUN's anchor).
 fn draw_array(
     svg: &mut Svg,
     site: &Site,
     pl: &PlannedLayout,
     a: ArrayIdx,
-    x: f64,
-    y: f64,
-    w: f64,
+    (x, y, w): (f64, f64, f64),
     overlay: Option<&Overlay>,
     links: &mut Vec<(f64, f64, ServerIdx, String)>,
 ) {
@@ -513,10 +505,7 @@ fn draw_array(
     // title ran out of it).
     svg.open(&attr("data-array", &arr.name), Some(&who));
     svg.rect(
-        x,
-        y,
-        w,
-        h,
+        (x, y, w, h),
         if failed { GREY } else { "#ffffff" },
         if failed { "#666666" } else { "#6b6b80" },
         "rx=\"4\"",
@@ -564,7 +553,7 @@ fn draw_array(
     }
     for (swatch, text) in lines {
         if let Some(gi) = swatch {
-            svg.rect(x + 8.0, ty - 8.0, 8.0, 8.0, colour(gi), "none", "");
+            svg.rect((x + 8.0, ty - 8.0, 8.0, 8.0), colour(gi), "none", "");
         }
         svg.text(x + 20.0, ty, 10.0, "start", "", &text);
         ty += 13.0;
@@ -623,10 +612,7 @@ fn draw_disks(
             None,
         );
         svg.rect_titled(
-            dx,
-            dy,
-            DISK_W,
-            DISK_H,
+            (dx, dy, DISK_W, DISK_H),
             fill,
             stroke,
             &format!("rx=\"2\" {style}"),
@@ -693,7 +679,7 @@ fn draw_groups(
         for (i, (row, (x0, x1))) in rows.iter().enumerate() {
             let by = y + 34.0 + *row as f64 * ROW_H + DISK_H + 4.0;
             svg.open(&format!("{} class=\"group\"", attr("data-group", &g.name)), Some(&tip));
-            svg.rect(*x0, by, x1 - x0, BAR_H - 2.0, colour(gi), "none", "rx=\"2\"");
+            svg.rect((*x0, by, x1 - x0, BAR_H - 2.0), colour(gi), "none", "rx=\"2\"");
             let label = format!("{short} {}", g.raid.as_str());
             let label = if (x1 - x0) > label.len() as f64 * 5.5 {
                 label
@@ -726,7 +712,7 @@ fn draw_groups(
                     server
                 );
                 svg.open(&format!("{} class=\"lun\"", attr("data-lun", server)), Some(&tip));
-                svg.rect(lx, ly, lw - 1.0, BAR_H - 2.0, tint(gi), colour(gi), "rx=\"2\"");
+                svg.rect((lx, ly, lw - 1.0, BAR_H - 2.0), tint(gi), colour(gi), "rx=\"2\"");
                 if lw > server.len() as f64 * 5.6 + 4.0 {
                     svg.text(lx + lw / 2.0, ly + 10.0, 9.0, "middle", "", server);
                 }
@@ -736,10 +722,7 @@ fn draw_groups(
             }
             if x0 + span - lx > 2.0 {
                 svg.rect_titled(
-                    lx,
-                    ly,
-                    x0 + span - lx - 1.0,
-                    BAR_H - 2.0,
+                    (lx, ly, x0 + span - lx - 1.0, BAR_H - 2.0),
                     "#f4f4f4",
                     "#bbbbbb",
                     "rx=\"2\" stroke-dasharray=\"2 2\"",
@@ -801,7 +784,7 @@ fn draw_legend(svg: &mut Svg, assets: &[AssetMark], overlay: Option<&Overlay>, b
             None => colour(a.number - 1),
         };
         svg.open(&attr("data-asset", a.name), None);
-        svg.rect(cx, cy - 11.0, CHIP_W, CHIP_H - 1.0, fill, "none", "rx=\"3\"");
+        svg.rect((cx, cy - 11.0, CHIP_W, CHIP_H - 1.0), fill, "none", "rx=\"3\"");
         svg.text(
             cx + CHIP_W / 2.0,
             cy,

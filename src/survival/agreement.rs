@@ -5,7 +5,7 @@
 //! what it is.
 
 use super::chain::Chains;
-use super::reference::{inflated, reference, Estimate, Reference, SparesBack};
+use super::reference::{inflated, reference, Estimate, Reference, RunSpec, SparesBack};
 use super::yearly::{Reliability, Yearly};
 use super::Model;
 use crate::catalog::Catalog;
@@ -92,16 +92,14 @@ pub fn compare(
     let ex = exact_data_loss(&s2, layout, &c2).unwrap_or_default();
     let trials = 2_000u64;
     let years = site_years.div_ceil(trials).max(1);
-    let r = reference(
-        &s2,
-        layout,
-        &c2,
+    let run = RunSpec {
         trials,
         years,
-        20_261_204,
-        1.0,
-        SparesBack::WhenRebuilt,
-    );
+        seed: 20_261_204,
+        multiplier: 1.0,
+        spares_back: SparesBack::WhenRebuilt,
+    };
+    let r = reference(&s2, layout, &c2, &run);
     let yrs = r.site_years;
     let beyond = ex.p_any_data_lost_beyond_cap_per_year.unwrap_or(0.0);
     let mut figures = Vec::new();
@@ -189,11 +187,13 @@ pub fn check(site: &Site, layout: &Layout, catalog: &Catalog, trials: u64, years
             site,
             layout,
             catalog,
-            trials,
-            years,
-            seed,
-            1.0,
-            SparesBack::WhenReplaced,
+            &RunSpec {
+                trials,
+                years,
+                seed,
+                multiplier: 1.0,
+                spares_back: SparesBack::WhenReplaced,
+            },
         ),
         inflated: compare(site, layout, catalog, k, 100_000, 3.29, 0.1),
     }

@@ -254,8 +254,27 @@ impl Chain {
     /// from (its hot spares may differ).
     pub fn solve(&self, rel: &Reliability) -> ChainFlows {
         let (n, ns, cap) = (rel.components.len(), self.states.len(), self.cap);
-        let (sigs, start, target) = (&self.sigs, &self.start, &self.target);
-        let mut rate = vec![0.0f64; target.len()];
+        let rate = self.rates(rel);
+        let pi = self.stationary(&rate);
+        let mut f = self.flows(rel, &rate, &pi);
+        f.p_any_dl = -(-f.any_dl).exp_m1();
+        f.p_any_total = -(-f.any_total).exp_m1();
+        ChainFlows {
+            flows: f,
+            detail: format!(
+                "continuous-time Markov chain over {n} components, {ns} states (at most {cap} concurrent failures)"
+            ),
+            cap,
+            components: n,
+            states: ns,
+            beyond_cap_per_year: self.beyond_cap(rel, &pi),
+        }
+    }
+
+    /// The rate of each edge with `rel`'s repair rates, in the order of `target`.
+    fn rates(&self, rel: &Reliability) -> Vec<f64> {
+        let (ns, cap, start) = (self.states.len(), self.cap, &self.start);
+        let mut rate = vec![0.0f64; self.target.len()];
         let (mut out, mut free) = (Vec::new(), Vec::new());
         for i in 0..ns {
             transitions(rel, self.states[i], cap, &mut out, &mut free);
@@ -268,8 +287,17 @@ impl Chain {
                 *r = x;
             }
         }
-        let edges = |i: usize| (start[i]..start[i + 1]).map(|e| (target[e], rate[e]));
-        // Stationary distribution by Gauss–Seidel on the balance equations π_j q_j = Σ_i π_i q_ij.
+        rate
+    }
+
+    /// State `i`'s edges: (target state, rate).
+    fn edges<'x>(&'x self, rate: &'x [f64], i: usize) -> impl Iterator<Item = (usize, f64)> + 'x {
+        (self.start[i]..self.start[i + 1]).map(move |e| (self.target[e], rate[e]))
+    }
+
+    /// Stationary distribution by Gauss–Seidel on the balance equations π_j q_j = Σ_i π_i q_ij.
+    fn stationary(&self, rate: &[f64]) -> Vec<f64> {
+        let (ns, start, target) = (self.states.len(), &self.start, &self.target);
         let out_rate: Vec<f64> = (0..ns).map(|i| rate[start[i]..start[i + 1]].iter().sum()).collect();
         // Incoming edges of each state in one flat array (state j's are at into[j]..into[j + 1]), by
         // source state, then edge.
@@ -283,7 +311,7 @@ impl Chain {
         let mut fill = into.clone();
         let mut flat: Vec<(usize, f64)> = vec![(0, 0.0); into[ns]];
         for i in 0..ns {
-            for (j, r) in edges(i) {
+            for (j, r) in self.edges(rate, i) {
                 flat[fill[j]] = (i, r);
                 fill[j] += 1;
             }
@@ -312,6 +340,12 @@ impl Chain {
                 break;
             }
         }
+        pi
+    }
+
+    /// The yearly flows at stationary distribution `pi` (without the yearly probabilities).
+    fn flows(&self, rel: &Reliability, rate: &[f64], pi: &[f64]) -> Flows {
+        let (n, ns, sigs) = (rel.components.len(), self.states.len(), &self.sigs);
         let nc = rel.classes();
         let mut f = Flows::new(nc);
         // Per failure event (the components it adds), the classes whose quorum it alone makes lose
@@ -328,21 +362,10 @@ impl Chain {
                     f.unavail[k] += pi[i];
                 }
             }
-            for (j, r) in edges(i) {
+            for (j, r) in self.edges(rate, i) {
                 let flow = pi[i] * r * YEAR_S;
                 if sigs[i] != sigs[j] {
-                    for k in 0..nc {
-                        let (a, b) = (st(&sigs[i], k).0, st(&sigs[j], k).0);
-                        if a < DL && b >= DL {
-                            f.dl[k] += flow;
-                            if b == DL {
-                                f.tail[k] += flow;
-                            }
-                        }
-                        if a < DL_TOTAL && b == DL_TOTAL {
-                            f.total[k] += flow;
-                        }
-                    }
+                    class_losses(&mut f, &sigs[i], &sigs[j], flow);
                 }
                 // A failure event: does it, on its own, make a quorum lose unsynced writes? (A repair
                 // takes bits away; a latched group's disks give way to its one latch bit, so a failure
@@ -366,16 +389,19 @@ impl Chain {
                 }
             }
         }
-        f.p_any_dl = -(-f.any_dl).exp_m1();
-        f.p_any_total = -(-f.any_total).exp_m1();
-        // What the truncation leaves out: every event that needs more than `cap` components down at once
-        // passes through a state with `cap` down and then a failure the chain drops. The flow of those
-        // dropped failures bounds (to first order in the failure rates) the yearly rate of all such
-        // events, losses included.
+        f
+    }
+
+    /// What the truncation leaves out: every event that needs more than `cap` components down at once
+    /// passes through a state with `cap` down and then a failure the chain drops. The flow of those
+    /// dropped failures bounds (to first order in the failure rates) the yearly rate of all such
+    /// events, losses included.
+    fn beyond_cap(&self, rel: &Reliability, pi: &[f64]) -> f64 {
+        let n = rel.components.len();
         let mut beyond = 0.0;
-        for i in 0..ns {
+        for i in 0..self.states.len() {
             let s = self.states[i];
-            if s.count_ones() as usize >= cap {
+            if s.count_ones() as usize >= self.cap {
                 let dropped: f64 = (0..n)
                     .filter(|&c| s & (1u128 << c) == 0)
                     .map(|c| rel.components[c].rate_per_s)
@@ -383,16 +409,7 @@ impl Chain {
                 beyond += pi[i] * dropped * YEAR_S;
             }
         }
-        ChainFlows {
-            flows: f,
-            detail: format!(
-                "continuous-time Markov chain over {n} components, {ns} states (at most {cap} concurrent failures)"
-            ),
-            cap,
-            components: n,
-            states: ns,
-            beyond_cap_per_year: beyond,
-        }
+        beyond
     }
 
     /// The most concurrent failed components the chain keeps.
@@ -535,6 +552,23 @@ impl Chains {
             ));
         }
         y
+    }
+}
+
+/// An edge of `flow` per year from signature `a` to `b`: each class it makes lose data (and lose it whole,
+/// or only its tail).
+fn class_losses(f: &mut Flows, a: &[u8], b: &[u8], flow: f64) {
+    for k in 0..f.dl.len() {
+        let (x, y) = (st(a, k).0, st(b, k).0);
+        if x < DL && y >= DL {
+            f.dl[k] += flow;
+            if y == DL {
+                f.tail[k] += flow;
+            }
+        }
+        if x < DL_TOTAL && y == DL_TOTAL {
+            f.total[k] += flow;
+        }
     }
 }
 

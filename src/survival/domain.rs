@@ -158,6 +158,81 @@ fn listing(kind: &str, names: &[String]) -> String {
     }
 }
 
+/// A disk selector's domain: `name` is ARRAY/SLOT, the slot from 1.
+fn parse_disk(sel: &str, name: &str, site: &Site) -> Result<Domain, String> {
+    let arrays: Vec<&str> = site.arrays.iter().map(|a| a.name.as_str()).collect();
+    let Some((arr, slot)) = name.rsplit_once('/') else {
+        return Err(format!(
+            "'{sel}': a disk selector names the array and the disk slot from 1, e.g. disk:{}/1",
+            arrays.first().copied().unwrap_or("A1")
+        ));
+    };
+    let a = find(&arrays, arr.trim()).ok_or_else(|| {
+        let valid: Vec<String> = site
+            .arrays
+            .iter()
+            .map(|a| format!("{}/1..{}", a.name, a.disks))
+            .collect();
+        format!(
+            "'{sel}': no array named '{name}' in the site; valid: {}",
+            listing("disk", &valid)
+        )
+    })?;
+    let disks = site.arrays[a].disks;
+    let n: u32 = slot
+        .trim()
+        .parse()
+        .ok()
+        .filter(|n| (1..=disks).contains(n))
+        .ok_or_else(|| {
+            format!(
+                "'{sel}': array {} has disks 1..{disks}; '{}' is not one of them",
+                site.arrays[a].name,
+                slot.trim()
+            )
+        })?;
+    Ok(Domain {
+        kind: DomainKind::Disk,
+        target: Target::Disk(a, n),
+        name: site.arrays[a].name.clone(),
+    })
+}
+
+/// A shared host's or a PDU's domain (`kind` says which).
+fn parse_host_or_pdu(kind: DomainKind, sel: &str, name: &str, site: &Site) -> Result<Domain, String> {
+    let host = kind == DomainKind::Host;
+    let (names, what, none) = if host {
+        (
+            host_names(site),
+            "shared host",
+            "the site lists no shared hosts (servers[].host)",
+        )
+    } else {
+        (pdu_names(site), "PDU", "the site lists no PDUs (racks[].pdus)")
+    };
+    let refs: Vec<&str> = names.iter().map(|s| s.as_str()).collect();
+    let i = find(&refs, name).ok_or_else(|| {
+        if names.is_empty() {
+            format!("'{sel}': {none}; nothing to fail")
+        } else {
+            format!(
+                "'{sel}': no {what} named '{name}' in the site; valid: {}",
+                listing(kind.as_str(), &names)
+            )
+        }
+    })?;
+    let target = if host {
+        Target::Host(names[i].clone())
+    } else {
+        Target::Pdu(names[i].clone())
+    };
+    Ok(Domain {
+        kind,
+        target,
+        name: names[i].clone(),
+    })
+}
+
 impl Domain {
     /// Parse a selector such as `rack:A`, `disk:A1/3`, `process:n1` against the site. The error says what
     /// is wrong and lists the valid selectors of that kind.
@@ -180,40 +255,7 @@ impl Domain {
             |what: &str, valid: String| format!("'{sel}': no {} named '{name}' in the site; valid: {valid}", what);
         let ks = kind.as_str();
         match kind {
-            DomainKind::Disk => {
-                let Some((arr, slot)) = name.rsplit_once('/') else {
-                    return Err(format!(
-                        "'{sel}': a disk selector names the array and the disk slot from 1, e.g. disk:{}/1",
-                        arrays.first().copied().unwrap_or("A1")
-                    ));
-                };
-                let a = find(&arrays, arr.trim()).ok_or_else(|| {
-                    let valid: Vec<String> = site
-                        .arrays
-                        .iter()
-                        .map(|a| format!("{}/1..{}", a.name, a.disks))
-                        .collect();
-                    unknown("array", listing("disk", &valid))
-                })?;
-                let disks = site.arrays[a].disks;
-                let n: u32 = slot
-                    .trim()
-                    .parse()
-                    .ok()
-                    .filter(|n| (1..=disks).contains(n))
-                    .ok_or_else(|| {
-                        format!(
-                            "'{sel}': array {} has disks 1..{disks}; '{}' is not one of them",
-                            site.arrays[a].name,
-                            slot.trim()
-                        )
-                    })?;
-                Ok(Domain {
-                    kind,
-                    target: Target::Disk(a, n),
-                    name: site.arrays[a].name.clone(),
-                })
-            }
+            DomainKind::Disk => parse_disk(sel, name, site),
             DomainKind::Array | DomainKind::LostArray => {
                 let a = find(&arrays, name).ok_or_else(|| unknown("array", listing(ks, &owned(&arrays))))?;
                 Ok(Domain {
@@ -258,38 +300,7 @@ impl Domain {
                     name: site.racks[r].name.clone(),
                 })
             }
-            DomainKind::Host => {
-                let hosts = host_names(site);
-                let refs: Vec<&str> = hosts.iter().map(|s| s.as_str()).collect();
-                let h = find(&refs, name).ok_or_else(|| {
-                    if hosts.is_empty() {
-                        format!("'{sel}': the site lists no shared hosts (servers[].host); nothing to fail")
-                    } else {
-                        unknown("shared host", listing(ks, &hosts))
-                    }
-                })?;
-                Ok(Domain {
-                    kind,
-                    target: Target::Host(hosts[h].clone()),
-                    name: hosts[h].clone(),
-                })
-            }
-            DomainKind::Pdu => {
-                let pdus = pdu_names(site);
-                let refs: Vec<&str> = pdus.iter().map(|s| s.as_str()).collect();
-                let p = find(&refs, name).ok_or_else(|| {
-                    if pdus.is_empty() {
-                        format!("'{sel}': the site lists no PDUs (racks[].pdus); nothing to fail")
-                    } else {
-                        unknown("PDU", listing(ks, &pdus))
-                    }
-                })?;
-                Ok(Domain {
-                    kind,
-                    target: Target::Pdu(pdus[p].clone()),
-                    name: pdus[p].clone(),
-                })
-            }
+            DomainKind::Host | DomainKind::Pdu => parse_host_or_pdu(kind, sel, name, site),
         }
     }
 

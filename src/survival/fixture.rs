@@ -203,7 +203,10 @@ impl<'a> LayoutBuilder<'a> {
             self.layout.placement = PlacementRule::UniqueTag { prefix: "rack:".into() };
         }
         let cands = self.layout.servers.clone();
-        self.push(name, AssetKind::Stream, replicas, cands, unique_rack, None, None);
+        self.push(Asset {
+            unique_rack,
+            ..asset(name, AssetKind::Stream, replicas, cands)
+        });
         self
     }
 
@@ -229,7 +232,10 @@ impl<'a> LayoutBuilder<'a> {
             }
         }
         let r = cands.len() as u8;
-        self.push(name, AssetKind::Stream, r, cands, false, Some(set.into()), None);
+        self.push(Asset {
+            set: Some(set.into()),
+            ..asset(name, AssetKind::Stream, r, cands)
+        });
         self
     }
 
@@ -243,36 +249,22 @@ impl<'a> LayoutBuilder<'a> {
             .find(|a| &*a.name == parent)
             .map(|a| a.replicas)
             .unwrap_or(3);
-        self.push(
-            name,
-            AssetKind::Consumer,
-            r,
-            Vec::new(),
-            false,
-            None,
-            Some(parent.into()),
-        );
+        self.push(Asset {
+            parent: Some(parent.into()),
+            ..asset(name, AssetKind::Consumer, r, Vec::new())
+        });
         self
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn push(
-        &mut self,
-        name: &str,
-        kind: AssetKind,
-        replicas: u8,
-        candidates: Vec<ServerIdx>,
-        unique_rack: bool,
-        set: Option<String>,
-        parent: Option<String>,
-    ) {
-        // Like the emulated meta leader: the first eligible servers, on distinct racks when required.
+    /// Add asset `a`, its expected servers placed like the emulated meta leader: the first eligible
+    /// servers, on distinct racks when required.
+    fn push(&mut self, mut a: Asset) {
         let mut expected: Vec<ServerIdx> = Vec::new();
-        for &c in &candidates {
-            if expected.len() == replicas as usize {
+        for &c in a.candidates.iter() {
+            if expected.len() == a.replicas as usize {
                 break;
             }
-            if !unique_rack
+            if !a.unique_rack
                 || expected
                     .iter()
                     .all(|&e| self.site.servers[e].rack != self.site.servers[c].rack)
@@ -280,23 +272,29 @@ impl<'a> LayoutBuilder<'a> {
                 expected.push(c);
             }
         }
-        self.layout.assets.push(Asset {
-            name: name.into(),
-            kind,
-            replicas,
-            candidates: candidates.into(),
-            unique_rack,
-            set: set.map(Into::into),
-            parent: parent.map(Into::into),
-            parent_at: None,
-            spec: None,
-            bytes_per_replica: 1e9,
-            expected: expected.into(),
-        });
+        a.expected = expected.into();
+        self.layout.assets.push(a);
     }
 
     pub fn build(self) -> Layout {
         self.layout
+    }
+}
+
+/// An asset with no rack rule, set or parent, placed nowhere yet.
+fn asset(name: &str, kind: AssetKind, replicas: u8, candidates: Vec<ServerIdx>) -> Asset {
+    Asset {
+        name: name.into(),
+        kind,
+        replicas,
+        candidates: candidates.into(),
+        unique_rack: false,
+        set: None,
+        parent: None,
+        parent_at: None,
+        spec: None,
+        bytes_per_replica: 1e9,
+        expected: Vec::<ServerIdx>::new().into(),
     }
 }
 

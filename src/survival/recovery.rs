@@ -353,6 +353,35 @@ pub fn recovery(model: &Model, catalog: &Catalog, sc: &Scenario) -> Recovery {
     }
 }
 
+/// How a step names a group's RAID level (a pool's volumes are RAID 1).
+fn level_name(raid: crate::layout::Raid) -> &'static str {
+    match raid {
+        crate::layout::Raid::Raid0 => "RAID 0",
+        crate::layout::Raid::Raid1 => "RAID 1",
+        crate::layout::Raid::Raid10 => "RAID 10",
+        crate::layout::Raid::Raid6 => "RAID 6",
+        crate::layout::Raid::DdpRaid1 => "RAID 1",
+    }
+}
+
+/// What a step says of a new redundant group's initialisation (nothing for RAID 0).
+fn init_note(raid: crate::layout::Raid) -> &'static str {
+    if raid == crate::layout::Raid::Raid0 {
+        ""
+    } else {
+        " (the NATS-on-E-Series guide's 30 s for a group on a spare; a larger redundant group is assumed usable at once while it \
+         initialises in the background)"
+    }
+}
+
+/// What a destroyed server's chain waits for of the meta group: its quorum back by the failed domains
+/// returning (`back_s`, when it is only unavailable), or its rescue (`gone`).
+#[derive(Clone, Copy)]
+struct Meta {
+    back_s: Option<f64>,
+    gone: bool,
+}
+
 struct Builder<'b, 'a> {
     model: &'b Model<'a>,
     catalog: &'b Catalog,
@@ -436,103 +465,7 @@ impl Builder<'_, '_> {
                 a
             };
             let on = self.uses(&hit, &arrays_of(&hit));
-            let mut plan: Vec<(String, f64, Credentials, Action)> = Vec::new();
-            match d.kind {
-                DomainKind::Disk | DomainKind::Wipe => {}
-                DomainKind::Process => plan.push((
-                    "systemd restarts nats-server".into(),
-                    self.t("process_restart"),
-                    Credentials::None,
-                    Action::Wait {
-                        until: Until::Restarted,
-                    },
-                )),
-                DomainKind::Pause => plan.push((
-                    "resumes when the stall ends (unknown length)".into(),
-                    0.0,
-                    Credentials::None,
-                    Action::Wait {
-                        until: Until::StallEnds,
-                    },
-                )),
-                DomainKind::Server | DomainKind::Host => plan.push((
-                    "host reboots".into(),
-                    self.t("server_restart"),
-                    Credentials::None,
-                    Action::Wait {
-                        until: Until::Restarted,
-                    },
-                )),
-                DomainKind::Full => {
-                    let names: Vec<String> = hit.iter().map(|&s| self.name(s)).collect();
-                    let nodes = short_list(&names.iter().map(String::as_str).collect::<Vec<_>>());
-                    plan.push((
-                        format!("free space on {nodes}'s store (or raise max_file_store)"),
-                        self.t("operator_response"),
-                        Credentials::Host,
-                        Action::FreeSpace { servers: names.clone() },
-                    ));
-                    plan.push((
-                        format!("restart nats-server on {nodes}: {FULL_DISK_RESTART_WHY}"),
-                        self.t("process_restart"),
-                        Credentials::Host,
-                        Action::Restart { servers: names },
-                    ));
-                }
-                DomainKind::Array => plan.push((
-                    "controller replacement".into(),
-                    self.t("array_repair"),
-                    Credentials::Site,
-                    Action::Hardware,
-                )),
-                DomainKind::Power | DomainKind::Pdu => {
-                    plan.push((
-                        "power restored".into(),
-                        self.t("rack_power_restore"),
-                        Credentials::Site,
-                        Action::Hardware,
-                    ));
-                    plan.push((
-                        "servers boot".into(),
-                        self.t("server_restart"),
-                        Credentials::None,
-                        booted(),
-                    ));
-                }
-                DomainKind::Net => plan.push((
-                    "uplinks restored".into(),
-                    self.t("rack_net_restore"),
-                    Credentials::Site,
-                    Action::Hardware,
-                )),
-                DomainKind::Rack => {
-                    let t = self.t("rack_power_restore").max(self.t("rack_net_restore"));
-                    plan.push((
-                        "power and uplinks restored".into(),
-                        t,
-                        Credentials::Site,
-                        Action::Hardware,
-                    ));
-                    plan.push((
-                        "servers boot".into(),
-                        self.t("server_restart"),
-                        Credentials::None,
-                        booted(),
-                    ));
-                }
-                DomainKind::LostRack => plan.push((
-                    "the rack is rebuilt: power, network, servers and arrays replaced (rack_rebuild)".into(),
-                    self.t("rack_rebuild"),
-                    Credentials::Site,
-                    Action::Hardware,
-                )),
-                DomainKind::LostArray => plan.push((
-                    "the array is repaired (controller or firmware) before new groups can be built".into(),
-                    self.t("array_repair"),
-                    Credentials::Site,
-                    Action::Hardware,
-                )),
-            }
+            let plan = self.return_plan(d.kind, &hit);
             // A full store's restart is the operator's clean one (its step), not an unclean stop: no re-read.
             let rereads = !matches!(
                 d.kind,
@@ -582,13 +515,118 @@ impl Builder<'_, '_> {
         }
     }
 
+    /// A failed domain's own return: its steps (what, seconds, who, action), before any re-read.
+    fn return_plan(&self, kind: DomainKind, hit: &[ServerIdx]) -> Vec<(String, f64, Credentials, Action)> {
+        let mut plan: Vec<(String, f64, Credentials, Action)> = Vec::new();
+        match kind {
+            DomainKind::Disk | DomainKind::Wipe => {}
+            DomainKind::Process => plan.push((
+                "systemd restarts nats-server".into(),
+                self.t("process_restart"),
+                Credentials::None,
+                Action::Wait {
+                    until: Until::Restarted,
+                },
+            )),
+            DomainKind::Pause => plan.push((
+                "resumes when the stall ends (unknown length)".into(),
+                0.0,
+                Credentials::None,
+                Action::Wait {
+                    until: Until::StallEnds,
+                },
+            )),
+            DomainKind::Server | DomainKind::Host => plan.push((
+                "host reboots".into(),
+                self.t("server_restart"),
+                Credentials::None,
+                Action::Wait {
+                    until: Until::Restarted,
+                },
+            )),
+            DomainKind::Full => plan.extend(self.full_store_plan(hit)),
+            DomainKind::Array => plan.push((
+                "controller replacement".into(),
+                self.t("array_repair"),
+                Credentials::Site,
+                Action::Hardware,
+            )),
+            DomainKind::Power | DomainKind::Pdu => {
+                plan.push((
+                    "power restored".into(),
+                    self.t("rack_power_restore"),
+                    Credentials::Site,
+                    Action::Hardware,
+                ));
+                plan.push((
+                    "servers boot".into(),
+                    self.t("server_restart"),
+                    Credentials::None,
+                    booted(),
+                ));
+            }
+            DomainKind::Net => plan.push((
+                "uplinks restored".into(),
+                self.t("rack_net_restore"),
+                Credentials::Site,
+                Action::Hardware,
+            )),
+            DomainKind::Rack => {
+                let t = self.t("rack_power_restore").max(self.t("rack_net_restore"));
+                plan.push((
+                    "power and uplinks restored".into(),
+                    t,
+                    Credentials::Site,
+                    Action::Hardware,
+                ));
+                plan.push((
+                    "servers boot".into(),
+                    self.t("server_restart"),
+                    Credentials::None,
+                    booted(),
+                ));
+            }
+            DomainKind::LostRack => plan.push((
+                "the rack is rebuilt: power, network, servers and arrays replaced (rack_rebuild)".into(),
+                self.t("rack_rebuild"),
+                Credentials::Site,
+                Action::Hardware,
+            )),
+            DomainKind::LostArray => plan.push((
+                "the array is repaired (controller or firmware) before new groups can be built".into(),
+                self.t("array_repair"),
+                Credentials::Site,
+                Action::Hardware,
+            )),
+        }
+        plan
+    }
+
+    /// A full store's way back: space freed, then nats-server restarted ([`FULL_DISK_RESTART_WHY`]).
+    fn full_store_plan(&self, hit: &[ServerIdx]) -> Vec<(String, f64, Credentials, Action)> {
+        let names: Vec<String> = hit.iter().map(|&s| self.name(s)).collect();
+        let nodes = short_list(&names.iter().map(String::as_str).collect::<Vec<_>>());
+        vec![
+            (
+                format!("free space on {nodes}'s store (or raise max_file_store)"),
+                self.t("operator_response"),
+                Credentials::Host,
+                Action::FreeSpace { servers: names.clone() },
+            ),
+            (
+                format!("restart nats-server on {nodes}: {FULL_DISK_RESTART_WHY}"),
+                self.t("process_restart"),
+                Credentials::Host,
+                Action::Restart { servers: names },
+            ),
+        ]
+    }
+
     /// Destroyed stores: a new volume where the group died (on a spare if one is left, else after the drive
     /// replacement), then peer-remove — which needs the meta group's quorum — and a rejoin under a new name.
     fn destroyed(&mut self) {
-        let (model, catalog, sc) = (self.model, self.catalog, self.sc);
-        let layout = model.layout;
+        let sc = self.sc;
         let meta_gone = sc.meta.status == Status::DataLost;
-        let meta_waits = sc.meta.status == Status::Unavailable;
         // How long until the meta group has its quorum back by the failed domains returning.
         let chains = self.chains();
         let meta_back_s = sc
@@ -598,136 +636,163 @@ impl Builder<'_, '_> {
             .filter_map(|d| chains.iter().find(|c| &c.0 == d).map(|c| c.1))
             .fold(0.0, f64::max);
         if meta_gone {
-            let survivors = sc.meta.replicas - sc.meta.replicas_down;
-            let all: Vec<ServerIdx> = layout
-                .servers
-                .iter()
-                .copied()
-                .filter(|s| !sc.down.contains(s))
-                .collect();
-            self.push(
-                "meta group",
-                format!(
-                    "the meta group lost its quorum for good: on nats-server ≥ 2.15, from the system account, \
-                     `nats request '$JS.API.META.RESCUE' '{{\"quorum_needed\": {}}}'` on the surviving servers with \
-                     data lowers its quorum for 5 minutes (unsafe: meta changes only the lost peers held are gone) \
-                     so a leader is elected; peer-remove the lost peers within that window. Before 2.15 there is \
-                     no supported way: rebuild the cluster and restore from backups",
-                    survivors.max(1)
-                ),
-                self.t("operator_response"),
-                self.uses(&all, &[]),
-                Credentials::SystemAccount,
-                Action::MetaRescue {
-                    quorum_needed: survivors.max(1) as u64,
-                },
-            );
+            self.meta_rescue();
         }
+        let meta = Meta {
+            back_s: (sc.meta.status == Status::Unavailable).then_some(meta_back_s),
+            gone: meta_gone,
+        };
         let mut rebuilt: Vec<usize> = Vec::new();
         for &s in &sc.destroyed {
-            let chain = format!("rebuild {}", self.name(s));
-            let name = self.name(s);
-            let wiped = sc.failed.iter().any(|d| d.kind == DomainKind::Wipe && d.name == name);
-            let arr: Vec<usize> = model.array_of(s).into_iter().collect();
-            let on = self.uses(&[s], &arr);
+            self.rebuild(s, &mut rebuilt, meta);
+        }
+    }
+
+    /// The meta group lost its quorum for good: the rescue, from the system account.
+    fn meta_rescue(&mut self) {
+        let (layout, sc) = (self.model.layout, self.sc);
+        let survivors = sc.meta.replicas - sc.meta.replicas_down;
+        let all: Vec<ServerIdx> = layout
+            .servers
+            .iter()
+            .copied()
+            .filter(|s| !sc.down.contains(s))
+            .collect();
+        self.push(
+            "meta group",
+            format!(
+                "the meta group lost its quorum for good: on nats-server ≥ 2.15, from the system account, \
+                 `nats request '$JS.API.META.RESCUE' '{{\"quorum_needed\": {}}}'` on the surviving servers with \
+                 data lowers its quorum for 5 minutes (unsafe: meta changes only the lost peers held are gone) \
+                 so a leader is elected; peer-remove the lost peers within that window. Before 2.15 there is \
+                 no supported way: rebuild the cluster and restore from backups",
+                survivors.max(1)
+            ),
+            self.t("operator_response"),
+            self.uses(&all, &[]),
+            Credentials::SystemAccount,
+            Action::MetaRescue {
+                quorum_needed: survivors.max(1) as u64,
+            },
+        );
+    }
+
+    /// Destroyed server `s`'s chain: the operator, the hardware, its group (once per group: `rebuilt`), a
+    /// filesystem, the meta group's wait, then peer-remove and rejoin.
+    fn rebuild(&mut self, s: ServerIdx, rebuilt: &mut Vec<usize>, meta: Meta) {
+        let model = self.model;
+        let chain = format!("rebuild {}", self.name(s));
+        let name = self.name(s);
+        let wiped = self
+            .sc
+            .failed
+            .iter()
+            .any(|d| d.kind == DomainKind::Wipe && d.name == name);
+        let arr: Vec<usize> = model.array_of(s).into_iter().collect();
+        let on = self.uses(&[s], &arr);
+        self.push(
+            &chain,
+            "operator responds".into(),
+            self.t("operator_response"),
+            on.clone(),
+            Credentials::None,
+            Action::Wait {
+                until: Until::OperatorResponds,
+            },
+        );
+        let g = model.group_of(s);
+        let lost_for_good = self.lost_with_hardware(s);
+        if let Some((domain, t)) = &lost_for_good {
             self.push(
                 &chain,
-                "operator responds".into(),
-                self.t("operator_response"),
+                format!("wait for {domain} to be replaced: its store went with it"),
+                *t,
+                on.clone(),
+                Credentials::None,
+                Action::Wait { until: Until::Replaced },
+            );
+        }
+        if let (false, Some(g)) = (wiped, g) {
+            if !rebuilt.contains(&g) {
+                rebuilt.push(g);
+                self.recreate_group(&chain, g, lost_for_good.is_some(), &on);
+            }
+            self.push(
+                &chain,
+                "filesystem and mount".into(),
+                self.t("filesystem"),
+                on.clone(),
+                Credentials::Host,
+                Action::MakeFilesystem { server: name.clone() },
+            );
+        }
+        if let Some(back_s) = meta.back_s {
+            self.push(
+                &chain,
+                "wait for the meta group's quorum: peer-remove needs it (the API answers 10008 without)".into(),
+                back_s,
                 on.clone(),
                 Credentials::None,
                 Action::Wait {
-                    until: Until::OperatorResponds,
+                    until: Until::MetaQuorum,
                 },
             );
-            let g = model.group_of(s);
-            let lost_for_good = self.lost_with_hardware(s);
-            if let Some((domain, t)) = &lost_for_good {
-                self.push(
-                    &chain,
-                    format!("wait for {domain} to be replaced: its store went with it"),
-                    *t,
-                    on.clone(),
-                    Credentials::None,
-                    Action::Wait { until: Until::Replaced },
-                );
-            }
-            if let (false, Some(g)) = (wiped, g) {
-                if !rebuilt.contains(&g) {
-                    rebuilt.push(g);
-                    self.recreate_group(&chain, g, lost_for_good.is_some(), &on);
-                }
-                self.push(
-                    &chain,
-                    "filesystem and mount".into(),
-                    self.t("filesystem"),
-                    on.clone(),
-                    Credentials::Host,
-                    Action::MakeFilesystem { server: name.clone() },
-                );
-            }
-            if meta_waits {
-                self.push(
-                    &chain,
-                    "wait for the meta group's quorum: peer-remove needs it (the API answers 10008 without)".into(),
-                    meta_back_s,
-                    on.clone(),
-                    Credentials::None,
-                    Action::Wait {
-                        until: Until::MetaQuorum,
-                    },
-                );
-            }
-            if meta_gone {
-                self.push(
-                    &chain,
-                    "wait for the meta rescue (see the meta group chain)".into(),
-                    0.0,
-                    on.clone(),
-                    Credentials::None,
-                    Action::Wait {
-                        until: Until::MetaRescued,
-                    },
-                );
-            }
-            let sets = self.sets_of(s);
-            let replaced = if sets.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    ": nats-server re-places each of its replicas only on a live server that carries the stream's \
-                     set tag and holds no replica of it yet; every other member of {} already holds one, so those \
-                     streams stay a replica short until a server with that tag joins",
-                    sets.join(", ")
-                )
-            };
+        }
+        if meta.gone {
             self.push(
                 &chain,
-                format!("`nats server cluster peer-remove {name}` ($JS.API.SERVER.REMOVE){replaced}"),
-                self.t("peer_remove"),
+                "wait for the meta rescue (see the meta group chain)".into(),
+                0.0,
                 on.clone(),
-                Credentials::SystemAccount,
-                Action::PeerRemove { server: name.clone() },
-            );
-            let tags = if sets.is_empty() {
-                String::new()
-            } else {
-                format!(" with the same tags ({})", sets.join(", "))
-            };
-            let what = if self.any_survivor_holds(s) {
-                format!("rejoin under a new server_name{tags}; its replicas catch up from surviving peers")
-            } else {
-                format!("rejoin under a new server_name{tags} (no surviving peer holds its data: nothing to catch up)")
-            };
-            self.push(
-                &chain,
-                what,
-                catch_up_s(model, catalog, s),
-                on,
-                Credentials::Host,
-                Action::RejoinAsNew { server: name },
+                Credentials::None,
+                Action::Wait {
+                    until: Until::MetaRescued,
+                },
             );
         }
+        self.rejoin(&chain, s, on);
+    }
+
+    /// A destroyed server's last steps: peer-remove it, then rejoin under a new name and catch up.
+    fn rejoin(&mut self, chain: &str, s: ServerIdx, on: Uses) {
+        let name = self.name(s);
+        let sets = self.sets_of(s);
+        let replaced = if sets.is_empty() {
+            String::new()
+        } else {
+            format!(
+                ": nats-server re-places each of its replicas only on a live server that carries the stream's \
+                 set tag and holds no replica of it yet; every other member of {} already holds one, so those \
+                 streams stay a replica short until a server with that tag joins",
+                sets.join(", ")
+            )
+        };
+        self.push(
+            chain,
+            format!("`nats server cluster peer-remove {name}` ($JS.API.SERVER.REMOVE){replaced}"),
+            self.t("peer_remove"),
+            on.clone(),
+            Credentials::SystemAccount,
+            Action::PeerRemove { server: name.clone() },
+        );
+        let tags = if sets.is_empty() {
+            String::new()
+        } else {
+            format!(" with the same tags ({})", sets.join(", "))
+        };
+        let what = if self.any_survivor_holds(s) {
+            format!("rejoin under a new server_name{tags}; its replicas catch up from surviving peers")
+        } else {
+            format!("rejoin under a new server_name{tags} (no surviving peer holds its data: nothing to catch up)")
+        };
+        self.push(
+            chain,
+            what,
+            catch_up_s(self.model, self.catalog, s),
+            on,
+            Credentials::Host,
+            Action::RejoinAsNew { server: name },
+        );
     }
 
     /// The `set:` tags of the pinned replica sets `s` belongs to (empty unless the layout pins sets).
@@ -777,49 +842,10 @@ impl Builder<'_, '_> {
         let grp = &layout.groups[g];
         let a = grp.array;
         let aname = site.arrays[a].name.clone();
-        let level = match grp.raid {
-            crate::layout::Raid::Raid0 => "RAID 0",
-            crate::layout::Raid::Raid1 => "RAID 1",
-            crate::layout::Raid::Raid10 => "RAID 10",
-            crate::layout::Raid::Raid6 => "RAID 6",
-            crate::layout::Raid::DdpRaid1 => "RAID 1",
-        };
+        let (level, init) = (level_name(grp.raid), init_note(grp.raid));
         let t_group = self.t("raid0_new_group");
-        let init = if grp.raid == crate::layout::Raid::Raid0 {
-            ""
-        } else {
-            " (the NATS-on-E-Series guide's 30 s for a group on a spare; a larger redundant group is assumed usable at once while it \
-             initialises in the background)"
-        };
-        if fresh {
-            // The array went with its rack (or for good): it comes back with new drives, spares included.
-            let what = if super::repair::is_pool(grp.raid) {
-                format!(
-                    "new pool of {} drives on the replaced {aname}'s new drives and a {level} volume on it",
-                    grp.disks.len()
-                )
-            } else {
-                desc_fresh(level, grp.disks.len() as u32, &aname, init)
-            };
-            self.push(chain, what, t_group, on.clone(), Credentials::Array, Action::Hardware);
-            return;
-        }
-        if super::repair::is_pool(grp.raid) {
-            let failed = self.failed_in(g);
-            self.push(
-                chain,
-                format!(
-                    "re-create the {level} volume on pool {} (the pool survives with {} of its {} drives and \
-                     reconstructs the failed ones into its preservation capacity; no new group is built)",
-                    grp.name,
-                    grp.disks.len() as u32 - failed.min(grp.disks.len() as u32),
-                    grp.disks.len()
-                ),
-                t_group,
-                on.clone(),
-                Credentials::Array,
-                Action::Hardware,
-            );
+        if fresh || super::repair::is_pool(grp.raid) {
+            self.recreate_in_place(chain, g, fresh, on);
             return;
         }
         let n = grp.disks.len() as u32;
@@ -908,6 +934,35 @@ impl Builder<'_, '_> {
             Credentials::Array,
             Action::Hardware,
         );
+    }
+
+    /// Group `g` built again in one step: on the replaced array's new drives (`fresh`), or a pool's volume
+    /// re-created on the surviving pool.
+    fn recreate_in_place(&mut self, chain: &str, g: usize, fresh: bool, on: &Uses) {
+        let model = self.model;
+        let grp = &model.layout.groups[g];
+        let aname = model.site.arrays[grp.array].name.clone();
+        let level = level_name(grp.raid);
+        let t_group = self.t("raid0_new_group");
+        let what = if !fresh {
+            let failed = self.failed_in(g);
+            format!(
+                "re-create the {level} volume on pool {} (the pool survives with {} of its {} drives and \
+                 reconstructs the failed ones into its preservation capacity; no new group is built)",
+                grp.name,
+                grp.disks.len() as u32 - failed.min(grp.disks.len() as u32),
+                grp.disks.len()
+            )
+        } else if super::repair::is_pool(grp.raid) {
+            // The array went with its rack (or for good): it comes back with new drives, spares included.
+            format!(
+                "new pool of {} drives on the replaced {aname}'s new drives and a {level} volume on it",
+                grp.disks.len()
+            )
+        } else {
+            desc_fresh(level, grp.disks.len() as u32, &aname, init_note(grp.raid))
+        };
+        self.push(chain, what, t_group, on.clone(), Credentials::Array, Action::Hardware);
     }
 
     /// Failed disks of layout group `g` in the scenario.

@@ -266,186 +266,328 @@ fn simulate(
     seed: u64,
     cap: Option<usize>,
 ) -> (Vec<Tally>, u64, usize) {
-    let years = trials;
     let per = years_per_trial.max(1);
-    let horizon = per as f64 * YEAR_S;
-    let nc = rel.classes();
     let rates: Vec<f64> = rel.components.iter().map(|c| c.rate_per_s).collect();
-    let total_rate: f64 = rates.iter().sum();
-    let alias = Alias::new(&rates);
-    let cap = cap.unwrap_or(usize::MAX);
-    let chunks = years.div_ceil(CHUNK);
-    let parts: Vec<Tally> = (0..chunks)
-        .into_par_iter()
-        .map(|ch| {
-            let mut tally = Tally::new(nc);
-            // Outcomes interned: ids below `base.len()` are the empty state and single components; others
-            // are this chunk's multi-failure states.
-            let mut extra: Vec<SigInfo> = Vec::new();
-            let mut cache: HashMap<Vec<usize>, u32> = HashMap::new();
-            let mut hit = Vec::new();
-            let mut disks = Vec::new();
-            // Failed components: (index, repair time, holds a hot spare).
-            let mut active: Vec<(usize, f64, bool)> = Vec::new();
-            let mut ids: Vec<usize> = Vec::new();
-            let mut newly: Vec<usize> = Vec::new();
-            let mut un = vec![0.0; nc];
-            let mut dl = vec![0.0; nc];
-            let mut tot = vec![0.0; nc];
-            let mut tl = vec![0.0; nc];
-            let mut rk = vec![0.0; nc];
-            let mut last_dl_year = vec![u64::MAX; nc];
-            let mut last_total_year = vec![u64::MAX; nc];
-            // Classes this trial touched: per-trial work stays proportional to what happened, not to the
-            // number of classes (hundreds on large sites).
-            let mut touched: Vec<usize> = Vec::new();
-            let mut is_touched = vec![false; nc];
-            for trial in ch * CHUNK..((ch + 1) * CHUNK).min(years) {
-                let mut rng = ChaCha8Rng::seed_from_u64(seed);
-                rng.set_stream(trial);
-                active.clear();
-                for &k in &touched {
-                    un[k] = 0.0;
-                    dl[k] = 0.0;
-                    tot[k] = 0.0;
-                    tl[k] = 0.0;
-                    rk[k] = 0.0;
-                    last_dl_year[k] = u64::MAX;
-                    last_total_year[k] = u64::MAX;
-                    is_touched[k] = false;
+    let run = Run {
+        rel,
+        total_rate: rates.iter().sum(),
+        alias: Alias::new(&rates),
+        horizon: per as f64 * YEAR_S,
+        years: trials,
+        per,
+        seed,
+        cap: cap.unwrap_or(usize::MAX),
+    };
+    let chunks = run.years.div_ceil(CHUNK);
+    let parts: Vec<Tally> = (0..chunks).into_par_iter().map(|ch| Chunk::new(&run).run(ch)).collect();
+    (parts, per, run.cap)
+}
+
+/// What every chunk of [`simulate`] runs with.
+struct Run<'r, 'm, 'a> {
+    rel: &'r Reliability<'m, 'a>,
+    /// Failures per second, all components together, and which one fails by its share.
+    total_rate: f64,
+    alias: Alias,
+    /// Seconds of one trial.
+    horizon: f64,
+    /// Trials, and years per trial.
+    years: u64,
+    per: u64,
+    seed: u64,
+    /// The most concurrent failures (`usize::MAX`: no cap).
+    cap: usize,
+}
+
+/// Interned outcomes: ids below `rel.base.len()` are the empty state and single components; others are
+/// this chunk's multi-failure states.
+struct Outcomes {
+    extra: Vec<SigInfo>,
+    cache: HashMap<Vec<usize>, u32>,
+    hit: Vec<(ServerIdx, super::evaluate::ServerEffect)>,
+    disks: Vec<super::sweep::GroupHits>,
+}
+
+impl Outcomes {
+    fn id(&mut self, rel: &Reliability, set: &[usize]) -> u32 {
+        intern(
+            rel,
+            &mut self.extra,
+            &mut self.cache,
+            set,
+            &mut self.hit,
+            &mut self.disks,
+        )
+    }
+
+    fn info<'x>(&'x self, rel: &'x Reliability, id: u32) -> &'x SigInfo {
+        info(&rel.base, &self.extra, id)
+    }
+}
+
+/// One trial's counts per class, and the classes it touched: per-trial work stays proportional to what
+/// happened, not to the number of classes (hundreds on large sites).
+struct Counts {
+    un: Vec<f64>,
+    dl: Vec<f64>,
+    tot: Vec<f64>,
+    tl: Vec<f64>,
+    rk: Vec<f64>,
+    last_dl_year: Vec<u64>,
+    last_total_year: Vec<u64>,
+    touched: Vec<usize>,
+    is_touched: Vec<bool>,
+    last_any_year: u64,
+    last_any_total_year: u64,
+}
+
+impl Counts {
+    fn new(nc: usize) -> Counts {
+        Counts {
+            un: vec![0.0; nc],
+            dl: vec![0.0; nc],
+            tot: vec![0.0; nc],
+            tl: vec![0.0; nc],
+            rk: vec![0.0; nc],
+            last_dl_year: vec![u64::MAX; nc],
+            last_total_year: vec![u64::MAX; nc],
+            touched: Vec::new(),
+            is_touched: vec![false; nc],
+            last_any_year: u64::MAX,
+            last_any_total_year: u64::MAX,
+        }
+    }
+
+    /// Zero the classes the last trial touched, for the next.
+    fn reset(&mut self) {
+        for &k in &self.touched {
+            self.un[k] = 0.0;
+            self.dl[k] = 0.0;
+            self.tot[k] = 0.0;
+            self.tl[k] = 0.0;
+            self.rk[k] = 0.0;
+            self.last_dl_year[k] = u64::MAX;
+            self.last_total_year[k] = u64::MAX;
+            self.is_touched[k] = false;
+        }
+        self.touched.clear();
+        self.last_any_year = u64::MAX;
+        self.last_any_total_year = u64::MAX;
+    }
+
+    fn touch(&mut self, k: usize) {
+        touch(k, &mut self.is_touched, &mut self.touched);
+    }
+
+    /// The step from outcome `a` to `b` (which has a data loss) in `year`: count each class's new data
+    /// loss and whole loss, and the years with one.
+    fn losses(&mut self, a: &SigInfo, b: &SigInfo, year: u64, tally: &mut Tally) {
+        for k in 0..self.un.len() {
+            let (x, y) = (st(&a.sig, k).0, st(&b.sig, k).0);
+            if x < DL && y >= DL {
+                self.dl[k] += 1.0;
+                if y == DL {
+                    self.tl[k] += 1.0;
                 }
-                touched.clear();
-                let mut last_any_year = u64::MAX;
-                let mut last_any_total_year = u64::MAX;
-                let mut t = 0.0;
-                let mut cur: u32 = 0;
-                let mut next_fail = if total_rate > 0.0 {
-                    exp_sample(&mut rng, 1.0 / total_rate)
-                } else {
-                    f64::INFINITY
-                };
-                loop {
-                    let (ri, next_rep) = active
-                        .iter()
-                        .enumerate()
-                        .map(|(i, a)| (i, a.1))
-                        .fold((usize::MAX, f64::INFINITY), |b, x| if x.1 < b.1 { x } else { b });
-                    let next = next_fail.min(next_rep);
-                    let end = next.min(horizon);
-                    let ci = info(&rel.base, &extra, cur);
-                    if ci.any_unav {
-                        for k in 0..nc {
-                            if ci.sig[2 * k] >= UNAV {
-                                un[k] += end - t;
-                                touch(k, &mut is_touched, &mut touched);
-                            }
-                        }
-                    }
-                    if next >= horizon {
-                        break;
-                    }
-                    t = next;
-                    if next_rep <= next_fail {
-                        let (x, _, held) = active.swap_remove(ri);
-                        if held {
-                            hand_on_spare(rel, &mut active, x, t, &mut rng);
-                        }
-                    } else {
-                        next_fail = t + exp_sample(&mut rng, 1.0 / total_rate);
-                        // Which component: by its share of the total rate.
-                        let c = alias.sample(rng.random::<f64>());
-                        if active.iter().any(|a| a.0 == c) {
-                            continue; // already failed: no transition (the chain's rate is zero there)
-                        }
-                        newly.clear();
-                        newly.push(c);
-                        for &tr in &rel.components[c].triggers {
-                            if !active.iter().any(|a| a.0 == tr) && rng.random::<f64>() < rel.p_not_return {
-                                newly.push(tr);
-                            }
-                        }
-                        // A disk that completes a destroying set of its group: the group goes as a whole
-                        // (its failed disks give way to its latch), as in the exact chain.
-                        let latch = rel.completes_destroy(c, |i| active.iter().any(|a| a.0 == i));
-                        let gone = latch.map_or(0, |(g, _)| {
-                            active.iter().filter(|a| rel.components[a.0].group == Some(g)).count()
-                        });
-                        if active.len() + newly.len() - gone > cap {
-                            continue;
-                        }
-                        if let Some((g, l)) = latch {
-                            let mut i = 0;
-                            while i < active.len() {
-                                if rel.components[active[i].0].group == Some(g) {
-                                    let (x, _, held) = active.swap_remove(i);
-                                    if held {
-                                        hand_on_spare(rel, &mut active, x, t, &mut rng);
-                                    }
-                                } else {
-                                    i += 1;
-                                }
-                            }
-                            newly[0] = l;
-                        }
-                        newly.sort_unstable();
-                        let ev = intern(rel, &mut extra, &mut cache, &newly, &mut hit, &mut disks);
-                        let ei = info(&rel.base, &extra, ev);
-                        if ei.any_risk {
-                            for k in 0..nc {
-                                if st(&ei.sig, k).1 {
-                                    rk[k] += 1.0;
-                                    touch(k, &mut is_touched, &mut touched);
-                                }
-                            }
-                        }
-                        start_repairs(rel, &mut active, &newly, t, &mut rng);
-                    }
-                    ids.clear();
-                    ids.extend(active.iter().map(|a| a.0));
-                    ids.sort_unstable();
-                    let next_id = intern(rel, &mut extra, &mut cache, &ids, &mut hit, &mut disks);
-                    let (a, b) = (info(&rel.base, &extra, cur), info(&rel.base, &extra, next_id));
-                    if b.any_dl {
-                        let year = (t / YEAR_S) as u64;
-                        for k in 0..nc {
-                            let (x, y) = (st(&a.sig, k).0, st(&b.sig, k).0);
-                            if x < DL && y >= DL {
-                                dl[k] += 1.0;
-                                if y == DL {
-                                    tl[k] += 1.0;
-                                }
-                                touch(k, &mut is_touched, &mut touched);
-                                if last_dl_year[k] != year {
-                                    last_dl_year[k] = year;
-                                    tally.dl_years[k] += 1;
-                                }
-                            }
-                            if x < DL_TOTAL && y == DL_TOTAL {
-                                tot[k] += 1.0;
-                                touch(k, &mut is_touched, &mut touched);
-                                if last_total_year[k] != year {
-                                    last_total_year[k] = year;
-                                    tally.total_years[k] += 1;
-                                }
-                            }
-                        }
-                        if !a.any_dl && last_any_year != year {
-                            last_any_year = year;
-                            tally.any_dl_years += 1;
-                        }
-                        if !a.any_total && b.any_total && last_any_total_year != year {
-                            last_any_total_year = year;
-                            tally.any_total_years += 1;
-                        }
-                    }
-                    cur = next_id;
+                self.touch(k);
+                if self.last_dl_year[k] != year {
+                    self.last_dl_year[k] = year;
+                    tally.dl_years[k] += 1;
                 }
-                add_trial(&mut tally, &mut touched, [&un, &dl, &tot, &tl, &rk], per);
             }
-            tally
-        })
-        .collect();
-    (parts, per, cap)
+            if x < DL_TOTAL && y == DL_TOTAL {
+                self.tot[k] += 1.0;
+                self.touch(k);
+                if self.last_total_year[k] != year {
+                    self.last_total_year[k] = year;
+                    tally.total_years[k] += 1;
+                }
+            }
+        }
+        if !a.any_dl && self.last_any_year != year {
+            self.last_any_year = year;
+            tally.any_dl_years += 1;
+        }
+        if !a.any_total && b.any_total && self.last_any_total_year != year {
+            self.last_any_total_year = year;
+            tally.any_total_years += 1;
+        }
+    }
+}
+
+/// One chunk of trials of [`simulate`] and its working state.
+struct Chunk<'c, 'm, 'a> {
+    run: &'c Run<'c, 'm, 'a>,
+    tally: Tally,
+    out: Outcomes,
+    counts: Counts,
+    /// Failed components: (index, repair time, holds a hot spare).
+    active: Vec<(usize, f64, bool)>,
+    ids: Vec<usize>,
+    newly: Vec<usize>,
+}
+
+impl<'c, 'm, 'a> Chunk<'c, 'm, 'a> {
+    fn new(run: &'c Run<'c, 'm, 'a>) -> Self {
+        let nc = run.rel.classes();
+        Chunk {
+            run,
+            tally: Tally::new(nc),
+            out: Outcomes {
+                extra: Vec::new(),
+                cache: HashMap::new(),
+                hit: Vec::new(),
+                disks: Vec::new(),
+            },
+            counts: Counts::new(nc),
+            active: Vec::new(),
+            ids: Vec::new(),
+            newly: Vec::new(),
+        }
+    }
+
+    /// The trials of chunk `ch`, each on its own random stream.
+    fn run(mut self, ch: u64) -> Tally {
+        for trial in ch * CHUNK..((ch + 1) * CHUNK).min(self.run.years) {
+            let mut rng = ChaCha8Rng::seed_from_u64(self.run.seed);
+            rng.set_stream(trial);
+            self.active.clear();
+            self.counts.reset();
+            self.trial(&mut rng);
+            let c = &mut self.counts;
+            add_trial(
+                &mut self.tally,
+                &mut c.touched,
+                [&c.un, &c.dl, &c.tot, &c.tl, &c.rk],
+                self.run.per,
+            );
+        }
+        self.tally
+    }
+
+    /// One trial: failures and repairs until the horizon, starting with everything up.
+    fn trial(&mut self, rng: &mut ChaCha8Rng) {
+        let run = self.run;
+        let mut t = 0.0;
+        let mut cur: u32 = 0;
+        let mut next_fail = if run.total_rate > 0.0 {
+            exp_sample(rng, 1.0 / run.total_rate)
+        } else {
+            f64::INFINITY
+        };
+        loop {
+            let (ri, next_rep) = self
+                .active
+                .iter()
+                .enumerate()
+                .map(|(i, a)| (i, a.1))
+                .fold((usize::MAX, f64::INFINITY), |b, x| if x.1 < b.1 { x } else { b });
+            let next = next_fail.min(next_rep);
+            let end = next.min(run.horizon);
+            self.unavailable(cur, end - t);
+            if next >= run.horizon {
+                break;
+            }
+            t = next;
+            if next_rep <= next_fail {
+                let (x, _, held) = self.active.swap_remove(ri);
+                if held {
+                    hand_on_spare(run.rel, &mut self.active, x, t, rng);
+                }
+            } else {
+                next_fail = t + exp_sample(rng, 1.0 / run.total_rate);
+                if !self.fail(t, rng) {
+                    continue;
+                }
+            }
+            cur = self.step(cur, t);
+        }
+    }
+
+    /// `dt` seconds in outcome `cur`: its unavailable classes count them.
+    fn unavailable(&mut self, cur: u32, dt: f64) {
+        let ci = self.out.info(self.run.rel, cur);
+        if ci.any_unav {
+            for k in 0..self.counts.un.len() {
+                if ci.sig[2 * k] >= UNAV {
+                    self.counts.un[k] += dt;
+                    self.counts.touch(k);
+                }
+            }
+        }
+    }
+
+    /// A component fails at `t` (with those it triggers): false when nothing changes (it had failed
+    /// already, or the cap on concurrent failures holds it back).
+    fn fail(&mut self, t: f64, rng: &mut ChaCha8Rng) -> bool {
+        let rel = self.run.rel;
+        // Which component: by its share of the total rate.
+        let c = self.run.alias.sample(rng.random::<f64>());
+        if self.active.iter().any(|a| a.0 == c) {
+            return false; // already failed: no transition (the chain's rate is zero there)
+        }
+        self.newly.clear();
+        self.newly.push(c);
+        for &tr in &rel.components[c].triggers {
+            if !self.active.iter().any(|a| a.0 == tr) && rng.random::<f64>() < rel.p_not_return {
+                self.newly.push(tr);
+            }
+        }
+        // A disk that completes a destroying set of its group: the group goes as a whole
+        // (its failed disks give way to its latch), as in the exact chain.
+        let latch = rel.completes_destroy(c, |i| self.active.iter().any(|a| a.0 == i));
+        let gone = latch.map_or(0, |(g, _)| {
+            self.active
+                .iter()
+                .filter(|a| rel.components[a.0].group == Some(g))
+                .count()
+        });
+        if self.active.len() + self.newly.len() - gone > self.run.cap {
+            return false;
+        }
+        if let Some((g, l)) = latch {
+            let mut i = 0;
+            while i < self.active.len() {
+                if rel.components[self.active[i].0].group == Some(g) {
+                    let (x, _, held) = self.active.swap_remove(i);
+                    if held {
+                        hand_on_spare(rel, &mut self.active, x, t, rng);
+                    }
+                } else {
+                    i += 1;
+                }
+            }
+            self.newly[0] = l;
+        }
+        self.newly.sort_unstable();
+        let ev = self.out.id(rel, &self.newly);
+        let ei = self.out.info(rel, ev);
+        if ei.any_risk {
+            for k in 0..self.counts.un.len() {
+                if st(&ei.sig, k).1 {
+                    self.counts.rk[k] += 1.0;
+                    self.counts.touch(k);
+                }
+            }
+        }
+        start_repairs(rel, &mut self.active, &self.newly, t, rng);
+        true
+    }
+
+    /// The step at `t` from outcome `cur` to the failed set now active: its losses counted; the new
+    /// outcome's id.
+    fn step(&mut self, cur: u32, t: f64) -> u32 {
+        let rel = self.run.rel;
+        self.ids.clear();
+        self.ids.extend(self.active.iter().map(|a| a.0));
+        self.ids.sort_unstable();
+        let next_id = self.out.id(rel, &self.ids);
+        let (a, b) = (self.out.info(rel, cur), self.out.info(rel, next_id));
+        if b.any_dl {
+            self.counts.losses(a, b, (t / YEAR_S) as u64, &mut self.tally);
+        }
+        next_id
+    }
 }
 
 /// Mark class `k` as touched by this trial (once).

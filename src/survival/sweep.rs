@@ -122,111 +122,8 @@ impl<'m, 'a> Prepared<'m, 'a> {
     /// state would count every pair of servers anywhere against an R3 stream.
     pub(crate) fn new(model: &'m Model<'a>, domains: &[Domain], fixed: bool) -> Prepared<'m, 'a> {
         let site = model.site;
-        let layout = model.layout;
-        let n = site.servers.len();
-        let member_of = |v: &[ServerIdx]| {
-            let mut m = vec![false; n];
-            for &s in v {
-                m[s] = true;
-            }
-            m
-        };
-        let mut classes = vec![Class {
-            member: member_of(&layout.servers),
-            r: layout.servers.len() as u32,
-            unique_rack: false,
-        }];
-        // Classes by (servers as a set, replicas, unique rack), numbered in order of first appearance.
-        // Sets of up to five servers (every replica set) are keyed inline; longer ones (candidate lists,
-        // shared by many assets) by their address first, then by content. FxHash: looked up only. No Vec
-        // allocated per asset and no map of every name: this runs once per asset per layout.
-        let mut seen: HashMap<(Vec<ServerIdx>, u8, bool), usize> = HashMap::new();
-        let mut small: crate::fxhash::FxHashMap<([ServerIdx; 5], u8, bool), usize> = Default::default();
-        let mut by_addr: crate::fxhash::FxHashMap<(usize, usize, u8, bool), usize> = Default::default();
-        let mut asset_class = Vec::with_capacity(layout.assets.len());
-        // The first non-consumer asset of each name, for an asset not a consumer that names a parent (none
-        // that `placement::assets` makes); consumers find theirs through the model.
-        let first: std::sync::OnceLock<HashMap<&str, usize>> = std::sync::OnceLock::new();
-        let first = || {
-            first.get_or_init(|| {
-                let mut m = HashMap::new();
-                for (i, a) in layout.assets.iter().enumerate() {
-                    if a.kind != AssetKind::Consumer {
-                        m.entry(&*a.name).or_insert(i);
-                    }
-                }
-                m
-            })
-        };
-        for (i, a) in layout.assets.iter().enumerate() {
-            let (mut c, mut u) = model.placement(i);
-            if fixed {
-                let parent = match a.kind {
-                    _ if a.parent.is_none() => None,
-                    AssetKind::Consumer => Some(model.source(i)).filter(|&j| j != i),
-                    _ => a.parent.as_deref().and_then(|p| first().get(p).copied()),
-                }
-                .map(|j| &layout.assets[j]);
-                let expected = if a.expected.is_empty() {
-                    parent.map(|p| p.expected.as_slice()).unwrap_or(&[])
-                } else {
-                    a.expected.as_slice()
-                };
-                if expected.len() == a.replicas as usize {
-                    c = expected;
-                    u = false;
-                }
-            }
-            let next = classes.len();
-            let k = if c.len() <= 5 {
-                let mut key = [ServerIdx::MAX; 5];
-                key[..c.len()].copy_from_slice(c);
-                key[..c.len()].sort_unstable();
-                // The length is in the key (unused places are MAX, after any server).
-                *small.entry((key, a.replicas, u)).or_insert_with(|| {
-                    let mut v = c.to_vec();
-                    v.sort_unstable();
-                    *seen.entry((v, a.replicas, u)).or_insert(next)
-                })
-            } else {
-                *by_addr
-                    .entry((c.as_ptr() as usize, c.len(), a.replicas, u))
-                    .or_insert_with(|| {
-                        let mut v = c.to_vec();
-                        v.sort_unstable();
-                        *seen.entry((v, a.replicas, u)).or_insert(next)
-                    })
-            };
-            if k == next {
-                classes.push(Class {
-                    member: member_of(c),
-                    r: a.replicas as u32,
-                    unique_rack: u,
-                });
-            }
-            asset_class.push(k);
-        }
-        let effects = domains
-            .iter()
-            .map(|d| match d.target {
-                Target::Disk(a, slot) => Effect::Disk(
-                    (0..layout.groups.len())
-                        .find(|&g| layout.groups[g].array == a && layout.groups[g].disks.contains(&slot))
-                        .and_then(|g| model.position_in_group(g, slot).map(|p| (g, p))),
-                ),
-                _ => {
-                    let (eff, _, _) = model.effects(std::slice::from_ref(d));
-                    Effect::Servers(
-                        eff.iter()
-                            .enumerate()
-                            .filter(|(_, e)| e.down || e.destroyed || e.cache_lost)
-                            .map(|(s, e)| (s, *e))
-                            .collect(),
-                    )
-                }
-            })
-            .collect();
-        let mut server_classes = vec![Vec::new(); n];
+        let (classes, asset_class) = classes_of(model, fixed);
+        let mut server_classes = vec![Vec::new(); site.servers.len()];
         for (k, c) in classes.iter().enumerate() {
             for (s, &m) in c.member.iter().enumerate() {
                 if m {
@@ -239,7 +136,7 @@ impl<'m, 'a> Prepared<'m, 'a> {
             classes,
             asset_class,
             server_classes,
-            effects,
+            effects: effects_of(model, domains),
             rack_of: site.servers.iter().map(|s| s.rack).collect(),
             sync_always: site.nats.sync == SyncMode::Always,
             fixed,
@@ -264,6 +161,41 @@ impl<'m, 'a> Prepared<'m, 'a> {
         hit: &mut Vec<(ServerIdx, ServerEffect)>,
         disks: &mut Vec<GroupHits>,
     ) -> Vec<u8> {
+        self.hits(combo, hit, disks);
+        let merged = merged(hit);
+        // Classes no hit server belongs to stay ok; only the touched ones are counted.
+        let mut sig = [Status::Ok as u8, 0u8].repeat(self.classes.len());
+        let mut touched: Vec<usize> = merged
+            .iter()
+            .flat_map(|&(s, _)| self.server_classes[s].iter().copied())
+            .collect();
+        touched.sort_unstable();
+        touched.dedup();
+        let mut racks_seen = [Vec::new(), Vec::new(), Vec::new(), Vec::new()];
+        for k in touched {
+            let c = &self.classes[k];
+            let counts = if c.unique_rack {
+                self.rack_counts(c, &merged, &mut racks_seen)
+            } else {
+                let mut counts = [0u32; 4];
+                for &(s, e) in &merged {
+                    if c.member[s] {
+                        counts[0] += e.down as u32;
+                        counts[1] += e.destroyed as u32;
+                        counts[2] += e.cache_lost as u32;
+                        counts[3] += (e.cache_lost || e.cut_off) as u32;
+                    }
+                }
+                counts
+            };
+            (sig[2 * k], sig[2 * k + 1]) = self.class_state(c, counts);
+        }
+        sig
+    }
+
+    /// The servers a combination hits, each with its flags (a server may appear more than once), and
+    /// the servers of the volume groups it destroys; `disks` gathers the failed disks per group.
+    fn hits(&self, combo: &[usize], hit: &mut Vec<(ServerIdx, ServerEffect)>, disks: &mut Vec<GroupHits>) {
         hit.clear();
         disks.clear();
         for &d in combo {
@@ -316,88 +248,214 @@ impl<'m, 'a> Prepared<'m, 'a> {
                 }
             }
         }
-        // Merge duplicates: flags OR together.
-        hit.sort_unstable_by_key(|x| x.0);
-        let mut merged: Vec<(ServerIdx, ServerEffect)> = Vec::with_capacity(hit.len());
-        for &(s, e) in hit.iter() {
-            match merged.last_mut() {
-                Some((t, f)) if *t == s => {
-                    f.down |= e.down;
-                    f.destroyed |= e.destroyed;
-                    f.cache_lost |= e.cache_lost || e.destroyed;
-                    f.cut_off |= e.cut_off;
-                }
-                _ => merged.push((
-                    s,
-                    ServerEffect {
-                        cache_lost: e.cache_lost || e.destroyed,
-                        ..e
-                    },
-                )),
-            }
-        }
-        // Classes no hit server belongs to stay ok; only the touched ones are counted.
-        let mut sig = [Status::Ok as u8, 0u8].repeat(self.classes.len());
-        let mut touched: Vec<usize> = merged
-            .iter()
-            .flat_map(|&(s, _)| self.server_classes[s].iter().copied())
-            .collect();
-        touched.sort_unstable();
-        touched.dedup();
-        let mut racks_seen = [Vec::new(), Vec::new(), Vec::new(), Vec::new()];
-        for k in touched {
-            let c = &self.classes[k];
-            let mut counts = [0u32; 4];
-            if c.unique_rack {
-                for r in racks_seen.iter_mut() {
-                    r.clear();
-                }
-                for &(s, e) in &merged {
-                    if c.member[s] {
-                        let flags = [e.down, e.destroyed, e.cache_lost, e.cache_lost || e.cut_off];
-                        for (i, f) in flags.into_iter().enumerate() {
-                            if f && !racks_seen[i].contains(&self.rack_of[s]) {
-                                racks_seen[i].push(self.rack_of[s]);
-                            }
-                        }
-                    }
-                }
-                for i in 0..4 {
-                    counts[i] = racks_seen[i].len() as u32;
-                }
-            } else {
-                for &(s, e) in &merged {
-                    if c.member[s] {
-                        counts[0] += e.down as u32;
-                        counts[1] += e.destroyed as u32;
-                        counts[2] += e.cache_lost as u32;
-                        counts[3] += (e.cache_lost || e.cut_off) as u32;
-                    }
-                }
-            }
-            // The status and the acked-loss flag are all an outcome keeps of these counts.
-            let (r, q) = (c.r, quorum(c.r));
-            let (down, destroyed) = (counts[0].min(r), counts[1].min(r));
-            let status = if destroyed >= q || (r == 1 && destroyed >= 1) {
-                Status::DataLost
-            } else if down > r - q {
-                Status::Unavailable
-            } else if down > 0 {
-                Status::Degraded
-            } else {
-                Status::Ok
-            };
-            sig[2 * k] = if self.fixed && status == Status::DataLost && destroyed >= r {
-                super::solve::DL_TOTAL
-            } else {
-                status as u8
-            };
-            // As `Model::outcome`: a quorum lost its page cache, or one did with enough others cut off (#7567).
-            let (cache, cut) = (counts[2].min(r), counts[3].min(r));
-            sig[2 * k + 1] = (!self.sync_always && (cache >= q || (cache >= 1 && cut >= q))) as u8;
-        }
-        sig
     }
+
+    /// A unique-rack class's counts: racks with a member down, destroyed, cache lost, and cache lost or
+    /// cut off (`racks_seen` is scratch space).
+    fn rack_counts(
+        &self,
+        c: &Class,
+        merged: &[(ServerIdx, ServerEffect)],
+        racks_seen: &mut [Vec<usize>; 4],
+    ) -> [u32; 4] {
+        for r in racks_seen.iter_mut() {
+            r.clear();
+        }
+        for &(s, e) in merged {
+            if c.member[s] {
+                let flags = [e.down, e.destroyed, e.cache_lost, e.cache_lost || e.cut_off];
+                for (i, f) in flags.into_iter().enumerate() {
+                    if f && !racks_seen[i].contains(&self.rack_of[s]) {
+                        racks_seen[i].push(self.rack_of[s]);
+                    }
+                }
+            }
+        }
+        let mut counts = [0u32; 4];
+        for i in 0..4 {
+            counts[i] = racks_seen[i].len() as u32;
+        }
+        counts
+    }
+
+    /// The status and the acked-loss flag of a class from its counts: all an outcome keeps of them.
+    fn class_state(&self, c: &Class, counts: [u32; 4]) -> (u8, u8) {
+        let (r, q) = (c.r, quorum(c.r));
+        let (down, destroyed) = (counts[0].min(r), counts[1].min(r));
+        let status = if destroyed >= q || (r == 1 && destroyed >= 1) {
+            Status::DataLost
+        } else if down > r - q {
+            Status::Unavailable
+        } else if down > 0 {
+            Status::Degraded
+        } else {
+            Status::Ok
+        };
+        let state = if self.fixed && status == Status::DataLost && destroyed >= r {
+            super::solve::DL_TOTAL
+        } else {
+            status as u8
+        };
+        // As `Model::outcome`: a quorum lost its page cache, or one did with enough others cut off (#7567).
+        let (cache, cut) = (counts[2].min(r), counts[3].min(r));
+        (
+            state,
+            (!self.sync_always && (cache >= q || (cache >= 1 && cut >= q))) as u8,
+        )
+    }
+}
+
+/// Merge a combination's hits on the same server: flags OR together (destroyed loses the cache).
+fn merged(hit: &mut [(ServerIdx, ServerEffect)]) -> Vec<(ServerIdx, ServerEffect)> {
+    hit.sort_unstable_by_key(|x| x.0);
+    let mut merged: Vec<(ServerIdx, ServerEffect)> = Vec::with_capacity(hit.len());
+    for &(s, e) in hit.iter() {
+        match merged.last_mut() {
+            Some((t, f)) if *t == s => {
+                f.down |= e.down;
+                f.destroyed |= e.destroyed;
+                f.cache_lost |= e.cache_lost || e.destroyed;
+                f.cut_off |= e.cut_off;
+            }
+            _ => merged.push((
+                s,
+                ServerEffect {
+                    cache_lost: e.cache_lost || e.destroyed,
+                    ..e
+                },
+            )),
+        }
+    }
+    merged
+}
+
+/// Each domain's precomputed effect.
+fn effects_of(model: &Model, domains: &[Domain]) -> Vec<Effect> {
+    let layout = model.layout;
+    domains
+        .iter()
+        .map(|d| match d.target {
+            Target::Disk(a, slot) => Effect::Disk(
+                (0..layout.groups.len())
+                    .find(|&g| layout.groups[g].array == a && layout.groups[g].disks.contains(&slot))
+                    .and_then(|g| model.position_in_group(g, slot).map(|p| (g, p))),
+            ),
+            _ => {
+                let (eff, _, _) = model.effects(std::slice::from_ref(d));
+                Effect::Servers(
+                    eff.iter()
+                        .enumerate()
+                        .filter(|(_, e)| e.down || e.destroyed || e.cache_lost)
+                        .map(|(s, e)| (s, *e))
+                        .collect(),
+                )
+            }
+        })
+        .collect()
+}
+
+/// Classes by (servers as a set, replicas, unique rack), numbered in order of first appearance.
+/// Sets of up to five servers (every replica set) are keyed inline; longer ones (candidate lists,
+/// shared by many assets) by their address first, then by content. FxHash: looked up only. No Vec
+/// allocated per asset and no map of every name: this runs once per asset per layout.
+#[derive(Default)]
+struct Numbering {
+    seen: HashMap<(Vec<ServerIdx>, u8, bool), usize>,
+    small: crate::fxhash::FxHashMap<([ServerIdx; 5], u8, bool), usize>,
+    by_addr: crate::fxhash::FxHashMap<(usize, usize, u8, bool), usize>,
+}
+
+impl Numbering {
+    /// The number of class (`c`, `r`, `u`); `next` when it is new.
+    fn number(&mut self, c: &[ServerIdx], r: u8, u: bool, next: usize) -> usize {
+        let seen = &mut self.seen;
+        if c.len() <= 5 {
+            let mut key = [ServerIdx::MAX; 5];
+            key[..c.len()].copy_from_slice(c);
+            key[..c.len()].sort_unstable();
+            // The length is in the key (unused places are MAX, after any server).
+            *self.small.entry((key, r, u)).or_insert_with(|| {
+                let mut v = c.to_vec();
+                v.sort_unstable();
+                *seen.entry((v, r, u)).or_insert(next)
+            })
+        } else {
+            *self
+                .by_addr
+                .entry((c.as_ptr() as usize, c.len(), r, u))
+                .or_insert_with(|| {
+                    let mut v = c.to_vec();
+                    v.sort_unstable();
+                    *seen.entry((v, r, u)).or_insert(next)
+                })
+        }
+    }
+}
+
+/// The placement classes (class 0 is the meta group) and each asset's class; `fixed` as in
+/// [`Prepared::new`].
+fn classes_of(model: &Model, fixed: bool) -> (Vec<Class>, Vec<usize>) {
+    let layout = model.layout;
+    let n = model.site.servers.len();
+    let member_of = |v: &[ServerIdx]| {
+        let mut m = vec![false; n];
+        for &s in v {
+            m[s] = true;
+        }
+        m
+    };
+    let mut classes = vec![Class {
+        member: member_of(&layout.servers),
+        r: layout.servers.len() as u32,
+        unique_rack: false,
+    }];
+    let mut numbering = Numbering::default();
+    let mut asset_class = Vec::with_capacity(layout.assets.len());
+    // The first non-consumer asset of each name, for an asset not a consumer that names a parent (none
+    // that `placement::assets` makes); consumers find theirs through the model.
+    let first: std::sync::OnceLock<HashMap<&str, usize>> = std::sync::OnceLock::new();
+    let first = || {
+        first.get_or_init(|| {
+            let mut m = HashMap::new();
+            for (i, a) in layout.assets.iter().enumerate() {
+                if a.kind != AssetKind::Consumer {
+                    m.entry(&*a.name).or_insert(i);
+                }
+            }
+            m
+        })
+    };
+    for (i, a) in layout.assets.iter().enumerate() {
+        let (mut c, mut u) = model.placement(i);
+        if fixed {
+            let parent = match a.kind {
+                _ if a.parent.is_none() => None,
+                AssetKind::Consumer => Some(model.source(i)).filter(|&j| j != i),
+                _ => a.parent.as_deref().and_then(|p| first().get(p).copied()),
+            }
+            .map(|j| &layout.assets[j]);
+            let expected = if a.expected.is_empty() {
+                parent.map(|p| p.expected.as_slice()).unwrap_or(&[])
+            } else {
+                a.expected.as_slice()
+            };
+            if expected.len() == a.replicas as usize {
+                c = expected;
+                u = false;
+            }
+        }
+        let next = classes.len();
+        let k = numbering.number(c, a.replicas, u, next);
+        if k == next {
+            classes.push(Class {
+                member: member_of(c),
+                r: a.replicas as u32,
+                unique_rack: u,
+            });
+        }
+        asset_class.push(k);
+    }
+    (classes, asset_class)
 }
 
 /// Sweep every combination of 1..=`k` domains of the given kinds.

@@ -687,34 +687,8 @@ impl<'m, 'a> Reliability<'m, 'a> {
     /// Turn per-class rates into the per-asset report.
     pub(super) fn figures(&self, method: &str, detail: String, f: &Flows, ci: Option<&[Ci95]>) -> Yearly {
         let layout = self.model.layout;
-        let lag = self.replica_lag_s;
-        let mk = |name: &str, kind: &str, k: usize, (msgs, held, stall): (f64, f64, f64), ci: Option<Ci95>| {
-            let planned = self.planned_unavail_s[k] / 60.0;
-            let window = f.risk[k] * self.window_s * msgs;
-            // A wholly lost asset loses every message it holds; a tail loss what its survivor lacked.
-            let data = f.total[k] * held + f.tail[k] * (msgs * lag).min(held);
-            YearlyAsset {
-                name: name.to_string(),
-                kind: kind.to_string(),
-                unavailable_min_per_year: f.unavail[k] * YEAR_S / 60.0 + planned,
-                planned_unavailable_min_per_year: planned,
-                planned_stall_s_per_year: self.planned_stall_s[k],
-                p_data_lost_per_year: -(-f.dl[k]).exp_m1(),
-                data_lost_events_per_year: f.dl[k],
-                p_wholly_lost_per_year: -(-f.total[k]).exp_m1(),
-                wholly_lost_events_per_year: f.total[k],
-                tail_lost_events_per_year: f.tail[k],
-                acked_msgs_lost_per_year: window + data,
-                window_msgs_lost_per_year: window,
-                data_lost_msgs_per_year: data,
-                election_stall_s_per_year: stall,
-                mttdl_years: (f.dl[k] > 0.0).then(|| 1.0 / f.dl[k]),
-                ci95: ci,
-            }
-        };
-        let meta = mk(
-            "meta",
-            "meta",
+        let mut meta = self.entry(
+            f,
             0,
             (0.0, 0.0, self.election_stall_s[0]),
             // The meta group holds no messages: its acked loss is 0, so is its interval (c[0] holds the
@@ -725,26 +699,7 @@ impl<'m, 'a> Reliability<'m, 'a> {
                 x
             }),
         );
-        // Each asset's entry (its name and kind apart), made as the list would make it.
-        let entry = |i: usize| {
-            let k = self.prep.asset_class[i];
-            let msgs = self.asset_msgs_per_s[i];
-            let held = self.asset_msgs_held[i];
-            let ci = ci.map(|c| {
-                let mut x = c[k].clone();
-                // Window losses and data-loss events, each at its own bound: a wholly lost asset loses all
-                // it holds, a tail loss the replica lag's worth (tail events are at most the data-loss
-                // events, whose upper end bounds them).
-                let tail_msgs = (msgs * self.replica_lag_s).min(held);
-                x.acked_msgs_lost_per_year.0 =
-                    x.acked_msgs_lost_per_year.0 * self.window_s * msgs + x.wholly_lost_events_per_year.0 * held;
-                x.acked_msgs_lost_per_year.1 = x.acked_msgs_lost_per_year.1 * self.window_s * msgs
-                    + x.wholly_lost_events_per_year.1 * held
-                    + x.data_lost_events_per_year.1 * tail_msgs;
-                x
-            });
-            mk("", "", k, (msgs, held, self.election_stall_s[1 + i]), ci)
-        };
+        (meta.name, meta.kind) = ("meta".to_string(), "meta".to_string());
         let mut assets: Vec<YearlyAsset> = Vec::new();
         let mut classes: Vec<YearlyClass> = Vec::new();
         let mut class_at: crate::fxhash::FxHashMap<EntryKey, usize> = Default::default();
@@ -756,7 +711,7 @@ impl<'m, 'a> Reliability<'m, 'a> {
         // list was judged with).
         let mut worst_at: (Option<usize>, f64) = (None, -1.0);
         for (i, a) in layout.assets.iter().enumerate() {
-            let mut e = entry(i);
+            let mut e = self.asset_entry(f, ci, i);
             acked.push(e.acked_msgs_lost_per_year);
             window.push(e.window_msgs_lost_per_year);
             data.push(e.data_lost_msgs_per_year);
@@ -769,27 +724,7 @@ impl<'m, 'a> Reliability<'m, 'a> {
                     e.kind = a.kind.as_str().to_string();
                     assets.push(e);
                 }
-                Entries::Classes => {
-                    let key = (a.kind.as_str(), e.bits(), e.mttdl_years.map(f64::to_bits), e.ci_bits());
-                    match class_at.entry(key) {
-                        std::collections::hash_map::Entry::Occupied(c) => {
-                            let c = &mut classes[*c.get()];
-                            c.count += 1;
-                            c.last = a.name.clone();
-                        }
-                        std::collections::hash_map::Entry::Vacant(v) => {
-                            v.insert(classes.len());
-                            e.name = a.name.to_string();
-                            e.kind = a.kind.as_str().to_string();
-                            classes.push(YearlyClass {
-                                count: 1,
-                                first: a.name.clone(),
-                                last: a.name.clone(),
-                                entry: e,
-                            });
-                        }
-                    }
-                }
+                Entries::Classes => add_to_class(&mut classes, &mut class_at, a, e),
                 Entries::Totals => {}
             }
         }
@@ -823,6 +758,55 @@ impl<'m, 'a> Reliability<'m, 'a> {
             assumptions: self.assumptions(),
             spare_effect: None,
         }
+    }
+
+    /// A class's entry (name and kind left empty) from its flows: `msgs` acked per second, `held` messages,
+    /// `stall` election seconds per year.
+    fn entry(&self, f: &Flows, k: usize, (msgs, held, stall): (f64, f64, f64), ci: Option<Ci95>) -> YearlyAsset {
+        let lag = self.replica_lag_s;
+        let planned = self.planned_unavail_s[k] / 60.0;
+        let window = f.risk[k] * self.window_s * msgs;
+        // A wholly lost asset loses every message it holds; a tail loss what its survivor lacked.
+        let data = f.total[k] * held + f.tail[k] * (msgs * lag).min(held);
+        YearlyAsset {
+            name: String::new(),
+            kind: String::new(),
+            unavailable_min_per_year: f.unavail[k] * YEAR_S / 60.0 + planned,
+            planned_unavailable_min_per_year: planned,
+            planned_stall_s_per_year: self.planned_stall_s[k],
+            p_data_lost_per_year: -(-f.dl[k]).exp_m1(),
+            data_lost_events_per_year: f.dl[k],
+            p_wholly_lost_per_year: -(-f.total[k]).exp_m1(),
+            wholly_lost_events_per_year: f.total[k],
+            tail_lost_events_per_year: f.tail[k],
+            acked_msgs_lost_per_year: window + data,
+            window_msgs_lost_per_year: window,
+            data_lost_msgs_per_year: data,
+            election_stall_s_per_year: stall,
+            mttdl_years: (f.dl[k] > 0.0).then(|| 1.0 / f.dl[k]),
+            ci95: ci,
+        }
+    }
+
+    /// Asset `i`'s entry (its name and kind apart), made as the list would make it.
+    fn asset_entry(&self, f: &Flows, ci: Option<&[Ci95]>, i: usize) -> YearlyAsset {
+        let k = self.prep.asset_class[i];
+        let msgs = self.asset_msgs_per_s[i];
+        let held = self.asset_msgs_held[i];
+        let ci = ci.map(|c| {
+            let mut x = c[k].clone();
+            // Window losses and data-loss events, each at its own bound: a wholly lost asset loses all
+            // it holds, a tail loss the replica lag's worth (tail events are at most the data-loss
+            // events, whose upper end bounds them).
+            let tail_msgs = (msgs * self.replica_lag_s).min(held);
+            x.acked_msgs_lost_per_year.0 =
+                x.acked_msgs_lost_per_year.0 * self.window_s * msgs + x.wholly_lost_events_per_year.0 * held;
+            x.acked_msgs_lost_per_year.1 = x.acked_msgs_lost_per_year.1 * self.window_s * msgs
+                + x.wholly_lost_events_per_year.1 * held
+                + x.data_lost_events_per_year.1 * tail_msgs;
+            x
+        });
+        self.entry(f, k, (msgs, held, self.election_stall_s[1 + i]), ci)
     }
 
     /// The mean repair time of failed component `c` in a state where `failed_in_pool` disks of its spare
@@ -1014,4 +998,33 @@ pub struct SimulateReport {
     pub reference: Option<super::agreement::ReferenceCheck>,
     /// Open NATS issues these figures do not cover.
     pub known_hazards: Vec<super::Hazard>,
+}
+
+/// Asset `a`'s entry `e` into its class of equal entries (a new class named after it, else one more in
+/// the class it matches).
+fn add_to_class(
+    classes: &mut Vec<YearlyClass>,
+    class_at: &mut crate::fxhash::FxHashMap<EntryKey, usize>,
+    a: &crate::layout::Asset,
+    mut e: YearlyAsset,
+) {
+    let key = (a.kind.as_str(), e.bits(), e.mttdl_years.map(f64::to_bits), e.ci_bits());
+    match class_at.entry(key) {
+        std::collections::hash_map::Entry::Occupied(c) => {
+            let c = &mut classes[*c.get()];
+            c.count += 1;
+            c.last = a.name.clone();
+        }
+        std::collections::hash_map::Entry::Vacant(v) => {
+            v.insert(classes.len());
+            e.name = a.name.to_string();
+            e.kind = a.kind.as_str().to_string();
+            classes.push(YearlyClass {
+                count: 1,
+                first: a.name.clone(),
+                last: a.name.clone(),
+                entry: e,
+            });
+        }
+    }
 }

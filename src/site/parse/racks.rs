@@ -214,7 +214,7 @@ impl Validator<'_> {
                 if let Some(n) = so.get("host") {
                     server.host = self.name(n, &so.p("host"), "host", "ns1", true);
                     if let Some(h) = &server.host {
-                        self.host_rack(h, n, &so.p("host"), ri, &server.name, &b.racks, names);
+                        self.host_rack(h, n, &so.p("host"), &server, &b.racks, names);
                     }
                 }
                 if let Some(n) = so.get("pdu") {
@@ -257,18 +257,10 @@ impl Validator<'_> {
         b.servers.push(server);
     }
 
-    /// One machine cannot stand in two racks: a host's servers must all be in one.
-    #[allow(clippy::too_many_arguments)]
-    fn host_rack(
-        &mut self,
-        h: &str,
-        n: &Node,
-        path: &str,
-        ri: RackIdx,
-        server: &str,
-        racks: &[Rack],
-        names: &mut Names,
-    ) {
+    /// One machine cannot stand in two racks: a host's servers must all be in one (`server` is on host `h`,
+    /// in its rack).
+    fn host_rack(&mut self, h: &str, n: &Node, path: &str, server: &Server, racks: &[Rack], names: &mut Names) {
+        let ri = server.rack;
         match names.hosts.get(&h.to_ascii_lowercase()) {
             Some((hr, first)) if *hr != ri => {
                 let other = racks.get(*hr).map(|r: &Rack| r.name.clone()).unwrap_or_default();
@@ -281,7 +273,7 @@ impl Validator<'_> {
             }
             Some(_) => {}
             None => {
-                names.hosts.insert(h.to_ascii_lowercase(), (ri, server.to_string()));
+                names.hosts.insert(h.to_ascii_lowercase(), (ri, server.name.clone()));
             }
         }
     }

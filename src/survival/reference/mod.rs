@@ -544,19 +544,28 @@ fn drive_fails(w: &World, i: usize, t: f64, dr: &mut Drives, led: &mut Ledger, q
 /// Trials per work unit: fixed, so the figures do not depend on the number of threads.
 const CHUNK: u64 = 64;
 
-/// Run the reference for `layout`: `trials` trials of `years` years each, every failure rate multiplied by
-/// `multiplier` (1 for the site as given; 100–1,000 to see events the real rates make too rare to see).
-#[allow(clippy::too_many_arguments)] // a run's whole description, each a number a caller sets
-pub fn reference(
-    site: &Site,
-    layout: &Layout,
-    catalog: &Catalog,
-    trials: u64,
-    years: u64,
-    seed: u64,
-    multiplier: f64,
-    spares_back: SparesBack,
-) -> Reference {
+/// A reference run's description, each a number a caller sets.
+#[derive(Debug, Clone, Copy)]
+pub struct RunSpec {
+    /// Trials of `years` years each.
+    pub trials: u64,
+    pub years: u64,
+    pub seed: u64,
+    /// Every failure rate multiplied by this (1 for the site as given; 100–1,000 to see events the real
+    /// rates make too rare to see).
+    pub multiplier: f64,
+    pub spares_back: SparesBack,
+}
+
+/// Run the reference for `layout` as `run` describes.
+pub fn reference(site: &Site, layout: &Layout, catalog: &Catalog, run: &RunSpec) -> Reference {
+    let RunSpec {
+        trials,
+        years,
+        seed,
+        multiplier,
+        spares_back,
+    } = *run;
     let w = World::new(site, layout, catalog, multiplier, spares_back);
     let chunks = trials.div_ceil(CHUNK);
     let parts: Vec<Counts> = (0..chunks)

@@ -129,32 +129,105 @@ impl World {
         multiplier: f64,
         spares_back: SparesBack,
     ) -> World {
-        let f = Figures {
-            site,
-            catalog,
-            multiplier,
+        let w = Builder {
+            f: Figures {
+                site,
+                catalog,
+                multiplier,
+            },
+            layout,
+            held: held_bytes(layout),
         };
-        let slot_of = |s: usize| layout.servers.iter().position(|&x| x == s);
-        // Bytes each layout server holds, for its catch-up.
-        let mut held = vec![0.0; layout.servers.len()];
-        for a in &layout.assets {
-            for &s in a.expected.iter() {
-                if let Some(i) = slot_of(s) {
-                    held[i] += a.bytes_per_replica;
-                }
+        let mut spares = vec![0u32; site.arrays.len()];
+        for &(a, n) in &layout.spares {
+            spares[a] = n;
+        }
+        let (drives, groups) = w.drives_and_groups(&mut spares);
+        let mut losses = w.server_losses();
+        losses.extend(w.host_losses());
+        losses.extend(w.rack_losses());
+        losses.extend(w.array_losses(&groups, &spares));
+        let (classes, asset_class) = w.classes();
+        World {
+            drives,
+            groups,
+            losses,
+            spares,
+            replace_s: w.f.time("disk_replace"),
+            classes,
+            asset_class,
+            slots: layout.servers.len(),
+            spares_back,
+        }
+    }
+}
+
+/// Bytes each layout server (slot) holds, for its catch-up.
+fn held_bytes(layout: &Layout) -> Vec<f64> {
+    let mut held = vec![0.0; layout.servers.len()];
+    for a in &layout.assets {
+        for &s in a.expected.iter() {
+            if let Some(i) = layout.servers.iter().position(|&x| x == s) {
+                held[i] += a.bytes_per_replica;
             }
         }
-        let catch_up =
-            |slot: usize| held[slot] / crate::perf::catch_up_bytes_per_s(site, layout, catalog, layout.servers[slot]);
+    }
+    held
+}
+
+/// How a group of `n` drives at `raid` is destroyed, and whether its drives are mirror pairs.
+fn rule_of(raid: Raid, n: usize) -> (Rule, bool) {
+    let paired = raid == Raid::Raid10 || (raid == Raid::Raid1 && n > 2);
+    let rule = match raid {
+        Raid::Raid0 => Rule::Any,
+        _ if paired => Rule::Pair,
+        Raid::Raid1 | Raid::DdpRaid1 => Rule::Count(2),
+        Raid::Raid6 => Rule::Count(3),
+        Raid::Raid10 => Rule::Pair,
+    };
+    (rule, paired)
+}
+
+/// The steps of [`World::new`]: the figures, the layout and the bytes each slot holds.
+struct Builder<'a> {
+    f: Figures<'a>,
+    layout: &'a Layout,
+    held: Vec<f64>,
+}
+
+impl Builder<'_> {
+    fn site(&self) -> &Site {
+        self.f.site
+    }
+
+    fn slot_of(&self, s: usize) -> Option<usize> {
+        self.layout.servers.iter().position(|&x| x == s)
+    }
+
+    /// Seconds a slot's store takes to catch up.
+    fn catch_up(&self, slot: usize) -> f64 {
+        let l = self.layout;
+        self.held[slot] / crate::perf::catch_up_bytes_per_s(self.f.site, l, self.f.catalog, l.servers[slot])
+    }
+
+    /// The array a slot's store is on.
+    fn array_of_slot(&self, slot: usize) -> Option<usize> {
+        let l = self.layout;
+        l.luns
+            .iter()
+            .find(|x| x.server == l.servers[slot])
+            .map(|x| l.groups[x.group].array)
+    }
+
+    /// The drives and groups, in the layout's group order; a pool sets its array's spares to its
+    /// preservation capacity.
+    fn drives_and_groups(&self, spares: &mut [u32]) -> (Vec<Drive>, Vec<Group>) {
+        let (site, catalog, layout) = (self.f.site, self.f.catalog, self.layout);
         let site_afr = site
             .failure_rates
             .iter()
             .find(|(k, _)| k == "disk_afr")
             .map(|(_, v)| *v);
-        let mut spares = vec![0u32; site.arrays.len()];
-        for &(a, n) in &layout.spares {
-            spares[a] = n;
-        }
         let mut drives = Vec::new();
         let mut groups = Vec::new();
         for (gi, g) in layout.groups.iter().enumerate() {
@@ -171,14 +244,7 @@ impl World {
                 // drive in six ("Create pool manually").
                 spares[g.array] = arr.reserved_drives.unwrap_or(n as u32 / 6);
             }
-            let paired = g.raid == Raid::Raid10 || (g.raid == Raid::Raid1 && n > 2);
-            let rule = match g.raid {
-                Raid::Raid0 => Rule::Any,
-                _ if paired => Rule::Pair,
-                Raid::Raid1 | Raid::DdpRaid1 => Rule::Count(2),
-                Raid::Raid6 => Rule::Count(3),
-                Raid::Raid10 => Rule::Pair,
-            };
+            let (rule, paired) = rule_of(g.raid, n);
             // Mirror pairs in the group's order: (1st, 2nd), (3rd, 4th), … (ARCHITECTURE.md "RAID 10 pairs"); an odd last drive
             // has no partner.
             let first = drives.len();
@@ -186,35 +252,16 @@ impl World {
             for i in 0..n {
                 drives.push(Drive {
                     group: groups.len(),
-                    rate: afr * multiplier / YEAR_S,
+                    rate: afr * self.f.multiplier / YEAR_S,
                     partner: (paired && i < paired_upto).then_some(first + (i ^ 1)),
                 });
             }
-            // One drive's rebuild: its capacity at the medium's rate (a pool's into its preservation
-            // capacity), or the controller's reads at a tenth of its read bandwidth when slower (RAID 6
-            // reads n − 2 drives for each one rebuilt; a mirror one).
-            let w = f.time(rate_key(dm.map(|d| d.kind), pool));
-            let reads = if g.raid == Raid::Raid6 {
-                (n as f64 - 2.0).max(1.0)
-            } else {
-                1.0
-            };
-            let ctl = catalog
-                .array(&arr.model)
-                .map_or(f64::INFINITY, |m| m.read_bw_bytes_per_s * 0.1);
-            let rebuild_s = (bytes / w).max(reads * bytes / ctl);
             let stores: Vec<usize> = layout
                 .luns
                 .iter()
                 .filter(|l| l.group == gi)
-                .filter_map(|l| slot_of(l.server))
+                .filter_map(|l| self.slot_of(l.server))
                 .collect();
-            let slowest = stores.iter().map(|&s| catch_up(s)).fold(0.0, f64::max);
-            let store_back_s = f.time("operator_response")
-                + f.time("raid0_new_group")
-                + f.time("filesystem")
-                + f.time("peer_remove")
-                + slowest;
             let needs = match rule {
                 _ if pool => 0,
                 Rule::Any => 1,
@@ -226,33 +273,66 @@ impl World {
                 rule,
                 raid: g.raid,
                 drives: (first..first + n).collect(),
+                rebuild_s: self.rebuild_s(g.array, g.raid, n, bytes),
+                store_back_s: self.store_back_s(&stores),
                 stores,
-                rebuild_s,
-                store_back_s,
                 needs,
                 bits_per_drive: bytes * 8.0,
                 nre: dm.map_or(0.0, |d| d.nre_per_bit),
             });
         }
-        let mut losses = Vec::new();
-        let array_of_slot = |slot: usize| {
-            layout
-                .luns
-                .iter()
-                .find(|l| l.server == layout.servers[slot])
-                .map(|l| layout.groups[l.group].array)
+        (drives, groups)
+    }
+
+    /// One drive's rebuild: its capacity at the medium's rate (a pool's into its preservation
+    /// capacity), or the controller's reads at a tenth of its read bandwidth when slower (RAID 6
+    /// reads n − 2 drives for each one rebuilt; a mirror one).
+    fn rebuild_s(&self, array: usize, raid: Raid, n: usize, bytes: f64) -> f64 {
+        let arr = &self.f.site.arrays[array];
+        let dm = self.f.catalog.disk(&arr.disk_model);
+        let w = self.f.time(rate_key(dm.map(|d| d.kind), raid == Raid::DdpRaid1));
+        let reads = if raid == Raid::Raid6 {
+            (n as f64 - 2.0).max(1.0)
+        } else {
+            1.0
         };
-        for (slot, &s) in layout.servers.iter().enumerate() {
-            let own = array_of_slot(slot).is_some_and(|a| site.arrays[a].owner == Some(s));
-            // A server's own disks go with it; a guest's go with its host (below).
+        let ctl = self
+            .f
+            .catalog
+            .array(&arr.model)
+            .map_or(f64::INFINITY, |m| m.read_bw_bytes_per_s * 0.1);
+        (bytes / w).max(reads * bytes / ctl)
+    }
+
+    /// The stores' way back after their group is destroyed (less the replacement wait).
+    fn store_back_s(&self, stores: &[usize]) -> f64 {
+        let f = &self.f;
+        let slowest = stores.iter().map(|&s| self.catch_up(s)).fold(0.0, f64::max);
+        f.time("operator_response") + f.time("raid0_new_group") + f.time("filesystem") + f.time("peer_remove") + slowest
+    }
+
+    /// A server's own disks go with it; a guest's go with its host ([`Self::host_losses`]).
+    fn server_losses(&self) -> Vec<Loss> {
+        let site = self.site();
+        let mut losses = Vec::new();
+        for (slot, &s) in self.layout.servers.iter().enumerate() {
+            let own = self
+                .array_of_slot(slot)
+                .is_some_and(|a| site.arrays[a].owner == Some(s));
             if own && site.servers[s].host.is_none() {
                 losses.push(Loss {
-                    rate: f.rate("server_afr"),
-                    repair_s: f.time("server_replace"),
+                    rate: self.f.rate("server_afr"),
+                    repair_s: self.f.time("server_replace"),
                     stores: vec![slot],
                 });
             }
         }
+        losses
+    }
+
+    /// A host's guests' own disks and its pool go with the host.
+    fn host_losses(&self) -> Vec<Loss> {
+        let (site, layout) = (self.site(), self.layout);
         let mut hosts: Vec<&str> = layout
             .servers
             .iter()
@@ -260,32 +340,47 @@ impl World {
             .collect();
         hosts.sort_unstable();
         hosts.dedup();
+        let mut losses = Vec::new();
         for h in hosts {
             let stores: Vec<usize> = (0..layout.servers.len())
                 .filter(|&slot| {
                     let s = layout.servers[slot];
                     site.servers[s].host.as_deref() == Some(h)
-                        && array_of_slot(slot)
+                        && self
+                            .array_of_slot(slot)
                             .is_some_and(|a| site.arrays[a].owner == Some(s) || site.arrays[a].host.is_some())
                 })
                 .collect();
             if !stores.is_empty() {
                 losses.push(Loss {
-                    rate: f.rate("server_afr"),
-                    repair_s: f.time("server_replace"),
+                    rate: self.f.rate("server_afr"),
+                    repair_s: self.f.time("server_replace"),
                     stores,
                 });
             }
         }
-        let mut used: Vec<usize> = layout.groups.iter().map(|g| g.array).collect();
+        losses
+    }
+
+    /// The arrays the layout's groups are on, sorted and deduplicated.
+    fn used_arrays(&self) -> Vec<usize> {
+        let mut used: Vec<usize> = self.layout.groups.iter().map(|g| g.array).collect();
         used.sort_unstable();
         used.dedup();
+        used
+    }
+
+    /// A rack lost for good, for each rack with servers or used arrays in it.
+    fn rack_losses(&self) -> Vec<Loss> {
+        let (site, layout) = (self.site(), self.layout);
+        let used = self.used_arrays();
+        let mut losses = Vec::new();
         for (r, _) in site.racks.iter().enumerate() {
             let stores: Vec<usize> = (0..layout.servers.len())
                 .filter(|&slot| {
                     // The store is where its drives are: a shared array's rack, else the server's own.
                     let server = layout.servers[slot];
-                    match array_of_slot(slot) {
+                    match self.array_of_slot(slot) {
                         Some(a) if site.arrays[a].owner != Some(server) => site.arrays[a].rack == r,
                         _ => site.servers[server].rack == r,
                     }
@@ -295,13 +390,20 @@ impl World {
             let servers_here = layout.servers.iter().any(|&s| site.servers[s].rack == r);
             if servers_here || arrays_here {
                 losses.push(Loss {
-                    rate: f.rate("rack_lost_per_year"),
-                    repair_s: f.time("rack_rebuild"),
+                    rate: self.f.rate("rack_lost_per_year"),
+                    repair_s: self.f.time("rack_rebuild"),
                     stores,
                 });
             }
         }
-        for &a in &used {
+        losses
+    }
+
+    /// A shared array lost for good.
+    fn array_losses(&self, groups: &[Group], spares: &[u32]) -> Vec<Loss> {
+        let (site, f) = (self.site(), &self.f);
+        let mut losses = Vec::new();
+        for a in self.used_arrays() {
             let arr = &site.arrays[a];
             if arr.owner.is_some() || arr.host.is_some() {
                 continue;
@@ -320,8 +422,13 @@ impl World {
                 stores: mine.iter().flat_map(|g| g.stores.iter().copied()).collect(),
             });
         }
-        // Classes: the meta group, then each distinct (slots, R) of the assets; a consumer without its own
-        // placement sits on its stream's servers.
+        losses
+    }
+
+    /// Classes: the meta group, then each distinct (slots, R) of the assets; a consumer without its own
+    /// placement sits on its stream's servers. Also each asset's class.
+    fn classes(&self) -> (Vec<Class>, Vec<Option<usize>>) {
+        let layout = self.layout;
         let mut classes = vec![Class {
             slots: (0..layout.servers.len()).collect(),
             r: layout.servers.len() as u32,
@@ -348,7 +455,7 @@ impl World {
                 asset_class.push(None);
                 continue;
             };
-            let mut slots: Vec<usize> = e.iter().filter_map(|&s| slot_of(s)).collect();
+            let mut slots: Vec<usize> = e.iter().filter_map(|&s| self.slot_of(s)).collect();
             slots.sort_unstable();
             let c = match classes
                 .iter()
@@ -365,16 +472,6 @@ impl World {
             };
             asset_class.push(Some(c));
         }
-        World {
-            drives,
-            groups,
-            losses,
-            spares,
-            replace_s: f.time("disk_replace"),
-            classes,
-            asset_class,
-            slots: layout.servers.len(),
-            spares_back,
-        }
+        (classes, asset_class)
     }
 }
