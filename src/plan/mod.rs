@@ -231,7 +231,6 @@ pub struct PlannedLayout {
     /// `unique_tag` to emit, when that is how placement is steered.
     pub unique_tag: Option<String>,
     pub replica_sets: Vec<(String, Vec<String>)>,
-    #[serde(serialize_with = "crate::jsonsplice::list")]
     pub assets: Vec<PlannedAsset>,
     /// SSD wear: predicted drive writes per day per group against the disks' rating (survival).
     pub endurance: crate::survival::Endurance,

@@ -11,7 +11,6 @@ use std::path::{Path, PathBuf};
 const MODELS: &[&str] = &[
     "units",
     "fxhash",
-    "jsonsplice",
     "input",
     "site",
     "catalog",
