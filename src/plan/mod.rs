@@ -385,7 +385,9 @@ pub fn build_progress(
         Candidate::Planned(Box::new(p))
     };
     let count = |n: usize| total.store(n, std::sync::atomic::Ordering::Relaxed);
-    let candidates = crate::layout::enumerate_then(site, catalog, &bare, &count, &evaluate);
+    let candidates = crate::layout::Enumerate::new(site, catalog)
+        .assets(&bare)
+        .then(&count, &evaluate);
     let mut notes = Vec::new();
     let mut planned: Vec<PlannedLayout> = Vec::new();
     for c in candidates {

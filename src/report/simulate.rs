@@ -311,7 +311,10 @@ mod tests {
         let reference_list = serde_json::to_vec_pretty(&report.reference.as_ref().unwrap().at_site_rates.assets)
             .unwrap()
             .len();
-        assert!(BUFFER < reference_list, "the reference's list is {reference_list} bytes");
+        assert!(
+            BUFFER < reference_list,
+            "the reference's list is {reference_list} bytes"
+        );
         assert!(
             w.largest <= BUFFER && w.largest < whole.len() / 2,
             "{} of {} bytes in one write",

@@ -184,7 +184,10 @@ impl<'a, S: Serializer, T: ?Sized + Serialize, E: Serialize> Serializer for Prox
     fn serialize_map(self, _len: Option<usize>) -> Result<Self::SerializeMap, S::Error> {
         let mut v = serde_json::to_value(self.whole).map_err(S::Error::custom)?;
         if let (Some((key, value)), Some(o)) = (self.patch, v.as_object_mut()) {
-            o.insert(key.into(), serde_json::to_value(Sorted(value)).map_err(S::Error::custom)?);
+            o.insert(
+                key.into(),
+                serde_json::to_value(Sorted(value)).map_err(S::Error::custom)?,
+            );
         }
         v.serialize(self.s).map(|ok| Done(ok, std::marker::PhantomData))
     }
@@ -297,10 +300,7 @@ impl<S: Serializer, T: ?Sized + Serialize, E: Serialize> SerializeStructVariant 
 
 impl<T: ?Sized + Serialize> Serialize for Pick<'_, T> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.whole.serialize(PickProxy {
-            s,
-            key: self.key,
-        })
+        self.whole.serialize(PickProxy { s, key: self.key })
     }
 }
 
@@ -596,7 +596,7 @@ mod tests {
             name: format!("e{i} \"quoted\"\n"),
             z: i,
             a: vec![1, 2],
-            maybe: (i % 2 == 0).then_some(0.1),
+            maybe: i.is_multiple_of(2).then_some(0.1),
         }
     }
 

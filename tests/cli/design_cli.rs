@@ -209,7 +209,12 @@ fn json_lists_every_object_s_keys_sorted_byte_for_byte() {
     let v: serde_json::Value = serde_json::from_slice(&all).unwrap();
     let second = v["layouts"][1]["id"].as_str().unwrap().to_string();
     let p = prices.path().to_str().unwrap();
-    for args in [vec![], vec!["--prices", p], vec!["--top", "2", "--prices", p], vec!["--layout", &second]] {
+    for args in [
+        vec![],
+        vec!["--prices", p],
+        vec!["--top", "2", "--prices", p],
+        vec!["--layout", &second],
+    ] {
         let text = run(&args);
         let v: serde_json::Value = serde_json::from_slice(&text).unwrap();
         let mut again = serde_json::to_vec_pretty(&v).unwrap();
@@ -222,7 +227,10 @@ fn json_lists_every_object_s_keys_sorted_byte_for_byte() {
         let layouts = v["layouts"].as_array().unwrap();
         assert!(!layouts.is_empty(), "{args:?}");
         if args.contains(&"--prices") {
-            assert!(layouts.iter().all(|l| l["cost"].is_object()), "{args:?}: every layout has its cost");
+            assert!(
+                layouts.iter().all(|l| l["cost"].is_object()),
+                "{args:?}: every layout has its cost"
+            );
         }
         if args.contains(&"--layout") {
             assert_eq!(layouts.len(), 1);
