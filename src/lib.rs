@@ -15,7 +15,6 @@ pub mod fxhash;
 pub mod hostload;
 pub mod import;
 pub mod input;
-pub mod jsonsplice;
 pub mod layout;
 pub mod monitor;
 pub mod perf;

@@ -749,7 +749,7 @@ mod tests {
         let cat = Catalog::builtin();
         let yaml = "site: choice\nnats: { replicas: [5] }\nracks:\n  - name: A\n    servers: [a1, a2]\n    arrays:\n      - { name: A1, model: EF300, disk_model: nvme-3.84t, disks: 4, hot_spares: 1 }\n  - name: B\n    servers: [b1, b2]\n    arrays:\n      - { name: B1, model: EF600, disk_model: nvme-3.84t, disks: 12, raid: ddp }\n  - name: C\n    servers:\n      - name: c1\n        disks: { disk_model: nvme-3.84t, count: 2, raid: raid1 }\nworkload:\n  streams:\n    - { name: s, msgs_per_s: 100, msg_size: 1KiB, retention: 1h }\npolicy:\n  patterns: [\"1\", \"2\"]\n";
         let site = crate::site::parse_str(yaml, "site.yaml", &cat).unwrap();
-        let layouts = super::super::enumerate(&site, &cat);
+        let layouts = super::super::Enumerate::new(&site, &cat).placed();
         let l = layouts
             .iter()
             .find(|l| l.pattern == Pattern::Mixed && l.servers.len() == 5)

@@ -18,22 +18,6 @@ use crate::site::{Pattern, RackIdx, RaidChoice, ServerIdx, Site};
 use rayon::prelude::*;
 use std::collections::HashSet;
 
-/// Every sensible layout for the site (patterns × replica counts × server selections), including those
-/// that fail a hard rule (they carry `Severity::Reject` problems so the report can say why).
-pub fn enumerate(site: &Site, catalog: &Catalog) -> Vec<Layout> {
-    enumerate_with(
-        site,
-        catalog,
-        &BareAssets::new(site, site.nats.replicas.iter().copied()),
-    )
-}
-
-/// As `enumerate`, with the workload's assets per replica count built once by the caller (the plan places
-/// the layouts with the same ones).
-pub fn enumerate_with(site: &Site, catalog: &Catalog, bare: &BareAssets) -> Vec<Layout> {
-    enumerate_then(site, catalog, bare, &|_| {}, &|l, _, _, _| l)
-}
-
 /// One layout to build: its pattern, replica count, servers and the optimiser's disks per server and per
 /// array when it chose them.
 struct Job {
@@ -134,7 +118,11 @@ fn jobs(site: &Site, catalog: &Catalog) -> Vec<Job> {
     jobs
 }
 
-/// As `enumerate_with`, handing each layout to `then` as soon as it is built, in parallel (its placement
+/// Every sensible layout for the site (patterns × replica counts × server selections), including those
+/// that fail a hard rule (they carry `Severity::Reject` problems so the report can say why); callers ask
+/// through `layout::Enumerate`.
+///
+/// Each layout is handed to `then` as soon as it is built, in parallel (its placement
 /// too when pattern 4's LUN sizing made it on the LUNs the layout has), and returning what `then` made in
 /// the enumeration's order. `count` is told how many layouts `then` will get, before the first.
 ///
@@ -144,7 +132,7 @@ fn jobs(site: &Site, catalog: &Catalog) -> Vec<Job> {
 /// first placement is of one key (`PlacementKey`: replicas, servers, stores, rule — patterns 1, 2 and 4's
 /// first round of one selection, often) are built one after the other in one task, which keeps a
 /// `Shared` placement for the next: `then` gets it, and whether another layout of the key follows.
-pub fn enumerate_then<T: Send>(
+pub(super) fn enumerate<T: Send>(
     site: &Site,
     catalog: &Catalog,
     bare: &BareAssets,

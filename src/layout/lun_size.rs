@@ -701,7 +701,7 @@ mod tests {
         );
         let cat = crate::catalog::Catalog::builtin();
         let site = crate::site::parse_str(&t, "luns.yaml", &cat).unwrap();
-        let layouts = super::super::enumerate(&site, &cat);
+        let layouts = super::super::Enumerate::new(&site, &cat).placed();
         let mut compared = 0;
         for l in &layouts {
             let stores = stores_of(&site, &l.servers, &l.luns);

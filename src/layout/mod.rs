@@ -1,6 +1,6 @@
 //! Layouts: the planner's choices for a site — which servers run JetStream, their volume groups and
 //! LUNs, hot spares kept, the default replica count, and where every stream's replicas may go under the
-//! configuration natsplan will emit. `enumerate` builds every sensible candidate; evaluation lives in
+//! configuration natsplan will emit. `Enumerate` builds every sensible candidate; evaluation lives in
 //! `survival` (what it tolerates), `perf` (how fast) and `plan` (capacity, verdict, rank).
 
 mod build;
@@ -23,42 +23,69 @@ pub use volumes::{describe_volume, group_usable_bytes, store_bytes, VolumeKind};
 use crate::site::{ArrayIdx, Pattern, ServerIdx, Site};
 use serde::Serialize;
 
-/// Every candidate layout of a site (see `enumerate_unplaced`), each with its assets placed (`place`).
-pub fn enumerate(site: &Site, catalog: &crate::catalog::Catalog) -> Vec<Layout> {
-    let mut layouts = enumerate_unplaced(site, catalog);
-    for l in &mut layouts {
-        place(site, l);
-    }
-    layouts
-}
-
-/// Every candidate layout of a site, its assets not placed yet (`assets` empty; `place` gives them and
-/// their placement problems): the plan places each layout when it evaluates it, so memory holds the
-/// per-asset placement of the layouts being evaluated, not of all of them.
-pub fn enumerate_unplaced(site: &Site, catalog: &crate::catalog::Catalog) -> Vec<Layout> {
-    enumerate::enumerate(site, catalog)
-}
-
-/// As `enumerate_unplaced`, building the layouts from `bare` (the workload's assets per replica count;
-/// `place_with` places them from the same).
-pub fn enumerate_unplaced_with(site: &Site, catalog: &crate::catalog::Catalog, bare: &BareAssets) -> Vec<Layout> {
-    enumerate::enumerate_with(site, catalog, bare)
-}
-
-/// What `enumerate_then` hands each layout to: the layout, its placement from its LUN sizing, the
+/// What `Enumerate::then` hands each layout to: the layout, its placement from its LUN sizing, the
 /// placement kept from the layout before of the same key, and whether another of that key follows.
 pub type Then<'a, T> = dyn Fn(Layout, Option<Placed>, &mut Option<Shared>, bool) -> T + Sync + 'a;
 
-/// As `enumerate_unplaced_with`, handing each layout to `then` in the task that built it, with its
-/// placement when pattern 4's LUN sizing made it on the layout's LUNs (see `enumerate::enumerate_then`).
-pub fn enumerate_then<T: Send>(
-    site: &Site,
-    catalog: &crate::catalog::Catalog,
-    bare: &BareAssets,
-    count: &(dyn Fn(usize) + Sync),
-    then: &Then<'_, T>,
-) -> Vec<T> {
-    enumerate::enumerate_then(site, catalog, bare, count, then)
+/// Every candidate layout of a site: the one way to ask for them.
+/// `Enumerate::new(site, catalog)`, optionally `.assets(bare)` (the workload's assets per replica count,
+/// built once by the caller, who places with the same), then one of
+/// - `.placed()`: every layout with its assets placed (`place`);
+/// - `.unplaced()`: every layout, `assets` empty (`place` gives them and their placement problems);
+/// - `.then(count, f)`: each layout handed to `f` in the task that built it, with its placement when
+///   pattern 4's LUN sizing made it on the layout's LUNs (see `enumerate::enumerate`), the results in
+///   the enumeration's order; `count` is told how many before the first. The plan evaluates this way, so
+///   memory holds the per-asset placement of the layouts being evaluated, not of all of them.
+#[derive(Clone, Copy)]
+pub struct Enumerate<'a> {
+    site: &'a Site,
+    catalog: &'a crate::catalog::Catalog,
+    bare: Option<&'a BareAssets>,
+}
+
+impl<'a> Enumerate<'a> {
+    pub fn new(site: &'a Site, catalog: &'a crate::catalog::Catalog) -> Enumerate<'a> {
+        Enumerate {
+            site,
+            catalog,
+            bare: None,
+        }
+    }
+
+    /// Build the layouts from `bare` (`place_with` places them from the same); without it, the
+    /// workload's assets are built here for the site's replica counts.
+    pub fn assets(self, bare: &'a BareAssets) -> Enumerate<'a> {
+        Enumerate {
+            bare: Some(bare),
+            ..self
+        }
+    }
+
+    /// Every candidate, each with its assets placed.
+    pub fn placed(self) -> Vec<Layout> {
+        let site = self.site;
+        let mut layouts = self.unplaced();
+        for l in &mut layouts {
+            place(site, l);
+        }
+        layouts
+    }
+
+    /// Every candidate, its assets not placed yet.
+    pub fn unplaced(self) -> Vec<Layout> {
+        self.then(&|_| {}, &|l, _, _, _| l)
+    }
+
+    /// Each candidate handed to `then` as it is built (in parallel), the results in enumeration order.
+    pub fn then<T: Send>(self, count: &(dyn Fn(usize) + Sync), then: &Then<'_, T>) -> Vec<T> {
+        match self.bare {
+            Some(bare) => enumerate::enumerate(self.site, self.catalog, bare, count, then),
+            None => {
+                let bare = BareAssets::new(self.site, self.site.nats.replicas.iter().copied());
+                enumerate::enumerate(self.site, self.catalog, &bare, count, then)
+            }
+        }
+    }
 }
 
 /// RAID level of a volume group.
@@ -327,7 +354,7 @@ pub struct Layout {
     pub spares: Vec<(ArrayIdx, u32)>,
     pub placement: PlacementRule,
     /// Every asset with its eligible and expected servers, in plan order; empty until `place` (a layout
-    /// from `enumerate_unplaced`), and in a plan for the layouts given per class (`plan::classes`) until
+    /// from `Enumerate::unplaced`), and in a plan for the layouts given per class (`plan::classes`) until
     /// `Plan::expand` (`restore`).
     pub assets: Vec<Asset>,
     pub problems: Vec<Problem>,

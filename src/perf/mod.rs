@@ -148,7 +148,6 @@ pub struct RackTraffic {
 /// Predictions for a layout's workload.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Predicted {
-    #[serde(serialize_with = "crate::jsonsplice::list")]
     pub streams: Vec<AssetPrediction>,
     /// Worst predicted capacity ÷ required rate over assets and volume groups (∞ with no workload).
     pub headroom: f64,

@@ -339,14 +339,15 @@ mod tests {
         let bare = crate::layout::BareAssets::new(&site, site.nats.replicas.iter().copied());
         // Some pattern-4 layouts come with their placement, and some layouts share one key (another
         // of the key follows them in their task).
-        let with: Vec<(bool, bool)> =
-            crate::layout::enumerate_then(&site, &cat, &bare, &|_| {}, &|l, placed, _, more| {
+        let with: Vec<(bool, bool)> = crate::layout::Enumerate::new(&site, &cat)
+            .assets(&bare)
+            .then(&|_| {}, &|l, placed, _, more| {
                 (l.pattern == crate::site::Pattern::P4 && placed.is_some(), more)
             });
         assert!(with.iter().filter(|w| w.0).count() >= 2, "{with:?}");
         assert!(with.iter().filter(|w| w.1).count() >= 4, "{with:?}");
         let plan = crate::plan::build(&site, &cat);
-        let fresh = crate::layout::enumerate(&site, &cat);
+        let fresh = crate::layout::Enumerate::new(&site, &cat).placed();
         for p in &plan.layouts {
             let f = fresh.iter().find(|l| l.id == p.id).expect("the same layouts");
             let mut e = crate::plan::plan_layout(&site, &cat, &cal, f.clone());

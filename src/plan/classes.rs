@@ -368,7 +368,8 @@ mod tests {
         // Expanding gives what a plain evaluation of that layout (placed as it was enumerated) gives, entry
         // for entry, and the same placed assets and problems.
         let other = &plan.layouts[1];
-        let placed = crate::layout::enumerate(&site, &cat)
+        let placed = crate::layout::Enumerate::new(&site, &cat)
+            .placed()
             .into_iter()
             .find(|l| l.id == other.id)
             .expect("the layout is enumerated");
@@ -480,7 +481,7 @@ mod tests {
         let cat = crate::catalog::Catalog::builtin();
         let cal = crate::perf::Calibration::builtin();
         let site = crate::site::parse_str(&t, "byclass.yaml", &cat).unwrap();
-        let layouts = crate::layout::enumerate(&site, &cat);
+        let layouts = crate::layout::Enumerate::new(&site, &cat).placed();
         let (mut compared, mut classes) = (0, 0);
         for l in layouts.iter().filter(|l| !l.servers.is_empty()) {
             let list = crate::perf::predict_layout(&site, l, &cat, &cal);
@@ -534,7 +535,8 @@ mod tests {
         let cat = crate::catalog::Catalog::builtin();
         let site = crate::site::parse_str(&t, "yclass.yaml", &cat).unwrap();
         let mut compared = 0;
-        for l in crate::layout::enumerate(&site, &cat)
+        for l in crate::layout::Enumerate::new(&site, &cat)
+            .placed()
             .iter()
             .filter(|l| !l.servers.is_empty())
         {

@@ -231,7 +231,6 @@ pub struct PlannedLayout {
     /// `unique_tag` to emit, when that is how placement is steered.
     pub unique_tag: Option<String>,
     pub replica_sets: Vec<(String, Vec<String>)>,
-    #[serde(serialize_with = "crate::jsonsplice::list")]
     pub assets: Vec<PlannedAsset>,
     /// SSD wear: predicted drive writes per day per group against the disks' rating (survival).
     pub endurance: crate::survival::Endurance,
@@ -386,7 +385,9 @@ pub fn build_progress(
         Candidate::Planned(Box::new(p))
     };
     let count = |n: usize| total.store(n, std::sync::atomic::Ordering::Relaxed);
-    let candidates = crate::layout::enumerate_then(site, catalog, &bare, &count, &evaluate);
+    let candidates = crate::layout::Enumerate::new(site, catalog)
+        .assets(&bare)
+        .then(&count, &evaluate);
     let mut notes = Vec::new();
     let mut planned: Vec<PlannedLayout> = Vec::new();
     for c in candidates {

@@ -564,7 +564,8 @@ mod raft_group_tests {
             &cat,
         )
         .unwrap();
-        let mut layout = crate::layout::enumerate(&site, &cat)
+        let mut layout = crate::layout::Enumerate::new(&site, &cat)
+            .placed()
             .into_iter()
             .find(|l| !l.servers.is_empty())
             .unwrap();

@@ -32,42 +32,25 @@ pub fn json(
     costs: Option<&[(String, serde_json::Value)]>,
     w: &mut (dyn std::io::Write + Send),
 ) -> std::io::Result<()> {
-    // The per-asset lists are written in one entry at a time (jsonsplice: the same bytes, without the
-    // whole plan as a `Value` in memory).
-    let mut v = crate::jsonsplice::with_markers(|| serde_json::to_value(plan).expect("a Plan always serialises"));
-    // Keep the selected layouts' values, already serialised with the plan (in plan order), rather than
-    // serialising each selected layout a second time.
-    let keep: Vec<bool> = {
-        let chosen: Vec<*const PlannedLayout> = selected(plan, sel).into_iter().map(|l| l as *const _).collect();
-        plan.layouts.iter().map(|l| chosen.contains(&(l as *const _))).collect()
-    };
-    if let Some(serde_json::Value::Array(all)) = v.get_mut("layouts") {
-        let mut i = 0;
-        all.retain(|_| {
-            i += 1;
-            keep.get(i - 1).copied().unwrap_or(false)
-        });
-        for l in all.iter_mut() {
-            let id = l.get("id").and_then(|x| x.as_str()).map(str::to_string);
-            let cost = costs.and_then(|c| c.iter().find(|(i, _)| Some(i) == id.as_ref()));
-            if let (Some((_, c)), Some(o)) = (cost, l.as_object_mut()) {
-                o.insert("cost".into(), c.clone());
-            }
-        }
-    }
-    let pretty = serde_json::to_vec_pretty(&v).expect("a value always serialises");
-    drop(v);
-    let sources = plan
-        .layouts
-        .iter()
-        .flat_map(|l| {
-            let mut s = vec![crate::jsonsplice::Source::of(&l.assets)];
-            s.extend(l.predicted.as_ref().map(|p| crate::jsonsplice::Source::of(&p.streams)));
-            s.extend(l.yearly.as_ref().map(|y| crate::jsonsplice::Source::of(&y.assets)));
-            s
+    // Written straight from the Plan with every object's keys sorted (`sorted`: the bytes a
+    // `serde_json::Value` of the plan printed, without the value or the text held whole): the selected
+    // layouts in place of all, each with its cost.
+    use super::sorted::Patched;
+    let cost = |id: &str| costs.and_then(|c| c.iter().find(|(i, _)| i == id)).map(|(_, c)| c);
+    let layouts: Vec<Patched<'_, PlannedLayout, &serde_json::Value>> = selected(plan, sel)
+        .into_iter()
+        .map(|l| Patched {
+            inner: l,
+            key: "cost",
+            value: cost(&l.id),
         })
         .collect();
-    crate::jsonsplice::splice(&pretty, sources, w)?;
+    let doc = Patched {
+        inner: plan,
+        key: "layouts",
+        value: Some(layouts),
+    };
+    serde_json::to_writer_pretty(&mut *w, &doc)?;
     w.write_all(b"\n")
 }
 

@@ -11,6 +11,7 @@ pub mod lab;
 pub mod predict;
 pub mod simulate;
 pub mod size;
+pub mod sorted;
 pub mod svg;
 pub mod svg_layout;
 pub mod svg_overlay;

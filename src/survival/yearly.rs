@@ -45,7 +45,6 @@ pub struct Yearly {
     pub method: String,
     pub method_detail: String,
     pub meta: YearlyAsset,
-    #[serde(serialize_with = "crate::jsonsplice::list")]
     pub assets: Vec<YearlyAsset>,
     /// From `Entries::Classes`: the entries per class, in place of `assets` (empty then). `plan::classes`
     /// gives them in JSON; not serialised here.

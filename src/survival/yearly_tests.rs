@@ -239,7 +239,8 @@ fn election_stalls_by_group_are_each_assets_own_sum() {
     let cat = crate::catalog::Catalog::builtin();
     let site = crate::site::parse_str(&t, "stalls.yaml", &cat).unwrap();
     let mut compared = 0;
-    for l in crate::layout::enumerate(&site, &cat)
+    for l in crate::layout::Enumerate::new(&site, &cat)
+        .placed()
         .iter()
         .filter(|l| !l.servers.is_empty())
     {

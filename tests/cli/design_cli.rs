@@ -182,3 +182,59 @@ fn a_report_that_cannot_be_written_exits_3_and_says_stdout() {
         assert!(err.contains("incomplete"), "{format}: {err}");
     }
 }
+
+/// The JSON is written straight from the Plan (`report::sorted`), not printed from a `serde_json::Value`:
+/// every object must still list its keys in sorted order, the order of the contract since the first
+/// release. The text is compared with its own parse printed again (a `Value` sorts its keys), with
+/// `--prices` (each layout's `cost` among its keys) and with `--top`/`--layout` (the layouts chosen).
+#[test]
+fn json_lists_every_object_s_keys_sorted_byte_for_byte() {
+    let f = site_file(SITE);
+    let mut prices = tempfile::Builder::new().suffix(".yaml").tempfile().unwrap();
+    prices
+        .write_all(b"currency: EUR\nservers: { generic-16c: 9000 }\narrays: { EF300: 30000 }\ndisks: { nvme-3.84t: 900 }\nrack_unit: 50\n")
+        .unwrap();
+    let run = |args: &[&str]| -> Vec<u8> {
+        let out = natsplan()
+            .arg("design")
+            .arg(f.path())
+            .args(["--format", "json"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        out.stdout
+    };
+    let all = run(&[]);
+    let v: serde_json::Value = serde_json::from_slice(&all).unwrap();
+    let second = v["layouts"][1]["id"].as_str().unwrap().to_string();
+    let p = prices.path().to_str().unwrap();
+    for args in [
+        vec![],
+        vec!["--prices", p],
+        vec!["--top", "2", "--prices", p],
+        vec!["--layout", &second],
+    ] {
+        let text = run(&args);
+        let v: serde_json::Value = serde_json::from_slice(&text).unwrap();
+        let mut again = serde_json::to_vec_pretty(&v).unwrap();
+        again.push(b'\n');
+        assert!(
+            text == again,
+            "{args:?}: the JSON is not its keys-sorted print:\n{}",
+            String::from_utf8_lossy(&text)
+        );
+        let layouts = v["layouts"].as_array().unwrap();
+        assert!(!layouts.is_empty(), "{args:?}");
+        if args.contains(&"--prices") {
+            assert!(
+                layouts.iter().all(|l| l["cost"].is_object()),
+                "{args:?}: every layout has its cost"
+            );
+        }
+        if args.contains(&"--layout") {
+            assert_eq!(layouts.len(), 1);
+            assert_eq!(layouts[0]["id"], second.as_str());
+        }
+    }
+}

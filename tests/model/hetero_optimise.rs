@@ -5,7 +5,7 @@
 
 use natsplan::catalog::Catalog;
 use natsplan::layout::optimize_mixed::{brute_force, check_mixed, optimise_mixed, MixedChoice};
-use natsplan::layout::{enumerate, store_bytes, Layout};
+use natsplan::layout::{store_bytes, Enumerate, Layout};
 use natsplan::plan::{build, Verdict};
 use natsplan::site::{Pattern, Site};
 use natsplan::survival::{tolerates, tolerates_meta};
@@ -156,7 +156,7 @@ proptest! {
     #[test]
     fn the_built_layout_tolerates_what_was_claimed_and_capacity_is_never_negative(seed in any::<u64>()) {
         let Some((site, cat)) = parse(&mixed_site(seed)) else { return Ok(()); };
-        let layouts = enumerate(&site, &cat);
+        let layouts = Enumerate::new(&site, &cat).placed();
         let plan = build(&site, &cat);
         for &r in &site.nats.replicas {
             let Some(c) = optimise_mixed(&site, &cat, r) else { continue };
@@ -255,7 +255,10 @@ fn a_site_beyond_the_search_bound_is_left_to_the_selections() {
         natsplan::layout::optimize_mixed::candidates(&site).len() > natsplan::layout::optimize_mixed::MAX_CANDIDATES
     );
     assert_eq!(optimise_mixed(&site, &cat, 3), None);
-    assert!(enumerate(&site, &cat).iter().any(|l| l.pattern == Pattern::Mixed));
+    assert!(Enumerate::new(&site, &cat)
+        .placed()
+        .iter()
+        .any(|l| l.pattern == Pattern::Mixed));
 }
 
 #[test]

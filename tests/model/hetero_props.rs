@@ -230,7 +230,7 @@ fn mixed_site(seed: u64) -> String {
 fn mixed_layouts(yaml: &str) -> Option<(Site, Vec<Layout>)> {
     let cat = Catalog::builtin();
     let site = natsplan::site::parse_str(yaml, "gen.yaml", &cat).ok()?;
-    let layouts = natsplan::layout::enumerate(&site, &cat);
+    let layouts = natsplan::layout::Enumerate::new(&site, &cat).placed();
     Some((site, layouts))
 }
 

@@ -9,19 +9,7 @@ use std::path::{Path, PathBuf};
 
 /// The modules that compute or read inputs: they return values and errors, never print (ARCHITECTURE.md).
 const MODELS: &[&str] = &[
-    "units",
-    "fxhash",
-    "jsonsplice",
-    "input",
-    "site",
-    "catalog",
-    "import",
-    "sitegen",
-    "layout",
-    "perf",
-    "survival",
-    "plan",
-    "emit",
+    "units", "fxhash", "input", "site", "catalog", "import", "sitegen", "layout", "perf", "survival", "plan", "emit",
     "report",
 ];
 

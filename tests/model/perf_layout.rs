@@ -191,7 +191,7 @@ fn every_enumerated_layout_gets_predictions() {
     let cat = Catalog::builtin();
     let cal = Calibration::builtin();
     let s = site("always", 10.0);
-    let layouts = natsplan::layout::enumerate(&s, &cat);
+    let layouts = natsplan::layout::Enumerate::new(&s, &cat).placed();
     assert!(!layouts.is_empty());
     for l in &layouts {
         let p = predict_layout(&s, l, &cat, &cal);

@@ -106,9 +106,7 @@ pub struct Reference {
     pub rate_multiplier: f64,
     pub spares_back: SparesBack,
     pub meta: ReferenceAsset,
-    /// Spliced into `simulate --format json` an entry at a time (`jsonsplice`): on the largest sites it is
-    /// most of the text.
-    #[serde(serialize_with = "crate::jsonsplice::list")]
+    /// On the largest sites most of `simulate --format json`'s text (written as it is made).
     pub assets: Vec<ReferenceAsset>,
     /// Years with at least one data loss (wholly lost) of any asset or the meta group, per year.
     pub p_any_data_lost_per_year: Estimate,
