@@ -147,7 +147,7 @@ pub enum Until {
     /// A RAID group or pool has rebuilt a disk while serving.
     RaidRebuilt,
     /// Every replica of these streams is current again: a replica that diverged from the new leader
-    /// re-syncs at the leader's next stream snapshot ([`DIVERGED_RESYNC_S`]).
+    /// re-syncs at the leader's next stream snapshot (`DIVERGED_RESYNC_S`, 180 s).
     ReplicasResynced,
 }
 
