@@ -34,6 +34,19 @@ pub enum Status {
 }
 
 impl Status {
+    /// An R`r` group's status with `down` replicas unreachable and `destroyed` of them gone for good
+    /// (quorum `q`): the one rule the evaluation and the sweep's classes both apply.
+    pub(crate) fn of_counts(r: u32, q: u32, down: u32, destroyed: u32) -> Status {
+        if destroyed >= q || (r == 1 && destroyed >= 1) {
+            Status::DataLost
+        } else if down > r - q {
+            Status::Unavailable
+        } else if down > 0 {
+            Status::Degraded
+        } else {
+            Status::Ok
+        }
+    }
     pub fn as_str(self) -> &'static str {
         match self {
             Status::Ok => "ok",
@@ -579,15 +592,7 @@ impl<'a> Model<'a> {
         let down = self.worst_count(cands, r, unique_rack, |s| eff[s].down);
         let destroyed = self.worst_count(cands, r, unique_rack, |s| eff[s].destroyed);
         let cache = self.worst_count(cands, r, unique_rack, |s| eff[s].cache_lost);
-        let status = if destroyed >= q || (r == 1 && destroyed >= 1) {
-            Status::DataLost
-        } else if down > r - q {
-            Status::Unavailable
-        } else if down > 0 {
-            Status::Degraded
-        } else {
-            Status::Ok
-        };
+        let status = Status::of_counts(r, q, down, destroyed);
         let (stall_s, stall_until) = match status {
             Status::Ok => (Some(0.0), Vec::new()),
             Status::Degraded => (Some(ELECTION_STALL_S), Vec::new()),

@@ -1107,19 +1107,26 @@ impl Builder<'_, '_> {
     }
 }
 
-impl Builder<'_, '_> {
-    /// Streams, KV buckets and object stores at risk of losing acknowledged writes (a quorum of replicas
-    /// lost what the page cache held, `sync_interval` not `always`) and not otherwise lost: their producers
-    /// re-publish, by message id, what they had acknowledged and the stream no longer holds.
-    fn republish_acked(&mut self) {
-        let at_risk: Vec<&str> = self
-            .sc
+impl<'b> Builder<'b, '_> {
+    /// Streams, KV buckets and object stores at risk of losing acknowledged writes to a power cut and not
+    /// otherwise lost (a destroyed asset has its own steps).
+    fn acked_writes_at_risk(&self) -> Vec<&'b str> {
+        self.sc
             .assets
             .iter()
             .filter(|a| a.acked_loss_risk && a.loss.is_none())
             .filter(|a| matches!(a.kind, "stream" | "kv" | "object_store"))
             .map(|a| a.name.as_str())
-            .collect();
+            .collect()
+    }
+}
+
+impl Builder<'_, '_> {
+    /// Streams, KV buckets and object stores at risk of losing acknowledged writes (a quorum of replicas
+    /// lost what the page cache held, `sync_interval` not `always`) and not otherwise lost: their producers
+    /// re-publish, by message id, what they had acknowledged and the stream no longer holds.
+    fn republish_acked(&mut self) {
+        let at_risk = self.acked_writes_at_risk();
         if at_risk.is_empty() {
             return;
         }
@@ -1158,14 +1165,7 @@ impl Builder<'_, '_> {
     /// leader's next stream snapshot. The lab saw both: power-crash-pause's paused replica (117 s and 125 s),
     /// and power-all's restarted n3 at sequence 1,083 of 24,156, still not current 60 s later (CI, 5 Dec).
     fn resync_diverged(&mut self) {
-        let diverged: Vec<&str> = self
-            .sc
-            .assets
-            .iter()
-            .filter(|a| a.acked_loss_risk && a.loss.is_none())
-            .filter(|a| matches!(a.kind, "stream" | "kv" | "object_store"))
-            .map(|a| a.name.as_str())
-            .collect();
+        let diverged = self.acked_writes_at_risk();
         if diverged.is_empty() {
             return;
         }

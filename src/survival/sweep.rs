@@ -282,15 +282,7 @@ impl<'m, 'a> Prepared<'m, 'a> {
     fn class_state(&self, c: &Class, counts: [u32; 4]) -> (u8, u8) {
         let (r, q) = (c.r, quorum(c.r));
         let (down, destroyed) = (counts[0].min(r), counts[1].min(r));
-        let status = if destroyed >= q || (r == 1 && destroyed >= 1) {
-            Status::DataLost
-        } else if down > r - q {
-            Status::Unavailable
-        } else if down > 0 {
-            Status::Degraded
-        } else {
-            Status::Ok
-        };
+        let status = Status::of_counts(r, q, down, destroyed);
         let state = if self.fixed && status == Status::DataLost && destroyed >= r {
             super::solve::DL_TOTAL
         } else {
