@@ -328,6 +328,16 @@ impl LabOps for LabDrill<'_, '_> {
         }
         Ok(said.join("; "))
     }
+    fn resync(&mut self, streams: &[String], deadline: Instant) -> Result<String> {
+        let mut said = Vec::new();
+        for s in streams {
+            let name = if s == ASSET { self.stream } else { s.as_str() };
+            let within = deadline.saturating_duration_since(Instant::now());
+            let t = replicas_back(self.lab, name, self.ctx.replicas, within)?;
+            said.push(format!("{name} has every replica current after {t:.1} s"));
+        }
+        Ok(said.join("; "))
+    }
     fn republish_acked(&mut self, streams: &[String], deadline: Instant) -> Result<String> {
         // The producer's side: it knows what it had acknowledged; what the stream no longer holds goes again
         // under the same id. The checker then requires every acknowledged id in the stream exactly once.
@@ -343,11 +353,6 @@ impl LabOps for LabDrill<'_, '_> {
     }
     fn wait(&mut self, until: Until, deadline: Instant) -> Result<String> {
         match until {
-            Until::ReplicasResynced => {
-                let within = deadline.saturating_duration_since(Instant::now());
-                let t = replicas_back(self.lab, self.stream, self.ctx.replicas, within)?;
-                Ok(format!("{} has every replica current after {t:.1} s", self.stream))
-            }
             Until::MetaQuorum | Until::MetaRescued => loop {
                 // A server may still name a leader that is gone: only a running one counts.
                 match self.lab.meta_leader() {
@@ -390,11 +395,13 @@ pub(super) fn drill_steps(pred: &Prediction, leave_out: &[String]) -> Vec<(Actio
         .collect()
 }
 
-/// The scenario's recovery budget: the option's, or half again whatif's own drill seconds over all its
-/// steps and 30 s when that is longer (the drill carries the steps out one after another).
+/// The scenario's recovery budget: the option's, or half again whatif's own drill seconds over the steps the
+/// lab carries out and 30 s when that is longer (the drill carries them out one after another; a simulated
+/// step's seconds are the hardware's, an hour for a rack's power, and the lab spends none on it).
 fn budget(option: Duration, steps: &[(Action, Option<f64>)]) -> Duration {
     let predicted: f64 = steps
         .iter()
+        .filter(|(a, _)| !recover::is_simulated(a))
         .filter_map(|(_, s)| *s)
         .filter(|s| s.is_finite() && *s > 0.0)
         .sum();
@@ -429,21 +436,20 @@ pub(super) fn run_drill(
 }
 
 /// Wait until the stream has `replicas` peers, all on running servers and current: each server's `/jsz`
-/// holds at least the highest last sequence any of them held when the wait began (the publisher writes on
-/// meanwhile, so replicas equal at one instant would be luck). Ok(seconds waited) or why not by the deadline.
+/// holds at least the highest last sequence any of them held when the wait began, and then at least the
+/// highest any held when they first all reached that (the publisher writes on meanwhile, so replicas equal at
+/// one instant would be luck; and a diverged replica ahead of the leader sets the first target itself and
+/// meets it while stuck: past the leader's later writes, the second target, it does not).
+/// Ok(seconds waited) or why not by the deadline.
 pub(super) fn replicas_back(lab: &Lab, name: &str, replicas: usize, within: Duration) -> Result<f64> {
     let t0 = Instant::now();
-    let mut target = None;
+    let mut rounds = Rounds::default();
     loop {
         let placed = lab.streams().into_iter().find(|s| s.name == name);
         let peers = placed.as_ref().map(|s| s.peers.len()).unwrap_or(0);
         let states = super::judge::replica_states_now(lab, name);
-        // The target is fixed the first time every replica reports (an empty poll would make it 0).
-        let top = states.iter().map(|s| s.last_seq).max().unwrap_or(0);
-        if states.len() == replicas && target.is_none() {
-            target = Some(top);
-        }
-        let current = target.is_some_and(|want| states.len() == replicas && states.iter().all(|s| s.last_seq >= want));
+        let seqs: Vec<u64> = states.iter().map(|s| s.last_seq).collect();
+        let current = states.len() == replicas && rounds.step(&seqs);
         if peers == replicas && current {
             return Ok(t0.elapsed().as_secs_f64());
         }
@@ -456,6 +462,36 @@ pub(super) fn replicas_back(lab: &Lab, name: &str, replicas: usize, within: Dura
             );
         }
         std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+/// The two targets of [`replicas_back`]: each the highest last sequence of a poll where every replica
+/// reported; current once every replica has reached the second.
+#[derive(Debug, Default)]
+pub(super) struct Rounds {
+    first: Option<u64>,
+    second: Option<u64>,
+}
+
+impl Rounds {
+    /// One poll's last sequences (every replica's): whether the replicas are current.
+    pub(super) fn step(&mut self, seqs: &[u64]) -> bool {
+        let (Some(&top), Some(&low)) = (seqs.iter().max(), seqs.iter().min()) else {
+            return false;
+        };
+        match (self.first, self.second) {
+            (None, _) => {
+                self.first = Some(top);
+                false
+            }
+            (Some(want), None) => {
+                if low >= want {
+                    self.second = Some(top);
+                }
+                false
+            }
+            (Some(_), Some(want)) => low >= want,
+        }
     }
 }
 
@@ -578,6 +614,49 @@ mod tests {
         let half: Vec<f64> = even.iter().copied().filter(|t| *t < 11.5).collect();
         assert!(!Sustained::of(&half, 10.0, 15.0, 20.0).ok(2.0));
         assert!(!Sustained::of(&[], 10.0, 15.0, 20.0).ok(2.0));
+    }
+
+    #[test]
+    fn replicas_are_current_only_past_a_second_target_a_stuck_replica_cannot_reach() {
+        // The documented divergence: n2 stuck ahead at 2,601, n1 and n3 (the leader) at 2,178 and writing on.
+        let mut r = Rounds::default();
+        assert!(!r.step(&[2178, 2601, 2178]));
+        // The others pass n2's 2,601; n2 has not moved: the second target is the leader's 2,700.
+        assert!(!r.step(&[2650, 2601, 2700]));
+        for _ in 0..5 {
+            assert!(!r.step(&[2800, 2601, 2800]), "a stuck replica is never current");
+        }
+        // Re-synced at the leader's snapshot: current.
+        assert!(r.step(&[2900, 2900, 2900]));
+        // Replicas that keep up: current on the third poll, not by one equal instant.
+        let mut r = Rounds::default();
+        assert!(!r.step(&[10, 10, 10]));
+        assert!(!r.step(&[12, 11, 12]));
+        assert!(r.step(&[14, 14, 13]));
+        // Nothing reported: never current.
+        assert!(!Rounds::default().step(&[]));
+    }
+
+    #[test]
+    fn the_budget_leaves_out_what_the_lab_only_records() {
+        let steps = vec![
+            (Action::Hardware, Some(3600.0)),
+            (
+                Action::Resync {
+                    streams: vec!["s".into()],
+                },
+                Some(195.0),
+            ),
+            (
+                Action::Wait {
+                    until: Until::OperatorResponds,
+                },
+                None,
+            ),
+        ];
+        // 1.5 × 195 + 30, not an hour and a half.
+        assert_eq!(budget(Duration::from_secs(120), &steps), Duration::from_secs_f64(322.5));
+        assert_eq!(budget(Duration::from_secs(900), &steps), Duration::from_secs(900));
     }
 
     #[test]

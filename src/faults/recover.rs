@@ -45,6 +45,8 @@ pub trait LabOps {
     fn reconcile(&mut self, streams: &[String], deadline: Instant) -> Result<String>;
     /// Re-publish, under their message ids, the acknowledged writes the streams no longer hold.
     fn republish_acked(&mut self, streams: &[String], deadline: Instant) -> Result<String>;
+    /// Every replica of these streams current again (a diverged one re-syncs at its leader's next snapshot).
+    fn resync(&mut self, streams: &[String], deadline: Instant) -> Result<String>;
     /// Wait until the condition holds (restarted, re-read, meta quorum, ...).
     fn wait(&mut self, until: Until, deadline: Instant) -> Result<String>;
 }
@@ -120,7 +122,23 @@ fn one(a: &Action, ops: &mut dyn LabOps, deadline: Instant) -> Done {
         Action::Reconcile { streams } => from(ops.reconcile(streams, deadline)),
         Action::RepublishAcked { streams } if streams.is_empty() => Done::Failed("the action names no stream".into()),
         Action::RepublishAcked { streams } => from(ops.republish_acked(streams, deadline)),
+        Action::Resync { streams } if streams.is_empty() => Done::Failed("the action names no stream".into()),
+        Action::Resync { streams } => from(ops.resync(streams, deadline)),
     }
+}
+
+/// Whether the drill only records the action (hands on hardware, a new filesystem, a backup's restore, a
+/// wait for replaced or rebuilt hardware): its predicted seconds are the hardware's, not the lab's.
+pub fn is_simulated(a: &Action) -> bool {
+    matches!(
+        a,
+        Action::Hardware
+            | Action::MakeFilesystem { .. }
+            | Action::RestoreFromBackup { .. }
+            | Action::Wait {
+                until: Until::Replaced | Until::RaidRebuilt
+            }
+    )
 }
 
 /// The budget over a scenario's steps and each step's own deadline.
@@ -254,6 +272,9 @@ mod tests {
         fn republish_acked(&mut self, s: &[String], _: Instant) -> Result<String> {
             self.did(format!("republish {}", s.join(",")), "republish")
         }
+        fn resync(&mut self, s: &[String], _: Instant) -> Result<String> {
+            self.did(format!("resync {}", s.join(",")), "resync")
+        }
         fn wait(&mut self, u: Until, _: Instant) -> Result<String> {
             self.did(format!("wait {u:?}"), "wait")
         }
@@ -287,17 +308,29 @@ mod tests {
             Action::Wait {
                 until: Until::OperatorResponds,
             },
+            Action::Resync {
+                streams: vec!["orders".into()],
+            },
         ]);
         let mut f = Fake::default();
         let got = carry_out(&list, &mut f, LIMITS);
         assert_eq!(
             f.calls,
-            ["rejoin n2", "remove n2", "free n3", "restart n3", "wait Restarted"],
+            [
+                "rejoin n2",
+                "remove n2",
+                "free n3",
+                "restart n3",
+                "wait Restarted",
+                "resync orders"
+            ],
             "{got:?}"
         );
         assert!(got.iter().all(|s| s.ok), "{got:?}");
         let sim: Vec<bool> = got.iter().map(|s| s.simulated).collect();
-        assert_eq!(sim, [true, true, false, false, false, false, false, false]);
+        assert_eq!(sim, [true, true, false, false, false, false, false, false, false]);
+        let recorded: Vec<bool> = list.iter().map(|(a, _)| is_simulated(a)).collect();
+        assert_eq!(recorded, sim, "is_simulated says what carry_out does");
         assert_eq!(got[0].predicted_seconds, Some(1.0));
         assert_eq!(kind_of(&got[5].action), "restart");
     }
@@ -334,9 +367,13 @@ mod tests {
         };
         let got = carry_out(&list, &mut f, LIMITS);
         assert!(!got[0].ok && got[0].detail.contains("refused"), "{got:?}");
-        let none = steps(&[Action::Reconcile { streams: Vec::new() }]);
-        let got = carry_out(&none, &mut Fake::default(), LIMITS);
-        assert!(!got[0].ok && got[0].detail.contains("names no stream"), "{got:?}");
+        for none in [
+            Action::Reconcile { streams: Vec::new() },
+            Action::Resync { streams: Vec::new() },
+        ] {
+            let got = carry_out(&steps(&[none]), &mut Fake::default(), LIMITS);
+            assert!(!got[0].ok && got[0].detail.contains("names no stream"), "{got:?}");
+        }
         let empty = steps(&[Action::Restart { servers: Vec::new() }]);
         let got = carry_out(&empty, &mut Fake::default(), LIMITS);
         assert!(!got[0].ok && got[0].detail.contains("names no server"), "{got:?}");

@@ -33,15 +33,18 @@ const RECORD_OVERHEAD_BYTES: f64 = 30.0;
 /// peer-removes to a current group.
 pub const LOST_QUORUM_S: f64 = 10.0;
 
-/// Upper bound of a diverged replica's re-sync: a replica that holds writes the new stream leader lacks
-/// (a crash plus a pause, or a quorum that lost its page cache while one replica kept it) answers the
-/// leader's catch-up with "Expected first catchup entry to be a snapshot and peerstate, will retry"
-/// (server/raft.go) until the leader installs its next stream snapshot, on a ticker of
-/// `compactInterval` 2 min plus up to 1 min of jitter from when its stream monitor started
-/// (server/jetstream_cluster.go `monitorStream`, read at 1787eee; sooner past 65,536 entries or 8 MiB of
-/// log). The lab's power-crash-pause drill (issue 35, 5 servers, nats-server 2.15.1): the diverged
-/// replica stayed behind for 117 s after healing, then caught up in 128 ms.
-pub const DIVERGED_RESYNC_S: f64 = 180.0;
+/// Upper bound of a diverged replica's re-sync: a replica whose log diverged from the new stream leader's
+/// (a crash plus a pause left a paused one with writes the restarted leader lost; or every replica lost
+/// its own unsynced tail) answers the leader's catch-up with "Expected first catchup entry to be a
+/// snapshot and peerstate, will retry" (server/raft.go) until the leader installs its next stream snapshot,
+/// on a ticker of `compactInterval` 2 min plus up to 1 min of jitter (server/jetstream_cluster.go
+/// `monitorStream`, read at 1787eee; sooner past 65,536 entries or 8 MiB of log). While a catch-up runs the
+/// first try fails (`errCatchupsRunning`) and the ticker retries after `compactMinInterval` 15 s, forced: 2 min
+/// plus 1 min plus 15 s = 195 s after the divergence at most, once the leader has written past the diverged
+/// replica's last entry (a replica ahead of the leader ignores its entries until then: an idle stream
+/// re-syncs only after new writes). The lab's power-crash-pause drill (issue 35, 5 servers, nats-server
+/// 2.15.1, the publisher writing throughout): 117 s and 124.6 s.
+pub const DIVERGED_RESYNC_S: f64 = 195.0;
 
 /// What a step needs: the servers and arrays it runs on, so a script can check that none is in a failed
 /// domain (natsplan never proposes one that is).
@@ -124,6 +127,10 @@ pub enum Action {
     /// producer re-publishes what it had acknowledged and the stream no longer holds, under the same
     /// `Nats-Msg-Id` (the application's account).
     RepublishAcked { streams: Vec<String> },
+    /// Wait until every replica of these streams is current again: a replica whose log diverged from the
+    /// new leader's re-syncs only at the leader's next stream snapshot (`DIVERGED_RESYNC_S`); nothing to
+    /// carry out but the wait (do not remove the replica).
+    Resync { streams: Vec<String> },
 }
 
 /// What a `wait` step waits for.
@@ -146,9 +153,6 @@ pub enum Until {
     MetaRescued,
     /// A RAID group or pool has rebuilt a disk while serving.
     RaidRebuilt,
-    /// Every replica of these streams is current again: a replica that diverged from the new leader
-    /// re-syncs at the leader's next stream snapshot (`DIVERGED_RESYNC_S`, 180 s).
-    ReplicasResynced,
 }
 
 /// One recovery step.
@@ -1165,25 +1169,32 @@ impl Builder<'_, '_> {
     /// leader's next stream snapshot. The lab saw both: power-crash-pause's paused replica (117 s and 125 s),
     /// and power-all's restarted n3 at sequence 1,083 of 24,156, still not current 60 s later (CI, 5 Dec).
     fn resync_diverged(&mut self) {
-        let diverged = self.acked_writes_at_risk();
-        if diverged.is_empty() {
+        // An R1 asset has no other replica to diverge from.
+        let replicated: Vec<&str> = self
+            .acked_writes_at_risk()
+            .into_iter()
+            .filter(|n| self.sc.assets.iter().any(|a| a.name == *n && a.replicas > 1))
+            .collect();
+        if replicated.is_empty() {
             return;
         }
         self.push(
             "diverged replicas",
             format!(
                 "{}: a replica whose log diverged from the new leader's (each replica lost its own unsynced \
-                 tail, or a paused one kept writes the leader lost) re-syncs only at the leader's next stream snapshot, at most about 3 min after the leader \
-                 started (nats-server's 2 min snapshot ticker plus up to 1 min of jitter, \
-                 server/jetstream_cluster.go). Until then the stream runs on fewer current replicas and \
-                 `/healthz` reports it not current: wait, do not remove the replica",
-                short_list(&diverged)
+                 tail, or a paused one kept writes the leader lost) re-syncs only at the leader's next stream \
+                 snapshot: at most about 3 min 15 s after the divergence (nats-server's 2 min snapshot ticker, \
+                 up to 1 min of jitter and a 15 s forced retry, server/jetstream_cluster.go), once the leader \
+                 has written past the diverged replica (an idle stream re-syncs after its next writes). Until \
+                 then the stream runs on fewer current replicas and `/healthz` reports it not current: wait, do \
+                 not remove the replica",
+                short_list(&replicated)
             ),
             DIVERGED_RESYNC_S,
             Uses::default(),
             Credentials::None,
-            Action::Wait {
-                until: Until::ReplicasResynced,
+            Action::Resync {
+                streams: replicated.iter().map(|n| n.to_string()).collect(),
             },
         );
     }

@@ -513,40 +513,60 @@ fn a_power_cut_that_may_lose_acked_writes_waits_for_diverged_replicas_to_resync(
     let (s, l) = a3_b1_c1();
     let m = Model::new(&s, &l);
     let cat = crate::catalog::Catalog::builtin();
-    let resync = |failed: &[&str]| {
-        let sc = m.evaluate(&fail(&s, failed));
-        recovery(&m, &cat, &sc)
-            .steps
-            .into_iter()
-            .filter(|st| {
-                matches!(
-                    st.action,
-                    Action::Wait {
-                        until: Until::ReplicasResynced
-                    }
-                )
-            })
-            .collect::<Vec<_>>()
+    let resync = |m: &Model, site: &Site, failed: &[&str]| {
+        let sc = m.evaluate(&fail(site, failed));
+        let steps = recovery(m, &cat, &sc).steps;
+        let at = steps.iter().position(|st| matches!(st.action, Action::Resync { .. }));
+        // After the re-publish (the producers re-publish within the duplicate window first).
+        if let Some(i) = at {
+            let re = steps
+                .iter()
+                .position(|st| matches!(st.action, Action::RepublishAcked { .. }));
+            assert!(re.is_some_and(|r| r < i), "{steps:#?}");
+        }
+        at.map(|i| steps[i].clone())
     };
     // A crash plus a pause: the paused replica kept the writes the restarted leader lost (#7567).
-    let w = resync(&["server:a1", "pause:b1"]);
-    assert_eq!(w.len(), 1, "{w:?}");
-    assert_eq!(w[0].seconds, super::recovery::DIVERGED_RESYNC_S);
-    assert!(w[0].what.contains("next stream snapshot"), "{}", w[0].what);
-    // A quorum's page cache lost, one replica kept it: the same divergence.
-    assert_eq!(resync(&["server:a1", "server:b1"]).len(), 1);
-    // Every replica lost its page cache, each its own tail: they may diverge as well.
-    assert_eq!(resync(&["server:a1", "server:b1", "server:c1"]).len(), 1);
-    // A crash alone loses nothing acknowledged (the others hold it): no re-sync step; nor with sync always.
-    assert!(resync(&["server:a1"]).is_empty());
+    let w = resync(&m, &s, &["server:a1", "pause:b1"]).expect("a re-sync step");
+    assert_eq!(w.seconds, super::recovery::DIVERGED_RESYNC_S);
+    assert!(
+        w.what.contains("next stream") && w.what.contains("do not remove"),
+        "{}",
+        w.what
+    );
+    assert_eq!(w.credentials, Credentials::None);
+    let Action::Resync { streams } = &w.action else {
+        unreachable!()
+    };
+    assert_eq!(streams, &["orders".to_string()]);
+    // A quorum's page cache lost, or every replica's (each its own tail): the same.
+    assert!(resync(&m, &s, &["server:a1", "server:b1"]).is_some());
+    assert!(resync(&m, &s, &["server:a1", "server:b1", "server:c1"]).is_some());
+    // A crash alone loses nothing acknowledged (the others hold it): no step; nor with sync always.
+    assert!(resync(&m, &s, &["server:a1"]).is_none());
     let mut always = s.clone();
     always.nats.sync = SyncMode::Always;
     let ma = Model::new(&always, &l);
-    let sc = ma.evaluate(&fail(&always, &["server:a1", "server:b1"]));
-    assert!(!recovery(&ma, &cat, &sc).steps.iter().any(|st| matches!(
-        st.action,
-        Action::Wait {
-            until: Until::ReplicasResynced
-        }
-    )));
+    assert!(resync(&ma, &always, &["server:a1", "server:b1"]).is_none());
+    // An R1 stream has no replica to diverge from: re-published, no re-sync.
+    let l1 = LayoutBuilder::new(&s, Pattern::P1, Raid::Raid1, 3, &[])
+        .own_groups(Raid::Raid1, 2)
+        .stream("orders", 1, false)
+        .build();
+    let m1 = Model::new(&s, &l1);
+    let sc = m1.evaluate(&fail(
+        &s,
+        &["server:a1", "server:a2", "server:a3", "server:b1", "server:c1"],
+    ));
+    let steps = recovery(&m1, &cat, &sc).steps;
+    assert!(
+        steps
+            .iter()
+            .any(|st| matches!(st.action, Action::RepublishAcked { .. })),
+        "{steps:#?}"
+    );
+    assert!(
+        !steps.iter().any(|st| matches!(st.action, Action::Resync { .. })),
+        "{steps:#?}"
+    );
 }

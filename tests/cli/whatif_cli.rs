@@ -249,7 +249,7 @@ fn every_recovery_step_has_an_action_that_fits_its_credentials_and_its_text() {
                 kinds.insert(kind.to_string());
                 let cred = st["credentials"].as_str().unwrap();
                 let fits = match cred {
-                    "none" => kind == "wait",
+                    "none" => matches!(kind, "wait" | "resync"),
                     "site" => kind == "hardware",
                     "array" => matches!(kind, "hardware" | "reattach_store"),
                     "host" => matches!(kind, "restart" | "free_space" | "make_filesystem" | "rejoin_as_new"),

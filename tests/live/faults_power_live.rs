@@ -371,8 +371,8 @@ fn a_planned_racks_power_cut_for_real() {
 /// replica that lost its own unsynced tail may diverge from the new leader's log and re-syncs only at the
 /// leader's next stream snapshot (2 min ticker + up to 1 min jitter, server/jetstream_cluster.go; the lab's
 /// power-crash-pause drill took 117 s and 125 s). Now `restarted` waits for the process and the meta group
-/// (`/healthz?js-meta-only=true`), and whatif's own `wait replicas_resynced` step (180 s, its deadline 280 s)
-/// waits for the replicas.
+/// (`/healthz?js-meta-only=true`), and whatif's own `resync` step (195 s, its deadline 302.5 s) waits for
+/// the replicas.
 #[test]
 fn three_nodes_power_all_with_recover_republishes_every_lost_acked_write() {
     let _g = serial();
@@ -397,15 +397,12 @@ fn three_nodes_power_all_with_recover_republishes_every_lost_acked_write() {
         steps
             .iter()
             .any(|st| matches!(st.action, natsplan::survival::Action::RepublishAcked { .. })),
-        "whatif's steps end with republish_acked: {steps:#?}"
+        "whatif's steps include republish_acked: {steps:#?}"
     );
     assert!(
-        steps.iter().any(|st| matches!(
-            st.action,
-            natsplan::survival::Action::Wait {
-                until: natsplan::survival::Until::ReplicasResynced
-            }
-        )),
+        steps
+            .iter()
+            .any(|st| matches!(st.action, natsplan::survival::Action::Resync { .. })),
         "whatif waits for diverged replicas to re-sync: {steps:#?}"
     );
     assert!(steps.iter().all(|st| st.ok), "{steps:#?}");
