@@ -400,6 +400,15 @@ impl Builder<'_, '_> {
     fn t(&self, k: &str) -> f64 {
         repair_s(self.model.site, self.catalog, k)
     }
+    /// The step after power returns to a rack or a PDU: its servers boot.
+    fn servers_boot(&self) -> (String, f64, Credentials, Action) {
+        (
+            "servers boot".into(),
+            self.t("server_restart"),
+            Credentials::None,
+            booted(),
+        )
+    }
     fn name(&self, s: ServerIdx) -> String {
         self.model.site.servers[s].name.clone()
     }
@@ -562,12 +571,7 @@ impl Builder<'_, '_> {
                     Credentials::Site,
                     Action::Hardware,
                 ));
-                plan.push((
-                    "servers boot".into(),
-                    self.t("server_restart"),
-                    Credentials::None,
-                    booted(),
-                ));
+                plan.push(self.servers_boot());
             }
             DomainKind::Net => plan.push((
                 "uplinks restored".into(),
@@ -583,12 +587,7 @@ impl Builder<'_, '_> {
                     Credentials::Site,
                     Action::Hardware,
                 ));
-                plan.push((
-                    "servers boot".into(),
-                    self.t("server_restart"),
-                    Credentials::None,
-                    booted(),
-                ));
+                plan.push(self.servers_boot());
             }
             DomainKind::LostRack => plan.push((
                 "the rack is rebuilt: power, network, servers and arrays replaced (rack_rebuild)".into(),
