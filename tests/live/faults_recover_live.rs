@@ -144,17 +144,8 @@ fn meta_quorum_lost_needs_whatifs_rescue_and_comes_back_with_it() {
     let s = &r.scenarios[0];
     // Without the rescue the lab may not come back even by the harness's own heal after the judgement
     // (restarting the wiped servers under their names): the fresh-clone CI run of 5 December 18:13 UTC ended
-    // this way ("n1 sees no meta leader yet" 120 s on), which reports the scenario `harness_failed` without
-    // its steps. That is a failed run too (never agreement), so it is accepted here, by its reason only.
-    if s.observed == "harness_failed" {
-        assert!(
-            !s.agree && s.detail.contains("not healthy") && s.detail.contains("meta leader"),
-            "{} / {}",
-            s.observed,
-            s.detail
-        );
-        return;
-    }
+    // this way ("n1 sees no meta leader yet" 120 s on). The judged result is kept then, with its steps and a
+    // note (it was reported `harness_failed` without them), so the steps are asked for whichever way it went.
     let steps = s
         .recovery_steps
         .as_ref()
