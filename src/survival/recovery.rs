@@ -1177,8 +1177,20 @@ impl Builder<'_, '_> {
         if replicated.is_empty() {
             return;
         }
+        // The divergence starts when the failed servers run again and a new leader is elected: the re-sync
+        // follows the longest of the failed domains' chains (its bound counts from the leader's restart), so
+        // the recovery's total is that chain plus the re-sync, not the larger of the two.
+        let chain = self
+            .chains()
+            .into_iter()
+            .filter(|(c, _)| self.sc.failed.iter().any(|d| d.to_string() == *c))
+            .fold(None, |best: Option<(String, f64)>, c| match best {
+                Some(b) if b.1 >= c.1 => Some(b),
+                _ => Some(c),
+            })
+            .map_or_else(|| "diverged replicas".to_string(), |c| c.0);
         self.push(
-            "diverged replicas",
+            &chain,
             format!(
                 "{}: a replica whose log diverged from the new leader's (each replica lost its own unsynced \
                  tail, or a paused one kept writes the leader lost) re-syncs only at the leader's next stream \

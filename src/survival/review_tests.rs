@@ -2,6 +2,7 @@
 //! Jepsen's crash + pause, recovery after quorum loss, standbys outside the failed domains.
 
 use super::fixture::{self, site, LayoutBuilder, RackSpec};
+use super::recovery::DIVERGED_RESYNC_S;
 use super::*;
 use crate::layout::{Layout, Raid};
 use crate::site::{Pattern, Site};
@@ -528,7 +529,7 @@ fn a_power_cut_that_may_lose_acked_writes_waits_for_diverged_replicas_to_resync(
     };
     // A crash plus a pause: the paused replica kept the writes the restarted leader lost (#7567).
     let w = resync(&m, &s, &["server:a1", "pause:b1"]).expect("a re-sync step");
-    assert_eq!(w.seconds, super::recovery::DIVERGED_RESYNC_S);
+    assert_eq!(w.seconds, DIVERGED_RESYNC_S);
     assert!(
         w.what.contains("next stream") && w.what.contains("do not remove"),
         "{}",
@@ -539,6 +540,18 @@ fn a_power_cut_that_may_lose_acked_writes_waits_for_diverged_replicas_to_resync(
         unreachable!()
     };
     assert_eq!(streams, &["orders".to_string()]);
+    // It follows a failed server's own chain (the divergence starts when it runs again): the recovery's
+    // total is at least that chain with the re-sync in it (host reboot 300 s, re-read, re-sync 195 s).
+    let rec = recovery(&m, &cat, &m.evaluate(&fail(&s, &["server:a1", "pause:b1"])));
+    assert!(w.chain == "server:a1" || w.chain == "pause:b1", "{}", w.chain);
+    let chain_s: f64 = rec
+        .steps
+        .iter()
+        .filter(|st| st.chain == w.chain)
+        .map(|st| st.seconds)
+        .sum();
+    assert!(chain_s > DIVERGED_RESYNC_S, "{:#?}", rec.steps);
+    assert!(rec.total_s >= chain_s, "{:#?}", rec.steps);
     // A quorum's page cache lost, or every replica's (each its own tail): the same.
     assert!(resync(&m, &s, &["server:a1", "server:b1"]).is_some());
     assert!(resync(&m, &s, &["server:a1", "server:b1", "server:c1"]).is_some());
