@@ -1,10 +1,11 @@
 //! The deploy file (`natsplan emit --deploy FILE`): what a real deployment adds to a plan — accounts with
 //! users or nkeys and a system account, TLS, and the durable consumers of the site's streams by name.
-//! YAML, read with `site::Doc` so every problem is reported at once at its `FILE:LINE:COL`. The format
+//! YAML, read with `input::Doc` so every problem is reported at once at its `FILE:LINE:COL`. The format
 //! is documented in docs/emit.md.
 
 use super::conf::{Account, Security, Tls, User};
-use crate::site::{Doc, SiteError, SiteErrors, Workload};
+use crate::input::{Doc, SiteError, SiteErrors};
+use crate::site::Workload;
 use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -11,10 +11,10 @@
 //! `--omb-retention`.
 
 use super::{stream_name, Imported};
-use crate::site::limits::{MAX_ASSETS, MAX_CONSUMERS_PER_STREAM, MAX_OMB_TOPICS};
-use crate::site::yaml::{clip, Node, Pos, Typed, Val};
+use crate::input::limits::{MAX_ASSETS, MAX_CONSUMERS_PER_STREAM, MAX_OMB_TOPICS};
+use crate::input::yaml::{clip, Node, Pos, Typed, Val};
+use crate::input::{Doc, SiteError};
 use crate::site::StreamSpec;
-use crate::site::{Doc, SiteError};
 use anyhow::{Context, Result};
 use std::path::Path;
 

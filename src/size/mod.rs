@@ -18,7 +18,7 @@ pub mod price;
 pub mod search;
 
 use crate::catalog::Catalog;
-use crate::site::{Doc, SiteError, SiteErrors};
+use crate::input::{Doc, SiteError, SiteErrors};
 use serde::{Deserialize, Serialize};
 
 /// The storage a server may get: its own internal disks, or a share of an array model in its rack.
@@ -124,14 +124,14 @@ pub fn read_workload(text: &str, file: &str, catalog: &Catalog) -> Result<Worklo
     let mut errors: Vec<SiteError> = Vec::new();
     let root_is_block_map = matches!(
         doc.root().map(|n| (&n.val, n.pos.col)),
-        Some((crate::site::yaml::Val::Map(_), 1))
+        Some((crate::input::yaml::Val::Map(_), 1))
     );
-    let top_key = |k: &str| -> Option<crate::site::yaml::Pos> {
-        let crate::site::yaml::Val::Map(e) = &doc.root()?.val else {
+    let top_key = |k: &str| -> Option<crate::input::yaml::Pos> {
+        let crate::input::yaml::Val::Map(e) = &doc.root()?.val else {
             return None;
         };
         e.iter()
-            .find(|(key, _)| matches!(&key.val, crate::site::yaml::Val::Scalar(s) if s.text == k))
+            .find(|(key, _)| matches!(&key.val, crate::input::yaml::Val::Scalar(s) if s.text == k))
             .map(|(key, _)| key.pos)
     };
     if !root_is_block_map {
@@ -226,9 +226,9 @@ pub fn without_key(text: &str, key: &str, file: &str) -> String {
         return text.to_string();
     };
     let line = match doc.root().map(|n| &n.val) {
-        Some(crate::site::yaml::Val::Map(e)) => e
+        Some(crate::input::yaml::Val::Map(e)) => e
             .iter()
-            .find(|(k, _)| matches!(&k.val, crate::site::yaml::Val::Scalar(s) if s.text == key))
+            .find(|(k, _)| matches!(&k.val, crate::input::yaml::Val::Scalar(s) if s.text == key))
             .map(|(k, _)| k.pos.line),
         _ => None,
     };
@@ -245,7 +245,7 @@ fn comment_out_size(text: &str, size_line: Option<usize>, doc: &Doc) -> String {
     };
     // The next top-level key after `size:` ends its block.
     let next = match doc.root().map(|n| &n.val) {
-        Some(crate::site::yaml::Val::Map(e)) => e.iter().map(|(k, _)| k.pos.line).filter(|l| *l > start).min(),
+        Some(crate::input::yaml::Val::Map(e)) => e.iter().map(|(k, _)| k.pos.line).filter(|l| *l > start).min(),
         _ => None,
     };
     let mut out = String::with_capacity(text.len() + 64);
@@ -330,12 +330,12 @@ fn check_spec(r: RawSize, doc: &Doc, catalog: &Catalog, errors: &mut Vec<SiteErr
         for (i, n) in given.iter().enumerate() {
             let p = format!("{path}[{i}]");
             if !known.contains(&n.as_str()) {
-                let near = crate::site::nearest(n, known.iter().copied())
+                let near = crate::input::nearest(n, known.iter().copied())
                     .map(|m| format!("write {m}; "))
                     .unwrap_or_default();
                 errors.push(doc.error(
                     &p,
-                    format!("unknown model '{}'", crate::site::yaml::clip(n)),
+                    format!("unknown model '{}'", crate::input::yaml::clip(n)),
                     format!("{near}the catalog's purchasable ones are {}", all.join(", ")),
                 ));
             } else if !buyable(n) {

@@ -5,7 +5,7 @@
 //! `scripts/fuzz-inputs` runs the same kinds of mutants against the release binary at scale.
 
 use natsplan::catalog::Catalog;
-use natsplan::site::{SiteError, SiteErrors};
+use natsplan::input::{SiteError, SiteErrors};
 use proptest::prelude::*;
 
 const SITE: &str = include_str!("../../examples/full-reference.yaml");
@@ -167,7 +167,7 @@ proptest! {
     #[test]
     fn omb_mutants_are_read_or_refused_with_places(muts in prop::collection::vec(mutation(), 1..4)) {
         match natsplan::import::omb::parse(&apply(OMB, &muts), Some("1h")) {
-            Ok(imp) => prop_assert!(imp.streams.len() as u64 <= natsplan::site::limits::MAX_OMB_TOPICS),
+            Ok(imp) => prop_assert!(imp.streams.len() as u64 <= natsplan::input::limits::MAX_OMB_TOPICS),
             Err(e) => prop_assert!(located_any(&e).is_ok(), "{:?}", located_any(&e)),
         }
     }

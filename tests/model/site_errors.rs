@@ -3,7 +3,8 @@
 //! the rendered report is stable, and R2/R4 and other legal-but-odd inputs are accepted.
 
 use natsplan::catalog::Catalog;
-use natsplan::site::{parse_str, RaidChoice, Site, SiteError, SiteErrors};
+use natsplan::input::{SiteError, SiteErrors};
+use natsplan::site::{parse_str, RaidChoice, Site};
 
 fn parse(text: &str) -> Result<Site, SiteErrors> {
     parse_str(text, "site.yaml", &Catalog::builtin())

@@ -3,7 +3,7 @@
 //! is wrong and how to fix it. Only a YAML syntax error stops early (a parser cannot resynchronise after
 //! one), and it still says where.
 //!
-//! The walk is over the spanned tree of `yaml.rs`, one section at a time; a section that is the wrong
+//! The walk is over the spanned tree of `input::yaml`, one section at a time; a section that is the wrong
 //! shape is reported and skipped, so a type error in one rack never hides an unknown key in another.
 
 mod keys;
@@ -16,67 +16,10 @@ pub mod stream_spec;
 mod workload;
 
 use super::model::*;
-use super::yaml;
 use crate::catalog::Catalog;
-pub(crate) use keys::nearest;
+use crate::input::{yaml, SiteError, SiteErrors};
 use read::Validator;
-use serde::Serialize;
-use std::fmt;
 use std::path::Path;
-
-/// One problem in a site file. Serialisable so a command can report problems as JSON too.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct SiteError {
-    /// Field path such as `racks[1].arrays[0].disk_model`.
-    pub path: String,
-    /// 1-based line and column when the parser knows them.
-    pub line: Option<usize>,
-    pub column: Option<usize>,
-    pub message: String,
-    /// How to fix it.
-    pub fix: Option<String>,
-}
-
-/// Every problem found in one site file, in file order.
-#[derive(Debug, Clone, Serialize)]
-pub struct SiteErrors {
-    pub file: String,
-    pub errors: Vec<SiteError>,
-}
-
-impl fmt::Display for SiteErrors {
-    /// One problem per entry: `FILE:LINE:COL: PATH: what is wrong`, then an indented `fix:` line. The
-    /// first part is the form editors and terminals turn into links.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(
-            f,
-            "{} has {} problem{}:",
-            self.file,
-            self.errors.len(),
-            if self.errors.len() == 1 { "" } else { "s" }
-        )?;
-        for e in &self.errors {
-            let place = match (e.line, e.column) {
-                (Some(l), Some(c)) => format!("{}:{l}:{c}", self.file),
-                (Some(l), None) => format!("{}:{l}", self.file),
-                _ => self.file.clone(),
-            };
-            // Problems of the file as a whole (unreadable, YAML syntax) have no field path.
-            if e.path.is_empty() {
-                write!(f, "  {place}: {}", e.message)?;
-            } else {
-                write!(f, "  {place}: {}: {}", e.path, e.message)?;
-            }
-            if let Some(fix) = &e.fix {
-                write!(f, "\n      fix: {fix}")?;
-            }
-            writeln!(f)?;
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for SiteErrors {}
 
 /// Read and validate a site file.
 pub fn load(path: &Path, catalog: &Catalog) -> Result<Site, SiteErrors> {

@@ -8,9 +8,9 @@
 //! (not on the planned LUNs), mirrors and sources (their traffic is another stream's), placement tags
 //! (natsplan chooses placement), `persist_mode: async` (acknowledged before it is written, which the loss
 //! model does not cover). Problems are located (`line:col` in the file, field path), all at once: the file
-//! is read through `site::Doc` (JSON is YAML's flow style), after a JSON syntax check.
+//! is read through `input::Doc` (JSON is YAML's flow style), after a JSON syntax check.
 
-use crate::site::{Doc, SiteError};
+use crate::input::{Doc, SiteError};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -121,8 +121,8 @@ pub fn syntax_error(e: &serde_json::Error) -> SiteError {
 
 /// Read one StreamConfig (or StreamInfo) file's text; `file` names it in problems. Every problem at once,
 /// each with its line and column in the file.
-pub fn parse(text: &str, file: &str) -> Result<StreamDef, crate::site::SiteErrors> {
-    let fail = |errors: Vec<SiteError>| crate::site::SiteErrors {
+pub fn parse(text: &str, file: &str) -> Result<StreamDef, crate::input::SiteErrors> {
+    let fail = |errors: Vec<SiteError>| crate::input::SiteErrors {
         file: file.to_string(),
         errors,
     };

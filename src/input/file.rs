@@ -9,7 +9,7 @@
 //! name, which a rename could change in between): opening a FIFO for reading without it waits for a
 //! writer forever. `O_NONBLOCK` changes nothing for a regular file.
 
-use crate::site::{SiteError, SiteErrors};
+use super::{SiteError, SiteErrors};
 use std::io::Read;
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;

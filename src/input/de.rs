@@ -9,8 +9,8 @@
 //! struct only says which key is missing after it has read all the others). The YAML limits of `yaml.rs`
 //! (nesting depth, node count) apply, so no input can make the walk deep or long.
 
-use super::parse::{SiteError, SiteErrors};
 use super::yaml::{self, clip, Node, Pos, Typed, Val};
+use super::{SiteError, SiteErrors};
 use serde::de::{self, DeserializeOwned, DeserializeSeed, IntoDeserializer, Visitor};
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
@@ -587,7 +587,7 @@ impl<'de> de::Deserializer<'de> for De<'_> {
                 Val::Scalar(s) if variants.contains(&s.text.as_str()) => s.text.clone(),
                 _ => {
                     let got = scalar_text(node);
-                    let near = super::parse::nearest(&got, variants.iter().copied());
+                    let near = super::nearest(&got, variants.iter().copied());
                     let msg = match near {
                         Some(n) => format!("unknown value '{}'; did you mean '{n}'?", clip(&got)),
                         None => format!("unknown value '{}'", clip(&got)),
@@ -689,7 +689,7 @@ impl<'a> MapAcc<'a> {
             seen.insert(key, k.pos.line);
             if let Some(fields) = fields {
                 if !fields.contains(&key) {
-                    let fix = match super::parse::nearest(key, fields.iter().copied()) {
+                    let fix = match super::nearest(key, fields.iter().copied()) {
                         Some(near) => format!("rename it to '{near}'"),
                         None => format!("remove it, or use one of: {}", fields.join(", ")),
                     };
