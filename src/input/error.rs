@@ -4,9 +4,9 @@
 use serde::Serialize;
 use std::fmt;
 
-/// One problem in a site file. Serialisable so a command can report problems as JSON too.
+/// One problem in an input file. Serialisable so a command can report problems as JSON too.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct SiteError {
+pub struct InputError {
     /// Field path such as `racks[1].arrays[0].disk_model`.
     pub path: String,
     /// 1-based line and column when the parser knows them.
@@ -17,14 +17,15 @@ pub struct SiteError {
     pub fix: Option<String>,
 }
 
-/// Every problem found in one site file, in file order.
+/// Every problem found in one input file (site, calibration, models, OMB, workload, prices, deploy, or a
+/// file the reader refused), in file order.
 #[derive(Debug, Clone, Serialize)]
-pub struct SiteErrors {
+pub struct InputErrors {
     pub file: String,
-    pub errors: Vec<SiteError>,
+    pub errors: Vec<InputError>,
 }
 
-impl fmt::Display for SiteErrors {
+impl fmt::Display for InputErrors {
     /// One problem per entry: `FILE:LINE:COL: PATH: what is wrong`, then an indented `fix:` line. The
     /// first part is the form editors and terminals turn into links.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -56,4 +57,4 @@ impl fmt::Display for SiteErrors {
     }
 }
 
-impl std::error::Error for SiteErrors {}
+impl std::error::Error for InputErrors {}

@@ -13,6 +13,6 @@ mod nearest;
 pub mod yaml;
 
 pub use de::{from_yaml, Doc};
-pub use error::{SiteError, SiteErrors};
+pub use error::{InputError, InputErrors};
 pub use file::{check_models_dir, one_line, read_bytes, read_text, MAX_INPUT_BYTES};
 pub(crate) use nearest::nearest;

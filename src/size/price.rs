@@ -5,7 +5,7 @@
 use super::bill::Bill;
 use super::{SizeSpec, StorageKind};
 use crate::catalog::Catalog;
-use crate::input::{Doc, SiteErrors};
+use crate::input::{Doc, InputErrors};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -114,7 +114,7 @@ impl Needed {
 
 /// Read and check a prices file against the catalog and the models `needed` lists: every problem at
 /// once, each with its place.
-pub fn read_prices(text: &str, file: &str, needed: &Needed, catalog: &Catalog) -> Result<Prices, SiteErrors> {
+pub fn read_prices(text: &str, file: &str, needed: &Needed, catalog: &Catalog) -> Result<Prices, InputErrors> {
     let doc = Doc::parse(text, file)?;
     let (raw, mut errors) = doc.read::<RawPrices>();
     let Some(raw) = raw else {

@@ -17,12 +17,12 @@ mod workload;
 
 use super::model::*;
 use crate::catalog::Catalog;
-use crate::input::{yaml, SiteError, SiteErrors};
+use crate::input::{yaml, InputError, InputErrors};
 use read::Validator;
 use std::path::Path;
 
 /// Read and validate a site file.
-pub fn load(path: &Path, catalog: &Catalog) -> Result<Site, SiteErrors> {
+pub fn load(path: &Path, catalog: &Catalog) -> Result<Site, InputErrors> {
     let file = path.display().to_string();
     let text = crate::input::read_text(path, "site file").map_err(|mut e| {
         for x in &mut e.errors {
@@ -41,7 +41,7 @@ pub fn load(path: &Path, catalog: &Catalog) -> Result<Site, SiteErrors> {
 pub type SiteFiles<'a> = &'a dyn Fn(&str) -> Result<String, String>;
 
 /// Validate site YAML text; `file` is used in messages, and files it names are read relative to its folder.
-pub fn parse_str(text: &str, file: &str, catalog: &Catalog) -> Result<Site, SiteErrors> {
+pub fn parse_str(text: &str, file: &str, catalog: &Catalog) -> Result<Site, InputErrors> {
     let dir = Path::new(file).parent().map(Path::to_path_buf).unwrap_or_default();
     let read = move |rel: &str| -> Result<String, String> {
         crate::input::read_text(&dir.join(rel), "stream config").map_err(|e| {
@@ -55,15 +55,15 @@ pub fn parse_str(text: &str, file: &str, catalog: &Catalog) -> Result<Site, Site
 }
 
 /// `parse_str` with the files the site names read by `files` (a saved plan holds them).
-pub fn parse_str_with(text: &str, file: &str, catalog: &Catalog, files: SiteFiles<'_>) -> Result<Site, SiteErrors> {
-    let fail = |errors: Vec<SiteError>| SiteErrors {
+pub fn parse_str_with(text: &str, file: &str, catalog: &Catalog, files: SiteFiles<'_>) -> Result<Site, InputErrors> {
+    let fail = |errors: Vec<InputError>| InputErrors {
         file: file.to_string(),
         errors,
     };
     let root = match yaml::parse(text) {
         Ok(Some(root)) => root,
         Ok(None) => {
-            return Err(fail(vec![SiteError {
+            return Err(fail(vec![InputError {
                 path: "site".into(),
                 line: Some(1),
                 column: Some(1),
@@ -72,7 +72,7 @@ pub fn parse_str_with(text: &str, file: &str, catalog: &Catalog, files: SiteFile
             }]))
         }
         Err(e) => {
-            return Err(fail(vec![SiteError {
+            return Err(fail(vec![InputError {
                 path: String::new(),
                 line: e.pos.map(|p| p.line),
                 column: e.pos.map(|p| p.col),
@@ -129,7 +129,7 @@ policy: { patterns: ["1", "2", "3", "4"], wear_headroom: 0.15, hot_spares_per_ar
 failure_rates: { disk_afr: 0.01 }
 "#;
 
-    fn parse(t: &str) -> Result<Site, SiteErrors> {
+    fn parse(t: &str) -> Result<Site, InputErrors> {
         parse_str(t, "site.yaml", &Catalog::builtin())
     }
 

@@ -5,7 +5,7 @@ use super::keys::*;
 use crate::catalog::Catalog;
 use crate::input::limits::MAX_NAME_BYTES;
 use crate::input::yaml::{clip, Node, Pos, Typed, Val};
-use crate::input::SiteError;
+use crate::input::InputError;
 use crate::site::model::*;
 use crate::units::{parse_duration, parse_size};
 use std::collections::HashMap;
@@ -54,7 +54,7 @@ pub(super) struct Seen {
 }
 
 pub(super) struct Validator<'c> {
-    pub(super) errors: Vec<SiteError>,
+    pub(super) errors: Vec<InputError>,
     pub(super) catalog: &'c Catalog,
     /// Reads the files the site names (`workload.streams[].config`).
     pub(super) files: super::SiteFiles<'c>,
@@ -68,7 +68,7 @@ impl<'c> Validator<'c> {
         message: impl Into<String>,
         fix: impl Into<String>,
     ) {
-        self.errors.push(SiteError {
+        self.errors.push(InputError {
             path: path.into(),
             line: at.map(|p| p.line),
             column: at.map(|p| p.col),

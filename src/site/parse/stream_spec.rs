@@ -9,7 +9,7 @@
 
 use crate::input::limits::{CONSUMERS, MAX_ASSET_NAME_BYTES, REPLICAS, SUBJECTS_PER_STREAM};
 use crate::input::yaml::clip;
-use crate::input::SiteError;
+use crate::input::InputError;
 use crate::site::model::{StreamSpec, Workload};
 
 /// What is wrong with a stream, bucket or object store name for nats-server (and for the `<name>.json`
@@ -45,10 +45,10 @@ pub fn workload_assets(w: &Workload) -> u64 {
 
 /// Every rule `s` breaks, each with `path` (the stream's place, e.g. `inputs.imported_streams[3]`) and
 /// the field. Bounded work: at most `SUBJECTS_PER_STREAM` subjects are compared pairwise.
-pub fn check_stream(s: &StreamSpec, path: &str) -> Vec<SiteError> {
+pub fn check_stream(s: &StreamSpec, path: &str) -> Vec<InputError> {
     let mut errors = Vec::new();
     let mut err = |field: &str, message: String, fix: &str| {
-        errors.push(SiteError {
+        errors.push(InputError {
             path: format!("{path}.{field}"),
             line: None,
             column: None,
