@@ -172,11 +172,11 @@ impl Coordinator {
     /// Connect, discover `opts.count` idle agents and measure their clocks. Fewer agents than asked for
     /// is an error naming how many answered.
     pub async fn connect(conn: &ConnSpec, opts: AgentsOptions) -> Result<Coordinator, BenchError> {
-        let limits = crate::site::limits::AGENTS;
+        let limits = crate::input::limits::AGENTS;
         limits
             .check_usize(opts.count)
             .map_err(|e| BenchError::BadInput(anyhow!("--agents {}: {e}", opts.count)))?;
-        crate::site::limits::BENCH_WAIT_S
+        crate::input::limits::BENCH_WAIT_S
             .check_duration(opts.discover_timeout)
             .map_err(|e| {
                 BenchError::BadInput(anyhow!(

@@ -167,7 +167,7 @@ impl RunRequest {
     /// that row and consistent with itself, and the work is on the row's own `natsplan-*` assets, never
     /// an existing stream. Nothing is allocated from the request before its counts pass.
     pub fn check(&self) -> Result<(), String> {
-        use crate::site::limits::{AGENTS, AGENT_HEARTBEAT_MS, AGENT_START_WAIT_MS};
+        use crate::input::limits::{AGENTS, AGENT_HEARTBEAT_MS, AGENT_START_WAIT_MS};
         if !is_token(&self.row) {
             return Err(format!(
                 "row {:?}: a row id is letters, digits, '-' and '_' (up to 64), as coordinators make them",
@@ -270,7 +270,7 @@ impl RunRequest {
 
 /// A value from a request, shortened for a message.
 fn clip(s: &str) -> String {
-    crate::site::yaml::clip(s)
+    crate::input::yaml::clip(s)
 }
 
 /// The agent's answer to a `RunRequest`.

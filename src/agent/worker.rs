@@ -300,7 +300,7 @@ impl Agent {
                         "agent {}: row {} aborted by the coordinator: {}",
                         self.id,
                         a.row,
-                        crate::site::yaml::clip(&a.reason)
+                        crate::input::yaml::clip(&a.reason)
                     ));
                 }
             }

@@ -48,11 +48,11 @@ pub fn new_run_id() -> String {
     )
 }
 
-/// Every count, size, rate and wait of `spec` against the one table of bounds (`site::limits`), before
+/// Every count, size, rate and wait of `spec` against the one table of bounds (`input::limits`), before
 /// anything is allocated from them: the flags of `bench` and `verify`, and an agent's run request, which
 /// is checked by this same function. The error names the flag as `natsplan bench` takes it.
 fn check_bounds(spec: &BenchSpec) -> Result<(), String> {
-    use crate::site::limits::*;
+    use crate::input::limits::*;
     let flag = |name: &str, v: String, r: Result<(), String>| r.map_err(|e| format!("{name} {v}: {e}"));
     let obj = matches!(spec.workload, Workload::Obj { .. });
     let (workers, subs, replicas, batch) = match &spec.workload {

@@ -243,12 +243,12 @@ impl Catalog {
         Catalog::from_labelled_texts("", arrays, disks, servers, failures)
     }
 
-    /// `from_texts` with each file named `{prefix}arrays.yaml` ... in messages (read with `site::from_yaml`:
+    /// `from_texts` with each file named `{prefix}arrays.yaml` ... in messages (read with `input::from_yaml`:
     /// every problem at once, each with file:line:col and its field path).
-    /// `from_texts` with each file named `{prefix}arrays.yaml` ... in messages (read with `site::from_yaml`:
+    /// `from_texts` with each file named `{prefix}arrays.yaml` ... in messages (read with `input::from_yaml`:
     /// every problem at once, each with file:line:col and its field path).
     fn from_labelled_texts(prefix: &str, arrays: &str, disks: &str, servers: &str, failures: &str) -> Result<Catalog> {
-        use crate::site::Doc;
+        use crate::input::Doc;
         let (da, dd) = (
             Doc::parse(arrays, &format!("{prefix}arrays.yaml"))?,
             Doc::parse(disks, &format!("{prefix}disks.yaml"))?,
@@ -299,24 +299,24 @@ impl Catalog {
 }
 
 /// A unit problem placed at its value (file:line:col and field path), as the reading's own.
-fn unit_error(doc: &crate::site::Doc, path: String, e: String) -> anyhow::Error {
+fn unit_error(doc: &crate::input::Doc, path: String, e: String) -> anyhow::Error {
     let fix = "write a size such as 12GB or 3.84TB, or a duration such as 2ms or 30s";
     doc.errors(vec![doc.error(&path, e, fix)]).into()
 }
 
 /// A size of the catalog at `path` of `doc`.
-fn size_at(doc: &crate::site::Doc, path: String, v: &str) -> Result<u64> {
+fn size_at(doc: &crate::input::Doc, path: String, v: &str) -> Result<u64> {
     parse_size(v).map_err(|e| unit_error(doc, path, e))
 }
 
 /// A duration of the catalog at `path` of `doc`.
-fn dur_at(doc: &crate::site::Doc, path: String, v: &str) -> Result<std::time::Duration> {
+fn dur_at(doc: &crate::input::Doc, path: String, v: &str) -> Result<std::time::Duration> {
     parse_duration(v).map_err(|e| unit_error(doc, path, e))
 }
 
 /// failure_rates.yaml's defaults: the rates, repair times (with their bands), maintenance and the
 /// dirty-page expiry, each with its source.
-fn failure_defaults(df: &crate::site::Doc, f: RawFailures) -> Result<FailureDefaults> {
+fn failure_defaults(df: &crate::input::Doc, f: RawFailures) -> Result<FailureDefaults> {
     let mut out = FailureDefaults {
         rates: f
             .failure_rates
@@ -388,7 +388,7 @@ fn failure_defaults(df: &crate::site::Doc, f: RawFailures) -> Result<FailureDefa
 }
 
 /// arrays.yaml's models.
-fn array_models(da: &crate::site::Doc, a: RawArrays) -> Result<Vec<ArrayModel>> {
+fn array_models(da: &crate::input::Doc, a: RawArrays) -> Result<Vec<ArrayModel>> {
     let mut out = Vec::new();
     for (i, r) in a.arrays.into_iter().enumerate() {
         let group_limits = match r.group_limits {
@@ -430,7 +430,7 @@ fn array_models(da: &crate::site::Doc, a: RawArrays) -> Result<Vec<ArrayModel>> 
 }
 
 /// disks.yaml's models.
-fn disk_models(dd: &crate::site::Doc, d: RawDisks) -> Result<Vec<DiskModel>> {
+fn disk_models(dd: &crate::input::Doc, d: RawDisks) -> Result<Vec<DiskModel>> {
     let mut out = Vec::new();
     for (i, r) in d.disks.into_iter().enumerate() {
         let lat = dur_at(dd, format!("disks[{i}].write_latency"), &r.write_latency)?;
@@ -460,7 +460,7 @@ fn disk_models(dd: &crate::site::Doc, d: RawDisks) -> Result<Vec<DiskModel>> {
 }
 
 /// servers.yaml's models.
-fn server_models(ds: &crate::site::Doc, servers: Vec<RawServer>) -> Result<Vec<ServerModel>> {
+fn server_models(ds: &crate::input::Doc, servers: Vec<RawServer>) -> Result<Vec<ServerModel>> {
     let mut out = Vec::new();
     for (i, r) in servers.into_iter().enumerate() {
         out.push(ServerModel {
@@ -487,11 +487,11 @@ fn server_models(ds: &crate::site::Doc, servers: Vec<RawServer>) -> Result<Vec<S
 }
 
 /// Failure and maintenance rates, and disks' AFRs, within what the site's own overrides may give
-/// (`site::limits::MAX_EVENTS_PER_YEAR`, fractions at most 1): every event is a step of `simulate`.
-fn check_rates(out: &Catalog, df: &crate::site::Doc, dd: &crate::site::Doc) -> Result<()> {
-    let max = crate::site::limits::MAX_EVENTS_PER_YEAR;
+/// (`input::limits::MAX_EVENTS_PER_YEAR`, fractions at most 1): every event is a step of `simulate`.
+fn check_rates(out: &Catalog, df: &crate::input::Doc, dd: &crate::input::Doc) -> Result<()> {
+    let max = crate::input::limits::MAX_EVENTS_PER_YEAR;
     let fraction = |k: &str| k.ends_with("afr") || k == "not_return_after_power";
-    let problem = |doc: &crate::site::Doc, path: String, x: f64, frac: bool| {
+    let problem = |doc: &crate::input::Doc, path: String, x: f64, frac: bool| {
         let top = if frac { 1.0 } else { max };
         let (what, fix) = if frac {
             ("a fraction per year, 0 to 1", "write e.g. 0.01 for 1 %")
@@ -530,7 +530,7 @@ fn check_rates(out: &Catalog, df: &crate::site::Doc, dd: &crate::site::Doc) -> R
 
 /// A purchasable model carries what buying it means: rack units (servers and arrays), typical and peak watts
 /// (peak at least typical), and a `hardware_source`; every problem placed at its field.
-fn check_hardware(out: &Catalog, docs: [&crate::site::Doc; 3]) -> Result<()> {
+fn check_hardware(out: &Catalog, docs: [&crate::input::Doc; 3]) -> Result<()> {
     let lists: [(&str, Vec<(&Hardware, bool)>); 3] = [
         ("arrays", out.arrays.iter().map(|m| (&m.hardware, true)).collect()),
         ("disks", out.disks.iter().map(|m| (&m.hardware, false)).collect()),
@@ -583,9 +583,9 @@ fn check_hardware(out: &Catalog, docs: [&crate::site::Doc; 3]) -> Result<()> {
     Ok(())
 }
 
-/// Model names reach report tables and messages: bounded as site names are (`site::limits`).
-fn check_name_lengths(out: &Catalog, docs: [&crate::site::Doc; 3]) -> Result<()> {
-    let long = crate::site::limits::MAX_NAME_BYTES;
+/// Model names reach report tables and messages: bounded as site names are (`input::limits`).
+fn check_name_lengths(out: &Catalog, docs: [&crate::input::Doc; 3]) -> Result<()> {
+    let long = crate::input::limits::MAX_NAME_BYTES;
     let lens: [(&str, Vec<usize>); 3] = [
         ("arrays", out.arrays.iter().map(|m| m.name.len()).collect()),
         ("disks", out.disks.iter().map(|m| m.name.len()).collect()),

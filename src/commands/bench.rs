@@ -427,7 +427,7 @@ fn parse_dur(s: &str) -> Result<Duration, String> {
 
 /// `--agents N`: a whole number within the table's bound (`site::limits::AGENTS`).
 pub fn parse_agents(s: &str) -> Result<usize, String> {
-    let b = crate::site::limits::AGENTS;
+    let b = crate::input::limits::AGENTS;
     match s.trim().parse::<u64>() {
         Ok(n) => b
             .check_u64(n)

@@ -126,7 +126,7 @@ fn spec_from_args(g: &Global, u: &UpArgs, dir: &Path) -> Result<(LabSpec, Stream
             // Per asset again when the plan keeps that layout per class (plan::classes: over 1,000 assets).
             inputs.expand(&mut plan, u.layout.as_deref())?;
             let pl = inputs.layout(&plan, u.layout.as_deref())?;
-            crate::site::limits::LAB_SERVERS
+            crate::input::limits::LAB_SERVERS
                 .check_usize(pl.servers.len())
                 .map_err(|e| bad_input(anyhow!("--layout {} has {} servers: {e}", pl.id, pl.servers.len())))?;
             let sync = sync_flag(plan.input.nats.sync)?;
@@ -174,7 +174,7 @@ fn spec_from_args(g: &Global, u: &UpArgs, dir: &Path) -> Result<(LabSpec, Stream
             ))
         }
         (false, Some(n)) => {
-            crate::site::limits::LAB_SERVERS
+            crate::input::limits::LAB_SERVERS
                 .check_usize(n)
                 .map_err(|e| bad_input(anyhow!("--nodes {n}: {e}")))?;
             let sync = sync_flag(SyncMode::Interval(120))?;

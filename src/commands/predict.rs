@@ -216,7 +216,7 @@ pub fn shape(a: &PredictArgs, catalog: &Catalog, cal: &Calibration) -> Result<Sh
                     "--rate {r} must be a positive number of operations per second"
                 )));
             }
-            crate::site::limits::REQUIRED_RATE_PER_S
+            crate::input::limits::REQUIRED_RATE_PER_S
                 .check_f64(v)
                 .map_err(|why| bad_input(anyhow!("--rate {r}: {why}")))?;
             Some(v)

@@ -198,7 +198,7 @@ fn run_faults(g: &Global, a: &VerifyArgs, format: Format) -> Result<Outcome, Fai
             a.nodes
         )));
     }
-    crate::site::limits::FAULT_LAB_SERVERS
+    crate::input::limits::FAULT_LAB_SERVERS
         .check_usize(a.nodes)
         .map_err(|e| bad_input(anyhow!("--nodes {}: {e}", a.nodes)))?;
     let mut opts = match a.ladder {

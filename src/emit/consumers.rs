@@ -45,7 +45,7 @@ pub fn consumer_json(c: &ConsumerSpec, replicas: u8) -> Value {
 /// file name (NAME_MAX 255) and nats-server takes consumer names up to 255 bytes (`JSMaxNameLen`).
 fn placeholder_name(stream: &str, k: u32) -> String {
     let tail = format!("-c{k}");
-    let mut keep = crate::site::limits::MAX_ASSET_NAME_BYTES
+    let mut keep = crate::input::limits::MAX_ASSET_NAME_BYTES
         .saturating_sub(tail.len())
         .min(stream.len());
     while !stream.is_char_boundary(keep) {

@@ -1,10 +1,11 @@
 //! The deploy file (`natsplan emit --deploy FILE`): what a real deployment adds to a plan — accounts with
 //! users or nkeys and a system account, TLS, and the durable consumers of the site's streams by name.
-//! YAML, read with `site::Doc` so every problem is reported at once at its `FILE:LINE:COL`. The format
+//! YAML, read with `input::Doc` so every problem is reported at once at its `FILE:LINE:COL`. The format
 //! is documented in docs/emit.md.
 
 use super::conf::{Account, Security, Tls, User};
-use crate::site::{Doc, SiteError, SiteErrors, Workload};
+use crate::input::{Doc, InputError, InputErrors};
+use crate::site::Workload;
 use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -77,7 +78,7 @@ fn name_problem(n: &str, account: bool) -> Option<String> {
 
 /// A control or invisible character in a user, password or TLS path: nats-server would read it (emit quotes
 /// it), but it is a paste or YAML escape gone wrong, and in a path it names a file that is not there.
-fn hidden(doc: &Doc, path: &str, what: &str, v: &str, errs: &mut Vec<SiteError>) {
+fn hidden(doc: &Doc, path: &str, what: &str, v: &str, errs: &mut Vec<InputError>) {
     if let Some(c) = crate::site::names::hidden_char(v) {
         errs.push(doc.error(
             path,
@@ -91,7 +92,7 @@ fn hidden(doc: &Doc, path: &str, what: &str, v: &str, errs: &mut Vec<SiteError>)
 const MAX_DESCRIPTION_BYTES: usize = 4 * 1024;
 
 /// Read and check a deploy file's text against the site's workload.
-pub fn parse(text: &str, file: &str, workload: &Workload) -> Result<Deploy, SiteErrors> {
+pub fn parse(text: &str, file: &str, workload: &Workload) -> Result<Deploy, InputErrors> {
     let doc = Doc::parse(text, file)?;
     let (f, mut errs) = doc.read::<File>();
     let Some(f) = f else {
@@ -108,7 +109,7 @@ pub fn parse(text: &str, file: &str, workload: &Workload) -> Result<Deploy, Site
     }
 }
 
-fn security(f: &File, doc: &Doc, errs: &mut Vec<SiteError>) -> Security {
+fn security(f: &File, doc: &Doc, errs: &mut Vec<InputError>) -> Security {
     let mut accounts = Vec::new();
     let mut seen_users = BTreeSet::new();
     let sys = f.system_account.clone();
@@ -160,7 +161,7 @@ fn users(
     p: &str,
     a: &AccountSpec,
     seen_users: &mut BTreeSet<String>,
-    errs: &mut Vec<SiteError>,
+    errs: &mut Vec<InputError>,
 ) -> Vec<User> {
     let mut users = Vec::new();
     for (i, u) in a.users.iter().flatten().enumerate() {
@@ -215,7 +216,7 @@ fn account_problems(
     accounts: &[Account],
     sys: Option<&str>,
     seen_users: &BTreeSet<String>,
-    errs: &mut Vec<SiteError>,
+    errs: &mut Vec<InputError>,
 ) {
     if let Some(s) = sys {
         if !accounts.iter().any(|a| a.name == s) {
@@ -268,7 +269,7 @@ fn account_problems(
 }
 
 /// The TLS block: absolute paths, and the CA routes need.
-fn tls(t: &TlsSpec, doc: &Doc, errs: &mut Vec<SiteError>) -> Tls {
+fn tls(t: &TlsSpec, doc: &Doc, errs: &mut Vec<InputError>) -> Tls {
     for (k, v) in [("cert", Some(&t.cert)), ("key", Some(&t.key)), ("ca", t.ca.as_ref())] {
         if let Some(v) = v {
             hidden(doc, &format!("tls.{k}"), "path", v, errs);
@@ -298,7 +299,7 @@ fn tls(t: &TlsSpec, doc: &Doc, errs: &mut Vec<SiteError>) -> Tls {
     }
 }
 
-fn consumers(f: &File, doc: &Doc, w: &Workload, errs: &mut Vec<SiteError>) -> BTreeMap<String, Vec<ConsumerSpec>> {
+fn consumers(f: &File, doc: &Doc, w: &Workload, errs: &mut Vec<InputError>) -> BTreeMap<String, Vec<ConsumerSpec>> {
     let mut out = BTreeMap::new();
     for (stream, list) in f.consumers.iter().flatten() {
         let p = format!("consumers.{stream}");

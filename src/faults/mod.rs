@@ -58,7 +58,7 @@ pub fn run(opts: &FaultOptions, log: &dyn Fn(&str)) -> Result<FaultReport> {
     if nodes < 3 {
         bail!("--nodes {nodes}: fault verification needs at least 3 servers for an R3 stream");
     }
-    crate::site::limits::FAULT_LAB_SERVERS
+    crate::input::limits::FAULT_LAB_SERVERS
         .check_usize(nodes)
         .map_err(|e| anyhow!("--nodes {nodes}: {e}"))?;
     if opts.publish_rate_per_s == 0 {

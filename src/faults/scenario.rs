@@ -227,7 +227,7 @@ pub struct PlanTarget {
 }
 
 /// The most lab servers a plan may bring (2 cores run them all).
-pub const MAX_PLAN_SERVERS: usize = crate::site::limits::FAULT_LAB_SERVERS.max as usize;
+pub const MAX_PLAN_SERVERS: usize = crate::input::limits::FAULT_LAB_SERVERS.max as usize;
 
 impl PlanTarget {
     /// The target for layout `id` of `plan`; an error when the lab could not run it.

@@ -11,10 +11,10 @@
 //! `--omb-retention`.
 
 use super::{stream_name, Imported};
-use crate::site::limits::{MAX_ASSETS, MAX_CONSUMERS_PER_STREAM, MAX_OMB_TOPICS};
-use crate::site::yaml::{clip, Node, Pos, Typed, Val};
+use crate::input::limits::{MAX_ASSETS, MAX_CONSUMERS_PER_STREAM, MAX_OMB_TOPICS};
+use crate::input::yaml::{clip, Node, Pos, Typed, Val};
+use crate::input::{Doc, InputError};
 use crate::site::StreamSpec;
-use crate::site::{Doc, SiteError};
 use anyhow::{Context, Result};
 use std::path::Path;
 
@@ -94,7 +94,7 @@ struct Omb {
 /// Every problem of the file at once, each with file:line:col, its key and a fix (as site files).
 fn parse_named(text: &str, file: &str, retention: Option<&str>, rate_flag: Option<f64>) -> Result<Imported> {
     let doc = Doc::parse(text, file)?;
-    let mut errs: Vec<SiteError> = Vec::new();
+    let mut errs: Vec<InputError> = Vec::new();
     let entries = mapping(&doc)?;
     duplicate_keys(&doc, entries, &mut errs);
     let get = |k: &str| {
@@ -104,7 +104,7 @@ fn parse_named(text: &str, file: &str, retention: Option<&str>, rate_flag: Optio
             .map(|(_, v)| v)
             .filter(|v| !v.is_null())
     };
-    let missing = |errs: &mut Vec<SiteError>, k: &str, what: &str| {
+    let missing = |errs: &mut Vec<InputError>, k: &str, what: &str| {
         errs.push(doc.error(k, format!("missing ({what})"), format!("add `{k}: ...` ({what})")));
     };
     let topics = match get("topics") {
@@ -147,7 +147,7 @@ fn parse_named(text: &str, file: &str, retention: Option<&str>, rate_flag: Optio
         Some(n) => producer_rate(&doc, &mut errs, n, rate_flag),
     };
     if let Some(r) = rate_flag.filter(|r| !(r.is_finite() && *r > 0.0)) {
-        errs.push(SiteError {
+        errs.push(InputError {
             path: "--omb-rate".into(),
             line: None,
             column: None,
@@ -206,7 +206,7 @@ fn mapping(doc: &Doc) -> Result<&[(Node, Node)]> {
 }
 
 /// A problem for each key given twice.
-fn duplicate_keys(doc: &Doc, entries: &[(Node, Node)], errs: &mut Vec<SiteError>) {
+fn duplicate_keys(doc: &Doc, entries: &[(Node, Node)], errs: &mut Vec<InputError>) {
     let mut first: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
     for (k, _) in entries {
         if let Val::Scalar(s) = &k.val {
@@ -226,7 +226,7 @@ fn duplicate_keys(doc: &Doc, entries: &[(Node, Node)], errs: &mut Vec<SiteError>
 }
 
 /// `t` topics of `s` consumers each: a problem when that is more assets than natsplan plans.
-fn too_many_assets(doc: &Doc, errs: &mut Vec<SiteError>, t: u64, s: u64) {
+fn too_many_assets(doc: &Doc, errs: &mut Vec<InputError>, t: u64, s: u64) {
     let assets = t.saturating_mul(1 + s);
     let limit = MAX_ASSETS.min(MAX_PLANNED_ASSETS);
     if assets > limit {
@@ -263,7 +263,7 @@ fn key_is(key: &Node, k: &str) -> bool {
 }
 
 /// A whole number in `lo..=hi` (a float with no fraction, as `1e3`, counts), or a problem.
-fn whole(doc: &Doc, errs: &mut Vec<SiteError>, n: &Node, key: &str, lo: u64, hi: u64, example: &str) -> Option<u64> {
+fn whole(doc: &Doc, errs: &mut Vec<InputError>, n: &Node, key: &str, lo: u64, hi: u64, example: &str) -> Option<u64> {
     let got = match &n.val {
         Val::Scalar(s) => match s.typed() {
             Typed::Int(i) => Some(i as f64),
@@ -273,7 +273,7 @@ fn whole(doc: &Doc, errs: &mut Vec<SiteError>, n: &Node, key: &str, lo: u64, hi:
         },
         _ => None,
     };
-    let at = |mut e: SiteError| {
+    let at = |mut e: InputError| {
         (e.line, e.column) = (Some(n.pos.line), Some(n.pos.col));
         e
     };
@@ -316,7 +316,7 @@ fn describe_num(n: &Node) -> String {
 
 /// The file's producerRate. A max-rate value (0, or OMB's 10,000,000) is an error unless `--omb-rate`
 /// gives the rate to size for; then it is returned as read (the flag replaces it).
-fn producer_rate(doc: &Doc, errs: &mut Vec<SiteError>, n: &Node, flag: Option<f64>) -> Option<f64> {
+fn producer_rate(doc: &Doc, errs: &mut Vec<InputError>, n: &Node, flag: Option<f64>) -> Option<f64> {
     let x = match &n.val {
         Val::Scalar(s) => match s.typed() {
             Typed::Int(i) => Some(i as f64),
@@ -366,7 +366,7 @@ fn producer_rate(doc: &Doc, errs: &mut Vec<SiteError>, n: &Node, flag: Option<f6
 /// The file's `retention` (not an OMB key; added for natsplan), else `--omb-retention`.
 fn omb_retention(
     doc: &Doc,
-    errs: &mut Vec<SiteError>,
+    errs: &mut Vec<InputError>,
     n: Option<&Node>,
     flag: Option<&str>,
 ) -> Option<(f64, &'static str)> {
@@ -395,7 +395,7 @@ fn omb_retention(
             Some(r) => match parse_secs(r) {
                 Ok(s) => Some((s, "--omb-retention")),
                 Err(e) => {
-                    errs.push(SiteError {
+                    errs.push(InputError {
                         path: "--omb-retention".into(),
                         line: None,
                         column: None,
@@ -406,7 +406,7 @@ fn omb_retention(
                 }
             },
             None => {
-                errs.push(SiteError {
+                errs.push(InputError {
                     path: "retention".into(),
                     line: None,
                     column: None,

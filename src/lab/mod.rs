@@ -93,7 +93,7 @@ impl LabSpec {
         if self.nodes.is_empty() {
             bail!("a lab needs at least one server");
         }
-        crate::site::limits::LAB_SERVERS
+        crate::input::limits::LAB_SERVERS
             .check_usize(self.nodes.len())
             .map_err(|e| anyhow!("a lab of {} servers: {e}", self.nodes.len()))?;
         let mut names: Vec<&str> = self.nodes.iter().map(|n| n.name.as_str()).collect();
@@ -119,7 +119,7 @@ impl LabSpec {
 /// not starting with `.` (so never `..` or a hidden file), at most `MAX_NAME_BYTES`.
 pub(crate) fn is_folder_name(name: &str) -> bool {
     !name.is_empty()
-        && name.len() <= crate::site::limits::MAX_NAME_BYTES
+        && name.len() <= crate::input::limits::MAX_NAME_BYTES
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')

@@ -117,7 +117,7 @@ impl LabState {
                 self.dir.display()
             );
         }
-        crate::site::limits::LAB_SERVERS
+        crate::input::limits::LAB_SERVERS
             .check_usize(self.nodes.len().max(1))
             .map_err(|e| anyhow!("nodes: {} servers: {e}", self.nodes.len()))?;
         let mut seen = std::collections::HashSet::new();

@@ -275,9 +275,9 @@ impl CalibrationFile {
     }
 
     /// Parse and check a file: every problem at once, each with `file:line:col`, its field path and a fix
-    /// (the located reading is `site::Doc`, shared with the site and models files).
+    /// (the located reading is `input::Doc`, shared with the site and models files).
     pub fn parse(text: &str, origin: &str) -> Result<CalibrationFile> {
-        let doc = crate::site::Doc::parse(text, origin)?;
+        let doc = crate::input::Doc::parse(text, origin)?;
         let (f, read_errors) = doc.read::<CalibrationFile>();
         let checks = f.as_ref().map(|f| f.check()).unwrap_or_default();
         let checks = checks

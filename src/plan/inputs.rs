@@ -19,11 +19,12 @@ use super::Plan;
 use crate::catalog::Catalog;
 use crate::error::{bad_input, cannot_run, Failure};
 use crate::import::Imported;
+use crate::input::limits::MAX_ASSETS;
+use crate::input::yaml::clip;
+use crate::input::{InputError, InputErrors};
 use crate::perf::calibration::{CalibrationFile, CalibrationSet};
 use crate::perf::Calibration;
-use crate::site::limits::MAX_ASSETS;
-use crate::site::yaml::clip;
-use crate::site::{Site, SiteError, SiteErrors, StreamSpec};
+use crate::site::{Site, StreamSpec};
 use anyhow::{anyhow, Context};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -232,8 +233,8 @@ fn check_frozen_hashes(f: &Frozen, hashes: &Hashes) -> Result<(), String> {
 /// The imported streams of a saved plan held to the site's rules and bounds (`site::check_stream`, the
 /// one table in `site::limits`), before any is merged or planned: a plan is a file anyone may have
 /// written. Every problem, each at its field path in the plan.
-fn check_saved_imported(f: &Frozen, file: &Path) -> Result<(), SiteErrors> {
-    let fail = |errors| SiteErrors {
+fn check_saved_imported(f: &Frozen, file: &Path) -> Result<(), InputErrors> {
+    let fail = |errors| InputErrors {
         file: file.display().to_string(),
         errors,
     };
@@ -260,8 +261,8 @@ fn check_saved_imported(f: &Frozen, file: &Path) -> Result<(), SiteErrors> {
 }
 
 /// The `MAX_ASSETS` problem, as the site validator says it.
-fn too_many_assets(path: &str, assets: u64) -> SiteError {
-    SiteError {
+fn too_many_assets(path: &str, assets: u64) -> InputError {
+    InputError {
         path: path.into(),
         line: None,
         column: None,

@@ -1,16 +1,11 @@
 //! Site files: parse, validate (every problem at once, each with its place and a fix) and build the
 //! `Site` the planner works on.
 
-pub mod de;
-pub mod limits;
 mod model;
 pub mod names;
 mod parse;
 pub mod streams;
-pub mod yaml;
 
-pub use de::{from_yaml, Doc};
 pub use model::*;
-pub(crate) use parse::nearest;
 pub use parse::stream_spec::{check_stream, workload_assets};
-pub use parse::{load, parse_str, parse_str_with, stream_config, SiteError, SiteErrors};
+pub use parse::{load, parse_str, parse_str_with, stream_config};

@@ -212,16 +212,16 @@ pub struct Workload {
 #[derive(Debug, Clone, Default)]
 pub struct Places {
     /// Each stream's, bucket's and object store's entry (its `name:`, or its `config:`).
-    pub streams: Vec<crate::site::yaml::Pos>,
-    pub kv: Vec<crate::site::yaml::Pos>,
-    pub object_stores: Vec<crate::site::yaml::Pos>,
+    pub streams: Vec<crate::input::yaml::Pos>,
+    pub kv: Vec<crate::input::yaml::Pos>,
+    pub object_stores: Vec<crate::input::yaml::Pos>,
     /// Each stream's `subjects:` as given: the place and field path of each (none when not given).
-    pub subjects: Vec<Vec<(crate::site::yaml::Pos, String)>>,
+    pub subjects: Vec<Vec<(crate::input::yaml::Pos, String)>>,
 }
 
 impl Places {
     /// The place of an asset the site file wrote (None for one appended since, e.g. imported).
-    pub fn of(&self, a: crate::site::streams::AssetRef) -> Option<crate::site::yaml::Pos> {
+    pub fn of(&self, a: crate::site::streams::AssetRef) -> Option<crate::input::yaml::Pos> {
         use crate::site::streams::AssetRef;
         match a {
             AssetRef::Stream(i) => self.streams.get(i).copied(),

@@ -13,7 +13,7 @@
 //!   default-ignorable code points), pass nats-server but make a name that reads as another in every
 //!   listing, log and file name: refused.
 
-use super::limits::MAX_ASSET_NAME_BYTES;
+use crate::input::limits::MAX_ASSET_NAME_BYTES;
 
 /// A character that is not drawn: Unicode's `Default_Ignorable_Code_Point` set (zero-width spaces and
 /// joiners, the soft hyphen, variation selectors, tags, fillers) and the bidirectional controls

@@ -18,7 +18,7 @@ pub mod price;
 pub mod search;
 
 use crate::catalog::Catalog;
-use crate::site::{Doc, SiteError, SiteErrors};
+use crate::input::{Doc, InputError, InputErrors};
 use serde::{Deserialize, Serialize};
 
 /// The storage a server may get: its own internal disks, or a share of an array model in its rack.
@@ -119,19 +119,19 @@ pub fn fit_watts(h: &crate::catalog::Hardware) -> f64 {
 }
 
 /// Read a workload file: every problem at once, each with its place, what and the fix.
-pub fn read_workload(text: &str, file: &str, catalog: &Catalog) -> Result<WorkloadFile, SiteErrors> {
+pub fn read_workload(text: &str, file: &str, catalog: &Catalog) -> Result<WorkloadFile, InputErrors> {
     let doc = Doc::parse(text, file)?;
-    let mut errors: Vec<SiteError> = Vec::new();
+    let mut errors: Vec<InputError> = Vec::new();
     let root_is_block_map = matches!(
         doc.root().map(|n| (&n.val, n.pos.col)),
-        Some((crate::site::yaml::Val::Map(_), 1))
+        Some((crate::input::yaml::Val::Map(_), 1))
     );
-    let top_key = |k: &str| -> Option<crate::site::yaml::Pos> {
-        let crate::site::yaml::Val::Map(e) = &doc.root()?.val else {
+    let top_key = |k: &str| -> Option<crate::input::yaml::Pos> {
+        let crate::input::yaml::Val::Map(e) = &doc.root()?.val else {
             return None;
         };
         e.iter()
-            .find(|(key, _)| matches!(&key.val, crate::site::yaml::Val::Scalar(s) if s.text == k))
+            .find(|(key, _)| matches!(&key.val, crate::input::yaml::Val::Scalar(s) if s.text == k))
             .map(|(key, _)| key.pos)
     };
     if !root_is_block_map {
@@ -143,7 +143,7 @@ pub fn read_workload(text: &str, file: &str, catalog: &Catalog) -> Result<Worklo
         )]));
     }
     if let Some(p) = top_key("racks") {
-        errors.push(SiteError {
+        errors.push(InputError {
             path: "racks".into(),
             line: Some(p.line),
             column: Some(p.col),
@@ -191,7 +191,7 @@ pub fn read_workload(text: &str, file: &str, catalog: &Catalog) -> Result<Worklo
 /// allows (so `policy.min_tolerated` is judged against them); the probe's racks are ours, so their
 /// problems are not the user's. Returns the workload's `policy.min_tolerated`.
 /// The probe site (`probe`'s), for importing `--omb` / `--from-cluster` streams against.
-pub fn probe_site(w: &WorkloadFile, catalog: &Catalog) -> Result<crate::site::Site, SiteErrors> {
+pub fn probe_site(w: &WorkloadFile, catalog: &Catalog) -> Result<crate::site::Site, InputErrors> {
     crate::site::parse_str(&format!("{}{}", w.base, bill::probe_racks(&w.spec)), &w.file, catalog)
 }
 
@@ -200,7 +200,7 @@ fn probe(
     base: &str,
     file: &str,
     catalog: &Catalog,
-    errors: &mut Vec<SiteError>,
+    errors: &mut Vec<InputError>,
 ) -> crate::site::Tolerance {
     let probe = format!("{base}{}", bill::probe_racks(spec));
     match crate::site::parse_str(&probe, file, catalog) {
@@ -226,9 +226,9 @@ pub fn without_key(text: &str, key: &str, file: &str) -> String {
         return text.to_string();
     };
     let line = match doc.root().map(|n| &n.val) {
-        Some(crate::site::yaml::Val::Map(e)) => e
+        Some(crate::input::yaml::Val::Map(e)) => e
             .iter()
-            .find(|(k, _)| matches!(&k.val, crate::site::yaml::Val::Scalar(s) if s.text == key))
+            .find(|(k, _)| matches!(&k.val, crate::input::yaml::Val::Scalar(s) if s.text == key))
             .map(|(k, _)| k.pos.line),
         _ => None,
     };
@@ -245,7 +245,7 @@ fn comment_out_size(text: &str, size_line: Option<usize>, doc: &Doc) -> String {
     };
     // The next top-level key after `size:` ends its block.
     let next = match doc.root().map(|n| &n.val) {
-        Some(crate::site::yaml::Val::Map(e)) => e.iter().map(|(k, _)| k.pos.line).filter(|l| *l > start).min(),
+        Some(crate::input::yaml::Val::Map(e)) => e.iter().map(|(k, _)| k.pos.line).filter(|l| *l > start).min(),
         _ => None,
     };
     let mut out = String::with_capacity(text.len() + 64);
@@ -266,7 +266,7 @@ fn range(
     path: &str,
     least: u32,
     doc: &Doc,
-    errors: &mut Vec<SiteError>,
+    errors: &mut Vec<InputError>,
 ) -> (u32, u32) {
     let Some(v) = v else { return default };
     let r = match v.as_slice() {
@@ -300,7 +300,7 @@ fn range(
     r
 }
 
-fn check_spec(r: RawSize, doc: &Doc, catalog: &Catalog, errors: &mut Vec<SiteError>) -> SizeSpec {
+fn check_spec(r: RawSize, doc: &Doc, catalog: &Catalog, errors: &mut Vec<InputError>) -> SizeSpec {
     let racks = range(Some(r.racks), (1, 1), "size.racks", 1, doc, errors);
     let servers = range(r.servers, (3, 5), "size.servers", 1, doc, errors);
     let disks_per_server = range(r.disks_per_server, (1, 2), "size.disks_per_server", 1, doc, errors);
@@ -330,12 +330,12 @@ fn check_spec(r: RawSize, doc: &Doc, catalog: &Catalog, errors: &mut Vec<SiteErr
         for (i, n) in given.iter().enumerate() {
             let p = format!("{path}[{i}]");
             if !known.contains(&n.as_str()) {
-                let near = crate::site::nearest(n, known.iter().copied())
+                let near = crate::input::nearest(n, known.iter().copied())
                     .map(|m| format!("write {m}; "))
                     .unwrap_or_default();
                 errors.push(doc.error(
                     &p,
-                    format!("unknown model '{}'", crate::site::yaml::clip(n)),
+                    format!("unknown model '{}'", crate::input::yaml::clip(n)),
                     format!("{near}the catalog's purchasable ones are {}", all.join(", ")),
                 ));
             } else if !buyable(n) {

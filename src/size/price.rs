@@ -5,7 +5,7 @@
 use super::bill::Bill;
 use super::{SizeSpec, StorageKind};
 use crate::catalog::Catalog;
-use crate::site::{Doc, SiteErrors};
+use crate::input::{Doc, InputErrors};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -114,7 +114,7 @@ impl Needed {
 
 /// Read and check a prices file against the catalog and the models `needed` lists: every problem at
 /// once, each with its place.
-pub fn read_prices(text: &str, file: &str, needed: &Needed, catalog: &Catalog) -> Result<Prices, SiteErrors> {
+pub fn read_prices(text: &str, file: &str, needed: &Needed, catalog: &Catalog) -> Result<Prices, InputErrors> {
     let doc = Doc::parse(text, file)?;
     let (raw, mut errors) = doc.read::<RawPrices>();
     let Some(raw) = raw else {
@@ -124,12 +124,12 @@ pub fn read_prices(text: &str, file: &str, needed: &Needed, catalog: &Catalog) -
         for (k, v) in map {
             let p = format!("{section}.{k}");
             if !known.contains(&k.as_str()) {
-                let near = crate::site::nearest(k, known.iter().copied())
+                let near = crate::input::nearest(k, known.iter().copied())
                     .map(|m| format!("write {m}; "))
                     .unwrap_or_default();
                 errors.push(doc.error(
                     &p,
-                    format!("unknown model '{}'", crate::site::yaml::clip(k)),
+                    format!("unknown model '{}'", crate::input::yaml::clip(k)),
                     format!("{near}the catalog's are {}", known.join(", ")),
                 ));
             } else if !(v.is_finite() && *v >= 0.0) {

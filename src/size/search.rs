@@ -146,7 +146,7 @@ pub fn site_of(
     b: &Bill,
     text: &Arc<str>,
     catalog: &Catalog,
-) -> Result<(Arc<str>, Site, Tolerance), crate::site::SiteErrors> {
+) -> Result<(Arc<str>, Site, Tolerance), crate::input::InputErrors> {
     let file = format!("{}.yaml", b.id);
     let e = match crate::site::parse_str(text, &file, catalog) {
         Ok(s) => {

@@ -1,5 +1,5 @@
 //! Issue 40, item 3: one number can no longer abort natsplan. Every count and size of bench, lab and
-//! verify is checked against the one table of bounds (`site::limits`) before anything is allocated or
+//! verify is checked against the one table of bounds (`input::limits`) before anything is allocated or
 //! connected, and refused as bad input (exit 2) naming the flag and the bound. No server is needed: the
 //! URL given has nothing behind it, so a value that got past the check would end in exit 3 (cannot
 //! connect), an abort (out of memory) or a run, never in this exit 2.

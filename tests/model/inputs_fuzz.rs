@@ -5,7 +5,7 @@
 //! `scripts/fuzz-inputs` runs the same kinds of mutants against the release binary at scale.
 
 use natsplan::catalog::Catalog;
-use natsplan::site::{SiteError, SiteErrors};
+use natsplan::input::{InputError, InputErrors};
 use proptest::prelude::*;
 
 const SITE: &str = include_str!("../../examples/full-reference.yaml");
@@ -114,11 +114,11 @@ fn apply(text: &str, muts: &[Mutation]) -> String {
 }
 
 /// Every problem has a place (a line, or a field path) and a fix.
-fn located(errs: &SiteErrors) -> Result<(), String> {
+fn located(errs: &InputErrors) -> Result<(), String> {
     if errs.errors.is_empty() {
         return Err("a failure with no problem in it".into());
     }
-    let bad: Vec<&SiteError> = errs
+    let bad: Vec<&InputError> = errs
         .errors
         .iter()
         .filter(|e| (e.line.is_none() && e.path.is_empty()) || e.fix.is_none())
@@ -130,9 +130,9 @@ fn located(errs: &SiteErrors) -> Result<(), String> {
     }
 }
 
-/// An anyhow error from a reader: its cause must be a located `SiteErrors`.
+/// An anyhow error from a reader: its cause must be a located `InputErrors`.
 fn located_any(e: &anyhow::Error) -> Result<(), String> {
-    match e.chain().find_map(|c| c.downcast_ref::<SiteErrors>()) {
+    match e.chain().find_map(|c| c.downcast_ref::<InputErrors>()) {
         Some(s) => located(s),
         None => Err(format!("not a located error: {e:#}")),
     }
@@ -167,7 +167,7 @@ proptest! {
     #[test]
     fn omb_mutants_are_read_or_refused_with_places(muts in prop::collection::vec(mutation(), 1..4)) {
         match natsplan::import::omb::parse(&apply(OMB, &muts), Some("1h")) {
-            Ok(imp) => prop_assert!(imp.streams.len() as u64 <= natsplan::site::limits::MAX_OMB_TOPICS),
+            Ok(imp) => prop_assert!(imp.streams.len() as u64 <= natsplan::input::limits::MAX_OMB_TOPICS),
             Err(e) => prop_assert!(located_any(&e).is_ok(), "{:?}", located_any(&e)),
         }
     }

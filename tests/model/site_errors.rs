@@ -3,13 +3,14 @@
 //! the rendered report is stable, and R2/R4 and other legal-but-odd inputs are accepted.
 
 use natsplan::catalog::Catalog;
-use natsplan::site::{parse_str, RaidChoice, Site, SiteError, SiteErrors};
+use natsplan::input::{InputError, InputErrors};
+use natsplan::site::{parse_str, RaidChoice, Site};
 
-fn parse(text: &str) -> Result<Site, SiteErrors> {
+fn parse(text: &str) -> Result<Site, InputErrors> {
     parse_str(text, "site.yaml", &Catalog::builtin())
 }
 
-fn problems(text: &str) -> Vec<SiteError> {
+fn problems(text: &str) -> Vec<InputError> {
     match parse(text) {
         Ok(_) => panic!("expected problems, the site parsed:\n{text}"),
         Err(e) => {
@@ -20,14 +21,14 @@ fn problems(text: &str) -> Vec<SiteError> {
 }
 
 /// The one problem at `path` (fails listing all problems when there is none or more than one).
-fn at_path<'a>(errs: &'a [SiteError], path: &str) -> &'a SiteError {
-    let hits: Vec<&SiteError> = errs.iter().filter(|e| e.path == path).collect();
+fn at_path<'a>(errs: &'a [InputError], path: &str) -> &'a InputError {
+    let hits: Vec<&InputError> = errs.iter().filter(|e| e.path == path).collect();
     assert_eq!(hits.len(), 1, "expected one problem at {path}, got: {errs:#?}");
     hits[0]
 }
 
 /// Assert the problem is reported at the first occurrence of `needle` on 1-based `line` of `text`.
-fn assert_at(e: &SiteError, text: &str, line: usize, needle: &str) {
+fn assert_at(e: &InputError, text: &str, line: usize, needle: &str) {
     let src = text.lines().nth(line - 1).unwrap_or_else(|| panic!("no line {line}"));
     let col = src
         .find(needle)
@@ -41,7 +42,7 @@ fn assert_at(e: &SiteError, text: &str, line: usize, needle: &str) {
 }
 
 /// Assert the problem is reported right after the first occurrence of `before` on `line`.
-fn assert_after(e: &SiteError, text: &str, line: usize, before: &str) {
+fn assert_after(e: &InputError, text: &str, line: usize, before: &str) {
     let src = text.lines().nth(line - 1).unwrap_or_else(|| panic!("no line {line}"));
     let col = src
         .find(before)
@@ -55,7 +56,7 @@ fn assert_after(e: &SiteError, text: &str, line: usize, before: &str) {
     );
 }
 
-fn assert_says(e: &SiteError, message: &str, fix: &str) {
+fn assert_says(e: &InputError, message: &str, fix: &str) {
     assert!(e.message.contains(message), "message {:?} lacks {message:?}", e.message);
     let f = e.fix.as_deref().unwrap_or("");
     assert!(f.contains(fix), "fix {f:?} lacks {fix:?} (message {:?})", e.message);

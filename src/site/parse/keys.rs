@@ -1,4 +1,7 @@
-//! The keys each section of a site file accepts, and the typo matcher that suggests one for an unknown key.
+//! The keys each section of a site file accepts; the typo matcher that suggests one for an unknown key is
+//! the input floor's (`input::nearest`).
+
+pub(super) use crate::input::nearest;
 
 pub(super) const TOP_KEYS: &[&str] = &[
     "site",
@@ -101,19 +104,6 @@ pub(super) const SECTIONS: &[(&str, &[&str])] = &[
     ("policy", POLICY_KEYS),
     ("policy.min_tolerated", TOLERANCE_KEYS),
 ];
-
-/// The closest candidate to `word` by edit distance (transpositions count once), if it is close enough
-/// to be a typo rather than a different word.
-pub(crate) fn nearest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
-    let w = word.to_ascii_lowercase();
-    let limit = (w.chars().count() / 3).clamp(1, 3);
-    candidates
-        .into_iter()
-        .map(|c| (strsim::damerau_levenshtein(&w, &c.to_ascii_lowercase()), c))
-        .filter(|(d, _)| *d <= limit)
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, c)| c)
-}
 
 /// A list for messages: `a, b, c`.
 pub(super) fn list_of(names: &[&str]) -> String {

@@ -3,7 +3,7 @@
 //! is wrong and how to fix it. Only a YAML syntax error stops early (a parser cannot resynchronise after
 //! one), and it still says where.
 //!
-//! The walk is over the spanned tree of `yaml.rs`, one section at a time; a section that is the wrong
+//! The walk is over the spanned tree of `input::yaml`, one section at a time; a section that is the wrong
 //! shape is reported and skipped, so a type error in one rack never hides an unknown key in another.
 
 mod keys;
@@ -16,70 +16,13 @@ pub mod stream_spec;
 mod workload;
 
 use super::model::*;
-use super::yaml;
 use crate::catalog::Catalog;
-pub(crate) use keys::nearest;
+use crate::input::{yaml, InputError, InputErrors};
 use read::Validator;
-use serde::Serialize;
-use std::fmt;
 use std::path::Path;
 
-/// One problem in a site file. Serialisable so a command can report problems as JSON too.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct SiteError {
-    /// Field path such as `racks[1].arrays[0].disk_model`.
-    pub path: String,
-    /// 1-based line and column when the parser knows them.
-    pub line: Option<usize>,
-    pub column: Option<usize>,
-    pub message: String,
-    /// How to fix it.
-    pub fix: Option<String>,
-}
-
-/// Every problem found in one site file, in file order.
-#[derive(Debug, Clone, Serialize)]
-pub struct SiteErrors {
-    pub file: String,
-    pub errors: Vec<SiteError>,
-}
-
-impl fmt::Display for SiteErrors {
-    /// One problem per entry: `FILE:LINE:COL: PATH: what is wrong`, then an indented `fix:` line. The
-    /// first part is the form editors and terminals turn into links.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(
-            f,
-            "{} has {} problem{}:",
-            self.file,
-            self.errors.len(),
-            if self.errors.len() == 1 { "" } else { "s" }
-        )?;
-        for e in &self.errors {
-            let place = match (e.line, e.column) {
-                (Some(l), Some(c)) => format!("{}:{l}:{c}", self.file),
-                (Some(l), None) => format!("{}:{l}", self.file),
-                _ => self.file.clone(),
-            };
-            // Problems of the file as a whole (unreadable, YAML syntax) have no field path.
-            if e.path.is_empty() {
-                write!(f, "  {place}: {}", e.message)?;
-            } else {
-                write!(f, "  {place}: {}: {}", e.path, e.message)?;
-            }
-            if let Some(fix) = &e.fix {
-                write!(f, "\n      fix: {fix}")?;
-            }
-            writeln!(f)?;
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for SiteErrors {}
-
 /// Read and validate a site file.
-pub fn load(path: &Path, catalog: &Catalog) -> Result<Site, SiteErrors> {
+pub fn load(path: &Path, catalog: &Catalog) -> Result<Site, InputErrors> {
     let file = path.display().to_string();
     let text = crate::input::read_text(path, "site file").map_err(|mut e| {
         for x in &mut e.errors {
@@ -98,7 +41,7 @@ pub fn load(path: &Path, catalog: &Catalog) -> Result<Site, SiteErrors> {
 pub type SiteFiles<'a> = &'a dyn Fn(&str) -> Result<String, String>;
 
 /// Validate site YAML text; `file` is used in messages, and files it names are read relative to its folder.
-pub fn parse_str(text: &str, file: &str, catalog: &Catalog) -> Result<Site, SiteErrors> {
+pub fn parse_str(text: &str, file: &str, catalog: &Catalog) -> Result<Site, InputErrors> {
     let dir = Path::new(file).parent().map(Path::to_path_buf).unwrap_or_default();
     let read = move |rel: &str| -> Result<String, String> {
         crate::input::read_text(&dir.join(rel), "stream config").map_err(|e| {
@@ -112,15 +55,15 @@ pub fn parse_str(text: &str, file: &str, catalog: &Catalog) -> Result<Site, Site
 }
 
 /// `parse_str` with the files the site names read by `files` (a saved plan holds them).
-pub fn parse_str_with(text: &str, file: &str, catalog: &Catalog, files: SiteFiles<'_>) -> Result<Site, SiteErrors> {
-    let fail = |errors: Vec<SiteError>| SiteErrors {
+pub fn parse_str_with(text: &str, file: &str, catalog: &Catalog, files: SiteFiles<'_>) -> Result<Site, InputErrors> {
+    let fail = |errors: Vec<InputError>| InputErrors {
         file: file.to_string(),
         errors,
     };
     let root = match yaml::parse(text) {
         Ok(Some(root)) => root,
         Ok(None) => {
-            return Err(fail(vec![SiteError {
+            return Err(fail(vec![InputError {
                 path: "site".into(),
                 line: Some(1),
                 column: Some(1),
@@ -129,7 +72,7 @@ pub fn parse_str_with(text: &str, file: &str, catalog: &Catalog, files: SiteFile
             }]))
         }
         Err(e) => {
-            return Err(fail(vec![SiteError {
+            return Err(fail(vec![InputError {
                 path: String::new(),
                 line: e.pos.map(|p| p.line),
                 column: e.pos.map(|p| p.col),
@@ -186,7 +129,7 @@ policy: { patterns: ["1", "2", "3", "4"], wear_headroom: 0.15, hot_spares_per_ar
 failure_rates: { disk_afr: 0.01 }
 "#;
 
-    fn parse(t: &str) -> Result<Site, SiteErrors> {
+    fn parse(t: &str) -> Result<Site, InputErrors> {
         parse_str(t, "site.yaml", &Catalog::builtin())
     }
 

@@ -3,8 +3,8 @@
 use super::keys::*;
 use super::read::*;
 use crate::catalog::ArrayModel;
+use crate::input::yaml::{clip, Node, Pos, Val};
 use crate::site::model::*;
-use crate::site::yaml::{clip, Node, Pos, Val};
 use std::collections::HashMap;
 
 /// An array (shared, or a server's internal disks) as read, before the checks that need the catalog.

@@ -3,10 +3,10 @@
 
 use super::keys::*;
 use crate::catalog::Catalog;
-use crate::site::limits::MAX_NAME_BYTES;
+use crate::input::limits::MAX_NAME_BYTES;
+use crate::input::yaml::{clip, Node, Pos, Typed, Val};
+use crate::input::InputError;
 use crate::site::model::*;
-use crate::site::yaml::{clip, Node, Pos, Typed, Val};
-use crate::site::SiteError;
 use crate::units::{parse_duration, parse_size};
 use std::collections::HashMap;
 
@@ -54,7 +54,7 @@ pub(super) struct Seen {
 }
 
 pub(super) struct Validator<'c> {
-    pub(super) errors: Vec<SiteError>,
+    pub(super) errors: Vec<InputError>,
     pub(super) catalog: &'c Catalog,
     /// Reads the files the site names (`workload.streams[].config`).
     pub(super) files: super::SiteFiles<'c>,
@@ -68,7 +68,7 @@ impl<'c> Validator<'c> {
         message: impl Into<String>,
         fix: impl Into<String>,
     ) {
-        self.errors.push(SiteError {
+        self.errors.push(InputError {
             path: path.into(),
             line: at.map(|p| p.line),
             column: at.map(|p| p.col),
@@ -535,7 +535,7 @@ impl<'c> Validator<'c> {
             );
             return None;
         }
-        if let Err(why) = crate::site::limits::REQUIRED_RATE_PER_S.check_f64(x) {
+        if let Err(why) = crate::input::limits::REQUIRED_RATE_PER_S.check_f64(x) {
             self.err(
                 Some(node.pos),
                 path,
@@ -567,7 +567,7 @@ impl<'c> Validator<'c> {
 
     pub(super) fn replicas(&mut self, node: &Node, path: &str) -> Option<u8> {
         let r = self.whole(node, path, "replicas", i64::MIN, i64::MAX, "3")?;
-        let b = crate::site::limits::REPLICAS;
+        let b = crate::input::limits::REPLICAS;
         if (b.min as i64..=b.max as i64).contains(&r) {
             Some(r as u8)
         } else {

@@ -2,9 +2,9 @@
 
 use super::keys::*;
 use super::read::*;
-use crate::site::limits::{MAX_EVENTS_PER_YEAR, MAX_NAME_BYTES};
+use crate::input::limits::{MAX_EVENTS_PER_YEAR, MAX_NAME_BYTES};
+use crate::input::yaml::{self, clip, Node, Pos, Typed, Val};
 use crate::site::model::*;
-use crate::site::yaml::{self, clip, Node, Pos, Typed, Val};
 use crate::units::{SyncMode, YEAR_S};
 
 impl Validator<'_> {

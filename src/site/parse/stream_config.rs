@@ -8,9 +8,9 @@
 //! (not on the planned LUNs), mirrors and sources (their traffic is another stream's), placement tags
 //! (natsplan chooses placement), `persist_mode: async` (acknowledged before it is written, which the loss
 //! model does not cover). Problems are located (`line:col` in the file, field path), all at once: the file
-//! is read through `site::Doc` (JSON is YAML's flow style), after a JSON syntax check.
+//! is read through `input::Doc` (JSON is YAML's flow style), after a JSON syntax check.
 
-use crate::site::{Doc, SiteError};
+use crate::input::{Doc, InputError};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -101,13 +101,13 @@ struct Info {
 }
 
 /// The located problem of a JSON syntax error, from serde_json's line and column.
-pub fn syntax_error(e: &serde_json::Error) -> SiteError {
+pub fn syntax_error(e: &serde_json::Error) -> InputError {
     let text = e.to_string();
     let what = match text.rfind(" at line ") {
         Some(i) => text[..i].to_string(),
         None => text,
     };
-    SiteError {
+    InputError {
         path: String::new(),
         line: (e.line() > 0).then_some(e.line()),
         column: (e.column() > 0).then_some(e.column()),
@@ -121,14 +121,14 @@ pub fn syntax_error(e: &serde_json::Error) -> SiteError {
 
 /// Read one StreamConfig (or StreamInfo) file's text; `file` names it in problems. Every problem at once,
 /// each with its line and column in the file.
-pub fn parse(text: &str, file: &str) -> Result<StreamDef, crate::site::SiteErrors> {
-    let fail = |errors: Vec<SiteError>| crate::site::SiteErrors {
+pub fn parse(text: &str, file: &str) -> Result<StreamDef, crate::input::InputErrors> {
+    let fail = |errors: Vec<InputError>| crate::input::InputErrors {
         file: file.to_string(),
         errors,
     };
     let raw: Value = serde_json::from_str(text).map_err(|e| fail(vec![syntax_error(&e)]))?;
     let Some(obj) = raw.as_object() else {
-        return Err(fail(vec![SiteError {
+        return Err(fail(vec![InputError {
             path: String::new(),
             line: Some(1),
             column: Some(1),
@@ -165,7 +165,7 @@ fn limit(v: Option<i64>) -> Option<u64> {
 
 /// The policy fields: known spellings, and what the model cannot carry (memory storage, async persist,
 /// mirrors, sources).
-fn policies(cfg: &Config, prefix: &str, doc: &Doc, errs: &mut Vec<SiteError>) {
+fn policies(cfg: &Config, prefix: &str, doc: &Doc, errs: &mut Vec<InputError>) {
     let mut err = |k: &str, what: String, fix: &str| errs.push(doc.error(&format!("{prefix}{k}"), what, fix));
     match cfg.retention.as_deref() {
         None | Some("limits") | Some("interest") | Some("workqueue") => {}
@@ -235,7 +235,7 @@ fn policies(cfg: &Config, prefix: &str, doc: &Doc, errs: &mut Vec<SiteError>) {
     }
 }
 
-fn map(cfg: &Config, prefix: &str, config: Value, doc: &Doc, errs: &mut Vec<SiteError>) -> StreamDef {
+fn map(cfg: &Config, prefix: &str, config: Value, doc: &Doc, errs: &mut Vec<InputError>) -> StreamDef {
     policies(cfg, prefix, doc, errs);
     let p = |k: &str| format!("{prefix}{k}");
     let mut err = |k: &str, what: String, fix: &str| errs.push(doc.error(&p(k), what, fix));

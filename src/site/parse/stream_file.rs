@@ -5,7 +5,7 @@
 
 use super::read::*;
 use super::stream_config::{self, StreamDef};
-use crate::site::yaml::{Node, Pos};
+use crate::input::yaml::{Node, Pos};
 use std::collections::HashMap;
 
 /// Bytes each stored message adds to payload and subject: the capacity model's record overhead
@@ -199,7 +199,7 @@ mod tests {
 
     const SITE: &str = "site: s\nracks:\n  - name: A\n    servers: [a1, a2, a3]\n    arrays:\n      - { name: A1, model: EF300, disk_model: nvme-3.84t, disks: 7 }\nworkload:\n  streams:\n";
 
-    fn parse(entries: &str, file: &str) -> Result<crate::site::Site, crate::site::SiteErrors> {
+    fn parse(entries: &str, file: &str) -> Result<crate::site::Site, crate::input::InputErrors> {
         let text = format!("{SITE}{entries}");
         let f = file.to_string();
         let read = move |rel: &str| -> Result<String, String> {

@@ -1,16 +1,16 @@
 //! The rules one stream keeps, for streams that arrive already built rather than as site YAML: a saved
 //! plan's imported streams (`--plan`, `plan::inputs`) and, for whoever adds it, the importers' output.
 //! The rules and bounds are the site validator's own (`workload.streams[]`: a name nats-server takes,
-//! rates above zero and finite, replicas and consumers within `site::limits`, valid subjects that do not
+//! rates above zero and finite, replicas and consumers within `input::limits`, valid subjects that do not
 //! overlap within the stream), so a stream cannot skip them by taking another door. The name rule is
 //! shared with the validator's `asset_name` (one function); the numbers come from the one table of
 //! bounds. Cross-stream rules (duplicate names, subjects overlapping another stream's) stay with the
 //! workload validator.
 
-use crate::site::limits::{CONSUMERS, MAX_ASSET_NAME_BYTES, REPLICAS, SUBJECTS_PER_STREAM};
+use crate::input::limits::{CONSUMERS, MAX_ASSET_NAME_BYTES, REPLICAS, SUBJECTS_PER_STREAM};
+use crate::input::yaml::clip;
+use crate::input::InputError;
 use crate::site::model::{StreamSpec, Workload};
-use crate::site::yaml::clip;
-use crate::site::SiteError;
 
 /// What is wrong with a stream, bucket or object store name for nats-server (and for the `<name>.json`
 /// emit writes), with a fix: `None` when it is fine. nats-server's `isValidAssetName`
@@ -45,10 +45,10 @@ pub fn workload_assets(w: &Workload) -> u64 {
 
 /// Every rule `s` breaks, each with `path` (the stream's place, e.g. `inputs.imported_streams[3]`) and
 /// the field. Bounded work: at most `SUBJECTS_PER_STREAM` subjects are compared pairwise.
-pub fn check_stream(s: &StreamSpec, path: &str) -> Vec<SiteError> {
+pub fn check_stream(s: &StreamSpec, path: &str) -> Vec<InputError> {
     let mut errors = Vec::new();
     let mut err = |field: &str, message: String, fix: &str| {
-        errors.push(SiteError {
+        errors.push(InputError {
             path: format!("{path}.{field}"),
             line: None,
             column: None,

@@ -3,10 +3,10 @@
 use super::keys::*;
 use super::read::*;
 use super::stream_file::Limits;
-use crate::site::limits::{BATCH, MAX_ASSETS, MAX_CONSUMERS_PER_STREAM, PUBLISHERS, SUBJECTS_PER_STREAM};
+use crate::input::limits::{BATCH, MAX_ASSETS, MAX_CONSUMERS_PER_STREAM, PUBLISHERS, SUBJECTS_PER_STREAM};
+use crate::input::yaml::{Node, Val};
 use crate::site::model::*;
 use crate::site::names::NameKind;
-use crate::site::yaml::{Node, Val};
 use std::collections::HashMap;
 
 impl Validator<'_> {
@@ -347,7 +347,7 @@ impl Validator<'_> {
                 );
                 return None;
             }
-            if let Err(why) = crate::site::limits::REQUIRED_RATE_PER_S.check_f64(x) {
+            if let Err(why) = crate::input::limits::REQUIRED_RATE_PER_S.check_f64(x) {
                 self.err(
                     Some(n.pos),
                     o.p("gets_per_s"),

@@ -13,7 +13,8 @@ pub mod migrate;
 use super::bill::{Bill, Skip};
 use super::{SizeSpec, WorkloadFile};
 use crate::catalog::Catalog;
-use crate::site::{Doc, Site, SiteError};
+use crate::input::{Doc, InputError};
+use crate::site::Site;
 use grow::{Added, GRack, Grow, Summary};
 use serde::Serialize;
 use std::sync::Arc;
@@ -108,8 +109,8 @@ pub fn read(a: &HaveArgs, w: &WorkloadFile, catalog: &Catalog, cal: &crate::perf
 fn conflicts(a: &HaveArgs, site: &Site, w: &WorkloadFile, catalog: &Catalog) -> anyhow::Result<()> {
     let wdoc = Doc::parse(a.workload_text, &w.file)?;
     let hdoc = Doc::parse(a.text, a.file)?;
-    let mut werr: Vec<SiteError> = Vec::new();
-    let mut herr: Vec<SiteError> = Vec::new();
+    let mut werr: Vec<InputError> = Vec::new();
+    let mut herr: Vec<InputError> = Vec::new();
     let owned = Summary::of(&grow::from_site(site));
     for (key, have, most) in [
         ("racks", owned.racks, w.spec.racks.1),

@@ -9,7 +9,7 @@
 //! name, which a rename could change in between): opening a FIFO for reading without it waits for a
 //! writer forever. `O_NONBLOCK` changes nothing for a regular file.
 
-use crate::site::{SiteError, SiteErrors};
+use super::{InputError, InputErrors};
 use std::io::Read;
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;
@@ -20,18 +20,18 @@ use std::path::Path;
 pub const MAX_INPUT_BYTES: u64 = 16 * 1024 * 1024;
 
 /// Read `path` as text; `what` names the input in messages (`site file`, `--calibration`).
-pub fn read_text(path: &Path, what: &str) -> Result<String, SiteErrors> {
+pub fn read_text(path: &Path, what: &str) -> Result<String, InputErrors> {
     read_text_limited(path, what, MAX_INPUT_BYTES)
 }
 
 /// Read `path` as bytes (a certificate, a key), under the same rules as `read_text`.
-pub fn read_bytes(path: &Path, what: &str) -> Result<Vec<u8>, SiteErrors> {
+pub fn read_bytes(path: &Path, what: &str) -> Result<Vec<u8>, InputErrors> {
     read_bytes_limited(path, what, MAX_INPUT_BYTES)
 }
 
 /// The first problem of a refused read on one line (`what is wrong; fix`), for messages that name the
 /// file themselves.
-pub fn one_line(e: &SiteErrors) -> String {
+pub fn one_line(e: &InputErrors) -> String {
     match e.errors.first() {
         Some(x) => match &x.fix {
             Some(fix) => format!("{}; {fix}", x.message),
@@ -43,7 +43,7 @@ pub fn one_line(e: &SiteErrors) -> String {
 
 /// `--models DIR`: the folder must exist, be a folder and hold at least one of the catalog's files
 /// (`names`); otherwise the built-in catalog would be used without a word.
-pub fn check_models_dir(dir: &Path, names: &[&str]) -> Result<(), SiteErrors> {
+pub fn check_models_dir(dir: &Path, names: &[&str]) -> Result<(), InputErrors> {
     let fix = format!(
         "give a folder holding any of {} (a file left out falls back to the built-in one), or drop --models",
         names.join(", ")
@@ -60,10 +60,10 @@ pub fn check_models_dir(dir: &Path, names: &[&str]) -> Result<(), SiteErrors> {
     }
 }
 
-fn fail(path: &Path, message: String, fix: &str) -> SiteErrors {
-    SiteErrors {
+fn fail(path: &Path, message: String, fix: &str) -> InputErrors {
+    InputErrors {
         file: path.display().to_string(),
-        errors: vec![SiteError {
+        errors: vec![InputError {
             path: String::new(),
             line: None,
             column: None,
@@ -73,7 +73,7 @@ fn fail(path: &Path, message: String, fix: &str) -> SiteErrors {
     }
 }
 
-fn read_bytes_limited(path: &Path, what: &str, max: u64) -> Result<Vec<u8>, SiteErrors> {
+fn read_bytes_limited(path: &Path, what: &str, max: u64) -> Result<Vec<u8>, InputErrors> {
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK)
@@ -128,7 +128,7 @@ fn read_bytes_limited(path: &Path, what: &str, max: u64) -> Result<Vec<u8>, Site
     Ok(bytes)
 }
 
-fn read_text_limited(path: &Path, what: &str, max: u64) -> Result<String, SiteErrors> {
+fn read_text_limited(path: &Path, what: &str, max: u64) -> Result<String, InputErrors> {
     String::from_utf8(read_bytes_limited(path, what, max)?).map_err(|e| {
         let good = &e.as_bytes()[..e.utf8_error().valid_up_to()];
         let line = good.iter().filter(|b| **b == b'\n').count() + 1;

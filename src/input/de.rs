@@ -1,6 +1,6 @@
 //! Serde over the spanned YAML tree of `yaml.rs`, for the files that are read into serde types
 //! (calibration files, the models catalog): every problem at once, each with `file:line:col`, its field
-//! path and a fix, in the same `SiteErrors` form site files use.
+//! path and a fix, in the same `InputErrors` form site files use.
 //!
 //! Why not serde_yaml: it stops at the first problem, and its messages name neither the field path nor
 //! (for semantic problems) the place. Here a value of the wrong type is reported and replaced by a
@@ -9,8 +9,8 @@
 //! struct only says which key is missing after it has read all the others). The YAML limits of `yaml.rs`
 //! (nesting depth, node count) apply, so no input can make the walk deep or long.
 
-use super::parse::{SiteError, SiteErrors};
 use super::yaml::{self, clip, Node, Pos, Typed, Val};
+use super::{InputError, InputErrors};
 use serde::de::{self, DeserializeOwned, DeserializeSeed, IntoDeserializer, Visitor};
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
@@ -28,15 +28,15 @@ pub struct Doc {
 
 impl Doc {
     /// Parse text; a YAML syntax problem (or a limit of `yaml.rs`) is a located error.
-    pub fn parse(text: &str, file: &str) -> Result<Doc, SiteErrors> {
+    pub fn parse(text: &str, file: &str) -> Result<Doc, InputErrors> {
         match yaml::parse(text) {
             Ok(root) => Ok(Doc {
                 file: file.to_string(),
                 root,
             }),
-            Err(e) => Err(SiteErrors {
+            Err(e) => Err(InputErrors {
                 file: file.to_string(),
-                errors: vec![SiteError {
+                errors: vec![InputError {
                     path: String::new(),
                     line: e.pos.map(|p| p.line),
                     column: e.pos.map(|p| p.col),
@@ -77,9 +77,9 @@ impl Doc {
     }
 
     /// A problem at a field path, placed with `pos`.
-    pub fn error(&self, path: &str, message: impl Into<String>, fix: impl Into<String>) -> SiteError {
+    pub fn error(&self, path: &str, message: impl Into<String>, fix: impl Into<String>) -> InputError {
         let at = self.pos(path);
-        SiteError {
+        InputError {
             path: path.to_string(),
             line: at.map(|p| p.line),
             column: at.map(|p| p.col),
@@ -89,16 +89,16 @@ impl Doc {
     }
 
     /// Problems as one error value (file order).
-    pub fn errors(&self, mut errors: Vec<SiteError>) -> SiteErrors {
+    pub fn errors(&self, mut errors: Vec<InputError>) -> InputErrors {
         errors.sort_by_key(|e| (e.line.unwrap_or(usize::MAX), e.column.unwrap_or(usize::MAX)));
-        SiteErrors {
+        InputErrors {
             file: self.file.clone(),
             errors,
         }
     }
 
     /// Read the document into `T`, reporting every problem found.
-    pub fn deserialize<T: DeserializeOwned>(&self) -> Result<T, SiteErrors> {
+    pub fn deserialize<T: DeserializeOwned>(&self) -> Result<T, InputErrors> {
         match self.read() {
             (Some(v), e) if e.is_empty() => Ok(v),
             (_, e) => Err(self.errors(e)),
@@ -107,11 +107,11 @@ impl Doc {
 
     /// Read the document into `T` as far as it goes: the value (with placeholders where values were bad
     /// or missing, so semantic checks can still run on the rest) and every problem found.
-    pub fn read<T: DeserializeOwned>(&self) -> (Option<T>, Vec<SiteError>) {
+    pub fn read<T: DeserializeOwned>(&self) -> (Option<T>, Vec<InputError>) {
         let Some(root) = &self.root else {
             return (
                 None,
-                vec![SiteError {
+                vec![InputError {
                     path: String::new(),
                     line: Some(1),
                     column: Some(1),
@@ -121,7 +121,7 @@ impl Doc {
             );
         };
         let ctx = Ctx::default();
-        let mut last: Vec<SiteError> = Vec::new();
+        let mut last: Vec<InputError> = Vec::new();
         let mut value = None;
         for _ in 0..MAX_PASSES {
             ctx.errors.borrow_mut().clear();
@@ -146,7 +146,7 @@ impl Doc {
         all.extend(last);
         if all.is_empty() && value.is_none() {
             // Cannot happen (every failure records a problem), but never report a failure without one.
-            all.push(SiteError {
+            all.push(InputError {
                 path: String::new(),
                 line: Some(root.pos.line),
                 column: Some(root.pos.col),
@@ -159,10 +159,10 @@ impl Doc {
 
     /// Keep only problems on paths no earlier problem covers (a semantic check on a placeholder repeats
     /// what the reading already said).
-    pub fn merge(&self, mut first: Vec<SiteError>, more: Vec<SiteError>) -> Vec<SiteError> {
+    pub fn merge(&self, mut first: Vec<InputError>, more: Vec<InputError>) -> Vec<InputError> {
         let covered =
             |p: &str, by: &str| p == by || p.starts_with(&format!("{by}.")) || p.starts_with(&format!("{by}["));
-        let extra: Vec<SiteError> = more
+        let extra: Vec<InputError> = more
             .into_iter()
             .filter(|m| {
                 !first
@@ -176,7 +176,7 @@ impl Doc {
 }
 
 /// Parse and deserialise in one step.
-pub fn from_yaml<T: DeserializeOwned>(text: &str, file: &str) -> Result<T, SiteErrors> {
+pub fn from_yaml<T: DeserializeOwned>(text: &str, file: &str) -> Result<T, InputErrors> {
     Doc::parse(text, file)?.deserialize()
 }
 
@@ -205,16 +205,16 @@ fn split_path(path: &str) -> Vec<Part<'_>> {
 #[derive(Default)]
 struct Ctx {
     /// Problems of this pass.
-    errors: RefCell<Vec<SiteError>>,
+    errors: RefCell<Vec<InputError>>,
     /// Missing keys found in any pass (kept: later passes fill them with placeholders).
-    missing: RefCell<Vec<SiteError>>,
+    missing: RefCell<Vec<InputError>>,
     /// Mapping path → keys to fill with a placeholder.
     holes: RefCell<HashMap<String, HashSet<&'static str>>>,
 }
 
 impl Ctx {
     fn err(&self, at: Pos, path: &str, message: String, fix: impl Into<String>) {
-        self.errors.borrow_mut().push(SiteError {
+        self.errors.borrow_mut().push(InputError {
             path: path.to_string(),
             line: Some(at.line),
             column: Some(at.col),
@@ -549,7 +549,7 @@ impl<'de> de::Deserializer<'de> for De<'_> {
         match r {
             Err(DeError::Missing(key)) => {
                 let p = join(&self.path, key);
-                self.ctx.missing.borrow_mut().push(SiteError {
+                self.ctx.missing.borrow_mut().push(InputError {
                     path: p,
                     line: Some(node.pos.line),
                     column: Some(node.pos.col),
@@ -587,7 +587,7 @@ impl<'de> de::Deserializer<'de> for De<'_> {
                 Val::Scalar(s) if variants.contains(&s.text.as_str()) => s.text.clone(),
                 _ => {
                     let got = scalar_text(node);
-                    let near = super::parse::nearest(&got, variants.iter().copied());
+                    let near = super::nearest(&got, variants.iter().copied());
                     let msg = match near {
                         Some(n) => format!("unknown value '{}'; did you mean '{n}'?", clip(&got)),
                         None => format!("unknown value '{}'", clip(&got)),
@@ -689,7 +689,7 @@ impl<'a> MapAcc<'a> {
             seen.insert(key, k.pos.line);
             if let Some(fields) = fields {
                 if !fields.contains(&key) {
-                    let fix = match super::parse::nearest(key, fields.iter().copied()) {
+                    let fix = match super::nearest(key, fields.iter().copied()) {
                         Some(near) => format!("rename it to '{near}'"),
                         None => format!("remove it, or use one of: {}", fields.join(", ")),
                     };
