@@ -605,7 +605,13 @@ mod tests {
             recovery_chains: Vec::new(),
         };
         let opts = FaultOptions::full(3);
-        judge(&mut r, &p, &a, &chk, &Timeline { inject_s, heal_s }, &opts, 17.0, 3);
+        let tl = Timeline { inject_s, heal_s };
+        let m = Measured {
+            attempts: &a,
+            chk: &chk,
+            tl: &tl,
+        };
+        judge(&mut r, &p, &m, &opts, 17.0, 3);
         r
     }
 
@@ -720,19 +726,16 @@ mod tests {
                 recovery_chains: Vec::new(),
             };
             let opts = FaultOptions::full(3);
-            judge(
-                &mut r,
-                &p,
-                &a,
-                &chk,
-                &Timeline {
-                    inject_s: 1.6,
-                    heal_s: 10.0,
-                },
-                &opts,
-                17.0,
-                3,
-            );
+            let tl = Timeline {
+                inject_s: 1.6,
+                heal_s: 10.0,
+            };
+            let m = Measured {
+                attempts: &a,
+                chk: &chk,
+                tl: &tl,
+            };
+            judge(&mut r, &p, &m, &opts, 17.0, 3);
             r
         };
         let predicted = judge_with(true);
