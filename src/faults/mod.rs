@@ -176,9 +176,10 @@ fn lab_network(planned: &[Planned], rack_of: &[usize], log: &dyn Fn(&str)) -> Re
     Ok((netns, net_skip))
 }
 
-/// Why the power scenarios are skipped, if any is planned and the power-loss layer cannot mount here.
+/// Why the planned power scenarios are skipped: the power-loss layer cannot mount here (FUSE); none
+/// when it mounts (dead mounts a killed probe left are removed first) or no power scenario is planned.
 /// Power scenarios run on a second lab whose stores sit on the power-loss layer, after the others
-/// (whose results the layer's cost must not touch); where FUSE cannot mount they are skipped.
+/// (whose results the layer's cost must not touch).
 fn power_skip(planned: &[Planned], log: &dyn Fn(&str)) -> Option<String> {
     if !planned.iter().any(|p| p.kind.is_power()) {
         return None;
