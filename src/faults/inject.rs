@@ -149,19 +149,28 @@ pub(super) async fn peer_remove(js: &jetstream::Context, stream: &str, peer: &st
     bail!("peer-remove of {peer} from {stream} failed: {last}")
 }
 
-#[allow(clippy::too_many_arguments)]
+/// The fault a scenario injects: its kind (and rack), the roles of the test stream's servers, the stream
+/// it strikes and how long a fault meant to force an election is held at least.
+pub(super) struct Fault<'a> {
+    pub(super) p: Planned,
+    pub(super) roles: &'a Roles,
+    pub(super) js: &'a jetstream::Context,
+    pub(super) stream: &'a str,
+    pub(super) election_hold: Duration,
+}
+
+/// Inject the fault, hold it and heal it; `full`: the follower's small store for the full-store kinds,
+/// `notes` what the injection saw, `marks` a power scenario's cut and power-on. Returns the API probe of
+/// `meta-majority-kill`.
 pub(super) fn inject_and_heal(
     ctx: &Ctx,
     lab: &mut Lab,
-    p: Planned,
-    roles: &Roles,
-    election_hold: Duration,
-    js: &jetstream::Context,
-    stream: &str,
+    f: &Fault,
     full: Option<&mut FullStore>,
     notes: &mut Vec<String>,
     marks: &mut power::PowerMarks,
 ) -> Result<Option<ApiProbe>> {
+    let (p, roles, js, stream, election_hold) = (f.p, f.roles, f.js, f.stream, f.election_hold);
     let (leader, followers, majority) = (roles.leader, &roles.followers[..], &roles.majority[..]);
     let (opts, log) = (ctx.opts, ctx.log);
     let hold = opts.hold;

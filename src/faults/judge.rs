@@ -16,19 +16,26 @@ pub(super) fn js_state(lab: &Lab, v: usize) -> &'static str {
     }
 }
 
-/// Set `observed`, `detail` and `agree` from the prediction and the measurements (`want`: replicas that
-/// must all report the same stream state).
-#[allow(clippy::too_many_arguments)]
+/// What a scenario measured, as [`judge`] reads it: every publish attempt, the read-back checked against
+/// them, and when the fault was injected and healed.
+pub(super) struct Measured<'a> {
+    pub(super) attempts: &'a [Attempt],
+    pub(super) chk: &'a Check,
+    pub(super) tl: &'a Timeline,
+}
+
+/// Set `observed`, `detail` and `agree` from the prediction and the measurements (`resume_bound_s`: how
+/// soon after healing writes must resume when the prediction is a stall; `want`: replicas that must all
+/// report the same stream state).
 pub(super) fn judge(
     res: &mut ScenarioResult,
     pred: &Prediction,
-    attempts: &[Attempt],
-    chk: &Check,
-    tl: &Timeline,
+    m: &Measured,
     opts: &FaultOptions,
     resume_bound_s: f64,
     want: usize,
 ) {
+    let (attempts, chk, tl) = (m.attempts, m.chk, m.tl);
     let timeout_s = opts.publish_timeout.as_secs_f64();
     let gap = res.unavailable_s;
     let first_after_heal = check::acks(attempts)

@@ -362,18 +362,14 @@ fn fault_phase(
     let inject_s = t0.elapsed().as_secs_f64();
     let election_hold = Duration::from_secs_f64(ELECTION_STALL_S + 2.0);
     let mut marks = power::PowerMarks::new(last_ack_ms.clone(), t0);
-    let heal_result = inject_and_heal(
-        ctx,
-        lab,
-        sc.p,
-        sc.roles,
+    let fault = Fault {
+        p: sc.p,
+        roles: sc.roles,
+        js: sc.js,
+        stream: sc.name,
         election_hold,
-        sc.js,
-        sc.name,
-        full.as_deref_mut(),
-        notes,
-        &mut marks,
-    );
+    };
+    let heal_result = inject_and_heal(ctx, lab, &fault, full.as_deref_mut(), notes, &mut marks);
     // `--recover`: whatif's own steps bring back what the fault destroyed.
     let steps = match (&heal_result, opts.recover && sc.p.kind.recovers()) {
         (Ok(_), true) => {
@@ -527,17 +523,17 @@ fn observe(
     let stop = Arc::new(AtomicBool::new(false));
     let last_ack_ms = Arc::new(AtomicU64::new(0));
     let t0 = Instant::now();
-    let pub_handle = rt.spawn(publisher(
-        js.clone(),
-        subject.clone(),
-        format!("{}-{idx}", k.name()),
-        opts.publish_rate_per_s,
-        opts.publish_timeout,
-        stop.clone(),
-        last_ack_ms.clone(),
-        sc.producer.acked.clone(),
+    let pub_handle = rt.spawn(publisher(Publisher {
+        js: js.clone(),
+        subject: subject.clone(),
+        prefix: format!("{}-{idx}", k.name()),
+        rate: opts.publish_rate_per_s,
+        timeout: opts.publish_timeout,
+        stop: stop.clone(),
+        last_ack_ms: last_ack_ms.clone(),
+        acked: sc.producer.acked.clone(),
         t0,
-    ));
+    }));
     let mut notes = Vec::new();
     let (heal_result, inject_s, heal_s, cut, drilled) = fault_phase(ctx, lab, sc, full, &last_ack_ms, t0, &mut notes)?;
     (res.power_cut, res.recovery_steps) = (cut, drilled.as_ref().map(|d| d.steps.clone()));
@@ -567,16 +563,12 @@ fn observe(
     res.replicas = replica_states(lab, name, max_acked, ctx.replicas);
     let (chk, fault) = read_back(ctx, sc, &mut res, &attempts, drilled.is_some(), &mut notes)?;
     res.unavailable_s = longest_gap_s(&attempts, 0.0);
-    judge(
-        &mut res,
-        pred,
-        &attempts,
-        &fault,
-        &tl,
-        opts,
-        resume_bound_s,
-        ctx.replicas,
-    );
+    let measured = Measured {
+        attempts: &attempts,
+        chk: &fault,
+        tl: &tl,
+    };
+    judge(&mut res, pred, &measured, opts, resume_bound_s, ctx.replicas);
     if k == Kind::MetaMajorityKill {
         judge_meta(&mut res, api.as_ref());
     }

@@ -70,22 +70,43 @@ pub(super) fn id_message(id: &str) -> Publish {
     Publish::build().payload(id.to_string().into()).message_id(id)
 }
 
+/// A scenario's publisher: what it writes where and how fast, and what it shares with the scenario while
+/// it runs.
+pub(super) struct Publisher {
+    pub(super) js: jetstream::Context,
+    pub(super) subject: String,
+    /// Ids are `prefix-NNNNNNN`.
+    pub(super) prefix: String,
+    /// Messages per second.
+    pub(super) rate: u32,
+    /// How long one try waits for its ack.
+    pub(super) timeout: Duration,
+    /// Set by the scenario to end the run.
+    pub(super) stop: Arc<AtomicBool>,
+    /// When the last ack came, in milliseconds since `t0`.
+    pub(super) last_ack_ms: Arc<AtomicU64>,
+    /// The acknowledged ids as they come (what a producer knows it had acknowledged, for the drill's
+    /// re-publish).
+    pub(super) acked: Arc<std::sync::Mutex<Vec<String>>>,
+    pub(super) t0: Instant,
+}
+
 /// Publish `prefix-NNNNNNN` at `rate` until `stop`; each id retried under the same `Nats-Msg-Id` until it is
 /// acknowledged (or the run stops), so every id ends ok / failed / unknown exactly once. Acknowledged ids
 /// are also appended to `acked` as they come (what a producer knows it had acknowledged, for the drill's
 /// re-publish).
-#[allow(clippy::too_many_arguments)]
-pub(super) async fn publisher(
-    js: jetstream::Context,
-    subject: String,
-    prefix: String,
-    rate: u32,
-    timeout: Duration,
-    stop: Arc<AtomicBool>,
-    last_ack_ms: Arc<AtomicU64>,
-    acked: Arc<std::sync::Mutex<Vec<String>>>,
-    t0: Instant,
-) -> Vec<Attempt> {
+pub(super) async fn publisher(p: Publisher) -> Vec<Attempt> {
+    let Publisher {
+        js,
+        subject,
+        prefix,
+        rate,
+        timeout,
+        stop,
+        last_ack_ms,
+        acked,
+        t0,
+    } = p;
     let period = Duration::from_secs_f64(1.0 / rate as f64);
     let mut out = Vec::new();
     let mut next = tokio::time::Instant::now();

@@ -117,32 +117,34 @@ fn count_label(n: u64) -> String {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn row(
-    id: String,
-    label: String,
-    workload: Workload,
-    kind: Kind,
+/// How much a row moves, and with how many clients: what a ladder row is besides its names and workload.
+struct Shape {
+    /// Messages, puts or objects (the seeds' count; scaled to the time budget later).
     msgs: u64,
     size: u64,
     replicas: u8,
+    /// Publishers, putters or getters.
     workers: u32,
     subscribers: u32,
+    /// Publishes in flight per worker (1 = synchronous).
     batch: u32,
-) -> RowSpec {
+}
+
+/// A row of `kind` with its names, workload and shape, at its nominal count, closed-loop, not skipped.
+fn row(id: String, label: String, workload: Workload, kind: Kind, shape: Shape) -> RowSpec {
     RowSpec {
         id,
         label,
         workload,
-        nominal_msgs: msgs,
-        msgs,
-        size_bytes: size,
+        nominal_msgs: shape.msgs,
+        msgs: shape.msgs,
+        size_bytes: shape.size,
         rate_per_s: None,
-        replicas,
+        replicas: shape.replicas,
         kind,
-        workers,
-        subscribers,
-        batch,
+        workers: shape.workers,
+        subscribers: shape.subscribers,
+        batch: shape.batch,
         skip: None,
         consumer_of: None,
     }
@@ -154,12 +156,14 @@ fn core(pubs: usize, subs: usize, msgs: u64, size: u64) -> RowSpec {
         format!("Core {pubs}p{subs}s {}×{}", count_label(msgs), size_label(size)),
         Workload::Core { pubs, subs },
         Kind::Core,
-        msgs,
-        size,
-        1,
-        pubs as u32,
-        subs as u32,
-        1,
+        Shape {
+            msgs,
+            size,
+            replicas: 1,
+            workers: pubs as u32,
+            subscribers: subs as u32,
+            batch: 1,
+        },
     )
 }
 
@@ -175,12 +179,14 @@ fn js(pubs: usize, msgs: u64, size: u64) -> RowSpec {
             window: JS_WINDOW,
         },
         Kind::Js,
-        msgs,
-        size,
-        3,
-        pubs as u32,
-        0,
-        JS_WINDOW as u32,
+        Shape {
+            msgs,
+            size,
+            replicas: 3,
+            workers: pubs as u32,
+            subscribers: 0,
+            batch: JS_WINDOW as u32,
+        },
     )
 }
 
@@ -190,12 +196,14 @@ fn ping() -> RowSpec {
         "Ping 1k×128 B".into(),
         Workload::Ping,
         Kind::Ping,
-        1000,
-        128,
-        1,
-        1,
-        0,
-        1,
+        Shape {
+            msgs: 1000,
+            size: 128,
+            replicas: 1,
+            workers: 1,
+            subscribers: 0,
+            batch: 1,
+        },
     )
 }
 
@@ -205,12 +213,14 @@ fn flood() -> RowSpec {
         "Flood 8p 20k×128 B".into(),
         Workload::Flood { pubs: 8 },
         Kind::Flood,
-        20_000,
-        128,
-        1,
-        8,
-        1,
-        1,
+        Shape {
+            msgs: 20_000,
+            size: 128,
+            replicas: 1,
+            workers: 8,
+            subscribers: 1,
+            batch: 1,
+        },
     )
 }
 
@@ -225,12 +235,14 @@ fn kv() -> RowSpec {
             storage: Storage::File,
         },
         Kind::Kv,
-        100_000,
-        128,
-        1,
-        1,
-        0,
-        1,
+        Shape {
+            msgs: 100_000,
+            size: 128,
+            replicas: 1,
+            workers: 1,
+            subscribers: 0,
+            batch: 1,
+        },
     )
 }
 
@@ -256,12 +268,14 @@ fn obj(op: ObjOp, kib: u64, workers: usize, replicas: u8) -> RowSpec {
             storage: Storage::File,
         },
         kind,
-        objects,
-        size,
-        replicas,
-        workers as u32,
-        0,
-        1,
+        Shape {
+            msgs: objects,
+            size,
+            replicas,
+            workers: workers as u32,
+            subscribers: 0,
+            batch: 1,
+        },
     )
 }
 
@@ -277,12 +291,14 @@ fn fixed_rate(rate: u64) -> RowSpec {
             window: JS_WINDOW,
         },
         Kind::Js,
-        rate,
-        128,
-        3,
-        1,
-        0,
-        JS_WINDOW as u32,
+        Shape {
+            msgs: rate,
+            size: 128,
+            replicas: 3,
+            workers: 1,
+            subscribers: 0,
+            batch: JS_WINDOW as u32,
+        },
     );
     r.rate_per_s = Some(rate as f64);
     r
@@ -324,12 +340,14 @@ pub fn site_consumers(site: &crate::site::Site, replicas_of: &dyn Fn(&str) -> Op
                     target: None,
                 },
                 Kind::ConsumerFetch,
-                CONSUMER_MSGS,
-                size,
-                r,
-                1,
-                0,
-                CONSUMER_BATCH as u32,
+                Shape {
+                    msgs: CONSUMER_MSGS,
+                    size,
+                    replicas: r,
+                    workers: 1,
+                    subscribers: 0,
+                    batch: CONSUMER_BATCH as u32,
+                },
             );
             row.consumer_of = Some(ConsumerOf {
                 stream: s.name.clone(),
@@ -416,12 +434,14 @@ pub fn probe_row(replicas: u8) -> RowSpec {
             window: 1,
         },
         Kind::Js,
-        100,
-        128,
-        replicas,
-        1,
-        0,
-        1,
+        Shape {
+            msgs: 100,
+            size: 128,
+            replicas,
+            workers: 1,
+            subscribers: 0,
+            batch: 1,
+        },
     )
 }
 

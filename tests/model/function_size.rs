@@ -13,11 +13,14 @@ use super::layers::{code, repo, rust_files};
 const LONG: usize = 120;
 /// The ratchet: production functions over [`LONG`] lines today (41 at main 2cb1f1a, 21 after the splits
 /// of issue 44's first pass, 5 after its second pass's survival/agent/import/emit splits and issue 43's
-/// core pub/sub seam split `bench::pubsub::core`).
-const MAX_LONG_FUNCTIONS: usize = 5;
+/// core pub/sub seam split `bench::pubsub::core`, 3 after the third pass split `faults::run` and
+/// `faults::run_in_lab` into named steps over the `Setup` a run's labs share).
+const MAX_LONG_FUNCTIONS: usize = 3;
 /// The ratchet: `too_many_arguments` allows in production code today (28 at main 2cb1f1a, 21 after the
-/// first pass, 10 after the second and issue 43's bench seam: `js_pub_raw`, `core_pub`, `core_pub_raw`).
-const MAX_TOO_MANY_ARGUMENTS: usize = 10;
+/// first pass, 10 after the second and issue 43's bench seam: `js_pub_raw`, `core_pub`, `core_pub_raw`;
+/// 4 after the third pass gave faults and the verify ladder parameter structs: `Setup`, `Measured`,
+/// `Fault`, `Publisher`, the ladder's `Shape`).
+const MAX_TOO_MANY_ARGUMENTS: usize = 4;
 
 /// A function of a file: its name, the line of its `fn` and its length in lines.
 #[derive(Debug, PartialEq)]
