@@ -286,6 +286,14 @@ pub fn run(g: &Global, a: VerifyArgs) -> Result<Outcome, Failure> {
              scenario on the lab --faults starts; add --faults (e.g. natsplan verify --faults --recover --nodes 5)"
         )));
     }
+    if a.faults && a.dry_run {
+        // It was ignored: `--faults --dry-run` started a lab and injected the faults.
+        return Err(bad_input(anyhow!(
+            "--dry-run works only with the ladder: it lists the rows and connects to nothing, while --faults starts \
+             a lab of its own and has no dry run; leave out --dry-run (--scenarios NAME,... runs fewer), or see the \
+             scenarios and their predictions with `natsplan whatif`"
+        )));
+    }
     if a.faults {
         return run_faults(g, &a, format);
     }

@@ -258,3 +258,12 @@ fn recover_without_faults_is_bad_input_naming_both_flags_and_the_fix() {
     assert!(err.contains("--recover") && err.contains("--faults"), "{err}");
     assert!(err.contains("natsplan verify --faults --recover"), "{err}");
 }
+
+#[test]
+fn faults_with_dry_run_is_bad_input_and_starts_no_lab() {
+    // --dry-run was ignored with --faults: a real lab started and the faults ran.
+    let (code, _, err) = run(&["verify", "--faults", "--dry-run", "--nodes", "3"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--dry-run") && err.contains("--faults"), "{err}");
+    assert!(!err.contains("starting a"), "a lab was started: {err}");
+}
