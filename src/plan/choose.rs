@@ -57,16 +57,38 @@ pub fn find_layout<'p>(plan: &'p Plan, id: &str) -> Result<&'p PlannedLayout, Fa
     )))
 }
 
+/// What a command works on: its inputs, their plan, and the layout it takes, given per asset.
+pub struct Loaded {
+    pub inputs: Inputs,
+    pub plan: Plan,
+    /// The whole id of the layout the command takes: the one `--layout ID` names (whole or the tables'
+    /// short form), else the saved plan's choice, else the best; None only when none is named and the plan
+    /// has no layout.
+    pub id: Option<String>,
+}
+
+impl Loaded {
+    /// The layout the command takes (`id`); an error when the plan has none.
+    pub fn layout(&self) -> Result<&PlannedLayout, Failure> {
+        self.inputs.layout(&self.plan, self.id.as_deref())
+    }
+}
+
 impl Inputs {
-    /// Give the layout `--layout ID` names (else the one the saved plan chose) its per-asset lists when the
-    /// plan keeps them per class (`plan::classes`); the top-ranked layout has them already. Call it after
-    /// `saved_plan_json`, whose hash is of the plan as built.
-    pub fn expand(&self, plan: &mut Plan, id: Option<&str>) -> Result<(), Failure> {
-        if let Some(id) = id.or(self.chosen_layout.as_deref()) {
-            let id = find_layout(plan, id)?.id.clone();
-            plan.expand(&id, &self.catalog, &self.calibration);
+    /// The plan these inputs built, with the layout the command takes (`--layout ID`, else the saved plan's
+    /// choice, else the best) materialised: given per asset again when the plan keeps it per class
+    /// (`plan::classes`, over 1,000 assets; the top-ranked layout is per asset as built). The one place a
+    /// layout is expanded, so no command can forget it. A saved plan's hash is of the plan as built:
+    /// `saved_plan_json` comes before this.
+    pub fn choose(self, mut plan: Plan, layout: Option<&str>) -> Result<Loaded, Failure> {
+        let id = match layout.or(self.chosen_layout.as_deref()) {
+            Some(id) => Some(find_layout(&plan, id)?.id.clone()),
+            None => plan.layouts.first().map(|l| l.id.clone()),
+        };
+        if let Some(id) = &id {
+            plan.expand(id, &self.catalog, &self.calibration);
         }
-        Ok(())
+        Ok(Loaded { inputs: self, plan, id })
     }
 
     /// When `--layout` is not given: which layout the command takes and why, one line for stderr (issue

@@ -14,7 +14,7 @@
 //! I/O lives here (reading files, measuring a cluster); `plan::build_with` stays pure. Notes (what an
 //! importer assumed) are returned for the command to print.
 
-pub use super::choose::find_layout;
+pub use super::choose::{find_layout, Loaded};
 use super::Plan;
 use crate::catalog::Catalog;
 use crate::error::{bad_input, cannot_run, Failure};
