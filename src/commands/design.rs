@@ -253,7 +253,7 @@ pub fn run(g: &Global, a: DesignArgs) -> Result<Outcome, Failure> {
         priced = as_built(g, &a, inputs, plan)?;
         Ok(())
     })?;
-    let (inputs, plan) = (&loaded.inputs, &loaded.plan);
+    let plan = &loaded.plan;
     // The whole id from here on (`--layout` may give the tables' short form); that layout is shown per
     // asset (`load_plan` gives it so).
     let layout = a.layout.as_ref().and(loaded.id.clone());
@@ -279,15 +279,7 @@ pub fn run(g: &Global, a: DesignArgs) -> Result<Outcome, Failure> {
         }
         Format::Markdown => markdown(plan, &sel).into_bytes(),
         Format::Csv => crate::report::csv::design(plan, &sel),
-        Format::Html => {
-            let shown: Vec<(&str, &crate::layout::Layout)> = crate::report::design::selected(plan, &sel)
-                .into_iter()
-                .map(|l| (l.id.as_str(), &l.layout))
-                .collect();
-            let curves =
-                crate::perf::curves::PerfCurves::build(&plan.input, &shown, &inputs.catalog, &inputs.calibration);
-            crate::report::html::design(plan, &sel, Some(&curves)).into_bytes()
-        }
+        Format::Html => crate::report::html::design(plan, &sel, Some(&loaded.perf_curves(&sel))).into_bytes(),
     };
     emit_stdout(&bytes)?;
     Ok(outcome)

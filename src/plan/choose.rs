@@ -5,6 +5,7 @@
 use super::inputs::Inputs;
 use super::{Plan, PlannedLayout};
 use crate::error::{bad_input, Failure};
+use crate::perf::curves::PerfCurves;
 use anyhow::anyhow;
 
 /// The layout `--layout ID` names, or an error suggesting the ids there are.
@@ -71,6 +72,40 @@ impl Loaded {
     /// The layout the command takes (`id`); an error when the plan has none.
     pub fn layout(&self) -> Result<&PlannedLayout, Failure> {
         self.inputs.layout(&self.plan, self.id.as_deref())
+    }
+
+    /// HTML's perf curves (`report::svg_perf`): the predicted rates of the layouts `sel` shows (the first
+    /// three) against message size, from the inputs the plan was built with (catalog, calibration), with
+    /// the calibration's seed points. Made here, not by the command or the report, which only draws them.
+    pub fn perf_curves(&self, sel: &Selection) -> PerfCurves {
+        let shown: Vec<(&str, &crate::layout::Layout)> = self
+            .plan
+            .selected(sel)
+            .into_iter()
+            .map(|l| (l.id.as_str(), &l.layout))
+            .collect();
+        PerfCurves::build(&self.plan.input, &shown, &self.inputs.catalog, &self.inputs.calibration)
+    }
+}
+
+/// Which layouts a report shows: the `top` best (all when None), or only `layout` (a whole id).
+#[derive(Debug, Clone, Default)]
+pub struct Selection {
+    pub top: Option<usize>,
+    pub layout: Option<String>,
+}
+
+impl Plan {
+    /// The layouts `sel` selects, in rank order.
+    pub fn selected(&self, sel: &Selection) -> Vec<&PlannedLayout> {
+        let it = self
+            .layouts
+            .iter()
+            .filter(|l| sel.layout.as_ref().is_none_or(|id| &l.id == id));
+        match sel.top {
+            Some(n) => it.take(n).collect(),
+            None => it.collect(),
+        }
     }
 }
 

@@ -10,6 +10,7 @@ mod unused;
 mod verdict;
 
 pub use capacity::{failover_room, needs, needs_after, stores, tolerated_failures};
+pub use choose::Selection;
 pub use rates::{stream_rates, StreamRate, OBJECT_CHUNK_BYTES};
 pub use unused::{idle_disks, unused_servers, IdleDisks, UnusedRole, UnusedServer};
 pub use verdict::{perf_bucket, rank, reasons, times, wear as wear_check, Closeness, Tolerances};
