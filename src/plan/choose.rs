@@ -163,3 +163,67 @@ impl Inputs {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::classes::CLASS_THRESHOLD;
+    use super::super::inputs::Sources;
+    use super::*;
+
+    /// The inputs of a site of `CLASS_THRESHOLD + 1` streams (layouts below the top one given per class),
+    /// read from a file as a command reads it.
+    fn inputs(dir: &std::path::Path) -> Inputs {
+        let mut t = String::from("site: classes\nnats: { replicas: [3] }\nracks:\n");
+        for r in ["A", "B", "C", "D"] {
+            t.push_str(&format!(
+                "  - name: {r}\n    servers: [n{r}]\n    arrays:\n      - {{ name: {r}1, model: EF300, disk_model: nvme-3.84t, disks: 3, hot_spares: 1 }}\n"
+            ));
+        }
+        t.push_str("workload:\n  streams:\n");
+        for s in 0..=CLASS_THRESHOLD {
+            t.push_str(&format!(
+                "    - {{ name: s{s}, msgs_per_s: 1, msg_size: 1KiB, retention: 1h }}\n"
+            ));
+        }
+        t.push_str("policy:\n  patterns: [\"1\", \"4\"]\n");
+        let p = dir.join("site.yaml");
+        std::fs::write(&p, t).unwrap();
+        Inputs::load(&Sources {
+            site: Some(p),
+            interval: "10s".into(),
+            ..Sources::default()
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn the_layout_a_command_takes_comes_per_asset_with_its_whole_id() {
+        let tmp = tempfile::tempdir().unwrap();
+        let inputs = inputs(tmp.path());
+        let built = inputs.plan().unwrap();
+        assert!(built.layouts.len() >= 2, "{}", built.layouts.len());
+        let second = built.layouts[1].id.clone();
+        assert!(
+            built.layouts[1].classes.is_some(),
+            "the second layout is given per class"
+        );
+        // Named by `--layout`: that layout, per asset, every other as built.
+        let loaded = inputs.choose(built, Some(&second)).unwrap();
+        assert_eq!(loaded.id.as_deref(), Some(second.as_str()));
+        let l = loaded.layout().unwrap();
+        assert_eq!(l.id, second);
+        assert!(l.classes.is_none());
+        assert_eq!(l.assets.len(), CLASS_THRESHOLD + 1);
+        assert_eq!(l.layout.assets.len(), CLASS_THRESHOLD + 1);
+        assert_eq!(l.predicted.as_ref().unwrap().streams.len(), CLASS_THRESHOLD + 1);
+        assert!(loaded.plan.layouts[2..].iter().all(|l| l.classes.is_some()));
+        // None named: the best, whose lists are there as built.
+        let inputs = loaded.inputs;
+        let loaded = inputs.choose(loaded.plan, None).unwrap();
+        assert_eq!(loaded.id.as_deref(), Some(loaded.plan.layouts[0].id.as_str()));
+        assert_eq!(loaded.layout().unwrap().assets.len(), CLASS_THRESHOLD + 1);
+        // An id that names no layout is refused, naming it.
+        let e = loaded.inputs.choose(loaded.plan, Some("p9-nope")).err().unwrap();
+        assert!(format!("{e:?}").contains("p9-nope"), "{e:?}");
+    }
+}
