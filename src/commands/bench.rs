@@ -425,7 +425,7 @@ fn parse_dur(s: &str) -> Result<Duration, String> {
     crate::units::parse_duration(s)
 }
 
-/// `--agents N`: a whole number within the table's bound (`site::limits::AGENTS`).
+/// `--agents N`: a whole number within the table's bound (`input::limits::AGENTS`).
 pub fn parse_agents(s: &str) -> Result<usize, String> {
     let b = crate::input::limits::AGENTS;
     match s.trim().parse::<u64>() {

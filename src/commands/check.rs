@@ -218,9 +218,9 @@ fn setup(g: &Global, a: &CheckArgs, format: Format) -> Result<Setup, Failure> {
         plan: Some(plan_file),
         ..PlanArgs::default()
     };
-    let (inputs, mut plan) = super::load_plan(g, &pa, None)?;
-    let id = inputs.layout(&plan, a.layout.as_deref())?.id.clone();
-    inputs.expand(&mut plan, Some(&id))?;
+    let loaded = super::load_plan(g, &pa, None, a.layout.as_deref())?;
+    let id = loaded.layout()?.id.clone();
+    let plan = &loaded.plan;
     let planned_assets = plan.layout(&id).map(|l| l.assets.len()).unwrap_or(0);
     if planned_assets > MAX_ASSETS {
         return Err(bad_input(anyhow!(
@@ -228,7 +228,7 @@ fn setup(g: &Global, a: &CheckArgs, format: Format) -> Result<Setup, Failure> {
              {MAX_ASSETS} (one item each, more than a monitoring system shows): check a plan of fewer assets"
         )));
     }
-    let exp = Expected::from_plan(&plan, &id).map_err(bad_input)?;
+    let exp = Expected::from_plan(plan, &id).map_err(bad_input)?;
     let th = Thresholds {
         peer_lag_critical: a.peer_lag_critical,
         peer_seen_critical: a.peer_seen_critical,

@@ -1,10 +1,11 @@
 //! `natsplan design SITE.yaml`: enumerate, check and rank layouts; print the ranked summary and the
 //! best layout's details (or the Plan as JSON / Markdown); `--save FILE` keeps the plan for `--plan`.
 
-use super::{emit_stdout, format, load_plan, width};
+use super::{emit_stdout, format, load_plan_then, width};
 use crate::cli::{Format, Global, PlanArgs};
 use crate::error::{bad_input, cannot_run, Failure, Outcome};
-use crate::plan::inputs::find_layout;
+use crate::plan::inputs::{find_layout, Inputs};
+use crate::plan::Plan;
 use crate::report::design::{json, markdown, table_report, Selection};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -200,15 +201,17 @@ fn save(path: &Path, read: &[PathBuf], bytes: &[u8]) -> Result<(), Failure> {
     written.map_err(|e| cannot_run(anyhow::anyhow!("--save {shown}: cannot write the plan: {e}")))
 }
 
-pub fn run(g: &Global, a: DesignArgs) -> Result<Outcome, Failure> {
-    let (inputs, mut plan) = load_plan(g, &a.inputs, a.site.as_deref())?;
-    let priced = layout_costs(&plan, &inputs.catalog, a.prices.as_deref())?;
+/// Design's work on the plan as built, before the layout `--layout` names is given per asset: the
+/// prices (`--prices`), `--save` (its hash is of the plan as built) and the note on a user's calibration
+/// carried far from where it was measured.
+fn as_built(g: &Global, a: &DesignArgs, inputs: &Inputs, plan: &mut Plan) -> Result<Option<Priced>, Failure> {
+    let priced = layout_costs(plan, &inputs.catalog, a.prices.as_deref())?;
     if a.top == Some(0) {
         return Err(bad_input(anyhow::anyhow!("--top 0 shows nothing; use --top 1 or more")));
     }
-    // The whole id from here on (`--layout` may give the tables' short form).
+    // The whole id (`--layout` may give the tables' short form); checked here, before anything is saved.
     let layout = match &a.layout {
-        Some(id) => Some(find_layout(&plan, id)?.id.clone()),
+        Some(id) => Some(find_layout(plan, id)?.id.clone()),
         None => None,
     };
     if let Some(path) = &a.save {
@@ -225,12 +228,11 @@ pub fn run(g: &Global, a: DesignArgs) -> Result<Outcome, Failure> {
                 .filter(|f| !f.contains("://"))
                 .map(PathBuf::from),
         );
-        save(path, &read, &inputs.saved_plan_json(&plan, layout.as_deref()))?;
+        save(path, &read, &inputs.saved_plan_json(plan, layout.as_deref()))?;
         eprintln!("natsplan: plan saved to {}", path.display());
     }
     // A user's calibration carried far from where it was measured: said first, with the built-in
-    // calibration's verdicts beside (a second plan, only then); after the save, whose hash is of the plan
-    // as built.
+    // calibration's verdicts beside (a second plan, only then).
     let far = plan
         .layouts
         .first()
@@ -238,20 +240,31 @@ pub fn run(g: &Global, a: DesignArgs) -> Result<Outcome, Failure> {
         .and_then(|p| p.far_user_calibration());
     if far.is_some() {
         let builtin = crate::plan::build(&plan.input, &inputs.catalog);
-        if let Some(note) = crate::plan::far_calibration_note(&plan, &builtin) {
+        if let Some(note) = crate::plan::far_calibration_note(plan, &builtin) {
             plan.warnings.push(note);
         }
     }
-    // The layout --layout names is shown per asset (after the save: its hash is of the plan as built).
-    inputs.expand(&mut plan, layout.as_deref())?;
-    let outcome = gate(&plan, layout.as_deref(), a.fail_on);
+    Ok(priced)
+}
+
+pub fn run(g: &Global, a: DesignArgs) -> Result<Outcome, Failure> {
+    let mut priced = None;
+    let loaded = load_plan_then(g, &a.inputs, a.site.as_deref(), a.layout.as_deref(), |inputs, plan| {
+        priced = as_built(g, &a, inputs, plan)?;
+        Ok(())
+    })?;
+    let plan = &loaded.plan;
+    // The whole id from here on (`--layout` may give the tables' short form); that layout is shown per
+    // asset (`load_plan` gives it so).
+    let layout = a.layout.as_ref().and(loaded.id.clone());
+    let outcome = gate(plan, layout.as_deref(), a.fail_on);
     let sel = Selection { top: a.top, layout };
     let bytes = match format(g) {
         // nagios and prometheus are refused before any command runs (`commands::dispatch`).
         Format::Table | Format::Nagios | Format::Prometheus => {
-            let mut t = table_report(&plan, &sel, width(g));
+            let mut t = table_report(plan, &sel, width(g));
             if let Some((p, c)) = &priced {
-                t.push_str(&cost_table(&plan, &sel, p, c, width(g)));
+                t.push_str(&cost_table(plan, &sel, p, c, width(g)));
             }
             t.into_bytes()
         }
@@ -261,20 +274,12 @@ pub fn run(g: &Global, a: DesignArgs) -> Result<Outcome, Failure> {
                     .map(|(id, c)| (id.clone(), serde_json::to_value(c).expect("a cost serialises")))
                     .collect()
             });
-            super::stream_stdout(|w| json(&plan, &sel, costs.as_deref(), w))?;
+            super::stream_stdout(|w| json(plan, &sel, costs.as_deref(), w))?;
             return Ok(outcome);
         }
-        Format::Markdown => markdown(&plan, &sel).into_bytes(),
-        Format::Csv => crate::report::csv::design(&plan, &sel),
-        Format::Html => {
-            let shown: Vec<(&str, &crate::layout::Layout)> = crate::report::design::selected(&plan, &sel)
-                .into_iter()
-                .map(|l| (l.id.as_str(), &l.layout))
-                .collect();
-            let curves =
-                crate::perf::curves::PerfCurves::build(&plan.input, &shown, &inputs.catalog, &inputs.calibration);
-            crate::report::html::design(&plan, &sel, Some(&curves)).into_bytes()
-        }
+        Format::Markdown => markdown(plan, &sel).into_bytes(),
+        Format::Csv => crate::report::csv::design(plan, &sel),
+        Format::Html => crate::report::html::design(plan, &sel, Some(&loaded.perf_curves(&sel))).into_bytes(),
     };
     emit_stdout(&bytes)?;
     Ok(outcome)

@@ -87,13 +87,12 @@ pub fn run(g: &Global, a: EmitArgs) -> Result<Outcome, Failure> {
             a.store_dir
         )));
     }
-    let (inputs, mut plan) = super::load_plan(g, &a.inputs, a.site.as_deref())?;
-    if let Some(note) = inputs.layout_note(&plan, a.layout.as_deref()) {
+    let loaded = super::load_plan(g, &a.inputs, a.site.as_deref(), a.layout.as_deref())?;
+    let (inputs, plan) = (&loaded.inputs, &loaded.plan);
+    if let Some(note) = inputs.layout_note(plan, a.layout.as_deref()) {
         eprintln!("natsplan: {note}");
     }
-    // Per asset again when the plan keeps that layout per class (plan::classes: over 1,000 assets).
-    inputs.expand(&mut plan, a.layout.as_deref())?;
-    let layout = inputs.layout(&plan, a.layout.as_deref())?;
+    let layout = loaded.layout()?;
     if layout.verdict == Verdict::Rejected && !a.allow_rejected {
         return Err(bad_input(anyhow!(
             "--layout {}: the plan rejects this layout ({}); choose another from `natsplan design`, or pass \
@@ -115,13 +114,13 @@ pub fn run(g: &Global, a: EmitArgs) -> Result<Outcome, Failure> {
         ..EmitOptions::default()
     };
     let monitoring = monitoring_of(&a, layout)?;
-    let mut files = emit::render_all(&plan, &layout.id, &opts).map_err(bad_input)?;
+    let mut files = emit::render_all(plan, &layout.id, &opts).map_err(bad_input)?;
     let chart_exporter = monitoring
         .as_ref()
         .is_some_and(|m| m.exporter == emit::monitoring::Exporter::PrometheusNatsExporter);
     let helm = match a.helm_values {
         true => {
-            let h = emit::helm::render(&plan, &layout.id, &opts, &a.storage_class).map_err(bad_input)?;
+            let h = emit::helm::render(plan, &layout.id, &opts, &a.storage_class).map_err(bad_input)?;
             Some(if chart_exporter {
                 h.with_exporter().map_err(bad_input)?
             } else {
@@ -137,7 +136,7 @@ pub fn run(g: &Global, a: EmitArgs) -> Result<Outcome, Failure> {
         }
     }
     if let Some(m) = &monitoring {
-        files.extend(emit::monitoring::render(&plan, &layout.id, m).map_err(bad_input)?);
+        files.extend(emit::monitoring::render(plan, &layout.id, m).map_err(bad_input)?);
     }
     files.sort_by(|x, y| x.0.cmp(&y.0));
     let private = emit::private_files(&files, &opts);

@@ -119,13 +119,12 @@ fn spec_from_args(g: &Global, u: &UpArgs, dir: &Path) -> Result<(LabSpec, Stream
     }
     match (planned, u.nodes) {
         (true, _) => {
-            let (inputs, mut plan) = super::load_plan(g, &u.inputs, u.site.as_deref())?;
-            if let Some(note) = inputs.layout_note(&plan, u.layout.as_deref()) {
+            let loaded = super::load_plan(g, &u.inputs, u.site.as_deref(), u.layout.as_deref())?;
+            let (inputs, plan) = (&loaded.inputs, &loaded.plan);
+            if let Some(note) = inputs.layout_note(plan, u.layout.as_deref()) {
                 eprintln!("natsplan: {note}");
             }
-            // Per asset again when the plan keeps that layout per class (plan::classes: over 1,000 assets).
-            inputs.expand(&mut plan, u.layout.as_deref())?;
-            let pl = inputs.layout(&plan, u.layout.as_deref())?;
+            let pl = loaded.layout()?;
             crate::input::limits::LAB_SERVERS
                 .check_usize(pl.servers.len())
                 .map_err(|e| bad_input(anyhow!("--layout {} has {} servers: {e}", pl.id, pl.servers.len())))?;
@@ -133,7 +132,7 @@ fn spec_from_args(g: &Global, u: &UpArgs, dir: &Path) -> Result<(LabSpec, Stream
             let mut defs: StreamDefs = Default::default();
             if u.streams {
                 let files =
-                    crate::emit::render(&plan, &pl.id, &crate::emit::EmitOptions::default()).map_err(bad_input)?;
+                    crate::emit::render(plan, &pl.id, &crate::emit::EmitOptions::default()).map_err(bad_input)?;
                 for (path, text) in files {
                     if path.extension().is_some_and(|e| e == "json") {
                         let v: Value = serde_json::from_str(&text).map_err(|e| cannot_run(anyhow!(e)))?;
@@ -143,7 +142,7 @@ fn spec_from_args(g: &Global, u: &UpArgs, dir: &Path) -> Result<(LabSpec, Stream
                 // The consumers emit writes (no deploy file here: the placeholders `<stream>-c1`…), each with
                 // its stream's replicas, as `emit::consumers::files` gives them.
                 let deploy = crate::emit::deploy::Deploy::default();
-                for (stream, list, _) in crate::emit::consumers::specs(&plan, &deploy) {
+                for (stream, list, _) in crate::emit::consumers::specs(plan, &deploy) {
                     let replicas = defs
                         .0
                         .iter()
@@ -168,7 +167,7 @@ fn spec_from_args(g: &Global, u: &UpArgs, dir: &Path) -> Result<(LabSpec, Stream
                 calibration: u.inputs.calibration.as_deref().map(abs),
             };
             Ok((
-                lab::spec::for_layout(&plan, pl, sync, dir.to_path_buf()),
+                lab::spec::for_layout(plan, pl, sync, dir.to_path_buf()),
                 defs,
                 Some(record),
             ))

@@ -19,7 +19,7 @@ pub mod whatif;
 use crate::catalog::Catalog;
 use crate::cli::{Cli, Command, Format, Global, PlanArgs};
 use crate::error::{bad_input, Failure, Outcome};
-use crate::plan::inputs::Inputs;
+use crate::plan::inputs::{Inputs, Loaded};
 use crate::plan::Plan;
 use std::io::{IsTerminal, Write};
 use std::path::Path;
@@ -60,15 +60,32 @@ pub fn catalog(g: &Global) -> Result<Catalog, Failure> {
 }
 
 /// The one way a command gets its plan: the inputs the flags name (or a saved `--plan`), loaded by
-/// `plan::inputs`, then planned. What an importer assumed goes to stderr.
-pub fn load_plan(g: &Global, p: &PlanArgs, site: Option<&Path>) -> Result<(Inputs, Plan), Failure> {
+/// `plan::inputs`, then planned, with the layout the command takes (`layout`: `--layout ID`, else the
+/// saved plan's choice, else the best) given per asset (`Inputs::choose`). What an importer assumed goes
+/// to stderr.
+pub fn load_plan(g: &Global, p: &PlanArgs, site: Option<&Path>, layout: Option<&str>) -> Result<Loaded, Failure> {
+    load_plan_then(g, p, site, layout, |_, _| Ok(()))
+}
+
+/// As `load_plan`, with `as_built` given the plan as built, before the layout is chosen and given per
+/// asset (`design --save` hashes the plan as built).
+pub fn load_plan_then(
+    g: &Global,
+    p: &PlanArgs,
+    site: Option<&Path>,
+    layout: Option<&str>,
+    as_built: impl FnOnce(&Inputs, &mut Plan) -> Result<(), Failure>,
+) -> Result<Loaded, Failure> {
     let inputs = Inputs::load(&p.sources(g, site))?;
     for n in &inputs.notes {
         eprintln!("natsplan: {n}");
     }
-    let progress = progress::Progress::new("evaluating layouts");
-    let plan = inputs.plan_with(&|done, total| progress.tick(done, total))?;
-    Ok((inputs, plan))
+    let mut plan = {
+        let progress = progress::Progress::new("evaluating layouts");
+        inputs.plan_with(&|done, total| progress.tick(done, total))?
+    };
+    as_built(&inputs, &mut plan)?;
+    inputs.choose(plan, layout)
 }
 
 /// The report format: the flag, else table.

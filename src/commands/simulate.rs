@@ -45,7 +45,7 @@ pub const MAX_YEARS_PER_TRIAL: u64 = 1_000;
 /// Most failure and repair events one run steps through (`survival::expected_events`): what a run at
 /// `MAX_SITE_YEARS` on a three-rack site at the catalog's rates does (1.9 × 10¹⁰, about 4 minutes on two
 /// cores: 6 × 10⁸ events took 12.8 s here). The work grows with the events, not only with the site-years:
-/// a site whose rates are high (up to `site::limits::MAX_EVENTS_PER_YEAR` per unit) or which has many
+/// a site whose rates are high (up to `input::limits::MAX_EVENTS_PER_YEAR` per unit) or which has many
 /// components makes every site-year many events.
 pub const MAX_EVENTS: f64 = 2e10;
 
@@ -100,12 +100,11 @@ pub fn run(g: &Global, a: SimulateArgs) -> Result<Outcome, Failure> {
         )));
     }
     let site_years = check_bounds(a.years, a.trials).map_err(|m| bad_input(anyhow::anyhow!(m)))?;
-    let (inputs, mut plan) = load_plan(g, &a.inputs, a.site.as_deref())?;
+    let loaded = load_plan(g, &a.inputs, a.site.as_deref(), a.layout.as_deref())?;
+    let (inputs, plan) = (&loaded.inputs, &loaded.plan);
     let (site, cat) = (&inputs.site, &inputs.catalog);
-    // A layout given per class (a site of more than 1,000 assets) gets its placed assets again.
-    inputs.expand(&mut plan, a.layout.as_deref())?;
-    let planned = inputs.layout(&plan, a.layout.as_deref())?;
-    if let Some(note) = inputs.layout_note(&plan, a.layout.as_deref()) {
+    let planned = loaded.layout()?;
+    if let Some(note) = inputs.layout_note(plan, a.layout.as_deref()) {
         eprintln!("natsplan: {note}");
     }
     // Refused before anything runs; the model is built again below, after the reference check (which

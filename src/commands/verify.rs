@@ -128,15 +128,13 @@ fn planned(g: &Global, a: &VerifyArgs) -> Result<Option<(Inputs, Plan, String)>,
         }
         return Ok(None);
     }
-    let (inputs, mut plan) = super::load_plan(g, &a.inputs, a.site.as_deref())?;
-    if let Some(note) = inputs.layout_note(&plan, a.layout.as_deref()) {
+    let loaded = super::load_plan(g, &a.inputs, a.site.as_deref(), a.layout.as_deref())?;
+    if let Some(note) = loaded.inputs.layout_note(&loaded.plan, a.layout.as_deref()) {
         eprintln!("natsplan: {note}");
     }
-    // Checks the id (the whole id from here on: `--layout` may give the tables' short form), and gives
-    // that layout its per-asset predictions on a site of classes (plan::classes).
-    let id = inputs.layout(&plan, a.layout.as_deref())?.id.clone();
-    inputs.expand(&mut plan, Some(&id))?;
-    Ok(Some((inputs, plan, id)))
+    // The whole id from here on (`--layout` may give the tables' short form).
+    let id = loaded.layout()?.id.clone();
+    Ok(Some((loaded.inputs, loaded.plan, id)))
 }
 
 /// The servers to connect to and the monitors to read: from the flags (and the nats CLI's variables and
@@ -175,8 +173,8 @@ fn planned_by_lab(g: &Global, a: &VerifyArgs) -> Result<Option<(Inputs, Plan, St
     if g.models.is_none() {
         g.models = rec.models.clone();
     }
-    let (inputs, mut plan) = super::load_plan(&g, &inputs_args, rec.site.as_deref())?;
-    let id = crate::plan::inputs::find_layout(&plan, &rec.layout)?.id.clone();
+    let loaded = super::load_plan(&g, &inputs_args, rec.site.as_deref(), Some(&rec.layout))?;
+    let id = loaded.layout()?.id.clone();
     eprintln!(
         "natsplan: comparing with layout {id} of {}, which `lab up` started this lab from",
         rec.plan
@@ -185,8 +183,7 @@ fn planned_by_lab(g: &Global, a: &VerifyArgs) -> Result<Option<(Inputs, Plan, St
             .map(|p| p.display().to_string())
             .unwrap_or_default()
     );
-    inputs.expand(&mut plan, Some(&id))?;
-    Ok(Some((inputs, plan, id)))
+    Ok(Some((loaded.inputs, loaded.plan, id)))
 }
 
 /// `verify --faults`: inject real failures into a lab of its own and check the whatif predictions.

@@ -84,12 +84,11 @@ pub fn run(g: &Global, a: WhatifArgs) -> Result<Outcome, Failure> {
         }
         v
     };
-    let (inputs, mut plan) = load_plan(g, &a.inputs, a.site.as_deref())?;
+    let loaded = load_plan(g, &a.inputs, a.site.as_deref(), a.layout.as_deref())?;
+    let (inputs, plan) = (&loaded.inputs, &loaded.plan);
     let (site, cat) = (&inputs.site, &inputs.catalog);
-    // A layout given per class (a site of more than 1,000 assets) gets its placed assets again.
-    inputs.expand(&mut plan, a.layout.as_deref())?;
-    let planned = inputs.layout(&plan, a.layout.as_deref())?;
-    if let Some(note) = inputs.layout_note(&plan, a.layout.as_deref()) {
+    let planned = loaded.layout()?;
+    if let Some(note) = inputs.layout_note(plan, a.layout.as_deref()) {
         eprintln!("natsplan: {note}");
     }
     let layout = &planned.layout;

@@ -609,7 +609,7 @@ pub(super) fn size(
     site: &Site,
     layout: &mut Layout,
     assets_bare: &[Asset],
-    shared: &mut Option<super::lun_size::Shared>,
+    shared: &mut Option<super::after_failure::Shared>,
 ) -> Option<Placed> {
     if layout.pattern != Pattern::P4 {
         return None;

@@ -6,10 +6,10 @@
 //! Every choice is made in canonical (name) order, never input order, so reordering a site file yields
 //! the same layouts with the same ids.
 
+use super::after_failure::{PlacementKey, Shared};
 #[cfg(test)]
 use super::build::build;
 use super::build::{build_unsized, size};
-use super::lun_size::{PlacementKey, Shared};
 use super::placement::BareAssets;
 use super::volumes::{arrays_for, by_name, own_raid, reachable_arrays, storage_of, Storage};
 use super::*;

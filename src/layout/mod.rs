@@ -3,6 +3,7 @@
 //! configuration natsplan will emit. `Enumerate` builds every sensible candidate; evaluation lives in
 //! `survival` (what it tolerates), `perf` (how fast) and `plan` (capacity, verdict, rank).
 
+mod after_failure;
 mod build;
 mod enumerate;
 mod id;
@@ -14,9 +15,10 @@ pub mod placement;
 pub mod sizing;
 mod volumes;
 
+pub use after_failure::{rebuild_lost, touched_by, AfterFailures, Packed, PlacementKey, Shared, Slots};
 pub use build::{place, place_with, restore};
 pub use id::{layout_id, legacy_layout_id, short_layout_id, SHORT_ID_RACKS};
-pub use lun_size::{rebuild_lost, touched_by, AfterFailures, Packed, Placed, PlacementKey, Shared, Slots};
+pub use lun_size::Placed;
 pub use placement::BareAssets;
 pub use volumes::{describe_volume, group_usable_bytes, store_bytes, VolumeKind};
 

@@ -14,7 +14,7 @@
 //! I/O lives here (reading files, measuring a cluster); `plan::build_with` stays pure. Notes (what an
 //! importer assumed) are returned for the command to print.
 
-pub use super::choose::find_layout;
+pub use super::choose::{find_layout, Loaded};
 use super::Plan;
 use crate::catalog::Catalog;
 use crate::error::{bad_input, cannot_run, Failure};
@@ -231,7 +231,7 @@ fn check_frozen_hashes(f: &Frozen, hashes: &Hashes) -> Result<(), String> {
 }
 
 /// The imported streams of a saved plan held to the site's rules and bounds (`site::check_stream`, the
-/// one table in `site::limits`), before any is merged or planned: a plan is a file anyone may have
+/// one table in `input::limits`), before any is merged or planned: a plan is a file anyone may have
 /// written. Every problem, each at its field path in the plan.
 fn check_saved_imported(f: &Frozen, file: &Path) -> Result<(), InputErrors> {
     let fail = |errors| InputErrors {

@@ -10,6 +10,7 @@ mod unused;
 mod verdict;
 
 pub use capacity::{failover_room, needs, needs_after, stores, tolerated_failures};
+pub use choose::Selection;
 pub use rates::{stream_rates, StreamRate, OBJECT_CHUNK_BYTES};
 pub use unused::{idle_disks, unused_servers, IdleDisks, UnusedRole, UnusedServer};
 pub use verdict::{perf_bucket, rank, reasons, times, wear as wear_check, Closeness, Tolerances};
@@ -279,7 +280,8 @@ impl Plan {
 
     /// Give layout `id` its per-asset predictions and yearly figures again when it has them per class
     /// (`--layout ID` on a site of more than 1,000 assets): the same evaluation, so the same entries.
-    pub fn expand(&mut self, id: &str, catalog: &Catalog, cal: &crate::perf::Calibration) {
+    /// Commands never call it: `Inputs::choose` does, for the layout the command takes.
+    pub(super) fn expand(&mut self, id: &str, catalog: &Catalog, cal: &crate::perf::Calibration) {
         let site = &self.input;
         if let Some(l) = self.layouts.iter_mut().find(|l| l.id == id) {
             expand_layout(site, catalog, cal, l);

@@ -4,23 +4,11 @@
 use super::{detail, md_table, table};
 use crate::plan::{Plan, PlannedLayout};
 
-/// Which layouts a report shows.
-#[derive(Debug, Clone, Default)]
-pub struct Selection {
-    pub top: Option<usize>,
-    pub layout: Option<String>,
-}
+pub use crate::plan::Selection;
 
-/// The layouts selected, in rank order.
+/// The layouts selected, in rank order (`Plan::selected`).
 pub fn selected<'a>(plan: &'a Plan, sel: &Selection) -> Vec<&'a PlannedLayout> {
-    let it = plan
-        .layouts
-        .iter()
-        .filter(|l| sel.layout.as_ref().is_none_or(|id| &l.id == id));
-    match sel.top {
-        Some(n) => it.take(n).collect(),
-        None => it.collect(),
-    }
+    plan.selected(sel)
 }
 
 /// The Plan as JSON, limited to the selected layouts, written to `w` as it is made (the per-asset lists

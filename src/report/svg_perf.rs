@@ -1,6 +1,7 @@
 //! The perf chart: predicted object-store put rate versus object size, per layout and sync mode, with the
-//! seed 000 Appendix B rows as points. The data step is `perf::curves` (the command builds it and hands
-//! the value to the page), so drawing stays a pure function of its input.
+//! seed 000 Appendix B rows as points. The data step is `perf::curves`, built by the plan's loader for
+//! the layouts the report shows (`plan::inputs::Loaded::perf_curves`) and handed to the page, so drawing
+//! stays a pure function of its input.
 
 use super::svg::{colour, line_chart, Chart, Marks, Series};
 pub use crate::perf::curves::PerfCurves;
