@@ -95,6 +95,18 @@ impl LabDrill<'_, '_> {
     fn runs_as(&mut self, name: &str) -> bool {
         (0..self.lab.nodes().len()).any(|i| self.lab.is_running(i) && self.current_name(i).is_ok_and(|n| n == name))
     }
+    /// The meta leader, when it leads under a rescue: its own `/jsz` names itself leader with the quorum
+    /// lowered (`meta_cluster.rescue`, server/jetstream_cluster.go `MetaClusterInfo`). Right after the kill
+    /// the survivors still name the old leader, itself a survivor, for a few seconds: a full run of 5
+    /// December took that for the rescued group, so the rescue was never applied and the peer-removes went
+    /// unanswered.
+    fn rescued_leader(&mut self) -> Option<String> {
+        let l = self.lab.meta_leader().ok()?;
+        let i = (0..self.lab.nodes().len())
+            .find(|&i| self.lab.is_running(i) && self.current_name(i).is_ok_and(|n| n == l))?;
+        let jsz = crate::monitor::jsz(&self.lab.nodes()[i].monitor_url(), "", Duration::from_secs(2)).ok()?;
+        leads_rescued(&jsz, &l).then_some(l)
+    }
     fn healthy_by(&mut self, deadline: Instant) -> Result<()> {
         wait_healthy(self.lab, deadline.saturating_duration_since(Instant::now()))
     }
@@ -293,13 +305,11 @@ impl LabOps for LabDrill<'_, '_> {
                     Ok(said) => return Ok(format!("{said} (system account; quorum lowered to {quorum_needed})")),
                     Err(e) => e,
                 };
-            if let Ok(l) = self.lab.meta_leader() {
-                if self.runs_as(&l) {
-                    return Ok(format!(
-                        "$JS.API.META.RESCUE sent (system account; quorum {quorum_needed}); no answer said it applied \
-                         it, but the meta group leads again ({l})"
-                    ));
-                }
+            if let Some(l) = self.rescued_leader() {
+                return Ok(format!(
+                    "$JS.API.META.RESCUE sent (system account; quorum {quorum_needed}); no answer said it applied \
+                     it, but the meta group leads again under the rescue ({l})"
+                ));
             }
             if Instant::now() >= deadline {
                 return Err(err);
@@ -353,7 +363,18 @@ impl LabOps for LabDrill<'_, '_> {
     }
     fn wait(&mut self, until: Until, deadline: Instant) -> Result<String> {
         match until {
-            Until::MetaQuorum | Until::MetaRescued => loop {
+            Until::MetaRescued => loop {
+                // The old leader, a survivor, is still named for a few seconds after the kill: only a leader
+                // under the rescue counts.
+                match self.rescued_leader() {
+                    Some(l) => return Ok(format!("the meta group leads again under the rescue ({l})")),
+                    None if Instant::now() >= deadline => {
+                        bail!("no meta leader under the rescue before the deadline")
+                    }
+                    None => self.ctx.opts.pause(Duration::from_millis(500))?,
+                }
+            },
+            Until::MetaQuorum => loop {
                 // A server may still name a leader that is gone: only a running one counts.
                 match self.lab.meta_leader() {
                     Ok(l) if self.runs_as(&l) => return Ok(format!("the meta group leads again ({l})")),
@@ -463,6 +484,16 @@ pub(super) fn replicas_back(lab: &Lab, name: &str, replicas: usize, within: Dura
         }
         std::thread::sleep(Duration::from_millis(500));
     }
+}
+
+/// Whether `jsz` (a server's `/jsz`) shows it leading the meta group as `name` with the quorum lowered by a
+/// rescue (nats-server ≥ 2.15: `meta_cluster.rescue`, or a `quorum_needed` below a majority of
+/// `cluster_size`).
+pub(super) fn leads_rescued(jsz: &serde_json::Value, name: &str) -> bool {
+    let m = &jsz["meta_cluster"];
+    let size = m["cluster_size"].as_u64().unwrap_or(0);
+    let lowered = m["quorum_needed"].as_u64().is_some_and(|q| q > 0 && q < size / 2 + 1);
+    m["leader"].as_str() == Some(name) && (m["rescue"].as_bool() == Some(true) || lowered)
 }
 
 /// The two targets of [`replicas_back`]: each the highest last sequence of a poll where every replica
@@ -590,6 +621,21 @@ pub(super) fn judge_recovery(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_leader_under_the_rescue_counts_as_rescued() {
+        // What n5 and n4 showed in the full run's finding of 5 December (3 of 5 servers lost, no rescue
+        // applied): n5 still named leader by a survivor, quorum 3 of 4, no rescue flag.
+        let stale = serde_json::json!({"meta_cluster": {"leader": "n5", "cluster_size": 4, "quorum_needed": 3}});
+        assert!(!leads_rescued(&stale, "n5"));
+        let flagged = serde_json::json!({"meta_cluster": {"leader": "n5", "cluster_size": 5, "quorum_needed": 2, "rescue": true}});
+        assert!(leads_rescued(&flagged, "n5"));
+        // Another server's view, or a rescue without the flag but with the quorum lowered.
+        assert!(!leads_rescued(&flagged, "n4-w"));
+        let lowered = serde_json::json!({"meta_cluster": {"leader": "n4-w", "cluster_size": 5, "quorum_needed": 2}});
+        assert!(leads_rescued(&lowered, "n4-w"));
+        assert!(!leads_rescued(&serde_json::json!({}), "n5"));
+    }
 
     #[test]
     fn a_server_rejoins_under_a_new_name_each_time_and_is_found_by_it() {

@@ -63,14 +63,7 @@ pub(super) fn peer_index(lab: &Lab, p: &str) -> Result<usize> {
     })
 }
 
-/// The `server_name` a configuration gives (unquoted), or None.
-pub(super) fn conf_server_name(conf: &str) -> Option<String> {
-    conf.lines().find_map(|l| {
-        let rest = l.trim_start().strip_prefix("server_name")?;
-        let v = rest.trim_start().strip_prefix([':', '='])?.trim();
-        Some(v.trim_matches(|c| c == '"' || c == '\'').to_string()).filter(|v| !v.is_empty())
-    })
-}
+pub(super) use crate::lab::conf_server_name;
 
 /// The name a server rejoins under after `current` (its site name `base`): `base-w`, then `base-w2`, ...
 pub(super) fn next_wiped_name(base: &str, current: &str) -> String {

@@ -206,7 +206,25 @@ fn loopback() -> String {
     "127.0.0.1".into()
 }
 
+/// The `server_name` a configuration gives (unquoted), or None.
+pub fn conf_server_name(conf: &str) -> Option<String> {
+    conf.lines().find_map(|l| {
+        let rest = l.trim_start().strip_prefix("server_name")?;
+        let v = rest.trim_start().strip_prefix([':', '='])?.trim();
+        Some(v.trim_matches(|c| c == '"' || c == '\'').to_string()).filter(|v| !v.is_empty())
+    })
+}
+
 impl NodeInfo {
+    /// The name the cluster knows this server by: its configuration's `server_name`, which a fault drill's
+    /// rejoin changes (`n4` runs as `n4-w` after `rejoin_as_new`), else the folder's name. The meta leader,
+    /// stream leaders and peers are reported under it.
+    pub fn server_name(&self) -> String {
+        std::fs::read_to_string(&self.conf)
+            .ok()
+            .and_then(|t| conf_server_name(&t))
+            .unwrap_or_else(|| self.name.clone())
+    }
     pub fn client_url(&self) -> String {
         format!("nats://{}:{}", self.host, self.client_port)
     }
@@ -275,7 +293,7 @@ impl Lab {
             .iter()
             .enumerate()
             .filter(|(i, _)| self.children.get(*i).is_some_and(Option::is_some))
-            .map(|(_, n)| (n.name.clone(), n.monitor_url()))
+            .map(|(_, n)| (n.server_name(), n.monitor_url()))
             .collect();
         monitor::cluster_streams(&live, Duration::from_secs(2))
     }
@@ -496,6 +514,34 @@ impl StartError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_node_goes_by_its_configurations_server_name_once_a_drill_renames_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let conf = dir.path().join("nats-server.conf");
+        let node = NodeInfo {
+            name: "n4".into(),
+            host: loopback(),
+            tags: vec![],
+            client_port: 1,
+            cluster_port: 2,
+            monitor_port: 3,
+            conf: conf.clone(),
+            store_dir: "s".into(),
+            log: "l".into(),
+            pid: 0,
+            volume: None,
+        };
+        // No file (or no server_name line): the folder's name.
+        assert_eq!(node.server_name(), "n4");
+        std::fs::write(&conf, "listen: 127.0.0.1:1\nserver_name: n4\n").unwrap();
+        assert_eq!(node.server_name(), "n4");
+        // A rejoin under a new name (faults' `rejoin_as_new`): the meta leader is reported as n4-w (the full
+        // `verify --faults --recover --nodes 5` of 5 December failed leader-replace on "meta leader n4-w is
+        // not a lab server" after follower-wipe renamed n4).
+        std::fs::write(&conf, "listen: 127.0.0.1:1\nserver_name: \"n4-w\"\n").unwrap();
+        assert_eq!(node.server_name(), "n4-w");
+    }
 
     #[test]
     fn versions_parse() {

@@ -330,7 +330,7 @@ impl Lab {
         let node = self
             .nodes
             .iter()
-            .find(|x| x.name == leader)
+            .find(|x| x.name == leader || x.server_name() == leader)
             .ok_or_else(|| anyhow!("meta leader {leader} is not a lab server"))?;
         let jsz = monitor::jsz(&node.monitor_url(), "", probe)?;
         let current = jsz

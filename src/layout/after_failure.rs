@@ -198,6 +198,9 @@ pub(super) fn need_after(
 /// of need over store, then slot, and for need and store ≥ 0 the bits of an f64 order as `total_cmp`
 /// does. A test compares both paths bit for bit. `Packed::rebuild` is this rule for the assets on some
 /// failed servers, read from per-server packed lists.
+// why: the inner step of capacity after failure, called once per failure set by `worst_need` and
+// `Packed::rebuild` with slices each borrows from its own owner (the layout's servers and assets, the
+// stores, the set, the touched assets, the needs it fills): a struct of borrows would be rebuilt per call.
 #[allow(clippy::too_many_arguments)]
 pub fn rebuild_lost(
     site: &Site,

@@ -70,7 +70,6 @@ pub(super) fn build_with(
 /// the id its sizes): the rest of the layout, and so the sizes `size` will choose, is what the id names,
 /// so two candidates of one id here are one layout once sized (`enumerate` keeps the first before the
 /// costly sizing).
-#[allow(clippy::too_many_arguments)]
 pub(super) fn build_unsized(
     site: &Site,
     catalog: &Catalog,
@@ -294,6 +293,9 @@ fn fixed_elsewhere(site: &Site, s: ServerIdx, pattern: Pattern) -> Option<String
 impl Carved {
     /// One group per server on array `a`, over the data disks in `span`. Disks per server: the fewest that
     /// hold the target, within a fair share of those disks.
+    // why: one array's carve, called once per array by `carve`: the site and catalog, and six values
+    // `carve` works out per array (pattern, array, its servers, spares kept, the disk span, the hint) and
+    // the target; a struct of them would live for this one call.
     #[allow(clippy::too_many_arguments)]
     fn own_groups(
         &mut self,

@@ -27,6 +27,8 @@ pub(super) fn stores_of(site: &Site, servers: &[ServerIdx], luns: &[Lun]) -> Vec
 /// Size every LUN on its server's need (see the module doc). The placement is first emulated as if
 /// every group were one full LUN, then again on the sized LUNs; a LUN only grows after the first round,
 /// so this ends within a few rounds.
+// why: the LUNs are sized in place (`luns: &mut`) while the groups, servers and assets are read and the
+// placement memo (`shared`) is filled: borrows of four owners, mutable and shared, that no one value holds.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn size_on_need(
     site: &Site,

@@ -1122,6 +1122,15 @@ impl<'b> Builder<'b, '_> {
             .map(|a| a.name.as_str())
             .collect()
     }
+
+    /// Of [`Self::acked_writes_at_risk`], the replicated ones: only they have replicas to diverge (an R1
+    /// asset has none).
+    fn diverging(&self) -> Vec<&'b str> {
+        self.acked_writes_at_risk()
+            .into_iter()
+            .filter(|n| self.sc.assets.iter().any(|a| a.name == *n && a.replicas > 1))
+            .collect()
+    }
 }
 
 impl Builder<'_, '_> {
@@ -1142,16 +1151,30 @@ impl Builder<'_, '_> {
             false => "a quorum of replicas lost its page cache",
             true => "a quorum of replicas lost its page cache, or a crash plus a pause let a replica without them lead",
         };
+        // A replica that diverged can hold a replicated stream's writes back until it re-syncs: the lab's
+        // power-crash-pause (issue 35, 5 December) had a follower reset on "last sequence mismatch" every
+        // second for 148 s after the new leader took over, the stream without a quorum meanwhile, and the
+        // re-publish answered "duplicate message id is in process" (10158) until the re-sync. So the
+        // re-publish may take up to the re-sync's bound after the operator starts it.
+        let (held_back, wait) = match self.diverging().is_empty() {
+            true => (String::new(), 0.0),
+            false => (
+                " A diverged replica can hold a stream's writes back until it re-syncs (up to about 3 min 15 s; \
+                 see the re-sync step): keep retrying until each takes them."
+                    .to_string(),
+                DIVERGED_RESYNC_S,
+            ),
+        };
         self.push(
             "lost data",
             format!(
                 "{}: acknowledged writes of the last sync window may be gone ({why}): once each leads again, every producer re-publishes what it had acknowledged and the \
                  stream no longer holds, under the same Nats-Msg-Id (the stream's duplicate window, 2 min by \
-                 default, drops any that did survive: re-publish within it, or compare by id first). \
+                 default, drops any that did survive: re-publish within it, or compare by id first).{held_back} \
                  sync_interval: always closes this window",
                 short_list(&at_risk)
             ),
-            self.t("operator_response"),
+            self.t("operator_response") + wait,
             Uses::default(),
             Credentials::ApplicationAccount,
             Action::RepublishAcked {
@@ -1168,12 +1191,7 @@ impl Builder<'_, '_> {
     /// leader's next stream snapshot. The lab saw both: power-crash-pause's paused replica (117 s and 125 s),
     /// and power-all's restarted n3 at sequence 1,083 of 24,156, still not current 60 s later (CI, 5 Dec).
     fn resync_diverged(&mut self) {
-        // An R1 asset has no other replica to diverge from.
-        let replicated: Vec<&str> = self
-            .acked_writes_at_risk()
-            .into_iter()
-            .filter(|n| self.sc.assets.iter().any(|a| a.name == *n && a.replicas > 1))
-            .collect();
+        let replicated = self.diverging();
         if replicated.is_empty() {
             return;
         }
@@ -1197,8 +1215,8 @@ impl Builder<'_, '_> {
                  snapshot: at most about 3 min 15 s after the divergence (nats-server's 2 min snapshot ticker, \
                  up to 1 min of jitter and a 15 s forced retry, server/jetstream_cluster.go), once the leader \
                  has written past the diverged replica (an idle stream re-syncs after its next writes). Until \
-                 then the stream runs on fewer current replicas and `/healthz` reports it not current: wait, do \
-                 not remove the replica",
+                 then the stream runs on fewer current replicas, or takes no writes while a follower resets on \
+                 \"last sequence mismatch\", and `/healthz` reports it not current: wait, do not remove the replica",
                 short_list(&replicated)
             ),
             DIVERGED_RESYNC_S,
