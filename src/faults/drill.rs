@@ -91,6 +91,18 @@ impl LabDrill<'_, '_> {
         let text = crate::input::read_text(conf, "server config").map_err(|e| anyhow!("{e}"))?;
         conf_server_name(&text).ok_or_else(|| anyhow!("{}: no server_name", conf.display()))
     }
+    /// Waits for each named stream (`ASSET`: the scenario's) to be back at its replica count with every
+    /// replica current ([`replicas_back`]), one after another by `deadline`; says how long each took.
+    fn each_back(&mut self, streams: &[String], deadline: Instant, back: &str) -> Result<String> {
+        let mut said = Vec::new();
+        for s in streams {
+            let name = if s == ASSET { self.stream } else { s.as_str() };
+            let within = deadline.saturating_duration_since(Instant::now());
+            let t = replicas_back(self.lab, name, self.ctx.replicas, within)?;
+            said.push(format!("{name} {back} after {t:.1} s"));
+        }
+        Ok(said.join("; "))
+    }
     /// A running server of the lab goes by `name` now.
     fn runs_as(&mut self, name: &str) -> bool {
         (0..self.lab.nodes().len()).any(|i| self.lab.is_running(i) && self.current_name(i).is_ok_and(|n| n == name))
@@ -329,24 +341,10 @@ impl LabOps for LabDrill<'_, '_> {
     fn reconcile(&mut self, streams: &[String], deadline: Instant) -> Result<String> {
         // The lab's side of it: the stream's group re-formed on the survivors (a leader and its replica count);
         // what the lost replicas alone held is the checker's to find, as the operator would with the writers.
-        let mut said = Vec::new();
-        for s in streams {
-            let name = if s == ASSET { self.stream } else { s.as_str() };
-            let within = deadline.saturating_duration_since(Instant::now());
-            let t = replicas_back(self.lab, name, self.ctx.replicas, within)?;
-            said.push(format!("{name} leads again with every replica current after {t:.1} s"));
-        }
-        Ok(said.join("; "))
+        self.each_back(streams, deadline, "leads again with every replica current")
     }
     fn resync(&mut self, streams: &[String], deadline: Instant) -> Result<String> {
-        let mut said = Vec::new();
-        for s in streams {
-            let name = if s == ASSET { self.stream } else { s.as_str() };
-            let within = deadline.saturating_duration_since(Instant::now());
-            let t = replicas_back(self.lab, name, self.ctx.replicas, within)?;
-            said.push(format!("{name} has every replica current after {t:.1} s"));
-        }
-        Ok(said.join("; "))
+        self.each_back(streams, deadline, "has every replica current")
     }
     fn republish_acked(&mut self, streams: &[String], deadline: Instant) -> Result<String> {
         // The producer's side: it knows what it had acknowledged; what the stream no longer holds goes again
