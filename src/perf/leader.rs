@@ -182,6 +182,10 @@ pub struct LeaderClass {
     /// read 1.0 ms at 32 in flight and 6.5 ms at 512: a straight line of slope ≈ t_l (11 µs against the
     /// leader's 12.4 µs) through about 0.6 ms.
     pub async_base_s: Option<f64>,
+    /// Fitted from rows measured under `sync_interval: always` (a file with no delayed-sync rows): its
+    /// leader's time and base latency hold the fsyncs, so an `always` target is priced as measured, with
+    /// no fsync cycle added (`predict::js`).
+    pub measured_always: bool,
     /// Root-mean-square of log(predicted ÷ measured) over the rows the law was fitted to, and how many.
     pub rms_log: f64,
     pub rows: usize,
@@ -339,9 +343,11 @@ pub fn fit_classes(set: &CalibrationSet, catalog: &Catalog) -> Vec<LeaderClass> 
         let all = js_rows(f);
         let any_delayed = all.iter().any(|r| !r.always);
         let rows: Vec<JsRow> = all.into_iter().filter(|r| r.always != any_delayed).collect();
+        // R1 under `always` fsyncs every stored message in the publisher's read loop (`flushes_in_place`):
+        // its rows measure the fsync, not the leader's work, so they price nothing here.
         let leader_rows: Vec<JsRow> = rows
             .iter()
-            .filter(|r| !r.sync_publish && !r.small_window())
+            .filter(|r| !r.sync_publish && !r.small_window() && !(r.always && r.replicas <= 1))
             .cloned()
             .collect();
         if leader_rows.is_empty() {
@@ -466,6 +472,7 @@ fn fit_class(f: &CalibrationFile, host: HostClass, assumed: bool, async_rows: &[
             .is_some_and(|v| v.starts_with("remote")),
         probe,
         async_base_s: None,
+        measured_always: async_rows.iter().all(|r| r.always),
         rms_log: rms,
         rows: pts.len(),
     }

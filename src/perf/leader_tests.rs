@@ -76,6 +76,7 @@ fn a_class_reproduces_the_rates_it_was_fitted_from_on_its_own_host() {
             leader_remote: false,
             probe: None,
             async_base_s: None,
+            measured_always: false,
             rms_log: 0.0,
             rows: 1,
         };
@@ -108,6 +109,7 @@ fn distance_is_zero_only_on_the_named_host_and_grows_with_speed_and_cores() {
         leader_remote: false,
         probe: None,
         async_base_s: None,
+        measured_always: false,
         rms_log: 0.0,
         rows: 3,
     };

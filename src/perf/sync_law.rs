@@ -85,7 +85,12 @@ pub struct SyncHost {
     pub host: HostClass,
     /// True when the file did not state its host's figures (`leader::host_of`).
     pub host_assumed: bool,
+    /// Laws from the file's delayed-sync rows: what every price reads.
     pub laws: Vec<SyncLaw>,
+    /// Laws from rows measured under `sync_interval: always` (a cluster calibrated as it runs under
+    /// `always`): their times hold the fsyncs, so they price only an `always` target on this same host at
+    /// the same replica count (`price`), never a delayed one nor another host.
+    pub always_laws: Vec<SyncLaw>,
 }
 
 impl SyncHost {
@@ -106,12 +111,14 @@ pub fn fit_hosts(set: &CalibrationSet, catalog: &Catalog) -> Vec<SyncHost> {
         .iter()
         .filter_map(|f| {
             let (host, host_assumed) = host_of(f, catalog);
-            let laws = fit(f, host.cpu_speed);
-            (!laws.is_empty()).then(|| SyncHost {
+            let laws = fit_mode(f, host.cpu_speed, false);
+            let always_laws = fit_mode(f, host.cpu_speed, true);
+            (!laws.is_empty() || !always_laws.is_empty()).then(|| SyncHost {
                 id: f.id.clone(),
                 host,
                 host_assumed,
                 laws,
+                always_laws,
             })
         })
         .collect()
@@ -128,13 +135,13 @@ struct Row {
     client_cpu_s: Option<f64>,
 }
 
-/// The delayed-sync synchronous rows of a file: `publish_mode: sync` JetStream rows and KV rows. Rows
-/// measured under `always` are left out: their time holds the fsync, which the prediction adds from the
-/// probe or the volume (they would pay it twice).
-fn rows(f: &CalibrationFile, cpu_speed: f64) -> Vec<Row> {
+/// The synchronous rows of a file measured under one sync mode: `publish_mode: sync` JetStream rows and KV
+/// rows. The delayed rows price every target (the prediction adds `always`'s fsyncs from the probe or the
+/// volume); the `always` rows hold the fsyncs in their times and are kept apart (`SyncHost::always_laws`).
+fn rows(f: &CalibrationFile, cpu_speed: f64, always: bool) -> Vec<Row> {
     let cpu = |r: &crate::perf::calibration::Row, k: &str| r.measured(k).map(|us| us * cpu_speed / 1e6);
     f.rows()
-        .filter(|r| r.fit && r.mode.is_none() && r.sync_always() != Some(true))
+        .filter(|r| r.fit && r.mode.is_none() && (r.sync_always() == Some(true)) == always)
         .filter_map(|r| {
             let (op, clients, rate) = match r.kind.as_str() {
                 "js" if r.publish_mode.as_deref() == Some("sync") => (
@@ -159,9 +166,14 @@ fn rows(f: &CalibrationFile, cpu_speed: f64) -> Vec<Row> {
         .collect()
 }
 
-/// The laws a file's synchronous rows give, one per operation and replica count.
+/// The laws a file's delayed-sync synchronous rows give, one per operation and replica count.
 pub fn fit(f: &CalibrationFile, cpu_speed: f64) -> Vec<SyncLaw> {
-    let rows = rows(f, cpu_speed);
+    fit_mode(f, cpu_speed, false)
+}
+
+/// The laws a file's synchronous rows measured under one sync mode give.
+fn fit_mode(f: &CalibrationFile, cpu_speed: f64, always: bool) -> Vec<SyncLaw> {
+    let rows = rows(f, cpu_speed, always);
     let mut keys: Vec<(SyncOp, u8)> = rows.iter().map(|r| (r.op, r.replicas)).collect();
     keys.sort_by_key(|&(op, r)| (op == SyncOp::KvPut, r));
     keys.dedup();
@@ -268,6 +280,8 @@ pub struct SyncPrice {
     pub source: String,
     /// What one operation costs the stream leader against a publish (`op_factor`: above 1 for KV puts).
     pub leader_factor: f64,
+    /// Priced from rows measured under `always` on the target's own host: τ and D hold the fsyncs already.
+    pub under_always: bool,
 }
 
 /// The target of a price: its host, replica count, size and what the leader costs there.
@@ -286,6 +300,9 @@ pub struct Target<'a> {
     /// (delayed sync: the reciprocal of the leader's ceiling).
     pub leader: &'a LeaderClass,
     pub leader_time_s: f64,
+    /// The target runs `sync_interval: always`: a law its own host measured under `always` at its replica
+    /// count prices it as measured (`SyncPrice::under_always`).
+    pub always: bool,
 }
 
 /// How many network round trips one synchronous operation crosses on `host`: none on a host that runs the
@@ -305,6 +322,11 @@ pub fn network_round_trips(host: &HostClass, replicas: u8, servers: u32) -> f64 
 /// one. None when no host measured the operation.
 pub fn price(hosts: &[SyncHost], leaders: &[LeaderClass], t: &Target, op: SyncOp) -> Option<SyncPrice> {
     let own = |c: &SyncHost| c.host.server_model.eq_ignore_ascii_case(&t.host.server_model);
+    if t.always {
+        if let Some(p) = price_measured_always(hosts, t, op) {
+            return Some(p);
+        }
+    }
     let (class, law) = hosts
         .iter()
         .filter_map(|c| c.law(op, t.replicas).map(|l| (c, l)))
@@ -364,7 +386,9 @@ pub fn price(hosts: &[SyncHost], leaders: &[LeaderClass], t: &Target, op: SyncOp
     let factor = op_factor(class, op, law.replicas);
     let serial = t.leader_time_s * factor;
     let saturation = match (exact, law.saturation_at(t.clients)) {
-        (true, Some(d)) => Some(d),
+        // Measured at the rows' size: a larger message adds what its bytes cost the host per message
+        // (`grown_saturation`).
+        (true, Some(d)) => Some(d + grown_saturation(t, law, factor)),
         _ => {
             let u = t.leader.unit(t.bytes) * factor;
             let cores = t.host.cpu_speed * t.host.cores;
@@ -407,7 +431,58 @@ pub fn price(hosts: &[SyncHost], leaders: &[LeaderClass], t: &Target, op: SyncOp
         notes,
         source: class.id.clone(),
         leader_factor: factor,
+        under_always: false,
     })
+}
+
+/// An `always` target priced from the rows its own host measured under `always` at its replica count: τ
+/// and D as measured (D read at the target's client count and grown for larger messages, as for delayed
+/// rows). None when the host measured no such rows: the caller prices from delayed rows and the fsyncs.
+fn price_measured_always(hosts: &[SyncHost], t: &Target, op: SyncOp) -> Option<SyncPrice> {
+    let own = |c: &&SyncHost| c.host.server_model.eq_ignore_ascii_case(&t.host.server_model);
+    let (class, law) = hosts.iter().filter(own).find_map(|c| {
+        c.always_laws
+            .iter()
+            .find(|l| l.op == op && l.replicas == t.replicas)
+            .map(|l| (c, l))
+    })?;
+    let factor = op_factor(class, op, law.replicas);
+    let tau = law.round_trip_s + (t.bytes - law.bytes).max(0.0) * t.per_byte_s;
+    let saturation = law
+        .saturation_at(t.clients)
+        .map(|d| d + grown_saturation(t, law, factor));
+    Some(SyncPrice {
+        round_trip_s: tau,
+        saturation_s: saturation,
+        measured: true,
+        notes: vec![format!(
+            "synchronous {} under sync always: the round trip ({:.0} µs) and what each further client adds measured under always on this host at R{} ({} rows, {:.0} B)",
+            match op {
+                SyncOp::Publish => "publishers",
+                SyncOp::KvPut => "KV putters",
+            },
+            law.round_trip_s * 1e6,
+            law.replicas,
+            law.rows,
+            law.bytes
+        )],
+        source: class.id.clone(),
+        leader_factor: factor,
+        under_always: true,
+    })
+}
+
+/// What each further synchronous client adds beyond the rows' D when the target's messages are larger than
+/// the rows': D is the host's time per operation once the clients queue for it (the leader's time per
+/// message, on a host running the whole cluster every server's), which grows with the message's per-byte
+/// work as the class's async rows measured it (`LeaderClass::unit`). The matrix (2026-12-05, run 5) measured
+/// 4 R3 publishers at 16 KiB 24.5 % below a price that kept the 1 KiB rows' D.
+fn grown_saturation(t: &Target, law: &SyncLaw, factor: f64) -> f64 {
+    let (at, rows) = (t.leader.unit(t.bytes), t.leader.unit(law.bytes));
+    if at <= rows || at <= 0.0 {
+        return 0.0;
+    }
+    t.leader_time_s * factor * (1.0 - rows / at)
 }
 
 fn noun(op: SyncOp) -> &'static str {

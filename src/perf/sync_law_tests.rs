@@ -58,3 +58,135 @@ fn saturation_is_read_off_the_measured_counts_when_there_are_three_or_more() {
     let two = law(&[(1.0, 300e-6), (4.0, 540e-6)], Some(80e-6));
     assert_eq!(two.saturation_at(160.0), Some(80e-6));
 }
+
+fn lab_host(name: &str) -> HostClass {
+    HostClass {
+        server_model: name.into(),
+        cores: 2.0,
+        cpu_speed: 1.0,
+        co_located: 4,
+    }
+}
+
+fn class(host: &HostClass, unit_byte_s: f64) -> LeaderClass {
+    LeaderClass {
+        id: host.server_model.clone(),
+        host: host.clone(),
+        host_assumed: false,
+        unit_s: 10e-6,
+        unit_byte_s,
+        write_s: 1e-6,
+        write_source: String::new(),
+        always_write_s: 1e-6,
+        always_write_source: String::new(),
+        r1_measured: false,
+        leader_remote: false,
+        probe: None,
+        async_base_s: None,
+        measured_always: false,
+        rms_log: 0.0,
+        rows: 1,
+    }
+}
+
+fn target<'a>(host: &'a HostClass, leader: &'a LeaderClass, bytes: f64, always: bool) -> Target<'a> {
+    Target {
+        host,
+        replicas: 3,
+        bytes,
+        per_byte_s: 0.0,
+        servers: 3,
+        clients: 16.0,
+        leader,
+        leader_time_s: 40e-6,
+        always,
+    }
+}
+
+/// Issue 37: rows measured under `always` (a cluster calibrated as it runs) price an `always` target on
+/// their own host as measured, and nothing else: a delayed target, or another host, keeps the delayed law.
+#[test]
+fn always_rows_price_only_an_always_target_on_their_own_host() {
+    let host = lab_host("lab");
+    let leader = class(&host, 0.0);
+    let delayed = law(&[(1.0, 300e-6), (4.0, 540e-6), (16.0, 1000e-6)], Some(50e-6));
+    let mut always = law(&[(1.0, 1000e-6), (4.0, 1500e-6), (16.0, 3000e-6)], Some(130e-6));
+    always.round_trip_min_s = 900e-6;
+    let hosts = vec![SyncHost {
+        id: "lab".into(),
+        host: host.clone(),
+        host_assumed: false,
+        laws: vec![delayed],
+        always_laws: vec![always],
+    }];
+    let p = price(
+        &hosts,
+        &[leader.clone()],
+        &target(&host, &leader, 128.0, true),
+        SyncOp::Publish,
+    )
+    .unwrap();
+    assert!(p.under_always && p.measured);
+    assert!((p.round_trip_s - 1000e-6).abs() < 1e-12, "{}", p.round_trip_s);
+    // D at 16 clients read off the always curve: (3000 − 1000) ÷ 15 µs.
+    assert!((p.saturation_s.unwrap() - 2000e-6 / 15.0).abs() < 1e-12);
+    let d = price(
+        &hosts,
+        &[leader.clone()],
+        &target(&host, &leader, 128.0, false),
+        SyncOp::Publish,
+    )
+    .unwrap();
+    assert!(!d.under_always && (d.round_trip_s - 300e-6).abs() < 1e-12);
+    let other = lab_host("elsewhere");
+    let o = price(
+        &hosts,
+        &[leader.clone()],
+        &target(&other, &leader, 128.0, true),
+        SyncOp::Publish,
+    )
+    .unwrap();
+    assert!(!o.under_always, "another host's always rows priced this one");
+    // No always rows for KV puts: none is made up.
+    assert!(price(
+        &hosts,
+        &[leader.clone()],
+        &target(&host, &leader, 128.0, true),
+        SyncOp::KvPut
+    )
+    .is_none());
+}
+
+/// Issue 37: what each further client adds grows with the message's per-byte work beyond the rows' size
+/// (4 R3 publishers at 16 KiB were priced 24.5 % high with the 128 B rows' D); no growth at or below it.
+#[test]
+fn saturation_grows_with_the_per_byte_work_of_larger_messages() {
+    let host = lab_host("lab");
+    let leader = class(&host, 1e-9);
+    let l = law(&[(1.0, 300e-6), (4.0, 540e-6), (16.0, 1000e-6)], Some(50e-6));
+    let hosts = vec![SyncHost {
+        id: "lab".into(),
+        host: host.clone(),
+        host_assumed: false,
+        laws: vec![l.clone()],
+        always_laws: vec![],
+    }];
+    let d_at = |bytes: f64| {
+        price(
+            &hosts,
+            &[leader.clone()],
+            &target(&host, &leader, bytes, false),
+            SyncOp::Publish,
+        )
+        .unwrap()
+        .saturation_s
+        .unwrap()
+    };
+    let rows = l.saturation_at(16.0).unwrap();
+    assert!((d_at(64.0) - rows).abs() < 1e-15 && (d_at(128.0) - rows).abs() < 1e-15);
+    // 16 KiB: the leader's time per message (40 µs at the target size) less its share at 128 B.
+    let u = |b: f64| 10e-6 + 1e-9 * b;
+    let want = rows + 40e-6 * (1.0 - u(128.0) / u(16384.0));
+    assert!((d_at(16384.0) - want).abs() < 1e-15, "{} vs {want}", d_at(16384.0));
+    assert!(d_at(16384.0) > d_at(1024.0) && d_at(1024.0) > rows);
+}

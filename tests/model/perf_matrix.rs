@@ -46,6 +46,26 @@ struct Run {
     model: String,
     #[serde(default)]
     development: bool,
+    /// Cells the model was changed after seeing in this run (their misses are why): judged as fit cells,
+    /// their recorded predictions no longer the model's.
+    #[serde(default)]
+    changed_after: Vec<String>,
+    /// Why the model's predictions for this run moved since it was recorded (the docs quote what was
+    /// predicted then): its cells are no longer pinned to `predicted_then`, and are judged as the model
+    /// prices them now.
+    #[serde(default)]
+    repriced: Option<String>,
+    /// The `always` lab's own calibration (`--calibrate-always`) and its host class: the run's `always`
+    /// cells are predicted from it, and held to the targets like the delayed ones.
+    #[serde(default)]
+    always_calibration: Option<String>,
+    #[serde(default)]
+    always_model: Option<String>,
+    /// The run's calibration was taken under a named synthetic load (`--calibrate-under-load`: a busy loop
+    /// pinned to one core), its cells on a quiet host: issue 37's report of what a busy calibration does to
+    /// the held-out error, never asserted.
+    #[serde(default)]
+    calibrated_under_load: bool,
     /// The lab host's cores: a cell is busy when other processes used more than a quarter of them.
     cores: f64,
     cells: Vec<Cell>,
@@ -120,16 +140,27 @@ fn shape(cat: &Catalog, cal: &Calibration, model: &str, c: &Cell) -> Shape {
     }
 }
 
-fn judge(cal: &Calibration, run: &Run) -> Vec<Judged> {
+/// The run's `always` calibration, when it calibrated its `always` lab.
+fn always_calibration(run: &Run) -> Option<Calibration> {
+    run.always_calibration
+        .as_ref()
+        .map(|p| Calibration::with_file(Path::new(p)).unwrap())
+}
+
+fn judge(cal: &Calibration, always: Option<&Calibration>, run: &Run) -> Vec<Judged> {
     let cat = Catalog::builtin();
     run.cells
         .iter()
         .map(|c| {
-            let p = predict_shape(&cal.terms, &cat, &shape(&cat, cal, &run.model, c));
+            let (cal, model) = match (always, &run.always_model) {
+                (Some(a), Some(m)) if c.sync == "always" => (a, m),
+                _ => (cal, &run.model),
+            };
+            let p = predict_shape(&cal.terms, &cat, &shape(&cat, cal, model, c));
             let m = median(c.runs.clone());
             Judged {
                 name: c.name.clone(),
-                held_out: c.set == "held-out",
+                held_out: c.set == "held-out" && !run.changed_after.contains(&c.name),
                 sync: c.sync.clone(),
                 predicted: p.ops_per_s,
                 low: p.band.low,
@@ -219,9 +250,11 @@ impl Run {
     /// the cores, as the script marks BUSY): reported, not held to the targets (issue 37: a busy host is
     /// seen and said, and a run on one misses by 25-30 % median).
     fn busy(&self) -> bool {
-        self.cells
-            .iter()
-            .any(|c| c.set == "held-out" && c.other_cores > 0.25 * self.cores)
+        self.calibrated_under_load
+            || self
+                .cells
+                .iter()
+                .any(|c| c.set == "held-out" && c.other_cores > 0.25 * self.cores)
     }
 }
 
@@ -236,11 +269,15 @@ fn held_out_matrix_cells_meet_the_targets() {
     );
     for run in &f.runs {
         let cal = Calibration::with_file(Path::new(&run.calibration)).unwrap();
-        let judged = judge(&cal, run);
+        let always = always_calibration(run);
+        let judged = judge(&cal, always.as_ref(), run);
         print(run, &judged);
         for (c, j) in run.cells.iter().zip(&judged) {
             assert!(
-                (j.predicted / c.predicted_then - 1.0).abs() <= 0.02 || run.development,
+                (j.predicted / c.predicted_then - 1.0).abs() <= 0.02
+                    || run.development
+                    || run.repriced.is_some()
+                    || run.changed_after.contains(&c.name),
                 "{} {}: predicted {:.0}, recorded {:.0}",
                 run.date,
                 c.name,
@@ -250,10 +287,22 @@ fn held_out_matrix_cells_meet_the_targets() {
         }
         let m = misses(&judged, JUDGED_SYNC);
         eprintln!("{}: {} held-out misses: {m:#?}", run.date, m.len());
-        let always = misses(&judged, "always");
-        eprintln!("{} under always (reported, not asserted): {always:#?}", run.date);
+        let a = misses(&judged, "always");
+        let judged_always = always.is_some() && !run.development && !run.busy();
+        eprintln!(
+            "{} under always ({}): {a:#?}",
+            run.date,
+            if judged_always {
+                "from the always lab's own calibration: asserted"
+            } else {
+                "from the delayed calibration and the fsync model: reported, not asserted"
+            }
+        );
         if !run.development && !run.busy() {
             assert!(m.is_empty(), "{} ({}): {m:#?}", run.date, run.calibration);
+        }
+        if judged_always {
+            assert!(a.is_empty(), "{} under always: {a:#?}", run.date);
         }
     }
 }
@@ -281,7 +330,7 @@ fn a_model_broken_for_one_mode_fails_the_matrix() {
                 }
             }
         }
-        let m = misses(&judge(&cal, run), JUDGED_SYNC);
+        let m = misses(&judge(&cal, None, run), JUDGED_SYNC);
         assert!(!m.is_empty(), "{op:?} broken, yet the matrix passes");
     }
     // The async window's closed loop: its base latency 3× too long.
@@ -289,6 +338,28 @@ fn a_model_broken_for_one_mode_fails_the_matrix() {
     for l in &mut cal.terms.leaders {
         l.async_base_s = l.async_base_s.map(|a| a * 3.0);
     }
-    let m = misses(&judge(&cal, run), JUDGED_SYNC);
+    let m = misses(&judge(&cal, None, run), JUDGED_SYNC);
     assert!(!m.is_empty(), "async base latency broken, yet the matrix passes");
+    // The latest run that calibrated its `always` lab: its synchronous clients' round trips measured under
+    // `always` 1.6× too long fail the `always` cells.
+    let Some(run) = f
+        .runs
+        .iter()
+        .rev()
+        .find(|r| !r.development && !r.busy() && r.always_calibration.is_some())
+    else {
+        return;
+    };
+    let cal = Calibration::with_file(Path::new(&run.calibration)).unwrap();
+    let mut always = always_calibration(run).unwrap();
+    for h in &mut always.terms.sync_hosts {
+        for l in &mut h.always_laws {
+            l.round_trip_s *= 1.6;
+            for p in &mut l.curve {
+                p.1 *= 1.6;
+            }
+        }
+    }
+    let m = misses(&judge(&cal, Some(&always), run), "always");
+    assert!(!m.is_empty(), "always round trips broken, yet the matrix passes");
 }

@@ -244,17 +244,23 @@ fn js(c: &mut Ctx) -> Law {
         clients: c.w,
         leader: class,
         leader_time_s: t_delayed,
+        always: c.always,
     };
     let price = sync_law::price(&terms.sync_hosts, &terms.leaders, &target, op);
     let (round_trip, saturation) = sync_round_trip(c, price.as_ref());
+    let fsyncs_measured = c.always && fsyncs_measured(window, price.as_ref(), class, own_host);
     // A KV put costs the leader more than a publish (subject index, per-key limits): the ratio the
     // calibration measured at the most clients.
     let factor = price.as_ref().map_or(1.0, |p| p.leader_factor);
     inp.round_trip_s = round_trip;
     inp.publish.saturation_s = saturation;
     let t_l = leader_time(&inp) * factor;
-    let mut rate = leader::stream_rate(t_l, &inp);
-    let fsyncs = match (c.always, r > 1) {
+    let as_measured = StreamInput {
+        always: inp.always && !fsyncs_measured,
+        ..inp.clone()
+    };
+    let mut rate = leader::stream_rate(t_l, &as_measured);
+    let fsyncs = match (c.always && !fsyncs_measured, r > 1) {
         (false, _) => 0.0,
         (true, true) => 2.0,
         (true, false) => 1.0,
@@ -275,7 +281,7 @@ fn js(c: &mut Ctx) -> Law {
     let mut bottleneck = rate.binding.label().to_string();
     // `always` on a catalog volume: what the fsync model says on this volume, held to the always ÷ delayed
     // ratios measured for its write-cache setting (`always`).
-    if c.always && probe.is_none() {
+    if c.always && probe.is_none() && !fsyncs_measured {
         let t_d = t_delayed * factor;
         let delayed_inp = StreamInput {
             round_trip_s: round_trip,
@@ -290,16 +296,8 @@ fn js(c: &mut Ctx) -> Law {
     c.calibration = class.id.clone();
     c.distance = distance;
     c.width = c.width.max(leader::width(class, distance));
-    if c.always && window <= 1.0 && c.w > 1.0 {
-        // No calibration measures synchronous clients under `always` (the sync law fits delayed rows): what
-        // they add to each other is the delayed D plus the fsync cycle's queue. The matrix (2026-12-05, R3
-        // 1 KiB on the loopback lab) measured 16 and 64 publishers 42 and 34 % below that, KV putters 27 %:
-        // the band says so.
-        c.width += ALWAYS_SYNC_CLIENTS_WIDTH;
-        c.notes.push(format!(
-            "{:.0} synchronous clients under sync always: priced from delayed-sync rows and the fsync cycle (no calibration measures them under always; the loopback lab carried up to 40 % less), band widened",
-            c.w
-        ));
+    if c.always && window <= 1.0 && c.w > 1.0 && !fsyncs_measured {
+        widen_for_always_clients_from_delayed_rows(c);
     }
     js_sources(c, class, &host, price.as_ref(), probe, fsync_s);
     // Under `always` every replica writes each message in place and fsyncs once per append entry (many
@@ -318,6 +316,34 @@ fn js(c: &mut Ctx) -> Law {
         lat_s: rate.latency_s,
         bottleneck: format!("{bottleneck}{kv_note}"),
     }
+}
+
+/// Whether an `always` target is priced from rows this host measured under `always`, whose times hold the
+/// fsyncs (so none is added): synchronous clients from its `always` rows (`sync_law::price_measured_always`),
+/// an async window from a leader class fitted to `always` rows on its own host (`LeaderClass::measured_always`).
+fn fsyncs_measured(
+    window: f64,
+    price: Option<&sync_law::SyncPrice>,
+    class: &leader::LeaderClass,
+    own_host: bool,
+) -> bool {
+    if window <= 1.0 {
+        price.is_some_and(|p| p.under_always)
+    } else {
+        class.measured_always && own_host
+    }
+}
+
+/// Synchronous clients under `always` priced from delayed rows (no calibration of this host measured them
+/// under `always`): what they add to each other is the delayed D plus the fsync cycle's queue. The matrix
+/// (2026-12-05, R3 1 KiB on the loopback lab) measured 16 and 64 publishers 42 and 34 % below that, KV
+/// putters 27 %: the band says so.
+fn widen_for_always_clients_from_delayed_rows(c: &mut Ctx) {
+    c.width += ALWAYS_SYNC_CLIENTS_WIDTH;
+    c.notes.push(format!(
+        "{:.0} synchronous clients under sync always: priced from delayed-sync rows and the fsync cycle (no calibration of this host measures them under always: calibrate the cluster as it runs; the loopback lab carried up to 44 % less), band widened",
+        c.w
+    ));
 }
 
 /// The leader's time per message for `inp`. No row measured a replicated leader faster than an R1 one on
@@ -460,6 +486,13 @@ fn js_sources(
         Some(p) if !p.measured => {
             c.sources
                 .push(format!("{} (synchronous clients, carried to this host)", p.source));
+            c.notes.extend(p.notes.iter().cloned());
+        }
+        Some(p) if p.under_always => {
+            c.sources.push(format!(
+                "{} (synchronous clients, measured under sync always)",
+                p.source
+            ));
             c.notes.extend(p.notes.iter().cloned());
         }
         Some(p) => c.sources.push(format!("{} (synchronous clients)", p.source)),
