@@ -347,7 +347,7 @@ pub fn fit_classes(set: &CalibrationSet, catalog: &Catalog) -> Vec<LeaderClass> 
         // its rows measure the fsync, not the leader's work, so they price nothing here.
         let leader_rows: Vec<JsRow> = rows
             .iter()
-            .filter(|r| !r.sync_publish && !r.small_window() && !(r.always && r.replicas <= 1))
+            .filter(|r| !(r.sync_publish || r.small_window() || (r.always && r.replicas <= 1)))
             .cloned()
             .collect();
         if leader_rows.is_empty() {
