@@ -121,7 +121,7 @@ fn always_rows_price_only_an_always_target_on_their_own_host() {
     }];
     let p = price(
         &hosts,
-        &[leader.clone()],
+        std::slice::from_ref(&leader),
         &target(&host, &leader, 128.0, true),
         SyncOp::Publish,
     )
@@ -132,7 +132,7 @@ fn always_rows_price_only_an_always_target_on_their_own_host() {
     assert!((p.saturation_s.unwrap() - 2000e-6 / 15.0).abs() < 1e-12);
     let d = price(
         &hosts,
-        &[leader.clone()],
+        std::slice::from_ref(&leader),
         &target(&host, &leader, 128.0, false),
         SyncOp::Publish,
     )
@@ -141,7 +141,7 @@ fn always_rows_price_only_an_always_target_on_their_own_host() {
     let other = lab_host("elsewhere");
     let o = price(
         &hosts,
-        &[leader.clone()],
+        std::slice::from_ref(&leader),
         &target(&other, &leader, 128.0, true),
         SyncOp::Publish,
     )
@@ -150,7 +150,7 @@ fn always_rows_price_only_an_always_target_on_their_own_host() {
     // No always rows for KV puts: none is made up.
     assert!(price(
         &hosts,
-        &[leader.clone()],
+        std::slice::from_ref(&leader),
         &target(&host, &leader, 128.0, true),
         SyncOp::KvPut
     )
@@ -174,7 +174,7 @@ fn saturation_grows_with_the_per_byte_work_of_larger_messages() {
     let d_at = |bytes: f64| {
         price(
             &hosts,
-            &[leader.clone()],
+            std::slice::from_ref(&leader),
             &target(&host, &leader, bytes, false),
             SyncOp::Publish,
         )
