@@ -444,7 +444,11 @@ fn fit_class(f: &CalibrationFile, host: HostClass, assumed: bool, async_rows: &[
         .map(|r| (r.size, unit_for(&host, r.replicas, r.always, w, r.rate)))
         .collect();
     let rms = (pts.iter().map(|(s, u)| ((a + b * s) / u).ln().powi(2)).sum::<f64>() / pts.len() as f64).sqrt();
+    let measured_always = async_rows.iter().all(|r| r.always);
     let (always_write_s, always_write_source) = match &probe {
+        // A class fitted to `always` rows prices `always` with the write its rows were inverted with, so
+        // it gives its own rows back (with the probe's write it priced them 1.4-1.7× high).
+        _ if measured_always => (w, write_source.clone()),
         Some(p) => (
             ALWAYS_WRITE_PER_PROBE_WRITE * p.write_s,
             format!(
@@ -472,7 +476,7 @@ fn fit_class(f: &CalibrationFile, host: HostClass, assumed: bool, async_rows: &[
             .is_some_and(|v| v.starts_with("remote")),
         probe,
         async_base_s: None,
-        measured_always: async_rows.iter().all(|r| r.always),
+        measured_always,
         rms_log: rms,
         rows: pts.len(),
     }
