@@ -3,11 +3,11 @@
 //! accounting and result once against `OpClient`; the real client (async-nats, or the raw protocol path)
 //! and the in-process mock (`bench::mock`, tests only) are both behind it.
 //!
-//! Today direct gets (`get::get_workers`), KV puts and gets (`kv::kv_workers`) and object puts and gets
-//! (`obj::obj_workers`) run through it. Core publish/subscribe and flood run through `CorePublisher`
-//! and `CoreSubscriber` below (`pubsub::core_run`; adapters in `pubsub_clients`). Request/reply
-//! (`ping`) and the JetStream publishers (`js`, whose raw and async-nats halves are still written
-//! twice, `js_raw`) and consumers pick their client inside and are to follow.
+//! Today ping (`ping::ping_run`), direct gets (`get::get_workers`), KV puts and gets
+//! (`kv::kv_workers`) and object puts and gets (`obj::obj_workers`) run through it. Core publish/subscribe and flood run through `CorePublisher`
+//! and `CoreSubscriber` below (`pubsub::core_run`; adapters in `pubsub_clients`), JetStream publishing
+//! through `JsPublisher` (`js::js_pub`; adapters in `js_clients`). The consumers pick their client
+//! inside and are to follow.
 
 use super::exec::Fail;
 use std::future::Future;
@@ -65,6 +65,40 @@ pub(super) trait CoreSubscriber: Send + 'static {
     /// Wait for the next message(s) of the run's subject and hand each payload to `on` (answering
     /// interest probes on the way). Ok(false): the subscription ended; Err: the connection broke.
     fn recv<F: FnMut(&[u8]) + Send>(&mut self, on: &mut F) -> impl Future<Output = Result<bool, String>> + Send;
+    /// The connection's protocol counters (messages, bytes).
+    fn proto(&self) -> (u64, u64);
+}
+
+/// What came back for one JetStream publish.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Ack {
+    /// The stream stored it.
+    Stored,
+    /// The server answered with an error (data: the run goes on).
+    Refused(String),
+    /// The client gave up waiting (its own ack timeout): not an answer. The publish stays in flight and
+    /// `js::js_pub` counts it unacknowledged when nothing answers for `--timeout`, as for an ack that
+    /// never came.
+    Unanswered,
+}
+
+/// One JetStream publisher's connection (`js::js_pub` runs the window, pacing, ack matching and the
+/// accounting once, for the asynchronous and the synchronous (a window of 1) publisher; the raw
+/// protocol connection and async-nats are the adapters in `js_clients`, the mock is
+/// `mock::MockJsPublisher`). Messages are numbered from 0 per publisher.
+pub(super) trait JsPublisher: Send + 'static {
+    /// Queue message `j` for the wire (it may go out at once, or at the next `flush`). Err: the
+    /// connection is gone and the message was not sent.
+    fn send(&mut self, j: u64) -> impl Future<Output = Result<(), String>> + Send;
+    /// Put what is queued on the wire.
+    fn flush(&mut self) -> impl Future<Output = Result<(), String>> + Send;
+    /// Wait until at least one ack came or `until` passed, then hand every ack there is to `on`, with
+    /// its message's number. Ok(false): nothing came by `until`; Err: the connection broke.
+    fn acks<F: FnMut(u64, Ack) + Send>(
+        &mut self,
+        until: std::time::Instant,
+        on: &mut F,
+    ) -> impl Future<Output = Result<bool, String>> + Send;
     /// The connection's protocol counters (messages, bytes).
     fn proto(&self) -> (u64, u64);
 }

@@ -3,7 +3,7 @@
 //! its cut-short paths (a signal mid-run, operations nobody answers, a worker that never succeeds) and
 //! its output are tested without a server. What only a real nats-server shows stays in tests/live.
 
-use super::client::{CorePublisher, CoreSubscriber, OpClient, PubStop};
+use super::client::{Ack, CorePublisher, CoreSubscriber, JsPublisher, OpClient, PubStop};
 use super::exec::Fail;
 use super::{BenchSpec, Cancel, ClientChoice, LeaderPlacement, Workload};
 use std::time::Duration;
@@ -214,4 +214,66 @@ pub(super) fn core_clients(
         .map(|_| MockPublisher::new(txs.clone(), size, cancel))
         .collect();
     (pubs, rxs)
+}
+
+/// A scripted JetStream publisher behind `client::JsPublisher`: the ack of message `j` is `answer(j)`
+/// (None: it never comes), ready as soon as the message is flushed.
+pub(super) struct MockJsPublisher {
+    pub(super) answer: fn(u64) -> Option<Ack>,
+    /// The connection breaks at this message (it is not sent).
+    pub(super) broken_at: Option<u64>,
+    /// A signal arrives as this message is sent.
+    pub(super) signal_at: Option<u64>,
+    pub(super) cancel: Cancel,
+    queued: Vec<u64>,
+    flushed: Vec<u64>,
+    sent: u64,
+}
+
+impl MockJsPublisher {
+    pub(super) fn new(answer: fn(u64) -> Option<Ack>, cancel: &Cancel) -> MockJsPublisher {
+        MockJsPublisher {
+            answer,
+            broken_at: None,
+            signal_at: None,
+            cancel: cancel.clone(),
+            queued: Vec::new(),
+            flushed: Vec::new(),
+            sent: 0,
+        }
+    }
+}
+
+impl JsPublisher for MockJsPublisher {
+    async fn send(&mut self, j: u64) -> Result<(), String> {
+        if self.broken_at == Some(j) {
+            return Err("connection reset by peer".into());
+        }
+        if self.signal_at == Some(j) {
+            self.cancel.cancel();
+        }
+        self.queued.push(j);
+        self.sent += 1;
+        Ok(())
+    }
+    async fn flush(&mut self) -> Result<(), String> {
+        self.flushed.append(&mut self.queued);
+        Ok(())
+    }
+    async fn acks<F: FnMut(u64, Ack) + Send>(&mut self, until: std::time::Instant, on: &mut F) -> Result<bool, String> {
+        let mut any = false;
+        for j in std::mem::take(&mut self.flushed) {
+            if let Some(a) = (self.answer)(j) {
+                on(j, a);
+                any = true;
+            }
+        }
+        if !any {
+            tokio::time::sleep_until(until.into()).await;
+        }
+        Ok(any)
+    }
+    fn proto(&self) -> (u64, u64) {
+        (self.sent, 0)
+    }
 }

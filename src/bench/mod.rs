@@ -15,17 +15,18 @@
 //!   clock, counters, spec, an agent's share), `exec` (the shared client loop `drive`, pacing, task tally,
 //!   `absorb`/`finish` that assemble a result), `export` (text, JSON, CSV bytes of a result: pure).
 //! - The client seam: `client` — `OpClient` (what a worker's client does for a one-operation-at-a-time
-//!   workload), `CorePublisher` and `CoreSubscriber` (a core publisher's and subscriber's connection);
-//!   `pubsub_clients` (the raw protocol and async-nats adapters of the core ones); `mock` (tests only:
-//!   deterministic scripted clients behind all three; `mock_tests` and `mock_pubsub_tests` run workloads
-//!   on them without a server).
+//!   workload), `CorePublisher` and `CoreSubscriber` (a core publisher's and subscriber's connection),
+//!   `JsPublisher` (a JetStream publisher's connection); `pubsub_clients` and `js_clients` (the raw
+//!   protocol and async-nats adapters of the core and JetStream ones); `mock` (tests only: deterministic
+//!   scripted clients behind all four; `mock_tests`, `mock_pubsub_tests` and `mock_js_tests` run
+//!   workloads on them without a server).
 //! - JetStream: `jetstream` (contexts, retried asset requests, publish probes, opening `--stream`, and
 //!   `js_failure`, which reads async-nats error kinds and codes), `leader` (`--leader` placement),
 //!   `assets` (create, pre-fill — `fill`, `put_object` — and remove a run's stream, bucket or store).
 //! - Workloads, one file each: `pubsub` (core pub/sub and flood: `core_run`, `publish`, `subscribe`,
-//!   written once against `CorePublisher`/`CoreSubscriber`), `ping`, `js` + `js_raw` (JetStream
-//!   publish), `kv`, `obj`, `get` (direct gets; these three written once against `OpClient`), `consume`
-//!   + `ordered` (consumers).
+//!   written once against `CorePublisher`/`CoreSubscriber`), `js` (JetStream publish: `js_pub`,
+//!   written once against `JsPublisher`, and atomic batches), `ping`, `kv`, `obj`, `get` (direct
+//!   gets; these four written once against `OpClient`), `consume` + `ordered` (consumers).
 //! - `workload`: validation, `run`/`run_with`/`run_share` and `dispatch`, the one `match` from a
 //!   `Workload` to its file.
 //!
@@ -45,9 +46,7 @@
 //!    how agents split it (`agent::split`), and its rows in `verify::ladder` and `calibrate::runner`
 //!    when those measure it.
 //!
-//! Not yet behind the seam: `ping` (request/reply) and the JetStream publishers and consumers pick
-//! their client inside, and the raw and async-nats halves of JetStream publishing are written twice
-//! (`js` + `js_raw`); their loops differ (the raw publisher pipelines sends and acks in one task).
+//! Not yet behind the seam: the JetStream consumers (`consume`, `ordered`) pick their client inside.
 
 mod assets;
 pub mod cancel;
@@ -61,11 +60,13 @@ pub mod export;
 mod get;
 mod jetstream;
 mod js;
-mod js_raw;
+mod js_clients;
 mod kv;
 mod leader;
 #[cfg(test)]
 mod mock;
+#[cfg(test)]
+mod mock_js_tests;
 #[cfg(test)]
 mod mock_pubsub_tests;
 #[cfg(test)]
