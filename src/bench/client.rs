@@ -6,8 +6,8 @@
 //! Today ping (`ping::ping_run`), direct gets (`get::get_workers`), KV puts and gets
 //! (`kv::kv_workers`) and object puts and gets (`obj::obj_workers`) run through it. Core publish/subscribe and flood run through `CorePublisher`
 //! and `CoreSubscriber` below (`pubsub::core_run`; adapters in `pubsub_clients`), JetStream publishing
-//! through `JsPublisher` (`js::js_pub`; adapters in `js_clients`). The consumers pick their client
-//! inside and are to follow.
+//! through `JsPublisher` (`js::js_pub`; adapters in `js_clients`), pull consumers through
+//! `ConsumerClient` (`consume::read_share`). The push ordered consumer picks its client inside.
 
 use super::exec::Fail;
 use std::future::Future;
@@ -99,6 +99,17 @@ pub(super) trait JsPublisher: Send + 'static {
         until: std::time::Instant,
         on: &mut F,
     ) -> impl Future<Output = Result<bool, String>> + Send;
+    /// The connection's protocol counters (messages, bytes).
+    fn proto(&self) -> (u64, u64);
+}
+
+/// One JetStream consumer client (`consume::read_share` runs the loop, the `--timeout` stall rule, the
+/// `--subsleep` pause and the accounting once; async-nats's pull consumers are the adapter,
+/// `consume::PullReader`, the mock is `mock::MockReader`).
+pub(super) trait ConsumerClient: Send + 'static {
+    /// The next message, acknowledged where the mode acknowledges, waiting at most `wait` for it: its
+    /// payload's length. An error says whether the server answered (`Fail::Refused`) or nothing did.
+    fn next(&mut self, wait: std::time::Duration) -> impl Future<Output = Result<u64, Fail>> + Send;
     /// The connection's protocol counters (messages, bytes).
     fn proto(&self) -> (u64, u64);
 }

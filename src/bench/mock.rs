@@ -277,3 +277,55 @@ impl JsPublisher for MockJsPublisher {
         (self.sent, 0)
     }
 }
+
+/// A scripted consumer client behind `client::ConsumerClient`: read `k` (counted from 0) gets
+/// `script[k]`, and `rest` after the script ends; an answered read hands over `size` bytes.
+pub(super) struct MockReader {
+    pub(super) script: Vec<Answer>,
+    pub(super) rest: Answer,
+    pub(super) size: u64,
+    pub(super) cancel: Cancel,
+    pub(super) reads: u64,
+    pub(super) answered: u64,
+}
+
+impl MockReader {
+    pub(super) fn steady(size: u64, latency: Duration, cancel: &Cancel) -> MockReader {
+        MockReader {
+            script: Vec::new(),
+            rest: Answer::Ok(latency),
+            size,
+            cancel: cancel.clone(),
+            reads: 0,
+            answered: 0,
+        }
+    }
+}
+
+impl super::client::ConsumerClient for MockReader {
+    async fn next(&mut self, wait: Duration) -> Result<u64, Fail> {
+        let k = self.reads as usize;
+        self.reads += 1;
+        match self.script.get(k).unwrap_or(&self.rest).clone() {
+            Answer::Ok(d) => {
+                tokio::time::sleep(d).await;
+                self.answered += 1;
+                Ok(self.size)
+            }
+            Answer::Refused(m) => Err(Fail::Refused(m.to_string())),
+            Answer::Unanswered(m) => Err(Fail::Unanswered(m.to_string())),
+            // A stream run dry: the client's own wait ends first.
+            Answer::Hang => {
+                tokio::time::sleep(wait * 2).await;
+                Err(Fail::Unanswered("no message".into()))
+            }
+            Answer::Signal => {
+                self.cancel.cancel();
+                std::future::pending().await
+            }
+        }
+    }
+    fn proto(&self) -> (u64, u64) {
+        (self.answered, self.answered * self.size)
+    }
+}

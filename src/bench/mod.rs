@@ -16,17 +16,20 @@
 //!   `absorb`/`finish` that assemble a result), `export` (text, JSON, CSV bytes of a result: pure).
 //! - The client seam: `client` — `OpClient` (what a worker's client does for a one-operation-at-a-time
 //!   workload), `CorePublisher` and `CoreSubscriber` (a core publisher's and subscriber's connection),
-//!   `JsPublisher` (a JetStream publisher's connection); `pubsub_clients` and `js_clients` (the raw
-//!   protocol and async-nats adapters of the core and JetStream ones); `mock` (tests only: deterministic
-//!   scripted clients behind all four; `mock_tests`, `mock_pubsub_tests` and `mock_js_tests` run
-//!   workloads on them without a server).
+//!   `JsPublisher` (a JetStream publisher's connection), `ConsumerClient` (a pull consumer's reads);
+//!   `pubsub_clients` and `js_clients` (the raw protocol and async-nats adapters of the core and
+//!   JetStream publish ones; the pull consumers' adapter is `consume::PullReader`); `mock` (tests only:
+//!   deterministic scripted clients behind all five; `mock_tests`, `mock_pubsub_tests`, `mock_js_tests`
+//!   and `mock_consume_tests` run workloads on them without a server).
 //! - JetStream: `jetstream` (contexts, retried asset requests, publish probes, opening `--stream`, and
 //!   `js_failure`, which reads async-nats error kinds and codes), `leader` (`--leader` placement),
 //!   `assets` (create, pre-fill — `fill`, `put_object` — and remove a run's stream, bucket or store).
 //! - Workloads, one file each: `pubsub` (core pub/sub and flood: `core_run`, `publish`, `subscribe`,
 //!   written once against `CorePublisher`/`CoreSubscriber`), `js` (JetStream publish: `js_pub`,
 //!   written once against `JsPublisher`, and atomic batches), `ping`, `kv`, `obj`, `get` (direct
-//!   gets; these four written once against `OpClient`), `consume` + `ordered` (consumers).
+//!   gets; these four written once against `OpClient`), `consume` (pull consumers:
+//!   `read_share`, written once against `ConsumerClient`; and the push ordered run) + `ordered` (the
+//!   push ordered consumer's protocol).
 //! - `workload`: validation, `run`/`run_with`/`run_share` and `dispatch`, the one `match` from a
 //!   `Workload` to its file.
 //!
@@ -46,7 +49,9 @@
 //!    how agents split it (`agent::split`), and its rows in `verify::ladder` and `calibrate::runner`
 //!    when those measure it.
 //!
-//! Not yet behind the seam: the JetStream consumers (`consume`, `ordered`) pick their client inside.
+//! Not yet behind the seam: the push ordered consumer (`consume --push`, `ordered::read_raw` and
+//! `read_async`) is written twice, once per client, around one protocol state machine
+//! (`ordered::OrderedState`, tested frame by frame).
 
 mod assets;
 pub mod cancel;
@@ -65,6 +70,8 @@ mod kv;
 mod leader;
 #[cfg(test)]
 mod mock;
+#[cfg(test)]
+mod mock_consume_tests;
 #[cfg(test)]
 mod mock_js_tests;
 #[cfg(test)]
