@@ -37,17 +37,22 @@
 //! variant leaves out, so none is missed):
 //!
 //! 1. Its variant in `Workload` (this file), with its arms in `Workload::name`, `Workload::kind` (the
-//!    `perf::Kind` it measures) and `Workload::readers_are_workers`.
+//!    `perf::Kind` it measures), `Workload::readers_are_workers`, `Workload::counts` and
+//!    `Workload::with_counts` (its workers and subscribers, which agents split and give back) and
+//!    `Workload::stores_its_msgs` (what verify's ladder counts as stored).
 //! 2. Its file under Workloads, written against a client seam (`client`): `OpClient` when it does one
-//!    operation at a time (as `get::get_workers`, `kv::kv_workers` and `obj::obj_workers` are), the
-//!    core publisher/subscriber pair when it publishes and subscribes (as `pubsub::core_run`), so the
-//!    mock runs it; a new kind of client is a new trait in `client` with its adapters beside the
-//!    workload (as `pubsub_clients`) and a mock in `mock`.
+//!    operation at a time (as `get::get_workers`, `kv::kv_workers`, `obj::obj_workers` and `ping` are),
+//!    the core publisher/subscriber pair when it publishes and subscribes (as `pubsub::core_run`),
+//!    `JsPublisher` for pipelined JetStream publishes (`js::js_pub`), `ConsumerClient` for consumer
+//!    reads (`consume::read_share`), so the mock runs it; a new kind of client is a new trait in
+//!    `client` with its adapters beside the workload (as `pubsub_clients`, `js_clients`) and a mock in
+//!    `mock`.
 //! 3. Its arms in `workload.rs`: `dispatch` (run it), `validate` and `check_bounds` (its flags).
 //! 4. What it creates and removes, in `assets` (`create_assets`, `prepare_shared`), if anything.
 //! 5. Outside bench, the `match`es the compiler points to: its subcommand and flags (`commands::bench`),
-//!    how agents split it (`agent::split`), and its rows in `verify::ladder` and `calibrate::runner`
-//!    when those measure it.
+//!    and, when verify or calibrate measure it, the `perf::Kind` → `Workload` mapping of
+//!    `calibrate::runner::workload` and verify's ladder rows (`verify::ladder`). Agents split and merge
+//!    any workload through `counts`/`with_counts` above: `agent` needs no arm of its own.
 //!
 //! Not yet behind the seam: the push ordered consumer (`consume --push`, `ordered::read_raw` and
 //! `read_async`) is written twice, once per client, around one protocol state machine
@@ -295,6 +300,102 @@ impl Workload {
                 | Workload::KvGet { .. }
                 | Workload::Consume { .. }
                 | Workload::JsGet { .. }
+        )
+    }
+    /// Workers (publishers, putters, getters, consumers) and subscribers of the whole workload: what
+    /// agents split (`agent::split`).
+    pub fn counts(&self) -> (usize, usize) {
+        match *self {
+            Workload::Core { pubs, subs } => (pubs, subs),
+            Workload::Flood { pubs } => (pubs, 1),
+            Workload::Ping => (1, 0),
+            Workload::Js { pubs, .. } => (pubs, 0),
+            Workload::Kv { clients, .. } | Workload::Obj { clients, .. } => (clients, 0),
+            Workload::JsExisting { pubs, .. } => (pubs, 0),
+            Workload::Consume { clients, .. } | Workload::KvGet { clients, .. } | Workload::JsGet { clients, .. } => {
+                (clients, 0)
+            }
+        }
+    }
+    /// The same workload with `n` workers (publishers, putters, getters, consumers) and, for core, `subs`
+    /// subscribers (`counts` inverted; a flood's one subscriber is not a count of the workload).
+    pub fn with_counts(&self, n: usize, subs: usize) -> Workload {
+        match self.clone() {
+            Workload::Core { .. } => Workload::Core { pubs: n, subs },
+            Workload::Flood { .. } => Workload::Flood { pubs: n },
+            Workload::Ping => Workload::Ping,
+            Workload::Js {
+                replicas,
+                storage,
+                publish,
+                window,
+                ..
+            } => Workload::Js {
+                pubs: n,
+                replicas,
+                storage,
+                publish,
+                window,
+            },
+            Workload::Kv { replicas, storage, .. } => Workload::Kv {
+                clients: n,
+                replicas,
+                storage,
+            },
+            Workload::Obj {
+                op, replicas, storage, ..
+            } => Workload::Obj {
+                op,
+                clients: n,
+                replicas,
+                storage,
+            },
+            Workload::JsExisting {
+                publish,
+                window,
+                target,
+                ..
+            } => Workload::JsExisting {
+                pubs: n,
+                publish,
+                window,
+                target,
+            },
+            Workload::Consume {
+                mode,
+                batch,
+                replicas,
+                storage,
+                target,
+                ..
+            } => Workload::Consume {
+                mode,
+                clients: n,
+                batch,
+                replicas,
+                storage,
+                target,
+            },
+            Workload::KvGet { replicas, storage, .. } => Workload::KvGet {
+                clients: n,
+                replicas,
+                storage,
+            },
+            Workload::JsGet { replicas, storage, .. } => Workload::JsGet {
+                clients: n,
+                replicas,
+                storage,
+            },
+        }
+    }
+    /// Whether a run stores its messages (or objects) in JetStream: its operations write them (JetStream
+    /// publishes, KV puts, objects, which object gets put first) or it fills its own stream with them
+    /// before its clock starts (a consumer run on no existing stream). Verify's ladder sizes its rows'
+    /// store use by it.
+    pub fn stores_its_msgs(&self) -> bool {
+        matches!(
+            self,
+            Workload::Js { .. } | Workload::Kv { .. } | Workload::Obj { .. } | Workload::Consume { target: None, .. }
         )
     }
     pub fn kind(&self) -> crate::perf::Kind {
