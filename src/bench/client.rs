@@ -7,7 +7,8 @@
 //! (`kv::kv_workers`) and object puts and gets (`obj::obj_workers`) run through it. Core publish/subscribe and flood run through `CorePublisher`
 //! and `CoreSubscriber` below (`pubsub::core_run`; adapters in `pubsub_clients`), JetStream publishing
 //! through `JsPublisher` (`js::js_pub`; adapters in `js_clients`), pull consumers through
-//! `ConsumerClient` (`consume::read_share`). The push ordered consumer picks its client inside.
+//! `ConsumerClient` (`consume::read_share`), the push ordered consumer through `PushOrderedClient`
+//! (`ordered::read_push`). Every workload is written once against one of them.
 
 use super::exec::Fail;
 use std::future::Future;
@@ -110,6 +111,27 @@ pub(super) trait ConsumerClient: Send + 'static {
     /// The next message, acknowledged where the mode acknowledges, waiting at most `wait` for it: its
     /// payload's length. An error says whether the server answered (`Fail::Refused`) or nothing did.
     fn next(&mut self, wait: std::time::Duration) -> impl Future<Output = Result<u64, Fail>> + Send;
+    /// The connection's protocol counters (messages, bytes).
+    fn proto(&self) -> (u64, u64);
+}
+
+/// One push ordered consumer client (`ordered::read_push` runs the loop, the `--timeout` stall rule,
+/// the `--subsleep` pause and the accounting once; the raw protocol client, which keeps the consumer's
+/// protocol in `ordered::OrderedState`, and async-nats's push ordered consumer are the adapters in
+/// `ordered`, the mock is `mock::MockPushOrdered`). The run's clock is running from `open` on.
+pub(super) trait PushOrderedClient: Send {
+    /// Create the consumer; Err says why it could not be.
+    fn open(&mut self) -> impl Future<Output = Result<(), String>> + Send;
+    /// Wait until messages came or `until` passed: the messages and payload bytes read (0 when none
+    /// came). Resets and reconnections are the client's own business. Err: why the consumer cannot go on.
+    fn recv(&mut self, until: std::time::Instant) -> impl Future<Output = Result<(u64, u64), String>> + Send;
+    /// The messages read so far were handled after a pause (`--subsleep`): the consumer's silence, and
+    /// the wait for the next message, run from now.
+    fn handled(&mut self);
+    /// After the share (or a stop): stop the deliveries and delete the consumer.
+    fn close(&mut self) -> impl Future<Output = ()> + Send;
+    /// Consumer resets so far (a gap, missed heartbeats, a reconnection; async-nats does not say).
+    fn resets(&self) -> u64;
     /// The connection's protocol counters (messages, bytes).
     fn proto(&self) -> (u64, u64);
 }

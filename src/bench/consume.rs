@@ -426,10 +426,14 @@ async fn push_run(
         let env = env.clone();
         tasks.push(tokio::spawn(async move {
             match c {
-                PushConn::Raw(c) => ordered::read_raw(&env, c, k).await,
+                PushConn::Raw(c) => {
+                    let p = ordered::RawPushOrdered::new(&env, c, &k);
+                    ordered::read_push(&env, p, k).await
+                }
                 PushConn::Nats(c) => {
                     let ctx = js_context(c.clone(), &env, 1);
-                    ordered::read_async(&env, c, ctx, k).await
+                    let p = ordered::NatsPushOrdered::new(c, ctx, &k);
+                    ordered::read_push(&env, p, k).await
                 }
             }
         }));

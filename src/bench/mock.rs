@@ -329,3 +329,42 @@ impl super::client::ConsumerClient for MockReader {
         (self.answered, self.answered * self.size)
     }
 }
+
+/// A scripted push ordered client behind `client::PushOrderedClient`: each `recv` hands over `per_recv`
+/// messages of `size` bytes (never more than the share), until `stall_after` messages, after which
+/// nothing comes; `refuse` makes `open` fail.
+pub(super) struct MockPushOrdered {
+    pub(super) share: u64,
+    pub(super) size: u64,
+    pub(super) per_recv: u64,
+    pub(super) stall_after: Option<u64>,
+    pub(super) refuse: Option<&'static str>,
+    pub(super) got: u64,
+    pub(super) closed: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl super::client::PushOrderedClient for MockPushOrdered {
+    async fn open(&mut self) -> Result<(), String> {
+        self.refuse.map_or(Ok(()), |why| Err(why.to_string()))
+    }
+    async fn recv(&mut self, until: std::time::Instant) -> Result<(u64, u64), String> {
+        let cap = self.stall_after.unwrap_or(u64::MAX).min(self.share);
+        let n = self.per_recv.min(cap.saturating_sub(self.got));
+        if n == 0 {
+            tokio::time::sleep_until(until.into()).await;
+            return Ok((0, 0));
+        }
+        self.got += n;
+        Ok((n, n * self.size))
+    }
+    fn handled(&mut self) {}
+    async fn close(&mut self) {
+        self.closed.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+    fn resets(&self) -> u64 {
+        0
+    }
+    fn proto(&self) -> (u64, u64) {
+        (self.got, self.got * self.size)
+    }
+}

@@ -150,3 +150,91 @@ async fn nothing_read_at_all_cannot_run() {
         "{e:?}"
     );
 }
+
+mod push_ordered {
+    use super::super::consume::consumer_result;
+    use super::super::mock::MockPushOrdered;
+    use super::super::ordered::{read_push, Client, Share};
+    use super::*;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    fn client(env: &Env, i: usize, n: u64) -> Client {
+        Client {
+            gi: env.worker(i),
+            share: Share {
+                stream: "natsplan-js-mock".into(),
+                filter: String::new(),
+                start: 1,
+                n,
+            },
+            sleep: None,
+        }
+    }
+
+    fn mock(n: u64, per_recv: u64) -> MockPushOrdered {
+        MockPushOrdered {
+            share: n,
+            size: 32,
+            per_recv,
+            stall_after: None,
+            refuse: None,
+            got: 0,
+            closed: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    #[tokio::test]
+    async fn every_client_reads_its_share_once_and_deletes_its_consumer() {
+        let env = env(ConsumeMode::OrderedPush, 2, 101, Duration::from_secs(5));
+        let mut outs = Vec::new();
+        for (i, n) in env.per_worker(2).into_iter().enumerate() {
+            let m = mock(n, 7);
+            let closed = m.closed.clone();
+            let (o, resets) = read_push(&env, m, client(&env, i, n)).await;
+            assert!(
+                closed.load(Ordering::Relaxed),
+                "the consumer is deleted after the share"
+            );
+            assert_eq!(resets, 0);
+            outs.push(o);
+        }
+        let r = consumer_result(&env, ConsumeMode::OrderedPush, 2, outs).unwrap();
+        assert_eq!(r.kind, "js-ordered-push");
+        let got: Vec<(String, u64, u64)> = r
+            .subscribers
+            .clients
+            .iter()
+            .map(|c| (c.id.clone(), c.msgs, c.bytes))
+            .collect();
+        assert_eq!(got, [("S1".into(), 51, 51 * 32), ("S2".into(), 50, 50 * 32)]);
+        assert!(r.completion.complete() && r.warnings.is_empty(), "{:?}", r.warnings);
+    }
+
+    #[tokio::test]
+    async fn a_stalled_consumer_ends_after_the_timeout_as_one_failed_read() {
+        let env = env(ConsumeMode::OrderedPush, 1, 100, Duration::from_millis(150));
+        let mut m = mock(100, 10);
+        m.stall_after = Some(40);
+        let (o, _) = read_push(&env, m, client(&env, 0, 100)).await;
+        let r = consumer_result(&env, ConsumeMode::OrderedPush, 1, vec![o]).unwrap();
+        assert_eq!((r.received(), r.failed, r.completion.unacknowledged), (40, 1, 1));
+        let stopped = r.completion.stopped.as_deref().unwrap_or_default();
+        assert!(
+            stopped.ends_with("after 40 of 100 (the ordered consumer stalled)"),
+            "{stopped}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_consumer_the_server_refuses_reads_nothing_and_says_why() {
+        let env = env(ConsumeMode::OrderedPush, 1, 10, Duration::from_secs(5));
+        let mut m = mock(10, 10);
+        m.refuse = Some("creating the ordered consumer on stream natsplan-js-mock: insufficient resources");
+        let (o, _) = read_push(&env, m, client(&env, 0, 10)).await;
+        let e = consumer_result(&env, ConsumeMode::OrderedPush, 1, vec![o]).unwrap_err();
+        assert!(
+            matches!(&e, BenchError::CannotRun(m) if m.to_string().contains("ordered consumer on stream natsplan-js-mock: insufficient resources")),
+            "{e:?}"
+        );
+    }
+}

@@ -16,11 +16,13 @@
 //!   `absorb`/`finish` that assemble a result), `export` (text, JSON, CSV bytes of a result: pure).
 //! - The client seam: `client` — `OpClient` (what a worker's client does for a one-operation-at-a-time
 //!   workload), `CorePublisher` and `CoreSubscriber` (a core publisher's and subscriber's connection),
-//!   `JsPublisher` (a JetStream publisher's connection), `ConsumerClient` (a pull consumer's reads);
-//!   `pubsub_clients` and `js_clients` (the raw protocol and async-nats adapters of the core and
-//!   JetStream publish ones; the pull consumers' adapter is `consume::PullReader`); `mock` (tests only:
-//!   deterministic scripted clients behind all five; `mock_tests`, `mock_pubsub_tests`, `mock_js_tests`
-//!   and `mock_consume_tests` run workloads on them without a server).
+//!   `JsPublisher` (a JetStream publisher's connection), `ConsumerClient` (a pull consumer's reads),
+//!   `PushOrderedClient` (a push ordered consumer's); `pubsub_clients` and `js_clients` (the raw
+//!   protocol and async-nats adapters of the core and JetStream publish ones; the pull consumers'
+//!   adapter is `consume::PullReader`, the push ordered ones `ordered::RawPushOrdered` and
+//!   `NatsPushOrdered`); `mock` (tests only: deterministic scripted clients behind all six;
+//!   `mock_tests`, `mock_pubsub_tests`, `mock_js_tests` and `mock_consume_tests` run workloads on them
+//!   without a server).
 //! - JetStream: `jetstream` (contexts, retried asset requests, publish probes, opening `--stream`, and
 //!   `js_failure`, which reads async-nats error kinds and codes), `leader` (`--leader` placement),
 //!   `assets` (create, pre-fill — `fill`, `put_object` — and remove a run's stream, bucket or store).
@@ -29,7 +31,8 @@
 //!   written once against `JsPublisher`, and atomic batches), `ping`, `kv`, `obj`, `get` (direct
 //!   gets; these four written once against `OpClient`), `consume` (pull consumers:
 //!   `read_share`, written once against `ConsumerClient`; and the push ordered run) + `ordered` (the
-//!   push ordered consumer's protocol).
+//!   push ordered consumer: `read_push`, written once against `PushOrderedClient`, and its protocol,
+//!   `OrderedState`).
 //! - `workload`: validation, `run`/`run_with`/`run_share` and `dispatch`, the one `match` from a
 //!   `Workload` to its file.
 //!
@@ -53,10 +56,6 @@
 //!    and, when verify or calibrate measure it, the `perf::Kind` → `Workload` mapping of
 //!    `calibrate::runner::workload` and verify's ladder rows (`verify::ladder`). Agents split and merge
 //!    any workload through `counts`/`with_counts` above: `agent` needs no arm of its own.
-//!
-//! Not yet behind the seam: the push ordered consumer (`consume --push`, `ordered::read_raw` and
-//! `read_async`) is written twice, once per client, around one protocol state machine
-//! (`ordered::OrderedState`, tested frame by frame).
 
 mod assets;
 pub mod cancel;
