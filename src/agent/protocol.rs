@@ -198,19 +198,13 @@ impl RunRequest {
         AGENTS
             .check_u64(share.origin.into())
             .map_err(|e| format!("share.origin {}: an agent's number: {e}", share.origin))?;
-        match &self.work.workload {
-            Workload::JsExisting { target, .. }
-            | Workload::Consume {
-                target: Some(target), ..
-            } => {
-                return Err(format!(
-                    "work.workload: stream {:?} is not the row's own; agents work only on the streams, buckets and \
-                     object stores of the row (natsplan-*-{})",
-                    clip(&target.stream),
-                    self.row
-                ));
-            }
-            _ => {}
+        if let Some(target) = self.work.workload.existing() {
+            return Err(format!(
+                "work.workload: stream {:?} is not the row's own; agents work only on the streams, buckets and \
+                 object stores of the row (natsplan-*-{})",
+                clip(&target.stream),
+                self.row
+            ));
         }
         // The whole row as `natsplan bench` would run it: its totals, held to the CLI's own checks (and so
         // to the one table of bounds) before anything below is sized from them.

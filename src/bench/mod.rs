@@ -42,7 +42,8 @@
 //! 1. Its variant in `Workload` (this file), with its arms in `Workload::name`, `Workload::kind` (the
 //!    `perf::Kind` it measures), `Workload::readers_are_workers`, `Workload::counts` and
 //!    `Workload::with_counts` (its workers and subscribers, which agents split and give back) and
-//!    `Workload::stores_its_msgs` (what verify's ladder counts as stored).
+//!    `Workload::stores_its_msgs` (what verify's ladder counts as stored) and `Workload::existing` (the
+//!    stream it works on that the run did not make, which agents refuse).
 //! 2. Its file under Workloads, written against a client seam (`client`): `OpClient` when it does one
 //!    operation at a time (as `get::get_workers`, `kv::kv_workers`, `obj::obj_workers` and `ping` are),
 //!    the core publisher/subscriber pair when it publishes and subscribes (as `pubsub::core_run`),
@@ -385,6 +386,17 @@ impl Workload {
                 replicas,
                 storage,
             },
+        }
+    }
+    /// The stream that exists already which the run publishes to or reads from (`--stream`), if any: a
+    /// run on it creates and deletes no stream (agents refuse such rows).
+    pub fn existing(&self) -> Option<&Existing> {
+        match self {
+            Workload::JsExisting { target, .. }
+            | Workload::Consume {
+                target: Some(target), ..
+            } => Some(target),
+            _ => None,
         }
     }
     /// Whether a run stores its messages (or objects) in JetStream: its operations write them (JetStream
