@@ -319,7 +319,7 @@ impl Coordinator {
     /// Ask agent `k` to run its part `a` of the row: None when it took it, else why not.
     async fn ask(&self, spec: &BenchSpec, row: &str, k: usize, a: &split::Assignment) -> Option<String> {
         let info = &self.summary.agents[k];
-        let (workers_total, subs_total) = split::counts(&spec.workload);
+        let (workers_total, subs_total) = spec.workload.counts();
         let local = split::local_workload(&spec.workload, a);
         // A core agent with subscribers only still expects every message; its own count is 0.
         let work = WorkSpec::from_spec(spec, local, a.msgs(), spec.rate_per_s);

@@ -36,7 +36,7 @@ fn shifted(clients: &[ClientSample], by: f64) -> impl Iterator<Item = ClientSamp
 /// figures (`/varz` slow consumers) it measured itself.
 pub fn merge(spec: &BenchSpec, run_id: &str, parts: &[Part]) -> (BenchResult, Histogram<u64>) {
     let hist = merge_hists(parts.iter().map(|p| p.hist));
-    let (workers, subs) = super::split::counts(&spec.workload);
+    let (workers, subs) = spec.workload.counts();
     let mut pubs: Vec<ClientSample> = parts
         .iter()
         .flat_map(|p| shifted(&p.result.publishers.clients, p.start_s).collect::<Vec<_>>())

@@ -198,27 +198,21 @@ impl RunRequest {
         AGENTS
             .check_u64(share.origin.into())
             .map_err(|e| format!("share.origin {}: an agent's number: {e}", share.origin))?;
-        match &self.work.workload {
-            Workload::JsExisting { target, .. }
-            | Workload::Consume {
-                target: Some(target), ..
-            } => {
-                return Err(format!(
-                    "work.workload: stream {:?} is not the row's own; agents work only on the streams, buckets and \
-                     object stores of the row (natsplan-*-{})",
-                    clip(&target.stream),
-                    self.row
-                ));
-            }
-            _ => {}
+        if let Some(target) = self.work.workload.existing() {
+            return Err(format!(
+                "work.workload: stream {:?} is not the row's own; agents work only on the streams, buckets and \
+                 object stores of the row (natsplan-*-{})",
+                clip(&target.stream),
+                self.row
+            ));
         }
         // The whole row as `natsplan bench` would run it: its totals, held to the CLI's own checks (and so
         // to the one table of bounds) before anything below is sized from them.
         let mut whole = self.work.to_spec();
-        whole.workload = super::split::with_counts(&self.work.workload, share.total_workers, share.total_subs);
+        whole.workload = self.work.workload.with_counts(share.total_workers, share.total_subs);
         whole.msgs = share.total_msgs;
         crate::bench::check(&whole).map_err(|e| format!("{e:#}"))?;
-        let (local_workers, local_subs) = super::split::counts(&self.work.workload);
+        let (local_workers, local_subs) = self.work.workload.counts();
         let flood = matches!(self.work.workload, Workload::Flood { .. });
         if local_workers != share.workers.len()
             || (!flood && local_subs != share.subs.len())

@@ -26,102 +26,15 @@ impl Assignment {
     }
 }
 
-/// Workers and subscribers of a whole workload.
-pub fn counts(w: &Workload) -> (usize, usize) {
-    match *w {
-        Workload::Core { pubs, subs } => (pubs, subs),
-        Workload::Flood { pubs } => (pubs, 1),
-        Workload::Ping => (1, 0),
-        Workload::Js { pubs, .. } => (pubs, 0),
-        Workload::Kv { clients, .. } | Workload::Obj { clients, .. } => (clients, 0),
-        Workload::JsExisting { pubs, .. } => (pubs, 0),
-        Workload::Consume { clients, .. } | Workload::KvGet { clients, .. } | Workload::JsGet { clients, .. } => {
-            (clients, 0)
-        }
-    }
-}
-
 /// The same workload with an agent's local worker counts (subscribers of a flood travel in the share).
 pub fn local_workload(w: &Workload, a: &Assignment) -> Workload {
-    with_counts(w, a.workers.len(), a.subs.len())
-}
-
-/// The same workload with `n` workers (publishers, putters, getters, consumers) and, for core, `subs`
-/// subscribers (`counts` inverted; a flood's one subscriber is not a count of the workload).
-pub fn with_counts(w: &Workload, n: usize, subs: usize) -> Workload {
-    match w.clone() {
-        Workload::Core { .. } => Workload::Core { pubs: n, subs },
-        Workload::Flood { .. } => Workload::Flood { pubs: n },
-        Workload::Ping => Workload::Ping,
-        Workload::Js {
-            replicas,
-            storage,
-            publish,
-            window,
-            ..
-        } => Workload::Js {
-            pubs: n,
-            replicas,
-            storage,
-            publish,
-            window,
-        },
-        Workload::Kv { replicas, storage, .. } => Workload::Kv {
-            clients: n,
-            replicas,
-            storage,
-        },
-        Workload::Obj {
-            op, replicas, storage, ..
-        } => Workload::Obj {
-            op,
-            clients: n,
-            replicas,
-            storage,
-        },
-        Workload::JsExisting {
-            publish,
-            window,
-            target,
-            ..
-        } => Workload::JsExisting {
-            pubs: n,
-            publish,
-            window,
-            target,
-        },
-        Workload::Consume {
-            mode,
-            batch,
-            replicas,
-            storage,
-            target,
-            ..
-        } => Workload::Consume {
-            mode,
-            clients: n,
-            batch,
-            replicas,
-            storage,
-            target,
-        },
-        Workload::KvGet { replicas, storage, .. } => Workload::KvGet {
-            clients: n,
-            replicas,
-            storage,
-        },
-        Workload::JsGet { replicas, storage, .. } => Workload::JsGet {
-            clients: n,
-            replicas,
-            storage,
-        },
-    }
+    w.with_counts(a.workers.len(), a.subs.len())
 }
 
 /// Split `msgs` of workload `w` over `agents` agents, starting the round-robin at agent `rotate`.
 pub fn split(w: &Workload, msgs: u64, agents: usize, rotate: usize) -> Vec<Assignment> {
     let agents = agents.max(1);
-    let (workers, subs) = counts(w);
+    let (workers, subs) = w.counts();
     let k = workers.max(1) as u64;
     let mut out = vec![
         Assignment {

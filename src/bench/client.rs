@@ -3,11 +3,12 @@
 //! accounting and result once against `OpClient`; the real client (async-nats, or the raw protocol path)
 //! and the in-process mock (`bench::mock`, tests only) are both behind it.
 //!
-//! Today direct gets (`get::get_workers`), KV puts and gets (`kv::kv_workers`) and object puts and gets
-//! (`obj::obj_workers`) run through it. Core publish/subscribe and flood run through `CorePublisher`
-//! and `CoreSubscriber` below (`pubsub::core_run`; adapters in `pubsub_clients`). Request/reply
-//! (`ping`) and the JetStream publishers (`js`, whose raw and async-nats halves are still written
-//! twice, `js_raw`) and consumers pick their client inside and are to follow.
+//! Today ping (`ping::ping_run`), direct gets (`get::get_workers`), KV puts and gets
+//! (`kv::kv_workers`) and object puts and gets (`obj::obj_workers`) run through it. Core publish/subscribe and flood run through `CorePublisher`
+//! and `CoreSubscriber` below (`pubsub::core_run`; adapters in `pubsub_clients`), JetStream publishing
+//! through `JsPublisher` (`js::js_pub`; adapters in `js_clients`), pull consumers through
+//! `ConsumerClient` (`consume::read_share`), the push ordered consumer through `PushOrderedClient`
+//! (`ordered::read_push`). Every workload is written once against one of them.
 
 use super::exec::Fail;
 use std::future::Future;
@@ -65,6 +66,72 @@ pub(super) trait CoreSubscriber: Send + 'static {
     /// Wait for the next message(s) of the run's subject and hand each payload to `on` (answering
     /// interest probes on the way). Ok(false): the subscription ended; Err: the connection broke.
     fn recv<F: FnMut(&[u8]) + Send>(&mut self, on: &mut F) -> impl Future<Output = Result<bool, String>> + Send;
+    /// The connection's protocol counters (messages, bytes).
+    fn proto(&self) -> (u64, u64);
+}
+
+/// What came back for one JetStream publish.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Ack {
+    /// The stream stored it.
+    Stored,
+    /// The server answered with an error (data: the run goes on).
+    Refused(String),
+    /// The client gave up waiting (its own ack timeout): not an answer. The publish stays in flight and
+    /// `js::js_pub` counts it unacknowledged when nothing answers for `--timeout`, as for an ack that
+    /// never came.
+    Unanswered,
+}
+
+/// One JetStream publisher's connection (`js::js_pub` runs the window, pacing, ack matching and the
+/// accounting once, for the asynchronous and the synchronous (a window of 1) publisher; the raw
+/// protocol connection and async-nats are the adapters in `js_clients`, the mock is
+/// `mock::MockJsPublisher`). Messages are numbered from 0 per publisher.
+pub(super) trait JsPublisher: Send + 'static {
+    /// Queue message `j` for the wire (it may go out at once, or at the next `flush`). Err: the
+    /// connection is gone and the message was not sent.
+    fn send(&mut self, j: u64) -> impl Future<Output = Result<(), String>> + Send;
+    /// Put what is queued on the wire.
+    fn flush(&mut self) -> impl Future<Output = Result<(), String>> + Send;
+    /// Wait until at least one ack came or `until` passed, then hand every ack there is to `on`, with
+    /// its message's number. Ok(false): nothing came by `until`; Err: the connection broke.
+    fn acks<F: FnMut(u64, Ack) + Send>(
+        &mut self,
+        until: std::time::Instant,
+        on: &mut F,
+    ) -> impl Future<Output = Result<bool, String>> + Send;
+    /// The connection's protocol counters (messages, bytes).
+    fn proto(&self) -> (u64, u64);
+}
+
+/// One JetStream consumer client (`consume::read_share` runs the loop, the `--timeout` stall rule, the
+/// `--subsleep` pause and the accounting once; async-nats's pull consumers are the adapter,
+/// `consume::PullReader`, the mock is `mock::MockReader`).
+pub(super) trait ConsumerClient: Send + 'static {
+    /// The next message, acknowledged where the mode acknowledges, waiting at most `wait` for it: its
+    /// payload's length. An error says whether the server answered (`Fail::Refused`) or nothing did.
+    fn next(&mut self, wait: std::time::Duration) -> impl Future<Output = Result<u64, Fail>> + Send;
+    /// The connection's protocol counters (messages, bytes).
+    fn proto(&self) -> (u64, u64);
+}
+
+/// One push ordered consumer client (`ordered::read_push` runs the loop, the `--timeout` stall rule,
+/// the `--subsleep` pause and the accounting once; the raw protocol client, which keeps the consumer's
+/// protocol in `ordered::OrderedState`, and async-nats's push ordered consumer are the adapters in
+/// `ordered`, the mock is `mock::MockPushOrdered`). The run's clock is running from `open` on.
+pub(super) trait PushOrderedClient: Send {
+    /// Create the consumer; Err says why it could not be.
+    fn open(&mut self) -> impl Future<Output = Result<(), String>> + Send;
+    /// Wait until messages came or `until` passed: the messages and payload bytes read (0 when none
+    /// came). Resets and reconnections are the client's own business. Err: why the consumer cannot go on.
+    fn recv(&mut self, until: std::time::Instant) -> impl Future<Output = Result<(u64, u64), String>> + Send;
+    /// The messages read so far were handled after a pause (`--subsleep`): the consumer's silence, and
+    /// the wait for the next message, run from now.
+    fn handled(&mut self);
+    /// After the share (or a stop): stop the deliveries and delete the consumer.
+    fn close(&mut self) -> impl Future<Output = ()> + Send;
+    /// Consumer resets so far (a gap, missed heartbeats, a reconnection; async-nats does not say).
+    fn resets(&self) -> u64;
     /// The connection's protocol counters (messages, bytes).
     fn proto(&self) -> (u64, u64);
 }

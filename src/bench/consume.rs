@@ -7,6 +7,7 @@
 //! before its clock starts (deleted after), or an existing one (`Existing`: only the run's consumers are
 //! created and deleted). Results are subscriber samples (`S0..` in the CSV), as nats bench's.
 
+use super::client::ConsumerClient;
 use super::result::BenchResult;
 use super::{assets::*, env::*, exec::*, jetstream::*};
 use super::{ordered, BenchError, ConsumeMode, Existing};
@@ -90,6 +91,22 @@ enum Reader {
     },
     Consume(consumer::pull::Stream),
     Ordered(consumer::pull::Ordered),
+}
+
+/// A pull consumer client on async-nats: the `ConsumerClient` adapter of fetch, consume and (pull)
+/// ordered reads.
+pub(super) struct PullReader {
+    c: async_nats::Client,
+    r: Reader,
+}
+
+impl ConsumerClient for PullReader {
+    async fn next(&mut self, wait: Duration) -> Result<u64, Fail> {
+        self.r.next(wait).await
+    }
+    fn proto(&self) -> (u64, u64) {
+        proto(&self.c)
+    }
 }
 
 impl Reader {
@@ -289,37 +306,14 @@ async fn consume_run(
             filter: filter.clone(),
         };
         let r = reader(env, &ctx, stream, spec).await?;
-        readers.push((c, r));
+        readers.push(PullReader { c, r });
     }
     let progress = progress_task(env, spec.msgs, "read");
     env.start_clock().await?;
     let mut tasks = Vec::new();
-    for (i, (c, mut r)) in readers.into_iter().enumerate() {
+    for (i, r) in readers.into_iter().enumerate() {
         let (env, n) = (env.clone(), per[i]);
-        let gi = env.worker(i);
-        tasks.push(tokio::spawn(async move {
-            let mut d = Drive::ops(n, None);
-            // A message that does not come within --timeout ends the client (the stream ran dry).
-            d.bound = Some(env.spec.timeout);
-            d.stall_ends = true;
-            d.record = false;
-            let bytes = AtomicU64::new(0);
-            let (wait, sleep) = (env.spec.timeout, env.spec.sub_sleep);
-            let r = tokio::sync::Mutex::new(&mut r);
-            let (r, bytes) = (&r, &bytes);
-            let t = drive(&env, d, move |_| async move {
-                let b = r.lock().await.next(wait).await?;
-                bytes.fetch_add(b, Ordering::Relaxed);
-                if let Some(s) = sleep {
-                    tokio::time::sleep(s).await;
-                }
-                Ok(())
-            })
-            .await;
-            let mut out = t.into_out(&env, format!("S{}", gi + 1), 0, proto(&c));
-            out.sample.bytes = bytes.load(Ordering::Relaxed);
-            out
-        }));
+        tasks.push(tokio::spawn(async move { read_share(&env, env.worker(i), r, n).await }));
     }
     let mut outs = Vec::new();
     for t in tasks {
@@ -329,8 +323,36 @@ async fn consume_run(
     consumer_result(env, mode, clients, outs)
 }
 
+/// One consumer client reads its share of `n` messages; `gi` is its number in the whole run. A message
+/// that does not come within --timeout ends the client (the stream ran dry).
+pub(super) async fn read_share<R: ConsumerClient>(env: &Env, gi: usize, mut r: R, n: u64) -> TaskOut {
+    let mut d = Drive::ops(n, None);
+    d.bound = Some(env.spec.timeout);
+    d.stall_ends = true;
+    d.record = false;
+    let bytes = AtomicU64::new(0);
+    let (wait, sleep) = (env.spec.timeout, env.spec.sub_sleep);
+    let t = {
+        // `drive` may hold more than one operation's future; one reads at a time.
+        let lock = tokio::sync::Mutex::new(&mut r);
+        let (lock, bytes) = (&lock, &bytes);
+        drive(env, d, move |_| async move {
+            let b = lock.lock().await.next(wait).await?;
+            bytes.fetch_add(b, Ordering::Relaxed);
+            if let Some(s) = sleep {
+                tokio::time::sleep(s).await;
+            }
+            Ok(())
+        })
+        .await
+    };
+    let mut out = t.into_out(env, format!("S{}", gi + 1), 0, r.proto());
+    out.sample.bytes = bytes.load(Ordering::Relaxed);
+    out
+}
+
 /// The run's result from its clients' reports (subscriber samples, no latency).
-fn consumer_result(
+pub(super) fn consumer_result(
     env: &Env,
     mode: ConsumeMode,
     clients: usize,
@@ -404,10 +426,14 @@ async fn push_run(
         let env = env.clone();
         tasks.push(tokio::spawn(async move {
             match c {
-                PushConn::Raw(c) => ordered::read_raw(&env, c, k).await,
+                PushConn::Raw(c) => {
+                    let p = ordered::RawPushOrdered::new(&env, c, &k);
+                    ordered::read_push(&env, p, k).await
+                }
                 PushConn::Nats(c) => {
                     let ctx = js_context(c.clone(), &env, 1);
-                    ordered::read_async(&env, c, ctx, k).await
+                    let p = ordered::NatsPushOrdered::new(c, ctx, &k);
+                    ordered::read_push(&env, p, k).await
                 }
             }
         }));

@@ -109,12 +109,10 @@ impl Drive {
     }
 }
 
-/// One operation's place in the loop: its index and when it was due (open loop) or started.
+/// One operation's place in the loop: its index.
 #[derive(Clone, Copy)]
 pub(super) struct Tick {
     pub(super) j: u64,
-    /// When the operation was due (open loop); latency runs from here.
-    pub(super) due: Option<Instant>,
 }
 
 /// Why one operation did not succeed.
@@ -238,7 +236,7 @@ where
         };
         let res = tokio::select! {
             biased;
-            r = op(Tick { j, due }) => r,
+            r = op(Tick { j }) => r,
             _ = env.cancel.cancelled() => {
                 // Abandoned mid-way: its answer never came.
                 t.cancelled = true;

@@ -105,13 +105,6 @@ pub(super) async fn stream_answers_request(
     }
 }
 
-pub(super) type AckFut = std::pin::Pin<
-    Box<
-        dyn std::future::Future<Output = Result<jetstream::publish::PublishAck, jetstream::context::PublishError>>
-            + Send,
-    >,
->;
-
 /// The name of the stream a consumer run reads and whether the run made it.
 pub(super) fn stream_name(env: &Env, target: &Option<Existing>) -> (String, bool) {
     match target {

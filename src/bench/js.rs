@@ -1,9 +1,12 @@
-//! JetStream publishing (async-nats asynchronous and synchronous publishers; the raw path is in
-//! `js_raw`).
+//! JetStream publishing: the asynchronous and synchronous publishers written once against
+//! `client::JsPublisher` (`js_pub`; adapters for the raw protocol path and async-nats in `js_clients`),
+//! and natscli's atomic batches (async-nats only, `js_pub_atomic`).
 
+use super::client::{Ack, JsPublisher};
+use super::js_clients::{NatsJsPublisher, RawJsPublisher};
 use super::raw::{self};
 use super::result::{new_hist, BenchResult, ClientSample, LatencySummary};
-use super::{assets::*, env::*, exec::*, jetstream::*, js_raw::*};
+use super::{assets::*, env::*, exec::*, jetstream::*};
 use super::{BenchError, PublishMode, Storage};
 use anyhow::anyhow;
 use async_nats::jetstream;
@@ -98,15 +101,76 @@ pub(super) async fn js_run(
     window: usize,
 ) -> Result<BenchResult, BenchError> {
     let spec = &env.spec;
+    let conns = connect_publishers(env, pubs, subject, mode).await?;
+    let per_pub = env.per_worker(pubs);
+    let payload = Bytes::from(vec![0u8; spec.size as usize]);
+    let progress = progress_task(env, spec.msgs, "acked");
+    let start = env.start_clock().await?;
+    let mut tasks = Vec::new();
+    for (i, pc) in conns.into_iter().enumerate() {
+        let (env, payload, n) = (env.clone(), payload.clone(), per_pub[i]);
+        // --multisubject numbers messages over the run's publishers, as natscli does.
+        let first: u64 = per_pub[..i].iter().sum();
+        let pacer = env
+            .worker_rate(pubs)
+            .map(|r| Pacer::new(start, r, env.spec.backlog_cutoff));
+        let window = if mode == PublishMode::Sync { 1 } else { window };
+        // The global index names the publisher and the raw path's ack inbox: agents sharing a run never
+        // share an inbox.
+        let gi = env.worker(i);
+        let load = Load { n, window, pacer };
+        tasks.push(match pc {
+            PubConn::Raw(c) => {
+                let p = RawJsPublisher::new(c, subject, ack_inbox(&env, gi), payload);
+                tokio::spawn(async move { js_pub(&env, gi, p, load).await })
+            }
+            PubConn::Nats(c) if mode == PublishMode::Atomic => {
+                let ctx = js_context(c.clone(), &env, window);
+                let to = Topic::new(&env.spec.subjects, subject.to_string(), first);
+                tokio::spawn(async move {
+                    let batch = Batch {
+                        client: &c,
+                        size: window,
+                        id: format!("{}-{gi}", env.run_id),
+                    };
+                    let mut out = js_pub_atomic(&env, &ctx, &batch, to, payload, n).await;
+                    out.sample.id = format!("P{}", i + 1);
+                    (out.sample.proto_msgs, out.sample.proto_bytes) = proto(&c);
+                    out
+                })
+            }
+            PubConn::Nats(c) => {
+                let ctx = js_context(c.clone(), &env, window);
+                let to = Topic::new(&env.spec.subjects, subject.to_string(), first);
+                let p = NatsJsPublisher::new(c, ctx, to, payload);
+                tokio::spawn(async move { js_pub(&env, gi, p, load).await })
+            }
+        });
+    }
+    let mut outs = Vec::new();
+    for t in tasks {
+        outs.push(t.await.map_err(|e| cannot(e, "publisher task"))?);
+    }
+    stop_progress(progress).await;
+    js_result(env, pubs, outs)
+}
+
+/// One connection per publisher, each with its path to the stream and back proven before the clock
+/// starts (see `raw::stream_answers_publish`): a publish or ack dropped while interest crosses the
+/// routes would otherwise be counted as a failure, or delay the start inside the measured window.
+async fn connect_publishers(
+    env: &Arc<Env>,
+    pubs: usize,
+    subject: &str,
+    mode: PublishMode,
+) -> Result<Vec<PubConn>, BenchError> {
+    let spec = &env.spec;
     // --multisubject publishes through async-nats (the raw path precomputes one PUB header).
     // Atomic batches too (their headers differ message by message).
     let raw = use_raw(env, spec.subjects.multi.is_none() && mode != PublishMode::Atomic)?;
     // The probe rides on the first message's subject: with --multisubject the stream captures SUBJECT.*.
     let probe = spec.subjects.of(subject, 0);
     let mut conns = Vec::new();
-    // Before the clock starts, every publisher's path to the stream and back is proven (see
-    // `raw::stream_answers_publish`): a publish or ack dropped while interest crosses the routes would
-    // otherwise be counted as a failure, or delay the start inside the measured window.
     for i in 0..pubs {
         if raw {
             let t = env.raw_target(env.worker(i)).expect("raw checked above");
@@ -124,60 +188,11 @@ pub(super) async fn js_run(
             conns.push(PubConn::Nats(c));
         }
     }
-    let per_pub = env.per_worker(pubs);
-    let payload = Bytes::from(vec![0u8; spec.size as usize]);
-    let progress = progress_task(env, spec.msgs, "acked");
-    let start = env.start_clock().await?;
-    let mut tasks = Vec::new();
-    for (i, pc) in conns.into_iter().enumerate() {
-        let (env, subject, payload, n) = (env.clone(), subject.to_string(), payload.clone(), per_pub[i]);
-        // --multisubject numbers messages over the run's publishers, as natscli does.
-        let first: u64 = per_pub[..i].iter().sum();
-        let rate = env.worker_rate(pubs);
-        let window = if mode == PublishMode::Sync { 1 } else { window };
-        // The global index names the raw path's ack inbox: agents sharing a run never share an inbox.
-        let gi = env.worker(i);
-        tasks.push(tokio::spawn(async move {
-            let pacer = rate.map(|r| Pacer::new(start, r, env.spec.backlog_cutoff));
-            match pc {
-                PubConn::Raw(c) => {
-                    let load = RawLoad {
-                        subject: &subject,
-                        payload: &payload,
-                        n,
-                        window,
-                    };
-                    js_pub_raw(&env, gi, c, &load, pacer).await
-                }
-                PubConn::Nats(c) => {
-                    let ctx = js_context(c.clone(), &env, window);
-                    let to = Topic::new(&env.spec.subjects, subject, first);
-                    let mut out = match mode {
-                        PublishMode::Async => js_pub_async(&env, &ctx, to, payload, n, window, pacer).await,
-                        PublishMode::Sync => js_pub_sync(&env, &ctx, to, payload, n, pacer).await,
-                        PublishMode::Atomic => {
-                            let batch = Batch {
-                                client: &c,
-                                size: window,
-                                id: format!("{}-{gi}", env.run_id),
-                            };
-                            js_pub_atomic(&env, &ctx, &batch, to, payload, n).await
-                        }
-                    };
-                    out.sample.id = format!("P{}", i + 1);
-                    let (pm, pb) = proto(&c);
-                    out.sample.proto_msgs = pm;
-                    out.sample.proto_bytes = pb;
-                    out
-                }
-            }
-        }));
-    }
-    let mut outs = Vec::new();
-    for t in tasks {
-        outs.push(t.await.map_err(|e| cannot(e, "publisher task"))?);
-    }
-    stop_progress(progress).await;
+    Ok(conns)
+}
+
+/// The JetStream publish result of the publishers' reports.
+pub(super) fn js_result(env: &Env, pubs: usize, outs: Vec<TaskOut>) -> Result<BenchResult, BenchError> {
     let mut r = blank_result(
         env,
         "js",
@@ -201,144 +216,198 @@ pub(super) async fn js_run(
     Ok(r)
 }
 
-/// What the ack task of an asynchronous publisher counted.
-struct Acks {
+/// How often a publisher waiting for acks looks at the run's token.
+const CANCEL_POLL: Duration = Duration::from_millis(100);
+
+/// What one JetStream publisher sends: `n` messages, up to `window` in flight (1: synchronous), paced
+/// when the run has a rate.
+pub(super) struct Load {
+    pub(super) n: u64,
+    pub(super) window: usize,
+    pub(super) pacer: Option<Pacer>,
+}
+
+/// One publisher's state in `js_pub`: what is in flight (send times by number modulo the window),
+/// counts and the histogram.
+struct Flight {
+    window: u64,
+    sent_ns: Vec<u64>,
     hist: Histogram<u64>,
+    sent: u64,
+    resolved: u64,
     ok: u64,
     errors: u64,
-    unacked: u64,
-    first_error: Option<String>,
-    stopped: Option<String>,
-    last: Instant,
+    ack_error: Option<String>,
+    behind: bool,
 }
 
-/// Await acks in publish order. Each wait ends at the later of the last answer and the publish, plus
-/// `--timeout`: once nothing has answered for that long the path to the stream is gone, the publisher is
-/// stopped (`stop`) and what is still in flight is only looked at, never waited for (a publish whose ack
-/// is not there yet is unacknowledged). Without this bound each later ack would wait a whole timeout of
-/// its own, one after the other (issue 17: one message per 5 s after the server was killed).
-async fn await_acks(env: Arc<Env>, mut rx: tokio::sync::mpsc::Receiver<(u64, AckFut)>, stop: super::Cancel) -> Acks {
-    let timeout = env.spec.timeout;
-    let mut a = Acks {
+impl Flight {
+    /// Send while the window has room (and, open loop, while messages are due). Returns when to wake
+    /// for the next due message if acks are outstanding meanwhile; Err when the connection broke.
+    async fn send<P: JsPublisher>(
+        &mut self,
+        env: &Env,
+        p: &mut P,
+        n: u64,
+        pacer: &mut Option<Pacer>,
+    ) -> Result<Option<Instant>, String> {
+        while self.sent < n && !self.behind && self.sent - self.resolved < self.window {
+            let t = match pacer.as_mut() {
+                Some(pc) => {
+                    if pc.would_wait(self.sent) && self.sent > self.resolved {
+                        // Not due yet and acks are outstanding: read them until it is.
+                        return Ok(Some(pc.intended(self.sent)));
+                    }
+                    if pc.would_wait(self.sent) {
+                        p.flush().await?;
+                    }
+                    match pc.due(self.sent).await {
+                        Ok(intended) => env.ns(intended),
+                        Err(()) => {
+                            self.behind = true;
+                            break;
+                        }
+                    }
+                }
+                None => env.ns(Instant::now()),
+            };
+            self.sent_ns[(self.sent % self.window) as usize] = t;
+            p.send(self.sent).await?;
+            self.sent += 1;
+        }
+        Ok(None)
+    }
+
+    /// Match the acks there are to their publishes (by number); Ok(false): none came by `until`.
+    async fn read_acks<P: JsPublisher>(&mut self, env: &Env, p: &mut P, until: Instant) -> Result<bool, String> {
+        let (window, sent, mut now_ns) = (self.window, self.sent, None);
+        let (resolved, ok, errors) = (&mut self.resolved, &mut self.ok, &mut self.errors);
+        let (hist, sent_ns, ack_error) = (&mut self.hist, &self.sent_ns, &mut self.ack_error);
+        p.acks(until, &mut |j, ack| {
+            if j >= sent || j < resolved.saturating_sub(window) {
+                return;
+            }
+            match ack {
+                Ack::Stored => {
+                    *resolved += 1;
+                    *ok += 1;
+                    let now = *now_ns.get_or_insert_with(|| env.ns(Instant::now()));
+                    let _ = hist.record(now.saturating_sub(sent_ns[(j % window) as usize]).max(1));
+                }
+                Ack::Refused(why) => {
+                    *resolved += 1;
+                    *errors += 1;
+                    ack_error.get_or_insert(why);
+                }
+                Ack::Unanswered => {}
+            }
+        })
+        .await
+    }
+}
+
+/// JetStream publishing, asynchronous (up to `window` in flight) and synchronous (a window of 1), on any
+/// `JsPublisher`: acks are matched by number and timed from the send (or intended) time, in one task that
+/// sends batches and reads acks, as nats.go's PublishAsync does in effect. Ends when everything is
+/// acknowledged, the connection breaks, nothing answered for `--timeout`, or the run's token trips;
+/// what is in flight then is unacknowledged. `gi` is the publisher's number in the whole run.
+pub(super) async fn js_pub<P: JsPublisher>(env: &Env, gi: usize, mut p: P, load: Load) -> TaskOut {
+    let Load { n, window, mut pacer } = load;
+    let window = window.max(1) as u64;
+    let mut f = Flight {
+        window,
+        sent_ns: vec![0u64; window as usize],
         hist: new_hist(),
+        sent: 0,
+        resolved: 0,
         ok: 0,
         errors: 0,
-        unacked: 0,
-        first_error: None,
-        stopped: None,
-        last: Instant::now(),
+        ack_error: None,
+        behind: false,
     };
-    let mut last_answer = Instant::now();
-    let mut gave_up = false;
-    while let Some((t_ns, fut)) = rx.recv().await {
-        let res = if gave_up || env.cancel.is_cancelled() {
-            futures::FutureExt::now_or_never(fut)
-        } else {
-            let sent = env.anchor + Duration::from_nanos(t_ns);
-            let deadline = last_answer.max(sent) + timeout;
-            tokio::select! {
-                r = tokio::time::timeout_at(deadline.into(), fut) => r.ok(),
-                _ = env.cancel.cancelled() => None,
+    let mut fatal = None::<String>;
+    let mut unacked = 0u64;
+    let t0 = Instant::now();
+    let (mut last, mut last_progress) = (t0, t0);
+    let mut cancelled = false;
+    while fatal.is_none() {
+        if env.cancel.is_cancelled() {
+            cancelled = true;
+            break;
+        }
+        let wake_at = match f.send(env, &mut p, n, &mut pacer).await {
+            Ok(w) => w,
+            Err(e) => {
+                fatal = Some(e);
+                break;
             }
         };
-        match res {
-            Some(Ok(_)) => {
-                a.last = Instant::now();
-                last_answer = a.last;
-                let _ = a.hist.record(env.ns(a.last).saturating_sub(t_ns).max(1));
-                a.ok += 1;
-                env.done.fetch_add(1, Ordering::Relaxed);
+        if let Err(e) = p.flush().await {
+            fatal = Some(e);
+            break;
+        }
+        if f.resolved == f.sent && (f.sent == n || f.behind) {
+            break;
+        }
+        // The run's token is checked at the top of the loop; waking at least every CANCEL_POLL keeps a
+        // silent connection from delaying that, without registering a waiter per read on the hot path.
+        let deadline = wake_at
+            .unwrap_or(last_progress + env.spec.timeout)
+            .min(Instant::now() + CANCEL_POLL);
+        let before = f.resolved;
+        match f.read_acks(env, &mut p, deadline).await {
+            Err(e) => {
+                fatal = Some(e);
+                break;
             }
-            Some(Err(e)) if !matches!(Fail::of_publish(&e), Fail::Unanswered(_)) => {
-                last_answer = Instant::now();
-                a.errors += 1;
-                a.first_error.get_or_insert_with(|| e.to_string());
-            }
-            other => {
-                a.errors += 1;
-                a.unacked += 1;
-                if let Some(Err(e)) = other {
-                    a.first_error.get_or_insert_with(|| e.to_string());
+            Ok(false) => {
+                if wake_at.is_none() && last_progress.elapsed() >= env.spec.timeout {
+                    unacked = f.sent - f.resolved;
+                    f.errors += unacked;
+                    fatal = Some(format!("{unacked} acks did not arrive within {:?}", env.spec.timeout));
+                    break;
                 }
-                if !gave_up && !env.cancel.is_cancelled() {
-                    let why = format!("no ack within {timeout:?}");
-                    a.first_error.get_or_insert_with(|| why.clone());
-                    a.stopped = Some(why);
-                }
-                gave_up = true;
-                stop.cancel();
+                continue;
             }
+            Ok(true) => {}
+        }
+        if f.resolved > before {
+            last = Instant::now();
+            last_progress = last;
+            env.done.fetch_add(f.resolved - before, Ordering::Relaxed);
+        }
+        // An error ack is data, not the end of the run: keep going unless nothing ever succeeds.
+        if f.errors > 100 && f.ok == 0 {
+            break;
         }
     }
-    a
-}
-
-pub(super) async fn js_pub_async(
-    env: &Arc<Env>,
-    ctx: &jetstream::Context,
-    to: Topic,
-    payload: Bytes,
-    n: u64,
-    window: usize,
-    pacer: Option<Pacer>,
-) -> TaskOut {
-    // Acks are awaited by a second task, in publish order, so the publisher never stops to wait unless
-    // the in-flight window is full (the context's backpressure).
-    let (tx, rx) = tokio::sync::mpsc::channel::<(u64, AckFut)>(window.max(1));
-    // Tripped by the ack task when the stream stopped answering, and by the run's token.
-    let stop = super::Cancel::new();
-    let acker = tokio::spawn(await_acks(env.clone(), rx, stop.clone()));
-    let mut d = Drive::ops(n, pacer);
-    d.record = false;
-    d.stall_ends = true;
-    // The publish itself waits only for a slot in the window; a gone connection shows in the acks.
-    let sent = drive(env, d, |k| {
-        let (tx, subject, payload, stop) = (&tx, to.of(k.j), payload.clone(), &stop);
-        async move {
-            let t_ns = env.ns(k.due.unwrap_or_else(Instant::now));
-            let f = tokio::select! {
-                f = ctx.publish(subject, payload) => f.map_err(|e| Fail::of_publish(&e))?,
-                _ = stop.cancelled() => return Err(Fail::Unanswered("the stream stopped answering".into())),
-            };
-            tx.send((t_ns, std::future::IntoFuture::into_future(f)))
-                .await
-                .map_err(|_| Fail::Unanswered("the ack task ended".into()))
-        }
-    })
-    .await;
-    drop(tx);
-    let acks = acker.await.unwrap_or_else(|e| Acks {
-        hist: new_hist(),
-        ok: 0,
-        errors: 1,
-        unacked: 0,
-        first_error: Some(e.to_string()),
-        stopped: None,
-        last: Instant::now(),
-    });
-    // A publish refused before it left is a failure; one the stop or the token interrupted was never
-    // sent (the publisher only waits there for room in the window), so it is neither failed nor
-    // unacknowledged: what was sent and not acked is counted by the ack task.
-    let unsent = sent.unacked;
+    // The connection broke or the run was stopped with publishes in flight: their acks never came.
+    // (The timeout above has counted its own already.)
+    if unacked == 0 && f.sent > f.resolved {
+        unacked = f.sent - f.resolved;
+        f.errors += unacked;
+    }
+    let bytes = env.spec.size;
+    let (proto_msgs, proto_bytes) = p.proto();
     TaskOut {
+        stopped: fatal.clone(),
+        unacked,
+        cancelled,
         sample: ClientSample {
-            id: String::new(),
-            msgs: acks.ok,
-            bytes: acks.ok * payload.len() as u64,
-            proto_msgs: 0,
-            proto_bytes: 0,
-            start_s: env.secs(sent.t0),
-            end_s: env.secs(acks.last.max(sent.t0)),
-            latency_us: LatencySummary::from_hist_ns(&acks.hist),
+            id: format!("P{}", gi + 1),
+            msgs: f.ok,
+            bytes: f.ok * bytes,
+            proto_msgs,
+            proto_bytes,
+            start_s: env.secs(t0),
+            end_s: env.secs(last.max(t0)),
+            latency_us: LatencySummary::from_hist_ns(&f.hist),
         },
-        hist: acks.hist,
-        errors: acks.errors + sent.errors - unsent,
-        first_error: sent.first_error.filter(|_| sent.errors > unsent).or(acks.first_error),
-        behind: sent.behind,
-        max_lag: sent.max_lag,
-        unacked: acks.unacked,
-        stopped: acks.stopped.or(sent.stopped),
-        cancelled: sent.cancelled,
+        hist: f.hist,
+        errors: f.errors,
+        first_error: fatal.or(f.ack_error),
+        behind: f.behind,
+        max_lag: pacer.map(|p| p.max_lag).unwrap_or_default(),
     }
 }
 
@@ -403,28 +472,4 @@ pub(super) async fn js_pub_atomic(
     out.sample.msgs = acked.load(Ordering::Relaxed);
     out.sample.bytes = out.sample.msgs * payload.len() as u64;
     out
-}
-
-pub(super) async fn js_pub_sync(
-    env: &Env,
-    ctx: &jetstream::Context,
-    to: Topic,
-    payload: Bytes,
-    n: u64,
-    pacer: Option<Pacer>,
-) -> TaskOut {
-    let mut d = Drive::ops(n, pacer);
-    // Nothing answered within --timeout ends the publisher, as on the raw path (the ack's own timeout
-    // is the same; the bound is the backstop for a publish that cannot even be sent).
-    d.bound = Some(env.spec.timeout + Duration::from_millis(500));
-    d.stall_ends = true;
-    let t = drive(env, d, |k| {
-        let (subject, payload) = (to.of(k.j), payload.clone());
-        async move {
-            let f = ctx.publish(subject, payload).await.map_err(|e| Fail::of_publish(&e))?;
-            f.await.map(|_| ()).map_err(|e| Fail::of_publish(&e))
-        }
-    })
-    .await;
-    t.into_out(env, String::new(), payload.len() as u64, (0, 0))
 }

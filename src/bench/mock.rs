@@ -3,7 +3,7 @@
 //! its cut-short paths (a signal mid-run, operations nobody answers, a worker that never succeeds) and
 //! its output are tested without a server. What only a real nats-server shows stays in tests/live.
 
-use super::client::{CorePublisher, CoreSubscriber, OpClient, PubStop};
+use super::client::{Ack, CorePublisher, CoreSubscriber, JsPublisher, OpClient, PubStop};
 use super::exec::Fail;
 use super::{BenchSpec, Cancel, ClientChoice, LeaderPlacement, Workload};
 use std::time::Duration;
@@ -214,4 +214,157 @@ pub(super) fn core_clients(
         .map(|_| MockPublisher::new(txs.clone(), size, cancel))
         .collect();
     (pubs, rxs)
+}
+
+/// A scripted JetStream publisher behind `client::JsPublisher`: the ack of message `j` is `answer(j)`
+/// (None: it never comes), ready as soon as the message is flushed.
+pub(super) struct MockJsPublisher {
+    pub(super) answer: fn(u64) -> Option<Ack>,
+    /// The connection breaks at this message (it is not sent).
+    pub(super) broken_at: Option<u64>,
+    /// A signal arrives as this message is sent.
+    pub(super) signal_at: Option<u64>,
+    pub(super) cancel: Cancel,
+    queued: Vec<u64>,
+    flushed: Vec<u64>,
+    sent: u64,
+}
+
+impl MockJsPublisher {
+    pub(super) fn new(answer: fn(u64) -> Option<Ack>, cancel: &Cancel) -> MockJsPublisher {
+        MockJsPublisher {
+            answer,
+            broken_at: None,
+            signal_at: None,
+            cancel: cancel.clone(),
+            queued: Vec::new(),
+            flushed: Vec::new(),
+            sent: 0,
+        }
+    }
+}
+
+impl JsPublisher for MockJsPublisher {
+    async fn send(&mut self, j: u64) -> Result<(), String> {
+        if self.broken_at == Some(j) {
+            return Err("connection reset by peer".into());
+        }
+        if self.signal_at == Some(j) {
+            self.cancel.cancel();
+        }
+        self.queued.push(j);
+        self.sent += 1;
+        Ok(())
+    }
+    async fn flush(&mut self) -> Result<(), String> {
+        self.flushed.append(&mut self.queued);
+        Ok(())
+    }
+    async fn acks<F: FnMut(u64, Ack) + Send>(&mut self, until: std::time::Instant, on: &mut F) -> Result<bool, String> {
+        let mut any = false;
+        for j in std::mem::take(&mut self.flushed) {
+            if let Some(a) = (self.answer)(j) {
+                on(j, a);
+                any = true;
+            }
+        }
+        if !any {
+            tokio::time::sleep_until(until.into()).await;
+        }
+        Ok(any)
+    }
+    fn proto(&self) -> (u64, u64) {
+        (self.sent, 0)
+    }
+}
+
+/// A scripted consumer client behind `client::ConsumerClient`: read `k` (counted from 0) gets
+/// `script[k]`, and `rest` after the script ends; an answered read hands over `size` bytes.
+pub(super) struct MockReader {
+    pub(super) script: Vec<Answer>,
+    pub(super) rest: Answer,
+    pub(super) size: u64,
+    pub(super) cancel: Cancel,
+    pub(super) reads: u64,
+    pub(super) answered: u64,
+}
+
+impl MockReader {
+    pub(super) fn steady(size: u64, latency: Duration, cancel: &Cancel) -> MockReader {
+        MockReader {
+            script: Vec::new(),
+            rest: Answer::Ok(latency),
+            size,
+            cancel: cancel.clone(),
+            reads: 0,
+            answered: 0,
+        }
+    }
+}
+
+impl super::client::ConsumerClient for MockReader {
+    async fn next(&mut self, wait: Duration) -> Result<u64, Fail> {
+        let k = self.reads as usize;
+        self.reads += 1;
+        match self.script.get(k).unwrap_or(&self.rest).clone() {
+            Answer::Ok(d) => {
+                tokio::time::sleep(d).await;
+                self.answered += 1;
+                Ok(self.size)
+            }
+            Answer::Refused(m) => Err(Fail::Refused(m.to_string())),
+            Answer::Unanswered(m) => Err(Fail::Unanswered(m.to_string())),
+            // A stream run dry: the client's own wait ends first.
+            Answer::Hang => {
+                tokio::time::sleep(wait * 2).await;
+                Err(Fail::Unanswered("no message".into()))
+            }
+            Answer::Signal => {
+                self.cancel.cancel();
+                std::future::pending().await
+            }
+        }
+    }
+    fn proto(&self) -> (u64, u64) {
+        (self.answered, self.answered * self.size)
+    }
+}
+
+/// A scripted push ordered client behind `client::PushOrderedClient`: each `recv` hands over `per_recv`
+/// messages of `size` bytes (never more than the share), until `stall_after` messages, after which
+/// nothing comes; `refuse` makes `open` fail.
+pub(super) struct MockPushOrdered {
+    pub(super) share: u64,
+    pub(super) size: u64,
+    pub(super) per_recv: u64,
+    pub(super) stall_after: Option<u64>,
+    pub(super) refuse: Option<&'static str>,
+    pub(super) got: u64,
+    pub(super) closed: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl super::client::PushOrderedClient for MockPushOrdered {
+    async fn open(&mut self) -> Result<(), String> {
+        self.refuse.map_or(Ok(()), |why| Err(why.to_string()))
+    }
+    async fn recv(&mut self, until: std::time::Instant) -> Result<(u64, u64), String> {
+        let cap = self.stall_after.unwrap_or(u64::MAX).min(self.share);
+        let n = self.per_recv.min(cap.saturating_sub(self.got));
+        if n == 0 {
+            tokio::time::sleep_until(until.into()).await;
+            return Ok((0, 0));
+        }
+        self.got += n;
+        Ok((n, n * self.size))
+    }
+    fn handled(&mut self) {}
+    async fn close(&mut self) {
+        self.closed.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+    fn resets(&self) -> u64 {
+        0
+    }
+    fn proto(&self) -> (u64, u64) {
+        (self.got, self.got * self.size)
+    }
 }

@@ -15,17 +15,24 @@
 //!   clock, counters, spec, an agent's share), `exec` (the shared client loop `drive`, pacing, task tally,
 //!   `absorb`/`finish` that assemble a result), `export` (text, JSON, CSV bytes of a result: pure).
 //! - The client seam: `client` — `OpClient` (what a worker's client does for a one-operation-at-a-time
-//!   workload), `CorePublisher` and `CoreSubscriber` (a core publisher's and subscriber's connection);
-//!   `pubsub_clients` (the raw protocol and async-nats adapters of the core ones); `mock` (tests only:
-//!   deterministic scripted clients behind all three; `mock_tests` and `mock_pubsub_tests` run workloads
-//!   on them without a server).
+//!   workload), `CorePublisher` and `CoreSubscriber` (a core publisher's and subscriber's connection),
+//!   `JsPublisher` (a JetStream publisher's connection), `ConsumerClient` (a pull consumer's reads),
+//!   `PushOrderedClient` (a push ordered consumer's); `pubsub_clients` and `js_clients` (the raw
+//!   protocol and async-nats adapters of the core and JetStream publish ones; the pull consumers'
+//!   adapter is `consume::PullReader`, the push ordered ones `ordered::RawPushOrdered` and
+//!   `NatsPushOrdered`); `mock` (tests only: deterministic scripted clients behind all six;
+//!   `mock_tests`, `mock_pubsub_tests`, `mock_js_tests` and `mock_consume_tests` run workloads on them
+//!   without a server).
 //! - JetStream: `jetstream` (contexts, retried asset requests, publish probes, opening `--stream`, and
 //!   `js_failure`, which reads async-nats error kinds and codes), `leader` (`--leader` placement),
 //!   `assets` (create, pre-fill — `fill`, `put_object` — and remove a run's stream, bucket or store).
 //! - Workloads, one file each: `pubsub` (core pub/sub and flood: `core_run`, `publish`, `subscribe`,
-//!   written once against `CorePublisher`/`CoreSubscriber`), `ping`, `js` + `js_raw` (JetStream
-//!   publish), `kv`, `obj`, `get` (direct gets; these three written once against `OpClient`), `consume`
-//!   + `ordered` (consumers).
+//!   written once against `CorePublisher`/`CoreSubscriber`), `js` (JetStream publish: `js_pub`,
+//!   written once against `JsPublisher`, and atomic batches), `ping`, `kv`, `obj`, `get` (direct
+//!   gets; these four written once against `OpClient`), `consume` (pull consumers:
+//!   `read_share`, written once against `ConsumerClient`; and the push ordered run) + `ordered` (the
+//!   push ordered consumer: `read_push`, written once against `PushOrderedClient`, and its protocol,
+//!   `OrderedState`).
 //! - `workload`: validation, `run`/`run_with`/`run_share` and `dispatch`, the one `match` from a
 //!   `Workload` to its file.
 //!
@@ -33,21 +40,23 @@
 //! variant leaves out, so none is missed):
 //!
 //! 1. Its variant in `Workload` (this file), with its arms in `Workload::name`, `Workload::kind` (the
-//!    `perf::Kind` it measures) and `Workload::readers_are_workers`.
+//!    `perf::Kind` it measures), `Workload::readers_are_workers`, `Workload::counts` and
+//!    `Workload::with_counts` (its workers and subscribers, which agents split and give back) and
+//!    `Workload::stores_its_msgs` (what verify's ladder counts as stored) and `Workload::existing` (the
+//!    stream it works on that the run did not make, which agents refuse).
 //! 2. Its file under Workloads, written against a client seam (`client`): `OpClient` when it does one
-//!    operation at a time (as `get::get_workers`, `kv::kv_workers` and `obj::obj_workers` are), the
-//!    core publisher/subscriber pair when it publishes and subscribes (as `pubsub::core_run`), so the
-//!    mock runs it; a new kind of client is a new trait in `client` with its adapters beside the
-//!    workload (as `pubsub_clients`) and a mock in `mock`.
+//!    operation at a time (as `get::get_workers`, `kv::kv_workers`, `obj::obj_workers` and `ping` are),
+//!    the core publisher/subscriber pair when it publishes and subscribes (as `pubsub::core_run`),
+//!    `JsPublisher` for pipelined JetStream publishes (`js::js_pub`), `ConsumerClient` for consumer
+//!    reads (`consume::read_share`), so the mock runs it; a new kind of client is a new trait in
+//!    `client` with its adapters beside the workload (as `pubsub_clients`, `js_clients`) and a mock in
+//!    `mock`.
 //! 3. Its arms in `workload.rs`: `dispatch` (run it), `validate` and `check_bounds` (its flags).
 //! 4. What it creates and removes, in `assets` (`create_assets`, `prepare_shared`), if anything.
 //! 5. Outside bench, the `match`es the compiler points to: its subcommand and flags (`commands::bench`),
-//!    how agents split it (`agent::split`), and its rows in `verify::ladder` and `calibrate::runner`
-//!    when those measure it.
-//!
-//! Not yet behind the seam: `ping` (request/reply) and the JetStream publishers and consumers pick
-//! their client inside, and the raw and async-nats halves of JetStream publishing are written twice
-//! (`js` + `js_raw`); their loops differ (the raw publisher pipelines sends and acks in one task).
+//!    and, when verify or calibrate measure it, the `perf::Kind` → `Workload` mapping of
+//!    `calibrate::runner::workload` and verify's ladder rows (`verify::ladder`). Agents split and merge
+//!    any workload through `counts`/`with_counts` above: `agent` needs no arm of its own.
 
 mod assets;
 pub mod cancel;
@@ -61,11 +70,15 @@ pub mod export;
 mod get;
 mod jetstream;
 mod js;
-mod js_raw;
+mod js_clients;
 mod kv;
 mod leader;
 #[cfg(test)]
 mod mock;
+#[cfg(test)]
+mod mock_consume_tests;
+#[cfg(test)]
+mod mock_js_tests;
 #[cfg(test)]
 mod mock_pubsub_tests;
 #[cfg(test)]
@@ -287,6 +300,113 @@ impl Workload {
                 | Workload::KvGet { .. }
                 | Workload::Consume { .. }
                 | Workload::JsGet { .. }
+        )
+    }
+    /// Workers (publishers, putters, getters, consumers) and subscribers of the whole workload: what
+    /// agents split (`agent::split`).
+    pub fn counts(&self) -> (usize, usize) {
+        match *self {
+            Workload::Core { pubs, subs } => (pubs, subs),
+            Workload::Flood { pubs } => (pubs, 1),
+            Workload::Ping => (1, 0),
+            Workload::Js { pubs, .. } => (pubs, 0),
+            Workload::Kv { clients, .. } | Workload::Obj { clients, .. } => (clients, 0),
+            Workload::JsExisting { pubs, .. } => (pubs, 0),
+            Workload::Consume { clients, .. } | Workload::KvGet { clients, .. } | Workload::JsGet { clients, .. } => {
+                (clients, 0)
+            }
+        }
+    }
+    /// The same workload with `n` workers (publishers, putters, getters, consumers) and, for core, `subs`
+    /// subscribers (`counts` inverted; a flood's one subscriber is not a count of the workload).
+    pub fn with_counts(&self, n: usize, subs: usize) -> Workload {
+        match self.clone() {
+            Workload::Core { .. } => Workload::Core { pubs: n, subs },
+            Workload::Flood { .. } => Workload::Flood { pubs: n },
+            Workload::Ping => Workload::Ping,
+            Workload::Js {
+                replicas,
+                storage,
+                publish,
+                window,
+                ..
+            } => Workload::Js {
+                pubs: n,
+                replicas,
+                storage,
+                publish,
+                window,
+            },
+            Workload::Kv { replicas, storage, .. } => Workload::Kv {
+                clients: n,
+                replicas,
+                storage,
+            },
+            Workload::Obj {
+                op, replicas, storage, ..
+            } => Workload::Obj {
+                op,
+                clients: n,
+                replicas,
+                storage,
+            },
+            Workload::JsExisting {
+                publish,
+                window,
+                target,
+                ..
+            } => Workload::JsExisting {
+                pubs: n,
+                publish,
+                window,
+                target,
+            },
+            Workload::Consume {
+                mode,
+                batch,
+                replicas,
+                storage,
+                target,
+                ..
+            } => Workload::Consume {
+                mode,
+                clients: n,
+                batch,
+                replicas,
+                storage,
+                target,
+            },
+            Workload::KvGet { replicas, storage, .. } => Workload::KvGet {
+                clients: n,
+                replicas,
+                storage,
+            },
+            Workload::JsGet { replicas, storage, .. } => Workload::JsGet {
+                clients: n,
+                replicas,
+                storage,
+            },
+        }
+    }
+    /// The stream that exists already which the run publishes to or reads from (`--stream`), if any: a
+    /// run on it creates and deletes no stream (agents refuse such rows).
+    pub fn existing(&self) -> Option<&Existing> {
+        match self {
+            Workload::JsExisting { target, .. }
+            | Workload::Consume {
+                target: Some(target), ..
+            } => Some(target),
+            _ => None,
+        }
+    }
+    /// Whether a run stores its messages (or objects) in JetStream: its operations write them (JetStream
+    /// publishes, KV puts, objects, which object gets put first) or it fills its own stream with them
+    /// before its clock starts (a consumer run on no existing stream). Verify's ladder sizes its rows'
+    /// store use by it.
+    pub fn stores_its_msgs(&self) -> bool {
+        matches!(
+            self,
+            Workload::Js { .. } | Workload::Kv { .. } | Workload::Obj { .. } | Workload::Consume { target: None, .. }
         )
     }
     pub fn kind(&self) -> crate::perf::Kind {

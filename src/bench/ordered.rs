@@ -19,6 +19,7 @@
 //! message of the client's share. Data goes over `raw` (no per-message allocation or channel hop) when
 //! the connection allows it; otherwise async-nats's push ordered consumer, the one `obj` gets read with.
 
+use super::client::PushOrderedClient;
 use super::raw::{self, Frame, RawConn};
 use super::result::{new_hist, ClientSample};
 use super::{env::*, exec::*};
@@ -362,128 +363,192 @@ pub(super) fn consumer_base(env: &Env, gi: usize) -> String {
     format!("natsplan-{}-c{gi}", env.run_id)
 }
 
-/// One client's push ordered read on the raw path (see the module doc). `c` is connected; everything
-/// from the first SUB on is inside the client's measured window. Ends when the share is read, the run
-/// is stopped, nothing came for `--timeout`, or the server refused the consumer; a broken connection
-/// is reconnected (to the next server) and the consumer reset, as nats.go reconnects.
-pub(super) async fn read_raw(env: &Env, mut c: RawConn, k: Client) -> (TaskOut, u64) {
+/// One client's push ordered read on any `PushOrderedClient` (see the module doc); everything from the
+/// consumer's creation on is inside the client's measured window. Ends when the share is read, the run
+/// is stopped, nothing came for `--timeout`, or the consumer cannot go on. Returns the client's report
+/// and its consumer resets.
+pub(super) async fn read_push<P: PushOrderedClient>(env: &Env, mut p: P, k: Client) -> (TaskOut, u64) {
     let timeout = env.spec.timeout;
-    let mut st = OrderedState::new(
-        k.share.clone(),
-        format!("_INBOX.natsplan{}o{}.", env.run_id, k.gi),
-        env.conn.js_api_prefix(),
-        consumer_base(env, k.gi),
-        heartbeat(timeout),
-    );
     let t0 = Instant::now();
-    let (mut last_data, mut alive) = (t0, t0);
+    let (mut got, mut bytes, mut last_data) = (0u64, 0u64, t0);
     let (mut stopped, mut cancelled) = (None::<String>, false);
-    let mut server = k.gi;
-    st.start(&mut c.out);
-    let mut io = c.flush_out().await.err().map(|e| e.to_string());
-    let (mut proto_msgs, mut proto_bytes) = (0u64, 0u64);
-    while !st.done() {
+    if let Err(e) = p.open().await {
+        stopped = Some(e);
+    }
+    while stopped.is_none() && got < k.share.n {
         if env.cancel.is_cancelled() {
             cancelled = true;
             break;
         }
-        if let Some(e) = io.take() {
-            // The connection broke: count what it carried, reconnect and start a new generation.
-            proto_msgs += c.msgs_in + c.msgs_out;
-            proto_bytes += c.bytes_in + c.bytes_out;
-            match reconnect(env, &mut server, last_data + timeout).await {
-                Some(nc) => {
-                    c = nc;
-                    st.restart(&mut c.out);
-                    alive = Instant::now();
-                    io = c.flush_out().await.err().map(|e| e.to_string());
-                    continue;
-                }
-                None => {
-                    stopped = Some(format!("the connection broke ({e}) and no server took it back"));
-                    break;
+        let until = (last_data + timeout).min(Instant::now() + CANCEL_POLL);
+        match p.recv(until).await {
+            Err(e) => stopped = Some(e),
+            Ok((0, _)) if Instant::now() >= last_data + timeout => {
+                stopped = Some(format!(
+                    "no message for {timeout:?} after {got} of {} (the ordered consumer stalled)",
+                    k.share.n
+                ));
+            }
+            Ok((0, _)) => {}
+            Ok((read, b)) => {
+                (got, bytes, last_data) = (got + read, bytes + b, Instant::now());
+                env.done.fetch_add(read, Ordering::Relaxed);
+                if let Some(s) = k.sleep {
+                    // Flow-control answers wait until these messages have been "handled"; the pause is
+                    // the client's own, not the consumer's silence.
+                    tokio::time::sleep(s.saturating_mul(read.min(u64::from(u32::MAX)) as u32)).await;
+                    last_data = Instant::now();
+                    p.handled();
                 }
             }
-        }
-        let deadline = (alive + st.silent_for())
-            .min(last_data + timeout)
-            .min(Instant::now() + CANCEL_POLL);
-        let res = tokio::select! {
-            biased;
-            r = c.fill() => r.map(Some),
-            _ = tokio::time::sleep_until(deadline.into()) => Ok(None),
-        };
-        let now = Instant::now();
-        match res {
-            Err(e) => io = Some(e.to_string()),
-            Ok(None) => {
-                if now >= last_data + timeout {
-                    stopped = Some(format!(
-                        "no message for {timeout:?} after {} of {} (the ordered consumer stalled)",
-                        st.got, k.share.n
-                    ));
-                    break;
-                }
-                if now >= alive + st.silent_for() {
-                    st.reset(&mut c.out);
-                    alive = now;
-                }
-            }
-            Ok(Some(_)) => {
-                let before = st.got;
-                let mut live = false;
-                if let Err(e) = c.drain(|f, out| live |= st.frame(f, out)) {
-                    io = Some(e.to_string());
-                    continue;
-                }
-                if st.after_buffer(&mut c.out) {
-                    alive = now;
-                }
-                if live {
-                    alive = now;
-                }
-                let read = st.got - before;
-                if read > 0 {
-                    last_data = now;
-                    env.done.fetch_add(read, Ordering::Relaxed);
-                    if let Some(s) = k.sleep {
-                        // Flow-control answers wait until these messages have been "handled"; the pause
-                        // is the client's own, not the consumer's silence.
-                        tokio::time::sleep(s.saturating_mul(read.min(u64::from(u32::MAX)) as u32)).await;
-                        (last_data, alive) = (Instant::now(), Instant::now());
-                    }
-                }
-            }
-        }
-        if io.is_none() {
-            io = c.flush_out().await.err().map(|e| e.to_string());
         }
     }
     let t1 = last_data;
-    if io.is_none() {
-        finish_raw(&mut c, &st, timeout).await;
-    }
+    p.close().await;
+    let (proto_msgs, proto_bytes) = p.proto();
     let sample = ClientSample {
         id: format!("S{}", k.gi + 1),
-        msgs: st.got,
-        bytes: st.bytes,
-        proto_msgs: proto_msgs + c.msgs_in + c.msgs_out,
-        proto_bytes: proto_bytes + c.bytes_in + c.bytes_out,
+        msgs: got,
+        bytes,
+        proto_msgs,
+        proto_bytes,
         start_s: env.secs(t0),
         end_s: env.secs(t1.max(t0)),
         latency_us: None,
     };
-    let resets = st.resets;
-    (
-        out(
-            sample,
-            st.fatal.clone().or(stopped),
-            cancelled,
-            st.got < k.share.n,
-            resets,
-        ),
-        resets,
-    )
+    let resets = p.resets();
+    (out(sample, stopped, cancelled, got < k.share.n, resets), resets)
+}
+
+/// The raw protocol push ordered client: `OrderedState` keeps the consumer's protocol; a broken
+/// connection is reconnected (to the next server) and the consumer reset, as nats.go reconnects.
+pub(super) struct RawPushOrdered<'a> {
+    env: &'a Env,
+    c: RawConn,
+    st: OrderedState,
+    server: usize,
+    /// When the consumer last showed it is alive (data, a heartbeat, a reset).
+    alive: Instant,
+    last_data: Instant,
+    /// The connection's error, not yet acted on.
+    io: Option<String>,
+    /// What earlier connections carried.
+    proto: (u64, u64),
+}
+
+impl<'a> RawPushOrdered<'a> {
+    /// `c` is connected (before the clock).
+    pub(super) fn new(env: &'a Env, c: RawConn, k: &Client) -> RawPushOrdered<'a> {
+        let st = OrderedState::new(
+            k.share.clone(),
+            format!("_INBOX.natsplan{}o{}.", env.run_id, k.gi),
+            env.conn.js_api_prefix(),
+            consumer_base(env, k.gi),
+            heartbeat(env.spec.timeout),
+        );
+        let now = Instant::now();
+        RawPushOrdered {
+            env,
+            c,
+            st,
+            server: k.gi,
+            alive: now,
+            last_data: now,
+            io: None,
+            proto: (0, 0),
+        }
+    }
+
+    /// The connection broke: count what it carried, reconnect and start a new generation.
+    async fn recover(&mut self, e: String) -> Result<(), String> {
+        self.proto.0 += self.c.msgs_in + self.c.msgs_out;
+        self.proto.1 += self.c.bytes_in + self.c.bytes_out;
+        let until = self.last_data + self.env.spec.timeout;
+        let Some(nc) = reconnect(self.env, &mut self.server, until).await else {
+            return Err(format!("the connection broke ({e}) and no server took it back"));
+        };
+        self.c = nc;
+        self.st.restart(&mut self.c.out);
+        self.alive = Instant::now();
+        self.io = self.c.flush_out().await.err().map(|e| e.to_string());
+        Ok(())
+    }
+}
+
+impl PushOrderedClient for RawPushOrdered<'_> {
+    async fn open(&mut self) -> Result<(), String> {
+        let now = Instant::now();
+        (self.alive, self.last_data) = (now, now);
+        self.st.start(&mut self.c.out);
+        self.io = self.c.flush_out().await.err().map(|e| e.to_string());
+        Ok(())
+    }
+    async fn recv(&mut self, until: Instant) -> Result<(u64, u64), String> {
+        loop {
+            if let Some(f) = &self.st.fatal {
+                return Err(f.clone());
+            }
+            if let Some(e) = self.io.take() {
+                self.recover(e).await?;
+                continue;
+            }
+            let deadline = (self.alive + self.st.silent_for()).min(until);
+            let res = tokio::select! {
+                biased;
+                r = self.c.fill() => r.map(Some),
+                _ = tokio::time::sleep_until(deadline.into()) => Ok(None),
+            };
+            let now = Instant::now();
+            let (before, before_bytes) = (self.st.got, self.st.bytes);
+            match res {
+                Err(e) => {
+                    self.io = Some(e.to_string());
+                    continue;
+                }
+                Ok(None) if now >= until => return Ok((0, 0)),
+                Ok(None) => {
+                    if now >= self.alive + self.st.silent_for() {
+                        self.st.reset(&mut self.c.out);
+                        self.alive = now;
+                    }
+                }
+                Ok(Some(_)) => {
+                    let (st, mut live) = (&mut self.st, false);
+                    if let Err(e) = self.c.drain(|f, out| live |= st.frame(f, out)) {
+                        self.io = Some(e.to_string());
+                        continue;
+                    }
+                    if self.st.after_buffer(&mut self.c.out) || live {
+                        self.alive = now;
+                    }
+                }
+            }
+            self.io = self.c.flush_out().await.err().map(|e| e.to_string());
+            let read = self.st.got - before;
+            if read > 0 {
+                self.last_data = now;
+                return Ok((read, self.st.bytes - before_bytes));
+            }
+        }
+    }
+    fn handled(&mut self) {
+        let now = Instant::now();
+        (self.last_data, self.alive) = (now, now);
+    }
+    async fn close(&mut self) {
+        if self.io.is_none() {
+            finish_raw(&mut self.c, &self.st, self.env.spec.timeout).await;
+        }
+    }
+    fn resets(&self) -> u64 {
+        self.st.resets
+    }
+    fn proto(&self) -> (u64, u64) {
+        (
+            self.proto.0 + self.c.msgs_in + self.c.msgs_out,
+            self.proto.1 + self.c.bytes_in + self.c.bytes_out,
+        )
+    }
 }
 
 /// The client's report; an unfinished share is one failed read (the reason says why).
@@ -546,93 +611,79 @@ async fn finish_raw(c: &mut RawConn, st: &OrderedState, timeout: Duration) {
     }
 }
 
-/// One client's push ordered read through async-nats (TLS, creds, nkeys, or `--client async-nats`):
-/// its push ordered consumer does the flow control, heartbeats and resets; the window is the same.
-pub(super) async fn read_async(env: &Env, c: async_nats::Client, ctx: jetstream::Context, k: Client) -> (TaskOut, u64) {
-    use futures::StreamExt;
-    let t0 = Instant::now();
-    let (mut got, mut bytes, mut last) = (0u64, 0u64, t0);
-    let (mut stopped, mut cancelled) = (None::<String>, false);
-    let cfg = jetstream::consumer::push::OrderedConfig {
-        deliver_subject: c.new_inbox(),
-        filter_subject: k.share.filter.clone(),
-        deliver_policy: jetstream::consumer::DeliverPolicy::ByStartSequence {
-            start_sequence: k.share.start,
-        },
-        ..Default::default()
-    };
-    let stream = ctx.get_stream(&k.share.stream).await;
-    // The first consumer's name, deleted after the read (one made by a reset expires on its own, 5 s
-    // without interest).
-    let mut name = None;
-    let msgs = match &stream {
-        Ok(s) => match s.create_consumer(cfg).await {
-            Ok(consumer) => {
-                name = Some(consumer.cached_info().name.clone());
-                consumer.messages().await.map_err(|e| e.to_string())
-            }
-            Err(e) => Err(e.to_string()),
-        },
-        Err(e) => Err(e.to_string()),
-    };
-    match msgs {
-        Err(e) => {
-            stopped = Some(format!(
-                "creating the ordered consumer on stream {}: {e}",
-                k.share.stream
-            ))
-        }
-        Ok(mut msgs) => {
-            while got < k.share.n {
-                let next = tokio::select! {
-                    m = tokio::time::timeout(env.spec.timeout, msgs.next()) => m,
-                    _ = env.cancel.cancelled() => {
-                        cancelled = true;
-                        break;
-                    }
-                };
-                match next {
-                    Ok(Some(Ok(m))) => {
-                        got += 1;
-                        bytes += m.payload.len() as u64;
-                        last = Instant::now();
-                        env.done.fetch_add(1, Ordering::Relaxed);
-                        if let Some(s) = k.sleep {
-                            tokio::time::sleep(s).await;
-                        }
-                    }
-                    Ok(Some(Err(e))) => {
-                        stopped = Some(format!("ordered consumer: {e}"));
-                        break;
-                    }
-                    Ok(None) => {
-                        stopped = Some("the ordered consumer ended".into());
-                        break;
-                    }
-                    Err(_) => {
-                        stopped = Some(format!("no message for {:?} after {got}", env.spec.timeout));
-                        break;
-                    }
-                }
-            }
+/// The async-nats push ordered client (TLS, creds, nkeys, or `--client async-nats`): its push ordered
+/// consumer does the flow control, heartbeats and resets; the window is the same.
+pub(super) struct NatsPushOrdered {
+    c: async_nats::Client,
+    ctx: jetstream::Context,
+    share: Share,
+    stream: Option<jetstream::stream::Stream>,
+    /// The first consumer's name, deleted after the read (one made by a reset expires on its own, 5 s
+    /// without interest).
+    name: Option<String>,
+    msgs: Option<jetstream::consumer::push::Ordered>,
+}
+
+impl NatsPushOrdered {
+    pub(super) fn new(c: async_nats::Client, ctx: jetstream::Context, k: &Client) -> NatsPushOrdered {
+        NatsPushOrdered {
+            c,
+            ctx,
+            share: k.share.clone(),
+            stream: None,
+            name: None,
+            msgs: None,
         }
     }
-    if let (Ok(s), Some(name)) = (&stream, name) {
-        let _ = s.delete_consumer(&name).await;
+}
+
+impl PushOrderedClient for NatsPushOrdered {
+    async fn open(&mut self) -> Result<(), String> {
+        let cfg = jetstream::consumer::push::OrderedConfig {
+            deliver_subject: self.c.new_inbox(),
+            filter_subject: self.share.filter.clone(),
+            deliver_policy: jetstream::consumer::DeliverPolicy::ByStartSequence {
+                start_sequence: self.share.start,
+            },
+            ..Default::default()
+        };
+        let why = |e: String| format!("creating the ordered consumer on stream {}: {e}", self.share.stream);
+        let s = self
+            .ctx
+            .get_stream(&self.share.stream)
+            .await
+            .map_err(|e| why(e.to_string()))?;
+        let consumer = s.create_consumer(cfg).await;
+        self.stream = Some(s);
+        let consumer = consumer.map_err(|e| why(e.to_string()))?;
+        self.name = Some(consumer.cached_info().name.clone());
+        self.msgs = Some(consumer.messages().await.map_err(|e| why(e.to_string()))?);
+        Ok(())
     }
-    let (pm, pb) = proto(&c);
-    let sample = ClientSample {
-        id: format!("S{}", k.gi + 1),
-        msgs: got,
-        bytes,
-        proto_msgs: pm,
-        proto_bytes: pb,
-        start_s: env.secs(t0),
-        end_s: env.secs(last.max(t0)),
-        latency_us: None,
-    };
-    // async-nats resets its consumer without saying so: no count.
-    (out(sample, stopped, cancelled, got < k.share.n, 0), 0)
+    async fn recv(&mut self, until: Instant) -> Result<(u64, u64), String> {
+        use futures::StreamExt;
+        let Some(msgs) = self.msgs.as_mut() else {
+            return Err("the ordered consumer ended".into());
+        };
+        match tokio::time::timeout_at(until.into(), msgs.next()).await {
+            Ok(Some(Ok(m))) => Ok((1, m.payload.len() as u64)),
+            Ok(Some(Err(e))) => Err(format!("ordered consumer: {e}")),
+            Ok(None) => Err("the ordered consumer ended".into()),
+            Err(_) => Ok((0, 0)),
+        }
+    }
+    fn handled(&mut self) {}
+    async fn close(&mut self) {
+        if let (Some(s), Some(name)) = (&self.stream, &self.name) {
+            let _ = s.delete_consumer(name).await;
+        }
+    }
+    fn resets(&self) -> u64 {
+        0
+    }
+    fn proto(&self) -> (u64, u64) {
+        proto(&self.c)
+    }
 }
 
 #[cfg(test)]

@@ -63,12 +63,9 @@ pub struct ConsumerOf {
 impl RowSpec {
     /// Bytes the row stores in JetStream before replication (object gets put their objects first).
     pub fn write_bytes(&self) -> u64 {
-        match self.workload {
-            Workload::Js { .. } | Workload::Kv { .. } | Workload::Obj { .. } => {
-                self.msgs.saturating_mul(self.size_bytes)
-            }
-            Workload::Consume { .. } => self.fill_bytes(),
-            _ => 0,
+        match self.workload.stores_its_msgs() {
+            true => self.msgs.saturating_mul(self.size_bytes),
+            false => 0,
         }
     }
     /// Bytes on disk over all replicas.
@@ -77,13 +74,6 @@ impl RowSpec {
     }
     pub fn writes(&self) -> bool {
         self.write_bytes() > 0
-    }
-    /// Bytes a consumer row publishes to fill its stream before its clock starts (0 for other rows).
-    fn fill_bytes(&self) -> u64 {
-        match self.workload {
-            Workload::Consume { target: None, .. } => self.msgs.saturating_mul(self.size_bytes),
-            _ => 0,
-        }
     }
     pub fn kind_str(&self) -> &'static str {
         self.kind.as_str()
