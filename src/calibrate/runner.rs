@@ -6,6 +6,7 @@ use super::plan::{Plan, Point, RUN_OVERHEAD_S};
 use crate::bench::{
     self, BenchResult, BenchSpec, ClientChoice, ConnSpec, LeaderPlacement, ObjOp, PublishMode, Storage, Workload,
 };
+use crate::error::Failure;
 use crate::perf::Kind;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -414,7 +415,7 @@ pub fn run(
                 }
                 Err(e) => {
                     let msg = match e {
-                        bench::BenchError::BadInput(e) | bench::BenchError::CannotRun(e) => format!("{e:#}"),
+                        Failure::BadInput(e) | Failure::CannotRun(e) => format!("{e:#}"),
                     };
                     log(&format!("calibrate: {} failed: {msg}", p.id));
                     out.failures.push((p.id.clone(), msg));

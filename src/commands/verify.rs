@@ -303,8 +303,7 @@ pub fn run(g: &Global, a: VerifyArgs) -> Result<Outcome, Failure> {
             verify::run_with_agents(&opts, &ao, &log)
         }
         None => verify::run(&opts, &log),
-    }
-    .map_err(Failure::from)?;
+    }?;
     if !a.dry_run {
         let dir = write_results(&a.out, &rep).map_err(cannot_run)?;
         eprintln!("verify: results in {}", dir.display());

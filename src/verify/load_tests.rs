@@ -5,7 +5,8 @@
 use super::report::Status;
 use super::*;
 use crate::bench::result::{ClientSample, Group};
-use crate::bench::{BenchError, BenchSpec, Cancel};
+use crate::bench::{BenchSpec, Cancel};
+use crate::error::Failure;
 use std::sync::{Arc, Mutex};
 
 /// Answers every run with a result at exactly `msgs` operations a second, each client timed over 1 s;
@@ -67,15 +68,15 @@ impl Load for Stand {
     fn server_facts(&self) -> anyhow::Result<(String, String, bool)> {
         Ok(("stand-in".into(), "2.15.1".into(), true))
     }
-    fn run(&self, spec: &BenchSpec, cancel: &Cancel) -> Result<BenchResult, BenchError> {
+    fn run(&self, spec: &BenchSpec, cancel: &Cancel) -> Result<BenchResult, Failure> {
         let mut asked = self.asked.lock().unwrap();
         asked.push(spec.workload.name());
         if Some(asked.len()) == self.signal_at {
             cancel.cancel();
-            return Err(BenchError::CannotRun(anyhow!("interrupted")));
+            return Err(Failure::CannotRun(anyhow!("interrupted")));
         }
         if self.fail == Some(spec.workload.name().as_str()) {
-            return Err(BenchError::CannotRun(anyhow!(
+            return Err(Failure::CannotRun(anyhow!(
                 "the stand-in refuses {}",
                 spec.workload.name()
             )));
