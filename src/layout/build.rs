@@ -134,7 +134,9 @@ pub(super) fn build_unsized(
                     .collect::<Vec<_>>()
                     .join(", ")
             };
-            c.problems.push(info(format!(
+            c.problems.push(info(
+                ProblemCode::VolumeNote,
+                format!(
                 "{} has {data} data disks for {n} servers: {} get{} a RAID 1 pair, {} a RAID 0 disk (one disk failure \
                  destroys that store; its replicas are rebuilt from the others)",
                 arr.name,
@@ -145,7 +147,8 @@ pub(super) fn build_unsized(
                 },
                 if mirrored.len() == 1 { "s" } else { "" },
                 names(single)
-            )));
+            ),
+            ));
         } else if uses_own_group(p) || (internal && p == Pattern::P3) {
             c.own_groups(site, catalog, p, a, on, keep_spares, (1, data), disks_hint, target);
         } else {
@@ -415,13 +418,16 @@ impl Carved {
             return;
         }
         if raid == Raid::DdpRaid1 && arr.hot_spares > 0 {
-            self.problems.push(info(format!(
-                "DDP on {} keeps {} drives' reserve capacity instead of {} hot spare{}",
-                arr.name,
-                super::pool_reserve(arr, data),
-                arr.hot_spares,
-                plural(arr.hot_spares)
-            )));
+            self.problems.push(info(
+                ProblemCode::DdpReserve,
+                format!(
+                    "DDP on {} keeps {} drives' reserve capacity instead of {} hot spare{}",
+                    arr.name,
+                    super::pool_reserve(arr, data),
+                    arr.hot_spares,
+                    plural(arr.hot_spares)
+                ),
+            ));
         }
         let sizes = self.split_within_limit(site, catalog, a, raid, data);
         let mut first = 1u32;
@@ -453,14 +459,17 @@ impl Carved {
             let on_each: Vec<String> = (0..on_group.len())
                 .map(|k| format!("{} on {}", count[k], self.groups[on_group[k]].name))
                 .collect();
-            self.problems.push(info(format!(
-                "{} servers share {} groups unevenly ({}): every LUN is the smallest share, {}; the rest is left \
+            self.problems.push(info(
+                ProblemCode::VolumeNote,
+                format!(
+                    "{} servers share {} groups unevenly ({}): every LUN is the smallest share, {}; the rest is left \
                  for other services",
-                on.len(),
-                on_group.len(),
-                on_each.join(", "),
-                crate::units::fmt_bytes(even as f64)
-            )));
+                    on.len(),
+                    on_group.len(),
+                    on_each.join(", "),
+                    crate::units::fmt_bytes(even as f64)
+                ),
+            ));
         }
         for (i, &s) in on.iter().enumerate() {
             let k = i % on_group.len();
@@ -533,15 +542,18 @@ impl Carved {
                 .enumerate()
                 .map(|(i, d)| format!("{}-vg{} of {d}", arr.name, i + 1))
                 .collect();
-            self.problems.push(info(format!(
-                "{}'s {data} data disks are split into {n} {} groups ({}): {what} on the {} holds at most {max} \
+            self.problems.push(info(
+                ProblemCode::VolumeNote,
+                format!(
+                    "{}'s {data} data disks are split into {n} {} groups ({}): {what} on the {} holds at most {max} \
                  drives ({})",
-                arr.name,
-                raid.as_str().to_uppercase().replace("RAID", "RAID "),
-                list.join(", "),
-                arr.model,
-                limits.source
-            )));
+                    arr.name,
+                    raid.as_str().to_uppercase().replace("RAID", "RAID "),
+                    list.join(", "),
+                    arr.model,
+                    limits.source
+                ),
+            ));
         }
         sizes
     }
@@ -688,6 +700,7 @@ fn cross_rack(site: &Site, servers: &[ServerIdx], groups: &[VolumeGroup], luns: 
                 .map(|l| site.servers[l.server].name.as_str())
                 .collect();
             Problem {
+                code: ProblemCode::CrossRackArray,
                 severity: Severity::Risk,
                 text: format!(
                     "{} use{} array {} in rack {rack}: rack {rack}'s power takes {} volume{} with it, so losing rack \
@@ -726,13 +739,15 @@ fn plural(n: u32) -> &'static str {
 /// checks judge it); if none did, the plan says why the pattern does not fit the site.
 fn dropped(text: String) -> Problem {
     Problem {
+        code: ProblemCode::ServerDropped,
         severity: Severity::Info,
         text,
     }
 }
 
-fn info(text: String) -> Problem {
+fn info(code: ProblemCode, text: String) -> Problem {
     Problem {
+        code,
         severity: Severity::Info,
         text,
     }

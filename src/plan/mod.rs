@@ -16,7 +16,7 @@ pub use unused::{idle_disks, unused_servers, IdleDisks, UnusedRole, UnusedServer
 pub use verdict::{perf_bucket, rank, reasons, times, wear as wear_check, Closeness, Tolerances};
 
 use crate::catalog::Catalog;
-use crate::layout::{Layout, PlacementRule, Severity};
+use crate::layout::{Layout, PlacementRule, ProblemCode, Severity};
 use crate::site::{Site, Tolerance};
 use serde::Serialize;
 
@@ -400,7 +400,7 @@ pub fn build_progress(
                 let why = once_each(
                     l.problems
                         .iter()
-                        .filter(|p| !p.text.starts_with("no suitable peers") && !p.text.starts_with("DDP on "))
+                        .filter(|p| !matches!(p.code, ProblemCode::NoSuitablePeers | ProblemCode::DdpReserve))
                         .map(|p| p.text.as_str()),
                 );
                 let note = format!("pattern {} does not fit this site: {why}", l.pattern.as_str());
