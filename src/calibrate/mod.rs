@@ -60,7 +60,7 @@ pub struct Interrupted {
 pub struct CalibrateReport {
     pub out: String,
     pub id: String,
-    pub plan: plan::Plan,
+    pub plan: plan::MeasurePlan,
     pub runs: usize,
     pub failures: Vec<(String, String)>,
     pub skipped: Vec<String>,
@@ -409,7 +409,7 @@ fn note_host_load(
 /// error naming the first failure.
 fn record_losses(
     prov: &mut BTreeMap<String, Value>,
-    plan: &plan::Plan,
+    plan: &plan::MeasurePlan,
     runlog: &runner::RunLog,
 ) -> Result<(), Failure> {
     if !plan.dropped.is_empty() || !runlog.skipped.is_empty() {
@@ -440,7 +440,7 @@ fn record_losses(
 fn header(
     opts: &CalibrateOptions,
     d: &Detected,
-    plan: &plan::Plan,
+    plan: &plan::MeasurePlan,
     date: &str,
     id: String,
     prov: BTreeMap<String, Value>,
