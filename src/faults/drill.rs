@@ -405,7 +405,7 @@ fn answer_said(v: &serde_json::Value) -> String {
 }
 
 /// whatif's actions for the scenario with their drill seconds, less the kinds `leave_out` names.
-pub(super) fn drill_steps(pred: &Prediction, leave_out: &[String]) -> Vec<(Action, Option<f64>)> {
+pub(super) fn drill_steps(pred: &ScenarioPrediction, leave_out: &[String]) -> Vec<(Action, Option<f64>)> {
     pred.recovery_actions
         .iter()
         .cloned()
@@ -432,7 +432,7 @@ pub(super) fn run_drill(
     ctx: &Ctx,
     lab: &mut Lab,
     full: Option<&mut FullStore>,
-    pred: &Prediction,
+    pred: &ScenarioPrediction,
     stream: &str,
     producer: &Producer,
 ) -> Vec<RecoveryStep> {

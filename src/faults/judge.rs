@@ -29,7 +29,7 @@ pub(super) struct Measured<'a> {
 /// report the same stream state).
 pub(super) fn judge(
     res: &mut ScenarioResult,
-    pred: &Prediction,
+    pred: &ScenarioPrediction,
     m: &Measured,
     opts: &FaultOptions,
     resume_bound_s: f64,

@@ -22,8 +22,8 @@ mod traffic;
 #[allow(unused_imports)]
 use self::{full::*, inject::*, judge::*, one::*, traffic::*};
 pub use crate::survival::AckedLoss;
-pub use check::{check, longest_gap_s, Attempt, Outcome};
-pub use predict::{model_of_lab, pin_test_stream, predict, Prediction, OPERATOR_DELAYS};
+pub use check::{check, longest_gap_s, Attempt, PublishFate};
+pub use predict::{model_of_lab, pin_test_stream, predict, ScenarioPrediction, OPERATOR_DELAYS};
 pub use recover::RecoveryStep;
 pub use report::{json, table, write_results, Check, FaultReport, ReplicaState, ScenarioResult};
 pub use scenario::{
@@ -528,7 +528,7 @@ mod tests {
     use crate::survival::Status;
     use crate::units::SyncMode;
 
-    fn p(nodes: usize, steps: &[&[&str]]) -> Prediction {
+    fn p(nodes: usize, steps: &[&[&str]]) -> ScenarioPrediction {
         let (site, layout) = model_of_lab(nodes, SyncMode::Interval(120));
         let steps: Vec<Vec<String>> = steps
             .iter()
@@ -564,7 +564,7 @@ mod tests {
             .enumerate()
             .map(|(i, t)| Attempt {
                 id: format!("m{i}"),
-                outcome: Outcome::Ok {
+                outcome: PublishFate::Ok {
                     seq: i as u64 + 1,
                     at_s: *t,
                 },
@@ -594,7 +594,7 @@ mod tests {
             })
             .collect();
         r.unavailable_s = longest_gap_s(&a, 0.0);
-        let p = Prediction {
+        let p = ScenarioPrediction {
             status: pred,
             stall_s,
             acked_loss_risk: false,
@@ -715,7 +715,7 @@ mod tests {
                 })
                 .collect();
             r.unavailable_s = longest_gap_s(&a, 0.0);
-            let p = Prediction {
+            let p = ScenarioPrediction {
                 status: Status::Unavailable,
                 stall_s: None,
                 acked_loss_risk: risk,

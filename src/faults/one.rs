@@ -325,7 +325,7 @@ struct Scenario<'a> {
     client: &'a async_nats::Client,
     name: &'a str,
     subject: &'a str,
-    pred: &'a Prediction,
+    pred: &'a ScenarioPrediction,
     /// What the publisher has had acknowledged, and what the drill re-published.
     producer: &'a drill::Producer,
 }
@@ -555,7 +555,7 @@ fn observe(
     let max_acked = attempts
         .iter()
         .filter_map(|a| match a.outcome {
-            Outcome::Ok { seq, .. } => Some(seq),
+            PublishFate::Ok { seq, .. } => Some(seq),
             _ => None,
         })
         .max()
@@ -631,7 +631,7 @@ mod tests {
         assert_eq!(resume_bound_s(2.0, None), ELECTION_STALL_S + 7.0);
         // With it: plus whatif's longest chain (the lab's two-stores-lost drill resumed 22.2 s after the
         // recovery began, past the 17 s bound without it). Chains run in parallel: not summed.
-        let p = Prediction {
+        let p = ScenarioPrediction {
             status: crate::survival::Status::Unavailable,
             stall_s: None,
             acked_loss_risk: false,
