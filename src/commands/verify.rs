@@ -393,7 +393,7 @@ fn outcome(rep: &report::VerifyReport, tolerance: f64) -> Outcome {
         let done = rep
             .rows
             .iter()
-            .filter(|r| r.measured.is_some() && r.status != report::Status::Interrupted)
+            .filter(|r| r.measured.is_some() && r.status != report::RowStatus::Interrupted)
             .count();
         return Outcome::Interrupted(format!(
             "verify was interrupted: {done} row(s) finished and written, the rest not run"
@@ -414,7 +414,7 @@ fn outcome(rep: &report::VerifyReport, tolerance: f64) -> Outcome {
     let incomplete = rep
         .rows
         .iter()
-        .filter(|r| r.status == report::Status::Incomplete)
+        .filter(|r| r.status == report::RowStatus::Incomplete)
         .count();
     if incomplete > 0 {
         return Outcome::CheckFailed(format!(

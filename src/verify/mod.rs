@@ -28,7 +28,7 @@ use crate::plan::Plan;
 use anyhow::anyhow;
 use cluster::ClusterFacts;
 use ladder::{Ladder, RowSpec};
-use report::{ConfigEcho, RowMeasured, RowPrediction, RowResult, Status, VerifyReport};
+use report::{ConfigEcho, RowMeasured, RowPrediction, RowResult, RowStatus, VerifyReport};
 pub use run::{run, run_with_agents};
 use std::collections::BTreeMap;
 use std::time::Duration;

@@ -363,13 +363,13 @@ impl Session<'_> {
             agents: None,
         };
         if let Some(why) = r.skip.clone() {
-            return unrun(r, Status::Skipped, Some(why));
+            return unrun(r, RowStatus::Skipped, Some(why));
         }
         if self.opts.cancel.is_cancelled() && !self.opts.dry_run {
-            return unrun(r, Status::Skipped, Some("not run: interrupted".into()));
+            return unrun(r, RowStatus::Skipped, Some("not run: interrupted".into()));
         }
         if self.opts.dry_run {
-            return unrun(r, Status::Planned, None);
+            return unrun(r, RowStatus::Planned, None);
         }
         if r.writes() && self.slowdown < 1.0 {
             ladder::scale(&mut r, &p, self.opts.row_seconds, self.slowdown);
@@ -386,7 +386,7 @@ impl Session<'_> {
                 (self.log)(&format!("verify: {} interrupted", r.id));
                 unrun(
                     r,
-                    Status::Interrupted,
+                    RowStatus::Interrupted,
                     Some("interrupted by a signal before it measured".into()),
                 )
             }
@@ -395,9 +395,9 @@ impl Session<'_> {
                 // measured nothing), which is not the cluster's error.
                 let (status, msg) = match e {
                     Failure::CannotRun(e) if e.downcast_ref::<crate::agent::AgentUnavailable>().is_some() => {
-                        (Status::Incomplete, format!("incomplete: {e:#}"))
+                        (RowStatus::Incomplete, format!("incomplete: {e:#}"))
                     }
-                    Failure::BadInput(e) | Failure::CannotRun(e) => (Status::Error, format!("{e:#}")),
+                    Failure::BadInput(e) | Failure::CannotRun(e) => (RowStatus::Error, format!("{e:#}")),
                 };
                 (self.log)(&format!("verify: {} failed: {msg}", r.id));
                 unrun(r, status, Some(msg))
@@ -462,9 +462,9 @@ impl Session<'_> {
         let interrupted = b.completion.interrupted;
         let incomplete = row_agents.as_ref().is_some_and(|a| !a.complete) || interrupted;
         let status = if interrupted {
-            Status::Interrupted
+            RowStatus::Interrupted
         } else if incomplete {
-            Status::Incomplete
+            RowStatus::Incomplete
         } else {
             report::judge(m, p.band.low, p.band.high, self.opts.tolerance)
         };
