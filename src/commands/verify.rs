@@ -10,7 +10,7 @@ use crate::cli::{Format, Global, PlanArgs};
 use crate::error::{bad_input, cannot_run, Failure, Outcome};
 use crate::plan::inputs::{load_calibration, Inputs};
 use crate::plan::Plan;
-use crate::verify::{self, ladder::Ladder, report, Target, VerifyOptions};
+use crate::verify::{self, ladder::Ladder, report, Baseline, VerifyOptions};
 use anyhow::anyhow;
 use std::path::{Path, PathBuf};
 
@@ -356,7 +356,7 @@ fn options(g: &Global, a: &VerifyArgs) -> Result<VerifyOptions, Failure> {
             inputs.catalog,
             inputs.calibration,
             inputs.calibration_label,
-            Some(Target {
+            Some(Baseline {
                 plan,
                 layout_id: id,
                 site: inputs.site_path.display().to_string(),

@@ -37,7 +37,7 @@ use std::time::Duration;
 const RATE_OVERSHOOT: f64 = 1.05;
 
 /// A planned layout to check drift against and to take the volume and server model from.
-pub struct Target {
+pub struct Baseline {
     pub plan: Plan,
     pub layout_id: String,
     pub site: String,
@@ -62,7 +62,7 @@ pub struct VerifyOptions {
     /// How the calibration was chosen (built-in, or the file).
     pub calibration_label: String,
     pub catalog: Catalog,
-    pub target: Option<Target>,
+    pub target: Option<Baseline>,
     /// Trips on the first SIGINT/SIGTERM (the run catches them): the row running stops its load and
     /// removes its assets, later rows are not run, and the report says `interrupted`.
     pub cancel: crate::bench::Cancel,
@@ -247,7 +247,7 @@ fn spread_of(ops: &[f64]) -> Option<f64> {
 }
 
 /// Drift against the target layout: the emitted stream definitions against `/jsz`.
-fn check_drift(t: &Target, facts: &ClusterFacts, monitors: &[String]) -> Result<drift::Drift, Failure> {
+fn check_drift(t: &Baseline, facts: &ClusterFacts, monitors: &[String]) -> Result<drift::Drift, Failure> {
     let pl = t
         .plan
         .layout(&t.layout_id)
