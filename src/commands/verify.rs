@@ -188,7 +188,7 @@ fn planned_by_lab(g: &Global, a: &VerifyArgs) -> Result<Option<(Inputs, Plan, St
 
 /// `verify --faults`: inject real failures into a lab of its own and check the whatif predictions.
 fn run_faults(g: &Global, a: &VerifyArgs, format: Format) -> Result<Outcome, Failure> {
-    use crate::faults::{run_saved, FaultOptions, Kind};
+    use crate::faults::{run_saved, FaultKind, FaultOptions};
     if a.nodes < 3 {
         return Err(bad_input(anyhow!(
             "--nodes {}: --faults needs at least 3 servers for an R3 stream",
@@ -200,7 +200,7 @@ fn run_faults(g: &Global, a: &VerifyArgs, format: Format) -> Result<Outcome, Fai
         .map_err(|e| bad_input(anyhow!("--nodes {}: {e}", a.nodes)))?;
     let mut opts = match a.ladder {
         Ladder::Full => FaultOptions::full(a.nodes),
-        Ladder::Quick => FaultOptions::quick(a.nodes, &Kind::ladder()),
+        Ladder::Quick => FaultOptions::quick(a.nodes, &FaultKind::ladder()),
     };
     // A planned layout: the lab runs its servers and the scenarios add whole-rack failures.
     if let Some((inputs, plan, id)) = planned(g, a)? {
@@ -245,12 +245,12 @@ fn run_faults(g: &Global, a: &VerifyArgs, format: Format) -> Result<Outcome, Fai
         opts.scenarios = a
             .scenarios
             .iter()
-            .map(|n| Kind::parse(n.trim()).map_err(|e| bad_input(anyhow!("--scenarios: {e}"))))
+            .map(|n| FaultKind::parse(n.trim()).map_err(|e| bad_input(anyhow!("--scenarios: {e}"))))
             .collect::<Result<_, _>>()?;
     }
     opts.recover = a.recover;
     if a.recover && a.scenarios.is_empty() {
-        opts.scenarios.extend(Kind::recover_ladder());
+        opts.scenarios.extend(FaultKind::recover_ladder());
     }
     let (report, folder) = run_saved(&opts, Some(&a.out), &|m| eprintln!("{m}")).map_err(cannot_run)?;
     if let Some(f) = folder {
@@ -472,7 +472,7 @@ mod tests {
             .find(|a| a.get_id() == "scenarios")
             .expect("--scenarios");
         let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
-        for k in crate::faults::Kind::ALL {
+        for k in crate::faults::FaultKind::ALL {
             assert!(help.contains(k.name()), "--scenarios help lacks {}: {help}", k.name());
         }
     }

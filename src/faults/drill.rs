@@ -705,7 +705,7 @@ mod tests {
 
     #[test]
     fn a_failed_step_or_replicas_not_back_disagree() {
-        let mut r = not_run(Kind::FullDisk, String::new());
+        let mut r = not_run(FaultKind::FullDisk, String::new());
         r.agree = true;
         let good = Sustained::of(&(0..100).map(|i| i as f64 * 0.05).collect::<Vec<_>>(), 0.0, 5.0, 20.0);
         let step = |ok: bool| RecoveryStep {
