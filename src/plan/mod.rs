@@ -176,7 +176,7 @@ pub struct PlannedServer {
 #[derive(Debug, Clone, Serialize)]
 pub struct PlannedAsset {
     pub name: String,
-    pub kind: String,
+    pub kind: crate::layout::AssetKind,
     pub replicas: u8,
     /// Where the emulated meta leader puts it (balanced; NATS breaks ties at random).
     pub expected: Vec<String>,
@@ -669,7 +669,7 @@ fn planned_assets(site: &Site, layout: &Layout) -> Vec<PlannedAsset> {
         .iter()
         .map(|a| PlannedAsset {
             name: a.name.to_string(),
-            kind: a.kind.as_str().to_string(),
+            kind: a.kind,
             replicas: a.replicas,
             expected: a.expected.iter().map(|&s| site.servers[s].name.clone()).collect(),
             set: a.set.as_deref().map(str::to_string),
