@@ -9,7 +9,7 @@ use super::volumes::{
 };
 use super::*;
 use crate::catalog::Catalog;
-use crate::site::{ArrayIdx, Pattern, RackIdx, RaidChoice, ServerIdx, Site};
+use crate::site::{ArrayIdx, ArrayRaid, Pattern, RackIdx, ServerIdx, Site};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The volumes carved so far, with what could not be carved.
@@ -188,7 +188,7 @@ fn assign_arrays(
         Some(match p {
             Pattern::P2 => 1,
             _ if super::volumes::mixed_raid0_fill(site, a, pattern) => 1,
-            _ if site.arrays[a].raid == Some(RaidChoice::Raid10) => 4,
+            _ if site.arrays[a].raid == Some(ArrayRaid::Raid10) => 4,
             _ => 2,
         })
     };
@@ -319,7 +319,7 @@ impl Carved {
         for &s in on {
             let (min, even) = match pattern {
                 Pattern::P2 | Pattern::P3 => (1, false),
-                _ if arr.raid == Some(RaidChoice::Raid10) => (4, true),
+                _ if arr.raid == Some(ArrayRaid::Raid10) => (4, true),
                 _ => (2, true),
             };
             let mut max = share;
@@ -328,7 +328,7 @@ impl Carved {
             }
             // `raid: raid1` is the level of the array's groups: each server's group is one mirrored pair
             // (seed 000 figure (1): six data disks, three RAID 1 groups), never a RAID 10 of more.
-            if arr.raid == Some(RaidChoice::Raid1) && pattern != Pattern::P2 && pattern != Pattern::P3 {
+            if arr.raid == Some(ArrayRaid::Raid1) && pattern != Pattern::P2 && pattern != Pattern::P3 {
                 max = max.min(2);
             }
             if max < min {
@@ -488,8 +488,8 @@ impl Carved {
         let arr = &site.arrays[a];
         let data = arr.disks.saturating_sub(arr.hot_spares);
         let raid = match arr.raid {
-            Some(RaidChoice::Raid0) => Raid::Raid0,
-            Some(RaidChoice::Raid6) => Raid::Raid6,
+            Some(ArrayRaid::Raid0) => Raid::Raid0,
+            Some(ArrayRaid::Raid6) => Raid::Raid6,
             _ if data >= 4 => Raid::Raid10,
             _ => Raid::Raid1,
         };

@@ -105,7 +105,7 @@ impl Raid {
     pub const ALL: [Raid; 5] = [Raid::Raid0, Raid::Raid1, Raid::Raid10, Raid::Raid6, Raid::DdpRaid1];
 
     /// The one parser of a volume group's RAID level: `raid10`, `RAID 10`, `raid-10`, `ddp-raid1` (case,
-    /// spaces, `-` and `_` ignored). The site's array-level choice (`raid: ddp`) is `site::RaidChoice`.
+    /// spaces, `-` and `_` ignored). The site's array-level choice (`raid: ddp`) is `site::ArrayRaid`.
     pub fn parse(s: &str) -> Option<Raid> {
         let norm = |t: &str| -> String {
             t.chars()
