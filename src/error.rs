@@ -2,8 +2,6 @@
 //! `--fail-on` condition met), 2 bad input or usage, 3 could not run (cluster unreachable, nats-server
 //! missing).
 
-use std::fmt;
-
 /// A command that ran to the end.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
@@ -17,12 +15,18 @@ pub enum Outcome {
     Exit(u8),
 }
 
-/// A command that could not produce its report.
-#[derive(Debug)]
+/// A command, or an operation against a cluster (bench, verify, calibrate, agents), that could not produce
+/// its report or result: the input or request is wrong (exit 2), or the environment is (exit 3). One enum
+/// for both: the top level prints it with `render` (the cause chain on its own lines); anywhere else its
+/// `Display` is anyhow's one-line `{:#}` (outer: inner: cause).
+#[derive(Debug, thiserror::Error)]
 pub enum Failure {
-    /// The input is wrong: a site file, a flag, a layout id (exit 2).
+    /// The input is wrong: a site file, a flag, a layout id, a request (exit 2).
+    #[error("{0:#}")]
     BadInput(anyhow::Error),
-    /// The environment is wrong: a server unreachable, a binary missing (exit 3).
+    /// The environment is wrong: a server unreachable, a binary missing, a cluster that refused the work
+    /// (exit 3).
+    #[error("{0:#}")]
     CannotRun(anyhow::Error),
 }
 
@@ -43,35 +47,6 @@ impl Failure {
             s.push_str(&format!("\n  caused by: {cause}"));
         }
         s
-    }
-}
-
-impl fmt::Display for Failure {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.render())
-    }
-}
-
-/// Why an operation against a cluster (bench, verify, calibrate, agents) could not produce its result.
-/// Its two cases are `Failure`'s: the request is wrong (exit 2) or the cluster could not be reached or
-/// refused the work (exit 3). The modules name it for what failed (`BenchError`, `VerifyError`,
-/// `CalibrateError`).
-#[derive(Debug, thiserror::Error)]
-pub enum RunError {
-    /// The request itself is wrong (exit 2).
-    #[error("{0:#}")]
-    BadInput(anyhow::Error),
-    /// The cluster could not be reached or measured, or refused the work (exit 3).
-    #[error("{0:#}")]
-    CannotRun(anyhow::Error),
-}
-
-impl From<RunError> for Failure {
-    fn from(e: RunError) -> Failure {
-        match e {
-            RunError::BadInput(e) => Failure::BadInput(e),
-            RunError::CannotRun(e) => Failure::CannotRun(e),
-        }
     }
 }
 

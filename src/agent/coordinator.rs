@@ -10,7 +10,8 @@ use super::merge::{self, Part};
 use super::protocol::{self as p, AgentResult, Hello, Progress, Ready, RunAccepted, RunRequest, Start, WorkSpec};
 use super::split;
 use crate::bench::result::LatencySummary;
-use crate::bench::{self, BenchError, BenchResult, BenchSpec, ConnSpec, Share};
+use crate::bench::{self, BenchResult, BenchSpec, ConnSpec, Share};
+use crate::error::Failure;
 use anyhow::anyhow;
 use futures::StreamExt;
 use serde::Serialize;
@@ -154,8 +155,8 @@ pub struct Coordinator {
     cancel: bench::Cancel,
 }
 
-fn cannot(e: impl std::fmt::Display) -> BenchError {
-    BenchError::CannotRun(anyhow!("{e}"))
+fn cannot(e: impl std::fmt::Display) -> Failure {
+    Failure::CannotRun(anyhow!("{e}"))
 }
 
 /// A row could not start because one of the agents found earlier did not take or set up its share (it
@@ -164,22 +165,22 @@ fn cannot(e: impl std::fmt::Display) -> BenchError {
 #[error("{0}")]
 pub struct AgentUnavailable(pub String);
 
-fn agent_unavailable(e: impl std::fmt::Display) -> BenchError {
-    BenchError::CannotRun(anyhow::Error::new(AgentUnavailable(e.to_string())))
+fn agent_unavailable(e: impl std::fmt::Display) -> Failure {
+    Failure::CannotRun(anyhow::Error::new(AgentUnavailable(e.to_string())))
 }
 
 impl Coordinator {
     /// Connect, discover `opts.count` idle agents and measure their clocks. Fewer agents than asked for
     /// is an error naming how many answered.
-    pub async fn connect(conn: &ConnSpec, opts: AgentsOptions) -> Result<Coordinator, BenchError> {
+    pub async fn connect(conn: &ConnSpec, opts: AgentsOptions) -> Result<Coordinator, Failure> {
         let limits = crate::input::limits::AGENTS;
         limits
             .check_usize(opts.count)
-            .map_err(|e| BenchError::BadInput(anyhow!("--agents {}: {e}", opts.count)))?;
+            .map_err(|e| Failure::BadInput(anyhow!("--agents {}: {e}", opts.count)))?;
         crate::input::limits::BENCH_WAIT_S
             .check_duration(opts.discover_timeout)
             .map_err(|e| {
-                BenchError::BadInput(anyhow!(
+                Failure::BadInput(anyhow!(
                     "--agents-timeout {}: {e}",
                     humantime::format_duration(opts.discover_timeout)
                 ))
@@ -188,8 +189,8 @@ impl Coordinator {
             .connect_control("natsplan-coordinator", &format!("{}._inbox", p::PREFIX), false)
             .await
             .map_err(|e| match e {
-                bench::conn::ConnectFailure::Setup(e) => BenchError::BadInput(e),
-                bench::conn::ConnectFailure::Unreachable(e) => BenchError::CannotRun(e),
+                bench::conn::ConnectFailure::Setup(e) => Failure::BadInput(e),
+                bench::conn::ConnectFailure::Unreachable(e) => Failure::CannotRun(e),
             })?;
         let (chosen, not_used) = discover(&client, &opts).await?;
         let mut agents = Vec::new();
@@ -226,7 +227,7 @@ impl Coordinator {
     }
 
     /// Abort the row on every agent, remove its assets, and say it was interrupted.
-    async fn interrupted(&self, states: &BTreeMap<String, RowState>, spec: &BenchSpec, row: &str) -> BenchError {
+    async fn interrupted(&self, states: &BTreeMap<String, RowState>, spec: &BenchSpec, row: &str) -> Failure {
         self.abort(states, row, "interrupted by a signal on the coordinator")
             .await;
         say_left(bench::cleanup_shared(&self.conn, spec, row).await);
@@ -235,7 +236,7 @@ impl Coordinator {
 
     /// Run one row (`spec` is the whole row) on the agents and merge their results. A tripped cancel
     /// token ends it with an error (after aborting the agents' shares and removing the row's assets).
-    pub async fn run(&mut self, spec: &BenchSpec) -> Result<Distributed, BenchError> {
+    pub async fn run(&mut self, spec: &BenchSpec) -> Result<Distributed, Failure> {
         bench::check(spec)?;
         bench::check_payload(&self.conn, spec).await?;
         if !self.gone.is_empty() {
@@ -284,7 +285,7 @@ impl Coordinator {
         spec: &BenchSpec,
         row: &str,
         parts: &[split::Assignment],
-    ) -> Result<BTreeMap<String, RowState>, BenchError> {
+    ) -> Result<BTreeMap<String, RowState>, Failure> {
         let mut states: BTreeMap<String, RowState> = BTreeMap::new();
         for (k, a) in parts.iter().enumerate() {
             if a.is_empty() {
@@ -363,7 +364,7 @@ impl Coordinator {
         spec: &BenchSpec,
         row: &str,
         inbox: &mut async_nats::Subscriber,
-    ) -> Result<(), BenchError> {
+    ) -> Result<(), Failure> {
         let setup_deadline = Instant::now() + self.opts.setup_timeout;
         while states.values().any(|s| !s.ready && s.result.is_none() && !s.lost) {
             if self.cancel.is_cancelled() {
@@ -447,7 +448,7 @@ impl Coordinator {
         row: &str,
         inbox: &mut async_nats::Subscriber,
         start_instant: Instant,
-    ) -> Result<(), BenchError> {
+    ) -> Result<(), Failure> {
         while states.values().any(|s| s.result.is_none() && !s.lost) {
             if self.cancel.is_cancelled() {
                 return Err(self.interrupted(states, spec, row).await);
@@ -525,7 +526,7 @@ impl Coordinator {
         row: &str,
         states: &BTreeMap<String, RowState>,
         slow: Option<(u64, u64)>,
-    ) -> Result<Distributed, BenchError> {
+    ) -> Result<Distributed, Failure> {
         let mut reports = Vec::new();
         let mut done: Vec<(String, BenchResult, hdrhistogram::Histogram<u64>, f64)> = Vec::new();
         for (id, s) in states {
@@ -642,7 +643,7 @@ struct RowState {
 
 /// Ask who is there until `count` idle agents answered (then a short grace for the rest, so the choice
 /// is by name, not by who answered first) or the timeout passes.
-async fn discover(client: &async_nats::Client, opts: &AgentsOptions) -> Result<(Vec<Hello>, Vec<String>), BenchError> {
+async fn discover(client: &async_nats::Client, opts: &AgentsOptions) -> Result<(Vec<Hello>, Vec<String>), Failure> {
     let reply = format!("{}.discover", p::row_subject(&bench::new_run_id()));
     let mut answers = client
         .subscribe(reply.clone())
@@ -690,7 +691,7 @@ async fn discover(client: &async_nats::Client, opts: &AgentsOptions) -> Result<(
     let busy: Vec<String> = found.values().filter(|h| h.busy).map(|h| h.name.clone()).collect();
     if idle.len() < opts.count {
         let names: Vec<String> = idle.iter().map(|h| h.name.clone()).collect();
-        return Err(BenchError::CannotRun(anyhow!(
+        return Err(Failure::CannotRun(anyhow!(
             "--agents {}: {} idle agent(s) answered on {} within {:.0} s{}{}; start more with \
              `natsplan agent --server URLS` on the client hosts (same servers and credentials) or lower --agents",
             opts.count,
@@ -715,7 +716,7 @@ async fn discover(client: &async_nats::Client, opts: &AgentsOptions) -> Result<(
 }
 
 /// NTP-style probes of one agent's clock.
-async fn measure_clock(client: &async_nats::Client, id: &str, probes: usize) -> Result<ClockEstimate, BenchError> {
+async fn measure_clock(client: &async_nats::Client, id: &str, probes: usize) -> Result<ClockEstimate, Failure> {
     let mut samples = Vec::new();
     for _ in 0..probes.max(1) {
         let t0 = p::wall_ns();

@@ -5,7 +5,8 @@
 //! is published, the connection drained.
 
 use super::protocol::{self as p, AgentResult, Hello, Progress, Ready, RunAccepted, RunRequest, Start};
-use crate::bench::{self, BenchError, ConnSpec, Gate};
+use crate::bench::{self, ConnSpec, Gate};
+use crate::error::Failure;
 use anyhow::{anyhow, Context as _};
 use futures::StreamExt;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -68,17 +69,17 @@ pub fn default_name() -> String {
 }
 
 /// Run the agent until SIGINT/SIGTERM. `log` gets one line per event (the command sends it to stderr).
-pub async fn serve(opts: AgentOptions, log: Arc<dyn Fn(&str) + Send + Sync>) -> Result<(), BenchError> {
+pub async fn serve(opts: AgentOptions, log: Arc<dyn Fn(&str) + Send + Sync>) -> Result<(), Failure> {
     if !p::is_token(&opts.name) {
-        return Err(BenchError::BadInput(anyhow!(
+        return Err(Failure::BadInput(anyhow!(
             "--name {:?}: an agent name is letters, digits, '-' and '_' (up to 64), e.g. --name client-1",
             opts.name
         )));
     }
     let mut sigint = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
-        .map_err(|e| BenchError::CannotRun(anyhow!("cannot handle SIGINT: {e}")))?;
+        .map_err(|e| Failure::CannotRun(anyhow!("cannot handle SIGINT: {e}")))?;
     let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .map_err(|e| BenchError::CannotRun(anyhow!("cannot handle SIGTERM: {e}")))?;
+        .map_err(|e| Failure::CannotRun(anyhow!("cannot handle SIGTERM: {e}")))?;
     let id = format!("{}-{:08x}", opts.name, rand::random::<u32>());
     let client = connect(&opts, &id).await?;
     let agent = Agent {
@@ -94,7 +95,7 @@ pub async fn serve(opts: AgentOptions, log: Arc<dyn Fn(&str) + Send + Sync>) -> 
         async move {
             c.subscribe(s.clone())
                 .await
-                .map_err(|e| BenchError::CannotRun(anyhow!("subscribe to {s}: {e}")))
+                .map_err(|e| Failure::CannotRun(anyhow!("subscribe to {s}: {e}")))
         }
     };
     let mut discover = sub(p::discover_subject()).await?;
@@ -143,7 +144,7 @@ pub async fn serve(opts: AgentOptions, log: Arc<dyn Fn(&str) + Send + Sync>) -> 
 }
 
 /// The agent's control connection, named by its id.
-async fn connect(opts: &AgentOptions, id: &str) -> Result<async_nats::Client, BenchError> {
+async fn connect(opts: &AgentOptions, id: &str) -> Result<async_nats::Client, Failure> {
     opts.conn
         .connect_control(
             &format!("natsplan-agent-{id}"),
@@ -152,8 +153,8 @@ async fn connect(opts: &AgentOptions, id: &str) -> Result<async_nats::Client, Be
         )
         .await
         .map_err(|e| match e {
-            bench::conn::ConnectFailure::Setup(e) => BenchError::BadInput(e),
-            bench::conn::ConnectFailure::Unreachable(e) => BenchError::CannotRun(e),
+            bench::conn::ConnectFailure::Setup(e) => Failure::BadInput(e),
+            bench::conn::ConnectFailure::Unreachable(e) => Failure::CannotRun(e),
         })
 }
 
@@ -194,16 +195,16 @@ impl Agent {
     }
 
     /// Say hello (not busy) and that the agent is ready.
-    async fn announce(&self) -> Result<(), BenchError> {
+    async fn announce(&self) -> Result<(), Failure> {
         let (client, id) = (&self.client, &self.id);
         client
             .publish(p::hello_subject(), p::encode(&self.hello(false)))
             .await
-            .map_err(|e| BenchError::CannotRun(anyhow!("announce on {}: {e}", p::hello_subject())))?;
+            .map_err(|e| Failure::CannotRun(anyhow!("announce on {}: {e}", p::hello_subject())))?;
         client
             .flush()
             .await
-            .map_err(|e| BenchError::CannotRun(anyhow!("announce: {e}")))?;
+            .map_err(|e| Failure::CannotRun(anyhow!("announce: {e}")))?;
         (self.log)(&format!(
             "agent {id} ready on {} (control subjects {}.{id}.*)",
             self.opts.conn.describe(),
@@ -438,7 +439,7 @@ async fn run_row(
             },
             Err(e) => failed(&id, &req.row, format!("{e:#}")),
         },
-        Ok(Err(BenchError::BadInput(e) | BenchError::CannotRun(e))) => failed(&id, &req.row, format!("{e:#}")),
+        Ok(Err(Failure::BadInput(e) | Failure::CannotRun(e))) => failed(&id, &req.row, format!("{e:#}")),
         Err(e) => failed(&id, &req.row, format!("the row's task ended: {e}")),
     };
     log(&format!(
@@ -466,12 +467,12 @@ fn failed(id: &str, row: &str, error: String) -> AgentResult {
 }
 
 /// Blocking entry for the command: a runtime, `serve`, and errors mapped for exit codes.
-pub fn run(opts: AgentOptions) -> Result<(), BenchError> {
+pub fn run(opts: AgentOptions) -> Result<(), Failure> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("cannot start the async runtime")
-        .map_err(BenchError::CannotRun)?;
+        .map_err(Failure::CannotRun)?;
     let log: Arc<dyn Fn(&str) + Send + Sync> = Arc::new(|s: &str| eprintln!("{s}"));
     let r = rt.block_on(serve(opts, log));
     rt.shutdown_timeout(Duration::from_millis(200));

@@ -535,7 +535,7 @@ impl Subjects {
 }
 
 /// Why a run could not produce a result.
-pub type BenchError = crate::error::RunError;
+pub type BenchError = crate::error::Failure;
 
 #[cfg(test)]
 mod tests {

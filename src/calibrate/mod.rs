@@ -16,6 +16,7 @@ pub mod write;
 
 use crate::bench::{self, ConnSpec};
 use crate::catalog::Catalog;
+use crate::error::Failure;
 use crate::monitor::probe::{self as cluster, ClusterFacts};
 use crate::perf::calibration::{CalibrationFile, FitQuality};
 use crate::perf::Sync;
@@ -45,7 +46,7 @@ pub struct CalibrateOptions {
     pub cancel: bench::Cancel,
 }
 
-/// The error (inside `CalibrateError::CannotRun`) of a run a signal stopped: nothing was written. The
+/// The error (inside `Failure::CannotRun`) of a run a signal stopped: nothing was written. The
 /// command turns it into exit 130.
 #[derive(Debug, thiserror::Error)]
 #[error("interrupted by a signal after {runs} measured run(s); no calibration file written ({out} untouched)")]
@@ -54,15 +55,12 @@ pub struct Interrupted {
     pub out: String,
 }
 
-/// Why calibrate could not produce a file.
-pub type CalibrateError = crate::error::RunError;
-
 /// What calibrate did, as the command prints it.
 #[derive(Debug, Clone, Serialize)]
 pub struct CalibrateReport {
     pub out: String,
     pub id: String,
-    pub plan: plan::Plan,
+    pub plan: plan::MeasurePlan,
     pub runs: usize,
     pub failures: Vec<(String, String)>,
     pub skipped: Vec<String>,
@@ -166,22 +164,22 @@ fn provenance(facts: &ClusterFacts, opts: &CalibrateOptions, monitors: &[String]
 }
 
 /// Run calibrate: check the output, connect, detect, plan, measure, fit, write.
-pub fn run(opts: &CalibrateOptions, log: &dyn Fn(&str)) -> Result<CalibrateReport, CalibrateError> {
-    write::check_writable(&opts.out).map_err(CalibrateError::BadInput)?;
+pub fn run(opts: &CalibrateOptions, log: &dyn Fn(&str)) -> Result<CalibrateReport, Failure> {
+    write::check_writable(&opts.out).map_err(Failure::BadInput)?;
     // A budget too small for anything is refused before touching the cluster.
     plan::plan(opts.budget_s, 3)
         .and(plan::plan(opts.budget_s, 1))
-        .map_err(|e| CalibrateError::BadInput(anyhow!(e)))?;
+        .map_err(|e| Failure::BadInput(anyhow!(e)))?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .map_err(|e| CalibrateError::CannotRun(e.into()))?;
+        .map_err(|e| Failure::CannotRun(e.into()))?;
     // SIGINT/SIGTERM trip the token: the run in progress stops and removes its assets; nothing is written.
     let _signals = {
         let _in_rt = rt.enter();
         opts.cancel
             .trip_on_signals()
-            .map_err(|e| CalibrateError::CannotRun(e.into()))?
+            .map_err(|e| Failure::CannotRun(e.into()))?
     };
     let r = run_on(&rt, opts, log);
     rt.shutdown_timeout(Duration::from_millis(100));
@@ -192,13 +190,12 @@ fn run_on(
     rt: &tokio::runtime::Runtime,
     opts: &CalibrateOptions,
     log: &dyn Fn(&str),
-) -> Result<CalibrateReport, CalibrateError> {
+) -> Result<CalibrateReport, Failure> {
     let mut notes = Vec::new();
     let d = detect(rt, opts, &mut notes)?;
     let (facts, sync, monitors) = (&d.facts, d.sync, &d.monitors);
     let version = d.version.clone();
-    let plan =
-        plan::plan(opts.budget_s, facts.max_replicas.max(1)).map_err(|e| CalibrateError::BadInput(anyhow!(e)))?;
+    let plan = plan::plan(opts.budget_s, facts.max_replicas.max(1)).map_err(|e| Failure::BadInput(anyhow!(e)))?;
     log(&format!(
         "calibrate: {} points × {} repeats, {:.1} s per run, about {:.0} s of {:.0} s budget; sync {}, {} JetStream server(s), nats-server {version}",
         plan.points.len(),
@@ -262,7 +259,7 @@ fn run_on(
         sync,
     )
     .map_err(|e| {
-        CalibrateError::CannotRun(anyhow!(
+        Failure::CannotRun(anyhow!(
             "the measurements do not fit the model ({e:#}); {} of {} runs measured, {} skipped for the budget, {} failed",
             runlog.measurements.len(),
             plan.runs(),
@@ -279,14 +276,14 @@ fn run_on(
             opts.hardware.as_deref().unwrap_or("hardware not stated")
         ),
     )
-    .map_err(CalibrateError::CannotRun)?;
+    .map_err(Failure::CannotRun)?;
     // The file must load as --calibration will load it before it replaces anything.
-    CalibrationFile::parse(&text, &opts.out.display().to_string()).map_err(CalibrateError::CannotRun)?;
+    CalibrationFile::parse(&text, &opts.out.display().to_string()).map_err(Failure::CannotRun)?;
     // A signal during the fit still writes nothing: the file is replaced only by a run nobody stopped.
     if opts.cancel.is_cancelled() {
         return Err(interrupted(runlog.measurements.len(), opts));
     }
-    write::write_atomic(&opts.out, &text).map_err(CalibrateError::BadInput)?;
+    write::write_atomic(&opts.out, &text).map_err(Failure::BadInput)?;
     notes.extend(quality.notes.iter().cloned());
     Ok(CalibrateReport {
         out: opts.out.display().to_string(),
@@ -316,16 +313,12 @@ struct Detected {
 
 /// Connect, read the cluster's facts from its monitoring ports and settle the sync mode (from /varz, or
 /// `--sync` when no port answers; a `--sync` that contradicts /varz is refused).
-fn detect(
-    rt: &tokio::runtime::Runtime,
-    opts: &CalibrateOptions,
-    notes: &mut Vec<String>,
-) -> Result<Detected, CalibrateError> {
+fn detect(rt: &tokio::runtime::Runtime, opts: &CalibrateOptions, notes: &mut Vec<String>) -> Result<Detected, Failure> {
     let (server_name, version, js) = rt
         .block_on(opts.conn.server_facts("calibrate"))
-        .map_err(CalibrateError::CannotRun)?;
+        .map_err(Failure::CannotRun)?;
     if !js {
-        return Err(CalibrateError::CannotRun(anyhow!(
+        return Err(Failure::CannotRun(anyhow!(
             "{} ({server_name}) has JetStream disabled; calibrate measures JetStream and needs it on",
             opts.conn.describe()
         )));
@@ -352,7 +345,7 @@ fn detect(
     });
     let sync = match (observed, opts.sync) {
         (Some(o), Some(f)) if o != f => {
-            return Err(CalibrateError::BadInput(anyhow!(
+            return Err(Failure::BadInput(anyhow!(
                 "--sync {}: the servers' /varz says {} (sync_interval {}); drop --sync or fix it",
                 sync_str(f),
                 sync_str(o),
@@ -362,7 +355,7 @@ fn detect(
         (Some(o), _) => o,
         (None, Some(f)) => f,
         (None, None) => {
-            return Err(CalibrateError::BadInput(anyhow!(
+            return Err(Failure::BadInput(anyhow!(
                 "the sync mode is unknown: no monitoring port answered ({}); give --monitor http://HOST:PORT or --sync always|delayed",
                 monitors.join(", ")
             )))
@@ -378,8 +371,8 @@ fn detect(
 }
 
 /// The error of a run stopped by a signal: nothing is written.
-fn interrupted(runs: usize, opts: &CalibrateOptions) -> CalibrateError {
-    CalibrateError::CannotRun(anyhow::Error::new(Interrupted {
+fn interrupted(runs: usize, opts: &CalibrateOptions) -> Failure {
+    Failure::CannotRun(anyhow::Error::new(Interrupted {
         runs,
         out: opts.out.display().to_string(),
     }))
@@ -416,9 +409,9 @@ fn note_host_load(
 /// error naming the first failure.
 fn record_losses(
     prov: &mut BTreeMap<String, Value>,
-    plan: &plan::Plan,
+    plan: &plan::MeasurePlan,
     runlog: &runner::RunLog,
-) -> Result<(), CalibrateError> {
+) -> Result<(), Failure> {
     if !plan.dropped.is_empty() || !runlog.skipped.is_empty() {
         let mut d: Vec<Value> = plan.dropped.iter().map(|s| v(s.clone())).collect();
         d.extend(runlog.skipped.iter().map(|s| v(format!("run {s} (budget spent)"))));
@@ -431,7 +424,7 @@ fn record_losses(
         );
     }
     if runlog.measurements.is_empty() {
-        return Err(CalibrateError::CannotRun(anyhow!(
+        return Err(Failure::CannotRun(anyhow!(
             "no run succeeded: {}",
             runlog
                 .failures
@@ -447,7 +440,7 @@ fn record_losses(
 fn header(
     opts: &CalibrateOptions,
     d: &Detected,
-    plan: &plan::Plan,
+    plan: &plan::MeasurePlan,
     date: &str,
     id: String,
     prov: BTreeMap<String, Value>,

@@ -82,7 +82,7 @@ impl Point {
 
 /// The plan: points, repeats, run length, and what the budget made it drop.
 #[derive(Debug, Clone, Serialize)]
-pub struct Plan {
+pub struct MeasurePlan {
     pub points: Vec<Point>,
     /// Runs per point (interleaved passes).
     pub repeats: u32,
@@ -95,7 +95,7 @@ pub struct Plan {
     pub dropped: Vec<String>,
 }
 
-impl Plan {
+impl MeasurePlan {
     pub fn runs(&self) -> usize {
         self.points.len() * self.repeats as usize
     }
@@ -306,7 +306,7 @@ pub fn estimate_s(points: usize, repeats: u32, run_s: f64) -> f64 {
 /// Fit the points into `budget_s`: shorten runs (down to `MIN_RUN_S`), then cut repeats (3 → 2 → 1),
 /// then drop the optional points (the required ones alone keep twelve object-put fit points, so the file
 /// always loads). Errors when even the required points once at the shortest run length do not fit.
-pub fn plan(budget_s: f64, max_replicas: u8) -> Result<Plan, String> {
+pub fn plan(budget_s: f64, max_replicas: u8) -> Result<MeasurePlan, String> {
     let all = all_points(max_replicas);
     let required: Vec<Point> = all.iter().filter(|p| !p.optional).cloned().collect();
     let min_s = estimate_s(required.len(), 1, MIN_RUN_S);
@@ -342,7 +342,7 @@ pub fn plan(budget_s: f64, max_replicas: u8) -> Result<Plan, String> {
                 }
                 let points = points.clone();
                 let estimated_s = estimate_s(points.len(), repeats, run_s);
-                return Ok(Plan {
+                return Ok(MeasurePlan {
                     points,
                     repeats,
                     run_s,

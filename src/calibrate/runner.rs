@@ -2,10 +2,11 @@
 //! then again), each run sized to the plan's run length from the rates already measured, inside the time
 //! budget (a pass that would overrun it is cut short, and the report says so).
 
-use super::plan::{Plan, Point, RUN_OVERHEAD_S};
+use super::plan::{MeasurePlan, Point, RUN_OVERHEAD_S};
 use crate::bench::{
     self, BenchResult, BenchSpec, ClientChoice, ConnSpec, LeaderPlacement, ObjOp, PublishMode, Storage, Workload,
 };
+use crate::error::Failure;
 use crate::perf::Kind;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -336,7 +337,7 @@ pub fn run(
     rt: &tokio::runtime::Runtime,
     conn: &ConnSpec,
     monitors: &[String],
-    plan: &Plan,
+    plan: &MeasurePlan,
     cancel: &bench::Cancel,
     probe_dir: Option<&std::path::Path>,
     log: &dyn Fn(&str),
@@ -414,7 +415,7 @@ pub fn run(
                 }
                 Err(e) => {
                     let msg = match e {
-                        bench::BenchError::BadInput(e) | bench::BenchError::CannotRun(e) => format!("{e:#}"),
+                        Failure::BadInput(e) | Failure::CannotRun(e) => format!("{e:#}"),
                     };
                     log(&format!("calibrate: {} failed: {msg}", p.id));
                     out.failures.push((p.id.clone(), msg));

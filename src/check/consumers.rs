@@ -6,7 +6,7 @@
 //! do not count. Ephemeral consumers (an `inactive_threshold` and no durable name) come and go with their
 //! clients and are not graded.
 
-use super::{current, ExpAsset, Expected, Group, Out, Status, Thresholds, NATSCLI_LAG_CRITICAL};
+use super::{current, ExpAsset, Expected, Group, Health, Out, Thresholds, NATSCLI_LAG_CRITICAL};
 use crate::monitor::observe::{ConsumerObs, Observed};
 use crate::plan::Plan;
 use serde::Serialize;
@@ -65,12 +65,12 @@ pub(super) fn grade(exp: &Expected, obs: &Observed, th: &Thresholds, out: &mut O
         let (st, msg) =
             match n.cmp(&want) {
                 std::cmp::Ordering::Equal => (
-                    Status::Ok,
+                    Health::Ok,
                     format!("{}: {n} durable consumers as planned ({})", a.stream, names()),
                 ),
                 std::cmp::Ordering::Less => {
                     (
-                        Status::Warning,
+                        Health::Warning,
                         format!(
                     "{}: {n} of {want} planned durable consumers{}; emit writes them as {} (`nats consumer add \
                      {} --config consumers/…`), or the application creates its own",
@@ -82,7 +82,7 @@ pub(super) fn grade(exp: &Expected, obs: &Observed, th: &Thresholds, out: &mut O
                     )
                 }
                 std::cmp::Ordering::Greater => (
-                    Status::Warning,
+                    Health::Warning,
                     format!(
                     "{}: {n} durable consumers ({}) but {want} planned: RAFT groups (HA assets) and ack traffic the \
                      plan does not count",
@@ -103,17 +103,17 @@ pub(super) fn grade(exp: &Expected, obs: &Observed, th: &Thresholds, out: &mut O
 fn one(a: &ExpAsset, c: &ConsumerObs, th: &Thresholds, out: &mut Out) {
     let subject = format!("{}/{}", a.stream, c.name);
     let st = match c.replicas.cmp(&a.replicas) {
-        std::cmp::Ordering::Less => Status::Critical,
-        std::cmp::Ordering::Greater => Status::Warning,
-        std::cmp::Ordering::Equal => Status::Ok,
+        std::cmp::Ordering::Less => Health::Critical,
+        std::cmp::Ordering::Greater => Health::Warning,
+        std::cmp::Ordering::Equal => Health::Ok,
     };
     let msg = match st {
-        Status::Critical => format!(
+        Health::Critical => format!(
             "{subject}: R{} but its stream is planned R{}: its delivery state (acks, position) is lost with fewer \
              failures than the stream's messages",
             c.replicas, a.replicas
         ),
-        Status::Warning => format!("{subject}: R{} but its stream is planned R{}", c.replicas, a.replicas),
+        Health::Warning => format!("{subject}: R{} but its stream is planned R{}", c.replicas, a.replicas),
         _ => format!("{subject}: R{} as its stream", c.replicas),
     };
     out.add("consumer_replicas", &subject, st, msg).figures(

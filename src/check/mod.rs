@@ -18,29 +18,29 @@ use std::time::Duration;
 /// found elsewhere is what the monitoring system sees.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Status {
+pub enum Health {
     Ok,
     Unknown,
     Warning,
     Critical,
 }
 
-impl Status {
+impl Health {
     /// The Nagios plugin exit code: 0 ok, 1 warning, 2 critical, 3 unknown.
     pub fn exit_code(self) -> u8 {
         match self {
-            Status::Ok => 0,
-            Status::Warning => 1,
-            Status::Critical => 2,
-            Status::Unknown => 3,
+            Health::Ok => 0,
+            Health::Warning => 1,
+            Health::Critical => 2,
+            Health::Unknown => 3,
         }
     }
     pub fn as_str(self) -> &'static str {
         match self {
-            Status::Ok => "ok",
-            Status::Unknown => "unknown",
-            Status::Warning => "warning",
-            Status::Critical => "critical",
+            Health::Ok => "ok",
+            Health::Unknown => "unknown",
+            Health::Warning => "warning",
+            Health::Critical => "critical",
         }
     }
 }
@@ -54,7 +54,7 @@ pub struct Item {
     pub check: String,
     /// The server or stream it is about (`cluster` for the meta group).
     pub subject: String,
-    pub status: Status,
+    pub status: Health,
     /// What was found, with the planned figure beside it.
     pub message: String,
     /// The measured figure and its thresholds, where the check has a number (`unit` names its unit).
@@ -254,7 +254,7 @@ pub struct CheckReport {
     pub cluster: String,
     pub layout: String,
     /// The worst item's status (ok when there is none).
-    pub status: Status,
+    pub status: Health,
     /// `status` as a Nagios plugin exit code.
     pub exit_code: u8,
     /// Items per status.
@@ -283,7 +283,7 @@ pub fn other_cluster(exp: &Expected, obs: &Observed) -> Option<String> {
 struct Out(Vec<Item>);
 
 impl Out {
-    fn add(&mut self, check: &str, subject: &str, status: Status, message: String) -> &mut Item {
+    fn add(&mut self, check: &str, subject: &str, status: Health, message: String) -> &mut Item {
         self.0.push(Item {
             check: check.into(),
             subject: subject.into(),
@@ -366,9 +366,9 @@ pub fn grade(exp: &Expected, obs: &Observed, rates: Option<&BTreeMap<String, f64
     if let Some(r) = rates {
         rate_checks(exp, r, th, &mut out);
     }
-    let status = out.0.iter().map(|i| i.status).max().unwrap_or(Status::Ok);
+    let status = out.0.iter().map(|i| i.status).max().unwrap_or(Health::Ok);
     let mut counts = BTreeMap::new();
-    for s in [Status::Ok, Status::Warning, Status::Critical, Status::Unknown] {
+    for s in [Health::Ok, Health::Warning, Health::Critical, Health::Unknown] {
         counts.insert(s.as_str().to_string(), out.0.iter().filter(|i| i.status == s).count());
     }
     CheckReport {
@@ -383,13 +383,13 @@ pub fn grade(exp: &Expected, obs: &Observed, rates: Option<&BTreeMap<String, f64
     }
 }
 
-fn pct_status(pct: f64, warn: f64, crit: f64) -> Status {
+fn pct_status(pct: f64, warn: f64, crit: f64) -> Health {
     if pct >= crit {
-        Status::Critical
+        Health::Critical
     } else if pct >= warn {
-        Status::Warning
+        Health::Warning
     } else {
-        Status::Ok
+        Health::Ok
     }
 }
 
@@ -411,7 +411,7 @@ fn servers(
             out.add(
                 "server",
                 &s.name,
-                Status::Critical,
+                Health::Critical,
                 format!(
                     "{}: answers but JetStream is off (planned as a JetStream server)",
                     s.name
@@ -419,14 +419,14 @@ fn servers(
             );
             continue;
         }
-        out.add("server", &s.name, Status::Ok, format!("{}: up, JetStream on", s.name));
+        out.add("server", &s.name, Health::Ok, format!("{}: up, JetStream on", s.name));
         server_tags(s, l, out);
         if !l.jsz_read {
             for c in ["store", "ha_assets"] {
                 out.add(
                     c,
                     &s.name,
-                    Status::Unknown,
+                    Health::Unknown,
                     format!("{}: not read, its /varz answered but its /jsz did not", s.name),
                 );
             }
@@ -440,7 +440,7 @@ fn servers(
             out.add(
                 "server",
                 &l.name,
-                Status::Warning,
+                Health::Warning,
                 format!("{}: a server the plan does not have (tags {})", l.name, list(&l.tags)),
             );
         }
@@ -458,14 +458,14 @@ fn server_missing(s: &ExpServer, obs: &Observed, out: &mut Out) {
     out.add(
         "server",
         &s.name,
-        Status::Critical,
+        Health::Critical,
         format!("{}: down or unreachable ({why})", s.name),
     );
     for c in ["store", "ha_assets"] {
         out.add(
             c,
             &s.name,
-            Status::Critical,
+            Health::Critical,
             format!("{}: not read, the server did not answer", s.name),
         );
     }
@@ -476,10 +476,10 @@ fn server_tags(s: &ExpServer, l: &ServerObs, out: &mut Out) {
     let got: BTreeSet<String> = l.tags.iter().map(|t| t.to_lowercase()).collect();
     let want: BTreeSet<String> = s.tags.iter().cloned().collect();
     let (st, msg) = if got == want {
-        (Status::Ok, format!("{}: tags {} as planned", s.name, list(&s.tags)))
+        (Health::Ok, format!("{}: tags {} as planned", s.name, list(&s.tags)))
     } else {
         (
-            Status::Warning,
+            Health::Warning,
             format!(
                 "{}: tags {} but the plan gives {} (placement follows tags)",
                 s.name,
@@ -518,7 +518,7 @@ fn server_store(s: &ExpServer, l: &ServerObs, th: &Thresholds, out: &mut Out) {
     .figures(pct, Some(th.store_warn), Some(th.store_critical), "%");
     // What must stay free to take the worst tolerated failure's replicas.
     let room = limit.saturating_sub(s.failover_bytes);
-    let st = if used > room { Status::Warning } else { Status::Ok };
+    let st = if used > room { Health::Warning } else { Health::Ok };
     let msg = match &s.failover {
         Some(f) => format!(
             "{}: {} stored; {} must stay free for the replicas it takes on after {f} (peer-removed), so at most {}",
@@ -563,11 +563,11 @@ fn server_ha_assets(s: &ExpServer, l: &ServerObs, th: &Thresholds, out: &mut Out
     };
     let n = l.ha_assets;
     let st = if n > crit {
-        Status::Critical
+        Health::Critical
     } else if n > warn {
-        Status::Warning
+        Health::Warning
     } else {
-        Status::Ok
+        Health::Ok
     };
     out.add(
         "ha_assets",
@@ -583,20 +583,20 @@ fn server_ha_assets(s: &ExpServer, l: &ServerObs, th: &Thresholds, out: &mut Out
 }
 
 /// One RAFT peer against the lag and last-seen thresholds; None when it is fine.
-fn peer_problem(p: &PeerObs, lag_crit: u64, seen_crit: Duration) -> Option<(Status, String)> {
+fn peer_problem(p: &PeerObs, lag_crit: u64, seen_crit: Duration) -> Option<(Health, String)> {
     if p.offline {
-        return Some((Status::Critical, format!("{} offline", p.name)));
+        return Some((Health::Critical, format!("{} offline", p.name)));
     }
     if p.lag > lag_crit {
         return Some((
-            Status::Critical,
+            Health::Critical,
             format!("{} {} operations behind (critical above {lag_crit})", p.name, p.lag),
         ));
     }
     let seen = Duration::from_nanos(p.seen_ago_ns);
     if seen > seen_crit {
         return Some((
-            Status::Critical,
+            Health::Critical,
             format!(
                 "{} not seen for {:.1} s (critical above {:.1} s)",
                 p.name,
@@ -606,7 +606,7 @@ fn peer_problem(p: &PeerObs, lag_crit: u64, seen_crit: Duration) -> Option<(Stat
         ));
     }
     if !p.current {
-        return Some((Status::Warning, format!("{} not current", p.name)));
+        return Some((Health::Warning, format!("{} not current", p.name)));
     }
     None
 }
@@ -619,7 +619,7 @@ fn meta(exp: &Expected, obs: &Observed, live: &BTreeMap<&str, &ServerObs>, th: &
         out.add(
             "meta",
             "cluster",
-            Status::Critical,
+            Health::Critical,
             "meta group: no server answered with JetStream cluster information".into(),
         );
         return;
@@ -632,7 +632,7 @@ fn meta(exp: &Expected, obs: &Observed, live: &BTreeMap<&str, &ServerObs>, th: &
         out.add(
             "meta",
             "cluster",
-            Status::Critical,
+            Health::Critical,
             format!(
                 "meta group: no leader (the JetStream API is down; {} of {want} planned servers answered)",
                 obs.servers.len()
@@ -646,15 +646,15 @@ fn meta(exp: &Expected, obs: &Observed, live: &BTreeMap<&str, &ServerObs>, th: &
         .map(|m| m.cluster_size)
         .max()
         .unwrap_or(0);
-    let mut problems: Vec<(Status, String)> = Vec::new();
+    let mut problems: Vec<(Health, String)> = Vec::new();
     if size < want {
         problems.push((
-            Status::Critical,
+            Health::Critical,
             format!("{size} peers, the plan has {want} JetStream servers"),
         ));
     } else if size > want {
         problems.push((
-            Status::Warning,
+            Health::Warning,
             format!("{size} peers, the plan has {want} JetStream servers"),
         ));
     }
@@ -667,11 +667,11 @@ fn meta(exp: &Expected, obs: &Observed, live: &BTreeMap<&str, &ServerObs>, th: &
             }
         }
         _ => problems.push((
-            Status::Unknown,
+            Health::Unknown,
             format!("the leader {leader}'s monitor was not read, so its peers' currency is unknown"),
         )),
     }
-    let st = problems.iter().map(|p| p.0).max().unwrap_or(Status::Ok);
+    let st = problems.iter().map(|p| p.0).max().unwrap_or(Health::Ok);
     let msg = if problems.is_empty() {
         format!("meta group: {size} peers as planned, leader {leader}, all current")
     } else {
@@ -699,9 +699,9 @@ fn assets(
     for a in &exp.assets {
         let Some(s) = by_name.get(a.stream.as_str()) else {
             let st = if no_streams_read {
-                Status::Unknown
+                Health::Unknown
             } else {
-                Status::Critical
+                Health::Critical
             };
             out.add(
                 "asset",
@@ -718,20 +718,20 @@ fn assets(
         out.add(
             "asset",
             &a.stream,
-            Status::Ok,
+            Health::Ok,
             format!("{} ({}): present", a.stream, a.kind),
         );
         let st = match s.replicas.cmp(&a.replicas) {
-            std::cmp::Ordering::Less => Status::Critical,
-            std::cmp::Ordering::Greater => Status::Warning,
-            std::cmp::Ordering::Equal => Status::Ok,
+            std::cmp::Ordering::Less => Health::Critical,
+            std::cmp::Ordering::Greater => Health::Warning,
+            std::cmp::Ordering::Equal => Health::Ok,
         };
         let msg = match st {
-            Status::Critical => format!(
+            Health::Critical => format!(
                 "{}: R{} but planned R{}: it survives fewer failures than the plan says",
                 a.stream, s.replicas, a.replicas
             ),
-            Status::Warning => format!(
+            Health::Warning => format!(
                 "{}: R{} but planned R{}: more store and RAFT traffic than planned",
                 a.stream, s.replicas, a.replicas
             ),
@@ -766,7 +766,7 @@ fn assets(
         out.add(
             "unplanned",
             &s.name,
-            Status::Warning,
+            Health::Warning,
             format!(
                 "{} (account {}): not in the plan; it has R{}, {limits}, {} stored (store and HA assets the plan does \
                  not count)",
@@ -859,10 +859,10 @@ fn leaders(exp: &Expected, obs: &Observed, live: &BTreeMap<&str, &ServerObs>, ou
         .collect::<Vec<_>>()
         .join(", ");
     let (st, msg) = if problems.is_empty() {
-        (Status::Ok, format!("stream leaders spread: {counts}"))
+        (Health::Ok, format!("stream leaders spread: {counts}"))
     } else {
         (
-            Status::Warning,
+            Health::Warning,
             format!("stream leaders piled up: {}; per server: {counts}", problems.join("; ")),
         )
     };
@@ -877,11 +877,11 @@ fn rate_checks(exp: &Expected, rates: &BTreeMap<String, f64>, th: &Thresholds, o
         let warn = a.ops_per_s * th.rate_warn / 100.0;
         let crit = a.ceiling_per_s.map(|c| c * th.rate_critical / 100.0);
         let st = if crit.is_some_and(|c| r > c) {
-            Status::Critical
+            Health::Critical
         } else if r > warn {
-            Status::Warning
+            Health::Warning
         } else {
-            Status::Ok
+            Health::Ok
         };
         let ceiling = match a.ceiling_per_s {
             Some(c) => format!(", predicted ceiling {c:.0}/s"),
@@ -899,10 +899,10 @@ fn rate_checks(exp: &Expected, rates: &BTreeMap<String, f64>, th: &Thresholds, o
 
 /// Placement: the emitted tags, replicas inside the tagged set, on distinct `unique_tag` values.
 fn placement(exp: &Expected, a: &ExpAsset, s: &StreamObs, live: &BTreeMap<&str, &ServerObs>, out: &mut Out) {
-    let mut problems: Vec<(Status, String)> = Vec::new();
+    let mut problems: Vec<(Health, String)> = Vec::new();
     if s.placement_tags != a.placement_tags {
         problems.push((
-            Status::Warning,
+            Health::Warning,
             format!(
                 "placement tags {} but planned {}",
                 list(&s.placement_tags),
@@ -925,7 +925,7 @@ fn placement(exp: &Expected, a: &ExpAsset, s: &StreamObs, live: &BTreeMap<&str, 
             .collect();
         if !outside.is_empty() {
             problems.push((
-                Status::Warning,
+                Health::Warning,
                 format!(
                     "replicas on {} outside the servers tagged {}",
                     list(&outside),
@@ -952,13 +952,13 @@ fn placement(exp: &Expected, a: &ExpAsset, s: &StreamObs, live: &BTreeMap<&str, 
             };
             if let Some(other) = seen.insert(v.clone(), p.clone()) {
                 problems.push((
-                    Status::Critical,
+                    Health::Critical,
                     format!("replicas on {other} and {p} share {v}: one failure there takes both"),
                 ));
             }
         }
     }
-    let st = problems.iter().map(|p| p.0).max().unwrap_or(Status::Ok);
+    let st = problems.iter().map(|p| p.0).max().unwrap_or(Health::Ok);
     let msg = if problems.is_empty() {
         format!("{}: on {} as planned", a.stream, list(&peers))
     } else {
@@ -1001,7 +1001,7 @@ fn current(check: &str, g: &Group, lag_crit: u64, seen_crit: Duration, out: &mut
         out.add(
             check,
             g.subject,
-            Status::Critical,
+            Health::Critical,
             format!("{}: no leader (writes stall)", g.subject),
         );
         return;
@@ -1010,7 +1010,7 @@ fn current(check: &str, g: &Group, lag_crit: u64, seen_crit: Duration, out: &mut
         out.add(
             check,
             g.subject,
-            Status::Unknown,
+            Health::Unknown,
             format!(
                 "{}: its leader {leader}'s monitor was not read, so its replicas' currency is unknown",
                 g.subject
@@ -1018,10 +1018,10 @@ fn current(check: &str, g: &Group, lag_crit: u64, seen_crit: Duration, out: &mut
         );
         return;
     }
-    let mut problems: Vec<(Status, String)> = Vec::new();
+    let mut problems: Vec<(Health, String)> = Vec::new();
     if (g.followers.len() as u64) + 1 < g.replicas {
         problems.push((
-            Status::Critical,
+            Health::Critical,
             format!("{} of R{} peers known to the leader", g.followers.len() + 1, g.replicas),
         ));
     }
@@ -1031,7 +1031,7 @@ fn current(check: &str, g: &Group, lag_crit: u64, seen_crit: Duration, out: &mut
         }
     }
     let max_lag = g.followers.iter().map(|p| p.lag).max().unwrap_or(0);
-    let st = problems.iter().map(|p| p.0).max().unwrap_or(Status::Ok);
+    let st = problems.iter().map(|p| p.0).max().unwrap_or(Health::Ok);
     let msg = if problems.is_empty() {
         format!("{}: leader {leader}, every replica current", g.subject)
     } else {

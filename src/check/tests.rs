@@ -120,10 +120,10 @@ fn find<'r>(r: &'r CheckReport, check: &str, subject: &str) -> &'r Item {
 }
 
 /// The items that are not ok, as (check, subject, status).
-fn bad(r: &CheckReport) -> Vec<(String, String, Status)> {
+fn bad(r: &CheckReport) -> Vec<(String, String, Health)> {
     r.checks
         .iter()
-        .filter(|i| i.status != Status::Ok)
+        .filter(|i| i.status != Health::Ok)
         .map(|i| (i.check.clone(), i.subject.clone(), i.status))
         .collect()
 }
@@ -132,7 +132,7 @@ fn bad(r: &CheckReport) -> Vec<(String, String, Status)> {
 fn a_cluster_as_planned_is_all_ok_and_exits_0() {
     let r = grade(&expected(), &observed(), None, &Thresholds::default());
     assert_eq!(bad(&r), vec![], "{:#?}", r.checks);
-    assert_eq!((r.status, r.exit_code), (Status::Ok, 0));
+    assert_eq!((r.status, r.exit_code), (Health::Ok, 0));
     for c in [
         "server",
         "tags",
@@ -169,7 +169,7 @@ fn a_stream_nobody_planned_is_a_warning_naming_the_defaults_it_got() {
         ..Default::default()
     });
     let r = grade(&expected(), &o, None, &Thresholds::default());
-    assert_eq!(bad(&r), vec![("unplanned".into(), "hand".into(), Status::Warning)]);
+    assert_eq!(bad(&r), vec![("unplanned".into(), "hand".into(), Health::Warning)]);
     let m = &find(&r, "unplanned", "hand").message;
     assert!(m.contains("R1") && m.contains("no limits"), "{m}");
     assert_eq!(r.exit_code, 1);
@@ -181,7 +181,7 @@ fn fewer_replicas_than_planned_is_critical_more_is_a_warning_and_a_missing_asset
     o.streams[1].replicas = 1;
     o.streams[1].followers.clear();
     let r = grade(&expected(), &o, None, &Thresholds::default());
-    assert_eq!(find(&r, "replicas", "orders").status, Status::Critical);
+    assert_eq!(find(&r, "replicas", "orders").status, Health::Critical);
     assert_eq!(r.exit_code, 2);
     // R1 has no replicas to be current.
     assert!(!r
@@ -193,12 +193,12 @@ fn fewer_replicas_than_planned_is_critical_more_is_a_warning_and_a_missing_asset
     o.streams[1].replicas = 5;
     o.streams[1].followers.extend([peer("n4"), peer("n5")]);
     let r = grade(&expected(), &o, None, &Thresholds::default());
-    assert_eq!(find(&r, "replicas", "orders").status, Status::Warning);
+    assert_eq!(find(&r, "replicas", "orders").status, Health::Warning);
 
     let mut o = observed();
     o.streams.remove(0);
     let r = grade(&expected(), &o, None, &Thresholds::default());
-    assert_eq!(bad(&r), vec![("asset".into(), "KV_s".into(), Status::Critical)]);
+    assert_eq!(bad(&r), vec![("asset".into(), "KV_s".into(), Health::Critical)]);
 }
 
 #[test]
@@ -217,21 +217,21 @@ fn a_server_down_is_critical_for_its_checks_and_its_peers() {
     }
     let r = grade(&expected(), &o, None, &Thresholds::default());
     let s = find(&r, "server", "n3");
-    assert_eq!(s.status, Status::Critical);
+    assert_eq!(s.status, Health::Critical);
     assert!(s.message.contains("connection refused"), "{}", s.message);
-    assert_eq!(find(&r, "store", "n3").status, Status::Critical);
-    assert_eq!(find(&r, "meta", "cluster").status, Status::Critical);
-    assert_eq!(find(&r, "replica_current", "orders").status, Status::Critical);
+    assert_eq!(find(&r, "store", "n3").status, Health::Critical);
+    assert_eq!(find(&r, "meta", "cluster").status, Health::Critical);
+    assert_eq!(find(&r, "replica_current", "orders").status, Health::Critical);
     assert!(find(&r, "replica_current", "orders").message.contains("n3 offline"));
-    assert_eq!(find(&r, "server", "n1").status, Status::Ok);
+    assert_eq!(find(&r, "server", "n1").status, Health::Ok);
     assert_eq!(r.exit_code, 2);
     // /varz answered but /jsz did not: its JetStream figures are unknown, never an ok 0 %.
     let mut o = observed();
     o.servers[1].jsz_read = false;
     o.servers[1].store_used_bytes = 0;
     let r = grade(&expected(), &o, None, &Thresholds::default());
-    assert_eq!(find(&r, "store", "n2").status, Status::Unknown);
-    assert_eq!(find(&r, "ha_assets", "n2").status, Status::Unknown);
+    assert_eq!(find(&r, "store", "n2").status, Health::Unknown);
+    assert_eq!(find(&r, "ha_assets", "n2").status, Health::Unknown);
 }
 
 #[test]
@@ -241,28 +241,28 @@ fn replica_lag_and_last_seen_follow_the_plan_or_the_flags() {
     o.streams[1].followers[0].lag = 4_000;
     o.streams[0].followers[0].lag = 4_000;
     let r = grade(&expected(), &o, None, &Thresholds::default());
-    assert_eq!(find(&r, "replica_current", "orders").status, Status::Ok);
+    assert_eq!(find(&r, "replica_current", "orders").status, Health::Ok);
     assert_eq!(find(&r, "replica_current", "orders").critical, Some(5_000.0));
     // KV_s plans 10 puts/s: natscli's 200 holds.
-    assert_eq!(find(&r, "replica_current", "KV_s").status, Status::Critical);
+    assert_eq!(find(&r, "replica_current", "KV_s").status, Health::Critical);
     let th = Thresholds {
         peer_lag_critical: Some(3_000),
         ..Thresholds::default()
     };
     let r = grade(&expected(), &o, None, &th);
-    assert_eq!(find(&r, "replica_current", "orders").status, Status::Critical);
+    assert_eq!(find(&r, "replica_current", "orders").status, Health::Critical);
     // Not seen for 6 s: critical; not current alone: a warning.
     let mut o = observed();
     o.streams[1].followers[0].seen_ago_ns = 6_000_000_000;
     o.streams[0].followers[0].current = false;
     let r = grade(&expected(), &o, None, &Thresholds::default());
-    assert_eq!(find(&r, "replica_current", "orders").status, Status::Critical);
-    assert_eq!(find(&r, "replica_current", "KV_s").status, Status::Warning);
+    assert_eq!(find(&r, "replica_current", "orders").status, Health::Critical);
+    assert_eq!(find(&r, "replica_current", "KV_s").status, Health::Warning);
     // The leader's view not read: unknown, never ok.
     let mut o = observed();
     o.streams[1].from_leader = false;
     let r = grade(&expected(), &o, None, &Thresholds::default());
-    assert_eq!(find(&r, "replica_current", "orders").status, Status::Unknown);
+    assert_eq!(find(&r, "replica_current", "orders").status, Health::Unknown);
     assert_eq!(r.exit_code, 3);
 }
 
@@ -273,11 +273,11 @@ fn store_is_graded_against_the_limit_and_the_room_the_worst_failure_needs() {
     o.servers[1].store_used_bytes = 95 * GIB; // critical at 90
     o.servers[2].store_used_bytes = 60 * GIB; // under both
     let r = grade(&expected(), &o, None, &Thresholds::default());
-    assert_eq!(find(&r, "store", "n1").status, Status::Warning);
-    assert_eq!(find(&r, "store", "n2").status, Status::Critical);
-    assert_eq!(find(&r, "store", "n3").status, Status::Ok);
-    assert_eq!(find(&r, "store_failover", "n1").status, Status::Warning);
-    assert_eq!(find(&r, "store_failover", "n3").status, Status::Ok);
+    assert_eq!(find(&r, "store", "n1").status, Health::Warning);
+    assert_eq!(find(&r, "store", "n2").status, Health::Critical);
+    assert_eq!(find(&r, "store", "n3").status, Health::Ok);
+    assert_eq!(find(&r, "store_failover", "n1").status, Health::Warning);
+    assert_eq!(find(&r, "store_failover", "n3").status, Health::Ok);
     assert!(find(&r, "store_failover", "n1").message.contains("rack:x"));
     let th = Thresholds {
         store_warn: 50.0,
@@ -285,7 +285,7 @@ fn store_is_graded_against_the_limit_and_the_room_the_worst_failure_needs() {
         ..Thresholds::default()
     };
     let r = grade(&expected(), &o, None, &th);
-    assert_eq!(find(&r, "store", "n3").status, Status::Critical);
+    assert_eq!(find(&r, "store", "n3").status, Health::Critical);
 }
 
 #[test]
@@ -294,9 +294,9 @@ fn ha_assets_above_the_plan_warn_and_above_a_thousand_are_critical() {
     o.servers[0].ha_assets = 4;
     o.servers[1].ha_assets = 1_001;
     let r = grade(&expected(), &o, None, &Thresholds::default());
-    assert_eq!(find(&r, "ha_assets", "n1").status, Status::Warning);
-    assert_eq!(find(&r, "ha_assets", "n2").status, Status::Critical);
-    assert_eq!(find(&r, "ha_assets", "n3").status, Status::Ok);
+    assert_eq!(find(&r, "ha_assets", "n1").status, Health::Warning);
+    assert_eq!(find(&r, "ha_assets", "n2").status, Health::Critical);
+    assert_eq!(find(&r, "ha_assets", "n3").status, Health::Ok);
 }
 
 #[test]
@@ -304,15 +304,15 @@ fn placement_tags_spread_and_meta_size_are_graded() {
     let mut o = observed();
     o.servers[2].tags = vec!["rack:a".into()]; // n3 now shares n1's rack
     let r = grade(&expected(), &o, None, &Thresholds::default());
-    assert_eq!(find(&r, "tags", "n3").status, Status::Warning);
-    assert_eq!(find(&r, "placement", "orders").status, Status::Critical);
+    assert_eq!(find(&r, "tags", "n3").status, Health::Warning);
+    assert_eq!(find(&r, "placement", "orders").status, Health::Critical);
 
     let mut o = observed();
     for s in &mut o.servers {
         s.meta.as_mut().unwrap().cluster_size = 2;
     }
     let r = grade(&expected(), &o, None, &Thresholds::default());
-    assert_eq!(find(&r, "meta", "cluster").status, Status::Critical);
+    assert_eq!(find(&r, "meta", "cluster").status, Health::Critical);
     let mut o = observed();
     for s in &mut o.servers {
         s.meta.as_mut().unwrap().leader = None;
@@ -325,7 +325,7 @@ fn placement_tags_spread_and_meta_size_are_graded() {
     extra.name = "n9".into();
     o.servers.push(extra);
     let r = grade(&expected(), &o, None, &Thresholds::default());
-    assert_eq!(find(&r, "server", "n9").status, Status::Warning);
+    assert_eq!(find(&r, "server", "n9").status, Health::Warning);
     assert!(other_cluster(&expected(), &o).is_none());
     for s in &mut o.servers {
         s.cluster = Some("other".into());
@@ -345,16 +345,16 @@ fn rates_from_two_passes_are_graded_against_the_plan_and_the_ceiling() {
     let r = rates(&a, &b, 2.0);
     assert_eq!((r["orders"], r["KV_s"]), (60_000.0, 30.0));
     let g = grade(&expected(), &b, Some(&r), &Thresholds::default());
-    assert_eq!(find(&g, "rate", "orders").status, Status::Critical);
-    assert_eq!(find(&g, "rate", "KV_s").status, Status::Warning);
+    assert_eq!(find(&g, "rate", "orders").status, Health::Critical);
+    assert_eq!(find(&g, "rate", "KV_s").status, Health::Warning);
     let th = Thresholds {
         rate_warn: 400.0,
         rate_critical: 200.0,
         ..Thresholds::default()
     };
     let g = grade(&expected(), &b, Some(&r), &th);
-    assert_eq!(find(&g, "rate", "orders").status, Status::Warning);
-    assert_eq!(find(&g, "rate", "KV_s").status, Status::Ok);
+    assert_eq!(find(&g, "rate", "orders").status, Health::Warning);
+    assert_eq!(find(&g, "rate", "KV_s").status, Health::Ok);
     // A sequence that went back (re-created) gives no rate; no rates, no rate checks.
     b.streams[1].last_seq = 5;
     assert!(!rates(&a, &b, 2.0).contains_key("orders"));
@@ -387,7 +387,7 @@ fn leaders_piled_on_one_server_warn_and_a_leader_moving_does_not() {
     let l = find(&r, "leaders", "cluster");
     assert_eq!(
         (l.status, l.value, l.warn),
-        (Status::Warning, Some(6.0), Some(4.0)),
+        (Health::Warning, Some(6.0), Some(4.0)),
         "{}",
         l.message
     );
@@ -396,7 +396,7 @@ fn leaders_piled_on_one_server_warn_and_a_leader_moving_does_not() {
     o.streams[0].leader = Some("n2".into());
     o.streams[1].leader = Some("n2".into());
     let r = grade(&e, &o, None, &Thresholds::default());
-    assert_eq!(find(&r, "leaders", "cluster").status, Status::Ok);
+    assert_eq!(find(&r, "leaders", "cluster").status, Health::Ok);
     assert_eq!(leaders_allowed(1, 3), 2);
     assert_eq!(leaders_allowed(100, 3), 68);
 }
@@ -458,7 +458,7 @@ fn planned_consumers_are_counted_and_each_one_held_to_its_streams_replicas() {
     let r = grade(&expected(), &o, None, &Thresholds::default());
     assert_eq!(
         bad(&r),
-        vec![("consumers".into(), "orders".into(), Status::Warning)],
+        vec![("consumers".into(), "orders".into(), Health::Warning)],
         "{:#?}",
         r.checks
     );
@@ -478,8 +478,8 @@ fn planned_consumers_are_counted_and_each_one_held_to_its_streams_replicas() {
     assert_eq!(
         bad(&r),
         vec![
-            ("consumers".into(), "orders".into(), Status::Warning),
-            ("consumer_replicas".into(), "orders/audit".into(), Status::Critical),
+            ("consumers".into(), "orders".into(), Health::Warning),
+            ("consumer_replicas".into(), "orders/audit".into(), Health::Critical),
         ],
         "{:#?}",
         r.checks
@@ -490,8 +490,8 @@ fn planned_consumers_are_counted_and_each_one_held_to_its_streams_replicas() {
     o.consumers[0].followers[1].offline = true;
     o.consumers[1].from_leader = false;
     let r = grade(&expected(), &o, None, &Thresholds::default());
-    assert_eq!(find(&r, "consumer_current", "orders/app").status, Status::Critical);
-    assert_eq!(find(&r, "consumer_current", "orders/audit").status, Status::Unknown);
+    assert_eq!(find(&r, "consumer_current", "orders/app").status, Health::Critical);
+    assert_eq!(find(&r, "consumer_current", "orders/audit").status, Health::Unknown);
     // A durable consumer on a stream planned without any: a warning; and no consumer items at all for a
     // stream that has none and was planned with none (KV_s).
     let mut o = observed();
@@ -505,7 +505,7 @@ fn planned_consumers_are_counted_and_each_one_held_to_its_streams_replicas() {
     let mut e = expected();
     e.assets[1].kind = "stream".into();
     let r = grade(&e, &o, None, &Thresholds::default());
-    assert_eq!(find(&r, "consumers", "KV_s").status, Status::Warning);
+    assert_eq!(find(&r, "consumers", "KV_s").status, Health::Warning);
     let r = grade(&e, &observed(), None, &Thresholds::default());
     assert!(!r.checks.iter().any(|i| i.check == "consumers" && i.subject == "KV_s"));
 }

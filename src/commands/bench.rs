@@ -3,8 +3,8 @@
 //! prints the result through one of `bench::export`'s pure exporters.
 
 use crate::bench::{
-    self, export, BenchError, BenchSpec, ClientChoice, ConnArgs, ConnSpec, ConsumeMode, Existing, ObjOp, PublishMode,
-    Storage, Workload,
+    self, export, BenchSpec, ClientChoice, ConnArgs, ConnSpec, ConsumeMode, Existing, ObjOp, PublishMode, Storage,
+    Workload,
 };
 use crate::cli::{Format, Global};
 use crate::error::{bad_input, cannot_run, Failure, Outcome};
@@ -860,7 +860,7 @@ pub fn run(g: &Global, a: BenchArgs) -> Result<Outcome, Failure> {
     let result = rt.block_on(async {
         // SIGINT/SIGTERM stop the load; the run then reports what it measured and removes its assets.
         let _signals = cancel.trip_on_signals().map_err(cannot_run)?;
-        bench::run_with(&conn, &spec, &cancel).await.map_err(Failure::from)
+        bench::run_with(&conn, &spec, &cancel).await
     })?;
     // Dropping the runtime would wait for background tasks of the clients; they hold nothing we need.
     rt.shutdown_timeout(Duration::from_millis(100));
@@ -897,8 +897,7 @@ fn run_on_agents(
     csv: Option<&std::path::Path>,
 ) -> Result<Outcome, Failure> {
     use crate::agent::{report, AgentsOptions, Coordinator};
-    let map = Failure::from;
-    bench::check(spec).map_err(map)?;
+    bench::check(spec)?;
     if spec.subjects != bench::Subjects::default() {
         return Err(bad_input(anyhow::anyhow!(
             "--agents with a SUBJECT or --multisubject: agents run on the run's own subjects; drop --agents, \
@@ -919,18 +918,18 @@ fn run_on_agents(
     let cancel = bench::Cancel::new();
     let out = rt.block_on(async {
         // SIGINT/SIGTERM: the agents abort the row, its assets are removed, exit 130.
-        let _signals = cancel.trip_on_signals().map_err(|e| BenchError::CannotRun(e.into()))?;
+        let _signals = cancel.trip_on_signals().map_err(|e| Failure::CannotRun(e.into()))?;
         let mut c = Coordinator::connect(conn, opts).await?;
         c.set_cancel(cancel.clone());
         for l in report::summary_lines(&c.summary) {
             eprintln!("{l}");
         }
         let d = c.run(spec).await?;
-        Ok::<_, BenchError>((c.summary.clone(), d))
+        Ok::<_, Failure>((c.summary.clone(), d))
     });
     let (summary, d) = match out {
         Err(e) if cancel.is_cancelled() => return Ok(Outcome::Interrupted(format!("bench --agents: {e}"))),
-        other => other.map_err(map)?,
+        other => other?,
     };
     if let Some(path) = csv {
         std::fs::write(path, export::csv(&d.result))

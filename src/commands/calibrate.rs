@@ -87,10 +87,10 @@ pub fn run(g: &Global, a: CalibrateArgs) -> Result<Outcome, Failure> {
     let log = |s: &str| eprintln!("{s}");
     let rep = match calibrate::run(&opts, &log) {
         Ok(rep) => rep,
-        Err(crate::error::RunError::CannotRun(e)) if e.downcast_ref::<calibrate::Interrupted>().is_some() => {
+        Err(crate::error::Failure::CannotRun(e)) if e.downcast_ref::<calibrate::Interrupted>().is_some() => {
             return Ok(Outcome::Interrupted(format!("calibrate: {e}")));
         }
-        Err(e) => return Err(e.into()),
+        Err(e) => return Err(e),
     };
     let bytes = match format {
         Format::Json => {

@@ -10,7 +10,7 @@ use crate::cli::{Format, Global, PlanArgs};
 use crate::error::{bad_input, cannot_run, Failure, Outcome};
 use crate::plan::inputs::{load_calibration, Inputs};
 use crate::plan::Plan;
-use crate::verify::{self, ladder::Ladder, report, Target, VerifyOptions};
+use crate::verify::{self, ladder::Ladder, report, Baseline, VerifyOptions};
 use anyhow::anyhow;
 use std::path::{Path, PathBuf};
 
@@ -188,7 +188,7 @@ fn planned_by_lab(g: &Global, a: &VerifyArgs) -> Result<Option<(Inputs, Plan, St
 
 /// `verify --faults`: inject real failures into a lab of its own and check the whatif predictions.
 fn run_faults(g: &Global, a: &VerifyArgs, format: Format) -> Result<Outcome, Failure> {
-    use crate::faults::{run_saved, FaultOptions, Kind};
+    use crate::faults::{run_saved, FaultKind, FaultOptions};
     if a.nodes < 3 {
         return Err(bad_input(anyhow!(
             "--nodes {}: --faults needs at least 3 servers for an R3 stream",
@@ -200,7 +200,7 @@ fn run_faults(g: &Global, a: &VerifyArgs, format: Format) -> Result<Outcome, Fai
         .map_err(|e| bad_input(anyhow!("--nodes {}: {e}", a.nodes)))?;
     let mut opts = match a.ladder {
         Ladder::Full => FaultOptions::full(a.nodes),
-        Ladder::Quick => FaultOptions::quick(a.nodes, &Kind::ladder()),
+        Ladder::Quick => FaultOptions::quick(a.nodes, &FaultKind::ladder()),
     };
     // A planned layout: the lab runs its servers and the scenarios add whole-rack failures.
     if let Some((inputs, plan, id)) = planned(g, a)? {
@@ -245,12 +245,12 @@ fn run_faults(g: &Global, a: &VerifyArgs, format: Format) -> Result<Outcome, Fai
         opts.scenarios = a
             .scenarios
             .iter()
-            .map(|n| Kind::parse(n.trim()).map_err(|e| bad_input(anyhow!("--scenarios: {e}"))))
+            .map(|n| FaultKind::parse(n.trim()).map_err(|e| bad_input(anyhow!("--scenarios: {e}"))))
             .collect::<Result<_, _>>()?;
     }
     opts.recover = a.recover;
     if a.recover && a.scenarios.is_empty() {
-        opts.scenarios.extend(Kind::recover_ladder());
+        opts.scenarios.extend(FaultKind::recover_ladder());
     }
     let (report, folder) = run_saved(&opts, Some(&a.out), &|m| eprintln!("{m}")).map_err(cannot_run)?;
     if let Some(f) = folder {
@@ -303,8 +303,7 @@ pub fn run(g: &Global, a: VerifyArgs) -> Result<Outcome, Failure> {
             verify::run_with_agents(&opts, &ao, &log)
         }
         None => verify::run(&opts, &log),
-    }
-    .map_err(Failure::from)?;
+    }?;
     if !a.dry_run {
         let dir = write_results(&a.out, &rep).map_err(cannot_run)?;
         eprintln!("verify: results in {}", dir.display());
@@ -357,7 +356,7 @@ fn options(g: &Global, a: &VerifyArgs) -> Result<VerifyOptions, Failure> {
             inputs.catalog,
             inputs.calibration,
             inputs.calibration_label,
-            Some(Target {
+            Some(Baseline {
                 plan,
                 layout_id: id,
                 site: inputs.site_path.display().to_string(),
@@ -394,7 +393,7 @@ fn outcome(rep: &report::VerifyReport, tolerance: f64) -> Outcome {
         let done = rep
             .rows
             .iter()
-            .filter(|r| r.measured.is_some() && r.status != report::Status::Interrupted)
+            .filter(|r| r.measured.is_some() && r.status != report::RowStatus::Interrupted)
             .count();
         return Outcome::Interrupted(format!(
             "verify was interrupted: {done} row(s) finished and written, the rest not run"
@@ -415,7 +414,7 @@ fn outcome(rep: &report::VerifyReport, tolerance: f64) -> Outcome {
     let incomplete = rep
         .rows
         .iter()
-        .filter(|r| r.status == report::Status::Incomplete)
+        .filter(|r| r.status == report::RowStatus::Incomplete)
         .count();
     if incomplete > 0 {
         return Outcome::CheckFailed(format!(
@@ -473,7 +472,7 @@ mod tests {
             .find(|a| a.get_id() == "scenarios")
             .expect("--scenarios");
         let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
-        for k in crate::faults::Kind::ALL {
+        for k in crate::faults::FaultKind::ALL {
             assert!(help.contains(k.name()), "--scenarios help lacks {}: {help}", k.name());
         }
     }

@@ -105,7 +105,7 @@ fn asset<'l>(layout: &'l PlannedLayout, kind: &str, name: &str) -> Result<&'l Pl
     layout
         .assets
         .iter()
-        .find(|a| a.kind == kind && a.name == name)
+        .find(|a| a.kind.as_str() == kind && a.name == name)
         .ok_or_else(|| anyhow!("layout {} has no planned {kind} '{name}'", layout.id))
 }
 
@@ -696,7 +696,7 @@ fn assets_readme(plan: &Plan, layout: &PlannedLayout, kind: &str, named: &[(Stri
     o.push_str(&case_note(what, named));
     o.push_str("| file | replicas | placement | expected servers |\n|---|---|---|---|\n");
     for (n, stem) in named {
-        if let Some(a) = layout.assets.iter().find(|a| a.kind == kind && &a.name == n) {
+        if let Some(a) = layout.assets.iter().find(|a| a.kind.as_str() == kind && &a.name == n) {
             let place = match (&a.set, &layout.unique_tag) {
                 (Some(set), _) => {
                     let members = layout
@@ -980,7 +980,7 @@ mod tests {
         let planned = l
             .assets
             .iter()
-            .find(|a| a.name == "orders" && a.kind == "stream")
+            .find(|a| a.name == "orders" && a.kind == crate::layout::AssetKind::Stream)
             .unwrap();
         assert_eq!(orders["num_replicas"], planned.replicas);
         assert_eq!(orders["max_bytes"], planned.bytes_per_replica);

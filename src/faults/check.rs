@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 
 /// How one message id ended after all its retries.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Outcome {
+pub enum PublishFate {
     /// Acknowledged at this stream sequence, at this time (seconds since the run's start).
     Ok { seq: u64, at_s: f64 },
     /// Every attempt was refused before it could be stored (no responders, not connected).
@@ -19,7 +19,7 @@ pub enum Outcome {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Attempt {
     pub id: String,
-    pub outcome: Outcome,
+    pub outcome: PublishFate,
     /// Tries that were refused before reaching a stream (no responders, not connected).
     pub tries_refused: u32,
     /// Tries that timed out or failed after sending (maybe stored; retried under the same id).
@@ -44,7 +44,7 @@ pub fn check_republished(attempts: &[Attempt], read: &[(u64, String)], republish
     for (seq, id) in read {
         seen.entry(id.as_str()).or_default().push(*seq);
     }
-    let attempted: HashMap<&str, &Outcome> = attempts.iter().map(|a| (a.id.as_str(), &a.outcome)).collect();
+    let attempted: HashMap<&str, &PublishFate> = attempts.iter().map(|a| (a.id.as_str(), &a.outcome)).collect();
     let ex = |c: &mut Check, what: &str, id: &str| {
         if c.examples.len() < 10 {
             c.examples.push(format!("{what}: {id}"));
@@ -55,7 +55,7 @@ pub fn check_republished(attempts: &[Attempt], read: &[(u64, String)], republish
         c.tries_unknown += u64::from(a.tries_unknown);
         let got = seen.get(a.id.as_str());
         match a.outcome {
-            Outcome::Ok { seq, .. } => {
+            PublishFate::Ok { seq, .. } => {
                 c.acked += 1;
                 match got {
                     None => {
@@ -70,8 +70,8 @@ pub fn check_republished(attempts: &[Attempt], read: &[(u64, String)], republish
                     Some(_) => {}
                 }
             }
-            Outcome::Failed => c.failed += 1,
-            Outcome::Unknown => {
+            PublishFate::Failed => c.failed += 1,
+            PublishFate::Unknown => {
                 c.unknown += 1;
                 if got.is_some() {
                     c.unknown_recovered += 1;
@@ -110,7 +110,7 @@ pub fn longest_gap_s(attempts: &[Attempt], start_s: f64) -> f64 {
 /// Times of every acknowledgement.
 pub fn acks(attempts: &[Attempt]) -> impl Iterator<Item = f64> + '_ {
     attempts.iter().filter_map(|a| match a.outcome {
-        Outcome::Ok { at_s, .. } => Some(at_s),
+        PublishFate::Ok { at_s, .. } => Some(at_s),
         _ => None,
     })
 }
@@ -122,7 +122,7 @@ mod tests {
     fn ok(id: &str, seq: u64, at_s: f64) -> Attempt {
         Attempt {
             id: id.into(),
-            outcome: Outcome::Ok { seq, at_s },
+            outcome: PublishFate::Ok { seq, at_s },
             tries_refused: 0,
             tries_unknown: 0,
         }
@@ -159,13 +159,13 @@ mod tests {
             ok("b", 2, 0.2),
             Attempt {
                 id: "c".into(),
-                outcome: Outcome::Unknown,
+                outcome: PublishFate::Unknown,
                 tries_refused: 0,
                 tries_unknown: 2,
             },
             Attempt {
                 id: "d".into(),
-                outcome: Outcome::Failed,
+                outcome: PublishFate::Failed,
                 tries_refused: 1,
                 tries_unknown: 0,
             },

@@ -405,7 +405,7 @@ fn answer_said(v: &serde_json::Value) -> String {
 }
 
 /// whatif's actions for the scenario with their drill seconds, less the kinds `leave_out` names.
-pub(super) fn drill_steps(pred: &Prediction, leave_out: &[String]) -> Vec<(Action, Option<f64>)> {
+pub(super) fn drill_steps(pred: &ScenarioPrediction, leave_out: &[String]) -> Vec<(Action, Option<f64>)> {
     pred.recovery_actions
         .iter()
         .cloned()
@@ -432,7 +432,7 @@ pub(super) fn run_drill(
     ctx: &Ctx,
     lab: &mut Lab,
     full: Option<&mut FullStore>,
-    pred: &Prediction,
+    pred: &ScenarioPrediction,
     stream: &str,
     producer: &Producer,
 ) -> Vec<RecoveryStep> {
@@ -705,7 +705,7 @@ mod tests {
 
     #[test]
     fn a_failed_step_or_replicas_not_back_disagree() {
-        let mut r = not_run(Kind::FullDisk, String::new());
+        let mut r = not_run(FaultKind::FullDisk, String::new());
         r.agree = true;
         let good = Sustained::of(&(0..100).map(|i| i as f64 * 0.05).collect::<Vec<_>>(), 0.0, 5.0, 20.0);
         let step = |ok: bool| RecoveryStep {

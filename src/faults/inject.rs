@@ -170,8 +170,8 @@ pub(super) fn inject_and_heal(
     let n = lab.nodes().len();
     let nm = |lab: &Lab, i: usize| lab.nodes()[i].name.clone();
     match p.kind {
-        Kind::FollowerKill | Kind::LeaderKill => {
-            let v = if p.kind == Kind::LeaderKill {
+        FaultKind::FollowerKill | FaultKind::LeaderKill => {
+            let v = if p.kind == FaultKind::LeaderKill {
                 leader
             } else {
                 followers[0]
@@ -181,7 +181,7 @@ pub(super) fn inject_and_heal(
             opts.pause(hold)?;
             lab.restart(v)?;
         }
-        Kind::LeaderPause => {
+        FaultKind::LeaderPause => {
             log(&format!(
                 "  SIGSTOP {} for {:.0} s",
                 nm(lab, leader),
@@ -192,7 +192,7 @@ pub(super) fn inject_and_heal(
             lab.sigcont(leader)?;
             r?;
         }
-        Kind::MajorityKill => {
+        FaultKind::MajorityKill => {
             for &v in majority {
                 log(&format!("  kill -9 {}", nm(lab, v)));
                 lab.kill(v)?;
@@ -202,7 +202,7 @@ pub(super) fn inject_and_heal(
                 lab.restart(v)?;
             }
         }
-        Kind::MetaMajorityKill => {
+        FaultKind::MetaMajorityKill => {
             for &v in &roles.meta_majority {
                 log(&format!("  kill -9 {} (meta group)", nm(lab, v)));
                 lab.kill(v)?;
@@ -218,7 +218,7 @@ pub(super) fn inject_and_heal(
             ));
             return Ok(Some(api));
         }
-        Kind::AllKill => {
+        FaultKind::AllKill => {
             log("  kill -9 every server");
             for v in 0..n {
                 lab.kill(v)?;
@@ -228,7 +228,7 @@ pub(super) fn inject_and_heal(
                 lab.restart(v)?;
             }
         }
-        Kind::RollingRestart => {
+        FaultKind::RollingRestart => {
             for v in 0..n {
                 log(&format!("  restart {}", nm(lab, v)));
                 lab.kill(v)?;
@@ -237,8 +237,8 @@ pub(super) fn inject_and_heal(
                 wait_healthy(lab, Duration::from_secs(120))?;
             }
         }
-        Kind::LeaderPartition | Kind::RackNet => partition(ctx, lab, p, leader, election_hold)?,
-        Kind::RackPower => {
+        FaultKind::LeaderPartition | FaultKind::RackNet => partition(ctx, lab, p, leader, election_hold)?,
+        FaultKind::RackPower => {
             let r = p.rack.ok_or_else(|| anyhow!("a rack scenario needs its rack"))?;
             let vs: Vec<usize> = (0..n).filter(|&i| ctx.rack_of[i] == r).collect();
             for &v in &vs {
@@ -250,15 +250,17 @@ pub(super) fn inject_and_heal(
                 lab.restart(v)?;
             }
         }
-        Kind::FullLimit => fill_to_limit(ctx, lab, js, full, notes)?,
-        Kind::FullDisk => fill_disk_under(ctx, lab, full, notes)?,
-        Kind::Wipe => wipe_follower(ctx, lab, followers[0], js, stream)?,
-        Kind::StoresLost => destroy_stores(ctx, lab, &followers[..2.min(followers.len())])?,
-        Kind::LeaderReplace => destroy_stores(ctx, lab, &[leader])?,
-        Kind::MetaLost => destroy_stores(ctx, lab, &roles.meta_majority)?,
-        Kind::PowerServer | Kind::PowerQuorum | Kind::PowerAll | Kind::PowerCrashPause | Kind::PowerRack => {
-            power::inject(ctx, lab, p, roles, marks)?
-        }
+        FaultKind::FullLimit => fill_to_limit(ctx, lab, js, full, notes)?,
+        FaultKind::FullDisk => fill_disk_under(ctx, lab, full, notes)?,
+        FaultKind::Wipe => wipe_follower(ctx, lab, followers[0], js, stream)?,
+        FaultKind::StoresLost => destroy_stores(ctx, lab, &followers[..2.min(followers.len())])?,
+        FaultKind::LeaderReplace => destroy_stores(ctx, lab, &[leader])?,
+        FaultKind::MetaLost => destroy_stores(ctx, lab, &roles.meta_majority)?,
+        FaultKind::PowerServer
+        | FaultKind::PowerQuorum
+        | FaultKind::PowerAll
+        | FaultKind::PowerCrashPause
+        | FaultKind::PowerRack => power::inject(ctx, lab, p, roles, marks)?,
     }
     Ok(None)
 }

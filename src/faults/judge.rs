@@ -29,7 +29,7 @@ pub(super) struct Measured<'a> {
 /// report the same stream state).
 pub(super) fn judge(
     res: &mut ScenarioResult,
-    pred: &Prediction,
+    pred: &ScenarioPrediction,
     m: &Measured,
     opts: &FaultOptions,
     resume_bound_s: f64,
@@ -299,7 +299,7 @@ mod tests {
 
     /// The last run of a power scenario as `judge` left it: writes stalled and resumed, agreeing.
     fn last_run(loss: AckedLoss, lost_last: u64) -> ScenarioResult {
-        let mut r = not_run(Kind::PowerQuorum, String::new());
+        let mut r = not_run(FaultKind::PowerQuorum, String::new());
         r.skipped = None;
         r.predicted_acked_loss_risk = loss != AckedLoss::None;
         r.predicted_acked_loss = loss;
@@ -321,7 +321,7 @@ mod tests {
     fn full_disk_agrees_only_with_a_restart_action_for_the_server_that_the_run_carried_out() {
         use crate::survival::Action;
         let base = || {
-            let mut r = not_run(Kind::FullDisk, String::new());
+            let mut r = not_run(FaultKind::FullDisk, String::new());
             r.skipped = None;
             r.agree = true;
             r.predicted_recovery = vec!["restart nats-server on n2: … (needs a shell on the host)".into()];

@@ -22,12 +22,12 @@ mod traffic;
 #[allow(unused_imports)]
 use self::{full::*, inject::*, judge::*, one::*, traffic::*};
 pub use crate::survival::AckedLoss;
-pub use check::{check, longest_gap_s, Attempt, Outcome};
-pub use predict::{model_of_lab, pin_test_stream, predict, Prediction, OPERATOR_DELAYS};
+pub use check::{check, longest_gap_s, Attempt, PublishFate};
+pub use predict::{model_of_lab, pin_test_stream, predict, ScenarioPrediction, OPERATOR_DELAYS};
 pub use recover::RecoveryStep;
 pub use report::{json, table, write_results, Check, FaultReport, ReplicaState, ScenarioResult};
 pub use scenario::{
-    FaultOptions, FullDiskAt, Kind, PlanTarget, MAX_PLAN_SERVERS, POWER_EXPIRY, POWER_ROUTE_PING, POWER_TRIES,
+    FaultKind, FaultOptions, FullDiskAt, PlanTarget, MAX_PLAN_SERVERS, POWER_EXPIRY, POWER_ROUTE_PING, POWER_TRIES,
 };
 
 use crate::lab::{self, Lab, LabSpec, StartHooks, StartOptions};
@@ -47,7 +47,7 @@ type Numbered = Vec<(usize, Planned)>;
 /// One scenario to run: its kind and, for whole-rack kinds, the rack (site index).
 #[derive(Debug, Clone, Copy)]
 struct Planned {
-    kind: Kind,
+    kind: FaultKind,
     rack: Option<usize>,
 }
 /// Run the scenarios on a lab of our own (started here, stopped and removed before returning, with any
@@ -528,7 +528,7 @@ mod tests {
     use crate::survival::Status;
     use crate::units::SyncMode;
 
-    fn p(nodes: usize, steps: &[&[&str]]) -> Prediction {
+    fn p(nodes: usize, steps: &[&[&str]]) -> ScenarioPrediction {
         let (site, layout) = model_of_lab(nodes, SyncMode::Interval(120));
         let steps: Vec<Vec<String>> = steps
             .iter()
@@ -564,7 +564,7 @@ mod tests {
             .enumerate()
             .map(|(i, t)| Attempt {
                 id: format!("m{i}"),
-                outcome: Outcome::Ok {
+                outcome: PublishFate::Ok {
                     seq: i as u64 + 1,
                     at_s: *t,
                 },
@@ -582,7 +582,7 @@ mod tests {
             .map(|(i, x)| (i as u64 + 1, x.id.clone()))
             .collect();
         let chk = check(&a, &read);
-        let mut r = not_run(Kind::LeaderKill, String::new());
+        let mut r = not_run(FaultKind::LeaderKill, String::new());
         r.skipped = None;
         r.replicas = ["n1", "n2", "n3"]
             .iter()
@@ -594,7 +594,7 @@ mod tests {
             })
             .collect();
         r.unavailable_s = longest_gap_s(&a, 0.0);
-        let p = Prediction {
+        let p = ScenarioPrediction {
             status: pred,
             stall_s,
             acked_loss_risk: false,
@@ -703,7 +703,7 @@ mod tests {
         let chk = check(&a, &read);
         assert_eq!(chk.acked_lost, 1);
         let judge_with = |risk: bool| {
-            let mut r = not_run(Kind::PowerQuorum, String::new());
+            let mut r = not_run(FaultKind::PowerQuorum, String::new());
             r.skipped = None;
             r.replicas = [("n1", 4), ("n2", 4), ("n3", 5)]
                 .iter()
@@ -715,7 +715,7 @@ mod tests {
                 })
                 .collect();
             r.unavailable_s = longest_gap_s(&a, 0.0);
-            let p = Prediction {
+            let p = ScenarioPrediction {
                 status: Status::Unavailable,
                 stall_s: None,
                 acked_loss_risk: risk,
@@ -794,15 +794,15 @@ mod tests {
 
     #[test]
     fn rack_scenarios_run_only_with_a_plan_or_when_asked() {
-        assert!(!Kind::ladder().iter().any(|k| k.per_rack()));
-        assert_eq!(Kind::ladder().len(), 15);
-        assert!(Kind::ALL.iter().filter(|k| k.per_rack()).count() == 3);
+        assert!(!FaultKind::ladder().iter().any(|k| k.per_rack()));
+        assert_eq!(FaultKind::ladder().len(), 15);
+        assert!(FaultKind::ALL.iter().filter(|k| k.per_rack()).count() == 3);
         // Every power scenario's name starts with `power`, and only theirs do.
-        for k in Kind::ALL {
+        for k in FaultKind::ALL {
             assert_eq!(k.is_power(), k.name().starts_with("power"), "{}", k.name());
         }
-        assert_eq!(Kind::parse("power-loss").unwrap(), Kind::PowerAll);
-        assert!(Kind::ladder().iter().filter(|k| k.needs_net()).count() == 1);
+        assert_eq!(FaultKind::parse("power-loss").unwrap(), FaultKind::PowerAll);
+        assert!(FaultKind::ladder().iter().filter(|k| k.needs_net()).count() == 1);
     }
 
     #[test]
@@ -817,10 +817,10 @@ mod tests {
 
     #[test]
     fn scenario_names_round_trip_and_typos_are_explained() {
-        for k in Kind::ALL {
-            assert_eq!(Kind::parse(k.name()).unwrap(), k);
+        for k in FaultKind::ALL {
+            assert_eq!(FaultKind::parse(k.name()).unwrap(), k);
         }
-        let e = Kind::parse("leader-kil").unwrap_err().to_string();
+        let e = FaultKind::parse("leader-kil").unwrap_err().to_string();
         assert!(e.contains("leader-kill"), "{e}");
     }
 }

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-pub(super) fn not_run(k: Kind, why: String) -> ScenarioResult {
+pub(super) fn not_run(k: FaultKind, why: String) -> ScenarioResult {
     ScenarioResult {
         name: k.name().into(),
         selectors: Vec::new(),
@@ -85,35 +85,35 @@ fn plan_steps(ctx: &Ctx, lab: &Lab, p: Planned, roles: &Roles) -> Result<(Vec<Ve
     let (leader, f0) = (roles.leader, roles.followers[0]);
     let together = |s: Vec<String>| (vec![s.clone()], s);
     Ok(match k {
-        Kind::FollowerKill => together(vec![sel(f0, "process")]),
-        Kind::LeaderKill => together(vec![sel(leader, "process")]),
-        Kind::LeaderPause => together(vec![sel(leader, "pause")]),
-        Kind::MajorityKill => together(roles.majority.iter().map(|&i| sel(i, "process")).collect()),
-        Kind::MetaMajorityKill => together(roles.meta_majority.iter().map(|&i| sel(i, "process")).collect()),
-        Kind::AllKill => together((0..n).map(|i| sel(i, "process")).collect()),
-        Kind::RollingRestart => {
+        FaultKind::FollowerKill => together(vec![sel(f0, "process")]),
+        FaultKind::LeaderKill => together(vec![sel(leader, "process")]),
+        FaultKind::LeaderPause => together(vec![sel(leader, "pause")]),
+        FaultKind::MajorityKill => together(roles.majority.iter().map(|&i| sel(i, "process")).collect()),
+        FaultKind::MetaMajorityKill => together(roles.meta_majority.iter().map(|&i| sel(i, "process")).collect()),
+        FaultKind::AllKill => together((0..n).map(|i| sel(i, "process")).collect()),
+        FaultKind::RollingRestart => {
             let s: Vec<String> = (0..n).map(|i| sel(i, "process")).collect();
             (s.iter().map(|x| vec![x.clone()]).collect(), s)
         }
-        Kind::LeaderPartition => together(vec![format!("net:{}", rack_name(ctx.rack_of[leader]))]),
-        Kind::FullLimit | Kind::FullDisk => together(vec![sel(f0, "full")]),
-        Kind::RackPower | Kind::RackNet => {
+        FaultKind::LeaderPartition => together(vec![format!("net:{}", rack_name(ctx.rack_of[leader]))]),
+        FaultKind::FullLimit | FaultKind::FullDisk => together(vec![sel(f0, "full")]),
+        FaultKind::RackPower | FaultKind::RackNet => {
             let r = p.rack.ok_or_else(|| anyhow!("a rack scenario needs its rack"))?;
-            let kind = if k == Kind::RackPower { "power" } else { "net" };
+            let kind = if k == FaultKind::RackPower { "power" } else { "net" };
             together(vec![format!("{kind}:{}", rack_name(r))])
         }
-        Kind::Wipe => together(vec![sel(f0, "wipe")]),
-        Kind::StoresLost => together(roles.followers.iter().take(2).map(|&i| sel(i, "wipe")).collect()),
-        Kind::LeaderReplace => together(vec![sel(leader, "wipe")]),
-        Kind::MetaLost => together(roles.meta_majority.iter().map(|&i| sel(i, "wipe")).collect()),
-        Kind::PowerServer => together(vec![sel(leader, "server")]),
-        Kind::PowerQuorum => together(roles.majority.iter().map(|&i| sel(i, "server")).collect()),
-        Kind::PowerAll => together((0..n).map(|i| sel(i, "server")).collect()),
-        Kind::PowerRack => {
+        FaultKind::Wipe => together(vec![sel(f0, "wipe")]),
+        FaultKind::StoresLost => together(roles.followers.iter().take(2).map(|&i| sel(i, "wipe")).collect()),
+        FaultKind::LeaderReplace => together(vec![sel(leader, "wipe")]),
+        FaultKind::MetaLost => together(roles.meta_majority.iter().map(|&i| sel(i, "wipe")).collect()),
+        FaultKind::PowerServer => together(vec![sel(leader, "server")]),
+        FaultKind::PowerQuorum => together(roles.majority.iter().map(|&i| sel(i, "server")).collect()),
+        FaultKind::PowerAll => together((0..n).map(|i| sel(i, "server")).collect()),
+        FaultKind::PowerRack => {
             let r = p.rack.ok_or_else(|| anyhow!("a rack scenario needs its rack"))?;
             together(vec![format!("power:{}", rack_name(r))])
         }
-        Kind::PowerCrashPause => {
+        FaultKind::PowerCrashPause => {
             // First a minority paused (writes go on), then the leader's power and the rest paused.
             let (first, rest) = power::pause_sides(roles, ctx.replicas);
             let paused: Vec<String> = first.iter().map(|&i| sel(i, "pause")).collect();
@@ -126,7 +126,7 @@ fn plan_steps(ctx: &Ctx, lab: &Lab, p: Planned, roles: &Roles) -> Result<(Vec<Ve
 }
 
 /// Why the scenario cannot run here (before the lab is touched), or None.
-fn cannot_run_here(ctx: &Ctx, lab: &Lab, k: Kind) -> Result<Option<String>> {
+fn cannot_run_here(ctx: &Ctx, lab: &Lab, k: FaultKind) -> Result<Option<String>> {
     if k.needs_net() {
         if let Some(why) = ctx.net_skip {
             return Ok(Some(why.to_string()));
@@ -138,7 +138,7 @@ fn cannot_run_here(ctx: &Ctx, lab: &Lab, k: Kind) -> Result<Option<String>> {
             k.name()
         )));
     }
-    if k == Kind::StoresLost && (lab.nodes().len() < 5 || ctx.replicas != 3) {
+    if k == FaultKind::StoresLost && (lab.nodes().len() < 5 || ctx.replicas != 3) {
         return Ok(Some(format!(
             "two of three stores lost needs an R3 stream on 5 or more servers (here R{} on {}): on 3 the meta \
              group loses its quorum with them, and whatif's steps then wait for a quorum only the lost servers \
@@ -147,19 +147,19 @@ fn cannot_run_here(ctx: &Ctx, lab: &Lab, k: Kind) -> Result<Option<String>> {
             lab.nodes().len()
         )));
     }
-    if k == Kind::MetaLost {
+    if k == FaultKind::MetaLost {
         if let Some(why) = meta_rescue_unavailable(lab)? {
             return Ok(Some(why));
         }
     }
-    if matches!(k, Kind::MetaMajorityKill | Kind::MetaLost) && lab.nodes().len() < 5 {
+    if matches!(k, FaultKind::MetaMajorityKill | FaultKind::MetaLost) && lab.nodes().len() < 5 {
         return Ok(Some(format!(
             "a meta-group majority cannot fail without the R{} stream's quorum on {} servers: needs 5 or more",
             ctx.replicas,
             lab.nodes().len()
         )));
     }
-    if matches!(k, Kind::FullLimit | Kind::FullDisk) {
+    if matches!(k, FaultKind::FullLimit | FaultKind::FullDisk) {
         // Probe before touching the lab: a refused mount skips the scenario with the reason.
         let probe = lab.dir().join("tmpfs-probe");
         match Tmpfs::mount(&probe, 1 << 20) {
@@ -248,7 +248,7 @@ fn run_once(ctx: &Ctx, lab: &mut Lab, p: Planned, idx: usize, attempt: u32) -> R
     let mut peers: Vec<String> = roles.followers.iter().map(|&f| nm(f)).collect();
     peers.push(nm(leader));
     let layout = pin_test_stream(site, ctx.layout, &peers)?;
-    if matches!(k, Kind::MetaMajorityKill | Kind::MetaLost) && roles.meta_majority.is_empty() {
+    if matches!(k, FaultKind::MetaMajorityKill | FaultKind::MetaLost) && roles.meta_majority.is_empty() {
         bail!("no meta-group majority spares the stream's quorum on this lab");
     }
     let (steps, selectors) = plan_steps(ctx, lab, p, &roles)?;
@@ -264,21 +264,21 @@ fn run_once(ctx: &Ctx, lab: &mut Lab, p: Planned, idx: usize, attempt: u32) -> R
     res.predicted_recovery = pred.recovery.clone();
     res.predicted_recovery_actions = pred.recovery_actions.clone();
     res.skipped = None;
-    if k == Kind::MetaMajorityKill {
+    if k == FaultKind::MetaMajorityKill {
         res.predicted_meta = Some(pred.meta_status.as_str().into());
     }
 
     // A full: scenario first moves the follower's store onto its tmpfs (before the workload starts).
     let f0 = roles.followers[0];
     let mut full = match k {
-        Kind::FullLimit => Some(FullStore::setup(
+        FaultKind::FullLimit => Some(FullStore::setup(
             lab,
             f0,
             FULL_LIMIT_TMPFS_BYTES,
             FULL_LIMIT_MAX_FILE_STORE_BYTES,
             None,
         )?),
-        Kind::FullDisk => {
+        FaultKind::FullDisk => {
             // The anonymous clients' account is the global one (`$G`), also with the lab's system account.
             let msgs = PathBuf::from(format!("jetstream/$G/streams/{name}/msgs"));
             let inside = (ctx.opts.full_disk_at == FullDiskAt::StreamMessages).then_some(msgs.as_path());
@@ -325,7 +325,7 @@ struct Scenario<'a> {
     client: &'a async_nats::Client,
     name: &'a str,
     subject: &'a str,
-    pred: &'a Prediction,
+    pred: &'a ScenarioPrediction,
     /// What the publisher has had acknowledged, and what the drill re-published.
     producer: &'a drill::Producer,
 }
@@ -377,7 +377,7 @@ fn fault_phase(
             // fault marked its own heal (a power scenario's power-on, which its writes are judged against).
             marks.heal.get_or_insert_with(Instant::now);
             let steps = drill::run_drill(ctx, lab, full, sc.pred, sc.name, sc.producer);
-            if sc.p.kind == Kind::FullDisk {
+            if sc.p.kind == FaultKind::FullDisk {
                 let node = lab.nodes()[sc.roles.followers[0]].name.clone();
                 let restarted = steps.iter().any(|s| {
                     s.ok && matches!(&s.action, crate::survival::Action::Restart { servers } if servers.contains(&node))
@@ -555,7 +555,7 @@ fn observe(
     let max_acked = attempts
         .iter()
         .filter_map(|a| match a.outcome {
-            Outcome::Ok { seq, .. } => Some(seq),
+            PublishFate::Ok { seq, .. } => Some(seq),
             _ => None,
         })
         .max()
@@ -569,14 +569,14 @@ fn observe(
         tl: &tl,
     };
     judge(&mut res, pred, &measured, opts, resume_bound_s, ctx.replicas);
-    if k == Kind::MetaMajorityKill {
+    if k == FaultKind::MetaMajorityKill {
         judge_meta(&mut res, api.as_ref());
     }
-    if k == Kind::FullDisk {
+    if k == FaultKind::FullDisk {
         judge_full_disk_step(&mut res, &notes, &lab.nodes()[sc.roles.followers[0]].name);
     }
     judge_drilled(&mut res, drilled.as_ref(), &attempts, opts);
-    if k == Kind::RackPower && pred.acked_loss_risk {
+    if k == FaultKind::RackPower && pred.acked_loss_risk {
         notes.push(
             "the model's acknowledged-loss risk (unsynced writes) is not tested: a process kill keeps the page cache"
                 .into(),
@@ -631,7 +631,7 @@ mod tests {
         assert_eq!(resume_bound_s(2.0, None), ELECTION_STALL_S + 7.0);
         // With it: plus whatif's longest chain (the lab's two-stores-lost drill resumed 22.2 s after the
         // recovery began, past the 17 s bound without it). Chains run in parallel: not summed.
-        let p = Prediction {
+        let p = ScenarioPrediction {
             status: crate::survival::Status::Unavailable,
             stall_s: None,
             acked_loss_risk: false,

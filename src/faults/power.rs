@@ -77,14 +77,14 @@ pub(super) fn inject(ctx: &Ctx, lab: &mut Lab, p: Planned, roles: &Roles, marks:
             .join(", ")
     };
     let vs: Vec<usize> = match p.kind {
-        Kind::PowerServer => vec![roles.leader],
-        Kind::PowerQuorum => roles.majority.clone(),
-        Kind::PowerAll => (0..n).collect(),
-        Kind::PowerRack => {
+        FaultKind::PowerServer => vec![roles.leader],
+        FaultKind::PowerQuorum => roles.majority.clone(),
+        FaultKind::PowerAll => (0..n).collect(),
+        FaultKind::PowerRack => {
             let r = p.rack.ok_or_else(|| anyhow!("a rack scenario needs its rack"))?;
             (0..n).filter(|&i| ctx.rack_of[i] == r).collect()
         }
-        Kind::PowerCrashPause => return crash_pause(ctx, lab, roles, marks),
+        FaultKind::PowerCrashPause => return crash_pause(ctx, lab, roles, marks),
         k => bail!("{} is not a power scenario", k.name()),
     };
     log(&format!(

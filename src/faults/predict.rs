@@ -130,7 +130,7 @@ pub fn pin_test_stream(site: &Site, layout: &Layout, peers: &[String]) -> Result
 
 /// The model's word on one scenario.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Prediction {
+pub struct ScenarioPrediction {
     pub status: crate::survival::Status,
     pub stall_s: Option<f64>,
     pub acked_loss_risk: bool,
@@ -149,7 +149,7 @@ pub struct Prediction {
     pub recovery_chains: Vec<String>,
 }
 
-impl Prediction {
+impl ScenarioPrediction {
     /// The longest chain's drill seconds (chains run in parallel): how long whatif expects the recovery to
     /// take on the lab.
     pub fn recovery_longest_chain_s(&self) -> f64 {
@@ -192,8 +192,8 @@ fn drill_seconds(steps: &[crate::survival::Step], drill: &[crate::survival::Step
 
 /// Evaluate `steps` (each a set of selectors failed together; a rolling restart has one step per server)
 /// and keep the worst.
-pub fn predict(site: &Site, layout: &Layout, steps: &[Vec<String>]) -> Result<Prediction> {
-    let mut worst: Option<Prediction> = None;
+pub fn predict(site: &Site, layout: &Layout, steps: &[Vec<String>]) -> Result<ScenarioPrediction> {
+    let mut worst: Option<ScenarioPrediction> = None;
     for sels in steps {
         let failed = sels
             .iter()
@@ -223,7 +223,7 @@ pub fn predict(site: &Site, layout: &Layout, steps: &[Vec<String>]) -> Result<Pr
             .iter()
             .find(|a| a.name == ASSET)
             .ok_or_else(|| anyhow!("the model layout has no asset {ASSET}"))?;
-        let p = Prediction {
+        let p = ScenarioPrediction {
             status: a.status,
             stall_s: a.stall_s,
             acked_loss_risk: a.acked_loss_risk,
@@ -236,7 +236,7 @@ pub fn predict(site: &Site, layout: &Layout, steps: &[Vec<String>]) -> Result<Pr
         };
         worst = Some(match worst {
             None => p,
-            Some(w) => Prediction {
+            Some(w) => ScenarioPrediction {
                 status: w.status.max(p.status),
                 stall_s: match (w.stall_s, p.stall_s) {
                     (Some(x), Some(y)) => Some(x.max(y)),

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 /// A fault scenario the runner knows how to inject.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub enum FaultKind {
     /// kill -9 one follower of the stream, restart it after the hold.
     FollowerKill,
     /// kill -9 the stream leader, restart it after the hold.
@@ -79,81 +79,85 @@ pub enum Kind {
     MetaLost,
 }
 
-impl Kind {
-    pub const ALL: [Kind; 21] = [
-        Kind::FollowerKill,
-        Kind::LeaderKill,
-        Kind::LeaderPause,
-        Kind::MajorityKill,
-        Kind::AllKill,
-        Kind::RollingRestart,
-        Kind::LeaderPartition,
-        Kind::FullLimit,
-        Kind::FullDisk,
-        Kind::RackPower,
-        Kind::RackNet,
-        Kind::MetaMajorityKill,
-        Kind::Wipe,
-        Kind::PowerServer,
-        Kind::PowerQuorum,
-        Kind::PowerAll,
-        Kind::PowerCrashPause,
-        Kind::PowerRack,
-        Kind::StoresLost,
-        Kind::LeaderReplace,
-        Kind::MetaLost,
+impl FaultKind {
+    pub const ALL: [FaultKind; 21] = [
+        FaultKind::FollowerKill,
+        FaultKind::LeaderKill,
+        FaultKind::LeaderPause,
+        FaultKind::MajorityKill,
+        FaultKind::AllKill,
+        FaultKind::RollingRestart,
+        FaultKind::LeaderPartition,
+        FaultKind::FullLimit,
+        FaultKind::FullDisk,
+        FaultKind::RackPower,
+        FaultKind::RackNet,
+        FaultKind::MetaMajorityKill,
+        FaultKind::Wipe,
+        FaultKind::PowerServer,
+        FaultKind::PowerQuorum,
+        FaultKind::PowerAll,
+        FaultKind::PowerCrashPause,
+        FaultKind::PowerRack,
+        FaultKind::StoresLost,
+        FaultKind::LeaderReplace,
+        FaultKind::MetaLost,
     ];
     /// The scenarios of a lab without a plan (every server its own rack: no whole-rack scenarios).
-    pub fn ladder() -> Vec<Kind> {
-        Kind::ALL
+    pub fn ladder() -> Vec<FaultKind> {
+        FaultKind::ALL
             .into_iter()
             .filter(|k| !k.per_rack() && !k.recover_only())
             .collect()
     }
     pub fn name(self) -> &'static str {
         match self {
-            Kind::FollowerKill => "follower-kill",
-            Kind::LeaderKill => "leader-kill",
-            Kind::LeaderPause => "leader-pause",
-            Kind::MajorityKill => "majority-kill",
-            Kind::AllKill => "all-kill",
-            Kind::RollingRestart => "rolling-restart",
-            Kind::LeaderPartition => "leader-partition",
-            Kind::FullLimit => "full-limit",
-            Kind::FullDisk => "full-disk",
-            Kind::RackPower => "rack-power",
-            Kind::RackNet => "rack-net",
-            Kind::Wipe => "follower-wipe",
-            Kind::MetaMajorityKill => "meta-majority-kill",
-            Kind::PowerServer => "power-server",
-            Kind::PowerQuorum => "power-quorum",
-            Kind::PowerAll => "power-all",
-            Kind::PowerCrashPause => "power-crash-pause",
-            Kind::PowerRack => "power-rack",
-            Kind::StoresLost => "two-stores-lost",
-            Kind::LeaderReplace => "leader-replace",
-            Kind::MetaLost => "meta-quorum-lost",
+            FaultKind::FollowerKill => "follower-kill",
+            FaultKind::LeaderKill => "leader-kill",
+            FaultKind::LeaderPause => "leader-pause",
+            FaultKind::MajorityKill => "majority-kill",
+            FaultKind::AllKill => "all-kill",
+            FaultKind::RollingRestart => "rolling-restart",
+            FaultKind::LeaderPartition => "leader-partition",
+            FaultKind::FullLimit => "full-limit",
+            FaultKind::FullDisk => "full-disk",
+            FaultKind::RackPower => "rack-power",
+            FaultKind::RackNet => "rack-net",
+            FaultKind::Wipe => "follower-wipe",
+            FaultKind::MetaMajorityKill => "meta-majority-kill",
+            FaultKind::PowerServer => "power-server",
+            FaultKind::PowerQuorum => "power-quorum",
+            FaultKind::PowerAll => "power-all",
+            FaultKind::PowerCrashPause => "power-crash-pause",
+            FaultKind::PowerRack => "power-rack",
+            FaultKind::StoresLost => "two-stores-lost",
+            FaultKind::LeaderReplace => "leader-replace",
+            FaultKind::MetaLost => "meta-quorum-lost",
         }
     }
-    pub fn parse(s: &str) -> Result<Kind> {
+    pub fn parse(s: &str) -> Result<FaultKind> {
         // The old placeholder (always skipped) was the whole site's power loss.
         if s == "power-loss" {
-            return Ok(Kind::PowerAll);
+            return Ok(FaultKind::PowerAll);
         }
-        Kind::ALL.into_iter().find(|k| k.name() == s).ok_or_else(|| {
-            let names: Vec<&str> = Kind::ALL.iter().map(|k| k.name()).collect();
+        FaultKind::ALL.into_iter().find(|k| k.name() == s).ok_or_else(|| {
+            let names: Vec<&str> = FaultKind::ALL.iter().map(|k| k.name()).collect();
             anyhow!("unknown fault scenario '{s}'; choose from {}", names.join(", "))
         })
     }
     /// Needs the lab in network namespaces.
     pub(super) fn needs_net(self) -> bool {
-        matches!(self, Kind::LeaderPartition | Kind::RackNet)
+        matches!(self, FaultKind::LeaderPartition | FaultKind::RackNet)
     }
     /// Destroys something a recovery must bring back (`--recover` carries out whatif's steps after it).
     pub fn destroys(self) -> bool {
         matches!(
             self,
-            Kind::FullDisk | Kind::Wipe | Kind::StoresLost | Kind::LeaderReplace | Kind::MetaLost
+            FaultKind::FullDisk
+                | FaultKind::Wipe
+                | FaultKind::StoresLost
+                | FaultKind::LeaderReplace
+                | FaultKind::MetaLost
         )
     }
     /// `--recover` carries out whatif's steps after it: what it destroys, or the acknowledged writes a power
@@ -163,21 +167,28 @@ impl Kind {
     }
     /// Only whatif's recovery (`--recover`) brings back what it destroys: not in the plain ladder.
     pub fn recover_only(self) -> bool {
-        matches!(self, Kind::StoresLost | Kind::LeaderReplace | Kind::MetaLost)
+        matches!(
+            self,
+            FaultKind::StoresLost | FaultKind::LeaderReplace | FaultKind::MetaLost
+        )
     }
     /// The scenarios `--recover` adds to the ladder, last (they leave the meta group with new names).
-    pub fn recover_ladder() -> Vec<Kind> {
-        Kind::ALL.into_iter().filter(|k| k.recover_only()).collect()
+    pub fn recover_ladder() -> Vec<FaultKind> {
+        FaultKind::ALL.into_iter().filter(|k| k.recover_only()).collect()
     }
     /// Runs once per rack.
     pub(super) fn per_rack(self) -> bool {
-        matches!(self, Kind::RackPower | Kind::RackNet | Kind::PowerRack)
+        matches!(self, FaultKind::RackPower | FaultKind::RackNet | FaultKind::PowerRack)
     }
     /// Cuts power for real: runs on a lab whose stores sit on the power-loss layer (FUSE).
     pub fn is_power(self) -> bool {
         matches!(
             self,
-            Kind::PowerServer | Kind::PowerQuorum | Kind::PowerAll | Kind::PowerCrashPause | Kind::PowerRack
+            FaultKind::PowerServer
+                | FaultKind::PowerQuorum
+                | FaultKind::PowerAll
+                | FaultKind::PowerCrashPause
+                | FaultKind::PowerRack
         )
     }
     /// Made to lose acknowledged writes when the model predicts the risk: such a scenario runs up to
@@ -185,7 +196,7 @@ impl Kind {
     pub fn designed_to_lose(self) -> bool {
         matches!(
             self,
-            Kind::PowerQuorum | Kind::PowerAll | Kind::PowerCrashPause | Kind::PowerRack
+            FaultKind::PowerQuorum | FaultKind::PowerAll | FaultKind::PowerCrashPause | FaultKind::PowerRack
         )
     }
 }
@@ -275,7 +286,7 @@ pub struct FaultOptions {
     /// Lab size (3 or more; the stream is R3). Ignored with a `target`.
     pub nodes: usize,
     /// The scenarios, in order (`RackPower`/`RackNet` run once per rack).
-    pub scenarios: Vec<Kind>,
+    pub scenarios: Vec<FaultKind>,
     /// nats-server binary; None: `$NATS_SERVER_BIN`, the crate's `.tools/bin`, PATH.
     pub nats_server: Option<PathBuf>,
     /// Publisher rate; low enough that CPU starvation on a small machine does not cause elections.
@@ -331,7 +342,7 @@ impl FaultOptions {
     pub fn full(nodes: usize) -> FaultOptions {
         FaultOptions {
             nodes,
-            scenarios: Kind::ladder(),
+            scenarios: FaultKind::ladder(),
             nats_server: None,
             publish_rate_per_s: 200,
             publish_timeout: Duration::from_secs(2),
@@ -351,7 +362,7 @@ impl FaultOptions {
         }
     }
     /// A short run of the given scenarios (for the test suite).
-    pub fn quick(nodes: usize, scenarios: &[Kind]) -> FaultOptions {
+    pub fn quick(nodes: usize, scenarios: &[FaultKind]) -> FaultOptions {
         FaultOptions {
             scenarios: scenarios.to_vec(),
             warmup: Duration::from_secs(1),
@@ -362,18 +373,18 @@ impl FaultOptions {
     }
     /// Run on a planned layout: its servers, its racks, and the whole-rack scenarios added.
     pub fn on_plan(mut self, target: PlanTarget) -> FaultOptions {
-        for k in [Kind::RackPower, Kind::RackNet] {
+        for k in [FaultKind::RackPower, FaultKind::RackNet] {
             if !self.scenarios.contains(&k) {
                 let at = self
                     .scenarios
                     .iter()
-                    .position(|x| *x == Kind::Wipe || x.is_power())
+                    .position(|x| *x == FaultKind::Wipe || x.is_power())
                     .unwrap_or(self.scenarios.len());
                 self.scenarios.insert(at, k);
             }
         }
-        if self.scenarios.iter().any(|k| k.is_power()) && !self.scenarios.contains(&Kind::PowerRack) {
-            self.scenarios.push(Kind::PowerRack);
+        if self.scenarios.iter().any(|k| k.is_power()) && !self.scenarios.contains(&FaultKind::PowerRack) {
+            self.scenarios.push(FaultKind::PowerRack);
         }
         self.nodes = target.nodes.len();
         self.sync = target.sync;

@@ -132,7 +132,7 @@ pub(super) async fn publisher(p: Publisher) -> Vec<Attempt> {
                     if let Ok(mut a) = acked.lock() {
                         a.push(id.clone());
                     }
-                    break Outcome::Ok {
+                    break PublishFate::Ok {
                         seq: ack.sequence,
                         at_s,
                     };
@@ -154,9 +154,9 @@ pub(super) async fn publisher(p: Publisher) -> Vec<Attempt> {
             }
             if stop.load(Ordering::SeqCst) {
                 break if maybe_stored {
-                    Outcome::Unknown
+                    PublishFate::Unknown
                 } else {
-                    Outcome::Failed
+                    PublishFate::Failed
                 };
             }
             tokio::time::sleep(Duration::from_millis(100)).await;

@@ -9,7 +9,7 @@ use super::volumes::{
 };
 use super::*;
 use crate::catalog::Catalog;
-use crate::site::{ArrayIdx, Pattern, RackIdx, RaidChoice, ServerIdx, Site};
+use crate::site::{ArrayIdx, ArrayRaid, Pattern, RackIdx, ServerIdx, Site};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The volumes carved so far, with what could not be carved.
@@ -134,7 +134,9 @@ pub(super) fn build_unsized(
                     .collect::<Vec<_>>()
                     .join(", ")
             };
-            c.problems.push(info(format!(
+            c.problems.push(info(
+                ProblemCode::VolumeNote,
+                format!(
                 "{} has {data} data disks for {n} servers: {} get{} a RAID 1 pair, {} a RAID 0 disk (one disk failure \
                  destroys that store; its replicas are rebuilt from the others)",
                 arr.name,
@@ -145,7 +147,8 @@ pub(super) fn build_unsized(
                 },
                 if mirrored.len() == 1 { "s" } else { "" },
                 names(single)
-            )));
+            ),
+            ));
         } else if uses_own_group(p) || (internal && p == Pattern::P3) {
             c.own_groups(site, catalog, p, a, on, keep_spares, (1, data), disks_hint, target);
         } else {
@@ -185,7 +188,7 @@ fn assign_arrays(
         Some(match p {
             Pattern::P2 => 1,
             _ if super::volumes::mixed_raid0_fill(site, a, pattern) => 1,
-            _ if site.arrays[a].raid == Some(RaidChoice::Raid10) => 4,
+            _ if site.arrays[a].raid == Some(ArrayRaid::Raid10) => 4,
             _ => 2,
         })
     };
@@ -316,7 +319,7 @@ impl Carved {
         for &s in on {
             let (min, even) = match pattern {
                 Pattern::P2 | Pattern::P3 => (1, false),
-                _ if arr.raid == Some(RaidChoice::Raid10) => (4, true),
+                _ if arr.raid == Some(ArrayRaid::Raid10) => (4, true),
                 _ => (2, true),
             };
             let mut max = share;
@@ -325,7 +328,7 @@ impl Carved {
             }
             // `raid: raid1` is the level of the array's groups: each server's group is one mirrored pair
             // (seed 000 figure (1): six data disks, three RAID 1 groups), never a RAID 10 of more.
-            if arr.raid == Some(RaidChoice::Raid1) && pattern != Pattern::P2 && pattern != Pattern::P3 {
+            if arr.raid == Some(ArrayRaid::Raid1) && pattern != Pattern::P2 && pattern != Pattern::P3 {
                 max = max.min(2);
             }
             if max < min {
@@ -415,13 +418,16 @@ impl Carved {
             return;
         }
         if raid == Raid::DdpRaid1 && arr.hot_spares > 0 {
-            self.problems.push(info(format!(
-                "DDP on {} keeps {} drives' reserve capacity instead of {} hot spare{}",
-                arr.name,
-                super::pool_reserve(arr, data),
-                arr.hot_spares,
-                plural(arr.hot_spares)
-            )));
+            self.problems.push(info(
+                ProblemCode::DdpReserve,
+                format!(
+                    "DDP on {} keeps {} drives' reserve capacity instead of {} hot spare{}",
+                    arr.name,
+                    super::pool_reserve(arr, data),
+                    arr.hot_spares,
+                    plural(arr.hot_spares)
+                ),
+            ));
         }
         let sizes = self.split_within_limit(site, catalog, a, raid, data);
         let mut first = 1u32;
@@ -453,14 +459,17 @@ impl Carved {
             let on_each: Vec<String> = (0..on_group.len())
                 .map(|k| format!("{} on {}", count[k], self.groups[on_group[k]].name))
                 .collect();
-            self.problems.push(info(format!(
-                "{} servers share {} groups unevenly ({}): every LUN is the smallest share, {}; the rest is left \
+            self.problems.push(info(
+                ProblemCode::VolumeNote,
+                format!(
+                    "{} servers share {} groups unevenly ({}): every LUN is the smallest share, {}; the rest is left \
                  for other services",
-                on.len(),
-                on_group.len(),
-                on_each.join(", "),
-                crate::units::fmt_bytes(even as f64)
-            )));
+                    on.len(),
+                    on_group.len(),
+                    on_each.join(", "),
+                    crate::units::fmt_bytes(even as f64)
+                ),
+            ));
         }
         for (i, &s) in on.iter().enumerate() {
             let k = i % on_group.len();
@@ -479,8 +488,8 @@ impl Carved {
         let arr = &site.arrays[a];
         let data = arr.disks.saturating_sub(arr.hot_spares);
         let raid = match arr.raid {
-            Some(RaidChoice::Raid0) => Raid::Raid0,
-            Some(RaidChoice::Raid6) => Raid::Raid6,
+            Some(ArrayRaid::Raid0) => Raid::Raid0,
+            Some(ArrayRaid::Raid6) => Raid::Raid6,
             _ if data >= 4 => Raid::Raid10,
             _ => Raid::Raid1,
         };
@@ -533,15 +542,18 @@ impl Carved {
                 .enumerate()
                 .map(|(i, d)| format!("{}-vg{} of {d}", arr.name, i + 1))
                 .collect();
-            self.problems.push(info(format!(
-                "{}'s {data} data disks are split into {n} {} groups ({}): {what} on the {} holds at most {max} \
+            self.problems.push(info(
+                ProblemCode::VolumeNote,
+                format!(
+                    "{}'s {data} data disks are split into {n} {} groups ({}): {what} on the {} holds at most {max} \
                  drives ({})",
-                arr.name,
-                raid.as_str().to_uppercase().replace("RAID", "RAID "),
-                list.join(", "),
-                arr.model,
-                limits.source
-            )));
+                    arr.name,
+                    raid.as_str().to_uppercase().replace("RAID", "RAID "),
+                    list.join(", "),
+                    arr.model,
+                    limits.source
+                ),
+            ));
         }
         sizes
     }
@@ -688,6 +700,7 @@ fn cross_rack(site: &Site, servers: &[ServerIdx], groups: &[VolumeGroup], luns: 
                 .map(|l| site.servers[l.server].name.as_str())
                 .collect();
             Problem {
+                code: ProblemCode::CrossRackArray,
                 severity: Severity::Risk,
                 text: format!(
                     "{} use{} array {} in rack {rack}: rack {rack}'s power takes {} volume{} with it, so losing rack \
@@ -726,13 +739,15 @@ fn plural(n: u32) -> &'static str {
 /// checks judge it); if none did, the plan says why the pattern does not fit the site.
 fn dropped(text: String) -> Problem {
     Problem {
+        code: ProblemCode::ServerDropped,
         severity: Severity::Info,
         text,
     }
 }
 
-fn info(text: String) -> Problem {
+fn info(code: ProblemCode, text: String) -> Problem {
     Problem {
+        code,
         severity: Severity::Info,
         text,
     }

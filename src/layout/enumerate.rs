@@ -14,7 +14,7 @@ use super::placement::BareAssets;
 use super::volumes::{arrays_for, by_name, own_raid, reachable_arrays, storage_of, Storage};
 use super::*;
 use crate::catalog::Catalog;
-use crate::site::{Pattern, RackIdx, RaidChoice, ServerIdx, Site};
+use crate::site::{ArrayRaid, Pattern, RackIdx, ServerIdx, Site};
 use rayon::prelude::*;
 use std::collections::HashSet;
 
@@ -344,7 +344,7 @@ fn array_slots(site: &Site, a: ArrayIdx, pattern: Pattern) -> usize {
         return data as usize;
     }
     match super::volumes::effective(site, a, pattern) {
-        Pattern::P1 | Pattern::P4 if arr.raid == Some(RaidChoice::Raid10) => (data / 4) as usize,
+        Pattern::P1 | Pattern::P4 if arr.raid == Some(ArrayRaid::Raid10) => (data / 4) as usize,
         Pattern::P1 | Pattern::P4 => (data / 2) as usize,
         Pattern::P2 => data as usize,
         // Shared groups: any number of LUNs; one per server that reaches it.

@@ -105,7 +105,7 @@ impl Raid {
     pub const ALL: [Raid; 5] = [Raid::Raid0, Raid::Raid1, Raid::Raid10, Raid::Raid6, Raid::DdpRaid1];
 
     /// The one parser of a volume group's RAID level: `raid10`, `RAID 10`, `raid-10`, `ddp-raid1` (case,
-    /// spaces, `-` and `_` ignored). The site's array-level choice (`raid: ddp`) is `site::RaidChoice`.
+    /// spaces, `-` and `_` ignored). The site's array-level choice (`raid: ddp`) is `site::ArrayRaid`.
     pub fn parse(s: &str) -> Option<Raid> {
         let norm = |t: &str| -> String {
             t.chars()
@@ -320,8 +320,29 @@ pub fn quorum(n: u32) -> u32 {
 /// A structural problem or remark found while building a layout.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Problem {
+    /// What the problem is about, so code picks problems by it and never by their text (not serialised:
+    /// the JSON keeps `severity` and `text`).
+    #[serde(skip)]
+    pub code: ProblemCode,
     pub severity: Severity,
     pub text: String,
+}
+
+/// What a `Problem` is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ProblemCode {
+    /// A server of the selection could not get a volume (`build`); the layout is the servers that did.
+    ServerDropped,
+    /// DDP keeps a pool's reserve capacity instead of hot spares (`build`).
+    DdpReserve,
+    /// Any other remark on how volumes were laid out: uneven groups, mixed RAID 1/RAID 0 (`build`).
+    VolumeNote,
+    /// Servers use an array in another rack, whose power takes their volumes with it (`build`).
+    CrossRackArray,
+    /// An asset cannot be placed: "no suitable peers" (`placement`).
+    NoSuitablePeers,
+    /// A reason for the layout's verdict (`plan::verdict`).
+    Verdict,
 }
 
 /// How much a reason weighs in the verdict.

@@ -559,6 +559,7 @@ impl<'a> Eligibility<'a> {
 fn no_peers(a: &Asset, racks_available: usize) -> Problem {
     let r = a.replicas as usize;
     Problem {
+        code: ProblemCode::NoSuitablePeers,
         severity: Severity::Reject,
         text: if a.unique_rack {
             format!(

@@ -3,7 +3,7 @@
 
 use super::Raid;
 use crate::catalog::Catalog;
-use crate::site::{ArrayIdx, Pattern, RackIdx, RaidChoice, ServerIdx, Site};
+use crate::site::{ArrayIdx, ArrayRaid, Pattern, RackIdx, ServerIdx, Site};
 
 /// Names sorted case-insensitively, then by index for stability.
 pub(super) fn by_name<'a, T>(items: impl Iterator<Item = (usize, &'a T)>, name: impl Fn(&T) -> &str) -> Vec<usize>
@@ -119,12 +119,12 @@ pub(super) fn array_pattern(site: &Site, a: ArrayIdx) -> Option<Pattern> {
     let pick = |ps: &[Pattern]| ps.iter().copied().find(|&p| ok(p));
 
     match arr.raid {
-        Some(RaidChoice::Ddp) => pick(&[Pattern::DdpRaid1]),
+        Some(ArrayRaid::Ddp) => pick(&[Pattern::DdpRaid1]),
         // On internal disks: the server's own RAID 6 group over its data disks (`build` carves it as the
         // RAID 6 baseline carves an array's), never a mirror the site did not ask for.
-        Some(RaidChoice::Raid6) => pick(&[Pattern::Raid6]),
-        Some(RaidChoice::Raid0) => pick(&[Pattern::P2]),
-        Some(RaidChoice::Raid1) | Some(RaidChoice::Raid10) => pick(&[Pattern::P1, Pattern::P4]),
+        Some(ArrayRaid::Raid6) => pick(&[Pattern::Raid6]),
+        Some(ArrayRaid::Raid0) => pick(&[Pattern::P2]),
+        Some(ArrayRaid::Raid1) | Some(ArrayRaid::Raid10) => pick(&[Pattern::P1, Pattern::P4]),
         _ => pick(&[Pattern::P1, Pattern::P4, Pattern::P2]),
     }
 }
@@ -151,7 +151,7 @@ pub fn is_heterogeneous(site: &Site) -> bool {
     if site
         .arrays
         .iter()
-        .any(|a| a.host.is_some() || (a.owner.is_some() && a.raid == Some(RaidChoice::Raid6)))
+        .any(|a| a.host.is_some() || (a.owner.is_some() && a.raid == Some(ArrayRaid::Raid6)))
     {
         return true;
     }
@@ -175,10 +175,10 @@ fn compatible(arr: &crate::site::Array, pattern: Pattern) -> bool {
     }
     match arr.raid {
         None => true,
-        Some(RaidChoice::Raid0) => matches!(pattern, Pattern::P2 | Pattern::P3),
-        Some(RaidChoice::Raid1) | Some(RaidChoice::Raid10) => matches!(pattern, Pattern::P1 | Pattern::P4),
-        Some(RaidChoice::Raid6) => pattern == Pattern::Raid6,
-        Some(RaidChoice::Ddp) => pattern == Pattern::DdpRaid1,
+        Some(ArrayRaid::Raid0) => matches!(pattern, Pattern::P2 | Pattern::P3),
+        Some(ArrayRaid::Raid1) | Some(ArrayRaid::Raid10) => matches!(pattern, Pattern::P1 | Pattern::P4),
+        Some(ArrayRaid::Raid6) => pattern == Pattern::Raid6,
+        Some(ArrayRaid::Ddp) => pattern == Pattern::DdpRaid1,
     }
 }
 

@@ -47,7 +47,7 @@ pub struct Classes {
 pub struct AssetShape {
     #[serde(skip)]
     pub name: String,
-    pub kind: String,
+    pub kind: crate::layout::AssetKind,
     pub replicas: u8,
     pub set: Option<String>,
     pub bytes_per_replica: u64,
@@ -253,7 +253,7 @@ pub fn compact(l: &mut super::PlannedLayout) {
             last: k.last,
             entry: AssetShape {
                 name: k.entry.name.to_string(),
-                kind: k.entry.kind.as_str().to_string(),
+                kind: k.entry.kind,
                 replicas: k.entry.replicas,
                 set: k.entry.set.as_deref().map(str::to_string),
                 bytes_per_replica: k.entry.bytes_per_replica.ceil() as u64,

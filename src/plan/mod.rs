@@ -16,7 +16,7 @@ pub use unused::{idle_disks, unused_servers, IdleDisks, UnusedRole, UnusedServer
 pub use verdict::{perf_bucket, rank, reasons, times, wear as wear_check, Closeness, Tolerances};
 
 use crate::catalog::Catalog;
-use crate::layout::{Layout, PlacementRule, Severity};
+use crate::layout::{Layout, PlacementRule, ProblemCode, Severity};
 use crate::site::{Site, Tolerance};
 use serde::Serialize;
 
@@ -176,7 +176,7 @@ pub struct PlannedServer {
 #[derive(Debug, Clone, Serialize)]
 pub struct PlannedAsset {
     pub name: String,
-    pub kind: String,
+    pub kind: crate::layout::AssetKind,
     pub replicas: u8,
     /// Where the emulated meta leader puts it (balanced; NATS breaks ties at random).
     pub expected: Vec<String>,
@@ -400,7 +400,7 @@ pub fn build_progress(
                 let why = once_each(
                     l.problems
                         .iter()
-                        .filter(|p| !p.text.starts_with("no suitable peers") && !p.text.starts_with("DDP on "))
+                        .filter(|p| !matches!(p.code, ProblemCode::NoSuitablePeers | ProblemCode::DdpReserve))
                         .map(|p| p.text.as_str()),
                 );
                 let note = format!("pattern {} does not fit this site: {why}", l.pattern.as_str());
@@ -669,7 +669,7 @@ fn planned_assets(site: &Site, layout: &Layout) -> Vec<PlannedAsset> {
         .iter()
         .map(|a| PlannedAsset {
             name: a.name.to_string(),
-            kind: a.kind.as_str().to_string(),
+            kind: a.kind,
             replicas: a.replicas,
             expected: a.expected.iter().map(|&s| site.servers[s].name.clone()).collect(),
             set: a.set.as_deref().map(str::to_string),

@@ -3,13 +3,14 @@
 
 use super::{Capacity, PlannedLayout};
 use crate::catalog::Catalog;
-use crate::layout::{Layout, PlacementRule, Problem, Raid, Severity};
+use crate::layout::{Layout, PlacementRule, Problem, ProblemCode, Raid, Severity};
 use crate::site::{Pattern, Site, Tolerance};
 use crate::units::fmt_bytes;
 use std::cmp::Ordering;
 
 fn p(severity: Severity, text: impl Into<String>) -> Problem {
     Problem {
+        code: ProblemCode::Verdict,
         severity,
         text: text.into(),
     }

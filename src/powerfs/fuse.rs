@@ -3,7 +3,7 @@
 //! Writes reach the layer one by one (no FUSE writeback cache is negotiated), so every byte an
 //! application writes is seen, kept in the undo state and written through before the call returns.
 
-use super::store::{Kind, Store};
+use super::store::{EntryKind, Store};
 use fuser::{
     Errno, FileAttr, FileHandle, FileType, Filesystem, FopenFlags, Generation, INodeNo, OpenFlags, RenameFlags,
     ReplyAttr, ReplyCreate, ReplyData, ReplyDirectory, ReplyEmpty, ReplyEntry, ReplyOpen, ReplyStatfs, ReplyWrite,
@@ -55,11 +55,11 @@ fn lock(shared: &Shared) -> MutexGuard<'_, Inner> {
     shared.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn file_type(kind: Kind) -> FileType {
+fn file_type(kind: EntryKind) -> FileType {
     match kind {
-        Kind::File => FileType::RegularFile,
-        Kind::Dir => FileType::Directory,
-        Kind::Symlink => FileType::Symlink,
+        EntryKind::File => FileType::RegularFile,
+        EntryKind::Dir => FileType::Directory,
+        EntryKind::Symlink => FileType::Symlink,
     }
 }
 
@@ -71,7 +71,7 @@ fn time(secs: i64, nsecs: i64) -> SystemTime {
     }
 }
 
-fn attr(ino: u64, kind: Kind, md: &Metadata) -> FileAttr {
+fn attr(ino: u64, kind: EntryKind, md: &Metadata) -> FileAttr {
     FileAttr {
         ino: INodeNo(ino),
         size: md.len(),
@@ -424,8 +424,8 @@ impl Filesystem for PowerFuse {
         };
         let parent = inner.store.parent(ino.0);
         let dots = [
-            (OsStr::new(".").to_owned(), ino.0, Kind::Dir),
-            (OsStr::new("..").to_owned(), parent, Kind::Dir),
+            (OsStr::new(".").to_owned(), ino.0, EntryKind::Dir),
+            (OsStr::new("..").to_owned(), parent, EntryKind::Dir),
         ];
         let all = dots.into_iter().chain(entries);
         for (i, (name, child, kind)) in all.enumerate().skip(offset as usize) {

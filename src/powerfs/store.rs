@@ -37,7 +37,7 @@ pub const STASH: &str = ".natsplan-powerfs-stash";
 pub const ROOT: u64 = 1;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub enum EntryKind {
     File,
     Dir,
     Symlink,
@@ -68,7 +68,7 @@ struct FileUndo {
 
 #[derive(Debug)]
 struct Node {
-    kind: Kind,
+    kind: EntryKind,
     /// Where the node is now; `None` once unlinked (a file then lives at `stash/<ino>`).
     place: Option<(u64, OsString)>,
     /// A directory's current entries.
@@ -79,7 +79,7 @@ struct Node {
 }
 
 impl Node {
-    fn new(kind: Kind, place: Option<(u64, OsString)>) -> Node {
+    fn new(kind: EntryKind, place: Option<(u64, OsString)>) -> Node {
         Node {
             kind,
             place,
@@ -150,7 +150,7 @@ impl Store {
             metadata,
             lost: false,
         };
-        s.nodes.insert(ROOT, Node::new(Kind::Dir, None));
+        s.nodes.insert(ROOT, Node::new(EntryKind::Dir, None));
         s.scan(ROOT)?;
         Ok(s)
     }
@@ -165,21 +165,21 @@ impl Store {
             }
             let ft = entry.file_type()?;
             let kind = if ft.is_dir() {
-                Kind::Dir
+                EntryKind::Dir
             } else if ft.is_symlink() {
-                Kind::Symlink
+                EntryKind::Symlink
             } else {
-                Kind::File
+                EntryKind::File
             };
             let ino = self.alloc(kind, dir, &name);
-            if kind == Kind::Dir {
+            if kind == EntryKind::Dir {
                 self.scan(ino)?;
             }
         }
         Ok(())
     }
 
-    fn alloc(&mut self, kind: Kind, parent: u64, name: &OsStr) -> u64 {
+    fn alloc(&mut self, kind: EntryKind, parent: u64, name: &OsStr) -> u64 {
         let ino = self.next_ino;
         self.next_ino += 1;
         self.nodes.insert(ino, Node::new(kind, Some((parent, name.to_owned()))));
@@ -207,7 +207,7 @@ impl Store {
         Ok(())
     }
 
-    pub fn kind(&self, ino: u64) -> io::Result<Kind> {
+    pub fn kind(&self, ino: u64) -> io::Result<EntryKind> {
         self.nodes.get(&ino).map(|n| n.kind).ok_or_else(enoent)
     }
 
@@ -249,7 +249,7 @@ impl Store {
     }
 
     /// A directory's entries with their kinds, in name order.
-    pub fn entries(&self, dir: u64) -> io::Result<Vec<(OsString, u64, Kind)>> {
+    pub fn entries(&self, dir: u64) -> io::Result<Vec<(OsString, u64, EntryKind)>> {
         let node = self.nodes.get(&dir).ok_or_else(enoent)?;
         Ok(node
             .entries
@@ -266,13 +266,13 @@ impl Store {
         }
     }
 
-    fn new_node(&mut self, kind: Kind, parent: u64, name: &OsStr) -> u64 {
+    fn new_node(&mut self, kind: EntryKind, parent: u64, name: &OsStr) -> u64 {
         self.dirty_dir(parent);
         let ino = self.alloc(kind, parent, name);
         let node = self.nodes.get_mut(&ino).expect("just made");
         match kind {
             // Nothing of a new directory's entries is durable until it is fsynced.
-            Kind::Dir => node.durable_entries = Some((BTreeMap::new(), Instant::now())),
+            EntryKind::Dir => node.durable_entries = Some((BTreeMap::new(), Instant::now())),
             // A new file's synced length is 0.
             _ => {
                 node.undo = Some(FileUndo {
@@ -289,7 +289,7 @@ impl Store {
         if self.lookup(parent, name).is_ok() {
             return Err(io::Error::from_raw_os_error(libc::EEXIST));
         }
-        if self.kind(parent)? != Kind::Dir {
+        if self.kind(parent)? != EntryKind::Dir {
             return Err(io::Error::from_raw_os_error(libc::ENOTDIR));
         }
         if parent == ROOT && name == STASH {
@@ -311,7 +311,7 @@ impl Store {
                 .mode(mode)
                 .open(&path)?
         };
-        Ok((self.new_node(Kind::File, parent, name), file))
+        Ok((self.new_node(EntryKind::File, parent, name), file))
     }
 
     pub fn mkdir(&mut self, parent: u64, name: &OsStr, mode: u32) -> io::Result<u64> {
@@ -321,13 +321,13 @@ impl Store {
             use std::os::unix::fs::DirBuilderExt;
             fs::DirBuilder::new().mode(mode).create(&path)?;
         }
-        Ok(self.new_node(Kind::Dir, parent, name))
+        Ok(self.new_node(EntryKind::Dir, parent, name))
     }
 
     pub fn symlink(&mut self, parent: u64, name: &OsStr, target: &Path) -> io::Result<u64> {
         self.ensure_absent(parent, name)?;
         std::os::unix::fs::symlink(target, self.path(parent)?.join(name))?;
-        let ino = self.new_node(Kind::Symlink, parent, name);
+        let ino = self.new_node(EntryKind::Symlink, parent, name);
         // A symlink's target is written with it; only its entry can be lost.
         self.nodes.get_mut(&ino).expect("just made").undo = None;
         Ok(ino)
@@ -434,7 +434,7 @@ impl Store {
     pub fn unlink(&mut self, parent: u64, name: &OsStr) -> io::Result<()> {
         self.check_alive()?;
         let ino = self.lookup(parent, name)?;
-        if self.kind(ino)? == Kind::Dir {
+        if self.kind(ino)? == EntryKind::Dir {
             return Err(io::Error::from_raw_os_error(libc::EISDIR));
         }
         let from = self.path(ino)?;
@@ -446,7 +446,7 @@ impl Store {
     pub fn rmdir(&mut self, parent: u64, name: &OsStr) -> io::Result<()> {
         self.check_alive()?;
         let ino = self.lookup(parent, name)?;
-        if self.kind(ino)? != Kind::Dir {
+        if self.kind(ino)? != EntryKind::Dir {
             return Err(io::Error::from_raw_os_error(libc::ENOTDIR));
         }
         if !self.nodes[&ino].entries.is_empty() {
@@ -463,7 +463,7 @@ impl Store {
         if to == ROOT && to_name == STASH {
             return Err(io::Error::from_raw_os_error(libc::EPERM));
         }
-        if self.kind(to)? != Kind::Dir {
+        if self.kind(to)? != EntryKind::Dir {
             return Err(io::Error::from_raw_os_error(libc::ENOTDIR));
         }
         let mut up = to;
@@ -478,9 +478,9 @@ impl Store {
                 return Ok(());
             }
             match (self.kind(ino)?, self.kind(old)?) {
-                (Kind::Dir, Kind::Dir) => self.rmdir(to, to_name)?,
-                (Kind::Dir, _) => return Err(io::Error::from_raw_os_error(libc::ENOTDIR)),
-                (_, Kind::Dir) => return Err(io::Error::from_raw_os_error(libc::EISDIR)),
+                (EntryKind::Dir, EntryKind::Dir) => self.rmdir(to, to_name)?,
+                (EntryKind::Dir, _) => return Err(io::Error::from_raw_os_error(libc::ENOTDIR)),
+                (_, EntryKind::Dir) => return Err(io::Error::from_raw_os_error(libc::EISDIR)),
                 _ => self.unlink(to, to_name)?,
             }
         }
@@ -513,7 +513,7 @@ impl Store {
         let gone: Vec<u64> = self
             .nodes
             .iter()
-            .filter(|(ino, n)| n.place.is_none() && n.kind != Kind::Dir && !named.contains(ino))
+            .filter(|(ino, n)| n.place.is_none() && n.kind != EntryKind::Dir && !named.contains(ino))
             .filter(|(ino, _)| self.stash_path(**ino).exists())
             .map(|(ino, _)| *ino)
             .collect();
@@ -565,12 +565,12 @@ impl Store {
         // 1. Park every file and symlink of the live tree in the stash, by inode; drop the directories.
         let live: Vec<u64> = self.walk(ROOT, false);
         for &ino in &live {
-            if self.nodes[&ino].kind != Kind::Dir {
+            if self.nodes[&ino].kind != EntryKind::Dir {
                 fs::rename(self.path(ino)?, self.stash_path(ino))?;
             }
         }
         for &ino in live.iter().rev() {
-            if self.nodes[&ino].kind == Kind::Dir {
+            if self.nodes[&ino].kind == EntryKind::Dir {
                 fs::remove_dir(self.path(ino)?)?;
             }
         }
@@ -596,12 +596,12 @@ impl Store {
                 if !placed.insert(ino) {
                     // Durable under two names (moved, and both directories synced at different times):
                     // a file's second name gets a copy; a directory keeps its first place (no cycles).
-                    if kind != Kind::Dir {
+                    if kind != EntryKind::Dir {
                         fs::copy(self.path(ino)?, &path)?;
                     }
                     continue;
                 }
-                if kind == Kind::Dir {
+                if kind == EntryKind::Dir {
                     fs::create_dir(&path)?;
                     todo.push(ino);
                 } else {
@@ -622,7 +622,7 @@ impl Store {
         let Some(undo) = self.nodes.get_mut(&ino).and_then(|n| n.undo.take()) else {
             return Ok(());
         };
-        if self.nodes[&ino].kind != Kind::File {
+        if self.nodes[&ino].kind != EntryKind::File {
             return Ok(());
         }
         let file = OpenOptions::new().write(true).open(path)?;
@@ -650,7 +650,7 @@ impl Store {
         while let Some(d) = todo.pop() {
             for &ino in self.nodes[&d].entries.values() {
                 out.push(ino);
-                if self.nodes[&ino].kind == Kind::Dir {
+                if self.nodes[&ino].kind == EntryKind::Dir {
                     todo.push(ino);
                 }
             }

@@ -2,14 +2,14 @@
 //! output (one status line with performance data, then one line per item that is not ok) and Prometheus
 //! text in the `natsplan_check_` namespace. Nothing here grades: `check::grade` did.
 
-use crate::check::{CheckReport, Item, Status};
+use crate::check::{CheckReport, Health, Item};
 
-fn upper(s: Status) -> &'static str {
+fn upper(s: Health) -> &'static str {
     match s {
-        Status::Ok => "OK",
-        Status::Warning => "WARNING",
-        Status::Critical => "CRITICAL",
-        Status::Unknown => "UNKNOWN",
+        Health::Ok => "OK",
+        Health::Warning => "WARNING",
+        Health::Critical => "CRITICAL",
+        Health::Unknown => "UNKNOWN",
     }
 }
 
@@ -74,7 +74,7 @@ fn perf_num(x: Option<f64>) -> String {
 /// Nagios plugin output: `NATSPLAN CHECK <STATUS>: <summary>; <first problems> | <perfdata>`, then one
 /// line per item that is not ok (the plugin's long output).
 pub fn nagios(r: &CheckReport) -> Vec<u8> {
-    let bad: Vec<&Item> = worst_first(r).into_iter().filter(|i| i.status != Status::Ok).collect();
+    let bad: Vec<&Item> = worst_first(r).into_iter().filter(|i| i.status != Health::Ok).collect();
     let mut line = format!("NATSPLAN CHECK {}: {}", upper(r.status), summary(r));
     for i in bad.iter().take(3) {
         line.push_str(&format!("; {}", i.message.replace('|', "/")));
@@ -200,7 +200,7 @@ mod tests {
     use std::collections::BTreeMap;
 
     fn report() -> CheckReport {
-        let item = |check: &str, subject: &str, status: Status, value: Option<f64>| Item {
+        let item = |check: &str, subject: &str, status: Health, value: Option<f64>| Item {
             check: check.into(),
             subject: subject.into(),
             status,
@@ -211,9 +211,9 @@ mod tests {
             unit: value.map(|_| "%".to_string()),
         };
         let checks = vec![
-            item("store", "n1", Status::Ok, Some(12.5)),
-            item("unplanned", "hand\"made", Status::Warning, None),
-            item("server", "n3", Status::Critical, None),
+            item("store", "n1", Health::Ok, Some(12.5)),
+            item("unplanned", "hand\"made", Health::Warning, None),
+            item("server", "n3", Health::Critical, None),
         ];
         let mut counts = BTreeMap::new();
         for (k, n) in [("ok", 1), ("warning", 1), ("critical", 1), ("unknown", 0)] {
@@ -222,7 +222,7 @@ mod tests {
         CheckReport {
             cluster: "c1".into(),
             layout: "p1".into(),
-            status: Status::Critical,
+            status: Health::Critical,
             exit_code: 2,
             counts,
             thresholds: Default::default(),

@@ -5,7 +5,7 @@
 //! lists the columns.
 
 use crate::plan::{Plan, PlannedLayout};
-use crate::survival::{ScenarioReport, SimulateReport, StreamLine, WhatifReport};
+use crate::survival::{AssetLine, ScenarioReport, SimulateReport, WhatifReport};
 
 /// One field, quoted when RFC 4180 needs it.
 pub fn field(s: &str) -> String {
@@ -143,7 +143,7 @@ pub const WHATIF_COLUMNS: [&str; 15] = [
     "acked_loss_cause",
 ];
 
-fn whatif_record(i: usize, sc: &ScenarioReport, a: &StreamLine) -> Vec<String> {
+fn whatif_record(i: usize, sc: &ScenarioReport, a: &AssetLine) -> Vec<String> {
     vec![
         (i + 1).to_string(),
         sc.failed.join(" + "),

@@ -332,7 +332,11 @@ pub fn asset_rows(l: &PlannedLayout) -> Vec<Vec<String>> {
     };
     if let Some(c) = l.classes.as_ref().filter(|_| l.assets.is_empty()) {
         // A layout kept per class (not the top-ranked, not --layout): its classes, most bytes first.
-        let mut v: Vec<_> = c.assets.iter().filter(|k| k.entry.kind != "consumer").collect();
+        let mut v: Vec<_> = c
+            .assets
+            .iter()
+            .filter(|k| k.entry.kind != crate::layout::AssetKind::Consumer)
+            .collect();
         v.sort_by(|x, y| {
             let total = |k: &crate::plan::classes::Class<crate::plan::classes::AssetShape>| {
                 k.entry.bytes_per_replica as u128 * k.count as u128
@@ -344,7 +348,7 @@ pub fn asset_rows(l: &PlannedLayout) -> Vec<Vec<String>> {
             .map(|k| {
                 vec![
                     like(&k.first, k.count),
-                    k.entry.kind.clone(),
+                    k.entry.kind.as_str().to_string(),
                     k.entry.replicas.to_string(),
                     fmt_bytes(k.entry.bytes_per_replica as f64),
                     format!("with --layout {}", l.id),
@@ -356,7 +360,11 @@ pub fn asset_rows(l: &PlannedLayout) -> Vec<Vec<String>> {
             })
             .collect();
     }
-    let mut assets: Vec<&crate::plan::PlannedAsset> = l.assets.iter().filter(|a| a.kind != "consumer").collect();
+    let mut assets: Vec<&crate::plan::PlannedAsset> = l
+        .assets
+        .iter()
+        .filter(|a| a.kind != crate::layout::AssetKind::Consumer)
+        .collect();
     if crate::plan::classes::applies(l.assets.len()) {
         return asset_class_rows(assets, anywhere);
     }
@@ -366,7 +374,7 @@ pub fn asset_rows(l: &PlannedLayout) -> Vec<Vec<String>> {
         .map(|a| {
             vec![
                 a.name.clone(),
-                a.kind.clone(),
+                a.kind.as_str().to_string(),
                 a.replicas.to_string(),
                 fmt_bytes(a.bytes_per_replica as f64),
                 a.expected.join(", "),
@@ -404,7 +412,7 @@ fn asset_class_rows(assets: Vec<&crate::plan::PlannedAsset>, anywhere: &str) -> 
         .map(|(a, n, servers)| {
             vec![
                 like(&a.name, n),
-                a.kind.clone(),
+                a.kind.as_str().to_string(),
                 a.replicas.to_string(),
                 fmt_bytes(a.bytes_per_replica as f64),
                 format!("spread over {}", count(servers.len(), "server")),

@@ -481,8 +481,8 @@ pub fn simulate(
     page.finish(&format!("natsplan {}", env!("CARGO_PKG_VERSION")))
 }
 
-fn verify_status_colour(s: crate::verify::report::Status) -> &'static str {
-    use crate::verify::report::Status as S;
+fn verify_status_colour(s: crate::verify::report::RowStatus) -> &'static str {
+    use crate::verify::report::RowStatus as S;
     match s {
         S::Inside => "#2ca02c",
         S::Near => "#e6a100",

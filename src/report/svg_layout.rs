@@ -143,12 +143,12 @@ pub fn layout_drawing(site: &Site, pl: &PlannedLayout, overlay: Option<&Overlay>
     let assets: Vec<AssetMark> = pl
         .assets
         .iter()
-        .filter(|a| a.kind != "consumer")
+        .filter(|a| a.kind != crate::layout::AssetKind::Consumer)
         .enumerate()
         .map(|(i, a)| AssetMark {
             number: i + 1,
             name: &a.name,
-            kind: &a.kind,
+            kind: a.kind.as_str(),
             replicas: a.replicas,
             servers: &a.expected,
         })

@@ -7,7 +7,7 @@ use crate::units::{fmt_bytes, fmt_secs};
 /// Asset rows a single-scenario table shows before summarising the rest.
 const TABLE_ROWS: usize = 40;
 
-fn stall(s: &survival::StreamLine) -> String {
+fn stall(s: &survival::AssetLine) -> String {
     match s.stall_s {
         Some(0.0) => "0".into(),
         Some(x) => format!("≤{x:.0} s"),
@@ -25,7 +25,7 @@ fn stall(s: &survival::StreamLine) -> String {
 
 /// The acked-loss column: `no`, `yes`, `yes (crash + pause, #7567)`, or `possible (election race)` when a
 /// replica holding every write stayed up (see `survival::AckedLoss`).
-fn risk(a: &survival::StreamLine) -> String {
+fn risk(a: &survival::AssetLine) -> String {
     match (a.acked_loss_risk, a.acked_loss_cause, a.acked_loss_likelihood) {
         (false, _, _) => "no".into(),
         (true, Some("crash_plus_pause"), _) => "yes (crash + pause, #7567)".into(),
@@ -114,7 +114,7 @@ pub fn table_report(r: &WhatifReport, width: u16) -> String {
         ));
         let mut t = table(width, &["asset", "kind", "status", "write stall", "acked loss risk"]);
         // Large plans: the meta group and the hit assets (worst first), then a count of the rest.
-        let mut shown: Vec<&survival::StreamLine> = sc.streams.iter().collect();
+        let mut shown: Vec<&survival::AssetLine> = sc.streams.iter().collect();
         if shown.len() > TABLE_ROWS {
             shown.sort_by_key(|a| std::cmp::Reverse((a.status, a.acked_loss_risk)));
             shown.truncate(TABLE_ROWS);

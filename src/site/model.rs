@@ -92,7 +92,7 @@ pub struct Array {
     /// The RAID level the user has already chosen for this array (`arrays[].raid`); None = the planner
     /// chooses per pattern. Validated against the data disks (disks − hot spares). It is the level of
     /// the array's volume groups: `raid1` on six data disks is three mirrored pairs.
-    pub raid: Option<RaidChoice>,
+    pub raid: Option<ArrayRaid>,
     /// The `raid:` level describes one group (or pool) the user already has on all the data disks, used
     /// as given (`existing: true`; always so for `raid: ddp` and a host's pool).
     pub existing: bool,
@@ -105,10 +105,11 @@ pub struct Array {
 }
 
 /// A RAID level a user can fix for an array in the site file. Names as E-Series SANtricity uses them;
-/// `ddp` is a Dynamic Disk Pool (its volumes are RAID 1 or RAID 6 inside the pool).
+/// `ddp` is a Dynamic Disk Pool (its volumes are RAID 1 or RAID 6 inside the pool). Not `layout::Raid`,
+/// the level of one volume group a layout builds (where a DDP's volumes are `ddp-raid1`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum RaidChoice {
+pub enum ArrayRaid {
     Raid0,
     Raid1,
     Raid10,
@@ -116,44 +117,44 @@ pub enum RaidChoice {
     Ddp,
 }
 
-impl RaidChoice {
-    pub const ALL: [RaidChoice; 5] = [
-        RaidChoice::Raid0,
-        RaidChoice::Raid1,
-        RaidChoice::Raid10,
-        RaidChoice::Raid6,
-        RaidChoice::Ddp,
+impl ArrayRaid {
+    pub const ALL: [ArrayRaid; 5] = [
+        ArrayRaid::Raid0,
+        ArrayRaid::Raid1,
+        ArrayRaid::Raid10,
+        ArrayRaid::Raid6,
+        ArrayRaid::Ddp,
     ];
 
     /// The site-file spelling, also the catalog's `supports` spelling.
     pub fn as_str(self) -> &'static str {
         match self {
-            RaidChoice::Raid0 => "raid0",
-            RaidChoice::Raid1 => "raid1",
-            RaidChoice::Raid10 => "raid10",
-            RaidChoice::Raid6 => "raid6",
-            RaidChoice::Ddp => "ddp",
+            ArrayRaid::Raid0 => "raid0",
+            ArrayRaid::Raid1 => "raid1",
+            ArrayRaid::Raid10 => "raid10",
+            ArrayRaid::Raid6 => "raid6",
+            ArrayRaid::Ddp => "ddp",
         }
     }
 
     /// Accepts `raid10`, `RAID 10`, `raid-10`, `DDP` (case, spaces, `-` and `_` ignored).
-    pub fn parse(s: &str) -> Option<RaidChoice> {
+    pub fn parse(s: &str) -> Option<ArrayRaid> {
         let norm: String = s
             .chars()
             .filter(|c| !matches!(c, ' ' | '-' | '_'))
             .collect::<String>()
             .to_ascii_lowercase();
-        RaidChoice::ALL.into_iter().find(|r| r.as_str() == norm)
+        ArrayRaid::ALL.into_iter().find(|r| r.as_str() == norm)
     }
 
     /// Fewest data disks (disks − hot spares) the level can be built on.
     pub fn min_data_disks(self) -> u32 {
         match self {
-            RaidChoice::Raid0 => 1,
-            RaidChoice::Raid1 => 2,
-            RaidChoice::Raid10 => 4,
-            RaidChoice::Raid6 => 5,
-            RaidChoice::Ddp => 11,
+            ArrayRaid::Raid0 => 1,
+            ArrayRaid::Raid1 => 2,
+            ArrayRaid::Raid10 => 4,
+            ArrayRaid::Raid6 => 5,
+            ArrayRaid::Ddp => 11,
         }
     }
 
@@ -163,29 +164,29 @@ impl RaidChoice {
     /// RAID 6 at least 5 (E-Series minimum: 3 data + 2 parity); DDP at least 11.
     pub fn check_data_disks(self, data_disks: u32) -> Result<(), String> {
         let ok = match self {
-            RaidChoice::Raid0 => data_disks >= 1,
-            RaidChoice::Raid1 => data_disks >= 2 && data_disks.is_multiple_of(2),
-            RaidChoice::Raid10 => data_disks >= 4 && data_disks.is_multiple_of(2),
-            RaidChoice::Raid6 => data_disks >= 5,
-            RaidChoice::Ddp => data_disks >= 11,
+            ArrayRaid::Raid0 => data_disks >= 1,
+            ArrayRaid::Raid1 => data_disks >= 2 && data_disks.is_multiple_of(2),
+            ArrayRaid::Raid10 => data_disks >= 4 && data_disks.is_multiple_of(2),
+            ArrayRaid::Raid6 => data_disks >= 5,
+            ArrayRaid::Ddp => data_disks >= 11,
         };
         if ok {
             return Ok(());
         }
         let disks = if data_disks == 1 { "disk" } else { "disks" };
         Err(match self {
-            RaidChoice::Raid0 => "RAID 0 needs at least 1 data disk".to_string(),
-            RaidChoice::Raid1 => {
+            ArrayRaid::Raid0 => "RAID 0 needs at least 1 data disk".to_string(),
+            ArrayRaid::Raid1 => {
                 format!(
                     "RAID 1 groups are mirrored pairs, so an even number of data disks, at least 2; this array has \
                      {data_disks} data {disks}"
                 )
             }
-            RaidChoice::Raid10 => {
+            ArrayRaid::Raid10 => {
                 format!("RAID 10 needs an even number of data disks, at least 4; this array has {data_disks}")
             }
-            RaidChoice::Raid6 => format!("RAID 6 needs at least 5 data disks; this array has {data_disks}"),
-            RaidChoice::Ddp => format!("a DDP pool needs at least 11 disks; this array has {data_disks}"),
+            ArrayRaid::Raid6 => format!("RAID 6 needs at least 5 data disks; this array has {data_disks}"),
+            ArrayRaid::Ddp => format!("a DDP pool needs at least 11 disks; this array has {data_disks}"),
         })
     }
 }

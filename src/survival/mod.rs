@@ -45,7 +45,7 @@ pub use tolerates::{
     min_breaking_cost_of, tolerates, tolerates_meta, Judge, TOLERANCE_KINDS,
 };
 pub use whatif::{
-    report_scenarios, report_sweep, scenario_report, AckedLoss, ScenarioReport, StreamLine, SweepSummary, WhatifReport,
+    report_scenarios, report_sweep, scenario_report, AckedLoss, AssetLine, ScenarioReport, SweepSummary, WhatifReport,
 };
 
 pub use chain::{exact_flows, Chains};

@@ -11,9 +11,11 @@ use serde::Serialize;
 /// Survivors listed per scenario (the most loaded ones).
 const SURVIVORS_SHOWN: usize = 5;
 
-/// One asset's line in a scenario (`streams` in the JSON covers streams, KV, object stores, consumers).
+/// One asset's line in a scenario (`streams` in the JSON covers streams, KV, object stores, consumers):
+/// what the whatif report shows of an `AssetOutcome` (the evaluation's full record, which also counts the
+/// replicas down, destroyed and cache-lost), plus how likely an acked loss is. Built only by `From`.
 #[derive(Debug, Clone, Serialize)]
-pub struct StreamLine {
+pub struct AssetLine {
     pub name: String,
     pub kind: &'static str,
     pub status: Status,
@@ -40,9 +42,9 @@ pub struct StreamLine {
     pub replicas: u32,
 }
 
-impl From<&AssetOutcome> for StreamLine {
-    fn from(a: &AssetOutcome) -> StreamLine {
-        StreamLine {
+impl From<&AssetOutcome> for AssetLine {
+    fn from(a: &AssetOutcome) -> AssetLine {
+        AssetLine {
             name: a.name.clone(),
             kind: a.kind,
             status: a.status,
@@ -121,8 +123,8 @@ pub struct ScenarioReport {
     /// Whether the JetStream API works (the meta group keeps its quorum); existing streams may take writes
     /// without it (see `actions`).
     pub api_available: bool,
-    pub meta_detail: StreamLine,
-    pub streams: Vec<StreamLine>,
+    pub meta_detail: AssetLine,
+    pub streams: Vec<AssetLine>,
     pub recovery_s: f64,
     pub recovery: Vec<Step>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -207,8 +209,8 @@ pub fn scenario_report(model: &Model, catalog: &Catalog, sc: &Scenario, count: O
         worst: sc.worst(),
         meta: sc.meta.status,
         api_available: sc.meta.status.writable(),
-        meta_detail: StreamLine::from(&sc.meta),
-        streams: sc.assets.iter().map(StreamLine::from).collect(),
+        meta_detail: AssetLine::from(&sc.meta),
+        streams: sc.assets.iter().map(AssetLine::from).collect(),
         recovery_s: rec.total_s,
         recovery: rec.steps,
         alternatives: rec.alternatives,

@@ -2,10 +2,11 @@
 //! through the seam once, in order, with its own spec; a row whose run fails is an error row and the
 //! ladder goes on; a signal stops the ladder, the row running is interrupted and later rows are not run.
 
-use super::report::Status;
+use super::report::RowStatus;
 use super::*;
 use crate::bench::result::{ClientSample, Group};
-use crate::bench::{BenchError, BenchSpec, Cancel};
+use crate::bench::{BenchSpec, Cancel};
+use crate::error::Failure;
 use std::sync::{Arc, Mutex};
 
 /// Answers every run with a result at exactly `msgs` operations a second, each client timed over 1 s;
@@ -67,15 +68,15 @@ impl Load for Stand {
     fn server_facts(&self) -> anyhow::Result<(String, String, bool)> {
         Ok(("stand-in".into(), "2.15.1".into(), true))
     }
-    fn run(&self, spec: &BenchSpec, cancel: &Cancel) -> Result<BenchResult, BenchError> {
+    fn run(&self, spec: &BenchSpec, cancel: &Cancel) -> Result<BenchResult, Failure> {
         let mut asked = self.asked.lock().unwrap();
         asked.push(spec.workload.name());
         if Some(asked.len()) == self.signal_at {
             cancel.cancel();
-            return Err(BenchError::CannotRun(anyhow!("interrupted")));
+            return Err(Failure::CannotRun(anyhow!("interrupted")));
         }
         if self.fail == Some(spec.workload.name().as_str()) {
-            return Err(BenchError::CannotRun(anyhow!(
+            return Err(Failure::CannotRun(anyhow!(
                 "the stand-in refuses {}",
                 spec.workload.name()
             )));
@@ -116,7 +117,7 @@ fn the_ladder_runs_every_row_once_in_order_through_the_seam() {
     let ran: Vec<String> = rep
         .rows
         .iter()
-        .filter(|r| r.status != Status::Skipped)
+        .filter(|r| r.status != RowStatus::Skipped)
         .map(|r| r.spec.workload.name())
         .collect();
     assert!(ran.len() >= 4, "{ran:?}");
@@ -125,11 +126,11 @@ fn the_ladder_runs_every_row_once_in_order_through_the_seam() {
         ran,
         "one run per row, in the ladder's order"
     );
-    for r in rep.rows.iter().filter(|r| r.status != Status::Skipped) {
+    for r in rep.rows.iter().filter(|r| r.status != RowStatus::Skipped) {
         let m = r.measured.as_ref().unwrap_or_else(|| panic!("{} measured", r.spec.id));
         assert!(m.ops_per_s > 0.0 && r.predicted.is_some(), "{}: {m:?}", r.spec.id);
         assert!(
-            matches!(r.status, Status::Inside | Status::Near | Status::Outside),
+            matches!(r.status, RowStatus::Inside | RowStatus::Near | RowStatus::Outside),
             "{}: {:?}",
             r.spec.id,
             r.status
@@ -149,7 +150,7 @@ fn a_failed_row_is_an_error_row_and_the_ladder_goes_on() {
     let ping: Vec<&RowResult> = rep.rows.iter().filter(|r| r.spec.workload.name() == "ping").collect();
     assert!(!ping.is_empty());
     for r in &ping {
-        assert_eq!(r.status, Status::Error);
+        assert_eq!(r.status, RowStatus::Error);
         assert_eq!(r.reason.as_deref(), Some("the stand-in refuses ping"));
     }
     let after = rep
@@ -157,7 +158,7 @@ fn a_failed_row_is_an_error_row_and_the_ladder_goes_on() {
         .iter()
         .skip_while(|r| r.spec.workload.name() != "ping")
         .skip(ping.len());
-    assert!(after.clone().count() > 0 && after.clone().all(|r| r.status != Status::Error));
+    assert!(after.clone().count() > 0 && after.clone().all(|r| r.status != RowStatus::Error));
     assert!(rep.failed_rows >= ping.len());
 }
 
@@ -171,17 +172,17 @@ fn a_signal_interrupts_the_row_running_and_the_later_rows_are_not_run() {
     let rep = verify_on(stand.clone());
     assert!(rep.interrupted);
     assert_eq!(stand.asked.lock().unwrap().len(), 2, "nothing ran after the signal");
-    let ran: Vec<&RowResult> = rep.rows.iter().filter(|r| r.status != Status::Skipped).collect();
+    let ran: Vec<&RowResult> = rep.rows.iter().filter(|r| r.status != RowStatus::Skipped).collect();
     assert!(ran[0].measured.is_some(), "the first row finished: {:?}", ran[0].status);
-    assert_eq!(ran[1].status, Status::Interrupted);
+    assert_eq!(ran[1].status, RowStatus::Interrupted);
     // Later rows are skipped: for their own reason when the ladder skipped them, else for the signal.
     let later: Vec<&RowResult> = rep
         .rows
         .iter()
-        .skip_while(|r| r.status != Status::Interrupted)
+        .skip_while(|r| r.status != RowStatus::Interrupted)
         .skip(1)
         .collect();
-    assert!(later.iter().all(|r| r.status == Status::Skipped), "{later:#?}");
+    assert!(later.iter().all(|r| r.status == RowStatus::Skipped), "{later:#?}");
     let unrun = later.iter().filter(|r| r.spec.skip.is_none()).count();
     assert!(unrun > 0);
     assert!(

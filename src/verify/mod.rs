@@ -20,6 +20,7 @@ mod run;
 
 use crate::bench::{BenchResult, ConnSpec};
 use crate::catalog::{Catalog, ServerModel};
+use crate::error::Failure;
 use crate::layout::Raid;
 use crate::monitor::probe as cluster;
 use crate::perf::{predict_shape, Calibration, Kind, Prediction, Shape, Sync, VolumeSpec};
@@ -27,7 +28,7 @@ use crate::plan::Plan;
 use anyhow::anyhow;
 use cluster::ClusterFacts;
 use ladder::{Ladder, RowSpec};
-use report::{ConfigEcho, RowMeasured, RowPrediction, RowResult, Status, VerifyReport};
+use report::{ConfigEcho, RowMeasured, RowPrediction, RowResult, RowStatus, VerifyReport};
 pub use run::{run, run_with_agents};
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -36,7 +37,7 @@ use std::time::Duration;
 const RATE_OVERSHOOT: f64 = 1.05;
 
 /// A planned layout to check drift against and to take the volume and server model from.
-pub struct Target {
+pub struct Baseline {
     pub plan: Plan,
     pub layout_id: String,
     pub site: String,
@@ -61,7 +62,7 @@ pub struct VerifyOptions {
     /// How the calibration was chosen (built-in, or the file).
     pub calibration_label: String,
     pub catalog: Catalog,
-    pub target: Option<Target>,
+    pub target: Option<Baseline>,
     /// Trips on the first SIGINT/SIGTERM (the run catches them): the row running stops its load and
     /// removes its assets, later rows are not run, and the report says `interrupted`.
     pub cancel: crate::bench::Cancel,
@@ -80,11 +81,8 @@ pub trait Load: Send + std::marker::Sync {
         &self,
         spec: &crate::bench::BenchSpec,
         cancel: &crate::bench::Cancel,
-    ) -> Result<BenchResult, crate::bench::BenchError>;
+    ) -> Result<BenchResult, crate::error::Failure>;
 }
-
-/// Why verify could not produce a report.
-pub type VerifyError = crate::error::RunError;
 
 /// The prediction inputs that do not vary by row.
 struct PredictCtx {
@@ -96,7 +94,7 @@ struct PredictCtx {
     volume_label: String,
 }
 
-fn predict_ctx(opts: &VerifyOptions, facts: &ClusterFacts) -> Result<PredictCtx, VerifyError> {
+fn predict_ctx(opts: &VerifyOptions, facts: &ClusterFacts) -> Result<PredictCtx, Failure> {
     let cat = &opts.catalog;
     // tmpfs makes `always` free: predict what the disk will really do.
     let sync = if facts.sync_always && !facts.store_on_tmpfs {
@@ -114,7 +112,7 @@ fn predict_ctx(opts: &VerifyOptions, facts: &ClusterFacts) -> Result<PredictCtx,
             let pl = t
                 .plan
                 .layout(&t.layout_id)
-                .ok_or_else(|| VerifyError::BadInput(anyhow!("--layout {}: not in the plan", t.layout_id)))?;
+                .ok_or_else(|| Failure::BadInput(anyhow!("--layout {}: not in the plan", t.layout_id)))?;
             let site = &t.plan.input;
             let first = pl.layout.servers.first().copied();
             let volume = first.and_then(|s| crate::perf::volume_of(site, &pl.layout, cat, s));
@@ -249,13 +247,13 @@ fn spread_of(ops: &[f64]) -> Option<f64> {
 }
 
 /// Drift against the target layout: the emitted stream definitions against `/jsz`.
-fn check_drift(t: &Target, facts: &ClusterFacts, monitors: &[String]) -> Result<drift::Drift, VerifyError> {
+fn check_drift(t: &Baseline, facts: &ClusterFacts, monitors: &[String]) -> Result<drift::Drift, Failure> {
     let pl = t
         .plan
         .layout(&t.layout_id)
-        .ok_or_else(|| VerifyError::BadInput(anyhow!("--layout {}: not in the plan", t.layout_id)))?;
-    let files = crate::emit::render(&t.plan, &t.layout_id, &crate::emit::EmitOptions::default())
-        .map_err(VerifyError::BadInput)?;
+        .ok_or_else(|| Failure::BadInput(anyhow!("--layout {}: not in the plan", t.layout_id)))?;
+    let files =
+        crate::emit::render(&t.plan, &t.layout_id, &crate::emit::EmitOptions::default()).map_err(Failure::BadInput)?;
     let emitted: BTreeMap<String, serde_json::Value> = files
         .into_iter()
         .filter(|(p, _)| p.extension().is_some_and(|e| e == "json"))

@@ -11,7 +11,7 @@ use serde::Serialize;
 /// Where a measured row lands against its prediction's band.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Status {
+pub enum RowStatus {
     /// Inside the band.
     Inside,
     /// Outside the band but within `--tolerance` of its edge.
@@ -32,21 +32,21 @@ pub enum Status {
     Interrupted,
 }
 
-impl Status {
+impl RowStatus {
     pub fn as_str(self) -> &'static str {
         match self {
-            Status::Inside => "inside",
-            Status::Near => "near",
-            Status::Outside => "OUTSIDE",
-            Status::Skipped => "skipped",
-            Status::Error => "ERROR",
-            Status::Planned => "planned",
-            Status::Incomplete => "INCOMPLETE",
-            Status::Interrupted => "INTERRUPTED",
+            RowStatus::Inside => "inside",
+            RowStatus::Near => "near",
+            RowStatus::Outside => "OUTSIDE",
+            RowStatus::Skipped => "skipped",
+            RowStatus::Error => "ERROR",
+            RowStatus::Planned => "planned",
+            RowStatus::Incomplete => "INCOMPLETE",
+            RowStatus::Interrupted => "INTERRUPTED",
         }
     }
     pub fn fails(self) -> bool {
-        matches!(self, Status::Outside | Status::Error | Status::Incomplete)
+        matches!(self, RowStatus::Outside | RowStatus::Error | RowStatus::Incomplete)
     }
 }
 
@@ -95,7 +95,7 @@ pub struct RowResult {
     #[serde(flatten)]
     pub spec: RowSpec,
     pub kind: String,
-    pub status: Status,
+    pub status: RowStatus,
     pub reason: Option<String>,
     pub predicted: Option<RowPrediction>,
     pub measured: Option<RowMeasured>,
@@ -156,13 +156,13 @@ pub struct ConfigEcho {
 }
 
 /// Judge a measured figure against a band with a relative tolerance beyond its edges.
-pub fn judge(measured: f64, low: f64, high: f64, tolerance: f64) -> Status {
+pub fn judge(measured: f64, low: f64, high: f64, tolerance: f64) -> RowStatus {
     if measured >= low && measured <= high {
-        Status::Inside
+        RowStatus::Inside
     } else if measured >= low * (1.0 - tolerance) && measured <= high * (1.0 + tolerance) {
-        Status::Near
+        RowStatus::Near
     } else {
-        Status::Outside
+        RowStatus::Outside
     }
 }
 
@@ -220,7 +220,7 @@ fn cells(r: &RowResult) -> Vec<String> {
         .map(|c| format!("{c:.0}%"))
         .unwrap_or_else(|| "-".into());
     let cpu = match p {
-        Some(p) if r.status != Status::Skipped => format!("{measured_cpu} / {:.0}%", p.cpu_per_server * 100.0),
+        Some(p) if r.status != RowStatus::Skipped => format!("{measured_cpu} / {:.0}%", p.cpu_per_server * 100.0),
         _ => measured_cpu,
     };
     let p99 = m
@@ -307,7 +307,7 @@ fn facts_lines(r: &VerifyReport) -> Vec<String> {
 /// Rows run on agents that did not complete: each agent's part.
 fn incomplete_lines(r: &VerifyReport) -> Vec<String> {
     let mut v = Vec::new();
-    for row in r.rows.iter().filter(|x| x.status == Status::Incomplete) {
+    for row in r.rows.iter().filter(|x| x.status == RowStatus::Incomplete) {
         if let Some(a) = &row.agents {
             v.push(format!("row {} is INCOMPLETE:", row.spec.id));
             v.extend(
@@ -339,7 +339,7 @@ fn summary_line(r: &VerifyReport) -> String {
     let ran = r
         .rows
         .iter()
-        .filter(|x| !matches!(x.status, Status::Skipped | Status::Planned))
+        .filter(|x| !matches!(x.status, RowStatus::Skipped | RowStatus::Planned))
         .count();
     if r.config.dry_run {
         format!("dry run: {} row(s) planned, nothing written", r.rows.len())
@@ -347,7 +347,12 @@ fn summary_line(r: &VerifyReport) -> String {
         let done = r
             .rows
             .iter()
-            .filter(|x| !matches!(x.status, Status::Skipped | Status::Planned | Status::Interrupted))
+            .filter(|x| {
+                !matches!(
+                    x.status,
+                    RowStatus::Skipped | RowStatus::Planned | RowStatus::Interrupted
+                )
+            })
             .count();
         format!(
             "INTERRUPTED by a signal: {done} row(s) finished, {} outside their band by more than {:.0}%; the row it hit is INTERRUPTED, later rows not run",
@@ -355,7 +360,7 @@ fn summary_line(r: &VerifyReport) -> String {
             r.config.tolerance * 100.0
         )
     } else {
-        let incomplete = r.rows.iter().filter(|x| x.status == Status::Incomplete).count();
+        let incomplete = r.rows.iter().filter(|x| x.status == RowStatus::Incomplete).count();
         format!(
             "{ran} row(s) ran, {} outside their band by more than {:.0}%{}",
             r.failed_rows.saturating_sub(incomplete),
@@ -564,20 +569,20 @@ mod tests {
 
     #[test]
     fn judging_uses_the_band_then_the_tolerance() {
-        assert_eq!(judge(100.0, 50.0, 200.0, 0.1), Status::Inside);
-        assert_eq!(judge(46.0, 50.0, 200.0, 0.1), Status::Near);
-        assert_eq!(judge(44.0, 50.0, 200.0, 0.1), Status::Outside);
-        assert_eq!(judge(219.0, 50.0, 200.0, 0.1), Status::Near);
-        assert_eq!(judge(221.0, 50.0, 200.0, 0.1), Status::Outside);
-        assert_eq!(judge(0.0, 50.0, 200.0, 0.5), Status::Outside);
-        assert!(Status::Outside.fails() && Status::Error.fails() && !Status::Near.fails());
+        assert_eq!(judge(100.0, 50.0, 200.0, 0.1), RowStatus::Inside);
+        assert_eq!(judge(46.0, 50.0, 200.0, 0.1), RowStatus::Near);
+        assert_eq!(judge(44.0, 50.0, 200.0, 0.1), RowStatus::Outside);
+        assert_eq!(judge(219.0, 50.0, 200.0, 0.1), RowStatus::Near);
+        assert_eq!(judge(221.0, 50.0, 200.0, 0.1), RowStatus::Outside);
+        assert_eq!(judge(0.0, 50.0, 200.0, 0.5), RowStatus::Outside);
+        assert!(RowStatus::Outside.fails() && RowStatus::Error.fails() && !RowStatus::Near.fails());
     }
 
     #[test]
     fn an_incomplete_row_fails_the_check() {
-        assert!(Status::Incomplete.fails());
-        assert_eq!(Status::Incomplete.as_str(), "INCOMPLETE");
-        assert_eq!(serde_json::to_value(Status::Incomplete).unwrap(), "incomplete");
+        assert!(RowStatus::Incomplete.fails());
+        assert_eq!(RowStatus::Incomplete.as_str(), "INCOMPLETE");
+        assert_eq!(serde_json::to_value(RowStatus::Incomplete).unwrap(), "incomplete");
     }
 
     #[test]

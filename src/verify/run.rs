@@ -2,7 +2,8 @@
 //! find the agents, probe the disk under `always`, run and judge every row, check drift.
 
 use super::*;
-use crate::bench::{self, BenchError, BenchResult, BenchSpec};
+use crate::bench::{self, BenchResult, BenchSpec};
+use crate::error::Failure;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -94,7 +95,7 @@ impl CpuSampler {
 
 /// Run verify: detect, plan the rows, announce the bytes, run (unless dry run), compare, check drift.
 /// `log` receives progress lines (the command sends them to stderr).
-pub fn run(opts: &VerifyOptions, log: &dyn Fn(&str)) -> Result<VerifyReport, VerifyError> {
+pub fn run(opts: &VerifyOptions, log: &dyn Fn(&str)) -> Result<VerifyReport, Failure> {
     run_maybe_agents(opts, None, log)
 }
 
@@ -105,7 +106,7 @@ pub fn run_with_agents(
     opts: &VerifyOptions,
     agents: &crate::agent::AgentsOptions,
     log: &dyn Fn(&str),
-) -> Result<VerifyReport, VerifyError> {
+) -> Result<VerifyReport, Failure> {
     run_maybe_agents(opts, Some(agents), log)
 }
 
@@ -113,17 +114,17 @@ fn run_maybe_agents(
     opts: &VerifyOptions,
     agents: Option<&crate::agent::AgentsOptions>,
     log: &dyn Fn(&str),
-) -> Result<VerifyReport, VerifyError> {
+) -> Result<VerifyReport, Failure> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .map_err(|e| VerifyError::CannotRun(e.into()))?;
+        .map_err(|e| Failure::CannotRun(e.into()))?;
     // SIGINT/SIGTERM trip the token: the row stops, what was measured is reported, assets are removed.
     let _signals = {
         let _in_rt = rt.enter();
         opts.cancel
             .trip_on_signals()
-            .map_err(|e| VerifyError::CannotRun(e.into()))?
+            .map_err(|e| Failure::CannotRun(e.into()))?
     };
     let result = run_on(&rt, opts, agents, log);
     rt.shutdown_timeout(Duration::from_millis(100));
@@ -138,11 +139,7 @@ struct Detected {
 }
 
 /// Connect (a dry run goes on without a cluster) and read every monitor.
-fn detect(
-    rt: &tokio::runtime::Runtime,
-    opts: &VerifyOptions,
-    notes: &mut Vec<String>,
-) -> Result<Detected, VerifyError> {
+fn detect(rt: &tokio::runtime::Runtime, opts: &VerifyOptions, notes: &mut Vec<String>) -> Result<Detected, Failure> {
     let facts = match &opts.load {
         Some(l) => l.server_facts(),
         None => rt.block_on(opts.conn.server_facts("verify")),
@@ -155,7 +152,7 @@ fn detect(
             ));
             None
         }
-        Err(e) => return Err(VerifyError::CannotRun(e)),
+        Err(e) => return Err(Failure::CannotRun(e)),
     };
     let monitors = if opts.monitors.is_empty() {
         crate::monitor::default_monitors(&opts.conn.servers)
@@ -253,7 +250,7 @@ fn announce_bytes(
     rows: &[RowSpec],
     probe: Option<&RowSpec>,
     log: &dyn Fn(&str),
-) -> Result<(u64, u64), VerifyError> {
+) -> Result<(u64, u64), Failure> {
     let repeat = u64::from(opts.repeat.max(1));
     let runnable = || rows.iter().filter(|r| r.skip.is_none());
     let write_bytes: u64 =
@@ -272,7 +269,7 @@ fn announce_bytes(
     ));
     if let Some(max) = opts.max_bytes {
         if write_rep > max && !opts.dry_run {
-            return Err(VerifyError::BadInput(anyhow!(
+            return Err(Failure::BadInput(anyhow!(
                 "the {} ladder would write {write_rep} bytes over all replicas, more than --max-bytes {max}; \
                  lower --row-seconds or --repeat, use --ladder quick, or raise --max-bytes",
                 match opts.ladder {
@@ -320,7 +317,7 @@ struct Session<'a> {
 
 impl Session<'_> {
     /// One benchmark run of `spec` in this process: on the cluster through `bench`, or on the stand-in.
-    fn bench(&self, spec: &bench::BenchSpec) -> Result<BenchResult, BenchError> {
+    fn bench(&self, spec: &bench::BenchSpec) -> Result<BenchResult, Failure> {
         match &self.opts.load {
             Some(l) => l.run(spec, &self.opts.cancel),
             None => self
@@ -366,13 +363,13 @@ impl Session<'_> {
             agents: None,
         };
         if let Some(why) = r.skip.clone() {
-            return unrun(r, Status::Skipped, Some(why));
+            return unrun(r, RowStatus::Skipped, Some(why));
         }
         if self.opts.cancel.is_cancelled() && !self.opts.dry_run {
-            return unrun(r, Status::Skipped, Some("not run: interrupted".into()));
+            return unrun(r, RowStatus::Skipped, Some("not run: interrupted".into()));
         }
         if self.opts.dry_run {
-            return unrun(r, Status::Planned, None);
+            return unrun(r, RowStatus::Planned, None);
         }
         if r.writes() && self.slowdown < 1.0 {
             ladder::scale(&mut r, &p, self.opts.row_seconds, self.slowdown);
@@ -389,7 +386,7 @@ impl Session<'_> {
                 (self.log)(&format!("verify: {} interrupted", r.id));
                 unrun(
                     r,
-                    Status::Interrupted,
+                    RowStatus::Interrupted,
                     Some("interrupted by a signal before it measured".into()),
                 )
             }
@@ -397,10 +394,10 @@ impl Session<'_> {
                 // An agent that went away before the row could start leaves the row incomplete (it
                 // measured nothing), which is not the cluster's error.
                 let (status, msg) = match e {
-                    BenchError::CannotRun(e) if e.downcast_ref::<crate::agent::AgentUnavailable>().is_some() => {
-                        (Status::Incomplete, format!("incomplete: {e:#}"))
+                    Failure::CannotRun(e) if e.downcast_ref::<crate::agent::AgentUnavailable>().is_some() => {
+                        (RowStatus::Incomplete, format!("incomplete: {e:#}"))
                     }
-                    BenchError::BadInput(e) | BenchError::CannotRun(e) => (Status::Error, format!("{e:#}")),
+                    Failure::BadInput(e) | Failure::CannotRun(e) => (RowStatus::Error, format!("{e:#}")),
                 };
                 (self.log)(&format!("verify: {} failed: {msg}", r.id));
                 unrun(r, status, Some(msg))
@@ -409,7 +406,7 @@ impl Session<'_> {
     }
 
     /// Each run of the row, back to back; the first error or incomplete run ends the row.
-    fn runs(&mut self, r: &RowSpec) -> (Vec<Run>, Result<(), BenchError>) {
+    fn runs(&mut self, r: &RowSpec) -> (Vec<Run>, Result<(), Failure>) {
         let repeat = u64::from(self.opts.repeat.max(1));
         let spec = bench_spec(r, self.monitors, self.opts.keep, self.opts.conn.server_count());
         let mut runs: Vec<Run> = Vec::new();
@@ -465,9 +462,9 @@ impl Session<'_> {
         let interrupted = b.completion.interrupted;
         let incomplete = row_agents.as_ref().is_some_and(|a| !a.complete) || interrupted;
         let status = if interrupted {
-            Status::Interrupted
+            RowStatus::Interrupted
         } else if incomplete {
-            Status::Incomplete
+            RowStatus::Incomplete
         } else {
             report::judge(m, p.band.low, p.band.high, self.opts.tolerance)
         };
@@ -539,7 +536,7 @@ fn run_on(
     opts: &VerifyOptions,
     agents: Option<&crate::agent::AgentsOptions>,
     log: &dyn Fn(&str),
-) -> Result<VerifyReport, VerifyError> {
+) -> Result<VerifyReport, Failure> {
     let mut notes = Vec::new();
     let (generated_at, _) = crate::clock::utc_now();
     let d = detect(rt, opts, &mut notes)?;

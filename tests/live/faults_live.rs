@@ -4,10 +4,10 @@
 //! small tmpfs: both need root (CAP_SYS_ADMIN); without it those scenarios report themselves skipped with
 //! the reason, which these tests accept only then.
 
-use natsplan::faults::{run, sandbox, table, FaultOptions, FaultReport, FullDiskAt, Kind};
+use natsplan::faults::{run, sandbox, table, FaultKind, FaultOptions, FaultReport, FullDiskAt};
 
 /// Live tests in this file run one lab at a time.
-fn run_group(nodes: usize, kinds: &[Kind]) -> FaultReport {
+fn run_group(nodes: usize, kinds: &[FaultKind]) -> FaultReport {
     run_with(FaultOptions::quick(nodes, kinds))
 }
 
@@ -70,41 +70,41 @@ fn status_of<'a>(r: &'a FaultReport, name: &str) -> &'a str {
 
 #[test]
 fn killing_a_follower_loses_nothing_and_writes_continue() {
-    let r = run_group(3, &[Kind::FollowerKill]);
+    let r = run_group(3, &[FaultKind::FollowerKill]);
     assert_eq!(status_of(&r, "follower-kill"), "degraded");
 }
 
 #[test]
 fn killing_the_leader_loses_nothing_and_writes_resume_after_one_election() {
-    let r = run_group(3, &[Kind::LeaderKill]);
+    let r = run_group(3, &[FaultKind::LeaderKill]);
     assert_eq!(status_of(&r, "leader-kill"), "degraded");
 }
 
 #[test]
 fn three_nodes_pause() {
-    run_group(3, &[Kind::LeaderPause]);
+    run_group(3, &[FaultKind::LeaderPause]);
 }
 
 #[test]
 fn three_nodes_majority_and_all_killed_stall_until_healed() {
-    let r = run_group(3, &[Kind::MajorityKill, Kind::AllKill]);
+    let r = run_group(3, &[FaultKind::MajorityKill, FaultKind::AllKill]);
     assert_eq!(status_of(&r, "majority-kill"), "unavailable");
     assert_eq!(status_of(&r, "all-kill"), "unavailable");
 }
 
 #[test]
 fn three_nodes_rolling_restart_and_wipe() {
-    run_group(3, &[Kind::RollingRestart, Kind::Wipe]);
+    run_group(3, &[FaultKind::RollingRestart, FaultKind::Wipe]);
 }
 
 #[test]
 fn three_nodes_leader_partition() {
-    run_group(3, &[Kind::LeaderPartition]);
+    run_group(3, &[FaultKind::LeaderPartition]);
 }
 
 #[test]
 fn three_nodes_full_store_at_the_limit_and_on_a_full_disk() {
-    let r = run_group(3, &[Kind::FullLimit, Kind::FullDisk]);
+    let r = run_group(3, &[FaultKind::FullLimit, FaultKind::FullDisk]);
     if nix_root() {
         let lim = &r.scenarios[0].detail;
         assert!(
@@ -122,7 +122,7 @@ fn three_nodes_full_store_at_the_limit_and_on_a_full_disk() {
 /// had turned itself off, and reported this case as a stuck replica that disagreed.
 #[test]
 fn a_replica_stopped_by_enospc_comes_back_with_whatifs_restart_and_agrees() {
-    let mut opts = FaultOptions::quick(3, &[Kind::FullDisk]);
+    let mut opts = FaultOptions::quick(3, &[FaultKind::FullDisk]);
     opts.full_disk_at = FullDiskAt::StreamMessages;
     let r = run_with(opts);
     let s = &r.scenarios[0];
@@ -153,33 +153,33 @@ fn a_replica_stopped_by_enospc_comes_back_with_whatifs_restart_and_agrees() {
 
 #[test]
 fn five_nodes_follower_and_leader_killed() {
-    run_group(5, &[Kind::FollowerKill, Kind::LeaderKill]);
+    run_group(5, &[FaultKind::FollowerKill, FaultKind::LeaderKill]);
 }
 
 #[test]
 fn five_nodes_pause() {
-    run_group(5, &[Kind::LeaderPause]);
+    run_group(5, &[FaultKind::LeaderPause]);
 }
 
 #[test]
 fn five_nodes_majority_and_all_killed() {
-    let r = run_group(5, &[Kind::MajorityKill, Kind::AllKill]);
+    let r = run_group(5, &[FaultKind::MajorityKill, FaultKind::AllKill]);
     assert_eq!(status_of(&r, "majority-kill"), "unavailable");
 }
 
 #[test]
 fn five_nodes_rolling_restart_and_wipe() {
-    run_group(5, &[Kind::RollingRestart, Kind::Wipe]);
+    run_group(5, &[FaultKind::RollingRestart, FaultKind::Wipe]);
 }
 
 #[test]
 fn five_nodes_leader_partition() {
-    run_group(5, &[Kind::LeaderPartition]);
+    run_group(5, &[FaultKind::LeaderPartition]);
 }
 
 #[test]
 fn five_nodes_full_store_at_the_limit_and_on_a_full_disk() {
-    run_group(5, &[Kind::FullLimit, Kind::FullDisk]);
+    run_group(5, &[FaultKind::FullLimit, FaultKind::FullDisk]);
 }
 
 /// The whole ladder with the full holds, printing the agreement table (several minutes; run with
@@ -215,7 +215,7 @@ fn full_ladder() {
 fn chosen_scenarios() {
     let _g = crate::common::serial();
     let names = std::env::var("FAULTS_SCENARIOS").unwrap_or_else(|_| "follower-wipe".into());
-    let kinds: Vec<Kind> = names.split(',').map(|n| Kind::parse(n.trim()).unwrap()).collect();
+    let kinds: Vec<FaultKind> = names.split(',').map(|n| FaultKind::parse(n.trim()).unwrap()).collect();
     let nodes: usize = std::env::var("FAULTS_NODES")
         .ok()
         .and_then(|v| v.parse().ok())
@@ -233,7 +233,7 @@ fn chosen_scenarios() {
 fn run_saved_writes_a_results_folder() {
     let _g = crate::common::serial();
     let out = tempfile::tempdir().unwrap();
-    let opts = FaultOptions::quick(3, &[Kind::FollowerKill]);
+    let opts = FaultOptions::quick(3, &[FaultKind::FollowerKill]);
     let (r, folder) = natsplan::faults::run_saved(&opts, Some(out.path()), &|m| eprintln!("{m}")).unwrap();
     let printed: serde_json::Value = serde_json::from_slice(&natsplan::faults::json(&r)).unwrap();
     assert!(!r.failed(), "{printed:#}");

@@ -5,12 +5,12 @@
 //! model must say the same: the stream degraded but writable, the meta group unavailable.
 
 use crate::common::serial;
-use natsplan::faults::{json, run, table, FaultOptions, Kind};
+use natsplan::faults::{json, run, table, FaultKind, FaultOptions};
 
 #[test]
 fn a_lost_meta_majority_stops_the_api_but_not_the_streams_writes() {
     let _s = serial();
-    let opts = FaultOptions::quick(5, &[Kind::MetaMajorityKill]);
+    let opts = FaultOptions::quick(5, &[FaultKind::MetaMajorityKill]);
     let r = run(&opts, &|m| eprintln!("{m}")).expect("the fault run starts and stops its lab");
     let text = String::from_utf8(table(&r)).unwrap();
     let v: serde_json::Value = serde_json::from_slice(&json(&r)).unwrap();
@@ -50,7 +50,7 @@ fn a_lost_meta_majority_stops_the_api_but_not_the_streams_writes() {
 #[test]
 fn a_lab_too_small_for_the_meta_scenario_skips_it_with_the_reason() {
     let _s = serial();
-    let opts = FaultOptions::quick(3, &[Kind::MetaMajorityKill]);
+    let opts = FaultOptions::quick(3, &[FaultKind::MetaMajorityKill]);
     let r = run(&opts, &|m| eprintln!("{m}")).expect("the fault run starts and stops its lab");
     let s = &r.scenarios[0];
     let why = s.skipped.as_deref().unwrap_or_default();

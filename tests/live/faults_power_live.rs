@@ -4,7 +4,7 @@
 //! leave no mount, process or folder behind, also after `lab up` was SIGKILLed. Need FUSE (root,
 //! /dev/fuse): scripts/test checks that first.
 
-use natsplan::faults::{run, table, AckedLoss, FaultOptions, FaultReport, Kind};
+use natsplan::faults::{run, table, AckedLoss, FaultKind, FaultOptions, FaultReport};
 use natsplan::lab::LabState;
 use natsplan::powerfs::mounts;
 use natsplan::units::SyncMode;
@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use crate::common::serial;
 
-fn power_run(nodes: usize, sync: SyncMode, kinds: &[Kind]) -> (FaultReport, String) {
+fn power_run(nodes: usize, sync: SyncMode, kinds: &[FaultKind]) -> (FaultReport, String) {
     if let Err(e) = natsplan::powerfs::probe() {
         panic!("the power-loss layer cannot mount here: {e}");
     }
@@ -47,7 +47,11 @@ fn power_run(nodes: usize, sync: SyncMode, kinds: &[Kind]) -> (FaultReport, Stri
 #[test]
 fn three_nodes_delayed_power_cuts_lose_acked_writes_where_predicted() {
     let _g = serial();
-    let (r, text) = power_run(3, SyncMode::Interval(120), &[Kind::PowerQuorum, Kind::PowerAll]);
+    let (r, text) = power_run(
+        3,
+        SyncMode::Interval(120),
+        &[FaultKind::PowerQuorum, FaultKind::PowerAll],
+    );
     // The whole site's power: every replica loses the writes of the window, every run.
     let all = &r.scenarios[1];
     assert!(all.predicted_acked_loss_risk, "{text}");
@@ -81,10 +85,10 @@ fn three_nodes_delayed_power_cuts_lose_acked_writes_where_predicted() {
 fn three_nodes_always_no_power_scenario_loses_anything() {
     let _g = serial();
     let kinds = [
-        Kind::PowerServer,
-        Kind::PowerQuorum,
-        Kind::PowerAll,
-        Kind::PowerCrashPause,
+        FaultKind::PowerServer,
+        FaultKind::PowerQuorum,
+        FaultKind::PowerAll,
+        FaultKind::PowerCrashPause,
     ];
     let (r, text) = power_run(3, SyncMode::Always, &kinds);
     for s in &r.scenarios {
@@ -379,7 +383,7 @@ fn three_nodes_power_all_with_recover_republishes_every_lost_acked_write() {
     if let Err(e) = natsplan::powerfs::probe() {
         panic!("the power-loss layer cannot mount here: {e}");
     }
-    let mut opts = FaultOptions::quick(3, &[Kind::PowerAll]).with_sync(SyncMode::Interval(120));
+    let mut opts = FaultOptions::quick(3, &[FaultKind::PowerAll]).with_sync(SyncMode::Interval(120));
     opts.recover = true;
     let findings = tempfile::tempdir().unwrap();
     opts.findings_dir = Some(findings.path().to_path_buf());

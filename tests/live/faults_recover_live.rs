@@ -4,14 +4,14 @@
 //! (about a minute on 2 cores); and the same full disk with whatif's restart left out, which must disagree.
 //! Full stores need root (a tmpfs mount); without it `full-disk` is skipped with the reason.
 
-use natsplan::faults::{run, table, FaultOptions, FaultReport, FullDiskAt, Kind};
+use natsplan::faults::{run, table, FaultKind, FaultOptions, FaultReport, FullDiskAt};
 use natsplan::survival::Action;
 
-fn run_recover(kinds: &[Kind], leave_out: &[&str]) -> FaultReport {
+fn run_recover(kinds: &[FaultKind], leave_out: &[&str]) -> FaultReport {
     run_recover_on(3, kinds, leave_out)
 }
 
-fn run_recover_on(nodes: usize, kinds: &[Kind], leave_out: &[&str]) -> FaultReport {
+fn run_recover_on(nodes: usize, kinds: &[FaultKind], leave_out: &[&str]) -> FaultReport {
     let _g = crate::common::serial();
     let findings = tempfile::tempdir().unwrap();
     let mut opts = FaultOptions::quick(nodes, kinds);
@@ -33,7 +33,7 @@ fn root() -> bool {
 
 #[test]
 fn the_ci_subset_carries_out_whatifs_steps_and_every_scenario_agrees() {
-    let r = run_recover(&[Kind::FullDisk, Kind::Wipe], &[]);
+    let r = run_recover(&[FaultKind::FullDisk, FaultKind::Wipe], &[]);
     for s in &r.scenarios {
         if let Some(why) = &s.skipped {
             assert!(!root() && s.name == "full-disk", "{} skipped: {why}", s.name);
@@ -73,7 +73,7 @@ fn the_ci_subset_carries_out_whatifs_steps_and_every_scenario_agrees() {
 
 #[test]
 fn full_disk_with_whatifs_restart_left_out_disagrees() {
-    let r = run_recover(&[Kind::FullDisk], &["restart"]);
+    let r = run_recover(&[FaultKind::FullDisk], &["restart"]);
     let s = &r.scenarios[0];
     if s.skipped.is_some() {
         assert!(!root(), "{s:?}");
@@ -94,7 +94,7 @@ fn full_disk_with_whatifs_restart_left_out_disagrees() {
 /// 2.15.1), which the model gave 0 s before (the scenario then disagreed: resumed 22.2 s, bound 17 s).
 #[test]
 fn two_stores_lost_re_forms_on_the_survivor_within_whatifs_predicted_time() {
-    let r = run_recover_on(5, &[Kind::StoresLost], &[]);
+    let r = run_recover_on(5, &[FaultKind::StoresLost], &[]);
     let s = &r.scenarios[0];
     assert!(s.skipped.is_none(), "{s:?}");
     let steps = s.recovery_steps.as_ref().expect("--recover reports the steps");
@@ -120,7 +120,7 @@ fn two_stores_lost_re_forms_on_the_survivor_within_whatifs_predicted_time() {
 /// peer-removes fail, and the scenario disagrees.
 #[test]
 fn meta_quorum_lost_needs_whatifs_rescue_and_comes_back_with_it() {
-    let r = run_recover_on(5, &[Kind::MetaLost], &[]);
+    let r = run_recover_on(5, &[FaultKind::MetaLost], &[]);
     let s = &r.scenarios[0];
     assert!(s.skipped.is_none(), "{s:?}");
     let steps = s.recovery_steps.as_ref().expect("--recover reports the steps");
@@ -140,7 +140,7 @@ fn meta_quorum_lost_needs_whatifs_rescue_and_comes_back_with_it() {
     assert_eq!(s.acked_lost, Some(0), "{}", s.detail);
     assert!(s.agree, "{} / {}", s.observed, s.detail);
 
-    let r = run_recover_on(5, &[Kind::MetaLost], &["meta_rescue"]);
+    let r = run_recover_on(5, &[FaultKind::MetaLost], &["meta_rescue"]);
     let s = &r.scenarios[0];
     // Without the rescue the lab may not come back even by the harness's own heal after the judgement
     // (restarting the wiped servers under their names): the fresh-clone CI run of 5 December 18:13 UTC ended

@@ -107,7 +107,11 @@ fn design_html_parses_is_self_contained_and_draws_everything() {
         for s in &site.servers {
             assert!(servers.contains(&s.name), "{}: server {} not drawn", l.id, s.name);
         }
-        for a in l.assets.iter().filter(|a| a.kind != "consumer") {
+        for a in l
+            .assets
+            .iter()
+            .filter(|a| a.kind != natsplan::layout::AssetKind::Consumer)
+        {
             assert!(
                 assets.contains(&a.name),
                 "{}: stream {} not in the drawing",
@@ -131,7 +135,7 @@ fn design_html_parses_is_self_contained_and_draws_everything() {
         let expected: usize = l
             .assets
             .iter()
-            .filter(|a| a.kind != "consumer")
+            .filter(|a| a.kind != natsplan::layout::AssetKind::Consumer)
             .map(|a| a.expected.len())
             .sum();
         assert_eq!(chips, expected, "{}: replica chips", l.id);

@@ -4,7 +4,7 @@
 
 use natsplan::catalog::Catalog;
 use natsplan::input::{InputError, InputErrors};
-use natsplan::site::{parse_str, RaidChoice, Site};
+use natsplan::site::{parse_str, ArrayRaid, Site};
 
 fn parse(text: &str) -> Result<Site, InputErrors> {
     parse_str(text, "site.yaml", &Catalog::builtin())
@@ -487,7 +487,7 @@ fn raid10_needs_an_even_count_of_at_least_4() {
         "use 4 or 6 data disks",
     );
     let s = parse(&raid_line(5, ", hot_spares: 1", "raid10")).unwrap();
-    assert_eq!(s.arrays[1].raid, Some(RaidChoice::Raid10));
+    assert_eq!(s.arrays[1].raid, Some(ArrayRaid::Raid10));
 }
 
 #[test]

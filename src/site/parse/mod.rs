@@ -176,21 +176,21 @@ failure_rates: { disk_afr: 0.01 }
 
     #[test]
     fn raid_rules() {
-        assert!(RaidChoice::Raid10.check_data_disks(4).is_ok());
-        assert!(RaidChoice::Raid10.check_data_disks(5).is_err());
-        assert!(RaidChoice::Raid10.check_data_disks(2).is_err());
-        assert!(RaidChoice::Raid1.check_data_disks(2).is_ok());
+        assert!(ArrayRaid::Raid10.check_data_disks(4).is_ok());
+        assert!(ArrayRaid::Raid10.check_data_disks(5).is_err());
+        assert!(ArrayRaid::Raid10.check_data_disks(2).is_err());
+        assert!(ArrayRaid::Raid1.check_data_disks(2).is_ok());
         // RAID 1 is the level of the groups: six data disks are three mirrored pairs (seed 000 figure 1).
-        assert!(RaidChoice::Raid1.check_data_disks(6).is_ok());
-        assert!(RaidChoice::Raid1.check_data_disks(3).is_err());
-        assert!(RaidChoice::Raid1.check_data_disks(1).is_err());
-        assert!(RaidChoice::Raid6.check_data_disks(5).is_ok());
-        assert!(RaidChoice::Raid6.check_data_disks(4).is_err());
-        assert!(RaidChoice::Ddp.check_data_disks(11).is_ok());
-        assert!(RaidChoice::Ddp.check_data_disks(10).is_err());
-        assert_eq!(RaidChoice::parse("RAID 10"), Some(RaidChoice::Raid10));
-        assert_eq!(RaidChoice::parse("DDP"), Some(RaidChoice::Ddp));
-        assert_eq!(RaidChoice::parse("raid5"), None);
+        assert!(ArrayRaid::Raid1.check_data_disks(6).is_ok());
+        assert!(ArrayRaid::Raid1.check_data_disks(3).is_err());
+        assert!(ArrayRaid::Raid1.check_data_disks(1).is_err());
+        assert!(ArrayRaid::Raid6.check_data_disks(5).is_ok());
+        assert!(ArrayRaid::Raid6.check_data_disks(4).is_err());
+        assert!(ArrayRaid::Ddp.check_data_disks(11).is_ok());
+        assert!(ArrayRaid::Ddp.check_data_disks(10).is_err());
+        assert_eq!(ArrayRaid::parse("RAID 10"), Some(ArrayRaid::Raid10));
+        assert_eq!(ArrayRaid::parse("DDP"), Some(ArrayRaid::Ddp));
+        assert_eq!(ArrayRaid::parse("raid5"), None);
     }
 
     #[test]

@@ -22,7 +22,7 @@ pub(super) struct ArrayIn<'n> {
     hot_spares: Option<(u32, &'n Node)>,
     disk_size_bytes: Option<(u64, &'n Node)>,
     write_cache: Option<bool>,
-    raid: Option<(RaidChoice, &'n Node)>,
+    raid: Option<(ArrayRaid, &'n Node)>,
     /// `existing: true`: the `raid:` level describes a volume group already built on all data disks.
     existing: Option<(bool, &'n Node)>,
     internal: bool,
@@ -380,11 +380,11 @@ impl Validator<'_> {
         }
     }
 
-    pub(super) fn raid(&mut self, node: &Node, path: &str) -> Option<RaidChoice> {
+    pub(super) fn raid(&mut self, node: &Node, path: &str) -> Option<ArrayRaid> {
         let t = self.text(node, path, "raid10")?;
-        let r = RaidChoice::parse(&t);
+        let r = ArrayRaid::parse(&t);
         if r.is_none() {
-            let names: Vec<&str> = RaidChoice::ALL.iter().map(|r| r.as_str()).collect();
+            let names: Vec<&str> = ArrayRaid::ALL.iter().map(|r| r.as_str()).collect();
             let hint = if t.to_ascii_lowercase().contains('5') {
                 " (RAID 5 is not offered: one failure during a rebuild loses the group; use raid6)"
             } else {
@@ -539,7 +539,7 @@ impl Validator<'_> {
                 );
             }
         }
-        let is_ddp = matches!(a.raid, Some((RaidChoice::Ddp, _)));
+        let is_ddp = matches!(a.raid, Some((ArrayRaid::Ddp, _)));
         let hot_spares = self.hot_spares_check(&a, disks, disks_pos, is_ddp, default_spares);
         if let Some((r, n)) = a.raid {
             self.raid_checks(r, n, ap, am.as_ref(), disks, hot_spares);
@@ -640,7 +640,7 @@ impl Validator<'_> {
                 "add `raid:` (raid1, raid10, raid6 or raid0: the pool's level, as the hypervisor built it)",
             );
         }
-        if let (true, Some((RaidChoice::Ddp, n))) = (pool, a.raid) {
+        if let (true, Some((ArrayRaid::Ddp, n))) = (pool, a.raid) {
             self.err(
                 Some(n.pos),
                 join(ap, "raid"),
@@ -683,14 +683,14 @@ impl Validator<'_> {
 
     /// An existing group (`existing: true`, or any DDP pool) holds all the data disks in one group: it
     /// must be within the model's group limits, which cannot be worked around by splitting it.
-    fn existing_checks(&mut self, r: RaidChoice, n: &Node, ap: &str, am: Option<&ArrayModel>, data: u32) {
+    fn existing_checks(&mut self, r: ArrayRaid, n: &Node, ap: &str, am: Option<&ArrayModel>, data: u32) {
         let Some(m) = am else { return };
         let g = &m.group_limits;
         let (max, what) = match r {
-            RaidChoice::Raid6 => (g.raid6_max_drives, "a RAID 6 volume group"),
-            RaidChoice::Raid10 | RaidChoice::Raid0 => (g.raid10_max_drives, "a RAID 0/10 volume group"),
-            RaidChoice::Ddp => (g.ddp_max_drives, "a DDP pool"),
-            RaidChoice::Raid1 => return,
+            ArrayRaid::Raid6 => (g.raid6_max_drives, "a RAID 6 volume group"),
+            ArrayRaid::Raid10 | ArrayRaid::Raid0 => (g.raid10_max_drives, "a RAID 0/10 volume group"),
+            ArrayRaid::Ddp => (g.ddp_max_drives, "a DDP pool"),
+            ArrayRaid::Raid1 => return,
         };
         if data > max {
             self.err(
@@ -709,7 +709,7 @@ impl Validator<'_> {
     }
 
     /// A RAID level the array model offers, with enough data disks once the hot spares are set aside.
-    fn raid_checks(&mut self, r: RaidChoice, n: &Node, ap: &str, am: Option<&ArrayModel>, disks: u32, hot_spares: u32) {
+    fn raid_checks(&mut self, r: ArrayRaid, n: &Node, ap: &str, am: Option<&ArrayModel>, disks: u32, hot_spares: u32) {
         let raid_path = join(ap, "raid");
         if let Some(m) = &am {
             if !m.supports.iter().any(|s| s == r.as_str()) {
@@ -737,33 +737,33 @@ impl Validator<'_> {
 }
 
 /// How to meet a RAID level's disk-count rule from `data` data disks.
-fn raid_fix(r: RaidChoice, data: u32, hot_spares: u32) -> String {
+fn raid_fix(r: ArrayRaid, data: u32, hot_spares: u32) -> String {
     let spares = if hot_spares > 0 {
         format!(" (plus {hot_spares} hot spare{})", plural(hot_spares))
     } else {
         String::new()
     };
     match r {
-        RaidChoice::Raid0 => "add a data disk".into(),
-        RaidChoice::Raid1 if data > 2 => format!(
+        ArrayRaid::Raid0 => "add a data disk".into(),
+        ArrayRaid::Raid1 if data > 2 => format!(
             "use {} or {} data disks{spares}: each RAID 1 group is a mirrored pair (or raid10 for groups of 4 or more)",
             data - 1,
             data + 1
         ),
-        RaidChoice::Raid1 => format!("use 2 data disks{spares}"),
-        RaidChoice::Raid10 if data == 2 => "use raid: raid1 for a mirrored pair".into(),
-        RaidChoice::Raid10 if data >= 4 => format!(
+        ArrayRaid::Raid1 => format!("use 2 data disks{spares}"),
+        ArrayRaid::Raid10 if data == 2 => "use raid: raid1 for a mirrored pair".into(),
+        ArrayRaid::Raid10 if data >= 4 => format!(
             "use {} or {} data disks{spares}: RAID 10 mirrors pairs",
             data - 1,
             data + 1
         ),
-        RaidChoice::Raid10 => format!("use 4 data disks{spares}, or raid1 with 2"),
-        RaidChoice::Raid6 => format!(
+        ArrayRaid::Raid10 => format!("use 4 data disks{spares}, or raid1 with 2"),
+        ArrayRaid::Raid6 => format!(
             "add {} disk{}, or use raid10 / raid1 for small groups",
             5 - data,
             plural(5 - data)
         ),
-        RaidChoice::Ddp => format!(
+        ArrayRaid::Ddp => format!(
             "add {} disk{}, or use raid6 (5 or more) or raid10 for fewer disks",
             11 - data,
             plural(11 - data)

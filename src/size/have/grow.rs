@@ -7,7 +7,7 @@ use super::super::bill::Skip;
 use super::super::price::Parts;
 use super::super::{fit_watts, SizeSpec, StorageKind};
 use crate::catalog::Catalog;
-use crate::site::{RaidChoice, Site};
+use crate::site::{ArrayRaid, Site};
 use serde::Serialize;
 
 /// One array (or a server's internal disks) as the site file says it.
@@ -19,7 +19,7 @@ pub struct GArray {
     /// Disks installed, hot spares included.
     pub disks: u32,
     pub hot_spares: u32,
-    pub raid: Option<RaidChoice>,
+    pub raid: Option<ArrayRaid>,
     pub existing: bool,
     pub write_cache: bool,
     pub disk_size: Option<u64>,
@@ -136,7 +136,7 @@ fn array_keys(a: &GArray, internal: bool) -> String {
     s.push_str(&opt("raid", &a.raid.map(|r| r.as_str())));
     s.push_str(&opt("disk_size", &a.disk_size.map(|b| format!("{b}B"))));
     if !internal {
-        if a.existing && a.raid != Some(RaidChoice::Ddp) {
+        if a.existing && a.raid != Some(ArrayRaid::Ddp) {
             s.push_str(", existing: true");
         }
         s.push_str(&format!(", write_cache: {}", a.write_cache));
@@ -264,7 +264,7 @@ impl Added {
 /// An array that takes new disks and new volume groups: a shared array not used as given (no existing
 /// group or pool, not a host's pool).
 pub fn growable(a: &GArray) -> bool {
-    a.host.is_none() && !a.existing && a.raid != Some(RaidChoice::Ddp)
+    a.host.is_none() && !a.existing && a.raid != Some(ArrayRaid::Ddp)
 }
 
 fn slots(catalog: &Catalog, a: &GArray) -> u32 {
