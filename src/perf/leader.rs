@@ -186,6 +186,9 @@ pub struct LeaderClass {
     /// leader's time and base latency hold the fsyncs, so an `always` target is priced as measured, with
     /// no fsync cycle added (`predict::js`).
     pub measured_always: bool,
+    /// The replica counts of the `always` rows such a class was fitted to (empty otherwise): an `always`
+    /// target at another count is not priced as measured.
+    pub always_replicas: Vec<u8>,
     /// Root-mean-square of log(predicted ÷ measured) over the rows the law was fitted to, and how many.
     pub rms_log: f64,
     pub rows: usize,
@@ -342,12 +345,16 @@ pub fn fit_classes(set: &CalibrationSet, catalog: &Catalog) -> Vec<LeaderClass> 
         // with their store writes (the fsync cycle left in: the work comes out a little high).
         let all = js_rows(f);
         let any_delayed = all.iter().any(|r| !r.always);
-        let rows: Vec<JsRow> = all.into_iter().filter(|r| r.always != any_delayed).collect();
         // R1 under `always` fsyncs every stored message in the publisher's read loop (`flushes_in_place`):
-        // its rows measure the fsync, not the leader's work, so they price nothing here.
+        // its rows measure the fsync, not the leader's work, so they price nothing here (nor the async
+        // base latency).
+        let rows: Vec<JsRow> = all
+            .into_iter()
+            .filter(|r| r.always != any_delayed && !(r.always && r.replicas <= 1))
+            .collect();
         let leader_rows: Vec<JsRow> = rows
             .iter()
-            .filter(|r| !(r.sync_publish || r.small_window() || (r.always && r.replicas <= 1)))
+            .filter(|r| !(r.sync_publish || r.small_window()))
             .cloned()
             .collect();
         if leader_rows.is_empty() {
@@ -477,6 +484,14 @@ fn fit_class(f: &CalibrationFile, host: HostClass, assumed: bool, async_rows: &[
         probe,
         async_base_s: None,
         measured_always,
+        always_replicas: if measured_always {
+            let mut r: Vec<u8> = async_rows.iter().map(|r| r.replicas).collect();
+            r.sort_unstable();
+            r.dedup();
+            r
+        } else {
+            Vec::new()
+        },
         rms_log: rms,
         rows: pts.len(),
     }

@@ -77,6 +77,7 @@ fn a_class_reproduces_the_rates_it_was_fitted_from_on_its_own_host() {
             probe: None,
             async_base_s: None,
             measured_always: false,
+            always_replicas: Vec::new(),
             rms_log: 0.0,
             rows: 1,
         };
@@ -110,6 +111,7 @@ fn distance_is_zero_only_on_the_named_host_and_grows_with_speed_and_cores() {
         probe: None,
         async_base_s: None,
         measured_always: false,
+        always_replicas: Vec::new(),
         rms_log: 0.0,
         rows: 3,
     };

@@ -498,7 +498,13 @@ pub fn op_factor(host: &SyncHost, op: SyncOp, replicas: u8) -> f64 {
     if op == SyncOp::Publish {
         return 1.0;
     }
-    let at = |o: SyncOp| host.laws.iter().find(|l| l.op == o && l.replicas == replicas);
+    // A host measured only under `always` has only `always` laws: the ratio is read from them.
+    let laws = if host.laws.is_empty() {
+        &host.always_laws
+    } else {
+        &host.laws
+    };
+    let at = |o: SyncOp| laws.iter().find(|l| l.op == o && l.replicas == replicas);
     let (Some(kv), Some(js)) = (at(SyncOp::KvPut), at(SyncOp::Publish)) else {
         return 1.0;
     };

@@ -84,6 +84,7 @@ fn class(host: &HostClass, unit_byte_s: f64) -> LeaderClass {
         probe: None,
         async_base_s: None,
         measured_always: false,
+        always_replicas: Vec::new(),
         rms_log: 0.0,
         rows: 1,
     }
@@ -147,6 +148,13 @@ fn always_rows_price_only_an_always_target_on_their_own_host() {
     )
     .unwrap();
     assert!(!o.under_always, "another host's always rows priced this one");
+    // Another replica count: the R3 always law does not price R1.
+    let r1 = Target {
+        replicas: 1,
+        ..target(&host, &leader, 128.0, true)
+    };
+    let p1 = price(&hosts, std::slice::from_ref(&leader), &r1, SyncOp::Publish).unwrap();
+    assert!(!p1.under_always, "an R3 always law priced an R1 target");
     // No always rows for KV puts: none is made up.
     assert!(price(
         &hosts,

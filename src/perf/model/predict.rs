@@ -248,7 +248,7 @@ fn js(c: &mut Ctx) -> Law {
     };
     let price = sync_law::price(&terms.sync_hosts, &terms.leaders, &target, op);
     let (round_trip, saturation) = sync_round_trip(c, price.as_ref());
-    let fsyncs_measured = c.always && fsyncs_measured(window, price.as_ref(), class, own_host);
+    let fsyncs_measured = c.always && fsyncs_measured(window, price.as_ref(), class, own_host, r);
     // A KV put costs the leader more than a publish (subject index, per-key limits): the ratio the
     // calibration measured at the most clients.
     let factor = price.as_ref().map_or(1.0, |p| p.leader_factor);
@@ -274,7 +274,8 @@ fn js(c: &mut Ctx) -> Law {
         saturation_s: saturation,
         law: Some(StreamLaw {
             leader_time_s: t_l,
-            input: inp.clone(),
+            // What `rate_with` re-prices (the advice on publishers and windows): as the rate was priced.
+            input: as_measured.clone(),
             ratio: 1.0,
         }),
     };
@@ -320,24 +321,26 @@ fn js(c: &mut Ctx) -> Law {
 
 /// Whether an `always` target is priced from rows this host measured under `always`, whose times hold the
 /// fsyncs (so none is added): synchronous clients from its `always` rows (`sync_law::price_measured_always`),
-/// an async window from a leader class fitted to `always` rows on its own host (`LeaderClass::measured_always`).
+/// an async window from a leader class fitted to `always` rows on its own host at the target's replica
+/// count (`LeaderClass::measured_always`, `always_replicas`).
 fn fsyncs_measured(
     window: f64,
     price: Option<&sync_law::SyncPrice>,
     class: &leader::LeaderClass,
     own_host: bool,
+    replicas: u8,
 ) -> bool {
     if window <= 1.0 {
         price.is_some_and(|p| p.under_always)
     } else {
-        class.measured_always && own_host
+        class.measured_always && own_host && class.always_replicas.contains(&replicas)
     }
 }
 
 /// Synchronous clients under `always` priced from delayed rows (no calibration of this host measured them
 /// under `always`): what they add to each other is the delayed D plus the fsync cycle's queue. The matrix
-/// (2026-12-05, R3 1 KiB on the loopback lab) measured 16 and 64 publishers 42 and 34 % below that, KV
-/// putters 27 %: the band says so.
+/// (2026-12-05, R3 1 KiB on the loopback lab; run 5) measured 16 and 64 publishers 44 % below that, KV
+/// putters 34 %: the band says so.
 fn widen_for_always_clients_from_delayed_rows(c: &mut Ctx) {
     c.width += ALWAYS_SYNC_CLIENTS_WIDTH;
     c.notes.push(format!(
