@@ -182,12 +182,10 @@ pub struct LeaderClass {
     /// read 1.0 ms at 32 in flight and 6.5 ms at 512: a straight line of slope ≈ t_l (11 µs against the
     /// leader's 12.4 µs) through about 0.6 ms.
     pub async_base_s: Option<f64>,
-    /// Fitted from rows measured under `sync_interval: always` (a file with no delayed-sync rows): its
-    /// leader's time and base latency hold the fsyncs, so an `always` target is priced as measured, with
-    /// no fsync cycle added (`predict::js`).
-    pub measured_always: bool,
-    /// The replica counts of the `always` rows such a class was fitted to (empty otherwise): an `always`
-    /// target at another count is not priced as measured.
+    /// The replica counts of the rows, when the class was fitted to rows measured under `sync_interval:
+    /// always` (a file with no delayed-sync rows; empty otherwise): its leader's time and base latency hold
+    /// the fsyncs, so an `always` target at one of these counts is priced as measured, with no fsync cycle
+    /// added (`predict::js`); at another count it is not.
     pub always_replicas: Vec<u8>,
     /// Root-mean-square of log(predicted ÷ measured) over the rows the law was fitted to, and how many.
     pub rms_log: f64,
@@ -483,7 +481,6 @@ fn fit_class(f: &CalibrationFile, host: HostClass, assumed: bool, async_rows: &[
             .is_some_and(|v| v.starts_with("remote")),
         probe,
         async_base_s: None,
-        measured_always,
         always_replicas: if measured_always {
             let mut r: Vec<u8> = async_rows.iter().map(|r| r.replicas).collect();
             r.sort_unstable();

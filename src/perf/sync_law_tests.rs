@@ -83,7 +83,6 @@ fn class(host: &HostClass, unit_byte_s: f64) -> LeaderClass {
         leader_remote: false,
         probe: None,
         async_base_s: None,
-        measured_always: false,
         always_replicas: Vec::new(),
         rms_log: 0.0,
         rows: 1,

@@ -322,7 +322,7 @@ fn js(c: &mut Ctx) -> Law {
 /// Whether an `always` target is priced from rows this host measured under `always`, whose times hold the
 /// fsyncs (so none is added): synchronous clients from its `always` rows (`sync_law::price_measured_always`),
 /// an async window from a leader class fitted to `always` rows on its own host at the target's replica
-/// count (`LeaderClass::measured_always`, `always_replicas`).
+/// count (`LeaderClass::always_replicas`).
 fn fsyncs_measured(
     window: f64,
     price: Option<&sync_law::SyncPrice>,
@@ -333,7 +333,7 @@ fn fsyncs_measured(
     if window <= 1.0 {
         price.is_some_and(|p| p.under_always)
     } else {
-        class.measured_always && own_host && class.always_replicas.contains(&replicas)
+        own_host && class.always_replicas.contains(&replicas)
     }
 }
 
