@@ -227,11 +227,24 @@ pub(super) struct Load {
     pub(super) pacer: Option<Pacer>,
 }
 
-/// One publisher's state in `js_pub`: what is in flight (send times by number modulo the window),
-/// counts and the histogram.
+/// No message is in flight in this slot of `Flight::in_flight`.
+const FREE: u64 = u64::MAX;
+
+/// One publisher's state in `js_pub`: what is in flight (by number modulo the window: the message in
+/// each slot and its send time), counts and the histogram.
+///
+/// Acks may come back out of order (async-nats hands over completed ack futures in the order they were
+/// woken, not sent), so the window is the span from the oldest message still in flight, not a count:
+/// a slot is reused only once its message is answered, and an ack counts only when its message is in
+/// its slot. An ack overtaken by more than a window of later ones used to be dropped as a stray, and
+/// its message reported unacknowledged after `--timeout` (a 1,200-message run on a loaded host: 145
+/// "acks did not arrive" that the server had sent).
 struct Flight {
     window: u64,
+    in_flight: Vec<u64>,
     sent_ns: Vec<u64>,
+    /// The lowest message number not yet answered (`sent` when none is in flight).
+    oldest: u64,
     hist: Histogram<u64>,
     sent: u64,
     resolved: u64,
@@ -251,7 +264,7 @@ impl Flight {
         n: u64,
         pacer: &mut Option<Pacer>,
     ) -> Result<Option<Instant>, String> {
-        while self.sent < n && !self.behind && self.sent - self.resolved < self.window {
+        while self.sent < n && !self.behind && self.sent - self.oldest < self.window {
             let t = match pacer.as_mut() {
                 Some(pc) => {
                     if pc.would_wait(self.sent) && self.sent > self.resolved {
@@ -271,7 +284,8 @@ impl Flight {
                 }
                 None => env.ns(Instant::now()),
             };
-            self.sent_ns[(self.sent % self.window) as usize] = t;
+            let k = (self.sent % self.window) as usize;
+            (self.in_flight[k], self.sent_ns[k]) = (self.sent, t);
             p.send(self.sent).await?;
             self.sent += 1;
         }
@@ -280,29 +294,37 @@ impl Flight {
 
     /// Match the acks there are to their publishes (by number); Ok(false): none came by `until`.
     async fn read_acks<P: JsPublisher>(&mut self, env: &Env, p: &mut P, until: Instant) -> Result<bool, String> {
-        let (window, sent, mut now_ns) = (self.window, self.sent, None);
+        let (window, mut now_ns) = (self.window, None);
         let (resolved, ok, errors) = (&mut self.resolved, &mut self.ok, &mut self.errors);
         let (hist, sent_ns, ack_error) = (&mut self.hist, &self.sent_ns, &mut self.ack_error);
-        p.acks(until, &mut |j, ack| {
-            if j >= sent || j < resolved.saturating_sub(window) {
-                return;
-            }
-            match ack {
-                Ack::Stored => {
-                    *resolved += 1;
-                    *ok += 1;
-                    let now = *now_ns.get_or_insert_with(|| env.ns(Instant::now()));
-                    let _ = hist.record(now.saturating_sub(sent_ns[(j % window) as usize]).max(1));
+        let in_flight = &mut self.in_flight;
+        let got = p
+            .acks(until, &mut |j, ack| {
+                let k = (j % window) as usize;
+                // A stray (an earlier run's, or a second answer): its message is not the one in flight there.
+                if in_flight[k] != j {
+                    return;
                 }
-                Ack::Refused(why) => {
-                    *resolved += 1;
-                    *errors += 1;
-                    ack_error.get_or_insert(why);
+                match ack {
+                    Ack::Stored => {
+                        *ok += 1;
+                        let now = *now_ns.get_or_insert_with(|| env.ns(Instant::now()));
+                        let _ = hist.record(now.saturating_sub(sent_ns[k]).max(1));
+                    }
+                    Ack::Refused(why) => {
+                        *errors += 1;
+                        ack_error.get_or_insert(why);
+                    }
+                    Ack::Unanswered => return,
                 }
-                Ack::Unanswered => {}
-            }
-        })
-        .await
+                in_flight[k] = FREE;
+                *resolved += 1;
+            })
+            .await;
+        while self.oldest < self.sent && self.in_flight[(self.oldest % window) as usize] != self.oldest {
+            self.oldest += 1;
+        }
+        got
     }
 }
 
@@ -316,7 +338,9 @@ pub(super) async fn js_pub<P: JsPublisher>(env: &Env, gi: usize, mut p: P, load:
     let window = window.max(1) as u64;
     let mut f = Flight {
         window,
+        in_flight: vec![FREE; window as usize],
         sent_ns: vec![0u64; window as usize],
+        oldest: 0,
         hist: new_hist(),
         sent: 0,
         resolved: 0,

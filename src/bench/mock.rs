@@ -6,6 +6,8 @@
 use super::client::{Ack, CorePublisher, CoreSubscriber, JsPublisher, OpClient, PubStop};
 use super::exec::Fail;
 use super::{BenchSpec, Cancel, ClientChoice, LeaderPlacement, Workload};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// How the mock answers one operation.
@@ -224,7 +226,16 @@ pub(super) struct MockJsPublisher {
     pub(super) broken_at: Option<u64>,
     /// A signal arrives as this message is sent.
     pub(super) signal_at: Option<u64>,
+    /// This message's ack is held back until a read finds no other ack to hand over (acks out of order,
+    /// as async-nats can hand them over).
+    pub(super) late: Option<u64>,
+    /// This message's ack is handed over twice (a stray second answer).
+    pub(super) twice: Option<u64>,
+    /// The most messages sent and not yet answered at any time (shared, to read after the run).
+    pub(super) max_in_flight: Arc<AtomicU64>,
     pub(super) cancel: Cancel,
+    held: Vec<u64>,
+    answered: u64,
     queued: Vec<u64>,
     flushed: Vec<u64>,
     sent: u64,
@@ -236,7 +247,12 @@ impl MockJsPublisher {
             answer,
             broken_at: None,
             signal_at: None,
+            late: None,
+            twice: None,
+            max_in_flight: Arc::default(),
             cancel: cancel.clone(),
+            held: Vec::new(),
+            answered: 0,
             queued: Vec::new(),
             flushed: Vec::new(),
             sent: 0,
@@ -254,6 +270,8 @@ impl JsPublisher for MockJsPublisher {
         }
         self.queued.push(j);
         self.sent += 1;
+        self.max_in_flight
+            .fetch_max(self.sent - self.answered, Ordering::Relaxed);
         Ok(())
     }
     async fn flush(&mut self) -> Result<(), String> {
@@ -263,9 +281,26 @@ impl JsPublisher for MockJsPublisher {
     async fn acks<F: FnMut(u64, Ack) + Send>(&mut self, until: std::time::Instant, on: &mut F) -> Result<bool, String> {
         let mut any = false;
         for j in std::mem::take(&mut self.flushed) {
+            if self.late == Some(j) {
+                self.held.push(j);
+                continue;
+            }
             if let Some(a) = (self.answer)(j) {
+                if self.twice == Some(j) {
+                    on(j, a.clone());
+                }
                 on(j, a);
+                self.answered += 1;
                 any = true;
+            }
+        }
+        if !any {
+            for j in std::mem::take(&mut self.held) {
+                if let Some(a) = (self.answer)(j) {
+                    on(j, a);
+                    self.answered += 1;
+                    any = true;
+                }
             }
         }
         if !any {
