@@ -206,7 +206,8 @@ impl LeaderClass {
         self.host.distance(self.host_assumed, to, r)
     }
 
-    fn fit_width(&self) -> f64 {
+    /// Half-width (log units) of the class's own fit residuals (inflated for the two terms it spent).
+    pub fn fit_width(&self) -> f64 {
         let n = self.rows.max(3) as f64;
         1.645 * self.rms_log * (n / (n - 2.0)).sqrt()
     }
@@ -754,7 +755,13 @@ pub fn sync_copies(replicas: u8, co_located: bool) -> f64 {
 
 /// Band half-width (log units) for a prediction from `class` at `distance`.
 pub fn width(class: &LeaderClass, distance: f64) -> f64 {
-    class.fit_width() + FORM_WIDTH + WIDTH_PER_DISTANCE * distance
+    class.fit_width() + form_width(distance)
+}
+
+/// The half-width every leader prediction carries beyond a fit's residuals: the model's form and the
+/// distance from the calibrated class.
+pub fn form_width(distance: f64) -> f64 {
+    FORM_WIDTH + WIDTH_PER_DISTANCE * distance
 }
 
 /// The store's in-place write per message (reference-core seconds) the class measured or assumed, at

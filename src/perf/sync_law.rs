@@ -74,6 +74,9 @@ pub struct SyncLaw {
     pub leader_cpu_s: Option<f64>,
     pub client_cpu_s: Option<f64>,
     pub rows: usize,
+    /// Root-mean-square of ln(row ÷ its count's median) over the rows: how far one measurement of a shape
+    /// strays from another on the host (0 with one row per count).
+    pub spread_log: f64,
 }
 
 /// The synchronous clients one calibration file measured on its host (whether or not it also measured async
@@ -198,6 +201,10 @@ fn fit_mode(f: &CalibrationFile, cpu_speed: f64, always: bool) -> Vec<SyncLaw> {
             let d = (!pts.is_empty() && tau > 0.0).then(|| fit_saturation(tau, &pts));
             let mut curve = vec![(fewest, tau)];
             curve.extend(pts.iter().copied());
+            let at_count = |c: f64| median(of.iter().filter(|r| r.clients == c).map(|r| r.t).collect());
+            let spread_log = (of.iter().map(|r| (r.t / at_count(r.clients)).ln().powi(2)).sum::<f64>()
+                / of.len().max(1) as f64)
+                .sqrt();
             let at_most = |get: fn(&Row) -> Option<f64>| {
                 let v: Vec<f64> = of.iter().filter(|r| r.clients == most).filter_map(|r| get(r)).collect();
                 (!v.is_empty()).then(|| median(v))
@@ -215,6 +222,7 @@ fn fit_mode(f: &CalibrationFile, cpu_speed: f64, always: bool) -> Vec<SyncLaw> {
                 leader_cpu_s: at_most(|r| r.leader_cpu_s),
                 client_cpu_s: at_most(|r| r.client_cpu_s),
                 rows: of.len(),
+                spread_log,
             }
         })
         .collect()
@@ -282,6 +290,48 @@ pub struct SyncPrice {
     pub leader_factor: f64,
     /// Priced from rows measured under `always` on the target's own host: τ and D hold the fsyncs already.
     pub under_always: bool,
+    /// What the price carried beyond its rows (`under_always` prices only; default elsewhere).
+    pub beyond: Beyond,
+}
+
+/// How far a price measured on the target's own host reaches beyond its rows, for its band
+/// (`Beyond::width`): the share of one client's time per operation priced by the leader class and the
+/// object terms (the message's bytes beyond the rows' size), and the target's clients over the most the
+/// rows measured.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Beyond {
+    pub byte_share: f64,
+    pub clients_ratio: f64,
+    /// The rows' own measurement spread (`SyncLaw::spread_log`).
+    pub spread_log: f64,
+}
+
+impl Default for Beyond {
+    fn default() -> Beyond {
+        Beyond {
+            byte_share: 0.0,
+            clients_ratio: 1.0,
+            spread_log: 0.0,
+        }
+    }
+}
+
+/// Half-width (log units) per e-fold of clients beyond the most the rows measured: past the last measured
+/// count the last segment's slope is assumed for what each further client adds, which fell 2.5× from 1-4
+/// to 16-64 publishers on the loopback lab (run 5, `SyncLaw::curve`). An assumption, set after run 6 of
+/// the prediction matrix (64 KV putters under `always`, rows up to 16, measured 31 % above the price).
+const WIDTH_PER_CLIENTS_EFOLD: f64 = 0.15;
+
+impl Beyond {
+    /// The band's half-width of a price measured on the target's own host: `base` (the model's form and
+    /// the distance from the class); a 90 % interval of two measurements' difference at the rows' spread
+    /// (the rows were measured once and the shape is measured again: 1.645 × √2 × spread); the class's fit
+    /// residuals on the share it prices; and the clients beyond the rows (`WIDTH_PER_CLIENTS_EFOLD`).
+    pub fn width(&self, base: f64, class_fit_width: f64) -> f64 {
+        base + 1.645 * std::f64::consts::SQRT_2 * self.spread_log
+            + class_fit_width * self.byte_share
+            + WIDTH_PER_CLIENTS_EFOLD * self.clients_ratio.max(1.0).ln()
+    }
 }
 
 /// The target of a price: its host, replica count, size and what the leader costs there.
@@ -432,6 +482,7 @@ pub fn price(hosts: &[SyncHost], leaders: &[LeaderClass], t: &Target, op: SyncOp
         source: class.id.clone(),
         leader_factor: factor,
         under_always: false,
+        beyond: Beyond::default(),
     })
 }
 
@@ -447,28 +498,48 @@ fn price_measured_always(hosts: &[SyncHost], t: &Target, op: SyncOp) -> Option<S
             .map(|l| (c, l))
     })?;
     let factor = op_factor(class, op, law.replicas);
-    let tau = law.round_trip_s + (t.bytes - law.bytes).max(0.0) * t.per_byte_s;
-    let saturation = law
-        .saturation_at(t.clients)
-        .map(|d| d + grown_saturation(t, law, factor));
+    let bytes_tau = (t.bytes - law.bytes).max(0.0) * t.per_byte_s;
+    let tau = law.round_trip_s + bytes_tau;
+    let grown = grown_saturation(t, law, factor);
+    let saturation = law.saturation_at(t.clients).map(|d| d + grown);
+    // One client's time per operation at the target's count, and the part the rows did not measure.
+    let further = (t.clients - 1.0).max(0.0);
+    let per_op = tau + saturation.unwrap_or(0.0) * further;
+    let beyond = Beyond {
+        byte_share: if per_op > 0.0 {
+            ((bytes_tau + grown * further) / per_op).min(1.0)
+        } else {
+            0.0
+        },
+        clients_ratio: t.clients / law.clients_max.max(1.0),
+        spread_log: law.spread_log,
+    };
+    let mut notes = vec![format!(
+        "synchronous {} under sync always: the round trip ({:.0} µs) and what each further client adds measured under always on this host at R{} ({} rows, {:.0} B)",
+        match op {
+            SyncOp::Publish => "publishers",
+            SyncOp::KvPut => "KV putters",
+        },
+        law.round_trip_s * 1e6,
+        law.replicas,
+        law.rows,
+        law.bytes
+    )];
+    if beyond.clients_ratio > 1.0 {
+        notes.push(format!(
+            "{:.0} clients, beyond the {:.0} the rows measured: each further one adds what the last measured step did (an assumption), band widened",
+            t.clients, law.clients_max
+        ));
+    }
     Some(SyncPrice {
         round_trip_s: tau,
         saturation_s: saturation,
         measured: true,
-        notes: vec![format!(
-            "synchronous {} under sync always: the round trip ({:.0} µs) and what each further client adds measured under always on this host at R{} ({} rows, {:.0} B)",
-            match op {
-                SyncOp::Publish => "publishers",
-                SyncOp::KvPut => "KV putters",
-            },
-            law.round_trip_s * 1e6,
-            law.replicas,
-            law.rows,
-            law.bytes
-        )],
+        notes,
         source: class.id.clone(),
         leader_factor: factor,
         under_always: true,
+        beyond,
     })
 }
 

@@ -29,6 +29,7 @@ fn law(curve: &[(f64, f64)], saturation_s: Option<f64>) -> SyncLaw {
         leader_cpu_s: None,
         client_cpu_s: None,
         rows: curve.len(),
+        spread_log: 0.0,
     }
 }
 
@@ -162,6 +163,56 @@ fn always_rows_price_only_an_always_target_on_their_own_host() {
         SyncOp::KvPut
     )
     .is_none());
+}
+
+/// Issue 37 (after run 6): a price measured under `always` on the target's own host says how far it reached
+/// beyond its rows, and its band grows with that alone: nothing at the rows' size and counts, the share
+/// the leader class priced for larger messages, the clients beyond the most measured, the rows' spread.
+#[test]
+fn a_price_measured_under_always_widens_only_for_what_it_carried_beyond_its_rows() {
+    let host = lab_host("lab");
+    let leader = class(&host, 20e-9);
+    let mut always = law(&[(1.0, 1000e-6), (4.0, 1500e-6), (16.0, 3000e-6)], Some(130e-6));
+    always.spread_log = 0.03;
+    let hosts = vec![SyncHost {
+        id: "lab".into(),
+        host: host.clone(),
+        host_assumed: false,
+        laws: Vec::new(),
+        always_laws: vec![always],
+    }];
+    let at = |bytes: f64, clients: f64| {
+        let t = Target {
+            clients,
+            ..target(&host, &leader, bytes, true)
+        };
+        price(&hosts, std::slice::from_ref(&leader), &t, SyncOp::Publish).unwrap()
+    };
+    let inside = at(128.0, 16.0);
+    assert_eq!(inside.beyond.byte_share, 0.0);
+    assert_eq!(inside.beyond.clients_ratio, 1.0);
+    // Base, and the two measurements' noise at the rows' spread.
+    let w = inside.beyond.width(0.15, 0.5);
+    assert!((w - (0.15 + 1.645 * 2f64.sqrt() * 0.03)).abs() < 1e-12, "{w}");
+    // 16 KiB: the class prices what each further client's bytes add; its residuals count on that share.
+    let big = at(16384.0, 16.0);
+    assert!(
+        big.beyond.byte_share > 0.0 && big.beyond.byte_share < 1.0,
+        "{:?}",
+        big.beyond
+    );
+    assert!(big.beyond.width(0.15, 0.5) > w);
+    assert_eq!(big.beyond.width(0.15, 0.0), w, "a class that fits exactly adds nothing");
+    // 64 clients, beyond the 16 measured: 0.15 per e-fold, and the price says it assumed.
+    let many = at(128.0, 64.0);
+    assert_eq!(many.beyond.clients_ratio, 4.0);
+    assert!((many.beyond.width(0.15, 0.5) - w - 0.15 * 4f64.ln()).abs() < 1e-12);
+    assert!(
+        many.notes.iter().any(|n| n.contains("beyond the 16 the rows measured")),
+        "{:?}",
+        many.notes
+    );
+    assert!(!inside.notes.iter().any(|n| n.contains("beyond")), "{:?}", inside.notes);
 }
 
 /// Issue 37: what each further client adds grows with the message's per-byte work beyond the rows' size

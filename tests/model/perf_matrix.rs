@@ -29,10 +29,11 @@ const MAX_BAND: f64 = 2.5;
 /// A band is a 90 % interval (1.645 × the fit's residual spread, perf::model): one cell in ten outside is
 /// what a true band does. The share of held-out cells outside may be at most twice that.
 const MAX_OUTSIDE: f64 = 0.2;
-/// The sync mode every quiet held-out run is held to. `always` cells are held to the error targets and
-/// their bands only when the run calibrated its `always` lab (`always_calibration`): priced from a delayed
-/// calibration they missed by up to 44 % (run 5), and the bands of a class fitted to `always` rows (4.2×
-/// in run 6) are reported, not asserted (docs/prediction-matrix.md: the part of issue 37 still open).
+/// The sync mode every quiet held-out run is held to. `always` cells are held to the same targets (errors,
+/// bands and their width) only when the run calibrated its `always` lab (`always_calibration`): priced
+/// from a delayed calibration they missed by up to 44 % (run 5). Their bands were 4.2× in run 6 (a class
+/// fitted to `always` async rows, which its form fits loosely, set them); synchronous clients measured under
+/// `always` now carry what their own rows say (`sync_law::Beyond::width`), a rule set after run 6.
 const JUDGED_SYNC: &str = "delayed";
 
 #[derive(Deserialize)]
@@ -346,13 +347,11 @@ fn held_out_matrix_cells_meet_the_targets() {
         }
         let a = misses(&judged, "always");
         if run.always_judged() {
-            // Errors and bands held; the bands' width reported (the open part of issue 37).
             eprintln!(
-                "{} under always, from the always lab's own calibration (errors asserted, band width reported): {a:#?}",
+                "{} under always, from the always lab's own calibration (asserted): {a:#?}",
                 run.date
             );
-            let errs = misses_within(&judged, "always", f64::INFINITY);
-            assert!(errs.is_empty(), "{} under always: {errs:#?}", run.date);
+            assert!(a.is_empty(), "{} under always: {a:#?}", run.date);
         } else {
             eprintln!("{} under always (reported, not asserted): {a:#?}", run.date);
         }

@@ -296,10 +296,7 @@ fn js(c: &mut Ctx) -> Law {
     c.stream = Some(facts);
     c.calibration = class.id.clone();
     c.distance = distance;
-    c.width = c.width.max(leader::width(class, distance));
-    if c.always && window <= 1.0 && c.w > 1.0 && !fsyncs_measured {
-        widen_for_always_clients_from_delayed_rows(c);
-    }
+    js_width(c, class, price.as_ref(), window, fsyncs_measured);
     js_sources(c, class, &host, price.as_ref(), probe, fsync_s);
     // Under `always` every replica writes each message in place and fsyncs once per append entry (many
     // messages): about one I/O per message; delayed writes coalesce into MiB-sized flushes.
@@ -316,6 +313,28 @@ fn js(c: &mut Ctx) -> Law {
         msg_bytes: s,
         lat_s: rate.latency_s,
         bottleneck: format!("{bottleneck}{kv_note}"),
+    }
+}
+
+/// The band's half-width of a stream-leader prediction (`c.distance` from `class`): the class's (its fit
+/// and distance), except for synchronous clients priced from rows measured under `always` on this host:
+/// the class (fitted to the async `always` rows, which its form fits loosely: 4.2x bands in run 6 of the
+/// matrix) prices only the bytes beyond the rows' size, and the band says what was carried beyond them
+/// (`sync_law::Beyond`). Synchronous clients under `always` priced from delayed rows are widened.
+fn js_width(
+    c: &mut Ctx,
+    class: &leader::LeaderClass,
+    price: Option<&sync_law::SyncPrice>,
+    window: f64,
+    fsyncs_measured: bool,
+) {
+    let w = match price.filter(|p| window <= 1.0 && fsyncs_measured && p.under_always) {
+        Some(p) => p.beyond.width(leader::form_width(c.distance), class.fit_width()),
+        None => leader::width(class, c.distance),
+    };
+    c.width = c.width.max(w);
+    if c.always && window <= 1.0 && c.w > 1.0 && !fsyncs_measured {
+        widen_for_always_clients_from_delayed_rows(c);
     }
 }
 
