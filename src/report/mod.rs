@@ -273,15 +273,6 @@ pub fn wrap(text: &str, width: u16) -> String {
     out
 }
 
-/// Percent with no decimals, or "—" when not a number.
-pub fn pct(x: f64) -> String {
-    if x.is_finite() {
-        format!("{:.0} %", x * 100.0)
-    } else {
-        "—".into()
-    }
-}
-
 pub use crate::perf::calibration_words;
 
 #[cfg(test)]

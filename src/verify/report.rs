@@ -5,6 +5,7 @@ use super::drift::Drift;
 use super::ladder::RowSpec;
 use crate::bench::result::{LatencySummary, Losses, RateOutcome};
 use crate::monitor::probe::ClusterFacts;
+use crate::text::signed_pct_or_dash;
 use comfy_table::{presets, ContentArrangement, Table};
 use serde::Serialize;
 
@@ -183,10 +184,6 @@ fn si(x: f64) -> String {
     }
 }
 
-fn pct(e: Option<f64>) -> String {
-    e.map(|e| format!("{:+.0}%", e * 100.0)).unwrap_or_else(|| "-".into())
-}
-
 /// The table's cells for one row.
 fn cells(r: &RowResult) -> Vec<String> {
     let p = r.predicted.as_ref();
@@ -234,7 +231,7 @@ fn cells(r: &RowResult) -> Vec<String> {
         p.map(|p| format!("{}–{}", si(p.low), si(p.high)))
             .unwrap_or_else(|| "-".into()),
         measured,
-        pct(r.error),
+        signed_pct_or_dash(r.error),
         r.status.as_str().to_string(),
         p99,
         cpu,
