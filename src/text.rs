@@ -47,8 +47,9 @@ pub fn signed_pct_or_dash(e: Option<f64>) -> String {
 }
 
 /// Escape for Markdown only what would break a table: `|` becomes `\|`, everything else is kept as it
-/// is. For text that must stay literal: code spans, and verify's BENCH.md (labels such as `obj_put`
-/// and `p99<…` read as written there). A newline is kept too; use [`md_cell`] for a table cell of
+/// is. For text that must stay literal: code spans, predict's Markdown values and verify's BENCH.md
+/// (labels such as `obj_put` and `p99<…` read as written there; escaping `_` would change bytes users
+/// diff). A newline is kept too; use [`md_cell`] for a table cell of
 /// arbitrary text.
 pub fn md_pipes(s: &str) -> String {
     s.replace('|', "\\|")

@@ -151,7 +151,7 @@ pub fn table(r: &PredictReport, width: u16) -> String {
 pub fn markdown(r: &PredictReport) -> String {
     let mut s = String::from("| prediction | value |\n|---|---|\n");
     for (k, v) in rows(r) {
-        s.push_str(&format!("| {k} | {} |\n", v.replace('|', "\\|")));
+        s.push_str(&format!("| {k} | {} |\n", crate::text::md_pipes(&v)));
     }
     s
 }

@@ -5,7 +5,7 @@ use super::drift::Drift;
 use super::ladder::RowSpec;
 use crate::bench::result::{LatencySummary, Losses, RateOutcome};
 use crate::monitor::probe::ClusterFacts;
-use crate::text::signed_pct_or_dash;
+use crate::text::{md_pipes, signed_pct_or_dash};
 use comfy_table::{presets, ContentArrangement, Table};
 use serde::Serialize;
 
@@ -471,33 +471,29 @@ pub fn table(r: &VerifyReport, width: u16) -> Vec<u8> {
     out.into_bytes()
 }
 
-fn md_escape(s: &str) -> String {
-    s.replace('|', "\\|")
-}
-
 /// BENCH.md.
 pub fn markdown(r: &VerifyReport) -> Vec<u8> {
     let mut o = String::from("# natsplan verify\n\n");
     o.push_str(&format!("Generated {} UTC.\n\n", r.generated_at));
     for l in facts_lines(r) {
-        o.push_str(&format!("- {}\n", md_escape(&l)));
+        o.push_str(&format!("- {}\n", md_pipes(&l)));
     }
     o.push('\n');
     o.push_str(&format!("| {} |\n", HEADER.join(" | ")));
     o.push_str(&format!("|{}\n", "---|".repeat(HEADER.len())));
     for row in &r.rows {
-        let c: Vec<String> = cells(row).iter().map(|c| md_escape(c)).collect();
+        let c: Vec<String> = cells(row).iter().map(|c| md_pipes(c)).collect();
         o.push_str(&format!("| {} |\n", c.join(" | ")));
     }
     o.push('\n');
     for l in incomplete_lines(r) {
-        o.push_str(&format!("- {}\n", md_escape(l.trim())));
+        o.push_str(&format!("- {}\n", md_pipes(l.trim())));
     }
     let d = drift_lines(r);
     if !d.is_empty() {
         o.push_str("## Drift\n\n");
         for l in d {
-            o.push_str(&format!("- {}\n", md_escape(l.trim())));
+            o.push_str(&format!("- {}\n", md_pipes(l.trim())));
         }
         o.push('\n');
     }
