@@ -1,8 +1,9 @@
 //! Words every report and message shares (issue 44: one copy of each, so two reports cannot drift apart):
-//! plurals ("1 server", "2 servers"), the percent formats and the Markdown escapers. It depends on nothing
+//! plurals ("1 server", "2 servers"), the percent formats, the Markdown escapers and CSV field quoting. It depends on nothing
 //! of the crate, so every module may use it (ARCHITECTURE.md's layers).
 //!
-//! Where two reports format "the same" thing differently (the percent formats, the two Markdown escapes)
+//! Where two reports format "the same" thing differently (the percent formats, the two Markdown escapes,
+//! the two CSV quoting rules)
 //! each rule has its own named function here: their outputs are contracts (snapshots, files users diff),
 //! so they were gathered in one place, not unified.
 
@@ -76,6 +77,30 @@ pub fn md_cell(s: &str) -> String {
     out
 }
 
+/// A CSV field quoted as RFC 4180 says: a field holding a comma, a double quote, a CR or an LF is put in
+/// double quotes with its quotes doubled; any other is written as it is. design, whatif, simulate and
+/// size `--format csv` (`report::csv`, whose records end in CRLF).
+pub fn csv_field(s: &str) -> String {
+    csv_quoted_if(s, &[',', '"', '\r', '\n'])
+}
+
+/// A CSV field quoted as verify's results CSV has always quoted it: like [`csv_field`] but a CR alone does
+/// not make a field quoted (its records end in LF, not CRLF). Kept apart from [`csv_field`] because a
+/// label, kind or reason holding a bare CR would read differently in verify's CSV; none of the ladder's
+/// own labels does.
+pub fn csv_field_lf(s: &str) -> String {
+    csv_quoted_if(s, &[',', '"', '\n'])
+}
+
+/// `s` in double quotes with its quotes doubled when it holds any of `special`, else `s` as it is.
+fn csv_quoted_if(s: &str, special: &[char]) -> String {
+    if s.contains(special) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -116,5 +141,15 @@ mod tests {
         assert_eq!(md_cell("two\nlines"), "two lines");
         assert_eq!(md_cell(""), "—");
         assert_eq!(md_cell("`"), "`");
+    }
+
+    #[test]
+    fn the_two_csv_rules_differ_only_on_a_bare_carriage_return() {
+        for f in ["plain", "a, b", "say \"hi\"", "two\nlines", ""] {
+            assert_eq!(csv_field(f), csv_field_lf(f), "{f:?}");
+        }
+        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+        assert_eq!(csv_field("cr\ronly"), "\"cr\ronly\"");
+        assert_eq!(csv_field_lf("cr\ronly"), "cr\ronly");
     }
 }

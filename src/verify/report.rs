@@ -5,7 +5,7 @@ use super::drift::Drift;
 use super::ladder::RowSpec;
 use crate::bench::result::{LatencySummary, Losses, RateOutcome};
 use crate::monitor::probe::ClusterFacts;
-use crate::text::{md_pipes, signed_pct_or_dash};
+use crate::text::{csv_field_lf, md_pipes, signed_pct_or_dash};
 use comfy_table::{presets, ContentArrangement, Table};
 use serde::Serialize;
 
@@ -509,14 +509,6 @@ pub fn json(r: &VerifyReport) -> Vec<u8> {
     v
 }
 
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
 /// One CSV line per row.
 pub fn csv(r: &VerifyReport) -> Vec<u8> {
     let mut o = String::from(
@@ -549,7 +541,7 @@ pub fn csv(r: &VerifyReport) -> Vec<u8> {
             m.map(|m| m.runs_ops_per_s.len().max(1).to_string()).unwrap_or_default(),
             f(m.and_then(|m| m.spread)),
         ];
-        let line: Vec<String> = cols.iter().map(|c| csv_field(c)).collect();
+        let line: Vec<String> = cols.iter().map(|c| csv_field_lf(c)).collect();
         o.push_str(&line.join(","));
         o.push('\n');
     }
@@ -580,8 +572,8 @@ mod tests {
 
     #[test]
     fn csv_fields_with_commas_are_quoted() {
-        assert_eq!(csv_field("a,b"), "\"a,b\"");
-        assert_eq!(csv_field("say \"x\""), "\"say \"\"x\"\"\"");
-        assert_eq!(csv_field("x\"y,"), "\"x\"\"y,\"");
+        assert_eq!(csv_field_lf("a,b"), "\"a,b\"");
+        assert_eq!(csv_field_lf("say \"x\""), "\"say \"\"x\"\"\"");
+        assert_eq!(csv_field_lf("x\"y,"), "\"x\"\"y,\"");
     }
 }
