@@ -26,7 +26,9 @@ pub mod size;
 // Test fixtures, out of the library users build (the `fixtures` feature; tests and benches turn it on).
 #[cfg(any(test, feature = "fixtures"))]
 pub mod sitegen;
+pub mod stats;
 pub mod survival;
+pub mod text;
 pub mod units;
 
 pub mod agent;

@@ -9,6 +9,7 @@
 //! directory of the same machine, and says which filesystem that was.
 
 use crate::perf::calibration::{Row, Series};
+use crate::stats::median_sorted;
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
@@ -51,15 +52,6 @@ fn mean(v: &[f64]) -> f64 {
         0.0
     } else {
         v.iter().sum::<f64>() / v.len() as f64
-    }
-}
-
-fn median_sorted(v: &[f64]) -> f64 {
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        0.5 * (v[n / 2 - 1] + v[n / 2])
     }
 }
 

@@ -12,6 +12,7 @@ use crate::layout::Raid;
 use crate::perf::calibration::{CalibrationFile, CalibrationSet, FitQuality, Residual, TermFit};
 use crate::perf::model::{obj_row_rate, ObjTerms};
 use crate::perf::{predict_shape, Calibration, Kind, Prediction, Shape, Sync, Terms, VolumeSpec};
+use crate::stats::median;
 
 /// The model fitted from the built-in files plus `file` (its rows replace the built-in rows of its kinds).
 pub fn fit(file: &CalibrationFile) -> anyhow::Result<Calibration> {
@@ -120,19 +121,6 @@ pub fn obj_identified(t: &Terms) -> Vec<bool> {
                 .any(|(r, b)| (obj_row_rate(&o, r) / b - 1.0).abs() > 0.01)
         })
         .collect()
-}
-
-fn median(xs: &mut [f64]) -> Option<f64> {
-    if xs.is_empty() {
-        return None;
-    }
-    xs.sort_by(f64::total_cmp);
-    let n = xs.len();
-    Some(if n % 2 == 1 {
-        xs[n / 2]
-    } else {
-        (xs[n / 2 - 1] + xs[n / 2]) / 2.0
-    })
 }
 
 fn mean(xs: &[f64]) -> f64 {

@@ -285,7 +285,7 @@ pub struct ConsumerArgs {
     #[arg(long)]
     pub push: bool,
     /// Pause this long after each message read (nats bench's --sleep: a deliberately slow consumer).
-    #[arg(long, value_parser = parse_dur, value_name = "DURATION")]
+    #[arg(long, value_parser = crate::units::parse_duration, value_name = "DURATION")]
     pub sleep: Option<Duration>,
     /// Client for ordered --push: auto (raw protocol when the connection allows, else async-nats),
     /// raw, or async-nats. Pull consumers always read through async-nats.
@@ -352,7 +352,7 @@ pub struct RateOpts {
     #[arg(long, visible_alias = "throughput", value_name = "R")]
     pub rate: Option<f64>,
     /// With --rate: stop as "not sustained" once this far behind schedule.
-    #[arg(long, default_value = "1s", value_parser = parse_dur, value_name = "DURATION")]
+    #[arg(long, default_value = "1s", value_parser = crate::units::parse_duration, value_name = "DURATION")]
     pub backlog_cutoff: Duration,
 }
 
@@ -363,7 +363,7 @@ pub struct CoreOpts {
     #[arg(long, value_delimiter = ',', value_name = "URLS")]
     pub monitor: Vec<String>,
     /// Core subscribers sleep this long after each message (a deliberately slow consumer).
-    #[arg(long, value_parser = parse_dur, value_name = "DURATION")]
+    #[arg(long, value_parser = crate::units::parse_duration, value_name = "DURATION")]
     pub sub_sleep: Option<Duration>,
     /// Messages buffered per subscription in the client before it drops them.
     #[arg(long, value_name = "N")]
@@ -386,7 +386,7 @@ pub struct Common {
     #[arg(long, default_value = "128", value_parser = parse_size, value_name = "SIZE")]
     pub size: u64,
     /// Give up on messages that stopped arriving, acks and requests after this long.
-    #[arg(long, default_value = "5s", value_parser = parse_dur, value_name = "DURATION")]
+    #[arg(long, default_value = "5s", value_parser = crate::units::parse_duration, value_name = "DURATION")]
     pub timeout: Duration,
     /// Also write nats bench's CSV to FILE (see docs/bench.md for its columns).
     #[arg(long, value_name = "FILE")]
@@ -407,7 +407,7 @@ pub struct Common {
     #[arg(long, value_name = "N", value_parser = parse_agents)]
     pub agents: Option<usize>,
     /// With --agents: how long to wait for N idle agents to answer.
-    #[arg(long, default_value = "5s", value_parser = parse_dur, value_name = "DURATION", requires = "agents")]
+    #[arg(long, default_value = "5s", value_parser = crate::units::parse_duration, value_name = "DURATION", requires = "agents")]
     pub agents_timeout: Duration,
     #[command(flatten)]
     pub conn: ConnArgs,
@@ -419,10 +419,6 @@ pub struct Common {
 
 fn parse_size(s: &str) -> Result<u64, String> {
     crate::units::parse_size(s)
-}
-
-fn parse_dur(s: &str) -> Result<Duration, String> {
-    crate::units::parse_duration(s)
 }
 
 /// `--agents N`: a whole number within the table's bound (`input::limits::AGENTS`).

@@ -46,13 +46,13 @@ pub struct CheckArgs {
     pub peer_lag_critical: Option<u64>,
     /// A stream replica its leader has not heard from for this long is critical (natscli `check stream
     /// --peer-seen-critical`).
-    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = parse_dur)]
+    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = crate::units::parse_duration)]
     pub peer_seen_critical: Duration,
     /// A meta group peer this many operations behind is critical (natscli `check meta --lag-critical`).
     #[arg(long, value_name = "OPS", default_value_t = check::NATSCLI_LAG_CRITICAL)]
     pub lag_critical: u64,
     /// A meta group peer not heard from for this long is critical (natscli `check meta --seen-critical`).
-    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = parse_dur)]
+    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = crate::units::parse_duration)]
     pub seen_critical: Duration,
     /// Store use warning, percent of each server's max_file_store (natscli `check jetstream
     /// --store-warn`, there per account).
@@ -76,7 +76,7 @@ pub struct CheckArgs {
     pub ha_assets_critical: u64,
     /// Read the cluster twice this far apart and grade each stream's message rate against the plan's
     /// (0s: one reading, no rate checks).
-    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = parse_dur)]
+    #[arg(long, value_name = "DURATION", default_value = "0s", value_parser = crate::units::parse_duration)]
     pub interval: Duration,
     /// A rate above this percent of the plan's rate for the stream warns.
     #[arg(long, value_name = "PCT", default_value_t = 100.0, value_parser = parse_rate_pct)]
@@ -86,7 +86,7 @@ pub struct CheckArgs {
     pub rate_critical: f64,
     /// Check every INTERVAL and serve the latest figures as Prometheus text at --listen until stopped
     /// (rates between consecutive passes).
-    #[arg(long, value_name = "INTERVAL", value_parser = parse_dur)]
+    #[arg(long, value_name = "INTERVAL", value_parser = crate::units::parse_duration)]
     pub watch: Option<Duration>,
     /// With --watch: where to serve `GET /metrics` (a loopback address unless --listen-any).
     #[arg(long, value_name = "ADDR")]
@@ -95,12 +95,8 @@ pub struct CheckArgs {
     #[arg(long, requires = "listen")]
     pub listen_any: bool,
     /// How long to wait for each monitoring endpoint.
-    #[arg(long, value_name = "DURATION", default_value = "3s", value_parser = parse_dur)]
+    #[arg(long, value_name = "DURATION", default_value = "3s", value_parser = crate::units::parse_duration)]
     pub timeout: Duration,
-}
-
-fn parse_dur(s: &str) -> Result<Duration, String> {
-    crate::units::parse_duration(s)
 }
 
 fn parse_pct(s: &str) -> Result<f64, String> {

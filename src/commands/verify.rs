@@ -72,7 +72,7 @@ pub struct VerifyArgs {
     #[arg(long, value_name = "N", value_parser = super::bench::parse_agents, conflicts_with = "faults")]
     pub agents: Option<usize>,
     /// With --agents: how long to wait for N idle agents to answer.
-    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = parse_dur, requires = "agents")]
+    #[arg(long, value_name = "DURATION", default_value = "5s", value_parser = crate::units::parse_duration, requires = "agents")]
     pub agents_timeout: std::time::Duration,
     /// Only these --faults scenarios, comma separated (follower-kill, leader-kill, leader-pause,
     /// majority-kill, all-kill, rolling-restart, leader-partition, full-limit, full-disk, rack-power,
@@ -96,10 +96,6 @@ pub struct VerifyArgs {
     /// waits; hardware steps recorded as simulated), then judge the end state under load (docs/faults.md).
     #[arg(long)]
     pub recover: bool,
-}
-
-fn parse_dur(s: &str) -> Result<std::time::Duration, String> {
-    crate::units::parse_duration(s)
 }
 
 fn parse_f64(flag: &str, v: &str, range: std::ops::RangeInclusive<f64>, fix: &str) -> Result<f64, Failure> {

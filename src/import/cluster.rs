@@ -8,6 +8,7 @@
 
 use super::{stream_name, Imported};
 use crate::site::StreamSpec;
+use crate::text::plural_s;
 use anyhow::{bail, Result};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -139,7 +140,7 @@ pub fn from_samples(first: Vec<Sample>, second: Vec<Sample>, interval_s: f64) ->
         "from the cluster: {} stream{} measured over {:.1} s (rate from last_seq growth, size from stored bytes per \
          message less subject and {RECORD_OVERHEAD_BYTES:.0} B record overhead, replicas pinned as configured)",
         streams.len(),
-        if streams.len() == 1 { "" } else { "s" },
+        plural_s(streams.len()),
         interval_s
     ));
     if !idle.is_empty() {

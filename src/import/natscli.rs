@@ -20,6 +20,7 @@
 use super::cluster::{IDLE_RATE_PER_S, RECORD_OVERHEAD_BYTES};
 use super::{stream_name, Imported};
 use crate::site::{Site, StreamSpec};
+use crate::text::plural_s;
 use anyhow::{anyhow, bail, Result};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -299,7 +300,7 @@ fn from_read(read: Read, site: &Site) -> Result<Imported> {
         "from cluster files: {} stream{} ({} with the rate measured between two snapshots; size from stored bytes \
          per message less subject and {RECORD_OVERHEAD_BYTES:.0} B record overhead; replicas pinned as configured)",
         streams.len(),
-        if streams.len() == 1 { "" } else { "s" },
+        plural_s(streams.len()),
         measured
     )];
     if !span.is_empty() {
@@ -353,7 +354,7 @@ fn cluster_notes(servers: &[ServerFacts], site: &Site) -> Vec<String> {
     notes.push(format!(
         "the cluster files name {} server{} ({}) in cluster {}, nats-server {}",
         by.len(),
-        if by.len() == 1 { "" } else { "s" },
+        plural_s(by.len()),
         by.keys().copied().collect::<Vec<_>>().join(", "),
         if clusters.is_empty() {
             "-".to_string()

@@ -15,6 +15,7 @@ use crate::input::limits::{MAX_ASSETS, MAX_CONSUMERS_PER_STREAM, MAX_OMB_TOPICS}
 use crate::input::yaml::{clip, Node, Pos, Typed, Val};
 use crate::input::{Doc, InputError};
 use crate::site::StreamSpec;
+use crate::text::plural_s;
 use anyhow::{Context, Result};
 use std::path::Path;
 
@@ -450,9 +451,9 @@ fn build(o: &Omb, entries: &[(Node, Node)]) -> Imported {
         "OMB: {topics} topic{} → {topics} stream{} ({TOPIC_PREFIX}-0000000…), {per_topic:.1} msgs/s each (producerRate \
          {rate} split over the topics), {size} B messages, {subs} durable consumer{} each, retention {}s from {from}; \
          replicas: the layout's default (OMB's replicationFactor is in the driver file, not the workload)",
-        plural(topics),
-        plural(topics),
-        plural(subs),
+        plural_s(topics),
+        plural_s(topics),
+        plural_s(subs),
         retention_s
     ));
     let mut ignored = Vec::new();
@@ -508,14 +509,6 @@ fn parse_secs(s: &str) -> Result<f64, String> {
         return Err("must be longer than 0".into());
     }
     Ok(d.as_secs_f64())
-}
-
-fn plural(n: u64) -> &'static str {
-    if n == 1 {
-        ""
-    } else {
-        "s"
-    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! The input errors: every problem found in one input file (a site, calibration, models, OMB, workload,
 //! prices or deploy file, or a file refused by `file.rs`), each with its place, what is wrong and a fix.
 
+use crate::text::plural_s;
 use serde::Serialize;
 use std::fmt;
 
@@ -34,7 +35,7 @@ impl fmt::Display for InputErrors {
             "{} has {} problem{}:",
             self.file,
             self.errors.len(),
-            if self.errors.len() == 1 { "" } else { "s" }
+            plural_s(self.errors.len())
         )?;
         for e in &self.errors {
             let place = match (e.line, e.column) {

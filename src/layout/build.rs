@@ -10,6 +10,7 @@ use super::volumes::{
 use super::*;
 use crate::catalog::Catalog;
 use crate::site::{ArrayIdx, ArrayRaid, Pattern, RackIdx, ServerIdx, Site};
+use crate::text::plural_s;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The volumes carved so far, with what could not be carved.
@@ -338,12 +339,12 @@ impl Carved {
                     own_raid(pattern, min).as_str().to_uppercase().replace("RAID", "RAID "),
                     arr.name,
                     if keep_spares > 0 {
-                        format!(" after {keep_spares} hot spare{}", plural(keep_spares))
+                        format!(" after {keep_spares} hot spare{}", plural_s(keep_spares))
                     } else {
                         String::new()
                     },
                     on.len(),
-                    plural(on.len() as u32)
+                    plural_s(on.len() as u32)
                 )));
                 continue;
             }
@@ -425,7 +426,7 @@ impl Carved {
                     arr.name,
                     super::pool_reserve(arr, data),
                     arr.hot_spares,
-                    plural(arr.hot_spares)
+                    plural_s(arr.hot_spares)
                 ),
             ));
         }
@@ -497,7 +498,7 @@ impl Carved {
             self.problems.push(dropped(format!(
                 "host pool {} has {data} data disk{}: too few for {}",
                 arr.name,
-                plural(data),
+                plural_s(data),
                 raid.as_str()
             )));
             return;
@@ -711,7 +712,7 @@ fn cross_rack(site: &Site, servers: &[ServerIdx], groups: &[VolumeGroup], luns: 
                     if far.len() == 1 { "s" } else { "" },
                     arr.name,
                     on.len(),
-                    if on.len() == 1 { "" } else { "s" },
+                    plural_s(on.len()),
                     if on.len() == servers.len() {
                         "all".to_string()
                     } else {
@@ -725,14 +726,6 @@ fn cross_rack(site: &Site, servers: &[ServerIdx], groups: &[VolumeGroup], luns: 
 
 fn groups_on(groups: &[VolumeGroup], a: ArrayIdx) -> usize {
     groups.iter().filter(|g| g.array == a).count()
-}
-
-fn plural(n: u32) -> &'static str {
-    if n == 1 {
-        ""
-    } else {
-        "s"
-    }
 }
 
 /// A server of the selection that could not get a volume: the layout is the servers that did (its own

@@ -13,6 +13,7 @@
 use super::sizing;
 use super::*;
 use crate::site::{ServerIdx, Site};
+use crate::text::plural_s;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// The assets a site's workload creates under default replica count `r`, without placement yet.
@@ -566,7 +567,7 @@ fn no_peers(a: &Asset, racks_available: usize) -> Problem {
                 "no suitable peers for placement: {} {} needs {r} replicas on distinct racks; JetStream servers span {racks_available} rack{}",
                 a.kind.as_str(),
                 a.name,
-                if racks_available == 1 { "" } else { "s" }
+                plural_s(racks_available)
             )
         } else {
             format!(

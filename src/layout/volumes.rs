@@ -4,6 +4,7 @@
 use super::Raid;
 use crate::catalog::Catalog;
 use crate::site::{ArrayIdx, ArrayRaid, Pattern, RackIdx, ServerIdx, Site};
+use crate::text::plural_s;
 
 /// Names sorted case-insensitively, then by index for stability.
 pub(super) fn by_name<'a, T>(items: impl Iterator<Item = (usize, &'a T)>, name: impl Fn(&T) -> &str) -> Vec<usize>
@@ -274,7 +275,7 @@ pub fn describe_volume(site: &Site, layout: &super::Layout, s: ServerIdx) -> Opt
         .to_uppercase()
         .replace("RAID", "RAID ")
         .replace("DDP-RAID ", "RAID ");
-    let drives = format!("{} drive{}", g.disks.len(), if g.disks.len() == 1 { "" } else { "s" });
+    let drives = format!("{} drive{}", g.disks.len(), plural_s(g.disks.len()));
     let shared = layout.luns.iter().filter(|l| l.group == lun.group).count();
     if let Some(h) = arr.host.as_deref() {
         return Some((
@@ -282,7 +283,7 @@ pub fn describe_volume(site: &Site, layout: &super::Layout, s: ServerIdx) -> Opt
             format!(
                 "VM disk of {size} on host {h}'s pool {} ({level}, {drives}, shared by {shared} guest{})",
                 arr.name,
-                if shared == 1 { "" } else { "s" }
+                plural_s(shared)
             ),
         ));
     }

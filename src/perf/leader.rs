@@ -26,6 +26,7 @@
 use crate::catalog::{Catalog, ServerModel};
 use crate::perf::calibration::{CalibrationFile, CalibrationSet};
 use crate::perf::Kind;
+use crate::stats::median_or_zero;
 use serde::Serialize;
 
 /// RAFT append-entry caps in the leader loop (raft.go `runAsLeader`: `maxBatch`, `maxEntries`).
@@ -412,7 +413,7 @@ fn async_base(class: &LeaderClass, small: &[&JsRow]) -> Option<f64> {
             Some(n / r.rate - n * leader_time_s(class, &class.host, &inp))
         })
         .collect();
-    (!per_row.is_empty()).then(|| median(per_row).max(0.0))
+    (!per_row.is_empty()).then(|| median_or_zero(per_row).max(0.0))
 }
 
 /// One class from a file's leader-bound async rows (delayed sync, or `always` for a file with nothing else).
@@ -443,7 +444,7 @@ fn fit_class(f: &CalibrationFile, host: HostClass, assumed: bool, async_rows: &[
     let (w, write_source) = if r1.is_empty() {
         (w, "assumed 5 µs (no R1 rows)".to_string())
     } else {
-        (median(r1).max(1e-8), format!("{} (R1 rows)", f.id))
+        (median_or_zero(r1).max(1e-8), format!("{} (R1 rows)", f.id))
     };
     let pts: Vec<(f64, f64)> = async_rows
         .iter()
@@ -492,19 +493,6 @@ fn fit_class(f: &CalibrationFile, host: HostClass, assumed: bool, async_rows: &[
         },
         rms_log: rms,
         rows: pts.len(),
-    }
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n == 0 {
-        return 0.0;
-    }
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        0.5 * (v[n / 2 - 1] + v[n / 2])
     }
 }
 

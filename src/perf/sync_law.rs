@@ -25,6 +25,7 @@
 use super::leader::{host_of, leader_units, HostClass, LeaderClass};
 use crate::catalog::Catalog;
 use crate::perf::calibration::{CalibrationFile, CalibrationSet};
+use crate::stats::median_or_zero;
 use serde::Serialize;
 
 /// One network round trip between a client and a server, or two servers, on a data-centre LAN: an
@@ -186,7 +187,7 @@ fn fit_mode(f: &CalibrationFile, cpu_speed: f64, always: bool) -> Vec<SyncLaw> {
             let fewest = of.iter().map(|r| r.clients).fold(f64::INFINITY, f64::min);
             let most = of.iter().map(|r| r.clients).fold(0.0, f64::max);
             let base: Vec<f64> = of.iter().filter(|r| r.clients == fewest).map(|r| r.t).collect();
-            let tau = median(base.clone());
+            let tau = median_or_zero(base.clone());
             let tau_min = base.iter().cloned().fold(f64::INFINITY, f64::min);
             // D: t = τ + D·(clients − 1) for one client's time, fitted by least squares of the log rates
             // over the client counts above the fewest (each count's median time: one point per count, so
@@ -196,7 +197,12 @@ fn fit_mode(f: &CalibrationFile, cpu_speed: f64, always: bool) -> Vec<SyncLaw> {
             counts.dedup();
             let pts: Vec<(f64, f64)> = counts
                 .iter()
-                .map(|&c| (c, median(of.iter().filter(|r| r.clients == c).map(|r| r.t).collect())))
+                .map(|&c| {
+                    (
+                        c,
+                        median_or_zero(of.iter().filter(|r| r.clients == c).map(|r| r.t).collect()),
+                    )
+                })
                 .collect();
             let d = (!pts.is_empty() && tau > 0.0).then(|| fit_saturation(tau, &pts));
             let mut curve = vec![(fewest, tau)];
@@ -207,7 +213,7 @@ fn fit_mode(f: &CalibrationFile, cpu_speed: f64, always: bool) -> Vec<SyncLaw> {
                 .sqrt();
             let at_most = |get: fn(&Row) -> Option<f64>| {
                 let v: Vec<f64> = of.iter().filter(|r| r.clients == most).filter_map(|r| get(r)).collect();
-                (!v.is_empty()).then(|| median(v))
+                (!v.is_empty()).then(|| median_or_zero(v))
             };
             SyncLaw {
                 op,
@@ -215,7 +221,7 @@ fn fit_mode(f: &CalibrationFile, cpu_speed: f64, always: bool) -> Vec<SyncLaw> {
                 round_trip_s: tau,
                 round_trip_min_s: tau_min,
                 saturation_s: d,
-                bytes: median(of.iter().map(|r| r.bytes).collect()),
+                bytes: median_or_zero(of.iter().map(|r| r.bytes).collect()),
                 clients_fewest: fewest,
                 clients_max: most,
                 curve,
@@ -599,7 +605,7 @@ fn io_cost(hosts: &[SyncHost], host: &SyncHost, op: SyncOp) -> f64 {
             .filter(|l| l.op == op)
             .filter_map(|l| l.client_cpu_s)
             .collect();
-        (!v.is_empty()).then(|| median(v))
+        (!v.is_empty()).then(|| median_or_zero(v))
     };
     of(host).or_else(|| hosts.iter().find_map(of)).unwrap_or(DEFAULT_IO_S)
 }
@@ -624,19 +630,9 @@ fn extra_on_box(hosts: &[SyncHost], leaders: &[LeaderClass], host: &SyncHost, op
                 Some((c.host.cores * c.host.cpu_speed * d - host_units * u).max(0.0))
             })
             .collect();
-        (!v.is_empty()).then(|| median(v))
+        (!v.is_empty()).then(|| median_or_zero(v))
     };
     of(host).or_else(|| hosts.iter().find_map(of))
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    match n {
-        0 => 0.0,
-        _ if n % 2 == 1 => v[n / 2],
-        _ => 0.5 * (v[n / 2 - 1] + v[n / 2]),
-    }
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@ use super::{Capacity, PlannedLayout};
 use crate::catalog::Catalog;
 use crate::layout::{Layout, PlacementRule, Problem, ProblemCode, Raid, Severity};
 use crate::site::{Pattern, Site, Tolerance};
+use crate::text::plural_s;
 use crate::units::fmt_bytes;
 use std::cmp::Ordering;
 
@@ -231,7 +232,7 @@ fn policy_minimums(out: &mut Vec<Problem>, site: &Site, tols: Tolerances) {
         ("server", m.servers, tol.servers, meta.servers),
         ("disk", m.disks, tol.disks, meta.disks),
     ] {
-        let plural = if need == 1 { "" } else { "s" };
+        let plural = plural_s(need);
         if got < need {
             out.push(p(
                 Severity::Reject,
@@ -413,7 +414,7 @@ fn domain_notes(out: &mut Vec<Problem>, site: &Site, catalog: &Catalog, l: &Layo
                     t => format!("{t} lost servers"),
                 },
                 n - 1,
-                if n - 1 == 1 { "" } else { "s" }
+                plural_s(n - 1)
             ),
         ));
     }
@@ -424,9 +425,9 @@ fn domain_notes(out: &mut Vec<Problem>, site: &Site, catalog: &Catalog, l: &Layo
                 format!(
                     "replica sets pinned with set: tags ({} set{}) because unique_tag on rack cannot place R{} over {racks} rack{}; after `nats server cluster peer-remove` of a lost member, nats-server re-places its replicas only on a live server that carries the set's tag and holds none yet: every other member already holds one, so the set's streams stay a replica short until a server with that tag joins (the host rejoined under a new server_name with the same tags; nats-server 2.15.1)",
                     sets.len(),
-                    if sets.len() == 1 { "" } else { "s" },
+                    plural_s(sets.len()),
                     l.assets.iter().map(|a| a.replicas).max().unwrap_or(r),
-                    if racks == 1 { "" } else { "s" }
+                    plural_s(racks)
                 ),
             ));
         }

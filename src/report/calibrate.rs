@@ -2,6 +2,7 @@
 //! measured, the fitted terms and how well they fit.
 
 use crate::calibrate::CalibrateReport;
+use crate::text::pct1_or_dash;
 use comfy_table::{presets, ContentArrangement, Table};
 
 fn fmt_s(x: f64) -> String {
@@ -27,10 +28,6 @@ fn fmt_term(name: &str, x: f64) -> String {
     } else {
         format!("{x:.4}")
     }
-}
-
-fn pct(x: Option<f64>) -> String {
-    x.map(|v| format!("{:.1} %", v * 100.0)).unwrap_or_else(|| "-".into())
 }
 
 /// The terminal/markdown report.
@@ -69,9 +66,9 @@ pub fn text(r: &CalibrateReport, markdown: bool, width: u16) -> String {
     }
     out.push_str(&format!(
         "held-out points: median |error| {}, worst {}; repeat spread (median) {}; knee: sustained {} , not {}\n\n",
-        pct(q.holdout_median_abs_error),
-        pct(q.holdout_worst_abs_error),
-        pct(q.repeat_spread_median),
+        pct1_or_dash(q.holdout_median_abs_error),
+        pct1_or_dash(q.holdout_worst_abs_error),
+        pct1_or_dash(q.repeat_spread_median),
         q.knee_sustained_per_s
             .map(|x| format!("{x:.0}/s"))
             .unwrap_or("-".into()),

@@ -6,18 +6,10 @@
 
 use crate::plan::{Plan, PlannedLayout};
 use crate::survival::{AssetLine, ScenarioReport, SimulateReport, WhatifReport};
-
-/// One field, quoted when RFC 4180 needs it.
-pub fn field(s: &str) -> String {
-    if s.contains([',', '"', '\r', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
+use crate::text::csv_field;
 
 pub fn record(out: &mut String, cells: &[String]) {
-    let line: Vec<String> = cells.iter().map(|c| field(c)).collect();
+    let line: Vec<String> = cells.iter().map(|c| csv_field(c)).collect();
     out.push_str(&line.join(","));
     out.push_str("\r\n");
 }
@@ -226,7 +218,7 @@ pub fn simulate(r: &SimulateReport) -> Vec<u8> {
 
 #[cfg(test)]
 mod tests {
-    use super::field;
+    use crate::text::csv_field as field;
 
     #[test]
     fn fields_are_quoted_as_rfc_4180_says() {

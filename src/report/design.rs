@@ -3,6 +3,7 @@
 
 use super::{detail, md_table, table};
 use crate::plan::{Plan, PlannedLayout};
+use crate::text::plural_s;
 
 pub use crate::plan::Selection;
 
@@ -46,7 +47,7 @@ pub fn json(
 /// without `--top`/`--layout`.
 fn evaluated(plan: &Plan, shown: usize) -> String {
     let n = plan.evaluated;
-    let mut s = format!("{n} layout{} evaluated", if n == 1 { "" } else { "s" });
+    let mut s = format!("{n} layout{} evaluated", plural_s(n));
     if shown < n {
         s.push_str(&format!(", {shown} shown"));
     }

@@ -3,22 +3,11 @@
 
 use crate::perf::Predicted;
 use crate::plan::{Capacity, PlannedLayout, ServerCapacity};
+use crate::text::count;
+use crate::text::plural_s;
 use crate::units::{fmt_bytes, fmt_sci, fmt_secs};
 
-use super::pct;
-
-fn plural(n: usize) -> &'static str {
-    if n == 1 {
-        ""
-    } else {
-        "s"
-    }
-}
-
-/// "3 disks", "1 rack".
-pub fn count(n: usize, what: &str) -> String {
-    format!("{n} {what}{}", plural(n))
-}
+use crate::text::pct;
 
 /// What each verdict means (design's `--help`, the report's legend and docs/reports.md say the same).
 pub const VERDICTS: &str = "\
@@ -520,7 +509,7 @@ pub fn idle_disks(l: &PlannedLayout) -> Option<String> {
                 i.disks.len(),
                 i.array,
                 i.data_disks,
-                if i.disks.len() == 1 { "" } else { "s" },
+                plural_s(i.disks.len()),
                 disk_ranges(&i.disks)
             )
         })

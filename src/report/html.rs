@@ -15,6 +15,7 @@ use super::svg_perf::{perf_chart, PerfCurves};
 use crate::plan::{Plan, PlannedLayout, Verdict};
 use crate::site::Site;
 use crate::survival::{ScenarioReport, WhatifReport};
+use crate::text::plural_s;
 use crate::units::{fmt_sci, fmt_secs};
 use std::fmt::Write as _;
 
@@ -180,7 +181,7 @@ pub fn design(plan: &Plan, sel: &Selection, curves: Option<&PerfCurves>) -> Stri
         &esc(&format!(
             "{} layout{} evaluated · sync_interval {} · {}",
             plan.evaluated,
-            if plan.evaluated == 1 { "" } else { "s" },
+            plural_s(plan.evaluated),
             plan.sync_interval,
             plan.generator
         )),

@@ -200,26 +200,6 @@ fn clip_cell(s: &str) -> String {
     }
 }
 
-/// Escape a cell for a Markdown table.
-pub fn md_cell(s: &str) -> String {
-    let s = s.replace('\n', " ");
-    if s.is_empty() {
-        return "—".into();
-    }
-    // Code spans are literal; everything else escapes what renderers would turn into markup.
-    if s.len() > 1 && s.starts_with('`') && s.ends_with('`') {
-        return s.replace('|', "\\|");
-    }
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        if matches!(c, '|' | '_' | '*' | '<' | '>' | '[' | ']') {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
-}
-
 /// A Markdown table from a header and rows; columns whose cells are all numbers are right-aligned.
 pub fn md_table(header: &[&str], rows: &[Vec<String>]) -> String {
     let numeric = |i: usize| {
@@ -235,7 +215,11 @@ pub fn md_table(header: &[&str], rows: &[Vec<String>]) -> String {
     let mut s = String::new();
     s.push_str(&format!(
         "| {} |\n",
-        header.iter().map(|h| md_cell(h)).collect::<Vec<_>>().join(" | ")
+        header
+            .iter()
+            .map(|h| crate::text::md_cell(h))
+            .collect::<Vec<_>>()
+            .join(" | ")
     ));
     s.push('|');
     for i in 0..header.len() {
@@ -245,7 +229,10 @@ pub fn md_table(header: &[&str], rows: &[Vec<String>]) -> String {
     for r in rows {
         s.push_str(&format!(
             "| {} |\n",
-            r.iter().map(|c| md_cell(c)).collect::<Vec<_>>().join(" | ")
+            r.iter()
+                .map(|c| crate::text::md_cell(c))
+                .collect::<Vec<_>>()
+                .join(" | ")
         ));
     }
     s
@@ -271,15 +258,6 @@ pub fn wrap(text: &str, width: u16) -> String {
     }
     out.push('\n');
     out
-}
-
-/// Percent with no decimals, or "—" when not a number.
-pub fn pct(x: f64) -> String {
-    if x.is_finite() {
-        format!("{:.0} %", x * 100.0)
-    } else {
-        "—".into()
-    }
 }
 
 pub use crate::perf::calibration_words;

@@ -2,6 +2,7 @@
 //! renderers (JSON is the value itself).
 
 use crate::perf::{Prediction, Shape, Sync};
+use crate::text::count;
 use crate::units::fmt_bytes;
 use serde::Serialize;
 
@@ -55,11 +56,6 @@ impl From<&Shape> for ShapeEcho {
             window: sh.batch,
         }
     }
-}
-
-/// "1 worker", "4 workers".
-fn count(n: u32, what: &str) -> String {
-    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
 }
 
 /// Rows of the table: the shape as understood, then the figures; the calibration in plain words (its id
@@ -155,7 +151,7 @@ pub fn table(r: &PredictReport, width: u16) -> String {
 pub fn markdown(r: &PredictReport) -> String {
     let mut s = String::from("| prediction | value |\n|---|---|\n");
     for (k, v) in rows(r) {
-        s.push_str(&format!("| {k} | {} |\n", v.replace('|', "\\|")));
+        s.push_str(&format!("| {k} | {} |\n", crate::text::md_pipes(&v)));
     }
     s
 }

@@ -30,7 +30,7 @@ fn row(p: &Point, unit: &str) -> Vec<String> {
         ),
         odds(p.p_any_data_lost_per_year),
         mins(p.worst_unavailable_min_per_year),
-        crate::report::pct(p.free_after_worst_tolerated_failure),
+        crate::text::pct(p.free_after_worst_tolerated_failure),
         p.binding.as_ref().map(|b| b.text.clone()).unwrap_or_else(|| "—".into()),
     ]
 }

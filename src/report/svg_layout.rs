@@ -10,6 +10,7 @@ use super::svg::{attr, colour, tint, Svg};
 use crate::plan::PlannedLayout;
 use crate::site::{ArrayIdx, ServerIdx, Site};
 use crate::survival::Status;
+use crate::text::plural_s;
 use crate::units::fmt_bytes;
 use std::collections::BTreeMap;
 
@@ -530,7 +531,7 @@ fn draw_array(
             arr.disks,
             arr.disk_model,
             if spares > 0 {
-                format!(", {spares} hot spare{}", if spares == 1 { "" } else { "s" })
+                format!(", {spares} hot spare{}", plural_s(spares))
             } else {
                 String::new()
             }
@@ -672,7 +673,7 @@ fn draw_groups(
             g.name,
             g.raid.as_str(),
             g.disks.len(),
-            if g.disks.len() == 1 { "" } else { "s" },
+            plural_s(g.disks.len()),
             fmt_bytes(g.usable_bytes as f64)
         );
         let short = g.name.rsplit('-').next().unwrap_or(&g.name).to_string();

@@ -2,6 +2,7 @@
 
 use super::{md_table, table};
 use crate::survival::{self, ScenarioReport, WhatifReport};
+use crate::text::count;
 use crate::units::{fmt_bytes, fmt_secs};
 
 /// Asset rows a single-scenario table shows before summarising the rest.
@@ -38,11 +39,6 @@ fn risk_count(sc: &ScenarioReport) -> usize {
     sc.streams.iter().filter(|a| a.acked_loss_risk).count() + sc.meta_detail.acked_loss_risk as usize
 }
 
-/// "1 domain", "39 domains".
-fn plural(n: usize, what: &str) -> String {
-    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
-}
-
 fn header(r: &WhatifReport) -> String {
     let mut s = format!(
         "natsplan whatif — site {} — layout {} — sync_interval {}\nplacement: {}\n",
@@ -53,11 +49,11 @@ fn header(r: &WhatifReport) -> String {
     if let Some(sw) = &r.sweep {
         s.push_str(&format!(
             "swept {} of up to {} at once over {} ({}); {} evaluated in full, {}, worst first\n",
-            plural(sw.combinations as usize, "combination"),
-            plural(sw.max_failures, "failure"),
-            plural(sw.domains, "domain"),
+            count(sw.combinations as usize, "combination"),
+            count(sw.max_failures, "failure"),
+            count(sw.domains, "domain"),
             sw.kinds.join(", "),
-            plural(sw.signatures, "distinct failure signature"),
+            count(sw.signatures, "distinct failure signature"),
             match r.scenarios.len() {
                 1 => "1 outcome class".to_string(),
                 n => format!("{n} outcome classes"),

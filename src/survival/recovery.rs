@@ -7,6 +7,7 @@ use super::evaluate::{Model, Scenario, Status, ELECTION_STALL_S};
 use crate::catalog::Catalog;
 use crate::layout::AssetKind;
 use crate::site::{ServerIdx, Site};
+use crate::text::plural_s;
 use serde::Serialize;
 
 /// Sequential read rate of a restart after an unclean stop: seed 000 saw about 1 GiB/s per server.
@@ -861,16 +862,16 @@ impl Builder<'_, '_> {
         let desc = |m: u32, from: String| {
             format!(
                 "new {level} group of {m} drive{} ({from}) and its volume{init}",
-                if m == 1 { "" } else { "s" }
+                plural_s(m)
             )
         };
         if spares == failed {
             let from = match (survivors, spares) {
-                (0, s) => format!("{s} hot spare{}", if s == 1 { "" } else { "s" }),
+                (0, s) => format!("{s} hot spare{}", plural_s(s)),
                 (v, s) => format!(
                     "its {v} surviving drive{} and {s} hot spare{}",
-                    if v == 1 { "" } else { "s" },
-                    if s == 1 { "" } else { "s" }
+                    plural_s(v),
+                    plural_s(s)
                 ),
             };
             self.push(
@@ -893,7 +894,7 @@ impl Builder<'_, '_> {
         let missing = failed - spares;
         let replace = format!(
             "{missing} replacement drive{} for {aname}: the group lost {failed}, {}",
-            if missing == 1 { "" } else { "s" },
+            plural_s(missing),
             match spares {
                 0 => "no hot spare was left".to_string(),
                 1 => "one hot spare was left".to_string(),
@@ -903,7 +904,7 @@ impl Builder<'_, '_> {
         if holds {
             let from = format!(
                 "the {survivors} surviving drives and {spares} hot spare{}",
-                if spares == 1 { "" } else { "s" }
+                plural_s(spares)
             );
             self.push(
                 chain,
@@ -1317,6 +1318,6 @@ pub fn survivor_load(model: &Model, catalog: &Catalog, sc: &Scenario) -> Vec<Sur
 fn desc_fresh(level: &str, n: u32, array: &str, init: &str) -> String {
     format!(
         "new {level} group of {n} drive{} on the replaced {array}'s new drives and its volume{init}",
-        if n == 1 { "" } else { "s" }
+        plural_s(n)
     )
 }

@@ -7,6 +7,7 @@
 use super::evaluate::Status;
 use super::yearly::{Ci95, Flows, Reliability, Yearly};
 use crate::site::ServerIdx;
+use crate::text::plural_s;
 use crate::units::YEAR_S;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -718,7 +719,7 @@ fn flows_of(rel: &Reliability, parts: &[Tally], per: u64, seed: u64, cap: usize)
     let detail = format!(
         "Monte Carlo: {} trials × {per} year{} over {n} components, seed {seed}{}",
         tally.trials,
-        if per == 1 { "" } else { "s" },
+        plural_s(per),
         if cap == usize::MAX {
             String::new()
         } else {

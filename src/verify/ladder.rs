@@ -6,6 +6,7 @@
 
 use crate::bench::{ConsumeMode, ObjOp, PublishMode, Storage, Workload};
 use crate::perf::{Kind, Prediction};
+use crate::text::plural_s;
 use serde::Serialize;
 
 /// Which ladder to run.
@@ -318,7 +319,7 @@ pub fn site_consumers(site: &crate::site::Site, replicas_of: &dyn Fn(&str) -> Op
                     "Consumer fetch {} (1 of {} durable{}) R{r} {}",
                     s.name,
                     s.consumers,
-                    if s.consumers == 1 { "" } else { "s" },
+                    plural_s(s.consumers),
                     size_label(size)
                 ),
                 Workload::Consume {

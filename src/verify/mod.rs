@@ -221,11 +221,7 @@ fn pick_median(mut runs: Vec<Run>) -> (Run, f64) {
     }
     runs.sort_by(|a, b| a.ops.total_cmp(&b.ops));
     let n = runs.len();
-    let median = if n % 2 == 1 {
-        runs[n / 2].ops
-    } else {
-        (runs[n / 2 - 1].ops + runs[n / 2].ops) / 2.0
-    };
+    let median = crate::stats::median_sorted(&runs.iter().map(|r| r.ops).collect::<Vec<_>>());
     let keep = (n - 1) / 2;
     (runs.swap_remove(keep), median)
 }
@@ -238,11 +234,7 @@ fn spread_of(ops: &[f64]) -> Option<f64> {
     let mut v = ops.to_vec();
     v.sort_by(f64::total_cmp);
     let n = v.len();
-    let median = if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    };
+    let median = crate::stats::median_sorted(&v);
     (median > 0.0).then(|| (v[n - 1] - v[0]) / median)
 }
 

@@ -5,6 +5,7 @@ use super::drift::Drift;
 use super::ladder::RowSpec;
 use crate::bench::result::{LatencySummary, Losses, RateOutcome};
 use crate::monitor::probe::ClusterFacts;
+use crate::text::{csv_field_lf, md_pipes, signed_pct_or_dash};
 use comfy_table::{presets, ContentArrangement, Table};
 use serde::Serialize;
 
@@ -183,10 +184,6 @@ fn si(x: f64) -> String {
     }
 }
 
-fn pct(e: Option<f64>) -> String {
-    e.map(|e| format!("{:+.0}%", e * 100.0)).unwrap_or_else(|| "-".into())
-}
-
 /// The table's cells for one row.
 fn cells(r: &RowResult) -> Vec<String> {
     let p = r.predicted.as_ref();
@@ -234,7 +231,7 @@ fn cells(r: &RowResult) -> Vec<String> {
         p.map(|p| format!("{}–{}", si(p.low), si(p.high)))
             .unwrap_or_else(|| "-".into()),
         measured,
-        pct(r.error),
+        signed_pct_or_dash(r.error),
         r.status.as_str().to_string(),
         p99,
         cpu,
@@ -474,33 +471,29 @@ pub fn table(r: &VerifyReport, width: u16) -> Vec<u8> {
     out.into_bytes()
 }
 
-fn md_escape(s: &str) -> String {
-    s.replace('|', "\\|")
-}
-
 /// BENCH.md.
 pub fn markdown(r: &VerifyReport) -> Vec<u8> {
     let mut o = String::from("# natsplan verify\n\n");
     o.push_str(&format!("Generated {} UTC.\n\n", r.generated_at));
     for l in facts_lines(r) {
-        o.push_str(&format!("- {}\n", md_escape(&l)));
+        o.push_str(&format!("- {}\n", md_pipes(&l)));
     }
     o.push('\n');
     o.push_str(&format!("| {} |\n", HEADER.join(" | ")));
     o.push_str(&format!("|{}\n", "---|".repeat(HEADER.len())));
     for row in &r.rows {
-        let c: Vec<String> = cells(row).iter().map(|c| md_escape(c)).collect();
+        let c: Vec<String> = cells(row).iter().map(|c| md_pipes(c)).collect();
         o.push_str(&format!("| {} |\n", c.join(" | ")));
     }
     o.push('\n');
     for l in incomplete_lines(r) {
-        o.push_str(&format!("- {}\n", md_escape(l.trim())));
+        o.push_str(&format!("- {}\n", md_pipes(l.trim())));
     }
     let d = drift_lines(r);
     if !d.is_empty() {
         o.push_str("## Drift\n\n");
         for l in d {
-            o.push_str(&format!("- {}\n", md_escape(l.trim())));
+            o.push_str(&format!("- {}\n", md_pipes(l.trim())));
         }
         o.push('\n');
     }
@@ -514,14 +507,6 @@ pub fn json(r: &VerifyReport) -> Vec<u8> {
     let mut v = serde_json::to_vec_pretty(r).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}").into_bytes());
     v.push(b'\n');
     v
-}
-
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
 }
 
 /// One CSV line per row.
@@ -556,7 +541,7 @@ pub fn csv(r: &VerifyReport) -> Vec<u8> {
             m.map(|m| m.runs_ops_per_s.len().max(1).to_string()).unwrap_or_default(),
             f(m.and_then(|m| m.spread)),
         ];
-        let line: Vec<String> = cols.iter().map(|c| csv_field(c)).collect();
+        let line: Vec<String> = cols.iter().map(|c| csv_field_lf(c)).collect();
         o.push_str(&line.join(","));
         o.push('\n');
     }
@@ -587,8 +572,8 @@ mod tests {
 
     #[test]
     fn csv_fields_with_commas_are_quoted() {
-        assert_eq!(csv_field("a,b"), "\"a,b\"");
-        assert_eq!(csv_field("say \"x\""), "\"say \"\"x\"\"\"");
-        assert_eq!(csv_field("x\"y,"), "\"x\"\"y,\"");
+        assert_eq!(csv_field_lf("a,b"), "\"a,b\"");
+        assert_eq!(csv_field_lf("say \"x\""), "\"say \"\"x\"\"\"");
+        assert_eq!(csv_field_lf("x\"y,"), "\"x\"\"y,\"");
     }
 }

@@ -85,11 +85,7 @@ pub fn price(
     }
     let mut v: Vec<f64> = rows.iter().map(|m| m.ratio).collect();
     v.sort_by(f64::total_cmp);
-    let med = if v.len() % 2 == 1 {
-        v[v.len() / 2]
-    } else {
-        0.5 * (v[v.len() / 2 - 1] + v[v.len() / 2])
-    };
+    let med = crate::stats::median_sorted(&v);
     let (lo, hi) = (v[0], v[v.len() - 1]);
     let mech = mech.clamp(0.0, 1.0);
     let k = lat.volume_s / lat.measured_s.max(1e-9);

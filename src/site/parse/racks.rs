@@ -5,6 +5,7 @@ use super::read::*;
 use crate::catalog::ArrayModel;
 use crate::input::yaml::{clip, Node, Pos, Val};
 use crate::site::model::*;
+use crate::text::plural_s;
 use std::collections::HashMap;
 
 /// An array (shared, or a server's internal disks) as read, before the checks that need the catalog.
@@ -620,7 +621,7 @@ impl Validator<'_> {
                 join(ap, "hot_spares"),
                 format!(
                     "{hot_spares} hot spare{}{given} leave no data disks out of {disks}",
-                    plural(hot_spares)
+                    plural_s(hot_spares)
                 ),
                 format!("use fewer hot spares than disks (at most {}), or add disks", disks - 1),
             );
@@ -725,7 +726,7 @@ impl Validator<'_> {
             let data = disks - hot_spares;
             if let Err(why) = r.check_data_disks(data) {
                 let spares_note = if hot_spares > 0 {
-                    format!(" ({disks} disks − {hot_spares} hot spare{})", plural(hot_spares))
+                    format!(" ({disks} disks − {hot_spares} hot spare{})", plural_s(hot_spares))
                 } else {
                     String::new()
                 };
@@ -739,7 +740,7 @@ impl Validator<'_> {
 /// How to meet a RAID level's disk-count rule from `data` data disks.
 fn raid_fix(r: ArrayRaid, data: u32, hot_spares: u32) -> String {
     let spares = if hot_spares > 0 {
-        format!(" (plus {hot_spares} hot spare{})", plural(hot_spares))
+        format!(" (plus {hot_spares} hot spare{})", plural_s(hot_spares))
     } else {
         String::new()
     };
@@ -761,12 +762,12 @@ fn raid_fix(r: ArrayRaid, data: u32, hot_spares: u32) -> String {
         ArrayRaid::Raid6 => format!(
             "add {} disk{}, or use raid10 / raid1 for small groups",
             5 - data,
-            plural(5 - data)
+            plural_s(5 - data)
         ),
         ArrayRaid::Ddp => format!(
             "add {} disk{}, or use raid6 (5 or more) or raid10 for fewer disks",
             11 - data,
-            plural(11 - data)
+            plural_s(11 - data)
         ),
     }
 }

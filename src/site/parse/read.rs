@@ -615,14 +615,6 @@ pub(super) fn first_clause(msg: &str) -> String {
         .map_or_else(|| msg.to_string(), |i| msg[..i].to_string())
 }
 
-pub(super) fn plural(n: u32) -> &'static str {
-    if n == 1 {
-        ""
-    } else {
-        "s"
-    }
-}
-
 /// A number for messages: no trailing `.0` on whole numbers.
 pub(super) fn fmt_num(x: f64) -> String {
     if x.fract() == 0.0 && x.abs() < 1e15 {
