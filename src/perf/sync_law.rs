@@ -207,7 +207,7 @@ fn fit_mode(f: &CalibrationFile, cpu_speed: f64, always: bool) -> Vec<SyncLaw> {
             let d = (!pts.is_empty() && tau > 0.0).then(|| fit_saturation(tau, &pts));
             let mut curve = vec![(fewest, tau)];
             curve.extend(pts.iter().copied());
-            let at_count = |c: f64| median(of.iter().filter(|r| r.clients == c).map(|r| r.t).collect());
+            let at_count = |c: f64| median_or_zero(of.iter().filter(|r| r.clients == c).map(|r| r.t).collect());
             let spread_log = (of.iter().map(|r| (r.t / at_count(r.clients)).ln().powi(2)).sum::<f64>()
                 / of.len().max(1) as f64)
                 .sqrt();
