@@ -234,7 +234,9 @@ const FREE: u64 = u64::MAX;
 /// each slot and its send time), counts and the histogram.
 ///
 /// Acks may come back out of order (async-nats hands over completed ack futures in the order they were
-/// woken, not sent), so the window is the span from the oldest message still in flight, not a count:
+/// woken, not sent), so the window is the span from the oldest message still in flight, not a count
+/// (one ack that never comes holds the window after `window − 1` more sends, and the publisher stops at
+/// `--timeout` with it unacknowledged, as it would with every ack lost):
 /// a slot is reused only once its message is answered, and an ack counts only when its message is in
 /// its slot. An ack overtaken by more than a window of later ones used to be dropped as a stray, and
 /// its message reported unacknowledged after `--timeout` (a 1,200-message run on a loaded host: 145

@@ -75,8 +75,8 @@ pub struct SyncLaw {
     pub leader_cpu_s: Option<f64>,
     pub client_cpu_s: Option<f64>,
     pub rows: usize,
-    /// Root-mean-square of ln(row ÷ its count's median) over the rows: how far one measurement of a shape
-    /// strays from another on the host (0 with one row per count).
+    /// How far one measurement of a shape strays from another on the host: the rows' spread about their
+    /// count's median (`spread_log`; 0 with one row per count).
     pub spread_log: f64,
 }
 
@@ -207,10 +207,7 @@ fn fit_mode(f: &CalibrationFile, cpu_speed: f64, always: bool) -> Vec<SyncLaw> {
             let d = (!pts.is_empty() && tau > 0.0).then(|| fit_saturation(tau, &pts));
             let mut curve = vec![(fewest, tau)];
             curve.extend(pts.iter().copied());
-            let at_count = |c: f64| median_or_zero(of.iter().filter(|r| r.clients == c).map(|r| r.t).collect());
-            let spread_log = (of.iter().map(|r| (r.t / at_count(r.clients)).ln().powi(2)).sum::<f64>()
-                / of.len().max(1) as f64)
-                .sqrt();
+            let spread_log = spread_log(&of);
             let at_most = |get: fn(&Row) -> Option<f64>| {
                 let v: Vec<f64> = of.iter().filter(|r| r.clients == most).filter_map(|r| get(r)).collect();
                 (!v.is_empty()).then(|| median_or_zero(v))
@@ -232,6 +229,30 @@ fn fit_mode(f: &CalibrationFile, cpu_speed: f64, always: bool) -> Vec<SyncLaw> {
             }
         })
         .collect()
+}
+
+/// Root-mean-square of ln(row ÷ its count's median) over the counts measured more than once, with one
+/// degree of freedom spent per such count (the median stands in for the mean); 0 when no count was
+/// measured twice.
+fn spread_log(of: &[&Row]) -> f64 {
+    let (mut sum, mut rows, mut counts) = (0.0, 0usize, 0usize);
+    let mut seen: Vec<f64> = of.iter().map(|r| r.clients).collect();
+    seen.sort_by(f64::total_cmp);
+    seen.dedup();
+    for c in seen {
+        let t: Vec<f64> = of.iter().filter(|r| r.clients == c).map(|r| r.t).collect();
+        if t.len() < 2 {
+            continue;
+        }
+        let m = median_or_zero(t.clone());
+        sum += t.iter().map(|x| (x / m).ln().powi(2)).sum::<f64>();
+        (rows, counts) = (rows + t.len(), counts + 1);
+    }
+    if rows > counts {
+        (sum / (rows - counts) as f64).sqrt()
+    } else {
+        0.0
+    }
 }
 
 impl SyncLaw {
@@ -512,10 +533,13 @@ fn price_measured_always(hosts: &[SyncHost], t: &Target, op: SyncOp) -> Option<S
     let further = (t.clients - 1.0).max(0.0);
     let per_op = tau + saturation.unwrap_or(0.0) * further;
     let beyond = Beyond {
-        byte_share: if per_op > 0.0 {
-            ((bytes_tau + grown * further) / per_op).min(1.0)
-        } else {
-            0.0
+        byte_share: match saturation {
+            // No D measured (one client count): what further clients add is priced elsewhere (the object
+            // fit's contention), nothing of these rows.
+            None if further > 0.0 => 1.0,
+            Some(_) if per_op > 0.0 => ((bytes_tau + grown * further) / per_op).min(1.0),
+            _ if per_op > 0.0 => (bytes_tau / per_op).min(1.0),
+            _ => 0.0,
         },
         clients_ratio: t.clients / law.clients_max.max(1.0),
         spread_log: law.spread_log,

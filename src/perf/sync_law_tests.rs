@@ -213,6 +213,42 @@ fn a_price_measured_under_always_widens_only_for_what_it_carried_beyond_its_rows
         many.notes
     );
     assert!(!inside.notes.iter().any(|n| n.contains("beyond")), "{:?}", inside.notes);
+    // Rows at one client count measure no D: what further clients add is priced elsewhere, all of it
+    // carried (the class's whole width), though one client alone is as measured.
+    let one_count = vec![SyncHost {
+        always_laws: vec![law(&[(1.0, 1000e-6)], None)],
+        ..hosts[0].clone()
+    }];
+    let at1 = |clients: f64| {
+        let t = Target {
+            clients,
+            ..target(&host, &leader, 128.0, true)
+        };
+        price(&one_count, std::slice::from_ref(&leader), &t, SyncOp::Publish).unwrap()
+    };
+    assert_eq!(at1(8.0).beyond.byte_share, 1.0);
+    assert_eq!(at1(1.0).beyond.byte_share, 0.0);
+}
+
+/// The rows' spread: each row against its count's median, one degree of freedom per count measured more
+/// than once; a count measured once adds nothing.
+#[test]
+fn the_rows_spread_spends_a_degree_of_freedom_per_repeated_count() {
+    let row = |clients: f64, t: f64| Row {
+        op: SyncOp::Publish,
+        replicas: 3,
+        clients,
+        t,
+        bytes: 128.0,
+        leader_cpu_s: None,
+        client_cpu_s: None,
+    };
+    let e = 0.1f64.exp();
+    let rows = [row(1.0, 1.0), row(1.0, e), row(1.0, 1.0 / e), row(4.0, 2.0)];
+    let of: Vec<&Row> = rows.iter().collect();
+    // Three rows about their median 1.0: 0.1² twice over 3 − 1 degrees of freedom.
+    assert!((spread_log(&of) - 0.1).abs() < 1e-12, "{}", spread_log(&of));
+    assert_eq!(spread_log(&of[3..]), 0.0);
 }
 
 /// Issue 37: what each further client adds grows with the message's per-byte work beyond the rows' size

@@ -37,6 +37,12 @@ const MAX_OUTSIDE: f64 = 0.2;
 const JUDGED_SYNC: &str = "delayed";
 
 #[derive(Deserialize)]
+struct Open {
+    why: String,
+    cells: Vec<String>,
+}
+
+#[derive(Deserialize)]
 struct Fixture {
     runs: Vec<Run>,
 }
@@ -68,11 +74,11 @@ struct Run {
     /// the held-out error, never asserted.
     #[serde(default)]
     calibrated_under_load: bool,
-    /// Why a run's `always` cells, predicted from its own quiet `always` calibration, are reported and not
-    /// held to the targets: say what misses (run 7 is the held-out check of a band rule set after run 6,
-    /// and its one miss is the model's open item: docs/prediction-matrix.md).
+    /// Held-out cells whose miss is a named open item of the model (and why): still counted in the run's
+    /// median and in how many fall outside their band, but not held to the worst-error target or the band
+    /// cap (run 7: 64 KV putters, the extrapolation beyond the rows' clients: docs/prediction-matrix.md).
     #[serde(default)]
-    always_reported: Option<String>,
+    open: Option<Open>,
     /// Why a run measured on a quiet host is reported and not held to the targets (say it in the fixture;
     /// the test prints it with the run's misses).
     #[serde(default)]
@@ -110,6 +116,8 @@ struct Cell {
 struct Judged {
     name: String,
     held_out: bool,
+    /// Named in the run's `open`: not held to the worst error or the band cap.
+    open: bool,
     sync: String,
     predicted: f64,
     low: f64,
@@ -178,6 +186,7 @@ fn judge(cal: &Calibration, always: Option<&Calibration>, run: &Run) -> Vec<Judg
             Judged {
                 name: c.name.clone(),
                 held_out: c.set == "held-out" && !run.changed_after.contains(&c.name),
+                open: run.open.as_ref().is_some_and(|o| o.cells.contains(&c.name)),
                 sync: c.sync.clone(),
                 predicted: p.ops_per_s,
                 low: p.band.low,
@@ -215,7 +224,7 @@ fn misses_within(judged: &[Judged], sync: &str, max_band: f64) -> Vec<String> {
                 j.error * 100.0
             ));
         }
-        if j.high / j.low > max_band {
+        if j.high / j.low > max_band && !j.open {
             out.push(format!(
                 "{}: band {:.1}x wider than {max_band}x",
                 j.name,
@@ -233,7 +242,11 @@ fn misses_within(judged: &[Judged], sync: &str, max_band: f64) -> Vec<String> {
     }
     let errs: Vec<f64> = held.iter().map(|j| j.error.abs()).collect();
     let med = median(errs.clone());
-    let worst = errs.iter().cloned().fold(0.0, f64::max);
+    let worst = held
+        .iter()
+        .filter(|j| !j.open)
+        .map(|j| j.error.abs())
+        .fold(0.0, f64::max);
     if med > MEDIAN_TARGET {
         out.push(format!(
             "median |error| {:.1} % above {:.0} %",
@@ -291,7 +304,7 @@ impl Run {
     /// The run's `always` cells are held to the error targets: they were predicted from the run's own
     /// quiet `always` calibration and measured on a quiet host (whatever the delayed calibration was).
     fn always_judged(&self) -> bool {
-        self.always_calibration.is_some() && !self.development && self.cells_quiet() && self.always_reported.is_none()
+        self.always_calibration.is_some() && !self.development && self.cells_quiet()
     }
 
     /// Every cell the fixture names (`changed_after`, `repriced`) is one of the run's: a typo is caught.
@@ -299,7 +312,8 @@ impl Run {
         let named = self
             .changed_after
             .iter()
-            .chain(self.repriced.iter().flat_map(|r| r.cells.iter()));
+            .chain(self.repriced.iter().flat_map(|r| r.cells.iter()))
+            .chain(self.open.iter().flat_map(|o| o.cells.iter()));
         for n in named {
             assert!(self.cells.iter().any(|c| &c.name == n), "{}: no cell {n}", self.date);
         }
@@ -318,7 +332,9 @@ impl Run {
 fn held_out_matrix_cells_meet_the_targets() {
     let f = fixture();
     assert!(
-        f.runs.iter().any(|r| !r.development && !r.busy()),
+        f.runs
+            .iter()
+            .any(|r| !r.development && !r.busy() && r.cells.iter().any(|c| c.sync == JUDGED_SYNC)),
         "no held-out run on a quiet host recorded"
     );
     for run in &f.runs {
@@ -363,9 +379,12 @@ fn held_out_matrix_cells_meet_the_targets() {
             assert!(a.is_empty(), "{} under always: {a:#?}", run.date);
         } else {
             eprintln!("{} under always (reported, not asserted): {a:#?}", run.date);
-            if let Some(why) = &run.always_reported {
-                eprintln!("{}: always cells reported: {why}", run.date);
-            }
+        }
+        if let Some(o) = &run.open {
+            eprintln!(
+                "{}: open, not held to the worst error or the band cap: {:?}: {}",
+                run.date, o.cells, o.why
+            );
         }
     }
 }

@@ -296,7 +296,7 @@ fn js(c: &mut Ctx) -> Law {
     c.stream = Some(facts);
     c.calibration = class.id.clone();
     c.distance = distance;
-    js_width(c, class, price.as_ref(), window, fsyncs_measured);
+    js_width(c, class, price.as_ref(), window, fsyncs_measured, rate.binding);
     js_sources(c, class, &host, price.as_ref(), probe, fsync_s);
     // Under `always` every replica writes each message in place and fsyncs once per append entry (many
     // messages): about one I/O per message; delayed writes coalesce into MiB-sized flushes.
@@ -320,15 +320,21 @@ fn js(c: &mut Ctx) -> Law {
 /// and distance), except for synchronous clients priced from rows measured under `always` on this host:
 /// the class (fitted to the async `always` rows, which its form fits loosely: 4.2x bands in run 6 of the
 /// matrix) prices only the bytes beyond the rows' size, and the band says what was carried beyond them
-/// (`sync_law::Beyond`). Synchronous clients under `always` priced from delayed rows are widened.
+/// (`sync_law::Beyond`) — when the clients bind, not the leader the class prices. Synchronous clients under
+/// `always` priced from delayed rows are widened.
 fn js_width(
     c: &mut Ctx,
     class: &leader::LeaderClass,
     price: Option<&sync_law::SyncPrice>,
     window: f64,
     fsyncs_measured: bool,
+    binding: leader::Binding,
 ) {
-    let w = match price.filter(|p| window <= 1.0 && fsyncs_measured && p.under_always) {
+    let clients_bind = matches!(
+        binding,
+        leader::Binding::SyncRoundTrips | leader::Binding::SyncSaturation
+    );
+    let w = match price.filter(|p| clients_bind && window <= 1.0 && fsyncs_measured && p.under_always) {
         Some(p) => p.beyond.width(leader::form_width(c.distance), class.fit_width()),
         None => leader::width(class, c.distance),
     };
