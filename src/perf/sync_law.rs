@@ -207,7 +207,7 @@ fn fit_mode(f: &CalibrationFile, cpu_speed: f64, always: bool) -> Vec<SyncLaw> {
             let d = (!pts.is_empty() && tau > 0.0).then(|| fit_saturation(tau, &pts));
             let mut curve = vec![(fewest, tau)];
             curve.extend(pts.iter().copied());
-            let spread_log = spread_log(&of);
+            let spread_log = spread_log(&of, &curve);
             let at_most = |get: fn(&Row) -> Option<f64>| {
                 let v: Vec<f64> = of.iter().filter(|r| r.clients == most).filter_map(|r| get(r)).collect();
                 (!v.is_empty()).then(|| median_or_zero(v))
@@ -231,20 +231,16 @@ fn fit_mode(f: &CalibrationFile, cpu_speed: f64, always: bool) -> Vec<SyncLaw> {
         .collect()
 }
 
-/// Root-mean-square of ln(row ÷ its count's median) over the counts measured more than once, with one
+/// Root-mean-square of ln(row ÷ its count's median, from `curve`) over the counts measured more than once, with one
 /// degree of freedom spent per such count (the median stands in for the mean); 0 when no count was
 /// measured twice.
-fn spread_log(of: &[&Row]) -> f64 {
+fn spread_log(of: &[&Row], curve: &[(f64, f64)]) -> f64 {
     let (mut sum, mut rows, mut counts) = (0.0, 0usize, 0usize);
-    let mut seen: Vec<f64> = of.iter().map(|r| r.clients).collect();
-    seen.sort_by(f64::total_cmp);
-    seen.dedup();
-    for c in seen {
+    for &(c, m) in curve {
         let t: Vec<f64> = of.iter().filter(|r| r.clients == c).map(|r| r.t).collect();
         if t.len() < 2 {
             continue;
         }
-        let m = median_or_zero(t.clone());
         sum += t.iter().map(|x| (x / m).ln().powi(2)).sum::<f64>();
         (rows, counts) = (rows + t.len(), counts + 1);
     }

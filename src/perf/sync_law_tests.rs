@@ -246,9 +246,14 @@ fn the_rows_spread_spends_a_degree_of_freedom_per_repeated_count() {
     let e = 0.1f64.exp();
     let rows = [row(1.0, 1.0), row(1.0, e), row(1.0, 1.0 / e), row(4.0, 2.0)];
     let of: Vec<&Row> = rows.iter().collect();
+    let curve = [(1.0, 1.0), (4.0, 2.0)];
     // Three rows about their median 1.0: 0.1² twice over 3 − 1 degrees of freedom.
-    assert!((spread_log(&of) - 0.1).abs() < 1e-12, "{}", spread_log(&of));
-    assert_eq!(spread_log(&of[3..]), 0.0);
+    assert!(
+        (spread_log(&of, &curve) - 0.1).abs() < 1e-12,
+        "{}",
+        spread_log(&of, &curve)
+    );
+    assert_eq!(spread_log(&of[3..], &curve), 0.0);
 }
 
 /// Issue 37: what each further client adds grows with the message's per-byte work beyond the rows' size
