@@ -30,6 +30,7 @@ fn law(curve: &[(f64, f64)], saturation_s: Option<f64>) -> SyncLaw {
         client_cpu_s: None,
         rows: curve.len(),
         spread_log: 0.0,
+        under_always: true,
     }
 }
 
@@ -48,16 +49,66 @@ fn saturation_is_read_off_the_measured_counts_when_there_are_three_or_more() {
     }
     // Between counts: on the straight line between them.
     assert!((300e-6 + at(40.0) * 39.0 - (1000e-6 + 24.0 * (1470e-6 / 48.0))).abs() < 1e-12);
-    // Beyond the most measured: the last slope, so D falls towards it and the rate keeps rising.
+    // Beyond the most measured: what the clients add grows as the power of their number the measured counts
+    // follow (least squares of the logarithms through x = c − 1: 3, 15, 63 → 240, 700, 2170 µs), from the
+    // last count on; so D keeps falling and the rate keeps rising (the leader's ceiling caps it elsewhere).
+    let (lx, ly) = (
+        [3f64.ln(), 15f64.ln(), 63f64.ln()],
+        [240f64.ln(), 700f64.ln(), 2170f64.ln()],
+    );
+    let (mx, my) = (lx.iter().sum::<f64>() / 3.0, ly.iter().sum::<f64>() / 3.0);
+    let alpha =
+        (0..3).map(|i| (lx[i] - mx) * (ly[i] - my)).sum::<f64>() / (0..3).map(|i| (lx[i] - mx).powi(2)).sum::<f64>();
+    assert!(
+        (l.beyond_exponent().unwrap() - alpha).abs() < 1e-12 && alpha > 0.7 && alpha < 0.75,
+        "{alpha}"
+    );
+    let t160 = 300e-6 + 2170e-6 * (159.0f64 / 63.0).powf(alpha);
+    assert!((300e-6 + at(160.0) * 159.0 - t160).abs() < 1e-12);
+    // Below the straight line through the last two counts (which priced many clients low, runs 5-7).
     let slope = 1470e-6 / 48.0;
-    assert!((300e-6 + at(160.0) * 159.0 - (2470e-6 + 96.0 * slope)).abs() < 1e-12);
+    assert!(t160 < 2470e-6 + 96.0 * slope);
     assert!(at(160.0) < at(64.0) && at(64.0) < at(16.0) && at(16.0) < at(4.0));
     let rate = |c: f64| c / (300e-6 + at(c) * (c - 1.0));
-    assert!(rate(160.0) > rate(64.0) && rate(1000.0) < 1.0 / slope);
+    assert!(rate(160.0) > rate(64.0) && rate(1000.0) > rate(160.0));
+    // A delayed law: the last slope carries on beyond the most measured (run 8: the power law priced
+    // delayed clients there 38-40 % high).
+    let delayed = SyncLaw {
+        under_always: false,
+        ..l.clone()
+    };
+    let d = |c: f64| delayed.saturation_at(c).unwrap();
+    assert!((300e-6 + d(160.0) * 159.0 - (2470e-6 + 96.0 * slope)).abs() < 1e-12);
+    assert_eq!(d(16.0), at(16.0));
     // One client, or fewer counts: the single fitted D as before.
     assert!((at(1.0) - 80e-6).abs() < 1e-12);
     let two = law(&[(1.0, 300e-6), (4.0, 540e-6)], Some(80e-6));
     assert_eq!(two.saturation_at(160.0), Some(80e-6));
+}
+
+/// Beyond the most clients measured, the power law only where the counts grow more slowly than a straight
+/// line, and never more slowly than a square root (`BEYOND_EXPONENT_MIN`).
+#[test]
+fn the_power_beyond_the_rows_holds_only_for_counts_that_bend_and_not_below_a_square_root() {
+    // Straight (α = 1) or bending up: the last segment's slope carries on, as before.
+    for curve in [
+        [(1.0, 100e-6), (4.0, 400e-6), (16.0, 1600e-6)],
+        [(1.0, 100e-6), (4.0, 300e-6), (16.0, 2000e-6)],
+    ] {
+        let l = law(&curve, None);
+        assert_eq!(l.beyond_exponent(), None, "{curve:?}");
+        let slope = (curve[2].1 - curve[1].1) / 12.0;
+        let t = 100e-6 + l.saturation_at(64.0).unwrap() * 63.0;
+        assert!((t - (curve[2].1 + 48.0 * slope)).abs() < 1e-12);
+    }
+    // Almost flat (α ≈ 0.13): held to 0.5.
+    let flat = law(&[(1.0, 100e-6), (4.0, 1000e-6), (16.0, 1200e-6)], None);
+    assert_eq!(flat.beyond_exponent(), Some(0.5));
+    let t = 100e-6 + flat.saturation_at(61.0).unwrap() * 60.0;
+    assert!((t - (100e-6 + 1100e-6 * 4f64.sqrt())).abs() < 1e-12, "{t}");
+    // A count at or below τ (noise) leaves fewer than two points: the straight line.
+    let noisy = law(&[(1.0, 100e-6), (4.0, 90e-6), (16.0, 1200e-6)], None);
+    assert_eq!(noisy.beyond_exponent(), None);
 }
 
 fn lab_host(name: &str) -> HostClass {
