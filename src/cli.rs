@@ -1,7 +1,7 @@
 //! The command line. Doc comments are the help text. Each command's arguments live beside the code that
 //! runs it (`commands/*.rs`), so this file only lists the commands and the options they share.
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
 use std::path::PathBuf;
 
 #[derive(Debug, Parser)]
@@ -28,19 +28,8 @@ pub struct Global {
     pub width: Option<u16>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    Table,
-    Json,
-    Markdown,
-    Html,
-    /// Comma-separated values, one header row (RFC 4180).
-    Csv,
-    /// A Nagios plugin's output: one status line with performance data (`check` only).
-    Nagios,
-    /// Prometheus text exposition, `natsplan_check_` series (`check` only).
-    Prometheus,
-}
+/// The report formats; each command's result says which it has (`report::render`).
+pub use crate::report::render::Format;
 
 #[derive(Debug, Subcommand)]
 pub enum Command {

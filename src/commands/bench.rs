@@ -1,10 +1,9 @@
 //! `natsplan bench core|js|kv|obj|ping|flood`: one benchmark run against a live cluster, with the flags
 //! NATS users know from `nats bench`. Parses flags into a `bench::BenchSpec`, runs it on a tokio runtime,
-//! prints the result through one of `bench::export`'s pure exporters.
+//! prints the result through the render seam (`report::bench`, on `bench::export`'s pure exporters).
 
 use crate::bench::{
-    self, export, BenchSpec, ClientChoice, ConnArgs, ConnSpec, ConsumeMode, Existing, ObjOp, PublishMode, Storage,
-    Workload,
+    self, BenchSpec, ClientChoice, ConnArgs, ConnSpec, ConsumeMode, Existing, ObjOp, PublishMode, Storage, Workload,
 };
 use crate::cli::{Format, Global};
 use crate::error::{bad_input, cannot_run, Failure, Outcome};
@@ -806,10 +805,8 @@ fn leader_placement(
 }
 
 pub fn run(g: &Global, a: BenchArgs) -> Result<Outcome, Failure> {
-    let format = g.format.unwrap_or(Format::Table);
-    if !matches!(format, Format::Table | Format::Json) {
-        return Err(super::unsupported_format("bench", format, &["table", "json"]));
-    }
+    let format = super::format(g);
+    super::refuse_unless::<bench::result::BenchResult>(format)?;
     let p = parse(*a.what)?;
     let common = p.common;
     let (conn, lab_monitors) = super::connect_to(&common.conn, &p.core.monitor, common.lab.as_deref())?;
@@ -861,14 +858,9 @@ pub fn run(g: &Global, a: BenchArgs) -> Result<Outcome, Failure> {
     // Dropping the runtime would wait for background tasks of the clients; they hold nothing we need.
     rt.shutdown_timeout(Duration::from_millis(100));
     if let Some(path) = &common.csv {
-        std::fs::write(path, export::csv(&result))
-            .map_err(|e| cannot_run(anyhow::anyhow!("--csv {}: cannot write: {e}", path.display())))?;
+        super::save_as("--csv", path, &crate::report::bench::CsvFile(&result), Format::Csv)?;
     }
-    let bytes = match format {
-        Format::Json => export::json(&result),
-        _ => export::text(&result),
-    };
-    super::emit_stdout(&bytes)?;
+    super::print(g, &result)?;
     Ok(completion_outcome(&result.completion))
 }
 
@@ -928,30 +920,13 @@ fn run_on_agents(
         other => other?,
     };
     if let Some(path) = csv {
-        std::fs::write(path, export::csv(&d.result))
-            .map_err(|e| cannot_run(anyhow::anyhow!("--csv {}: cannot write: {e}", path.display())))?;
+        super::save_as("--csv", path, &crate::report::bench::CsvFile(&d.result), Format::Csv)?;
     }
-    let bytes = match format {
-        Format::Json => {
-            let mut v = export::json_value(&d.result);
-            v["agents"] = serde_json::to_value(&d.agents).unwrap_or_default();
-            v["agents_used"] = serde_json::to_value(&summary).unwrap_or_default();
-            let mut b = serde_json::to_vec_pretty(&v).unwrap_or_default();
-            b.push(b'\n');
-            b
-        }
-        _ => {
-            let mut b = export::text(&d.result);
-            let mut lines = report::summary_lines(&summary);
-            lines.extend(report::row_lines(&d.agents));
-            for l in lines {
-                b.extend_from_slice(l.as_bytes());
-                b.push(b'\n');
-            }
-            b
-        }
+    let shown = crate::report::bench::OnAgents {
+        run: &d,
+        summary: &summary,
     };
-    super::emit_stdout(&bytes)?;
+    super::print_as(&shown, format, 120)?;
     if !d.agents.complete {
         let lost: Vec<String> = d
             .agents

@@ -5,8 +5,8 @@
 
 use crate::bench::ConnArgs;
 use crate::calibrate::{self, CalibrateOptions};
-use crate::cli::{Format, Global};
-use crate::error::{bad_input, cannot_run, Failure, Outcome};
+use crate::cli::Global;
+use crate::error::{bad_input, Failure, Outcome};
 use crate::perf::Sync;
 use anyhow::anyhow;
 use std::path::PathBuf;
@@ -42,13 +42,7 @@ pub struct CalibrateArgs {
 
 pub fn run(g: &Global, a: CalibrateArgs) -> Result<Outcome, Failure> {
     let format = super::format(g);
-    if !matches!(format, Format::Table | Format::Json | Format::Markdown) {
-        return Err(super::unsupported_format(
-            "calibrate",
-            format,
-            &["table", "json", "markdown"],
-        ));
-    }
+    super::refuse_unless::<calibrate::CalibrateReport>(format)?;
     let budget = crate::units::parse_duration(&a.budget).map_err(|e| {
         bad_input(anyhow!(
             "--budget '{}': {e}; e.g. --budget 5m or --budget 90s",
@@ -92,15 +86,6 @@ pub fn run(g: &Global, a: CalibrateArgs) -> Result<Outcome, Failure> {
         }
         Err(e) => return Err(e),
     };
-    let bytes = match format {
-        Format::Json => {
-            let mut b = serde_json::to_vec_pretty(&rep).map_err(|e| cannot_run(anyhow!(e)))?;
-            b.push(b'\n');
-            b
-        }
-        Format::Markdown => crate::report::calibrate::text(&rep, true, super::width(g)).into_bytes(),
-        _ => crate::report::calibrate::text(&rep, false, super::width(g)).into_bytes(),
-    };
-    super::emit_stdout(&bytes)?;
+    super::print(g, &rep)?;
     Ok(Outcome::Ok)
 }

@@ -123,9 +123,6 @@ fn parse_rate_pct(s: &str) -> Result<f64, String> {
     Ok(x)
 }
 
-/// The formats check writes.
-pub const FORMATS: &[&str] = &["table", "json", "nagios", "prometheus"];
-
 /// Whether `args` (the whole command line, program name first) run `check`: the first word that is not
 /// an option nor a global option's value. A parse error of `check` exits 3, not clap's 2.
 pub fn is_check_command(args: &[std::ffi::OsString]) -> bool {
@@ -170,12 +167,7 @@ struct Setup {
 }
 
 fn setup(g: &Global, a: &CheckArgs, format: Format) -> Result<Setup, Failure> {
-    if !matches!(
-        format,
-        Format::Table | Format::Json | Format::Nagios | Format::Prometheus
-    ) {
-        return Err(super::unsupported_format("check", format, FORMATS));
-    }
+    super::refuse_unless::<CheckReport>(format)?;
     if a.store_warn > a.store_critical || a.mem_warn > a.mem_critical {
         return Err(bad_input(anyhow!(
             "--store-warn/--mem-warn must not be above --store-critical/--mem-critical"
@@ -302,15 +294,6 @@ fn observe_system(spec: &crate::bench::ConnSpec, wait: Duration) -> Result<Obser
     })
 }
 
-fn render(g: &Global, format: Format, rep: &CheckReport) -> Vec<u8> {
-    match format {
-        Format::Json => crate::report::check::json(rep),
-        Format::Nagios => crate::report::check::nagios(rep),
-        Format::Prometheus => crate::report::check::prometheus(rep),
-        _ => crate::report::check::table(rep, super::width(g)),
-    }
-}
-
 fn run_inner(g: &Global, a: CheckArgs, format: Format) -> Result<Outcome, Failure> {
     let listen = match (&a.watch, &a.listen) {
         (Some(_), Some(l)) => Some(listen_addr(l, a.listen_any)?),
@@ -336,7 +319,7 @@ fn run_inner(g: &Global, a: CheckArgs, format: Format) -> Result<Outcome, Failur
         (second, Some(r))
     };
     let rep = check::grade(&s.exp, &obs, rates.as_ref(), &s.th);
-    super::emit_stdout(&render(g, format, &rep))?;
+    super::print_as(&rep, format, super::width(g))?;
     Ok(Outcome::Exit(rep.exit_code))
 }
 

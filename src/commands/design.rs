@@ -1,12 +1,12 @@
 //! `natsplan design SITE.yaml`: enumerate, check and rank layouts; print the ranked summary and the
 //! best layout's details (or the Plan as JSON / Markdown); `--save FILE` keeps the plan for `--plan`.
 
-use super::{emit_stdout, format, load_plan_then, width};
+use super::{format, load_plan_then};
 use crate::cli::{Format, Global, PlanArgs};
 use crate::error::{bad_input, cannot_run, Failure, Outcome};
 use crate::plan::inputs::{find_layout, Inputs};
 use crate::plan::Plan;
-use crate::report::design::{json, markdown, table_report, Selection};
+use crate::report::design::{Design, Selection};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -71,39 +71,6 @@ fn layout_costs(
         })
         .collect();
     Ok(Some((prices, costs)))
-}
-
-/// The table's cost section: each shown layout's total and split.
-fn cost_table(
-    plan: &crate::plan::Plan,
-    sel: &Selection,
-    prices: &crate::size::price::Prices,
-    costs: &[(String, crate::size::price::Cost)],
-    width: u16,
-) -> String {
-    let mut t = crate::report::table(
-        width,
-        &["layout", "cost", "servers", "arrays", "disks", "racks", "power/yr"],
-    );
-    let m = |x: f64| format!("{x:.0}");
-    for l in crate::report::design::selected(plan, sel) {
-        if let Some((_, c)) = costs.iter().find(|(id, _)| id == &l.id) {
-            t.add_row(vec![
-                l.id.clone(),
-                format!("{} {}", m(c.total), prices.currency),
-                m(c.servers),
-                m(c.arrays),
-                m(c.disks),
-                m(c.racks),
-                c.power_per_year.map(m).unwrap_or_else(|| "—".into()),
-            ]);
-        }
-    }
-    format!(
-        "\ncost per layout ({}; the servers it runs JetStream on and the arrays their volumes are on, whole):\n{}\n",
-        crate::size::price::unit(Some(prices)).meaning,
-        t.0
-    )
 }
 
 /// The verdict from which `design --fail-on` exits 1.
@@ -259,28 +226,14 @@ pub fn run(g: &Global, a: DesignArgs) -> Result<Outcome, Failure> {
     let layout = a.layout.as_ref().and(loaded.id.clone());
     let outcome = gate(plan, layout.as_deref(), a.fail_on);
     let sel = Selection { top: a.top, layout };
-    let bytes = match format(g) {
-        // nagios and prometheus are refused before any command runs (`commands::dispatch`).
-        Format::Table | Format::Nagios | Format::Prometheus => {
-            let mut t = table_report(plan, &sel, width(g));
-            if let Some((p, c)) = &priced {
-                t.push_str(&cost_table(plan, &sel, p, c, width(g)));
-            }
-            t.into_bytes()
-        }
-        Format::Json => {
-            let costs: Option<Vec<(String, serde_json::Value)>> = priced.as_ref().map(|(_, c)| {
-                c.iter()
-                    .map(|(id, c)| (id.clone(), serde_json::to_value(c).expect("a cost serialises")))
-                    .collect()
-            });
-            super::stream_stdout(|w| json(plan, &sel, costs.as_deref(), w))?;
-            return Ok(outcome);
-        }
-        Format::Markdown => markdown(plan, &sel).into_bytes(),
-        Format::Csv => crate::report::csv::design(plan, &sel),
-        Format::Html => crate::report::html::design(plan, &sel, Some(&loaded.perf_curves(&sel))).into_bytes(),
+    // The perf curves are made only for HTML, the one format that draws them.
+    let curves = (format(g) == Format::Html).then(|| loaded.perf_curves(&sel));
+    let report = Design {
+        plan,
+        sel: &sel,
+        priced: priced.as_ref().map(|(p, c)| (p, c.as_slice())),
+        curves: curves.as_ref(),
     };
-    emit_stdout(&bytes)?;
+    super::print(g, &report)?;
     Ok(outcome)
 }

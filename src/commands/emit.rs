@@ -1,7 +1,7 @@
 //! `natsplan emit SITE.yaml --layout ID --out DIR [--deploy FILE]`: write a planned layout's nats-server
 //! configurations, stream, KV and object-store definitions and durable consumers (see `emit`).
 
-use crate::cli::{Format, Global, PlanArgs};
+use crate::cli::{Global, PlanArgs};
 use crate::emit::{self, EmitOptions};
 use crate::error::{bad_input, cannot_run, Failure, Outcome};
 use crate::plan::Verdict;
@@ -71,10 +71,7 @@ pub enum ExporterArg {
 }
 
 pub fn run(g: &Global, a: EmitArgs) -> Result<Outcome, Failure> {
-    let fmt = super::format(g);
-    if !matches!(fmt, Format::Table | Format::Json) {
-        return Err(super::unsupported_format("emit", fmt, &["table", "json"]));
-    }
+    super::refuse_unless::<crate::report::emit::Emitted>(super::format(g))?;
     if let Some(c) = crate::site::names::hidden_char(&a.store_dir) {
         return Err(bad_input(anyhow!(
             "--store-dir {:?} holds {c}; give the mount point's path",
@@ -147,43 +144,14 @@ pub fn run(g: &Global, a: EmitArgs) -> Result<Outcome, Failure> {
             None => Err(cannot_run(e)),
         };
     }
-    let list: Vec<String> = files.iter().map(|(p, _)| p.display().to_string()).collect();
-    let bytes = match fmt {
-        Format::Json => {
-            let mut v = serde_json::json!({
-                "out": a.out, "layout": layout.id, "files": list,
-            });
-            if let Some(h) = &helm {
-                v["helm"] = serde_json::json!({
-                    "chart": "nats", "chart_version": emit::helm::CHART_VERSION,
-                    "image_tag": h.values["container"]["image"]["tag"], "values": "helm/values.yaml",
-                    "warnings": h.warnings,
-                });
-            }
-            if let Some(m) = &monitoring {
-                let dir = format!("monitoring/{}", m.exporter.as_str());
-                v["monitoring"] = serde_json::json!({
-                    "exporter": m.exporter.as_str(),
-                    "metric_prefix": m.prefix,
-                    "rules": format!("{dir}/alerts.rules.yaml"),
-                    "dashboard": format!("{dir}/dashboard.json"),
-                });
-            }
-            let mut b = serde_json::to_vec_pretty(&v).expect("serialises");
-            b.push(b'\n');
-            b
-        }
-        _ => format!(
-            "wrote {} files for layout {} to {} ({} servers); start with {}/README.md\n",
-            list.len(),
-            layout.id,
-            a.out.display(),
-            layout.servers.len(),
-            a.out.display()
-        )
-        .into_bytes(),
+    let report = crate::report::emit::Emitted {
+        out: &a.out,
+        layout,
+        files: files.iter().map(|(p, _)| p.display().to_string()).collect(),
+        helm: helm.as_ref(),
+        monitoring: monitoring.as_ref(),
     };
-    super::emit_stdout(&bytes)?;
+    super::print(g, &report)?;
     Ok(Outcome::Ok)
 }
 

@@ -1,13 +1,12 @@
 //! `natsplan lab up|status|down`: run a plan's cluster (or N plain servers) locally with real nats-server
 //! processes on loopback, show it, and remove it.
 
-use crate::cli::{Format, Global, PlanArgs};
+use crate::cli::{Global, PlanArgs};
 use crate::error::{bad_input, cannot_run, Failure, Outcome};
 use crate::lab::{self, InterruptGuard, Lab, LabLock, LabSpec, LabState, NodeSpec, StartHooks, StartOptions};
 use crate::units::SyncMode;
 use anyhow::{anyhow, Context};
 use clap::{Args, Subcommand};
-use serde::Serialize;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -191,10 +190,7 @@ fn spec_from_args(g: &Global, u: &UpArgs, dir: &Path) -> Result<(LabSpec, Stream
 }
 
 fn up(g: &Global, u: UpArgs) -> Result<Outcome, Failure> {
-    let fmt = super::format(g);
-    if !matches!(fmt, Format::Table | Format::Json) {
-        return Err(super::unsupported_format("lab up", fmt, &["table", "json"]));
-    }
+    super::refuse_unless::<lab::status::UpReport>(super::format(g))?;
     let timeout = crate::units::parse_duration(&u.timeout).map_err(|e| bad_input(anyhow!("--timeout: {e}")))?;
     let mut created_dir = !u.dir.exists();
     let (spec, defs, planned) = spec_from_args(g, &u, &u.dir)?;
@@ -262,11 +258,7 @@ fn up(g: &Global, u: UpArgs) -> Result<Outcome, Failure> {
         consumers: created.consumers,
         system_user: crate::emit::conf::SYSTEM_USER.into(),
     };
-    let bytes = match fmt {
-        Format::Json => json_bytes(&report),
-        _ => crate::report::lab::up_table(&report),
-    };
-    super::emit_stdout(&bytes)?;
+    super::print(g, &report)?;
     eprintln!(
         "natsplan: monitoring at {}; verify this lab with `natsplan verify --lab {}`",
         report.monitor_urls.join(","),
@@ -330,12 +322,6 @@ fn up_outcome(report: &lab::status::UpReport) -> Outcome {
     Outcome::Ok
 }
 
-fn json_bytes<T: Serialize>(v: &T) -> Vec<u8> {
-    let mut b = serde_json::to_vec_pretty(v).expect("report serialises");
-    b.push(b'\n');
-    b
-}
-
 fn load_state(dir: &Path) -> Result<LabState, Failure> {
     LabState::load(dir).map_err(bad_input)?.ok_or_else(|| {
         bad_input(anyhow!(
@@ -347,17 +333,9 @@ fn load_state(dir: &Path) -> Result<LabState, Failure> {
 }
 
 fn status(g: &Global, d: DirArgs) -> Result<Outcome, Failure> {
-    let fmt = super::format(g);
-    if !matches!(fmt, Format::Table | Format::Json) {
-        return Err(super::unsupported_format("lab status", fmt, &["table", "json"]));
-    }
+    super::refuse_unless::<lab::status::StatusReport>(super::format(g))?;
     let st = load_state(&d.dir)?;
-    let r = lab::status::collect_status(&st);
-    let bytes = match fmt {
-        Format::Json => json_bytes(&r),
-        _ => crate::report::lab::status_table(&r),
-    };
-    super::emit_stdout(&bytes)?;
+    super::print(g, &lab::status::collect_status(&st))?;
     Ok(Outcome::Ok)
 }
 
@@ -394,43 +372,27 @@ fn down(g: &Global, a: DownArgs) -> Result<Outcome, Failure> {
         true => Some(LabLock::take(&d.dir).map_err(cannot_run)?),
         false => None,
     };
+    // `lab down` prints its line for every format but JSON, as it always has.
+    let shown = super::json_else_table(fmt);
     let Some(st) = LabState::load(&d.dir).map_err(bad_input)? else {
-        let msg = format!("no lab in {} (no lab.json); nothing to stop\n", d.dir.display());
-        let bytes = match fmt {
-            Format::Json => json_bytes(&serde_json::json!({"dir": d.dir, "stopped": [], "removed": false})),
-            _ => msg.into_bytes(),
+        let report = crate::report::lab::Down {
+            dir: &d.dir,
+            removed: None,
         };
-        super::emit_stdout(&bytes)?;
+        super::print_as(&report, shown, super::width(g))?;
         return Ok(Outcome::Ok);
     };
     let (stopped, logs) = st
         .teardown_keeping(Duration::from_secs(5), true, a.keep_logs)
         .map_err(cannot_run)?;
-    let bytes = match fmt {
-        Format::Json => {
-            let mut v = serde_json::json!({"dir": st.dir, "stopped": stopped, "removed": true});
-            if a.keep_logs {
-                v["logs"] = serde_json::json!(logs);
-            }
-            json_bytes(&v)
-        }
-        _ => format!(
-            "stopped {} server(s) ({}) and removed the lab in {}{}\n",
-            stopped.len(),
-            if stopped.is_empty() {
-                "none were running".to_string()
-            } else {
-                stopped.join(", ")
-            },
-            st.dir.display(),
-            if logs.is_empty() {
-                String::new()
-            } else {
-                format!("; kept {} log(s) in {}", logs.len(), st.dir.join("logs").display())
-            }
-        )
-        .into_bytes(),
+    let report = crate::report::lab::Down {
+        dir: &st.dir,
+        removed: Some(crate::report::lab::Removed {
+            stopped,
+            keep_logs: a.keep_logs,
+            logs,
+        }),
     };
-    super::emit_stdout(&bytes)?;
+    super::print_as(&report, shown, super::width(g))?;
     Ok(Outcome::Ok)
 }

@@ -21,6 +21,7 @@ use crate::cli::{Cli, Command, Format, Global, PlanArgs};
 use crate::error::{bad_input, Failure, Outcome};
 use crate::plan::inputs::{Inputs, Loaded};
 use crate::plan::Plan;
+use crate::report::render::Render;
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 
@@ -126,13 +127,38 @@ pub fn stream_stdout(write: impl FnOnce(&mut (dyn Write + Send)) -> std::io::Res
     }
 }
 
-/// Reject a format the command cannot produce, naming the ones it can.
-pub fn unsupported_format(cmd: &str, f: Format, supported: &[&str]) -> Failure {
-    bad_input(anyhow::anyhow!(
-        "--format {} is not available for `{cmd}`; use one of: {}",
-        format!("{f:?}").to_ascii_lowercase(),
-        supported.join(", ")
-    ))
+/// Print a command's result on stdout in the format asked (`--format`, else table) at the table width
+/// asked: the one way a report reaches stdout (`report::render`). A format the result has not is bad
+/// input; a closed pipe is not an error (`stream_stdout`).
+pub fn print<R: Render>(g: &Global, r: &R) -> Result<(), Failure> {
+    print_as(r, format(g), width(g))
+}
+
+/// `print` in the format `f`.
+pub fn print_as<R: Render>(r: &R, f: Format, width: u16) -> Result<(), Failure> {
+    refuse_unless::<R>(f)?;
+    stream_stdout(|w| r.write_to(f, width, w))
+}
+
+/// JSON when asked for, else the table: for the two reports (`lab down`, `verify --faults`) that have
+/// always printed their table for every format but JSON, rather than refuse the others.
+pub fn json_else_table(f: Format) -> Format {
+    match f {
+        Format::Json => Format::Json,
+        _ => Format::Table,
+    }
+}
+
+/// Refuse, before the command does its work, a format its result `R` has not, naming the ones it has.
+pub fn refuse_unless<R: Render>(f: Format) -> Result<(), Failure> {
+    crate::report::render::supports::<R>(f).map_err(|e| bad_input(anyhow::anyhow!(e)))
+}
+
+/// Write a result to the file a flag names (`--csv FILE`), whole or not at all; a failure could not run
+/// (exit 3) and names the flag.
+pub fn save_as<R: Render>(flag: &str, path: &Path, r: &R, f: Format) -> Result<(), Failure> {
+    crate::report::render::write_report(path, r, f, 120)
+        .map_err(|e| crate::error::cannot_run(anyhow::anyhow!("{flag} {}: cannot write: {e}", path.display())))
 }
 
 /// The servers to connect to and the monitors to read, for every command that targets a cluster (bench,

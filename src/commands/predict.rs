@@ -4,7 +4,7 @@
 //! so a seed row can be predicted by giving only what varies.
 
 use crate::catalog::Catalog;
-use crate::cli::{Format, Global};
+use crate::cli::Global;
 use crate::error::{bad_input, Failure, Outcome};
 use crate::layout::Raid;
 use crate::perf::{predict_shape, Calibration, Kind, Shape, Sync, VolumeSpec};
@@ -317,17 +317,7 @@ pub fn run(g: &Global, a: PredictArgs) -> Result<Outcome, Failure> {
         prediction: p,
         shape: ShapeEcho::from(&sh),
     };
-    let bytes = match super::format(g) {
-        Format::Json => {
-            let mut s = serde_json::to_string_pretty(&report).map_err(crate::error::cannot_run)?;
-            s.push('\n');
-            s.into_bytes()
-        }
-        Format::Table => crate::report::predict::table(&report, super::width(g)).into_bytes(),
-        Format::Markdown => crate::report::predict::markdown(&report).into_bytes(),
-        f => return Err(super::unsupported_format("predict", f, &["table", "json", "markdown"])),
-    };
-    super::emit_stdout(&bytes)?;
+    super::print(g, &report)?;
     // `--rate` is a check the user asked for: a rate above the prediction fails it (exit 1, issue 39), as
     // the report's note says; before, the note alone and exit 0.
     let p = &report.prediction;

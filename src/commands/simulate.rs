@@ -2,9 +2,10 @@
 //! over years for one layout (default: the top-ranked), beside the exact Markov-chain figures when the
 //! chain is small enough. The report is rendered by `report::simulate`.
 
-use super::{emit_stdout, format, load_plan, unsupported_format, width};
-use crate::cli::{Format, Global, PlanArgs};
+use super::{format, load_plan};
+use crate::cli::{Global, PlanArgs};
 use crate::error::{bad_input, Failure, Outcome};
+use crate::report::simulate::Simulate;
 use crate::survival::{self, Model, Reliability};
 use std::path::PathBuf;
 
@@ -83,17 +84,7 @@ fn check_bounds(years: u64, trials: u64) -> Result<u64, String> {
 }
 
 pub fn run(g: &Global, a: SimulateArgs) -> Result<Outcome, Failure> {
-    let fmt = format(g);
-    if !matches!(
-        fmt,
-        Format::Table | Format::Json | Format::Markdown | Format::Html | Format::Csv
-    ) {
-        return Err(unsupported_format(
-            "simulate",
-            fmt,
-            &["table", "json", "markdown", "html", "csv"],
-        ));
-    }
+    super::refuse_unless::<Simulate>(format(g))?;
     if a.years == 0 || a.trials == 0 {
         return Err(bad_input(anyhow::anyhow!(
             "--years and --trials must be at least 1 (site-years = years × trials; e.g. --years 1 --trials 100000)"
@@ -137,26 +128,14 @@ pub fn run(g: &Global, a: SimulateArgs) -> Result<Outcome, Failure> {
         reference,
         known_hazards: survival::known_hazards(),
     };
-    if fmt == Format::Json {
-        return super::stream_stdout(|w| crate::report::simulate::json(&report, w)).map(|_| Outcome::Ok);
-    }
-    let bytes = match fmt {
-        Format::Markdown => crate::report::simulate::markdown(&report).into_bytes(),
-        Format::Csv => crate::report::csv::simulate(&report),
-        Format::Html => crate::report::html::simulate(
+    super::print(
+        g,
+        &Simulate {
+            report: &report,
             site,
             planned,
-            &format!(
-                "layout {} · sync_interval {} · {} site-years · seed {}",
-                report.layout, report.sync_interval, report.site_years, report.seed
-            ),
-            &report.monte_carlo,
-            report.exact.as_ref(),
-        )
-        .into_bytes(),
-        _ => crate::report::simulate::table_report(&report, width(g)).into_bytes(),
-    };
-    emit_stdout(&bytes)?;
+        },
+    )?;
     Ok(Outcome::Ok)
 }
 

@@ -2,8 +2,7 @@
 //! from the catalog, each planned as design plans a site, priced with `--prices`, on the cost × survival ×
 //! headroom frontier.
 
-use super::{emit_stdout, format, width};
-use crate::cli::{Format, Global};
+use crate::cli::Global;
 use crate::error::{bad_input, cannot_run, Failure, Outcome};
 use std::path::PathBuf;
 
@@ -107,14 +106,7 @@ pub fn run(g: &Global, a: SizeArgs) -> Result<Outcome, Failure> {
     if let Some(dir) = &a.out {
         write_sites(dir, &s)?;
     }
-    let bytes = match format(g) {
-        Format::Json => crate::report::size::json(&s),
-        Format::Table | Format::Nagios | Format::Prometheus => crate::report::size::table(&s, width(g)).into_bytes(),
-        Format::Csv => crate::report::size::csv(&s),
-        Format::Html => crate::report::size::html(&s).into_bytes(),
-        Format::Markdown => crate::report::size::markdown(&s).into_bytes(),
-    };
-    emit_stdout(&bytes)?;
+    super::print(g, &s)?;
     Ok(Outcome::Ok)
 }
 

@@ -252,12 +252,10 @@ fn run_faults(g: &Global, a: &VerifyArgs, format: Format) -> Result<Outcome, Fai
     if let Some(f) = folder {
         eprintln!("results in {}", f.display());
     }
-    let bytes = match format {
-        Format::Json => crate::faults::json(&report),
-        _ => crate::faults::table(&report),
-    };
     let failed = report.failed();
-    super::emit_stdout(&bytes)?;
+    // The fault report is a table or JSON; verify's other formats print its table, as they always have.
+    let shown = super::json_else_table(format);
+    super::print_as(&report, shown, super::width(g))?;
     if report.interrupted {
         let done = report.scenarios.iter().filter(|s| s.skipped.is_none()).count();
         return Ok(Outcome::Interrupted(format!(
@@ -304,14 +302,7 @@ pub fn run(g: &Global, a: VerifyArgs) -> Result<Outcome, Failure> {
         let dir = write_results(&a.out, &rep).map_err(cannot_run)?;
         eprintln!("verify: results in {}", dir.display());
     }
-    let bytes = match format {
-        Format::Json => report::json(&rep),
-        Format::Markdown => report::markdown(&rep),
-        Format::Html => crate::report::html::verify(&rep).into_bytes(),
-        Format::Csv => report::csv(&rep),
-        _ => report::table(&rep, super::width(g)),
-    };
-    super::emit_stdout(&bytes)?;
+    super::print(g, &rep)?;
     if a.dry_run {
         return Ok(Outcome::Ok);
     }
@@ -428,24 +419,9 @@ fn outcome(rep: &report::VerifyReport, tolerance: f64) -> Outcome {
 
 /// Write results.json, BENCH.md, results.csv and report.html into `dir/<utc-timestamp>/`; returns that folder.
 fn write_results(dir: &Path, r: &report::VerifyReport) -> anyhow::Result<PathBuf> {
-    let stamp = r.generated_at.replace(['-', ':'], "");
-    let mut out = dir.join(&stamp);
-    let mut n = 1;
-    while out.exists() {
-        n += 1;
-        out = dir.join(format!("{stamp}-{n}"));
-    }
-    std::fs::create_dir_all(&out).map_err(|e| anyhow!("--out {}: cannot create: {e}", out.display()))?;
-    for (name, bytes) in [
-        ("results.json", report::json(r)),
-        ("BENCH.md", report::markdown(r)),
-        ("results.csv", report::csv(r)),
-        // The charts (predicted band vs measured, latency percentiles, CPU vs rate), self-contained.
-        ("report.html", crate::report::html::verify(r).into_bytes()),
-    ] {
-        let p = out.join(name);
-        std::fs::write(&p, bytes).map_err(|e| anyhow!("{}: cannot write: {e}", p.display()))?;
-    }
+    use crate::report::render;
+    let out = render::unused_folder(dir, &r.generated_at.replace(['-', ':'], ""));
+    render::write_results(&out, r, crate::report::verify::RESULT_FILES, 120)?;
     Ok(out)
 }
 

@@ -1,9 +1,10 @@
 //! `natsplan whatif SITE.yaml --fail rack:A ...` / `--all K`: what a layout survives, scenario by scenario
 //! or over every combination of up to K failures. The report is rendered by `report::whatif`.
 
-use super::{emit_stdout, format, load_plan, unsupported_format, width};
-use crate::cli::{Format, Global, PlanArgs};
+use super::{format, load_plan};
+use crate::cli::{Global, PlanArgs};
 use crate::error::{bad_input, Failure, Outcome};
+use crate::report::whatif::Whatif;
 use crate::survival::{self, Domain, DomainKind, Model, Status};
 use std::path::PathBuf;
 
@@ -46,17 +47,7 @@ pub enum FailOn {
 }
 
 pub fn run(g: &Global, a: WhatifArgs) -> Result<Outcome, Failure> {
-    let fmt = format(g);
-    if !matches!(
-        fmt,
-        Format::Table | Format::Json | Format::Markdown | Format::Html | Format::Csv
-    ) {
-        return Err(unsupported_format(
-            "whatif",
-            fmt,
-            &["table", "json", "markdown", "html", "csv"],
-        ));
-    }
+    super::refuse_unless::<Whatif>(format(g))?;
     if a.fail.is_empty() && a.all.is_none() {
         return Err(bad_input(anyhow::anyhow!(
             "nothing to test: give --fail SELECTOR (e.g. --fail rack:A) or --all K (e.g. --all 2)"
@@ -123,21 +114,14 @@ pub fn run(g: &Global, a: WhatifArgs) -> Result<Outcome, Failure> {
         let sc = model.evaluate(&failed);
         survival::report_scenarios(&model, cat, &[sc])
     };
-    // JSON is written as it is made (it grows with assets × scenarios); the rest as one text.
-    let bytes = match fmt {
-        Format::Json => None,
-        Format::Markdown => Some(crate::report::whatif::markdown(&report).into_bytes()),
-        Format::Csv => Some(crate::report::csv::whatif(&report)),
-        Format::Html => Some(crate::report::html::whatif(&report, site, planned).into_bytes()),
-        _ => Some(crate::report::whatif::table_report(&report, width(g)).into_bytes()),
-    };
-    match bytes {
-        Some(b) => emit_stdout(&b)?,
-        None => super::stream_stdout(|w| {
-            serde_json::to_writer_pretty(&mut *w, &report)?;
-            w.write_all(b"\n")
-        })?,
-    }
+    super::print(
+        g,
+        &Whatif {
+            report: &report,
+            site,
+            planned,
+        },
+    )?;
     let hit = match a.fail_on {
         None => None,
         Some(FailOn::Unavailable) => report.reaches(Status::Unavailable).then_some("unavailable"),

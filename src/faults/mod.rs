@@ -495,16 +495,7 @@ pub fn run_saved(
     let mut o = opts.clone();
     o.interrupt = Some(guard.flag());
     // One folder per run, as verify's.
-    let folder = out.map(|d| {
-        let stamp = format!("{}-faults", crate::clock::utc_now().1);
-        let mut f = d.join(&stamp);
-        let mut n = 1;
-        while f.exists() {
-            n += 1;
-            f = d.join(format!("{stamp}-{n}"));
-        }
-        f
-    });
+    let folder = out.map(|d| crate::report::render::unused_folder(d, &format!("{}-faults", crate::clock::utc_now().1)));
     if o.findings_dir.is_none() {
         o.findings_dir = folder.as_ref().map(|f| f.join("findings"));
     }

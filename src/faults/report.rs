@@ -1,6 +1,8 @@
 //! The fault run's report: one row per scenario, prediction against outcome, and its exporters (pure
-//! functions to bytes: JSON for machines, a table for people, results folder writer).
+//! functions to bytes: JSON for machines, a table for people; the results folder is written by
+//! `report::render::write_results`).
 
+use crate::report::render::{Format, Render};
 use serde::Serialize;
 use std::path::Path;
 
@@ -208,14 +210,27 @@ pub fn table(r: &FaultReport) -> Vec<u8> {
     out.into_bytes()
 }
 
-/// Write `faults.json` and `FAULTS.md` into the run's folder `dir` (created if needed).
-pub fn write_results(dir: &Path, r: &FaultReport) -> anyhow::Result<()> {
-    std::fs::create_dir_all(dir).map_err(|e| anyhow::anyhow!("--out {}: cannot create: {e}", dir.display()))?;
-    for (name, bytes) in [("faults.json", json(r)), ("FAULTS.md", table(r))] {
-        let p = dir.join(name);
-        std::fs::write(&p, bytes).map_err(|e| anyhow::anyhow!("{}: cannot write: {e}", p.display()))?;
+impl Render for FaultReport {
+    const COMMAND: &'static str = "verify --faults";
+    const FORMATS: &'static [Format] = &[Format::Table, Format::Json];
+
+    fn write_to(&self, f: Format, _width: u16, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+        match f {
+            Format::Json => w.write_all(&json(self)),
+            _ => w.write_all(&table(self)),
+        }
     }
-    Ok(())
+}
+
+/// Write `faults.json` and `FAULTS.md` into the run's folder `dir` (created if needed), with the results
+/// folder writer every command uses (`report::render::write_results`).
+pub fn write_results(dir: &Path, r: &FaultReport) -> anyhow::Result<()> {
+    crate::report::render::write_results(
+        dir,
+        r,
+        &[("faults.json", Format::Json), ("FAULTS.md", Format::Table)],
+        120,
+    )
 }
 
 #[cfg(test)]

@@ -5,6 +5,20 @@ use crate::calibrate::CalibrateReport;
 use crate::text::pct1_or_dash;
 use comfy_table::{presets, ContentArrangement, Table};
 
+use super::render::{json_to, Format, Render};
+
+impl Render for CalibrateReport {
+    const COMMAND: &'static str = "calibrate";
+    const FORMATS: &'static [Format] = &[Format::Table, Format::Json, Format::Markdown];
+
+    fn write_to(&self, f: Format, width: u16, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+        match f {
+            Format::Json => json_to(self, w),
+            _ => w.write_all(text(self, f == Format::Markdown, width).as_bytes()),
+        }
+    }
+}
+
 fn fmt_s(x: f64) -> String {
     let a = x.abs();
     if a == 0.0 {

@@ -2,7 +2,22 @@
 //! output (one status line with performance data, then one line per item that is not ok) and Prometheus
 //! text in the `natsplan_check_` namespace. Nothing here grades: `check::grade` did.
 
+use super::render::{Format, Render};
 use crate::check::{CheckReport, Health, Item};
+
+impl Render for CheckReport {
+    const COMMAND: &'static str = "check";
+    const FORMATS: &'static [Format] = &[Format::Table, Format::Json, Format::Nagios, Format::Prometheus];
+
+    fn write_to(&self, f: Format, width: u16, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+        w.write_all(&match f {
+            Format::Json => json(self),
+            Format::Nagios => nagios(self),
+            Format::Prometheus => prometheus(self),
+            _ => table(self, width),
+        })
+    }
+}
 
 fn upper(s: Health) -> &'static str {
     match s {

@@ -7,6 +7,75 @@ use crate::text::plural_s;
 
 pub use crate::plan::Selection;
 
+use super::render::{Format, Render};
+use crate::perf::curves::PerfCurves;
+use crate::size::price::{Cost, Prices};
+
+/// Design's result as reports: the plan, the layouts shown, each layout's cost under `--prices` (by
+/// layout id) and, for HTML, the perf curves of the layouts shown (`Loaded::perf_curves`).
+pub struct Design<'a> {
+    pub plan: &'a Plan,
+    pub sel: &'a Selection,
+    pub priced: Option<(&'a Prices, &'a [(String, Cost)])>,
+    pub curves: Option<&'a PerfCurves>,
+}
+
+impl Render for Design<'_> {
+    const COMMAND: &'static str = "design";
+    const FORMATS: &'static [Format] = &[Format::Table, Format::Json, Format::Markdown, Format::Html, Format::Csv];
+
+    fn write_to(&self, f: Format, width: u16, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+        let (plan, sel) = (self.plan, self.sel);
+        match f {
+            Format::Json => {
+                let costs: Option<Vec<(String, serde_json::Value)>> = self.priced.map(|(_, c)| {
+                    c.iter()
+                        .map(|(id, c)| (id.clone(), serde_json::to_value(c).expect("a cost serialises")))
+                        .collect()
+                });
+                json(plan, sel, costs.as_deref(), w)
+            }
+            Format::Markdown => w.write_all(markdown(plan, sel).as_bytes()),
+            Format::Csv => w.write_all(&super::csv::design(plan, sel)),
+            Format::Html => w.write_all(super::html::design(plan, sel, self.curves).as_bytes()),
+            _ => {
+                let mut t = table_report(plan, sel, width);
+                if let Some((p, c)) = self.priced {
+                    t.push_str(&cost_table(plan, sel, p, c, width));
+                }
+                w.write_all(t.as_bytes())
+            }
+        }
+    }
+}
+
+/// The table's cost section: each shown layout's total and split.
+fn cost_table(plan: &Plan, sel: &Selection, prices: &Prices, costs: &[(String, Cost)], width: u16) -> String {
+    let mut t = table(
+        width,
+        &["layout", "cost", "servers", "arrays", "disks", "racks", "power/yr"],
+    );
+    let m = |x: f64| format!("{x:.0}");
+    for l in selected(plan, sel) {
+        if let Some((_, c)) = costs.iter().find(|(id, _)| id == &l.id) {
+            t.add_row(vec![
+                l.id.clone(),
+                format!("{} {}", m(c.total), prices.currency),
+                m(c.servers),
+                m(c.arrays),
+                m(c.disks),
+                m(c.racks),
+                c.power_per_year.map(m).unwrap_or_else(|| "—".into()),
+            ]);
+        }
+    }
+    format!(
+        "\ncost per layout ({}; the servers it runs JetStream on and the arrays their volumes are on, whole):\n{}\n",
+        crate::size::price::unit(Some(prices)).meaning,
+        t.0
+    )
+}
+
 /// The layouts selected, in rank order (`Plan::selected`).
 pub fn selected<'a>(plan: &'a Plan, sel: &Selection) -> Vec<&'a PlannedLayout> {
     plan.selected(sel)
@@ -19,7 +88,7 @@ pub fn json(
     plan: &Plan,
     sel: &Selection,
     costs: Option<&[(String, serde_json::Value)]>,
-    w: &mut (dyn std::io::Write + Send),
+    w: &mut dyn std::io::Write,
 ) -> std::io::Result<()> {
     // Written straight from the Plan with every object's keys sorted (`sorted`: the bytes a
     // `serde_json::Value` of the plan printed, without the value or the text held whole): the selected

@@ -1,7 +1,88 @@
-//! Renderers of `lab up`, `lab status` reports (JSON is the value itself).
+//! Renderers of `lab up`, `lab status` and `lab down` reports (JSON is the value itself).
 
+use super::render::{json_to, Format, Render};
 use crate::lab::status::{StatusReport, UpReport};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, Table};
+use std::path::{Path, PathBuf};
+
+impl Render for UpReport {
+    const COMMAND: &'static str = "lab up";
+    const FORMATS: &'static [Format] = &[Format::Table, Format::Json];
+
+    fn write_to(&self, f: Format, _width: u16, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+        match f {
+            Format::Json => json_to(self, w),
+            _ => w.write_all(&up_table(self)),
+        }
+    }
+}
+
+impl Render for StatusReport {
+    const COMMAND: &'static str = "lab status";
+    const FORMATS: &'static [Format] = &[Format::Table, Format::Json];
+
+    fn write_to(&self, f: Format, _width: u16, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+        match f {
+            Format::Json => json_to(self, w),
+            _ => w.write_all(&status_table(self)),
+        }
+    }
+}
+
+/// `lab down`'s result: the lab's folder and, when a lab was there, what stopping it did.
+pub struct Down<'a> {
+    pub dir: &'a Path,
+    pub removed: Option<Removed>,
+}
+
+/// A lab stopped and removed: the servers that were running, and the logs kept (`--keep-logs`).
+pub struct Removed {
+    pub stopped: Vec<String>,
+    pub keep_logs: bool,
+    pub logs: Vec<PathBuf>,
+}
+
+impl Render for Down<'_> {
+    const COMMAND: &'static str = "lab down";
+    const FORMATS: &'static [Format] = &[Format::Table, Format::Json];
+
+    fn write_to(&self, f: Format, _width: u16, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+        let Some(r) = &self.removed else {
+            return match f {
+                Format::Json => json_to(
+                    &serde_json::json!({"dir": self.dir, "stopped": [], "removed": false}),
+                    w,
+                ),
+                _ => writeln!(w, "no lab in {} (no lab.json); nothing to stop", self.dir.display()),
+            };
+        };
+        match f {
+            Format::Json => {
+                let mut v = serde_json::json!({"dir": self.dir, "stopped": r.stopped, "removed": true});
+                if r.keep_logs {
+                    v["logs"] = serde_json::json!(r.logs);
+                }
+                json_to(&v, w)
+            }
+            _ => writeln!(
+                w,
+                "stopped {} server(s) ({}) and removed the lab in {}{}",
+                r.stopped.len(),
+                if r.stopped.is_empty() {
+                    "none were running".to_string()
+                } else {
+                    r.stopped.join(", ")
+                },
+                self.dir.display(),
+                if r.logs.is_empty() {
+                    String::new()
+                } else {
+                    format!("; kept {} log(s) in {}", r.logs.len(), self.dir.join("logs").display())
+                }
+            ),
+        }
+    }
+}
 
 /// `lab up`'s terminal report.
 pub fn up_table(r: &UpReport) -> Vec<u8> {

@@ -1,14 +1,18 @@
 //! Reports: pure functions from a Plan (or another result) to bytes. Nothing here computes; anything a
-//! report shows is already in the value it is given.
+//! report shows is already in the value it is given. Every command's result reaches its formats through
+//! one seam, [`render::Render`].
 
+pub mod bench;
 pub mod calibrate;
 pub mod check;
 pub mod csv;
 pub mod design;
 pub mod detail;
+pub mod emit;
 pub mod html;
 pub mod lab;
 pub mod predict;
+pub mod render;
 pub mod simulate;
 pub mod size;
 pub mod sorted;
@@ -16,6 +20,7 @@ pub mod svg;
 pub mod svg_layout;
 pub mod svg_overlay;
 pub mod svg_perf;
+pub mod verify;
 pub mod whatif;
 
 use comfy_table::{presets, ContentArrangement, Table};

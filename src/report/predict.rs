@@ -1,6 +1,7 @@
 //! `natsplan predict`'s report: the prediction with the shape as understood, and its table and Markdown
 //! renderers (JSON is the value itself).
 
+use super::render::Format;
 use crate::perf::{Prediction, Shape, Sync};
 use crate::text::count;
 use crate::units::fmt_bytes;
@@ -12,6 +13,19 @@ pub struct PredictReport {
     #[serde(flatten)]
     pub prediction: Prediction,
     pub shape: ShapeEcho,
+}
+
+impl super::render::Render for PredictReport {
+    const COMMAND: &'static str = "predict";
+    const FORMATS: &'static [Format] = &[Format::Table, Format::Json, Format::Markdown];
+
+    fn write_to(&self, f: Format, width: u16, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+        match f {
+            Format::Json => super::render::json_to(self, w),
+            Format::Markdown => w.write_all(markdown(self).as_bytes()),
+            _ => w.write_all(table(self, width).as_bytes()),
+        }
+    }
 }
 
 /// The shape as understood, so a JSON reader can tell what was predicted.

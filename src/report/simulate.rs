@@ -5,10 +5,42 @@ use super::{md_table, table};
 use crate::survival::{SimulateReport, YearlyAsset};
 use crate::units::fmt_sci;
 
+use super::render::{Format, Render};
+
+/// Simulate's result as reports: the figures, and the site and layout HTML draws.
+pub struct Simulate<'a> {
+    pub report: &'a SimulateReport,
+    pub site: &'a crate::site::Site,
+    pub planned: &'a crate::plan::PlannedLayout,
+}
+
+impl Render for Simulate<'_> {
+    const COMMAND: &'static str = "simulate";
+    const FORMATS: &'static [Format] = &[Format::Table, Format::Json, Format::Markdown, Format::Html, Format::Csv];
+
+    fn write_to(&self, f: Format, width: u16, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+        let r = self.report;
+        match f {
+            Format::Json => json(r, w),
+            Format::Markdown => w.write_all(markdown(r).as_bytes()),
+            Format::Csv => w.write_all(&super::csv::simulate(r)),
+            Format::Html => {
+                let header = format!(
+                    "layout {} · sync_interval {} · {} site-years · seed {}",
+                    r.layout, r.sync_interval, r.site_years, r.seed
+                );
+                let page = super::html::simulate(self.site, self.planned, &header, &r.monte_carlo, r.exact.as_ref());
+                w.write_all(page.as_bytes())
+            }
+            _ => w.write_all(table_report(r, width).as_bytes()),
+        }
+    }
+}
+
 /// The report as JSON (the report's types serialised as they are, pretty-printed), written to `w` as it is
 /// made: on the largest sites the per-asset lists' text is gigabytes, and held whole (with its Vec's
 /// doubling) it would be the run's peak memory.
-pub fn json(r: &SimulateReport, w: &mut (dyn std::io::Write + Send)) -> std::io::Result<()> {
+pub fn json(r: &SimulateReport, w: &mut dyn std::io::Write) -> std::io::Result<()> {
     serde_json::to_writer_pretty(&mut *w, r)?;
     w.write_all(b"\n")
 }

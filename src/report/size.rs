@@ -1,6 +1,7 @@
 //! `natsplan size`'s reports: a table (the frontier, the cheapest point that meets every requirement, and
 //! each bill's best point with its binding constraint) and the JSON contract of docs/size.md.
 
+use super::render::Format;
 use crate::size::search::{Point, Sizing};
 
 fn money(x: f64, unit: &str) -> String {
@@ -45,6 +46,21 @@ const HEADER: [&str; 8] = [
     "free after failure",
     "binding constraint",
 ];
+
+impl super::render::Render for Sizing {
+    const COMMAND: &'static str = "size";
+    const FORMATS: &'static [Format] = &[Format::Table, Format::Json, Format::Markdown, Format::Html, Format::Csv];
+
+    fn write_to(&self, f: Format, width: u16, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+        match f {
+            Format::Json => w.write_all(&json(self)),
+            Format::Csv => w.write_all(&csv(self)),
+            Format::Html => w.write_all(html(self).as_bytes()),
+            Format::Markdown => w.write_all(markdown(self).as_bytes()),
+            _ => w.write_all(table(self, width).as_bytes()),
+        }
+    }
+}
 
 /// The table report.
 pub fn table(s: &Sizing, width: u16) -> String {

@@ -5,6 +5,32 @@ use crate::survival::{self, ScenarioReport, WhatifReport};
 use crate::text::count;
 use crate::units::{fmt_bytes, fmt_secs};
 
+use super::render::{json_to, Format, Render};
+
+/// Whatif's result as reports: the scenarios, and the site and layout HTML draws them on.
+pub struct Whatif<'a> {
+    pub report: &'a WhatifReport,
+    pub site: &'a crate::site::Site,
+    pub planned: &'a crate::plan::PlannedLayout,
+}
+
+impl Render for Whatif<'_> {
+    const COMMAND: &'static str = "whatif";
+    const FORMATS: &'static [Format] = &[Format::Table, Format::Json, Format::Markdown, Format::Html, Format::Csv];
+
+    /// JSON is written as it is made (it grows with assets × scenarios); the rest as one text.
+    fn write_to(&self, f: Format, width: u16, w: &mut dyn std::io::Write) -> std::io::Result<()> {
+        let r = self.report;
+        match f {
+            Format::Json => json_to(r, w),
+            Format::Markdown => w.write_all(markdown(r).as_bytes()),
+            Format::Csv => w.write_all(&super::csv::whatif(r)),
+            Format::Html => w.write_all(super::html::whatif(r, self.site, self.planned).as_bytes()),
+            _ => w.write_all(table_report(r, width).as_bytes()),
+        }
+    }
+}
+
 /// Asset rows a single-scenario table shows before summarising the rest.
 const TABLE_ROWS: usize = 40;
 
