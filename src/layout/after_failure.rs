@@ -1,98 +1,11 @@
 //! The capacity-after-failure engine: what each server of a layout holds once some servers are lost,
 //! peer-removed and their replicas rebuilt on the least-full eligible survivors (`rebuild_lost`, and
-//! `Packed::rebuild` on packed per-server lists), recorded per set of failed servers (`AfterFailures`)
-//! and shared between the layouts of one placement (`PlacementKey`, `Shared`). Pattern 4's LUN sizing
-//! (`lun_size`) fills it while it sizes; `plan::capacity` reads what was recorded and rebuilds the rest.
+//! `Packed::rebuild` on packed per-server lists). What it rebuilt is recorded per set of failed servers
+//! in the failure-needs cache (`failure_needs::FailureNeeds`), which pattern 4's LUN sizing (`lun_size`)
+//! fills while it sizes and `plan::capacity` reads.
 
-use super::lun_size::stores_of;
 use super::*;
 use crate::site::{ServerIdx, Site};
-
-/// What each server (in the layout's server order) needs once a set of failed servers is peer-removed
-/// and their replicas rebuilt (`Packed::rebuild` from the all-up needs), per set, on one placement and
-/// one set of stores: `plan::capacity` and the LUN sizing read a set from here instead of rebuilding it
-/// again, and record the ones they rebuild.
-#[derive(Default)]
-pub struct AfterFailures {
-    by_failed: crate::fxhash::FxHashMap<Vec<ServerIdx>, Vec<f64>>,
-    /// The placement packed for rebuilding, once one was needed.
-    packed: Option<Packed>,
-}
-
-impl AfterFailures {
-    /// The needs after `failed` (as the scenario lists them), if recorded.
-    pub fn get(&self, failed: &[ServerIdx]) -> Option<&[f64]> {
-        self.by_failed.get(failed).map(Vec::as_slice)
-    }
-
-    /// The needs after `failed`: recorded, or rebuilt from `base` (the all-up needs) on `assets` (the
-    /// placement these needs are of) and recorded.
-    pub fn needs(
-        &mut self,
-        site: &Site,
-        servers: &[ServerIdx],
-        assets: &[Asset],
-        stores: &[f64],
-        base: &[f64],
-        failed: &[ServerIdx],
-    ) -> &[f64] {
-        if !self.by_failed.contains_key(failed) {
-            let slots = Slots::new(site, servers);
-            let mut need = base.to_vec();
-            for &s in failed {
-                if let Some(i) = slots.pos(s) {
-                    need[i] = 0.0;
-                }
-            }
-            let packed = self.packed.get_or_insert_with(|| Packed::new(site, servers, assets));
-            packed.rebuild(site, servers, assets, stores, failed, &mut need);
-            self.by_failed.insert(failed.to_vec(), need);
-        }
-        &self.by_failed[failed]
-    }
-}
-
-/// What a placement is made of: the replica count (the assets follow from it and the site), the servers
-/// in the layout's order, their stores (as bits) and the rule. Two layouts of one key get one placement.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PlacementKey {
-    r: u8,
-    servers: Vec<ServerIdx>,
-    stores: Vec<u64>,
-    rule: PlacementRule,
-}
-
-impl PlacementKey {
-    pub fn new(r: u8, servers: &[ServerIdx], stores: &[f64], rule: &PlacementRule) -> PlacementKey {
-        PlacementKey {
-            r,
-            servers: servers.to_vec(),
-            stores: stores.iter().map(|s| s.to_bits()).collect(),
-            rule: rule.clone(),
-        }
-    }
-
-    /// The key of a built layout's placement (its LUNs as they are).
-    pub fn of(site: &Site, l: &Layout) -> PlacementKey {
-        PlacementKey::new(
-            l.replicas,
-            &l.servers,
-            &stores_of(site, &l.servers, &l.luns),
-            &l.placement,
-        )
-    }
-}
-
-/// A placement one layout made that the next layouts of its key take instead of making it again (design
-/// evaluates the layouts of one key in one task: patterns 1 and 2 of one selection often have the same
-/// stores, and pattern 4's first sizing round places on whole groups as pattern 1 does): the placed
-/// assets, the problems placing them gave, and the needs after failures rebuilt on it so far.
-pub struct Shared {
-    pub key: PlacementKey,
-    pub assets: Vec<Asset>,
-    pub problems: Vec<Problem>,
-    pub after: AfterFailures,
-}
 
 /// The slot of each site server in a layout's server list (the first, as a linear search would find).
 pub struct Slots {

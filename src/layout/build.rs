@@ -3,6 +3,7 @@
 //! in canonical (name) order, so reordering a site file yields the same layout with the same id.
 
 use super::id::layout_id;
+use super::lun_size::Whole;
 use super::placement::{choose_rule, emulate};
 use super::volumes::{
     effective, group_usable_bytes, lun_target_bytes, own_raid, reachable_arrays, storage_of, uses_own_group, Storage,
@@ -62,9 +63,8 @@ pub(super) fn build_with(
     hint: Option<(u32, &[(ArrayIdx, u32)])>,
     assets_bare: &[Asset],
 ) -> Layout {
-    let mut layout = build_unsized(site, catalog, pattern, r, selection, hint, assets_bare);
-    size(site, &mut layout, assets_bare, &mut None);
-    layout
+    let layout = build_unsized(site, catalog, pattern, r, selection, hint, assets_bare);
+    Candidate { layout }.size(site, assets_bare, None).0
 }
 
 /// As `build_with`, but pattern 4's LUNs left at their groups' full size (`size` sizes them and gives
@@ -616,59 +616,44 @@ fn finish(
 }
 
 /// Size pattern 4's LUNs on what each server will hold (`lun_size::size_on_need`) and give the id its
-/// sizes; other patterns are left as they are. When the sizing's last placement was made on the LUNs it
-/// settled on, that placement is returned (`Placed`): what `place` would give, and the needs after each
-/// failure it sized for. Its first round (on whole groups) takes `shared` when that placement is of the
-/// same key, and leaves its own there otherwise.
-pub(super) fn size(
-    site: &Site,
-    layout: &mut Layout,
-    assets_bare: &[Asset],
-    shared: &mut Option<super::after_failure::Shared>,
-) -> Option<Placed> {
+/// sizes; other patterns are left as they are. The first sizing round reads `whole` (the layout's
+/// placement with every LUN its group's full size, as built). When the sizing's last placement was made
+/// on the LUNs it settled on, that placement is returned (`Placed`): what `placement` would give, and
+/// the needs after each failure it sized for.
+pub(super) fn size(site: &Site, layout: &mut Layout, assets_bare: &[Asset], whole: Whole<'_>) -> Option<Placed> {
     if layout.pattern != Pattern::P4 {
         return None;
     }
     let placed = super::lun_size::size_on_need(
         site,
-        layout.replicas,
         &layout.servers,
         &layout.groups,
         &mut layout.luns,
         &layout.placement,
         assets_bare,
-        shared,
+        whole,
     );
     layout.id = layout_id(site, layout);
     placed
 }
 
-/// Place a built layout's assets: every asset with its eligible servers and the meta leader's emulated
-/// placement (`placement::emulate`), and the problems of assets that cannot be placed at the end of
-/// `problems`. Call it once per layout (`restore` gives the assets again without repeating problems).
-pub fn place(site: &Site, layout: &mut Layout) {
-    let problems = restore(site, layout);
-    layout.problems.extend(problems);
-}
-
-/// As `place`, with the workload's assets under the layout's replica count given (`BareAssets`).
-pub fn place_with(site: &Site, layout: &mut Layout, bare: &[Asset]) {
-    let problems = restore_with(site, layout, bare);
-    layout.problems.extend(problems);
-}
-
-/// Give a placed layout whose assets were dropped (`Layout::assets` empty to save memory) the same assets
-/// again; returns the placement problems, which `place` already recorded.
-pub fn restore(site: &Site, layout: &mut Layout) -> Vec<Problem> {
-    restore_with(site, layout, &super::placement::assets(site, layout.replicas))
-}
-
-/// As `restore`, with the workload's assets under the layout's replica count given (`BareAssets`).
-fn restore_with(site: &Site, layout: &mut Layout, bare: &[Asset]) -> Vec<Problem> {
+/// Where a built layout's assets go under the configuration natsplan emits: every asset of `bare` (the
+/// workload's assets under the layout's replica count, `placement::assets`) with its eligible servers and
+/// the meta leader's emulated placement (`placement::emulate` on the layout's stores), and the problems
+/// of assets that cannot be placed. Every placement of a built layout is made here, but for pattern 4's
+/// LUN sizing, which emulates on the LUNs it is sizing (`lun_size`) and hands its last placement on
+/// (`Placed`: the same call on the same stores, so the same result, not made twice).
+pub fn placement(site: &Site, layout: &Layout, bare: &[Asset]) -> (Vec<Asset>, Vec<Problem>) {
     let stores = super::lun_size::stores_of(site, &layout.servers, &layout.luns);
-    let (assets, problems) = emulate(site, &layout.servers, &stores, &layout.placement, bare.to_vec());
+    emulate(site, &layout.servers, &stores, &layout.placement, bare.to_vec())
+}
+
+/// Place a built layout's assets (`placement`), the problems of assets that cannot be placed at the end
+/// of `problems`. Call it once per layout.
+pub fn place(site: &Site, layout: &mut Layout) {
+    let (assets, problems) = placement(site, layout, &super::placement::assets(site, layout.replicas));
     layout.assets = assets;
-    problems
+    layout.problems.extend(problems);
 }
 
 /// Servers whose volume is on an array in another rack: that rack's power (and the SAN path to it) is

@@ -6,10 +6,9 @@
 //! Every choice is made in canonical (name) order, never input order, so reordering a site file yields
 //! the same layouts with the same ids.
 
-use super::after_failure::{PlacementKey, Shared};
 #[cfg(test)]
 use super::build::build;
-use super::build::{build_unsized, size};
+use super::build::build_unsized;
 use super::placement::BareAssets;
 use super::volumes::{arrays_for, by_name, own_raid, reachable_arrays, storage_of, Storage};
 use super::*;
@@ -122,23 +121,11 @@ fn jobs(site: &Site, catalog: &Catalog) -> Vec<Job> {
 /// that fail a hard rule (they carry `Severity::Reject` problems so the report can say why); callers ask
 /// through `layout::Enumerate`.
 ///
-/// Each layout is handed to `then` as soon as it is built, in parallel (its placement
-/// too when pattern 4's LUN sizing made it on the LUNs the layout has), and returning what `then` made in
-/// the enumeration's order. `count` is told how many layouts `then` will get, before the first.
-///
-/// The candidates are carved first (cheap) and the first of each id kept, before pattern 4's LUNs are
-/// sized (the costly part, and it gives the id its sizes, which follow from the rest): so no layout is
-/// sized or handed on twice, and `then` can evaluate a layout in the task that built it. Layouts whose
-/// first placement is of one key (`PlacementKey`: replicas, servers, stores, rule — patterns 1, 2 and 4's
-/// first round of one selection, often) are built one after the other in one task, which keeps a
-/// `Shared` placement for the next: `then` gets it, and whether another layout of the key follows.
-pub(super) fn enumerate<T: Send>(
-    site: &Site,
-    catalog: &Catalog,
-    bare: &BareAssets,
-    count: &(dyn Fn(usize) + Sync),
-    then: &super::Then<'_, T>,
-) -> Vec<T> {
+/// The candidates are carved (cheap) and the first of each id kept, in the enumeration's order, before
+/// pattern 4's LUNs are sized (the costly part, and it gives the id its sizes, which follow from the
+/// rest): so no layout is sized twice, and whoever evaluates a candidate sizes it in the task that
+/// evaluates it (`Candidate::size`).
+pub(super) fn candidates(site: &Site, catalog: &Catalog, bare: &BareAssets) -> Vec<Candidate> {
     let jobs = jobs(site, catalog);
     // The workload's assets once per replica count, not once per layout (100,000 names each).
     let own: Vec<(u8, Vec<Asset>)> = jobs
@@ -165,39 +152,10 @@ pub(super) fn enumerate<T: Send>(
         })
         .collect();
     let mut seen = HashSet::new();
-    let kept: Vec<Layout> = carved.into_iter().filter(|l| seen.insert(l.id.clone())).collect();
-    count(kept.len());
-    // Groups by first placement (in order of first member; members in the enumeration's order).
-    let mut groups: Vec<(PlacementKey, Vec<(usize, Layout)>)> = Vec::new();
-    for (at, l) in kept.into_iter().enumerate() {
-        let key = PlacementKey::of(site, &l);
-        match groups.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, g)) => g.push((at, l)),
-            None => groups.push((key, vec![(at, l)])),
-        }
-    }
-    let mut built: Vec<(usize, String, T)> = groups
-        .into_par_iter()
-        .flat_map_iter(|(_, g)| {
-            let n = g.len();
-            let mut shared: Option<Shared> = None;
-            let mut out = Vec::with_capacity(n);
-            for (k, (at, mut l)) in g.into_iter().enumerate() {
-                let assets = assets_of(l.replicas);
-                let placed = size(site, &mut l, assets, &mut shared);
-                let id = l.id.clone();
-                out.push((at, id, then(l, placed, &mut shared, k + 1 < n)));
-            }
-            out
-        })
-        .collect();
-    built.sort_by_key(|(at, _, _)| *at);
-    // Sized ids are as distinct as the unsized ones; the first of each is kept all the same.
-    let mut seen = HashSet::new();
-    built
+    carved
         .into_iter()
-        .filter(|(_, id, _)| seen.insert(id.clone()))
-        .map(|(_, _, t)| t)
+        .filter(|l| seen.insert(l.id.clone()))
+        .map(|layout| Candidate { layout })
         .collect()
 }
 

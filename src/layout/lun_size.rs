@@ -6,6 +6,8 @@
 //! `plan::capacity` checks), plus the filesystem reserve, and a store (`max_file_store`) of which that
 //! share leaves `store_headroom` free, rounded up to 1 GiB and never past its group.
 
+use super::after_failure::Slots;
+use super::failure_needs::FailureNeeds;
 use super::placement::emulate;
 use super::volumes::store_bytes;
 use super::*;
@@ -24,21 +26,27 @@ pub(super) fn stores_of(site: &Site, servers: &[ServerIdx], luns: &[Lun]) -> Vec
         .collect()
 }
 
-/// Size every LUN on its server's need (see the module doc). The placement is first emulated as if
-/// every group were one full LUN, then again on the sized LUNs; a LUN only grows after the first round,
-/// so this ends within a few rounds.
-// why: the LUNs are sized in place (`luns: &mut`) while the groups, servers and assets are read and the
-// placement memo (`shared`) is filled: borrows of four owners, mutable and shared, that no one value holds.
-#[allow(clippy::too_many_arguments)]
+/// The placement pattern 4's first sizing round reads: the layout's assets placed with every LUN its
+/// group's full size (as the unsized candidate has them: `Candidate::layout`), and that placement's
+/// failure-needs cache, which the round fills. Plan's evaluator gives both from its placement memo (a
+/// pattern-1 layout of the same servers has that placement too); `Candidate::size` makes them when not
+/// given.
+pub struct Whole<'a> {
+    pub assets: &'a [Asset],
+    pub needs: &'a mut FailureNeeds,
+}
+
+/// Size every LUN on its server's need (see the module doc). The first round reads the placement as if
+/// every group were one full LUN (`whole`), later rounds place again on the sized LUNs; a LUN only grows
+/// after the first round, so this ends within a few rounds.
 pub(super) fn size_on_need(
     site: &Site,
-    r: u8,
     servers: &[ServerIdx],
     groups: &[VolumeGroup],
     luns: &mut [Lun],
     placement: &PlacementRule,
     assets: &[Asset],
-    shared: &mut Option<Shared>,
+    whole: Whole<'_>,
 ) -> Option<Placed> {
     let gib = 1u64 << 30;
     let keep = (1.0 - site.policy.fs_reserve) * (1.0 - site.policy.store_headroom);
@@ -54,6 +62,7 @@ pub(super) fn size_on_need(
     // assets' placement fields) rather than cloning 100,000 names again.
     let mut work = assets.to_vec();
     let none: std::sync::Arc<[ServerIdx]> = Vec::new().into();
+    let mut whole = Some(whole);
     for round in 0..6 {
         let stores = stores_of(site, servers, luns);
         for a in &mut work {
@@ -62,29 +71,13 @@ pub(super) fn size_on_need(
             a.set = None;
             a.expected.clear();
         }
-        // The first round places on whole groups, as a pattern-1 layout of these servers does: a
-        // placement another layout made on these stores is taken (and this one is left for others).
-        if round == 0 {
-            let key = PlacementKey::new(r, servers, &stores, placement);
-            if shared.as_ref().is_none_or(|s| s.key != key) {
-                let (placed, problems) = emulate(site, servers, &stores, placement, work);
-                *shared = Some(Shared {
-                    key,
-                    assets: placed,
-                    problems,
-                    after: AfterFailures::default(),
-                });
-                work = assets.to_vec();
-            }
-        }
-        let (need, after, problems) = match shared.as_mut().filter(|_| round == 0) {
-            Some(s) => {
-                let w = worst_need(site, servers, &s.assets, &stores, &mut s.after);
-                (w, None, Vec::new())
-            }
+        // The first round reads the placement on whole groups (`whole`, as a pattern-1 layout of these
+        // servers places); the later ones place on the LUNs as sized so far.
+        let (need, after, problems) = match whole.take().filter(|_| round == 0) {
+            Some(w) => (worst_need(site, servers, w.assets, &stores, w.needs), None, Vec::new()),
             None => {
                 let (placed, problems) = emulate(site, servers, &stores, placement, work);
-                let mut after = AfterFailures::default();
+                let mut after = FailureNeeds::default();
                 let need = worst_need(site, servers, &placed, &stores, &mut after);
                 work = placed;
                 (need, Some(after), problems)
@@ -113,20 +106,20 @@ pub(super) fn size_on_need(
             return Some(Placed {
                 assets: work,
                 problems,
-                after: after.unwrap_or_default(),
+                needs: after.unwrap_or_default(),
             });
         }
     }
     None
 }
 
-/// A layout's placement from its LUN sizing, made on the LUNs it has (`build::size`): the assets as
-/// `place` places them, the problems `place` would add, and what each server needs after each failure
-/// the sizing covered.
+/// A layout's placement from its LUN sizing, made on the LUNs it has (`Candidate::size`): the assets as
+/// `build::placement` places them, the problems it gives, and what each server needs after each failure
+/// the sizing covered (its failure-needs cache).
 pub struct Placed {
     pub assets: Vec<Asset>,
     pub problems: Vec<Problem>,
-    pub after: AfterFailures,
+    pub needs: FailureNeeds,
 }
 
 /// The failures pattern 4's LUNs are sized for: none, any one server, any one rack holding some but not
@@ -153,7 +146,7 @@ fn worst_need(
     servers: &[ServerIdx],
     placed: &[Asset],
     stores: &[f64],
-    after: &mut AfterFailures,
+    after: &mut FailureNeeds,
 ) -> Vec<f64> {
     // The all-up needs once per round; a scenario rebuilds only the assets with a replica on its failed
     // servers (scenarios × rounds per layout would otherwise each walk every asset), or is read from
@@ -200,7 +193,7 @@ mod tests {
         let mut compared = 0;
         for l in &layouts {
             let stores = stores_of(&site, &l.servers, &l.luns);
-            let fast = worst_need(&site, &l.servers, &l.assets, &stores, &mut AfterFailures::default());
+            let fast = worst_need(&site, &l.servers, &l.assets, &stores, &mut FailureNeeds::default());
             let mut slow = vec![0.0f64; l.servers.len()];
             for failed in scenarios(&site, &l.servers) {
                 for (w, n) in slow

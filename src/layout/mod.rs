@@ -1,11 +1,14 @@
 //! Layouts: the planner's choices for a site — which servers run JetStream, their volume groups and
 //! LUNs, hot spares kept, the default replica count, and where every stream's replicas may go under the
-//! configuration natsplan will emit. `Enumerate` builds every sensible candidate; evaluation lives in
-//! `survival` (what it tolerates), `perf` (how fast) and `plan` (capacity, verdict, rank).
+//! configuration natsplan will emit. Layout proposes candidates (`Enumerate`, `Candidate`) and places
+//! them (`placement`), and nothing else: evaluation lives in `survival` (what it tolerates), `perf` (how
+//! fast) and `plan` (capacity, verdict, rank: `plan::evaluator`, which owns the caches of placements and
+//! of needs after failures).
 
 mod after_failure;
 mod build;
 mod enumerate;
+mod failure_needs;
 mod id;
 pub mod lookup;
 mod lun_size;
@@ -15,29 +18,25 @@ pub mod placement;
 pub mod sizing;
 mod volumes;
 
-pub use after_failure::{rebuild_lost, touched_by, AfterFailures, Packed, PlacementKey, Shared, Slots};
-pub use build::{place, place_with, restore};
+pub use after_failure::{rebuild_lost, touched_by, Packed, Slots};
+pub use build::{place, placement};
+pub use failure_needs::FailureNeeds;
 pub use id::{layout_id, legacy_layout_id, short_layout_id, SHORT_ID_RACKS};
-pub use lun_size::Placed;
+pub use lun_size::{Placed, Whole};
 pub use placement::BareAssets;
 pub use volumes::{describe_volume, group_usable_bytes, store_bytes, VolumeKind};
 
 use crate::site::{ArrayIdx, Pattern, ServerIdx, Site};
 use serde::Serialize;
 
-/// What `Enumerate::then` hands each layout to: the layout, its placement from its LUN sizing, the
-/// placement kept from the layout before of the same key, and whether another of that key follows.
-pub type Then<'a, T> = dyn Fn(Layout, Option<Placed>, &mut Option<Shared>, bool) -> T + Sync + 'a;
-
 /// Every candidate layout of a site: the one way to ask for them.
 /// `Enumerate::new(site, catalog)`, optionally `.assets(bare)` (the workload's assets per replica count,
 /// built once by the caller, who places with the same), then one of
-/// - `.placed()`: every layout with its assets placed (`place`);
-/// - `.unplaced()`: every layout, `assets` empty (`place` gives them and their placement problems);
-/// - `.then(count, f)`: each layout handed to `f` in the task that built it, with its placement when
-///   pattern 4's LUN sizing made it on the layout's LUNs (see `enumerate::enumerate`), the results in
-///   the enumeration's order; `count` is told how many before the first. The plan evaluates this way, so
-///   memory holds the per-asset placement of the layouts being evaluated, not of all of them.
+/// - `.candidates()`: every candidate as built, in the enumeration's order, not sized or placed yet: the
+///   caller sizes each (`Candidate::size`) where it evaluates it, so memory holds the per-asset placement
+///   of the layouts being evaluated, not of all of them (plan's evaluator does);
+/// - `.unplaced()`: every layout sized, `assets` empty (`place` gives them and their placement problems);
+/// - `.placed()`: every layout with its assets placed (`place`).
 #[derive(Clone, Copy)]
 pub struct Enumerate<'a> {
     site: &'a Site,
@@ -54,7 +53,7 @@ impl<'a> Enumerate<'a> {
         }
     }
 
-    /// Build the layouts from `bare` (`place_with` places them from the same); without it, the
+    /// Build the layouts from `bare` (`placement` places them from the same); without it, the
     /// workload's assets are built here for the site's replica counts.
     pub fn assets(self, bare: &'a BareAssets) -> Enumerate<'a> {
         Enumerate {
@@ -63,7 +62,7 @@ impl<'a> Enumerate<'a> {
         }
     }
 
-    /// Every candidate, each with its assets placed.
+    /// Every candidate, its assets placed.
     pub fn placed(self) -> Vec<Layout> {
         let site = self.site;
         let mut layouts = self.unplaced();
@@ -73,20 +72,76 @@ impl<'a> Enumerate<'a> {
         layouts
     }
 
-    /// Every candidate, its assets not placed yet.
+    /// Every candidate sized (in parallel), its assets not placed yet; the first of each id.
     pub fn unplaced(self) -> Vec<Layout> {
-        self.then(&|_| {}, &|l, _, _, _| l)
+        use rayon::prelude::*;
+        let own;
+        let bare = match self.bare {
+            Some(b) => b,
+            None => {
+                own = BareAssets::new(self.site, self.site.nats.replicas.iter().copied());
+                &own
+            }
+        };
+        let site = self.site;
+        let sized: Vec<Layout> = enumerate::candidates(site, self.catalog, bare)
+            .into_par_iter()
+            .map(|c| {
+                let r = c.layout.replicas;
+                match bare.get(r) {
+                    Some(b) => c.size(site, b, None).0,
+                    None => c.size(site, &placement::assets(site, r), None).0,
+                }
+            })
+            .collect();
+        // Sized ids are as distinct as the unsized ones; the first of each is kept all the same.
+        let mut seen = std::collections::HashSet::new();
+        sized.into_iter().filter(|l| seen.insert(l.id.clone())).collect()
     }
 
-    /// Each candidate handed to `then` as it is built (in parallel), the results in enumeration order.
-    pub fn then<T: Send>(self, count: &(dyn Fn(usize) + Sync), then: &Then<'_, T>) -> Vec<T> {
+    /// Every candidate as built, in the enumeration's order (see `Candidate`).
+    pub fn candidates(self) -> Vec<Candidate> {
         match self.bare {
-            Some(bare) => enumerate::enumerate(self.site, self.catalog, bare, count, then),
+            Some(bare) => enumerate::candidates(self.site, self.catalog, bare),
             None => {
                 let bare = BareAssets::new(self.site, self.site.nats.replicas.iter().copied());
-                enumerate::enumerate(self.site, self.catalog, &bare, count, then)
+                enumerate::candidates(self.site, self.catalog, &bare)
             }
         }
+    }
+}
+
+/// A candidate layout as `Enumerate::candidates` proposes it: built, its assets not placed, and pattern
+/// 4's LUNs each its group's full size until `size` sizes them on what each server will hold (the sizes
+/// are part of the layout and of its id). No other pattern has anything left to size.
+pub struct Candidate {
+    layout: Layout,
+}
+
+impl Candidate {
+    /// The layout as built: what `size`'s first round places on (`Whole`); its `PlacementKey` in plan.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// The layout, pattern 4's LUNs sized (`build::size`), and the sizing's last placement when it made
+    /// one on the LUNs it settled on (`Placed`). `bare` is the workload's assets under the layout's
+    /// replica count; `whole` the placement of `layout()` and its failure-needs cache, which the sizing's
+    /// first round reads and fills (None: it is made here, for a pattern-4 layout).
+    pub fn size(self, site: &Site, bare: &[Asset], whole: Option<Whole<'_>>) -> (Layout, Option<Placed>) {
+        let mut layout = self.layout;
+        if layout.pattern != Pattern::P4 {
+            return (layout, None);
+        }
+        let placed = match whole {
+            Some(w) => build::size(site, &mut layout, bare, w),
+            None => {
+                let (assets, _) = placement(site, &layout, bare);
+                let needs = &mut FailureNeeds::default();
+                build::size(site, &mut layout, bare, Whole { assets: &assets, needs })
+            }
+        };
+        (layout, placed)
     }
 }
 
@@ -376,9 +431,9 @@ pub struct Layout {
     /// Hot spares kept per array the layout uses.
     pub spares: Vec<(ArrayIdx, u32)>,
     pub placement: PlacementRule,
-    /// Every asset with its eligible and expected servers, in plan order; empty until `place` (a layout
-    /// from `Enumerate::unplaced`), and in a plan for the layouts given per class (`plan::classes`) until
-    /// `Plan::expand` (`restore`).
+    /// Every asset with its eligible and expected servers, in plan order; empty until placed (`place`,
+    /// `placement`; a layout from `Enumerate::unplaced`), and in a plan for the layouts given per class
+    /// (`plan::classes`) until the plan expands them (`plan::evaluator`).
     pub assets: Vec<Asset>,
     pub problems: Vec<Problem>,
 }

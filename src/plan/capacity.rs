@@ -134,7 +134,7 @@ pub fn evaluate(
     site: &Site,
     layout: &Layout,
     tolerates: &Tolerance,
-    after: &mut crate::layout::AfterFailures,
+    after: &mut crate::layout::FailureNeeds,
 ) -> Capacity {
     let stores = stores(site, layout);
     let need = needs(layout);
@@ -315,7 +315,7 @@ mod tests {
         // Design evaluates each pattern-4 layout with the placement and the needs after failures its LUN
         // sizing made on the LUNs it settled on (`layout::Placed`), and layouts of one placement key
         // (patterns 1 and 2 of one selection, pattern 4's first sizing round) with the placement and the
-        // needs the first of them made (`layout::Shared`), instead of placing and rebuilding again: every
+        // needs the first of them made (`plan::placement_memo`), instead of placing and rebuilding again: every
         // layout of the plan is what placing and evaluating it afresh gives, key for key.
         let t = crate::sitegen::test_site(
             "site: reuse\nnats: { replicas: [3, 5] }\npolicy: { patterns: [\"1\", \"2\", \"4\"] }\n",
@@ -335,17 +335,34 @@ mod tests {
         let cat = crate::catalog::Catalog::builtin();
         let cal = crate::perf::Calibration::builtin();
         let site = crate::site::parse_str(&t, "reuse.yaml", &cat).unwrap();
-        // Some pattern-4 layouts do come with their placement.
+        // Some pattern-4 layouts come with their placement, and some layouts share one key with another.
         let bare = crate::layout::BareAssets::new(&site, site.nats.replicas.iter().copied());
-        // Some pattern-4 layouts come with their placement, and some layouts share one key (another
-        // of the key follows them in their task).
-        let with: Vec<(bool, bool)> = crate::layout::Enumerate::new(&site, &cat)
-            .assets(&bare)
-            .then(&|_| {}, &|l, placed, _, more| {
-                (l.pattern == crate::site::Pattern::P4 && placed.is_some(), more)
-            });
-        assert!(with.iter().filter(|w| w.0).count() >= 2, "{with:?}");
-        assert!(with.iter().filter(|w| w.1).count() >= 4, "{with:?}");
+        let candidates = crate::layout::Enumerate::new(&site, &cat).assets(&bare).candidates();
+        let keys: Vec<_> = candidates
+            .iter()
+            .map(|c| super::super::placement_memo::PlacementKey::of(&site, c.layout()))
+            .collect();
+        let shared = keys
+            .iter()
+            .filter(|k| keys.iter().filter(|o| o == k).count() > 1)
+            .count();
+        assert!(shared >= 4, "{shared} layouts share their first placement");
+        let p4_placed = candidates
+            .into_iter()
+            .filter(|c| c.layout().pattern == crate::site::Pattern::P4)
+            .map(|c| {
+                let b = bare.get(c.layout().replicas).unwrap();
+                let (assets, _) = crate::layout::placement(&site, c.layout(), b);
+                let whole = crate::layout::Whole {
+                    assets: &assets,
+                    needs: &mut Default::default(),
+                };
+                let (l, placed) = c.size(&site, b, Some(whole));
+                placed.is_some() && l.pattern == crate::site::Pattern::P4
+            })
+            .filter(|&p| p)
+            .count();
+        assert!(p4_placed >= 2, "{p4_placed} pattern-4 layouts with their placement");
         let plan = crate::plan::build(&site, &cat);
         let fresh = crate::layout::Enumerate::new(&site, &cat).placed();
         for p in &plan.layouts {

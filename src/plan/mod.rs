@@ -4,7 +4,9 @@
 mod capacity;
 mod choose;
 pub mod classes;
+mod evaluator;
 pub mod inputs;
+mod placement_memo;
 mod rates;
 mod unused;
 mod verdict;
@@ -279,29 +281,13 @@ impl Plan {
     }
 
     /// Give layout `id` its per-asset predictions and yearly figures again when it has them per class
-    /// (`--layout ID` on a site of more than 1,000 assets): the same evaluation, so the same entries.
-    /// Commands never call it: `Inputs::choose` does, for the layout the command takes.
+    /// (`--layout ID` on a site of more than 1,000 assets): the same evaluation, so the same entries
+    /// (`Evaluator::expand`). Commands never call it: `Inputs::choose` does, for the layout the command takes.
     pub(super) fn expand(&mut self, id: &str, catalog: &Catalog, cal: &crate::perf::Calibration) {
         let site = &self.input;
         if let Some(l) = self.layouts.iter_mut().find(|l| l.id == id) {
-            expand_layout(site, catalog, cal, l);
+            evaluator::Evaluator::new(site, catalog, cal, [l.layout.replicas]).expand(l);
         }
-    }
-}
-
-/// Undo `classes::compact` on one layout by evaluating its predictions and yearly figures again.
-fn expand_layout(site: &Site, catalog: &Catalog, cal: &crate::perf::Calibration, l: &mut PlannedLayout) {
-    if l.classes.take().is_none() {
-        return;
-    }
-    // Its placed assets were dropped with the per-asset lists: the same emulation gives them again.
-    crate::layout::restore(site, &mut l.layout);
-    l.assets = planned_assets(site, &l.layout);
-    if let Some(p) = &mut l.predicted {
-        p.streams = crate::perf::predict_layout(site, &l.layout, catalog, cal).streams;
-    }
-    if let Some(y) = &mut l.yearly {
-        y.assets = crate::survival::yearly_only(site, &l.layout, catalog).assets;
     }
 }
 
@@ -324,78 +310,16 @@ pub fn build_progress(
     cal: &crate::perf::Calibration,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Plan {
-    // The workload's assets per replica count, built once for enumerating and placing every layout.
-    let bare = crate::layout::BareAssets::new(site, site.nats.replicas.iter().copied());
-    // Each layout is evaluated in the task that built it (pattern 4's LUN sizing leaves its placement
-    // and its needs after failures, which would otherwise be made again), in parallel; the result comes
+    // Each layout is sized, placed and evaluated in one task (`evaluator`), in parallel; the result comes
     // in the enumeration's order.
-    let total = std::sync::atomic::AtomicUsize::new(0);
-    let done = std::sync::atomic::AtomicUsize::new(0);
-    let evaluate = |mut l: Layout,
-                    placed: Option<crate::layout::Placed>,
-                    shared: &mut Option<crate::layout::Shared>,
-                    more: bool|
-     -> Candidate {
-        // A candidate with no JetStream server at all is not a layout (the notes say why).
-        if l.servers.is_empty() {
-            return Candidate::Empty(l);
-        }
-        // The placement and its needs after failures: from the LUN sizing, from the layout before of the
-        // same key, or made here (and kept for the next when one follows).
-        let mut own = crate::layout::AfterFailures::default();
-        let after = match placed {
-            Some(p) => {
-                l.assets = p.assets;
-                l.problems.extend(p.problems);
-                own = p.after;
-                &mut own
-            }
-            None => {
-                let key = crate::layout::PlacementKey::of(site, &l);
-                if shared.as_ref().is_none_or(|s| s.key != key) {
-                    let before = l.problems.len();
-                    match bare.get(l.replicas) {
-                        Some(b) => crate::layout::place_with(site, &mut l, b),
-                        None => crate::layout::place(site, &mut l),
-                    }
-                    *shared = more.then(|| crate::layout::Shared {
-                        key,
-                        assets: l.assets.clone(),
-                        problems: l.problems[before..].to_vec(),
-                        after: Default::default(),
-                    });
-                } else if let Some(s) = shared.as_ref() {
-                    l.assets = s.assets.clone();
-                    l.problems.extend(s.problems.iter().cloned());
-                }
-                match shared.as_mut() {
-                    Some(s) => &mut s.after,
-                    None => &mut own,
-                }
-            }
-        };
-        let per_class = classes::applies(l.assets.len());
-        let mut p = plan_layout_with(site, catalog, cal, l, !per_class, after);
-        // Per class at once, so that memory holds one layout's per-asset entries per thread, not all;
-        // its placed assets go too (`expand_layout` places them again).
-        if per_class {
-            classes::compact(&mut p);
-            p.layout.assets = Vec::new();
-        }
-        let n = total.load(std::sync::atomic::Ordering::Relaxed);
-        progress(done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1, n);
-        Candidate::Planned(Box::new(p))
-    };
-    let count = |n: usize| total.store(n, std::sync::atomic::Ordering::Relaxed);
-    let candidates = crate::layout::Enumerate::new(site, catalog)
-        .assets(&bare)
-        .then(&count, &evaluate);
+    let evaluator = evaluator::Evaluator::new(site, catalog, cal, site.nats.replicas.iter().copied());
+    let candidates = evaluator.evaluate_all(progress);
     let mut notes = Vec::new();
     let mut planned: Vec<PlannedLayout> = Vec::new();
     for c in candidates {
         match c {
-            Candidate::Planned(p) => planned.push(*p),
-            Candidate::Empty(l) => {
+            evaluator::Evaluated::Planned(p) => planned.push(*p),
+            evaluator::Evaluated::Empty(l) => {
                 // Say once why the pattern does not fit.
                 let why = once_each(
                     l.problems
@@ -423,7 +347,7 @@ pub fn build_progress(
     link_wider(&mut planned);
     // The top-ranked layout is shown per asset.
     if let Some(top) = planned.first_mut() {
-        expand_layout(site, catalog, cal, top);
+        evaluator.expand(top);
     }
     // What JSON lists (`layouts`): candidates with no JetStream server are not layouts (see the notes).
     let evaluated = planned.len();
@@ -452,12 +376,6 @@ pub fn build_progress(
         known_hazards: crate::survival::known_hazards(),
         input: site.clone(),
     }
-}
-
-/// A candidate as `build_progress` evaluates it: a planned layout, or one with no JetStream server.
-enum Candidate {
-    Planned(Box<PlannedLayout>),
-    Empty(Layout),
 }
 
 /// Problems joined with "; ", a rule said once for all the arrays it hits: "DDP needs at least 11 disks;
@@ -494,7 +412,7 @@ pub fn plan_layout(site: &Site, catalog: &Catalog, cal: &crate::perf::Calibratio
 }
 
 /// As `plan_layout`; with `expected` false no planned assets are built (`assets` empty), for a layout
-/// `build_progress` gives per class at once (`classes::compact` groups the placed assets by kind,
+/// the evaluator gives per class at once (`classes::compact` groups the placed assets by kind,
 /// replicas, set and size: 100,000 planned assets were built only to be grouped and dropped).
 fn plan_layout_with(
     site: &Site,
@@ -502,7 +420,7 @@ fn plan_layout_with(
     cal: &crate::perf::Calibration,
     layout: Layout,
     expected: bool,
-    after: &mut crate::layout::AfterFailures,
+    after: &mut crate::layout::FailureNeeds,
 ) -> PlannedLayout {
     let tolerates = crate::survival::tolerates(site, &layout);
     let tolerates_meta = crate::survival::tolerates_meta(site, &layout);
