@@ -1,11 +1,11 @@
 //! Words every report and message shares (issue 44: one copy of each, so two reports cannot drift apart):
-//! plurals ("1 server", "2 servers"), the percent formats, the Markdown escapers and CSV field quoting. It depends on nothing
-//! of the crate, so every module may use it (ARCHITECTURE.md's layers).
+//! plurals ("1 server", "2 servers"), the percent formats, the Markdown escapers and the one CSV writer.
+//! It depends on nothing of the crate, so every module may use it (ARCHITECTURE.md's layers).
 //!
-//! Where two reports format "the same" thing differently (the percent formats, the two Markdown escapes,
-//! the two CSV quoting rules)
+//! Where two reports format "the same" thing differently (the percent formats, the two Markdown escapes)
 //! each rule has its own named function here: their outputs are contracts (snapshots, files users diff),
-//! so they were gathered in one place, not unified.
+//! so they were gathered in one place, not unified. CSV has one quoting rule (RFC 4180's, by the `csv`
+//! crate) and two line ends.
 
 use std::fmt::Display;
 
@@ -77,27 +77,58 @@ pub fn md_cell(s: &str) -> String {
     out
 }
 
-/// A CSV field quoted as RFC 4180 says: a field holding a comma, a double quote, a CR or an LF is put in
-/// double quotes with its quotes doubled; any other is written as it is. design, whatif, simulate and
-/// size `--format csv` (`report::csv`, whose records end in CRLF).
-pub fn csv_field(s: &str) -> String {
-    csv_quoted_if(s, &[',', '"', '\r', '\n'])
+/// Records written as CSV by the `csv` crate, the one CSV writer of every report and results file:
+/// a field holding a comma, a double quote, a CR or an LF is put in double quotes with its quotes
+/// doubled (RFC 4180), any other is written as it is. Each file keeps its record terminator: CRLF for
+/// design, whatif, simulate and size `--format csv` (RFC 4180's), LF for verify's results CSV and bench's
+/// `--csv` (nats bench's), as they always ended.
+///
+/// One quoting rule since issue 44: verify's CSV used to leave a field with a bare CR unquoted, which a
+/// CSV reader (the `csv` crate's, Python's) reads as the end of a record; now it is quoted as every other
+/// report's. No field verify writes from its own ladder holds one; a server's error text might.
+pub struct Csv {
+    w: csv::Writer<Vec<u8>>,
 }
 
-/// A CSV field quoted as verify's results CSV has always quoted it: like [`csv_field`] but a CR alone does
-/// not make a field quoted (its records end in LF, not CRLF). Kept apart from [`csv_field`] because a
-/// label, kind or reason holding a bare CR would read differently in verify's CSV; none of the ladder's
-/// own labels does.
-pub fn csv_field_lf(s: &str) -> String {
-    csv_quoted_if(s, &[',', '"', '\n'])
-}
+impl Csv {
+    /// A writer whose records end in CRLF.
+    pub fn crlf() -> Csv {
+        Csv::ending(csv::Terminator::CRLF)
+    }
 
-/// `s` in double quotes with its quotes doubled when it holds any of `special`, else `s` as it is.
-fn csv_quoted_if(s: &str, special: &[char]) -> String {
-    if s.contains(special) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
+    /// A writer whose records end in LF.
+    pub fn lf() -> Csv {
+        Csv::ending(csv::Terminator::Any(b'\n'))
+    }
+
+    fn ending(t: csv::Terminator) -> Csv {
+        Csv {
+            w: csv::WriterBuilder::new()
+                .terminator(t)
+                .quote_style(csv::QuoteStyle::Necessary)
+                // A record may have any number of fields: the callers give every record their header's
+                // columns, and a check here would only add a way to fail.
+                .flexible(true)
+                .from_writer(Vec::new()),
+        }
+    }
+
+    /// Write one record.
+    pub fn record<I, T>(&mut self, fields: I) -> &mut Csv
+    where
+        I: IntoIterator<Item = T>,
+        T: AsRef<[u8]>,
+    {
+        // Writing to memory, with flexible records, cannot fail (the crate's errors are I/O errors and
+        // unequal lengths).
+        let _ = self.w.write_record(fields);
+        self
+    }
+
+    /// The bytes written.
+    pub fn into_bytes(self) -> Vec<u8> {
+        // Flushing into a Vec cannot fail; were it to, the bytes the Vec holds.
+        self.w.into_inner().unwrap_or_else(|e| e.into_inner().get_ref().clone())
     }
 }
 
@@ -143,13 +174,53 @@ mod tests {
         assert_eq!(md_cell("`"), "`");
     }
 
-    #[test]
-    fn the_two_csv_rules_differ_only_on_a_bare_carriage_return() {
-        for f in ["plain", "a, b", "say \"hi\"", "two\nlines", ""] {
-            assert_eq!(csv_field(f), csv_field_lf(f), "{f:?}");
+    /// The rule design, whatif, simulate and size wrote by hand before the `csv` crate (kept here to hold
+    /// the crate to it): quoted when holding a comma, quote, CR or LF, quotes doubled.
+    fn rfc4180(f: &str) -> String {
+        if f.contains([',', '"', '\r', '\n']) {
+            format!("\"{}\"", f.replace('"', "\"\""))
+        } else {
+            f.to_string()
         }
-        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
-        assert_eq!(csv_field("cr\ronly"), "\"cr\ronly\"");
-        assert_eq!(csv_field_lf("cr\ronly"), "cr\ronly");
+    }
+
+    #[test]
+    fn csv_records_quote_as_the_hand_written_rule_did_and_keep_their_line_ends() {
+        let fields = [
+            "plain",
+            "a, b",
+            "say \"hi\"",
+            "two\nlines",
+            "cr\ronly",
+            "",
+            "1.5e-7",
+            "p99<1ms",
+            "x\"y,",
+            " lead",
+            "ünïcode",
+            "#hash",
+            "'quote'",
+            "tab\there",
+            "-",
+            "—",
+        ];
+        for f in fields {
+            for (a, b) in [(f, "tail"), ("head", f)] {
+                let mut c = Csv::crlf();
+                c.record([a, b]);
+                assert_eq!(
+                    String::from_utf8(c.into_bytes()).unwrap(),
+                    format!("{},{}\r\n", rfc4180(a), rfc4180(b)),
+                    "{f:?}"
+                );
+            }
+        }
+        let mut c = Csv::lf();
+        c.record(["a", "", "b,c"]).record(["1", "2", "3"]);
+        assert_eq!(c.into_bytes(), b"a,,\"b,c\"\n1,2,3\n");
+        // verify's LF file now quotes a bare CR too (it used not to: a reader splits records there).
+        let mut c = Csv::lf();
+        c.record(["cr\ronly", "x"]);
+        assert_eq!(c.into_bytes(), b"\"cr\ronly\",x\n");
     }
 }

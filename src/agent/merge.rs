@@ -106,7 +106,7 @@ pub fn merge(spec: &BenchSpec, run_id: &str, parts: &[Part]) -> (BenchResult, Hi
     }
     let has_sub_side = matches!(
         spec.workload,
-        crate::bench::Workload::Core { .. } | crate::bench::Workload::Flood { .. }
+        crate::bench::BenchWorkload::Core { .. } | crate::bench::BenchWorkload::Flood { .. }
     ) && subs > 0;
     if has_sub_side {
         let published = if workers == 0 || r.publishers.clients.is_empty() {
@@ -136,12 +136,12 @@ pub fn merge(spec: &BenchSpec, run_id: &str, parts: &[Part]) -> (BenchResult, Hi
 mod tests {
     use super::*;
     use crate::bench::result::new_hist;
-    use crate::bench::{ClientChoice, PublishMode, Storage, Workload};
+    use crate::bench::{BenchWorkload, ClientChoice, PublishMode, Storage};
     use rand::{Rng, SeedableRng};
     use std::collections::BTreeMap;
     use std::time::Duration;
 
-    fn spec(workload: Workload, msgs: u64) -> BenchSpec {
+    fn spec(workload: BenchWorkload, msgs: u64) -> BenchSpec {
         BenchSpec {
             workload,
             msgs,
@@ -226,7 +226,7 @@ mod tests {
             })
             .collect();
         let s = spec(
-            Workload::Js {
+            BenchWorkload::Js {
                 pubs: 3,
                 replicas: 1,
                 storage: Storage::File,
@@ -266,7 +266,7 @@ mod tests {
                 start_s: 10.0,
             },
         ];
-        let (r, _) = merge(&spec(Workload::Core { pubs: 2, subs: 1 }, 1000), "run", &parts);
+        let (r, _) = merge(&spec(BenchWorkload::Core { pubs: 2, subs: 1 }, 1000), "run", &parts);
         assert_eq!(r.published(), 1000);
         assert_eq!(r.received(), 1000);
         assert!((r.publishers.window_s() - 1.0).abs() < 1e-9);

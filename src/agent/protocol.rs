@@ -10,7 +10,7 @@
 //! offset applied); agents publish `Progress` every `heartbeat_ms` while they run and `AgentResult` at the
 //! end. `Abort` stops an agent's part; `Bye` says an agent is going away.
 
-use crate::bench::{BenchResult, BenchSpec, ClientChoice, Share, Workload};
+use crate::bench::{BenchResult, BenchSpec, BenchWorkload, ClientChoice, Share};
 use anyhow::{anyhow, Context as _};
 use base64::Engine as _;
 use hdrhistogram::Histogram;
@@ -94,7 +94,7 @@ pub struct ClockReply {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WorkSpec {
     /// The workload with this agent's worker counts.
-    pub workload: Workload,
+    pub workload: BenchWorkload,
     /// This agent's messages (core sub-only agents: the whole run's).
     pub msgs: u64,
     pub size: u64,
@@ -109,7 +109,7 @@ pub struct WorkSpec {
 }
 
 impl WorkSpec {
-    pub fn from_spec(spec: &BenchSpec, workload: Workload, msgs: u64, rate_per_s: Option<f64>) -> WorkSpec {
+    pub fn from_spec(spec: &BenchSpec, workload: BenchWorkload, msgs: u64, rate_per_s: Option<f64>) -> WorkSpec {
         WorkSpec {
             workload,
             msgs,
@@ -213,7 +213,7 @@ impl RunRequest {
         whole.msgs = share.total_msgs;
         crate::bench::check(&whole).map_err(|e| format!("{e:#}"))?;
         let (local_workers, local_subs) = self.work.workload.counts();
-        let flood = matches!(self.work.workload, Workload::Flood { .. });
+        let flood = matches!(self.work.workload, BenchWorkload::Flood { .. });
         if local_workers != share.workers.len()
             || (!flood && local_subs != share.subs.len())
             || share.workers.len() > share.total_workers
@@ -402,7 +402,7 @@ mod tests {
             t2_ns: 3,
         });
         let spec = BenchSpec {
-            workload: Workload::Js {
+            workload: BenchWorkload::Js {
                 pubs: 2,
                 replicas: 3,
                 storage: Storage::File,
@@ -494,7 +494,7 @@ mod tests {
     /// A request as the coordinator makes it: agent 1 of 2 of a JetStream row of 4 publishers.
     fn request() -> RunRequest {
         let spec = BenchSpec {
-            workload: Workload::Js {
+            workload: BenchWorkload::Js {
                 pubs: 4,
                 replicas: 3,
                 storage: Storage::File,
@@ -561,7 +561,7 @@ mod tests {
             (|r| r.start_timeout_ms = u64::MAX, "start_timeout_ms"),
             (
                 |r| {
-                    if let Workload::Js { replicas, .. } = &mut r.work.workload {
+                    if let BenchWorkload::Js { replicas, .. } = &mut r.work.workload {
                         *replicas = 0;
                     }
                 },
@@ -569,7 +569,7 @@ mod tests {
             ),
             (
                 |r| {
-                    if let Workload::Js { window, .. } = &mut r.work.workload {
+                    if let BenchWorkload::Js { window, .. } = &mut r.work.workload {
                         *window = usize::MAX;
                     }
                 },
@@ -587,7 +587,7 @@ mod tests {
             (|r| r.report_to = "orders.eu".into(), "report_to"),
             (
                 |r| {
-                    r.work.workload = Workload::JsExisting {
+                    r.work.workload = BenchWorkload::JsExisting {
                         pubs: 2,
                         publish: PublishMode::Async,
                         window: 1,

@@ -5,7 +5,7 @@
 //! process would (`index % servers`), so connections spread over the servers whatever the agent count.
 //! Messages are split over workers as bench splits them (the remainder to the first workers).
 
-use crate::bench::{Slot, Workload};
+use crate::bench::{BenchWorkload, Slot};
 
 /// One agent's part of a row.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,12 +27,12 @@ impl Assignment {
 }
 
 /// The same workload with an agent's local worker counts (subscribers of a flood travel in the share).
-pub fn local_workload(w: &Workload, a: &Assignment) -> Workload {
+pub fn local_workload(w: &BenchWorkload, a: &Assignment) -> BenchWorkload {
     w.with_counts(a.workers.len(), a.subs.len())
 }
 
 /// Split `msgs` of workload `w` over `agents` agents, starting the round-robin at agent `rotate`.
-pub fn split(w: &Workload, msgs: u64, agents: usize, rotate: usize) -> Vec<Assignment> {
+pub fn split(w: &BenchWorkload, msgs: u64, agents: usize, rotate: usize) -> Vec<Assignment> {
     let agents = agents.max(1);
     let (workers, subs) = w.counts();
     let k = workers.max(1) as u64;
@@ -67,19 +67,19 @@ mod tests {
 
     #[test]
     fn one_publisher_and_its_subscriber_share_an_agent() {
-        let a = split(&Workload::Core { pubs: 1, subs: 1 }, 50_000, 3, 1);
+        let a = split(&BenchWorkload::Core { pubs: 1, subs: 1 }, 50_000, 3, 1);
         assert!(a[0].is_empty() && a[2].is_empty());
         assert_eq!(a[1].workers[0].msgs, 50_000);
         assert_eq!(a[1].subs, vec![0]);
         assert_eq!(
-            local_workload(&Workload::Core { pubs: 1, subs: 1 }, &a[1]),
-            Workload::Core { pubs: 1, subs: 1 }
+            local_workload(&BenchWorkload::Core { pubs: 1, subs: 1 }, &a[1]),
+            BenchWorkload::Core { pubs: 1, subs: 1 }
         );
     }
 
     #[test]
     fn a_flood_spreads_its_publishers_and_keeps_one_subscriber() {
-        let a = split(&Workload::Flood { pubs: 8 }, 20_000, 3, 0);
+        let a = split(&BenchWorkload::Flood { pubs: 8 }, 20_000, 3, 0);
         let pubs: Vec<usize> = a.iter().map(|x| x.workers.len()).collect();
         assert_eq!(pubs, vec![3, 3, 2]);
         assert_eq!(a.iter().map(|x| x.subs.len()).sum::<usize>(), 1);
@@ -88,7 +88,7 @@ mod tests {
 
     #[test]
     fn objects_keep_their_global_numbers() {
-        let w = Workload::Obj {
+        let w = BenchWorkload::Obj {
             op: ObjOp::Get,
             clients: 3,
             replicas: 3,
@@ -109,7 +109,7 @@ mod tests {
             workers in 1usize..40, subs in 0usize..12, agents in 1usize..9, servers in 1usize..6,
             rotate in 0usize..10, msgs in 0u64..1_000_000,
         ) {
-            let w = Workload::Core { pubs: workers, subs };
+            let w = BenchWorkload::Core { pubs: workers, subs };
             let a = split(&w, msgs, agents, rotate);
             prop_assert_eq!(a.len(), agents);
             let mut seen: Vec<usize> = a.iter().flat_map(|x| x.workers.iter().map(|s| s.index)).collect();
@@ -138,7 +138,7 @@ mod tests {
             prop_assert!(per_server.iter().max().unwrap() - per_server.iter().min().unwrap() <= 1);
             // Local workloads add up to the whole.
             let total: usize = a.iter().map(|x| match local_workload(&w, x) {
-                Workload::Core { pubs, .. } => pubs,
+                BenchWorkload::Core { pubs, .. } => pubs,
                 _ => 0,
             }).sum();
             prop_assert_eq!(total, workers);

@@ -6,7 +6,7 @@ use super::env::*;
 use super::exec::Fail;
 use super::jetstream::*;
 use super::result::LeftBehind;
-use super::{BenchError, BenchSpec, ConnSpec, ObjOp, PublishMode, Workload};
+use super::{BenchError, BenchSpec, BenchWorkload, ConnSpec, ObjOp, PublishMode};
 use async_nats::jetstream;
 use bytes::Bytes;
 use sha2::Digest;
@@ -20,7 +20,7 @@ pub(super) async fn create_assets(env: &Env) -> Result<(), BenchError> {
     learn_cluster_urls(env, &admin);
     let actx = js_context(admin, env, 1);
     match spec.workload {
-        Workload::Js {
+        BenchWorkload::Js {
             replicas,
             storage,
             publish,
@@ -37,7 +37,7 @@ pub(super) async fn create_assets(env: &Env) -> Result<(), BenchError> {
             };
             retry("create stream", spec.timeout, || actx.create_stream(cfg.clone())).await?;
         }
-        Workload::Kv { replicas, storage, .. } => {
+        BenchWorkload::Kv { replicas, storage, .. } => {
             let cfg = jetstream::kv::Config {
                 bucket: format!("natsplan-kv-{}", env.run_id),
                 history: 1,
@@ -47,7 +47,7 @@ pub(super) async fn create_assets(env: &Env) -> Result<(), BenchError> {
             };
             retry("create KV bucket", spec.timeout, || actx.create_key_value(cfg.clone())).await?;
         }
-        Workload::Obj {
+        BenchWorkload::Obj {
             op, replicas, storage, ..
         } => {
             let cfg = jetstream::object_store::Config {
@@ -84,13 +84,13 @@ pub(super) async fn create_assets(env: &Env) -> Result<(), BenchError> {
                 }
             }
         }
-        Workload::Consume {
+        BenchWorkload::Consume {
             replicas,
             storage,
             target: None,
             ..
         }
-        | Workload::JsGet { replicas, storage, .. } => {
+        | BenchWorkload::JsGet { replicas, storage, .. } => {
             // The stream a consumer or get run reads, filled before any clock starts; gets need direct
             // gets allowed, as natscli's `--create` makes its stream.
             let cfg = jetstream::stream::Config {
@@ -98,7 +98,7 @@ pub(super) async fn create_assets(env: &Env) -> Result<(), BenchError> {
                 subjects: vec![format!("natsplan.js.{}", env.run_id)],
                 num_replicas: replicas,
                 storage: storage_type(storage),
-                allow_direct: matches!(spec.workload, Workload::JsGet { .. }),
+                allow_direct: matches!(spec.workload, BenchWorkload::JsGet { .. }),
                 ..Default::default()
             };
             retry("create stream", spec.timeout, || actx.create_stream(cfg.clone())).await?;
@@ -109,7 +109,7 @@ pub(super) async fn create_assets(env: &Env) -> Result<(), BenchError> {
                 return Err(remove_after_failed_fill(env, e).await);
             }
         }
-        Workload::KvGet { replicas, storage, .. } => {
+        BenchWorkload::KvGet { replicas, storage, .. } => {
             let cfg = jetstream::kv::Config {
                 bucket: format!("natsplan-kv-{}", env.run_id),
                 history: 1,
@@ -135,11 +135,11 @@ pub(super) async fn create_assets(env: &Env) -> Result<(), BenchError> {
 /// that makes none.
 fn run_asset(env: &Env) -> Option<(&'static str, String)> {
     Some(match env.spec.workload {
-        Workload::Js { .. } | Workload::Consume { target: None, .. } | Workload::JsGet { .. } => {
+        BenchWorkload::Js { .. } | BenchWorkload::Consume { target: None, .. } | BenchWorkload::JsGet { .. } => {
             ("stream", format!("natsplan-js-{}", env.run_id))
         }
-        Workload::Kv { .. } | Workload::KvGet { .. } => ("KV bucket", format!("natsplan-kv-{}", env.run_id)),
-        Workload::Obj { .. } => ("object store", format!("natsplan-obj-{}", env.run_id)),
+        BenchWorkload::Kv { .. } | BenchWorkload::KvGet { .. } => ("KV bucket", format!("natsplan-kv-{}", env.run_id)),
+        BenchWorkload::Obj { .. } => ("object store", format!("natsplan-obj-{}", env.run_id)),
         _ => return None,
     })
 }
@@ -209,10 +209,10 @@ pub(super) async fn delete_assets(env: &Env) -> Option<LeftBehind> {
         let actx = js_context(admin, env, 1);
         let deleted = tokio::time::timeout(wait, async {
             let r = match env.spec.workload {
-                Workload::Js { .. } | Workload::Consume { .. } | Workload::JsGet { .. } => {
+                BenchWorkload::Js { .. } | BenchWorkload::Consume { .. } | BenchWorkload::JsGet { .. } => {
                     actx.delete_stream(&name).await.map(|_| ()).map_err(|e| js_failure(&e))
                 }
-                Workload::Kv { .. } | Workload::KvGet { .. } => actx
+                BenchWorkload::Kv { .. } | BenchWorkload::KvGet { .. } => actx
                     .delete_key_value(&name)
                     .await
                     .map(|_| ())

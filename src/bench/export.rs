@@ -324,37 +324,32 @@ pub const CSV_HEADER_NO_LATENCY: &str = "#RunID,ClientID,MsgCount,MsgBytes,MsgsP
 pub fn csv(r: &BenchResult) -> Vec<u8> {
     let all = || r.publishers.clients.iter().chain(&r.subscribers.clients);
     let with_latency = r.latency_us.is_some() || all().any(|c| c.latency_us.is_some());
-    let mut out = String::new();
-    out.push_str(if with_latency {
+    let header = if with_latency {
         CSV_HEADER
     } else {
         CSV_HEADER_NO_LATENCY
-    });
-    out.push('\n');
+    };
+    let mut out = crate::text::Csv::lf();
+    out.record(header.split(','));
     for (prefix, g) in [("P", &r.publishers), ("S", &r.subscribers)] {
         for (j, c) in g.clients.iter().enumerate() {
-            let _ = write!(
-                out,
-                "{},{prefix}{j},{},{},{},{:.6},{:.6}",
-                r.run_id,
-                c.proto_msgs,
-                c.bytes,
-                c.msgs_per_s().floor() as u64,
-                c.bytes_per_s(),
-                c.duration_s()
-            );
+            let mut rec = vec![
+                r.run_id.clone(),
+                format!("{prefix}{j}"),
+                c.proto_msgs.to_string(),
+                c.bytes.to_string(),
+                (c.msgs_per_s().floor() as u64).to_string(),
+                format!("{:.6}", c.bytes_per_s()),
+                format!("{:.6}", c.duration_s()),
+            ];
             match (&c.latency_us, with_latency) {
                 (Some(l), _) => {
-                    let _ = write!(
-                        out,
-                        ",{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6},{:.6}",
-                        l.min, l.avg, l.max, l.p50, l.p90, l.p99, l.p999, l.stddev
-                    );
+                    rec.extend([l.min, l.avg, l.max, l.p50, l.p90, l.p99, l.p999, l.stddev].map(|x| format!("{x:.6}")))
                 }
-                (None, true) => out.push_str(",,,,,,,,"),
+                (None, true) => rec.extend(std::iter::repeat_n(String::new(), 8)),
                 (None, false) => {}
             }
-            out.push('\n');
+            out.record(rec);
         }
     }
     out.into_bytes()

@@ -14,7 +14,7 @@ pub(super) async fn js_get(env: &Arc<Env>, clients: usize) -> Result<BenchResult
     let stream = format!("natsplan-js-{}", env.run_id);
     let mut r = on_own_stream(env, &stream, clients, || get_run(env, clients, &stream)).await?;
     r.params.insert("stream".into(), stream);
-    if let super::Workload::JsGet { replicas, .. } = env.spec.workload {
+    if let super::BenchWorkload::JsGet { replicas, .. } = env.spec.workload {
         r.params.insert("replicas".into(), replicas.to_string());
     }
     Ok(r)

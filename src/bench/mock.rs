@@ -5,7 +5,7 @@
 
 use super::client::{Ack, CorePublisher, CoreSubscriber, JsPublisher, OpClient, PubStop};
 use super::exec::Fail;
-use super::{BenchSpec, Cancel, ClientChoice, LeaderPlacement, Workload};
+use super::{BenchSpec, BenchWorkload, Cancel, ClientChoice, LeaderPlacement};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -83,7 +83,7 @@ impl OpClient for MockClient {
 }
 
 /// A spec for mock runs: `workload`, `msgs` operations of `size` bytes, `timeout` per operation.
-pub(super) fn spec(workload: Workload, msgs: u64, size: u64, timeout: Duration) -> BenchSpec {
+pub(super) fn spec(workload: BenchWorkload, msgs: u64, size: u64, timeout: Duration) -> BenchSpec {
     BenchSpec {
         workload,
         msgs,

@@ -6,14 +6,14 @@ use super::consume::{consumer_result, read_share};
 use super::env::Env;
 use super::mock::{spec, Answer, MockReader};
 use super::result::BenchResult;
-use super::{export, BenchError, ConnSpec, ConsumeMode, Storage, Workload};
+use super::{export, BenchError, BenchWorkload, ConnSpec, ConsumeMode, Storage};
 use std::sync::Arc;
 use std::time::Duration;
 
 const MS: Duration = Duration::from_millis(1);
 
 fn env(mode: ConsumeMode, clients: usize, msgs: u64, timeout: Duration) -> Arc<Env> {
-    let w = Workload::Consume {
+    let w = BenchWorkload::Consume {
         mode,
         clients,
         batch: 100,

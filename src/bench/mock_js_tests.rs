@@ -6,13 +6,13 @@ use super::env::Env;
 use super::js::{js_pub, js_result, Load};
 use super::mock::{spec, MockJsPublisher};
 use super::result::BenchResult;
-use super::{export, BenchError, ConnSpec, PublishMode, Storage, Workload};
+use super::{export, BenchError, BenchWorkload, ConnSpec, PublishMode, Storage};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 fn env(pubs: usize, msgs: u64, timeout: Duration) -> Arc<Env> {
-    let w = Workload::Js {
+    let w = BenchWorkload::Js {
         pubs,
         replicas: 1,
         storage: Storage::Memory,

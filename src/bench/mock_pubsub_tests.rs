@@ -6,12 +6,12 @@ use super::env::Env;
 use super::mock::{core_clients, spec, MockPublisher, MockSubscriber};
 use super::pubsub::{core_result, core_run, CorePlan};
 use super::result::BenchResult;
-use super::{export, BenchError, ConnSpec, Workload};
+use super::{export, BenchError, BenchWorkload, ConnSpec};
 use std::sync::Arc;
 use std::time::Duration;
 
 fn env(pubs: usize, subs: usize, msgs: u64, rate: Option<f64>, timeout: Duration) -> Arc<Env> {
-    let mut s = spec(Workload::Core { pubs, subs }, msgs, 16, timeout);
+    let mut s = spec(BenchWorkload::Core { pubs, subs }, msgs, 16, timeout);
     s.rate_per_s = rate;
     Arc::new(Env::new(&ConnSpec::default(), &s, "mock".into(), None, None))
 }
@@ -153,7 +153,7 @@ async fn a_signal_mid_run_cuts_it_short_and_the_publish_it_abandons_is_unacknowl
 mod ping {
     use super::super::mock::{spec, Answer, MockClient};
     use super::super::ping::ping_run;
-    use super::super::{ConnSpec, Workload};
+    use super::super::{BenchWorkload, ConnSpec};
     use super::Env;
     use std::sync::Arc;
     use std::time::Duration;
@@ -161,7 +161,7 @@ mod ping {
     const MS: Duration = Duration::from_millis(1);
 
     fn env(msgs: u64, timeout: Duration) -> Arc<Env> {
-        let s = spec(Workload::Ping, msgs, 32, timeout);
+        let s = spec(BenchWorkload::Ping, msgs, 32, timeout);
         Arc::new(Env::new(&ConnSpec::default(), &s, "mock".into(), None, None))
     }
 

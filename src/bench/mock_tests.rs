@@ -4,14 +4,14 @@
 use super::env::{Env, Share, Slot};
 use super::get::get_workers;
 use super::mock::{spec, Answer, MockClient};
-use super::{export, BenchError, ConnSpec, Storage, Workload};
+use super::{export, BenchError, BenchWorkload, ConnSpec, Storage};
 use std::sync::Arc;
 use std::time::Duration;
 
 const MS: Duration = Duration::from_millis(1);
 
-fn workload(clients: usize) -> Workload {
-    Workload::JsGet {
+fn workload(clients: usize) -> BenchWorkload {
+    BenchWorkload::JsGet {
         clients,
         replicas: 1,
         storage: Storage::Memory,
@@ -240,7 +240,7 @@ async fn agents_split_a_run_and_their_merge_counts_as_one_large_client_would() {
 
 fn kv_env(msgs: u64, rate: f64, cutoff: Duration) -> Arc<Env> {
     let mut s = spec(
-        Workload::Kv {
+        BenchWorkload::Kv {
             clients: 1,
             replicas: 1,
             storage: Storage::Memory,
@@ -296,7 +296,7 @@ async fn a_rate_the_client_cannot_keep_up_with_is_cut_off_at_the_backlog_limit()
 #[tokio::test]
 async fn an_object_run_never_gives_up_early_since_each_object_is_many_chunks() {
     let s = spec(
-        Workload::Obj {
+        BenchWorkload::Obj {
             op: super::ObjOp::Put,
             clients: 1,
             replicas: 1,

@@ -34,15 +34,15 @@
 //!   push ordered consumer: `read_push`, written once against `PushOrderedClient`, and its protocol,
 //!   `OrderedState`).
 //! - `workload`: validation, `run`/`run_with`/`run_share` and `dispatch`, the one `match` from a
-//!   `Workload` to its file.
+//!   `BenchWorkload` to its file.
 //!
-//! Adding a workload, every place it is said (the compiler lists each `match` on `Workload` that a new
+//! Adding a workload, every place it is said (the compiler lists each `match` on `BenchWorkload` that a new
 //! variant leaves out, so none is missed):
 //!
-//! 1. Its variant in `Workload` (this file), with its arms in `Workload::name`, `Workload::kind` (the
-//!    `perf::Kind` it measures), `Workload::readers_are_workers`, `Workload::counts` and
-//!    `Workload::with_counts` (its workers and subscribers, which agents split and give back) and
-//!    `Workload::stores_its_msgs` (what verify's ladder counts as stored) and `Workload::existing` (the
+//! 1. Its variant in `BenchWorkload` (this file), with its arms in `BenchWorkload::name`, `BenchWorkload::kind` (the
+//!    `perf::Kind` it measures), `BenchWorkload::readers_are_workers`, `BenchWorkload::counts` and
+//!    `BenchWorkload::with_counts` (its workers and subscribers, which agents split and give back) and
+//!    `BenchWorkload::stores_its_msgs` (what verify's ladder counts as stored) and `BenchWorkload::existing` (the
 //!    stream it works on that the run did not make, which agents refuse).
 //! 2. Its file under Workloads, written against a client seam (`client`): `OpClient` when it does one
 //!    operation at a time (as `get::get_workers`, `kv::kv_workers`, `obj::obj_workers` and `ping` are),
@@ -54,7 +54,7 @@
 //! 3. Its arms in `workload.rs`: `dispatch` (run it), `validate` and `check_bounds` (its flags).
 //! 4. What it creates and removes, in `assets` (`create_assets`, `prepare_shared`), if anything.
 //! 5. Outside bench, the `match`es the compiler points to: its subcommand and flags (`commands::bench`),
-//!    and, when verify or calibrate measure it, the `perf::Kind` → `Workload` mapping of
+//!    and, when verify or calibrate measure it, the `perf::Kind` → `BenchWorkload` mapping of
 //!    `calibrate::runner::workload` and verify's ladder rows (`verify::ladder`). Agents split and merge
 //!    any workload through `counts`/`with_counts` above: `agent` needs no arm of its own.
 
@@ -218,9 +218,10 @@ pub struct Existing {
     pub subject: Option<String>,
 }
 
-/// What to run.
+/// What a run sends: one bench workload and its counts (`BenchWorkload`; what the site itself carries is
+/// `site::Workload`, the one the planner prices).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub enum Workload {
+pub enum BenchWorkload {
     Core {
         pubs: usize,
         subs: usize,
@@ -280,14 +281,14 @@ pub enum Workload {
     },
 }
 
-impl Workload {
+impl BenchWorkload {
     /// The workload's kind in the one vocabulary perf, verify and calibrate share (`perf::Kind`).
     /// The workload's own name, as its result's `kind` says it (`core`, `js`, `js-fetch`, `kv-get`, …).
     pub fn name(&self) -> String {
         match self {
-            Workload::Consume { mode, .. } => format!("js-{}", mode.as_str()),
-            Workload::KvGet { .. } => "kv-get".into(),
-            Workload::JsGet { .. } => "js-get".into(),
+            BenchWorkload::Consume { mode, .. } => format!("js-{}", mode.as_str()),
+            BenchWorkload::KvGet { .. } => "kv-get".into(),
+            BenchWorkload::JsGet { .. } => "js-get".into(),
             w => w.kind().as_str().into(),
         }
     }
@@ -296,79 +297,79 @@ impl Workload {
     pub fn readers_are_workers(&self) -> bool {
         matches!(
             self,
-            Workload::Obj { op: ObjOp::Get, .. }
-                | Workload::KvGet { .. }
-                | Workload::Consume { .. }
-                | Workload::JsGet { .. }
+            BenchWorkload::Obj { op: ObjOp::Get, .. }
+                | BenchWorkload::KvGet { .. }
+                | BenchWorkload::Consume { .. }
+                | BenchWorkload::JsGet { .. }
         )
     }
     /// Workers (publishers, putters, getters, consumers) and subscribers of the whole workload: what
     /// agents split (`agent::split`).
     pub fn counts(&self) -> (usize, usize) {
         match *self {
-            Workload::Core { pubs, subs } => (pubs, subs),
-            Workload::Flood { pubs } => (pubs, 1),
-            Workload::Ping => (1, 0),
-            Workload::Js { pubs, .. } => (pubs, 0),
-            Workload::Kv { clients, .. } | Workload::Obj { clients, .. } => (clients, 0),
-            Workload::JsExisting { pubs, .. } => (pubs, 0),
-            Workload::Consume { clients, .. } | Workload::KvGet { clients, .. } | Workload::JsGet { clients, .. } => {
-                (clients, 0)
-            }
+            BenchWorkload::Core { pubs, subs } => (pubs, subs),
+            BenchWorkload::Flood { pubs } => (pubs, 1),
+            BenchWorkload::Ping => (1, 0),
+            BenchWorkload::Js { pubs, .. } => (pubs, 0),
+            BenchWorkload::Kv { clients, .. } | BenchWorkload::Obj { clients, .. } => (clients, 0),
+            BenchWorkload::JsExisting { pubs, .. } => (pubs, 0),
+            BenchWorkload::Consume { clients, .. }
+            | BenchWorkload::KvGet { clients, .. }
+            | BenchWorkload::JsGet { clients, .. } => (clients, 0),
         }
     }
     /// The same workload with `n` workers (publishers, putters, getters, consumers) and, for core, `subs`
     /// subscribers (`counts` inverted; a flood's one subscriber is not a count of the workload).
-    pub fn with_counts(&self, n: usize, subs: usize) -> Workload {
+    pub fn with_counts(&self, n: usize, subs: usize) -> BenchWorkload {
         match self.clone() {
-            Workload::Core { .. } => Workload::Core { pubs: n, subs },
-            Workload::Flood { .. } => Workload::Flood { pubs: n },
-            Workload::Ping => Workload::Ping,
-            Workload::Js {
+            BenchWorkload::Core { .. } => BenchWorkload::Core { pubs: n, subs },
+            BenchWorkload::Flood { .. } => BenchWorkload::Flood { pubs: n },
+            BenchWorkload::Ping => BenchWorkload::Ping,
+            BenchWorkload::Js {
                 replicas,
                 storage,
                 publish,
                 window,
                 ..
-            } => Workload::Js {
+            } => BenchWorkload::Js {
                 pubs: n,
                 replicas,
                 storage,
                 publish,
                 window,
             },
-            Workload::Kv { replicas, storage, .. } => Workload::Kv {
+            BenchWorkload::Kv { replicas, storage, .. } => BenchWorkload::Kv {
                 clients: n,
                 replicas,
                 storage,
             },
-            Workload::Obj {
+            BenchWorkload::Obj {
                 op, replicas, storage, ..
-            } => Workload::Obj {
+            } => BenchWorkload::Obj {
                 op,
                 clients: n,
                 replicas,
                 storage,
             },
-            Workload::JsExisting {
+            BenchWorkload::JsExisting {
                 publish,
                 window,
                 target,
                 ..
-            } => Workload::JsExisting {
+            } => BenchWorkload::JsExisting {
                 pubs: n,
                 publish,
                 window,
                 target,
             },
-            Workload::Consume {
+            BenchWorkload::Consume {
                 mode,
                 batch,
                 replicas,
                 storage,
                 target,
                 ..
-            } => Workload::Consume {
+            } => BenchWorkload::Consume {
                 mode,
                 clients: n,
                 batch,
@@ -376,12 +377,12 @@ impl Workload {
                 storage,
                 target,
             },
-            Workload::KvGet { replicas, storage, .. } => Workload::KvGet {
+            BenchWorkload::KvGet { replicas, storage, .. } => BenchWorkload::KvGet {
                 clients: n,
                 replicas,
                 storage,
             },
-            Workload::JsGet { replicas, storage, .. } => Workload::JsGet {
+            BenchWorkload::JsGet { replicas, storage, .. } => BenchWorkload::JsGet {
                 clients: n,
                 replicas,
                 storage,
@@ -392,8 +393,8 @@ impl Workload {
     /// run on it creates and deletes no stream (agents refuse such rows).
     pub fn existing(&self) -> Option<&Existing> {
         match self {
-            Workload::JsExisting { target, .. }
-            | Workload::Consume {
+            BenchWorkload::JsExisting { target, .. }
+            | BenchWorkload::Consume {
                 target: Some(target), ..
             } => Some(target),
             _ => None,
@@ -406,30 +407,33 @@ impl Workload {
     pub fn stores_its_msgs(&self) -> bool {
         matches!(
             self,
-            Workload::Js { .. } | Workload::Kv { .. } | Workload::Obj { .. } | Workload::Consume { target: None, .. }
+            BenchWorkload::Js { .. }
+                | BenchWorkload::Kv { .. }
+                | BenchWorkload::Obj { .. }
+                | BenchWorkload::Consume { target: None, .. }
         )
     }
     pub fn kind(&self) -> crate::perf::Kind {
         use crate::perf::Kind;
         match self {
-            Workload::Core { .. } => Kind::Core,
-            Workload::Flood { .. } => Kind::Flood,
-            Workload::Ping => Kind::Ping,
-            Workload::Js { .. } => Kind::Js,
-            Workload::Kv { .. } => Kind::Kv,
-            Workload::Obj { op: ObjOp::Put, .. } => Kind::ObjPut,
-            Workload::Obj { op: ObjOp::Get, .. } => Kind::ObjGet,
+            BenchWorkload::Core { .. } => Kind::Core,
+            BenchWorkload::Flood { .. } => Kind::Flood,
+            BenchWorkload::Ping => Kind::Ping,
+            BenchWorkload::Js { .. } => Kind::Js,
+            BenchWorkload::Kv { .. } => Kind::Kv,
+            BenchWorkload::Obj { op: ObjOp::Put, .. } => Kind::ObjPut,
+            BenchWorkload::Obj { op: ObjOp::Get, .. } => Kind::ObjGet,
             // A publish to an existing stream is a JetStream publish; KV gets have no kind of their own
             // yet (named by their result's `kind`, `kv-get`). Consumer reads are perf::consumer's kinds.
-            Workload::JsExisting { .. } => Kind::Js,
-            Workload::Consume { mode, .. } => match mode {
+            BenchWorkload::JsExisting { .. } => Kind::Js,
+            BenchWorkload::Consume { mode, .. } => match mode {
                 ConsumeMode::Fetch => Kind::ConsumerFetch,
                 ConsumeMode::Consume => Kind::ConsumerConsume,
                 ConsumeMode::Ordered | ConsumeMode::OrderedPush => Kind::ConsumerOrdered,
             },
-            Workload::KvGet { .. } => Kind::Kv,
+            BenchWorkload::KvGet { .. } => Kind::Kv,
             // A direct get by sequence is a KV get's path (the same request, a sequence for a subject).
-            Workload::JsGet { .. } => Kind::Kv,
+            BenchWorkload::JsGet { .. } => Kind::Kv,
         }
     }
 }
@@ -437,7 +441,7 @@ impl Workload {
 /// One run's full description (everything but the connection).
 #[derive(Debug, Clone)]
 pub struct BenchSpec {
-    pub workload: Workload,
+    pub workload: BenchWorkload,
     /// Messages (core, flood, js, kv, ping) or objects (obj), split over publishers/clients.
     pub msgs: u64,
     /// Payload or object size in bytes.
@@ -542,7 +546,7 @@ mod tests {
     use super::*;
 
     /// Every workload, one of each shape.
-    pub(crate) fn every_workload() -> Vec<Workload> {
+    pub(crate) fn every_workload() -> Vec<BenchWorkload> {
         let s = Storage::Memory;
         let (m, target) = (
             PublishMode::Async,
@@ -552,32 +556,32 @@ mod tests {
             }),
         );
         let mut v = vec![
-            Workload::Core { pubs: 1, subs: 1 },
-            Workload::Flood { pubs: 1 },
-            Workload::Ping,
-            Workload::Js {
+            BenchWorkload::Core { pubs: 1, subs: 1 },
+            BenchWorkload::Flood { pubs: 1 },
+            BenchWorkload::Ping,
+            BenchWorkload::Js {
                 pubs: 1,
                 replicas: 1,
                 storage: s,
                 publish: m,
                 window: 1,
             },
-            Workload::Kv {
+            BenchWorkload::Kv {
                 clients: 1,
                 replicas: 1,
                 storage: s,
             },
-            Workload::KvGet {
+            BenchWorkload::KvGet {
                 clients: 1,
                 replicas: 1,
                 storage: s,
             },
-            Workload::JsGet {
+            BenchWorkload::JsGet {
                 clients: 1,
                 replicas: 1,
                 storage: s,
             },
-            Workload::JsExisting {
+            BenchWorkload::JsExisting {
                 pubs: 1,
                 publish: m,
                 window: 1,
@@ -585,7 +589,7 @@ mod tests {
             },
         ];
         for op in [ObjOp::Put, ObjOp::Get] {
-            v.push(Workload::Obj {
+            v.push(BenchWorkload::Obj {
                 op,
                 clients: 1,
                 replicas: 1,
@@ -599,7 +603,7 @@ mod tests {
             ConsumeMode::OrderedPush,
         ] {
             for t in [None, target.clone()] {
-                v.push(Workload::Consume {
+                v.push(BenchWorkload::Consume {
                     mode,
                     clients: 1,
                     batch: 1,

@@ -4,7 +4,7 @@
 
 use super::result::{new_hist, BenchResult};
 use super::{consume::*, env::*, exec::*, js::*, kv::*, obj::*, ping::*, pubsub::*};
-use super::{BenchError, BenchSpec, ConnSpec, Existing, Workload};
+use super::{BenchError, BenchSpec, BenchWorkload, ConnSpec, Existing};
 use anyhow::anyhow;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
@@ -54,20 +54,20 @@ pub fn new_run_id() -> String {
 fn check_bounds(spec: &BenchSpec) -> Result<(), String> {
     use crate::input::limits::*;
     let flag = |name: &str, v: String, r: Result<(), String>| r.map_err(|e| format!("{name} {v}: {e}"));
-    let obj = matches!(spec.workload, Workload::Obj { .. });
+    let obj = matches!(spec.workload, BenchWorkload::Obj { .. });
     let (workers, subs, replicas, batch) = match &spec.workload {
-        Workload::Core { pubs, subs } => (*pubs, *subs, None, None),
-        Workload::Flood { pubs } => (*pubs, 0, None, None),
-        Workload::Ping => (1, 0, None, None),
-        Workload::Js {
+        BenchWorkload::Core { pubs, subs } => (*pubs, *subs, None, None),
+        BenchWorkload::Flood { pubs } => (*pubs, 0, None, None),
+        BenchWorkload::Ping => (1, 0, None, None),
+        BenchWorkload::Js {
             pubs, replicas, window, ..
         } => (*pubs, 0, Some(*replicas), Some(*window)),
-        Workload::JsExisting { pubs, window, .. } => (*pubs, 0, None, Some(*window)),
-        Workload::Kv { clients, replicas, .. }
-        | Workload::KvGet { clients, replicas, .. }
-        | Workload::JsGet { clients, replicas, .. } => (*clients, 0, Some(*replicas), None),
-        Workload::Obj { clients, replicas, .. } => (*clients, 0, Some(*replicas), None),
-        Workload::Consume {
+        BenchWorkload::JsExisting { pubs, window, .. } => (*pubs, 0, None, Some(*window)),
+        BenchWorkload::Kv { clients, replicas, .. }
+        | BenchWorkload::KvGet { clients, replicas, .. }
+        | BenchWorkload::JsGet { clients, replicas, .. } => (*clients, 0, Some(*replicas), None),
+        BenchWorkload::Obj { clients, replicas, .. } => (*clients, 0, Some(*replicas), None),
+        BenchWorkload::Consume {
             clients,
             batch,
             replicas,
@@ -77,7 +77,7 @@ fn check_bounds(spec: &BenchSpec) -> Result<(), String> {
     };
     let count = |b: &Bound, v: usize| b.check_usize(v).map(|_| ());
     // Core subscribers alone (`bench sub`, --clients 0) are `validate`'s to judge.
-    if !matches!(spec.workload, Workload::Core { pubs: 0, .. }) {
+    if !matches!(spec.workload, BenchWorkload::Core { pubs: 0, .. }) {
         flag("--clients", workers.to_string(), count(&CLIENTS, workers))?;
     }
     flag("--subs", subs.to_string(), count(&SUBSCRIBERS, subs))?;
@@ -115,7 +115,7 @@ fn check_bounds(spec: &BenchSpec) -> Result<(), String> {
     wait("--timeout", spec.timeout)?;
     wait("--backlog-cutoff", spec.backlog_cutoff)?;
     if let Some(d) = spec.sub_sleep {
-        let name = if matches!(spec.workload, Workload::Consume { .. }) {
+        let name = if matches!(spec.workload, BenchWorkload::Consume { .. }) {
             "--sleep"
         } else {
             "--sub-sleep"
@@ -184,7 +184,7 @@ pub(super) fn share_output(env: &Env, mut result: BenchResult) -> ShareOutput {
 /// check `--size` against the `max_payload` of the INFO the first server sends, before any payload is
 /// made. Object stores send 128 KiB chunks, so `bench obj` is bounded by `OBJECT_BYTES` alone.
 async fn check_max_payload(env: &Env) -> Result<(), BenchError> {
-    if matches!(env.spec.workload, Workload::Obj { .. }) {
+    if matches!(env.spec.workload, BenchWorkload::Obj { .. }) {
         return Ok(());
     }
     let c = env.connect(0, "info").await?;
@@ -219,44 +219,44 @@ pub(super) async fn dispatch(env: &Arc<Env>) -> Result<BenchResult, BenchError> 
     check_max_payload(env).await?;
     let spec = &env.spec;
     match spec.workload.clone() {
-        Workload::Core { pubs, subs } => core(env, pubs, subs, false).await,
-        Workload::Flood { pubs } => {
+        BenchWorkload::Core { pubs, subs } => core(env, pubs, subs, false).await,
+        BenchWorkload::Flood { pubs } => {
             let subs = env.share.as_ref().map(|s| s.subs.len()).unwrap_or(1);
             core(env, pubs, subs, true).await
         }
-        Workload::Ping => ping(env).await,
-        Workload::Js {
+        BenchWorkload::Ping => ping(env).await,
+        BenchWorkload::Js {
             pubs,
             replicas,
             storage,
             publish,
             window,
         } => js(env, pubs, replicas, storage, publish, window).await,
-        Workload::Kv {
+        BenchWorkload::Kv {
             clients,
             replicas,
             storage,
         } => kv(env, clients, replicas, storage, false).await,
-        Workload::KvGet {
+        BenchWorkload::KvGet {
             clients,
             replicas,
             storage,
         } => kv(env, clients, replicas, storage, true).await,
-        Workload::JsGet { clients, .. } => super::get::js_get(env, clients).await,
-        Workload::JsExisting {
+        BenchWorkload::JsGet { clients, .. } => super::get::js_get(env, clients).await,
+        BenchWorkload::JsExisting {
             pubs,
             publish,
             window,
             target,
         } => js_existing(env, pubs, publish, window, &target).await,
-        Workload::Consume {
+        BenchWorkload::Consume {
             mode,
             clients,
             batch,
             target,
             ..
         } => consume(env, mode, clients, batch, &target).await,
-        Workload::Obj {
+        BenchWorkload::Obj {
             op,
             clients,
             replicas,
@@ -272,7 +272,7 @@ pub(super) fn validate(spec: &BenchSpec) -> Result<(), BenchError> {
         return bad("--msgs must be at least 1".into());
     }
     spec.subjects.check().map_err(|m| BenchError::BadInput(anyhow!(m)))?;
-    if let Workload::Js { publish, .. } | Workload::JsExisting { publish, .. } = spec.workload {
+    if let BenchWorkload::Js { publish, .. } | BenchWorkload::JsExisting { publish, .. } = spec.workload {
         if publish == super::PublishMode::Atomic && spec.rate_per_s.is_some() {
             return bad("--rate with atomic batches: a batch is one operation; drop --rate, or publish async".into());
         }
@@ -282,11 +282,11 @@ pub(super) fn validate(spec: &BenchSpec) -> Result<(), BenchError> {
             return bad(format!("--rate {r}: give a positive messages-per-second rate"));
         }
         match spec.workload {
-            Workload::Core { .. }
-            | Workload::Js { .. }
-            | Workload::JsExisting { .. }
-            | Workload::Kv { .. }
-            | Workload::KvGet { .. } => {}
+            BenchWorkload::Core { .. }
+            | BenchWorkload::Js { .. }
+            | BenchWorkload::JsExisting { .. }
+            | BenchWorkload::Kv { .. }
+            | BenchWorkload::KvGet { .. } => {}
             _ => {
                 return bad(format!(
                     "--rate applies to core, js and kv; `{}` does not take it",
@@ -296,7 +296,7 @@ pub(super) fn validate(spec: &BenchSpec) -> Result<(), BenchError> {
         }
     }
     let workers = match spec.workload {
-        Workload::Core { pubs, subs } => {
+        BenchWorkload::Core { pubs, subs } => {
             if pubs == 0 && subs == 0 {
                 return bad("--pubs and --subs are both 0: nothing to run".into());
             }
@@ -312,35 +312,36 @@ pub(super) fn validate(spec: &BenchSpec) -> Result<(), BenchError> {
                 _ => pubs,
             }
         }
-        Workload::Flood { pubs } | Workload::Js { pubs, .. } | Workload::JsExisting { pubs, .. } => pubs,
-        Workload::Kv { clients, .. }
-        | Workload::KvGet { clients, .. }
-        | Workload::JsGet { clients, .. }
-        | Workload::Obj { clients, .. }
-        | Workload::Consume { clients, .. } => clients,
-        Workload::Ping => 1,
+        BenchWorkload::Flood { pubs } | BenchWorkload::Js { pubs, .. } | BenchWorkload::JsExisting { pubs, .. } => pubs,
+        BenchWorkload::Kv { clients, .. }
+        | BenchWorkload::KvGet { clients, .. }
+        | BenchWorkload::JsGet { clients, .. }
+        | BenchWorkload::Obj { clients, .. }
+        | BenchWorkload::Consume { clients, .. } => clients,
+        BenchWorkload::Ping => 1,
     };
     if workers == 0 {
         return bad("--clients must be at least 1".into());
     }
-    let needs_stamp = spec.rate_per_s.is_some() || matches!(spec.workload, Workload::Flood { .. });
-    if needs_stamp && matches!(spec.workload, Workload::Core { .. } | Workload::Flood { .. }) && spec.size < 8 {
+    let needs_stamp = spec.rate_per_s.is_some() || matches!(spec.workload, BenchWorkload::Flood { .. });
+    if needs_stamp && matches!(spec.workload, BenchWorkload::Core { .. } | BenchWorkload::Flood { .. }) && spec.size < 8
+    {
         return bad(format!(
             "--size {}: latency runs (flood, --rate) carry an 8-byte send time; use --size 8 or more",
             spec.size
         ));
     }
     let (replicas, window) = match &spec.workload {
-        Workload::Js { replicas, window, .. } => (*replicas, *window),
-        Workload::JsExisting { window, .. } => (1, *window),
-        Workload::Consume { replicas, batch, .. } => (*replicas, *batch),
-        Workload::Kv { replicas, .. }
-        | Workload::KvGet { replicas, .. }
-        | Workload::JsGet { replicas, .. }
-        | Workload::Obj { replicas, .. } => (*replicas, 1),
+        BenchWorkload::Js { replicas, window, .. } => (*replicas, *window),
+        BenchWorkload::JsExisting { window, .. } => (1, *window),
+        BenchWorkload::Consume { replicas, batch, .. } => (*replicas, *batch),
+        BenchWorkload::Kv { replicas, .. }
+        | BenchWorkload::KvGet { replicas, .. }
+        | BenchWorkload::JsGet { replicas, .. }
+        | BenchWorkload::Obj { replicas, .. } => (*replicas, 1),
         _ => (1, 1),
     };
-    if let Workload::Consume {
+    if let BenchWorkload::Consume {
         clients,
         target: Some(Existing { subject: Some(s), .. }),
         ..

@@ -19,7 +19,7 @@ use crate::catalog::Catalog;
 use crate::error::Failure;
 use crate::monitor::probe::{self as cluster, ClusterFacts};
 use crate::perf::calibration::{CalibrationFile, FitQuality};
-use crate::perf::Sync;
+use crate::perf::SyncClass;
 use anyhow::anyhow;
 use serde::Serialize;
 use serde_norway::Value;
@@ -39,7 +39,7 @@ pub struct CalibrateOptions {
     /// The file's id (default: from the out file's name).
     pub id: Option<String>,
     /// The sync mode, when /varz cannot tell (no monitoring port reachable).
-    pub sync: Option<Sync>,
+    pub sync: Option<SyncClass>,
     pub catalog: Catalog,
     /// Trips on the first SIGINT/SIGTERM (the run catches them): the run it hits stops and removes its
     /// assets, and no calibration file is written (an existing one is left as it was).
@@ -308,7 +308,7 @@ struct Detected {
     version: String,
     monitors: Vec<String>,
     facts: ClusterFacts,
-    sync: Sync,
+    sync: SyncClass,
 }
 
 /// Connect, read the cluster's facts from its monitoring ports and settle the sync mode (from /varz, or
@@ -339,9 +339,9 @@ fn detect(rt: &tokio::runtime::Runtime, opts: &CalibrateOptions, notes: &mut Vec
     }
     // The sync mode as the model reads it: `always` on tmpfs costs nothing, so it measures as delayed.
     let observed = (!facts.servers.is_empty()).then_some(if facts.sync_always && !facts.store_on_tmpfs {
-        Sync::Always
+        SyncClass::Always
     } else {
-        Sync::Delayed
+        SyncClass::Delayed
     });
     let sync = match (observed, opts.sync) {
         (Some(o), Some(f)) if o != f => {
@@ -554,6 +554,6 @@ fn store_probe(
     }
 }
 
-pub fn sync_str(s: Sync) -> &'static str {
+pub fn sync_str(s: SyncClass) -> &'static str {
     s.as_str()
 }

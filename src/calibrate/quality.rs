@@ -11,7 +11,7 @@ use crate::catalog::Catalog;
 use crate::layout::Raid;
 use crate::perf::calibration::{CalibrationFile, CalibrationSet, FitQuality, Residual, TermFit};
 use crate::perf::model::{obj_row_rate, ObjTerms};
-use crate::perf::{predict_shape, Calibration, Kind, Prediction, Shape, Sync, Terms, VolumeSpec};
+use crate::perf::{predict_shape, Calibration, Kind, Prediction, Shape, SyncClass, Terms, VolumeSpec};
 use crate::stats::median;
 
 /// The model fitted from the built-in files plus `file` (its rows replace the built-in rows of its kinds).
@@ -21,7 +21,7 @@ pub fn fit(file: &CalibrationFile) -> anyhow::Result<Calibration> {
 
 /// Predict a point's shape as verify predicts its rows with no layout given: seed 000's RAID 1 volume
 /// (the measured rows are keyed to it, see `write::REFERENCE_RAID`) and the catalog's default server.
-pub fn predict_point(terms: &Terms, cat: &Catalog, p: &Point, servers: u32, sync: Sync) -> Prediction {
+pub fn predict_point(terms: &Terms, cat: &Catalog, p: &Point, servers: u32, sync: SyncClass) -> Prediction {
     // The measured file's own host when it priced the stream leader (its js rows replace the built-in
     // ones, so its class is the only one), else the catalog's default server.
     let server = match terms.leaders.as_slice() {
@@ -147,7 +147,7 @@ pub fn assess(
     ms: &[Measurement],
     cat: &Catalog,
     servers: u32,
-    sync: Sync,
+    sync: SyncClass,
 ) -> anyhow::Result<FitQuality> {
     let full = fit(file)?;
     let mut notes = Vec::new();
@@ -194,7 +194,7 @@ struct Inputs<'a> {
     ms: &'a [Measurement],
     cat: &'a Catalog,
     servers: u32,
-    sync: Sync,
+    sync: SyncClass,
 }
 
 /// Each measured point's mean against the model's prediction (a held-out point's from a fit without it),
@@ -574,7 +574,7 @@ mod tests {
             sync: "delayed".into(),
         };
         let file = write::build(&header(), &pts, &ms, &ctx);
-        let q = assess(&file, &pts, &ms, &Catalog::builtin(), 3, Sync::Delayed).unwrap();
+        let q = assess(&file, &pts, &ms, &Catalog::builtin(), 3, SyncClass::Delayed).unwrap();
         assert!(q.residuals.iter().any(|r| r.held_out));
         // Noise-free data from the model's own form: held-out points are predicted closely.
         let worst = q.holdout_worst_abs_error.unwrap();
@@ -614,7 +614,7 @@ mod tests {
             sync: "delayed".into(),
         };
         let mut file = write::build(&header(), &pts, &ms, &ctx);
-        let q = assess(&file, &pts, &ms, &Catalog::builtin(), 3, Sync::Delayed).unwrap();
+        let q = assess(&file, &pts, &ms, &Catalog::builtin(), 3, SyncClass::Delayed).unwrap();
         file.fit_quality = Some(q.clone());
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("lab.yaml");

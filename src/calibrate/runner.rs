@@ -4,7 +4,7 @@
 
 use super::plan::{MeasurePlan, Point, RUN_OVERHEAD_S};
 use crate::bench::{
-    self, BenchResult, BenchSpec, ClientChoice, ConnSpec, LeaderPlacement, ObjOp, PublishMode, Storage, Workload,
+    self, BenchResult, BenchSpec, BenchWorkload, ClientChoice, ConnSpec, LeaderPlacement, ObjOp, PublishMode, Storage,
 };
 use crate::error::Failure;
 use crate::perf::Kind;
@@ -82,15 +82,15 @@ impl RunLog {
 const PROBE_EVERY: usize = 10;
 
 /// The bench workload for a point.
-pub fn workload(p: &Point) -> Workload {
+pub fn workload(p: &Point) -> BenchWorkload {
     match p.kind {
-        Kind::ObjPut | Kind::ObjGet => Workload::Obj {
+        Kind::ObjPut | Kind::ObjGet => BenchWorkload::Obj {
             op: if p.kind == Kind::ObjPut { ObjOp::Put } else { ObjOp::Get },
             clients: p.workers as usize,
             replicas: p.replicas as usize,
             storage: Storage::File,
         },
-        Kind::Js => Workload::Js {
+        Kind::Js => BenchWorkload::Js {
             pubs: p.workers as usize,
             replicas: p.replicas as usize,
             storage: Storage::File,
@@ -105,20 +105,20 @@ pub fn workload(p: &Point) -> Workload {
                 p.window.map_or(JS_WINDOW, |w| w as usize)
             },
         },
-        Kind::Kv => Workload::Kv {
+        Kind::Kv => BenchWorkload::Kv {
             clients: p.workers as usize,
             replicas: p.replicas as usize,
             storage: Storage::File,
         },
-        Kind::Core => Workload::Core {
+        Kind::Core => BenchWorkload::Core {
             pubs: p.workers as usize,
             subs: p.subscribers as usize,
         },
-        Kind::Ping => Workload::Ping,
-        Kind::Flood => Workload::Flood {
+        Kind::Ping => BenchWorkload::Ping,
+        Kind::Flood => BenchWorkload::Flood {
             pubs: p.workers as usize,
         },
-        Kind::ConsumerFetch | Kind::ConsumerConsume | Kind::ConsumerOrdered => Workload::Consume {
+        Kind::ConsumerFetch | Kind::ConsumerConsume | Kind::ConsumerOrdered => BenchWorkload::Consume {
             mode: match p.kind {
                 Kind::ConsumerFetch => bench::ConsumeMode::Fetch,
                 Kind::ConsumerConsume => bench::ConsumeMode::Consume,

@@ -3,7 +3,8 @@
 //! prints the result through the render seam (`report::bench`, on `bench::export`'s pure exporters).
 
 use crate::bench::{
-    self, BenchSpec, ClientChoice, ConnArgs, ConnSpec, ConsumeMode, Existing, ObjOp, PublishMode, Storage, Workload,
+    self, BenchSpec, BenchWorkload, ClientChoice, ConnArgs, ConnSpec, ConsumeMode, Existing, ObjOp, PublishMode,
+    Storage,
 };
 use crate::cli::{Format, Global};
 use crate::error::{bad_input, cannot_run, Failure, Outcome};
@@ -435,7 +436,7 @@ pub fn parse_agents(s: &str) -> Result<usize, String> {
 /// What a subcommand's flags ask for: the workload, its count and the options that only some take
 /// (absent ones at their defaults).
 struct Parsed {
-    workload: Workload,
+    workload: BenchWorkload,
     msgs: u64,
     rate: Option<f64>,
     backlog_cutoff: Duration,
@@ -446,7 +447,14 @@ struct Parsed {
 }
 
 impl Parsed {
-    fn new(workload: Workload, msgs: u64, rate: RateOpts, core: CoreOpts, client: ClientOpt, common: Common) -> Parsed {
+    fn new(
+        workload: BenchWorkload,
+        msgs: u64,
+        rate: RateOpts,
+        core: CoreOpts,
+        client: ClientOpt,
+        common: Common,
+    ) -> Parsed {
         Parsed {
             workload,
             msgs,
@@ -475,15 +483,15 @@ fn js_workload(
     publish: PublishMode,
     batch: usize,
     target: Option<Existing>,
-) -> Workload {
+) -> BenchWorkload {
     match target {
-        Some(target) => Workload::JsExisting {
+        Some(target) => BenchWorkload::JsExisting {
             pubs: clients,
             publish,
             window: batch,
             target,
         },
-        None => Workload::Js {
+        None => BenchWorkload::Js {
             pubs: clients,
             replicas: stream.replicas,
             storage: stream.storage,
@@ -494,15 +502,15 @@ fn js_workload(
 }
 
 /// `bench kv put|get`.
-fn kv_workload(op: KvOp, clients: usize, stream: StreamOpts) -> Workload {
+fn kv_workload(op: KvOp, clients: usize, stream: StreamOpts) -> BenchWorkload {
     let (replicas, storage) = (stream.replicas, stream.storage);
     match op {
-        KvOp::Put => Workload::Kv {
+        KvOp::Put => BenchWorkload::Kv {
             clients,
             replicas,
             storage,
         },
-        KvOp::Get => Workload::KvGet {
+        KvOp::Get => BenchWorkload::KvGet {
             clients,
             replicas,
             storage,
@@ -569,7 +577,7 @@ fn parse(cmd: BenchCmd) -> Result<Parsed, Failure> {
             client,
             common,
         } => Parsed::new(
-            Workload::Core { pubs: clients, subs },
+            BenchWorkload::Core { pubs: clients, subs },
             count.msgs,
             rate,
             core,
@@ -586,7 +594,7 @@ fn parse(cmd: BenchCmd) -> Result<Parsed, Failure> {
             client,
             common,
         } => Parsed::new(
-            Workload::Core { pubs: clients, subs: 0 },
+            BenchWorkload::Core { pubs: clients, subs: 0 },
             count.msgs,
             rate,
             no_core(),
@@ -603,7 +611,7 @@ fn parse(cmd: BenchCmd) -> Result<Parsed, Failure> {
             client,
             common,
         } => Parsed::new(
-            Workload::Core { pubs: 0, subs: clients },
+            BenchWorkload::Core { pubs: 0, subs: clients },
             count.msgs,
             no_rate(),
             core,
@@ -641,7 +649,7 @@ fn parse(cmd: BenchCmd) -> Result<Parsed, Failure> {
             stream,
             common,
         } => Parsed::new(
-            Workload::Obj {
+            BenchWorkload::Obj {
                 op,
                 clients,
                 replicas: stream.replicas,
@@ -654,7 +662,7 @@ fn parse(cmd: BenchCmd) -> Result<Parsed, Failure> {
             common,
         ),
         BenchCmd::Ping { count, client, common } => {
-            Parsed::new(Workload::Ping, count.msgs, no_rate(), no_core(), client, common)
+            Parsed::new(BenchWorkload::Ping, count.msgs, no_rate(), no_core(), client, common)
         }
         BenchCmd::Flood {
             clients,
@@ -663,7 +671,7 @@ fn parse(cmd: BenchCmd) -> Result<Parsed, Failure> {
             client,
             common,
         } => Parsed::new(
-            Workload::Flood { pubs: clients },
+            BenchWorkload::Flood { pubs: clients },
             count.msgs,
             no_rate(),
             core,
@@ -695,7 +703,7 @@ fn js_form_parsed(form: JsForm) -> Result<Parsed, Failure> {
             count,
             common,
         } => Parsed::new(
-            Workload::JsGet {
+            BenchWorkload::JsGet {
                 clients,
                 replicas: stream.replicas,
                 storage: stream.storage,
@@ -749,7 +757,7 @@ fn js_parsed(publish: PublishMode, a: JsArgs, positional: Option<String>) -> Res
 
 /// `bench consumer MODE` and natscli's `bench js ordered|consume|fetch`.
 fn consumer_parsed(mode: ConsumeMode, a: ConsumerArgs) -> Result<Parsed, Failure> {
-    let w = Workload::Consume {
+    let w = BenchWorkload::Consume {
         mode: consumer_mode(mode, a.push, a.client)?,
         clients: a.clients,
         batch: a.batch,
@@ -773,21 +781,21 @@ fn consumer_parsed(mode: ConsumeMode, a: ConsumerArgs) -> Result<Parsed, Failure
 
 /// `--leader` where it means something: runs that write to a stream (js, kv, obj), in one process.
 fn leader_placement(
-    w: &bench::Workload,
+    w: &bench::BenchWorkload,
     leader: Option<bench::LeaderPlacement>,
     agents: bool,
 ) -> Result<bench::LeaderPlacement, Failure> {
-    use bench::{LeaderPlacement, Workload};
+    use bench::{BenchWorkload, LeaderPlacement};
     let Some(l) = leader.filter(|&l| l != LeaderPlacement::Any) else {
         return Ok(LeaderPlacement::Any);
     };
     if !matches!(
         w,
-        Workload::Js { .. }
-            | Workload::JsExisting { .. }
-            | Workload::Kv { .. }
-            | Workload::KvGet { .. }
-            | Workload::Obj { .. }
+        BenchWorkload::Js { .. }
+            | BenchWorkload::JsExisting { .. }
+            | BenchWorkload::Kv { .. }
+            | BenchWorkload::KvGet { .. }
+            | BenchWorkload::Obj { .. }
     ) {
         return Err(bad_input(anyhow::anyhow!(
             "--leader {}: only js, kv and obj runs write to a stream leader; leave --leader out for `{}`",
@@ -812,7 +820,7 @@ pub fn run(g: &Global, a: BenchArgs) -> Result<Outcome, Failure> {
     let (conn, lab_monitors) = super::connect_to(&common.conn, &p.core.monitor, common.lab.as_deref())?;
     // The lab's monitors serve the runs that read /varz (core and flood: slow consumers).
     let monitor = match p.workload {
-        Workload::Core { .. } | Workload::Flood { .. } => lab_monitors,
+        BenchWorkload::Core { .. } | BenchWorkload::Flood { .. } => lab_monitors,
         _ => p.core.monitor.clone(),
     };
     let leader = leader_placement(&p.workload, common.leader, common.agents.is_some())?;
@@ -894,7 +902,10 @@ fn run_on_agents(
     }
     if matches!(
         spec.workload,
-        Workload::Consume { .. } | Workload::KvGet { .. } | Workload::JsGet { .. } | Workload::JsExisting { .. }
+        BenchWorkload::Consume { .. }
+            | BenchWorkload::KvGet { .. }
+            | BenchWorkload::JsGet { .. }
+            | BenchWorkload::JsExisting { .. }
     ) {
         return Err(bad_input(anyhow::anyhow!(
             "--agents runs publishers, KV puts and object operations; consumer, KV get, stream get and --stream runs \

@@ -7,7 +7,7 @@ use crate::bench::ConnArgs;
 use crate::calibrate::{self, CalibrateOptions};
 use crate::cli::Global;
 use crate::error::{bad_input, Failure, Outcome};
-use crate::perf::Sync;
+use crate::perf::SyncClass;
 use anyhow::anyhow;
 use std::path::PathBuf;
 
@@ -58,8 +58,8 @@ pub fn run(g: &Global, a: CalibrateArgs) -> Result<Outcome, Failure> {
     }
     let sync = match a.sync.as_deref().map(|s| s.trim().to_ascii_lowercase()) {
         None => None,
-        Some(s) if s == "always" => Some(Sync::Always),
-        Some(s) if s == "delayed" => Some(Sync::Delayed),
+        Some(s) if s == "always" => Some(SyncClass::Always),
+        Some(s) if s == "delayed" => Some(SyncClass::Delayed),
         Some(s) => {
             return Err(bad_input(anyhow!(
                 "--sync '{s}' is not understood; use --sync always or --sync delayed"

@@ -7,8 +7,8 @@ use crate::catalog::Catalog;
 use crate::cli::Global;
 use crate::error::{bad_input, Failure, Outcome};
 use crate::layout::Raid;
-use crate::perf::{predict_shape, Calibration, Kind, Shape, Sync, VolumeSpec};
-use crate::report::predict::{PredictReport, ShapeEcho};
+use crate::perf::{predict_shape, Calibration, Kind, Shape, SyncClass, VolumeSpec};
+use crate::report::predict::PredictReport;
 use crate::units::{parse_size, SyncMode};
 use anyhow::anyhow;
 use std::path::PathBuf;
@@ -190,10 +190,10 @@ pub fn shape(a: &PredictArgs, catalog: &Catalog, cal: &Calibration) -> Result<Sh
         )));
     }
     let sync = if a.sync.eq_ignore_ascii_case("delayed") {
-        Sync::Delayed
+        SyncClass::Delayed
     } else {
         SyncMode::parse(&a.sync)
-            .map(Sync::from)
+            .map(SyncClass::from)
             .map_err(|e| bad_input(anyhow!("--sync '{}': {e}; or write delayed", a.sync)))?
     };
     let size_bytes = parse_size(&a.size).map_err(|e| bad_input(anyhow!("--size: {e}")))?;
@@ -315,13 +315,13 @@ pub fn run(g: &Global, a: PredictArgs) -> Result<Outcome, Failure> {
     let p = predict_shape(&cal.terms, &catalog, &sh);
     let report = PredictReport {
         prediction: p,
-        shape: ShapeEcho::from(&sh),
+        shape: sh,
     };
     super::print(g, &report)?;
     // `--rate` is a check the user asked for: a rate above the prediction fails it (exit 1, issue 39), as
     // the report's note says; before, the note alone and exit 0.
     let p = &report.prediction;
-    match sh.rate {
+    match report.shape.rate {
         Some(req) if req > p.ops_per_s => Ok(Outcome::CheckFailed(format!(
             "--rate {req:.0}/s is above the predicted {:.0}/s (band {:.0}–{:.0}, bound by {})",
             p.ops_per_s, p.band.low, p.band.high, p.bottleneck

@@ -12,7 +12,7 @@
 
 use super::calibration::CalibrationSet;
 use super::leader::{self, HostClass};
-use super::model::{band, cpu_cores, Band, Kind, Latency, Prediction, Shape, Sync};
+use super::model::{band, cpu_cores, Band, Kind, Latency, Prediction, Shape, SyncClass};
 use crate::catalog::Catalog;
 use serde::Serialize;
 
@@ -268,7 +268,7 @@ pub fn predict(terms: &ConsumerTerms, sh: &Shape) -> Prediction {
         ));
     }
     let acked = sh.kind != Kind::ConsumerOrdered;
-    if acked && sh.sync == Sync::Always {
+    if acked && sh.sync == SyncClass::Always {
         scaled = true;
         width += ALWAYS_ACK_WIDTH;
         notes.push("sync always: acked consumer reads were calibrated under delayed sync only".into());

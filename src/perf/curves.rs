@@ -1,7 +1,7 @@
 //! Predicted object-store put rate against object size, per layout and sync mode, beside seed 000's
 //! Appendix B rows: the data behind the design page's perf chart (`report::svg_perf` draws it).
 
-use super::{Calibration, Kind, Shape, Sync, VolumeSpec};
+use super::{Calibration, Kind, Shape, SyncClass, VolumeSpec};
 use crate::catalog::Catalog;
 use crate::layout::{Layout, Raid};
 use crate::site::Site;
@@ -65,7 +65,7 @@ pub struct PerfCurves {
 
 fn curve(cal: &Calibration, catalog: &Catalog, label: &str, base: &Shape, always: bool) -> Curve {
     let mut sh = base.clone();
-    sh.sync = if always { Sync::Always } else { Sync::Delayed };
+    sh.sync = if always { SyncClass::Always } else { SyncClass::Delayed };
     let points = SIZES
         .iter()
         .map(|&size| {
@@ -92,7 +92,7 @@ impl PerfCurves {
             kind: Kind::ObjPut,
             servers,
             replicas,
-            sync: Sync::Always,
+            sync: SyncClass::Always,
             size_bytes: 8 << 10,
             workers: WORKERS,
             subscribers: 0,

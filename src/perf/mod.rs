@@ -17,7 +17,7 @@ mod servers;
 pub mod sync_law;
 
 pub use calibration::{calibration_words, CalibrationFile, CalibrationSet};
-pub use model::{predict_shape, Band, Kind, Latency, Prediction, Shape, Sync, Terms, VolumeSpec};
+pub use model::{predict_shape, Band, Kind, Latency, Prediction, Shape, SyncClass, Terms, VolumeSpec};
 pub use servers::{
     catch_up, catch_up_bytes_per_s, catch_up_s_per_msg, raft_catch_up_bytes_per_s, CatchUp, CatchUpLoad, CatchUpStall,
     Need, NeedTerm, ServerNeeds, TermId, PAUSE_QUORUM_ENTRIES,
@@ -309,7 +309,7 @@ enum Sink {
 
 fn predict_into(site: &Site, layout: &Layout, catalog: &Catalog, cal: &Calibration, sink: &mut Sink) -> Predicted {
     let terms = &cal.terms;
-    let sync = Sync::from(site.nats.sync);
+    let sync = SyncClass::from(site.nats.sync);
     let mut out = Predicted {
         headroom: f64::INFINITY,
         ..Predicted::default()
@@ -506,7 +506,7 @@ struct Pricer<'a> {
     layout: &'a Layout,
     catalog: &'a Catalog,
     terms: &'a Terms,
-    sync: Sync,
+    sync: SyncClass,
     specs: crate::layout::lookup::Specs<'a>,
     /// Position in `layout.servers` of each site server (usize::MAX when not a JetStream server).
     slot: Vec<usize>,
@@ -578,7 +578,7 @@ fn pace_server(
 }
 
 impl<'a> Pricer<'a> {
-    fn new(site: &'a Site, layout: &'a Layout, catalog: &'a Catalog, terms: &'a Terms, sync: Sync) -> Pricer<'a> {
+    fn new(site: &'a Site, layout: &'a Layout, catalog: &'a Catalog, terms: &'a Terms, sync: SyncClass) -> Pricer<'a> {
         let mut slot = vec![usize::MAX; site.servers.len().max(layout.servers.iter().max().map_or(0, |m| m + 1))];
         for (i, &s) in layout.servers.iter().enumerate() {
             slot[s] = i;

@@ -1,7 +1,7 @@
 //! Each JetStream server's predicted resources (CPU, memory, bursts, restart and catch-up) from the load
 //! `predict_layout` summed onto it.
 
-use super::{server_model, volume_of, Band, Kind, Loads, Predicted, ServerPrediction, Sync, Terms};
+use super::{server_model, volume_of, Band, Kind, Loads, Predicted, ServerPrediction, SyncClass, Terms};
 use crate::catalog::Catalog;
 use crate::layout::Layout;
 use crate::site::{ServerIdx, Site};
@@ -27,7 +27,7 @@ pub(super) fn server_predictions(
     layout: &Layout,
     catalog: &Catalog,
     terms: &Terms,
-    sync: Sync,
+    sync: SyncClass,
     loads: &Loads,
     out: &mut Predicted,
 ) {
@@ -121,7 +121,7 @@ struct ServerContext<'a> {
     catalog: &'a Catalog,
     terms: &'a Terms,
     interval_s: f64,
-    sync: Sync,
+    sync: SyncClass,
 }
 
 /// One JetStream server's resources and times from its load and its volume.
@@ -158,7 +158,7 @@ fn server_prediction(ctx: &ServerContext, s: ServerIdx, load: &ServerLoad) -> Se
             group_in_msgs_max: load.group_in_msgs_max,
         },
     );
-    let dirty_s = interval_s.max(if sync == Sync::Always { 0.0 } else { 1.0 });
+    let dirty_s = interval_s.max(if sync == SyncClass::Always { 0.0 } else { 1.0 });
     let heap = HEAP_BASE_BYTES + HEAP_PER_ASSET_BYTES * load.assets as f64;
     let page_cache = load.write_bps / amp.max(1.0) * (HOT_WINDOW_S + dirty_s);
     ServerPrediction {
@@ -598,7 +598,7 @@ fn memory_need(
     } = *ctx;
     // Memory.
     let amp = terms.store.write_amplification.max(1.0);
-    let dirty_s = interval_s.max(if sync == Sync::Always { 0.0 } else { 1.0 });
+    let dirty_s = interval_s.max(if sync == SyncClass::Always { 0.0 } else { 1.0 });
     let consumer_bytes = loads.consumers_on[i] as f64 * CONSUMER_PENDING_ENTRIES * CONSUMER_PENDING_ENTRY_BYTES;
     let live =
         HEAP_PER_ASSET_BYTES * loads.assets_on[i] as f64 + loads.cache_bytes[i] + loads.index_bytes[i] + consumer_bytes;

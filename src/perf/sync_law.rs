@@ -413,8 +413,8 @@ impl Beyond {
     }
 }
 
-/// The target of a price: its host, replica count, size and what the leader costs there.
-pub struct Target<'a> {
+/// The target of a price (`PriceTarget`; `survival::DomainTarget` is what a failure domain names): its host, replica count, size and what the leader costs there.
+pub struct PriceTarget<'a> {
     pub host: &'a HostClass,
     pub replicas: u8,
     pub bytes: f64,
@@ -449,7 +449,7 @@ pub fn network_round_trips(host: &HostClass, replicas: u8, servers: u32) -> f64 
 /// measured this operation, else the nearest that did (the replica count nearest, replicated for
 /// replicated), carried by the hardware; `leaders` give a host's async per-message work where it measured
 /// one. None when no host measured the operation.
-pub fn price(hosts: &[SyncHost], leaders: &[LeaderClass], t: &Target, op: SyncOp) -> Option<SyncPrice> {
+pub fn price(hosts: &[SyncHost], leaders: &[LeaderClass], t: &PriceTarget, op: SyncOp) -> Option<SyncPrice> {
     let own = |c: &SyncHost| c.host.server_model.eq_ignore_ascii_case(&t.host.server_model);
     if t.always {
         if let Some(p) = price_measured_always(hosts, t, op) {
@@ -568,7 +568,7 @@ pub fn price(hosts: &[SyncHost], leaders: &[LeaderClass], t: &Target, op: SyncOp
 /// An `always` target priced from the rows its own host measured under `always` at its replica count: τ
 /// and D as measured (D read at the target's client count and grown for larger messages, as for delayed
 /// rows). None when the host measured no such rows: the caller prices from delayed rows and the fsyncs.
-fn price_measured_always(hosts: &[SyncHost], t: &Target, op: SyncOp) -> Option<SyncPrice> {
+fn price_measured_always(hosts: &[SyncHost], t: &PriceTarget, op: SyncOp) -> Option<SyncPrice> {
     let own = |c: &&SyncHost| c.host.server_model.eq_ignore_ascii_case(&t.host.server_model);
     let (class, law) = hosts.iter().filter(own).find_map(|c| {
         c.always_laws
@@ -632,7 +632,7 @@ fn price_measured_always(hosts: &[SyncHost], t: &Target, op: SyncOp) -> Option<S
 /// message, on a host running the whole cluster every server's), which grows with the message's per-byte
 /// work as the class's async rows measured it (`LeaderClass::unit`). The matrix (2026-12-05, run 5) measured
 /// 4 R3 publishers at 16 KiB 24.5 % below a price that kept the 1 KiB rows' D.
-fn grown_saturation(t: &Target, law: &SyncLaw, factor: f64) -> f64 {
+fn grown_saturation(t: &PriceTarget, law: &SyncLaw, factor: f64) -> f64 {
     let (at, rows) = (t.leader.unit(t.bytes), t.leader.unit(law.bytes));
     if at <= rows || at <= 0.0 {
         return 0.0;

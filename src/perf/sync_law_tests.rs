@@ -141,8 +141,8 @@ fn class(host: &HostClass, unit_byte_s: f64) -> LeaderClass {
     }
 }
 
-fn target<'a>(host: &'a HostClass, leader: &'a LeaderClass, bytes: f64, always: bool) -> Target<'a> {
-    Target {
+fn target<'a>(host: &'a HostClass, leader: &'a LeaderClass, bytes: f64, always: bool) -> PriceTarget<'a> {
+    PriceTarget {
         host,
         replicas: 3,
         bytes,
@@ -200,7 +200,7 @@ fn always_rows_price_only_an_always_target_on_their_own_host() {
     .unwrap();
     assert!(!o.under_always, "another host's always rows priced this one");
     // Another replica count: the R3 always law does not price R1.
-    let r1 = Target {
+    let r1 = PriceTarget {
         replicas: 1,
         ..target(&host, &leader, 128.0, true)
     };
@@ -233,7 +233,7 @@ fn a_price_measured_under_always_widens_only_for_what_it_carried_beyond_its_rows
         always_laws: vec![always],
     }];
     let at = |bytes: f64, clients: f64| {
-        let t = Target {
+        let t = PriceTarget {
             clients,
             ..target(&host, &leader, bytes, true)
         };
@@ -271,7 +271,7 @@ fn a_price_measured_under_always_widens_only_for_what_it_carried_beyond_its_rows
         ..hosts[0].clone()
     }];
     let at1 = |clients: f64| {
-        let t = Target {
+        let t = PriceTarget {
             clients,
             ..target(&host, &leader, 128.0, true)
         };

@@ -166,8 +166,8 @@ impl Keyed for crate::layout::Asset {
 }
 
 impl Keyed for YearlyAsset {
-    type Key<'a> = YearlyKey<'a>;
-    fn key(&self) -> YearlyKey<'_> {
+    type Key<'a> = YearlyKey;
+    fn key(&self) -> YearlyKey {
         yearly_key(self)
     }
     fn name(&self) -> &str {
@@ -224,16 +224,16 @@ fn prediction_key(p: &AssetPrediction) -> PredictionKey<'_> {
 
 /// Every field of a yearly entry but its name.
 #[derive(Hash, PartialEq, Eq)]
-pub struct YearlyKey<'a> {
-    kind: &'a str,
+pub struct YearlyKey {
+    kind: crate::survival::GroupKind,
     bits: [u64; 12],
     mttdl: Option<u64>,
     ci: Option<[u64; 12]>,
 }
 
-fn yearly_key(y: &YearlyAsset) -> YearlyKey<'_> {
+fn yearly_key(y: &YearlyAsset) -> YearlyKey {
     YearlyKey {
-        kind: &y.kind,
+        kind: y.kind,
         bits: y.bits(),
         mttdl: y.mttdl_years.map(f64::to_bits),
         ci: y.ci_bits(),
@@ -325,7 +325,7 @@ mod tests {
     fn y(name: &str, unavailable: f64) -> YearlyAsset {
         YearlyAsset {
             name: name.into(),
-            kind: "stream".into(),
+            kind: crate::layout::AssetKind::Stream.into(),
             unavailable_min_per_year: unavailable,
             ..YearlyAsset::default()
         }
@@ -568,7 +568,7 @@ mod tests {
         assert_eq!((g[1].count, g[1].first.as_str(), g[1].last.as_str()), (2, "b", "e"));
         // Any other field apart makes another class (here the kind).
         let mut kv = y("f", 1.0);
-        kv.kind = "kv".into();
+        kv.kind = crate::layout::AssetKind::Kv.into();
         assert_eq!(group(vec![y("a", 1.0), kv]).len(), 2);
     }
 

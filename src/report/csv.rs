@@ -6,13 +6,7 @@
 
 use crate::plan::{Plan, PlannedLayout};
 use crate::survival::{AssetLine, ScenarioReport, SimulateReport, WhatifReport};
-use crate::text::csv_field;
-
-pub fn record(out: &mut String, cells: &[String]) {
-    let line: Vec<String> = cells.iter().map(|c| csv_field(c)).collect();
-    out.push_str(&line.join(","));
-    out.push_str("\r\n");
-}
+use crate::text::Csv;
 
 pub fn num(x: f64) -> String {
     if x.is_finite() {
@@ -107,10 +101,10 @@ fn design_record(l: &PlannedLayout) -> Vec<String> {
 
 /// The design CSV for the layouts a report shows.
 pub fn design(plan: &Plan, sel: &super::design::Selection) -> Vec<u8> {
-    let mut out = String::new();
-    record(&mut out, &DESIGN_COLUMNS.map(String::from));
+    let mut out = Csv::crlf();
+    out.record(DESIGN_COLUMNS);
     for l in super::design::selected(plan, sel) {
-        record(&mut out, &design_record(l));
+        out.record(design_record(l));
     }
     out.into_bytes()
 }
@@ -145,7 +139,7 @@ fn whatif_record(i: usize, sc: &ScenarioReport, a: &AssetLine) -> Vec<String> {
         sc.api_available.to_string(),
         num(sc.recovery_s),
         a.name.clone(),
-        a.kind.into(),
+        a.kind.to_string(),
         a.status.as_str().into(),
         opt(a.stall_s),
         a.stall_until.join(" "),
@@ -156,11 +150,11 @@ fn whatif_record(i: usize, sc: &ScenarioReport, a: &AssetLine) -> Vec<String> {
 }
 
 pub fn whatif(r: &WhatifReport) -> Vec<u8> {
-    let mut out = String::new();
-    record(&mut out, &WHATIF_COLUMNS.map(String::from));
+    let mut out = Csv::crlf();
+    out.record(WHATIF_COLUMNS);
     for (i, sc) in r.scenarios.iter().enumerate() {
         for a in std::iter::once(&sc.meta_detail).chain(sc.streams.iter()) {
-            record(&mut out, &whatif_record(i, sc, a));
+            out.record(whatif_record(i, sc, a));
         }
     }
     out.into_bytes()
@@ -187,44 +181,28 @@ pub const SIMULATE_COLUMNS: [&str; 15] = [
 ];
 
 pub fn simulate(r: &SimulateReport) -> Vec<u8> {
-    let mut out = String::new();
-    record(&mut out, &SIMULATE_COLUMNS.map(String::from));
+    let mut out = Csv::crlf();
+    out.record(SIMULATE_COLUMNS);
     let (assets, _) = super::simulate::ordered(r, None);
     for (a, e) in assets {
         let ci = a.ci95.clone().unwrap_or_default();
-        record(
-            &mut out,
-            &[
-                a.name.clone(),
-                a.kind.clone(),
-                num(a.unavailable_min_per_year),
-                num(ci.unavailable_min_per_year.0),
-                num(ci.unavailable_min_per_year.1),
-                opt(e.map(|e| e.unavailable_min_per_year)),
-                num(a.p_data_lost_per_year),
-                num(ci.p_data_lost_per_year.0),
-                num(ci.p_data_lost_per_year.1),
-                opt(e.map(|e| e.p_data_lost_per_year)),
-                num(a.acked_msgs_lost_per_year),
-                num(ci.acked_msgs_lost_per_year.0),
-                num(ci.acked_msgs_lost_per_year.1),
-                opt(e.map(|e| e.acked_msgs_lost_per_year)),
-                opt(e.and_then(|e| e.mttdl_years).or(a.mttdl_years)),
-            ],
-        );
+        out.record([
+            a.name.clone(),
+            a.kind.to_string(),
+            num(a.unavailable_min_per_year),
+            num(ci.unavailable_min_per_year.0),
+            num(ci.unavailable_min_per_year.1),
+            opt(e.map(|e| e.unavailable_min_per_year)),
+            num(a.p_data_lost_per_year),
+            num(ci.p_data_lost_per_year.0),
+            num(ci.p_data_lost_per_year.1),
+            opt(e.map(|e| e.p_data_lost_per_year)),
+            num(a.acked_msgs_lost_per_year),
+            num(ci.acked_msgs_lost_per_year.0),
+            num(ci.acked_msgs_lost_per_year.1),
+            opt(e.map(|e| e.acked_msgs_lost_per_year)),
+            opt(e.and_then(|e| e.mttdl_years).or(a.mttdl_years)),
+        ]);
     }
     out.into_bytes()
-}
-
-#[cfg(test)]
-mod tests {
-    use crate::text::csv_field as field;
-
-    #[test]
-    fn fields_are_quoted_as_rfc_4180_says() {
-        assert_eq!(field("plain"), "plain");
-        assert_eq!(field("a, b"), "\"a, b\"");
-        assert_eq!(field("say \"hi\""), "\"say \"\"hi\"\"\"");
-        assert_eq!(field("two\nlines"), "\"two\nlines\"");
-    }
 }

@@ -445,7 +445,7 @@ pub fn simulate(
             let ci = a.ci95.as_ref();
             vec![
                 a.name.clone(),
-                a.kind.clone(),
+                a.kind.to_string(),
                 format!("{:.4}", a.unavailable_min_per_year),
                 ci.map(|c| {
                     format!(

@@ -2,7 +2,7 @@
 //! renderers (JSON is the value itself).
 
 use super::render::Format;
-use crate::perf::{Prediction, Shape, Sync};
+use crate::perf::{Prediction, Shape};
 use crate::text::count;
 use crate::units::fmt_bytes;
 use serde::Serialize;
@@ -12,7 +12,8 @@ use serde::Serialize;
 pub struct PredictReport {
     #[serde(flatten)]
     pub prediction: Prediction,
-    pub shape: ShapeEcho,
+    /// The shape as understood (`perf::Shape`'s JSON: its models by name).
+    pub shape: Shape,
 }
 
 impl super::render::Render for PredictReport {
@@ -24,50 +25,6 @@ impl super::render::Render for PredictReport {
             Format::Json => super::render::json_to(self, w),
             Format::Markdown => w.write_all(markdown(self).as_bytes()),
             _ => w.write_all(table(self, width).as_bytes()),
-        }
-    }
-}
-
-/// The shape as understood, so a JSON reader can tell what was predicted.
-#[derive(Debug, Serialize)]
-pub struct ShapeEcho {
-    pub servers: u32,
-    pub replicas: u8,
-    pub sync: Sync,
-    pub size_bytes: u64,
-    pub workers: u32,
-    pub subscribers: u32,
-    pub consumers: u32,
-    pub array: String,
-    pub disk: String,
-    pub raid: String,
-    pub disks: u32,
-    pub write_cache: bool,
-    pub luns_per_group: u32,
-    pub server_model: String,
-    /// js/kv: publishes in flight per worker (1 = synchronous publish).
-    pub window: u32,
-}
-
-impl From<&Shape> for ShapeEcho {
-    /// The shape's figures, and its models by name.
-    fn from(sh: &Shape) -> ShapeEcho {
-        ShapeEcho {
-            servers: sh.servers,
-            replicas: sh.replicas,
-            sync: sh.sync,
-            size_bytes: sh.size_bytes,
-            workers: sh.workers,
-            subscribers: sh.subscribers,
-            consumers: sh.consumers,
-            array: sh.volume.array.name.clone(),
-            disk: sh.volume.disk.name.clone(),
-            raid: sh.volume.raid.as_str().into(),
-            disks: sh.volume.disks,
-            write_cache: sh.volume.write_cache,
-            luns_per_group: sh.volume.luns_on_group,
-            server_model: sh.server.name.clone(),
-            window: sh.batch,
         }
     }
 }
@@ -94,12 +51,12 @@ fn rows(r: &PredictReport) -> Vec<(String, String)> {
             "volume".into(),
             format!(
                 "{} · {} × {} {} · write cache {} · {} per group",
-                s.array,
-                s.disks,
-                s.disk,
-                s.raid,
-                if s.write_cache { "on" } else { "off" },
-                count(s.luns_per_group, "LUN")
+                s.volume.array.name,
+                s.volume.disks,
+                s.volume.disk.name,
+                s.volume.raid.as_str(),
+                if s.volume.write_cache { "on" } else { "off" },
+                count(s.volume.luns_on_group, "LUN")
             ),
         ),
         ("ops/s".into(), format!("{:.1}", p.ops_per_s)),
@@ -117,7 +74,7 @@ fn rows(r: &PredictReport) -> Vec<(String, String)> {
                 format!(
                     "{} (extrapolated to {}: distance {:.2}; `natsplan calibrate` on this hardware narrows it)",
                     super::calibration_words(&p.calibration),
-                    s.server_model,
+                    s.server.name,
                     p.extrapolation_distance
                 )
             } else {
@@ -134,10 +91,10 @@ fn rows(r: &PredictReport) -> Vec<(String, String)> {
             1,
             (
                 "publish".into(),
-                if s.window <= 1 {
+                if s.batch <= 1 {
                     format!("sync · {}", count(s.workers, "publisher"))
                 } else {
-                    format!("async · window {} · {}", s.window, count(s.workers, "publisher"))
+                    format!("async · window {} · {}", s.batch, count(s.workers, "publisher"))
                 },
             ),
         );

@@ -116,7 +116,7 @@ fn rows(r: &SimulateReport) -> (Vec<Vec<String>>, Vec<Vec<String>>, usize) {
         let ci = a.ci95.clone().unwrap_or_default();
         down.push(vec![
             a.name.clone(),
-            a.kind.clone(),
+            a.kind.to_string(),
             minutes(a.unavailable_min_per_year),
             range(ci.unavailable_min_per_year.0, ci.unavailable_min_per_year.1, minutes),
             e.map(|e| minutes(e.unavailable_min_per_year))

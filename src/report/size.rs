@@ -388,10 +388,10 @@ fn csv_record(s: &Sizing, p: &Point) -> Vec<String> {
 
 /// The CSV report: a header row, then one record per point (RFC 4180, CRLF).
 pub fn csv(s: &Sizing) -> Vec<u8> {
-    let mut out = String::new();
-    crate::report::csv::record(&mut out, &CSV_COLUMNS.map(String::from));
+    let mut out = crate::text::Csv::crlf();
+    out.record(CSV_COLUMNS);
     for p in &s.candidates {
-        crate::report::csv::record(&mut out, &csv_record(s, p));
+        out.record(csv_record(s, p));
     }
     out.into_bytes()
 }

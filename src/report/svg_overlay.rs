@@ -51,7 +51,7 @@ impl Overlay {
         }
         for a in &sc.streams {
             // Consumers share their stream's name space in the report; the stream's own status wins.
-            if a.kind != "consumer" {
+            if !a.kind.is_consumer() {
                 o.status.insert(a.name.clone(), a.status);
             }
         }

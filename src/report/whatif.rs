@@ -257,7 +257,7 @@ pub fn markdown(r: &WhatifReport) -> String {
             .map(|a| {
                 vec![
                     a.name.clone(),
-                    a.kind.into(),
+                    a.kind.to_string(),
                     a.status.as_str().into(),
                     stall(a),
                     risk(a),

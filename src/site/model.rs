@@ -191,6 +191,8 @@ impl ArrayRaid {
     }
 }
 
+/// What the site carries: its streams, KV buckets and object stores, and their rates (the YAML's `workload:`).
+/// A benchmark run's own workload is `bench::BenchWorkload`.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Workload {
     pub streams: Vec<StreamSpec>,

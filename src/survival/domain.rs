@@ -103,7 +103,7 @@ fn kind_list() -> String {
 
 /// The thing a domain names, resolved against the site.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Target {
+pub enum DomainTarget {
     Server(ServerIdx),
     Array(ArrayIdx),
     /// An array and a disk slot in it, from 1.
@@ -117,7 +117,7 @@ pub enum Target {
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Domain {
     pub kind: DomainKind,
-    pub target: Target,
+    pub target: DomainTarget,
     /// The name as the site spells it (array name for disks).
     pub name: String,
 }
@@ -125,7 +125,7 @@ pub struct Domain {
 impl fmt::Display for Domain {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.target {
-            Target::Disk(_, slot) => write!(f, "disk:{}/{slot}", self.name),
+            DomainTarget::Disk(_, slot) => write!(f, "disk:{}/{slot}", self.name),
             _ => write!(f, "{}:{}", self.kind.as_str(), self.name),
         }
     }
@@ -193,7 +193,7 @@ fn parse_disk(sel: &str, name: &str, site: &Site) -> Result<Domain, String> {
         })?;
     Ok(Domain {
         kind: DomainKind::Disk,
-        target: Target::Disk(a, n),
+        target: DomainTarget::Disk(a, n),
         name: site.arrays[a].name.clone(),
     })
 }
@@ -222,9 +222,9 @@ fn parse_host_or_pdu(kind: DomainKind, sel: &str, name: &str, site: &Site) -> Re
         }
     })?;
     let target = if host {
-        Target::Host(names[i].clone())
+        DomainTarget::Host(names[i].clone())
     } else {
-        Target::Pdu(names[i].clone())
+        DomainTarget::Pdu(names[i].clone())
     };
     Ok(Domain {
         kind,
@@ -260,7 +260,7 @@ impl Domain {
                 let a = find(&arrays, name).ok_or_else(|| unknown("array", listing(ks, &owned(&arrays))))?;
                 Ok(Domain {
                     kind,
-                    target: Target::Array(a),
+                    target: DomainTarget::Array(a),
                     name: site.arrays[a].name.clone(),
                 })
             }
@@ -268,7 +268,7 @@ impl Domain {
                 let s = find(&servers, name).ok_or_else(|| unknown("server", listing(ks, &owned(&servers))))?;
                 Ok(Domain {
                     kind,
-                    target: Target::Server(s),
+                    target: DomainTarget::Server(s),
                     name: site.servers[s].name.clone(),
                 })
             }
@@ -277,14 +277,14 @@ impl Domain {
                 if let Some(s) = find(&servers, name) {
                     return Ok(Domain {
                         kind,
-                        target: Target::Server(s),
+                        target: DomainTarget::Server(s),
                         name: site.servers[s].name.clone(),
                     });
                 }
                 if let Some(a) = find(&arrays, name) {
                     return Ok(Domain {
                         kind,
-                        target: Target::Array(a),
+                        target: DomainTarget::Array(a),
                         name: site.arrays[a].name.clone(),
                     });
                 }
@@ -296,7 +296,7 @@ impl Domain {
                 let r = find(&racks, name).ok_or_else(|| unknown("rack", listing(ks, &owned(&racks))))?;
                 Ok(Domain {
                     kind,
-                    target: Target::Rack(r),
+                    target: DomainTarget::Rack(r),
                     name: site.racks[r].name.clone(),
                 })
             }
@@ -307,28 +307,28 @@ impl Domain {
     pub fn server(kind: DomainKind, site: &Site, s: ServerIdx) -> Domain {
         Domain {
             kind,
-            target: Target::Server(s),
+            target: DomainTarget::Server(s),
             name: site.servers[s].name.clone(),
         }
     }
     pub fn array(kind: DomainKind, site: &Site, a: ArrayIdx) -> Domain {
         Domain {
             kind,
-            target: Target::Array(a),
+            target: DomainTarget::Array(a),
             name: site.arrays[a].name.clone(),
         }
     }
     pub fn disk(site: &Site, a: ArrayIdx, slot: u32) -> Domain {
         Domain {
             kind: DomainKind::Disk,
-            target: Target::Disk(a, slot),
+            target: DomainTarget::Disk(a, slot),
             name: site.arrays[a].name.clone(),
         }
     }
     pub fn rack(kind: DomainKind, site: &Site, r: RackIdx) -> Domain {
         Domain {
             kind,
-            target: Target::Rack(r),
+            target: DomainTarget::Rack(r),
             name: site.racks[r].name.clone(),
         }
     }
@@ -369,7 +369,7 @@ impl Domain {
                 v.into_iter()
                     .map(|h| Domain {
                         kind,
-                        target: Target::Host(h.clone()),
+                        target: DomainTarget::Host(h.clone()),
                         name: h,
                     })
                     .collect()
@@ -391,7 +391,7 @@ impl Domain {
                 v.into_iter()
                     .map(|p| Domain {
                         kind,
-                        target: Target::Pdu(p.clone()),
+                        target: DomainTarget::Pdu(p.clone()),
                         name: p,
                     })
                     .collect()

@@ -3,7 +3,7 @@
 //! placement NATS could produce under the emitted configuration (ARCHITECTURE.md "Placement that NATS will
 //! really produce").
 
-use super::domain::{Domain, DomainKind, Target};
+use super::domain::{Domain, DomainKind, DomainTarget};
 use crate::layout::{quorum, AssetKind, Layout, Raid};
 use crate::site::{ArrayIdx, ServerIdx, Site};
 use crate::units::SyncMode;
@@ -66,7 +66,7 @@ impl Status {
 pub struct AssetOutcome {
     pub name: String,
     /// `stream`, `kv`, `object_store`, `consumer` or `meta`.
-    pub kind: &'static str,
+    pub kind: super::GroupKind,
     pub status: Status,
     /// Upper bound of the write stall in seconds; None when writes wait for `stall_until`.
     pub stall_s: Option<f64>,
@@ -360,26 +360,26 @@ impl<'a> Model<'a> {
     fn apply_domain(&self, hits: &mut Hits, arrays: &mut ArrayHits, di: usize, d: &Domain) {
         let site = self.site;
         match (&d.kind, &d.target) {
-            (DomainKind::Process, Target::Server(s)) => hits.hit(*s, di, false),
-            (DomainKind::Pause, Target::Server(s)) => {
+            (DomainKind::Process, DomainTarget::Server(s)) => hits.hit(*s, di, false),
+            (DomainKind::Pause, DomainTarget::Server(s)) => {
                 hits.hit(*s, di, false);
                 hits.eff[*s].cut_off = true;
             }
-            (DomainKind::Server, Target::Server(s)) => hits.hit(*s, di, true),
-            (DomainKind::Wipe, Target::Server(s)) => {
+            (DomainKind::Server, DomainTarget::Server(s)) => hits.hit(*s, di, true),
+            (DomainKind::Wipe, DomainTarget::Server(s)) => {
                 hits.hit(*s, di, false);
                 hits.eff[*s].destroyed = true;
             }
-            (DomainKind::Full, Target::Server(s)) => hits.hit(*s, di, false),
-            (DomainKind::Full, Target::Array(a)) => {
+            (DomainKind::Full, DomainTarget::Server(s)) => hits.hit(*s, di, false),
+            (DomainKind::Full, DomainTarget::Array(a)) => {
                 arrays.full[*a].get_or_insert(di);
             }
-            (DomainKind::Array, Target::Array(a)) => {
+            (DomainKind::Array, DomainTarget::Array(a)) => {
                 arrays.down[*a].get_or_insert(di);
             }
-            (DomainKind::Disk, Target::Disk(a, slot)) => arrays.failed_slots[*a].push((*slot, di)),
-            (DomainKind::Power, Target::Rack(r)) => self.power_rack(hits, &mut arrays.down, *r, di),
-            (DomainKind::Net, Target::Rack(r)) => {
+            (DomainKind::Disk, DomainTarget::Disk(a, slot)) => arrays.failed_slots[*a].push((*slot, di)),
+            (DomainKind::Power, DomainTarget::Rack(r)) => self.power_rack(hits, &mut arrays.down, *r, di),
+            (DomainKind::Net, DomainTarget::Rack(r)) => {
                 // The uplinks carry NATS traffic; storage paths (SAN/FC) are assumed not to run through
                 // them, so arrays in the rack stay reachable from other racks.
                 for s in site.rack_servers(*r) {
@@ -387,11 +387,11 @@ impl<'a> Model<'a> {
                     hits.eff[s].cut_off = true;
                 }
             }
-            (DomainKind::Rack, Target::Rack(r)) => self.power_rack(hits, &mut arrays.down, *r, di),
+            (DomainKind::Rack, DomainTarget::Rack(r)) => self.power_rack(hits, &mut arrays.down, *r, di),
             // A rack destroyed for good: its servers and their own disks, and every volume on its
             // arrays (wherever the servers using them are). A server of the rack whose LUN sits on an
             // array in another rack is down until the rack is rebuilt, its store intact.
-            (DomainKind::LostRack, Target::Rack(r)) => {
+            (DomainKind::LostRack, DomainTarget::Rack(r)) => {
                 for s in site.rack_servers(*r) {
                     hits.hit(s, di, true);
                     let elsewhere = self
@@ -405,12 +405,12 @@ impl<'a> Model<'a> {
                     }
                 }
             }
-            (DomainKind::LostArray, Target::Array(a)) => {
+            (DomainKind::LostArray, DomainTarget::Array(a)) => {
                 arrays.lost[*a].get_or_insert(di);
             }
             // A host's storage pool lost (yearly's host hardware loss): every guest on it pooled there
             // (its own disks) loses its store.
-            (DomainKind::Wipe, Target::Host(h)) => {
+            (DomainKind::Wipe, DomainTarget::Host(h)) => {
                 for (s, srv) in site.servers.iter().enumerate() {
                     if srv.host.as_deref() == Some(h.as_str()) {
                         hits.hit(s, di, true);
@@ -422,14 +422,14 @@ impl<'a> Model<'a> {
                     }
                 }
             }
-            (DomainKind::Host, Target::Host(h)) => {
+            (DomainKind::Host, DomainTarget::Host(h)) => {
                 for (s, srv) in site.servers.iter().enumerate() {
                     if srv.host.as_deref() == Some(h.as_str()) {
                         hits.hit(s, di, true);
                     }
                 }
             }
-            (DomainKind::Pdu, Target::Pdu(p)) => {
+            (DomainKind::Pdu, DomainTarget::Pdu(p)) => {
                 for (s, srv) in site.servers.iter().enumerate() {
                     if srv.pdu.as_deref() == Some(p.as_str()) {
                         hits.hit(s, di, true);
@@ -560,7 +560,7 @@ impl<'a> Model<'a> {
     fn outcome(
         &self,
         name: &str,
-        kind: &'static str,
+        kind: super::GroupKind,
         cands: &[ServerIdx],
         r: u32,
         unique_rack: bool,
@@ -647,14 +647,14 @@ impl<'a> Model<'a> {
             cause: &cause,
             failed,
         };
-        let meta = self.outcome("meta", "meta", &layout.servers, n, false, &struck);
+        let meta = self.outcome("meta", super::GroupKind::Meta, &layout.servers, n, false, &struck);
         let assets: Vec<AssetOutcome> = layout
             .assets
             .iter()
             .enumerate()
             .map(|(i, a)| {
                 let (c, u) = self.placement(i);
-                self.outcome(&a.name, a.kind.as_str(), c, a.replicas as u32, u, &struck)
+                self.outcome(&a.name, a.kind.into(), c, a.replicas as u32, u, &struck)
             })
             .collect();
         let pick = |f: fn(&ServerEffect) -> bool| -> Vec<ServerIdx> {
@@ -685,7 +685,7 @@ impl<'a> Model<'a> {
         let unplaced: Vec<&str> = sc
             .assets
             .iter()
-            .filter(|a| a.not_placed.is_some() && a.kind != "consumer")
+            .filter(|a| a.not_placed.is_some() && !a.kind.is_consumer())
             .map(|a| a.name.as_str())
             .collect();
         if !unplaced.is_empty() {

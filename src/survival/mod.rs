@@ -8,6 +8,7 @@ mod components;
 mod domain;
 mod endurance;
 mod evaluate;
+mod group_kind;
 // A test fixture, out of the library users build (the `fixtures` feature; tests and benches turn it on).
 #[cfg(any(test, feature = "fixtures"))]
 #[doc(hidden)]
@@ -31,9 +32,10 @@ mod tests;
 #[cfg(test)]
 mod yearly_tests;
 
-pub use domain::{Domain, DomainKind, Target};
+pub use domain::{Domain, DomainKind, DomainTarget};
 pub use endurance::{endurance, Endurance, GroupWear, KV_COMPACTION_REWRITE, RATING_YEARS};
 pub use evaluate::{evaluate, AssetOutcome, GroupEffect, Model, Scenario, ServerEffect, Status, ELECTION_STALL_S};
+pub use group_kind::GroupKind;
 pub use hazards::{hazards_line, known_hazards, Hazard};
 pub use recovery::{
     asset_in_bytes_per_s, recovery, repair_s, survivor_load, Action, Credentials, Recovery, Step, SurvivorLoad, Until,

@@ -4,6 +4,7 @@
 
 use super::domain::DomainKind;
 use super::evaluate::{Model, Scenario, Status, ELECTION_STALL_S};
+use super::GroupKind;
 use crate::catalog::Catalog;
 use crate::layout::AssetKind;
 use crate::site::{ServerIdx, Site};
@@ -283,7 +284,7 @@ pub(crate) fn catch_up_s(model: &Model, catalog: &Catalog, s: ServerIdx) -> f64 
 /// Servers and arrays inside the failed domains (any site server, not only JetStream ones): nothing in
 /// them may be proposed for a recovery step.
 fn unusable(model: &Model, failed: &[super::domain::Domain]) -> (Vec<bool>, Vec<bool>) {
-    use super::domain::Target;
+    use super::domain::DomainTarget;
     let site = model.site;
     let mut srv = vec![false; site.servers.len()];
     let mut arr = vec![false; site.arrays.len()];
@@ -299,17 +300,17 @@ fn unusable(model: &Model, failed: &[super::domain::Domain]) -> (Vec<bool>, Vec<
     };
     for d in failed {
         match (&d.kind, &d.target) {
-            (_, Target::Server(s)) => srv[*s] = true,
-            (DomainKind::Array | DomainKind::Full | DomainKind::LostArray, Target::Array(a)) => arr[*a] = true,
+            (_, DomainTarget::Server(s)) => srv[*s] = true,
+            (DomainKind::Array | DomainKind::Full | DomainKind::LostArray, DomainTarget::Array(a)) => arr[*a] = true,
             (DomainKind::Disk, _) => {}
-            (DomainKind::Net, Target::Rack(r)) => rack_down(*r, &mut srv, &mut arr, false),
-            (_, Target::Rack(r)) => rack_down(*r, &mut srv, &mut arr, true),
-            (_, Target::Host(h)) => {
+            (DomainKind::Net, DomainTarget::Rack(r)) => rack_down(*r, &mut srv, &mut arr, false),
+            (_, DomainTarget::Rack(r)) => rack_down(*r, &mut srv, &mut arr, true),
+            (_, DomainTarget::Host(h)) => {
                 for (i, s) in site.servers.iter().enumerate() {
                     srv[i] |= s.host.as_deref() == Some(h.as_str());
                 }
             }
-            (_, Target::Pdu(p)) => {
+            (_, DomainTarget::Pdu(p)) => {
                 for (i, s) in site.servers.iter().enumerate() {
                     let rack = &site.racks[s.rack];
                     srv[i] |= s.pdu.as_deref() == Some(p.as_str())
@@ -821,10 +822,10 @@ impl Builder<'_, '_> {
             .failed
             .iter()
             .find(|d| match (d.kind, &d.target) {
-                (DomainKind::LostRack, super::domain::Target::Rack(r)) => {
+                (DomainKind::LostRack, super::domain::DomainTarget::Rack(r)) => {
                     site.servers[s].rack == *r || arr.is_some_and(|a| site.arrays[a].rack == *r)
                 }
-                (DomainKind::LostArray, super::domain::Target::Array(a)) => arr == Some(*a),
+                (DomainKind::LostArray, super::domain::DomainTarget::Array(a)) => arr == Some(*a),
                 _ => false,
             })
             .map(|d| {
@@ -1119,7 +1120,12 @@ impl<'b> Builder<'b, '_> {
             .assets
             .iter()
             .filter(|a| a.acked_loss_risk && a.loss.is_none())
-            .filter(|a| matches!(a.kind, "stream" | "kv" | "object_store"))
+            .filter(|a| {
+                matches!(
+                    a.kind,
+                    GroupKind::Asset(AssetKind::Stream | AssetKind::Kv | AssetKind::ObjectStore)
+                )
+            })
             .map(|a| a.name.as_str())
             .collect()
     }

@@ -10,7 +10,7 @@
 //! evaluated in full. `sweep_exhaustive` evaluates every combination in full, for the tests that check the
 //! two agree.
 
-use super::domain::{Domain, DomainKind, Target};
+use super::domain::{Domain, DomainKind, DomainTarget};
 use super::evaluate::{Model, Scenario, ServerEffect, Status};
 use super::tolerates::for_each_subset;
 use crate::layout::{quorum, AssetKind};
@@ -327,7 +327,7 @@ fn effects_of(model: &Model, domains: &[Domain]) -> Vec<Effect> {
     domains
         .iter()
         .map(|d| match d.target {
-            Target::Disk(a, slot) => Effect::Disk(
+            DomainTarget::Disk(a, slot) => Effect::Disk(
                 (0..layout.groups.len())
                     .find(|&g| layout.groups[g].array == a && layout.groups[g].disks.contains(&slot))
                     .and_then(|g| model.position_in_group(g, slot).map(|p| (g, p))),

@@ -17,7 +17,7 @@ const SURVIVORS_SHOWN: usize = 5;
 #[derive(Debug, Clone, Serialize)]
 pub struct AssetLine {
     pub name: String,
-    pub kind: &'static str,
+    pub kind: super::GroupKind,
     pub status: Status,
     pub stall_s: Option<f64>,
     #[serde(skip_serializing_if = "Vec::is_empty")]

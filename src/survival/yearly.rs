@@ -116,7 +116,7 @@ impl Yearly {
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct YearlyAsset {
     pub name: String,
-    pub kind: String,
+    pub kind: super::GroupKind,
     /// Expected unavailable minutes per year (unplanned + planned).
     pub unavailable_min_per_year: f64,
     /// Of which planned maintenance.
@@ -512,7 +512,8 @@ impl<'m, 'a> Reliability<'m, 'a> {
             }
             let of = |slot: u32| {
                 comps.iter().position(|c| {
-                    c.group == Some(g) && matches!(c.domain.target, super::domain::Target::Disk(_, s) if s == slot)
+                    c.group == Some(g)
+                        && matches!(c.domain.target, super::domain::DomainTarget::Disk(_, s) if s == slot)
                 })
             };
             for p in model.mirror_pairs(g) {
@@ -698,7 +699,7 @@ impl<'m, 'a> Reliability<'m, 'a> {
                 x
             }),
         );
-        (meta.name, meta.kind) = ("meta".to_string(), "meta".to_string());
+        (meta.name, meta.kind) = ("meta".to_string(), super::GroupKind::Meta);
         let mut assets: Vec<YearlyAsset> = Vec::new();
         let mut classes: Vec<YearlyClass> = Vec::new();
         let mut class_at: crate::fxhash::FxHashMap<EntryKey, usize> = Default::default();
@@ -720,7 +721,7 @@ impl<'m, 'a> Reliability<'m, 'a> {
             match self.entries {
                 Entries::List => {
                     e.name = a.name.to_string();
-                    e.kind = a.kind.as_str().to_string();
+                    e.kind = a.kind.into();
                     assets.push(e);
                 }
                 Entries::Classes => add_to_class(&mut classes, &mut class_at, a, e),
@@ -759,7 +760,7 @@ impl<'m, 'a> Reliability<'m, 'a> {
         }
     }
 
-    /// A class's entry (name and kind left empty) from its flows: `msgs` acked per second, `held` messages,
+    /// A class's entry (name left empty, kind the meta group's until the caller says whose it is) from its flows: `msgs` acked per second, `held` messages,
     /// `stall` election seconds per year.
     fn entry(&self, f: &Flows, k: usize, (msgs, held, stall): (f64, f64, f64), ci: Option<Ci95>) -> YearlyAsset {
         let lag = self.replica_lag_s;
@@ -769,7 +770,7 @@ impl<'m, 'a> Reliability<'m, 'a> {
         let data = f.total[k] * held + f.tail[k] * (msgs * lag).min(held);
         YearlyAsset {
             name: String::new(),
-            kind: String::new(),
+            kind: super::GroupKind::Meta,
             unavailable_min_per_year: f.unavail[k] * YEAR_S / 60.0 + planned,
             planned_unavailable_min_per_year: planned,
             planned_stall_s_per_year: self.planned_stall_s[k],
@@ -1017,7 +1018,7 @@ fn add_to_class(
         std::collections::hash_map::Entry::Vacant(v) => {
             v.insert(classes.len());
             e.name = a.name.to_string();
-            e.kind = a.kind.as_str().to_string();
+            e.kind = a.kind.into();
             classes.push(YearlyClass {
                 count: 1,
                 first: a.name.clone(),

@@ -4,7 +4,7 @@
 //! work. Counts start at the seeds' figures and are scaled down to a time budget from the prediction's
 //! low edge, so a slow `sync_interval: always` disk still finishes.
 
-use crate::bench::{ConsumeMode, ObjOp, PublishMode, Storage, Workload};
+use crate::bench::{BenchWorkload, ConsumeMode, ObjOp, PublishMode, Storage};
 use crate::perf::{Kind, Prediction};
 use crate::text::plural_s;
 use serde::Serialize;
@@ -28,7 +28,7 @@ pub struct RowSpec {
     /// As the seeds name it, e.g. `Core 1p1s 50k×128 B`.
     pub label: String,
     #[serde(skip)]
-    pub workload: Workload,
+    pub workload: BenchWorkload,
     /// The seeds' count (messages, puts or objects).
     pub nominal_msgs: u64,
     /// The count that will run after scaling to the time budget.
@@ -109,7 +109,7 @@ fn count_label(n: u64) -> String {
 }
 
 /// How much a row moves, and with how many clients: what a ladder row is besides its names and workload.
-struct Shape {
+struct RowLoad {
     /// Messages, puts or objects (the seeds' count; scaled to the time budget later).
     msgs: u64,
     size: u64,
@@ -122,7 +122,7 @@ struct Shape {
 }
 
 /// A row of `kind` with its names, workload and shape, at its nominal count, closed-loop, not skipped.
-fn row(id: String, label: String, workload: Workload, kind: Kind, shape: Shape) -> RowSpec {
+fn row(id: String, label: String, workload: BenchWorkload, kind: Kind, shape: RowLoad) -> RowSpec {
     RowSpec {
         id,
         label,
@@ -145,9 +145,9 @@ fn core(pubs: usize, subs: usize, msgs: u64, size: u64) -> RowSpec {
     row(
         format!("core-{pubs}p{subs}s-{size}B"),
         format!("Core {pubs}p{subs}s {}×{}", count_label(msgs), size_label(size)),
-        Workload::Core { pubs, subs },
+        BenchWorkload::Core { pubs, subs },
         Kind::Core,
-        Shape {
+        RowLoad {
             msgs,
             size,
             replicas: 1,
@@ -162,7 +162,7 @@ fn js(pubs: usize, msgs: u64, size: u64) -> RowSpec {
     row(
         format!("js-r3-{pubs}p-{size}B"),
         format!("JetStream R3 file {pubs}p {}×{}", count_label(msgs), size_label(size)),
-        Workload::Js {
+        BenchWorkload::Js {
             pubs,
             replicas: 3,
             storage: Storage::File,
@@ -170,7 +170,7 @@ fn js(pubs: usize, msgs: u64, size: u64) -> RowSpec {
             window: JS_WINDOW,
         },
         Kind::Js,
-        Shape {
+        RowLoad {
             msgs,
             size,
             replicas: 3,
@@ -185,9 +185,9 @@ fn ping() -> RowSpec {
     row(
         "ping-128B".into(),
         "Ping 1k×128 B".into(),
-        Workload::Ping,
+        BenchWorkload::Ping,
         Kind::Ping,
-        Shape {
+        RowLoad {
             msgs: 1000,
             size: 128,
             replicas: 1,
@@ -202,9 +202,9 @@ fn flood() -> RowSpec {
     row(
         "flood-8p-128B".into(),
         "Flood 8p 20k×128 B".into(),
-        Workload::Flood { pubs: 8 },
+        BenchWorkload::Flood { pubs: 8 },
         Kind::Flood,
-        Shape {
+        RowLoad {
             msgs: 20_000,
             size: 128,
             replicas: 1,
@@ -220,13 +220,13 @@ fn kv() -> RowSpec {
     row(
         "kv-1c-128B".into(),
         "KV putter 1c 100k×128 B".into(),
-        Workload::Kv {
+        BenchWorkload::Kv {
             clients: 1,
             replicas: 1,
             storage: Storage::File,
         },
         Kind::Kv,
-        Shape {
+        RowLoad {
             msgs: 100_000,
             size: 128,
             replicas: 1,
@@ -252,14 +252,14 @@ fn obj(op: ObjOp, kib: u64, workers: usize, replicas: u8) -> RowSpec {
             count_label(objects),
             size_label(size)
         ),
-        Workload::Obj {
+        BenchWorkload::Obj {
             op,
             clients: workers,
             replicas: replicas as usize,
             storage: Storage::File,
         },
         kind,
-        Shape {
+        RowLoad {
             msgs: objects,
             size,
             replicas,
@@ -274,7 +274,7 @@ fn fixed_rate(rate: u64) -> RowSpec {
     let mut r = row(
         format!("rate-{}k-r3-128B", rate / 1000),
         format!("Fixed rate {}k/s JetStream R3 128 B", rate / 1000),
-        Workload::Js {
+        BenchWorkload::Js {
             pubs: 1,
             replicas: 3,
             storage: Storage::File,
@@ -282,7 +282,7 @@ fn fixed_rate(rate: u64) -> RowSpec {
             window: JS_WINDOW,
         },
         Kind::Js,
-        Shape {
+        RowLoad {
             msgs: rate,
             size: 128,
             replicas: 3,
@@ -322,7 +322,7 @@ pub fn site_consumers(site: &crate::site::Site, replicas_of: &dyn Fn(&str) -> Op
                     plural_s(s.consumers),
                     size_label(size)
                 ),
-                Workload::Consume {
+                BenchWorkload::Consume {
                     mode: ConsumeMode::Fetch,
                     clients: 1,
                     batch: CONSUMER_BATCH,
@@ -331,7 +331,7 @@ pub fn site_consumers(site: &crate::site::Site, replicas_of: &dyn Fn(&str) -> Op
                     target: None,
                 },
                 Kind::ConsumerFetch,
-                Shape {
+                RowLoad {
                     msgs: CONSUMER_MSGS,
                     size,
                     replicas: r,
@@ -378,7 +378,7 @@ pub fn site_assets(site: &crate::site::Site, replicas_of: &dyn Fn(Kind, &str) ->
             row.id = format!("site-js-{}-r{r}-{size}B", st.name);
             row.label = format!("Stream {} R{r} file 1p {}", st.name, size_label(size));
             row.replicas = r;
-            if let Workload::Js { replicas, .. } = &mut row.workload {
+            if let BenchWorkload::Js { replicas, .. } = &mut row.workload {
                 *replicas = r as usize;
             }
             row
@@ -393,7 +393,7 @@ pub fn site_assets(site: &crate::site::Site, replicas_of: &dyn Fn(Kind, &str) ->
             row.label = format!("KV {} R{r} 1c puts {}", kv.name, size_label(size));
             row.size_bytes = size;
             row.replicas = r;
-            if let Workload::Kv { replicas, .. } = &mut row.workload {
+            if let BenchWorkload::Kv { replicas, .. } = &mut row.workload {
                 *replicas = r as usize;
             }
             row
@@ -417,7 +417,7 @@ pub fn probe_row(replicas: u8) -> RowSpec {
     row(
         format!("probe-r{replicas}-sync-128B"),
         format!("Probe R{replicas} sync 100×128 B"),
-        Workload::Js {
+        BenchWorkload::Js {
             pubs: 1,
             replicas: replicas as usize,
             storage: Storage::File,
@@ -425,7 +425,7 @@ pub fn probe_row(replicas: u8) -> RowSpec {
             window: 1,
         },
         Kind::Js,
-        Shape {
+        RowLoad {
             msgs: 100,
             size: 128,
             replicas,

@@ -56,7 +56,9 @@ fn result_of(spec: &BenchSpec) -> BenchResult {
     } else {
         r.publishers.clients = one;
     }
-    if let crate::bench::Workload::Core { subs, .. } | crate::bench::Workload::Flood { pubs: subs } = spec.workload {
+    if let crate::bench::BenchWorkload::Core { subs, .. } | crate::bench::BenchWorkload::Flood { pubs: subs } =
+        spec.workload
+    {
         r.subscribers.clients = (0..subs.min(1)).map(|_| client("S1", spec.msgs, spec.size)).collect();
     }
     r.completion.asked = spec.msgs;

@@ -23,7 +23,7 @@ use crate::catalog::{Catalog, ServerModel};
 use crate::error::Failure;
 use crate::layout::Raid;
 use crate::monitor::probe as cluster;
-use crate::perf::{predict_shape, Calibration, Kind, Prediction, Shape, Sync, VolumeSpec};
+use crate::perf::{predict_shape, Calibration, Kind, Prediction, Shape, SyncClass, VolumeSpec};
 use crate::plan::Plan;
 use anyhow::anyhow;
 use cluster::ClusterFacts;
@@ -73,7 +73,7 @@ pub struct VerifyOptions {
 
 /// What verify asks of the cluster, as a seam: the connected server's facts and one benchmark run. The
 /// command leaves it to `bench` (`VerifyOptions::load` unset); a test gives a deterministic stand-in.
-pub trait Load: Send + std::marker::Sync {
+pub trait Load: Send + Sync {
     /// The connected server's name, version and whether JetStream is on (`ConnSpec::server_facts`).
     fn server_facts(&self) -> anyhow::Result<(String, String, bool)>;
     /// One benchmark run of `spec`, as `bench::run_with` runs it, stopped by `cancel`.
@@ -87,7 +87,7 @@ pub trait Load: Send + std::marker::Sync {
 /// The prediction inputs that do not vary by row.
 struct PredictCtx {
     servers: u32,
-    sync: Sync,
+    sync: SyncClass,
     volume: VolumeSpec,
     server: ServerModel,
     nats_version: Option<String>,
@@ -98,9 +98,9 @@ fn predict_ctx(opts: &VerifyOptions, facts: &ClusterFacts) -> Result<PredictCtx,
     let cat = &opts.catalog;
     // tmpfs makes `always` free: predict what the disk will really do.
     let sync = if facts.sync_always && !facts.store_on_tmpfs {
-        Sync::Always
+        SyncClass::Always
     } else {
-        Sync::Delayed
+        SyncClass::Delayed
     };
     let default_server = || {
         cat.server(&cat.default_server)

@@ -5,7 +5,7 @@ use super::drift::Drift;
 use super::ladder::RowSpec;
 use crate::bench::result::{LatencySummary, Losses, RateOutcome};
 use crate::monitor::probe::ClusterFacts;
-use crate::text::{csv_field_lf, md_pipes, signed_pct_or_dash};
+use crate::text::{md_pipes, signed_pct_or_dash, Csv};
 use comfy_table::{presets, ContentArrangement, Table};
 use serde::Serialize;
 
@@ -509,11 +509,34 @@ pub fn json(r: &VerifyReport) -> Vec<u8> {
     v
 }
 
-/// One CSV line per row.
+/// verify's results CSV columns (docs/verify.md).
+pub const CSV_COLUMNS: [&str; 20] = [
+    "row",
+    "kind",
+    "label",
+    "msgs",
+    "size_bytes",
+    "replicas",
+    "workers",
+    "rate_per_s",
+    "predicted_per_s",
+    "band_low",
+    "band_high",
+    "measured_per_s",
+    "error",
+    "status",
+    "p50_us",
+    "p99_us",
+    "max_cpu_percent",
+    "reason",
+    "runs",
+    "spread",
+];
+
+/// One CSV record per row, under a header (LF line ends).
 pub fn csv(r: &VerifyReport) -> Vec<u8> {
-    let mut o = String::from(
-        "row,kind,label,msgs,size_bytes,replicas,workers,rate_per_s,predicted_per_s,band_low,band_high,measured_per_s,error,status,p50_us,p99_us,max_cpu_percent,reason,runs,spread\n",
-    );
+    let mut o = Csv::lf();
+    o.record(CSV_COLUMNS);
     let f = |x: Option<f64>| x.map(|v| format!("{v:.3}")).unwrap_or_default();
     for row in &r.rows {
         let p = row.predicted.as_ref();
@@ -541,9 +564,7 @@ pub fn csv(r: &VerifyReport) -> Vec<u8> {
             m.map(|m| m.runs_ops_per_s.len().max(1).to_string()).unwrap_or_default(),
             f(m.and_then(|m| m.spread)),
         ];
-        let line: Vec<String> = cols.iter().map(|c| csv_field_lf(c)).collect();
-        o.push_str(&line.join(","));
-        o.push('\n');
+        o.record(cols);
     }
     o.into_bytes()
 }
@@ -571,9 +592,13 @@ mod tests {
     }
 
     #[test]
-    fn csv_fields_with_commas_are_quoted() {
-        assert_eq!(csv_field_lf("a,b"), "\"a,b\"");
-        assert_eq!(csv_field_lf("say \"x\""), "\"say \"\"x\"\"\"");
-        assert_eq!(csv_field_lf("x\"y,"), "\"x\"\"y,\"");
+    fn the_csv_header_is_the_one_results_files_always_had() {
+        let mut c = Csv::lf();
+        c.record(CSV_COLUMNS);
+        assert_eq!(
+            String::from_utf8(c.into_bytes()).unwrap(),
+            "row,kind,label,msgs,size_bytes,replicas,workers,rate_per_s,predicted_per_s,band_low,band_high,\
+             measured_per_s,error,status,p50_us,p99_us,max_cpu_percent,reason,runs,spread\n"
+        );
     }
 }

@@ -24,10 +24,10 @@ fn measured_ops(r: &RowSpec, b: &BenchResult) -> f64 {
 /// On a cluster given by more than one URL, rows that write to a stream connect their workers to servers
 /// other than the stream leader's (`bench --leader remote`), as calibrate measures and predictions price.
 fn bench_spec(r: &RowSpec, monitors: &[String], keep: bool, servers: usize) -> BenchSpec {
-    use crate::bench::{LeaderPlacement, Workload};
+    use crate::bench::{BenchWorkload, LeaderPlacement};
     let writes = matches!(
         r.workload,
-        Workload::Js { .. } | Workload::Kv { .. } | Workload::KvGet { .. } | Workload::Obj { .. }
+        BenchWorkload::Js { .. } | BenchWorkload::Kv { .. } | BenchWorkload::KvGet { .. } | BenchWorkload::Obj { .. }
     );
     BenchSpec {
         workload: r.workload.clone(),
@@ -200,7 +200,7 @@ fn plan_rows(opts: &VerifyOptions, ctx: &PredictCtx, d: &Detected) -> (Vec<RowSp
         ladder::scale(r, p, opts.row_seconds, 1.0);
     }
     // Under `always`, a disk probe runs first (see `probe_disk`); its bytes count too.
-    let probe = (ctx.sync == Sync::Always && rows.iter().any(|r| r.skip.is_none() && r.writes()))
+    let probe = (ctx.sync == SyncClass::Always && rows.iter().any(|r| r.skip.is_none() && r.writes()))
         .then(|| ladder::probe_row(d.facts.max_replicas.clamp(1, 3)));
     (rows, preds, probe)
 }
@@ -470,7 +470,7 @@ impl Session<'_> {
         };
         // Only fsync-bound writing (sync always) is expected to run slower than the prediction's
         // hardware for a reason that carries over to later rows: a slow disk.
-        let fsync_bound = self.ctx.sync == Sync::Always;
+        let fsync_bound = self.ctx.sync == SyncClass::Always;
         if fsync_bound && r.writes() && r.rate_per_s.is_none() && p.band.low > 0.0 && m < p.band.low {
             self.slowdown = self.slowdown.min(m / p.band.low);
         }

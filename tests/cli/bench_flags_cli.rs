@@ -5,7 +5,7 @@
 
 use assert_cmd::Command;
 use clap::{CommandFactory, Parser};
-use natsplan::bench::{ConsumeMode, PublishMode, Workload};
+use natsplan::bench::{BenchWorkload, ConsumeMode, PublishMode};
 use natsplan::cli::{Cli, Command as Cmd};
 use natsplan::commands::bench::BenchCmd;
 
@@ -185,7 +185,7 @@ fn consumer_runs_with_a_subject_filter_take_one_client() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--clients 1 with --subject"));
-    let w = Workload::Consume {
+    let w = BenchWorkload::Consume {
         mode: ConsumeMode::Fetch,
         clients: 1,
         batch: 10,

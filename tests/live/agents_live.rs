@@ -467,9 +467,9 @@ fn an_agent_stops_on_sigterm_even_when_its_servers_are_gone() {
 /// starting point the hostile ones are edited from).
 fn valid_request() -> Value {
     use natsplan::agent::protocol::{row_subject, RunRequest, WorkSpec};
-    use natsplan::bench::{BenchSpec, ClientChoice, LeaderPlacement, PublishMode, Share, Storage, Workload};
+    use natsplan::bench::{BenchSpec, BenchWorkload, ClientChoice, LeaderPlacement, PublishMode, Share, Storage};
     let spec = BenchSpec {
-        workload: Workload::Js {
+        workload: BenchWorkload::Js {
             pubs: 2,
             replicas: 1,
             storage: Storage::File,

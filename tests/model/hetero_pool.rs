@@ -5,7 +5,7 @@
 use natsplan::catalog::Catalog;
 use natsplan::layout::VolumeKind;
 use natsplan::plan::{build, Plan, Verdict};
-use natsplan::survival::{Domain, DomainKind, Model, Target};
+use natsplan::survival::{Domain, DomainKind, DomainTarget, Model};
 
 const POOLS: &str = include_str!("../../examples/vm-host-pools.yaml");
 
@@ -68,7 +68,7 @@ fn the_pool_fails_with_its_host_and_only_its_guests_lose_their_stores() {
     // Host lost for good (its hardware with the pool): every guest's VM disk on that pool goes.
     let lost = Domain {
         kind: DomainKind::Wipe,
-        target: Target::Host("hv-a".into()),
+        target: DomainTarget::Host("hv-a".into()),
         name: "hv-a".into(),
     };
     let (eff, _, _) = model.effects(std::slice::from_ref(&lost));

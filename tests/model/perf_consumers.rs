@@ -5,13 +5,15 @@
 use crate::stats::median;
 use natsplan::catalog::Catalog;
 use natsplan::layout::Raid;
-use natsplan::perf::{consumer, predict_shape, Calibration, CalibrationSet, Kind, Prediction, Shape, Sync, VolumeSpec};
+use natsplan::perf::{
+    consumer, predict_shape, Calibration, CalibrationSet, Kind, Prediction, Shape, SyncClass, VolumeSpec,
+};
 use std::collections::BTreeMap;
 
 const FILE: &str = "lab-loopback-consumers";
 const LAB_HOST: &str = "loopback-2c-shared";
 
-fn shape(kind: Kind, server: &str, r: u8, size: u64, workers: u32, sync: Sync) -> Shape {
+fn shape(kind: Kind, server: &str, r: u8, size: u64, workers: u32, sync: SyncClass) -> Shape {
     let cat = Catalog::builtin();
     Shape {
         kind,
@@ -65,7 +67,7 @@ fn held_out_consumer_shapes_land_inside_the_predicted_band() {
     let mut misses = Vec::new();
     for ((mode, r, size), rates) in &held {
         let kind = consumer::mode_kind(mode).unwrap();
-        let p = predict(&shape(kind, LAB_HOST, *r, *size, 1, Sync::Delayed));
+        let p = predict(&shape(kind, LAB_HOST, *r, *size, 1, SyncClass::Delayed));
         let m = median(rates.clone());
         assert_eq!(p.calibration, FILE);
         assert!(!p.scaled, "{mode} R{r} {size} B is on its own host: {:?}", p.notes);
@@ -86,45 +88,45 @@ fn held_out_consumer_shapes_land_inside_the_predicted_band() {
 #[test]
 fn consumer_kinds_are_priced_by_consumer_rows_and_follow_size_and_acks() {
     for kind in [Kind::ConsumerFetch, Kind::ConsumerConsume, Kind::ConsumerOrdered] {
-        let p = predict(&shape(kind, LAB_HOST, 3, 128, 1, Sync::Delayed));
+        let p = predict(&shape(kind, LAB_HOST, 3, 128, 1, SyncClass::Delayed));
         assert_eq!(p.calibration, FILE, "{kind:?}");
         assert!(p.source.contains(kind.as_str()), "{}", p.source);
         assert!(p.ops_per_s > 0.0 && p.band.low < p.ops_per_s && p.ops_per_s < p.band.high);
         // Not the publish law: no stream-leader facts, a consumer bottleneck.
         assert!(p.stream.is_none());
         assert!(!p.bottleneck.contains("leader"), "{}", p.bottleneck);
-        let big = predict(&shape(kind, LAB_HOST, 3, 8192, 1, Sync::Delayed));
+        let big = predict(&shape(kind, LAB_HOST, 3, 8192, 1, SyncClass::Delayed));
         assert!(big.ops_per_s <= p.ops_per_s, "{kind:?}: 8 KiB faster than 128 B");
     }
     // Ordered consumers skip the acks: faster than an acked fetch of the same shape on the lab.
-    let fetch = predict(&shape(Kind::ConsumerFetch, LAB_HOST, 3, 128, 1, Sync::Delayed));
-    let ordered = predict(&shape(Kind::ConsumerOrdered, LAB_HOST, 3, 128, 1, Sync::Delayed));
+    let fetch = predict(&shape(Kind::ConsumerFetch, LAB_HOST, 3, 128, 1, SyncClass::Delayed));
+    let ordered = predict(&shape(Kind::ConsumerOrdered, LAB_HOST, 3, 128, 1, SyncClass::Delayed));
     assert!(ordered.ops_per_s > fetch.ops_per_s);
 }
 
 #[test]
 fn uncalibrated_cases_are_scaled_with_a_wider_band_and_say_why() {
-    let own = predict(&shape(Kind::ConsumerFetch, LAB_HOST, 3, 1024, 1, Sync::Delayed));
+    let own = predict(&shape(Kind::ConsumerFetch, LAB_HOST, 3, 1024, 1, SyncClass::Delayed));
     let width = |p: &Prediction| (p.band.high / p.band.low).ln();
     let cases = [
         (
             "another host",
-            shape(Kind::ConsumerFetch, "generic-16c", 3, 1024, 1, Sync::Delayed),
+            shape(Kind::ConsumerFetch, "generic-16c", 3, 1024, 1, SyncClass::Delayed),
             "scaled",
         ),
         (
             "R5",
-            shape(Kind::ConsumerFetch, LAB_HOST, 5, 1024, 1, Sync::Delayed),
+            shape(Kind::ConsumerFetch, LAB_HOST, 5, 1024, 1, SyncClass::Delayed),
             "R5",
         ),
         (
             "sync always",
-            shape(Kind::ConsumerFetch, LAB_HOST, 3, 1024, 1, Sync::Always),
+            shape(Kind::ConsumerFetch, LAB_HOST, 3, 1024, 1, SyncClass::Always),
             "always",
         ),
         (
             "4 clients",
-            shape(Kind::ConsumerFetch, LAB_HOST, 3, 1024, 4, Sync::Delayed),
+            shape(Kind::ConsumerFetch, LAB_HOST, 3, 1024, 4, SyncClass::Delayed),
             "clients",
         ),
     ];
@@ -135,6 +137,6 @@ fn uncalibrated_cases_are_scaled_with_a_wider_band_and_say_why() {
         assert!(p.notes.iter().any(|n| n.contains(says)), "{what}: {:?}", p.notes);
     }
     // Ordered reads have no acks: `always` does not touch them.
-    let o = predict(&shape(Kind::ConsumerOrdered, LAB_HOST, 3, 1024, 1, Sync::Always));
+    let o = predict(&shape(Kind::ConsumerOrdered, LAB_HOST, 3, 1024, 1, SyncClass::Always));
     assert!(!o.scaled, "{:?}", o.notes);
 }

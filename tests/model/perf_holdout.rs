@@ -10,7 +10,7 @@
 use crate::stats::median;
 use natsplan::catalog::Catalog;
 use natsplan::layout::Raid;
-use natsplan::perf::{predict_shape, Calibration, Kind, Shape, Sync, VolumeSpec};
+use natsplan::perf::{predict_shape, Calibration, Kind, Shape, SyncClass, VolumeSpec};
 use serde::Deserialize;
 use std::path::Path;
 
@@ -76,7 +76,7 @@ fn errors(run: &Run) -> Vec<(String, f64, f64, f64)> {
                 kind: kind(&s.kind),
                 servers: 3,
                 replicas: s.replicas,
-                sync: Sync::Delayed,
+                sync: SyncClass::Delayed,
                 size_bytes: s.size,
                 workers: s.workers,
                 subscribers: 0,
@@ -301,7 +301,7 @@ fn kv_shape(cat: &Catalog, server: natsplan::catalog::ServerModel, workers: u32)
         kind: Kind::Kv,
         servers: 3,
         replicas: 3,
-        sync: Sync::Delayed,
+        sync: SyncClass::Delayed,
         size_bytes: 512,
         workers,
         subscribers: 0,

@@ -7,10 +7,10 @@
 use natsplan::catalog::Catalog;
 use natsplan::layout::Raid;
 use natsplan::perf::calibration::{CalibrationFile, CalibrationSet};
-use natsplan::perf::{predict_shape, Calibration, Kind, Prediction, Shape, Sync, VolumeSpec};
+use natsplan::perf::{predict_shape, Calibration, Kind, Prediction, Shape, SyncClass, VolumeSpec};
 use std::path::Path;
 
-fn shape(kind: Kind, server: &str, r: u8, size: u64, workers: u32, window: u32, sync: Sync) -> Shape {
+fn shape(kind: Kind, server: &str, r: u8, size: u64, workers: u32, window: u32, sync: SyncClass) -> Shape {
     let cat = Catalog::builtin();
     Shape {
         kind,
@@ -41,7 +41,7 @@ fn shape_on(
     size: u64,
     workers: u32,
     window: u32,
-    sync: Sync,
+    sync: SyncClass,
 ) -> Shape {
     if Catalog::builtin().server(server).is_some() {
         return shape(kind, server, r, size, workers, window, sync);
@@ -95,7 +95,10 @@ fn every_shipped_calibration_file_loads_as_calibration() {
 fn the_docs_laptop_figure_lands_in_the_band_for_its_own_hardware() {
     let cal = Calibration::builtin();
     // nats bench js pub --batch 500, file, R1, 128 B, one publisher: 403,828 msgs/s (MacBook Pro M4).
-    let p = predict(&cal, &shape(Kind::Js, "macbook-pro-m4", 1, 128, 1, 500, Sync::Delayed));
+    let p = predict(
+        &cal,
+        &shape(Kind::Js, "macbook-pro-m4", 1, 128, 1, 500, SyncClass::Delayed),
+    );
     assert!(
         p.band.low <= 403_828.0 && 403_828.0 <= p.band.high,
         "predicted {:.0} ({:.0}–{:.0}) from {}",
@@ -113,7 +116,7 @@ fn the_install_guide_sizing_is_not_predicted_below_its_floor() {
     // 3-node R3 file cluster, 1 core per server, 1000 publishers × 100 msgs/s = 100k msgs/s (size unstated).
     let p = predict(
         &cal,
-        &shape(Kind::Js, "install-guide-1c", 3, 128, 1000, 256, Sync::Delayed),
+        &shape(Kind::Js, "install-guide-1c", 3, 128, 1000, 256, SyncClass::Delayed),
     );
     assert!(
         p.ops_per_s >= 100_000.0,
@@ -127,10 +130,13 @@ fn the_install_guide_sizing_is_not_predicted_below_its_floor() {
 fn seed004_rows_land_in_the_band_on_lxc_guests_and_nowhere_else_unchanged() {
     let cal = Calibration::builtin();
     for (size, want) in [(128u64, 16_000.0), (1024, 13_500.0)] {
-        let p = predict(&cal, &shape(Kind::Js, "lxc-guest", 3, size, 4, 256, Sync::Delayed));
+        let p = predict(&cal, &shape(Kind::Js, "lxc-guest", 3, size, 4, 256, SyncClass::Delayed));
         assert!(p.band.low <= want && want <= p.band.high, "{size} B: {p:?}");
         assert_eq!(p.calibration, "seed004-lxc-ladder");
-        let g = predict(&cal, &shape(Kind::Js, "generic-16c", 3, size, 4, 256, Sync::Delayed));
+        let g = predict(
+            &cal,
+            &shape(Kind::Js, "generic-16c", 3, size, 4, 256, SyncClass::Delayed),
+        );
         assert!(
             g.ops_per_s > 2.0 * p.ops_per_s,
             "{size} B: generic-16c {:.0} vs lxc {:.0}",
@@ -156,7 +162,15 @@ fn lab_delayed_rows_land_in_the_band_for_the_lab_host() {
         let m = lab_median(&f, label, "delayed");
         let p = predict(
             &cal,
-            &shape(Kind::Js, "loopback-2c-shared", r, size, pubs, window, Sync::Delayed),
+            &shape(
+                Kind::Js,
+                "loopback-2c-shared",
+                r,
+                size,
+                pubs,
+                window,
+                SyncClass::Delayed,
+            ),
         );
         assert!(
             p.band.low <= m && m <= p.band.high,
@@ -195,11 +209,11 @@ fn always_ratios_against(path: &str, measured: &str, model: &str) -> Vec<(&'stat
         let measured = lab_median(&f, label, "always") / lab_median(&f, label, "delayed");
         let d = predict(
             &cal,
-            &shape_on(&cal, Kind::Js, model, 3, size, pubs, window, Sync::Delayed),
+            &shape_on(&cal, Kind::Js, model, 3, size, pubs, window, SyncClass::Delayed),
         );
         let a = predict(
             &cal,
-            &shape_on(&cal, Kind::Js, model, 3, size, pubs, window, Sync::Always),
+            &shape_on(&cal, Kind::Js, model, 3, size, pubs, window, SyncClass::Always),
         );
         let predicted = a.ops_per_s / d.ops_per_s;
         eprintln!("{path} {label}: always/delayed predicted {predicted:.3}, measured {measured:.3}");
@@ -208,7 +222,7 @@ fn always_ratios_against(path: &str, measured: &str, model: &str) -> Vec<(&'stat
         out.push((label, predicted, measured));
     }
     // One synchronous publisher waits for the fsync chain: the label says so.
-    let a = predict(&cal, &shape_on(&cal, Kind::Js, model, 3, 128, 1, 1, Sync::Always));
+    let a = predict(&cal, &shape_on(&cal, Kind::Js, model, 3, 128, 1, 1, SyncClass::Always));
     assert!(a.bottleneck.contains("fsync"), "{}", a.bottleneck);
     out
 }
@@ -272,8 +286,11 @@ fn a_calibrate_run_predicts_a_later_ladders_always_ratios() {
 #[test]
 fn the_same_shape_differs_by_server_model_and_names_its_calibration() {
     let cal = Calibration::builtin();
-    let lxc = predict(&cal, &shape(Kind::Js, "lxc-guest", 3, 256, 64, 256, Sync::Delayed));
-    let big = predict(&cal, &shape(Kind::Js, "generic-16c", 3, 256, 64, 256, Sync::Delayed));
+    let lxc = predict(&cal, &shape(Kind::Js, "lxc-guest", 3, 256, 64, 256, SyncClass::Delayed));
+    let big = predict(
+        &cal,
+        &shape(Kind::Js, "generic-16c", 3, 256, 64, 256, SyncClass::Delayed),
+    );
     assert!(big.ops_per_s > 50_000.0 && lxc.ops_per_s < 50_000.0, "{big:?} {lxc:?}");
     assert!(
         big.band.high / big.band.low > lxc.band.high / lxc.band.low,
@@ -288,11 +305,14 @@ fn the_same_shape_differs_by_server_model_and_names_its_calibration() {
 #[test]
 fn bottleneck_labels_follow_the_publish_mode() {
     let cal = Calibration::builtin();
-    let batched = predict(&cal, &shape(Kind::Js, "generic-16c", 3, 128, 1, 500, Sync::Delayed));
+    let batched = predict(
+        &cal,
+        &shape(Kind::Js, "generic-16c", 3, 128, 1, 500, SyncClass::Delayed),
+    );
     assert!(!batched.bottleneck.contains("round trips"), "{}", batched.bottleneck);
-    let one = predict(&cal, &shape(Kind::Js, "generic-16c", 3, 128, 1, 1, Sync::Delayed));
+    let one = predict(&cal, &shape(Kind::Js, "generic-16c", 3, 128, 1, 1, SyncClass::Delayed));
     assert!(one.bottleneck.contains("sync publish"), "{}", one.bottleneck);
-    let small_window = predict(&cal, &shape(Kind::Js, "generic-16c", 3, 128, 1, 4, Sync::Delayed));
+    let small_window = predict(&cal, &shape(Kind::Js, "generic-16c", 3, 128, 1, 4, SyncClass::Delayed));
     assert!(
         small_window.bottleneck.contains("async publish window"),
         "{}",
@@ -300,7 +320,7 @@ fn bottleneck_labels_follow_the_publish_mode() {
     );
     let lab_always_r1 = predict(
         &cal,
-        &shape(Kind::Js, "loopback-2c-shared", 1, 128, 1, 500, Sync::Always),
+        &shape(Kind::Js, "loopback-2c-shared", 1, 128, 1, 500, SyncClass::Always),
     );
     assert!(
         lab_always_r1.bottleneck.contains("fsync"),

@@ -15,7 +15,7 @@ use crate::stats::median;
 use natsplan::catalog::Catalog;
 use natsplan::layout::Raid;
 use natsplan::perf::sync_law::SyncOp;
-use natsplan::perf::{predict_shape, Calibration, Kind, Shape, Sync, VolumeSpec};
+use natsplan::perf::{predict_shape, Calibration, Kind, Shape, SyncClass, VolumeSpec};
 use serde::Deserialize;
 use std::path::Path;
 
@@ -148,9 +148,9 @@ fn shape(cat: &Catalog, cal: &Calibration, model: &str, c: &Cell) -> Shape {
         servers: 3,
         replicas: c.replicas,
         sync: if c.sync == "always" {
-            Sync::Always
+            SyncClass::Always
         } else {
-            Sync::Delayed
+            SyncClass::Delayed
         },
         size_bytes: c.size,
         workers: c.workers,

@@ -3,11 +3,11 @@
 
 use natsplan::catalog::Catalog;
 use natsplan::layout::Raid;
-use natsplan::perf::{predict_shape, Calibration, Kind, Prediction, Shape, Sync, VolumeSpec};
+use natsplan::perf::{predict_shape, Calibration, Kind, Prediction, Shape, SyncClass, VolumeSpec};
 use proptest::prelude::*;
 
 #[allow(clippy::too_many_arguments)]
-fn shape(kind: Kind, servers: u32, r: u8, sync: Sync, size: u64, workers: u32, raid: Raid, cache: bool) -> Shape {
+fn shape(kind: Kind, servers: u32, r: u8, sync: SyncClass, size: u64, workers: u32, raid: Raid, cache: bool) -> Shape {
     let c = Catalog::builtin();
     let mut volume = VolumeSpec::seed000(&c, raid, 3);
     volume.write_cache = cache;
@@ -43,8 +43,8 @@ fn delayed_sync_beats_immediate() {
             for raid in [Raid::Raid0, Raid::Raid1, Raid::Raid6] {
                 for size in [128, KIB8, MIB] {
                     for w in [1, 3, 9] {
-                        let a = run(&shape(kind, n, r, Sync::Always, size, w, raid, false));
-                        let d = run(&shape(kind, n, r, Sync::Delayed, size, w, raid, false));
+                        let a = run(&shape(kind, n, r, SyncClass::Always, size, w, raid, false));
+                        let d = run(&shape(kind, n, r, SyncClass::Delayed, size, w, raid, false));
                         assert!(
                             d.ops_per_s > a.ops_per_s * 1.05,
                             "{kind:?} n{n} R{r} {raid:?} {size} w{w}: delayed {} vs always {}",
@@ -62,16 +62,52 @@ fn delayed_sync_beats_immediate() {
 fn raid1_without_write_cache_is_slower_than_raid0_under_immediate_sync_only() {
     for size in [KIB8, MIB] {
         for w in [1, 3] {
-            let imm0 = run(&shape(Kind::ObjPut, 3, 3, Sync::Always, size, w, Raid::Raid0, false));
-            let imm1 = run(&shape(Kind::ObjPut, 3, 3, Sync::Always, size, w, Raid::Raid1, false));
+            let imm0 = run(&shape(
+                Kind::ObjPut,
+                3,
+                3,
+                SyncClass::Always,
+                size,
+                w,
+                Raid::Raid0,
+                false,
+            ));
+            let imm1 = run(&shape(
+                Kind::ObjPut,
+                3,
+                3,
+                SyncClass::Always,
+                size,
+                w,
+                Raid::Raid1,
+                false,
+            ));
             assert!(
                 imm1.ops_per_s < imm0.ops_per_s * 0.9,
                 "{size} w{w}: {} vs {}",
                 imm1.ops_per_s,
                 imm0.ops_per_s
             );
-            let del0 = run(&shape(Kind::ObjPut, 3, 3, Sync::Delayed, size, w, Raid::Raid0, false));
-            let del1 = run(&shape(Kind::ObjPut, 3, 3, Sync::Delayed, size, w, Raid::Raid1, false));
+            let del0 = run(&shape(
+                Kind::ObjPut,
+                3,
+                3,
+                SyncClass::Delayed,
+                size,
+                w,
+                Raid::Raid0,
+                false,
+            ));
+            let del1 = run(&shape(
+                Kind::ObjPut,
+                3,
+                3,
+                SyncClass::Delayed,
+                size,
+                w,
+                Raid::Raid1,
+                false,
+            ));
             assert!(
                 (del1.ops_per_s / del0.ops_per_s - 1.0).abs() < 0.02,
                 "delayed {size} w{w}: {} vs {}",
@@ -79,7 +115,16 @@ fn raid1_without_write_cache_is_slower_than_raid0_under_immediate_sync_only() {
                 del0.ops_per_s
             );
             // With the array's mirrored write cache on, RAID 1 catches up with RAID 0 (Appendix C's reading).
-            let c1 = run(&shape(Kind::ObjPut, 3, 3, Sync::Always, size, w, Raid::Raid1, true));
+            let c1 = run(&shape(
+                Kind::ObjPut,
+                3,
+                3,
+                SyncClass::Always,
+                size,
+                w,
+                Raid::Raid1,
+                true,
+            ));
             assert!(c1.ops_per_s > imm1.ops_per_s * 1.1 && c1.scaled, "cache on: {c1:?}");
         }
     }
@@ -87,7 +132,7 @@ fn raid1_without_write_cache_is_slower_than_raid0_under_immediate_sync_only() {
 
 #[test]
 fn more_workers_spread_across_servers_raise_put_rates() {
-    for sync in [Sync::Always, Sync::Delayed] {
+    for sync in [SyncClass::Always, SyncClass::Delayed] {
         for raid in [Raid::Raid0, Raid::Raid1] {
             for size in [KIB8, MIB] {
                 let mut last = 0.0;
@@ -104,15 +149,15 @@ fn more_workers_spread_across_servers_raise_put_rates() {
         }
     }
     // Consumers kept on one server (seed 000's first batch) slow publishers more than spread ones.
-    let mut first = shape(Kind::ObjPut, 3, 3, Sync::Delayed, KIB8, 3, Raid::Raid0, false);
+    let mut first = shape(Kind::ObjPut, 3, 3, SyncClass::Delayed, KIB8, 3, Raid::Raid0, false);
     first.consumers_spread = false;
-    let spread = shape(Kind::ObjPut, 3, 3, Sync::Delayed, KIB8, 3, Raid::Raid0, false);
+    let spread = shape(Kind::ObjPut, 3, 3, SyncClass::Delayed, KIB8, 3, Raid::Raid0, false);
     assert!(run(&spread).ops_per_s > run(&first).ops_per_s);
 }
 
 #[test]
 fn one_mib_objects_move_far_more_bytes_at_far_fewer_objects() {
-    for sync in [Sync::Always, Sync::Delayed] {
+    for sync in [SyncClass::Always, SyncClass::Delayed] {
         for (n, r) in [(1, 1), (3, 3)] {
             for w in [1, 3] {
                 let small = run(&shape(Kind::ObjPut, n, r, sync, KIB8, w, Raid::Raid0, false));
@@ -126,16 +171,25 @@ fn one_mib_objects_move_far_more_bytes_at_far_fewer_objects() {
 
 #[test]
 fn a_stream_never_exceeds_its_leader() {
-    let few = run(&shape(Kind::Js, 3, 3, Sync::Delayed, 128, 4, Raid::Raid1, false));
-    let many = run(&shape(Kind::Js, 3, 3, Sync::Delayed, 128, 100_000, Raid::Raid1, false));
-    let mut batched = shape(Kind::Js, 3, 3, Sync::Delayed, 128, 4, Raid::Raid1, false);
+    let few = run(&shape(Kind::Js, 3, 3, SyncClass::Delayed, 128, 4, Raid::Raid1, false));
+    let many = run(&shape(
+        Kind::Js,
+        3,
+        3,
+        SyncClass::Delayed,
+        128,
+        100_000,
+        Raid::Raid1,
+        false,
+    ));
+    let mut batched = shape(Kind::Js, 3, 3, SyncClass::Delayed, 128, 4, Raid::Raid1, false);
     batched.batch = 500;
     let batched = run(&batched);
     assert!(many.ops_per_s >= few.ops_per_s);
     assert!(batched.bottleneck.contains("leader"), "{}", batched.bottleneck);
     // Seed 004's leader-bound rows: ~16k at 128 B, R3 (publish mode unknown; read as leader-bound). Since
     // issue 14 that ceiling holds for seed 004's own servers (lxc-guest), not for every server model.
-    let mut lxc = shape(Kind::Js, 3, 3, Sync::Delayed, 128, 4, Raid::Raid1, false);
+    let mut lxc = shape(Kind::Js, 3, 3, SyncClass::Delayed, 128, 4, Raid::Raid1, false);
     lxc.batch = 500;
     lxc.server = Catalog::builtin().server("lxc-guest").unwrap().clone();
     let lxc = run(&lxc);
@@ -145,10 +199,19 @@ fn a_stream_never_exceeds_its_leader() {
 
 #[test]
 fn uncalibrated_hardware_is_scaled_and_says_so_with_a_wider_band() {
-    let cal = run(&shape(Kind::ObjPut, 3, 3, Sync::Always, KIB8, 3, Raid::Raid1, false));
+    let cal = run(&shape(
+        Kind::ObjPut,
+        3,
+        3,
+        SyncClass::Always,
+        KIB8,
+        3,
+        Raid::Raid1,
+        false,
+    ));
     assert!(!cal.scaled);
     let c = Catalog::builtin();
-    let mut s = shape(Kind::ObjPut, 3, 3, Sync::Always, KIB8, 3, Raid::Raid6, false);
+    let mut s = shape(Kind::ObjPut, 3, 3, SyncClass::Always, KIB8, 3, Raid::Raid6, false);
     s.volume.disk = c.disk("nl-sas-8t").unwrap().clone();
     s.volume.array = c.array("E5700").unwrap().clone();
     s.volume.disks = 8;
@@ -162,14 +225,23 @@ fn uncalibrated_hardware_is_scaled_and_says_so_with_a_wider_band() {
         hdd.ops_per_s
     );
     // Another nats-server version than the calibration's is scaled too.
-    let mut v = shape(Kind::ObjPut, 3, 3, Sync::Always, KIB8, 3, Raid::Raid1, false);
+    let mut v = shape(Kind::ObjPut, 3, 3, SyncClass::Always, KIB8, 3, Raid::Raid1, false);
     v.nats_version = Some("2.15.1".into());
     let other = run(&v);
     assert!(other.scaled && w(&other) > w(&cal) && other.notes.iter().any(|n| n.contains("2.15.1")));
     v.nats_version = Some("2.12.11".into());
     assert!(!run(&v).scaled);
     // Gets have no calibration at all (seed 000's Get column is derived).
-    let get = run(&shape(Kind::ObjGet, 3, 3, Sync::Delayed, KIB8, 3, Raid::Raid1, false));
+    let get = run(&shape(
+        Kind::ObjGet,
+        3,
+        3,
+        SyncClass::Delayed,
+        KIB8,
+        3,
+        Raid::Raid1,
+        false,
+    ));
     assert!(get.scaled && w(&get) > w(&cal));
     // Every prediction names a bottleneck and a source, and its band holds it.
     for p in [&cal, &hdd, &get] {
@@ -202,7 +274,7 @@ proptest! {
         consumers in 0u32..40,
         batch in prop_oneof![Just(1u32), Just(100), Just(500)],
     ) {
-        let sync = if always { Sync::Always } else { Sync::Delayed };
+        let sync = if always { SyncClass::Always } else { SyncClass::Delayed };
         let mut last = f64::INFINITY;
         // Under `always`, nats-server 2.15 fsyncs every R1 message but only every RAFT append entry at R>1
         // (perf::leader; the loopback lab measured 1.7k msgs/s at R1 against 59k at R3): for JetStream
@@ -237,7 +309,7 @@ fn core_with_no_subscriber_is_priced_from_the_publisher_only_rows_not_the_fan_ou
         .filter_map(|(_, r)| r.measured("pub_msgs_per_s"))
         .collect();
     assert!(measured.len() >= 3, "{measured:?}");
-    let mut s = shape(Kind::Core, 3, 1, Sync::Delayed, 64, 1, Raid::Raid1, false);
+    let mut s = shape(Kind::Core, 3, 1, SyncClass::Delayed, 64, 1, Raid::Raid1, false);
     s.subscribers = 0;
     let p = predict_shape(&cal.terms, &Catalog::builtin(), &s);
     for m in &measured {

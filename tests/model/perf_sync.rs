@@ -7,7 +7,7 @@
 use natsplan::catalog::Catalog;
 use natsplan::layout::Raid;
 use natsplan::perf::calibration::CalibrationSet;
-use natsplan::perf::{predict_shape, Calibration, Kind, Prediction, Shape, Sync, VolumeSpec};
+use natsplan::perf::{predict_shape, Calibration, Kind, Prediction, Shape, SyncClass, VolumeSpec};
 use std::path::Path;
 
 fn shape(kind: Kind, server: &str, servers: u32, r: u8, size: u64, clients: u32, window: u32) -> Shape {
@@ -16,7 +16,7 @@ fn shape(kind: Kind, server: &str, servers: u32, r: u8, size: u64, clients: u32,
         kind,
         servers,
         replicas: r,
-        sync: Sync::Delayed,
+        sync: SyncClass::Delayed,
         size_bytes: size,
         workers: clients,
         subscribers: 0,
@@ -171,7 +171,7 @@ fn kv_puts_published_async_are_priced_by_their_window() {
     );
 }
 
-fn ef600(raid: Raid, cache: bool, sync: Sync, size: u64) -> Prediction {
+fn ef600(raid: Raid, cache: bool, sync: SyncClass, size: u64) -> Prediction {
     let cat = Catalog::builtin();
     let mut sh = shape(Kind::Js, "generic-16c", 3, 3, size, 1024, 256);
     sh.sync = sync;
@@ -204,14 +204,14 @@ fn always_on_an_array_is_priced_from_what_was_measured_for_its_write_cache() {
             m.iter().cloned().fold(0.0, f64::max),
         );
         for size in [256u64, 1024] {
-            let d = ef600(raid, false, Sync::Delayed, size);
-            let off = ef600(raid, false, Sync::Always, size);
+            let d = ef600(raid, false, SyncClass::Delayed, size);
+            let off = ef600(raid, false, SyncClass::Always, size);
             let r = off.ops_per_s / d.ops_per_s;
             eprintln!("{raid:?} {size} B cache off: always/delayed {r:.2} (measured {lo:.2}–{hi:.2})");
             assert!(lo <= r && r <= hi, "{raid:?} {size}: {r:.2} outside {lo:.2}–{hi:.2}");
             assert!(off.band.low <= d.ops_per_s * lo && off.band.high >= d.ops_per_s * hi);
             assert!(!off.notes.iter().any(|n| n.contains("extrapolated")), "{:?}", off.notes);
-            let on = ef600(raid, true, Sync::Always, size);
+            let on = ef600(raid, true, SyncClass::Always, size);
             let ron = on.ops_per_s / d.ops_per_s;
             eprintln!("{raid:?} {size} B cache on: always/delayed {ron:.2}");
             assert!(ron >= r - 1e-9 && ron < 0.95, "{raid:?} {size}: cache on {ron:.2}");

@@ -111,28 +111,28 @@ impl Kind {
 /// `sync_interval: always` or delayed (any interval).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Sync {
+pub enum SyncClass {
     Always,
     Delayed,
 }
 
-impl Sync {
+impl SyncClass {
     /// `always` or `delayed`, as reports and calibration files spell it.
     pub fn as_str(self) -> &'static str {
         match self {
-            Sync::Always => "always",
-            Sync::Delayed => "delayed",
+            SyncClass::Always => "always",
+            SyncClass::Delayed => "delayed",
         }
     }
 }
 
 /// What the model needs of a configured `sync_interval` (`units::SyncMode`): whether it fsyncs before
 /// every ack. Distinct types because the configuration carries the interval and the model does not.
-impl From<crate::units::SyncMode> for Sync {
-    fn from(m: crate::units::SyncMode) -> Sync {
+impl From<crate::units::SyncMode> for SyncClass {
+    fn from(m: crate::units::SyncMode) -> SyncClass {
         match m {
-            crate::units::SyncMode::Always => Sync::Always,
-            crate::units::SyncMode::Interval(_) => Sync::Delayed,
+            crate::units::SyncMode::Always => SyncClass::Always,
+            crate::units::SyncMode::Interval(_) => SyncClass::Delayed,
         }
     }
 }
@@ -143,7 +143,7 @@ pub struct Shape {
     pub kind: Kind,
     pub servers: u32,
     pub replicas: u8,
-    pub sync: Sync,
+    pub sync: SyncClass,
     pub size_bytes: u64,
     pub workers: u32,
     /// Core: subscribers (each receives every message).
@@ -162,6 +162,32 @@ pub struct Shape {
     /// band): seed 000 ran 2.12.11, before the 2.12.14/2.14.4 disk-concurrency fix and 2.15's relaxed
     /// fsync for replicated streams.
     pub nats_version: Option<String>,
+}
+
+/// A shape as `predict --format json` echoes it under `shape`, so a JSON reader can tell what was predicted:
+/// its figures, and its array, disk and server models by name (`window` is `batch`). The kind, the rate,
+/// the consumers' spread and the version are said elsewhere in that document or not at all, as before.
+impl Serialize for Shape {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut m = s.serialize_struct("Shape", 15)?;
+        m.serialize_field("servers", &self.servers)?;
+        m.serialize_field("replicas", &self.replicas)?;
+        m.serialize_field("sync", &self.sync)?;
+        m.serialize_field("size_bytes", &self.size_bytes)?;
+        m.serialize_field("workers", &self.workers)?;
+        m.serialize_field("subscribers", &self.subscribers)?;
+        m.serialize_field("consumers", &self.consumers)?;
+        m.serialize_field("array", &self.volume.array.name)?;
+        m.serialize_field("disk", &self.volume.disk.name)?;
+        m.serialize_field("raid", self.volume.raid.as_str())?;
+        m.serialize_field("disks", &self.volume.disks)?;
+        m.serialize_field("write_cache", &self.volume.write_cache)?;
+        m.serialize_field("luns_per_group", &self.volume.luns_on_group)?;
+        m.serialize_field("server_model", &self.server.name)?;
+        m.serialize_field("window", &self.batch)?;
+        m.end()
+    }
 }
 
 #[derive(Debug, Clone, Copy, Serialize, PartialEq)]

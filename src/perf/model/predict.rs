@@ -92,7 +92,7 @@ pub fn predict_shape(terms: &Terms, catalog: &Catalog, sh: &Shape) -> Prediction
     let mut c = Ctx {
         terms,
         sh,
-        always: sh.sync == Sync::Always,
+        always: sh.sync == SyncClass::Always,
         s: sh.size_bytes.max(1) as f64,
         w: sh.workers.max(1) as f64,
         r: sh.replicas.clamp(1, 5),
@@ -235,7 +235,7 @@ fn js(c: &mut Ctx) -> Law {
     };
     let t_delayed = leader_time(&delayed);
     // Synchronous clients: one's round trip and what each further one adds, on this hardware.
-    let target = sync_law::Target {
+    let target = sync_law::PriceTarget {
         host: &host,
         replicas: r,
         bytes: s,

@@ -90,7 +90,7 @@ pub fn garwood(k: u64, z: f64) -> (f64, f64) {
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct ReferenceAsset {
     pub name: String,
-    pub kind: String,
+    pub kind: crate::survival::GroupKind,
     pub data_lost_events_per_year: Estimate,
     pub wholly_lost_events_per_year: Estimate,
     pub tail_lost_events_per_year: Estimate,
@@ -583,9 +583,9 @@ pub fn reference(site: &Site, layout: &Layout, catalog: &Catalog, run: &RunSpec)
         c.add(p);
     }
     let site_years = (trials * years) as f64;
-    let est = |k: usize, name: &str, kind: &str| ReferenceAsset {
+    let est = |k: usize, name: &str, kind: crate::survival::GroupKind| ReferenceAsset {
         name: name.to_string(),
-        kind: kind.to_string(),
+        kind,
         data_lost_events_per_year: Estimate::of(c.dl[k], site_years),
         wholly_lost_events_per_year: Estimate::of(c.total[k], site_years),
         tail_lost_events_per_year: Estimate::of(c.tail[k], site_years),
@@ -595,10 +595,10 @@ pub fn reference(site: &Site, layout: &Layout, catalog: &Catalog, run: &RunSpec)
         .iter()
         .zip(&w.asset_class)
         .map(|(a, k)| match k {
-            Some(k) => est(*k, &a.name, a.kind.as_str()),
+            Some(k) => est(*k, &a.name, a.kind.into()),
             None => ReferenceAsset {
                 name: a.name.to_string(),
-                kind: a.kind.as_str().to_string(),
+                kind: a.kind.into(),
                 ..ReferenceAsset::default()
             },
         })
@@ -621,7 +621,7 @@ pub fn reference(site: &Site, layout: &Layout, catalog: &Catalog, run: &RunSpec)
         seed,
         rate_multiplier: multiplier,
         spares_back,
-        meta: est(0, "meta", "meta"),
+        meta: est(0, "meta", crate::survival::GroupKind::Meta),
         assets,
         p_any_data_lost_per_year: Estimate::of(c.any_dl_years, site_years),
         p_any_wholly_lost_per_year: Estimate::of(c.any_total_years, site_years),
