@@ -284,6 +284,19 @@ pub fn leader_for(p: &Point, servers: usize) -> LeaderPlacement {
     }
 }
 
+/// The calibrate runs' consumer placement: on a cluster given by more than one URL, consumer reads (fetch,
+/// consume) connect each reader to a server other than its consumer's leader's (`bench --consumer-leader
+/// remote`), as verify and the prediction matrix do. Left to the election, one reader fetched 43-75 k or
+/// 74-124 k msgs/s (R3, 1 KiB) as its consumer's leader was elsewhere or on its server (issue 37), and
+/// calibrate's fetch rows spread 64-153 k/s over three repeats.
+pub fn consumer_leader_for(p: &Point, servers: usize) -> LeaderPlacement {
+    let placed = matches!(p.kind, Kind::ConsumerFetch | Kind::ConsumerConsume);
+    match placed && servers > 1 {
+        true => LeaderPlacement::Remote,
+        false => LeaderPlacement::Any,
+    }
+}
+
 fn spec(p: &Point, msgs: u64, monitors: &[String], servers: usize) -> BenchSpec {
     BenchSpec {
         workload: workload(p),
@@ -299,6 +312,7 @@ fn spec(p: &Point, msgs: u64, monitors: &[String], servers: usize) -> BenchSpec 
         client: ClientChoice::Auto,
         progress: false,
         leader: leader_for(p, servers),
+        consumer_leader: consumer_leader_for(p, servers),
         subjects: Default::default(),
     }
 }
