@@ -186,15 +186,18 @@ pub(super) async fn record(env: &Env, stream: &str, placed: Option<Placed>, r: &
 // `--consumer-leader`: where each reader of a consumer run connects relative to its consumer's leader. A
 // pull request goes to the consumer's leader, which reads its own server's replica of the stream and sends
 // the messages back; each ack goes to it too. A reader connected to another server adds a route hop each
-// way. The leader is the meta leader's random pick among the stream's peers at creation
-// (jetstream_cluster.go `setPreferred`), so a run that leaves it to chance is bimodal: on the 3-node
-// loopback lab one fetching client read 74-124 k msgs/s (1 KiB, R3) with its consumer's leader on its
-// server and 43-75 k elsewhere (issue 37, 24 runs on a shared host).
+// way. The run's consumers are named, not durable, so on a limits stream nats-server makes them R1
+// (consumer.go `ConsumerConfig.replicas`) on a random one of the stream's peers (jetstream_cluster.go
+// `createGroupForConsumer`); replicated ones (work-queue and interest streams) get a random preferred
+// leader (`setPreferred`). Either way a run that leaves it to chance is bimodal: on the 3-node loopback
+// lab one fetching client read 74-124 k msgs/s (1 KiB, R3 stream) with its consumer on its server and
+// 43-75 k elsewhere (issue 37: 24 runs on a shared host; placed, 62-97 k against 52-62 k).
 //
 // After a consumer is created and has elected its leader, the reader stays where it is when that already
 // is what was asked, else connects to a URL whose server is (not) the leader's, else, when no URL given
-// can give it, asks the leader to step down in favour of a server that can (the stepdown request's
-// `placement.preferred`, nats-server 2.11+: jetstream_api.go `jsConsumerLeaderStepDownRequest`).
+// can give it and the consumer is replicated, asks the leader to step down in favour of a server that can
+// (the stepdown request's `placement.preferred`, nats-server 2.11+: jetstream_api.go
+// `jsConsumerLeaderStepDownRequest`). An R1 consumer cannot be moved: only the URLs can place its reader.
 
 /// What `--consumer-leader` does for one reader.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -232,8 +235,9 @@ pub(super) fn consumer_move(
             None if peers.iter().any(|p| p == here) => Ok(ConsumerMove::StepDown(here.to_string())),
             None => Err(format!(
                 "--consumer-leader local: the consumer's leader {leader} is not among the servers given ({}) and \
-                 the reader's server {here} holds no replica of it (its peers: {}); add {leader}'s URL to \
-                 --server, or use --consumer-leader any",
+                 the reader's server {here} holds no replica of it (its peers: {}; the run's consumers are R1 on \
+                 a limits stream); add {leader}'s URL to --server (every server's, for any run), or use \
+                 --consumer-leader any",
                 names.join(", "),
                 peers.join(", ")
             )),
@@ -370,14 +374,17 @@ async fn step_down(
     let t0 = tokio::time::Instant::now();
     let wait = (env.spec.timeout * 3).max(Duration::from_secs(5));
     loop {
-        let info = pc.info().await.map_err(|e| cannot(e, "consumer info"))?;
-        let (leader, _) = leader_and_peers(info);
-        if leader == to {
-            return Ok(leader);
+        // While the group elects, an info request can go unanswered: asked again until the wait is over.
+        let now = match pc.info().await {
+            Ok(info) => leader_and_peers(info).0,
+            Err(e) => format!("unknown ({e})"),
+        };
+        if now == to {
+            return Ok(now);
         }
         if t0.elapsed() > wait {
             return Err(cannot(
-                format!("its leader is {leader:?} after {wait:?}; run again, or use --consumer-leader any"),
+                format!("its leader is {now:?} after {wait:?}; run again, or use --consumer-leader any"),
                 &what,
             ));
         }
