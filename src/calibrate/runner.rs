@@ -495,6 +495,24 @@ mod tests {
     }
 
     #[test]
+    fn fetch_points_read_from_a_server_other_than_their_consumers_on_a_cluster() {
+        let pts = all_points(3);
+        let fetch: Vec<&Point> = pts.iter().filter(|p| p.kind == Kind::ConsumerFetch).collect();
+        assert_eq!(fetch.len(), 2, "256 B and 12 KiB");
+        for p in &fetch {
+            assert_eq!(consumer_leader_for(p, 3), LeaderPlacement::Remote, "{}", p.id);
+            assert_eq!(spec(p, 10, &[], 3).consumer_leader, LeaderPlacement::Remote);
+            // One URL: wherever the consumer is (bench cannot place an R1 consumer's reader by one URL).
+            assert_eq!(spec(p, 10, &[], 1).consumer_leader, LeaderPlacement::Any);
+            // A consumer run writes nothing to the stream leader on the clock.
+            assert_eq!(leader_for(p, 3), LeaderPlacement::Any);
+        }
+        for p in pts.iter().filter(|p| p.kind != Kind::ConsumerFetch) {
+            assert_eq!(consumer_leader_for(p, 3), LeaderPlacement::Any, "{}", p.id);
+        }
+    }
+
+    #[test]
     fn required_points_run_before_optional_ones() {
         let pts = all_points(3);
         let order = run_order(&pts);
