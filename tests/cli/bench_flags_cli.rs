@@ -287,7 +287,10 @@ fn consumer_leader_is_taken_by_fetch_and_consume_and_refused_elsewhere() {
     // Refused before connecting (exit 2), the flag named with what to do.
     let (code, err) = run(&["consumer", "ordered", "--consumer-leader", "local", "--msgs", "1"]);
     assert_eq!(code, Some(2), "{err}");
-    assert!(err.contains("--consumer-leader local: `ordered` cannot be placed"), "{err}");
+    assert!(
+        err.contains("--consumer-leader local: `ordered` cannot be placed"),
+        "{err}"
+    );
     let (code, err) = run(&["consumer", "fetch", "--consumer-leader", "remote", "--agents", "2"]);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("--consumer-leader remote with --agents"), "{err}");
