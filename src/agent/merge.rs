@@ -156,6 +156,7 @@ mod tests {
             client: ClientChoice::Auto,
             progress: false,
             leader: crate::bench::LeaderPlacement::Any,
+            consumer_leader: crate::bench::LeaderPlacement::Any,
             subjects: Default::default(),
         }
     }

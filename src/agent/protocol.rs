@@ -139,6 +139,7 @@ impl WorkSpec {
             client: self.client,
             progress: false,
             leader: crate::bench::LeaderPlacement::Any,
+            consumer_leader: crate::bench::LeaderPlacement::Any,
             subjects: Default::default(),
         }
     }
@@ -421,6 +422,7 @@ mod tests {
             client: ClientChoice::Raw,
             progress: true,
             leader: crate::bench::LeaderPlacement::Any,
+            consumer_leader: crate::bench::LeaderPlacement::Any,
             subjects: Default::default(),
         };
         let w = WorkSpec::from_spec(&spec, spec.workload.clone(), 400, Some(2000.0));
@@ -513,6 +515,7 @@ mod tests {
             client: ClientChoice::Auto,
             progress: false,
             leader: crate::bench::LeaderPlacement::Any,
+            consumer_leader: crate::bench::LeaderPlacement::Any,
             subjects: Default::default(),
         };
         let a = &crate::agent::split::split(&spec.workload, spec.msgs, 2, 0)[0];

@@ -8,9 +8,10 @@
 //! created and deleted). Results are subscriber samples (`S0..` in the CSV), as nats bench's.
 
 use super::client::ConsumerClient;
+use super::leader::{consumer_leaders, leader_of, place_reader, record_readers, ConsumerPlacer, ReaderSeat};
 use super::result::BenchResult;
 use super::{assets::*, env::*, exec::*, jetstream::*};
-use super::{ordered, BenchError, ConsumeMode, Existing};
+use super::{ordered, BenchError, ConsumeMode, Existing, LeaderPlacement};
 use anyhow::anyhow;
 use async_nats::jetstream::{self, consumer};
 use futures::StreamExt;
@@ -171,7 +172,17 @@ struct ReaderSpec {
     filter: String,
 }
 
-async fn reader(env: &Env, ctx: &jetstream::Context, stream: &str, r: ReaderSpec) -> Result<Reader, BenchError> {
+/// Client `r.gi`'s reader: its consumer created through `c`, elected, and for pull consumers with acks
+/// placed by `--consumer-leader` (`leader::place_reader`, which may hand back another connection). The
+/// seat says where its consumer's leader and its server are (None for ordered consumers).
+async fn reader(
+    env: &Env,
+    c: async_nats::Client,
+    stream: &str,
+    r: ReaderSpec,
+    placer: &ConsumerPlacer,
+) -> Result<(PullReader, Option<ReaderSeat>), BenchError> {
+    let ctx = js_context(c.clone(), env, 1);
     let ReaderSpec {
         mode,
         batch,
@@ -190,12 +201,18 @@ async fn reader(env: &Env, ctx: &jetstream::Context, stream: &str, r: ReaderSpec
             deliver_policy,
             ..Default::default()
         };
-        let c = retry("create ordered consumer", env.spec.timeout, || {
+        let oc = retry("create ordered consumer", env.spec.timeout, || {
             s.create_consumer(cfg.clone())
         })
         .await?;
-        let m = c.messages().await.map_err(|e| cannot(e, "ordered consumer"))?;
-        return Ok(Reader::Ordered(m));
+        let m = oc.messages().await.map_err(|e| cannot(e, "ordered consumer"))?;
+        return Ok((
+            PullReader {
+                c,
+                r: Reader::Ordered(m),
+            },
+            None,
+        ));
     }
     let cfg = consumer::pull::Config {
         name: Some(name),
@@ -207,18 +224,19 @@ async fn reader(env: &Env, ctx: &jetstream::Context, stream: &str, r: ReaderSpec
         inactive_threshold: Duration::from_secs(60),
         ..Default::default()
     };
-    let mut c: consumer::PullConsumer =
+    let mut pc: consumer::PullConsumer =
         retry("create consumer", env.spec.timeout, || s.create_consumer(cfg.clone())).await?;
-    await_leader(env, &mut c).await?;
-    Ok(match mode {
+    await_leader(env, &mut pc).await?;
+    let (c, pc, seat) = place_reader(env, placer, gi, c, pc, stream).await?;
+    let r = match mode {
         ConsumeMode::Fetch => Reader::Fetch {
-            consumer: c,
+            consumer: pc,
             batch,
             left: n,
             cur: None,
         },
         _ => {
-            let st = c
+            let st = pc
                 .stream()
                 .max_messages_per_batch(batch)
                 .messages()
@@ -226,7 +244,8 @@ async fn reader(env: &Env, ctx: &jetstream::Context, stream: &str, r: ReaderSpec
                 .map_err(|e| cannot(e, "consume"))?;
             Reader::Consume(st)
         }
-    })
+    };
+    Ok((PullReader { c, r }, Some(seat)))
 }
 
 /// Wait until a replicated consumer has elected its leader: a pull request sent before that gets "no
@@ -286,14 +305,14 @@ async fn consume_run(
     let spec = &env.spec;
     let per = env.per_worker(clients);
     let filter = target.as_ref().and_then(|t| t.subject.clone()).unwrap_or_default();
-    let mut readers = Vec::new();
+    let placer = ConsumerPlacer::new(env).await?;
+    let (mut readers, mut seats) = (Vec::new(), Vec::new());
     let mut offset = 0u64;
     let mut base = 1;
     for (i, &n) in per.iter().enumerate().take(clients) {
         let c = env.connect(env.worker(i), "sub").await?;
-        let ctx = js_context(c.clone(), env, 1);
         if i == 0 {
-            base = first_sequence(env, &ctx, stream).await?;
+            base = first_sequence(env, &js_context(c.clone(), env, 1), stream).await?;
         }
         let first = share_first(env, i, offset);
         offset += n;
@@ -305,8 +324,9 @@ async fn consume_run(
             gi: env.worker(i),
             filter: filter.clone(),
         };
-        let r = reader(env, &ctx, stream, spec).await?;
-        readers.push(PullReader { c, r });
+        let (r, seat) = reader(env, c, stream, spec, &placer).await?;
+        readers.push(r);
+        seats.extend(seat);
     }
     let progress = progress_task(env, spec.msgs, "read");
     env.start_clock().await?;
@@ -320,7 +340,33 @@ async fn consume_run(
         outs.push(t.await.map_err(|e| cannot(e, "consumer task"))?);
     }
     stop_progress(progress).await;
-    consumer_result(env, mode, clients, outs)
+    let mut r = consumer_result(env, mode, clients, outs)?;
+    record_placement(env, stream, &placer, &seats, &mut r).await;
+    Ok(r)
+}
+
+/// Record where the readers' consumers led (`leader::record_readers`): the stream's leader read once, and
+/// for `--consumer-leader local|remote` each consumer's leader again after the run.
+async fn record_placement(env: &Env, stream: &str, placer: &ConsumerPlacer, seats: &[ReaderSeat], r: &mut BenchResult) {
+    if seats.is_empty() || env.share.is_some() {
+        return;
+    }
+    let t = env.spec.timeout;
+    let stream_leader = tokio::time::timeout(t, leader_of(env, stream, false))
+        .await
+        .ok()
+        .and_then(Result::ok)
+        .flatten();
+    let after = match placer.want {
+        LeaderPlacement::Any => Vec::new(),
+        _ => {
+            let names: Vec<String> = (0..seats.len()).map(|i| consumer_name(env, env.worker(i))).collect();
+            tokio::time::timeout(t, consumer_leaders(env, stream, &names))
+                .await
+                .unwrap_or_default()
+        }
+    };
+    record_readers(placer.want, seats, stream_leader, &after, r);
 }
 
 /// One consumer client reads its share of `n` messages; `gi` is its number in the whole run. A message

@@ -16,6 +16,7 @@ use super::env::{cannot, Env};
 use super::jetstream::js_context;
 use super::result::BenchResult;
 use super::{BenchError, LeaderPlacement};
+use async_nats::jetstream::consumer::PullConsumer;
 use std::time::Duration;
 
 /// What a run records of its placement (`params`: `leader`, `leader_placement`, `workers_on_leader`).
@@ -180,6 +181,278 @@ pub(super) async fn record(env: &Env, stream: &str, placed: Option<Placed>, r: &
     }
 }
 
+// ------------------------------------------------------------------------------------------ consumers
+//
+// `--consumer-leader`: where each reader of a consumer run connects relative to its consumer's leader. A
+// pull request goes to the consumer's leader, which reads its own server's replica of the stream and sends
+// the messages back; each ack goes to it too. A reader connected to another server adds a route hop each
+// way. The run's consumers are named, not durable, so on a limits stream nats-server makes them R1
+// (consumer.go `ConsumerConfig.replicas`) on a random one of the stream's peers (jetstream_cluster.go
+// `createGroupForConsumer`); replicated ones (work-queue and interest streams) get a random preferred
+// leader (`setPreferred`). Either way a run that leaves it to chance is bimodal: on the 3-node loopback
+// lab one fetching client read 74-124 k msgs/s (1 KiB, R3 stream) with its consumer on its server and
+// 43-75 k elsewhere (issue 37: 24 runs on a shared host; placed, 62-97 k against 52-62 k).
+//
+// After a consumer is created and has elected its leader, the reader stays where it is when that already
+// is what was asked, else connects to a URL whose server is (not) the leader's, else, when no URL given
+// can give it and the consumer is replicated, asks the leader to step down in favour of a server that can
+// (the stepdown request's `placement.preferred`, nats-server 2.11+: jetstream_api.go
+// `jsConsumerLeaderStepDownRequest`). An R1 consumer cannot be moved: only the URLs can place its reader.
+
+/// What `--consumer-leader` does for one reader.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum ConsumerMove {
+    /// It already reads as asked (or `any`).
+    Stay,
+    /// Reconnect it to this URL (index into the URLs given).
+    Connect(usize),
+    /// Ask the consumer's leader to step down in favour of this server.
+    StepDown(String),
+}
+
+/// Where one reader stands: its consumer's leader, the consumer's peers (leader included), the server the
+/// reader is connected to.
+pub(super) struct Seat<'a> {
+    pub leader: &'a str,
+    pub peers: &'a [String],
+    pub here: &'a str,
+}
+
+/// What reader `i` must do under `want`, given the server behind each URL (`names`). Err: no URL given and
+/// no peer of the consumer can give the placement (the message says which flag, what, and what to add).
+pub(super) fn consumer_move(
+    want: LeaderPlacement,
+    seat: &Seat,
+    names: &[String],
+    i: usize,
+) -> Result<ConsumerMove, String> {
+    let Seat { leader, peers, here } = *seat;
+    match want {
+        LeaderPlacement::Any => Ok(ConsumerMove::Stay),
+        LeaderPlacement::Local if here == leader => Ok(ConsumerMove::Stay),
+        LeaderPlacement::Local => match names.iter().position(|n| n == leader) {
+            Some(u) => Ok(ConsumerMove::Connect(u)),
+            None if peers.iter().any(|p| p == here) => Ok(ConsumerMove::StepDown(here.to_string())),
+            None => Err(format!(
+                "--consumer-leader local: the consumer's leader {leader} is not among the servers given ({}) and \
+                 the reader's server {here} holds no replica of it (its peers: {}; the run's consumers are R1 on \
+                 a limits stream); add {leader}'s URL to --server (every server's, for any run), or use \
+                 --consumer-leader any",
+                names.join(", "),
+                peers.join(", ")
+            )),
+        },
+        LeaderPlacement::Remote if here != leader => Ok(ConsumerMove::Stay),
+        LeaderPlacement::Remote => {
+            let off: Vec<usize> = (0..names.len()).filter(|&u| names[u] != leader).collect();
+            if !off.is_empty() {
+                return Ok(ConsumerMove::Connect(off[i % off.len()]));
+            }
+            match peers.iter().filter(|p| *p != leader).min() {
+                Some(p) => Ok(ConsumerMove::StepDown(p.clone())),
+                None => Err(format!(
+                    "--consumer-leader remote: every server URL given is the consumer's leader's ({leader}) and the \
+                     consumer has no other replica to lead (R1); give the URLs of the cluster's other servers too \
+                     (--server URL1,URL2,URL3), or use --consumer-leader any"
+                )),
+            }
+        }
+    }
+}
+
+/// The run's `--consumer-leader` and, for `local` and `remote`, the server behind each URL given.
+pub(super) struct ConsumerPlacer {
+    pub want: LeaderPlacement,
+    names: Vec<String>,
+}
+
+impl ConsumerPlacer {
+    /// Reads the URLs' server names (one short connection each) unless the placement is `any`.
+    pub(super) async fn new(env: &Env) -> Result<ConsumerPlacer, BenchError> {
+        let want = match env.share {
+            Some(_) => LeaderPlacement::Any,
+            None => env.spec.consumer_leader,
+        };
+        let names = match want {
+            LeaderPlacement::Any => Vec::new(),
+            _ => server_names(env).await?,
+        };
+        Ok(ConsumerPlacer { want, names })
+    }
+}
+
+/// One reader as placed: its consumer's leader and the server it reads through.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct ReaderSeat {
+    pub leader: String,
+    pub server: String,
+}
+
+/// A consumer's leader and peers (leader first) as its info names them ("" when it has none).
+fn leader_and_peers(info: &async_nats::jetstream::consumer::Info) -> (String, Vec<String>) {
+    let Some(k) = info.cluster.as_ref() else {
+        return (String::new(), Vec::new());
+    };
+    let leader = k.leader.clone().unwrap_or_default();
+    let mut peers = vec![leader.clone()];
+    peers.extend(k.replicas.iter().map(|p| p.name.clone()));
+    (leader, peers)
+}
+
+/// Place global reader `gi`, whose consumer `pc` (on `stream`, elected) was created through `c`: the
+/// client it then reads through, its consumer bound to that client, and where it sits.
+pub(super) async fn place_reader(
+    env: &Env,
+    placer: &ConsumerPlacer,
+    gi: usize,
+    c: async_nats::Client,
+    mut pc: PullConsumer,
+    stream: &str,
+) -> Result<(async_nats::Client, PullConsumer, ReaderSeat), BenchError> {
+    // `consume::await_leader` read the info last, and it named a leader.
+    let info = pc.cached_info().clone();
+    let (leader, peers) = leader_and_peers(&info);
+    let here = c.server_info().server_name.clone();
+    let seat = Seat {
+        leader: &leader,
+        peers: &peers,
+        here: &here,
+    };
+    let mv =
+        consumer_move(placer.want, &seat, &placer.names, gi).map_err(|e| BenchError::BadInput(anyhow::anyhow!(e)))?;
+    match mv {
+        ConsumerMove::Stay => Ok((c, pc, ReaderSeat { leader, server: here })),
+        ConsumerMove::Connect(u) => {
+            let c = env
+                .conn
+                .connect_via(u, gi, "sub", Some(env.slow_events.clone()))
+                .await
+                .map_err(super::env::connect_err)?;
+            let ctx = js_context(c.clone(), env, 1);
+            let s = ctx.get_stream(stream).await.map_err(|e| cannot(e, "open stream"))?;
+            let pc = s
+                .get_consumer(&info.name)
+                .await
+                .map_err(|e| cannot(e, "open the run's consumer"))?;
+            let server = c.server_info().server_name.clone();
+            Ok((c, pc, ReaderSeat { leader, server }))
+        }
+        ConsumerMove::StepDown(to) => {
+            let ctx = js_context(c.clone(), env, 1);
+            let leader = step_down(env, &ctx, &mut pc, stream, &to).await?;
+            Ok((c, pc, ReaderSeat { leader, server: here }))
+        }
+    }
+}
+
+/// Ask consumer `pc`'s leader to step down in favour of server `to`, and wait (three timeouts, at least
+/// 5 s) until its info names `to` as leader.
+async fn step_down(
+    env: &Env,
+    ctx: &async_nats::jetstream::Context,
+    pc: &mut PullConsumer,
+    stream: &str,
+    to: &str,
+) -> Result<String, BenchError> {
+    let name = pc.cached_info().name.clone();
+    let what = format!(
+        "move consumer {name}'s leader to {to} (--consumer-leader {})",
+        env.spec.consumer_leader.as_str()
+    );
+    let body = serde_json::json!({ "placement": { "preferred": to } });
+    let answer: serde_json::Value = ctx
+        .request(format!("CONSUMER.LEADER.STEPDOWN.{stream}.{name}"), &body)
+        .await
+        .map_err(|e| cannot(e, &what))?;
+    if let Some(e) = answer.get("error") {
+        let said = e.get("description").and_then(|d| d.as_str()).unwrap_or("refused");
+        return Err(cannot(
+            format!("{said} (a leader stepdown with a preferred server needs nats-server 2.11 or later); give the URL of the consumer's leader's server in --server, or use --consumer-leader any"),
+            &what,
+        ));
+    }
+    let t0 = tokio::time::Instant::now();
+    let wait = (env.spec.timeout * 3).max(Duration::from_secs(5));
+    loop {
+        // While the group elects, an info request can go unanswered: asked again until the wait is over.
+        let now = match pc.info().await {
+            Ok(info) => leader_and_peers(info).0,
+            Err(e) => format!("unknown ({e})"),
+        };
+        if now == to {
+            return Ok(now);
+        }
+        if t0.elapsed() > wait {
+            return Err(cannot(
+                format!("its leader is {now:?} after {wait:?}; run again, or use --consumer-leader any"),
+                &what,
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// The leaders of the run's consumers `names` on `stream` now (None for one that cannot be read).
+pub(super) async fn consumer_leaders(env: &Env, stream: &str, names: &[String]) -> Vec<Option<String>> {
+    let Ok(admin) = env.conn.connect_via(0, 0, "leader", None).await else {
+        return vec![None; names.len()];
+    };
+    let ctx = js_context(admin, env, 1);
+    let Ok(s) = ctx.get_stream(stream).await else {
+        return vec![None; names.len()];
+    };
+    let mut out = Vec::new();
+    for n in names {
+        out.push(s.consumer_info(n).await.ok().map(|i| leader_and_peers(&i).0));
+    }
+    out
+}
+
+/// What a consumer run records of its readers' placement (`params`: `consumer_leader`,
+/// `consumer_leader_placement`, `readers_on_consumer_leader`, and `stream_leader` when it was read), and
+/// a warning for each consumer whose leader was elsewhere after the run (`after`, in reader order).
+pub(super) fn record_readers(
+    want: LeaderPlacement,
+    seats: &[ReaderSeat],
+    stream_leader: Option<String>,
+    after: &[Option<String>],
+    r: &mut BenchResult,
+) {
+    if seats.is_empty() {
+        return;
+    }
+    let leaders: Vec<&str> = seats.iter().map(|s| s.leader.as_str()).collect();
+    let on = seats
+        .iter()
+        .filter(|s| !s.leader.is_empty() && s.leader == s.server)
+        .count();
+    r.params.insert("consumer_leader".into(), leaders.join(","));
+    r.params
+        .insert("consumer_leader_placement".into(), want.as_str().into());
+    r.params
+        .insert("readers_on_consumer_leader".into(), format!("{on}/{}", seats.len()));
+    if let Some(l) = stream_leader {
+        r.params.insert("stream_leader".into(), l);
+    }
+    let moved: Vec<String> = seats
+        .iter()
+        .zip(after)
+        .enumerate()
+        .filter_map(|(i, (s, a))| match a {
+            Some(now) if *now != s.leader => Some(format!("S{}'s from {} to {now}", i + 1, s.leader)),
+            _ => None,
+        })
+        .collect();
+    if !moved.is_empty() {
+        r.warnings.push(format!(
+            "consumer leaders moved during the run ({}): the readers' placement (--consumer-leader {}) held for \
+             part of it only; run again",
+            moved.join(", "),
+            want.as_str()
+        ));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -204,5 +477,107 @@ mod tests {
         assert!(e.contains("--server URL1,URL2,URL3"), "{e}");
         let e = route(LeaderPlacement::Local, "n3", &names(&["n1", "n2"]), 2).unwrap_err();
         assert!(e.contains("n3 is not among the servers given (n1, n2)"), "{e}");
+    }
+
+    fn seat<'a>(leader: &'a str, peers: &'a [String], here: &'a str) -> Seat<'a> {
+        Seat { leader, peers, here }
+    }
+
+    #[test]
+    fn a_reader_stays_connects_or_moves_the_consumers_leader() {
+        use ConsumerMove::*;
+        let urls = names(&["n1", "n2", "n3"]);
+        let peers = names(&["n2", "n1", "n3"]);
+        // Already as asked, or `any`: stay.
+        assert_eq!(
+            consumer_move(LeaderPlacement::Local, &seat("n2", &peers, "n2"), &urls, 0),
+            Ok(Stay)
+        );
+        assert_eq!(
+            consumer_move(LeaderPlacement::Remote, &seat("n2", &peers, "n1"), &urls, 0),
+            Ok(Stay)
+        );
+        assert_eq!(
+            consumer_move(LeaderPlacement::Any, &seat("n2", &peers, "n2"), &urls, 0),
+            Ok(Stay)
+        );
+        // Another URL gives it: connect there (remote spreads readers over the other servers).
+        assert_eq!(
+            consumer_move(LeaderPlacement::Local, &seat("n2", &peers, "n1"), &urls, 0),
+            Ok(Connect(1))
+        );
+        assert_eq!(
+            consumer_move(LeaderPlacement::Remote, &seat("n2", &peers, "n2"), &urls, 0),
+            Ok(Connect(0))
+        );
+        assert_eq!(
+            consumer_move(LeaderPlacement::Remote, &seat("n2", &peers, "n2"), &urls, 1),
+            Ok(Connect(2))
+        );
+        // One URL given: the leader steps down in favour of the reader's server (local) or another peer.
+        let one = names(&["n1"]);
+        assert_eq!(
+            consumer_move(LeaderPlacement::Local, &seat("n3", &peers, "n1"), &one, 0),
+            Ok(StepDown("n1".into()))
+        );
+        assert_eq!(
+            consumer_move(LeaderPlacement::Remote, &seat("n1", &peers, "n1"), &one, 0),
+            Ok(StepDown("n2".into()))
+        );
+    }
+
+    #[test]
+    fn a_consumer_placement_nothing_can_give_says_which_flag_and_what_to_add() {
+        let one = names(&["n1"]);
+        // An R1 consumer on the only server given has no other replica to lead.
+        let r1 = names(&["n1"]);
+        let e = consumer_move(LeaderPlacement::Remote, &seat("n1", &r1, "n1"), &one, 0).unwrap_err();
+        assert!(e.starts_with("--consumer-leader remote:"), "{e}");
+        assert!(e.contains("--server URL1,URL2,URL3"), "{e}");
+        // An R1 consumer on a server not given, and the reader's server holds no replica.
+        let far = names(&["n3"]);
+        let e = consumer_move(LeaderPlacement::Local, &seat("n3", &far, "n1"), &one, 0).unwrap_err();
+        assert!(e.starts_with("--consumer-leader local:"), "{e}");
+        assert!(e.contains("add n3's URL to --server"), "{e}");
+    }
+
+    #[test]
+    fn a_consumer_run_records_its_readers_leaders_and_warns_when_one_moved() {
+        let seats = vec![
+            ReaderSeat {
+                leader: "n2".into(),
+                server: "n2".into(),
+            },
+            ReaderSeat {
+                leader: "n3".into(),
+                server: "n1".into(),
+            },
+        ];
+        let mut r = BenchResult {
+            kind: "js-fetch".into(),
+            label: String::new(),
+            params: Default::default(),
+            msgs: 2,
+            size: 1,
+            publishers: Default::default(),
+            subscribers: Default::default(),
+            latency_us: None,
+            rate: None,
+            losses: None,
+            warnings: vec![],
+            failed: 0,
+            ops: false,
+            run_id: "r".into(),
+            completion: Default::default(),
+            left_behind: vec![],
+        };
+        let after = [Some("n2".into()), Some("n1".into())];
+        record_readers(LeaderPlacement::Any, &seats, Some("n1".into()), &after, &mut r);
+        assert_eq!(r.params["consumer_leader"], "n2,n3");
+        assert_eq!(r.params["consumer_leader_placement"], "any");
+        assert_eq!(r.params["readers_on_consumer_leader"], "1/2");
+        assert_eq!(r.params["stream_leader"], "n1");
+        assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
+        assert!(r.warnings[0].contains("S2's from n3 to n1"), "{:?}", r.warnings);
     }
 }

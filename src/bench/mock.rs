@@ -98,6 +98,7 @@ pub(super) fn spec(workload: BenchWorkload, msgs: u64, size: u64, timeout: Durat
         client: ClientChoice::AsyncNats,
         progress: false,
         leader: LeaderPlacement::Any,
+        consumer_leader: LeaderPlacement::Any,
         subjects: Default::default(),
     }
 }

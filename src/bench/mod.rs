@@ -469,6 +469,9 @@ pub struct BenchSpec {
     pub progress: bool,
     /// Where JetStream publishers, KV putters and object clients connect relative to the stream leader.
     pub leader: LeaderPlacement,
+    /// Where each pull consumer's reader connects relative to its consumer's leader (`--consumer-leader`,
+    /// fetch and consume only; `bench::leader`).
+    pub consumer_leader: LeaderPlacement,
     /// natscli's positional SUBJECT and `--multisubject` (`bench pub|sub SUBJECT`, `bench js pub MODE
     /// SUBJECT`); the default is the run's own `natsplan.*.<run id>` subject.
     pub subjects: Subjects,

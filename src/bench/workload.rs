@@ -354,6 +354,7 @@ pub(super) fn validate(spec: &BenchSpec) -> Result<(), BenchError> {
             ));
         }
     }
+    consumer_placement(spec).map_err(|m| BenchError::BadInput(anyhow!(m)))?;
     if !(1..=5).contains(&replicas) {
         return bad(format!("--replicas {replicas}: JetStream allows 1 to 5 replicas"));
     }
@@ -361,4 +362,93 @@ pub(super) fn validate(spec: &BenchSpec) -> Result<(), BenchError> {
         return bad("--batch must be at least 1".into());
     }
     Ok(())
+}
+
+/// `--consumer-leader local|remote` where it can be had: pull consumers that acknowledge (fetch, consume),
+/// whose consumer exists before the clock starts. An ordered consumer recreates itself on any gap (a new
+/// consumer, a new leader) and a push ordered one is created after the clock starts.
+pub(super) fn consumer_placement(spec: &BenchSpec) -> Result<(), String> {
+    use super::{ConsumeMode, LeaderPlacement};
+    let want = spec.consumer_leader;
+    if want == LeaderPlacement::Any {
+        return Ok(());
+    }
+    match &spec.workload {
+        Workload::Consume {
+            mode: ConsumeMode::Fetch | ConsumeMode::Consume,
+            ..
+        } => Ok(()),
+        Workload::Consume { mode, .. } => Err(format!(
+            "--consumer-leader {}: `{}` cannot be placed (an ordered consumer is recreated, with a new leader, on \
+             every gap; a push ordered one is created after the clock starts); use it with fetch or consume, or \
+             leave --consumer-leader out",
+            want.as_str(),
+            mode.as_str()
+        )),
+        w => Err(format!(
+            "--consumer-leader {}: only consumer runs (fetch, consume) read through a consumer's leader; leave \
+             --consumer-leader out for `{}`{}",
+            want.as_str(),
+            w.name(),
+            match w {
+                Workload::Js { .. } | Workload::JsExisting { .. } | Workload::Kv { .. } | Workload::Obj { .. } => {
+                    " (its stream leader is placed with --leader)"
+                }
+                _ => "",
+            }
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::{ConsumeMode, LeaderPlacement, Storage};
+
+    fn consume(mode: ConsumeMode) -> Workload {
+        Workload::Consume {
+            mode,
+            clients: 1,
+            batch: 10,
+            replicas: 3,
+            storage: Storage::File,
+            target: None,
+        }
+    }
+
+    #[test]
+    fn consumer_leader_is_taken_by_fetch_and_consume_and_refused_elsewhere_with_the_flag_named() {
+        let t = std::time::Duration::from_secs(1);
+        for want in [LeaderPlacement::Local, LeaderPlacement::Remote] {
+            for mode in [ConsumeMode::Fetch, ConsumeMode::Consume] {
+                let mut s = crate::bench::mock::spec(consume(mode), 10, 8, t);
+                s.consumer_leader = want;
+                assert!(validate(&s).is_ok(), "{mode:?}");
+            }
+            let mut s = crate::bench::mock::spec(consume(ConsumeMode::Ordered), 10, 8, t);
+            s.consumer_leader = want;
+            let e = validate(&s).unwrap_err().to_string();
+            assert!(
+                e.starts_with("--consumer-leader") && e.contains("use it with fetch or consume"),
+                "{e}"
+            );
+            let js = Workload::Js {
+                pubs: 1,
+                replicas: 3,
+                storage: Storage::File,
+                publish: crate::bench::PublishMode::Sync,
+                window: 1,
+            };
+            let mut s = crate::bench::mock::spec(js, 10, 8, t);
+            s.consumer_leader = want;
+            let e = validate(&s).unwrap_err().to_string();
+            assert!(
+                e.contains("leave --consumer-leader out for `js`") && e.contains("--leader"),
+                "{e}"
+            );
+        }
+        // `any` is every workload's default.
+        let s = crate::bench::mock::spec(consume(ConsumeMode::Ordered), 10, 8, t);
+        assert!(validate(&s).is_ok());
+    }
 }

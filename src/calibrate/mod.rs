@@ -468,6 +468,10 @@ fn header(
             "leader".into(),
             v("remote: publishers, KV putters and object clients connect to a server other than the stream leader's (bench --leader remote)"),
         );
+        conditions.insert(
+            "consumer_leader".into(),
+            v("remote: consumer readers (fetch) connect to a server other than their consumer's leader's (bench --consumer-leader remote)"),
+        );
     }
     conditions.insert(
         "raid_key".into(),

@@ -284,6 +284,19 @@ pub fn leader_for(p: &Point, servers: usize) -> LeaderPlacement {
     }
 }
 
+/// The calibrate runs' consumer placement: on a cluster given by more than one URL, consumer reads (fetch,
+/// consume) connect each reader to a server other than its consumer's leader's (`bench --consumer-leader
+/// remote`), as verify and the prediction matrix do. Left to the election, one reader fetched 43-75 k or
+/// 74-124 k msgs/s (R3, 1 KiB) as its consumer's leader was elsewhere or on its server (issue 37), and
+/// calibrate's fetch rows spread 64-153 k/s over three repeats.
+pub fn consumer_leader_for(p: &Point, servers: usize) -> LeaderPlacement {
+    let placed = matches!(p.kind, Kind::ConsumerFetch | Kind::ConsumerConsume);
+    match placed && servers > 1 {
+        true => LeaderPlacement::Remote,
+        false => LeaderPlacement::Any,
+    }
+}
+
 fn spec(p: &Point, msgs: u64, monitors: &[String], servers: usize) -> BenchSpec {
     BenchSpec {
         workload: workload(p),
@@ -299,6 +312,7 @@ fn spec(p: &Point, msgs: u64, monitors: &[String], servers: usize) -> BenchSpec 
         client: ClientChoice::Auto,
         progress: false,
         leader: leader_for(p, servers),
+        consumer_leader: consumer_leader_for(p, servers),
         subjects: Default::default(),
     }
 }
@@ -478,6 +492,24 @@ mod tests {
         let r = estimate_rate(&sync, &[(asyn, 180_000.0)]);
         assert_eq!(r, pilot_rate(&sync));
         assert!(r <= 1_000.0, "{r}");
+    }
+
+    #[test]
+    fn fetch_points_read_from_a_server_other_than_their_consumers_on_a_cluster() {
+        let pts = all_points(3);
+        let fetch: Vec<&Point> = pts.iter().filter(|p| p.kind == Kind::ConsumerFetch).collect();
+        assert_eq!(fetch.len(), 2, "256 B and 12 KiB");
+        for p in &fetch {
+            assert_eq!(consumer_leader_for(p, 3), LeaderPlacement::Remote, "{}", p.id);
+            assert_eq!(spec(p, 10, &[], 3).consumer_leader, LeaderPlacement::Remote);
+            // One URL: wherever the consumer is (bench cannot place an R1 consumer's reader by one URL).
+            assert_eq!(spec(p, 10, &[], 1).consumer_leader, LeaderPlacement::Any);
+            // A consumer run writes nothing to the stream leader on the clock.
+            assert_eq!(leader_for(p, 3), LeaderPlacement::Any);
+        }
+        for p in pts.iter().filter(|p| p.kind != Kind::ConsumerFetch) {
+            assert_eq!(consumer_leader_for(p, 3), LeaderPlacement::Any, "{}", p.id);
+        }
     }
 
     #[test]

@@ -300,6 +300,11 @@ pub struct ConsumerArgs {
     /// With --stream: read only messages on this subject (a consumer filter).
     #[arg(long, value_name = "SUBJECT", requires = "existing_stream")]
     pub subject: Option<String>,
+    /// fetch, consume: connect each reader to a server other than its consumer's leader's (remote), to
+    /// the leader's own server (local), or wherever the URL order puts it (any, the default; the result
+    /// says where each consumer's leader was). See docs/bench.md.
+    #[arg(long, value_enum, value_name = "WHERE")]
+    pub consumer_leader: Option<bench::LeaderPlacement>,
     #[command(flatten)]
     pub count: Msgs,
     #[command(flatten)]
@@ -444,6 +449,8 @@ struct Parsed {
     client: ClientChoice,
     common: Common,
     subjects: bench::Subjects,
+    /// `--consumer-leader` (consumer runs only).
+    consumer_leader: Option<bench::LeaderPlacement>,
 }
 
 impl Parsed {
@@ -464,6 +471,7 @@ impl Parsed {
             client: client.client,
             common,
             subjects: bench::Subjects::default(),
+            consumer_leader: None,
         }
     }
     fn on(mut self, subject: Option<String>, multi: Option<u64>) -> Parsed {
@@ -769,14 +777,16 @@ fn consumer_parsed(mode: ConsumeMode, a: ConsumerArgs) -> Result<Parsed, Failure
         sub_sleep: a.sleep,
         ..no_core()
     };
-    Ok(Parsed::new(
+    let mut p = Parsed::new(
         w,
         a.count.msgs,
         no_rate(),
         core,
         ClientOpt { client: a.client },
         a.common,
-    ))
+    );
+    p.consumer_leader = a.consumer_leader;
+    Ok(p)
 }
 
 /// `--leader` where it means something: runs that write to a stream (js, kv, obj), in one process.
@@ -797,8 +807,12 @@ fn leader_placement(
             | BenchWorkload::KvGet { .. }
             | BenchWorkload::Obj { .. }
     ) {
+        let hint = match w {
+            Workload::Consume { .. } => "; to place each reader by its consumer's leader, use --consumer-leader",
+            _ => "",
+        };
         return Err(bad_input(anyhow::anyhow!(
-            "--leader {}: only js, kv and obj runs write to a stream leader; leave --leader out for `{}`",
+            "--leader {}: only js, kv and obj runs write to a stream leader; leave --leader out for `{}`{hint}",
             l.as_str(),
             w.name()
         )));
@@ -824,6 +838,14 @@ pub fn run(g: &Global, a: BenchArgs) -> Result<Outcome, Failure> {
         _ => p.core.monitor.clone(),
     };
     let leader = leader_placement(&p.workload, common.leader, common.agents.is_some())?;
+    let consumer_leader = p.consumer_leader.unwrap_or_default();
+    if consumer_leader != bench::LeaderPlacement::Any && common.agents.is_some() {
+        return Err(bad_input(anyhow::anyhow!(
+            "--consumer-leader {} with --agents: agents connect by worker index; run without --agents, or leave \
+             --consumer-leader out",
+            consumer_leader.as_str()
+        )));
+    }
     let spec = BenchSpec {
         workload: p.workload,
         msgs: p.msgs,
@@ -838,6 +860,7 @@ pub fn run(g: &Global, a: BenchArgs) -> Result<Outcome, Failure> {
         sub_buffer: p.core.sub_buffer,
         progress: !common.no_progress && std::io::stderr().is_terminal(),
         leader,
+        consumer_leader,
         subjects: p.subjects,
     };
     let rt = tokio::runtime::Builder::new_multi_thread()

@@ -22,12 +22,22 @@ fn measured_ops(r: &RowSpec, b: &BenchResult) -> f64 {
 
 /// The bench run for a row (no progress bars: verify logs one line per row).
 /// On a cluster given by more than one URL, rows that write to a stream connect their workers to servers
-/// other than the stream leader's (`bench --leader remote`), as calibrate measures and predictions price.
+/// other than the stream leader's (`bench --leader remote`), and consumer reads to one other than their
+/// consumer's leader's (`--consumer-leader remote`), as calibrate measures and predictions price.
 fn bench_spec(r: &RowSpec, monitors: &[String], keep: bool, servers: usize) -> BenchSpec {
     use crate::bench::{BenchWorkload, LeaderPlacement};
     let writes = matches!(
         r.workload,
         BenchWorkload::Js { .. } | BenchWorkload::Kv { .. } | BenchWorkload::KvGet { .. } | BenchWorkload::Obj { .. }
+    );
+    // Consumer reads connect each reader to a server other than its consumer's leader's
+    // (`bench --consumer-leader remote`), as calibrate's fetch rows are measured.
+    let pulls = matches!(
+        r.workload,
+        Workload::Consume {
+            mode: crate::bench::ConsumeMode::Fetch | crate::bench::ConsumeMode::Consume,
+            ..
+        }
     );
     BenchSpec {
         workload: r.workload.clone(),
@@ -43,6 +53,10 @@ fn bench_spec(r: &RowSpec, monitors: &[String], keep: bool, servers: usize) -> B
         client: bench::ClientChoice::Auto,
         progress: false,
         leader: match writes && servers > 1 {
+            true => LeaderPlacement::Remote,
+            false => LeaderPlacement::Any,
+        },
+        consumer_leader: match pulls && servers > 1 {
             true => LeaderPlacement::Remote,
             false => LeaderPlacement::Any,
         },

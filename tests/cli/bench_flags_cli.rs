@@ -263,3 +263,41 @@ fn leader_is_refused_where_no_stream_leader_is_written_to_and_with_agents() {
     assert_eq!(code, Some(3), "{err}");
     assert!(bench(&["js", "--leader", "elsewhere"]).is_err());
 }
+
+#[test]
+fn consumer_leader_is_taken_by_fetch_and_consume_and_refused_elsewhere() {
+    let run = |args: &[&str]| {
+        let out = Command::cargo_bin("natsplan")
+            .unwrap()
+            .env_remove("NATS_URL")
+            .args(["bench"])
+            .args(args)
+            .args(["--server", "nats://127.0.0.1:1", "--no-progress"])
+            .output()
+            .unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stderr).to_string())
+    };
+    // Taken: past the checks, the run fails on the dead server (exit 3).
+    for mode in ["fetch", "consume"] {
+        let (code, err) = run(&["consumer", mode, "--consumer-leader", "remote", "--msgs", "1"]);
+        assert_eq!(code, Some(3), "{mode}: {err}");
+    }
+    let (code, err) = run(&["js", "fetch", "--consumer-leader", "local", "--msgs", "1"]);
+    assert_eq!(code, Some(3), "{err}");
+    // Refused before connecting (exit 2), the flag named with what to do.
+    let (code, err) = run(&["consumer", "ordered", "--consumer-leader", "local", "--msgs", "1"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("--consumer-leader local: `ordered` cannot be placed"),
+        "{err}"
+    );
+    let (code, err) = run(&["consumer", "fetch", "--consumer-leader", "remote", "--agents", "2"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--consumer-leader remote with --agents"), "{err}");
+    let (code, err) = run(&["consumer", "fetch", "--leader", "remote", "--msgs", "1"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("use --consumer-leader"), "{err}");
+    // Not offered where no consumer is read; a value it does not know is a usage error.
+    assert!(bench(&["js", "--consumer-leader", "remote"]).is_err());
+    assert!(bench(&["consumer", "fetch", "--consumer-leader", "elsewhere"]).is_err());
+}

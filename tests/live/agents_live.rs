@@ -488,6 +488,7 @@ fn valid_request() -> Value {
         client: ClientChoice::Auto,
         progress: false,
         leader: LeaderPlacement::Any,
+        consumer_leader: LeaderPlacement::Any,
         subjects: Default::default(),
     };
     let a = &natsplan::agent::split::split(&spec.workload, spec.msgs, 1, 0)[0];

@@ -158,3 +158,166 @@ fn remote_and_local_put_the_workers_where_they_say_and_any_counts_them() {
     assert_eq!(param(&v, "leader_placement"), "any");
     assert_eq!(param(&v, "workers_on_leader"), "2/2");
 }
+
+/// The leader of consumer `consumer` on `stream` as the servers' `/jsz` names it (a server that does not
+/// lead it may name none).
+fn jsz_consumer_leader(c: &TestCluster, stream: &str, consumer: &str) -> Option<String> {
+    c.monitor_urls().iter().find_map(|m| {
+        let v = natsplan::monitor::jsz(m, "accounts=1&streams=1&consumers=1", Duration::from_secs(2)).ok()?;
+        v["account_details"].as_array()?.iter().find_map(|a| {
+            a["stream_detail"].as_array()?.iter().find_map(|s| {
+                (s["name"] == stream).then_some(())?;
+                s["consumer_detail"].as_array()?.iter().find_map(|k| {
+                    (k["name"] == consumer)
+                        .then(|| k["cluster"]["leader"].as_str().map(str::to_string))
+                        .flatten()
+                })
+            })
+        })
+    })
+}
+
+/// The consumers' leaders a kept run's result names (`consumer_leader`, in reader order), checked against
+/// `/jsz`.
+fn consumer_leaders_as_jsz_says(c: &TestCluster, stream: &str, v: &Value) -> Vec<String> {
+    let run = v["run_id"].as_str().expect("run_id");
+    let leaders: Vec<String> = param(v, "consumer_leader").split(',').map(str::to_string).collect();
+    for (i, l) in leaders.iter().enumerate() {
+        let name = format!("natsplan-{run}-c{i}");
+        assert_eq!(
+            jsz_consumer_leader(c, stream, &name).as_deref(),
+            Some(l.as_str()),
+            "{name}: {v}"
+        );
+    }
+    leaders
+}
+
+/// An R3 interest stream `name` on subject `name`, with a durable consumer that never reads, so what is
+/// published stays for the runs' consumers.
+fn interest_stream(url: &str, name: &str) {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        use async_nats::jetstream::{consumer, stream};
+        let js = async_nats::jetstream::new(async_nats::connect(url).await.unwrap());
+        let s = js
+            .create_stream(stream::Config {
+                name: name.into(),
+                subjects: vec![name.into()],
+                retention: stream::RetentionPolicy::Interest,
+                num_replicas: 3,
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        s.create_consumer(consumer::pull::Config {
+            durable_name: Some("hold".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    })
+}
+
+#[test]
+fn consumer_leader_places_each_reader_by_its_consumers_leader_and_the_result_says_where() {
+    let _s = serial();
+    let c = TestCluster::start(3).expect("lab starts");
+    let url = c.url();
+    let (code, v, all) = bench(&["js", "-s", &url, "--msgs", "3000", "--replicas", "3", "--keep"]);
+    assert_eq!(code, 0, "{all}");
+    let stream = param(&v, "stream").to_string();
+    // Kept, so /jsz can name the consumers' leaders afterwards (they expire after a minute unread).
+    let fetch = |server: &str, want: &str| {
+        bench(&[
+            "consumer",
+            "fetch",
+            "-s",
+            server,
+            "--stream",
+            &stream,
+            "--msgs",
+            "3000",
+            "--clients",
+            "3",
+            "--consumer-leader",
+            want,
+            "--keep",
+        ])
+    };
+    // Every URL given: each reader connects to its consumer's leader's server (local) or another (remote).
+    for (want, on) in [("local", "3/3"), ("remote", "0/3")] {
+        let (code, v, all) = fetch(&url, want);
+        assert_eq!(code, 0, "{all}");
+        assert_eq!(v["done"].as_u64(), Some(3000), "{v}");
+        assert_eq!(param(&v, "consumer_leader_placement"), want);
+        assert_eq!(param(&v, "readers_on_consumer_leader"), on, "{v}");
+        assert_eq!(
+            Some(param(&v, "stream_leader")),
+            jsz_leader(&c, &stream).as_deref(),
+            "{v}"
+        );
+        assert_eq!(consumer_leaders_as_jsz_says(&c, &stream, &v).len(), 3);
+    }
+    // The run's consumers on a limits stream are R1 (not durable: nats-server's ConsumerConfig.replicas),
+    // so only the URLs can place them. On an interest stream they are replicated as the stream is: with
+    // only n1's URL given, the consumer's leader steps down to n1 (local) or away from it (remote).
+    let (n1, only) = (c.nodes()[0].name.clone(), c.client_urls()[0].clone());
+    interest_stream(&only, "natsplan-interest-live");
+    let (code, _, all) = bench(&["js", "-s", &only, "--stream", "natsplan-interest-live", "--msgs", "300"]);
+    assert_eq!(code, 0, "{all}");
+    for (want, on) in [("local", "2/2"), ("remote", "0/2")] {
+        let (code, v, all) = bench(&[
+            "consumer",
+            "fetch",
+            "-s",
+            &only,
+            "--stream",
+            "natsplan-interest-live",
+            "--msgs",
+            "300",
+            "--clients",
+            "2",
+            "--consumer-leader",
+            want,
+            "--keep",
+        ]);
+        assert_eq!(code, 0, "{all}");
+        assert_eq!(param(&v, "readers_on_consumer_leader"), on, "{v}");
+        for l in consumer_leaders_as_jsz_says(&c, "natsplan-interest-live", &v) {
+            assert_eq!(
+                l == n1,
+                want == "local",
+                "{want}: a consumer led by {l}, the reader on {n1}: {v}"
+            );
+        }
+    }
+    // any: as before, recorded.
+    let (code, v, all) = bench(&["consumer", "consume", "-s", &url, "--stream", &stream, "--msgs", "3000"]);
+    assert_eq!(code, 0, "{all}");
+    assert_eq!(param(&v, "consumer_leader_placement"), "any");
+    assert!(["0/1", "1/1"].contains(&param(&v, "readers_on_consumer_leader")), "{v}");
+    // Where it cannot apply: exit 2, the flag named.
+    let (code, _, all) = bench(&[
+        "consumer",
+        "ordered",
+        "-s",
+        &url,
+        "--stream",
+        &stream,
+        "--msgs",
+        "10",
+        "--consumer-leader",
+        "local",
+    ]);
+    assert_eq!(code, 2, "{all}");
+    assert!(
+        all.contains("--consumer-leader local: `ordered` cannot be placed"),
+        "{all}"
+    );
+    let (code, _, all) = bench(&[
+        "consumer", "fetch", "-s", &url, "--stream", &stream, "--msgs", "10", "--leader", "remote",
+    ]);
+    assert_eq!(code, 2, "{all}");
+    assert!(all.contains("use --consumer-leader"), "{all}");
+}

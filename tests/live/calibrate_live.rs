@@ -85,6 +85,11 @@ fn calibrate_on_a_lab_writes_a_file_predict_and_verify_accept() {
     assert_eq!(f.hardware["host"].as_str(), Some("test lab"));
     assert!(f.nats_version.starts_with("2."), "{}", f.nats_version);
     assert_eq!(f.provenance["jetstream_servers"].as_u64(), Some(3));
+    // Several URLs: writers and consumer readers are placed away from their leaders, and the file says so.
+    for k in ["leader", "consumer_leader"] {
+        let said = f.conditions.get(k).and_then(|v| v.as_str()).unwrap_or_default();
+        assert!(said.starts_with("remote:"), "conditions.{k}: {:?}", f.conditions);
+    }
     assert!(f.provenance.contains_key("store_filesystem"));
     let q = f.fit_quality.as_ref().expect("fit quality");
     assert!(!q.terms.is_empty() && !q.residuals.is_empty());
