@@ -374,11 +374,11 @@ pub(super) fn consumer_placement(spec: &BenchSpec) -> Result<(), String> {
         return Ok(());
     }
     match &spec.workload {
-        Workload::Consume {
+        BenchWorkload::Consume {
             mode: ConsumeMode::Fetch | ConsumeMode::Consume,
             ..
         } => Ok(()),
-        Workload::Consume { mode, .. } => Err(format!(
+        BenchWorkload::Consume { mode, .. } => Err(format!(
             "--consumer-leader {}: `{}` cannot be placed (an ordered consumer is recreated, with a new leader, on \
              every gap; a push ordered one is created after the clock starts); use it with fetch or consume, or \
              leave --consumer-leader out",
@@ -391,7 +391,10 @@ pub(super) fn consumer_placement(spec: &BenchSpec) -> Result<(), String> {
             want.as_str(),
             w.name(),
             match w {
-                Workload::Js { .. } | Workload::JsExisting { .. } | Workload::Kv { .. } | Workload::Obj { .. } => {
+                BenchWorkload::Js { .. }
+                | BenchWorkload::JsExisting { .. }
+                | BenchWorkload::Kv { .. }
+                | BenchWorkload::Obj { .. } => {
                     " (its stream leader is placed with --leader)"
                 }
                 _ => "",
@@ -405,8 +408,8 @@ mod tests {
     use super::*;
     use crate::bench::{ConsumeMode, LeaderPlacement, Storage};
 
-    fn consume(mode: ConsumeMode) -> Workload {
-        Workload::Consume {
+    fn consume(mode: ConsumeMode) -> BenchWorkload {
+        BenchWorkload::Consume {
             mode,
             clients: 1,
             batch: 10,
@@ -432,7 +435,7 @@ mod tests {
                 e.starts_with("--consumer-leader") && e.contains("use it with fetch or consume"),
                 "{e}"
             );
-            let js = Workload::Js {
+            let js = BenchWorkload::Js {
                 pubs: 1,
                 replicas: 3,
                 storage: Storage::File,

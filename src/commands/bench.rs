@@ -808,7 +808,7 @@ fn leader_placement(
             | BenchWorkload::Obj { .. }
     ) {
         let hint = match w {
-            Workload::Consume { .. } => "; to place each reader by its consumer's leader, use --consumer-leader",
+            BenchWorkload::Consume { .. } => "; to place each reader by its consumer's leader, use --consumer-leader",
             _ => "",
         };
         return Err(bad_input(anyhow::anyhow!(

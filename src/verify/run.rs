@@ -34,7 +34,7 @@ fn bench_spec(r: &RowSpec, monitors: &[String], keep: bool, servers: usize) -> B
     // (`bench --consumer-leader remote`), as calibrate's fetch rows are measured.
     let pulls = matches!(
         r.workload,
-        Workload::Consume {
+        BenchWorkload::Consume {
             mode: crate::bench::ConsumeMode::Fetch | crate::bench::ConsumeMode::Consume,
             ..
         }
