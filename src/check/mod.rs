@@ -213,7 +213,7 @@ impl Expected {
         assets.sort_by(|a, b| a.stream.cmp(&b.stream));
         // Bytes per server now and after each tolerated failure (capacity's scenarios: whole racks when
         // one is tolerated, single servers when one is).
-        let layout = &pl.layout;
+        let layout = pl.placed().expect(crate::plan::MATERIALISED);
         let need = crate::plan::needs(layout);
         let failover = crate::plan::failover_room(site, layout, &pl.tolerates);
         let planned_consumers = consumers::ExpConsumers::from_plan(plan, &assets);
@@ -223,6 +223,8 @@ impl Expected {
             // a RAFT node (an HA asset) only for a group of more than one peer (server/jetstream_cluster.go
             // `createRaftGroup`: "a single peer raft group … return"), so R1 assets are not counted.
             let placed = pl
+                .per_asset()
+                .expect(crate::plan::MATERIALISED)
                 .assets
                 .iter()
                 .filter(|a| a.replicas > 1 && a.expected.contains(&s.name))
