@@ -102,10 +102,10 @@ fn compression(plan: &Plan) -> &'static str {
 
 /// The planned asset of a kind and name (the plan has one per stream, bucket and object store).
 fn asset<'l>(layout: &'l PlannedLayout, kind: &str, name: &str) -> Result<&'l PlannedAsset> {
-    layout
+    let d = layout
         .per_asset()
-        .expect(crate::plan::MATERIALISED)
-        .assets
+        .ok_or_else(|| anyhow!("layout {} is kept per class: {}", layout.id, crate::plan::MATERIALISED))?;
+    d.assets
         .iter()
         .find(|a| a.kind.as_str() == kind && a.name == name)
         .ok_or_else(|| anyhow!("layout {} has no planned {kind} '{name}'", layout.id))
@@ -698,7 +698,8 @@ fn assets_readme(plan: &Plan, layout: &PlannedLayout, kind: &str, named: &[(Stri
     o.push_str(&case_note(what, named));
     o.push_str("| file | replicas | placement | expected servers |\n|---|---|---|---|\n");
     for (n, stem) in named {
-        let assets = &layout.per_asset().expect(crate::plan::MATERIALISED).assets;
+        // Per asset only (`asset` refused a layout kept per class before this is written).
+        let assets = layout.per_asset().map(|d| &d.assets[..]).unwrap_or_default();
         if let Some(a) = assets.iter().find(|a| a.kind.as_str() == kind && &a.name == n) {
             let place = match (&a.set, &layout.unique_tag) {
                 (Some(set), _) => {

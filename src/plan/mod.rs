@@ -635,7 +635,7 @@ fn once_each<'a>(texts: impl Iterator<Item = &'a str>) -> String {
 
 /// Why a layout a command takes has its per-asset lists: `Inputs::choose` materialises it
 /// (`PlannedLayout::placed`, `per_asset`).
-pub const MATERIALISED: &str = "the layout a command takes is materialised by Inputs::choose";
+pub const MATERIALISED: &str = "the layout a command takes is given per asset (Inputs::choose materialises it)";
 
 /// Layouts up to this size get yearly figures in `design`; larger ones say to run `simulate`.
 pub const YEARLY_MAX_SERVERS: usize = 12;
