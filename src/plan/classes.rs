@@ -1,9 +1,9 @@
 //! Asset classes: on a site of more than `CLASS_THRESHOLD` assets, the layouts other than the top-ranked one
 //! (and the one a command takes, see `Plan::materialise`) keep their per-asset lists (`assets`,
 //! `predicted.streams`, `yearly.assets`) per class (`plan::Detail::PerClass`): the assets whose entries
-//! are the same in every key but the name, with their count and first and last names in plan order. 100,000 per-tenant streams of a few
-//! dozen shapes are a few dozen entries per layout instead of 100,000 (about 700 B each in memory, more in
-//! JSON). `assets` (placement) is given per shape too (kind, replicas, set, size), without each asset's
+//! are the same in every key but the name, with their count and first and last names in plan order.
+//! 100,000 per-tenant streams of a few dozen shapes are a few dozen entries per layout instead of 100,000
+//! (about 700 B each in memory, more in JSON). `assets` (placement) is given per shape too (kind, replicas, set, size), without each asset's
 //! expected servers. Capacity per server, tolerances and every summary key are computed before, from the
 //! exact per-asset evaluation, and the classes are built from the exact per-asset entries: nothing is
 //! approximated, only said once.

@@ -10,8 +10,8 @@
 //! of the layouts being evaluated, not of all of them.
 //!
 //! A layout's assets are placed in one function, `Evaluator::placement` (`layout::placement` with the
-//! workload's assets built once), for design and for `materialise` alike. The one placement not made there is
-//! pattern 4's LUN sizing's (`layout::Candidate::size`), which places on the LUNs it is sizing and so
+//! workload's assets built once), for design and for `materialise` alike. The one placement not made there
+//! is pattern 4's LUN sizing's (`layout::Candidate::size`), which places on the LUNs it is sizing and so
 //! has, when it settles, made the placement `placement` would make on the same stores (`layout::Placed`):
 //! it is taken, not made twice (100,000 assets placed again per pattern-4 layout), and its needs after
 //! failures with it.
