@@ -213,7 +213,9 @@ impl Expected {
         assets.sort_by(|a, b| a.stream.cmp(&b.stream));
         // Bytes per server now and after each tolerated failure (capacity's scenarios: whole racks when
         // one is tolerated, single servers when one is).
-        let layout = &pl.layout;
+        let (Some(layout), Some(planned)) = (pl.placed(), pl.per_asset().map(|d| &d.assets)) else {
+            anyhow::bail!("layout {id} is kept per class: {}", crate::plan::MATERIALISED);
+        };
         let need = crate::plan::needs(layout);
         let failover = crate::plan::failover_room(site, layout, &pl.tolerates);
         let planned_consumers = consumers::ExpConsumers::from_plan(plan, &assets);
@@ -222,8 +224,7 @@ impl Expected {
             // The plan's assets include the durable consumers (on their stream's peers). nats-server makes
             // a RAFT node (an HA asset) only for a group of more than one peer (server/jetstream_cluster.go
             // `createRaftGroup`: "a single peer raft group … return"), so R1 assets are not counted.
-            let placed = pl
-                .assets
+            let placed = planned
                 .iter()
                 .filter(|a| a.replicas > 1 && a.expected.contains(&s.name))
                 .count() as u64;

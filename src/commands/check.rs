@@ -209,7 +209,11 @@ fn setup(g: &Global, a: &CheckArgs, format: Format) -> Result<Setup, Failure> {
     let loaded = super::load_plan(g, &pa, None, a.layout.as_deref())?;
     let id = loaded.layout()?.id.clone();
     let plan = &loaded.plan;
-    let planned_assets = plan.layout(&id).map(|l| l.assets.len()).unwrap_or(0);
+    let planned_assets = plan
+        .layout(&id)
+        .and_then(|l| l.per_asset())
+        .map(|d| d.assets.len())
+        .unwrap_or(0);
     if planned_assets > MAX_ASSETS {
         return Err(bad_input(anyhow!(
             "layout {id} plans {planned_assets} streams, buckets, stores and consumers; check grades at most \

@@ -203,8 +203,7 @@ fn as_built(g: &Global, a: &DesignArgs, inputs: &Inputs, plan: &mut Plan) -> Res
     let far = plan
         .layouts
         .first()
-        .and_then(|l| l.predicted.as_ref())
-        .and_then(|p| p.far_user_calibration());
+        .and_then(|l| crate::perf::far_user_calibration(l.prediction_entries()));
     if far.is_some() {
         let builtin = crate::plan::build(&plan.input, &inputs.catalog);
         if let Some(note) = crate::plan::far_calibration_note(plan, &builtin) {

@@ -95,20 +95,20 @@ pub fn run(g: &Global, a: SimulateArgs) -> Result<Outcome, Failure> {
     let (inputs, plan) = (&loaded.inputs, &loaded.plan);
     let (site, cat) = (&inputs.site, &inputs.catalog);
     let planned = loaded.layout()?;
+    let layout = planned.placed().expect(crate::plan::MATERIALISED);
     if let Some(note) = inputs.layout_note(plan, a.layout.as_deref()) {
         eprintln!("natsplan: {note}");
     }
     // Refused before anything runs; the model is built again below, after the reference check (which
     // needs none of it): holding both at once would add a model's size to the peak.
     {
-        let model = Model::new(site, &planned.layout);
+        let model = Model::new(site, layout);
         let rel = Reliability::new(&model, cat);
         check_events(survival::expected_events(&rel, 1), a.years, a.trials)
             .map_err(|m| bad_input(anyhow::anyhow!(m)))?;
     }
-    let reference =
-        (!a.no_reference).then(|| survival::agreement::check(site, &planned.layout, cat, a.trials, a.years, a.seed));
-    let model = Model::new(site, &planned.layout);
+    let reference = (!a.no_reference).then(|| survival::agreement::check(site, layout, cat, a.trials, a.years, a.seed));
+    let model = Model::new(site, layout);
     let rel = Reliability::new(&model, cat);
     let mc = survival::monte_carlo(&rel, a.trials, a.years, a.seed, None);
     // The same exact figures `design` shows for this layout (issue 32: one figure per layout).

@@ -82,7 +82,7 @@ pub fn run(g: &Global, a: WhatifArgs) -> Result<Outcome, Failure> {
     if let Some(note) = inputs.layout_note(plan, a.layout.as_deref()) {
         eprintln!("natsplan: {note}");
     }
-    let layout = &planned.layout;
+    let layout = planned.placed().expect(crate::plan::MATERIALISED);
     let model = Model::new(site, layout);
     let report = if let Some(k) = a.all {
         let n: usize = kinds.iter().map(|&kd| Domain::universe(kd, site, layout).len()).sum();

@@ -166,7 +166,13 @@ mod tests {
         // orders plans one consumer, events none.
         assert_eq!(c.len(), 1, "{c:?}");
         assert_eq!(c[0].0, "consumers/orders/orders-c1.json");
-        let orders = l.assets.iter().find(|a| a.name == "orders").unwrap();
+        let orders = l
+            .per_asset()
+            .unwrap()
+            .assets
+            .iter()
+            .find(|a| a.name == "orders")
+            .unwrap();
         assert_eq!(c[0].1["num_replicas"], orders.replicas);
         assert_eq!(c[0].1["durable_name"], "orders-c1");
         assert_eq!(c[0].1["ack_policy"], "explicit");

@@ -102,8 +102,10 @@ fn compression(plan: &Plan) -> &'static str {
 
 /// The planned asset of a kind and name (the plan has one per stream, bucket and object store).
 fn asset<'l>(layout: &'l PlannedLayout, kind: &str, name: &str) -> Result<&'l PlannedAsset> {
-    layout
-        .assets
+    let d = layout
+        .per_asset()
+        .ok_or_else(|| anyhow!("layout {} is kept per class: {}", layout.id, crate::plan::MATERIALISED))?;
+    d.assets
         .iter()
         .find(|a| a.kind.as_str() == kind && a.name == name)
         .ok_or_else(|| anyhow!("layout {} has no planned {kind} '{name}'", layout.id))
@@ -427,7 +429,7 @@ fn later_assets_text(plan: &Plan, layout: &PlannedLayout) -> String {
         .map(|s| s.rack.as_str())
         .collect::<std::collections::BTreeSet<_>>()
         .len();
-    match &layout.layout.placement {
+    match &layout.hardware().placement {
         PlacementRule::UniqueTag { prefix } => {
             o.push_str(&format!(
                 "- Placement: every server has `unique_tag: \"{prefix}\"`, so NATS puts every replica of *any* \
@@ -696,7 +698,9 @@ fn assets_readme(plan: &Plan, layout: &PlannedLayout, kind: &str, named: &[(Stri
     o.push_str(&case_note(what, named));
     o.push_str("| file | replicas | placement | expected servers |\n|---|---|---|---|\n");
     for (n, stem) in named {
-        if let Some(a) = layout.assets.iter().find(|a| a.kind.as_str() == kind && &a.name == n) {
+        // Per asset only (`asset` refused a layout kept per class before this is written).
+        let assets = layout.per_asset().map(|d| &d.assets[..]).unwrap_or_default();
+        if let Some(a) = assets.iter().find(|a| a.kind.as_str() == kind && &a.name == n) {
             let place = match (&a.set, &layout.unique_tag) {
                 (Some(set), _) => {
                     let members = layout
@@ -978,6 +982,8 @@ mod tests {
         }
         let orders: Value = serde_json::from_str(file(&files, "streams/orders.json")).unwrap();
         let planned = l
+            .per_asset()
+            .unwrap()
             .assets
             .iter()
             .find(|a| a.name == "orders" && a.kind == crate::layout::AssetKind::Stream)
@@ -1009,7 +1015,8 @@ mod tests {
         let id = unique_layout(&plan).id.clone();
         // The plan's asset keeps the old name, so rename it too: the name check must fire first.
         let idx = plan.layouts.iter().position(|l| l.id == id).unwrap();
-        for a in plan.layouts[idx].assets.iter_mut().filter(|a| a.name == "orders") {
+        let assets = &mut plan.layouts[idx].per_asset_mut().unwrap().assets;
+        for a in assets.iter_mut().filter(|a| a.name == "orders") {
             a.name = "orders.eu".into();
         }
         let e = render(&plan, &id, &EmitOptions::default()).unwrap_err().to_string();
@@ -1024,7 +1031,8 @@ mod tests {
         let mut plan = four_racks();
         let id = unique_layout(&plan).id.clone();
         let idx = plan.layouts.iter().position(|l| l.id == id).unwrap();
-        for a in plan.layouts[idx].assets.iter_mut().filter(|a| a.name == "blobs") {
+        let assets = &mut plan.layouts[idx].per_asset_mut().unwrap().assets;
+        for a in assets.iter_mut().filter(|a| a.name == "blobs") {
             a.bytes_per_replica = u64::MAX;
         }
         let e = render(&plan, &id, &EmitOptions::default()).unwrap_err().to_string();

@@ -396,7 +396,7 @@ fn rules(plan: &Plan, pl: &PlannedLayout, m: &Monitoring) -> Result<Value> {
 /// natscli's critical level.
 fn store_rules(plan: &Plan, pl: &PlannedLayout, e: &Exprs, base: &Value, out: &mut Vec<Value>) {
     let site = &plan.input;
-    let failover = crate::plan::failover_room(site, &pl.layout, &pl.tolerates);
+    let failover = crate::plan::failover_room(site, pl.hardware(), &pl.tolerates);
     for (i, s) in pl.servers.iter().enumerate() {
         if s.store_bytes == 0 {
             continue;
@@ -726,7 +726,7 @@ fn dashboard(plan: &Plan, pl: &PlannedLayout, m: &Monitoring) -> Value {
     let e = Exprs { m, n: Names::new(m) };
     let cluster = &site.nats.cluster_name;
     let check_sel = format!("cluster={}, layout={}", q(cluster), q(&pl.id));
-    let failover = crate::plan::failover_room(site, &pl.layout, &pl.tolerates);
+    let failover = crate::plan::failover_room(site, pl.hardware(), &pl.tolerates);
     // The lowest fill any server may reach and still take on the worst tolerated failure's replicas.
     let room_pct = pl
         .servers

@@ -269,7 +269,10 @@ impl PlanTarget {
         Ok(PlanTarget {
             label: format!("{site_label} layout {id}"),
             site: plan.input.clone(),
-            layout: pl.layout.clone(),
+            layout: pl
+                .placed()
+                .ok_or_else(|| anyhow!("layout {id} is kept per class: {}", crate::plan::MATERIALISED))?
+                .clone(),
             nodes: spec.nodes,
             cluster_name: spec.cluster_name,
             unique_tag: spec.unique_tag,

@@ -145,10 +145,13 @@ pub struct RackTraffic {
     pub in_bytes_per_s: f64,
 }
 
-/// Predictions for a layout's workload.
+/// Predictions for a layout's workload. `streams` is its per-asset predictions: a list from
+/// `predict_layout`, per class from `predict_layout_by_class` (`PredictionClass`), and `()` where the plan
+/// keeps them apart from the summary (`plan::Detail`: a layout's per-asset lists in one place, so none is
+/// read empty by accident).
 #[derive(Debug, Clone, Default, Serialize)]
-pub struct Predicted {
-    pub streams: Vec<AssetPrediction>,
+pub struct Predicted<S = Vec<AssetPrediction>> {
+    pub streams: S,
     /// Worst predicted capacity ÷ required rate over assets and volume groups (∞ with no workload).
     pub headroom: f64,
     /// What sets `headroom`: an asset name or `volume group NAME`.
@@ -166,10 +169,6 @@ pub struct Predicted {
     pub inter_rack_bytes_per_s: f64,
     pub racks: Vec<RackTraffic>,
     pub notes: Vec<String>,
-    /// From `predict_layout_by_class`: the predictions per class, in place of `streams` (empty then).
-    /// `plan::classes` gives them in JSON; not serialised here.
-    #[serde(skip)]
-    pub classes: Vec<PredictionClass>,
 }
 
 /// Predictions equal in every field but the name, said once: the class's size, its first and last
@@ -182,22 +181,107 @@ pub struct PredictionClass {
     pub entry: AssetPrediction,
 }
 
-impl Predicted {
+impl<S> Predicted<S> {
+    /// The same summary with `streams` in place of its per-asset predictions, and those predictions.
+    pub fn with_streams<T>(self, streams: T) -> (Predicted<T>, S) {
+        let Predicted {
+            streams: old,
+            headroom,
+            headroom_limited_by,
+            servers,
+            needs_terms,
+            restart_clean_s,
+            restart_unclean_s,
+            catch_up_s,
+            burst_bytes_max,
+            cpu_cores_max,
+            memory_bytes_max,
+            inter_rack_bytes_per_s,
+            racks,
+            notes,
+        } = self;
+        let p = Predicted {
+            streams,
+            headroom,
+            headroom_limited_by,
+            servers,
+            needs_terms,
+            restart_clean_s,
+            restart_unclean_s,
+            catch_up_s,
+            burst_bytes_max,
+            cpu_cores_max,
+            memory_bytes_max,
+            inter_rack_bytes_per_s,
+            racks,
+            notes,
+        };
+        (p, old)
+    }
+
+    /// The same summary with its per-asset predictions changed by `f`.
+    pub fn map_streams<T>(self, f: impl FnOnce(S) -> T) -> Predicted<T> {
+        let (p, s) = self.with_streams(());
+        p.with_streams(f(s)).0
+    }
+}
+
+/// A layout's per-asset predictions as `predict_layout` or `predict_layout_by_class` made them.
+#[derive(Debug, Clone)]
+pub enum Streams {
+    List(Vec<AssetPrediction>),
+    Classes(Vec<PredictionClass>),
+}
+
+impl Entries for Streams {
+    fn entries(&self) -> impl Iterator<Item = &AssetPrediction> {
+        let (list, classes) = match self {
+            Streams::List(l) => (&l[..], &[][..]),
+            Streams::Classes(c) => (&[][..], &c[..]),
+        };
+        list.iter().chain(classes.iter().map(|c| &c.entry))
+    }
+}
+
+/// Per-asset predictions as made: one per asset, or per class (each class's first entry, in plan order,
+/// so the first one to meet a condition is the same either way).
+pub trait Entries {
+    fn entries(&self) -> impl Iterator<Item = &AssetPrediction>;
+}
+
+impl Entries for Vec<AssetPrediction> {
+    fn entries(&self) -> impl Iterator<Item = &AssetPrediction> {
+        self.iter()
+    }
+}
+
+impl Entries for Vec<PredictionClass> {
+    fn entries(&self) -> impl Iterator<Item = &AssetPrediction> {
+        self.iter().map(|c| &c.entry)
+    }
+}
+
+/// Of `entries`, the prediction priced from a calibration not built in (`--calibration`) that is carried
+/// farthest, when beyond `FAR_CALIBRATION`: (calibration id, distance).
+pub fn far_user_calibration<'a>(entries: impl Iterator<Item = &'a AssetPrediction>) -> Option<(Arc<str>, f64)> {
+    let builtin: Vec<String> = CalibrationSet::builtin().files.into_iter().map(|f| f.id).collect();
+    entries
+        .filter(|a| !builtin.iter().any(|b| **b == *a.calibration))
+        .filter(|a| a.extrapolation_distance > FAR_CALIBRATION && a.extrapolation_distance.is_finite())
+        .max_by(|a, b| a.extrapolation_distance.total_cmp(&b.extrapolation_distance))
+        .map(|a| (a.calibration.clone(), a.extrapolation_distance))
+}
+
+impl<S: Entries> Predicted<S> {
     /// The prediction priced from a calibration not built in (`--calibration`) that is carried farthest,
     /// when beyond `FAR_CALIBRATION`: (calibration id, distance).
     pub fn far_user_calibration(&self) -> Option<(Arc<str>, f64)> {
-        let builtin: Vec<String> = CalibrationSet::builtin().files.into_iter().map(|f| f.id).collect();
-        self.entries()
-            .filter(|a| !builtin.iter().any(|b| **b == *a.calibration))
-            .filter(|a| a.extrapolation_distance > FAR_CALIBRATION && a.extrapolation_distance.is_finite())
-            .max_by(|a, b| a.extrapolation_distance.total_cmp(&b.extrapolation_distance))
-            .map(|a| (a.calibration.clone(), a.extrapolation_distance))
+        far_user_calibration(self.entries())
     }
 
-    /// Every asset's prediction, or each class's first one when given per class: in plan order, so the
-    /// first one to meet a condition is the same either way.
+    /// Every asset's prediction, or each class's first one when given per class (`Entries`).
     fn entries(&self) -> impl Iterator<Item = &AssetPrediction> {
-        self.streams.iter().chain(self.classes.iter().map(|c| &c.entry))
+        self.streams.entries()
     }
 
     /// Why the layout cannot carry the workload: some asset's required rate is above even the high end of
@@ -288,26 +372,53 @@ pub fn volume_of(site: &Site, layout: &Layout, catalog: &Catalog, server: Server
 
 /// Predict how a layout carries the site's workload.
 pub fn predict_layout(site: &Site, layout: &Layout, catalog: &Catalog, cal: &Calibration) -> Predicted {
-    predict_into(site, layout, catalog, cal, &mut Sink::List)
+    let mut sink = Sink::List(Vec::new());
+    let out = predict_into(site, layout, catalog, cal, &mut sink);
+    match sink {
+        Sink::List(streams) => out.with_streams(streams).0,
+        Sink::Classes(..) => unreachable!("a list was asked for"),
+    }
 }
 
-/// As `predict_layout`, with the per-asset predictions given per class (`Predicted::classes`, `streams`
-/// empty): the same entries, grouped as they are made instead of one per asset built to be grouped.
-/// Every other figure is the same.
-pub fn predict_layout_by_class(site: &Site, layout: &Layout, catalog: &Catalog, cal: &Calibration) -> Predicted {
-    predict_into(site, layout, catalog, cal, &mut Sink::Classes(Default::default()))
+/// As `predict_layout`, with the per-asset predictions given per class (`streams` of `PredictionClass`):
+/// the same entries, grouped as they are made instead of one per asset built to be grouped. Every other
+/// figure is the same.
+pub fn predict_layout_by_class(
+    site: &Site,
+    layout: &Layout,
+    catalog: &Catalog,
+    cal: &Calibration,
+) -> Predicted<Vec<PredictionClass>> {
+    let mut sink = Sink::Classes(Default::default(), Vec::new());
+    let out = predict_into(site, layout, catalog, cal, &mut sink);
+    match sink {
+        Sink::Classes(_, classes) => out.with_streams(classes).0,
+        Sink::List(_) => unreachable!("classes were asked for"),
+    }
 }
 
 /// Where `price_asset` puts each asset's prediction.
 enum Sink {
-    /// One entry per demand (`Predicted::streams`).
-    List,
-    /// Per class (`Predicted::classes`): a class by (its priced content, kind, required rate), which
-    /// decide every field of the entry but the name (headroom is the priced rate over the required one).
-    Classes(crate::fxhash::FxHashMap<(u32, &'static str, u64), usize>),
+    /// One entry per demand.
+    List(Vec<AssetPrediction>),
+    /// Per class: a class by (its priced content, kind, required rate), which decide every field of the
+    /// entry but the name (headroom is the priced rate over the required one), and the classes.
+    Classes(
+        crate::fxhash::FxHashMap<(u32, &'static str, u64), usize>,
+        Vec<PredictionClass>,
+    ),
 }
 
-fn predict_into(site: &Site, layout: &Layout, catalog: &Catalog, cal: &Calibration, sink: &mut Sink) -> Predicted {
+impl Sink {
+    fn is_empty(&self) -> bool {
+        match self {
+            Sink::List(l) => l.is_empty(),
+            Sink::Classes(_, c) => c.is_empty(),
+        }
+    }
+}
+
+fn predict_into(site: &Site, layout: &Layout, catalog: &Catalog, cal: &Calibration, sink: &mut Sink) -> Predicted<()> {
     let terms = &cal.terms;
     let sync = SyncClass::from(site.nats.sync);
     let mut out = Predicted {
@@ -331,7 +442,7 @@ fn predict_into(site: &Site, layout: &Layout, catalog: &Catalog, cal: &Calibrati
         }
     }
     out.inter_rack_bytes_per_s = loads.rack_out.iter().sum();
-    if out.streams.is_empty() && out.classes.is_empty() {
+    if sink.is_empty() {
         out.notes
             .push("the workload names no stream, KV bucket or object store this layout places".into());
     }
@@ -645,7 +756,13 @@ pub fn server_catch_up(site: &Site, layout: &Layout, catalog: &Catalog, s: Serve
 }
 
 /// Price every demand of one placed asset on its leader's hardware, and add its load.
-fn price_asset(pricer: &mut Pricer, a: &crate::layout::Asset, loads: &mut Loads, out: &mut Predicted, sink: &mut Sink) {
+fn price_asset(
+    pricer: &mut Pricer,
+    a: &crate::layout::Asset,
+    loads: &mut Loads,
+    out: &mut Predicted<()>,
+    sink: &mut Sink,
+) {
     let (site, catalog, terms) = (pricer.site, pricer.catalog, pricer.terms);
     let slot = std::mem::take(&mut pricer.slot);
     let idx_of = |s: ServerIdx| slot.get(s).copied().filter(|&i| i != usize::MAX);
@@ -710,7 +827,7 @@ fn price_asset(pricer: &mut Pricer, a: &crate::layout::Asset, loads: &mut Loads,
             out.headroom_limited_by = d.name.to_string();
         }
         loads.add_demand(site, &slot, terms.store.write_amplification, &d, members);
-        record_prediction(sink, out, d, p, headroom);
+        record_prediction(sink, d, p, headroom);
     }
     pricer.demands = ds;
     pricer.slot = slot;
@@ -789,7 +906,7 @@ fn price_demand(
 }
 
 /// Add demand `d`'s prediction to `out`: one entry per demand, or counted into its class.
-fn record_prediction(sink: &mut Sink, out: &mut Predicted, d: Demand, p: &Priced, headroom: f64) {
+fn record_prediction(sink: &mut Sink, d: Demand, p: &Priced, headroom: f64) {
     let entry = |name: Arc<str>| AssetPrediction {
         name,
         kind: d.kind,
@@ -806,16 +923,16 @@ fn record_prediction(sink: &mut Sink, out: &mut Predicted, d: Demand, p: &Priced
         reach: p.reach.clone(),
     };
     match sink {
-        Sink::List => out.streams.push(entry(d.name)),
-        Sink::Classes(at) => match at.entry((p.content, d.kind.as_str(), d.rate.to_bits())) {
+        Sink::List(list) => list.push(entry(d.name)),
+        Sink::Classes(at, classes) => match at.entry((p.content, d.kind.as_str(), d.rate.to_bits())) {
             std::collections::hash_map::Entry::Occupied(c) => {
-                let c = &mut out.classes[*c.get()];
+                let c = &mut classes[*c.get()];
                 c.count += 1;
                 c.last = d.name;
             }
             std::collections::hash_map::Entry::Vacant(v) => {
-                v.insert(out.classes.len());
-                out.classes.push(PredictionClass {
+                v.insert(classes.len());
+                classes.push(PredictionClass {
                     count: 1,
                     first: d.name.clone(),
                     last: d.name.clone(),
@@ -827,7 +944,7 @@ fn record_prediction(sink: &mut Sink, out: &mut Predicted, d: Demand, p: &Priced
 }
 
 /// Volume groups: all LUNs on a group share its disks, so its bandwidth bounds their summed writes.
-fn group_headroom(site: &Site, layout: &Layout, catalog: &Catalog, loads: &Loads, out: &mut Predicted) {
+fn group_headroom(site: &Site, layout: &Layout, catalog: &Catalog, loads: &Loads, out: &mut Predicted<()>) {
     let idx_of = |s: ServerIdx| layout.servers.iter().position(|&x| x == s);
     for (gi, g) in layout.groups.iter().enumerate() {
         let load: f64 = layout

@@ -29,7 +29,7 @@ pub(super) fn server_predictions(
     terms: &Terms,
     sync: SyncClass,
     loads: &Loads,
-    out: &mut Predicted,
+    out: &mut Predicted<()>,
 ) {
     let interval_s = match site.nats.sync {
         SyncMode::Always => 0.0,

@@ -82,7 +82,7 @@ impl Loaded {
             .plan
             .selected(sel)
             .into_iter()
-            .map(|l| (l.id.as_str(), &l.layout))
+            .map(|l| (l.id.as_str(), l.hardware()))
             .collect();
         PerfCurves::build(&self.plan.input, &shown, &self.inputs.catalog, &self.inputs.calibration)
     }
@@ -121,7 +121,7 @@ impl Inputs {
             None => plan.layouts.first().map(|l| l.id.clone()),
         };
         if let Some(id) = &id {
-            plan.expand(id, &self.catalog, &self.calibration);
+            plan.materialise(id, &self.catalog, &self.calibration);
         }
         Ok(Loaded { inputs: self, plan, id })
     }
@@ -204,7 +204,7 @@ mod tests {
         assert!(built.layouts.len() >= 2, "{}", built.layouts.len());
         let second = built.layouts[1].id.clone();
         assert!(
-            built.layouts[1].classes.is_some(),
+            built.layouts[1].classes().is_some(),
             "the second layout is given per class"
         );
         // Named by `--layout`: that layout, per asset, every other as built.
@@ -212,16 +212,20 @@ mod tests {
         assert_eq!(loaded.id.as_deref(), Some(second.as_str()));
         let l = loaded.layout().unwrap();
         assert_eq!(l.id, second);
-        assert!(l.classes.is_none());
-        assert_eq!(l.assets.len(), CLASS_THRESHOLD + 1);
-        assert_eq!(l.layout.assets.len(), CLASS_THRESHOLD + 1);
-        assert_eq!(l.predicted.as_ref().unwrap().streams.len(), CLASS_THRESHOLD + 1);
-        assert!(loaded.plan.layouts[2..].iter().all(|l| l.classes.is_some()));
+        assert!(l.classes().is_none());
+        let d = l.per_asset().expect("materialised");
+        assert_eq!(d.assets.len(), CLASS_THRESHOLD + 1);
+        assert_eq!(l.placed().unwrap().assets.len(), CLASS_THRESHOLD + 1);
+        assert_eq!(d.streams.len(), CLASS_THRESHOLD + 1);
+        assert!(loaded.plan.layouts[2..].iter().all(|l| l.classes().is_some()));
         // None named: the best, whose lists are there as built.
         let inputs = loaded.inputs;
         let loaded = inputs.choose(loaded.plan, None).unwrap();
         assert_eq!(loaded.id.as_deref(), Some(loaded.plan.layouts[0].id.as_str()));
-        assert_eq!(loaded.layout().unwrap().assets.len(), CLASS_THRESHOLD + 1);
+        assert_eq!(
+            loaded.layout().unwrap().per_asset().unwrap().assets.len(),
+            CLASS_THRESHOLD + 1
+        );
         // An id that names no layout is refused, naming it.
         let e = loaded.inputs.choose(loaded.plan, Some("p9-nope")).err().unwrap();
         assert!(format!("{e:?}").contains("p9-nope"), "{e:?}");

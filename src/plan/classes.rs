@@ -1,15 +1,15 @@
 //! Asset classes: on a site of more than `CLASS_THRESHOLD` assets, the layouts other than the top-ranked one
-//! (and the one `--layout` names, see `Plan::expand`) keep their per-asset lists (`assets`,
-//! `predicted.streams`, `yearly.assets`) per class: the assets whose entries are the same in every key but
-//! the name, with their count and first and last names in plan order. 100,000 per-tenant streams of a few
-//! dozen shapes are a few dozen entries per layout instead of 100,000 (about 700 B each in memory, more in
-//! JSON). `assets` (placement) is given per shape too (kind, replicas, set, size), without each asset's
+//! (and the one a command takes, see `Plan::materialise`) keep their per-asset lists (`assets`,
+//! `predicted.streams`, `yearly.assets`) per class (`plan::Detail::PerClass`): the assets whose entries
+//! are the same in every key but the name, with their count and first and last names in plan order.
+//! 100,000 per-tenant streams of a few dozen shapes are a few dozen entries per layout instead of 100,000
+//! (about 700 B each in memory, more in JSON). `assets` (placement) is given per shape too (kind, replicas, set, size), without each asset's
 //! expected servers. Capacity per server, tolerances and every summary key are computed before, from the
 //! exact per-asset evaluation, and the classes are built from the exact per-asset entries: nothing is
 //! approximated, only said once.
 
-use crate::perf::AssetPrediction;
-use crate::survival::YearlyAsset;
+use crate::perf::{AssetPrediction, Streams};
+use crate::survival::{YearlyAsset, YearlyEntries};
 use serde::{Serialize, Serializer};
 use std::hash::Hash;
 
@@ -240,12 +240,34 @@ fn yearly_key(y: &YearlyAsset) -> YearlyKey {
     }
 }
 
-/// Replace a layout's per-asset lists (placement, predictions, yearly figures) by their classes. The
-/// placement classes come from the placed assets (`layout.assets`), grouped as their `PlannedAsset`s
-/// would be: a layout given per class never builds those (`plan_layout_with`), so `assets` is empty.
-pub fn compact(l: &mut super::PlannedLayout) {
-    l.assets = Vec::new();
-    let assets = group(l.layout.assets.iter().collect())
+/// A layout's per-asset lists (`expected`), or their classes. The placement classes come from the placed
+/// assets (`layout.assets`), grouped as their `PlannedAsset`s would be (a layout given per class never
+/// builds those); predictions and yearly figures made per class (`perf::predict_layout_by_class`,
+/// `survival::Entries::Classes`) are taken as they are: the same classes `group` makes of the lists.
+pub(super) fn detail(
+    site: &crate::site::Site,
+    layout: &crate::layout::Layout,
+    expected: bool,
+    streams: Option<Streams>,
+    yearly: Option<YearlyEntries>,
+) -> super::Detail {
+    if expected {
+        let list = |what: &str| -> ! { unreachable!("{what} per class for a layout given per asset") };
+        return super::Detail::PerAsset(super::PerAsset {
+            assets: super::planned_assets(site, layout),
+            streams: match streams {
+                None => Vec::new(),
+                Some(Streams::List(l)) => l,
+                Some(Streams::Classes(_)) => list("predictions"),
+            },
+            yearly: match yearly {
+                None => Vec::new(),
+                Some(YearlyEntries::List(l)) => l,
+                Some(YearlyEntries::Classes(_)) => list("yearly figures"),
+            },
+        });
+    }
+    let assets = group(layout.assets.iter().collect())
         .into_iter()
         .map(|k| Class {
             count: k.count,
@@ -260,37 +282,35 @@ pub fn compact(l: &mut super::PlannedLayout) {
             },
         })
         .collect();
-    // Predictions made per class (`perf::predict_layout_by_class`) are taken as they are: the same
-    // classes `group` makes of the per-asset list.
-    let predicted_streams = l.predicted.as_mut().map(|p| match p.classes.is_empty() {
-        true => group(std::mem::take(&mut p.streams)),
-        false => std::mem::take(&mut p.classes)
+    fn named<T>(count: usize, first: &str, last: &str, entry: T) -> Class<T> {
+        Class {
+            count,
+            first: first.to_string(),
+            last: last.to_string(),
+            entry,
+        }
+    }
+    let predicted_streams = match streams {
+        None => Vec::new(),
+        Some(Streams::List(l)) => group(l),
+        Some(Streams::Classes(c)) => c
             .into_iter()
-            .map(|c| Class {
-                count: c.count,
-                first: c.first.to_string(),
-                last: c.last.to_string(),
-                entry: c.entry,
-            })
+            .map(|c| named(c.count, &c.first, &c.last, c.entry))
             .collect(),
-    });
-    let yearly_assets = l.yearly.as_mut().map(|y| match y.classes.is_empty() {
-        true => group(std::mem::take(&mut y.assets)),
-        false => std::mem::take(&mut y.classes)
+    };
+    let yearly_assets = match yearly {
+        None => Vec::new(),
+        Some(YearlyEntries::List(l)) => group(l),
+        Some(YearlyEntries::Classes(c)) => c
             .into_iter()
-            .map(|c| Class {
-                count: c.count,
-                first: c.first.to_string(),
-                last: c.last.to_string(),
-                entry: c.entry,
-            })
+            .map(|c| named(c.count, &c.first, &c.last, c.entry))
             .collect(),
-    });
-    l.classes = Some(Classes {
+    };
+    super::Detail::PerClass(Classes {
         assets,
-        predicted_streams: predicted_streams.unwrap_or_default(),
-        yearly_assets: yearly_assets.unwrap_or_default(),
-    });
+        predicted_streams,
+        yearly_assets,
+    })
 }
 
 /// Whether a site's layouts give classes: more than `CLASS_THRESHOLD` assets in a layout.
@@ -334,70 +354,81 @@ mod tests {
     use super::test_site as site;
 
     #[test]
-    fn above_the_threshold_other_layouts_keep_classes_and_expand_to_the_same_entries() {
+    fn above_the_threshold_other_layouts_keep_classes_and_materialise_to_the_same_entries() {
         let (cat, cal) = (crate::catalog::Catalog::builtin(), crate::perf::Calibration::builtin());
         let site = site(CLASS_THRESHOLD + 1);
         let plan = super::super::build_with(&site, &cat, &cal);
         assert!(plan.layouts.len() >= 2, "{}", plan.layouts.len());
         let top = &plan.layouts[0];
-        assert!(top.classes.is_none());
-        assert_eq!(top.predicted.as_ref().unwrap().streams.len(), CLASS_THRESHOLD + 1);
+        assert!(top.classes().is_none());
+        let d = top.per_asset().expect("the top-ranked layout is per asset");
+        assert_eq!(d.streams.len(), CLASS_THRESHOLD + 1);
+        assert_eq!(d.assets.len(), CLASS_THRESHOLD + 1);
         for other in &plan.layouts[1..] {
-            let c = other.classes.as_ref().expect("classes");
-            assert!(other.predicted.as_ref().unwrap().streams.is_empty());
+            // Per class: no per-asset list to read, nor a placed layout, until materialised.
+            assert!(other.per_asset().is_none());
+            assert!(other.placed().is_none());
+            let c = other.classes().expect("classes");
             assert_eq!(
                 c.predicted_streams.iter().map(|c| c.count).sum::<usize>(),
                 CLASS_THRESHOLD + 1
             );
             assert!(c.predicted_streams.len() < 10, "{}", c.predicted_streams.len());
-            if let Some(y) = &other.yearly {
-                assert!(y.assets.is_empty());
+            if other.yearly.is_some() {
                 assert_eq!(
                     c.yearly_assets.iter().map(|c| c.count).sum::<usize>(),
                     CLASS_THRESHOLD + 1
                 );
             }
-            assert!(other.assets.is_empty());
             assert_eq!(c.assets.iter().map(|c| c.count).sum::<usize>(), CLASS_THRESHOLD + 1);
             assert!(c.assets.len() < 10, "{}", c.assets.len());
+            // The JSON keeps its shape: the lists there and empty, `classes` beside them.
+            let v = serde_json::to_value(other).unwrap();
+            assert_eq!(v["assets"], serde_json::json!([]));
+            assert_eq!(v["predicted"]["streams"], serde_json::json!([]));
+            if other.yearly.is_some() {
+                assert_eq!(v["yearly"]["assets"], serde_json::json!([]));
+            }
+            assert!(v["classes"].is_object(), "{}", other.id);
         }
         let js = |v: &dyn erased::Ser| v.json();
         // Layouts given per class keep no placed assets (memory); the top one does.
-        assert!(plan.layouts[1..].iter().all(|l| l.layout.assets.is_empty()));
-        assert_eq!(top.layout.assets.len(), CLASS_THRESHOLD + 1);
-        // Expanding gives what a plain evaluation of that layout (placed as it was enumerated) gives, entry
-        // for entry, and the same placed assets and problems.
-        let other = &plan.layouts[1];
-        let placed = crate::layout::Enumerate::new(&site, &cat)
-            .placed()
-            .into_iter()
-            .find(|l| l.id == other.id)
-            .expect("the layout is enumerated");
-        let fresh = super::super::plan_layout(&site, &cat, &cal, placed.clone());
-        let mut expanded = plan.clone();
-        expanded.expand(&other.id, &cat, &cal);
-        let e = expanded.layout(&other.id).unwrap();
-        assert!(e.classes.is_none());
-        assert_eq!(js(&e.layout.assets), js(&placed.assets));
-        assert_eq!(js(&e.layout.problems), js(&placed.problems));
-        assert_eq!(js(&e.reasons), js(&fresh.reasons));
-        assert_eq!(js(&e.predicted), js(&fresh.predicted));
-        assert_eq!(js(&e.yearly), js(&fresh.yearly));
-        assert_eq!(js(&e.assets), js(&fresh.assets));
-        // The classes say the same: each class entry is its members' entry.
-        for c in &other.classes.as_ref().unwrap().predicted_streams {
-            let first = fresh
-                .predicted
-                .as_ref()
-                .unwrap()
-                .streams
+        assert!(plan.layouts[1..].iter().all(|l| l.hardware().assets.is_empty()));
+        assert_eq!(top.placed().unwrap().assets.len(), CLASS_THRESHOLD + 1);
+        assert!(serde_json::to_value(top).unwrap().get("classes").is_none());
+        // Materialising gives what a plain per-asset evaluation of that layout (placed as it was
+        // enumerated) gives, entry for entry and key for key, and the same placed assets and problems;
+        // every layout of the plan, one by one.
+        let enumerated = crate::layout::Enumerate::new(&site, &cat).placed();
+        let mut materialised = plan.clone();
+        for other in &plan.layouts[1..] {
+            let placed = enumerated
                 .iter()
-                .find(|p| *p.name == *c.first)
-                .unwrap();
-            let mut entry = c.entry.clone();
-            entry.name = first.name.clone();
-            assert_eq!(js(&entry), js(first));
+                .find(|l| l.id == other.id)
+                .expect("the layout is enumerated");
+            let mut fresh = super::super::plan_layout(&site, &cat, &cal, placed.clone());
+            materialised.materialise(&other.id, &cat, &cal);
+            let e = materialised.layout(&other.id).unwrap();
+            assert!(e.classes().is_none());
+            let l = e.placed().expect("materialised");
+            assert_eq!(js(&l.assets), js(&placed.assets));
+            assert_eq!(js(&l.problems), js(&placed.problems));
+            // The whole layout as JSON, but for what ranking sets.
+            (fresh.rank, fresh.wider_layout) = (e.rank, e.wider_layout.clone());
+            assert_eq!(js(e), js(&fresh), "{}", e.id);
+            // The classes say the same: each class entry is its members' entry.
+            let streams = &fresh.per_asset().unwrap().streams;
+            for c in &other.classes().unwrap().predicted_streams {
+                let first = streams.iter().find(|p| *p.name == *c.first).unwrap();
+                let mut entry = c.entry.clone();
+                entry.name = first.name.clone();
+                assert_eq!(js(&entry), js(first));
+            }
         }
+        // Materialising a layout per asset leaves it as it is.
+        let before = js(&materialised);
+        materialised.materialise(&top.id, &cat, &cal);
+        assert_eq!(js(&materialised), before);
     }
 
     #[test]
@@ -405,7 +436,10 @@ mod tests {
         let (cat, cal) = (crate::catalog::Catalog::builtin(), crate::perf::Calibration::builtin());
         let plan = super::super::build_with(&site(CLASS_THRESHOLD), &cat, &cal);
         assert!(plan.layouts.len() >= 2);
-        assert!(plan.layouts.iter().all(|l| l.classes.is_none()));
+        assert!(plan
+            .layouts
+            .iter()
+            .all(|l| l.classes().is_none() && l.per_asset().is_some()));
     }
 
     mod erased {
@@ -486,21 +520,18 @@ mod tests {
         for l in layouts.iter().filter(|l| !l.servers.is_empty()) {
             let list = crate::perf::predict_layout(&site, l, &cat, &cal);
             let by_class = crate::perf::predict_layout_by_class(&site, l, &cat, &cal);
-            assert!(by_class.streams.is_empty());
             let want = group(list.streams.clone());
             let got = by_class
-                .classes
+                .streams
                 .iter()
                 .map(|g| (g.count, &*g.first, &*g.last, &g.entry));
             assert_eq!(said(&want), said_of(got), "{}", l.id);
-            // Every other figure is the same (the lists apart).
-            let mut a = serde_json::to_value(&list).unwrap();
-            let mut b = serde_json::to_value(&by_class).unwrap();
-            a["streams"] = serde_json::Value::Null;
-            b["streams"] = serde_json::Value::Null;
-            assert_eq!(a, b, "{}", l.id);
             assert_eq!(list.cannot_carry(), by_class.cannot_carry());
             assert_eq!(list.at_risk(), by_class.at_risk());
+            // Every other figure is the same (the lists apart).
+            let a = serde_json::to_value(list.with_streams(()).0).unwrap();
+            let b = serde_json::to_value(by_class.with_streams(()).0).unwrap();
+            assert_eq!(a, b, "{}", l.id);
             compared += 1;
             classes = classes.max(want.len());
         }
@@ -540,19 +571,17 @@ mod tests {
             .iter()
             .filter(|l| !l.servers.is_empty())
         {
-            let list = crate::survival::yearly_with(&site, l, &cat, crate::survival::Entries::List);
-            let by_class = crate::survival::yearly_with(&site, l, &cat, crate::survival::Entries::Classes);
-            assert!(by_class.assets.is_empty());
+            let list = crate::survival::yearly_with(&site, l, &cat, crate::survival::Entries::List).listed();
+            let (by_class, classes) =
+                crate::survival::yearly_with(&site, l, &cat, crate::survival::Entries::Classes).with_assets(());
+            let YearlyEntries::Classes(classes) = classes else {
+                panic!("classes were asked for")
+            };
             let want = group(list.assets.clone());
-            let got = by_class
-                .classes
-                .iter()
-                .map(|g| (g.count, &*g.first, &*g.last, &g.entry));
+            let got = classes.iter().map(|g| (g.count, &*g.first, &*g.last, &g.entry));
             assert_eq!(said(&want), said_of(got), "{}", l.id);
-            let mut a = serde_json::to_value(&list).unwrap();
-            let mut b = serde_json::to_value(&by_class).unwrap();
-            a["assets"] = serde_json::Value::Null;
-            b["assets"] = serde_json::Value::Null;
+            let a = serde_json::to_value(list.with_assets(()).0).unwrap();
+            let b = serde_json::to_value(by_class).unwrap();
             assert_eq!(a, b, "{}", l.id);
             compared += usize::from(want.len() > 3);
         }

@@ -1,6 +1,6 @@
 //! The evaluator: every candidate layout proposes (`layout::Enumerate::candidates`) sized, placed and
 //! evaluated (capacity, survival, perf: `plan_layout_with`), in parallel, the results in the
-//! enumeration's order; and a layout the plan keeps per class given per asset again (`expand`).
+//! enumeration's order; and a layout the plan keeps per class given per asset (`materialise`).
 //!
 //! It owns the caches that evaluation leans on: the placement memo (`placement_memo::PlacementMemo`, one
 //! per task) and, in each placement it holds, the failure-needs cache (`layout::FailureNeeds`). The
@@ -10,14 +10,14 @@
 //! of the layouts being evaluated, not of all of them.
 //!
 //! A layout's assets are placed in one function, `Evaluator::placement` (`layout::placement` with the
-//! workload's assets built once), for design and for `expand` alike. The one placement not made there is
-//! pattern 4's LUN sizing's (`layout::Candidate::size`), which places on the LUNs it is sizing and so
+//! workload's assets built once), for design and for `materialise` alike. The one placement not made there
+//! is pattern 4's LUN sizing's (`layout::Candidate::size`), which places on the LUNs it is sizing and so
 //! has, when it settles, made the placement `placement` would make on the same stores (`layout::Placed`):
 //! it is taken, not made twice (100,000 assets placed again per pattern-4 layout), and its needs after
 //! failures with it.
 
 use super::placement_memo::{PlacementKey, PlacementMemo};
-use super::{classes, plan_layout_with, PlannedLayout};
+use super::{classes, plan_layout_with, Detail, PerAsset, PlannedLayout};
 use crate::catalog::Catalog;
 use crate::layout::{Asset, BareAssets, FailureNeeds, Layout, Problem, Whole};
 use crate::perf::Calibration;
@@ -150,9 +150,8 @@ impl<'a> Evaluator<'a> {
         let per_class = classes::applies(l.assets.len());
         let mut p = plan_layout_with(site, self.catalog, self.cal, l, !per_class, needs);
         // Per class at once, so that memory holds one layout's per-asset entries per thread, not all;
-        // its placed assets go too (`expand` places them again).
+        // its placed assets go too (`materialise` places them again).
         if per_class {
-            classes::compact(&mut p);
             p.layout.assets = Vec::new();
         }
         Evaluated::Planned(Box::new(p))
@@ -172,21 +171,27 @@ impl<'a> Evaluator<'a> {
         crate::layout::placement(self.site, l, &self.bare(l.replicas))
     }
 
-    /// Give a layout the plan keeps per class (`classes::compact`) its per-asset lists again: its
-    /// placement (`placement`; the problems were recorded when it was evaluated), predictions and yearly
-    /// figures, the same evaluation, so the same entries. A layout given per asset is left as it is.
-    pub fn expand(&self, l: &mut PlannedLayout) {
-        if l.classes.take().is_none() {
+    /// Give a layout the plan keeps per class (`Detail::PerClass`) its per-asset lists: its placement
+    /// (`placement`; the problems were recorded when it was evaluated), predictions and yearly figures,
+    /// the same evaluation, so the same entries. A layout given per asset is left as it is.
+    pub fn materialise(&self, l: &mut PlannedLayout) {
+        if let Detail::PerAsset(_) = l.detail {
             return;
         }
         let (site, catalog, cal) = (self.site, self.catalog, self.cal);
         l.layout.assets = self.placement(&l.layout).0;
-        l.assets = super::planned_assets(site, &l.layout);
-        if let Some(p) = &mut l.predicted {
-            p.streams = crate::perf::predict_layout(site, &l.layout, catalog, cal).streams;
-        }
-        if let Some(y) = &mut l.yearly {
-            y.assets = crate::survival::yearly_only(site, &l.layout, catalog).assets;
-        }
+        let streams = match &l.predicted {
+            Some(_) => crate::perf::predict_layout(site, &l.layout, catalog, cal).streams,
+            None => Vec::new(),
+        };
+        let yearly = match &l.yearly {
+            Some(_) => crate::survival::yearly_only(site, &l.layout, catalog).assets,
+            None => Vec::new(),
+        };
+        l.detail = Detail::PerAsset(PerAsset {
+            assets: super::planned_assets(site, &l.layout),
+            streams,
+            yearly,
+        });
     }
 }

@@ -188,7 +188,38 @@ pub struct PlannedAsset {
     pub bytes_per_replica: u64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+/// One evaluated layout of the plan. Its per-asset lists (placement, predictions, yearly figures) are in
+/// `detail`, per asset or per class (`Detail`); the rest is the same either way.
+///
+/// A per-asset list is read only through `per_asset` (or `placed` for the placed layout), which says
+/// when the layout is per class; none is a field to read empty by accident:
+///
+/// ```
+/// fn assets(l: &natsplan::plan::PlannedLayout) -> Option<usize> {
+///     l.per_asset().map(|d| d.assets.len())
+/// }
+/// ```
+/// ```compile_fail
+/// fn assets(l: &natsplan::plan::PlannedLayout) -> usize {
+///     l.assets.len()
+/// }
+/// ```
+/// ```compile_fail
+/// fn streams(l: &natsplan::plan::PlannedLayout) -> usize {
+///     l.predicted.as_ref().map_or(0, |p| p.streams.len())
+/// }
+/// ```
+/// ```compile_fail
+/// fn yearly(l: &natsplan::plan::PlannedLayout) -> usize {
+///     l.yearly.as_ref().map_or(0, |y| y.assets.len())
+/// }
+/// ```
+/// ```compile_fail
+/// fn placed(l: &natsplan::plan::PlannedLayout) -> usize {
+///     l.layout.assets.len()
+/// }
+/// ```
+#[derive(Debug, Clone)]
 pub struct PlannedLayout {
     pub id: String,
     pub rank: usize,
@@ -204,22 +235,18 @@ pub struct PlannedLayout {
     pub unused_servers: Vec<UnusedServer>,
     /// Installed data disks of the arrays this layout uses that none of its groups takes (issue 38);
     /// absent when there are none.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub idle_disks: Vec<IdleDisks>,
     /// Another layout of this plan on the same servers and pattern whose groups take more of those idle
     /// disks (wider groups); absent when there is none.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub wider_layout: Option<String>,
     pub hot_spares: u32,
     pub verdict: Verdict,
     pub reasons: Vec<String>,
     /// Assets this layout cannot create (a rejection): `tolerates` is then 0 of every kind and the
     /// capacity figures are the whole layout's (no per-server placement to judge).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub not_placed: Option<NotPlaced>,
     /// How far a rejected layout is from usable, for ranking rejected layouts among themselves
     /// (`verdict::closeness`); not in the JSON.
-    #[serde(skip)]
     pub closeness: verdict::Closeness,
     /// Failures per kind that every existing stream survives with its writes going on (the meta group
     /// apart since issue 15: see `tolerates_meta`).
@@ -234,24 +261,227 @@ pub struct PlannedLayout {
     /// `unique_tag` to emit, when that is how placement is steered.
     pub unique_tag: Option<String>,
     pub replica_sets: Vec<(String, Vec<String>)>,
-    pub assets: Vec<PlannedAsset>,
     /// SSD wear: predicted drive writes per day per group against the disks' rating (survival).
     pub endurance: crate::survival::Endurance,
-    /// Yearly availability and durability figures (survival), when computed.
+    /// Yearly availability and durability figures (survival), when computed; the per-asset figures
+    /// (`yearly.assets` in JSON) are in `detail`.
+    pub yearly: Option<crate::survival::Yearly<()>>,
+    /// Performance predictions for the site's workload (perf), when computed; the per-asset predictions
+    /// (`predicted.streams` in JSON) are in `detail`.
+    pub predicted: Option<crate::perf::Predicted<()>>,
+    /// The per-asset lists, or the same per class (`Detail`): read through `per_asset` and `classes`.
+    detail: Detail,
+    /// The layout itself, for emit, whatif and verify. While the layout is per class its placed assets
+    /// are not kept (memory: 100,000 placed assets per layout): `placed` gives it only per asset.
+    layout: Layout,
+}
+
+/// What a plan holds of a layout's assets: every asset's entry, or the entries per class (on a site of
+/// more than `classes::CLASS_THRESHOLD` assets, every layout but the top-ranked one and the one a
+/// command takes). A per-class layout gives its per-asset lists only once materialised
+/// (`Plan::materialise`, which `Inputs::choose` calls for the layout a command takes).
+#[derive(Debug, Clone)]
+pub enum Detail {
+    PerAsset(PerAsset),
+    PerClass(classes::Classes),
+}
+
+/// A layout's per-asset lists (each in plan order).
+#[derive(Debug, Clone, Default)]
+pub struct PerAsset {
+    /// Where each asset's replicas go (`assets` in JSON).
+    pub assets: Vec<PlannedAsset>,
+    /// Each asset's predictions (`predicted.streams`; empty when the layout has no prediction).
+    pub streams: Vec<crate::perf::AssetPrediction>,
+    /// Each asset's yearly figures (`yearly.assets`; empty when the layout has no yearly figures).
+    pub yearly: Vec<crate::survival::YearlyAsset>,
+}
+
+impl PlannedLayout {
+    /// The per-asset lists or the classes.
+    pub fn detail(&self) -> &Detail {
+        &self.detail
+    }
+
+    /// The per-asset lists; None while the layout is per class (`classes`).
+    pub fn per_asset(&self) -> Option<&PerAsset> {
+        match &self.detail {
+            Detail::PerAsset(d) => Some(d),
+            Detail::PerClass(_) => None,
+        }
+    }
+
+    /// The per-asset lists to change (tests that hand emit an edited plan); None while per class.
+    pub fn per_asset_mut(&mut self) -> Option<&mut PerAsset> {
+        match &mut self.detail {
+            Detail::PerAsset(d) => Some(d),
+            Detail::PerClass(_) => None,
+        }
+    }
+
+    /// The classes; None when the layout is per asset.
+    pub fn classes(&self) -> Option<&classes::Classes> {
+        match &self.detail {
+            Detail::PerClass(c) => Some(c),
+            Detail::PerAsset(_) => None,
+        }
+    }
+
+    /// The layout with every asset placed (`Layout::assets`); None while the layout is per class.
+    pub fn placed(&self) -> Option<&Layout> {
+        self.per_asset().map(|_| &self.layout)
+    }
+
+    /// The layout's servers, volumes, groups and placement rule, whichever its shape. Its `assets` are
+    /// empty while the layout is per class: read them through `placed`.
+    pub fn hardware(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// Every asset's prediction, or each class's entry when per class: in plan order, so the first one to
+    /// meet a condition is the same either way.
+    pub fn prediction_entries(&self) -> Box<dyn Iterator<Item = &crate::perf::AssetPrediction> + '_> {
+        match &self.detail {
+            Detail::PerAsset(d) => Box::new(d.streams.iter()),
+            Detail::PerClass(c) => Box::new(c.predicted_streams.iter().map(|c| &c.entry)),
+        }
+    }
+}
+
+/// The JSON of a layout (a contract): the keys and order the derived `Serialize` gave when the lists were
+/// fields — `assets`, `predicted.streams` and `yearly.assets` always (empty lists when per class), and
+/// `classes` only when per class.
+impl Serialize for PlannedLayout {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        // Every field named: a new field is a compile error here until it is given its JSON.
+        let PlannedLayout {
+            id,
+            rank,
+            pattern,
+            raid,
+            raid_levels,
+            replicas,
+            servers,
+            unused_servers,
+            idle_disks,
+            wider_layout,
+            hot_spares,
+            verdict,
+            reasons,
+            not_placed,
+            closeness: _,
+            tolerates,
+            tolerates_meta,
+            capacity,
+            disks_used,
+            arrays_used,
+            racks_used,
+            unique_tag,
+            replica_sets,
+            endurance,
+            yearly,
+            predicted,
+            detail,
+            layout: _,
+        } = self;
+        let (assets, streams, yearly_assets, classes): (&[_], &[_], &[_], _) = match detail {
+            Detail::PerAsset(d) => (&d.assets, &d.streams, &d.yearly, None),
+            Detail::PerClass(c) => (&[], &[], &[], Some(c)),
+        };
+        LayoutJson {
+            id,
+            rank,
+            pattern,
+            raid,
+            raid_levels,
+            replicas,
+            servers,
+            unused_servers,
+            idle_disks,
+            wider_layout,
+            hot_spares,
+            verdict,
+            reasons,
+            not_placed,
+            tolerates,
+            tolerates_meta,
+            capacity,
+            disks_used,
+            arrays_used,
+            racks_used,
+            unique_tag,
+            replica_sets,
+            assets,
+            endurance,
+            yearly: yearly.as_ref().map(|y| WithList(y, yearly_assets)),
+            predicted: predicted.as_ref().map(|p| WithList(p, streams)),
+            classes,
+        }
+        .serialize(s)
+    }
+}
+
+/// `PlannedLayout` as JSON has it, borrowed.
+#[derive(Serialize)]
+#[serde(rename = "PlannedLayout")]
+struct LayoutJson<'a> {
+    id: &'a String,
+    rank: &'a usize,
+    pattern: &'a String,
+    raid: &'a String,
+    raid_levels: &'a Vec<crate::layout::Raid>,
+    replicas: &'a u8,
+    servers: &'a Vec<PlannedServer>,
+    unused_servers: &'a Vec<UnusedServer>,
+    #[serde(skip_serializing_if = "is_empty")]
+    idle_disks: &'a Vec<IdleDisks>,
+    #[serde(skip_serializing_if = "is_none")]
+    wider_layout: &'a Option<String>,
+    hot_spares: &'a u32,
+    verdict: &'a Verdict,
+    reasons: &'a Vec<String>,
+    #[serde(skip_serializing_if = "is_none")]
+    not_placed: &'a Option<NotPlaced>,
+    tolerates: &'a Tolerance,
+    tolerates_meta: &'a Tolerance,
+    capacity: &'a Capacity,
+    disks_used: &'a u32,
+    arrays_used: &'a u32,
+    racks_used: &'a u32,
+    unique_tag: &'a Option<String>,
+    replica_sets: &'a Vec<(String, Vec<String>)>,
+    assets: &'a [PlannedAsset],
+    endurance: &'a crate::survival::Endurance,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub yearly: Option<crate::survival::Yearly>,
-    /// Performance predictions for the site's workload (perf), when computed.
+    yearly: Option<WithList<'a, crate::survival::Yearly<()>, crate::survival::YearlyAsset>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub predicted: Option<crate::perf::Predicted>,
-    /// On a site of more than 1,000 assets, for every layout but the top-ranked one and the one `--layout`
-    /// names: `assets`, `predicted.streams` and `yearly.assets` per class (and those lists empty). See
-    /// `classes`; `Plan::expand` gives a layout its per-asset lists again. While it is set, `layout.assets`
-    /// is empty too (memory: 100,000 placed assets per layout); `Plan::expand` places them again.
+    predicted: Option<WithList<'a, crate::perf::Predicted<()>, crate::perf::AssetPrediction>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub classes: Option<classes::Classes>,
-    /// The layout itself, for emit, whatif and verify.
-    #[serde(skip)]
-    pub layout: Layout,
+    classes: Option<&'a classes::Classes>,
+}
+
+fn is_empty<T>(v: &&Vec<T>) -> bool {
+    v.is_empty()
+}
+
+fn is_none<T>(v: &&Option<T>) -> bool {
+    v.is_none()
+}
+
+/// A summary kept apart from its per-asset list (`yearly`, `predicted`), written as one object with the
+/// list in its place. The summary is copied only when written (it is small: the list is not copied).
+struct WithList<'a, T, E>(&'a T, &'a [E]);
+
+impl Serialize for WithList<'_, crate::perf::Predicted<()>, crate::perf::AssetPrediction> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.clone().with_streams(self.1).0.serialize(s)
+    }
+}
+
+impl Serialize for WithList<'_, crate::survival::Yearly<()>, crate::survival::YearlyAsset> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.clone().with_assets(self.1).0.serialize(s)
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -280,13 +510,14 @@ impl Plan {
         self.layouts.iter().find(|l| l.id == id)
     }
 
-    /// Give layout `id` its per-asset predictions and yearly figures again when it has them per class
-    /// (`--layout ID` on a site of more than 1,000 assets): the same evaluation, so the same entries
-    /// (`Evaluator::expand`). Commands never call it: `Inputs::choose` does, for the layout the command takes.
-    pub(super) fn expand(&mut self, id: &str, catalog: &Catalog, cal: &crate::perf::Calibration) {
+    /// Give layout `id` its per-asset lists when it has them per class (`Detail::PerClass`, `--layout
+    /// ID` on a site of more than 1,000 assets): the same evaluation, so the same entries
+    /// (`Evaluator::materialise`). Commands never call it: `Inputs::choose` does, for the layout the
+    /// command takes.
+    pub(super) fn materialise(&mut self, id: &str, catalog: &Catalog, cal: &crate::perf::Calibration) {
         let site = &self.input;
         if let Some(l) = self.layouts.iter_mut().find(|l| l.id == id) {
-            evaluator::Evaluator::new(site, catalog, cal, [l.layout.replicas]).expand(l);
+            evaluator::Evaluator::new(site, catalog, cal, [l.layout.replicas]).materialise(l);
         }
     }
 }
@@ -347,7 +578,7 @@ pub fn build_progress(
     link_wider(&mut planned);
     // The top-ranked layout is shown per asset.
     if let Some(top) = planned.first_mut() {
-        evaluator.expand(top);
+        evaluator.materialise(top);
     }
     // What JSON lists (`layouts`): candidates with no JetStream server are not layouts (see the notes).
     let evaluated = planned.len();
@@ -402,6 +633,10 @@ fn once_each<'a>(texts: impl Iterator<Item = &'a str>) -> String {
         .join("; ")
 }
 
+/// Why a layout a command takes has its per-asset lists: `Inputs::choose` materialises it
+/// (`PlannedLayout::placed`, `per_asset`).
+pub const MATERIALISED: &str = "the layout a command takes is given per asset (Inputs::choose materialises it)";
+
 /// Layouts up to this size get yearly figures in `design`; larger ones say to run `simulate`.
 pub const YEARLY_MAX_SERVERS: usize = 12;
 pub const YEARLY_MAX_DISKS: u32 = 96;
@@ -411,9 +646,10 @@ pub fn plan_layout(site: &Site, catalog: &Catalog, cal: &crate::perf::Calibratio
     plan_layout_with(site, catalog, cal, layout, true, &mut Default::default())
 }
 
-/// As `plan_layout`; with `expected` false no planned assets are built (`assets` empty), for a layout
-/// the evaluator gives per class at once (`classes::compact` groups the placed assets by kind,
-/// replicas, set and size: 100,000 planned assets were built only to be grouped and dropped).
+/// As `plan_layout`; with `expected` false the layout is per class (`Detail::PerClass`) at once: no
+/// planned asset, prediction or yearly entry is built per asset (`classes::detail` groups the placed
+/// assets by kind, replicas, set and size: 100,000 planned assets were built only to be grouped and
+/// dropped).
 fn plan_layout_with(
     site: &Site,
     catalog: &Catalog,
@@ -427,8 +663,10 @@ fn plan_layout_with(
     let capacity = capacity::evaluate(site, &layout, &tolerates, after);
     // A layout given per class gets its predictions per class (the same entries, grouped as made).
     let predicted = (!layout.servers.is_empty()).then(|| match expected {
-        true => crate::perf::predict_layout(site, &layout, catalog, cal),
-        false => crate::perf::predict_layout_by_class(site, &layout, catalog, cal),
+        true => crate::perf::predict_layout(site, &layout, catalog, cal).map_streams(crate::perf::Streams::List),
+        false => {
+            crate::perf::predict_layout_by_class(site, &layout, catalog, cal).map_streams(crate::perf::Streams::Classes)
+        }
     });
     let endurance = crate::survival::endurance(&crate::survival::Model::new(site, &layout), catalog);
     let tol = verdict::Tolerances {
@@ -481,11 +719,10 @@ fn plan_layout_with(
         PlacementRule::Pinned { sets } => (None, sets.iter().map(|s| (s.name.clone(), names(&s.servers))).collect()),
         PlacementRule::Free => (None, Vec::new()),
     };
-    let assets = if expected {
-        planned_assets(site, &layout)
-    } else {
-        Vec::new()
-    };
+    // The summaries apart from their per-asset lists, which go to `detail`, per asset or per class.
+    let (predicted, streams) = predicted.map(|p| p.with_streams(())).unzip();
+    let (yearly, yearly_entries) = yearly.map(|y| y.with_assets(())).unzip();
+    let detail = classes::detail(site, &layout, expected, streams, yearly_entries);
     PlannedLayout {
         id: layout.id.clone(),
         rank: 0,
@@ -510,11 +747,10 @@ fn plan_layout_with(
         racks_used: layout.racks_used(site).len() as u32,
         unique_tag,
         replica_sets,
-        assets,
         yearly,
         endurance,
         predicted,
-        classes: None,
+        detail,
         layout,
     }
 }
@@ -525,7 +761,7 @@ fn plan_layout_with(
 /// calibration of two shared cores "scaled" to 16-core servers rejected every layout of a production site).
 pub fn far_calibration_note(plan: &Plan, builtin: &Plan) -> Option<String> {
     let best = plan.layouts.first()?;
-    let (id, distance) = best.predicted.as_ref()?.far_user_calibration()?;
+    let (id, distance) = crate::perf::far_user_calibration(best.prediction_entries())?;
     let rejected = |p: &Plan| p.layouts.iter().filter(|l| l.verdict == Verdict::Rejected).count();
     let other = builtin.layouts.first();
     Some(format!(

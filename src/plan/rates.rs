@@ -25,7 +25,8 @@ pub struct StreamRate {
 /// The planned rates by stream name as nats-server knows it (`orders`, `KV_<bucket>`, `OBJ_<store>`).
 pub fn stream_rates(site: &Site, layout: &PlannedLayout) -> BTreeMap<String, StreamRate> {
     let predicted = |asset: &str, per: f64| -> Option<f64> {
-        let p = layout.predicted.as_ref()?.streams.iter().find(|p| &*p.name == asset)?;
+        layout.predicted.as_ref()?;
+        let p = layout.per_asset()?.streams.iter().find(|p| &*p.name == asset)?;
         Some(p.ops_per_s * per)
     };
     let mut rates = BTreeMap::new();

@@ -31,7 +31,7 @@ pub fn reasons(
     l: &Layout,
     tols: Tolerances,
     cap: &Capacity,
-    predicted: Option<&crate::perf::Predicted>,
+    predicted: Option<&crate::perf::Predicted<impl crate::perf::Entries>>,
 ) -> Vec<Problem> {
     let mut out: Vec<Problem> = l.problems.clone();
     performance_and_capacity(&mut out, cap, predicted);
@@ -89,7 +89,7 @@ fn raft_groups(out: &mut Vec<Problem>, site: &Site, l: &Layout) {
 
 /// A server model too small for its server's share of the workload (cores, memory or network; perf's
 /// `ServerNeeds`) rejects the layout, as capacity does: the first such server named, the others counted.
-fn server_needs(out: &mut Vec<Problem>, predicted: Option<&crate::perf::Predicted>) {
+fn server_needs<S>(out: &mut Vec<Problem>, predicted: Option<&crate::perf::Predicted<S>>) {
     let Some(pr) = predicted else { return };
     let mut short = pr.servers.iter().filter(|s| !s.needs.short.is_empty());
     let Some(first) = short.next() else { return };
@@ -110,7 +110,11 @@ fn server_needs(out: &mut Vec<Problem>, predicted: Option<&crate::perf::Predicte
 }
 
 /// Performance against the workload and capacity, now and after the worst tolerated failure.
-fn performance_and_capacity(out: &mut Vec<Problem>, cap: &Capacity, predicted: Option<&crate::perf::Predicted>) {
+fn performance_and_capacity(
+    out: &mut Vec<Problem>,
+    cap: &Capacity,
+    predicted: Option<&crate::perf::Predicted<impl crate::perf::Entries>>,
+) {
     // Performance against the workload (perf): beyond the band is a rejection, inside it a risk.
     if let Some(pr) = predicted {
         if let Some(why) = pr.cannot_carry() {
@@ -191,7 +195,7 @@ pub fn closeness(
     not_placed: Option<&super::NotPlaced>,
     tols: Tolerances,
     cap: &Capacity,
-    predicted: Option<&crate::perf::Predicted>,
+    predicted: Option<&crate::perf::Predicted<impl crate::perf::Entries>>,
 ) -> Closeness {
     let m = &site.policy.min_tolerated;
     let short = |need: u32, got: u32| need.saturating_sub(got);

@@ -231,7 +231,7 @@ pub fn detail_text(l: &PlannedLayout, width: u16) -> String {
         s.push('\n');
     }
     if let Some(pr) = &l.predicted {
-        let rows = detail::prediction_rows(pr);
+        let rows = detail::prediction_rows(l);
         if !rows.is_empty() {
             let mut t = table(width, &detail::PREDICTION_HEADER);
             for r in rows.into_iter().take(TEXT_ROWS) {
@@ -239,7 +239,7 @@ pub fn detail_text(l: &PlannedLayout, width: u16) -> String {
             }
             s.push_str(&t.to_string());
             s.push('\n');
-            for m in detail::publish_modes(pr) {
+            for m in detail::publish_modes(l) {
                 s.push_str(&m);
                 s.push('\n');
             }
@@ -346,12 +346,12 @@ pub fn markdown(plan: &Plan, sel: &Selection) -> String {
             s.push_str(&md_table(&detail::ASSET_HEADER, &assets));
         }
         if let Some(pr) = &l.predicted {
-            let rows = detail::prediction_rows(pr);
+            let rows = detail::prediction_rows(l);
             if !rows.is_empty() {
                 s.push('\n');
                 s.push_str(&md_table(&detail::PREDICTION_HEADER, &rows));
                 s.push('\n');
-                for m in detail::publish_modes(pr) {
+                for m in detail::publish_modes(l) {
                     s.push_str(&format!("{m}\n\n"));
                 }
                 s.push_str(detail::PREDICTION_LEGEND);

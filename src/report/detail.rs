@@ -319,42 +319,17 @@ pub fn asset_rows(l: &PlannedLayout) -> Vec<Vec<String>> {
     } else {
         "any JetStream server"
     };
-    if let Some(c) = l.classes.as_ref().filter(|_| l.assets.is_empty()) {
+    let d = match l.detail() {
+        crate::plan::Detail::PerAsset(d) => d,
         // A layout kept per class (not the top-ranked, not --layout): its classes, most bytes first.
-        let mut v: Vec<_> = c
-            .assets
-            .iter()
-            .filter(|k| k.entry.kind != crate::layout::AssetKind::Consumer)
-            .collect();
-        v.sort_by(|x, y| {
-            let total = |k: &crate::plan::classes::Class<crate::plan::classes::AssetShape>| {
-                k.entry.bytes_per_replica as u128 * k.count as u128
-            };
-            total(y).cmp(&total(x)).then(x.first.cmp(&y.first))
-        });
-        return v
-            .into_iter()
-            .map(|k| {
-                vec![
-                    like(&k.first, k.count),
-                    k.entry.kind.as_str().to_string(),
-                    k.entry.replicas.to_string(),
-                    fmt_bytes(k.entry.bytes_per_replica as f64),
-                    format!("with --layout {}", l.id),
-                    match &k.entry.set {
-                        Some(set) => format!("set:{set}"),
-                        None => anywhere.into(),
-                    },
-                ]
-            })
-            .collect();
-    }
-    let mut assets: Vec<&crate::plan::PlannedAsset> = l
+        crate::plan::Detail::PerClass(c) => return class_rows(l, c, anywhere),
+    };
+    let mut assets: Vec<&crate::plan::PlannedAsset> = d
         .assets
         .iter()
         .filter(|a| a.kind != crate::layout::AssetKind::Consumer)
         .collect();
-    if crate::plan::classes::applies(l.assets.len()) {
+    if crate::plan::classes::applies(d.assets.len()) {
         return asset_class_rows(assets, anywhere);
     }
     assets.sort_by(|a, b| b.bytes_per_replica.cmp(&a.bytes_per_replica).then(a.name.cmp(&b.name)));
@@ -368,6 +343,37 @@ pub fn asset_rows(l: &PlannedLayout) -> Vec<Vec<String>> {
                 fmt_bytes(a.bytes_per_replica as f64),
                 a.expected.join(", "),
                 match &a.set {
+                    Some(set) => format!("set:{set}"),
+                    None => anywhere.into(),
+                },
+            ]
+        })
+        .collect()
+}
+
+/// The rows of a layout kept per class: its placement classes, most bytes first (each asset's expected
+/// servers are given with `--layout ID`).
+fn class_rows(l: &PlannedLayout, c: &crate::plan::classes::Classes, anywhere: &str) -> Vec<Vec<String>> {
+    let mut v: Vec<_> = c
+        .assets
+        .iter()
+        .filter(|k| k.entry.kind != crate::layout::AssetKind::Consumer)
+        .collect();
+    v.sort_by(|x, y| {
+        let total = |k: &crate::plan::classes::Class<crate::plan::classes::AssetShape>| {
+            k.entry.bytes_per_replica as u128 * k.count as u128
+        };
+        total(y).cmp(&total(x)).then(x.first.cmp(&y.first))
+    });
+    v.into_iter()
+        .map(|k| {
+            vec![
+                like(&k.first, k.count),
+                k.entry.kind.as_str().to_string(),
+                k.entry.replicas.to_string(),
+                fmt_bytes(k.entry.bytes_per_replica as f64),
+                format!("with --layout {}", l.id),
+                match &k.entry.set {
                     Some(set) => format!("set:{set}"),
                     None => anywhere.into(),
                 },
@@ -436,16 +442,18 @@ pub const PREDICTION_HEADER: [&str; 7] = [
 /// ids and each term's source are in JSON), the publish mode in `publish_modes` below the table.
 /// Above `plan::classes::CLASS_THRESHOLD` entries, one row per class (entries alike but for the name), the
 /// largest required rate in all first, with its count.
-pub fn prediction_rows(pr: &Predicted) -> Vec<Vec<String>> {
-    let rows: Vec<(&crate::perf::AssetPrediction, usize)> = if crate::plan::classes::applies(pr.streams.len()) {
-        let mut c: Vec<_> = crate::plan::classes::of_predictions(&pr.streams)
+/// A layout kept per class has no rows here (its classes are in JSON; `--layout ID` gives its rows).
+pub fn prediction_rows(l: &PlannedLayout) -> Vec<Vec<String>> {
+    let streams = streams(l);
+    let rows: Vec<(&crate::perf::AssetPrediction, usize)> = if crate::plan::classes::applies(streams.len()) {
+        let mut c: Vec<_> = crate::plan::classes::of_predictions(streams)
             .into_iter()
             .map(|c| (c.entry, c.count))
             .collect();
         c.sort_by(|x, y| (y.0.required_per_s * y.1 as f64).total_cmp(&(x.0.required_per_s * x.1 as f64)));
         c
     } else {
-        pr.streams.iter().map(|a| (a, 1)).collect()
+        streams.iter().map(|a| (a, 1)).collect()
     };
     rows.into_iter()
         .map(|(a, n)| {
@@ -466,11 +474,16 @@ pub fn prediction_rows(pr: &Predicted) -> Vec<Vec<String>> {
         .collect()
 }
 
+/// A layout's per-asset predictions; none while it is kept per class (as the JSON's `predicted.streams`).
+fn streams(l: &PlannedLayout) -> &[crate::perf::AssetPrediction] {
+    l.per_asset().map(|d| &d.streams[..]).unwrap_or_default()
+}
+
 /// The publish modes priced, each once with the assets it applies to:
 /// `Publish: orders, events: async publish with a window of 256, …`.
-pub fn publish_modes(pr: &Predicted) -> Vec<String> {
+pub fn publish_modes(l: &PlannedLayout) -> Vec<String> {
     let mut modes: Vec<(&str, Vec<&str>)> = Vec::new();
-    for a in &pr.streams {
+    for a in streams(l) {
         let Some(m) = a.publish.as_deref() else { continue };
         match modes.iter_mut().find(|(x, _)| *x == m) {
             Some((_, names)) => names.push(&a.name),
@@ -629,7 +642,7 @@ fn takes_over_words(kinds: &[crate::layout::VolumeKind]) -> String {
 }
 
 /// Restart, recovery, burst, memory and inter-rack figures.
-pub fn recovery(pr: &Predicted) -> String {
+pub fn recovery<S>(pr: &Predicted<S>) -> String {
     format!(
         "Restart {} clean, {} unclean (every block re-read); replica catch-up after a replacement {}; largest \
          write burst {}; memory up to {} per server; {}/s between racks.",
@@ -644,7 +657,7 @@ pub fn recovery(pr: &Predicted) -> String {
 
 /// Each server's needs in one sentence: for cores, memory and each way of the network, the server whose
 /// share of its model is largest (the figures themselves are perf's `ServerNeeds`).
-pub fn needs(pr: &Predicted) -> Option<String> {
+pub fn needs<S>(pr: &Predicted<S>) -> Option<String> {
     use crate::perf::{Need, ServerNeeds};
     let worst = |f: fn(&ServerNeeds) -> &Need| {
         pr.servers
@@ -672,7 +685,9 @@ pub fn needs(pr: &Predicted) -> Option<String> {
 /// The yearly figures in one sentence, when design computed them.
 pub fn yearly(l: &PlannedLayout) -> Option<String> {
     l.yearly.as_ref().map(|y| {
-        let worst = y.assets.iter().find(|a| a.name == y.worst_unavailable);
+        // Per asset only: a layout kept per class names its worst asset without its stalls.
+        let assets = l.per_asset().map(|d| &d.yearly[..]).unwrap_or_default();
+        let worst = assets.iter().find(|a| a.name == y.worst_unavailable);
         let stalls = worst
             .map(|a| {
                 format!(
@@ -708,7 +723,7 @@ pub fn loss_figure(p: f64, beyond: Option<f64>) -> String {
 }
 
 /// "P(some stream wholly lost) …/yr, P(any data_lost, a tail included) …/yr".
-pub fn durability(y: &crate::survival::Yearly) -> String {
+pub fn durability<A>(y: &crate::survival::Yearly<A>) -> String {
     let b = y.p_any_data_lost_beyond_cap_per_year;
     format!(
         "P(an asset wholly lost: no replica survives) {}; P(any data_lost, an acknowledged tail included) {}",
@@ -718,7 +733,7 @@ pub fn durability(y: &crate::survival::Yearly) -> String {
 }
 
 /// The figures shown apart from the layout's: the whole site lost, and read errors during rebuilds.
-fn hardware_sentence(y: &crate::survival::Yearly) -> String {
+fn hardware_sentence<A>(y: &crate::survival::Yearly<A>) -> String {
     let mut s = format!(
         " Apart: the whole site lost (fire, flood) {}/yr, which only a second site or backups cover",
         fmt_sci(y.p_site_lost_per_year)
@@ -735,7 +750,7 @@ fn hardware_sentence(y: &crate::survival::Yearly) -> String {
 }
 
 /// What the hot spares buy (or one would), from the yearly figures' comparison.
-fn spare_sentence(y: &crate::survival::Yearly) -> String {
+fn spare_sentence<A>(y: &crate::survival::Yearly<A>) -> String {
     match &y.spare_effect {
         Some(e) if e.compared_with == "no_hot_spares" => format!(
             " Without its hot spares: P(any data_lost) {}/yr, worst {:.3} min/yr.",

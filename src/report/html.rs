@@ -249,7 +249,7 @@ fn layout_section(page: &mut Page, site: &Site, l: &PlannedLayout) {
         page.table(&detail::ASSET_HEADER, &assets);
     }
     if let Some(pr) = &l.predicted {
-        let rows = detail::prediction_rows(pr);
+        let rows = detail::prediction_rows(l);
         if !rows.is_empty() {
             page.h3("Predicted performance");
             page.table(&detail::PREDICTION_HEADER, &rows);

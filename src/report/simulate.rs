@@ -294,9 +294,9 @@ mod tests {
         let site = crate::site::parse_str(&text, "t.yaml", &cat).unwrap();
         let plan = crate::plan::build(&site, &cat);
         // The top-ranked layout is per asset as built (`plan::classes`), whatever the number of assets.
-        assert!(plan.layouts[0].classes.is_none());
+        assert!(plan.layouts[0].classes().is_none());
         let id = plan.layouts[0].id.clone();
-        let layout = &plan.layout(&id).unwrap().layout;
+        let layout = plan.layout(&id).unwrap().placed().unwrap();
         let model = crate::survival::Model::new(&site, layout);
         let rel = crate::survival::Reliability::new(&model, &cat);
         let report = SimulateReport {

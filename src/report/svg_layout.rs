@@ -59,7 +59,7 @@ fn rack_arrays(site: &Site, rack: usize) -> Vec<ArrayIdx> {
 /// Lines of text under an array (two per volume group: the group, then its LUNs), computed once for
 /// height and drawing.
 fn group_lines(site: &Site, pl: &PlannedLayout, a: ArrayIdx) -> Vec<(usize, String)> {
-    let l = &pl.layout;
+    let l = pl.hardware();
     let mut out = Vec::new();
     for (gi, g) in l.groups.iter().enumerate().filter(|(_, g)| g.array == a) {
         let luns: Vec<String> = l
@@ -140,9 +140,12 @@ fn server_height(chips: usize, w: f64) -> f64 {
 
 /// The drawing of one layout, optionally with a whatif overlay.
 pub fn layout_drawing(site: &Site, pl: &PlannedLayout, overlay: Option<&Overlay>) -> String {
-    let l = &pl.layout;
+    let l = pl.hardware();
+    // A layout kept per class is drawn without its assets (`--layout ID` draws them).
     let assets: Vec<AssetMark> = pl
-        .assets
+        .per_asset()
+        .map(|d| &d.assets[..])
+        .unwrap_or_default()
         .iter()
         .filter(|a| a.kind != crate::layout::AssetKind::Consumer)
         .enumerate()
@@ -305,7 +308,7 @@ fn draw_server(
     overlay: Option<&Overlay>,
 ) {
     let srv = &site.servers[s];
-    let js = pl.layout.servers.contains(&s);
+    let js = pl.hardware().servers.contains(&s);
     let down = overlay.is_some_and(|o| o.down.contains(&srv.name));
     let destroyed = overlay.is_some_and(|o| o.destroyed.contains(&srv.name));
     let full = overlay.is_some_and(|o| o.full.contains(&srv.name));
@@ -372,7 +375,7 @@ fn draw_server(
         );
     }
     let sub = if js {
-        match pl.layout.lun_of(s) {
+        match pl.hardware().lun_of(s) {
             Some(l) => format!("JetStream · {}", volume_label(site, pl, l, srv)),
             None => "JetStream".into(),
         }
@@ -450,7 +453,7 @@ fn draw_chips(
 /// A server's volume in a few words under its name: what kind, how large, on which group, and the array's
 /// rack when it is another (the full line is the server's tooltip).
 fn volume_label(site: &Site, pl: &PlannedLayout, l: &crate::layout::Lun, srv: &crate::site::Server) -> String {
-    let g = &pl.layout.groups[l.group];
+    let g = &pl.hardware().groups[l.group];
     let arr = &site.arrays[g.array];
     let size = fmt_bytes(l.size_bytes as f64);
     if let Some(h) = &arr.host {
@@ -487,7 +490,7 @@ fn draw_array(
     overlay: Option<&Overlay>,
     links: &mut Vec<(f64, f64, ServerIdx, String)>,
 ) {
-    let l = &pl.layout;
+    let l = pl.hardware();
     let arr = &site.arrays[a];
     // An array in a failed rack is out with it (power or network), so it is greyed too.
     let rack = &site.racks[arr.rack].name;

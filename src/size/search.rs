@@ -742,7 +742,10 @@ pub fn constraints(l: &PlannedLayout, required: &Tolerance) -> Vec<Binding> {
         }
     }
     if let Some(p) = &l.predicted {
-        for s in &p.streams {
+        // Per asset only (a layout kept per class gives no throughput binding, as before the lists moved
+        // to `plan::Detail`).
+        let streams = l.per_asset().map(|d| &d.streams[..]).unwrap_or_default();
+        for s in streams {
             if s.required_per_s > 0.0 {
                 out.push(Binding {
                     kind: "throughput".into(),

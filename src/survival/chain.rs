@@ -482,13 +482,13 @@ impl Chains {
     pub fn data_loss(rel_d: &Reliability) -> Option<Yearly> {
         let c = Chains::destroyer_chain(rel_d)?;
         let d = c.solve(rel_d);
-        let mut y = rel_d.figures("exact", d.detail, &d.flows, None);
+        let mut y = rel_d.figures("exact", d.detail, &d.flows, None).listed();
         y.p_any_data_lost_beyond_cap_per_year =
             (d.cap < rel_d.components.len()).then(|| -(-d.beyond_cap_per_year).exp_m1());
         Some(y)
     }
 
-    pub fn solve(&self, rel: &Reliability, rel_d: &Reliability) -> Yearly {
+    pub fn solve(&self, rel: &Reliability, rel_d: &Reliability) -> Yearly<super::yearly::YearlyEntries> {
         let (mut flows, mut method, mut detail) = match &self.full {
             Some(c) => {
                 let f = c.solve(rel);

@@ -54,5 +54,6 @@ pub use chain::{exact_flows, Chains};
 pub use solve::{expected_events, monte_carlo};
 pub use yearly::{
     chain_states, exact, exact_at, rate_per_year, yearly, yearly_only, yearly_with, Ci95, Component, Entries, Flows,
-    Reliability, SimulateReport, SpareEffect, Yearly, YearlyAsset, YearlyClass, CHAIN_STATES, DESTROYER_STATES,
+    Reliability, SimulateReport, SpareEffect, Yearly, YearlyAsset, YearlyClass, YearlyEntries, CHAIN_STATES,
+    DESTROYER_STATES,
 };

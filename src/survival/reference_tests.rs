@@ -162,8 +162,8 @@ fn check_generated(racks: &[(usize, Storage)], r: u8) -> Result<(), TestCaseErro
     };
     let plan = crate::plan::build(&site, &cat);
     for l in plan.layouts.iter().take(2) {
-        let k = inflation(&site, &l.layout, &cat);
-        let a = compare(&site, &l.layout, &cat, k, 100_000, 5.0, 0.1);
+        let k = inflation(&site, l.placed().unwrap(), &cat);
+        let a = compare(&site, l.placed().unwrap(), &cat, k, 100_000, 5.0, 0.1);
         prop_assert!(
             a.disagreements.is_empty(),
             "{}\n{}\n×{k}\n{}",
@@ -220,8 +220,8 @@ fn the_chain_agrees_with_the_reference_on_every_example() {
         let site = crate::site::load(&path, &cat).expect("example parses");
         let plan = crate::plan::build(&site, &cat);
         for l in plan.layouts.iter().take(2) {
-            let k = inflation(&site, &l.layout, &cat);
-            let a = compare(&site, &l.layout, &cat, k, 100_000, 5.0, 0.1);
+            let k = inflation(&site, l.placed().unwrap(), &cat);
+            let a = compare(&site, l.placed().unwrap(), &cat, k, 100_000, 5.0, 0.1);
             assert!(
                 a.disagreements.is_empty(),
                 "{} {} ×{k}\n{}",
@@ -248,15 +248,18 @@ fn a_chain_that_ignores_raid10_pairs_disagrees_with_the_reference() {
     let plan = crate::plan::build(&site, &cat);
     let l = &plan.layouts[0];
     assert!(
-        l.layout.groups.iter().any(|g| g.raid == crate::layout::Raid::Raid10),
+        l.hardware()
+            .groups
+            .iter()
+            .any(|g| g.raid == crate::layout::Raid::Raid10),
         "{}",
         l.id
     );
     let k = 1_000.0;
-    let right = compare(&site, &l.layout, &cat, k, 100_000, 5.0, 0.1);
+    let right = compare(&site, l.placed().unwrap(), &cat, k, 100_000, 5.0, 0.1);
     assert!(right.disagreements.is_empty(), "{}", right.lines.join("\n"));
     super::evaluate::IGNORE_PAIRS.with(|c| c.set(true));
-    let wrong = compare(&site, &l.layout, &cat, k, 100_000, 5.0, 0.1);
+    let wrong = compare(&site, l.placed().unwrap(), &cat, k, 100_000, 5.0, 0.1);
     super::evaluate::IGNORE_PAIRS.with(|c| c.set(false));
     assert!(
         !wrong.disagreements.is_empty(),
@@ -292,7 +295,7 @@ mod closed_forms {
                     plan.layouts.iter().map(|l| &l.id).collect::<Vec<_>>()
                 )
             });
-        (chain(&site, &l.layout, &cat), l.layout.clone())
+        (chain(&site, l.placed().unwrap(), &cat), l.placed().unwrap().clone())
     }
 
     fn close(what: &str, chain: f64, closed: f64, tolerance: f64) {
@@ -398,7 +401,7 @@ mod closed_forms {
         let f = |k: &str| cat.failures.repair_s(k);
         // Catch-up of an hour of one 1 KiB message a second: well under a second.
         let big_t = f("operator_response") + f("raid0_new_group") + f("filesystem") + f("peer_remove");
-        (chain(&site, &l.layout, &cat), big_t / YEAR)
+        (chain(&site, l.placed().unwrap(), &cat), big_t / YEAR)
     }
 
     #[test]

@@ -410,11 +410,11 @@ fn guests_on_one_host_share_its_storage_pool() {
         .iter()
         .find(|l| l.servers.len() == 3)
         .expect("a three-guest layout");
-    let y = yearly(&site, &l.layout, &cat);
+    let y = yearly(&site, l.placed().unwrap(), &cat);
     let p = y.p_any_data_lost_per_year;
     // The host's hardware (server_afr 0.9 %/yr) takes all three stores: not 4e-6/yr of independent guests.
     assert!(p > 0.005, "P(data_lost) {p:e}");
-    let m = Model::new(&site, &l.layout);
+    let m = Model::new(&site, l.placed().unwrap());
     let pool = Domain {
         kind: DomainKind::Wipe,
         ..Domain::parse("host:ns1", &site).unwrap()

@@ -736,7 +736,7 @@ fn summarise(rel: &Reliability, parts: &[Tally], per: u64, seed: u64, cap: usize
     }
     let site_years = (tally.trials * per).max(1) as f64;
     let (flows, cis, detail) = flows_of(rel, parts, per, seed, cap);
-    let mut y = rel.figures("monte_carlo", detail, &flows, Some(&cis));
+    let mut y = rel.figures("monte_carlo", detail, &flows, Some(&cis)).listed();
     // The yearly probabilities are observed directly (fraction of years with a loss).
     let observed = |years: &[u64], k: usize| years[k] as f64 / site_years;
     y.meta.p_data_lost_per_year = observed(&tally.dl_years, 0);

@@ -39,17 +39,17 @@ use crate::units::YEAR_S;
 use serde::Serialize;
 
 /// Yearly availability and durability figures for a layout.
+///
+/// `assets` is the per-asset figures: a list (`yearly`, `simulate`), a list or per class as asked
+/// (`YearlyEntries`, from `yearly_with`), or `()` where the plan keeps them apart from the summary
+/// (`plan::Detail`: a layout's per-asset lists in one place, so none is read empty by accident).
 #[derive(Debug, Clone, Default, Serialize)]
-pub struct Yearly {
+pub struct Yearly<A = Vec<YearlyAsset>> {
     /// `exact` (CTMC) or `monte_carlo`, with the details in `method_detail`.
     pub method: String,
     pub method_detail: String,
     pub meta: YearlyAsset,
-    pub assets: Vec<YearlyAsset>,
-    /// From `Entries::Classes`: the entries per class, in place of `assets` (empty then). `plan::classes`
-    /// gives them in JSON; not serialised here.
-    #[serde(skip)]
-    pub classes: Vec<YearlyClass>,
+    pub assets: A,
     /// Probability per year that any asset (or the meta group) reaches `data_lost`: wholly lost or its
     /// acknowledged tail lost.
     pub p_any_data_lost_per_year: f64,
@@ -89,7 +89,50 @@ pub struct Yearly {
     pub spare_effect: Option<SpareEffect>,
 }
 
-impl Yearly {
+impl<A> Yearly<A> {
+    /// The same figures with `assets` in place of the per-asset ones, and those.
+    pub fn with_assets<B>(self, assets: B) -> (Yearly<B>, A) {
+        let Yearly {
+            method,
+            method_detail,
+            meta,
+            assets: old,
+            p_any_data_lost_per_year,
+            p_any_wholly_lost_per_year,
+            p_any_data_lost_beyond_cap_per_year,
+            corrupt_replica_events_per_year,
+            p_site_lost_per_year,
+            acked_msgs_lost_per_year,
+            window_msgs_lost_per_year,
+            data_lost_msgs_per_year,
+            worst_unavailable_min_per_year,
+            worst_unavailable,
+            api_unavailable_min_per_year,
+            assumptions,
+            spare_effect,
+        } = self;
+        let y = Yearly {
+            method,
+            method_detail,
+            meta,
+            assets,
+            p_any_data_lost_per_year,
+            p_any_wholly_lost_per_year,
+            p_any_data_lost_beyond_cap_per_year,
+            corrupt_replica_events_per_year,
+            p_site_lost_per_year,
+            acked_msgs_lost_per_year,
+            window_msgs_lost_per_year,
+            data_lost_msgs_per_year,
+            worst_unavailable_min_per_year,
+            worst_unavailable,
+            api_unavailable_min_per_year,
+            assumptions,
+            spare_effect,
+        };
+        (y, old)
+    }
+
     /// Orders of magnitude for ranking (lower is better), compared after `tolerates` so that cost and spare
     /// capacity still decide between near-equals: P(some asset wholly lost)/yr, P(any data_lost)/yr with
     /// what the exact chain could not see added (issue 32: a truncated figure never ranks as a zero),
@@ -329,12 +372,30 @@ type EntryKey = (&'static str, [u64; 12], Option<u64>, Option<[u64; 12]>);
 /// The per-asset figures `Reliability::figures` gives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Entries {
-    /// One `YearlyAsset` per asset (`Yearly::assets`).
+    /// One `YearlyAsset` per asset (`YearlyEntries::List`).
     List,
-    /// Per class (`Yearly::classes`, `assets` empty): equal entries but for the name said once.
+    /// Per class (`YearlyEntries::Classes`): equal entries but for the name said once.
     Classes,
     /// None: the totals only (the hot-spare comparison reads three of them).
     Totals,
+}
+
+/// The per-asset figures as `Entries` asked for them: one per asset (none for `Totals`), or per class.
+#[derive(Debug, Clone)]
+pub enum YearlyEntries {
+    List(Vec<YearlyAsset>),
+    Classes(Vec<YearlyClass>),
+}
+
+impl Yearly<YearlyEntries> {
+    /// The figures with their list (`Entries::List` or `Totals`: only `yearly_with` asks for classes).
+    pub fn listed(self) -> Yearly {
+        let (y, entries) = self.with_assets(());
+        match entries {
+            YearlyEntries::List(list) => y.with_assets(list).0,
+            YearlyEntries::Classes(_) => unreachable!("only yearly_with asks for classes"),
+        }
+    }
 }
 
 /// Yearly entries equal in every field but the name, said once: the class's size, its first and last
@@ -685,7 +746,13 @@ impl<'m, 'a> Reliability<'m, 'a> {
     }
 
     /// Turn per-class rates into the per-asset report.
-    pub(super) fn figures(&self, method: &str, detail: String, f: &Flows, ci: Option<&[Ci95]>) -> Yearly {
+    pub(super) fn figures(
+        &self,
+        method: &str,
+        detail: String,
+        f: &Flows,
+        ci: Option<&[Ci95]>,
+    ) -> Yearly<YearlyEntries> {
         let layout = self.model.layout;
         let mut meta = self.entry(
             f,
@@ -753,8 +820,10 @@ impl<'m, 'a> Reliability<'m, 'a> {
             worst_unavailable,
             api_unavailable_min_per_year: meta.unavailable_min_per_year,
             meta,
-            assets,
-            classes,
+            assets: match self.entries {
+                Entries::Classes => YearlyEntries::Classes(classes),
+                Entries::List | Entries::Totals => YearlyEntries::List(assets),
+            },
             assumptions: self.assumptions(),
             spare_effect: None,
         }
@@ -874,7 +943,7 @@ impl<'m, 'a> Reliability<'m, 'a> {
 pub fn exact_at(rel: &Reliability, cap: usize, max_states: usize) -> Option<Yearly> {
     Chain::build(rel, cap, max_states).map(|c| {
         let f = c.solve(rel);
-        let mut y = rel.figures("exact", f.detail, &f.flows, None);
+        let mut y = rel.figures("exact", f.detail, &f.flows, None).listed();
         y.p_any_data_lost_beyond_cap_per_year =
             (f.cap < rel.components.len()).then(|| -(-f.beyond_cap_per_year).exp_m1());
         y
@@ -899,11 +968,16 @@ pub const DESTROYER_CAP_MAX: usize = 6;
 /// The yearly figures `design` shows: exact when the chains are small enough (see `Chains`), else a
 /// 4,000-year Monte Carlo with seed 1 for what the full chain cannot hold.
 pub fn yearly(site: &Site, layout: &crate::layout::Layout, catalog: &Catalog) -> Yearly {
-    yearly_with(site, layout, catalog, Entries::List)
+    yearly_with(site, layout, catalog, Entries::List).listed()
 }
 
 /// As `yearly`, with the per-asset figures as `entries` says (per class for a layout given per class).
-pub fn yearly_with(site: &Site, layout: &crate::layout::Layout, catalog: &Catalog, entries: Entries) -> Yearly {
+pub fn yearly_with(
+    site: &Site,
+    layout: &crate::layout::Layout,
+    catalog: &Catalog,
+    entries: Entries,
+) -> Yearly<YearlyEntries> {
     let model = Model::new(site, layout);
     let mut rel = Reliability::new(&model, catalog);
     let mut rel_d = Reliability::destroyers(&model, catalog);
@@ -959,7 +1033,7 @@ pub fn yearly_only(site: &Site, layout: &crate::layout::Layout, catalog: &Catalo
     let model = Model::new(site, layout);
     let rel = Reliability::new(&model, catalog);
     let rel_d = Reliability::destroyers(&model, catalog);
-    Chains::build(&rel, &rel_d).solve(&rel, &rel_d)
+    Chains::build(&rel, &rel_d).solve(&rel, &rel_d).listed()
 }
 
 /// The exact figures of `rel` (built with `Reliability::new`) and `rel_d` (`Reliability::destroyers`), as
@@ -967,7 +1041,7 @@ pub fn yearly_only(site: &Site, layout: &crate::layout::Layout, catalog: &Catalo
 pub fn exact(rel: &Reliability, rel_d: &Reliability) -> Option<Yearly> {
     let chains = Chains::build(rel, rel_d);
     chains.full.as_ref()?;
-    Some(chains.solve(rel, rel_d))
+    Some(chains.solve(rel, rel_d).listed())
 }
 
 /// The same figures for the layout with its hot spares changed: what a spare buys.

@@ -126,7 +126,7 @@ pub(super) fn seed004_plan() -> (crate::catalog::Catalog, crate::site::Site, cra
 #[test]
 fn the_meta_group_loses_no_acked_messages_and_its_interval_says_so() {
     let (cat, site, plan) = seed004_plan();
-    let l = &plan.layouts[0].layout;
+    let l = plan.layouts[0].placed().unwrap();
     let m = Model::new(&site, l);
     let rel = Reliability::new(&m, &cat);
     let y = monte_carlo(&rel, 2000, 1, 42, None);
@@ -199,13 +199,13 @@ fn chain_size_and_design_fallback() {
 
 #[test]
 fn rank_key_compares_orders_of_magnitude() {
-    let mut a = Yearly {
+    let mut a: Yearly = Yearly {
         p_any_data_lost_per_year: 3e-6,
         acked_msgs_lost_per_year: 0.0,
         worst_unavailable_min_per_year: 12.0,
         ..Yearly::default()
     };
-    let b = Yearly {
+    let b: Yearly = Yearly {
         p_any_data_lost_per_year: 7e-6,
         acked_msgs_lost_per_year: 0.0,
         worst_unavailable_min_per_year: 19.0,

@@ -114,8 +114,8 @@ fn predict_ctx(opts: &VerifyOptions, facts: &ClusterFacts) -> Result<PredictCtx,
                 .layout(&t.layout_id)
                 .ok_or_else(|| Failure::BadInput(anyhow!("--layout {}: not in the plan", t.layout_id)))?;
             let site = &t.plan.input;
-            let first = pl.layout.servers.first().copied();
-            let volume = first.and_then(|s| crate::perf::volume_of(site, &pl.layout, cat, s));
+            let first = pl.hardware().servers.first().copied();
+            let volume = first.and_then(|s| crate::perf::volume_of(site, pl.hardware(), cat, s));
             let server = first
                 .and_then(|s| cat.server(&site.servers[s].model).cloned())
                 .unwrap_or_else(default_server);

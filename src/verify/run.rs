@@ -223,7 +223,7 @@ fn plan_rows(opts: &VerifyOptions, ctx: &PredictCtx, d: &Detected) -> (Vec<RowSp
 /// the replicas the planned layout gives each.
 fn asset_rows(opts: &VerifyOptions) -> Vec<RowSpec> {
     let Some(t) = &opts.target else { return vec![] };
-    let layout = t.plan.layout(&t.layout_id).map(|pl| &pl.layout);
+    let layout = t.plan.layout(&t.layout_id).and_then(|pl| pl.placed());
     let replicas_of = |kind: Kind, name: &str| {
         use crate::layout::AssetKind;
         let want = match kind {
@@ -245,7 +245,7 @@ fn asset_rows(opts: &VerifyOptions) -> Vec<RowSpec> {
 /// planned layout gives each stream.
 fn consumer_rows(opts: &VerifyOptions) -> Vec<RowSpec> {
     let Some(t) = &opts.target else { return vec![] };
-    let layout = t.plan.layout(&t.layout_id).map(|pl| &pl.layout);
+    let layout = t.plan.layout(&t.layout_id).and_then(|pl| pl.placed());
     let replicas_of = |name: &str| {
         layout.and_then(|l| {
             l.assets

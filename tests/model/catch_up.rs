@@ -16,9 +16,9 @@ fn both(site: &natsplan::site::Site, cat: &Catalog) -> (f64, f64) {
         .iter()
         .find(|l| l.id == LAYOUT)
         .expect("the R3 RAID 0 layout");
-    let model = Model::new(site, &pl.layout);
+    let model = Model::new(site, pl.placed().unwrap());
     let failed = [Domain::parse("disk:A1/1", site).unwrap()];
-    let sc = evaluate(site, &pl.layout, &failed);
+    let sc = evaluate(site, pl.placed().unwrap(), &failed);
     let rec = recovery(&model, cat, &sc);
     let step = rec
         .steps

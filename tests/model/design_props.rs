@@ -23,7 +23,7 @@ proptest! {
         let Some(plan) = plan_of(&g.to_yaml(false)) else { return Ok(()); };
         let site = &plan.input;
         for pl in &plan.layouts {
-            let l = &pl.layout;
+            let l = pl.placed().unwrap();
             prop_assert!(pl.capacity.headroom <= 1.0);
             prop_assert!(pl.capacity.usable_bytes >= pl.servers.iter().map(|s| s.store_bytes).max().unwrap_or(0));
             // Disks: each slot used once per array, within the array, never a kept hot spare.

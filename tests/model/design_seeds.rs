@@ -92,8 +92,8 @@ fn single_rack_tolerates_no_rack() {
     }
     // The fixed RAID 10 input is respected: three RAID 10 groups of four disks.
     let l = find(&plan, "p1-raid10-r3-Ax3");
-    assert_eq!(l.layout.groups.len(), 3);
-    assert!(l.layout.groups.iter().all(|g| g.disks.len() == 4));
+    assert_eq!(l.hardware().groups.len(), 3);
+    assert!(l.hardware().groups.iter().all(|g| g.disks.len() == 4));
 }
 
 #[test]
@@ -110,7 +110,7 @@ policy: { patterns: ["3"] }
     let plan = plan_text(yaml);
     let l = find(&plan, "p3-raid0-r3-Ax3");
     assert_eq!(l.tolerates.disks, 0);
-    assert_eq!(l.layout.groups.len(), 1, "one shared stripe");
+    assert_eq!(l.hardware().groups.len(), 1, "one shared stripe");
     assert!(
         l.reasons
             .iter()

@@ -21,8 +21,14 @@ fn stream_ops(disks: [&str; 3]) -> Vec<(String, f64)> {
         .iter()
         .filter(|l| l.servers.len() == 3 && l.raid == "raid1")
         .map(|l| {
-            let p = l.predicted.as_ref().expect("a prediction");
-            let s = p.streams.iter().find(|s| &*s.name == "orders").expect("orders priced");
+            assert!(l.predicted.is_some(), "a prediction");
+            let s = l
+                .per_asset()
+                .unwrap()
+                .streams
+                .iter()
+                .find(|s| &*s.name == "orders")
+                .expect("orders priced");
             (l.id.clone(), s.ops_per_s)
         })
         .collect()

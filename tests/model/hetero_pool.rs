@@ -37,7 +37,7 @@ fn guests_get_vm_disks_on_their_hosts_pools_and_a_layout_tolerates_a_rack() {
         .iter()
         .find(|l| l.id.contains("-Ax2."))
         .expect("a layout with both A guests");
-    let l = &both.layout;
+    let l = both.hardware();
     let g = l.groups.iter().position(|g| g.name == "hv-a-pool-vg1").unwrap();
     let on: Vec<u64> = l.luns.iter().filter(|x| x.group == g).map(|x| x.size_bytes).collect();
     assert_eq!(on.len(), 2);
@@ -56,7 +56,7 @@ fn the_pool_fails_with_its_host_and_only_its_guests_lose_their_stores() {
     let site = natsplan::site::parse_str(POOLS, "site.yaml", &cat).unwrap();
     let p = build(&site, &cat);
     let pl = p.layouts.iter().find(|l| l.id.contains("-Ax2.")).unwrap();
-    let model = Model::new(&site, &pl.layout);
+    let model = Model::new(&site, pl.placed().unwrap());
     let idx = |n: &str| site.servers.iter().position(|s| s.name == n).unwrap();
     let host = Domain::parse("host:hv-a", &site).unwrap();
     // Host down: its guests stop, their disks survive.

@@ -34,7 +34,7 @@ fn fifty_eight_raid6_disks_become_groups_within_the_limit_with_its_source() {
         .iter()
         .find(|l| l.pattern == "raid6")
         .expect("a RAID 6 layout");
-    let groups = &l.layout.groups;
+    let groups = &l.hardware().groups;
     assert!(groups.len() >= 2, "58 data disks in one group: {groups:?}");
     assert!(groups.iter().all(|g| g.disks.len() <= 30 && g.disks.len() >= 5));
     assert_eq!(groups.iter().map(|g| g.disks.len()).sum::<usize>(), 58);
@@ -75,8 +75,8 @@ fn seed_figure_one_raid1_on_six_data_disks_is_three_raid1_groups() {
     ));
     let l = p.layouts.iter().find(|l| l.pattern == "1").expect("pattern 1 is built");
     assert_ne!(l.verdict, Verdict::Rejected, "{:?}", l.reasons);
-    assert_eq!(l.layout.groups.len(), 3);
-    for g in &l.layout.groups {
+    assert_eq!(l.hardware().groups.len(), 3);
+    for g in &l.hardware().groups {
         assert_eq!(g.raid, natsplan::layout::Raid::Raid1);
         assert_eq!(g.disks.len(), 2);
     }
@@ -112,6 +112,8 @@ fn pattern_four_on_two_two_one_is_not_rejected_on_capacity() {
     // rest of the groups is left for other services.
     for s in &l.servers {
         let need: u64 = l
+            .per_asset()
+            .unwrap()
             .assets
             .iter()
             .filter(|a| a.expected.contains(&s.name))
@@ -120,12 +122,14 @@ fn pattern_four_on_two_two_one_is_not_rejected_on_capacity() {
         assert!(s.store_bytes >= need, "{}: {} < {need}", s.name, s.store_bytes);
     }
     let echo_need: u64 = l
+        .per_asset()
+        .unwrap()
         .assets
         .iter()
         .filter(|a| a.expected.iter().any(|e| e == "echo"))
         .map(|a| a.bytes_per_replica)
         .sum();
-    let all: u64 = l.assets.iter().map(|a| a.bytes_per_replica).sum();
+    let all: u64 = l.per_asset().unwrap().assets.iter().map(|a| a.bytes_per_replica).sum();
     assert_eq!(echo_need, all, "echo is alone in rack C: it holds every R3 stream");
     assert!(l.capacity.left_for_others_bytes > 0);
 }
@@ -175,7 +179,7 @@ fn the_mixed_site_gets_an_r3_layout_over_all_three_kinds_that_tolerates_a_rack()
     assert_eq!(raid("b1").as_deref(), Some("ddp-raid1"));
     assert_eq!(raid("c1").as_deref(), Some("raid1"));
     // The DDP pool is used as given: one pool over all its disks, never rebuilt into groups.
-    let b1 = l.layout.groups.iter().find(|g| g.name.starts_with("B1")).unwrap();
+    let b1 = l.hardware().groups.iter().find(|g| g.name.starts_with("B1")).unwrap();
     assert_eq!(b1.disks.len(), 12);
     // The id says what differs.
     assert!(l.id.starts_with("mx-raid1+ddp-r3-"), "{}", l.id);
@@ -255,7 +259,7 @@ proptest! {
             for s in &pl.servers {
                 prop_assert!(s.store_bytes <= s.lun_bytes);
             }
-            let l = &pl.layout;
+            let l = pl.hardware();
             for (gi, g) in l.groups.iter().enumerate() {
                 let sum: u64 = l.luns.iter().filter(|x| x.group == gi).map(|x| x.size_bytes).sum();
                 prop_assert!(sum <= g.usable_bytes, "{} over-allocated in {}", g.name, pl.id);

@@ -78,9 +78,9 @@ fn tolerates_what_was_promised(seed: u64) -> Result<(), TestCaseError> {
             };
             // The layout built from the choice is in the plan; the real checker (survival) agrees.
             let found = plan.layouts.iter().find(|l| {
-                l.layout.pattern == pattern && l.replicas == r && {
+                l.hardware().pattern == pattern && l.replicas == r && {
                     let mut per = vec![0u32; site.racks.len()];
-                    for &s in &l.layout.servers {
+                    for &s in &l.hardware().servers {
                         per[site.servers[s].rack] += 1;
                     }
                     per == c.per_rack

@@ -108,6 +108,8 @@ fn design_html_parses_is_self_contained_and_draws_everything() {
             assert!(servers.contains(&s.name), "{}: server {} not drawn", l.id, s.name);
         }
         for a in l
+            .per_asset()
+            .unwrap()
             .assets
             .iter()
             .filter(|a| a.kind != natsplan::layout::AssetKind::Consumer)
@@ -133,6 +135,8 @@ fn design_html_parses_is_self_contained_and_draws_everything() {
             .filter(|n| n.attribute("class") == Some("replica"))
             .count();
         let expected: usize = l
+            .per_asset()
+            .unwrap()
             .assets
             .iter()
             .filter(|a| a.kind != natsplan::layout::AssetKind::Consumer)
@@ -193,7 +197,7 @@ fn the_perf_chart_has_a_curve_per_layout_and_sync_mode_and_the_seed_points() {
     let cat = Catalog::builtin();
     let shown: Vec<(&str, &natsplan::layout::Layout)> = natsplan::report::design::selected(&plan, &sel)
         .into_iter()
-        .map(|l| (l.id.as_str(), &l.layout))
+        .map(|l| (l.id.as_str(), l.hardware()))
         .collect();
     let curves =
         natsplan::perf::curves::PerfCurves::build(&plan.input, &shown, &cat, &natsplan::perf::Calibration::builtin());

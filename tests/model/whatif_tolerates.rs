@@ -17,7 +17,7 @@ fn sweeps_of_up_to_two_failures_agree_with_tolerates_on_the_examples() {
         let site = natsplan::site::load(&path, &cat).unwrap_or_else(|e| panic!("{e}"));
         let plan = natsplan::plan::build(&site, &cat);
         for pl in &plan.layouts {
-            let model = Model::new(&site, &pl.layout);
+            let model = Model::new(&site, pl.placed().unwrap());
             for (name, kind) in TOLERANCE_KINDS {
                 let tol = match name {
                     "racks" => pl.tolerates.racks,
