@@ -94,8 +94,7 @@ pub fn run(g: &Global, a: SimulateArgs) -> Result<Outcome, Failure> {
     let loaded = load_plan(g, &a.inputs, a.site.as_deref(), a.layout.as_deref())?;
     let (inputs, plan) = (&loaded.inputs, &loaded.plan);
     let (site, cat) = (&inputs.site, &inputs.catalog);
-    let planned = loaded.layout()?;
-    let layout = planned.placed().expect(crate::plan::MATERIALISED);
+    let (planned, layout) = loaded.placed()?;
     if let Some(note) = inputs.layout_note(plan, a.layout.as_deref()) {
         eprintln!("natsplan: {note}");
     }

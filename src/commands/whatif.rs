@@ -78,11 +78,10 @@ pub fn run(g: &Global, a: WhatifArgs) -> Result<Outcome, Failure> {
     let loaded = load_plan(g, &a.inputs, a.site.as_deref(), a.layout.as_deref())?;
     let (inputs, plan) = (&loaded.inputs, &loaded.plan);
     let (site, cat) = (&inputs.site, &inputs.catalog);
-    let planned = loaded.layout()?;
+    let (planned, layout) = loaded.placed()?;
     if let Some(note) = inputs.layout_note(plan, a.layout.as_deref()) {
         eprintln!("natsplan: {note}");
     }
-    let layout = planned.placed().expect(crate::plan::MATERIALISED);
     let model = Model::new(site, layout);
     let report = if let Some(k) = a.all {
         let n: usize = kinds.iter().map(|&kd| Domain::universe(kd, site, layout).len()).sum();

@@ -74,6 +74,20 @@ impl Loaded {
         self.inputs.layout(&self.plan, self.id.as_deref())
     }
 
+    /// The layout the command takes and its placed assets. `choose` materialised it, so a per-class
+    /// layout here is a bug in natsplan: an error that says so (exit 3), not a panic.
+    pub fn placed(&self) -> Result<(&PlannedLayout, &crate::layout::Layout), Failure> {
+        let l = self.layout()?;
+        let placed = l.placed().ok_or_else(|| {
+            Failure::CannotRun(anyhow::anyhow!(
+                "layout {} is kept per class (a natsplan bug: {})",
+                l.id,
+                crate::plan::MATERIALISED
+            ))
+        })?;
+        Ok((l, placed))
+    }
+
     /// HTML's perf curves (`report::svg_perf`): the predicted rates of the layouts `sel` shows (the first
     /// three) against message size, from the inputs the plan was built with (catalog, calibration), with
     /// the calibration's seed points. Made here, not by the command or the report, which only draws them.
