@@ -299,6 +299,16 @@ fn leader_and_peers(info: &async_nats::jetstream::consumer::Info) -> (String, Ve
     (leader, peers)
 }
 
+/// A consumer whose info names no cluster (a server outside any cluster) is led by the server the info
+/// came from, the reader's own: say so, rather than an empty name every placement would misread.
+fn standalone_leads((leader, peers): (String, Vec<String>), here: &str) -> (String, Vec<String>) {
+    if leader.is_empty() {
+        (here.to_string(), vec![here.to_string()])
+    } else {
+        (leader, peers)
+    }
+}
+
 /// Place global reader `gi`, whose consumer `pc` (on `stream`, elected) was created through `c`: the
 /// client it then reads through, its consumer bound to that client, and where it sits.
 pub(super) async fn place_reader(
@@ -311,8 +321,8 @@ pub(super) async fn place_reader(
 ) -> Result<(async_nats::Client, PullConsumer, ReaderSeat), BenchError> {
     // `consume::await_leader` read the info last, and it named a leader.
     let info = pc.cached_info().clone();
-    let (leader, peers) = leader_and_peers(&info);
     let here = c.server_info().server_name.clone();
+    let (leader, peers) = standalone_leads(leader_and_peers(&info), &here);
     let seat = Seat {
         leader: &leader,
         peers: &peers,
@@ -477,6 +487,22 @@ mod tests {
         assert!(e.contains("--server URL1,URL2,URL3"), "{e}");
         let e = route(LeaderPlacement::Local, "n3", &names(&["n1", "n2"]), 2).unwrap_err();
         assert!(e.contains("n3 is not among the servers given (n1, n2)"), "{e}");
+    }
+
+    #[test]
+    fn a_consumer_on_a_server_outside_any_cluster_is_led_by_the_readers_server() {
+        let (leader, peers) = standalone_leads((String::new(), Vec::new()), "solo");
+        assert_eq!((leader.as_str(), peers), ("solo", names(&["solo"])));
+        // Placed `local` on that server, the reader stays (it used to read an empty leader name and fail).
+        let (leader, peers) = standalone_leads((String::new(), Vec::new()), "solo");
+        let s = seat(&leader, &peers, "solo");
+        assert_eq!(
+            consumer_move(LeaderPlacement::Local, &s, &names(&["solo"]), 0),
+            Ok(ConsumerMove::Stay)
+        );
+        // A clustered consumer's own names are kept.
+        let kept = standalone_leads(("n2".into(), names(&["n2", "n1"])), "n1");
+        assert_eq!(kept, ("n2".to_string(), names(&["n2", "n1"])));
     }
 
     fn seat<'a>(leader: &'a str, peers: &'a [String], here: &'a str) -> Seat<'a> {
