@@ -446,24 +446,7 @@ mod tests {
                 remove: remove_command("stream", "natsplan-js-x"),
             })
         };
-        let r = crate::bench::BenchResult {
-            kind: "js".into(),
-            label: String::new(),
-            params: Default::default(),
-            msgs: 1,
-            size: 1,
-            publishers: Default::default(),
-            subscribers: Default::default(),
-            latency_us: None,
-            rate: None,
-            losses: None,
-            warnings: vec![],
-            failed: 0,
-            ops: false,
-            run_id: "x".into(),
-            completion: Default::default(),
-            left_behind: vec![],
-        };
+        let r = crate::bench::BenchResult::blank("js", "", Default::default(), 1, 1, "x");
         let r = with_left(Ok(r), left(), |r| r).unwrap();
         assert_eq!(r.left_behind, vec![left().unwrap()]);
         assert!(r.warnings[0].contains("natsplan-js-x") && r.warnings[0].contains("nats stream rm natsplan-js-x -f"));

@@ -3,7 +3,7 @@
 
 use super::env::*;
 use super::raw::{RawConn, RawTarget};
-use super::result::{new_hist, BenchResult, ClientSample, Group, LatencySummary, RateOutcome};
+use super::result::{new_hist, BenchResult, ClientSample, LatencySummary, RateOutcome};
 use super::{BenchError, ClientChoice};
 use anyhow::anyhow;
 use async_nats::jetstream;
@@ -357,24 +357,7 @@ pub(super) fn params(env: &Env, extra: &[(&str, String)]) -> BTreeMap<String, St
 }
 
 pub(super) fn blank_result(env: &Env, kind: &str, label: &str, params: BTreeMap<String, String>) -> BenchResult {
-    BenchResult {
-        kind: kind.into(),
-        label: label.into(),
-        params,
-        msgs: env.spec.msgs,
-        size: env.spec.size,
-        publishers: Group::default(),
-        subscribers: Group::default(),
-        latency_us: None,
-        rate: None,
-        losses: None,
-        warnings: vec![],
-        failed: 0,
-        ops: false,
-        run_id: env.run_id.clone(),
-        completion: Default::default(),
-        left_behind: vec![],
-    }
+    BenchResult::blank(kind, label, params, env.spec.msgs, env.spec.size, &env.run_id)
 }
 
 /// Collect task outputs into a group, the merged histogram, errors and the rate verdict.

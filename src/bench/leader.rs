@@ -579,24 +579,7 @@ mod tests {
                 server: "n1".into(),
             },
         ];
-        let mut r = BenchResult {
-            kind: "js-fetch".into(),
-            label: String::new(),
-            params: Default::default(),
-            msgs: 2,
-            size: 1,
-            publishers: Default::default(),
-            subscribers: Default::default(),
-            latency_us: None,
-            rate: None,
-            losses: None,
-            warnings: vec![],
-            failed: 0,
-            ops: false,
-            run_id: "r".into(),
-            completion: Default::default(),
-            left_behind: vec![],
-        };
+        let mut r = BenchResult::blank("js-fetch", "", Default::default(), 2, 1, "r");
         let after = [Some("n2".into()), Some("n1".into())];
         record_readers(LeaderPlacement::Any, &seats, Some("n1".into()), &after, &mut r);
         assert_eq!(r.params["consumer_leader"], "n2,n3");

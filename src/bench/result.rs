@@ -304,6 +304,36 @@ impl Completion {
 }
 
 impl BenchResult {
+    /// A result before any client ran: its kind, label, parameters, messages, size and run id, no clients,
+    /// no figures, no warnings (a run fills it in; tests start from it).
+    pub fn blank(
+        kind: &str,
+        label: &str,
+        params: BTreeMap<String, String>,
+        msgs: u64,
+        size: u64,
+        run_id: &str,
+    ) -> BenchResult {
+        BenchResult {
+            kind: kind.into(),
+            label: label.into(),
+            params,
+            msgs,
+            size,
+            publishers: Group::default(),
+            subscribers: Group::default(),
+            latency_us: None,
+            rate: None,
+            losses: None,
+            warnings: vec![],
+            failed: 0,
+            ops: false,
+            run_id: run_id.into(),
+            completion: Default::default(),
+            left_behind: vec![],
+        }
+    }
+
     /// The whole-run window: earliest start of any client to the latest end (first publish → last receipt).
     pub fn window_s(&self) -> f64 {
         let starts = self.publishers.start_s().into_iter().chain(self.subscribers.start_s());
