@@ -464,6 +464,17 @@ impl Topic {
             multi: subjects.multi.map(|_| (subjects.clone(), base, first)),
         }
     }
+    /// The one subject, or the base `--multisubject` numbers.
+    pub(super) fn base(&self) -> &str {
+        match &self.multi {
+            None => self.one.as_str(),
+            Some((_, base, _)) => base,
+        }
+    }
+    /// The `--multisubject` numbering and the publisher's first message number, if any.
+    pub(super) fn numbering(&self) -> Option<(super::Subjects, u64)> {
+        self.multi.as_ref().map(|(s, _, first)| (s.clone(), *first))
+    }
     /// The subject of this publisher's message `j`.
     pub(super) fn of(&self, j: u64) -> async_nats::Subject {
         match &self.multi {
@@ -480,7 +491,7 @@ pub(super) fn use_raw(env: &Env, fits: bool) -> Result<bool, BenchError> {
         ClientChoice::AsyncNats => Ok(false),
         ClientChoice::Raw if possible => Ok(true),
         ClientChoice::Raw => Err(BenchError::BadInput(anyhow!(
-            "--client raw: this run needs async-nats (TLS, --creds, --nkey, --sub-buffer, --sub-sleep or --multisubject); use --client auto"
+            "--client raw: this run needs async-nats (TLS, --creds, --nkey, --sub-buffer, --sub-sleep, core --multisubject or atomic batches); use --client auto"
         ))),
     }
 }

@@ -102,6 +102,10 @@ pub(super) async fn js_run(
 ) -> Result<BenchResult, BenchError> {
     let spec = &env.spec;
     let conns = connect_publishers(env, pubs, subject, mode).await?;
+    let client = match conns.first() {
+        Some(PubConn::Nats(_)) => "async-nats",
+        _ => "raw",
+    };
     let per_pub = env.per_worker(pubs);
     let payload = Bytes::from(vec![0u8; spec.size as usize]);
     let progress = progress_task(env, spec.msgs, "acked");
@@ -121,7 +125,8 @@ pub(super) async fn js_run(
         let load = Load { n, window, pacer };
         tasks.push(match pc {
             PubConn::Raw(c) => {
-                let p = RawJsPublisher::new(c, subject, ack_inbox(&env, gi), payload);
+                let to = Topic::new(&env.spec.subjects, subject.to_string(), first);
+                let p = RawJsPublisher::new(c, &to, ack_inbox(&env, gi), payload);
                 tokio::spawn(async move { js_pub(&env, gi, p, load).await })
             }
             PubConn::Nats(c) if mode == PublishMode::Atomic => {
@@ -152,7 +157,9 @@ pub(super) async fn js_run(
         outs.push(t.await.map_err(|e| cannot(e, "publisher task"))?);
     }
     stop_progress(progress).await;
-    js_result(env, pubs, outs)
+    let mut r = js_result(env, pubs, outs)?;
+    r.params.insert("client".into(), client.into());
+    Ok(r)
 }
 
 /// One connection per publisher, each with its path to the stream and back proven before the clock
@@ -165,9 +172,8 @@ async fn connect_publishers(
     mode: PublishMode,
 ) -> Result<Vec<PubConn>, BenchError> {
     let spec = &env.spec;
-    // --multisubject publishes through async-nats (the raw path precomputes one PUB header).
-    // Atomic batches too (their headers differ message by message).
-    let raw = use_raw(env, spec.subjects.multi.is_none() && mode != PublishMode::Atomic)?;
+    // Atomic batches publish through async-nats (their headers differ message by message).
+    let raw = use_raw(env, mode != PublishMode::Atomic)?;
     // The probe rides on the first message's subject: with --multisubject the stream captures SUBJECT.*.
     let probe = spec.subjects.of(subject, 0);
     let mut conns = Vec::new();

@@ -7,6 +7,7 @@
 use super::client::{Ack, JsPublisher};
 use super::exec::{proto, Fail, Topic};
 use super::raw::{self, RawConn};
+use super::Subjects;
 use async_nats::jetstream;
 use bytes::Bytes;
 use futures::stream::FuturesUnordered;
@@ -19,21 +20,30 @@ use std::time::Instant;
 const BATCH: usize = 64 * 1024;
 
 /// A JetStream publisher on the raw protocol path. Its connection is already subscribed to `inbox*`
-/// and its path to the stream proven (`js::js_run`).
+/// and its path to the stream proven (`js::js_run`). With `--multisubject` each message's subject is
+/// written as `Subjects::of` names it (numbered from the publisher's first message), the rest of the
+/// header precomputed.
 pub(super) struct RawJsPublisher {
     c: RawConn,
     payload: Bytes,
     inbox: String,
+    /// `PUB <subject>`.
     prefix: Vec<u8>,
+    /// The `--multisubject` numbering and this publisher's first message number over the run.
+    multi: Option<(Subjects, u64)>,
+    /// ` <inbox>` (the message's number follows).
+    reply: Vec<u8>,
     len_suffix: Vec<u8>,
     sent: u64,
 }
 
 impl RawJsPublisher {
-    pub(super) fn new(c: RawConn, subject: &str, inbox: String, payload: Bytes) -> RawJsPublisher {
+    pub(super) fn new(c: RawConn, to: &Topic, inbox: String, payload: Bytes) -> RawJsPublisher {
         RawJsPublisher {
             c,
-            prefix: format!("PUB {subject} {inbox}").into_bytes(),
+            prefix: format!("PUB {}", to.base()).into_bytes(),
+            multi: to.numbering(),
+            reply: format!(" {inbox}").into_bytes(),
             len_suffix: format!(" {}\r\n", payload.len()).into_bytes(),
             inbox,
             payload,
@@ -46,6 +56,10 @@ impl JsPublisher for RawJsPublisher {
     async fn send(&mut self, j: u64) -> Result<(), String> {
         let out = &mut self.c.out;
         out.extend_from_slice(&self.prefix);
+        if let Some((subjects, first)) = &self.multi {
+            subjects.push_suffix(out, first + j);
+        }
+        out.extend_from_slice(&self.reply);
         raw::push_num(out, j);
         out.extend_from_slice(&self.len_suffix);
         out.extend_from_slice(&self.payload);

@@ -477,6 +477,11 @@ pub struct BenchSpec {
     pub subjects: Subjects,
 }
 
+/// Decimal digits of `n` (1 for 0).
+fn digits(n: u64) -> usize {
+    n.checked_ilog10().map_or(1, |d| d as usize + 1)
+}
+
 /// Where a core or JetStream publishing run sends its messages: natscli's positional SUBJECT and its
 /// `--multisubject` mode [cli:cli/bench_command.go `getPublishSubject`, `getSubscribeSubject`]. natsplan
 /// still creates and removes its own stream (capturing SUBJECT) unless `--stream` names an existing one;
@@ -505,14 +510,21 @@ impl Subjects {
     }
     /// The subject of message number `n` (counted over the run's publishers).
     pub fn of(&self, base: &str, n: u64) -> String {
-        match self.multi {
-            None => base.to_string(),
-            Some(0) => format!("{base}.{n}"),
-            Some(max) => {
-                let width = max.to_string().len();
-                format!("{base}.{:0width$}", n % max)
-            }
-        }
+        let mut out = base.as_bytes().to_vec();
+        self.push_suffix(&mut out, n);
+        String::from_utf8(out).expect("a subject and ASCII digits")
+    }
+    /// What message number `n` adds to the base subject (nothing, or `.<n>` as `of` writes it), appended
+    /// to `out`: the raw path writes each message's subject with it.
+    pub fn push_suffix(&self, out: &mut Vec<u8>, n: u64) {
+        let Some(max) = self.multi else { return };
+        let (k, width) = match max {
+            0 => (n, 0),
+            max => (n % max, digits(max)),
+        };
+        out.push(b'.');
+        out.resize(out.len() + width.saturating_sub(digits(k)), b'0');
+        raw::push_num(out, k);
     }
     /// Record in a result's params what the run listened on or captured (`subject`) and the
     /// `--multisubject` maximum, when natscli's forms chose them.

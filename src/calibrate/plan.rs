@@ -55,6 +55,10 @@ pub struct Point {
     /// that prices the leader's closed-loop base latency, perf::leader).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub window: Option<u32>,
+    /// Distinct subjects the messages round-robin over (`bench --multisubject`): the many-subjects point
+    /// (perf::subjects). None: one subject.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subjects: Option<u32>,
     /// Which factor this point varies from the base (`size`, `replicas`, `workers`, `subscribers`, `rate`,
     /// `base`, `combined` for held-out points that vary two at once).
     pub varies: String,
@@ -129,6 +133,7 @@ fn pt(kind: Kind, prefix: &str, size: u64, replicas: u8, workers: u32, subs: u32
         holdout: false,
         optional: false,
         window: None,
+        subjects: None,
         varies: varies.into(),
     }
 }
@@ -239,6 +244,12 @@ fn js_points(rb: u8, v: &mut Vec<Point>) {
     let mut small = pt(Kind::Js, "jswin8", 512, rb, 2, 0, "window").optional();
     small.window = Some(8);
     v.push(small);
+    // The base point's shape over 16,384 subjects (perf::subjects::PLATEAU): what many subjects add to the
+    // leader's work per message (nats-server #4043; the matrix's 10,000-subjects cell missed by 32-43 %
+    // with no term for it).
+    let mut many = pt(Kind::Js, "jssubj16k", 512, rb, 2, 0, "subjects").optional();
+    many.subjects = Some(crate::perf::subjects::PLATEAU as u32);
+    v.push(many);
     // One synchronous publisher at R{rb}: the unloaded round trip of one publish (issue 14: without it the
     // round trip came from the KV putter plus the object fit's replication round, 2.5x too long).
     v.push(pt(Kind::Js, "jssync", 128, rb, 1, 0, "base").optional());

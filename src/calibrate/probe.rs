@@ -244,6 +244,7 @@ pub fn series(p: &Probe, dir: &Path, filesystem: &str) -> Series {
             consumers: None,
             consumers_placement: None,
             publish_mode: None,
+            subjects: None,
             storage: Some("file".into()),
             mode: None,
             msgs: Some((WRITES + FSYNCS + LARGE_FSYNCS) as u64),

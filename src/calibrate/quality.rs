@@ -50,6 +50,7 @@ pub fn predict_point(terms: &Terms, cat: &Catalog, p: &Point, servers: u32, sync
             1
         },
         nats_version: None,
+        subjects: p.subjects.map(u64::from),
     };
     let mut pr = predict_shape(terms, cat, &shape);
     if let Some(t) = p.rate_per_s {

@@ -313,7 +313,11 @@ fn spec(p: &Point, msgs: u64, monitors: &[String], servers: usize) -> BenchSpec 
         progress: false,
         leader: leader_for(p, servers),
         consumer_leader: consumer_leader_for(p, servers),
-        subjects: Default::default(),
+        // The many-subjects point: its messages round-robin over that many subjects (perf::subjects).
+        subjects: bench::Subjects {
+            subject: None,
+            multi: p.subjects.map(u64::from),
+        },
     }
 }
 

@@ -77,6 +77,7 @@ pub fn row(p: &Point, m: &Measurement, ctx: &RowContext) -> Row {
             Kind::Kv | Kind::ObjPut => Some("sync".into()),
             _ => None,
         },
+        subjects: p.subjects.map(u64::from),
         storage: jetstream.then(|| "file".to_string()),
         mode: rate
             .then(|| "fixed-rate".to_string())
@@ -96,8 +97,11 @@ pub fn row(p: &Point, m: &Measurement, ctx: &RowContext) -> Row {
             )),
             (false, Kind::Js) if p.sync_publish() => Some("synchronous publishes: one in flight per publisher".into()),
             (false, Kind::Js) => Some(format!(
-                "{} async publishes in flight per publisher",
-                p.window.unwrap_or(JS_WINDOW as u32)
+                "{} async publishes in flight per publisher{}",
+                p.window.unwrap_or(JS_WINDOW as u32),
+                p.subjects
+                    .map(|n| format!(", messages round-robin over {n} subjects"))
+                    .unwrap_or_default()
             )),
             _ => None,
         },

@@ -85,6 +85,27 @@ pub struct PredictArgs {
     /// Server model from the catalog (cores, memory, NIC).
     #[arg(long, value_name = "MODEL")]
     pub server_model: Option<String>,
+    /// js: distinct subjects the messages go to, round-robin (as `bench js --multisubject
+    /// --multisubjectmax N`; a site's `distinct_subjects:`). Default: one subject, and the prediction says
+    /// what many would cost.
+    #[arg(long, value_name = "N")]
+    pub subjects: Option<String>,
+}
+
+/// `--subjects`: a whole number of subjects, js only.
+fn subjects(a: &PredictArgs, kind: Kind) -> Result<Option<u64>, Failure> {
+    let Some(v) = &a.subjects else { return Ok(None) };
+    if kind != Kind::Js {
+        return Err(bad_input(anyhow!(
+            "--subjects prices JetStream publishes over many subjects; drop it for {} (a KV put's key is its subject: bench's KV rows put a new key each)",
+            kind.as_str()
+        )));
+    }
+    let n: u64 = num("subjects", v, "give the distinct subjects, e.g. --subjects 10000")?;
+    if !(1..=1_000_000_000).contains(&n) {
+        return Err(bad_input(anyhow!("--subjects {n} is out of range; use 1..1000000000")));
+    }
+    Ok(Some(n))
 }
 
 fn num<T: std::str::FromStr>(flag: &str, v: &str, fix: &str) -> Result<T, Failure> {
@@ -240,6 +261,7 @@ pub fn shape(a: &PredictArgs, catalog: &Catalog, cal: &Calibration) -> Result<Sh
     };
     let volume = volume(a, catalog)?;
     let batch = publish_window(a)?;
+    let subjects = subjects(a, kind)?;
     let server_name = a.server_model.clone().unwrap_or_else(|| catalog.default_server.clone());
     let server = match catalog.server(&server_name) {
         Some(m) => m.clone(),
@@ -270,6 +292,7 @@ pub fn shape(a: &PredictArgs, catalog: &Catalog, cal: &Calibration) -> Result<Sh
         rate,
         batch,
         nats_version: a.nats_version.clone(),
+        subjects,
     })
 }
 

@@ -143,6 +143,12 @@ pub struct Row {
     /// prices the leader's closed-loop base latency, not its ceiling.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window: Option<u32>,
+    /// Distinct subjects the row's messages were published on, round-robin (`bench --multisubject`), when
+    /// more than one (`natsplan calibrate`'s many-subjects point since issue 37). None: one subject. Such
+    /// rows price what many subjects add to the stream leader's work (perf::leader::SubjectsTerm), never the
+    /// one-subject laws.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subjects: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub storage: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -182,6 +188,10 @@ impl Row {
     }
     pub fn size_bytes(&self) -> Option<u64> {
         self.size.as_deref().and_then(|s| parse_size(s).ok())
+    }
+    /// Published on one subject (no `subjects` above one): the rows every one-subject law is fitted to.
+    pub fn one_subject(&self) -> bool {
+        self.subjects.unwrap_or(1) <= 1
     }
     /// True for `sync: always`; false for `delayed`; None when unknown.
     pub fn sync_always(&self) -> Option<bool> {

@@ -64,12 +64,18 @@ impl ConsumerFit {
         1.0 / (self.msg_s + self.byte_s * size.max(1.0))
     }
 
-    fn fit_width(&self) -> f64 {
+    /// Half-width (log units) at `distance` from the fit's host: its residuals (a 90 % interval) and the
+    /// form with the distance, independent parts added in quadrature (`leader::add_widths`); with fewer
+    /// than three rows, `FEW_ROWS_WIDTH` and the distance.
+    fn width_at(&self, distance: f64) -> f64 {
         if self.rows < 3 {
-            return FEW_ROWS_WIDTH;
+            return FEW_ROWS_WIDTH + WIDTH_PER_DISTANCE * distance;
         }
         let n = self.rows as f64;
-        1.645 * self.rms_log * (n / (n - 2.0)).sqrt() + FORM_WIDTH
+        crate::perf::leader::add_widths(&[
+            1.645 * self.rms_log * (n / (n - 2.0)).sqrt(),
+            FORM_WIDTH + WIDTH_PER_DISTANCE * distance,
+        ])
     }
 }
 
@@ -244,13 +250,14 @@ pub fn predict(terms: &ConsumerTerms, sh: &Shape) -> Prediction {
             calibration: String::new(),
             extrapolation_distance: f64::INFINITY,
             stream: None,
+            subjects: None,
             notes: vec![format!(
                 "no calibration has {} rows: run scripts/bench-consumers and pass the file with --calibration",
                 sh.kind.as_str()
             )],
         };
     };
-    let mut width = fit.fit_width() + WIDTH_PER_DISTANCE * distance;
+    let mut width = fit.width_at(distance);
     let mut scaled = distance > 0.0;
     let factor = host_factor(&fit.host, &host);
     if distance > 0.0 {
@@ -317,6 +324,7 @@ pub fn predict(terms: &ConsumerTerms, sh: &Shape) -> Prediction {
         calibration: fit.source.clone(),
         extrapolation_distance: distance,
         stream: None,
+        subjects: None,
         notes,
     }
 }
@@ -368,7 +376,7 @@ mod tests {
         let f = fit_group(&refs, Kind::ConsumerFetch, 3, "t", host());
         assert_eq!(f.byte_s, 0.0);
         assert!(f.msg_s > 0.0);
-        assert_eq!(f.fit_width(), FEW_ROWS_WIDTH);
+        assert_eq!(f.width_at(0.0), FEW_ROWS_WIDTH);
     }
 
     #[test]

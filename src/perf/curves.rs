@@ -103,6 +103,7 @@ impl PerfCurves {
             rate: None,
             batch: 1,
             nats_version: None,
+            subjects: None,
         };
         // Seed 000's second batch: 3 putters and 20 consumers spread, three LUNs on one 2-disk group.
         let seed_rows: Vec<SeedPoint> = cal

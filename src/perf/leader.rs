@@ -25,6 +25,7 @@
 
 use crate::catalog::{Catalog, ServerModel};
 use crate::perf::calibration::{CalibrationFile, CalibrationSet};
+use crate::perf::subjects::{self, SubjectsTerm};
 use crate::perf::Kind;
 use crate::stats::median_or_zero;
 use serde::Serialize;
@@ -188,6 +189,9 @@ pub struct LeaderClass {
     /// the fsyncs, so an `always` target at one of these counts is priced as measured, with no fsync cycle
     /// added (`predict::js`); at another count it is not.
     pub always_replicas: Vec<u8>,
+    /// What many distinct subjects add to the per-message work (`SubjectsTerm`): measured by the file's
+    /// many-subjects rows, else assumed.
+    pub subjects: SubjectsTerm,
     /// Root-mean-square of log(predicted ÷ measured) over the rows the law was fitted to, and how many.
     pub rms_log: f64,
     pub rows: usize,
@@ -207,7 +211,8 @@ impl LeaderClass {
         self.host.distance(self.host_assumed, to, r)
     }
 
-    /// Half-width (log units) of the class's own fit residuals (inflated for the two terms it spent).
+    /// Half-width (log units) of the class's own fit residuals (inflated for the two terms it spent): a 90 %
+    /// interval of the rows' scatter about the line.
     pub fn fit_width(&self) -> f64 {
         let n = self.rows.max(3) as f64;
         1.645 * self.rms_log * (n / (n - 2.0)).sqrt()
@@ -242,6 +247,8 @@ struct JsRow {
     publishers: f64,
     /// Publishes in flight per publisher, when the row recorded it.
     window: Option<f64>,
+    /// Distinct subjects the row published on (1: one subject).
+    subjects: f64,
 }
 
 /// Below this many publishes in flight per publisher an async row measures the closed loop's latency,
@@ -274,6 +281,7 @@ fn js_rows(f: &CalibrationFile) -> Vec<JsRow> {
                 sync_publish: r.publish_mode.as_deref() == Some("sync"),
                 publishers: r.publishers.or(r.workers).unwrap_or(1).max(1) as f64,
                 window: r.window.map(f64::from),
+                subjects: r.subjects.unwrap_or(1).max(1) as f64,
             })
         })
         .collect()
@@ -354,8 +362,12 @@ pub fn fit_classes(set: &CalibrationSet, catalog: &Catalog) -> Vec<LeaderClass> 
             .collect();
         let leader_rows: Vec<JsRow> = rows
             .iter()
-            .filter(|r| !(r.sync_publish || r.small_window()))
+            .filter(|r| !(r.sync_publish || r.small_window()) && r.subjects <= 1.0)
             .cloned()
+            .collect();
+        let subject_rows: Vec<&JsRow> = rows
+            .iter()
+            .filter(|r| !(r.sync_publish || r.small_window()) && r.subjects > 1.0)
             .collect();
         if leader_rows.is_empty() {
             continue;
@@ -380,9 +392,25 @@ pub fn fit_classes(set: &CalibrationSet, catalog: &Catalog) -> Vec<LeaderClass> 
             class = fit_class(f, host, assumed, &adjusted);
             class.async_base_s = async_base(&class, &small).or(Some(a));
         }
+        class.subjects = SubjectsTerm::fit(&subject_extra(&class, &subject_rows), &f.id, class.subjects.clone());
         out.push(class);
     }
     out
+}
+
+/// Each many-subjects row's work per message beyond the class's line at its size, by its subjects (its
+/// closed loop corrected as the leader rows were, `fit_classes`).
+fn subject_extra(class: &LeaderClass, rows: &[&JsRow]) -> Vec<(f64, f64)> {
+    rows.iter()
+        .map(|r| {
+            let rate = match (class.async_base_s, r.in_flight()) {
+                (Some(a), Some(n)) if 1.0 / r.rate > 2.0 * a / n => 1.0 / (1.0 / r.rate - a / n),
+                _ => r.rate,
+            };
+            let work = unit_for(&class.host, r.replicas, r.always, class.write_s, rate);
+            (r.subjects, work - class.unit(r.size))
+        })
+        .collect()
 }
 
 /// The closed-loop base latency `a` of async publishing from a class's small-window rows: each row's
@@ -409,6 +437,7 @@ fn async_base(class: &LeaderClass, small: &[&JsRow]) -> Option<f64> {
                 write_s: write_s(class, r.replicas, r.always),
                 round_trip_s: 0.0,
                 async_base_s: None,
+                subjects: 1.0,
             };
             Some(n / r.rate - n * leader_time_s(class, &class.host, &inp))
         })
@@ -491,6 +520,7 @@ fn fit_class(f: &CalibrationFile, host: HostClass, assumed: bool, async_rows: &[
         } else {
             Vec::new()
         },
+        subjects: SubjectsTerm::assumed(a + b * subjects::ASSUMED_AT_BYTES),
         rms_log: rms,
         rows: pts.len(),
     }
@@ -554,6 +584,8 @@ pub struct StreamInput {
     /// The class's closed-loop base latency of async publishing (`LeaderClass::async_base_s`), when
     /// measured: a window of async publishes is then priced `n ÷ (a + n·t_l)` under delayed sync.
     pub async_base_s: Option<f64>,
+    /// Distinct subjects the stream's messages are published on (1: one subject; `SubjectsTerm`).
+    pub subjects: f64,
 }
 
 /// What binds a stream's rate.
@@ -622,7 +654,7 @@ fn unit_for(host: &HostClass, r: u8, always: bool, write_s: f64, rate: f64) -> f
 /// plus, where the store flushes in place, a store write per message on every replica (a host running the
 /// whole cluster pays all of them, a dedicated leader its own).
 pub fn leader_time_s(class: &LeaderClass, host: &HostClass, inp: &StreamInput) -> f64 {
-    let u = class.unit(inp.bytes);
+    let u = class.unit(inp.bytes) + class.subjects.work_s(inp.subjects);
     let x = bounds(host, inp.replicas, inp.always)
         .iter()
         .map(|(num, units, writes)| host.cpu_speed * num / (units * u + writes * inp.write_s))
@@ -741,13 +773,23 @@ pub fn sync_copies(replicas: u8, co_located: bool) -> f64 {
     per_replica * if co_located { replicas.max(1) as f64 } else { 1.0 }
 }
 
-/// Band half-width (log units) for a prediction from `class` at `distance`.
+/// Band half-width (log units) for a prediction from `class` at `distance`: the fit's residuals and the
+/// form and distance (`form_width`) are independent sources, so they add in quadrature (`add_widths`).
 pub fn width(class: &LeaderClass, distance: f64) -> f64 {
-    class.fit_width() + form_width(distance)
+    add_widths(&[class.fit_width(), form_width(distance)])
+}
+
+/// Half-widths (log units) of independent sources of error combined: the root of the sum of squares, as
+/// independent errors add (a 90 % interval of each gives about a 90 % interval of the sum). Until
+/// 2026-12-06 (issue 37) the parts were summed, which is each at its worst at once: the matrix's run 9 put
+/// 17 of 18 held-out cells inside bands of ×/÷1.6, median error 12.4 %, worst 27.8 % (a band of ×/÷1.38
+/// would have held them); the sum made them 2.6× wide.
+pub fn add_widths(parts: &[f64]) -> f64 {
+    parts.iter().map(|w| w.max(0.0).powi(2)).sum::<f64>().sqrt()
 }
 
 /// The half-width every leader prediction carries beyond a fit's residuals: the model's form and the
-/// distance from the calibrated class.
+/// distance from the calibrated class (both assumptions about what the form leaves out, so one part).
 pub fn form_width(distance: f64) -> f64 {
     FORM_WIDTH + WIDTH_PER_DISTANCE * distance
 }

@@ -19,6 +19,7 @@ fn inp(r: u8, always: bool, publishers: f64, window: f64) -> StreamInput {
         write_s: 3e-6,
         round_trip_s: 0.2e-3,
         async_base_s: None,
+        subjects: 1.0,
     }
 }
 
@@ -76,6 +77,7 @@ fn a_class_reproduces_the_rates_it_was_fitted_from_on_its_own_host() {
             leader_remote: false,
             probe: None,
             async_base_s: None,
+            subjects: crate::perf::subjects::SubjectsTerm::assumed(0.0),
             always_replicas: Vec::new(),
             rms_log: 0.0,
             rows: 1,
@@ -109,6 +111,7 @@ fn distance_is_zero_only_on_the_named_host_and_grows_with_speed_and_cores() {
         leader_remote: false,
         probe: None,
         async_base_s: None,
+        subjects: crate::perf::subjects::SubjectsTerm::assumed(0.0),
         always_replicas: Vec::new(),
         rms_log: 0.0,
         rows: 3,

@@ -14,6 +14,7 @@ pub mod fit;
 pub mod leader;
 pub mod model;
 mod servers;
+pub mod subjects;
 pub mod sync_law;
 
 pub use calibration::{calibration_words, CalibrationFile, CalibrationSet};
@@ -96,6 +97,10 @@ pub struct AssetPrediction {
     /// What reaches the required rate with this leader: publishers or window (streams and KV).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reach: Option<Arc<str>>,
+    /// Streams: the distinct subjects priced (`distinct_subjects:`) and what they add to the leader's work
+    /// per message, or the one-subject assumption when the site gives none (perf::subjects; issue 37).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subjects: Option<Arc<str>>,
 }
 
 /// Per JetStream server: load, resources and times.
@@ -580,8 +585,8 @@ struct PriceKey {
     rate_bits: u64,
     consumers: u32,
     replicas: u8,
-    /// The site's publish mode for this name, when it gives one (publishers, sync, window).
-    publish: Option<(Option<u32>, Option<bool>, Option<u32>)>,
+    /// The site's publish mode for this name, when it gives one (publishers, sync, window, subjects).
+    publish: Option<(Option<u32>, Option<bool>, Option<u32>, Option<u64>)>,
 }
 
 /// What a priced demand gives every asset of its `PriceKey`: the prediction's fields an
@@ -597,6 +602,7 @@ struct Priced {
     extrapolation_distance: f64,
     publish: Option<Arc<str>>,
     reach: Option<Arc<str>>,
+    subjects: Option<Arc<str>>,
     /// Equal for two keys priced to the same fields (`Pricer::contents`).
     content: u32,
 }
@@ -609,6 +615,7 @@ struct PricedContent {
     text: [Arc<str>; 3],
     publish: Option<Arc<str>>,
     reach: Option<Arc<str>>,
+    subjects: Option<Arc<str>>,
 }
 
 /// Lookups and the price memo for one layout's assets.
@@ -805,7 +812,7 @@ fn price_asset(
             rate_bits: d.rate.to_bits(),
             consumers: d.consumers,
             replicas: a.replicas,
-            publish: named.map(|p| (p.publishers, p.sync, p.window)),
+            publish: named.map(|p| (p.publishers, p.sync, p.window, p.subjects)),
         };
         // One lookup when priced before (most assets: a few dozen shapes).
         if !pricer.memo.contains_key(&key) {
@@ -866,6 +873,7 @@ fn price_demand(
         // with enough asynchronous publishers that the leader sets the pace (`publish_mode`).
         batch,
         nats_version: None,
+        subjects: ps.subjects,
     };
     let p = predict_shape(terms, catalog, &shape);
     let reach = p
@@ -882,6 +890,7 @@ fn price_demand(
         extrapolation_distance: p.extrapolation_distance,
         publish: publish.map(Into::into),
         reach: reach.map(Into::into),
+        subjects: p.subjects.clone().map(Into::into),
         content: 0,
     };
     let content = PricedContent {
@@ -899,6 +908,7 @@ fn price_demand(
         ],
         publish: priced.publish.clone(),
         reach: priced.reach.clone(),
+        subjects: priced.subjects.clone(),
     };
     let n = pricer.contents.len() as u32;
     priced.content = *pricer.contents.entry(content).or_insert(n);
@@ -921,6 +931,7 @@ fn record_prediction(sink: &mut Sink, d: Demand, p: &Priced, headroom: f64) {
         extrapolation_distance: p.extrapolation_distance,
         publish: p.publish.clone(),
         reach: p.reach.clone(),
+        subjects: p.subjects.clone(),
     };
     match sink {
         Sink::List(list) => list.push(entry(d.name)),

@@ -148,7 +148,7 @@ struct Row {
 fn rows(f: &CalibrationFile, cpu_speed: f64, always: bool) -> Vec<Row> {
     let cpu = |r: &crate::perf::calibration::Row, k: &str| r.measured(k).map(|us| us * cpu_speed / 1e6);
     f.rows()
-        .filter(|r| r.fit && r.mode.is_none() && (r.sync_always() == Some(true)) == always)
+        .filter(|r| r.fit && r.mode.is_none() && r.one_subject() && (r.sync_always() == Some(true)) == always)
         .filter_map(|r| {
             let (op, clients, rate) = match r.kind.as_str() {
                 "js" if r.publish_mode.as_deref() == Some("sync") => (
@@ -406,10 +406,14 @@ impl Beyond {
     /// the distance from the class); a 90 % interval of two measurements' difference at the rows' spread
     /// (the rows were measured once and the shape is measured again: 1.645 × √2 × spread); the class's fit
     /// residuals on the share it prices; and the clients beyond the rows (`WIDTH_PER_CLIENTS_EFOLD`).
+    /// Independent parts: added in quadrature (`leader::add_widths`).
     pub fn width(&self, base: f64, class_fit_width: f64) -> f64 {
-        base + 1.645 * std::f64::consts::SQRT_2 * self.spread_log
-            + class_fit_width * self.byte_share
-            + WIDTH_PER_CLIENTS_EFOLD * self.clients_ratio.max(1.0).ln()
+        crate::perf::leader::add_widths(&[
+            base,
+            1.645 * std::f64::consts::SQRT_2 * self.spread_log,
+            class_fit_width * self.byte_share,
+            WIDTH_PER_CLIENTS_EFOLD * self.clients_ratio.max(1.0).ln(),
+        ])
     }
 }
 

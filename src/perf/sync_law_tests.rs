@@ -135,6 +135,7 @@ fn class(host: &HostClass, unit_byte_s: f64) -> LeaderClass {
         leader_remote: false,
         probe: None,
         async_base_s: None,
+        subjects: crate::perf::subjects::SubjectsTerm::assumed(0.0),
         always_replicas: Vec::new(),
         rms_log: 0.0,
         rows: 1,
@@ -242,9 +243,9 @@ fn a_price_measured_under_always_widens_only_for_what_it_carried_beyond_its_rows
     let inside = at(128.0, 16.0);
     assert_eq!(inside.beyond.byte_share, 0.0);
     assert_eq!(inside.beyond.clients_ratio, 1.0);
-    // Base, and the two measurements' noise at the rows' spread.
+    // Base, and the two measurements' noise at the rows' spread: independent, added in quadrature.
     let w = inside.beyond.width(0.15, 0.5);
-    assert!((w - (0.15 + 1.645 * 2f64.sqrt() * 0.03)).abs() < 1e-12, "{w}");
+    assert!((w - 0.15f64.hypot(1.645 * 2f64.sqrt() * 0.03)).abs() < 1e-12, "{w}");
     // 16 KiB: the class prices what each further client's bytes add; its residuals count on that share.
     let big = at(16384.0, 16.0);
     assert!(
@@ -257,7 +258,7 @@ fn a_price_measured_under_always_widens_only_for_what_it_carried_beyond_its_rows
     // 64 clients, beyond the 16 measured: 0.15 per e-fold, and the price says it assumed.
     let many = at(128.0, 64.0);
     assert_eq!(many.beyond.clients_ratio, 4.0);
-    assert!((many.beyond.width(0.15, 0.5) - w - 0.15 * 4f64.ln()).abs() < 1e-12);
+    assert!((many.beyond.width(0.15, 0.5) - w.hypot(0.15 * 4f64.ln())).abs() < 1e-12);
     assert!(
         many.notes.iter().any(|n| n.contains("beyond the 16 the rows measured")),
         "{:?}",

@@ -99,6 +99,10 @@ fn rows(r: &PredictReport) -> Vec<(String, String)> {
             ),
         );
     }
+    // Given subjects say what they cost (`--format json` says the one-subject assumption too).
+    if let (Some(_), Some(t)) = (s.subjects, &p.subjects) {
+        v.insert(2, ("subjects".into(), t.clone()));
+    }
     for n in &p.notes {
         v.push(("note".into(), n.clone()));
     }

@@ -242,6 +242,11 @@ pub struct PublishSpec {
     pub sync: Option<bool>,
     /// Publishes in flight per async publisher.
     pub window: Option<u32>,
+    /// Distinct subjects the stream's messages are published on (`distinct_subjects:`, streams only): past
+    /// a few hundred the stream leader does more per message (perf::subjects). None: not given (priced as
+    /// one subject, and the prediction says so).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subjects: Option<u64>,
 }
 
 #[derive(Debug, Clone, Serialize)]

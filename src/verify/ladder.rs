@@ -547,6 +547,7 @@ mod tests {
             calibration: "test".into(),
             extrapolation_distance: 0.0,
             stream: None,
+            subjects: None,
             notes: vec![],
         }
     }

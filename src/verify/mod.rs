@@ -170,6 +170,7 @@ fn predict_row(opts: &VerifyOptions, ctx: &PredictCtx, r: &RowSpec) -> Predictio
         rate: r.rate_per_s,
         batch: r.batch,
         nats_version: ctx.nats_version.clone(),
+        subjects: None,
     };
     let mut p = predict_shape(&opts.calibration.terms, &opts.catalog, &shape);
     if let Some(target) = r.rate_per_s {

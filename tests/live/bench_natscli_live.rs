@@ -101,6 +101,9 @@ fn js_pub_multisubject_spreads_over_the_subjects_of_its_own_stream() {
     assert_eq!(code, 0, "{all}");
     assert_eq!(v["published"], 1200, "{all}");
     assert_eq!(v["params"]["subject"], "lab.events.*", "{all}");
+    // Each message's subject written on the raw path (not async-nats's ceiling: nats-server #4043 is
+    // measured alone).
+    assert_eq!(v["params"]["client"], "raw", "{all}");
     let stream = v["params"]["stream"].as_str().unwrap().to_string();
     let jsz = natsplan::monitor::jsz(&mon, "streams=true", Duration::from_secs(2)).unwrap();
     let details = jsz["account_details"][0]["stream_detail"]

@@ -30,6 +30,7 @@ fn shape(kind: Kind, server: &str, r: u8, size: u64, workers: u32, sync: SyncCla
         rate: None,
         batch: 500,
         nats_version: None,
+        subjects: None,
     }
 }
 

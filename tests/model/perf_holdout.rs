@@ -87,6 +87,7 @@ fn errors(run: &Run) -> Vec<(String, f64, f64, f64)> {
                 rate: None,
                 batch: s.window,
                 nats_version: None,
+                subjects: None,
             };
             let p = predict_shape(&cal.terms, &cat, &sh).ops_per_s;
             let m = median(s.runs.clone());
@@ -312,5 +313,6 @@ fn kv_shape(cat: &Catalog, server: natsplan::catalog::ServerModel, workers: u32)
         rate: None,
         batch: 1,
         nats_version: None,
+        subjects: None,
     }
 }

@@ -27,6 +27,7 @@ fn shape(kind: Kind, server: &str, r: u8, size: u64, workers: u32, window: u32, 
         rate: None,
         batch: window,
         nats_version: None,
+        subjects: None,
     }
 }
 

@@ -115,6 +115,11 @@ struct Cell {
     other_cores: f64,
     #[serde(default)]
     unmodelled: Option<String>,
+    /// Distinct subjects the cell's messages went to (`--multisubjectmax`; run 10 on: predicted with them,
+    /// perf::subjects). Runs 1-9's subjects cell has none: it ran through async-nats and was priced as one
+    /// subject (`unmodelled`).
+    #[serde(default)]
+    subjects: Option<u64>,
 }
 
 /// One judged cell: name, set, predicted, band (low, high), measured median, error.
@@ -167,6 +172,7 @@ fn shape(cat: &Catalog, cal: &Calibration, model: &str, c: &Cell) -> Shape {
         rate: None,
         batch: c.batch,
         nats_version: None,
+        subjects: c.subjects,
     }
 }
 
@@ -489,6 +495,7 @@ fn a_host_calibrated_under_always_prices_its_own_shapes_once() {
         predicted_then: 0.0,
         other_cores: 0.0,
         unmodelled: None,
+        subjects: None,
     };
     let predict = |c: &Cell| predict_shape(&cal.terms, &cat, &shape(&cat, &cal, "lab-loopback-matrix-6-always", c));
     // Its own R3 rows (2 publishers, 500 in flight): measured 72k at 64 B and 58k at 512 B.

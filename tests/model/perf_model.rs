@@ -26,6 +26,7 @@ fn shape(kind: Kind, servers: u32, r: u8, sync: SyncClass, size: u64, workers: u
         rate: None,
         batch: 1,
         nats_version: None,
+        subjects: None,
     }
 }
 

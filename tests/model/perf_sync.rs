@@ -27,6 +27,7 @@ fn shape(kind: Kind, server: &str, servers: u32, r: u8, size: u64, clients: u32,
         rate: None,
         batch: window,
         nats_version: None,
+        subjects: None,
     }
 }
 

@@ -162,6 +162,10 @@ pub struct Shape {
     /// band): seed 000 ran 2.12.11, before the 2.12.14/2.14.4 disk-concurrency fix and 2.15's relaxed
     /// fsync for replicated streams.
     pub nats_version: Option<String>,
+    /// Distinct subjects the messages are published on, round-robin (JetStream publishes): past a few
+    /// hundred the stream leader does more per message (perf::subjects). None: not given, priced as one
+    /// subject and said so (`Prediction::subjects`).
+    pub subjects: Option<u64>,
 }
 
 /// A shape as `predict --format json` echoes it under `shape`, so a JSON reader can tell what was predicted:
@@ -170,7 +174,7 @@ pub struct Shape {
 impl Serialize for Shape {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let mut m = s.serialize_struct("Shape", 15)?;
+        let mut m = s.serialize_struct("Shape", 16)?;
         m.serialize_field("servers", &self.servers)?;
         m.serialize_field("replicas", &self.replicas)?;
         m.serialize_field("sync", &self.sync)?;
@@ -186,6 +190,9 @@ impl Serialize for Shape {
         m.serialize_field("luns_per_group", &self.volume.luns_on_group)?;
         m.serialize_field("server_model", &self.server.name)?;
         m.serialize_field("window", &self.batch)?;
+        if let Some(n) = self.subjects {
+            m.serialize_field("subjects", &n)?;
+        }
         m.end()
     }
 }
@@ -227,6 +234,10 @@ pub struct Prediction {
     /// JetStream publishes and KV puts: the stream-leader facts design uses to say what reaches a rate.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stream: Option<StreamFacts>,
+    /// JetStream publishes: the distinct subjects priced and what they add to the stream leader's work
+    /// (perf::subjects), or the one-subject assumption when the shape gave none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subjects: Option<String>,
     pub notes: Vec<String>,
 }
 

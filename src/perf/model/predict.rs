@@ -6,6 +6,7 @@ use super::terms::{consumer_factor, get_rate, obj_time, usl};
 use super::*;
 use crate::catalog::Catalog;
 use crate::perf::leader::{self, HostClass, Publish, StreamInput};
+use crate::perf::subjects;
 use crate::perf::sync_law::{self, SyncOp};
 
 /// Extra half-width (log units) for synchronous clients under `always` (an assumption, from the prediction
@@ -41,6 +42,8 @@ struct Ctx<'a> {
     ratio_band: Option<(f64, f64)>,
     catalog: &'a Catalog,
     ref_disk_us: f64,
+    /// JetStream publishes: the subjects priced and what they cost (`Prediction::subjects`).
+    subjects: Option<String>,
 }
 
 /// What a kind's law returns: ops/s, messages per op, bytes per message, latency and what binds.
@@ -111,6 +114,7 @@ pub fn predict_shape(terms: &Terms, catalog: &Catalog, sh: &Shape) -> Prediction
         ratio_band: None,
         catalog,
         ref_disk_us,
+        subjects: None,
     };
     let law = match sh.kind {
         Kind::ObjPut => obj_put(&mut c),
@@ -297,6 +301,9 @@ fn js(c: &mut Ctx) -> Law {
     c.calibration = class.id.clone();
     c.distance = distance;
     js_width(c, class, price.as_ref(), window, fsyncs_measured, rate.binding);
+    if sh.kind == Kind::Js {
+        subjects_priced(c, class);
+    }
     js_sources(c, class, &host, price.as_ref(), probe, fsync_s);
     // Under `always` every replica writes each message in place and fsyncs once per append entry (many
     // messages): about one I/O per message; delayed writes coalesce into MiB-sized flushes.
@@ -342,6 +349,40 @@ fn js_width(
     if c.always && window <= 1.0 && c.w > 1.0 && !fsyncs_measured {
         widen_for_always_clients_from_delayed_rows(c);
     }
+}
+
+/// What the stream's distinct subjects add to the leader's work per message (perf::subjects): the band
+/// widens by the share of the work the term prices (added in quadrature), and `Prediction::subjects` says
+/// what was priced — one subject when none was given, with what many would cost.
+fn subjects_priced(c: &mut Ctx, class: &leader::LeaderClass) {
+    let t = &class.subjects;
+    let unit = class.unit(c.s);
+    let text = match c.sh.subjects {
+        None => format!(
+            "one subject (assumed: no distinct_subjects given; {:.0} or more would add {:.0} % to the leader's work per message: {})",
+            subjects::PLATEAU,
+            100.0 * t.plateau_s / unit,
+            t.source
+        ),
+        Some(n) => {
+            let extra = t.work_s(n as f64);
+            c.width = leader::add_widths(&[c.width, t.width(n as f64, unit)]);
+            if extra > 0.0 {
+                format!(
+                    "{n} distinct subjects: {:.2} µs more work per message at the leader (+{:.0} %; {})",
+                    extra * 1e6,
+                    100.0 * extra / unit,
+                    t.source
+                )
+            } else {
+                format!(
+                    "{n} distinct subjects: no more work per message (up to {:.0}, perf::subjects)",
+                    subjects::FLAT
+                )
+            }
+        }
+    };
+    c.subjects = Some(text);
 }
 
 /// Whether an `always` target is priced from rows this host measured under `always`, whose times hold the
@@ -420,6 +461,7 @@ fn stream_input(
         write_s: leader::write_s(class, r, c.always),
         round_trip_s: 0.0,
         async_base_s: class.async_base_s,
+        subjects: sh.subjects.unwrap_or(1).max(1) as f64,
     }
 }
 
@@ -750,6 +792,7 @@ fn finish(mut c: Ctx, law: Law) -> Prediction {
         calibration: c.calibration,
         extrapolation_distance: c.distance,
         stream: c.stream,
+        subjects: c.subjects,
         notes: c.notes,
     }
 }

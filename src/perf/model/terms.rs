@@ -420,7 +420,7 @@ impl Terms {
         };
         let js_rows: Vec<(f64, f64, String)> = set
             .rows_of(Kind::Js)
-            .filter(|(_, r)| r.fit)
+            .filter(|(_, r)| r.fit && r.one_subject())
             .filter_map(|(f, r)| Some((r.size_bytes()? as f64, r.measured("durable_pubs_per_s")?, f.id.clone())))
             .collect();
         let (leader_op_s, leader_byte_s, leader_source) = leader_law(&js_rows)?;

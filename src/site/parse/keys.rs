@@ -48,6 +48,7 @@ pub(super) const STREAM_KEYS: &[&str] = &[
     "subject_size",
     "max_bytes",
     "subjects",
+    "distinct_subjects",
     "publishers",
     "publish",
     "window",

@@ -9,6 +9,10 @@ use crate::site::model::*;
 use crate::site::names::NameKind;
 use std::collections::HashMap;
 
+/// The most distinct subjects a stream may name: a billion (nats-server keeps every subject of a stream in
+/// its subject index, filestore.go `psim`; past the perf model's plateau the count changes nothing).
+const DISTINCT_SUBJECTS_MAX: i64 = 1_000_000_000;
+
 impl Validator<'_> {
     pub(super) fn workload(&mut self, node: Option<&Node>) -> Workload {
         let mut out = Workload::default();
@@ -225,7 +229,8 @@ impl Validator<'_> {
         }
     }
 
-    /// `publishers`, `publish: sync|async` and `window` of a stream or bucket (issue 14); None when none given.
+    /// `publishers`, `publish: sync|async` and `window` of a stream or bucket (issue 14), and a stream's
+    /// `distinct_subjects` (issue 37); None when none given.
     fn publish_spec(&mut self, o: &Obj) -> Option<PublishSpec> {
         let publishers = o
             .get("publishers")
@@ -261,10 +266,22 @@ impl Validator<'_> {
                 );
             }
         }
-        (publishers.is_some() || sync.is_some() || window.is_some()).then_some(PublishSpec {
+        let subjects = o.get("distinct_subjects").and_then(|n| {
+            self.whole(
+                n,
+                &o.p("distinct_subjects"),
+                "distinct subjects",
+                1,
+                DISTINCT_SUBJECTS_MAX,
+                "10000",
+            )
+            .map(|v| v as u64)
+        });
+        (publishers.is_some() || sync.is_some() || window.is_some() || subjects.is_some()).then_some(PublishSpec {
             publishers,
             sync,
             window,
+            subjects,
         })
     }
 
