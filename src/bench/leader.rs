@@ -461,6 +461,22 @@ pub(super) fn record_readers(
             want.as_str()
         ));
     }
+    // A placed run whose leaders could not all be read again (the look timed out, or a consumer was gone)
+    // says so: that they held is not known.
+    if want != LeaderPlacement::Any {
+        let unread: Vec<String> = (0..seats.len())
+            .filter(|&i| after.get(i).is_none_or(Option::is_none))
+            .map(|i| format!("S{}", i + 1))
+            .collect();
+        if !unread.is_empty() {
+            r.warnings.push(format!(
+                "could not read the consumer leaders of {} again after the run: whether the readers' placement \
+                 (--consumer-leader {}) held throughout is not known",
+                unread.join(", "),
+                want.as_str()
+            ));
+        }
+    }
 }
 
 #[cfg(test)]
@@ -588,5 +604,35 @@ mod tests {
         assert_eq!(r.params["stream_leader"], "n1");
         assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
         assert!(r.warnings[0].contains("S2's from n3 to n1"), "{:?}", r.warnings);
+    }
+
+    #[test]
+    fn a_placed_run_whose_leaders_were_not_read_again_says_so() {
+        let seats = vec![
+            ReaderSeat {
+                leader: "n2".into(),
+                server: "n1".into(),
+            },
+            ReaderSeat {
+                leader: "n3".into(),
+                server: "n1".into(),
+            },
+        ];
+        // The look after the run timed out (nothing read), or read one of two.
+        for after in [vec![], vec![Some("n2".to_string()), None]] {
+            let mut r = BenchResult::blank("js-fetch", "", Default::default(), 2, 1, "r");
+            record_readers(LeaderPlacement::Remote, &seats, None, &after, &mut r);
+            let unread = if after.is_empty() { "S1, S2" } else { "S2" };
+            assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
+            assert!(
+                r.warnings[0].contains(&format!("could not read the consumer leaders of {unread} again")),
+                "{:?}",
+                r.warnings
+            );
+        }
+        // Left to the election, nothing is read again and nothing is said.
+        let mut r = BenchResult::blank("js-fetch", "", Default::default(), 2, 1, "r");
+        record_readers(LeaderPlacement::Any, &seats, None, &[], &mut r);
+        assert!(r.warnings.is_empty(), "{:?}", r.warnings);
     }
 }

@@ -102,8 +102,14 @@ fn subjects(a: &PredictArgs, kind: Kind) -> Result<Option<u64>, Failure> {
         )));
     }
     let n: u64 = num("subjects", v, "give the distinct subjects, e.g. --subjects 10000")?;
-    if !(1..=1_000_000_000).contains(&n) {
-        return Err(bad_input(anyhow!("--subjects {n} is out of range; use 1..1000000000")));
+    let bound = crate::input::limits::DISTINCT_SUBJECTS;
+    if !(bound.min..=bound.max).contains(&(n as f64)) {
+        return Err(bad_input(anyhow!(
+            "--subjects {n} is out of range; use {:.0}..{:.0} ({})",
+            bound.min,
+            bound.max,
+            bound.why
+        )));
     }
     Ok(Some(n))
 }

@@ -123,6 +123,16 @@ pub const PUBLISHERS: Bound = Bound {
     why: "a million clients of one stream is past any cluster nats-server runs",
 };
 
+/// Distinct subjects a stream's messages go to (a site's `distinct_subjects:`, predict's `--subjects`):
+/// nats-server keeps every subject of a stream in its subject index (filestore.go `psim`); past
+/// perf::subjects' plateau (16,384) the count changes no price.
+pub const DISTINCT_SUBJECTS: Bound = Bound {
+    what: "distinct subjects",
+    min: 1.0,
+    max: 1_000_000_000.0,
+    why: "a billion subjects is past any stream's subject index; from 16384 on the price is the same",
+};
+
 /// Publishes in flight per publisher (`--batch` of bench js, a site's `window:`) and messages per
 /// consumer fetch (`bench consumer --batch`): bench keeps a send time per publish in flight.
 pub const BATCH: Bound = Bound {

@@ -586,7 +586,7 @@ struct PriceKey {
     consumers: u32,
     replicas: u8,
     /// The site's publish mode for this name, when it gives one (publishers, sync, window, subjects).
-    publish: Option<(Option<u32>, Option<bool>, Option<u32>, Option<u64>)>,
+    publish: Option<crate::site::PublishSpec>,
 }
 
 /// What a priced demand gives every asset of its `PriceKey`: the prediction's fields an
@@ -812,7 +812,7 @@ fn price_asset(
             rate_bits: d.rate.to_bits(),
             consumers: d.consumers,
             replicas: a.replicas,
-            publish: named.map(|p| (p.publishers, p.sync, p.window, p.subjects)),
+            publish: named,
         };
         // One lookup when priced before (most assets: a few dozen shapes).
         if !pricer.memo.contains_key(&key) {

@@ -235,7 +235,7 @@ impl Places {
 }
 
 /// A stream's or bucket's publish mode as the site gives it (perf::leader prices it).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
 pub struct PublishSpec {
     pub publishers: Option<u32>,
     /// True for `publish: sync` (each publisher waits for its ack), false for `async`.

@@ -215,3 +215,36 @@ fn a_bad_publish_mode_is_a_located_error() {
     let text = v.to_string();
     assert!(text.contains("publish") && text.contains("sync"), "{text}");
 }
+
+/// Issue 37 (nats-server #4043): a stream's `distinct_subjects` is priced (the leader does more per
+/// message over many subjects) and said; without it the prediction says it assumed one subject; a bad
+/// count is a located error with the fix.
+#[test]
+fn distinct_subjects_are_priced_and_said() {
+    let (one, _) = design(&site("generic-16c", ""));
+    let (many, _) = design(&site("generic-16c", ", distinct_subjects: 50000"));
+    let (a, b) = (asset(&one, "ingest"), asset(&many, "ingest"));
+    assert!(
+        a["subjects"].as_str().unwrap().starts_with("one subject (assumed"),
+        "{a}"
+    );
+    assert!(
+        b["subjects"].as_str().unwrap().starts_with("50000 distinct subjects: "),
+        "{b}"
+    );
+    let (x1, xn) = (a["ops_per_s"].as_f64().unwrap(), b["ops_per_s"].as_f64().unwrap());
+    assert!(xn < x1 && xn > 0.6 * x1, "{x1} -> {xn}");
+    for (bad, says) in [
+        ("0", "distinct_subjects"),
+        ("2000000000", "distinct_subjects"),
+        ("many", "distinct_subjects"),
+    ] {
+        let (v, code) = design(&site("generic-16c", &format!(", distinct_subjects: {bad}")));
+        assert_eq!(code, 2, "{bad}: {v}");
+        let text = v.to_string();
+        assert!(
+            text.contains(says) && text.contains("workload.streams[0]"),
+            "{bad}: {text}"
+        );
+    }
+}

@@ -92,7 +92,16 @@ fn the_default_output_is_a_table_naming_the_bottleneck() {
 
 #[test]
 fn bad_flags_exit_2_naming_the_flag_and_the_fix() {
-    let cases: [(&[&str], &str); 10] = [
+    let cases: [(&[&str], &str); 13] = [
+        (
+            &["--kind", "kv", "--subjects", "10"],
+            "--subjects prices JetStream publishes",
+        ),
+        (&["--kind", "js", "--subjects", "0"], "--subjects 0 is out of range"),
+        (
+            &["--kind", "js", "--subjects", "lots"],
+            "--subjects 'lots' is not valid",
+        ),
         (&["--kind", "objput"], "--kind 'objput' is unknown; use one of"),
         (&["--kind", "js", "--replicas", "7"], "--replicas 7"),
         (
@@ -271,4 +280,50 @@ fn the_write_cache_defaults_to_on_as_a_sites_does() {
     let explicit_on = predict(&on_args);
     assert_eq!(on["ops_per_s"], explicit_on["ops_per_s"], "the default is on");
     assert_ne!(on["ops_per_s"], off["ops_per_s"], "off is another figure");
+}
+
+/// Issue 37 (nats-server #4043): `--subjects N` prices the messages over N subjects, echoes it in the
+/// shape and says what it cost; without it a js prediction says it assumed one subject.
+#[test]
+fn subjects_cost_the_leader_and_the_prediction_says_so() {
+    let base = [
+        "--kind",
+        "js",
+        "--replicas",
+        "3",
+        "--size",
+        "1KiB",
+        "--workers",
+        "2",
+        "--batch",
+        "256",
+    ];
+    let one = predict(&base);
+    assert!(
+        one["subjects"].as_str().unwrap().starts_with("one subject (assumed"),
+        "{one}"
+    );
+    assert!(one["shape"].get("subjects").is_none(), "{one}");
+    let many = predict(&[&base[..], &["--subjects", "10000"]].concat());
+    assert_eq!(many["shape"]["subjects"], 10000, "{many}");
+    assert!(
+        many["subjects"]
+            .as_str()
+            .unwrap()
+            .starts_with("10000 distinct subjects: "),
+        "{many}"
+    );
+    let (x1, xn) = (one["ops_per_s"].as_f64().unwrap(), many["ops_per_s"].as_f64().unwrap());
+    assert!(xn < x1 && xn > 0.6 * x1, "{x1} -> {xn}");
+    let few = predict(&[&base[..], &["--subjects", "100"]].concat());
+    assert_eq!(few["ops_per_s"], one["ops_per_s"], "100 subjects cost nothing more");
+    // The table names them when given.
+    Command::cargo_bin("natsplan")
+        .unwrap()
+        .arg("predict")
+        .args(base)
+        .args(["--subjects", "10000", "--width", "200"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("10000 distinct subjects"));
 }

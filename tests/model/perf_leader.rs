@@ -329,3 +329,107 @@ fn bottleneck_labels_follow_the_publish_mode() {
         lab_always_r1.bottleneck
     );
 }
+
+/// Issue 37, nats-server #4043: a many-subjects row (calibrate's `jssubj16k` point) prices what many
+/// subjects add to the leader's work and nothing else: the one-subject line and every one-subject price
+/// stay as they were; a stream over 16,384 subjects is priced at the row's rate at the row's shape, one
+/// over 100 subjects as one subject, one over 2,048 between (perf::subjects::reach); given subjects widen
+/// the band; the class without the row assumes the term and says so.
+#[test]
+fn a_many_subjects_row_prices_many_subjects_and_nothing_else() {
+    let path = Path::new("calibration/lab-loopback-matrix-9.yaml");
+    let plain = CalibrationSet::from_path(path).unwrap();
+    let id = plain.id.clone();
+    let mut with_row = plain.clone();
+    // Three repeats of the base point at 0.8x its rate, over 16,384 subjects.
+    let base: Vec<_> = plain
+        .series
+        .iter()
+        .flat_map(|s| &s.rows)
+        .filter(|r| r.label.starts_with("js-r3-2p-512B #"))
+        .cloned()
+        .collect();
+    assert_eq!(base.len(), 3, "the matrix-9 file's base point");
+    let series = with_row
+        .series
+        .iter_mut()
+        .find(|s| s.rows.iter().any(|r| r.label.starts_with("js-r3-2p-512B #")))
+        .unwrap();
+    for r in &base {
+        let mut m = r.clone();
+        m.label = m.label.replace("js-r3-2p-512B", "jssubj16k-r3-2p-512B");
+        m.subjects = Some(16_384);
+        for v in m.values.values_mut() {
+            *v *= 0.8;
+        }
+        series.rows.push(m);
+    }
+    let cal = |f: &CalibrationFile| Calibration::from_set(CalibrationSet::builtin().with_file(f.clone())).unwrap();
+    let (a, b) = (cal(&plain), cal(&with_row));
+    let class = |c: &Calibration| c.terms.leaders.iter().find(|l| l.id == id).unwrap().clone();
+    let (ca, cb) = (class(&a), class(&b));
+    assert_eq!(
+        (ca.unit_s, ca.unit_byte_s, ca.rms_log),
+        (cb.unit_s, cb.unit_byte_s, cb.rms_log)
+    );
+    assert!(
+        !ca.subjects.measured && cb.subjects.measured,
+        "{:?} {:?}",
+        ca.subjects,
+        cb.subjects
+    );
+    assert!(ca.subjects.source.starts_with("assumed"), "{}", ca.subjects.source);
+    let at = |c: &Calibration, size: u64, subjects: Option<u64>| {
+        let sh = Shape {
+            subjects,
+            ..shape_on(c, Kind::Js, &id, 3, size, 2, 500, SyncClass::Delayed)
+        };
+        predict(c, &sh)
+    };
+    // The row's own shape: the rows' median rate (within 5 %: their closed loop is corrected as the leader
+    // rows' is, and each row's extra work is read against the line, not against its own one-subject row).
+    let one = at(&b, 512, None);
+    let many = at(&b, 512, Some(16_384));
+    let expect = 0.8 * plain_rate(&base);
+    assert!(
+        (many.ops_per_s / expect - 1.0).abs() < 0.05,
+        "{} against the rows' {expect}",
+        many.ops_per_s
+    );
+    assert!(
+        many.subjects.as_deref().unwrap().contains("16384 distinct subjects"),
+        "{:?}",
+        many.subjects
+    );
+    assert!(
+        one.subjects.as_deref().unwrap().starts_with("one subject (assumed"),
+        "{:?}",
+        one.subjects
+    );
+    // Without the row, one subject is priced as before.
+    assert_eq!(at(&a, 1024, None).ops_per_s, at(&b, 1024, None).ops_per_s);
+    // 100 subjects: as one; 2,048: between; beyond the plateau: as at it.
+    assert_eq!(at(&b, 1024, Some(100)).ops_per_s, at(&b, 1024, None).ops_per_s);
+    let (x1, x2, x16, x1m) = (
+        at(&b, 1024, None).ops_per_s,
+        at(&b, 1024, Some(2048)).ops_per_s,
+        at(&b, 1024, Some(16_384)).ops_per_s,
+        at(&b, 1024, Some(1_000_000)).ops_per_s,
+    );
+    assert!(x1 > x2 && x2 > x16 && x16 == x1m, "{x1} {x2} {x16} {x1m}");
+    // Given subjects widen the band; the assumed term widens it more than the measured one.
+    let width = |p: &Prediction| (p.band.high / p.band.low).ln();
+    let w_one = width(&at(&b, 1024, None));
+    let w_measured = width(&at(&b, 1024, Some(16_384)));
+    let w_assumed = width(&at(&a, 1024, Some(16_384)));
+    assert!(
+        w_one < w_measured && w_measured < w_assumed,
+        "{w_one} {w_measured} {w_assumed}"
+    );
+}
+
+fn plain_rate(rows: &[natsplan::perf::calibration::Row]) -> f64 {
+    let mut v: Vec<f64> = rows.iter().map(|r| r.values["durable_pubs_per_s"]).collect();
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}

@@ -3,15 +3,13 @@
 use super::keys::*;
 use super::read::*;
 use super::stream_file::Limits;
-use crate::input::limits::{BATCH, MAX_ASSETS, MAX_CONSUMERS_PER_STREAM, PUBLISHERS, SUBJECTS_PER_STREAM};
+use crate::input::limits::{
+    BATCH, DISTINCT_SUBJECTS, MAX_ASSETS, MAX_CONSUMERS_PER_STREAM, PUBLISHERS, SUBJECTS_PER_STREAM,
+};
 use crate::input::yaml::{Node, Val};
 use crate::site::model::*;
 use crate::site::names::NameKind;
 use std::collections::HashMap;
-
-/// The most distinct subjects a stream may name: a billion (nats-server keeps every subject of a stream in
-/// its subject index, filestore.go `psim`; past the perf model's plateau the count changes nothing).
-const DISTINCT_SUBJECTS_MAX: i64 = 1_000_000_000;
 
 impl Validator<'_> {
     pub(super) fn workload(&mut self, node: Option<&Node>) -> Workload {
@@ -272,7 +270,7 @@ impl Validator<'_> {
                 &o.p("distinct_subjects"),
                 "distinct subjects",
                 1,
-                DISTINCT_SUBJECTS_MAX,
+                DISTINCT_SUBJECTS.max as i64,
                 "10000",
             )
             .map(|v| v as u64)
