@@ -402,18 +402,21 @@ impl Default for Beyond {
 const WIDTH_PER_CLIENTS_EFOLD: f64 = 0.15;
 
 impl Beyond {
-    /// The band's half-width of a price measured on the target's own host: `base` (the model's form and
-    /// the distance from the class); a 90 % interval of two measurements' difference at the rows' spread
-    /// (the rows were measured once and the shape is measured again: 1.645 × √2 × spread); the class's fit
-    /// residuals on the share it prices; and the clients beyond the rows (`WIDTH_PER_CLIENTS_EFOLD`).
-    /// Independent parts: added in quadrature (`leader::add_widths`).
-    pub fn width(&self, base: f64, class_fit_width: f64) -> f64 {
-        crate::perf::leader::add_widths(&[
-            base,
-            1.645 * std::f64::consts::SQRT_2 * self.spread_log,
-            class_fit_width * self.byte_share,
-            WIDTH_PER_CLIENTS_EFOLD * self.clients_ratio.max(1.0).ln(),
-        ])
+    /// The band's half-width of a price measured on the target's own host: `base` (the model's form); a
+    /// 90 % interval of two measurements' difference at the rows' spread (the rows were measured once and
+    /// the shape is measured again: 1.645 × √2 × spread); the class's fit residuals on the share it prices;
+    /// the clients beyond the rows (`WIDTH_PER_CLIENTS_EFOLD`) — independent parts, in quadrature — and
+    /// `carried`, the allowance for a class from another host (`leader::own_and_carried`).
+    pub fn width(&self, base: f64, class_fit_width: f64, carried: f64) -> f64 {
+        crate::perf::leader::own_and_carried(
+            &[
+                base,
+                1.645 * std::f64::consts::SQRT_2 * self.spread_log,
+                class_fit_width * self.byte_share,
+                WIDTH_PER_CLIENTS_EFOLD * self.clients_ratio.max(1.0).ln(),
+            ],
+            carried,
+        )
     }
 }
 

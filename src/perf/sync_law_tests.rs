@@ -244,7 +244,7 @@ fn a_price_measured_under_always_widens_only_for_what_it_carried_beyond_its_rows
     assert_eq!(inside.beyond.byte_share, 0.0);
     assert_eq!(inside.beyond.clients_ratio, 1.0);
     // Base, and the two measurements' noise at the rows' spread: independent, added in quadrature.
-    let w = inside.beyond.width(0.15, 0.5);
+    let w = inside.beyond.width(0.15, 0.5, 0.0);
     assert!((w - 0.15f64.hypot(1.645 * 2f64.sqrt() * 0.03)).abs() < 1e-12, "{w}");
     // 16 KiB: the class prices what each further client's bytes add; its residuals count on that share.
     let big = at(16384.0, 16.0);
@@ -253,12 +253,16 @@ fn a_price_measured_under_always_widens_only_for_what_it_carried_beyond_its_rows
         "{:?}",
         big.beyond
     );
-    assert!(big.beyond.width(0.15, 0.5) > w);
-    assert_eq!(big.beyond.width(0.15, 0.0), w, "a class that fits exactly adds nothing");
+    assert!(big.beyond.width(0.15, 0.5, 0.0) > w);
+    assert_eq!(
+        big.beyond.width(0.15, 0.0, 0.0),
+        w,
+        "a class that fits exactly adds nothing"
+    );
     // 64 clients, beyond the 16 measured: 0.15 per e-fold, and the price says it assumed.
     let many = at(128.0, 64.0);
     assert_eq!(many.beyond.clients_ratio, 4.0);
-    assert!((many.beyond.width(0.15, 0.5) - w.hypot(0.15 * 4f64.ln())).abs() < 1e-12);
+    assert!((many.beyond.width(0.15, 0.5, 0.0) - w.hypot(0.15 * 4f64.ln())).abs() < 1e-12);
     assert!(
         many.notes.iter().any(|n| n.contains("beyond the 16 the rows measured")),
         "{:?}",

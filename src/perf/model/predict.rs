@@ -342,7 +342,11 @@ fn js_width(
         leader::Binding::SyncRoundTrips | leader::Binding::SyncSaturation
     );
     let w = match price.filter(|p| clients_bind && window <= 1.0 && fsyncs_measured && p.under_always) {
-        Some(p) => p.beyond.width(leader::form_width(c.distance), class.fit_width()),
+        Some(p) => p.beyond.width(
+            leader::FORM_WIDTH,
+            class.fit_width(),
+            leader::distance_width(c.distance),
+        ),
         None => leader::width(class, c.distance),
     };
     c.width = c.width.max(w);
@@ -352,7 +356,7 @@ fn js_width(
 }
 
 /// What the stream's distinct subjects add to the leader's work per message (perf::subjects): the band
-/// widens by the share of the work the term prices (added in quadrature), and `Prediction::subjects` says
+/// widens by the share of the work the term prices, and `Prediction::subjects` says
 /// what was priced — one subject when none was given, with what many would cost.
 fn subjects_priced(c: &mut Ctx, class: &leader::LeaderClass) {
     let t = &class.subjects;
@@ -366,7 +370,13 @@ fn subjects_priced(c: &mut Ctx, class: &leader::LeaderClass) {
         ),
         Some(n) => {
             let extra = t.work_s(n as f64);
-            c.width = leader::add_widths(&[c.width, t.width(n as f64, unit)]);
+            // In quadrature on the class's own host, in full carried elsewhere (`leader::own_and_carried`).
+            let w = t.width(n as f64, unit);
+            c.width = if c.distance > 0.0 {
+                c.width + w
+            } else {
+                leader::add_widths(&[c.width, w])
+            };
             if extra > 0.0 {
                 format!(
                     "{n} distinct subjects: {:.2} µs more work per message at the leader (+{:.0} %; {})",
