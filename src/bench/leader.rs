@@ -471,7 +471,7 @@ pub(super) fn record_readers(
         if !unread.is_empty() {
             r.warnings.push(format!(
                 "could not read the consumer leaders of {} again after the run: whether the readers' placement \
-                 (--consumer-leader {}) held throughout is not known",
+                 (--consumer-leader {}) held throughout is not known; run again, or raise --timeout",
                 unread.join(", "),
                 want.as_str()
             ));

@@ -198,6 +198,9 @@ pub fn count_for(p: &Point, rate_per_s: f64, run_s: f64) -> u64 {
         Kind::Ping => 50,
         _ => 200 * w,
     };
+    // The many-subjects point goes over its subjects at least four times (a shorter run would send each
+    // message to a subject not seen before: another workload than the row says).
+    let min = min.max(4 * p.subjects.map_or(0, u64::from));
     let n = ((rate_per_s * run_s) as u64).clamp(min, 5_000_000);
     n.div_ceil(w) * w
 }

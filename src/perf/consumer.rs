@@ -66,13 +66,13 @@ impl ConsumerFit {
 
     /// Half-width (log units) at `distance` from the fit's host: its residuals (a 90 % interval) and the
     /// form, in quadrature on the fit's own host and summed with the distance's allowance elsewhere
-    /// (`leader::own_and_carried`); with fewer than three rows, `FEW_ROWS_WIDTH` and the distance.
+    /// (`band::own_and_carried`); with fewer than three rows, `FEW_ROWS_WIDTH` and the distance.
     fn width_at(&self, distance: f64) -> f64 {
         if self.rows < 3 {
             return FEW_ROWS_WIDTH + WIDTH_PER_DISTANCE * distance;
         }
         let n = self.rows as f64;
-        crate::perf::leader::own_and_carried(
+        crate::perf::band::own_and_carried(
             &[1.645 * self.rms_log * (n / (n - 2.0)).sqrt(), FORM_WIDTH],
             WIDTH_PER_DISTANCE * distance,
         )

@@ -24,6 +24,7 @@
 //! widens with that distance (`distance`).
 
 use crate::catalog::{Catalog, ServerModel};
+use crate::perf::band::{distance_width, own_and_carried};
 use crate::perf::calibration::{CalibrationFile, CalibrationSet};
 use crate::perf::subjects::{self, SubjectsTerm};
 use crate::perf::Kind;
@@ -51,8 +52,6 @@ const ALWAYS_WRITE_PER_PROBE_WRITE: f64 = 5.0;
 /// Half-width (log units) every leader prediction carries for the model's form (what it leaves out), on
 /// top of the class's own fit residuals: an assumption.
 pub const FORM_WIDTH: f64 = 0.15;
-/// Extra half-width per unit of distance from the calibrated class: an assumption.
-const WIDTH_PER_DISTANCE: f64 = 0.25;
 
 /// Work units per message on the leader: its own store plus half a unit per follower (append entries out,
 /// acks in); the CPU model of `cpu_cores` uses the same units.
@@ -372,7 +371,7 @@ pub fn fit_classes(set: &CalibrationSet, catalog: &Catalog) -> Vec<LeaderClass> 
         if leader_rows.is_empty() {
             continue;
         }
-        let small: Vec<&JsRow> = rows.iter().filter(|r| r.small_window()).collect();
+        let small: Vec<&JsRow> = rows.iter().filter(|r| r.small_window() && r.subjects <= 1.0).collect();
         let (host, assumed) = host_of(f, catalog);
         let mut class = fit_class(f, host.clone(), assumed, &leader_rows);
         if let Some(a) = async_base(&class, &small) {
@@ -773,40 +772,11 @@ pub fn sync_copies(replicas: u8, co_located: bool) -> f64 {
     per_replica * if co_located { replicas.max(1) as f64 } else { 1.0 }
 }
 
-/// Band half-width (log units) for a prediction from `class` at `distance`. On the class's own host
-/// (distance 0) its fit residuals and the model's form are independent and add in quadrature
-/// (`add_widths`; the matrix's run 10 held that out: 17 of 19 cells inside 1.8× bands, where the sum had
-/// made run 9's 2.6×). Carried to another host they add in full, with the distance's allowance on top: a
-/// shift of the whole host that nothing measured on the class's host bounds (in quadrature the NATS docs'
-/// M4 laptop figure, held out in tests/model/perf_sync at distance 0.98 and 2.2× above its price, fell
-/// outside its band; summed it is inside).
+/// Band half-width (log units) for a prediction from `class` at `distance`: its fit residuals and the
+/// model's form, in quadrature on the class's own host, summed with the distance's allowance elsewhere (a
+/// shift of the whole host that nothing measured on the class's host bounds; perf::band says why both).
 pub fn width(class: &LeaderClass, distance: f64) -> f64 {
     own_and_carried(&[class.fit_width(), FORM_WIDTH], distance_width(distance))
-}
-
-/// Half-widths measured on a calibration's own host (`own`) and the allowance for carrying it elsewhere
-/// (`carried`, zero on its own host): in quadrature at home, summed in full away (`width`).
-pub fn own_and_carried(own: &[f64], carried: f64) -> f64 {
-    if carried > 0.0 {
-        own.iter().map(|w| w.max(0.0)).sum::<f64>() + carried
-    } else {
-        add_widths(own)
-    }
-}
-
-/// Half-widths (log units) of independent sources of error combined: the root of the sum of squares, as
-/// independent errors add (a 90 % interval of each gives about a 90 % interval of the sum). Until
-/// 2026-12-06 (issue 37) the parts were summed, which is each at its worst at once: the matrix's run 9 put
-/// 17 of 18 held-out cells inside bands of ×/÷1.6, median error 12.4 %, worst 27.8 % (a band of ×/÷1.38
-/// would have held them); the sum made them 2.6× wide.
-pub fn add_widths(parts: &[f64]) -> f64 {
-    parts.iter().map(|w| w.max(0.0).powi(2)).sum::<f64>().sqrt()
-}
-
-/// The half-width a prediction carries for carrying a class to a host `distance` away (added in full on
-/// top of the parts measured on the class's own host: `width`).
-pub fn distance_width(distance: f64) -> f64 {
-    WIDTH_PER_DISTANCE * distance
 }
 
 /// The store's in-place write per message (reference-core seconds) the class measured or assumed, at

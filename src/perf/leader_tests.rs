@@ -150,15 +150,3 @@ fn an_async_window_is_a_closed_loop_when_the_base_latency_was_measured() {
         "without a base latency: n ÷ τ against the ceiling"
     );
 }
-
-#[test]
-fn band_parts_add_in_quadrature_at_home_and_in_full_away() {
-    assert!((add_widths(&[0.3, 0.4]) - 0.5).abs() < 1e-12);
-    assert!((own_and_carried(&[0.3, 0.4], 0.0) - 0.5).abs() < 1e-12);
-    assert!((own_and_carried(&[0.3, 0.4], 0.25) - 0.95).abs() < 1e-12);
-    // Never narrower away than at home, and never below its widest part.
-    for w in [0.0, 0.1, 1.0] {
-        assert!(own_and_carried(&[0.3, 0.4], w) >= own_and_carried(&[0.3, 0.4], 0.0));
-    }
-    assert!(add_widths(&[0.3, 0.4]) >= 0.4);
-}

@@ -6,6 +6,7 @@
 //! `calibration` reads the files, `fit` is the minimiser, `model` holds the terms and predicts one shape;
 //! this file applies the model to a layout (`predict_layout`), `servers` each JetStream server's resources.
 
+pub mod band;
 pub mod calibration;
 pub mod consumer;
 pub mod curves;
@@ -1004,7 +1005,8 @@ fn publish_mode(kind: Kind, ps: &crate::site::PublishSpec) -> (u32, u32, Option<
                 Some(p) => format!("{p} publishers"),
                 None => "as many publishers as the rate needs".into(),
             },
-            if *ps == crate::site::PublishSpec::default() {
+            // The subjects are said apart (`AssetPrediction::subjects`): a site giving only them gave no mode.
+            if (crate::site::PublishSpec { subjects: None, ..*ps }) == crate::site::PublishSpec::default() {
                 " (assumed: the site gives no publish mode)"
             } else {
                 ""

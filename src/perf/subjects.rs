@@ -27,15 +27,16 @@ use serde::Serialize;
 /// (client.go `maxResultCacheSize` = 512; pruned randomly, it starts missing before it is full).
 pub const FLAT: f64 = 256.0;
 /// Distinct subjects from which it grows no further: past the route cache (8,192) and a block's messages
-/// at 512 B-1 KiB (8 MiB blocks); the lab's 16,384-262,144 subjects carried 0.76-0.83× alike.
+/// at 512 B-1 KiB (8 MiB blocks); the lab's 16,384-262,144 subjects carried 0.76-0.95× (median 0.83×).
 pub const PLATEAU: f64 = 16_384.0;
 /// The extra work at the plateau when no row measured it, as a share of the class's per-message work at
 /// `ASSUMED_AT_BYTES`: the median of the loopback lab's rates at 16,384 subjects and more, 0.83× one
-/// subject's (0.76-0.95× over five counts and two sweeps), is 20 % more work per message (an assumption
-/// for any other host, its band widened by the whole share).
+/// subject's (0.76-0.95×: five figures over three counts in two sweeps at 1 KiB), is 20 % more work per
+/// message (an assumption for any other host, its band widened by the whole share).
 pub const ASSUMED_SHARE: f64 = 0.2;
-/// The message size the assumed share is taken at (calibrate's many-subjects point's size).
-pub const ASSUMED_AT_BYTES: f64 = 512.0;
+/// The message size the assumed share is taken at: the sweeps' (1 KiB; calibrate's many-subjects point
+/// measures at 512 B).
+pub const ASSUMED_AT_BYTES: f64 = 1024.0;
 /// Band half-width (log units) per unit of the share of the work the term prices: measured at one count
 /// (the form between `FLAT` and `PLATEAU` is read from nats-server's caches, an assumption), and when the
 /// term itself is assumed.
@@ -103,6 +104,30 @@ impl SubjectsTerm {
         self.plateau_s * reach(n)
     }
 
+    /// What a prediction says it priced for `given` distinct subjects (None: none given, priced as one)
+    /// when the leader's work per message without them is `unit_s`.
+    pub fn describe(&self, given: Option<u64>, unit_s: f64) -> String {
+        let pct = |x: f64| 100.0 * x / unit_s.max(1e-12);
+        let Some(n) = given else {
+            return format!(
+                "one subject (assumed: no distinct_subjects given; {PLATEAU:.0} or more would add {:.0} % to the leader's work per message: {})",
+                pct(self.plateau_s),
+                self.source
+            );
+        };
+        let extra = self.work_s(n as f64);
+        if extra > 0.0 {
+            format!(
+                "{n} distinct subjects: {:.2} µs more work per message at the leader (+{:.0} %; {})",
+                extra * 1e6,
+                pct(extra),
+                self.source
+            )
+        } else {
+            format!("{n} distinct subjects: no more work per message (up to {FLAT:.0}, perf::subjects)")
+        }
+    }
+
     /// Band half-width (log units) for `n` subjects when the leader's work per message is `unit_s`
     /// without them: in proportion to the share of the work this term prices.
     pub fn width(&self, n: f64, unit_s: f64) -> f64 {
@@ -152,6 +177,26 @@ mod tests {
         assert_eq!(SubjectsTerm::fit(&[(100.0, 1e-6)], "lab", fb.clone()), fb);
         // Noise below the line is no negative work.
         assert_eq!(SubjectsTerm::fit(&[(PLATEAU, -1e-6)], "lab", fb).plateau_s, 0.0);
+    }
+
+    #[test]
+    fn the_prediction_says_what_it_priced() {
+        let t = SubjectsTerm {
+            plateau_s: 2e-6,
+            measured: true,
+            source: "lab".into(),
+        };
+        assert!(t
+            .describe(None, 8e-6)
+            .starts_with("one subject (assumed: no distinct_subjects given; 16384 or more would add 25 %"));
+        assert!(t
+            .describe(Some(16_384), 8e-6)
+            .starts_with("16384 distinct subjects: 2.00 µs more work per message at the leader (+25 %; lab)"));
+        assert!(t
+            .describe(Some(100), 8e-6)
+            .starts_with("100 distinct subjects: no more work"));
+        // A zero unit (a degenerate fit) says a large share, never NaN or inf.
+        assert!(!t.describe(None, 0.0).contains("NaN") && !t.describe(None, 0.0).contains("inf"));
     }
 
     #[test]

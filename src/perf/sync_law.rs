@@ -406,9 +406,9 @@ impl Beyond {
     /// 90 % interval of two measurements' difference at the rows' spread (the rows were measured once and
     /// the shape is measured again: 1.645 × √2 × spread); the class's fit residuals on the share it prices;
     /// the clients beyond the rows (`WIDTH_PER_CLIENTS_EFOLD`) — independent parts, in quadrature — and
-    /// `carried`, the allowance for a class from another host (`leader::own_and_carried`).
+    /// `carried`, the allowance for a class from another host (`band::own_and_carried`).
     pub fn width(&self, base: f64, class_fit_width: f64, carried: f64) -> f64 {
-        crate::perf::leader::own_and_carried(
+        crate::perf::band::own_and_carried(
             &[
                 base,
                 1.645 * std::f64::consts::SQRT_2 * self.spread_log,

@@ -232,6 +232,14 @@ fn distinct_subjects_are_priced_and_said() {
         b["subjects"].as_str().unwrap().starts_with("50000 distinct subjects: "),
         "{b}"
     );
+    // The subjects alone are no publish mode: the mode priced is still the assumed one, and says so.
+    assert!(
+        b["publish"]
+            .as_str()
+            .unwrap()
+            .ends_with("(assumed: the site gives no publish mode)"),
+        "{b}"
+    );
     let (x1, xn) = (a["ops_per_s"].as_f64().unwrap(), b["ops_per_s"].as_f64().unwrap());
     assert!(xn < x1 && xn > 0.6 * x1, "{x1} -> {xn}");
     for (bad, says) in [

@@ -6,7 +6,6 @@ use super::terms::{consumer_factor, get_rate, obj_time, usl};
 use super::*;
 use crate::catalog::Catalog;
 use crate::perf::leader::{self, HostClass, Publish, StreamInput};
-use crate::perf::subjects;
 use crate::perf::sync_law::{self, SyncOp};
 
 /// Extra half-width (log units) for synchronous clients under `always` (an assumption, from the prediction
@@ -345,7 +344,7 @@ fn js_width(
         Some(p) => p.beyond.width(
             leader::FORM_WIDTH,
             class.fit_width(),
-            leader::distance_width(c.distance),
+            crate::perf::band::distance_width(c.distance),
         ),
         None => leader::width(class, c.distance),
     };
@@ -355,44 +354,21 @@ fn js_width(
     }
 }
 
-/// What the stream's distinct subjects add to the leader's work per message (perf::subjects): the band
-/// widens by the share of the work the term prices, and `Prediction::subjects` says
-/// what was priced — one subject when none was given, with what many would cost.
+/// What the stream's distinct subjects add to the leader's work per message (perf::subjects): given, the
+/// band widens by the share of the work the term prices; `Prediction::subjects` says what was priced.
 fn subjects_priced(c: &mut Ctx, class: &leader::LeaderClass) {
     let t = &class.subjects;
     let unit = class.unit(c.s);
-    let text = match c.sh.subjects {
-        None => format!(
-            "one subject (assumed: no distinct_subjects given; {:.0} or more would add {:.0} % to the leader's work per message: {})",
-            subjects::PLATEAU,
-            100.0 * t.plateau_s / unit,
-            t.source
-        ),
-        Some(n) => {
-            let extra = t.work_s(n as f64);
-            // In quadrature on the class's own host, in full carried elsewhere (`leader::own_and_carried`).
-            let w = t.width(n as f64, unit);
-            c.width = if c.distance > 0.0 {
-                c.width + w
-            } else {
-                leader::add_widths(&[c.width, w])
-            };
-            if extra > 0.0 {
-                format!(
-                    "{n} distinct subjects: {:.2} µs more work per message at the leader (+{:.0} %; {})",
-                    extra * 1e6,
-                    100.0 * extra / unit,
-                    t.source
-                )
-            } else {
-                format!(
-                    "{n} distinct subjects: no more work per message (up to {:.0}, perf::subjects)",
-                    subjects::FLAT
-                )
-            }
-        }
-    };
-    c.subjects = Some(text);
+    if let Some(n) = c.sh.subjects {
+        // In quadrature on the class's own host, in full carried elsewhere (`band::own_and_carried`).
+        let w = t.width(n as f64, unit);
+        c.width = if c.distance > 0.0 {
+            c.width + w
+        } else {
+            crate::perf::band::add_widths(&[c.width, w])
+        };
+    }
+    c.subjects = Some(t.describe(c.sh.subjects, unit));
 }
 
 /// Whether an `always` target is priced from rows this host measured under `always`, whose times hold the
