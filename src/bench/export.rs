@@ -372,27 +372,15 @@ mod tests {
             end_s: b,
             latency_us: None,
         };
+        let params = BTreeMap::from([("msgs".into(), "100000".into()), ("msgsize".into(), "16".into())]);
         BenchResult {
-            kind: "core".into(),
-            label: "Pub/Sub".into(),
-            params: BTreeMap::from([("msgs".into(), "100000".into()), ("msgsize".into(), "16".into())]),
-            msgs: 100_000,
-            size: 16,
             publishers: Group {
                 clients: vec![c("P1", 0.0, 0.05)],
             },
             subscribers: Group {
                 clients: vec![c("S1", 0.0, 0.1)],
             },
-            latency_us: None,
-            rate: None,
-            losses: None,
-            warnings: vec![],
-            failed: 0,
-            ops: false,
-            run_id: "abc".into(),
-            completion: Default::default(),
-            left_behind: vec![],
+            ..BenchResult::blank("core", "Pub/Sub", params, 100_000, 16, "abc")
         }
     }
 

@@ -413,26 +413,13 @@ mod tests {
     #[test]
     fn aggregate_counts_published_plus_received_over_first_publish_to_last_receipt() {
         let r = BenchResult {
-            kind: "core".into(),
-            label: "Pub/Sub".into(),
-            params: BTreeMap::new(),
-            msgs: 100,
-            size: 16,
             publishers: Group {
                 clients: vec![c("P1", 100, 0.0, 1.0)],
             },
             subscribers: Group {
                 clients: vec![c("S1", 100, 0.1, 2.0)],
             },
-            latency_us: None,
-            rate: None,
-            losses: None,
-            warnings: vec![],
-            failed: 0,
-            ops: false,
-            run_id: "x".into(),
-            completion: Completion::default(),
-            left_behind: vec![],
+            ..BenchResult::blank("core", "Pub/Sub", BTreeMap::new(), 100, 16, "x")
         };
         assert!((r.aggregate_msgs_per_s() - 100.0).abs() < 1e-9);
         assert_eq!(r.msgs_per_s(), r.aggregate_msgs_per_s());

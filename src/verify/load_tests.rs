@@ -4,7 +4,7 @@
 
 use super::report::RowStatus;
 use super::*;
-use crate::bench::result::{ClientSample, Group};
+use crate::bench::result::ClientSample;
 use crate::bench::{BenchSpec, Cancel};
 use crate::error::Failure;
 use std::sync::{Arc, Mutex};
@@ -33,22 +33,8 @@ fn client(id: &str, msgs: u64, size: u64) -> ClientSample {
 fn result_of(spec: &BenchSpec) -> BenchResult {
     let name = spec.workload.name();
     let mut r = BenchResult {
-        kind: name,
-        label: "stand-in".into(),
-        params: Default::default(),
-        msgs: spec.msgs,
-        size: spec.size,
-        publishers: Group::default(),
-        subscribers: Group::default(),
-        latency_us: None,
-        rate: None,
-        losses: None,
-        warnings: vec![],
-        failed: 0,
         ops: true,
-        run_id: "stand".into(),
-        completion: Default::default(),
-        left_behind: vec![],
+        ..BenchResult::blank(&name, "stand-in", Default::default(), spec.msgs, spec.size, "stand")
     };
     let one = vec![client("P1", spec.msgs, spec.size)];
     if spec.workload.readers_are_workers() {
