@@ -27,7 +27,8 @@ pub(super) async fn js(
     let spec = &env.spec;
     let stream = format!("natsplan-js-{}", env.run_id);
     let subject = js_subject(env);
-    let mut r = on_own_stream(env, &stream, pubs, || js_run(env, pubs, &subject, mode, window)).await?;
+    let on = &spec.subjects;
+    let mut r = on_own_stream(env, &stream, pubs, || js_run(env, pubs, &subject, on, mode, window)).await?;
     r.label = mode.label().into();
     r.params.insert("replicas".into(), replicas.to_string());
     r.params.insert("storage".into(), format!("{storage:?}").to_lowercase());
@@ -76,7 +77,7 @@ pub(super) async fn js_existing(
         }
     };
     let placed = super::leader::place(env, &target.stream, pubs).await?;
-    let mut r = js_run(env, pubs, &subject, mode, window).await?;
+    let mut r = js_run(env, pubs, &subject, &env.spec.subjects, mode, window).await?;
     super::leader::record(env, &target.stream, placed, &mut r).await;
     r.label = mode.label().into();
     r.params.insert("stream".into(), target.stream.clone());
@@ -93,15 +94,18 @@ pub(super) async fn js_existing(
     Ok(r)
 }
 
+/// The publishers' run on `subject`, each message's subject numbered by `on` (the run's `--multisubject`,
+/// or a KV bucket's keys: `kv::kv`).
 pub(super) async fn js_run(
     env: &Arc<Env>,
     pubs: usize,
     subject: &str,
+    on: &super::Subjects,
     mode: PublishMode,
     window: usize,
 ) -> Result<BenchResult, BenchError> {
     let spec = &env.spec;
-    let conns = connect_publishers(env, pubs, subject, mode).await?;
+    let conns = connect_publishers(env, pubs, subject, on, mode).await?;
     let client = match conns.first() {
         Some(PubConn::Nats(_)) => "async-nats",
         _ => "raw",
@@ -125,13 +129,13 @@ pub(super) async fn js_run(
         let load = Load { n, window, pacer };
         tasks.push(match pc {
             PubConn::Raw(c) => {
-                let to = Topic::new(&env.spec.subjects, subject.to_string(), first);
+                let to = Topic::new(on, subject.to_string(), first);
                 let p = RawJsPublisher::new(c, &to, ack_inbox(&env, gi), payload);
                 tokio::spawn(async move { js_pub(&env, gi, p, load).await })
             }
             PubConn::Nats(c) if mode == PublishMode::Atomic => {
                 let ctx = js_context(c.clone(), &env, window);
-                let to = Topic::new(&env.spec.subjects, subject.to_string(), first);
+                let to = Topic::new(on, subject.to_string(), first);
                 tokio::spawn(async move {
                     let batch = Batch {
                         client: &c,
@@ -146,7 +150,7 @@ pub(super) async fn js_run(
             }
             PubConn::Nats(c) => {
                 let ctx = js_context(c.clone(), &env, window);
-                let to = Topic::new(&env.spec.subjects, subject.to_string(), first);
+                let to = Topic::new(on, subject.to_string(), first);
                 let p = NatsJsPublisher::new(c, ctx, to, payload);
                 tokio::spawn(async move { js_pub(&env, gi, p, load).await })
             }
@@ -169,13 +173,14 @@ async fn connect_publishers(
     env: &Arc<Env>,
     pubs: usize,
     subject: &str,
+    on: &super::Subjects,
     mode: PublishMode,
 ) -> Result<Vec<PubConn>, BenchError> {
     let spec = &env.spec;
     // Atomic batches publish through async-nats (their headers differ message by message).
     let raw = use_raw(env, mode != PublishMode::Atomic)?;
     // The probe rides on the first message's subject: with --multisubject the stream captures SUBJECT.*.
-    let probe = spec.subjects.of(subject, 0);
+    let probe = on.of(subject, 0);
     let mut conns = Vec::new();
     for i in 0..pubs {
         if raw {

@@ -1,28 +1,67 @@
 //! JetStream KV puts and gets (gets read keys `k0..` put before the clock starts, `assets::create_assets`).
+//! Synchronous puts go through async-nats's KV API, one at a time per client; asynchronous puts keep
+//! `--batch` in flight per client through the JetStream publishers (`js::js_run`, the raw path where it
+//! can), to the bucket's key subjects, as async-nats's `put` publishes them.
 
 use super::client::OpClient;
 use super::result::BenchResult;
 use super::{assets::*, env::*, exec::*, jetstream::*};
-use super::{BenchError, Storage};
+use super::{BenchError, PublishMode, Storage, Subjects};
 use anyhow::anyhow;
 use bytes::Bytes;
 use std::sync::Arc;
 use std::time::Duration;
+
+/// What a KV run does: puts (synchronous, or `window` in flight per client) or gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum KvRun {
+    Put { publish: PublishMode, window: usize },
+    Get,
+}
 
 pub(super) async fn kv(
     env: &Arc<Env>,
     clients: usize,
     replicas: usize,
     storage: Storage,
-    get: bool,
+    what: KvRun,
 ) -> Result<BenchResult, BenchError> {
     // Created by `create_assets` from the spec (here or, on agents, by the coordinator).
     let _ = storage;
     let bucket = format!("natsplan-kv-{}", env.run_id);
     let stream = format!("KV_{bucket}");
-    let mut r = on_own_stream(env, &stream, clients, || kv_run(env, clients, &bucket, get)).await?;
+    let mut r = match what {
+        KvRun::Put {
+            publish: PublishMode::Async,
+            window,
+        } => on_own_stream(env, &stream, clients, || kv_async(env, clients, &bucket, window)).await?,
+        KvRun::Put { .. } => on_own_stream(env, &stream, clients, || kv_run(env, clients, &bucket, false)).await?,
+        KvRun::Get => on_own_stream(env, &stream, clients, || kv_run(env, clients, &bucket, true)).await?,
+    };
     r.params.insert("replicas".into(), replicas.to_string());
     r.params.insert("bucket".into(), bucket);
+    Ok(r)
+}
+
+/// Asynchronous KV puts: each client keeps `window` puts in flight, message n of this host's clients
+/// putting key `c<first worker>.<n>` (`$KV.<bucket>.c<w>.<n>`, the subject async-nats's `put` publishes a
+/// key to): every put a new key, as the synchronous putters' `c<worker>.k<j>`, and none shared with
+/// another agent's clients. The result is a KV putter's (`kind: kv`, operations per second).
+async fn kv_async(env: &Arc<Env>, clients: usize, bucket: &str, window: usize) -> Result<BenchResult, BenchError> {
+    let base = format!("$KV.{bucket}.c{}", env.worker(0));
+    // No maximum: keys are numbered 0, 1, ... over the run's messages, never reused.
+    let keys = Subjects {
+        subject: None,
+        multi: Some(0),
+    };
+    let mut r = super::js::js_run(env, clients, &base, &keys, PublishMode::Async, window).await?;
+    r.kind = "kv".into();
+    r.label = "JetStream KV asynchronous putter".into();
+    r.ops = true;
+    r.params.remove("pubs");
+    r.params.insert("clients".into(), clients.to_string());
+    r.params.insert("publish".into(), "async".into());
+    r.params.insert("window".into(), window.to_string());
     Ok(r)
 }
 

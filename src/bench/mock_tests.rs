@@ -244,6 +244,8 @@ fn kv_env(msgs: u64, rate: f64, cutoff: Duration) -> Arc<Env> {
             clients: 1,
             replicas: 1,
             storage: Storage::Memory,
+            publish: super::PublishMode::Sync,
+            window: 1,
         },
         msgs,
         64,

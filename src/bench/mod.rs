@@ -124,7 +124,16 @@ pub enum PublishMode {
     Atomic,
 }
 
+/// serde's default of a count that was not written (a KV run's window before async puts existed).
+fn one() -> usize {
+    1
+}
+
 impl PublishMode {
+    /// serde's default of a KV run's publish mode (KV puts were synchronous before async puts existed).
+    fn sync() -> PublishMode {
+        PublishMode::Sync
+    }
     /// What the result's label calls the publisher.
     pub fn label(self) -> &'static str {
         match self {
@@ -237,10 +246,18 @@ pub enum BenchWorkload {
         publish: PublishMode,
         window: usize,
     },
+    /// KV puts: synchronous (each waits for its ack, through async-nats's KV API) or asynchronous
+    /// (`window` puts in flight per client, published to the bucket's `$KV.<bucket>.<n>` subjects as
+    /// async-nats's `put` does, acks collected as they come). Results and agents' messages written before
+    /// `publish` existed read as synchronous.
     Kv {
         clients: usize,
         replicas: usize,
         storage: Storage,
+        #[serde(default = "PublishMode::sync")]
+        publish: PublishMode,
+        #[serde(default = "one")]
+        window: usize,
     },
     Obj {
         op: ObjOp,
@@ -338,10 +355,18 @@ impl BenchWorkload {
                 publish,
                 window,
             },
-            BenchWorkload::Kv { replicas, storage, .. } => BenchWorkload::Kv {
+            BenchWorkload::Kv {
+                replicas,
+                storage,
+                publish,
+                window,
+                ..
+            } => BenchWorkload::Kv {
                 clients: n,
                 replicas,
                 storage,
+                publish,
+                window,
             },
             BenchWorkload::Obj {
                 op, replicas, storage, ..
@@ -585,6 +610,8 @@ mod tests {
                 clients: 1,
                 replicas: 1,
                 storage: s,
+                publish: PublishMode::Sync,
+                window: 1,
             },
             BenchWorkload::KvGet {
                 clients: 1,

@@ -63,9 +63,21 @@ fn check_bounds(spec: &BenchSpec) -> Result<(), String> {
             pubs, replicas, window, ..
         } => (*pubs, 0, Some(*replicas), Some(*window)),
         BenchWorkload::JsExisting { pubs, window, .. } => (*pubs, 0, None, Some(*window)),
-        BenchWorkload::Kv { clients, replicas, .. }
-        | BenchWorkload::KvGet { clients, replicas, .. }
-        | BenchWorkload::JsGet { clients, replicas, .. } => (*clients, 0, Some(*replicas), None),
+        BenchWorkload::Kv {
+            clients,
+            replicas,
+            publish,
+            window,
+            ..
+        } => (
+            *clients,
+            0,
+            Some(*replicas),
+            (*publish == super::PublishMode::Async).then_some(*window),
+        ),
+        BenchWorkload::KvGet { clients, replicas, .. } | BenchWorkload::JsGet { clients, replicas, .. } => {
+            (*clients, 0, Some(*replicas), None)
+        }
         BenchWorkload::Obj { clients, replicas, .. } => (*clients, 0, Some(*replicas), None),
         BenchWorkload::Consume {
             clients,
@@ -236,12 +248,14 @@ pub(super) async fn dispatch(env: &Arc<Env>) -> Result<BenchResult, BenchError> 
             clients,
             replicas,
             storage,
-        } => kv(env, clients, replicas, storage, false).await,
+            publish,
+            window,
+        } => kv(env, clients, replicas, storage, KvRun::Put { publish, window }).await,
         BenchWorkload::KvGet {
             clients,
             replicas,
             storage,
-        } => kv(env, clients, replicas, storage, true).await,
+        } => kv(env, clients, replicas, storage, KvRun::Get).await,
         BenchWorkload::JsGet { clients, .. } => super::get::js_get(env, clients).await,
         BenchWorkload::JsExisting {
             pubs,
@@ -276,6 +290,15 @@ pub(super) fn validate(spec: &BenchSpec) -> Result<(), BenchError> {
         if publish == super::PublishMode::Atomic && spec.rate_per_s.is_some() {
             return bad("--rate with atomic batches: a batch is one operation; drop --rate, or publish async".into());
         }
+    }
+    if let BenchWorkload::Kv {
+        publish: super::PublishMode::Atomic,
+        ..
+    } = spec.workload
+    {
+        return bad(
+            "--publish atomic: KV puts are not published in atomic batches; use --publish sync or async".into(),
+        );
     }
     if let Some(r) = spec.rate_per_s {
         if !(r.is_finite() && r > 0.0) {
@@ -335,8 +358,20 @@ pub(super) fn validate(spec: &BenchSpec) -> Result<(), BenchError> {
         BenchWorkload::Js { replicas, window, .. } => (*replicas, *window),
         BenchWorkload::JsExisting { window, .. } => (1, *window),
         BenchWorkload::Consume { replicas, batch, .. } => (*replicas, *batch),
-        BenchWorkload::Kv { replicas, .. }
-        | BenchWorkload::KvGet { replicas, .. }
+        BenchWorkload::Kv {
+            replicas,
+            publish,
+            window,
+            ..
+        } => (
+            *replicas,
+            if *publish == super::PublishMode::Async {
+                *window
+            } else {
+                1
+            },
+        ),
+        BenchWorkload::KvGet { replicas, .. }
         | BenchWorkload::JsGet { replicas, .. }
         | BenchWorkload::Obj { replicas, .. } => (*replicas, 1),
         _ => (1, 1),

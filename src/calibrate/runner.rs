@@ -109,6 +109,8 @@ pub fn workload(p: &Point) -> BenchWorkload {
             clients: p.workers as usize,
             replicas: p.replicas as usize,
             storage: Storage::File,
+            publish: crate::bench::PublishMode::Sync,
+            window: 1,
         },
         Kind::Core => BenchWorkload::Core {
             pubs: p.workers as usize,

@@ -121,6 +121,14 @@ pub enum BenchCmd {
         /// Clients (operations are split over them).
         #[arg(long, default_value_t = 1, value_name = "N")]
         clients: usize,
+        /// Puts: sync (each client waits for its put's ack, as async-nats's KV `put`) or async (--batch
+        /// puts in flight per client, each to a new key).
+        #[arg(long, value_enum, default_value_t = PublishMode::Sync)]
+        publish: PublishMode,
+        /// With --publish async: puts in flight per client before waiting for acks (default 500, as
+        /// `bench js`).
+        #[arg(long, alias = "window", value_name = "N")]
+        batch: Option<usize>,
         #[command(flatten)]
         stream: StreamOpts,
         #[command(flatten)]
@@ -509,21 +517,41 @@ fn js_workload(
     }
 }
 
-/// `bench kv put|get`.
-fn kv_workload(op: KvOp, clients: usize, stream: StreamOpts) -> BenchWorkload {
+/// `bench kv put|get`: `--publish` is a put's (a get waits for its value).
+fn kv_workload(
+    op: KvOp,
+    clients: usize,
+    publish: PublishMode,
+    batch: Option<usize>,
+    stream: StreamOpts,
+) -> Result<BenchWorkload, Failure> {
     let (replicas, storage) = (stream.replicas, stream.storage);
-    match op {
+    let name = |m: PublishMode| clap::ValueEnum::to_possible_value(&m).map_or("?".into(), |v| v.get_name().to_string());
+    if let (Some(b), false) = (batch, op == KvOp::Put && publish == PublishMode::Async) {
+        return Err(bad_input(anyhow::anyhow!(
+            "--batch {b}: only asynchronous puts keep puts in flight; use `bench kv put --publish async --batch {b}`, or drop --batch"
+        )));
+    }
+    Ok(match op {
         KvOp::Put => BenchWorkload::Kv {
             clients,
             replicas,
             storage,
+            publish,
+            window: batch.unwrap_or(500),
         },
+        KvOp::Get if publish != PublishMode::Sync => {
+            return Err(bad_input(anyhow::anyhow!(
+                "--publish {}: a KV get waits for its value; --publish applies to `bench kv put`",
+                name(publish)
+            )))
+        }
         KvOp::Get => BenchWorkload::KvGet {
             clients,
             replicas,
             storage,
         },
-    }
+    })
 }
 
 /// The options a workload does not take, at their defaults.
@@ -638,12 +666,14 @@ fn parse(cmd: BenchCmd) -> Result<Parsed, Failure> {
         BenchCmd::Kv {
             op,
             clients,
+            publish,
+            batch,
             stream,
             count,
             rate,
             common,
         } => Parsed::new(
-            kv_workload(op, clients, stream),
+            kv_workload(op, clients, publish, batch, stream)?,
             count.msgs,
             rate,
             no_core(),

@@ -224,6 +224,8 @@ fn kv() -> RowSpec {
             clients: 1,
             replicas: 1,
             storage: Storage::File,
+            publish: PublishMode::Sync,
+            window: 1,
         },
         Kind::Kv,
         RowLoad {

@@ -301,3 +301,60 @@ fn consumer_leader_is_taken_by_fetch_and_consume_and_refused_elsewhere() {
     assert!(bench(&["js", "--consumer-leader", "remote"]).is_err());
     assert!(bench(&["consumer", "fetch", "--consumer-leader", "elsewhere"]).is_err());
 }
+
+#[test]
+fn kv_puts_take_publish_async_with_a_batch_and_gets_do_not() {
+    match bench(&["kv", "put", "--publish", "async", "--batch", "64", "--clients", "2"]).unwrap() {
+        BenchCmd::Kv {
+            publish,
+            batch,
+            clients,
+            ..
+        } => assert_eq!((publish, batch, clients), (PublishMode::Async, Some(64), 2)),
+        o => panic!("{o:?}"),
+    }
+    // Synchronous by default, as before.
+    assert!(matches!(
+        bench(&["kv", "put"]).unwrap(),
+        BenchCmd::Kv {
+            publish: PublishMode::Sync,
+            batch: None,
+            ..
+        }
+    ));
+    let run = |args: &[&str]| {
+        let out = Command::cargo_bin("natsplan")
+            .unwrap()
+            .env_remove("NATS_URL")
+            .args(["bench", "kv"])
+            .args(args)
+            .args(["--server", "nats://127.0.0.1:1", "--no-progress", "--msgs", "1"])
+            .output()
+            .unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stderr).to_string())
+    };
+    let (code, err) = run(&["get", "--publish", "async"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("--publish async: a KV get waits for its value") && err.contains("bench kv put"),
+        "{err}"
+    );
+    let (code, err) = run(&["put", "--batch", "8"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("--batch 8: only asynchronous puts") && err.contains("--publish async --batch 8"),
+        "{err}"
+    );
+    let (code, err) = run(&["put", "--publish", "atomic"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("--publish atomic: KV puts are not published in atomic batches"),
+        "{err}"
+    );
+    let (code, err) = run(&["put", "--publish", "async", "--batch", "0"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--batch"), "{err}");
+    // Past the checks, an async put fails on the dead server (exit 3), not on its flags.
+    let (code, err) = run(&["put", "--publish", "async", "--batch", "8"]);
+    assert_eq!(code, Some(3), "{err}");
+}

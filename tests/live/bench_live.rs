@@ -243,6 +243,59 @@ fn jetstream_kv_and_objects_run_and_clean_up() {
     // Nothing named natsplan-* is left behind.
     let jsz = natsplan::monitor::jsz(&c.monitor_urls()[0], "", Duration::from_secs(2)).unwrap();
     assert_eq!(jsz["streams"].as_u64(), Some(0), "{jsz}");
+    // Asynchronous KV puts (issue 37's grid): 64 in flight per client, every one acknowledged, counted as
+    // operations, each a new key of the bucket (kept, to count them).
+    let (code, v, all) = bench(&[
+        "kv",
+        "put",
+        "-s",
+        &url,
+        "--msgs",
+        "400",
+        "--clients",
+        "2",
+        "--replicas",
+        "3",
+        "--publish",
+        "async",
+        "--batch",
+        "64",
+        "--keep",
+    ]);
+    assert_eq!(code, 0, "{all}");
+    sane(&v, "kv", 400, 128);
+    assert_eq!(u(&v, "published"), 400, "{all}");
+    assert_eq!(f(&v, "ops_per_s"), f(&v, "msgs_per_s"));
+    assert_eq!(
+        (
+            v["params"]["publish"].as_str(),
+            v["params"]["window"].as_str(),
+            v["params"]["clients"].as_str()
+        ),
+        (Some("async"), Some("64"), Some("2")),
+        "{all}"
+    );
+    let bucket = v["params"]["bucket"].as_str().unwrap().to_string();
+    let jsz = natsplan::monitor::jsz(
+        &c.monitor_urls()[0],
+        "accounts=true&streams=true",
+        Duration::from_secs(2),
+    )
+    .unwrap();
+    let streams = jsz.to_string();
+    let state = jsz["account_details"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|a| a["stream_detail"].as_array().cloned().unwrap_or_default())
+        .find(|s| s["name"].as_str() == Some(&format!("KV_{bucket}")))
+        .unwrap_or_else(|| panic!("KV_{bucket} kept: {streams}"))["state"]
+        .clone();
+    assert_eq!(
+        (state["messages"].as_u64(), state["num_subjects"].as_u64()),
+        (Some(400), Some(400)),
+        "400 puts, 400 keys: {state}"
+    );
 }
 
 #[test]
