@@ -233,6 +233,7 @@ mod tests {
                 storage: Storage::File,
                 publish: PublishMode::Async,
                 window: 10,
+                consumers: 0,
             },
             60_000,
         );

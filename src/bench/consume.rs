@@ -269,6 +269,35 @@ async fn await_leader(env: &Env, c: &mut consumer::PullConsumer) -> Result<(), B
     }
 }
 
+/// `bench js --consumers N`'s readers: `n` pull consumers on the run's own `stream` (empty: the run's
+/// first message is sequence 1), each reading every one of the run's messages as the publishers write
+/// them, fetching `READ_BATCH` at a time and acknowledging each, as `bench consumer fetch` reads. Client
+/// `i` connects to server `i` of the list; its consumer is R1 on its own server unless the cluster
+/// places it elsewhere (where it led is not placed: `--consumer-leader` takes consumer runs only).
+pub(super) async fn concurrent_readers(env: &Env, stream: &str, n: usize) -> Result<Vec<PullReader>, BenchError> {
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    let placer = ConsumerPlacer::new(env).await?;
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        let c = env.connect(i, "sub").await?;
+        let spec = ReaderSpec {
+            mode: ConsumeMode::Fetch,
+            batch: READ_BATCH,
+            start: 1,
+            n: env.spec.msgs,
+            gi: i,
+            filter: String::new(),
+        };
+        out.push(reader(env, c, stream, spec, &placer).await?.0);
+    }
+    Ok(out)
+}
+
+/// Messages per fetch of `bench js --consumers`'s readers (`bench consumer fetch`'s default `--batch`).
+const READ_BATCH: usize = 500;
+
 /// The stream's first sequence, checked to hold the messages the run reads (all agents' together).
 async fn first_sequence(env: &Env, ctx: &jetstream::Context, stream: &str) -> Result<u64, BenchError> {
     let s = open_existing(env, ctx, stream).await?;

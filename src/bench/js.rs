@@ -16,19 +16,36 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// What a JetStream publish run does: publishers (`mode`, `window` in flight) and the readers reading every
+/// message while they write (`bench js --consumers`; 0: none).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct JsLoad {
+    pub(super) pubs: usize,
+    pub(super) mode: PublishMode,
+    pub(super) window: usize,
+    pub(super) readers: usize,
+}
+
 pub(super) async fn js(
     env: &Arc<Env>,
-    pubs: usize,
+    load: JsLoad,
     replicas: usize,
     storage: Storage,
-    mode: PublishMode,
-    window: usize,
 ) -> Result<BenchResult, BenchError> {
     let spec = &env.spec;
+    let JsLoad { pubs, mode, window, .. } = load;
     let stream = format!("natsplan-js-{}", env.run_id);
     let subject = js_subject(env);
     let on = &spec.subjects;
-    let mut r = on_own_stream(env, &stream, pubs, || js_run(env, pubs, &subject, on, mode, window)).await?;
+    let mut r = on_own_stream(env, &stream, pubs, || async {
+        // The readers' consumers exist and have their leaders before the publishers connect.
+        let readers = super::consume::concurrent_readers(env, &stream, load.readers).await?;
+        js_run(env, pubs, &subject, on, mode, window, readers).await
+    })
+    .await?;
+    if load.readers > 0 {
+        r.params.insert("consumers".into(), load.readers.to_string());
+    }
     r.label = mode.label().into();
     r.params.insert("replicas".into(), replicas.to_string());
     r.params.insert("storage".into(), format!("{storage:?}").to_lowercase());
@@ -77,7 +94,7 @@ pub(super) async fn js_existing(
         }
     };
     let placed = super::leader::place(env, &target.stream, pubs).await?;
-    let mut r = js_run(env, pubs, &subject, &env.spec.subjects, mode, window).await?;
+    let mut r = js_run(env, pubs, &subject, &env.spec.subjects, mode, window, Vec::new()).await?;
     super::leader::record(env, &target.stream, placed, &mut r).await;
     r.label = mode.label().into();
     r.params.insert("stream".into(), target.stream.clone());
@@ -95,7 +112,8 @@ pub(super) async fn js_existing(
 }
 
 /// The publishers' run on `subject`, each message's subject numbered by `on` (the run's `--multisubject`,
-/// or a KV bucket's keys: `kv::kv`).
+/// or a KV bucket's keys: `kv::kv`), with `readers` (made ready before the clock, `bench js --consumers`)
+/// reading every message while the publishers write.
 pub(super) async fn js_run(
     env: &Arc<Env>,
     pubs: usize,
@@ -103,6 +121,7 @@ pub(super) async fn js_run(
     on: &super::Subjects,
     mode: PublishMode,
     window: usize,
+    readers: Vec<super::consume::PullReader>,
 ) -> Result<BenchResult, BenchError> {
     let spec = &env.spec;
     let conns = connect_publishers(env, pubs, subject, on, mode).await?;
@@ -112,8 +131,19 @@ pub(super) async fn js_run(
     };
     let per_pub = env.per_worker(pubs);
     let payload = Bytes::from(vec![0u8; spec.size as usize]);
-    let progress = progress_task(env, spec.msgs, "acked");
+    // Readers count their reads in the same counter as the publishers' acks.
+    let total = spec.msgs * (1 + readers.len() as u64);
+    let what = if readers.is_empty() { "acked" } else { "acked and read" };
+    let progress = progress_task(env, total, what);
     let start = env.start_clock().await?;
+    let reading: Vec<_> = readers
+        .into_iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let env = env.clone();
+            tokio::spawn(async move { super::consume::read_share(&env, i, r, env.spec.msgs).await })
+        })
+        .collect();
     let mut tasks = Vec::new();
     for (i, pc) in conns.into_iter().enumerate() {
         let (env, payload, n) = (env.clone(), payload.clone(), per_pub[i]);
@@ -160,10 +190,39 @@ pub(super) async fn js_run(
     for t in tasks {
         outs.push(t.await.map_err(|e| cannot(e, "publisher task"))?);
     }
+    // Readers end when they have read every message, or after --timeout with nothing new.
+    let mut read = Vec::new();
+    for t in reading {
+        read.push(t.await.map_err(|e| cannot(e, "reader task"))?);
+    }
     stop_progress(progress).await;
     let mut r = js_result(env, pubs, outs)?;
+    readers_into(env, &mut r, read);
     r.params.insert("client".into(), client.into());
     Ok(r)
+}
+
+/// The readers of `bench js --consumers` as the result's subscribers: the run's completion stays the
+/// publishers' (what was asked was the publishing); a reader that read less than every acknowledged
+/// message, or failed, is a warning.
+fn readers_into(env: &Env, r: &mut BenchResult, read: Vec<TaskOut>) {
+    let stored = r.published();
+    for o in read {
+        let got = o.sample.msgs;
+        if got < stored {
+            r.warnings.push(format!(
+                "reader {} read {got} of the {stored} acknowledged messages{}",
+                o.sample.id,
+                o.first_error
+                    .as_deref()
+                    .or(o.stopped.as_deref())
+                    .map(|e| format!(" ({e})"))
+                    .unwrap_or_default()
+            ));
+        }
+        r.subscribers.clients.push(o.sample);
+    }
+    let _ = env;
 }
 
 /// One connection per publisher, each with its path to the stream and back proven before the clock

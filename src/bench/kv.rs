@@ -54,7 +54,7 @@ async fn kv_async(env: &Arc<Env>, clients: usize, bucket: &str, window: usize) -
         subject: None,
         multi: Some(0),
     };
-    let mut r = super::js::js_run(env, clients, &base, &keys, PublishMode::Async, window).await?;
+    let mut r = super::js::js_run(env, clients, &base, &keys, PublishMode::Async, window, Vec::new()).await?;
     r.kind = "kv".into();
     r.label = "JetStream KV asynchronous putter".into();
     r.ops = true;

@@ -18,6 +18,7 @@ fn env(pubs: usize, msgs: u64, timeout: Duration) -> Arc<Env> {
         storage: Storage::Memory,
         publish: PublishMode::Async,
         window: 50,
+        consumers: 0,
     };
     Arc::new(Env::new(
         &ConnSpec::default(),

@@ -245,6 +245,11 @@ pub enum BenchWorkload {
         storage: Storage,
         publish: PublishMode,
         window: usize,
+        /// Pull consumers reading every message while the publishers write (`bench js --consumers N`,
+        /// nats-server #5637: consumers slow publishers), each its own consumer fetching from the
+        /// stream's first message; 0: none. Messages written before this field existed read as 0.
+        #[serde(default)]
+        consumers: usize,
     },
     /// KV puts: synchronous (each waits for its ack, through async-nats's KV API) or asynchronous
     /// (`window` puts in flight per client, published to the bucket's `$KV.<bucket>.<n>` subjects as
@@ -347,6 +352,7 @@ impl BenchWorkload {
                 storage,
                 publish,
                 window,
+                consumers,
                 ..
             } => BenchWorkload::Js {
                 pubs: n,
@@ -354,6 +360,7 @@ impl BenchWorkload {
                 storage,
                 publish,
                 window,
+                consumers,
             },
             BenchWorkload::Kv {
                 replicas,
@@ -605,6 +612,7 @@ mod tests {
                 storage: s,
                 publish: m,
                 window: 1,
+                consumers: 0,
             },
             BenchWorkload::Kv {
                 clients: 1,

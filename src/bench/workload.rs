@@ -60,8 +60,12 @@ fn check_bounds(spec: &BenchSpec) -> Result<(), String> {
         BenchWorkload::Flood { pubs } => (*pubs, 0, None, None),
         BenchWorkload::Ping => (1, 0, None, None),
         BenchWorkload::Js {
-            pubs, replicas, window, ..
-        } => (*pubs, 0, Some(*replicas), Some(*window)),
+            pubs,
+            replicas,
+            window,
+            consumers,
+            ..
+        } => (*pubs, *consumers, Some(*replicas), Some(*window)),
         BenchWorkload::JsExisting { pubs, window, .. } => (*pubs, 0, None, Some(*window)),
         BenchWorkload::Kv {
             clients,
@@ -92,7 +96,13 @@ fn check_bounds(spec: &BenchSpec) -> Result<(), String> {
     if !matches!(spec.workload, BenchWorkload::Core { pubs: 0, .. }) {
         flag("--clients", workers.to_string(), count(&CLIENTS, workers))?;
     }
-    flag("--subs", subs.to_string(), count(&SUBSCRIBERS, subs))?;
+    // A js run's readers are bounded as subscribers are (each reads every message).
+    let subs_flag = if matches!(spec.workload, BenchWorkload::Js { .. }) {
+        "--consumers"
+    } else {
+        "--subs"
+    };
+    flag(subs_flag, subs.to_string(), count(&SUBSCRIBERS, subs))?;
     if let Some(r) = replicas {
         flag("--replicas", r.to_string(), count(&REPLICAS, r))?;
     }
@@ -243,7 +253,16 @@ pub(super) async fn dispatch(env: &Arc<Env>) -> Result<BenchResult, BenchError> 
             storage,
             publish,
             window,
-        } => js(env, pubs, replicas, storage, publish, window).await,
+            consumers,
+        } => {
+            let load = JsLoad {
+                pubs,
+                mode: publish,
+                window,
+                readers: consumers,
+            };
+            js(env, load, replicas, storage).await
+        }
         BenchWorkload::Kv {
             clients,
             replicas,
@@ -476,6 +495,7 @@ mod tests {
                 storage: Storage::File,
                 publish: crate::bench::PublishMode::Sync,
                 window: 1,
+                consumers: 0,
             };
             let mut s = crate::bench::mock::spec(js, 10, 8, t);
             s.consumer_leader = want;

@@ -104,6 +104,7 @@ pub fn workload(p: &Point) -> BenchWorkload {
             } else {
                 p.window.map_or(JS_WINDOW, |w| w as usize)
             },
+            consumers: 0,
         },
         Kind::Kv => BenchWorkload::Kv {
             clients: p.workers as usize,

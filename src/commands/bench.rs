@@ -265,6 +265,11 @@ pub struct JsArgs {
     /// With --stream: the subject to publish to (default: the stream's first subject).
     #[arg(long, value_name = "SUBJECT", requires = "existing_stream")]
     pub subject: Option<String>,
+    /// Pull consumers reading every message while the publishers write (each its own consumer, fetching
+    /// batches of 500 and acknowledging each message; nats-server #5637: consumers slow publishers). The
+    /// publishers' rate is `pub_msgs_per_s`, the readers' `sub_msgs_per_s`.
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    pub consumers: usize,
     #[command(flatten)]
     pub multi: Multi,
     #[command(flatten)]
@@ -499,8 +504,18 @@ fn js_workload(
     publish: PublishMode,
     batch: usize,
     target: Option<Existing>,
-) -> BenchWorkload {
-    match target {
+    consumers: usize,
+) -> Result<BenchWorkload, Failure> {
+    Ok(match target {
+        Some(target) if consumers > 0 => {
+            return Err(bad_input(anyhow::anyhow!(
+                "--consumers {consumers} with --stream {}: readers run on the stream the run creates (each \
+                 reads it from its first message); drop --stream, or run `bench consumer fetch --stream {}` \
+                 beside the publishers",
+                target.stream,
+                target.stream
+            )))
+        }
         Some(target) => BenchWorkload::JsExisting {
             pubs: clients,
             publish,
@@ -513,8 +528,9 @@ fn js_workload(
             storage: stream.storage,
             publish,
             window: batch,
+            consumers,
         },
-    }
+    })
 }
 
 /// `bench kv put|get`: `--publish` is a put's (a get waits for its value).
@@ -789,7 +805,8 @@ fn js_parsed(publish: PublishMode, a: JsArgs, positional: Option<String>) -> Res
         publish,
         a.batch,
         existing(a.existing_stream, subject),
-    );
+        a.consumers,
+    )?;
     Ok(Parsed::new(w, a.count.msgs, a.rate, no_core(), a.client, a.common).on(created_on, a.multi.max()))
 }
 
@@ -963,6 +980,12 @@ fn run_on_agents(
         return Err(bad_input(anyhow::anyhow!(
             "--agents runs publishers, KV puts and object operations; consumer, KV get, stream get and --stream runs \
              run here only (drop --agents)"
+        )));
+    }
+    if let BenchWorkload::Js { consumers: n @ 1.., .. } = spec.workload {
+        return Err(bad_input(anyhow::anyhow!(
+            "--consumers {n} with --agents: the readers run here only (each reads every message of the whole run); \
+             drop --agents or --consumers"
         )));
     }
     let mut opts = AgentsOptions::new(n);

@@ -168,6 +168,7 @@ fn js(pubs: usize, msgs: u64, size: u64) -> RowSpec {
             storage: Storage::File,
             publish: PublishMode::Async,
             window: JS_WINDOW,
+            consumers: 0,
         },
         Kind::Js,
         RowLoad {
@@ -282,6 +283,7 @@ fn fixed_rate(rate: u64) -> RowSpec {
             storage: Storage::File,
             publish: PublishMode::Async,
             window: JS_WINDOW,
+            consumers: 0,
         },
         Kind::Js,
         RowLoad {
@@ -425,6 +427,7 @@ pub fn probe_row(replicas: u8) -> RowSpec {
             storage: Storage::File,
             publish: PublishMode::Sync,
             window: 1,
+            consumers: 0,
         },
         Kind::Js,
         RowLoad {

@@ -358,3 +358,34 @@ fn kv_puts_take_publish_async_with_a_batch_and_gets_do_not() {
     let (code, err) = run(&["put", "--publish", "async", "--batch", "8"]);
     assert_eq!(code, Some(3), "{err}");
 }
+
+#[test]
+fn js_consumers_read_on_the_runs_own_stream_here_only() {
+    match bench(&["js", "--consumers", "3"]).unwrap() {
+        BenchCmd::Js { args, .. } => assert_eq!(args.consumers, 3),
+        o => panic!("{o:?}"),
+    }
+    let run = |args: &[&str]| {
+        let out = Command::cargo_bin("natsplan")
+            .unwrap()
+            .env_remove("NATS_URL")
+            .args(["bench", "js"])
+            .args(args)
+            .args(["--server", "nats://127.0.0.1:1", "--no-progress", "--msgs", "1"])
+            .output()
+            .unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stderr).to_string())
+    };
+    let (code, err) = run(&["--consumers", "2", "--stream", "ORDERS"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--consumers 2 with --stream ORDERS"), "{err}");
+    let (code, err) = run(&["--consumers", "2", "--agents", "2"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--consumers 2 with --agents"), "{err}");
+    let (code, err) = run(&["--consumers", "20000"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--consumers 20000"), "{err}");
+    // Past the checks, the run fails on the dead server (exit 3), not on its flags.
+    let (code, err) = run(&["--consumers", "2"]);
+    assert_eq!(code, Some(3), "{err}");
+}

@@ -475,6 +475,7 @@ fn valid_request() -> Value {
             storage: Storage::File,
             publish: PublishMode::Async,
             window: 64,
+            consumers: 0,
         },
         msgs: 100,
         size: 128,

@@ -275,7 +275,36 @@ fn jetstream_kv_and_objects_run_and_clean_up() {
         (Some("async"), Some("64"), Some("2")),
         "{all}"
     );
-    let bucket = v["params"]["bucket"].as_str().unwrap().to_string();
+    // Readers while the publishers write (issue 37's #5637 cell): each of 2 consumers reads every one of
+    // the 2,000 messages; the publishers' rate and the readers' are both in the result.
+    let (code, v, all) = bench(&[
+        "js",
+        "-s",
+        &url,
+        "--msgs",
+        "2000",
+        "--replicas",
+        "3",
+        "--clients",
+        "2",
+        "--consumers",
+        "2",
+    ]);
+    assert_eq!(code, 0, "{all}");
+    sane(&v, "js", 2000, 128);
+    assert_eq!((u(&v, "published"), u(&v, "received")), (2000, 4000), "{all}");
+    let readers: Vec<u64> = v["subscribers"]["clients"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["msgs"].as_u64().unwrap())
+        .collect();
+    assert_eq!(readers, [2000, 2000], "{all}");
+    assert_eq!(v["params"]["consumers"].as_str(), Some("2"), "{all}");
+    assert!(f(&v, "pub_msgs_per_s") > 0.0 && f(&v, "sub_msgs_per_s") > 0.0, "{all}");
+    assert!(v["warnings"].as_array().unwrap().is_empty(), "{all}");
+    assert!(v["complete"].as_bool().unwrap(), "{all}");
+    let bucket = v_kv["params"]["bucket"].as_str().unwrap().to_string();
     let jsz = natsplan::monitor::jsz(
         &c.monitor_urls()[0],
         "accounts=true&streams=true",
