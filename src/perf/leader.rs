@@ -437,6 +437,7 @@ fn async_base(class: &LeaderClass, small: &[&JsRow]) -> Option<f64> {
                 round_trip_s: 0.0,
                 async_base_s: None,
                 subjects: 1.0,
+                readers_s: 0.0,
             };
             Some(n / r.rate - n * leader_time_s(class, &class.host, &inp))
         })
@@ -585,6 +586,10 @@ pub struct StreamInput {
     pub async_base_s: Option<f64>,
     /// Distinct subjects the stream's messages are published on (1: one subject; `SubjectsTerm`).
     pub subjects: f64,
+    /// Reference-core seconds per message the stream's readers (consumers reading every message while
+    /// the publishers write) spend on the leader's host (`predict::readers_work`): on the host's cores,
+    /// beside the leader's own work, not in the stream's own stages. 0: no readers.
+    pub readers_s: f64,
 }
 
 /// What binds a stream's rate.
@@ -654,9 +659,11 @@ fn unit_for(host: &HostClass, r: u8, always: bool, write_s: f64, rate: f64) -> f
 /// whole cluster pays all of them, a dedicated leader its own).
 pub fn leader_time_s(class: &LeaderClass, host: &HostClass, inp: &StreamInput) -> f64 {
     let u = class.unit(inp.bytes) + class.subjects.work_s(inp.subjects);
-    let x = bounds(host, inp.replicas, inp.always)
+    let [host_bound, own] = bounds(host, inp.replicas, inp.always);
+    // The readers' work shares the host's cores (`bounds`' first), not the stream's own stages.
+    let x = [(host_bound, inp.readers_s), (own, 0.0)]
         .iter()
-        .map(|(num, units, writes)| host.cpu_speed * num / (units * u + writes * inp.write_s))
+        .map(|((num, units, writes), readers)| host.cpu_speed * num / (units * u + writes * inp.write_s + readers))
         .fold(f64::INFINITY, f64::min);
     1.0 / x
 }

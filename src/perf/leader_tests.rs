@@ -20,6 +20,7 @@ fn inp(r: u8, always: bool, publishers: f64, window: f64) -> StreamInput {
         round_trip_s: 0.2e-3,
         async_base_s: None,
         subjects: 1.0,
+        readers_s: 0.0,
     }
 }
 

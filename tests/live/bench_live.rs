@@ -262,6 +262,7 @@ fn jetstream_kv_and_objects_run_and_clean_up() {
         "64",
         "--keep",
     ]);
+    let v_kv = v.clone();
     assert_eq!(code, 0, "{all}");
     sane(&v, "kv", 400, 128);
     assert_eq!(u(&v, "published"), 400, "{all}");
@@ -293,7 +294,7 @@ fn jetstream_kv_and_objects_run_and_clean_up() {
     assert_eq!(code, 0, "{all}");
     sane(&v, "js", 2000, 128);
     assert_eq!((u(&v, "published"), u(&v, "received")), (2000, 4000), "{all}");
-    let readers: Vec<u64> = v["subscribers"]["clients"]
+    let readers: Vec<u64> = v["subscribers"]
         .as_array()
         .unwrap()
         .iter()

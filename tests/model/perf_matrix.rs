@@ -36,18 +36,18 @@ const MAX_OUTSIDE: f64 = 0.2;
 /// `always` now carry what their own rows say (`sync_law::Beyond::width`), a rule set after run 6.
 const JUDGED_SYNC: &str = "delayed";
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Clone)]
 struct Open {
     why: String,
     cells: Vec<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Clone)]
 struct Fixture {
     runs: Vec<Run>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Clone)]
 struct Run {
     date: String,
     calibration: String,
@@ -93,7 +93,7 @@ struct Run {
     cells: Vec<Cell>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Clone)]
 struct Repriced {
     why: String,
     cells: Vec<String>,
@@ -120,6 +120,10 @@ struct Cell {
     /// subject (`unmodelled`).
     #[serde(default)]
     subjects: Option<u64>,
+    /// Consumers reading every message while the cell's publishers wrote (`bench js --consumers`, run 13
+    /// on; predict::readers_work). None: no readers.
+    #[serde(default)]
+    consumers: Option<u32>,
 }
 
 /// One judged cell: name, set, predicted, band (low, high), measured median, error.
@@ -167,7 +171,7 @@ fn shape(cat: &Catalog, cal: &Calibration, model: &str, c: &Cell) -> Shape {
         size_bytes: c.size,
         workers: c.workers,
         subscribers: 0,
-        consumers: 0,
+        consumers: c.consumers.unwrap_or(0),
         consumers_spread: true,
         volume: VolumeSpec::seed000(cat, Raid::Raid1, 1),
         server: host,
@@ -434,7 +438,8 @@ fn held_out_matrix_cells_meet_the_targets() {
 
 /// The judge is not vacuous: the latest held-out run's calibration with one mode's terms broken — every
 /// synchronous publish's round trip 1.6× too long, or every KV put's, the async window's base latency 3×
-/// too long, or the subjects term zeroed — fails it.
+/// too long, or the subjects term zeroed — fails it; and the latest run with readers' cells fails with
+/// the readers priced as none.
 #[test]
 fn a_model_broken_for_one_mode_fails_the_matrix() {
     let f = fixture();
@@ -442,8 +447,8 @@ fn a_model_broken_for_one_mode_fails_the_matrix() {
         .runs
         .iter()
         .rev()
-        .find(|r| !r.development && !r.busy() && r.cells.iter().any(|c| c.sync == JUDGED_SYNC))
-        .expect("a held-out run on a quiet host");
+        .find(|r| !r.development && !r.busy() && r.cells.iter().any(|c| c.sync == JUDGED_SYNC && c.kind == "kv"))
+        .expect("a held-out run on a quiet host with every kind of cell");
     for op in [SyncOp::Publish, SyncOp::KvPut] {
         let mut cal = Calibration::with_file(Path::new(&run.calibration)).unwrap();
         for h in &mut cal.terms.sync_hosts {
@@ -474,6 +479,25 @@ fn a_model_broken_for_one_mode_fails_the_matrix() {
         let m = run.misses(&judge(&cal, None, run), JUDGED_SYNC);
         assert!(!m.is_empty(), "subjects term zeroed, yet the matrix passes");
     }
+    // Readers priced as none (the model before bench js --consumers): the latest held-out run with
+    // readers' cells fails it.
+    let readers = f
+        .runs
+        .iter()
+        .rev()
+        .find(|r| !r.development && !r.busy() && r.cells.iter().any(|c| c.consumers.is_some()))
+        .expect("a held-out run with readers' cells");
+    let cal = Calibration::with_file(Path::new(&readers.calibration)).unwrap();
+    assert!(
+        readers.misses(&judge(&cal, None, readers), JUDGED_SYNC).is_empty(),
+        "the readers' run misses before anything is broken"
+    );
+    let mut blind = readers.clone();
+    for c in &mut blind.cells {
+        c.consumers = None;
+    }
+    let m = blind.misses(&judge(&cal, None, &blind), JUDGED_SYNC);
+    assert!(!m.is_empty(), "readers priced as none, yet the matrix passes");
     // The latest run whose `always` cells are judged: they pass on the errors as measured, and fail with
     // the synchronous clients' round trips measured under `always` 1.6× too long.
     let run = f
@@ -523,6 +547,7 @@ fn a_host_calibrated_under_always_prices_its_own_shapes_once() {
         other_cores: 0.0,
         unmodelled: None,
         subjects: None,
+        consumers: None,
     };
     let predict = |c: &Cell| predict_shape(&cal.terms, &cat, &shape(&cat, &cal, "lab-loopback-matrix-6-always", c));
     // Its own R3 rows (2 publishers, 500 in flight): measured 72k at 64 B and 58k at 512 B.
