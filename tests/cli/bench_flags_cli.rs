@@ -322,17 +322,7 @@ fn kv_puts_take_publish_async_with_a_batch_and_gets_do_not() {
             ..
         }
     ));
-    let run = |args: &[&str]| {
-        let out = Command::cargo_bin("natsplan")
-            .unwrap()
-            .env_remove("NATS_URL")
-            .args(["bench", "kv"])
-            .args(args)
-            .args(["--server", "nats://127.0.0.1:1", "--no-progress", "--msgs", "1"])
-            .output()
-            .unwrap();
-        (out.status.code(), String::from_utf8_lossy(&out.stderr).to_string())
-    };
+    let run = |args: &[&str]| on_a_dead_server("kv", args);
     let (code, err) = run(&["get", "--publish", "async"]);
     assert_eq!(code, Some(2), "{err}");
     assert!(
@@ -365,17 +355,7 @@ fn js_consumers_read_on_the_runs_own_stream_here_only() {
         BenchCmd::Js { args, .. } => assert_eq!(args.consumers, 3),
         o => panic!("{o:?}"),
     }
-    let run = |args: &[&str]| {
-        let out = Command::cargo_bin("natsplan")
-            .unwrap()
-            .env_remove("NATS_URL")
-            .args(["bench", "js"])
-            .args(args)
-            .args(["--server", "nats://127.0.0.1:1", "--no-progress", "--msgs", "1"])
-            .output()
-            .unwrap();
-        (out.status.code(), String::from_utf8_lossy(&out.stderr).to_string())
-    };
+    let run = |args: &[&str]| on_a_dead_server("js", args);
     let (code, err) = run(&["--consumers", "2", "--stream", "ORDERS"]);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("--consumers 2 with --stream ORDERS"), "{err}");
@@ -388,4 +368,18 @@ fn js_consumers_read_on_the_runs_own_stream_here_only() {
     // Past the checks, the run fails on the dead server (exit 3), not on its flags.
     let (code, err) = run(&["--consumers", "2"]);
     assert_eq!(code, Some(3), "{err}");
+}
+
+/// `natsplan bench WORKLOAD ARGS` against a server that is not there, one message: its exit code and
+/// stderr (flags are judged before any connection: exit 2; past them, the dead server: exit 3).
+fn on_a_dead_server(workload: &str, args: &[&str]) -> (Option<i32>, String) {
+    let out = Command::cargo_bin("natsplan")
+        .unwrap()
+        .env_remove("NATS_URL")
+        .args(["bench", workload])
+        .args(args)
+        .args(["--server", "nats://127.0.0.1:1", "--no-progress", "--msgs", "1"])
+        .output()
+        .unwrap();
+    (out.status.code(), String::from_utf8_lossy(&out.stderr).to_string())
 }
