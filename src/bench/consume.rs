@@ -272,8 +272,10 @@ async fn await_leader(env: &Env, c: &mut consumer::PullConsumer) -> Result<(), B
 /// `bench js --consumers N`'s readers: `n` pull consumers on the run's own `stream` (empty: the run's
 /// first message is sequence 1), each reading every one of the run's messages as the publishers write
 /// them, fetching `READ_BATCH` at a time and acknowledging each, as `bench consumer fetch` reads. Client
-/// `i` connects to server `i` of the list; its consumer is R1 on its own server unless the cluster
-/// places it elsewhere (where it led is not placed: `--consumer-leader` takes consumer runs only).
+/// `i` connects as worker `i` (the run's `--leader` route); its consumer, named without a durable name on
+/// a limits stream, is R1 (nats-server consumer.go `ConsumerConfig::replicas`, main 1787eee), on a stream
+/// peer the cluster picks (not placed: `--consumer-leader` takes consumer runs only). A site's durable
+/// consumers replicate their ack state too; these readers do not measure that.
 pub(super) async fn concurrent_readers(env: &Env, stream: &str, n: usize) -> Result<Vec<PullReader>, BenchError> {
     if n == 0 {
         return Ok(Vec::new());

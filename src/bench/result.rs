@@ -356,9 +356,16 @@ impl BenchResult {
             self.window_s(),
         )
     }
-    /// The headline rate: aggregate when both sides ran, else whichever side did.
+    /// Whether the headline is the publishers' alone with subscribers beside them: a JetStream publish run
+    /// with readers (`bench js --consumers`) says its publishers' rate, as every js run did before readers
+    /// (JSON contract); `aggregate_msgs_per_s` has both.
+    fn publishers_headline(&self) -> bool {
+        self.kind == "js"
+    }
+    /// The headline rate: aggregate when both sides ran (a js run's publishers'), else whichever side did.
     pub fn msgs_per_s(&self) -> f64 {
         match (self.publishers.clients.is_empty(), self.subscribers.clients.is_empty()) {
+            (false, false) if self.publishers_headline() => self.publishers.msgs_per_s(),
             (false, false) => self.aggregate_msgs_per_s(),
             (false, true) => self.publishers.msgs_per_s(),
             (true, false) => self.subscribers.msgs_per_s(),
@@ -367,6 +374,7 @@ impl BenchResult {
     }
     pub fn bytes_per_s(&self) -> f64 {
         match (self.publishers.clients.is_empty(), self.subscribers.clients.is_empty()) {
+            (false, false) if self.publishers_headline() => self.publishers.bytes_per_s(),
             (false, false) => self.aggregate_bytes_per_s(),
             (false, true) => self.publishers.bytes_per_s(),
             (true, false) => self.subscribers.bytes_per_s(),

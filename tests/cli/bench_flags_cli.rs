@@ -343,7 +343,7 @@ fn kv_puts_take_publish_async_with_a_batch_and_gets_do_not() {
     );
     let (code, err) = run(&["put", "--publish", "async", "--batch", "0"]);
     assert_eq!(code, Some(2), "{err}");
-    assert!(err.contains("--batch"), "{err}");
+    assert!(err.contains("--batch 0: "), "{err}");
     // Past the checks, an async put fails on the dead server (exit 3), not on its flags.
     let (code, err) = run(&["put", "--publish", "async", "--batch", "8"]);
     assert_eq!(code, Some(3), "{err}");

@@ -303,6 +303,9 @@ fn jetstream_kv_and_objects_run_and_clean_up() {
     assert_eq!(readers, [2000, 2000], "{all}");
     assert_eq!(v["params"]["consumers"].as_str(), Some("2"), "{all}");
     assert!(f(&v, "pub_msgs_per_s") > 0.0 && f(&v, "sub_msgs_per_s") > 0.0, "{all}");
+    // A js run's headline stays its publishers' rate; both sides together are the aggregate.
+    assert_eq!(f(&v, "msgs_per_s"), f(&v, "pub_msgs_per_s"), "{all}");
+    assert!(f(&v, "aggregate_msgs_per_s") > f(&v, "pub_msgs_per_s"), "{all}");
     assert!(v["warnings"].as_array().unwrap().is_empty(), "{all}");
     assert!(v["complete"].as_bool().unwrap(), "{all}");
     let bucket = v_kv["params"]["bucket"].as_str().unwrap().to_string();

@@ -339,3 +339,36 @@ fn core_with_no_subscriber_is_priced_from_the_publisher_only_rows_not_the_fan_ou
         "per-publish rate falls with fan-out"
     );
 }
+
+/// Readers (a stream's consumers reading every message, nats-server #5637) never raise a stream's
+/// predicted rate, on a dedicated server, a host shared with the whole cluster (seed 004's LXC guests) and
+/// the loopback lab's own class, for synchronous clients and async windows, delayed and `always`.
+#[test]
+fn more_readers_never_predict_more_publishes() {
+    let cat = Catalog::builtin();
+    for server in [None, Some("lxc-guest"), Some("loopback-2c-shared")] {
+        for (batch, sync) in [
+            (1, SyncClass::Delayed),
+            (256, SyncClass::Delayed),
+            (1, SyncClass::Always),
+            (256, SyncClass::Always),
+        ] {
+            let mut last = f64::INFINITY;
+            for consumers in [0u32, 1, 2, 4, 16] {
+                let mut s = shape(Kind::Js, 3, 3, sync, 1024, 8, Raid::Raid1, true);
+                s.batch = batch;
+                s.consumers = consumers;
+                if let Some(m) = server {
+                    s.server = cat.server(m).unwrap().clone();
+                }
+                let p = run(&s);
+                assert!(
+                    p.ops_per_s <= last * (1.0 + 1e-9),
+                    "{server:?} batch {batch} {sync:?}: {consumers} readers {} > {last}",
+                    p.ops_per_s
+                );
+                last = p.ops_per_s;
+            }
+        }
+    }
+}

@@ -309,12 +309,9 @@ fn js(c: &mut Ctx) -> Law {
         subjects_priced(c, class);
     }
     if let Some(w) = readers {
-        // In quadrature on the class's own host, in full carried elsewhere (`band::own_and_carried`).
-        c.width = if c.distance > 0.0 {
-            c.width + w.width
-        } else {
-            crate::perf::band::add_widths(&[c.width, w.width])
-        };
+        // In quadrature: the readers' part already carries its own distance (the fetch fit's, or the
+        // contention allowance), which a sum would count twice with the leader's.
+        c.width = crate::perf::band::add_widths(&[c.width, w.width]);
         c.notes.push(w.note);
         c.sources.push(w.source);
     }
@@ -396,35 +393,53 @@ fn readers_work(c: &Ctx, class: &leader::LeaderClass, host: &HostClass) -> Optio
             let per = host.cpu_speed / fetch.ops_per_s;
             let fetch_w = (fetch.band.high / fetch.band.low).ln() / 2.0;
             let sync_clients = sh.batch <= 1;
-            let sync_stretch = 1.0 + READERS_SYNC_STRETCH * nf;
+            // The stretch was measured on the leader class's own host: carried to another shared host it
+            // is not priced, and the band reaches #5637's contention instead.
+            let own = class.host.server_model.eq_ignore_ascii_case(&host.server_model);
+            let sync_stretch = if sync_clients && own {
+                1.0 + READERS_SYNC_STRETCH * nf
+            } else {
+                1.0
+            };
+            let width = if sync_clients && !own {
+                crate::perf::band::add_widths(&[fetch_w, READERS_CONTENTION_WIDTH])
+            } else {
+                fetch_w
+            };
             return Some(ReadersWork {
                 s_per_msg: nf * per,
-                width: fetch_w,
+                width,
                 sync_stretch,
                 note: format!(
                     "consumers reading every message while the publishers write: {n}, each keeping a core of this host busy {:.1} µs per message (1 ÷ one reader's fetch rate here, {:.0}/s) beside the leader's work; priced as readers that keep up{}",
                     1e6 / fetch.ops_per_s,
                     fetch.ops_per_s,
-                    if sync_clients {
-                        format!(
+                    match (sync_clients, own) {
+                        (true, true) => format!(
                             "; each synchronous client's round trip ×{sync_stretch:.2} for the deliveries it waits behind (the loopback lab: {:.0} % per reader)",
                             READERS_SYNC_STRETCH * 100.0
-                        )
-                    } else {
-                        String::new()
+                        ),
+                        (true, false) => format!(
+                            "; what the readers' deliveries add to a synchronous client's round trip ({:.0} % per reader on {}) is not carried to this host, band widened",
+                            READERS_SYNC_STRETCH * 100.0,
+                            class.id
+                        ),
+                        _ => String::new(),
                     }
                 ),
                 source: format!("{} (readers' work per message)", fetch.source),
             });
         }
     }
+    // A shared host without a consumer calibration lands here too: its readers' clients share the host,
+    // which one unit per delivery does not price (the band's contention allowance is what covers it).
     let unit = class.unit(c.s);
     Some(ReadersWork {
         s_per_msg: nf * unit,
         width: READERS_CONTENTION_WIDTH,
         sync_stretch: 1.0,
         note: format!(
-            "consumers reading every message while the publishers write: {n}, each costing the leader's host one unit of the leader's work per message ({:.1} µs of a reference core; an assumption: its deliveries and acks where it leads, its replicated ack state where it follows); their contention with the leader beyond CPU is not priced (nats-server #5637: -40 % with readers on an R1 memory stream), band widened",
+            "consumers reading every message while the publishers write: {n}, each costing the leader's host one unit of the leader's work per message ({:.1} µs of a reference core; an assumption: its deliveries and acks where it leads, its replicated ack state where it follows; no consumer calibration prices its client's share on a host it shares); their contention with the leader beyond CPU is not priced (nats-server #5637: -40 % with readers on an R1 memory stream), band widened",
             unit * 1e6,
         ),
         source: format!("{} (readers: one unit per delivery, assumed)", class.id),
