@@ -16,6 +16,7 @@
 
 pub mod always;
 pub mod predict;
+mod readers;
 pub mod terms;
 pub mod volume;
 

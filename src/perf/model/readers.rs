@@ -1,0 +1,123 @@
+//! What a stream's readers cost its publishers (nats-server #5637): `readers_work`, the part of the
+//! stream-leader pricing (`predict::js`) that prices consumers reading every message while the publishers
+//! write. Moved out of predict.rs whole.
+
+use super::predict::Ctx;
+use super::*;
+use crate::perf::leader::{self, HostClass};
+
+/// What a stream's readers (consumers reading every message while the publishers write, `Shape::consumers`)
+/// cost the leader's host per message, and what the band adds for it.
+pub(super) struct ReadersWork {
+    /// Reference-core seconds per message on the leader's host (`StreamInput::readers_s`).
+    pub(super) s_per_msg: f64,
+    /// Band half-width (log units) the pricing adds.
+    pub(super) width: f64,
+    /// What each synchronous client's round trip (and what each further client adds to it) is multiplied
+    /// by: `1 + READERS_SYNC_STRETCH × readers` on the loopback lab's class, 1 elsewhere (the band says so).
+    pub(super) sync_stretch: f64,
+    pub(super) note: String,
+    pub(super) source: String,
+}
+
+/// What each reader adds to a synchronous client's round trip on a host running the whole cluster and its
+/// clients, as a share of it: the loopback lab (matrix runs 13-14, R3 1 KiB, delayed sync, development
+/// data) read 4 sync publishers 17 % fewer with one reader (3,167 → 2,613/s: 0.21 per reader) and 16 sync
+/// publishers 32-35 % fewer with two (7,517 → 4,914 and 5,234/s: 0.27, 0.22), where the readers' CPU alone
+/// prices 4.5 %: their deliveries run between each store and its ack. The median, 0.22; run 15 holds it out.
+const READERS_SYNC_STRETCH: f64 = 0.22;
+
+/// Where the readers' work lands is the host's cores, beside the leader's (nats-server delivers to a pull
+/// consumer and takes its acks in the consumer's own goroutines, not in the stream's append path):
+/// - on a host that runs the whole cluster and its clients (`co_located`, the loopback lab) all of a
+///   reader's work shares the cores: each reader keeps one core busy for the time it takes to read a
+///   message, 1 ÷ the one-reader fetch rate the calibration predicts here (perf::consumer). Measured on
+///   the lab (2026-12-06, R3 1 KiB, 2 async publishers, window 256; development data, not held out):
+///   46.0k msgs/s alone, 32.2k with one reader (priced ≈ 9.1 µs of host time per reader per message:
+///   33k), 24.6k with two (25k); four readers read behind the publishers (18.9k each against 22.5k
+///   published) and cost less than priced (17k priced);
+/// - on a dedicated server the reader's client runs elsewhere: the server delivers and takes the ack,
+///   one unit of the class's per-message work (perf::consumer's assumption, within 2x of a verify run's
+///   CPU on the lab), on the leader's host whether the consumer leads there (deliveries, acks) or follows
+///   (a durable consumer of a replicated stream replicates its ack state to the stream's peers): never
+///   less with more replicas. What the readers and the leader contend for beyond CPU (the store's and the stream's
+///   locks: nats-server #5637 read 278k → 166k publishes/s, -40 %, with consumers on an R1 memory
+///   stream) is not priced: the band widens by `READERS_CONTENTION_WIDTH`.
+pub(super) fn readers_work(c: &Ctx, class: &leader::LeaderClass, host: &HostClass) -> Option<ReadersWork> {
+    let sh = c.sh;
+    let n = if sh.kind == Kind::Js { sh.consumers } else { 0 };
+    if n == 0 {
+        return None;
+    }
+    let nf = n as f64;
+    if host.co_located > 1 {
+        let one = Shape {
+            kind: Kind::ConsumerFetch,
+            workers: 1,
+            consumers: 0,
+            batch: 1,
+            subjects: None,
+            rate: None,
+            ..sh.clone()
+        };
+        let fetch = crate::perf::consumer::predict(&c.terms.consumer, &one);
+        if fetch.ops_per_s > 0.0 && fetch.band.low > 0.0 {
+            let per = host.cpu_speed / fetch.ops_per_s;
+            let fetch_w = (fetch.band.high / fetch.band.low).ln() / 2.0;
+            let sync_clients = sh.batch <= 1;
+            // The stretch was measured on the leader class's own host: carried to another shared host it
+            // is not priced, and the band reaches #5637's contention instead.
+            let own = class.host.server_model.eq_ignore_ascii_case(&host.server_model);
+            let sync_stretch = if sync_clients && own {
+                1.0 + READERS_SYNC_STRETCH * nf
+            } else {
+                1.0
+            };
+            let width = if sync_clients && !own {
+                crate::perf::band::add_widths(&[fetch_w, READERS_CONTENTION_WIDTH])
+            } else {
+                fetch_w
+            };
+            return Some(ReadersWork {
+                s_per_msg: nf * per,
+                width,
+                sync_stretch,
+                note: format!(
+                    "consumers reading every message while the publishers write: {n}, each keeping a core of this host busy {:.1} µs per message (1 ÷ one reader's fetch rate here, {:.0}/s) beside the leader's work; priced as readers that keep up{}",
+                    1e6 / fetch.ops_per_s,
+                    fetch.ops_per_s,
+                    match (sync_clients, own) {
+                        (true, true) => format!(
+                            "; each synchronous client's round trip ×{sync_stretch:.2} for the deliveries it waits behind (the loopback lab: {:.0} % per reader)",
+                            READERS_SYNC_STRETCH * 100.0
+                        ),
+                        (true, false) => format!(
+                            "; what the readers' deliveries add to a synchronous client's round trip ({:.0} % per reader on {}) is not carried to this host, band widened",
+                            READERS_SYNC_STRETCH * 100.0,
+                            class.id
+                        ),
+                        _ => String::new(),
+                    }
+                ),
+                source: format!("{} (readers' work per message)", fetch.source),
+            });
+        }
+    }
+    // A shared host without a consumer calibration lands here too: its readers' clients share the host,
+    // which one unit per delivery does not price (the band's contention allowance is what covers it).
+    let unit = class.unit(c.s);
+    Some(ReadersWork {
+        s_per_msg: nf * unit,
+        width: READERS_CONTENTION_WIDTH,
+        sync_stretch: 1.0,
+        note: format!(
+            "consumers reading every message while the publishers write: {n}, each costing the leader's host one unit of the leader's work per message ({:.1} µs of a reference core; an assumption: its deliveries and acks where it leads, its replicated ack state where it follows; no consumer calibration prices its client's share on a host it shares); their contention with the leader beyond CPU is not priced (nats-server #5637: -40 % with readers on an R1 memory stream), band widened",
+            unit * 1e6,
+        ),
+        source: format!("{} (readers: one unit per delivery, assumed)", class.id),
+    })
+}
+
+/// What the band adds for readers priced by assumption (no host of this class measured them): the
+/// contention nats-server #5637 measured (-40 %, ln 1/0.6 ≈ 0.51) is not priced, so the band reaches it.
+const READERS_CONTENTION_WIDTH: f64 = 0.51;
