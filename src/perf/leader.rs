@@ -31,6 +31,10 @@ use crate::perf::Kind;
 use crate::stats::median_or_zero;
 use serde::Serialize;
 
+#[path = "leader_shape.rs"]
+mod shape;
+pub use shape::SizeShape;
+
 /// RAFT append-entry caps in the leader loop (raft.go `runAsLeader`: `maxBatch`, `maxEntries`).
 const AE_MAX_BYTES: f64 = 256.0 * 1024.0;
 const AE_MAX_ENTRIES: f64 = 4096.0;
@@ -158,9 +162,13 @@ pub struct LeaderClass {
     pub host: HostClass,
     /// True when the host's figures were not stated by the file (taken from the catalog or assumed).
     pub host_assumed: bool,
-    /// Per-message work in reference-core seconds: `unit_s + unit_byte_s × bytes`.
+    /// Per-message work in reference-core seconds: `unit_s + unit_byte_s × bytes` (the line; also what
+    /// `perf::servers` spreads over a site's servers), unless `shape` prices it.
     pub unit_s: f64,
     pub unit_byte_s: f64,
+    /// Where the line misses the rows' shape (the `always` rows: `SizeShape`): the work per message by
+    /// size through the rows' medians, and its band. None: the line prices it.
+    pub shape: Option<SizeShape>,
     /// The stream store's in-place write per message (reference-core seconds): fitted from the class's R1
     /// rows (R1 always flushes in place) when it has them, else the probe's bare write, else 5 µs.
     pub write_s: f64,
@@ -199,7 +207,10 @@ pub struct LeaderClass {
 impl LeaderClass {
     /// Per-message work (reference-core seconds) for `bytes`.
     pub fn unit(&self, bytes: f64) -> f64 {
-        self.unit_s + self.unit_byte_s * bytes
+        match &self.shape {
+            Some(s) => s.unit(bytes),
+            None => self.unit_s + self.unit_byte_s * bytes,
+        }
     }
 
     /// Distance from this class to a target host. The class's own server model is distance 0 (0.1 when the
@@ -210,9 +221,13 @@ impl LeaderClass {
         self.host.distance(self.host_assumed, to, r)
     }
 
-    /// Half-width (log units) of the class's own fit residuals (inflated for the two terms it spent): a 90 %
-    /// interval of the rows' scatter about the line.
-    pub fn fit_width(&self) -> f64 {
+    /// Half-width (log units) of the class's own fit at `bytes`: a 90 % interval of the rows' scatter about
+    /// the line (inflated for the two terms it spent), or the shape's (`SizeShape::width`: the repeats'
+    /// scatter and the interpolation error at the target's distance from a measured size).
+    pub fn fit_width(&self, bytes: f64) -> f64 {
+        if let Some(s) = &self.shape {
+            return s.width(bytes);
+        }
         let n = self.rows.max(3) as f64;
         1.645 * self.rms_log * (n / (n - 2.0)).sqrt()
     }
@@ -480,6 +495,21 @@ fn fit_class(f: &CalibrationFile, host: HostClass, assumed: bool, async_rows: &[
         .map(|r| (r.size, unit_for(&host, r.replicas, r.always, w, r.rate)))
         .collect();
     let rms = (pts.iter().map(|(s, u)| ((a + b * s) / u).ln().powi(2)).sum::<f64>() / pts.len() as f64).sqrt();
+    // The rows the line was fitted to, as priced: where the line misses their shape, the shape prices them.
+    let line_pts: Vec<(f64, f64)> = async_rows
+        .iter()
+        .zip(&pts)
+        .filter(|(r, _)| rep.is_empty() || r.replicas > 1)
+        .map(|(_, p)| *p)
+        .collect();
+    // Only rows measured under `always` (their append entries' fsyncs shared by the messages of each
+    // entry; `SizeShape`): on the delayed files the line priced left-out sizes better in five of seven, the
+    // chord in two by 0.02 and 0.04 of log, so every delayed class stays on the line.
+    let shape = if async_rows.iter().all(|r| r.always) {
+        SizeShape::fit(&line_pts, weighted_line)
+    } else {
+        None
+    };
     let measured_always = async_rows.iter().all(|r| r.always);
     let (always_write_s, always_write_source) = match &probe {
         // A class fitted to `always` rows prices `always` with the write its rows were inverted with, so
@@ -500,6 +530,7 @@ fn fit_class(f: &CalibrationFile, host: HostClass, assumed: bool, async_rows: &[
         host_assumed: assumed,
         unit_s: a,
         unit_byte_s: b,
+        shape,
         write_s: w,
         always_write_s,
         always_write_source,
@@ -779,11 +810,12 @@ pub fn sync_copies(replicas: u8, co_located: bool) -> f64 {
     per_replica * if co_located { replicas.max(1) as f64 } else { 1.0 }
 }
 
-/// Band half-width (log units) for a prediction from `class` at `distance`: its fit residuals and the
+/// Band half-width (log units) for a prediction from `class` at `distance` for messages of `bytes`: its fit
+/// residuals at that size and the
 /// model's form, in quadrature on the class's own host, summed with the distance's allowance elsewhere (a
 /// shift of the whole host that nothing measured on the class's host bounds; perf::band says why both).
-pub fn width(class: &LeaderClass, distance: f64) -> f64 {
-    own_and_carried(&[class.fit_width(), FORM_WIDTH], distance_width(distance))
+pub fn width(class: &LeaderClass, distance: f64, bytes: f64) -> f64 {
+    own_and_carried(&[class.fit_width(bytes), FORM_WIDTH], distance_width(distance))
 }
 
 /// The store's in-place write per message (reference-core seconds) the class measured or assumed, at

@@ -70,6 +70,7 @@ fn a_class_reproduces_the_rates_it_was_fitted_from_on_its_own_host() {
             host_assumed: false,
             unit_s: u,
             unit_byte_s: 0.0,
+            shape: None,
             write_s: 3e-6,
             write_source: String::new(),
             always_write_s: 3e-6,
@@ -104,6 +105,7 @@ fn distance_is_zero_only_on_the_named_host_and_grows_with_speed_and_cores() {
         host_assumed: false,
         unit_s: 4e-6,
         unit_byte_s: 0.0,
+        shape: None,
         write_s: 3e-6,
         write_source: String::new(),
         always_write_s: 3e-6,
@@ -126,7 +128,7 @@ fn distance_is_zero_only_on_the_named_host_and_grows_with_speed_and_cores() {
     fast.cpu_speed = 2.0;
     assert!(class.distance(&big, 3) > 0.3);
     assert!(class.distance(&fast, 3) > class.distance(&big, 3));
-    assert!(width(&class, class.distance(&fast, 3)) > width(&class, 0.0));
+    assert!(width(&class, class.distance(&fast, 3), 1024.0) > width(&class, 0.0, 1024.0));
 }
 
 /// Issue 37: with a measured base latency a window of async publishes is a closed loop, `n ÷ (a + n·t_l)`:

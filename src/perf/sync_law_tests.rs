@@ -127,6 +127,7 @@ fn class(host: &HostClass, unit_byte_s: f64) -> LeaderClass {
         host_assumed: false,
         unit_s: 10e-6,
         unit_byte_s,
+        shape: None,
         write_s: 1e-6,
         write_source: String::new(),
         always_write_s: 1e-6,

@@ -576,3 +576,48 @@ fn a_host_calibrated_under_always_prices_its_own_shapes_once() {
         p.ops_per_s
     );
 }
+
+/// Issue 37 (the `always` async windows): run 12's `always` async cells sit inside bands within the cap
+/// because the class prices work by size from its rows' medians (`perf::leader::SizeShape`, chosen over the
+/// line by leaving each size out); priced by the line through its concave rows, as recorded, their bands
+/// were 2.6x, above the cap.
+#[test]
+fn the_always_class_size_shape_keeps_run_12s_async_bands_within_the_cap() {
+    let f = fixture();
+    let run = f
+        .runs
+        .iter()
+        .find(|r| r.always_model.as_deref() == Some("lab-loopback-matrix-12-always"))
+        .expect("run 12's always cells");
+    let cal = Calibration::with_file(Path::new(&run.calibration)).unwrap();
+    let shaped = always_calibration(run).unwrap();
+    let class = |c: &Calibration| {
+        c.terms
+            .leaders
+            .iter()
+            .find(|l| l.id == "lab-loopback-matrix-12-always")
+            .cloned()
+            .unwrap()
+    };
+    assert!(class(&shaped).shape.is_some(), "run 12's always rows chose the line");
+    // The two async windows (judged as fit cells since: the shape was built after seeing them).
+    let widths = |c: &Calibration| -> Vec<(String, f64, bool)> {
+        judge(&cal, Some(c), run)
+            .into_iter()
+            .filter(|j| j.name.starts_with("js-async-") && j.sync == "always")
+            .map(|j| (j.name, j.high / j.low, (j.low..=j.high).contains(&j.measured)))
+            .collect()
+    };
+    let w = widths(&shaped);
+    assert_eq!(w.len(), 2);
+    assert!(w.iter().all(|(_, x, inside)| *x <= MAX_BAND && *inside), "{w:#?}");
+    let mut line = shaped.clone();
+    for l in &mut line.terms.leaders {
+        l.shape = None;
+    }
+    let w = widths(&line);
+    assert!(
+        w.iter().all(|(_, x, _)| *x > MAX_BAND),
+        "priced by the line, within the cap: {w:#?}"
+    );
+}

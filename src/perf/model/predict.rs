@@ -356,10 +356,10 @@ fn js_width(
     let w = match price.filter(|p| clients_bind && window <= 1.0 && fsyncs_measured && p.under_always) {
         Some(p) => p.beyond.width(
             leader::FORM_WIDTH,
-            class.fit_width(),
+            class.fit_width(c.s),
             crate::perf::band::distance_width(c.distance),
         ),
-        None => leader::width(class, c.distance),
+        None => leader::width(class, c.distance, c.s),
     };
     c.width = c.width.max(w);
     if c.always && window <= 1.0 && c.w > 1.0 && !fsyncs_measured {
