@@ -114,6 +114,35 @@ fn subjects(a: &PredictArgs, kind: Kind) -> Result<Option<u64>, Failure> {
     Ok(Some(n))
 }
 
+/// `--consumers` and `--consumers-on`, refused where the kind does not price them (they were ignored
+/// silently before: `--kind kv --consumers 3` priced the puts as if nothing read them).
+fn consumers(a: &PredictArgs, kind: Kind) -> Result<(u32, bool), Failure> {
+    let n: u32 = num("consumers", &a.consumers, "give a whole number, e.g. --consumers 20")?;
+    let spread = match a.consumers_on.to_ascii_lowercase().as_str() {
+        "spread" => true,
+        "first" => false,
+        other => {
+            return Err(bad_input(anyhow!(
+                "--consumers-on '{other}' is unknown; use spread or first"
+            )))
+        }
+    };
+    let objects = matches!(kind, Kind::ObjPut | Kind::ObjGet);
+    if n > 0 && !(objects || kind == Kind::Js) {
+        return Err(bad_input(anyhow!(
+            "--consumers {n}: --kind {} does not price consumers reading (only js, obj-put and obj-get do; a KV bucket's watchers are not modelled); drop --consumers, or price the stream they read with --kind js --consumers {n}",
+            kind.as_str()
+        )));
+    }
+    if !spread && !objects {
+        return Err(bad_input(anyhow!(
+            "--consumers-on first: where consumers sit is priced for obj-put and obj-get only (a js stream's readers are priced on its leader's host); drop --consumers-on for --kind {}",
+            kind.as_str()
+        )));
+    }
+    Ok((n, spread))
+}
+
 fn num<T: std::str::FromStr>(flag: &str, v: &str, fix: &str) -> Result<T, Failure> {
     v.trim()
         .replace('_', "")
@@ -255,16 +284,7 @@ pub fn shape(a: &PredictArgs, catalog: &Catalog, cal: &Calibration) -> Result<Sh
         None if kind == Kind::Core => workers,
         None => 0,
     };
-    let consumers: u32 = num("consumers", &a.consumers, "give a whole number, e.g. --consumers 20")?;
-    let consumers_spread = match a.consumers_on.to_ascii_lowercase().as_str() {
-        "spread" => true,
-        "first" => false,
-        other => {
-            return Err(bad_input(anyhow!(
-                "--consumers-on '{other}' is unknown; use spread or first"
-            )))
-        }
-    };
+    let (consumers, consumers_spread) = consumers(a, kind)?;
     let volume = volume(a, catalog)?;
     let batch = publish_window(a)?;
     let subjects = subjects(a, kind)?;

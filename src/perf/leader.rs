@@ -166,7 +166,8 @@ pub struct LeaderClass {
     /// `perf::servers` spreads over a site's servers), unless `shape` prices it.
     pub unit_s: f64,
     pub unit_byte_s: f64,
-    /// Where the line misses the rows' shape (the `always` rows: `SizeShape`): the work per message by
+    /// Where leaving each measured size out prices it better by its neighbours' chord than by the line
+    /// (classes fitted to `always` rows: `SizeShape`): the work per message by
     /// size through the rows' medians, and its band. None: the line prices it.
     pub shape: Option<SizeShape>,
     /// The stream store's in-place write per message (reference-core seconds): fitted from the class's R1
@@ -495,7 +496,8 @@ fn fit_class(f: &CalibrationFile, host: HostClass, assumed: bool, async_rows: &[
         .map(|r| (r.size, unit_for(&host, r.replicas, r.always, w, r.rate)))
         .collect();
     let rms = (pts.iter().map(|(s, u)| ((a + b * s) / u).ln().powi(2)).sum::<f64>() / pts.len() as f64).sqrt();
-    // The rows the line was fitted to, as priced: where the line misses their shape, the shape prices them.
+    // The rows the line was fitted to, as priced: where the chords between their sizes price them better
+    // (leaving each size out), the shape prices the class.
     let line_pts: Vec<(f64, f64)> = async_rows
         .iter()
         .zip(&pts)
@@ -503,8 +505,8 @@ fn fit_class(f: &CalibrationFile, host: HostClass, assumed: bool, async_rows: &[
         .map(|(_, p)| *p)
         .collect();
     // Only rows measured under `always` (their append entries' fsyncs shared by the messages of each
-    // entry; `SizeShape`): on the delayed files the line priced left-out sizes better in five of seven, the
-    // chord in two by 0.02 and 0.04 of log, so every delayed class stays on the line.
+    // entry; `SizeShape`): delayed classes keep the line by choice, the two forms within a few hundredths
+    // of log of each other on the delayed files either way, and their bands within the cap on the line.
     let shape = if async_rows.iter().all(|r| r.always) {
         SizeShape::fit(&line_pts, weighted_line)
     } else {
@@ -530,7 +532,7 @@ fn fit_class(f: &CalibrationFile, host: HostClass, assumed: bool, async_rows: &[
         host_assumed: assumed,
         unit_s: a,
         unit_byte_s: b,
-        shape,
+        shape: shape.clone(),
         write_s: w,
         always_write_s,
         always_write_source,
@@ -551,7 +553,10 @@ fn fit_class(f: &CalibrationFile, host: HostClass, assumed: bool, async_rows: &[
         } else {
             Vec::new()
         },
-        subjects: SubjectsTerm::assumed(a + b * subjects::ASSUMED_AT_BYTES),
+        // At the assumed size, as the class prices it (the shape where it has one).
+        subjects: SubjectsTerm::assumed(shape.as_ref().map_or(a + b * subjects::ASSUMED_AT_BYTES, |s| {
+            s.unit(subjects::ASSUMED_AT_BYTES)
+        })),
         rms_log: rms,
         rows: pts.len(),
     }

@@ -92,7 +92,20 @@ fn the_default_output_is_a_table_naming_the_bottleneck() {
 
 #[test]
 fn bad_flags_exit_2_naming_the_flag_and_the_fix() {
-    let cases: [(&[&str], &str); 13] = [
+    let cases: [(&[&str], &str); 16] = [
+        // Were ignored silently: KV puts priced as if nothing read them.
+        (
+            &["--kind", "kv", "--consumers", "3"],
+            "--consumers 3: --kind kv does not price consumers reading",
+        ),
+        (
+            &["--kind", "core", "--consumers", "1"],
+            "drop --consumers, or price the stream they read with --kind js --consumers 1",
+        ),
+        (
+            &["--kind", "js", "--consumers", "2", "--consumers-on", "first"],
+            "--consumers-on first: where consumers sit is priced for obj-put and obj-get only",
+        ),
         (
             &["--kind", "kv", "--subjects", "10"],
             "--subjects prices JetStream publishes",
