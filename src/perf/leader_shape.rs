@@ -168,17 +168,19 @@ mod tests {
 
     /// Run 12's `always` medians (µs per message; calibration/lab-loopback-matrix-12-always.yaml), three
     /// repeats each spread by ±4 %.
+    const RUN12_US: [(f64, f64); 5] = [
+        (64.0, 22.1),
+        (512.0, 28.4),
+        (2048.0, 49.5),
+        (4096.0, 85.5),
+        (16384.0, 146.7),
+    ];
+
     fn run12() -> Vec<(f64, f64)> {
-        [
-            (64.0, 22.1),
-            (512.0, 28.4),
-            (2048.0, 49.5),
-            (4096.0, 85.5),
-            (16384.0, 146.7),
-        ]
-        .iter()
-        .flat_map(|&(s, u)| [0.96, 1.0, 1.04].map(|f| (s, u * f * 1e-6)))
-        .collect()
+        RUN12_US
+            .iter()
+            .flat_map(|&(s, u)| [0.96, 1.0, 1.04].map(|f| (s, u * f * 1e-6)))
+            .collect()
     }
 
     fn line(pts: &[(f64, f64)]) -> (f64, f64) {
@@ -276,16 +278,7 @@ mod tests {
         let mut pts = run12();
         pts.push((0.5, 30e-6));
         assert!(SizeShape::fit(&pts, line).is_none());
-        let once: Vec<(f64, f64)> = [
-            (64.0, 22.1),
-            (512.0, 28.4),
-            (2048.0, 49.5),
-            (4096.0, 85.5),
-            (16384.0, 146.7),
-        ]
-        .iter()
-        .map(|&(s, u)| (s, u * 1e-6))
-        .collect();
+        let once: Vec<(f64, f64)> = RUN12_US.iter().map(|&(s, u)| (s, u * 1e-6)).collect();
         assert!(
             SizeShape::fit(&once, line).is_none(),
             "one row per size: nothing measures the scatter"
