@@ -52,7 +52,8 @@ pub struct Point {
     /// Optional points are dropped first when the budget is short.
     pub optional: bool,
     /// Async publishes in flight per publisher when not the runner's `JS_WINDOW` (the small-window point
-    /// that prices the leader's closed-loop base latency, perf::leader).
+    /// that prices the leader's closed-loop base latency, perf::leader); on a KV point, the asynchronous
+    /// puts in flight per client (none: synchronous puts).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub window: Option<u32>,
     /// Distinct subjects the messages round-robin over (`bench --multisubject`): the many-subjects point
@@ -69,6 +70,12 @@ impl Point {
     /// round trip of one publish, which prices sync publishing and KV puts at R>1 (perf::leader).
     pub fn sync_publish(&self) -> bool {
         self.kind == Kind::Js && self.id.starts_with("jssync-")
+    }
+
+    /// One operation in flight per client: a synchronous publish or KV put (its rate is a round trip per
+    /// operation: a run is never sized from an async window's rate, nor one from it).
+    pub fn one_in_flight(&self) -> bool {
+        self.sync_publish() || (self.kind == Kind::Kv && self.window.is_none())
     }
 
     /// The shape key verify's rows are compared with (kind, size, replicas, workers, subscribers, rate).
@@ -287,6 +294,14 @@ fn other_points(rb: u8, v: &mut Vec<Point>) {
     // Four putters at R{rb}: how KV clients contend (perf::sync_law's D for KV puts), from their own rows.
     v.push(pt(Kind::Kv, "kv", 512, rb, 4, 0, "workers").optional());
     v.push(pt(Kind::Kv, "kv", 512, rb, 16, 0, "workers").optional());
+    // Asynchronous puts in the async publish point's own shape (512 B, two clients, the runner's window, at
+    // R{rb}): what a KV put costs the stream leader against a publish, read off two rows of one shape
+    // (perf::leader::KvPutRatio). The synchronous rows' ratio holds the KV client's round trip and, under
+    // `always`, the fsync waits: from it the prediction matrix priced asynchronous KV puts under `always`
+    // 29-55 % low (runs 11-17).
+    let mut kv_async = pt(Kind::Kv, "kvasync", 512, rb, 2, 0, "window").optional();
+    kv_async.window = Some(super::runner::JS_WINDOW as u32);
+    v.push(kv_async);
     // Consumer reads (issue 37: verify's consumer rows were priced from another host's bench-consumers
     // file): one client fetching at two sizes, for perf::consumer's `msg_s + byte_s × size` on this host.
     v.push(pt(Kind::ConsumerFetch, "fetch", 256, rb, 1, 0, "base").optional());

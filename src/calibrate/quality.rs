@@ -44,10 +44,11 @@ pub fn predict_point(terms: &Terms, cat: &Catalog, p: &Point, servers: u32, sync
         volume: VolumeSpec::seed000(cat, Raid::Raid1, 1),
         server,
         rate: p.rate_per_s,
-        batch: if p.kind == Kind::Js && !p.sync_publish() {
-            p.window.unwrap_or(JS_WINDOW as u32)
-        } else {
-            1
+        batch: match p.kind {
+            Kind::Js if !p.sync_publish() => p.window.unwrap_or(JS_WINDOW as u32),
+            // The asynchronous KV point: its puts in flight (a synchronous putter's residual otherwise).
+            Kind::Kv => p.window.unwrap_or(1),
+            _ => 1,
         },
         nats_version: None,
         subjects: p.subjects.map(u64::from),
@@ -592,6 +593,24 @@ mod tests {
                 .find(|t| t.name == "obj.fsync_lat_rn")
                 .unwrap()
                 .identified
+        );
+    }
+
+    /// Issue 37: the asynchronous KV point's residual is priced as asynchronous puts with its window in
+    /// flight (the first files written with it priced it as one synchronous putter: +2,713 %).
+    #[test]
+    fn the_async_kv_points_residual_is_priced_with_its_window() {
+        let cal = crate::perf::Calibration::builtin();
+        let cat = Catalog::builtin();
+        let pts = all_points(3);
+        let at = |id: &str| {
+            let p = pts.iter().find(|p| p.id == id).unwrap();
+            predict_point(&cal.terms, &cat, p, 3, SyncClass::Delayed).ops_per_s
+        };
+        let (asynchronous, one) = (at("kvasync-r3-2p-512B"), at("kv-r3-1p-512B"));
+        assert!(
+            asynchronous > 10.0 * one,
+            "async {asynchronous:.0}/s against one putter's {one:.0}/s"
         );
     }
 

@@ -110,8 +110,12 @@ pub fn workload(p: &Point) -> BenchWorkload {
             clients: p.workers as usize,
             replicas: p.replicas as usize,
             storage: Storage::File,
-            publish: crate::bench::PublishMode::Sync,
-            window: 1,
+            publish: if p.window.is_some() {
+                PublishMode::Async
+            } else {
+                PublishMode::Sync
+            },
+            window: p.window.map_or(1, |w| w as usize),
         },
         Kind::Core => BenchWorkload::Core {
             pubs: p.workers as usize,
@@ -144,6 +148,7 @@ fn pilot_rate(p: &Point) -> f64 {
         // One synchronous publisher waits a round trip per publish, like the KV putter.
         Kind::Js if p.sync_publish() => 1_000.0,
         Kind::Js => 10_000.0,
+        Kind::Kv if p.window.is_some() => 10_000.0,
         Kind::Kv => 1_000.0,
         Kind::Core => 100_000.0,
         Kind::Ping => 2_000.0,
@@ -171,7 +176,7 @@ pub fn estimate_rate(p: &Point, done: &[(Point, f64)]) -> f64 {
         .iter()
         // A synchronous publisher's rate is a round trip per publish, not an async window's: never sized
         // from the other (sized from async rows, one sync run took 135,297 publishes and the budget).
-        .filter(|(q, _)| q.kind == p.kind && q.rate_per_s.is_none() && q.sync_publish() == p.sync_publish())
+        .filter(|(q, _)| q.kind == p.kind && q.rate_per_s.is_none() && q.one_in_flight() == p.one_in_flight())
         .collect();
     let nearest = same.iter().min_by(|a, b| {
         let d = |q: &Point| ((q.size_bytes as f64).ln() - (p.size_bytes as f64).ln()).abs();
@@ -502,6 +507,65 @@ mod tests {
         let r = estimate_rate(&sync, &[(asyn, 180_000.0)]);
         assert_eq!(r, pilot_rate(&sync));
         assert!(r <= 1_000.0, "{r}");
+    }
+
+    /// Issue 37: the asynchronous KV point runs asynchronous puts in the async publish point's shape, is
+    /// written as such (so perf reads it as the leader's KV put ratio, never as a synchronous client), and
+    /// is never sized from the synchronous putters' rates (nor they from it).
+    #[test]
+    fn the_async_kv_point_puts_asynchronously_in_the_publish_points_shape() {
+        let pts = all_points(3);
+        let kv = pts
+            .iter()
+            .find(|p| p.id == "kvasync-r3-2p-512B")
+            .expect("the point")
+            .clone();
+        let js = pts.iter().find(|p| p.id == "js-r3-2p-512B").expect("the publish point");
+        assert!(kv.optional && !kv.holdout && !kv.one_in_flight());
+        assert_eq!(
+            (kv.size_bytes, kv.replicas, kv.workers),
+            (js.size_bytes, js.replicas, js.workers)
+        );
+        match workload(&kv) {
+            BenchWorkload::Kv {
+                publish,
+                window,
+                clients,
+                ..
+            } => {
+                assert_eq!((publish, window, clients), (PublishMode::Async, JS_WINDOW, 2));
+            }
+            w => panic!("{w:?}"),
+        }
+        let m = Measurement {
+            point: kv.id.clone(),
+            repeat: 1,
+            msgs: 1000,
+            ops_per_s: 30_000.0,
+            values: [("ops_per_s".to_string(), 30_000.0)].into(),
+            warnings: vec![],
+        };
+        let ctx = crate::calibrate::write::RowContext {
+            servers: 3,
+            sync: "always".into(),
+        };
+        let row = crate::calibrate::write::row(&kv, &m, &ctx);
+        assert_eq!(
+            (row.kind.as_str(), row.publish_mode.as_deref(), row.window),
+            ("kv", Some("async"), Some(JS_WINDOW as u32))
+        );
+        let putter = pts
+            .iter()
+            .find(|p| p.id == "kv-r3-16p-512B")
+            .expect("16 putters")
+            .clone();
+        assert!(putter.one_in_flight());
+        assert_eq!(estimate_rate(&kv, &[(putter.clone(), 2_000.0)]), pilot_rate(&kv));
+        assert_eq!(estimate_rate(&putter, &[(kv, 30_000.0)]), pilot_rate(&putter));
+        match workload(&putter) {
+            BenchWorkload::Kv { publish, window, .. } => assert_eq!((publish, window), (PublishMode::Sync, 1)),
+            w => panic!("{w:?}"),
+        }
     }
 
     #[test]

@@ -66,6 +66,7 @@ pub fn row(p: &Point, m: &Measurement, ctx: &RowContext) -> Row {
             Kind::Js if rate => None,
             Kind::Js if p.sync_publish() => Some(1),
             Kind::Js => Some(p.window.unwrap_or(JS_WINDOW as u32)),
+            Kind::Kv => p.window,
             _ => None,
         },
         subscribers,
@@ -74,6 +75,7 @@ pub fn row(p: &Point, m: &Measurement, ctx: &RowContext) -> Row {
         publish_mode: match p.kind {
             Kind::Js if p.sync_publish() => Some("sync".into()),
             Kind::Js => Some("async".into()),
+            Kind::Kv if p.window.is_some() => Some("async".into()),
             Kind::Kv | Kind::ObjPut => Some("sync".into()),
             _ => None,
         },
@@ -103,6 +105,11 @@ pub fn row(p: &Point, m: &Measurement, ctx: &RowContext) -> Row {
                     .map(|n| format!(", messages round-robin over {n} subjects"))
                     .unwrap_or_default()
             )),
+            (false, Kind::Kv) => p.window.map(|w| {
+                format!(
+                    "{w} asynchronous puts in flight per client, every put a new key (the async publish point's shape)"
+                )
+            }),
             _ => None,
         },
     }
@@ -118,6 +125,10 @@ fn series_of(p: &Point) -> (&'static str, &'static str) {
         (Kind::ObjPut, _) => ("obj-put", "object puts, one factor varied at a time around the base"),
         (Kind::ObjGet, _) => ("obj-get", "object gets"),
         (Kind::Js, _) => ("js", "JetStream async publishes, message size in log steps"),
+        (Kind::Kv, _) if p.window.is_some() => (
+            "kv-async",
+            "KV puts, asynchronous: the async publish point's shape, for what a put costs the stream leader",
+        ),
         (Kind::Kv, _) => ("kv", "KV putter: synchronous puts"),
         (Kind::Core, _) => ("core", "core pub/sub: subscribers and size varied independently"),
         (Kind::Ping, _) => ("ping", "request-reply round trips"),

@@ -200,9 +200,34 @@ pub struct LeaderClass {
     /// What many distinct subjects add to the per-message work (`SubjectsTerm`): measured by the file's
     /// many-subjects rows, else assumed.
     pub subjects: SubjectsTerm,
+    /// What an asynchronous KV put costs the stream leader against an asynchronous publish, read off the
+    /// file's asynchronous KV rows and its publish rows of the same shape (`KvPutRatio`); None when the file
+    /// measured no such pair (the synchronous rows' ratio, `sync_law::op_factor`, prices it then).
+    pub kv_put: Option<KvPutRatio>,
     /// Root-mean-square of log(predicted ÷ measured) over the rows the law was fitted to, and how many.
     pub rms_log: f64,
     pub rows: usize,
+}
+
+/// The median asynchronous publish rate over the median asynchronous KV put rate, at one shape (replicas,
+/// size, clients, window) measured both ways by one file under one sync mode (calibrate's `kvasync` point
+/// beside its async publish point of the same shape): the leader's work per KV put over its work per
+/// publish, both through the same publish path, so the ratio holds neither a synchronous client's round
+/// trip nor, under `always`, a fsync wait — which the synchronous rows' ratio (`sync_law::op_factor`) does.
+/// The prediction matrix (runs 11-17, `always`) priced asynchronous KV puts with that ratio 29-55 % low.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct KvPutRatio {
+    pub ratio: f64,
+    pub replicas: u8,
+    pub bytes: f64,
+    pub clients: f64,
+    pub window: f64,
+    /// KV rows and publish rows read.
+    pub kv_rows: usize,
+    pub publish_rows: usize,
+    /// The standard error of ln(ratio) from the two sets of rows' scatter (√(s²_kv/n_kv + s²_pub/n_pub),
+    /// s the sample standard deviation of the logarithms; 0 for a set of one row).
+    pub se_log: f64,
 }
 
 impl LeaderClass {

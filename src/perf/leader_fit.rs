@@ -160,6 +160,7 @@ pub fn fit_classes(set: &CalibrationSet, catalog: &Catalog) -> Vec<LeaderClass> 
             class.async_base_s = async_base(&class, &small).or(Some(a));
         }
         class.subjects = SubjectsTerm::fit(&subject_extra(&class, &subject_rows), &f.id, class.subjects.clone());
+        class.kv_put = kv_put_ratio(f, !any_delayed, &rows);
         out.push(class);
     }
     out
@@ -309,9 +310,75 @@ fn fit_class(f: &CalibrationFile, host: HostClass, assumed: bool, async_rows: &[
         subjects: SubjectsTerm::assumed(shape.as_ref().map_or(a + b * subjects::ASSUMED_AT_BYTES, |s| {
             s.unit(subjects::ASSUMED_AT_BYTES)
         })),
+        kv_put: None,
         rms_log: rms,
         rows: pts.len(),
     }
+}
+
+/// The file's asynchronous KV put rows (`publish_mode: async`) under `always` or not, against its
+/// asynchronous one-subject publish rows of the same shape (`KvPutRatio`): the pair with the most rows.
+fn kv_put_ratio(f: &CalibrationFile, always: bool, publishes: &[JsRow]) -> Option<KvPutRatio> {
+    let kv: Vec<(u8, f64, f64, f64, f64)> = f
+        .series
+        .iter()
+        .flat_map(|s| &s.rows)
+        .filter(|r| r.is(Kind::Kv) && r.fit && r.mode.is_none() && r.publish_mode.as_deref() == Some("async"))
+        .filter(|r| (r.sync_always() == Some(true)) == always)
+        .filter_map(|r| {
+            Some((
+                r.replicas.unwrap_or(1),
+                r.size_bytes()? as f64,
+                r.workers.or(r.publishers).unwrap_or(1).max(1) as f64,
+                f64::from(r.window?),
+                r.measured("ops_per_s").filter(|v| *v > 0.0)?,
+            ))
+        })
+        .collect();
+    let mut shapes: Vec<(u8, f64, f64, f64)> = Vec::new();
+    for k in &kv {
+        if !shapes.contains(&(k.0, k.1, k.2, k.3)) {
+            shapes.push((k.0, k.1, k.2, k.3));
+        }
+    }
+    shapes
+        .into_iter()
+        .filter_map(|(replicas, bytes, clients, window)| {
+            let kv_rates: Vec<f64> = kv
+                .iter()
+                .filter(|k| (k.0, k.1, k.2, k.3) == (replicas, bytes, clients, window))
+                .map(|k| k.4)
+                .collect();
+            let js_rates: Vec<f64> = publishes
+                .iter()
+                .filter(|r| r.always == always && !r.sync_publish && r.subjects <= 1.0)
+                .filter(|r| (r.replicas, r.size, r.publishers, r.window) == (replicas, bytes, clients, Some(window)))
+                .filter(|r| r.rate > 0.0)
+                .map(|r| r.rate)
+                .collect();
+            (!js_rates.is_empty()).then(|| KvPutRatio {
+                se_log: (log_var(&kv_rates) / kv_rates.len() as f64 + log_var(&js_rates) / js_rates.len() as f64)
+                    .sqrt(),
+                ratio: median_or_zero(js_rates.clone()) / median_or_zero(kv_rates.clone()),
+                replicas,
+                bytes,
+                clients,
+                window,
+                kv_rows: kv_rates.len(),
+                publish_rows: js_rates.len(),
+            })
+        })
+        .max_by_key(|k| k.kv_rows.min(k.publish_rows))
+}
+
+/// The sample variance of the logarithms (0 below two values).
+fn log_var(v: &[f64]) -> f64 {
+    if v.len() < 2 {
+        return 0.0;
+    }
+    let l: Vec<f64> = v.iter().map(|x| x.ln()).collect();
+    let m = l.iter().sum::<f64>() / l.len() as f64;
+    l.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (l.len() - 1) as f64
 }
 
 /// Least squares of work on size, weighted by 1 ÷ work² (every row counts by its relative error).

@@ -80,6 +80,7 @@ fn a_class_reproduces_the_rates_it_was_fitted_from_on_its_own_host() {
             probe: None,
             async_base_s: None,
             subjects: crate::perf::subjects::SubjectsTerm::assumed(0.0),
+            kv_put: None,
             always_replicas: Vec::new(),
             rms_log: 0.0,
             rows: 1,
@@ -115,6 +116,7 @@ fn distance_is_zero_only_on_the_named_host_and_grows_with_speed_and_cores() {
         probe: None,
         async_base_s: None,
         subjects: crate::perf::subjects::SubjectsTerm::assumed(0.0),
+        kv_put: None,
         always_replicas: Vec::new(),
         rms_log: 0.0,
         rows: 3,
@@ -152,4 +154,76 @@ fn an_async_window_is_a_closed_loop_when_the_base_latency_was_measured() {
         1.0 / t_l,
         "without a base latency: n ÷ τ against the ceiling"
     );
+}
+
+/// A calibration file of async publishes (2 publishers × 500 in flight, R3, delayed) at three sizes and
+/// `kv` extra rows, for the KV put ratio's tests.
+fn kv_file(kv: &str) -> CalibrationFile {
+    let mut rows = String::new();
+    for (size, rates) in [
+        ("64B", [50_000.0, 52_000.0, 49_000.0]),
+        ("512B", [40_000.0, 44_000.0, 38_000.0]),
+        ("4KiB", [20_000.0, 21_000.0, 19_000.0]),
+    ] {
+        for (i, r) in rates.iter().enumerate() {
+            rows.push_str(&format!(
+                "      - {{ label: \"js-{size} #{i}\", kind: js, servers: 3, replicas: 3, sync: delayed, size: {size}, publishers: 2, window: 500, publish_mode: async, storage: file, msgs: 1000, values: {{ durable_pubs_per_s: {r} }}, fit: true }}\n"
+            ));
+        }
+    }
+    rows.push_str(kv);
+    let text = format!(
+        "schema: natsplan-calibration/1\nid: kv-ratio-test\ntitle: test\nsource:\n  document: test\n  kind: natsplan-calibrate\n  date: \"2026-12-07\"\nnats_version: \"2.15.1\"\nmethod: test\nhardware:\n  array: none\n  disk_kind: unknown\n  host: unknown\n  server_model: kv-ratio-box\n  cores: 2\nconditions: {{}}\nseries:\n  - name: js\n    table: test\n    rows:\n{rows}"
+    );
+    CalibrationFile::parse(&text, "kv-ratio-test.yaml").unwrap()
+}
+
+fn kv_rows(shape: &str, rates: &[f64]) -> String {
+    rates
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            format!(
+                "      - {{ label: \"kv {i}\", kind: kv, servers: 3, replicas: 3, sync: delayed, {shape}, storage: file, msgs: 1000, values: {{ ops_per_s: {r} }}, fit: true }}\n"
+            )
+        })
+        .collect()
+}
+
+/// Issue 37: asynchronous KV put rows in the async publish rows' shape give the leader's KV put ratio (the
+/// median publish rate over the median put rate, and its standard error); rows of another shape, or
+/// synchronous puts, give none; and asynchronous put rows are never read as synchronous clients.
+#[test]
+fn the_kv_put_ratio_is_read_off_async_rows_of_one_shape_only() {
+    let cat = crate::catalog::Catalog::builtin();
+    let class = |f: CalibrationFile| {
+        fit_classes(&CalibrationSet { files: vec![f] }, &cat)
+            .into_iter()
+            .next()
+            .expect("the publish rows fit a class")
+    };
+    let same = "size: 512B, workers: 2, window: 500, publish_mode: async";
+    let f = kv_file(&kv_rows(same, &[30_000.0, 32_000.0, 31_000.0]));
+    let k = class(f.clone()).kv_put.expect("a KV put ratio");
+    assert!((k.ratio - 40_000.0 / 31_000.0).abs() < 1e-9, "{k:?}");
+    assert_eq!((k.replicas, k.bytes, k.clients, k.window), (3, 512.0, 2.0, 500.0));
+    assert_eq!((k.kv_rows, k.publish_rows), (3, 3));
+    assert!(k.se_log > 0.0 && k.se_log < 0.1, "{k:?}");
+    assert!(
+        crate::perf::sync_law::fit(&f, 1.0).is_empty(),
+        "asynchronous puts are no synchronous clients' rows"
+    );
+    // Another window than the publish rows': no pair.
+    let other = kv_file(&kv_rows(
+        "size: 512B, workers: 2, window: 256, publish_mode: async",
+        &[30_000.0],
+    ));
+    assert_eq!(class(other).kv_put, None);
+    // Synchronous puts of the same size and clients: no pair, and a synchronous law.
+    let sync = kv_file(&kv_rows(
+        "size: 512B, workers: 2, publish_mode: sync",
+        &[1_000.0, 1_100.0],
+    ));
+    assert_eq!(class(sync.clone()).kv_put, None);
+    assert_eq!(crate::perf::sync_law::fit(&sync, 1.0).len(), 1);
 }

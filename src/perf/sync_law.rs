@@ -156,7 +156,11 @@ fn rows(f: &CalibrationFile, cpu_speed: f64, always: bool) -> Vec<Row> {
                     r.publishers.or(r.workers).unwrap_or(1),
                     r.measured("durable_pubs_per_s")?,
                 ),
-                "kv" => (SyncOp::KvPut, r.workers.unwrap_or(1), r.measured("ops_per_s")?),
+                // Asynchronous puts (`publish_mode: async`, calibrate's `kvasync` point) wait on no round trip:
+                // they price the leader's work (`leader::KvPutRatio`), not a synchronous client.
+                "kv" if r.publish_mode.as_deref() != Some("async") => {
+                    (SyncOp::KvPut, r.workers.unwrap_or(1), r.measured("ops_per_s")?)
+                }
                 _ => return None,
             };
             let clients = clients.max(1) as f64;

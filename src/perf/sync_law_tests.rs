@@ -137,6 +137,7 @@ fn class(host: &HostClass, unit_byte_s: f64) -> LeaderClass {
         probe: None,
         async_base_s: None,
         subjects: crate::perf::subjects::SubjectsTerm::assumed(0.0),
+        kv_put: None,
         always_replicas: Vec::new(),
         rms_log: 0.0,
         rows: 1,

@@ -258,9 +258,16 @@ fn js(c: &mut Ctx) -> Law {
     let stretch = readers.as_ref().map_or(1.0, |w| w.sync_stretch);
     let (round_trip, saturation) = (round_trip * stretch, saturation * stretch);
     let fsyncs_measured = c.always && fsyncs_measured(window, price.as_ref(), class, own_host, r);
-    // A KV put costs the leader more than a publish (subject index, per-key limits): the ratio the
-    // calibration measured at the most clients.
-    let factor = price.as_ref().map_or(1.0, |p| p.leader_factor);
+    // A KV put costs the leader more than a publish (subject index, per-key limits). Asynchronous puts: the
+    // ratio the class's own asynchronous KV and publish rows measured at one shape (`KvPutRatio`), where it
+    // has them; otherwise, and for synchronous putters, the synchronous rows' ratio at the most clients.
+    let kv_async = (sh.kind == Kind::Kv && window > 1.0)
+        .then_some(class.kv_put.as_ref())
+        .flatten();
+    let factor = match kv_async {
+        Some(k) => k.ratio.max(1.0),
+        None => price.as_ref().map_or(1.0, |p| p.leader_factor),
+    };
     inp.round_trip_s = round_trip;
     inp.publish.saturation_s = saturation;
     let t_l = leader_time(&inp) * factor;
@@ -308,6 +315,22 @@ fn js(c: &mut Ctx) -> Law {
     js_width(c, class, price.as_ref(), window, fsyncs_measured, rate.binding);
     if sh.kind == Kind::Js {
         subjects_priced(c, class);
+    }
+    if let Some(k) = kv_async {
+        c.notes.push(format!(
+            "an asynchronous KV put costs the stream leader {:.2}x an asynchronous publish{}: the ratio of {} publish rows to {} KV put rows of one shape on {} (R{}, {:.0} B, {:.0} clients, {:.0} in flight each)",
+            k.ratio.max(1.0),
+            if k.ratio < 1.0 { format!(" (measured {:.2}, held at 1)", k.ratio) } else { String::new() },
+            k.publish_rows,
+            k.kv_rows,
+            class.id,
+            k.replicas,
+            k.bytes,
+            k.clients,
+            k.window
+        ));
+        // The ratio's own uncertainty (its rows' scatter), in quadrature with the class's band.
+        c.width = crate::perf::band::add_widths(&[c.width, 1.645 * k.se_log]);
     }
     if let Some(w) = readers {
         // In quadrature: the readers' part already carries its own distance (the fetch fit's, or the

@@ -327,7 +327,11 @@ fn mean_of(f: &CalibrationSet, kind: &str, key: &str) -> Option<(f64, String)> {
 
 /// A KV putter row: fitted, one client, R1, with a rate.
 fn is_putter(r: &Row) -> bool {
-    r.fit && r.replicas.unwrap_or(1) <= 1 && r.workers.unwrap_or(1) <= 1 && r.measured("ops_per_s").is_some()
+    r.fit
+        && r.replicas.unwrap_or(1) <= 1
+        && r.workers.unwrap_or(1) <= 1
+        && r.publish_mode.as_deref() != Some("async")
+        && r.measured("ops_per_s").is_some()
 }
 
 /// The mean putter rate of the first file with single-client R1 KV rows.
