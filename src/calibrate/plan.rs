@@ -298,7 +298,7 @@ fn other_points(rb: u8, v: &mut Vec<Point>) {
     // R{rb}): what a KV put costs the stream leader against a publish, read off two rows of one shape
     // (perf::leader::KvPutRatio). The synchronous rows' ratio holds the KV client's round trip and, under
     // `always`, the fsync waits: from it the prediction matrix priced asynchronous KV puts under `always`
-    // 29-55 % low (runs 11-17).
+    // 25-55 % low (runs 12-17).
     let mut kv_async = pt(Kind::Kv, "kvasync", 512, rb, 2, 0, "window").optional();
     kv_async.window = Some(super::runner::JS_WINDOW as u32);
     v.push(kv_async);

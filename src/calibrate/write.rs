@@ -49,6 +49,8 @@ pub fn row(p: &Point, m: &Measurement, ctx: &RowContext) -> Row {
         // Consumer reads are one row kind with the read mode beside it (perf::consumer).
         kind: if p.kind.is_consumer() {
             crate::perf::consumer::ROW_KIND.to_string()
+        } else if p.kind == Kind::Kv && p.window.is_some() {
+            crate::perf::calibration::KV_ASYNC_KIND.to_string()
         } else {
             p.kind.as_str().to_string()
         },

@@ -54,14 +54,21 @@ pub const BUILTIN_FILES: [(&str, &str); 9] = [
     ),
 ];
 
+/// The row kind of asynchronous KV puts (`publish_mode: async`, `window`).
+pub const KV_ASYNC_KIND: &str = "kv-async";
+
 /// Row kinds the schema knows; anything else is a typo.
-pub const KINDS: [&str; 17] = [
+pub const KINDS: [&str; 18] = [
     "store-probe",
     "consumer",
     "obj-put",
     "obj-get",
     "js",
     "kv",
+    // Asynchronous KV puts (calibrate's kvasync point, `perf::leader::KvPutRatio`): a kind of their own, so
+    // no reader of `kv` rows (synchronous putters) takes one for a putter, and a natsplan from before it
+    // refuses the row by name instead of misreading it.
+    KV_ASYNC_KIND,
     "core",
     "ping",
     "flood",
@@ -188,6 +195,11 @@ impl Row {
     }
     pub fn size_bytes(&self) -> Option<u64> {
         self.size.as_deref().and_then(|s| parse_size(s).ok())
+    }
+    /// Asynchronous KV puts (`kind: kv-async`, or a `kv` row with `publish_mode: async`): the leader's KV put
+    /// ratio's rows (`perf::leader::KvPutRatio`), never a synchronous putter's.
+    pub fn async_put(&self) -> bool {
+        self.kind == KV_ASYNC_KIND || (self.kind == "kv" && self.publish_mode.as_deref() == Some("async"))
     }
     /// Published on one subject (no `subjects` above one): the rows every one-subject law is fitted to.
     pub fn one_subject(&self) -> bool {

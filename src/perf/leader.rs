@@ -214,7 +214,7 @@ pub struct LeaderClass {
 /// beside its async publish point of the same shape): the leader's work per KV put over its work per
 /// publish, both through the same publish path, so the ratio holds neither a synchronous client's round
 /// trip nor, under `always`, a fsync wait — which the synchronous rows' ratio (`sync_law::op_factor`) does.
-/// The prediction matrix (runs 11-17, `always`) priced asynchronous KV puts with that ratio 29-55 % low.
+/// The prediction matrix (runs 12-17, `always`) priced asynchronous KV puts with that ratio 25-55 % low.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct KvPutRatio {
     pub ratio: f64,

@@ -160,7 +160,7 @@ pub fn fit_classes(set: &CalibrationSet, catalog: &Catalog) -> Vec<LeaderClass> 
             class.async_base_s = async_base(&class, &small).or(Some(a));
         }
         class.subjects = SubjectsTerm::fit(&subject_extra(&class, &subject_rows), &f.id, class.subjects.clone());
-        class.kv_put = kv_put_ratio(f, !any_delayed, &rows);
+        class.kv_put = kv_put_ratio(f, !any_delayed, &rows, &class);
         out.push(class);
     }
     out
@@ -316,21 +316,27 @@ fn fit_class(f: &CalibrationFile, host: HostClass, assumed: bool, async_rows: &[
     }
 }
 
-/// The file's asynchronous KV put rows (`publish_mode: async`) under `always` or not, against its
-/// asynchronous one-subject publish rows of the same shape (`KvPutRatio`): the pair with the most rows.
-fn kv_put_ratio(f: &CalibrationFile, always: bool, publishes: &[JsRow]) -> Option<KvPutRatio> {
+/// The file's asynchronous KV put rows (`kind: kv-async`, or `kv` with `publish_mode: async`; one subject,
+/// a window of at least `SMALL_WINDOW`) under `always` or not, against its asynchronous one-subject publish
+/// rows of the same shape (`KvPutRatio`), both corrected for the closed loop as the class's leader rows are
+/// (`async_base`, when the class measured it): the pair with the most rows. A side measured once takes the
+/// class's fit residual for its scatter.
+fn kv_put_ratio(f: &CalibrationFile, always: bool, publishes: &[JsRow], class: &LeaderClass) -> Option<KvPutRatio> {
     let kv: Vec<(u8, f64, f64, f64, f64)> = f
         .series
         .iter()
         .flat_map(|s| &s.rows)
-        .filter(|r| r.is(Kind::Kv) && r.fit && r.mode.is_none() && r.publish_mode.as_deref() == Some("async"))
-        .filter(|r| (r.sync_always() == Some(true)) == always)
+        .filter(|r| {
+            r.kind == crate::perf::calibration::KV_ASYNC_KIND
+                || (r.is(Kind::Kv) && r.publish_mode.as_deref() == Some("async"))
+        })
+        .filter(|r| r.fit && r.mode.is_none() && r.one_subject() && (r.sync_always() == Some(true)) == always)
         .filter_map(|r| {
             Some((
                 r.replicas.unwrap_or(1),
                 r.size_bytes()? as f64,
                 r.workers.or(r.publishers).unwrap_or(1).max(1) as f64,
-                f64::from(r.window?),
+                f64::from(r.window.filter(|w| *w >= SMALL_WINDOW)?),
                 r.measured("ops_per_s").filter(|v| *v > 0.0)?,
             ))
         })
@@ -341,23 +347,37 @@ fn kv_put_ratio(f: &CalibrationFile, always: bool, publishes: &[JsRow]) -> Optio
             shapes.push((k.0, k.1, k.2, k.3));
         }
     }
+    // The closed loop's ceiling, as `fit_classes` corrects the leader rows: n in flight carry n ÷ (a + n·t_l).
+    let ceiling = |rate: f64, in_flight: f64| match class.async_base_s {
+        Some(a) if 1.0 / rate > 2.0 * a / in_flight => 1.0 / (1.0 / rate - a / in_flight),
+        _ => rate,
+    };
+    let s_or_floor = |v: &[f64]| {
+        if v.len() < 2 {
+            class.rms_log
+        } else {
+            log_var(v).sqrt()
+        }
+    };
     shapes
         .into_iter()
         .filter_map(|(replicas, bytes, clients, window)| {
+            let in_flight = clients * window;
             let kv_rates: Vec<f64> = kv
                 .iter()
                 .filter(|k| (k.0, k.1, k.2, k.3) == (replicas, bytes, clients, window))
-                .map(|k| k.4)
+                .map(|k| ceiling(k.4, in_flight))
                 .collect();
             let js_rates: Vec<f64> = publishes
                 .iter()
-                .filter(|r| r.always == always && !r.sync_publish && r.subjects <= 1.0)
+                .filter(|r| r.always == always && !r.sync_publish && !r.small_window() && r.subjects <= 1.0)
                 .filter(|r| (r.replicas, r.size, r.publishers, r.window) == (replicas, bytes, clients, Some(window)))
                 .filter(|r| r.rate > 0.0)
-                .map(|r| r.rate)
+                .map(|r| ceiling(r.rate, in_flight))
                 .collect();
             (!js_rates.is_empty()).then(|| KvPutRatio {
-                se_log: (log_var(&kv_rates) / kv_rates.len() as f64 + log_var(&js_rates) / js_rates.len() as f64)
+                se_log: (s_or_floor(&kv_rates).powi(2) / kv_rates.len() as f64
+                    + s_or_floor(&js_rates).powi(2) / js_rates.len() as f64)
                     .sqrt(),
                 ratio: median_or_zero(js_rates.clone()) / median_or_zero(kv_rates.clone()),
                 replicas,

@@ -178,21 +178,23 @@ fn kv_file(kv: &str) -> CalibrationFile {
     CalibrationFile::parse(&text, "kv-ratio-test.yaml").unwrap()
 }
 
-fn kv_rows(shape: &str, rates: &[f64]) -> String {
+fn kv_rows(kind: &str, shape: &str, rates: &[f64]) -> String {
     rates
         .iter()
         .enumerate()
         .map(|(i, r)| {
             format!(
-                "      - {{ label: \"kv {i}\", kind: kv, servers: 3, replicas: 3, sync: delayed, {shape}, storage: file, msgs: 1000, values: {{ ops_per_s: {r} }}, fit: true }}\n"
+                "      - {{ label: \"kv {i}\", kind: {kind}, servers: 3, replicas: 3, sync: delayed, {shape}, storage: file, msgs: 1000, values: {{ ops_per_s: {r} }}, fit: true }}\n"
             )
         })
         .collect()
 }
 
 /// Issue 37: asynchronous KV put rows in the async publish rows' shape give the leader's KV put ratio (the
-/// median publish rate over the median put rate, and its standard error); rows of another shape, or
-/// synchronous puts, give none; and asynchronous put rows are never read as synchronous clients.
+/// median publish rate over the median put rate, and its standard error): calibrate's `kv-async` rows and
+/// a hand-written `kv` row marked `publish_mode: async` alike. Rows of another shape, a small window, many
+/// subjects or synchronous puts give none; asynchronous put rows are never read as synchronous clients;
+/// a side measured once takes the class's fit residual for its scatter.
 #[test]
 fn the_kv_put_ratio_is_read_off_async_rows_of_one_shape_only() {
     let cat = crate::catalog::Catalog::builtin();
@@ -203,24 +205,38 @@ fn the_kv_put_ratio_is_read_off_async_rows_of_one_shape_only() {
             .expect("the publish rows fit a class")
     };
     let same = "size: 512B, workers: 2, window: 500, publish_mode: async";
-    let f = kv_file(&kv_rows(same, &[30_000.0, 32_000.0, 31_000.0]));
-    let k = class(f.clone()).kv_put.expect("a KV put ratio");
-    assert!((k.ratio - 40_000.0 / 31_000.0).abs() < 1e-9, "{k:?}");
-    assert_eq!((k.replicas, k.bytes, k.clients, k.window), (3, 512.0, 2.0, 500.0));
-    assert_eq!((k.kv_rows, k.publish_rows), (3, 3));
-    assert!(k.se_log > 0.0 && k.se_log < 0.1, "{k:?}");
+    for kind in ["kv-async", "kv"] {
+        let f = kv_file(&kv_rows(kind, same, &[30_000.0, 32_000.0, 31_000.0]));
+        let k = class(f.clone()).kv_put.expect("a KV put ratio");
+        assert!((k.ratio - 40_000.0 / 31_000.0).abs() < 1e-9, "{kind}: {k:?}");
+        assert_eq!((k.replicas, k.bytes, k.clients, k.window), (3, 512.0, 2.0, 500.0));
+        assert_eq!((k.kv_rows, k.publish_rows), (3, 3));
+        assert!(k.se_log > 0.0 && k.se_log < 0.1, "{k:?}");
+        assert!(
+            crate::perf::sync_law::fit(&f, 1.0).is_empty(),
+            "{kind}: asynchronous puts are no synchronous clients' rows"
+        );
+    }
+    // One KV row: its scatter is the class's fit residual, never zero.
+    let one = class(kv_file(&kv_rows("kv-async", same, &[30_000.0])));
+    let k = one.kv_put.clone().expect("a ratio from one row");
     assert!(
-        crate::perf::sync_law::fit(&f, 1.0).is_empty(),
-        "asynchronous puts are no synchronous clients' rows"
+        one.rms_log > 0.0 && k.se_log >= one.rms_log,
+        "{k:?} against the class's {}",
+        one.rms_log
     );
-    // Another window than the publish rows': no pair.
-    let other = kv_file(&kv_rows(
+    // Another window than the publish rows', a small window, many subjects: no pair.
+    for shape in [
         "size: 512B, workers: 2, window: 256, publish_mode: async",
-        &[30_000.0],
-    ));
-    assert_eq!(class(other).kv_put, None);
+        "size: 512B, workers: 2, window: 8, publish_mode: async",
+        "size: 512B, workers: 2, window: 500, publish_mode: async, subjects: 16384",
+    ] {
+        let f = kv_file(&kv_rows("kv-async", shape, &[30_000.0, 31_000.0]));
+        assert_eq!(class(f).kv_put, None, "{shape}");
+    }
     // Synchronous puts of the same size and clients: no pair, and a synchronous law.
     let sync = kv_file(&kv_rows(
+        "kv",
         "size: 512B, workers: 2, publish_mode: sync",
         &[1_000.0, 1_100.0],
     ));

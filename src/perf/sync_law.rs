@@ -158,9 +158,7 @@ fn rows(f: &CalibrationFile, cpu_speed: f64, always: bool) -> Vec<Row> {
                 ),
                 // Asynchronous puts (`publish_mode: async`, calibrate's `kvasync` point) wait on no round trip:
                 // they price the leader's work (`leader::KvPutRatio`), not a synchronous client.
-                "kv" if r.publish_mode.as_deref() != Some("async") => {
-                    (SyncOp::KvPut, r.workers.unwrap_or(1), r.measured("ops_per_s")?)
-                }
+                "kv" if !r.async_put() => (SyncOp::KvPut, r.workers.unwrap_or(1), r.measured("ops_per_s")?),
                 _ => return None,
             };
             let clients = clients.max(1) as f64;

@@ -84,8 +84,9 @@ struct Run {
     #[serde(default)]
     reported: Option<String>,
     /// Why a quiet run's `always` cells, from its own quiet `always` calibration, are reported and not held
-    /// to the targets (run 18: the lab slowed 13-22 % between calibrate and its second pass with nothing the
-    /// host load shows; the same build and procedure met every target in run 19): printed with the misses.
+    /// to the targets (run 18: the lab slowed about a fifth from its first pass to its second with nothing
+    /// the host load shows; the same build and procedure met every target in run 19): printed with the
+    /// misses.
     #[serde(default)]
     always_reported: Option<String>,
     /// Why a quiet run's bands are wider than the cap (`MAX_BAND`) while its errors are held to every
@@ -651,9 +652,9 @@ fn kv_async_gap(judged: &[Judged]) -> Option<f64> {
 /// Issue 37: asynchronous KV puts under `always` are priced with the leader's KV put ratio the always lab
 /// measured itself (calibrate's kvasync point, `leader::KvPutRatio`), so in every run whose calibration has
 /// it the KV cell's error sits within 15 points of the same run's asynchronous publishes — whatever the
-/// lab's drift (run 18's cells all 13-22 % low). Before it (runs 12, 16 and 17, the synchronous rows' D
-/// ratio) the KV cell was 30-48 points above them; with the measured ratio 1.6x too high the latest run
-/// fails.
+/// lab's drift (run 18: its cells 2-22 % low). Before it (runs 12, 16 and 17, the synchronous rows' D
+/// ratio) the KV cell was 30-48 points above them (printed); with the measured ratio 1.6x too high the
+/// latest run fails.
 #[test]
 fn async_kv_puts_under_always_are_priced_in_line_with_the_runs_async_publishes() {
     let f = fixture();
@@ -678,18 +679,12 @@ fn async_kv_puts_under_always_are_priced_in_line_with_the_runs_async_publishes()
             run.date,
             gap * 100.0
         );
-        match measured {
-            Some(k) => {
-                with_ratio += 1;
-                assert!(gap.abs() <= 0.15, "{}: {:+.1} points ({k:?})", run.date, gap * 100.0);
-                assert!(k.ratio > 1.0 && k.kv_rows >= 2 && k.publish_rows >= 2, "{k:?}");
-            }
-            None => assert!(
-                gap > 0.15,
-                "{}: the gap the ratio closes, {:+.1} points",
-                run.date,
-                gap * 100.0
-            ),
+        // Before the ratio (runs 12, 16, 17: +37.0, +30.2, +48.4 points): printed, not asserted, so a better
+        // fallback is never a failure.
+        if let Some(k) = measured {
+            with_ratio += 1;
+            assert!(gap.abs() <= 0.15, "{}: {:+.1} points ({k:?})", run.date, gap * 100.0);
+            assert!(k.ratio > 1.0 && k.kv_rows >= 2 && k.publish_rows >= 2, "{k:?}");
         }
     }
     assert!(with_ratio >= 2, "runs 18 and 19 measured the ratio");
@@ -713,5 +708,61 @@ fn async_kv_puts_under_always_are_priced_in_line_with_the_runs_async_publishes()
         !m.is_empty(),
         "the KV put ratio 1.6x too high, yet run {} passes",
         run.date
+    );
+}
+
+/// Issue 37 (review): the measured KV put ratio prices asynchronous puts only — synchronous putters keep
+/// their own rows whatever it is — and the advice a prediction gives for the other mode uses that mode's
+/// factor: synchronous putters' law re-priced for a window of 256 lands on the asynchronous prediction.
+#[test]
+fn the_kv_put_ratio_prices_async_puts_only_and_the_advice_follows_the_mode() {
+    let cat = Catalog::builtin();
+    let path = "calibration/lab-loopback-matrix-19-always.yaml";
+    let model = "lab-loopback-matrix-19-always";
+    let cell = |workers: u32, batch: u32| Cell {
+        name: format!("kv-{workers}-{batch}"),
+        set: "held-out".into(),
+        sync: "always".into(),
+        kind: "kv".into(),
+        replicas: 3,
+        workers,
+        batch,
+        size: 128,
+        runs: vec![1.0],
+        predicted_then: 1.0,
+        other_cores: 0.0,
+        unmodelled: None,
+        subjects: None,
+        consumers: None,
+    };
+    let price = |cal: &Calibration, workers: u32, batch: u32| {
+        predict_shape(&cal.terms, &cat, &shape(&cat, cal, model, &cell(workers, batch)))
+    };
+    let cal = Calibration::with_file(Path::new(path)).unwrap();
+    let mut tripled = Calibration::with_file(Path::new(path)).unwrap();
+    for l in &mut tripled.terms.leaders {
+        if let Some(k) = l.kv_put.as_mut() {
+            k.ratio = 3.0;
+        }
+    }
+    for workers in [1, 8, 64] {
+        let (a, b) = (price(&cal, workers, 1).ops_per_s, price(&tripled, workers, 1).ops_per_s);
+        assert!(
+            (a / b - 1.0).abs() < 1e-9,
+            "{workers} synchronous putters: {a:.0} against {b:.0}"
+        );
+    }
+    let (a, b) = (price(&cal, 2, 256).ops_per_s, price(&tripled, 2, 256).ops_per_s);
+    assert!(
+        b < 0.8 * a,
+        "asynchronous puts: {a:.0} with the measured ratio, {b:.0} with 3"
+    );
+    // The synchronous putters' law asked about a window of 256 (design's advice) says what the
+    // asynchronous prediction does.
+    let sync = price(&cal, 2, 1);
+    let advised = sync.stream.as_ref().expect("a stream law").rate_with(2.0, 256.0);
+    assert!(
+        (advised / a - 1.0).abs() < 0.05,
+        "advice {advised:.0}/s against the asynchronous prediction {a:.0}/s"
     );
 }

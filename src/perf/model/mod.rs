@@ -269,6 +269,10 @@ pub struct StreamLaw {
     pub leader_time_s: f64,
     pub input: crate::perf::leader::StreamInput,
     pub ratio: f64,
+    /// The leader's time per message in the other publish mode (one in flight against a window) ÷ this
+    /// one's: a KV put's factor differs by mode where the class measured asynchronous puts
+    /// (`leader::KvPutRatio` for a window, the synchronous rows' ratio for one in flight); 1 otherwise.
+    pub other_mode: f64,
 }
 
 /// Clients or windows are searched up to this (a site's `publishers` and `window` go to 1,000,000).
@@ -282,9 +286,11 @@ impl StreamFacts {
             return 0.0;
         };
         let mut i = l.input.clone();
+        let same_mode = (window > 1.0) == (i.publish.window > 1.0);
         i.publish.publishers = publishers.max(1.0);
         i.publish.window = window.max(1.0);
-        crate::perf::leader::stream_rate(l.leader_time_s, &i).per_s * l.ratio
+        let t = l.leader_time_s * if same_mode { 1.0 } else { l.other_mode };
+        crate::perf::leader::stream_rate(t, &i).per_s * l.ratio
     }
 
     /// The fewest synchronous publishers (window 1) the model says reach `rate`; None when no count does

@@ -261,13 +261,15 @@ fn js(c: &mut Ctx) -> Law {
     // A KV put costs the leader more than a publish (subject index, per-key limits). Asynchronous puts: the
     // ratio the class's own asynchronous KV and publish rows measured at one shape (`KvPutRatio`), where it
     // has them; otherwise, and for synchronous putters, the synchronous rows' ratio at the most clients.
-    let kv_async = (sh.kind == Kind::Kv && window > 1.0)
-        .then_some(class.kv_put.as_ref())
-        .flatten();
-    let factor = match kv_async {
-        Some(k) => k.ratio.max(1.0),
-        None => price.as_ref().map_or(1.0, |p| p.leader_factor),
+    let kv_put = (sh.kind == Kind::Kv).then_some(class.kv_put.as_ref()).flatten();
+    let sync_factor = price.as_ref().map_or(1.0, |p| p.leader_factor);
+    let async_factor = kv_put.map_or(sync_factor, |k| k.ratio.max(1.0));
+    let (factor, other_factor) = if window > 1.0 {
+        (async_factor, sync_factor)
+    } else {
+        (sync_factor, async_factor)
     };
+    let kv_async = kv_put.filter(|_| window > 1.0);
     inp.round_trip_s = round_trip;
     inp.publish.saturation_s = saturation;
     let t_l = leader_time(&inp) * factor;
@@ -293,6 +295,7 @@ fn js(c: &mut Ctx) -> Law {
             // What `rate_with` re-prices (the advice on publishers and windows): as the rate was priced.
             input: as_measured.clone(),
             ratio: 1.0,
+            other_mode: other_factor / factor,
         }),
     };
     let mut bottleneck = rate.binding.label().to_string();
@@ -329,8 +332,14 @@ fn js(c: &mut Ctx) -> Law {
             k.clients,
             k.window
         ));
-        // The ratio's own uncertainty (its rows' scatter), in quadrature with the class's band.
-        c.width = crate::perf::band::add_widths(&[c.width, 1.645 * k.se_log]);
+        // The ratio's own uncertainty (its rows' scatter): in quadrature with the class's band on its own host,
+        // summed in full away (as the subjects term's).
+        let w = 1.645 * k.se_log;
+        c.width = if c.distance > 0.0 {
+            c.width + w
+        } else {
+            crate::perf::band::add_widths(&[c.width, w])
+        };
     }
     if let Some(w) = readers {
         // In quadrature: the readers' part already carries its own distance (the fetch fit's, or the
@@ -544,10 +553,12 @@ fn always_on_catalog_volume(
     always::price(&terms.always_ratios, &sh.volume, r, lats, mech).map(|a| {
         rate.per_s = d * a.ratio;
         rate.latency_s = (c.w * window) / rate.per_s;
+        let other_mode = facts.law.as_ref().map_or(1.0, |l| l.other_mode);
         facts.law = Some(StreamLaw {
             leader_time_s: t_d,
             input: delayed_inp,
             ratio: a.ratio,
+            other_mode,
         });
         // The leader's ceiling as this pricing has it (the split advice divides by it).
         facts.leader_per_s = a.ratio / t_d;

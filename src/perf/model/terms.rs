@@ -325,25 +325,25 @@ fn mean_of(f: &CalibrationSet, kind: &str, key: &str) -> Option<(f64, String)> {
     Some((xs.iter().sum::<f64>() / xs.len() as f64, first))
 }
 
-/// A KV putter row: fitted, one client, R1, with a rate.
-fn is_putter(r: &Row) -> bool {
-    r.fit
-        && r.replicas.unwrap_or(1) <= 1
-        && r.workers.unwrap_or(1) <= 1
-        && r.publish_mode.as_deref() != Some("async")
-        && r.measured("ops_per_s").is_some()
+/// A synchronous KV row with a rate: fitted, not an asynchronous put.
+fn is_sync_kv(r: &Row) -> bool {
+    r.fit && !r.async_put() && r.measured("ops_per_s").is_some()
 }
 
-/// The mean putter rate of the first file with single-client R1 KV rows.
-fn kv_putter_mean(f: &CalibrationSet) -> Option<(f64, String)> {
-    let putter = is_putter;
+/// A KV putter row: a synchronous KV row of one client at R1.
+fn is_putter(r: &Row) -> bool {
+    is_sync_kv(r) && r.replicas.unwrap_or(1) <= 1 && r.workers.unwrap_or(1) <= 1
+}
+
+/// The mean rate of the KV rows `keep` takes in the first file that has one.
+fn kv_mean(f: &CalibrationSet, keep: fn(&Row) -> bool) -> Option<(f64, String)> {
     let first = f
         .rows_of(Kind::Kv)
-        .find(|(_, r)| putter(r))
+        .find(|(_, r)| keep(r))
         .map(|(file, _)| file.id.clone())?;
     let xs: Vec<f64> = f
         .rows_of(Kind::Kv)
-        .filter(|(file, r)| file.id == first && putter(r))
+        .filter(|(file, r)| file.id == first && keep(r))
         .filter_map(|(_, r)| r.measured("ops_per_s"))
         .collect();
     Some((xs.iter().sum::<f64>() / xs.len() as f64, first))
@@ -390,9 +390,10 @@ impl Terms {
         // (perf::sync_law prices them wherever one did): fitted rows first; the NATS docs' laptop putter
         // (held out, `fit: false`) only when nothing else gives one.
         let (kv_rate, kv_src) = need(
-            kv_putter_mean(set)
-                // A file with replicated KV rows only: their mean, as before calibrate measured R3.
-                .or_else(|| mean_of(set, Kind::Kv.as_str(), "ops_per_s"))
+            kv_mean(set, is_putter)
+                // A file with replicated KV rows only: their mean, as before calibrate measured R3
+                // (synchronous puts only: an asynchronous put is no client's round trip).
+                .or_else(|| kv_mean(set, is_sync_kv))
                 .or_else(|| val(set, Kind::Kv.as_str(), "kv-put-1-client", "ops_per_s")),
             "the KV putter rate",
         )?;
@@ -401,10 +402,7 @@ impl Terms {
         let kv_row = set
             .rows_of(Kind::Kv)
             .find(|(f, r)| f.id == kv_src && is_putter(r))
-            .or_else(|| {
-                set.rows_of(Kind::Kv)
-                    .find(|(f, r)| f.id == kv_src && r.fit && r.measured("ops_per_s").is_some())
-            })
+            .or_else(|| set.rows_of(Kind::Kv).find(|(f, r)| f.id == kv_src && is_sync_kv(r)))
             .map(|(_, r)| r.clone());
         let kv_fsync_s = match &kv_row {
             Some(r) if r.sync_always() == Some(true) => {
