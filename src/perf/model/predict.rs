@@ -338,12 +338,7 @@ fn js(c: &mut Ctx) -> Law {
         ));
         // The ratio's own uncertainty (its rows' scatter): in quadrature with the class's band on its own host,
         // summed in full away (as the subjects term's).
-        let w = 1.645 * k.se_log;
-        c.width = if c.distance > 0.0 {
-            c.width + w
-        } else {
-            crate::perf::band::add_widths(&[c.width, w])
-        };
+        c.widen_by_part(1.645 * k.se_log);
     }
     if let Some(w) = readers {
         // In quadrature: the readers' part already carries its own distance (the fetch fit's, or the
@@ -403,6 +398,18 @@ fn js_width(
     }
 }
 
+impl Ctx<'_> {
+    /// Widen the band by an independent part measured on the class's host: in quadrature there, summed in
+    /// full when the class is carried to another host (`band::own_and_carried`).
+    fn widen_by_part(&mut self, w: f64) {
+        self.width = if self.distance > 0.0 {
+            self.width + w
+        } else {
+            crate::perf::band::add_widths(&[self.width, w])
+        };
+    }
+}
+
 /// What the stream's distinct subjects add to the leader's work per message (perf::subjects): given, the
 /// band widens by the share of the work the term prices; `Prediction::subjects` says what was priced.
 fn subjects_priced(c: &mut Ctx, class: &leader::LeaderClass) {
@@ -410,12 +417,7 @@ fn subjects_priced(c: &mut Ctx, class: &leader::LeaderClass) {
     let unit = class.unit(c.s);
     if let Some(n) = c.sh.subjects {
         // In quadrature on the class's own host, in full carried elsewhere (`band::own_and_carried`).
-        let w = t.width(n as f64, unit);
-        c.width = if c.distance > 0.0 {
-            c.width + w
-        } else {
-            crate::perf::band::add_widths(&[c.width, w])
-        };
+        c.widen_by_part(t.width(n as f64, unit));
     }
     c.subjects = Some(t.describe(c.sh.subjects, unit));
 }
