@@ -607,7 +607,7 @@ mod tests {
             let p = pts.iter().find(|p| p.id == id).unwrap();
             predict_point(&cal.terms, &cat, p, 3, SyncClass::Delayed).ops_per_s
         };
-        let (asynchronous, one) = (at("kvasync-r3-2p-512B"), at("kv-r3-1p-512B"));
+        let (asynchronous, one) = (at("kvasync-r3-2p-512B"), at("kv-r3-1p-128B"));
         assert!(
             asynchronous > 10.0 * one,
             "async {asynchronous:.0}/s against one putter's {one:.0}/s"

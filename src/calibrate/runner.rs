@@ -566,7 +566,7 @@ mod tests {
         assert!(count_for(&kv, 10_000.0, 0.5) >= 4 * crate::perf::subjects::PLATEAU as u64);
         let putter = pts
             .iter()
-            .find(|p| p.id == "kv-r3-16p-512B")
+            .find(|p| p.id == "kv-r3-16p-128B")
             .expect("16 putters")
             .clone();
         assert!(putter.one_in_flight());

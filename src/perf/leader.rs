@@ -330,6 +330,9 @@ pub struct StreamInput {
     /// the publishers write) spend on the leader's host (`predict::readers_work`): on the host's cores,
     /// beside the leader's own work, not in the stream's own stages. 0: no readers.
     pub readers_s: f64,
+    /// Reference-core seconds per message the readers spend inside the stream's own stage (an R1 stream's:
+    /// `predict::readers_work`), beside the leader's work per message. 0: no readers, or replicas > 1.
+    pub readers_serial_s: f64,
 }
 
 /// What binds a stream's rate.
@@ -400,8 +403,9 @@ fn unit_for(host: &HostClass, r: u8, always: bool, write_s: f64, rate: f64) -> f
 pub fn leader_time_s(class: &LeaderClass, host: &HostClass, inp: &StreamInput) -> f64 {
     let u = class.unit(inp.bytes) + class.subjects.work_s(inp.subjects);
     let [host_bound, own] = bounds(host, inp.replicas, inp.always);
-    // The readers' work shares the host's cores (`bounds`' first), not the stream's own stages.
-    let x = [(host_bound, inp.readers_s), (own, 0.0)]
+    // The readers' work shares the host's cores (`bounds`' first); at R1 it is in the stream's one stage
+    // too (`StreamInput::readers_serial_s`).
+    let x = [(host_bound, inp.readers_s), (own, inp.readers_serial_s)]
         .iter()
         .map(|((num, units, writes), readers)| host.cpu_speed * num / (units * u + writes * inp.write_s + readers))
         .fold(f64::INFINITY, f64::min);

@@ -207,6 +207,7 @@ fn async_base(class: &LeaderClass, small: &[&JsRow]) -> Option<f64> {
                 async_base_s: None,
                 subjects: 1.0,
                 readers_s: 0.0,
+                readers_serial_s: 0.0,
             };
             Some(n / r.rate - n * leader_time_s(class, &class.host, &inp))
         })

@@ -21,6 +21,7 @@ fn inp(r: u8, always: bool, publishers: f64, window: f64) -> StreamInput {
         async_base_s: None,
         subjects: 1.0,
         readers_s: 0.0,
+        readers_serial_s: 0.0,
     }
 }
 

@@ -654,7 +654,7 @@ fn kv_async_gap(judged: &[Judged]) -> Option<f64> {
 /// it the KV cell's error sits within 15 points of the same run's asynchronous publishes — whatever the
 /// lab's drift (run 18: its cells 2-22 % low). Before it (runs 12, 16 and 17, the synchronous rows' D
 /// ratio) the KV cell was 30-48 points above them (printed); with the measured ratio 1.6x too high the
-/// latest run fails.
+/// latest run fails its targets or this gap.
 #[test]
 fn async_kv_puts_under_always_are_priced_in_line_with_the_runs_async_publishes() {
     let f = fixture();
@@ -703,11 +703,15 @@ fn async_kv_puts_under_always_are_priced_in_line_with_the_runs_async_publishes()
             k.ratio *= 1.6;
         }
     }
-    let m = run.misses(&judge(&cal, Some(&always), run), "always");
+    // Broken, it misses the run's targets or lands the KV cell more than 15 points off the run's async
+    // publishes (run 21's 2.4x async bands hold a price 1.6x low: the gap is what finds it).
+    let judged = judge(&cal, Some(&always), run);
+    let (m, gap) = (run.misses(&judged, "always"), kv_async_gap(&judged).unwrap());
     assert!(
-        !m.is_empty(),
-        "the KV put ratio 1.6x too high, yet run {} passes",
-        run.date
+        !m.is_empty() || gap.abs() > 0.15,
+        "the KV put ratio 1.6x too high, yet run {} passes ({:+.1} points)",
+        run.date,
+        gap * 100.0
     );
 }
 
@@ -764,5 +768,67 @@ fn the_kv_put_ratio_prices_async_puts_only_and_the_advice_follows_the_mode() {
     assert!(
         (advised / a - 1.0).abs() < 0.05,
         "advice {advised:.0}/s against the asynchronous prediction {a:.0}/s"
+    );
+}
+
+/// Issue 37 (R1 readers, 2026-12-07): an R1 stream's reader loads every message from the store its
+/// publishes are written to, under the store's lock, so part of its time is in the stream's one stage
+/// (`predict::readers`, 0.75 of it). The lab's R1 cell with one reader, priced on the readers' CPU alone,
+/// read -15 to -34 % in every run (runs 13-15, 20, 21: median 24.7 %); with the share its errors are
+/// held to issue 37's targets over those runs — run 21 held out — and each inside its band. With no share
+/// the same runs fail; the R3 readers' cells do not move with it.
+#[test]
+fn an_r1_readers_time_under_the_store_lock_prices_its_publishers() {
+    const CELL: &str = "js-async-r1-1p-w256-128B-1c";
+    let f = fixture();
+    let runs: Vec<&Run> = f
+        .runs
+        .iter()
+        .filter(|r| r.cells.iter().any(|c| c.name == CELL))
+        .collect();
+    assert!(runs.len() >= 5, "runs 13-15, 20 and 21 measured the cell");
+    let mut errors = Vec::new();
+    for run in &runs {
+        let cal = Calibration::with_file(Path::new(&run.calibration)).unwrap();
+        let judged = judge(&cal, always_calibration(run).as_ref(), run);
+        let j = judged.iter().find(|j| j.name == CELL).unwrap();
+        eprintln!(
+            "{}: {CELL} measured {:.0} predicted {:.0} ({:+.1} %) band {:.0}-{:.0}",
+            run.date,
+            j.measured,
+            j.predicted,
+            j.error * 100.0,
+            j.low,
+            j.high
+        );
+        assert!((j.low..=j.high).contains(&j.measured), "{}: outside its band", run.date);
+        assert!(j.error.abs() <= WORST_TARGET, "{}: {:+.1} %", run.date, j.error * 100.0);
+        // The R3 readers' cells are priced as before the share (their recorded prices, in held-out runs).
+        for (c, j) in run.cells.iter().zip(&judged) {
+            let pinned = !run.development && !run.repriced(&c.name) && !run.changed_after.contains(&c.name);
+            if c.consumers.is_some() && c.replicas > 1 && pinned {
+                assert!(
+                    (j.predicted / c.predicted_then - 1.0).abs() <= 0.02,
+                    "{} {}",
+                    run.date,
+                    c.name
+                );
+            }
+        }
+        errors.push(j.error.abs());
+    }
+    let m = median(errors);
+    assert!(m <= MEDIAN_TARGET, "median |error| {:.1} %", m * 100.0);
+    // Before the share: the recorded prices (runs 13-15 and 20 on the readers' CPU alone) and run 21's.
+    let before: Vec<f64> = runs
+        .iter()
+        .map(|r| {
+            let c = r.cells.iter().find(|c| c.name == CELL).unwrap();
+            (median(c.runs.clone()) / c.predicted_then - 1.0).abs()
+        })
+        .collect();
+    assert!(
+        median(before) > MEDIAN_TARGET,
+        "the cell's recorded prices were within target"
     );
 }

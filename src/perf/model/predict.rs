@@ -237,6 +237,7 @@ fn js(c: &mut Ctx) -> Law {
     let mut inp = stream_input(c, class, own_host, probe, fsync_s);
     let readers = readers_work(c, class, &host);
     inp.readers_s = readers.as_ref().map_or(0.0, |w| w.s_per_msg);
+    inp.readers_serial_s = readers.as_ref().map_or(0.0, |w| w.serial_s);
     let leader_time = |inp: &StreamInput| capped_leader_time(class, &host, r, inp);
     let delayed = StreamInput {
         always: false,
@@ -500,6 +501,7 @@ fn stream_input(
         async_base_s: class.async_base_s,
         subjects: sh.subjects.unwrap_or(1).max(1) as f64,
         readers_s: 0.0,
+        readers_serial_s: 0.0,
     }
 }
 

@@ -11,6 +11,9 @@ use crate::perf::leader::{self, HostClass};
 pub(super) struct ReadersWork {
     /// Reference-core seconds per message on the leader's host (`StreamInput::readers_s`).
     pub(super) s_per_msg: f64,
+    /// Of it, what runs inside the stream's own stage (`StreamInput::readers_serial_s`): all of it on an R1
+    /// stream (`R1_READERS_SERIAL`), none above.
+    pub(super) serial_s: f64,
     /// Band half-width (log units) the pricing adds.
     pub(super) width: f64,
     /// What each synchronous client's round trip (and what each further client adds to it) is multiplied
@@ -26,6 +29,29 @@ pub(super) struct ReadersWork {
 /// publishers 32-35 % fewer with two (7,517 → 4,914 and 5,234/s: 0.27, 0.22), where the readers' CPU alone
 /// prices 4.5 %: their deliveries run between each store and its ack. The median, 0.22; run 15 holds it out.
 const READERS_SYNC_STRETCH: f64 = 0.22;
+
+/// Whether a reader's work per message runs inside the stream's own stage as well as on the host's cores:
+/// on an R1 stream, whose one copy is the store every publish is written to inline in the publisher's read
+/// loop (perf::leader::stream_parallelism), and which a reader loads each message from under the store's
+/// lock (nats-server filestore.go: `LoadNextMsg` holds `fs.mu.RLock`, `StoreMsg` `fs.mu.Lock`), so the two
+/// serialize for part of the reader's time (`R1_READERS_SERIAL_SHARE`). Above R1 a consumer reads its own
+/// server's replica, whose store the apply loop writes off the commit's path: not priced there (an
+/// assumption; the R3 readers' cells of runs 20-21 sat 6-20 % below their prices, inside their bands).
+fn r1_readers_serial(replicas: u8) -> bool {
+    replicas <= 1
+}
+
+/// The share of an R1 reader's time per message (1 ÷ its fetch rate here, or a unit of the leader's work)
+/// that the stream's one stage waits behind. Fitted to the loopback lab's R1 cell (one async publisher,
+/// window 256, 128 B, one reader: prediction matrix runs 13-15 on run 12's calibration and run 20 on its
+/// own, development data): priced with none of it the cell read -15 to -34 %; with all of it +15 to
+/// +29 % on run 12's calibration and -3 % on run 20's; 0.75 leaves their median error about zero
+/// (-1.3, +5.1, +11.0, -15.7 %). Run 21 holds it out.
+const R1_READERS_SERIAL_SHARE: f64 = 0.75;
+
+/// What the share's fit adds to the band (log half-width, in quadrature with the readers' part): 1.645 ×
+/// the spread of those four cells' log errors about it (0.117).
+const R1_READERS_SERIAL_WIDTH: f64 = 0.19;
 
 /// Where the readers' work lands is the host's cores, beside the leader's (nats-server delivers to a pull
 /// consumer and takes its acks in the consumer's own goroutines, not in the stream's append path):
@@ -50,6 +76,15 @@ pub(super) fn readers_work(c: &Ctx, class: &leader::LeaderClass, host: &HostClas
         return None;
     }
     let nf = n as f64;
+    let serial = r1_readers_serial(sh.replicas);
+    let serial_note = if serial {
+        format!(
+            "; on an R1 stream each reader loads every message from the store the publishes are written to, under its lock: {:.0} % of its time is in the stream's one stage as well (fitted to the loopback lab's R1 readers' cells), band widened",
+            R1_READERS_SERIAL_SHARE * 100.0
+        )
+    } else {
+        String::new()
+    };
     if host.co_located > 1 {
         let one = Shape {
             kind: Kind::ConsumerFetch,
@@ -73,17 +108,21 @@ pub(super) fn readers_work(c: &Ctx, class: &leader::LeaderClass, host: &HostClas
             } else {
                 1.0
             };
-            let width = if sync_clients && !own {
+            let mut width = if sync_clients && !own {
                 crate::perf::band::add_widths(&[fetch_w, READERS_CONTENTION_WIDTH])
             } else {
                 fetch_w
             };
+            if serial {
+                width = crate::perf::band::add_widths(&[width, R1_READERS_SERIAL_WIDTH]);
+            }
             return Some(ReadersWork {
                 s_per_msg: nf * per,
+                serial_s: if serial { nf * per * R1_READERS_SERIAL_SHARE } else { 0.0 },
                 width,
                 sync_stretch,
                 note: format!(
-                    "consumers reading every message while the publishers write: {n}, each keeping a core of this host busy {:.1} µs per message (1 ÷ one reader's fetch rate here, {:.0}/s) beside the leader's work; priced as readers that keep up{}",
+                    "consumers reading every message while the publishers write: {n}, each keeping a core of this host busy {:.1} µs per message (1 ÷ one reader's fetch rate here, {:.0}/s) beside the leader's work; priced as readers that keep up{serial_note}{}",
                     1e6 / fetch.ops_per_s,
                     fetch.ops_per_s,
                     match (sync_clients, own) {
@@ -108,10 +147,15 @@ pub(super) fn readers_work(c: &Ctx, class: &leader::LeaderClass, host: &HostClas
     let unit = class.unit(c.s);
     Some(ReadersWork {
         s_per_msg: nf * unit,
-        width: READERS_CONTENTION_WIDTH,
+        serial_s: if serial { nf * unit * R1_READERS_SERIAL_SHARE } else { 0.0 },
+        width: if serial {
+            crate::perf::band::add_widths(&[READERS_CONTENTION_WIDTH, R1_READERS_SERIAL_WIDTH])
+        } else {
+            READERS_CONTENTION_WIDTH
+        },
         sync_stretch: 1.0,
         note: format!(
-            "consumers reading every message while the publishers write: {n}, each costing the leader's host one unit of the leader's work per message ({:.1} µs of a reference core; an assumption: its deliveries and acks where it leads, its replicated ack state where it follows; no consumer calibration prices its client's share on a host it shares); their contention with the leader beyond CPU is not priced (nats-server #5637: -40 % with readers on an R1 memory stream), band widened",
+            "consumers reading every message while the publishers write: {n}, each costing the leader's host one unit of the leader's work per message ({:.1} µs of a reference core; an assumption: its deliveries and acks where it leads, its replicated ack state where it follows; no consumer calibration prices its client's share on a host it shares); their contention with the leader beyond CPU is not priced (nats-server #5637: -40 % with readers on an R1 memory stream), band widened{serial_note}",
             unit * 1e6,
         ),
         source: format!("{} (readers: one unit per delivery, assumed)", class.id),
