@@ -293,15 +293,20 @@ fn other_points(rb: u8, v: &mut Vec<Point>) {
     // 512 B ones (the prediction matrix under `always`: 64 putters at 128 B a median +24 % over runs 6-19;
     // measured on the lab 2026-12-07, 3 interleaved passes under `always`, 128 B 5-12 % faster than 512 B
     // at 1, 4, 16 and 64 putters).
-    if rb > 1 {
+    // On one server (R1 only) the putters stay at the base putter's 512 B: one law per replica count reads
+    // its round trip from the fewest clients and D from the rest, which must be one size.
+    let putters = if rb > 1 {
         v.push(pt(Kind::Kv, "kv", 128, rb, 1, 0, "replicas"));
-    }
+        128
+    } else {
+        512
+    };
     // Putters at R{rb}: how KV clients contend (perf::sync_law's D for KV puts), from their own rows, at
     // the synchronous publishers' counts (4, 16, 48: with three or more counts D is read off the measured
     // curve, and 64 putters are priced from 48 rather than carried by a power law from 16).
-    v.push(pt(Kind::Kv, "kv", 128, rb, 4, 0, "workers").optional());
-    v.push(pt(Kind::Kv, "kv", 128, rb, 16, 0, "workers").optional());
-    v.push(pt(Kind::Kv, "kv", 128, rb, 48, 0, "workers").optional());
+    v.push(pt(Kind::Kv, "kv", putters, rb, 4, 0, "workers").optional());
+    v.push(pt(Kind::Kv, "kv", putters, rb, 16, 0, "workers").optional());
+    v.push(pt(Kind::Kv, "kv", putters, rb, 48, 0, "workers").optional());
     // Asynchronous puts in the async publish point's own shape (512 B, two clients, the runner's window, at
     // R{rb}): what a KV put costs the stream leader against a publish, read off two rows of one shape
     // (perf::leader::KvPutRatio). The synchronous rows' ratio holds the KV client's round trip and, under
@@ -502,6 +507,14 @@ mod tests {
         assert!(pts
             .iter()
             .any(|p| p.kind == Kind::Kv && p.replicas == 1 && !p.optional && p.size_bytes == 512));
+        // One server: every synchronous putter (one law: the round trip from the fewest, D from the rest) is
+        // one size, the base putter's.
+        let one: Vec<u64> = all_points(1)
+            .iter()
+            .filter(|p| p.kind == Kind::Kv && p.one_in_flight())
+            .map(|p| p.size_bytes)
+            .collect();
+        assert!(one.len() >= 4 && one.iter().all(|s| *s == 512), "{one:?}");
     }
 
     #[test]

@@ -330,8 +330,9 @@ pub struct StreamInput {
     /// the publishers write) spend on the leader's host (`predict::readers_work`): on the host's cores,
     /// beside the leader's own work, not in the stream's own stages. 0: no readers.
     pub readers_s: f64,
-    /// Reference-core seconds per message the readers spend inside the stream's own stage (an R1 stream's:
-    /// `predict::readers_work`), beside the leader's work per message. 0: no readers, or replicas > 1.
+    /// Reference-core seconds per message the readers spend under the store's lock (`predict::readers_work`):
+    /// an R1 stream's one stage waits behind it, beside the leader's work per message (`leader_time_s`
+    /// applies it at R1 only). 0: no readers, or none priced.
     pub readers_serial_s: f64,
 }
 
@@ -405,7 +406,8 @@ pub fn leader_time_s(class: &LeaderClass, host: &HostClass, inp: &StreamInput) -
     let [host_bound, own] = bounds(host, inp.replicas, inp.always);
     // The readers' work shares the host's cores (`bounds`' first); at R1 it is in the stream's one stage
     // too (`StreamInput::readers_serial_s`).
-    let x = [(host_bound, inp.readers_s), (own, inp.readers_serial_s)]
+    let serial = if inp.replicas <= 1 { inp.readers_serial_s } else { 0.0 };
+    let x = [(host_bound, inp.readers_s), (own, serial)]
         .iter()
         .map(|((num, units, writes), readers)| host.cpu_speed * num / (units * u + writes * inp.write_s + readers))
         .fold(f64::INFINITY, f64::min);

@@ -93,6 +93,47 @@ fn a_class_reproduces_the_rates_it_was_fitted_from_on_its_own_host() {
     }
 }
 
+/// Issue 37 (R1 readers): the readers' time under the store's lock joins an R1 stream's one stage — one
+/// stage of 1/150k s with 5 µs of it read 1 ÷ (1/150k + 5 µs) — and no replicated stage.
+#[test]
+fn readers_time_under_the_store_lock_holds_up_an_r1_stage_only() {
+    let host = HostClass {
+        server_model: "dedicated".into(),
+        cores: 32.0,
+        cpu_speed: 1.0,
+        co_located: 1,
+    };
+    for (r, rate) in [(1u8, 150_000.0), (3, 120_000.0)] {
+        let class = LeaderClass {
+            id: "t".into(),
+            host: host.clone(),
+            host_assumed: false,
+            unit_s: unit_for(&host, r, false, 3e-6, rate),
+            unit_byte_s: 0.0,
+            shape: None,
+            write_s: 3e-6,
+            write_source: String::new(),
+            always_write_s: 3e-6,
+            always_write_source: String::new(),
+            r1_measured: false,
+            leader_remote: false,
+            probe: None,
+            async_base_s: None,
+            subjects: crate::perf::subjects::SubjectsTerm::assumed(0.0),
+            kv_put: None,
+            always_replicas: Vec::new(),
+            rms_log: 0.0,
+            rows: 1,
+        };
+        let mut i = inp(r, false, 2.0, 500.0);
+        let alone = leader_time_s(&class, &host, &i);
+        i.readers_serial_s = 5e-6;
+        let with = leader_time_s(&class, &host, &i);
+        let want = if r == 1 { alone + 5e-6 } else { alone };
+        assert!((with / want - 1.0).abs() < 1e-9, "R{r}: {with} against {want}");
+    }
+}
+
 #[test]
 fn distance_is_zero_only_on_the_named_host_and_grows_with_speed_and_cores() {
     let lab = HostClass {

@@ -704,7 +704,7 @@ fn async_kv_puts_under_always_are_priced_in_line_with_the_runs_async_publishes()
         }
     }
     // Broken, it misses the run's targets or lands the KV cell more than 15 points off the run's async
-    // publishes (run 21's 2.4x async bands hold a price 1.6x low: the gap is what finds it).
+    // publishes (runs 21-22's 2.4-2.5x async bands hold a price 1.6x low: the gap is what finds it).
     let judged = judge(&cal, Some(&always), run);
     let (m, gap) = (run.misses(&judged, "always"), kv_async_gap(&judged).unwrap());
     assert!(

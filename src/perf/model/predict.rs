@@ -459,7 +459,9 @@ fn widen_for_always_clients_from_delayed_rows(c: &mut Ctx) {
 /// but the replicated leader does more per message).
 fn capped_leader_time(class: &leader::LeaderClass, host: &HostClass, r: u8, inp: &StreamInput) -> f64 {
     let mut t = leader::leader_time_s(class, host, inp);
-    if class.r1_measured && r > 1 {
+    // Readers whose time under the store's lock holds up an R1 stream: a replicated stream is never priced
+    // above the same stream at R1 with them (predict::readers).
+    if (class.r1_measured || inp.readers_serial_s > 0.0) && r > 1 {
         let r1 = StreamInput {
             replicas: 1,
             write_s: leader::write_s(class, 1, inp.always),

@@ -11,8 +11,9 @@ use crate::perf::leader::{self, HostClass};
 pub(super) struct ReadersWork {
     /// Reference-core seconds per message on the leader's host (`StreamInput::readers_s`).
     pub(super) s_per_msg: f64,
-    /// Of it, what runs inside the stream's own stage (`StreamInput::readers_serial_s`): all of it on an R1
-    /// stream (`R1_READERS_SERIAL`), none above.
+    /// Of it, what the readers spend under the store's lock, which an R1 stream's one stage waits behind
+    /// (`StreamInput::readers_serial_s`; `R1_READERS_SERIAL_SHARE` of it, on a host that runs the whole
+    /// cluster, where it was measured; 0 on a dedicated server, whose contention allowance covers it).
     pub(super) serial_s: f64,
     /// Band half-width (log units) the pricing adds.
     pub(super) width: f64,
@@ -30,23 +31,26 @@ pub(super) struct ReadersWork {
 /// prices 4.5 %: their deliveries run between each store and its ack. The median, 0.22; run 15 holds it out.
 const READERS_SYNC_STRETCH: f64 = 0.22;
 
-/// Whether a reader's work per message runs inside the stream's own stage as well as on the host's cores:
-/// on an R1 stream, whose one copy is the store every publish is written to inline in the publisher's read
-/// loop (perf::leader::stream_parallelism), and which a reader loads each message from under the store's
-/// lock (nats-server filestore.go: `LoadNextMsg` holds `fs.mu.RLock`, `StoreMsg` `fs.mu.Lock`), so the two
-/// serialize for part of the reader's time (`R1_READERS_SERIAL_SHARE`). Above R1 a consumer reads its own
-/// server's replica, whose store the apply loop writes off the commit's path: not priced there (an
-/// assumption; the R3 readers' cells of runs 20-21 sat 6-20 % below their prices, inside their bands).
+/// Whether a reader's time under the store's lock holds up the stream's own stage: on an R1 stream, whose one
+/// copy is the store every publish is written to inline in the publisher's read loop
+/// (perf::leader::stream_parallelism), and which a reader loads each message from under the store's lock
+/// (nats-server filestore.go: `LoadNextMsg` holds `fs.mu.RLock`, `StoreMsg` `fs.mu.Lock`), so the two
+/// serialize for part of the reader's time (`R1_READERS_SERIAL_SHARE`). Above R1 the consumer's server
+/// stores each message in its apply loop, which only the leader's replica has on the ack's path (about one
+/// consumer in R): not priced there beyond the R1 floor — a replicated stream is never priced above the same
+/// stream at R1 with the same readers (`predict::capped_leader_time`). An assumption: the R3 readers' cells
+/// of runs 20-22 sat between -22.5 and +11.2 % of their prices, inside their bands.
 fn r1_readers_serial(replicas: u8) -> bool {
     replicas <= 1
 }
 
-/// The share of an R1 reader's time per message (1 ÷ its fetch rate here, or a unit of the leader's work)
-/// that the stream's one stage waits behind. Fitted to the loopback lab's R1 cell (one async publisher,
+/// The share of an R1 reader's time per message (1 ÷ its fetch rate on a host that runs the whole cluster)
+/// that the stream's one stage waits behind; readers add linearly (an assumption: every fitted cell had one
+/// reader, and read locks held by several readers overlap, so more readers may cost less than this). Fitted to the loopback lab's R1 cell (one async publisher,
 /// window 256, 128 B, one reader: prediction matrix runs 13-15 on run 12's calibration and run 20 on its
 /// own, development data): priced with none of it the cell read -15 to -34 %; with all of it +15 to
 /// +29 % on run 12's calibration and -3 % on run 20's; 0.75 leaves their median error about zero
-/// (-1.3, +5.1, +11.0, -15.7 %). Run 21 holds it out.
+/// (-1.3, +5.1, +11.0, -15.7 %; runs 13-15 share one calibration). Runs 21-22 hold it out (-13.1, -6.5 %).
 const R1_READERS_SERIAL_SHARE: f64 = 0.75;
 
 /// What the share's fit adds to the band (log half-width, in quadrature with the readers' part): 1.645 ×
@@ -68,7 +72,8 @@ const R1_READERS_SERIAL_WIDTH: f64 = 0.19;
 ///   (a durable consumer of a replicated stream replicates its ack state to the stream's peers): never
 ///   less with more replicas. What the readers and the leader contend for beyond CPU (the store's and the stream's
 ///   locks: nats-server #5637 read 278k → 166k publishes/s, -40 %, with consumers on an R1 memory
-///   stream) is not priced: the band widens by `READERS_CONTENTION_WIDTH`.
+///   stream) is not priced there: the band widens by `READERS_CONTENTION_WIDTH`. On the lab's class an
+///   R1 stream's readers' time under the store's lock is priced (`r1_readers_serial`).
 pub(super) fn readers_work(c: &Ctx, class: &leader::LeaderClass, host: &HostClass) -> Option<ReadersWork> {
     let sh = c.sh;
     let n = if sh.kind == Kind::Js { sh.consumers } else { 0 };
@@ -77,14 +82,6 @@ pub(super) fn readers_work(c: &Ctx, class: &leader::LeaderClass, host: &HostClas
     }
     let nf = n as f64;
     let serial = r1_readers_serial(sh.replicas);
-    let serial_note = if serial {
-        format!(
-            "; on an R1 stream each reader loads every message from the store the publishes are written to, under its lock: {:.0} % of its time is in the stream's one stage as well (fitted to the loopback lab's R1 readers' cells), band widened",
-            R1_READERS_SERIAL_SHARE * 100.0
-        )
-    } else {
-        String::new()
-    };
     if host.co_located > 1 {
         let one = Shape {
             kind: Kind::ConsumerFetch,
@@ -113,12 +110,18 @@ pub(super) fn readers_work(c: &Ctx, class: &leader::LeaderClass, host: &HostClas
             } else {
                 fetch_w
             };
-            if serial {
+            let serial_note = if serial {
                 width = crate::perf::band::add_widths(&[width, R1_READERS_SERIAL_WIDTH]);
-            }
+                format!(
+                    "; on an R1 stream each reader loads every message from the store the publishes are written to, under its lock: {:.0} % of its time is in the stream's one stage as well (fitted to the loopback lab's R1 readers' cells), band widened",
+                    R1_READERS_SERIAL_SHARE * 100.0
+                )
+            } else {
+                String::new()
+            };
             return Some(ReadersWork {
                 s_per_msg: nf * per,
-                serial_s: if serial { nf * per * R1_READERS_SERIAL_SHARE } else { 0.0 },
+                serial_s: nf * per * R1_READERS_SERIAL_SHARE,
                 width,
                 sync_stretch,
                 note: format!(
@@ -147,15 +150,12 @@ pub(super) fn readers_work(c: &Ctx, class: &leader::LeaderClass, host: &HostClas
     let unit = class.unit(c.s);
     Some(ReadersWork {
         s_per_msg: nf * unit,
-        serial_s: if serial { nf * unit * R1_READERS_SERIAL_SHARE } else { 0.0 },
-        width: if serial {
-            crate::perf::band::add_widths(&[READERS_CONTENTION_WIDTH, R1_READERS_SERIAL_WIDTH])
-        } else {
-            READERS_CONTENTION_WIDTH
-        },
+        // Their lock contention with the leader is in the contention allowance (#5637 read it at R1).
+        serial_s: 0.0,
+        width: READERS_CONTENTION_WIDTH,
         sync_stretch: 1.0,
         note: format!(
-            "consumers reading every message while the publishers write: {n}, each costing the leader's host one unit of the leader's work per message ({:.1} µs of a reference core; an assumption: its deliveries and acks where it leads, its replicated ack state where it follows; no consumer calibration prices its client's share on a host it shares); their contention with the leader beyond CPU is not priced (nats-server #5637: -40 % with readers on an R1 memory stream), band widened{serial_note}",
+            "consumers reading every message while the publishers write: {n}, each costing the leader's host one unit of the leader's work per message ({:.1} µs of a reference core; an assumption: its deliveries and acks where it leads, its replicated ack state where it follows; no consumer calibration prices its client's share on a host it shares); their contention with the leader beyond CPU is not priced (nats-server #5637: -40 % with readers on an R1 memory stream), band widened",
             unit * 1e6,
         ),
         source: format!("{} (readers: one unit per delivery, assumed)", class.id),
