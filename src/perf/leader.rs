@@ -230,6 +230,35 @@ pub struct KvPutRatio {
     pub se_log: f64,
 }
 
+#[cfg(test)]
+impl LeaderClass {
+    /// A class for unit tests: `unit_s` per message (no per-byte term), `write_s` per in-place write (delayed
+    /// and `always`), nothing measured beyond them, `rows` rows and no residual.
+    pub(crate) fn for_tests(id: &str, host: &HostClass, unit_s: f64, write_s: f64, rows: usize) -> LeaderClass {
+        LeaderClass {
+            id: id.into(),
+            host: host.clone(),
+            host_assumed: false,
+            unit_s,
+            unit_byte_s: 0.0,
+            shape: None,
+            write_s,
+            write_source: String::new(),
+            always_write_s: write_s,
+            always_write_source: String::new(),
+            r1_measured: false,
+            leader_remote: false,
+            probe: None,
+            async_base_s: None,
+            subjects: crate::perf::subjects::SubjectsTerm::assumed(0.0),
+            kv_put: None,
+            always_replicas: Vec::new(),
+            rms_log: 0.0,
+            rows,
+        }
+    }
+}
+
 impl LeaderClass {
     /// Per-message work (reference-core seconds) for `bytes`.
     pub fn unit(&self, bytes: f64) -> f64 {

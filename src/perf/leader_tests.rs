@@ -65,27 +65,7 @@ fn a_class_reproduces_the_rates_it_was_fitted_from_on_its_own_host() {
     };
     for (r, rate) in [(3u8, 120_000.0), (1, 150_000.0)] {
         let u = unit_for(&host, r, false, 3e-6, rate);
-        let class = LeaderClass {
-            id: "t".into(),
-            host: host.clone(),
-            host_assumed: false,
-            unit_s: u,
-            unit_byte_s: 0.0,
-            shape: None,
-            write_s: 3e-6,
-            write_source: String::new(),
-            always_write_s: 3e-6,
-            always_write_source: String::new(),
-            r1_measured: false,
-            leader_remote: false,
-            probe: None,
-            async_base_s: None,
-            subjects: crate::perf::subjects::SubjectsTerm::assumed(0.0),
-            kv_put: None,
-            always_replicas: Vec::new(),
-            rms_log: 0.0,
-            rows: 1,
-        };
+        let class = LeaderClass::for_tests("t", &host, u, 3e-6, 1);
         let mut i = inp(r, false, 2.0, 500.0);
         i.write_s = 3e-6;
         let t = leader_time_s(&class, &host, &i);
@@ -104,27 +84,7 @@ fn readers_time_under_the_store_lock_holds_up_an_r1_stage_only() {
         co_located: 1,
     };
     for (r, rate) in [(1u8, 150_000.0), (3, 120_000.0)] {
-        let class = LeaderClass {
-            id: "t".into(),
-            host: host.clone(),
-            host_assumed: false,
-            unit_s: unit_for(&host, r, false, 3e-6, rate),
-            unit_byte_s: 0.0,
-            shape: None,
-            write_s: 3e-6,
-            write_source: String::new(),
-            always_write_s: 3e-6,
-            always_write_source: String::new(),
-            r1_measured: false,
-            leader_remote: false,
-            probe: None,
-            async_base_s: None,
-            subjects: crate::perf::subjects::SubjectsTerm::assumed(0.0),
-            kv_put: None,
-            always_replicas: Vec::new(),
-            rms_log: 0.0,
-            rows: 1,
-        };
+        let class = LeaderClass::for_tests("t", &host, unit_for(&host, r, false, 3e-6, rate), 3e-6, 1);
         let mut i = inp(r, false, 2.0, 500.0);
         let alone = leader_time_s(&class, &host, &i);
         i.readers_serial_s = 5e-6;
@@ -142,27 +102,7 @@ fn distance_is_zero_only_on_the_named_host_and_grows_with_speed_and_cores() {
         cpu_speed: 1.0,
         co_located: 4,
     };
-    let class = LeaderClass {
-        id: "t".into(),
-        host: lab.clone(),
-        host_assumed: false,
-        unit_s: 4e-6,
-        unit_byte_s: 0.0,
-        shape: None,
-        write_s: 3e-6,
-        write_source: String::new(),
-        always_write_s: 3e-6,
-        always_write_source: String::new(),
-        r1_measured: false,
-        leader_remote: false,
-        probe: None,
-        async_base_s: None,
-        subjects: crate::perf::subjects::SubjectsTerm::assumed(0.0),
-        kv_put: None,
-        always_replicas: Vec::new(),
-        rms_log: 0.0,
-        rows: 3,
-    };
+    let class = LeaderClass::for_tests("t", &lab, 4e-6, 3e-6, 3);
     assert_eq!(class.distance(&lab, 3), 0.0);
     let mut big = lab.clone();
     big.server_model = "big".into();

@@ -122,25 +122,8 @@ fn lab_host(name: &str) -> HostClass {
 
 fn class(host: &HostClass, unit_byte_s: f64) -> LeaderClass {
     LeaderClass {
-        id: host.server_model.clone(),
-        host: host.clone(),
-        host_assumed: false,
-        unit_s: 10e-6,
         unit_byte_s,
-        shape: None,
-        write_s: 1e-6,
-        write_source: String::new(),
-        always_write_s: 1e-6,
-        always_write_source: String::new(),
-        r1_measured: false,
-        leader_remote: false,
-        probe: None,
-        async_base_s: None,
-        subjects: crate::perf::subjects::SubjectsTerm::assumed(0.0),
-        kv_put: None,
-        always_replicas: Vec::new(),
-        rms_log: 0.0,
-        rows: 1,
+        ..LeaderClass::for_tests(&host.server_model, host, 10e-6, 1e-6, 1)
     }
 }
 
