@@ -60,6 +60,10 @@ pub struct Point {
     /// (perf::subjects). None: one subject.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub subjects: Option<u32>,
+    /// Consumers reading every message while the publishers write (`bench js --consumers`): the readers
+    /// point (perf::leader::ReadersStretch). None: no readers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub readers: Option<u32>,
     /// Which factor this point varies from the base (`size`, `replicas`, `workers`, `subscribers`, `rate`,
     /// `base`, `combined` for held-out points that vary two at once).
     pub varies: String,
@@ -141,6 +145,7 @@ fn pt(kind: Kind, prefix: &str, size: u64, replicas: u8, workers: u32, subs: u32
         optional: false,
         window: None,
         subjects: None,
+        readers: None,
         varies: varies.into(),
     }
 }
@@ -268,6 +273,17 @@ fn js_points(rb: u8, v: &mut Vec<Point>) {
     // perf::sync_law reads D off the measured counts when there are three or more.
     v.push(pt(Kind::Js, "jssync", 128, rb, 16, 0, "workers").optional());
     v.push(pt(Kind::Js, "jssync", 128, rb, 48, 0, "workers").optional());
+    // Four synchronous publishers again with one consumer reading every message as it is written (a cluster
+    // only): what a reader adds to a synchronous publisher's round trip on this host
+    // (perf::leader::ReadersStretch). Without it the loopback lab's figure from 2026-12-06 (22 % per reader,
+    // read on another machine) priced it, and prediction matrix runs 21-22 on a faster host read the
+    // synchronous publishers with readers 11-23 % below their prices.
+    if rb > 1 {
+        let mut readers = pt(Kind::Js, "jssync", 128, rb, 4, 0, "readers").optional();
+        readers.readers = Some(1);
+        readers.id.push_str("-1c");
+        v.push(readers);
+    }
     // R1 at 1 and 12 publishers: an R1 publish has no replication round (the matrix: R1 one publisher at
     // 128 B took 131 µs against R3's 292 µs, which the R3 rows priced R1 at).
     if rb > 1 {
@@ -319,6 +335,13 @@ fn other_points(rb: u8, v: &mut Vec<Point>) {
     // file): one client fetching at two sizes, for perf::consumer's `msg_s + byte_s × size` on this host.
     v.push(pt(Kind::ConsumerFetch, "fetch", 256, rb, 1, 0, "base").optional());
     v.push(pt(Kind::ConsumerFetch, "fetch", 12 * k, rb, 1, 0, "size").optional());
+    // And at R1 (a cluster only): what an R1 stream's readers cost is priced from this host's R1 fetch rate
+    // (perf::model::readers); from the R{rb} rows it carried a replica count no row measured and a band
+    // 2.8x wide on the prediction matrix's R1 readers' cell (runs 21-22). One size: the per-byte time is
+    // the R{rb} rows' (perf::consumer borrows it).
+    if rb > 1 {
+        v.push(pt(Kind::ConsumerFetch, "fetch", 256, 1, 1, 0, "replicas").optional());
+    }
     // Core: subscribers 1, 3, 6 at 64 B and 2 KiB with two publishers; one publisher alone for its ceiling.
     v.push(pt(Kind::Core, "core", 64, 1, 2, 1, "base"));
     v.push(pt(Kind::Core, "core", 64, 1, 2, 6, "subscribers"));
@@ -496,7 +519,7 @@ mod tests {
         let pts = all_points(3);
         let sync = |kind: Kind| -> Vec<(u64, u32)> {
             pts.iter()
-                .filter(|p| p.kind == kind && p.replicas == 3 && p.one_in_flight())
+                .filter(|p| p.kind == kind && p.replicas == 3 && p.one_in_flight() && p.readers.is_none())
                 .map(|p| (p.size_bytes, p.workers))
                 .collect()
         };
@@ -515,6 +538,38 @@ mod tests {
             .map(|p| p.size_bytes)
             .collect();
         assert!(one.len() >= 4 && one.iter().all(|s| *s == 512), "{one:?}");
+    }
+
+    /// Issue 37 (2026-12-07): a cluster's plan measures an R1 fetch beside the R{rb} fetches, so an R1
+    /// stream's readers are priced from this host's R1 reads (their band was 2.8x wide, carried from R3).
+    #[test]
+    fn a_cluster_measures_an_r1_fetch_beside_the_replicated_ones() {
+        let fetch = |pts: &[Point]| -> Vec<(u8, u64)> {
+            pts.iter()
+                .filter(|p| p.kind == Kind::ConsumerFetch)
+                .map(|p| (p.replicas, p.size_bytes))
+                .collect()
+        };
+        let three = fetch(&all_points(3));
+        assert!(three.contains(&(1, 256)), "{three:?}");
+        assert_eq!(three.iter().filter(|(r, _)| *r == 3).count(), 2, "{three:?}");
+        // One server: its fetches are R1 already, at two sizes, and no point is repeated.
+        assert_eq!(fetch(&all_points(1)), vec![(1, 256), (1, 12 * 1024)]);
+    }
+
+    /// Issue 37 (2026-12-07): a cluster's plan measures synchronous publishers with one reader beside the
+    /// same publishers without one (perf::leader::ReadersStretch pairs the two); one server has none.
+    #[test]
+    fn a_cluster_measures_sync_publishers_with_a_reader_beside_the_same_publishers_without() {
+        let pts = all_points(3);
+        let with: Vec<&Point> = pts.iter().filter(|p| p.readers.is_some()).collect();
+        assert_eq!(with.len(), 1, "{with:?}");
+        let r = with[0];
+        assert!(r.sync_publish() && r.readers == Some(1) && r.replicas == 3, "{r:?}");
+        assert!(pts.iter().any(|p| p.sync_publish()
+            && p.readers.is_none()
+            && (p.size_bytes, p.replicas, p.workers) == (r.size_bytes, r.replicas, r.workers)));
+        assert!(all_points(1).iter().all(|p| p.readers.is_none()));
     }
 
     #[test]

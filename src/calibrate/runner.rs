@@ -104,7 +104,7 @@ pub fn workload(p: &Point) -> BenchWorkload {
             } else {
                 p.window.map_or(JS_WINDOW, |w| w as usize)
             },
-            consumers: 0,
+            consumers: p.readers.unwrap_or(0) as usize,
         },
         Kind::Kv => BenchWorkload::Kv {
             clients: p.workers as usize,
@@ -239,6 +239,13 @@ pub fn figures(p: &Point, b: &BenchResult) -> (f64, BTreeMap<String, f64>) {
             let held = sustained && achieved >= 0.95 * target;
             v.insert("sustained".into(), if held { 1.0 } else { 0.0 });
             achieved
+        }
+        (Kind::Js, _) if p.readers.is_some() => {
+            // The publishers' rate (a JetStream run's headline, as the points without readers record it) under
+            // the key perf::leader::ReadersStretch reads, and the readers' beside it.
+            v.insert("pub_msgs_per_s".into(), b.publishers.msgs_per_s());
+            v.insert("sub_msgs_per_s".into(), b.subscribers.msgs_per_s());
+            b.publishers.msgs_per_s()
         }
         (Kind::ObjPut | Kind::ObjGet | Kind::Js | Kind::Kv, _) => {
             // The calibration file's name for the operation rate of each kind.
@@ -578,11 +585,64 @@ mod tests {
         }
     }
 
+    /// Issue 37 (2026-12-07): the readers point publishes synchronously with one consumer reading every
+    /// message, and its row is of kind `js-readers` with the publishers' rate under `pub_msgs_per_s` (never a
+    /// `js` publish row: the leader and sync-law fits must not read it).
+    #[test]
+    fn the_readers_point_publishes_synchronously_with_a_reader_and_writes_a_readers_row() {
+        let pts = all_points(3);
+        let p = pts
+            .iter()
+            .find(|p| p.readers.is_some())
+            .expect("a readers point")
+            .clone();
+        match workload(&p) {
+            BenchWorkload::Js {
+                publish,
+                window,
+                consumers,
+                pubs,
+                ..
+            } => assert_eq!((publish, window, consumers, pubs), (PublishMode::Sync, 1, 1, 4)),
+            w => panic!("{w:?}"),
+        }
+        let m = Measurement {
+            point: p.id.clone(),
+            repeat: 1,
+            msgs: 1000,
+            ops_per_s: 4_000.0,
+            values: [
+                ("pub_msgs_per_s".to_string(), 4_000.0),
+                ("sub_msgs_per_s".to_string(), 3_990.0),
+            ]
+            .into(),
+            warnings: vec![],
+        };
+        let ctx = crate::calibrate::write::RowContext {
+            servers: 3,
+            sync: "delayed".into(),
+        };
+        let row = crate::calibrate::write::row(&p, &m, &ctx);
+        assert_eq!(
+            (
+                row.kind.as_str(),
+                row.publish_mode.as_deref(),
+                row.consumers,
+                row.window
+            ),
+            ("js-readers", Some("sync"), Some(1), Some(1))
+        );
+        assert!(!row.is(Kind::Js));
+        assert_eq!(row.measured("pub_msgs_per_s"), Some(4_000.0));
+        // The writers go to a server other than the stream leader's, as the publishers without a reader do.
+        assert_eq!(leader_for(&p, 3), LeaderPlacement::Remote);
+    }
+
     #[test]
     fn fetch_points_read_from_a_server_other_than_their_consumers_on_a_cluster() {
         let pts = all_points(3);
         let fetch: Vec<&Point> = pts.iter().filter(|p| p.kind == Kind::ConsumerFetch).collect();
-        assert_eq!(fetch.len(), 2, "256 B and 12 KiB");
+        assert_eq!(fetch.len(), 3, "256 B and 12 KiB at R3, 256 B at R1");
         for p in &fetch {
             assert_eq!(consumer_leader_for(p, 3), LeaderPlacement::Remote, "{}", p.id);
             assert_eq!(spec(p, 10, &[], 3).consumer_leader, LeaderPlacement::Remote);

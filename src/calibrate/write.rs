@@ -49,6 +49,8 @@ pub fn row(p: &Point, m: &Measurement, ctx: &RowContext) -> Row {
         // Consumer reads are one row kind with the read mode beside it (perf::consumer).
         kind: if p.kind.is_consumer() {
             crate::perf::consumer::ROW_KIND.to_string()
+        } else if p.kind == Kind::Js && p.readers.is_some() {
+            crate::perf::calibration::JS_READERS_KIND.to_string()
         } else if p.kind == Kind::Kv && p.window.is_some() {
             crate::perf::calibration::KV_ASYNC_KIND.to_string()
         } else {
@@ -72,7 +74,11 @@ pub fn row(p: &Point, m: &Measurement, ctx: &RowContext) -> Row {
             _ => None,
         },
         subscribers,
-        consumers: matches!(p.kind, Kind::ObjPut).then_some(0),
+        consumers: match p.kind {
+            Kind::ObjPut => Some(0),
+            Kind::Js => p.readers,
+            _ => None,
+        },
         consumers_placement: None,
         publish_mode: match p.kind {
             Kind::Js if p.sync_publish() => Some("sync".into()),
@@ -98,6 +104,10 @@ pub fn row(p: &Point, m: &Measurement, ctx: &RowContext) -> Row {
                 p.rate_per_s.unwrap_or(0.0),
                 p.workers,
                 p.replicas
+            )),
+            (false, Kind::Js) if p.sync_publish() && p.readers.is_some() => Some(format!(
+                "synchronous publishes: one in flight per publisher, {} consumer(s) reading every message as it is written; msgs_per_s values: publishers' (pub_msgs_per_s) and readers' (sub_msgs_per_s)",
+                p.readers.unwrap_or(0)
             )),
             (false, Kind::Js) if p.sync_publish() => Some("synchronous publishes: one in flight per publisher".into()),
             (false, Kind::Js) => Some(format!(
@@ -126,6 +136,10 @@ fn series_of(p: &Point) -> (&'static str, &'static str) {
         ),
         (Kind::ObjPut, _) => ("obj-put", "object puts, one factor varied at a time around the base"),
         (Kind::ObjGet, _) => ("obj-get", "object gets"),
+        (Kind::Js, _) if p.readers.is_some() => (
+            "js-readers",
+            "JetStream synchronous publishes with consumers reading every message as it is written",
+        ),
         (Kind::Js, _) => ("js", "JetStream async publishes, message size in log steps"),
         (Kind::Kv, _) if p.window.is_some() => (
             "kv-async",

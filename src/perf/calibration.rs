@@ -57,8 +57,13 @@ pub const BUILTIN_FILES: [(&str, &str); 9] = [
 /// The row kind of asynchronous KV puts (`publish_mode: async`, `window`).
 pub const KV_ASYNC_KIND: &str = "kv-async";
 
+/// The row kind of JetStream publishes with consumers reading every message as it is written (calibrate's
+/// readers point, `perf::leader::ReadersStretch`): `consumers` readers, `values.pub_msgs_per_s` the
+/// publishers' rate. A kind of its own so no reader of `js` rows takes one for a publish row.
+pub const JS_READERS_KIND: &str = "js-readers";
+
 /// Row kinds the schema knows; anything else is a typo.
-pub const KINDS: [&str; 18] = [
+pub const KINDS: [&str; 19] = [
     "store-probe",
     "consumer",
     "obj-put",
@@ -69,6 +74,7 @@ pub const KINDS: [&str; 18] = [
     // no reader of `kv` rows (synchronous putters) takes one for a putter, and a natsplan from before it
     // refuses the row by name instead of misreading it.
     KV_ASYNC_KIND,
+    JS_READERS_KIND,
     "core",
     "ping",
     "flood",

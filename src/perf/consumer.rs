@@ -27,6 +27,11 @@ const FEW_ROWS_WIDTH: f64 = 0.5;
 const WIDTH_PER_DISTANCE: f64 = 0.25;
 /// Extra half-width for a replica count no row measured: an assumption.
 const OTHER_REPLICAS_WIDTH: f64 = 0.3;
+/// What a borrowed per-byte time adds to the band (log half-width), as a share of how far the slope moves the
+/// price from the one size measured: an assumption (a group measured at one size takes its per-byte time
+/// from the same file's group of another replica count, which measured two; the loopback lab read R1 and
+/// R3 fetches within 8 % of each other at 128 B, 256 B and 1 KiB, 2026-12-07, 3 interleaved passes).
+const BORROWED_SLOPE_WIDTH: f64 = 0.5;
 /// Extra half-width for acked reads under `sync_interval: always` (no row measured them; the consumer's
 /// ack state is written to its store): an assumption.
 const ALWAYS_ACK_WIDTH: f64 = 0.5;
@@ -56,6 +61,19 @@ pub struct ConsumerFit {
     pub rows: usize,
     pub source: String,
     pub host: HostClass,
+    /// When the group measured one size only: that size, and the replica count of the same file's group
+    /// whose per-byte time it borrowed (`byte_s`; only `msg_s` fitted to its own rows).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub slope_from: Option<BorrowedSlope>,
+}
+
+/// Where a one-size group's per-byte time came from.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct BorrowedSlope {
+    /// The one payload size the group measured.
+    pub size_bytes: f64,
+    /// The replica count of the group (same file and mode) the per-byte time is taken from.
+    pub replicas: u8,
 }
 
 impl ConsumerFit {
@@ -68,12 +86,14 @@ impl ConsumerFit {
     /// form, in quadrature on the fit's own host and summed with the distance's allowance elsewhere
     /// (`band::own_and_carried`); with fewer than three rows, `FEW_ROWS_WIDTH` and the distance.
     fn width_at(&self, distance: f64) -> f64 {
-        if self.rows < 3 {
+        // Two parameters fitted to the rows, or one when the per-byte time was borrowed.
+        let k = if self.slope_from.is_some() { 1 } else { 2 };
+        if self.rows < k + 1 {
             return FEW_ROWS_WIDTH + WIDTH_PER_DISTANCE * distance;
         }
         let n = self.rows as f64;
         crate::perf::band::own_and_carried(
-            &[1.645 * self.rms_log * (n / (n - 2.0)).sqrt(), FORM_WIDTH],
+            &[1.645 * self.rms_log * (n / (n - k as f64)).sqrt(), FORM_WIDTH],
             WIDTH_PER_DISTANCE * distance,
         )
     }
@@ -162,6 +182,47 @@ impl ConsumerTerms {
                 .collect();
             fits.push(fit_group(&g, mode, replicas, &file, host));
         }
+        // A group that measured one size has no per-byte time of its own (the fit kept it at 0): it takes
+        // the one of the same file and mode measured at more than one size, nearest in replica count
+        // (calibrate's R1 fetch point, beside the R{rb} points at two sizes), and fits only its per-message
+        // time. The band says so (`BORROWED_SLOPE_WIDTH`).
+        let sizes = |f: &ConsumerFit| {
+            let mut s: Vec<u64> = all
+                .iter()
+                .filter(|r| r.file == f.source && r.mode == f.mode && r.replicas == f.replicas)
+                .map(|r| r.size_bytes.to_bits())
+                .collect();
+            s.sort_unstable();
+            s.dedup();
+            s
+        };
+        let spans: Vec<Vec<u64>> = fits.iter().map(sizes).collect();
+        for i in 0..fits.len() {
+            if spans[i].len() != 1 {
+                continue;
+            }
+            let donor = (0..fits.len())
+                .filter(|&j| spans[j].len() > 1 && fits[j].byte_s > 0.0)
+                .filter(|&j| fits[j].source == fits[i].source && fits[j].mode == fits[i].mode)
+                .min_by_key(|&j| (fits[j].replicas as i32 - fits[i].replicas as i32).abs());
+            if let Some(j) = donor {
+                let (byte_s, from) = (fits[j].byte_s, fits[j].replicas);
+                let g: Vec<&ConsumerRow> = all
+                    .iter()
+                    .filter(|r| r.file == fits[i].source && r.mode == fits[i].mode && r.replicas == fits[i].replicas)
+                    .collect();
+                let size = f64::from_bits(spans[i][0]);
+                fits[i] = with_slope(
+                    &g,
+                    byte_s,
+                    fits[i].clone(),
+                    BorrowedSlope {
+                        size_bytes: size,
+                        replicas: from,
+                    },
+                );
+            }
+        }
         ConsumerTerms { fits }
     }
 
@@ -191,7 +252,34 @@ pub fn fit_group(g: &[&ConsumerRow], mode: Kind, replicas: u8, file: &str, host:
         rows: g.len(),
         source: file.to_string(),
         host,
+        slope_from: None,
     };
+    let ss: f64 = g
+        .iter()
+        .map(|r| (fit.rate(r.size_bytes).ln() - r.msgs_per_s.ln()).powi(2))
+        .sum();
+    fit.rms_log = (ss / g.len().max(1) as f64).sqrt();
+    fit
+}
+
+/// Refit a one-size group's per-message time with a per-byte time taken from another group: least squares
+/// in relative terms (as `fit_law`) with `byte_s` fixed.
+fn with_slope(g: &[&ConsumerRow], byte_s: f64, mut fit: ConsumerFit, from: BorrowedSlope) -> ConsumerFit {
+    let (mut num, mut den) = (0.0, 0.0);
+    for r in g {
+        let x = r.msgs_per_s;
+        num += x * (1.0 - byte_s * r.size_bytes * x);
+        den += x * x;
+    }
+    let msg_s = num / den;
+    if msg_s.is_nan() || msg_s <= 0.0 {
+        // The borrowed slope alone would price the measured size slower than measured: keep the group's own
+        // per-message fit.
+        return fit;
+    }
+    fit.msg_s = msg_s;
+    fit.byte_s = byte_s;
+    fit.slope_from = Some(from);
     let ss: f64 = g
         .iter()
         .map(|r| (fit.rate(r.size_bytes).ln() - r.msgs_per_s.ln()).powi(2))
@@ -265,6 +353,18 @@ pub fn predict(terms: &ConsumerTerms, sh: &Shape) -> Prediction {
             "consumer read priced from {} (host {}: {} cores, speed {:.2}, {} sharing) and scaled ×{factor:.2} to {} by CPU speed and core share per process (an assumption): distance {distance:.2}",
             fit.source, fit.host.server_model, fit.host.cores, fit.host.cpu_speed, fit.host.co_located, host.server_model
         ));
+    }
+    if let Some(b) = fit.slope_from {
+        let moved = ((fit.msg_s + fit.byte_s * s) / (fit.msg_s + fit.byte_s * b.size_bytes.max(1.0)))
+            .ln()
+            .abs();
+        if moved > 0.0 {
+            width += BORROWED_SLOPE_WIDTH * moved;
+            notes.push(format!(
+                "R{} consumer reads were calibrated at {:.0} B only: the time per payload byte is the R{} rows' (an assumption), band widened",
+                fit.replicas, b.size_bytes, b.replicas
+            ));
+        }
     }
     if fit.replicas != r {
         scaled = true;
@@ -377,6 +477,148 @@ mod tests {
         assert_eq!(f.byte_s, 0.0);
         assert!(f.msg_s > 0.0);
         assert_eq!(f.width_at(0.0), FEW_ROWS_WIDTH);
+    }
+
+    /// Issue 37 (2026-12-07): a group measured at one size (calibrate's R1 fetch) takes its per-byte time
+    /// from the same file's group measured at two, fits its own per-message time, and an R1 shape is priced
+    /// from it (not from the R3 rows with the other-replicas allowance); the band grows with the distance
+    /// from the size it measured.
+    #[test]
+    fn a_one_size_group_borrows_the_per_byte_time_and_prices_its_own_replica_count() {
+        let law = |msg_s: f64, byte_s: f64, s: f64| 1.0 / (msg_s + byte_s * s);
+        let mut all: Vec<ConsumerRow> = [256.0, 256.0, 12288.0, 12288.0]
+            .iter()
+            .map(|&s| row(Kind::ConsumerFetch, s, law(8e-6, 2e-9, s)))
+            .collect();
+        // Two R3 rows at each size, a little apart (a residual spread), and three R1 rows at 256 B.
+        all[0].msgs_per_s *= 1.02;
+        all[2].msgs_per_s *= 0.98;
+        for k in [0.99, 1.0, 1.01] {
+            let mut r = row(Kind::ConsumerFetch, 256.0, law(9e-6, 2e-9, 256.0) * k);
+            r.replicas = 1;
+            all.push(r);
+        }
+        let g3: Vec<&ConsumerRow> = all.iter().filter(|r| r.replicas == 3).collect();
+        let r3 = fit_group(&g3, Kind::ConsumerFetch, 3, "t", host());
+        let g1: Vec<&ConsumerRow> = all.iter().filter(|r| r.replicas == 1).collect();
+        let own = fit_group(&g1, Kind::ConsumerFetch, 1, "t", host());
+        assert_eq!(own.byte_s, 0.0, "one size alone has no per-byte time");
+        let r1 = with_slope(
+            &g1,
+            r3.byte_s,
+            own,
+            BorrowedSlope {
+                size_bytes: 256.0,
+                replicas: 3,
+            },
+        );
+        assert!((r1.byte_s - r3.byte_s).abs() < 1e-18);
+        assert!((r1.msg_s - 9e-6).abs() < 0.02e-6, "{r1:?}");
+        // Residuals with one parameter: n ÷ (n - 1), not FEW_ROWS_WIDTH.
+        assert!(r1.width_at(0.0) < FEW_ROWS_WIDTH, "{}", r1.width_at(0.0));
+        let terms = ConsumerTerms { fits: vec![r3, r1] };
+        let catalog = Catalog::builtin();
+        let lab = leader::LeaderClass::for_tests("t", &host(), 1e-5, 0.0, 3).server_model();
+        let shape = |replicas: u8, size: u64| Shape {
+            kind: Kind::ConsumerFetch,
+            servers: 3,
+            replicas,
+            sync: SyncClass::Delayed,
+            size_bytes: size,
+            workers: 1,
+            subscribers: 0,
+            consumers: 0,
+            consumers_spread: false,
+            volume: crate::perf::model::VolumeSpec::seed000(&catalog, crate::layout::Raid::Raid1, 1),
+            server: lab.clone(),
+            rate: None,
+            batch: 1,
+            nats_version: None,
+            subjects: None,
+        };
+        let at = |replicas: u8, size: u64| predict(&terms, &shape(replicas, size));
+        let p = at(1, 256);
+        assert!(
+            (p.ops_per_s - law(9e-6, 2e-9, 256.0)).abs() / p.ops_per_s < 0.01,
+            "{p:?}"
+        );
+        assert!(p.source.contains("fetch R1"), "{}", p.source);
+        assert!(!p.notes.iter().any(|n| n.contains("not calibrated")), "{:?}", p.notes);
+        // Away from 256 B the borrowed slope widens the band and says so.
+        let far = at(1, 16384);
+        let w = |p: &Prediction| (p.band.high / p.band.low).ln();
+        assert!(w(&far) > w(&p), "{} vs {}", w(&far), w(&p));
+        assert!(
+            far.notes.iter().any(|n| n.contains("per payload byte")),
+            "{:?}",
+            far.notes
+        );
+        // R3 shapes keep the R3 fit.
+        assert!(at(3, 1024).source.contains("fetch R3"));
+    }
+
+    /// A calibration file of consumer fetch rows (`(replicas, size, rate)`), for the group fit's tests.
+    fn fetch_file(id: &str, rows: &[(u8, &str, f64)]) -> crate::perf::calibration::CalibrationFile {
+        let rows: String = rows
+            .iter()
+            .enumerate()
+            .map(|(i, (r, size, rate))| format!(
+                "      - {{ label: \"fetch {i}\", kind: consumer, servers: 3, replicas: {r}, sync: delayed, size: {size}, workers: 1, storage: file, mode: fetch, msgs: 1000, values: {{ msgs_per_s: {rate} }}, fit: true }}\n"
+            ))
+            .collect();
+        let text = format!(
+            "schema: natsplan-calibration/1\nid: {id}\ntitle: test\nsource:\n  document: test\n  kind: natsplan-calibrate\n  date: \"2026-12-07\"\nnats_version: \"2.15.1\"\nmethod: test\nhardware:\n  array: none\n  disk_kind: unknown\n  host: unknown\n  server_model: fetch-box\n  cores: 2\nconditions: {{}}\nseries:\n  - name: consumer\n    table: test\n    rows:\n{rows}"
+        );
+        crate::perf::calibration::CalibrationFile::parse(&text, &format!("{id}.yaml")).unwrap()
+    }
+
+    /// The group fit borrows a one-size group's per-byte time from the same file and mode only, from a
+    /// group that measured more than one size and a per-byte time above zero.
+    #[test]
+    fn only_a_group_of_the_same_file_with_two_sizes_lends_its_per_byte_time() {
+        let cat = Catalog::builtin();
+        let a = fetch_file(
+            "a",
+            &[
+                (3, "256B", 120_000.0),
+                (3, "256B", 124_000.0),
+                (3, "12KiB", 40_000.0),
+                (3, "12KiB", 39_000.0),
+                (1, "256B", 118_000.0),
+                (1, "256B", 121_000.0),
+                (1, "256B", 119_000.0),
+            ],
+        );
+        // File b measured R1 at one size and nothing else; file c's R3 rows get faster with size (a
+        // per-byte time of 0): neither lends anything.
+        let b = fetch_file("b", &[(1, "256B", 90_000.0), (1, "256B", 91_000.0)]);
+        let c = fetch_file(
+            "c",
+            &[
+                (3, "256B", 50_000.0),
+                (3, "12KiB", 60_000.0),
+                (1, "256B", 70_000.0),
+                (1, "256B", 71_000.0),
+            ],
+        );
+        let terms = ConsumerTerms::fit(&CalibrationSet { files: vec![a, b, c] }, &cat);
+        let get = |file: &str, r: u8| {
+            terms
+                .fits
+                .iter()
+                .find(|f| f.source == file && f.replicas == r)
+                .unwrap_or_else(|| panic!("{file} R{r}"))
+        };
+        let (a1, a3) = (get("a", 1), get("a", 3));
+        let s = a1.slope_from.expect("a's R1 borrows from a's R3");
+        assert_eq!((s.replicas, s.size_bytes), (3, 256.0));
+        assert!(a3.byte_s > 0.0 && a1.byte_s == a3.byte_s, "{a1:?} {a3:?}");
+        // Its per-message time fits its own rows: 256 B at about 119k/s.
+        assert!((a1.rate(256.0) / 119_300.0 - 1.0).abs() < 0.01, "{}", a1.rate(256.0));
+        for (file, r) in [("b", 1), ("c", 1), ("a", 3), ("c", 3)] {
+            assert!(get(file, r).slope_from.is_none(), "{file} R{r}");
+        }
+        assert_eq!(get("c", 1).byte_s, 0.0);
     }
 
     #[test]

@@ -204,6 +204,11 @@ pub struct LeaderClass {
     /// file's asynchronous KV rows and its publish rows of the same shape (`KvPutRatio`); None when the file
     /// measured no such pair (the synchronous rows' ratio, `sync_law::op_factor`, prices it then).
     pub kv_put: Option<KvPutRatio>,
+    /// What each reader adds to a synchronous publisher's round trip on the file's host, read off its readers
+    /// rows against its synchronous publish rows of the same shape (`ReadersStretch`); None when the file
+    /// measured no such pair (perf::model::readers' loopback-lab figure prices it then).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub readers_stretch: Option<ReadersStretch>,
     /// Root-mean-square of log(predicted ÷ measured) over the rows the law was fitted to, and how many.
     pub rms_log: f64,
     pub rows: usize,
@@ -230,6 +235,24 @@ pub struct KvPutRatio {
     pub se_log: f64,
 }
 
+/// What one reader adds to a synchronous publisher's round trip, as a share of it: `(base ÷ with − 1) ÷
+/// readers`, from the median publish rate of a file's synchronous rows of one shape (replicas, size,
+/// publishers) without readers (`base`) and with consumers reading every message as it is written (`with`,
+/// calibrate's readers point, row kind `js-readers`). A synchronous publisher's rate is its round trip's
+/// inverse while the host has cores to spare (calibrate's point: four publishers, far below the stream's
+/// ceiling), so the ratio is the stretch the readers' deliveries put on each round trip.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ReadersStretch {
+    pub per_reader: f64,
+    pub replicas: u8,
+    pub bytes: f64,
+    pub publishers: f64,
+    pub readers: f64,
+    /// Readers rows and publish rows read.
+    pub readers_rows: usize,
+    pub publish_rows: usize,
+}
+
 #[cfg(test)]
 impl LeaderClass {
     /// A class for unit tests: `unit_s` per message (no per-byte term), `write_s` per in-place write (delayed
@@ -252,6 +275,7 @@ impl LeaderClass {
             async_base_s: None,
             subjects: crate::perf::subjects::SubjectsTerm::assumed(0.0),
             kv_put: None,
+            readers_stretch: None,
             always_replicas: Vec::new(),
             rms_log: 0.0,
             rows,

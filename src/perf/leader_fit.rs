@@ -161,6 +161,7 @@ pub fn fit_classes(set: &CalibrationSet, catalog: &Catalog) -> Vec<LeaderClass> 
         }
         class.subjects = SubjectsTerm::fit(&subject_extra(&class, &subject_rows), &f.id, class.subjects.clone());
         class.kv_put = kv_put_ratio(f, !any_delayed, &rows, &class);
+        class.readers_stretch = readers_stretch(f, !any_delayed, &rows);
         out.push(class);
     }
     out
@@ -312,6 +313,7 @@ fn fit_class(f: &CalibrationFile, host: HostClass, assumed: bool, async_rows: &[
             s.unit(subjects::ASSUMED_AT_BYTES)
         })),
         kv_put: None,
+        readers_stretch: None,
         rms_log: rms,
         rows: pts.len(),
     }
@@ -390,6 +392,61 @@ fn kv_put_ratio(f: &CalibrationFile, always: bool, publishes: &[JsRow], class: &
             })
         })
         .max_by_key(|k| k.kv_rows.min(k.publish_rows))
+}
+
+/// The file's readers rows (`js-readers`: synchronous publishes with consumers reading every message, one
+/// subject) under `always` or not, against its synchronous one-subject publish rows of the same shape
+/// (`ReadersStretch`): the shape with the most rows on both sides (of equal ones, the last listed).
+fn readers_stretch(f: &CalibrationFile, always: bool, publishes: &[JsRow]) -> Option<ReadersStretch> {
+    let with: Vec<(u8, f64, f64, f64, f64)> = f
+        .series
+        .iter()
+        .flat_map(|s| &s.rows)
+        .filter(|r| r.kind == crate::perf::calibration::JS_READERS_KIND && r.fit && r.mode.is_none() && r.one_subject())
+        .filter(|r| r.publish_mode.as_deref() == Some("sync") && (r.sync_always() == Some(true)) == always)
+        .filter_map(|r| {
+            Some((
+                r.replicas.unwrap_or(1),
+                r.size_bytes()? as f64,
+                r.publishers.or(r.workers).unwrap_or(1).max(1) as f64,
+                f64::from(r.consumers.filter(|c| *c > 0)?),
+                r.measured("pub_msgs_per_s").filter(|v| *v > 0.0)?,
+            ))
+        })
+        .collect();
+    let mut shapes: Vec<(u8, f64, f64, f64)> = Vec::new();
+    for w in &with {
+        if !shapes.contains(&(w.0, w.1, w.2, w.3)) {
+            shapes.push((w.0, w.1, w.2, w.3));
+        }
+    }
+    shapes
+        .into_iter()
+        .filter_map(|(replicas, bytes, publishers, readers)| {
+            let with_rates: Vec<f64> = with
+                .iter()
+                .filter(|w| (w.0, w.1, w.2, w.3) == (replicas, bytes, publishers, readers))
+                .map(|w| w.4)
+                .collect();
+            let base: Vec<f64> = publishes
+                .iter()
+                .filter(|r| r.always == always && r.sync_publish && r.subjects <= 1.0 && r.rate > 0.0)
+                .filter(|r| (r.replicas, r.size, r.publishers) == (replicas, bytes, publishers))
+                .map(|r| r.rate)
+                .collect();
+            (!base.is_empty()).then(|| ReadersStretch {
+                // Never below 0: readers never speed a publisher up (a pair within noise reads 0).
+                per_reader: ((median_or_zero(base.clone()) / median_or_zero(with_rates.clone()) - 1.0) / readers)
+                    .max(0.0),
+                replicas,
+                bytes,
+                publishers,
+                readers,
+                readers_rows: with_rates.len(),
+                publish_rows: base.len(),
+            })
+        })
+        .max_by_key(|s| s.readers_rows.min(s.publish_rows))
 }
 
 /// The sample variance of the logarithms (0 below two values).

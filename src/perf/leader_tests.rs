@@ -225,3 +225,70 @@ fn the_kv_put_ratio_is_read_off_async_rows_of_one_shape_only() {
     assert_eq!(class(sync.clone()).kv_put, None);
     assert_eq!(crate::perf::sync_law::fit(&sync, 1.0).len(), 1);
 }
+
+/// Issue 37 (2026-12-07): a file's readers rows (`js-readers`: synchronous publishes with a consumer
+/// reading every message) against its synchronous publish rows of the same shape give what a reader adds
+/// to a publisher's round trip on that host; readers rows of another shape, or no publish rows to pair
+/// with, give none; the readers rows are never read as publish rows.
+#[test]
+fn the_readers_stretch_is_read_off_sync_rows_of_one_shape_with_and_without_readers() {
+    let cat = crate::catalog::Catalog::builtin();
+    let class = |f: CalibrationFile| {
+        fit_classes(&CalibrationSet { files: vec![f] }, &cat)
+            .into_iter()
+            .next()
+            .expect("the publish rows fit a class")
+    };
+    let sync = |rates: &[f64]| -> String {
+        rates
+            .iter()
+            .enumerate()
+            .map(|(i, r)| format!(
+                "      - {{ label: \"sync {i}\", kind: js, servers: 3, replicas: 3, sync: delayed, size: 128B, publishers: 4, window: 1, publish_mode: sync, storage: file, msgs: 1000, values: {{ durable_pubs_per_s: {r} }}, fit: true }}\n"
+            ))
+            .collect()
+    };
+    let readers = |shape: &str, rates: &[f64]| -> String {
+        rates
+            .iter()
+            .enumerate()
+            .map(|(i, r)| format!(
+                "      - {{ label: \"readers {i}\", kind: js-readers, servers: 3, replicas: 3, sync: delayed, {shape}, window: 1, publish_mode: sync, storage: file, msgs: 1000, values: {{ pub_msgs_per_s: {r}, sub_msgs_per_s: {r}, durable_pubs_per_s: {r} }}, fit: true }}\n"
+            ))
+            .collect()
+    };
+    let same = "size: 128B, publishers: 4, consumers: 1";
+    let base = [4_000.0, 4_200.0, 3_900.0];
+    let f = kv_file(&(sync(&base) + &readers(same, &[3_000.0, 2_900.0, 3_100.0])));
+    let s = class(f.clone()).readers_stretch.expect("a readers stretch");
+    assert!((s.per_reader - (4_000.0 / 3_000.0 - 1.0)).abs() < 1e-9, "{s:?}");
+    assert_eq!((s.replicas, s.bytes, s.publishers, s.readers), (3, 128.0, 4.0, 1.0));
+    assert_eq!((s.readers_rows, s.publish_rows), (3, 3));
+    // Two readers: the stretch is per reader.
+    let two = "size: 128B, publishers: 4, consumers: 2";
+    let s2 = class(kv_file(&(sync(&base) + &readers(two, &[2_500.0]))))
+        .readers_stretch
+        .expect("a stretch");
+    assert!((s2.per_reader - (4_000.0 / 2_500.0 - 1.0) / 2.0).abs() < 1e-9, "{s2:?}");
+    // The readers rows are not publish rows, even with a publish rate on them: the class's fit and the
+    // synchronous publishers' law are the ones without them.
+    let plain = kv_file(&sync(&base));
+    let without = class(plain.clone());
+    assert_eq!(without.readers_stretch, None);
+    let with = class(f.clone());
+    assert_eq!((without.unit_s, without.rows), (with.unit_s, with.rows));
+    let laws = |f: &CalibrationFile| format!("{:?}", crate::perf::sync_law::fit(f, 1.0));
+    assert!(!crate::perf::sync_law::fit(&plain, 1.0).is_empty());
+    assert_eq!(laws(&plain), laws(&f));
+    // Readers rows of another shape (16 publishers, or 1 KiB) have no publish rows to pair with.
+    for shape in [
+        "size: 128B, publishers: 16, consumers: 1",
+        "size: 1KiB, publishers: 4, consumers: 1",
+    ] {
+        let f = kv_file(&(sync(&base) + &readers(shape, &[3_000.0])));
+        assert_eq!(class(f).readers_stretch, None, "{shape}");
+    }
+    // Readers never speed a publisher up: a faster readers row reads 0.
+    let fast = class(kv_file(&(sync(&base) + &readers(same, &[4_500.0]))));
+    assert_eq!(fast.readers_stretch.map(|s| s.per_reader), Some(0.0));
+}

@@ -18,7 +18,10 @@ pub(super) struct ReadersWork {
     /// Band half-width (log units) the pricing adds.
     pub(super) width: f64,
     /// What each synchronous client's round trip (and what each further client adds to it) is multiplied
-    /// by: `1 + READERS_SYNC_STRETCH × readers` on the loopback lab's class, 1 elsewhere (the band says so).
+    /// by on the class's own shared host: `1 + per_reader × readers`, `per_reader` the class's measured
+    /// `leader::ReadersStretch` (its readers rows, one shape, carried to every replica count, size and
+    /// client count as the figure before it was) or else `READERS_SYNC_STRETCH`; 1 elsewhere (the band says
+    /// so).
     pub(super) sync_stretch: f64,
     pub(super) note: String,
     pub(super) source: String,
@@ -29,6 +32,9 @@ pub(super) struct ReadersWork {
 /// data) read 4 sync publishers 17 % fewer with one reader (3,167 → 2,613/s: 0.21 per reader) and 16 sync
 /// publishers 32-35 % fewer with two (7,517 → 4,914 and 5,234/s: 0.27, 0.22), where the readers' CPU alone
 /// prices 4.5 %: their deliveries run between each store and its ack. The median, 0.22; run 15 holds it out.
+/// Used for a class whose file has no readers rows (calibrate's readers point, `LeaderClass::readers_stretch`,
+/// measures it on the file's own host since 2026-12-07: matrix runs 21-22 on a faster host read these cells
+/// 11-23 % below their prices at 0.22).
 const READERS_SYNC_STRETCH: f64 = 0.22;
 
 /// Whether a reader's time under the store's lock holds up the stream's own stage: on an R1 stream, whose one
@@ -100,10 +106,22 @@ pub(super) fn readers_work(c: &Ctx, class: &leader::LeaderClass, host: &HostClas
             // The stretch was measured on the leader class's own host: carried to another shared host it
             // is not priced, and the band reaches #5637's contention instead.
             let own = class.host.server_model.eq_ignore_ascii_case(&host.server_model);
+            // The class's own readers rows when it measured them, else the loopback lab's figure.
+            let per_reader = class
+                .readers_stretch
+                .as_ref()
+                .map_or(READERS_SYNC_STRETCH, |s| s.per_reader);
             let sync_stretch = if sync_clients && own {
-                1.0 + READERS_SYNC_STRETCH * nf
+                1.0 + per_reader * nf
             } else {
                 1.0
+            };
+            let stretch_from = match &class.readers_stretch {
+                Some(s) => format!(
+                    "{}'s readers rows: {:.0} synchronous publishers at R{}, {:.0} B, {:.0} against {:.0} rows without readers",
+                    class.id, s.publishers, s.replicas, s.bytes, s.readers_rows, s.publish_rows
+                ),
+                None => "the loopback lab, 2026-12-06".to_string(),
             };
             let mut width = if sync_clients && !own {
                 crate::perf::band::add_widths(&[fetch_w, READERS_CONTENTION_WIDTH])
@@ -130,12 +148,12 @@ pub(super) fn readers_work(c: &Ctx, class: &leader::LeaderClass, host: &HostClas
                     fetch.ops_per_s,
                     match (sync_clients, own) {
                         (true, true) => format!(
-                            "; each synchronous client's round trip ×{sync_stretch:.2} for the deliveries it waits behind (the loopback lab: {:.0} % per reader)",
-                            READERS_SYNC_STRETCH * 100.0
+                            "; each synchronous client's round trip ×{sync_stretch:.2} for the deliveries it waits behind ({:.0} % per reader: {stretch_from})",
+                            per_reader * 100.0
                         ),
                         (true, false) => format!(
                             "; what the readers' deliveries add to a synchronous client's round trip ({:.0} % per reader on {}) is not carried to this host, band widened",
-                            READERS_SYNC_STRETCH * 100.0,
+                            per_reader * 100.0,
                             class.id
                         ),
                         _ => String::new(),
