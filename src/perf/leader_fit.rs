@@ -344,12 +344,7 @@ fn kv_put_ratio(f: &CalibrationFile, always: bool, publishes: &[JsRow], class: &
             ))
         })
         .collect();
-    let mut shapes: Vec<(u8, f64, f64, f64)> = Vec::new();
-    for k in &kv {
-        if !shapes.contains(&(k.0, k.1, k.2, k.3)) {
-            shapes.push((k.0, k.1, k.2, k.3));
-        }
-    }
+    let shapes = distinct_shapes(&kv);
     // The closed loop's ceiling, as `fit_classes` corrects the leader rows: n in flight carry n ÷ (a + n·t_l).
     let ceiling = |rate: f64, in_flight: f64| match class.async_base_s {
         Some(a) if 1.0 / rate > 2.0 * a / in_flight => 1.0 / (1.0 / rate - a / in_flight),
@@ -414,12 +409,7 @@ fn readers_stretch(f: &CalibrationFile, always: bool, publishes: &[JsRow]) -> Op
             ))
         })
         .collect();
-    let mut shapes: Vec<(u8, f64, f64, f64)> = Vec::new();
-    for w in &with {
-        if !shapes.contains(&(w.0, w.1, w.2, w.3)) {
-            shapes.push((w.0, w.1, w.2, w.3));
-        }
-    }
+    let shapes = distinct_shapes(&with);
     shapes
         .into_iter()
         .filter_map(|(replicas, bytes, publishers, readers)| {
@@ -447,6 +437,17 @@ fn readers_stretch(f: &CalibrationFile, always: bool, publishes: &[JsRow]) -> Op
             })
         })
         .max_by_key(|s| s.readers_rows.min(s.publish_rows))
+}
+
+/// The distinct shapes (the first four fields) of rows reduced to `(shape…, rate)`, in the order first seen.
+fn distinct_shapes(rows: &[(u8, f64, f64, f64, f64)]) -> Vec<(u8, f64, f64, f64)> {
+    let mut shapes: Vec<(u8, f64, f64, f64)> = Vec::new();
+    for r in rows {
+        if !shapes.contains(&(r.0, r.1, r.2, r.3)) {
+            shapes.push((r.0, r.1, r.2, r.3));
+        }
+    }
+    shapes
 }
 
 /// The sample variance of the logarithms (0 below two values).

@@ -160,6 +160,14 @@ fn kv_file(kv: &str) -> CalibrationFile {
     CalibrationFile::parse(&text, "kv-ratio-test.yaml").unwrap()
 }
 
+/// The leader class one file's publish rows fit.
+fn class(f: CalibrationFile) -> LeaderClass {
+    fit_classes(&CalibrationSet { files: vec![f] }, &crate::catalog::Catalog::builtin())
+        .into_iter()
+        .next()
+        .expect("the publish rows fit a class")
+}
+
 fn kv_rows(kind: &str, shape: &str, rates: &[f64]) -> String {
     rates
         .iter()
@@ -179,13 +187,6 @@ fn kv_rows(kind: &str, shape: &str, rates: &[f64]) -> String {
 /// a side measured once takes the class's fit residual for its scatter.
 #[test]
 fn the_kv_put_ratio_is_read_off_async_rows_of_one_shape_only() {
-    let cat = crate::catalog::Catalog::builtin();
-    let class = |f: CalibrationFile| {
-        fit_classes(&CalibrationSet { files: vec![f] }, &cat)
-            .into_iter()
-            .next()
-            .expect("the publish rows fit a class")
-    };
     let same = "size: 512B, workers: 2, window: 500, publish_mode: async";
     for kind in ["kv-async", "kv"] {
         let f = kv_file(&kv_rows(kind, same, &[30_000.0, 32_000.0, 31_000.0]));
@@ -232,13 +233,6 @@ fn the_kv_put_ratio_is_read_off_async_rows_of_one_shape_only() {
 /// with, give none; the readers rows are never read as publish rows.
 #[test]
 fn the_readers_stretch_is_read_off_sync_rows_of_one_shape_with_and_without_readers() {
-    let cat = crate::catalog::Catalog::builtin();
-    let class = |f: CalibrationFile| {
-        fit_classes(&CalibrationSet { files: vec![f] }, &cat)
-            .into_iter()
-            .next()
-            .expect("the publish rows fit a class")
-    };
     let sync = |rates: &[f64]| -> String {
         rates
             .iter()
