@@ -278,11 +278,17 @@ fn js_points(rb: u8, v: &mut Vec<Point>) {
     // (perf::leader::ReadersStretch). Without it the loopback lab's figure from 2026-12-06 (22 % per reader,
     // read on another machine) priced it, and prediction matrix runs 21-22 on a faster host read the
     // synchronous publishers with readers 11-23 % below their prices.
+    // And with two readers: what each reader beyond the first adds, which is less (the loopback lab,
+    // 2026-12-07, R3 1 KiB, 1-64 publishers: the first reader 0.34-0.37 of a round trip, each further one
+    // 0.21 on average; a linear stretch from one reader priced matrix run 24's cells with 2-3 readers and
+    // 16-64 publishers 16-28 % low).
     if rb > 1 {
-        let mut readers = pt(Kind::Js, "jssync", 128, rb, 4, 0, "readers").optional();
-        readers.readers = Some(1);
-        readers.id.push_str("-1c");
-        v.push(readers);
+        for n in [1, 2] {
+            let mut readers = pt(Kind::Js, "jssync", 128, rb, 4, 0, "readers").optional();
+            readers.readers = Some(n);
+            readers.id.push_str(&format!("-{n}c"));
+            v.push(readers);
+        }
     }
     // R1 at 1 and 12 publishers: an R1 publish has no replication round (the matrix: R1 one publisher at
     // 128 B took 131 µs against R3's 292 µs, which the R3 rows priced R1 at).
@@ -557,18 +563,25 @@ mod tests {
         assert_eq!(fetch(&all_points(1)), vec![(1, 256), (1, 12 * 1024)]);
     }
 
-    /// Issue 37 (2026-12-07): a cluster's plan measures synchronous publishers with one reader beside the
-    /// same publishers without one (perf::leader::ReadersStretch pairs the two); one server has none.
+    /// Issue 37 (2026-12-07): a cluster's plan measures synchronous publishers with one reader and with two
+    /// beside the same publishers without one (perf::leader::ReadersStretch pairs the two); one server has none.
     #[test]
     fn a_cluster_measures_sync_publishers_with_a_reader_beside_the_same_publishers_without() {
         let pts = all_points(3);
         let with: Vec<&Point> = pts.iter().filter(|p| p.readers.is_some()).collect();
-        assert_eq!(with.len(), 1, "{with:?}");
-        let r = with[0];
-        assert!(r.sync_publish() && r.readers == Some(1) && r.replicas == 3, "{r:?}");
-        assert!(pts.iter().any(|p| p.sync_publish()
-            && p.readers.is_none()
-            && (p.size_bytes, p.replicas, p.workers) == (r.size_bytes, r.replicas, r.workers)));
+        // One reader and two, at one shape: the first reader's share and each further one's apart.
+        assert_eq!(
+            with.iter().map(|p| p.readers).collect::<Vec<_>>(),
+            vec![Some(1), Some(2)],
+            "{with:?}"
+        );
+        for r in &with {
+            assert!(r.sync_publish() && r.replicas == 3, "{r:?}");
+            assert_eq!((r.size_bytes, r.workers), (with[0].size_bytes, with[0].workers));
+            assert!(pts.iter().any(|p| p.sync_publish()
+                && p.readers.is_none()
+                && (p.size_bytes, p.replicas, p.workers) == (r.size_bytes, r.replicas, r.workers)));
+        }
         assert!(all_points(1).iter().all(|p| p.readers.is_none()));
     }
 

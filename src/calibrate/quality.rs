@@ -454,8 +454,12 @@ mod tests {
                     "get_obj_per_s",
                     crate::perf::model::get_rate(&known_get(), o.sigma, p.size_bytes, p.replicas, p.workers),
                 ),
-                // The readers point: a reader stretches each publisher's round trip by 30 %.
-                (Kind::Js, _) if p.readers.is_some() => ("pub_msgs_per_s", 1.0 / (LEADER_A + LEADER_B * s) / 1.3),
+                // The readers points: the first reader stretches each publisher's round trip by 30 %, each
+                // further one by 20 %.
+                (Kind::Js, _) if p.readers.is_some() => (
+                    "pub_msgs_per_s",
+                    1.0 / (LEADER_A + LEADER_B * s) / (1.1 + 0.2 * f64::from(p.readers.unwrap_or(1))),
+                ),
                 (Kind::Js, _) => ("durable_pubs_per_s", 1.0 / (LEADER_A + LEADER_B * s)),
                 (Kind::Kv, _) => ("ops_per_s", 2500.0),
                 (Kind::Core, _) => {

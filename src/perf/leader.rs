@@ -235,22 +235,48 @@ pub struct KvPutRatio {
     pub se_log: f64,
 }
 
-/// What one reader adds to a synchronous publisher's round trip, as a share of it: `(base ÷ with − 1) ÷
-/// readers`, from the median publish rate of a file's synchronous rows of one shape (replicas, size,
-/// publishers) without readers (`base`) and with consumers reading every message as it is written (`with`,
-/// calibrate's readers point, row kind `js-readers`). A synchronous publisher's rate is its round trip's
-/// inverse while the host has cores to spare (calibrate's point: four publishers, far below the stream's
-/// ceiling), so the ratio is the stretch the readers' deliveries put on each round trip.
+/// What readers add to a synchronous publisher's round trip, as a share of it, from the median publish rate
+/// of a file's synchronous rows of one shape (replicas, size, publishers) without readers (`base`) and with
+/// consumers reading every message as it is written (`with`, calibrate's readers points, row kind
+/// `js-readers`). A synchronous publisher's rate is its round trip's inverse while the host has cores to
+/// spare (calibrate's points: four publishers, far below the stream's ceiling), so `base ÷ with` is the
+/// stretch `k(n)` the readers' deliveries put on each round trip. With one reader count measured the stretch
+/// is linear in the readers, `(k − 1) ÷ n` each (`per_reader` = `further_reader`); with two counts, the first
+/// reader's share and what each further one adds are read apart (`further_measured`): the loopback lab
+/// (2026-12-07, R3 1 KiB, 1/4/16/64 synchronous publishers with 0-3 readers, medians of 3 passes) read the
+/// first reader at 0.34-0.37 at every publisher count and each further one at 0.07-0.41 (mean 0.21), so a
+/// linear stretch from one reader priced three readers 20 % low.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ReadersStretch {
+    /// What the first reader adds (with one reader count measured: each reader, `(k − 1) ÷ n`).
     pub per_reader: f64,
+    /// What each reader beyond the first adds (`per_reader` unless two reader counts were measured).
+    pub further_reader: f64,
+    /// Whether `further_reader` was measured (two reader counts) or carried from `per_reader`.
+    pub further_measured: bool,
     pub replicas: u8,
     pub bytes: f64,
     pub publishers: f64,
+    /// The readers the stretch was read at: the most the rows measured where two counts are read apart,
+    /// else the fewest.
     pub readers: f64,
     /// Readers rows and publish rows read.
     pub readers_rows: usize,
     pub publish_rows: usize,
+}
+
+impl ReadersStretch {
+    /// What `n` readers multiply a synchronous client's round trip by: `1 + per_reader + further_reader ×
+    /// (n − 1)` (1 without readers).
+    pub fn stretch(&self, n: f64) -> f64 {
+        if n <= 0.0 {
+            return 1.0;
+        }
+        if !self.further_measured {
+            return 1.0 + self.per_reader * n;
+        }
+        1.0 + self.per_reader + self.further_reader * (n - 1.0)
+    }
 }
 
 #[cfg(test)]

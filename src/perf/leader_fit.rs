@@ -391,7 +391,8 @@ fn kv_put_ratio(f: &CalibrationFile, always: bool, publishes: &[JsRow], class: &
 
 /// The file's readers rows (`js-readers`: synchronous publishes with consumers reading every message, one
 /// subject) under `always` or not, against its synchronous one-subject publish rows of the same shape
-/// (`ReadersStretch`): the shape with the most rows on both sides (of equal ones, the last listed).
+/// (`ReadersStretch`): the shape (replicas, size, publishers) with the most rows on both sides (of equal
+/// ones, the last listed), its reader counts each the median of their rows.
 fn readers_stretch(f: &CalibrationFile, always: bool, publishes: &[JsRow]) -> Option<ReadersStretch> {
     let with: Vec<(u8, f64, f64, f64, f64)> = f
         .series
@@ -409,34 +410,70 @@ fn readers_stretch(f: &CalibrationFile, always: bool, publishes: &[JsRow]) -> Op
             ))
         })
         .collect();
-    let shapes = distinct_shapes(&with);
+    let mut shapes: Vec<(u8, f64, f64)> = Vec::new();
+    for (replicas, bytes, publishers, _) in distinct_shapes(&with) {
+        if !shapes.contains(&(replicas, bytes, publishers)) {
+            shapes.push((replicas, bytes, publishers));
+        }
+    }
     shapes
         .into_iter()
-        .filter_map(|(replicas, bytes, publishers, readers)| {
-            let with_rates: Vec<f64> = with
-                .iter()
-                .filter(|w| (w.0, w.1, w.2, w.3) == (replicas, bytes, publishers, readers))
-                .map(|w| w.4)
-                .collect();
+        .filter_map(|(replicas, bytes, publishers)| {
             let base: Vec<f64> = publishes
                 .iter()
                 .filter(|r| r.always == always && r.sync_publish && r.subjects <= 1.0 && r.rate > 0.0)
                 .filter(|r| (r.replicas, r.size, r.publishers) == (replicas, bytes, publishers))
                 .map(|r| r.rate)
                 .collect();
-            (!base.is_empty()).then(|| ReadersStretch {
-                // Never below 0: readers never speed a publisher up (a pair within noise reads 0).
-                per_reader: ((median_or_zero(base.clone()) / median_or_zero(with_rates.clone()) - 1.0) / readers)
-                    .max(0.0),
+            if base.is_empty() {
+                return None;
+            }
+            let base_rate = median_or_zero(base.clone());
+            let rows: Vec<&(u8, f64, f64, f64, f64)> = with
+                .iter()
+                .filter(|w| (w.0, w.1, w.2) == (replicas, bytes, publishers))
+                .collect();
+            // Each reader count's stretch, fewest readers first. Never below 1: readers never speed a
+            // publisher up (a pair within noise reads 1).
+            let mut counts: Vec<f64> = Vec::new();
+            for w in &rows {
+                if !counts.contains(&w.3) {
+                    counts.push(w.3);
+                }
+            }
+            counts.sort_by(f64::total_cmp);
+            let k = |n: f64| {
+                let rates: Vec<f64> = rows.iter().filter(|w| w.3 == n).map(|w| w.4).collect();
+                (base_rate / median_or_zero(rates)).max(1.0)
+            };
+            let (lo, hi) = (*counts.first()?, *counts.last()?);
+            // Two counts or more whose stretch grows with the readers: what each further reader adds from
+            // the fewest and the most, the first reader's share what is left of the fewest's stretch (never
+            // below 0: with calibrate's points the fewest is one reader, whose stretch it is exactly). More
+            // readers measured faster than fewer is noise that says nothing of a further reader: priced
+            // linearly from the fewest, as with one count (never as free).
+            let apart = hi > lo && k(hi) >= k(lo);
+            let (per_reader, further_reader) = if apart {
+                let further = (k(hi) - k(lo)) / (hi - lo);
+                ((k(lo) - 1.0 - further * (lo - 1.0)).max(0.0), further)
+            } else {
+                let each = (k(lo) - 1.0) / lo;
+                (each, each)
+            };
+            Some(ReadersStretch {
+                per_reader,
+                further_reader,
+                further_measured: apart,
                 replicas,
                 bytes,
                 publishers,
-                readers,
-                readers_rows: with_rates.len(),
+                readers: if apart { hi } else { lo },
+                readers_rows: rows.len(),
                 publish_rows: base.len(),
             })
         })
-        .max_by_key(|s| s.readers_rows.min(s.publish_rows))
+        // Of equal rows, a shape measured at two reader counts before one measured at one.
+        .max_by_key(|s| (s.readers_rows.min(s.publish_rows), s.further_measured))
 }
 
 /// The distinct shapes (the first four fields) of rows reduced to `(shape…, rate)`, in the order first seen.

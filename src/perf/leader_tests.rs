@@ -230,7 +230,8 @@ fn the_kv_put_ratio_is_read_off_async_rows_of_one_shape_only() {
 /// Issue 37 (2026-12-07): a file's readers rows (`js-readers`: synchronous publishes with a consumer
 /// reading every message) against its synchronous publish rows of the same shape give what a reader adds
 /// to a publisher's round trip on that host; readers rows of another shape, or no publish rows to pair
-/// with, give none; the readers rows are never read as publish rows.
+/// with, give none; the readers rows are never read as publish rows. Two reader counts read the first
+/// reader's share apart from each further one's (2026-12-07: the lab's further readers cost less).
 #[test]
 fn the_readers_stretch_is_read_off_sync_rows_of_one_shape_with_and_without_readers() {
     let sync = |rates: &[f64]| -> String {
@@ -264,6 +265,38 @@ fn the_readers_stretch_is_read_off_sync_rows_of_one_shape_with_and_without_reade
         .readers_stretch
         .expect("a stretch");
     assert!((s2.per_reader - (4_000.0 / 2_500.0 - 1.0) / 2.0).abs() < 1e-9, "{s2:?}");
+    // One reader count: linear in the readers, and said to be carried.
+    assert!(!s2.further_measured && s2.further_reader == s2.per_reader, "{s2:?}");
+    assert!((s2.stretch(3.0) - (1.0 + 3.0 * s2.per_reader)).abs() < 1e-12);
+    // One reader and two at the same shape: the first reader's share and each further one's read apart
+    // (×4000/3000 with one, ×4000/2500 with two: 1/3, then 4000/2500 − 4000/3000 = 4/15 more each).
+    let both = class(kv_file(
+        &(sync(&base) + &readers(same, &[3_000.0, 2_900.0, 3_100.0]) + &readers(two, &[2_500.0, 2_450.0, 2_550.0])),
+    ))
+    .readers_stretch
+    .expect("a stretch");
+    assert!(both.further_measured, "{both:?}");
+    assert!((both.per_reader - 1.0 / 3.0).abs() < 1e-9, "{both:?}");
+    assert!((both.further_reader - (1.6 - 4.0 / 3.0)).abs() < 1e-9, "{both:?}");
+    assert_eq!((both.readers, both.readers_rows, both.publish_rows), (2.0, 6, 3));
+    // Three readers: 1 + 1/3 + 2 × 4/15, not the 1 + 3 × 1/3 of a linear stretch from one reader.
+    assert!((both.stretch(3.0) - (1.0 + 1.0 / 3.0 + 2.0 * 4.0 / 15.0)).abs() < 1e-9);
+    assert!((both.stretch(1.0) - 4.0 / 3.0).abs() < 1e-9 && both.stretch(0.0) == 1.0);
+    // Two readers measured faster than one (noise): nothing is read of a further reader, and it is never
+    // free: linear from the one reader's stretch.
+    let noisy = class(kv_file(
+        &(sync(&base) + &readers(same, &[3_000.0]) + &readers(two, &[3_200.0])),
+    ))
+    .readers_stretch
+    .expect("a stretch");
+    assert!(
+        !noisy.further_measured && noisy.further_reader == noisy.per_reader,
+        "{noisy:?}"
+    );
+    assert!(
+        (noisy.per_reader - 1.0 / 3.0).abs() < 1e-9 && noisy.readers == 1.0,
+        "{noisy:?}"
+    );
     // The readers rows are not publish rows, even with a publish rate on them: the class's fit and the
     // synchronous publishers' law are the ones without them.
     let plain = kv_file(&sync(&base));

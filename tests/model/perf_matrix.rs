@@ -94,6 +94,10 @@ struct Run {
     /// class's fit residuals, and with them every band, were 2.6x).
     #[serde(default)]
     width_reported: Option<String>,
+    /// The cells `width_reported` is about, where it names them (run 23 on): only their bands' width is
+    /// printed and not asserted; every other cell's band is held to the cap. Absent: every cell's.
+    #[serde(default)]
+    width_cells: Option<Vec<String>>,
     /// The lab host's cores: a cell is busy when other processes used more than a quarter of them.
     cores: f64,
     cells: Vec<Cell>,
@@ -224,11 +228,11 @@ fn judge(cal: &Calibration, always: Option<&Calibration>, run: &Run) -> Vec<Judg
 
 /// What is wrong with a run's held-out cells of one sync mode against issue 37's targets (empty: none).
 fn misses(judged: &[Judged], sync: &str) -> Vec<String> {
-    misses_within(judged, sync, MAX_BAND)
+    misses_within(judged, sync, &|_| MAX_BAND)
 }
 
-/// `misses` with the widest band allowed given (infinite: the bands' width not judged).
-fn misses_within(judged: &[Judged], sync: &str, max_band: f64) -> Vec<String> {
+/// `misses` with the widest band allowed for each cell given (infinite: the band's width not judged).
+fn misses_within(judged: &[Judged], sync: &str, cap: &dyn Fn(&Judged) -> f64) -> Vec<String> {
     let held: Vec<&Judged> = judged.iter().filter(|j| j.held_out && j.sync == sync).collect();
     let mut out = Vec::new();
     if held.is_empty() {
@@ -248,11 +252,12 @@ fn misses_within(judged: &[Judged], sync: &str, max_band: f64) -> Vec<String> {
                 j.error * 100.0
             ));
         }
-        if j.high / j.low > max_band && !j.open {
+        if j.high / j.low > cap(j) && !j.open {
             out.push(format!(
-                "{}: band {:.1}x wider than {max_band}x",
+                "{}: band {:.1}x wider than {}x",
                 j.name,
-                j.high / j.low
+                j.high / j.low,
+                cap(j)
             ));
         }
     }
@@ -352,20 +357,26 @@ impl Run {
             .iter()
             .chain(self.repriced.iter().flat_map(|r| r.cells.iter()))
             .chain(self.open.iter().flat_map(|o| o.cells.iter()));
-        for n in named {
+        for n in named.chain(self.width_cells.iter().flatten()) {
             assert!(self.cells.iter().any(|c| &c.name == n), "{}: no cell {n}", self.date);
         }
+        assert!(
+            self.width_cells.is_none() || self.width_reported.is_some(),
+            "{}: width_cells without width_reported saying why",
+            self.date
+        );
     }
 
     /// `misses` of the run's cells of one sync mode, the bands' width judged unless the run says why it is
-    /// reported (run 11: its `always` bands carry its calibration's repeat spread).
+    /// reported (run 11: its `always` bands carry its calibration's repeat spread): for the cells it names
+    /// (`width_cells`), else for every cell.
     fn misses(&self, judged: &[Judged], sync: &str) -> Vec<String> {
-        let cap = if self.width_reported.is_some() {
-            f64::INFINITY
-        } else {
-            MAX_BAND
+        let reported = |j: &Judged| match (&self.width_reported, &self.width_cells) {
+            (None, _) => false,
+            (Some(_), None) => true,
+            (Some(_), Some(cells)) => cells.contains(&j.name),
         };
-        misses_within(judged, sync, cap)
+        misses_within(judged, sync, &|j| if reported(j) { f64::INFINITY } else { MAX_BAND })
     }
 
     fn repriced(&self, cell: &str) -> bool {
@@ -521,7 +532,7 @@ fn a_model_broken_for_one_mode_fails_the_matrix() {
         .expect("a run whose always cells are judged");
     let cal = Calibration::with_file(Path::new(&run.calibration)).unwrap();
     let sound = always_calibration(run).unwrap();
-    let m = misses_within(&judge(&cal, Some(&sound), run), "always", f64::INFINITY);
+    let m = misses_within(&judge(&cal, Some(&sound), run), "always", &|_| f64::INFINITY);
     assert!(m.is_empty(), "always cells miss before anything is broken: {m:#?}");
     let mut always = always_calibration(run).unwrap();
     for h in &mut always.terms.sync_hosts {
@@ -532,7 +543,7 @@ fn a_model_broken_for_one_mode_fails_the_matrix() {
             }
         }
     }
-    let m = misses_within(&judge(&cal, Some(&always), run), "always", f64::INFINITY);
+    let m = misses_within(&judge(&cal, Some(&always), run), "always", &|_| f64::INFINITY);
     assert!(!m.is_empty(), "always round trips broken, yet the matrix passes");
 }
 
@@ -899,8 +910,8 @@ fn an_r1_fetch_in_the_calibration_brings_the_r1_readers_bands_within_the_cap() {
 /// its host (since run 24; `leader::ReadersStretch`), in place of a figure read on another machine (0.22
 /// per reader). The synchronous cells with readers, priced from it, meet the targets (median |error| and
 /// worst, each inside its band); on the same machine without it (runs 21-23) their median |error| was
-/// 11.7 % (run 24 with it: 4.2 %; its 16 and 64 publishers with 2-3 readers +16.3/+28.4 %, the stretch
-/// carried linearly to many readers and clients, inside their bands).
+/// 11.7 % (run 24 with it: 4.2 %; its 16 and 64 publishers with 2-3 readers +16.3/+28.4 % as recorded,
+/// +10.2/+12.1 % since the readers are counted once (session 33, `t_law`), inside their bands).
 #[test]
 fn a_measured_readers_stretch_prices_synchronous_publishers_with_readers() {
     let f = fixture();
@@ -948,4 +959,81 @@ fn a_measured_readers_stretch_prices_synchronous_publishers_with_readers() {
     let abs = |v: &[f64]| median(v.iter().map(|e| e.abs()).collect());
     assert!(abs(&with) <= MEDIAN_TARGET, "{with:?}");
     assert!(abs(&with) < abs(&without), "with {with:?} without {without:?}");
+}
+
+/// Issue 37 (2026-12-07, session 33): calibrate measures the readers' stretch with one reader and with two
+/// (`ReadersStretch::further_measured`), so the first reader's share and each further one's are priced
+/// apart (the loopback lab: the first 0.34-0.37 at 1-64 publishers, each further one 0.21 on average). On
+/// the runs whose calibration measured both, the synchronous cells with two or more readers meet the
+/// targets, each inside its band, and priced as before (the first reader's share carried linearly to every
+/// further reader) the worst of them is further off: the most readers (three, 64 publishers) are where a
+/// linear stretch errs most (run 24: +28.4 % that way; run 25: +28.9 % linear, +15.3 % apart, while its
+/// one and 16 publishers with two readers read -0.7/+3.3 % linear and -7.2/-3.5 % apart, all inside the
+/// median target). Run 25's cells with 16 and 64 publishers are `changed_after` (the readers counted once
+/// was developed on them): there the test pins a regression; run 26 on holds both changes out.
+#[test]
+fn the_first_reader_and_each_further_one_price_many_readers_apart() {
+    let f = fixture();
+    let (mut apart, mut linear) = (Vec::new(), Vec::new());
+    for run in f.runs.iter().filter(|r| !r.development && !r.busy()) {
+        let cal = Calibration::with_file(Path::new(&run.calibration)).unwrap();
+        let two_counts = |c: &Calibration| {
+            c.terms
+                .leaders
+                .iter()
+                .any(|l| l.readers_stretch.as_ref().is_some_and(|s| s.further_measured))
+        };
+        if !two_counts(&cal) {
+            continue;
+        }
+        let mut carried = Calibration::with_file(Path::new(&run.calibration)).unwrap();
+        for s in carried
+            .terms
+            .leaders
+            .iter_mut()
+            .filter_map(|l| l.readers_stretch.as_mut())
+        {
+            s.further_reader = s.per_reader;
+            s.further_measured = false;
+        }
+        assert!(!two_counts(&carried));
+        let many = |c: &Cell| c.consumers.is_some_and(|n| n >= 2) && c.batch == 1;
+        let judged = judge(&cal, None, run);
+        let before = judge(&carried, None, run);
+        for ((c, j), b) in run.cells.iter().zip(&judged).zip(&before) {
+            if !many(c) || j.sync != JUDGED_SYNC {
+                continue;
+            }
+            eprintln!(
+                "{}: {} {:+.1} % (linear from the first reader: {:+.1} %)",
+                run.date,
+                j.name,
+                j.error * 100.0,
+                b.error * 100.0
+            );
+            assert!(
+                (j.low..=j.high).contains(&j.measured),
+                "{} {}: outside",
+                run.date,
+                j.name
+            );
+            assert!(
+                j.error.abs() <= WORST_TARGET,
+                "{} {}: {:+.1} %",
+                run.date,
+                j.name,
+                j.error * 100.0
+            );
+            apart.push(j.error);
+            linear.push(b.error);
+        }
+    }
+    assert!(
+        apart.len() >= 3,
+        "cells with many readers on a two-count calibration: {apart:?}"
+    );
+    let abs = |v: &[f64]| median(v.iter().map(|e| e.abs()).collect());
+    assert!(abs(&apart) <= MEDIAN_TARGET, "{apart:?}");
+    let worst = |v: &[f64]| v.iter().map(|e| e.abs()).fold(0.0, f64::max);
+    assert!(worst(&apart) < worst(&linear), "apart {apart:?} linear {linear:?}");
 }

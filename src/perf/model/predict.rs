@@ -245,6 +245,21 @@ fn js(c: &mut Ctx) -> Law {
         ..inp.clone()
     };
     let t_delayed = leader_time(&delayed);
+    // Where the readers' stretch prices the synchronous clients (`readers_work`: the class's own shared
+    // host; measured by its readers rows, or the loopback lab's 0.22, read the same way: a ratio of rates
+    // with and without readers), it carries what the readers do to each client's round trip and to what
+    // each further one adds; the readers' work in the leader's time the law grows D from would count them
+    // twice (matrix run 25: 64 publishers with 3 readers priced 31 % low, 14 % of it that).
+    let stretched = readers.as_ref().is_some_and(|w| w.stretch_applies);
+    let t_law = if stretched {
+        leader_time(&StreamInput {
+            readers_s: 0.0,
+            readers_serial_s: 0.0,
+            ..delayed.clone()
+        })
+    } else {
+        t_delayed
+    };
     // Synchronous clients: one's round trip and what each further one adds, on this hardware.
     let target = sync_law::PriceTarget {
         host: &host,
@@ -254,7 +269,7 @@ fn js(c: &mut Ctx) -> Law {
         servers: sh.servers,
         clients: c.w,
         leader: class,
-        leader_time_s: t_delayed,
+        leader_time_s: t_law,
         always: c.always,
     };
     let price = sync_law::price(&terms.sync_hosts, &terms.leaders, &target, op);

@@ -18,11 +18,14 @@ pub(super) struct ReadersWork {
     /// Band half-width (log units) the pricing adds.
     pub(super) width: f64,
     /// What each synchronous client's round trip (and what each further client adds to it) is multiplied
-    /// by on the class's own shared host: `1 + per_reader × readers`, `per_reader` the class's measured
-    /// `leader::ReadersStretch` (its readers rows, one shape, carried to every replica count, size and
-    /// client count as the figure before it was) or else `READERS_SYNC_STRETCH`; 1 elsewhere (the band says
-    /// so).
+    /// by on the class's own shared host: the class's measured `leader::ReadersStretch` (its readers rows,
+    /// one shape, carried to every replica count, size and client count as the figure before it was: the
+    /// first reader's share, and each further one's where two reader counts were measured) or else
+    /// `1 + READERS_SYNC_STRETCH × readers`; 1 elsewhere (the band says so).
     pub(super) sync_stretch: f64,
+    /// Whether `sync_stretch` prices the synchronous clients (the class's own shared host), even at 1 (a
+    /// stretch measured as none): what the readers do to them is then all in it (`predict::js`'s `t_law`).
+    pub(super) stretch_applies: bool,
     pub(super) note: String,
     pub(super) source: String,
 }
@@ -111,17 +114,26 @@ pub(super) fn readers_work(c: &Ctx, class: &leader::LeaderClass, host: &HostClas
                 .readers_stretch
                 .as_ref()
                 .map_or(READERS_SYNC_STRETCH, |s| s.per_reader);
-            let sync_stretch = if sync_clients && own {
-                1.0 + per_reader * nf
-            } else {
-                1.0
-            };
+            let stretch = class
+                .readers_stretch
+                .as_ref()
+                .map_or(1.0 + READERS_SYNC_STRETCH * nf, |s| s.stretch(nf));
+            let sync_stretch = if sync_clients && own { stretch } else { 1.0 };
             let stretch_from = match &class.readers_stretch {
                 Some(s) => format!(
                     "{}'s readers rows: {:.0} synchronous publishers at R{}, {:.0} B, {:.0} against {:.0} rows without readers",
                     class.id, s.publishers, s.replicas, s.bytes, s.readers_rows, s.publish_rows
                 ),
                 None => "the loopback lab, 2026-12-06".to_string(),
+            };
+            // What each reader beyond the first adds, where the rows measured it apart.
+            let further = match &class.readers_stretch {
+                Some(s) if s.further_measured && n > 1 => format!(
+                    " for the first reader, {:.0} % for each further one (measured with up to {:.0} readers)",
+                    s.further_reader * 100.0,
+                    s.readers
+                ),
+                _ => String::new(),
             };
             let mut width = if sync_clients && !own {
                 crate::perf::band::add_widths(&[fetch_w, READERS_CONTENTION_WIDTH])
@@ -142,18 +154,25 @@ pub(super) fn readers_work(c: &Ctx, class: &leader::LeaderClass, host: &HostClas
                 serial_s: nf * per * R1_READERS_SERIAL_SHARE,
                 width,
                 sync_stretch,
+                stretch_applies: sync_clients && own,
                 note: format!(
                     "consumers reading every message while the publishers write: {n}, each keeping a core of this host busy {:.1} µs per message (1 ÷ one reader's fetch rate here, {:.0}/s) beside the leader's work; priced as readers that keep up{serial_note}{}",
                     1e6 / fetch.ops_per_s,
                     fetch.ops_per_s,
                     match (sync_clients, own) {
                         (true, true) => format!(
-                            "; each synchronous client's round trip ×{sync_stretch:.2} for the deliveries it waits behind ({:.0} % per reader: {stretch_from})",
-                            per_reader * 100.0
+                            "; each synchronous client's round trip ×{sync_stretch:.2} for the deliveries it waits behind ({:.0} %{}: {stretch_from})",
+                            per_reader * 100.0,
+                            if further.is_empty() { " per reader".to_string() } else { further.clone() }
                         ),
                         (true, false) => format!(
-                            "; what the readers' deliveries add to a synchronous client's round trip ({:.0} % per reader on {}) is not carried to this host, band widened",
+                            "; what the readers' deliveries add to a synchronous client's round trip ({:.0} % {} on {}) is not carried to this host, band widened",
                             per_reader * 100.0,
+                            if class.readers_stretch.as_ref().is_some_and(|s| s.further_measured) {
+                                "for the first reader"
+                            } else {
+                                "per reader"
+                            },
                             class.id
                         ),
                         _ => String::new(),
@@ -172,6 +191,7 @@ pub(super) fn readers_work(c: &Ctx, class: &leader::LeaderClass, host: &HostClas
         serial_s: 0.0,
         width: READERS_CONTENTION_WIDTH,
         sync_stretch: 1.0,
+        stretch_applies: false,
         note: format!(
             "consumers reading every message while the publishers write: {n}, each costing the leader's host one unit of the leader's work per message ({:.1} µs of a reference core; an assumption: its deliveries and acks where it leads, its replicated ack state where it follows; no consumer calibration prices its client's share on a host it shares); their contention with the leader beyond CPU is not priced (nats-server #5637: -40 % with readers on an R1 memory stream), band widened",
             unit * 1e6,
