@@ -386,6 +386,24 @@ impl Run {
     }
 }
 
+/// A cell inside its band and within the worst target: what the tests that hold one kind of cell across
+/// runs assert of each.
+fn within_targets(run: &Run, j: &Judged) {
+    assert!(
+        (j.low..=j.high).contains(&j.measured),
+        "{} {}: outside its band",
+        run.date,
+        j.name
+    );
+    assert!(
+        j.error.abs() <= WORST_TARGET,
+        "{} {}: {:+.1} %",
+        run.date,
+        j.name,
+        j.error * 100.0
+    );
+}
+
 /// Every run's predictions stay within 2 % of what its script printed (docs/prediction-matrix.md quotes
 /// them), and every held-out run measured on a quiet host meets issue 37's targets.
 #[test]
@@ -812,8 +830,7 @@ fn an_r1_readers_time_under_the_store_lock_prices_its_publishers() {
             j.low,
             j.high
         );
-        assert!((j.low..=j.high).contains(&j.measured), "{}: outside its band", run.date);
-        assert!(j.error.abs() <= WORST_TARGET, "{}: {:+.1} %", run.date, j.error * 100.0);
+        within_targets(run, j);
         // The R3 readers' cells are priced as before the share (their recorded prices, in held-out runs).
         for (c, j) in run.cells.iter().zip(&judged) {
             let pinned = !run.development && !run.repriced(&c.name) && !run.changed_after.contains(&c.name);
@@ -882,19 +899,7 @@ fn an_r1_fetch_in_the_calibration_brings_the_r1_readers_bands_within_the_cap() {
             );
             if r1_fetch {
                 assert!(width <= MAX_BAND, "{} {}: band {width:.2}x", run.date, j.name);
-                assert!(
-                    (j.low..=j.high).contains(&j.measured),
-                    "{} {}: outside",
-                    run.date,
-                    j.name
-                );
-                assert!(
-                    j.error.abs() <= WORST_TARGET,
-                    "{} {}: {:+.1} %",
-                    run.date,
-                    j.name,
-                    j.error * 100.0
-                );
+                within_targets(run, j);
                 with.push(width);
             } else if !run.development {
                 without.push(width);
@@ -932,19 +937,7 @@ fn a_measured_readers_stretch_prices_synchronous_publishers_with_readers() {
                 j.error * 100.0
             );
             if measured {
-                assert!(
-                    (j.low..=j.high).contains(&j.measured),
-                    "{} {}: outside",
-                    run.date,
-                    j.name
-                );
-                assert!(
-                    j.error.abs() <= WORST_TARGET,
-                    "{} {}: {:+.1} %",
-                    run.date,
-                    j.name,
-                    j.error * 100.0
-                );
+                within_targets(run, j);
                 with.push(j.error);
             } else if ["matrix-21.yaml", "matrix-22.yaml", "matrix-23.yaml"]
                 .iter()
@@ -1011,19 +1004,7 @@ fn the_first_reader_and_each_further_one_price_many_readers_apart() {
                 j.error * 100.0,
                 b.error * 100.0
             );
-            assert!(
-                (j.low..=j.high).contains(&j.measured),
-                "{} {}: outside",
-                run.date,
-                j.name
-            );
-            assert!(
-                j.error.abs() <= WORST_TARGET,
-                "{} {}: {:+.1} %",
-                run.date,
-                j.name,
-                j.error * 100.0
-            );
+            within_targets(run, j);
             apart.push(j.error);
             linear.push(b.error);
         }
